@@ -1,0 +1,29 @@
+/* cli.h - subcommand entry points and helpers shared by cli/ files. */
+#ifndef FP_CLI_H
+#define FP_CLI_H
+
+#include <glib.h>
+#include <stdbool.h>
+
+/* Exit codes used by every subcommand. */
+enum { FP_EXIT_OK = 0, FP_EXIT_GATE = 1, FP_EXIT_BAD = 2 };
+
+typedef int (*fp_cmd_fn)(int argc, char **argv);
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    fp_cmd_fn fn;
+} fp_cmd;
+
+int fp_cmd_info(int argc, char **argv);
+
+/* Parses options; on a usage error prints one line "fuseplan CMD: ..." and returns false.
+ * Frees nothing: the caller owns ctx. */
+bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
+/* Prints "fuseplan: <message>" on one line to stderr (newlines in message become spaces). */
+void fp_cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* True when fmt is one of the comma-separated names in `allowed`; else prints an error. */
+bool fp_cli_check_format(const char *cmd, const char *fmt, const char *allowed);
+
+#endif

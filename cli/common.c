@@ -1,0 +1,37 @@
+/* common.c - helpers shared by the subcommands: option parsing, one-line errors. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void fp_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fflush(stdout);
+    fprintf(stderr, "fuseplan: %s\n", msg);
+}
+
+bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
+{
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, argc, argv, &err)) {
+        fp_cli_error("%s: %s (see 'fuseplan %s --help')", cmd, err->message, cmd);
+        return false;
+    }
+    return true;
+}
+
+bool fp_cli_check_format(const char *cmd, const char *fmt, const char *allowed)
+{
+    g_auto(GStrv) names = g_strsplit(allowed, ",", -1);
+    if (g_strv_contains((const char *const *)names, fmt))
+        return true;
+    fp_cli_error("%s: unknown format '%s' (one of: %s)", cmd, fmt, allowed);
+    return false;
+}

@@ -1,0 +1,56 @@
+/* info.c - `fuseplan info MODEL`: producer, opsets, op histogram, parameters, inputs, outputs. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "frontends/load.h"
+#include "reports/info.h"
+#include "reports/json_common.h"
+
+int fp_cmd_info(int argc, char **argv)
+{
+    g_autofree char *format = NULL;
+    g_autofree char *output = NULL;
+    GOptionEntry entries[] = {
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "Output format: text (default) or json", "FMT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write to FILE instead of standard output", "FILE"},
+        {NULL},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - summarize a model");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_set_prgname("fuseplan info");
+    if (!fp_cli_parse(ctx, "info", &argc, &argv))
+        return FP_EXIT_BAD;
+    if (argc != 2) {
+        fp_cli_error("info: expected one MODEL argument (see 'fuseplan info --help')");
+        return FP_EXIT_BAD;
+    }
+    if (!format)
+        format = g_strdup("text");
+    if (!fp_cli_check_format("info", format, "text,json"))
+        return FP_EXIT_BAD;
+
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_load_model(argv[1], &err);
+    if (!m) {
+        fp_cli_error("%s", err->message);
+        return FP_EXIT_BAD;
+    }
+    if (g_strcmp0(format, "json") == 0) {
+        g_autoptr(JsonNode) root = fp_report_info_json(m);
+        if (!fp_json_write(root, output, &err)) {
+            fp_cli_error("%s: %s", output ? output : "stdout", err ? err->message : "write failed");
+            return FP_EXIT_BAD;
+        }
+        return FP_EXIT_OK;
+    }
+    FILE *out = stdout;
+    if (output && !(out = fopen(output, "w"))) {
+        fp_cli_error("%s: cannot write: %s", output, g_strerror(errno));
+        return FP_EXIT_BAD;
+    }
+    fp_report_info_text(m, out);
+    if (out != stdout)
+        fclose(out);
+    return FP_EXIT_OK;
+}

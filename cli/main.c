@@ -1,0 +1,50 @@
+/* main.c - fuseplan: dispatch to one subcommand per file. */
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const fp_cmd commands[] = {
+    {"info", "summary of a model: producer, opsets, op histogram, parameters, inputs and outputs", fp_cmd_info},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: fuseplan COMMAND [OPTION...] MODEL\n"
+            "\n"
+            "Predicts what a target compiler will fuse, how much memory a model's activations\n"
+            "need after reuse, and how much faster the optimized graph should run.\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "Run 'fuseplan COMMAND --help' for a command's options.\n"
+            "Exit status: 0 ok, 1 a gate or policy failed, 2 bad input or usage.\n");
+}
+
+int main(int argc, char **argv)
+{
+    setlocale(LC_ALL, "");
+    if (argc < 2) {
+        usage(stderr);
+        return FP_EXIT_BAD;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return FP_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("fuseplan %s\n", FP_VERSION);
+        return FP_EXIT_OK;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fp_cli_error("unknown command '%s' (run 'fuseplan --help' for the list)", cmd);
+    return FP_EXIT_BAD;
+}

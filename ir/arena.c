@@ -1,0 +1,104 @@
+/* arena.c - bump allocator: blocks of growing size, large requests get their own block. */
+#include "arena.h"
+
+#include <glib.h>
+#include <stdint.h>
+#include <string.h>
+
+#define ARENA_ALIGN 16
+#define ARENA_FIRST_BLOCK (64 * 1024)
+#define ARENA_MAX_BLOCK (8 * 1024 * 1024)
+
+typedef struct block {
+    struct block *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+} block;
+
+struct fp_arena {
+    block *head;
+    size_t next_size;
+    size_t reserved;
+};
+
+fp_arena *fp_arena_new(void)
+{
+    fp_arena *a = g_new0(fp_arena, 1);
+    a->next_size = ARENA_FIRST_BLOCK;
+    return a;
+}
+
+void fp_arena_free(fp_arena *a)
+{
+    if (!a)
+        return;
+    for (block *b = a->head, *n; b; b = n) {
+        n = b->next;
+        g_free(b);
+    }
+    g_free(a);
+}
+
+static block *new_block(fp_arena *a, size_t need)
+{
+    size_t size = need > a->next_size ? need : a->next_size;
+    if (a->next_size < ARENA_MAX_BLOCK)
+        a->next_size *= 2;
+    block *b = g_malloc(sizeof(block) + size);
+    b->size = size;
+    b->used = 0;
+    a->reserved += size;
+    return b;
+}
+
+void *fp_arena_alloc(fp_arena *a, size_t size)
+{
+    g_assert(size <= SIZE_MAX - ARENA_ALIGN);
+    size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    if (size == 0)
+        size = ARENA_ALIGN;
+    block *b = a->head;
+    if (!b || b->size - b->used < size) {
+        block *nb = new_block(a, size);
+        if (b && size > a->next_size / 4 && b->size - b->used >= ARENA_ALIGN) {
+            /* a big one-off request: keep the current block as head for small ones */
+            nb->next = b->next;
+            b->next = nb;
+            nb->used = size;
+            memset(nb->data, 0, size);
+            return nb->data;
+        }
+        nb->next = b;
+        a->head = b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+void *fp_arena_calloc(fp_arena *a, size_t n, size_t size)
+{
+    size_t total;
+    gboolean ok = g_size_checked_mul(&total, n, size);
+    g_assert(ok);
+    return fp_arena_alloc(a, total);
+}
+
+void *fp_arena_memdup(fp_arena *a, const void *p, size_t size)
+{
+    void *q = fp_arena_alloc(a, size);
+    if (size)
+        memcpy(q, p, size);
+    return q;
+}
+
+char *fp_arena_strndup(fp_arena *a, const char *s, size_t len)
+{
+    char *q = fp_arena_alloc(a, len + 1);
+    memcpy(q, s, len);
+    q[len] = 0;
+    return q;
+}
+
+size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }

@@ -1,0 +1,22 @@
+/* arena.h - bump allocator that owns an IR model and everything in it; freed once. */
+#ifndef FP_ARENA_H
+#define FP_ARENA_H
+
+#include <stddef.h>
+
+typedef struct fp_arena fp_arena;
+
+fp_arena *fp_arena_new(void);
+/* Frees every block the arena handed out. NULL is ignored. */
+void fp_arena_free(fp_arena *a);
+/* Zeroed memory, 16-byte aligned, valid until fp_arena_free. Aborts on out-of-memory
+ * (as g_malloc does); a size whose rounding would overflow is a bug (g_assert). */
+void *fp_arena_alloc(fp_arena *a, size_t size);
+/* n elements of size each, with overflow check. */
+void *fp_arena_calloc(fp_arena *a, size_t n, size_t size);
+void *fp_arena_memdup(fp_arena *a, const void *p, size_t size);
+char *fp_arena_strndup(fp_arena *a, const char *s, size_t len);
+/* Bytes reserved from the system so far. */
+size_t fp_arena_reserved(const fp_arena *a);
+
+#endif

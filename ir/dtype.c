@@ -1,0 +1,46 @@
+/* dtype.c - element type names and sizes. */
+#include "dtype.h"
+
+#include <glib.h>
+#include <string.h>
+
+static const struct {
+    const char *name, *onnx;
+    unsigned bits;
+} dtypes[FP_DT_COUNT] = {
+#define X(id, num, name, bits) [num] = {name, #id, bits},
+    FP_DTYPES(X)
+#undef X
+};
+
+const char *fp_dtype_name(fp_dtype t) { return fp_dtype_valid(t) ? dtypes[t].name : "undefined"; }
+
+unsigned fp_dtype_bits(fp_dtype t) { return fp_dtype_valid(t) ? dtypes[t].bits : 0; }
+
+fp_dtype fp_dtype_from_name(const char *name)
+{
+    static const struct {
+        const char *alias;
+        fp_dtype t;
+    } aliases[] = {{"fp32", FP_DT_FLOAT}, {"fp16", FP_DT_FLOAT16}, {"bf16", FP_DT_BFLOAT16},
+                   {"fp64", FP_DT_DOUBLE}, {"half", FP_DT_FLOAT16}, {"float", FP_DT_FLOAT}};
+    for (size_t i = 0; i < G_N_ELEMENTS(aliases); i++)
+        if (g_ascii_strcasecmp(name, aliases[i].alias) == 0)
+            return aliases[i].t;
+    for (int i = 1; i < FP_DT_COUNT; i++)
+        if (g_ascii_strcasecmp(name, dtypes[i].name) == 0 || g_ascii_strcasecmp(name, dtypes[i].onnx) == 0)
+            return (fp_dtype)i;
+    return FP_DT_UNDEFINED;
+}
+
+bool fp_dtype_bytes(fp_dtype t, uint64_t n, uint64_t *bytes)
+{
+    unsigned bits = fp_dtype_bits(t);
+    if (!bits)
+        return false;
+    if (bits < 8) {
+        *bytes = n / (8 / bits) + (n % (8 / bits) != 0);
+        return true;
+    }
+    return g_uint64_checked_mul(bytes, n, bits / 8);
+}

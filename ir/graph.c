@@ -1,0 +1,212 @@
+/* graph.c - construction of models, graphs, nodes and values; interning; attribute lookup. */
+#include "graph.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(fp-ir-error-quark, fp_ir_error)
+
+fp_model *fp_model_new(const char *path, const char *format)
+{
+    fp_model *m = g_new0(fp_model, 1);
+    m->arena = fp_arena_new();
+    m->strings = g_hash_table_new(g_str_hash, g_str_equal);
+    m->graphs = g_ptr_array_new();
+    m->path = fp_intern(m, path ? path : "", -1);
+    m->format = fp_intern(m, format ? format : "", -1);
+    m->producer_name = m->producer_version = m->domain = m->doc = fp_intern(m, "", 0);
+    return m;
+}
+
+static void graph_free_indexes(fp_graph *g)
+{
+    g_ptr_array_free(g->nodes, TRUE);
+    g_ptr_array_free(g->values, TRUE);
+    g_ptr_array_free(g->inputs, TRUE);
+    g_ptr_array_free(g->outputs, TRUE);
+    g_ptr_array_free(g->initializers, TRUE);
+    g_hash_table_destroy(g->by_name);
+    g_free(g->use_pool);
+}
+
+void fp_model_free(fp_model *m)
+{
+    if (!m)
+        return;
+    for (guint i = 0; i < m->graphs->len; i++)
+        graph_free_indexes(g_ptr_array_index(m->graphs, i));
+    g_ptr_array_free(m->graphs, TRUE);
+    g_hash_table_destroy(m->strings);
+    fp_arena_free(m->arena);
+    g_free(m);
+}
+
+const char *fp_intern(fp_model *m, const char *s, gssize len)
+{
+    size_t n = len < 0 ? strlen(s) : (size_t)len;
+    if (len >= 0 && memchr(s, 0, n)) /* embedded NUL: never a name, keep a private copy */
+        return fp_arena_memdup(m->arena, s, n + 1);
+    char stackbuf[256];
+    const char *key = s;
+    char *heap = NULL;
+    if (len >= 0) {
+        if (n < sizeof stackbuf) {
+            memcpy(stackbuf, s, n);
+            stackbuf[n] = 0;
+            key = stackbuf;
+        } else {
+            key = heap = g_strndup(s, n);
+        }
+    }
+    const char *found = g_hash_table_lookup(m->strings, key);
+    if (!found) {
+        char *copy = fp_arena_strndup(m->arena, key, n);
+        g_hash_table_add(m->strings, copy);
+        found = copy;
+    }
+    g_free(heap);
+    return found;
+}
+
+fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node *owner)
+{
+    fp_graph *g = fp_arena_alloc(m->arena, sizeof *g);
+    g->name = fp_intern(m, name ? name : "", -1);
+    g->model = m;
+    g->parent = parent;
+    g->owner = owner;
+    g->depth = parent ? parent->depth + 1 : 0;
+    g->nodes = g_ptr_array_new();
+    g->values = g_ptr_array_new();
+    g->inputs = g_ptr_array_new();
+    g->outputs = g_ptr_array_new();
+    g->initializers = g_ptr_array_new();
+    g->by_name = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_ptr_array_add(m->graphs, g);
+    if (!m->main)
+        m->main = g;
+    return g;
+}
+
+fp_value *fp_graph_find(const fp_graph *g, const char *name)
+{
+    const char *key = g_hash_table_lookup(g->model->strings, name);
+    return key ? g_hash_table_lookup(g->by_name, key) : NULL;
+}
+
+fp_value *fp_graph_lookup(const fp_graph *g, const char *name)
+{
+    for (; g; g = g->parent) {
+        fp_value *v = fp_graph_find(g, name);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+fp_value *fp_graph_value(fp_graph *g, const char *name)
+{
+    const char *key = fp_intern(g->model, name, -1);
+    fp_value *v = g_hash_table_lookup(g->by_name, key);
+    if (v)
+        return v;
+    v = fp_arena_alloc(g->model->arena, sizeof *v);
+    v->id = g->values->len;
+    v->name = key;
+    v->graph = g;
+    v->kind = FP_VALUE_INTERMEDIATE;
+    v->type = FP_TYPE_UNKNOWN;
+    v->dtype = FP_DT_UNDEFINED;
+    v->shape.rank = -1;
+    g_ptr_array_add(g->values, v);
+    g_hash_table_insert(g->by_name, (gpointer)key, v);
+    return v;
+}
+
+fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                     uint32_t n_inputs, uint32_t n_outputs)
+{
+    fp_model *m = g->model;
+    fp_node *n = fp_arena_alloc(m->arena, sizeof *n);
+    n->id = g->nodes->len;
+    n->op = op;
+    n->op_type = fp_intern(m, op_type ? op_type : fp_op_name(op), -1);
+    n->domain = fp_intern(m, domain ? domain : "", -1);
+    n->opset = fp_model_opset(m, n->domain);
+    if (name && *name) {
+        n->name = fp_intern(m, name, -1);
+    } else {
+        char buf[96];
+        g_snprintf(buf, sizeof buf, "%.60s_%u", n->op_type, n->id);
+        n->name = fp_intern(m, buf, -1);
+    }
+    n->graph = g;
+    n->n_inputs = n_inputs;
+    n->n_outputs = n_outputs;
+    n->inputs = fp_arena_calloc(m->arena, n_inputs ? n_inputs : 1, sizeof(fp_value *));
+    n->outputs = fp_arena_calloc(m->arena, n_outputs ? n_outputs : 1, sizeof(fp_value *));
+    g_ptr_array_add(g->nodes, n);
+    return n;
+}
+
+const fp_attr *fp_node_attr(const fp_node *n, const char *name)
+{
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0)
+            return &n->attrs[i];
+    return NULL;
+}
+
+int64_t fp_node_attr_int(const fp_node *n, const char *name, int64_t dflt)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    return a && a->type == FP_ATTR_INT ? a->u.i : dflt;
+}
+
+double fp_node_attr_float(const fp_node *n, const char *name, double dflt)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    if (a && a->type == FP_ATTR_FLOAT)
+        return a->u.f;
+    if (a && a->type == FP_ATTR_INT)
+        return (double)a->u.i;
+    return dflt;
+}
+
+const char *fp_node_attr_string(const fp_node *n, const char *name, const char *dflt)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    return a && a->type == FP_ATTR_STRING ? a->u.s : dflt;
+}
+
+int64_t fp_model_opset(const fp_model *m, const char *domain)
+{
+    if (!domain)
+        domain = "";
+    for (uint32_t i = 0; i < m->n_opsets; i++) {
+        const char *d = m->opsets[i].domain;
+        if (strcmp(d, domain) == 0 || (!*domain && strcmp(d, "ai.onnx") == 0) ||
+            (!*d && strcmp(domain, "ai.onnx") == 0))
+            return m->opsets[i].version;
+    }
+    return 0;
+}
+
+void fp_model_get_stats(const fp_model *m, fp_model_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = g_ptr_array_index(m->graphs, gi);
+        for (guint i = 0; i < g->nodes->len; i++) {
+            const fp_node *n = g_ptr_array_index(g->nodes, i);
+            st->nodes += !(n->flags & FP_NODE_REMOVED);
+        }
+        for (guint i = 0; i < g->initializers->len; i++) {
+            const fp_value *v = g_ptr_array_index(g->initializers, i);
+            uint64_t numel = 0;
+            if (v->tensor && fp_shape_numel(&v->tensor->shape, &numel)) {
+                st->params += numel;
+                st->param_bytes += v->tensor->nbytes;
+            }
+        }
+    }
+}

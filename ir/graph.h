@@ -1,0 +1,282 @@
+/* graph.h - fuseplan's IR: a model of graphs, nodes, values and tensor metadata.
+ *
+ * Ownership: one fp_model owns one arena; every node, value, tensor, attribute, string and
+ * array reachable from it lives in that arena and is freed by fp_model_free. GLib containers
+ * in these structs are indexes (they point into the arena) and are freed with the model too.
+ * Strings are interned: two equal names are the same pointer within a model.
+ */
+#ifndef FP_GRAPH_H
+#define FP_GRAPH_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "arena.h"
+#include "dtype.h"
+#include "op.h"
+
+#define FP_IR_ERROR (fp_ir_error_quark())
+GQuark fp_ir_error_quark(void);
+typedef enum {
+    FP_IR_ERROR_CYCLE,
+    FP_IR_ERROR_DANGLING,
+    FP_IR_ERROR_DUPLICATE,
+    FP_IR_ERROR_INVALID,
+    FP_IR_ERROR_LIMIT,
+} fp_ir_error_code;
+
+/* Constant tensors up to this many bytes keep their values (shape inference needs them). */
+#define FP_INLINE_MAX 4096
+/* Nesting limit for subgraphs (If inside Loop inside ...). */
+#define FP_MAX_GRAPH_DEPTH 64
+/* Largest rank accepted anywhere. */
+#define FP_MAX_RANK 64
+
+typedef struct fp_model fp_model;
+typedef struct fp_graph fp_graph;
+typedef struct fp_node fp_node;
+typedef struct fp_value fp_value;
+
+/* One dimension: a known size (sym == NULL, value >= 0), a named symbol (sym != NULL), or
+ * unknown (sym == NULL, value < 0). */
+typedef struct {
+    int64_t value;
+    const char *sym;
+} fp_dim;
+
+/* A shape; rank < 0 means the rank itself is unknown. dims is arena-owned. */
+typedef struct {
+    int32_t rank;
+    fp_dim *dims;
+} fp_shape;
+
+static inline bool fp_dim_known(fp_dim d) { return d.sym == NULL && d.value >= 0; }
+/* True when the rank and every dim are known integers. */
+bool fp_shape_static(const fp_shape *s);
+/* Element count of a static shape; false when not static or on overflow. */
+bool fp_shape_numel(const fp_shape *s, uint64_t *n);
+/* "1x3x224x224", "batchx3x?x?", "?" for unknown rank, "scalar" for rank 0. Caller frees. */
+char *fp_shape_to_string(const fp_shape *s);
+
+/* Where a tensor's payload lives. Weights are never loaded: only small ones keep values. */
+typedef enum {
+    FP_DATA_NONE,     /* no payload known (e.g. empty, strings) */
+    FP_DATA_INLINE,   /* `data` holds the values (little-endian, packed as dtype) */
+    FP_DATA_FILE,     /* bytes [offset, offset+length) of the model file */
+    FP_DATA_EXTERNAL, /* external file `location`, [offset, offset+length); length 0 = to end */
+} fp_data_where;
+
+typedef struct {
+    fp_dtype dtype;
+    fp_shape shape;  /* always static for a tensor */
+    uint64_t nbytes; /* payload size per dtype and dims (0 if it overflows or unsized) */
+    fp_data_where where;
+    const void *data; /* FP_DATA_INLINE: nbytes of values */
+    uint64_t offset, length;
+    const char *location; /* FP_DATA_EXTERNAL */
+} fp_tensor;
+
+typedef enum {
+    FP_VALUE_INTERMEDIATE,
+    FP_VALUE_INPUT,       /* graph input (not an initializer) */
+    FP_VALUE_INITIALIZER, /* weight */
+    FP_VALUE_CONSTANT,    /* output of a Constant node */
+} fp_value_kind;
+
+typedef enum {
+    FP_TYPE_TENSOR,
+    FP_TYPE_SEQUENCE,
+    FP_TYPE_MAP,
+    FP_TYPE_OPTIONAL,
+    FP_TYPE_SPARSE,
+    FP_TYPE_UNKNOWN,
+} fp_type_kind;
+
+typedef struct {
+    fp_node *node;
+    uint32_t port; /* input index; UINT32_MAX for an implicit (subgraph) use */
+} fp_use;
+
+struct fp_value {
+    uint32_t id; /* index in graph->values */
+    const char *name;
+    fp_graph *graph;
+    fp_value_kind kind;
+    fp_type_kind type;
+    fp_dtype dtype; /* element type (of the tensor, or of the sequence/optional element) */
+    fp_shape shape;
+    bool is_output;       /* listed among graph outputs */
+    bool declared;        /* appeared in a value_info/input/output declaration */
+    fp_node *producer;    /* NULL for inputs, initializers, unresolved */
+    uint32_t producer_port;
+    fp_tensor *tensor;    /* initializer/constant metadata, else NULL */
+    fp_use *uses;         /* consumers, rebuilt by fp_graph_link */
+    uint32_t n_uses;
+};
+
+typedef enum {
+    FP_ATTR_UNDEFINED,
+    FP_ATTR_FLOAT,
+    FP_ATTR_INT,
+    FP_ATTR_STRING,
+    FP_ATTR_TENSOR,
+    FP_ATTR_GRAPH,
+    FP_ATTR_FLOATS,
+    FP_ATTR_INTS,
+    FP_ATTR_STRINGS,
+    FP_ATTR_TENSORS,
+    FP_ATTR_GRAPHS,
+    FP_ATTR_TYPE,  /* type proto: kept by name only */
+    FP_ATTR_TYPES, /* list of type protos */
+    FP_ATTR_SPARSE_TENSOR,
+    FP_ATTR_SPARSE_TENSORS,
+} fp_attr_type;
+
+typedef struct {
+    const char *name;
+    fp_attr_type type;
+    const char *ref_attr_name; /* function attribute reference, else NULL */
+    uint32_t n;                /* element count for list types; string length for STRING */
+    union {
+        double f;
+        int64_t i;
+        const char *s; /* STRING: n bytes, NUL-terminated copy (may contain NULs) */
+        fp_tensor *t;
+        fp_graph *g;
+        double *floats;
+        int64_t *ints;
+        const char **strings;
+        fp_tensor **tensors;
+        fp_graph **graphs;
+    } u;
+} fp_attr;
+
+/* Node flags */
+enum {
+    FP_NODE_FOLDED = 1u << 0,  /* a shape computation evaluated at analysis time */
+    FP_NODE_REMOVED = 1u << 1, /* removed by a pass (kept for reports, not executed) */
+};
+
+struct fp_node {
+    uint32_t id; /* index in graph->nodes */
+    fp_op op;
+    const char *op_type; /* as written in the model ("Conv", "Conv2D") */
+    const char *domain;  /* "" for the default domain */
+    int64_t opset;       /* version of `domain` in the model's opset imports; 0 if absent */
+    const char *name;    /* never NULL; synthesized "<op_type>_<index>" when the model has none */
+    fp_graph *graph;
+    fp_attr *attrs;
+    uint32_t n_attrs;
+    fp_value **inputs; /* NULL entry: omitted optional input (keeps its port) */
+    uint32_t n_inputs;
+    fp_value **outputs; /* NULL entry: omitted optional output */
+    uint32_t n_outputs;
+    fp_graph **subgraphs; /* graphs held in attributes, in attribute order */
+    uint32_t n_subgraphs;
+    fp_value **implicit; /* outer-scope values its subgraphs read (this graph or an ancestor) */
+    uint32_t n_implicit;
+    fp_node **ctrl; /* control dependencies (GE `src:-1` edges) */
+    uint32_t n_ctrl;
+    uint32_t flags;
+};
+
+struct fp_graph {
+    const char *name;
+    fp_model *model;
+    fp_graph *parent; /* NULL for the main graph */
+    fp_node *owner;   /* node whose attribute holds this graph */
+    uint32_t depth;
+    GPtrArray *nodes;   /* fp_node*, in file order (not necessarily topological) */
+    GPtrArray *values;  /* fp_value*, every value of this graph */
+    GPtrArray *inputs;  /* fp_value*, graph inputs that are not initializers */
+    GPtrArray *outputs; /* fp_value*, in declared order */
+    GPtrArray *initializers; /* fp_value* of kind FP_VALUE_INITIALIZER */
+    GHashTable *by_name; /* interned name -> fp_value* (this graph only) */
+    fp_use *use_pool;    /* storage of every value's use list (g_malloc, rebuilt by link) */
+};
+
+typedef struct {
+    const char *domain;
+    int64_t version;
+} fp_opset;
+
+struct fp_model {
+    fp_arena *arena;
+    GHashTable *strings; /* intern table: key = value = arena string */
+    GPtrArray *graphs;   /* every fp_graph, main first (index, not owner) */
+    fp_graph *main;
+    const char *path;   /* file it came from */
+    const char *format; /* "onnx", "onnx-text", "ge-text", ... */
+    const char *producer_name, *producer_version, *domain, *doc;
+    int64_t ir_version, model_version;
+    fp_opset *opsets;
+    uint32_t n_opsets;
+    uint64_t file_size;
+};
+
+/* ---- model and graph construction (used by frontends) ---- */
+
+/* New empty model with an arena; `path` is copied. Never fails. */
+fp_model *fp_model_new(const char *path, const char *format);
+/* Frees the model, its arena and every index. NULL is ignored. */
+void fp_model_free(fp_model *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_model, fp_model_free)
+
+/* Interned copy of s (len bytes, or strlen if len < 0) owned by the model. */
+const char *fp_intern(fp_model *m, const char *s, gssize len);
+
+/* New graph; the first one created becomes m->main. parent/owner NULL for the main graph. */
+fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node *owner);
+
+/* The value called `name` in g, created as FP_VALUE_INTERMEDIATE with unknown type if absent.
+ * `name` need not be interned. */
+fp_value *fp_graph_value(fp_graph *g, const char *name);
+/* The value called name in g only, or NULL. */
+fp_value *fp_graph_find(const fp_graph *g, const char *name);
+/* The value visible under `name` from g: g first, then its ancestors. NULL if none. */
+fp_value *fp_graph_lookup(const fp_graph *g, const char *name);
+
+/* A new node appended to g; arrays allocated for n_inputs / n_outputs (all NULL). */
+fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                     uint32_t n_inputs, uint32_t n_outputs);
+
+/* Attribute lookup by name; NULL if absent. */
+const fp_attr *fp_node_attr(const fp_node *n, const char *name);
+int64_t fp_node_attr_int(const fp_node *n, const char *name, int64_t dflt);
+double fp_node_attr_float(const fp_node *n, const char *name, double dflt);
+const char *fp_node_attr_string(const fp_node *n, const char *name, const char *dflt);
+
+/* Opset version of `domain` ("" = ai.onnx) in the model, 0 if not imported. */
+int64_t fp_model_opset(const fp_model *m, const char *domain);
+
+/* ---- derived structure ---- */
+
+/* Rebuilds every value's use list (consumers) from node inputs and implicit inputs, for every
+ * graph of the model. O(nodes + edges). */
+void fp_model_link(fp_model *m);
+
+/* Topological order of g's live nodes (not FP_NODE_REMOVED) by Kahn's algorithm, stable with
+ * respect to file order. On a cycle returns NULL and sets FP_IR_ERROR_CYCLE naming a node on it.
+ * Requires fp_model_link. Caller frees the array (g_free); *n_out receives the count. */
+fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error);
+
+/* Checks the invariants of every graph; the first violation becomes a GError naming the graph,
+ * node and value: every input is produced exactly once or is a graph input, initializer or
+ * constant; no dangling consumers; outer-scope references of subgraphs resolved; acyclic.
+ * Requires fp_model_link. */
+bool fp_model_verify(const fp_model *m, GError **error);
+
+/* ---- statistics ---- */
+typedef struct {
+    uint64_t nodes;        /* all graphs, subgraphs included */
+    uint64_t params;       /* initializer elements, all graphs */
+    uint64_t param_bytes;  /* initializer bytes, all graphs */
+} fp_model_stats;
+void fp_model_get_stats(const fp_model *m, fp_model_stats *st);
+
+/* Prints the IR of every graph in a readable form (for --dump-after). */
+void fp_model_dump(const fp_model *m, FILE *out);
+
+#endif

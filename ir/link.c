@@ -1,0 +1,209 @@
+/* link.c - use lists (consumers) and topological order. */
+#include "graph.h"
+
+static void link_graph(fp_graph *g)
+{
+    /* count uses per value of this graph; uses by nodes of other graphs (implicit inputs of
+     * nodes in descendants are recorded on the owner node, which lives in g or below) */
+    GPtrArray *vals = g->values;
+    for (guint i = 0; i < vals->len; i++) {
+        fp_value *v = g_ptr_array_index(vals, i);
+        v->n_uses = 0;
+        v->uses = NULL;
+    }
+    g_free(g->use_pool);
+    g->use_pool = NULL;
+}
+
+/* Adds the use (n, port) to v's list. Pass 0 counts, pass 1 fills. */
+static void add_use(fp_value *v, fp_node *n, uint32_t port, int pass)
+{
+    if (pass == 0)
+        v->n_uses++;
+    else
+        v->uses[v->n_uses++] = (fp_use){n, port};
+}
+
+void fp_model_link(fp_model *m)
+{
+    for (guint gi = 0; gi < m->graphs->len; gi++)
+        link_graph(g_ptr_array_index(m->graphs, gi));
+    for (int pass = 0; pass < 2; pass++) {
+        for (guint gi = 0; gi < m->graphs->len; gi++) {
+            fp_graph *g = g_ptr_array_index(m->graphs, gi);
+            for (guint i = 0; i < g->nodes->len; i++) {
+                fp_node *n = g_ptr_array_index(g->nodes, i);
+                if (n->flags & FP_NODE_REMOVED)
+                    continue;
+                for (uint32_t k = 0; k < n->n_inputs; k++)
+                    if (n->inputs[k])
+                        add_use(n->inputs[k], n, k, pass);
+                for (uint32_t k = 0; k < n->n_implicit; k++)
+                    add_use(n->implicit[k], n, UINT32_MAX, pass);
+            }
+        }
+        if (pass == 0) {
+            /* one pool per graph for the uses of its values */
+            for (guint gi = 0; gi < m->graphs->len; gi++) {
+                fp_graph *g = g_ptr_array_index(m->graphs, gi);
+                size_t total = 0;
+                for (guint i = 0; i < g->values->len; i++)
+                    total += ((fp_value *)g_ptr_array_index(g->values, i))->n_uses;
+                g->use_pool = g_new(fp_use, total ? total : 1);
+                fp_use *p = g->use_pool;
+                for (guint i = 0; i < g->values->len; i++) {
+                    fp_value *v = g_ptr_array_index(g->values, i);
+                    v->uses = p;
+                    p += v->n_uses;
+                    v->n_uses = 0;
+                }
+            }
+        }
+    }
+}
+
+/* ---- Kahn's algorithm with a min-heap on node id (file order among ready nodes) ---- */
+
+typedef struct {
+    uint32_t *a;
+    uint32_t n;
+} heap;
+
+static void heap_push(heap *h, uint32_t x)
+{
+    uint32_t i = h->n++;
+    h->a[i] = x;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (h->a[p] <= h->a[i])
+            break;
+        uint32_t t = h->a[p];
+        h->a[p] = h->a[i];
+        h->a[i] = t;
+        i = p;
+    }
+}
+
+static uint32_t heap_pop(heap *h)
+{
+    uint32_t top = h->a[0];
+    h->a[0] = h->a[--h->n];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, s = i;
+        if (l < h->n && h->a[l] < h->a[s])
+            s = l;
+        if (r < h->n && h->a[r] < h->a[s])
+            s = r;
+        if (s == i)
+            break;
+        uint32_t t = h->a[s];
+        h->a[s] = h->a[i];
+        h->a[i] = t;
+        i = s;
+    }
+    return top;
+}
+
+/* The node of graph g whose subtree contains n (n itself if n is in g), or NULL. */
+static fp_node *owner_in(const fp_graph *g, fp_node *n)
+{
+    while (n && n->graph != g)
+        n = n->graph->owner;
+    return n;
+}
+
+fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error)
+{
+    uint32_t nn = g->nodes->len;
+    uint32_t *indeg = g_new0(uint32_t, nn ? nn : 1);
+    /* reverse control edges: for each node, the nodes that wait on it */
+    GPtrArray **ctrl_rev = NULL;
+    for (uint32_t i = 0; i < nn; i++) {
+        fp_node *n = g_ptr_array_index(g->nodes, i);
+        if (n->flags & FP_NODE_REMOVED)
+            continue;
+        for (uint32_t k = 0; k < n->n_inputs; k++) {
+            fp_value *v = n->inputs[k];
+            if (v && v->producer && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED))
+                indeg[i]++;
+        }
+        for (uint32_t k = 0; k < n->n_implicit; k++) {
+            fp_value *v = n->implicit[k];
+            if (v->producer && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED))
+                indeg[i]++;
+        }
+        for (uint32_t k = 0; k < n->n_ctrl; k++) {
+            fp_node *c = n->ctrl[k];
+            if (c->graph != g || (c->flags & FP_NODE_REMOVED))
+                continue;
+            if (!ctrl_rev)
+                ctrl_rev = g_new0(GPtrArray *, nn);
+            if (!ctrl_rev[c->id])
+                ctrl_rev[c->id] = g_ptr_array_new();
+            g_ptr_array_add(ctrl_rev[c->id], n);
+            indeg[i]++;
+        }
+    }
+    heap h = {g_new(uint32_t, nn ? nn : 1), 0};
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < nn; i++) {
+        fp_node *n = g_ptr_array_index(g->nodes, i);
+        if (n->flags & FP_NODE_REMOVED)
+            continue;
+        live++;
+        if (indeg[i] == 0)
+            heap_push(&h, i);
+    }
+    fp_node **order = g_new(fp_node *, live ? live : 1);
+    uint32_t done = 0;
+    while (h.n) {
+        fp_node *n = g_ptr_array_index(g->nodes, heap_pop(&h));
+        order[done++] = n;
+        for (uint32_t k = 0; k < n->n_outputs; k++) {
+            fp_value *v = n->outputs[k];
+            if (!v)
+                continue;
+            for (uint32_t u = 0; u < v->n_uses; u++) {
+                fp_node *c = owner_in(g, v->uses[u].node);
+                /* an implicit use is counted once per (owner, value) on the owner itself */
+                if (!c || c != v->uses[u].node)
+                    continue;
+                if (--indeg[c->id] == 0)
+                    heap_push(&h, c->id);
+            }
+        }
+        if (ctrl_rev && ctrl_rev[n->id]) {
+            GPtrArray *w = ctrl_rev[n->id];
+            for (guint k = 0; k < w->len; k++) {
+                fp_node *c = g_ptr_array_index(w, k);
+                if (--indeg[c->id] == 0)
+                    heap_push(&h, c->id);
+            }
+        }
+    }
+    fp_node **result = order;
+    if (done != live) {
+        fp_node *stuck = NULL;
+        for (uint32_t i = 0; i < nn && !stuck; i++) {
+            fp_node *n = g_ptr_array_index(g->nodes, i);
+            if (!(n->flags & FP_NODE_REMOVED) && indeg[i] > 0)
+                stuck = n;
+        }
+        g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_CYCLE, "graph '%s': cycle through node '%s' (%s)",
+                    g->name, stuck ? stuck->name : "?", stuck ? stuck->op_type : "?");
+        g_free(order);
+        result = NULL;
+    }
+    if (ctrl_rev) {
+        for (uint32_t i = 0; i < nn; i++)
+            if (ctrl_rev[i])
+                g_ptr_array_free(ctrl_rev[i], TRUE);
+        g_free(ctrl_rev);
+    }
+    g_free(h.a);
+    g_free(indeg);
+    if (result && n_out)
+        *n_out = done;
+    return result;
+}

@@ -1,0 +1,44 @@
+/* shape.c - helpers on fp_shape: static test, element count, printing. */
+#include "graph.h"
+
+bool fp_shape_static(const fp_shape *s)
+{
+    if (s->rank < 0)
+        return false;
+    for (int32_t i = 0; i < s->rank; i++)
+        if (!fp_dim_known(s->dims[i]))
+            return false;
+    return true;
+}
+
+bool fp_shape_numel(const fp_shape *s, uint64_t *n)
+{
+    if (!fp_shape_static(s))
+        return false;
+    uint64_t acc = 1;
+    for (int32_t i = 0; i < s->rank; i++)
+        if (!g_uint64_checked_mul(&acc, acc, (uint64_t)s->dims[i].value))
+            return false;
+    *n = acc;
+    return true;
+}
+
+char *fp_shape_to_string(const fp_shape *s)
+{
+    if (s->rank < 0)
+        return g_strdup("?");
+    if (s->rank == 0)
+        return g_strdup("scalar");
+    GString *str = g_string_new(NULL);
+    for (int32_t i = 0; i < s->rank; i++) {
+        if (i)
+            g_string_append_c(str, 'x');
+        if (s->dims[i].sym)
+            g_string_append(str, s->dims[i].sym);
+        else if (s->dims[i].value >= 0)
+            g_string_append_printf(str, "%" G_GINT64_FORMAT, s->dims[i].value);
+        else
+            g_string_append_c(str, '?');
+    }
+    return g_string_free(str, FALSE);
+}

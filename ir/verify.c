@@ -1,0 +1,115 @@
+/* verify.c - IR invariants; run after import and between passes in debug builds. */
+#include "graph.h"
+
+static bool is_ancestor_or_self(const fp_graph *a, const fp_graph *g)
+{
+    for (; g; g = g->parent)
+        if (g == a)
+            return true;
+    return false;
+}
+
+static bool value_defined(const fp_value *v)
+{
+    if (v->producer)
+        return !(v->producer->flags & FP_NODE_REMOVED);
+    return v->kind == FP_VALUE_INPUT || v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT;
+}
+
+static bool verify_node(const fp_graph *g, const fp_node *n, GError **error)
+{
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+        const fp_value *v = n->inputs[k];
+        if (!v)
+            continue;
+        if (!is_ancestor_or_self(v->graph, g)) {
+            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
+                        "graph '%s': node '%s' (%s): input %u '%s' belongs to an unrelated graph '%s'",
+                        g->name, n->name, n->op_type, k, v->name, v->graph->name);
+            return false;
+        }
+        if (!value_defined(v)) {
+            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_DANGLING,
+                        "graph '%s': node '%s' (%s): input %u '%s' is produced by no node and is not a "
+                        "graph input or initializer",
+                        g->name, n->name, n->op_type, k, v->name);
+            return false;
+        }
+    }
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        const fp_value *v = n->outputs[k];
+        if (!v)
+            continue;
+        if (v->producer != n || v->producer_port != k) {
+            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_DUPLICATE,
+                        "graph '%s': value '%s' is produced by both '%s' and '%s'", g->name, v->name,
+                        v->producer ? v->producer->name : "(none)", n->name);
+            return false;
+        }
+        if (v->graph != g) {
+            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
+                        "graph '%s': node '%s' (%s): output '%s' belongs to graph '%s'", g->name, n->name,
+                        n->op_type, v->name, v->graph->name);
+            return false;
+        }
+    }
+    for (uint32_t k = 0; k < n->n_implicit; k++) {
+        const fp_value *v = n->implicit[k];
+        if (!is_ancestor_or_self(v->graph, g) || !value_defined(v)) {
+            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_DANGLING,
+                        "graph '%s': node '%s' (%s): subgraph reads outer value '%s', which is not defined "
+                        "in an enclosing graph",
+                        g->name, n->name, n->op_type, v->name);
+            return false;
+        }
+    }
+    for (uint32_t k = 0; k < n->n_subgraphs; k++) {
+        if (n->subgraphs[k]->parent != g || n->subgraphs[k]->owner != n) {
+            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
+                        "graph '%s': node '%s' (%s): subgraph '%s' is not linked to its owner", g->name,
+                        n->name, n->op_type, n->subgraphs[k]->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool verify_graph(const fp_graph *g, GError **error)
+{
+    for (guint i = 0; i < g->nodes->len; i++) {
+        const fp_node *n = g_ptr_array_index(g->nodes, i);
+        if (n->flags & FP_NODE_REMOVED)
+            continue;
+        if (n->id != i) {
+            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph '%s': node '%s' has id %u at index %u",
+                        g->name, n->name, n->id, i);
+            return false;
+        }
+        if (!verify_node(g, n, error))
+            return false;
+    }
+    for (guint i = 0; i < g->outputs->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->outputs, i);
+        if (!value_defined(v)) {
+            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_DANGLING,
+                        "graph '%s': output '%s' is produced by no node and is not a graph input or "
+                        "initializer",
+                        g->name, v->name);
+            return false;
+        }
+    }
+    uint32_t n_order = 0;
+    fp_node **order = fp_graph_topo(g, &n_order, error);
+    if (!order)
+        return false;
+    g_free(order);
+    return true;
+}
+
+bool fp_model_verify(const fp_model *m, GError **error)
+{
+    for (guint gi = 0; gi < m->graphs->len; gi++)
+        if (!verify_graph(g_ptr_array_index(m->graphs, gi), error))
+            return false;
+    return true;
+}

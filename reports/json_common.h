@@ -1,0 +1,21 @@
+/* json_common.h - JSON pieces shared by every JSON emitter (json-glib; no hand escaping). */
+#ifndef FP_JSON_COMMON_H
+#define FP_JSON_COMMON_H
+
+#include <json-glib/json-glib.h>
+
+#include "ir/graph.h"
+
+/* Version of the JSON contract documented in docs/json.md. */
+#define FP_JSON_SCHEMA 1
+
+/* Adds a shape as an array: known dim -> integer, symbol -> its name, unknown -> null.
+ * An unknown rank is null. */
+void fp_json_add_shape(JsonBuilder *b, const fp_shape *s);
+/* Adds {name, dtype, shape} for a value. */
+void fp_json_add_value(JsonBuilder *b, const fp_value *v);
+/* Serializes `root` (pretty, trailing newline) to stdout when path is NULL or "-", else writes
+ * the file atomically (a failed write leaves any old file intact). */
+bool fp_json_write(JsonNode *root, const char *path, GError **error);
+
+#endif

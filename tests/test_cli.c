@@ -1,0 +1,204 @@
+/* test_cli.c - CLI suite: runs build/fuseplan as a user would; exit codes and one-line errors. */
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "tutil.h"
+
+enum { F32 = 1 };
+
+static char *sample_model(void)
+{
+    tb *b = tb_new(13);
+    int64_t xd[] = {-1, 3, 8, 8}, wd[] = {16, 3, 3, 3}, yd[] = {-1, 16, 8, 8};
+    tb_input(b, "x", F32, 4, xd);
+    tb_init(b, "w", F32, 4, wd);
+    tb_node(b, "Conv", "conv1", "x,w", "a");
+    tb_node(b, "Relu", "relu1", "a", "y");
+    tb_output(b, "y", F32, 4, yd);
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    return path;
+}
+
+static void test_help(void)
+{
+    tu_run_result r = tu_run((const char *[]){"--help", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "info"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"info", "--help", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--format"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"frobnicate", NULL});
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"info", "--bogus", "x", NULL});
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
+    tu_run_clear(&r);
+}
+
+static void test_info_text(void)
+{
+    g_autofree char *path = sample_model();
+    tu_run_result r = tu_run((const char *[]){"info", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "fuseplan-tests"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Nx3x8x8"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "nodes      2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "432 in 1 initializers"));
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+    tu_run_clear(&r);
+    g_unlink(path);
+}
+
+static void test_info_json(void)
+{
+    g_autofree char *path = sample_model();
+    tu_run_result r = tu_run((const char *[]){"info", "--format", "json", path, NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "format"), "onnx");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "producer"), "fuseplan-tests");
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "ir_version"), 8);
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "nodes"), 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "graphs"), 1);
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "params"), 432);
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "param_bytes"), 1728);
+    JsonObject *h = json_object_get_object_member(o, "op_histogram");
+    CU_ASSERT_EQUAL(json_object_get_int_member(h, "Conv"), 1);
+    CU_ASSERT_EQUAL(json_object_get_int_member(h, "Relu"), 1);
+    JsonObject *ops = json_object_get_object_member(o, "opsets");
+    CU_ASSERT_EQUAL(json_object_get_int_member(ops, "ai.onnx"), 13);
+    JsonArray *in = json_object_get_array_member(o, "inputs");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(in), 1);
+    JsonObject *x = json_array_get_object_element(in, 0);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(x, "dtype"), "float32");
+    JsonArray *shape = json_object_get_array_member(x, "shape");
+    CU_ASSERT_STRING_EQUAL(json_array_get_string_element(shape, 0), "N");
+    CU_ASSERT_EQUAL(json_array_get_int_element(shape, 1), 3);
+    tu_run_clear(&r);
+    g_unlink(path);
+}
+
+/* Each malformed file: exit 2, exactly one line on stderr naming the file and `needle`. */
+static void expect_bad(const char *path, const char *needle)
+{
+    tu_run_result r = tu_run((const char *[]){"info", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, path));
+    if (!strstr(r.err, needle))
+        fprintf(stderr, "\n  expected '%s' in: %s", needle, r.err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, needle));
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    tu_run_clear(&r);
+}
+
+static void test_bad_inputs(void)
+{
+    /* truncated */
+    tb *b = tb_new(13);
+    int64_t d[] = {2048};
+    tb_input(b, "x", F32, 1, d);
+    tb_init(b, "w", F32, 1, d);
+    tb_node(b, "Add", "add", "x,w", "y");
+    tb_output(b, "y", F32, 1, d);
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    tb_free(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    g_autofree char *trunc = tu_write_temp(data, len - 100, ".onnx");
+    expect_bad(trunc, "length runs past the end");
+    g_unlink(trunc);
+
+    /* random bytes */
+    GRand *rnd = g_rand_new_with_seed(7);
+    uint8_t junk[300];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t)g_rand_int(rnd);
+    junk[0] = 0x0a; /* not an ONNX start byte: caught by format detection */
+    g_rand_free(rnd);
+    g_autofree char *rnd_path = tu_write_temp(junk, sizeof junk, ".onnx");
+    expect_bad(rnd_path, "unrecognized format");
+    g_unlink(rnd_path);
+    junk[0] = 0x08; /* looks like ir_version, then garbage */
+    g_autofree char *rnd2 = tu_write_temp(junk, sizeof junk, ".onnx");
+    expect_bad(rnd2, "not");
+    g_unlink(rnd2);
+
+    /* cycle */
+    b = tb_new(13);
+    tb_input(b, "x", F32, 1, d);
+    tb_node(b, "Add", "p", "x,q_out", "p_out");
+    tb_node(b, "Relu", "q", "p_out", "q_out");
+    tb_output(b, "q_out", F32, 1, d);
+    g_autofree char *cyc = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    expect_bad(cyc, "cycle through node");
+    g_unlink(cyc);
+
+    /* an input nobody produces */
+    b = tb_new(13);
+    tb_input(b, "x", F32, 1, d);
+    tb_node(b, "Add", "add", "x,ghost", "y");
+    tb_output(b, "y", F32, 1, d);
+    g_autofree char *dang = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    expect_bad(dang, "node 'add' (Add): input 1 'ghost' is produced by no node");
+    g_unlink(dang);
+
+    /* two producers of one value */
+    b = tb_new(13);
+    tb_input(b, "x", F32, 1, d);
+    tb_node(b, "Relu", "r1", "x", "y");
+    tb_node(b, "Neg", "r2", "x", "y");
+    tb_output(b, "y", F32, 1, d);
+    g_autofree char *dup = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    expect_bad(dup, "'y' is produced by both node 'r1' and node 'r2'");
+    g_unlink(dup);
+
+    /* missing file, empty file */
+    expect_bad("/nonexistent/model.onnx", "cannot open");
+    g_autofree char *empty = tu_write_temp("", 0, ".onnx");
+    expect_bad(empty, "empty file");
+    g_unlink(empty);
+}
+
+static void test_output_file(void)
+{
+    g_autofree char *path = sample_model();
+    g_autofree char *out = tu_write_temp("old", 3, ".json");
+    tu_run_result r = tu_run((const char *[]){"info", "-f", "json", "-o", out, path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    tu_run_clear(&r);
+    g_autofree char *text = NULL;
+    CU_ASSERT(g_file_get_contents(out, &text, NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"op_histogram\""));
+    /* a failing run leaves the previous output intact */
+    r = tu_run((const char *[]){"info", "-f", "json", "-o", out, "/nonexistent.onnx", NULL});
+    CU_ASSERT_EQUAL(r.status, 2);
+    tu_run_clear(&r);
+    g_autofree char *again = NULL;
+    CU_ASSERT(g_file_get_contents(out, &again, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(again, text);
+    g_unlink(out);
+    g_unlink(path);
+}
+
+void fp_test_register_cli(void)
+{
+    CU_pSuite s = CU_add_suite("cli", NULL, NULL);
+    CU_add_test(s, "help", test_help);
+    CU_add_test(s, "info_text", test_info_text);
+    CU_add_test(s, "info_json", test_info_json);
+    CU_add_test(s, "bad_inputs", test_bad_inputs);
+    CU_add_test(s, "output_file", test_output_file);
+}

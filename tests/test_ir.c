@@ -1,0 +1,165 @@
+/* test_ir.c - IR suite: arena, interning, op table, dtypes, shapes, topological order, verifier. */
+#include <string.h>
+
+#include "ir/graph.h"
+#include "tutil.h"
+
+static void test_arena(void)
+{
+    fp_arena *a = fp_arena_new();
+    char *p = fp_arena_alloc(a, 10);
+    CU_ASSERT_PTR_NOT_NULL(p);
+    CU_ASSERT_EQUAL(((uintptr_t)p) % 16, 0);
+    CU_ASSERT_EQUAL(p[9], 0);
+    void *big = fp_arena_alloc(a, 1 << 20);
+    memset(big, 1, 1 << 20);
+    char *s = fp_arena_strndup(a, "hello world", 5);
+    CU_ASSERT_STRING_EQUAL(s, "hello");
+    CU_ASSERT(fp_arena_reserved(a) >= (1u << 20));
+    fp_arena_free(a);
+}
+
+static void test_intern(void)
+{
+    g_autoptr(fp_model) m = fp_model_new("x.onnx", "onnx");
+    const char *a = fp_intern(m, "conv1", -1);
+    char buf[] = "conv1xyz";
+    const char *b = fp_intern(m, buf, 5);
+    CU_ASSERT_PTR_EQUAL(a, b);
+    CU_ASSERT_PTR_NOT_EQUAL(a, fp_intern(m, "conv2", -1));
+}
+
+static void test_op_table(void)
+{
+    CU_ASSERT_EQUAL(FP_OP_COUNT, FP_OP_COUNT_EXPECTED);
+    for (int i = 1; i < FP_OP_COUNT; i++) {
+        CU_ASSERT_PTR_NOT_NULL(fp_op_table[i].name);
+        /* every name maps back to its kind (names are unique) */
+        CU_ASSERT_EQUAL(fp_op_from_onnx("", fp_op_table[i].name), (fp_op)i);
+    }
+    CU_ASSERT_EQUAL(fp_op_from_onnx("", "Conv"), FP_OP_CONV);
+    CU_ASSERT_EQUAL(fp_op_from_onnx("com.example", "Conv"), FP_OP_OPAQUE);
+    CU_ASSERT_EQUAL(fp_op_from_onnx("", "NoSuchOp"), FP_OP_OPAQUE);
+    CU_ASSERT(fp_op_has(FP_OP_RESHAPE, FP_OPF_VIEW));
+    CU_ASSERT(fp_op_has(FP_OP_RELU, FP_OPF_ACT | FP_OPF_INPLACE));
+    CU_ASSERT(!fp_op_has(FP_OP_CONV, FP_OPF_EW));
+    CU_ASSERT_EQUAL(fp_op_fuse_kind(FP_OP_BATCH_NORM), FP_FK_NORM);
+}
+
+static void test_dtype(void)
+{
+    uint64_t n = 0;
+    CU_ASSERT(fp_dtype_bytes(FP_DT_FLOAT, 10, &n) && n == 40);
+    CU_ASSERT(fp_dtype_bytes(FP_DT_FLOAT16, 3, &n) && n == 6);
+    CU_ASSERT(fp_dtype_bytes(FP_DT_INT4, 3, &n) && n == 2);
+    CU_ASSERT(!fp_dtype_bytes(FP_DT_STRING, 3, &n));
+    CU_ASSERT(!fp_dtype_bytes(FP_DT_DOUBLE, UINT64_MAX / 4, &n)); /* overflow */
+    CU_ASSERT_EQUAL(fp_dtype_from_name("fp16"), FP_DT_FLOAT16);
+    CU_ASSERT_EQUAL(fp_dtype_from_name("FLOAT"), FP_DT_FLOAT);
+    CU_ASSERT_EQUAL(fp_dtype_from_name("bogus"), FP_DT_UNDEFINED);
+    CU_ASSERT_STRING_EQUAL(fp_dtype_name(FP_DT_BFLOAT16), "bfloat16");
+}
+
+static void test_shape(void)
+{
+    fp_dim d[3] = {{1, NULL}, {-1, "batch"}, {-1, NULL}};
+    fp_shape s = {3, d};
+    g_autofree char *str = fp_shape_to_string(&s);
+    CU_ASSERT_STRING_EQUAL(str, "1xbatchx?");
+    CU_ASSERT(!fp_shape_static(&s));
+    fp_dim e[2] = {{3, NULL}, {4, NULL}};
+    fp_shape t = {2, e};
+    uint64_t n = 0;
+    CU_ASSERT(fp_shape_numel(&t, &n) && n == 12);
+    fp_dim huge[2] = {{INT64_MAX, NULL}, {4, NULL}};
+    fp_shape h = {2, huge};
+    CU_ASSERT(!fp_shape_numel(&h, &n));
+    fp_shape unk = {-1, NULL};
+    g_autofree char *ustr = fp_shape_to_string(&unk);
+    CU_ASSERT_STRING_EQUAL(ustr, "?");
+}
+
+/* x -> A -> a -> B -> b ; a -> C -> c ; (b, c) -> D -> out, built in reverse file order */
+static fp_model *diamond(bool cycle)
+{
+    fp_model *m = fp_model_new("t", "test");
+    fp_graph *g = fp_graph_new(m, "main", NULL, NULL);
+    fp_value *x = fp_graph_value(g, "x");
+    x->kind = FP_VALUE_INPUT;
+    g_ptr_array_add(g->inputs, x);
+    struct {
+        const char *name, *in0, *in1, *out;
+    } spec[] = {{"D", "b", "c", "out"}, {"C", "a", NULL, "c"}, {"B", "a", NULL, "b"}, {"A", cycle ? "out" : "x", NULL, "a"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(spec); i++) {
+        fp_node *n = fp_node_new(g, FP_OP_ADD, NULL, "", spec[i].name, spec[i].in1 ? 2 : 1, 1);
+        n->inputs[0] = fp_graph_value(g, spec[i].in0);
+        if (spec[i].in1)
+            n->inputs[1] = fp_graph_value(g, spec[i].in1);
+        fp_value *o = fp_graph_value(g, spec[i].out);
+        o->producer = n;
+        n->outputs[0] = o;
+    }
+    fp_value *out = fp_graph_value(g, "out");
+    out->is_output = true;
+    g_ptr_array_add(g->outputs, out);
+    fp_model_link(m);
+    return m;
+}
+
+static void test_topo(void)
+{
+    g_autoptr(fp_model) m = diamond(false);
+    uint32_t n = 0;
+    g_autoptr(GError) err = NULL;
+    g_autofree fp_node **order = fp_graph_topo(m->main, &n, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(order);
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT_STRING_EQUAL(order[0]->name, "A");
+    /* among ready nodes, file order wins: C (index 1) before B (index 2) */
+    CU_ASSERT_STRING_EQUAL(order[1]->name, "C");
+    CU_ASSERT_STRING_EQUAL(order[2]->name, "B");
+    CU_ASSERT_STRING_EQUAL(order[3]->name, "D");
+    CU_ASSERT(fp_model_verify(m, NULL));
+    fp_value *a = fp_graph_find(m->main, "a");
+    CU_ASSERT_EQUAL(a->n_uses, 2);
+}
+
+static void test_cycle(void)
+{
+    g_autoptr(fp_model) m = diamond(true);
+    g_autoptr(GError) err = NULL;
+    uint32_t n = 0;
+    CU_ASSERT_PTR_NULL(fp_graph_topo(m->main, &n, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT(g_error_matches(err, FP_IR_ERROR, FP_IR_ERROR_CYCLE));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "cycle through node"));
+    g_clear_error(&err);
+    CU_ASSERT(!fp_model_verify(m, &err));
+}
+
+static void test_verify_dangling(void)
+{
+    g_autoptr(fp_model) m = diamond(false);
+    fp_node *c = fp_graph_find(m->main, "c")->producer;
+    c->inputs[0] = fp_graph_value(m->main, "nowhere");
+    fp_model_link(m);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT(!fp_model_verify(m, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT(g_error_matches(err, FP_IR_ERROR, FP_IR_ERROR_DANGLING));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "node 'C'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "'nowhere'"));
+}
+
+void fp_test_register_ir(void)
+{
+    CU_pSuite s = CU_add_suite("ir", NULL, NULL);
+    CU_add_test(s, "arena", test_arena);
+    CU_add_test(s, "intern", test_intern);
+    CU_add_test(s, "op_table", test_op_table);
+    CU_add_test(s, "dtype", test_dtype);
+    CU_add_test(s, "shape", test_shape);
+    CU_add_test(s, "topo", test_topo);
+    CU_add_test(s, "cycle", test_cycle);
+    CU_add_test(s, "verify_dangling", test_verify_dangling);
+}

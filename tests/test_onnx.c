@@ -1,0 +1,316 @@
+/* test_onnx.c - ONNX frontend suite: translation, weights as metadata, subgraphs, bad input. */
+#include <string.h>
+
+#include "frontends/load.h"
+#include "frontends/onnx/onnx.h"
+#include "tutil.h"
+
+enum { F32 = 1, I64 = 7 };
+
+/* input x[N,3,8,8] -> Conv(w 16x3x3x3 = 1728 B inline, big w2 64x16x3x3 = 36 KiB in file) ... */
+static tb *conv_model(void)
+{
+    tb *b = tb_new(13);
+    int64_t xd[] = {-1, 3, 8, 8}, wd[] = {16, 3, 3, 3}, w2d[] = {64, 16, 3, 3}, yd[] = {-1, 64, 8, 8};
+    tb_input(b, "x", F32, 4, xd);
+    tb_init(b, "w", F32, 4, wd);
+    tb_init(b, "w2", F32, 4, w2d);
+    tb_node_t *c = tb_node(b, "Conv", "conv1", "x,w", "a");
+    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node(b, "Relu", "relu1", "a", "r");
+    tb_node(b, "Conv", "conv2", "r,w2", "y");
+    tb_output(b, "y", F32, 4, yd);
+    return b;
+}
+
+static fp_model *load_tb(tb *b, GError **err)
+{
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, err);
+    if (m && !fp_model_verify(m, err)) {
+        fp_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void test_basic(void)
+{
+    tb *b = conv_model();
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = load_tb(b, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(m->ir_version, 8);
+    CU_ASSERT_EQUAL(fp_model_opset(m, ""), 13);
+    CU_ASSERT_EQUAL(m->main->nodes->len, 3);
+    CU_ASSERT_EQUAL(m->main->inputs->len, 1);
+    CU_ASSERT_EQUAL(m->main->initializers->len, 2);
+    fp_node *conv = g_ptr_array_index(m->main->nodes, 0);
+    CU_ASSERT_EQUAL(conv->op, FP_OP_CONV);
+    const fp_attr *pads = fp_node_attr(conv, "pads");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pads);
+    CU_ASSERT_EQUAL(pads->type, FP_ATTR_INTS);
+    CU_ASSERT_EQUAL(pads->n, 4);
+    fp_value *x = fp_graph_find(m->main, "x");
+    CU_ASSERT_STRING_EQUAL(x->shape.dims[0].sym, "N");
+    CU_ASSERT_EQUAL(x->shape.dims[1].value, 3);
+    fp_value *w = fp_graph_find(m->main, "w"), *w2 = fp_graph_find(m->main, "w2");
+    CU_ASSERT_EQUAL(w->kind, FP_VALUE_INITIALIZER);
+    CU_ASSERT_EQUAL(w->tensor->nbytes, 16 * 3 * 3 * 3 * 4);
+    CU_ASSERT_EQUAL(w->tensor->where, FP_DATA_INLINE); /* 1728 B <= 4 KiB keeps values */
+    CU_ASSERT_EQUAL(w2->tensor->where, FP_DATA_FILE);  /* 36 KiB: only its location */
+    CU_ASSERT_EQUAL(w2->tensor->length, 64 * 16 * 9 * 4);
+    CU_ASSERT_PTR_NULL(w2->tensor->data);
+    fp_value *a = fp_graph_find(m->main, "a");
+    CU_ASSERT_EQUAL(a->n_uses, 1);
+    CU_ASSERT_PTR_EQUAL(a->producer, conv);
+    fp_model_stats st;
+    fp_model_get_stats(m, &st);
+    CU_ASSERT_EQUAL(st.nodes, 3);
+    CU_ASSERT_EQUAL(st.params, 16 * 27 + 64 * 144);
+    CU_ASSERT_EQUAL(st.param_bytes, 4 * (16 * 27 + 64 * 144));
+}
+
+static void test_payload_offset(void)
+{
+    /* the recorded file range of a stripped payload really holds the tensor's bytes */
+    tb *b = tb_new(13);
+    int64_t d[] = {2048};
+    tb_input(b, "x", F32, 1, d);
+    tb_init(b, "w", F32, 1, d);
+    tb_node(b, "Add", "add", "x,w", "y");
+    tb_output(b, "y", F32, 1, d);
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    tb_free(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_onnx_load_buffer("mem.onnx", data, len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    fp_tensor *t = fp_graph_find(m->main, "w")->tensor;
+    CU_ASSERT_EQUAL(t->where, FP_DATA_FILE);
+    CU_ASSERT_EQUAL(t->length, 8192);
+    CU_ASSERT(t->offset + t->length <= len);
+    /* the payload is zeros; the byte before it is the length varint's last byte (8192 = 0x80 0x40) */
+    CU_ASSERT_EQUAL(data[t->offset - 1], 0x40);
+}
+
+static void test_initializer_as_input(void)
+{
+    tb *b = conv_model();
+    int64_t wd[] = {16, 3, 3, 3};
+    tb_input(b, "w", F32, 4, wd); /* IR < 4 style: the weight is also listed as an input */
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = load_tb(b, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(m->main->inputs->len, 1);
+    CU_ASSERT_EQUAL(fp_graph_find(m->main, "w")->kind, FP_VALUE_INITIALIZER);
+}
+
+static void expect_error(tb *b, const char *needle)
+{
+    g_autoptr(GError) err = NULL;
+    fp_model *m = load_tb(b, &err);
+    CU_ASSERT_PTR_NULL(m);
+    fp_model_free(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    if (!strstr(err->message, needle))
+        fprintf(stderr, "\n  expected '%s' in: %s\n", needle, err->message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
+    CU_ASSERT_PTR_NULL(strchr(err->message, '\n'));
+}
+
+static void test_two_producers(void)
+{
+    tb *b = conv_model();
+    tb_node(b, "Relu", "relu2", "a", "r");
+    expect_error(b, "'r' is produced by both node 'relu1' and node 'relu2'");
+    tb_free(b);
+}
+
+static void test_dangling(void)
+{
+    tb *b = conv_model();
+    tb_node(b, "Add", "add9", "r,ghost", "z");
+    expect_error(b, "node 'add9' (Add): input 1 'ghost' is produced by no node");
+    tb_free(b);
+}
+
+static void test_cycle(void)
+{
+    tb *b = tb_new(13);
+    int64_t d[] = {4};
+    tb_input(b, "x", F32, 1, d);
+    tb_node(b, "Add", "p", "x,q_out", "p_out");
+    tb_node(b, "Relu", "q", "p_out", "q_out");
+    tb_output(b, "q_out", F32, 1, d);
+    expect_error(b, "cycle through node");
+    tb_free(b);
+}
+
+static void test_duplicate_initializer(void)
+{
+    tb *b = conv_model();
+    int64_t wd[] = {16, 3, 3, 3};
+    tb_init(b, "w", F32, 4, wd);
+    expect_error(b, "duplicate initializer 'w'");
+    tb_free(b);
+}
+
+static void test_rank_limit(void)
+{
+    tb *b = tb_new(13);
+    int64_t dims[100];
+    for (int i = 0; i < 100; i++)
+        dims[i] = 1;
+    tb_input(b, "x", F32, 100, dims);
+    tb_node(b, "Relu", "r", "x", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    expect_error(b, "value 'x': rank 100 exceeds the limit");
+    tb_free(b);
+}
+
+static void test_truncated(void)
+{
+    tb *b = conv_model();
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    tb_free(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    /* every prefix either fails with a message or (rarely) parses: never crashes */
+    unsigned failures = 0;
+    for (gsize cut = 1; cut < len; cut += 7) {
+        g_autoptr(GError) err = NULL;
+        fp_model *m = fp_onnx_load_buffer("t.onnx", data, cut, &err);
+        if (!m) {
+            failures++;
+            CU_ASSERT_PTR_NOT_NULL(err);
+        }
+        fp_model_free(m);
+    }
+    CU_ASSERT(failures > 0);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = fp_onnx_load_buffer("t.onnx", data, len - 3, &err);
+    CU_ASSERT_PTR_NULL(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "at byte"));
+}
+
+static void test_random_bytes(void)
+{
+    GRand *r = g_rand_new_with_seed(42);
+    uint8_t buf[512];
+    for (int round = 0; round < 200; round++) {
+        for (size_t i = 0; i < sizeof buf; i++)
+            buf[i] = (uint8_t)g_rand_int(r);
+        g_autoptr(GError) err = NULL;
+        fp_model *m = fp_onnx_load_buffer("r.onnx", buf, 1 + g_rand_int_range(r, 0, sizeof buf), &err);
+        CU_ASSERT(m != NULL || err != NULL);
+        fp_model_free(m);
+    }
+    g_rand_free(r);
+}
+
+/* If with then/else branches reading an outer value */
+static void test_subgraph_outer(void)
+{
+    tb *b = tb_new(13);
+    int64_t d[] = {4};
+    tb_input(b, "x", F32, 1, d);
+    tb_input(b, "cond", 9, 0, NULL);
+    tb_node(b, "Relu", "pre", "x", "px");
+    tb_node_t *iff_proto = tb_node(b, "If", "branch", "cond", "y");
+    tb_output(b, "y", F32, 1, d);
+    tb *then_b = tb_new(13), *else_b = tb_new(13);
+    tb_node(then_b, "Neg", "neg", "px", "t_out");
+    tb_output(then_b, "t_out", F32, 1, d);
+    tb_node(else_b, "Abs", "abs", "px", "e_out");
+    tb_output(else_b, "e_out", F32, 1, d);
+    tb_attr_graph(b, iff_proto, "then_branch", then_b);
+    tb_attr_graph(b, iff_proto, "else_branch", else_b);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = load_tb(b, &err);
+    tb_free(b);
+    tb_free(then_b);
+    tb_free(else_b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(m->graphs->len, 3);
+    fp_node *iff = fp_graph_find(m->main, "y")->producer;
+    CU_ASSERT_EQUAL(iff->op, FP_OP_IF);
+    CU_ASSERT_EQUAL(iff->n_subgraphs, 2);
+    CU_ASSERT_EQUAL_FATAL(iff->n_implicit, 1);
+    fp_value *px = fp_graph_find(m->main, "px");
+    CU_ASSERT_PTR_EQUAL(iff->implicit[0], px);
+    fp_graph *then_g = iff->subgraphs[0];
+    fp_node *neg = g_ptr_array_index(then_g->nodes, 0);
+    CU_ASSERT_PTR_EQUAL(neg->inputs[0], px);
+    CU_ASSERT_PTR_NULL(fp_graph_find(then_g, "px")); /* placeholder removed */
+    CU_ASSERT_EQUAL(px->n_uses, 3); /* Neg, Abs and the If (implicit) */
+    /* topological order puts the producer of the outer value before the If */
+    uint32_t n = 0;
+    g_autofree fp_node **order = fp_graph_topo(m->main, &n, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(order);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(order[0]->name, "pre");
+    fp_model_stats st;
+    fp_model_get_stats(m, &st);
+    CU_ASSERT_EQUAL(st.nodes, 4);
+}
+
+static void test_subgraph_unresolved(void)
+{
+    tb *b = tb_new(13);
+    int64_t d[] = {4};
+    tb_input(b, "cond", 9, 0, NULL);
+    tb_node_t *iff = tb_node(b, "If", "branch", "cond", "y");
+    tb_output(b, "y", F32, 1, d);
+    tb *then_b = tb_new(13), *else_b = tb_new(13);
+    tb_node(then_b, "Neg", "neg", "nothing_here", "t_out");
+    tb_output(then_b, "t_out", F32, 1, d);
+    tb_node(else_b, "Identity", "id", "cond", "e_out");
+    tb_output(else_b, "e_out", F32, 1, d);
+    tb_attr_graph(b, iff, "then_branch", then_b);
+    tb_attr_graph(b, iff, "else_branch", else_b);
+    expect_error(b, "node 'neg' (Neg): input 0 'nothing_here' is produced by no node");
+    tb_free(b);
+    tb_free(then_b);
+    tb_free(else_b);
+}
+
+static void test_external_data(void)
+{
+    tb *b = conv_model();
+    tb_make_external(b, "w2", "weights.bin", 4096, 36864);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = load_tb(b, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    fp_tensor *t = fp_graph_find(m->main, "w2")->tensor;
+    CU_ASSERT_EQUAL(t->where, FP_DATA_EXTERNAL);
+    CU_ASSERT_STRING_EQUAL(t->location, "weights.bin");
+    CU_ASSERT_EQUAL(t->offset, 4096);
+    CU_ASSERT_EQUAL(t->length, 36864);
+    CU_ASSERT_EQUAL(t->nbytes, 36864);
+}
+
+void fp_test_register_onnx(void)
+{
+    CU_pSuite s = CU_add_suite("onnx", NULL, NULL);
+    CU_add_test(s, "basic", test_basic);
+    CU_add_test(s, "payload_offset", test_payload_offset);
+    CU_add_test(s, "initializer_as_input", test_initializer_as_input);
+    CU_add_test(s, "two_producers", test_two_producers);
+    CU_add_test(s, "dangling", test_dangling);
+    CU_add_test(s, "cycle", test_cycle);
+    CU_add_test(s, "duplicate_initializer", test_duplicate_initializer);
+    CU_add_test(s, "rank_limit", test_rank_limit);
+    CU_add_test(s, "truncated", test_truncated);
+    CU_add_test(s, "random_bytes", test_random_bytes);
+    CU_add_test(s, "subgraph_outer", test_subgraph_outer);
+    CU_add_test(s, "subgraph_unresolved", test_subgraph_unresolved);
+    CU_add_test(s, "external_data", test_external_data);
+}

@@ -1,0 +1,87 @@
+/* test_testdata.c - every model of Debian's libonnx-testdata imports and verifies, or fails with
+ * exactly the error this suite expects for it. Prints the tally. */
+#include <string.h>
+
+#include "frontends/load.h"
+#include "tutil.h"
+
+#define TESTDATA_DIR "/usr/share/libonnx-testdata/data"
+
+/* Models rejected on purpose, with the words their error must contain. */
+static const struct {
+    const char *model; /* path below TESTDATA_DIR */
+    const char *needle;
+} expected_failures[] = {
+    {NULL, NULL},
+};
+
+static const char *expected_error(const char *rel)
+{
+    for (size_t i = 0; expected_failures[i].model; i++)
+        if (strcmp(expected_failures[i].model, rel) == 0)
+            return expected_failures[i].needle;
+    return NULL;
+}
+
+/* Collects every `model.onnx` below dir (sorted). */
+static void collect(const char *dir, GPtrArray *out)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    if (!d)
+        return;
+    const char *name;
+    while ((name = g_dir_read_name(d))) {
+        char *path = g_build_filename(dir, name, NULL);
+        if (g_file_test(path, G_FILE_TEST_IS_DIR))
+            collect(path, out);
+        else if (strcmp(name, "model.onnx") == 0)
+            g_ptr_array_add(out, g_strdup(path));
+        g_free(path);
+    }
+    g_dir_close(d);
+}
+
+static int cmp_str(gconstpointer a, gconstpointer b) { return strcmp(*(char **)a, *(char **)b); }
+
+static void test_all_models(void)
+{
+    g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
+    collect(TESTDATA_DIR, paths);
+    g_ptr_array_sort(paths, cmp_str);
+    CU_ASSERT_EQUAL(paths->len, 1072);
+    unsigned ok = 0, rejected = 0, unexpected = 0;
+    uint64_t nodes = 0;
+    for (guint i = 0; i < paths->len; i++) {
+        const char *path = paths->pdata[i];
+        const char *rel = path + strlen(TESTDATA_DIR) + 1;
+        const char *needle = expected_error(rel);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(fp_model) m = fp_load_model(path, &err);
+        if (m) {
+            fp_model_stats st;
+            fp_model_get_stats(m, &st);
+            nodes += st.nodes;
+            ok++;
+            if (needle) {
+                fprintf(stderr, "\n  %s: expected failure '%s' but it imported", rel, needle);
+                unexpected++;
+            }
+        } else if (needle && strstr(err->message, needle)) {
+            rejected++;
+        } else {
+            fprintf(stderr, "\n  %s: unexpected error: %s", rel, err->message);
+            unexpected++;
+        }
+    }
+    printf("\n  libonnx-testdata: %u models, %u imported and verified (%" G_GUINT64_FORMAT
+           " nodes), %u rejected as expected, %u unexpected\n",
+           paths->len, ok, nodes, rejected, unexpected);
+    CU_ASSERT_EQUAL(unexpected, 0);
+    CU_ASSERT_EQUAL(ok + rejected, 1072);
+}
+
+void fp_test_register_testdata(void)
+{
+    CU_pSuite s = CU_add_suite("testdata", NULL, NULL);
+    CU_add_test(s, "all_models", test_all_models);
+}

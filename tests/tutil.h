@@ -1,0 +1,55 @@
+/* tutil.h - test helpers: an in-memory ONNX model builder, temp files, running the CLI. */
+#ifndef FP_TUTIL_H
+#define FP_TUTIL_H
+
+#include <CUnit/CUnit.h>
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- ONNX model builder (protobuf-c structs, packed to bytes) ---- */
+typedef struct tb tb;
+typedef struct Onnx__NodeProto tb_node_t;
+
+tb *tb_new(int64_t opset);
+void tb_free(tb *b);
+/* dims: -1 = symbolic "N"; rank -1 = no shape */
+void tb_input(tb *b, const char *name, int dtype, int rank, const int64_t *dims);
+void tb_output(tb *b, const char *name, int dtype, int rank, const int64_t *dims);
+/* initializer with raw_data of zeros (nbytes computed from dims and dtype size) */
+void tb_init(tb *b, const char *name, int dtype, int rank, const int64_t *dims);
+/* initializer holding int64 values (e.g. a Reshape target) */
+void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals);
+/* inputs/outputs: comma-separated names, "" entries allowed ("x,,b") */
+tb_node_t *tb_node(tb *b, const char *op, const char *name, const char *inputs, const char *outputs);
+void tb_attr_i(tb *b, tb_node_t *n, const char *name, int64_t v);
+void tb_attr_f(tb *b, tb_node_t *n, const char *name, float v);
+void tb_attr_s(tb *b, tb_node_t *n, const char *name, const char *v);
+void tb_attr_ints(tb *b, tb_node_t *n, const char *name, int cnt, const int64_t *v);
+/* Attaches sub's graph as a GRAPH attribute; sub must outlive packing b. */
+void tb_attr_graph(tb *b, tb_node_t *n, const char *name, tb *sub);
+/* Moves initializer `name` to external data (location, offset, length). */
+void tb_make_external(tb *b, const char *name, const char *location, uint64_t offset, uint64_t length);
+GBytes *tb_pack(tb *b);
+/* Packs into a new temp file; caller g_free()s the path and unlinks it. */
+char *tb_write_temp(tb *b, const char *suffix);
+
+/* ---- files and processes ---- */
+char *tu_write_temp(const void *data, size_t len, const char *suffix);
+typedef struct {
+    int status; /* exit code, or -1 if killed */
+    char *out, *err;
+} tu_run_result;
+/* Runs the fuseplan binary with NULL-terminated args; caller tu_run_clear()s. */
+tu_run_result tu_run(const char *const *args);
+void tu_run_clear(tu_run_result *r);
+/* Count of '\n' in s. */
+int tu_lines(const char *s);
+
+/* ---- suites ---- */
+void fp_test_register_ir(void);
+void fp_test_register_onnx(void);
+void fp_test_register_testdata(void);
+void fp_test_register_cli(void);
+
+#endif
