@@ -17,7 +17,7 @@
 
 #define FP_PBSKEL_ERROR (fp_pbskel_error_quark())
 GQuark fp_pbskel_error_quark(void);
-enum { FP_PBSKEL_ERROR_MALFORMED, FP_PBSKEL_ERROR_DEPTH };
+enum { FP_PBSKEL_ERROR_MALFORMED, FP_PBSKEL_ERROR_DEPTH, FP_PBSKEL_ERROR_IO };
 
 /* Field number of the marker (below 2^29, unused by the schemas we read). */
 #define FP_PBSKEL_MARKER_FIELD 536870000u
@@ -38,6 +38,12 @@ typedef bool (*fp_pbskel_strip_fn)(const ProtobufCMessageDescriptor *d, const Pr
  * byte offset and the message/field being read. Never reads outside [data, data+len). */
 GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
                         fp_pbskel_strip_fn strip, GError **error);
+
+/* The same, reading the first `size` bytes of the open file `fd` through a small window with
+ * pread(): stripped payloads are skipped, never read, so they never enter the process's memory.
+ * I/O errors and short reads fail with FP_PBSKEL_ERROR_IO. */
+GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
+                           GError **error);
 
 /* The markers found among an unpacked message's unknown fields; returns how many were written
  * (at most max). */

@@ -193,7 +193,7 @@ static void test_output_file(void)
     g_unlink(path);
 }
 
-void fp_test_register_cli(void)
+FP_TEST_SUITE(register_cli)
 {
     CU_pSuite s = CU_add_suite("cli", NULL, NULL);
     CU_add_test(s, "help", test_help);

@@ -151,7 +151,7 @@ static void test_verify_dangling(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "'nowhere'"));
 }
 
-void fp_test_register_ir(void)
+FP_TEST_SUITE(register_ir)
 {
     CU_pSuite s = CU_add_suite("ir", NULL, NULL);
     CU_add_test(s, "arena", test_arena);

@@ -1,17 +1,36 @@
 /* test_main.c - CUnit runner for every suite; `fuseplan_tests [SUITE...]` runs only those. */
 #include <CUnit/Basic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tutil.h"
+
+#define MAX_SUITES 128
+static struct {
+    const char *name;
+    fp_test_register_fn fn;
+} registrars[MAX_SUITES];
+static int n_registrars;
+
+void fp_test_add_registrar(const char *name, fp_test_register_fn fn)
+{
+    g_assert(n_registrars < MAX_SUITES);
+    registrars[n_registrars].name = name;
+    registrars[n_registrars++].fn = fn;
+}
+
+static int cmp_registrar(const void *a, const void *b)
+{
+    return strcmp(((const typeof(registrars[0]) *)a)->name, ((const typeof(registrars[0]) *)b)->name);
+}
 
 int main(int argc, char **argv)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
-    fp_test_register_ir();
-    fp_test_register_onnx();
-    fp_test_register_cli();
-    fp_test_register_testdata();
+    qsort(registrars, n_registrars, sizeof registrars[0], cmp_registrar);
+    for (int i = 0; i < n_registrars; i++)
+        registrars[i].fn();
     CU_basic_set_mode(CU_BRM_VERBOSE);
     unsigned failed = 0;
     if (argc > 1) {

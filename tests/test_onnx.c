@@ -297,7 +297,7 @@ static void test_external_data(void)
     CU_ASSERT_EQUAL(t->nbytes, 36864);
 }
 
-void fp_test_register_onnx(void)
+FP_TEST_SUITE(register_onnx)
 {
     CU_pSuite s = CU_add_suite("onnx", NULL, NULL);
     CU_add_test(s, "basic", test_basic);

@@ -80,7 +80,7 @@ static void test_all_models(void)
     CU_ASSERT_EQUAL(ok + rejected, 1072);
 }
 
-void fp_test_register_testdata(void)
+FP_TEST_SUITE(register_testdata)
 {
     CU_pSuite s = CU_add_suite("testdata", NULL, NULL);
     CU_add_test(s, "all_models", test_all_models);

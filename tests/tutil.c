@@ -115,7 +115,9 @@ static Onnx__TensorProto *tensor(tb *b, const char *name, int dtype, int rank, c
     t->has_data_type = 1;
     t->data_type = dtype;
     t->n_dims = rank;
-    t->dims = keep(b, g_memdup2(dims, sizeof(int64_t) * (rank + 1)));
+    t->dims = keep(b, g_new0(int64_t, rank + 1));
+    if (rank > 0)
+        memcpy(t->dims, dims, sizeof(int64_t) * rank);
     return t;
 }
 
@@ -138,7 +140,8 @@ void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals)
     Onnx__TensorProto *t = tensor(b, name, 7, 1, dims);
     t->has_raw_data = 1;
     t->raw_data.len = 8 * n;
-    t->raw_data.data = keep(b, g_memdup2(vals, 8 * n + 1));
+    t->raw_data.data = keep(b, g_malloc0(8 * n + 1));
+    memcpy(t->raw_data.data, vals, 8 * n);
     g_ptr_array_add(b->inits, t);
 }
 
@@ -209,7 +212,8 @@ void tb_attr_ints(tb *b, tb_node_t *n, const char *name, int cnt, const int64_t 
 {
     Onnx__AttributeProto *a = attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = cnt;
-    a->ints = keep(b, g_memdup2(v, sizeof(int64_t) * (cnt + 1)));
+    a->ints = keep(b, g_new0(int64_t, cnt + 1));
+    memcpy(a->ints, v, sizeof(int64_t) * cnt);
 }
 
 static void fill_graph(tb *b)

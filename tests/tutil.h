@@ -46,10 +46,14 @@ void tu_run_clear(tu_run_result *r);
 /* Count of '\n' in s. */
 int tu_lines(const char *s);
 
-/* ---- suites ---- */
-void fp_test_register_ir(void);
-void fp_test_register_onnx(void);
-void fp_test_register_testdata(void);
-void fp_test_register_cli(void);
+/* ---- suites ----
+ * Each tests/test_*.c registers its suite with FP_TEST_SUITE(register_fn); the runner calls every
+ * registered function (sorted by name), so adding a suite never touches test_main.c. */
+typedef void (*fp_test_register_fn)(void);
+void fp_test_add_registrar(const char *name, fp_test_register_fn fn);
+#define FP_TEST_SUITE(fn)                                                          \
+    static void fn(void);                                                          \
+    __attribute__((constructor)) static void fn##_ctor(void) { fp_test_add_registrar(#fn, fn); } \
+    static void fn(void)
 
 #endif

@@ -13,9 +13,9 @@ typedef enum {
     FP_ONNX_ERROR_LIMIT,     /* exceeds a resource limit (rank, nesting, element count) */
 } fp_onnx_error_code;
 
-/* Imports the binary ONNX model at `path`. The file is memory-mapped; only its skeleton (every
- * byte but tensor payloads over FP_INLINE_MAX) is read. Returns a linked model (fp_model_link
- * done) that the caller frees, or NULL with an error whose message names the object at fault
+/* Imports the binary ONNX model at `path`. Only the file's skeleton is read: tensor payloads over
+ * FP_INLINE_MAX are skipped by position, never read. Returns a linked model (fp_model_link done)
+ * that the caller frees, or NULL with an error whose message names the object at fault
  * (graph, node, tensor, field) but not the file: callers prefix the path. The model is not
  * verified (fp_model_verify) here. */
 fp_model *fp_onnx_load(const char *path, GError **error);

@@ -1,9 +1,13 @@
-/* onnx_load.c - read a binary .onnx file: mmap, build a skeleton without tensor payloads,
+/* onnx_load.c - read a binary .onnx file: build a skeleton (pread window, payloads skipped) without tensor payloads,
  * unpack it with protobuf-c, translate, free the protobuf. */
 #include "onnx_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Tensor payload fields of onnx.TensorProto that may hold weights. */
 static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f, size_t len)
@@ -23,14 +27,9 @@ static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFi
     }
 }
 
-fp_model *fp_onnx_load_buffer(const char *path, const uint8_t *data, size_t len, GError **error)
+/* Unpacks a skeleton and translates it. */
+static fp_model *from_skeleton(const char *path, GBytes *skel, uint64_t file_size, GError **error)
 {
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GBytes) skel = fp_pbskel_build(&onnx__model_proto__descriptor, data, len, strip_payload, &err);
-    if (!skel) {
-        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, "not a valid ONNX protobuf: %s", err->message);
-        return NULL;
-    }
     gsize slen = 0;
     const uint8_t *sdata = g_bytes_get_data(skel, &slen);
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, slen, sdata);
@@ -39,27 +38,50 @@ fp_model *fp_onnx_load_buffer(const char *path, const uint8_t *data, size_t len,
                     "not a valid ONNX protobuf: a field has the wrong wire type for onnx.ModelProto");
         return NULL;
     }
-    fp_model *m = fp_onnx_from_proto(path, "onnx", mp, len, error);
+    fp_model *m = fp_onnx_from_proto(path, "onnx", mp, file_size, error);
     onnx__model_proto__free_unpacked(mp, NULL);
     return m;
 }
 
+static fp_model *skeleton_failed(GError *err, GError **error)
+{
+    g_set_error(error, FP_ONNX_ERROR, err->code == FP_PBSKEL_ERROR_IO ? FP_ONNX_ERROR_IO : FP_ONNX_ERROR_MALFORMED,
+                "%s%s", err->code == FP_PBSKEL_ERROR_IO ? "" : "not a valid ONNX protobuf: ", err->message);
+    g_error_free(err);
+    return NULL;
+}
+
+fp_model *fp_onnx_load_buffer(const char *path, const uint8_t *data, size_t len, GError **error)
+{
+    GError *err = NULL;
+    g_autoptr(GBytes) skel = fp_pbskel_build(&onnx__model_proto__descriptor, data, len, strip_payload, &err);
+    if (!skel)
+        return skeleton_failed(err, error);
+    return from_skeleton(path, skel, len, error);
+}
+
 fp_model *fp_onnx_load(const char *path, GError **error)
 {
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GMappedFile) mf = g_mapped_file_new(path, FALSE, &err);
-    if (!mf) {
-        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_IO, "cannot read: %s",
-                    err ? err->message : "unknown error");
+    int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_IO, "cannot read: %s", g_strerror(e));
         return NULL;
     }
-    const uint8_t *data = (const uint8_t *)g_mapped_file_get_contents(mf);
-    size_t len = g_mapped_file_get_length(mf);
-    if (len == 0) {
-        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, "empty file");
+    if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+        close(fd);
+        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, S_ISREG(st.st_mode) ? "empty file" : "not a regular file");
         return NULL;
     }
-    return fp_onnx_load_buffer(path, data, len, error);
+    GError *err = NULL;
+    g_autoptr(GBytes) skel = fp_pbskel_build_fd(&onnx__model_proto__descriptor, fd, (uint64_t)st.st_size, strip_payload, &err);
+    close(fd);
+    if (!skel)
+        return skeleton_failed(err, error);
+    return from_skeleton(path, skel, (uint64_t)st.st_size, error);
 }
 
 bool fp_onnx_sniff(const uint8_t *data, size_t len)

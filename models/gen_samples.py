@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""Generate fuseplan's bundled sample models (deterministic: fixed seed, fixed names).
+
+Run with Debian's python3 (python3-onnx, python3-numpy):  /usr/bin/python3 models/gen_samples.py
+Each model stays well under 1 MB. The files are committed; this script is how they were made.
+
+  resnet_tiny.onnx        ResNet-style CNN: Conv+BN+Relu stems, residual blocks, a torch-style
+                          Shape->Gather->Unsqueeze->Concat->Reshape flatten, Gemm head; symbolic batch.
+  eps_story.onnx          two Conv+BN+Relu blocks, BN epsilon 1e-5 and 1e-3 (the second exceeds
+                          the Ascend ConvBatchnormFusionPass threshold of 1e-4 modelled by ascend910b).
+  branchy.onnx            DenseNet/Inception-style branches and concats (memory scheduling).
+  transformer_block.onnx  one BERT-style encoder layer: decomposed LayerNorm, attention core,
+                          erf-form Gelu, residual adds; symbolic batch and sequence.
+  if_subgraph.onnx        an If whose branches read an outer-scope value.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Builder:
+    def __init__(self, name, seed):
+        self.name = name
+        self.nodes, self.inits = [], []
+        self.rng = np.random.default_rng(seed)
+        self.counter = {}
+
+    def uid(self, prefix):
+        self.counter[prefix] = self.counter.get(prefix, 0) + 1
+        return f"{prefix}{self.counter[prefix]}"
+
+    def weight(self, name, shape, scale=0.1, positive=False):
+        a = self.rng.standard_normal(shape).astype(np.float32) * scale
+        if positive:
+            a = np.abs(a) + 0.5
+        self.inits.append(numpy_helper.from_array(a, name))
+        return name
+
+    def const_i64(self, name, values):
+        self.inits.append(numpy_helper.from_array(np.array(values, dtype=np.int64), name))
+        return name
+
+    def node(self, op, inputs, name=None, n_out=1, **attrs):
+        name = name or self.uid(op.lower() + "_")
+        outs = [name + ("" if n_out == 1 else f"_{i}") + "_out" for i in range(n_out)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs[0] if n_out == 1 else outs
+
+    def conv_bn_relu(self, x, cin, cout, k=3, stride=1, eps=1e-5, relu=True, prefix=None):
+        p = prefix or self.uid("block")
+        w = self.weight(f"{p}.conv.weight", (cout, cin, k, k), scale=(2.0 / (cin * k * k)) ** 0.5)
+        y = self.node("Conv", [x, w], name=f"{p}.conv", kernel_shape=[k, k], strides=[stride, stride],
+                      pads=[k // 2] * 4)
+        bn = [self.weight(f"{p}.bn.{s}", (cout,), positive=(s in ("scale", "var")))
+              for s in ("scale", "bias", "mean", "var")]
+        y = self.node("BatchNormalization", [y] + bn, name=f"{p}.bn", epsilon=eps)
+        if relu:
+            y = self.node("Relu", [y], name=f"{p}.relu")
+        return y
+
+    def save(self, inputs, outputs, filename):
+        graph = helper.make_graph(self.nodes, self.name, inputs, outputs, self.inits)
+        model = helper.make_model(graph, producer_name="fuseplan-samples", producer_version="1",
+                                  opset_imports=[helper.make_opsetid("", OPSET)])
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        path = os.path.join(HERE, filename)
+        onnx.save(model, path)
+        size = os.path.getsize(path)
+        assert size < 1 << 20, f"{filename} is {size} bytes"
+        print(f"{filename}: {len(self.nodes)} nodes, {size} bytes")
+
+
+def torch_flatten(b, x):
+    """The Shape->Gather->Unsqueeze->Concat->Reshape chain torch.onnx emits for x.view(x.size(0), -1)."""
+    s = b.node("Shape", [x], name="flatten.shape")
+    i0 = b.const_i64("flatten.idx0", 0)
+    d0 = b.node("Gather", [s, i0], name="flatten.gather", axis=0)
+    u0 = b.node("Unsqueeze", [d0, b.const_i64("flatten.axes", [0])], name="flatten.unsqueeze")
+    c = b.node("Concat", [u0, b.const_i64("flatten.minus1", [-1])], name="flatten.concat", axis=0)
+    return b.node("Reshape", [x, c], name="flatten.reshape")
+
+
+def resnet_tiny():
+    b = Builder("resnet_tiny", 1)
+    x = b.conv_bn_relu("input", 3, 16, prefix="stem")
+    x = b.node("MaxPool", [x], name="stem.pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = 16
+    for i, (cout, stride) in enumerate([(16, 1), (32, 2), (64, 2)]):
+        p = f"layer{i + 1}"
+        y = b.conv_bn_relu(x, cin, cout, stride=stride, prefix=f"{p}.a")
+        y = b.conv_bn_relu(y, cout, cout, relu=False, prefix=f"{p}.b")
+        sc = x if (stride == 1 and cin == cout) else b.conv_bn_relu(x, cin, cout, k=1, stride=stride,
+                                                                     relu=False, prefix=f"{p}.down")
+        x = b.node("Relu", [b.node("Add", [y, sc], name=f"{p}.add")], name=f"{p}.relu")
+        cin = cout
+    x = b.node("GlobalAveragePool", [x], name="head.pool")
+    x = torch_flatten(b, x)
+    w = b.weight("head.fc.weight", (10, 64))
+    bias = b.weight("head.fc.bias", (10,))
+    y = b.node("Gemm", [x, w, bias], name="head.fc", transB=1)
+    b.save([helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 64, 64])],
+           [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 10])], "resnet_tiny.onnx")
+
+
+def eps_story():
+    b = Builder("eps_story", 2)
+    x = b.conv_bn_relu("input", 3, 16, eps=1e-5, prefix="block1")
+    x = b.conv_bn_relu(x, 16, 16, eps=1e-3, prefix="block2")
+    b.save([helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+           [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", 16, 32, 32])], "eps_story.onnx")
+
+
+def branchy():
+    b = Builder("branchy", 3)
+    x = b.conv_bn_relu("input", 3, 32, prefix="stem")
+    # two inception-style modules: 4 branches each, concatenated
+    cin = 32
+    for m in range(2):
+        p = f"inc{m + 1}"
+        br1 = b.conv_bn_relu(x, cin, 16, k=1, prefix=f"{p}.b1")
+        br2 = b.conv_bn_relu(b.conv_bn_relu(x, cin, 16, k=1, prefix=f"{p}.b2a"), 16, 24, prefix=f"{p}.b2b")
+        br3 = b.conv_bn_relu(b.conv_bn_relu(b.conv_bn_relu(x, cin, 8, k=1, prefix=f"{p}.b3a"), 8, 12,
+                                            prefix=f"{p}.b3b"), 12, 12, prefix=f"{p}.b3c")
+        pool = b.node("MaxPool", [x], name=f"{p}.pool", kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])
+        br4 = b.conv_bn_relu(pool, cin, 12, k=1, prefix=f"{p}.b4")
+        x = b.node("Concat", [br1, br2, br3, br4], name=f"{p}.concat", axis=1)
+        cin = 16 + 24 + 12 + 12
+    # a dense block: each layer sees the concat of all previous outputs
+    feats = [x]
+    for i in range(4):
+        inp = feats[0] if len(feats) == 1 else b.node("Concat", feats, name=f"dense.concat{i}", axis=1)
+        c = cin + 16 * i
+        y = b.conv_bn_relu(inp, c, 16, prefix=f"dense.l{i}")
+        feats.append(y)
+    x = b.node("Concat", feats, name="dense.out", axis=1)
+    x = b.node("GlobalAveragePool", [x], name="head.pool")
+    x = b.node("Flatten", [x], name="head.flatten", axis=1)
+    y = b.node("Gemm", [x, b.weight("head.fc.weight", (10, cin + 64)), b.weight("head.fc.bias", (10,))],
+               name="head.fc", transB=1)
+    b.save([helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+           [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 10])], "branchy.onnx")
+
+
+def layer_norm(b, x, d, p):
+    """The decomposed LayerNorm torch exports before opset 17."""
+    mean = b.node("ReduceMean", [x], name=f"{p}.mean", axes=[-1])
+    sub = b.node("Sub", [x, mean], name=f"{p}.sub")
+    two = p + ".two"
+    b.inits.append(numpy_helper.from_array(np.array(2.0, dtype=np.float32), two))
+    pw = b.node("Pow", [sub, two], name=f"{p}.pow")
+    var = b.node("ReduceMean", [pw], name=f"{p}.var", axes=[-1])
+    eps = p + ".eps"
+    b.inits.append(numpy_helper.from_array(np.array(1e-12, dtype=np.float32), eps))
+    std = b.node("Sqrt", [b.node("Add", [var, eps], name=f"{p}.addeps")], name=f"{p}.sqrt")
+    y = b.node("Div", [sub, std], name=f"{p}.div")
+    y = b.node("Mul", [y, b.weight(f"{p}.gamma", (d,), positive=True)], name=f"{p}.mul")
+    return b.node("Add", [y, b.weight(f"{p}.beta", (d,))], name=f"{p}.add")
+
+
+def linear(b, x, din, dout, p):
+    y = b.node("MatMul", [x, b.weight(f"{p}.weight", (din, dout), scale=din ** -0.5)], name=f"{p}.matmul")
+    return b.node("Add", [y, b.weight(f"{p}.bias", (dout,))], name=f"{p}.add")
+
+
+def transformer_block():
+    b = Builder("transformer_block", 4)
+    d, heads, ff = 64, 4, 256
+    hd = d // heads
+    x = "input"
+    q, k, v = (linear(b, x, d, d, f"attn.{n}") for n in "qkv")
+    split = b.const_i64("attn.split_shape", [0, 0, heads, hd])
+    def heads_of(t, n, perm):
+        r = b.node("Reshape", [t, split], name=f"attn.{n}.reshape")
+        return b.node("Transpose", [r], name=f"attn.{n}.transpose", perm=perm)
+    qh, kh, vh = heads_of(q, "q", [0, 2, 1, 3]), heads_of(k, "k", [0, 2, 3, 1]), heads_of(v, "v", [0, 2, 1, 3])
+    s = b.node("MatMul", [qh, kh], name="attn.scores")
+    scale = "attn.scale"
+    b.inits.append(numpy_helper.from_array(np.array(hd ** 0.5, dtype=np.float32), scale))
+    s = b.node("Div", [s, scale], name="attn.scale_div")
+    p_ = b.node("Softmax", [s], name="attn.softmax", axis=-1)
+    ctx = b.node("MatMul", [p_, vh], name="attn.context")
+    ctx = b.node("Transpose", [ctx], name="attn.merge.transpose", perm=[0, 2, 1, 3])
+    ctx = b.node("Reshape", [ctx, b.const_i64("attn.merge_shape", [0, 0, d])], name="attn.merge.reshape")
+    o = linear(b, ctx, d, d, "attn.out")
+    x1 = layer_norm(b, b.node("Add", [o, x], name="attn.residual"), d, "ln1")
+    h = linear(b, x1, d, ff, "ffn.fc1")
+    # erf-form Gelu: x * 0.5 * (1 + erf(x / sqrt(2)))
+    for n, val in (("sqrt2", 2 ** 0.5), ("one", 1.0), ("half", 0.5)):
+        b.inits.append(numpy_helper.from_array(np.array(val, dtype=np.float32), f"gelu.{n}"))
+    e = b.node("Erf", [b.node("Div", [h, "gelu.sqrt2"], name="gelu.div")], name="gelu.erf")
+    g = b.node("Mul", [b.node("Mul", [h, b.node("Add", [e, "gelu.one"], name="gelu.add")], name="gelu.mul"),
+                       "gelu.half"], name="gelu.mul_half")
+    h2 = linear(b, g, ff, d, "ffn.fc2")
+    y = layer_norm(b, b.node("Add", [h2, x1], name="ffn.residual"), d, "ln2")
+    b.save([helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", "seq", d])],
+           [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", "seq", d])], "transformer_block.onnx")
+
+
+def if_subgraph():
+    b = Builder("if_subgraph", 5)
+    x = b.node("Relu", ["input"], name="pre")
+    then_g = helper.make_graph([helper.make_node("Neg", [x], ["then_out"], name="then.neg")], "then_branch", [],
+                               [helper.make_tensor_value_info("then_out", TensorProto.FLOAT, ["batch", 8])])
+    else_g = helper.make_graph([helper.make_node("Abs", [x], ["else_out"], name="else.abs")], "else_branch", [],
+                               [helper.make_tensor_value_info("else_out", TensorProto.FLOAT, ["batch", 8])])
+    y = b.node("If", ["flag"], name="choose", then_branch=then_g, else_branch=else_g)
+    b.save([helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 8]),
+            helper.make_tensor_value_info("flag", TensorProto.BOOL, [])],
+           [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 8])], "if_subgraph.onnx")
+
+
+if __name__ == "__main__":
+    if not hasattr(onnx, "helper"):
+        sys.exit("needs Debian's python3-onnx: run with /usr/bin/python3")
+    resnet_tiny()
+    eps_story()
+    branchy()
+    transformer_block()
+    if_subgraph()
