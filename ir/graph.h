@@ -180,6 +180,9 @@ struct fp_node {
     fp_node **ctrl; /* control dependencies (GE `src:-1` edges) */
     uint32_t n_ctrl;
     uint32_t flags;
+    uint32_t group; /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
+                       producer and every consumer share a group, and that is not a graph output,
+                       is internal to the fused kernel: it never materializes in memory. */
 };
 
 struct fp_graph {

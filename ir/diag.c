@@ -1,0 +1,53 @@
+/* diag.c - the diagnostics list. */
+#include "diag.h"
+
+static void entry_free(gpointer p)
+{
+    fp_diag_entry *e = p;
+    g_free(e->node);
+    g_free(e->message);
+    g_free(e);
+}
+
+fp_diag *fp_diag_new(void)
+{
+    fp_diag *d = g_new0(fp_diag, 1);
+    d->entries = g_ptr_array_new_with_free_func(entry_free);
+    return d;
+}
+
+void fp_diag_free(fp_diag *d)
+{
+    if (!d)
+        return;
+    g_ptr_array_free(d->entries, TRUE);
+    g_free(d);
+}
+
+void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
+                 const char *fmt, ...)
+{
+    if (!d)
+        return;
+    fp_diag_entry *e = g_new0(fp_diag_entry, 1);
+    e->level = level;
+    e->pass = pass;
+    e->code = code;
+    e->node = g_strdup(node);
+    va_list ap;
+    va_start(ap, fmt);
+    e->message = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    for (char *p = e->message; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    g_ptr_array_add(d->entries, e);
+}
+
+guint fp_diag_count(const fp_diag *d, fp_diag_level level)
+{
+    guint n = 0;
+    for (guint i = 0; d && i < d->entries->len; i++)
+        n += ((fp_diag_entry *)d->entries->pdata[i])->level >= level;
+    return n;
+}

@@ -1,0 +1,31 @@
+/* diag.h - diagnostics: findings of passes (a fusion refused, a layout conversion kept, an op we
+ * could not infer). Passes append here and never print. */
+#ifndef FP_DIAG_H
+#define FP_DIAG_H
+
+#include <glib.h>
+
+typedef enum { FP_DIAG_INFO, FP_DIAG_WARNING, FP_DIAG_ERROR } fp_diag_level;
+
+typedef struct {
+    fp_diag_level level;
+    const char *pass; /* static string: "shapes", "fuse", "layout", ... */
+    const char *code; /* static string: a stable machine-readable id, e.g. "shape-unknown-op" */
+    char *node;       /* node name or NULL (owned) */
+    char *message;    /* one line (owned) */
+} fp_diag_entry;
+
+typedef struct {
+    GPtrArray *entries; /* fp_diag_entry*, owned */
+} fp_diag;
+
+fp_diag *fp_diag_new(void);
+void fp_diag_free(fp_diag *d);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_diag, fp_diag_free)
+/* Appends a finding; `node` may be NULL. d may be NULL (the finding is dropped). */
+void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
+                 const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+/* Number of entries at `level` or above. */
+guint fp_diag_count(const fp_diag *d, fp_diag_level level);
+
+#endif
