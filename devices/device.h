@@ -1,0 +1,65 @@
+/* device.h - device profiles: what a target chip can do (GKeyFile .ini files in devices/).
+ *
+ * A profile is looked up by name (devices/<name>.ini, from the source tree or the directory in
+ * $FUSEPLAN_DEVICES) or given as a path to an .ini file. Every number in the shipped profiles
+ * is cited in docs/devices.md.
+ */
+#ifndef FP_DEVICE_H
+#define FP_DEVICE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/dtype.h"
+
+#define FP_DEVICE_ERROR (fp_device_error_quark())
+GQuark fp_device_error_quark(void);
+typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_error_code;
+
+/* Op classes with their own efficiency factor (fraction of peak a kernel of that class reaches). */
+#define FP_OP_CLASSES(X) \
+    X(CONV, "conv")      \
+    X(MATMUL, "matmul")  \
+    X(EW, "elementwise") \
+    X(NORM, "norm")      \
+    X(POOL, "pool")      \
+    X(REDUCE, "reduce")  \
+    X(SOFTMAX, "softmax") \
+    X(DATA, "data")      \
+    X(OTHER, "other")
+
+typedef enum {
+#define X(id, name) FP_CLASS_##id,
+    FP_OP_CLASSES(X)
+#undef X
+    FP_CLASS_COUNT
+} fp_op_class;
+
+const char *fp_op_class_name(fp_op_class c);
+
+typedef struct {
+    char *name;        /* profile name ("a100") */
+    char *description; /* one line */
+    char *path;        /* file it was read from */
+    char *target;      /* default fusion rule set ("ort-cpu", "cuda", "ascend910b") */
+    double peak_flops[FP_DT_COUNT]; /* FLOP/s per dtype; 0 = not supported */
+    double bandwidth;        /* bytes/s of device memory */
+    uint64_t memory_bytes;   /* device memory capacity */
+    double launch_overhead;  /* seconds per kernel launch */
+    uint64_t align_bytes;    /* buffer alignment of the memory planner */
+    double efficiency[FP_CLASS_COUNT]; /* 0 < e <= 1; compute efficiency per op class */
+    double bw_efficiency;    /* fraction of peak bandwidth reached by streaming kernels */
+    GKeyFile *keyfile;       /* the whole file: other groups ([rule.*]) are read by their passes */
+} fp_device;
+
+/* Loads a profile by name or .ini path. Errors name the file and the group/key at fault. */
+fp_device *fp_device_load(const char *name_or_path, GError **error);
+void fp_device_free(fp_device *d);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_device, fp_device_free)
+/* Names of the shipped profiles (sorted); caller g_strfreev()s. */
+char **fp_device_list(void);
+/* Peak FLOP/s for dtype t, falling back to fp32 when t has none. */
+double fp_device_peak(const fp_device *d, fp_dtype t);
+
+#endif

@@ -1,0 +1,24 @@
+/* shapes.h - shape inference and constant folding of shape computations (passes/shapes.c). */
+#ifndef FP_PASS_SHAPES_H
+#define FP_PASS_SHAPES_H
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+typedef struct {
+    /* user overrides: input name -> fp_shape* (arena of the caller); NULL for none */
+    GHashTable *input_shapes;
+    /* binds the batch dimension (the first dim of every graph input when it is symbolic or
+     * unknown, or the symbol named batch_dim wherever it appears) to this value; 0 = leave it */
+    int64_t batch;
+    const char *batch_dim; /* symbol name to bind with `batch`; NULL = first dim of inputs */
+} fp_shape_opts;
+
+/* Infers dtype and shape of every value of every graph, folds shape computations whose inputs
+ * are known constants (marks those nodes FP_NODE_FOLDED and gives their outputs inline values),
+ * and records in `diag` every op whose output it could not infer, with the reason. Returns false
+ * with an error only for inconsistent input (e.g. Conv channel mismatch), naming the node.
+ * Idempotent: running it again with other options recomputes every shape. */
+bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GError **error);
+
+#endif
