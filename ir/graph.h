@@ -109,6 +109,8 @@ struct fp_value {
     fp_shape shape;
     bool is_output;       /* listed among graph outputs */
     bool declared;        /* appeared in a value_info/input/output declaration */
+    fp_dtype decl_dtype;  /* type and shape as declared in the file (frontends set both these */
+    fp_shape decl_shape;  /*   and dtype/shape); shape inference recomputes dtype/shape from them */
     fp_node *producer;    /* NULL for inputs, initializers, unresolved */
     uint32_t producer_port;
     fp_tensor *tensor;    /* initializer/constant metadata, else NULL */
