@@ -75,7 +75,7 @@ static bool convert_shape_proto(importer *im, const Onnx__TensorShapeProto *sp, 
 
 static fp_dtype convert_dtype(int32_t t) { return fp_dtype_valid(t) ? (fp_dtype)t : FP_DT_UNDEFINED; }
 
-/* Applies a declared TypeProto to value v (inputs, outputs, value_info). */
+/* Sets v's dtype and shape from a TypeProto (inputs, outputs, value_info). */
 static bool apply_type_inner(importer *im, fp_value *v, const Onnx__TypeProto *tp);
 
 /* Applies a declared TypeProto to value v and remembers it as the declaration. */
