@@ -118,6 +118,8 @@ fp_value *fp_graph_value(fp_graph *g, const char *name)
     v->dtype = FP_DT_UNDEFINED;
     v->shape.rank = -1;
     v->decl_shape.rank = -1;
+    v->n_sval = -1;
+    v->n_elems = -1;
     g_ptr_array_add(g->values, v);
     g_hash_table_insert(g->by_name, (gpointer)key, v);
     return v;

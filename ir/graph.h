@@ -53,6 +53,8 @@ typedef struct {
 } fp_shape;
 
 static inline bool fp_dim_known(fp_dim d) { return d.sym == NULL && d.value >= 0; }
+/* Marks an unknown element of fp_value.sval. */
+extern const char fp_sval_unknown[];
 /* True when the rank and every dim are known integers. */
 bool fp_shape_static(const fp_shape *s);
 /* Element count of a static shape; false when not static or on overflow. */
@@ -73,7 +75,8 @@ typedef struct {
     fp_shape shape;  /* always static for a tensor */
     uint64_t nbytes; /* payload size per dtype and dims (0 if it overflows or unsized) */
     fp_data_where where;
-    const void *data; /* FP_DATA_INLINE: nbytes of values */
+    const void *data; /* FP_DATA_INLINE: nbytes of values; for FP_DT_STRING an array of
+                         numel `const char *` (nbytes is 0) */
     uint64_t offset, length;
     const char *location; /* FP_DATA_EXTERNAL */
 } fp_tensor;
@@ -105,6 +108,7 @@ struct fp_value {
     fp_graph *graph;
     fp_value_kind kind;
     fp_type_kind type;
+    fp_type_kind elem_kind; /* OPTIONAL: what it wraps (FP_TYPE_TENSOR or FP_TYPE_SEQUENCE) */
     fp_dtype dtype; /* element type (of the tensor, or of the sequence/optional element) */
     fp_shape shape;
     bool is_output;       /* listed among graph outputs */
@@ -114,6 +118,17 @@ struct fp_value {
     fp_node *producer;    /* NULL for inputs, initializers, unresolved */
     uint32_t producer_port;
     fp_tensor *tensor;    /* initializer/constant metadata, else NULL */
+    const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
+                             interned; NULL when the format does not say (ONNX) */
+    const char *origin_layout;    /* GE origin_format: the framework's layout, interned, or NULL */
+    const fp_shape *origin_shape; /* GE origin_shape (framework-side shape), or NULL */
+    /* set by shape inference: */
+    fp_tensor *fold;      /* constant content computed at analysis time (inline), else NULL */
+    fp_dim *sval;         /* elements of a small integer vector/scalar (shape arithmetic: Shape->  */
+    int32_t n_sval;       /* Gather->Concat chains): sym NULL = the integer `value` (may be < 0),
+                             sym = a symbol, sym = fp_sval_unknown = unknown; n_sval < 0: unknown */
+    fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known; */
+    int32_t n_elems;      /*   n_elems < 0: length unknown (shape = common element shape) */
     fp_use *uses;         /* consumers, rebuilt by fp_graph_link */
     uint32_t n_uses;
 };

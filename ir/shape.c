@@ -1,6 +1,8 @@
 /* shape.c - helpers on fp_shape: static test, element count, printing. */
 #include "graph.h"
 
+const char fp_sval_unknown[] = "?";
+
 bool fp_shape_static(const fp_shape *s)
 {
     if (s->rank < 0)

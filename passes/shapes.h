@@ -12,6 +12,9 @@ typedef struct {
      * unknown, or the symbol named batch_dim wherever it appears) to this value; 0 = leave it */
     int64_t batch;
     const char *batch_dim; /* symbol name to bind with `batch`; NULL = first dim of inputs */
+    /* known input contents: input name -> fp_tensor* with FP_DATA_INLINE data (e.g. the shape
+     * argument of a Reshape fed as a graph input); NULL for none */
+    GHashTable *input_values;
 } fp_shape_opts;
 
 /* Infers dtype and shape of every value of every graph, folds shape computations whose inputs

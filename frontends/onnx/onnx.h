@@ -23,6 +23,11 @@ fp_model *fp_onnx_load(const char *path, GError **error);
 /* The same from a buffer already in memory (tests, fuzzing). `path` is only recorded. */
 fp_model *fp_onnx_load_buffer(const char *path, const uint8_t *data, size_t len, GError **error);
 
+/* Reads a serialized onnx.TensorProto file (e.g. a test's input_0.pb) as a tensor owned by m's
+ * arena: dtype, dims, and its values when at most FP_INLINE_MAX bytes. *name receives the
+ * tensor's name (arena string, may be ""). */
+fp_tensor *fp_onnx_load_tensor(fp_model *m, const char *path, const char **name, GError **error);
+
 /* True when the first bytes look like a serialized ModelProto (used by format detection). */
 bool fp_onnx_sniff(const uint8_t *data, size_t len);
 

@@ -109,7 +109,12 @@ static bool apply_type_inner(importer *im, fp_value *v, const Onnx__TypeProto *t
         break;
     case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
         v->type = FP_TYPE_OPTIONAL;
+        v->elem_kind = FP_TYPE_TENSOR;
         elem = tp->optional_type->elem_type;
+        if (elem && elem->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+            v->elem_kind = FP_TYPE_SEQUENCE;
+            elem = elem->sequence_type->elem_type;
+        }
         break;
     case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
         v->type = FP_TYPE_MAP;
@@ -218,6 +223,20 @@ static bool convert_tensor(importer *im, const Onnx__TensorProto *tp, fp_tensor 
             return fail(im, FP_ONNX_ERROR_INVALID,
                         "%s '%s': raw_data holds %zu bytes but %s dims need %" G_GUINT64_FORMAT, what, name,
                         tp->raw_data.len, fp_dtype_name(t->dtype), t->nbytes);
+        }
+        return true;
+    }
+    if (t->dtype == FP_DT_STRING) {
+        /* small string tensors keep their values as an array of NUL-terminated strings */
+        size_t total = 0;
+        for (size_t i = 0; i < tp->n_string_data; i++)
+            total += tp->string_data[i].len;
+        if (tp->n_string_data == numel && total <= FP_INLINE_MAX) {
+            const char **strs = fp_arena_calloc(im->m->arena, numel ? numel : 1, sizeof(char *));
+            for (size_t i = 0; i < numel; i++)
+                strs[i] = fp_arena_strndup(im->m->arena, (const char *)tp->string_data[i].data, tp->string_data[i].len);
+            t->where = FP_DATA_INLINE;
+            t->data = strs;
         }
         return true;
     }
@@ -649,6 +668,12 @@ static void finish_implicit(importer *im)
         n->n_implicit = list->len;
         n->implicit = fp_arena_memdup(im->m->arena, list->pdata, list->len * sizeof(fp_value *));
     }
+}
+
+fp_tensor *fp_onnx_tensor_from_proto(fp_model *m, const Onnx__TensorProto *tp, GError **error)
+{
+    importer im = {.m = m, .error = error};
+    return new_tensor(&im, tp, "tensor", tp->name ? tp->name : "");
 }
 
 /* ---------------------------------------------------------------- model */

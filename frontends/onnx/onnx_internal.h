@@ -12,4 +12,7 @@
 fp_model *fp_onnx_from_proto(const char *path, const char *format, const Onnx__ModelProto *mp, uint64_t file_size,
                              GError **error);
 
+/* Converts one TensorProto into a tensor in m's arena (see fp_onnx_load_tensor). */
+fp_tensor *fp_onnx_tensor_from_proto(fp_model *m, const Onnx__TensorProto *tp, GError **error);
+
 #endif

@@ -84,6 +84,24 @@ fp_model *fp_onnx_load(const char *path, GError **error)
     return from_skeleton(path, skel, (uint64_t)st.st_size, error);
 }
 
+fp_tensor *fp_onnx_load_tensor(fp_model *m, const char *path, const char **name, GError **error)
+{
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(path, &data, &len, error))
+        return NULL;
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, (const uint8_t *)data);
+    if (!tp) {
+        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, "%s: not a valid onnx.TensorProto", path);
+        return NULL;
+    }
+    fp_tensor *t = fp_onnx_tensor_from_proto(m, tp, error);
+    if (name)
+        *name = fp_intern(m, tp->name ? tp->name : "", -1);
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    return t;
+}
+
 bool fp_onnx_sniff(const uint8_t *data, size_t len)
 {
     /* A ModelProto starts with one of its fields: ir_version (1, varint), opset_import (8),

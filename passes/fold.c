@@ -1,0 +1,758 @@
+/* fold.c - constant evaluation for shape inference: small integer/float tensors computed at
+ * analysis time (ONNX Runtime folds the same nodes), and symbolic integer vectors (`sval`) that
+ * carry dims such as `batch` through Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains. */
+#include <math.h>
+#include <string.h>
+
+#include "shape_ctx.h"
+
+/* ---------------------------------------------------------------- numeric arrays */
+
+typedef struct {
+    fp_dtype dt;
+    fp_shape shape;
+    uint64_t n;
+    bool isf;  /* values in f (floating types) or i (integers, bool) */
+    double *f;
+    int64_t *i;
+} num;
+
+static bool is_float_type(fp_dtype t)
+{
+    return t == FP_DT_FLOAT || t == FP_DT_DOUBLE || t == FP_DT_FLOAT16 || t == FP_DT_BFLOAT16;
+}
+
+static bool is_int_type(fp_dtype t)
+{
+    switch (t) {
+    case FP_DT_INT8: case FP_DT_INT16: case FP_DT_INT32: case FP_DT_INT64: case FP_DT_UINT8:
+    case FP_DT_UINT16: case FP_DT_UINT32: case FP_DT_UINT64: case FP_DT_BOOL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static double half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static uint16_t double_to_half(double d)
+{
+    float f = (float)d;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t m = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff)
+        return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
+    if (e >= 31)
+        return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10)
+            return (uint16_t)sign;
+        m |= 0x800000;
+        return (uint16_t)(sign | ((m >> (14 - e)) + ((m >> (13 - e)) & 1)));
+    }
+    return (uint16_t)(sign | (uint32_t)(e << 10) | ((m >> 13) + ((m >> 12) & 1)));
+}
+
+/* Loads an inline tensor; false for types we do not evaluate or sizes over the limit. */
+static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
+{
+    uint64_t n;
+    if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, &n) || n > SH_MAX_FOLD_ELEMS)
+        return false;
+    if (!is_float_type(t->dtype) && !is_int_type(t->dtype))
+        return false;
+    out->dt = t->dtype;
+    out->shape = t->shape;
+    out->n = n;
+    out->isf = is_float_type(t->dtype);
+    const uint8_t *p = t->data;
+    if (out->isf) {
+        out->f = fp_arena_calloc(a, n ? n : 1, sizeof(double));
+        for (uint64_t k = 0; k < n; k++) {
+            if (t->dtype == FP_DT_FLOAT) { float f; memcpy(&f, p + 4 * k, 4); out->f[k] = f; }
+            else if (t->dtype == FP_DT_DOUBLE) { memcpy(&out->f[k], p + 8 * k, 8); }
+            else if (t->dtype == FP_DT_FLOAT16) { uint16_t h; memcpy(&h, p + 2 * k, 2); out->f[k] = half_to_double(h); }
+            else { uint16_t h; memcpy(&h, p + 2 * k, 2); uint32_t x = (uint32_t)h << 16; float f; memcpy(&f, &x, 4); out->f[k] = f; }
+        }
+    } else {
+        out->i = fp_arena_calloc(a, n ? n : 1, sizeof(int64_t));
+        unsigned sz = fp_dtype_bits(t->dtype) / 8;
+        bool sgn = t->dtype == FP_DT_INT8 || t->dtype == FP_DT_INT16 || t->dtype == FP_DT_INT32 || t->dtype == FP_DT_INT64;
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t u = 0;
+            memcpy(&u, p + sz * k, sz);
+            if (sgn && sz < 8 && (u >> (8 * sz - 1)) & 1)
+                u |= ~0ull << (8 * sz);
+            out->i[k] = (int64_t)u;
+        }
+    }
+    return true;
+}
+
+static double num_get(const num *x, uint64_t k) { return x->isf ? x->f[k] : (double)x->i[k]; }
+static int64_t num_geti(const num *x, uint64_t k) { return x->isf ? (int64_t)x->f[k] : x->i[k]; }
+
+static void num_alloc(fp_arena *a, num *x, fp_dtype dt, const fp_shape *shape)
+{
+    x->dt = dt;
+    x->shape = *shape;
+    fp_shape_numel(shape, &x->n);
+    x->isf = is_float_type(dt);
+    if (x->isf)
+        x->f = fp_arena_calloc(a, x->n ? x->n : 1, sizeof(double));
+    else
+        x->i = fp_arena_calloc(a, x->n ? x->n : 1, sizeof(int64_t));
+}
+
+static void num_set(num *x, uint64_t k, double v, int64_t iv, bool from_float)
+{
+    if (x->isf)
+        x->f[k] = from_float ? v : (double)iv;
+    else if (x->dt == FP_DT_BOOL)
+        x->i[k] = from_float ? v != 0 : iv != 0;
+    else
+        x->i[k] = from_float ? (int64_t)v : iv;
+}
+
+/* Stores x as an inline tensor of dtype x->dt. */
+static fp_tensor *num_store(fp_arena *a, const num *x)
+{
+    fp_tensor *t = fp_arena_alloc(a, sizeof *t);
+    t->dtype = x->dt;
+    t->shape = x->shape;
+    fp_dtype_bytes(x->dt, x->n, &t->nbytes);
+    uint8_t *p = fp_arena_alloc(a, t->nbytes ? t->nbytes : 1);
+    unsigned sz = fp_dtype_bits(x->dt) / 8;
+    for (uint64_t k = 0; k < x->n; k++) {
+        if (x->dt == FP_DT_FLOAT) { float f = (float)x->f[k]; memcpy(p + 4 * k, &f, 4); }
+        else if (x->dt == FP_DT_DOUBLE) { memcpy(p + 8 * k, &x->f[k], 8); }
+        else if (x->dt == FP_DT_FLOAT16) { uint16_t h = double_to_half(x->f[k]); memcpy(p + 2 * k, &h, 2); }
+        else if (x->dt == FP_DT_BFLOAT16) { float f = (float)x->f[k]; uint32_t u; memcpy(&u, &f, 4); uint16_t h = (uint16_t)(u >> 16); memcpy(p + 2 * k, &h, 2); }
+        else { uint64_t u = (uint64_t)x->i[k]; memcpy(p + sz * k, &u, sz); }
+    }
+    t->where = FP_DATA_INLINE;
+    t->data = p;
+    return t;
+}
+
+/* Offset in `in` (shape broadcast into `out`) of out's linear index k. */
+static uint64_t bcast_offset(const fp_shape *out, const fp_shape *in, uint64_t k)
+{
+    uint64_t off = 0, stride = 1;
+    for (int32_t d = out->rank - 1; d >= 0; d--) {
+        uint64_t od = (uint64_t)out->dims[d].value;
+        uint64_t idx = od ? k % od : 0;
+        k = od ? k / od : 0;
+        int32_t id = d - (out->rank - in->rank);
+        if (id < 0)
+            continue;
+        uint64_t size = (uint64_t)in->dims[id].value;
+        if (size != 1)
+            off += idx * stride;
+        stride *= size;
+    }
+    return off;
+}
+
+/* ---------------------------------------------------------------- evaluators */
+
+static bool eval_binary(fp_op op, const num *a, const num *b, num *o)
+{
+    for (uint64_t k = 0; k < o->n; k++) {
+        uint64_t ia = bcast_offset(&o->shape, &a->shape, k), ib = bcast_offset(&o->shape, &b->shape, k);
+        bool fl = a->isf || b->isf;
+        double x = num_get(a, ia), y = num_get(b, ib);
+        int64_t xi = num_geti(a, ia), yi = num_geti(b, ib);
+        switch (op) {
+        case FP_OP_ADD: num_set(o, k, x + y, xi + yi, fl); break;
+        case FP_OP_SUB: num_set(o, k, x - y, xi - yi, fl); break;
+        case FP_OP_MUL: num_set(o, k, x * y, xi * yi, fl); break;
+        case FP_OP_DIV:
+            if (!fl && yi == 0)
+                return false;
+            num_set(o, k, x / y, fl ? 0 : xi / yi, fl); /* integer Div truncates (ONNX reference) */
+            break;
+        case FP_OP_MOD:
+            if (!fl && yi == 0)
+                return false;
+            if (fl) {
+                num_set(o, k, fmod(x, y), 0, true);
+            } else { /* integer Mod takes the divisor's sign (fmod=0) */
+                int64_t r = xi % yi;
+                num_set(o, k, 0, r && ((r < 0) != (yi < 0)) ? r + yi : r, false);
+            }
+            break;
+        case FP_OP_POW: num_set(o, k, pow(x, y), (int64_t)pow((double)xi, (double)yi), true); break;
+        case FP_OP_MAX: num_set(o, k, fmax(x, y), MAX(xi, yi), fl); break;
+        case FP_OP_MIN: num_set(o, k, fmin(x, y), MIN(xi, yi), fl); break;
+        case FP_OP_EQUAL: num_set(o, k, 0, fl ? x == y : xi == yi, false); break;
+        case FP_OP_LESS: num_set(o, k, 0, fl ? x < y : xi < yi, false); break;
+        case FP_OP_LESS_OR_EQUAL: num_set(o, k, 0, fl ? x <= y : xi <= yi, false); break;
+        case FP_OP_GREATER: num_set(o, k, 0, fl ? x > y : xi > yi, false); break;
+        case FP_OP_GREATER_OR_EQUAL: num_set(o, k, 0, fl ? x >= y : xi >= yi, false); break;
+        case FP_OP_AND: num_set(o, k, 0, xi && yi, false); break;
+        case FP_OP_OR: num_set(o, k, 0, xi || yi, false); break;
+        case FP_OP_XOR: num_set(o, k, 0, (!xi) != (!yi), false); break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+static bool eval_unary(fp_op op, const num *a, num *o)
+{
+    for (uint64_t k = 0; k < o->n; k++) {
+        double x = num_get(a, k);
+        int64_t xi = num_geti(a, k);
+        bool fl = a->isf;
+        switch (op) {
+        case FP_OP_NEG: num_set(o, k, -x, -xi, fl); break;
+        case FP_OP_ABS: num_set(o, k, fabs(x), xi < 0 ? -xi : xi, fl); break;
+        case FP_OP_SQRT: num_set(o, k, sqrt(x), 0, true); break;
+        case FP_OP_FLOOR: num_set(o, k, floor(x), xi, fl); break;
+        case FP_OP_CEIL: num_set(o, k, ceil(x), xi, fl); break;
+        case FP_OP_RECIPROCAL: num_set(o, k, 1.0 / x, 0, true); break;
+        case FP_OP_EXP: num_set(o, k, exp(x), 0, true); break;
+        case FP_OP_LOG: num_set(o, k, log(x), 0, true); break;
+        case FP_OP_RELU: num_set(o, k, x > 0 ? x : 0, xi > 0 ? xi : 0, fl); break;
+        case FP_OP_SIGN: num_set(o, k, (x > 0) - (x < 0), (xi > 0) - (xi < 0), fl); break;
+        case FP_OP_NOT: num_set(o, k, 0, !xi, false); break;
+        case FP_OP_CAST: case FP_OP_CAST_LIKE: case FP_OP_IDENTITY: case FP_OP_RESHAPE: case FP_OP_FLATTEN:
+        case FP_OP_SQUEEZE: case FP_OP_UNSQUEEZE: case FP_OP_DROPOUT: case FP_OP_EXPAND:
+            num_set(o, k, x, xi, fl);
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+/* Multi-index of linear index k in shape s (row-major). */
+static void unravel(const fp_shape *s, uint64_t k, int64_t *idx)
+{
+    for (int32_t d = s->rank - 1; d >= 0; d--) {
+        int64_t size = s->dims[d].value;
+        idx[d] = size ? (int64_t)(k % (uint64_t)size) : 0;
+        k = size ? k / (uint64_t)size : 0;
+    }
+}
+
+static uint64_t ravel(const fp_shape *s, const int64_t *idx)
+{
+    uint64_t k = 0;
+    for (int32_t d = 0; d < s->rank; d++)
+        k = k * (uint64_t)s->dims[d].value + (uint64_t)idx[d];
+    return k;
+}
+
+static bool eval_gather(sh_ctx *c, const num *x, const num *ind, num *o)
+{
+    int32_t axis;
+    if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), x->shape.rank, &axis))
+        return false;
+    int64_t oi[FP_MAX_RANK], xi[FP_MAX_RANK], ii[FP_MAX_RANK];
+    int32_t r = ind->shape.rank;
+    for (uint64_t k = 0; k < o->n; k++) {
+        unravel(&o->shape, k, oi);
+        for (int32_t d = 0; d < axis; d++)
+            xi[d] = oi[d];
+        for (int32_t d = 0; d < r; d++)
+            ii[d] = oi[axis + d];
+        int64_t j = num_geti(ind, ravel(&ind->shape, ii));
+        int64_t size = x->shape.dims[axis].value;
+        if (j < 0)
+            j += size;
+        if (j < 0 || j >= size)
+            return false;
+        xi[axis] = j;
+        for (int32_t d = axis + 1; d < x->shape.rank; d++)
+            xi[d] = oi[d - 1 + r];
+        uint64_t src = ravel(&x->shape, xi);
+        num_set(o, k, num_get(x, src), num_geti(x, src), x->isf);
+    }
+    return true;
+}
+
+static bool eval_concat(sh_ctx *c, num *ins, uint32_t nin, num *o)
+{
+    int32_t axis;
+    if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), o->shape.rank, &axis))
+        return false;
+    int64_t oi[FP_MAX_RANK];
+    for (uint64_t k = 0; k < o->n; k++) {
+        unravel(&o->shape, k, oi);
+        int64_t pos = oi[axis];
+        uint32_t which = 0;
+        while (which < nin && pos >= ins[which].shape.dims[axis].value)
+            pos -= ins[which++].shape.dims[axis].value;
+        if (which == nin)
+            return false;
+        oi[axis] = pos;
+        uint64_t src = ravel(&ins[which].shape, oi);
+        num_set(o, k, num_get(&ins[which], src), num_geti(&ins[which], src), ins[which].isf);
+    }
+    return true;
+}
+
+static bool eval_slice(sh_ctx *c, const num *x, num *o)
+{
+    int64_t starts[FP_MAX_RANK], ends[FP_MAX_RANK], axes[FP_MAX_RANK], steps[FP_MAX_RANK];
+    int ns = 0, ne = 0, na = -1, nst = -1;
+    if (c->opset < 10) {
+        if (!sh_attr_ints(c->n, "starts", starts, FP_MAX_RANK, &ns) || !sh_attr_ints(c->n, "ends", ends, FP_MAX_RANK, &ne))
+            return false;
+        if (!sh_attr_ints(c->n, "axes", axes, FP_MAX_RANK, &na))
+            na = -1;
+    } else {
+        if (!sh_ints(c, 1, starts, FP_MAX_RANK, &ns) || !sh_ints(c, 2, ends, FP_MAX_RANK, &ne))
+            return false;
+        if (sh_val(c, 3) && !sh_ints(c, 3, axes, FP_MAX_RANK, &na))
+            return false;
+        if (sh_val(c, 4) && !sh_ints(c, 4, steps, FP_MAX_RANK, &nst))
+            return false;
+    }
+    int64_t st[FP_MAX_RANK], sp[FP_MAX_RANK];
+    for (int32_t d = 0; d < x->shape.rank; d++)
+        st[d] = 0, sp[d] = 1;
+    for (int i = 0; i < ns; i++) {
+        int32_t a;
+        if (!sh_axis(na >= 0 ? axes[i] : i, x->shape.rank, &a))
+            return false;
+        int64_t step = nst >= 0 ? steps[i] : 1, dim = x->shape.dims[a].value, s = starts[i];
+        if (s < 0)
+            s += dim;
+        s = step > 0 ? CLAMP(s, 0, dim) : CLAMP(s, 0, dim - 1);
+        st[a] = s;
+        sp[a] = step;
+    }
+    int64_t oi[FP_MAX_RANK];
+    for (uint64_t k = 0; k < o->n; k++) {
+        unravel(&o->shape, k, oi);
+        for (int32_t d = 0; d < x->shape.rank; d++)
+            oi[d] = st[d] + oi[d] * sp[d];
+        uint64_t src = ravel(&x->shape, oi);
+        num_set(o, k, num_get(x, src), num_geti(x, src), x->isf);
+    }
+    return true;
+}
+
+static bool eval_transpose(sh_ctx *c, const num *x, num *o)
+{
+    int64_t perm[FP_MAX_RANK];
+    int n = 0;
+    if (!sh_attr_ints(c->n, "perm", perm, FP_MAX_RANK, &n)) {
+        n = x->shape.rank;
+        for (int i = 0; i < n; i++)
+            perm[i] = n - 1 - i;
+    }
+    int64_t oi[FP_MAX_RANK], xi[FP_MAX_RANK];
+    for (uint64_t k = 0; k < o->n; k++) {
+        unravel(&o->shape, k, oi);
+        for (int i = 0; i < n; i++)
+            xi[perm[i]] = oi[i];
+        uint64_t src = ravel(&x->shape, xi);
+        num_set(o, k, num_get(x, src), num_geti(x, src), x->isf);
+    }
+    return true;
+}
+
+static bool eval_reduce(sh_ctx *c, const num *x, num *o)
+{
+    int64_t axes[FP_MAX_RANK];
+    int n = 0;
+    bool keep = fp_node_attr_int(c->n, "keepdims", 1) != 0;
+    if (c->n->n_inputs > 1 && sh_val(c, 1)) {
+        if (!sh_ints(c, 1, axes, FP_MAX_RANK, &n))
+            return false;
+    } else if (!sh_attr_ints(c->n, "axes", axes, FP_MAX_RANK, &n)) {
+        n = 0;
+    }
+    bool red[FP_MAX_RANK] = {false};
+    for (int32_t d = 0; d < x->shape.rank; d++)
+        red[d] = n == 0;
+    for (int i = 0; i < n; i++) {
+        int32_t a;
+        if (!sh_axis(axes[i], x->shape.rank, &a))
+            return false;
+        red[a] = true;
+    }
+    fp_op op = c->n->op;
+    double *acc = g_new(double, o->n ? o->n : 1);
+    uint64_t *cnt = g_new0(uint64_t, o->n ? o->n : 1);
+    for (uint64_t k = 0; k < o->n; k++)
+        acc[k] = op == FP_OP_REDUCE_PROD ? 1 : op == FP_OP_REDUCE_MIN ? INFINITY : op == FP_OP_REDUCE_MAX ? -INFINITY : 0;
+    int64_t xi[FP_MAX_RANK], oi[FP_MAX_RANK];
+    for (uint64_t k = 0; k < x->n; k++) {
+        unravel(&x->shape, k, xi);
+        int32_t r = 0;
+        for (int32_t d = 0; d < x->shape.rank; d++) {
+            if (red[d] && !keep)
+                continue;
+            oi[r++] = red[d] ? 0 : xi[d];
+        }
+        uint64_t dst = ravel(&o->shape, oi);
+        double v = num_get(x, k);
+        switch (op) {
+        case FP_OP_REDUCE_PROD: acc[dst] *= v; break;
+        case FP_OP_REDUCE_MIN: acc[dst] = fmin(acc[dst], v); break;
+        case FP_OP_REDUCE_MAX: acc[dst] = fmax(acc[dst], v); break;
+        default: acc[dst] += v; break;
+        }
+        cnt[dst]++;
+    }
+    for (uint64_t k = 0; k < o->n; k++) {
+        double v = op == FP_OP_REDUCE_MEAN && cnt[k] ? acc[k] / (double)cnt[k] : acc[k];
+        num_set(o, k, v, (int64_t)v, true);
+    }
+    g_free(acc);
+    g_free(cnt);
+    return true;
+}
+
+/* Evaluates c->n into its outputs' `fold`; false when not evaluable. */
+static bool evaluate(sh_ctx *c)
+{
+    fp_node *n = c->n;
+    fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
+    if (!out || n->n_outputs != 1 || !fp_shape_static(&out->shape))
+        return false;
+    uint64_t numel;
+    if (!fp_shape_numel(&out->shape, &numel) || numel > SH_MAX_FOLD_ELEMS)
+        return false;
+    if (!is_float_type(out->dtype) && !is_int_type(out->dtype))
+        return false;
+    fp_arena *a = c->m->arena;
+    num ins[8];
+    uint32_t nin = 0;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        if (!n->inputs[i])
+            continue;
+        if (nin == G_N_ELEMENTS(ins))
+            return false;
+        if (!num_load(a, fp_fold_known(n->inputs[i]), &ins[nin++]))
+            return false;
+    }
+    num o;
+    num_alloc(a, &o, out->dtype, &out->shape);
+    bool ok = false;
+    switch (n->op) {
+    case FP_OP_ADD: case FP_OP_SUB: case FP_OP_MUL: case FP_OP_DIV: case FP_OP_MOD: case FP_OP_POW:
+    case FP_OP_EQUAL: case FP_OP_LESS: case FP_OP_LESS_OR_EQUAL: case FP_OP_GREATER:
+    case FP_OP_GREATER_OR_EQUAL: case FP_OP_AND: case FP_OP_OR: case FP_OP_XOR:
+        ok = nin == 2 && eval_binary(n->op, &ins[0], &ins[1], &o);
+        break;
+    case FP_OP_MAX: case FP_OP_MIN: case FP_OP_SUM:
+        if (nin == 1) {
+            ok = eval_unary(FP_OP_IDENTITY, &ins[0], &o);
+        } else if (nin == 2) {
+            ok = eval_binary(n->op == FP_OP_SUM ? FP_OP_ADD : n->op, &ins[0], &ins[1], &o);
+        }
+        break;
+    case FP_OP_NEG: case FP_OP_ABS: case FP_OP_SQRT: case FP_OP_FLOOR: case FP_OP_CEIL: case FP_OP_RECIPROCAL:
+    case FP_OP_EXP: case FP_OP_LOG: case FP_OP_RELU: case FP_OP_SIGN: case FP_OP_NOT: case FP_OP_CAST:
+    case FP_OP_CAST_LIKE: case FP_OP_IDENTITY: case FP_OP_RESHAPE: case FP_OP_FLATTEN: case FP_OP_SQUEEZE:
+    case FP_OP_UNSQUEEZE: case FP_OP_DROPOUT:
+        ok = nin >= 1 && eval_unary(n->op, &ins[0], &o);
+        break;
+    case FP_OP_EXPAND:
+        for (uint64_t k = 0; k < o.n; k++) {
+            uint64_t src = bcast_offset(&o.shape, &ins[0].shape, k);
+            num_set(&o, k, num_get(&ins[0], src), num_geti(&ins[0], src), ins[0].isf);
+        }
+        ok = true;
+        break;
+    case FP_OP_WHERE:
+        if (nin == 3) {
+            for (uint64_t k = 0; k < o.n; k++) {
+                bool cond = num_geti(&ins[0], bcast_offset(&o.shape, &ins[0].shape, k)) != 0;
+                const num *src = cond ? &ins[1] : &ins[2];
+                uint64_t off = bcast_offset(&o.shape, &src->shape, k);
+                num_set(&o, k, num_get(src, off), num_geti(src, off), src->isf);
+            }
+            ok = true;
+        }
+        break;
+    case FP_OP_GATHER:
+        ok = nin == 2 && eval_gather(c, &ins[0], &ins[1], &o);
+        break;
+    case FP_OP_CONCAT:
+        ok = eval_concat(c, ins, nin, &o);
+        break;
+    case FP_OP_SLICE:
+        ok = eval_slice(c, &ins[0], &o);
+        break;
+    case FP_OP_TRANSPOSE:
+        ok = eval_transpose(c, &ins[0], &o);
+        break;
+    case FP_OP_TILE:
+        for (uint64_t k = 0; k < o.n; k++) {
+            int64_t oi[FP_MAX_RANK];
+            unravel(&o.shape, k, oi);
+            for (int32_t d = 0; d < o.shape.rank; d++)
+                oi[d] %= ins[0].shape.dims[d].value;
+            uint64_t src = ravel(&ins[0].shape, oi);
+            num_set(&o, k, num_get(&ins[0], src), num_geti(&ins[0], src), ins[0].isf);
+        }
+        ok = true;
+        break;
+    case FP_OP_REDUCE_PROD: case FP_OP_REDUCE_SUM: case FP_OP_REDUCE_MIN: case FP_OP_REDUCE_MAX:
+    case FP_OP_REDUCE_MEAN:
+        ok = eval_reduce(c, &ins[0], &o);
+        break;
+    case FP_OP_RANGE:
+        for (uint64_t k = 0; k < o.n; k++)
+            num_set(&o, k, num_get(&ins[0], 0) + (double)k * num_get(&ins[2], 0),
+                    num_geti(&ins[0], 0) + (int64_t)k * num_geti(&ins[2], 0), ins[0].isf);
+        ok = nin == 3;
+        break;
+    default:
+        break;
+    }
+    if (ok)
+        out->fold = num_store(a, &o);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- symbolic integer vectors */
+
+static void set_sval(fp_model *m, fp_value *v, const fp_dim *d, int n)
+{
+    v->sval = fp_arena_memdup(m->arena, d, sizeof(fp_dim) * (size_t)(n ? n : 1));
+    v->n_sval = n;
+}
+
+void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t)
+{
+    num x;
+    if (!t || !is_int_type(t->dtype) || t->shape.rank > 1 || !num_load(m->arena, t, &x) || x.n > SH_MAX_SVAL)
+        return;
+    fp_dim d[SH_MAX_SVAL];
+    for (uint64_t k = 0; k < x.n; k++)
+        d[k] = (fp_dim){x.i[k], NULL};
+    set_sval(m, v, d, (int)x.n);
+}
+
+const fp_tensor *fp_fold_known(const fp_value *v)
+{
+    if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor &&
+        v->tensor->where == FP_DATA_INLINE)
+        return v->tensor;
+    return v->fold;
+}
+
+static fp_dim sym_or_unknown(fp_dim d) { return d.sym || d.value >= 0 ? d : (fp_dim){-1, fp_sval_unknown}; }
+
+/* Arithmetic on sval elements: literals compute, a symbol survives x*1, x/1, x+0, x-0. */
+static fp_dim sval_arith(fp_op op, fp_dim a, fp_dim b)
+{
+    fp_dim unk = {-1, fp_sval_unknown};
+    if (!a.sym && !b.sym) {
+        switch (op) {
+        case FP_OP_ADD: return (fp_dim){a.value + b.value, NULL};
+        case FP_OP_SUB: return (fp_dim){a.value - b.value, NULL};
+        case FP_OP_MUL: return (fp_dim){a.value * b.value, NULL};
+        case FP_OP_DIV: return b.value ? (fp_dim){a.value / b.value, NULL} : unk;
+        case FP_OP_MAX: return (fp_dim){MAX(a.value, b.value), NULL};
+        case FP_OP_MIN: return (fp_dim){MIN(a.value, b.value), NULL};
+        default: return unk;
+        }
+    }
+    if (a.sym == fp_sval_unknown || b.sym == fp_sval_unknown)
+        return unk;
+    if ((op == FP_OP_MUL || op == FP_OP_DIV) && !b.sym && b.value == 1)
+        return a;
+    if (op == FP_OP_MUL && !a.sym && a.value == 1)
+        return b;
+    if ((op == FP_OP_ADD || op == FP_OP_SUB) && !b.sym && b.value == 0)
+        return a;
+    if (op == FP_OP_ADD && !a.sym && a.value == 0)
+        return b;
+    if (op == FP_OP_DIV && a.sym == b.sym)
+        return (fp_dim){1, NULL};
+    return unk;
+}
+
+/* Propagates sval through shape-manipulating nodes (symbols kept). */
+static void propagate_sval(sh_ctx *c)
+{
+    fp_node *n = c->n;
+    fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
+    if (!out)
+        return;
+    fp_value *in = sh_val(c, 0);
+    fp_dim d[SH_MAX_SVAL];
+    int cnt = 0;
+    switch (n->op) {
+    case FP_OP_SHAPE: {
+        const fp_shape *s = sh_in(c, 0);
+        if (!s)
+            return;
+        int32_t st, en;
+        sh_shape_range(c, s->rank, &st, &en);
+        for (int32_t i = st; i < en && cnt < SH_MAX_SVAL; i++)
+            d[cnt++] = sym_or_unknown(s->dims[i]);
+        break;
+    }
+    case FP_OP_SIZE: {
+        const fp_shape *s = sh_in(c, 0);
+        if (!s)
+            return;
+        fp_dim acc = {1, NULL};
+        for (int32_t i = 0; i < s->rank; i++)
+            acc = sval_arith(FP_OP_MUL, acc, sym_or_unknown(s->dims[i]));
+        d[cnt++] = acc;
+        break;
+    }
+    case FP_OP_IDENTITY: case FP_OP_RESHAPE: case FP_OP_SQUEEZE: case FP_OP_UNSQUEEZE: case FP_OP_FLATTEN:
+    case FP_OP_CAST: case FP_OP_DROPOUT:
+        if (!in || in->n_sval < 0 || out->shape.rank > 1)
+            return;
+        if (n->op == FP_OP_CAST && !is_int_type((fp_dtype)fp_node_attr_int(n, "to", 0)))
+            return;
+        memcpy(d, in->sval, sizeof(fp_dim) * (size_t)in->n_sval);
+        cnt = in->n_sval;
+        break;
+    case FP_OP_GATHER: {
+        int64_t idx[SH_MAX_SVAL];
+        int ni = 0;
+        if (!in || in->n_sval < 0 || !sh_ints(c, 1, idx, SH_MAX_SVAL, &ni))
+            return;
+        for (int i = 0; i < ni; i++) {
+            int64_t j = idx[i] < 0 ? idx[i] + in->n_sval : idx[i];
+            if (j < 0 || j >= in->n_sval)
+                return;
+            d[cnt++] = in->sval[j];
+        }
+        break;
+    }
+    case FP_OP_CONCAT:
+        for (uint32_t i = 0; i < n->n_inputs; i++) {
+            fp_value *v = n->inputs[i];
+            if (!v || v->n_sval < 0 || cnt + v->n_sval > SH_MAX_SVAL)
+                return;
+            memcpy(d + cnt, v->sval, sizeof(fp_dim) * (size_t)v->n_sval);
+            cnt += v->n_sval;
+        }
+        break;
+    case FP_OP_SLICE: {
+        int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
+        int k = 0;
+        if (!in || in->n_sval < 0 || c->opset < 10 || !sh_ints(c, 1, st, 1, &k) || !sh_ints(c, 2, en, 1, &k))
+            return;
+        if (sh_val(c, 3) && (!sh_ints(c, 3, ax, 1, &k) || (ax[0] != 0 && ax[0] != -1)))
+            return;
+        if (sh_val(c, 4) && !sh_ints(c, 4, sp, 1, &k))
+            return;
+        int64_t dim = in->n_sval, s = st[0] < 0 ? st[0] + dim : st[0], e = en[0] < 0 ? en[0] + dim : en[0];
+        if (sp[0] > 0) {
+            s = CLAMP(s, 0, dim);
+            e = CLAMP(e, 0, dim);
+            for (int64_t i = s; i < e; i += sp[0])
+                d[cnt++] = in->sval[i];
+        } else if (sp[0] < 0) {
+            s = CLAMP(s, 0, dim - 1);
+            e = CLAMP(e, -1, dim - 1);
+            for (int64_t i = s; i > e; i += sp[0])
+                d[cnt++] = in->sval[i];
+        }
+        break;
+    }
+    case FP_OP_ADD: case FP_OP_SUB: case FP_OP_MUL: case FP_OP_DIV: case FP_OP_MAX: case FP_OP_MIN: {
+        fp_value *b = sh_val(c, 1);
+        if (!in || !b || in->n_sval < 0 || b->n_sval < 0 || n->n_inputs != 2)
+            return;
+        int na = in->n_sval, nb = b->n_sval;
+        if (na != nb && na != 1 && nb != 1)
+            return;
+        cnt = MAX(na, nb);
+        for (int i = 0; i < cnt; i++)
+            d[i] = sval_arith(n->op, in->sval[na == 1 ? 0 : i], b->sval[nb == 1 ? 0 : i]);
+        break;
+    }
+    case FP_OP_CONSTANT_OF_SHAPE: {
+        uint64_t numel;
+        if (!out->fold && fp_shape_numel(&out->shape, &numel) && numel <= SH_MAX_SVAL) {
+            const fp_attr *val = fp_node_attr(n, "value");
+            num x;
+            int64_t fill = 0;
+            if (val && val->type == FP_ATTR_TENSOR && num_load(c->m->arena, val->u.t, &x) && x.n == 1)
+                fill = num_geti(&x, 0);
+            if (!is_int_type(out->dtype))
+                return;
+            for (uint64_t i = 0; i < numel; i++)
+                d[cnt++] = (fp_dim){fill, NULL};
+        } else {
+            return;
+        }
+        break;
+    }
+    default:
+        return;
+    }
+    if (out->shape.rank > 1)
+        return;
+    set_sval(c->m, out, d, cnt);
+}
+
+void fp_fold_node(sh_ctx *c)
+{
+    fp_node *n = c->n;
+    if (n->op == FP_OP_CONSTANT_OF_SHAPE && n->n_outputs == 1 && n->outputs[0]) {
+        /* evaluated by fill, not from inputs */
+        fp_value *out = n->outputs[0];
+        uint64_t numel;
+        const fp_attr *val = fp_node_attr(n, "value");
+        num x, o;
+        if (fp_shape_numel(&out->shape, &numel) && numel <= SH_MAX_FOLD_ELEMS) {
+            num_alloc(c->m->arena, &o, out->dtype, &out->shape);
+            bool have = val && val->type == FP_ATTR_TENSOR && num_load(c->m->arena, val->u.t, &x) && x.n == 1;
+            for (uint64_t k = 0; k < o.n; k++)
+                num_set(&o, k, have ? num_get(&x, 0) : 0, have ? num_geti(&x, 0) : 0, have && x.isf);
+            out->fold = num_store(c->m->arena, &o);
+        }
+    } else if (n->op == FP_OP_SEQUENCE_LENGTH && n->n_outputs == 1 && n->outputs[0] && n->inputs[0] &&
+               n->inputs[0]->n_elems >= 0) {
+        num o;
+        num_alloc(c->m->arena, &o, FP_DT_INT64, &n->outputs[0]->shape);
+        o.i[0] = n->inputs[0]->n_elems;
+        n->outputs[0]->fold = num_store(c->m->arena, &o);
+    } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
+        const fp_shape *s = sh_in(c, 0);
+        fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
+        if (s && out && fp_shape_static(s)) {
+            num o;
+            num_alloc(c->m->arena, &o, FP_DT_INT64, &out->shape);
+            if (n->op == FP_OP_SIZE) {
+                uint64_t numel = 0;
+                fp_shape_numel(s, &numel);
+                o.i[0] = (int64_t)numel;
+            } else {
+                int32_t st, en;
+                sh_shape_range(c, s->rank, &st, &en);
+                for (int32_t i = st; i < en; i++)
+                    o.i[i - st] = s->dims[i].value;
+            }
+            out->fold = num_store(c->m->arena, &o);
+        }
+    } else {
+        bool all_known = n->n_inputs > 0;
+        for (uint32_t i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] && !fp_fold_known(n->inputs[i]))
+                all_known = false;
+        if (all_known)
+            evaluate(c);
+    }
+    fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
+    if (out && out->fold)
+        fp_fold_seed(c->m, out, out->fold);
+    else
+        propagate_sval(c);
+}

@@ -1,0 +1,78 @@
+/* shape_ctx.h - internals shared by the shape-inference pass (shapes.c), its per-op rules
+ * (shape_rules*.c) and the constant evaluator (fold.c). Not used outside passes/. */
+#ifndef FP_SHAPE_CTX_H
+#define FP_SHAPE_CTX_H
+
+#include <stdarg.h>
+
+#include "passes/shapes.h"
+
+/* Largest integer vector tracked element-wise (shape arithmetic) and largest folded tensor. */
+#define SH_MAX_SVAL 64
+#define SH_MAX_FOLD_ELEMS 1024
+
+typedef enum { SH_OK, SH_UNKNOWN, SH_ERROR } sh_result;
+
+typedef struct {
+    fp_model *m;
+    fp_node *n;
+    int64_t opset;
+    fp_diag *diag;
+    GError **error;
+    char *reason; /* why SH_UNKNOWN (g_free'd by the driver) */
+} sh_ctx;
+
+typedef sh_result (*sh_rule)(sh_ctx *c);
+
+/* Per-op shape rules, indexed by fp_op (NULL: no rule). */
+extern const sh_rule fp_shape_rules[FP_OP_COUNT];
+
+/* ---- inputs ---- */
+/* Input i's value, NULL when the node has no input i or it is omitted. */
+fp_value *sh_val(sh_ctx *c, uint32_t i);
+/* Input i's shape when its rank is known, else NULL. */
+const fp_shape *sh_in(sh_ctx *c, uint32_t i);
+fp_dtype sh_dt(sh_ctx *c, uint32_t i);
+/* Known integer contents of input i (every element a known integer); at most max elements. */
+bool sh_ints(sh_ctx *c, uint32_t i, int64_t *out, int max, int *n);
+/* Known scalar (float) content of input i. */
+bool sh_scalar(sh_ctx *c, uint32_t i, double *out);
+/* Integer list attribute; false when absent. */
+bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count);
+bool sh_attr_floats(const fp_node *n, const char *name, double *out, int max, int *count);
+
+/* ---- results ---- */
+fp_shape sh_new(sh_ctx *c, int32_t rank);
+fp_shape sh_copy(sh_ctx *c, const fp_shape *s);
+fp_shape sh_unknown_rank(void);
+void sh_set(sh_ctx *c, uint32_t out, fp_dtype dt, fp_shape s);
+sh_result sh_unknown(sh_ctx *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+sh_result sh_fail(sh_ctx *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* ---- dims ---- */
+static inline fp_dim sh_dim(int64_t v) { return (fp_dim){v, NULL}; }
+static inline fp_dim sh_dim_unknown(void) { return (fp_dim){-1, NULL}; }
+bool sh_dim_eq(fp_dim a, fp_dim b);
+fp_dim sh_dim_mul(fp_dim a, fp_dim b);
+fp_dim sh_dim_add(fp_dim a, fp_dim b);
+fp_dim sh_dim_sub(fp_dim a, fp_dim b);
+fp_dim sh_dim_div(fp_dim a, fp_dim b); /* exact division only */
+/* Multidirectional broadcast of two shapes into *out (which may alias a or b); false with
+ * sh_fail on a mismatch of known dims. */
+bool sh_broadcast(sh_ctx *c, const fp_shape *a, const fp_shape *b, fp_shape *out);
+/* Normalizes a possibly negative axis for `rank`; false when out of range. */
+bool sh_axis(int64_t axis, int32_t rank, int32_t *out);
+
+/* [start, end) of a Shape op over a rank-`rank` input (opset-15 start/end attributes). */
+void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
+
+/* ---- constant evaluation (fold.c) ---- */
+/* Computes the output contents of c->n when every input's content is known and small:
+ * sets out->fold (numeric tensors) and out->sval (integer vectors, symbols kept). Never fails. */
+void fp_fold_node(sh_ctx *c);
+/* Seeds sval from a value's constant tensor (initializer/Constant/input value). */
+void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t);
+/* The constant content of v (initializer, Constant, folded or provided input), or NULL. */
+const fp_tensor *fp_fold_known(const fp_value *v);
+
+#endif

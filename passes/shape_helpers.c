@@ -1,0 +1,272 @@
+/* shape_helpers.c - helpers of the shape rules: inputs, results, dim arithmetic, broadcasting. */
+#include <math.h>
+#include <string.h>
+
+#include "shape_ctx.h"
+
+fp_value *sh_val(sh_ctx *c, uint32_t i) { return i < c->n->n_inputs ? c->n->inputs[i] : NULL; }
+
+const fp_shape *sh_in(sh_ctx *c, uint32_t i)
+{
+    fp_value *v = sh_val(c, i);
+    return v && v->shape.rank >= 0 ? &v->shape : NULL;
+}
+
+fp_dtype sh_dt(sh_ctx *c, uint32_t i)
+{
+    fp_value *v = sh_val(c, i);
+    return v ? v->dtype : FP_DT_UNDEFINED;
+}
+
+/* Reads element k of an inline tensor as int64 (integer and bool types). */
+static bool tensor_int(const fp_tensor *t, uint64_t k, int64_t *out)
+{
+    const uint8_t *p = t->data;
+    switch (t->dtype) {
+    case FP_DT_INT64: { int64_t x; memcpy(&x, p + 8 * k, 8); *out = x; return true; }
+    case FP_DT_UINT64: { uint64_t x; memcpy(&x, p + 8 * k, 8); *out = (int64_t)x; return true; }
+    case FP_DT_INT32: { int32_t x; memcpy(&x, p + 4 * k, 4); *out = x; return true; }
+    case FP_DT_UINT32: { uint32_t x; memcpy(&x, p + 4 * k, 4); *out = x; return true; }
+    case FP_DT_INT16: { int16_t x; memcpy(&x, p + 2 * k, 2); *out = x; return true; }
+    case FP_DT_UINT16: { uint16_t x; memcpy(&x, p + 2 * k, 2); *out = x; return true; }
+    case FP_DT_INT8: *out = (int8_t)p[k]; return true;
+    case FP_DT_UINT8: case FP_DT_BOOL: *out = p[k]; return true;
+    default: return false;
+    }
+}
+
+bool sh_ints(sh_ctx *c, uint32_t i, int64_t *out, int max, int *n)
+{
+    fp_value *v = sh_val(c, i);
+    if (!v)
+        return false;
+    const fp_tensor *t = fp_fold_known(v);
+    uint64_t numel = 0;
+    if (t && fp_shape_numel(&t->shape, &numel) && numel <= (uint64_t)max && t->dtype != FP_DT_FLOAT &&
+        t->dtype != FP_DT_DOUBLE && t->dtype != FP_DT_FLOAT16) {
+        for (uint64_t k = 0; k < numel; k++)
+            if (!tensor_int(t, k, &out[k]))
+                return false;
+        *n = (int)numel;
+        return true;
+    }
+    if (v->n_sval >= 0 && v->n_sval <= max) {
+        for (int k = 0; k < v->n_sval; k++) {
+            if (v->sval[k].sym) /* a symbol or FP_SVAL_UNKNOWN */
+                return false;
+            out[k] = v->sval[k].value;
+        }
+        *n = v->n_sval;
+        return true;
+    }
+    return false;
+}
+
+bool sh_scalar(sh_ctx *c, uint32_t i, double *out)
+{
+    fp_value *v = sh_val(c, i);
+    const fp_tensor *t = v ? fp_fold_known(v) : NULL;
+    uint64_t numel = 0;
+    if (!t || !fp_shape_numel(&t->shape, &numel) || numel != 1)
+        return false;
+    const uint8_t *p = t->data;
+    int64_t iv;
+    switch (t->dtype) {
+    case FP_DT_FLOAT: { float f; memcpy(&f, p, 4); *out = f; return true; }
+    case FP_DT_DOUBLE: { double d; memcpy(&d, p, 8); *out = d; return true; }
+    case FP_DT_FLOAT16: {
+        uint16_t h; memcpy(&h, p, 2);
+        int e = (h >> 10) & 0x1f, mnt = h & 0x3ff;
+        double val = e == 0 ? ldexp(mnt, -24) : e == 31 ? (mnt ? NAN : INFINITY) : ldexp(mnt + 1024, e - 25);
+        *out = (h & 0x8000) ? -val : val;
+        return true;
+    }
+    default:
+        if (!tensor_int(t, 0, &iv))
+            return false;
+        *out = (double)iv;
+        return true;
+    }
+}
+
+bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    if (!a)
+        return false;
+    if (a->type == FP_ATTR_INT) {
+        out[0] = a->u.i;
+        *count = 1;
+        return true;
+    }
+    if (a->type != FP_ATTR_INTS || a->n > (uint32_t)max)
+        return false;
+    memcpy(out, a->u.ints, a->n * sizeof(int64_t));
+    *count = (int)a->n;
+    return true;
+}
+
+bool sh_attr_floats(const fp_node *n, const char *name, double *out, int max, int *count)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    if (!a || a->type != FP_ATTR_FLOATS || a->n > (uint32_t)max)
+        return false;
+    memcpy(out, a->u.floats, a->n * sizeof(double));
+    *count = (int)a->n;
+    return true;
+}
+
+fp_shape sh_new(sh_ctx *c, int32_t rank)
+{
+    fp_shape s = {rank, NULL};
+    s.dims = fp_arena_calloc(c->m->arena, rank > 0 ? (size_t)rank : 1, sizeof(fp_dim));
+    for (int32_t i = 0; i < rank; i++)
+        s.dims[i] = sh_dim_unknown();
+    return s;
+}
+
+fp_shape sh_copy(sh_ctx *c, const fp_shape *src)
+{
+    if (src->rank < 0)
+        return sh_unknown_rank();
+    fp_shape s = sh_new(c, src->rank);
+    if (src->rank > 0)
+        memcpy(s.dims, src->dims, (size_t)src->rank * sizeof(fp_dim));
+    return s;
+}
+
+fp_shape sh_unknown_rank(void) { return (fp_shape){-1, NULL}; }
+
+void sh_set(sh_ctx *c, uint32_t out, fp_dtype dt, fp_shape s)
+{
+    if (out >= c->n->n_outputs || !c->n->outputs[out])
+        return;
+    fp_value *v = c->n->outputs[out];
+    v->dtype = dt;
+    v->shape = s;
+    if (v->type == FP_TYPE_UNKNOWN)
+        v->type = FP_TYPE_TENSOR;
+}
+
+sh_result sh_unknown(sh_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_free(c->reason);
+    c->reason = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    return SH_UNKNOWN;
+}
+
+sh_result sh_fail(sh_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(c->error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph '%s': node '%s' (%s): %s", c->n->graph->name,
+                c->n->name, c->n->op_type, msg);
+    return SH_ERROR;
+}
+
+bool sh_dim_eq(fp_dim a, fp_dim b)
+{
+    if (a.sym || b.sym)
+        return a.sym == b.sym; /* interned */
+    return a.value >= 0 && a.value == b.value;
+}
+
+fp_dim sh_dim_mul(fp_dim a, fp_dim b)
+{
+    if (fp_dim_known(a) && fp_dim_known(b)) {
+        int64_t r;
+        if (__builtin_mul_overflow(a.value, b.value, &r))
+            return sh_dim_unknown();
+        return sh_dim(r);
+    }
+    if (fp_dim_known(a) && a.value == 1)
+        return b;
+    if (fp_dim_known(b) && b.value == 1)
+        return a;
+    if ((fp_dim_known(a) && a.value == 0) || (fp_dim_known(b) && b.value == 0))
+        return sh_dim(0);
+    return sh_dim_unknown();
+}
+
+fp_dim sh_dim_add(fp_dim a, fp_dim b)
+{
+    if (fp_dim_known(a) && fp_dim_known(b))
+        return sh_dim(a.value + b.value);
+    if (fp_dim_known(a) && a.value == 0)
+        return b;
+    if (fp_dim_known(b) && b.value == 0)
+        return a;
+    return sh_dim_unknown();
+}
+
+fp_dim sh_dim_sub(fp_dim a, fp_dim b)
+{
+    if (fp_dim_known(a) && fp_dim_known(b))
+        return sh_dim(a.value - b.value);
+    if (fp_dim_known(b) && b.value == 0)
+        return a;
+    return sh_dim_unknown();
+}
+
+fp_dim sh_dim_div(fp_dim a, fp_dim b)
+{
+    if (fp_dim_known(a) && fp_dim_known(b) && b.value > 0 && a.value % b.value == 0)
+        return sh_dim(a.value / b.value);
+    if (fp_dim_known(b) && b.value == 1)
+        return a;
+    if (a.sym && a.sym == b.sym)
+        return sh_dim(1);
+    return sh_dim_unknown();
+}
+
+/* One broadcast dim: equal, or one of them is 1. */
+static bool broadcast_dim(fp_dim a, fp_dim b, fp_dim *out)
+{
+    if (fp_dim_known(a) && a.value == 1) { *out = b; return true; }
+    if (fp_dim_known(b) && b.value == 1) { *out = a; return true; }
+    if (fp_dim_known(a) && fp_dim_known(b)) {
+        if (a.value != b.value)
+            return false;
+        *out = a;
+        return true;
+    }
+    if (sh_dim_eq(a, b)) { *out = a; return true; }
+    /* a known size wins over a symbol or an unknown (the symbol must equal it or be 1) */
+    if (fp_dim_known(a)) { *out = a; return true; }
+    if (fp_dim_known(b)) { *out = b; return true; }
+    if (a.sym && !b.sym) { *out = a; return true; }
+    if (b.sym && !a.sym) { *out = b; return true; }
+    *out = sh_dim_unknown();
+    return true;
+}
+
+bool sh_broadcast(sh_ctx *c, const fp_shape *a, const fp_shape *b, fp_shape *result)
+{
+    int32_t r = MAX(a->rank, b->rank);
+    fp_shape res = sh_new(c, r), *out = &res; /* result may alias a or b */
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
+        fp_dim da = ia >= 0 ? a->dims[ia] : sh_dim(1), db = ib >= 0 ? b->dims[ib] : sh_dim(1);
+        if (!broadcast_dim(da, db, &out->dims[i])) {
+            g_autofree char *sa = fp_shape_to_string(a), *sb = fp_shape_to_string(b);
+            sh_fail(c, "shapes %s and %s do not broadcast (dimension %d: %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT ")",
+                    sa, sb, i, da.value, db.value);
+            return false;
+        }
+    }
+    *result = res;
+    return true;
+}
+
+bool sh_axis(int64_t axis, int32_t rank, int32_t *out)
+{
+    if (axis < -(int64_t)rank || axis >= rank)
+        return false;
+    *out = (int32_t)(axis < 0 ? axis + rank : axis);
+    return true;
+}

@@ -1,0 +1,687 @@
+/* shape_rules_nn.c - shape rules of arithmetic ops: elementwise, activations, convolution,
+ * pooling, Gemm/MatMul/Einsum, normalization, reductions, recurrent cells.
+ * Formulas follow the ONNX operator specifications (onnx/docs/Operators.md). */
+#include <math.h>
+#include <string.h>
+
+#include "shape_rules.h"
+
+/* ---------------------------------------------------------------- elementwise */
+
+/* Broadcast of every present input (variadic Sum/Max/Min/Mean too); dtype `dt` or input 0's. */
+static sh_result broadcast_all(sh_ctx *c, uint32_t first, fp_dtype dt)
+{
+    fp_shape acc = {-1, NULL};
+    bool have = false;
+    for (uint32_t i = first; i < c->n->n_inputs; i++) {
+        if (!sh_val(c, i))
+            continue;
+        const fp_shape *s = sh_in(c, i);
+        if (!s)
+            return sh_unknown(c, "input %u has unknown rank", i);
+        if (!have) {
+            acc = *s;
+            have = true;
+        } else if (!sh_broadcast(c, &acc, s, &acc)) {
+            return SH_ERROR;
+        }
+    }
+    if (!have)
+        return sh_unknown(c, "no inputs");
+    sh_set(c, 0, dt, sh_copy(c, &acc));
+    return SH_OK;
+}
+
+sh_result sh_rule_binary(sh_ctx *c) { return broadcast_all(c, 0, sh_dt(c, 0)); }
+
+sh_result sh_rule_compare(sh_ctx *c) { return broadcast_all(c, 0, FP_DT_BOOL); }
+
+sh_result sh_rule_where(sh_ctx *c)
+{
+    sh_result r = broadcast_all(c, 0, sh_dt(c, 1));
+    return r;
+}
+
+/* Output = input 0's shape and dtype (unary ops, activations, normalizations, ...). */
+sh_result sh_rule_same(sh_ctx *c)
+{
+    const fp_shape *s = sh_in(c, 0);
+    if (!s)
+        return sh_unknown(c, "input 0 has unknown rank");
+    sh_set(c, 0, sh_dt(c, 0), sh_copy(c, s));
+    return SH_OK;
+}
+
+sh_result sh_rule_bool_same(sh_ctx *c)
+{
+    sh_result r = sh_rule_same(c);
+    if (r == SH_OK)
+        c->n->outputs[0]->dtype = FP_DT_BOOL;
+    return r;
+}
+
+sh_result sh_rule_cast(sh_ctx *c)
+{
+    sh_result r = sh_rule_same(c);
+    if (r != SH_OK)
+        return r;
+    fp_dtype to = c->n->op == FP_OP_CAST_LIKE ? sh_dt(c, 1) : (fp_dtype)fp_node_attr_int(c->n, "to", 0);
+    if (c->n->op == FP_OP_CAST && !fp_dtype_valid(to))
+        return sh_fail(c, "attribute 'to' = %d is not a data type", (int)to);
+    c->n->outputs[0]->dtype = to;
+    return SH_OK;
+}
+
+sh_result sh_rule_quantize(sh_ctx *c)
+{
+    sh_result r = sh_rule_same(c);
+    if (r != SH_OK)
+        return r;
+    fp_dtype dt = FP_DT_UINT8;
+    if (c->n->op == FP_OP_DEQUANTIZE_LINEAR)
+        dt = sh_val(c, 1) ? sh_dt(c, 1) : FP_DT_FLOAT;
+    else if (fp_node_attr(c->n, "output_dtype") && fp_node_attr_int(c->n, "output_dtype", 0))
+        dt = (fp_dtype)fp_node_attr_int(c->n, "output_dtype", 0);
+    else if (sh_val(c, 2))
+        dt = sh_dt(c, 2);
+    c->n->outputs[0]->dtype = dt;
+    return SH_OK;
+}
+
+sh_result sh_rule_dyn_quantize(sh_ctx *c)
+{
+    sh_result r = sh_rule_same(c);
+    if (r != SH_OK)
+        return r;
+    c->n->outputs[0]->dtype = FP_DT_UINT8;
+    sh_set(c, 1, FP_DT_FLOAT, sh_new(c, 0));
+    sh_set(c, 2, FP_DT_UINT8, sh_new(c, 0));
+    return SH_OK;
+}
+
+/* ---------------------------------------------------------------- convolution and pooling */
+
+typedef struct {
+    int nsp;                 /* spatial dims */
+    int64_t k[FP_MAX_RANK], s[FP_MAX_RANK], d[FP_MAX_RANK], pb[FP_MAX_RANK], pe[FP_MAX_RANK];
+    const char *auto_pad;
+} window;
+
+/* Reads kernel_shape (or `kernel` dims of the weight), strides, dilations, pads, auto_pad. */
+static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win)
+{
+    int cnt = 0;
+    win->nsp = nsp;
+    if (sh_attr_ints(c->n, "kernel_shape", win->k, FP_MAX_RANK, &cnt)) {
+        if (cnt != nsp)
+            return sh_fail(c, "kernel_shape has %d entries for %d spatial dimensions", cnt, nsp);
+    } else if (w && w->rank == nsp + 2) {
+        for (int i = 0; i < nsp; i++) {
+            if (!fp_dim_known(w->dims[2 + i]))
+                return sh_unknown(c, "kernel size unknown");
+            win->k[i] = w->dims[2 + i].value;
+        }
+    } else {
+        return sh_unknown(c, "no kernel_shape and no weight shape");
+    }
+    for (int i = 0; i < nsp; i++)
+        win->s[i] = win->d[i] = 1, win->pb[i] = win->pe[i] = 0;
+    if (sh_attr_ints(c->n, "strides", win->s, FP_MAX_RANK, &cnt) && cnt != nsp)
+        return sh_fail(c, "strides has %d entries for %d spatial dimensions", cnt, nsp);
+    if (sh_attr_ints(c->n, "dilations", win->d, FP_MAX_RANK, &cnt) && cnt != nsp)
+        return sh_fail(c, "dilations has %d entries for %d spatial dimensions", cnt, nsp);
+    int64_t pads[2 * FP_MAX_RANK];
+    if (sh_attr_ints(c->n, "pads", pads, 2 * FP_MAX_RANK, &cnt)) {
+        if (cnt != 2 * nsp)
+            return sh_fail(c, "pads has %d entries for %d spatial dimensions", cnt, nsp);
+        for (int i = 0; i < nsp; i++)
+            win->pb[i] = pads[i], win->pe[i] = pads[nsp + i];
+    }
+    for (int i = 0; i < nsp; i++)
+        if (win->s[i] <= 0 || win->d[i] <= 0 || win->k[i] <= 0)
+            return sh_fail(c, "kernel, stride and dilation must be positive");
+    win->auto_pad = fp_node_attr_string(c->n, "auto_pad", "NOTSET");
+    return SH_OK;
+}
+
+/* Output size of one spatial dim of a convolution or pooling window. */
+static fp_dim window_out(const window *w, int i, fp_dim in, bool ceil_mode)
+{
+    if (!fp_dim_known(in))
+        return sh_dim_unknown();
+    int64_t ext = w->d[i] * (w->k[i] - 1) + 1;
+    if (strcmp(w->auto_pad, "SAME_UPPER") == 0 || strcmp(w->auto_pad, "SAME_LOWER") == 0)
+        return sh_dim((in.value + w->s[i] - 1) / w->s[i]);
+    if (strcmp(w->auto_pad, "VALID") == 0)
+        return sh_dim(in.value < ext ? 0 : (in.value - ext) / w->s[i] + 1);
+    int64_t span = in.value + w->pb[i] + w->pe[i] - ext;
+    if (span < 0)
+        return sh_dim(0);
+    int64_t out = ceil_mode ? (span + w->s[i] - 1) / w->s[i] + 1 : span / w->s[i] + 1;
+    /* ceil mode: the last window must start inside the input or the left padding */
+    if (ceil_mode && (out - 1) * w->s[i] >= in.value + w->pb[i])
+        out--;
+    return sh_dim(out);
+}
+
+sh_result sh_rule_conv(sh_ctx *c)
+{
+    bool qlinear = c->n->op == FP_OP_QLINEAR_CONV;
+    const fp_shape *x = sh_in(c, 0), *w = sh_in(c, qlinear ? 3 : 1);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    if (x->rank < 3)
+        return sh_fail(c, "input rank %d < 3", x->rank);
+    int nsp = x->rank - 2;
+    window win;
+    sh_result r = read_window(c, nsp, w, &win);
+    if (r != SH_OK)
+        return r;
+    int64_t group = fp_node_attr_int(c->n, "group", 1);
+    if (w && w->rank != x->rank)
+        return sh_fail(c, "weight rank %d differs from input rank %d", w->rank, x->rank);
+    if (w && fp_dim_known(x->dims[1]) && fp_dim_known(w->dims[1]) && group > 0 &&
+        x->dims[1].value != w->dims[1].value * group)
+        return sh_fail(c, "input has %" G_GINT64_FORMAT " channels but weight expects %" G_GINT64_FORMAT
+                          " (%" G_GINT64_FORMAT " per group x %" G_GINT64_FORMAT " groups)",
+                       x->dims[1].value, w->dims[1].value * group, w->dims[1].value, group);
+    fp_shape out = sh_new(c, x->rank);
+    out.dims[0] = x->dims[0];
+    out.dims[1] = w ? w->dims[0] : sh_dim_unknown();
+    for (int i = 0; i < nsp; i++)
+        out.dims[2 + i] = window_out(&win, i, x->dims[2 + i], false);
+    fp_dtype dt = sh_dt(c, 0);
+    if (c->n->op == FP_OP_CONV_INTEGER)
+        dt = FP_DT_INT32;
+    else if (qlinear)
+        dt = sh_val(c, 7) ? sh_dt(c, 7) : FP_DT_UINT8;
+    sh_set(c, 0, dt, out);
+    return SH_OK;
+}
+
+sh_result sh_rule_conv_transpose(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0), *w = sh_in(c, 1);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    if (x->rank < 3)
+        return sh_fail(c, "input rank %d < 3", x->rank);
+    int nsp = x->rank - 2;
+    window win;
+    sh_result r = read_window(c, nsp, w, &win);
+    if (r != SH_OK)
+        return r;
+    int64_t group = fp_node_attr_int(c->n, "group", 1);
+    fp_shape out = sh_new(c, x->rank);
+    out.dims[0] = x->dims[0];
+    out.dims[1] = w && fp_dim_known(w->dims[1]) ? sh_dim(w->dims[1].value * group) : sh_dim_unknown();
+    int64_t ops[FP_MAX_RANK] = {0}, oshape[FP_MAX_RANK];
+    int cnt = 0;
+    sh_attr_ints(c->n, "output_padding", ops, FP_MAX_RANK, &cnt);
+    bool have_oshape = sh_attr_ints(c->n, "output_shape", oshape, FP_MAX_RANK, &cnt);
+    for (int i = 0; i < nsp; i++) {
+        fp_dim in = x->dims[2 + i];
+        if (have_oshape) {
+            out.dims[2 + i] = sh_dim(oshape[cnt == nsp ? i : i + cnt - nsp]);
+        } else if (!fp_dim_known(in)) {
+            out.dims[2 + i] = sh_dim_unknown();
+        } else if (strncmp(win.auto_pad, "SAME", 4) == 0) {
+            out.dims[2 + i] = sh_dim(in.value * win.s[i]);
+        } else {
+            int64_t pb = win.pb[i], pe = win.pe[i];
+            if (strcmp(win.auto_pad, "VALID") == 0)
+                pb = pe = 0;
+            out.dims[2 + i] = sh_dim(win.s[i] * (in.value - 1) + ops[i] + (win.k[i] - 1) * win.d[i] + 1 - pb - pe);
+        }
+    }
+    sh_set(c, 0, sh_dt(c, 0), out);
+    return SH_OK;
+}
+
+sh_result sh_rule_pool(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    if (x->rank < 3)
+        return sh_fail(c, "input rank %d < 3", x->rank);
+    int nsp = x->rank - 2;
+    window win;
+    sh_result r = read_window(c, nsp, NULL, &win);
+    if (r != SH_OK)
+        return r;
+    bool ceil_mode = fp_node_attr_int(c->n, "ceil_mode", 0) != 0;
+    fp_shape out = sh_new(c, x->rank);
+    out.dims[0] = x->dims[0];
+    out.dims[1] = x->dims[1];
+    for (int i = 0; i < nsp; i++)
+        out.dims[2 + i] = window_out(&win, i, x->dims[2 + i], ceil_mode);
+    sh_set(c, 0, sh_dt(c, 0), out);
+    sh_set(c, 1, FP_DT_INT64, sh_copy(c, &out)); /* MaxPool indices */
+    return SH_OK;
+}
+
+sh_result sh_rule_global_pool(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    if (x->rank < 2)
+        return sh_fail(c, "input rank %d < 2", x->rank);
+    fp_shape out = sh_copy(c, x);
+    for (int32_t i = 2; i < x->rank; i++)
+        out.dims[i] = sh_dim(1);
+    sh_set(c, 0, sh_dt(c, 0), out);
+    return SH_OK;
+}
+
+sh_result sh_rule_roi(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0), *rois = sh_in(c, 1);
+    if (!x || !rois)
+        return sh_unknown(c, "input or rois of unknown rank");
+    fp_shape out = sh_new(c, 4);
+    out.dims[0] = rois->dims[0];
+    out.dims[1] = x->dims[1];
+    if (c->n->op == FP_OP_MAX_ROI_POOL) {
+        int64_t ps[2];
+        int cnt = 0;
+        if (!sh_attr_ints(c->n, "pooled_shape", ps, 2, &cnt) || cnt != 2)
+            return sh_fail(c, "missing attribute pooled_shape");
+        out.dims[2] = sh_dim(ps[0]);
+        out.dims[3] = sh_dim(ps[1]);
+    } else {
+        out.dims[2] = sh_dim(fp_node_attr_int(c->n, "output_height", 1));
+        out.dims[3] = sh_dim(fp_node_attr_int(c->n, "output_width", 1));
+    }
+    sh_set(c, 0, sh_dt(c, 0), out);
+    return SH_OK;
+}
+
+sh_result sh_rule_max_unpool(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    int64_t os[FP_MAX_RANK];
+    int n = 0;
+    if (sh_ints(c, 2, os, FP_MAX_RANK, &n)) {
+        fp_shape out = sh_new(c, n);
+        for (int i = 0; i < n; i++)
+            out.dims[i] = sh_dim(os[i]);
+        sh_set(c, 0, sh_dt(c, 0), out);
+        return SH_OK;
+    }
+    window win;
+    sh_result r = read_window(c, x->rank - 2, NULL, &win);
+    if (r != SH_OK)
+        return r;
+    fp_shape out = sh_copy(c, x);
+    for (int i = 0; i < x->rank - 2; i++) {
+        fp_dim in = x->dims[2 + i];
+        out.dims[2 + i] = fp_dim_known(in) ? sh_dim((in.value - 1) * win.s[i] + win.k[i] - win.pb[i] - win.pe[i])
+                                           : sh_dim_unknown();
+    }
+    sh_set(c, 0, sh_dt(c, 0), out);
+    return SH_OK;
+}
+
+/* ---------------------------------------------------------------- contractions */
+
+sh_result sh_rule_gemm(sh_ctx *c)
+{
+    const fp_shape *a = sh_in(c, 0), *b = sh_in(c, 1);
+    if (!a || !b)
+        return sh_unknown(c, "operand of unknown rank");
+    if (a->rank != 2 || b->rank != 2)
+        return sh_fail(c, "Gemm operands must be 2-D (got rank %d and %d)", a->rank, b->rank);
+    bool ta = fp_node_attr_int(c->n, "transA", 0), tb = fp_node_attr_int(c->n, "transB", 0);
+    fp_dim m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1], kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
+    if (fp_dim_known(ka) && fp_dim_known(kb) && ka.value != kb.value)
+        return sh_fail(c, "inner dimensions differ: %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, ka.value, kb.value);
+    fp_shape out = sh_new(c, 2);
+    out.dims[0] = m;
+    out.dims[1] = n;
+    sh_set(c, 0, sh_dt(c, 0), out);
+    return SH_OK;
+}
+
+sh_result sh_rule_matmul(sh_ctx *c)
+{
+    bool q = c->n->op == FP_OP_QLINEAR_MATMUL;
+    const fp_shape *a = sh_in(c, 0), *b = sh_in(c, q ? 3 : 1);
+    if (!a || !b)
+        return sh_unknown(c, "operand of unknown rank");
+    if (a->rank == 0 || b->rank == 0)
+        return sh_fail(c, "MatMul operands must not be scalars");
+    bool ta = fp_node_attr_int(c->n, "transA", 0), tb = fp_node_attr_int(c->n, "transB", 0);
+    /* promote 1-D operands as numpy.matmul does */
+    fp_dim one = sh_dim(1);
+    fp_dim ad[FP_MAX_RANK], bd[FP_MAX_RANK];
+    int ar = a->rank, br = b->rank;
+    memcpy(ad, a->dims, sizeof(fp_dim) * ar);
+    memcpy(bd, b->dims, sizeof(fp_dim) * br);
+    if (ar == 1) { ad[1] = ad[0]; ad[0] = one; ar = 2; }
+    if (br == 1) { bd[1] = one; br = 2; }
+    if (ta) { fp_dim t = ad[ar - 1]; ad[ar - 1] = ad[ar - 2]; ad[ar - 2] = t; }
+    if (tb) { fp_dim t = bd[br - 1]; bd[br - 1] = bd[br - 2]; bd[br - 2] = t; }
+    fp_dim ka = ad[ar - 1], kb = bd[br - 2];
+    if (fp_dim_known(ka) && fp_dim_known(kb) && ka.value != kb.value)
+        return sh_fail(c, "inner dimensions differ: %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, ka.value, kb.value);
+    fp_shape ba = {ar - 2, ad}, bb = {br - 2, bd}, batch;
+    if (!sh_broadcast(c, &ba, &bb, &batch))
+        return SH_ERROR;
+    int rank = batch.rank + (a->rank > 1) + (b->rank > 1);
+    fp_shape out = sh_new(c, rank);
+    memcpy(out.dims, batch.dims, sizeof(fp_dim) * batch.rank);
+    int k = batch.rank;
+    if (a->rank > 1)
+        out.dims[k++] = ad[ar - 2];
+    if (b->rank > 1)
+        out.dims[k++] = bd[br - 1];
+    fp_dtype dt = sh_dt(c, 0);
+    if (c->n->op == FP_OP_MATMUL_INTEGER)
+        dt = FP_DT_INT32;
+    else if (q)
+        dt = sh_val(c, 7) ? sh_dt(c, 7) : FP_DT_UINT8;
+    sh_set(c, 0, dt, out);
+    return SH_OK;
+}
+
+/* Einsum: explicit and implicit outputs, with one ellipsis per term. */
+sh_result sh_rule_einsum(sh_ctx *c)
+{
+    const char *eq = fp_node_attr_string(c->n, "equation", NULL);
+    if (!eq)
+        return sh_fail(c, "missing attribute equation");
+    GString *buf = g_string_new(NULL);
+    for (const char *p = eq; *p; p++)
+        if (*p != ' ')
+            g_string_append_c(buf, *p);
+    g_autofree char *q = g_string_free(buf, FALSE);
+    char *arrow = strstr(q, "->");
+    if (arrow)
+        *arrow = 0;
+    g_auto(GStrv) terms = g_strsplit(q, ",", -1);
+    if (g_strv_length(terms) != c->n->n_inputs)
+        return sh_fail(c, "equation '%s' has %u operands but the node has %u inputs", eq, g_strv_length(terms),
+                       c->n->n_inputs);
+    fp_dim letter[128];
+    int count[128] = {0};
+    for (int i = 0; i < 128; i++)
+        letter[i] = sh_dim_unknown();
+    fp_shape ell = {0, NULL};
+    bool have_ell = false;
+    for (uint32_t t = 0; terms[t]; t++) {
+        const fp_shape *s = sh_in(c, t);
+        if (!s)
+            return sh_unknown(c, "operand %u of unknown rank", t);
+        const char *term = terms[t];
+        const char *dots = strstr(term, "...");
+        int nletters = (int)strlen(term) - (dots ? 3 : 0);
+        int ell_rank = s->rank - nletters;
+        if (ell_rank < 0 || (!dots && ell_rank != 0))
+            return sh_fail(c, "operand %u has rank %d, equation term '%s'", t, s->rank, term);
+        int d = 0;
+        for (const char *p = term; *p; p++) {
+            if (p == dots) {
+                fp_shape es = {ell_rank, s->dims + d};
+                if (!have_ell) {
+                    ell = sh_copy(c, &es);
+                    have_ell = true;
+                } else if (!sh_broadcast(c, &ell, &es, &ell)) {
+                    return SH_ERROR;
+                }
+                d += ell_rank;
+                p += 2;
+                continue;
+            }
+            unsigned char ch = (unsigned char)*p;
+            if (ch >= 128 || !g_ascii_isalpha(ch))
+                return sh_fail(c, "bad character '%c' in equation", *p);
+            fp_dim dim = s->dims[d++];
+            if (!fp_dim_known(letter[ch]) || (fp_dim_known(dim) && dim.value != 1))
+                letter[ch] = dim;
+            count[ch]++;
+        }
+    }
+    char out_letters[128];
+    bool out_ell = have_ell;
+    if (arrow) {
+        const char *o = arrow + 2;
+        out_ell = strstr(o, "...") != NULL;
+        int k = 0;
+        for (const char *p = o; *p && k < 127; p++)
+            if (g_ascii_isalpha(*p))
+                out_letters[k++] = *p;
+        out_letters[k] = 0;
+    } else {
+        int k = 0;
+        for (int ch = 'A'; ch <= 'z'; ch++)
+            if (g_ascii_isalpha(ch) && count[ch] == 1)
+                out_letters[k++] = (char)ch;
+        out_letters[k] = 0;
+    }
+    int nl = (int)strlen(out_letters);
+    int rank = nl + (out_ell ? ell.rank : 0);
+    fp_shape out = sh_new(c, rank);
+    int k = 0;
+    const char *o = arrow ? arrow + 2 : NULL;
+    if (o) {
+        for (const char *p = o; *p; p++) {
+            if (*p == '.') {
+                for (int i = 0; i < ell.rank; i++)
+                    out.dims[k++] = ell.dims[i];
+                p += 2;
+            } else if (g_ascii_isalpha(*p)) {
+                out.dims[k++] = letter[(unsigned char)*p];
+            }
+        }
+    } else {
+        for (int i = 0; out_ell && i < ell.rank; i++)
+            out.dims[k++] = ell.dims[i];
+        for (int i = 0; i < nl; i++)
+            out.dims[k++] = letter[(unsigned char)out_letters[i]];
+    }
+    sh_set(c, 0, sh_dt(c, 0), out);
+    return SH_OK;
+}
+
+sh_result sh_rule_det(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    if (x->rank < 2)
+        return sh_fail(c, "input rank %d < 2", x->rank);
+    fp_shape out = {x->rank - 2, x->dims};
+    sh_set(c, 0, sh_dt(c, 0), sh_copy(c, &out));
+    return SH_OK;
+}
+
+/* ---------------------------------------------------------------- normalization */
+
+sh_result sh_rule_batch_norm(sh_ctx *c)
+{
+    sh_result r = sh_rule_same(c);
+    if (r != SH_OK)
+        return r;
+    const fp_shape *x = sh_in(c, 0);
+    fp_shape ch = sh_new(c, 1);
+    ch.dims[0] = x->rank > 1 ? x->dims[1] : sh_dim_unknown();
+    for (uint32_t i = 1; i < c->n->n_outputs; i++)
+        sh_set(c, i, sh_val(c, 3) ? sh_dt(c, 3) : sh_dt(c, 0), ch);
+    return SH_OK;
+}
+
+sh_result sh_rule_layer_norm(sh_ctx *c)
+{
+    sh_result r = sh_rule_same(c);
+    if (r != SH_OK)
+        return r;
+    const fp_shape *x = sh_in(c, 0);
+    int32_t axis;
+    if (!sh_axis(fp_node_attr_int(c->n, "axis", -1), x->rank, &axis))
+        return sh_fail(c, "axis out of range for rank %d", x->rank);
+    fp_shape stat = sh_copy(c, x);
+    for (int32_t i = axis; i < x->rank; i++)
+        stat.dims[i] = sh_dim(1);
+    fp_dtype st = (fp_dtype)fp_node_attr_int(c->n, "stash_type", FP_DT_FLOAT);
+    for (uint32_t i = 1; i < c->n->n_outputs; i++)
+        sh_set(c, i, fp_dtype_valid(st) ? st : FP_DT_FLOAT, stat);
+    return SH_OK;
+}
+
+sh_result sh_rule_skip_layer_norm(sh_ctx *c)
+{
+    sh_result r = sh_rule_same(c);
+    if (r != SH_OK)
+        return r;
+    const fp_shape *x = sh_in(c, 0);
+    fp_shape stat = sh_copy(c, x);
+    if (x->rank > 0)
+        stat.dims[x->rank - 1] = sh_dim(1);
+    sh_set(c, 1, FP_DT_FLOAT, stat);
+    sh_set(c, 2, FP_DT_FLOAT, stat);
+    sh_set(c, 3, sh_dt(c, 0), sh_copy(c, x));
+    return SH_OK;
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+/* Opset from which a Reduce op takes its axes as input 1 (ReduceSum 13, the others 18). */
+static int64_t axes_input_opset(fp_op op) { return op == FP_OP_REDUCE_SUM ? 13 : 18; }
+
+sh_result sh_rule_reduce(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    bool keep = fp_node_attr_int(c->n, "keepdims", 1) != 0;
+    int64_t axes[FP_MAX_RANK];
+    int n = 0;
+    bool noop = fp_node_attr_int(c->n, "noop_with_empty_axes", 0) != 0;
+    if (c->opset >= axes_input_opset(c->n->op) && c->n->n_inputs > 1 && sh_val(c, 1)) {
+        if (!sh_ints(c, 1, axes, FP_MAX_RANK, &n))
+            return sh_unknown(c, "axes input is not a known constant");
+    } else if (!sh_attr_ints(c->n, "axes", axes, FP_MAX_RANK, &n)) {
+        n = 0;
+    }
+    bool reduce[FP_MAX_RANK] = {false};
+    if (n == 0 && !noop) {
+        for (int32_t i = 0; i < x->rank; i++)
+            reduce[i] = true;
+    }
+    for (int i = 0; i < n; i++) {
+        int32_t a;
+        if (!sh_axis(axes[i], x->rank, &a))
+            return sh_fail(c, "axis %" G_GINT64_FORMAT " out of range for rank %d", axes[i], x->rank);
+        reduce[a] = true;
+    }
+    int rank = 0;
+    for (int32_t i = 0; i < x->rank; i++)
+        rank += keep || !reduce[i];
+    fp_shape out = sh_new(c, rank);
+    for (int32_t i = 0, k = 0; i < x->rank; i++) {
+        if (reduce[i] && !keep)
+            continue;
+        out.dims[k++] = reduce[i] ? sh_dim(1) : x->dims[i];
+    }
+    sh_set(c, 0, sh_dt(c, 0), out);
+    return SH_OK;
+}
+
+sh_result sh_rule_arg(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    int32_t axis;
+    if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), x->rank, &axis))
+        return sh_fail(c, "axis out of range for rank %d", x->rank);
+    bool keep = fp_node_attr_int(c->n, "keepdims", 1) != 0;
+    fp_shape out = sh_new(c, keep ? x->rank : x->rank - 1);
+    for (int32_t i = 0, k = 0; i < x->rank; i++) {
+        if (i == axis && !keep)
+            continue;
+        out.dims[k++] = i == axis ? sh_dim(1) : x->dims[i];
+    }
+    sh_set(c, 0, FP_DT_INT64, out);
+    return SH_OK;
+}
+
+sh_result sh_rule_topk(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    int32_t axis;
+    if (!sh_axis(fp_node_attr_int(c->n, "axis", -1), x->rank, &axis))
+        return sh_fail(c, "axis out of range for rank %d", x->rank);
+    int64_t k[1];
+    int n = 0;
+    fp_shape out = sh_copy(c, x);
+    if (c->opset >= 10) {
+        if (sh_ints(c, 1, k, 1, &n) && n == 1)
+            out.dims[axis] = sh_dim(k[0]);
+        else
+            out.dims[axis] = sh_dim_unknown();
+    } else {
+        out.dims[axis] = sh_dim(fp_node_attr_int(c->n, "k", 0));
+    }
+    sh_set(c, 0, sh_dt(c, 0), out);
+    sh_set(c, 1, FP_DT_INT64, out);
+    return SH_OK;
+}
+
+/* ---------------------------------------------------------------- recurrent */
+
+sh_result sh_rule_rnn(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    if (x->rank != 3)
+        return sh_fail(c, "input rank %d, expected 3", x->rank);
+    int64_t hidden = fp_node_attr_int(c->n, "hidden_size", -1);
+    const fp_shape *r = sh_in(c, 2);
+    fp_dim h = hidden > 0 ? sh_dim(hidden) : r && r->rank == 3 ? r->dims[2] : sh_dim_unknown();
+    const char *dir = fp_node_attr_string(c->n, "direction", "forward");
+    fp_dim nd = sh_dim(strcmp(dir, "bidirectional") == 0 ? 2 : 1);
+    bool batch_first = fp_node_attr_int(c->n, "layout", 0) == 1;
+    fp_dim seq = x->dims[batch_first ? 1 : 0], batch = x->dims[batch_first ? 0 : 1];
+    fp_shape y = sh_new(c, 4), yh = sh_new(c, 3);
+    if (batch_first) {
+        y.dims[0] = batch, y.dims[1] = seq, y.dims[2] = nd, y.dims[3] = h;
+        yh.dims[0] = batch, yh.dims[1] = nd, yh.dims[2] = h;
+    } else {
+        y.dims[0] = seq, y.dims[1] = nd, y.dims[2] = batch, y.dims[3] = h;
+        yh.dims[0] = nd, yh.dims[1] = batch, yh.dims[2] = h;
+    }
+    sh_set(c, 0, sh_dt(c, 0), y);
+    sh_set(c, 1, sh_dt(c, 0), yh);
+    sh_set(c, 2, sh_dt(c, 0), yh);
+    return SH_OK;
+}
+
+/* ---------------------------------------------------------------- losses */
+
+sh_result sh_rule_loss(sh_ctx *c)
+{
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    const char *red = fp_node_attr_string(c->n, "reduction", "mean");
+    if (strcmp(red, "none") == 0) {
+        /* [N, C, d1, ...] -> [N, d1, ...] */
+        fp_shape out = sh_new(c, x->rank - 1);
+        out.dims[0] = x->dims[0];
+        for (int32_t i = 2; i < x->rank; i++)
+            out.dims[i - 1] = x->dims[i];
+        sh_set(c, 0, sh_dt(c, 0), out);
+    } else {
+        sh_set(c, 0, sh_dt(c, 0), sh_new(c, 0));
+    }
+    sh_set(c, 1, sh_dt(c, 0), sh_copy(c, x)); /* SoftmaxCrossEntropyLoss log_prob */
+    return SH_OK;
+}

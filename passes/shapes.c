@@ -1,0 +1,512 @@
+/* shapes.c - the shape-inference pass: resets every value to what the file declares, binds the
+ * user's input shapes and batch size, then walks each graph in topological order applying the
+ * op's shape rule (shape_rules_*.c), folding constants (fold.c) and descending into If / Loop /
+ * Scan bodies. */
+#include <string.h>
+
+#include "shape_ctx.h"
+
+typedef struct {
+    fp_model *m;
+    const fp_shape_opts *opts;
+    fp_diag *diag;
+    GError **error;
+} pass;
+
+static bool infer_graph(pass *p, fp_graph *g);
+
+/* ---------------------------------------------------------------- reset and binding */
+
+static void reset_graph(fp_model *m, fp_graph *g)
+{
+    for (guint i = 0; i < g->values->len; i++) {
+        fp_value *v = g->values->pdata[i];
+        v->fold = NULL;
+        v->sval = NULL;
+        v->n_sval = -1;
+        v->elems = NULL;
+        v->n_elems = -1;
+        if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor) {
+            v->dtype = v->tensor->dtype;
+            v->shape = v->tensor->shape;
+            fp_fold_seed(m, v, fp_fold_known(v));
+        } else {
+            v->dtype = v->decl_dtype;
+            v->shape = v->kind == FP_VALUE_INPUT ? v->decl_shape : (fp_shape){-1, NULL};
+        }
+    }
+    for (guint i = 0; i < g->nodes->len; i++)
+        ((fp_node *)g->nodes->pdata[i])->flags &= ~(uint32_t)FP_NODE_FOLDED;
+}
+
+/* Replaces symbols bound in `syms` (symbol -> value + 1) by their value. */
+static void apply_syms(fp_model *m, fp_value *v, GHashTable *syms)
+{
+    if (v->shape.rank <= 0 || !g_hash_table_size(syms))
+        return;
+    fp_dim *d = fp_arena_memdup(m->arena, v->shape.dims, sizeof(fp_dim) * (size_t)v->shape.rank);
+    for (int32_t k = 0; k < v->shape.rank; k++) {
+        gpointer val;
+        if (d[k].sym && g_hash_table_lookup_extended(syms, d[k].sym, NULL, &val))
+            d[k] = (fp_dim){GPOINTER_TO_SIZE(val) - 1, NULL};
+    }
+    v->shape.dims = d;
+}
+
+/* Applies --input overrides, --batch and known input contents to the main graph's inputs. */
+static bool bind_inputs(pass *p, fp_graph *g)
+{
+    const fp_shape_opts *o = p->opts;
+    g_autoptr(GHashTable) syms = g_hash_table_new(g_direct_hash, g_direct_equal);
+    if (o && o->input_shapes) {
+        GHashTableIter it;
+        gpointer key, val;
+        g_hash_table_iter_init(&it, o->input_shapes);
+        while (g_hash_table_iter_next(&it, &key, &val)) {
+            fp_value *v = fp_graph_find(g, key);
+            if (!v || v->kind != FP_VALUE_INPUT) {
+                g_set_error(p->error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "--input %s: the model has no input named '%s'",
+                            (const char *)key, (const char *)key);
+                return false;
+            }
+            const fp_shape *s = val;
+            if (v->decl_shape.rank >= 0 && v->decl_shape.rank != s->rank) {
+                g_autofree char *d = fp_shape_to_string(&v->decl_shape);
+                g_set_error(p->error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
+                            "--input %s: rank %d given, but the model declares %s (rank %d)", v->name, s->rank, d,
+                            v->decl_shape.rank);
+                return false;
+            }
+            for (int32_t k = 0; k < s->rank && v->decl_shape.rank >= 0; k++)
+                if (v->decl_shape.dims[k].sym && fp_dim_known(s->dims[k]))
+                    g_hash_table_insert(syms, (gpointer)v->decl_shape.dims[k].sym,
+                                        GSIZE_TO_POINTER((gsize)s->dims[k].value + 1));
+            v->shape = *s;
+        }
+    }
+    if (o && o->batch > 0) {
+        if (o->batch_dim)
+            g_hash_table_insert(syms, (gpointer)fp_intern(p->m, o->batch_dim, -1), GSIZE_TO_POINTER((gsize)o->batch + 1));
+        for (guint i = 0; i < g->inputs->len && !o->batch_dim; i++) {
+            fp_value *v = g->inputs->pdata[i];
+            if (v->shape.rank < 1)
+                continue;
+            if (v->shape.dims[0].sym) {
+                g_hash_table_insert(syms, (gpointer)v->shape.dims[0].sym, GSIZE_TO_POINTER((gsize)o->batch + 1));
+            } else if (v->shape.dims[0].value < 0) {
+                v->shape = (fp_shape){v->shape.rank, fp_arena_memdup(p->m->arena, v->shape.dims,
+                                                                     sizeof(fp_dim) * (size_t)v->shape.rank)};
+                v->shape.dims[0] = (fp_dim){o->batch, NULL};
+            }
+        }
+    }
+    for (guint i = 0; i < g->inputs->len; i++) {
+        fp_value *v = g->inputs->pdata[i];
+        apply_syms(p->m, v, syms);
+        const fp_tensor *t = o && o->input_values ? g_hash_table_lookup(o->input_values, v->name) : NULL;
+        if (t) {
+            v->fold = (fp_tensor *)t;
+            fp_fold_seed(p->m, v, t);
+        }
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- per node */
+
+/* True when v's value is fixed by the model itself (weights, Constant, folded results). */
+static bool is_const(const fp_value *v)
+{
+    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+        return true;
+    return v->producer && (v->producer->flags & FP_NODE_FOLDED);
+}
+
+/* Whether n is evaluated at analysis time (ONNX Runtime's constant folding removes it). */
+static bool foldable(const fp_node *n)
+{
+    if (n->op == FP_OP_CONSTANT)
+        return true;
+    if (n->op == FP_OP_OPAQUE || fp_op_has(n->op, FP_OPF_CTRL) || n->n_outputs == 0)
+        return false;
+    switch (n->op) {
+    case FP_OP_RANDOM_NORMAL: case FP_OP_RANDOM_NORMAL_LIKE: case FP_OP_RANDOM_UNIFORM:
+    case FP_OP_RANDOM_UNIFORM_LIKE: case FP_OP_BERNOULLI: case FP_OP_MULTINOMIAL:
+    case FP_OP_SEQUENCE_EMPTY: case FP_OP_SEQUENCE_CONSTRUCT: case FP_OP_OPTIONAL:
+        return false;
+    case FP_OP_SHAPE: case FP_OP_SIZE:
+        return n->inputs[0] && fp_shape_static(&n->inputs[0]->shape);
+    default:
+        break;
+    }
+    bool any = false;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        if (!n->inputs[i])
+            continue;
+        if (!is_const(n->inputs[i]))
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+/* Fills dims the rule left unknown from the file's declaration; warns when both are known and
+ * disagree. */
+static void merge_declared(pass *p, fp_node *n, fp_value *v)
+{
+    if (v->dtype == FP_DT_UNDEFINED)
+        v->dtype = v->decl_dtype;
+    const fp_shape *d = &v->decl_shape;
+    if (d->rank < 0)
+        return;
+    if (v->shape.rank < 0) {
+        v->shape = *d;
+        return;
+    }
+    if (v->shape.rank != d->rank) {
+        g_autofree char *a = fp_shape_to_string(&v->shape), *b = fp_shape_to_string(d);
+        fp_diag_add(p->diag, FP_DIAG_WARNING, "shapes", "shape-declared-mismatch", n->name,
+                    "value '%s': inferred %s, the file declares %s", v->name, a, b);
+        return;
+    }
+    fp_dim *dims = NULL;
+    for (int32_t k = 0; k < d->rank; k++) {
+        fp_dim in = v->shape.dims[k], de = d->dims[k];
+        if (!fp_dim_known(in) && (fp_dim_known(de) || (de.sym && !in.sym))) {
+            if (!dims)
+                dims = fp_arena_memdup(p->m->arena, v->shape.dims, sizeof(fp_dim) * (size_t)d->rank);
+            dims[k] = de;
+        } else if (fp_dim_known(in) && fp_dim_known(de) && in.value != de.value) {
+            g_autofree char *a = fp_shape_to_string(&v->shape), *b = fp_shape_to_string(d);
+            fp_diag_add(p->diag, FP_DIAG_WARNING, "shapes", "shape-declared-mismatch", n->name,
+                        "value '%s': inferred %s, the file declares %s", v->name, a, b);
+            return;
+        }
+    }
+    if (dims)
+        v->shape.dims = dims;
+}
+
+/* Training optimizers (ai.onnx.preview.training): output k has the shape of input 2 + k. */
+static sh_result rule_optimizer(sh_ctx *c)
+{
+    for (uint32_t k = 0; k < c->n->n_outputs; k++) {
+        fp_value *in = sh_val(c, 2 + k);
+        if (!in)
+            return sh_unknown(c, "input %u missing", 2 + k);
+        sh_set(c, k, in->dtype, in->shape);
+    }
+    return SH_OK;
+}
+
+/* Gradient (ai.onnx.preview.training): output k has the shape of the value named xs[k]. */
+static sh_result rule_gradient(sh_ctx *c)
+{
+    const fp_attr *xs = fp_node_attr(c->n, "xs");
+    if (!xs || xs->type != FP_ATTR_STRINGS)
+        return sh_fail(c, "missing attribute xs");
+    for (uint32_t k = 0; k < c->n->n_outputs && k < xs->n; k++) {
+        fp_value *x = fp_graph_lookup(c->n->graph, xs->u.strings[k]);
+        if (!x)
+            return sh_fail(c, "xs names '%s', which is not a value of the graph", xs->u.strings[k]);
+        sh_set(c, k, x->dtype, x->shape);
+    }
+    return SH_OK;
+}
+
+static bool infer_node(pass *p, fp_node *n)
+{
+    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error};
+    sh_rule rule = fp_shape_rules[n->op];
+    if (!rule && strcmp(n->domain, "ai.onnx.preview.training") == 0) {
+        if (strcmp(n->op_type, "Adagrad") == 0 || strcmp(n->op_type, "Adam") == 0 || strcmp(n->op_type, "Momentum") == 0)
+            rule = rule_optimizer;
+        else if (strcmp(n->op_type, "Gradient") == 0)
+            rule = rule_gradient;
+    }
+    sh_result r = rule ? rule(&c) : sh_unknown(&c, "no shape rule for op type '%s%s%s'", n->domain,
+                                              *n->domain ? "." : "", n->op_type);
+    if (r == SH_ERROR) {
+        g_free(c.reason);
+        return false;
+    }
+    bool complete = true;
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k];
+        if (!v)
+            continue;
+        merge_declared(p, n, v);
+        if (v->type == FP_TYPE_UNKNOWN && v->shape.rank >= 0)
+            v->type = FP_TYPE_TENSOR;
+        complete &= fp_shape_static(&v->shape) || v->type == FP_TYPE_SEQUENCE || v->type == FP_TYPE_MAP;
+    }
+    if (r == SH_UNKNOWN && !complete)
+        fp_diag_add(p->diag, FP_DIAG_INFO, "shapes", "shape-unknown", n->name, "%s '%s': %s", n->op_type, n->name,
+                    c.reason ? c.reason : "output shape unknown");
+    g_free(c.reason);
+    if (foldable(n))
+        n->flags |= FP_NODE_FOLDED;
+    fp_fold_node(&c);
+    return true;
+}
+
+/* ---------------------------------------------------------------- control flow */
+
+static fp_graph *attr_graph(const fp_node *n, const char *name)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    return a && a->type == FP_ATTR_GRAPH ? a->u.g : NULL;
+}
+
+/* Sets a subgraph input from an outer value's type (keeping declared dims the outer lacks). */
+static void set_from(fp_value *dst, fp_dtype dt, const fp_shape *s)
+{
+    if (dt != FP_DT_UNDEFINED)
+        dst->dtype = dt;
+    if (s && s->rank >= 0 && (dst->decl_shape.rank < 0 || fp_shape_static(s)))
+        dst->shape = *s;
+}
+
+/* Common shape of two alternatives: equal dims kept, others unknown; rank mismatch = unknown. */
+static fp_shape merge_alt(fp_model *m, const fp_shape *a, const fp_shape *b)
+{
+    if (a->rank < 0 || b->rank < 0 || a->rank != b->rank)
+        return (fp_shape){-1, NULL};
+    fp_shape out = {a->rank, fp_arena_memdup(m->arena, a->dims, sizeof(fp_dim) * (size_t)(a->rank ? a->rank : 1))};
+    for (int32_t i = 0; i < a->rank; i++)
+        if (!sh_dim_eq(a->dims[i], b->dims[i]))
+            out.dims[i] = (fp_dim){-1, NULL};
+    return out;
+}
+
+static void copy_type(fp_value *dst, const fp_value *src)
+{
+    dst->dtype = src->dtype;
+    dst->shape = src->shape;
+    dst->type = src->type == FP_TYPE_UNKNOWN ? dst->type : src->type;
+    dst->elem_kind = src->elem_kind;
+    dst->fold = src->fold;
+    dst->sval = src->sval;
+    dst->n_sval = src->n_sval;
+    dst->elems = src->elems;
+    dst->n_elems = src->n_elems;
+}
+
+static bool infer_if(pass *p, fp_node *n)
+{
+    fp_graph *tg = attr_graph(n, "then_branch"), *eg = attr_graph(n, "else_branch");
+    if ((tg && !infer_graph(p, tg)) || (eg && !infer_graph(p, eg)))
+        return false;
+    int64_t cond[1];
+    int cnt = 0;
+    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset};
+    bool known = sh_ints(&c, 0, cond, 1, &cnt) && cnt == 1;
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k];
+        if (!v)
+            continue;
+        fp_value *tv = tg && k < tg->outputs->len ? tg->outputs->pdata[k] : NULL;
+        fp_value *ev = eg && k < eg->outputs->len ? eg->outputs->pdata[k] : NULL;
+        if (known && (cond[0] ? tv : ev)) {
+            copy_type(v, cond[0] ? tv : ev);
+        } else if (tv && ev) {
+            v->dtype = tv->dtype;
+            v->type = tv->type;
+            v->shape = merge_alt(p->m, &tv->shape, &ev->shape);
+        }
+        merge_declared(p, n, v);
+    }
+    return true;
+}
+
+static bool infer_loop(pass *p, fp_node *n)
+{
+    fp_graph *body = attr_graph(n, "body");
+    if (!body)
+        return true;
+    /* body inputs: iteration number, condition, loop-carried values */
+    for (guint i = 0; i < body->inputs->len; i++) {
+        fp_value *bv = body->inputs->pdata[i];
+        if (i == 0)
+            set_from(bv, FP_DT_INT64, &(fp_shape){0, NULL});
+        else if (i == 1)
+            set_from(bv, FP_DT_BOOL, &(fp_shape){0, NULL});
+        else if (i < n->n_inputs && n->inputs[i])
+            set_from(bv, n->inputs[i]->dtype, &n->inputs[i]->shape);
+    }
+    if (!infer_graph(p, body))
+        return false;
+    int64_t trip[1];
+    int cnt = 0;
+    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset};
+    bool have_trip = n->n_inputs > 0 && n->inputs[0] && sh_ints(&c, 0, trip, 1, &cnt) && cnt == 1;
+    uint32_t ncarried = n->n_inputs > 2 ? n->n_inputs - 2 : 0;
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k];
+        fp_value *bo = 1 + k < body->outputs->len ? body->outputs->pdata[1 + k] : NULL;
+        if (!v || !bo)
+            continue;
+        if (k < ncarried) {
+            fp_value *init = n->inputs[2 + k];
+            v->dtype = bo->dtype;
+            v->type = bo->type;
+            v->shape = init ? merge_alt(p->m, &bo->shape, &init->shape) : bo->shape;
+        } else if (bo->shape.rank >= 0 && bo->shape.rank < FP_MAX_RANK) {
+            fp_shape s = {bo->shape.rank + 1, fp_arena_calloc(p->m->arena, (size_t)bo->shape.rank + 1, sizeof(fp_dim))};
+            s.dims[0] = have_trip ? (fp_dim){trip[0], NULL} : (fp_dim){-1, NULL};
+            memcpy(s.dims + 1, bo->shape.dims, sizeof(fp_dim) * (size_t)bo->shape.rank);
+            v->dtype = bo->dtype;
+            v->type = bo->type == FP_TYPE_UNKNOWN ? FP_TYPE_TENSOR : bo->type;
+            v->shape = s;
+        }
+        merge_declared(p, n, v);
+    }
+    return true;
+}
+
+/* A copy of s without dims `drop1` and `drop2` (-1 = none). */
+static fp_shape drop_dims(fp_model *m, const fp_shape *s, int32_t drop1, int32_t drop2)
+{
+    fp_shape out = {0, fp_arena_calloc(m->arena, (size_t)MAX(s->rank, 1), sizeof(fp_dim))};
+    for (int32_t d = 0; d < s->rank; d++)
+        if (d != drop1 && d != drop2)
+            out.dims[out.rank++] = s->dims[d];
+    return out;
+}
+
+/* Scan-8: inputs (sequence_lens, states..., scans...) all batched on dim 0, scans iterate dim 1;
+ * outputs are batched states and [batch, seq, ...] scan outputs. */
+static bool infer_scan8(pass *p, fp_node *n, fp_graph *body)
+{
+    int64_t nscan = fp_node_attr_int(n, "num_scan_inputs", 0);
+    uint32_t nstate = n->n_inputs >= (uint32_t)nscan + 1 ? n->n_inputs - 1 - (uint32_t)nscan : 0;
+    fp_dim batch = {-1, NULL}, len = {-1, NULL};
+    for (guint i = 0; i < body->inputs->len && i + 1 < n->n_inputs; i++) {
+        fp_value *bv = body->inputs->pdata[i], *iv = n->inputs[i + 1];
+        if (!iv || iv->shape.rank < 1)
+            continue;
+        batch = iv->shape.dims[0];
+        if (i >= nstate && iv->shape.rank >= 2)
+            len = iv->shape.dims[1];
+        fp_shape s = drop_dims(p->m, &iv->shape, 0, i < nstate ? -1 : 1);
+        set_from(bv, iv->dtype, &s);
+    }
+    if (!infer_graph(p, body))
+        return false;
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k], *bo = k < body->outputs->len ? body->outputs->pdata[k] : NULL;
+        if (!v || !bo || bo->shape.rank < 0 || bo->shape.rank + 2 > FP_MAX_RANK)
+            continue;
+        int32_t extra = k < nstate ? 1 : 2;
+        fp_shape s = {bo->shape.rank + extra, fp_arena_calloc(p->m->arena, (size_t)bo->shape.rank + 2, sizeof(fp_dim))};
+        s.dims[0] = batch;
+        if (extra == 2)
+            s.dims[1] = len;
+        memcpy(s.dims + extra, bo->shape.dims, sizeof(fp_dim) * (size_t)bo->shape.rank);
+        v->dtype = bo->dtype;
+        v->type = FP_TYPE_TENSOR;
+        v->shape = s;
+        merge_declared(p, n, v);
+    }
+    return true;
+}
+
+static bool infer_scan(pass *p, fp_node *n)
+{
+    fp_graph *body = attr_graph(n, "body");
+    if (!body)
+        return true;
+    if (n->opset < 9)
+        return infer_scan8(p, n, body);
+    int64_t nscan = fp_node_attr_int(n, "num_scan_inputs", 0);
+    uint32_t nstate = n->n_inputs >= (uint32_t)nscan ? n->n_inputs - (uint32_t)nscan : 0;
+    int64_t in_axes[FP_MAX_RANK] = {0}, out_axes[FP_MAX_RANK] = {0};
+    int cnt = 0;
+    sh_attr_ints(n, "scan_input_axes", in_axes, FP_MAX_RANK, &cnt);
+    sh_attr_ints(n, "scan_output_axes", out_axes, FP_MAX_RANK, &cnt);
+    fp_dim len = {-1, NULL};
+    for (guint i = 0; i < body->inputs->len && i < n->n_inputs; i++) {
+        fp_value *bv = body->inputs->pdata[i], *iv = n->inputs[i];
+        if (!iv)
+            continue;
+        if (i < nstate) {
+            set_from(bv, iv->dtype, &iv->shape);
+        } else if (iv->shape.rank > 0) {
+            int32_t ax;
+            if (!sh_axis(in_axes[i - nstate], iv->shape.rank, &ax))
+                continue;
+            len = iv->shape.dims[ax];
+            fp_shape s = drop_dims(p->m, &iv->shape, ax, -1);
+            set_from(bv, iv->dtype, &s);
+        }
+    }
+    if (!infer_graph(p, body))
+        return false;
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k], *bo = k < body->outputs->len ? body->outputs->pdata[k] : NULL;
+        if (!v || !bo)
+            continue;
+        v->dtype = bo->dtype;
+        v->type = FP_TYPE_TENSOR;
+        if (k < nstate) {
+            v->shape = bo->shape;
+        } else if (bo->shape.rank >= 0 && bo->shape.rank < FP_MAX_RANK) {
+            int32_t r = bo->shape.rank + 1, ax;
+            if (!sh_axis(out_axes[k - nstate], r, &ax))
+                ax = 0;
+            fp_shape s = {r, fp_arena_calloc(p->m->arena, (size_t)r, sizeof(fp_dim))};
+            for (int32_t d = 0, j = 0; d < r; d++)
+                s.dims[d] = d == ax ? len : bo->shape.dims[j++];
+            v->shape = s;
+        }
+        merge_declared(p, n, v);
+    }
+    return true;
+}
+
+static bool infer_ctrl(pass *p, fp_node *n)
+{
+    switch (n->op) {
+    case FP_OP_IF:
+        return infer_if(p, n);
+    case FP_OP_LOOP:
+        return infer_loop(p, n);
+    case FP_OP_SCAN:
+        return infer_scan(p, n);
+    default:
+        for (uint32_t k = 0; k < n->n_subgraphs; k++)
+            if (!infer_graph(p, n->subgraphs[k]))
+                return false;
+        for (uint32_t k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k])
+                merge_declared(p, n, n->outputs[k]);
+        return true;
+    }
+}
+
+/* ---------------------------------------------------------------- graphs */
+
+static bool infer_graph(pass *p, fp_graph *g)
+{
+    uint32_t count = 0;
+    g_autofree fp_node **order = fp_graph_topo(g, &count, p->error);
+    if (!order)
+        return false;
+    for (uint32_t i = 0; i < count; i++) {
+        fp_node *n = order[i];
+        bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GError **error)
+{
+    pass p = {.m = m, .opts = opts, .diag = diag, .error = error};
+    for (guint i = 0; i < m->graphs->len; i++)
+        reset_graph(m, m->graphs->pdata[i]);
+    if (!bind_inputs(&p, m->main))
+        return false;
+    return infer_graph(&p, m->main);
+}
