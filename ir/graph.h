@@ -176,6 +176,16 @@ enum {
     FP_NODE_REMOVED = 1u << 1, /* removed by a pass (kept for reports, not executed) */
 };
 
+/* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas). */
+typedef struct {
+    bool known;           /* false when an input or output shape is not static */
+    uint64_t flops;       /* floating-point (or integer) operations; 2 per multiply-accumulate */
+    uint64_t bytes_act;   /* activation bytes read (inputs that are not weights) */
+    uint64_t bytes_weight; /* weight bytes read (initializers, constants, folded values) */
+    uint64_t bytes_out;   /* bytes written */
+    uint64_t params;      /* weight elements read */
+} fp_metrics;
+
 struct fp_node {
     uint32_t id; /* index in graph->nodes */
     fp_op op;
@@ -197,6 +207,7 @@ struct fp_node {
     fp_node **ctrl; /* control dependencies (GE `src:-1` edges) */
     uint32_t n_ctrl;
     uint32_t flags;
+    fp_metrics metrics;
     uint32_t group; /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
                        producer and every consumer share a group, and that is not a graph output,
                        is internal to the fused kernel: it never materializes in memory. */

@@ -312,6 +312,10 @@ sh_result sh_rule_max_unpool(sh_ctx *c)
         sh_set(c, 0, sh_dt(c, 0), out);
         return SH_OK;
     }
+    if (sh_val(c, 2)) {
+        sh_set(c, 0, sh_dt(c, 0), sh_new(c, x->rank));
+        return sh_unknown(c, "output_shape input is not a known constant");
+    }
     window win;
     sh_result r = read_window(c, x->rank - 2, NULL, &win);
     if (r != SH_OK)

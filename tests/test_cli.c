@@ -122,7 +122,7 @@ static void test_bad_inputs(void)
     uint8_t junk[300];
     for (size_t i = 0; i < sizeof junk; i++)
         junk[i] = (uint8_t)g_rand_int(rnd);
-    junk[0] = 0x0a; /* not an ONNX start byte: caught by format detection */
+    junk[0] = 0xff; /* no format starts so: caught by format detection */
     g_rand_free(rnd);
     g_autofree char *rnd_path = tu_write_temp(junk, sizeof junk, ".onnx");
     expect_bad(rnd_path, "unrecognized format");
@@ -193,6 +193,45 @@ static void test_output_file(void)
     g_unlink(path);
 }
 
+static void test_shapes_json(void)
+{
+    g_autofree char *path = sample_model();
+    tu_run_result r = tu_run((const char *[]){"shapes", "-f", "json", "--batch", "2", path, NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "schema"), 1);
+    JsonArray *nodes = json_object_get_array_member(o, "nodes");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(nodes), 2);
+    JsonObject *conv = json_array_get_object_element(nodes, 0);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(conv, "op"), "Conv");
+    /* 2x16x6x6 outputs (no padding), 27 MACs each */
+    CU_ASSERT_EQUAL(json_object_get_int_member(conv, "flops"), 2 * (2 * 16 * 6 * 6) * 27);
+    CU_ASSERT_FALSE(json_object_get_boolean_member(conv, "folded"));
+    JsonArray *shape = json_object_get_array_member(
+        json_array_get_object_element(json_object_get_array_member(conv, "outputs"), 0), "shape");
+    CU_ASSERT_EQUAL(json_array_get_int_element(shape, 0), 2);
+    CU_ASSERT_EQUAL(json_array_get_int_element(shape, 2), 6);
+    tu_run_clear(&r);
+    /* without --batch the batch stays symbolic and FLOPs are null */
+    r = tu_run((const char *[]){"shapes", "-f", "json", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"flops\" : null"));
+    tu_run_clear(&r);
+    /* a bad --input spec and an unknown input name are usage errors */
+    r = tu_run((const char *[]){"shapes", "-i", "x:1x3x8", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "rank 3 given"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"shapes", "-i", "nope:1", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "no input named 'nope'"));
+    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
+    tu_run_clear(&r);
+    g_unlink(path);
+}
+
 FP_TEST_SUITE(register_cli)
 {
     CU_pSuite s = CU_add_suite("cli", NULL, NULL);
@@ -201,4 +240,5 @@ FP_TEST_SUITE(register_cli)
     CU_add_test(s, "info_json", test_info_json);
     CU_add_test(s, "bad_inputs", test_bad_inputs);
     CU_add_test(s, "output_file", test_output_file);
+    CU_add_test(s, "shapes_json", test_shapes_json);
 }

@@ -137,7 +137,12 @@ void tb_init(tb *b, const char *name, int dtype, int rank, const int64_t *dims)
 void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals)
 {
     int64_t dims[1] = {n};
-    Onnx__TensorProto *t = tensor(b, name, 7, 1, dims);
+    Onnx__TensorProto *t = tensor(b, name, 7, vals ? 1 : 0, dims); /* vals NULL: scalar 0 */
+    if (!vals) {
+        static const int64_t zero = 0;
+        vals = &zero;
+        n = 1;
+    }
     t->has_raw_data = 1;
     t->raw_data.len = 8 * n;
     t->raw_data.data = keep(b, g_malloc0(8 * n + 1));

@@ -18,7 +18,7 @@ void tb_input(tb *b, const char *name, int dtype, int rank, const int64_t *dims)
 void tb_output(tb *b, const char *name, int dtype, int rank, const int64_t *dims);
 /* initializer with raw_data of zeros (nbytes computed from dims and dtype size) */
 void tb_init(tb *b, const char *name, int dtype, int rank, const int64_t *dims);
-/* initializer holding int64 values (e.g. a Reshape target) */
+/* initializer holding int64 values (e.g. a Reshape target); vals NULL: the scalar 0 */
 void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals);
 /* inputs/outputs: comma-separated names, "" entries allowed ("x,,b") */
 tb_node_t *tb_node(tb *b, const char *op, const char *name, const char *inputs, const char *outputs);

@@ -1,0 +1,35 @@
+/* analyze.h - the options every model-analyzing subcommand shares (--input, --batch, --format,
+ * --output) and the common load -> shapes -> metrics sequence. */
+#ifndef FP_CLI_ANALYZE_H
+#define FP_CLI_ANALYZE_H
+
+#include <glib.h>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+typedef struct {
+    char **inputs;   /* --input NAME:DIMS, repeatable */
+    gint64 batch;    /* --batch N (0 = not given) */
+    char *batch_dim; /* --batch-dim SYMBOL */
+    char *format;    /* --format */
+    char *output;    /* --output */
+    gboolean verbose;
+} fp_cli_model_opts;
+
+/* Adds --input, --batch, --batch-dim, --format, --output, --verbose to ctx's main group. */
+void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o);
+void fp_cli_model_opts_clear(fp_cli_model_opts *o);
+
+/* Parses one --input value "NAME:1x3x224x224" (also "NAME:1,3,224,224"; "?" = unknown dim) into
+ * *name (g_free) and *shape (dims in m's arena). False with a one-line error in *error. */
+bool fp_cli_parse_input_spec(fp_model *m, const char *spec, char **name, fp_shape *shape, GError **error);
+
+/* Loads `path`, applies --input/--batch, runs shape inference and per-op metrics. On failure
+ * prints the one-line error and returns NULL (exit code 2 for the caller). */
+fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag);
+
+/* Writes text produced by `emit` to o->output (atomically) or stdout. */
+bool fp_cli_emit_text(const char *output, void (*emit)(FILE *out, gpointer data), gpointer data);
+
+#endif

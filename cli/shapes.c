@@ -1,0 +1,54 @@
+/* shapes.c - `fuseplan shapes MODEL`: per-node output shapes, FLOPs, bytes and intensity. */
+#include "analyze.h"
+#include "cli.h"
+#include "reports/json_common.h"
+#include "reports/shapes.h"
+
+typedef struct {
+    const fp_model *m;
+    const fp_diag *diag;
+    bool verbose;
+} emit_args;
+
+static void emit(FILE *out, gpointer data)
+{
+    emit_args *a = data;
+    fp_report_shapes_text(a->m, a->diag, a->verbose, out);
+}
+
+int fp_cmd_shapes(int argc, char **argv)
+{
+    fp_cli_model_opts o = {0};
+    g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - infer shapes and per-op FLOPs and bytes");
+    fp_cli_add_model_options(ctx, &o);
+    g_set_prgname("fuseplan shapes");
+    int rc = FP_EXIT_BAD;
+    if (!fp_cli_parse(ctx, "shapes", &argc, &argv))
+        goto out_opts;
+    if (argc != 2) {
+        fp_cli_error("shapes: expected one MODEL argument (see 'fuseplan shapes --help')");
+        goto out_opts;
+    }
+    if (!fp_cli_check_format("shapes", o.format ? o.format : "text", "text,json"))
+        goto out_opts;
+    g_autoptr(fp_diag) diag = fp_diag_new();
+    g_autoptr(fp_model) m = fp_cli_load_analyzed(argv[1], &o, diag);
+    if (!m)
+        goto out_opts;
+    if (o.format && g_strcmp0(o.format, "json") == 0) {
+        g_autoptr(JsonNode) root = fp_report_shapes_json(m, diag);
+        g_autoptr(GError) err = NULL;
+        if (!fp_json_write(root, o.output, &err)) {
+            fp_cli_error("%s: %s", o.output ? o.output : "stdout", err ? err->message : "write failed");
+            goto out_opts;
+        }
+    } else {
+        emit_args a = {m, diag, o.verbose};
+        if (!fp_cli_emit_text(o.output, emit, &a))
+            goto out_opts;
+    }
+    rc = FP_EXIT_OK;
+out_opts:
+    fp_cli_model_opts_clear(&o);
+    return rc;
+}

@@ -1,0 +1,283 @@
+/* metrics.c - per-op work: FLOPs, bytes read (activations and weights) and written, parameters.
+ * Formulas and their sources: docs/metrics.md. Needs shapes (fp_pass_shapes). */
+#include <math.h>
+#include <string.h>
+
+#include "passes/metrics.h"
+
+/* Bytes of a value with a static shape; false when unknown. */
+static bool value_bytes(const fp_value *v, uint64_t *bytes)
+{
+    uint64_t n;
+    if (v->type != FP_TYPE_TENSOR && v->type != FP_TYPE_UNKNOWN)
+        return false;
+    if (!fp_shape_numel(&v->shape, &n))
+        return false;
+    if (!fp_dtype_bytes(v->dtype, n, bytes))
+        *bytes = 0; /* strings: no fixed size */
+    return true;
+}
+
+static uint64_t numel_of(const fp_value *v)
+{
+    uint64_t n = 0;
+    return v && fp_shape_numel(&v->shape, &n) ? n : 0;
+}
+
+/* Whether v is read as a weight: its value is fixed by the model. */
+static bool is_weight(const fp_value *v)
+{
+    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+        return true;
+    return v->producer && (v->producer->flags & FP_NODE_FOLDED);
+}
+
+static uint64_t prod_dims(const fp_shape *s, int32_t from, int32_t to)
+{
+    uint64_t p = 1;
+    for (int32_t i = from; i < to && i < s->rank; i++)
+        p *= (uint64_t)MAX(s->dims[i].value, 0);
+    return p;
+}
+
+/* Multiply-accumulates of a convolution: every output element sums C/group x kernel products. */
+static uint64_t conv_macs(const fp_node *n, uint32_t w_index)
+{
+    const fp_value *y = n->outputs[0], *w = n->inputs[w_index];
+    if (!w || w->shape.rank < 3)
+        return 0;
+    uint64_t per_out = prod_dims(&w->shape, 1, w->shape.rank); /* C/group x k1 x k2 ... */
+    return numel_of(y) * per_out;
+}
+
+/* ConvTranspose: every input element scatters into (M/group) x kernel outputs. */
+static uint64_t conv_transpose_macs(const fp_node *n)
+{
+    const fp_value *x = n->inputs[0], *w = n->inputs[1];
+    if (!w || w->shape.rank < 3)
+        return 0;
+    return numel_of(x) * prod_dims(&w->shape, 1, w->shape.rank);
+}
+
+static uint64_t matmul_macs(const fp_node *n, uint32_t b_index)
+{
+    const fp_value *a = n->inputs[0], *y = n->outputs[0];
+    if (!a || a->shape.rank < 1 || b_index >= n->n_inputs || !n->inputs[b_index])
+        return 0;
+    bool ta = fp_node_attr_int(n, "transA", 0);
+    int32_t r = a->shape.rank;
+    int64_t k = a->shape.dims[r == 1 ? 0 : (ta ? r - 2 : r - 1)].value;
+    return numel_of(y) * (uint64_t)MAX(k, 0);
+}
+
+/* Einsum: product of the sizes of all distinct letters (one multiply-add per combination). */
+static uint64_t einsum_macs(const fp_node *n)
+{
+    const char *eq = fp_node_attr_string(n, "equation", "");
+    int64_t size[128];
+    for (int i = 0; i < 128; i++)
+        size[i] = -1;
+    uint32_t in = 0;
+    int32_t d = 0;
+    for (const char *p = eq; *p && *p != '-'; p++) {
+        if (*p == ',') {
+            in++;
+            d = 0;
+            continue;
+        }
+        if (*p == '.') { /* ellipsis: skip its dims */
+            const fp_value *v = in < n->n_inputs ? n->inputs[in] : NULL;
+            int letters = 0;
+            for (const char *q = p + 3; *q && *q != ',' && *q != '-'; q++)
+                letters += g_ascii_isalpha(*q);
+            if (v)
+                d = v->shape.rank - letters;
+            p += 2;
+            continue;
+        }
+        if (!g_ascii_isalpha(*p) || in >= n->n_inputs || !n->inputs[in])
+            continue;
+        const fp_shape *s = &n->inputs[in]->shape;
+        if (d < s->rank)
+            size[(unsigned char)*p] = MAX(size[(unsigned char)*p], s->dims[d].value);
+        d++;
+    }
+    uint64_t macs = 1;
+    for (int i = 0; i < 128; i++)
+        if (size[i] > 0)
+            macs *= (uint64_t)size[i];
+    return macs; /* ellipsis (broadcast batch) dims are not counted: documented approximation */
+}
+
+static uint64_t rnn_flops(const fp_node *n)
+{
+    const fp_value *x = n->inputs[0];
+    if (!x || x->shape.rank != 3)
+        return 0;
+    int64_t hidden = fp_node_attr_int(n, "hidden_size", 0);
+    const char *dir = fp_node_attr_string(n, "direction", "forward");
+    uint64_t nd = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
+    uint64_t steps = (uint64_t)x->shape.dims[0].value * (uint64_t)x->shape.dims[1].value; /* seq x batch */
+    uint64_t in = (uint64_t)x->shape.dims[2].value, h = (uint64_t)MAX(hidden, 0);
+    uint64_t gates = n->op == FP_OP_LSTM ? 4 : n->op == FP_OP_GRU ? 3 : 1;
+    /* gate matmuls (2 FLOPs per MAC) + bias adds + ~4 elementwise ops per gate output */
+    return nd * steps * gates * h * (2 * (in + h) + 2 + 4);
+}
+
+/* FLOPs per element of the output for elementwise-like ops; per element of input 0 for others. */
+static uint64_t op_flops(const fp_node *n)
+{
+    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
+    const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
+    uint64_t out = numel_of(y), in = numel_of(x);
+    switch (n->op) {
+    case FP_OP_CONV: case FP_OP_FUSED_CONV: case FP_OP_CONV_INTEGER: {
+        uint64_t f = 2 * conv_macs(n, 1);
+        if (n->n_inputs > 2 && n->inputs[2])
+            f += out; /* bias */
+        if (n->op == FP_OP_FUSED_CONV)
+            f += out; /* activation */
+        return f;
+    }
+    case FP_OP_QLINEAR_CONV:
+        return 2 * conv_macs(n, 3) + out;
+    case FP_OP_CONV_TRANSPOSE:
+        return 2 * conv_transpose_macs(n) + (n->n_inputs > 2 && n->inputs[2] ? out : 0);
+    case FP_OP_GEMM: case FP_OP_FUSED_GEMM:
+        return 2 * matmul_macs(n, 1) + (n->n_inputs > 2 && n->inputs[2] ? out : 0) + (n->op == FP_OP_FUSED_GEMM ? out : 0);
+    case FP_OP_MATMUL: case FP_OP_MATMUL_INTEGER: case FP_OP_FUSED_MATMUL:
+        return 2 * matmul_macs(n, 1);
+    case FP_OP_QLINEAR_MATMUL:
+        return 2 * matmul_macs(n, 3);
+    case FP_OP_EINSUM:
+        return 2 * einsum_macs(n);
+    case FP_OP_ATTENTION: {
+        /* QKV projection + scores + context: 2*S*H*3H + 2*S*S*H + 2*S*S*H per batch */
+        const fp_value *w = n->inputs[1];
+        if (!x || x->shape.rank != 3 || !w || w->shape.rank != 2)
+            return 0;
+        uint64_t b = (uint64_t)x->shape.dims[0].value, s = (uint64_t)x->shape.dims[1].value;
+        uint64_t hin = (uint64_t)x->shape.dims[2].value, h3 = (uint64_t)w->shape.dims[1].value;
+        return b * (2 * s * hin * h3 + 4 * s * s * (h3 / 3) + 5 * s * s);
+    }
+    case FP_OP_LSTM: case FP_OP_GRU: case FP_OP_RNN:
+        return rnn_flops(n);
+    case FP_OP_AVERAGE_POOL: case FP_OP_MAX_POOL: case FP_OP_LP_POOL: {
+        int64_t k[FP_MAX_RANK];
+        const fp_attr *a = fp_node_attr(n, "kernel_shape");
+        uint64_t kk = 1;
+        for (uint32_t i = 0; a && a->type == FP_ATTR_INTS && i < a->n && i < FP_MAX_RANK; i++)
+            k[i] = a->u.ints[i], kk *= (uint64_t)MAX(k[i], 1);
+        return out * kk;
+    }
+    case FP_OP_GLOBAL_AVG_POOL: case FP_OP_GLOBAL_MAX_POOL: case FP_OP_GLOBAL_LP_POOL:
+        return in;
+    case FP_OP_BATCH_NORM:
+        return 2 * in; /* y = x * scale + shift with scale/shift precomputed */
+    case FP_OP_LAYER_NORM: case FP_OP_INSTANCE_NORM: case FP_OP_GROUP_NORM: case FP_OP_MVN:
+    case FP_OP_SKIP_LAYER_NORM:
+        return 7 * in + (n->op == FP_OP_SKIP_LAYER_NORM ? 2 * in : 0);
+    case FP_OP_LRN:
+        return in * (uint64_t)(fp_node_attr_int(n, "size", 1) + 3);
+    case FP_OP_LP_NORM:
+        return 3 * in;
+    case FP_OP_SOFTMAX: case FP_OP_LOG_SOFTMAX:
+        return 5 * in; /* max, subtract, exp, sum, divide */
+    case FP_OP_REDUCE_L2: case FP_OP_REDUCE_SUM_SQUARE:
+        return 2 * in;
+    case FP_OP_REDUCE_LOG_SUM_EXP:
+        return 3 * in;
+    case FP_OP_REDUCE_L1: case FP_OP_REDUCE_LOG_SUM: case FP_OP_REDUCE_MAX: case FP_OP_REDUCE_MEAN:
+    case FP_OP_REDUCE_MIN: case FP_OP_REDUCE_PROD: case FP_OP_REDUCE_SUM: case FP_OP_ARG_MAX: case FP_OP_ARG_MIN:
+    case FP_OP_HARDMAX: case FP_OP_CUM_SUM:
+        return in;
+    case FP_OP_TOP_K:
+        return in * (uint64_t)MAX(1.0, ceil(log2((double)MAX(numel_of(y), 2))));
+    case FP_OP_RESIZE: case FP_OP_UPSAMPLE: {
+        const char *mode = fp_node_attr_string(n, "mode", "nearest");
+        if (strcmp(mode, "nearest") == 0)
+            return 0;
+        int taps = strcmp(mode, "cubic") == 0 ? 4 : 2, axes = 0;
+        for (int32_t i = 0; x && y && i < x->shape.rank && i < y->shape.rank; i++)
+            axes += x->shape.dims[i].value != y->shape.dims[i].value;
+        return out * 2 * (uint64_t)pow(taps, MAX(axes, 1));
+    }
+    case FP_OP_BIAS_GELU: case FP_OP_FAST_GELU: case FP_OP_GELU: case FP_OP_QUICK_GELU:
+        return 8 * out;
+    default:
+        break;
+    }
+    if (fp_op_has(n->op, FP_OPF_EW) || fp_op_has(n->op, FP_OPF_UNARY) || fp_op_has(n->op, FP_OPF_ACT)) {
+        if (n->op == FP_OP_CAST || n->op == FP_OP_CAST_LIKE)
+            return 0;
+        /* one operation per output element and per extra operand of variadic ops */
+        uint32_t operands = 0;
+        for (uint32_t i = 0; i < n->n_inputs; i++)
+            operands += n->inputs[i] != NULL;
+        return out * (uint64_t)MAX((int)operands - 1, 1);
+    }
+    return 0; /* data movement, shape computations, control flow */
+}
+
+/* Computes n->metrics; returns false when shapes are missing. */
+static bool node_metrics(fp_node *n)
+{
+    fp_metrics *mt = &n->metrics;
+    memset(mt, 0, sizeof *mt);
+    if ((n->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) || fp_op_has(n->op, FP_OPF_CTRL)) {
+        mt->known = true; /* not a runtime op (or costed through its subgraphs) */
+        return true;
+    }
+    bool view = fp_op_has(n->op, FP_OPF_VIEW);
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const fp_value *v = n->inputs[i];
+        uint64_t b;
+        if (!v)
+            continue;
+        if (!value_bytes(v, &b))
+            return false;
+        if (is_weight(v)) {
+            mt->bytes_weight += b;
+            mt->params += numel_of(v);
+        } else if (!view) {
+            mt->bytes_act += b;
+        }
+    }
+    for (uint32_t i = 0; i < n->n_outputs && !view; i++) {
+        uint64_t b;
+        if (!n->outputs[i])
+            continue;
+        if (!value_bytes(n->outputs[i], &b))
+            return false;
+        mt->bytes_out += b;
+    }
+    if (view) /* an alias: no data moves (Reshape, Flatten, Squeeze, Unsqueeze, Identity) */
+        mt->bytes_weight = mt->params = 0;
+    mt->flops = op_flops(n);
+    mt->known = true;
+    return true;
+}
+
+bool fp_pass_metrics(fp_model *m, fp_diag *diag)
+{
+    bool all = true;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            fp_node *n = g->nodes->pdata[i];
+            if (!node_metrics(n)) {
+                all = false;
+                fp_diag_add(diag, FP_DIAG_INFO, "metrics", "metrics-unknown", n->name,
+                            "%s '%s': FLOPs and bytes unknown (an input or output shape is not static)", n->op_type,
+                            n->name);
+            }
+        }
+    }
+    return all;
+}
+
+double fp_metrics_intensity(const fp_metrics *mt)
+{
+    uint64_t bytes = mt->bytes_act + mt->bytes_weight + mt->bytes_out;
+    return bytes ? (double)mt->flops / (double)bytes : 0.0;
+}

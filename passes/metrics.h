@@ -1,0 +1,16 @@
+/* metrics.h - per-op work (FLOPs, bytes, parameters) into fp_node.metrics (passes/metrics.c). */
+#ifndef FP_PASS_METRICS_H
+#define FP_PASS_METRICS_H
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+/* Fills every node's metrics from the inferred shapes. Folded and removed nodes cost nothing;
+ * view ops move no data. Nodes whose shapes are not static get metrics.known = false and a
+ * diagnostic. Returns true when every node's metrics are known. */
+bool fp_pass_metrics(fp_model *m, fp_diag *diag);
+
+/* FLOPs per byte moved (activations + weights + output); 0 when nothing moves. */
+double fp_metrics_intensity(const fp_metrics *mt);
+
+#endif

@@ -1,0 +1,284 @@
+/* test_shapes.c - shape inference and per-op metrics on crafted models: rules, symbolic batch
+ * propagation, --batch binding, folding, inconsistent input; FLOP and byte formulas against
+ * hand-computed numbers (docs/metrics.md). */
+#include <string.h>
+
+#include "frontends/onnx/onnx.h"
+#include "passes/metrics.h"
+#include "passes/shapes.h"
+#include "tutil.h"
+
+enum { F32 = 1, I64 = 7 };
+
+/* Loads b, runs shapes (batch binding optional) and metrics; NULL + *err on failure. */
+static fp_model *analyze(tb *b, int64_t batch, GError **err)
+{
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, err);
+    if (!m)
+        return NULL;
+    fp_shape_opts o = {.batch = batch};
+    if (!fp_pass_shapes(m, &o, NULL, err)) {
+        fp_model_free(m);
+        return NULL;
+    }
+    fp_pass_metrics(m, NULL);
+    return m;
+}
+
+static const char *shape_of(fp_model *m, const char *name, char *buf, size_t n)
+{
+    fp_value *v = fp_graph_find(m->main, name);
+    g_autofree char *s = v ? fp_shape_to_string(&v->shape) : g_strdup("(none)");
+    g_strlcpy(buf, s, n);
+    return buf;
+}
+
+#define ASSERT_SHAPE(m, name, want)                                                        \
+    do {                                                                                   \
+        char buf_[128];                                                                    \
+        const char *got_ = shape_of(m, name, buf_, sizeof buf_);                           \
+        if (strcmp(got_, want) != 0)                                                       \
+            fprintf(stderr, "\n  %s: got %s, want %s", name, got_, want);                  \
+        CU_ASSERT_STRING_EQUAL(got_, want);                                                \
+    } while (0)
+
+static fp_metrics metrics_of(fp_model *m, const char *node)
+{
+    for (guint i = 0; i < m->main->nodes->len; i++) {
+        fp_node *n = m->main->nodes->pdata[i];
+        if (strcmp(n->name, node) == 0)
+            return n->metrics;
+    }
+    CU_FAIL("no such node");
+    return (fp_metrics){0};
+}
+
+static void test_conv_family(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 8, 10, 10});
+    tb_init(b, "wg", F32, 4, (int64_t[]){16, 2, 3, 3});
+    tb_node_t *g = tb_node(b, "Conv", "grouped", "x,wg", "yg");
+    tb_attr_i(b, g, "group", 4);
+    tb_attr_ints(b, g, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_input(b, "xd", F32, 4, (int64_t[]){1, 3, 12, 12});
+    tb_init(b, "wd", F32, 4, (int64_t[]){4, 3, 3, 3});
+    tb_init(b, "bd", F32, 1, (int64_t[]){4});
+    tb_node_t *d = tb_node(b, "Conv", "dilated", "xd,wd,bd", "yd");
+    tb_attr_ints(b, d, "dilations", 2, (int64_t[]){2, 2});
+    tb_input(b, "xs", F32, 4, (int64_t[]){2, 3, 9, 9});
+    tb_init(b, "ws", F32, 4, (int64_t[]){6, 3, 3, 3});
+    tb_node_t *s = tb_node(b, "Conv", "strided", "xs,ws", "ys");
+    tb_attr_ints(b, s, "strides", 2, (int64_t[]){2, 2});
+    tb_node_t *same = tb_node(b, "Conv", "same_upper", "xs,ws", "ysu");
+    tb_attr_ints(b, same, "strides", 2, (int64_t[]){2, 2});
+    tb_attr_s(b, same, "auto_pad", "SAME_UPPER");
+    tb_init(b, "wt", F32, 4, (int64_t[]){3, 5, 3, 3});
+    tb_node_t *t = tb_node(b, "ConvTranspose", "deconv", "xs,wt", "yt");
+    tb_attr_ints(b, t, "strides", 2, (int64_t[]){2, 2});
+    tb_attr_ints(b, t, "output_padding", 2, (int64_t[]){1, 1});
+    tb_output(b, "yg", F32, -1, NULL);
+    tb_output(b, "yd", F32, -1, NULL);
+    tb_output(b, "ys", F32, -1, NULL);
+    tb_output(b, "ysu", F32, -1, NULL);
+    tb_output(b, "yt", F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ASSERT_SHAPE(m, "yg", "1x16x10x10");
+    ASSERT_SHAPE(m, "yd", "1x4x8x8");
+    ASSERT_SHAPE(m, "ys", "2x6x4x4");
+    ASSERT_SHAPE(m, "ysu", "2x6x5x5");
+    ASSERT_SHAPE(m, "yt", "2x5x20x20"); /* 2*(9-1) + 3 + 1 */
+    /* grouped: 1600 outputs x (2 channels x 3 x 3) MACs, 2 FLOPs each */
+    fp_metrics mg = metrics_of(m, "grouped");
+    CU_ASSERT_EQUAL(mg.flops, 57600);
+    CU_ASSERT_EQUAL(mg.bytes_act, 1 * 8 * 10 * 10 * 4);
+    CU_ASSERT_EQUAL(mg.bytes_weight, 16 * 2 * 9 * 4);
+    CU_ASSERT_EQUAL(mg.bytes_out, 1600 * 4);
+    CU_ASSERT_EQUAL(mg.params, 16 * 2 * 9);
+    /* dilated: 256 outputs x 27 MACs x 2 + 256 bias adds */
+    CU_ASSERT_EQUAL(metrics_of(m, "dilated").flops, 2 * 256 * 27 + 256);
+    CU_ASSERT_EQUAL(metrics_of(m, "dilated").params, 4 * 27 + 4);
+    /* strided: 192 outputs x 27 MACs x 2 */
+    CU_ASSERT_EQUAL(metrics_of(m, "strided").flops, 10368);
+    /* transpose: 2*3*9*9 inputs scatter into 5 x 3 x 3 outputs each */
+    CU_ASSERT_EQUAL(metrics_of(m, "deconv").flops, 2 * (2 * 3 * 81) * 45);
+}
+
+static void test_gemm_matmul_pool(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "a", F32, 2, (int64_t[]){4, 5});
+    tb_init(b, "bw", F32, 2, (int64_t[]){6, 5});
+    tb_init(b, "c", F32, 1, (int64_t[]){6});
+    tb_node_t *g = tb_node(b, "Gemm", "gemm", "a,bw,c", "yg");
+    tb_attr_i(b, g, "transB", 1);
+    tb_input(b, "p", F32, 4, (int64_t[]){3, 1, 4, 5});
+    tb_input(b, "q", F32, 3, (int64_t[]){2, 5, 7});
+    tb_node(b, "MatMul", "bmm", "p,q", "ym");
+    tb_input(b, "v", F32, 1, (int64_t[]){5});
+    tb_node(b, "MatMul", "vecmat", "v,q", "yv");
+    tb_input(b, "img", F32, 4, (int64_t[]){1, 2, 8, 8});
+    tb_node_t *mp = tb_node(b, "MaxPool", "maxpool", "img", "ymp");
+    tb_attr_ints(b, mp, "kernel_shape", 2, (int64_t[]){2, 2});
+    tb_attr_ints(b, mp, "strides", 2, (int64_t[]){2, 2});
+    tb_node_t *ap = tb_node(b, "AveragePool", "avgpool", "img", "yap");
+    tb_attr_ints(b, ap, "kernel_shape", 2, (int64_t[]){3, 3});
+    tb_attr_ints(b, ap, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node_t *cp = tb_node(b, "MaxPool", "ceilpool", "img", "ycp");
+    tb_attr_ints(b, cp, "kernel_shape", 2, (int64_t[]){3, 3});
+    tb_attr_ints(b, cp, "strides", 2, (int64_t[]){2, 2});
+    tb_attr_i(b, cp, "ceil_mode", 1);
+    tb_node(b, "GlobalAveragePool", "gap", "img", "ygap");
+    for (const char *o = "yg\0ym\0yv\0ymp\0yap\0ycp\0ygap\0"; *o; o += strlen(o) + 1)
+        tb_output(b, o, F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ASSERT_SHAPE(m, "yg", "4x6");
+    ASSERT_SHAPE(m, "ym", "3x2x4x7");
+    ASSERT_SHAPE(m, "yv", "2x7");
+    ASSERT_SHAPE(m, "ymp", "1x2x4x4");
+    ASSERT_SHAPE(m, "yap", "1x2x8x8");
+    ASSERT_SHAPE(m, "ycp", "1x2x4x4"); /* ceil((8-3)/2)+1 = 4 */
+    ASSERT_SHAPE(m, "ygap", "1x2x1x1");
+    CU_ASSERT_EQUAL(metrics_of(m, "gemm").flops, 2 * 4 * 6 * 5 + 4 * 6);
+    CU_ASSERT_EQUAL(metrics_of(m, "bmm").flops, 2 * (3 * 2 * 4 * 7) * 5);
+    CU_ASSERT_EQUAL(metrics_of(m, "vecmat").flops, 2 * (2 * 7) * 5);
+    CU_ASSERT_EQUAL(metrics_of(m, "maxpool").flops, 32 * 4);
+    CU_ASSERT_EQUAL(metrics_of(m, "avgpool").flops, 128 * 9);
+    CU_ASSERT_EQUAL(metrics_of(m, "gap").flops, 128);
+    CU_ASSERT_EQUAL(metrics_of(m, "bmm").bytes_act, (3 * 4 * 5 + 2 * 5 * 7) * 4);
+}
+
+/* torch's x.view(x.size(0), -1) with a symbolic batch: the Reshape keeps `N` */
+static tb *flatten_chain(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){-1, 64, 1, 1});
+    tb_init_i64(b, "idx0", 0, NULL);
+    tb_init_i64(b, "axes0", 1, (int64_t[]){0});
+    tb_init_i64(b, "minus1", 1, (int64_t[]){-1});
+    tb_node(b, "Shape", "shape", "x", "s");
+    tb_node_t *ga = tb_node(b, "Gather", "gather", "s,idx0", "d0");
+    tb_attr_i(b, ga, "axis", 0);
+    tb_node(b, "Unsqueeze", "unsqueeze", "d0,axes0", "u0");
+    tb_node_t *cc = tb_node(b, "Concat", "concat", "u0,minus1", "target");
+    tb_attr_i(b, cc, "axis", 0);
+    tb_node(b, "Reshape", "reshape", "x,target", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+static void test_symbolic_batch(void)
+{
+    tb *b = flatten_chain();
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ASSERT_SHAPE(m, "y", "Nx64");
+    ASSERT_SHAPE(m, "d0", "scalar");
+    /* Shape of a symbolic tensor is a runtime op: nothing folded */
+    fp_node *shape = fp_graph_find(m->main, "s")->producer;
+    CU_ASSERT_FALSE(shape->flags & FP_NODE_FOLDED);
+    /* --batch 8 binds N: the chain becomes constant and is folded */
+    g_autoptr(fp_model) m8 = analyze(b, 8, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m8);
+    ASSERT_SHAPE(m8, "y", "8x64");
+    const char *folded[] = {"s", "d0", "u0", "target"};
+    for (size_t i = 0; i < G_N_ELEMENTS(folded); i++)
+        CU_ASSERT(fp_graph_find(m8->main, folded[i])->producer->flags & FP_NODE_FOLDED);
+    CU_ASSERT_FALSE(fp_graph_find(m8->main, "y")->producer->flags & FP_NODE_FOLDED);
+    fp_value *t = fp_graph_find(m8->main, "target");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t->fold);
+    int64_t vals[2];
+    memcpy(vals, t->fold->data, sizeof vals);
+    CU_ASSERT_EQUAL(vals[0], 8);
+    CU_ASSERT_EQUAL(vals[1], -1);
+}
+
+static void test_reshape_split_slice(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 12, 5});
+    tb_init_i64(b, "t", 4, (int64_t[]){0, 3, -1, 5});
+    tb_node(b, "Reshape", "r", "x,t", "r_out");
+    tb_init_i64(b, "sp", 3, (int64_t[]){2, 4, 6});
+    tb_node_t *s = tb_node(b, "Split", "split", "x,sp", "s0,s1,s2");
+    tb_attr_i(b, s, "axis", 1);
+    tb_init_i64(b, "st", 2, (int64_t[]){1, -1});
+    tb_init_i64(b, "en", 2, (int64_t[]){INT64_MAX, -6});
+    tb_init_i64(b, "ax", 2, (int64_t[]){1, 2});
+    tb_init_i64(b, "sp2", 2, (int64_t[]){2, -3});
+    tb_node(b, "Slice", "slice", "x,st,en,ax,sp2", "sl");
+    tb_node_t *tr = tb_node(b, "Transpose", "tr", "x", "tr_out");
+    tb_attr_ints(b, tr, "perm", 3, (int64_t[]){2, 0, 1});
+    tb_init_i64(b, "pads", 6, (int64_t[]){0, 1, 2, 0, 3, 4});
+    tb_node(b, "Pad", "pad", "x,pads", "pd");
+    for (const char *o = "r_out\0s0\0s2\0sl\0tr_out\0pd\0"; *o; o += strlen(o) + 1)
+        tb_output(b, o, F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ASSERT_SHAPE(m, "r_out", "2x3x4x5");
+    ASSERT_SHAPE(m, "s0", "2x2x5");
+    ASSERT_SHAPE(m, "s2", "2x6x5");
+    /* axis 1 (12): 1,3,5,7,9,11; axis 2 (5): start -1 -> 4, end -6 clamps to -1, step -3: 4,1 */
+    ASSERT_SHAPE(m, "sl", "2x6x2");
+    ASSERT_SHAPE(m, "tr_out", "5x2x12");
+    ASSERT_SHAPE(m, "pd", "2x16x11");
+}
+
+static void test_conv_channel_mismatch(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){16, 4, 3, 3});
+    tb_node(b, "Conv", "conv_bad", "x,w", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NULL(m);
+    fp_model_free(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "node 'conv_bad' (Conv): input has 3 channels but weight expects 4"));
+}
+
+static void test_broadcast_and_declared(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "a", F32, 3, (int64_t[]){3, 4, 5});
+    tb_input(b, "c", F32, 1, (int64_t[]){5});
+    tb_input(b, "bad", F32, 1, (int64_t[]){4});
+    tb_node(b, "Add", "add", "a,c", "s");
+    tb_node(b, "Mul", "mul_bad", "a,bad", "z");
+    tb_output(b, "s", F32, -1, NULL);
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NULL(m);
+    fp_model_free(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "node 'mul_bad' (Mul): shapes 3x4x5 and 4 do not broadcast"));
+}
+
+FP_TEST_SUITE(register_shapes)
+{
+    CU_pSuite s = CU_add_suite("shapes", NULL, NULL);
+    CU_add_test(s, "conv_family", test_conv_family);
+    CU_add_test(s, "gemm_matmul_pool", test_gemm_matmul_pool);
+    CU_add_test(s, "symbolic_batch", test_symbolic_batch);
+    CU_add_test(s, "reshape_split_slice", test_reshape_split_slice);
+    CU_add_test(s, "conv_channel_mismatch", test_conv_channel_mismatch);
+    CU_add_test(s, "broadcast_mismatch", test_broadcast_and_declared);
+}
