@@ -1,0 +1,287 @@
+/* profile.c - the `fuseplan profile` report (text and JSON). */
+#include "profile.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "json_common.h"
+#include "reports/format.h"
+
+static const char *or_unknown(const char *s) { return s ? s : "(unknown)"; }
+
+static double percent(double part, double total) { return total > 0 ? 100.0 * part / total : 0.0; }
+
+/* "1x3x32x32" for a shape, "scalar" for rank 0, "?" for none. Caller frees. */
+static char *dims_string(const fp_prof_tensor *t)
+{
+    if (t->rank < 0)
+        return g_strdup("?");
+    if (t->rank == 0)
+        return g_strdup("scalar");
+    GString *s = g_string_new(NULL);
+    for (int32_t i = 0; i < t->rank; i++)
+        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? "x" : "", t->dims[i]);
+    return g_string_free(s, FALSE);
+}
+
+/* "32x3x224x224 FLOAT, 64 INT64" */
+static char *tensors_string(const fp_prof_tensor *t, uint32_t n)
+{
+    GString *s = g_string_new(NULL);
+    for (uint32_t i = 0; i < n; i++) {
+        g_autofree char *d = dims_string(&t[i]);
+        g_string_append_printf(s, "%s%s%s%s", i ? ", " : "", d, t[i].dtype ? " " : "", t[i].dtype ? t[i].dtype : "");
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* The name cut to at most `max` bytes (UTF-8 safe) with "..." at the end. Caller frees. */
+static char *short_name(const char *s, glong max)
+{
+    if ((glong)strlen(s) <= max)
+        return g_strdup(s);
+    const char *end = g_utf8_find_prev_char(s, s + max - 2);
+    return g_strdup_printf("%.*s...", end ? (int)(end - s) : 0, s);
+}
+
+static int pass_cmp(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const fp_profile *p = data;
+    const fp_prof_pass *x = fp_profile_pass(p, *(const guint *)a), *y = fp_profile_pass(p, *(const guint *)b);
+    if (x->effect_times != y->effect_times)
+        return x->effect_times < y->effect_times ? 1 : -1;
+    if (x->match_times != y->match_times)
+        return x->match_times < y->match_times ? 1 : -1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Pass indices, most effective first. Caller g_free()s. */
+static guint *passes_sorted(const fp_profile *p)
+{
+    guint *order = g_new(guint, p->passes->len + 1);
+    for (guint i = 0; i < p->passes->len; i++)
+        order[i] = i;
+    g_qsort_with_data(order, (gint)p->passes->len, sizeof *order, pass_cmp, (gpointer)p);
+    return order;
+}
+
+/* ---- text ---- */
+
+static void text_groups(const fp_profile *p, fp_prof_group_by by, FILE *out)
+{
+    guint n = 0;
+    g_autofree fp_prof_group *g = fp_profile_group(p, by, &n);
+    const char *what = by == FP_PROF_BY_CORE ? "core type" : "op type";
+    fprintf(out, "\ntime by %s (%u)\n", what, n);
+    fprintf(out, "  %-36s %8s %8s %14s %7s\n", what, "kernels", "calls", "total us", "%");
+    for (guint i = 0; i < n; i++)
+        fprintf(out, "  %-36s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT " %14.3f %7.2f\n", or_unknown(g[i].key),
+                g[i].kernels, g[i].calls, g[i].total_us, percent(g[i].total_us, p->total_us));
+}
+
+static void text_top(const fp_profile *p, guint top, FILE *out)
+{
+    guint n = MIN(top, p->kernels->len);
+    if (n == 0)
+        return;
+    g_autofree guint *order = fp_profile_by_time(p);
+    fprintf(out, "\ntop %u kernels by time\n", n);
+    fprintf(out, "  %-48s %-20s %-16s %12s  %s\n", "name", "op type", "core", "us", "inputs -> outputs");
+    for (guint i = 0; i < n; i++) {
+        const fp_prof_kernel *k = fp_profile_kernel(p, order[i]);
+        g_autofree char *in = tensors_string(k->inputs, k->n_inputs);
+        g_autofree char *outs = tensors_string(k->outputs, k->n_outputs);
+        g_autofree char *name = short_name(k->name, 48);
+        fprintf(out, "  %-48s %-20s %-16s %12.3f  %s%s%s%s\n", name, or_unknown(k->op_type), or_unknown(k->core),
+                k->dur_us, in, *outs ? " -> " : "", outs, k->flags & FP_PROF_K_NESTED ? "  (nested)" : "");
+    }
+}
+
+static void text_passes(const fp_profile *p, FILE *out)
+{
+    g_autofree guint *order = passes_sorted(p);
+    fprintf(out, "\npasses (%u)\n", p->passes->len);
+    fprintf(out, "  %-12s %-52s %8s %8s %7s\n", "kind", "pass", "match", "effect", "graphs");
+    for (guint i = 0; i < p->passes->len; i++) {
+        const fp_prof_pass *s = fp_profile_pass(p, order[i]);
+        fprintf(out, "  %-12s %-52s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT " %7u\n", fp_prof_pass_kind_name(s->kind),
+                s->name, s->match_times, s->effect_times, s->graphs);
+    }
+}
+
+void fp_report_profile_text(const fp_profile *p, guint top, FILE *out)
+{
+    fprintf(out, "profile    %s\n", p->path);
+    if (p->format == FP_PROF_FUSION_RESULT) {
+        fprintf(out, "format     fusion_result (%s layout)\n", p->layout);
+        fprintf(out, "graphs     %u, %" G_GUINT64_FORMAT " pass entries, %u distinct passes\n", p->graphs,
+                p->records, p->passes->len);
+        text_passes(p, out);
+    } else {
+        g_autofree char *recs = fp_format_count(p->records);
+        fprintf(out, "format     %s\n", fp_prof_format_name(p->format));
+        if (p->format == FP_PROF_ORT) {
+            fprintf(out, "kernels    %s events, %u nodes; %u runs", recs, p->kernels->len, p->runs);
+            if (p->warmup_runs)
+                fprintf(out, " (the first skipped as warm-up)");
+            fprintf(out, "\ntotal      %.3f us per run\n", p->total_us);
+        } else {
+            fprintf(out, "kernels    %s %s", recs, p->format == FP_PROF_CHROME_TRACE ? "events" : "rows");
+            if (p->steps)
+                fprintf(out, ", %u step%s", p->steps, p->steps == 1 ? "" : "s");
+            fprintf(out, "\ntotal      %.3f us\n", p->total_us);
+        }
+        if (p->format != FP_PROF_OP_STATISTIC)
+            text_groups(p, FP_PROF_BY_OP_TYPE, out);
+        text_groups(p, FP_PROF_BY_CORE, out);
+        text_top(p, top, out);
+    }
+    if (p->warnings->len) {
+        fprintf(out, "\nwarnings (%u)\n", p->warnings->len);
+        for (guint i = 0; i < p->warnings->len; i++)
+            fprintf(out, "  %s\n", (const char *)p->warnings->pdata[i]);
+    }
+}
+
+/* ---- JSON ---- */
+
+static void add_str(JsonBuilder *b, const char *member, const char *v)
+{
+    json_builder_set_member_name(b, member);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void add_int(JsonBuilder *b, const char *member, gint64 v)
+{
+    json_builder_set_member_name(b, member);
+    json_builder_add_int_value(b, v);
+}
+
+static void add_num(JsonBuilder *b, const char *member, double v)
+{
+    json_builder_set_member_name(b, member);
+    if (isnan(v))
+        json_builder_add_null_value(b);
+    else
+        json_builder_add_double_value(b, v);
+}
+
+static void json_tensors(JsonBuilder *b, const char *member, const fp_prof_tensor *t, uint32_t n)
+{
+    json_builder_set_member_name(b, member);
+    json_builder_begin_array(b);
+    for (uint32_t i = 0; i < n; i++) {
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "shape");
+        if (t[i].rank < 0) {
+            json_builder_add_null_value(b);
+        } else {
+            json_builder_begin_array(b);
+            for (int32_t d = 0; d < t[i].rank; d++)
+                json_builder_add_int_value(b, t[i].dims[d]);
+            json_builder_end_array(b);
+        }
+        add_str(b, "dtype", t[i].dt != FP_DT_UNDEFINED ? fp_dtype_name(t[i].dt) : NULL);
+        add_str(b, "dtype_raw", t[i].dtype);
+        add_str(b, "layout", t[i].layout);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void json_groups(JsonBuilder *b, const fp_profile *p, fp_prof_group_by by)
+{
+    guint n = 0;
+    g_autofree fp_prof_group *g = fp_profile_group(p, by, &n);
+    json_builder_set_member_name(b, by == FP_PROF_BY_CORE ? "by_core" : "by_type");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < n; i++) {
+        json_builder_begin_object(b);
+        add_str(b, by == FP_PROF_BY_CORE ? "core" : "op_type", g[i].key);
+        add_int(b, "kernels", (gint64)g[i].kernels);
+        add_int(b, "calls", (gint64)g[i].calls);
+        add_num(b, "total_us", g[i].total_us);
+        add_num(b, "percent", percent(g[i].total_us, p->total_us));
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void json_top(JsonBuilder *b, const fp_profile *p, guint top)
+{
+    guint n = MIN(top, p->kernels->len);
+    g_autofree guint *order = fp_profile_by_time(p);
+    json_builder_set_member_name(b, "top");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < n; i++) {
+        const fp_prof_kernel *k = fp_profile_kernel(p, order[i]);
+        json_builder_begin_object(b);
+        add_str(b, "name", k->name);
+        add_str(b, "op_type", k->op_type);
+        add_str(b, "core", k->core);
+        add_num(b, "start_us", k->start_us);
+        add_num(b, "dur_us", k->dur_us);
+        add_int(b, "count", k->count);
+        add_int(b, "step", k->step);
+        json_builder_set_member_name(b, "nested");
+        json_builder_add_boolean_value(b, (k->flags & FP_PROF_K_NESTED) != 0);
+        json_tensors(b, "inputs", k->inputs, k->n_inputs);
+        json_tensors(b, "outputs", k->outputs, k->n_outputs);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void json_passes(JsonBuilder *b, const fp_profile *p)
+{
+    g_autofree guint *order = passes_sorted(p);
+    json_builder_set_member_name(b, "passes");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < p->passes->len; i++) {
+        const fp_prof_pass *s = fp_profile_pass(p, order[i]);
+        json_builder_begin_object(b);
+        add_str(b, "name", s->name);
+        add_str(b, "kind", fp_prof_pass_kind_name(s->kind));
+        add_int(b, "match_times", (gint64)MIN(s->match_times, (uint64_t)G_MAXINT64));
+        add_int(b, "effect_times", (gint64)MIN(s->effect_times, (uint64_t)G_MAXINT64));
+        add_int(b, "repository_hit_times", (gint64)MIN(s->repository_hit_times, (uint64_t)G_MAXINT64));
+        add_int(b, "graphs", s->graphs);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+JsonNode *fp_report_profile_json(const fp_profile *p, guint top)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    add_int(b, "schema", FP_JSON_SCHEMA);
+    add_str(b, "path", p->path);
+    add_str(b, "format", fp_prof_format_name(p->format));
+    add_str(b, "layout", p->layout);
+    bool fusion = p->format == FP_PROF_FUSION_RESULT;
+    add_int(b, "kernels", fusion ? 0 : (gint64)p->records);
+    add_int(b, "pass_entries", fusion ? (gint64)p->records : 0);
+    add_int(b, "nodes", p->kernels->len);
+    add_num(b, "total_us", p->total_us);
+    add_int(b, "runs", p->runs);
+    add_int(b, "warmup_runs", p->warmup_runs);
+    add_int(b, "steps", p->steps);
+    add_int(b, "graphs", p->graphs);
+    json_groups(b, p, FP_PROF_BY_OP_TYPE);
+    json_groups(b, p, FP_PROF_BY_CORE);
+    json_top(b, p, top);
+    json_passes(b, p);
+    json_builder_set_member_name(b, "warnings");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < p->warnings->len; i++)
+        json_builder_add_string_value(b, p->warnings->pdata[i]);
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}

@@ -1,0 +1,16 @@
+/* profile.h - the `fuseplan profile` report: a measured profile on its own, as text or JSON. */
+#ifndef FP_REPORT_PROFILE_H
+#define FP_REPORT_PROFILE_H
+
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+
+#include "frontends/profile/profile.h"
+
+/* Kernel count, total time, time by op type and by core type, the `top` longest kernels (all
+ * when top exceeds the count); for fusion_result files the passes with their counts. */
+void fp_report_profile_text(const fp_profile *p, guint top, FILE *out);
+/* New JSON object (caller unrefs): the `profile` contract of docs/json.md. */
+JsonNode *fp_report_profile_json(const fp_profile *p, guint top);
+
+#endif
