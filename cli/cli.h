@@ -17,6 +17,11 @@ typedef struct {
 } fp_cmd;
 
 int fp_cmd_info(int argc, char **argv);
+int fp_cmd_shapes(int argc, char **argv);
+int fp_cmd_explain(int argc, char **argv);
+int fp_cmd_profile(int argc, char **argv);
+int fp_cmd_devices(int argc, char **argv);
+int fp_cmd_calibrate(int argc, char **argv);
 
 /* Parses options; on a usage error prints one line "fuseplan CMD: ..." and returns false.
  * Frees nothing: the caller owns ctx. */

@@ -7,6 +7,11 @@
 
 static const fp_cmd commands[] = {
     {"info", "summary of a model: producer, opsets, op histogram, parameters, inputs and outputs", fp_cmd_info},
+    {"shapes", "infer every tensor's shape; per-op FLOPs, bytes and arithmetic intensity", fp_cmd_shapes},
+    {"explain", "what the target compiler fuses, and why a fusion did not happen", fp_cmd_explain},
+    {"profile", "summary of a measured profile: kernels, time by op and core type; GE fusion passes", fp_cmd_profile},
+    {"devices", "list the device profiles (peaks, bandwidth, memory), or show one in full", fp_cmd_devices},
+    {"calibrate", "measure this machine (SGEMM FLOP/s, STREAM bandwidth) and write a device profile", fp_cmd_calibrate},
 };
 
 static void usage(FILE *out)

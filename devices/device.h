@@ -59,7 +59,29 @@ void fp_device_free(fp_device *d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_device, fp_device_free)
 /* Names of the shipped profiles (sorted); caller g_strfreev()s. */
 char **fp_device_list(void);
-/* Peak FLOP/s for dtype t, falling back to fp32 when t has none. */
+/* Peak FLOP/s for dtype t, falling back to fp32 when t has none. Before fp32, a dtype without a
+ * peak of its own takes its sibling's: uint8 -> int8, uint4 -> int4, float8e5m2 -> float8e4m3fn,
+ * the *fnuz float8 types -> their fn/e5m2 counterparts. */
 double fp_device_peak(const fp_device *d, fp_dtype t);
+
+/* ---- additions (issue 6): helpers for the CLI, calibrate and the cost model ---- */
+
+/* The dtypes a profile may give a peak for, in display order (fp64, fp32, fp16, bf16, fp8e4m3,
+ * fp8e5m2, int8, int4); *n receives the count. */
+const fp_dtype *fp_device_peak_dtypes(size_t *n);
+/* The [peak] key of dtype t ("fp32"), or NULL when t has no key of its own. */
+const char *fp_device_peak_key(fp_dtype t);
+/* Valid values of [device] target, NULL-terminated ("ort-cpu", "cuda", "ascend910b", "ascend310p"). */
+const char *const *fp_device_targets(void);
+/* Builds a profile from a parsed key file (the profile takes a reference on kf) and validates it
+ * as fp_device_load does. `path` names the file in errors; the profile's name is its basename
+ * without ".ini". */
+fp_device *fp_device_from_keyfile(GKeyFile *kf, const char *path, GError **error);
+/* A new key file holding d's [device], [peak] and [efficiency] groups, followed by every other
+ * group of d->keyfile (when set) unchanged. Caller g_key_file_unref()s. */
+GKeyFile *fp_device_to_keyfile(const fp_device *d);
+/* Directories searched for profiles by name: $FUSEPLAN_DEVICES (when set and non-empty), then
+ * the source tree's devices/. Caller g_strfreev()s. */
+char **fp_device_dirs(void);
 
 #endif

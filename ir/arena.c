@@ -96,7 +96,8 @@ void *fp_arena_memdup(fp_arena *a, const void *p, size_t size)
 char *fp_arena_strndup(fp_arena *a, const char *s, size_t len)
 {
     char *q = fp_arena_alloc(a, len + 1);
-    memcpy(q, s, len);
+    if (len)
+        memcpy(q, s, len);
     q[len] = 0;
     return q;
 }

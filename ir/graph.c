@@ -151,6 +151,19 @@ fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *dom
     return n;
 }
 
+fp_node *fp_node_lookup(const fp_model *m, const char *name)
+{
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            fp_node *n = g->nodes->pdata[i];
+            if (strcmp(n->name, name) == 0)
+                return n;
+        }
+    }
+    return NULL;
+}
+
 const fp_attr *fp_node_attr(const fp_node *n, const char *name)
 {
     for (uint32_t i = 0; i < n->n_attrs; i++)

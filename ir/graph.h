@@ -174,6 +174,7 @@ typedef struct {
 enum {
     FP_NODE_FOLDED = 1u << 0,  /* a shape computation evaluated at analysis time */
     FP_NODE_REMOVED = 1u << 1, /* removed by a pass (kept for reports, not executed) */
+    FP_NODE_FUSED = 1u << 2,   /* the result of a fusion: metrics.flops is the sum of its members' */
 };
 
 /* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas). */
@@ -272,6 +273,9 @@ fp_value *fp_graph_lookup(const fp_graph *g, const char *name);
 /* A new node appended to g; arrays allocated for n_inputs / n_outputs (all NULL). */
 fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                      uint32_t n_inputs, uint32_t n_outputs);
+
+/* The node called `name` in any graph of m (first found), or NULL. O(nodes). */
+fp_node *fp_node_lookup(const fp_model *m, const char *name);
 
 /* Attribute lookup by name; NULL if absent. */
 const fp_attr *fp_node_attr(const fp_node *n, const char *name);

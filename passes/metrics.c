@@ -223,6 +223,7 @@ static uint64_t op_flops(const fp_node *n)
 static bool node_metrics(fp_node *n)
 {
     fp_metrics *mt = &n->metrics;
+    uint64_t flops_kept = mt->flops;
     memset(mt, 0, sizeof *mt);
     if ((n->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) || fp_op_has(n->op, FP_OPF_CTRL)) {
         mt->known = true; /* not a runtime op (or costed through its subgraphs) */
@@ -253,7 +254,10 @@ static bool node_metrics(fp_node *n)
     }
     if (view) /* an alias: no data moves (Reshape, Flatten, Squeeze, Unsqueeze, Identity) */
         mt->bytes_weight = mt->params = 0;
-    mt->flops = op_flops(n);
+    if (n->flags & FP_NODE_FUSED)
+        mt->flops = flops_kept; /* a fused kernel does its members' arithmetic */
+    else
+        mt->flops = op_flops(n);
     mt->known = true;
     return true;
 }

@@ -1,0 +1,189 @@
+/* calibrate.c - `fuseplan calibrate`: measures this machine's fp32 FLOP/s (blocked SGEMM) and
+ * memory bandwidth (STREAM triad), one thread and all threads, and writes a device profile
+ * (target ort-cpu) that fp_device_load accepts. Progress goes to stderr: a live line on a
+ * terminal, otherwise one line per phase.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "devices/calibrate.h"
+#include "devices/device.h"
+
+/* Defaults of the written profile that are not measured (see docs/devices.md, "host"). */
+#define HOST_LAUNCH_OVERHEAD 2e-6
+#define HOST_ALIGN 64
+
+static const double host_efficiency[FP_CLASS_COUNT] = {
+    [FP_CLASS_CONV] = 0.7, [FP_CLASS_MATMUL] = 0.9, [FP_CLASS_EW] = 0.5,   [FP_CLASS_NORM] = 0.3, [FP_CLASS_POOL] = 0.3,
+    [FP_CLASS_REDUCE] = 0.3, [FP_CLASS_SOFTMAX] = 0.3, [FP_CLASS_DATA] = 0.5, [FP_CLASS_OTHER] = 0.3,
+};
+
+typedef struct {
+    bool tty;
+    int phase, percent; /* last line drawn on the terminal */
+} progress_state;
+
+static char *rate_text(const char *what, double v)
+{
+    bool flops = g_str_has_prefix(what, "sgemm");
+    return g_strdup_printf("%.1f %s", v / 1e9, flops ? "GFLOP/s" : "GB/s");
+}
+
+static void progress(int phase, int nphases, const char *what, double fraction, double result, void *user)
+{
+    progress_state *ps = user;
+    if (result >= 0) {
+        g_autofree char *r = rate_text(what, result);
+        fprintf(stderr, "%scalibrate: [%d/%d] %s: %s%s\n", ps->tty ? "\r" : "", phase, nphases, what, r,
+                ps->tty ? "\033[K" : "");
+    } else if (ps->tty && (phase != ps->phase || (int)(fraction * 100) != ps->percent)) {
+        ps->phase = phase;
+        ps->percent = (int)(fraction * 100);
+        fprintf(stderr, "\rcalibrate: [%d/%d] %s %3d%%\033[K", phase, nphases, what, ps->percent);
+    }
+    fflush(stderr);
+}
+
+/* The profile for result r: measured peaks, host defaults, and a [calibration] group. */
+static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
+{
+    g_autofree char *cpu = fp_calibrate_cpu_name();
+    g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+    g_autofree char *date = g_date_time_format(now, "%Y-%m-%dT%H:%M:%SZ");
+    g_autoptr(GKeyFile) cal = g_key_file_new();
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_key_file_set_string(cal, "calibration", "date", date);
+    g_key_file_set_string(cal, "calibration", "cpu", cpu);
+    g_key_file_set_string(cal, "calibration", "kernel", fp_calibrate_kernel_name(r->kernel));
+    g_key_file_set_integer(cal, "calibration", "threads", r->threads);
+    g_key_file_set_value(cal, "calibration", "seconds", g_ascii_formatd(buf, sizeof buf, "%.6g", seconds));
+    g_key_file_set_value(cal, "calibration", "fp32_flops_1t", g_ascii_formatd(buf, sizeof buf, "%.6g", r->flops_1t));
+    g_key_file_set_value(cal, "calibration", "fp32_flops", g_ascii_formatd(buf, sizeof buf, "%.6g", r->flops));
+    g_key_file_set_value(cal, "calibration", "triad_bandwidth_1t", g_ascii_formatd(buf, sizeof buf, "%.6g", r->triad_1t));
+    g_key_file_set_value(cal, "calibration", "triad_bandwidth", g_ascii_formatd(buf, sizeof buf, "%.6g", r->triad));
+
+    g_autofree char *desc = g_strdup_printf("this machine: %s, %d threads (fuseplan calibrate)", cpu, r->threads);
+    fp_device d = {
+        .description = desc,
+        .target = (char *)"ort-cpu",
+        .bandwidth = r->triad,
+        .memory_bytes = MAX(fp_calibrate_memory_bytes(), (uint64_t)1 << 30),
+        .launch_overhead = HOST_LAUNCH_OVERHEAD,
+        .align_bytes = HOST_ALIGN,
+        .bw_efficiency = 1.0,
+        .keyfile = cal,
+    };
+    d.peak_flops[FP_DT_FLOAT] = r->flops;
+    memcpy(d.efficiency, host_efficiency, sizeof d.efficiency);
+    GKeyFile *kf = fp_device_to_keyfile(&d);
+    g_key_file_set_comment(kf, NULL, NULL,
+                           " Written by `fuseplan calibrate`: peak fp32 = blocked SGEMM on all threads, bandwidth =\n"
+                           " STREAM triad on all threads; the other numbers are defaults (docs/devices.md, host).",
+                           NULL);
+    return kf;
+}
+
+/* Validates the profile with the loader, then writes it atomically. */
+static bool write_profile(GKeyFile *kf, const char *path)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) check = fp_device_from_keyfile(kf, path, &err);
+    if (!check) {
+        fp_cli_error("calibrate: internal error, the profile does not validate: %s", err->message);
+        return false;
+    }
+    gsize len = 0;
+    g_autofree char *data = g_key_file_to_data(kf, &len, NULL);
+    if (!g_file_set_contents(path, data, (gssize)len, &err)) {
+        fp_cli_error("%s: cannot write: %s", path, err->message);
+        return false;
+    }
+    return true;
+}
+
+/* Checks the options; prints one error line and returns false when one is bad. */
+static bool check_options(const char *output, double seconds, int threads, int triad_mib, const char *kernel,
+                          fp_calibrate_kernel *k)
+{
+    if (!(seconds > 0 && seconds <= 600)) {
+        fp_cli_error("calibrate: --seconds must be in (0, 600]");
+        return false;
+    }
+    if (threads < 1 || threads > 4096) {
+        fp_cli_error("calibrate: --threads must be in [1, 4096]");
+        return false;
+    }
+    if (triad_mib < 0 || triad_mib > 65536) {
+        fp_cli_error("calibrate: --triad-mib must be in [1, 65536] (0: automatic)");
+        return false;
+    }
+    *k = fp_calibrate_kernel_from_name(kernel);
+    if (*k == FP_CALIBRATE_KERNEL_COUNT) {
+        fp_cli_error("calibrate: unknown kernel '%s' (one of: auto, avx512f, avx2-fma, portable)", kernel);
+        return false;
+    }
+    if (!fp_calibrate_kernel_supported(*k)) {
+        fp_cli_error("calibrate: kernel '%s' is not supported by this CPU", kernel);
+        return false;
+    }
+    g_autofree char *dir = g_path_get_dirname(output);
+    if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+        fp_cli_error("%s: cannot write: directory '%s' does not exist", output, dir);
+        return false;
+    }
+    return true;
+}
+
+int fp_cmd_calibrate(int argc, char **argv)
+{
+    g_autofree char *output = NULL;
+    g_autofree char *kernel = NULL;
+    double seconds = 1.0;
+    int threads = (int)g_get_num_processors(), triad_mib = 0;
+    GOptionEntry entries[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Profile to write (default devices/host.ini)", "FILE"},
+        {"seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Measuring time per phase (default 1)", "S"},
+        {"threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads of the all-threads phases (default: all CPUs)", "N"},
+        {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel, "SGEMM micro-kernel: auto (default), avx512f, avx2-fma, portable",
+         "NAME"},
+        {"triad-mib", 0, 0, G_OPTION_ARG_INT, &triad_mib,
+         "Triad working set in MiB (default: 4x the last-level cache, 64..512)", "MIB"},
+        {NULL},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("- measure this machine and write a device profile");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_set_prgname("fuseplan calibrate");
+    if (!fp_cli_parse(ctx, "calibrate", &argc, &argv))
+        return FP_EXIT_BAD;
+    if (argc != 1) {
+        fp_cli_error("calibrate: unexpected argument '%s' (see 'fuseplan calibrate --help')", argv[1]);
+        return FP_EXIT_BAD;
+    }
+    if (!output)
+        output = g_strdup("devices/host.ini");
+    fp_calibrate_kernel k = FP_CALIBRATE_KERNEL_AUTO;
+    if (!check_options(output, seconds, threads, triad_mib, kernel ? kernel : "auto", &k))
+        return FP_EXIT_BAD;
+
+    progress_state ps = {isatty(STDERR_FILENO) == 1, 0, -1};
+    fp_calibrate_opts opts = {seconds, threads, (uint64_t)triad_mib << 20, k, progress, &ps};
+    fp_calibrate_result r;
+    g_autoptr(GError) err = NULL;
+    if (!fp_calibrate_run(&opts, &r, &err)) {
+        fp_cli_error("calibrate: %s", err->message);
+        return FP_EXIT_BAD;
+    }
+    g_autoptr(GKeyFile) kf = host_profile(&r, seconds);
+    if (!write_profile(kf, output))
+        return FP_EXIT_BAD;
+    g_autofree char *cpu = fp_calibrate_cpu_name();
+    printf("cpu        %s\n", cpu);
+    printf("kernel     %s\n", fp_calibrate_kernel_name(r.kernel));
+    printf("sgemm      %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d\n", r.flops_1t / 1e9, r.flops / 1e9, r.threads);
+    printf("triad      %.1f GB/s on 1 thread, %.1f GB/s on %d (%.0f MiB working set)\n", r.triad_1t / 1e9,
+           r.triad / 1e9, r.threads, (double)r.triad_bytes / (1 << 20));
+    printf("wrote      %s\n", output);
+    return FP_EXIT_OK;
+}

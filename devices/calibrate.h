@@ -1,0 +1,74 @@
+/* calibrate.h - measures this machine for a device profile: fp32 FLOP/s with a cache-blocked
+ * SGEMM (AVX-512F, AVX2+FMA or portable micro-kernel, chosen at run time) and memory bandwidth
+ * with the STREAM triad, each on one thread and on N threads. Used by `fuseplan calibrate`;
+ * nothing here prints (progress goes through a callback).
+ */
+#ifndef FP_CALIBRATE_H
+#define FP_CALIBRATE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FP_CALIBRATE_ERROR (fp_calibrate_error_quark())
+GQuark fp_calibrate_error_quark(void);
+typedef enum { FP_CALIBRATE_ERROR_UNSUPPORTED, FP_CALIBRATE_ERROR_RESOURCES } fp_calibrate_error_code;
+
+typedef enum {
+    FP_CALIBRATE_KERNEL_AUTO,     /* the fastest one this CPU supports */
+    FP_CALIBRATE_KERNEL_PORTABLE, /* GCC vector extensions, 4x8 tile: any CPU */
+    FP_CALIBRATE_KERNEL_AVX2,     /* AVX2 + FMA, 6x16 tile */
+    FP_CALIBRATE_KERNEL_AVX512,   /* AVX-512F, 6x32 tile */
+    FP_CALIBRATE_KERNEL_COUNT
+} fp_calibrate_kernel;
+
+/* "auto", "portable", "avx2-fma", "avx512f". */
+const char *fp_calibrate_kernel_name(fp_calibrate_kernel k);
+/* Kernel for a name; FP_CALIBRATE_KERNEL_COUNT when unknown. */
+fp_calibrate_kernel fp_calibrate_kernel_from_name(const char *name);
+/* True when this CPU (and OS) can run kernel k; AUTO and PORTABLE always can. */
+bool fp_calibrate_kernel_supported(fp_calibrate_kernel k);
+/* The fastest supported kernel (never AUTO). */
+fp_calibrate_kernel fp_calibrate_kernel_best(void);
+
+/* C[m x n] += A[m x k] * B[k x n]; row-major with leading dimensions lda, ldb, ldc. `kern` must be
+ * supported (AUTO picks the best). Allocates its packing buffers per call; aborts only when that
+ * small allocation fails. */
+void fp_calibrate_sgemm(fp_calibrate_kernel kern, size_t m, size_t n, size_t k, const float *a, size_t lda,
+                        const float *b, size_t ldb, float *c, size_t ldc);
+
+/* Progress of phase `phase` (1-based) of `nphases`: fraction in [0, 1] while it runs, then once
+ * more with fraction 1 and `result` (FLOP/s or bytes/s; < 0 while running). */
+typedef void (*fp_calibrate_progress_fn)(int phase, int nphases, const char *what, double fraction, double result,
+                                         void *user);
+
+typedef struct {
+    double seconds;             /* measuring time per phase, > 0 */
+    int threads;                /* >= 1; the N-thread phases are skipped when 1 */
+    uint64_t triad_bytes;       /* triad working set (3 arrays, all threads); 0: 4x the last-level
+                                 * cache, clamped to [64 MiB, 512 MiB] */
+    fp_calibrate_kernel kernel; /* AUTO: fp_calibrate_kernel_best() */
+    fp_calibrate_progress_fn progress; /* may be NULL */
+    void *user;
+} fp_calibrate_opts;
+
+typedef struct {
+    fp_calibrate_kernel kernel; /* the kernel used */
+    int threads;
+    double flops_1t, flops;     /* SGEMM FLOP/s: one thread, all threads */
+    double triad_1t, triad;     /* triad bytes/s (STREAM convention: 24 bytes per element) */
+    uint64_t triad_bytes;       /* working set of the triad arrays, all threads together */
+} fp_calibrate_result;
+
+/* Runs the phases. Fails (nothing measured) when the kernel is unsupported or memory or threads
+ * cannot be had. Each thread does at least one unit of work per phase, so a tiny `seconds`
+ * still gives positive numbers. */
+bool fp_calibrate_run(const fp_calibrate_opts *opts, fp_calibrate_result *r, GError **error);
+
+/* "model name" from /proc/cpuinfo, or "unknown CPU". Caller frees. */
+char *fp_calibrate_cpu_name(void);
+/* Physical memory in bytes (0 when unknown). */
+uint64_t fp_calibrate_memory_bytes(void);
+
+#endif

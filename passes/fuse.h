@@ -1,0 +1,136 @@
+/* fuse.h - fusion simulation: rules as data (pattern + named constraints + fused op), targets
+ * that select rules and set their parameters (devices/targets/NAME.ini), and the record of every
+ * candidate match, fused or not, with the reasons a constraint refused it. */
+#ifndef FP_PASS_FUSE_H
+#define FP_PASS_FUSE_H
+
+#include <glib.h>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+#define FP_FUSE_ERROR (fp_fuse_error_quark())
+GQuark fp_fuse_error_quark(void);
+enum { FP_FUSE_ERROR_TARGET };
+
+/* ---------------------------------------------------------------- rules (fuse_rules.c) */
+
+#define FP_PAT_MAX 12
+#define FP_PAT_X (-2) /* in fp_pat_node.from2: the anchor's input 0 (the pattern's data input) */
+
+/* One node of a pattern. Node 0 is the anchor. */
+typedef struct {
+    const char *label;  /* used in messages: "conv", "bn", "act" */
+    fp_op ops[8];       /* accepted kinds, terminated by FP_OP_COUNT (empty: use `flags`) */
+    uint32_t flags;     /* or: any op with one of these FP_OPF_* traits */
+    int8_t from;        /* pattern node whose output 0 feeds this node (-1 for the anchor) */
+    int8_t port;        /* which input receives it (-1: any) */
+    int8_t from2;       /* a second input from pattern node / FP_PAT_X, or -1 */
+    int8_t port2;
+    uint8_t repeat;     /* last node only: match a chain of up to this many such nodes (0: one) */
+} fp_pat_node;
+
+typedef enum {
+    FP_RW_FOLD,      /* the last node folds into the anchor (Conv+BN, Conv+Mul, Conv+Add) */
+    FP_RW_FUSE,      /* all nodes become one kernel of type fused_op */
+    FP_RW_ELIMINATE, /* the anchor disappears (Identity, Dropout) */
+} fp_rewrite;
+
+/* A constraint of a rule: a named predicate with a parameter the target may override. */
+typedef struct {
+    const char *name;  /* "single_consumer", "const_inputs", "max_epsilon", ... (fuse_constraints.c) */
+    int8_t node;       /* pattern node it looks at (-1: the whole match) */
+    int8_t port;       /* input port where relevant (-1: all / not used) */
+    const char *param; /* key in the target's [rule.ID] group that overrides the default */
+    double num;        /* default numeric parameter (thresholds, constants) */
+    const char *list;  /* default list parameter ("Relu,Sigmoid,...", "float32,float64") */
+    bool gate;         /* part of what the pattern means (e.g. the Add's operand is a constant bias):
+                          when it fails the match is not a candidate at all and is not recorded */
+} fp_constraint;
+
+typedef struct {
+    const char *id;       /* rule id; several entries may share one (pattern variants) */
+    const char *title;
+    const char *source;   /* where its conditions come from (docs/rules.md cites it) */
+    fp_pat_node pattern[FP_PAT_MAX];
+    int n_pattern;
+    fp_constraint constraints[10];
+    int n_constraints;
+    fp_rewrite rewrite;
+    const char *fused_op; /* op type of the result ("FusedConv"); NULL for FOLD/ELIMINATE */
+    fp_op fused_kind;
+    int8_t act_node;      /* pattern node holding the activation (reported as `activation`), -1 */
+} fp_rule;
+
+extern const fp_rule fp_rules[];
+extern const size_t fp_n_rules;
+
+/* ---------------------------------------------------------------- targets (target.c) */
+
+typedef struct {
+    char *name, *description, *path;
+    char **rules;       /* rule ids in application order */
+    GKeyFile *keyfile;  /* [rule.ID] parameter overrides */
+} fp_target;
+
+/* Loads a target by name (devices/targets/NAME.ini, or $FUSEPLAN_DEVICES/targets) or .ini path.
+ * Unknown rule ids and unknown parameter keys are errors naming file, group and key. */
+fp_target *fp_target_load(const char *name_or_path, GError **error);
+void fp_target_free(fp_target *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_target, fp_target_free)
+/* Names of the shipped targets; caller g_strfreev()s. */
+char **fp_target_list(void);
+/* A rule's numeric / list parameter: the target's override or the constraint's default. */
+double fp_target_num(const fp_target *t, const char *rule, const fp_constraint *c);
+char **fp_target_list_param(const fp_target *t, const char *rule, const fp_constraint *c);
+
+/* ---------------------------------------------------------------- results */
+
+typedef struct {
+    char *constraint; /* constraint name */
+    char *actual;     /* what the model has ("0.001") */
+    char *required;   /* what the rule needs ("<= 0.0001") */
+    char *message;    /* one line naming the node */
+    char *hint;       /* a concrete fix */
+} fp_reason;
+
+typedef struct {
+    const char *rule;     /* rule id (static) */
+    char *anchor;         /* first node's name */
+    GPtrArray *nodes;     /* node names (char*, owned) */
+    bool applied;
+    const char *fused_op; /* op type of the result (or the anchor's for folds); NULL if eliminated */
+    char *activation;     /* activation op type for activation rules, else NULL */
+    GPtrArray *reasons;   /* fp_reason*, owned; empty when applied */
+} fp_fusion;
+
+typedef struct {
+    GPtrArray *fusions; /* fp_fusion*, owned, in the order found */
+    char *target;
+} fp_fusion_list;
+
+fp_fusion_list *fp_fusion_list_new(void);
+void fp_fusion_list_free(fp_fusion_list *l);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_fusion_list, fp_fusion_list_free)
+
+/* Applies the target's rules to every graph until nothing changes. Matched nodes are rewritten
+ * (removed nodes keep FP_NODE_REMOVED; fused kernels get FP_NODE_FUSED and a group id). Every
+ * candidate is recorded in `out`; re-links the model. Needs shapes and metrics. */
+bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error);
+
+/* ---------------------------------------------------------------- constraints (fuse_constraints.c) */
+
+typedef struct {
+    const fp_rule *rule;
+    const fp_target *target;
+    fp_node *nodes[FP_PAT_MAX + 8]; /* matched nodes; a repeated chain node appears once per link */
+    int n;
+    fp_value *x; /* the anchor's data input */
+} fp_match;
+
+/* Evaluates constraint c on match mt; on failure appends an fp_reason to reasons and returns false. */
+bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
+/* Names of all constraint predicates (for validation and docs). */
+extern const char *const fp_constraint_names[];
+
+#endif

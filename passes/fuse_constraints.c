@@ -1,0 +1,580 @@
+/* fuse_constraints.c - the named predicates fusion rules are built from. Each one checks a match
+ * and, when it fails, explains why: the actual value, the required one, a one-line message naming
+ * the node, and a concrete fix. */
+#include <math.h>
+#include <string.h>
+
+#include "passes/fuse.h"
+
+const char *const fp_constraint_names[] = {
+    "single_consumer", "not_graph_output", "const_inputs", "const_other", "bn_outputs_unused", "dtype_in",
+    "bn_params_1d", "max_epsilon", "min_epsilon", "per_channel", "max_rank", "bias_shape", "activation_in",
+    "clip_const_bounds", "const_value", "bias_1d", "activation_operands", "rank_is", "last_axis",
+    "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", NULL,
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static void reason(GPtrArray *out, const char *constraint, char *actual, char *required, char *message, char *hint)
+{
+    fp_reason *r = g_new0(fp_reason, 1);
+    r->constraint = g_strdup(constraint);
+    r->actual = actual;
+    r->required = required;
+    r->message = message;
+    r->hint = hint;
+    g_ptr_array_add(out, r);
+}
+
+/* Matched node for pattern index k (a repeated last node: its first link). */
+static fp_node *node_at(const fp_match *mt, int k)
+{
+    return k >= 0 && k < mt->n ? mt->nodes[k] : NULL;
+}
+
+static bool in_match(const fp_match *mt, const fp_node *n)
+{
+    for (int i = 0; i < mt->n; i++)
+        if (mt->nodes[i] == n)
+            return true;
+    return false;
+}
+
+static bool is_const(const fp_value *v)
+{
+    if (!v)
+        return false;
+    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+        return true;
+    return v->producer && (v->producer->flags & FP_NODE_FOLDED);
+}
+
+static const char *origin(const fp_value *v)
+{
+    if (v->kind == FP_VALUE_INPUT)
+        return "a graph input";
+    if (v->producer)
+        return v->producer->name;
+    return "nothing";
+}
+
+/* Input of n not produced by a matched node (the "other" operand of a binary op), or NULL. The
+ * pattern's data input x counts as part of the match only where the pattern names it (from2). */
+static fp_value *other_input(const fp_match *mt, const fp_node *n)
+{
+    int idx = 0;
+    while (idx < mt->n && mt->nodes[idx] != n)
+        idx++;
+    const fp_pat_node *p = &mt->rule->pattern[MIN(idx, mt->rule->n_pattern - 1)];
+    bool x_is_pattern = idx == 0 || p->from2 == FP_PAT_X;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        fp_value *v = n->inputs[i];
+        if (v && !(v->producer && in_match(mt, v->producer)) && !(x_is_pattern && v == mt->x))
+            return v;
+    }
+    return NULL;
+}
+
+/* Scalar value of a small constant, if it has exactly one element (or all equal). */
+static bool const_scalar(const fp_value *v, double *out)
+{
+    const fp_tensor *t = v ? (v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : v->fold) : NULL;
+    uint64_t n;
+    if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, &n) || n == 0)
+        return false;
+    const uint8_t *p = t->data;
+    double first = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        double x;
+        if (t->dtype == FP_DT_FLOAT) { float f; memcpy(&f, p + 4 * k, 4); x = f; }
+        else if (t->dtype == FP_DT_DOUBLE) { memcpy(&x, p + 8 * k, 8); }
+        else if (t->dtype == FP_DT_INT64) { int64_t i; memcpy(&i, p + 8 * k, 8); x = (double)i; }
+        else if (t->dtype == FP_DT_INT32) { int32_t i; memcpy(&i, p + 4 * k, 4); x = i; }
+        else return false;
+        if (k == 0)
+            first = x;
+        else if (x != first)
+            return false;
+    }
+    *out = first;
+    return true;
+}
+
+static char *fmt_num(double x) { return g_strdup_printf("%g", x); }
+
+static bool has_list(char **list, const char *s)
+{
+    for (char **p = list; p && *p; p++)
+        if (g_ascii_strcasecmp(g_strstrip(*p), s) == 0)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------- predicates */
+
+static bool single_consumer(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    int last = mt->n - 1;
+    for (int i = 0; i < mt->n; i++) {
+        fp_node *n = mt->nodes[i];
+        if ((c->node >= 0 && i != c->node) || (c->node < 0 && i == last))
+            continue;
+        for (uint32_t k = 0; k < n->n_outputs; k++) {
+            fp_value *v = n->outputs[k];
+            if (!v)
+                continue;
+            for (uint32_t u = 0; u < v->n_uses; u++) {
+                fp_node *user = v->uses[u].node;
+                if (in_match(mt, user))
+                    continue;
+                reason(out, c->name, g_strdup_printf("%u consumers", v->n_uses),
+                       g_strdup("read only by the pattern"),
+                       g_strdup_printf("%s %s: output '%s' also feeds %s '%s' outside the %s pattern", n->op_type,
+                                       n->name, v->name, user->op_type, user->name, mt->rule->id),
+                       g_strdup_printf("the runtime cannot drop '%s' while '%s' reads it: give '%s' its own copy or "
+                                       "restructure so that only the pattern reads it",
+                                       v->name, user->name, user->name));
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static bool not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    int last = mt->n - 1;
+    for (int i = 0; i < mt->n; i++) {
+        fp_node *n = mt->nodes[i];
+        if ((c->node >= 0 && i != c->node) || (c->node < 0 && i == last && mt->n > 1))
+            continue;
+        for (uint32_t k = 0; k < n->n_outputs; k++) {
+            fp_value *v = n->outputs[k];
+            if (v && v->is_output) {
+                reason(out, c->name, g_strdup("graph output"), g_strdup("an internal value"),
+                       g_strdup_printf("%s %s: output '%s' is a graph output, so it must stay materialized",
+                                       n->op_type, n->name, v->name),
+                       g_strdup_printf("remove '%s' from the graph outputs if nothing downstream needs it", v->name));
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static bool const_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    for (uint32_t i = 1; n && i < n->n_inputs; i++) {
+        if (c->port >= 0 && (int)i != c->port)
+            continue;
+        fp_value *v = n->inputs[i];
+        if (!v || is_const(v))
+            continue;
+        reason(out, c->name, g_strdup_printf("computed by %s", origin(v)), g_strdup("a constant initializer"),
+               g_strdup_printf("%s %s: input %u '%s' is not a constant (it comes from %s)", n->op_type, n->name, i,
+                               v->name, origin(v)),
+               g_strdup_printf("make '%s' an initializer (e.g. export with constant folding on, or fold it with "
+                               "onnxsim) so the compiler can precompute the fused weights",
+                               v->name));
+        return false;
+    }
+    return true;
+}
+
+static bool const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *v = n ? other_input(mt, n) : NULL;
+    if (!n || (v && is_const(v)))
+        return true;
+    if (!v) {
+        reason(out, c->name, g_strdup("no operand outside the pattern"), g_strdup("a constant"),
+               g_strdup_printf("%s %s: has no constant operand", n->op_type, n->name), g_strdup("-"));
+        return false;
+    }
+    reason(out, c->name, g_strdup_printf("computed by %s", origin(v)), g_strdup("a constant"),
+           g_strdup_printf("%s %s: operand '%s' is not a constant (it comes from %s)", n->op_type, n->name, v->name,
+                           origin(v)),
+           g_strdup_printf("fold '%s' into an initializer before deployment", v->name));
+    return false;
+}
+
+static bool bn_outputs_unused(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    for (uint32_t k = 1; n && k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k];
+        if (v && (v->n_uses || v->is_output)) {
+            reason(out, c->name, g_strdup_printf("output %u '%s' used", k, v->name), g_strdup("only output 0 used"),
+                   g_strdup_printf("%s %s: training output %u '%s' is used", n->op_type, n->name, k, v->name),
+                   g_strdup("export the model in inference mode (model.eval()) so BatchNormalization has one output"));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *v = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
+    if (!v)
+        return true;
+    g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
+    if (has_list(list, fp_dtype_name(v->dtype)))
+        return true;
+    g_autofree char *joined = g_strjoinv(", ", list);
+    reason(out, c->name, g_strdup(fp_dtype_name(v->dtype)), g_strdup_printf("one of %s", joined),
+           g_strdup_printf("%s %s: input '%s' is %s; rule %s needs %s", n->op_type, n->name, v->name,
+                           fp_dtype_name(v->dtype), mt->rule->id, joined),
+           g_strdup_printf("run the model in %s, or use a target whose kernels support %s", joined,
+                           fp_dtype_name(v->dtype)));
+    return false;
+}
+
+static bool bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *bn = node_at(mt, c->node), *conv = mt->nodes[0];
+    fp_value *w = conv->n_inputs > 1 ? conv->inputs[1] : NULL;
+    int64_t ch = w && w->shape.rank > 2 ? w->shape.dims[0].value : -1;
+    for (uint32_t i = 1; bn && i < 5 && i < bn->n_inputs; i++) {
+        fp_value *v = bn->inputs[i];
+        if (!v)
+            continue;
+        if (v->shape.rank != 1 || (ch >= 0 && v->shape.dims[0].value != ch)) {
+            g_autofree char *s = fp_shape_to_string(&v->shape);
+            reason(out, c->name, g_strdup_printf("'%s' has shape %s", v->name, s),
+                   g_strdup_printf("1-D of length %" G_GINT64_FORMAT, ch),
+                   g_strdup_printf("%s %s: parameter '%s' has shape %s, not [%" G_GINT64_FORMAT "]", bn->op_type,
+                                   bn->name, v->name, s, ch),
+                   g_strdup("store BatchNormalization's scale, bias, mean and var as 1-D tensors of the channel count"));
+            return false;
+        }
+    }
+    if (w && w->shape.rank <= 2) {
+        reason(out, c->name, g_strdup_printf("weight rank %d", w->shape.rank), g_strdup("rank > 2"),
+               g_strdup_printf("%s %s: weight '%s' has rank %d", conv->op_type, conv->name, w->name, w->shape.rank),
+               g_strdup("not a spatial convolution"));
+        return false;
+    }
+    return true;
+}
+
+static double bn_epsilon(const fp_node *bn) { return fp_node_attr_float(bn, "epsilon", 1e-5); }
+
+static bool max_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *bn = node_at(mt, c->node);
+    double limit = fp_target_num(mt->target, mt->rule->id, c);
+    if (!bn || limit <= 0)
+        return true;
+    double eps = bn_epsilon(bn);
+    if (eps <= limit * (1 + 1e-9))
+        return true;
+    reason(out, c->name, fmt_num(eps), g_strdup_printf("<= %g", limit),
+           g_strdup_printf("%s %s: epsilon %g > max %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
+                           mt->rule->id, mt->target->name),
+           g_strdup_printf("re-export with eps <= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
+                           c->param));
+    return false;
+}
+
+static bool min_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *bn = node_at(mt, c->node);
+    double limit = fp_target_num(mt->target, mt->rule->id, c);
+    if (!bn || limit <= 0)
+        return true;
+    double eps = bn_epsilon(bn);
+    if (eps >= limit * (1 - 1e-9))
+        return true;
+    reason(out, c->name, fmt_num(eps), g_strdup_printf(">= %g", limit),
+           g_strdup_printf("%s %s: epsilon %g < min %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
+                           mt->rule->id, mt->target->name),
+           g_strdup_printf("re-export with eps >= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
+                           c->param));
+    return false;
+}
+
+static bool per_channel(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node), *conv = mt->nodes[0];
+    fp_value *v = n ? other_input(mt, n) : NULL;
+    fp_value *w = conv->n_inputs > 1 ? conv->inputs[1] : NULL;
+    if (!v || !w || w->shape.rank < 1)
+        return true;
+    int64_t ch = w->shape.dims[0].value;
+    int32_t orank = conv->outputs[0] ? conv->outputs[0]->shape.rank : -1;
+    uint64_t numel = 0;
+    bool ok = fp_shape_numel(&v->shape, &numel) && (numel == 1 || numel == (uint64_t)ch);
+    /* the constant must vary only along the channel axis: [C,1,...,1] aligned with the output */
+    if (ok && numel != 1 && orank > 0) {
+        int32_t r = v->shape.rank, chan_pos = r - (orank - 1);
+        for (int32_t d = 0; d < r && ok; d++)
+            ok = d == chan_pos ? v->shape.dims[d].value == ch : v->shape.dims[d].value == 1;
+    }
+    if (ok)
+        return true;
+    g_autofree char *s = fp_shape_to_string(&v->shape);
+    reason(out, c->name, g_strdup_printf("shape %s", s), g_strdup_printf("a scalar or [%" G_GINT64_FORMAT ",1,1]", ch),
+           g_strdup_printf("%s %s: operand '%s' of shape %s does not scale per output channel", n->op_type, n->name,
+                           v->name, s),
+           g_strdup("only per-channel constants fold into the convolution's weights and bias"));
+    return false;
+}
+
+static bool max_rank(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    double limit = fp_target_num(mt->target, mt->rule->id, c);
+    for (uint32_t i = 0; n && i < n->n_inputs && i < 2; i++) {
+        fp_value *v = n->inputs[i];
+        if (v && v->shape.rank > (int32_t)limit) {
+            g_autofree char *s = fp_shape_to_string(&v->shape);
+            reason(out, c->name, g_strdup_printf("rank %d", v->shape.rank), g_strdup_printf("rank <= %g", limit),
+                   g_strdup_printf("%s %s: input '%s' has shape %s (rank %d > %g)", n->op_type, n->name, v->name, s,
+                                   v->shape.rank, limit),
+                   g_strdup("Gemm takes 2-D operands: flatten the batch dims, or let the compiler keep MatMul + Add"));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool bias_shape(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *add = node_at(mt, c->node);
+    fp_value *b = add ? other_input(mt, add) : NULL, *y = add && add->outputs[0] ? add->outputs[0] : NULL;
+    if (!b || !y || y->shape.rank < 1)
+        return true;
+    int64_t n = y->shape.dims[y->shape.rank - 1].value;
+    bool ok = (b->shape.rank == 1 && (b->shape.dims[0].value == n || b->shape.dims[0].value == 1)) ||
+              (b->shape.rank == 2 && b->shape.dims[0].value == 1 && b->shape.dims[1].value == n);
+    if (ok)
+        return true;
+    g_autofree char *s = fp_shape_to_string(&b->shape);
+    reason(out, c->name, g_strdup_printf("shape %s", s), g_strdup_printf("[%" G_GINT64_FORMAT "] or [1,%" G_GINT64_FORMAT "]", n, n),
+           g_strdup_printf("%s %s: bias '%s' of shape %s is not a row vector", add->op_type, add->name, b->name, s),
+           g_strdup("Gemm's C must broadcast as a row bias"));
+    return false;
+}
+
+static bool activation_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *act = node_at(mt, c->node);
+    if (!act)
+        return true;
+    g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
+    if (has_list(list, act->op_type))
+        return true;
+    g_autofree char *joined = g_strjoinv(", ", list);
+    reason(out, c->name, g_strdup(act->op_type), g_strdup_printf("one of %s", joined),
+           g_strdup_printf("%s %s: %s is not an activation %s fuses into %s on %s", act->op_type, act->name,
+                           act->op_type, mt->target->name, mt->rule->id, joined),
+           g_strdup_printf("use one of %s, or add %s to [rule.%s] %s if the target supports it", joined, act->op_type,
+                           mt->rule->id, c->param));
+    return false;
+}
+
+static bool clip_const_bounds(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *act = node_at(mt, c->node);
+    if (!act || act->op != FP_OP_CLIP)
+        return true;
+    for (uint32_t i = 1; i < act->n_inputs; i++) {
+        fp_value *v = act->inputs[i];
+        if (v && !is_const(v)) {
+            reason(out, c->name, g_strdup_printf("'%s' computed by %s", v->name, origin(v)), g_strdup("constant min/max"),
+                   g_strdup_printf("Clip %s: bound '%s' is not a constant", act->name, v->name),
+                   g_strdup("make Clip's min and max initializers"));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool const_value(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    if (!n)
+        return true;
+    fp_value *v = c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : other_input(mt, n);
+    double want = fp_target_num(mt->target, mt->rule->id, c), got;
+    if (v && const_scalar(v, &got) && fabs(got - want) <= 1e-3 * MAX(1.0, fabs(want)))
+        return true;
+    bool known = v && const_scalar(v, &got);
+    reason(out, c->name, known ? fmt_num(got) : g_strdup(v ? "not a constant scalar" : "missing"), fmt_num(want),
+           g_strdup_printf("%s %s: operand %s is %s, the %s pattern needs %g", n->op_type, n->name, v ? v->name : "?",
+                           known ? "a different constant" : "not a constant scalar", mt->rule->id, want),
+           g_strdup("the subgraph computes something else than the fused op; nothing to change if that is intended"));
+    return false;
+}
+
+static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *add = node_at(mt, c->node);
+    fp_value *b = NULL;
+    for (uint32_t i = 0; add && i < add->n_inputs && !b; i++)
+        if (add->inputs[i] && is_const(add->inputs[i]))
+            b = add->inputs[i];
+    if (b && b->shape.rank == 1)
+        return true;
+    reason(out, c->name, b ? g_strdup_printf("rank %d", b->shape.rank) : g_strdup("no constant operand"),
+           g_strdup("a 1-D constant bias"),
+           g_strdup_printf("%s %s: no 1-D constant bias operand", add ? add->op_type : "?", add ? add->name : "?"),
+           g_strdup("BiasGelu needs Add(x, bias) with a 1-D initializer bias"));
+    return false;
+}
+
+static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *add = node_at(mt, c->node);
+    if (!add || add->n_inputs != 2 || !add->inputs[0] || !add->inputs[1])
+        return true;
+    fp_value *a = add->inputs[0], *b = add->inputs[1];
+    g_autofree char *sa = fp_shape_to_string(&a->shape), *sb = fp_shape_to_string(&b->shape);
+    if (!is_const(a) && !is_const(b) && strcmp(sa, sb) == 0)
+        return true;
+    reason(out, c->name, g_strdup_printf("%s and %s", sa, sb), g_strdup("two activations of the same shape"),
+           g_strdup_printf("%s %s: operands '%s' %s and '%s' %s are not a residual pair", add->op_type, add->name,
+                           a->name, sa, b->name, sb),
+           g_strdup("SkipLayerNormalization fuses a residual Add of two equal-shaped activations"));
+    return false;
+}
+
+static bool rank_is(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *y = n && n->n_outputs ? n->outputs[0] : NULL;
+    double want = fp_target_num(mt->target, mt->rule->id, c);
+    if (!y || y->shape.rank == (int32_t)want)
+        return true;
+    reason(out, c->name, g_strdup_printf("rank %d", y->shape.rank), g_strdup_printf("rank %g", want),
+           g_strdup_printf("%s %s: output '%s' has rank %d, the fused kernel takes rank %g", n->op_type, n->name,
+                           y->name, y->shape.rank, want),
+           g_strdup("reshape to [batch, sequence, hidden] around the block"));
+    return false;
+}
+
+static bool last_axis(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    if (!n || !n->inputs[0])
+        return true;
+    int32_t rank = n->inputs[0]->shape.rank;
+    int64_t axis;
+    if (n->op == FP_OP_SOFTMAX) {
+        axis = fp_node_attr_int(n, "axis", n->opset >= 13 ? -1 : 1);
+    } else {
+        const fp_attr *a = fp_node_attr(n, "axes");
+        int64_t vals[2];
+        if (a && a->type == FP_ATTR_INTS && a->n == 1) {
+            axis = a->u.ints[0];
+        } else if (n->n_inputs > 1 && n->inputs[1] && n->inputs[1]->n_sval == 1 && !n->inputs[1]->sval[0].sym) {
+            axis = n->inputs[1]->sval[0].value;
+        } else {
+            axis = -999;
+        }
+        (void)vals;
+    }
+    if (axis == -1 || (rank > 0 && axis == rank - 1))
+        return true;
+    reason(out, c->name, g_strdup_printf("axis %" G_GINT64_FORMAT, axis), g_strdup("the last axis"),
+           g_strdup_printf("%s %s: normalizes over axis %" G_GINT64_FORMAT ", not the last one", n->op_type, n->name, axis),
+           g_strdup("the fused kernel normalizes over the innermost (hidden) dimension only"));
+    return false;
+}
+
+static bool static_weight(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *w = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
+    if (!w || fp_shape_static(&w->shape))
+        return true;
+    g_autofree char *s = fp_shape_to_string(&w->shape);
+    reason(out, c->name, g_strdup_printf("shape %s", s), g_strdup("a static shape"),
+           g_strdup_printf("%s %s: weight '%s' has a dynamic shape %s", n->op_type, n->name, w->name, s),
+           g_strdup("the pass allows dynamic data inputs but not dynamic weights: fix the weight's shape"));
+    return false;
+}
+
+static bool max_chain(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    int links = mt->n - (mt->rule->n_pattern - 1);
+    double limit = fp_target_num(mt->target, mt->rule->id, c);
+    if (links <= (int)limit)
+        return true;
+    fp_node *first = node_at(mt, c->node);
+    reason(out, c->name, g_strdup_printf("%d ops", links), g_strdup_printf("<= %g ops", limit),
+           g_strdup_printf("%s %s: a chain of %d elementwise ops follows the convolution; the fused kernel holds at "
+                           "most %g",
+                           first ? first->op_type : "?", first ? first->name : "?", links, limit),
+           g_strdup_printf("split the tail or raise [rule.%s] %s if the target's buffer allows it", mt->rule->id,
+                           c->param));
+    return false;
+}
+
+static bool no_control_edges(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    for (int i = 0; i < mt->n; i++) {
+        fp_node *n = mt->nodes[i];
+        if (n->n_ctrl) {
+            reason(out, c->name, g_strdup_printf("%u control edges", n->n_ctrl), g_strdup("none"),
+                   g_strdup_printf("%s %s: has a control dependency on '%s'", n->op_type, n->name, n->ctrl[0]->name),
+                   g_strdup("control edges pin the op's position; remove the dependency if it is not needed"));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool mask_unused(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *mask = n && n->n_outputs > 1 ? n->outputs[1] : NULL;
+    if (!mask || (!mask->n_uses && !mask->is_output))
+        return true;
+    reason(out, c->name, g_strdup_printf("mask '%s' used", mask->name), g_strdup("mask unused"),
+           g_strdup_printf("%s %s: its mask output '%s' is read", n->op_type, n->name, mask->name),
+           g_strdup("drop the use of the dropout mask for inference"));
+    return false;
+}
+
+static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *v = n ? other_input(mt, n) : NULL;
+    uint64_t numel = 0;
+    double x;
+    if (v && is_const(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))
+        return true;
+    reason(out, c->name, g_strdup(v ? "not a constant scalar" : "missing"), g_strdup("a constant scalar"),
+           g_strdup_printf("%s %s: operand is not a constant scalar", n ? n->op_type : "?", n ? n->name : "?"),
+           g_strdup("only a scalar scale folds into the matmul's alpha"));
+    return false;
+}
+
+typedef bool (*check_fn)(const fp_constraint *, const fp_match *, GPtrArray *);
+
+static const struct {
+    const char *name;
+    check_fn fn;
+} checks[] = {
+    {"single_consumer", single_consumer}, {"not_graph_output", not_graph_output}, {"const_inputs", const_inputs},
+    {"const_other", const_other}, {"bn_outputs_unused", bn_outputs_unused}, {"dtype_in", dtype_in},
+    {"bn_params_1d", bn_params_1d}, {"max_epsilon", max_epsilon}, {"min_epsilon", min_epsilon},
+    {"per_channel", per_channel}, {"max_rank", max_rank}, {"bias_shape", bias_shape},
+    {"activation_in", activation_in}, {"clip_const_bounds", clip_const_bounds}, {"const_value", const_value},
+    {"bias_1d", bias_1d}, {"activation_operands", activation_operands}, {"rank_is", rank_is},
+    {"last_axis", last_axis}, {"static_weight", static_weight}, {"max_chain", max_chain},
+    {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
+};
+
+bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(checks); i++)
+        if (strcmp(checks[i].name, c->name) == 0)
+            return checks[i].fn(c, mt, reasons);
+    g_assert_not_reached();
+}

@@ -1,0 +1,167 @@
+/* fuse_rules.c - the rule catalogue: each rule is data (pattern, named constraints, rewrite).
+ * Targets (devices/targets/NAME.ini) pick rules and override their parameters. The conditions and
+ * their sources are listed in docs/rules.md. */
+#include "passes/fuse.h"
+
+#define END FP_OP_COUNT
+#define OPS(...) {__VA_ARGS__, END}
+/* pattern node helpers */
+#define ANCHOR(lbl, ...) {.label = lbl, .ops = OPS(__VA_ARGS__), .from = -1, .port = -1, .from2 = -1, .port2 = -1}
+#define NEXT(lbl, f, p, ...) {.label = lbl, .ops = OPS(__VA_ARGS__), .from = f, .port = p, .from2 = -1, .port2 = -1}
+#define NEXT2(lbl, f, p, f2, p2, ...) {.label = lbl, .ops = OPS(__VA_ARGS__), .from = f, .port = p, .from2 = f2, .port2 = p2}
+#define NEXT_FLAGS(lbl, f, fl) {.label = lbl, .ops = {END}, .flags = fl, .from = f, .port = 0, .from2 = -1, .port2 = -1}
+/* constraint helpers */
+#define C(nm, nd, pt) {.name = nm, .node = nd, .port = pt}
+#define CN(nm, nd, pt, key, val) {.name = nm, .node = nd, .port = pt, .param = key, .num = val}
+#define CL(nm, nd, pt, key, lst) {.name = nm, .node = nd, .port = pt, .param = key, .list = lst}
+/* gating constraints: define the pattern; a failure means "not a candidate" */
+#define G(nm, nd, pt) {.name = nm, .node = nd, .port = pt, .gate = true}
+#define GN(nm, nd, pt, key, val) {.name = nm, .node = nd, .port = pt, .param = key, .num = val, .gate = true}
+
+#define ORT_ACTS "Relu,Sigmoid,Tanh,LeakyRelu,Clip,HardSigmoid"
+#define ORT_CONV_BN "onnxruntime/core/optimizer/conv_bn_fusion.cc (ConvBNFusion, level 1)"
+#define ORT_CONV_ACT "onnxruntime/core/optimizer/conv_activation_fusion.cc (level 2)"
+
+const fp_rule fp_rules[] = {
+    /* ---- eliminations (ORT level 1: EliminateIdentity, EliminateDropout) ---- */
+    {.id = "identity_elim", .title = "remove Identity", .source = "onnxruntime EliminateIdentity (level 1)",
+     .pattern = {ANCHOR("identity", FP_OP_IDENTITY)}, .n_pattern = 1,
+     .constraints = {C("not_graph_output", 0, -1)}, .n_constraints = 1,
+     .rewrite = FP_RW_ELIMINATE, .act_node = -1},
+    {.id = "dropout_elim", .title = "remove Dropout at inference", .source = "onnxruntime EliminateDropout (level 1)",
+     .pattern = {ANCHOR("dropout", FP_OP_DROPOUT)}, .n_pattern = 1,
+     .constraints = {C("not_graph_output", 0, -1), C("mask_unused", 0, -1)}, .n_constraints = 2,
+     .rewrite = FP_RW_ELIMINATE, .act_node = -1},
+
+    /* ---- folds into Conv (ORT level 1; onnxoptimizer fuse_bn_into_conv) ---- */
+    {.id = "conv_bn", .title = "fold BatchNormalization into Conv", .source = ORT_CONV_BN,
+     .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("bn", 0, 0, FP_OP_BATCH_NORM)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), C("const_inputs", 0, -1),
+                     C("const_inputs", 1, -1), C("bn_outputs_unused", 1, -1),
+                     CL("dtype_in", 0, 0, "dtypes", "float32,float64"), C("bn_params_1d", 1, -1),
+                     CN("max_epsilon", 1, -1, "max_epsilon", 0), CN("min_epsilon", 1, -1, "min_epsilon", 0)},
+     .n_constraints = 9, .rewrite = FP_RW_FOLD, .act_node = -1},
+    {.id = "conv_mul", .title = "fold a constant Mul into Conv", .source = "onnxruntime ConvMulFusion (level 1)",
+     .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("mul", 0, -1, FP_OP_MUL)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), C("const_inputs", 0, -1),
+                     G("const_other", 1, -1), C("per_channel", 1, -1), CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
+     .n_constraints = 6, .rewrite = FP_RW_FOLD, .act_node = -1},
+    {.id = "conv_add", .title = "fold a constant Add into Conv's bias", .source = "onnxruntime ConvAddFusion (level 1)",
+     .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("add", 0, -1, FP_OP_ADD)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), C("const_inputs", 0, -1),
+                     G("const_other", 1, -1), C("per_channel", 1, -1), CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
+     .n_constraints = 6, .rewrite = FP_RW_FOLD, .act_node = -1},
+    {.id = "matmul_add_gemm", .title = "MatMul + Add(bias) -> Gemm",
+     .source = "onnxruntime MatMulAddFusion (level 1); onnxoptimizer fuse_matmul_add_bias_into_gemm",
+     .pattern = {ANCHOR("matmul", FP_OP_MATMUL), NEXT("add", 0, -1, FP_OP_ADD)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), G("const_other", 1, -1),
+                     CN("max_rank", 0, 0, "max_rank", 2), C("bias_shape", 1, -1),
+                     CL("dtype_in", 0, 0, "dtypes", "float32,float64,float16,bfloat16")},
+     .n_constraints = 6, .rewrite = FP_RW_FUSE, .fused_op = "Gemm", .fused_kind = FP_OP_GEMM, .act_node = -1},
+
+    /* ---- kernel fusions (ORT level 2, CPU EP unless a target says otherwise) ---- */
+    {.id = "conv_activation", .title = "Conv + activation -> FusedConv", .source = ORT_CONV_ACT,
+     .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT_FLAGS("act", 0, FP_OPF_ACT)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1),
+                     CL("activation_in", 1, -1, "activations", ORT_ACTS), C("clip_const_bounds", 1, -1),
+                     CL("dtype_in", 0, 0, "dtypes", "float32")},
+     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "FusedConv", .fused_kind = FP_OP_FUSED_CONV, .act_node = 1},
+    {.id = "gemm_activation", .title = "Gemm + activation -> FusedGemm",
+     .source = "onnxruntime gemm_activation_fusion.cc (level 2, CPU)",
+     .pattern = {ANCHOR("gemm", FP_OP_GEMM), NEXT_FLAGS("act", 0, FP_OPF_ACT)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1),
+                     CL("activation_in", 1, -1, "activations", "Relu,Sigmoid,Tanh,LeakyRelu,Elu,HardSigmoid"),
+                     CL("dtype_in", 0, 0, "dtypes", "float32")},
+     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "FusedGemm", .fused_kind = FP_OP_FUSED_GEMM, .act_node = 1},
+    /* Gelu, erf form: x * 0.5 * (1 + erf(x / sqrt(2))) in the two orders exporters emit */
+    {.id = "gelu", .title = "erf-form Gelu -> Gelu", .source = "onnxruntime gelu_fusion.cc (level 2)",
+     .pattern = {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
+                 NEXT2("mul", 2, -1, FP_PAT_X, -1, FP_OP_MUL), NEXT("mul_half", 3, -1, FP_OP_MUL)},
+     .n_pattern = 5,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1),
+                     GN("const_value", 0, 1, "sqrt2", 1.4142135), GN("const_value", 2, -1, "one", 1.0),
+                     GN("const_value", 4, -1, "half", 0.5)},
+     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "Gelu", .fused_kind = FP_OP_GELU, .act_node = -1},
+    {.id = "gelu", .title = "erf-form Gelu -> Gelu", .source = "onnxruntime gelu_fusion.cc (level 2)",
+     .pattern = {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
+                 NEXT("mul", 2, -1, FP_OP_MUL), NEXT2("mul_x", 3, -1, FP_PAT_X, -1, FP_OP_MUL)},
+     .n_pattern = 5,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1),
+                     GN("const_value", 0, 1, "sqrt2", 1.4142135), GN("const_value", 2, -1, "one", 1.0),
+                     GN("const_value", 3, -1, "half", 0.5)},
+     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "Gelu", .fused_kind = FP_OP_GELU, .act_node = -1},
+    {.id = "bias_gelu", .title = "Add(bias) + Gelu -> BiasGelu", .source = "onnxruntime bias_gelu_fusion.cc (level 2)",
+     .pattern = {ANCHOR("add", FP_OP_ADD), NEXT("gelu", 0, 0, FP_OP_GELU)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), G("bias_1d", 0, -1)},
+     .n_constraints = 3, .rewrite = FP_RW_FUSE, .fused_op = "BiasGelu", .fused_kind = FP_OP_BIAS_GELU, .act_node = -1},
+    {.id = "quick_gelu", .title = "x * Sigmoid(x) -> QuickGelu", .source = "onnxruntime quick_gelu_fusion.cc (level 2)",
+     .pattern = {ANCHOR("sigmoid", FP_OP_SIGMOID), NEXT2("mul", 0, -1, FP_PAT_X, -1, FP_OP_MUL)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1)},
+     .n_constraints = 2, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
+    /* LayerNorm decomposed as torch exports it before opset 17 */
+    {.id = "layer_norm", .title = "ReduceMean/Sub/Pow/Sqrt/Div form -> LayerNormalization",
+     .source = "onnxruntime layer_norm_fusion.cc (level 1/2)",
+     .pattern = {ANCHOR("mean", FP_OP_REDUCE_MEAN), NEXT2("sub", 0, 1, FP_PAT_X, 0, FP_OP_SUB),
+                 NEXT("pow", 1, 0, FP_OP_POW), NEXT("var", 2, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 3, -1, FP_OP_ADD),
+                 NEXT("sqrt", 4, 0, FP_OP_SQRT), NEXT2("div", 5, 1, 1, 0, FP_OP_DIV),
+                 NEXT("mul_gamma", 6, -1, FP_OP_MUL), NEXT("add_beta", 7, -1, FP_OP_ADD)},
+     .n_pattern = 9,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1), GN("const_value", 2, 1, "exponent", 2.0),
+                     G("const_other", 4, -1), G("const_other", 7, -1), G("const_other", 8, -1), C("last_axis", 0, -1),
+                     C("last_axis", 3, -1)},
+     .n_constraints = 8, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
+     .act_node = -1},
+    {.id = "matmul_scale", .title = "MatMul + scalar Mul/Div -> FusedMatMul",
+     .source = "onnxruntime matmul_scale_fusion.cc (level 2)",
+     .pattern = {ANCHOR("matmul", FP_OP_MATMUL), NEXT("scale", 0, -1, FP_OP_DIV, FP_OP_MUL)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), G("const_scalar", 1, -1),
+                     CL("dtype_in", 0, 0, "dtypes", "float32,float16,bfloat16")},
+     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "FusedMatMul", .fused_kind = FP_OP_FUSED_MATMUL,
+     .act_node = -1},
+    /* the bias Add of the preceding projection folds in too (SkipLayerNormalization's bias input) */
+    {.id = "skip_layer_norm", .title = "Add(bias) + Add + LayerNormalization -> SkipLayerNormalization",
+     .source = "onnxruntime skip_layer_norm_fusion.cc (level 2)",
+     .pattern = {ANCHOR("bias", FP_OP_ADD), NEXT("add", 0, -1, FP_OP_ADD), NEXT("layer_norm", 1, 0, FP_OP_LAYER_NORM)},
+     .n_pattern = 3,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1), G("bias_1d", 0, -1),
+                     G("activation_operands", 1, -1), CN("rank_is", 1, -1, "rank", 3)},
+     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "SkipLayerNormalization",
+     .fused_kind = FP_OP_SKIP_LAYER_NORM, .act_node = -1},
+    {.id = "skip_layer_norm", .title = "Add + LayerNormalization -> SkipLayerNormalization",
+     .source = "onnxruntime skip_layer_norm_fusion.cc (level 2)",
+     .pattern = {ANCHOR("add", FP_OP_ADD), NEXT("layer_norm", 0, 0, FP_OP_LAYER_NORM)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), G("activation_operands", 0, -1),
+                     CN("rank_is", 0, -1, "rank", 3)},
+     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "SkipLayerNormalization",
+     .fused_kind = FP_OP_SKIP_LAYER_NORM, .act_node = -1},
+    /* attention core with an additive mask: scores = Q K^T / scale + mask, softmax, context = P V.
+     * ORT fuses attention only in the BERT-style subgraph that carries a mask; without one
+     * (measured: ORT 1.30 on models/transformer_block.onnx) the scale folds into FusedMatMul. */
+    {.id = "attention", .title = "MatMul-Softmax-MatMul core -> Attention",
+     .source = "onnxruntime attention_fusion.cc (level 2; full BERT pattern there, core only here)",
+     .pattern = {ANCHOR("scores", FP_OP_MATMUL), NEXT("scale", 0, 0, FP_OP_DIV, FP_OP_MUL),
+                 NEXT("mask", 1, -1, FP_OP_ADD), NEXT("softmax", 2, 0, FP_OP_SOFTMAX), NEXT("context", 3, 0, FP_OP_MATMUL)},
+     .n_pattern = 5,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1), G("const_other", 1, -1),
+                     C("last_axis", 3, -1)},
+     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "Attention", .fused_kind = FP_OP_ATTENTION, .act_node = -1},
+
+    /* ---- Ascend GE (ATC) ---- */
+    {.id = "ge_conv_bn", .title = "ConvBatchnormFusionPass: fold BatchNorm into Conv2D",
+     .source = "CANN ATC graph fusion: ConvBatchnormFusionPass restrictions (hiascend.com)",
+     .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("bn", 0, 0, FP_OP_BATCH_NORM)}, .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("const_inputs", 0, -1), C("const_inputs", 1, -1),
+                     C("bn_outputs_unused", 1, -1), C("static_weight", 0, 1), CN("max_epsilon", 1, -1, "max_epsilon", 1e-4)},
+     .n_constraints = 6, .rewrite = FP_RW_FOLD, .act_node = -1},
+    {.id = "ge_conv_ub", .title = "UB fusion: Conv2D + elementwise tail in one kernel",
+     .source = "CANN buffer (UB) fusion of Conv with elementwise ops",
+     .pattern = {ANCHOR("conv", FP_OP_CONV),
+                 {.label = "eltwise", .ops = {END}, .flags = FP_OPF_EW | FP_OPF_UNARY | FP_OPF_ACT, .from = 0, .port = 0,
+                  .from2 = -1, .port2 = -1, .repeat = 32}},
+     .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), CN("max_chain", 1, -1, "max_elementwise", 5),
+                     C("no_control_edges", -1, -1)},
+     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "FusedConv2D", .fused_kind = FP_OP_FUSED_CONV, .act_node = 1},
+};
+
+const size_t fp_n_rules = G_N_ELEMENTS(fp_rules);

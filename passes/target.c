@@ -1,0 +1,224 @@
+/* target.c - fusion targets: which rules a compiler applies, in which order, with which
+ * parameters. A target is a GKeyFile (devices/targets/NAME.ini):
+ *   [target] name, description, rules = id, id, ...
+ *   [rule.ID] parameter overrides (keys named by the rule's constraints, e.g. max_epsilon)
+ */
+#include <string.h>
+
+#include "passes/fuse.h"
+
+G_DEFINE_QUARK(fp-fuse-error-quark, fp_fuse_error)
+
+static const fp_rule *find_rule(const char *id)
+{
+    for (size_t i = 0; i < fp_n_rules; i++)
+        if (strcmp(fp_rules[i].id, id) == 0)
+            return &fp_rules[i];
+    return NULL;
+}
+
+/* Directories searched for NAME.ini, in order. Caller g_strfreev()s. */
+static char **target_dirs(void)
+{
+    GPtrArray *dirs = g_ptr_array_new();
+    const char *env = g_getenv("FUSEPLAN_DEVICES");
+    if (env && *env)
+        g_ptr_array_add(dirs, g_build_filename(env, "targets", NULL));
+    g_ptr_array_add(dirs, g_build_filename(FP_SOURCE_DIR, "devices", "targets", NULL));
+    g_ptr_array_add(dirs, NULL);
+    return (char **)g_ptr_array_free(dirs, FALSE);
+}
+
+/* Valid parameter keys of rule `id` (every variant's constraints). */
+static GPtrArray *rule_params(const char *id)
+{
+    GPtrArray *keys = g_ptr_array_new();
+    for (size_t i = 0; i < fp_n_rules; i++) {
+        if (strcmp(fp_rules[i].id, id) != 0)
+            continue;
+        for (int k = 0; k < fp_rules[i].n_constraints; k++) {
+            const char *p = fp_rules[i].constraints[k].param;
+            bool dup = false;
+            for (guint j = 0; p && j < keys->len && !dup; j++)
+                dup = strcmp(keys->pdata[j], p) == 0;
+            if (p && !dup)
+                g_ptr_array_add(keys, (gpointer)p);
+        }
+    }
+    return keys;
+}
+
+/* Whether parameter `key` of rule `id` is a list (activations, dtypes) rather than a number. */
+static bool param_is_list(const char *id, const char *key)
+{
+    for (size_t i = 0; i < fp_n_rules; i++)
+        for (int k = 0; strcmp(fp_rules[i].id, id) == 0 && k < fp_rules[i].n_constraints; k++)
+            if (fp_rules[i].constraints[k].param && strcmp(fp_rules[i].constraints[k].param, key) == 0)
+                return fp_rules[i].constraints[k].list != NULL;
+    return false;
+}
+
+static bool validate(fp_target *t, GError **error)
+{
+    g_auto(GStrv) groups = g_key_file_get_groups(t->keyfile, NULL);
+    for (char **g = groups; *g; g++) {
+        if (strcmp(*g, "target") == 0)
+            continue;
+        if (strncmp(*g, "rule.", 5) != 0) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: unknown group [%s] (valid: [target], [rule.ID])",
+                        t->path, *g);
+            return false;
+        }
+        const char *id = *g + 5;
+        if (!find_rule(id)) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s]: no rule named '%s'", t->path, *g, id);
+            return false;
+        }
+        g_autoptr(GPtrArray) valid = rule_params(id);
+        g_auto(GStrv) keys = g_key_file_get_keys(t->keyfile, *g, NULL, NULL);
+        for (char **k = keys; k && *k; k++) {
+            bool ok = false;
+            for (guint j = 0; j < valid->len && !ok; j++)
+                ok = strcmp(valid->pdata[j], *k) == 0;
+            if (ok && !param_is_list(id, *k)) {
+                g_autoptr(GError) err = NULL;
+                g_key_file_get_double(t->keyfile, *g, *k, &err);
+                if (err) {
+                    g_autofree char *raw = g_key_file_get_value(t->keyfile, *g, *k, NULL);
+                    g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s] %s = '%s': expected a number",
+                                t->path, *g, *k, raw ? raw : "");
+                    return false;
+                }
+            }
+            if (!ok) {
+                g_ptr_array_add(valid, NULL);
+                g_autofree char *list = g_strjoinv(", ", (char **)valid->pdata);
+                g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s]: unknown key '%s' (valid: %s)", t->path,
+                            *g, *k, *list ? list : "none");
+                return false;
+            }
+        }
+    }
+    for (char **r = t->rules; *r; r++) {
+        g_strstrip(*r);
+        if (!find_rule(*r)) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] rules: no rule named '%s'", t->path, *r);
+            return false;
+        }
+    }
+    return true;
+}
+
+fp_target *fp_target_load(const char *name_or_path, GError **error)
+{
+    g_autofree char *path = NULL;
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".ini")) {
+        path = g_strdup(name_or_path);
+    } else {
+        g_auto(GStrv) dirs = target_dirs();
+        g_autofree char *file = g_strconcat(name_or_path, ".ini", NULL);
+        for (char **d = dirs; *d && !path; d++) {
+            char *p = g_build_filename(*d, file, NULL);
+            if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+                path = p;
+            else
+                g_free(p);
+        }
+        if (!path) {
+            g_auto(GStrv) names = fp_target_list();
+            g_autofree char *list = g_strjoinv(", ", names);
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "no target named '%s' (known: %s)", name_or_path, list);
+            return NULL;
+        }
+    }
+    fp_target *t = g_new0(fp_target, 1);
+    t->path = g_strdup(path);
+    t->keyfile = g_key_file_new();
+    g_key_file_set_list_separator(t->keyfile, ',');
+    g_autoptr(GError) err = NULL;
+    if (!g_key_file_load_from_file(t->keyfile, path, G_KEY_FILE_NONE, &err)) {
+        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: %s", path, err->message);
+        fp_target_free(t);
+        return NULL;
+    }
+    t->name = g_key_file_get_string(t->keyfile, "target", "name", NULL);
+    t->description = g_key_file_get_string(t->keyfile, "target", "description", NULL);
+    t->rules = g_key_file_get_string_list(t->keyfile, "target", "rules", NULL, &err);
+    if (!t->name || !t->rules) {
+        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] needs keys 'name' and 'rules'", path);
+        fp_target_free(t);
+        return NULL;
+    }
+    if (!t->description)
+        t->description = g_strdup("");
+    if (!validate(t, error)) {
+        fp_target_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void fp_target_free(fp_target *t)
+{
+    if (!t)
+        return;
+    g_free(t->name);
+    g_free(t->description);
+    g_free(t->path);
+    g_strfreev(t->rules);
+    if (t->keyfile)
+        g_key_file_free(t->keyfile);
+    g_free(t);
+}
+
+char **fp_target_list(void)
+{
+    g_auto(GStrv) dirs = target_dirs();
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    for (char **d = dirs; *d; d++) {
+        GDir *dir = g_dir_open(*d, 0, NULL);
+        const char *f;
+        while (dir && (f = g_dir_read_name(dir))) {
+            if (!g_str_has_suffix(f, ".ini"))
+                continue;
+            char *n = g_strndup(f, strlen(f) - 4);
+            bool dup = false;
+            for (guint i = 0; i < names->len && !dup; i++)
+                dup = strcmp(names->pdata[i], n) == 0;
+            if (dup)
+                g_free(n);
+            else
+                g_ptr_array_add(names, n);
+        }
+        if (dir)
+            g_dir_close(dir);
+    }
+    g_ptr_array_sort(names, (GCompareFunc)(void *)g_strcmp0);
+    g_ptr_array_add(names, NULL);
+    return (char **)g_ptr_array_steal(names, NULL);
+}
+
+double fp_target_num(const fp_target *t, const char *rule, const fp_constraint *c)
+{
+    if (t && c->param) {
+        g_autofree char *group = g_strconcat("rule.", rule, NULL);
+        if (g_key_file_has_key(t->keyfile, group, c->param, NULL)) {
+            g_autoptr(GError) err = NULL;
+            double v = g_key_file_get_double(t->keyfile, group, c->param, &err);
+            if (!err)
+                return v;
+        }
+    }
+    return c->num;
+}
+
+char **fp_target_list_param(const fp_target *t, const char *rule, const fp_constraint *c)
+{
+    if (t && c->param) {
+        g_autofree char *group = g_strconcat("rule.", rule, NULL);
+        char **v = g_key_file_get_string_list(t->keyfile, group, c->param, NULL, NULL);
+        if (v)
+            return v;
+    }
+    return g_strsplit(c->list ? c->list : "", ",", -1);
+}

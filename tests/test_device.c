@@ -1,0 +1,484 @@
+/* test_device.c - device suite: shipped profiles, .ini validation errors, lookup, roofline
+ * arithmetic on tests/data/devices/round.ini, the calibrate SGEMM kernels, and the `devices` and
+ * `calibrate` commands through the CLI. */
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "devices/calibrate.h"
+#include "devices/device.h"
+#include "passes/roofline.h"
+#include "tutil.h"
+
+#define ROUND_INI FP_SOURCE_DIR "/tests/data/devices/round.ini"
+
+static const char *const shipped[] = {"a100", "ascend310p", "ascend910b", "cpu-avx2", "h100", "h200", NULL};
+
+/* Runs `body` with $FUSEPLAN_DEVICES set to dir (NULL: unset), restoring it afterwards. */
+typedef void (*env_body)(void *);
+static void with_devices_env(const char *dir, env_body body, void *data)
+{
+    g_autofree char *old = g_strdup(g_getenv("FUSEPLAN_DEVICES"));
+    if (dir)
+        g_setenv("FUSEPLAN_DEVICES", dir, TRUE);
+    else
+        g_unsetenv("FUSEPLAN_DEVICES");
+    body(data);
+    if (old)
+        g_setenv("FUSEPLAN_DEVICES", old, TRUE);
+    else
+        g_unsetenv("FUSEPLAN_DEVICES");
+}
+
+static void check_shipped(void *unused)
+{
+    (void)unused;
+    g_auto(GStrv) names = fp_device_list();
+    for (size_t i = 0; shipped[i]; i++)
+        CU_ASSERT(g_strv_contains((const char *const *)names, shipped[i]));
+    for (size_t i = 0; names[i]; i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(fp_device) d = fp_device_load(names[i], &err);
+        if (!d)
+            fprintf(stderr, "\n  %s: %s", names[i], err->message);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+        CU_ASSERT_STRING_EQUAL(d->name, names[i]);
+        CU_ASSERT(g_strv_contains(fp_device_targets(), d->target));
+        CU_ASSERT(d->peak_flops[FP_DT_FLOAT] > 0);
+        CU_ASSERT(d->bandwidth > 0);
+        CU_ASSERT(d->memory_bytes > 0);
+        CU_ASSERT(d->align_bytes > 0 && (d->align_bytes & (d->align_bytes - 1)) == 0);
+        for (int c = 0; c < FP_CLASS_COUNT; c++)
+            CU_ASSERT(d->efficiency[c] > 0 && d->efficiency[c] <= 1);
+        CU_ASSERT(d->bw_efficiency > 0 && d->bw_efficiency <= 1);
+    }
+}
+
+static void test_shipped(void) { with_devices_env(NULL, check_shipped, NULL); }
+
+/* fp_device_load of a file holding `text` fails with one line naming the file and `needle`. */
+static void expect_invalid(const char *text, const char *needle)
+{
+    g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load(path, &err);
+    CU_ASSERT_PTR_NULL(d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT(g_error_matches(err, FP_DEVICE_ERROR, FP_DEVICE_ERROR_INVALID));
+    CU_ASSERT(g_str_has_prefix(err->message, path));
+    CU_ASSERT_PTR_NULL(strchr(err->message, '\n'));
+    if (!strstr(err->message, needle))
+        fprintf(stderr, "\n  expected '%s' in: %s", needle, err->message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
+    g_unlink(path);
+}
+
+#define DEV "[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=5e-6\nalign_bytes=256\n"
+#define PEAK "[peak]\nfp32=1e12\n"
+
+static void test_invalid(void)
+{
+    /* the base text is valid */
+    const char *good = DEV PEAK "[rule.cuda.x]\nanything=at all\n";
+    g_autofree char *ok = tu_write_temp(good, strlen(good), ".ini");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load(ok, &err);
+    CU_ASSERT_PTR_NOT_NULL(d);
+    g_unlink(ok);
+
+    expect_invalid(DEV "[peak]\nfp32=1e12\nfp33=1e12\n",
+                   "[peak] fp33: unknown key (valid keys: fp64, fp32, fp16, bf16, fp8e4m3, fp8e5m2, int8, int4)");
+    expect_invalid(DEV PEAK "[efficiency]\nconvolution=0.5\n", "[efficiency] convolution: unknown key (valid keys: conv,");
+    expect_invalid(DEV PEAK "[devices]\nx=1\n", "[devices]: unknown group (valid groups: device, peak, efficiency");
+    expect_invalid(DEV PEAK "[rule.]\nx=1\n", "[rule.]: unknown group");
+    /* wrong type */
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=fast\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "align_bytes=64\n" PEAK,
+                   "[device] bandwidth: 'fast' is not a number");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=lots\nlaunch_overhead=0\n"
+                   "align_bytes=64\n" PEAK,
+                   "[device] memory_bytes: 'lots' is not a number");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1000000000.5\nlaunch_overhead=0\n"
+                   "align_bytes=64\n" PEAK,
+                   "[device] memory_bytes: '1000000000.5' is not a whole number");
+    expect_invalid(DEV "[peak]\nfp32=12 TFLOPS\n", "[peak] fp32: '12 TFLOPS' is not a number");
+    /* missing required key or group */
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nmemory_bytes=1e9\nlaunch_overhead=0\nalign_bytes=64\n" PEAK,
+                   "[device] bandwidth: missing required key");
+    expect_invalid(DEV "[peak]\nfp16=1e12\n", "[peak] fp32: missing required key");
+    expect_invalid(DEV, "[peak]: missing required group");
+    expect_invalid("", "[device]: missing required group");
+    /* negative, zero, out of range, unit mistakes */
+    expect_invalid(DEV "[peak]\nfp32=1e12\nfp16=-1\n", "[peak] fp16: -1 must be > 0");
+    expect_invalid(DEV "[peak]\nfp32=0\n", "[peak] fp32: 0 must be > 0");
+    expect_invalid(DEV PEAK "[efficiency]\nmatmul=1.5\n", "[efficiency] matmul: 1.5 is outside (0, 1]");
+    expect_invalid(DEV PEAK "[efficiency]\nbandwidth=0\n", "[efficiency] bandwidth: 0 is outside (0, 1]");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=2039\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "align_bytes=64\n" PEAK,
+                   "[device] bandwidth: 2039 is implausibly small: the unit is bytes/s");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=5\n"
+                   "align_bytes=64\n" PEAK,
+                   "[device] launch_overhead: 5 is implausibly large: the unit is seconds");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=-1e-6\n"
+                   "align_bytes=64\n" PEAK,
+                   "[device] launch_overhead: -1e-6 must be >= 0");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "align_bytes=48\n" PEAK,
+                   "[device] align_bytes: 48 is not a power of two");
+    expect_invalid("[device]\ndescription=t\ntarget=tpu\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "align_bytes=64\n" PEAK,
+                   "[device] target: unknown target 'tpu' (one of: ort-cpu, cuda, ascend910b, ascend310p)");
+    expect_invalid(DEV PEAK "[calibration]\nthreads=-2\n", "[calibration] threads: -2 must be > 0");
+    /* not an .ini at all */
+    expect_invalid("fp32 = 1e12\n", "");
+}
+
+static void test_not_found(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load("no-such-device", &err);
+    CU_ASSERT_PTR_NULL(d);
+    CU_ASSERT(g_error_matches(err, FP_DEVICE_ERROR, FP_DEVICE_ERROR_NOT_FOUND));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "no device profile 'no-such-device' (known: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "a100"));
+    g_clear_error(&err);
+    d = fp_device_load("/nonexistent/dir/x.ini", &err);
+    CU_ASSERT_PTR_NULL(d);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "/nonexistent/dir/x.ini: cannot open"));
+    g_clear_error(&err);
+    d = fp_device_load("../etc/passwd", &err); /* a path: read and rejected as a profile */
+    CU_ASSERT_PTR_NULL(d);
+}
+
+static void check_env_lookup(void *dir)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load("myround", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(d->name, "myround");
+    g_autofree char *expect = g_build_filename(dir, "myround.ini", NULL);
+    CU_ASSERT_STRING_EQUAL(d->path, expect);
+    g_auto(GStrv) names = fp_device_list();
+    CU_ASSERT(g_strv_contains((const char *const *)names, "myround"));
+    CU_ASSERT(g_strv_contains((const char *const *)names, "a100"));
+}
+
+static void test_env_lookup(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("fuseplan-devices-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    CU_ASSERT_FATAL(g_file_get_contents(ROUND_INI, &text, &len, NULL));
+    g_autofree char *path = g_build_filename(dir, "myround.ini", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(path, text, (gssize)len, NULL));
+    with_devices_env(dir, check_env_lookup, dir);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
+static fp_device *load_round(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_device *d = fp_device_load(ROUND_INI, &err);
+    if (!d)
+        fprintf(stderr, "\n  %s", err->message);
+    return d;
+}
+
+static void test_round_values(void)
+{
+    g_autoptr(fp_device) d = load_round();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(d->name, "round");
+    CU_ASSERT_EQUAL(d->memory_bytes, 1000000000u);
+    CU_ASSERT_EQUAL(d->align_bytes, 64u);
+    /* classes without a key take `other`, which defaults to 1 */
+    CU_ASSERT_DOUBLE_EQUAL(d->efficiency[FP_CLASS_CONV], 0.25, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d->efficiency[FP_CLASS_MATMUL], 0.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d->efficiency[FP_CLASS_EW], 1.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d->bw_efficiency, 0.5, 1e-12);
+    /* peaks and their fallbacks */
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_FLOAT16), 2e12, 1);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_UINT8), 4e12, 1);        /* uint8 -> int8 */
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_BFLOAT16), 1e12, 1);     /* none -> fp32 */
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_FLOAT8E5M2FNUZ), 1e12, 1); /* chain ends at fp32 */
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_INT64), 1e12, 1);
+    /* [rule.*] kept for the fusion pass */
+    g_autofree char *rule = g_key_file_get_string(d->keyfile, "rule.test", "anything", NULL);
+    CU_ASSERT_STRING_EQUAL(rule, "goes here, unvalidated");
+}
+
+static void test_roofline(void)
+{
+    g_autoptr(fp_device) d = load_round();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    /* ridge = peak / bandwidth */
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_ridge(d, FP_DT_FLOAT), 10.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_ridge(d, FP_DT_FLOAT16), 20.0, 1e-9);
+    /* effective: (1e12 * 0.5) / (1e11 * 0.5) = 10; conv (0.25) 5 */
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_ridge_effective(d, FP_DT_FLOAT, FP_CLASS_MATMUL), 10.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_ridge_effective(d, FP_DT_FLOAT, FP_CLASS_CONV), 5.0, 1e-9);
+
+    /* compute-bound matmul: 1e9 FLOP / (1e12 * 0.5) = 2 ms; 1e6 B / (1e11 * 0.5) = 20 us */
+    fp_roofline r = fp_roofline_eval(d, 1000000000, 1000000, FP_DT_FLOAT, FP_CLASS_MATMUL);
+    CU_ASSERT_DOUBLE_EQUAL(r.compute_s, 2e-3, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, 2e-5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.launch_s, 1e-5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_s, 2e-3 + 1e-5, 1e-15);
+    CU_ASSERT_EQUAL(r.bound, FP_BOUND_COMPUTE);
+    CU_ASSERT_STRING_EQUAL(fp_bound_name(r.bound), "compute");
+    CU_ASSERT_DOUBLE_EQUAL(r.intensity, 1000.0, 1e-9);
+
+    /* the same work in fp16 halves the compute time */
+    r = fp_roofline_eval(d, 1000000000, 1000000, FP_DT_FLOAT16, FP_CLASS_MATMUL);
+    CU_ASSERT_DOUBLE_EQUAL(r.compute_s, 1e-3, 1e-15);
+
+    /* memory-bound elementwise: 1e6 FLOP / 1e12 = 1 us; 1.2e7 B / 5e10 = 240 us */
+    r = fp_roofline_eval(d, 1000000, 12000000, FP_DT_FLOAT, FP_CLASS_EW);
+    CU_ASSERT_DOUBLE_EQUAL(r.compute_s, 1e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, 2.4e-4, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_s, 2.4e-4 + 1e-5, 1e-15);
+    CU_ASSERT_EQUAL(r.bound, FP_BOUND_MEMORY);
+    CU_ASSERT_STRING_EQUAL(fp_bound_name(r.bound), "memory");
+    CU_ASSERT_DOUBLE_EQUAL(r.intensity, 1.0 / 12, 1e-12);
+
+    /* at the effective ridge (conv: 5 FLOP/B) both roofs take the same time: memory-bound tie */
+    r = fp_roofline_eval(d, 5000000, 1000000, FP_DT_FLOAT, FP_CLASS_CONV);
+    CU_ASSERT_DOUBLE_EQUAL(r.compute_s, r.memory_s, 1e-15);
+    CU_ASSERT_EQUAL(r.bound, FP_BOUND_MEMORY);
+
+    /* nothing to do: only the launch; no traffic but work: infinite intensity */
+    r = fp_roofline_eval(d, 0, 0, FP_DT_FLOAT, FP_CLASS_DATA);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_s, 1e-5, 1e-15);
+    CU_ASSERT_EQUAL(r.bound, FP_BOUND_MEMORY);
+    CU_ASSERT_DOUBLE_EQUAL(r.intensity, 0, 0);
+    r = fp_roofline_eval(d, 1000, 0, FP_DT_FLOAT, FP_CLASS_OTHER);
+    CU_ASSERT(isinf(r.intensity));
+    CU_ASSERT_EQUAL(r.bound, FP_BOUND_COMPUTE);
+}
+
+static void test_keyfile_roundtrip(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) a = fp_device_load("h100", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    g_autoptr(fp_device) round = load_round();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(round);
+    g_autoptr(GKeyFile) kf = fp_device_to_keyfile(a);
+    g_autoptr(fp_device) b = fp_device_from_keyfile(kf, "/somewhere/copy.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(b->name, "copy");
+    CU_ASSERT_STRING_EQUAL(b->description, a->description);
+    CU_ASSERT_STRING_EQUAL(b->target, a->target);
+    for (int t = 0; t < FP_DT_COUNT; t++)
+        CU_ASSERT_DOUBLE_EQUAL(b->peak_flops[t], a->peak_flops[t], a->peak_flops[t] * 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(b->bandwidth, a->bandwidth, 1);
+    CU_ASSERT_EQUAL(b->memory_bytes, a->memory_bytes);
+    CU_ASSERT_EQUAL(b->align_bytes, a->align_bytes);
+    CU_ASSERT_DOUBLE_EQUAL(b->launch_overhead, a->launch_overhead, 1e-15);
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        CU_ASSERT_DOUBLE_EQUAL(b->efficiency[c], a->efficiency[c], 1e-12);
+    /* other groups are carried over */
+    g_autoptr(GKeyFile) kf2 = fp_device_to_keyfile(round);
+    CU_ASSERT(g_key_file_has_group(kf2, "rule.test"));
+}
+
+/* fp_calibrate_sgemm against a naive product, for every kernel this CPU runs, on odd shapes. */
+static void test_sgemm(void)
+{
+    static const size_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {6, 16, 256}, {37, 50, 300}, {100, 33, 17}, {13, 70, 600}};
+    GRand *rnd = g_rand_new_with_seed(11);
+    int kernels_run = 0;
+    for (int k = FP_CALIBRATE_KERNEL_AUTO; k < FP_CALIBRATE_KERNEL_COUNT; k++) {
+        if (!fp_calibrate_kernel_supported(k))
+            continue;
+        kernels_run++;
+        for (size_t s = 0; s < G_N_ELEMENTS(shapes); s++) {
+            size_t m = shapes[s][0], n = shapes[s][1], kk = shapes[s][2];
+            size_t lda = kk + 3, ldb = n + 1, ldc = n + 2; /* leading dimensions wider than the matrices */
+            float *a = g_new(float, m * lda), *b = g_new(float, kk * ldb), *c = g_new(float, m * ldc);
+            double *ref = g_new0(double, m * n);
+            for (size_t i = 0; i < m * lda; i++)
+                a[i] = (float)g_rand_double_range(rnd, -1, 1);
+            for (size_t i = 0; i < kk * ldb; i++)
+                b[i] = (float)g_rand_double_range(rnd, -1, 1);
+            for (size_t i = 0; i < m * ldc; i++)
+                c[i] = 0.5f; /* C is accumulated into */
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) {
+                    double acc = 0.5;
+                    for (size_t p = 0; p < kk; p++)
+                        acc += (double)a[i * lda + p] * b[p * ldb + j];
+                    ref[i * n + j] = acc;
+                }
+            fp_calibrate_sgemm(k, m, n, kk, a, lda, b, ldb, c, ldc);
+            double worst = 0;
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++)
+                    worst = fmax(worst, fabs(c[i * ldc + j] - ref[i * n + j]));
+            if (worst > 1e-3)
+                fprintf(stderr, "\n  kernel %s %zux%zux%zu: error %g", fp_calibrate_kernel_name(k), m, n, kk, worst);
+            CU_ASSERT(worst <= 1e-3);
+            /* the padding columns of C are untouched */
+            for (size_t i = 0; i < m; i++)
+                CU_ASSERT_EQUAL(c[i * ldc + n], 0.5f);
+            g_free(a);
+            g_free(b);
+            g_free(c);
+            g_free(ref);
+        }
+    }
+    CU_ASSERT(kernels_run >= 2); /* auto and portable always */
+    g_rand_free(rnd);
+}
+
+/* ---- through the CLI ---- */
+
+static void expect_cli_bad(const char *const *args, const char *needle)
+{
+    tu_run_result r = tu_run(args);
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
+    if (!strstr(r.err, needle))
+        fprintf(stderr, "\n  expected '%s' in: %s", needle, r.err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, needle));
+    tu_run_clear(&r);
+}
+
+static void check_cli_devices(void *unused)
+{
+    (void)unused;
+    tu_run_result r = tu_run((const char *[]){"devices", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+    CU_ASSERT(g_str_has_prefix(r.out, "NAME"));
+    for (size_t i = 0; shipped[i]; i++) {
+        g_autofree char *line = g_strdup_printf("\n%s ", shipped[i]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, line));
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "19.5 TFLOP/s")); /* a100 fp32 */
+    tu_run_clear(&r);
+
+    r = tu_run((const char *[]){"devices", "--format", "json", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "schema"), 1);
+    JsonArray *devs = json_object_get_array_member(o, "devices");
+    CU_ASSERT_FATAL(devs != NULL);
+    guint found = 0;
+    for (guint i = 0; i < json_array_get_length(devs); i++) {
+        JsonObject *d = json_array_get_object_element(devs, i);
+        const char *name = json_object_get_string_member(d, "name");
+        found += g_strv_contains(shipped, name);
+        JsonObject *peak = json_object_get_object_member(d, "peak_flops");
+        CU_ASSERT(json_object_get_double_member(peak, "float32") > 0);
+        CU_ASSERT(json_object_get_double_member(d, "bandwidth") > 0);
+        CU_ASSERT(json_object_get_int_member(d, "memory_bytes") > 0);
+        CU_ASSERT(json_object_has_member(d, "efficiency"));
+        if (g_strcmp0(name, "h100") == 0) {
+            CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(peak, "float16"), 989.5e12, 1);
+            CU_ASSERT_STRING_EQUAL(json_object_get_string_member(d, "target"), "cuda");
+        }
+    }
+    CU_ASSERT_EQUAL(found, g_strv_length((char **)shipped));
+    tu_run_clear(&r);
+}
+
+static void test_cli_devices(void) { with_devices_env(NULL, check_cli_devices, NULL); }
+
+static void test_cli_device_show(void)
+{
+    tu_run_result r = tu_run((const char *[]){"devices", "a100", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "target       cuda"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "312 TFLOP/s"));
+    tu_run_clear(&r);
+
+    r = tu_run((const char *[]){"devices", "-f", "json", ROUND_INI, NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "schema"), 1);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "name"), "round");
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_object_get_object_member(o, "ridge_point"), "float32"),
+                           10.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_object_get_object_member(o, "efficiency"), "norm"), 1.0,
+                           1e-12);
+    JsonArray *rules = json_object_get_array_member(o, "rule_groups");
+    CU_ASSERT_STRING_EQUAL(json_array_get_string_element(rules, 0), "rule.test");
+    tu_run_clear(&r);
+
+    expect_cli_bad((const char *[]){"devices", "no-such-device", NULL}, "no device profile 'no-such-device'");
+    expect_cli_bad((const char *[]){"devices", "-f", "xml", NULL}, "unknown format 'xml'");
+    expect_cli_bad((const char *[]){"devices", "a100", "h100", NULL}, "at most one");
+    const char *bad = DEV "[peak]\nfp32=1e12\nfp33=1\n";
+    g_autofree char *path = tu_write_temp(bad, strlen(bad), ".ini");
+    g_autofree char *needle = g_strdup_printf("%s: [peak] fp33: unknown key (valid keys: ", path);
+    expect_cli_bad((const char *[]){"devices", path, NULL}, needle);
+    g_unlink(path);
+}
+
+static void test_cli_calibrate(void)
+{
+    g_autofree char *out = tu_write_temp("old", 3, ".ini");
+    tu_run_result r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "2",
+                                              "--triad-mib", "8", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "wrote"));
+    /* stderr is a pipe here: one line per phase, no carriage returns */
+    CU_ASSERT_EQUAL(tu_lines(r.err), 4);
+    CU_ASSERT_PTR_NULL(strchr(r.err, '\r'));
+    tu_run_clear(&r);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load(out, &err);
+    if (!d)
+        fprintf(stderr, "\n  %s", err->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(d->target, "ort-cpu");
+    CU_ASSERT(d->peak_flops[FP_DT_FLOAT] > 0);
+    CU_ASSERT(d->bandwidth > 0);
+    CU_ASSERT(d->memory_bytes > 0);
+    CU_ASSERT(g_key_file_get_double(d->keyfile, "calibration", "fp32_flops_1t", NULL) > 0);
+    CU_ASSERT(g_key_file_get_double(d->keyfile, "calibration", "triad_bandwidth_1t", NULL) > 0);
+    CU_ASSERT_EQUAL(g_key_file_get_integer(d->keyfile, "calibration", "threads", NULL), 2);
+
+    /* the portable kernel and one thread: two phases */
+    r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "1", "--kernel", "portable",
+                                "--triad-mib", "8", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 2);
+    tu_run_clear(&r);
+    g_autoptr(fp_device) d2 = fp_device_load(out, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d2);
+    g_autofree char *kernel = g_key_file_get_string(d2->keyfile, "calibration", "kernel", NULL);
+    CU_ASSERT_STRING_EQUAL(kernel, "portable");
+
+    expect_cli_bad((const char *[]){"calibrate", "--seconds", "0", NULL}, "--seconds must be in (0, 600]");
+    expect_cli_bad((const char *[]){"calibrate", "--threads", "0", NULL}, "--threads must be in [1, 4096]");
+    expect_cli_bad((const char *[]){"calibrate", "--kernel", "sse9", NULL}, "unknown kernel 'sse9'");
+    expect_cli_bad((const char *[]){"calibrate", "-o", "/nonexistent/dir/host.ini", NULL},
+                   "directory '/nonexistent/dir' does not exist");
+    expect_cli_bad((const char *[]){"calibrate", "extra", NULL}, "unexpected argument 'extra'");
+    g_unlink(out);
+}
+
+FP_TEST_SUITE(register_device)
+{
+    CU_pSuite s = CU_add_suite("device", NULL, NULL);
+    CU_add_test(s, "shipped", test_shipped);
+    CU_add_test(s, "invalid", test_invalid);
+    CU_add_test(s, "not_found", test_not_found);
+    CU_add_test(s, "env_lookup", test_env_lookup);
+    CU_add_test(s, "round_values", test_round_values);
+    CU_add_test(s, "roofline", test_roofline);
+    CU_add_test(s, "keyfile_roundtrip", test_keyfile_roundtrip);
+    CU_add_test(s, "sgemm", test_sgemm);
+    CU_add_test(s, "cli_devices", test_cli_devices);
+    CU_add_test(s, "cli_device_show", test_cli_device_show);
+    CU_add_test(s, "cli_calibrate", test_cli_calibrate);
+}

@@ -1,0 +1,461 @@
+/* test_fuse.c - fusion rules and constraints: for every rule a model where it applies, and for
+ * every constraint a model where exactly that constraint refuses the fusion; target loading;
+ * golden `explain` outputs (text and JSON) of the sample models. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "frontends/load.h"
+#include "frontends/onnx/onnx.h"
+#include "passes/fuse.h"
+#include "passes/metrics.h"
+#include "passes/shapes.h"
+#include "tutil.h"
+
+enum { F32 = 1, F16 = 10, I64 = 7 };
+
+/* Runs shapes, metrics and fusion on b for `target`; returns the fusion list (and the model). */
+static fp_fusion_list *fuse_tb(tb *b, const char *target, fp_model **model_out)
+{
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_FATAL(fp_model_verify(m, &err));
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, &err));
+    fp_pass_metrics(m, NULL);
+    g_autoptr(fp_target) t = fp_target_load(target, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    fp_fusion_list *l = fp_fusion_list_new();
+    CU_ASSERT_FATAL(fp_pass_fuse(m, t, l, NULL, &err));
+    CU_ASSERT(fp_model_verify(m, &err)); /* rewrites keep the IR valid */
+    if (err)
+        fprintf(stderr, "\n  verify after fuse: %s", err->message);
+    if (model_out)
+        *model_out = m;
+    else
+        fp_model_free(m);
+    return l;
+}
+
+static const fp_fusion *find(const fp_fusion_list *l, const char *rule, const char *anchor)
+{
+    for (guint i = 0; i < l->fusions->len; i++) {
+        const fp_fusion *f = l->fusions->pdata[i];
+        if (strcmp(f->rule, rule) == 0 && (!anchor || strcmp(f->anchor, anchor) == 0))
+            return f;
+    }
+    return NULL;
+}
+
+/* Asserts rule applied at anchor, or refused by exactly `constraint` ("+name": among others). */
+static void expect(const fp_fusion_list *l, const char *rule, const char *anchor, const char *constraint)
+{
+    const fp_fusion *f = find(l, rule, anchor);
+    if (!f) {
+        fprintf(stderr, "\n  no %s candidate at %s", rule, anchor);
+        CU_FAIL("candidate missing");
+        return;
+    }
+    if (!constraint) {
+        if (!f->applied)
+            fprintf(stderr, "\n  %s at %s not applied: %s", rule, anchor,
+                    ((fp_reason *)f->reasons->pdata[0])->message);
+        CU_ASSERT(f->applied);
+        return;
+    }
+    CU_ASSERT_FALSE(f->applied);
+    if (constraint[0] == '+') { /* "+name": among the reasons */
+        bool found = false;
+        for (guint i = 0; i < f->reasons->len; i++)
+            found |= strcmp(((fp_reason *)f->reasons->pdata[i])->constraint, constraint + 1) == 0;
+        CU_ASSERT(found);
+        return;
+    }
+    bool exact = f->reasons->len == 1 && strcmp(((fp_reason *)f->reasons->pdata[0])->constraint, constraint) == 0;
+    if (!exact) {
+        fprintf(stderr, "\n  %s at %s: expected only %s, got:", rule, anchor, constraint);
+        for (guint i = 0; i < f->reasons->len; i++)
+            fprintf(stderr, " %s", ((fp_reason *)f->reasons->pdata[i])->constraint);
+    }
+    CU_ASSERT(exact);
+}
+
+/* ---------------------------------------------------------------- Conv + BN family */
+
+typedef struct {
+    float eps;
+    bool bn_param_from_input; /* const_inputs */
+    bool conv_out_shared;     /* single_consumer */
+    bool conv_out_is_output;  /* not_graph_output */
+    bool bn_training_output;  /* bn_outputs_unused */
+    bool fp16;                /* dtype_in */
+    bool bn_param_2d;         /* bn_params_1d */
+    bool weight_dynamic;      /* static_weight (GE) */
+} bn_case;
+
+static tb *conv_bn_model(bn_case c)
+{
+    tb *b = tb_new(13);
+    int dt = c.fp16 ? F16 : F32;
+    tb_input(b, "x", dt, 4, (int64_t[]){1, 3, 8, 8});
+    if (c.weight_dynamic)
+        tb_input(b, "w", dt, 4, (int64_t[]){8, 3, -1, -1});
+    else
+        tb_init(b, "w", dt, 4, (int64_t[]){8, 3, 3, 3});
+    tb_node(b, "Conv", "conv", "x,w", "c");
+    const char *names[] = {"scale", "bias", "mean", "var"};
+    for (int i = 0; i < 4; i++) {
+        if (i == 2 && c.bn_param_from_input)
+            tb_input(b, names[i], dt, 1, (int64_t[]){8});
+        else if (i == 3 && c.bn_param_2d)
+            tb_init(b, names[i], dt, 2, (int64_t[]){8, 1});
+        else
+            tb_init(b, names[i], dt, 1, (int64_t[]){8});
+    }
+    tb_node_t *bn = tb_node(b, "BatchNormalization", "bn", "c,scale,bias,mean,var",
+                            c.bn_training_output ? "y,rm" : "y");
+    tb_attr_f(b, bn, "epsilon", c.eps ? c.eps : 1e-5f);
+    tb_node(b, "Relu", "relu", "y", "out");
+    tb_output(b, "out", dt, -1, NULL);
+    if (c.conv_out_shared) {
+        tb_node(b, "Sigmoid", "other", "c", "o2");
+        tb_output(b, "o2", dt, -1, NULL);
+    }
+    if (c.conv_out_is_output)
+        tb_output(b, "c", dt, -1, NULL);
+    if (c.bn_training_output)
+        tb_output(b, "rm", dt, -1, NULL);
+    return b;
+}
+
+static void run_bn(bn_case c, const char *target, const char *rule, const char *constraint)
+{
+    tb *b = conv_bn_model(c);
+    fp_fusion_list *l = fuse_tb(b, target, NULL);
+    expect(l, rule, "conv", constraint);
+    fp_fusion_list_free(l);
+    tb_free(b);
+}
+
+static void test_conv_bn(void)
+{
+    run_bn((bn_case){0}, "ort-cpu", "conv_bn", NULL);
+    run_bn((bn_case){.bn_param_from_input = true}, "ort-cpu", "conv_bn", "const_inputs");
+    run_bn((bn_case){.conv_out_shared = true}, "ort-cpu", "conv_bn", "single_consumer");
+    run_bn((bn_case){.conv_out_is_output = true}, "ort-cpu", "conv_bn", "not_graph_output");
+    run_bn((bn_case){.bn_training_output = true}, "ort-cpu", "conv_bn", "bn_outputs_unused");
+    run_bn((bn_case){.fp16 = true}, "ort-cpu", "conv_bn", "dtype_in");
+    run_bn((bn_case){.bn_param_2d = true}, "ort-cpu", "conv_bn", "bn_params_1d");
+    /* ORT has no epsilon limit; the Ascend target refuses eps > 1e-4 */
+    run_bn((bn_case){.eps = 1e-3f}, "ort-cpu", "conv_bn", NULL);
+    run_bn((bn_case){.eps = 1e-3f}, "ascend910b", "ge_conv_bn", "max_epsilon");
+    run_bn((bn_case){.eps = 1e-5f}, "ascend910b", "ge_conv_bn", NULL);
+    /* a dynamic weight is a graph input: not constant either */
+    run_bn((bn_case){.weight_dynamic = true}, "ascend910b", "ge_conv_bn", "+static_weight");
+}
+
+static void test_min_epsilon(void)
+{
+    /* min_epsilon through a user target that overrides a parameter without recompiling */
+    g_autofree char *ini = tu_write_temp("[target]\nname = strict\nrules = conv_bn\n[rule.conv_bn]\nmin_epsilon = 1e-4\n",
+                                         strlen("[target]\nname = strict\nrules = conv_bn\n[rule.conv_bn]\nmin_epsilon = 1e-4\n"),
+                                         ".ini");
+    run_bn((bn_case){.eps = 1e-5f}, ini, "conv_bn", "min_epsilon");
+    g_unlink(ini);
+}
+
+/* ---------------------------------------------------------------- Conv + Mul / Add, MatMul + Add */
+
+static void test_conv_mul_add(void)
+{
+    for (int add = 0; add < 2; add++) {
+        for (int bad = 0; bad < 2; bad++) {
+            tb *b = tb_new(13);
+            tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 8, 8});
+            tb_init(b, "w", F32, 4, (int64_t[]){8, 3, 3, 3});
+            tb_node(b, "Conv", "conv", "x,w", "c");
+            if (bad) /* varies along the width: not per channel */
+                tb_init(b, "k", F32, 3, (int64_t[]){1, 1, 6});
+            else
+                tb_init(b, "k", F32, 3, (int64_t[]){8, 1, 1});
+            tb_node(b, add ? "Add" : "Mul", "op", "c,k", "y");
+            tb_output(b, "y", F32, -1, NULL);
+            fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
+            expect(l, add ? "conv_add" : "conv_mul", "conv", bad ? "per_channel" : NULL);
+            fp_fusion_list_free(l);
+            tb_free(b);
+        }
+    }
+    /* a residual Add (non-constant operand) is not a conv_add candidate at all */
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 8, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){8, 8, 3, 3});
+    tb_node_t *cv = tb_node(b, "Conv", "conv", "x,w", "c");
+    tb_attr_ints(b, cv, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node(b, "Add", "residual", "c,x", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
+    CU_ASSERT_PTR_NULL(find(l, "conv_add", NULL));
+    fp_fusion_list_free(l);
+    tb_free(b);
+}
+
+static void test_matmul_add_gemm(void)
+{
+    for (int c = 0; c < 3; c++) {
+        tb *b = tb_new(13);
+        if (c == 1)
+            tb_input(b, "a", F32, 3, (int64_t[]){2, 4, 5});
+        else
+            tb_input(b, "a", F32, 2, (int64_t[]){4, 5});
+        tb_init(b, "w", F32, 2, (int64_t[]){5, 6});
+        if (c == 2)
+            tb_init(b, "bias", F32, 2, (int64_t[]){4, 6});
+        else
+            tb_init(b, "bias", F32, 1, (int64_t[]){6});
+        tb_node(b, "MatMul", "mm", "a,w", "m");
+        tb_node(b, "Add", "add", "m,bias", "y");
+        tb_output(b, "y", F32, -1, NULL);
+        fp_model *m = NULL;
+        fp_fusion_list *l = fuse_tb(b, "ort-cpu", &m);
+        expect(l, "matmul_add_gemm", "mm", c == 0 ? NULL : c == 1 ? "max_rank" : "bias_shape");
+        if (c == 0) {
+            fp_node *g = fp_graph_find(m->main, "y")->producer;
+            CU_ASSERT_EQUAL(g->op, FP_OP_GEMM);
+            CU_ASSERT_EQUAL(g->n_inputs, 3);
+        }
+        fp_model_free(m);
+        fp_fusion_list_free(l);
+        tb_free(b);
+    }
+}
+
+/* ---------------------------------------------------------------- activations */
+
+static void conv_act(const char *target, const char *act, bool clip_dynamic, const char *expect_constraint)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){8, 3, 3, 3});
+    tb_node(b, "Conv", "conv", "x,w", "c");
+    if (strcmp(act, "Clip") == 0) {
+        if (clip_dynamic)
+            tb_input(b, "lo", F32, 0, NULL);
+        else
+            tb_init(b, "lo", F32, 0, NULL);
+        tb_init(b, "hi", F32, 0, NULL);
+        tb_node(b, "Clip", "act", "c,lo,hi", "y");
+    } else {
+        tb_node(b, act, "act", "c", "y");
+    }
+    tb_output(b, "y", F32, -1, NULL);
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, target, &m);
+    expect(l, "conv_activation", "conv", expect_constraint);
+    const fp_fusion *f = find(l, "conv_activation", "conv");
+    if (f)
+        CU_ASSERT_STRING_EQUAL(f->activation, act);
+    if (!expect_constraint) {
+        fp_node *fc = fp_graph_find(m->main, "y")->producer;
+        CU_ASSERT_STRING_EQUAL(fc->op_type, "FusedConv");
+        CU_ASSERT_STRING_EQUAL(fp_node_attr_string(fc, "activation", ""), act);
+        CU_ASSERT(fp_graph_find(m->main, "c")->producer == NULL); /* internal, never materialized */
+    }
+    fp_model_free(m);
+    fp_fusion_list_free(l);
+    tb_free(b);
+}
+
+static void test_conv_activation(void)
+{
+    const char *ok[] = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip", "HardSigmoid"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ok); i++)
+        conv_act("ort-cpu", ok[i], false, NULL);
+    conv_act("ort-cpu", "Elu", false, "activation_in");
+    conv_act("ort-cpu", "Clip", true, "clip_const_bounds");
+    /* the CUDA EP fuses Relu only: the per-target difference */
+    conv_act("cuda", "Relu", false, NULL);
+    conv_act("cuda", "Sigmoid", false, "activation_in");
+}
+
+static void test_gemm_activation(void)
+{
+    for (int c = 0; c < 2; c++) {
+        tb *b = tb_new(13);
+        tb_input(b, "a", F32, 2, (int64_t[]){4, 5});
+        tb_init(b, "w", F32, 2, (int64_t[]){5, 6});
+        tb_node(b, "Gemm", "gemm", "a,w", "g");
+        tb_node(b, c ? "Softsign" : "Relu", "act", "g", "y");
+        tb_output(b, "y", F32, -1, NULL);
+        fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
+        expect(l, "gemm_activation", "gemm", c ? "activation_in" : NULL);
+        fp_fusion_list_free(l);
+        tb_free(b);
+    }
+}
+
+/* ---------------------------------------------------------------- transformer patterns */
+
+static void test_transformer_rules(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_load_model(FP_SOURCE_DIR "/models/transformer_block.onnx", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){.batch = 1}, NULL, &err));
+    fp_pass_metrics(m, NULL);
+    g_autoptr(fp_target) t = fp_target_load("ort-cpu", &err);
+    g_autoptr(fp_fusion_list) l = fp_fusion_list_new();
+    CU_ASSERT_FATAL(fp_pass_fuse(m, t, l, NULL, &err));
+    expect(l, "layer_norm", "ln1.mean", NULL);
+    expect(l, "layer_norm", "ln2.mean", NULL);
+    expect(l, "gelu", "gelu.div", NULL);
+    expect(l, "bias_gelu", "ffn.fc1.add", NULL);
+    expect(l, "skip_layer_norm", "attn.out.add", NULL);
+    expect(l, "skip_layer_norm", "ffn.fc2.add", NULL);
+    expect(l, "matmul_scale", "attn.scores", NULL);
+    expect(l, "matmul_add_gemm", "attn.q.matmul", "max_rank");
+    /* the result has the kernels ONNX Runtime 1.30 leaves (measured with onnxruntime-node):
+     * 7 MatMul, 3 Add, 4 Reshape, 4 Transpose, FusedMatMul, Softmax, 2 SkipLayerNorm, BiasGelu */
+    guint kernels = 0;
+    for (guint i = 0; i < m->main->nodes->len; i++) {
+        fp_node *n = m->main->nodes->pdata[i];
+        kernels += !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED));
+    }
+    CU_ASSERT_EQUAL(kernels, 23);
+}
+
+static void test_quick_gelu_and_elim(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){4, 8});
+    tb_node(b, "Identity", "id", "x", "xi");
+    tb_node(b, "Sigmoid", "sig", "xi", "s");
+    tb_node(b, "Mul", "mul", "xi,s", "q");
+    tb_node(b, "Dropout", "drop", "q", "d");
+    tb_node(b, "Identity", "id_out", "d", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", &m);
+    expect(l, "identity_elim", "id", NULL);
+    expect(l, "identity_elim", "id_out", "not_graph_output");
+    expect(l, "dropout_elim", "drop", NULL);
+    expect(l, "quick_gelu", "sig", NULL);
+    fp_node *q = fp_graph_find(m->main, "q")->producer;
+    CU_ASSERT_STRING_EQUAL(q->op_type, "QuickGelu");
+    CU_ASSERT_PTR_EQUAL(q->inputs[0], fp_graph_find(m->main, "x")); /* Identity removed */
+    fp_model_free(m);
+    fp_fusion_list_free(l);
+    tb_free(b);
+}
+
+static void test_ge_ub_chain(void)
+{
+    /* Conv + 6 elementwise ops: over the UB limit of 5 */
+    for (int n_ops = 2; n_ops <= 6; n_ops += 4) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 8, 8});
+        tb_init(b, "w", F32, 4, (int64_t[]){8, 3, 3, 3});
+        tb_node(b, "Conv", "conv", "x,w", "v0");
+        for (int i = 0; i < n_ops; i++) {
+            g_autofree char *in = g_strdup_printf("v%d", i), *out = g_strdup_printf("v%d", i + 1);
+            g_autofree char *name = g_strdup_printf("op%d", i);
+            tb_node(b, i % 2 ? "Sigmoid" : "Relu", name, in, out);
+        }
+        g_autofree char *last = g_strdup_printf("v%d", n_ops);
+        tb_output(b, last, F32, -1, NULL);
+        fp_fusion_list *l = fuse_tb(b, "ascend910b", NULL);
+        expect(l, "ge_conv_ub", "conv", n_ops > 5 ? "max_chain" : NULL);
+        fp_fusion_list_free(l);
+        tb_free(b);
+    }
+}
+
+/* ---------------------------------------------------------------- targets */
+
+static void test_targets(void)
+{
+    g_auto(GStrv) names = fp_target_list();
+    const char *want[] = {"ascend310p", "ascend910b", "cuda", "ort-cpu"};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        CU_ASSERT(g_strv_contains((const char *const *)names, want[i]));
+        g_autoptr(GError) err = NULL;
+        g_autoptr(fp_target) t = fp_target_load(want[i], &err);
+        CU_ASSERT_PTR_NOT_NULL(t);
+    }
+    struct {
+        const char *ini, *needle;
+    } bad[] = {
+        {"[target]\nname = x\nrules = conv_bn, nope\n", "no rule named 'nope'"},
+        {"[target]\nname = x\nrules = conv_bn\n[rule.conv_bn]\nmax_epsilonn = 1\n", "unknown key 'max_epsilonn' (valid:"},
+        {"[target]\nname = x\nrules = conv_bn\n[rule.conv_bn]\nmax_epsilon = big\n", "expected a number"},
+        {"[target]\nrules = conv_bn\n", "needs keys 'name' and 'rules'"},
+        {"[oops]\n", "needs keys"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *path = tu_write_temp(bad[i].ini, strlen(bad[i].ini), ".ini");
+        g_autoptr(GError) err = NULL;
+        fp_target *t = fp_target_load(path, &err);
+        CU_ASSERT_PTR_NULL(t);
+        fp_target_free(t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+        if (!strstr(err->message, bad[i].needle))
+            fprintf(stderr, "\n  target error '%s' lacks '%s'", err->message, bad[i].needle);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err->message, bad[i].needle));
+        g_unlink(path);
+    }
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_PTR_NULL(fp_target_load("no-such-target", &err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "known: ascend310p"));
+}
+
+/* ---------------------------------------------------------------- golden explain outputs */
+
+static void golden(const char *const *args, const char *golden_name)
+{
+    tu_run_result r = tu_run(args);
+    CU_ASSERT_EQUAL(r.status, 0);
+    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "tests", "golden", golden_name, NULL);
+    if (g_getenv("FP_UPDATE_GOLDEN")) {
+        g_file_set_contents(path, r.out, -1, NULL);
+    } else {
+        g_autofree char *want = NULL;
+        CU_ASSERT_FATAL(g_file_get_contents(path, &want, NULL, NULL));
+        if (strcmp(want, r.out) != 0)
+            fprintf(stderr, "\n  %s differs (FP_UPDATE_GOLDEN=1 rewrites it after review)", golden_name);
+        CU_ASSERT_STRING_EQUAL(r.out, want);
+    }
+    tu_run_clear(&r);
+}
+
+static void test_golden_explain(void)
+{
+    /* run from the source dir so the model paths in the output are stable */
+    g_assert(g_chdir(FP_SOURCE_DIR) == 0);
+    golden((const char *[]){"explain", "models/eps_story.onnx", "--target", "ascend910b", NULL},
+           "explain_eps_story_ascend910b.txt");
+    golden((const char *[]){"explain", "models/eps_story.onnx", "--target", "ascend910b", "-f", "json", NULL},
+           "explain_eps_story_ascend910b.json");
+    golden((const char *[]){"explain", "models/transformer_block.onnx", NULL}, "explain_transformer_block_ort-cpu.txt");
+    golden((const char *[]){"explain", "models/transformer_block.onnx", "-f", "json", NULL},
+           "explain_transformer_block_ort-cpu.json");
+    golden((const char *[]){"explain", "models/resnet_tiny.onnx", "--target", "cuda", "--rule", "conv_activation", NULL},
+           "explain_resnet_tiny_cuda_conv_activation.txt");
+}
+
+FP_TEST_SUITE(register_fuse)
+{
+    CU_pSuite s = CU_add_suite("fuse", NULL, NULL);
+    CU_add_test(s, "conv_bn", test_conv_bn);
+    CU_add_test(s, "min_epsilon", test_min_epsilon);
+    CU_add_test(s, "conv_mul_add", test_conv_mul_add);
+    CU_add_test(s, "matmul_add_gemm", test_matmul_add_gemm);
+    CU_add_test(s, "conv_activation", test_conv_activation);
+    CU_add_test(s, "gemm_activation", test_gemm_activation);
+    CU_add_test(s, "transformer_rules", test_transformer_rules);
+    CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
+    CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
+    CU_add_test(s, "targets", test_targets);
+    CU_add_test(s, "golden_explain", test_golden_explain);
+}
