@@ -171,6 +171,9 @@ void fp_target_free(fp_target *t)
     g_free(t);
 }
 
+/* g_ptr_array_sort comparator over char* elements. */
+static gint cmp_strp(gconstpointer a, gconstpointer b) { return g_strcmp0(*(char *const *)a, *(char *const *)b); }
+
 char **fp_target_list(void)
 {
     g_auto(GStrv) dirs = target_dirs();
@@ -193,7 +196,7 @@ char **fp_target_list(void)
         if (dir)
             g_dir_close(dir);
     }
-    g_ptr_array_sort(names, (GCompareFunc)(void *)g_strcmp0);
+    g_ptr_array_sort(names, cmp_strp);
     g_ptr_array_add(names, NULL);
     return (char **)g_ptr_array_steal(names, NULL);
 }

@@ -189,6 +189,9 @@ static char *check_model(const char *dir)
     return NULL;
 }
 
+/* g_ptr_array_sort comparator over char* elements. */
+static gint cmp_strp(gconstpointer a, gconstpointer b) { return g_strcmp0(*(char *const *)a, *(char *const *)b); }
+
 static void run_suite(const char *sub, double min_ratio)
 {
     g_autofree char *root = g_build_filename(TESTDATA_DIR, sub, NULL);
@@ -199,7 +202,7 @@ static void run_suite(const char *sub, double min_ratio)
     while ((name = g_dir_read_name(d)))
         g_ptr_array_add(names, g_strdup(name));
     g_dir_close(d);
-    g_ptr_array_sort(names, (GCompareFunc)(void *)g_strcmp0);
+    g_ptr_array_sort(names, cmp_strp);
     g_autoptr(GHashTable) expected = expected_failures();
     unsigned ok = 0, listed = 0, unexpected = 0, stale = 0;
     bool verbose = g_getenv("FP_SHAPES_VERBOSE") != NULL;
