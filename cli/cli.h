@@ -19,6 +19,9 @@ typedef struct {
 int fp_cmd_info(int argc, char **argv);
 int fp_cmd_shapes(int argc, char **argv);
 int fp_cmd_explain(int argc, char **argv);
+int fp_cmd_report(int argc, char **argv);
+int fp_cmd_memory(int argc, char **argv);
+int fp_cmd_headroom(int argc, char **argv);
 int fp_cmd_profile(int argc, char **argv);
 int fp_cmd_devices(int argc, char **argv);
 int fp_cmd_calibrate(int argc, char **argv);

@@ -17,6 +17,46 @@ static void emit(FILE *out, gpointer data)
     fp_report_explain_text(a->l, a->t, a->f, out);
 }
 
+static int run(const char *path, const fp_cli_model_opts *o, const char *target_name, const char *node,
+               const char *rule)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) t = fp_target_load(target_name ? target_name : "ort-cpu", &err);
+    if (!t) {
+        fp_cli_error("%s", err->message);
+        return FP_EXIT_BAD;
+    }
+    if (rule && !g_strv_contains((const char *const *)t->rules, rule)) {
+        g_autofree char *list = g_strjoinv(", ", t->rules);
+        fp_cli_error("explain: target %s has no rule '%s' (its rules: %s)", t->name, rule, list);
+        return FP_EXIT_BAD;
+    }
+    g_autoptr(fp_diag) diag = fp_diag_new();
+    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag);
+    if (!m)
+        return FP_EXIT_BAD;
+    if (node && !fp_node_lookup(m, node)) {
+        fp_cli_error("explain: %s has no node named '%s'", path, node);
+        return FP_EXIT_BAD;
+    }
+    g_autoptr(fp_fusion_list) fusions = fp_fusion_list_new();
+    if (!fp_pass_fuse(m, t, fusions, diag, &err)) {
+        fp_cli_error("%s: %s", path, err->message);
+        return FP_EXIT_BAD;
+    }
+    fp_explain_filter filter = {node, rule};
+    if (o->format && g_strcmp0(o->format, "json") == 0) {
+        g_autoptr(JsonNode) root = fp_report_explain_json(fusions, t, &filter);
+        if (!fp_json_write(root, o->output, &err)) {
+            fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
+            return FP_EXIT_BAD;
+        }
+        return FP_EXIT_OK;
+    }
+    emit_args a = {fusions, t, &filter};
+    return fp_cli_emit_text(o->output, emit, &a) ? FP_EXIT_OK : FP_EXIT_BAD;
+}
+
 int fp_cmd_explain(int argc, char **argv)
 {
     fp_cli_model_opts o = {0};
@@ -34,56 +74,11 @@ int fp_cmd_explain(int argc, char **argv)
     g_set_prgname("fuseplan explain");
     int rc = FP_EXIT_BAD;
     if (!fp_cli_parse(ctx, "explain", &argc, &argv))
-        goto out_opts;
-    if (argc != 2) {
+        ;
+    else if (argc != 2)
         fp_cli_error("explain: expected one MODEL argument (see 'fuseplan explain --help')");
-        goto out_opts;
-    }
-    if (!fp_cli_check_format("explain", o.format ? o.format : "text", "text,json"))
-        goto out_opts;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_target) t = fp_target_load(target_name ? target_name : "ort-cpu", &err);
-    if (!t) {
-        fp_cli_error("%s", err->message);
-        goto out_opts;
-    }
-    if (rule) {
-        bool known = false;
-        for (char **r = t->rules; *r && !known; r++)
-            known = g_strcmp0(*r, rule) == 0;
-        if (!known) {
-            g_autofree char *list = g_strjoinv(", ", t->rules);
-            fp_cli_error("explain: target %s has no rule '%s' (its rules: %s)", t->name, rule, list);
-            goto out_opts;
-        }
-    }
-    g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autoptr(fp_model) m = fp_cli_load_analyzed(argv[1], &o, diag);
-    if (!m)
-        goto out_opts;
-    if (node && !fp_node_lookup(m, node)) {
-        fp_cli_error("explain: %s has no node named '%s'", argv[1], node);
-        goto out_opts;
-    }
-    g_autoptr(fp_fusion_list) fusions = fp_fusion_list_new();
-    if (!fp_pass_fuse(m, t, fusions, diag, &err)) {
-        fp_cli_error("%s: %s", argv[1], err->message);
-        goto out_opts;
-    }
-    fp_explain_filter filter = {node, rule};
-    if (o.format && g_strcmp0(o.format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_explain_json(fusions, t, &filter);
-        if (!fp_json_write(root, o.output, &err)) {
-            fp_cli_error("%s: %s", o.output ? o.output : "stdout", err ? err->message : "write failed");
-            goto out_opts;
-        }
-    } else {
-        emit_args a = {fusions, t, &filter};
-        if (!fp_cli_emit_text(o.output, emit, &a))
-            goto out_opts;
-    }
-    rc = FP_EXIT_OK;
-out_opts:
+    else if (fp_cli_check_format("explain", o.format ? o.format : "text", "text,json"))
+        rc = run(argv[1], &o, target_name, node, rule);
     fp_cli_model_opts_clear(&o);
     return rc;
 }

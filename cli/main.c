@@ -6,9 +6,12 @@
 #include "cli.h"
 
 static const fp_cmd commands[] = {
+    {"report", "stage table (ops, memory, latency, speedup), fusions, memory plan, hotspots, headroom", fp_cmd_report},
     {"info", "summary of a model: producer, opsets, op histogram, parameters, inputs and outputs", fp_cmd_info},
     {"shapes", "infer every tensor's shape; per-op FLOPs, bytes and arithmetic intensity", fp_cmd_shapes},
     {"explain", "what the target compiler fuses, and why a fusion did not happen", fp_cmd_explain},
+    {"memory", "activation memory after buffer reuse, its floor, a memory-aware order, the peak explained", fp_cmd_memory},
+    {"headroom", "largest batch whose weights + activations + reserve fit in a device's memory", fp_cmd_headroom},
     {"profile", "summary of a measured profile: kernels, time by op and core type; GE fusion passes", fp_cmd_profile},
     {"devices", "list the device profiles (peaks, bandwidth, memory), or show one in full", fp_cmd_devices},
     {"calibrate", "measure this machine (SGEMM FLOP/s, STREAM bandwidth) and write a device profile", fp_cmd_calibrate},

@@ -16,6 +16,25 @@ static void emit(FILE *out, gpointer data)
     fp_report_shapes_text(a->m, a->diag, a->verbose, out);
 }
 
+static int run(const char *path, const fp_cli_model_opts *o)
+{
+    g_autoptr(fp_diag) diag = fp_diag_new();
+    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag);
+    if (!m)
+        return FP_EXIT_BAD;
+    if (o->format && g_strcmp0(o->format, "json") == 0) {
+        g_autoptr(JsonNode) root = fp_report_shapes_json(m, diag);
+        g_autoptr(GError) err = NULL;
+        if (!fp_json_write(root, o->output, &err)) {
+            fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
+            return FP_EXIT_BAD;
+        }
+        return FP_EXIT_OK;
+    }
+    emit_args a = {m, diag, o->verbose};
+    return fp_cli_emit_text(o->output, emit, &a) ? FP_EXIT_OK : FP_EXIT_BAD;
+}
+
 int fp_cmd_shapes(int argc, char **argv)
 {
     fp_cli_model_opts o = {0};
@@ -24,31 +43,11 @@ int fp_cmd_shapes(int argc, char **argv)
     g_set_prgname("fuseplan shapes");
     int rc = FP_EXIT_BAD;
     if (!fp_cli_parse(ctx, "shapes", &argc, &argv))
-        goto out_opts;
-    if (argc != 2) {
+        ;
+    else if (argc != 2)
         fp_cli_error("shapes: expected one MODEL argument (see 'fuseplan shapes --help')");
-        goto out_opts;
-    }
-    if (!fp_cli_check_format("shapes", o.format ? o.format : "text", "text,json"))
-        goto out_opts;
-    g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autoptr(fp_model) m = fp_cli_load_analyzed(argv[1], &o, diag);
-    if (!m)
-        goto out_opts;
-    if (o.format && g_strcmp0(o.format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_shapes_json(m, diag);
-        g_autoptr(GError) err = NULL;
-        if (!fp_json_write(root, o.output, &err)) {
-            fp_cli_error("%s: %s", o.output ? o.output : "stdout", err ? err->message : "write failed");
-            goto out_opts;
-        }
-    } else {
-        emit_args a = {m, diag, o.verbose};
-        if (!fp_cli_emit_text(o.output, emit, &a))
-            goto out_opts;
-    }
-    rc = FP_EXIT_OK;
-out_opts:
+    else if (fp_cli_check_format("shapes", o.format ? o.format : "text", "text,json"))
+        rc = run(argv[1], &o);
     fp_cli_model_opts_clear(&o);
     return rc;
 }

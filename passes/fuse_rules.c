@@ -38,7 +38,7 @@ const fp_rule fp_rules[] = {
      .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("bn", 0, 0, FP_OP_BATCH_NORM)}, .n_pattern = 2,
      .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), C("const_inputs", 0, -1),
                      C("const_inputs", 1, -1), C("bn_outputs_unused", 1, -1),
-                     CL("dtype_in", 0, 0, "dtypes", "float32,float64"), C("bn_params_1d", 1, -1),
+                     CL("dtype_in", 0, 0, "dtypes", "float32,float64,float16"), C("bn_params_1d", 1, -1),
                      CN("max_epsilon", 1, -1, "max_epsilon", 0), CN("min_epsilon", 1, -1, "min_epsilon", 0)},
      .n_constraints = 9, .rewrite = FP_RW_FOLD, .act_node = -1},
     {.id = "conv_mul", .title = "fold a constant Mul into Conv", .source = "onnxruntime ConvMulFusion (level 1)",

@@ -64,8 +64,26 @@ static bool validate(fp_target *t, GError **error)
     for (char **g = groups; *g; g++) {
         if (strcmp(*g, "target") == 0)
             continue;
+        if (strcmp(*g, "layout") == 0) {
+            g_auto(GStrv) keys = g_key_file_get_keys(t->keyfile, *g, NULL, NULL);
+            for (char **k = keys; k && *k; k++) {
+                g_autoptr(GError) err = NULL;
+                if (strcmp(*k, "drop_narrowing_casts") != 0) {
+                    g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                                "%s: [layout]: unknown key '%s' (valid: drop_narrowing_casts)", t->path, *k);
+                    return false;
+                }
+                g_key_file_get_boolean(t->keyfile, *g, *k, &err);
+                if (err) {
+                    g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [layout] %s: expected true or false",
+                                t->path, *k);
+                    return false;
+                }
+            }
+            continue;
+        }
         if (strncmp(*g, "rule.", 5) != 0) {
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: unknown group [%s] (valid: [target], [rule.ID])",
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: unknown group [%s] (valid: [target], [layout], [rule.ID])",
                         t->path, *g);
             return false;
         }

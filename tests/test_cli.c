@@ -232,6 +232,45 @@ static void test_shapes_json(void)
     g_unlink(path);
 }
 
+static void test_report_json(void)
+{
+    const char *model = FP_SOURCE_DIR "/models/resnet_tiny.onnx";
+    tu_run_result r = tu_run((const char *[]){"report", "-f", "json", "--batch", "2", "--no-headroom", model, NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    JsonArray *stages = json_object_get_array_member(o, "stages");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(stages), 3);
+    JsonObject *orig = json_array_get_object_element(stages, 0), *fin = json_array_get_object_element(stages, 2);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(orig, "name"), "original");
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(orig, "speedup"), 1.0, 1e-9);
+    /* 36 nodes, 4 folded shape computations; 9 BN folds and 4 activations fused */
+    CU_ASSERT_EQUAL(json_object_get_int_member(orig, "ops"), 32);
+    CU_ASSERT_EQUAL(json_object_get_int_member(fin, "ops"), 32 - 9 - 4);
+    CU_ASSERT(json_object_get_int_member(fin, "activation_bytes") < json_object_get_int_member(orig, "activation_bytes"));
+    CU_ASSERT(json_object_get_double_member(fin, "speedup") > 1.0);
+    JsonArray *ops = json_object_get_array_member(o, "ops");
+    CU_ASSERT_EQUAL(json_array_get_length(ops), 32 - 9 - 4);
+    JsonObject *op0 = json_array_get_object_element(ops, 0);
+    const char *members[] = {"name", "op", "flops", "bytes", "intensity", "bound", "est_time_s"};
+    for (size_t i = 0; i < G_N_ELEMENTS(members); i++)
+        CU_ASSERT(json_object_has_member(op0, members[i]));
+    CU_ASSERT(json_object_has_member(o, "fusions"));
+    CU_ASSERT(json_object_has_member(o, "memory"));
+    tu_run_clear(&r);
+    /* --dump-after prints the IR after a pass on stderr; an unknown pass is a usage error */
+    r = tu_run((const char *[]){"report", "--dump-after", "fuse", "--no-headroom", model, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "# IR after pass fuse"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "FusedConv"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", "--dump-after", "nope", model, NULL});
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
+    tu_run_clear(&r);
+}
+
 FP_TEST_SUITE(register_cli)
 {
     CU_pSuite s = CU_add_suite("cli", NULL, NULL);
@@ -241,4 +280,5 @@ FP_TEST_SUITE(register_cli)
     CU_add_test(s, "bad_inputs", test_bad_inputs);
     CU_add_test(s, "output_file", test_output_file);
     CU_add_test(s, "shapes_json", test_shapes_json);
+    CU_add_test(s, "report_json", test_report_json);
 }

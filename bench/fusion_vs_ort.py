@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Side by side with ONNX Runtime: what ORT (CPU EP, extended level) really fused vs fuseplan's
+ort-cpu target.
+
+  /usr/bin/python3 bench/fusion_vs_ort.py --ort /tmp/ort [--fuseplan build/fuseplan] MODEL.onnx...
+
+For each model: ORT's optimized model is saved (bench/ort_optimize.mjs) and counted with
+python3-onnx; fuseplan's `explain --format json` is counted the same way. Compared:
+  - BatchNormalization nodes ORT removed  vs  conv_bn fusions fuseplan applied;
+  - FusedConv nodes per `activation`      vs  conv_activation fusions per activation.
+Prints a Markdown table (for docs/benchmarks.md) and exits 1 if any count differs.
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def all_nodes(g):
+    for n in g.node:
+        yield n
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from all_nodes(a.g)
+            for sub in a.graphs:
+                yield from all_nodes(sub)
+
+
+def ort_counts(orig, opt):
+    before = sum(1 for n in all_nodes(onnx.load(orig).graph) if n.op_type == "BatchNormalization")
+    after_model = onnx.load(opt)
+    after = sum(1 for n in all_nodes(after_model.graph) if n.op_type == "BatchNormalization")
+    acts = collections.Counter()
+    for n in all_nodes(after_model.graph):
+        if n.op_type == "FusedConv":
+            act = next((a.s.decode() for a in n.attribute if a.name == "activation"), "")
+            acts[act] += 1
+    return before - after, acts
+
+
+def fuseplan_counts(exe, model, args):
+    r = subprocess.run([exe, "explain", "-f", "json", "--target", "ort-cpu"] + args + [model],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    doc = json.loads(r.stdout)
+    bn = sum(1 for f in doc["fusions"] if f["rule"] == "conv_bn" and f["applied"])
+    acts = collections.Counter(f["activation"] for f in doc["fusions"]
+                               if f["rule"] == "conv_activation" and f["applied"])
+    return bn, acts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ort", default=os.path.join(HERE))
+    ap.add_argument("--fuseplan", default="build/fuseplan")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("models", nargs="+")
+    a = ap.parse_args()
+    out = a.out or tempfile.mkdtemp(prefix="fp-ort-")
+    r = subprocess.run(["node", os.path.join(HERE, "ort_optimize.mjs"), "--ort", a.ort, "--out", out] + a.models,
+                       capture_output=True, text=True)
+    optimized = dict(line.split("\t")[:2] for line in r.stdout.splitlines() if "\t" in line)
+    failed = [l.split("\t") for l in r.stderr.splitlines() if "\tERROR\t" in l]
+    rows, bad, skipped = [], 0, []
+    for m in a.models:
+        if m not in optimized:
+            skipped.append((m, next((f[2] for f in failed if f[0] == m), "not optimized")))
+            continue
+        try:
+            ort_bn, ort_act = ort_counts(m, optimized[m])
+            fp_bn, fp_act = fuseplan_counts(a.fuseplan, m, [])
+        except Exception as e:  # noqa: BLE001 - report and go on
+            skipped.append((m, str(e)))
+            continue
+        same = ort_bn == fp_bn and ort_act == fp_act
+        bad += not same
+        fmt = lambda c: ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "-"
+        rows.append((m, ort_bn, fp_bn, fmt(ort_act), fmt(fp_act), "yes" if same else "**no**"))
+    print("| model | BN folded by ORT | conv_bn by fuseplan | ORT FusedConv by activation | fuseplan conv_activation | equal |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print("| `%s` | %d | %d | %s | %s | %s |" % row)
+    print(f"\n{len(rows)} models compared, {len(rows) - bad} equal, {bad} different; {len(skipped)} not run")
+    for m, why in skipped:
+        print(f"- `{m}`: {why}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

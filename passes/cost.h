@@ -1,0 +1,40 @@
+/* cost.h - roofline cost model (passes/cost.c): every runtime op's estimated time on a device
+ * profile, its bound, and the total. Needs shapes and metrics (and fusion/layout when run). */
+#ifndef FP_PASS_COST_H
+#define FP_PASS_COST_H
+
+#include "devices/device.h"
+#include "ir/diag.h"
+#include "ir/graph.h"
+#include "passes/roofline.h"
+
+typedef struct {
+    fp_node *node;
+    fp_op_class cls;
+    fp_dtype dtype;    /* dtype it computes in (after a --dtype what-if) */
+    uint64_t flops, bytes;
+    fp_roofline rl;    /* time_s includes the launch overhead */
+    bool kernel;       /* launches a kernel (views and folded ops do not) */
+} fp_op_cost;
+
+typedef struct {
+    fp_op_cost *ops;   /* runtime ops of the main graph in topological order */
+    uint32_t n_ops;
+    uint32_t kernels;
+    uint32_t unknown;  /* ops whose metrics are unknown: costed at their launch overhead */
+    double total_s;    /* sum over ops (sequential execution), control flow included */
+    uint64_t flops, bytes;
+} fp_cost_result;
+
+/* Class of an op for the device's efficiency factors. */
+fp_op_class fp_cost_class(const fp_node *n);
+
+/* Costs the main graph on device d. `what_if` != FP_DT_UNDEFINED runs the what-if of computing in
+ * that dtype: float32 tensors scale their bytes by bits(what_if)/32 and use its peak. If/Loop/Scan
+ * cost their bodies (If: the dearer branch; Loop/Scan: the trip count, 1 when unknown). Caller frees
+ * with fp_cost_result_free. */
+fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, fp_diag *diag);
+void fp_cost_result_free(fp_cost_result *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_cost_result, fp_cost_result_free)
+
+#endif

@@ -1,0 +1,178 @@
+/* headroom.c - batch-size headroom: the largest batch whose weights + planned activations +
+ * reserve fit in device memory, by re-running shape inference and planning per batch. Memory is
+ * not linear in the batch (shape-dependent ops, alignment, plans), so each batch is planned. */
+#include "headroom.h"
+
+#include <string.h>
+
+#include "passes/shapes.h"
+
+G_DEFINE_QUARK(fp-headroom-error-quark, fp_headroom_error)
+
+typedef struct {
+    fp_model *m;
+    const fp_headroom_opts *o;
+    fp_headroom_result *res;
+    uint32_t unknown_at_1;
+} search;
+
+typedef struct {
+    uint64_t total, arena, weights;
+    uint32_t unknown;
+    bool fits;
+    char example[160]; /* an --input example for the error on unknown sizes */
+} eval;
+
+/* Plans batch B; a 64-bit overflow of sizes is "does not fit", other failures are errors. */
+static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **error)
+{
+    fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim};
+    if (!fp_pass_shapes(s->m, &so, diag, error))
+        return false;
+    s->res->evaluations++;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_memory_result) r = fp_pass_memory(s->m->main, &s->o->mem, diag, &err);
+    memset(e, 0, sizeof *e);
+    if (!r) {
+        if (!g_error_matches(err, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW)) {
+            g_propagate_error(error, g_steal_pointer(&err));
+            return false;
+        }
+        e->total = e->arena = UINT64_MAX;
+        return true;
+    }
+    e->arena = r->arena;
+    e->weights = r->weight_bytes;
+    e->unknown = r->n_unknown;
+    if (!g_uint64_checked_add(&e->total, r->weight_bytes, r->arena))
+        e->total = UINT64_MAX;
+    e->fits = e->total <= s->res->usable && e->unknown <= s->unknown_at_1;
+    if (e->unknown && s->m->main->inputs->len) {
+        const fp_value *v = g_ptr_array_index(s->m->main->inputs, 0);
+        fp_shape shape = v->decl_shape;
+        fp_dim dims[FP_MAX_RANK];
+        if (shape.rank > 0) { /* the batch stays free: '?' */
+            memcpy(dims, shape.dims, sizeof(fp_dim) * (size_t)shape.rank);
+            for (int32_t k = 0; k < shape.rank; k++)
+                if (s->o->batch_dim ? g_strcmp0(dims[k].sym, s->o->batch_dim) == 0 : k == 0)
+                    dims[k] = (fp_dim){-1, NULL};
+            shape.dims = dims;
+        }
+        g_autofree char *d = fp_shape_to_string(&shape);
+        g_snprintf(e->example, sizeof e->example, "%s:%s", v->name, d);
+    }
+    return true;
+}
+
+/* Whether some main-graph input has a batch to vary: a symbolic or unknown first dimension, or a
+ * dimension named batch_dim. */
+static bool has_batch(const fp_model *m, const char *batch_dim)
+{
+    const fp_graph *g = m->main;
+    for (guint i = 0; i < g->inputs->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->inputs, i);
+        if (v->shape.rank < 1)
+            continue;
+        if (!batch_dim && (v->shape.dims[0].sym || v->shape.dims[0].value < 0))
+            return true;
+        for (int32_t k = 0; batch_dim && k < v->shape.rank; k++)
+            if (g_strcmp0(v->shape.dims[k].sym, batch_dim) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* One line listing the main graph's input shapes, for the error. */
+static char *input_shapes(const fp_model *m)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < m->main->inputs->len && i < 4; i++) {
+        const fp_value *v = g_ptr_array_index(m->main->inputs, i);
+        g_autofree char *d = fp_shape_to_string(&v->shape);
+        g_string_append_printf(s, "%s%s %s", i ? ", " : "", v->name, d);
+    }
+    if (m->main->inputs->len > 4)
+        g_string_append(s, ", ...");
+    return g_string_free(s, FALSE);
+}
+
+bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag,
+                      GError **error)
+{
+    memset(res, 0, sizeof *res);
+    res->usable = opts->capacity > opts->reserve ? opts->capacity - opts->reserve : 0;
+    res->batch_desc = opts->batch_dim ? opts->batch_dim : "first dimension of the inputs";
+    fp_shape_opts unbound = {.input_shapes = opts->input_shapes, .batch_dim = opts->batch_dim};
+    if (!fp_pass_shapes(m, &unbound, NULL, error))
+        return false;
+    if (!has_batch(m, opts->batch_dim)) {
+        g_autofree char *shapes = input_shapes(m);
+        if (opts->batch_dim)
+            g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH,
+                        "no input has a dimension named '%s' (inputs: %s): give the batch symbol with --batch-dim NAME",
+                        opts->batch_dim, shapes);
+        else
+            g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH,
+                        "no symbolic batch: the first dimension of every input is fixed (inputs: %s); name the "
+                        "batch symbol with --batch-dim NAME, or free a dimension with --input NAME:?x...",
+                        shapes);
+        return false;
+    }
+    int64_t limit = opts->max_batch > 0 ? opts->max_batch : FP_HEADROOM_MAX_BATCH;
+    search s = {m, opts, res, 0};
+    eval lo_e, hi_e = {0}, e;
+    if (!evaluate(&s, 1, NULL, &lo_e, error))
+        return false;
+    s.unknown_at_1 = lo_e.unknown;
+    if (lo_e.unknown) {
+        g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_UNKNOWN_SIZE,
+                    "%u activation value%s unknown size at batch 1, so memory has no bound: bind the other "
+                    "dimensions with --input NAME:DIMS, e.g. --input %s with numbers for the named dimensions",
+                    lo_e.unknown, lo_e.unknown == 1 ? " has" : "s have", lo_e.example);
+        return false;
+    }
+    int64_t lo = 1, hi = 0;
+    bool at_limit = false;
+    if (!lo_e.fits) {
+        lo = 0;
+        hi = 1;
+        hi_e = lo_e;
+    } else {
+        /* doubling until a batch does not fit (or the limit fits): lo fits, hi does not */
+        for (int64_t b = MIN(2, limit);; b = b > limit / 2 ? limit : 2 * b) {
+            if (b <= lo) { /* lo == limit */
+                at_limit = true;
+                break;
+            }
+            if (!evaluate(&s, b, NULL, &e, error))
+                return false;
+            if (!e.fits) {
+                hi = b;
+                hi_e = e;
+                break;
+            }
+            lo = b;
+        }
+        while (!at_limit && hi - lo > 1) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (!evaluate(&s, mid, NULL, &e, error))
+                return false;
+            if (e.fits) {
+                lo = mid;
+            } else {
+                hi = mid;
+                hi_e = e;
+            }
+        }
+    }
+    res->at_limit = at_limit;
+    res->max_batch = lo;
+    res->bytes_above = at_limit ? 0 : hi_e.total;
+    /* leave the model inferred at the answer and collect its findings */
+    if (!evaluate(&s, MAX(lo, 1), diag, &e, error))
+        return false;
+    res->bytes_at_max = e.total;
+    res->arena_at_max = e.arena;
+    res->weight_bytes = e.weights;
+    return true;
+}

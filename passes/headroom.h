@@ -1,0 +1,58 @@
+/* headroom.h - the largest batch whose weights and planned activations fit in a device's memory
+ * (passes/headroom.c). */
+#ifndef FP_PASS_HEADROOM_H
+#define FP_PASS_HEADROOM_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+#include "passes/memory.h"
+
+#define FP_HEADROOM_ERROR (fp_headroom_error_quark())
+GQuark fp_headroom_error_quark(void);
+typedef enum {
+    FP_HEADROOM_ERROR_NO_BATCH,     /* no input has a symbolic (or unknown) batch dimension */
+    FP_HEADROOM_ERROR_UNKNOWN_SIZE, /* activations of unknown size at batch 1: no bound possible */
+} fp_headroom_error_code;
+
+/* Largest batch tried when everything keeps fitting. */
+#define FP_HEADROOM_MAX_BATCH ((int64_t)1 << 24)
+
+typedef struct {
+    uint64_t capacity;        /* device memory, bytes */
+    uint64_t reserve;         /* bytes kept free (runtime, framework, other tenants) */
+    GHashTable *input_shapes; /* as fp_shape_opts: name -> fp_shape* ('?' frees a dim for the batch) */
+    const char *batch_dim;    /* symbol bound to the batch; NULL = first dim of every input */
+    fp_memory_opts mem;       /* how activations are planned */
+    int64_t max_batch;        /* search limit; 0 = FP_HEADROOM_MAX_BATCH */
+} fp_headroom_opts;
+
+typedef struct {
+    int64_t max_batch;     /* largest batch that fits; 0 when batch 1 does not */
+    uint64_t bytes_at_max; /* weights + arena at max_batch (at batch 1 when max_batch is 0) */
+    uint64_t arena_at_max;
+    uint64_t bytes_above;  /* weights + arena at max_batch + 1; UINT64_MAX when sizes overflow; 0
+                              when not evaluated (the search limit was reached) */
+    uint64_t weight_bytes;
+    uint64_t usable;       /* capacity - reserve */
+    uint32_t evaluations;  /* batches planned */
+    bool at_limit;         /* max_batch is the search limit: memory may allow more */
+    const char *batch_desc; /* what was bound: the symbol, or "first dimension of the inputs" */
+} fp_headroom_result;
+
+/* Finds the largest batch B such that weights + planned activations at B fit in capacity -
+ * reserve: re-runs shape inference (fp_pass_shapes with opts.batch = B) and the memory pass per
+ * batch, doubling then bisecting; the result satisfies plan(B) fits and plan(B + 1) does not
+ * (unless at the limit). A batch whose sizes overflow, or that leaves more values of unknown size
+ * than batch 1, does not fit. The model is left inferred at max_batch (batch 1 when nothing
+ * fits); diag receives the findings of that last run. Fails with FP_HEADROOM_ERROR_NO_BATCH when
+ * no input has a batch to vary, with FP_HEADROOM_ERROR_UNKNOWN_SIZE when some activation has an
+ * unknown size at batch 1 (other symbolic dimensions unbound, data-dependent shapes), or with the
+ * error of a pass. */
+bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag,
+                      GError **error);
+
+#endif

@@ -1,0 +1,395 @@
+/* layout.c - layout-conversion elimination:
+ *   - a Transpose with the identity permutation is dropped;
+ *   - two consecutive Transposes merge into one (perm composition), or vanish if it is identity;
+ *   - a Transpose is pushed through a chain of elementwise ops (unary, or binary with a constant
+ *     operand, whose broadcast is permuted at compile time) to meet its inverse, and both vanish;
+ *   - GE TransData pairs A->B->A cancel;
+ *   - Cast round trips: no-op casts and widening round trips (fp16->fp32->fp16) vanish; narrowing
+ *     ones (fp32->fp16->fp32) change precision and go only when the target allows it.
+ * Every removal and refusal becomes a diagnostic naming the nodes and the reason. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "passes/layout.h"
+
+typedef struct {
+    fp_model *m;
+    fp_layout_result *res;
+    fp_diag *diag;
+    bool drop_narrowing;
+    bool report; /* the final sweep: record refusals (earlier sweeps would repeat them) */
+    GHashTable *dirty;
+} pass;
+
+/* A candidate kept: counted and explained in the final sweep only. */
+static void refuse(pass *p, fp_diag_level level, const char *code, const char *node, const char *fmt, ...)
+    G_GNUC_PRINTF(5, 6);
+static void refuse(pass *p, fp_diag_level level, const char *code, const char *node, const char *fmt, ...)
+{
+    if (!p->report)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    p->res->refused++;
+    fp_diag_add(p->diag, level, "layout", code, node, "%s", msg);
+}
+
+bool fp_layout_is_conversion(const fp_node *n)
+{
+    return n->op == FP_OP_TRANSPOSE || n->op == FP_OP_TRANS_DATA || n->op == FP_OP_CAST;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static bool perm_of(const fp_node *n, int64_t *perm, int *rank)
+{
+    const fp_attr *a = fp_node_attr(n, "perm");
+    const fp_value *x = n->inputs[0];
+    if (a && a->type == FP_ATTR_INTS && a->n <= FP_MAX_RANK) {
+        *rank = (int)a->n;
+        memcpy(perm, a->u.ints, sizeof(int64_t) * a->n);
+        return true;
+    }
+    if (!a && x && x->shape.rank >= 0) { /* default: reverse the dims */
+        *rank = x->shape.rank;
+        for (int i = 0; i < *rank; i++)
+            perm[i] = *rank - 1 - i;
+        return true;
+    }
+    return false;
+}
+
+static bool is_identity(const int64_t *perm, int rank)
+{
+    for (int i = 0; i < rank; i++)
+        if (perm[i] != i)
+            return false;
+    return true;
+}
+
+/* The only consumer of n's output 0, or NULL when it has several, none, or is a graph output. */
+static fp_node *sole_consumer(const fp_node *n)
+{
+    fp_value *v = n->n_outputs ? n->outputs[0] : NULL;
+    if (!v || v->is_output || v->n_uses != 1 || v->uses[0].port == UINT32_MAX || v->uses[0].node->graph != n->graph)
+        return NULL;
+    return v->uses[0].node;
+}
+
+static bool live(const pass *p, const fp_node *n)
+{
+    return n && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && !g_hash_table_contains(p->dirty, n);
+}
+
+/* Consumers of `from` read `to` instead; `from` loses its producer. */
+static void reroute(fp_value *from, fp_value *to)
+{
+    for (uint32_t u = 0; u < from->n_uses; u++) {
+        fp_node *c = from->uses[u].node;
+        for (uint32_t k = 0; k < c->n_inputs; k++)
+            if (c->inputs[k] == from)
+                c->inputs[k] = to;
+        for (uint32_t k = 0; k < c->n_implicit; k++)
+            if (c->implicit[k] == from)
+                c->implicit[k] = to;
+    }
+}
+
+static void drop(pass *p, fp_node *n)
+{
+    n->flags |= FP_NODE_REMOVED;
+    for (uint32_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k])
+            n->outputs[k]->producer = NULL;
+    g_hash_table_add(p->dirty, n);
+    p->res->removed++;
+}
+
+/* Removes the chain first..last (all single-consumer) whose net effect is the identity: the
+ * consumers of last's output read first's input. Graph outputs are never removed. */
+static void bypass(pass *p, fp_node *first, fp_node *last)
+{
+    fp_value *in = first->inputs[0], *out = last->outputs[0];
+    reroute(out, in);
+    for (uint32_t u = 0; u < out->n_uses; u++)
+        g_hash_table_add(p->dirty, out->uses[u].node);
+}
+
+/* ---------------------------------------------------------------- Transpose */
+
+/* Elementwise op a Transpose can move through: unary, or binary whose other operand is a
+ * constant (its broadcast gets the permutation at compile time). */
+static bool transparent(const fp_node *n, const fp_value *through)
+{
+    if (fp_op_has(n->op, FP_OPF_UNARY) && n->op != FP_OP_QUANTIZE_LINEAR && n->op != FP_OP_DEQUANTIZE_LINEAR)
+        return n->n_outputs >= 1;
+    if (!fp_op_has(n->op, FP_OPF_EW))
+        return false;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const fp_value *v = n->inputs[i];
+        if (!v || v == through)
+            continue;
+        bool constant = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT ||
+                        (v->producer && (v->producer->flags & FP_NODE_FOLDED));
+        if (!constant)
+            return false;
+    }
+    return true;
+}
+
+static bool try_transpose(pass *p, fp_node *t, bool push)
+{
+    int64_t p1[FP_MAX_RANK], p2[FP_MAX_RANK];
+    int r1, r2;
+    if (!perm_of(t, p1, &r1))
+        return false;
+    if (is_identity(p1, r1)) {
+        if (t->outputs[0]->is_output) {
+            refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+                        "Transpose %s: identity permutation kept because its output '%s' is a graph output", t->name,
+                        t->outputs[0]->name);
+            return false;
+        }
+        bypass(p, t, t);
+        drop(p, t);
+        fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
+                    "Transpose %s: identity permutation removed", t->name);
+        return true;
+    }
+    /* walk through transparent ops to the next Transpose */
+    fp_node *chain[32];
+    int n_chain = 0;
+    fp_node *cur = t, *next;
+    while ((next = sole_consumer(cur)) && live(p, next) && n_chain < 32) {
+        if (next->op == FP_OP_TRANSPOSE)
+            break;
+        if (!push)
+            return false; /* adjacent pairs first: they never block a better pairing */
+        if (!transparent(next, cur->outputs[0])) {
+            if (n_chain == 0 && fp_op_has(next->op, FP_OPF_EW))
+                refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+                       "Transpose %s cannot move through %s %s: its other operand is a runtime tensor, not a constant",
+                       t->name, next->op_type, next->name);
+            return false;
+        }
+        chain[n_chain++] = next;
+        cur = next;
+    }
+    if (!next || !live(p, next) || next->op != FP_OP_TRANSPOSE || !perm_of(next, p2, &r2) || r1 != r2)
+        return false;
+    /* composite: y = T2(T1(x)) has perm c[i] = p1[p2[i]] */
+    int64_t c[FP_MAX_RANK];
+    for (int i = 0; i < r1; i++)
+        c[i] = p1[p2[i]];
+    if (is_identity(c, r1)) {
+        if (next->outputs[0]->is_output) {
+            refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+                        "Transpose %s and %s cancel but '%s' is a graph output: kept", t->name, next->name,
+                        next->outputs[0]->name);
+            return false;
+        }
+        /* the chain now works in x's layout: its values take x's shape */
+        for (int i = 0; i < n_chain; i++)
+            if (chain[i]->outputs[0])
+                chain[i]->outputs[0]->shape = t->inputs[0]->shape;
+        if (n_chain) {
+            for (uint32_t k = 0; k < chain[0]->n_inputs; k++)
+                if (chain[0]->inputs[k] == t->outputs[0])
+                    chain[0]->inputs[k] = t->inputs[0];
+            reroute(next->outputs[0], chain[n_chain - 1]->outputs[0]);
+            for (uint32_t u = 0; u < next->outputs[0]->n_uses; u++)
+                g_hash_table_add(p->dirty, next->outputs[0]->uses[u].node);
+        } else {
+            bypass(p, t, next);
+        }
+        drop(p, t);
+        drop(p, next);
+        for (int i = 0; i < n_chain; i++)
+            g_hash_table_add(p->dirty, chain[i]);
+        p->res->pushed += (uint32_t)n_chain;
+        fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
+                    "Transpose %s and %s compose to the identity%s%s: both removed", t->name, next->name,
+                    n_chain ? " through " : "", n_chain ? chain[0]->op_type : "");
+        return true;
+    }
+    if (n_chain == 0) { /* adjacent, not inverse: merge into one Transpose */
+        fp_attr *a = (fp_attr *)fp_node_attr(next, "perm");
+        int64_t *merged = fp_arena_memdup(p->m->arena, c, sizeof(int64_t) * (size_t)r1);
+        if (a && a->type == FP_ATTR_INTS) {
+            a->u.ints = merged;
+        } else {
+            fp_attr *attrs = fp_arena_calloc(p->m->arena, next->n_attrs + 1, sizeof(fp_attr));
+            memcpy(attrs, next->attrs, sizeof(fp_attr) * next->n_attrs);
+            attrs[next->n_attrs] = (fp_attr){.name = fp_intern(p->m, "perm", -1), .type = FP_ATTR_INTS, .n = (uint32_t)r1,
+                                            .u.ints = merged};
+            next->attrs = attrs;
+            next->n_attrs++;
+        }
+        next->inputs[0] = t->inputs[0];
+        drop(p, t);
+        g_hash_table_add(p->dirty, next);
+        p->res->merged++;
+        fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
+                    "Transpose %s merged into %s (one permutation instead of two)", t->name, next->name);
+        return true;
+    }
+    refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+                "Transpose %s and %s are separated by %d elementwise op(s) but do not cancel: kept", t->name,
+                next->name, n_chain);
+    return false;
+}
+
+/* ---------------------------------------------------------------- TransData */
+
+static const char *format_attr(const fp_node *n, const char *key)
+{
+    const fp_attr *a = fp_node_attr(n, key);
+    return a && a->type == FP_ATTR_STRING ? a->u.s : NULL;
+}
+
+static bool try_transdata(pass *p, fp_node *t)
+{
+    fp_node *next = sole_consumer(t);
+    if (!live(p, next) || next->op != FP_OP_TRANS_DATA)
+        return false;
+    const char *a_src = format_attr(t, "src_format"), *a_dst = format_attr(t, "dst_format");
+    const char *b_src = format_attr(next, "src_format"), *b_dst = format_attr(next, "dst_format");
+    if (!a_src || !a_dst || !b_src || !b_dst) {
+        refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+                    "TransData %s -> %s: formats not recorded, cannot tell whether they cancel", t->name, next->name);
+        return false;
+    }
+    if (strcmp(a_src, b_dst) != 0 || strcmp(a_dst, b_src) != 0) {
+        refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+                    "TransData %s (%s->%s) then %s (%s->%s): not inverse, kept", t->name, a_src, a_dst, next->name,
+                    b_src, b_dst);
+        return false;
+    }
+    if (next->outputs[0]->is_output)
+        return false;
+    bypass(p, t, next);
+    drop(p, t);
+    drop(p, next);
+    fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
+                "TransData %s (%s->%s) and %s (%s->%s) cancel: both removed", t->name, a_src, a_dst, next->name, b_src,
+                b_dst);
+    return true;
+}
+
+/* ---------------------------------------------------------------- Cast */
+
+/* Whether every value of `from` is exactly representable in `to`. */
+static bool widens(fp_dtype from, fp_dtype to)
+{
+    if (from == to)
+        return true;
+    switch (from) {
+    case FP_DT_FLOAT16: case FP_DT_BFLOAT16:
+        return to == FP_DT_FLOAT || to == FP_DT_DOUBLE;
+    case FP_DT_FLOAT:
+        return to == FP_DT_DOUBLE;
+    case FP_DT_INT8: return to == FP_DT_INT16 || to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT || to == FP_DT_DOUBLE || to == FP_DT_FLOAT16;
+    case FP_DT_UINT8: return to == FP_DT_INT16 || to == FP_DT_UINT16 || to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT || to == FP_DT_DOUBLE;
+    case FP_DT_INT16: return to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT || to == FP_DT_DOUBLE;
+    case FP_DT_INT32: return to == FP_DT_INT64 || to == FP_DT_DOUBLE;
+    case FP_DT_BOOL: return to != FP_DT_STRING;
+    default: return false;
+    }
+}
+
+static bool try_cast(pass *p, fp_node *c)
+{
+    fp_value *x = c->inputs[0], *y = c->outputs[0];
+    if (!x || !y)
+        return false;
+    if (x->dtype == y->dtype && x->dtype != FP_DT_UNDEFINED && !y->is_output) {
+        bypass(p, c, c);
+        drop(p, c);
+        fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", c->name, "Cast %s: %s to %s is a no-op: removed",
+                    c->name, fp_dtype_name(x->dtype), fp_dtype_name(y->dtype));
+        return true;
+    }
+    fp_node *next = sole_consumer(c);
+    if (!live(p, next) || next->op != FP_OP_CAST || !next->outputs[0] || next->outputs[0]->dtype != x->dtype)
+        return false;
+    const char *t1 = fp_dtype_name(x->dtype), *t2 = fp_dtype_name(y->dtype);
+    bool exact = widens(x->dtype, y->dtype);
+    if (!exact && !p->drop_narrowing) {
+        refuse(p, FP_DIAG_WARNING, "layout-precision", c->name,
+                    "Cast %s -> %s is a round trip %s -> %s -> %s that loses precision: kept (set [layout] "
+                    "drop_narrowing_casts = true in the target to drop it)",
+                    c->name, next->name, t1, t2, t1);
+        return false;
+    }
+    if (next->outputs[0]->is_output)
+        return false;
+    bypass(p, c, next);
+    drop(p, c);
+    drop(p, next);
+    fp_diag_add(p->diag, exact ? FP_DIAG_INFO : FP_DIAG_WARNING, "layout", "layout-removed", c->name,
+                "Cast %s -> %s: round trip %s -> %s -> %s removed%s", c->name, next->name, t1, t2, t1,
+                exact ? "" : " (changes precision: allowed by the target)");
+    return true;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static uint32_t count_conversions(const fp_model *m)
+{
+    uint32_t n = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            const fp_node *node = g->nodes->pdata[i];
+            n += fp_layout_is_conversion(node) && !(node->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED));
+        }
+    }
+    return n;
+}
+
+bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error)
+{
+    memset(res, 0, sizeof *res);
+    pass p = {.m = m, .res = res, .diag = diag, .dirty = g_hash_table_new(g_direct_hash, g_direct_equal)};
+    if (t && t->keyfile)
+        p.drop_narrowing = g_key_file_get_boolean(t->keyfile, "layout", "drop_narrowing_casts", NULL);
+    res->conversions_before = count_conversions(m);
+    bool changed = true;
+    for (int sweep = 0; sweep < 17 && (changed || !p.report); sweep++) {
+        p.report = !changed || sweep == 16; /* nothing changed last time: this sweep only explains */
+        changed = false;
+        for (guint gi = 0; gi < m->graphs->len; gi++) {
+            fp_graph *g = m->graphs->pdata[gi];
+            uint32_t n = 0;
+            g_autofree fp_node **order = fp_graph_topo(g, &n, error);
+            if (!order) {
+                g_hash_table_destroy(p.dirty);
+                return false;
+            }
+            /* phase 1: adjacent pairs, identities, casts; phase 2 (only when phase 1 found nothing):
+             * Transposes pushed through elementwise chains */
+            for (int phase = 0; phase < 2 && !(phase == 1 && changed && !p.report); phase++) {
+                for (uint32_t i = 0; i < n; i++) {
+                    fp_node *node = order[i];
+                    if (!live(&p, node))
+                        continue;
+                    if (node->op == FP_OP_TRANSPOSE)
+                        changed |= try_transpose(&p, node, phase == 1);
+                    else if (phase == 0 && node->op == FP_OP_TRANS_DATA)
+                        changed |= try_transdata(&p, node);
+                    else if (phase == 0 && node->op == FP_OP_CAST)
+                        changed |= try_cast(&p, node);
+                }
+            }
+        }
+        fp_model_link(m);
+        g_hash_table_remove_all(p.dirty);
+        if (p.report)
+            break;
+    }
+    res->conversions_after = count_conversions(m);
+    g_hash_table_destroy(p.dirty);
+    return true;
+}

@@ -1,0 +1,26 @@
+/* layout.h - layout-conversion elimination (passes/layout.c): Transpose pairs and chains, GE
+ * TransData pairs, Cast round trips; every removal and refusal is a diagnostic with its reason. */
+#ifndef FP_PASS_LAYOUT_H
+#define FP_PASS_LAYOUT_H
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+#include "passes/fuse.h"
+
+typedef struct {
+    uint32_t conversions_before; /* Transpose, TransData, Cast (runtime ops) before the pass */
+    uint32_t conversions_after;
+    uint32_t removed;            /* conversion ops removed */
+    uint32_t merged;             /* Transpose pairs merged into one */
+    uint32_t pushed;             /* ops a Transpose pair was pushed through */
+    uint32_t refused;            /* candidates kept, each with a diagnostic */
+} fp_layout_result;
+
+/* True for the ops the pass counts as layout conversions. */
+bool fp_layout_is_conversion(const fp_node *n);
+
+/* Runs on every graph until nothing changes. The target's `[layout] drop_narrowing_casts` allows
+ * removing precision-changing Cast round trips (fp32 -> fp16 -> fp32); default false. Re-links. */
+bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error);
+
+#endif

@@ -1,0 +1,85 @@
+/* memory.h - activation memory of a graph: liveness, memory-aware schedule, offset plan and what
+ * is live at the peak (passes/memory.c). Rules and choices: docs/memory.md. */
+#ifndef FP_PASS_MEMORY_H
+#define FP_PASS_MEMORY_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+#include "passes/memplan.h"
+
+typedef enum {
+    FP_SCHEDULE_GIVEN,     /* plan the graph's own topological order (file order among ready nodes) */
+    FP_SCHEDULE_OPTIMIZED, /* plan the order with the lower LOAD of the given and the searched ones */
+} fp_schedule_mode;
+
+/* Alignment used when neither a device nor --align says otherwise (ONNX Runtime's CPU arena and
+ * TFLite both align buffers to 64 bytes). */
+#define FP_MEMORY_DEFAULT_ALIGN 64
+
+typedef struct {
+    fp_memplan_strategy strategy;
+    fp_schedule_mode schedule;
+    uint64_t align;   /* bytes; 0 = FP_MEMORY_DEFAULT_ALIGN */
+    bool search_only_if_asked; /* true: search a better order only for FP_SCHEDULE_OPTIMIZED (faster:
+                                  headroom); false: always, so the report can compare both orders */
+} fp_memory_opts;
+
+/* One buffer live at the peak. */
+typedef struct {
+    const fp_value *value;       /* value that defines the buffer; NULL for a workspace */
+    const fp_node *producer;     /* NULL for a graph input */
+    const fp_node *last_reader;  /* node at its last read, NULL when nobody reads it */
+    const fp_node *ws_node;      /* for a workspace: the control-flow node */
+    uint64_t bytes;              /* as planned (rounded to the alignment) */
+    uint64_t offset;             /* in the arena */
+    uint32_t first, last;        /* steps of the full order */
+    uint32_t values;             /* values sharing it: 1 + views + in-place successors */
+    bool input, output;
+} fp_memory_tensor;
+
+typedef struct {
+    const fp_graph *graph;
+    fp_memory_opts opts;
+    uint64_t align;
+    fp_node **order;           /* the planned order: every live node of the graph */
+    uint32_t n_order;
+    const char *schedule;      /* "given" or "optimized": the order planned */
+    const char *schedule_method; /* how the searched order was found: "dp", "greedy", "given" */
+    bool schedule_searched;    /* lower_bound_optimized was computed */
+    bool schedule_exact;       /* the search proved lower_bound_optimized optimal */
+    uint32_t n_segments;       /* forced segments found by the search */
+    uint64_t lower_bound_given;     /* LOAD of the given order */
+    uint64_t lower_bound_optimized; /* LOAD of the searched order (== given when not searched) */
+    uint64_t lower_bound;      /* LOAD of the planned order */
+    uint64_t arena;            /* arena of opts.strategy on the planned order */
+    uint64_t strategy_arena[FP_MEMPLAN_COUNT]; /* every strategy on the planned order */
+    bool strategy_planned[FP_MEMPLAN_COUNT];   /* which of them ran (headroom runs only naive and its own) */
+    const char *method;        /* planner candidate behind `arena` */
+    uint64_t naive_bytes;      /* every activation in its own buffer */
+    uint64_t weight_bytes;     /* initializers, constants and folded values, subgraphs included */
+    uint64_t workspace_bytes;  /* largest subgraph workspace of a control-flow node */
+    uint32_t peak_step;        /* step of the full order where the planned order's LOAD is reached */
+    const fp_node *peak_node;  /* node run at the peak (NULL for an empty graph) */
+    fp_memory_tensor *peak;    /* buffers live at the peak, largest first */
+    uint32_t n_peak;
+    uint32_t n_buffers;        /* activation buffers (after views) */
+    uint32_t n_inplace;        /* in-place takeovers in the planned order */
+    uint32_t n_views;          /* values sharing their input's buffer */
+    uint32_t n_fused;          /* values internal to fused groups */
+    uint32_t n_unknown;        /* activation values of unknown size, counted as 0 (subgraphs too) */
+} fp_memory_result;
+
+/* Plans graph g (usually m->main; requires fp_model_link and shapes): liveness, optional search
+ * of a better order, offsets with every strategy, the buffers live at the peak. A control-flow node's
+ * subgraphs are planned first (recursively, same options) and the largest arena among them counts
+ * as workspace at that node's step. Findings (unknown sizes) go to diag. NULL with an error on a
+ * cycle or a 64-bit overflow. */
+fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, fp_diag *diag, GError **error);
+void fp_memory_result_free(fp_memory_result *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_memory_result, fp_memory_result_free)
+
+#endif

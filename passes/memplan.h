@@ -1,0 +1,75 @@
+/* memplan.h - offset planning of buffers in one arena (passes/memplan.c).
+ *
+ * The planners work on a plain array of buffers {size, first, last}: a buffer occupies
+ * [offset, offset + size) from step `first` to step `last` inclusive. Two buffers whose step
+ * ranges intersect must not intersect in address. Sizes are rounded up to the alignment before
+ * planning, and LOAD (the largest sum of live rounded sizes at any step) is computed on the same
+ * rounded sizes: no plan with that alignment can have a smaller arena. See docs/memory.md.
+ */
+#ifndef FP_PASS_MEMPLAN_H
+#define FP_PASS_MEMPLAN_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FP_MEMPLAN_ERROR (fp_memplan_error_quark())
+GQuark fp_memplan_error_quark(void);
+typedef enum { FP_MEMPLAN_ERROR_OVERFLOW } fp_memplan_error_code;
+
+typedef struct {
+    uint64_t size;  /* bytes; 0 = occupies nothing (offset 0) */
+    uint32_t first; /* first step the buffer is live (its definition) */
+    uint32_t last;  /* last step it is live (its last use); first <= last */
+} fp_membuf;
+
+#define FP_MEMPLAN_STRATEGIES(X)                \
+    X(NAIVE, "naive")                           \
+    X(GREEDY_BY_SIZE, "greedy_by_size")         \
+    X(BEST_FIT, "best_fit")                     \
+    X(BEST, "best")
+
+typedef enum {
+#define X(id, name) FP_MEMPLAN_##id,
+    FP_MEMPLAN_STRATEGIES(X)
+#undef X
+    FP_MEMPLAN_COUNT
+} fp_memplan_strategy;
+
+/* "greedy_by_size" ... */
+const char *fp_memplan_strategy_name(fp_memplan_strategy s);
+/* False when `name` is not a strategy. */
+bool fp_memplan_strategy_from_name(const char *name, fp_memplan_strategy *out);
+
+typedef struct {
+    uint64_t arena;     /* max over buffers of offset + rounded size */
+    uint64_t load;      /* LOAD: max over steps of live rounded bytes (the floor of any plan) */
+    uint32_t peak_step; /* first step at which LOAD is reached (0 when nothing is live) */
+    const char *method; /* the candidate that produced the plan (static string): for `best`, the
+                           winner ("greedy_by_size", "size_lowest_fit", "exact", ...) */
+} fp_memplan_result;
+
+/* Rounds size up to a multiple of align (0 or 1 = no rounding); false on overflow. */
+bool fp_memplan_align(uint64_t size, uint64_t align, uint64_t *out);
+
+/* LOAD of the buffers with sizes rounded to `align`, and the first step reaching it (peak_step may
+ * be NULL). False with an error when a sum overflows 64 bits. O(n + steps). */
+bool fp_memplan_load(const fp_membuf *bufs, size_t n, uint64_t align, uint64_t *load, uint32_t *peak_step,
+                     GError **error);
+
+/* Plans offsets for n buffers with strategy s: offsets (n entries, caller-allocated) receive byte
+ * offsets, multiples of align; res receives the arena, LOAD and the method. O(n log n) plus the
+ * number of (buffer, lifetime-overlapping buffer) pairs. False with an error only on 64-bit
+ * overflow of sizes. */
+bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan_strategy s, uint64_t *offsets,
+                     fp_memplan_result *res, GError **error);
+
+/* Checks a plan: every offset is a multiple of align and no two buffers overlapping in time
+ * overlap in address. On success stores the arena in *arena (may be NULL); on a violation returns
+ * false and, when `bad` is not NULL, the indexes of two offending buffers (or of one misaligned
+ * buffer twice). O(n log n). */
+bool fp_memplan_verify(const fp_membuf *bufs, size_t n, uint64_t align, const uint64_t *offsets, uint64_t *arena,
+                       size_t bad[2]);
+
+#endif

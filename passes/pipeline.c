@@ -1,0 +1,141 @@
+/* pipeline.c - the analysis pipeline (see pipeline.h): one straight list of passes. */
+#include "passes/pipeline.h"
+
+#include <string.h>
+
+#include "passes/metrics.h"
+
+static const char *const passes[] = {"shapes", "metrics", "fuse", "layout", "memory", "cost", NULL};
+
+bool fp_pipeline_has_pass(const char *name) { return g_strv_contains(passes, name); }
+
+/* Debug builds verify the IR after every pass; --dump-after prints it. */
+static bool after(fp_model *m, const fp_pipeline_opts *o, const char *pass, GError **error)
+{
+#ifdef FP_DEBUG
+    g_autoptr(GError) err = NULL;
+    if (!fp_model_verify(m, &err)) {
+        g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "IR invalid after pass %s: %s", pass, err->message);
+        return false;
+    }
+#else
+    (void)error;
+#endif
+    if (o->dump_after && strcmp(o->dump_after, pass) == 0) {
+        fprintf(o->dump_out ? o->dump_out : stdout, "# IR after pass %s\n", pass);
+        fp_model_dump(m, o->dump_out ? o->dump_out : stdout);
+    }
+    return true;
+}
+
+/* Bytes of the distinct weights (initializers, constants, folded values) live runtime ops read. */
+static uint64_t weights_read(const fp_model *m)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    uint64_t bytes = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            const fp_node *n = g->nodes->pdata[i];
+            if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED))
+                continue;
+            for (uint32_t k = 0; k < n->n_inputs; k++) {
+                const fp_value *v = n->inputs[k];
+                bool weight = v && (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT ||
+                                    (v->producer && (v->producer->flags & FP_NODE_FOLDED)));
+                uint64_t numel, b;
+                if (!weight || !g_hash_table_add(seen, (gpointer)v))
+                    continue;
+                if (v->tensor)
+                    bytes += v->tensor->nbytes;
+                else if (fp_shape_numel(&v->shape, &numel) && fp_dtype_bytes(v->dtype, numel, &b))
+                    bytes += b;
+            }
+        }
+    }
+    return bytes;
+}
+
+/* Fills a stage from the graph as it is now; the memory result gives the activation bytes. */
+static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const char *name, bool planned,
+                     fp_memory_result **mem_keep, fp_cost_result **cost_keep, fp_diag *diag, GError **error)
+{
+    memset(st, 0, sizeof *st);
+    st->name = name;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            const fp_node *n = g->nodes->pdata[i];
+            if (n->flags & FP_NODE_REMOVED)
+                continue;
+            if (n->flags & FP_NODE_FOLDED) {
+                st->folded++;
+                continue;
+            }
+            st->ops++;
+            st->kernels += !fp_op_has(n->op, FP_OPF_VIEW);
+            st->conversions += fp_layout_is_conversion(n);
+        }
+    }
+    fp_memory_result *mem = fp_pass_memory(m->main, &o->memory, planned ? diag : NULL, error);
+    if (!mem)
+        return false;
+    st->planned = planned;
+    st->activation_bytes = planned ? mem->arena : mem->naive_bytes;
+    st->weight_bytes = weights_read(m);
+    fp_cost_result *cost = fp_pass_cost(m, o->device, o->what_if, planned ? diag : NULL);
+    st->latency_s = cost->total_s;
+    if (mem_keep)
+        *mem_keep = mem;
+    else
+        fp_memory_result_free(mem);
+    if (cost_keep)
+        *cost_keep = cost;
+    else
+        fp_cost_result_free(cost);
+    return true;
+}
+
+bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
+{
+    memset(res, 0, sizeof *res);
+    if (!fp_pass_shapes(m, &o->shapes, diag, error) || !after(m, o, "shapes", error))
+        return false;
+    fp_pass_metrics(m, diag);
+    if (!after(m, o, "metrics", error))
+        return false;
+    if (!snapshot(m, o, &res->stages[0], "original", false, NULL, &res->cost_original, NULL, error))
+        return false;
+
+    res->fusions = fp_fusion_list_new();
+    if (!fp_pass_fuse(m, o->target, res->fusions, diag, error))
+        return false;
+    fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
+    if (!after(m, o, "fuse", error))
+        return false;
+    if (!snapshot(m, o, &res->stages[1], "after fusion", false, NULL, NULL, NULL, error))
+        return false;
+
+    if (!fp_pass_layout(m, o->target, &res->layout, diag, error))
+        return false;
+    fp_pass_metrics(m, NULL);
+    if (!after(m, o, "layout", error))
+        return false;
+    if (!snapshot(m, o, &res->stages[2], "final (fusion + layout + memory reuse)", true, &res->memory, &res->cost,
+                  diag, error))
+        return false;
+    if (!after(m, o, "memory", error) || !after(m, o, "cost", error))
+        return false;
+    for (int i = 0; i < 3; i++)
+        res->stages[i].speedup = res->stages[i].latency_s > 0 ? res->stages[0].latency_s / res->stages[i].latency_s : 1.0;
+    return true;
+}
+
+void fp_pipeline_result_clear(fp_pipeline_result *res)
+{
+    fp_fusion_list_free(res->fusions);
+    fp_memory_result_free(res->memory);
+    fp_cost_result_free(res->cost);
+    fp_cost_result_free(res->cost_original);
+    memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,58 @@
+/* pipeline.h - the analysis pipeline as one straight list of passes (passes/pipeline.c):
+ * shapes -> metrics -> [stage "original"] -> fuse -> [stage "after fusion"] -> layout -> memory ->
+ * cost -> [stage "final"]. The IR verifier runs between passes in debug builds; --dump-after=PASS
+ * prints the IR after that pass. */
+#ifndef FP_PASS_PIPELINE_H
+#define FP_PASS_PIPELINE_H
+
+#include <stdio.h>
+
+#include "devices/device.h"
+#include "passes/cost.h"
+#include "passes/fuse.h"
+#include "passes/layout.h"
+#include "passes/memory.h"
+#include "passes/shapes.h"
+
+#define FP_PIPELINE_PASSES "shapes, metrics, fuse, layout, memory, cost"
+
+typedef struct {
+    const char *name;          /* "original", "after fusion", "final (fusion + layout + memory reuse)" */
+    uint32_t ops;              /* runtime ops, all graphs (folded shape computations excluded) */
+    uint32_t kernels;          /* ops that launch a kernel (views such as Reshape do not) */
+    uint32_t folded;           /* ops folded at analysis time (not counted in ops) */
+    uint64_t activation_bytes; /* no reuse (stages 1-2) or the planned arena (final) */
+    bool planned;              /* activation_bytes is a planned arena */
+    uint64_t weight_bytes;     /* weights the remaining ops read */
+    double latency_s;          /* estimated, sequential */
+    double speedup;            /* latency of "original" / this latency */
+    uint32_t conversions;      /* layout conversions (Transpose, TransData, Cast) */
+} fp_stage;
+
+typedef struct {
+    fp_shape_opts shapes;
+    const fp_target *target;
+    const fp_device *device;
+    fp_memory_opts memory;
+    fp_dtype what_if;      /* --dtype: FP_DT_UNDEFINED for none */
+    const char *dump_after; /* pass name or NULL */
+    FILE *dump_out;
+} fp_pipeline_opts;
+
+typedef struct {
+    fp_stage stages[3];
+    fp_fusion_list *fusions;
+    fp_layout_result layout;
+    fp_memory_result *memory; /* of the final graph */
+    fp_cost_result *cost;     /* of the final graph */
+    fp_cost_result *cost_original;
+} fp_pipeline_result;
+
+/* Runs every pass on m (modified in place: the final graph). False with an error naming the pass
+ * and the object when a pass fails. `res` is cleared with fp_pipeline_result_clear. */
+bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error);
+void fp_pipeline_result_clear(fp_pipeline_result *res);
+/* True when `name` is a pass --dump-after accepts. */
+bool fp_pipeline_has_pass(const char *name);
+
+#endif

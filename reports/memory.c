@@ -1,0 +1,387 @@
+/* memory.c - the memory and headroom reports (text, JSON) and the hints explaining a peak. */
+#include "memory.h"
+
+#include "json_common.h"
+#include "reports/format.h"
+
+/* ---------------------------------------------------------------- hints */
+
+static const char *tensor_name(const fp_memory_tensor *t) { return t->value ? t->value->name : t->ws_node->name; }
+
+static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
+
+/* Nodes that read, at or after the peak, several buffers live there as their last read. */
+static void hint_joins(const fp_memory_result *r, GPtrArray *h)
+{
+    g_autoptr(GHashTable) count = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autoptr(GHashTable) bytes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    for (uint32_t i = 0; i < r->n_peak; i++) {
+        const fp_memory_tensor *t = &r->peak[i];
+        if (!t->value || !t->last_reader || t->output || t->first == r->peak_step)
+            continue;
+        gpointer k = (gpointer)t->last_reader;
+        g_hash_table_insert(count, k, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(count, k)) + 1));
+        uint64_t *b = g_hash_table_lookup(bytes, k);
+        if (!b) {
+            b = g_new0(uint64_t, 1);
+            g_hash_table_insert(bytes, k, b);
+        }
+        *b += t->bytes;
+    }
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, count);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        const fp_node *n = k;
+        unsigned c = GPOINTER_TO_UINT(v);
+        uint64_t b = *(uint64_t *)g_hash_table_lookup(bytes, k);
+        if (c < 3 && !(c == 2 && pct(b, r->lower_bound) >= 25.0))
+            continue;
+        uint32_t step = 0;
+        for (uint32_t s = 0; s < r->n_order; s++)
+            if (r->order[s] == n)
+                step = s;
+        g_autofree char *sz = fp_format_bytes(b);
+        g_ptr_array_add(h, g_strdup_printf("%s '%s' at step %u keeps %u of its inputs alive across the peak "
+                                           "(%s, %.0f%% of it): they wait until it reads them",
+                                           n->op_type, n->name, step, c, sz, pct(b, r->lower_bound)));
+    }
+}
+
+/* Large buffers produced well before the peak and read after it. */
+static void hint_long_lived(const fp_memory_result *r, GPtrArray *h)
+{
+    unsigned shown = 0;
+    for (uint32_t i = 0; i < r->n_peak && shown < 3; i++) {
+        const fp_memory_tensor *t = &r->peak[i];
+        if (!t->value || pct(t->bytes, r->lower_bound) < 10.0)
+            continue;
+        g_autofree char *sz = fp_format_bytes(t->bytes);
+        if (t->input) {
+            g_ptr_array_add(h, g_strdup_printf("graph input '%s' (%s) stays live until step %u, where '%s' reads it last",
+                                               t->value->name, sz, t->last, t->last_reader ? t->last_reader->name : "?"));
+            shown++;
+        } else if (t->output) {
+            g_ptr_array_add(h, g_strdup_printf("graph output '%s' (%s) is produced at step %u and stays allocated to the end",
+                                               t->value->name, sz, t->first));
+            shown++;
+        } else if (r->peak_step - t->first >= 8 && t->last > r->peak_step && t->last_reader) {
+            g_ptr_array_add(h, g_strdup_printf("'%s' (%s) lives from step %u ('%s') to step %u ('%s'): a skip "
+                                               "connection spanning the peak",
+                                               t->value->name, sz, t->first, t->producer ? t->producer->name : "input",
+                                               t->last, t->last_reader->name));
+            shown++;
+        }
+    }
+}
+
+GPtrArray *fp_report_memory_hints(const fp_memory_result *r)
+{
+    GPtrArray *h = g_ptr_array_new_with_free_func(g_free);
+    if (!r->peak_node)
+        return h;
+    hint_joins(r, h);
+    hint_long_lived(r, h);
+    for (uint32_t i = 0; i < r->n_peak; i++)
+        if (r->peak[i].ws_node) {
+            g_autofree char *sz = fp_format_bytes(r->peak[i].bytes);
+            g_ptr_array_add(h, g_strdup_printf("the subgraphs of %s '%s' need %s of workspace at step %u",
+                                               r->peak[i].ws_node->op_type, r->peak[i].ws_node->name, sz, r->peak[i].first));
+        }
+    if (r->schedule_searched) {
+        g_autofree char *a = fp_format_bytes(r->lower_bound_given), *b = fp_format_bytes(r->lower_bound_optimized);
+        double gain = pct(r->lower_bound_given - r->lower_bound_optimized, r->lower_bound_given);
+        if (r->lower_bound_optimized < r->lower_bound_given && r->opts.schedule == FP_SCHEDULE_GIVEN)
+            g_ptr_array_add(h, g_strdup_printf("a memory-aware order lowers the floor from %s to %s (-%.1f%%): "
+                                               "use --schedule optimized",
+                                               a, b, gain));
+        else if (r->lower_bound_optimized < r->lower_bound_given)
+            g_ptr_array_add(h, g_strdup_printf("the memory-aware order lowers the floor from %s to %s (-%.1f%%)", a, b,
+                                               gain));
+        else if (r->schedule_exact)
+            g_ptr_array_add(h, g_strdup_printf("no topological order has a lower floor (searched exactly over %u "
+                                               "segment%s)",
+                                               r->n_segments, r->n_segments == 1 ? "" : "s"));
+    }
+    if (r->arena > r->lower_bound) {
+        g_autofree char *x = fp_format_bytes(r->arena - r->lower_bound);
+        g_ptr_array_add(h, g_strdup_printf("the %s plan is %s (%.2f%%) above the floor: fragmentation",
+                                           fp_memplan_strategy_name(r->opts.strategy), x,
+                                           pct(r->arena - r->lower_bound, r->lower_bound)));
+    }
+    if (r->n_unknown)
+        g_ptr_array_add(h, g_strdup_printf("%u value%s of unknown size count as 0 bytes: bind shapes with "
+                                           "--input NAME:DIMS or --batch N",
+                                           r->n_unknown, r->n_unknown == 1 ? "" : "s"));
+    return h;
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void diag_text(const fp_diag *diag, FILE *out)
+{
+    for (guint i = 0; diag && i < diag->entries->len; i++) {
+        const fp_diag_entry *e = diag->entries->pdata[i];
+        fprintf(out, "%s: %s\n", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "note",
+                e->message);
+    }
+}
+
+void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, unsigned top,
+                           bool verbose, FILE *out)
+{
+    g_autofree char *w = fp_format_bytes(r->weight_bytes), *a = fp_format_bytes(r->arena);
+    g_autofree char *lb = fp_format_bytes(r->lower_bound);
+    uint64_t total = r->weight_bytes + r->arena;
+    g_autofree char *tot = fp_format_bytes(total < r->arena ? UINT64_MAX : total);
+    fprintf(out, "model       %s (graph '%s', %u steps)\n", m->path, r->graph->name, r->n_order);
+    fprintf(out, "weights     %s\n", w);
+    fprintf(out, "activations %s planned (%s, %s), floor %s, fragmentation %.2f%%\n", a,
+            fp_memplan_strategy_name(r->opts.strategy), r->method, lb,
+            r->lower_bound ? pct(r->arena - r->lower_bound, r->lower_bound) : 0.0);
+    fprintf(out, "total       %s (weights + activations, alignment %" G_GUINT64_FORMAT " B)\n", tot, r->align);
+    GString *st = g_string_new(NULL);
+    for (unsigned s = 0; s < FP_MEMPLAN_COUNT; s++) {
+        if (!r->strategy_planned[s])
+            continue;
+        g_autofree char *x = fp_format_bytes(r->strategy_arena[s]);
+        g_string_append_printf(st, "%s%s %s", st->len ? ", " : "", fp_memplan_strategy_name((fp_memplan_strategy)s), x);
+    }
+    fprintf(out, "strategies  %s (naive: no reuse)\n", st->str);
+    g_string_free(st, TRUE);
+    if (r->schedule_searched && r->lower_bound_optimized < r->lower_bound_given) {
+        g_autofree char *g = fp_format_bytes(r->lower_bound_given), *o = fp_format_bytes(r->lower_bound_optimized);
+        fprintf(out, "schedule    given: floor %s; optimized (%s%s): floor %s (-%.1f%%); planned: %s\n", g,
+                r->schedule_method, r->schedule_exact ? ", proven minimal" : "", o,
+                pct(r->lower_bound_given - r->lower_bound_optimized, r->lower_bound_given), r->schedule);
+    } else if (r->schedule_searched) {
+        fprintf(out, "schedule    %s: %s\n", r->schedule,
+                r->schedule_exact ? "no topological order has a lower floor (proven)"
+                                  : "the search found no order with a lower floor");
+    } else {
+        fprintf(out, "schedule    %s\n", r->schedule);
+    }
+    fprintf(out, "buffers     %u (%u views share their input's buffer, %u in-place, %u fused values not materialized, "
+                 "%u of unknown size)\n",
+            r->n_buffers, r->n_views, r->n_inplace, r->n_fused, r->n_unknown);
+    if (r->peak_node) {
+        fprintf(out, "peak        step %u of %u: '%s' (%s), %u buffers live, %s\n", r->peak_step, r->n_order,
+                r->peak_node->name, r->peak_node->op_type, r->n_peak, lb);
+        fprintf(out, "  %-34s %10s %10s  %-28s %s\n", "buffer", "bytes", "offset", "produced by (step)",
+                "last read by (step)");
+        for (uint32_t i = 0; i < r->n_peak && (!top || i < top); i++) {
+            const fp_memory_tensor *t = &r->peak[i];
+            g_autofree char *b = fp_format_bytes(t->bytes);
+            g_autofree char *prod = t->ws_node  ? g_strdup_printf("(workspace of %s)", t->ws_node->name)
+                                    : t->input ? g_strdup("(graph input)")
+                                               : g_strdup_printf("%s (%u)", t->producer->name, t->first);
+            g_autofree char *last = t->output        ? g_strdup("(graph output: end)")
+                                    : t->last_reader ? g_strdup_printf("%s (%u)", t->last_reader->name, t->last)
+                                                     : g_strdup("-");
+            fprintf(out, "  %-34s %10s %10" G_GUINT64_FORMAT "  %-28s %s\n", tensor_name(t), b, t->offset, prod, last);
+        }
+        if (top && r->n_peak > top)
+            fprintf(out, "  ... %u more\n", r->n_peak - top);
+    }
+    g_autoptr(GPtrArray) hints = fp_report_memory_hints(r);
+    if (hints->len)
+        fprintf(out, "hints\n");
+    for (guint i = 0; i < hints->len; i++)
+        fprintf(out, "  - %s\n", (const char *)hints->pdata[i]);
+    if (verbose)
+        diag_text(diag, out);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void member_int(JsonBuilder *b, const char *name, uint64_t v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, v > (uint64_t)G_MAXINT64 ? G_MAXINT64 : (gint64)v);
+}
+
+static void member_str(JsonBuilder *b, const char *name, const char *v)
+{
+    json_builder_set_member_name(b, name);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void member_bool(JsonBuilder *b, const char *name, bool v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_boolean_value(b, v);
+}
+
+static void json_diagnostics(JsonBuilder *b, const fp_diag *diag)
+{
+    json_builder_set_member_name(b, "diagnostics");
+    json_builder_begin_array(b);
+    for (guint i = 0; diag && i < diag->entries->len; i++) {
+        const fp_diag_entry *e = diag->entries->pdata[i];
+        json_builder_begin_object(b);
+        member_str(b, "level", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
+        member_str(b, "code", e->code);
+        member_str(b, "node", e->node);
+        member_str(b, "message", e->message);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void json_tensor(JsonBuilder *b, const fp_memory_tensor *t)
+{
+    json_builder_begin_object(b);
+    member_str(b, "name", tensor_name(t));
+    member_int(b, "bytes", t->bytes);
+    member_int(b, "offset", t->offset);
+    member_str(b, "producer", t->input ? NULL : t->producer->name);
+    member_str(b, "last_consumer", t->last_reader ? t->last_reader->name : NULL);
+    member_int(b, "first_step", t->first);
+    member_int(b, "last_step", t->last);
+    member_int(b, "values", t->values);
+    member_str(b, "kind", t->ws_node ? "workspace" : t->input ? "input" : t->output ? "output" : "activation");
+    json_builder_end_object(b);
+}
+
+JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    member_int(b, "schema", FP_JSON_SCHEMA);
+    member_str(b, "path", m->path);
+    member_str(b, "graph", r->graph->name);
+    json_builder_set_member_name(b, "memory");
+    json_builder_begin_object(b);
+    member_str(b, "strategy", fp_memplan_strategy_name(r->opts.strategy));
+    member_str(b, "method", r->method);
+    member_str(b, "schedule", r->schedule);
+    member_int(b, "alignment", r->align);
+    member_int(b, "lower_bound_bytes", r->lower_bound);
+    member_int(b, "arena_bytes", r->arena);
+    member_int(b, "naive_bytes", r->naive_bytes);
+    json_builder_set_member_name(b, "fragmentation");
+    json_builder_add_double_value(b, r->lower_bound ? (double)r->arena / (double)r->lower_bound - 1.0 : 0.0);
+    member_int(b, "weight_bytes", r->weight_bytes);
+    uint64_t total;
+    member_int(b, "total_bytes", g_uint64_checked_add(&total, r->weight_bytes, r->arena) ? total : UINT64_MAX);
+    member_int(b, "workspace_bytes", r->workspace_bytes);
+    json_builder_set_member_name(b, "strategies");
+    json_builder_begin_object(b);
+    for (unsigned s = 0; s < FP_MEMPLAN_COUNT; s++) {
+        json_builder_set_member_name(b, fp_memplan_strategy_name((fp_memplan_strategy)s));
+        if (r->strategy_planned[s])
+            json_builder_add_int_value(b, (gint64)r->strategy_arena[s]);
+        else
+            json_builder_add_null_value(b);
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "schedules");
+    json_builder_begin_object(b);
+    member_int(b, "given_lower_bound_bytes", r->lower_bound_given);
+    json_builder_set_member_name(b, "optimized_lower_bound_bytes");
+    if (r->schedule_searched)
+        json_builder_add_int_value(b, (gint64)MIN(r->lower_bound_optimized, (uint64_t)G_MAXINT64));
+    else
+        json_builder_add_null_value(b);
+    member_str(b, "method", r->schedule_searched ? r->schedule_method : NULL);
+    member_bool(b, "proven_minimal", r->schedule_searched && r->schedule_exact);
+    member_int(b, "segments", r->n_segments);
+    json_builder_set_member_name(b, "optimized_order");
+    json_builder_begin_array(b);
+    for (uint32_t i = 0; r->opts.schedule == FP_SCHEDULE_OPTIMIZED && i < r->n_order; i++)
+        json_builder_add_string_value(b, r->order[i]->name);
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    member_int(b, "steps", r->n_order);
+    member_int(b, "buffers", r->n_buffers);
+    member_int(b, "views", r->n_views);
+    member_int(b, "inplace", r->n_inplace);
+    member_int(b, "fused_values", r->n_fused);
+    member_int(b, "unknown_size_values", r->n_unknown);
+    member_int(b, "peak_step", r->peak_step);
+    member_str(b, "peak_node", r->peak_node ? r->peak_node->name : NULL);
+    json_builder_set_member_name(b, "peak_tensors");
+    json_builder_begin_array(b);
+    for (uint32_t i = 0; i < r->n_peak; i++)
+        json_tensor(b, &r->peak[i]);
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "hints");
+    json_builder_begin_array(b);
+    g_autoptr(GPtrArray) hints = fp_report_memory_hints(r);
+    for (guint i = 0; i < hints->len; i++)
+        json_builder_add_string_value(b, hints->pdata[i]);
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    json_diagnostics(b, diag);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}
+
+/* ---------------------------------------------------------------- headroom */
+
+void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
+                             const fp_diag *diag, bool verbose, FILE *out)
+{
+    g_autofree char *cap = fp_format_bytes(q->capacity), *rsv = fp_format_bytes(q->reserve);
+    g_autofree char *use = fp_format_bytes(res->usable), *w = fp_format_bytes(res->weight_bytes);
+    g_autofree char *at = fp_format_bytes(res->bytes_at_max), *ar = fp_format_bytes(res->arena_at_max);
+    fprintf(out, "model       %s\n", m->path);
+    g_autofree char *spec = q->reserve_spec ? g_strdup_printf(" (%s)", q->reserve_spec) : g_strdup("");
+    fprintf(out, "capacity    %s%s%s%s, reserve %s%s: %s usable\n", cap, q->device ? " (" : "", q->device ? q->device : "",
+            q->device ? ")" : "", rsv, spec, use);
+    fprintf(out, "batch       %s\n", res->batch_desc);
+    fprintf(out, "plan        %s strategy, %s schedule, %u batches planned\n",
+            fp_memplan_strategy_name(q->mem->strategy), q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given",
+            res->evaluations);
+    if (res->max_batch == 0) {
+        fprintf(out, "max batch   0: batch 1 needs %s (weights %s + activations %s), more than %s usable\n", at, w, ar,
+                use);
+    } else {
+        fprintf(out, "max batch   %" G_GINT64_FORMAT "%s\n", res->max_batch,
+                res->at_limit ? " (the search limit: memory allows at least this)" : "");
+        fprintf(out, "at max      %s = weights %s + activations %s\n", at, w, ar);
+        if (!res->at_limit) {
+            g_autofree char *above = res->bytes_above == UINT64_MAX ? g_strdup("more than 2^64 bytes")
+                                                                    : fp_format_bytes(res->bytes_above);
+            fprintf(out, "batch %-5" G_GINT64_FORMAT " %s: does not fit\n", res->max_batch + 1, above);
+        }
+    }
+    if (verbose)
+        diag_text(diag, out);
+}
+
+JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
+                                  const fp_diag *diag)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    member_int(b, "schema", FP_JSON_SCHEMA);
+    member_str(b, "path", m->path);
+    json_builder_set_member_name(b, "headroom");
+    json_builder_begin_object(b);
+    member_int(b, "max_batch", (uint64_t)res->max_batch);
+    member_int(b, "bytes_at_max", res->bytes_at_max);
+    member_int(b, "weight_bytes", res->weight_bytes);
+    member_int(b, "arena_bytes_at_max", res->arena_at_max);
+    json_builder_set_member_name(b, "bytes_above_max");
+    if (res->at_limit)
+        json_builder_add_null_value(b);
+    else
+        json_builder_add_int_value(b, (gint64)MIN(res->bytes_above, (uint64_t)G_MAXINT64));
+    member_int(b, "capacity_bytes", q->capacity);
+    member_int(b, "reserve_bytes", q->reserve);
+    member_int(b, "usable_bytes", res->usable);
+    member_str(b, "device", q->device);
+    member_str(b, "batch_dim", q->batch_dim);
+    member_str(b, "strategy", fp_memplan_strategy_name(q->mem->strategy));
+    member_str(b, "schedule", q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given");
+    member_int(b, "evaluations", res->evaluations);
+    member_bool(b, "at_search_limit", res->at_limit);
+    json_builder_end_object(b);
+    json_diagnostics(b, diag);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}

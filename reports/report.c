@@ -1,0 +1,332 @@
+/* report.c - `fuseplan report` emitters: text, Markdown, JSON. */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "json_common.h"
+#include "reports/explain.h"
+#include "reports/format.h"
+#include "reports/memory.h"
+
+/* ---------------------------------------------------------------- shared pieces */
+
+static char *fmt_time(double s)
+{
+    if (s >= 1)
+        return g_strdup_printf("%.2f s", s);
+    if (s >= 1e-3)
+        return g_strdup_printf("%.2f ms", s * 1e3);
+    return g_strdup_printf("%.1f us", s * 1e6);
+}
+
+static char *fmt_mb(uint64_t b) { return g_strdup_printf("%.2f MB", (double)b / 1e6); }
+
+GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
+{
+    GArray *idx = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < c->n_ops; i++)
+        if (c->ops[i].kernel)
+            g_array_append_val(idx, i);
+    /* selection of the n largest by time (n is small) */
+    for (guint i = 0; i < idx->len && i < n; i++) {
+        guint best = i;
+        for (guint j = i + 1; j < idx->len; j++)
+            if (c->ops[g_array_index(idx, guint, j)].rl.time_s > c->ops[g_array_index(idx, guint, best)].rl.time_s)
+                best = j;
+        guint t = g_array_index(idx, guint, i);
+        g_array_index(idx, guint, i) = g_array_index(idx, guint, best);
+        g_array_index(idx, guint, best) = t;
+    }
+    if (idx->len > n)
+        g_array_set_size(idx, n);
+    return idx;
+}
+
+char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
+{
+    double ridge = fp_roofline_ridge_effective(d, oc->dtype, oc->cls);
+    if (oc->rl.launch_s > MAX(oc->rl.compute_s, oc->rl.memory_s))
+        return g_strdup("launch-bound: too little work per kernel; fusing it with its neighbours saves the launch");
+    if (oc->rl.bound == FP_BOUND_MEMORY)
+        return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.1f): fuse it with its neighbours or use a "
+                               "narrower dtype (fp16 halves the bytes)",
+                               oc->rl.intensity, ridge);
+    return g_strdup_printf("compute-bound (%.2f FLOP/B > ridge %.1f): a lower precision (fp16/int8) raises the roof",
+                           oc->rl.intensity, ridge);
+}
+
+typedef struct {
+    const char *rule;
+    guint matched, applied;
+    const char *top_reason; /* most frequent failing constraint */
+    guint top_count;
+} rule_row;
+
+/* Per-rule summary of the fusion list in the target's order. Caller frees. */
+static rule_row *rule_rows(const fp_report *r, guint *n)
+{
+    guint cnt = g_strv_length(r->target->rules);
+    rule_row *rows = g_new0(rule_row, cnt + 1);
+    for (guint i = 0; i < cnt; i++) {
+        rows[i].rule = r->target->rules[i];
+        g_autoptr(GHashTable) reasons = g_hash_table_new(g_str_hash, g_str_equal);
+        for (guint k = 0; k < r->res->fusions->fusions->len; k++) {
+            const fp_fusion *f = r->res->fusions->fusions->pdata[k];
+            if (strcmp(f->rule, rows[i].rule) != 0)
+                continue;
+            rows[i].matched++;
+            rows[i].applied += f->applied;
+            for (guint j = 0; j < f->reasons->len; j++) {
+                const char *c = ((fp_reason *)f->reasons->pdata[j])->constraint;
+                guint v = GPOINTER_TO_UINT(g_hash_table_lookup(reasons, c)) + 1;
+                g_hash_table_insert(reasons, (gpointer)c, GUINT_TO_POINTER(v));
+                if (v > rows[i].top_count) {
+                    rows[i].top_count = v;
+                    rows[i].top_reason = c;
+                }
+            }
+        }
+    }
+    *n = cnt;
+    return rows;
+}
+
+static const char *stage_label(const fp_stage *s) { return s->name; }
+
+/* ---------------------------------------------------------------- text */
+
+void fp_report_text(const fp_report *r, FILE *out)
+{
+    const fp_model *m = r->model;
+    const fp_pipeline_result *res = r->res;
+    const char *bold = r->color ? "\033[1m" : "", *off = r->color ? "\033[0m" : "";
+    fprintf(out, "%smodel%s   %s (%s)\n", bold, off, m->path, m->format);
+    if (r->batch_note)
+        fprintf(out, "        %s\n", r->batch_note);
+    fprintf(out, "%sdevice%s  %s: %s\n", bold, off, r->device->name, r->device->description ? r->device->description : "");
+    fprintf(out, "%starget%s  %s: %s\n", bold, off, r->target->name, r->target->description);
+    if (r->what_if != FP_DT_UNDEFINED)
+        fprintf(out, "what-if computing in %s (float32 tensors scaled, %s peak)\n", fp_dtype_name(r->what_if),
+                fp_dtype_name(r->what_if));
+    fprintf(out, "\n%-40s %6s %8s %18s %11s %13s %8s\n", "stage", "ops", "kernels", "activation memory", "weights",
+            "est. latency", "speedup");
+    for (int i = 0; i < 3; i++) {
+        const fp_stage *s = &res->stages[i];
+        g_autofree char *act = fmt_mb(s->activation_bytes), *w = fmt_mb(s->weight_bytes), *lat = fmt_time(s->latency_s);
+        g_autofree char *actl = g_strdup_printf("%s%s", act, s->planned ? " planned" : "");
+        fprintf(out, "%-40s %6u %8u %18s %11s %13s %7.2fx\n", stage_label(s), s->ops, s->kernels, actl, w, lat,
+                s->speedup);
+    }
+    fprintf(out, "ops counts runtime ops: %u shape computations folded at analysis time are not counted (ONNX "
+                 "Runtime's constant folding removes them);\nkernels leave out views (Reshape, Flatten, Squeeze, "
+                 "Unsqueeze, Identity), which launch nothing. Activation memory is without reuse,\nthen the planned "
+                 "arena (%s, %s order).\n",
+            res->stages[0].folded, res->memory->method ? res->memory->method : "best", res->memory->schedule);
+    if (res->cost->unknown || res->memory->n_unknown)
+        fprintf(out, "%swarning%s: %u ops and %u values have unknown sizes (symbolic dims left unbound): latency counts "
+                     "only their launches and memory counts them as 0; bind the dims with --input NAME:DIMS\n",
+                bold, off, res->cost->unknown, res->memory->n_unknown);
+
+    guint nrows = 0;
+    g_autofree rule_row *rows = rule_rows(r, &nrows);
+    guint total_m = 0, total_a = 0;
+    for (guint i = 0; i < nrows; i++)
+        total_m += rows[i].matched, total_a += rows[i].applied;
+    fprintf(out, "\n%sfusion%s  %u of %u candidates applied (fuseplan explain shows each one)\n", bold, off, total_a, total_m);
+    for (guint i = 0; i < nrows; i++) {
+        if (!rows[i].matched)
+            continue;
+        fprintf(out, "  %-18s %3u / %-3u", rows[i].rule, rows[i].applied, rows[i].matched);
+        if (rows[i].top_reason)
+            fprintf(out, "  not applied mostly because of %s (%u)", rows[i].top_reason, rows[i].top_count);
+        fputc('\n', out);
+    }
+    const fp_layout_result *lay = &res->layout;
+    fprintf(out, "\n%slayout%s  %u conversions before, %u after (%u removed, %u merged, %u kept with a reason)\n", bold,
+            off, lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
+
+    const fp_memory_result *mem = res->memory;
+    g_autofree char *load = fmt_mb(mem->lower_bound), *arena = fmt_mb(mem->arena), *naive = fmt_mb(mem->naive_bytes);
+    fprintf(out, "\n%smemory%s  LOAD %s (the floor for this order), arena %s (%s), without reuse %s\n", bold, off, load,
+            arena, mem->method ? mem->method : "best", naive);
+    if (mem->peak_node) {
+        fprintf(out, "  peak at step %u (%s %s): %u buffers live, the largest:\n", mem->peak_step,
+                mem->peak_node->op_type, mem->peak_node->name, mem->n_peak);
+        for (uint32_t i = 0; i < mem->n_peak && i < 3; i++) {
+            const fp_memory_tensor *t = &mem->peak[i];
+            g_autofree char *b = fmt_mb(t->bytes);
+            fprintf(out, "    %-36s %10s  from %s\n", t->value ? t->value->name : "(workspace)", b,
+                    t->producer ? t->producer->name : "graph input");
+        }
+    }
+    g_autoptr(GPtrArray) hints = fp_report_memory_hints(mem);
+    for (guint i = 0; i < hints->len && i < 3; i++)
+        fprintf(out, "  hint: %s\n", (const char *)hints->pdata[i]);
+
+    g_autoptr(GArray) hot = fp_report_hotspots(res->cost, r->top);
+    fprintf(out, "\n%shotspots%s (estimated on %s)\n", bold, off, r->device->name);
+    for (guint i = 0; i < hot->len; i++) {
+        const fp_op_cost *oc = &res->cost->ops[g_array_index(hot, guint, i)];
+        g_autofree char *t = fmt_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
+        double share = res->cost->total_s > 0 ? 100.0 * oc->rl.time_s / res->cost->total_s : 0;
+        fprintf(out, "  %-34s %-20s %10s %5.1f%%  %s\n", oc->node->name, oc->node->op_type, t, share, adv);
+    }
+    if (r->headroom) {
+        const fp_headroom_result *h = r->headroom;
+        g_autofree char *cap = fmt_mb(h->usable), *at = fmt_mb(h->bytes_at_max);
+        fprintf(out, "\n%sheadroom%s max batch %" G_GINT64_FORMAT "%s on %s (%s usable after a 10%% reserve; %s at "
+                     "that batch)\n",
+                bold, off, h->max_batch, h->at_limit ? " or more" : "", r->device->name, cap, at);
+    } else if (r->headroom_note) {
+        fprintf(out, "\n%sheadroom%s %s\n", bold, off, r->headroom_note);
+    }
+}
+
+/* ---------------------------------------------------------------- Markdown */
+
+void fp_report_markdown(const fp_report *r, FILE *out)
+{
+    const fp_pipeline_result *res = r->res;
+    fprintf(out, "# fuseplan report: `%s`\n\n", r->model->path);
+    fprintf(out, "Device **%s**, target **%s**%s%s.\n\n", r->device->name, r->target->name,
+            r->batch_note ? "; " : "", r->batch_note ? r->batch_note : "");
+    fprintf(out, "| stage | ops | kernels | activation memory | weights | est. latency | speedup |\n");
+    fprintf(out, "|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < 3; i++) {
+        const fp_stage *s = &res->stages[i];
+        g_autofree char *act = fmt_mb(s->activation_bytes), *w = fmt_mb(s->weight_bytes), *lat = fmt_time(s->latency_s);
+        fprintf(out, "| %s | %u | %u | %s%s | %s | %s | %.2fx |\n", s->name, s->ops, s->kernels, act,
+                s->planned ? " (planned arena)" : " (no reuse)", w, lat, s->speedup);
+    }
+    fprintf(out, "\n`ops` counts runtime ops; %u shape computations folded at analysis time are not counted.\n",
+            res->stages[0].folded);
+    guint nrows = 0;
+    g_autofree rule_row *rows = rule_rows(r, &nrows);
+    fprintf(out, "\n## Fusion\n\n| rule | applied | matched | main reason when not applied |\n|---|---|---|---|\n");
+    for (guint i = 0; i < nrows; i++)
+        if (rows[i].matched)
+            fprintf(out, "| %s | %u | %u | %s |\n", rows[i].rule, rows[i].applied, rows[i].matched,
+                    rows[i].top_reason ? rows[i].top_reason : "");
+    const fp_memory_result *mem = res->memory;
+    g_autofree char *load = fmt_mb(mem->lower_bound), *arena = fmt_mb(mem->arena), *naive = fmt_mb(mem->naive_bytes);
+    fprintf(out, "\n## Memory\n\nLOAD %s, arena %s, without reuse %s; peak at step %u (`%s`).\n", load, arena, naive,
+            mem->peak_step, mem->peak_node ? mem->peak_node->name : "-");
+    g_autoptr(GArray) hot = fp_report_hotspots(res->cost, r->top);
+    fprintf(out, "\n## Hotspots\n\n| op | type | est. time | bound | advice |\n|---|---|---|---|---|\n");
+    for (guint i = 0; i < hot->len; i++) {
+        const fp_op_cost *oc = &res->cost->ops[g_array_index(hot, guint, i)];
+        g_autofree char *t = fmt_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
+        fprintf(out, "| `%s` | %s | %s | %s | %s |\n", oc->node->name, oc->node->op_type, t, fp_bound_name(oc->rl.bound),
+                adv);
+    }
+    if (r->headroom)
+        fprintf(out, "\n## Headroom\n\nMax batch %" G_GINT64_FORMAT "%s on %s.\n", r->headroom->max_batch,
+                r->headroom->at_limit ? " or more" : "", r->device->name);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void m_int(JsonBuilder *b, const char *k, gint64 v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_int_value(b, v);
+}
+
+static void m_dbl(JsonBuilder *b, const char *k, double v)
+{
+    json_builder_set_member_name(b, k);
+    if (isfinite(v))
+        json_builder_add_double_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void m_str(JsonBuilder *b, const char *k, const char *v)
+{
+    json_builder_set_member_name(b, k);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+JsonNode *fp_report_json(const fp_report *r)
+{
+    const fp_pipeline_result *res = r->res;
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    m_int(b, "schema", FP_JSON_SCHEMA);
+    m_str(b, "path", r->model->path);
+    m_str(b, "format", r->model->format);
+    m_str(b, "device", r->device->name);
+    m_str(b, "target", r->target->name);
+    m_str(b, "batch_note", r->batch_note);
+    m_str(b, "what_if_dtype", r->what_if != FP_DT_UNDEFINED ? fp_dtype_name(r->what_if) : NULL);
+    json_builder_set_member_name(b, "stages");
+    json_builder_begin_array(b);
+    for (int i = 0; i < 3; i++) {
+        const fp_stage *s = &res->stages[i];
+        json_builder_begin_object(b);
+        m_str(b, "name", s->name);
+        m_int(b, "ops", s->ops);
+        m_int(b, "kernels", s->kernels);
+        m_int(b, "folded_ops", s->folded);
+        m_int(b, "activation_bytes", (gint64)s->activation_bytes);
+        json_builder_set_member_name(b, "activation_planned");
+        json_builder_add_boolean_value(b, s->planned);
+        m_int(b, "weight_bytes", (gint64)s->weight_bytes);
+        m_dbl(b, "est_latency_s", s->latency_s);
+        m_dbl(b, "speedup", s->speedup);
+        m_int(b, "layout_conversions", s->conversions);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "ops");
+    json_builder_begin_array(b);
+    for (uint32_t i = 0; i < res->cost->n_ops; i++) {
+        const fp_op_cost *oc = &res->cost->ops[i];
+        json_builder_begin_object(b);
+        m_str(b, "name", oc->node->name);
+        m_str(b, "op", oc->node->op_type);
+        m_int(b, "flops", (gint64)oc->flops);
+        m_int(b, "bytes", (gint64)oc->bytes);
+        m_dbl(b, "intensity", oc->bytes ? (double)oc->flops / (double)oc->bytes : 0);
+        m_str(b, "bound", fp_bound_name(oc->rl.bound));
+        m_dbl(b, "est_time_s", oc->rl.time_s);
+        m_str(b, "class", fp_op_class_name(oc->cls));
+        json_builder_set_member_name(b, "kernel");
+        json_builder_add_boolean_value(b, oc->kernel);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    fp_report_fusions_json(b, res->fusions, NULL);
+    json_builder_set_member_name(b, "layout");
+    json_builder_begin_object(b);
+    m_int(b, "conversions_before", res->layout.conversions_before);
+    m_int(b, "conversions_after", res->layout.conversions_after);
+    m_int(b, "removed", res->layout.removed);
+    m_int(b, "merged", res->layout.merged);
+    m_int(b, "kept", res->layout.refused);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "memory");
+    g_autoptr(JsonNode) mem = fp_report_memory_json(r->model, res->memory, NULL);
+    JsonObject *mo = json_node_get_object(mem);
+    json_builder_add_value(b, json_node_ref(json_object_get_member(mo, "memory") ? json_object_get_member(mo, "memory")
+                                                                                  : mem));
+    json_builder_set_member_name(b, "headroom");
+    if (r->headroom) {
+        json_builder_begin_object(b);
+        m_int(b, "max_batch", r->headroom->max_batch);
+        m_int(b, "bytes_at_max", (gint64)r->headroom->bytes_at_max);
+        m_int(b, "capacity_bytes", (gint64)r->device->memory_bytes);
+        m_int(b, "usable_bytes", (gint64)r->headroom->usable);
+        json_builder_set_member_name(b, "at_limit");
+        json_builder_add_boolean_value(b, r->headroom->at_limit);
+        json_builder_end_object(b);
+    } else {
+        json_builder_add_null_value(b);
+    }
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}

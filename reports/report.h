@@ -1,0 +1,41 @@
+/* report.h - `fuseplan report`: the stage table, fusion and memory summaries, hotspots and the
+ * headroom line, from one in-memory result, as text, Markdown or JSON. */
+#ifndef FP_REPORT_REPORT_H
+#define FP_REPORT_REPORT_H
+
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+
+#include "passes/headroom.h"
+#include "passes/pipeline.h"
+
+/* Everything a report shows. */
+typedef struct {
+    const fp_model *model;
+    const fp_target *target;
+    const fp_device *device;
+    const fp_pipeline_result *res;
+    const fp_diag *diag;
+    const char *batch_note;          /* how symbolic dims were bound, or NULL */
+    fp_dtype what_if;                /* --dtype, or FP_DT_UNDEFINED */
+    const fp_headroom_result *headroom; /* NULL when not computed */
+    const char *headroom_note;       /* why not, when NULL */
+    unsigned top;                    /* hotspots shown */
+    bool color;                      /* ANSI colour (TTY only) */
+    /* issue 7 (reports/html.c): live activation bytes at each step of res->memory->order, from
+     * fp_report_live_bytes() computed before headroom re-infers the model; NULL: the HTML emitter
+     * computes them itself (valid only while the model is still inferred as `res` saw it). */
+    const uint64_t *live_bytes;
+} fp_report;
+
+void fp_report_text(const fp_report *r, FILE *out);
+void fp_report_markdown(const fp_report *r, FILE *out);
+/* The `report` JSON contract of docs/json.md (caller unrefs). */
+JsonNode *fp_report_json(const fp_report *r);
+
+/* Indices of the costliest ops of the final graph (longest estimated time first); at most n. */
+GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n);
+/* One line of advice for an op given its roofline estimate. Caller frees. */
+char *fp_report_advice(const fp_op_cost *oc, const fp_device *d);
+
+#endif

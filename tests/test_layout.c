@@ -1,0 +1,273 @@
+/* test_layout.c - layout-conversion elimination (Transpose chains and push-through, Cast round
+ * trips, TransData pairs), the roofline cost model on a round-number profile, and the golden
+ * stage table of `fuseplan report`. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "frontends/onnx/onnx.h"
+#include "passes/cost.h"
+#include "passes/layout.h"
+#include "passes/metrics.h"
+#include "passes/shapes.h"
+#include "tutil.h"
+
+enum { F32 = 1, F16 = 10 };
+
+static fp_model *prepared(tb *b)
+{
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, &err));
+    fp_pass_metrics(m, NULL);
+    return m;
+}
+
+/* Runs the layout pass; returns the diagnostics (caller frees). */
+static fp_diag *layout(fp_model *m, const char *target, fp_layout_result *res)
+{
+    fp_diag *d = fp_diag_new();
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) t = target ? fp_target_load(target, &err) : NULL;
+    CU_ASSERT_FATAL(fp_pass_layout(m, t, res, d, &err));
+    CU_ASSERT(fp_model_verify(m, &err));
+    if (err)
+        fprintf(stderr, "\n  verify: %s", err->message);
+    return d;
+}
+
+static bool removed(fp_model *m, const char *node)
+{
+    fp_node *n = fp_node_lookup(m, node);
+    return n && (n->flags & FP_NODE_REMOVED);
+}
+
+static bool diag_has(const fp_diag *d, const char *code, const char *needle)
+{
+    for (guint i = 0; i < d->entries->len; i++) {
+        const fp_diag_entry *e = d->entries->pdata[i];
+        if (strcmp(e->code, code) == 0 && strstr(e->message, needle))
+            return true;
+    }
+    return false;
+}
+
+static void test_transpose_pairs(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 8, 6});
+    tb_node_t *t0 = tb_node(b, "Transpose", "ident", "x", "a");
+    tb_attr_ints(b, t0, "perm", 4, (int64_t[]){0, 1, 2, 3});
+    tb_node_t *t1 = tb_node(b, "Transpose", "to_nhwc", "a", "b");
+    tb_attr_ints(b, t1, "perm", 4, (int64_t[]){0, 2, 3, 1});
+    tb_node_t *t2 = tb_node(b, "Transpose", "to_nchw", "b", "c");
+    tb_attr_ints(b, t2, "perm", 4, (int64_t[]){0, 3, 1, 2});
+    tb_node(b, "Relu", "relu", "c", "y");
+    /* two quarter turns merge into one Transpose */
+    tb_node_t *t3 = tb_node(b, "Transpose", "q1", "y", "d");
+    tb_attr_ints(b, t3, "perm", 4, (int64_t[]){0, 2, 3, 1});
+    tb_node_t *t4 = tb_node(b, "Transpose", "q2", "d", "z");
+    tb_attr_ints(b, t4, "perm", 4, (int64_t[]){0, 2, 3, 1});
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(fp_model) m = prepared(b);
+    tb_free(b);
+    fp_layout_result res;
+    g_autoptr(fp_diag) d = layout(m, NULL, &res);
+    CU_ASSERT(removed(m, "ident"));
+    CU_ASSERT(removed(m, "to_nhwc"));
+    CU_ASSERT(removed(m, "to_nchw"));
+    CU_ASSERT(removed(m, "q1"));
+    CU_ASSERT_FALSE(removed(m, "q2"));
+    CU_ASSERT_PTR_EQUAL(fp_node_lookup(m, "relu")->inputs[0], fp_graph_find(m->main, "x"));
+    const fp_attr *perm = fp_node_attr(fp_node_lookup(m, "q2"), "perm");
+    /* composite of [0,2,3,1] twice: [0,3,1,2] */
+    CU_ASSERT_EQUAL(perm->u.ints[1], 3);
+    CU_ASSERT_EQUAL(perm->u.ints[2], 1);
+    CU_ASSERT_EQUAL(perm->u.ints[3], 2);
+    CU_ASSERT_EQUAL(res.conversions_before, 5);
+    CU_ASSERT_EQUAL(res.conversions_after, 1);
+    CU_ASSERT_EQUAL(res.merged, 1);
+    CU_ASSERT(diag_has(d, "layout-removed", "identity permutation"));
+}
+
+static void test_push_through(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 8, 6});
+    tb_init(b, "k", F32, 1, (int64_t[]){3});
+    tb_input(b, "other", F32, 4, (int64_t[]){1, 8, 6, 3});
+    tb_node_t *t1 = tb_node(b, "Transpose", "t1", "x", "a");
+    tb_attr_ints(b, t1, "perm", 4, (int64_t[]){0, 2, 3, 1});
+    tb_node(b, "Sigmoid", "sig", "a", "s");
+    tb_node(b, "Mul", "scale", "s,k", "sk"); /* constant operand: its broadcast is permuted at compile time */
+    tb_node_t *t2 = tb_node(b, "Transpose", "t2", "sk", "y");
+    tb_attr_ints(b, t2, "perm", 4, (int64_t[]){0, 3, 1, 2});
+    /* a second chain through an Add of a runtime tensor: cannot move, kept with a reason */
+    tb_node(b, "Softmax", "barrier", "y", "ys"); /* not elementwise: t2 and t3 cannot pair */
+    tb_node_t *t3 = tb_node(b, "Transpose", "t3", "ys", "b");
+    tb_attr_ints(b, t3, "perm", 4, (int64_t[]){0, 2, 3, 1});
+    tb_node(b, "Add", "add", "b,other", "c");
+    tb_node_t *t4 = tb_node(b, "Transpose", "t4", "c", "z");
+    tb_attr_ints(b, t4, "perm", 4, (int64_t[]){0, 3, 1, 2});
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(fp_model) m = prepared(b);
+    tb_free(b);
+    fp_layout_result res;
+    g_autoptr(fp_diag) d = layout(m, NULL, &res);
+    CU_ASSERT(removed(m, "t1"));
+    CU_ASSERT(removed(m, "t2"));
+    CU_ASSERT_FALSE(removed(m, "t3"));
+    CU_ASSERT_FALSE(removed(m, "t4"));
+    CU_ASSERT_EQUAL(res.pushed, 2);
+    g_autofree char *s = fp_shape_to_string(&fp_graph_find(m->main, "s")->shape);
+    CU_ASSERT_STRING_EQUAL(s, "1x3x8x6"); /* the chain now runs in x's layout */
+    CU_ASSERT_PTR_EQUAL(fp_node_lookup(m, "barrier")->inputs[0], fp_graph_find(m->main, "sk"));
+    CU_ASSERT(diag_has(d, "layout-kept", "t3"));
+}
+
+static void test_casts(void)
+{
+    for (int allow = 0; allow < 2; allow++) {
+        tb *b = tb_new(13);
+        tb_input(b, "h", F16, 2, (int64_t[]){4, 4});
+        tb_input(b, "f", F32, 2, (int64_t[]){4, 4});
+        tb_node_t *c1 = tb_node(b, "Cast", "widen", "h", "hf");
+        tb_attr_i(b, c1, "to", F32);
+        tb_node_t *c2 = tb_node(b, "Cast", "back", "hf", "hh");
+        tb_attr_i(b, c2, "to", F16);
+        tb_node(b, "Relu", "r1", "hh", "o1");
+        tb_node_t *c3 = tb_node(b, "Cast", "narrow", "f", "fh");
+        tb_attr_i(b, c3, "to", F16);
+        tb_node_t *c4 = tb_node(b, "Cast", "up", "fh", "ff");
+        tb_attr_i(b, c4, "to", F32);
+        tb_node_t *c5 = tb_node(b, "Cast", "noop", "ff", "fff");
+        tb_attr_i(b, c5, "to", F32);
+        tb_node(b, "Relu", "r2", "fff", "o2");
+        tb_output(b, "o1", F16, -1, NULL);
+        tb_output(b, "o2", F32, -1, NULL);
+        g_autoptr(fp_model) m = prepared(b);
+        tb_free(b);
+        g_autofree char *ini = NULL;
+        if (allow) {
+            const char *text = "[target]\nname = lax\nrules = conv_bn\n[layout]\ndrop_narrowing_casts = true\n";
+            ini = tu_write_temp(text, strlen(text), ".ini");
+        }
+        fp_layout_result res;
+        g_autoptr(fp_diag) d = layout(m, ini, &res);
+        CU_ASSERT(removed(m, "widen") && removed(m, "back"));
+        CU_ASSERT(removed(m, "noop"));
+        CU_ASSERT_EQUAL(removed(m, "narrow"), allow);
+        CU_ASSERT_EQUAL(removed(m, "up"), allow);
+        if (!allow)
+            CU_ASSERT(diag_has(d, "layout-precision", "loses precision"));
+        if (ini)
+            g_unlink(ini);
+    }
+}
+
+static void test_transdata(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 8, 8});
+    tb_node_t *a = tb_node(b, "TransData", "to5hd", "x", "a");
+    tb_attr_s(b, a, "src_format", "NCHW");
+    tb_attr_s(b, a, "dst_format", "NC1HWC0");
+    tb_node_t *c = tb_node(b, "TransData", "back", "a", "c");
+    tb_attr_s(b, c, "src_format", "NC1HWC0");
+    tb_attr_s(b, c, "dst_format", "NCHW");
+    tb_node(b, "Relu", "relu", "c", "r");
+    tb_node_t *e = tb_node(b, "TransData", "to_fz", "r", "e");
+    tb_attr_s(b, e, "src_format", "NCHW");
+    tb_attr_s(b, e, "dst_format", "FRACTAL_Z");
+    tb_node_t *f = tb_node(b, "TransData", "to_nhwc", "e", "y");
+    tb_attr_s(b, f, "src_format", "FRACTAL_Z");
+    tb_attr_s(b, f, "dst_format", "NHWC");
+    tb_output(b, "y", F32, 4, (int64_t[]){1, 8, 8, 16});
+    g_autoptr(fp_model) m = prepared(b);
+    tb_free(b);
+    fp_layout_result res;
+    g_autoptr(fp_diag) d = layout(m, NULL, &res);
+    CU_ASSERT(removed(m, "to5hd") && removed(m, "back"));
+    CU_ASSERT_FALSE(removed(m, "to_fz"));
+    CU_ASSERT(diag_has(d, "layout-kept", "not inverse"));
+}
+
+static void test_roofline_cost(void)
+{
+    /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) on the round profile: 1e12 FLOP/s x conv
+     * efficiency 0.25, 1e11 B/s x 0.5, 10 us launch */
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 32, 32});
+    tb_init(b, "w", F32, 4, (int64_t[]){32, 16, 3, 3});
+    tb_node_t *c = tb_node(b, "Conv", "conv", "x,w", "y");
+    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node(b, "Relu", "relu", "y", "z");
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(fp_model) m = prepared(b);
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
+    const fp_op_cost *conv = &cost->ops[0];
+    double flops = 2.0 * 32 * 32 * 32 * 16 * 9; /* 9,437,184 */
+    double bytes = 4.0 * (16 * 32 * 32 + 32 * 16 * 9 + 32 * 32 * 32);
+    CU_ASSERT_EQUAL(conv->flops, (uint64_t)flops);
+    CU_ASSERT_EQUAL(conv->bytes, (uint64_t)bytes);
+    CU_ASSERT_DOUBLE_EQUAL(conv->rl.compute_s, flops / 0.25e12, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(conv->rl.memory_s, bytes / 0.5e11, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(conv->rl.time_s, flops / 0.25e12 + 1e-5, 1e-12);
+    CU_ASSERT_EQUAL(conv->rl.bound, FP_BOUND_COMPUTE);
+    const fp_op_cost *relu = &cost->ops[1];
+    CU_ASSERT_EQUAL(relu->rl.bound, FP_BOUND_MEMORY);
+    CU_ASSERT_DOUBLE_EQUAL(cost->total_s, conv->rl.time_s + relu->rl.time_s, 1e-12);
+    /* fp16 what-if: float32 bytes halve and the fp16 peak (2e12) applies */
+    g_autoptr(fp_cost_result) half = fp_pass_cost(m, dev, FP_DT_FLOAT16, NULL);
+    CU_ASSERT_EQUAL(half->ops[0].bytes, (uint64_t)(bytes / 2));
+    CU_ASSERT_DOUBLE_EQUAL(half->ops[0].rl.compute_s, flops / 0.5e12, 1e-12);
+}
+
+static void golden_report(const char *const *args, const char *name)
+{
+    g_assert(g_chdir(FP_SOURCE_DIR) == 0);
+    tu_run_result r = tu_run(args);
+    CU_ASSERT_EQUAL(r.status, 0);
+    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "tests", "golden", name, NULL);
+    if (g_getenv("FP_UPDATE_GOLDEN")) {
+        g_file_set_contents(path, r.out, -1, NULL);
+    } else {
+        g_autofree char *want = NULL;
+        CU_ASSERT_FATAL(g_file_get_contents(path, &want, NULL, NULL));
+        if (strcmp(want, r.out) != 0)
+            fprintf(stderr, "\n  %s differs (FP_UPDATE_GOLDEN=1 rewrites it after review)", name);
+        CU_ASSERT_STRING_EQUAL(r.out, want);
+    }
+    tu_run_clear(&r);
+}
+
+static void test_golden_report(void)
+{
+    golden_report((const char *[]){"report", "models/resnet_tiny.onnx", "--device", "tests/data/devices/round.ini",
+                                   "--no-headroom", "--no-color", NULL},
+                  "report_resnet_tiny_round.txt");
+    golden_report((const char *[]){"report", "models/eps_story.onnx", "--device", "ascend910b", "--no-color", NULL},
+                  "report_eps_story_ascend910b.txt");
+    golden_report((const char *[]){"report", "models/resnet_tiny.onnx", "--device", "tests/data/devices/round.ini",
+                                   "--no-headroom", "-f", "markdown", NULL},
+                  "report_resnet_tiny_round.md");
+}
+
+FP_TEST_SUITE(register_layout)
+{
+    CU_pSuite s = CU_add_suite("layout", NULL, NULL);
+    CU_add_test(s, "transpose_pairs", test_transpose_pairs);
+    CU_add_test(s, "push_through", test_push_through);
+    CU_add_test(s, "casts", test_casts);
+    CU_add_test(s, "transdata", test_transdata);
+    CU_add_test(s, "roofline_cost", test_roofline_cost);
+    CU_add_test(s, "golden_report", test_golden_report);
+}
