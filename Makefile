@@ -22,7 +22,7 @@ build-asan: deps
 	@cmake --build $(ASAN_BUILD) -j$(JOBS) -- --no-print-directory
 
 run: build
-	./$(BUILD)/fuseplan info $(SAMPLE)
+	./$(BUILD)/fuseplan report $(SAMPLE)
 
 # Every test, in the Release build and again under ASan+UBSan (LeakSanitizer included).
 test: build build-asan
