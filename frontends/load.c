@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "frontends/ge/ge.h"
 #include "frontends/onnx/onnx.h"
+#include "frontends/onnx/onnx_text.h"
 
 G_DEFINE_QUARK(fp-load-error-quark, fp_load_error)
 
@@ -23,7 +25,7 @@ static gssize read_head(const char *path, uint8_t *buf, size_t n, GError **error
 
 fp_model *fp_load_model(const char *path, GError **error)
 {
-    uint8_t head[64];
+    uint8_t head[4096]; /* text formats are told apart by their first fields */
     g_autoptr(GError) err = NULL;
     gssize got = read_head(path, head, sizeof head, &err);
     fp_model *m = NULL;
@@ -31,11 +33,16 @@ fp_model *fp_load_model(const char *path, GError **error)
         /* fall through: err already set */
     } else if (got == 0) {
         g_set_error(&err, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "empty file");
+    } else if (fp_ge_sniff(head, (size_t)got) != FP_GE_NONE) {
+        m = fp_ge_load(path, fp_ge_sniff(head, (size_t)got), &err);
     } else if (fp_onnx_sniff(head, (size_t)got)) {
         m = fp_onnx_load(path, &err);
+    } else if (fp_onnx_text_sniff(head, (size_t)got)) {
+        m = fp_onnx_text_load(path, &err);
     } else {
         g_set_error(&err, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT,
-                    "unrecognized format (first byte 0x%02x): expected a binary ONNX model", head[0]);
+                    "unrecognized format (first byte 0x%02x): expected ONNX (binary or text) or an Ascend GE "
+                    "graph (text dump, binary, .om or JSON)", head[0]);
     }
     if (m && !fp_model_verify(m, &err)) {
         fp_model_free(m);

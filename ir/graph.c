@@ -44,7 +44,7 @@ const char *fp_intern(fp_model *m, const char *s, gssize len)
 {
     size_t n = len < 0 ? strlen(s) : (size_t)len;
     if (len >= 0 && memchr(s, 0, n)) /* embedded NUL: never a name, keep a private copy */
-        return fp_arena_memdup(m->arena, s, n + 1);
+        return fp_arena_strndup(m->arena, s, n);
     char stackbuf[256];
     const char *key = s;
     char *heap = NULL;
