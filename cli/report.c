@@ -133,7 +133,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
     bool have = !ro->no_headroom && !o->inputs && headroom(m, dev, o, &po.memory, &hr, &note);
     fp_report rep = {.model = m, .target = t, .device = dev, .res = &res, .diag = diag, .batch_note = batch_note,
                      .what_if = what_if, .headroom = have ? &hr : NULL, .headroom_note = note,
-                     .top = (unsigned)MAX(ro->top, 0), .color = !ro->no_color && !o->output && isatty(STDOUT_FILENO)};
+                     .top = (unsigned)MAX(ro->top, 0), .verbose = o->verbose, .color = !ro->no_color && !o->output && isatty(STDOUT_FILENO)};
     int rc = emit_report(&rep, o, format);
     fp_pipeline_result_clear(&res);
     return rc;

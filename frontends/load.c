@@ -2,6 +2,7 @@
 #include "load.h"
 
 #include <errno.h>
+#include <gio/gio.h>
 #include <stdio.h>
 
 #include "frontends/ge/ge.h"
@@ -23,6 +24,64 @@ static gssize read_head(const char *path, uint8_t *buf, size_t n, GError **error
     return (gssize)got;
 }
 
+/* Largest decompressed size of a gzip-compressed model (graph dumps compress 10-30x). */
+#define GZIP_MAX (1024u * 1024u * 1024u)
+
+/* Inflates a gzip file into memory; NULL with an error when it is corrupt or too large. */
+static GBytes *gunzip(const char *path, GError **error)
+{
+    g_autoptr(GFile) file = g_file_new_for_path(path);
+    g_autoptr(GFileInputStream) raw = g_file_read(file, NULL, error);
+    if (!raw)
+        return NULL;
+    g_autoptr(GZlibDecompressor) z = g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+    g_autoptr(GInputStream) in = g_converter_input_stream_new(G_INPUT_STREAM(raw), G_CONVERTER(z));
+    GByteArray *buf = g_byte_array_new();
+    guint8 chunk[64 * 1024];
+    for (;;) {
+        gssize n = g_input_stream_read(in, chunk, sizeof chunk, NULL, error);
+        if (n < 0 || buf->len + (guint64)n > GZIP_MAX) {
+            if (n >= 0)
+                g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip content larger than %u MiB",
+                            GZIP_MAX >> 20);
+            else
+                g_prefix_error(error, "gzip: ");
+            g_byte_array_free(buf, TRUE);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+        g_byte_array_append(buf, chunk, (guint)n);
+    }
+    return g_byte_array_free_to_bytes(buf);
+}
+
+static fp_model *unrecognized(const uint8_t *head, GError **error)
+{
+    g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT,
+                "unrecognized format (first byte 0x%02x): expected ONNX (binary or text) or an Ascend GE graph (text "
+                "dump, binary, .om or JSON), possibly gzip-compressed",
+                head[0]);
+    return NULL;
+}
+
+/* Detects the format of an in-memory model (a decompressed file) and imports it. */
+static fp_model *load_buffer(const char *path, const uint8_t *data, size_t len, GError **error)
+{
+    fp_ge_kind ge = fp_ge_sniff(data, MIN(len, 4096));
+    if (len == 0) {
+        g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "empty file");
+        return NULL;
+    }
+    if (ge != FP_GE_NONE)
+        return fp_ge_load_buffer(path, ge, data, len, error);
+    if (fp_onnx_sniff(data, len))
+        return fp_onnx_load_buffer(path, data, len, error);
+    if (fp_onnx_text_sniff(data, MIN(len, 4096)))
+        return fp_onnx_text_load_buffer(path, (const char *)data, len, error);
+    return unrecognized(data, error);
+}
+
 fp_model *fp_load_model(const char *path, GError **error)
 {
     uint8_t head[4096]; /* text formats are told apart by their first fields */
@@ -33,6 +92,12 @@ fp_model *fp_load_model(const char *path, GError **error)
         /* fall through: err already set */
     } else if (got == 0) {
         g_set_error(&err, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "empty file");
+    } else if (got >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
+        g_autoptr(GBytes) bytes = gunzip(path, &err);
+        gsize len = 0;
+        const uint8_t *data = bytes ? g_bytes_get_data(bytes, &len) : NULL;
+        if (bytes)
+            m = load_buffer(path, data, len, &err);
     } else if (fp_ge_sniff(head, (size_t)got) != FP_GE_NONE) {
         m = fp_ge_load(path, fp_ge_sniff(head, (size_t)got), &err);
     } else if (fp_onnx_sniff(head, (size_t)got)) {
@@ -40,9 +105,7 @@ fp_model *fp_load_model(const char *path, GError **error)
     } else if (fp_onnx_text_sniff(head, (size_t)got)) {
         m = fp_onnx_text_load(path, &err);
     } else {
-        g_set_error(&err, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT,
-                    "unrecognized format (first byte 0x%02x): expected ONNX (binary or text) or an Ascend GE "
-                    "graph (text dump, binary, .om or JSON)", head[0]);
+        unrecognized(head, &err);
     }
     if (m && !fp_model_verify(m, &err)) {
         fp_model_free(m);

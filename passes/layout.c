@@ -334,6 +334,46 @@ static bool try_cast(pass *p, fp_node *c)
     return true;
 }
 
+/* ---------------------------------------------------------------- the conversions that stay */
+
+/* Says why a conversion stays: what it converts, for which consumer, and that nothing undoes it. */
+static void explain_kept(pass *p, const fp_node *n, GHashTable *explained)
+{
+    if (g_hash_table_contains(explained, n->name))
+        return;
+    const fp_value *in = n->n_inputs ? n->inputs[0] : NULL, *out = n->n_outputs ? n->outputs[0] : NULL;
+    const fp_node *user = out && out->n_uses ? out->uses[0].node : NULL;
+    const char *src = in && in->producer ? in->producer->name : in ? "a graph input" : "nothing";
+    /* a weight path: the value ends up as a weight or bias input of a contraction */
+    const fp_node *end = n;
+    uint32_t port = 0;
+    for (int hops = 0; hops < 8; hops++) {
+        const fp_value *v = end->n_outputs ? end->outputs[0] : NULL;
+        if (!v || v->n_uses != 1)
+            break;
+        port = v->uses[0].port;
+        end = v->uses[0].node;
+        if (!fp_layout_is_conversion(end))
+            break;
+    }
+    fp_fuse_kind fk = fp_op_fuse_kind(end->op);
+    bool weight = end != n && port >= 1 && port != UINT32_MAX && (fk == FP_FK_CONV || fk == FP_FK_GEMM || fk == FP_FK_MATMUL);
+    g_autofree char *what = NULL;
+    if (n->op == FP_OP_TRANS_DATA) {
+        const char *a = format_attr(n, "src_format"), *b = format_attr(n, "dst_format");
+        what = g_strdup_printf("converts %s -> %s", a ? a : "?", b ? b : "?");
+    } else if (n->op == FP_OP_CAST) {
+        what = g_strdup_printf("casts %s -> %s", in ? fp_dtype_name(in->dtype) : "?", out ? fp_dtype_name(out->dtype) : "?");
+    } else {
+        what = g_strdup("permutes");
+    }
+    refuse(p, FP_DIAG_INFO, "layout-kept", n->name, "%s %s: %s '%s' (from %s) for %s%s%s; nothing downstream undoes it%s",
+           n->op_type, n->name, what, in ? in->name : "?", src, user ? user->op_type : "the graph output",
+           user ? " " : "", user ? user->name : "",
+           weight ? " (prepares a weight fed at run time: a constant weight would be converted once at compile time)"
+                  : "");
+}
+
 /* ---------------------------------------------------------------- driver */
 
 static uint32_t count_conversions(const fp_model *m)
@@ -388,6 +428,22 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
         g_hash_table_remove_all(p.dirty);
         if (p.report)
             break;
+    }
+    /* every conversion left gets its reason: the ones refused above already have one */
+    g_autoptr(GHashTable) explained = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; diag && i < diag->entries->len; i++) {
+        const fp_diag_entry *e = diag->entries->pdata[i];
+        if (e->node && g_str_has_prefix(e->code, "layout-"))
+            g_hash_table_add(explained, e->node);
+    }
+    p.report = true;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            const fp_node *n = g->nodes->pdata[i];
+            if (fp_layout_is_conversion(n) && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)))
+                explain_kept(&p, n, explained);
+        }
     }
     res->conversions_after = count_conversions(m);
     g_hash_table_destroy(p.dirty);

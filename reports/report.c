@@ -145,6 +145,20 @@ void fp_report_text(const fp_report *r, FILE *out)
     const fp_layout_result *lay = &res->layout;
     fprintf(out, "\n%slayout%s  %u conversions before, %u after (%u removed, %u merged, %u kept with a reason)\n", bold,
             off, lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
+    guint shown = 0, more = 0;
+    for (guint i = 0; r->diag && i < r->diag->entries->len; i++) {
+        const fp_diag_entry *e = r->diag->entries->pdata[i];
+        if (strcmp(e->pass, "layout") != 0)
+            continue;
+        if (r->verbose || shown < 3) {
+            fprintf(out, "  %s\n", e->message);
+            shown++;
+        } else {
+            more++;
+        }
+    }
+    if (more)
+        fprintf(out, "  ... and %u more (--verbose lists them)\n", more);
 
     const fp_memory_result *mem = res->memory;
     g_autofree char *load = fmt_mb(mem->lower_bound), *arena = fmt_mb(mem->arena), *naive = fmt_mb(mem->naive_bytes);

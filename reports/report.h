@@ -21,6 +21,7 @@ typedef struct {
     const fp_headroom_result *headroom; /* NULL when not computed */
     const char *headroom_note;       /* why not, when NULL */
     unsigned top;                    /* hotspots shown */
+    bool verbose;                    /* list every diagnostic (layout reasons, unknown shapes, ...) */
     bool color;                      /* ANSI colour (TTY only) */
     /* issue 7 (reports/html.c): live activation bytes at each step of res->memory->order, from
      * fp_report_live_bytes() computed before headroom re-infers the model; NULL: the HTML emitter
