@@ -261,6 +261,37 @@ static void test_golden_report(void)
                   "report_resnet_tiny_round.md");
 }
 
+/* fuseplan report runs on every GE file; 00026 (after GE's UB match) keeps its 165 conversions,
+ * each with a reason: 162 prepare weights fed at run time, 3 sit on the activation path */
+static void test_ge_reports(void)
+{
+    const char *dir = FP_SOURCE_DIR "/tests/data/ge";
+    GDir *d = g_dir_open(dir, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    const char *name;
+    unsigned ran = 0;
+    while ((name = g_dir_read_name(d))) {
+        if (g_str_has_suffix(name, ".md"))
+            continue;
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        tu_run_result r = tu_run((const char *[]){"report", "--device", "ascend910b", "--no-headroom", "-v", path, NULL});
+        if (r.status != 0)
+            fprintf(stderr, "\n  report %s: %s", name, r.err);
+        CU_ASSERT_EQUAL(r.status, 0);
+        if (strstr(name, "00026")) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "layout  165 conversions before, 165 after (0 removed, 0 merged, 165 kept"));
+            unsigned weights = 0;
+            for (const char *p = r.out; (p = strstr(p, "prepares a weight")); p++)
+                weights++;
+            CU_ASSERT_EQUAL(weights, 162);
+        }
+        tu_run_clear(&r);
+        ran++;
+    }
+    g_dir_close(d);
+    CU_ASSERT(ran >= 11);
+}
+
 FP_TEST_SUITE(register_layout)
 {
     CU_pSuite s = CU_add_suite("layout", NULL, NULL);
@@ -270,4 +301,5 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "golden_report", test_golden_report);
+    CU_add_test(s, "ge_reports", test_ge_reports);
 }
