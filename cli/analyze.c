@@ -71,6 +71,21 @@ bool fp_cli_parse_input_spec(fp_model *m, const char *spec, char **name, fp_shap
     return true;
 }
 
+GHashTable *fp_cli_input_shapes(fp_model *m, char **specs, GError **error)
+{
+    GHashTable *shapes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (char **s = specs; s && *s; s++) {
+        char *name = NULL;
+        fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
+        if (!fp_cli_parse_input_spec(m, *s, &name, shape, error)) {
+            g_hash_table_unref(shapes);
+            return NULL;
+        }
+        g_hash_table_insert(shapes, name, shape);
+    }
+    return shapes;
+}
+
 fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag)
 {
     g_autoptr(GError) err = NULL;
@@ -83,15 +98,10 @@ fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_
         fp_cli_error("--batch %" G_GINT64_FORMAT ": must be positive", o->batch);
         return NULL;
     }
-    g_autoptr(GHashTable) shapes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (char **s = o->inputs; s && *s; s++) {
-        char *name = NULL;
-        fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
-        if (!fp_cli_parse_input_spec(m, *s, &name, shape, &err)) {
-            fp_cli_error("%s", err->message);
-            return NULL;
-        }
-        g_hash_table_insert(shapes, name, shape);
+    g_autoptr(GHashTable) shapes = fp_cli_input_shapes(m, o->inputs, &err);
+    if (!shapes) {
+        fp_cli_error("%s", err->message);
+        return NULL;
     }
     fp_shape_opts so = {.input_shapes = shapes, .batch = o->batch, .batch_dim = o->batch_dim};
     if (!fp_pass_shapes(m, &so, diag, &err)) {

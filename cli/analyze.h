@@ -25,6 +25,10 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o);
  * *name (g_free) and *shape (dims in m's arena). False with a one-line error in *error. */
 bool fp_cli_parse_input_spec(fp_model *m, const char *spec, char **name, fp_shape *shape, GError **error);
 
+/* The table of --input specs (name -> fp_shape* in m's arena) for fp_shape_opts.input_shapes;
+ * NULL with the first spec's error. Caller unrefs. */
+GHashTable *fp_cli_input_shapes(fp_model *m, char **specs, GError **error);
+
 /* Loads `path`, applies --input/--batch, runs shape inference and per-op metrics. On failure
  * prints the one-line error and returns NULL (exit code 2 for the caller). */
 fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag);

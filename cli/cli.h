@@ -20,6 +20,8 @@ int fp_cmd_info(int argc, char **argv);
 int fp_cmd_shapes(int argc, char **argv);
 int fp_cmd_explain(int argc, char **argv);
 int fp_cmd_report(int argc, char **argv);
+int fp_cmd_gate(int argc, char **argv);
+int fp_cmd_diff(int argc, char **argv);
 int fp_cmd_memory(int argc, char **argv);
 int fp_cmd_headroom(int argc, char **argv);
 int fp_cmd_profile(int argc, char **argv);
@@ -29,7 +31,8 @@ int fp_cmd_calibrate(int argc, char **argv);
 /* Parses options; on a usage error prints one line "fuseplan CMD: ..." and returns false.
  * Frees nothing: the caller owns ctx. */
 bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
-/* Prints "fuseplan: <message>" on one line to stderr (newlines in message become spaces). */
+/* Prints "fuseplan: <message>" on one line to stderr (control characters in message, newlines
+ * included, become spaces). */
 void fp_cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* True when fmt is one of the comma-separated names in `allowed`; else prints an error. */
 bool fp_cli_check_format(const char *cmd, const char *fmt, const char *allowed);

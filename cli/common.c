@@ -10,8 +10,8 @@ void fp_cli_error(const char *fmt, ...)
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    for (char *p = msg; *p; p++)
-        if (*p == '\n' || *p == '\r')
+    for (char *p = msg; *p; p++) /* names from a file may hold newlines or terminal escapes */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = ' ';
     fflush(stdout);
     fprintf(stderr, "fuseplan: %s\n", msg);

@@ -46,19 +46,6 @@ static bool parse_reserve(const char *spec, uint64_t capacity, uint64_t *reserve
     return true;
 }
 
-/* The --input overrides as fp_shape_opts wants them (shapes in m's arena). */
-static GHashTable *input_shapes(fp_model *m, char **inputs)
-{
-    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (char **s = inputs; s && *s; s++) {
-        char *name = NULL;
-        fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
-        if (fp_cli_parse_input_spec(m, *s, &name, shape, NULL)) /* already checked by the load */
-            g_hash_table_insert(h, name, shape);
-    }
-    return h;
-}
-
 /* Searches and reports; the options are already checked. */
 static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request *q, int64_t max_batch)
 {
@@ -66,7 +53,7 @@ static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request
     g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag);
     if (!m)
         return FP_EXIT_BAD;
-    g_autoptr(GHashTable) shapes = input_shapes(m, o->inputs);
+    g_autoptr(GHashTable) shapes = fp_cli_input_shapes(m, o->inputs, NULL);
     fp_headroom_opts ho = {q->capacity, q->reserve, shapes, o->batch_dim, *q->mem, max_batch};
     fp_headroom_result res;
     g_autoptr(fp_diag) hdiag = fp_diag_new();

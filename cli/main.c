@@ -7,6 +7,8 @@
 
 static const fp_cmd commands[] = {
     {"report", "stage table (ops, memory, latency, speedup), fusions, memory plan, hotspots, headroom", fp_cmd_report},
+    {"gate", "check a deployment policy (memory, speedup, fusions); JUnit and SARIF for CI; exit 1 on a violation", fp_cmd_gate},
+    {"diff", "compare two exports: stage tables, fusions gained and lost, memory and latency deltas", fp_cmd_diff},
     {"info", "summary of a model: producer, opsets, op histogram, parameters, inputs and outputs", fp_cmd_info},
     {"shapes", "infer every tensor's shape; per-op FLOPs, bytes and arithmetic intensity", fp_cmd_shapes},
     {"explain", "what the target compiler fuses, and why a fusion did not happen", fp_cmd_explain},

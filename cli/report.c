@@ -9,11 +9,13 @@
 #include "passes/headroom.h"
 #include "passes/pipeline.h"
 #include "reports/json_common.h"
+#include "reports/dot.h"
+#include "reports/html.h"
 #include "reports/report.h"
 
 typedef struct {
     const fp_report *r;
-    const char *format; /* text, markdown */
+    const char *format; /* text, markdown, html, dot */
 } emit_args;
 
 static void emit(FILE *out, gpointer data)
@@ -21,6 +23,10 @@ static void emit(FILE *out, gpointer data)
     emit_args *a = data;
     if (strcmp(a->format, "markdown") == 0)
         fp_report_markdown(a->r, out);
+    else if (strcmp(a->format, "html") == 0)
+        fp_report_html(a->r, out);
+    else if (strcmp(a->format, "dot") == 0)
+        fp_report_dot(a->r, out);
     else
         fp_report_text(a->r, out);
 }
@@ -101,15 +107,10 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
         batch_note = g_strdup_printf("symbolic input dims: %s; batch (first dim of each input) bound to 1 "
                                      "(--batch N or --input NAME:DIMS to change)", syms);
     }
-    g_autoptr(GHashTable) shapes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (char **s = o->inputs; s && *s; s++) {
-        char *name = NULL;
-        fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
-        if (!fp_cli_parse_input_spec(m, *s, &name, shape, &err)) {
-            fp_cli_error("%s", err->message);
-            return FP_EXIT_BAD;
-        }
-        g_hash_table_insert(shapes, name, shape);
+    g_autoptr(GHashTable) shapes = fp_cli_input_shapes(m, o->inputs, &err);
+    if (!shapes) {
+        fp_cli_error("%s", err->message);
+        return FP_EXIT_BAD;
     }
     fp_pipeline_opts po = {
         .shapes = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim},
@@ -130,10 +131,15 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
     }
     fp_headroom_result hr = {0};
     const char *note = ro->no_headroom ? NULL : "not computed with --input (use fuseplan headroom)";
-    bool have = !ro->no_headroom && !o->inputs && headroom(m, dev, o, &po.memory, &hr, &note);
+    /* the HTML memory timeline is taken before headroom re-infers the model at other batches; the
+     * DOT graph shows no headroom and labels edges with the shapes of this run */
+    g_autofree uint64_t *live = strcmp(format, "html") == 0 ? fp_report_live_bytes(res.memory, NULL) : NULL;
+    bool have = !ro->no_headroom && !o->inputs && strcmp(format, "dot") != 0 &&
+                headroom(m, dev, o, &po.memory, &hr, &note);
     fp_report rep = {.model = m, .target = t, .device = dev, .res = &res, .diag = diag, .batch_note = batch_note,
                      .what_if = what_if, .headroom = have ? &hr : NULL, .headroom_note = note,
-                     .top = (unsigned)MAX(ro->top, 0), .verbose = o->verbose, .color = !ro->no_color && !o->output && isatty(STDOUT_FILENO)};
+                     .top = (unsigned)MAX(ro->top, 0), .verbose = o->verbose, .color = !ro->no_color && !o->output && isatty(STDOUT_FILENO),
+                     .live_bytes = live};
     int rc = emit_report(&rep, o, format);
     fp_pipeline_result_clear(&res);
     return rc;
@@ -165,7 +171,7 @@ int fp_cmd_report(int argc, char **argv)
         ;
     else if (argc != 2)
         fp_cli_error("report: expected one MODEL argument (see 'fuseplan report --help')");
-    else if (!fp_cli_check_format("report", (format = o.format ? o.format : "text"), "text,markdown,json"))
+    else if (!fp_cli_check_format("report", (format = o.format ? o.format : "text"), "text,markdown,json,html,dot"))
         ;
     else if (dump_after && !fp_pipeline_has_pass(dump_after))
         fp_cli_error("report: --dump-after %s: no such pass (one of: %s)", dump_after, FP_PIPELINE_PASSES);

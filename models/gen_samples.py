@@ -8,6 +8,8 @@ Each model stays well under 1 MB. The files are committed; this script is how th
                           Shape->Gather->Unsqueeze->Concat->Reshape flatten, Gemm head; symbolic batch.
   eps_story.onnx          two Conv+BN+Relu blocks, BN epsilon 1e-5 and 1e-3 (the second exceeds
                           the Ascend ConvBatchnormFusionPass threshold of 1e-4 modelled by ascend910b).
+  eps_story_tap.onnx      eps_story with a second consumer (a ReduceMean tap) on block2's conv output:
+                          Conv+BN is lost there (the `fuseplan diff` example).
   branchy.onnx            DenseNet/Inception-style branches and concats (memory scheduling).
   transformer_block.onnx  one BERT-style encoder layer: decomposed LayerNorm, attention core,
                           erf-form Gelu, residual adds; symbolic batch and sequence.
@@ -117,6 +119,18 @@ def eps_story():
            [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", 16, 32, 32])], "eps_story.onnx")
 
 
+def eps_story_tap():
+    """eps_story with a debugging tap on block2's conv output: the conv now has two consumers, so
+    Conv+BN (and then Conv+Relu) can no longer fuse there. The pair for `fuseplan diff`."""
+    b = Builder("eps_story", 2)
+    x = b.conv_bn_relu("input", 3, 16, eps=1e-5, prefix="block1")
+    x = b.conv_bn_relu(x, 16, 16, eps=1e-3, prefix="block2")
+    tap = b.node("ReduceMean", ["block2.conv_out"], name="block2.tap", axes=[2, 3], keepdims=0)
+    b.save([helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+           [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", 16, 32, 32]),
+            helper.make_tensor_value_info(tap, TensorProto.FLOAT, ["batch", 16])], "eps_story_tap.onnx")
+
+
 def branchy():
     b = Builder("branchy", 3)
     x = b.conv_bn_relu("input", 3, 32, prefix="stem")
@@ -221,6 +235,7 @@ if __name__ == "__main__":
         sys.exit("needs Debian's python3-onnx: run with /usr/bin/python3")
     resnet_tiny()
     eps_story()
+    eps_story_tap()
     branchy()
     transformer_block()
     if_subgraph()

@@ -417,35 +417,16 @@ static void test_targets(void)
 
 /* ---------------------------------------------------------------- golden explain outputs */
 
-static void golden(const char *const *args, const char *golden_name)
-{
-    tu_run_result r = tu_run(args);
-    CU_ASSERT_EQUAL(r.status, 0);
-    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "tests", "golden", golden_name, NULL);
-    if (g_getenv("FP_UPDATE_GOLDEN")) {
-        g_file_set_contents(path, r.out, -1, NULL);
-    } else {
-        g_autofree char *want = NULL;
-        CU_ASSERT_FATAL(g_file_get_contents(path, &want, NULL, NULL));
-        if (strcmp(want, r.out) != 0)
-            fprintf(stderr, "\n  %s differs (FP_UPDATE_GOLDEN=1 rewrites it after review)", golden_name);
-        CU_ASSERT_STRING_EQUAL(r.out, want);
-    }
-    tu_run_clear(&r);
-}
-
 static void test_golden_explain(void)
 {
-    /* run from the source dir so the model paths in the output are stable */
-    g_assert(g_chdir(FP_SOURCE_DIR) == 0);
-    golden((const char *[]){"explain", "models/eps_story.onnx", "--target", "ascend910b", NULL},
+    tu_golden((const char *[]){"explain", "models/eps_story.onnx", "--target", "ascend910b", NULL},
            "explain_eps_story_ascend910b.txt");
-    golden((const char *[]){"explain", "models/eps_story.onnx", "--target", "ascend910b", "-f", "json", NULL},
+    tu_golden((const char *[]){"explain", "models/eps_story.onnx", "--target", "ascend910b", "-f", "json", NULL},
            "explain_eps_story_ascend910b.json");
-    golden((const char *[]){"explain", "models/transformer_block.onnx", NULL}, "explain_transformer_block_ort-cpu.txt");
-    golden((const char *[]){"explain", "models/transformer_block.onnx", "-f", "json", NULL},
+    tu_golden((const char *[]){"explain", "models/transformer_block.onnx", NULL}, "explain_transformer_block_ort-cpu.txt");
+    tu_golden((const char *[]){"explain", "models/transformer_block.onnx", "-f", "json", NULL},
            "explain_transformer_block_ort-cpu.json");
-    golden((const char *[]){"explain", "models/resnet_tiny.onnx", "--target", "cuda", "--rule", "conv_activation", NULL},
+    tu_golden((const char *[]){"explain", "models/resnet_tiny.onnx", "--target", "cuda", "--rule", "conv_activation", NULL},
            "explain_resnet_tiny_cuda_conv_activation.txt");
 }
 

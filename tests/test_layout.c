@@ -231,32 +231,14 @@ static void test_roofline_cost(void)
     CU_ASSERT_DOUBLE_EQUAL(half->ops[0].rl.compute_s, flops / 0.5e12, 1e-12);
 }
 
-static void golden_report(const char *const *args, const char *name)
-{
-    g_assert(g_chdir(FP_SOURCE_DIR) == 0);
-    tu_run_result r = tu_run(args);
-    CU_ASSERT_EQUAL(r.status, 0);
-    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "tests", "golden", name, NULL);
-    if (g_getenv("FP_UPDATE_GOLDEN")) {
-        g_file_set_contents(path, r.out, -1, NULL);
-    } else {
-        g_autofree char *want = NULL;
-        CU_ASSERT_FATAL(g_file_get_contents(path, &want, NULL, NULL));
-        if (strcmp(want, r.out) != 0)
-            fprintf(stderr, "\n  %s differs (FP_UPDATE_GOLDEN=1 rewrites it after review)", name);
-        CU_ASSERT_STRING_EQUAL(r.out, want);
-    }
-    tu_run_clear(&r);
-}
-
 static void test_golden_report(void)
 {
-    golden_report((const char *[]){"report", "models/resnet_tiny.onnx", "--device", "tests/data/devices/round.ini",
+    tu_golden((const char *[]){"report", "models/resnet_tiny.onnx", "--device", "tests/data/devices/round.ini",
                                    "--no-headroom", "--no-color", NULL},
                   "report_resnet_tiny_round.txt");
-    golden_report((const char *[]){"report", "models/eps_story.onnx", "--device", "ascend910b", "--no-color", NULL},
+    tu_golden((const char *[]){"report", "models/eps_story.onnx", "--device", "ascend910b", "--no-color", NULL},
                   "report_eps_story_ascend910b.txt");
-    golden_report((const char *[]){"report", "models/resnet_tiny.onnx", "--device", "tests/data/devices/round.ini",
+    tu_golden((const char *[]){"report", "models/resnet_tiny.onnx", "--device", "tests/data/devices/round.ini",
                                    "--no-headroom", "-f", "markdown", NULL},
                   "report_resnet_tiny_round.md");
 }

@@ -45,6 +45,9 @@ tu_run_result tu_run(const char *const *args);
 void tu_run_clear(tu_run_result *r);
 /* Count of '\n' in s. */
 int tu_lines(const char *s);
+/* Runs fuseplan with args from the source dir (stable paths in its output) and compares stdout
+ * with tests/golden/NAME; FP_UPDATE_GOLDEN=1 rewrites the file instead (review the diff). */
+void tu_golden(const char *const *args, const char *name);
 
 /* ---- suites ----
  * Each tests/test_*.c registers its suite with FP_TEST_SUITE(register_fn); the runner calls every

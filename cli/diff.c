@@ -1,0 +1,88 @@
+/* diff.c - `fuseplan diff OLD NEW`: two models analyzed with the same options and compared;
+ * --fail-on-regression exits 1 when NEW is worse (reports/diff.h defines "worse"). */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "gate.h"
+#include "reports/diff.h"
+#include "reports/json_common.h"
+
+typedef struct {
+    const fp_diff *d;
+    bool color;
+} text_args;
+
+static void emit(FILE *out, gpointer data)
+{
+    const text_args *t = data;
+    fp_diff_text(t->d, out, t->color);
+}
+
+typedef struct {
+    char *device, *target;
+    gboolean fail, no_color;
+    double tolerance; /* percent */
+} diff_opts;
+
+static int run(const char *old_path, const char *new_path, const fp_cli_model_opts *o, const diff_opts *dopt,
+               const char *format)
+{
+    fp_cli_analysis a = {0}, b = {0};
+    bool ok = fp_cli_analyze(old_path, o, dopt->device, dopt->target, false, &a) &&
+              fp_cli_analyze(new_path, o, dopt->device, dopt->target, false, &b);
+    int rc = FP_EXIT_BAD;
+    if (ok) {
+        g_autoptr(fp_diff) d = fp_diff_compute(&a.rep, &b.rep, dopt->tolerance / 100);
+        bool written;
+        if (strcmp(format, "json") == 0) {
+            g_autoptr(JsonNode) root = fp_diff_json(d);
+            g_autoptr(GError) err = NULL;
+            if (!(written = fp_json_write(root, o->output, &err)))
+                fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
+        } else {
+            text_args t = {d, !dopt->no_color && !o->output && isatty(STDOUT_FILENO)};
+            written = fp_cli_emit_text(o->output, emit, &t);
+        }
+        rc = !written ? FP_EXIT_BAD : dopt->fail && d->regressions->len ? FP_EXIT_GATE : FP_EXIT_OK;
+    }
+    fp_cli_analysis_clear(&a);
+    fp_cli_analysis_clear(&b);
+    return rc;
+}
+
+int fp_cmd_diff(int argc, char **argv)
+{
+    fp_cli_model_opts o = {0};
+    diff_opts dopt = {.tolerance = 100 * FP_DIFF_TOLERANCE};
+    GOptionEntry entries[] = {
+        {"device", 'd', 0, G_OPTION_ARG_STRING, &dopt.device, "Device profile name or .ini (default cpu-avx2)", "NAME"},
+        {"target", 't', 0, G_OPTION_ARG_STRING, &dopt.target, "Fusion target (default: the device's)", "T"},
+        {"fail-on-regression", 0, 0, G_OPTION_ARG_NONE, &dopt.fail,
+         "Exit 1 when NEW is worse: latency or activation memory up by more than the tolerance, or a fusion lost",
+         NULL},
+        {"tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &dopt.tolerance, "Relative increase tolerated, percent (default 1)",
+         "PCT"},
+        {"no-color", 0, 0, G_OPTION_ARG_NONE, &dopt.no_color, "No ANSI colour even on a terminal", NULL},
+        {NULL},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("OLD NEW - compare two exports of a model");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    fp_cli_add_model_options(ctx, &o);
+    g_set_prgname("fuseplan diff");
+    int rc = FP_EXIT_BAD;
+    const char *format = NULL;
+    if (!fp_cli_parse(ctx, "diff", &argc, &argv))
+        ;
+    else if (argc != 3)
+        fp_cli_error("diff: expected OLD and NEW model arguments (see 'fuseplan diff --help')");
+    else if (!isfinite(dopt.tolerance) || dopt.tolerance < 0)
+        fp_cli_error("diff: --tolerance %g: expected a percentage >= 0", dopt.tolerance);
+    else if (fp_cli_check_format("diff", (format = o.format ? o.format : "text"), "text,json"))
+        rc = run(argv[1], argv[2], &o, &dopt, format);
+    g_free(dopt.device);
+    g_free(dopt.target);
+    fp_cli_model_opts_clear(&o);
+    return rc;
+}

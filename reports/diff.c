@@ -1,0 +1,417 @@
+/* diff.c - two reports compared (see diff.h): fusions by (rule, anchor), stage and memory
+ * deltas, the regression verdict; text and JSON. */
+#include "diff.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "json_common.h"
+
+double fp_diff_change(double old_v, double new_v) { return old_v != 0 ? (new_v - old_v) / old_v : NAN; }
+
+static const fp_fusion *find(const fp_fusion_list *l, const char *rule, const char *anchor, bool applied)
+{
+    for (guint i = 0; i < l->fusions->len; i++) {
+        const fp_fusion *f = l->fusions->pdata[i];
+        if (f->applied == applied && strcmp(f->rule, rule) == 0 && strcmp(f->anchor, anchor) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+/* Fusions applied in `a` and not in `b`, each with b's refused candidate when there is one. */
+static GPtrArray *missing(const fp_fusion_list *a, const fp_fusion_list *b)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < a->fusions->len; i++) {
+        const fp_fusion *f = a->fusions->pdata[i];
+        if (!f->applied || find(b, f->rule, f->anchor, true))
+            continue;
+        fp_diff_fusion *d = g_new0(fp_diff_fusion, 1);
+        d->rule = f->rule;
+        d->anchor = f->anchor;
+        d->applied = f;
+        d->other = find(b, f->rule, f->anchor, false);
+        g_ptr_array_add(out, d);
+    }
+    return out;
+}
+
+static void regression_free(gpointer p)
+{
+    fp_diff_regression *r = p;
+    g_free(r->message);
+    g_free(r);
+}
+
+static void regress(fp_diff *d, fp_diff_reason kind, char *message)
+{
+    fp_diff_regression *r = g_new0(fp_diff_regression, 1);
+    r->kind = kind;
+    r->message = message;
+    g_ptr_array_add(d->regressions, r);
+}
+
+/* True when new_v exceeds old_v by more than the tolerance (any increase from 0). */
+static bool worse(double old_v, double new_v, double tol) { return old_v > 0 ? new_v > old_v * (1 + tol) : new_v > 0; }
+
+fp_diff *fp_diff_compute(const fp_report *old_r, const fp_report *new_r, double tolerance)
+{
+    fp_diff *d = g_new0(fp_diff, 1);
+    d->old_r = old_r;
+    d->new_r = new_r;
+    d->tolerance = tolerance;
+    d->lost = missing(old_r->res->fusions, new_r->res->fusions);
+    d->gained = missing(new_r->res->fusions, old_r->res->fusions);
+    d->regressions = g_ptr_array_new_with_free_func(regression_free);
+    const fp_stage *o = &old_r->res->stages[2], *n = &new_r->res->stages[2];
+    if (worse(o->latency_s, n->latency_s, tolerance))
+        regress(d, FP_DIFF_LATENCY,
+                g_strdup_printf("final est. latency %.1f us -> %.1f us (%+.1f%%, more than %g%%)", o->latency_s * 1e6,
+                                n->latency_s * 1e6, 100 * fp_diff_change(o->latency_s, n->latency_s),
+                                100 * tolerance));
+    if (worse((double)o->activation_bytes, (double)n->activation_bytes, tolerance))
+        regress(d, FP_DIFF_ACTIVATION,
+                g_strdup_printf("planned activation memory %.2f MB -> %.2f MB (%+.1f%%, more than %g%%)",
+                                (double)o->activation_bytes / 1e6, (double)n->activation_bytes / 1e6,
+                                100 * fp_diff_change((double)o->activation_bytes, (double)n->activation_bytes),
+                                100 * tolerance));
+    if (d->lost->len)
+        regress(d, FP_DIFF_FUSION_LOST, g_strdup_printf("%u fusion%s lost", d->lost->len, d->lost->len == 1 ? "" : "s"));
+    return d;
+}
+
+void fp_diff_free(fp_diff *d)
+{
+    if (!d)
+        return;
+    g_ptr_array_unref(d->lost);
+    g_ptr_array_unref(d->gained);
+    g_ptr_array_unref(d->regressions);
+    g_free(d);
+}
+
+/* ---------------------------------------------------------------- shared */
+
+static char *fmt_mb(uint64_t b) { return g_strdup_printf("%.2f MB", (double)b / 1e6); }
+
+static char *fmt_change(double old_v, double new_v)
+{
+    double c = fp_diff_change(old_v, new_v);
+    if (isnan(c))
+        return g_strdup(new_v == 0 ? "=" : "new");
+    if (fabs(c) < 0.0005)
+        return g_strdup("=");
+    return g_strdup_printf("%+.1f%%", 100 * c);
+}
+
+/* Rule ids of both targets, OLD's order first. */
+static GPtrArray *all_rules(const fp_diff *d)
+{
+    GPtrArray *ids = g_ptr_array_new();
+    const fp_target *ts[2] = {d->old_r->target, d->new_r->target};
+    for (int t = 0; t < 2; t++)
+        for (char **id = ts[t]->rules; *id; id++)
+            if (!g_ptr_array_find_with_equal_func(ids, *id, g_str_equal, NULL))
+                g_ptr_array_add(ids, *id);
+    return ids;
+}
+
+static void count(const fp_fusion_list *l, const char *rule, guint *matched, guint *applied)
+{
+    *matched = *applied = 0;
+    for (guint i = 0; i < l->fusions->len; i++) {
+        const fp_fusion *f = l->fusions->pdata[i];
+        if (strcmp(f->rule, rule) == 0)
+            (*matched)++, *applied += f->applied;
+    }
+}
+
+static char *members(const fp_fusion *f)
+{
+    GString *s = g_string_new(NULL);
+    for (guint k = 0; k < f->nodes->len; k++)
+        g_string_append_printf(s, "%s%s", k ? " + " : "", (const char *)f->nodes->pdata[k]);
+    return g_string_free(s, FALSE);
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void text_stages(const fp_diff *d, FILE *out)
+{
+    fprintf(out, "%-40s %11s %11s %21s %21s %15s\n", "", "ops", "kernels", "activation memory", "est. latency",
+            "speedup");
+    fprintf(out, "%-40s %5s %5s %5s %5s %10s %10s %10s %10s %7s %7s\n", "stage", "old", "new", "old", "new", "old",
+            "new", "old", "new", "old", "new");
+    for (int i = 0; i < 3; i++) {
+        const fp_stage *o = &d->old_r->res->stages[i], *n = &d->new_r->res->stages[i];
+        g_autofree char *oa = fmt_mb(o->activation_bytes), *na = fmt_mb(n->activation_bytes);
+        fprintf(out, "%-40s %5u %5u %5u %5u %10s %10s %8.1f us %8.1f us %6.2fx %6.2fx\n", o->name, o->ops, n->ops,
+                o->kernels, n->kernels, oa, na, o->latency_s * 1e6, n->latency_s * 1e6, o->speedup, n->speedup);
+    }
+}
+
+static void text_row_mb(FILE *out, const char *what, uint64_t o, uint64_t n)
+{
+    g_autofree char *os = fmt_mb(o), *ns = fmt_mb(n), *c = fmt_change((double)o, (double)n);
+    fprintf(out, "  %-26s %12s %12s %9s\n", what, os, ns, c);
+}
+
+static void text_memory(const fp_diff *d, FILE *out, const char *bold, const char *off)
+{
+    const fp_pipeline_result *o = d->old_r->res, *n = d->new_r->res;
+    fprintf(out, "\n%s%-28s%s %12s %12s %9s\n", bold, "final graph", off, "old", "new", "change");
+    text_row_mb(out, "planned activation arena", o->stages[2].activation_bytes, n->stages[2].activation_bytes);
+    text_row_mb(out, "LOAD (floor of the order)", o->memory->lower_bound, n->memory->lower_bound);
+    text_row_mb(out, "activations without reuse", o->memory->naive_bytes, n->memory->naive_bytes);
+    text_row_mb(out, "weights", o->stages[2].weight_bytes, n->stages[2].weight_bytes);
+    g_autofree char *c = fmt_change(o->stages[2].latency_s, n->stages[2].latency_s);
+    fprintf(out, "  %-26s %9.1f us %9.1f us %9s\n", "est. latency", o->stages[2].latency_s * 1e6,
+            n->stages[2].latency_s * 1e6, c);
+    fprintf(out, "  %-26s %11.2fx %11.2fx\n", "speedup over original", o->stages[2].speedup, n->stages[2].speedup);
+    fprintf(out, "  %-26s %12u %12u\n", "kernels", o->stages[2].kernels, n->stages[2].kernels);
+    fprintf(out, "  %-26s %12u %12u\n", "layout conversions", o->stages[2].conversions, n->stages[2].conversions);
+}
+
+static void text_changed(FILE *out, const char *tag, const fp_diff_fusion *f, const char *col, const char *off)
+{
+    g_autofree char *who = members(f->applied);
+    fprintf(out, "  %s%-6s%s %-18s %s\n", col, tag, off, f->rule, who);
+    if (!f->other) {
+        fprintf(out, "         %s\n", strcmp(tag, "lost") == 0 ? "no longer a candidate (the pattern is gone)"
+                                                               : "not a candidate before");
+        return;
+    }
+    for (guint k = 0; k < f->other->reasons->len; k++) {
+        const fp_reason *why = f->other->reasons->pdata[k];
+        fprintf(out, "         %s %s: %s\n", strcmp(tag, "lost") == 0 ? "now refused by" : "was refused by",
+                why->constraint, why->message);
+        if (strcmp(tag, "lost") == 0)
+            fprintf(out, "         fix: %s\n", why->hint);
+    }
+}
+
+static void text_fusions(const fp_diff *d, FILE *out, const char *bold, const char *off, const char *red,
+                         const char *green)
+{
+    g_autoptr(GPtrArray) ids = all_rules(d);
+    fprintf(out, "\n%sfusions%s  %u lost, %u gained\n", bold, off, d->lost->len, d->gained->len);
+    fprintf(out, "  %-20s %9s %9s  (applied / matched)\n", "rule", "old", "new");
+    for (guint i = 0; i < ids->len; i++) {
+        guint om, oa, nm, na;
+        count(d->old_r->res->fusions, ids->pdata[i], &om, &oa);
+        count(d->new_r->res->fusions, ids->pdata[i], &nm, &na);
+        if (!om && !nm)
+            continue;
+        g_autofree char *os = g_strdup_printf("%u/%u", oa, om), *ns = g_strdup_printf("%u/%u", na, nm);
+        fprintf(out, "  %-20s %9s %9s\n", (const char *)ids->pdata[i], os, ns);
+    }
+    for (guint i = 0; i < d->lost->len; i++)
+        text_changed(out, "lost", d->lost->pdata[i], red, off);
+    for (guint i = 0; i < d->gained->len; i++)
+        text_changed(out, "gained", d->gained->pdata[i], green, off);
+}
+
+void fp_diff_text(const fp_diff *d, FILE *out, bool color)
+{
+    const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
+    const char *red = color ? "\033[1;31m" : "", *green = color ? "\033[1;32m" : "";
+    fprintf(out, "%sold%s     %s\n%snew%s     %s\n", bold, off, d->old_r->model->path, bold, off, d->new_r->model->path);
+    fprintf(out, "%sdevice%s  %s, target %s\n", bold, off, d->new_r->device->name, d->new_r->target->name);
+    if (d->new_r->batch_note)
+        fprintf(out, "        %s\n", d->new_r->batch_note);
+    fputc('\n', out);
+    text_stages(d, out);
+    text_memory(d, out, bold, off);
+    text_fusions(d, out, bold, off, red, green);
+    if (!d->regressions->len) {
+        fprintf(out, "\n%sno regression%s (tolerance %g%%: latency, activation memory; no fusion lost)\n", green, off,
+                100 * d->tolerance);
+        return;
+    }
+    fprintf(out, "\n%sregression%s: NEW is worse\n", red, off);
+    for (guint i = 0; i < d->regressions->len; i++)
+        fprintf(out, "  - %s\n", ((const fp_diff_regression *)d->regressions->pdata[i])->message);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void m_int(JsonBuilder *b, const char *k, gint64 v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_int_value(b, v);
+}
+
+static void m_dbl(JsonBuilder *b, const char *k, double v)
+{
+    json_builder_set_member_name(b, k);
+    if (isfinite(v))
+        json_builder_add_double_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void m_str(JsonBuilder *b, const char *k, const char *v)
+{
+    json_builder_set_member_name(b, k);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void side(JsonBuilder *b, const char *k, const fp_report *r)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_begin_object(b);
+    m_str(b, "path", r->model->path);
+    m_str(b, "device", r->device->name);
+    m_str(b, "target", r->target->name);
+    m_str(b, "batch_note", r->batch_note);
+    json_builder_end_object(b);
+}
+
+static void stage(JsonBuilder *b, const char *k, const fp_stage *s)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_begin_object(b);
+    m_int(b, "ops", s->ops);
+    m_int(b, "kernels", s->kernels);
+    m_int(b, "activation_bytes", (gint64)s->activation_bytes);
+    m_int(b, "weight_bytes", (gint64)s->weight_bytes);
+    m_dbl(b, "est_latency_s", s->latency_s);
+    m_dbl(b, "speedup", s->speedup);
+    m_int(b, "layout_conversions", s->conversions);
+    json_builder_end_object(b);
+}
+
+/* {old, new, change}: change is (new - old) / old, null when old is 0. */
+static void delta(JsonBuilder *b, const char *k, double o, double n, bool integer)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_begin_object(b);
+    if (integer) {
+        m_int(b, "old", (gint64)o);
+        m_int(b, "new", (gint64)n);
+    } else {
+        m_dbl(b, "old", o);
+        m_dbl(b, "new", n);
+    }
+    m_dbl(b, "change", fp_diff_change(o, n));
+    json_builder_end_object(b);
+}
+
+static void json_changed(JsonBuilder *b, const char *k, const GPtrArray *list)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_begin_array(b);
+    for (guint i = 0; i < list->len; i++) {
+        const fp_diff_fusion *f = list->pdata[i];
+        json_builder_begin_object(b);
+        m_str(b, "rule", f->rule);
+        m_str(b, "anchor", f->anchor);
+        json_builder_set_member_name(b, "nodes");
+        json_builder_begin_array(b);
+        for (guint n = 0; n < f->applied->nodes->len; n++)
+            json_builder_add_string_value(b, f->applied->nodes->pdata[n]);
+        json_builder_end_array(b);
+        m_str(b, "fused_op", f->applied->fused_op);
+        json_builder_set_member_name(b, "reasons");
+        json_builder_begin_array(b);
+        for (guint n = 0; f->other && n < f->other->reasons->len; n++) {
+            const fp_reason *why = f->other->reasons->pdata[n];
+            json_builder_begin_object(b);
+            m_str(b, "constraint", why->constraint);
+            m_str(b, "actual", why->actual);
+            m_str(b, "required", why->required);
+            m_str(b, "message", why->message);
+            m_str(b, "hint", why->hint);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "candidate");
+        json_builder_add_boolean_value(b, f->other != NULL);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void json_fusions(JsonBuilder *b, const fp_diff *d)
+{
+    json_builder_set_member_name(b, "fusions");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "by_rule");
+    json_builder_begin_array(b);
+    g_autoptr(GPtrArray) ids = all_rules(d);
+    for (guint i = 0; i < ids->len; i++) {
+        guint om, oa, nm, na;
+        count(d->old_r->res->fusions, ids->pdata[i], &om, &oa);
+        count(d->new_r->res->fusions, ids->pdata[i], &nm, &na);
+        if (!om && !nm)
+            continue;
+        json_builder_begin_object(b);
+        m_str(b, "rule", ids->pdata[i]);
+        m_int(b, "old_matched", om);
+        m_int(b, "old_applied", oa);
+        m_int(b, "new_matched", nm);
+        m_int(b, "new_applied", na);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_changed(b, "lost", d->lost);
+    json_changed(b, "gained", d->gained);
+    json_builder_end_object(b);
+}
+
+static void json_regression(JsonBuilder *b, const fp_diff *d)
+{
+    static const char *const kinds[] = {"latency", "activation_memory", "fusion_lost"};
+    json_builder_set_member_name(b, "regression");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "regressed");
+    json_builder_add_boolean_value(b, d->regressions->len > 0);
+    json_builder_set_member_name(b, "reasons");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < d->regressions->len; i++) {
+        const fp_diff_regression *r = d->regressions->pdata[i];
+        json_builder_begin_object(b);
+        m_str(b, "kind", kinds[r->kind]);
+        m_str(b, "message", r->message);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
+JsonNode *fp_diff_json(const fp_diff *d)
+{
+    const fp_pipeline_result *o = d->old_r->res, *n = d->new_r->res;
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    m_int(b, "schema", FP_JSON_SCHEMA);
+    side(b, "old", d->old_r);
+    side(b, "new", d->new_r);
+    m_dbl(b, "tolerance", d->tolerance);
+    json_builder_set_member_name(b, "stages");
+    json_builder_begin_array(b);
+    for (int i = 0; i < 3; i++) {
+        json_builder_begin_object(b);
+        m_str(b, "name", o->stages[i].name);
+        stage(b, "old", &o->stages[i]);
+        stage(b, "new", &n->stages[i]);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "memory");
+    json_builder_begin_object(b);
+    delta(b, "arena_bytes", (double)o->stages[2].activation_bytes, (double)n->stages[2].activation_bytes, true);
+    delta(b, "load_bytes", (double)o->memory->lower_bound, (double)n->memory->lower_bound, true);
+    delta(b, "naive_bytes", (double)o->memory->naive_bytes, (double)n->memory->naive_bytes, true);
+    delta(b, "weight_bytes", (double)o->stages[2].weight_bytes, (double)n->stages[2].weight_bytes, true);
+    json_builder_end_object(b);
+    delta(b, "latency_s", o->stages[2].latency_s, n->stages[2].latency_s, false);
+    json_fusions(b, d);
+    json_regression(b, d);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}
