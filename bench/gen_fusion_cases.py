@@ -163,7 +163,22 @@ def mobile_net(kind, blocks=4, c=16):
     return model(nodes, inits, [x], [out_info(cur, TensorProto.FLOAT)], opset=14)
 
 
+def qdq_weight():
+    """A QDQ-quantized weight (DequantizeLinear of an int8 initializer): ORT keeps Q/DQ for its
+    QDQ kernels, so the weight is not a constant initializer and Conv+BN does not fold."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])
+    inits = [numpy_helper.from_array(rng.integers(-8, 8, (8, 8, 3, 3)).astype(np.int8), "Wq"),
+             numpy_helper.from_array(np.array(0.02, np.float32), "ws"), numpy_helper.from_array(np.array(0, np.int8), "wz")]
+    inits += [w(n, [8], positive=n in ("s", "v")) for n in ("s", "b", "m", "v")]
+    nodes = [helper.make_node("DequantizeLinear", ["Wq", "ws", "wz"], ["W"], name="dq"),
+             helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1] * 4),
+             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], name="bn"),
+             helper.make_node("Relu", ["y"], ["z"], name="relu")]
+    return model(nodes, inits, [x], [out_info("z", TensorProto.FLOAT)])
+
+
 CASES = {
+    "qdq_weight": qdq_weight,
     "mobilenet_relu6": lambda: mobile_net("relu6"),
     "efficientnet_silu": lambda: mobile_net("silu"),
     "mobilenetv3_hardswish": lambda: mobile_net("hardswish"),

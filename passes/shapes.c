@@ -134,6 +134,8 @@ static bool foldable(const fp_node *n)
     case FP_OP_RANDOM_UNIFORM_LIKE: case FP_OP_BERNOULLI: case FP_OP_MULTINOMIAL:
     case FP_OP_SEQUENCE_EMPTY: case FP_OP_SEQUENCE_CONSTRUCT: case FP_OP_OPTIONAL:
         return false;
+    case FP_OP_DEQUANTIZE_LINEAR: case FP_OP_QUANTIZE_LINEAR:
+        return false; /* ONNX Runtime keeps Q/DQ pairs for its QDQ kernels: not constant-folded */
     case FP_OP_SHAPE: case FP_OP_SIZE:
         return n->inputs[0] && fp_shape_static(&n->inputs[0]->shape);
     default:
