@@ -189,7 +189,7 @@ CASES = {
     "hardsigmoid": lambda: conv_bn("HardSigmoid"),
     "clip_const": lambda: conv_bn("Clip"),
     "clip_dynamic": lambda: conv_bn("Clip", clip_dynamic=True),
-    "clip_opset6_attrs": lambda: conv_bn("Clip", opset=6, act_attrs={"min": 0.0, "max": 6.0}),
+    "clip_opset10_attrs": lambda: conv_bn("Clip", opset=10, act_attrs={"min": 0.0, "max": 6.0}),
     "elu": lambda: conv_bn("Elu"),
     "selu": lambda: conv_bn("Selu"),
     "softplus": lambda: conv_bn("Softplus"),
