@@ -8,6 +8,8 @@ For each model: ORT's optimized model is saved (bench/ort_optimize.mjs) and coun
 python3-onnx; fuseplan's `explain --format json` is counted the same way. Compared:
   - BatchNormalization nodes ORT removed  vs  conv_bn fusions fuseplan applied;
   - FusedConv nodes per `activation`      vs  conv_activation fusions per activation.
+  - the op histogram of the final graph, views aside (Reshape, Flatten, Squeeze, Unsqueeze,
+    Identity, which launch no kernel): ORT's optimized model vs fuseplan's `report` ops.
 Prints a Markdown table (for docs/benchmarks.md) and exits 1 if any count differs.
 """
 import argparse
@@ -45,6 +47,21 @@ def ort_counts(orig, opt):
     return before - after, acts
 
 
+VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}
+
+
+def ort_kernels(opt):
+    return collections.Counter(n.op_type for n in onnx.load(opt).graph.node if n.op_type not in VIEWS)
+
+
+def fuseplan_kernels(exe, model):
+    r = subprocess.run([exe, "report", "-f", "json", "--no-headroom", "--target", "ort-cpu", model],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    return collections.Counter(o["op"] for o in json.loads(r.stdout)["ops"] if o["op"] not in VIEWS)
+
+
 def fuseplan_counts(exe, model, args):
     r = subprocess.run([exe, "explain", "-f", "json", "--target", "ort-cpu"] + args + [model],
                        capture_output=True, text=True)
@@ -69,7 +86,7 @@ def main():
                        capture_output=True, text=True)
     optimized = dict(line.split("\t")[:2] for line in r.stdout.splitlines() if "\t" in line)
     failed = [l.split("\t") for l in r.stderr.splitlines() if "\tERROR\t" in l]
-    rows, bad, skipped = [], 0, []
+    rows, bad, skipped, khist_bad = [], 0, [], 0
     for m in a.models:
         if m not in optimized:
             skipped.append((m, next((f[2] for f in failed if f[0] == m), "not optimized")))
@@ -77,18 +94,26 @@ def main():
         try:
             ort_bn, ort_act = ort_counts(m, optimized[m])
             fp_bn, fp_act = fuseplan_counts(a.fuseplan, m, [])
+            ort_k, fp_k = ort_kernels(optimized[m]), fuseplan_kernels(a.fuseplan, m)
         except Exception as e:  # noqa: BLE001 - report and go on
             skipped.append((m, str(e)))
             continue
         same = ort_bn == fp_bn and ort_act == fp_act
         bad += not same
         fmt = lambda c: ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "-"
-        rows.append((m, ort_bn, fp_bn, fmt(ort_act), fmt(fp_act), "yes" if same else "**no**"))
-    print("| model | BN folded by ORT | conv_bn by fuseplan | ORT FusedConv by activation | fuseplan conv_activation | equal |")
-    print("|---|---|---|---|---|---|")
+        kdiff = ort_k - fp_k, fp_k - ort_k
+        kernels_equal = not kdiff[0] and not kdiff[1]
+        khist_bad += not kernels_equal
+        kcell = "yes (%d)" % sum(ort_k.values()) if kernels_equal else "ORT only: %s; fuseplan only: %s" % (
+            fmt(kdiff[0]), fmt(kdiff[1]))
+        rows.append((os.path.relpath(m), ort_bn, fp_bn, fmt(ort_act), fmt(fp_act), "yes" if same else "**no**", kcell))
+    print("| model | BN folded by ORT | conv_bn by fuseplan | ORT FusedConv by activation | fuseplan conv_activation | "
+          "equal | kernel histogram equal (views aside) |")
+    print("|---|---|---|---|---|---|---|")
     for row in rows:
-        print("| `%s` | %d | %d | %s | %s | %s |" % row)
-    print(f"\n{len(rows)} models compared, {len(rows) - bad} equal, {bad} different; {len(skipped)} not run")
+        print("| `%s` | %d | %d | %s | %s | %s | %s |" % row)
+    print(f"\n{len(rows)} models compared: BN folds and FusedConv activations equal on {len(rows) - bad}, different on "
+          f"{bad}; whole kernel histogram equal on {len(rows) - khist_bad}; {len(skipped)} not run")
     for m, why in skipped:
         print(f"- `{m}`: {why}")
     sys.exit(1 if bad else 0)

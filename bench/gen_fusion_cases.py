@@ -177,7 +177,19 @@ def qdq_weight():
     return model(nodes, inits, [x], [out_info("z", TensorProto.FLOAT)])
 
 
+def transformer_static():
+    """models/transformer_block.onnx with static input shapes (1x16x64): ORT then turns its 3-D
+    MatMul+Add projections into Gemms (with Reshapes around them)."""
+    m = onnx.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "transformer_block.onnx"))
+    for vi in list(m.graph.input) + list(m.graph.output):
+        for d, v in zip(vi.type.tensor_type.shape.dim, [1, 16, 64]):
+            d.ClearField("dim_param")
+            d.dim_value = v
+    return m
+
+
 CASES = {
+    "transformer_static": transformer_static,
     "qdq_weight": qdq_weight,
     "mobilenet_relu6": lambda: mobile_net("relu6"),
     "efficientnet_silu": lambda: mobile_net("silu"),

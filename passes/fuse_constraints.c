@@ -8,7 +8,7 @@
 
 const char *const fp_constraint_names[] = {
     "single_consumer", "not_graph_output", "const_inputs", "const_other", "bn_outputs_unused", "dtype_in",
-    "bn_params_1d", "max_epsilon", "min_epsilon", "per_channel", "max_rank", "bias_shape", "activation_in",
+    "bn_params_1d", "max_epsilon", "min_epsilon", "per_channel", "gemm_operands", "activation_in",
     "clip_const_bounds", "const_value", "bias_1d", "activation_operands", "rank_is", "last_axis",
     "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", NULL,
 };
@@ -101,6 +101,11 @@ static bool const_scalar(const fp_value *v, double *out)
 }
 
 static char *fmt_num(double x) { return g_strdup_printf("%g", x); }
+
+static bool sh_eq(fp_dim a, fp_dim b)
+{
+    return a.sym ? a.sym == b.sym : (a.value >= 0 && a.value == b.value && !b.sym);
+}
 
 static bool has_list(char **list, const char *s)
 {
@@ -324,39 +329,63 @@ static bool per_channel(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     return false;
 }
 
-static bool max_rank(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+/* Whether every input of the main graph is declared with a static shape in the file (what a
+ * runtime that has not been told the batch size sees). */
+static bool model_inputs_static(const fp_graph *g)
 {
-    fp_node *n = node_at(mt, c->node);
-    double limit = fp_target_num(mt->target, mt->rule->id, c);
-    for (uint32_t i = 0; n && i < n->n_inputs && i < 2; i++) {
-        fp_value *v = n->inputs[i];
-        if (v && v->shape.rank > (int32_t)limit) {
-            g_autofree char *s = fp_shape_to_string(&v->shape);
-            reason(out, c->name, g_strdup_printf("rank %d", v->shape.rank), g_strdup_printf("rank <= %g", limit),
-                   g_strdup_printf("%s %s: input '%s' has shape %s (rank %d > %g)", n->op_type, n->name, v->name, s,
-                                   v->shape.rank, limit),
-                   g_strdup("Gemm takes 2-D operands: flatten the batch dims, or let the compiler keep MatMul + Add"));
+    while (g->parent)
+        g = g->parent;
+    for (guint i = 0; i < g->inputs->len; i++)
+        if (!fp_shape_static(&((const fp_value *)g->inputs->pdata[i])->decl_shape))
             return false;
-        }
-    }
     return true;
 }
 
-static bool bias_shape(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+/* ONNX Runtime's MatMulAddFusion: B is 2-D with known dims; an A of rank 2 takes a bias [N], [1,N],
+ * [M,1] or [M,N]; any other A is reshaped to 2-D around the Gemm, which needs A's shape static as
+ * exported and a bias [N]. (Newer ORT sources also skip attention output projections; ORT 1.30,
+ * measured, fuses them.) */
+static bool gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
-    fp_node *add = node_at(mt, c->node);
-    fp_value *b = add ? other_input(mt, add) : NULL, *y = add && add->outputs[0] ? add->outputs[0] : NULL;
-    if (!b || !y || y->shape.rank < 1)
+    fp_node *mm = node_at(mt, 0), *add = node_at(mt, 1);
+    fp_value *a = mm->inputs[0], *b = mm->n_inputs > 1 ? mm->inputs[1] : NULL, *bias = add ? other_input(mt, add) : NULL;
+    g_autofree char *sa = a ? fp_shape_to_string(&a->shape) : g_strdup("?");
+    g_autofree char *sb = b ? fp_shape_to_string(&b->shape) : g_strdup("?");
+    g_autofree char *sc = bias ? fp_shape_to_string(&bias->shape) : g_strdup("?");
+    const char *why = NULL, *hint = NULL;
+    if (!b || b->shape.rank != 2 || !fp_shape_static(&b->shape)) {
+        why = "B is not a 2-D matrix of known size";
+        hint = "Gemm multiplies by a 2-D matrix; batched weights stay MatMul + Add";
+    } else if (!bias || bias->shape.rank < 0) {
+        why = "the Add's other operand has no known shape";
+        hint = "give the bias a static shape";
+    } else {
+        fp_dim n = b->shape.dims[1];
+        const fp_shape *cs = &bias->shape;
+        bool row = cs->rank == 1 && sh_eq(cs->dims[0], n);
+        if (a->shape.rank == 2) {
+            fp_dim m = a->shape.dims[0];
+            bool one0 = cs->rank == 2 && fp_dim_known(cs->dims[0]) && cs->dims[0].value == 1;
+            bool one1 = cs->rank == 2 && fp_dim_known(cs->dims[1]) && cs->dims[1].value == 1;
+            bool ok = row || (one0 && sh_eq(cs->dims[1], n)) ||
+                      (cs->rank == 2 && sh_eq(cs->dims[0], m) && (one1 || sh_eq(cs->dims[1], n)));
+            if (!ok) {
+                why = "the Add's operand does not broadcast as Gemm's C";
+                hint = "Gemm's C must be [N], [1,N], [M,1] or [M,N]";
+            }
+        } else if (!model_inputs_static(mm->graph)) {
+            why = "A is not 2-D and the model's inputs have symbolic dims, so the reshape to 2-D cannot be fixed "
+                  "at load time";
+            hint = "export with static input shapes (or keep MatMul + Add)";
+        } else if (!row) {
+            why = "A is not 2-D and the bias is not [N]";
+            hint = "a reshaped Gemm takes a 1-D bias only";
+        }
+    }
+    if (!why)
         return true;
-    int64_t n = y->shape.dims[y->shape.rank - 1].value;
-    bool ok = (b->shape.rank == 1 && (b->shape.dims[0].value == n || b->shape.dims[0].value == 1)) ||
-              (b->shape.rank == 2 && b->shape.dims[0].value == 1 && b->shape.dims[1].value == n);
-    if (ok)
-        return true;
-    g_autofree char *s = fp_shape_to_string(&b->shape);
-    reason(out, c->name, g_strdup_printf("shape %s", s), g_strdup_printf("[%" G_GINT64_FORMAT "] or [1,%" G_GINT64_FORMAT "]", n, n),
-           g_strdup_printf("%s %s: bias '%s' of shape %s is not a row vector", add->op_type, add->name, b->name, s),
-           g_strdup("Gemm's C must broadcast as a row bias"));
+    reason(out, c->name, g_strdup_printf("A %s, B %s, bias %s", sa, sb, sc), g_strdup("a Gemm-compatible MatMul + Add"),
+           g_strdup_printf("%s %s: %s", mm->op_type, mm->name, why), g_strdup(hint));
     return false;
 }
 
@@ -564,7 +593,7 @@ static const struct {
     {"single_consumer", single_consumer}, {"not_graph_output", not_graph_output}, {"const_inputs", const_inputs},
     {"const_other", const_other}, {"bn_outputs_unused", bn_outputs_unused}, {"dtype_in", dtype_in},
     {"bn_params_1d", bn_params_1d}, {"max_epsilon", max_epsilon}, {"min_epsilon", min_epsilon},
-    {"per_channel", per_channel}, {"max_rank", max_rank}, {"bias_shape", bias_shape},
+    {"per_channel", per_channel}, {"gemm_operands", gemm_operands},
     {"activation_in", activation_in}, {"clip_const_bounds", clip_const_bounds}, {"const_value", const_value},
     {"bias_1d", bias_1d}, {"activation_operands", activation_operands}, {"rank_is", rank_is},
     {"last_axis", last_axis}, {"static_weight", static_weight}, {"max_chain", max_chain},

@@ -51,13 +51,12 @@ const fp_rule fp_rules[] = {
      .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), C("const_inputs", 0, -1),
                      G("const_other", 1, -1), C("per_channel", 1, -1), CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
      .n_constraints = 6, .rewrite = FP_RW_FOLD, .act_node = -1},
-    {.id = "matmul_add_gemm", .title = "MatMul + Add(bias) -> Gemm",
-     .source = "onnxruntime MatMulAddFusion (level 1); onnxoptimizer fuse_matmul_add_bias_into_gemm",
+    {.id = "matmul_add_gemm", .title = "MatMul + Add -> Gemm (Reshapes around it for N-D inputs)",
+     .source = "onnxruntime matmul_add_fusion.cc (level 2, CPU); onnxoptimizer fuse_matmul_add_bias_into_gemm",
      .pattern = {ANCHOR("matmul", FP_OP_MATMUL), NEXT("add", 0, -1, FP_OP_ADD)}, .n_pattern = 2,
-     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), G("const_other", 1, -1),
-                     CN("max_rank", 0, 0, "max_rank", 2), C("bias_shape", 1, -1),
-                     CL("dtype_in", 0, 0, "dtypes", "float32,float64,float16,bfloat16")},
-     .n_constraints = 6, .rewrite = FP_RW_FUSE, .fused_op = "Gemm", .fused_kind = FP_OP_GEMM, .act_node = -1},
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), C("gemm_operands", 0, -1),
+                     CL("dtype_in", 0, 0, "dtypes", "float32,float16,bfloat16")},
+     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "Gemm", .fused_kind = FP_OP_GEMM, .act_node = -1},
 
     /* ---- kernel fusions (ORT level 2, CPU EP unless a target says otherwise) ---- */
     {.id = "conv_activation", .title = "Conv + activation -> FusedConv", .source = ORT_CONV_ACT,
