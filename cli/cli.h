@@ -25,6 +25,8 @@ int fp_cmd_diff(int argc, char **argv);
 int fp_cmd_memory(int argc, char **argv);
 int fp_cmd_headroom(int argc, char **argv);
 int fp_cmd_profile(int argc, char **argv);
+int fp_cmd_compare(int argc, char **argv);
+int fp_cmd_fit(int argc, char **argv);
 int fp_cmd_devices(int argc, char **argv);
 int fp_cmd_calibrate(int argc, char **argv);
 

@@ -15,6 +15,8 @@ static const fp_cmd commands[] = {
     {"memory", "activation memory after buffer reuse, its floor, a memory-aware order, the peak explained", fp_cmd_memory},
     {"headroom", "largest batch whose weights + activations + reserve fit in a device's memory", fp_cmd_headroom},
     {"profile", "summary of a measured profile: kernels, time by op and core type; GE fusion passes", fp_cmd_profile},
+    {"compare", "estimated vs measured time per op, error statistics, fusions the real compiler made", fp_cmd_compare},
+    {"fit", "fit a device profile's efficiencies and launch overhead to measured profiles", fp_cmd_fit},
     {"devices", "list the device profiles (peaks, bandwidth, memory), or show one in full", fp_cmd_devices},
     {"calibrate", "measure this machine (SGEMM FLOP/s, STREAM bandwidth) and write a device profile", fp_cmd_calibrate},
 };

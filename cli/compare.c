@@ -1,0 +1,359 @@
+/* compare.c - `fuseplan compare MODEL --profile FILE`: fuseplan's per-op estimates next to a
+ * measured profile (matched by name, then op type and shapes), error statistics, the worst
+ * outliers with their roofline bound, and the fusions the real compiler performed next to the
+ * predicted ones. Also the model-against-profile analysis `fuseplan fit` reuses (compare.h). */
+#include "compare.h"
+
+#include <string.h>
+
+#include "cli.h"
+#include "frontends/load.h"
+#include "passes/metrics.h"
+#include "reports/compare.h"
+#include "reports/json_common.h"
+
+#define DEFAULT_TOP 20
+#define DEFAULT_OUTLIERS 5
+#define AUTO_SHARE 0.10 /* measured-time share by which one stage's match must beat the other's */
+
+bool fp_cmp_stage_parse(const char *s, fp_cmp_stage *out)
+{
+    static const char *const names[] = {"auto", "original", "fused"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (fp_cmp_stage)i;
+            return true;
+        }
+    return false;
+}
+
+const char *fp_cmp_stage_name(fp_cmp_stage s) { return s == FP_STAGE_ORIGINAL ? "original" : s == FP_STAGE_FUSED ? "fused" : "auto"; }
+
+char *fp_cmp_profile_unusable(const fp_profile *p)
+{
+    if (p->format == FP_PROF_FUSION_RESULT)
+        return g_strdup_printf("%s: a fusion_result.json lists fusion passes, not kernels: nothing to compare "
+                               "(give an op_summary / kernel_details CSV or an ORT profile)", p->path);
+    guint counted = 0, aggregate = 0;
+    for (guint k = 0; k < p->kernels->len; k++) {
+        const fp_prof_kernel *pk = fp_profile_kernel(p, k);
+        aggregate += (pk->flags & FP_PROF_K_AGGREGATE) != 0;
+        counted += !(pk->flags & (FP_PROF_K_AGGREGATE | FP_PROF_K_NESTED));
+    }
+    if (aggregate && !counted)
+        return g_strdup_printf("%s: %s rows are totals per op type: they cannot be matched to nodes "
+                               "(give the kernel_details / op_summary CSV of the same run)", p->path,
+                               fp_prof_format_name(p->format));
+    if (!counted)
+        return g_strdup_printf("%s: the profile holds no kernel", p->path);
+    return NULL;
+}
+
+char *fp_cmp_no_match_message(const char *model_path, const fp_model *m, const fp_profile *p)
+{
+    GString *s = g_string_new(NULL);
+    g_string_printf(s, "%s: no kernel of the profile matches a node of %s (coverage 0 of %u kernels", p->path,
+                    model_path, p->kernels->len);
+    for (guint k = 0; k < p->kernels->len && k < 2; k++)
+        g_string_append_printf(s, "%s'%s'", k ? ", " : "; profile names ", fp_profile_kernel(p, k)->name);
+    for (guint i = 0; i < m->main->nodes->len && i < 2; i++)
+        g_string_append_printf(s, "%s'%s'", i ? ", " : "; model nodes ",
+                               ((const fp_node *)m->main->nodes->pdata[i])->name);
+    g_string_append(s, "): is it the profile of another model?");
+    return g_string_free(s, FALSE);
+}
+
+/* ---------------------------------------------------------------- input shapes */
+
+/* The dims a kernel of p recorded for input v of the main graph: the first kernel named after a
+ * node reading v whose tensor at that port agrees with v's known dims. */
+static const fp_prof_tensor *profile_dims(const fp_profile *p, const fp_value *v)
+{
+    for (uint32_t u = 0; u < v->n_uses; u++) {
+        const fp_use *use = &v->uses[u];
+        const GPtrArray *ks = use->port != UINT32_MAX ? fp_profile_find(p, use->node->name) : NULL;
+        for (guint i = 0; ks && i < ks->len; i++) {
+            const fp_prof_kernel *k = ks->pdata[i];
+            const fp_prof_tensor *t = use->port < k->n_inputs ? &k->inputs[use->port] : NULL;
+            bool ok = t && t->rank >= 0 && (v->shape.rank < 0 || v->shape.rank == t->rank);
+            for (int32_t d = 0; ok && d < t->rank; d++)
+                ok = t->dims[d] >= 0 && (v->shape.rank < 0 || !fp_dim_known(v->shape.dims[d]) ||
+                                         v->shape.dims[d].value == t->dims[d]);
+            if (ok)
+                return t;
+        }
+    }
+    return NULL;
+}
+
+/* Input shapes for m: --input, else from the profile for inputs whose shape is not static.
+ * *note says what was bound from where. */
+static GHashTable *bind_inputs(fp_model *m, const fp_profile *p, const fp_cli_model_opts *o, char **note,
+                               bool *unbound, GError **error)
+{
+    g_autoptr(GHashTable) h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (char **s = o->inputs; s && *s; s++) {
+        char *name = NULL;
+        fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
+        if (!fp_cli_parse_input_spec(m, *s, &name, shape, error))
+            return NULL;
+        g_hash_table_insert(h, name, shape);
+    }
+    GString *from = g_string_new(NULL);
+    *unbound = false;
+    for (guint i = 0; i < m->main->inputs->len && !o->inputs && !o->batch; i++) {
+        const fp_value *v = m->main->inputs->pdata[i];
+        if (fp_shape_static(&v->shape))
+            continue;
+        const fp_prof_tensor *t = profile_dims(p, v);
+        if (!t) {
+            *unbound = true;
+            continue;
+        }
+        fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
+        shape->rank = t->rank;
+        shape->dims = fp_arena_calloc(m->arena, MAX(t->rank, 1), sizeof(fp_dim));
+        GString *dims = g_string_new(NULL);
+        for (int32_t d = 0; d < t->rank; d++) {
+            shape->dims[d] = (fp_dim){t->dims[d], NULL};
+            g_string_append_printf(dims, "%s%" G_GINT64_FORMAT, d ? "x" : "", t->dims[d]);
+        }
+        g_hash_table_insert(h, g_strdup(v->name), shape);
+        g_string_append_printf(from, "%s%s %s", from->len ? ", " : "", v->name, dims->str);
+        g_string_free(dims, TRUE);
+    }
+    *note = from->len ? g_strdup_printf("%s (from the profile)", from->str) : NULL;
+    g_string_free(from, TRUE);
+    return g_steal_pointer(&h);
+}
+
+/* Loads path with its inputs bound; shapes and metrics run. */
+static fp_model *load_bound(const char *path, const fp_profile *p, const fp_cli_model_opts *o, fp_shape_opts *so,
+                            char **note, fp_diag *diag, GError **error)
+{
+    so->input_shapes = NULL;
+    g_autoptr(fp_model) m = fp_load_model(path, error);
+    if (!m)
+        return NULL;
+    bool unbound = false;
+    GHashTable *h = bind_inputs(m, p, o, note, &unbound, error);
+    if (!h)
+        return NULL;
+    *so = (fp_shape_opts){.input_shapes = h, .batch = o->batch ? o->batch : (unbound ? 1 : 0), .batch_dim = o->batch_dim};
+    if (unbound && !o->batch) {
+        g_autofree char *old = *note;
+        *note = g_strdup_printf("%s%sbatch bound to 1 for the inputs the profile does not show", old ? old : "",
+                                old ? "; " : "");
+    }
+    if (!fp_pass_shapes(m, so, diag, error)) {
+        g_prefix_error(error, "%s: ", path);
+        g_hash_table_unref(h);
+        so->input_shapes = NULL;
+        return NULL;
+    }
+    fp_pass_metrics(m, diag);
+    return g_steal_pointer(&m);
+}
+
+/* ---------------------------------------------------------------- the pair */
+
+/* Appends the entries of `from` to `to` (from is left empty). */
+static void move_diag(fp_diag *to, fp_diag *from)
+{
+    gsize n = 0;
+    gpointer *entries = g_ptr_array_steal(from->entries, &n);
+    for (gsize i = 0; i < n; i++)
+        g_ptr_array_add(to->entries, entries[i]);
+    g_free(entries);
+}
+
+static uint32_t disagreements(const fp_match_result *r) { return r->split + r->absorbed + r->unmeasured; }
+
+bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev,
+                     const fp_target *t, const fp_cli_model_opts *o, fp_cmp_stage stage, GError **error)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->diag = fp_diag_new();
+    fp_shape_opts so = {0};
+    pr->final = fp_load_model(path, error);
+    if (!pr->final)
+        return false;
+    bool unbound = false;
+    GHashTable *h = bind_inputs(pr->final, p, o, &pr->inputs_note, &unbound, error);
+    if (!h)
+        return false;
+    so = (fp_shape_opts){.input_shapes = h, .batch = o->batch ? o->batch : (unbound ? 1 : 0), .batch_dim = o->batch_dim};
+    fp_pipeline_opts po = {
+        .shapes = so,
+        .target = t,
+        .device = dev,
+        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
+                   .search_only_if_asked = true},
+        .what_if = FP_DT_UNDEFINED,
+    };
+    bool ok = fp_pipeline_run(pr->final, &po, &pr->res, pr->diag, error);
+    g_hash_table_unref(h);
+    so.input_shapes = NULL;
+    if (!ok) {
+        g_prefix_error(error, "%s: ", path);
+        return false;
+    }
+    if (stage != FP_STAGE_FUSED) {
+        g_autofree char *note = NULL;
+        pr->original = load_bound(path, p, o, &so, &note, NULL, error);
+        if (so.input_shapes)
+            g_hash_table_unref(so.input_shapes);
+        if (!pr->original)
+            return false;
+        pr->cost_original = fp_pass_cost(pr->original, dev, FP_DT_UNDEFINED, NULL);
+    }
+    fp_match_result *fused = NULL, *orig = NULL;
+    g_autoptr(fp_diag) dfused = fp_diag_new(), dorig = fp_diag_new(); /* the chosen stage's go to pr->diag */
+    if (stage != FP_STAGE_ORIGINAL)
+        fused = fp_pass_match(pr->final, pr->res.cost, pr->res.fusions, p, dfused);
+    if (stage != FP_STAGE_FUSED)
+        orig = fp_pass_match(pr->original, pr->cost_original, pr->res.fusions, p, dorig);
+    if (stage != FP_STAGE_AUTO) {
+        pr->stage = stage;
+        pr->match = fused ? fused : orig;
+        pr->stage_note = g_strdup("as asked (--stage)");
+        move_diag(pr->diag, fused ? dfused : dorig);
+        return true;
+    }
+    /* auto: fewer disagreements, unless the other graph matches clearly more measured time; ties:
+     * the fused graph */
+    double total = MAX(fused->measured_s, 1e-300);
+    double df = fused->measured_matched_s / total, dor = orig->measured_matched_s / total;
+    bool pick_orig = dor > df + AUTO_SHARE || (dor >= df - AUTO_SHARE && disagreements(orig) < disagreements(fused));
+    pr->stage = pick_orig ? FP_STAGE_ORIGINAL : FP_STAGE_FUSED;
+    pr->match = pick_orig ? orig : fused;
+    pr->other = pick_orig ? fused : orig;
+    move_diag(pr->diag, pick_orig ? dorig : dfused);
+    pr->stage_note = g_strdup_printf("auto: %u disagreements against the %s graph, %u against the %s graph "
+                                     "(units measured as several kernels, absorbed into a neighbour, or unmeasured)",
+                                     disagreements(pr->match), fp_cmp_stage_name(pr->stage), disagreements(pr->other),
+                                     pick_orig ? "fused" : "original");
+    return true;
+}
+
+void fp_cmp_pair_clear(fp_cmp_pair *pr)
+{
+    fp_match_result_free(pr->match);
+    fp_match_result_free(pr->other);
+    fp_cost_result_free(pr->cost_original);
+    fp_pipeline_result_clear(&pr->res);
+    fp_model_free(pr->original);
+    fp_model_free(pr->final);
+    fp_diag_free(pr->diag);
+    g_free(pr->stage_note);
+    g_free(pr->inputs_note);
+    memset(pr, 0, sizeof *pr);
+}
+
+/* ---------------------------------------------------------------- command */
+
+typedef struct {
+    const fp_compare_report *r;
+} emit_args;
+
+static void emit(FILE *out, gpointer data)
+{
+    emit_args *a = data;
+    fp_report_compare_text(a->r, out);
+}
+
+typedef struct {
+    const char *profile, *device, *target, *stage;
+    int top, outliers;
+} compare_opts;
+
+static int run(const char *path, const fp_cli_model_opts *o, const compare_opts *co, const char *format)
+{
+    fp_cmp_stage stage;
+    if (!fp_cmp_stage_parse(co->stage ? co->stage : "auto", &stage)) {
+        fp_cli_error("compare: --stage %s: one of auto, original, fused", co->stage);
+        return FP_EXIT_BAD;
+    }
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_profile) p = fp_profile_load(co->profile, &err);
+    g_autoptr(fp_device) dev = p ? fp_device_load(co->device ? co->device : "cpu-avx2", &err) : NULL;
+    g_autoptr(fp_target) t = dev ? fp_target_load(co->target ? co->target : dev->target, &err) : NULL;
+    if (!t) {
+        fp_cli_error("%s", err->message);
+        return FP_EXIT_BAD;
+    }
+    g_autofree char *unusable = fp_cmp_profile_unusable(p);
+    if (unusable) {
+        fp_cli_error("%s", unusable);
+        return FP_EXIT_BAD;
+    }
+    fp_cmp_pair pr;
+    if (!fp_cmp_pair_run(&pr, path, p, dev, t, o, stage, &err)) {
+        fp_cli_error("%s", err->message);
+        fp_cmp_pair_clear(&pr);
+        return FP_EXIT_BAD;
+    }
+    int rc = FP_EXIT_OK;
+    if (pr.match->matched == 0) {
+        g_autofree char *msg = fp_cmp_no_match_message(path, pr.final, p);
+        fp_cli_error("%s", msg);
+        rc = FP_EXIT_BAD;
+    } else {
+        fp_compare_report rep = {.model_path = path, .profile = p, .device = dev, .target = t->name,
+                                 .stage = fp_cmp_stage_name(pr.stage), .stage_note = pr.stage_note,
+                                 .inputs_note = pr.inputs_note, .match = pr.match,
+                                 .top = (unsigned)co->top, .outliers = (unsigned)co->outliers,
+                                 .diag = pr.diag, .verbose = o->verbose};
+        if (strcmp(format, "json") == 0) {
+            g_autoptr(JsonNode) root = fp_report_compare_json(&rep);
+            if (!fp_json_write(root, o->output, &err)) {
+                fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
+                rc = FP_EXIT_BAD;
+            }
+        } else {
+            emit_args a = {&rep};
+            rc = fp_cli_emit_text(o->output, emit, &a) ? FP_EXIT_OK : FP_EXIT_BAD;
+        }
+    }
+    fp_cmp_pair_clear(&pr);
+    return rc;
+}
+
+int fp_cmd_compare(int argc, char **argv)
+{
+    fp_cli_model_opts o = {0};
+    g_autofree char *profile = NULL, *device = NULL, *target = NULL, *stage = NULL;
+    gint top = DEFAULT_TOP, outliers = DEFAULT_OUTLIERS;
+    GOptionEntry entries[] = {
+        {"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "Measured profile (ORT JSON, Ascend CSV, Chrome trace)", "FILE"},
+        {"device", 'd', 0, G_OPTION_ARG_STRING, &device, "Device profile name or .ini (default cpu-avx2)", "NAME"},
+        {"target", 't', 0, G_OPTION_ARG_STRING, &target, "Fusion target (default: the device's)", "T"},
+        {"stage", 0, 0, G_OPTION_ARG_STRING, &stage,
+         "Graph the profile ran: original (no fusion, e.g. ORT level disabled), fused (after the target's "
+         "fusions, e.g. ORT extended) or auto (default: the one the kernels match better)", "STAGE"},
+        {"top", 0, 0, G_OPTION_ARG_INT, &top, "Rows listed, longest measured first (default 20; 0: all)", "N"},
+        {"outliers", 0, 0, G_OPTION_ARG_INT, &outliers, "Worst estimates listed (default 5)", "N"},
+        {NULL},
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("MODEL - estimated vs measured time per op, error statistics, fusions the compiler made");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    fp_cli_add_model_options(ctx, &o);
+    g_set_prgname("fuseplan compare");
+    int rc = FP_EXIT_BAD;
+    const char *format = NULL;
+    if (!fp_cli_parse(ctx, "compare", &argc, &argv))
+        ;
+    else if (argc != 2)
+        fp_cli_error("compare: expected one MODEL argument (see 'fuseplan compare --help')");
+    else if (!profile)
+        fp_cli_error("compare: --profile FILE is required");
+    else if (top < 0 || outliers < 0)
+        fp_cli_error("compare: --top and --outliers must be 0 or more");
+    else if (fp_cli_check_format("compare", (format = o.format ? o.format : "text"), "text,json")) {
+        compare_opts co = {profile, device, target, stage, top, outliers};
+        rc = run(argv[1], &o, &co, format);
+    }
+    fp_cli_model_opts_clear(&o);
+    return rc;
+}

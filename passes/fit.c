@@ -1,0 +1,583 @@
+/* fit.c - least-squares fit of a device profile's efficiencies and launch overhead to measured
+ * kernel times (see fit.h for the estimator); Levenberg-Marquardt (Marquardt, SIAM J. Appl. Math.
+ * 11(2), 1963) with a forward-difference Jacobian; leave-one-model-out cross-validation. */
+#include "passes/fit.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "passes/roofline.h"
+
+#define NP FP_FIT_NPARAM
+#define DEFAULT_PRIOR 1e-3
+#define DEFAULT_ITER 200
+#define JAC_STEP 1e-6
+/* bandwidth factor above 1: kernels stream faster than the base bandwidth (CPU caches) */
+#define MAX_BW_FACTOR 64.0
+#define E2E_ROW_WEIGHT 0.1 /* E2E: weight of a model's rows together, next to its end-to-end term */
+
+/* ---------------------------------------------------------------- statistics */
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double fp_fit_median(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, dbl_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+typedef struct {
+    double v;
+    size_t i;
+} ranked;
+
+static int ranked_cmp(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* Ranks 1..n of v (ties share their average rank) into out. */
+static void ranks(const double *v, size_t n, double *out)
+{
+    g_autofree ranked *r = g_new(ranked, n);
+    for (size_t i = 0; i < n; i++)
+        r[i] = (ranked){v[i], i};
+    qsort(r, n, sizeof *r, ranked_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && r[j + 1].v == r[i].v)
+            j++;
+        for (size_t k = i; k <= j; k++)
+            out[r[k].i] = (double)(i + j) / 2 + 1;
+        i = j + 1;
+    }
+}
+
+double fp_fit_spearman(const double *x, const double *y, size_t n)
+{
+    if (n < 3)
+        return NAN;
+    g_autofree double *rx = g_new(double, n), *ry = g_new(double, n);
+    ranks(x, n, rx);
+    ranks(y, n, ry);
+    double mx = (double)(n + 1) / 2, sxy = 0, sxx = 0, syy = 0;
+    for (size_t i = 0; i < n; i++) {
+        sxy += (rx[i] - mx) * (ry[i] - mx);
+        sxx += (rx[i] - mx) * (rx[i] - mx);
+        syy += (ry[i] - mx) * (ry[i] - mx);
+    }
+    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
+}
+
+/* ---------------------------------------------------------------- data */
+
+fp_fit_data *fp_fit_data_new(void)
+{
+    fp_fit_data *d = g_new0(fp_fit_data, 1);
+    d->ops = g_array_new(FALSE, TRUE, sizeof(fp_fit_op));
+    d->rows = g_array_new(FALSE, TRUE, sizeof(fp_fit_row));
+    d->models = g_ptr_array_new_with_free_func(g_free);
+    d->unmatched_s = g_array_new(FALSE, TRUE, sizeof(double));
+    return d;
+}
+
+void fp_fit_data_free(fp_fit_data *d)
+{
+    if (!d)
+        return;
+    for (guint i = 0; i < d->rows->len; i++)
+        g_free(g_array_index(d->rows, fp_fit_row, i).name);
+    g_array_free(d->ops, TRUE);
+    g_array_free(d->rows, TRUE);
+    g_ptr_array_free(d->models, TRUE);
+    g_array_free(d->unmatched_s, TRUE);
+    g_free(d);
+}
+
+uint32_t fp_fit_data_add_model(fp_fit_data *d, const char *name, double unmatched_s)
+{
+    g_ptr_array_add(d->models, g_strdup(name));
+    g_array_append_val(d->unmatched_s, unmatched_s);
+    return d->models->len - 1;
+}
+
+void fp_fit_data_add_row(fp_fit_data *d, uint32_t model, const char *name, const fp_fit_op *ops, uint32_t n,
+                         double fixed_s, double measured_s)
+{
+    g_assert(model < d->models->len);
+    fp_fit_row r = {.model = model, .first_op = d->ops->len, .n_ops = n, .fixed_s = fixed_s,
+                    .measured_s = measured_s, .name = g_strdup(name)};
+    g_array_append_vals(d->ops, ops, n);
+    g_array_append_val(d->rows, r);
+}
+
+bool fp_fit_row_used(const fp_fit_row *r) { return r->measured_s > 0 && r->n_ops > 0 && r->fixed_s == 0; }
+
+static const char *const objective_names[] = {"models", "rows", "share", "e2e"};
+
+const char *fp_fit_objective_name(fp_fit_objective o)
+{
+    return (unsigned)o < G_N_ELEMENTS(objective_names) ? objective_names[o] : "models";
+}
+
+bool fp_fit_objective_parse(const char *s, fp_fit_objective *out)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(objective_names); i++)
+        if (strcmp(s, objective_names[i]) == 0) {
+            *out = (fp_fit_objective)i;
+            return true;
+        }
+    return false;
+}
+
+const char *fp_fit_param_name(int i)
+{
+    if (i == FP_FIT_BW)
+        return "bandwidth";
+    if (i == FP_FIT_LAUNCH)
+        return "launch_overhead";
+    return fp_op_class_name((fp_op_class)i);
+}
+
+/* ---------------------------------------------------------------- model */
+
+static const double lo[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1e-4, [FP_FIT_BW] = 1e-3, [FP_FIT_LAUNCH] = 1e-9};
+static const double hi[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1.0, [FP_FIT_BW] = MAX_BW_FACTOR, [FP_FIT_LAUNCH] = 1e-2};
+
+static void get_params(const fp_device *d, double *v)
+{
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        v[c] = d->efficiency[c];
+    v[FP_FIT_BW] = d->bw_efficiency;
+    v[FP_FIT_LAUNCH] = d->launch_overhead;
+}
+
+/* dev = base with the parameters exp(theta) (numbers only: dev shares base's strings). */
+static void apply(const fp_device *base, const double *theta, fp_device *dev)
+{
+    *dev = *base;
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        dev->efficiency[c] = exp(theta[c]);
+    dev->bw_efficiency = exp(theta[FP_FIT_BW]);
+    dev->launch_overhead = exp(theta[FP_FIT_LAUNCH]);
+}
+
+double fp_fit_row_estimate(const fp_fit_data *d, const fp_fit_row *r, const fp_device *dev)
+{
+    double t = r->fixed_s;
+    for (uint32_t i = 0; i < r->n_ops; i++) {
+        const fp_fit_op *op = &g_array_index(d->ops, fp_fit_op, r->first_op + i);
+        t += fp_roofline_eval(dev, op->flops, op->bytes, op->dtype, op->cls).time_s;
+    }
+    return t;
+}
+
+typedef struct {
+    const fp_fit_data *d;
+    const fp_device *base;
+    GArray *rows;      /* guint: rows in the fit */
+    double *sqrt_w;    /* per entry of rows */
+    double sqrt_prior;
+    double theta0[NP]; /* log base values */
+    fp_fit_objective objective;
+    guint n_models;    /* E2E: one residual per model */
+    double *model_w;   /* E2E: sqrt weight per model (0: no row) */
+    double *meas_sum;  /* E2E: measured sum of the used rows per model */
+    guint n_res;       /* rows [+ models] + NP prior terms */
+} problem;
+
+static void residuals(const problem *pb, const double *theta, double *res)
+{
+    fp_device dev;
+    apply(pb->base, theta, &dev);
+    guint n = pb->rows->len, at = n;
+    g_autofree double *est_sum = pb->objective == FP_FIT_E2E ? g_new0(double, pb->n_models + 1) : NULL;
+    for (guint i = 0; i < n; i++) {
+        const fp_fit_row *r = &g_array_index(pb->d->rows, fp_fit_row, g_array_index(pb->rows, guint, i));
+        double est = fp_fit_row_estimate(pb->d, r, &dev);
+        res[i] = pb->sqrt_w[i] * (log(est) - log(r->measured_s));
+        if (est_sum)
+            est_sum[r->model] += est;
+    }
+    for (guint m = 0; est_sum && m < pb->n_models; m++)
+        res[at++] = pb->model_w[m] > 0 ? pb->model_w[m] * (log(est_sum[m]) - log(pb->meas_sum[m])) : 0;
+    for (int j = 0; j < NP; j++)
+        res[at + j] = pb->sqrt_prior * (theta[j] - pb->theta0[j]);
+}
+
+static double sum_sq(const double *r, guint n)
+{
+    double s = 0;
+    for (guint i = 0; i < n; i++)
+        s += r[i] * r[i];
+    return s;
+}
+
+static void clamp(double *theta)
+{
+    for (int j = 0; j < NP; j++)
+        theta[j] = CLAMP(theta[j], log(lo[j]), log(hi[j]));
+}
+
+/* Solves a x = b (n x n, row-major; a and b are destroyed) by Gaussian elimination with partial
+ * pivoting. False when singular. */
+static bool solve(double *a, double *b, double *x, int n)
+{
+    for (int c = 0; c < n; c++) {
+        int piv = c;
+        for (int r = c + 1; r < n; r++)
+            if (fabs(a[r * n + c]) > fabs(a[piv * n + c]))
+                piv = r;
+        if (fabs(a[piv * n + c]) < 1e-300)
+            return false;
+        if (piv != c) {
+            for (int k = 0; k < n; k++) {
+                double t = a[c * n + k];
+                a[c * n + k] = a[piv * n + k];
+                a[piv * n + k] = t;
+            }
+            double t = b[c];
+            b[c] = b[piv];
+            b[piv] = t;
+        }
+        for (int r = c + 1; r < n; r++) {
+            double f = a[r * n + c] / a[c * n + c];
+            for (int k = c; k < n; k++)
+                a[r * n + k] -= f * a[c * n + k];
+            b[r] -= f * b[c];
+        }
+    }
+    for (int r = n - 1; r >= 0; r--) {
+        double s = b[r];
+        for (int k = r + 1; k < n; k++)
+            s -= a[r * n + k] * x[k];
+        x[r] = s / a[r * n + r];
+    }
+    return true;
+}
+
+/* Levenberg-Marquardt from theta (in place, kept within bounds). Returns the final cost. */
+static double levenberg_marquardt(const problem *pb, double *theta, int max_iter, uint32_t *iterations)
+{
+    guint m = pb->n_res;
+    g_autofree double *res = g_new(double, m), *trial = g_new(double, m), *jac = g_new(double, (gsize)m * NP);
+    clamp(theta);
+    residuals(pb, theta, res);
+    double cost = sum_sq(res, m), mu = 1e-3;
+    for (int it = 0; it < max_iter; it++) {
+        (*iterations)++;
+        for (int j = 0; j < NP; j++) { /* forward differences, stepping inward at the upper bound */
+            double t[NP];
+            memcpy(t, theta, sizeof t);
+            double h = theta[j] + JAC_STEP > log(hi[j]) ? -JAC_STEP : JAC_STEP;
+            t[j] += h;
+            residuals(pb, t, trial);
+            for (guint i = 0; i < m; i++)
+                jac[(gsize)i * NP + j] = (trial[i] - res[i]) / h;
+        }
+        double jtj[NP * NP] = {0}, jtr[NP] = {0};
+        for (guint i = 0; i < m; i++)
+            for (int a = 0; a < NP; a++) {
+                jtr[a] += jac[(gsize)i * NP + a] * res[i];
+                for (int b = 0; b < NP; b++)
+                    jtj[a * NP + b] += jac[(gsize)i * NP + a] * jac[(gsize)i * NP + b];
+            }
+        bool improved = false;
+        while (!improved && mu < 1e12) {
+            double a[NP * NP], b[NP], step[NP], t[NP];
+            memcpy(a, jtj, sizeof a);
+            for (int j = 0; j < NP; j++) {
+                a[j * NP + j] += mu * (jtj[j * NP + j] + 1e-12);
+                b[j] = -jtr[j];
+            }
+            if (!solve(a, b, step, NP)) {
+                mu *= 10;
+                continue;
+            }
+            for (int j = 0; j < NP; j++)
+                t[j] = theta[j] + step[j];
+            clamp(t);
+            residuals(pb, t, trial);
+            double c = sum_sq(trial, m);
+            if (c < cost) {
+                bool tiny = cost - c < 1e-12 * cost + 1e-300;
+                memcpy(theta, t, sizeof t);
+                memcpy(res, trial, sizeof(double) * m);
+                cost = c;
+                mu = MAX(mu / 3, 1e-12);
+                improved = true;
+                if (tiny)
+                    return cost;
+            } else {
+                mu *= 4;
+            }
+        }
+        if (!improved)
+            break;
+    }
+    return cost;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+/* Row weights (square roots) for the objective; E2E also fills the per-model terms. */
+static void weights(problem *pb)
+{
+    const fp_fit_data *d = pb->d;
+    guint nm = d->models->len;
+    g_autofree double *total = g_new0(double, nm + 1);
+    g_autofree guint *count = g_new0(guint, nm + 1);
+    for (guint i = 0; i < pb->rows->len; i++) {
+        const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, g_array_index(pb->rows, guint, i));
+        total[r->model] += r->measured_s;
+        count[r->model]++;
+    }
+    for (guint i = 0; i < pb->rows->len; i++) {
+        const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, g_array_index(pb->rows, guint, i));
+        double w = 1;
+        switch (pb->objective) {
+        case FP_FIT_ROWS: w = 1; break;
+        case FP_FIT_MODELS: w = 1.0 / count[r->model]; break;
+        case FP_FIT_SHARE: w = MAX(r->measured_s / total[r->model], 1.0 / count[r->model]); break;
+        case FP_FIT_E2E: w = E2E_ROW_WEIGHT / count[r->model]; break;
+        }
+        pb->sqrt_w[i] = sqrt(w);
+    }
+    pb->n_models = nm;
+    if (pb->objective != FP_FIT_E2E)
+        return;
+    pb->model_w = g_new0(double, nm + 1);
+    pb->meas_sum = g_new0(double, nm + 1);
+    for (guint m = 0; m < nm; m++) {
+        pb->model_w[m] = count[m] ? 1 : 0;
+        pb->meas_sum[m] = total[m];
+    }
+}
+
+/* Fits on the used rows of every model but `skip` (-1: none). False when no row is left. */
+static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, int skip, double *theta,
+                   uint32_t *iterations)
+{
+    problem pb = {.d = d, .base = base, .rows = g_array_new(FALSE, FALSE, sizeof(guint))};
+    for (guint i = 0; i < d->rows->len; i++) {
+        const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, i);
+        if (fp_fit_row_used(r) && (int)r->model != skip)
+            g_array_append_val(pb.rows, i);
+    }
+    if (pb.rows->len == 0) {
+        g_array_free(pb.rows, TRUE);
+        return false;
+    }
+    pb.sqrt_w = g_new(double, pb.rows->len);
+    pb.objective = o->objective;
+    weights(&pb);
+    pb.sqrt_prior = sqrt(o->prior > 0 ? o->prior : 0);
+    double v[NP];
+    get_params(base, v);
+    for (int j = 0; j < NP; j++)
+        pb.theta0[j] = log(CLAMP(v[j], lo[j], hi[j]));
+    pb.n_res = pb.rows->len + (pb.objective == FP_FIT_E2E ? pb.n_models : 0) + NP;
+    /* starts: the base; efficiencies 10x lower (compute-bound everywhere); everything at its peak */
+    double best = INFINITY;
+    for (int s = 0; s < 3; s++) {
+        double t[NP];
+        memcpy(t, pb.theta0, sizeof t);
+        for (int j = 0; j < NP && s > 0; j++)
+            if (j < FP_CLASS_COUNT || (s == 2 && j == FP_FIT_BW))
+                t[j] = s == 1 ? t[j] + log(0.1) : 0;
+        double c = levenberg_marquardt(&pb, t, o->max_iter > 0 ? o->max_iter : DEFAULT_ITER, iterations);
+        if (c < best) {
+            best = c;
+            memcpy(theta, t, sizeof t);
+        }
+    }
+    g_free(pb.sqrt_w);
+    g_free(pb.model_w);
+    g_free(pb.meas_sum);
+    g_array_free(pb.rows, TRUE);
+    return true;
+}
+
+/* End-to-end and per-row errors of model `model` on dev. */
+static fp_fit_eval evaluate(const fp_fit_data *d, uint32_t model, const fp_device *dev)
+{
+    fp_fit_eval e = {.measured_s = g_array_index(d->unmatched_s, double, model)};
+    g_autofree double *est = g_new(double, d->rows->len + 1), *meas = g_new(double, d->rows->len + 1);
+    g_autofree double *ape = g_new(double, d->rows->len + 1);
+    size_t n = 0;
+    for (guint i = 0; i < d->rows->len; i++) {
+        const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, i);
+        if (r->model != model)
+            continue;
+        double t = fp_fit_row_estimate(d, r, dev);
+        e.estimated_s += t;
+        e.measured_s += r->measured_s;
+        if (t > 0 && r->measured_s > 0) {
+            est[n] = t;
+            meas[n] = r->measured_s;
+            ape[n] = 100 * fabs(t - r->measured_s) / r->measured_s;
+            n++;
+        }
+    }
+    e.rows = (uint32_t)n;
+    e.ratio = e.measured_s > 0 ? e.estimated_s / e.measured_s : NAN;
+    e.spearman = fp_fit_spearman(est, meas, n);
+    e.median_ape = fp_fit_median(ape, n);
+    return e;
+}
+
+static double rms_log(const fp_fit_data *d, const fp_device *dev)
+{
+    double s = 0;
+    guint n = 0;
+    for (guint i = 0; i < d->rows->len; i++) {
+        const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, i);
+        if (!fp_fit_row_used(r))
+            continue;
+        double e = log(fp_fit_row_estimate(d, r, dev)) - log(r->measured_s);
+        s += e * e;
+        n++;
+    }
+    return n ? sqrt(s / n) : NAN;
+}
+
+/* Rank correlation of est[] and the measurements over measured rows with an estimate. */
+static double pooled_spearman(const fp_fit_data *d, const double *est)
+{
+    g_autofree double *x = g_new(double, d->rows->len + 1), *y = g_new(double, d->rows->len + 1);
+    size_t n = 0;
+    for (guint i = 0; i < d->rows->len; i++) {
+        const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, i);
+        if (r->measured_s > 0 && est[i] > 0) {
+            x[n] = est[i];
+            y[n++] = r->measured_s;
+        }
+    }
+    return fp_fit_spearman(x, y, n);
+}
+
+/* Rows whose estimate depends on each parameter at dev. */
+static void informed(const fp_fit_data *d, const fp_device *dev, uint32_t *count)
+{
+    for (guint i = 0; i < d->rows->len; i++) {
+        const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, i);
+        if (!fp_fit_row_used(r))
+            continue;
+        bool seen[NP] = {false};
+        for (uint32_t k = 0; k < r->n_ops; k++) {
+            const fp_fit_op *op = &g_array_index(d->ops, fp_fit_op, r->first_op + k);
+            fp_roofline rl = fp_roofline_eval(dev, op->flops, op->bytes, op->dtype, op->cls);
+            if (rl.bound == FP_BOUND_COMPUTE)
+                seen[op->cls] = true;
+            else if (rl.memory_s > 0)
+                seen[FP_FIT_BW] = true;
+        }
+        seen[FP_FIT_LAUNCH] = true;
+        for (int j = 0; j < NP; j++)
+            count[j] += seen[j];
+    }
+}
+
+/* A copy of base (key file round trip) with the parameters v. */
+static fp_device *device_with(const fp_device *base, const double *v, GError **error)
+{
+    g_autoptr(GKeyFile) kf = fp_device_to_keyfile(base);
+    fp_device *dev = fp_device_from_keyfile(kf, base->path ? base->path : "fitted.ini", error);
+    if (!dev)
+        return NULL;
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        dev->efficiency[c] = v[c];
+    dev->bw_efficiency = MIN(v[FP_FIT_BW], 1.0);
+    if (v[FP_FIT_BW] > 1) /* faster than the base bandwidth: the bandwidth itself is raised */
+        dev->bandwidth = base->bandwidth * v[FP_FIT_BW];
+    dev->launch_overhead = v[FP_FIT_LAUNCH];
+    return dev;
+}
+
+fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, GError **error)
+{
+    fp_fit_opts opts = *o;
+    if (opts.prior <= 0)
+        opts.prior = DEFAULT_PRIOR;
+    g_autoptr(fp_fit_result) r = g_new0(fp_fit_result, 1);
+    double theta[NP];
+    if (!fit_on(d, base, &opts, -1, theta, &r->iterations)) {
+        g_set_error(error, FP_DEVICE_ERROR, FP_DEVICE_ERROR_INVALID,
+                    "no measured kernel to fit: every matched row is unmeasured, estimated at 0 or control flow");
+        return NULL;
+    }
+    r->objective = opts.objective;
+    r->prior = opts.prior;
+    get_params(base, r->base);
+    for (int j = 0; j < NP; j++)
+        r->params[j] = exp(theta[j]);
+    r->device = device_with(base, r->params, error);
+    if (!r->device)
+        return NULL;
+    for (guint i = 0; i < d->rows->len; i++)
+        r->rows_used += fp_fit_row_used(&g_array_index(d->rows, fp_fit_row, i));
+    informed(d, r->device, r->informed);
+    r->rms_log = rms_log(d, r->device);
+    r->base_rms_log = rms_log(d, base);
+    r->n_models = d->models->len;
+    r->base_eval = g_new0(fp_fit_eval, r->n_models + 1);
+    r->fit_eval = g_new0(fp_fit_eval, r->n_models + 1);
+    for (uint32_t m = 0; m < r->n_models; m++) {
+        r->base_eval[m] = evaluate(d, m, base);
+        r->fit_eval[m] = evaluate(d, m, r->device);
+    }
+    r->row_fit_s = g_new(double, d->rows->len + 1);
+    for (guint i = 0; i < d->rows->len; i++)
+        r->row_fit_s[i] = fp_fit_row_estimate(d, &g_array_index(d->rows, fp_fit_row, i), r->device);
+    r->spearman_fit = pooled_spearman(d, r->row_fit_s);
+    r->spearman_cv = NAN;
+    for (uint32_t m = 0; m < r->n_models; m++) {
+        r->within[0] += fabs(r->base_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
+        r->within[1] += fabs(r->fit_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
+    }
+    if (r->n_models < 2 || opts.no_cv)
+        return g_steal_pointer(&r);
+    r->cv_eval = g_new0(fp_fit_eval, r->n_models + 1);
+    r->row_cv_s = g_new(double, d->rows->len + 1);
+    for (guint i = 0; i < d->rows->len; i++)
+        r->row_cv_s[i] = NAN;
+    for (uint32_t m = 0; m < r->n_models; m++) {
+        double t[NP];
+        uint32_t iters = 0;
+        fp_device dev;
+        if (!fit_on(d, base, &opts, (int)m, t, &iters)) {
+            r->cv_eval[m] = (fp_fit_eval){.ratio = NAN, .spearman = NAN, .median_ape = NAN};
+            continue;
+        }
+        apply(base, t, &dev);
+        r->cv_eval[m] = evaluate(d, m, &dev);
+        r->within[2] += fabs(r->cv_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
+        for (guint i = 0; i < d->rows->len; i++) {
+            const fp_fit_row *row = &g_array_index(d->rows, fp_fit_row, i);
+            if (row->model == m)
+                r->row_cv_s[i] = fp_fit_row_estimate(d, row, &dev);
+        }
+    }
+    r->spearman_cv = pooled_spearman(d, r->row_cv_s);
+    return g_steal_pointer(&r);
+}
+
+void fp_fit_result_free(fp_fit_result *r)
+{
+    if (!r)
+        return;
+    fp_device_free(r->device);
+    g_free(r->base_eval);
+    g_free(r->fit_eval);
+    g_free(r->cv_eval);
+    g_free(r->row_fit_s);
+    g_free(r->row_cv_s);
+    g_free(r);
+}
