@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json_common.h"
+#include "reports/format.h"
 
 double fp_diff_change(double old_v, double new_v) { return old_v != 0 ? (new_v - old_v) / old_v : NAN; }
 
@@ -93,8 +94,6 @@ void fp_diff_free(fp_diff *d)
 
 /* ---------------------------------------------------------------- shared */
 
-static char *fmt_mb(uint64_t b) { return g_strdup_printf("%.2f MB", (double)b / 1e6); }
-
 static char *fmt_change(double old_v, double new_v)
 {
     double c = fp_diff_change(old_v, new_v);
@@ -145,7 +144,7 @@ static void text_stages(const fp_diff *d, FILE *out)
             "new", "old", "new", "old", "new");
     for (int i = 0; i < 3; i++) {
         const fp_stage *o = &d->old_r->res->stages[i], *n = &d->new_r->res->stages[i];
-        g_autofree char *oa = fmt_mb(o->activation_bytes), *na = fmt_mb(n->activation_bytes);
+        g_autofree char *oa = fp_format_mb(o->activation_bytes), *na = fp_format_mb(n->activation_bytes);
         fprintf(out, "%-40s %5u %5u %5u %5u %10s %10s %8.1f us %8.1f us %6.2fx %6.2fx\n", o->name, o->ops, n->ops,
                 o->kernels, n->kernels, oa, na, o->latency_s * 1e6, n->latency_s * 1e6, o->speedup, n->speedup);
     }
@@ -153,7 +152,7 @@ static void text_stages(const fp_diff *d, FILE *out)
 
 static void text_row_mb(FILE *out, const char *what, uint64_t o, uint64_t n)
 {
-    g_autofree char *os = fmt_mb(o), *ns = fmt_mb(n), *c = fmt_change((double)o, (double)n);
+    g_autofree char *os = fp_format_mb(o), *ns = fp_format_mb(n), *c = fmt_change((double)o, (double)n);
     fprintf(out, "  %-26s %12s %12s %9s\n", what, os, ns, c);
 }
 

@@ -30,3 +30,14 @@ char *fp_format_count(uint64_t n)
     }
     return g_string_free(s, FALSE);
 }
+
+char *fp_format_mb(uint64_t bytes) { return g_strdup_printf("%.2f MB", (double)bytes / 1e6); }
+
+char *fp_format_time(double s)
+{
+    if (s >= 1)
+        return g_strdup_printf("%.2f s", s);
+    if (s >= 1e-3)
+        return g_strdup_printf("%.2f ms", s * 1e3);
+    return g_strdup_printf("%.1f us", s * 1e6);
+}

@@ -9,5 +9,9 @@
 char *fp_format_bytes(uint64_t bytes);
 /* "25,557,032". Caller frees. */
 char *fp_format_count(uint64_t n);
+/* "1.80 MB" (decimal megabytes, as in the stage table). Caller frees. */
+char *fp_format_mb(uint64_t bytes);
+/* "2.10 s", "181.30 ms" or "110.5 us". Caller frees. */
+char *fp_format_time(double seconds);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "passes/liveness.h"
 #include "reports/memory.h"
+#include "reports/format.h"
 
 /* ---------------------------------------------------------------- live bytes per step */
 
@@ -129,17 +130,6 @@ uint64_t *fp_report_live_bytes(const fp_memory_result *m, GError **error)
 }
 
 /* ---------------------------------------------------------------- tree helpers */
-
-static char *fmt_time(double s)
-{
-    if (s >= 1)
-        return g_strdup_printf("%.2f s", s);
-    if (s >= 1e-3)
-        return g_strdup_printf("%.2f ms", s * 1e3);
-    return g_strdup_printf("%.1f us", s * 1e6);
-}
-
-static char *fmt_mb(uint64_t b) { return g_strdup_printf("%.2f MB", (double)b / 1e6); }
 
 /* A new child element with escaped text (NULL: empty). */
 static xmlNodePtr el(xmlNodePtr parent, const char *tag, const char *text)
@@ -335,11 +325,11 @@ static void cards(xmlNodePtr main, const fp_report *r)
     const fp_pipeline_result *res = r->res;
     const fp_stage *fin = &res->stages[2];
     xmlNodePtr cs = elc(main, "div", "cards", NULL);
-    g_autofree char *lat = fmt_time(fin->latency_s), *orig = fmt_time(res->stages[0].latency_s);
+    g_autofree char *lat = fp_format_time(fin->latency_s), *orig = fp_format_time(res->stages[0].latency_s);
     g_autofree char *sub = g_strdup_printf("%.2fx faster than the original %s", fin->speedup, orig);
     card(cs, "est. latency", lat, sub);
-    g_autofree char *arena = fmt_mb(fin->activation_bytes), *load = fmt_mb(res->memory->lower_bound);
-    g_autofree char *naive = fmt_mb(res->stages[0].activation_bytes);
+    g_autofree char *arena = fp_format_mb(fin->activation_bytes), *load = fp_format_mb(res->memory->lower_bound);
+    g_autofree char *naive = fp_format_mb(res->stages[0].activation_bytes);
     g_autofree char *msub = g_strdup_printf("LOAD %s; %s without fusion and reuse", load, naive);
     card(cs, "activation arena", arena, msub);
     guint matched = res->fusions->fusions->len, applied = 0;
@@ -351,7 +341,7 @@ static void cards(xmlNodePtr main, const fp_report *r)
     if (r->headroom) {
         g_autofree char *mb = g_strdup_printf("%" G_GINT64_FORMAT "%s", r->headroom->max_batch,
                                               r->headroom->at_limit ? "+" : "");
-        g_autofree char *usable = fmt_mb(r->headroom->usable);
+        g_autofree char *usable = fp_format_mb(r->headroom->usable);
         g_autofree char *hsub = g_strdup_printf("max batch on %s (%s usable)", r->device->name, usable);
         card(cs, "headroom", mb, hsub);
     } else {
@@ -375,9 +365,9 @@ static void stages(xmlNodePtr main, const fp_report *r)
         if (i == 2)
             attr(tr, "class", "final");
         g_autofree char *ops = g_strdup_printf("%u", st->ops), *k = g_strdup_printf("%u", st->kernels);
-        g_autofree char *act = fmt_mb(st->activation_bytes), *w = fmt_mb(st->weight_bytes);
+        g_autofree char *act = fp_format_mb(st->activation_bytes), *w = fp_format_mb(st->weight_bytes);
         g_autofree char *actl = g_strdup_printf("%s%s", act, st->planned ? " planned" : "");
-        g_autofree char *lat = fmt_time(st->latency_s), *sp = g_strdup_printf("%.2fx", st->speedup);
+        g_autofree char *lat = fp_format_time(st->latency_s), *sp = g_strdup_printf("%.2fx", st->speedup);
         g_autofree char *cv = g_strdup_printf("%u", st->conversions);
         td(tr, st->name, false);
         td(tr, ops, true);
@@ -605,7 +595,7 @@ static void roofline_points_svg(xmlNodePtr svg, const frame *f, const GArray *pt
         attr_num(c, "cy", fy(f, p->y));
         attr(c, "r", "6");
         attr(c, "data-op", oc->node->name);
-        g_autofree char *t = fmt_time(oc->rl.time_s);
+        g_autofree char *t = fp_format_time(oc->rl.time_s);
         elf(c, "title", "%s (%s)\n%.2f FLOP/B, %.3g GFLOP/s attained, %s, %s-bound", oc->node->name,
             oc->node->op_type, p->x, p->y / 1e9, t, fp_bound_name(oc->rl.bound));
     }
@@ -733,7 +723,7 @@ static void timeline_bars(xmlNodePtr svg, const frame *f, const fp_memory_result
         attr_num(b, "y", fy(f, (double)live[s]));
         attr_num(b, "width", bw);
         attr_num(b, "height", f->T + f->H - fy(f, (double)live[s]));
-        g_autofree char *mb = fmt_mb(live[s]);
+        g_autofree char *mb = fp_format_mb(live[s]);
         elf(b, "title", "step %u: %s %s\n%s live", s, mem->order[s]->op_type, mem->order[s]->name, mb);
     }
 }
@@ -756,7 +746,7 @@ static void timeline(xmlNodePtr s, const fp_report *r)
     xmlNodePtr svg = svg_root(fig, "timeline-chart", 880, 380, "live activation bytes per step");
     timeline_axes(svg, &f, ystep, mem->n_order);
     timeline_bars(svg, &f, mem, live);
-    g_autofree char *load = fmt_mb(mem->lower_bound), *arena = fmt_mb(mem->arena);
+    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena);
     g_autofree char *ll = g_strdup_printf("LOAD %s", load);
     level(svg, &f, "load", (double)mem->lower_bound, ll, -6);
     if (mem->arena != mem->lower_bound) {
@@ -785,7 +775,7 @@ static void memory(xmlNodePtr main, const fp_report *r)
 {
     const fp_memory_result *mem = r->res->memory;
     xmlNodePtr s = section(main, "memory", "Memory timeline");
-    g_autofree char *load = fmt_mb(mem->lower_bound), *arena = fmt_mb(mem->arena), *naive = fmt_mb(mem->naive_bytes);
+    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena), *naive = fp_format_mb(mem->naive_bytes);
     elf(s, "p", "LOAD %s (the floor for this order), arena %s (%s), without reuse %s; %u buffers, %u steps (%s "
         "order).", load, arena, mem->method ? mem->method : "best", naive, mem->n_buffers, mem->n_order, mem->schedule);
     timeline(s, r);
@@ -800,7 +790,7 @@ static void memory(xmlNodePtr main, const fp_report *r)
             const fp_memory_tensor *pt = &mem->peak[i];
             xmlNodePtr tr = el(tb, "tr", NULL);
             el(el(tr, "td", NULL), "code", pt->value ? pt->value->name : "(workspace)");
-            g_autofree char *b = fmt_mb(pt->bytes), *steps = g_strdup_printf("%u \u2013 %u", pt->first, pt->last);
+            g_autofree char *b = fp_format_mb(pt->bytes), *steps = g_strdup_printf("%u \u2013 %u", pt->first, pt->last);
             td(tr, b, true);
             td(tr, pt->producer ? pt->producer->name : "graph input", false);
             td(tr, steps, true);
@@ -905,7 +895,7 @@ static void hotspots(xmlNodePtr main, const fp_report *r)
         xmlNodePtr tr = el(tb, "tr", NULL);
         el(el(tr, "td", NULL), "code", oc->node->name);
         td(tr, oc->node->op_type, false);
-        g_autofree char *tm = fmt_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
+        g_autofree char *tm = fp_format_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
         td(tr, tm, true);
         double share = c->total_s > 0 ? 100.0 * oc->rl.time_s / c->total_s : 0;
         xmlNodePtr sh = td(tr, NULL, true);
@@ -920,7 +910,7 @@ static void hotspots(xmlNodePtr main, const fp_report *r)
         elc(el(tr, "td", NULL), "span", bcls, bound);
         td(tr, adv, false);
     }
-    g_autofree char *total = fmt_time(c->total_s);
+    g_autofree char *total = fp_format_time(c->total_s);
     elcf(s, "p", "note", "The %u costliest of %u kernels, estimated on %s; all kernels together %s.", hot->len,
          c->kernels, r->device->name, total);
 }

@@ -11,17 +11,6 @@
 
 /* ---------------------------------------------------------------- shared pieces */
 
-static char *fmt_time(double s)
-{
-    if (s >= 1)
-        return g_strdup_printf("%.2f s", s);
-    if (s >= 1e-3)
-        return g_strdup_printf("%.2f ms", s * 1e3);
-    return g_strdup_printf("%.1f us", s * 1e6);
-}
-
-static char *fmt_mb(uint64_t b) { return g_strdup_printf("%.2f MB", (double)b / 1e6); }
-
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
 {
     GArray *idx = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -113,7 +102,7 @@ void fp_report_text(const fp_report *r, FILE *out)
             "est. latency", "speedup");
     for (int i = 0; i < 3; i++) {
         const fp_stage *s = &res->stages[i];
-        g_autofree char *act = fmt_mb(s->activation_bytes), *w = fmt_mb(s->weight_bytes), *lat = fmt_time(s->latency_s);
+        g_autofree char *act = fp_format_mb(s->activation_bytes), *w = fp_format_mb(s->weight_bytes), *lat = fp_format_time(s->latency_s);
         g_autofree char *actl = g_strdup_printf("%s%s", act, s->planned ? " planned" : "");
         fprintf(out, "%-40s %6u %8u %18s %11s %13s %7.2fx\n", stage_label(s), s->ops, s->kernels, actl, w, lat,
                 s->speedup);
@@ -161,7 +150,7 @@ void fp_report_text(const fp_report *r, FILE *out)
         fprintf(out, "  ... and %u more (--verbose lists them)\n", more);
 
     const fp_memory_result *mem = res->memory;
-    g_autofree char *load = fmt_mb(mem->lower_bound), *arena = fmt_mb(mem->arena), *naive = fmt_mb(mem->naive_bytes);
+    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena), *naive = fp_format_mb(mem->naive_bytes);
     fprintf(out, "\n%smemory%s  LOAD %s (the floor for this order), arena %s (%s), without reuse %s\n", bold, off, load,
             arena, mem->method ? mem->method : "best", naive);
     if (mem->peak_node) {
@@ -169,7 +158,7 @@ void fp_report_text(const fp_report *r, FILE *out)
                 mem->peak_node->op_type, mem->peak_node->name, mem->n_peak);
         for (uint32_t i = 0; i < mem->n_peak && i < 3; i++) {
             const fp_memory_tensor *t = &mem->peak[i];
-            g_autofree char *b = fmt_mb(t->bytes);
+            g_autofree char *b = fp_format_mb(t->bytes);
             fprintf(out, "    %-36s %10s  from %s\n", t->value ? t->value->name : "(workspace)", b,
                     t->producer ? t->producer->name : "graph input");
         }
@@ -182,13 +171,13 @@ void fp_report_text(const fp_report *r, FILE *out)
     fprintf(out, "\n%shotspots%s (estimated on %s)\n", bold, off, r->device->name);
     for (guint i = 0; i < hot->len; i++) {
         const fp_op_cost *oc = &res->cost->ops[g_array_index(hot, guint, i)];
-        g_autofree char *t = fmt_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
+        g_autofree char *t = fp_format_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
         double share = res->cost->total_s > 0 ? 100.0 * oc->rl.time_s / res->cost->total_s : 0;
         fprintf(out, "  %-34s %-20s %10s %5.1f%%  %s\n", oc->node->name, oc->node->op_type, t, share, adv);
     }
     if (r->headroom) {
         const fp_headroom_result *h = r->headroom;
-        g_autofree char *cap = fmt_mb(h->usable), *at = fmt_mb(h->bytes_at_max);
+        g_autofree char *cap = fp_format_mb(h->usable), *at = fp_format_mb(h->bytes_at_max);
         fprintf(out, "\n%sheadroom%s max batch %" G_GINT64_FORMAT "%s on %s (%s usable after a 10%% reserve; %s at "
                      "that batch)\n",
                 bold, off, h->max_batch, h->at_limit ? " or more" : "", r->device->name, cap, at);
@@ -209,7 +198,7 @@ void fp_report_markdown(const fp_report *r, FILE *out)
     fprintf(out, "|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < 3; i++) {
         const fp_stage *s = &res->stages[i];
-        g_autofree char *act = fmt_mb(s->activation_bytes), *w = fmt_mb(s->weight_bytes), *lat = fmt_time(s->latency_s);
+        g_autofree char *act = fp_format_mb(s->activation_bytes), *w = fp_format_mb(s->weight_bytes), *lat = fp_format_time(s->latency_s);
         fprintf(out, "| %s | %u | %u | %s%s | %s | %s | %.2fx |\n", s->name, s->ops, s->kernels, act,
                 s->planned ? " (planned arena)" : " (no reuse)", w, lat, s->speedup);
     }
@@ -223,14 +212,14 @@ void fp_report_markdown(const fp_report *r, FILE *out)
             fprintf(out, "| %s | %u | %u | %s |\n", rows[i].rule, rows[i].applied, rows[i].matched,
                     rows[i].top_reason ? rows[i].top_reason : "");
     const fp_memory_result *mem = res->memory;
-    g_autofree char *load = fmt_mb(mem->lower_bound), *arena = fmt_mb(mem->arena), *naive = fmt_mb(mem->naive_bytes);
+    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena), *naive = fp_format_mb(mem->naive_bytes);
     fprintf(out, "\n## Memory\n\nLOAD %s, arena %s, without reuse %s; peak at step %u (`%s`).\n", load, arena, naive,
             mem->peak_step, mem->peak_node ? mem->peak_node->name : "-");
     g_autoptr(GArray) hot = fp_report_hotspots(res->cost, r->top);
     fprintf(out, "\n## Hotspots\n\n| op | type | est. time | bound | advice |\n|---|---|---|---|---|\n");
     for (guint i = 0; i < hot->len; i++) {
         const fp_op_cost *oc = &res->cost->ops[g_array_index(hot, guint, i)];
-        g_autofree char *t = fmt_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
+        g_autofree char *t = fp_format_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
         fprintf(out, "| `%s` | %s | %s | %s | %s |\n", oc->node->name, oc->node->op_type, t, fp_bound_name(oc->rl.bound),
                 adv);
     }
