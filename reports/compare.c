@@ -264,30 +264,6 @@ void fp_report_compare_text(const fp_compare_report *r, FILE *out)
 
 /* ---------------------------------------------------------------- JSON helpers */
 
-static void add_str(JsonBuilder *b, const char *member, const char *v)
-{
-    json_builder_set_member_name(b, member);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void add_int(JsonBuilder *b, const char *member, gint64 v)
-{
-    json_builder_set_member_name(b, member);
-    json_builder_add_int_value(b, v);
-}
-
-static void add_num(JsonBuilder *b, const char *member, double v)
-{
-    json_builder_set_member_name(b, member);
-    if (isfinite(v))
-        json_builder_add_double_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
 static void add_strings(JsonBuilder *b, const char *member, const GPtrArray *a)
 {
     json_builder_set_member_name(b, member);
@@ -310,25 +286,25 @@ static void json_row(JsonBuilder *b, const fp_match_result *m, const fp_match_ro
     json_builder_begin_object(b);
     add_strings(b, "kernels", kernels);
     add_strings(b, "nodes", nodes);
-    add_str(b, "op_type", row_type(m, row));
-    add_str(b, "matched_by", fp_match_how_name(row->how));
-    add_num(b, "measured_us", row->measured_s * US);
-    add_num(b, "estimated_us", row->estimated_s * US);
-    add_num(b, "ratio", ratio(row));
-    add_str(b, "bound", c && c->kernel ? fp_bound_name(c->rl.bound) : NULL);
-    add_str(b, "op_class", c ? fp_op_class_name(c->cls) : NULL);
-    add_num(b, "intensity", c ? c->rl.intensity : NAN);
+    fp_json_str(b, "op_type", row_type(m, row));
+    fp_json_str(b, "matched_by", fp_match_how_name(row->how));
+    fp_json_num(b, "measured_us", row->measured_s * US);
+    fp_json_num(b, "estimated_us", row->estimated_s * US);
+    fp_json_num(b, "ratio", ratio(row));
+    fp_json_str(b, "bound", c && c->kernel ? fp_bound_name(c->rl.bound) : NULL);
+    fp_json_str(b, "op_class", c ? fp_op_class_name(c->cls) : NULL);
+    fp_json_num(b, "intensity", c ? c->rl.intensity : NAN);
     uint64_t flops = 0, bytes = 0;
     for (guint i = 0; i < row->units->len; i++) {
         flops += m->cost->ops[g_array_index(row->units, guint, i)].flops;
         bytes += m->cost->ops[g_array_index(row->units, guint, i)].bytes;
     }
-    add_int(b, "flops", (gint64)flops);
-    add_int(b, "bytes", (gint64)bytes);
-    add_int(b, "absorbed", row->absorbed);
+    fp_json_int(b, "flops", (gint64)flops);
+    fp_json_int(b, "bytes", (gint64)bytes);
+    fp_json_int(b, "absorbed", row->absorbed);
     if (with_hint) {
         g_autofree char *h = hint(m, row);
-        add_str(b, "hint", h);
+        fp_json_str(b, "hint", h);
     }
     json_builder_end_object(b);
 }
@@ -337,17 +313,17 @@ static void json_coverage(JsonBuilder *b, const fp_match_result *m)
 {
     json_builder_set_member_name(b, "coverage");
     json_builder_begin_object(b);
-    add_int(b, "kernels", m->counted);
-    add_int(b, "matched", m->matched);
-    add_int(b, "by_name", m->by_how[FP_MATCH_NAME]);
-    add_int(b, "by_fused_name", m->by_how[FP_MATCH_FUSED_NAME]);
-    add_int(b, "by_type_shape", m->by_how[FP_MATCH_TYPE_SHAPE]);
-    add_num(b, "kernel_share", m->counted ? (double)m->matched / m->counted : 0);
-    add_num(b, "time_share", m->measured_s > 0 ? m->measured_matched_s / m->measured_s : 0);
-    add_num(b, "estimate_share", m->estimated_s > 0 ? m->estimated_matched_s / m->estimated_s : 0);
-    add_int(b, "split", m->split);
-    add_int(b, "absorbed", m->absorbed);
-    add_int(b, "unmeasured", m->unmeasured);
+    fp_json_int(b, "kernels", m->counted);
+    fp_json_int(b, "matched", m->matched);
+    fp_json_int(b, "by_name", m->by_how[FP_MATCH_NAME]);
+    fp_json_int(b, "by_fused_name", m->by_how[FP_MATCH_FUSED_NAME]);
+    fp_json_int(b, "by_type_shape", m->by_how[FP_MATCH_TYPE_SHAPE]);
+    fp_json_num(b, "kernel_share", m->counted ? (double)m->matched / m->counted : 0);
+    fp_json_num(b, "time_share", m->measured_s > 0 ? m->measured_matched_s / m->measured_s : 0);
+    fp_json_num(b, "estimate_share", m->estimated_s > 0 ? m->estimated_matched_s / m->estimated_s : 0);
+    fp_json_int(b, "split", m->split);
+    fp_json_int(b, "absorbed", m->absorbed);
+    fp_json_int(b, "unmeasured", m->unmeasured);
     json_builder_end_object(b);
 }
 
@@ -355,18 +331,18 @@ static void json_stats(JsonBuilder *b, const fp_match_result *m)
 {
     json_builder_set_member_name(b, "totals");
     json_builder_begin_object(b);
-    add_num(b, "measured_us", m->measured_s * US);
-    add_num(b, "estimated_us", m->estimated_s * US);
-    add_num(b, "ratio", m->stats.ratio);
-    add_num(b, "matched_ratio", m->stats.matched_ratio);
+    fp_json_num(b, "measured_us", m->measured_s * US);
+    fp_json_num(b, "estimated_us", m->estimated_s * US);
+    fp_json_num(b, "ratio", m->stats.ratio);
+    fp_json_num(b, "matched_ratio", m->stats.matched_ratio);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "errors");
     json_builder_begin_object(b);
-    add_int(b, "rows", m->stats.rows);
-    add_num(b, "median_abs_pct_error", m->stats.median_ape);
-    add_num(b, "spearman", m->stats.spearman);
-    add_int(b, "zero_estimate_rows", m->zero_rows);
-    add_num(b, "zero_estimate_us", m->zero_rows_s * US);
+    fp_json_int(b, "rows", m->stats.rows);
+    fp_json_num(b, "median_abs_pct_error", m->stats.median_ape);
+    fp_json_num(b, "spearman", m->stats.spearman);
+    fp_json_int(b, "zero_estimate_rows", m->zero_rows);
+    fp_json_num(b, "zero_estimate_us", m->zero_rows_s * US);
     json_builder_end_object(b);
 }
 
@@ -377,11 +353,11 @@ static void json_fusions(JsonBuilder *b, const fp_match_result *m)
     for (guint i = 0; i < m->fusions->len; i++) {
         const fp_match_fusion *f = m->fusions->pdata[i];
         json_builder_begin_object(b);
-        add_str(b, "status", fp_agree_name(f->status));
-        add_str(b, "rules", f->rules);
+        fp_json_str(b, "status", fp_agree_name(f->status));
+        fp_json_str(b, "rules", f->rules);
         add_strings(b, "nodes", f->nodes);
-        add_str(b, "kernel", f->kernel);
-        add_str(b, "kernel_type", f->kernel_type);
+        fp_json_str(b, "kernel", f->kernel);
+        fp_json_str(b, "kernel_type", f->kernel_type);
         add_strings(b, "extra", f->extra);
         json_builder_end_object(b);
     }
@@ -389,7 +365,7 @@ static void json_fusions(JsonBuilder *b, const fp_match_result *m)
     json_builder_set_member_name(b, "agreement");
     json_builder_begin_object(b);
     for (int a = 0; a < 3; a++)
-        add_int(b, fp_agree_name((fp_agree)a), m->agree[a]);
+        fp_json_int(b, fp_agree_name((fp_agree)a), m->agree[a]);
     json_builder_end_object(b);
 }
 
@@ -398,16 +374,16 @@ JsonNode *fp_report_compare_json(const fp_compare_report *r)
     const fp_match_result *m = r->match;
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    add_int(b, "schema", FP_JSON_SCHEMA);
-    add_str(b, "model", r->model_path);
-    add_str(b, "profile", r->profile->path);
-    add_str(b, "profile_format", fp_prof_format_name(r->profile->format));
-    add_int(b, "runs", r->profile->format == FP_PROF_ORT ? r->profile->runs - r->profile->warmup_runs : m->steps);
-    add_str(b, "device", r->device->name);
-    add_str(b, "target", r->target);
-    add_str(b, "stage", r->stage);
-    add_str(b, "stage_note", r->stage_note);
-    add_str(b, "inputs_note", r->inputs_note);
+    fp_json_int(b, "schema", FP_JSON_SCHEMA);
+    fp_json_str(b, "model", r->model_path);
+    fp_json_str(b, "profile", r->profile->path);
+    fp_json_str(b, "profile_format", fp_prof_format_name(r->profile->format));
+    fp_json_int(b, "runs", r->profile->format == FP_PROF_ORT ? r->profile->runs - r->profile->warmup_runs : m->steps);
+    fp_json_str(b, "device", r->device->name);
+    fp_json_str(b, "target", r->target);
+    fp_json_str(b, "stage", r->stage);
+    fp_json_str(b, "stage_note", r->stage_note);
+    fp_json_str(b, "inputs_note", r->inputs_note);
     json_coverage(b, m);
     json_stats(b, m);
     guint n = 0;
@@ -430,9 +406,9 @@ JsonNode *fp_report_compare_json(const fp_compare_report *r)
         if (!m->kernels[k].counted || m->kernels[k].how != FP_MATCH_NONE)
             continue;
         json_builder_begin_object(b);
-        add_str(b, "name", pk->name);
-        add_str(b, "op_type", pk->op_type);
-        add_num(b, "measured_us", m->kernels[k].measured_s * US);
+        fp_json_str(b, "name", pk->name);
+        fp_json_str(b, "op_type", pk->op_type);
+        fp_json_num(b, "measured_us", m->kernels[k].measured_s * US);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -508,11 +484,11 @@ static void json_eval(JsonBuilder *b, const char *member, const fp_fit_eval *e)
         return;
     }
     json_builder_begin_object(b);
-    add_num(b, "estimated_us", e->estimated_s * US);
-    add_num(b, "ratio", e->ratio);
-    add_num(b, "median_abs_pct_error", e->median_ape);
-    add_num(b, "spearman", e->spearman);
-    add_int(b, "rows", e->rows);
+    fp_json_num(b, "estimated_us", e->estimated_s * US);
+    fp_json_num(b, "ratio", e->ratio);
+    fp_json_num(b, "median_abs_pct_error", e->median_ape);
+    fp_json_num(b, "spearman", e->spearman);
+    fp_json_int(b, "rows", e->rows);
     json_builder_end_object(b);
 }
 
@@ -521,26 +497,26 @@ JsonNode *fp_report_fit_json(const fp_fit_report *r)
     const fp_fit_result *f = r->fit;
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    add_int(b, "schema", FP_JSON_SCHEMA);
-    add_str(b, "base", r->base->path ? r->base->path : r->base->name);
-    add_str(b, "output", r->output);
-    add_str(b, "objective", fp_fit_objective_name(f->objective));
-    add_num(b, "prior", f->prior);
-    add_int(b, "rows_used", f->rows_used);
-    add_int(b, "iterations", f->iterations);
+    fp_json_int(b, "schema", FP_JSON_SCHEMA);
+    fp_json_str(b, "base", r->base->path ? r->base->path : r->base->name);
+    fp_json_str(b, "output", r->output);
+    fp_json_str(b, "objective", fp_fit_objective_name(f->objective));
+    fp_json_num(b, "prior", f->prior);
+    fp_json_int(b, "rows_used", f->rows_used);
+    fp_json_int(b, "iterations", f->iterations);
     json_builder_set_member_name(b, "rms_log_error");
     json_builder_begin_object(b);
-    add_num(b, "base", f->base_rms_log);
-    add_num(b, "fitted", f->rms_log);
+    fp_json_num(b, "base", f->base_rms_log);
+    fp_json_num(b, "fitted", f->rms_log);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "parameters");
     json_builder_begin_array(b);
     for (int j = 0; j < FP_FIT_NPARAM; j++) {
         json_builder_begin_object(b);
-        add_str(b, "name", fp_fit_param_name(j));
-        add_num(b, "base", f->base[j]);
-        add_num(b, "fitted", f->params[j]);
-        add_int(b, "informed_rows", f->informed[j]);
+        fp_json_str(b, "name", fp_fit_param_name(j));
+        fp_json_num(b, "base", f->base[j]);
+        fp_json_num(b, "fitted", f->params[j]);
+        fp_json_int(b, "informed_rows", f->informed[j]);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -549,13 +525,13 @@ JsonNode *fp_report_fit_json(const fp_fit_report *r)
     for (uint32_t m = 0; m < f->n_models; m++) {
         const fp_fit_pair *pr = &r->pairs[m];
         json_builder_begin_object(b);
-        add_str(b, "model", pr->model);
-        add_str(b, "profile", pr->profile);
-        add_str(b, "stage", pr->stage);
-        add_int(b, "kernels", pr->kernels);
-        add_int(b, "matched", pr->matched);
-        add_num(b, "time_share", pr->time_share);
-        add_num(b, "measured_us", f->fit_eval[m].measured_s * US);
+        fp_json_str(b, "model", pr->model);
+        fp_json_str(b, "profile", pr->profile);
+        fp_json_str(b, "stage", pr->stage);
+        fp_json_int(b, "kernels", pr->kernels);
+        fp_json_int(b, "matched", pr->matched);
+        fp_json_num(b, "time_share", pr->time_share);
+        fp_json_num(b, "measured_us", f->fit_eval[m].measured_s * US);
         json_eval(b, "base", &f->base_eval[m]);
         json_eval(b, "fit", &f->fit_eval[m]);
         json_eval(b, "cv", f->cv_eval ? &f->cv_eval[m] : NULL);
@@ -564,18 +540,18 @@ JsonNode *fp_report_fit_json(const fp_fit_report *r)
     json_builder_end_array(b);
     json_builder_set_member_name(b, "summary");
     json_builder_begin_object(b);
-    add_int(b, "models", f->n_models);
-    add_num(b, "tolerance", FP_FIT_TOLERANCE);
-    add_int(b, "within_base", f->within[0]);
-    add_int(b, "within_fit", f->within[1]);
+    fp_json_int(b, "models", f->n_models);
+    fp_json_num(b, "tolerance", FP_FIT_TOLERANCE);
+    fp_json_int(b, "within_base", f->within[0]);
+    fp_json_int(b, "within_fit", f->within[1]);
     json_builder_set_member_name(b, "within_cv");
     if (f->cv_eval)
         json_builder_add_int_value(b, f->within[2]);
     else
         json_builder_add_null_value(b);
-    add_num(b, "spearman_fit", f->spearman_fit);
-    add_num(b, "spearman_cv", f->spearman_cv);
-    add_int(b, "rows", r->data->rows->len);
+    fp_json_num(b, "spearman_fit", f->spearman_fit);
+    fp_json_num(b, "spearman_cv", f->spearman_cv);
+    fp_json_int(b, "rows", r->data->rows->len);
     json_builder_end_object(b);
     json_builder_end_object(b);
     return json_builder_get_root(b);

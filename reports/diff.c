@@ -235,38 +235,14 @@ void fp_diff_text(const fp_diff *d, FILE *out, bool color)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void m_int(JsonBuilder *b, const char *k, gint64 v)
-{
-    json_builder_set_member_name(b, k);
-    json_builder_add_int_value(b, v);
-}
-
-static void m_dbl(JsonBuilder *b, const char *k, double v)
-{
-    json_builder_set_member_name(b, k);
-    if (isfinite(v))
-        json_builder_add_double_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void m_str(JsonBuilder *b, const char *k, const char *v)
-{
-    json_builder_set_member_name(b, k);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
 static void side(JsonBuilder *b, const char *k, const fp_report *r)
 {
     json_builder_set_member_name(b, k);
     json_builder_begin_object(b);
-    m_str(b, "path", r->model->path);
-    m_str(b, "device", r->device->name);
-    m_str(b, "target", r->target->name);
-    m_str(b, "batch_note", r->batch_note);
+    fp_json_str(b, "path", r->model->path);
+    fp_json_str(b, "device", r->device->name);
+    fp_json_str(b, "target", r->target->name);
+    fp_json_str(b, "batch_note", r->batch_note);
     json_builder_end_object(b);
 }
 
@@ -274,13 +250,13 @@ static void stage(JsonBuilder *b, const char *k, const fp_stage *s)
 {
     json_builder_set_member_name(b, k);
     json_builder_begin_object(b);
-    m_int(b, "ops", s->ops);
-    m_int(b, "kernels", s->kernels);
-    m_int(b, "activation_bytes", (gint64)s->activation_bytes);
-    m_int(b, "weight_bytes", (gint64)s->weight_bytes);
-    m_dbl(b, "est_latency_s", s->latency_s);
-    m_dbl(b, "speedup", s->speedup);
-    m_int(b, "layout_conversions", s->conversions);
+    fp_json_int(b, "ops", s->ops);
+    fp_json_int(b, "kernels", s->kernels);
+    fp_json_int(b, "activation_bytes", (gint64)s->activation_bytes);
+    fp_json_int(b, "weight_bytes", (gint64)s->weight_bytes);
+    fp_json_num(b, "est_latency_s", s->latency_s);
+    fp_json_num(b, "speedup", s->speedup);
+    fp_json_int(b, "layout_conversions", s->conversions);
     json_builder_end_object(b);
 }
 
@@ -290,13 +266,13 @@ static void delta(JsonBuilder *b, const char *k, double o, double n, bool intege
     json_builder_set_member_name(b, k);
     json_builder_begin_object(b);
     if (integer) {
-        m_int(b, "old", (gint64)o);
-        m_int(b, "new", (gint64)n);
+        fp_json_int(b, "old", (gint64)o);
+        fp_json_int(b, "new", (gint64)n);
     } else {
-        m_dbl(b, "old", o);
-        m_dbl(b, "new", n);
+        fp_json_num(b, "old", o);
+        fp_json_num(b, "new", n);
     }
-    m_dbl(b, "change", fp_diff_change(o, n));
+    fp_json_num(b, "change", fp_diff_change(o, n));
     json_builder_end_object(b);
 }
 
@@ -307,24 +283,24 @@ static void json_changed(JsonBuilder *b, const char *k, const GPtrArray *list)
     for (guint i = 0; i < list->len; i++) {
         const fp_diff_fusion *f = list->pdata[i];
         json_builder_begin_object(b);
-        m_str(b, "rule", f->rule);
-        m_str(b, "anchor", f->anchor);
+        fp_json_str(b, "rule", f->rule);
+        fp_json_str(b, "anchor", f->anchor);
         json_builder_set_member_name(b, "nodes");
         json_builder_begin_array(b);
         for (guint n = 0; n < f->applied->nodes->len; n++)
             json_builder_add_string_value(b, f->applied->nodes->pdata[n]);
         json_builder_end_array(b);
-        m_str(b, "fused_op", f->applied->fused_op);
+        fp_json_str(b, "fused_op", f->applied->fused_op);
         json_builder_set_member_name(b, "reasons");
         json_builder_begin_array(b);
         for (guint n = 0; f->other && n < f->other->reasons->len; n++) {
             const fp_reason *why = f->other->reasons->pdata[n];
             json_builder_begin_object(b);
-            m_str(b, "constraint", why->constraint);
-            m_str(b, "actual", why->actual);
-            m_str(b, "required", why->required);
-            m_str(b, "message", why->message);
-            m_str(b, "hint", why->hint);
+            fp_json_str(b, "constraint", why->constraint);
+            fp_json_str(b, "actual", why->actual);
+            fp_json_str(b, "required", why->required);
+            fp_json_str(b, "message", why->message);
+            fp_json_str(b, "hint", why->hint);
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
@@ -349,11 +325,11 @@ static void json_fusions(JsonBuilder *b, const fp_diff *d)
         if (!om && !nm)
             continue;
         json_builder_begin_object(b);
-        m_str(b, "rule", ids->pdata[i]);
-        m_int(b, "old_matched", om);
-        m_int(b, "old_applied", oa);
-        m_int(b, "new_matched", nm);
-        m_int(b, "new_applied", na);
+        fp_json_str(b, "rule", ids->pdata[i]);
+        fp_json_int(b, "old_matched", om);
+        fp_json_int(b, "old_applied", oa);
+        fp_json_int(b, "new_matched", nm);
+        fp_json_int(b, "new_applied", na);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -374,8 +350,8 @@ static void json_regression(JsonBuilder *b, const fp_diff *d)
     for (guint i = 0; i < d->regressions->len; i++) {
         const fp_diff_regression *r = d->regressions->pdata[i];
         json_builder_begin_object(b);
-        m_str(b, "kind", kinds[r->kind]);
-        m_str(b, "message", r->message);
+        fp_json_str(b, "kind", kinds[r->kind]);
+        fp_json_str(b, "message", r->message);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -387,15 +363,15 @@ JsonNode *fp_diff_json(const fp_diff *d)
     const fp_pipeline_result *o = d->old_r->res, *n = d->new_r->res;
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    m_int(b, "schema", FP_JSON_SCHEMA);
+    fp_json_int(b, "schema", FP_JSON_SCHEMA);
     side(b, "old", d->old_r);
     side(b, "new", d->new_r);
-    m_dbl(b, "tolerance", d->tolerance);
+    fp_json_num(b, "tolerance", d->tolerance);
     json_builder_set_member_name(b, "stages");
     json_builder_begin_array(b);
     for (int i = 0; i < 3; i++) {
         json_builder_begin_object(b);
-        m_str(b, "name", o->stages[i].name);
+        fp_json_str(b, "name", o->stages[i].name);
         stage(b, "old", &o->stages[i]);
         stage(b, "new", &n->stages[i]);
         json_builder_end_object(b);

@@ -77,15 +77,6 @@ void fp_report_explain_text(const fp_fusion_list *l, const fp_target *t, const f
         fprintf(out, "\nno fusion candidates%s\n", f && (f->node || f->rule) ? " match the filter" : "");
 }
 
-static void str_member(JsonBuilder *b, const char *name, const char *v)
-{
-    json_builder_set_member_name(b, name);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
 void fp_report_fusions_json(JsonBuilder *b, const fp_fusion_list *l, const fp_explain_filter *f)
 {
     json_builder_set_member_name(b, "fusions");
@@ -95,8 +86,8 @@ void fp_report_fusions_json(JsonBuilder *b, const fp_fusion_list *l, const fp_ex
         if (!keep(fu, f))
             continue;
         json_builder_begin_object(b);
-        str_member(b, "rule", fu->rule);
-        str_member(b, "anchor", fu->anchor);
+        fp_json_str(b, "rule", fu->rule);
+        fp_json_str(b, "anchor", fu->anchor);
         json_builder_set_member_name(b, "nodes");
         json_builder_begin_array(b);
         for (guint k = 0; k < fu->nodes->len; k++)
@@ -104,18 +95,18 @@ void fp_report_fusions_json(JsonBuilder *b, const fp_fusion_list *l, const fp_ex
         json_builder_end_array(b);
         json_builder_set_member_name(b, "applied");
         json_builder_add_boolean_value(b, fu->applied);
-        str_member(b, "fused_op", fu->fused_op);
-        str_member(b, "activation", fu->activation);
+        fp_json_str(b, "fused_op", fu->fused_op);
+        fp_json_str(b, "activation", fu->activation);
         json_builder_set_member_name(b, "reasons");
         json_builder_begin_array(b);
         for (guint k = 0; k < fu->reasons->len; k++) {
             const fp_reason *r = fu->reasons->pdata[k];
             json_builder_begin_object(b);
-            str_member(b, "constraint", r->constraint);
-            str_member(b, "actual", r->actual);
-            str_member(b, "required", r->required);
-            str_member(b, "message", r->message);
-            str_member(b, "hint", r->hint);
+            fp_json_str(b, "constraint", r->constraint);
+            fp_json_str(b, "actual", r->actual);
+            fp_json_str(b, "required", r->required);
+            fp_json_str(b, "message", r->message);
+            fp_json_str(b, "hint", r->hint);
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
@@ -132,8 +123,8 @@ JsonNode *fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, co
     json_builder_add_int_value(b, FP_JSON_SCHEMA);
     json_builder_set_member_name(b, "target");
     json_builder_begin_object(b);
-    str_member(b, "name", t->name);
-    str_member(b, "description", t->description);
+    fp_json_str(b, "name", t->name);
+    fp_json_str(b, "description", t->description);
     json_builder_end_object(b);
     fp_report_fusions_json(b, l, f);
     json_builder_set_member_name(b, "summary");
@@ -142,7 +133,7 @@ JsonNode *fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, co
         guint m, a;
         summary(l, t, *id, &m, &a);
         json_builder_begin_object(b);
-        str_member(b, "rule", *id);
+        fp_json_str(b, "rule", *id);
         json_builder_set_member_name(b, "matched");
         json_builder_add_int_value(b, m);
         json_builder_set_member_name(b, "applied");

@@ -1,6 +1,7 @@
 /* json_common.c - JSON pieces shared by every JSON emitter. */
 #include "json_common.h"
 
+#include <math.h>
 #include <stdio.h>
 
 void fp_json_add_shape(JsonBuilder *b, const fp_shape *s)
@@ -48,4 +49,39 @@ bool fp_json_write(JsonNode *root, const char *path, GError **error)
         return !ferror(stdout);
     }
     return g_file_set_contents(path, withnl, -1, error);
+}
+
+void fp_json_str(JsonBuilder *b, const char *member, const char *v)
+{
+    json_builder_set_member_name(b, member);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+void fp_json_int(JsonBuilder *b, const char *member, gint64 v)
+{
+    json_builder_set_member_name(b, member);
+    json_builder_add_int_value(b, v);
+}
+
+void fp_json_uint(JsonBuilder *b, const char *member, uint64_t v)
+{
+    fp_json_int(b, member, v > (uint64_t)G_MAXINT64 ? G_MAXINT64 : (gint64)v);
+}
+
+void fp_json_num(JsonBuilder *b, const char *member, double v)
+{
+    json_builder_set_member_name(b, member);
+    if (isfinite(v))
+        json_builder_add_double_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+void fp_json_bool(JsonBuilder *b, const char *member, bool v)
+{
+    json_builder_set_member_name(b, member);
+    json_builder_add_boolean_value(b, v);
 }

@@ -14,6 +14,14 @@
 void fp_json_add_shape(JsonBuilder *b, const fp_shape *s);
 /* Adds {name, dtype, shape} for a value. */
 void fp_json_add_value(JsonBuilder *b, const fp_value *v);
+/* Members of the object being built: a NULL string and a non-finite number become null; an
+ * unsigned value above INT64_MAX is clamped. */
+void fp_json_str(JsonBuilder *b, const char *member, const char *v);
+void fp_json_int(JsonBuilder *b, const char *member, gint64 v);
+void fp_json_uint(JsonBuilder *b, const char *member, uint64_t v);
+void fp_json_num(JsonBuilder *b, const char *member, double v);
+void fp_json_bool(JsonBuilder *b, const char *member, bool v);
+
 /* Serializes `root` (pretty, trailing newline) to stdout when path is NULL or "-", else writes
  * the file atomically (a failed write leaves any old file intact). */
 bool fp_json_write(JsonNode *root, const char *path, GError **error);

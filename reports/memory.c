@@ -194,27 +194,6 @@ void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const f
 
 /* ---------------------------------------------------------------- JSON */
 
-static void member_int(JsonBuilder *b, const char *name, uint64_t v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v > (uint64_t)G_MAXINT64 ? G_MAXINT64 : (gint64)v);
-}
-
-static void member_str(JsonBuilder *b, const char *name, const char *v)
-{
-    json_builder_set_member_name(b, name);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void member_bool(JsonBuilder *b, const char *name, bool v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_boolean_value(b, v);
-}
-
 static void json_diagnostics(JsonBuilder *b, const fp_diag *diag)
 {
     json_builder_set_member_name(b, "diagnostics");
@@ -222,10 +201,10 @@ static void json_diagnostics(JsonBuilder *b, const fp_diag *diag)
     for (guint i = 0; diag && i < diag->entries->len; i++) {
         const fp_diag_entry *e = diag->entries->pdata[i];
         json_builder_begin_object(b);
-        member_str(b, "level", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
-        member_str(b, "code", e->code);
-        member_str(b, "node", e->node);
-        member_str(b, "message", e->message);
+        fp_json_str(b, "level", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
+        fp_json_str(b, "code", e->code);
+        fp_json_str(b, "node", e->node);
+        fp_json_str(b, "message", e->message);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -234,15 +213,15 @@ static void json_diagnostics(JsonBuilder *b, const fp_diag *diag)
 static void json_tensor(JsonBuilder *b, const fp_memory_tensor *t)
 {
     json_builder_begin_object(b);
-    member_str(b, "name", tensor_name(t));
-    member_int(b, "bytes", t->bytes);
-    member_int(b, "offset", t->offset);
-    member_str(b, "producer", t->input ? NULL : t->producer->name);
-    member_str(b, "last_consumer", t->last_reader ? t->last_reader->name : NULL);
-    member_int(b, "first_step", t->first);
-    member_int(b, "last_step", t->last);
-    member_int(b, "values", t->values);
-    member_str(b, "kind", t->ws_node ? "workspace" : t->input ? "input" : t->output ? "output" : "activation");
+    fp_json_str(b, "name", tensor_name(t));
+    fp_json_uint(b, "bytes", t->bytes);
+    fp_json_uint(b, "offset", t->offset);
+    fp_json_str(b, "producer", t->input ? NULL : t->producer->name);
+    fp_json_str(b, "last_consumer", t->last_reader ? t->last_reader->name : NULL);
+    fp_json_uint(b, "first_step", t->first);
+    fp_json_uint(b, "last_step", t->last);
+    fp_json_uint(b, "values", t->values);
+    fp_json_str(b, "kind", t->ws_node ? "workspace" : t->input ? "input" : t->output ? "output" : "activation");
     json_builder_end_object(b);
 }
 
@@ -250,24 +229,24 @@ JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, co
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    member_int(b, "schema", FP_JSON_SCHEMA);
-    member_str(b, "path", m->path);
-    member_str(b, "graph", r->graph->name);
+    fp_json_uint(b, "schema", FP_JSON_SCHEMA);
+    fp_json_str(b, "path", m->path);
+    fp_json_str(b, "graph", r->graph->name);
     json_builder_set_member_name(b, "memory");
     json_builder_begin_object(b);
-    member_str(b, "strategy", fp_memplan_strategy_name(r->opts.strategy));
-    member_str(b, "method", r->method);
-    member_str(b, "schedule", r->schedule);
-    member_int(b, "alignment", r->align);
-    member_int(b, "lower_bound_bytes", r->lower_bound);
-    member_int(b, "arena_bytes", r->arena);
-    member_int(b, "naive_bytes", r->naive_bytes);
+    fp_json_str(b, "strategy", fp_memplan_strategy_name(r->opts.strategy));
+    fp_json_str(b, "method", r->method);
+    fp_json_str(b, "schedule", r->schedule);
+    fp_json_uint(b, "alignment", r->align);
+    fp_json_uint(b, "lower_bound_bytes", r->lower_bound);
+    fp_json_uint(b, "arena_bytes", r->arena);
+    fp_json_uint(b, "naive_bytes", r->naive_bytes);
     json_builder_set_member_name(b, "fragmentation");
     json_builder_add_double_value(b, r->lower_bound ? (double)r->arena / (double)r->lower_bound - 1.0 : 0.0);
-    member_int(b, "weight_bytes", r->weight_bytes);
+    fp_json_uint(b, "weight_bytes", r->weight_bytes);
     uint64_t total;
-    member_int(b, "total_bytes", g_uint64_checked_add(&total, r->weight_bytes, r->arena) ? total : UINT64_MAX);
-    member_int(b, "workspace_bytes", r->workspace_bytes);
+    fp_json_uint(b, "total_bytes", g_uint64_checked_add(&total, r->weight_bytes, r->arena) ? total : UINT64_MAX);
+    fp_json_uint(b, "workspace_bytes", r->workspace_bytes);
     json_builder_set_member_name(b, "strategies");
     json_builder_begin_object(b);
     for (unsigned s = 0; s < FP_MEMPLAN_COUNT; s++) {
@@ -280,29 +259,29 @@ JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, co
     json_builder_end_object(b);
     json_builder_set_member_name(b, "schedules");
     json_builder_begin_object(b);
-    member_int(b, "given_lower_bound_bytes", r->lower_bound_given);
+    fp_json_uint(b, "given_lower_bound_bytes", r->lower_bound_given);
     json_builder_set_member_name(b, "optimized_lower_bound_bytes");
     if (r->schedule_searched)
         json_builder_add_int_value(b, (gint64)MIN(r->lower_bound_optimized, (uint64_t)G_MAXINT64));
     else
         json_builder_add_null_value(b);
-    member_str(b, "method", r->schedule_searched ? r->schedule_method : NULL);
-    member_bool(b, "proven_minimal", r->schedule_searched && r->schedule_exact);
-    member_int(b, "segments", r->n_segments);
+    fp_json_str(b, "method", r->schedule_searched ? r->schedule_method : NULL);
+    fp_json_bool(b, "proven_minimal", r->schedule_searched && r->schedule_exact);
+    fp_json_uint(b, "segments", r->n_segments);
     json_builder_set_member_name(b, "optimized_order");
     json_builder_begin_array(b);
     for (uint32_t i = 0; r->opts.schedule == FP_SCHEDULE_OPTIMIZED && i < r->n_order; i++)
         json_builder_add_string_value(b, r->order[i]->name);
     json_builder_end_array(b);
     json_builder_end_object(b);
-    member_int(b, "steps", r->n_order);
-    member_int(b, "buffers", r->n_buffers);
-    member_int(b, "views", r->n_views);
-    member_int(b, "inplace", r->n_inplace);
-    member_int(b, "fused_values", r->n_fused);
-    member_int(b, "unknown_size_values", r->n_unknown);
-    member_int(b, "peak_step", r->peak_step);
-    member_str(b, "peak_node", r->peak_node ? r->peak_node->name : NULL);
+    fp_json_uint(b, "steps", r->n_order);
+    fp_json_uint(b, "buffers", r->n_buffers);
+    fp_json_uint(b, "views", r->n_views);
+    fp_json_uint(b, "inplace", r->n_inplace);
+    fp_json_uint(b, "fused_values", r->n_fused);
+    fp_json_uint(b, "unknown_size_values", r->n_unknown);
+    fp_json_uint(b, "peak_step", r->peak_step);
+    fp_json_str(b, "peak_node", r->peak_node ? r->peak_node->name : NULL);
     json_builder_set_member_name(b, "peak_tensors");
     json_builder_begin_array(b);
     for (uint32_t i = 0; i < r->n_peak; i++)
@@ -358,28 +337,28 @@ JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    member_int(b, "schema", FP_JSON_SCHEMA);
-    member_str(b, "path", m->path);
+    fp_json_uint(b, "schema", FP_JSON_SCHEMA);
+    fp_json_str(b, "path", m->path);
     json_builder_set_member_name(b, "headroom");
     json_builder_begin_object(b);
-    member_int(b, "max_batch", (uint64_t)res->max_batch);
-    member_int(b, "bytes_at_max", res->bytes_at_max);
-    member_int(b, "weight_bytes", res->weight_bytes);
-    member_int(b, "arena_bytes_at_max", res->arena_at_max);
+    fp_json_uint(b, "max_batch", (uint64_t)res->max_batch);
+    fp_json_uint(b, "bytes_at_max", res->bytes_at_max);
+    fp_json_uint(b, "weight_bytes", res->weight_bytes);
+    fp_json_uint(b, "arena_bytes_at_max", res->arena_at_max);
     json_builder_set_member_name(b, "bytes_above_max");
     if (res->at_limit)
         json_builder_add_null_value(b);
     else
         json_builder_add_int_value(b, (gint64)MIN(res->bytes_above, (uint64_t)G_MAXINT64));
-    member_int(b, "capacity_bytes", q->capacity);
-    member_int(b, "reserve_bytes", q->reserve);
-    member_int(b, "usable_bytes", res->usable);
-    member_str(b, "device", q->device);
-    member_str(b, "batch_dim", q->batch_dim);
-    member_str(b, "strategy", fp_memplan_strategy_name(q->mem->strategy));
-    member_str(b, "schedule", q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given");
-    member_int(b, "evaluations", res->evaluations);
-    member_bool(b, "at_search_limit", res->at_limit);
+    fp_json_uint(b, "capacity_bytes", q->capacity);
+    fp_json_uint(b, "reserve_bytes", q->reserve);
+    fp_json_uint(b, "usable_bytes", res->usable);
+    fp_json_str(b, "device", q->device);
+    fp_json_str(b, "batch_dim", q->batch_dim);
+    fp_json_str(b, "strategy", fp_memplan_strategy_name(q->mem->strategy));
+    fp_json_str(b, "schedule", q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given");
+    fp_json_uint(b, "evaluations", res->evaluations);
+    fp_json_bool(b, "at_search_limit", res->at_limit);
     json_builder_end_object(b);
     json_diagnostics(b, diag);
     json_builder_end_object(b);

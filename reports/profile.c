@@ -147,30 +147,6 @@ void fp_report_profile_text(const fp_profile *p, guint top, FILE *out)
 
 /* ---- JSON ---- */
 
-static void add_str(JsonBuilder *b, const char *member, const char *v)
-{
-    json_builder_set_member_name(b, member);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void add_int(JsonBuilder *b, const char *member, gint64 v)
-{
-    json_builder_set_member_name(b, member);
-    json_builder_add_int_value(b, v);
-}
-
-static void add_num(JsonBuilder *b, const char *member, double v)
-{
-    json_builder_set_member_name(b, member);
-    if (isnan(v))
-        json_builder_add_null_value(b);
-    else
-        json_builder_add_double_value(b, v);
-}
-
 static void json_tensors(JsonBuilder *b, const char *member, const fp_prof_tensor *t, uint32_t n)
 {
     json_builder_set_member_name(b, member);
@@ -186,9 +162,9 @@ static void json_tensors(JsonBuilder *b, const char *member, const fp_prof_tenso
                 json_builder_add_int_value(b, t[i].dims[d]);
             json_builder_end_array(b);
         }
-        add_str(b, "dtype", t[i].dt != FP_DT_UNDEFINED ? fp_dtype_name(t[i].dt) : NULL);
-        add_str(b, "dtype_raw", t[i].dtype);
-        add_str(b, "layout", t[i].layout);
+        fp_json_str(b, "dtype", t[i].dt != FP_DT_UNDEFINED ? fp_dtype_name(t[i].dt) : NULL);
+        fp_json_str(b, "dtype_raw", t[i].dtype);
+        fp_json_str(b, "layout", t[i].layout);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -202,11 +178,11 @@ static void json_groups(JsonBuilder *b, const fp_profile *p, fp_prof_group_by by
     json_builder_begin_array(b);
     for (guint i = 0; i < n; i++) {
         json_builder_begin_object(b);
-        add_str(b, by == FP_PROF_BY_CORE ? "core" : "op_type", g[i].key);
-        add_int(b, "kernels", (gint64)g[i].kernels);
-        add_int(b, "calls", (gint64)g[i].calls);
-        add_num(b, "total_us", g[i].total_us);
-        add_num(b, "percent", percent(g[i].total_us, p->total_us));
+        fp_json_str(b, by == FP_PROF_BY_CORE ? "core" : "op_type", g[i].key);
+        fp_json_int(b, "kernels", (gint64)g[i].kernels);
+        fp_json_int(b, "calls", (gint64)g[i].calls);
+        fp_json_num(b, "total_us", g[i].total_us);
+        fp_json_num(b, "percent", percent(g[i].total_us, p->total_us));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -221,13 +197,13 @@ static void json_top(JsonBuilder *b, const fp_profile *p, guint top)
     for (guint i = 0; i < n; i++) {
         const fp_prof_kernel *k = fp_profile_kernel(p, order[i]);
         json_builder_begin_object(b);
-        add_str(b, "name", k->name);
-        add_str(b, "op_type", k->op_type);
-        add_str(b, "core", k->core);
-        add_num(b, "start_us", k->start_us);
-        add_num(b, "dur_us", k->dur_us);
-        add_int(b, "count", k->count);
-        add_int(b, "step", k->step);
+        fp_json_str(b, "name", k->name);
+        fp_json_str(b, "op_type", k->op_type);
+        fp_json_str(b, "core", k->core);
+        fp_json_num(b, "start_us", k->start_us);
+        fp_json_num(b, "dur_us", k->dur_us);
+        fp_json_int(b, "count", k->count);
+        fp_json_int(b, "step", k->step);
         json_builder_set_member_name(b, "nested");
         json_builder_add_boolean_value(b, (k->flags & FP_PROF_K_NESTED) != 0);
         json_tensors(b, "inputs", k->inputs, k->n_inputs);
@@ -245,12 +221,12 @@ static void json_passes(JsonBuilder *b, const fp_profile *p)
     for (guint i = 0; i < p->passes->len; i++) {
         const fp_prof_pass *s = fp_profile_pass(p, order[i]);
         json_builder_begin_object(b);
-        add_str(b, "name", s->name);
-        add_str(b, "kind", fp_prof_pass_kind_name(s->kind));
-        add_int(b, "match_times", (gint64)MIN(s->match_times, (uint64_t)G_MAXINT64));
-        add_int(b, "effect_times", (gint64)MIN(s->effect_times, (uint64_t)G_MAXINT64));
-        add_int(b, "repository_hit_times", (gint64)MIN(s->repository_hit_times, (uint64_t)G_MAXINT64));
-        add_int(b, "graphs", s->graphs);
+        fp_json_str(b, "name", s->name);
+        fp_json_str(b, "kind", fp_prof_pass_kind_name(s->kind));
+        fp_json_int(b, "match_times", (gint64)MIN(s->match_times, (uint64_t)G_MAXINT64));
+        fp_json_int(b, "effect_times", (gint64)MIN(s->effect_times, (uint64_t)G_MAXINT64));
+        fp_json_int(b, "repository_hit_times", (gint64)MIN(s->repository_hit_times, (uint64_t)G_MAXINT64));
+        fp_json_int(b, "graphs", s->graphs);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -260,19 +236,19 @@ JsonNode *fp_report_profile_json(const fp_profile *p, guint top)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    add_int(b, "schema", FP_JSON_SCHEMA);
-    add_str(b, "path", p->path);
-    add_str(b, "format", fp_prof_format_name(p->format));
-    add_str(b, "layout", p->layout);
+    fp_json_int(b, "schema", FP_JSON_SCHEMA);
+    fp_json_str(b, "path", p->path);
+    fp_json_str(b, "format", fp_prof_format_name(p->format));
+    fp_json_str(b, "layout", p->layout);
     bool fusion = p->format == FP_PROF_FUSION_RESULT;
-    add_int(b, "kernels", fusion ? 0 : (gint64)p->records);
-    add_int(b, "pass_entries", fusion ? (gint64)p->records : 0);
-    add_int(b, "nodes", p->kernels->len);
-    add_num(b, "total_us", p->total_us);
-    add_int(b, "runs", p->runs);
-    add_int(b, "warmup_runs", p->warmup_runs);
-    add_int(b, "steps", p->steps);
-    add_int(b, "graphs", p->graphs);
+    fp_json_int(b, "kernels", fusion ? 0 : (gint64)p->records);
+    fp_json_int(b, "pass_entries", fusion ? (gint64)p->records : 0);
+    fp_json_int(b, "nodes", p->kernels->len);
+    fp_json_num(b, "total_us", p->total_us);
+    fp_json_int(b, "runs", p->runs);
+    fp_json_int(b, "warmup_runs", p->warmup_runs);
+    fp_json_int(b, "steps", p->steps);
+    fp_json_int(b, "graphs", p->graphs);
     json_groups(b, p, FP_PROF_BY_OP_TYPE);
     json_groups(b, p, FP_PROF_BY_CORE);
     json_top(b, p, top);

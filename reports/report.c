@@ -230,58 +230,34 @@ void fp_report_markdown(const fp_report *r, FILE *out)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void m_int(JsonBuilder *b, const char *k, gint64 v)
-{
-    json_builder_set_member_name(b, k);
-    json_builder_add_int_value(b, v);
-}
-
-static void m_dbl(JsonBuilder *b, const char *k, double v)
-{
-    json_builder_set_member_name(b, k);
-    if (isfinite(v))
-        json_builder_add_double_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void m_str(JsonBuilder *b, const char *k, const char *v)
-{
-    json_builder_set_member_name(b, k);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
 JsonNode *fp_report_json(const fp_report *r)
 {
     const fp_pipeline_result *res = r->res;
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    m_int(b, "schema", FP_JSON_SCHEMA);
-    m_str(b, "path", r->model->path);
-    m_str(b, "format", r->model->format);
-    m_str(b, "device", r->device->name);
-    m_str(b, "target", r->target->name);
-    m_str(b, "batch_note", r->batch_note);
-    m_str(b, "what_if_dtype", r->what_if != FP_DT_UNDEFINED ? fp_dtype_name(r->what_if) : NULL);
+    fp_json_int(b, "schema", FP_JSON_SCHEMA);
+    fp_json_str(b, "path", r->model->path);
+    fp_json_str(b, "format", r->model->format);
+    fp_json_str(b, "device", r->device->name);
+    fp_json_str(b, "target", r->target->name);
+    fp_json_str(b, "batch_note", r->batch_note);
+    fp_json_str(b, "what_if_dtype", r->what_if != FP_DT_UNDEFINED ? fp_dtype_name(r->what_if) : NULL);
     json_builder_set_member_name(b, "stages");
     json_builder_begin_array(b);
     for (int i = 0; i < 3; i++) {
         const fp_stage *s = &res->stages[i];
         json_builder_begin_object(b);
-        m_str(b, "name", s->name);
-        m_int(b, "ops", s->ops);
-        m_int(b, "kernels", s->kernels);
-        m_int(b, "folded_ops", s->folded);
-        m_int(b, "activation_bytes", (gint64)s->activation_bytes);
+        fp_json_str(b, "name", s->name);
+        fp_json_int(b, "ops", s->ops);
+        fp_json_int(b, "kernels", s->kernels);
+        fp_json_int(b, "folded_ops", s->folded);
+        fp_json_int(b, "activation_bytes", (gint64)s->activation_bytes);
         json_builder_set_member_name(b, "activation_planned");
         json_builder_add_boolean_value(b, s->planned);
-        m_int(b, "weight_bytes", (gint64)s->weight_bytes);
-        m_dbl(b, "est_latency_s", s->latency_s);
-        m_dbl(b, "speedup", s->speedup);
-        m_int(b, "layout_conversions", s->conversions);
+        fp_json_int(b, "weight_bytes", (gint64)s->weight_bytes);
+        fp_json_num(b, "est_latency_s", s->latency_s);
+        fp_json_num(b, "speedup", s->speedup);
+        fp_json_int(b, "layout_conversions", s->conversions);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -290,14 +266,14 @@ JsonNode *fp_report_json(const fp_report *r)
     for (uint32_t i = 0; i < res->cost->n_ops; i++) {
         const fp_op_cost *oc = &res->cost->ops[i];
         json_builder_begin_object(b);
-        m_str(b, "name", oc->node->name);
-        m_str(b, "op", oc->node->op_type);
-        m_int(b, "flops", (gint64)oc->flops);
-        m_int(b, "bytes", (gint64)oc->bytes);
-        m_dbl(b, "intensity", oc->bytes ? (double)oc->flops / (double)oc->bytes : 0);
-        m_str(b, "bound", fp_bound_name(oc->rl.bound));
-        m_dbl(b, "est_time_s", oc->rl.time_s);
-        m_str(b, "class", fp_op_class_name(oc->cls));
+        fp_json_str(b, "name", oc->node->name);
+        fp_json_str(b, "op", oc->node->op_type);
+        fp_json_int(b, "flops", (gint64)oc->flops);
+        fp_json_int(b, "bytes", (gint64)oc->bytes);
+        fp_json_num(b, "intensity", oc->bytes ? (double)oc->flops / (double)oc->bytes : 0);
+        fp_json_str(b, "bound", fp_bound_name(oc->rl.bound));
+        fp_json_num(b, "est_time_s", oc->rl.time_s);
+        fp_json_str(b, "class", fp_op_class_name(oc->cls));
         json_builder_set_member_name(b, "kernel");
         json_builder_add_boolean_value(b, oc->kernel);
         json_builder_end_object(b);
@@ -306,11 +282,11 @@ JsonNode *fp_report_json(const fp_report *r)
     fp_report_fusions_json(b, res->fusions, NULL);
     json_builder_set_member_name(b, "layout");
     json_builder_begin_object(b);
-    m_int(b, "conversions_before", res->layout.conversions_before);
-    m_int(b, "conversions_after", res->layout.conversions_after);
-    m_int(b, "removed", res->layout.removed);
-    m_int(b, "merged", res->layout.merged);
-    m_int(b, "kept", res->layout.refused);
+    fp_json_int(b, "conversions_before", res->layout.conversions_before);
+    fp_json_int(b, "conversions_after", res->layout.conversions_after);
+    fp_json_int(b, "removed", res->layout.removed);
+    fp_json_int(b, "merged", res->layout.merged);
+    fp_json_int(b, "kept", res->layout.refused);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "memory");
     g_autoptr(JsonNode) mem = fp_report_memory_json(r->model, res->memory, NULL);
@@ -320,10 +296,10 @@ JsonNode *fp_report_json(const fp_report *r)
     json_builder_set_member_name(b, "headroom");
     if (r->headroom) {
         json_builder_begin_object(b);
-        m_int(b, "max_batch", r->headroom->max_batch);
-        m_int(b, "bytes_at_max", (gint64)r->headroom->bytes_at_max);
-        m_int(b, "capacity_bytes", (gint64)r->device->memory_bytes);
-        m_int(b, "usable_bytes", (gint64)r->headroom->usable);
+        fp_json_int(b, "max_batch", r->headroom->max_batch);
+        fp_json_int(b, "bytes_at_max", (gint64)r->headroom->bytes_at_max);
+        fp_json_int(b, "capacity_bytes", (gint64)r->device->memory_bytes);
+        fp_json_int(b, "usable_bytes", (gint64)r->headroom->usable);
         json_builder_set_member_name(b, "at_limit");
         json_builder_add_boolean_value(b, r->headroom->at_limit);
         json_builder_end_object(b);
