@@ -11,6 +11,8 @@ Each model stays well under 1 MB. The files are committed; this script is how th
   eps_story_tap.onnx      eps_story with a second consumer (a ReduceMean tap) on block2's conv output:
                           Conv+BN is lost there (the `fuseplan diff` example).
   branchy.onnx            DenseNet/Inception-style branches and concats (memory scheduling).
+  inception_bfs.onnx      Inception-style modules exported breadth-first (every branch's first layer,
+                          then every second layer, ...): the order a memory-aware schedule improves.
   transformer_block.onnx  one BERT-style encoder layer: decomposed LayerNorm, attention core,
                           erf-form Gelu, residual adds; symbolic batch and sequence.
   if_subgraph.onnx        an If whose branches read an outer-scope value.
@@ -162,6 +164,39 @@ def branchy():
            [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 10])], "branchy.onnx")
 
 
+def inception_bfs():
+    """Six Inception-style modules (1x1; 1x1-3x3; 1x1-3x3-3x3; pool-1x1) with the nodes of the four
+    branches interleaved level by level, as some exporters order them: every branch's first output
+    is alive while the others are computed, so the file order needs more memory than a depth-first
+    one (fuseplan memory --schedule optimized finds it)."""
+    b = Builder("inception_bfs", 6)
+    x = b.conv_bn_relu("input", 3, 16, prefix="stem")
+    c = 16
+    for m in range(6):
+        p = f"m{m}"
+        # level 1 of every branch
+        b1 = b.conv_bn_relu(x, c, 8, k=1, prefix=f"{p}.b1")
+        b2 = b.conv_bn_relu(x, c, 24, k=1, prefix=f"{p}.b2a")
+        b3 = b.conv_bn_relu(x, c, 24, k=1, prefix=f"{p}.b3a")
+        b4 = b.node("MaxPool", [x], name=f"{p}.pool", kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])
+        # level 2
+        b2 = b.conv_bn_relu(b2, 24, 12, prefix=f"{p}.b2b")
+        b3 = b.conv_bn_relu(b3, 24, 24, prefix=f"{p}.b3b")
+        b4 = b.conv_bn_relu(b4, c, 4, k=1, prefix=f"{p}.b4")
+        # level 3
+        b3 = b.conv_bn_relu(b3, 24, 8, prefix=f"{p}.b3c")
+        x = b.node("Concat", [b1, b2, b3, b4], name=f"{p}.concat", axis=1)
+        c = 32
+        if m % 2:
+            x = b.node("MaxPool", [x], name=f"{p}.down", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    x = b.node("GlobalAveragePool", [x], name="head.pool")
+    x = b.node("Flatten", [x], name="head.flatten", axis=1)
+    y = b.node("Gemm", [x, b.weight("head.fc.weight", (10, c)), b.weight("head.fc.bias", (10,))], name="head.fc",
+               transB=1)
+    b.save([helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 64, 64])],
+           [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 10])], "inception_bfs.onnx")
+
+
 def layer_norm(b, x, d, p):
     """The decomposed LayerNorm torch exports before opset 17."""
     mean = b.node("ReduceMean", [x], name=f"{p}.mean", axes=[-1])
@@ -237,5 +272,6 @@ if __name__ == "__main__":
     eps_story()
     eps_story_tap()
     branchy()
+    inception_bfs()
     transformer_block()
     if_subgraph()
