@@ -386,6 +386,94 @@ static void test_ge_ub_chain(void)
     }
 }
 
+/* ---------------------------------------------------------------- the remaining constraints */
+
+static void test_more_constraints(void)
+{
+    /* mask_unused: a Dropout whose mask is read stays */
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){4, 8});
+    tb_node(b, "Dropout", "drop", "x", "d,mask");
+    tb_node(b, "Relu", "r", "d", "y");
+    tb_node(b, "Not", "n", "mask", "m2");
+    tb_output(b, "y", F32, -1, NULL);
+    tb_output(b, "m2", 9, -1, NULL);
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
+    expect(l, "dropout_elim", "drop", "mask_unused");
+    fp_fusion_list_free(l);
+    tb_free(b);
+
+    /* rank_is: SkipLayerNormalization takes [batch, sequence, hidden]; a 2-D residual is refused */
+    b = tb_new(17);
+    tb_input(b, "a", F32, 2, (int64_t[]){4, 8});
+    tb_input(b, "c", F32, 2, (int64_t[]){4, 8});
+    tb_init(b, "g", F32, 1, (int64_t[]){8});
+    tb_init(b, "be", F32, 1, (int64_t[]){8});
+    tb_node(b, "Add", "res", "a,c", "s");
+    tb_node(b, "LayerNormalization", "ln", "s,g,be", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    l = fuse_tb(b, "ort-cpu", NULL);
+    expect(l, "skip_layer_norm", "res", "rank_is");
+    fp_fusion_list_free(l);
+    tb_free(b);
+
+    /* last_axis: a decomposed LayerNorm over axis 0 is not LayerNormalization over the last axis */
+    b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){4, 8});
+    tb_init_f32(b, "two", 0, (float[]){2.0f});
+    tb_init_f32(b, "eps", 0, (float[]){1e-5f});
+    tb_init(b, "gamma", F32, 1, (int64_t[]){8});
+    tb_init(b, "beta", F32, 1, (int64_t[]){8});
+    tb_node_t *m0 = tb_node(b, "ReduceMean", "mean", "x", "mu");
+    tb_attr_ints(b, m0, "axes", 1, (int64_t[]){0});
+    tb_node(b, "Sub", "sub", "x,mu", "d");
+    tb_node(b, "Pow", "pow", "d,two", "d2");
+    tb_node_t *m1 = tb_node(b, "ReduceMean", "var", "d2", "v");
+    tb_attr_ints(b, m1, "axes", 1, (int64_t[]){0});
+    tb_node(b, "Add", "addeps", "v,eps", "ve");
+    tb_node(b, "Sqrt", "sqrt", "ve", "sd");
+    tb_node(b, "Div", "div", "d,sd", "n");
+    tb_node(b, "Mul", "mul", "n,gamma", "ng");
+    tb_node(b, "Add", "add", "ng,beta", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    l = fuse_tb(b, "ort-cpu", NULL);
+    expect(l, "layer_norm", "mean", "+last_axis");
+    fp_fusion_list_free(l);
+    tb_free(b);
+
+    /* no_control_edges (GE): a control dependency pins the activation out of the UB kernel */
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_load_model(FP_SOURCE_DIR "/tests/data/fuse/ge_control_edge.txt", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, &err));
+    fp_pass_metrics(m, NULL);
+    g_autoptr(fp_target) t = fp_target_load("ascend910b", &err);
+    g_autoptr(fp_fusion_list) gl = fp_fusion_list_new();
+    CU_ASSERT_FATAL(fp_pass_fuse(m, t, gl, NULL, &err));
+    expect(gl, "ge_conv_ub", "conv", "no_control_edges");
+}
+
+/* A Div by a constant other than sqrt(2) before Erf is not a Gelu: no candidate (gating) */
+static void test_gating(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){4, 8});
+    tb_init_i64(b, "unused", 1, (int64_t[]){0});
+    tb_init(b, "k", F32, 0, NULL); /* 0, not sqrt(2) */
+    tb_init(b, "one", F32, 0, NULL);
+    tb_init(b, "half", F32, 0, NULL);
+    tb_node(b, "Div", "div", "x,k", "a");
+    tb_node(b, "Erf", "erf", "a", "e");
+    tb_node(b, "Add", "add", "e,one", "f");
+    tb_node(b, "Mul", "mul", "x,f", "g");
+    tb_node(b, "Mul", "mul_half", "g,half", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
+    CU_ASSERT_PTR_NULL(find(l, "gelu", NULL));
+    fp_fusion_list_free(l);
+    tb_free(b);
+}
+
 /* ---------------------------------------------------------------- targets */
 
 static void test_targets(void)
@@ -451,6 +539,8 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "transformer_rules", test_transformer_rules);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
+    CU_add_test(s, "more_constraints", test_more_constraints);
+    CU_add_test(s, "gating", test_gating);
     CU_add_test(s, "targets", test_targets);
     CU_add_test(s, "golden_explain", test_golden_explain);
 }

@@ -150,6 +150,18 @@ void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals)
     g_ptr_array_add(b->inits, t);
 }
 
+void tb_init_f32(tb *b, const char *name, int n, const float *vals)
+{
+    int64_t dims[1] = {n};
+    Onnx__TensorProto *t = tensor(b, name, 1, n ? 1 : 0, dims);
+    int count = n ? n : 1;
+    t->has_raw_data = 1;
+    t->raw_data.len = 4 * count;
+    t->raw_data.data = keep(b, g_malloc0(4 * count + 1));
+    memcpy(t->raw_data.data, vals, 4 * count);
+    g_ptr_array_add(b->inits, t);
+}
+
 static char **split_names(tb *b, const char *list, size_t *n)
 {
     if (!*list) {

@@ -20,6 +20,8 @@ void tb_output(tb *b, const char *name, int dtype, int rank, const int64_t *dims
 void tb_init(tb *b, const char *name, int dtype, int rank, const int64_t *dims);
 /* initializer holding int64 values (e.g. a Reshape target); vals NULL: the scalar 0 */
 void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals);
+/* float32 initializer holding values; n 0 = a scalar holding vals[0] */
+void tb_init_f32(tb *b, const char *name, int n, const float *vals);
 /* inputs/outputs: comma-separated names, "" entries allowed ("x,,b") */
 tb_node_t *tb_node(tb *b, const char *op, const char *name, const char *inputs, const char *outputs);
 void tb_attr_i(tb *b, tb_node_t *n, const char *name, int64_t v);
