@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 SAMPLE     ?= models/resnet_tiny.onnx
 
-.PHONY: all run test deps build build-asan bench clean
+.PHONY: all run test deps build build-asan bench fuzz clean
 
 all: build
 
@@ -31,8 +31,22 @@ test: build build-asan
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  ./$(ASAN_BUILD)/fuseplan_tests
 
+# Benchmarks (never part of make test): rewrites the measured part of docs/benchmarks.md.
+# BENCH_BIG=1 adds the ~1 GB model; see bench/run.sh for the other knobs.
 bench: build
-	bench/run.sh
+	BUILD_DIR=$(BUILD) bench/run.sh
+
+# libFuzzer targets (clang, ASan+UBSan), each run FUZZ_SECONDS on a corpus seeded from the sample
+# models and test data; never part of make test (tests/fuzz/README.md).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= onnx onnx_text ge ini input_spec
+fuzz:
+	@scripts/install-deps.sh clang libclang-rt-14-dev
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DFP_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) -- --no-print-directory
+	@tests/fuzz/seeds.sh $(FUZZ_BUILD)/seeds
+	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -5,6 +5,7 @@
 #include "pbskel.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,8 +22,14 @@ typedef struct {
     uint64_t buf_off;
     size_t buf_len;
     fp_pbskel_strip_fn strip;
-    GByteArray *level[FP_PBSKEL_MAX_DEPTH + 1]; /* output per nesting depth */
+    GByteArray *out; /* the skeleton; sub-messages are written in place (see walk) */
     GError **error;
+    /* FP_PBSKEL_FAST: every non-message field reachable from the root (pairs of descriptors), and
+     * what `strip` answered so far: a sub-message of at most keep_max bytes holds nothing to strip,
+     * one of at least strip_min bytes may */
+    bool fast;
+    GPtrArray *probe;
+    uint64_t keep_max, strip_min;
 } skel;
 
 /* Pointer to bytes [pos, pos+n) of the source; n <= WINDOW and pos+n <= size. NULL on I/O error. */
@@ -118,7 +125,54 @@ static bool fail(skel *s, uint64_t at, const ProtobufCMessageDescriptor *d, cons
     return false;
 }
 
-/* Copies message `d` in [p, end) into level[depth], stripping and recursing as described. */
+/* Collects into s->probe every (message, non-message field) pair reachable from d. */
+static void collect_fields(skel *s, const ProtobufCMessageDescriptor *d, GHashTable *seen)
+{
+    if (!g_hash_table_add(seen, (gpointer)d))
+        return;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            collect_fields(s, f->descriptor, seen);
+        } else {
+            g_ptr_array_add(s->probe, (gpointer)d);
+            g_ptr_array_add(s->probe, (gpointer)f);
+        }
+    }
+}
+
+/* Whether a sub-message of len bytes may hold a field to strip: none of its fields is longer, and
+ * `strip` is monotonic in the length, so asking about every reachable field at len bytes decides. */
+static bool may_strip(skel *s, uint64_t len)
+{
+    if (len <= s->keep_max)
+        return false;
+    if (len >= s->strip_min)
+        return true;
+    for (guint i = 0; i + 1 < s->probe->len; i += 2)
+        if (s->strip(s->probe->pdata[i], s->probe->pdata[i + 1], (size_t)MIN(len, (uint64_t)SIZE_MAX))) {
+            s->strip_min = len;
+            return true;
+        }
+    s->keep_max = len;
+    return false;
+}
+
+/* Bytes of the varint encoding of v. */
+static unsigned varint_size(uint64_t v)
+{
+    unsigned n = 1;
+    while (v > 0x7f) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Appends message `d` in [p, end) to s->out, stripping and recursing as described. A walked
+ * sub-message is written in place after room for its original length, then its (possibly
+ * smaller) length is put in front, moving the content only when the length got shorter to encode:
+ * no per-level copy of large messages. */
 static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint64_t end, unsigned depth)
 {
     if (depth >= FP_PBSKEL_MAX_DEPTH) {
@@ -127,7 +181,7 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                     d->name);
         return false;
     }
-    GByteArray *out = s->level[depth];
+    GByteArray *out = s->out;
     while (p < end) {
         uint64_t start = p, tag, len;
         if (src_varint(s, &p, end, &tag))
@@ -159,16 +213,27 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
             uint64_t payload = p;
             p += len;
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-                if (!s->level[depth + 1])
-                    s->level[depth + 1] = g_byte_array_new();
-                GByteArray *child = s->level[depth + 1];
-                g_byte_array_set_size(child, 0);
+                /* FP_PBSKEL_FAST: a sub-message that can neither hold a field to strip nor reach
+                 * the depth limit (each level takes at least 2 bytes) is copied as it is, below */
+                if (s->fast && depth + 1 + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len))
+                    break;
+                unsigned room = varint_size(len);
+                if (out->len > G_MAXUINT - 2 * 10) /* the tag and the length: 10 bytes each at most */
+                    return fail(s, start, d, fname, "message too large");
+                put_varint(out, tag);
+                guint at = out->len;
+                g_byte_array_set_size(out, at + room);
                 if (!walk(s, f->descriptor, payload, p, depth + 1))
                     return false;
                 /* re-emit with the new length: the child may have shrunk */
-                put_varint(out, tag);
-                put_varint(out, child->len);
-                g_byte_array_append(out, child->data, child->len);
+                guint clen = out->len - (at + room);
+                unsigned k = varint_size(clen);
+                if (k < room) {
+                    memmove(out->data + at + k, out->data + at + room, clen);
+                    g_byte_array_set_size(out, at + k + clen);
+                }
+                for (unsigned i = 0; i < k; i++, clen >>= 7)
+                    out->data[at + i] = (uint8_t)((clen & 0x7f) | (i + 1 < k ? 0x80 : 0));
                 continue;
             }
             if (f && s->strip && s->strip(d, f, (size_t)MIN(len, (uint64_t)SIZE_MAX))) {
@@ -194,33 +259,128 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
     return true;
 }
 
-static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d)
+static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d, unsigned flags)
 {
     GBytes *result = NULL;
-    s->level[0] = g_byte_array_sized_new((guint)MIN(s->size, (uint64_t)(1u << 20)));
+    s->fast = (flags & FP_PBSKEL_FAST) && s->strip;
+    if (s->fast) {
+        g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+        s->probe = g_ptr_array_new();
+        s->strip_min = UINT64_MAX;
+        collect_fields(s, d, seen);
+    }
+    s->out = g_byte_array_sized_new((guint)MIN(s->size, (uint64_t)(1u << 20)));
     if (walk(s, d, 0, s->size, 0))
-        result = g_byte_array_free_to_bytes(g_steal_pointer(&s->level[0]));
-    for (int i = 0; i <= FP_PBSKEL_MAX_DEPTH; i++)
-        if (s->level[i])
-            g_byte_array_free(s->level[i], TRUE);
+        result = g_byte_array_free_to_bytes(g_steal_pointer(&s->out));
+    if (s->out)
+        g_byte_array_free(s->out, TRUE);
     g_free(s->buf);
+    if (s->probe)
+        g_ptr_array_free(s->probe, TRUE);
     return result;
+}
+
+GBytes *fp_pbskel_build_ex(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+                           fp_pbskel_strip_fn strip, unsigned flags, GError **error)
+{
+    skel s = {.mem = data, .fd = -1, .size = len, .strip = strip, .error = error};
+    if (!data)
+        s.mem = (const uint8_t *)"";
+    return build(&s, d, flags);
+}
+
+GBytes *fp_pbskel_build_fd_ex(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
+                              unsigned flags, GError **error)
+{
+    skel s = {.fd = fd, .size = size, .strip = strip, .error = error, .buf = g_malloc(WINDOW)};
+    return build(&s, d, flags);
 }
 
 GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
                         fp_pbskel_strip_fn strip, GError **error)
 {
-    skel s = {.mem = data, .fd = -1, .size = len, .strip = strip, .error = error};
-    if (!data)
-        s.mem = (const uint8_t *)"";
-    return build(&s, d);
+    return fp_pbskel_build_ex(d, data, len, strip, 0, error);
 }
 
 GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
                            GError **error)
 {
-    skel s = {.fd = fd, .size = size, .strip = strip, .error = error, .buf = g_malloc(WINDOW)};
-    return build(&s, d);
+    return fp_pbskel_build_fd_ex(d, fd, size, strip, 0, error);
+}
+
+bool fp_pbskel_numbers_valid(const ProtobufCMessage *msg)
+{
+    for (size_t i = 0; i < msg->n_unknown_fields; i++)
+        if (msg->unknown_fields[i].tag > 0x1fffffff)
+            return false;
+    const ProtobufCMessageDescriptor *d = msg->descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        const char *base = (const char *)msg;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(base + f->quantifier_offset);
+            ProtobufCMessage *const *sub = *(ProtobufCMessage *const *const *)(base + f->offset);
+            for (size_t k = 0; k < n; k++)
+                if (!fp_pbskel_numbers_valid(sub[k]))
+                    return false;
+            continue;
+        }
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+            continue;
+        const ProtobufCMessage *sub = *(ProtobufCMessage *const *)(base + f->offset);
+        if (sub && !fp_pbskel_numbers_valid(sub))
+            return false;
+    }
+    return true;
+}
+
+/* Decodes a varint at *p (before end); false when truncated or longer than 10 bytes. */
+static bool mem_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (unsigned i = 0; i < 10 && *p + i < end; i++) {
+        r |= (uint64_t)((*p)[i] & 0x7f) << (7 * i);
+        if (!((*p)[i] & 0x80)) {
+            *p += i + 1;
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool fp_pbskel_next_field(const uint8_t **p, const uint8_t *end, fp_pbskel_field *f)
+{
+    const uint8_t *q = *p;
+    uint64_t tag, len = 0;
+    if (!mem_varint(&q, end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+        return false;
+    *f = (fp_pbskel_field){.number = (uint32_t)(tag >> 3), .wire = (uint32_t)(tag & 7)};
+    switch (f->wire) {
+    case 0:
+        if (!mem_varint(&q, end, &len))
+            return false;
+        break;
+    case 1:
+    case 5:
+        if ((size_t)(end - q) < (f->wire == 1 ? 8u : 4u))
+            return false;
+        q += f->wire == 1 ? 8 : 4;
+        break;
+    case 2:
+        if (!mem_varint(&q, end, &len) || len > (uint64_t)(end - q))
+            return false;
+        f->payload = q;
+        f->len = (size_t)len;
+        q += len;
+        break;
+    default:
+        return false;
+    }
+    *p = q;
+    return true;
 }
 
 unsigned fp_pbskel_markers(const ProtobufCMessage *msg, fp_pbskel_marker *out, unsigned max)
@@ -240,4 +400,39 @@ unsigned fp_pbskel_markers(const ProtobufCMessage *msg, fp_pbskel_marker *out, u
         n++;
     }
     return n;
+}
+
+/* protobuf-c allocator counting what it hands out; blocks come from malloc, as with protobuf-c's
+ * default allocator, so protobuf_c_message_free_unpacked(msg, NULL) frees them. */
+typedef struct {
+    size_t used;
+    bool over;
+} budget;
+
+static void *budget_alloc(void *data, size_t size)
+{
+    budget *b = data;
+    if (size > FP_PBSKEL_MAX_UNPACKED - b->used) {
+        b->over = true;
+        return NULL; /* protobuf-c frees what it unpacked so far and fails */
+    }
+    b->used += size;
+    return malloc(size);
+}
+
+static void budget_free(void *data, void *p)
+{
+    (void)data;
+    free(p);
+}
+
+ProtobufCMessage *fp_pbskel_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+                                   bool *over_budget)
+{
+    budget b = {0};
+    ProtobufCAllocator alloc = {.alloc = budget_alloc, .free = budget_free, .allocator_data = &b};
+    ProtobufCMessage *msg = protobuf_c_message_unpack(d, &alloc, len, data);
+    if (over_budget)
+        *over_budget = b.over;
+    return msg;
 }

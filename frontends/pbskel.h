@@ -45,8 +45,52 @@ GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data
 GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
                            GError **error);
 
+/* Flags of fp_pbskel_build_ex / fp_pbskel_build_fd_ex. */
+enum {
+    /* A length-delimited sub-message too short to hold any field `strip` strips, and to nest
+     * FP_PBSKEL_MAX_DEPTH deep, is copied as it is instead of walked: much faster on graphs of
+     * many small messages. Requires `strip` to be monotonic in len (what it strips at len bytes it
+     * strips at any greater length). Malformed bytes inside such a sub-message are left to
+     * whoever unpacks the skeleton; without the flag the walk reports them with their offset. */
+    FP_PBSKEL_FAST = 1u << 0,
+};
+
+/* fp_pbskel_build / fp_pbskel_build_fd with flags (0 = the same behaviour). */
+GBytes *fp_pbskel_build_ex(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+                           fp_pbskel_strip_fn strip, unsigned flags, GError **error);
+GBytes *fp_pbskel_build_fd_ex(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
+                              unsigned flags, GError **error);
+
+/* Whether every field number in an unpacked message and its sub-messages is valid: protobuf-c
+ * keeps a field numbered above 2^29 - 1 as unknown where the exact walk rejects it, so a skeleton
+ * built with FP_PBSKEL_FAST must pass this check to be judged as the exact walk would. */
+bool fp_pbskel_numbers_valid(const ProtobufCMessage *msg);
+
+/* One field of a serialized message, as read by fp_pbskel_next_field. */
+typedef struct {
+    uint32_t number;        /* field number */
+    uint32_t wire;          /* wire type: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32 */
+    const uint8_t *payload; /* wire type 2: first byte of the payload, else NULL */
+    size_t len;             /* wire type 2: payload length, else 0 */
+} fp_pbskel_field;
+
+/* Reads the field that starts at *p (before end) into *f and moves *p past it, so that a caller
+ * can visit a message's fields in order without unpacking it (e.g. a skeleton's repeated fields
+ * one at a time). False, *p unchanged, on a truncated or invalid field or a group. */
+bool fp_pbskel_next_field(const uint8_t **p, const uint8_t *end, fp_pbskel_field *f);
+
 /* The markers found among an unpacked message's unknown fields; returns how many were written
  * (at most max). */
 unsigned fp_pbskel_markers(const ProtobufCMessage *msg, fp_pbskel_marker *out, unsigned max);
+
+/* Memory an unpacked message may take: a message of many tiny sub-messages (an empty OpDef is 2
+ * bytes serialized, some 400 unpacked) must not turn a small file into gigabytes. */
+#define FP_PBSKEL_MAX_UNPACKED ((size_t)512 << 20)
+
+/* protobuf_c_message_unpack(d, NULL, len, data) within FP_PBSKEL_MAX_UNPACKED bytes. The message
+ * is freed as usual with protobuf_c_message_free_unpacked(msg, NULL). NULL when protobuf-c
+ * rejects the bytes, or (*over_budget set, may be NULL) when the budget ran out. */
+ProtobufCMessage *fp_pbskel_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+                                   bool *over_budget);
 
 #endif

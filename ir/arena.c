@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define ARENA_ALIGN 16
 #define ARENA_FIRST_BLOCK (64 * 1024)
@@ -39,12 +40,32 @@ void fp_arena_free(fp_arena *a)
     g_free(a);
 }
 
+/* Asks for transparent huge pages on the 2 MiB-aligned part of a big block (Linux, THP in
+ * "madvise" mode): a model of a million nodes then takes thousands of page faults instead of
+ * hundreds of thousands, and fewer TLB misses. Only blocks of 4 MiB and more, so that small
+ * models keep their small footprint. Advisory: ignored where unsupported. */
+static void advise_huge(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (size < 2 * huge)
+        return;
+    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1), end = ((uintptr_t)p + size) & ~(huge - 1);
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)size;
+#endif
+}
+
 static block *new_block(fp_arena *a, size_t need)
 {
     size_t size = need > a->next_size ? need : a->next_size;
     if (a->next_size < ARENA_MAX_BLOCK)
         a->next_size *= 2;
     block *b = g_malloc(sizeof(block) + size);
+    advise_huge(b, sizeof(block) + size);
     b->size = size;
     b->used = 0;
     a->reserved += size;
@@ -100,6 +121,20 @@ char *fp_arena_strndup(fp_arena *a, const char *s, size_t len)
         memcpy(q, s, len);
     q[len] = 0;
     return q;
+}
+
+void fp_arena_reset(fp_arena *a)
+{
+    block *keep = a->head;
+    if (!keep)
+        return;
+    for (block *b = keep->next, *n; b; b = n) {
+        n = b->next;
+        g_free(b);
+    }
+    keep->next = NULL;
+    keep->used = 0;
+    a->reserved = keep->size;
 }
 
 size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }

@@ -16,6 +16,9 @@ void *fp_arena_alloc(fp_arena *a, size_t size);
 void *fp_arena_calloc(fp_arena *a, size_t n, size_t size);
 void *fp_arena_memdup(fp_arena *a, const void *p, size_t size);
 char *fp_arena_strndup(fp_arena *a, const char *s, size_t len);
+/* Forgets every allocation, keeping the current block for reuse and freeing the others: a
+ * scratch arena reused for many short-lived objects. Every pointer it handed out becomes invalid. */
+void fp_arena_reset(fp_arena *a);
 /* Bytes reserved from the system so far. */
 size_t fp_arena_reserved(const fp_arena *a);
 

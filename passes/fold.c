@@ -98,7 +98,25 @@ static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
 }
 
 static double num_get(const num *x, uint64_t k) { return x->isf ? x->f[k] : (double)x->i[k]; }
-static int64_t num_geti(const num *x, uint64_t k) { return x->isf ? (int64_t)x->f[k] : x->i[k]; }
+/* double -> int64 as a saturating conversion (NaN is 0): out-of-range casts are undefined in C. */
+static int64_t f2i(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Integer arithmetic of folded tensors wraps around (two's complement) as the runtimes' does;
+ * signed overflow is undefined in C, so it goes through uint64_t. */
+static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+static int64_t num_geti(const num *x, uint64_t k) { return x->isf ? f2i(x->f[k]) : x->i[k]; }
 
 static void num_alloc(fp_arena *a, num *x, fp_dtype dt, const fp_shape *shape)
 {
@@ -119,7 +137,7 @@ static void num_set(num *x, uint64_t k, double v, int64_t iv, bool from_float)
     else if (x->dt == FP_DT_BOOL)
         x->i[k] = from_float ? v != 0 : iv != 0;
     else
-        x->i[k] = from_float ? (int64_t)v : iv;
+        x->i[k] = from_float ? f2i(v) : iv;
 }
 
 /* Stores x as an inline tensor of dtype x->dt. */
@@ -172,13 +190,14 @@ static bool eval_binary(fp_op op, const num *a, const num *b, num *o)
         double x = num_get(a, ia), y = num_get(b, ib);
         int64_t xi = num_geti(a, ia), yi = num_geti(b, ib);
         switch (op) {
-        case FP_OP_ADD: num_set(o, k, x + y, xi + yi, fl); break;
-        case FP_OP_SUB: num_set(o, k, x - y, xi - yi, fl); break;
-        case FP_OP_MUL: num_set(o, k, x * y, xi * yi, fl); break;
+        case FP_OP_ADD: num_set(o, k, x + y, wrap_add(xi, yi), fl); break;
+        case FP_OP_SUB: num_set(o, k, x - y, wrap_sub(xi, yi), fl); break;
+        case FP_OP_MUL: num_set(o, k, x * y, wrap_mul(xi, yi), fl); break;
         case FP_OP_DIV:
             if (!fl && yi == 0)
                 return false;
-            num_set(o, k, x / y, fl ? 0 : xi / yi, fl); /* integer Div truncates (ONNX reference) */
+            /* integer Div truncates (ONNX reference); INT64_MIN / -1 wraps */
+            num_set(o, k, x / y, fl ? 0 : yi == -1 ? wrap_sub(0, xi) : xi / yi, fl);
             break;
         case FP_OP_MOD:
             if (!fl && yi == 0)
@@ -186,11 +205,11 @@ static bool eval_binary(fp_op op, const num *a, const num *b, num *o)
             if (fl) {
                 num_set(o, k, fmod(x, y), 0, true);
             } else { /* integer Mod takes the divisor's sign (fmod=0) */
-                int64_t r = xi % yi;
+                int64_t r = yi == -1 ? 0 : xi % yi;
                 num_set(o, k, 0, r && ((r < 0) != (yi < 0)) ? r + yi : r, false);
             }
             break;
-        case FP_OP_POW: num_set(o, k, pow(x, y), (int64_t)pow((double)xi, (double)yi), true); break;
+        case FP_OP_POW: num_set(o, k, pow(x, y), f2i(pow((double)xi, (double)yi)), true); break;
         case FP_OP_MAX: num_set(o, k, fmax(x, y), MAX(xi, yi), fl); break;
         case FP_OP_MIN: num_set(o, k, fmin(x, y), MIN(xi, yi), fl); break;
         case FP_OP_EQUAL: num_set(o, k, 0, fl ? x == y : xi == yi, false); break;
@@ -214,8 +233,8 @@ static bool eval_unary(fp_op op, const num *a, num *o)
         int64_t xi = num_geti(a, k);
         bool fl = a->isf;
         switch (op) {
-        case FP_OP_NEG: num_set(o, k, -x, -xi, fl); break;
-        case FP_OP_ABS: num_set(o, k, fabs(x), xi < 0 ? -xi : xi, fl); break;
+        case FP_OP_NEG: num_set(o, k, -x, wrap_sub(0, xi), fl); break;
+        case FP_OP_ABS: num_set(o, k, fabs(x), xi < 0 ? wrap_sub(0, xi) : xi, fl); break;
         case FP_OP_SQRT: num_set(o, k, sqrt(x), 0, true); break;
         case FP_OP_FLOOR: num_set(o, k, floor(x), xi, fl); break;
         case FP_OP_CEIL: num_set(o, k, ceil(x), xi, fl); break;
@@ -410,7 +429,7 @@ static bool eval_reduce(sh_ctx *c, const num *x, num *o)
     }
     for (uint64_t k = 0; k < o->n; k++) {
         double v = op == FP_OP_REDUCE_MEAN && cnt[k] ? acc[k] / (double)cnt[k] : acc[k];
-        num_set(o, k, v, (int64_t)v, true);
+        num_set(o, k, v, f2i(v), true);
     }
     g_free(acc);
     g_free(cnt);
@@ -510,7 +529,7 @@ static bool evaluate(sh_ctx *c)
     case FP_OP_RANGE:
         for (uint64_t k = 0; k < o.n; k++)
             num_set(&o, k, num_get(&ins[0], 0) + (double)k * num_get(&ins[2], 0),
-                    num_geti(&ins[0], 0) + (int64_t)k * num_geti(&ins[2], 0), ins[0].isf);
+                    wrap_add(num_geti(&ins[0], 0), wrap_mul((int64_t)k, num_geti(&ins[2], 0))), ins[0].isf);
         ok = nin == 3;
         break;
     default:

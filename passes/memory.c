@@ -61,11 +61,13 @@ static void peak_tensors(const fp_liveness *lv, const fp_membuf *out, const uint
     /* per chain (first buffer): values it holds, and its last reader */
     uint32_t *values = g_new0(uint32_t, nb + 1);
     int64_t *last_read = g_new(int64_t, nb + 1);
+    bool *holds_output = g_new0(bool, nb + 1); /* per chain: one of its buffers is a graph output */
     for (uint32_t b = 0; b < nb; b++)
         last_read[b] = -1;
     for (uint32_t b = 0; b < nb; b++) {
         uint32_t root = slot[b];
         values[root] += lv->buf_aliases[b];
+        holds_output[root] |= (mg->flags[b] & FP_BUF_OUTPUT) != 0;
         for (uint32_t k = mg->reader_start[b]; k < mg->reader_start[b + 1]; k++)
             last_read[root] = MAX(last_read[root], (int64_t)pos[mg->readers[k]]);
     }
@@ -90,13 +92,12 @@ static void peak_tensors(const fp_liveness *lv, const fp_membuf *out, const uint
         t->last_reader = last_read[e] >= 0 ? lv->nodes[order[last_read[e]]] : NULL;
         t->values = values[e];
         t->input = (mg->flags[e] & FP_BUF_INPUT) != 0;
-        for (uint32_t b = 0; b < nb; b++)
-            if (slot[b] == e)
-                t->output |= (mg->flags[b] & FP_BUF_OUTPUT) != 0;
+        t->output = holds_output[e];
     }
     qsort(r->peak, r->n_peak, sizeof *r->peak, cmp_tensor);
     g_free(values);
     g_free(last_read);
+    g_free(holds_output);
     g_free(pos);
 }
 

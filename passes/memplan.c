@@ -179,6 +179,28 @@ static bool prob_init(prob *p, const fp_membuf *bufs, size_t n, uint64_t align, 
     return true;
 }
 
+/* Lifetime-overlapping pairs (i, j), each counted once from the later-placed side's view: what one
+ * decode visits at most. O(n + T) by a difference array (live at a step) and a prefix sum of starts. */
+static uint64_t prob_pairs(const prob *p)
+{
+    uint64_t *live = g_new0(uint64_t, (size_t)p->T + 1), *starts = g_new0(uint64_t, (size_t)p->T + 1);
+    for (size_t i = 0; i < p->n; i++) {
+        live[p->first[i]]++;
+        live[p->last[i] + 1]--; /* wraps while summing; the running sum never goes below 0 */
+        starts[p->first[i]]++;
+    }
+    for (uint32_t t = 1; t <= p->T; t++) {
+        live[t] += live[t - 1];
+        starts[t] += starts[t - 1];
+    }
+    uint64_t pairs = 0;
+    for (size_t i = 0; i < p->n; i++)
+        pairs += live[p->first[i]] + starts[p->last[i]] - starts[p->first[i]];
+    g_free(live);
+    g_free(starts);
+    return pairs;
+}
+
 /* ---------------------------------------------------------------- the decoder */
 
 typedef enum { GAP_SMALLEST, GAP_LOWEST } gap_policy;
@@ -896,7 +918,12 @@ bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan
     memset(offsets, 0, n * sizeof *offsets);
     candidate best = {UINT64_MAX, g_new(uint64_t, p.n + 1), g_new(uint32_t, p.n + 1), GAP_SMALLEST,
                       fp_memplan_strategy_name(s)};
-    if (s == FP_MEMPLAN_NAIVE || p.n == 0) {
+    /* every decode visits the overlapping pairs: with thousands of buffers live at once (a huge
+     * fan-out) the plan would take minutes, so the buffers are stacked instead (naive) */
+    bool over_budget = s != FP_MEMPLAN_NAIVE && p.n && prob_pairs(&p) > FP_MEMPLAN_MAX_PAIRS;
+    if (over_budget)
+        best.method = "naive (over the overlap budget)";
+    if (s == FP_MEMPLAN_NAIVE || p.n == 0 || over_budget) {
         uint64_t at = 0;
         for (size_t i = 0; i < p.n; i++) {
             best.off[i] = at;

@@ -58,10 +58,14 @@ bool fp_memplan_align(uint64_t size, uint64_t align, uint64_t *out);
 bool fp_memplan_load(const fp_membuf *bufs, size_t n, uint64_t align, uint64_t *load, uint32_t *peak_step,
                      GError **error);
 
+/* Lifetime-overlapping buffer pairs beyond which every strategy stacks the buffers as naive does
+ * (method "naive (over the overlap budget)"): several thousand buffers live at once. */
+#define FP_MEMPLAN_MAX_PAIRS 10000000u
+
 /* Plans offsets for n buffers with strategy s: offsets (n entries, caller-allocated) receive byte
  * offsets, multiples of align; res receives the arena, LOAD and the method. O(n log n) plus the
- * number of (buffer, lifetime-overlapping buffer) pairs. False with an error only on 64-bit
- * overflow of sizes. */
+ * number of (buffer, lifetime-overlapping buffer) pairs, which FP_MEMPLAN_MAX_PAIRS bounds. False
+ * with an error only on 64-bit overflow of sizes. */
 bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan_strategy s, uint64_t *offsets,
                      fp_memplan_result *res, GError **error);
 

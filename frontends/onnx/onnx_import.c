@@ -15,6 +15,8 @@ typedef struct {
     GError **error;
     /* outer-scope reads discovered while resolving subgraphs: owner node -> GPtrArray of values */
     GHashTable *implicit;
+    GHashTable *implicit_set; /* owner node -> set of the values in its `implicit` list */
+    uint64_t n_nodes;         /* imported so far, all graphs (FP_MAX_NODES) */
 } importer;
 
 static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g);
@@ -478,6 +480,9 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
     if (!*op_type)
         return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': node %u ('%s') has no op_type", g->name,
                     g->nodes->len, np->name ? np->name : "");
+    if (++im->n_nodes > FP_MAX_NODES)
+        return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': more than %d nodes in the model (all graphs), the limit",
+                    g->name, FP_MAX_NODES);
     if (np->n_input > G_MAXUINT16 * 16 || np->n_output > G_MAXUINT16 * 16)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': node '%s' has too many inputs or outputs", g->name,
                     np->name ? np->name : "");
@@ -511,75 +516,109 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
     return true;
 }
 
-static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g)
+/* Initializer number i of g: a TensorProto (tp) or, when sp is set, a SparseTensorProto. */
+static bool import_initializer(importer *im, fp_graph *g, size_t i, const Onnx__TensorProto *tp,
+                               const Onnx__SparseTensorProto *sp)
+{
+    bool sparse = sp != NULL;
+    const char *name = sparse ? (sp->values && sp->values->name ? sp->values->name : "") : (tp->name ? tp->name : "");
+    if (!*name)
+        return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': initializer %zu has no name", g->name, i);
+    if (fp_graph_find(g, name))
+        return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': duplicate initializer '%s'", g->name, name);
+    fp_value *v = fp_graph_value(g, name);
+    v->kind = FP_VALUE_INITIALIZER;
+    v->tensor = sparse ? new_sparse_tensor(im, sp, "initializer", name) : new_tensor(im, tp, "initializer", name);
+    if (!v->tensor)
+        return false;
+    v->type = sparse ? FP_TYPE_SPARSE : FP_TYPE_TENSOR;
+    v->dtype = v->tensor->dtype;
+    v->shape = v->tensor->shape;
+    g_ptr_array_add(g->initializers, v);
+    return true;
+}
+
+static bool import_input(importer *im, fp_graph *g, size_t i, const Onnx__ValueInfoProto *vi)
+{
+    if (!vi->name || !*vi->name)
+        return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': input %zu has no name", g->name, i);
+    fp_value *v = fp_graph_find(g, vi->name);
+    if (v && v->kind == FP_VALUE_INITIALIZER)
+        return true; /* an initializer listed as input: it stays an initializer */
+    if (v)
+        return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': duplicate input '%s'", g->name, vi->name);
+    v = fp_graph_value(g, vi->name);
+    v->kind = FP_VALUE_INPUT;
+    if (!apply_type(im, v, vi->type))
+        return false;
+    g_ptr_array_add(g->inputs, v);
+    return true;
+}
+
+static bool import_output(importer *im, fp_graph *g, size_t i, const Onnx__ValueInfoProto *vi)
+{
+    if (!vi->name || !*vi->name)
+        return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': output %zu has no name", g->name, i);
+    fp_value *v = fp_graph_value(g, vi->name);
+    v->is_output = true;
+    fp_shape inferred = v->shape;
+    fp_dtype dt = v->dtype;
+    if (!apply_type(im, v, vi->type))
+        return false;
+    if (v->kind != FP_VALUE_INTERMEDIATE && v->tensor) { /* an output that is a weight: keep its own type */
+        v->shape = inferred;
+        v->dtype = dt;
+    }
+    g_ptr_array_add(g->outputs, v);
+    return true;
+}
+
+static bool import_value_info(importer *im, fp_graph *g, const Onnx__ValueInfoProto *vi)
+{
+    fp_value *v = vi->name ? fp_graph_find(g, vi->name) : NULL;
+    return !(v && v->kind == FP_VALUE_INTERMEDIATE && !apply_type(im, v, vi->type));
+}
+
+/* Depth and count limits; the main graph takes the name the file gives it. */
+static bool begin_graph(importer *im, fp_graph *g, const char *name)
 {
     if (g->depth > FP_MAX_GRAPH_DEPTH)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': subgraphs nested deeper than %d", g->name,
                     FP_MAX_GRAPH_DEPTH);
-    if (gp->name && *gp->name && !g->parent)
-        g->name = fp_intern(im->m, gp->name, -1);
+    if (im->m->graphs->len > FP_MAX_GRAPHS)
+        return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': more than %d graphs in the model (subgraphs included), the limit",
+                    g->name, FP_MAX_GRAPHS);
+    if (name && *name && !g->parent)
+        g->name = fp_intern(im->m, name, -1);
+    return true;
+}
+
+static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g)
+{
+    if (!begin_graph(im, g, gp->name))
+        return false;
     /* initializers first: they may also be listed as inputs (IR < 4) */
     for (size_t i = 0; i < gp->n_initializer + gp->n_sparse_initializer; i++) {
         bool sparse = i >= gp->n_initializer;
-        const Onnx__TensorProto *tp = sparse ? NULL : gp->initializer[i];
-        const Onnx__SparseTensorProto *sp = sparse ? gp->sparse_initializer[i - gp->n_initializer] : NULL;
-        const char *name = sparse ? (sp->values && sp->values->name ? sp->values->name : "") : (tp->name ? tp->name : "");
-        if (!*name)
-            return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': initializer %zu has no name", g->name, i);
-        if (fp_graph_find(g, name))
-            return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': duplicate initializer '%s'", g->name, name);
-        fp_value *v = fp_graph_value(g, name);
-        v->kind = FP_VALUE_INITIALIZER;
-        v->tensor = sparse ? new_sparse_tensor(im, sp, "initializer", name) : new_tensor(im, tp, "initializer", name);
-        if (!v->tensor)
+        if (!import_initializer(im, g, i, sparse ? NULL : gp->initializer[i],
+                                sparse ? gp->sparse_initializer[i - gp->n_initializer] : NULL))
             return false;
-        v->type = sparse ? FP_TYPE_SPARSE : FP_TYPE_TENSOR;
-        v->dtype = v->tensor->dtype;
-        v->shape = v->tensor->shape;
-        g_ptr_array_add(g->initializers, v);
     }
-    for (size_t i = 0; i < gp->n_input; i++) {
-        const Onnx__ValueInfoProto *vi = gp->input[i];
-        if (!vi->name || !*vi->name)
-            return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': input %zu has no name", g->name, i);
-        fp_value *v = fp_graph_find(g, vi->name);
-        if (v && v->kind == FP_VALUE_INITIALIZER)
-            continue; /* an initializer listed as input: it stays an initializer */
-        if (v)
-            return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': duplicate input '%s'", g->name, vi->name);
-        v = fp_graph_value(g, vi->name);
-        v->kind = FP_VALUE_INPUT;
-        if (!apply_type(im, v, vi->type))
+    for (size_t i = 0; i < gp->n_input; i++)
+        if (!import_input(im, g, i, gp->input[i]))
             return false;
-        g_ptr_array_add(g->inputs, v);
-    }
-    if (gp->n_node > G_MAXUINT32 / 2)
-        return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': too many nodes (%zu)", g->name, gp->n_node);
+    if (gp->n_node > FP_MAX_NODES)
+        return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %d", g->name, gp->n_node,
+                    FP_MAX_NODES);
     for (size_t i = 0; i < gp->n_node; i++)
         if (!import_node(im, gp->node[i], g))
             return false;
-    for (size_t i = 0; i < gp->n_output; i++) {
-        const Onnx__ValueInfoProto *vi = gp->output[i];
-        if (!vi->name || !*vi->name)
-            return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': output %zu has no name", g->name, i);
-        fp_value *v = fp_graph_value(g, vi->name);
-        v->is_output = true;
-        fp_shape inferred = v->shape;
-        fp_dtype dt = v->dtype;
-        if (!apply_type(im, v, vi->type))
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (!import_output(im, g, i, gp->output[i]))
             return false;
-        if (v->kind != FP_VALUE_INTERMEDIATE && v->tensor) { /* an output that is a weight: keep its own type */
-            v->shape = inferred;
-            v->dtype = dt;
-        }
-        g_ptr_array_add(g->outputs, v);
-    }
-    for (size_t i = 0; i < gp->n_value_info; i++) {
-        const Onnx__ValueInfoProto *vi = gp->value_info[i];
-        fp_value *v = vi->name ? fp_graph_find(g, vi->name) : NULL;
-        if (v && v->kind == FP_VALUE_INTERMEDIATE && !apply_type(im, v, vi->type))
+    for (size_t i = 0; i < gp->n_value_info; i++)
+        if (!import_value_info(im, g, gp->value_info[i]))
             return false;
-    }
     return true;
 }
 
@@ -588,14 +627,15 @@ static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g)
 static void add_implicit(importer *im, fp_node *owner, fp_value *v)
 {
     GPtrArray *list = g_hash_table_lookup(im->implicit, owner);
+    GHashTable *set = g_hash_table_lookup(im->implicit_set, owner);
     if (!list) {
         list = g_ptr_array_new();
         g_hash_table_insert(im->implicit, owner, list);
+        set = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_hash_table_insert(im->implicit_set, owner, set);
     }
-    for (guint i = 0; i < list->len; i++)
-        if (list->pdata[i] == v)
-            return;
-    g_ptr_array_add(list, v);
+    if (g_hash_table_add(set, v)) /* a list scan would be quadratic in the outer values read */
+        g_ptr_array_add(list, v);
 }
 
 /* Replaces, in subgraph g, every placeholder (a value nobody produces) whose name is visible in
@@ -676,15 +716,175 @@ fp_tensor *fp_onnx_tensor_from_proto(fp_model *m, const Onnx__TensorProto *tp, G
     return new_tensor(&im, tp, "tensor", tp->name ? tp->name : "");
 }
 
+/* ---------------------------------------------------------------- streaming import of a skeleton */
+
+/* A skeleton's main graph is imported one element at a time: every node, initializer, input,
+ * output and value_info is unpacked on its own into a scratch arena, translated and dropped, so
+ * the unpacked protobuf of a large graph (bigger than the IR it becomes) never exists whole. */
+typedef struct {
+    const uint8_t *data; /* the GraphProto's fields, serialized */
+    size_t len;
+    const Onnx__GraphProto *head; /* its other fields (name, doc_string, ...), unpacked */
+    size_t n_node;
+    fp_arena *scratch; /* one element at a time */
+    ProtobufCAllocator alloc;
+} wire_graph;
+
+static void *arena_alloc(void *arena, size_t size) { return fp_arena_alloc(arena, size); }
+static void arena_free(void *arena, void *p)
+{
+    (void)arena;
+    (void)p;
+}
+
+/* GraphProto fields (numbers from onnx.proto) imported element by element, else NULL. */
+static const ProtobufCMessageDescriptor *element_descriptor(uint32_t field)
+{
+    switch (field) {
+    case 1: /* node */
+        return &onnx__node_proto__descriptor;
+    case 5: /* initializer */
+        return &onnx__tensor_proto__descriptor;
+    case 11: /* input */
+    case 12: /* output */
+    case 13: /* value_info */
+        return &onnx__value_info_proto__descriptor;
+    case 15: /* sparse_initializer */
+        return &onnx__sparse_tensor_proto__descriptor;
+    default:
+        return NULL;
+    }
+}
+
+/* Unpacks element number `index` of field `field` and imports it into g. */
+static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_pbskel_field *f, size_t index,
+                           bool *malformed)
+{
+    ProtobufCMessage *msg = protobuf_c_message_unpack(element_descriptor(f->number), &wg->alloc, f->len, f->payload);
+    bool ok = false;
+    if (!msg || !fp_pbskel_numbers_valid(msg))
+        *malformed = true;
+    else if (f->number == 1)
+        ok = import_node(im, (const Onnx__NodeProto *)msg, g);
+    else if (f->number == 5)
+        ok = import_initializer(im, g, index, (const Onnx__TensorProto *)msg, NULL);
+    else if (f->number == 15)
+        ok = import_initializer(im, g, index, NULL, (const Onnx__SparseTensorProto *)msg);
+    else if (f->number == 11)
+        ok = import_input(im, g, index, (const Onnx__ValueInfoProto *)msg);
+    else if (f->number == 12)
+        ok = import_output(im, g, index, (const Onnx__ValueInfoProto *)msg);
+    else
+        ok = import_value_info(im, g, (const Onnx__ValueInfoProto *)msg);
+    fp_arena_reset(wg->scratch);
+    return ok;
+}
+
+/* Imports every element of field `field` in file order; *index counts them. */
+static bool import_elements(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
+                            bool *malformed)
+{
+    const uint8_t *p = wg->data, *end = wg->data + wg->len;
+    fp_pbskel_field f;
+    while (p < end && fp_pbskel_next_field(&p, end, &f))
+        if (f.number == field && !import_element(im, wg, g, &f, (*index)++, malformed))
+            return false;
+    return true;
+}
+
+/* Whether every element unpacks (as a whole-graph unpack would require). */
+static bool elements_valid(wire_graph *wg)
+{
+    const uint8_t *p = wg->data, *end = wg->data + wg->len;
+    fp_pbskel_field f;
+    bool ok = true;
+    while (ok && p < end && fp_pbskel_next_field(&p, end, &f)) {
+        const ProtobufCMessageDescriptor *d = element_descriptor(f.number);
+        if (d) {
+            const ProtobufCMessage *msg = protobuf_c_message_unpack(d, &wg->alloc, f.len, f.payload);
+            ok = msg && fp_pbskel_numbers_valid(msg);
+            fp_arena_reset(wg->scratch);
+        }
+    }
+    return ok;
+}
+
+/* import_graph over a wire_graph, in the same order and with the same errors; a malformed element
+ * anywhere is reported as such even after an earlier element's import error, as unpacking the
+ * whole graph first would. */
+static bool import_graph_wire(importer *im, wire_graph *wg, fp_graph *g)
+{
+    bool malformed = false;
+    size_t n_init = 0, n_in = 0, n_node = 0, n_out = 0, n_vi = 0;
+    bool ok = begin_graph(im, g, wg->head->name) && import_elements(im, wg, g, 5, &n_init, &malformed) &&
+              import_elements(im, wg, g, 15, &n_init, &malformed) && import_elements(im, wg, g, 11, &n_in, &malformed);
+    if (ok && wg->n_node > FP_MAX_NODES)
+        ok = fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %d", g->name, wg->n_node,
+                  FP_MAX_NODES);
+    ok = ok && import_elements(im, wg, g, 1, &n_node, &malformed) && import_elements(im, wg, g, 12, &n_out, &malformed) &&
+         import_elements(im, wg, g, 13, &n_vi, &malformed);
+    if (!ok && (malformed || !elements_valid(wg))) {
+        g_clear_error(im->error);
+        g_set_error_literal(im->error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, FP_ONNX_MALFORMED_MESSAGE);
+    }
+    return ok;
+}
+
+/* Copies the fields of message [data, data+len) into `rest`, except those of number `number`:
+ * exactly one is required, length-delimited, whose payload goes to *payload / *plen. False when
+ * the message is not that simple (the caller then unpacks it whole, with protobuf-c's verdict). */
+static bool split_one(const uint8_t *data, size_t len, uint32_t number, GByteArray *rest, const uint8_t **payload,
+                      size_t *plen)
+{
+    const uint8_t *p = data, *end = data + len;
+    unsigned found = 0;
+    while (p < end) {
+        const uint8_t *start = p;
+        fp_pbskel_field f;
+        if (!fp_pbskel_next_field(&p, end, &f))
+            return false;
+        if (f.number != number) {
+            g_byte_array_append(rest, start, (guint)(p - start));
+            continue;
+        }
+        if (f.wire != 2 || found++)
+            return false;
+        *payload = f.payload;
+        *plen = f.len;
+    }
+    return found == 1;
+}
+
+/* Splits the main graph's fields: elements stay in place (wg->data), the others go to `rest`. */
+static bool split_graph(wire_graph *wg, GByteArray *rest)
+{
+    const uint8_t *p = wg->data, *end = wg->data + wg->len;
+    while (p < end) {
+        const uint8_t *start = p;
+        fp_pbskel_field f;
+        if (!fp_pbskel_next_field(&p, end, &f))
+            return false;
+        if (!element_descriptor(f.number)) {
+            g_byte_array_append(rest, start, (guint)(p - start));
+            continue;
+        }
+        if (f.wire != 2)
+            return false;
+        wg->n_node += f.number == 1;
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------------- model */
 
-fp_model *fp_onnx_from_proto(const char *path, const char *format, const Onnx__ModelProto *mp, uint64_t file_size,
-                             GError **error)
+/* Translates mp; its main graph is mp->graph, or wg when mp was unpacked without it. */
+static fp_model *import_model(const char *path, const char *format, const Onnx__ModelProto *mp, wire_graph *wg,
+                              uint64_t file_size, GError **error)
 {
     g_autoptr(fp_model) m = fp_model_new(path, format);
     importer im = {.m = m, .error = error};
     m->file_size = file_size;
-    if (!mp->graph) {
+    if (!mp->graph && !wg) {
         g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED,
                     "not an ONNX model: ModelProto.graph is missing");
         return NULL;
@@ -709,8 +909,9 @@ fp_model *fp_onnx_from_proto(const char *path, const char *format, const Onnx__M
         m->n_opsets = 1;
     }
     im.implicit = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
+    im.implicit_set = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_hash_table_unref);
     fp_graph *g = fp_graph_new(m, "main", NULL, NULL);
-    bool ok = import_graph(&im, mp->graph, g);
+    bool ok = wg ? import_graph_wire(&im, wg, g) : import_graph(&im, mp->graph, g);
     if (ok) {
         for (guint i = 1; i < m->graphs->len; i++)
             resolve_outer(&im, g_ptr_array_index(m->graphs, i));
@@ -718,5 +919,42 @@ fp_model *fp_onnx_from_proto(const char *path, const char *format, const Onnx__M
         fp_model_link(m);
     }
     g_hash_table_destroy(im.implicit);
+    g_hash_table_destroy(im.implicit_set);
     return ok ? g_steal_pointer(&m) : NULL;
+}
+
+fp_model *fp_onnx_from_proto(const char *path, const char *format, const Onnx__ModelProto *mp, uint64_t file_size,
+                             GError **error)
+{
+    return import_model(path, format, mp, NULL, file_size, error);
+}
+
+fp_model *fp_onnx_from_skeleton(const char *path, const char *format, const uint8_t *data, size_t len,
+                                uint64_t file_size, GError **error)
+{
+    fp_arena *keep = fp_arena_new();
+    ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free, .allocator_data = keep};
+    wire_graph wg = {.scratch = fp_arena_new()};
+    wg.alloc = (ProtobufCAllocator){.alloc = arena_alloc, .free = arena_free, .allocator_data = wg.scratch};
+    GByteArray *model_rest = g_byte_array_new(), *graph_rest = g_byte_array_new();
+    Onnx__ModelProto *mp = NULL;
+    if (split_one(data, len, 7 /* ModelProto.graph */, model_rest, &wg.data, &wg.len) && split_graph(&wg, graph_rest)) {
+        mp = onnx__model_proto__unpack(&alloc, model_rest->len, model_rest->data);
+        wg.head = mp ? onnx__graph_proto__unpack(&alloc, graph_rest->len, graph_rest->data) : NULL;
+    }
+    fp_model *m = NULL;
+    if (mp && wg.head && fp_pbskel_numbers_valid(&mp->base) && fp_pbskel_numbers_valid(&wg.head->base)) {
+        m = import_model(path, format, mp, &wg, file_size, error);
+    } else { /* not the usual layout (or malformed): protobuf-c unpacks it whole and judges */
+        mp = onnx__model_proto__unpack(&alloc, len, data);
+        if (mp && fp_pbskel_numbers_valid(&mp->base))
+            m = import_model(path, format, mp, NULL, file_size, error);
+        else
+            g_set_error_literal(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, FP_ONNX_MALFORMED_MESSAGE);
+    }
+    g_byte_array_free(model_rest, TRUE);
+    g_byte_array_free(graph_rest, TRUE);
+    fp_arena_free(wg.scratch);
+    fp_arena_free(keep);
+    return m;
 }

@@ -7,10 +7,20 @@
 #include "frontends/pbskel.h"
 #include "onnx.pb-c.h"
 
+/* The error message when protobuf-c cannot unpack a (skeleton of a) ModelProto. */
+#define FP_ONNX_MALFORMED_MESSAGE "not a valid ONNX protobuf: a field has the wrong wire type for onnx.ModelProto"
+
 /* Translates an unpacked ModelProto into a new, linked model (see fp_onnx_load for the contract).
  * The protobuf may be freed as soon as this returns. */
 fp_model *fp_onnx_from_proto(const char *path, const char *format, const Onnx__ModelProto *mp, uint64_t file_size,
                              GError **error);
+
+/* The same from a serialized ModelProto skeleton (fp_pbskel_build), which must stay valid until
+ * this returns: the main graph is unpacked and translated one element at a time, so the unpacked
+ * protobuf of a large graph is never resident whole. Malformed input fails as protobuf-c's unpack
+ * of the whole message would (FP_ONNX_ERROR_MALFORMED). */
+fp_model *fp_onnx_from_skeleton(const char *path, const char *format, const uint8_t *data, size_t len,
+                                uint64_t file_size, GError **error);
 
 /* Converts one TensorProto into a tensor in m's arena (see fp_onnx_load_tensor). */
 fp_tensor *fp_onnx_tensor_from_proto(fp_model *m, const Onnx__TensorProto *tp, GError **error);

@@ -27,19 +27,15 @@ static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFi
     }
 }
 
-/* Unpacks a skeleton and translates it. */
+/* Translates a skeleton. Takes ownership of skel, released once translated. */
 static fp_model *from_skeleton(const char *path, GBytes *skel, uint64_t file_size, GError **error)
 {
     gsize slen = 0;
     const uint8_t *sdata = g_bytes_get_data(skel, &slen);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, slen, sdata);
-    if (!mp) {
-        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED,
-                    "not a valid ONNX protobuf: a field has the wrong wire type for onnx.ModelProto");
-        return NULL;
-    }
-    fp_model *m = fp_onnx_from_proto(path, "onnx", mp, file_size, error);
-    onnx__model_proto__free_unpacked(mp, NULL);
+    if (!sdata) /* an empty skeleton has no data pointer: pointer arithmetic on NULL is undefined */
+        sdata = (const uint8_t *)"";
+    fp_model *m = fp_onnx_from_skeleton(path, "onnx", sdata, slen, file_size, error);
+    g_bytes_unref(skel);
     return m;
 }
 
@@ -51,13 +47,51 @@ static fp_model *skeleton_failed(GError *err, GError **error)
     return NULL;
 }
 
-fp_model *fp_onnx_load_buffer(const char *path, const uint8_t *data, size_t len, GError **error)
+/* The bytes of a model: a buffer (mem) or an open file. */
+typedef struct {
+    const uint8_t *data; /* mem: the buffer */
+    int fd;              /* else: the file */
+    uint64_t size;
+    bool mem;
+} source;
+
+static GBytes *build_skeleton(const source *src, unsigned flags, GError **error)
+{
+    if (src->mem)
+        return fp_pbskel_build_ex(&onnx__model_proto__descriptor, src->data, (size_t)src->size, strip_payload, flags,
+                                  error);
+    return fp_pbskel_build_fd_ex(&onnx__model_proto__descriptor, src->fd, src->size, strip_payload, flags, error);
+}
+
+/* Skeleton, then translation. The fast walk copies small sub-messages unparsed; when it or the
+ * translation reports a malformed file, the exact walk and translation run again, so that the
+ * error is the one they give (the first fault in file order, with its offset and field). */
+static fp_model *load_source(const char *path, const source *src, GError **error)
 {
     GError *err = NULL;
-    g_autoptr(GBytes) skel = fp_pbskel_build(&onnx__model_proto__descriptor, data, len, strip_payload, &err);
+    GBytes *skel = build_skeleton(src, FP_PBSKEL_FAST, &err);
+    if (!skel && err->code == FP_PBSKEL_ERROR_IO)
+        return skeleton_failed(err, error);
+    if (skel) {
+        fp_model *m = from_skeleton(path, skel, src->size, &err);
+        if (m || !g_error_matches(err, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED) ||
+            strcmp(err->message, FP_ONNX_MALFORMED_MESSAGE) != 0) {
+            if (!m)
+                g_propagate_error(error, err);
+            return m;
+        }
+    }
+    g_clear_error(&err);
+    skel = build_skeleton(src, 0, &err);
     if (!skel)
         return skeleton_failed(err, error);
-    return from_skeleton(path, skel, len, error);
+    return from_skeleton(path, skel, src->size, error);
+}
+
+fp_model *fp_onnx_load_buffer(const char *path, const uint8_t *data, size_t len, GError **error)
+{
+    source src = {.data = data, .fd = -1, .size = len, .mem = true};
+    return load_source(path, &src, error);
 }
 
 fp_model *fp_onnx_load(const char *path, GError **error)
@@ -76,12 +110,10 @@ fp_model *fp_onnx_load(const char *path, GError **error)
         g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, S_ISREG(st.st_mode) ? "empty file" : "not a regular file");
         return NULL;
     }
-    GError *err = NULL;
-    g_autoptr(GBytes) skel = fp_pbskel_build_fd(&onnx__model_proto__descriptor, fd, (uint64_t)st.st_size, strip_payload, &err);
+    source src = {.fd = fd, .size = (uint64_t)st.st_size};
+    fp_model *m = load_source(path, &src, error);
     close(fd);
-    if (!skel)
-        return skeleton_failed(err, error);
-    return from_skeleton(path, skel, (uint64_t)st.st_size, error);
+    return m;
 }
 
 fp_tensor *fp_onnx_load_tensor(fp_model *m, const char *path, const char **name, GError **error)

@@ -1,0 +1,68 @@
+#!/bin/sh
+# run.sh - `make bench`: builds the benchmark tools against a Release build, makes the benchmark
+# models (bench/out/, ignored by git), installs onnxruntime-node for the ORT peer if missing
+# (bench/node_modules/, ignored), then runs bench/bench.py, which rewrites the measured part of
+# docs/benchmarks.md. Never part of make test.
+#
+# Environment:
+#   BUILD_DIR=build          Release build to measure (make bench builds it first)
+#   BENCH_BIG=1              also make and measure the ~1 GB model (gen_big_model.py --width 3.2;
+#                            about 1 GB of disk in bench/out/, a minute to generate)
+#   BENCH_SIZES="1000 ..."   synthetic graph sizes (default 1000 10000 100000 1000000)
+#   BENCH_RUNS=5, BENCH_PEER_RUNS=3, BENCH_PEER_TIMEOUT=600 (s), BENCH_PEER_MAX_NODES=1000000,
+#   BENCH_ORT_MAX_NODES=100000 (ORT needs ~40 s and 1.3 GB for 100k nodes)
+#   BENCH_ANALYZE="shapes --batch 1 -f json"   the fuseplan command timed (see the SWITCH in bench.py)
+#   BENCH_DOC=docs/benchmarks.md               the file whose measured part is rewritten
+# The measurements are also kept in bench/out/bench_results.json: after editing how they are shown,
+#   /usr/bin/python3 bench/bench.py --render-only --fuseplan build/fuseplan --tools build/bench \
+#       --models-dir bench/out
+# rewrites the document without measuring again.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+BUILD_DIR=${BUILD_DIR:-build}
+OUT=bench/out
+SIZES=${BENCH_SIZES:-"1000 10000 100000 1000000"}
+TOOLS=$BUILD_DIR/bench
+
+if [ ! -x "$BUILD_DIR/fuseplan" ] || [ ! -f "$BUILD_DIR/libfuseplan_core.a" ]; then
+    echo "bench: no Release build in $BUILD_DIR (run 'make bench', or set BUILD_DIR)" >&2
+    exit 2
+fi
+
+# ---- tools: compiled here, never part of the product build
+mkdir -p "$TOOLS" "$OUT"
+PKGS="libprotobuf-c glib-2.0 gthread-2.0 libxml-2.0 json-glib-1.0"
+CFLAGS="-O2 -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers -Werror"
+# shellcheck disable=SC2046,SC2086
+gcc $CFLAGS -I"$BUILD_DIR/gen" -o "$TOOLS/fp_gen_graph" bench/gen_graph.c \
+    "$BUILD_DIR/libfuseplan_core.a" $(pkg-config --cflags --libs $PKGS)
+# shellcheck disable=SC2046,SC2086
+gcc $CFLAGS -I. -I"$BUILD_DIR/gen" -o "$TOOLS/fp_bench_phases" bench/phases.c \
+    "$BUILD_DIR/libfuseplan_core.a" $(pkg-config --cflags --libs $PKGS) -lm
+
+# shellcheck disable=SC2046,SC2086
+gcc $CFLAGS -o "$TOOLS/fp_bench_pagefault" bench/pagefault.c $(pkg-config --cflags --libs glib-2.0)
+
+# ---- models (made once; delete bench/out/ to make them again)
+for n in $SIZES; do
+    [ -f "$OUT/synth_$n.onnx" ] || "$TOOLS/fp_gen_graph" -n "$n" -o "$OUT/synth_$n.onnx"
+done
+[ -f "$OUT/resnet50.onnx" ] || /usr/bin/python3 bench/gen_big_model.py "$OUT/resnet50.onnx"
+[ -f "$OUT/resnet50_ext.onnx" ] || /usr/bin/python3 bench/gen_big_model.py "$OUT/resnet50_ext.onnx" --external
+if [ "${BENCH_BIG:-0}" = 1 ] && [ ! -f "$OUT/resnet50_w3.2.onnx" ]; then
+    /usr/bin/python3 bench/gen_big_model.py "$OUT/resnet50_w3.2.onnx" --width 3.2
+fi
+
+# ---- ORT peer: onnxruntime-node in bench/node_modules (prebuilt CPU binaries; no install scripts)
+if [ ! -d bench/node_modules/onnxruntime-node ]; then
+    (cd bench && npm install --ignore-scripts --no-save --no-package-lock --no-audit --no-fund onnxruntime-node) ||
+        echo "bench: onnxruntime-node not installed: the ORT column stays empty" >&2
+fi
+
+BIG=""
+[ "${BENCH_BIG:-0}" = 1 ] && BIG=--big
+# shellcheck disable=SC2086
+exec /usr/bin/python3 bench/bench.py --fuseplan "$BUILD_DIR/fuseplan" --tools "$TOOLS" \
+    --models-dir "$OUT" --doc "${BENCH_DOC:-docs/benchmarks.md}" --sizes $SIZES $BIG
