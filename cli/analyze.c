@@ -21,6 +21,8 @@ void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)
         {"format", 'f', 0, G_OPTION_ARG_STRING, &o->format, "Output format: text (default) or json", "FMT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output, "Write to FILE instead of standard output", "FILE"},
         {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "Print diagnostics (ops not inferred, ...)", NULL},
+        {"strict", 0, 0, G_OPTION_ARG_NONE, &o->strict,
+         "Refuse op types fuseplan does not know (default: warn and analyze them as opaque)", NULL},
         {NULL},
     };
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -86,6 +88,63 @@ GHashTable *fp_cli_input_shapes(fp_model *m, char **specs, GError **error)
     return shapes;
 }
 
+typedef struct {
+    const fp_node *first;
+    uint32_t count;
+} unknown_op;
+
+bool fp_cli_check_ops(const char *path, const fp_model *m, bool strict, fp_diag *diag, char **warning)
+{
+    *warning = NULL;
+    g_autoptr(GHashTable) by_type = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    g_autoptr(GPtrArray) types = g_ptr_array_new(); /* unknown_op*, in file order */
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            const fp_node *n = g->nodes->pdata[i];
+            if (n->op != FP_OP_OPAQUE)
+                continue;
+            char *key = g_strconcat(n->domain, *n->domain ? "." : "", n->op_type, NULL);
+            unknown_op *u = g_hash_table_lookup(by_type, key);
+            if (!u) {
+                u = g_new0(unknown_op, 1);
+                u->first = n;
+                g_hash_table_insert(by_type, key, u);
+                g_ptr_array_add(types, u);
+            } else {
+                g_free(key);
+            }
+            u->count++;
+        }
+    }
+    if (!types->len)
+        return true;
+    const fp_node *f = ((unknown_op *)types->pdata[0])->first;
+    if (strict) {
+        fp_cli_error("%s: graph '%s': node '%s': op type '%s%s%s' is unknown to fuseplan (--strict)", path,
+                     f->graph->name, f->name, f->domain, *f->domain ? "." : "", f->op_type);
+        return false;
+    }
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (guint i = 0; i < types->len; i++) {
+        const unknown_op *u = types->pdata[i];
+        const fp_node *n = u->first;
+        fp_diag_add(diag, FP_DIAG_WARNING, "load", "unknown-op", n->name,
+                    "op type '%s%s%s' (%u node%s, first '%s') is unknown to fuseplan: analyzed as opaque (no shape "
+                    "rule, no fusion, no cost)",
+                    n->domain, *n->domain ? "." : "", n->op_type, u->count, u->count == 1 ? "" : "s", n->name);
+        if (i < 5)
+            g_string_append_printf(list, "%s%s%s%s (%u)", i ? ", " : "", n->domain, *n->domain ? "." : "", n->op_type,
+                                   u->count);
+    }
+    if (types->len > 5)
+        g_string_append_printf(list, " and %u more", types->len - 5);
+    *warning = g_strdup_printf("warning: %s: %u op type%s unknown to fuseplan, analyzed as opaque (no shape rule, "
+                               "no fusion, no cost): %s; --strict refuses them",
+                               path, types->len, types->len == 1 ? "" : "s", list->str);
+    return true;
+}
+
 fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag)
 {
     g_autoptr(GError) err = NULL;
@@ -94,6 +153,9 @@ fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_
         fp_cli_error("%s", err->message);
         return NULL;
     }
+    g_autofree char *warning = NULL;
+    if (!fp_cli_check_ops(path, m, o->strict, diag, &warning))
+        return NULL;
     if (o->batch < 0) {
         fp_cli_error("--batch %" G_GINT64_FORMAT ": must be positive", o->batch);
         return NULL;
@@ -109,6 +171,8 @@ fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_
         return NULL;
     }
     fp_pass_metrics(m, diag);
+    if (warning) /* after the analysis: a failing run prints its one error line only */
+        fp_cli_error("%s", warning);
     return g_steal_pointer(&m);
 }
 

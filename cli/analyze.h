@@ -15,9 +15,10 @@ typedef struct {
     char *format;    /* --format */
     char *output;    /* --output */
     gboolean verbose;
+    gboolean strict; /* --strict: op types fuseplan does not know are errors, not warnings */
 } fp_cli_model_opts;
 
-/* Adds --input, --batch, --batch-dim, --format, --output, --verbose to ctx's main group. */
+/* Adds --input, --batch, --batch-dim, --format, --output, --verbose, --strict to ctx's main group. */
 void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o);
 void fp_cli_model_opts_clear(fp_cli_model_opts *o);
 
@@ -29,8 +30,15 @@ bool fp_cli_parse_input_spec(fp_model *m, const char *spec, char **name, fp_shap
  * NULL with the first spec's error. Caller unrefs. */
 GHashTable *fp_cli_input_shapes(fp_model *m, char **specs, GError **error);
 
-/* Loads `path`, applies --input/--batch, runs shape inference and per-op metrics. On failure
- * prints the one-line error and returns NULL (exit code 2 for the caller). */
+/* Op types fuseplan does not know (FP_OP_OPAQUE: no shape rule, no fusion, no cost): an
+ * "unknown-op" warning per type in diag (may be NULL) and in *warning one line listing them, for
+ * the caller to print with fp_cli_error once its analysis succeeded (g_free; NULL when every op is
+ * known). With `strict` instead a one-line error naming the first such node, and false (exit 2). */
+bool fp_cli_check_ops(const char *path, const fp_model *m, bool strict, fp_diag *diag, char **warning);
+
+/* Loads `path`, checks its op types (fp_cli_check_ops), applies --input/--batch, runs shape
+ * inference and per-op metrics. On failure prints the one-line error and returns NULL (exit code 2
+ * for the caller). */
 fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag);
 
 /* Writes text produced by `emit` to o->output (atomically) or stdout. */

@@ -91,10 +91,15 @@ bool fp_cli_analyze(const char *path, const fp_cli_model_opts *o, const char *de
         .what_if = FP_DT_UNDEFINED,
     };
     a->diag = fp_diag_new();
+    g_autofree char *warning = NULL;
+    if (!fp_cli_check_ops(path, a->model, o->strict, a->diag, &warning))
+        return false;
     if (!fp_pipeline_run(a->model, &po, &a->res, a->diag, &err)) {
         fp_cli_error("%s: %s", path, err->message);
         return false;
     }
+    if (warning) /* after the analysis: a failing run prints its one error line only */
+        fp_cli_error("%s", warning);
     a->rep = (fp_report){.model = a->model, .target = a->target, .device = a->dev, .res = &a->res, .diag = a->diag,
                          .batch_note = a->batch_note, .what_if = FP_DT_UNDEFINED, .top = 10,
                          .headroom_note = "not computed"};

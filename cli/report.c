@@ -123,12 +123,17 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
         .dump_out = stderr,
     };
     g_autoptr(fp_diag) diag = fp_diag_new();
+    g_autofree char *warning = NULL;
+    if (!fp_cli_check_ops(path, m, o->strict, diag, &warning))
+        return FP_EXIT_BAD;
     fp_pipeline_result res;
     if (!fp_pipeline_run(m, &po, &res, diag, &err)) {
         fp_cli_error("%s: %s", path, err->message);
         fp_pipeline_result_clear(&res);
         return FP_EXIT_BAD;
     }
+    if (warning) /* after the analysis: a failing run prints its one error line only */
+        fp_cli_error("%s", warning);
     fp_headroom_result hr = {0};
     const char *note = ro->no_headroom ? NULL : "not computed with --input (use fuseplan headroom)";
     /* the HTML memory timeline is taken before headroom re-infers the model at other batches; the

@@ -24,8 +24,9 @@ static gssize read_head(const char *path, uint8_t *buf, size_t n, GError **error
     return (gssize)got;
 }
 
-/* Largest decompressed size of a gzip-compressed model (graph dumps compress 10-30x). */
-#define GZIP_MAX (1024u * 1024u * 1024u)
+/* Largest decompressed size of a gzip-compressed model (graph dumps compress 10-30x, a crafted
+ * file 1000x): the text readers need several times the text's size, within 1 GiB in all. */
+#define GZIP_MAX (128u * 1024u * 1024u)
 
 /* Inflates a gzip file into memory; NULL with an error when it is corrupt or too large. */
 static GBytes *gunzip(const char *path, GError **error)
@@ -82,6 +83,23 @@ static fp_model *load_buffer(const char *path, const uint8_t *data, size_t len, 
     return unrecognized(data, error);
 }
 
+/* The limits every frontend's model must respect (the ONNX one also checks them while reading). */
+static bool within_limits(const fp_model *m, GError **error)
+{
+    fp_model_stats st;
+    fp_model_get_stats(m, &st);
+    if (m->graphs->len > FP_MAX_GRAPHS) {
+        g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_LIMIT, "%u graphs (subgraphs included), more than the limit of %d",
+                    m->graphs->len, FP_MAX_GRAPHS);
+        return false;
+    }
+    if (st.nodes <= FP_MAX_NODES)
+        return true;
+    g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_LIMIT, "%" G_GUINT64_FORMAT " nodes (all graphs), more than the limit of %d",
+                st.nodes, FP_MAX_NODES);
+    return false;
+}
+
 fp_model *fp_load_model(const char *path, GError **error)
 {
     uint8_t head[4096]; /* text formats are told apart by their first fields */
@@ -106,6 +124,10 @@ fp_model *fp_load_model(const char *path, GError **error)
         m = fp_onnx_text_load(path, &err);
     } else {
         unrecognized(head, &err);
+    }
+    if (m && !within_limits(m, &err)) {
+        fp_model_free(m);
+        m = NULL;
     }
     if (m && !fp_model_verify(m, &err)) {
         fp_model_free(m);

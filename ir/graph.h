@@ -31,6 +31,12 @@ typedef enum {
 #define FP_INLINE_MAX 4096
 /* Nesting limit for subgraphs (If inside Loop inside ...). */
 #define FP_MAX_GRAPH_DEPTH 64
+/* Node limit of a model, all graphs together: the analysis of larger graphs takes more than ten
+ * seconds (docs/robustness.md); a real model under 10 MB has far fewer. */
+#define FP_MAX_NODES 250000
+/* Graph limit of a model, the main graph and every subgraph (If, Loop, Scan bodies): each pass
+ * costs something per graph too. */
+#define FP_MAX_GRAPHS 10000
 /* Largest rank accepted anywhere. */
 #define FP_MAX_RANK 64
 

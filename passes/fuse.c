@@ -91,6 +91,9 @@ static bool op_ok(const fp_pat_node *p, const fp_node *n)
 {
     if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED))
         return false;
+    /* every rewrite reads input 0 and output 0: a malformed node without them never matches */
+    if (!n->n_inputs || !n->inputs[0] || !n->n_outputs || !n->outputs[0])
+        return false;
     for (int i = 0; i < 8 && p->ops[i] != FP_OP_COUNT; i++)
         if (p->ops[i] == n->op)
             return true;
@@ -169,7 +172,19 @@ static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, fp_match *mt)
     mt->nodes[0] = anchor;
     mt->n = 1;
     mt->x = anchor->n_inputs ? anchor->inputs[0] : NULL;
-    return extend(fz, mt, 1);
+    if (!extend(fz, mt, 1))
+        return false;
+    /* the rewrites carry output 0 of each node over: a node whose other outputs are read cannot go
+     * (BatchNormalization's and Dropout's have constraints of their own, which say why) */
+    for (int i = 0; i < mt->n; i++) {
+        const fp_node *n = mt->nodes[i];
+        for (uint32_t k = 1; k < n->n_outputs; k++) {
+            const fp_value *o = n->outputs[k];
+            if (o && (o->n_uses || o->is_output) && n->op != FP_OP_BATCH_NORM && !(n->op == FP_OP_DROPOUT && k == 1))
+                return false;
+        }
+    }
+    return true;
 }
 
 /* ---------------------------------------------------------------- rewrites */
@@ -371,17 +386,24 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
         bool changed = false;
         for (guint gi = 0; gi < m->graphs->len && ok; gi++) {
             fp_graph *g = m->graphs->pdata[gi];
+            g_autofree fp_node **order = NULL; /* recomputed after a rule rewrote the graph */
+            uint32_t n = 0;
             for (char **id = t->rules; *id && ok; id++) {
-                uint32_t n = 0;
-                g_autofree fp_node **order = fp_graph_topo(g, &n, error);
-                if (!order) {
+                if (!order && !(order = fp_graph_topo(g, &n, error))) {
                     ok = false;
                     break;
                 }
+                bool rewrote = false;
                 for (size_t r = 0; r < fp_n_rules; r++)
                     if (strcmp(fp_rules[r].id, *id) == 0)
-                        changed |= sweep_rule(&fz, g, &fp_rules[r], (const fp_node *const *)order, n);
-                fp_model_link(m); /* the next rule sees this one's rewrites */
+                        rewrote |= sweep_rule(&fz, g, &fp_rules[r], (const fp_node *const *)order, n);
+                /* the next rule sees this one's rewrites; linking the whole model after every rule
+                 * on every graph would be quadratic in the number of subgraphs */
+                if (rewrote) {
+                    fp_model_link(m);
+                    g_clear_pointer(&order, g_free);
+                }
+                changed |= rewrote;
                 g_hash_table_remove_all(fz.dirty);
             }
         }

@@ -96,6 +96,90 @@ static char *input_shapes(const fp_model *m)
     return g_string_free(s, FALSE);
 }
 
+/* Where the line through (b0, t0) and (b1, t1), b0 < b1, reaches the usable bytes: the last batch
+ * that fits if memory grows linearly; 0 when the line does not rise or already is above. */
+static int64_t line_estimate(const search *s, int64_t b0, uint64_t t0, int64_t b1, uint64_t t1)
+{
+    uint64_t usable = s->res->usable;
+    if (b1 <= b0 || t1 <= t0 || t1 == UINT64_MAX || t0 > usable)
+        return 0;
+    double est = (double)b0 + (double)(usable - t0) * (double)(b1 - b0) / (double)(t1 - t0);
+    return est >= (double)FP_HEADROOM_MAX_BATCH * 4 ? FP_HEADROOM_MAX_BATCH * 4 : (int64_t)est;
+}
+
+/* Finds hi > lo that does not fit (or the limit fits: *at_limit), lo fitting: from batch 1 and 2,
+ * jumps to one past where the line through the last two fitting batches reaches the usable memory
+ * (memory is close to linear in the batch, so this usually brackets at once), doubling when the
+ * growth is not measurable. */
+static bool bracket(search *s, int64_t limit, int64_t *lo, eval *lo_e, int64_t *hi, eval *hi_e, bool *at_limit,
+                    GError **error)
+{
+    int64_t prev = 0;
+    uint64_t t_prev = 0;
+    for (int64_t b = MIN(2, limit);;) {
+        if (b <= *lo) { /* lo == limit */
+            *at_limit = true;
+            return true;
+        }
+        eval e;
+        if (!evaluate(s, b, NULL, &e, error))
+            return false;
+        if (!e.fits) {
+            *hi = b;
+            *hi_e = e;
+            return true;
+        }
+        prev = *lo;
+        t_prev = lo_e->total;
+        *lo = b;
+        *lo_e = e;
+        int64_t next = *lo > limit / 2 ? limit : 2 * *lo, est = line_estimate(s, prev, t_prev, *lo, lo_e->total);
+        if (est >= *lo)
+            next = est >= limit ? limit : est + 1;
+        b = next;
+    }
+}
+
+/* Shrinks [lo, hi] to hi == lo + 1 (lo fits, hi does not). Rounds alternate: interpolation between
+ * the two sizes, then the neighbour on the other side of the guess (a linear model ends there);
+ * bisection. At most about three times the evaluations of plain bisection, usually two. */
+static bool narrow(search *s, int64_t *lo, eval *lo_e, int64_t *hi, eval *hi_e, GError **error)
+{
+    for (unsigned round = 0; *hi - *lo > 1; round++) {
+        int64_t guess = *lo + (*hi - *lo) / 2;
+        if (round % 2 == 0) {
+            int64_t est = line_estimate(s, *lo, lo_e->total, *hi, hi_e->total);
+            if (est > *lo)
+                guess = MIN(est, *hi - 1);
+        }
+        eval e;
+        if (!evaluate(s, guess, NULL, &e, error))
+            return false;
+        if (e.fits) {
+            *lo = guess;
+            *lo_e = e;
+        } else {
+            *hi = guess;
+            *hi_e = e;
+        }
+        if (round % 2 || *hi - *lo <= 1)
+            continue;
+        int64_t probe = e.fits ? guess + 1 : guess - 1; /* the other side of the guess */
+        if (probe <= *lo || probe >= *hi)
+            continue;
+        if (!evaluate(s, probe, NULL, &e, error))
+            return false;
+        if (e.fits) {
+            *lo = probe;
+            *lo_e = e;
+        } else {
+            *hi = probe;
+            *hi_e = e;
+        }
+    }
+    return true;
+}
+
 bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag,
                       GError **error)
 {
@@ -137,33 +221,9 @@ bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_res
         lo = 0;
         hi = 1;
         hi_e = lo_e;
-    } else {
-        /* doubling until a batch does not fit (or the limit fits): lo fits, hi does not */
-        for (int64_t b = MIN(2, limit);; b = b > limit / 2 ? limit : 2 * b) {
-            if (b <= lo) { /* lo == limit */
-                at_limit = true;
-                break;
-            }
-            if (!evaluate(&s, b, NULL, &e, error))
-                return false;
-            if (!e.fits) {
-                hi = b;
-                hi_e = e;
-                break;
-            }
-            lo = b;
-        }
-        while (!at_limit && hi - lo > 1) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (!evaluate(&s, mid, NULL, &e, error))
-                return false;
-            if (e.fits) {
-                lo = mid;
-            } else {
-                hi = mid;
-                hi_e = e;
-            }
-        }
+    } else if (!bracket(&s, limit, &lo, &lo_e, &hi, &hi_e, &at_limit, error) ||
+               (!at_limit && !narrow(&s, &lo, &lo_e, &hi, &hi_e, error))) {
+        return false;
     }
     res->at_limit = at_limit;
     res->max_batch = lo;

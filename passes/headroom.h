@@ -45,7 +45,8 @@ typedef struct {
 
 /* Finds the largest batch B such that weights + planned activations at B fit in capacity -
  * reserve: re-runs shape inference (fp_pass_shapes with opts.batch = B) and the memory pass per
- * batch, doubling then bisecting; the result satisfies plan(B) fits and plan(B + 1) does not
+ * batch, jumping to where the line through the batches planned so far reaches the capacity, then
+ * interpolating and bisecting; the result satisfies plan(B) fits and plan(B + 1) does not
  * (unless at the limit). A batch whose sizes overflow, or that leaves more values of unknown size
  * than batch 1, does not fit. The model is left inferred at max_batch (batch 1 when nothing
  * fits); diag receives the findings of that last run. Fails with FP_HEADROOM_ERROR_NO_BATCH when

@@ -78,9 +78,12 @@ static fp_node *sole_consumer(const fp_node *n)
     return v->uses[0].node;
 }
 
+/* Not removed, folded or touched in this sweep, and shaped as the rewrites assume: input 0 and
+ * exactly one output (a malformed file may give a Cast two outputs or a Transpose none). */
 static bool live(const pass *p, const fp_node *n)
 {
-    return n && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && !g_hash_table_contains(p->dirty, n);
+    return n && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && !g_hash_table_contains(p->dirty, n) &&
+           n->n_inputs >= 1 && n->inputs[0] && n->n_outputs == 1 && n->outputs[0];
 }
 
 /* Consumers of `from` read `to` instead; `from` loses its producer. */

@@ -41,11 +41,23 @@ bool sh_scalar(sh_ctx *c, uint32_t i, double *out);
 bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count);
 bool sh_attr_floats(const fp_node *n, const char *name, double *out, int max, int *count);
 
+/* Attribute types and required attributes of an ONNX op (shape_attrs.c); false after sh_fail
+ * naming the attribute. GE graphs and other domains pass unchecked. */
+bool sh_check_attrs(sh_ctx *c);
+
 /* ---- results ---- */
 fp_shape sh_new(sh_ctx *c, int32_t rank);
 fp_shape sh_copy(sh_ctx *c, const fp_shape *s);
 fp_shape sh_unknown_rank(void);
 void sh_set(sh_ctx *c, uint32_t out, fp_dtype dt, fp_shape s);
+/* Output k's value, NULL when the node has none there (omitted, or a malformed node). */
+static inline fp_value *sh_out(sh_ctx *c, uint32_t k) { return k < c->n->n_outputs ? c->n->outputs[k] : NULL; }
+/* Sets output k's dtype when the output exists. */
+static inline void sh_out_dtype(sh_ctx *c, uint32_t k, fp_dtype dt)
+{
+    if (sh_out(c, k))
+        sh_out(c, k)->dtype = dt;
+}
 sh_result sh_unknown(sh_ctx *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 sh_result sh_fail(sh_ctx *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 

@@ -143,7 +143,7 @@ void sh_set(sh_ctx *c, uint32_t out, fp_dtype dt, fp_shape s)
         return;
     fp_value *v = c->n->outputs[out];
     v->dtype = dt;
-    v->shape = s;
+    v->shape = s.rank <= FP_MAX_RANK ? s : sh_unknown_rank(); /* passes size arrays by FP_MAX_RANK */
     if (v->type == FP_TYPE_UNKNOWN)
         v->type = FP_TYPE_TENSOR;
 }
@@ -195,8 +195,9 @@ fp_dim sh_dim_mul(fp_dim a, fp_dim b)
 
 fp_dim sh_dim_add(fp_dim a, fp_dim b)
 {
+    int64_t r;
     if (fp_dim_known(a) && fp_dim_known(b))
-        return sh_dim(a.value + b.value);
+        return __builtin_add_overflow(a.value, b.value, &r) ? sh_dim_unknown() : sh_dim(r);
     if (fp_dim_known(a) && a.value == 0)
         return b;
     if (fp_dim_known(b) && b.value == 0)
@@ -206,8 +207,9 @@ fp_dim sh_dim_add(fp_dim a, fp_dim b)
 
 fp_dim sh_dim_sub(fp_dim a, fp_dim b)
 {
+    int64_t r; /* both >= 0: cannot overflow, but the result may be negative (the caller checks) */
     if (fp_dim_known(a) && fp_dim_known(b))
-        return sh_dim(a.value - b.value);
+        return __builtin_sub_overflow(a.value, b.value, &r) ? sh_dim_unknown() : sh_dim(r);
     if (fp_dim_known(b) && b.value == 0)
         return a;
     return sh_dim_unknown();

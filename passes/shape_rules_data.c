@@ -60,6 +60,9 @@ sh_result sh_rule_reshape(sh_ctx *c)
     if (!have) {
         const fp_shape *ts = sh_in(c, 1);
         if (ts && ts->rank == 1 && fp_dim_known(ts->dims[0])) {
+            if (ts->dims[0].value > FP_MAX_RANK)
+                return sh_fail(c, "target shape has %" G_GINT64_FORMAT " elements: rank over the limit of %d",
+                               ts->dims[0].value, FP_MAX_RANK);
             sh_set(c, 0, sh_dt(c, 0), sh_new(c, (int32_t)ts->dims[0].value));
             return sh_unknown(c, "target shape is not a known constant (rank %d)", (int)ts->dims[0].value);
         }
@@ -234,9 +237,12 @@ sh_result sh_rule_identity(sh_ctx *c)
     if (!in || (in->shape.rank < 0 && in->type == FP_TYPE_UNKNOWN))
         return sh_unknown(c, "input type unknown");
     set_typed(c, 0, in->type == FP_TYPE_UNKNOWN ? FP_TYPE_TENSOR : in->type, in->dtype, in->shape);
-    c->n->outputs[0]->elem_kind = in->elem_kind;
-    c->n->outputs[0]->elems = in->elems;
-    c->n->outputs[0]->n_elems = in->n_elems;
+    fp_value *out = sh_out(c, 0);
+    if (out) {
+        out->elem_kind = in->elem_kind;
+        out->elems = in->elems;
+        out->n_elems = in->n_elems;
+    }
     return in->shape.rank < 0 && in->type == FP_TYPE_TENSOR ? sh_unknown(c, "input has unknown rank") : SH_OK;
 }
 
@@ -245,7 +251,7 @@ sh_result sh_rule_dropout(sh_ctx *c)
     sh_result r = sh_rule_same(c);
     if (r != SH_OK)
         return r;
-    sh_set(c, 1, c->opset >= 10 ? FP_DT_BOOL : sh_dt(c, 0), c->n->outputs[0]->shape);
+    sh_set(c, 1, c->opset >= 10 ? FP_DT_BOOL : sh_dt(c, 0), sh_copy(c, sh_in(c, 0)));
     return SH_OK;
 }
 
@@ -293,7 +299,8 @@ sh_result sh_rule_concat(sh_ctx *c)
     if (!first)
         return sh_unknown(c, "inputs of unknown rank");
     int32_t axis;
-    if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), first->rank, &axis))
+    /* Concat-1 defaults axis to 1; from opset 4 it is required (shape_attrs.c) */
+    if (!sh_axis(fp_node_attr_int(c->n, "axis", c->opset && c->opset < 4 ? 1 : 0), first->rank, &axis))
         return sh_fail(c, "axis out of range for rank %d", first->rank);
     fp_shape out = sh_copy(c, first);
     out.dims[axis] = sh_dim(0);
@@ -693,7 +700,7 @@ sh_result sh_rule_eye_like(sh_ctx *c)
 {
     sh_result r = sh_rule_same(c);
     if (r == SH_OK && fp_node_attr(c->n, "dtype"))
-        c->n->outputs[0]->dtype = (fp_dtype)fp_node_attr_int(c->n, "dtype", 1);
+        sh_out_dtype(c, 0, (fp_dtype)fp_node_attr_int(c->n, "dtype", 1));
     return r;
 }
 
@@ -802,6 +809,9 @@ sh_result sh_rule_constant_of_shape(sh_ctx *c)
     if (!input_dims(c, 0, t, FP_MAX_RANK, &n)) {
         const fp_shape *s = sh_in(c, 0);
         if (s && s->rank == 1 && fp_dim_known(s->dims[0])) {
+            if (s->dims[0].value > FP_MAX_RANK)
+                return sh_fail(c, "shape has %" G_GINT64_FORMAT " elements: rank over the limit of %d",
+                               s->dims[0].value, FP_MAX_RANK);
             sh_set(c, 0, dt, sh_new(c, (int32_t)s->dims[0].value));
             return sh_unknown(c, "shape values unknown (rank %d)", (int)s->dims[0].value);
         }
@@ -972,7 +982,7 @@ sh_result sh_rule_random_like(sh_ctx *c)
 {
     sh_result r = sh_rule_same(c);
     if (r == SH_OK && fp_node_attr(c->n, "dtype"))
-        c->n->outputs[0]->dtype = (fp_dtype)fp_node_attr_int(c->n, "dtype", FP_DT_FLOAT);
+        sh_out_dtype(c, 0, (fp_dtype)fp_node_attr_int(c->n, "dtype", FP_DT_FLOAT));
     return r;
 }
 

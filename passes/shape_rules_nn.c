@@ -56,7 +56,7 @@ sh_result sh_rule_bool_same(sh_ctx *c)
 {
     sh_result r = sh_rule_same(c);
     if (r == SH_OK)
-        c->n->outputs[0]->dtype = FP_DT_BOOL;
+        sh_out_dtype(c, 0, FP_DT_BOOL);
     return r;
 }
 
@@ -68,7 +68,7 @@ sh_result sh_rule_cast(sh_ctx *c)
     fp_dtype to = c->n->op == FP_OP_CAST_LIKE ? sh_dt(c, 1) : (fp_dtype)fp_node_attr_int(c->n, "to", 0);
     if (c->n->op == FP_OP_CAST && !fp_dtype_valid(to))
         return sh_fail(c, "attribute 'to' = %d is not a data type", (int)to);
-    c->n->outputs[0]->dtype = to;
+    sh_out_dtype(c, 0, to);
     return SH_OK;
 }
 
@@ -84,7 +84,7 @@ sh_result sh_rule_quantize(sh_ctx *c)
         dt = (fp_dtype)fp_node_attr_int(c->n, "output_dtype", 0);
     else if (sh_val(c, 2))
         dt = sh_dt(c, 2);
-    c->n->outputs[0]->dtype = dt;
+    sh_out_dtype(c, 0, dt);
     return SH_OK;
 }
 
@@ -93,7 +93,7 @@ sh_result sh_rule_dyn_quantize(sh_ctx *c)
     sh_result r = sh_rule_same(c);
     if (r != SH_OK)
         return r;
-    c->n->outputs[0]->dtype = FP_DT_UINT8;
+    sh_out_dtype(c, 0, FP_DT_UINT8);
     sh_set(c, 1, FP_DT_FLOAT, sh_new(c, 0));
     sh_set(c, 2, FP_DT_UINT8, sh_new(c, 0));
     return SH_OK;
@@ -346,6 +346,16 @@ sh_result sh_rule_gemm(sh_ctx *c)
     fp_shape out = sh_new(c, 2);
     out.dims[0] = m;
     out.dims[1] = n;
+    const fp_shape *cs = sh_in(c, 2); /* C: unidirectionally broadcastable to (M, N) */
+    if (cs && cs->rank > 2)
+        return sh_fail(c, "C has rank %d; it must broadcast to the 2-D result", cs->rank);
+    for (int32_t d = 0; cs && d < cs->rank; d++) {
+        fp_dim cd = cs->dims[d], od = out.dims[2 - cs->rank + d];
+        if (fp_dim_known(cd) && cd.value != 1 && fp_dim_known(od) && cd.value != od.value) {
+            g_autofree char *sc = fp_shape_to_string(cs), *so = fp_shape_to_string(&out);
+            return sh_fail(c, "C of shape %s does not broadcast to the result %s", sc, so);
+        }
+    }
     sh_set(c, 0, sh_dt(c, 0), out);
     return SH_OK;
 }
@@ -452,8 +462,16 @@ sh_result sh_rule_einsum(sh_ctx *c)
     char out_letters[128];
     bool out_ell = have_ell;
     if (arrow) {
-        const char *o = arrow + 2;
-        out_ell = strstr(o, "...") != NULL;
+        const char *o = arrow + 2, *odots = strstr(o, "...");
+        out_ell = odots != NULL;
+        if (strlen(o) > 3 + FP_MAX_RANK)
+            return sh_fail(c, "the equation's output term is longer than rank %d allows", FP_MAX_RANK);
+        for (const char *p = o; *p; p++) { /* letters and at most one "...", as on the inputs */
+            if (p == odots)
+                p += 2;
+            else if (!g_ascii_isalpha(*p))
+                return sh_fail(c, "bad character '%c' in the equation's output term", *p);
+        }
         int k = 0;
         for (const char *p = o; *p && k < 127; p++)
             if (g_ascii_isalpha(*p))
@@ -468,12 +486,14 @@ sh_result sh_rule_einsum(sh_ctx *c)
     }
     int nl = (int)strlen(out_letters);
     int rank = nl + (out_ell ? ell.rank : 0);
+    if (rank > FP_MAX_RANK)
+        return sh_fail(c, "output rank %d exceeds the limit of %d", rank, FP_MAX_RANK);
     fp_shape out = sh_new(c, rank);
     int k = 0;
     const char *o = arrow ? arrow + 2 : NULL;
     if (o) {
         for (const char *p = o; *p; p++) {
-            if (*p == '.') {
+            if (p == strstr(o, "...")) {
                 for (int i = 0; i < ell.rank; i++)
                     out.dims[k++] = ell.dims[i];
                 p += 2;

@@ -254,8 +254,15 @@ static bool infer_node(pass *p, fp_node *n)
         else if (strcmp(n->op_type, "Gradient") == 0)
             rule = rule_gradient;
     }
-    sh_result r = rule ? rule(&c) : sh_unknown(&c, "no shape rule for op type '%s%s%s'", n->domain,
-                                              *n->domain ? "." : "", n->op_type);
+    /* the rules read input 0 of every op that takes inputs: a node without it is malformed */
+    bool takes_none = n->op == FP_OP_CONSTANT || n->op == FP_OP_RANDOM_NORMAL || n->op == FP_OP_RANDOM_UNIFORM ||
+                      n->op == FP_OP_SEQUENCE_EMPTY || n->op == FP_OP_OPTIONAL;
+    if (rule && !takes_none && (!n->n_inputs || !n->inputs[0]))
+        rule = NULL;
+    sh_result r = rule ? rule(&c)
+                       : fp_shape_rules[n->op] ? sh_unknown(&c, "input 0 is missing")
+                                               : sh_unknown(&c, "no shape rule for op type '%s%s%s'", n->domain,
+                                                            *n->domain ? "." : "", n->op_type);
     if (r == SH_ERROR && g_str_has_prefix(p->m->format, "ge") && p->error && *p->error) {
         /* a GE op whose attributes differ from the ONNX op of the same kind: not a model error */
         fp_diag_add(p->diag, FP_DIAG_WARNING, "shapes", "shape-ge-rule", n->name,
@@ -471,7 +478,7 @@ static bool infer_scan(pass *p, fp_node *n)
             set_from(bv, iv->dtype, &iv->shape);
         } else if (iv->shape.rank > 0) {
             int32_t ax;
-            if (!sh_axis(in_axes[i - nstate], iv->shape.rank, &ax))
+            if (!sh_axis(i - nstate < FP_MAX_RANK ? in_axes[i - nstate] : 0, iv->shape.rank, &ax))
                 continue;
             len = iv->shape.dims[ax];
             fp_shape s = drop_dims(p->m, &iv->shape, ax, -1);
@@ -490,7 +497,7 @@ static bool infer_scan(pass *p, fp_node *n)
             v->shape = bo->shape;
         } else if (bo->shape.rank >= 0 && bo->shape.rank < FP_MAX_RANK) {
             int32_t r = bo->shape.rank + 1, ax;
-            if (!sh_axis(out_axes[k - nstate], r, &ax))
+            if (!sh_axis(k - nstate < FP_MAX_RANK ? out_axes[k - nstate] : 0, r, &ax))
                 ax = 0;
             fp_shape s = {r, fp_arena_calloc(p->m->arena, (size_t)r, sizeof(fp_dim))};
             for (int32_t d = 0, j = 0; d < r; d++)
@@ -532,6 +539,9 @@ static bool infer_graph(pass *p, fp_graph *g)
         return false;
     for (uint32_t i = 0; i < count; i++) {
         fp_node *n = order[i];
+        sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error};
+        if (!sh_check_attrs(&c))
+            return false;
         bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
         if (!ok)
             return false;

@@ -222,13 +222,49 @@ static void test_roofline_cost(void)
     CU_ASSERT_DOUBLE_EQUAL(conv->rl.memory_s, bytes / 0.5e11, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(conv->rl.time_s, flops / 0.25e12 + 1e-5, 1e-12);
     CU_ASSERT_EQUAL(conv->rl.bound, FP_BOUND_COMPUTE);
+    /* one kernel (group 1) lowering to one GEMM: M 32 channels, K 16 x 3 x 3, N 32 x 32 pixels */
+    CU_ASSERT_EQUAL(conv->cls, FP_CLASS_CONV);
+    CU_ASSERT_EQUAL(conv->parts, 1);
+    CU_ASSERT_EQUAL(conv->operands, 32 * 144 + 144 * 1024 + 32 * 1024);
     const fp_op_cost *relu = &cost->ops[1];
+    CU_ASSERT_EQUAL(relu->operands, 0);
     CU_ASSERT_EQUAL(relu->rl.bound, FP_BOUND_MEMORY);
     CU_ASSERT_DOUBLE_EQUAL(cost->total_s, conv->rl.time_s + relu->rl.time_s, 1e-12);
     /* fp16 what-if: float32 bytes halve and the fp16 peak (2e12) applies */
     g_autoptr(fp_cost_result) half = fp_pass_cost(m, dev, FP_DT_FLOAT16, NULL);
     CU_ASSERT_EQUAL(half->ops[0].bytes, (uint64_t)(bytes / 2));
     CU_ASSERT_DOUBLE_EQUAL(half->ops[0].rl.compute_s, flops / 0.5e12, 1e-12);
+}
+
+/* A depthwise convolution is grouped_conv, runs as one part per group, and its GEMMs are
+ * (1 x 9) x (9 x pixels) per group; a batched MatMul is one GEMM per matrix. */
+static void test_grouped_cost(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){2, 8, 10, 10});
+    tb_init(b, "w", F32, 4, (int64_t[]){8, 1, 3, 3});
+    tb_node_t *c = tb_node(b, "Conv", "dw", "x,w", "y");
+    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_attr_i(b, c, "group", 8);
+    tb_init(b, "m", F32, 2, (int64_t[]){10, 4});
+    tb_node(b, "MatMul", "mm", "y,m", "z");
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(fp_model) m = prepared(b);
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
+    const fp_op_cost *dw = &cost->ops[0], *mm = &cost->ops[1];
+    CU_ASSERT_EQUAL(dw->cls, FP_CLASS_GROUPED_CONV);
+    CU_ASSERT_EQUAL(dw->parts, 8);
+    CU_ASSERT_EQUAL(dw->operands, 2 * 8 * (1 * 9 + 9 * 100 + 1 * 100));
+    /* round.ini has neither a grouped_conv efficiency nor [launch] group: conv's, nothing per part */
+    CU_ASSERT_DOUBLE_EQUAL(dw->rl.compute_s, (double)dw->flops / 0.25e12, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(dw->rl.launch_s, 1e-5, 1e-15);
+    CU_ASSERT_EQUAL(mm->cls, FP_CLASS_MATMUL);
+    CU_ASSERT_EQUAL(mm->operands, 2 * 8 * (10 * 10 + 10 * 4 + 10 * 4)); /* [2, 8, 10, 10] x [10, 4] */
 }
 
 static void test_golden_report(void)
@@ -282,6 +318,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "casts", test_casts);
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
+    CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "golden_report", test_golden_report);
     CU_add_test(s, "ge_reports", test_ge_reports);
 }

@@ -145,10 +145,15 @@ static fp_model *from_skeleton(const char *path, const char *format, GBytes *ske
 {
     gsize n = 0;
     const uint8_t *p = g_bytes_get_data(skel, &n);
-    Ge__Proto__ModelDef *md = ge__proto__model_def__unpack(NULL, n, p);
+    bool over = false; /* an empty OpDef is 2 bytes in the file, some 400 unpacked */
+    Ge__Proto__ModelDef *md = (Ge__Proto__ModelDef *)fp_pbskel_unpack(&ge__proto__model_def__descriptor, p, n, &over);
     if (!md) {
-        g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_MALFORMED,
-                    "not a valid GE ModelDef: a field has the wrong wire type for ge.proto.ModelDef");
+        if (over)
+            g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_LIMIT, "ModelDef takes more than %zu MiB once unpacked",
+                        FP_PBSKEL_MAX_UNPACKED >> 20);
+        else
+            g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_MALFORMED,
+                        "not a valid GE ModelDef: a field has the wrong wire type for ge.proto.ModelDef");
         return NULL;
     }
     fp_model *m = fp_ge_from_model_def(path, format, md, file_size, loc, error);

@@ -37,6 +37,7 @@ typedef struct {
     fp_pbtxt_peek_fn peek; /* fp_pbtxt_peek's callback, else NULL */
     void *peek_user;
     bool stopped; /* the peek callback asked to stop */
+    size_t messages; /* parsed so far (FP_PBTXT_MAX_MESSAGES) */
 } parser;
 
 static bool fail_at(parser *p, uint32_t line, uint32_t col, int code, const char *fmt, ...) G_GNUC_PRINTF(5, 6);
@@ -483,6 +484,8 @@ static bool parse_message(parser *p, const ProtobufCFieldDescriptor *f, unsigned
     }
     if (depth + 1 >= FP_PBTXT_MAX_DEPTH)
         return FAIL(p, open, FP_PBTXT_ERROR_LIMIT, "messages nested deeper than %d", FP_PBTXT_MAX_DEPTH);
+    if (++p->messages > FP_PBTXT_MAX_MESSAGES)
+        return FAIL(p, open, FP_PBTXT_ERROR_LIMIT, "more than %d messages", FP_PBTXT_MAX_MESSAGES);
     char close = open.sym == '{' ? '}' : '>';
     if (!next(p))
         return false;
@@ -719,7 +722,7 @@ ProtobufCMessage *fp_pbtxt_parse(const ProtobufCMessageDescriptor *d, const char
             g_set_error(error, FP_PBTXT_ERROR, fp_pbwire_ok(p.w) ? FP_PBTXT_ERROR_FIELD : FP_PBTXT_ERROR_LIMIT,
                         "line %u:%u: %s", p.line, (unsigned)(p.pos - p.line_start + 1),
                         fp_pbwire_ok(p.w) ? "protobuf-c rejected the message (a required field is missing?)"
-                                          : "message is larger than 2 GiB");
+                                          : "message too large (over 2 GiB, or over 512 MiB unpacked)");
     }
     if (n_skipped)
         *n_skipped = p.skipped;

@@ -24,10 +24,14 @@ typedef enum {
     FP_PBTXT_ERROR_SYNTAX, /* malformed text: bad token, missing brace, bad escape */
     FP_PBTXT_ERROR_FIELD,  /* unknown field, duplicate field, value of the wrong kind */
     FP_PBTXT_ERROR_RANGE,  /* a number out of its type's range */
-    FP_PBTXT_ERROR_LIMIT,  /* nesting deeper than FP_PBTXT_MAX_DEPTH, message over 2 GiB */
+    FP_PBTXT_ERROR_LIMIT,  /* nesting deeper than FP_PBTXT_MAX_DEPTH, more than FP_PBTXT_MAX_MESSAGES
+                              messages, message over 2 GiB (or FP_PBSKEL_MAX_UNPACKED unpacked) */
 } fp_pbtxt_error_code;
 
 #define FP_PBTXT_MAX_DEPTH 100
+/* Messages in one text: "op{}" is 5 bytes of text but hundreds unpacked, and parsing takes time;
+ * a real model's dump under 10 MB holds well under a million. */
+#define FP_PBTXT_MAX_MESSAGES 2000000
 
 enum {
     /* Skip fields the schema does not know (with their values) instead of failing. */

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "frontends/pbskel.h"
+
 /* Messages larger than this are refused (protobuf's own limit is 2 GiB). */
 #define WIRE_MAX ((guint)G_MAXINT32)
 
@@ -197,7 +199,10 @@ ProtobufCMessage *fp_pbwire_unpack(fp_pbwire *w, const ProtobufCMessageDescripto
     g_assert(w->depth == 0);
     if (w->overflow)
         return NULL;
-    return protobuf_c_message_unpack(d, NULL, w->level[0]->len, w->level[0]->data);
+    bool over = false; /* a text of many tiny messages ("op{}") unpacks to far more memory */
+    ProtobufCMessage *msg = fp_pbskel_unpack(d, w->level[0]->data, w->level[0]->len, &over);
+    w->overflow = over;
+    return msg;
 }
 
 const uint8_t *fp_pbwire_data(const fp_pbwire *w, size_t *len)

@@ -42,7 +42,8 @@ bool fp_pbwire_int(fp_pbwire *w, const ProtobufCFieldDescriptor *f, bool neg, ui
 /* Writes a float or double field (a double is narrowed to float for FLOAT). False if f is neither. */
 bool fp_pbwire_real(fp_pbwire *w, const ProtobufCFieldDescriptor *f, double v);
 
-/* True when the whole buffer stayed under 2 GiB; checked by fp_pbwire_unpack too. */
+/* True when the whole buffer stayed under 2 GiB (checked by fp_pbwire_unpack too) and, after
+ * fp_pbwire_unpack, when the message unpacked within FP_PBSKEL_MAX_UNPACKED bytes. */
 bool fp_pbwire_ok(const fp_pbwire *w);
 
 /* Unpacks the top-level bytes as a message of type d (depth must be 0). NULL when protobuf-c

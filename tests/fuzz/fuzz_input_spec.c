@@ -1,0 +1,46 @@
+/* fuzz_input_spec.c - libFuzzer target: one `--input NAME:DIMS` value through
+ * fp_cli_parse_input_spec and, when it parses, fp_cli_load_analyzed on a small model (binding,
+ * shape inference, metrics), as `fuseplan shapes --input SPEC MODEL` runs it. Links cli/analyze.c
+ * and cli/common.c. */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/analyze.h"
+
+#define FZ_SPEC_MODEL FP_SOURCE_DIR "/models/eps_story.onnx"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 4096)
+        return 0;
+    g_autofree char *spec = g_strndup((const char *)data, size); /* argv strings end at a NUL */
+    g_autoptr(fp_model) scratch = fp_model_new("spec", "none");
+    g_autoptr(GError) err = NULL;
+    g_autofree char *name = NULL;
+    fp_shape shape;
+    if (!fp_cli_parse_input_spec(scratch, spec, &name, &shape, &err)) {
+        if (!err || !*err->message) {
+            fprintf(stderr, "fuzz: refusal without a message, or IR left invalid: '%s'\n", err ? err->message : "");
+            abort();
+        }
+        return 0;
+    }
+    char *inputs[] = {spec, NULL};
+    fp_cli_model_opts o = {.inputs = inputs, .batch = (gint64)(size % 3)};
+    g_autoptr(fp_diag) diag = fp_diag_new();
+    fp_model_free(fp_cli_load_analyzed(FZ_SPEC_MODEL, &o, diag));
+    return 0;
+}
