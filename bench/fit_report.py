@@ -1,19 +1,22 @@
 #!/usr/bin/python3
 """Write bench/results/fit.md from the outputs of bench/ort_fit.sh.
 
-  /usr/bin/python3 bench/fit_report.py [--fuseplan BIN] [--host HOST.ini] FIT_ALL.json
-                                       [FIT_NETWORKS.json] [--noise DIR...]
+  /usr/bin/python3 bench/fit_report.py [--fuseplan BIN] [--host BASE.ini] [--passes PASSES.json]
+                                       FIT_ALL.json [FIT_NETWORKS.json]
 
 FIT_*.json are `fuseplan fit -f json` outputs. Models are split into networks (5 measured rows or
 more) and small models (fewer: libonnx-testdata's single-op models, eps_story, if_subgraph). For the
 base profile, the profile fitted on every model (in sample) and leave-one-model-out (cv): models
 within the tolerance end to end, the median |end-to-end error|, the median per-network Spearman.
---noise compares each model's measured total over the profiling passes (the repeatability floor);
-it and the per-op-type table of the small models read the profiles with `fuseplan profile`.
+--passes (bench/ort_robust.py's passes.json: each model's robust total in each pass alone) gives the
+repeatability table; the per-op-type table of the small models reads the profiles with
+`fuseplan profile`.
 """
 import configparser
 import json
+import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -22,6 +25,13 @@ import sys
 def name_of(path):
     base = os.path.basename(path)
     return os.path.basename(os.path.dirname(path)) if base == "model.onnx" else base.rsplit(".", 1)[0]
+
+
+def load_json(path):
+    """A `fuseplan ... -f json` output. json-glib 1.6 writes a double whose shortest form has no '.'
+    but an exponent (1e-08) as "1e-08.0", which is not JSON; read it as the number it means."""
+    with open(path) as f:
+        return json.loads(re.sub(r"(\d[eE][-+]?\d+)\.0\b", r"\1", f.read()))
 
 
 def fmt(x, spec=".3f"):
@@ -70,7 +80,7 @@ def summary(d, title):
     out.append("| parameter | base | fitted | rows informing it |")
     out.append("|---|---|---|---|")
     for p in d["parameters"]:
-        scale, unit = (1e6, " us") if p["name"] == "launch_overhead" else (1, "")
+        scale, unit = (1e6, " us") if p["name"].startswith("launch") else (1, "")
         out.append(f"| {p['name']} | {p['base'] * scale:.4g}{unit} | {p['fitted'] * scale:.4g}{unit} | "
                    f"{p['informed_rows']} |")
     out.append("")
@@ -90,16 +100,17 @@ def per_model(d):
     return out
 
 
-def noise(fp, d, dirs):
+def noise(d, passes):
     rows = []
     for m in d["models"]:
-        key = os.path.basename(m["profile"])
-        totals = [profile_json(fp, os.path.join(x, key))["total_us"] for x in dirs if os.path.exists(os.path.join(x, key))]
-        if len(totals) == len(dirs) and min(totals) > 0:
+        totals = passes.get(os.path.abspath(m["model"]))
+        if totals and len(totals) > 1 and min(totals) > 0:
             rows.append((name_of(m["model"]), is_network(m), max(totals) / min(totals) - 1))
+    n = max((len(v) for v in passes.values()), default=0)
     out = ["### Repeatability", "",
-           f"Each model was profiled in {len(dirs)} passes over the list, minutes apart; the fit uses each model's "
-           "fastest pass. Spread = slowest pass's measured total / fastest pass's - 1:", "",
+           f"Each model was profiled in {n} passes over the list, minutes apart. The fit uses one time per kernel, "
+           "its runs of every pass pooled (the mean of the runs within 1.5x of its fastest, bench/ort_robust.py); "
+           "here, the same robust total of each pass alone, slowest / fastest - 1:", "",
            "| models | spread <= 5% | spread <= 15% | median spread | worst |", "|---|---|---|---|---|"]
     for label, sel in (("networks", [r for r in rows if r[1]]), ("small", [r for r in rows if not r[1]])):
         if not sel:
@@ -131,64 +142,43 @@ def small_by_type(fp, d):
     return out
 
 
-def findings(fp, d, dirs):
-    """Where the fit falls short of the target, and why, with this run's numbers."""
+def findings(d):
+    """Where the fit falls short of the target, with this run's numbers."""
     tol = d["summary"]["tolerance"]
     n = d["summary"]["models"]
     cv = d["summary"]["within_cv"]
-    by = {m_name: m for m_name, m in ((name_of(m["model"]), m) for m in d["models"])}
+    nets = [m for m in d["models"] if is_network(m)]
     small = [m for m in d["models"] if not is_network(m)]
-    ew = [m["cv"]["ratio"] for k, m in by.items() if k in ("test_ReLU", "test_Sigmoid", "test_Tanh", "test_ELU")
-          and m["cv"]]
-    conv = [m["cv"]["ratio"] for k, m in by.items() if k.startswith("test_Conv3d") and m["cv"]]
-    launch = next(p["fitted"] for p in d["parameters"] if p["name"] == "launch_overhead") * 1e6
-    out = ["### Where it falls short, and why", ""]
+    miss = sorted(((name_of(m["model"]), m["cv"]["ratio"]) for m in d["models"]
+                   if m["cv"] and m["cv"]["ratio"] is not None and abs(m["cv"]["ratio"] - 1) > tol),
+                  key=lambda x: abs(math.log(x[1])), reverse=True)
+    nw = sum(1 for m in nets if m["cv"] and abs(m["cv"]["ratio"] - 1) <= tol)
+    ns = sum(1 for m in small if m["cv"] and abs(m["cv"]["ratio"] - 1) <= tol)
+    out = ["### Result", ""]
     out.append(f"- Target: leave-one-model-out within +-{tol * 100:.0f}% end to end on 80% of the models. Reached: "
-               f"{cv} of {n} ({100 * cv / n:.0f}%); per-op ranking holds (Spearman "
-               f"{fmt(d['summary']['spearman_cv'])} over every row, leave-one-model-out).")
-    if dirs:
-        out.append("- The measurements of the networks do not repeat to +-15% on this machine (see Repeatability: a "
-                   "shared 2-vCPU VM; nice -20 stops preemption but not a neighbour on the other core competing for "
-                   "cache and memory bandwidth). Below that floor no fitted constant can be checked; the fastest "
-                   "of the passes is fitted.")
-    if ew and conv:
-        out.append(f"- The small models measure ORT's cost per kernel, and that depends on the op (table below: "
-                   f"about 2.5 us for an activation, 4-8 us for a convolution). The profile has one launch overhead "
-                   f"(fitted: {launch:.2f} us), and an efficiency cannot help (their compute takes nanoseconds): "
-                   f"activations come out {min(ew):.2f}-{max(ew):.2f}x, 3-D convolutions "
-                   f"{min(conv):.2f}-{max(conv):.2f}x leave-one-model-out. A launch overhead per op class in the "
-                   f"device profile would fit both.")
-    mb = by.get("mobilenet_v2")
-    dense = [by[k]["cv"]["ratio"] for k in ("vgg11_112", "unet_small", "squeezenet", "conv1d_audio")
-             if k in by and by[k]["cv"]]
-    if mb and mb["cv"] and dense:
-        out.append(f"- One `conv` efficiency covers dense convolutions (100+ GFLOP/s on one core) and depthwise 3x3 "
-                   f"ones (a few GFLOP/s): MobileNetV2 is estimated at {mb['cv']['ratio']:.2f}x its time, the "
-                   f"networks of large dense convolutions (VGG, U-Net, SqueezeNet, the 1-D audio CNN) at "
-                   f"{min(dense):.2f}-{max(dense):.2f}x. A separate class for depthwise/grouped convolutions would "
-                   f"separate them.")
-    bert = by.get("bert_mini")
-    if bert:
-        out.append(f"- ORT runs kernels the model does not have: at level extended it turns each 3-D MatMul + Add "
-                   f"into Gemm wrapped in `gemm_input_reshape` / `gemm_output_reshape` kernels (bert_mini: "
-                   f"{bert['kernels'] - bert['matched']} of {bert['kernels']} kernels match no node), a fusion "
-                   f"fuseplan's ort-cpu target refuses for rank > 2 (its `matmul_add_gemm` max_rank); `compare` lists "
-                   f"them as compiler-only fusions and unmatched kernels. Views (`Reshape`) are kernels in ORT "
-                   f"(about 2.5 us each) and free in fuseplan's cost model.")
-    out.append("- Dilated MaxPool runs a slow generic path in ORT (test_MaxPool*_stride_padding_dilation: 3 ms for "
-               "a few thousand elements), which no roofline parameter describes.")
+               f"{cv} of {n} ({100 * cv / n:.0f}%): {nw} of {len(nets)} networks, {ns} of {len(small)} small models; "
+               f"per-op ranking: Spearman {fmt(d['summary']['spearman_cv'])} over every row, leave-one-model-out.")
+    out.append("- Outside the tolerance, leave-one-model-out (estimate / measured): " +
+               ", ".join(f"{k} {r:.2f}" for k, r in miss) + ".")
     out.append("")
     return out
 
 
 def host(path):
-    c = configparser.ConfigParser()
+    c = configparser.ConfigParser(interpolation=None)
+    c.optionxform = str
     c.read(path)
     cal = c["calibration"] if "calibration" in c else {}
-    return (f"Base profile: `fuseplan calibrate --threads 1` on this machine ({cal.get('cpu', '?')}, "
-            f"{cal.get('kernel', '?')} SGEMM): fp32 peak {float(c['peak']['fp32']) / 1e9:.1f} GFLOP/s, triad "
-            f"bandwidth {float(c['device']['bandwidth']) / 1e9:.1f} GB/s, one thread, efficiencies and launch "
-            f"overhead at calibrate's defaults.")
+    levels = ", ".join(f"L{i} {int(c['cache'][f'l{i}_bytes']) / 1048576:.3g} MiB at "
+                       f"{float(c['cache'][f'l{i}_bandwidth']) / 1e9:.0f} GB/s" for i in (1, 2, 3)
+                       if "cache" in c and f"l{i}_bytes" in c["cache"])
+    ort = "description" in c["device"] and "ort_calibrate" in c["device"]["description"]
+    return (f"Base profile `{os.path.basename(path)}`: `fuseplan calibrate --threads 1` on this machine "
+            f"({cal.get('cpu', '?')}, {cal.get('kernel', '?')} SGEMM): fp32 peak "
+            f"{float(c['peak']['fp32']) / 1e9:.1f} GFLOP/s, triad bandwidth {float(c['device']['bandwidth']) / 1e9:.1f} "
+            f"GB/s, cache levels {levels or 'none'}, one thread"
+            + ("; ONNX Runtime's launch overheads and convolution/matmul parameters from synthetic kernels "
+               "(bench/ort_calibrate.py)." if ort else "; the other parameters at calibrate's defaults."))
 
 
 def arg(name, n=1):
@@ -206,17 +196,18 @@ def arg(name, n=1):
 def main():
     fp = arg("--fuseplan") or "build-fit/fuseplan"
     hostini = arg("--host")
-    dirs = arg("--noise", 0)
-    fits = [json.load(open(p)) for p in sys.argv[1:]]
+    passes_path = arg("--passes")
+    passes = json.load(open(passes_path)) if passes_path else {}
+    fits = [load_json(p) for p in sys.argv[1:]]
     out = ["## Fitting the device profile to ONNX Runtime (bench/ort_fit.sh)", ""]
     if hostini:
         out += [host(hostini), ""]
-    out += findings(fp, fits[0], dirs)
+    out += findings(fits[0])
     out += summary(fits[0], "Fitted on every model")
     if len(fits) > 1:
         out += summary(fits[1], "Fitted on the networks alone")
-    if dirs:
-        out += noise(fp, fits[0], dirs)
+    if passes:
+        out += noise(fits[0], passes)
     out += small_by_type(fp, fits[0])
     out += ["### Per model (fitted on every model)", ""] + per_model(fits[0])
     print("\n".join(out))

@@ -1,7 +1,7 @@
 /* calibrate.c - `fuseplan calibrate`: measures this machine's fp32 FLOP/s (blocked SGEMM) and
- * memory bandwidth (STREAM triad), one thread and all threads, and writes a device profile
- * (target ort-cpu) that fp_device_load accepts. Progress goes to stderr: a live line on a
- * terminal, otherwise one line per phase.
+ * memory bandwidth (STREAM triad), one thread and all threads, and its cache levels (triad over
+ * growing working sets), and writes a device profile (target ort-cpu) that fp_device_load accepts.
+ * Progress goes to stderr: a live line on a terminal, otherwise one line per phase.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,13 +11,18 @@
 #include "devices/calibrate.h"
 #include "devices/device.h"
 
-/* Defaults of the written profile that are not measured (see docs/devices.md, "host"). */
-#define HOST_LAUNCH_OVERHEAD 2e-6
+/* Defaults of the written profile that are not measured (see docs/devices.md, "host"): ONNX
+ * Runtime's costs on one core as bench/ort_calibrate.py measured them on synthetic kernels. */
+#define HOST_LAUNCH_OVERHEAD 0.5e-6 /* per node without profiling: 0.2-0.5 us (mixed ops: 0.4-0.5) */
+#define HOST_LAUNCH_GROUP 0.4e-6    /* per group of a grouped convolution */
+#define HOST_HALF_WORK_CONV 2e6     /* [saturation] conv, FLOP */
 #define HOST_ALIGN 64
+#define HOST_GROUPED_CONV 0.04
 
 static const double host_efficiency[FP_CLASS_COUNT] = {
-    [FP_CLASS_CONV] = 0.7, [FP_CLASS_MATMUL] = 0.9, [FP_CLASS_EW] = 0.5,   [FP_CLASS_NORM] = 0.3, [FP_CLASS_POOL] = 0.3,
-    [FP_CLASS_REDUCE] = 0.3, [FP_CLASS_SOFTMAX] = 0.3, [FP_CLASS_DATA] = 0.5, [FP_CLASS_OTHER] = 0.3,
+    [FP_CLASS_CONV] = 0.9,   [FP_CLASS_GROUPED_CONV] = HOST_GROUPED_CONV, [FP_CLASS_MATMUL] = 0.9,
+    [FP_CLASS_EW] = 0.5,     [FP_CLASS_NORM] = 0.3, [FP_CLASS_POOL] = 0.3, [FP_CLASS_REDUCE] = 0.3,
+    [FP_CLASS_SOFTMAX] = 0.3, [FP_CLASS_DATA] = 0.5, [FP_CLASS_OTHER] = 0.3,
 };
 
 typedef struct {
@@ -27,6 +32,8 @@ typedef struct {
 
 static char *rate_text(const char *what, double v)
 {
+    if (g_str_has_prefix(what, "cache"))
+        return g_strdup_printf("%.0f cache level%s", v, v == 1 ? "" : "s");
     bool flops = g_str_has_prefix(what, "sgemm");
     return g_strdup_printf("%.1f %s", v / 1e9, flops ? "GFLOP/s" : "GB/s");
 }
@@ -46,7 +53,21 @@ static void progress(int phase, int nphases, const char *what, double fraction, 
     fflush(stderr);
 }
 
-/* The profile for result r: measured peaks, host defaults, and a [calibration] group. */
+/* The cache sweep as "16K:161.1,32K:164.5,..." (working set: GB/s), for the [calibration] record. */
+static char *sweep_text(const fp_calibrate_result *r)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < r->n_sweep; i++) {
+        double b = (double)r->sweep[i].bytes;
+        bool mib = b >= 1023.5 * 1024;
+        g_string_append_printf(s, "%s%.0f%s:%.1f", i ? "," : "", b / (mib ? 1048576.0 : 1024.0), mib ? "M" : "K",
+                               r->sweep[i].bandwidth / 1e9);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* The profile for result r: measured peaks, bandwidth and cache levels, host defaults, and a
+ * [calibration] group. */
 static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
 {
     g_autofree char *cpu = fp_calibrate_cpu_name();
@@ -63,6 +84,10 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
     g_key_file_set_value(cal, "calibration", "fp32_flops", g_ascii_formatd(buf, sizeof buf, "%.6g", r->flops));
     g_key_file_set_value(cal, "calibration", "triad_bandwidth_1t", g_ascii_formatd(buf, sizeof buf, "%.6g", r->triad_1t));
     g_key_file_set_value(cal, "calibration", "triad_bandwidth", g_ascii_formatd(buf, sizeof buf, "%.6g", r->triad));
+    if (r->n_sweep) {
+        g_autofree char *sweep = sweep_text(r);
+        g_key_file_set_string(cal, "calibration", "triad_sweep", sweep);
+    }
 
     g_autofree char *desc = g_strdup_printf("this machine: %s, %d threads (fuseplan calibrate)", cpu, r->threads);
     fp_device d = {
@@ -77,10 +102,15 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
     };
     d.peak_flops[FP_DT_FLOAT] = r->flops;
     memcpy(d.efficiency, host_efficiency, sizeof d.efficiency);
+    d.half_work[FP_CLASS_CONV] = HOST_HALF_WORK_CONV;
+    d.launch_group = HOST_LAUNCH_GROUP;
+    for (int i = 0; i < FP_CALIBRATE_LEVELS && i < FP_CACHE_LEVELS; i++)
+        d.cache[i] = (fp_cache_level){r->cache[i].bytes, r->cache[i].bandwidth};
     GKeyFile *kf = fp_device_to_keyfile(&d);
     g_key_file_set_comment(kf, NULL, NULL,
                            " Written by `fuseplan calibrate`: peak fp32 = blocked SGEMM on all threads, bandwidth =\n"
-                           " STREAM triad on all threads; the other numbers are defaults (docs/devices.md, host).",
+                           " STREAM triad on all threads, [cache] = the triad's levels (cache sweep); the other\n"
+                           " numbers are defaults (docs/devices.md, host).",
                            NULL);
     return kf;
 }
@@ -142,6 +172,7 @@ int fp_cmd_calibrate(int argc, char **argv)
     g_autofree char *kernel = NULL;
     double seconds = 1.0;
     int threads = (int)g_get_num_processors(), triad_mib = 0;
+    gboolean no_cache = FALSE;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Profile to write (default devices/host.ini)", "FILE"},
         {"seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Measuring time per phase (default 1)", "S"},
@@ -150,6 +181,7 @@ int fp_cmd_calibrate(int argc, char **argv)
          "NAME"},
         {"triad-mib", 0, 0, G_OPTION_ARG_INT, &triad_mib,
          "Triad working set in MiB (default: 4x the last-level cache, 64..512)", "MIB"},
+        {"no-cache", 0, 0, G_OPTION_ARG_NONE, &no_cache, "Skip the cache sweep (no [cache] levels)", NULL},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- measure this machine and write a device profile");
@@ -168,7 +200,7 @@ int fp_cmd_calibrate(int argc, char **argv)
         return FP_EXIT_BAD;
 
     progress_state ps = {isatty(STDERR_FILENO) == 1, 0, -1};
-    fp_calibrate_opts opts = {seconds, threads, (uint64_t)triad_mib << 20, k, progress, &ps};
+    fp_calibrate_opts opts = {seconds, threads, (uint64_t)triad_mib << 20, k, progress, &ps, no_cache};
     fp_calibrate_result r;
     g_autoptr(GError) err = NULL;
     if (!fp_calibrate_run(&opts, &r, &err)) {
@@ -184,6 +216,12 @@ int fp_cmd_calibrate(int argc, char **argv)
     printf("sgemm      %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d\n", r.flops_1t / 1e9, r.flops / 1e9, r.threads);
     printf("triad      %.1f GB/s on 1 thread, %.1f GB/s on %d (%.0f MiB working set)\n", r.triad_1t / 1e9,
            r.triad / 1e9, r.threads, (double)r.triad_bytes / (1 << 20));
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++) {
+        if (!r.cache[i].bytes)
+            continue;
+        g_autofree char *size = g_format_size_full(r.cache[i].bytes, G_FORMAT_SIZE_IEC_UNITS);
+        printf("cache L%d   %s at %.1f GB/s (triad)\n", i + 1, size, r.cache[i].bandwidth / 1e9);
+    }
     printf("wrote      %s\n", output);
     return FP_EXIT_OK;
 }

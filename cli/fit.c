@@ -62,7 +62,8 @@ static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, double
         if (fp_op_has(c->node->op, FP_OPF_CTRL)) {
             *fixed += c->rl.time_s;
         } else if (c->kernel) {
-            fp_fit_op op = {.flops = c->flops, .bytes = c->bytes, .dtype = c->dtype, .cls = c->cls};
+            fp_fit_op op = {.flops = c->flops, .bytes = c->bytes, .dtype = c->dtype, .cls = c->cls, .parts = c->parts,
+                            .operands = c->operands};
             g_array_append_val(ops, op);
         }
     }

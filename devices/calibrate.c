@@ -317,6 +317,7 @@ typedef struct {
     work_kind kind;
     const kernel_info *ki;
     size_t triad_n; /* elements per triad array per thread */
+    size_t reps;    /* triad passes per unit of work (small arrays: enough to time) */
     GMutex lock;
     GCond cond;
     int ready;      /* workers done with set-up and warm-up */
@@ -388,9 +389,12 @@ static double worker_unit(worker *w)
         sgemm_blocked(w->ph->ki, &w->ws, GEMM_N, GEMM_N, GEMM_N, w->a, GEMM_N, w->b, GEMM_N, w->c, GEMM_N);
         return 2.0 * GEMM_N * GEMM_N * GEMM_N;
     }
-    w->s = -w->s; /* every pass stores new values: no pass is redundant */
-    triad(w->x, w->y, w->z, w->s, w->ph->triad_n);
-    return 24.0 * (double)w->ph->triad_n;
+    for (size_t r = 0; r < w->ph->reps; r++) {
+        w->s = -w->s; /* every pass stores new values: no pass is redundant */
+        triad(w->x, w->y, w->z, w->s, w->ph->triad_n);
+        __asm__ volatile("" ::: "memory"); /* each pass is a pass: the compiler must not merge them */
+    }
+    return 24.0 * (double)w->ph->triad_n * (double)w->ph->reps;
 }
 
 /* Set-up and warm-up, then rounds: every thread does one unit between two barriers, worker 0
@@ -434,10 +438,10 @@ typedef struct {
 
 /* Runs one phase on `threads` workers; *rate = the best round's work per second. */
 static bool run_phase(const phase_pos *pos, work_kind kind, const kernel_info *ki, int threads, size_t triad_n,
-                      const char *what, double *rate, GError **error)
+                      size_t reps, const char *what, double *rate, GError **error)
 {
     const fp_calibrate_opts *o = pos->o;
-    phase ph = {kind, ki, triad_n};
+    phase ph = {kind, ki, triad_n, MAX(reps, 1)};
     g_mutex_init(&ph.lock);
     g_cond_init(&ph.cond);
     worker *w = g_new0(worker, threads);
@@ -460,7 +464,8 @@ static bool run_phase(const phase_pos *pos, work_kind kind, const kernel_info *k
     if (!ok)
         g_atomic_int_set(&ph.stop, 1);
     pthread_barrier_init(&ph.barrier, NULL, (unsigned)MAX(started, 1));
-    ph.round_work = kind == WORK_SGEMM ? 2.0 * GEMM_N * GEMM_N * GEMM_N * threads : 24.0 * (double)triad_n * threads;
+    ph.round_work = kind == WORK_SGEMM ? 2.0 * GEMM_N * GEMM_N * GEMM_N * threads
+                                       : 24.0 * (double)triad_n * (double)ph.reps * threads;
     gint64 start = g_get_monotonic_time();
     ph.deadline_us = start + MAX((gint64)(o->seconds * 1e6), 1);
     ph.go = 1;
@@ -504,6 +509,140 @@ static size_t triad_elements(uint64_t total, int threads)
     return (size_t)MAX(n, 8);
 }
 
+/* ---- cache sweep ---- */
+
+#define SWEEP_MIN ((uint64_t)16 << 10)   /* smallest working set of the sweep */
+#define SWEEP_MAX ((uint64_t)512 << 20)  /* largest */
+#define SWEEP_UNIT_BYTES (32.0 * MIB)     /* triad traffic per unit of work: small arrays repeat */
+#define SWEEP_SHARE 8                     /* each point measures for --seconds / SWEEP_SHARE */
+#define LEVEL_OVER_MEMORY 1.5             /* a working set streams from a cache above this x memory */
+#define LEVEL_PLATEAU 0.5                 /* half a level's size still streams at this x its best */
+#define LEVEL_DISTINCT 1.1                /* a level is kept when this much faster than the next */
+
+void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS])
+{
+    static const int names[FP_CALIBRATE_LEVELS] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE,
+                                                   _SC_LEVEL3_CACHE_SIZE};
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++) {
+        long v = sysconf(names[i]);
+        uint64_t per = v > 0 ? (uint64_t)v : 0;
+        out[i] = i < 2 ? per * (uint64_t)MAX(threads, 1) : per; /* L1d and L2 are private to a core */
+    }
+}
+
+static int point_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Capacity of a level reported as `size` after level `prev`: the size, when half of it still
+ * streams at LEVEL_PLATEAU x the level's fastest point or more; else (a VM reporting its host's cache, a socket's
+ * cache shared by many cores) the largest working set that streams above the geometric mean of the
+ * level's fastest point and memory, where the sweep falls off. 0 when the sweep says nothing. */
+static uint64_t level_capacity(const fp_calibrate_point *sw, size_t n, uint64_t size, uint64_t prev, double memory_bw)
+{
+    const fp_calibrate_point *half = NULL;
+    double top = 0;
+    for (size_t k = 0; k < n && sw[k].bytes <= size; k++) {
+        if (sw[k].bytes <= prev)
+            continue;
+        top = MAX(top, sw[k].bandwidth);
+        if (sw[k].bytes * 2 <= size)
+            half = &sw[k];
+    }
+    if (top == 0)
+        return 0;
+    if (half && half->bandwidth >= LEVEL_PLATEAU * top)
+        return size;
+    uint64_t cap = 0;
+    double edge = sqrt(top * memory_bw);
+    for (size_t k = 0; k < n && sw[k].bytes <= size; k++)
+        if (sw[k].bytes > prev && sw[k].bandwidth >= edge)
+            cap = sw[k].bytes;
+    return cap;
+}
+
+void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const uint64_t reported[FP_CALIBRATE_LEVELS],
+                               double memory_bw, fp_calibrate_point out[FP_CALIBRATE_LEVELS])
+{
+    memset(out, 0, sizeof(fp_calibrate_point) * FP_CALIBRATE_LEVELS);
+    g_autofree double *inside = g_new(double, n + 1);
+    uint64_t prev = 0;
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++) {
+        if (reported[i] <= prev)
+            continue;
+        uint64_t cap = level_capacity(sweep, n, reported[i], prev, memory_bw);
+        if (cap <= prev)
+            continue;
+        /* the level's bandwidth: median of the points well inside it, (2 prev, cap / 2], else the
+         * largest point inside it at all */
+        size_t m = 0;
+        const fp_calibrate_point *largest = NULL; /* the sweep is in ascending order */
+        for (size_t k = 0; k < n; k++) {
+            if (sweep[k].bytes > prev && sweep[k].bytes <= cap)
+                largest = &sweep[k];
+            if (sweep[k].bytes > 2 * prev && sweep[k].bytes * 2 <= cap)
+                inside[m++] = sweep[k].bandwidth;
+        }
+        if (m == 0 && !largest)
+            continue;
+        if (m == 0)
+            inside[m++] = largest->bandwidth;
+        qsort(inside, m, sizeof *inside, point_cmp);
+        out[i] = (fp_calibrate_point){cap, m % 2 ? inside[m / 2] : (inside[m / 2 - 1] + inside[m / 2]) / 2};
+        prev = cap;
+    }
+    double outer = memory_bw; /* outermost first: each level must beat the one outside it */
+    for (int i = FP_CALIBRATE_LEVELS - 1; i >= 0; i--) {
+        if (!out[i].bytes)
+            continue;
+        if (out[i].bandwidth < LEVEL_DISTINCT * outer)
+            out[i] = (fp_calibrate_point){0, 0};
+        else
+            outer = out[i].bandwidth;
+    }
+}
+
+/* Triad on `threads` threads at working sets from SWEEP_MIN doubling up to twice the largest
+ * reported cache (or until two points in a row stream at memory speed); then the levels. */
+static bool run_sweep(const phase_pos *pos, const kernel_info *ki, int threads, fp_calibrate_result *r,
+                      const char *what, GError **error)
+{
+    const fp_calibrate_opts *o = pos->o;
+    fp_calibrate_opts sub = *o;
+    sub.progress = NULL;
+    sub.seconds = MAX(o->seconds / SWEEP_SHARE, 1e-3);
+    phase_pos sp = {&sub, pos->index, pos->count};
+    fp_calibrate_reported_caches(threads, r->cache_reported);
+    uint64_t top = 0;
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)
+        top = MAX(top, r->cache_reported[i]);
+    top = CLAMP(top ? 2 * top : 64 * MIB, SWEEP_MIN, SWEEP_MAX);
+    int npoints = 0, at_memory = 0;
+    for (uint64_t ws = SWEEP_MIN; ws <= top; ws *= 2)
+        npoints++;
+    for (uint64_t ws = SWEEP_MIN; ws <= top && r->n_sweep < FP_CALIBRATE_SWEEP_MAX && at_memory < 2; ws *= 2) {
+        if (o->progress)
+            o->progress(pos->index, pos->count, what, (double)r->n_sweep / npoints, -1, o->user);
+        size_t n = triad_elements(ws, threads);
+        double bytes = 24.0 * (double)n;
+        size_t reps = (size_t)MAX(SWEEP_UNIT_BYTES / bytes, 1.0);
+        double bw = 0;
+        if (!run_phase(&sp, WORK_TRIAD, ki, threads, n, reps, what, &bw, error))
+            return false;
+        r->sweep[r->n_sweep++] = (fp_calibrate_point){(uint64_t)bytes * (uint64_t)threads, bw};
+        at_memory = bw < LEVEL_OVER_MEMORY * r->triad ? at_memory + 1 : 0;
+    }
+    fp_calibrate_cache_levels(r->sweep, r->n_sweep, r->cache_reported, r->triad, r->cache);
+    int levels = 0;
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)
+        levels += r->cache[i].bytes > 0;
+    if (o->progress)
+        o->progress(pos->index, pos->count, what, 1.0, levels, o->user);
+    return true;
+}
+
 bool fp_calibrate_run(const fp_calibrate_opts *opts, fp_calibrate_result *r, GError **error)
 {
     g_assert(opts->seconds > 0 && opts->threads >= 1);
@@ -518,33 +657,37 @@ bool fp_calibrate_run(const fp_calibrate_opts *opts, fp_calibrate_result *r, GEr
     r->threads = opts->threads;
     uint64_t total = opts->triad_bytes ? opts->triad_bytes : default_triad_bytes();
     int n = opts->threads;
-    phase_pos pos = {opts, 0, n > 1 ? 4 : 2};
+    phase_pos pos = {opts, 0, (n > 1 ? 4 : 2) + !opts->no_cache};
     g_autofree char *g1 = g_strdup_printf("sgemm fp32 (%s), 1 thread", kernels[k].name);
     g_autofree char *gn = g_strdup_printf("sgemm fp32 (%s), %d threads", kernels[k].name, n);
     g_autofree char *t1 = g_strdup("triad, 1 thread");
     g_autofree char *tn = g_strdup_printf("triad, %d threads", n);
 
     pos.index = 1;
-    if (!run_phase(&pos, WORK_SGEMM, &kernels[k], 1, 0, g1, &r->flops_1t, error))
+    if (!run_phase(&pos, WORK_SGEMM, &kernels[k], 1, 0, 1, g1, &r->flops_1t, error))
         return false;
     r->flops = r->flops_1t;
     if (n > 1) {
         pos.index++;
-        if (!run_phase(&pos, WORK_SGEMM, &kernels[k], n, 0, gn, &r->flops, error))
+        if (!run_phase(&pos, WORK_SGEMM, &kernels[k], n, 0, 1, gn, &r->flops, error))
             return false;
     }
     pos.index++;
     size_t n1 = triad_elements(total, 1);
     r->triad_bytes = 3 * sizeof(double) * (uint64_t)n1;
-    if (!run_phase(&pos, WORK_TRIAD, &kernels[k], 1, n1, t1, &r->triad_1t, error))
+    if (!run_phase(&pos, WORK_TRIAD, &kernels[k], 1, n1, 1, t1, &r->triad_1t, error))
         return false;
     r->triad = r->triad_1t;
     if (n > 1) {
         pos.index++;
-        if (!run_phase(&pos, WORK_TRIAD, &kernels[k], n, triad_elements(total, n), tn, &r->triad, error))
+        if (!run_phase(&pos, WORK_TRIAD, &kernels[k], n, triad_elements(total, n), 1, tn, &r->triad, error))
             return false;
     }
-    return true;
+    if (opts->no_cache)
+        return true;
+    pos.index++;
+    g_autofree char *cs = g_strdup_printf("cache sweep (triad), %d thread%s", n, n > 1 ? "s" : "");
+    return run_sweep(&pos, &kernels[k], n, r, cs, error);
 }
 
 char *fp_calibrate_cpu_name(void)

@@ -1,7 +1,8 @@
 /* calibrate.h - measures this machine for a device profile: fp32 FLOP/s with a cache-blocked
  * SGEMM (AVX-512F, AVX2+FMA or portable micro-kernel, chosen at run time) and memory bandwidth
- * with the STREAM triad, each on one thread and on N threads. Used by `fuseplan calibrate`;
- * nothing here prints (progress goes through a callback).
+ * with the STREAM triad, each on one thread and on N threads; then the triad over working sets from
+ * 16 KiB up (the cache sweep), from which the cache levels of a cache-aware roofline are derived.
+ * Used by `fuseplan calibrate`; nothing here prints (progress goes through a callback).
  */
 #ifndef FP_CALIBRATE_H
 #define FP_CALIBRATE_H
@@ -39,7 +40,8 @@ void fp_calibrate_sgemm(fp_calibrate_kernel kern, size_t m, size_t n, size_t k, 
                         const float *b, size_t ldb, float *c, size_t ldc);
 
 /* Progress of phase `phase` (1-based) of `nphases`: fraction in [0, 1] while it runs, then once
- * more with fraction 1 and `result` (FLOP/s or bytes/s; < 0 while running). */
+ * more with fraction 1 and `result` (FLOP/s or bytes/s; for the cache sweep, the number of cache
+ * levels found; < 0 while running). */
 typedef void (*fp_calibrate_progress_fn)(int phase, int nphases, const char *what, double fraction, double result,
                                          void *user);
 
@@ -51,7 +53,16 @@ typedef struct {
     fp_calibrate_kernel kernel; /* AUTO: fp_calibrate_kernel_best() */
     fp_calibrate_progress_fn progress; /* may be NULL */
     void *user;
+    bool no_cache;              /* skip the cache sweep */
 } fp_calibrate_opts;
+
+#define FP_CALIBRATE_LEVELS 3     /* L1d, L2, L3 */
+#define FP_CALIBRATE_SWEEP_MAX 24
+
+typedef struct {
+    uint64_t bytes;   /* working set (three arrays, all threads together); for a level, its capacity */
+    double bandwidth; /* triad bytes/s (STREAM convention) */
+} fp_calibrate_point;
 
 typedef struct {
     fp_calibrate_kernel kernel; /* the kernel used */
@@ -59,12 +70,29 @@ typedef struct {
     double flops_1t, flops;     /* SGEMM FLOP/s: one thread, all threads */
     double triad_1t, triad;     /* triad bytes/s (STREAM convention: 24 bytes per element) */
     uint64_t triad_bytes;       /* working set of the triad arrays, all threads together */
+    fp_calibrate_point sweep[FP_CALIBRATE_SWEEP_MAX]; /* the cache sweep on `threads` threads */
+    size_t n_sweep;
+    uint64_t cache_reported[FP_CALIBRATE_LEVELS]; /* L1d, L2, L3 as the OS reports them (0: unknown) */
+    fp_calibrate_point cache[FP_CALIBRATE_LEVELS]; /* the levels derived (bytes 0: none) */
 } fp_calibrate_result;
 
 /* Runs the phases. Fails (nothing measured) when the kernel is unsupported or memory or threads
  * cannot be had. Each thread does at least one unit of work per phase, so a tiny `seconds`
  * still gives positive numbers. */
 bool fp_calibrate_run(const fp_calibrate_opts *opts, fp_calibrate_result *r, GError **error);
+
+/* Cache sizes the OS reports (sysconf) for `threads` threads: L1d and L2 are private to a core and
+ * count once per thread, L3 once; 0 when unknown. */
+void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS]);
+/* Cache levels from a sweep (ascending working sets) and the reported sizes. Level i's capacity is
+ * its reported size when half of it still streams at half the level's best point or more; else (a VM reporting its
+ * host's cache) the largest working set streaming above the geometric mean of the level's fastest
+ * point and memory_bw. Its bandwidth is the median of the points in (2 x the previous level's
+ * capacity, capacity / 2] (else the largest point inside it). A level not 10% faster than the
+ * next one out (or memory) is dropped. Levels without a reported size or any sweep point inside
+ * come out with bytes 0. Pure: for tests. */
+void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const uint64_t reported[FP_CALIBRATE_LEVELS],
+                               double memory_bw, fp_calibrate_point out[FP_CALIBRATE_LEVELS]);
 
 /* "model name" from /proc/cpuinfo, or "unknown CPU". Caller frees. */
 char *fp_calibrate_cpu_name(void);

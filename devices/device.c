@@ -1,9 +1,11 @@
 /* device.c - device profiles: lookup by name or path, GKeyFile parsing and validation, and
- * writing a profile back (fuseplan calibrate, later fuseplan fit).
+ * writing a profile back (fuseplan calibrate, fuseplan fit).
  *
- * A profile file has the groups [device], [peak], [efficiency], optionally [calibration], and any
- * number of [rule.*] groups that belong to the fusion pass and are kept here unvalidated. Every
- * error names the file, the group and the key; an unknown key lists the valid ones.
+ * A profile file has the groups [device], [peak], optionally [efficiency], [saturation] (work at
+ * which a class reaches half its efficiency), [launch] (launch overhead per op class), [cache]
+ * (levels of a cache-aware roofline) and [calibration], and any number of
+ * [rule.*] groups that belong to the fusion pass and are kept here unvalidated. Every error names
+ * the file, the group and the key; an unknown key lists the valid ones.
  */
 #include "device.h"
 
@@ -37,11 +39,16 @@ static const char *const device_keys[] = {"description", "target", "bandwidth", 
                                           "launch_overhead", "align_bytes", NULL};
 static const char *const calibration_keys[] = {"date", "cpu", "kernel", "threads", "seconds",
                                                "fp32_flops_1t", "fp32_flops", "triad_bandwidth_1t",
-                                               "triad_bandwidth", NULL};
+                                               "triad_bandwidth", "triad_sweep", NULL};
 /* [calibration] keys holding positive numbers (the others are free text). */
 static const char *const calibration_numbers[] = {"threads", "seconds", "fp32_flops_1t", "fp32_flops",
                                                   "triad_bandwidth_1t", "triad_bandwidth", NULL};
-#define VALID_GROUPS "device, peak, efficiency, calibration, rule.*"
+/* [cache] keys: l1_bytes, l1_bandwidth, l2_bytes, ... */
+static const char *const cache_keys[] = {"l1_bytes", "l1_bandwidth", "l2_bytes", "l2_bandwidth",
+                                         "l3_bytes", "l3_bandwidth", NULL};
+G_STATIC_ASSERT(G_N_ELEMENTS(cache_keys) == 2 * FP_CACHE_LEVELS + 1);
+#define VALID_GROUPS "device, peak, efficiency, saturation, launch, cache, calibration, rule.*"
+#define MAX_HALF_WORK 1e15 /* FLOP: beyond any one kernel */
 /* Values below these are unit mistakes (GB/s written as a plain number, microseconds as seconds). */
 #define MIN_RATE 1e6
 #define MIN_MEMORY (1u << 20)
@@ -75,6 +82,30 @@ static fp_dtype sibling(fp_dtype t)
     case FP_DT_FLOAT8E5M2FNUZ: return FP_DT_FLOAT8E5M2;
     default: return FP_DT_UNDEFINED;
     }
+}
+
+double fp_device_launch(const fp_device *d, fp_op_class c)
+{
+    g_assert((unsigned)c < FP_CLASS_COUNT);
+    if (d->launch_own[c])
+        return d->launch[c];
+    if (c == FP_CLASS_GROUPED_CONV && d->launch_own[FP_CLASS_CONV])
+        return d->launch[FP_CLASS_CONV];
+    return d->launch_overhead;
+}
+
+double fp_device_bandwidth_for(const fp_device *d, uint64_t bytes, int *level)
+{
+    for (int i = 0; i < FP_CACHE_LEVELS; i++) {
+        if (d->cache[i].bytes && bytes <= d->cache[i].bytes) {
+            if (level)
+                *level = i + 1;
+            return d->cache[i].bandwidth;
+        }
+    }
+    if (level)
+        *level = 0;
+    return d->bandwidth;
 }
 
 double fp_device_peak(const fp_device *d, fp_dtype t)
@@ -143,6 +174,14 @@ static const char **group_keys(const char *group, bool *known)
         for (int c = 0; c < FP_CLASS_COUNT; c++)
             g_ptr_array_add(a, (gpointer)class_names[c]);
         g_ptr_array_add(a, (gpointer) "bandwidth");
+    } else if (strcmp(group, "launch") == 0 || strcmp(group, "saturation") == 0) {
+        for (int c = 0; c < FP_CLASS_COUNT; c++)
+            g_ptr_array_add(a, (gpointer)class_names[c]);
+        if (strcmp(group, "launch") == 0)
+            g_ptr_array_add(a, (gpointer) "group");
+    } else if (strcmp(group, "cache") == 0) {
+        for (size_t i = 0; cache_keys[i]; i++)
+            g_ptr_array_add(a, (gpointer)cache_keys[i]);
     } else if (strcmp(group, "calibration") == 0) {
         for (size_t i = 0; calibration_keys[i]; i++)
             g_ptr_array_add(a, (gpointer)calibration_keys[i]);
@@ -248,6 +287,23 @@ static bool read_uint(reader *r, const char *group, const char *key, uint64_t mi
     return true;
 }
 
+/* A launch overhead in seconds, in [0, MAX_LAUNCH). Absent: an error when required, else *found = false. */
+static bool read_launch(reader *r, const char *group, const char *key, bool required, double *out, bool *found)
+{
+    double x = 0;
+    if (!read_number(r, group, key, required, &x, found))
+        return false;
+    if (!*found)
+        return true;
+    g_autofree char *v = raw_value(r, group, key);
+    if (x < 0)
+        return fail(r, group, key, "%s must be >= 0", v);
+    if (x >= MAX_LAUNCH)
+        return fail(r, group, key, "%s is implausibly large: the unit is seconds (5e-6 is 5 us)", v);
+    *out = x;
+    return true;
+}
+
 static bool read_device(reader *r, fp_device *d)
 {
     g_autoptr(GError) err = NULL;
@@ -275,13 +331,8 @@ static bool read_device(reader *r, fp_device *d)
     if (!read_uint(r, "device", "memory_bytes", MIN_MEMORY, G_MAXUINT64, &d->memory_bytes))
         return false;
     bool found = false;
-    if (!read_number(r, "device", "launch_overhead", true, &d->launch_overhead, &found))
+    if (!read_launch(r, "device", "launch_overhead", true, &d->launch_overhead, &found))
         return false;
-    g_autofree char *lo = raw_value(r, "device", "launch_overhead");
-    if (d->launch_overhead < 0)
-        return fail(r, "device", "launch_overhead", "%s must be >= 0", lo);
-    if (d->launch_overhead >= MAX_LAUNCH)
-        return fail(r, "device", "launch_overhead", "%s is implausibly large: the unit is seconds (5e-6 is 5 us)", lo);
     if (!read_uint(r, "device", "align_bytes", 1, MAX_ALIGN, &d->align_bytes))
         return false;
     if (d->align_bytes & (d->align_bytes - 1)) {
@@ -319,19 +370,83 @@ static bool read_fraction(reader *r, const char *key, double *out)
     return true;
 }
 
-/* Classes without a key take `other`'s value; `other` and `bandwidth` default to 1. */
+/* Classes without a key take `other`'s value (grouped_conv: conv's, as profiles written before the
+ * class existed meant); `other` and `bandwidth` default to 1. */
 static bool read_efficiency(reader *r, fp_device *d)
 {
     double other = 1.0;
     if (!read_fraction(r, "other", &other))
         return false;
     for (int c = 0; c < FP_CLASS_COUNT; c++) {
-        d->efficiency[c] = other;
+        d->efficiency[c] = c == FP_CLASS_GROUPED_CONV ? d->efficiency[FP_CLASS_CONV] : other;
         if (!read_fraction(r, class_names[c], &d->efficiency[c]))
             return false;
     }
     d->bw_efficiency = 1.0;
     return read_fraction(r, "bandwidth", &d->bw_efficiency);
+}
+
+/* [saturation]: per op class, the work (FLOP, > 0) of one kernel (of one group, for grouped_conv) at
+ * which its efficiency is half the [efficiency] value; a class without a key has none (0). */
+static bool read_saturation(reader *r, fp_device *d)
+{
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        d->half_work[c] = 0;
+        bool found = false;
+        double x = 0;
+        if (!read_number(r, "saturation", class_names[c], false, &x, &found))
+            return false;
+        if (!found)
+            continue;
+        g_autofree char *v = raw_value(r, "saturation", class_names[c]);
+        if (!(x > 0))
+            return fail(r, "saturation", class_names[c], "%s must be > 0 (FLOP)", v);
+        if (x > MAX_HALF_WORK)
+            return fail(r, "saturation", class_names[c], "%s is implausibly large: the unit is FLOP", v);
+        d->half_work[c] = x;
+    }
+    return true;
+}
+
+/* [launch]: a launch overhead per op class (classes without a key use fp_device_launch's fallback)
+ * and `group`, the overhead per group of a grouped convolution (default 0). */
+static bool read_launch_group(reader *r, fp_device *d)
+{
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        bool found = false;
+        if (!read_launch(r, "launch", class_names[c], false, &d->launch[c], &found))
+            return false;
+        d->launch_own[c] = found;
+    }
+    bool found = false;
+    return read_launch(r, "launch", "group", false, &d->launch_group, &found);
+}
+
+/* [cache]: each level lN is absent or has both lN_bytes (a whole number >= 1 KiB) and lN_bandwidth
+ * (bytes/s); capacities grow outward. */
+static bool read_cache(reader *r, fp_device *d)
+{
+    uint64_t inner = 0;
+    const char *inner_key = NULL;
+    for (int i = 0; i < FP_CACHE_LEVELS; i++) {
+        const char *kb = cache_keys[2 * i], *kw = cache_keys[2 * i + 1];
+        bool has_b = g_key_file_has_key(r->kf, "cache", kb, NULL), has_w = g_key_file_has_key(r->kf, "cache", kw, NULL);
+        if (!has_b && !has_w)
+            continue;
+        if (!has_b || !has_w)
+            return fail(r, "cache", has_b ? kw : kb, "missing: a cache level needs both %s and %s", kb, kw);
+        fp_cache_level *lv = &d->cache[i];
+        if (!read_uint(r, "cache", kb, 1024, G_MAXUINT64, &lv->bytes) ||
+            !read_positive(r, "cache", kw, true, MIN_RATE, "bytes/s (200e9 is 200 GB/s)", &lv->bandwidth))
+            return false;
+        if (lv->bytes <= inner) {
+            g_autofree char *v = raw_value(r, "cache", kb);
+            return fail(r, "cache", kb, "%s is not larger than %s: levels grow outward", v, inner_key);
+        }
+        inner = lv->bytes;
+        inner_key = kb;
+    }
+    return true;
 }
 
 static bool check_calibration(reader *r)
@@ -354,7 +469,9 @@ fp_device *fp_device_from_keyfile(GKeyFile *kf, const char *path, GError **error
     d->path = g_strdup(path);
     g_autofree char *base = g_path_get_basename(path);
     d->name = g_str_has_suffix(base, ".ini") ? g_strndup(base, strlen(base) - 4) : g_strdup(base);
-    if (!read_device(&r, d) || !read_peaks(&r, d) || !read_efficiency(&r, d) || !check_calibration(&r))
+    if (!read_device(&r, d) || !read_peaks(&r, d) || !read_efficiency(&r, d) || !read_saturation(&r, d) ||
+        !read_launch_group(&r, d) ||
+        !read_cache(&r, d) || !check_calibration(&r))
         return NULL;
     return g_steal_pointer(&d);
 }
@@ -493,11 +610,26 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         set_number(kf, "efficiency", class_names[c], d->efficiency[c]);
     set_number(kf, "efficiency", "bandwidth", d->bw_efficiency);
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        if (d->half_work[c] > 0)
+            set_number(kf, "saturation", class_names[c], d->half_work[c]);
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        if (d->launch_own[c])
+            set_number(kf, "launch", class_names[c], d->launch[c]);
+    if (d->launch_group > 0)
+        set_number(kf, "launch", "group", d->launch_group);
+    for (int i = 0; i < FP_CACHE_LEVELS; i++) {
+        if (!d->cache[i].bytes)
+            continue;
+        g_key_file_set_uint64(kf, "cache", cache_keys[2 * i], d->cache[i].bytes);
+        set_number(kf, "cache", cache_keys[2 * i + 1], d->cache[i].bandwidth);
+    }
     if (!d->keyfile)
         return kf;
+    static const char *const own[] = {"device", "peak", "efficiency", "saturation", "launch", "cache", NULL};
     g_auto(GStrv) groups = g_key_file_get_groups(d->keyfile, NULL);
     for (size_t g = 0; groups[g]; g++) {
-        if (strcmp(groups[g], "device") == 0 || strcmp(groups[g], "peak") == 0 || strcmp(groups[g], "efficiency") == 0)
+        if (g_strv_contains(own, groups[g]))
             continue;
         g_auto(GStrv) keys = g_key_file_get_keys(d->keyfile, groups[g], NULL, NULL);
         for (size_t k = 0; keys && keys[k]; k++) {

@@ -17,10 +17,13 @@
 GQuark fp_device_error_quark(void);
 typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_error_code;
 
-/* Op classes with their own efficiency factor (fraction of peak a kernel of that class reaches). */
-#define FP_OP_CLASSES(X) \
-    X(CONV, "conv")      \
-    X(MATMUL, "matmul")  \
+/* Op classes with their own efficiency factor (fraction of peak a kernel of that class reaches) and
+ * launch overhead. GROUPED_CONV is a convolution with group > 1 (depthwise ones included): a profile
+ * without its own value for it takes conv's. */
+#define FP_OP_CLASSES(X)             \
+    X(CONV, "conv")                  \
+    X(GROUPED_CONV, "grouped_conv")  \
+    X(MATMUL, "matmul")              \
     X(EW, "elementwise") \
     X(NORM, "norm")      \
     X(POOL, "pool")      \
@@ -38,6 +41,14 @@ typedef enum {
 
 const char *fp_op_class_name(fp_op_class c);
 
+/* Cache levels of a hierarchical (cache-aware) roofline: [cache] l1_*, l2_*, l3_*. */
+#define FP_CACHE_LEVELS 3
+
+typedef struct {
+    uint64_t bytes;   /* capacity one kernel's traffic may take to stream at `bandwidth`; 0 = no level */
+    double bandwidth; /* bytes/s of a streaming kernel whose traffic fits (STREAM triad convention) */
+} fp_cache_level;
+
 typedef struct {
     char *name;        /* profile name ("a100") */
     char *description; /* one line */
@@ -46,10 +57,17 @@ typedef struct {
     double peak_flops[FP_DT_COUNT]; /* FLOP/s per dtype; 0 = not supported */
     double bandwidth;        /* bytes/s of device memory */
     uint64_t memory_bytes;   /* device memory capacity */
-    double launch_overhead;  /* seconds per kernel launch */
+    double launch_overhead;  /* seconds per kernel launch (classes without their own [launch] value) */
     uint64_t align_bytes;    /* buffer alignment of the memory planner */
     double efficiency[FP_CLASS_COUNT]; /* 0 < e <= 1; compute efficiency per op class */
     double bw_efficiency;    /* fraction of peak bandwidth reached by streaming kernels */
+    double half_work[FP_CLASS_COUNT]; /* [saturation] per class: work (FLOP) of one kernel at which it
+                                        reaches half its efficiency; 0 = efficiency independent of work */
+    double launch[FP_CLASS_COUNT];   /* [launch] per class, seconds; used where launch_own[c] */
+    bool launch_own[FP_CLASS_COUNT]; /* false: the class takes launch_overhead (grouped_conv: conv's) */
+    double launch_group;     /* [launch] group: overhead per group of a grouped convolution, seconds
+                                (one sub-kernel per group, as ONNX Runtime runs them); 0 = none */
+    fp_cache_level cache[FP_CACHE_LEVELS]; /* [cache] l1..l3, innermost first; bytes 0 = absent */
     GKeyFile *keyfile;       /* the whole file: other groups ([rule.*]) are read by their passes */
 } fp_device;
 
@@ -63,6 +81,13 @@ char **fp_device_list(void);
  * peak of its own takes its sibling's: uint8 -> int8, uint4 -> int4, float8e5m2 -> float8e4m3fn,
  * the *fnuz float8 types -> their fn/e5m2 counterparts. */
 double fp_device_peak(const fp_device *d, fp_dtype t);
+/* Launch overhead of a kernel of class c: its [launch] value, else (grouped_conv) conv's, else
+ * [device] launch_overhead. */
+double fp_device_launch(const fp_device *d, fp_op_class c);
+/* Bandwidth (bytes/s, before bw_efficiency) of a kernel moving `bytes`: the first cache level whose
+ * capacity holds them, else device memory. *level receives 1..FP_CACHE_LEVELS for a cache level, 0
+ * for device memory (may be NULL). A profile without [cache] always gives `bandwidth`. */
+double fp_device_bandwidth_for(const fp_device *d, uint64_t bytes, int *level);
 
 /* ---- additions (issue 6): helpers for the CLI, calibrate and the cost model ---- */
 
@@ -77,8 +102,10 @@ const char *const *fp_device_targets(void);
  * as fp_device_load does. `path` names the file in errors; the profile's name is its basename
  * without ".ini". */
 fp_device *fp_device_from_keyfile(GKeyFile *kf, const char *path, GError **error);
-/* A new key file holding d's [device], [peak] and [efficiency] groups, followed by every other
- * group of d->keyfile (when set) unchanged. Caller g_key_file_unref()s. */
+/* A new key file holding d's [device], [peak] and [efficiency] groups, [saturation] (classes with
+ * a half work), [launch] (the classes with launch_own) and [cache] (the levels present) when not
+ * empty, followed by every other group of
+ * d->keyfile (when set) unchanged. Caller g_key_file_unref()s. */
 GKeyFile *fp_device_to_keyfile(const fp_device *d);
 /* Directories searched for profiles by name: $FUSEPLAN_DEVICES (when set and non-empty), then
  * the source tree's devices/. Caller g_strfreev()s. */

@@ -1,6 +1,8 @@
-/* cost.c - roofline cost model: per op time = max(FLOPs / (peak x efficiency), bytes /
- * (bandwidth x bw_efficiency)) + launch overhead (Williams, Waterman, Patterson, CACM 2009), per
- * fused kernel after the fusion pass. Formulas of FLOPs and bytes: docs/metrics.md. */
+/* cost.c - roofline cost model: per op time = max(FLOPs / (peak x efficiency[class]), bytes /
+ * (bandwidth x bw_efficiency)) + launch overhead[class] (Williams, Waterman, Patterson, CACM 2009),
+ * with the bandwidth of the cache level the op's traffic fits in when the profile has [cache]
+ * (passes/roofline.h), per fused kernel after the fusion pass. Formulas of FLOPs and bytes:
+ * docs/metrics.md; the model and its parameters: docs/devices.md. */
 #include <string.h>
 
 #include "passes/cost.h"
@@ -8,7 +10,7 @@
 fp_op_class fp_cost_class(const fp_node *n)
 {
     switch (fp_op_fuse_kind(n->op)) {
-    case FP_FK_CONV: return FP_CLASS_CONV;
+    case FP_FK_CONV: return fp_node_attr_int(n, "group", 1) > 1 ? FP_CLASS_GROUPED_CONV : FP_CLASS_CONV;
     case FP_FK_GEMM: case FP_FK_MATMUL: return FP_CLASS_MATMUL;
     case FP_FK_EW: case FP_FK_ACT: return FP_CLASS_EW;
     case FP_FK_NORM: return FP_CLASS_NORM;
@@ -17,6 +19,92 @@ fp_op_class fp_cost_class(const fp_node *n)
     case FP_FK_SOFTMAX: return FP_CLASS_SOFTMAX;
     case FP_FK_LAYOUT: case FP_FK_DATA: return FP_CLASS_DATA;
     default: return FP_CLASS_OTHER;
+    }
+}
+
+uint64_t fp_cost_parts(const fp_node *n)
+{
+    if (fp_cost_class(n) != FP_CLASS_GROUPED_CONV)
+        return 1;
+    return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
+}
+
+/* The known dims of value v (rank > 0, every dim known) into d (at most 8); its rank, else -1. */
+static int known_dims(const fp_value *v, uint64_t *d)
+{
+    if (!v || v->shape.rank <= 0 || v->shape.rank > 8)
+        return -1;
+    for (int32_t i = 0; i < v->shape.rank; i++) {
+        if (!fp_dim_known(v->shape.dims[i]))
+            return -1;
+        d[i] = (uint64_t)v->shape.dims[i].value;
+    }
+    return v->shape.rank;
+}
+
+/* count x (M K + K N + M N), saturating at UINT64_MAX; 0 when a factor is 0. */
+static uint64_t gemm_elems(uint64_t count, uint64_t m, uint64_t n, uint64_t k)
+{
+    uint64_t mk, kn, mn, sum, out;
+    if (!g_uint64_checked_mul(&mk, m, k) || !g_uint64_checked_mul(&kn, k, n) || !g_uint64_checked_mul(&mn, m, n) ||
+        !g_uint64_checked_add(&sum, mk, kn) || !g_uint64_checked_add(&sum, sum, mn) ||
+        !g_uint64_checked_mul(&out, sum, count))
+        return UINT64_MAX;
+    return m && n && k ? out : 0;
+}
+
+/* a x b, saturating at UINT64_MAX (absurd dims from a broken file must not wrap). */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    uint64_t p;
+    return g_uint64_checked_mul(&p, a, b) ? p : UINT64_MAX;
+}
+
+static uint64_t product(const uint64_t *d, int from, int to)
+{
+    uint64_t p = 1;
+    for (int i = from; i < to; i++)
+        p = mul_sat(p, d[i]);
+    return p;
+}
+
+/* Convolutions: im2col + one GEMM per image and group (ConvTranspose: GEMM + col2im). */
+static uint64_t conv_operands(const fp_node *n)
+{
+    uint64_t x[8], w[8], y[8];
+    uint32_t wi = n->op == FP_OP_QLINEAR_CONV ? 3 : 1;
+    int rx = n->n_inputs > 0 ? known_dims(n->inputs[0], x) : -1;
+    int rw = n->n_inputs > wi ? known_dims(n->inputs[wi], w) : -1;
+    int ry = n->n_outputs > 0 ? known_dims(n->outputs[0], y) : -1;
+    uint64_t g = (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
+    if (rx < 3 || rw != rx || ry != rx)
+        return 0;
+    if (n->op == FP_OP_CONV_TRANSPOSE) /* W [C, M/g, k...]: (M/g k) x (C/g) times (C/g) x pixels_in */
+        return gemm_elems(mul_sat(x[0], g), mul_sat(w[1], product(w, 2, rw)), product(x, 2, rx), w[0] / g);
+    return gemm_elems(mul_sat(y[0], g), w[0] / g, product(y, 2, ry), product(w, 1, rw));
+}
+
+uint64_t fp_cost_gemm_operands(const fp_node *n)
+{
+    switch (n->op) {
+    case FP_OP_CONV: case FP_OP_CONV_INTEGER: case FP_OP_QLINEAR_CONV: case FP_OP_FUSED_CONV:
+    case FP_OP_CONV_TRANSPOSE:
+        return conv_operands(n);
+    case FP_OP_GEMM: case FP_OP_FUSED_GEMM:
+    case FP_OP_MATMUL: case FP_OP_MATMUL_INTEGER: case FP_OP_QLINEAR_MATMUL: case FP_OP_FUSED_MATMUL: {
+        /* Y [..., M, N]: K from the FLOPs (2 x |Y| x K, docs/metrics.md; Gemm's bias adds |Y|) */
+        uint64_t y[8];
+        int ry = n->n_outputs > 0 ? known_dims(n->outputs[0], y) : -1;
+        if (ry < 1 || !n->metrics.known)
+            return 0;
+        uint64_t numel = product(y, 0, ry), m = ry >= 2 ? y[ry - 2] : 1, nn = y[ry - 1], mn = mul_sat(m, nn);
+        uint64_t twice = mul_sat(numel, 2);
+        if (numel == 0 || numel == UINT64_MAX || mn == 0 || twice == UINT64_MAX || n->metrics.flops < twice)
+            return 0;
+        return gemm_elems(numel / mn, m, nn, n->metrics.flops / twice);
+    }
+    default:
+        return 0;
     }
 }
 
@@ -72,7 +160,8 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
         fp_node *node = order[i];
         if (node->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED))
             continue;
-        fp_op_cost c = {.node = node, .cls = fp_cost_class(node)};
+        fp_op_cost c = {.node = node, .cls = fp_cost_class(node), .parts = fp_cost_parts(node),
+                        .operands = fp_cost_gemm_operands(node)};
         c.dtype = what_if != FP_DT_UNDEFINED && compute_dtype(node) == FP_DT_FLOAT ? what_if : compute_dtype(node);
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);
         if (fp_op_has(node->op, FP_OPF_CTRL)) {
@@ -85,7 +174,8 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
                 (*unknown)++;
             c.flops = node->metrics.flops;
             c.bytes = scaled_bytes(node, what_if);
-            c.rl = fp_roofline_eval(d, c.flops, c.bytes, c.dtype, c.cls);
+            fp_kernel k = {c.flops, c.bytes, c.dtype, c.cls, c.parts, c.operands};
+            c.rl = fp_roofline_kernel(d, &k);
         }
         total += c.rl.time_s;
         if (out)

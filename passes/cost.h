@@ -13,7 +13,9 @@ typedef struct {
     fp_op_class cls;
     fp_dtype dtype;    /* dtype it computes in (after a --dtype what-if) */
     uint64_t flops, bytes;
-    fp_roofline rl;    /* time_s includes the launch overhead */
+    uint64_t parts;    /* sub-kernels it runs as: the groups of a grouped convolution, else 1 */
+    uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
+    fp_roofline rl;    /* time_s includes the class's launch overhead */
     bool kernel;       /* launches a kernel (views and folded ops do not) */
 } fp_op_cost;
 
@@ -26,8 +28,16 @@ typedef struct {
     uint64_t flops, bytes;
 } fp_cost_result;
 
-/* Class of an op for the device's efficiency factors. */
+/* Class of an op for the device's efficiency factors and launch overheads (a convolution with
+ * group > 1 is grouped_conv). */
 fp_op_class fp_cost_class(const fp_node *n);
+/* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count, else 1. */
+uint64_t fp_cost_parts(const fp_node *n);
+/* Elements of the GEMM operands op n lowers to, summed over its sub-GEMMs (M K + K N + M N each:
+ * a convolution per image and group as im2col + GEMM, M = output channels, K = input channels x
+ * kernel, N = output pixels; a ConvTranspose as GEMM + col2im; Gemm; MatMul per batch matrix), for
+ * the shape-aware saturation of passes/roofline.h. 0 for other ops and unknown shapes. */
+uint64_t fp_cost_gemm_operands(const fp_node *n);
 
 /* Costs the main graph on device d. `what_if` != FP_DT_UNDEFINED runs the what-if of computing in
  * that dtype: float32 tensors scale their bytes by bits(what_if)/32 and use its peak. If/Loop/Scan

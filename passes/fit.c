@@ -1,6 +1,7 @@
-/* fit.c - least-squares fit of a device profile's efficiencies and launch overhead to measured
- * kernel times (see fit.h for the estimator); Levenberg-Marquardt (Marquardt, SIAM J. Appl. Math.
- * 11(2), 1963) with a forward-difference Jacobian; leave-one-model-out cross-validation. */
+/* fit.c - least-squares fit of a device profile's efficiencies, bandwidths and launch overheads to
+ * measured kernel times (see fit.h for the estimator); Levenberg-Marquardt (Marquardt, SIAM J.
+ * Appl. Math. 11(2), 1963) with a forward-difference Jacobian; leave-one-model-out
+ * cross-validation. */
 #include "passes/fit.h"
 
 #include <math.h>
@@ -10,10 +11,19 @@
 
 #define NP FP_FIT_NPARAM
 #define DEFAULT_PRIOR 1e-3
+#define DEFAULT_PRIOR_REFINE 0.1 /* a tenth of one model's weight (rows of a model sum to 1) */
 #define DEFAULT_ITER 200
 #define JAC_STEP 1e-6
 /* bandwidth factor above 1: kernels stream faster than the base bandwidth (CPU caches) */
 #define MAX_BW_FACTOR 64.0
+#define MAX_LAUNCH_RATIO 1e3 /* a class's launch overhead within 1/1000..1000x the device's */
+#define MIN_HALF_WORK 1e-3   /* FLOP: in effect no saturation */
+#define MAX_HALF_WORK 1e12
+#define START_HALF_WORK 1e6  /* the fourth start: every class saturating, as ORT's convolutions do */
+#define MIN_GROUP_LAUNCH 1e-10 /* seconds per group: in effect none */
+#define START_GROUP_LAUNCH 2e-7 /* the fourth start: ORT's depthwise convolutions, about 0.2 us a group */
+#define SAT_REF_WORK 1e6       /* FLOP: effect_of a half work */
+#define SAT_REF_LAUNCH 1e-6    /* s: effect_of a group overhead */
 #define E2E_ROW_WEIGHT 0.1 /* E2E: weight of a model's rows together, next to its end-to-end term */
 
 /* ---------------------------------------------------------------- statistics */
@@ -137,26 +147,91 @@ bool fp_fit_objective_parse(const char *s, fp_fit_objective *out)
     return false;
 }
 
+static const char *const cache_param_names[FP_CACHE_LEVELS] = {"bandwidth.l1", "bandwidth.l2", "bandwidth.l3"};
+static const char *const sat_param_names[FP_CLASS_COUNT] = {
+#define X(id, name) "saturation." name,
+    FP_OP_CLASSES(X)
+#undef X
+};
+static const char *const launch_param_names[FP_CLASS_COUNT] = {
+#define X(id, name) "launch." name,
+    FP_OP_CLASSES(X)
+#undef X
+};
+
 const char *fp_fit_param_name(int i)
 {
     if (i == FP_FIT_BW)
         return "bandwidth";
     if (i == FP_FIT_LAUNCH)
         return "launch_overhead";
+    if (i >= FP_FIT_CACHE && i < FP_FIT_CACHE + FP_CACHE_LEVELS)
+        return cache_param_names[i - FP_FIT_CACHE];
+    if (i >= FP_FIT_SAT && i < FP_FIT_SAT + FP_CLASS_COUNT)
+        return sat_param_names[i - FP_FIT_SAT];
+    if (i >= FP_FIT_CLASS_LAUNCH && i < FP_FIT_CLASS_LAUNCH + FP_CLASS_COUNT)
+        return launch_param_names[i - FP_FIT_CLASS_LAUNCH];
+    if (i == FP_FIT_GROUP_LAUNCH)
+        return "launch.group";
     return fp_op_class_name((fp_op_class)i);
 }
 
+static bool is_class_launch(int i) { return i >= FP_FIT_CLASS_LAUNCH && i < FP_FIT_CLASS_LAUNCH + FP_CLASS_COUNT; }
+
+bool fp_fit_param_is_time(int i) { return i == FP_FIT_LAUNCH || is_class_launch(i) || i == FP_FIT_GROUP_LAUNCH; }
+
 /* ---------------------------------------------------------------- model */
 
-static const double lo[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1e-4, [FP_FIT_BW] = 1e-3, [FP_FIT_LAUNCH] = 1e-9};
-static const double hi[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1.0, [FP_FIT_BW] = MAX_BW_FACTOR, [FP_FIT_LAUNCH] = 1e-2};
+/* theta: log efficiency per class, log bandwidth factor, log launch overhead, log cache factors,
+ * log half work, log (class launch / device launch). Bounds of each, not logged (a half work at its
+ * lower bound changes a kernel of 1000 FLOP by 0.1%: none): */
+static const double lo[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1e-4, [FP_FIT_BW] = 1e-3, [FP_FIT_LAUNCH] = 1e-9,
+                              [FP_FIT_CACHE ... FP_FIT_CACHE + FP_CACHE_LEVELS - 1] = 1e-3,
+                              [FP_FIT_SAT ... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MIN_HALF_WORK,
+                              [FP_FIT_CLASS_LAUNCH ... FP_FIT_GROUP_LAUNCH - 1] = 1.0 / MAX_LAUNCH_RATIO,
+                              [FP_FIT_GROUP_LAUNCH] = MIN_GROUP_LAUNCH};
+static const double hi[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1.0, [FP_FIT_BW] = MAX_BW_FACTOR, [FP_FIT_LAUNCH] = 1e-2,
+                              [FP_FIT_CACHE ... FP_FIT_CACHE + FP_CACHE_LEVELS - 1] = MAX_BW_FACTOR,
+                              [FP_FIT_SAT ... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MAX_HALF_WORK,
+                              [FP_FIT_CLASS_LAUNCH ... FP_FIT_GROUP_LAUNCH - 1] = MAX_LAUNCH_RATIO,
+                              [FP_FIT_GROUP_LAUNCH] = 1e-4};
 
+static bool is_refinement(int j) { return j >= FP_FIT_CACHE; }
+
+/* The parameters of d as reported (fp_fit_result.params): cache factors 1 (relative to d itself),
+ * class launches in seconds. */
 static void get_params(const fp_device *d, double *v)
 {
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         v[c] = d->efficiency[c];
     v[FP_FIT_BW] = d->bw_efficiency;
     v[FP_FIT_LAUNCH] = d->launch_overhead;
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        v[FP_FIT_CACHE + i] = 1;
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        v[FP_FIT_SAT + c] = d->half_work[c];
+        v[FP_FIT_CLASS_LAUNCH + c] = fp_device_launch(d, (fp_op_class)c);
+    }
+    v[FP_FIT_GROUP_LAUNCH] = d->launch_group;
+}
+
+/* theta (logs, within bounds) of reported parameters v. */
+static void to_theta(const double *v, double *theta)
+{
+    double launch = CLAMP(v[FP_FIT_LAUNCH], lo[FP_FIT_LAUNCH], hi[FP_FIT_LAUNCH]);
+    for (int j = 0; j < NP; j++) {
+        double x = v[j];
+        if (is_class_launch(j))
+            x = MAX(x, lo[FP_FIT_LAUNCH]) / launch;
+        theta[j] = log(CLAMP(x, lo[j], hi[j]));
+    }
+}
+
+/* Reported parameters v of theta. */
+static void from_theta(const double *theta, double *v)
+{
+    for (int j = 0; j < NP; j++)
+        v[j] = exp(theta[j] + (is_class_launch(j) ? theta[FP_FIT_LAUNCH] : 0));
 }
 
 /* dev = base with the parameters exp(theta) (numbers only: dev shares base's strings). */
@@ -167,6 +242,14 @@ static void apply(const fp_device *base, const double *theta, fp_device *dev)
         dev->efficiency[c] = exp(theta[c]);
     dev->bw_efficiency = exp(theta[FP_FIT_BW]);
     dev->launch_overhead = exp(theta[FP_FIT_LAUNCH]);
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        dev->cache[i].bandwidth = base->cache[i].bandwidth * exp(theta[FP_FIT_CACHE + i]);
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        dev->half_work[c] = exp(theta[FP_FIT_SAT + c]);
+        dev->launch[c] = exp(theta[FP_FIT_LAUNCH] + theta[FP_FIT_CLASS_LAUNCH + c]);
+        dev->launch_own[c] = true;
+    }
+    dev->launch_group = exp(theta[FP_FIT_GROUP_LAUNCH]);
 }
 
 double fp_fit_row_estimate(const fp_fit_data *d, const fp_fit_row *r, const fp_device *dev)
@@ -174,7 +257,7 @@ double fp_fit_row_estimate(const fp_fit_data *d, const fp_fit_row *r, const fp_d
     double t = r->fixed_s;
     for (uint32_t i = 0; i < r->n_ops; i++) {
         const fp_fit_op *op = &g_array_index(d->ops, fp_fit_op, r->first_op + i);
-        t += fp_roofline_eval(dev, op->flops, op->bytes, op->dtype, op->cls).time_s;
+        t += fp_roofline_kernel(dev, op).time_s;
     }
     return t;
 }
@@ -184,14 +267,23 @@ typedef struct {
     const fp_device *base;
     GArray *rows;      /* guint: rows in the fit */
     double *sqrt_w;    /* per entry of rows */
-    double sqrt_prior;
-    double theta0[NP]; /* log base values */
+    double sqrt_prior[NP]; /* per parameter: the base or the refinement prior */
+    bool to_none[NP];      /* a refinement the base lacks: pulled toward none (effect_of) */
+    double theta0[NP];     /* the base's theta */
     fp_fit_objective objective;
     guint n_models;    /* E2E: one residual per model */
     double *model_w;   /* E2E: sqrt weight per model (0: no row) */
     double *meas_sum;  /* E2E: measured sum of the used rows per model */
     guint n_res;       /* rows [+ models] + NP prior terms */
 } problem;
+
+/* The size of what a half work or group overhead does, for the pull of one the base lacks toward
+ * none: the saturation it gives a 1 MFLOP kernel, (h / 1e6)^(1/3); the group overhead in us. A log
+ * distance to "none" would be unbounded. */
+static double effect_of(int j, double theta)
+{
+    return j == FP_FIT_GROUP_LAUNCH ? exp(theta) / SAT_REF_LAUNCH : cbrt(exp(theta) / SAT_REF_WORK);
+}
 
 static void residuals(const problem *pb, const double *theta, double *res)
 {
@@ -209,7 +301,7 @@ static void residuals(const problem *pb, const double *theta, double *res)
     for (guint m = 0; est_sum && m < pb->n_models; m++)
         res[at++] = pb->model_w[m] > 0 ? pb->model_w[m] * (log(est_sum[m]) - log(pb->meas_sum[m])) : 0;
     for (int j = 0; j < NP; j++)
-        res[at + j] = pb->sqrt_prior * (theta[j] - pb->theta0[j]);
+        res[at + j] = pb->sqrt_prior[j] * (pb->to_none[j] ? effect_of(j, theta[j]) : theta[j] - pb->theta0[j]);
 }
 
 static double sum_sq(const double *r, guint n)
@@ -361,6 +453,12 @@ static void weights(problem *pb)
     }
 }
 
+typedef struct {
+    uint32_t model; /* the model left out */
+    bool ok;        /* false: no row left to fit */
+    double theta[NP];
+} fold;
+
 /* Fits on the used rows of every model but `skip` (-1: none). False when no row is left. */
 static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, int skip, double *theta,
                    uint32_t *iterations)
@@ -378,20 +476,33 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
     pb.sqrt_w = g_new(double, pb.rows->len);
     pb.objective = o->objective;
     weights(&pb);
-    pb.sqrt_prior = sqrt(o->prior > 0 ? o->prior : 0);
+    for (int j = 0; j < NP; j++) {
+        bool sat = j >= FP_FIT_SAT && j < FP_FIT_SAT + FP_CLASS_COUNT;
+        pb.to_none[j] = (sat && !(base->half_work[j - FP_FIT_SAT] > 0)) ||
+                        (j == FP_FIT_GROUP_LAUNCH && !(base->launch_group > 0));
+        pb.sqrt_prior[j] = sqrt(MAX(is_refinement(j) ? o->prior_refine : o->prior, 0));
+    }
     double v[NP];
     get_params(base, v);
-    for (int j = 0; j < NP; j++)
-        pb.theta0[j] = log(CLAMP(v[j], lo[j], hi[j]));
+    to_theta(v, pb.theta0);
     pb.n_res = pb.rows->len + (pb.objective == FP_FIT_E2E ? pb.n_models : 0) + NP;
-    /* starts: the base; efficiencies 10x lower (compute-bound everywhere); everything at its peak */
+    /* starts: the base; efficiencies 10x lower (compute-bound everywhere); efficiencies and the
+     * bandwidth at their peaks; efficiencies at their peaks, every class saturating (half work
+     * START_HALF_WORK) and groups costing START_GROUP_LAUNCH. Cache factors and class launches
+     * start at the base's. */
     double best = INFINITY;
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < 4; s++) {
         double t[NP];
         memcpy(t, pb.theta0, sizeof t);
-        for (int j = 0; j < NP && s > 0; j++)
-            if (j < FP_CLASS_COUNT || (s == 2 && j == FP_FIT_BW))
-                t[j] = s == 1 ? t[j] + log(0.1) : 0;
+        for (int j = 0; j < FP_CLASS_COUNT && s > 0; j++) {
+            t[j] = s == 1 ? t[j] + log(0.1) : 0;
+            if (s == 3)
+                t[FP_FIT_SAT + j] = log(START_HALF_WORK);
+        }
+        if (s == 3)
+            t[FP_FIT_GROUP_LAUNCH] = log(START_GROUP_LAUNCH);
+        if (s == 2)
+            t[FP_FIT_BW] = 0;
         double c = levenberg_marquardt(&pb, t, o->max_iter > 0 ? o->max_iter : DEFAULT_ITER, iterations);
         if (c < best) {
             best = c;
@@ -473,11 +584,17 @@ static void informed(const fp_fit_data *d, const fp_device *dev, uint32_t *count
         bool seen[NP] = {false};
         for (uint32_t k = 0; k < r->n_ops; k++) {
             const fp_fit_op *op = &g_array_index(d->ops, fp_fit_op, r->first_op + k);
-            fp_roofline rl = fp_roofline_eval(dev, op->flops, op->bytes, op->dtype, op->cls);
-            if (rl.bound == FP_BOUND_COMPUTE)
+            fp_roofline rl = fp_roofline_kernel(dev, op);
+            if (rl.bound == FP_BOUND_COMPUTE) {
                 seen[op->cls] = true;
-            else if (rl.memory_s > 0)
+                seen[FP_FIT_SAT + op->cls] = true;
+            } else if (rl.memory_s > 0) {
                 seen[FP_FIT_BW] = true;
+                if (rl.level > 0)
+                    seen[FP_FIT_CACHE + rl.level - 1] = true;
+            }
+            seen[FP_FIT_CLASS_LAUNCH + op->cls] = true;
+            seen[FP_FIT_GROUP_LAUNCH] = seen[FP_FIT_GROUP_LAUNCH] || op->parts > 1;
         }
         seen[FP_FIT_LAUNCH] = true;
         for (int j = 0; j < NP; j++)
@@ -485,8 +602,10 @@ static void informed(const fp_fit_data *d, const fp_device *dev, uint32_t *count
     }
 }
 
-/* A copy of base (key file round trip) with the parameters v. */
-static fp_device *device_with(const fp_device *base, const double *v, GError **error)
+/* A copy of base (key file round trip) with the parameters v: every class gets its own launch
+ * overhead, so the profile written estimates what the fit evaluated; a half work or group overhead
+ * that no row informed and the base did not have is left out (it changed nothing). */
+static fp_device *device_with(const fp_device *base, const double *v, const uint32_t *informed, GError **error)
 {
     g_autoptr(GKeyFile) kf = fp_device_to_keyfile(base);
     fp_device *dev = fp_device_from_keyfile(kf, base->path ? base->path : "fitted.ini", error);
@@ -494,11 +613,54 @@ static fp_device *device_with(const fp_device *base, const double *v, GError **e
         return NULL;
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         dev->efficiency[c] = v[c];
+    double raise = MAX(v[FP_FIT_BW], 1.0); /* faster than the base bandwidth: the bandwidths are raised */
     dev->bw_efficiency = MIN(v[FP_FIT_BW], 1.0);
-    if (v[FP_FIT_BW] > 1) /* faster than the base bandwidth: the bandwidth itself is raised */
-        dev->bandwidth = base->bandwidth * v[FP_FIT_BW];
+    dev->bandwidth = base->bandwidth * raise;
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        dev->cache[i].bandwidth = base->cache[i].bandwidth * raise * v[FP_FIT_CACHE + i];
     dev->launch_overhead = v[FP_FIT_LAUNCH];
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        bool keep = informed[FP_FIT_SAT + c] > 0 || base->half_work[c] > 0;
+        dev->half_work[c] = keep && v[FP_FIT_SAT + c] >= 1 ? v[FP_FIT_SAT + c] : 0;
+        dev->launch[c] = v[FP_FIT_CLASS_LAUNCH + c];
+        dev->launch_own[c] = true;
+    }
+    bool group = informed[FP_FIT_GROUP_LAUNCH] > 0 || base->launch_group > 0;
+    dev->launch_group = group && v[FP_FIT_GROUP_LAUNCH] > MIN_GROUP_LAUNCH * 1.001 ? v[FP_FIT_GROUP_LAUNCH] : 0;
     return dev;
+}
+
+/* ---------------------------------------------------------------- cross-validation */
+
+typedef struct {
+    const fp_fit_data *d;
+    const fp_device *base;
+    const fp_fit_opts *o;
+    fold *folds;
+} fold_job;
+
+static void fold_run(gpointer data, gpointer user)
+{
+    fold *f = data;
+    const fold_job *job = user;
+    uint32_t iters = 0;
+    f->ok = fit_on(job->d, job->base, job->o, (int)f->model, f->theta, &iters);
+}
+
+/* Fits every fold (each model left out in turn) on a GThreadPool of one thread per CPU: the folds
+ * are independent and read only d and base. */
+static void run_folds(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, fold *folds, uint32_t n)
+{
+    fold_job job = {d, base, o, folds};
+    g_autoptr(GError) err = NULL;
+    GThreadPool *pool = g_thread_pool_new(fold_run, &job, (gint)MAX(g_get_num_processors(), 1), TRUE, &err);
+    for (uint32_t m = 0; m < n; m++) {
+        folds[m].model = m;
+        if (!pool || !g_thread_pool_push(pool, &folds[m], NULL))
+            fold_run(&folds[m], &job); /* no threads to be had: in this one */
+    }
+    if (pool)
+        g_thread_pool_free(pool, FALSE, TRUE);
 }
 
 fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, GError **error)
@@ -506,6 +668,8 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     fp_fit_opts opts = *o;
     if (opts.prior <= 0)
         opts.prior = DEFAULT_PRIOR;
+    if (opts.prior_refine <= 0)
+        opts.prior_refine = DEFAULT_PRIOR_REFINE;
     g_autoptr(fp_fit_result) r = g_new0(fp_fit_result, 1);
     double theta[NP];
     if (!fit_on(d, base, &opts, -1, theta, &r->iterations)) {
@@ -515,15 +679,17 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     }
     r->objective = opts.objective;
     r->prior = opts.prior;
+    r->prior_refine = opts.prior_refine;
     get_params(base, r->base);
-    for (int j = 0; j < NP; j++)
-        r->params[j] = exp(theta[j]);
-    r->device = device_with(base, r->params, error);
+    from_theta(theta, r->params);
+    fp_device fitted;
+    apply(base, theta, &fitted);
+    informed(d, &fitted, r->informed);
+    r->device = device_with(base, r->params, r->informed, error);
     if (!r->device)
         return NULL;
     for (guint i = 0; i < d->rows->len; i++)
         r->rows_used += fp_fit_row_used(&g_array_index(d->rows, fp_fit_row, i));
-    informed(d, r->device, r->informed);
     r->rms_log = rms_log(d, r->device);
     r->base_rms_log = rms_log(d, base);
     r->n_models = d->models->len;
@@ -548,15 +714,15 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     r->row_cv_s = g_new(double, d->rows->len + 1);
     for (guint i = 0; i < d->rows->len; i++)
         r->row_cv_s[i] = NAN;
+    g_autofree fold *folds = g_new0(fold, r->n_models + 1);
+    run_folds(d, base, &opts, folds, r->n_models);
     for (uint32_t m = 0; m < r->n_models; m++) {
-        double t[NP];
-        uint32_t iters = 0;
         fp_device dev;
-        if (!fit_on(d, base, &opts, (int)m, t, &iters)) {
+        if (!folds[m].ok) {
             r->cv_eval[m] = (fp_fit_eval){.ratio = NAN, .spearman = NAN, .median_ape = NAN};
             continue;
         }
-        apply(base, t, &dev);
+        apply(base, folds[m].theta, &dev);
         r->cv_eval[m] = evaluate(d, m, &dev);
         r->within[2] += fabs(r->cv_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
         for (guint i = 0; i < d->rows->len; i++) {

@@ -1,20 +1,32 @@
-/* fit.h - fits a device profile's per-op-class efficiency factors, bandwidth efficiency and
- * launch overhead to measured kernel times (passes/fit.c), with leave-one-model-out
+/* fit.h - fits a device profile's per-op-class efficiency factors, bandwidth efficiency, cache
+ * bandwidths, half works and launch overheads (one per op class, one per group of a grouped
+ * convolution) to measured kernel times (passes/fit.c), with leave-one-model-out
  * cross-validation; and the error statistics `compare` and `fit` share.
  *
  * Estimator: weighted least squares on log time,
- *   minimize  sum_rows w_r (log est_r(theta) - log meas_r)^2 + prior * |theta - theta_base|^2,
- * theta = log of the efficiencies, the bandwidth factor and the launch overhead, est_r the
- * roofline estimate of a row (passes/roofline.h) summed over its kernels. Log residuals weigh a
- * 2 us kernel's 2x error like a 2 ms kernel's (the roofline's errors are multiplicative, and
- * kernel times span five decades); by default w_r = 1 / (measured rows of its model), so every
- * model weighs the same, as in the cross-validation that judges the fit. The small prior pulls a
- * parameter no row informs (a class whose ops are all memory-bound) back to its base value
- * instead of leaving it undefined. Solved by Levenberg-Marquardt (numerical Jacobian) from three
- * starting points within the bounds (efficiencies in [1e-4, 1], bandwidth factor in
- * [1e-3, 64], launch overhead in [1 ns, 10 ms]); the best is kept. A bandwidth factor above 1
- * (kernels streaming faster than the base bandwidth: CPU caches) raises the profile's bandwidth
- * and keeps its bandwidth efficiency at 1.
+ *   minimize  sum_rows w_r (log est_r(theta) - log meas_r)^2
+ *             + prior * |theta_base - theta_base0|^2 + prior_refine * |theta_refine - theta_refine0|^2,
+ * theta = logs of the parameters, est_r the roofline estimate of a row (passes/roofline.h) summed
+ * over its kernels. The base parameters are the efficiencies, the bandwidth factor and the device's
+ * launch overhead; the refinements are a factor per cache level on its bandwidth, each class's half
+ * work (the work per kernel at which it reaches half its efficiency), each class's launch overhead
+ * as a ratio to the device's, and the overhead per group of grouped convolutions. A half work or
+ * group overhead the base does not have is pulled toward none instead, in proportion to its
+ * effect (the saturation it gives a 1 MFLOP kernel, the group overhead in us).
+ *
+ * Log residuals weigh a 2 us kernel's 2x error like a 2 ms kernel's (the roofline's errors are
+ * multiplicative, and kernel times span five decades); by default w_r = 1 / (measured rows of its
+ * model), so every model weighs the same, as in the cross-validation that judges the fit. The weak
+ * prior pulls a parameter no row informs (a class whose ops are all memory-bound) back to its base
+ * value instead of leaving it undefined; the stronger one on the refinements keeps a class or a
+ * cache level that few models inform near the base (a tenth of one model's weight by default), so
+ * small data sets stay stable and a common shift of every class's launch goes to the device's
+ * launch overhead. Solved by Levenberg-Marquardt (numerical Jacobian) from four starting points
+ * within the bounds (efficiencies in [1e-4, 1], bandwidth and cache factors in [1e-3, 64], launch
+ * overhead in [1 ns, 10 ms], a class's launch within 1/1000..1000x the device's, half works in
+ * [1e-3, 1e12] FLOP, a group overhead in [0.1 ns, 100 us]); the best is kept. A bandwidth factor
+ * above 1 (kernels streaming faster than the base bandwidth: CPU caches) raises the profile's
+ * bandwidths and keeps its bandwidth efficiency at 1.
  */
 #ifndef FP_PASS_FIT_H
 #define FP_PASS_FIT_H
@@ -25,6 +37,7 @@
 
 #include "devices/device.h"
 #include "ir/dtype.h"
+#include "passes/roofline.h"
 
 /* ---- statistics ---- */
 
@@ -36,11 +49,7 @@ double fp_fit_spearman(const double *x, const double *y, size_t n);
 
 /* ---- data ---- */
 
-typedef struct {
-    uint64_t flops, bytes;
-    fp_dtype dtype;
-    fp_op_class cls;
-} fp_fit_op; /* one kernel-launching op whose estimate the parameters change */
+typedef fp_kernel fp_fit_op; /* one kernel-launching op whose estimate the parameters change */
 
 typedef struct {
     uint32_t model;           /* the model it belongs to (cross-validation leaves one model out) */
@@ -70,12 +79,21 @@ bool fp_fit_row_used(const fp_fit_row *r);
 
 /* ---- fit ---- */
 
-/* Parameters: the efficiency of each op class, then bandwidth efficiency, then launch overhead. */
+/* Parameters: the efficiency of each op class, the bandwidth efficiency, the device's launch
+ * overhead, a factor on each cache level's bandwidth, each class's half work (FLOP, [saturation]),
+ * each class's launch overhead (seconds) and the overhead per group of a grouped convolution. */
 #define FP_FIT_BW FP_CLASS_COUNT
 #define FP_FIT_LAUNCH (FP_CLASS_COUNT + 1)
-#define FP_FIT_NPARAM (FP_CLASS_COUNT + 2)
-/* "conv", ..., "other", "bandwidth", "launch_overhead" */
+#define FP_FIT_CACHE (FP_CLASS_COUNT + 2)                   /* + level index 0..FP_CACHE_LEVELS-1 */
+#define FP_FIT_SAT (FP_FIT_CACHE + FP_CACHE_LEVELS)         /* + op class */
+#define FP_FIT_CLASS_LAUNCH (FP_FIT_SAT + FP_CLASS_COUNT)   /* + op class */
+#define FP_FIT_GROUP_LAUNCH (FP_FIT_CLASS_LAUNCH + FP_CLASS_COUNT)
+#define FP_FIT_NPARAM (FP_FIT_GROUP_LAUNCH + 1)
+/* "conv", ..., "other", "bandwidth", "launch_overhead", "bandwidth.l1".."bandwidth.l3",
+ * "saturation.conv", ..., "launch.conv", ..., "launch.other", "launch.group" */
 const char *fp_fit_param_name(int i);
+/* True for the parameters in seconds (launch_overhead, launch.*, launch.group). */
+bool fp_fit_param_is_time(int i);
 
 typedef enum {
     FP_FIT_MODELS, /* every model alike: rows weighted 1 / rows of their model (default) */
@@ -91,6 +109,7 @@ bool fp_fit_objective_parse(const char *s, fp_fit_objective *out);
 typedef struct {
     fp_fit_objective objective;
     double prior;  /* weight of the pull toward the base values (log space); default 1e-3 */
+    double prior_refine; /* the same for cache factors, half works and class launch ratios; default 0.1 */
     int max_iter;  /* Levenberg-Marquardt iterations per start; default 200 */
     bool no_cv;    /* skip leave-one-model-out cross-validation */
 } fp_fit_opts;
@@ -105,7 +124,7 @@ typedef struct {
 typedef struct {
     fp_device *device;             /* the base profile with the fitted values (owned) */
     fp_fit_objective objective;    /* the row weights used */
-    double prior;                  /* the prior weight used */
+    double prior, prior_refine;    /* the prior weights used */
     double params[FP_FIT_NPARAM];  /* fitted values (not logs) */
     double base[FP_FIT_NPARAM];    /* base values */
     uint32_t informed[FP_FIT_NPARAM]; /* rows whose estimate depends on the parameter at the fit */

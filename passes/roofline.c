@@ -23,20 +23,53 @@ double fp_roofline_ridge_effective(const fp_device *d, fp_dtype t, fp_op_class c
     return fp_device_peak(d, t) * d->efficiency[c] / (d->bandwidth * d->bw_efficiency);
 }
 
+double fp_roofline_efficiency(const fp_device *d, const fp_kernel *k)
+{
+    g_assert((unsigned)k->cls < FP_CLASS_COUNT);
+    double e = d->efficiency[k->cls], h = d->half_work[k->cls];
+    if (h <= 0 || k->flops == 0)
+        return e;
+    double w = (double)k->flops;
+    if (k->operands) /* the GEMM's own surface to volume (roofline.h) */
+        return e / (1 + cbrt(h / 2) / 1.5 * (double)k->operands / w);
+    return e / (1 + cbrt(h * (double)MAX(k->parts, 1) / w));
+}
+
+double fp_roofline_ridge_at(const fp_device *d, const fp_kernel *k)
+{
+    return fp_device_peak(d, k->dtype) * fp_roofline_efficiency(d, k) /
+           (fp_device_bandwidth_for(d, k->bytes, NULL) * d->bw_efficiency);
+}
+
 fp_roofline fp_roofline_eval(const fp_device *d, uint64_t flops, uint64_t bytes, fp_dtype t, fp_op_class c)
 {
-    g_assert((unsigned)c < FP_CLASS_COUNT);
+    fp_kernel k = {.flops = flops, .bytes = bytes, .dtype = t, .cls = c};
+    return fp_roofline_kernel(d, &k);
+}
+
+fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
+{
+    g_assert((unsigned)k->cls < FP_CLASS_COUNT);
+    uint64_t parts = MAX(k->parts, 1);
     fp_roofline r;
-    r.compute_s = flops ? (double)flops / (fp_device_peak(d, t) * d->efficiency[c]) : 0;
-    r.memory_s = bytes ? (double)bytes / (d->bandwidth * d->bw_efficiency) : 0;
-    r.launch_s = d->launch_overhead;
+    double bw = fp_device_bandwidth_for(d, k->bytes, &r.level);
+    r.compute_s = k->flops ? (double)k->flops / (fp_device_peak(d, k->dtype) * fp_roofline_efficiency(d, k)) : 0;
+    r.memory_s = k->bytes ? (double)k->bytes / (bw * d->bw_efficiency) : 0;
+    r.launch_s = fp_device_launch(d, k->cls) + (parts > 1 ? (double)parts * d->launch_group : 0);
     r.bound = r.compute_s > r.memory_s ? FP_BOUND_COMPUTE : FP_BOUND_MEMORY;
     r.time_s = fmax(r.compute_s, r.memory_s) + r.launch_s;
-    r.intensity = fp_roofline_intensity(flops, bytes);
+    r.intensity = fp_roofline_intensity(k->flops, k->bytes);
     return r;
 }
 
 const char *fp_bound_name(fp_bound b)
 {
     return b == FP_BOUND_COMPUTE ? "compute" : "memory";
+}
+
+const char *fp_roofline_level_name(int level)
+{
+    static const char *const names[] = {"memory", "L1", "L2", "L3"};
+    G_STATIC_ASSERT(G_N_ELEMENTS(names) == FP_CACHE_LEVELS + 1);
+    return level >= 1 && level <= FP_CACHE_LEVELS ? names[level] : names[0];
 }

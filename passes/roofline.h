@@ -1,10 +1,26 @@
 /* roofline.h - roofline arithmetic of one kernel on one device profile (pure functions).
  *
- * A kernel doing `flops` operations on `bytes` of device memory traffic takes
- *   time = max(flops / (peak(dtype) * efficiency[class]), bytes / (bandwidth * bw_efficiency))
- *        + launch_overhead
+ * A kernel of op class c doing `flops` operations on `bytes` of memory traffic takes
+ *   time = max(flops / (peak(dtype) * eff_c), bytes / (bandwidth(bytes) * bw_efficiency))
+ *        + launch(c)
+ *   eff_c = efficiency[c] / (1 + sat_c)              (efficiency[c] when the class has no half work)
  * and is compute-bound when the first term is the larger, memory-bound otherwise (ties, and a
- * kernel that does nothing, count as memory-bound). The cost model sums these per fused kernel.
+ * kernel that does nothing, count as memory-bound). bandwidth(bytes) is the hierarchical
+ * (cache-aware) memory roof: the bandwidth of the first [cache] level whose capacity holds the
+ * kernel's traffic, else the device memory's (fp_device_bandwidth_for); a profile without [cache]
+ * has the one roof. launch(c) is the class's [launch] value, else the device's launch overhead
+ * (fp_device_launch).
+ *
+ * sat_c is the surface-to-volume overhead of a GEMM-like kernel (convolution, matmul): besides its
+ * multiply-adds (W = 2 M N K per GEMM), a blocked GEMM packs and moves its operands (M K + K N +
+ * M N elements, D), so time = W / (peak * efficiency) + a * D. With h = half_work[c], the work at
+ * which a cubic GEMM (M = N = K) reaches half its efficiency:
+ *   sat_c = (h / 2)^(1/3) / 1.5 * D / W     when the kernel's GEMM operands D are known
+ *   sat_c = (h / W_part)^(1/3)               else (the cubic case: D / W = 1.5 / n, W = 2 n^3)
+ * so skinny GEMMs (a 3x3 convolution with 16 output channels, a matmul of 8 rows) saturate later
+ * than square ones of the same work. A kernel made of `parts` sub-kernels (a grouped convolution:
+ * one per group, as ONNX Runtime's MLAS runs it) saturates with the work of one part and pays
+ * [launch] group per part on top of launch(c). The cost model sums these per fused kernel.
  */
 #ifndef FP_PASS_ROOFLINE_H
 #define FP_PASS_ROOFLINE_H
@@ -15,25 +31,47 @@
 
 typedef enum { FP_BOUND_COMPUTE, FP_BOUND_MEMORY } fp_bound;
 
+/* One kernel's work, as the cost model and the fit see it. */
 typedef struct {
-    double compute_s; /* flops / (peak(dtype) * efficiency[class]) */
-    double memory_s;  /* bytes / (bandwidth * bw_efficiency) */
-    double launch_s;  /* the device's launch overhead */
+    uint64_t flops, bytes;
+    fp_dtype dtype;    /* it computes in */
+    fp_op_class cls;
+    uint64_t parts;    /* sub-kernels: the groups of a grouped convolution; 0 or 1 = one */
+    uint64_t operands; /* elements of the GEMM operands it lowers to, summed over its sub-GEMMs
+                          (M K + K N + M N each); 0 = not a GEMM or unknown */
+} fp_kernel;
+
+typedef struct {
+    double compute_s; /* flops / (peak(dtype) * eff_class) */
+    double memory_s;  /* bytes / (bandwidth(bytes) * bw_efficiency) */
+    double launch_s;  /* the class's launch overhead (+ the per-group one per part) */
     double time_s;    /* max(compute_s, memory_s) + launch_s */
     fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s */
     double intensity; /* fp_roofline_intensity(flops, bytes) */
+    int level;        /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
 } fp_roofline;
 
-/* Roofline estimate of one kernel of op class c computing in dtype t (peak per fp_device_peak). */
+/* Roofline estimate of kernel k (peak per fp_device_peak). */
+fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k);
+/* The same for a single kernel of op class c computing in dtype t whose GEMM operands are unknown. */
 fp_roofline fp_roofline_eval(const fp_device *d, uint64_t flops, uint64_t bytes, fp_dtype t, fp_op_class c);
+/* eff_c of kernel k: efficiency[class], lowered by the class's [saturation] half work when the
+ * profile has one (see above). */
+double fp_roofline_efficiency(const fp_device *d, const fp_kernel *k);
 /* Arithmetic intensity flops / bytes in FLOP/byte; 0 when flops is 0, INFINITY when only bytes is 0. */
 double fp_roofline_intensity(uint64_t flops, uint64_t bytes);
 /* Ridge point peak(t) / bandwidth in FLOP/byte: the datasheet intensity where the roofs meet. */
 double fp_roofline_ridge(const fp_device *d, fp_dtype t);
-/* The ridge with efficiencies applied, (peak(t) * efficiency[c]) / (bandwidth * bw_efficiency):
- * a kernel of class c is compute-bound exactly when its intensity is above this. */
+/* The ridge with efficiencies applied, (peak(t) * efficiency[c]) / (bandwidth * bw_efficiency),
+ * against device memory: a kernel of class c whose traffic fits no cache level is compute-bound
+ * exactly when its intensity is above this. */
 double fp_roofline_ridge_effective(const fp_device *d, fp_dtype t, fp_op_class c);
+/* The same for kernel k: its saturated efficiency against the roof its traffic streams from (a
+ * cache level when it fits one): the ridge that decides fp_roofline_kernel's bound for it. */
+double fp_roofline_ridge_at(const fp_device *d, const fp_kernel *k);
 /* "compute" or "memory". */
 const char *fp_bound_name(fp_bound b);
+/* Short name of a memory level for reports: "L1", "L2", "L3", or "memory" for 0. */
+const char *fp_roofline_level_name(int level);
 
 #endif

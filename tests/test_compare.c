@@ -385,6 +385,71 @@ static void test_fit_recovers(void)
     CU_ASSERT(r->spearman_cv > 0.99);
 }
 
+/* A base with cache levels and a truth that differs from it in every refinement: the fit (with a
+ * weak refinement prior, the data being exact) recovers class launches, a cache level's bandwidth,
+ * a half work and the per-group overhead; classes no row informs keep the base's values. */
+static void test_fit_refinements(void)
+{
+    static const char ini[] =
+        "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=3e10\nmemory_bytes=1e9\nlaunch_overhead=2e-6\n"
+        "align_bytes=64\n[peak]\nfp32=2e11\n[efficiency]\nconv=0.7\ngrouped_conv=0.05\nmatmul=0.9\nelementwise=0.5\n"
+        "[cache]\nl1_bytes=49152\nl1_bandwidth=4e11\nl2_bytes=1048576\nl2_bandwidth=1.5e11\n"
+        "l3_bytes=33554432\nl3_bandwidth=9e10\n";
+    g_autofree char *path = tu_write_temp(ini, strlen(ini), ".ini");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = fp_device_load(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    g_autoptr(GKeyFile) kf = fp_device_to_keyfile(base);
+    g_autoptr(fp_device) truth = fp_device_from_keyfile(kf, "truth.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
+    truth->launch[FP_CLASS_CONV] = 5e-6;
+    truth->launch_own[FP_CLASS_CONV] = true;
+    truth->launch[FP_CLASS_EW] = 1.5e-6;
+    truth->launch_own[FP_CLASS_EW] = true;
+    truth->cache[1].bandwidth = 0.6 * base->cache[1].bandwidth;
+    truth->half_work[FP_CLASS_CONV] = 4e6;
+    truth->launch_group = 3e-7;
+    g_autoptr(fp_fit_data) d = fp_fit_data_new();
+    for (int m = 0; m < 3; m++) {
+        g_autofree char *name = g_strdup_printf("model%d", m);
+        uint32_t mi = fp_fit_data_add_model(d, name, 0);
+        double f = 1 + 0.25 * m;
+        for (int i = 0; i < 5; i++) { /* cubic GEMMs of n = 16 .. 256 (x f) as convolutions */
+            double n = 16 * f * (1 << i);
+            fp_fit_op op = {(uint64_t)(2 * n * n * n), (uint64_t)(12 * n * n), FP_DT_FLOAT, FP_CLASS_CONV, 1,
+                            (uint64_t)(3 * n * n)};
+            fp_fit_data_add_row(d, mi, "conv", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
+        }
+        for (int i = 0; i < 3; i++) { /* depthwise: 32 .. 128 groups */
+            fp_fit_op op = {(uint64_t)(1e5 * f * (1 << i)), 40000, FP_DT_FLOAT, FP_CLASS_GROUPED_CONV,
+                            (uint64_t)(32 << i), 0};
+            fp_fit_data_add_row(d, mi, "dw", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
+        }
+        static const double ew_bytes[] = {1000, 30000, 300000, 700000, 8e6, 60e6};
+        for (size_t i = 0; i < G_N_ELEMENTS(ew_bytes); i++) { /* streaming from L1, L2, L3, memory */
+            fp_fit_op op = {(uint64_t)(ew_bytes[i] * f / 8), (uint64_t)(ew_bytes[i] * f), FP_DT_FLOAT, FP_CLASS_EW, 1, 0};
+            fp_fit_data_add_row(d, mi, "ew", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
+        }
+    }
+    fp_fit_opts o = {.prior_refine = 1e-5};
+    g_autoptr(fp_fit_result) r = fp_pass_fit(d, base, &o, &err);
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_CLASS_LAUNCH + FP_CLASS_CONV] / 5e-6, 1, 0.03);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_CLASS_LAUNCH + FP_CLASS_EW] / 1.5e-6, 1, 0.03);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_CACHE + 1], 0.6, 0.02);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_SAT + FP_CLASS_CONV] / 4e6, 1, 0.1);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_GROUP_LAUNCH] / 3e-7, 1, 0.05);
+    CU_ASSERT(r->rms_log < 0.01);
+    CU_ASSERT(r->informed[FP_FIT_CACHE + 1] > 0 && r->informed[FP_FIT_GROUP_LAUNCH] > 0);
+    /* nothing informs softmax: its launch and half work stay the base's (none) */
+    CU_ASSERT_EQUAL(r->informed[FP_FIT_CLASS_LAUNCH + FP_CLASS_SOFTMAX], 0);
+    CU_ASSERT_DOUBLE_EQUAL(r->device->half_work[FP_CLASS_SOFTMAX], 0, 0);
+    /* the written profile estimates what the fit evaluated */
+    const fp_fit_row *row = &g_array_index(d->rows, fp_fit_row, 0);
+    CU_ASSERT_DOUBLE_EQUAL(fp_fit_row_estimate(d, row, r->device) / r->row_fit_s[0], 1, 1e-9);
+    g_unlink(path);
+}
+
 /* An ORT profile of model m (one warm-up and one measured run) whose kernels take what device
  * `truth` estimates for the original graph. Returns the file (caller unlinks and frees). */
 static char *synthetic_profile(const char *model, const fp_device *truth, int64_t seq)
@@ -507,6 +572,7 @@ FP_TEST_SUITE(register_compare)
     CU_add_test(s, "no_match", test_no_match);
     CU_add_test(s, "statistics", test_statistics);
     CU_add_test(s, "fit_recovers", test_fit_recovers);
+    CU_add_test(s, "fit_refinements", test_fit_refinements);
     CU_add_test(s, "fit_cli", test_fit_cli);
     CU_add_test(s, "fit_errors", test_fit_errors);
 }

@@ -1,6 +1,7 @@
 /* test_device.c - device suite: shipped profiles, .ini validation errors, lookup, roofline
- * arithmetic on tests/data/devices/round.ini, the calibrate SGEMM kernels, and the `devices` and
- * `calibrate` commands through the CLI. */
+ * arithmetic on tests/data/devices/round.ini, the cost-model groups ([launch], [saturation],
+ * [cache]) and their roofline terms, the calibrate SGEMM kernels and cache levels, and the
+ * `devices` and `calibrate` commands through the CLI. */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -130,6 +131,20 @@ static void test_invalid(void)
                    "align_bytes=64\n" PEAK,
                    "[device] target: unknown target 'tpu' (one of: ort-cpu, cuda, ascend910b, ascend310p)");
     expect_invalid(DEV PEAK "[calibration]\nthreads=-2\n", "[calibration] threads: -2 must be > 0");
+    /* the cost-model groups */
+    expect_invalid(DEV PEAK "[launch]\nconvolution=1e-6\n", "[launch] convolution: unknown key (valid keys: conv,");
+    expect_invalid(DEV PEAK "[launch]\nconv=-1e-6\n", "[launch] conv: -1e-6 must be >= 0");
+    expect_invalid(DEV PEAK "[launch]\ngroup=2\n", "[launch] group: 2 is implausibly large: the unit is seconds");
+    expect_invalid(DEV PEAK "[saturation]\nmatmul=0\n", "[saturation] matmul: 0 must be > 0 (FLOP)");
+    expect_invalid(DEV PEAK "[saturation]\nconv=1e20\n", "[saturation] conv: 1e20 is implausibly large");
+    expect_invalid(DEV PEAK "[cache]\nl2_bytes=1048576\n", "[cache] l2_bandwidth: missing: a cache level needs both");
+    expect_invalid(DEV PEAK "[cache]\nl1_bytes=100\nl1_bandwidth=4e11\n",
+                   "[cache] l1_bytes: 100 is implausibly small: the unit is bytes");
+    expect_invalid(DEV PEAK "[cache]\nl1_bytes=65536\nl1_bandwidth=400\n",
+                   "[cache] l1_bandwidth: 400 is implausibly small: the unit is bytes/s");
+    expect_invalid(DEV PEAK "[cache]\nl1_bytes=1048576\nl1_bandwidth=4e11\nl3_bytes=65536\nl3_bandwidth=1e11\n",
+                   "[cache] l3_bytes: 65536 is not larger than l1_bytes: levels grow outward");
+    expect_invalid(DEV PEAK "[cache]\nl4_bytes=65536\n", "[cache] l4_bytes: unknown key (valid keys: l1_bytes,");
     /* not an .ini at all */
     expect_invalid("fp32 = 1e12\n", "");
 }
@@ -285,6 +300,168 @@ static void test_keyfile_roundtrip(void)
     CU_ASSERT(g_key_file_has_group(kf2, "rule.test"));
 }
 
+/* A profile with every cost-model group, round numbers (1e12 FLOP/s, 1e11 B/s, 10 us launch). */
+#define MODEL_INI                                                                                       \
+    "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=1e11\nmemory_bytes=1e9\nlaunch_overhead=1e-5\n"     \
+    "align_bytes=64\n[peak]\nfp32=1e12\n[efficiency]\nconv=0.5\nmatmul=0.25\nbandwidth=0.5\n"              \
+    "[saturation]\nconv=16e6\nmatmul=2e6\n[launch]\nconv=4e-6\nelementwise=1e-6\ngroup=1e-7\n"              \
+    "[cache]\nl1_bytes=65536\nl1_bandwidth=8e11\nl2_bytes=1048576\nl2_bandwidth=4e11\n"
+
+static fp_device *load_text(const char *text)
+{
+    g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
+    g_autoptr(GError) err = NULL;
+    fp_device *d = fp_device_load(path, &err);
+    if (!d)
+        fprintf(stderr, "\n  %s", err->message);
+    g_unlink(path);
+    return d;
+}
+
+static void test_model_groups(void)
+{
+    g_autoptr(fp_device) d = load_text(MODEL_INI);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    /* grouped_conv takes conv's efficiency and launch; other classes the device's launch */
+    CU_ASSERT_DOUBLE_EQUAL(d->efficiency[FP_CLASS_GROUPED_CONV], 0.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(d, FP_CLASS_CONV), 4e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(d, FP_CLASS_GROUPED_CONV), 4e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(d, FP_CLASS_EW), 1e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(d, FP_CLASS_POOL), 1e-5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(d->launch_group, 1e-7, 1e-18);
+    /* half works: only where given (grouped_conv does not inherit conv's) */
+    CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_CONV], 16e6, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_GROUPED_CONV], 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_EW], 0, 0);
+    /* the memory roof by traffic: L1 up to 64 KiB, L2 up to 1 MiB, then memory */
+    int level = -1;
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_bandwidth_for(d, 65536, &level), 8e11, 1);
+    CU_ASSERT_EQUAL(level, 1);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_bandwidth_for(d, 65537, &level), 4e11, 1);
+    CU_ASSERT_EQUAL(level, 2);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_bandwidth_for(d, 1048577, &level), 1e11, 1);
+    CU_ASSERT_EQUAL(level, 0);
+    CU_ASSERT_STRING_EQUAL(fp_roofline_level_name(2), "L2");
+    CU_ASSERT_STRING_EQUAL(fp_roofline_level_name(0), "memory");
+    /* a profile without the groups: one launch, no levels, no saturation */
+    g_autoptr(fp_device) round = load_round();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(round);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_bandwidth_for(round, 1, &level), 1e11, 1);
+    CU_ASSERT_EQUAL(level, 0);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(round, FP_CLASS_MATMUL), 1e-5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(round->efficiency[FP_CLASS_GROUPED_CONV], round->efficiency[FP_CLASS_CONV], 1e-12);
+}
+
+static void test_roofline_model(void)
+{
+    g_autoptr(fp_device) d = load_text(MODEL_INI);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    /* an elementwise kernel of 512 KiB streams from L2: 524288 B / (4e11 * 0.5) = 2.62144 us, + 1 us */
+    fp_roofline r = fp_roofline_eval(d, 1000, 524288, FP_DT_FLOAT, FP_CLASS_EW);
+    CU_ASSERT_EQUAL(r.level, 2);
+    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, 524288 / 2e11, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.launch_s, 1e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_s, 524288 / 2e11 + 1e-6, 1e-15);
+    /* 2 MiB does not fit: memory, 1e11 * 0.5 */
+    r = fp_roofline_eval(d, 1000, 2097152, FP_DT_FLOAT, FP_CLASS_EW);
+    CU_ASSERT_EQUAL(r.level, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, 2097152 / 5e10, 1e-15);
+    /* saturation without operands, the cubic law: conv of 2e6 FLOP, half work 16e6:
+     * (16e6 / 2e6)^(1/3) = 2, so efficiency 0.5 / 3 */
+    fp_kernel k = {.flops = 2000000, .bytes = 1000, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_CONV};
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_efficiency(d, &k), 0.5 / 3, 1e-12);
+    r = fp_roofline_kernel(d, &k);
+    CU_ASSERT_DOUBLE_EQUAL(r.compute_s, 2e6 / (1e12 * 0.5 / 3), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.launch_s, 4e-6, 1e-15);
+    /* at the half work itself the efficiency is half */
+    k.flops = 16000000;
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_efficiency(d, &k), 0.25, 1e-12);
+    /* with the GEMM's operands: a cube of n = 200 (W = 2 n^3 = 16e6, D = 3 n^2 = 120000) agrees
+     * with the cubic law; a skinny GEMM of the same work (M = 8) saturates much later */
+    k.operands = 120000;
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_efficiency(d, &k), 0.25, 1e-12);
+    k.operands = 8 * 1000 + 1000 * 1000 + 8 * 1000; /* M 8, N 1000, K 1000: 2 M N K = 16e6 */
+    double skinny = 0.5 / (1 + cbrt(8e6) / 1.5 * 1016000.0 / 16e6);
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_efficiency(d, &k), skinny, 1e-12);
+    CU_ASSERT(skinny < 0.25 / 4);
+    /* a class without a half work keeps its efficiency whatever the work */
+    fp_kernel e = {.flops = 10, .bytes = 10, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_EW};
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_efficiency(d, &e), d->efficiency[FP_CLASS_EW], 1e-12);
+    /* a grouped convolution of 32 groups: per-group launch, saturation with one group's work
+     * (grouped_conv has no half work here: efficiency 0.5, its launch conv's 4 us) */
+    fp_kernel g = {.flops = 3200000, .bytes = 1000, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_GROUPED_CONV, .parts = 32};
+    r = fp_roofline_kernel(d, &g);
+    CU_ASSERT_DOUBLE_EQUAL(r.launch_s, 4e-6 + 32 * 1e-7, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r.compute_s, 3.2e6 / 5e11, 1e-15);
+    /* the ridge of a kernel: its saturated efficiency against its level's roof */
+    k.operands = 0;
+    k.flops = 2000000;
+    k.bytes = 1000;
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_ridge_at(d, &k), 1e12 * (0.5 / 3) / (8e11 * 0.5), 1e-9);
+}
+
+static void test_model_roundtrip(void)
+{
+    g_autoptr(fp_device) a = load_text(MODEL_INI);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    g_autoptr(GKeyFile) kf = fp_device_to_keyfile(a);
+    CU_ASSERT_FALSE(g_key_file_has_key(kf, "launch", "matmul", NULL)); /* not the profile's own */
+    CU_ASSERT_FALSE(g_key_file_has_key(kf, "saturation", "grouped_conv", NULL));
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) b = fp_device_from_keyfile(kf, "copy.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(b, c), fp_device_launch(a, c), 1e-15);
+        CU_ASSERT_DOUBLE_EQUAL(b->half_work[c], a->half_work[c], 1e-3);
+        CU_ASSERT_EQUAL(b->launch_own[c], a->launch_own[c]);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(b->launch_group, a->launch_group, 1e-18);
+    for (int i = 0; i < FP_CACHE_LEVELS; i++) {
+        CU_ASSERT_EQUAL(b->cache[i].bytes, a->cache[i].bytes);
+        CU_ASSERT_DOUBLE_EQUAL(b->cache[i].bandwidth, a->cache[i].bandwidth, 1);
+    }
+    /* a profile without them writes none */
+    g_autoptr(fp_device) round = load_round();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(round);
+    g_autoptr(GKeyFile) kr = fp_device_to_keyfile(round);
+    CU_ASSERT_FALSE(g_key_file_has_group(kr, "launch"));
+    CU_ASSERT_FALSE(g_key_file_has_group(kr, "cache"));
+    CU_ASSERT_FALSE(g_key_file_has_group(kr, "saturation"));
+}
+
+/* fp_calibrate_cache_levels on sweeps shaped like this project's VM (a 48 KiB L1, a 1 MiB L2 and
+ * an L3 reported as 508 MiB that streams like memory beyond 32 MiB). */
+static void test_cache_levels(void)
+{
+    static const double gbs[] = {165, 170, 150, 155, 154, 156, 128, 100, 92, 87, 90, 55, 49, 39, 31, 25};
+    fp_calibrate_point sweep[G_N_ELEMENTS(gbs)];
+    for (size_t i = 0; i < G_N_ELEMENTS(gbs); i++)
+        sweep[i] = (fp_calibrate_point){(uint64_t)16384 << i, gbs[i] * 1e9};
+    uint64_t reported[FP_CALIBRATE_LEVELS] = {49152, 1048576, 532676608};
+    fp_calibrate_point out[FP_CALIBRATE_LEVELS];
+    fp_calibrate_cache_levels(sweep, G_N_ELEMENTS(gbs), reported, 25e9, out);
+    /* L1: the reported size, the one point inside (16 KiB); 165 is 6% above the L2's 155: dropped */
+    CU_ASSERT_EQUAL(out[0].bytes, 0);
+    /* L2: reported size; median of 128, 256, 512 KiB (155, 154, 156) */
+    CU_ASSERT_EQUAL(out[1].bytes, 1048576);
+    CU_ASSERT_DOUBLE_EQUAL(out[1].bandwidth, 155e9, 1);
+    /* L3: half of 508 MiB streams at 31 GB/s, not on the level's plateau: the capacity is where
+     * the sweep falls below sqrt(100 x 25) = 50 GB/s (32 MiB at 55); bandwidth: median of 4, 8,
+     * 16 MiB */
+    CU_ASSERT_EQUAL(out[2].bytes, (uint64_t)32 << 20);
+    CU_ASSERT_DOUBLE_EQUAL(out[2].bandwidth, 90e9, 1);
+    /* a distinct L1 is kept */
+    sweep[0].bandwidth = sweep[1].bandwidth = 400e9;
+    fp_calibrate_cache_levels(sweep, G_N_ELEMENTS(gbs), reported, 25e9, out);
+    CU_ASSERT_EQUAL(out[0].bytes, 49152);
+    CU_ASSERT_DOUBLE_EQUAL(out[0].bandwidth, 400e9, 1);
+    /* nothing reported: no levels */
+    uint64_t none[FP_CALIBRATE_LEVELS] = {0, 0, 0};
+    fp_calibrate_cache_levels(sweep, G_N_ELEMENTS(gbs), none, 25e9, out);
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)
+        CU_ASSERT_EQUAL(out[i].bytes, 0);
+}
+
 /* fp_calibrate_sgemm against a naive product, for every kernel this CPU runs, on odd shapes. */
 static void test_sgemm(void)
 {
@@ -430,8 +607,9 @@ static void test_cli_calibrate(void)
                                               "--triad-mib", "8", NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "wrote"));
-    /* stderr is a pipe here: one line per phase, no carriage returns */
-    CU_ASSERT_EQUAL(tu_lines(r.err), 4);
+    /* stderr is a pipe here: one line per phase (two SGEMM, two triad, the cache sweep), no
+     * carriage returns */
+    CU_ASSERT_EQUAL(tu_lines(r.err), 5);
     CU_ASSERT_PTR_NULL(strchr(r.err, '\r'));
     tu_run_clear(&r);
     g_autoptr(GError) err = NULL;
@@ -447,9 +625,20 @@ static void test_cli_calibrate(void)
     CU_ASSERT(g_key_file_get_double(d->keyfile, "calibration", "triad_bandwidth_1t", NULL) > 0);
     CU_ASSERT_EQUAL(g_key_file_get_integer(d->keyfile, "calibration", "threads", NULL), 2);
 
-    /* the portable kernel and one thread: two phases */
+    /* cache levels, when the sweep found any, load (grow outward) and beat memory */
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        CU_ASSERT(d->cache[i].bytes == 0 || d->cache[i].bandwidth > d->bandwidth);
+    CU_ASSERT(g_key_file_has_key(d->keyfile, "calibration", "triad_sweep", NULL));
+    CU_ASSERT(d->efficiency[FP_CLASS_GROUPED_CONV] < d->efficiency[FP_CLASS_CONV]);
+
+    /* the portable kernel and one thread: two phases and the sweep; --no-cache: two */
     r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "1", "--kernel", "portable",
                                 "--triad-mib", "8", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 3);
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "1", "--kernel", "portable",
+                                "--triad-mib", "8", "--no-cache", NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_EQUAL(tu_lines(r.err), 2);
     tu_run_clear(&r);
@@ -477,6 +666,10 @@ FP_TEST_SUITE(register_device)
     CU_add_test(s, "round_values", test_round_values);
     CU_add_test(s, "roofline", test_roofline);
     CU_add_test(s, "keyfile_roundtrip", test_keyfile_roundtrip);
+    CU_add_test(s, "model_groups", test_model_groups);
+    CU_add_test(s, "roofline_model", test_roofline_model);
+    CU_add_test(s, "model_roundtrip", test_model_roundtrip);
+    CU_add_test(s, "cache_levels", test_cache_levels);
     CU_add_test(s, "sgemm", test_sgemm);
     CU_add_test(s, "cli_devices", test_cli_devices);
     CU_add_test(s, "cli_device_show", test_cli_device_show);

@@ -1,0 +1,92 @@
+"""Shared by the ONNX Runtime latency benchmarks (bench/latency_vs_ort.py, bench/ort_calibrate.py):
+running bench/ort_time.mjs on a quiet core.
+
+A shared machine has other processes on its cores. The timing process runs at nice -20 when
+allowed (a nice-0 neighbour on the same core then gets about 1% of it) and pinned (taskset) to the
+core that was idlest over the half second before the measurement starts, unless a core is given.
+That does not stop a neighbour on the other core: on a VM whose two vCPUs share a physical core
+(SMT) or its caches, a busy neighbour halves an L2-resident kernel's speed for as long as it runs
+(minutes). time_models(repeat=R) therefore measures R times, a pause apart, each time on the then
+idlest core, and keeps each model's fastest: the minimum over repetitions of the min of medians.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _cpu_busy():
+    """Busy jiffies per cpu from /proc/stat."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            parts = line.split()
+            if parts[0].startswith("cpu") and parts[0] != "cpu":
+                v = [int(x) for x in parts[1:]]
+                out[int(parts[0][3:])] = (sum(v) - v[3] - v[4], sum(v))
+    return out
+
+
+def idlest_cpu():
+    """The cpu with the least busy time over half a second (None when /proc/stat is unreadable)."""
+    try:
+        a = _cpu_busy()
+        time.sleep(0.5)
+        b = _cpu_busy()
+    except OSError:
+        return None
+    allowed = os.sched_getaffinity(0)
+    load = {c: (b[c][0] - a[c][0]) / max(b[c][1] - a[c][1], 1) for c in b if c in a and c in allowed}
+    return min(load, key=load.get) if load else None
+
+
+def pinned(cmd, cpu=None):
+    """cmd at nice -20 (when allowed) on `cpu` (default: the idlest one). Returns (argv, cpu)."""
+    cpu = idlest_cpu() if cpu is None else cpu
+    pre = []
+    if cpu is not None and shutil.which("taskset"):
+        pre += ["taskset", "-c", str(cpu)]
+    if subprocess.run(["nice", "-n", "-20", "true"], capture_output=True).returncode == 0:
+        pre += ["nice", "-n", "-20"]
+    return pre + cmd, cpu
+
+
+def time_models(ort, items, levels=("disabled", "extended"), cpu=None, rounds=7, runs=40, round_ms=1000, repeat=1,
+                pause=20):
+    """{(model, level): seconds} for items [{"model", "inputs"}] (bench/ort_time.mjs, min of medians;
+    the minimum over `repeat` measurements `pause` seconds apart), errors {(model, level): message},
+    and the cpus used."""
+    best, errors, cpus = {}, {}, []
+    for r in range(repeat):
+        if r:
+            time.sleep(pause)
+        t, e, c = _time_once(ort, items, levels, cpu, rounds, runs, round_ms)
+        cpus.append(c)
+        errors.update(e)
+        for k, v in t.items():
+            best[k] = min(v, best.get(k, v))
+    return best, {k: v for k, v in errors.items() if k not in best}, cpus
+
+
+def _time_once(ort, items, levels, cpu, rounds, runs, round_ms):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(items, f)
+    cmd = ["node", os.path.join(HERE, "ort_time.mjs"), "--ort", ort, "--spec", f.name, "--levels", ",".join(levels),
+           "--rounds", str(rounds), "--runs", str(runs), "--round-ms", str(round_ms)]
+    argv, cpu = pinned(cmd, cpu)
+    r = subprocess.run(argv, capture_output=True, text=True)
+    os.unlink(f.name)
+    if r.returncode:
+        raise RuntimeError(r.stderr.strip()[-2000:])
+    times, errors = {}, {}
+    for line in r.stdout.splitlines():
+        d = json.loads(line)
+        if "ms" in d:
+            times[(d["model"], d["level"])] = d["ms"] * 1e-3
+        else:
+            errors[(d["model"], d["level"])] = d.get("error")
+    return times, errors, cpu
