@@ -82,7 +82,7 @@ def main():
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="fp-ort-")
-    r = subprocess.run(["node", os.path.join(HERE, "ort_optimize.mjs"), "--ort", a.ort, "--out", out] + a.models,
+    r = subprocess.run(["node", os.path.join(HERE, "ort_optimize.mjs"), "--ort", os.path.abspath(a.ort), "--out", out] + a.models,
                        capture_output=True, text=True)
     optimized = dict(line.split("\t")[:2] for line in r.stdout.splitlines() if "\t" in line)
     failed = [l.split("\t") for l in r.stderr.splitlines() if "\tERROR\t" in l]
@@ -116,7 +116,7 @@ def main():
           f"{bad}; whole kernel histogram equal on {len(rows) - khist_bad}; {len(skipped)} not run")
     for m, why in skipped:
         print(f"- `{m}`: {why}")
-    sys.exit(1 if bad else 0)
+    sys.exit(1 if bad or not rows else 0)
 
 
 if __name__ == "__main__":

@@ -920,7 +920,8 @@ bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan
                       fp_memplan_strategy_name(s)};
     /* every decode visits the overlapping pairs: with thousands of buffers live at once (a huge
      * fan-out) the plan would take minutes, so the buffers are stacked instead (naive) */
-    bool over_budget = s != FP_MEMPLAN_NAIVE && p.n && prob_pairs(&p) > FP_MEMPLAN_MAX_PAIRS;
+    uint64_t budget = MAX((uint64_t)FP_MEMPLAN_MAX_PAIRS, (uint64_t)FP_MEMPLAN_PAIRS_PER_BUF * p.n);
+    bool over_budget = s != FP_MEMPLAN_NAIVE && p.n && prob_pairs(&p) > budget;
     if (over_budget)
         best.method = "naive (over the overlap budget)";
     if (s == FP_MEMPLAN_NAIVE || p.n == 0 || over_budget) {

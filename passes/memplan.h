@@ -59,8 +59,11 @@ bool fp_memplan_load(const fp_membuf *bufs, size_t n, uint64_t align, uint64_t *
                      GError **error);
 
 /* Lifetime-overlapping buffer pairs beyond which every strategy stacks the buffers as naive does
- * (method "naive (over the overlap budget)"): several thousand buffers live at once. */
+ * (method "naive (over the overlap budget)"): several thousand buffers live at once. The budget is
+ * the larger of FP_MEMPLAN_MAX_PAIRS and FP_MEMPLAN_PAIRS_PER_BUF per buffer, so that big real
+ * graphs (a few dozen buffers live at a step) are always planned. */
 #define FP_MEMPLAN_MAX_PAIRS 10000000u
+#define FP_MEMPLAN_PAIRS_PER_BUF 128u
 
 /* Plans offsets for n buffers with strategy s: offsets (n entries, caller-allocated) receive byte
  * offsets, multiples of align; res receives the arena, LOAD and the method. O(n log n) plus the

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""fidelity.py - the fidelity half of `make bench`: fuseplan's predictions held against what a real
+runtime did, in one place. Rewrites the part of docs/benchmarks.md between the `fidelity:begin` and
+`fidelity:end` markers (the rest of the file is bench.py's or written by hand).
+
+  /usr/bin/python3 bench/fidelity.py [--build build] [--ort bench] [--doc docs/benchmarks.md]
+                                     [--out bench/out/fidelity]
+
+Sections, each produced by its own script (run here, or read from its last result file):
+  Fusion   bench/fusion_vs_ort.py: ONNX Runtime's optimized model (CPU EP, extended level) against
+           fuseplan's ort-cpu target, on the sample models, Debian's libonnx-testdata
+           pytorch-converted models, the constraint probes of bench/gen_fusion_cases.py and the
+           networks of bench/fit_models.py. Run here (ORT only optimizes; nothing is timed).
+  Memory   bench/memory_table.sh: every planner, LOAD and the memory-aware schedule. Run here.
+  Cost     bench/results/latency.md (bench/latency_vs_ort.py, issue 6) and bench/results/fit.md
+           (bench/ort_fit.sh, issue 11): ORT timings need a quiet machine and take long, so they
+           are measured by those scripts and included here as last written (their own dates).
+A section whose script fails says so in the document instead of stopping the others.
+"""
+import argparse
+import datetime
+import glob
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = "/usr/bin/python3"
+
+
+def run(cmd, **kw):
+    """(exit status, stdout, stderr) of cmd run from the repository root."""
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
+    return r.returncode, r.stdout, r.stderr
+
+
+def upgraded(models, outdir):
+    """models, with those of an opset ONNX Runtime no longer implements (< 7) replaced by their
+    conversion to opset 13 (onnx.version_converter), written to outdir as <test name>.onnx."""
+    import onnx
+    from onnx import version_converter
+    os.makedirs(outdir, exist_ok=True)
+    res = []
+    for m in models:
+        mp = onnx.load(m, load_external_data=False)
+        opset = max((o.version for o in mp.opset_import if o.domain in ("", "ai.onnx")), default=0)
+        if opset >= 7:
+            res.append(m)
+            continue
+        out = os.path.join(outdir, os.path.basename(os.path.dirname(m)) + ".onnx")
+        try:
+            if not os.path.exists(out):
+                up = version_converter.convert_version(mp, 13)
+                up.ir_version = max(up.ir_version, 7)  # opset 13 needs IR version 7
+                onnx.save(up, out)
+            res.append(os.path.relpath(out, ROOT) if out.startswith(ROOT) else out)
+        except Exception:  # noqa: BLE001 - keep the original: the table lists why ORT refused it
+            res.append(m)
+    return res
+
+
+def fusion_section(a):
+    cases = os.path.join(a.out, "fusion_cases")
+    nets = os.path.join(a.out, "networks")
+    for gen, d in (("bench/gen_fusion_cases.py", cases), ("bench/fit_models.py", nets)):
+        if not glob.glob(os.path.join(d, "*.onnx")):
+            rc, _, err = run([PY, gen, d])
+            if rc:
+                return f"`{gen}` failed: {err.strip().splitlines()[-1] if err.strip() else rc}\n"
+    models = sorted(glob.glob(os.path.join(ROOT, "models", "*.onnx")))
+    models += sorted(glob.glob(os.path.join(nets, "*.onnx")))
+    models += sorted(glob.glob(os.path.join(cases, "*.onnx")))
+    models += upgraded(sorted(glob.glob("/usr/share/libonnx-testdata/data/pytorch-converted/*/model.onnx")),
+                       os.path.join(a.out, "upgraded"))
+    models = [os.path.relpath(m, ROOT) if m.startswith(ROOT) else m for m in models]
+    rc, out, err = run([PY, "bench/fusion_vs_ort.py", "--ort", a.ort, "--fuseplan", a.fuseplan,
+                        "--out", os.path.join(a.out, "ort_optimized")] + models)
+    if not out.strip():
+        return f"`bench/fusion_vs_ort.py` failed (exit {rc}): {err.strip()[-400:]}\n"
+    head = ("ONNX Runtime's optimized model (CPU EP, `extended` level, saved with "
+            "`optimizedModelFilePath`) against fuseplan's `ort-cpu` target (`explain -f json`, "
+            "`report -f json`): BatchNormalization nodes ORT removed vs `conv_bn` fusions, "
+            "`FusedConv` nodes per `activation` vs `conv_activation` fusions, and the kernel "
+            "histogram of the final graph (views aside). libonnx-testdata models of opset 6, which ORT "
+            "no longer implements, are converted to opset 13 first (`onnx.version_converter`; "
+            "`bench/out/fidelity/upgraded/`). Exit status of the script: "
+            f"{rc} ({'every count equal' if rc == 0 else 'some count differs'}).\n\n")
+    return head + out
+
+
+def memory_section(a):
+    rc, out, err = run(["sh", "bench/memory_table.sh", a.build])
+    if rc or not out.strip():
+        return f"`bench/memory_table.sh` failed (exit {rc}): {err.strip()[-400:]}\n"
+    return out
+
+
+def included(path, what):
+    p = os.path.join(ROOT, path)
+    if not os.path.exists(p) or os.path.getsize(p) == 0:
+        return f"Not measured yet: `{path}` ({what}) does not exist.\n"
+    when = datetime.datetime.fromtimestamp(os.path.getmtime(p)).strftime("%Y-%m-%d %H:%M")
+    body = open(p).read()
+    # demote the included file's headings below this section's
+    lines = ["#" * 2 + l if l.startswith("#") else l for l in body.splitlines()]
+    return f"Included from `{path}` (written {when} by {what}).\n\n" + "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--ort", default="bench", help="folder holding node_modules/onnxruntime-node")
+    ap.add_argument("--doc", default="docs/benchmarks.md")
+    ap.add_argument("--out", default="bench/out/fidelity")
+    ap.add_argument("--only", choices=["fusion", "memory", "cost"], action="append")
+    a = ap.parse_args()
+    a.fuseplan = os.path.join(a.build, "fuseplan")
+    a.ort = os.path.abspath(a.ort)
+    a.out = os.path.join(ROOT, a.out) if not os.path.isabs(a.out) else a.out
+    os.makedirs(a.out, exist_ok=True)
+    if not os.access(os.path.join(ROOT, a.fuseplan), os.X_OK):
+        sys.exit(f"fidelity: {a.fuseplan} not built")
+    doc = os.path.join(ROOT, a.doc)
+    text = open(doc).read()
+    b, e = "<!-- fidelity:begin -->", "<!-- fidelity:end -->"
+    if b not in text or e not in text:
+        sys.exit(f"fidelity: {a.doc}: markers {b} / {e} missing")
+    old = text[text.index(b) + len(b):text.index(e)]
+    sections = {}
+    # keep the sections not rerun (--only) from the current document
+    for name in ("fusion", "memory", "cost"):
+        mark = f"<!-- fidelity:{name} -->"
+        if mark in old:
+            rest = old[old.index(mark) + len(mark):]
+            nxt = [rest.index(f"<!-- fidelity:{n} -->") for n in ("fusion", "memory", "cost")
+                   if f"<!-- fidelity:{n} -->" in rest]
+            sections[name] = rest[:min(nxt)] if nxt else rest
+    todo = a.only or ["fusion", "memory", "cost"]
+    titles = {"fusion": "### Fusion: fuseplan `ort-cpu` vs ONNX Runtime (issue 4)\n\n",
+              "memory": "### Memory plans (issue 5)\n\n",
+              "cost": "### Cost: estimate vs ONNX Runtime CPU timings (issues 6 and 11)\n\n"}
+    for name in todo:
+        print(f"fidelity: {name} ...", file=sys.stderr, flush=True)
+        if name == "fusion":
+            body = fusion_section(a)
+        elif name == "memory":
+            body = memory_section(a)
+        else:
+            body = (included("bench/results/latency.md", "`bench/latency_vs_ort.py`") + "\n" +
+                    included("bench/results/fit.md", "`bench/ort_fit.sh`"))
+        sections[name] = "\n" + titles[name] + body.rstrip("\n") + "\n\n"
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    new = (f"\nWritten {stamp} by `bench/fidelity.py` (`make bench`), Release build `{a.build}`.\n")
+    for name in ("fusion", "memory", "cost"):
+        if name in sections:
+            new += f"<!-- fidelity:{name} -->" + sections[name]
+    text = text[:text.index(b) + len(b)] + new + text[text.index(e):]
+    tmp = doc + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, doc)
+    print(f"fidelity: {a.doc} rewritten ({', '.join(todo)})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
