@@ -92,7 +92,9 @@ def memory_section(a):
     rc, out, err = run(["sh", "bench/memory_table.sh", a.build])
     if rc or not out.strip():
         return f"`bench/memory_table.sh` failed (exit {rc}): {err.strip()[-400:]}\n"
-    return out
+    return ("`bench/memory_table.sh`: every planner's arena (MiB) at batch 1, LOAD (the floor of "
+            "the given order), best/LOAD, the floor of the memory-aware order, then the planners' "
+            "time on 1M model-like random buffers (bench/memory_table.c).\n\n```text\n" + out.rstrip() + "\n```\n")
 
 
 def included(path, what):
