@@ -78,6 +78,7 @@ static void ctx_clear(sched_ctx *c)
  * current segment (DP). */
 typedef struct {
     const uint8_t *executed;
+    const uint32_t *pending; /* with executed: per buffer, its readers not yet run */
     const uint32_t *seg_of;
     uint32_t cur;
     const int32_t *loc;
@@ -94,9 +95,11 @@ static inline bool is_done(const done_set *d, uint32_t x)
     return (d->bits[l >> 6] >> (l & 63)) & 1;
 }
 
-/* Every reader of buffer b but v has run. */
+/* Every reader of buffer b but v (a reader of b that has not run) has run. */
 static bool others_done(const sched_ctx *c, uint32_t b, uint32_t v, const done_set *d)
 {
+    if (d->pending) /* O(1): a buffer read by a quarter million nodes is no quadratic scan */
+        return d->pending[b] <= 1;
     const fp_memgraph *mg = c->mg;
     for (uint32_t k = mg->reader_start[b]; k < mg->reader_start[b + 1]; k++)
         if (mg->readers[k] != v && !is_done(d, mg->readers[k]))
@@ -131,8 +134,38 @@ static uint64_t step_cost(const sched_ctx *c, uint32_t v, uint64_t M, uint32_t t
 
 /* ---------------------------------------------------------------- greedy */
 
+/* Readers not yet run per buffer (all of them), for done_set.pending. */
+static uint32_t *pending_new(const fp_memgraph *mg)
+{
+    uint32_t *p = g_new(uint32_t, mg->n_bufs + 1);
+    for (uint32_t b = 0; b < mg->n_bufs; b++)
+        p[b] = mg->reader_start[b + 1] - mg->reader_start[b];
+    return p;
+}
+
+/* Marks v as run: one reader fewer pending on every buffer it reads. */
+static void pending_run(const fp_memgraph *mg, uint32_t *p, uint32_t v)
+{
+    for (uint32_t k = mg->use_start[v]; k < mg->use_start[v + 1]; k++)
+        p[mg->uses[k]]--;
+}
+
 /* Most ready nodes weighed at one step (the rest wait): keeps a step O(1) on very wide graphs. */
 enum { GREEDY_WINDOW = 256 };
+/* Work one DP segment may take, in ready-list entries copied plus 16 per child state (its bitset
+ * hashed and compared): about 50 ms. */
+enum { SCHED_WORK_BUDGET = 1 << 24 };
+
+/* Appends x to the list head..tail threaded through next[]. */
+static void ready_push(uint32_t *next, uint32_t *head, uint32_t *tail, uint32_t x)
+{
+    next[x] = UINT32_MAX;
+    if (*tail == UINT32_MAX)
+        *head = x;
+    else
+        next[*tail] = x;
+    *tail = x;
+}
 
 /* At each step the ready node with the lowest live bytes while it runs, then the lowest after it,
  * then the earliest in the given order. */
@@ -140,45 +173,56 @@ static void greedy_order(const sched_ctx *c, const uint32_t *given, uint32_t *ou
 {
     const fp_memgraph *mg = c->mg;
     uint32_t n = mg->n_nodes;
-    uint32_t *rank = g_new(uint32_t, n + 1), *indeg = g_new0(uint32_t, n + 1), *ready = g_new(uint32_t, n + 1);
+    /* the ready nodes in the order they became ready: a list threaded through next[], so taking
+     * one out of the window costs O(1), not a shift of every ready node behind it */
+    const uint32_t none = UINT32_MAX;
+    uint32_t *rank = g_new(uint32_t, n + 1), *indeg = g_new0(uint32_t, n + 1), *next = g_new(uint32_t, n + 1);
+    uint32_t head = none, tail = none;
     uint8_t *executed = g_new0(uint8_t, n + 1);
-    uint32_t n_ready = 0;
     for (uint32_t t = 0; t < n; t++)
         rank[given[t]] = t;
     for (uint32_t t = 0; t < n; t++) {
         uint32_t v = given[t];
         indeg[v] = mg->pred_start[v + 1] - mg->pred_start[v];
         if (!indeg[v])
-            ready[n_ready++] = v;
+            ready_push(next, &head, &tail, v);
     }
-    done_set d = {.executed = executed};
+    g_autofree uint32_t *pending = pending_new(mg);
+    done_set d = {.executed = executed, .pending = pending};
     uint64_t M = c->m_init;
     for (uint32_t t = 0; t < n; t++) {
-        g_assert(n_ready > 0);
-        uint32_t best = 0;
+        g_assert(head != none);
+        uint32_t best = head, best_prev = none;
         uint64_t best_peak = UINT64_MAX, best_after = UINT64_MAX;
-        for (uint32_t r = 0; r < n_ready && r < GREEDY_WINDOW; r++) {
-            uint64_t after, peak = step_cost(c, ready[r], M, t, &d, &after);
+        uint32_t r = 0;
+        for (uint32_t x = head, prev = none; x != none && r < GREEDY_WINDOW; prev = x, x = next[x], r++) {
+            uint64_t after, peak = step_cost(c, x, M, t, &d, &after);
             if (peak < best_peak || (peak == best_peak && after < best_after) ||
-                (peak == best_peak && after == best_after && rank[ready[r]] < rank[ready[best]])) {
-                best = r;
+                (peak == best_peak && after == best_after && rank[x] < rank[best])) {
+                best = x;
+                best_prev = prev;
                 best_peak = peak;
                 best_after = after;
             }
         }
-        uint32_t v = ready[best];
-        memmove(ready + best, ready + best + 1, (n_ready - best - 1) * sizeof *ready);
-        n_ready--;
+        uint32_t v = best;
+        if (best_prev == none)
+            head = next[v];
+        else
+            next[best_prev] = next[v];
+        if (tail == v)
+            tail = best_prev;
         executed[v] = 1;
+        pending_run(mg, pending, v);
         M = best_after;
         out[t] = v;
         for (uint32_t k = c->succ_start[v]; k < c->succ_start[v + 1]; k++)
             if (--indeg[c->succs[k]] == 0)
-                ready[n_ready++] = c->succs[k];
+                ready_push(next, &head, &tail, c->succs[k]);
     }
     g_free(rank);
     g_free(indeg);
-    g_free(ready);
+    g_free(next);
     g_free(executed);
 }
 
@@ -323,8 +367,8 @@ static int cmp_state(gconstpointer a, gconstpointer b, gpointer data)
     return (x->M > y->M) - (x->M < y->M);
 }
 
-/* Keeps the best `beam` states of layer l (lowest peak, then lowest memory). */
-static void prune(dp_ctx *dc, dp_layer *l, dp_layer *tmp)
+/* Keeps the best `keep` states of layer l (lowest peak, then lowest memory). */
+static void prune(dp_ctx *dc, dp_layer *l, dp_layer *tmp, uint32_t keep)
 {
     uint32_t n = l->st->len;
     uint32_t *idx = g_new(uint32_t, n);
@@ -332,7 +376,7 @@ static void prune(dp_ctx *dc, dp_layer *l, dp_layer *tmp)
         idx[i] = i;
     g_qsort_with_data(idx, (gint)n, sizeof *idx, cmp_state, l->st->data);
     layer_reset(tmp);
-    for (uint32_t k = 0; k < dc->beam; k++) {
+    for (uint32_t k = 0; k < keep; k++) {
         dp_state s = g_array_index(l->st, dp_state, idx[k]);
         g_array_append_vals(tmp->bits, &g_array_index(l->bits, uint64_t, (size_t)idx[k] * dc->words), (guint)dc->words);
         uint32_t off = tmp->ready->len;
@@ -413,8 +457,9 @@ static void expand(dp_ctx *dc, const dp_layer *cur, uint32_t si, uint32_t k, dp_
     }
 }
 
-/* Schedules one segment (memory M0 before it) into out[0..m); returns its peak. */
-static uint64_t dp_segment(dp_ctx *dc, uint64_t M0, uint32_t *out)
+/* Schedules one segment (memory M0 before it) into out[0..m); false (out untouched) when even one
+ * state per layer would cost more than twice SCHED_WORK_BUDGET (the caller falls back to greedy). */
+static bool dp_segment(dp_ctx *dc, uint64_t M0, uint32_t *out)
 {
     const fp_memgraph *mg = dc->c->mg;
     dp_layer cur, next, tmp;
@@ -438,13 +483,26 @@ static uint64_t dp_segment(dp_ctx *dc, uint64_t M0, uint32_t *out)
     g_array_set_size(cur.bits, dc->words);
     memset(cur.bits->data, 0, dc->words * sizeof(uint64_t));
     uint64_t *child = g_new(uint64_t, dc->words);
-    for (uint32_t k = 0; k < dc->m; k++) {
+    uint64_t spent = 0;
+    uint32_t k = 0;
+    for (; k < dc->m && spent <= 2 * (uint64_t)SCHED_WORK_BUDGET; k++) {
         layer_reset(&next);
         set_reset(&set, cur.st->len * 2);
         for (uint32_t si = 0; si < cur.st->len; si++)
             expand(dc, &cur, si, k, &next, &set, child);
         if (next.st->len > dc->beam)
-            prune(dc, &next, &tmp);
+            prune(dc, &next, &tmp, dc->beam);
+        /* expanding a state costs about ready x (ready + words + 16): keep the next layer's work
+         * within its share of the budget (wide segments: a ready list as long as the segment) */
+        uint64_t work = 0;
+        for (uint32_t i = 0; i < next.st->len; i++) {
+            uint64_t r = g_array_index(next.st, dp_state, i).ready_len;
+            work += r * (r + dc->words + 16) + 16;
+        }
+        uint64_t layer_budget = SCHED_WORK_BUDGET / dc->m;
+        if (work > layer_budget && next.st->len > 1)
+            prune(dc, &next, &tmp, (uint32_t)MAX(1, next.st->len * layer_budget / work));
+        spent += work; /* at most layer_budget a layer, unless one state alone costs more */
         trace[k + 1] = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t) * 2, next.st->len);
         for (uint32_t i = 0; i < next.st->len; i++) {
             const dp_state *s = &g_array_index(next.st, dp_state, i);
@@ -455,12 +513,13 @@ static uint64_t dp_segment(dp_ctx *dc, uint64_t M0, uint32_t *out)
         cur = next;
         next = t;
     }
-    g_assert(cur.st->len == 1);
-    uint64_t peak = g_array_index(cur.st, dp_state, 0).peak;
+    bool done = k == dc->m;
+    g_assert(!done || cur.st->len == 1);
     uint32_t si = 0;
-    for (uint32_t k = dc->m; k >= 1; k--) {
+    for (; k >= 1; k--) {
         const uint32_t *pn = &g_array_index(trace[k], uint32_t, 2 * (size_t)si);
-        out[k - 1] = dc->nodes[pn[1]];
+        if (done)
+            out[k - 1] = dc->nodes[pn[1]];
         si = pn[0];
         g_array_free(trace[k], TRUE);
     }
@@ -470,7 +529,7 @@ static uint64_t dp_segment(dp_ctx *dc, uint64_t M0, uint32_t *out)
     layer_free(&cur);
     layer_free(&next);
     layer_free(&tmp);
-    return peak;
+    return done;
 }
 
 /* ---------------------------------------------------------------- driver */
@@ -481,11 +540,13 @@ static uint64_t *memory_before(const sched_ctx *c, const uint32_t *order)
     uint32_t n = c->mg->n_nodes;
     uint8_t *executed = g_new0(uint8_t, n + 1);
     uint64_t *M = g_new(uint64_t, n + 1);
-    done_set d = {.executed = executed};
+    g_autofree uint32_t *pending = pending_new(c->mg);
+    done_set d = {.executed = executed, .pending = pending};
     M[0] = c->m_init;
     for (uint32_t t = 0; t < n; t++) {
         step_cost(c, order[t], M[t], t, &d, &M[t + 1]);
         executed[order[t]] = 1;
+        pending_run(c->mg, pending, order[t]);
     }
     g_free(executed);
     return M;
@@ -522,7 +583,11 @@ static void segmented_order(const sched_ctx *c, const uint32_t *given, const uin
         } else {
             uint32_t beam = opts && opts->beam ? opts->beam : CLAMP((1u << 21) / MAX(m, 1), 64u, 8192u);
             dp_ctx dc = {c, given + a, m, (m + 63) / 64, a, s, seg_of, loc, beam, false};
-            dp_segment(&dc, M[a], out + a);
+            if (!dp_segment(&dc, M[a], out + a)) {
+                for (uint32_t i = 0; i < m; i++) /* too wide for the DP: the greedy slice */
+                    out[a + i] = greedy[a + i];
+                res->exact = false;
+            }
             if (dc.pruned)
                 res->exact = false;
         }

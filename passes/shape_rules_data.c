@@ -99,14 +99,16 @@ sh_result sh_rule_reshape(sh_ctx *c)
             const char *sin[FP_MAX_RANK], *sout[FP_MAX_RANK];
             int nsin = 0, nsout = 0, unk = 0;
             for (int32_t i = 0; i < x->rank; i++) {
-                if (fp_dim_known(x->dims[i])) kin *= x->dims[i].value;
-                else if (x->dims[i].sym) sin[nsin++] = x->dims[i].sym;
+                if (fp_dim_known(x->dims[i])) {
+                    if (__builtin_mul_overflow(kin, x->dims[i].value, &kin)) unk++;
+                } else if (x->dims[i].sym) sin[nsin++] = x->dims[i].sym;
                 else unk++;
             }
             for (int i = 0; i < n; i++) {
                 if (i == infer) continue;
-                if (fp_dim_known(out.dims[i])) kout *= out.dims[i].value;
-                else if (out.dims[i].sym) sout[nsout++] = out.dims[i].sym;
+                if (fp_dim_known(out.dims[i])) {
+                    if (__builtin_mul_overflow(kout, out.dims[i].value, &kout)) unk++;
+                } else if (out.dims[i].sym) sout[nsout++] = out.dims[i].sym;
                 else unk++;
             }
             for (int i = 0; i < nsout; i++)
