@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 
 #include "frontends/ge/ge.h"
@@ -83,8 +84,9 @@ static fp_model *load_buffer(const char *path, const uint8_t *data, size_t len, 
     return unrecognized(data, error);
 }
 
-/* The limits every frontend's model must respect (the ONNX one also checks them while reading). */
-static bool within_limits(const fp_model *m, GError **error)
+/* The limits every frontend's model must respect (the ONNX one also checks them while reading);
+ * file_bytes: the size of the file on disk (compressed, for gzip). */
+static bool within_limits(const fp_model *m, uint64_t file_bytes, GError **error)
 {
     fp_model_stats st;
     fp_model_get_stats(m, &st);
@@ -93,10 +95,11 @@ static bool within_limits(const fp_model *m, GError **error)
                     m->graphs->len, FP_MAX_GRAPHS);
         return false;
     }
-    if (st.nodes <= FP_MAX_NODES)
+    if (st.nodes <= fp_max_nodes(file_bytes))
         return true;
-    g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_LIMIT, "%" G_GUINT64_FORMAT " nodes (all graphs), more than the limit of %d",
-                st.nodes, FP_MAX_NODES);
+    g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_LIMIT,
+                "%" G_GUINT64_FORMAT " nodes (all graphs), more than the limit of %" G_GUINT64_FORMAT, st.nodes,
+                fp_max_nodes(file_bytes));
     return false;
 }
 
@@ -125,7 +128,8 @@ fp_model *fp_load_model(const char *path, GError **error)
     } else {
         unrecognized(head, &err);
     }
-    if (m && !within_limits(m, &err)) {
+    GStatBuf sb;
+    if (m && !within_limits(m, g_stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0, &err)) {
         fp_model_free(m);
         m = NULL;
     }

@@ -31,9 +31,17 @@ typedef enum {
 #define FP_INLINE_MAX 4096
 /* Nesting limit for subgraphs (If inside Loop inside ...). */
 #define FP_MAX_GRAPH_DEPTH 64
-/* Node limit of a model, all graphs together: the analysis of larger graphs takes more than ten
- * seconds (docs/robustness.md); a real model under 10 MB has far fewer. */
+/* Node limit of a model, all graphs together, read from a file of `bytes` bytes (fp_max_nodes):
+ * FP_MAX_NODES, or one node per FP_NODE_MIN_BYTES of the file when that is more. A real node takes
+ * at least ~60 bytes of file (op type, input and output names), so big real graphs load, while a
+ * small hostile file (empty nodes are 5 bytes) stays at FP_MAX_NODES, whose analysis takes a few
+ * seconds (docs/robustness.md): every file under 16 MB has the fixed limit. */
 #define FP_MAX_NODES 250000
+#define FP_NODE_MIN_BYTES 64
+static inline uint64_t fp_max_nodes(uint64_t bytes)
+{
+    return bytes / FP_NODE_MIN_BYTES > FP_MAX_NODES ? bytes / FP_NODE_MIN_BYTES : FP_MAX_NODES;
+}
 /* Graph limit of a model, the main graph and every subgraph (If, Loop, Scan bodies): each pass
  * costs something per graph too. */
 #define FP_MAX_GRAPHS 10000

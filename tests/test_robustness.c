@@ -183,16 +183,43 @@ static void expect_load_error(GByteArray *model, const char *needle)
 
 /* ---------------------------------------------------------------- resource limits */
 
-/* FP_MAX_NODES + 1 nodes of 5 bytes each: refused before anything is imported; FP_MAX_GRAPHS + 1
- * graphs. */
+/* FP_MAX_NODES + 1 nodes of 5 bytes each: refused before anything is imported; the same nodes in a
+ * file of FP_NODE_MIN_BYTES per node (a 16 MB weight makes it so) load; FP_MAX_GRAPHS + 1 graphs. */
 static void test_node_limit(void)
 {
+    CU_ASSERT_EQUAL(fp_max_nodes(0), FP_MAX_NODES);
+    CU_ASSERT_EQUAL(fp_max_nodes((uint64_t)FP_MAX_NODES * FP_NODE_MIN_BYTES), FP_MAX_NODES);
+    CU_ASSERT_EQUAL(fp_max_nodes((uint64_t)FP_MAX_NODES * FP_NODE_MIN_BYTES * 4), (uint64_t)FP_MAX_NODES * 4);
     static const uint8_t node[] = {0x0a, 0x03, 0x22, 0x01, 'A'}; /* GraphProto.node {op_type: "A"} */
     GByteArray *g = g_byte_array_new();
     for (int i = 0; i <= FP_MAX_NODES; i++)
         g_byte_array_append(g, node, sizeof node);
+    GByteArray *big = g_byte_array_new();
+    g_byte_array_append(big, g->data, g->len);
     GByteArray *m = wrap_model(g);
     expect_load_error(m, "250001 nodes, more than the limit of 250000");
+    g_byte_array_free(m, TRUE);
+
+    /* initializer {dims: [N], data_type: UINT8, name: "w", raw_data: N bytes} */
+    const size_t n = (size_t)(FP_MAX_NODES + 1) * FP_NODE_MIN_BYTES;
+    GByteArray *init = g_byte_array_new();
+    put_varint(init, 1 << 3);
+    put_varint(init, n);
+    put_varint(init, 2 << 3);
+    put_varint(init, 2);
+    put_str(init, 8, "w");
+    guint8 *zeros = g_malloc0(n);
+    put_field(init, 9, zeros, n);
+    g_free(zeros);
+    put_field(big, 5, init->data, init->len);
+    g_byte_array_free(init, TRUE);
+    m = wrap_model(big);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) loaded = load_bytes(m, &err);
+    CU_ASSERT_PTR_NOT_NULL(loaded);
+    if (err)
+        fprintf(stderr, "\n  %s", err->message);
+    CU_ASSERT_EQUAL(loaded ? loaded->main->nodes->len : 0, FP_MAX_NODES + 1);
     g_byte_array_free(m, TRUE);
 
     /* FP_MAX_GRAPHS: If nodes with an empty then_branch each */
@@ -644,6 +671,18 @@ static void test_ini_keys(void)
     CU_ASSERT_PTR_NULL(p);
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "unknown key 'max_activation' (valid keys: max_activation_mb,"));
+    /* through the CLI: exit 2, one line naming the file, the list of valid keys complete and only it */
+    const char *pol = "[gate]\nmax_activation=5\n";
+    g_autofree char *ppath = tu_write_temp(pol, strlen(pol), ".ini");
+    tu_run_result pr = tu_run((const char *[]){"gate", "--policy", ppath, SMALL_MODEL, NULL});
+    CU_ASSERT_EQUAL(pr.status, 2);
+    CU_ASSERT_EQUAL(tu_lines(pr.err), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(pr.err, ppath));
+    CU_ASSERT_PTR_NOT_NULL(strstr(pr.err, "unknown key 'max_activation' (valid keys: max_activation_mb, max_total_mb, "
+                                          "min_headroom_batch, min_est_speedup, forbid_unfused, "
+                                          "max_layout_conversions, device, target)\n"));
+    tu_run_clear(&pr);
+    g_unlink(ppath);
 
     const char *dev = "[device]\ndescription=d\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=5e-6\n"
                       "align_bytes=256\nfrequency=1e9\n[peak]\nfp32=1e12\n";

@@ -796,9 +796,9 @@ static bool import_graph(importer *im, const Ge__Proto__GraphDef *gd, fp_graph *
 {
     if (g->depth > FP_MAX_GRAPH_DEPTH)
         return fail(im, FP_GE_ERROR_LIMIT, "graph '%s': subgraphs nested deeper than %d", g->name, FP_MAX_GRAPH_DEPTH);
-    if (gd->n_op > FP_MAX_NODES)
-        return fail(im, FP_GE_ERROR_LIMIT, "graph '%s': %zu ops, more than the limit of %d", g->name, gd->n_op,
-                    FP_MAX_NODES);
+    if (gd->n_op > fp_max_nodes(im->m->file_size))
+        return fail(im, FP_GE_ERROR_LIMIT, "graph '%s': %zu ops, more than the limit of %" G_GUINT64_FORMAT, g->name,
+                    gd->n_op, fp_max_nodes(im->m->file_size));
     graph_ctx c = {.gd = gd, .g = g};
     c.op_index = g_hash_table_new(g_str_hash, g_str_equal);
     c.edges = g_new0(ge_edge *, gd->n_op ? gd->n_op : 1);

@@ -16,7 +16,8 @@ typedef struct {
     /* outer-scope reads discovered while resolving subgraphs: owner node -> GPtrArray of values */
     GHashTable *implicit;
     GHashTable *implicit_set; /* owner node -> set of the values in its `implicit` list */
-    uint64_t n_nodes;         /* imported so far, all graphs (FP_MAX_NODES) */
+    uint64_t n_nodes;         /* imported so far, all graphs */
+    uint64_t max_nodes;       /* fp_max_nodes of the file's size */
 } importer;
 
 static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g);
@@ -480,9 +481,10 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
     if (!*op_type)
         return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': node %u ('%s') has no op_type", g->name,
                     g->nodes->len, np->name ? np->name : "");
-    if (++im->n_nodes > FP_MAX_NODES)
-        return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': more than %d nodes in the model (all graphs), the limit",
-                    g->name, FP_MAX_NODES);
+    if (++im->n_nodes > im->max_nodes)
+        return fail(im, FP_ONNX_ERROR_LIMIT,
+                    "graph '%s': more than %" G_GUINT64_FORMAT " nodes in the model (all graphs), the limit", g->name,
+                    im->max_nodes);
     if (np->n_input > G_MAXUINT16 * 16 || np->n_output > G_MAXUINT16 * 16)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': node '%s' has too many inputs or outputs", g->name,
                     np->name ? np->name : "");
@@ -607,9 +609,9 @@ static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g)
     for (size_t i = 0; i < gp->n_input; i++)
         if (!import_input(im, g, i, gp->input[i]))
             return false;
-    if (gp->n_node > FP_MAX_NODES)
-        return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %d", g->name, gp->n_node,
-                    FP_MAX_NODES);
+    if (gp->n_node > im->max_nodes)
+        return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %" G_GUINT64_FORMAT,
+                    g->name, gp->n_node, im->max_nodes);
     for (size_t i = 0; i < gp->n_node; i++)
         if (!import_node(im, gp->node[i], g))
             return false;
@@ -818,9 +820,9 @@ static bool import_graph_wire(importer *im, wire_graph *wg, fp_graph *g)
     size_t n_init = 0, n_in = 0, n_node = 0, n_out = 0, n_vi = 0;
     bool ok = begin_graph(im, g, wg->head->name) && import_elements(im, wg, g, 5, &n_init, &malformed) &&
               import_elements(im, wg, g, 15, &n_init, &malformed) && import_elements(im, wg, g, 11, &n_in, &malformed);
-    if (ok && wg->n_node > FP_MAX_NODES)
-        ok = fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %d", g->name, wg->n_node,
-                  FP_MAX_NODES);
+    if (ok && wg->n_node > im->max_nodes)
+        ok = fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %" G_GUINT64_FORMAT,
+                  g->name, wg->n_node, im->max_nodes);
     ok = ok && import_elements(im, wg, g, 1, &n_node, &malformed) && import_elements(im, wg, g, 12, &n_out, &malformed) &&
          import_elements(im, wg, g, 13, &n_vi, &malformed);
     if (!ok && (malformed || !elements_valid(wg))) {
@@ -882,7 +884,7 @@ static fp_model *import_model(const char *path, const char *format, const Onnx__
                               uint64_t file_size, GError **error)
 {
     g_autoptr(fp_model) m = fp_model_new(path, format);
-    importer im = {.m = m, .error = error};
+    importer im = {.m = m, .error = error, .max_nodes = fp_max_nodes(file_size)};
     m->file_size = file_size;
     if (!mp->graph && !wg) {
         g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED,
