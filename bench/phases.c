@@ -1,24 +1,26 @@
-/* phases.c - fp_bench_phases: times each phase of an analysis in-process, for bench/run.sh (never
- * part of the product build or of make test).
+/* phases.c - fp_bench_phases: times the phases of `fuseplan report` in-process, for bench/run.sh
+ * (never part of the product build or of make test).
  *
- *   fp_bench_phases MODEL [--batch N] [--no-report]
+ *   fp_bench_phases MODEL [--device NAME] [--no-headroom]
  *
- * Runs fp_load_model, fp_pass_shapes, fp_pass_metrics and (unless --no-report) builds and
- * serializes the `shapes` JSON report in memory, as `fuseplan shapes -f json` does. Prints one
- * line of key=value pairs: wall and CPU milliseconds per phase, the peak resident set size before
- * the model is read and after each phase (getrusage: the peak so far, in KiB) and the node count.
- * Exit 2 when the model cannot be read.
+ * Runs what `fuseplan report MODEL` runs, as cli/report.c does it: fp_load_model, the pass
+ * pipeline (fp_pipeline_run: shapes, metrics, fuse, layout, memory, cost; a symbolic batch bound to
+ * 1), the batch headroom on the device (fp_pass_headroom, given the pipeline's plan at batch 1) and
+ * the text report written to a memory buffer. Prints one line of key=value pairs: wall and CPU
+ * milliseconds per phase, the peak resident set size before the model is read and after each phase
+ * (getrusage: the peak so far, in KiB), the node count as read and the plans headroom made. Exit 2
+ * when the model cannot be read or a pass fails.
  */
 #include <glib.h>
-#include <json-glib/json-glib.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "frontends/load.h"
-#include "passes/metrics.h"
-#include "passes/shapes.h"
-#include "reports/shapes.h"
+#include "passes/headroom.h"
+#include "passes/pipeline.h"
+#include "reports/report.h"
 
 static long peak_kib(void)
 {
@@ -34,74 +36,123 @@ static double cpu_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Wall milliseconds since *t (then *t = now); *cpu likewise for CPU time. */
-static double ms_since(gint64 *t, double *cpu, double *cpu_delta)
+/* One phase: wall and CPU milliseconds, peak RSS after it. */
+typedef struct {
+    const char *name;
+    double ms, cpu_ms;
+    long peak_kib;
+} phase;
+
+typedef struct {
+    gint64 t;
+    double cpu;
+} clock_mark;
+
+static clock_mark mark(void) { return (clock_mark){g_get_monotonic_time(), cpu_ms()}; }
+
+/* Closes the phase begun at *c (and begins the next one). */
+static void end_phase(phase *p, const char *name, clock_mark *c)
 {
-    gint64 now = g_get_monotonic_time();
-    double ms = (double)(now - *t) / 1000.0, c = cpu_ms();
-    *t = now;
-    *cpu_delta = c - *cpu;
-    *cpu = c;
-    return ms;
+    clock_mark now = mark();
+    *p = (phase){name, (double)(now.t - c->t) / 1000.0, now.cpu - c->cpu, peak_kib()};
+    *c = now;
+}
+
+/* Whether some input of the main graph has a symbolic dimension (cli/report.c binds it to 1). */
+static bool symbolic(const fp_model *m)
+{
+    for (guint i = 0; i < m->main->inputs->len; i++) {
+        const fp_value *v = m->main->inputs->pdata[i];
+        for (int32_t d = 0; d < v->shape.rank; d++)
+            if (v->shape.dims[d].sym)
+                return true;
+    }
+    return false;
+}
+
+static int fail(const char *path, const GError *err)
+{
+    fprintf(stderr, "fp_bench_phases: %s: %s\n", path, err ? err->message : "failed");
+    return 2;
 }
 
 int main(int argc, char **argv)
 {
-    gint64 batch = 1;
-    gboolean no_report = FALSE;
+    g_autofree char *device = NULL;
+    gboolean no_headroom = FALSE;
     GOptionEntry entries[] = {
-        {"batch", 'b', 0, G_OPTION_ARG_INT64, &batch, "Batch size bound before shape inference (default 1)", "N"},
-        {"no-report", 0, 0, G_OPTION_ARG_NONE, &no_report, "Skip the JSON report phase", NULL},
+        {"device", 'd', 0, G_OPTION_ARG_STRING, &device, "Device profile (default cpu-avx2)", "NAME"},
+        {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &no_headroom, "Skip the batch headroom", NULL},
         {NULL},
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - time the phases of an analysis");
+    g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - time the phases of fuseplan report");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2) {
         fprintf(stderr, "fp_bench_phases: %s\n", err ? err->message : "expected one MODEL argument");
         return 2;
     }
-    long rss_start = peak_kib(); /* the process before the model: binary, libraries, GLib */
-    gint64 t = g_get_monotonic_time(), t0 = t;
-    double cpu = cpu_ms(), cpu0 = cpu, load_cpu = 0, shapes_cpu = 0, metrics_cpu = 0, report_cpu = 0;
-    g_autoptr(fp_model) m = fp_load_model(argv[1], &err);
-    if (!m) {
-        fprintf(stderr, "fp_bench_phases: %s\n", err->message);
-        return 2;
-    }
-    double load = ms_since(&t, &cpu, &load_cpu);
-    long rss_load = peak_kib();
-    g_autoptr(fp_diag) diag = fp_diag_new();
-    fp_shape_opts so = {.batch = batch};
-    if (!fp_pass_shapes(m, &so, diag, &err)) {
-        fprintf(stderr, "fp_bench_phases: %s: %s\n", argv[1], err->message);
-        return 2;
-    }
-    double shapes = ms_since(&t, &cpu, &shapes_cpu);
-    long rss_shapes = peak_kib();
-    fp_pass_metrics(m, diag);
-    double metrics = ms_since(&t, &cpu, &metrics_cpu);
-    long rss_metrics = peak_kib();
-    double report = 0;
-    gsize json_bytes = 0;
-    if (!no_report) {
-        g_autoptr(JsonNode) root = fp_report_shapes_json(m, diag);
-        g_autoptr(JsonGenerator) gen = json_generator_new();
-        json_generator_set_root(gen, root);
-        json_generator_set_pretty(gen, TRUE);
-        json_generator_set_indent(gen, 2);
-        g_free(json_generator_to_data(gen, &json_bytes));
-        report = ms_since(&t, &cpu, &report_cpu);
-    }
-    long rss_report = peak_kib();
+    const char *path = argv[1];
+    g_autoptr(fp_device) dev = fp_device_load(device ? device : "cpu-avx2", &err);
+    g_autoptr(fp_target) target = dev ? fp_target_load(dev->target, &err) : NULL;
+    if (!target)
+        return fail(path, err);
+    phase ph[4];
+    int n = 0;
+    long rss_start = peak_kib(); /* the process before the model: binary, libraries, GLib, profiles */
+    clock_mark c = mark(), c0 = c;
+    g_autoptr(fp_model) m = fp_load_model(path, &err);
+    if (!m)
+        return fail(path, err);
+    end_phase(&ph[n++], "load", &c);
     fp_model_stats st;
     fp_model_get_stats(m, &st);
-    printf("nodes=%" G_GUINT64_FORMAT " load_ms=%.3f shapes_ms=%.3f metrics_ms=%.3f report_ms=%.3f total_ms=%.3f "
-           "load_cpu_ms=%.3f shapes_cpu_ms=%.3f metrics_cpu_ms=%.3f report_cpu_ms=%.3f total_cpu_ms=%.3f "
-           "peak_kib_start=%ld peak_kib_load=%ld peak_kib_shapes=%ld peak_kib_metrics=%ld peak_kib_report=%ld "
-           "json_bytes=%zu\n",
-           st.nodes, load, shapes, metrics, report, (double)(g_get_monotonic_time() - t0) / 1000.0, load_cpu,
-           shapes_cpu, metrics_cpu, report_cpu, cpu_ms() - cpu0, rss_start,
-           rss_load, rss_shapes, rss_metrics, rss_report, (size_t)json_bytes);
+
+    fp_pipeline_opts po = {
+        .shapes = {.batch = symbolic(m) ? 1 : 0},
+        .target = target,
+        .device = dev,
+        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
+                   .search_only_if_asked = true},
+        .what_if = FP_DT_UNDEFINED,
+    };
+    g_autoptr(fp_diag) diag = fp_diag_new();
+    fp_pipeline_result res;
+    if (!fp_pipeline_run(m, &po, &res, diag, &err)) {
+        fp_pipeline_result_clear(&res);
+        return fail(path, err);
+    }
+    end_phase(&ph[n++], "pipeline", &c);
+
+    fp_headroom_result hr = {0};
+    bool have = false;
+    if (!no_headroom) {
+        fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10, .mem = po.memory,
+                               .plan_at_1 = po.shapes.batch == 1 ? res.memory : NULL};
+        g_autoptr(GError) herr = NULL;
+        have = fp_pass_headroom(m, &ho, &hr, NULL, &herr); /* no batch to vary: reported as such */
+    }
+    end_phase(&ph[n++], "headroom", &c);
+
+    fp_report rep = {.model = m, .target = target, .device = dev, .res = &res, .diag = diag,
+                     .what_if = FP_DT_UNDEFINED, .headroom = have ? &hr : NULL, .headroom_note = "not computed",
+                     .top = 10};
+    char *text = NULL;
+    size_t text_bytes = 0;
+    FILE *out = open_memstream(&text, &text_bytes);
+    fp_report_text(&rep, out);
+    fclose(out);
+    g_free(text);
+    end_phase(&ph[n++], "report", &c);
+    double total = (double)(g_get_monotonic_time() - c0.t) / 1000.0, total_cpu = cpu_ms() - c0.cpu;
+    fp_pipeline_result_clear(&res);
+
+    printf("nodes=%" G_GUINT64_FORMAT " total_ms=%.3f total_cpu_ms=%.3f peak_kib_start=%ld evaluations=%u "
+           "text_bytes=%zu",
+           st.nodes, total, total_cpu, rss_start, hr.evaluations, text_bytes);
+    for (int i = 0; i < n; i++)
+        printf(" %s_ms=%.3f %s_cpu_ms=%.3f peak_kib_%s=%ld", ph[i].name, ph[i].ms, ph[i].name, ph[i].cpu_ms,
+               ph[i].name, ph[i].peak_kib);
+    printf("\n");
     return 0;
 }

@@ -71,6 +71,8 @@ typedef struct {
     char *name, *description, *path;
     char **rules;       /* rule ids in application order */
     GKeyFile *keyfile;  /* [rule.ID] parameter overrides */
+    GHashTable *params; /* constraint -> its parameter as read for its rule (fp_target_num and
+                           fp_target_list_param read the key file once per constraint); may be NULL */
 } fp_target;
 
 /* Loads a target by name (devices/targets/NAME.ini, or $FUSEPLAN_DEVICES/targets) or .ini path.

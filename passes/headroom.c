@@ -1,6 +1,9 @@
 /* headroom.c - batch-size headroom: the largest batch whose weights + planned activations +
  * reserve fit in device memory, by re-running shape inference and planning per batch. Memory is
- * not linear in the batch (shape-dependent ops, alignment, plans), so each batch is planned. */
+ * not linear in the batch (shape-dependent ops, alignment, plans), so each batch is planned; when
+ * it is close to linear (most graphs), batches 1 and 2 give the answer and two more plans confirm
+ * it. No batch is planned twice in a row: batch 1 may come from the caller's plan, and the answer,
+ * planned last, is not planned again. */
 #include "headroom.h"
 
 #include <string.h>
@@ -9,24 +12,29 @@
 
 G_DEFINE_QUARK(fp-headroom-error-quark, fp_headroom_error)
 
-typedef struct {
-    fp_model *m;
-    const fp_headroom_opts *o;
-    fp_headroom_result *res;
-    uint32_t unknown_at_1;
-} search;
-
-typedef struct {
+typedef struct eval {
     uint64_t total, arena, weights;
     uint32_t unknown;
     bool fits;
     char example[160]; /* an --input example for the error on unknown sizes */
 } eval;
 
+typedef struct {
+    fp_model *m;
+    const fp_headroom_opts *o;
+    fp_headroom_result *res;
+    uint32_t unknown_at_1;
+    int64_t last_b;  /* the batch the model is inferred and planned at (last_e), 0 when none */
+    struct eval last_e;
+} search;
+
+static void summarize(search *s, const fp_memory_result *r, eval *e);
+
 /* Plans batch B; a 64-bit overflow of sizes is "does not fit", other failures are errors. */
 static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **error)
 {
     fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim};
+    s->last_b = 0;
     if (!fp_pass_shapes(s->m, &so, diag, error))
         return false;
     s->res->evaluations++;
@@ -39,8 +47,18 @@ static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **erro
             return false;
         }
         e->total = e->arena = UINT64_MAX;
-        return true;
+    } else {
+        summarize(s, r, e);
     }
+    s->last_b = B;
+    s->last_e = *e;
+    return true;
+}
+
+/* The figures of plan r (of the batch the model is inferred at) into e. */
+static void summarize(search *s, const fp_memory_result *r, eval *e)
+{
+    memset(e, 0, sizeof *e);
     e->arena = r->arena;
     e->weights = r->weight_bytes;
     e->unknown = r->n_unknown;
@@ -61,34 +79,34 @@ static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **erro
         g_autofree char *d = fp_shape_to_string(&shape);
         g_snprintf(e->example, sizeof e->example, "%s:%s", v->name, d);
     }
-    return true;
 }
 
 /* Whether some main-graph input has a batch to vary: a symbolic or unknown first dimension, or a
- * dimension named batch_dim. */
-static bool has_batch(const fp_model *m, const char *batch_dim)
+ * dimension named batch_dim; in the declared shapes, or in the inferred ones (bound by --input). */
+static bool has_batch(const fp_model *m, const char *batch_dim, bool declared)
 {
     const fp_graph *g = m->main;
     for (guint i = 0; i < g->inputs->len; i++) {
         const fp_value *v = g_ptr_array_index(g->inputs, i);
-        if (v->shape.rank < 1)
+        const fp_shape *sh = declared ? &v->decl_shape : &v->shape;
+        if (sh->rank < 1)
             continue;
-        if (!batch_dim && (v->shape.dims[0].sym || v->shape.dims[0].value < 0))
+        if (!batch_dim && (sh->dims[0].sym || sh->dims[0].value < 0))
             return true;
-        for (int32_t k = 0; batch_dim && k < v->shape.rank; k++)
-            if (g_strcmp0(v->shape.dims[k].sym, batch_dim) == 0)
+        for (int32_t k = 0; batch_dim && k < sh->rank; k++)
+            if (g_strcmp0(sh->dims[k].sym, batch_dim) == 0)
                 return true;
     }
     return false;
 }
 
-/* One line listing the main graph's input shapes, for the error. */
-static char *input_shapes(const fp_model *m)
+/* One line listing the main graph's input shapes (declared or inferred), for the error. */
+static char *input_shapes(const fp_model *m, bool declared)
 {
     GString *s = g_string_new(NULL);
     for (guint i = 0; i < m->main->inputs->len && i < 4; i++) {
         const fp_value *v = g_ptr_array_index(m->main->inputs, i);
-        g_autofree char *d = fp_shape_to_string(&v->shape);
+        g_autofree char *d = fp_shape_to_string(declared ? &v->decl_shape : &v->shape);
         g_string_append_printf(s, "%s%s %s", i ? ", " : "", v->name, d);
     }
     if (m->main->inputs->len > 4)
@@ -186,11 +204,12 @@ bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_res
     memset(res, 0, sizeof *res);
     res->usable = opts->capacity > opts->reserve ? opts->capacity - opts->reserve : 0;
     res->batch_desc = opts->batch_dim ? opts->batch_dim : "first dimension of the inputs";
+    /* the inputs as declared, or bound by input_shapes with the batch left free */
     fp_shape_opts unbound = {.input_shapes = opts->input_shapes, .batch_dim = opts->batch_dim};
-    if (!fp_pass_shapes(m, &unbound, NULL, error))
+    if (opts->input_shapes && !fp_pass_shapes(m, &unbound, NULL, error))
         return false;
-    if (!has_batch(m, opts->batch_dim)) {
-        g_autofree char *shapes = input_shapes(m);
+    if (!has_batch(m, opts->batch_dim, !opts->input_shapes)) {
+        g_autofree char *shapes = input_shapes(m, !opts->input_shapes);
         if (opts->batch_dim)
             g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH,
                         "no input has a dimension named '%s' (inputs: %s): give the batch symbol with --batch-dim NAME",
@@ -203,10 +222,15 @@ bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_res
         return false;
     }
     int64_t limit = opts->max_batch > 0 ? opts->max_batch : FP_HEADROOM_MAX_BATCH;
-    search s = {m, opts, res, 0};
+    search s = {.m = m, .o = opts, .res = res};
     eval lo_e, hi_e = {0}, e;
-    if (!evaluate(&s, 1, NULL, &lo_e, error))
+    if (opts->plan_at_1 && !opts->input_shapes) {
+        summarize(&s, opts->plan_at_1, &lo_e);
+        s.last_b = 1;
+        s.last_e = lo_e;
+    } else if (!evaluate(&s, 1, NULL, &lo_e, error)) {
         return false;
+    }
     s.unknown_at_1 = lo_e.unknown;
     if (lo_e.unknown) {
         g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_UNKNOWN_SIZE,
@@ -229,8 +253,10 @@ bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_res
     res->max_batch = lo;
     res->bytes_above = at_limit ? 0 : hi_e.total;
     /* leave the model inferred at the answer and collect its findings */
-    if (!evaluate(&s, MAX(lo, 1), diag, &e, error))
-        return false;
+    if (diag || s.last_b != MAX(lo, 1))
+        if (!evaluate(&s, MAX(lo, 1), diag, &s.last_e, error))
+            return false;
+    e = s.last_e;
     res->bytes_at_max = e.total;
     res->arena_at_max = e.arena;
     res->weight_bytes = e.weights;

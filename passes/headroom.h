@@ -28,6 +28,10 @@ typedef struct {
     const char *batch_dim;    /* symbol bound to the batch; NULL = first dim of every input */
     fp_memory_opts mem;       /* how activations are planned */
     int64_t max_batch;        /* search limit; 0 = FP_HEADROOM_MAX_BATCH */
+    /* optional: m->main as planned by fp_pass_memory with `mem` at batch 1, m still inferred at
+       batch 1 with these input_shapes and batch_dim (fp_pipeline_run's final plan when the batch is
+       1): batch 1 is not planned again */
+    const fp_memory_result *plan_at_1;
 } fp_headroom_opts;
 
 typedef struct {
@@ -49,7 +53,8 @@ typedef struct {
  * interpolating and bisecting; the result satisfies plan(B) fits and plan(B + 1) does not
  * (unless at the limit). A batch whose sizes overflow, or that leaves more values of unknown size
  * than batch 1, does not fit. The model is left inferred at max_batch (batch 1 when nothing
- * fits); diag receives the findings of that last run. Fails with FP_HEADROOM_ERROR_NO_BATCH when
+ * fits); diag receives the findings of that last run (when diag is NULL and the last batch planned
+ * is the answer, it is not planned again). Fails with FP_HEADROOM_ERROR_NO_BATCH when
  * no input has a batch to vary, with FP_HEADROOM_ERROR_UNKNOWN_SIZE when some activation has an
  * unknown size at batch 1 (other symbolic dimensions unbound, data-dependent shapes), or with the
  * error of a pass. */

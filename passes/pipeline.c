@@ -77,7 +77,13 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
             st->conversions += fp_layout_is_conversion(n);
         }
     }
-    fp_memory_result *mem = fp_pass_memory(m->main, &o->memory, planned ? diag : NULL, error);
+    /* stages without reuse need only the naive sum: plan nothing else (with subgraphs, their
+     * workspace is their arena with the chosen strategy, so the full pass runs) */
+    fp_memory_opts mo = o->memory;
+    if (!planned && m->graphs->len == 1)
+        mo = (fp_memory_opts){.strategy = FP_MEMPLAN_NAIVE, .schedule = FP_SCHEDULE_GIVEN, .align = mo.align,
+                              .search_only_if_asked = true};
+    fp_memory_result *mem = fp_pass_memory(m->main, &mo, planned ? diag : NULL, error);
     if (!mem)
         return false;
     st->planned = planned;

@@ -80,16 +80,34 @@ static bool type_ok(fp_attr_type have, fp_attr_type want)
            (want == FP_ATTR_FLOATS && have == FP_ATTR_FLOAT) || (want == FP_ATTR_FLOAT && have == FP_ATTR_INT);
 }
 
+/* specs grouped by op, in table order within an op: by_op[first[op] .. first[op + 1]) (built once;
+ * a scan of the whole table per node cost more than the rest of the check) */
+static uint16_t by_op[G_N_ELEMENTS(specs)], first[FP_OP_COUNT + 1];
+
+static gpointer index_specs(gpointer unused)
+{
+    (void)unused;
+    for (size_t i = 0; i < G_N_ELEMENTS(specs); i++)
+        first[specs[i].op + 1]++;
+    for (int op = 0; op < FP_OP_COUNT; op++)
+        first[op + 1] += first[op];
+    uint16_t fill[FP_OP_COUNT];
+    memcpy(fill, first, sizeof fill);
+    for (size_t i = 0; i < G_N_ELEMENTS(specs); i++)
+        by_op[fill[specs[i].op]++] = (uint16_t)i;
+    return NULL;
+}
+
 bool sh_check_attrs(sh_ctx *c)
 {
+    static GOnce once = G_ONCE_INIT;
     const fp_node *n = c->n;
     if (g_str_has_prefix(c->m->format, "ge") || (*n->domain && strcmp(n->domain, "ai.onnx") != 0) ||
-        n->op == FP_OP_OPAQUE)
+        n->op == FP_OP_OPAQUE || (unsigned)n->op >= FP_OP_COUNT)
         return true;
-    for (size_t i = 0; i < G_N_ELEMENTS(specs); i++) {
-        const attr_spec *s = &specs[i];
-        if (s->op != n->op)
-            continue;
+    g_once(&once, index_specs, NULL);
+    for (size_t i = first[n->op]; i < first[n->op + 1]; i++) {
+        const attr_spec *s = &specs[by_op[i]];
         const fp_attr *a = fp_node_attr(n, s->name);
         if (!a) {
             if (s->required_from && c->opset >= s->required_from) {

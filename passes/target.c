@@ -9,6 +9,21 @@
 
 G_DEFINE_QUARK(fp-fuse-error-quark, fp_fuse_error)
 
+/* A parameter as read for (rule, constraint): the number and the list, each read on first use. */
+typedef struct {
+    char *rule;
+    double num;
+    char **list;
+    bool have_num;
+} param;
+
+static void param_free(gpointer p)
+{
+    g_strfreev(((param *)p)->list);
+    g_free(((param *)p)->rule);
+    g_free(p);
+}
+
 static const fp_rule *find_rule(const char *id)
 {
     for (size_t i = 0; i < fp_n_rules; i++)
@@ -152,6 +167,7 @@ fp_target *fp_target_load(const char *name_or_path, GError **error)
     fp_target *t = g_new0(fp_target, 1);
     t->path = g_strdup(path);
     t->keyfile = g_key_file_new();
+    t->params = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, param_free);
     g_key_file_set_list_separator(t->keyfile, ',');
     g_autoptr(GError) err = NULL;
     if (!g_key_file_load_from_file(t->keyfile, path, G_KEY_FILE_NONE, &err)) {
@@ -186,6 +202,8 @@ void fp_target_free(fp_target *t)
     g_strfreev(t->rules);
     if (t->keyfile)
         g_key_file_free(t->keyfile);
+    if (t->params)
+        g_hash_table_destroy(t->params);
     g_free(t);
 }
 
@@ -219,7 +237,46 @@ char **fp_target_list(void)
     return (char **)g_ptr_array_steal(names, NULL);
 }
 
+/* The cache entry of c for rule, or NULL when it cannot be cached (no table, another rule). */
+static param *cached(const fp_target *t, const char *rule, const fp_constraint *c)
+{
+    if (!t || !t->params)
+        return NULL;
+    param *p = g_hash_table_lookup(t->params, c);
+    if (!p) {
+        p = g_new0(param, 1);
+        p->rule = g_strdup(rule);
+        g_hash_table_insert(t->params, (gpointer)c, p);
+    }
+    return strcmp(p->rule, rule) == 0 ? p : NULL;
+}
+
+static double read_num(const fp_target *t, const char *rule, const fp_constraint *c);
+static char **read_list(const fp_target *t, const char *rule, const fp_constraint *c);
+
 double fp_target_num(const fp_target *t, const char *rule, const fp_constraint *c)
+{
+    param *p = cached(t, rule, c);
+    if (!p)
+        return read_num(t, rule, c);
+    if (!p->have_num) {
+        p->num = read_num(t, rule, c);
+        p->have_num = true;
+    }
+    return p->num;
+}
+
+char **fp_target_list_param(const fp_target *t, const char *rule, const fp_constraint *c)
+{
+    param *p = cached(t, rule, c);
+    if (!p)
+        return read_list(t, rule, c);
+    if (!p->list)
+        p->list = read_list(t, rule, c);
+    return g_strdupv(p->list);
+}
+
+static double read_num(const fp_target *t, const char *rule, const fp_constraint *c)
 {
     if (t && c->param) {
         g_autofree char *group = g_strconcat("rule.", rule, NULL);
@@ -233,7 +290,7 @@ double fp_target_num(const fp_target *t, const char *rule, const fp_constraint *
     return c->num;
 }
 
-char **fp_target_list_param(const fp_target *t, const char *rule, const fp_constraint *c)
+static char **read_list(const fp_target *t, const char *rule, const fp_constraint *c)
 {
     if (t && c->param) {
         g_autofree char *group = g_strconcat("rule.", rule, NULL);
