@@ -11,6 +11,7 @@ static const char *const key_names[] = {
 #define X(id, name) name,
     FP_GATE_KEYS(X)
 #undef X
+    NULL, /* a GStrv for g_strv_contains and g_strjoinv */
 };
 
 const char *fp_gate_key_name(fp_gate_key k) { return k < FP_GATE_KEY_COUNT ? key_names[k] : "?"; }

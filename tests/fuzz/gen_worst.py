@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """gen_worst.py OUTDIR - writes the resource-limit cases of docs/robustness.md: small files (under
 10 MB) that ask for much work or memory: millions of nodes, huge fan-in and fan-out, deep and wide
-subgraphs, dims of 2^62, long names. tests/fuzz/worst.sh measures `fuseplan report` on each.
+subgraphs, dims of 2^62, long names. tests/fuzz/worst.sh measures `fuseplan report` (and, asked,
+`fuseplan memory`: the memory-aware schedule search) on each.
 
 Protobuf is written by hand (a few lines of varint encoding) so that no ONNX package is needed."""
 import os
@@ -165,6 +166,22 @@ def concat_distinct():
         size += len(b) + len(n) + 2
     body.append(node("Concat", ins, ["y"], attrs=[attr_int("axis", 0)]))
     return model(graph(b"".join(body), [value_info("x", [1, 64])], [value_info("y", ["M", 64])]))
+
+
+@case
+def wide_segment():
+    """2000 Relu of x summed by one Sum: one schedule segment of 2001 nodes (memory-aware search)."""
+    ins = list(names(2000))
+    body = b"".join(node("Relu", ["x"], [n]) for n in ins) + node("Sum", ins, ["y"])
+    return model(graph(body, [value_info("x", [1, 64])], [value_info("y", [1, 64])]))
+
+
+@case
+def wide_64():
+    """64 Relu of x summed: the schedule search's exact DP on a 64-wide layer (was minutes)."""
+    ins = list(names(64))
+    body = b"".join(node("Relu", ["x"], [n]) for n in ins) + node("Sum", ins, ["y"])
+    return model(graph(body, [value_info("x", [1, 64])], [value_info("y", [1, 64])]))
 
 
 @case
