@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "frontends/load.h"
+#include "ir/arena.h"
 #include "passes/headroom.h"
 #include "passes/pipeline.h"
 #include "reports/report.h"
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
 {
     g_autofree char *device = NULL;
     gboolean no_headroom = FALSE;
+    fp_arena_tune_malloc(); /* as fuseplan's main does */
     GOptionEntry entries[] = {
         {"device", 'd', 0, G_OPTION_ARG_STRING, &device, "Device profile (default cpu-avx2)", "NAME"},
         {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &no_headroom, "Skip the batch headroom", NULL},

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ir/arena.h"
 
 static const fp_cmd commands[] = {
     {"report", "stage table (ops, memory, latency, speedup), fusions, memory plan, hotspots, headroom", fp_cmd_report},
@@ -41,6 +42,7 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
+    fp_arena_tune_malloc();
     if (argc < 2) {
         usage(stderr);
         return FP_EXIT_BAD;

@@ -2,6 +2,8 @@
 #include "arena.h"
 
 #include <glib.h>
+#include <limits.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -138,3 +140,10 @@ void fp_arena_reset(fp_arena *a)
 }
 
 size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }
+
+void fp_arena_tune_malloc(void)
+{
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest; default: adaptive from 128 KiB */
+    (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
+    (void)mallopt(M_TOP_PAD, 16 << 20); /* grow the heap by 16 MiB steps: fewer brk calls */
+}
