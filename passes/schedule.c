@@ -80,6 +80,7 @@ typedef struct {
     const uint8_t *executed;
     const uint32_t *pending; /* with executed: per buffer, its readers not yet run */
     const uint32_t *seg_of;
+    const uint32_t *last_seg, *lr_start, *lr; /* with seg_of: see seg_readers */
     uint32_t cur;
     const int32_t *loc;
     const uint64_t *bits;
@@ -100,6 +101,14 @@ static bool others_done(const sched_ctx *c, uint32_t b, uint32_t v, const done_s
 {
     if (d->pending) /* O(1): a buffer read by a quarter million nodes is no quadratic scan */
         return d->pending[b] <= 1;
+    if (d->last_seg) { /* readers in earlier segments have run, those in later ones have not */
+        if (d->last_seg[b] != d->cur)
+            return d->last_seg[b] < d->cur;
+        for (uint32_t k = d->lr_start[b]; k < d->lr_start[b + 1]; k++)
+            if (d->lr[k] != v && !is_done(d, d->lr[k]))
+                return false;
+        return true;
+    }
     const fp_memgraph *mg = c->mg;
     for (uint32_t k = mg->reader_start[b]; k < mg->reader_start[b + 1]; k++)
         if (mg->readers[k] != v && !is_done(d, mg->readers[k]))
@@ -356,6 +365,7 @@ typedef struct {
     const int32_t *loc;
     uint32_t beam;
     bool pruned;
+    const uint32_t *last_seg, *lr_start, *lr;
 } dp_ctx;
 
 static int cmp_state(gconstpointer a, gconstpointer b, gpointer data)
@@ -398,7 +408,8 @@ static void expand(dp_ctx *dc, const dp_layer *cur, uint32_t si, uint32_t k, dp_
     const fp_memgraph *mg = dc->c->mg;
     const dp_state s = g_array_index(cur->st, dp_state, si);
     const uint64_t *bits = &g_array_index(cur->bits, uint64_t, (size_t)si * dc->words);
-    done_set d = {.seg_of = dc->seg_of, .cur = dc->seg, .loc = dc->loc, .bits = bits};
+    done_set d = {.seg_of = dc->seg_of, .cur = dc->seg, .loc = dc->loc, .bits = bits, .last_seg = dc->last_seg,
+                  .lr_start = dc->lr_start, .lr = dc->lr};
     for (uint32_t r = 0; r < s.ready_len; r++) {
         uint32_t lr = g_array_index(cur->ready, uint32_t, s.ready_off + r), v = dc->nodes[lr];
         uint64_t after, peak = step_cost(dc->c, v, s.M, dc->t0 + k, &d, &after);
@@ -552,6 +563,33 @@ static uint64_t *memory_before(const sched_ctx *c, const uint32_t *order)
     return M;
 }
 
+/* Per buffer: the last segment reading it (*last_seg) and its readers in that segment (CSR *lr_start,
+ * *lr), so that the DP asks only a segment's own readers whether they have run. Caller frees. */
+static void seg_readers(const fp_memgraph *mg, const uint32_t *seg_of, uint32_t **last_seg, uint32_t **lr_start,
+                        uint32_t **lr)
+{
+    uint32_t nb = mg->n_bufs;
+    uint32_t *last = g_new0(uint32_t, nb + 1), *start = g_new0(uint32_t, nb + 2);
+    for (uint32_t b = 0; b < nb; b++) {
+        for (uint32_t k = mg->reader_start[b]; k < mg->reader_start[b + 1]; k++)
+            last[b] = MAX(last[b], seg_of[mg->readers[k]]);
+        for (uint32_t k = mg->reader_start[b]; k < mg->reader_start[b + 1]; k++)
+            start[b + 1] += seg_of[mg->readers[k]] == last[b];
+    }
+    for (uint32_t b = 0; b < nb; b++)
+        start[b + 1] += start[b];
+    uint32_t *list = g_new(uint32_t, start[nb] + 1);
+    for (uint32_t b = 0; b < nb; b++) {
+        uint32_t f = start[b];
+        for (uint32_t k = mg->reader_start[b]; k < mg->reader_start[b + 1]; k++)
+            if (seg_of[mg->readers[k]] == last[b])
+                list[f++] = mg->readers[k];
+    }
+    *last_seg = last;
+    *lr_start = start;
+    *lr = list;
+}
+
 /* DP over every segment (greedy order inside segments over max_segment nodes) into out. */
 static void segmented_order(const sched_ctx *c, const uint32_t *given, const uint32_t *greedy,
                             const fp_schedule_opts *opts, uint32_t *out, fp_schedule_result *res)
@@ -568,6 +606,8 @@ static void segmented_order(const sched_ctx *c, const uint32_t *given, const uin
             seg_of[given[p]] = s;
             loc[given[p]] = (int32_t)(p - seg_start[s]);
         }
+    uint32_t *last_seg, *lr_start, *lr;
+    seg_readers(mg, seg_of, &last_seg, &lr_start, &lr);
     uint64_t *M = memory_before(c, given);
     res->n_segments = ns;
     res->largest_segment = 0;
@@ -582,7 +622,7 @@ static void segmented_order(const sched_ctx *c, const uint32_t *given, const uin
             res->exact = false;
         } else {
             uint32_t beam = opts && opts->beam ? opts->beam : CLAMP((1u << 21) / MAX(m, 1), 64u, 8192u);
-            dp_ctx dc = {c, given + a, m, (m + 63) / 64, a, s, seg_of, loc, beam, false};
+            dp_ctx dc = {c, given + a, m, (m + 63) / 64, a, s, seg_of, loc, beam, false, last_seg, lr_start, lr};
             if (!dp_segment(&dc, M[a], out + a)) {
                 for (uint32_t i = 0; i < m; i++) /* too wide for the DP: the greedy slice */
                     out[a + i] = greedy[a + i];
@@ -596,6 +636,9 @@ static void segmented_order(const sched_ctx *c, const uint32_t *given, const uin
     g_free(loc);
     g_free(seg_of);
     g_free(seg_start);
+    g_free(last_seg);
+    g_free(lr_start);
+    g_free(lr);
 }
 
 bool fp_schedule_optimize(const fp_memgraph *mg, const uint32_t *given, const fp_schedule_opts *opts, uint32_t *best,

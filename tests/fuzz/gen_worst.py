@@ -185,6 +185,20 @@ def wide_64():
 
 
 @case
+def reads_of_x():
+    """A chain of Add(x, previous): x is read by every node, each node its own schedule segment."""
+    body, prev, size = [], "x", 0
+    for n in names(NODES):
+        b = node("Add", ["x", prev], [n])
+        if size + len(b) > LIMIT - 200:
+            break
+        body.append(b)
+        size += len(b)
+        prev = n
+    return model(graph(b"".join(body), [value_info("x", [1, 64])], [value_info(prev, [1, 64])]))
+
+
+@case
 def nested_if():
     """If inside If (then_branch only), 200 deep: past the protobuf readers' nesting limit."""
     inner = graph(node("Relu", ["x"], ["y0"]), outputs=[value_info("y0", [1])], name="leaf")
