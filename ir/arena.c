@@ -15,8 +15,12 @@
 typedef struct block {
     struct block *next;
     size_t size, used;
+    void *map;      /* the mapping holding the block (block_alloc), NULL when from g_malloc */
+    size_t map_len;
     _Alignas(16) unsigned char data[];
 } block;
+
+static void block_free(block *b);
 
 struct fp_arena {
     block *head;
@@ -37,7 +41,7 @@ void fp_arena_free(fp_arena *a)
         return;
     for (block *b = a->head, *n; b; b = n) {
         n = b->next;
-        g_free(b);
+        block_free(b);
     }
     g_free(a);
 }
@@ -61,13 +65,43 @@ static void advise_huge(void *p, size_t size)
 #endif
 }
 
+/* A block of `bytes`: blocks of 4 MiB and more are mapped on their own, 2 MiB-aligned, and advised
+ * to use huge pages (malloc would place them in its heap, where only their aligned middle could be,
+ * or map them at 4 KiB alignment); smaller ones come from g_malloc. Aborts on out-of-memory. */
+static block *block_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes >= 2 * huge && bytes <= SIZE_MAX - 2 * huge) {
+        size_t len = (bytes + 2 * huge - 1) & ~(huge - 1); /* room to align the start */
+        void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map != MAP_FAILED) {
+            block *b = (block *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
+            advise_huge(b, bytes);
+            b->map = map;
+            b->map_len = len;
+            return b;
+        }
+    }
+    block *b = g_malloc(bytes);
+    b->map = NULL;
+    return b;
+}
+
+static void block_free(block *b)
+{
+    if (b->map)
+        munmap(b->map, b->map_len);
+    else
+        g_free(b);
+}
+
 static block *new_block(fp_arena *a, size_t need)
 {
     size_t size = need > a->next_size ? need : a->next_size;
     if (a->next_size < ARENA_MAX_BLOCK)
         a->next_size *= 2;
-    block *b = g_malloc(sizeof(block) + size);
-    advise_huge(b, sizeof(block) + size);
+    g_assert(size <= SIZE_MAX - sizeof(block));
+    block *b = block_alloc(sizeof(block) + size);
     b->size = size;
     b->used = 0;
     a->reserved += size;
@@ -132,7 +166,7 @@ void fp_arena_reset(fp_arena *a)
         return;
     for (block *b = keep->next, *n; b; b = n) {
         n = b->next;
-        g_free(b);
+        block_free(b);
     }
     keep->next = NULL;
     keep->used = 0;
