@@ -532,7 +532,7 @@ static bool max_chain(const fp_constraint *c, const fp_match *mt, GPtrArray *out
 {
     int links = mt->n - (mt->rule->n_pattern - 1);
     double limit = fp_target_num(mt->target, mt->rule->id, c);
-    if (links <= (int)limit)
+    if ((double)links <= limit) /* limit is any double of the target file: no cast to int */
         return true;
     fp_node *first = node_at(mt, c->node);
     reason(out, c->name, g_strdup_printf("%d ops", links), g_strdup_printf("<= %g ops", limit),

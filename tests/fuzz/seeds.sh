@@ -68,11 +68,11 @@ dict "$proto_dir/onnx.proto" >"$out/onnx_text.dict"
     printf '"%s"\n' IMOD 'op {' 'type: ' 'input: ' 'attr {' 'key: ' Data NetOutput Conv2D TransData Cast Const
 } >"$out/ge.dict"
 # .ini: groups and keys of device profiles, targets and gate policies, GKeyFile syntax
-printf '"%s"\n' '[device]' '[peak]' '[efficiency]' '[calibration]' '[target]' '[layout]' '[gate]' '[rule.' \
+printf '"%s"\n' '[device]' '[peak]' '[efficiency]' '[saturation]' '[launch]' '[cache]' '[calibration]' '[target]' '[layout]' '[gate]' '[rule.' \
     description target bandwidth memory_bytes launch_overhead align_bytes fp32 fp16 bf16 int8 int4 \
     conv matmul elementwise other name rules drop_narrowing_casts max_epsilon activations dtypes \
     max_activation_mb max_total_mb min_headroom_batch min_est_speedup forbid_unfused max_layout_conversions \
-    '=' '\n' ',' ';' '1e308' '-1' 'nan' '\\' >"$out/ini.dict"
+    '=' '\x0A' ',' ';' '1e308' '-1' 'nan' '\\' >"$out/ini.dict"
 printf '"%s"\n' ':' 'x' ',' '?' '4611686018427387904' '18446744073709551616' '-1' >"$out/input_spec.dict"
 for t in onnx onnx_text ge ini input_spec; do
     printf '%s: %s seeds\n' "$t" "$(ls "$out/$t" | wc -l)"
