@@ -88,9 +88,9 @@ static bool get_number(GKeyFile *kf, const char *path, const char *key, bool int
     char *end = NULL;
     double d = g_ascii_strtod(v, &end);
     bool whole = !integer || (d == floor(d) && !strpbrk(v, ".eE"));
-    if (!*v || *end || !isfinite(d) || d < 0 || !whole) {
-        g_set_error(error, FP_GATE_ERROR, FP_GATE_ERROR_POLICY, "policy %s: [gate] %s = '%s': expected %s >= 0",
-                    path, key, v, integer ? "an integer" : "a number");
+    if (!*v || *end || !isfinite(d) || d < 0 || !whole || (integer && d >= 9e15)) {
+        g_set_error(error, FP_GATE_ERROR, FP_GATE_ERROR_POLICY, "policy %s: [gate] %s = '%s': expected %s",
+                    path, key, v, integer ? "an integer in [0, 9e15)" : "a number >= 0");
         return false;
     }
     *out = d;
@@ -157,12 +157,14 @@ static fp_gate_policy *from_keyfile(GKeyFile *kf, const char *path, GError **err
             ok = get_number(kf, path, key_names[k], false, &p->min_est_speedup, error);
             break;
         case FP_GATE_KEY_MIN_HEADROOM_BATCH:
-            ok = get_number(kf, path, key_names[k], true, &d, error) && d < 9e15;
-            p->min_headroom_batch = (gint64)d;
+            ok = get_number(kf, path, key_names[k], true, &d, error);
+            if (ok)
+                p->min_headroom_batch = (gint64)d;
             break;
         case FP_GATE_KEY_MAX_LAYOUT_CONVERSIONS:
-            ok = get_number(kf, path, key_names[k], true, &d, error) && d < 9e15;
-            p->max_layout_conversions = (gint64)d;
+            ok = get_number(kf, path, key_names[k], true, &d, error);
+            if (ok)
+                p->max_layout_conversions = (gint64)d;
             break;
         case FP_GATE_KEY_FORBID_UNFUSED:
             ok = get_rules(kf, path, p, error);
