@@ -8,17 +8,15 @@
 #include <string.h>
 
 #include "cli/analyze.h"
+#include "fuzz_target.h"
 
 #define FZ_SPEC_MODEL FP_SOURCE_DIR "/models/eps_story.onnx"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+    fz_glib_fatal();
     return 0;
 }
 
