@@ -2,14 +2,16 @@
 """Write bench/results/fit.md from the outputs of bench/ort_fit.sh.
 
   /usr/bin/python3 bench/fit_report.py [--fuseplan BIN] [--host BASE.ini] [--passes PASSES.json]
-                                       FIT_ALL.json [FIT_NETWORKS.json]
+                                       [--load LOAD.txt] [--alt FIT.json] FIT_ALL.json [FIT_NETWORKS.json]
 
 FIT_*.json are `fuseplan fit -f json` outputs. Models are split into networks (5 measured rows or
 more) and small models (fewer: libonnx-testdata's single-op models, eps_story, if_subgraph). For the
 base profile, the profile fitted on every model (in sample) and leave-one-model-out (cv): models
 within the tolerance end to end, the median |end-to-end error|, the median per-network Spearman.
 --passes (bench/ort_robust.py's passes.json: each model's robust total in each pass alone) gives the
-repeatability table; the per-op-type table of the small models reads the profiles with
+repeatability table; --load (bench/ort_fit.sh's load.txt: one line per profiling pass) says how busy
+the machine was; --alt (another objective's fit on the same data) adds its leave-one-model-out count;
+the per-op-type table of the small models reads the profiles with
 `fuseplan profile`.
 """
 import configparser
@@ -108,7 +110,7 @@ def noise(d, passes):
             rows.append((name_of(m["model"]), is_network(m), max(totals) / min(totals) - 1))
     n = max((len(v) for v in passes.values()), default=0)
     out = ["### Repeatability", "",
-           f"Each model was profiled in {n} passes over the list, minutes apart. The fit uses one time per kernel, "
+           f"Each model was profiled in {n} passes over the list, one after the other. The fit uses one time per kernel, "
            "its runs of every pass pooled (the mean of the runs within 1.5x of its fastest, bench/ort_robust.py); "
            "here, the same robust total of each pass alone, slowest / fastest - 1:", "",
            "| models | spread <= 5% | spread <= 15% | median spread | worst |", "|---|---|---|---|---|"]
@@ -198,11 +200,26 @@ def main():
     hostini = arg("--host")
     passes_path = arg("--passes")
     passes = json.load(open(passes_path)) if passes_path else {}
+    load_path = arg("--load")
+    alt_path = arg("--alt")
     fits = [load_json(p) for p in sys.argv[1:]]
     out = ["## Fitting the device profile to ONNX Runtime (bench/ort_fit.sh)", ""]
     if hostini:
         out += [host(hostini), ""]
+    if load_path and os.path.exists(load_path):
+        with open(load_path) as f:
+            lines = [x.strip() for x in f if x.strip()]
+        out += ["Load while measuring (a shared 2-vCPU VM; each profiling pass pinned at nice -20 to the core that "
+                "was idlest when it started; load average over 1, 5, 15 minutes, from /proc/loadavg):", ""]
+        out += [f"- {x}" for x in lines] + [""]
     out += findings(fits[0])
+    if alt_path:
+        alt = load_json(alt_path)
+        tol = alt["summary"]["tolerance"]
+        w, n, _, _ = group_stats(alt["models"], "cv", tol)
+        out += [f"- The same data fitted with objective `{alt['objective']}` (instead of `{fits[0]['objective']}`): "
+                f"{w} of {n} leave-one-model-out within +-{tol * 100:.0f}%, Spearman "
+                f"{fmt(alt['summary']['spearman_cv'])}.", ""]
     out += summary(fits[0], "Fitted on every model")
     if len(fits) > 1:
         out += summary(fits[1], "Fitted on the networks alone")

@@ -23,11 +23,14 @@ estimated speedup) and the share of estimates within +-30%. --save writes the me
 --measurements reuses them (no ORT run).
 """
 import argparse
+import configparser
 import json
+import math
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -86,8 +89,29 @@ def twin_model(path, spec, out):
     onnx.save(t, out)
 
 
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def ort_version(ort):
+    try:
+        with open(os.path.join(ort, "node_modules", "onnxruntime-node", "package.json")) as f:
+            return json.load(f).get("version", "unknown")
+    except (OSError, ValueError):
+        return "unknown"
+
+
 def measure(ort, items, cpu, rounds, runs, repeat):
-    """{"model|level": seconds} for every item and its harness twin ("model#twin|level")."""
+    """{"model|level": seconds} for every item and its harness twin ("model#twin|level"), with
+    "model|level@repeats": the time of each repetition; "@errors": models ORT could not run;
+    "@meta": when, where and under what load it was measured."""
+    meta = {"start": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_start": loadavg(),
+            "ort": ort_version(ort), "rounds": rounds, "runs": runs, "repeat": repeat}
+    each = {}
     with tempfile.TemporaryDirectory() as tmp:
         spec, twins = list(items), {}
         for k, it in enumerate(items):
@@ -95,11 +119,17 @@ def measure(ort, items, cpu, rounds, runs, repeat):
             twin_model(it["model"], it["inputs"], tp)
             twins[tp] = it["model"] + "#twin"
             spec.append({"model": tp, "inputs": it["inputs"]})
-        times, errors, cpu = time_models(ort, spec, ("disabled", "extended"), cpu, rounds, runs, 1000, repeat)
+        times, errors, cpu = time_models(ort, spec, ("disabled", "extended"), cpu, rounds, runs, 1000, repeat,
+                                         each=each)
+    meta.update({"end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_end": loadavg(), "cpus": cpu})
+    errs = {}
     for (m, level), e in errors.items():
-        print(f"- `{twins.get(m, m)}` {level}: {e}", file=sys.stderr)
-    print(f"measured on cpus {cpu}", file=sys.stderr)
-    return {f"{twins.get(m, m)}|{level}": v for (m, level), v in times.items()}
+        errs.setdefault(twins.get(m, m), e)
+    out = {f"{twins.get(m, m)}|{level}": v for (m, level), v in times.items()}
+    out.update({f"{twins.get(m, m)}|{level}@repeats": v for (m, level), v in each.items()})
+    out["@errors"] = errs
+    out["@meta"] = meta
+    return out
 
 
 def fuseplan(exe, device, model, spec):
@@ -114,11 +144,40 @@ def fuseplan(exe, device, model, spec):
 
 
 def name_of(path):
-    return os.path.basename(path).rsplit(".", 1)[0]
+    """The model's name: its file name, or its folder's for the test suites' `<name>/model.onnx`."""
+    base = os.path.basename(path).rsplit(".", 1)[0]
+    return os.path.basename(os.path.dirname(path)) if base == "model" else base
+
+
+def is_small(path):
+    """libonnx-testdata's single-op models (a kernel of a few hundred elements)."""
+    return "libonnx-testdata" in path
+
+
+def spread(meas, m, level):
+    """How well the net time (model - twin) repeats: (slowest - fastest) / fastest over the
+    repetitions, or None without per-repetition data."""
+    a, b = meas.get(f"{m}|{level}@repeats"), meas.get(f"{m}#twin|{level}@repeats")
+    if not a or not b or len(a) != len(b):
+        return None
+    net = [x - y for x, y in zip(a, b)]
+    lo = min(net)
+    return (max(net) - lo) / lo if lo > 0 else math.inf
+
+
+def device_description(path):
+    c = configparser.ConfigParser(interpolation=None)
+    try:
+        c.read(path)
+        when = c["calibration"].get("date", "") if "calibration" in c else ""
+        return c["device"].get("description", "") + (f"; `fuseplan calibrate` run {when}" if when else "")
+    except (configparser.Error, KeyError):
+        return ""
 
 
 def table(exe, device, items, meas, title):
-    rows, within, within_raw, total = [], 0, 0, 0
+    rows, outliers = [], []
+    count = {g: [0, 0, 0, 0] for g in ("all", "networks", "small")}  # within, total, within repeatable, repeatable
     for it in items:
         m = it["model"]
         keys = [f"{m}{t}|{lv}" for t in ("", "#twin") for lv in ("disabled", "extended")]
@@ -133,25 +192,71 @@ def table(exe, device, items, meas, title):
         raw0, raw2, f0, f2 = (meas[k] for k in keys)
         m0, m2 = max(raw0 - f0, 1e-9), max(raw2 - f2, 1e-9)
         r0, r2 = est0 / m0, est2 / m2
-        for ratio, raw, est in ((r0, raw0, est0), (r2, raw2, est2)):
-            total += 1
-            within += abs(ratio - 1) <= TOL
-            within_raw += abs(est / raw - 1) <= TOL
-        rows.append((name_of(m), raw0 * 1e3, m0 * 1e3, est0 * 1e3, r0, raw2 * 1e3, m2 * 1e3, est2 * 1e3, r2, m0 / m2,
+        sp0, sp2 = spread(meas, m, "disabled"), spread(meas, m, "extended")
+        for ratio, sp, level in ((r0, sp0, "disabled"), (r2, sp2, "extended")):
+            ok, rep = abs(ratio - 1) <= TOL, sp is not None and sp <= TOL
+            for g in ("all", "small" if is_small(m) else "networks"):
+                c = count[g]
+                c[0] += ok
+                c[1] += 1
+                c[2] += ok and rep
+                c[3] += rep
+            if not ok:
+                outliers.append((abs(math.log(ratio)), name_of(m), level, ratio, rep))
+        rows.append((name_of(m), raw0 * 1e3, m0 * 1e3, "-" if sp0 is None else f"{sp0 * 100:.0f}%", est0 * 1e3, r0,
+                     raw2 * 1e3, m2 * 1e3, "-" if sp2 is None else f"{sp2 * 100:.0f}%", est2 * 1e3, r2, m0 / m2,
                      est0 / est2, (f0 + f2) * 5e5))
-    out = [f"#### {title}: `{os.path.basename(device)}`", "",
-           "| model | ORT disabled raw / net (ms) | est. original (ms) | ratio | ORT extended raw / net (ms) | "
-           "est. final (ms) | ratio | measured speedup | est. speedup | harness (us) |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = [f"### {title}: `{os.path.basename(device)}`", "", f"Profile: {device_description(device)}.", "",
+           "| model | ORT disabled raw / net (ms) | repeats | est. original (ms) | ratio | ORT extended raw / net (ms) | "
+           "repeats | est. final (ms) | ratio | measured speedup | est. speedup | harness (us) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        out.append("| %s | %.3f / %.3f | %.3f | %.2f | %.3f / %.3f | %.3f | %.2f | %.2fx | %.2fx | %.0f |" % r)
-    if total:
-        sp = [abs(r[10] / r[9] - 1) for r in rows]
-        out += ["", f"{within} of {total} estimates ({100.0 * within / total:.0f}%) within +-{TOL * 100:.0f}% of the "
-                f"measurement net of its harness twin ({len(rows)} models, 2 levels each; against the raw "
-                f"measurement: {within_raw} of {total}). Estimated speedup of fusion within +-10% of the measured "
-                f"one: {sum(e <= 0.10 for e in sp)} of {len(rows)}."]
+        out.append("| %s | %.3f / %.3f | %s | %.3f | %.2f | %.3f / %.3f | %s | %.3f | %.2f | %.2fx | %.2fx | %.0f |" % r)
+    if not rows:
+        return out
+    c = count["all"]
+    out += ["", f"**{c[0]} of {c[1]} estimates within +-{TOL * 100:.0f}%** of the measurement net of its harness twin "
+            f"({len(rows)} models, 2 levels each; {100.0 * c[0] / c[1]:.0f}%).", ""]
+    for g, what in (("networks", "networks and sample models"), ("small", "libonnx-testdata single-op models")):
+        w, n, wr, nr = count[g]
+        if n:
+            out.append(f"- {what}: {w} of {n} within +-{TOL * 100:.0f}%; of the {nr} whose net time repeats within "
+                       f"+-{TOL * 100:.0f}% over the repetitions, {wr} within.")
+    w, n, wr, nr = count["all"]
+    out.append(f"- every model whose net time repeats within +-{TOL * 100:.0f}%: {wr} of {nr} within.")
+    sp = [abs(r[12] / r[11] - 1) for r in rows]
+    out.append(f"- estimated speedup of fusion within +-10% of the measured one: {sum(e <= 0.10 for e in sp)} of "
+               f"{len(rows)} models.")
+    if outliers:
+        outliers.sort(reverse=True)
+        more = f", and {len(outliers) - 30} more" if len(outliers) > 30 else ""
+        out += ["", "Outside +-30%, worst first (estimate / measured; * = the net time does not repeat within "
+                "+-30%): " + ", ".join(f"{n} {lv} {r:.2f}{'' if rep else '*'}" for _, n, lv, r, rep in outliers[:30]) +
+                more + "."]
     return out
+
+
+def header(meas, a, n_items):
+    meta = meas.get("@meta", {})
+    errs = meas.get("@errors", {})
+    out = ["## Estimated vs measured latency: ONNX Runtime CPU, one thread (bench/latency_vs_ort.py)", "",
+           f"onnxruntime-node {meta.get('ort', 'unknown')}, CPU EP, 1 intra-op thread, sequential, profiling off, "
+           f"graph optimization levels `disabled` (against fuseplan's original stage) and `extended` (against its "
+           f"final stage). Measured {meta.get('start', '?')} to {meta.get('end', '?')} on cpu(s) "
+           f"{meta.get('cpus', '?')}, pinned, nice -20; load average (1, 5, 15 min) {meta.get('load_start', '?')} at "
+           f"the start, {meta.get('load_end', '?')} at the end (a shared 2-vCPU VM: other jobs ran on the other "
+           f"core). {meta.get('repeat', '?')} repetitions a pause apart of {meta.get('rounds', '?')} rounds of up to "
+           f"{meta.get('runs', '?')} runs; per model and level the minimum over repetitions of the min of round "
+           f"medians. Net = raw - the model's harness twin (same inputs and outputs, one Expand per output). "
+           f"`repeats`: (slowest - fastest) / fastest of the net time over the repetitions.", "",
+           f"Models: {n_items} given, {n_items - len(errs)} run by ONNX Runtime."]
+    if errs:
+        by = {}
+        for m, e in errs.items():
+            by.setdefault(e, []).append(name_of(m))
+        out.append("Not run (ONNX Runtime refuses them): " + "; ".join(
+            f"{', '.join(sorted(v))} ({k})" for k, v in sorted(by.items())) + ".")
+    return out + [""]
 
 
 def main():
@@ -165,6 +270,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--save")
     ap.add_argument("--measurements")
+    ap.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
     ap.add_argument("--title", default="Estimated vs measured")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
@@ -181,10 +287,15 @@ def main():
     if a.save:
         with open(a.save, "w") as f:
             json.dump(meas, f, indent=1)
-    out = []
+    out = header(meas, a, len(items))
     for dev in a.device:
         out += table(a.fuseplan, dev, items, meas, a.title) + [""]
-    print("\n".join(out))
+    text = "\n".join(out)
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+    else:
+        print(text)
 
 
 if __name__ == "__main__":

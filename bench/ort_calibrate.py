@@ -7,8 +7,9 @@ against the cache sweep of `fuseplan calibrate`. Never runs a model it is later 
   /usr/bin/python3 bench/ort_calibrate.py --device host.ini -o host_ort.ini [--ort DIR] [--cpu N]
         [--rounds 5] [--repeat 3] [--keep DIR]
 
-Parameters written: [launch] per class and `group`, [efficiency] conv, grouped_conv, matmul and
-bandwidth, [saturation] conv and matmul, [device] launch_overhead (the median of the classes').
+Parameters written: [launch] per class (`view` too: ORT dispatches Reshape & co. as kernels) and
+`group`, [efficiency] conv, grouped_conv, matmul, dilated_pool and bandwidth, [saturation] conv and
+matmul, [device] launch_overhead (the median of the classes', views left out).
 
 Method. For each case a chain of K identical ops (each consuming the previous one's output) and a
 chain of one op, both ending in a ReduceMax to one element (a large graph output costs the harness
@@ -26,7 +27,8 @@ count): for them
   t_i = L + groups_i * g + W_i / (peak * e)
 is fitted over the tiny case and the work cases for the per-group overhead g ([launch] group) and e,
 with L the dense convolution's launch (the same kernel's dispatch; fitting it too leaves it
-undetermined against g). Elementwise Add at working sets inside the L2, the L3 and beyond
+undetermined against g). Dilated MaxPools (5x5 and 9x9 windows, dilation 2) give the efficiency of
+ORT's generic pooling loop, W / (peak (t - L_pool)), geometric mean. Elementwise Add at working sets inside the L2, the L3 and beyond
 gives achieved / triad bandwidth at each; their geometric mean is the bandwidth efficiency. Every
 other number of the profile (peak, bandwidths, cache levels) stays the base's.
 """
@@ -48,6 +50,7 @@ from ort_common import time_models
 K = 9  # ops per long chain
 GROUPS = {}  # case name -> group count of its convolution
 OPERANDS = {}  # case name -> GEMM operand elements (M K + K N + M N)
+FLOPS_PER_OUT = {}  # pooling case name -> window elements (docs/metrics.md: out_elems x prod(kernel))
 
 
 def chain(path, n, make, x_shape, inits):
@@ -91,7 +94,7 @@ def cases():
 
     def unary(cls, name, op, shape, tiny=True, **attrs):
         n = int(np.prod(shape))
-        out.append((cls, name, n, 8 * n, shape, lambda i, s, d: helper.make_node(op, [s], [d], name=f"n{i}", **attrs),
+        out.append((cls, name, n * FLOPS_PER_OUT.get(name, 1), 8 * n, shape, lambda i, s, d: helper.make_node(op, [s], [d], name=f"n{i}", **attrs),
                     [], tiny))
 
     conv("conv_tiny", 4, 2, 1, 1, tiny=True)
@@ -108,8 +111,20 @@ def cases():
     unary("reduce", "reduce_tiny", "ReduceMean", n8, axes=[0])
     unary("softmax", "softmax_tiny", "Softmax", n8)
     unary("data", "transpose_tiny", "Transpose", [1, 4, 2, 2], perm=[0, 1, 3, 2])
+    # a view: ORT dispatches Reshape as a kernel (aliasing its input), fuseplan's class `view`
+    shape = [numpy_helper.from_array(np.array([1, 8], np.int64), "shape")]
+    out.append(("view", "reshape_tiny", 0, 0, n8,
+                lambda i, s, d: helper.make_node("Reshape", [s, "shape"], [d], name=f"n{i}"), shape, True))
+    # dilated pooling (class dilated_pool): MLAS pools have no dilation; ORT's generic loop runs it
+    for c, hw, k, dil in ((4, 64, 5, 2), (1, 256, 9, 2)):  # ORT: pads < kernel; same size out
+        pad = dil * (k - 1) // 2
+        FLOPS_PER_OUT[f"maxpool_k{k}_d{dil}_c{c}_{hw}"] = k * k
+        unary("dilated_pool", f"maxpool_k{k}_d{dil}_c{c}_{hw}", "MaxPool", [1, c, hw, hw], tiny=False,
+              kernel_shape=[k, k], dilations=[dil, dil], pads=[pad] * 4)
     # work: dense 3x3 convolutions, depthwise 3x3, matmuls
-    for c, hw in ((16, 16), (32, 28), (64, 28), (128, 28)):
+    # 3x3: up to the sizes of real networks' convolutions (an im2col matrix of several MiB, past the
+    # L2: 64 channels at 56x56 is 7 MiB), not only cache-resident ones
+    for c, hw in ((16, 16), (32, 28), (64, 28), (128, 28), (64, 56), (256, 14), (512, 7)):
         conv(f"conv3x3_c{c}_{hw}", c, hw, 3, 1)
     for c, hw in ((32, 28), (64, 56), (256, 14)):  # pointwise: no im2col, other operand shapes
         conv(f"conv1x1_c{c}_{hw}", c, hw, 1, 1)
@@ -195,7 +210,8 @@ def main():
         cfg.add_section("launch")
     for cls, v in launch.items():
         cfg["launch"][cls] = f"{v:.4g}"
-    cfg["device"]["launch_overhead"] = f"{float(np.median(list(launch.values()))):.4g}"
+    # the device's: the median kernel's (a view is no kernel in fuseplan's count)
+    cfg["device"]["launch_overhead"] = f"{float(np.median([v for c, v in launch.items() if c != 'view'])):.4g}"
     if not cfg.has_section("saturation"):
         cfg.add_section("saturation")
     notes = []
@@ -214,6 +230,11 @@ def main():
         if h > 0:
             cfg["saturation"][cls] = f"{h:.4g}"
         notes.append(f"{cls}: efficiency {e:.3g}, half work {h:.3g} FLOP (rms log error {rms:.3f} over {len(pts)} sizes)")
+    # dilated pooling: its efficiency, the geometric mean over the cases of W / (peak (t - L_pool))
+    effs = [flops / (peak * max(per[name] - launch["pool"], 1e-9)) for c, name, flops, *_ in cs if c == "dilated_pool"]
+    e = min(float(np.exp(np.mean(np.log(effs)))), 1.0)
+    cfg["efficiency"]["dilated_pool"] = f"{e:.4g}"
+    notes.append(f"dilated_pool: efficiency {e:.3g} ({', '.join(f'{x:.3g}' for x in effs)}; launch: pool's)")
     ratios = []
     for c, name, flops, nbytes, *_ in cs:
         if c != "bandwidth":

@@ -56,10 +56,11 @@ def pinned(cmd, cpu=None):
 
 
 def time_models(ort, items, levels=("disabled", "extended"), cpu=None, rounds=7, runs=40, round_ms=1000, repeat=1,
-                pause=20):
+                pause=20, each=None):
     """{(model, level): seconds} for items [{"model", "inputs"}] (bench/ort_time.mjs, min of medians;
     the minimum over `repeat` measurements `pause` seconds apart), errors {(model, level): message},
-    and the cpus used."""
+    and the cpus used. `each` (a dict), when given, receives every repetition's time per key, in
+    order (how well the measurement repeats)."""
     best, errors, cpus = {}, {}, []
     for r in range(repeat):
         if r:
@@ -69,6 +70,8 @@ def time_models(ort, items, levels=("disabled", "extended"), cpu=None, rounds=7,
         errors.update(e)
         for k, v in t.items():
             best[k] = min(v, best.get(k, v))
+            if each is not None:
+                each.setdefault(k, []).append(v)
     return best, {k: v for k, v in errors.items() if k not in best}, cpus
 
 

@@ -4,7 +4,7 @@
 # Not part of the tests (tens of minutes, and the numbers are this machine's).
 #
 #   bench/ort_fit.sh [--ort DIR] [--build DIR] [--out DIR] [--passes N] [--base host|host_ort]
-#                    [--reuse-profiles]
+#                    [--reuse-profiles | --refit] [--latency | --reuse-latency] [--objective OBJ]
 #
 #   --ort    a folder whose node_modules holds onnxruntime-node (default /tmp/ort), made with
 #            mkdir -p /tmp/ort && cd /tmp/ort && npm install --ignore-scripts onnxruntime-node
@@ -16,6 +16,14 @@
 #            calibrate` + bench/ort_calibrate.py's synthetic ONNX Runtime kernels) or host
 #            (`fuseplan calibrate` alone)
 #   --reuse-profiles  keep the profiling passes already in --out (calibrate and fit again)
+#   --refit  keep the profiling passes and the calibration (host.ini, host_ort.ini) in --out: fit
+#            and write the reports again (with --latency: time again; else the timings in --out are
+#            reused when there are some)
+#   --objective OBJ  the fit's row weights (fuseplan fit --objective; default models)
+#   --latency         also time every model without profiling (bench/latency_vs_ort.py, levels
+#            disabled and extended) and compare with the estimate on the calibrated profile
+#            (host_ort.ini): bench/results/latency.md
+#   --reuse-latency   the same from the timings already in --out (latency.json)
 #
 # Steps: `fuseplan calibrate --threads 1` (the profiles run one thread), three times a pause apart
 # (a busy neighbour core slows the SGEMM too), the run with the highest peak kept, gives host.ini;
@@ -36,6 +44,9 @@ OUT=$ROOT/bench/out/fit
 PASSES=5
 BASE=host_ort
 REUSE=
+LATENCY=
+REFIT=
+OBJECTIVE=models
 while [ $# -gt 0 ]; do
     case $1 in
     --passes) PASSES=$2; shift 2 ;;
@@ -44,6 +55,10 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --base) BASE=$2; shift 2 ;;
     --reuse-profiles) REUSE=1; shift ;;
+    --refit) REUSE=1; REFIT=1; shift ;;
+    --objective) OBJECTIVE=$2; shift 2 ;;
+    --latency) LATENCY=measure; shift ;;
+    --reuse-latency) LATENCY=reuse; shift ;;
     *) echo "usage: $0 [--ort DIR] [--build DIR] [--out DIR] [--passes N] [--base host|host_ort]" >&2; exit 2 ;;
     esac
 done
@@ -59,12 +74,13 @@ NICE=
 if nice -n -20 true 2>/dev/null; then NICE="nice -n -20"; fi
 idlest() { $PY -c "import sys; sys.path.insert(0, '$ROOT/bench'); import ort_common; print(ort_common.idlest_cpu())"; }
 
-for try in 1 2 3; do
-    [ "$try" = 1 ] || sleep 20
-    # shellcheck disable=SC2086 # NICE is a command prefix or nothing
-    taskset -c "$(idlest)" $NICE "$FP" calibrate --threads 1 --seconds 2 -o "$OUT/host$try.ini" >/dev/null
-done
-$PY - "$OUT" <<'EOF'
+if [ -z "$REFIT" ]; then
+    for try in 1 2 3; do
+        [ "$try" = 1 ] || sleep 20
+        # shellcheck disable=SC2086 # NICE is a command prefix or nothing
+        taskset -c "$(idlest)" $NICE "$FP" calibrate --threads 1 --seconds 2 -o "$OUT/host$try.ini" >/dev/null
+    done
+    $PY - "$OUT" <<'EOF'
 import configparser, shutil, sys
 def peak(p):
     c = configparser.ConfigParser(interpolation=None)
@@ -74,19 +90,25 @@ best = max((f"{sys.argv[1]}/host{i}.ini" for i in (1, 2, 3)), key=peak)
 shutil.copy(best, f"{sys.argv[1]}/host.ini")
 print(f"host.ini: {best}, {peak(best) / 1e9:.1f} GFLOP/s")
 EOF
-$PY "$ROOT/bench/ort_calibrate.py" --ort "$ORT" --device "$OUT/host.ini" -o "$OUT/host_ort.ini" \
-    >"$OUT/ort_calibrate.md"
+    $PY "$ROOT/bench/ort_calibrate.py" --ort "$ORT" --device "$OUT/host.ini" -o "$OUT/host_ort.ini" \
+        >"$OUT/ort_calibrate.md"
+fi
 
 $PY "$ROOT/bench/fit_models.py" "$OUT/models"
 [ -f "$OUT/models/resnet50.onnx" ] || $PY "$ROOT/bench/gen_big_model.py" "$OUT/models/resnet50.onnx"
 $PY "$ROOT/bench/fit_manifest.py" "$OUT/manifest.json" "$OUT/models"
 
 DIRS=
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+[ -n "$REUSE" ] || : >"$OUT/load.txt"
 for pass in $(seq 1 "$PASSES"); do
     if [ -z "$REUSE" ]; then
+        cpu=$(idlest)
+        start="$(date -u +%FT%TZ), load $(load)"
         # shellcheck disable=SC2086
-        taskset -c "$(idlest)" $NICE node "$ROOT/bench/ort_profiles.mjs" --ort "$ORT" --manifest "$OUT/manifest.json" \
+        taskset -c "$cpu" $NICE node "$ROOT/bench/ort_profiles.mjs" --ort "$ORT" --manifest "$OUT/manifest.json" \
             --out "$OUT/profiles$pass" >"$OUT/profiles$pass.log" 2>&1
+        echo "pass $pass on cpu $cpu: $start; end $(date -u +%FT%TZ), load $(load)" >>"$OUT/load.txt"
     fi
     DIRS="$DIRS $OUT/profiles$pass"
 done
@@ -94,9 +116,29 @@ done
 $PY "$ROOT/bench/ort_robust.py" "$OUT/robust" "$OUT/pairs_all.txt" $DIRS
 grep -v pytorch-converted "$OUT/pairs_all.txt" >"$OUT/pairs_networks.txt"
 
-"$FP" fit -d "$OUT/$BASE.ini" -o "$OUT/fitted_all.ini" --pairs "$OUT/pairs_all.txt" -f json >"$OUT/fit_all.json"
-"$FP" fit -d "$OUT/$BASE.ini" -o "$OUT/fitted_networks.ini" --pairs "$OUT/pairs_networks.txt" -f json \
+"$FP" fit -d "$OUT/$BASE.ini" -o "$OUT/fitted_all.ini" --pairs "$OUT/pairs_all.txt" --objective "$OBJECTIVE" -f json \
+    >"$OUT/fit_all.json"
+"$FP" fit -d "$OUT/$BASE.ini" -o "$OUT/fitted_networks.ini" --pairs "$OUT/pairs_networks.txt" --objective "$OBJECTIVE" -f json \
     >"$OUT/fit_networks.json"
+# the same data with another objective (e2e: the end-to-end criterion itself; or the default), for comparison
+ALTOBJ=models
+[ "$OBJECTIVE" != models ] || ALTOBJ=e2e
+"$FP" fit -d "$OUT/$BASE.ini" -o "$OUT/fitted_all_$ALTOBJ.ini" --pairs "$OUT/pairs_all.txt" --objective "$ALTOBJ" \
+    -f json >"$OUT/fit_all_$ALTOBJ.json"
+ALT="--alt $OUT/fit_all_$ALTOBJ.json"
+# shellcheck disable=SC2086 # ALT is two words or none
 $PY "$ROOT/bench/fit_report.py" --fuseplan "$FP" --host "$OUT/$BASE.ini" --passes "$OUT/robust/passes.json" \
-    "$OUT/fit_all.json" "$OUT/fit_networks.json" >"$ROOT/bench/results/fit.md"
+    --load "$OUT/load.txt" $ALT "$OUT/fit_all.json" "$OUT/fit_networks.json" >"$ROOT/bench/results/fit.md"
 echo "wrote $ROOT/bench/results/fit.md"
+
+[ -n "$LATENCY" ] || [ -z "$REFIT" ] || [ ! -f "$OUT/latency.json" ] || LATENCY=reuse
+if [ -n "$LATENCY" ]; then
+    # the same models, timed without profiling; the estimate on the calibrated profile (no fit: the
+    # fitted launch overheads hold the profiler's own per-kernel cost)
+    if [ "$LATENCY" = measure ]; then SRC="--save $OUT/latency.json"; else SRC="--measurements $OUT/latency.json"; fi
+    # shellcheck disable=SC2086 # SRC is two words
+    (cd "$ROOT/bench" && $PY latency_vs_ort.py --ort "$ORT" --fuseplan "$FP" --device "$OUT/host_ort.ini" $SRC \
+        -o "$ROOT/bench/results/latency.md" "$ROOT"/models/*.onnx "$OUT"/models/*.onnx \
+        /usr/share/libonnx-testdata/data/pytorch-converted/*/model.onnx)
+    echo "wrote $ROOT/bench/results/latency.md"
+fi

@@ -21,8 +21,9 @@
 
 static const double host_efficiency[FP_CLASS_COUNT] = {
     [FP_CLASS_CONV] = 0.9,   [FP_CLASS_GROUPED_CONV] = HOST_GROUPED_CONV, [FP_CLASS_MATMUL] = 0.9,
-    [FP_CLASS_EW] = 0.5,     [FP_CLASS_NORM] = 0.3, [FP_CLASS_POOL] = 0.3, [FP_CLASS_REDUCE] = 0.3,
-    [FP_CLASS_SOFTMAX] = 0.3, [FP_CLASS_DATA] = 0.5, [FP_CLASS_OTHER] = 0.3,
+    [FP_CLASS_EW] = 0.5,     [FP_CLASS_NORM] = 0.3, [FP_CLASS_POOL] = 0.3, [FP_CLASS_DILATED_POOL] = 0.3,
+    [FP_CLASS_REDUCE] = 0.3, [FP_CLASS_SOFTMAX] = 0.3, [FP_CLASS_DATA] = 0.5, [FP_CLASS_VIEW] = 0.3,
+    [FP_CLASS_OTHER] = 0.3,
 };
 
 typedef struct {

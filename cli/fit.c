@@ -52,16 +52,26 @@ static bool read_pairs(const char *path, GPtrArray *models, GPtrArray *profiles)
     return true;
 }
 
-/* The kernel-launching ops of a match row, as the fit sees them; control flow goes to *fixed. */
-static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, double *fixed)
+/* Most kernels a control-flow op's bodies may expand to in the fit (a Loop of many trips stays a
+ * fixed time at the base). */
+#define MAX_BODY_KERNELS 4096
+
+/* The ops of a match row, as the fit sees them: kernel-launching ops, views (class view: their
+ * [launch] view) and control flow expanded to its own launch and its body's kernels; a body too
+ * large to expand goes to *fixed at the base's estimate. */
+static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, const fp_device *base, double *fixed)
 {
     GArray *ops = g_array_new(FALSE, FALSE, sizeof(fp_fit_op));
     *fixed = 0;
     for (guint i = 0; i < row->units->len; i++) {
         const fp_op_cost *c = &m->cost->ops[g_array_index(row->units, guint, i)];
         if (fp_op_has(c->node->op, FP_OPF_CTRL)) {
-            *fixed += c->rl.time_s;
-        } else if (c->kernel) {
+            if (!fp_cost_control_kernels(c->node, base, ops, ops->len + MAX_BODY_KERNELS))
+                *fixed += c->rl.time_s;
+        } else if (!c->kernel) {
+            fp_fit_op op = {.dtype = c->dtype, .cls = FP_CLASS_VIEW};
+            g_array_append_val(ops, op);
+        } else {
             fp_fit_op op = {.flops = c->flops, .bytes = c->bytes, .dtype = c->dtype, .cls = c->cls, .parts = c->parts,
                             .operands = c->operands};
             g_array_append_val(ops, op);
@@ -71,13 +81,13 @@ static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, double
 }
 
 /* Adds model `name`'s rows to d from its match. */
-static void add_rows(fp_fit_data *d, const char *name, const fp_match_result *m)
+static void add_rows(fp_fit_data *d, const char *name, const fp_match_result *m, const fp_device *base)
 {
     uint32_t model = fp_fit_data_add_model(d, name, m->measured_s - m->measured_matched_s);
     for (guint i = 0; i < m->rows->len; i++) {
         const fp_match_row *row = &g_array_index(m->rows, fp_match_row, i);
         double fixed;
-        g_autoptr(GArray) ops = row_ops(m, row, &fixed);
+        g_autoptr(GArray) ops = row_ops(m, row, base, &fixed);
         const char *rname = row->kernels->len ? fp_profile_kernel(m->profile, g_array_index(row->kernels, guint, 0))->name
                                               : m->cost->ops[g_array_index(row->units, guint, 0)].node->name;
         fp_fit_data_add_row(d, model, rname, (const fp_fit_op *)ops->data, ops->len, fixed, row->measured_s);
@@ -109,7 +119,7 @@ static bool read_one(const char *model, const char *profile, const fp_device *ba
         fp_cli_error("%s", msg);
         ok = false;
     } else {
-        add_rows(d, model, pr.match);
+        add_rows(d, model, pr.match, base);
         *pair = (fp_fit_pair){.model = model, .profile = profile, .stage = fp_cmp_stage_name(pr.stage),
                               .kernels = pr.match->counted, .matched = pr.match->matched,
                               .time_share = pr.match->measured_s > 0 ? pr.match->measured_matched_s / pr.match->measured_s : 0};

@@ -91,6 +91,10 @@ double fp_device_launch(const fp_device *d, fp_op_class c)
         return d->launch[c];
     if (c == FP_CLASS_GROUPED_CONV && d->launch_own[FP_CLASS_CONV])
         return d->launch[FP_CLASS_CONV];
+    if (c == FP_CLASS_DILATED_POOL && d->launch_own[FP_CLASS_POOL])
+        return d->launch[FP_CLASS_POOL];
+    if (c == FP_CLASS_VIEW)
+        return 0; /* views launch nothing unless the runtime is known to dispatch them */
     return d->launch_overhead;
 }
 
@@ -370,15 +374,17 @@ static bool read_fraction(reader *r, const char *key, double *out)
     return true;
 }
 
-/* Classes without a key take `other`'s value (grouped_conv: conv's, as profiles written before the
- * class existed meant); `other` and `bandwidth` default to 1. */
+/* Classes without a key take `other`'s value (grouped_conv: conv's, dilated_pool: pool's, as
+ * profiles written before the class existed meant); `other` and `bandwidth` default to 1. */
 static bool read_efficiency(reader *r, fp_device *d)
 {
     double other = 1.0;
     if (!read_fraction(r, "other", &other))
         return false;
     for (int c = 0; c < FP_CLASS_COUNT; c++) {
-        d->efficiency[c] = c == FP_CLASS_GROUPED_CONV ? d->efficiency[FP_CLASS_CONV] : other;
+        d->efficiency[c] = c == FP_CLASS_GROUPED_CONV   ? d->efficiency[FP_CLASS_CONV]
+                           : c == FP_CLASS_DILATED_POOL ? d->efficiency[FP_CLASS_POOL]
+                                                        : other;
         if (!read_fraction(r, class_names[c], &d->efficiency[c]))
             return false;
     }

@@ -19,7 +19,11 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
 
 /* Op classes with their own efficiency factor (fraction of peak a kernel of that class reaches) and
  * launch overhead. GROUPED_CONV is a convolution with group > 1 (depthwise ones included): a profile
- * without its own value for it takes conv's. */
+ * without its own value for it takes conv's. DILATED_POOL is a pooling with a dilation > 1 (runtimes'
+ * vectorized pooling kernels have none: ONNX Runtime runs it in its generic loop); without its own
+ * values it takes pool's. VIEW is an op that moves no data (Reshape, Flatten, Squeeze, Unsqueeze,
+ * Identity, Dropout): it costs only its [launch] view, which is 0 unless the profile gives one (a
+ * runtime that dispatches views as kernels, as ONNX Runtime does). */
 #define FP_OP_CLASSES(X)             \
     X(CONV, "conv")                  \
     X(GROUPED_CONV, "grouped_conv")  \
@@ -27,9 +31,11 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
     X(EW, "elementwise") \
     X(NORM, "norm")      \
     X(POOL, "pool")      \
+    X(DILATED_POOL, "dilated_pool") \
     X(REDUCE, "reduce")  \
     X(SOFTMAX, "softmax") \
     X(DATA, "data")      \
+    X(VIEW, "view")      \
     X(OTHER, "other")
 
 typedef enum {
@@ -81,8 +87,8 @@ char **fp_device_list(void);
  * peak of its own takes its sibling's: uint8 -> int8, uint4 -> int4, float8e5m2 -> float8e4m3fn,
  * the *fnuz float8 types -> their fn/e5m2 counterparts. */
 double fp_device_peak(const fp_device *d, fp_dtype t);
-/* Launch overhead of a kernel of class c: its [launch] value, else (grouped_conv) conv's, else
- * [device] launch_overhead. */
+/* Launch overhead of a kernel of class c: its [launch] value, else (grouped_conv) conv's,
+ * (dilated_pool) pool's, else [device] launch_overhead; a view without its own value costs 0. */
 double fp_device_launch(const fp_device *d, fp_op_class c);
 /* Bandwidth (bytes/s, before bw_efficiency) of a kernel moving `bytes`: the first cache level whose
  * capacity holds them, else device memory. *level receives 1..FP_CACHE_LEVELS for a cache level, 0

@@ -7,14 +7,30 @@
 
 #include "passes/cost.h"
 
+/* True when n has a `dilations` attribute with an entry above 1. */
+static bool dilated(const fp_node *n)
+{
+    const fp_attr *a = fp_node_attr(n, "dilations");
+    if (!a)
+        return false;
+    if (a->type == FP_ATTR_INT)
+        return a->u.i > 1;
+    for (uint32_t i = 0; a->type == FP_ATTR_INTS && i < a->n; i++)
+        if (a->u.ints[i] > 1)
+            return true;
+    return false;
+}
+
 fp_op_class fp_cost_class(const fp_node *n)
 {
+    if (fp_op_has(n->op, FP_OPF_VIEW))
+        return FP_CLASS_VIEW;
     switch (fp_op_fuse_kind(n->op)) {
     case FP_FK_CONV: return fp_node_attr_int(n, "group", 1) > 1 ? FP_CLASS_GROUPED_CONV : FP_CLASS_CONV;
     case FP_FK_GEMM: case FP_FK_MATMUL: return FP_CLASS_MATMUL;
     case FP_FK_EW: case FP_FK_ACT: return FP_CLASS_EW;
     case FP_FK_NORM: return FP_CLASS_NORM;
-    case FP_FK_POOL: return FP_CLASS_POOL;
+    case FP_FK_POOL: return dilated(n) ? FP_CLASS_DILATED_POOL : FP_CLASS_POOL;
     case FP_FK_REDUCE: return FP_CLASS_REDUCE;
     case FP_FK_SOFTMAX: return FP_CLASS_SOFTMAX;
     case FP_FK_LAYOUT: case FP_FK_DATA: return FP_CLASS_DATA;
@@ -168,7 +184,9 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.rl = fp_roofline_eval(d, 0, 0, c.dtype, c.cls);
             c.rl.time_s += control_cost(node, d, what_if, unknown);
         } else if (!c.kernel) {
-            c.rl = (fp_roofline){.bound = FP_BOUND_MEMORY}; /* an alias: no kernel, no time */
+            /* an alias: no kernel, no traffic; a runtime that dispatches it pays [launch] view */
+            double launch = fp_device_launch(d, FP_CLASS_VIEW);
+            c.rl = (fp_roofline){.bound = FP_BOUND_MEMORY, .launch_s = launch, .time_s = launch};
         } else {
             if (!node->metrics.known)
                 (*unknown)++;
@@ -182,6 +200,77 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             g_array_append_val(out, c);
     }
     return total;
+}
+
+/* The kernel of op cost c as the roofline sees it (a view: class view, no work). */
+static fp_kernel kernel_of(const fp_op_cost *c)
+{
+    if (!c->kernel)
+        return (fp_kernel){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
+    return (fp_kernel){c->flops, c->bytes, c->dtype, c->cls, c->parts, c->operands};
+}
+
+static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);
+
+/* Appends control-flow op n's own kernel (its launch) and its body's kernels to out. */
+static bool control_kernels(const fp_node *n, const fp_device *d, fp_dtype t, GArray *out, guint max)
+{
+    fp_kernel self = {.dtype = t, .cls = fp_cost_class(n)};
+    g_array_append_val(out, self);
+    if (n->op == FP_OP_IF) { /* the dearer branch, as graph_cost counts it */
+        const fp_graph *dear = NULL;
+        double best = -1;
+        uint32_t unknown = 0;
+        for (uint32_t k = 0; k < n->n_subgraphs; k++) {
+            double c = graph_cost(n->subgraphs[k], d, FP_DT_UNDEFINED, NULL, &unknown);
+            if (c > best) {
+                best = c;
+                dear = n->subgraphs[k];
+            }
+        }
+        return !dear || body_kernels(dear, d, out, max);
+    }
+    double reps = trips(n);
+    for (double r = 0; r < reps; r++) {
+        guint before = out->len;
+        for (uint32_t k = 0; k < n->n_subgraphs; k++)
+            if (!body_kernels(n->subgraphs[k], d, out, max))
+                return false;
+        if (out->len == before) /* a body without kernels: nothing to repeat */
+            break;
+    }
+    return true;
+}
+
+/* Appends the kernels of graph g (control flow expanded) to out; false once out would pass max. */
+static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max)
+{
+    uint32_t unknown = 0;
+    g_autoptr(GArray) ops = g_array_new(FALSE, TRUE, sizeof(fp_op_cost));
+    graph_cost(g, d, FP_DT_UNDEFINED, ops, &unknown);
+    for (guint i = 0; i < ops->len; i++) {
+        const fp_op_cost *c = &g_array_index(ops, fp_op_cost, i);
+        if (out->len >= max)
+            return false;
+        if (fp_op_has(c->node->op, FP_OPF_CTRL)) {
+            if (!control_kernels(c->node, d, c->dtype, out, max))
+                return false;
+            continue;
+        }
+        fp_kernel k = kernel_of(c);
+        g_array_append_val(out, k);
+    }
+    return out->len <= max;
+}
+
+bool fp_cost_control_kernels(const fp_node *n, const fp_device *d, GArray *out, guint max)
+{
+    g_assert(fp_op_has(n->op, FP_OPF_CTRL));
+    guint at = out->len;
+    if (control_kernels(n, d, compute_dtype(n), out, max))
+        return true;
+    g_array_set_size(out, at);
+    return false;
 }
 
 fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, fp_diag *diag)

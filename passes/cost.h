@@ -16,7 +16,8 @@ typedef struct {
     uint64_t parts;    /* sub-kernels it runs as: the groups of a grouped convolution, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
-    bool kernel;       /* launches a kernel (views and folded ops do not) */
+    bool kernel;       /* launches a kernel (views and folded ops do not; a view still costs the
+                          device's [launch] view, 0 unless the runtime dispatches views) */
 } fp_op_cost;
 
 typedef struct {
@@ -29,7 +30,7 @@ typedef struct {
 } fp_cost_result;
 
 /* Class of an op for the device's efficiency factors and launch overheads (a convolution with
- * group > 1 is grouped_conv). */
+ * group > 1 is grouped_conv, a pooling with a dilation > 1 dilated_pool, a view op view). */
 fp_op_class fp_cost_class(const fp_node *n);
 /* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count, else 1. */
 uint64_t fp_cost_parts(const fp_node *n);
@@ -45,6 +46,12 @@ uint64_t fp_cost_gemm_operands(const fp_node *n);
  * with fp_cost_result_free. */
 fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, fp_diag *diag);
 void fp_cost_result_free(fp_cost_result *r);
+/* The kernels control-flow op n (If, Loop, Scan) costs on d, as fp_kernel (views: class view, no
+ * work), appended to out: n's own (its class's launch), then its body's as the cost model counts
+ * them (If: the dearer branch on d; Loop/Scan: the body trip-count times; nested control flow
+ * expanded alike), in the body's topological order. The sum of their roofline times is the op's
+ * estimate. False, with out unchanged, when out would hold more than max kernels. */
+bool fp_cost_control_kernels(const fp_node *n, const fp_device *d, GArray *out, guint max);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_cost_result, fp_cost_result_free)
 
 #endif

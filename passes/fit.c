@@ -268,7 +268,8 @@ typedef struct {
     GArray *rows;      /* guint: rows in the fit */
     double *sqrt_w;    /* per entry of rows */
     double sqrt_prior[NP]; /* per parameter: the base or the refinement prior */
-    bool to_none[NP];      /* a refinement the base lacks: pulled toward none (effect_of) */
+    bool by_effect[NP];    /* half works, the group overhead, a view's launch: pulled by effect_of */
+    double effect0[NP];    /* their base effect (0: the base lacks it, pulled toward none) */
     double theta0[NP];     /* the base's theta */
     fp_fit_objective objective;
     guint n_models;    /* E2E: one residual per model */
@@ -280,9 +281,11 @@ typedef struct {
 /* The size of what a half work or group overhead does, for the pull of one the base lacks toward
  * none: the saturation it gives a 1 MFLOP kernel, (h / 1e6)^(1/3); the group overhead in us. A log
  * distance to "none" would be unbounded. */
-static double effect_of(int j, double theta)
+static double effect_of(int j, const double *theta)
 {
-    return j == FP_FIT_GROUP_LAUNCH ? exp(theta) / SAT_REF_LAUNCH : cbrt(exp(theta) / SAT_REF_WORK);
+    if (j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW) /* a view's launch the base lacks, in us */
+        return exp(theta[j] + theta[FP_FIT_LAUNCH]) / SAT_REF_LAUNCH;
+    return j == FP_FIT_GROUP_LAUNCH ? exp(theta[j]) / SAT_REF_LAUNCH : cbrt(exp(theta[j]) / SAT_REF_WORK);
 }
 
 static void residuals(const problem *pb, const double *theta, double *res)
@@ -301,7 +304,8 @@ static void residuals(const problem *pb, const double *theta, double *res)
     for (guint m = 0; est_sum && m < pb->n_models; m++)
         res[at++] = pb->model_w[m] > 0 ? pb->model_w[m] * (log(est_sum[m]) - log(pb->meas_sum[m])) : 0;
     for (int j = 0; j < NP; j++)
-        res[at + j] = pb->sqrt_prior[j] * (pb->to_none[j] ? effect_of(j, theta[j]) : theta[j] - pb->theta0[j]);
+        res[at + j] = pb->sqrt_prior[j] * (pb->by_effect[j] ? effect_of(j, theta) - pb->effect0[j]
+                                                            : theta[j] - pb->theta0[j]);
 }
 
 static double sum_sq(const double *r, guint n)
@@ -478,13 +482,22 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
     weights(&pb);
     for (int j = 0; j < NP; j++) {
         bool sat = j >= FP_FIT_SAT && j < FP_FIT_SAT + FP_CLASS_COUNT;
-        pb.to_none[j] = (sat && !(base->half_work[j - FP_FIT_SAT] > 0)) ||
-                        (j == FP_FIT_GROUP_LAUNCH && !(base->launch_group > 0));
+        /* a half work, the group overhead and a view's launch are pulled by what they do (the
+         * saturation of a 1 MFLOP kernel, microseconds): in log space a base value near none
+         * (a half work of 100 FLOP) would hold them with a force out of proportion to its effect */
+        pb.by_effect[j] = sat || j == FP_FIT_GROUP_LAUNCH || j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW;
         pb.sqrt_prior[j] = sqrt(MAX(is_refinement(j) ? o->prior_refine : o->prior, 0));
     }
     double v[NP];
     get_params(base, v);
     to_theta(v, pb.theta0);
+    for (int j = 0; j < NP; j++) {
+        bool sat = j >= FP_FIT_SAT && j < FP_FIT_SAT + FP_CLASS_COUNT;
+        bool lacks = (sat && !(base->half_work[j - FP_FIT_SAT] > 0)) ||
+                     (j == FP_FIT_GROUP_LAUNCH && !(base->launch_group > 0)) ||
+                     (j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW && !base->launch_own[FP_CLASS_VIEW]);
+        pb.effect0[j] = pb.by_effect[j] && !lacks ? effect_of(j, pb.theta0) : 0;
+    }
     pb.n_res = pb.rows->len + (pb.objective == FP_FIT_E2E ? pb.n_models : 0) + NP;
     /* starts: the base; efficiencies 10x lower (compute-bound everywhere); efficiencies and the
      * bandwidth at their peaks; efficiencies at their peaks, every class saturating (half work
@@ -552,7 +565,10 @@ static double rms_log(const fp_fit_data *d, const fp_device *dev)
         const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, i);
         if (!fp_fit_row_used(r))
             continue;
-        double e = log(fp_fit_row_estimate(d, r, dev)) - log(r->measured_s);
+        double est = fp_fit_row_estimate(d, r, dev);
+        if (!(est > 0)) /* views on a profile whose views cost nothing */
+            continue;
+        double e = log(est) - log(r->measured_s);
         s += e * e;
         n++;
     }

@@ -10,9 +10,13 @@
  * over its kernels. The base parameters are the efficiencies, the bandwidth factor and the device's
  * launch overhead; the refinements are a factor per cache level on its bandwidth, each class's half
  * work (the work per kernel at which it reaches half its efficiency), each class's launch overhead
- * as a ratio to the device's, and the overhead per group of grouped convolutions. A half work or
- * group overhead the base does not have is pulled toward none instead, in proportion to its
- * effect (the saturation it gives a 1 MFLOP kernel, the group overhead in us).
+ * as a ratio to the device's, and the overhead per group of grouped convolutions. Half works, the
+ * group overhead and a view's launch overhead (class view) are pulled toward the base's by their
+ * effect, not in log space: the saturation a half work gives a 1 MFLOP kernel, the overheads in us
+ * (toward none when the base lacks them). In log space a base half work near none (100 FLOP)
+ * would hold the fit far from the data with a pull out of proportion to what it does. Views take part as ops of class view without
+ * work (their [launch] view alone); control-flow ops as their own launch and their bodies' kernels
+ * (passes/cost.h, fp_cost_control_kernels).
  *
  * Log residuals weigh a 2 us kernel's 2x error like a 2 ms kernel's (the roofline's errors are
  * multiplicative, and kernel times span five decades); by default w_r = 1 / (measured rows of its

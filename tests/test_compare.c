@@ -112,6 +112,72 @@ static fp_profile *ort_profile(const char *const *kernels)
     return p;
 }
 
+/* ---------------------------------------------------------------- op classes */
+
+/* A dilated MaxPool is class dilated_pool; a Reshape class view, no kernel, costing [launch] view
+ * (0 on a profile without it); control flow expands to its own launch and its dearer branch. */
+static void test_classes_and_bodies(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 3, (int64_t[]){1, 2, 32});
+    tb_init_i64(b, "shape", 2, (int64_t[]){2, 32});
+    tb_node_t *p = tb_node(b, "MaxPool", "pool", "x", "p");
+    tb_attr_ints(b, p, "kernel_shape", 1, (int64_t[]){3});
+    tb_attr_ints(b, p, "dilations", 1, (int64_t[]){2});
+    tb_attr_ints(b, p, "pads", 2, (int64_t[]){2, 2});
+    tb_node(b, "Reshape", "view", "p,shape", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_load_model(path, &err);
+    CU_ASSERT_FATAL(m != NULL);
+    fp_shape_opts so = {0};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &so, NULL, &err));
+    fp_pass_metrics(m, NULL);
+    static const char ini[] = "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=1e11\nmemory_bytes=1e9\n"
+                              "launch_overhead=1e-6\nalign_bytes=64\n[peak]\nfp32=1e12\n[launch]\nview=2e-6\n";
+    g_autofree char *ipath = tu_write_temp(ini, strlen(ini), ".ini");
+    g_autoptr(fp_device) d = fp_device_load(ipath, &err);
+    g_autoptr(fp_device) plain = fp_device_load("cpu-avx2", NULL);
+    CU_ASSERT_FATAL(d != NULL && plain != NULL);
+    g_autoptr(fp_cost_result) c = fp_pass_cost(m, d, FP_DT_UNDEFINED, NULL);
+    CU_ASSERT_EQUAL_FATAL(c->n_ops, 2);
+    CU_ASSERT_EQUAL(c->ops[0].cls, FP_CLASS_DILATED_POOL);
+    CU_ASSERT_EQUAL(c->ops[1].cls, FP_CLASS_VIEW);
+    CU_ASSERT_FALSE(c->ops[1].kernel);
+    CU_ASSERT_EQUAL(c->kernels, 1);
+    CU_ASSERT_DOUBLE_EQUAL(c->ops[1].rl.time_s, 2e-6, 1e-15);
+    g_autoptr(fp_cost_result) c0 = fp_pass_cost(m, plain, FP_DT_UNDEFINED, NULL);
+    CU_ASSERT_DOUBLE_EQUAL(c0->ops[1].rl.time_s, 0, 0);
+    g_unlink(path);
+    g_unlink(ipath);
+
+    /* models/if_subgraph.onnx: Relu, then If (then: Neg, else: Abs) */
+    g_autoptr(fp_model) mi = fp_load_model(MODELS "/if_subgraph.onnx", &err);
+    CU_ASSERT_FATAL(mi != NULL);
+    CU_ASSERT_FATAL(fp_pass_shapes(mi, &so, NULL, &err));
+    fp_pass_metrics(mi, NULL);
+    g_autoptr(fp_cost_result) ci = fp_pass_cost(mi, d, FP_DT_UNDEFINED, NULL);
+    const fp_op_cost *ifc = NULL;
+    for (uint32_t i = 0; i < ci->n_ops; i++)
+        if (ci->ops[i].node->op == FP_OP_IF)
+            ifc = &ci->ops[i];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ifc);
+    g_autoptr(GArray) ks = g_array_new(FALSE, FALSE, sizeof(fp_kernel));
+    CU_ASSERT_TRUE(fp_cost_control_kernels(ifc->node, d, ks, 16));
+    CU_ASSERT_EQUAL_FATAL(ks->len, 2); /* the If's own launch, one branch's op */
+    CU_ASSERT_EQUAL(g_array_index(ks, fp_kernel, 0).cls, FP_CLASS_OTHER);
+    CU_ASSERT_EQUAL(g_array_index(ks, fp_kernel, 1).cls, FP_CLASS_EW);
+    double sum = 0;
+    for (guint i = 0; i < ks->len; i++)
+        sum += fp_roofline_kernel(d, &g_array_index(ks, fp_kernel, i)).time_s;
+    CU_ASSERT_DOUBLE_EQUAL(sum, ifc->rl.time_s, 1e-15);
+    /* too many kernels: refused, nothing appended */
+    CU_ASSERT_FALSE(fp_cost_control_kernels(ifc->node, d, ks, 3));
+    CU_ASSERT_EQUAL(ks->len, 2);
+}
+
 /* ---------------------------------------------------------------- matching */
 
 static void test_fused_names(void)
@@ -565,6 +631,7 @@ static void test_fit_errors(void)
 FP_TEST_SUITE(register_compare)
 {
     CU_pSuite s = CU_add_suite("compare", NULL, NULL);
+    CU_add_test(s, "classes_and_bodies", test_classes_and_bodies);
     CU_add_test(s, "fused_names", test_fused_names);
     CU_add_test(s, "type_and_shape", test_type_and_shape);
     CU_add_test(s, "ort_profiles", test_ort_profiles);

@@ -350,6 +350,28 @@ static void test_model_groups(void)
     CU_ASSERT_EQUAL(level, 0);
     CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(round, FP_CLASS_MATMUL), 1e-5, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(round->efficiency[FP_CLASS_GROUPED_CONV], round->efficiency[FP_CLASS_CONV], 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(round->efficiency[FP_CLASS_DILATED_POOL], round->efficiency[FP_CLASS_POOL], 1e-12);
+    /* views cost nothing unless the profile says the runtime dispatches them */
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(round, FP_CLASS_VIEW), 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(d, FP_CLASS_VIEW), 0, 0);
+}
+
+/* dilated_pool falls back to pool's efficiency and launch; [launch] view gives views a cost. */
+static void test_model_pool_view(void)
+{
+    g_autoptr(fp_device) p = load_text(
+        "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=1e11\nmemory_bytes=1e9\nlaunch_overhead=1e-5\n"
+        "align_bytes=64\n[peak]\nfp32=1e12\n[efficiency]\npool=0.2\n[launch]\npool=3e-6\nview=2e-6\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_DOUBLE_EQUAL(p->efficiency[FP_CLASS_DILATED_POOL], 0.2, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(p, FP_CLASS_DILATED_POOL), 3e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(p, FP_CLASS_VIEW), 2e-6, 1e-15);
+    /* a dilated pool of 2e6 window elements at 0.2 x 1e12: 10 us + the pool's 3 us launch */
+    fp_roofline r = fp_roofline_eval(p, 2000000, 1000, FP_DT_FLOAT, FP_CLASS_DILATED_POOL);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_s, 13e-6, 1e-12);
+    /* a view: no work, its launch */
+    r = fp_roofline_eval(p, 0, 0, FP_DT_FLOAT, FP_CLASS_VIEW);
+    CU_ASSERT_DOUBLE_EQUAL(r.time_s, 2e-6, 1e-15);
 }
 
 static void test_roofline_model(void)
@@ -667,6 +689,7 @@ FP_TEST_SUITE(register_device)
     CU_add_test(s, "roofline", test_roofline);
     CU_add_test(s, "keyfile_roundtrip", test_keyfile_roundtrip);
     CU_add_test(s, "model_groups", test_model_groups);
+    CU_add_test(s, "model_pool_view", test_model_pool_view);
     CU_add_test(s, "roofline_model", test_roofline_model);
     CU_add_test(s, "model_roundtrip", test_model_roundtrip);
     CU_add_test(s, "cache_levels", test_cache_levels);
