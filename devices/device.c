@@ -311,6 +311,13 @@ static bool read_launch(reader *r, const char *group, const char *key, bool requ
 static bool read_device(reader *r, fp_device *d)
 {
     g_autoptr(GError) err = NULL;
+    /* GLib 2.74 warns (its GError set twice) parsing a value with a bad escape that ends in a lone '\' */
+    g_autofree char *raw = g_key_file_get_value(r->kf, "device", "description", NULL);
+    size_t n = raw ? strlen(raw) : 0, lone = 0;
+    while (lone < n && raw[n - 1 - lone] == '\\')
+        lone++;
+    if (lone & 1)
+        return fail(r, "device", "description", "the value ends in a lone '\\'");
     d->description = g_key_file_get_string(r->kf, "device", "description", &err);
     if (!d->description) {
         if (g_error_matches(err, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND))

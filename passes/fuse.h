@@ -78,6 +78,9 @@ typedef struct {
 /* Loads a target by name (devices/targets/NAME.ini, or $FUSEPLAN_DEVICES/targets) or .ini path.
  * Unknown rule ids and unknown parameter keys are errors naming file, group and key. */
 fp_target *fp_target_load(const char *name_or_path, GError **error);
+/* Refuses a value of kf ending in a lone backslash (GLib 2.74 would warn parsing it), naming path,
+ * group and key; for every GKeyFile read from a user's file. */
+bool fp_keyfile_check_escapes(GKeyFile *kf, const char *path, GError **error);
 void fp_target_free(fp_target *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_target, fp_target_free)
 /* Names of the shipped targets; caller g_strfreev()s. */

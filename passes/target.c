@@ -63,6 +63,29 @@ static GPtrArray *rule_params(const char *id)
     return keys;
 }
 
+
+/* GLib 2.74 sets its GError twice (a GLib warning) when a value holds an invalid escape and ends
+ * in a lone backslash: refuse such values before g_key_file_get_string parses them. */
+bool fp_keyfile_check_escapes(GKeyFile *kf, const char *path, GError **error)
+{
+    g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+    for (char **g = groups; *g; g++) {
+        g_auto(GStrv) keys = g_key_file_get_keys(kf, *g, NULL, NULL);
+        for (char **k = keys; k && *k; k++) {
+            g_autofree char *v = g_key_file_get_value(kf, *g, *k, NULL);
+            size_t n = v ? strlen(v) : 0, lone = 0;
+            while (lone < n && v[n - 1 - lone] == '\\')
+                lone++;
+            if (lone & 1) {
+                g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s] %s: the value ends in a lone '\\'",
+                            path, *g, *k);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 /* Whether parameter `key` of rule `id` is a list (activations, dtypes) rather than a number. */
 static bool param_is_list(const char *id, const char *key)
 {
@@ -172,6 +195,10 @@ fp_target *fp_target_load(const char *name_or_path, GError **error)
     g_autoptr(GError) err = NULL;
     if (!g_key_file_load_from_file(t->keyfile, path, G_KEY_FILE_NONE, &err)) {
         g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: %s", path, err->message);
+        fp_target_free(t);
+        return NULL;
+    }
+    if (!fp_keyfile_check_escapes(t->keyfile, path, error)) {
         fp_target_free(t);
         return NULL;
     }

@@ -65,6 +65,8 @@ static bool check_layout(GKeyFile *kf, const char *path, GError **error)
         g_set_error(error, FP_GATE_ERROR, FP_GATE_ERROR_POLICY, "policy %s: no [gate] group", path);
         return false;
     }
+    if (!fp_keyfile_check_escapes(kf, path, error))
+        return false;
     g_auto(GStrv) keys = g_key_file_get_keys(kf, "gate", NULL, NULL);
     GString *bad = g_string_new(NULL);
     for (char **k = keys; k && *k; k++)
