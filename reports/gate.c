@@ -125,10 +125,15 @@ static bool get_rules(GKeyFile *kf, const char *path, fp_gate_policy *p, GError 
 
 static bool get_string(GKeyFile *kf, const char *path, const char *key, char **out, GError **error)
 {
-    g_autofree char *raw = g_key_file_get_string(kf, "gate", key, NULL);
-    if (raw)
-        g_strstrip(raw);
-    if (!raw || !*raw) {
+    g_autoptr(GError) why = NULL;
+    g_autofree char *raw = g_key_file_get_string(kf, "gate", key, &why);
+    if (!raw) { /* present (the caller checked), so the value itself is bad: e.g. not UTF-8 */
+        g_set_error(error, FP_GATE_ERROR, FP_GATE_ERROR_POLICY, "policy %s: [gate] %s: %s", path, key,
+                    why ? why->message : "unreadable value");
+        return false;
+    }
+    g_strstrip(raw);
+    if (!*raw) {
         g_set_error(error, FP_GATE_ERROR, FP_GATE_ERROR_POLICY, "policy %s: [gate] %s is empty", path, key);
         return false;
     }

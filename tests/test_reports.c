@@ -411,6 +411,7 @@ static void test_policy_parse(void)
         {"[gate]\nforbid_unfused = conv_bnn\n", "unknown fusion rule 'conv_bnn'"},
         {"[gates]\nmax_total_mb = 1\n", "unknown group [gates]"},
         {"[gate]\ndevice =\n", "device is empty"},
+        {"[gate]\ndevice = a\xff\n", "[gate] device: "},
         {"max_total_mb = 1\n", "policy p.ini:"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
