@@ -14,6 +14,7 @@
 #   BENCH_BIG_RUNS=3                           in-process phase runs from 1M nodes on
 #   BENCH_ANALYZE="report"                     the fuseplan command timed (ANALYZE in bench.py)
 #   BENCH_DOC=docs/benchmarks.md               the file whose measured part is rewritten
+#   BENCH_FIDELITY=0         skip bench/fidelity.py (the fusion, memory and cost fidelity tables)
 # The measurements are also kept in bench/out/bench_results.json: after editing how they are shown,
 #   /usr/bin/python3 bench/bench.py --render-only --fuseplan build/fuseplan --tools build/bench \
 #       --models-dir bench/out
@@ -65,5 +66,10 @@ fi
 BIG=""
 [ "${BENCH_BIG:-0}" = 1 ] && BIG=--big
 # shellcheck disable=SC2086
-exec /usr/bin/python3 bench/bench.py --fuseplan "$BUILD_DIR/fuseplan" --tools "$TOOLS" \
+/usr/bin/python3 bench/bench.py --fuseplan "$BUILD_DIR/fuseplan" --tools "$TOOLS" \
     --models-dir "$OUT" --doc "${BENCH_DOC:-docs/benchmarks.md}" --sizes $SIZES $BIG
+
+# ---- fidelity: fusion vs ORT and memory plans are measured here; the cost tables come from the
+# last runs of bench/latency_vs_ort.py and bench/ort_fit.sh (long ORT timings on a quiet machine)
+[ "${BENCH_FIDELITY:-1}" = 1 ] || exit 0
+exec /usr/bin/python3 bench/fidelity.py --build "$BUILD_DIR" --ort bench --doc "${BENCH_DOC:-docs/benchmarks.md}"
