@@ -89,15 +89,7 @@ static void test_info_json(void)
 /* Each malformed file: exit 2, exactly one line on stderr naming the file and `needle`. */
 static void expect_bad(const char *path, const char *needle)
 {
-    tu_run_result r = tu_run((const char *[]){"info", path, NULL});
-    CU_ASSERT_EQUAL(r.status, 2);
-    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, path));
-    if (!strstr(r.err, needle))
-        fprintf(stderr, "\n  expected '%s' in: %s", needle, r.err);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, needle));
-    CU_ASSERT_STRING_EQUAL(r.out, "");
-    tu_run_clear(&r);
+    tu_expect_cli_error((const char *[]){"info", path, NULL}, path, needle);
 }
 
 static void test_bad_inputs(void)

@@ -709,11 +709,7 @@ static void expect_text_error(const char *text, const char *needle)
     fp_model *m = load_text(text, &err);
     CU_ASSERT_PTR_NULL(m);
     fp_model_free(m);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    if (!strstr(err->message, needle))
-        fprintf(stderr, "\n  expected '%s' in: %s\n", needle, err->message);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
-    CU_ASSERT_PTR_NULL(strchr(err->message, '\n'));
+    tu_expect_error(err, needle);
 }
 
 static void test_invalid_graphs(void)

@@ -117,11 +117,7 @@ static void expect_error(tb *b, const char *needle)
     fp_model *m = load_tb(b, &err);
     CU_ASSERT_PTR_NULL(m);
     fp_model_free(m);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    if (!strstr(err->message, needle))
-        fprintf(stderr, "\n  expected '%s' in: %s\n", needle, err->message);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
-    CU_ASSERT_PTR_NULL(strchr(err->message, '\n'));
+    tu_expect_error(err, needle);
 }
 
 static void test_two_producers(void)

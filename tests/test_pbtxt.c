@@ -250,11 +250,7 @@ static void expect_error(bool ge, const char *text, const char *needle)
     CU_ASSERT_PTR_NULL(msg);
     if (msg)
         protobuf_c_message_free_unpacked(msg, NULL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    if (!strstr(err->message, needle))
-        fprintf(stderr, "\n  expected '%s' in: %s\n", needle, err->message);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
-    CU_ASSERT_PTR_NULL(strchr(err->message, '\n'));
+    tu_expect_error(err, needle);
 }
 
 static void test_errors(void)

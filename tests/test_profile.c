@@ -655,15 +655,7 @@ static void test_cli_text_json(void)
 static void expect_bad(const char *text, gssize len, const char *suffix, const char *needle)
 {
     g_autofree char *path = tu_write_temp(text, len < 0 ? strlen(text) : (size_t)len, suffix);
-    tu_run_result r = tu_run((const char *[]){"profile", path, NULL});
-    CU_ASSERT_EQUAL(r.status, 2);
-    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, path));
-    if (!strstr(r.err, needle))
-        fprintf(stderr, "\n  expected '%s' in: %s", needle, r.err);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, needle));
-    CU_ASSERT_STRING_EQUAL(r.out, "");
-    tu_run_clear(&r);
+    tu_expect_cli_error((const char *[]){"profile", path, NULL}, path, needle);
     g_unlink(path);
 }
 

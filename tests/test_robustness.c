@@ -174,11 +174,7 @@ static void expect_load_error(GByteArray *model, const char *needle)
     fp_model *m = load_bytes(model, &err);
     CU_ASSERT_PTR_NULL(m);
     fp_model_free(m);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    if (!strstr(err->message, needle))
-        fprintf(stderr, "\n  expected '%s' in: %s", needle, err->message);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
-    CU_ASSERT_PTR_NULL(strchr(err->message, '\n'));
+    tu_expect_error(err, needle);
 }
 
 /* ---------------------------------------------------------------- resource limits */
@@ -486,15 +482,8 @@ static void test_input_specs(void)
 static void expect_cli_error(tb *b, const char *opt, const char *needle)
 {
     g_autofree char *path = tb_write_temp(b, ".onnx");
-    tu_run_result r = tu_run(opt ? (const char *[]){"shapes", opt, path, NULL} : (const char *[]){"shapes", path, NULL});
-    CU_ASSERT_EQUAL(r.status, 2);
-    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, path));
-    if (!strstr(r.err, needle))
-        fprintf(stderr, "\n  expected '%s' in: %s", needle, r.err);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, needle));
-    CU_ASSERT_STRING_EQUAL(r.out, "");
-    tu_run_clear(&r);
+    tu_expect_cli_error(opt ? (const char *[]){"shapes", opt, path, NULL} : (const char *[]){"shapes", path, NULL}, path,
+                        needle);
     g_unlink(path);
 }
 

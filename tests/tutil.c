@@ -339,6 +339,29 @@ int tu_lines(const char *s)
     return n;
 }
 
+void tu_expect_error(const GError *err, const char *needle)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    if (!strstr(err->message, needle))
+        fprintf(stderr, "\n  expected '%s' in: %s\n", needle, err->message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
+    CU_ASSERT_PTR_NULL(strchr(err->message, '\n'));
+}
+
+void tu_expect_cli_error(const char *const *args, const char *path, const char *needle)
+{
+    tu_run_result r = tu_run(args);
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
+    if (path)
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, path));
+    if (!strstr(r.err, needle))
+        fprintf(stderr, "\n  expected '%s' in: %s", needle, r.err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, needle));
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    tu_run_clear(&r);
+}
+
 void tu_golden(const char *const *args, const char *name)
 {
     g_assert(g_chdir(FP_SOURCE_DIR) == 0);

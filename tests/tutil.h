@@ -47,6 +47,11 @@ tu_run_result tu_run(const char *const *args);
 void tu_run_clear(tu_run_result *r);
 /* Count of '\n' in s. */
 int tu_lines(const char *s);
+/* Asserts a one-line error containing needle (prints both when it is missing). */
+void tu_expect_error(const GError *err, const char *needle);
+/* Runs fuseplan with args and asserts the bad-input contract: exit 2, nothing on stdout, exactly one
+ * line on stderr naming path (when non-NULL) and containing needle. */
+void tu_expect_cli_error(const char *const *args, const char *path, const char *needle);
 /* Runs fuseplan with args from the source dir (stable paths in its output) and compares stdout
  * with tests/golden/NAME; FP_UPDATE_GOLDEN=1 rewrites the file instead (review the diff). */
 void tu_golden(const char *const *args, const char *name);
