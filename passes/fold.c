@@ -372,6 +372,15 @@ static bool eval_transpose(sh_ctx *c, const num *x, num *o)
         for (int i = 0; i < n; i++)
             perm[i] = n - 1 - i;
     }
+    /* a bad perm is the shape rule's to report: here it only means no folding */
+    if (n != x->shape.rank || n != o->shape.rank)
+        return false;
+    bool seen[FP_MAX_RANK] = {false};
+    for (int i = 0; i < n; i++) {
+        if (perm[i] < 0 || perm[i] >= n || seen[perm[i]])
+            return false;
+        seen[perm[i]] = true;
+    }
     int64_t oi[FP_MAX_RANK], xi[FP_MAX_RANK];
     for (uint64_t k = 0; k < o->n; k++) {
         unravel(&o->shape, k, oi);
