@@ -116,23 +116,6 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
     return kf;
 }
 
-/* Validates the profile with the loader, then writes it atomically. */
-static bool write_profile(GKeyFile *kf, const char *path)
-{
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) check = fp_device_from_keyfile(kf, path, &err);
-    if (!check) {
-        fp_cli_error("calibrate: internal error, the profile does not validate: %s", err->message);
-        return false;
-    }
-    gsize len = 0;
-    g_autofree char *data = g_key_file_to_data(kf, &len, NULL);
-    if (!g_file_set_contents(path, data, (gssize)len, &err)) {
-        fp_cli_error("%s: cannot write: %s", path, err->message);
-        return false;
-    }
-    return true;
-}
 
 /* Checks the options; prints one error line and returns false when one is bad. */
 static bool check_options(const char *output, double seconds, int threads, int triad_mib, const char *kernel,
@@ -209,7 +192,7 @@ int fp_cmd_calibrate(int argc, char **argv)
         return FP_EXIT_BAD;
     }
     g_autoptr(GKeyFile) kf = host_profile(&r, seconds);
-    if (!write_profile(kf, output))
+    if (!fp_cli_write_device_profile(kf, output, "calibrate"))
         return FP_EXIT_BAD;
     g_autofree char *cpu = fp_calibrate_cpu_name();
     printf("cpu        %s\n", cpu);

@@ -36,6 +36,9 @@ bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
 /* Prints "fuseplan: <message>" on one line to stderr (control characters in message, newlines
  * included, become spaces). */
 void fp_cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Validates a device profile with the loader (fp_device_from_keyfile), then writes it to path
+ * atomically; on failure prints one line (cmd names the subcommand) and returns false. */
+bool fp_cli_write_device_profile(GKeyFile *kf, const char *path, const char *cmd);
 /* True when fmt is one of the comma-separated names in `allowed`; else prints an error. */
 bool fp_cli_check_format(const char *cmd, const char *fmt, const char *allowed);
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "devices/device.h"
 
 void fp_cli_error(const char *fmt, ...)
 {
@@ -34,4 +35,21 @@ bool fp_cli_check_format(const char *cmd, const char *fmt, const char *allowed)
         return true;
     fp_cli_error("%s: unknown format '%s' (one of: %s)", cmd, fmt, allowed);
     return false;
+}
+
+bool fp_cli_write_device_profile(GKeyFile *kf, const char *path, const char *cmd)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) check = fp_device_from_keyfile(kf, path, &err);
+    if (!check) {
+        fp_cli_error("%s: internal error, the profile does not validate: %s", cmd, err->message);
+        return false;
+    }
+    gsize len = 0;
+    g_autofree char *data = g_key_file_to_data(kf, &len, NULL);
+    if (!g_file_set_contents(path, data, (gssize)len, &err)) {
+        fp_cli_error("%s: cannot write: %s", path, err->message);
+        return false;
+    }
+    return true;
 }

@@ -142,19 +142,7 @@ static bool write_profile(const fp_fit_result *f, const fp_fit_data *d, const ch
         g_string_append_printf(c, "\n   %s", (const char *)d->models->pdata[m]);
     g_key_file_set_comment(kf, NULL, NULL, c->str, NULL);
     g_string_free(c, TRUE);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) check = fp_device_from_keyfile(kf, path, &err);
-    if (!check) {
-        fp_cli_error("fit: internal error, the fitted profile does not validate: %s", err->message);
-        return false;
-    }
-    gsize len = 0;
-    g_autofree char *data = g_key_file_to_data(kf, &len, NULL);
-    if (!g_file_set_contents(path, data, (gssize)len, &err)) {
-        fp_cli_error("%s: cannot write: %s", path, err->message);
-        return false;
-    }
-    return true;
+    return fp_cli_write_device_profile(kf, path, "fit");
 }
 
 typedef struct {
