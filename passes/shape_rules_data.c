@@ -1049,6 +1049,9 @@ static bool seq_pos(sh_ctx *c, uint32_t i, int64_t dflt, int64_t *pos)
 sh_result sh_rule_seq_construct(sh_ctx *c)
 {
     uint32_t n = c->n->n_inputs;
+    for (uint32_t i = 0; i < n; i++)
+        if (!sh_val(c, i)) /* every input is required: an empty name is malformed */
+            return sh_fail(c, "input %u is missing (SequenceConstruct has no optional inputs)", i);
     fp_shape *elems = g_new0(fp_shape, n ? n : 1);
     for (uint32_t i = 0; i < n; i++)
         elems[i] = sh_val(c, i)->shape;
