@@ -15,6 +15,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { arg, fill } from "./ort_util.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "..");
@@ -29,22 +30,6 @@ const MODELS = {
   "if_subgraph.onnx": { batch: 1 },
 };
 const LEVELS = ["disabled", "extended"];
-
-function arg(name, dflt) {
-  const i = process.argv.indexOf(name);
-  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
-}
-
-// Deterministic pseudo-random fill (LCG), so reruns feed the same data.
-function fill(n, seed) {
-  const a = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    a[i] = s / 4294967296 - 0.5;
-  }
-  return a;
-}
 
 function feeds(ort, session, dims) {
   const out = {};

@@ -24,21 +24,7 @@ import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-
-function arg(name, dflt) {
-  const i = process.argv.indexOf(name);
-  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
-}
-
-function fill(n, seed) {
-  const a = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    a[i] = s / 4294967296 - 0.5;
-  }
-  return a;
-}
+import { arg, fill } from "./ort_util.mjs";
 
 function fromBase64(ort, e) {
   const buf = Buffer.from(e.data, "base64");

@@ -21,11 +21,7 @@
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
-
-function arg(name, dflt) {
-  const i = process.argv.indexOf(name);
-  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
-}
+import { arg } from "./ort_util.mjs";
 
 const require = createRequire(path.join(arg("--ort", "."), "package.json"));
 const ort = require("onnxruntime-node");

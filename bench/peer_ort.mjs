@@ -10,13 +10,9 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { arg } from "./ort_util.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-
-function arg(name, dflt) {
-  const i = process.argv.indexOf(name);
-  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
-}
 
 const model = process.argv[2];
 const require = createRequire(path.join(path.resolve(arg("--ort", HERE)), "package.json"));
