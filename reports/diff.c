@@ -304,8 +304,7 @@ static void json_changed(JsonBuilder *b, const char *k, const GPtrArray *list)
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
-        json_builder_set_member_name(b, "candidate");
-        json_builder_add_boolean_value(b, f->other != NULL);
+        fp_json_bool(b, "candidate", f->other != NULL);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -343,8 +342,7 @@ static void json_regression(JsonBuilder *b, const fp_diff *d)
     static const char *const kinds[] = {"latency", "activation_memory", "fusion_lost"};
     json_builder_set_member_name(b, "regression");
     json_builder_begin_object(b);
-    json_builder_set_member_name(b, "regressed");
-    json_builder_add_boolean_value(b, d->regressions->len > 0);
+    fp_json_bool(b, "regressed", d->regressions->len > 0);
     json_builder_set_member_name(b, "reasons");
     json_builder_begin_array(b);
     for (guint i = 0; i < d->regressions->len; i++) {

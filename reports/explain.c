@@ -93,8 +93,7 @@ void fp_report_fusions_json(JsonBuilder *b, const fp_fusion_list *l, const fp_ex
         for (guint k = 0; k < fu->nodes->len; k++)
             json_builder_add_string_value(b, fu->nodes->pdata[k]);
         json_builder_end_array(b);
-        json_builder_set_member_name(b, "applied");
-        json_builder_add_boolean_value(b, fu->applied);
+        fp_json_bool(b, "applied", fu->applied);
         fp_json_str(b, "fused_op", fu->fused_op);
         fp_json_str(b, "activation", fu->activation);
         json_builder_set_member_name(b, "reasons");

@@ -204,8 +204,7 @@ static void json_top(JsonBuilder *b, const fp_profile *p, guint top)
         fp_json_num(b, "dur_us", k->dur_us);
         fp_json_int(b, "count", k->count);
         fp_json_int(b, "step", k->step);
-        json_builder_set_member_name(b, "nested");
-        json_builder_add_boolean_value(b, (k->flags & FP_PROF_K_NESTED) != 0);
+        fp_json_bool(b, "nested", (k->flags & FP_PROF_K_NESTED) != 0);
         json_tensors(b, "inputs", k->inputs, k->n_inputs);
         json_tensors(b, "outputs", k->outputs, k->n_outputs);
         json_builder_end_object(b);

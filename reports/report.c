@@ -252,8 +252,7 @@ JsonNode *fp_report_json(const fp_report *r)
         fp_json_int(b, "kernels", s->kernels);
         fp_json_int(b, "folded_ops", s->folded);
         fp_json_int(b, "activation_bytes", (gint64)s->activation_bytes);
-        json_builder_set_member_name(b, "activation_planned");
-        json_builder_add_boolean_value(b, s->planned);
+        fp_json_bool(b, "activation_planned", s->planned);
         fp_json_int(b, "weight_bytes", (gint64)s->weight_bytes);
         fp_json_num(b, "est_latency_s", s->latency_s);
         fp_json_num(b, "speedup", s->speedup);
@@ -274,8 +273,7 @@ JsonNode *fp_report_json(const fp_report *r)
         fp_json_str(b, "bound", fp_bound_name(oc->rl.bound));
         fp_json_num(b, "est_time_s", oc->rl.time_s);
         fp_json_str(b, "class", fp_op_class_name(oc->cls));
-        json_builder_set_member_name(b, "kernel");
-        json_builder_add_boolean_value(b, oc->kernel);
+        fp_json_bool(b, "kernel", oc->kernel);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -300,8 +298,7 @@ JsonNode *fp_report_json(const fp_report *r)
         fp_json_int(b, "bytes_at_max", (gint64)r->headroom->bytes_at_max);
         fp_json_int(b, "capacity_bytes", (gint64)r->device->memory_bytes);
         fp_json_int(b, "usable_bytes", (gint64)r->headroom->usable);
-        json_builder_set_member_name(b, "at_limit");
-        json_builder_add_boolean_value(b, r->headroom->at_limit);
+        fp_json_bool(b, "at_limit", r->headroom->at_limit);
         json_builder_end_object(b);
     } else {
         json_builder_add_null_value(b);
