@@ -80,10 +80,20 @@ static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, const 
     return ops;
 }
 
-/* Adds model `name`'s rows to d from its match. */
+/* Adds model `name`'s rows to d from its match, and its measured run when the profile has one. */
 static void add_rows(fp_fit_data *d, const char *name, const fp_match_result *m, const fp_device *base)
 {
     uint32_t model = fp_fit_data_add_model(d, name, m->measured_s - m->measured_matched_s);
+    const fp_profile *p = m->profile;
+    if (p->run_us > 0) {
+        fp_fit_run run = {.run_s = p->run_us * 1e-6, .kernel_s = p->total_us * 1e-6};
+        for (guint i = 0; i < p->kernels->len; i++) {
+            const fp_prof_kernel *k = fp_profile_kernel(p, i);
+            if (!(k->flags & FP_PROF_K_NESTED))
+                run.kernels += k->count;
+        }
+        fp_fit_data_set_run(d, model, run);
+    }
     for (guint i = 0; i < m->rows->len; i++) {
         const fp_match_row *row = &g_array_index(m->rows, fp_match_row, i);
         double fixed;

@@ -95,6 +95,7 @@ fp_fit_data *fp_fit_data_new(void)
     d->rows = g_array_new(FALSE, TRUE, sizeof(fp_fit_row));
     d->models = g_ptr_array_new_with_free_func(g_free);
     d->unmatched_s = g_array_new(FALSE, TRUE, sizeof(double));
+    d->runs = g_array_new(FALSE, TRUE, sizeof(fp_fit_run));
     return d;
 }
 
@@ -108,6 +109,7 @@ void fp_fit_data_free(fp_fit_data *d)
     g_array_free(d->rows, TRUE);
     g_ptr_array_free(d->models, TRUE);
     g_array_free(d->unmatched_s, TRUE);
+    g_array_free(d->runs, TRUE);
     g_free(d);
 }
 
@@ -115,7 +117,14 @@ uint32_t fp_fit_data_add_model(fp_fit_data *d, const char *name, double unmatche
 {
     g_ptr_array_add(d->models, g_strdup(name));
     g_array_append_val(d->unmatched_s, unmatched_s);
+    g_array_set_size(d->runs, d->models->len);
     return d->models->len - 1;
+}
+
+void fp_fit_data_set_run(fp_fit_data *d, uint32_t model, fp_fit_run run)
+{
+    g_assert(model < d->models->len);
+    g_array_index(d->runs, fp_fit_run, model) = run;
 }
 
 void fp_fit_data_add_row(fp_fit_data *d, uint32_t model, const char *name, const fp_fit_op *ops, uint32_t n,
@@ -461,7 +470,54 @@ typedef struct {
     uint32_t model; /* the model left out */
     bool ok;        /* false: no row left to fit */
     double theta[NP];
+    double dispatch, run; /* overheads fitted without the model */
 } fold;
+
+/* The overheads outside the kernels from the measured runs of every model but `skip` (-1: none):
+ * minimizes sum_m ((run + dispatch k_m - gap_m) / gap_m)^2 with both >= 0 (fit.h). Models without
+ * a run, or whose run is not longer than its kernels, are left out; none left: both 0. */
+static void fit_overhead(const fp_fit_data *d, int skip, double *dispatch, double *run)
+{
+    double sw = 0, swk = 0, swkk = 0, swg = 0, swkg = 0;
+    for (guint m = 0; m < d->runs->len; m++) {
+        const fp_fit_run *r = &g_array_index(d->runs, fp_fit_run, m);
+        double gap = r->run_s - r->kernel_s;
+        if ((int)m == skip || !(r->run_s > 0) || !(gap > 0) || r->kernels == 0)
+            continue;
+        double w = 1 / (gap * gap), k = r->kernels;
+        sw += w;
+        swk += w * k;
+        swkk += w * k * k;
+        swg += w * gap;
+        swkg += w * k * gap;
+    }
+    *dispatch = *run = 0;
+    if (!(sw > 0))
+        return;
+    double det = sw * swkk - swk * swk;
+    double a = det > 1e-12 * sw * swkk ? (swkk * swg - swk * swkg) / det : -1;
+    double b = det > 1e-12 * sw * swkk ? (sw * swkg - swk * swg) / det : -1;
+    if (a >= 0 && b >= 0) {
+        *run = a;
+        *dispatch = b;
+        return;
+    }
+    /* a bound is active: the better of run alone and dispatch alone */
+    double a1 = swg / sw, b1 = swkg / swkk;
+    double e1 = 0, e2 = 0;
+    for (guint m = 0; m < d->runs->len; m++) {
+        const fp_fit_run *r = &g_array_index(d->runs, fp_fit_run, m);
+        double gap = r->run_s - r->kernel_s;
+        if ((int)m == skip || !(r->run_s > 0) || !(gap > 0) || r->kernels == 0)
+            continue;
+        e1 += pow((a1 - gap) / gap, 2);
+        e2 += pow((b1 * r->kernels - gap) / gap, 2);
+    }
+    if (e1 <= e2)
+        *run = a1;
+    else
+        *dispatch = b1;
+}
 
 /* Fits on the used rows of every model but `skip` (-1: none). False when no row is left. */
 static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, int skip, double *theta,
@@ -552,6 +608,14 @@ static fp_fit_eval evaluate(const fp_fit_data *d, uint32_t model, const fp_devic
     }
     e.rows = (uint32_t)n;
     e.ratio = e.measured_s > 0 ? e.estimated_s / e.measured_s : NAN;
+    const fp_fit_run *run = &g_array_index(d->runs, fp_fit_run, model);
+    e.run_ratio = NAN;
+    if (run->run_s > 0) {
+        e.run_measured_s = run->run_s;
+        e.run_estimated_s = e.estimated_s + g_array_index(d->unmatched_s, double, model) + dev->run_overhead +
+                            run->kernels * dev->dispatch_overhead;
+        e.run_ratio = e.run_estimated_s / e.run_measured_s;
+    }
     e.spearman = fp_fit_spearman(est, meas, n);
     e.median_ape = fp_fit_median(ape, n);
     return e;
@@ -661,6 +725,7 @@ static void fold_run(gpointer data, gpointer user)
     const fold_job *job = user;
     uint32_t iters = 0;
     f->ok = fit_on(job->d, job->base, job->o, (int)f->model, f->theta, &iters);
+    fit_overhead(job->d, (int)f->model, &f->dispatch, &f->run);
 }
 
 /* Fits every fold (each model left out in turn) on a GThreadPool of one thread per CPU: the folds
@@ -704,6 +769,13 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     r->device = device_with(base, r->params, r->informed, error);
     if (!r->device)
         return NULL;
+    for (guint m = 0; m < d->runs->len; m++)
+        r->run_models += g_array_index(d->runs, fp_fit_run, m).run_s > 0;
+    if (r->run_models) {
+        fit_overhead(d, -1, &r->dispatch_overhead, &r->run_overhead);
+        r->device->dispatch_overhead = r->dispatch_overhead;
+        r->device->run_overhead = r->run_overhead;
+    }
     for (guint i = 0; i < d->rows->len; i++)
         r->rows_used += fp_fit_row_used(&g_array_index(d->rows, fp_fit_row, i));
     r->rms_log = rms_log(d, r->device);
@@ -723,6 +795,8 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     for (uint32_t m = 0; m < r->n_models; m++) {
         r->within[0] += fabs(r->base_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
         r->within[1] += fabs(r->fit_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
+        r->within_run[0] += fabs(r->base_eval[m].run_ratio - 1) <= FP_FIT_TOLERANCE;
+        r->within_run[1] += fabs(r->fit_eval[m].run_ratio - 1) <= FP_FIT_TOLERANCE;
     }
     if (r->n_models < 2 || opts.no_cv)
         return g_steal_pointer(&r);
@@ -735,12 +809,17 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     for (uint32_t m = 0; m < r->n_models; m++) {
         fp_device dev;
         if (!folds[m].ok) {
-            r->cv_eval[m] = (fp_fit_eval){.ratio = NAN, .spearman = NAN, .median_ape = NAN};
+            r->cv_eval[m] = (fp_fit_eval){.ratio = NAN, .run_ratio = NAN, .spearman = NAN, .median_ape = NAN};
             continue;
         }
         apply(base, folds[m].theta, &dev);
+        if (r->run_models) {
+            dev.dispatch_overhead = folds[m].dispatch;
+            dev.run_overhead = folds[m].run;
+        }
         r->cv_eval[m] = evaluate(d, m, &dev);
         r->within[2] += fabs(r->cv_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
+        r->within_run[2] += fabs(r->cv_eval[m].run_ratio - 1) <= FP_FIT_TOLERANCE;
         for (guint i = 0; i < d->rows->len; i++) {
             const fp_fit_row *row = &g_array_index(d->rows, fp_fit_row, i);
             if (row->model == m)

@@ -451,6 +451,61 @@ static void test_fit_recovers(void)
     CU_ASSERT(r->spearman_cv > 0.99);
 }
 
+/* The time between kernels: models whose runs are longer than their kernels by exactly
+ * 6 us + 1.5 us per kernel give those overheads back, in the fitted profile too, and the runs'
+ * estimates (left-one-out included) equal the measurements; a constant gap is all run overhead
+ * (the dispatch bound active); without runs nothing is fitted. */
+static void test_fit_overheads(void)
+{
+    g_autoptr(fp_device) base = fp_device_load("cpu-avx2", NULL);
+    static const uint32_t kernels[] = {1, 4, 9, 40};
+    for (int variant = 0; variant < 3; variant++) {
+        g_autoptr(fp_fit_data) d = fp_fit_data_new();
+        for (size_t m = 0; m < G_N_ELEMENTS(kernels); m++) {
+            g_autofree char *name = g_strdup_printf("model%zu", m);
+            uint32_t mi = fp_fit_data_add_model(d, name, 0);
+            fp_fit_op op = {1e6 * (m + 1), 4e5 * (m + 1), FP_DT_FLOAT, FP_CLASS_EW};
+            fp_fit_data tmp = {.ops = g_array_new(FALSE, FALSE, sizeof(fp_fit_op))};
+            g_array_append_val(tmp.ops, op);
+            fp_fit_row row = {.n_ops = 1};
+            double t = fp_fit_row_estimate(&tmp, &row, base);
+            g_array_free(tmp.ops, TRUE);
+            fp_fit_data_add_row(d, mi, "row", &op, 1, 0, t);
+            double gap = variant == 0 ? 6e-6 + 1.5e-6 * kernels[m] : 8e-6;
+            if (variant < 2)
+                fp_fit_data_set_run(d, mi, (fp_fit_run){.run_s = t + gap, .kernel_s = t, .kernels = kernels[m]});
+        }
+        fp_fit_opts o = {0};
+        g_autoptr(GError) err = NULL;
+        g_autoptr(fp_fit_result) r = fp_pass_fit(d, base, &o, &err);
+        CU_ASSERT_FATAL(r != NULL && r->cv_eval != NULL);
+        if (variant == 2) {
+            CU_ASSERT_EQUAL(r->run_models, 0);
+            CU_ASSERT_EQUAL(r->run_overhead, 0);
+            CU_ASSERT_EQUAL(r->device->dispatch_overhead, 0);
+            CU_ASSERT(isnan(r->fit_eval[0].run_ratio));
+            continue;
+        }
+        CU_ASSERT_EQUAL(r->run_models, 4);
+        CU_ASSERT_DOUBLE_EQUAL(r->run_overhead / (variant ? 8e-6 : 6e-6), 1, 1e-6);
+        CU_ASSERT_DOUBLE_EQUAL(r->dispatch_overhead, variant ? 0 : 1.5e-6, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(r->device->run_overhead, r->run_overhead, 1e-15);
+        CU_ASSERT_DOUBLE_EQUAL(r->device->dispatch_overhead, r->dispatch_overhead, 1e-15);
+        for (size_t m = 0; m < G_N_ELEMENTS(kernels); m++) {
+            CU_ASSERT_DOUBLE_EQUAL(r->fit_eval[m].run_ratio, 1, 1e-3);
+            CU_ASSERT_DOUBLE_EQUAL(r->cv_eval[m].run_ratio, 1, 1e-3);
+            CU_ASSERT(r->base_eval[m].run_ratio < 0.99); /* the base has no overheads */
+        }
+        CU_ASSERT_EQUAL(r->within_run[2], 4);
+        /* the written profile keeps them */
+        g_autoptr(GKeyFile) kf = fp_device_to_keyfile(r->device);
+        g_autoptr(fp_device) back = fp_device_from_keyfile(kf, "fitted.ini", &err);
+        CU_ASSERT_FATAL(back != NULL);
+        CU_ASSERT_DOUBLE_EQUAL(back->run_overhead / r->run_overhead, 1, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(back->dispatch_overhead, r->dispatch_overhead, 1e-15);
+    }
+}
+
 /* A base with cache levels and a truth that differs from it in every refinement: the fit (with a
  * weak refinement prior, the data being exact) recovers class launches, a cache level's bandwidth,
  * a half work and the per-group overhead; classes no row informs keep the base's values. */
@@ -640,6 +695,7 @@ FP_TEST_SUITE(register_compare)
     CU_add_test(s, "statistics", test_statistics);
     CU_add_test(s, "fit_recovers", test_fit_recovers);
     CU_add_test(s, "fit_refinements", test_fit_refinements);
+    CU_add_test(s, "fit_overheads", test_fit_overheads);
     CU_add_test(s, "fit_cli", test_fit_cli);
     CU_add_test(s, "fit_errors", test_fit_errors);
 }

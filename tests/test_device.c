@@ -125,6 +125,12 @@ static void test_invalid(void)
                    "align_bytes=64\n" PEAK,
                    "[device] launch_overhead: -1e-6 must be >= 0");
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "run_overhead=-2e-6\nalign_bytes=64\n" PEAK,
+                   "[device] run_overhead: -2e-6 must be >= 0");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "dispatch_overhead=3\nalign_bytes=64\n" PEAK,
+                   "[device] dispatch_overhead: 3 is implausibly large: the unit is seconds");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
                    "align_bytes=48\n" PEAK,
                    "[device] align_bytes: 48 is not a power of two");
     expect_invalid("[device]\ndescription=t\ntarget=tpu\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
