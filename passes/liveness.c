@@ -430,7 +430,9 @@ static void make_nodes(builder *B, const uint64_t *workspace)
     fp_memgraph_index_readers(mg);
 }
 
-fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_diag *diag, GError **error)
+/* fp_liveness_build, or with with_nodes false its buffers only (see fp_liveness_build_buffers). */
+static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool with_nodes, fp_diag *diag,
+                          GError **error)
 {
     builder B = {.g = g};
     B.topo = fp_graph_topo(g, &B.n_topo, error);
@@ -455,15 +457,16 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_
     }
     B.cls = g_new(value_class, nv + 1);
     B.uf = g_new(uint32_t, nv + 1);
-    B.eff = g_new0(GArray *, nn + 1);
+    B.eff = with_nodes ? g_new0(GArray *, nn + 1) : NULL;
     classify_values(&B);
     for (guint i = 0; i < nv; i++)
         if (B.cls[i] == V_FUSED)
             lv->n_fused++;
     lv->weight_bytes = weight_bytes(&B);
     make_buffers(&B, diag);
-    make_nodes(&B, workspace);
-    for (uint32_t i = 0; i < nn; i++)
+    if (with_nodes)
+        make_nodes(&B, workspace);
+    for (uint32_t i = 0; with_nodes && i < nn; i++)
         if (B.eff[i])
             g_array_free(B.eff[i], TRUE);
     g_free(B.eff);
@@ -472,6 +475,16 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_
     g_free(B.node_idx);
     g_free(B.topo);
     return lv;
+}
+
+fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_diag *diag, GError **error)
+{
+    return build(g, workspace, true, diag, error);
+}
+
+fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError **error)
+{
+    return build(g, NULL, false, diag, error);
 }
 
 void fp_liveness_free(fp_liveness *lv)

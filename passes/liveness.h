@@ -86,6 +86,11 @@ typedef struct {
  * g->nodes) needed while that node runs. Values of unknown size are reported in diag (one entry
  * per graph). Requires fp_model_link. NULL with an error on a cycle. Caller fp_liveness_free()s. */
 fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_diag *diag, GError **error);
+/* The buffers of fp_liveness_build alone, for what needs no order (the naive sum): nodes,
+ * free_nodes, weight_bytes, the counts, value_buf, buf_value, buf_aliases and mg's n_nodes, n_bufs,
+ * bytes, flags and producer are as fp_liveness_build makes them; mg's per-node arrays (preds, defs,
+ * uses, workspace, in-place) and readers stay NULL. Same findings and errors. */
+fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError **error);
 void fp_liveness_free(fp_liveness *lv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_liveness, fp_liveness_free)
 

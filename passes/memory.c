@@ -158,6 +158,38 @@ static bool plan(const fp_liveness *lv, const uint32_t *order, const fp_memory_o
     return ok;
 }
 
+/* opts->naive_only: every buffer and workspace in its own block, summed as the naive strategy of
+ * plan() sums them (the same array of sizes, hence the same overflow error), without the
+ * dependencies, lifetimes and orders nothing here needs. */
+static bool naive_only(const fp_graph *g, const uint64_t *ws, fp_diag *diag, fp_memory_result *r, GError **error)
+{
+    g_autoptr(fp_liveness) lv = fp_liveness_build_buffers(g, diag, error);
+    if (!lv)
+        return false;
+    const fp_memgraph *mg = &lv->mg;
+    if (!g_uint64_checked_add(&r->weight_bytes, r->weight_bytes, lv->weight_bytes))
+        r->weight_bytes = UINT64_MAX;
+    r->n_unknown += lv->n_unknown;
+    r->n_buffers = mg->n_bufs;
+    r->n_views = lv->n_views;
+    r->n_fused = lv->n_fused;
+    size_t nb = (size_t)mg->n_bufs + mg->n_nodes;
+    g_autofree fp_membuf *raw = g_new0(fp_membuf, nb + 1);
+    g_autofree uint64_t *off = g_new(uint64_t, nb + 1);
+    for (uint32_t b = 0; b < mg->n_bufs; b++)
+        raw[b].size = mg->bytes[b];
+    for (uint32_t v = 0; v < mg->n_nodes; v++)
+        raw[mg->n_bufs + v].size = ws[lv->nodes[v]->id];
+    fp_memplan_result pr;
+    if (!fp_memplan_plan(raw, nb, r->align, FP_MEMPLAN_NAIVE, off, &pr, error))
+        return false;
+    r->arena = r->naive_bytes = r->strategy_arena[FP_MEMPLAN_NAIVE] = pr.arena;
+    r->strategy_planned[FP_MEMPLAN_NAIVE] = true;
+    r->method = pr.method;
+    r->schedule = r->schedule_method = "given";
+    return true;
+}
+
 fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, fp_diag *diag, GError **error)
 {
     g_autoptr(fp_memory_result) r = g_new0(fp_memory_result, 1);
@@ -167,6 +199,10 @@ fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, 
     g_autofree uint64_t *ws = g_new0(uint64_t, g->nodes->len + 1);
     if (!subgraph_workspace(g, opts, diag, ws, r, error))
         return NULL;
+    if (opts->naive_only) {
+        g_assert(opts->strategy == FP_MEMPLAN_NAIVE);
+        return naive_only(g, ws, diag, r, error) ? g_steal_pointer(&r) : NULL;
+    }
     g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, diag, error);
     if (!lv)
         return NULL;

@@ -26,6 +26,9 @@ typedef struct {
     uint64_t align;   /* bytes; 0 = FP_MEMORY_DEFAULT_ALIGN */
     bool search_only_if_asked; /* true: search a better order only for FP_SCHEDULE_OPTIMIZED (faster:
                                   headroom); false: always, so the report can compare both orders */
+    bool naive_only; /* only the sizes without reuse are wanted (strategy must be FP_MEMPLAN_NAIVE):
+                        arena, naive_bytes, strategy_arena[NAIVE], weight_bytes, the counts but
+                        n_inplace; no order, LOAD, peak or schedule (a stage without reuse) */
 } fp_memory_opts;
 
 /* One buffer live at the peak. */

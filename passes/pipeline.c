@@ -82,7 +82,7 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
     fp_memory_opts mo = o->memory;
     if (!planned && m->graphs->len == 1)
         mo = (fp_memory_opts){.strategy = FP_MEMPLAN_NAIVE, .schedule = FP_SCHEDULE_GIVEN, .align = mo.align,
-                              .search_only_if_asked = true};
+                              .search_only_if_asked = true, .naive_only = true};
     fp_memory_result *mem = fp_pass_memory(m->main, &mo, planned ? diag : NULL, error);
     if (!mem)
         return false;
