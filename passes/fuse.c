@@ -87,6 +87,16 @@ static fp_fusion *record(fuser *fz, const fp_match *mt, GPtrArray *reasons)
 
 /* ---------------------------------------------------------------- matching */
 
+/* Whether op_ok(p, n) may hold for a node of kind `op`: its test of the kind alone. */
+static bool kind_ok(const fp_pat_node *p, fp_op op)
+{
+    for (int i = 0; i < 8 && p->ops[i] != FP_OP_COUNT; i++)
+        if (p->ops[i] == op)
+            return true;
+    return p->flags && fp_op_has(op, p->flags) && op != FP_OP_CAST && op != FP_OP_CAST_LIKE &&
+           op != FP_OP_QUANTIZE_LINEAR && op != FP_OP_DEQUANTIZE_LINEAR;
+}
+
 static bool op_ok(const fp_pat_node *p, const fp_node *n)
 {
     if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED))
@@ -94,11 +104,7 @@ static bool op_ok(const fp_pat_node *p, const fp_node *n)
     /* every rewrite reads input 0 and output 0: a malformed node without them never matches */
     if (!n->n_inputs || !n->inputs[0] || !n->n_outputs || !n->outputs[0])
         return false;
-    for (int i = 0; i < 8 && p->ops[i] != FP_OP_COUNT; i++)
-        if (p->ops[i] == n->op)
-            return true;
-    return p->flags && fp_op_has(n->op, p->flags) && n->op != FP_OP_CAST && n->op != FP_OP_CAST_LIKE &&
-           n->op != FP_OP_QUANTIZE_LINEAR && n->op != FP_OP_DEQUANTIZE_LINEAR;
+    return kind_ok(p, n->op);
 }
 
 static bool in_match(const fp_match *mt, const fp_node *n)
@@ -333,11 +339,20 @@ static void rewrite_eliminate(const fp_match *mt)
 
 /* ---------------------------------------------------------------- driver */
 
-/* One sweep of rule r over graph g; returns whether anything was rewritten. */
-static bool sweep_rule(fuser *fz, fp_graph *g, const fp_rule *r, const fp_node *const *order, uint32_t n)
+/* One sweep of rule r over graph g; returns whether anything was rewritten. ops[i] is the kind
+ * order[i] had when the order was made: only an anchor rewritten in this sweep (then dirty, never
+ * matched) has changed kind since, so the kinds the anchor cannot have are skipped without
+ * reading their nodes (a rule anchors on a few kinds; the nodes of a big graph are not in cache). */
+static bool sweep_rule(fuser *fz, fp_graph *g, const fp_rule *r, const fp_node *const *order, const fp_op *ops,
+                       uint32_t n)
 {
     bool changed = false;
+    bool kinds[FP_OP_COUNT];
+    for (int op = 0; op < FP_OP_COUNT; op++)
+        kinds[op] = kind_ok(&r->pattern[0], (fp_op)op);
     for (uint32_t i = 0; i < n; i++) {
+        if (!kinds[ops[i]])
+            continue;
         fp_node *anchor = (fp_node *)order[i];
         fp_match mt;
         if (!match_at(fz, r, anchor, &mt))
@@ -387,21 +402,28 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
         for (guint gi = 0; gi < m->graphs->len && ok; gi++) {
             fp_graph *g = m->graphs->pdata[gi];
             g_autofree fp_node **order = NULL; /* recomputed after a rule rewrote the graph */
+            g_autofree fp_op *ops = NULL;      /* the kind of each node of order */
             uint32_t n = 0;
             for (char **id = t->rules; *id && ok; id++) {
                 if (!order && !(order = fp_graph_topo(g, &n, error))) {
                     ok = false;
                     break;
                 }
+                if (!ops) {
+                    ops = g_new(fp_op, n + 1);
+                    for (uint32_t i = 0; i < n; i++)
+                        ops[i] = order[i]->op;
+                }
                 bool rewrote = false;
                 for (size_t r = 0; r < fp_n_rules; r++)
                     if (strcmp(fp_rules[r].id, *id) == 0)
-                        rewrote |= sweep_rule(&fz, g, &fp_rules[r], (const fp_node *const *)order, n);
+                        rewrote |= sweep_rule(&fz, g, &fp_rules[r], (const fp_node *const *)order, ops, n);
                 /* the next rule sees this one's rewrites; linking the whole model after every rule
                  * on every graph would be quadratic in the number of subgraphs */
                 if (rewrote) {
                     fp_model_link(m);
                     g_clear_pointer(&order, g_free);
+                    g_clear_pointer(&ops, g_free);
                 }
                 changed |= rewrote;
                 g_hash_table_remove_all(fz.dirty);
