@@ -13,7 +13,7 @@ typedef int (*fp_cmd_fn)(int argc, char **argv);
 typedef struct {
     const char *name;
     const char *summary;
-    fp_cmd_fn fn;
+    fp_cmd_fn fn; /* NULL: built into the formats module (fp_cli_module_command) */
 } fp_cmd;
 
 int fp_cmd_info(int argc, char **argv);
@@ -24,6 +24,7 @@ int fp_cmd_gate(int argc, char **argv);
 int fp_cmd_diff(int argc, char **argv);
 int fp_cmd_memory(int argc, char **argv);
 int fp_cmd_headroom(int argc, char **argv);
+/* in the formats module (cli/module.c) */
 int fp_cmd_profile(int argc, char **argv);
 int fp_cmd_compare(int argc, char **argv);
 int fp_cmd_fit(int argc, char **argv);
@@ -39,7 +40,17 @@ void fp_cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Validates a device profile with the loader (fp_device_from_keyfile), then writes it to path
  * atomically; on failure prints one line (cmd names the subcommand) and returns false. */
 bool fp_cli_write_device_profile(GKeyFile *kf, const char *path, const char *cmd);
-/* True when fmt is one of the comma-separated names in `allowed`; else prints an error. */
+/* True when fmt is one of the comma-separated names in `allowed`; else prints an error. For json
+ * and html it also loads the formats module (fp_cli_formats), false when it cannot be loaded. */
 bool fp_cli_check_format(const char *cmd, const char *fmt, const char *allowed);
+
+typedef struct fp_formats_s fp_formats;
+/* The formats module (formats/formats.h), loaded on first call (cli/formats.c); NULL after
+ * printing one line "fuseplan: CMD: WHY: cannot load the formats module PATH...: REASON".
+ * Call it before writing anything, so that a missing module loses no output. */
+const fp_formats *fp_cli_formats(const char *cmd, const char *why);
+/* Runs a subcommand built into the formats module (profile, compare, fit); exit 2 after one line
+ * when the module cannot be loaded. */
+int fp_cli_module_command(const char *cmd, int argc, char **argv);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "devices/device.h"
+#include "formats/formats.h"
 
 void fp_cli_error(const char *fmt, ...)
 {
@@ -28,13 +29,28 @@ bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
     return true;
 }
 
+const fp_formats *fp_cli_formats(const char *cmd, const char *why)
+{
+    g_autoptr(GError) err = NULL;
+    const fp_formats *f = fp_formats_get(&err);
+    if (!f)
+        fp_cli_error("%s: %s: %s", cmd, why, err->message);
+    return f;
+}
+
 bool fp_cli_check_format(const char *cmd, const char *fmt, const char *allowed)
 {
     g_auto(GStrv) names = g_strsplit(allowed, ",", -1);
-    if (g_strv_contains((const char *const *)names, fmt))
-        return true;
-    fp_cli_error("%s: unknown format '%s' (one of: %s)", cmd, fmt, allowed);
-    return false;
+    if (!g_strv_contains((const char *const *)names, fmt)) {
+        fp_cli_error("%s: unknown format '%s' (one of: %s)", cmd, fmt, allowed);
+        return false;
+    }
+    /* JSON and HTML are written by the formats module: loaded now, before any work or output */
+    if (strcmp(fmt, "json") == 0 || strcmp(fmt, "html") == 0) {
+        g_autofree char *why = g_strdup_printf("-f %s", fmt);
+        return fp_cli_formats(cmd, why) != NULL;
+    }
+    return true;
 }
 
 bool fp_cli_write_device_profile(GKeyFile *kf, const char *path, const char *cmd)

@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "gate.h"
 #include "reports/diff.h"
-#include "reports/json_common.h"
+#include "formats/formats.h"
 
 typedef struct {
     const fp_diff *d;
@@ -35,11 +35,11 @@ static int run(const char *old_path, const char *new_path, const fp_cli_model_op
     int rc = FP_EXIT_BAD;
     if (ok) {
         g_autoptr(fp_diff) d = fp_diff_compute(&a.rep, &b.rep, dopt->tolerance / 100);
-        bool written;
+        bool written = false;
         if (strcmp(format, "json") == 0) {
-            g_autoptr(JsonNode) root = fp_diff_json(d);
+            const fp_formats *fx = fp_cli_formats("diff", "-f json");
             g_autoptr(GError) err = NULL;
-            if (!(written = fp_json_write(root, o->output, &err)))
+            if (fx && !(written = fx->diff_json(d, o->output, &err)))
                 fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
         } else {
             text_args t = {d, !dopt->no_color && !o->output && isatty(STDOUT_FILENO)};

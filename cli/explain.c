@@ -3,7 +3,7 @@
 #include "cli.h"
 #include "passes/fuse.h"
 #include "reports/explain.h"
-#include "reports/json_common.h"
+#include "formats/formats.h"
 
 typedef struct {
     const fp_fusion_list *l;
@@ -46,8 +46,10 @@ static int run(const char *path, const fp_cli_model_opts *o, const char *target_
     }
     fp_explain_filter filter = {node, rule};
     if (o->format && g_strcmp0(o->format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_explain_json(fusions, t, &filter);
-        if (!fp_json_write(root, o->output, &err)) {
+        const fp_formats *fx = fp_cli_formats("explain", "-f json");
+        if (!fx)
+            return FP_EXIT_BAD;
+        if (!fx->explain_json(fusions, t, &filter, o->output, &err)) {
             fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
             return FP_EXIT_BAD;
         }

@@ -9,9 +9,7 @@
 #include "cli.h"
 #include "frontends/load.h"
 #include "reports/gate.h"
-#include "reports/json_common.h"
-#include "reports/junit.h"
-#include "reports/sarif.h"
+#include "formats/formats.h"
 
 /* ---------------------------------------------------------------- the shared analysis */
 
@@ -143,17 +141,19 @@ static void emit(FILE *out, gpointer data)
 static bool write_reports(const fp_gate_result *g, const gate_opts *go, int rc)
 {
     g_autoptr(GError) err = NULL;
+    const fp_formats *fx = go->junit || go->sarif ? fp_cli_formats("gate", go->junit ? "--junit" : "--sarif") : NULL;
+    if ((go->junit || go->sarif) && !fx)
+        return false;
     if (go->junit) {
         gsize len = 0;
-        g_autofree char *xml = fp_report_junit(g, &len);
+        g_autofree char *xml = fx->junit(g, &len);
         if (!g_file_set_contents(go->junit, xml, (gssize)len, &err)) {
             fp_cli_error("%s", err->message);
             return false;
         }
     }
     if (go->sarif) {
-        g_autoptr(JsonNode) root = fp_report_sarif(g, rc);
-        if (strcmp(go->sarif, "-") == 0 || !fp_json_write(root, go->sarif, &err)) {
+        if (strcmp(go->sarif, "-") == 0 || !fx->sarif(g, rc, go->sarif, &err)) {
             fp_cli_error("%s: %s", go->sarif, err ? err->message : "SARIF goes to a file, not stdout");
             return false;
         }
@@ -213,7 +213,11 @@ int fp_cmd_gate(int argc, char **argv)
         fp_cli_error("gate: expected one MODEL argument (see 'fuseplan gate --help')");
     else if (!go.policy)
         fp_cli_error("gate: --policy FILE is required (see docs/user-guide.md, 'Gating a pipeline')");
-    else if (fp_cli_check_format("gate", o.format ? o.format : "text", "text"))
+    else if (!fp_cli_check_format("gate", o.format ? o.format : "text", "text"))
+        ;
+    else if ((go.junit || go.sarif) && !fp_cli_formats("gate", go.junit ? "--junit" : "--sarif"))
+        ; /* loaded before the analysis: a missing module costs no work and loses no output */
+    else
         rc = run(argv[1], &o, &go);
     g_free(go.policy);
     g_free(go.junit);

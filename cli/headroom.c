@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "devices/device.h"
 #include "memory_opts.h"
-#include "reports/json_common.h"
+#include "formats/formats.h"
 #include "reports/memory.h"
 
 typedef struct {
@@ -63,8 +63,10 @@ static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request
         return FP_EXIT_BAD;
     }
     if (o->format && g_strcmp0(o->format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_headroom_json(m, q, &res, hdiag);
-        if (!fp_json_write(root, o->output, &err)) {
+        const fp_formats *fx = fp_cli_formats("headroom", "-f json");
+        if (!fx)
+            return FP_EXIT_BAD;
+        if (!fx->headroom_json(m, q, &res, hdiag, o->output, &err)) {
             fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
             return FP_EXIT_BAD;
         }

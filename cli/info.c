@@ -5,7 +5,7 @@
 #include "cli.h"
 #include "frontends/load.h"
 #include "reports/info.h"
-#include "reports/json_common.h"
+#include "formats/formats.h"
 
 int fp_cmd_info(int argc, char **argv)
 {
@@ -37,8 +37,10 @@ int fp_cmd_info(int argc, char **argv)
         return FP_EXIT_BAD;
     }
     if (g_strcmp0(format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_info_json(m);
-        if (!fp_json_write(root, output, &err)) {
+        const fp_formats *fx = fp_cli_formats("info", "-f json");
+        if (!fx)
+            return FP_EXIT_BAD;
+        if (!fx->info_json(m, output, &err)) {
             fp_cli_error("%s: %s", output ? output : "stdout", err ? err->message : "write failed");
             return FP_EXIT_BAD;
         }

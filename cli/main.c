@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "ir/arena.h"
 
+/* fn NULL: the command is built into the formats module (profile, compare, fit). */
 static const fp_cmd commands[] = {
     {"report", "stage table (ops, memory, latency, speedup), fusions, memory plan, hotspots, headroom", fp_cmd_report},
     {"gate", "check a deployment policy (memory, speedup, fusions); JUnit and SARIF for CI; exit 1 on a violation", fp_cmd_gate},
@@ -15,9 +16,9 @@ static const fp_cmd commands[] = {
     {"explain", "what the target compiler fuses, and why a fusion did not happen", fp_cmd_explain},
     {"memory", "activation memory after buffer reuse, its floor, a memory-aware order, the peak explained", fp_cmd_memory},
     {"headroom", "largest batch whose weights + activations + reserve fit in a device's memory", fp_cmd_headroom},
-    {"profile", "summary of a measured profile: kernels, time by op and core type; GE fusion passes", fp_cmd_profile},
-    {"compare", "estimated vs measured time per op, error statistics, fusions the real compiler made", fp_cmd_compare},
-    {"fit", "fit a device profile's efficiencies and launch overhead to measured profiles", fp_cmd_fit},
+    {"profile", "summary of a measured profile: kernels, time by op and core type; GE fusion passes", NULL},
+    {"compare", "estimated vs measured time per op, error statistics, fusions the real compiler made", NULL},
+    {"fit", "fit a device profile's efficiencies and launch overhead to measured profiles", NULL},
     {"devices", "list the device profiles (peaks, bandwidth, memory), or show one in full", fp_cmd_devices},
     {"calibrate", "measure this machine (SGEMM FLOP/s, STREAM bandwidth) and write a device profile", fp_cmd_calibrate},
 };
@@ -58,7 +59,8 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
         if (strcmp(cmd, commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+            return commands[i].fn ? commands[i].fn(argc - 1, argv + 1)
+                                  : fp_cli_module_command(cmd, argc - 1, argv + 1);
     fp_cli_error("unknown command '%s' (run 'fuseplan --help' for the list)", cmd);
     return FP_EXIT_BAD;
 }

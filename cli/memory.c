@@ -3,7 +3,7 @@
 #include "analyze.h"
 #include "cli.h"
 #include "memory_opts.h"
-#include "reports/json_common.h"
+#include "formats/formats.h"
 #include "reports/memory.h"
 
 typedef struct {
@@ -34,8 +34,10 @@ static int run(const char *path, const fp_cli_model_opts *o, const fp_memory_opt
         return FP_EXIT_BAD;
     }
     if (o->format && g_strcmp0(o->format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_memory_json(m, r, diag);
-        if (!fp_json_write(root, o->output, &err)) {
+        const fp_formats *fx = fp_cli_formats("memory", "-f json");
+        if (!fx)
+            return FP_EXIT_BAD;
+        if (!fx->memory_json(m, r, diag, o->output, &err)) {
             fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
             return FP_EXIT_BAD;
         }

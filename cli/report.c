@@ -8,14 +8,14 @@
 #include "frontends/load.h"
 #include "passes/headroom.h"
 #include "passes/pipeline.h"
-#include "reports/json_common.h"
+#include "formats/formats.h"
 #include "reports/dot.h"
-#include "reports/html.h"
 #include "reports/report.h"
 
 typedef struct {
     const fp_report *r;
     const char *format; /* text, markdown, html, dot */
+    const fp_formats *fx; /* html: the formats module */
 } emit_args;
 
 static void emit(FILE *out, gpointer data)
@@ -24,7 +24,7 @@ static void emit(FILE *out, gpointer data)
     if (strcmp(a->format, "markdown") == 0)
         fp_report_markdown(a->r, out);
     else if (strcmp(a->format, "html") == 0)
-        fp_report_html(a->r, out);
+        a->fx->html(a->r, out);
     else if (strcmp(a->format, "dot") == 0)
         fp_report_dot(a->r, out);
     else
@@ -67,15 +67,18 @@ static bool headroom(fp_model *m, const fp_device *dev, const fp_cli_model_opts 
 
 static int emit_report(const fp_report *rep, const fp_cli_model_opts *o, const char *format)
 {
-    if (strcmp(format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_json(rep);
+    bool json = strcmp(format, "json") == 0;
+    const fp_formats *fx = NULL; /* already loaded by fp_cli_check_format */
+    if ((json || strcmp(format, "html") == 0) && !(fx = fp_cli_formats("report", json ? "-f json" : "-f html")))
+        return FP_EXIT_BAD;
+    if (json) {
         g_autoptr(GError) err = NULL;
-        if (fp_json_write(root, o->output, &err))
+        if (fx->report_json(rep, o->output, &err))
             return FP_EXIT_OK;
         fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
         return FP_EXIT_BAD;
     }
-    emit_args a = {rep, format};
+    emit_args a = {rep, format, fx};
     return fp_cli_emit_text(o->output, emit, &a) ? FP_EXIT_OK : FP_EXIT_BAD;
 }
 
@@ -138,7 +141,8 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
     const char *note = ro->no_headroom ? NULL : "not computed with --input (use fuseplan headroom)";
     /* the HTML memory timeline is taken before headroom re-infers the model at other batches; the
      * DOT graph shows no headroom and labels edges with the shapes of this run */
-    g_autofree uint64_t *live = strcmp(format, "html") == 0 ? fp_report_live_bytes(res.memory, NULL) : NULL;
+    const fp_formats *fx = strcmp(format, "html") == 0 ? fp_cli_formats("report", "-f html") : NULL;
+    g_autofree uint64_t *live = fx ? fx->live_bytes(res.memory, NULL) : NULL;
     bool have = !ro->no_headroom && !o->inputs && strcmp(format, "dot") != 0 &&
                 headroom(m, dev, o, &po.memory, batch == 1 ? res.memory : NULL, &hr, &note);
     fp_report rep = {.model = m, .target = t, .device = dev, .res = &res, .diag = diag, .batch_note = batch_note,

@@ -1,7 +1,7 @@
 /* shapes.c - `fuseplan shapes MODEL`: per-node output shapes, FLOPs, bytes and intensity. */
 #include "analyze.h"
 #include "cli.h"
-#include "reports/json_common.h"
+#include "formats/formats.h"
 #include "reports/shapes.h"
 
 typedef struct {
@@ -23,9 +23,11 @@ static int run(const char *path, const fp_cli_model_opts *o)
     if (!m)
         return FP_EXIT_BAD;
     if (o->format && g_strcmp0(o->format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_shapes_json(m, diag);
+        const fp_formats *fx = fp_cli_formats("shapes", "-f json");
+        if (!fx)
+            return FP_EXIT_BAD;
         g_autoptr(GError) err = NULL;
-        if (!fp_json_write(root, o->output, &err)) {
+        if (!fx->shapes_json(m, diag, o->output, &err)) {
             fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
             return FP_EXIT_BAD;
         }

@@ -2,9 +2,11 @@
 #include "load.h"
 
 #include <errno.h>
-#include <gio/gio.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "frontends/ge/ge.h"
 #include "frontends/onnx/onnx.h"
@@ -29,31 +31,53 @@ static gssize read_head(const char *path, uint8_t *buf, size_t n, GError **error
  * file 1000x): the text readers need several times the text's size, within 1 GiB in all. */
 #define GZIP_MAX (128u * 1024u * 1024u)
 
-/* Inflates a gzip file into memory; NULL with an error when it is corrupt or too large. */
+/* Inflates a gzip file (one or more members) into memory with zlib; NULL with an error when it
+ * cannot be read, is corrupt or truncated, or inflates to more than GZIP_MAX. */
 static GBytes *gunzip(const char *path, GError **error)
 {
-    g_autoptr(GFile) file = g_file_new_for_path(path);
-    g_autoptr(GFileInputStream) raw = g_file_read(file, NULL, error);
-    if (!raw)
+    int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot open: %s", g_strerror(e));
         return NULL;
-    g_autoptr(GZlibDecompressor) z = g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP);
-    g_autoptr(GInputStream) in = g_converter_input_stream_new(G_INPUT_STREAM(raw), G_CONVERTER(z));
+    }
+    gzFile z = gzdopen(fd, "rb"); /* owns fd from here */
+    if (!z) {
+        close(fd);
+        g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip: out of memory");
+        return NULL;
+    }
+    gzbuffer(z, 128 * 1024);
     GByteArray *buf = g_byte_array_new();
     guint8 chunk[64 * 1024];
+    bool ok = true;
     for (;;) {
-        gssize n = g_input_stream_read(in, chunk, sizeof chunk, NULL, error);
-        if (n < 0 || buf->len + (guint64)n > GZIP_MAX) {
-            if (n >= 0)
-                g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip content larger than %u MiB",
-                            GZIP_MAX >> 20);
-            else
-                g_prefix_error(error, "gzip: ");
-            g_byte_array_free(buf, TRUE);
-            return NULL;
+        int n = gzread(z, chunk, sizeof chunk);
+        int zerr = Z_OK;
+        const char *msg = gzerror(z, &zerr);
+        if (n < 0 || zerr != Z_OK) {
+            /* Z_BUF_ERROR at the end: the file stops inside the compressed stream */
+            g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip: %s",
+                        zerr == Z_BUF_ERROR ? "truncated (unexpected end of file)"
+                        : zerr == Z_ERRNO   ? g_strerror(errno)
+                                            : msg);
+            ok = false;
+            break;
+        }
+        if (buf->len + (guint64)n > GZIP_MAX) {
+            g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip content larger than %u MiB",
+                        GZIP_MAX >> 20);
+            ok = false;
+            break;
         }
         if (n == 0)
             break;
         g_byte_array_append(buf, chunk, (guint)n);
+    }
+    gzclose_r(z);
+    if (!ok) {
+        g_byte_array_free(buf, TRUE);
+        return NULL;
     }
     return g_byte_array_free_to_bytes(buf);
 }

@@ -9,7 +9,6 @@
 #ifndef FP_REPORT_DIFF_H
 #define FP_REPORT_DIFF_H
 
-#include <json-glib/json-glib.h>
 #include <stdio.h>
 
 #include "reports/report.h"
@@ -48,7 +47,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_diff, fp_diff_free)
 double fp_diff_change(double old_v, double new_v);
 
 void fp_diff_text(const fp_diff *d, FILE *out, bool color);
-/* The `diff` JSON contract of docs/json.md (caller unrefs). */
-JsonNode *fp_diff_json(const fp_diff *d);
+/* Rule ids of both targets, OLD's order first (the strings belong to the targets). Caller unrefs. */
+GPtrArray *fp_diff_rules(const fp_diff *d);
+/* Candidates of `rule` in l: *matched of them, *applied applied. */
+void fp_diff_count(const fp_fusion_list *l, const char *rule, guint *matched, guint *applied);
 
 #endif

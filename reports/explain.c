@@ -3,9 +3,7 @@
 
 #include <string.h>
 
-#include "json_common.h"
-
-static bool keep(const fp_fusion *fu, const fp_explain_filter *f)
+bool fp_explain_keep(const fp_fusion *fu, const fp_explain_filter *f)
 {
     if (!f)
         return true;
@@ -20,10 +18,8 @@ static bool keep(const fp_fusion *fu, const fp_explain_filter *f)
     return true;
 }
 
-/* Per-rule counts in the target's rule order: matched candidates and applied ones. */
-static void summary(const fp_fusion_list *l, const fp_target *t, const char *id, guint *matched, guint *applied)
+void fp_explain_counts(const fp_fusion_list *l, const char *id, guint *matched, guint *applied)
 {
-    (void)t;
     *matched = *applied = 0;
     for (guint i = 0; i < l->fusions->len; i++) {
         const fp_fusion *fu = l->fusions->pdata[i];
@@ -48,7 +44,7 @@ void fp_report_explain_text(const fp_fusion_list *l, const fp_target *t, const f
     fprintf(out, "%-18s %8s %8s\n", "rule", "matched", "applied");
     for (char **id = t->rules; *id; id++) {
         guint m, a;
-        summary(l, t, *id, &m, &a);
+        fp_explain_counts(l, *id, &m, &a);
         if (f && f->rule && strcmp(*id, f->rule) != 0)
             continue;
         fprintf(out, "%-18s %8u %8u\n", *id, m, a);
@@ -56,7 +52,7 @@ void fp_report_explain_text(const fp_fusion_list *l, const fp_target *t, const f
     guint shown = 0;
     for (guint i = 0; i < l->fusions->len; i++) {
         const fp_fusion *fu = l->fusions->pdata[i];
-        if (!keep(fu, f))
+        if (!fp_explain_keep(fu, f))
             continue;
         if (!shown++)
             fputc('\n', out);
@@ -75,71 +71,4 @@ void fp_report_explain_text(const fp_fusion_list *l, const fp_target *t, const f
     }
     if (!shown)
         fprintf(out, "\nno fusion candidates%s\n", f && (f->node || f->rule) ? " match the filter" : "");
-}
-
-void fp_report_fusions_json(JsonBuilder *b, const fp_fusion_list *l, const fp_explain_filter *f)
-{
-    json_builder_set_member_name(b, "fusions");
-    json_builder_begin_array(b);
-    for (guint i = 0; i < l->fusions->len; i++) {
-        const fp_fusion *fu = l->fusions->pdata[i];
-        if (!keep(fu, f))
-            continue;
-        json_builder_begin_object(b);
-        fp_json_str(b, "rule", fu->rule);
-        fp_json_str(b, "anchor", fu->anchor);
-        json_builder_set_member_name(b, "nodes");
-        json_builder_begin_array(b);
-        for (guint k = 0; k < fu->nodes->len; k++)
-            json_builder_add_string_value(b, fu->nodes->pdata[k]);
-        json_builder_end_array(b);
-        fp_json_bool(b, "applied", fu->applied);
-        fp_json_str(b, "fused_op", fu->fused_op);
-        fp_json_str(b, "activation", fu->activation);
-        json_builder_set_member_name(b, "reasons");
-        json_builder_begin_array(b);
-        for (guint k = 0; k < fu->reasons->len; k++) {
-            const fp_reason *r = fu->reasons->pdata[k];
-            json_builder_begin_object(b);
-            fp_json_str(b, "constraint", r->constraint);
-            fp_json_str(b, "actual", r->actual);
-            fp_json_str(b, "required", r->required);
-            fp_json_str(b, "message", r->message);
-            fp_json_str(b, "hint", r->hint);
-            json_builder_end_object(b);
-        }
-        json_builder_end_array(b);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-}
-
-JsonNode *fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f)
-{
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "schema");
-    json_builder_add_int_value(b, FP_JSON_SCHEMA);
-    json_builder_set_member_name(b, "target");
-    json_builder_begin_object(b);
-    fp_json_str(b, "name", t->name);
-    fp_json_str(b, "description", t->description);
-    json_builder_end_object(b);
-    fp_report_fusions_json(b, l, f);
-    json_builder_set_member_name(b, "summary");
-    json_builder_begin_array(b);
-    for (char **id = t->rules; *id; id++) {
-        guint m, a;
-        summary(l, t, *id, &m, &a);
-        json_builder_begin_object(b);
-        fp_json_str(b, "rule", *id);
-        json_builder_set_member_name(b, "matched");
-        json_builder_add_int_value(b, m);
-        json_builder_set_member_name(b, "applied");
-        json_builder_add_int_value(b, a);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
 }

@@ -1,8 +1,8 @@
-/* explain.h - the `fuseplan explain` report: every fusion candidate, applied or not, and why. */
+/* explain.h - the `fuseplan explain` report: every fusion candidate, applied or not, and why
+ * (JSON: reports/json.h). */
 #ifndef FP_REPORT_EXPLAIN_H
 #define FP_REPORT_EXPLAIN_H
 
-#include <json-glib/json-glib.h>
 #include <stdio.h>
 
 #include "passes/fuse.h"
@@ -13,8 +13,9 @@ typedef struct {
 } fp_explain_filter;
 
 void fp_report_explain_text(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, FILE *out);
-JsonNode *fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f);
-/* Adds the `fusions` array (filtered) to an object being built; shared with the full report. */
-void fp_report_fusions_json(JsonBuilder *b, const fp_fusion_list *l, const fp_explain_filter *f);
+/* True when the candidate passes the filter (f NULL: all do). */
+bool fp_explain_keep(const fp_fusion *fu, const fp_explain_filter *f);
+/* Candidates of rule `id` in l: *matched of them, *applied applied. */
+void fp_explain_counts(const fp_fusion_list *l, const char *id, guint *matched, guint *applied);
 
 #endif

@@ -1,8 +1,7 @@
-/* memory.h - the `fuseplan memory` and `fuseplan headroom` reports: text and JSON. */
+/* memory.h - the `fuseplan memory` and `fuseplan headroom` reports as text (JSON: reports/json.h). */
 #ifndef FP_REPORT_MEMORY_H
 #define FP_REPORT_MEMORY_H
 
-#include <json-glib/json-glib.h>
 #include <stdio.h>
 
 #include "ir/diag.h"
@@ -14,13 +13,13 @@
  * long-lived buffers (skip connections), graph inputs and outputs, subgraph workspace, what a
  * memory-aware order gains, fragmentation, unknown sizes. Caller frees (g_ptr_array_unref). */
 GPtrArray *fp_report_memory_hints(const fp_memory_result *r);
+/* The name a buffer is listed under: its value, or the node of a subgraph workspace. */
+const char *fp_report_memory_tensor_name(const fp_memory_tensor *t);
 
 /* Text report; at most `top` buffers live at the peak are listed (0 = all); with verbose, every
  * diagnostic too. */
 void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, unsigned top,
                            bool verbose, FILE *out);
-/* The `memory` JSON contract of docs/json.md (caller unrefs). */
-JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag);
 
 /* What `headroom` was asked: the capacity, its source, the reserve. */
 typedef struct {
@@ -34,8 +33,5 @@ typedef struct {
 
 void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, bool verbose, FILE *out);
-/* The `headroom` JSON contract of docs/json.md (caller unrefs). */
-JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
-                                  const fp_diag *diag);
 
 #endif

@@ -1,9 +1,8 @@
 /* report.h - `fuseplan report`: the stage table, fusion and memory summaries, hotspots and the
- * headroom line, from one in-memory result, as text, Markdown or JSON. */
+ * headroom line, from one in-memory result, as text or Markdown (JSON: reports/json.h). */
 #ifndef FP_REPORT_REPORT_H
 #define FP_REPORT_REPORT_H
 
-#include <json-glib/json-glib.h>
 #include <stdio.h>
 
 #include "passes/headroom.h"
@@ -31,8 +30,6 @@ typedef struct {
 
 void fp_report_text(const fp_report *r, FILE *out);
 void fp_report_markdown(const fp_report *r, FILE *out);
-/* The `report` JSON contract of docs/json.md (caller unrefs). */
-JsonNode *fp_report_json(const fp_report *r);
 
 /* Indices of the costliest ops of the final graph (longest estimated time first); at most n. */
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n);

@@ -1,8 +1,7 @@
-/* shapes.h - the `fuseplan shapes` report: per-node output shapes, FLOPs, bytes, intensity. */
+/* shapes.h - the `fuseplan shapes` report: per-node output shapes, FLOPs, bytes, intensity (JSON: reports/json.h). */
 #ifndef FP_REPORT_SHAPES_H
 #define FP_REPORT_SHAPES_H
 
-#include <json-glib/json-glib.h>
 #include <stdio.h>
 
 #include "ir/diag.h"
@@ -10,7 +9,15 @@
 
 /* Text table, one row per node of every graph (topological order), then totals. */
 void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, bool verbose, FILE *out);
-/* The `shapes` JSON contract of docs/json.md (caller unrefs). */
-JsonNode *fp_report_shapes_json(const fp_model *m, const fp_diag *diag);
+/* Nodes of every graph, each graph in topological order (file order if it has a cycle), removed
+ * ones left out. Caller unrefs. */
+GPtrArray *fp_report_shapes_nodes(const fp_model *m);
+
+/* Totals of the table: runtime, folded and unknown ops, FLOPs, bytes, parameters. */
+typedef struct {
+    uint64_t runtime, folded, unknown, flops, bytes, params;
+} fp_shapes_totals;
+/* Adds node n to the totals (folded nodes count only as folded). */
+void fp_report_shapes_add(fp_shapes_totals *t, const fp_node *n);
 
 #endif

@@ -6,7 +6,7 @@ set -eu
 
 PKGS="build-essential cmake pkg-config
       libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libonnx-dev
-      libglib2.0-dev libxml2-dev libxml2-utils libjson-glib-dev libcunit1-dev
+      libglib2.0-dev zlib1g-dev libxml2-dev libxml2-utils libjson-glib-dev libcunit1-dev
       libonnx-testdata python3-onnx time
       chromium $*"
 # chromium: tests/test_reports.c renders the HTML report in headless Chromium (make test, CI).

@@ -19,6 +19,7 @@
 #include "reports/dot.h"
 #include "reports/gate.h"
 #include "reports/html.h"
+#include "reports/json.h"
 #include "reports/junit.h"
 #include "reports/sarif.h"
 #include "tutil.h"

@@ -308,15 +308,27 @@ char *tb_write_temp(tb *b, const char *suffix)
 
 tu_run_result tu_run(const char *const *args)
 {
+    return tu_run_exe(FP_BINARY, NULL, args);
+}
+
+tu_run_result tu_run_exe(const char *exe, const char *const *env, const char *const *args)
+{
+    g_auto(GStrv) envp = g_get_environ();
+    for (const char *const *e = env; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        g_assert(eq);
+        g_autofree char *name = g_strndup(*e, (gsize)(eq - *e));
+        envp = g_environ_setenv(envp, name, eq + 1, TRUE);
+    }
     GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)FP_BINARY);
+    g_ptr_array_add(argv, (gpointer)exe);
     for (const char *const *a = args; *a; a++)
         g_ptr_array_add(argv, (gpointer)*a);
     g_ptr_array_add(argv, NULL);
     tu_run_result r = {-1, NULL, NULL};
     int wait_status = 0;
     GError *err = NULL;
-    g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err, &wait_status, &err);
+    g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err, &wait_status, &err);
     g_assert_no_error(err);
     if (WIFEXITED(wait_status))
         r.status = WEXITSTATUS(wait_status);

@@ -44,6 +44,9 @@ typedef struct {
 } tu_run_result;
 /* Runs the fuseplan binary with NULL-terminated args; caller tu_run_clear()s. */
 tu_run_result tu_run(const char *const *args);
+/* Runs the executable `exe` with args, in this process' environment plus `env` ("NAME=VALUE"
+ * entries, NULL-terminated; NULL for none); caller tu_run_clear()s. */
+tu_run_result tu_run_exe(const char *exe, const char *const *env, const char *const *args);
 void tu_run_clear(tu_run_result *r);
 /* Count of '\n' in s. */
 int tu_lines(const char *s);

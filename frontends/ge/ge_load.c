@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "formats/formats.h"
 #include "frontends/pbtxt/pbtxt.h"
 
 #define OM_MAGIC "IMOD"
@@ -129,9 +130,11 @@ static fp_model *from_text(const char *path, const char *text, size_t len, GErro
     return m;
 }
 
+/* GE JSON is parsed by the formats module (json-glib), loaded here on first use. */
 static fp_model *from_json(const char *path, const char *text, size_t len, GError **error)
 {
-    Ge__Proto__ModelDef *md = fp_ge_json_parse(text, len, error);
+    const fp_formats *fx = fp_formats_get(error);
+    Ge__Proto__ModelDef *md = fx ? fx->ge_json_parse(text, len, error) : NULL;
     if (!md)
         return NULL;
     fp_model *m = fp_ge_from_model_def(path, "ge-json", md, len, NULL, error);

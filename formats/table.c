@@ -1,0 +1,81 @@
+/* table.c - the formats table (formats/formats.h): thin writers around the JSON, SARIF, JUnit and
+ * HTML emitters and the GE JSON reader. Linked into the module and into libfuseplan_core.a. */
+#include "formats/formats.h"
+
+#include "frontends/ge/ge_internal.h"
+#include "reports/html.h"
+#include "reports/json.h"
+#include "reports/junit.h"
+#include "reports/sarif.h"
+
+/* Writes a document built by an emitter and drops it. */
+static bool write_doc(JsonNode *root, const char *path, GError **error)
+{
+    bool ok = fp_json_write(root, path, error);
+    json_node_unref(root);
+    return ok;
+}
+
+static bool report_json(const fp_report *r, const char *path, GError **error)
+{
+    return write_doc(fp_report_json(r), path, error);
+}
+
+static bool memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, const char *path,
+                        GError **error)
+{
+    return write_doc(fp_report_memory_json(m, r, diag), path, error);
+}
+
+static bool headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
+                          const fp_diag *diag, const char *path, GError **error)
+{
+    return write_doc(fp_report_headroom_json(m, q, res, diag), path, error);
+}
+
+static bool info_json(const fp_model *m, const char *path, GError **error)
+{
+    return write_doc(fp_report_info_json(m), path, error);
+}
+
+static bool shapes_json(const fp_model *m, const fp_diag *diag, const char *path, GError **error)
+{
+    return write_doc(fp_report_shapes_json(m, diag), path, error);
+}
+
+static bool explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, const char *path,
+                         GError **error)
+{
+    return write_doc(fp_report_explain_json(l, t, f), path, error);
+}
+
+static bool diff_json(const fp_diff *d, const char *path, GError **error)
+{
+    return write_doc(fp_diff_json(d), path, error);
+}
+
+static bool devices_json(GPtrArray *devs, bool one, const char *path, GError **error)
+{
+    return write_doc(fp_report_devices_json(devs, one), path, error);
+}
+
+static bool sarif(const fp_gate_result *g, int exit_code, const char *path, GError **error)
+{
+    return write_doc(fp_report_sarif(g, exit_code), path, error);
+}
+
+const fp_formats fp_formats_table = {
+    .report_json = report_json,
+    .memory_json = memory_json,
+    .headroom_json = headroom_json,
+    .info_json = info_json,
+    .shapes_json = shapes_json,
+    .explain_json = explain_json,
+    .diff_json = diff_json,
+    .devices_json = devices_json,
+    .sarif = sarif,
+    .junit = fp_report_junit,
+    .html = fp_report_html,
+    .live_bytes = fp_report_live_bytes,
+    .ge_json_parse = fp_ge_json_parse,
+};

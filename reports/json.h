@@ -1,0 +1,33 @@
+/* json.h - the JSON emitters, one per command (reports/<command>_json.c), each building the
+ * document docs/json.md specifies (json-glib; no hand escaping). They live in the formats module
+ * (formats/formats.h): the executable reaches them through fp_formats, never directly. */
+#ifndef FP_REPORT_JSON_H
+#define FP_REPORT_JSON_H
+
+#include <json-glib/json-glib.h>
+
+#include "reports/devices.h"
+#include "reports/diff.h"
+#include "reports/explain.h"
+#include "reports/info.h"
+#include "reports/json_common.h"
+#include "reports/memory.h"
+#include "reports/report.h"
+#include "reports/shapes.h"
+
+/* Each returns a new document the caller unrefs. */
+JsonNode *fp_report_json(const fp_report *r);
+JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag);
+JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
+                                  const fp_diag *diag);
+JsonNode *fp_report_info_json(const fp_model *m);
+JsonNode *fp_report_shapes_json(const fp_model *m, const fp_diag *diag);
+JsonNode *fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f);
+JsonNode *fp_diff_json(const fp_diff *d);
+/* {"schema": 1, "devices": [...]} for a list, {"schema": 1, <device members>} for one. */
+JsonNode *fp_report_devices_json(GPtrArray *devs, bool one);
+
+/* Adds the `fusions` array (filtered) to an object being built; shared by explain and report. */
+void fp_report_fusions_json(JsonBuilder *b, const fp_fusion_list *l, const fp_explain_filter *f);
+
+#endif
