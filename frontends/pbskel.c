@@ -12,6 +12,10 @@
 G_DEFINE_QUARK(fp-pbskel-error-quark, fp_pbskel_error)
 
 #define WINDOW (64 * 1024)
+/* The first read after a jump (a skipped payload) is this small, and each read that continues the
+ * window doubles it up to WINDOW: a tensor header between two payloads costs one page, not 64 KiB
+ * of the payload that follows it, while long runs of metadata still stream in WINDOW reads. */
+#define WINDOW_MIN (4 * 1024)
 
 typedef struct {
     /* source: mem != NULL, or fd with a window buf[0..buf_len) holding bytes from buf_off */
@@ -21,6 +25,7 @@ typedef struct {
     uint8_t *buf;
     uint64_t buf_off;
     size_t buf_len;
+    size_t win; /* size of the next read: WINDOW_MIN..WINDOW (see WINDOW_MIN) */
     fp_pbskel_strip_fn strip;
     GByteArray *out; /* the skeleton; sub-messages are written in place (see walk) */
     GError **error;
@@ -39,7 +44,9 @@ static const uint8_t *src_at(skel *s, uint64_t pos, size_t n)
         return s->mem + pos;
     if (pos >= s->buf_off && pos + n <= s->buf_off + s->buf_len)
         return s->buf + (pos - s->buf_off);
-    size_t want = (size_t)MIN((uint64_t)WINDOW, s->size - pos);
+    bool continues = s->buf_len && pos >= s->buf_off && pos <= s->buf_off + s->buf_len;
+    s->win = continues ? MIN(2 * MAX(s->win, (size_t)WINDOW_MIN), (size_t)WINDOW) : WINDOW_MIN;
+    size_t want = (size_t)MIN((uint64_t)MAX(s->win, n), s->size - pos);
     size_t got = 0;
     while (got < want) {
         ssize_t r = pread(s->fd, s->buf + got, want - got, (off_t)(pos + got));
