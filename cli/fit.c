@@ -2,6 +2,7 @@
  * per-op-class efficiencies, bandwidth efficiency and launch overhead to measured profiles
  * (passes/fit.c), prints in-sample and leave-one-model-out errors, and writes the fitted profile
  * (a normal device .ini, loadable with --device). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,8 +20,9 @@ typedef struct {
     gboolean no_cv;
 } fit_opts;
 
-/* Adds the (model, profile) lines of `path` ("MODEL PROFILE", '#' comments) to models/profiles. */
-static bool read_pairs(const char *path, GPtrArray *models, GPtrArray *profiles)
+/* Adds the lines of `path` ("MODEL PROFILE [RUN_US]", '#' comments) to models/profiles/runs
+ * (RUN_US: the model's whole run measured without a profiler, microseconds; NAN when absent). */
+static bool read_pairs(const char *path, GPtrArray *models, GPtrArray *profiles, GArray *runs)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) err = NULL;
@@ -38,14 +40,22 @@ static bool read_pairs(const char *path, GPtrArray *models, GPtrArray *profiles)
         for (guint k = 0; f[k]; k++)
             if (*f[k])
                 g_ptr_array_add(words, f[k]);
-        bool ok = words->len == 2;
+        double run = NAN;
+        char *end = NULL;
+        bool ok = words->len == 2 || words->len == 3;
+        if (ok && words->len == 3) {
+            run = g_ascii_strtod(words->pdata[2], &end);
+            ok = end != words->pdata[2] && *end == 0 && run > 0 && run < 1e9;
+        }
         if (ok) {
             g_ptr_array_add(models, g_strdup(words->pdata[0]));
             g_ptr_array_add(profiles, g_strdup(words->pdata[1]));
+            g_array_append_val(runs, run);
         }
         g_ptr_array_free(words, TRUE);
         if (!ok) {
-            fp_cli_error("%s: line %u: expected 'MODEL PROFILE', got '%s'", path, i + 1, lines[i]);
+            fp_cli_error("%s: line %u: expected 'MODEL PROFILE [RUN_US]' (RUN_US a time > 0 in microseconds), got '%s'",
+                         path, i + 1, lines[i]);
             return false;
         }
     }
@@ -80,20 +90,24 @@ static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, const 
     return ops;
 }
 
-/* Adds model `name`'s rows to d from its match, and its measured run when the profile has one. */
+/* Adds model `name`'s whole run to d: every runtime op of the stage its profile ran, measured
+ * run_s (timed without a profiler). */
+static void add_run(fp_fit_data *d, const char *name, const fp_match_result *m, const fp_device *base, double run_s)
+{
+    uint32_t model = fp_fit_data_add_model(d, name, 0);
+    g_autoptr(GArray) units = g_array_sized_new(FALSE, FALSE, sizeof(guint), m->cost->n_ops);
+    for (guint i = 0; i < m->cost->n_ops; i++)
+        g_array_append_val(units, i);
+    fp_match_row all = {.units = units};
+    double fixed;
+    g_autoptr(GArray) ops = row_ops(m, &all, base, &fixed);
+    fp_fit_data_add_run(d, model, "(whole run)", (const fp_fit_op *)ops->data, ops->len, fixed, run_s);
+}
+
+/* Adds model `name`'s rows to d from its match. */
 static void add_rows(fp_fit_data *d, const char *name, const fp_match_result *m, const fp_device *base)
 {
     uint32_t model = fp_fit_data_add_model(d, name, m->measured_s - m->measured_matched_s);
-    const fp_profile *p = m->profile;
-    if (p->run_us > 0) {
-        fp_fit_run run = {.run_s = p->run_us * 1e-6, .kernel_s = p->total_us * 1e-6};
-        for (guint i = 0; i < p->kernels->len; i++) {
-            const fp_prof_kernel *k = fp_profile_kernel(p, i);
-            if (!(k->flags & FP_PROF_K_NESTED))
-                run.kernels += k->count;
-        }
-        fp_fit_data_set_run(d, model, run);
-    }
     for (guint i = 0; i < m->rows->len; i++) {
         const fp_match_row *row = &g_array_index(m->rows, fp_match_row, i);
         double fixed;
@@ -104,8 +118,10 @@ static void add_rows(fp_fit_data *d, const char *name, const fp_match_result *m,
     }
 }
 
-/* Reads one pair into d and *pair. False after printing the error. */
-static bool read_one(const char *model, const char *profile, const fp_device *base, const fp_target *t,
+/* Reads one pair into d and *pair: the profile's kernels as rows, or with run_us (finite) the
+ * model's whole run (the profile then tells only the stage and the shapes). False after printing
+ * the error. */
+static bool read_one(const char *model, const char *profile, double run_us, const fp_device *base, const fp_target *t,
                      fp_cmp_stage stage, fp_fit_data *d, fp_fit_pair *pair)
 {
     g_autoptr(GError) err = NULL;
@@ -129,7 +145,10 @@ static bool read_one(const char *model, const char *profile, const fp_device *ba
         fp_cli_error("%s", msg);
         ok = false;
     } else {
-        add_rows(d, model, pr.match, base);
+        if (isfinite(run_us))
+            add_run(d, model, pr.match, base, run_us * 1e-6);
+        else
+            add_rows(d, model, pr.match, base);
         *pair = (fp_fit_pair){.model = model, .profile = profile, .stage = fp_cmp_stage_name(pr.stage),
                               .kernels = pr.match->counted, .matched = pr.match->matched,
                               .time_share = pr.match->measured_s > 0 ? pr.match->measured_matched_s / pr.match->measured_s : 0};
@@ -161,7 +180,7 @@ typedef struct {
 
 static void emit(FILE *out, gpointer data) { fp_report_fit_text(((emit_args *)data)->r, out); }
 
-static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, fp_cmp_stage stage)
+static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, GArray *runs, fp_cmp_stage stage)
 {
     fp_fit_opts opts = {.prior = fo->prior, .no_cv = fo->no_cv};
     if (fo->objective && !fp_fit_objective_parse(fo->objective, &opts.objective)) {
@@ -178,7 +197,8 @@ static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, fp_cm
     g_autoptr(fp_fit_data) d = fp_fit_data_new();
     g_autofree fp_fit_pair *pairs = g_new0(fp_fit_pair, models->len + 1);
     for (guint i = 0; i < models->len; i++)
-        if (!read_one(models->pdata[i], profiles->pdata[i], base, t, stage, d, &pairs[i]))
+        if (!read_one(models->pdata[i], profiles->pdata[i], g_array_index(runs, double, i), base, t, stage, d,
+                      &pairs[i]))
             return FP_EXIT_BAD;
 
     g_autoptr(fp_fit_result) f = fp_pass_fit(d, base, &opts, &err);
@@ -215,7 +235,8 @@ static void fit_opts_clear(fit_opts *fo)
 }
 
 /* Checks the options and collects the pairs; false after printing the error. */
-static bool collect(const fit_opts *fo, int argc, GPtrArray *models, GPtrArray *profiles, fp_cmp_stage *stage)
+static bool collect(const fit_opts *fo, int argc, GPtrArray *models, GPtrArray *profiles, GArray *runs,
+                    fp_cmp_stage *stage)
 {
     guint nm = fo->models ? g_strv_length(fo->models) : 0, np = fo->profiles ? g_strv_length(fo->profiles) : 0;
     if (argc != 1) {
@@ -241,10 +262,12 @@ static bool collect(const fit_opts *fo, int argc, GPtrArray *models, GPtrArray *
         return false;
     }
     for (guint i = 0; i < nm; i++) {
+        double none = NAN;
         g_ptr_array_add(models, g_strdup(fo->models[i]));
         g_ptr_array_add(profiles, g_strdup(fo->profiles[i]));
+        g_array_append_val(runs, none);
     }
-    if (fo->pairs && !read_pairs(fo->pairs, models, profiles))
+    if (fo->pairs && !read_pairs(fo->pairs, models, profiles, runs))
         return false;
     if (models->len == 0) {
         fp_cli_error("fit: no measurement: give --model M --profile P (repeatable) or --pairs FILE");
@@ -259,7 +282,9 @@ int fp_cmd_fit(int argc, char **argv)
     GOptionEntry entries[] = {
         {"model", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &fo.models, "A model (repeatable; pairs with --profile)", "MODEL"},
         {"profile", 'p', 0, G_OPTION_ARG_FILENAME_ARRAY, &fo.profiles, "Its measured profile (repeatable)", "FILE"},
-        {"pairs", 0, 0, G_OPTION_ARG_FILENAME, &fo.pairs, "More pairs from a file, one 'MODEL PROFILE' per line", "FILE"},
+        {"pairs", 0, 0, G_OPTION_ARG_FILENAME, &fo.pairs,
+         "More pairs from a file, one 'MODEL PROFILE [RUN_US]' per line (RUN_US: a whole run timed without profiler)",
+         "FILE"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &fo.output, "Write the fitted device profile (.ini) here", "FILE"},
         {"device", 'd', 0, G_OPTION_ARG_STRING, &fo.device, "Base device profile (default cpu-avx2)", "BASE"},
         {"target", 't', 0, G_OPTION_ARG_STRING, &fo.target, "Fusion target (default: the device's)", "T"},
@@ -277,10 +302,11 @@ int fp_cmd_fit(int argc, char **argv)
     g_set_prgname("fuseplan fit");
     g_autoptr(GPtrArray) models = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GPtrArray) profiles = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) runs = g_array_new(FALSE, FALSE, sizeof(double));
     fp_cmp_stage stage = FP_STAGE_AUTO;
     int rc = FP_EXIT_BAD;
-    if (fp_cli_parse(ctx, "fit", &argc, &argv) && collect(&fo, argc, models, profiles, &stage))
-        rc = run(&fo, models, profiles, stage);
+    if (fp_cli_parse(ctx, "fit", &argc, &argv) && collect(&fo, argc, models, profiles, runs, &stage))
+        rc = run(&fo, models, profiles, runs, stage);
     fit_opts_clear(&fo);
     return rc;
 }

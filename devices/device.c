@@ -36,8 +36,7 @@ G_STATIC_ASSERT(G_N_ELEMENTS(peak_order) == G_N_ELEMENTS(peak_names));
 
 static const char *const targets[] = {"ort-cpu", "cuda", "ascend910b", "ascend310p", NULL};
 static const char *const device_keys[] = {"description", "target", "bandwidth", "memory_bytes",
-                                          "launch_overhead", "align_bytes", "dispatch_overhead",
-                                          "run_overhead", NULL};
+                                          "launch_overhead", "align_bytes", "run_overhead", NULL};
 static const char *const calibration_keys[] = {"date", "cpu", "kernel", "threads", "seconds",
                                                "fp32_flops_1t", "fp32_flops", "triad_bandwidth_1t",
                                                "triad_bandwidth", "triad_sweep", NULL};
@@ -344,7 +343,6 @@ static bool read_device(reader *r, fp_device *d)
         return false;
     bool found = false;
     if (!read_launch(r, "device", "launch_overhead", true, &d->launch_overhead, &found) ||
-        !read_launch(r, "device", "dispatch_overhead", false, &d->dispatch_overhead, &found) ||
         !read_launch(r, "device", "run_overhead", false, &d->run_overhead, &found))
         return false;
     if (!read_uint(r, "device", "align_bytes", 1, MAX_ALIGN, &d->align_bytes))
@@ -620,8 +618,6 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
     g_key_file_set_uint64(kf, "device", "memory_bytes", d->memory_bytes);
     set_number(kf, "device", "launch_overhead", d->launch_overhead);
     g_key_file_set_uint64(kf, "device", "align_bytes", d->align_bytes);
-    if (d->dispatch_overhead > 0)
-        set_number(kf, "device", "dispatch_overhead", d->dispatch_overhead);
     if (d->run_overhead > 0)
         set_number(kf, "device", "run_overhead", d->run_overhead);
     for (size_t i = 0; i < G_N_ELEMENTS(peak_names); i++)

@@ -64,10 +64,8 @@ typedef struct {
     double bandwidth;        /* bytes/s of device memory */
     uint64_t memory_bytes;   /* device memory capacity */
     double launch_overhead;  /* seconds per kernel launch (classes without their own [launch] value) */
-    double dispatch_overhead; /* seconds per dispatched op spent between kernels (the runtime's executor:
-                                 profiling a kernel does not time it); 0 = none */
     double run_overhead;     /* seconds per inference outside every kernel (session set-up, input
-                                checks, output allocation); 0 = none */
+                                checks, handing outputs over); 0 = none */
     uint64_t align_bytes;    /* buffer alignment of the memory planner */
     double efficiency[FP_CLASS_COUNT]; /* 0 < e <= 1; compute efficiency per op class */
     double bw_efficiency;    /* fraction of peak bandwidth reached by streaming kernels */

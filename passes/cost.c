@@ -2,8 +2,7 @@
  * (bandwidth x bw_efficiency)) + launch overhead[class] (Williams, Waterman, Patterson, CACM 2009),
  * with the bandwidth of the cache level the op's traffic fits in when the profile has [cache]
  * (passes/roofline.h), per fused kernel after the fusion pass; the total adds the time a runtime
- * spends outside its kernels: [device] run_overhead once and dispatch_overhead per dispatched op.
- * Formulas of FLOPs and bytes:
+ * spends per inference outside its kernels ([device] run_overhead). Formulas of FLOPs and bytes:
  * docs/metrics.md; the model and its parameters: docs/devices.md. */
 #include <string.h>
 
@@ -284,12 +283,10 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
     r->ops = (fp_op_cost *)g_array_free(ops, FALSE);
     for (uint32_t i = 0; i < r->n_ops; i++) {
         r->kernels += r->ops[i].kernel;
-        r->dispatched += r->ops[i].kernel || r->ops[i].rl.launch_s > 0;
         r->flops += r->ops[i].flops;
         r->bytes += r->ops[i].bytes;
     }
-    r->overhead_s = d->run_overhead + r->dispatched * d->dispatch_overhead;
-    r->total_s += r->overhead_s;
+    r->total_s += d->run_overhead;
     if (r->unknown)
         fp_diag_add(diag, FP_DIAG_WARNING, "cost", "cost-unknown", NULL,
                     "%u ops have unknown shapes: counted at their launch overhead only (bind --input / --batch)",

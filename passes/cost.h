@@ -25,9 +25,8 @@ typedef struct {
     uint32_t n_ops;
     uint32_t kernels;
     uint32_t unknown;  /* ops whose metrics are unknown: costed at their launch overhead */
-    uint32_t dispatched; /* ops the runtime dispatches: kernels, and views with a launch cost */
-    double overhead_s; /* outside every op: the device's run_overhead + dispatched x dispatch_overhead */
-    double total_s;    /* sum over ops (sequential execution), control flow included, + overhead_s */
+    double total_s;    /* sum over ops (sequential execution), control flow included, + the device's
+                          run_overhead */
     uint64_t flops, bytes;
 } fp_cost_result;
 

@@ -24,6 +24,9 @@
 #define START_GROUP_LAUNCH 2e-7 /* the fourth start: ORT's depthwise convolutions, about 0.2 us a group */
 #define SAT_REF_WORK 1e6       /* FLOP: effect_of a half work */
 #define SAT_REF_LAUNCH 1e-6    /* s: effect_of a group overhead */
+#define MIN_RUN 1e-10          /* s: a run overhead in effect none */
+#define START_RUN 1e-6         /* s: where the run overhead starts when the base has none */
+#define REF_RUN 1e-5           /* s: effect_of a run overhead (its pull toward the base, in 10 us) */
 #define E2E_ROW_WEIGHT 0.1 /* E2E: weight of a model's rows together, next to its end-to-end term */
 
 /* ---------------------------------------------------------------- statistics */
@@ -95,7 +98,6 @@ fp_fit_data *fp_fit_data_new(void)
     d->rows = g_array_new(FALSE, TRUE, sizeof(fp_fit_row));
     d->models = g_ptr_array_new_with_free_func(g_free);
     d->unmatched_s = g_array_new(FALSE, TRUE, sizeof(double));
-    d->runs = g_array_new(FALSE, TRUE, sizeof(fp_fit_run));
     return d;
 }
 
@@ -109,7 +111,6 @@ void fp_fit_data_free(fp_fit_data *d)
     g_array_free(d->rows, TRUE);
     g_ptr_array_free(d->models, TRUE);
     g_array_free(d->unmatched_s, TRUE);
-    g_array_free(d->runs, TRUE);
     g_free(d);
 }
 
@@ -117,14 +118,14 @@ uint32_t fp_fit_data_add_model(fp_fit_data *d, const char *name, double unmatche
 {
     g_ptr_array_add(d->models, g_strdup(name));
     g_array_append_val(d->unmatched_s, unmatched_s);
-    g_array_set_size(d->runs, d->models->len);
     return d->models->len - 1;
 }
 
-void fp_fit_data_set_run(fp_fit_data *d, uint32_t model, fp_fit_run run)
+void fp_fit_data_add_run(fp_fit_data *d, uint32_t model, const char *name, const fp_fit_op *ops, uint32_t n,
+                         double fixed_s, double measured_s)
 {
-    g_assert(model < d->models->len);
-    g_array_index(d->runs, fp_fit_run, model) = run;
+    fp_fit_data_add_row(d, model, name, ops, n, fixed_s, measured_s);
+    g_array_index(d->rows, fp_fit_row, d->rows->len - 1).whole_run = true;
 }
 
 void fp_fit_data_add_row(fp_fit_data *d, uint32_t model, const char *name, const fp_fit_op *ops, uint32_t n,
@@ -182,12 +183,17 @@ const char *fp_fit_param_name(int i)
         return launch_param_names[i - FP_FIT_CLASS_LAUNCH];
     if (i == FP_FIT_GROUP_LAUNCH)
         return "launch.group";
+    if (i == FP_FIT_RUN)
+        return "run_overhead";
     return fp_op_class_name((fp_op_class)i);
 }
 
 static bool is_class_launch(int i) { return i >= FP_FIT_CLASS_LAUNCH && i < FP_FIT_CLASS_LAUNCH + FP_CLASS_COUNT; }
 
-bool fp_fit_param_is_time(int i) { return i == FP_FIT_LAUNCH || is_class_launch(i) || i == FP_FIT_GROUP_LAUNCH; }
+bool fp_fit_param_is_time(int i)
+{
+    return i == FP_FIT_LAUNCH || is_class_launch(i) || i == FP_FIT_GROUP_LAUNCH || i == FP_FIT_RUN;
+}
 
 /* ---------------------------------------------------------------- model */
 
@@ -198,14 +204,15 @@ static const double lo[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1e-4, [FP_FIT_BW] = 1
                               [FP_FIT_CACHE ... FP_FIT_CACHE + FP_CACHE_LEVELS - 1] = 1e-3,
                               [FP_FIT_SAT ... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MIN_HALF_WORK,
                               [FP_FIT_CLASS_LAUNCH ... FP_FIT_GROUP_LAUNCH - 1] = 1.0 / MAX_LAUNCH_RATIO,
-                              [FP_FIT_GROUP_LAUNCH] = MIN_GROUP_LAUNCH};
+                              [FP_FIT_GROUP_LAUNCH] = MIN_GROUP_LAUNCH, [FP_FIT_RUN] = MIN_RUN};
 static const double hi[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1.0, [FP_FIT_BW] = MAX_BW_FACTOR, [FP_FIT_LAUNCH] = 1e-2,
                               [FP_FIT_CACHE ... FP_FIT_CACHE + FP_CACHE_LEVELS - 1] = MAX_BW_FACTOR,
                               [FP_FIT_SAT ... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MAX_HALF_WORK,
                               [FP_FIT_CLASS_LAUNCH ... FP_FIT_GROUP_LAUNCH - 1] = MAX_LAUNCH_RATIO,
-                              [FP_FIT_GROUP_LAUNCH] = 1e-4};
+                              [FP_FIT_GROUP_LAUNCH] = 1e-4, [FP_FIT_RUN] = 1e-2};
 
-static bool is_refinement(int j) { return j >= FP_FIT_CACHE; }
+/* The run overhead is a base parameter: microseconds per inference that every whole run informs. */
+static bool is_refinement(int j) { return j >= FP_FIT_CACHE && j != FP_FIT_RUN; }
 
 /* The parameters of d as reported (fp_fit_result.params): cache factors 1 (relative to d itself),
  * class launches in seconds. */
@@ -222,6 +229,7 @@ static void get_params(const fp_device *d, double *v)
         v[FP_FIT_CLASS_LAUNCH + c] = fp_device_launch(d, (fp_op_class)c);
     }
     v[FP_FIT_GROUP_LAUNCH] = d->launch_group;
+    v[FP_FIT_RUN] = d->run_overhead;
 }
 
 /* theta (logs, within bounds) of reported parameters v. */
@@ -259,6 +267,7 @@ static void apply(const fp_device *base, const double *theta, fp_device *dev)
         dev->launch_own[c] = true;
     }
     dev->launch_group = exp(theta[FP_FIT_GROUP_LAUNCH]);
+    dev->run_overhead = exp(theta[FP_FIT_RUN]);
 }
 
 double fp_fit_row_estimate(const fp_fit_data *d, const fp_fit_row *r, const fp_device *dev)
@@ -268,7 +277,7 @@ double fp_fit_row_estimate(const fp_fit_data *d, const fp_fit_row *r, const fp_d
         const fp_fit_op *op = &g_array_index(d->ops, fp_fit_op, r->first_op + i);
         t += fp_roofline_kernel(dev, op).time_s;
     }
-    return t;
+    return r->whole_run ? t + dev->run_overhead : t;
 }
 
 typedef struct {
@@ -294,6 +303,8 @@ static double effect_of(int j, const double *theta)
 {
     if (j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW) /* a view's launch the base lacks, in us */
         return exp(theta[j] + theta[FP_FIT_LAUNCH]) / SAT_REF_LAUNCH;
+    if (j == FP_FIT_RUN)
+        return exp(theta[j]) / REF_RUN;
     return j == FP_FIT_GROUP_LAUNCH ? exp(theta[j]) / SAT_REF_LAUNCH : cbrt(exp(theta[j]) / SAT_REF_WORK);
 }
 
@@ -470,54 +481,8 @@ typedef struct {
     uint32_t model; /* the model left out */
     bool ok;        /* false: no row left to fit */
     double theta[NP];
-    double dispatch, run; /* overheads fitted without the model */
 } fold;
 
-/* The overheads outside the kernels from the measured runs of every model but `skip` (-1: none):
- * minimizes sum_m ((run + dispatch k_m - gap_m) / gap_m)^2 with both >= 0 (fit.h). Models without
- * a run, or whose run is not longer than its kernels, are left out; none left: both 0. */
-static void fit_overhead(const fp_fit_data *d, int skip, double *dispatch, double *run)
-{
-    double sw = 0, swk = 0, swkk = 0, swg = 0, swkg = 0;
-    for (guint m = 0; m < d->runs->len; m++) {
-        const fp_fit_run *r = &g_array_index(d->runs, fp_fit_run, m);
-        double gap = r->run_s - r->kernel_s;
-        if ((int)m == skip || !(r->run_s > 0) || !(gap > 0) || r->kernels == 0)
-            continue;
-        double w = 1 / (gap * gap), k = r->kernels;
-        sw += w;
-        swk += w * k;
-        swkk += w * k * k;
-        swg += w * gap;
-        swkg += w * k * gap;
-    }
-    *dispatch = *run = 0;
-    if (!(sw > 0))
-        return;
-    double det = sw * swkk - swk * swk;
-    double a = det > 1e-12 * sw * swkk ? (swkk * swg - swk * swkg) / det : -1;
-    double b = det > 1e-12 * sw * swkk ? (sw * swkg - swk * swg) / det : -1;
-    if (a >= 0 && b >= 0) {
-        *run = a;
-        *dispatch = b;
-        return;
-    }
-    /* a bound is active: the better of run alone and dispatch alone */
-    double a1 = swg / sw, b1 = swkg / swkk;
-    double e1 = 0, e2 = 0;
-    for (guint m = 0; m < d->runs->len; m++) {
-        const fp_fit_run *r = &g_array_index(d->runs, fp_fit_run, m);
-        double gap = r->run_s - r->kernel_s;
-        if ((int)m == skip || !(r->run_s > 0) || !(gap > 0) || r->kernels == 0)
-            continue;
-        e1 += pow((a1 - gap) / gap, 2);
-        e2 += pow((b1 * r->kernels - gap) / gap, 2);
-    }
-    if (e1 <= e2)
-        *run = a1;
-    else
-        *dispatch = b1;
-}
 
 /* Fits on the used rows of every model but `skip` (-1: none). False when no row is left. */
 static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, int skip, double *theta,
@@ -541,7 +506,7 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
         /* a half work, the group overhead and a view's launch are pulled by what they do (the
          * saturation of a 1 MFLOP kernel, microseconds): in log space a base value near none
          * (a half work of 100 FLOP) would hold them with a force out of proportion to its effect */
-        pb.by_effect[j] = sat || j == FP_FIT_GROUP_LAUNCH || j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW;
+        pb.by_effect[j] = sat || j == FP_FIT_GROUP_LAUNCH || j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW || j == FP_FIT_RUN;
         pb.sqrt_prior[j] = sqrt(MAX(is_refinement(j) ? o->prior_refine : o->prior, 0));
     }
     double v[NP];
@@ -551,10 +516,14 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
         bool sat = j >= FP_FIT_SAT && j < FP_FIT_SAT + FP_CLASS_COUNT;
         bool lacks = (sat && !(base->half_work[j - FP_FIT_SAT] > 0)) ||
                      (j == FP_FIT_GROUP_LAUNCH && !(base->launch_group > 0)) ||
-                     (j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW && !base->launch_own[FP_CLASS_VIEW]);
+                     (j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW && !base->launch_own[FP_CLASS_VIEW]) ||
+                     (j == FP_FIT_RUN && !(base->run_overhead > 0));
         pb.effect0[j] = pb.by_effect[j] && !lacks ? effect_of(j, pb.theta0) : 0;
     }
     pb.n_res = pb.rows->len + (pb.objective == FP_FIT_E2E ? pb.n_models : 0) + NP;
+    bool whole_runs = false;
+    for (guint i = 0; i < pb.rows->len; i++)
+        whole_runs = whole_runs || g_array_index(d->rows, fp_fit_row, g_array_index(pb.rows, guint, i)).whole_run;
     /* starts: the base; efficiencies 10x lower (compute-bound everywhere); efficiencies and the
      * bandwidth at their peaks; efficiencies at their peaks, every class saturating (half work
      * START_HALF_WORK) and groups costing START_GROUP_LAUNCH. Cache factors and class launches
@@ -572,6 +541,8 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
             t[FP_FIT_GROUP_LAUNCH] = log(START_GROUP_LAUNCH);
         if (s == 2)
             t[FP_FIT_BW] = 0;
+        if (whole_runs) /* none has no gradient */
+            t[FP_FIT_RUN] = MAX(t[FP_FIT_RUN], log(START_RUN));
         double c = levenberg_marquardt(&pb, t, o->max_iter > 0 ? o->max_iter : DEFAULT_ITER, iterations);
         if (c < best) {
             best = c;
@@ -608,14 +579,6 @@ static fp_fit_eval evaluate(const fp_fit_data *d, uint32_t model, const fp_devic
     }
     e.rows = (uint32_t)n;
     e.ratio = e.measured_s > 0 ? e.estimated_s / e.measured_s : NAN;
-    const fp_fit_run *run = &g_array_index(d->runs, fp_fit_run, model);
-    e.run_ratio = NAN;
-    if (run->run_s > 0) {
-        e.run_measured_s = run->run_s;
-        e.run_estimated_s = e.estimated_s + g_array_index(d->unmatched_s, double, model) + dev->run_overhead +
-                            run->kernels * dev->dispatch_overhead;
-        e.run_ratio = e.run_estimated_s / e.run_measured_s;
-    }
     e.spearman = fp_fit_spearman(est, meas, n);
     e.median_ape = fp_fit_median(ape, n);
     return e;
@@ -677,6 +640,7 @@ static void informed(const fp_fit_data *d, const fp_device *dev, uint32_t *count
             seen[FP_FIT_GROUP_LAUNCH] = seen[FP_FIT_GROUP_LAUNCH] || op->parts > 1;
         }
         seen[FP_FIT_LAUNCH] = true;
+        seen[FP_FIT_RUN] = r->whole_run;
         for (int j = 0; j < NP; j++)
             count[j] += seen[j];
     }
@@ -707,6 +671,8 @@ static fp_device *device_with(const fp_device *base, const double *v, const uint
     }
     bool group = informed[FP_FIT_GROUP_LAUNCH] > 0 || base->launch_group > 0;
     dev->launch_group = group && v[FP_FIT_GROUP_LAUNCH] > MIN_GROUP_LAUNCH * 1.001 ? v[FP_FIT_GROUP_LAUNCH] : 0;
+    if (informed[FP_FIT_RUN]) /* fitted where whole runs informed it, else the base's */
+        dev->run_overhead = v[FP_FIT_RUN] > MIN_RUN * 1.001 ? v[FP_FIT_RUN] : 0;
     return dev;
 }
 
@@ -725,7 +691,6 @@ static void fold_run(gpointer data, gpointer user)
     const fold_job *job = user;
     uint32_t iters = 0;
     f->ok = fit_on(job->d, job->base, job->o, (int)f->model, f->theta, &iters);
-    fit_overhead(job->d, (int)f->model, &f->dispatch, &f->run);
 }
 
 /* Fits every fold (each model left out in turn) on a GThreadPool of one thread per CPU: the folds
@@ -769,13 +734,6 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     r->device = device_with(base, r->params, r->informed, error);
     if (!r->device)
         return NULL;
-    for (guint m = 0; m < d->runs->len; m++)
-        r->run_models += g_array_index(d->runs, fp_fit_run, m).run_s > 0;
-    if (r->run_models) {
-        fit_overhead(d, -1, &r->dispatch_overhead, &r->run_overhead);
-        r->device->dispatch_overhead = r->dispatch_overhead;
-        r->device->run_overhead = r->run_overhead;
-    }
     for (guint i = 0; i < d->rows->len; i++)
         r->rows_used += fp_fit_row_used(&g_array_index(d->rows, fp_fit_row, i));
     r->rms_log = rms_log(d, r->device);
@@ -795,8 +753,6 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     for (uint32_t m = 0; m < r->n_models; m++) {
         r->within[0] += fabs(r->base_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
         r->within[1] += fabs(r->fit_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
-        r->within_run[0] += fabs(r->base_eval[m].run_ratio - 1) <= FP_FIT_TOLERANCE;
-        r->within_run[1] += fabs(r->fit_eval[m].run_ratio - 1) <= FP_FIT_TOLERANCE;
     }
     if (r->n_models < 2 || opts.no_cv)
         return g_steal_pointer(&r);
@@ -809,17 +765,12 @@ fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp
     for (uint32_t m = 0; m < r->n_models; m++) {
         fp_device dev;
         if (!folds[m].ok) {
-            r->cv_eval[m] = (fp_fit_eval){.ratio = NAN, .run_ratio = NAN, .spearman = NAN, .median_ape = NAN};
+            r->cv_eval[m] = (fp_fit_eval){.ratio = NAN, .spearman = NAN, .median_ape = NAN};
             continue;
         }
         apply(base, folds[m].theta, &dev);
-        if (r->run_models) {
-            dev.dispatch_overhead = folds[m].dispatch;
-            dev.run_overhead = folds[m].run;
-        }
         r->cv_eval[m] = evaluate(d, m, &dev);
         r->within[2] += fabs(r->cv_eval[m].ratio - 1) <= FP_FIT_TOLERANCE;
-        r->within_run[2] += fabs(r->cv_eval[m].run_ratio - 1) <= FP_FIT_TOLERANCE;
         for (guint i = 0; i < d->rows->len; i++) {
             const fp_fit_row *row = &g_array_index(d->rows, fp_fit_row, i);
             if (row->model == m)

@@ -18,10 +18,12 @@
  * work (their [launch] view alone); control-flow ops as their own launch and their bodies' kernels
  * (passes/cost.h, fp_cost_control_kernels).
  *
- * The time between kernels is fitted after the kernels, on the models with a measured run:
- * gap_m = run_m - kernels' time_m = run_overhead + dispatch_overhead x kernels_m, least squares on
- * the relative error (weights 1 / gap_m^2: a one-kernel model's 7 us gap counts as much as a
- * network's 300 us), both overheads >= 0.
+ * A whole-run row (fp_fit_data_add_run) holds every op of a model and the time of a whole run
+ * measured without a profiler (a profiler's per-kernel events cost more than small kernels do:
+ * ONNX Runtime's profiled run of a one-op model takes 12 us against 1.3 us unprofiled); its
+ * estimate adds the device's run_overhead (passes/cost.h), one more parameter that only such rows
+ * inform, pulled toward the base's in us. (The executor's work between kernels is a per-kernel cost
+ * a whole run cannot tell from the kernels' launch overheads: they take it.)
  *
  * Log residuals weigh a 2 us kernel's 2x error like a 2 ms kernel's (the roofline's errors are
  * multiplicative, and kernel times span five decades); by default w_r = 1 / (measured rows of its
@@ -66,21 +68,14 @@ typedef struct {
     double fixed_s;           /* time the parameters do not model (control-flow bodies at the base) */
     double measured_s;        /* per run; 0 when nothing was measured for it */
     char *name;               /* for reports (owned) */
+    bool whole_run;           /* a model's whole run: the estimate adds the device's run overhead */
 } fp_fit_row;
-
-/* A model's measured run as a whole, for the time a runtime spends outside its kernels. */
-typedef struct {
-    double run_s;     /* per run, first kernel to last and between (ORT model_run); 0 = unknown */
-    double kernel_s;  /* per run, the kernels' own time (nested kernels excluded) */
-    uint32_t kernels; /* kernels per run (nested excluded) */
-} fp_fit_run;
 
 typedef struct {
     GArray *ops;           /* fp_fit_op */
     GArray *rows;          /* fp_fit_row */
     GPtrArray *models;     /* char *: a name per model (owned) */
     GArray *unmatched_s;   /* double per model: measured time of kernels that are in no row */
-    GArray *runs;          /* fp_fit_run per model (run_s 0 until fp_fit_data_set_run) */
 } fp_fit_data;
 
 fp_fit_data *fp_fit_data_new(void);
@@ -88,10 +83,11 @@ void fp_fit_data_free(fp_fit_data *d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_fit_data, fp_fit_data_free)
 /* Adds a model; returns its index. */
 uint32_t fp_fit_data_add_model(fp_fit_data *d, const char *name, double unmatched_s);
-/* Records model `model`'s measured run (see fp_fit_run). */
-void fp_fit_data_set_run(fp_fit_data *d, uint32_t model, fp_fit_run run);
 /* Adds a row of model `model` with n ops (copied). */
 void fp_fit_data_add_row(fp_fit_data *d, uint32_t model, const char *name, const fp_fit_op *ops, uint32_t n,
+                         double fixed_s, double measured_s);
+/* Adds model `model`'s whole run: its n ops (copied), measured_s the run's time without a profiler. */
+void fp_fit_data_add_run(fp_fit_data *d, uint32_t model, const char *name, const fp_fit_op *ops, uint32_t n,
                          double fixed_s, double measured_s);
 /* A row takes part in the fit: measured, at least one op, nothing fixed. */
 bool fp_fit_row_used(const fp_fit_row *r);
@@ -107,11 +103,12 @@ bool fp_fit_row_used(const fp_fit_row *r);
 #define FP_FIT_SAT (FP_FIT_CACHE + FP_CACHE_LEVELS)         /* + op class */
 #define FP_FIT_CLASS_LAUNCH (FP_FIT_SAT + FP_CLASS_COUNT)   /* + op class */
 #define FP_FIT_GROUP_LAUNCH (FP_FIT_CLASS_LAUNCH + FP_CLASS_COUNT)
-#define FP_FIT_NPARAM (FP_FIT_GROUP_LAUNCH + 1)
+#define FP_FIT_RUN (FP_FIT_GROUP_LAUNCH + 1) /* run_overhead (whole-run rows only) */
+#define FP_FIT_NPARAM (FP_FIT_GROUP_LAUNCH + 2)
 /* "conv", ..., "other", "bandwidth", "launch_overhead", "bandwidth.l1".."bandwidth.l3",
- * "saturation.conv", ..., "launch.conv", ..., "launch.other", "launch.group" */
+ * "saturation.conv", ..., "launch.conv", ..., "launch.other", "launch.group", "run_overhead" */
 const char *fp_fit_param_name(int i);
-/* True for the parameters in seconds (launch_overhead, launch.*, launch.group). */
+/* True for the parameters in seconds (launch_overhead, launch.*, launch.group, run_overhead). */
 bool fp_fit_param_is_time(int i);
 
 typedef enum {
@@ -136,9 +133,6 @@ typedef struct {
 typedef struct {
     double measured_s, estimated_s; /* end to end: every row, unmatched kernels included */
     double ratio;                   /* estimated / measured */
-    double run_measured_s, run_estimated_s; /* the whole run: kernels + dispatch and run overheads
-                                               (unmatched kernels at their measured time); 0 = unknown */
-    double run_ratio;               /* run estimated / measured; NAN when unknown */
     double spearman, median_ape;    /* over its measured rows with an estimate */
     uint32_t rows;                  /* those rows */
 } fp_fit_eval;
@@ -161,9 +155,6 @@ typedef struct {
                                       (row_cv_s NULL without cross-validation; NAN when a fold failed) */
     double spearman_fit, spearman_cv; /* rank correlation over every measured row of every model */
     uint32_t within[3];            /* models whose end-to-end ratio is within 15%: base, fit, cv */
-    double dispatch_overhead, run_overhead; /* fitted (seconds; also in device); 0 without runs */
-    uint32_t run_models;           /* models with a measured run (the overheads' data) */
-    uint32_t within_run[3];        /* models whose run ratio is within 15%: base, fit, cv */
 } fp_fit_result;
 
 /* End-to-end tolerance counted in fp_fit_result.within. */

@@ -451,58 +451,58 @@ static void test_fit_recovers(void)
     CU_ASSERT(r->spearman_cv > 0.99);
 }
 
-/* The time between kernels: models whose runs are longer than their kernels by exactly
- * 6 us + 1.5 us per kernel give those overheads back, in the fitted profile too, and the runs'
- * estimates (left-one-out included) equal the measurements; a constant gap is all run overhead
- * (the dispatch bound active); without runs nothing is fitted. */
-static void test_fit_overheads(void)
+/* Whole runs timed without a profiler: models whose runs take exactly their kernels on a truth
+ * (the base with 3 us launches instead of 2 us) plus 6 us give the run overhead and the launch back,
+ * in the fitted profile too, and every run's estimate (left-one-out included) equals its
+ * measurement; profiles alone (no whole run) leave the base's run overhead (none). */
+static void test_fit_run_overhead(void)
 {
     g_autoptr(fp_device) base = fp_device_load("cpu-avx2", NULL);
-    static const uint32_t kernels[] = {1, 4, 9, 40};
-    for (int variant = 0; variant < 3; variant++) {
+    g_autoptr(fp_device) truth = device_with("cpu-avx2", base->efficiency[FP_CLASS_CONV],
+                                             base->efficiency[FP_CLASS_MATMUL], base->bw_efficiency, 3e-6);
+    static const uint32_t kernels[] = {1, 2, 4, 9, 16, 40};
+    for (int whole = 1; whole >= 0; whole--) {
         g_autoptr(fp_fit_data) d = fp_fit_data_new();
         for (size_t m = 0; m < G_N_ELEMENTS(kernels); m++) {
             g_autofree char *name = g_strdup_printf("model%zu", m);
             uint32_t mi = fp_fit_data_add_model(d, name, 0);
-            fp_fit_op op = {1e6 * (m + 1), 4e5 * (m + 1), FP_DT_FLOAT, FP_CLASS_EW};
-            fp_fit_data tmp = {.ops = g_array_new(FALSE, FALSE, sizeof(fp_fit_op))};
-            g_array_append_val(tmp.ops, op);
-            fp_fit_row row = {.n_ops = 1};
-            double t = fp_fit_row_estimate(&tmp, &row, base);
-            g_array_free(tmp.ops, TRUE);
-            fp_fit_data_add_row(d, mi, "row", &op, 1, 0, t);
-            double gap = variant == 0 ? 6e-6 + 1.5e-6 * kernels[m] : 8e-6;
-            if (variant < 2)
-                fp_fit_data_set_run(d, mi, (fp_fit_run){.run_s = t + gap, .kernel_s = t, .kernels = kernels[m]});
+            g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(fp_fit_op));
+            double t = 0;
+            for (uint32_t k = 0; k < kernels[m]; k++) {
+                fp_fit_op op = {1e5 * (k + 1), 4e4 * (m + 1), FP_DT_FLOAT, FP_CLASS_EW};
+                g_array_append_val(ops, op);
+                t += fp_roofline_kernel(truth, &op).time_s;
+            }
+            if (whole)
+                fp_fit_data_add_run(d, mi, "run", (fp_fit_op *)ops->data, ops->len, 0, t + 6e-6);
+            else
+                fp_fit_data_add_row(d, mi, "row", (fp_fit_op *)ops->data, ops->len, 0, t);
         }
         fp_fit_opts o = {0};
         g_autoptr(GError) err = NULL;
         g_autoptr(fp_fit_result) r = fp_pass_fit(d, base, &o, &err);
         CU_ASSERT_FATAL(r != NULL && r->cv_eval != NULL);
-        if (variant == 2) {
-            CU_ASSERT_EQUAL(r->run_models, 0);
-            CU_ASSERT_EQUAL(r->run_overhead, 0);
-            CU_ASSERT_EQUAL(r->device->dispatch_overhead, 0);
-            CU_ASSERT(isnan(r->fit_eval[0].run_ratio));
+        CU_ASSERT_STRING_EQUAL(fp_fit_param_name(FP_FIT_RUN), "run_overhead");
+        CU_ASSERT(fp_fit_param_is_time(FP_FIT_RUN));
+        if (!whole) {
+            CU_ASSERT_EQUAL(r->informed[FP_FIT_RUN], 0);
+            CU_ASSERT_EQUAL(r->device->run_overhead, 0);
             continue;
         }
-        CU_ASSERT_EQUAL(r->run_models, 4);
-        CU_ASSERT_DOUBLE_EQUAL(r->run_overhead / (variant ? 8e-6 : 6e-6), 1, 1e-6);
-        CU_ASSERT_DOUBLE_EQUAL(r->dispatch_overhead, variant ? 0 : 1.5e-6, 1e-12);
-        CU_ASSERT_DOUBLE_EQUAL(r->device->run_overhead, r->run_overhead, 1e-15);
-        CU_ASSERT_DOUBLE_EQUAL(r->device->dispatch_overhead, r->dispatch_overhead, 1e-15);
+        CU_ASSERT_EQUAL(r->informed[FP_FIT_RUN], G_N_ELEMENTS(kernels));
+        CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_RUN] / 6e-6, 1, 0.05);
+        CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(r->device, FP_CLASS_EW) / 3e-6, 1, 0.05);
+        CU_ASSERT_DOUBLE_EQUAL(r->device->run_overhead, r->params[FP_FIT_RUN], 1e-15);
         for (size_t m = 0; m < G_N_ELEMENTS(kernels); m++) {
-            CU_ASSERT_DOUBLE_EQUAL(r->fit_eval[m].run_ratio, 1, 1e-3);
-            CU_ASSERT_DOUBLE_EQUAL(r->cv_eval[m].run_ratio, 1, 1e-3);
-            CU_ASSERT(r->base_eval[m].run_ratio < 0.99); /* the base has no overheads */
+            CU_ASSERT_DOUBLE_EQUAL(r->fit_eval[m].ratio, 1, 0.01);
+            CU_ASSERT_DOUBLE_EQUAL(r->cv_eval[m].ratio, 1, 0.03);
+            CU_ASSERT(r->base_eval[m].ratio < 0.95); /* the base has no run overhead */
         }
-        CU_ASSERT_EQUAL(r->within_run[2], 4);
-        /* the written profile keeps them */
+        /* the written profile keeps it */
         g_autoptr(GKeyFile) kf = fp_device_to_keyfile(r->device);
         g_autoptr(fp_device) back = fp_device_from_keyfile(kf, "fitted.ini", &err);
         CU_ASSERT_FATAL(back != NULL);
-        CU_ASSERT_DOUBLE_EQUAL(back->run_overhead / r->run_overhead, 1, 1e-9);
-        CU_ASSERT_DOUBLE_EQUAL(back->dispatch_overhead, r->dispatch_overhead, 1e-15);
+        CU_ASSERT_DOUBLE_EQUAL(back->run_overhead / r->device->run_overhead, 1, 1e-9);
     }
 }
 
@@ -680,7 +680,67 @@ static void test_fit_errors(void)
     expect_one_line((const char *[]){"fit", "-o", out, "--objective", "median", "--model", MODELS "/eps_story.onnx",
                                      "--profile", PROFILES "/ort/eps_story.extended.json", NULL},
                     "--objective median");
+    g_autofree char *pairs = g_build_filename(g_get_tmp_dir(), "fp_test_fit_bad.pairs", NULL);
+    g_assert(g_file_set_contents(pairs, MODELS "/eps_story.onnx " PROFILES "/ort/eps_story.extended.json -3\n", -1,
+                                 NULL));
+    expect_one_line((const char *[]){"fit", "-o", out, "--pairs", pairs, NULL},
+                    "line 1: expected 'MODEL PROFILE [RUN_US]' (RUN_US a time > 0 in microseconds)");
+    g_unlink(pairs);
     CU_ASSERT_FALSE(g_file_test(out, G_FILE_TEST_EXISTS));
+}
+
+/* `fit --pairs` with a whole run per model (third column, us): runs that take the cpu-avx2
+ * estimate of every op plus 7 us give a run overhead of 7 us, and the fitted profile's report
+ * estimates each run (stage original: the profiles ran level disabled). */
+static void test_fit_whole_runs(void)
+{
+    const char *models[] = {"resnet_tiny", "eps_story", "transformer_block"};
+    const char *inputs[] = {"input:1x3x64x64", "input:1x3x32x32", "input:1x8x64"}; /* as the profiles ran */
+    g_autofree char *out = g_build_filename(g_get_tmp_dir(), "fp_test_fit_runs.ini", NULL);
+    g_autofree char *pairs = g_build_filename(g_get_tmp_dir(), "fp_test_fit_runs.pairs", NULL);
+    GString *lines = g_string_new(NULL);
+    double run_us[3];
+    for (int i = 0; i < 3; i++) {
+        g_autofree char *model = g_strdup_printf(MODELS "/%s.onnx", models[i]);
+        g_autofree char *prof = g_strdup_printf(PROFILES "/ort/%s.disabled.json", models[i]);
+        tu_run_result r;
+        g_autoptr(JsonParser) parser = NULL;
+        JsonObject *o = run_json((const char *[]){"compare", model, "--profile", prof, "-d", "cpu-avx2", "-f", "json",
+                                                  NULL},
+                                 &r, &parser);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+        run_us[i] = member_num(o, "totals", "estimated_us") + 7;
+        g_string_append_printf(lines, "%s %s %.6f\n", model, prof, run_us[i]);
+        tu_run_clear(&r);
+    }
+    g_assert(g_file_set_contents(pairs, lines->str, -1, NULL));
+    g_string_free(lines, TRUE);
+    tu_run_result r;
+    g_autoptr(JsonParser) parser = NULL;
+    JsonObject *o = run_json((const char *[]){"fit", "-d", "cpu-avx2", "-o", out, "-f", "json", "--pairs", pairs, NULL},
+                             &r, &parser);
+    if (!o)
+        fprintf(stderr, "\n  %s", r.err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    CU_ASSERT_EQUAL(member_int(o, "summary", "within_fit"), 3);
+    tu_run_clear(&r);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) fitted = fp_device_load(out, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fitted);
+    CU_ASSERT_DOUBLE_EQUAL(fitted->run_overhead / 7e-6, 1, 0.1);
+    for (int i = 0; i < 3; i++) {
+        g_autofree char *model = g_strdup_printf(MODELS "/%s.onnx", models[i]);
+        g_autoptr(JsonParser) p2 = NULL;
+        o = run_json((const char *[]){"report", model, "-d", out, "-f", "json", "--no-headroom", "--input", inputs[i],
+                                      NULL},
+                     &r, &p2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+        JsonObject *st = json_array_get_object_element(json_object_get_array_member(o, "stages"), 0);
+        CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(st, "est_latency_s") * 1e6 / run_us[i], 1, 0.05);
+        tu_run_clear(&r);
+    }
+    g_unlink(out);
+    g_unlink(pairs);
 }
 
 FP_TEST_SUITE(register_compare)
@@ -695,7 +755,8 @@ FP_TEST_SUITE(register_compare)
     CU_add_test(s, "statistics", test_statistics);
     CU_add_test(s, "fit_recovers", test_fit_recovers);
     CU_add_test(s, "fit_refinements", test_fit_refinements);
-    CU_add_test(s, "fit_overheads", test_fit_overheads);
+    CU_add_test(s, "fit_run_overhead", test_fit_run_overhead);
+    CU_add_test(s, "fit_whole_runs", test_fit_whole_runs);
     CU_add_test(s, "fit_cli", test_fit_cli);
     CU_add_test(s, "fit_errors", test_fit_errors);
 }

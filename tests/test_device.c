@@ -128,8 +128,8 @@ static void test_invalid(void)
                    "run_overhead=-2e-6\nalign_bytes=64\n" PEAK,
                    "[device] run_overhead: -2e-6 must be >= 0");
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
-                   "dispatch_overhead=3\nalign_bytes=64\n" PEAK,
-                   "[device] dispatch_overhead: 3 is implausibly large: the unit is seconds");
+                   "run_overhead=3\nalign_bytes=64\n" PEAK,
+                   "[device] run_overhead: 3 is implausibly large: the unit is seconds");
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
                    "align_bytes=48\n" PEAK,
                    "[device] align_bytes: 48 is not a power of two");

@@ -439,7 +439,6 @@ static void test_ort_warmup(void)
     CU_ASSERT_DOUBLE_EQUAL(fp_profile_kernel(p, 0)->dur_us, 12, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(fp_profile_kernel(p, 1)->dur_us, 5, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(p->total_us, 17, 1e-9);
-    CU_ASSERT_DOUBLE_EQUAL(p->run_us, 20, 1e-9); /* the measured runs' model_run spans */
     CU_ASSERT_EQUAL(fp_profile_kernel(p, 0)->samples, 2);
     CU_ASSERT_EQUAL(fp_profile_kernel(p, 0)->count, 1);
     CU_ASSERT_EQUAL(fp_profile_kernel(p, 0)->line, 5); /* first measured event */
@@ -450,7 +449,6 @@ static void test_ort_warmup(void)
     CU_ASSERT_FATAL(q != NULL);
     CU_ASSERT_EQUAL(q->warmup_runs, 0);
     CU_ASSERT_DOUBLE_EQUAL(q->total_us, 7, 1e-9);
-    CU_ASSERT_DOUBLE_EQUAL(q->run_us, 20, 1e-9);
     CU_ASSERT_PTR_NULL(fp_profile_kernel(q, 0)->op_type);
 }
 
@@ -465,7 +463,6 @@ static void test_chrome_trace(void)
     CU_ASSERT_EQUAL(p->records, 9);
     CU_ASSERT_EQUAL(p->runs, 2);
     CU_ASSERT_EQUAL(p->steps, 2);
-    CU_ASSERT(isnan(p->run_us)); /* only ORT profiles give a run's span */
     const fp_prof_kernel *copy = fp_profile_kernel(p, 0);
     CU_ASSERT_STRING_EQUAL(copy->core, "gpu_memcpy");
     CU_ASSERT_STRING_EQUAL(copy->op_type, "aten::copy_");

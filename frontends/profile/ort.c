@@ -182,13 +182,6 @@ bool fp_prof_read_ort(fp_profile *p, JsonArray *events, GError **error)
     g_array_sort(runs, span_cmp);
     p->runs = runs->len;
     p->warmup_runs = runs->len >= 2 ? 1 : 0;
-    p->run_us = NAN;
-    if (runs->len) {
-        double sum = 0;
-        for (guint i = p->warmup_runs; i < runs->len; i++)
-            sum += g_array_index(runs, span, i).dur;
-        p->run_us = sum / (runs->len - p->warmup_runs);
-    }
     for (guint i = 0; i < evs->len; i++) {
         node_ev *e = &g_array_index(evs, node_ev, i);
         e->run = run_of(runs, e->ts);

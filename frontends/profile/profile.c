@@ -39,7 +39,6 @@ static fp_profile *profile_new(const char *path)
     p->warnings = g_ptr_array_new_with_free_func(g_free);
     p->by_name = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
     p->path = fp_prof_intern(p, path, -1);
-    p->run_us = NAN;
     return p;
 }
 

@@ -100,8 +100,6 @@ typedef struct {
     double total_us;    /* sum of dur_us over kernels without FP_PROF_K_NESTED */
     uint32_t runs;        /* ORT: model_run events (0 if none); trace: ProfilerStep# spans */
     uint32_t warmup_runs; /* ORT: leading runs skipped as warm-up (1 when runs >= 2) */
-    double run_us;        /* ORT: mean model_run span over the measured runs (kernels and the time
-                             between them); NAN when the profile has no run */
     uint32_t steps;       /* distinct step ids among kernels */
     uint32_t graphs;      /* fusion_result: graph entries */
     const char *layout;   /* fusion_result: "concatenated", "object", "list", "dict"; else NULL */
