@@ -35,27 +35,13 @@ def run(cmd, **kw):
 
 
 def upgraded(models, outdir):
-    """models, with those of an opset ONNX Runtime no longer implements (< 7) replaced by their
-    conversion to opset 13 (onnx.version_converter), written to outdir as <test name>.onnx."""
-    import onnx
-    from onnx import version_converter
-    os.makedirs(outdir, exist_ok=True)
+    """models, those of an opset ONNX Runtime no longer implements replaced by their conversion
+    (ort_common.upgraded); paths under the repository relative to it."""
+    from ort_common import upgraded as one
     res = []
     for m in models:
-        mp = onnx.load(m, load_external_data=False)
-        opset = max((o.version for o in mp.opset_import if o.domain in ("", "ai.onnx")), default=0)
-        if opset >= 7:
-            res.append(m)
-            continue
-        out = os.path.join(outdir, os.path.basename(os.path.dirname(m)) + ".onnx")
-        try:
-            if not os.path.exists(out):
-                up = version_converter.convert_version(mp, 13)
-                up.ir_version = max(up.ir_version, 7)  # opset 13 needs IR version 7
-                onnx.save(up, out)
-            res.append(os.path.relpath(out, ROOT) if out.startswith(ROOT) else out)
-        except Exception:  # noqa: BLE001 - keep the original: the table lists why ORT refused it
-            res.append(m)
+        u = one(m, outdir)
+        res.append(os.path.relpath(u, ROOT) if u != m and u.startswith(ROOT) else u)
     return res
 
 

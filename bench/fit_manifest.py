@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Write the list of models bench/ort_profiles.mjs profiles, with their inputs, as JSON.
 
-  /usr/bin/python3 bench/fit_manifest.py OUT.json [MODEL_DIR...]
+  /usr/bin/python3 bench/fit_manifest.py [--upgrade DIR] OUT.json [MODEL_DIR...]
 
 Models: the samples in models/ (symbolic dims: batch 1, seq 8), every libonnx-testdata
 pytorch-converted model with the tensors of its test_data_set_0 (so Embedding gets valid
 indices), and every .onnx of the MODEL_DIRs given (bench/fit_models.py output; static shapes).
-Input tensors are stored as base64 of their raw little-endian bytes.
+Input tensors are stored as base64 of their raw little-endian bytes. --upgrade DIR: testdata models
+of an opset ONNX Runtime no longer implements (< 7) are listed as their conversion to opset 13,
+written to DIR (ort_common.upgraded); without it they are listed as they are (ORT skips them).
 """
 import base64
 import glob
@@ -17,6 +19,8 @@ import sys
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+from ort_common import upgraded
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTDATA = "/usr/share/libonnx-testdata/data/pytorch-converted"
@@ -37,7 +41,7 @@ def tensor_entry(arr):
     return {"dtype": dtype, "dims": list(arr.shape), "data": base64.b64encode(np.ascontiguousarray(arr).tobytes()).decode()}
 
 
-def testdata_models():
+def testdata_models(upgrade=None):
     out = []
     for d in sorted(glob.glob(os.path.join(TESTDATA, "*"))):
         model = os.path.join(d, "model.onnx")
@@ -58,16 +62,22 @@ def testdata_models():
             ok = ok and e is not None
             inputs[name] = e
         if ok:
+            if upgrade:
+                model = upgraded(model, upgrade)
             out.append({"key": "pt_" + os.path.basename(d)[5:], "model": model, "inputs": inputs})
     return out
 
 
 def main():
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    upgrade = None
+    if args and args[0] == "--upgrade":
+        upgrade, args = os.path.abspath(args[1]), args[2:]
+    out = args[0]
     models = [{"key": os.path.basename(p)[:-5], "model": p, "dims": DIMS}
               for p in sorted(glob.glob(os.path.join(ROOT, "models", "*.onnx")))]
-    models += testdata_models()
-    for d in sys.argv[2:]:
+    models += testdata_models(upgrade)
+    for d in args[1:]:
         models += [{"key": os.path.basename(p)[:-5], "model": os.path.abspath(p), "dims": DIMS}
                    for p in sorted(glob.glob(os.path.join(d, "*.onnx")))]
     with open(out, "w") as f:

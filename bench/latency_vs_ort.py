@@ -1,92 +1,72 @@
 #!/usr/bin/python3
-"""Estimated vs measured latency: fuseplan's roofline estimate on a device profile (normally the
-host's, from `fuseplan calibrate`) next to ONNX Runtime's measured CPU latency (1 thread, profiling
-off) with optimizations disabled (vs the "original" stage) and extended (vs the "final" stage), and
-the speedup of fusion, estimated vs measured.
+"""Estimated vs measured latency: fuseplan's stage estimates next to ONNX Runtime's measured CPU
+latency (one thread), with graph optimizations disabled (against fuseplan's "original" stage) and
+extended (against its "final" stage), and the speedup of fusion, estimated vs measured (issue 6).
 
-  /usr/bin/python3 bench/latency_vs_ort.py --ort DIR --device host.ini [--device other.ini ...]
-        [--fuseplan build/fuseplan] [--cpu N] [--rounds 7] [--runs 40] [--repeat 3]
-        [--save M.json | --measurements M.json] [--title T] MODEL...
+  /usr/bin/python3 bench/latency_vs_ort.py --ort DIR --base host_ort.ini [--fuseplan build/fuseplan]
+        [--out bench/out/latency] [--passes 3] [--folds 8] [--reuse] [-o bench/results/latency.md]
 
-Measurement (bench/ort_time.mjs via bench/ort_common.py): every session first, then interleaved
-rounds; per model and level the minimum over rounds of the round's median ("min of medians"), at
-nice -20 pinned to the idlest core (--cpu N to choose); the whole measurement is repeated --repeat
-times a pause apart and each model's fastest kept. The harness (node binding, promise,
-session.run's own work, and allocating the graph outputs, whose pages fault in again on every run
-on this VM) costs time no model of the graph's kernels contains: each model gets a twin with the
-same inputs and outputs whose only work is one Expand per output, measured in the same rounds,
-and the tables compare fuseplan's estimate with the measurement net of its twin (the raw numbers
-are listed too). Symbolic input dims are bound to 1 (a dim named like a sequence length to 16).
+Models (bench/fit_manifest.py): the samples in models/, every libonnx-testdata pytorch-converted
+model with its test_data_set_0 inputs (those of opset < 7, which ONNX Runtime no longer runs,
+converted to opset 13 first), the networks of bench/fit_models.py and the ResNet-50 of
+bench/gen_big_model.py.
 
-Prints Markdown: per device a table (measured net ms, estimate, ratio, for both levels; measured and
-estimated speedup) and the share of estimates within +-30%. --save writes the measurements as JSON;
---measurements reuses them (no ORT run).
+Measurement: bench/ort_run.c, ONNX Runtime's own libonnxruntime.so (the one onnxruntime-node
+ships) driven through its C API: CPU EP, one intra-op and one inter-op thread, sequential; one
+session per model and level, 10 warm-up runs, then OrtApi::Run timed alone with CLOCK_MONOTONIC
+until --budget-ms is spent (at least 20 runs); per run the robust time is the mean of the runs
+within 1.5x (or 2 us) of the fastest. Each process is pinned at nice -20 to the core that was
+idlest when the pass started; --passes passes, and a model's time is its fastest pass (noise on a
+shared machine only adds time). Neither a profiler nor a language binding is in the timing: the
+JavaScript binding costs ~12 us per call, more than a one-op model runs (1.3 us), and ORT's
+profiler adds its events to every kernel (a profiled one-op run takes 12 us). A light profile of
+every model at both levels (bench/ort_profiles.mjs, 10 runs) tells `fuseplan fit` which graph ran
+(the stage, the input shapes); its times are not used, and are listed next to the unprofiled ones
+for the networks.
+
+Estimate: `fuseplan report --device P` on each model with its measured input shapes, stage
+"original" vs level disabled and stage "final" vs level extended, on two profiles:
+- base: the calibrated host profile given by --base (`fuseplan calibrate` plus ONNX Runtime's
+  launch costs from synthetic kernels, bench/ort_calibrate.py), never fitted to these models;
+- cross-validated fit: the models fall into --folds groups (every --folds-th in name order; 0 =
+  one per model, leave-one-model-out); each group is estimated on a profile that
+  `fuseplan fit --no-cv` fitted, from the base, to the whole runs (the --pairs third column, both
+  levels) of every other group, so that no model's estimate has seen its own measurement. Runs
+  whose profile matches no node of the model (ORT fused it in a way fuseplan does not model and
+  named the kernel after nothing in the model) are left out of the fits and listed.
+
+Writes the Markdown (-o): the tables, the share of estimates within +-30%, the outliers with the
+reasons known for them. --reuse keeps what --out already holds (measurements, profiles, fits).
 """
 import argparse
-import configparser
+import base64
+import glob
 import json
 import math
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
 
-from ort_common import time_models
+from ort_common import idlest_cpu, pinned
 
-DTYPES = {1: "float32", 11: "float64", 7: "int64", 6: "int32", 3: "int8", 2: "uint8", 9: "bool", 10: "float16"}
-NP_TYPES = {1: np.float32, 11: np.float64, 7: np.int64, 6: np.int32, 3: np.int8, 2: np.uint8, 9: np.bool_,
-            10: np.float16}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = "/usr/bin/python3"
 TOL = 0.30
+SPEEDUP_TOL = 0.10
+LEVELS = ("disabled", "extended")
+ELEM = {"float32": 1, "uint8": 2, "int8": 3, "int32": 6, "int64": 7, "bool": 9, "float64": 11}
+NP_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 11: np.float64}
 
 
-def input_spec(path):
-    m = onnx.load(path, load_external_data=False)
-    inits = {i.name for i in m.graph.initializer}
-    spec = {}
-    for vi in m.graph.input:
-        if vi.name in inits:
-            continue
-        t = vi.type.tensor_type
-        if not vi.type.HasField("tensor_type") or t.elem_type not in DTYPES:
-            return None
-        dims = []
-        for d in t.shape.dim:
-            if d.HasField("dim_value"):
-                dims.append(d.dim_value)
-            else:
-                dims.append(16 if "seq" in d.dim_param.lower() else 1)
-        spec[vi.name] = {"dtype": DTYPES[t.elem_type], "dims": dims}
-    return spec
-
-
-def twin_model(path, spec, out):
-    """The harness twin of model `path`: its inputs (unused) and outputs, each output an Expand of a
-    zero to its shape (symbolic dims as the inputs bind them, else 1)."""
-    m = onnx.load(path, load_external_data=False)
-    inits = {i.name for i in m.graph.initializer}
-    bound = {}
-    for vi in m.graph.input:
-        if vi.name in spec:
-            for d, v in zip(vi.type.tensor_type.shape.dim, spec[vi.name]["dims"]):
-                if d.dim_param:
-                    bound[d.dim_param] = v
-    nodes, consts = [], []
-    for k, o in enumerate(m.graph.output):
-        t = o.type.tensor_type
-        dims = [d.dim_value if d.HasField("dim_value") else bound.get(d.dim_param, 1) for d in t.shape.dim]
-        consts.append(numpy_helper.from_array(np.zeros([], NP_TYPES.get(t.elem_type, np.float32)), f"zero{k}"))
-        consts.append(numpy_helper.from_array(np.array(dims, np.int64), f"shape{k}"))
-        nodes.append(helper.make_node("Expand", [f"zero{k}", f"shape{k}"], [o.name], name=f"expand{k}"))
-    inputs = [vi for vi in m.graph.input if vi.name not in inits]
-    g = helper.make_graph(nodes, "twin", inputs, list(m.graph.output), consts)
-    t = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    t.ir_version = 8
-    onnx.save(t, out)
+def sh(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode:
+        raise RuntimeError(f"{' '.join(cmd[:3])}...: {(r.stderr or r.stdout).strip()[-400:]}")
+    return r.stdout
 
 
 def loadavg():
@@ -97,203 +77,334 @@ def loadavg():
         return "unknown"
 
 
-def ort_version(ort):
-    try:
-        with open(os.path.join(ort, "node_modules", "onnxruntime-node", "package.json")) as f:
-            return json.load(f).get("version", "unknown")
-    except (OSError, ValueError):
-        return "unknown"
+def prepare(a):
+    """The manifest (bench/fit_manifest.py) of every model; builds the networks once."""
+    nets = os.path.join(a.out, "models")
+    if not glob.glob(os.path.join(nets, "*.onnx")):
+        sh([PY, os.path.join(ROOT, "bench/fit_models.py"), nets])
+    if not os.path.exists(os.path.join(nets, "resnet50.onnx")):
+        sh([PY, os.path.join(ROOT, "bench/gen_big_model.py"), os.path.join(nets, "resnet50.onnx")])
+    manifest = os.path.join(a.out, "manifest.json")
+    if not (a.reuse and os.path.exists(manifest)):
+        sh([PY, os.path.join(ROOT, "bench/fit_manifest.py"), "--upgrade", os.path.join(a.out, "upgraded"), manifest,
+            nets])
+    with open(manifest) as f:
+        return json.load(f)["models"]
 
 
-def measure(ort, items, cpu, rounds, runs, repeat):
-    """{"model|level": seconds} for every item and its harness twin ("model#twin|level"), with
-    "model|level@repeats": the time of each repetition; "@errors": models ORT could not run;
-    "@meta": when, where and under what load it was measured."""
-    meta = {"start": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_start": loadavg(),
-            "ort": ort_version(ort), "rounds": rounds, "runs": runs, "repeat": repeat}
-    each = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        spec, twins = list(items), {}
-        for k, it in enumerate(items):
-            tp = os.path.join(tmp, f"twin{k}.onnx")
-            twin_model(it["model"], it["inputs"], tp)
-            twins[tp] = it["model"] + "#twin"
-            spec.append({"model": tp, "inputs": it["inputs"]})
-        times, errors, cpu = time_models(ort, spec, ("disabled", "extended"), cpu, rounds, runs, 1000, repeat,
-                                         each=each)
-    meta.update({"end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_end": loadavg(), "cpus": cpu})
-    errs = {}
-    for (m, level), e in errors.items():
-        errs.setdefault(twins.get(m, m), e)
-    out = {f"{twins.get(m, m)}|{level}": v for (m, level), v in times.items()}
-    out.update({f"{twins.get(m, m)}|{level}@repeats": v for (m, level), v in each.items()})
-    out["@errors"] = errs
-    out["@meta"] = meta
+def input_spec(entry):
+    """{name: (elem type, dims, raw bytes)} of the graph inputs as measured: the manifest's tensors,
+    or the model's dims with its symbolic ones bound as the manifest says (unbound: 1), filled with a
+    fixed pattern (floats in [-0.5, 0.5), integers 0, booleans true)."""
+    m = onnx.load(entry["model"], load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    out = {}
+    for vi in m.graph.input:
+        if vi.name in inits:
+            continue
+        t = (entry.get("inputs") or {}).get(vi.name)
+        if t:
+            out[vi.name] = (ELEM[t["dtype"]], t["dims"], base64.b64decode(t["data"]))
+            continue
+        bind = entry.get("dims", {})
+        dims = [bind.get(d.dim_param, 1) if d.dim_param else d.dim_value for d in vi.type.tensor_type.shape.dim]
+        code = vi.type.tensor_type.elem_type
+        n = int(np.prod(dims)) if dims else 1
+        if code in (1, 11):
+            arr = (np.arange(n) % 97) / 97 - 0.5
+        else:
+            arr = np.ones(n) if code == 9 else np.zeros(n)
+        out[vi.name] = (code, dims, arr.astype(NP_OF.get(code, np.float32)).tobytes())
     return out
 
 
-def fuseplan(exe, device, model, spec):
-    args = [exe, "report", "-f", "json", "--no-headroom", "--device", device, "--target", "ort-cpu"]
-    for name, t in spec.items():
-        args += ["--input", f"{name}:" + "x".join(str(d) for d in t["dims"])]
-    r = subprocess.run(args + [model], capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(r.stderr.strip())
-    st = json.loads(r.stdout)["stages"]
-    return st[0]["est_latency_s"] * 1e3, st[2]["est_latency_s"] * 1e3
+def input_args(entry):
+    """--input NAME:DIMS for every graph input of rank > 0 (a scalar's shape is its declaration)."""
+    args = []
+    for name, (_, dims, _) in input_spec(entry).items():
+        if dims:
+            args += ["--input", f"{name}:" + "x".join(str(d) for d in dims)]
+    return args
 
 
-def name_of(path):
-    """The model's name: its file name, or its folder's for the test suites' `<name>/model.onnx`."""
-    base = os.path.basename(path).rsplit(".", 1)[0]
-    return os.path.basename(os.path.dirname(path)) if base == "model" else base
+def harness(a):
+    """(path of the compiled bench/ort_run.c, path of onnxruntime-node's libonnxruntime.so)."""
+    libs = sorted(glob.glob(os.path.join(a.ort, "node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so*")))
+    if not libs:
+        raise SystemExit(f"no libonnxruntime.so under {a.ort}/node_modules/onnxruntime-node (npm install it there)")
+    exe = os.path.join(a.out, "fp_bench_ort_run")
+    src = os.path.join(ROOT, "bench/ort_run.c")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        sh(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe, src, "-ldl"])
+    return exe, libs[-1]
 
 
-def is_small(path):
-    """libonnx-testdata's single-op models (a kernel of a few hundred elements)."""
-    return "libonnx-testdata" in path
+def spec_file(a, entry, level):
+    """The bench/ort_run.c spec of one model at one level (inputs written once under --out)."""
+    d = os.path.join(a.out, "inputs", entry["key"])
+    os.makedirs(d, exist_ok=True)
+    lines = [f"level {level}", f"budget_ms {a.budget_ms}", f"model {entry['model']}"]
+    for k, (name, (code, dims, raw)) in enumerate(input_spec(entry).items()):
+        p = os.path.join(d, f"in{k}.bin")
+        if not os.path.exists(p):
+            with open(p, "wb") as f:
+                f.write(raw)
+        lines.append(" ".join(["input", name, str(code), str(len(dims))] + [str(x) for x in dims] + [p]))
+    m = onnx.load(entry["model"], load_external_data=False)
+    lines += [f"output {o.name}" for o in m.graph.output]
+    path = os.path.join(d, f"{level}.spec")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
 
 
-def spread(meas, m, level):
-    """How well the net time (model - twin) repeats: (slowest - fastest) / fastest over the
-    repetitions, or None without per-repetition data."""
-    a, b = meas.get(f"{m}|{level}@repeats"), meas.get(f"{m}#twin|{level}@repeats")
-    if not a or not b or len(a) != len(b):
-        return None
-    net = [x - y for x, y in zip(a, b)]
-    lo = min(net)
-    return (max(net) - lo) / lo if lo > 0 else math.inf
+def measure(a, entries):
+    """{"key|level": {"us": fastest pass's robust time, "passes": [...], ...}} and {"key|level": error}."""
+    path = os.path.join(a.out, "runs.json")
+    if a.reuse and os.path.exists(path):
+        with open(path) as f:
+            d = json.load(f)
+        return d["runs"], d["errors"], d["log"]
+    exe, lib = harness(a)
+    runs, errors, log = {}, {}, []
+    for p in range(a.passes):
+        cpu = idlest_cpu()
+        start, l0 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
+        for e in entries:
+            for level in LEVELS:
+                k = f"{e['key']}|{level}"
+                if k in errors:
+                    continue
+                cmd, _ = pinned([exe, lib, spec_file(a, e, level)], cpu)
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                try:
+                    res = json.loads(r.stdout.strip().splitlines()[-1])
+                except (ValueError, IndexError):
+                    res = {"error": (r.stderr.strip() or "no output")[:300]}
+                if res.get("error"):
+                    errors[k] = res["error"].splitlines()[0][:300]
+                    continue
+                runs.setdefault(k, {"passes": [], "runs": 0, "version": res.get("version")})
+                runs[k]["passes"].append(res["robust_us"])
+                runs[k]["runs"] += res["runs"]
+        log.append(f"pass {p + 1} on cpu {cpu}: {start} to {time.strftime('%H:%M:%S', time.gmtime())} UTC, load "
+                   f"{l0} -> {loadavg()}")
+        print(log[-1], file=sys.stderr)
+    for v in runs.values():
+        v["us"] = min(v["passes"])
+        v["spread"] = max(v["passes"]) / v["us"] - 1
+    with open(path, "w") as f:
+        json.dump({"runs": runs, "errors": errors, "log": log}, f, indent=1)
+    return runs, errors, log
 
 
-def device_description(path):
-    c = configparser.ConfigParser(interpolation=None)
+def profiles(a):
+    """Light profiles of every model at both levels (which graph ran); {(key, level): profile}."""
+    out = {}
+    for level in LEVELS:
+        d = os.path.join(a.out, f"profiles_{level}")
+        if not (a.reuse and os.path.exists(os.path.join(d, "pairs.txt"))):
+            cmd, _ = pinned(["node", os.path.join(ROOT, "bench/ort_profiles.mjs"), "--ort", a.ort, "--manifest",
+                             os.path.join(a.out, "manifest.json"), "--out", d, "--level", level, "--budget-ms", "1",
+                             "--min-runs", "10", "--max-runs", "10", "--extra-warmup", "0"])
+            with open(d + ".log", "w") as f:
+                subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False)
+        with open(os.path.join(d, "pairs.txt")) as f:
+            for line in f:
+                if line.strip():
+                    m, p = line.split()
+                    out[(os.path.basename(p)[:-len(f".{level}.json")], level)] = (m, p)
+    return out
+
+
+def profiled_run_us(prof):
+    """Median model_run span of a light profile's runs after the first (us)."""
     try:
-        c.read(path)
-        when = c["calibration"].get("date", "") if "calibration" in c else ""
-        return c["device"].get("description", "") + (f"; `fuseplan calibrate` run {when}" if when else "")
-    except (configparser.Error, KeyError):
-        return ""
+        with open(prof.replace(".json", ".raw.json")) as f:
+            ev = json.load(f)
+    except (OSError, ValueError):
+        return None
+    runs = sorted((e for e in ev if e.get("name") == "model_run"), key=lambda e: e["ts"])[1:]
+    return float(np.median([e["dur"] for e in runs])) if runs else None
 
 
-def table(exe, device, items, meas, title):
-    rows, outliers = [], []
-    count = {g: [0, 0, 0, 0] for g in ("all", "networks", "small")}  # within, total, within repeatable, repeatable
-    for it in items:
-        m = it["model"]
-        keys = [f"{m}{t}|{lv}" for t in ("", "#twin") for lv in ("disabled", "extended")]
-        if not all(k in meas for k in keys):
+def whole_runs(a, runs, profs):
+    """[(key, level, model, profile, run_us)] that `fuseplan fit` can use, and {"key level": why not}."""
+    ok, bad = [], {}
+    for (key, level), (m, p) in sorted(profs.items()):
+        r = runs.get(f"{key}|{level}")
+        if not r:
             continue
-        try:
-            est0, est2 = fuseplan(exe, device, m, it["inputs"])
-        except RuntimeError as e:
-            print(f"- `{m}`: {e}", file=sys.stderr)
+        c = subprocess.run([a.fuseplan, "compare", m, "--profile", p, "-d", a.base, "-f", "json"], capture_output=True,
+                           text=True)
+        if c.returncode == 0:
+            ok.append((key, level, m, p, r["us"]))
+        else:
+            bad[f"{key} {level}"] = (c.stderr.strip().splitlines() or ["?"])[-1].split(": ", 1)[-1][:160]
+    return ok, bad
+
+
+def fold_fits(a, entries, usable):
+    """{key: profile}: each --folds group's profile fitted on the base to every other group's runs."""
+    folds = os.path.join(a.out, "folds")
+    os.makedirs(folds, exist_ok=True)
+    keys = sorted(e["key"] for e in entries)
+    k = a.folds if 0 < a.folds < len(keys) else len(keys)
+    group = {key: i % k for i, key in enumerate(keys)}
+    for j in range(k):
+        out = os.path.join(folds, f"fold{j}.ini")
+        if a.reuse and os.path.exists(out):
             continue
-        est0, est2 = est0 * 1e-3, est2 * 1e-3
-        raw0, raw2, f0, f2 = (meas[k] for k in keys)
-        m0, m2 = max(raw0 - f0, 1e-9), max(raw2 - f2, 1e-9)
-        r0, r2 = est0 / m0, est2 / m2
-        sp0, sp2 = spread(meas, m, "disabled"), spread(meas, m, "extended")
-        for ratio, sp, level in ((r0, sp0, "disabled"), (r2, sp2, "extended")):
-            ok, rep = abs(ratio - 1) <= TOL, sp is not None and sp <= TOL
-            for g in ("all", "small" if is_small(m) else "networks"):
-                c = count[g]
+        lst = os.path.join(folds, f"fold{j}.pairs")
+        with open(lst, "w") as f:
+            f.write("".join(f"{m} {p} {us:.4f}\n" for key, _, m, p, us in usable if group[key] != j))
+        sh([a.fuseplan, "fit", "--no-cv", "-d", a.base, "-o", out, "--pairs", lst])
+        print(f"fold {j + 1}/{k} fitted", file=sys.stderr)
+    return {key: os.path.join(folds, f"fold{group[key]}.ini") for key in keys}, k
+
+
+def estimate(a, entry, device):
+    """(original, final) estimated seconds."""
+    out = sh([a.fuseplan, "report", "-f", "json", "--no-headroom", "--device", device, "--target", "ort-cpu"] +
+             input_args(entry) + [entry["model"]])
+    st = json.loads(out)["stages"]
+    return st[0]["est_latency_s"], st[2]["est_latency_s"]
+
+
+def is_small(entry):
+    return entry["key"].startswith("pt_")
+
+
+REASONS = [("mobilenet_v2", "ORT's depthwise convolution is im2col + a one-row GEMM per channel (fit.md)"),
+           ("Conv3d", "ORT's 3-D convolution path is slower than the 2-D one the conv class is fitted to"),
+           ("Softplus", "ORT computes Softplus without vectorization"),
+           ("if_subgraph", "the If's subgraph set-up (the only control-flow model)")]
+
+
+def table(entries, runs, est, title):
+    rows, count, outliers, sp_ok, n_sp = [], {}, [], 0, 0
+    for e in entries:
+        key = e["key"]
+        if key not in est or not all(f"{key}|{lv}" in runs for lv in LEVELS):
+            continue
+        e0, e2 = est[key]
+        m0, m2 = runs[f"{key}|disabled"]["us"] * 1e-6, runs[f"{key}|extended"]["us"] * 1e-6
+        r0, r2 = e0 / m0, e2 / m2
+        group = "small" if is_small(e) else "networks"
+        for r, lv in ((r0, "disabled"), (r2, "extended")):
+            ok = abs(r - 1) <= TOL
+            for g in ("all", group):
+                c = count.setdefault(g, [0, 0])
                 c[0] += ok
                 c[1] += 1
-                c[2] += ok and rep
-                c[3] += rep
             if not ok:
-                outliers.append((abs(math.log(ratio)), name_of(m), level, ratio, rep))
-        rows.append((name_of(m), raw0 * 1e3, m0 * 1e3, "-" if sp0 is None else f"{sp0 * 100:.0f}%", est0 * 1e3, r0,
-                     raw2 * 1e3, m2 * 1e3, "-" if sp2 is None else f"{sp2 * 100:.0f}%", est2 * 1e3, r2, m0 / m2,
-                     est0 / est2, (f0 + f2) * 5e5))
-    out = [f"### {title}: `{os.path.basename(device)}`", "", f"Profile: {device_description(device)}.", "",
-           "| model | ORT disabled raw / net (ms) | repeats | est. original (ms) | ratio | ORT extended raw / net (ms) | "
-           "repeats | est. final (ms) | ratio | measured speedup | est. speedup | harness (us) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        out.append("| %s | %.3f / %.3f | %s | %.3f | %.2f | %.3f / %.3f | %s | %.3f | %.2f | %.2fx | %.2fx | %.0f |" % r)
-    if not rows:
-        return out
-    c = count["all"]
-    out += ["", f"**{c[0]} of {c[1]} estimates within +-{TOL * 100:.0f}%** of the measurement net of its harness twin "
-            f"({len(rows)} models, 2 levels each; {100.0 * c[0] / c[1]:.0f}%).", ""]
+                outliers.append((abs(math.log(r)), key, lv, r))
+        msp, esp = m0 / m2, e0 / e2
+        n_sp += 1
+        sp_ok += abs(esp / msp - 1) <= SPEEDUP_TOL
+        rows.append(f"| {key} | {m0 * 1e3:.4f} | {e0 * 1e3:.4f} | {r0:.2f} | {m2 * 1e3:.4f} | {e2 * 1e3:.4f} | "
+                    f"{r2:.2f} | {msp:.2f}x | {esp:.2f}x |")
+    out = [f"#### {title}", "",
+           "| model | ORT disabled (ms) | est. original (ms) | ratio | ORT extended (ms) | est. final (ms) | ratio | "
+           "measured speedup | est. speedup |", "|---|---|---|---|---|---|---|---|---|"] + rows + [""]
+    c = count.get("all", [0, 0])
+    if not c[1]:
+        return out, (0, 0)
+    out.append(f"**{c[0]} of {c[1]} estimates within +-{TOL * 100:.0f}% ({100.0 * c[0] / c[1]:.0f}%)**, "
+               f"{len(rows)} models at 2 levels.")
     for g, what in (("networks", "networks and sample models"), ("small", "libonnx-testdata single-op models")):
-        w, n, wr, nr = count[g]
-        if n:
-            out.append(f"- {what}: {w} of {n} within +-{TOL * 100:.0f}%; of the {nr} whose net time repeats within "
-                       f"+-{TOL * 100:.0f}% over the repetitions, {wr} within.")
-    w, n, wr, nr = count["all"]
-    out.append(f"- every model whose net time repeats within +-{TOL * 100:.0f}%: {wr} of {nr} within.")
-    sp = [abs(r[12] / r[11] - 1) for r in rows]
-    out.append(f"- estimated speedup of fusion within +-10% of the measured one: {sum(e <= 0.10 for e in sp)} of "
-               f"{len(rows)} models.")
+        if g in count:
+            w, n = count[g]
+            out.append(f"- {what}: {w} of {n} ({100.0 * w / n:.0f}%)")
+    out.append(f"- estimated speedup of fusion within +-{SPEEDUP_TOL * 100:.0f}% of the measured one: {sp_ok} of "
+               f"{n_sp} models")
     if outliers:
         outliers.sort(reverse=True)
-        more = f", and {len(outliers) - 30} more" if len(outliers) > 30 else ""
-        out += ["", "Outside +-30%, worst first (estimate / measured; * = the net time does not repeat within "
-                "+-30%): " + ", ".join(f"{n} {lv} {r:.2f}{'' if rep else '*'}" for _, n, lv, r, rep in outliers[:30]) +
-                more + "."]
-    return out
+        out += ["", "Outside +-30%, worst first (estimate / measured; the reason where one is known):", ""]
+        for _, k, lv, r in outliers[:25]:
+            why = next((w for name, w in REASONS if name in k), "")
+            out.append(f"- {k} {lv} {r:.2f}" + (f": {why}" if why else ""))
+        if len(outliers) > 25:
+            out.append(f"- and {len(outliers) - 25} more")
+    return out + [""], (c[0], c[1])
 
 
-def header(meas, a, n_items):
-    meta = meas.get("@meta", {})
-    errs = meas.get("@errors", {})
-    out = ["## Estimated vs measured latency: ONNX Runtime CPU, one thread (bench/latency_vs_ort.py)", "",
-           f"onnxruntime-node {meta.get('ort', 'unknown')}, CPU EP, 1 intra-op thread, sequential, profiling off, "
-           f"graph optimization levels `disabled` (against fuseplan's original stage) and `extended` (against its "
-           f"final stage). Measured {meta.get('start', '?')} to {meta.get('end', '?')} on cpu(s) "
-           f"{meta.get('cpus', '?')}, pinned, nice -20; load average (1, 5, 15 min) {meta.get('load_start', '?')} at "
-           f"the start, {meta.get('load_end', '?')} at the end (a shared 2-vCPU VM: other jobs ran on the other "
-           f"core). {meta.get('repeat', '?')} repetitions a pause apart of {meta.get('rounds', '?')} rounds of up to "
-           f"{meta.get('runs', '?')} runs; per model and level the minimum over repetitions of the min of round "
-           f"medians. Net = raw - the model's harness twin (same inputs and outputs, one Expand per output). "
-           f"`repeats`: (slowest - fastest) / fastest of the net time over the repetitions.", "",
-           f"Models: {n_items} given, {n_items - len(errs)} run by ONNX Runtime."]
-    if errs:
-        by = {}
-        for m, e in errs.items():
-            by.setdefault(e, []).append(name_of(m))
-        out.append("Not run (ONNX Runtime refuses them): " + "; ".join(
-            f"{', '.join(sorted(v))} ({k})" for k, v in sorted(by.items())) + ".")
+def profiler_table(entries, runs, profs):
+    out = ["#### Why not time with the profiler", "",
+           "The unprofiled run (the measurement above) next to ORT's own `model_run` span with profiling on "
+           "(median of the light profile's runs): the profiler's events cost more than small kernels.", "",
+           "| model | level | unprofiled (ms) | profiled model_run (ms) | profiled / unprofiled |", "|---|---|---|---|---|"]
+    for e in entries:
+        if is_small(e) and e["key"] not in ("pt_ELU", "pt_Conv2d", "pt_Linear_no_bias"):
+            continue
+        for lv in LEVELS:
+            r, p = runs.get(f"{e['key']}|{lv}"), profs.get((e["key"], lv))
+            pr = profiled_run_us(p[1]) if p else None
+            if r and pr:
+                out.append(f"| {e['key']} | {lv} | {r['us'] * 1e-3:.4f} | {pr * 1e-3:.4f} | {pr / r['us']:.2f} |")
     return out + [""]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort", default="/tmp/ort")
-    ap.add_argument("--device", action="append", required=True)
-    ap.add_argument("--fuseplan", default="build/fuseplan")
-    ap.add_argument("--cpu", type=int, help="core to pin to (default: the idlest)")
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--runs", type=int, default=40)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--save")
-    ap.add_argument("--measurements")
-    ap.add_argument("-o", "--output", help="write the Markdown here (default: stdout)")
-    ap.add_argument("--title", default="Estimated vs measured")
-    ap.add_argument("models", nargs="+")
+    ap.add_argument("--base", required=True, help="the calibrated host profile (.ini)")
+    ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build/fuseplan"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/latency"))
+    ap.add_argument("--passes", type=int, default=3)
+    ap.add_argument("--budget-ms", type=int, default=300, help="timed runs per model, level and pass")
+    ap.add_argument("--folds", type=int, default=8, help="cross-validation groups (0: leave one model out)")
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("-o", "--output")
     a = ap.parse_args()
-    items = []
-    for m in a.models:
-        s = input_spec(m)
-        if s is not None:
-            items.append({"model": os.path.abspath(m), "inputs": s})
-    if a.measurements:
-        with open(a.measurements) as f:
-            meas = json.load(f)
-    else:
-        meas = measure(a.ort, items, a.cpu, a.rounds, a.runs, a.repeat)
-    if a.save:
-        with open(a.save, "w") as f:
-            json.dump(meas, f, indent=1)
-    out = header(meas, a, len(items))
-    for dev in a.device:
-        out += table(a.fuseplan, dev, items, meas, a.title) + [""]
+    a.out, a.base, a.ort = os.path.abspath(a.out), os.path.abspath(a.base), os.path.abspath(a.ort)
+    os.makedirs(a.out, exist_ok=True)
+    t0 = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    entries = prepare(a)
+    runs, errors, log = measure(a, entries)
+    profs = profiles(a)
+    usable, unmatched = whole_runs(a, runs, profs)
+    folds, nfolds = fold_fits(a, entries, usable)
+    est_base, est_cv, failed = {}, {}, []
+    for e in entries:
+        if not all(f"{e['key']}|{lv}" in runs for lv in LEVELS):
+            continue
+        try:
+            est_base[e["key"]] = estimate(a, e, a.base)
+            est_cv[e["key"]] = estimate(a, e, folds[e["key"]])
+        except RuntimeError as err:
+            failed.append(f"{e['key']}: {err}")
+    version = next((v.get("version") for v in runs.values()), "?")
+    out = ["## Estimated vs measured latency: ONNX Runtime CPU, one thread (bench/latency_vs_ort.py)", "",
+           f"Written {t0} UTC. ONNX Runtime {version} (onnxruntime-node's libonnxruntime.so through its C API, "
+           f"bench/ort_run.c: no profiler, no language binding; how it is measured and estimated: the script's "
+           f"header). {len(entries)} models given, {len(est_cv)} measured at both levels and estimated; "
+           f"{a.passes} passes of at least {a.budget_ms} ms per model and level, each model's fastest pass kept:", ""]
+    out += [f"- {line}" for line in log] + [""]
+    if errors:
+        by = {}
+        for k, v in errors.items():
+            by.setdefault(v, []).append(k.replace("|", " "))
+        out += ["Not run by ONNX Runtime: " + "; ".join(f"{', '.join(sorted(v))} ({k})" for k, v in sorted(by.items()))
+                + ".", ""]
+    if failed:
+        out += ["fuseplan failed on: " + "; ".join(failed), ""]
+    if unmatched:
+        out += ["Left out of the fits (their profile matches no node of the model: ORT fused it in a way fuseplan "
+                "does not model; still compared below): " +
+                "; ".join(f"{k} ({v})" for k, v in sorted(unmatched.items())) + ".", ""]
+    cv = "leave-one-model-out" if nfolds == len(entries) else f"{nfolds}-fold cross-validated"
+    lo, (wl, nl) = table(entries, runs, est_cv, f"Fitted profile, {cv} (`fuseplan fit` from `{os.path.basename(a.base)}` "
+                         f"to the other groups' whole runs)")
+    bo, (wb, nb) = table(entries, runs, est_base, f"Calibrated host profile `{os.path.basename(a.base)}` alone (no fit)")
+    out += [f"**Result: {wl} of {nl} estimates ({100.0 * wl / max(nl, 1):.0f}%) within +-30% of the measured latency "
+            f"with the {cv} fitted profile; {wb} of {nb} ({100.0 * wb / max(nb, 1):.0f}%) with the calibrated profile "
+            f"alone.**", ""]
+    out += lo + bo + profiler_table(entries, runs, profs)
     text = "\n".join(out)
     if a.output:
         with open(a.output, "w") as f:
-            f.write(text)
+            f.write(text + "\n")
     else:
         print(text)
 

@@ -55,6 +55,28 @@ def pinned(cmd, cpu=None):
     return pre + cmd, cpu
 
 
+def upgraded(model, outdir):
+    """model, or when its opset is one ONNX Runtime no longer implements (< 7) its conversion to opset
+    13 (onnx.version_converter), written once to outdir as <test folder name>.onnx; model itself
+    when the conversion fails (ORT then refuses it and the tables say why)."""
+    import onnx
+    from onnx import version_converter
+    mp = onnx.load(model, load_external_data=False)
+    opset = max((o.version for o in mp.opset_import if o.domain in ("", "ai.onnx")), default=0)
+    if opset >= 7:
+        return model
+    os.makedirs(outdir, exist_ok=True)
+    out = os.path.join(outdir, os.path.basename(os.path.dirname(model)) + ".onnx")
+    try:
+        if not os.path.exists(out):
+            up = version_converter.convert_version(mp, 13)
+            up.ir_version = max(up.ir_version, 7)  # opset 13 needs IR version 7
+            onnx.save(up, out)
+        return out
+    except Exception:  # noqa: BLE001 - see the docstring
+        return model
+
+
 def time_models(ort, items, levels=("disabled", "extended"), cpu=None, rounds=7, runs=40, round_ms=1000, repeat=1,
                 pause=20, each=None):
     """{(model, level): seconds} for items [{"model", "inputs"}] (bench/ort_time.mjs, min of medians;

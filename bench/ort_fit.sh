@@ -20,10 +20,11 @@
 #            and write the reports again (with --latency: time again; else the timings in --out are
 #            reused when there are some)
 #   --objective OBJ  the fit's row weights (fuseplan fit --objective; default models)
-#   --latency         also time every model without profiling (bench/latency_vs_ort.py, levels
-#            disabled and extended) and compare with the estimate on the calibrated profile
-#            (host_ort.ini): bench/results/latency.md
-#   --reuse-latency   the same from the timings already in --out (latency.json)
+#   --latency         also time every model without a profiler at levels disabled and extended
+#            (bench/ort_run.c through ORT's C API) and compare with the stage estimates on the
+#            calibrated profile (host_ort.ini) and on cross-validated fits of it to those runs
+#            (bench/latency_vs_ort.py): bench/results/latency.md
+#   --reuse-latency   the same from the timings and fits already in --out/latency
 #
 # Steps: `fuseplan calibrate --threads 1` (the profiles run one thread), three times a pause apart
 # (a busy neighbour core slows the SGEMM too), the run with the highest peak kept, gives host.ini;
@@ -131,14 +132,14 @@ $PY "$ROOT/bench/fit_report.py" --fuseplan "$FP" --host "$OUT/$BASE.ini" --passe
     --load "$OUT/load.txt" $ALT "$OUT/fit_all.json" "$OUT/fit_networks.json" >"$ROOT/bench/results/fit.md"
 echo "wrote $ROOT/bench/results/fit.md"
 
-[ -n "$LATENCY" ] || [ -z "$REFIT" ] || [ ! -f "$OUT/latency.json" ] || LATENCY=reuse
+[ -n "$LATENCY" ] || [ -z "$REFIT" ] || [ ! -d "$OUT/latency/folds" ] || LATENCY=reuse
 if [ -n "$LATENCY" ]; then
-    # the same models, timed without profiling; the estimate on the calibrated profile (no fit: the
-    # fitted launch overheads hold the profiler's own per-kernel cost)
-    if [ "$LATENCY" = measure ]; then SRC="--save $OUT/latency.json"; else SRC="--measurements $OUT/latency.json"; fi
-    # shellcheck disable=SC2086 # SRC is two words
-    (cd "$ROOT/bench" && $PY latency_vs_ort.py --ort "$ORT" --fuseplan "$FP" --device "$OUT/host_ort.ini" $SRC \
-        -o "$ROOT/bench/results/latency.md" "$ROOT"/models/*.onnx "$OUT"/models/*.onnx \
-        /usr/share/libonnx-testdata/data/pytorch-converted/*/model.onnx)
+    # each model's unprofiled ORT run at both levels against the stage estimates on the calibrated
+    # profile and on cross-validated fits of it (bench/latency_vs_ort.py)
+    REUSE_LAT=
+    [ "$LATENCY" = measure ] || REUSE_LAT=--reuse
+    # shellcheck disable=SC2086 # REUSE_LAT is one word or none
+    $PY "$ROOT/bench/latency_vs_ort.py" --ort "$ORT" --fuseplan "$FP" --base "$OUT/host_ort.ini" \
+        --out "$OUT/latency" --passes "$PASSES" $REUSE_LAT -o "$ROOT/bench/results/latency.md"
     echo "wrote $ROOT/bench/results/latency.md"
 fi
