@@ -77,6 +77,10 @@ static void text_show(const fp_device *d, FILE *out)
     fprintf(out, "memory       %s (%" G_GUINT64_FORMAT " bytes, %s)\n", mem, d->memory_bytes, gib);
     fprintf(out, "bandwidth    %s, streaming efficiency %g\n", bw, d->bw_efficiency);
     fprintf(out, "launch       %s per kernel\n", launch);
+    if (d->run_overhead > 0) {
+        g_autofree char *run = duration(d->run_overhead);
+        fprintf(out, "run          %s per inference, outside every kernel\n", run);
+    }
     fprintf(out, "alignment    %" G_GUINT64_FORMAT " B\n", d->align_bytes);
     fprintf(out, "peaks        %-8s  %-14s  %s\n", "dtype", "peak", "ridge point");
     size_t n = 0;

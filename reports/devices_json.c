@@ -39,6 +39,8 @@ static void json_device(JsonBuilder *b, const fp_device *d)
     json_builder_add_int_value(b, (gint64)MIN(d->memory_bytes, (uint64_t)G_MAXINT64));
     json_builder_set_member_name(b, "launch_overhead");
     json_builder_add_double_value(b, d->launch_overhead);
+    json_builder_set_member_name(b, "run_overhead");
+    json_builder_add_double_value(b, d->run_overhead);
     json_builder_set_member_name(b, "align_bytes");
     json_builder_add_int_value(b, (gint64)d->align_bytes);
     json_builder_set_member_name(b, "efficiency");

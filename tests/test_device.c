@@ -601,6 +601,7 @@ static void test_cli_device_show(void)
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "target       cuda"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "312 TFLOP/s"));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "run          ")); /* shown only when the profile has a run overhead */
     tu_run_clear(&r);
 
     r = tu_run((const char *[]){"devices", "-f", "json", ROUND_INI, NULL});
@@ -617,6 +618,29 @@ static void test_cli_device_show(void)
     JsonArray *rules = json_object_get_array_member(o, "rule_groups");
     CU_ASSERT_STRING_EQUAL(json_array_get_string_element(rules, 0), "rule.test");
     tu_run_clear(&r);
+    CU_ASSERT_EQUAL(json_object_get_double_member(o, "run_overhead"), 0);
+
+    /* a fitted profile's run overhead shows in both */
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(ROUND_INI, &text, NULL, NULL));
+    g_autofree char *fitted = g_build_filename(g_get_tmp_dir(), "fp_test_run_overhead.ini", NULL);
+    char *at = strstr(text, "[device]\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    g_autofree char *edited = g_strdup_printf("%.*s[device]\nrun_overhead=2.5e-6\n%s", (int)(at - text), text,
+                                              at + strlen("[device]\n"));
+    CU_ASSERT_FATAL(g_file_set_contents(fitted, edited, -1, NULL));
+    r = tu_run((const char *[]){"devices", fitted, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "run          2.5 us per inference"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"devices", "-f", "json", fitted, NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p2 = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p2, r.out, -1, NULL));
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)), "run_overhead"),
+                           2.5e-6, 1e-15);
+    tu_run_clear(&r);
+    g_unlink(fitted);
 
     expect_cli_bad((const char *[]){"devices", "no-such-device", NULL}, "no device profile 'no-such-device'");
     expect_cli_bad((const char *[]){"devices", "-f", "xml", NULL}, "unknown format 'xml'");
