@@ -111,6 +111,10 @@ void fp_report_text(const fp_report *r, FILE *out)
                  "Unsqueeze, Identity), which launch nothing. Activation memory is without reuse,\nthen the planned "
                  "arena (%s, %s order).\n",
             res->stages[0].folded, res->memory->method ? res->memory->method : "best", res->memory->schedule);
+    if (r->device->run_overhead > 0) {
+        g_autofree char *run = fp_format_time(r->device->run_overhead);
+        fprintf(out, "est. latency includes the profile's run_overhead, %s per inference outside every kernel.\n", run);
+    }
     if (res->cost->unknown || res->memory->n_unknown)
         fprintf(out, "%swarning%s: %u ops and %u values have unknown sizes (symbolic dims left unbound): latency counts "
                      "only their launches and memory counts them as 0; bind the dims with --input NAME:DIMS\n",
@@ -203,6 +207,10 @@ void fp_report_markdown(const fp_report *r, FILE *out)
     }
     fprintf(out, "\n`ops` counts runtime ops; %u shape computations folded at analysis time are not counted.\n",
             res->stages[0].folded);
+    if (r->device->run_overhead > 0) {
+        g_autofree char *run = fp_format_time(r->device->run_overhead);
+        fprintf(out, "`est. latency` includes the profile's run_overhead, %s per inference outside every kernel.\n", run);
+    }
     guint nrows = 0;
     g_autofree rule_row *rows = rule_rows(r, &nrows);
     fprintf(out, "\n## Fusion\n\n| rule | applied | matched | main reason when not applied |\n|---|---|---|---|\n");
