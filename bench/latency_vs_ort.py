@@ -282,7 +282,7 @@ REASONS = [("mobilenet_v2", "ORT's depthwise convolution is im2col + a one-row G
 
 
 def table(entries, runs, est, title):
-    rows, count, outliers, sp_ok, n_sp = [], {}, [], 0, 0
+    rows, count, outliers, sp_ok, n_sp, both = [], {}, [], 0, 0, 0
     for e in entries:
         key = e["key"]
         if key not in est or not all(f"{key}|{lv}" in runs for lv in LEVELS):
@@ -299,6 +299,7 @@ def table(entries, runs, est, title):
                 c[1] += 1
             if not ok:
                 outliers.append((abs(math.log(r)), key, lv, r))
+        both += abs(r0 - 1) <= TOL and abs(r2 - 1) <= TOL
         msp, esp = m0 / m2, e0 / e2
         n_sp += 1
         sp_ok += abs(esp / msp - 1) <= SPEEDUP_TOL
@@ -311,7 +312,8 @@ def table(entries, runs, est, title):
     if not c[1]:
         return out, (0, 0)
     out.append(f"**{c[0]} of {c[1]} estimates within +-{TOL * 100:.0f}% ({100.0 * c[0] / c[1]:.0f}%)**, "
-               f"{len(rows)} models at 2 levels.")
+               f"{len(rows)} models at 2 levels; {both} of {len(rows)} models ({100.0 * both / len(rows):.0f}%) within at "
+               f"both levels.")
     for g, what in (("networks", "networks and sample models"), ("small", "libonnx-testdata single-op models")):
         if g in count:
             w, n = count[g]
