@@ -21,8 +21,11 @@
  *   output NAME
  *
  * The OrtApi is a table of function pointers whose order is ONNX Runtime's public ABI (it only
- * grows at the end). The slots used are named below; the first three are checked at start-up
- * (a status made with CreateStatus must read back through GetErrorCode and GetErrorMessage).
+ * grows at the end): the slot numbers below are the members' positions in `struct OrtApi` of
+ * onnxruntime's public header include/onnxruntime/core/session/onnxruntime_c_api.h (API version
+ * 13), counted by hand; the header itself is not needed here. The first three are checked at
+ * start-up (a status made with CreateStatus must read back through GetErrorCode and
+ * GetErrorMessage).
  */
 #include <dlfcn.h>
 #include <stdint.h>
