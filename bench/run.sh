@@ -35,7 +35,7 @@ fi
 
 # ---- tools: compiled here, never part of the product build
 mkdir -p "$TOOLS" "$OUT"
-PKGS="libprotobuf-c glib-2.0 gthread-2.0 libxml-2.0 json-glib-1.0"
+PKGS="libprotobuf-c glib-2.0 gthread-2.0 libxml-2.0 json-glib-1.0 zlib"
 CFLAGS="-O2 -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers -Werror"
 # shellcheck disable=SC2046,SC2086
 gcc $CFLAGS -I"$BUILD_DIR/gen" -o "$TOOLS/fp_gen_graph" bench/gen_graph.c \
