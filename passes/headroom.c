@@ -3,7 +3,8 @@
  * not linear in the batch (shape-dependent ops, alignment, plans), so each batch is planned; when
  * it is close to linear (most graphs), batches 1 and 2 give the answer and two more plans confirm
  * it. No batch is planned twice in a row: batch 1 may come from the caller's plan, and the answer,
- * planned last, is not planned again. */
+ * planned last, is not planned again. Only arenas are planned (fp_memory_opts.arena_only), on one
+ * liveness resized from batch to batch, trying the last winning planner candidate first. */
 #include "headroom.h"
 
 #include <string.h>
@@ -24,6 +25,8 @@ typedef struct {
     const fp_headroom_opts *o;
     fp_headroom_result *res;
     uint32_t unknown_at_1;
+    fp_memory_opts mem;      /* o->mem for the arena alone, with `reuse` */
+    fp_memory_reuse *reuse;  /* liveness and winning planner candidate, from one batch to the next */
     int64_t last_b;  /* the batch the model is inferred and planned at (last_e), 0 when none */
     struct eval last_e;
 } search;
@@ -39,7 +42,7 @@ static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **erro
         return false;
     s->res->evaluations++;
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_memory_result) r = fp_pass_memory(s->m->main, &s->o->mem, diag, &err);
+    g_autoptr(fp_memory_result) r = fp_pass_memory(s->m->main, &s->mem, diag, &err);
     memset(e, 0, sizeof *e);
     if (!r) {
         if (!g_error_matches(err, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW)) {
@@ -222,7 +225,10 @@ bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_res
         return false;
     }
     int64_t limit = opts->max_batch > 0 ? opts->max_batch : FP_HEADROOM_MAX_BATCH;
-    search s = {.m = m, .o = opts, .res = res};
+    g_autoptr(fp_memory_reuse) reuse = fp_memory_reuse_new(opts->plan_at_1 ? opts->plan_at_1->method : NULL);
+    search s = {.m = m, .o = opts, .res = res, .mem = opts->mem, .reuse = reuse};
+    s.mem.arena_only = true;
+    s.mem.reuse = reuse;
     eval lo_e, hi_e = {0}, e;
     if (opts->plan_at_1 && !opts->input_shapes) {
         summarize(&s, opts->plan_at_1, &lo_e);

@@ -212,33 +212,90 @@ static void classify_values(builder *B)
     }
 }
 
-/* Weights of this graph: initializers, Constant outputs, and folded values read at run time. */
-static uint64_t weight_bytes(const builder *B)
+/* The weight values this graph reads at run time: initializers, Constant outputs, and folded
+ * values read by a node that is not folded (lv->weights). */
+static void collect_weights(builder *B)
 {
     const fp_graph *g = B->g;
-    uint64_t total = 0;
+    fp_liveness *lv = B->lv;
+    lv->weights = g_new(const fp_value *, g->values->len + 1);
     for (guint i = 0; i < g->values->len; i++) {
         const fp_value *v = g_ptr_array_index(g->values, i);
         if (B->cls[v->id] != V_WEIGHT)
             continue;
-        uint64_t b = 0;
-        if (v->tensor && v->tensor->nbytes)
-            b = v->tensor->nbytes;
-        else if (!value_bytes(v, &b))
-            b = 0;
         bool needed = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT || v->is_output;
         for (uint32_t u = 0; u < v->n_uses && !needed; u++) {
             const fp_node *c = owner_in(g, v->uses[u].node);
             needed = c && !is_free(c);
         }
-        if (needed && !g_uint64_checked_add(&total, total, b))
+        if (needed)
+            lv->weights[lv->n_weights++] = v;
+    }
+}
+
+/* lv->weight_bytes from the current sizes of lv->weights (UINT64_MAX on overflow). */
+static void sum_weights(fp_liveness *lv)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < lv->n_weights; i++) {
+        const fp_value *v = lv->weights[i];
+        uint64_t b = 0;
+        if (v->tensor && v->tensor->nbytes)
+            b = v->tensor->nbytes;
+        else if (!value_bytes(v, &b))
+            b = 0;
+        if (!g_uint64_checked_add(&total, total, b))
             total = UINT64_MAX;
     }
-    return total;
+    lv->weight_bytes = total;
+}
+
+/* Buffer sizes from the current shapes: per buffer the largest of its values, FP_BUF_UNKNOWN when
+ * none has a known size (one finding in diag per graph), n_unknown. */
+static void size_buffers(fp_liveness *lv, fp_diag *diag)
+{
+    const fp_graph *g = lv->graph;
+    fp_memgraph *mg = &lv->mg;
+    uint8_t *unknown = g_new0(uint8_t, mg->n_bufs + 1);
+    memset(mg->bytes, 0, (mg->n_bufs + 1) * sizeof *mg->bytes);
+    lv->n_unknown = 0;
+    for (guint i = 0; i < g->values->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->values, i);
+        int32_t b = lv->value_buf[v->id];
+        if (b < 0)
+            continue;
+        uint64_t bytes;
+        if (value_bytes(v, &bytes))
+            mg->bytes[b] = MAX(mg->bytes[b], bytes);
+        else
+            unknown[b] = 1;
+    }
+    GString *names = NULL;
+    const char *first_node = NULL;
+    for (uint32_t b = 0; b < mg->n_bufs; b++) {
+        mg->flags[b] &= ~(uint32_t)FP_BUF_UNKNOWN;
+        if (!unknown[b] || mg->bytes[b])
+            continue;
+        mg->flags[b] |= FP_BUF_UNKNOWN;
+        if (lv->n_unknown++ < 5) {
+            if (!names) {
+                names = g_string_new(NULL);
+                first_node = lv->buf_value[b]->producer ? lv->buf_value[b]->producer->name : NULL;
+            }
+            g_string_append_printf(names, "%s'%s'", names->len ? ", " : "", lv->buf_value[b]->name);
+        }
+    }
+    if (lv->n_unknown)
+        fp_diag_add(diag, FP_DIAG_WARNING, "memory", "memory-unknown-size", first_node,
+                    "graph '%s': %u activation value%s of unknown size counted as 0 bytes: %s%s", g->name,
+                    lv->n_unknown, lv->n_unknown == 1 ? "" : "s", names->str, lv->n_unknown > 5 ? ", ..." : "");
+    if (names)
+        g_string_free(names, TRUE);
+    g_free(unknown);
 }
 
 /* Buffers: one per alias-set root among activations; sizes, flags, producers. */
-static void make_buffers(builder *B, fp_diag *diag)
+static void make_buffers(builder *B)
 {
     const fp_graph *g = B->g;
     fp_liveness *lv = B->lv;
@@ -270,7 +327,6 @@ static void make_buffers(builder *B, fp_diag *diag)
     mg->producer = g_new(int32_t, mg->n_bufs + 1);
     lv->buf_value = g_new(const fp_value *, mg->n_bufs + 1);
     lv->buf_aliases = g_new0(uint32_t, mg->n_bufs + 1);
-    uint8_t *unknown = g_new0(uint8_t, mg->n_bufs + 1);
     for (uint32_t b = 0; b < mg->n_bufs; b++) {
         const fp_value *v = g_ptr_array_index(roots, b);
         lv->buf_value[b] = v;
@@ -285,37 +341,11 @@ static void make_buffers(builder *B, fp_diag *diag)
             continue; /* an activation no node defines here (cannot happen in a verified graph) */
         lv->value_buf[v->id] = b;
         lv->buf_aliases[b]++;
-        uint64_t bytes;
-        if (value_bytes(v, &bytes))
-            mg->bytes[b] = MAX(mg->bytes[b], bytes);
-        else
-            unknown[b] = 1;
         if (v->kind == FP_VALUE_INPUT)
             mg->flags[b] |= FP_BUF_INPUT;
         if (v->is_output)
             mg->flags[b] |= FP_BUF_OUTPUT;
     }
-    GString *names = NULL;
-    const char *first_node = NULL;
-    for (uint32_t b = 0; b < mg->n_bufs; b++) {
-        if (!unknown[b] || mg->bytes[b])
-            continue;
-        mg->flags[b] |= FP_BUF_UNKNOWN;
-        if (lv->n_unknown++ < 5) {
-            if (!names) {
-                names = g_string_new(NULL);
-                first_node = lv->buf_value[b]->producer ? lv->buf_value[b]->producer->name : NULL;
-            }
-            g_string_append_printf(names, "%s'%s'", names->len ? ", " : "", lv->buf_value[b]->name);
-        }
-    }
-    if (lv->n_unknown)
-        fp_diag_add(diag, FP_DIAG_WARNING, "memory", "memory-unknown-size", first_node,
-                    "graph '%s': %u activation value%s of unknown size counted as 0 bytes: %s%s", g->name,
-                    lv->n_unknown, lv->n_unknown == 1 ? "" : "s", names->str, lv->n_unknown > 5 ? ", ..." : "");
-    if (names)
-        g_string_free(names, TRUE);
-    g_free(unknown);
     g_ptr_array_free(roots, TRUE);
 }
 
@@ -355,6 +385,21 @@ static void node_deps(builder *B, const fp_node *n, GArray *out, uint32_t *mark,
         add_dep(B, n->ctrl[k], out, mark, stamp);
 }
 
+/* mg's in-place pairs from the candidates (lv->inplace_a/o) under the current sizes: the two buffers
+ * have the same known nonzero size and neither holds a graph input or output. */
+static void apply_inplace(fp_liveness *lv)
+{
+    fp_memgraph *mg = &lv->mg;
+    const uint32_t never = FP_BUF_INPUT | FP_BUF_OUTPUT | FP_BUF_UNKNOWN;
+    for (uint32_t v = 0; v < mg->n_nodes; v++) {
+        int32_t a = lv->inplace_a[v], o = lv->inplace_o[v];
+        bool ok = a >= 0 && mg->bytes[a] && mg->bytes[a] == mg->bytes[o] && !(mg->flags[a] & never) &&
+                  !(mg->flags[o] & never);
+        mg->inplace_in[v] = ok ? a : -1;
+        mg->inplace_out[v] = ok ? o : -1;
+    }
+}
+
 static void make_nodes(builder *B, const uint64_t *workspace)
 {
     fp_liveness *lv = B->lv;
@@ -369,6 +414,8 @@ static void make_nodes(builder *B, const uint64_t *workspace)
     mg->workspace = g_new0(uint64_t, n + 1);
     mg->inplace_in = g_new(int32_t, n + 1);
     mg->inplace_out = g_new(int32_t, n + 1);
+    lv->inplace_a = g_new(int32_t, n + 1);
+    lv->inplace_o = g_new(int32_t, n + 1);
     /* free nodes first carry their dependencies (topological order: preds settled) */
     for (uint32_t t = 0; t < B->n_topo; t++) {
         const fp_node *f = B->topo[t];
@@ -398,18 +445,17 @@ static void make_nodes(builder *B, const uint64_t *workspace)
         }
         mg->use_start[v + 1] = uses->len;
         mg->workspace[v] = workspace ? workspace[nd->id] : 0;
-        mg->inplace_in[v] = mg->inplace_out[v] = -1;
+        lv->inplace_a[v] = lv->inplace_o[v] = -1;
         if (fp_op_has(nd->op, FP_OPF_INPLACE) && nd->n_inputs && nd->n_outputs && nd->inputs[0] &&
             nd->outputs[0] && nd->inputs[0]->graph == B->g) {
             int32_t a = lv->value_buf[nd->inputs[0]->id], o = lv->value_buf[nd->outputs[0]->id];
-            uint32_t never = FP_BUF_INPUT | FP_BUF_OUTPUT | FP_BUF_UNKNOWN;
-            if (a >= 0 && o >= 0 && a != o && mg->producer[o] == (int32_t)v && mg->bytes[a] &&
-                mg->bytes[a] == mg->bytes[o] && !(mg->flags[a] & never) && !(mg->flags[o] & never)) {
-                mg->inplace_in[v] = a;
-                mg->inplace_out[v] = o;
+            if (a >= 0 && o >= 0 && a != o && mg->producer[o] == (int32_t)v) {
+                lv->inplace_a[v] = a;
+                lv->inplace_o[v] = o;
             }
         }
     }
+    apply_inplace(lv);
     mg->preds = (uint32_t *)g_array_free(preds, FALSE);
     mg->uses = (uint32_t *)g_array_free(uses, FALSE);
     /* definitions: each buffer at its producer */
@@ -430,6 +476,9 @@ static void make_nodes(builder *B, const uint64_t *workspace)
     fp_memgraph_index_readers(mg);
 }
 
+/* What fp_liveness_build's structure depends on per IR node: removed (0), free (1), scheduled (2). */
+static uint8_t node_state(const fp_node *n) { return (n->flags & FP_NODE_REMOVED) ? 0 : is_free(n) ? 1 : 2; }
+
 /* fp_liveness_build, or with with_nodes false its buffers only (see fp_liveness_build_buffers). */
 static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool with_nodes, fp_diag *diag,
                           GError **error)
@@ -446,6 +495,11 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
     memset(B.node_idx, 0xff, (nn + 1) * sizeof(int32_t));
     lv->nodes = g_new(fp_node *, B.n_topo + 1);
     lv->free_nodes = g_new(fp_node *, B.n_topo + 1);
+    lv->n_graph_nodes = nn;
+    lv->n_graph_values = nv;
+    lv->node_state = g_new(uint8_t, nn + 1);
+    for (uint32_t i = 0; i < nn; i++)
+        lv->node_state[i] = node_state(g_ptr_array_index(g->nodes, i));
     for (uint32_t t = 0; t < B.n_topo; t++) {
         fp_node *n = B.topo[t];
         if (is_free(n)) {
@@ -462,8 +516,10 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
     for (guint i = 0; i < nv; i++)
         if (B.cls[i] == V_FUSED)
             lv->n_fused++;
-    lv->weight_bytes = weight_bytes(&B);
-    make_buffers(&B, diag);
+    collect_weights(&B);
+    sum_weights(lv);
+    make_buffers(&B);
+    size_buffers(lv, diag);
     if (with_nodes)
         make_nodes(&B, workspace);
     for (uint32_t i = 0; with_nodes && i < nn; i++)
@@ -487,6 +543,23 @@ fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError 
     return build(g, NULL, false, diag, error);
 }
 
+bool fp_liveness_resize(fp_liveness *lv, const uint64_t *workspace, fp_diag *diag)
+{
+    const fp_graph *g = lv->graph;
+    g_assert(lv->inplace_a); /* built by fp_liveness_build */
+    if (g->nodes->len != lv->n_graph_nodes || g->values->len != lv->n_graph_values)
+        return false;
+    for (uint32_t i = 0; i < lv->n_graph_nodes; i++)
+        if (node_state(g_ptr_array_index(g->nodes, i)) != lv->node_state[i])
+            return false;
+    sum_weights(lv);
+    size_buffers(lv, diag);
+    apply_inplace(lv);
+    for (uint32_t v = 0; v < lv->mg.n_nodes; v++)
+        lv->mg.workspace[v] = workspace ? workspace[lv->nodes[v]->id] : 0;
+    return true;
+}
+
 void fp_liveness_free(fp_liveness *lv)
 {
     if (!lv)
@@ -497,6 +570,10 @@ void fp_liveness_free(fp_liveness *lv)
     g_free(lv->buf_value);
     g_free(lv->buf_aliases);
     g_free(lv->value_buf);
+    g_free(lv->weights);
+    g_free(lv->inplace_a);
+    g_free(lv->inplace_o);
+    g_free(lv->node_state);
     g_free(lv);
 }
 

@@ -78,6 +78,13 @@ typedef struct {
     uint32_t n_unknown;       /* activation values of unknown size (counted as 0) */
     uint32_t n_fused;         /* values internal to a fused group (never materialized) */
     uint32_t n_views;         /* values sharing the buffer of a view's input */
+    /* what fp_liveness_resize needs: the weights read at run time, per memgraph node the in-place
+       pair its sizes permit or not (-1: none), and the structure the memgraph was built on */
+    const fp_value **weights;
+    uint32_t n_weights;
+    int32_t *inplace_a, *inplace_o; /* NULL from fp_liveness_build_buffers */
+    uint8_t *node_state;      /* per IR node id: removed, free or scheduled */
+    uint32_t n_graph_nodes, n_graph_values;
 } fp_liveness;
 
 /* Builds the memgraph of graph g. Nodes flagged FP_NODE_REMOVED are ignored; Constant nodes and
@@ -91,6 +98,13 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_
  * bytes, flags and producer are as fp_liveness_build makes them; mg's per-node arrays (preds, defs,
  * uses, workspace, in-place) and readers stay NULL. Same findings and errors. */
 fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError **error);
+/* Brings lv, made by fp_liveness_build for its graph, to the graph's current sizes (shape inference
+ * run again, at another batch say): buffer bytes, FP_BUF_UNKNOWN, in-place pairs, workspaces (as
+ * fp_liveness_build's argument), weight_bytes and n_unknown, with the same findings in diag. The
+ * memgraph's structure depends on sizes nowhere else: false, lv unchanged, when the graph's node or
+ * value count, or some node's removed or free (Constant, folded) state, differs from the build, in
+ * which case lv must be built again. */
+bool fp_liveness_resize(fp_liveness *lv, const uint64_t *workspace, fp_diag *diag);
 void fp_liveness_free(fp_liveness *lv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_liveness, fp_liveness_free)
 

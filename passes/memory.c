@@ -7,6 +7,27 @@
 #include "passes/liveness.h"
 #include "passes/schedule.h"
 
+struct fp_memory_reuse {
+    const fp_graph *graph; /* whose liveness lv is (NULL before the first plan) */
+    fp_liveness *lv;
+    const char *method;    /* planner candidate that won last (a static string) */
+};
+
+fp_memory_reuse *fp_memory_reuse_new(const char *method)
+{
+    fp_memory_reuse *u = g_new0(fp_memory_reuse, 1);
+    u->method = method;
+    return u;
+}
+
+void fp_memory_reuse_free(fp_memory_reuse *reuse)
+{
+    if (!reuse)
+        return;
+    fp_liveness_free(reuse->lv);
+    g_free(reuse);
+}
+
 void fp_memory_result_free(fp_memory_result *r)
 {
     if (!r)
@@ -21,6 +42,9 @@ void fp_memory_result_free(fp_memory_result *r)
 static bool subgraph_workspace(const fp_graph *g, const fp_memory_opts *opts, fp_diag *diag, uint64_t *ws,
                                fp_memory_result *r, GError **error)
 {
+    fp_memory_opts sub_opts = *opts;
+    sub_opts.reuse = NULL; /* it holds the outer graph's state */
+    opts = &sub_opts;
     for (guint i = 0; i < g->nodes->len; i++) {
         const fp_node *n = g_ptr_array_index(g->nodes, i);
         if (n->flags & FP_NODE_REMOVED)
@@ -158,6 +182,49 @@ static bool plan(const fp_liveness *lv, const uint32_t *order, const fp_memory_o
     return ok;
 }
 
+/* opts->arena_only: the arena of opts->strategy on the lifetimes of `order`, trying the reuse
+ * state's last winning candidate first. */
+static bool plan_arena(const fp_liveness *lv, const uint32_t *order, const fp_memory_opts *opts, fp_memory_result *r,
+                       GError **error)
+{
+    const fp_memgraph *mg = &lv->mg;
+    size_t nb = (size_t)mg->n_bufs + mg->n_nodes;
+    g_autofree fp_membuf *out = g_new(fp_membuf, nb + 1);
+    r->n_inplace = fp_memgraph_lifetimes(mg, order, out, NULL);
+    if (opts->strategy == FP_MEMPLAN_NAIVE) /* no reuse at all, in-place takeovers included */
+        for (uint32_t b = 0; b < mg->n_bufs; b++)
+            out[b].size = mg->bytes[b];
+    fp_memplan_result pr;
+    if (!fp_memplan_arena(out, nb, r->align, opts->strategy, opts->reuse ? opts->reuse->method : NULL, &pr, error))
+        return false;
+    r->arena = r->strategy_arena[opts->strategy] = pr.arena;
+    r->strategy_planned[opts->strategy] = true;
+    r->method = pr.method;
+    if (opts->strategy != FP_MEMPLAN_NAIVE)
+        r->lower_bound = pr.load;
+    if (opts->reuse)
+        opts->reuse->method = pr.method;
+    return true;
+}
+
+/* The liveness of g: opts->reuse's when it is g's and still matches g's structure (brought to the
+ * current sizes), else built (and kept in opts->reuse for the next plan). *owned receives what the
+ * caller must free. */
+static fp_liveness *liveness(const fp_graph *g, const fp_memory_opts *opts, const uint64_t *ws, fp_diag *diag,
+                             fp_liveness **owned, GError **error)
+{
+    fp_memory_reuse *u = opts->arena_only ? opts->reuse : NULL;
+    *owned = NULL;
+    if (u && u->graph == g && u->lv && fp_liveness_resize(u->lv, ws, diag))
+        return u->lv;
+    fp_liveness *lv = fp_liveness_build(g, ws, diag, error);
+    if (!lv || !u || (u->graph && u->graph != g))
+        return *owned = lv;
+    fp_liveness_free(u->lv);
+    u->graph = g;
+    return u->lv = lv;
+}
+
 /* opts->naive_only: every buffer and workspace in its own block, summed as the naive strategy of
  * plan() sums them (the same array of sizes, hence the same overflow error), without the
  * dependencies, lifetimes and orders nothing here needs. */
@@ -203,7 +270,8 @@ fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, 
         g_assert(opts->strategy == FP_MEMPLAN_NAIVE);
         return naive_only(g, ws, diag, r, error) ? g_steal_pointer(&r) : NULL;
     }
-    g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, diag, error);
+    g_autoptr(fp_liveness) owned = NULL;
+    fp_liveness *lv = liveness(g, opts, ws, diag, &owned, error);
     if (!lv)
         return NULL;
     const fp_memgraph *mg = &lv->mg;
@@ -234,7 +302,7 @@ fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, 
     const uint32_t *order = opts->schedule == FP_SCHEDULE_OPTIMIZED ? best : given;
     if (opts->schedule == FP_SCHEDULE_OPTIMIZED)
         r->schedule = "optimized";
-    if (!plan(lv, order, opts, r, error))
+    if (!(opts->arena_only ? plan_arena(lv, order, opts, r, error) : plan(lv, order, opts, r, error)))
         return NULL;
     if (!r->schedule_searched)
         r->lower_bound_given = r->lower_bound_optimized = r->lower_bound;

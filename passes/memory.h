@@ -20,6 +20,9 @@ typedef enum {
  * TFLite both align buffers to 64 bytes). */
 #define FP_MEMORY_DEFAULT_ALIGN 64
 
+/* What plans of one graph at other sizes carry from one to the next (fp_memory_opts.reuse). */
+typedef struct fp_memory_reuse fp_memory_reuse;
+
 typedef struct {
     fp_memplan_strategy strategy;
     fp_schedule_mode schedule;
@@ -29,6 +32,13 @@ typedef struct {
     bool naive_only; /* only the sizes without reuse are wanted (strategy must be FP_MEMPLAN_NAIVE):
                         arena, naive_bytes, strategy_arena[NAIVE], weight_bytes, the counts but
                         n_inplace; no order, LOAD, peak or schedule (a stage without reuse) */
+    bool arena_only; /* only the arena of `strategy` is wanted (headroom): arena, method,
+                        strategy_arena/strategy_planned of that strategy, weight_bytes,
+                        workspace_bytes, the counts and, with a searched schedule, its fields; no
+                        other strategy, order, peak or peak tensors. method may name another
+                        candidate reaching LOAD than a full plan would (fp_memplan_arena) */
+    fp_memory_reuse *reuse; /* optional, with arena_only: the main graph's liveness and the last
+                               winning planner candidate, kept from one plan to the next */
 } fp_memory_opts;
 
 /* One buffer live at the peak. */
@@ -83,6 +93,14 @@ typedef struct {
  * cycle or a 64-bit overflow. */
 fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, fp_diag *diag, GError **error);
 void fp_memory_result_free(fp_memory_result *r);
+
+/* Empty state for fp_memory_opts.reuse; method (may be NULL) is the candidate to try first, e.g.
+ * the method of a full plan of the same graph. Plans with it are of one graph (the first planned;
+ * subgraphs are planned without it), whose structure may change between them (fp_liveness_resize
+ * decides whether the liveness is kept). */
+fp_memory_reuse *fp_memory_reuse_new(const char *method);
+void fp_memory_reuse_free(fp_memory_reuse *reuse);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_memory_reuse, fp_memory_reuse_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_memory_result, fp_memory_result_free)
 
 #endif

@@ -847,34 +847,65 @@ static void try_lowest_offset_first(placer *pl, candidate *best, uint64_t **soff
     best->method = "lowest_offset_first";
 }
 
+/* The sorted orders `best` tries, in its order; per gap rule (smallest, lowest) a method name. */
+static const struct {
+    GCompareDataFunc cmp; /* NULL: breadth */
+    const char *names[2]; /* per gap rule: smallest, lowest */
+    bool large;           /* tried on large instances (smallest gap only) */
+} best_sorts[] = {
+    {cmp_size_desc, {"greedy_by_size", "size_lowest_fit"}, true},
+    {cmp_first, {"best_fit", "first_lowest_fit"}, true},
+    {NULL, {"breadth_smallest_gap", "breadth_lowest_fit"}, true},
+    {cmp_length_desc, {"length_smallest_gap", "length_lowest_fit"}, false},
+    {cmp_area_desc, {"area_smallest_gap", "area_lowest_fit"}, false},
+};
+
+static void best_sort_order(const prob *p, size_t s, uint32_t *order)
+{
+    if (best_sorts[s].cmp)
+        order_sorted(p, order, best_sorts[s].cmp);
+    else
+        order_breadth(p, order);
+}
+
+/* Tries the sorted order and gap rule called `hint` (a method name of an earlier `best` plan) when
+ * the full `best` would try it on this instance; true when that plan reaches LOAD. Since `best` stops
+ * at the first plan reaching LOAD and no plan is below LOAD, its arena is then LOAD as well. */
+static bool try_hint(const prob *p, placer *pl, const char *hint, candidate *best, uint64_t **soff, uint32_t *sorder)
+{
+    bool large = p->n > LARGE_N;
+    for (size_t s = 0; hint && s < G_N_ELEMENTS(best_sorts); s++)
+        for (int pol = 0; pol < (large ? 1 : 2); pol++) {
+            if ((large && !best_sorts[s].large) || strcmp(hint, best_sorts[s].names[pol]) != 0)
+                continue;
+            best_sort_order(p, s, sorder);
+            try_order(pl, sorder, (gap_policy)pol, best_sorts[s].names[pol], best, soff);
+            return best->arena == p->load;
+        }
+    return false;
+}
+
 /* `best`: the smallest of several orders and both gap rules (greedy by size first, so `best` is
  * never above it), then lowest offset first, iterated moves of the top buffer, and on tiny
- * instances the exhaustive search. Stops as soon as a plan reaches LOAD. */
-static void plan_best(const prob *p, placer *pl, candidate *best)
+ * instances the exhaustive search. Stops as soon as a plan reaches LOAD. With a hint (see try_hint)
+ * that reaches LOAD, that plan is kept: same arena, possibly another method and offsets. */
+static void plan_best(const prob *p, placer *pl, const char *hint, candidate *best)
 {
     uint64_t *soff = g_new(uint64_t, p->n + 1);
     uint32_t *sorder = g_new(uint32_t, p->n + 1);
-    static const struct {
-        GCompareDataFunc cmp; /* NULL: breadth */
-        const char *names[2]; /* per gap rule: smallest, lowest */
-        bool large;           /* tried on large instances (smallest gap only) */
-    } sorts[] = {
-        {cmp_size_desc, {"greedy_by_size", "size_lowest_fit"}, true},
-        {cmp_first, {"best_fit", "first_lowest_fit"}, true},
-        {NULL, {"breadth_smallest_gap", "breadth_lowest_fit"}, true},
-        {cmp_length_desc, {"length_smallest_gap", "length_lowest_fit"}, false},
-        {cmp_area_desc, {"area_smallest_gap", "area_lowest_fit"}, false},
-    };
+    if (try_hint(p, pl, hint, best, &soff, sorder)) {
+        g_free(soff);
+        g_free(sorder);
+        return;
+    }
+    best->arena = UINT64_MAX; /* the hint's plan must not win ties that the usual sequence decides */
     bool large = p->n > LARGE_N;
-    for (size_t s = 0; s < G_N_ELEMENTS(sorts) && best->arena > p->load; s++) {
-        if (large && !sorts[s].large)
+    for (size_t s = 0; s < G_N_ELEMENTS(best_sorts) && best->arena > p->load; s++) {
+        if (large && !best_sorts[s].large)
             continue;
-        if (sorts[s].cmp)
-            order_sorted(p, sorder, sorts[s].cmp);
-        else
-            order_breadth(p, sorder);
+        best_sort_order(p, s, sorder);
         for (int pol = 0; pol < (large ? 1 : 2) && best->arena > p->load; pol++)
-            try_order(pl, sorder, (gap_policy)pol, sorts[s].names[pol], best, &soff);
+            try_order(pl, sorder, (gap_policy)pol, best_sorts[s].names[pol], best, &soff);
     }
     if (best->arena > p->load && p->n <= LOF_N)
         try_lowest_offset_first(pl, best, &soff, sorder);
@@ -908,14 +939,16 @@ bool fp_memplan_load(const fp_membuf *bufs, size_t n, uint64_t align, uint64_t *
     return true;
 }
 
-bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan_strategy s, uint64_t *offsets,
-                     fp_memplan_result *res, GError **error)
+/* fp_memplan_plan and fp_memplan_arena: offsets may be NULL, hint is plan_best's. */
+static bool plan_impl(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan_strategy s, const char *hint,
+                      uint64_t *offsets, fp_memplan_result *res, GError **error)
 {
     g_assert((unsigned)s < FP_MEMPLAN_COUNT);
     prob p;
     if (!prob_init(&p, bufs, n, align, error))
         return false;
-    memset(offsets, 0, n * sizeof *offsets);
+    if (offsets)
+        memset(offsets, 0, n * sizeof *offsets);
     candidate best = {UINT64_MAX, g_new(uint64_t, p.n + 1), g_new(uint32_t, p.n + 1), GAP_SMALLEST,
                       fp_memplan_strategy_name(s)};
     /* every decode visits the overlapping pairs: with thousands of buffers live at once (a huge
@@ -943,13 +976,13 @@ bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan
             order_sorted(&p, sorder, cmp_first);
             try_order(&pl, sorder, GAP_SMALLEST, "best_fit", &best, &soff);
         } else {
-            plan_best(&p, &pl, &best);
+            plan_best(&p, &pl, hint, &best);
         }
         g_free(soff);
         g_free(sorder);
         placer_clear(&pl);
     }
-    for (size_t i = 0; i < p.n; i++)
+    for (size_t i = 0; offsets && i < p.n; i++)
         offsets[p.orig[i]] = best.off[i];
     res->arena = best.arena;
     res->load = p.load;
@@ -959,6 +992,18 @@ bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan
     g_free(best.order);
     prob_clear(&p);
     return true;
+}
+
+bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan_strategy s, uint64_t *offsets,
+                     fp_memplan_result *res, GError **error)
+{
+    return plan_impl(bufs, n, align, s, NULL, offsets, res, error);
+}
+
+bool fp_memplan_arena(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan_strategy s, const char *hint,
+                      fp_memplan_result *res, GError **error)
+{
+    return plan_impl(bufs, n, align, s, hint, NULL, res, error);
 }
 
 /* ---------------------------------------------------------------- verification */

@@ -72,6 +72,15 @@ bool fp_memplan_load(const fp_membuf *bufs, size_t n, uint64_t align, uint64_t *
 bool fp_memplan_plan(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan_strategy s, uint64_t *offsets,
                      fp_memplan_result *res, GError **error);
 
+/* The arena, LOAD and peak step of fp_memplan_plan with the same arguments, without the offsets.
+ * For FP_MEMPLAN_BEST, hint (may be NULL) names the method of an earlier plan (of the same buffers
+ * at other sizes, say): that candidate is tried first, and when it reaches LOAD the search stops
+ * there. The arena is the same either way (`best` keeps the first plan that reaches LOAD, and none
+ * is below), but the method is then the hint's where fp_memplan_plan may report an earlier
+ * candidate reaching LOAD too. One decode instead of several when the winner stays the same. */
+bool fp_memplan_arena(const fp_membuf *bufs, size_t n, uint64_t align, fp_memplan_strategy s, const char *hint,
+                      fp_memplan_result *res, GError **error);
+
 /* Checks a plan: every offset is a multiple of align and no two buffers overlapping in time
  * overlap in address. On success stores the arena in *arena (may be NULL); on a violation returns
  * false and, when `bad` is not NULL, the indexes of two offending buffers (or of one misaligned

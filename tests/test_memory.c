@@ -172,6 +172,44 @@ static void test_plan_exact(void)
     CU_ASSERT_EQUAL(res.arena, 6);
 }
 
+/* fp_memplan_arena: with any hint (a candidate's name, one `best` does not try as a sorted order, or
+ * none) the arena and LOAD of fp_memplan_plan's `best`; where the hint misses LOAD, the method too
+ * (the hint's plan must not decide ties); where it reaches LOAD, the hint's method. */
+static void test_plan_arena_hint(void)
+{
+    static const char *const hints[] = {NULL, "greedy_by_size", "size_lowest_fit", "best_fit", "first_lowest_fit",
+                                        "breadth_smallest_gap", "length_lowest_fit", "area_smallest_gap", "bump",
+                                        "exact", "bogus"};
+    GRand *r = g_rand_new_with_seed(11);
+    unsigned failures = 0, hint_hits = 0;
+    for (int iter = 0; iter < 1500; iter++) {
+        size_t n = (size_t)g_rand_int_range(r, 0, 30);
+        fp_membuf *b = random_lifetimes(r, n, (uint32_t)g_rand_int_range(r, 1, 20), 1000, 10);
+        uint64_t *off = g_new(uint64_t, n + 1);
+        fp_memplan_result full, x;
+        CU_ASSERT_FATAL(fp_memplan_plan(b, n, 64, FP_MEMPLAN_BEST, off, &full, NULL));
+        for (size_t h = 0; h < G_N_ELEMENTS(hints); h++) {
+            CU_ASSERT_FATAL(fp_memplan_arena(b, n, 64, FP_MEMPLAN_BEST, hints[h], &x, NULL));
+            failures += x.arena != full.arena || x.load != full.load || x.peak_step != full.peak_step;
+            bool hit = hints[h] && x.arena == x.load && n && strcmp(x.method, hints[h]) == 0;
+            hint_hits += hit;
+            failures += !hit && strcmp(x.method, full.method) != 0;
+        }
+        g_free(off);
+        g_free(b);
+    }
+    CU_ASSERT_EQUAL(failures, 0);
+    CU_ASSERT(hint_hits > 1000);
+    g_rand_free(r);
+    /* test_plan_crafted's instance: best_fit misses LOAD, greedy_by_size reaches it */
+    fp_membuf b[] = {{64, 0, 0}, {64, 0, 1}, {128, 1, 1}};
+    fp_memplan_result res;
+    CU_ASSERT(fp_memplan_arena(b, 3, 64, FP_MEMPLAN_BEST, "best_fit", &res, NULL));
+    CU_ASSERT(res.arena == 192 && res.load == 192 && strcmp(res.method, "greedy_by_size") == 0);
+    CU_ASSERT(fp_memplan_arena(b, 3, 64, FP_MEMPLAN_BEST_FIT, "greedy_by_size", &res, NULL));
+    CU_ASSERT(res.arena == 256 && strcmp(res.method, "best_fit") == 0); /* only `best` takes hints */
+}
+
 /* Execution-order best fit fragments where largest-first does not. */
 static void test_plan_crafted(void)
 {
@@ -805,12 +843,81 @@ static void test_liveness_weights_fused_unknown(void)
     fp_model_free(x.m);
 }
 
+/* Sizes, flags, in-place pairs and weights of lv equal those of a fresh build of its graph. */
+static bool same_as_built(const fp_liveness *lv, const uint64_t *ws)
+{
+    g_autoptr(fp_liveness) fresh = fp_liveness_build(lv->graph, ws, NULL, NULL);
+    const fp_memgraph *a = &lv->mg, *b = &fresh->mg;
+    bool ok = a->n_bufs == b->n_bufs && a->n_nodes == b->n_nodes && lv->weight_bytes == fresh->weight_bytes &&
+              lv->n_unknown == fresh->n_unknown;
+    for (uint32_t i = 0; ok && i < a->n_bufs; i++)
+        ok = a->bytes[i] == b->bytes[i] && a->flags[i] == b->flags[i];
+    for (uint32_t v = 0; ok && v < a->n_nodes; v++)
+        ok = a->inplace_in[v] == b->inplace_in[v] && a->inplace_out[v] == b->inplace_out[v] &&
+             a->workspace[v] == b->workspace[v];
+    return ok;
+}
+
+/* fp_liveness_resize after the shapes change: the sizes of a fresh build (in-place pairs lost and
+ * regained with the sizes, unknown sizes and their finding, weights, workspaces); false when a
+ * node's folded state changed. */
+static void test_liveness_resize(void)
+{
+    ir x = ir_new();
+    input(&x, vec(&x, "x", 8));
+    fp_value *w = vec(&x, "w", 8);
+    weight(&x, w);
+    fp_value *a = vec(&x, "a", 8), *b = vec(&x, "b", 8), *s = vec(&x, "s", 2), *y = vec(&x, "y", 8);
+    s->dtype = FP_DT_INT64;
+    output(&x, y);
+    op(&x, FP_OP_ADD, "add", "x,w", "a");
+    op(&x, FP_OP_RELU, "relu", "a", "b"); /* in place while a and b have the same size */
+    fp_node *shp = op(&x, FP_OP_SHAPE, "shape", "b", "s");
+    op(&x, FP_OP_MUL, "mul", "b,s", "y");
+    fp_model_link(x.m);
+    uint64_t ws[8] = {0};
+    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, ws, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lv);
+    CU_ASSERT(lv->mg.inplace_in[1] >= 0);
+    /* b larger than a: no in-place; a workspace at relu */
+    b->shape.dims = fp_arena_memdup(x.m->arena, b->shape.dims, sizeof(fp_dim));
+    b->shape.dims[0].value = 16;
+    ws[1] = 100;
+    g_autoptr(fp_diag) diag = fp_diag_new();
+    CU_ASSERT_FATAL(fp_liveness_resize(lv, ws, diag));
+    CU_ASSERT_EQUAL(lv->mg.inplace_in[1], -1);
+    CU_ASSERT_EQUAL(lv->mg.workspace[1], 100);
+    CU_ASSERT_EQUAL(fp_diag_count(diag, FP_DIAG_WARNING), 0);
+    CU_ASSERT(same_as_built(lv, ws));
+    /* a of unknown size (a finding), w twice as large */
+    a->shape.dims = fp_arena_memdup(x.m->arena, a->shape.dims, sizeof(fp_dim));
+    a->shape.dims[0] = (fp_dim){-1, NULL};
+    w->tensor->nbytes = 64;
+    CU_ASSERT_FATAL(fp_liveness_resize(lv, ws, diag));
+    CU_ASSERT_EQUAL(lv->n_unknown, 1);
+    CU_ASSERT_EQUAL(lv->weight_bytes, 64);
+    CU_ASSERT_EQUAL(fp_diag_count(diag, FP_DIAG_WARNING), 1);
+    CU_ASSERT(same_as_built(lv, ws));
+    /* back to the first sizes: in place again */
+    a->shape.dims[0].value = 16;
+    CU_ASSERT_FATAL(fp_liveness_resize(lv, ws, NULL));
+    CU_ASSERT(lv->mg.inplace_in[1] >= 0);
+    CU_ASSERT_EQUAL(lv->n_unknown, 0);
+    CU_ASSERT(same_as_built(lv, ws));
+    /* the Shape folded: the structure changed, lv is kept as it was */
+    shp->flags |= FP_NODE_FOLDED;
+    CU_ASSERT(!fp_liveness_resize(lv, ws, NULL));
+    CU_ASSERT(lv->mg.inplace_in[1] >= 0);
+    fp_model_free(x.m);
+}
+
 FP_TEST_SUITE(register_memory)
 {
     CU_pSuite s = CU_add_suite("memory", NULL, NULL);
     CU_add_test(s, "strategy names, alignment", test_strategy_names);
     CU_add_test(s, "planners on random lifetimes", test_plan_random);
     CU_add_test(s, "best equals exhaustive optimum", test_plan_exact);
+    CU_add_test(s, "arena with a hint equals the plan's", test_plan_arena_hint);
     CU_add_test(s, "crafted plans", test_plan_crafted);
     CU_add_test(s, "size overflow", test_plan_overflow);
     CU_add_test(s, "plan verifier", test_plan_verify);
@@ -822,4 +929,5 @@ FP_TEST_SUITE(register_memory)
     CU_add_test(s, "liveness: views", test_liveness_views);
     CU_add_test(s, "liveness: in-place", test_liveness_inplace);
     CU_add_test(s, "liveness: weights, fusion, unknown sizes", test_liveness_weights_fused_unknown);
+    CU_add_test(s, "liveness resized to new shapes", test_liveness_resize);
 }
