@@ -157,7 +157,7 @@ static bool may_strip(skel *s, uint64_t len)
     if (len >= s->strip_min)
         return true;
     for (guint i = 0; i + 1 < s->probe->len; i += 2)
-        if (s->strip(s->probe->pdata[i], s->probe->pdata[i + 1], (size_t)MIN(len, (uint64_t)SIZE_MAX))) {
+        if (s->strip(s->probe->pdata[i], s->probe->pdata[i + 1], (size_t)MIN(len, (uint64_t)SIZE_MAX), NULL)) {
             s->strip_min = len;
             return true;
         }
@@ -189,6 +189,9 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
         return false;
     }
     GByteArray *out = s->out;
+    uint64_t seen[FP_PBSKEL_SEEN];
+    for (unsigned i = 0; i < FP_PBSKEL_SEEN; i++)
+        seen[i] = UINT64_MAX;
     while (p < end) {
         uint64_t start = p, tag, len;
         if (src_varint(s, &p, end, &tag))
@@ -203,6 +206,8 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
         case 0:
             if (src_varint(s, &p, end, &len))
                 return fail(s, start, d, fname, "truncated varint");
+            if (num < FP_PBSKEL_SEEN)
+                seen[num] = len;
             break;
         case 1:
         case 5: {
@@ -243,7 +248,7 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                     out->data[at + i] = (uint8_t)((clen & 0x7f) | (i + 1 < k ? 0x80 : 0));
                 continue;
             }
-            if (f && s->strip && s->strip(d, f, (size_t)MIN(len, (uint64_t)SIZE_MAX))) {
+            if (f && s->strip && s->strip(d, f, (size_t)MIN(len, (uint64_t)SIZE_MAX), seen)) {
                 uint8_t m[4 + 8 + 8];
                 put_le(m, num, 4);
                 put_le(m + 4, payload, 8);

@@ -29,9 +29,16 @@ typedef struct {
     uint64_t length; /* payload length in bytes */
 } fp_pbskel_marker;
 
-/* True when field `f` of message `d`, with a payload of `len` bytes, must be stripped. */
+/* Varint fields numbered below this are remembered per message for the strip predicate. */
+#define FP_PBSKEL_SEEN 16
+
+/* True when field `f` of message `d`, with a payload of `len` bytes, must be stripped. `seen[n]`
+ * is the value of the message's varint field n (n < FP_PBSKEL_SEEN) read before `f`, UINT64_MAX
+ * when none was (so a TensorProto's payload can be judged by its data_type, which protobuf writers
+ * put first). `seen` NULL: the walk asks whether the field may be stripped in some message: answer
+ * for the context that strips the most. */
 typedef bool (*fp_pbskel_strip_fn)(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
-                                   size_t len);
+                                   size_t len, const uint64_t *seen);
 
 /* Builds the skeleton of the message of type `d` serialized in data[0..len). On success returns
  * a new GBytes the caller unrefs. On malformed input returns NULL and sets FP_PBSKEL_ERROR with the

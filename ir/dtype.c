@@ -17,6 +17,18 @@ const char *fp_dtype_name(fp_dtype t) { return fp_dtype_valid(t) ? dtypes[t].nam
 
 unsigned fp_dtype_bits(fp_dtype t) { return fp_dtype_valid(t) ? dtypes[t].bits : 0; }
 
+bool fp_dtype_is_float(fp_dtype t)
+{
+    switch (t) {
+    case FP_DT_FLOAT: case FP_DT_DOUBLE: case FP_DT_FLOAT16: case FP_DT_BFLOAT16: case FP_DT_COMPLEX64:
+    case FP_DT_COMPLEX128: case FP_DT_FLOAT8E4M3FN: case FP_DT_FLOAT8E4M3FNUZ: case FP_DT_FLOAT8E5M2:
+    case FP_DT_FLOAT8E5M2FNUZ: case FP_DT_FLOAT4E2M1:
+        return true;
+    default:
+        return false;
+    }
+}
+
 fp_dtype fp_dtype_from_name(const char *name)
 {
     static const struct {

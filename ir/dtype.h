@@ -48,5 +48,7 @@ fp_dtype fp_dtype_from_name(const char *name);
 /* Byte size of n elements (sub-byte types round up); false on overflow or unsized type. */
 bool fp_dtype_bytes(fp_dtype t, uint64_t n, uint64_t *bytes);
 static inline bool fp_dtype_valid(int t) { return t >= 0 && t < FP_DT_COUNT; }
+/* True for the floating-point types (complex and the 8- and 4-bit float formats included). */
+bool fp_dtype_is_float(fp_dtype t);
 
 #endif

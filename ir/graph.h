@@ -27,8 +27,13 @@ typedef enum {
     FP_IR_ERROR_LIMIT,
 } fp_ir_error_code;
 
-/* Constant tensors up to this many bytes keep their values (shape inference needs them). */
+/* Constant tensors up to this many bytes keep their values (shape inference needs them): integer
+ * ones (shapes, axes, indices, repeats), and floating-point ones up to FP_INLINE_FLOAT_MAX bytes
+ * (Resize scales, Range bounds, a Mul's scalar): larger floating-point constants are weights
+ * (BatchNormalization scales and biases), which no pass reads (fp_inline_max). */
 #define FP_INLINE_MAX 4096
+#define FP_INLINE_FLOAT_MAX 256
+static inline uint64_t fp_inline_max(fp_dtype t) { return fp_dtype_is_float(t) ? FP_INLINE_FLOAT_MAX : FP_INLINE_MAX; }
 /* Nesting limit for subgraphs (If inside Loop inside ...). */
 #define FP_MAX_GRAPH_DEPTH 64
 /* Node limit of a model, all graphs together, read from a file of `bytes` bytes (fp_max_nodes):

@@ -36,6 +36,37 @@ static fp_model *load_tb(tb *b, GError **err)
     return m;
 }
 
+/* Constant values kept (fp_inline_max): floating-point ones up to FP_INLINE_FLOAT_MAX bytes,
+ * integer ones up to FP_INLINE_MAX; larger ones are weights, kept by location only. */
+static void test_inline_limits(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 1, (int64_t[]){4});
+    tb_init(b, "f64", F32, 1, (int64_t[]){FP_INLINE_FLOAT_MAX / 4});
+    tb_init(b, "f65", F32, 1, (int64_t[]){FP_INLINE_FLOAT_MAX / 4 + 1});
+    tb_init(b, "d32", 11, 1, (int64_t[]){FP_INLINE_FLOAT_MAX / 8});
+    tb_init(b, "d33", 11, 1, (int64_t[]){FP_INLINE_FLOAT_MAX / 8 + 1});
+    tb_init(b, "i512", 7, 1, (int64_t[]){FP_INLINE_MAX / 8});
+    tb_init(b, "i513", 7, 1, (int64_t[]){FP_INLINE_MAX / 8 + 1});
+    tb_node(b, "Relu", "relu", "x", "y");
+    tb_output(b, "y", F32, 1, (int64_t[]){4});
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = load_tb(b, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    static const struct {
+        const char *name;
+        int where;
+    } want[] = {{"f64", FP_DATA_INLINE}, {"f65", FP_DATA_FILE}, {"d32", FP_DATA_INLINE},
+                {"d33", FP_DATA_FILE},   {"i512", FP_DATA_INLINE}, {"i513", FP_DATA_FILE}};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        fp_value *v = fp_graph_find(m->main, want[i].name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+        CU_ASSERT_EQUAL(v->tensor->where, want[i].where);
+        CU_ASSERT_EQUAL(v->tensor->where == FP_DATA_INLINE, v->tensor->data != NULL);
+    }
+}
+
 static void test_basic(void)
 {
     tb *b = conv_model();
@@ -60,8 +91,12 @@ static void test_basic(void)
     fp_value *w = fp_graph_find(m->main, "w"), *w2 = fp_graph_find(m->main, "w2");
     CU_ASSERT_EQUAL(w->kind, FP_VALUE_INITIALIZER);
     CU_ASSERT_EQUAL(w->tensor->nbytes, 16 * 3 * 3 * 3 * 4);
-    CU_ASSERT_EQUAL(w->tensor->where, FP_DATA_INLINE); /* 1728 B <= 4 KiB keeps values */
-    CU_ASSERT_EQUAL(w2->tensor->where, FP_DATA_FILE);  /* 36 KiB: only its location */
+    /* float32 over FP_INLINE_FLOAT_MAX (1728 B) and over FP_INLINE_MAX (36 KiB): weights, only
+     * their location is kept; an integer constant up to FP_INLINE_MAX keeps its values
+     * (test_onnx.c's shape tensors, the testdata suite) */
+    CU_ASSERT_EQUAL(w->tensor->where, FP_DATA_FILE);
+    CU_ASSERT_EQUAL(w->tensor->length, 16 * 3 * 3 * 3 * 4);
+    CU_ASSERT_EQUAL(w2->tensor->where, FP_DATA_FILE);
     CU_ASSERT_EQUAL(w2->tensor->length, 64 * 16 * 9 * 4);
     CU_ASSERT_PTR_NULL(w2->tensor->data);
     fp_value *a = fp_graph_find(m->main, "a");
@@ -297,6 +332,7 @@ FP_TEST_SUITE(register_onnx)
 {
     CU_pSuite s = CU_add_suite("onnx", NULL, NULL);
     CU_add_test(s, "basic", test_basic);
+    CU_add_test(s, "inline_limits", test_inline_limits);
     CU_add_test(s, "payload_offset", test_payload_offset);
     CU_add_test(s, "initializer_as_input", test_initializer_as_input);
     CU_add_test(s, "two_producers", test_two_producers);

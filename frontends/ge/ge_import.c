@@ -223,7 +223,7 @@ static fp_tensor *convert_tensor(importer *im, const Ge__Proto__TensorDef *td, c
         t->offset = base + mk[0].offset;
         t->length = mk[0].length;
     } else if (td->data.len > 0) {
-        if (td->data.len <= FP_INLINE_MAX && td->data.len == t->nbytes) {
+        if (td->data.len <= fp_inline_max(t->dtype) && td->data.len == t->nbytes) {
             t->where = FP_DATA_INLINE;
             t->data = fp_arena_memdup(im->m->arena, td->data.data, td->data.len);
         }

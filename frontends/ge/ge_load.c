@@ -111,9 +111,12 @@ fp_ge_kind fp_ge_sniff(const uint8_t *head, size_t len)
 
 /* ---------------------------------------------------------------- readers */
 
-/* TensorDef.data over FP_INLINE_MAX: recorded by position, never copied. */
-static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f, size_t len)
+/* TensorDef.data over FP_INLINE_MAX: recorded by position, never copied (its dtype is in a
+ * sub-message, TensorDescriptor: ge_import keeps floating-point data up to fp_inline_max). */
+static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f, size_t len,
+                          const uint64_t *seen)
 {
+    (void)seen;
     return d == &ge__proto__tensor_def__descriptor && f->id == 2 && len > FP_INLINE_MAX;
 }
 

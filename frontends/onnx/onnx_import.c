@@ -140,7 +140,7 @@ static bool apply_type_inner(importer *im, fp_value *v, const Onnx__TypeProto *t
 static void *pack_typed(importer *im, const Onnx__TensorProto *tp, fp_dtype dt, uint64_t numel, uint64_t nbytes)
 {
     unsigned bits = fp_dtype_bits(dt);
-    if (nbytes > FP_INLINE_MAX || bits < 8)
+    if (nbytes > fp_inline_max(dt) || bits < 8)
         return NULL;
     uint8_t *buf = fp_arena_alloc(im->m->arena, nbytes ? nbytes : 1);
     size_t esz = bits / 8;
@@ -219,7 +219,7 @@ static bool convert_tensor(importer *im, const Onnx__TensorProto *tp, fp_tensor 
         return true;
     }
     if (tp->has_raw_data) {
-        if (tp->raw_data.len <= FP_INLINE_MAX && tp->raw_data.len == t->nbytes) {
+        if (tp->raw_data.len <= fp_inline_max(t->dtype) && tp->raw_data.len == t->nbytes) {
             t->where = FP_DATA_INLINE;
             t->data = fp_arena_memdup(im->m->arena, tp->raw_data.data, tp->raw_data.len);
         } else if (tp->raw_data.len != t->nbytes && t->nbytes) {
@@ -442,7 +442,7 @@ static void constant_output(importer *im, fp_node *n)
             t->shape.dims = fp_arena_calloc(im->m->arena, 1, sizeof(fp_dim));
             t->shape.dims[0].value = cnt;
             t->nbytes = (uint64_t)cnt * (isf ? 4 : 8);
-            if (t->nbytes <= FP_INLINE_MAX) {
+            if (t->nbytes <= fp_inline_max(t->dtype)) {
                 uint8_t *buf = fp_arena_alloc(im->m->arena, t->nbytes ? t->nbytes : 1);
                 for (uint32_t k = 0; k < cnt; k++) {
                     if (isf) {

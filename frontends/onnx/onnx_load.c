@@ -9,19 +9,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Tensor payload fields of onnx.TensorProto that may hold weights. */
-static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f, size_t len)
+/* Tensor payload fields of onnx.TensorProto that may hold weights: over fp_inline_max of the
+ * tensor's data_type (field 2, written before the payload), FP_INLINE_MAX when it is not known yet;
+ * seen NULL (may it be stripped somewhere?): the floating-point limit. */
+static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f, size_t len,
+                          const uint64_t *seen)
 {
-    if (d != &onnx__tensor_proto__descriptor || len <= FP_INLINE_MAX)
+    if (d != &onnx__tensor_proto__descriptor)
         return false;
+    uint64_t dt = seen ? seen[2] : FP_DT_FLOAT;
+    uint64_t limit = dt < FP_DT_COUNT ? fp_inline_max((fp_dtype)dt) : FP_INLINE_MAX;
     switch (f->id) {
     case 4:  /* float_data */
-    case 5:  /* int32_data */
-    case 7:  /* int64_data */
-    case 9:  /* raw_data */
     case 10: /* double_data */
+        return len > FP_INLINE_FLOAT_MAX;
+    case 5:  /* int32_data (also float16 and bfloat16 payloads) */
+    case 9:  /* raw_data */
+        return len > limit;
+    case 7:  /* int64_data */
     case 11: /* uint64_data */
-        return true;
+        return len > FP_INLINE_MAX;
     default:
         return false;
     }

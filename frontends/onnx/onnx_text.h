@@ -11,7 +11,7 @@
 bool fp_onnx_text_sniff(const uint8_t *head, size_t len);
 
 /* Reads the text model at `path` into a linked model, format "onnx-text" (or "ge-onnx-text" when
- * GE wrote it). Tensor payloads are parsed (text models are small); values over FP_INLINE_MAX
+ * GE wrote it). Tensor payloads are parsed (text models are small); values over fp_inline_max
  * are not kept. NULL with an error naming line:column, or the object at fault, but not the path. */
 fp_model *fp_onnx_text_load(const char *path, GError **error);
 
