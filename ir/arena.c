@@ -1,4 +1,6 @@
-/* arena.c - bump allocator: blocks of growing size, large requests get their own block. */
+/* arena.c - bump allocator: blocks of growing size, large requests get their own block. Under
+ * AddressSanitizer what fp_arena_reset forgets is poisoned until handed out again, so that a
+ * pointer kept past a reset of a scratch arena is reported where it is used. */
 #include "arena.h"
 
 #include <glib.h>
@@ -7,6 +9,15 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 #define ARENA_ALIGN 16
 #define ARENA_FIRST_BLOCK (64 * 1024)
@@ -89,6 +100,7 @@ static block *block_alloc(size_t bytes)
 
 static void block_free(block *b)
 {
+    UNPOISON(b->data, b->size); /* the memory goes back to malloc or the system */
     if (b->map)
         munmap(b->map, b->map_len);
     else
@@ -122,6 +134,7 @@ void *fp_arena_alloc(fp_arena *a, size_t size)
             nb->next = b->next;
             b->next = nb;
             nb->used = size;
+            UNPOISON(nb->data, size);
             memset(nb->data, 0, size);
             return nb->data;
         }
@@ -130,6 +143,7 @@ void *fp_arena_alloc(fp_arena *a, size_t size)
     }
     void *p = b->data + b->used;
     b->used += size;
+    UNPOISON(p, size);
     memset(p, 0, size);
     return p;
 }
@@ -170,6 +184,7 @@ void fp_arena_reset(fp_arena *a)
     }
     keep->next = NULL;
     keep->used = 0;
+    POISON(keep->data, keep->size);
     a->reserved = keep->size;
 }
 

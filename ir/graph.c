@@ -5,11 +5,78 @@
 
 G_DEFINE_QUARK(fp-ir-error-quark, fp_ir_error)
 
+/* The intern table of fp_intern_blob: open addressing with linear probing, at most half full;
+ * slot i holds a blob of the arena (NULL: empty) and its hash. */
+struct fp_blobs {
+    size_t cap, n; /* cap a power of two */
+    uint64_t *hash;
+    const void **data;
+    size_t *size;
+};
+
+static uint64_t blob_hash(const void *p, size_t size)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ size, w;
+    size_t i = 0;
+    for (; i + 8 <= size; i += 8) { /* 8 bytes a step: dims are 16 bytes each */
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < size; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+static void blobs_init(struct fp_blobs *t, size_t cap)
+{
+    t->cap = cap;
+    t->n = 0;
+    t->hash = g_new(uint64_t, cap);
+    t->data = g_new0(const void *, cap);
+    t->size = g_new(size_t, cap);
+}
+
+static void blobs_clear(struct fp_blobs *t)
+{
+    g_free(t->hash);
+    g_free(t->data);
+    g_free(t->size);
+}
+
+/* The slot of (p, size, h): where it is, or the empty slot where it goes. */
+static size_t blobs_find(const struct fp_blobs *t, const void *p, size_t size, uint64_t h)
+{
+    size_t i = (size_t)h & (t->cap - 1);
+    while (t->data[i] &&
+           (t->hash[i] != h || t->size[i] != size || (size && memcmp(t->data[i], p, size) != 0)))
+        i = (i + 1) & (t->cap - 1);
+    return i;
+}
+
+static void blobs_grow(struct fp_blobs *t)
+{
+    struct fp_blobs old = *t;
+    blobs_init(t, old.cap * 2);
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.data[i]) {
+            size_t j = blobs_find(t, old.data[i], old.size[i], old.hash[i]);
+            t->hash[j] = old.hash[i];
+            t->data[j] = old.data[i];
+            t->size[j] = old.size[i];
+            t->n++;
+        }
+    blobs_clear(&old);
+}
+
 fp_model *fp_model_new(const char *path, const char *format)
 {
     fp_model *m = g_new0(fp_model, 1);
     m->arena = fp_arena_new();
     m->strings = g_hash_table_new(g_str_hash, g_str_equal);
+    m->blobs = g_new(struct fp_blobs, 1);
+    blobs_init(m->blobs, 256);
     m->graphs = g_ptr_array_new();
     m->path = fp_intern(m, path ? path : "", -1);
     m->format = fp_intern(m, format ? format : "", -1);
@@ -36,6 +103,8 @@ void fp_model_free(fp_model *m)
         graph_free_indexes(g_ptr_array_index(m->graphs, i));
     g_ptr_array_free(m->graphs, TRUE);
     g_hash_table_destroy(m->strings);
+    blobs_clear(m->blobs);
+    g_free(m->blobs);
     fp_arena_free(m->arena);
     g_free(m);
 }
@@ -65,6 +134,32 @@ const char *fp_intern(fp_model *m, const char *s, gssize len)
     }
     g_free(heap);
     return found;
+}
+
+const void *fp_intern_blob(fp_model *m, const void *p, size_t size)
+{
+    struct fp_blobs *t = m->blobs;
+    uint64_t h = blob_hash(p, size);
+    size_t i = blobs_find(t, p, size, h);
+    if (t->data[i])
+        return t->data[i];
+    if (2 * (t->n + 1) > t->cap) {
+        blobs_grow(t);
+        i = blobs_find(t, p, size, h);
+    }
+    t->hash[i] = h;
+    t->size[i] = size;
+    t->data[i] = fp_arena_memdup(m->arena, p, size);
+    t->n++;
+    return t->data[i];
+}
+
+fp_dim *fp_intern_dims(fp_model *m, const fp_dim *dims, int32_t rank)
+{
+    static const fp_dim none = {0, NULL}; /* scalars: some readers copy MAX(rank, 1) dims */
+    if (rank < 0)
+        return NULL;
+    return (fp_dim *)fp_intern_blob(m, rank ? dims : &none, sizeof *dims * (size_t)MAX(rank, 1));
 }
 
 fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node *owner)

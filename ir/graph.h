@@ -256,6 +256,7 @@ typedef struct {
 struct fp_model {
     fp_arena *arena;
     GHashTable *strings; /* intern table: key = value = arena string */
+    struct fp_blobs *blobs; /* intern table of fp_intern_blob (graph.c; it points into the arena) */
     GPtrArray *graphs;   /* every fp_graph, main first (index, not owner) */
     fp_graph *main;
     const char *path;   /* file it came from */
@@ -277,6 +278,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_model, fp_model_free)
 
 /* Interned copy of s (len bytes, or strlen if len < 0) owned by the model. */
 const char *fp_intern(fp_model *m, const char *s, gssize len);
+
+/* A copy of the `size` bytes at p owned by the model, the same copy for equal bytes: for immutable
+ * arrays that shape inference makes again on every run (dims of inferred shapes, folded tensors,
+ * integer vectors), so that re-running it at other batch sizes does not grow the arena by a copy
+ * per value. Never write through the result. 16-byte aligned; size 0 gives a valid pointer. */
+const void *fp_intern_blob(fp_model *m, const void *p, size_t size);
+/* The interned copy (fp_intern_blob) of rank dims; for rank 0 one shared {0, NULL} dim (readers
+ * may copy MAX(rank, 1) dims), for rank < 0 (unknown) NULL. */
+fp_dim *fp_intern_dims(fp_model *m, const fp_dim *dims, int32_t rank);
 
 /* New graph; the first one created becomes m->main. parent/owner NULL for the main graph. */
 fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node *owner);

@@ -140,14 +140,17 @@ static void num_set(num *x, uint64_t k, double v, int64_t iv, bool from_float)
         x->i[k] = from_float ? f2i(v) : iv;
 }
 
-/* Stores x as an inline tensor of dtype x->dt. */
-static fp_tensor *num_store(fp_arena *a, const num *x)
+/* Stores x as an inline tensor of dtype x->dt, interned in the model (fp_intern_blob): a run of
+ * shape inference that folds the same contents again adds nothing to the model's arena. */
+static fp_tensor *num_store(sh_ctx *c, const num *x)
 {
-    fp_tensor *t = fp_arena_alloc(a, sizeof *t);
+    fp_tensor tensor, *t = &tensor;
+    memset(t, 0, sizeof *t); /* the padding too: interned by its bytes */
     t->dtype = x->dt;
-    t->shape = x->shape;
+    t->shape.rank = x->shape.rank;
+    t->shape.dims = fp_intern_dims(c->m, x->shape.dims, x->shape.rank);
     fp_dtype_bytes(x->dt, x->n, &t->nbytes);
-    uint8_t *p = fp_arena_alloc(a, t->nbytes ? t->nbytes : 1);
+    uint8_t *p = fp_arena_alloc(sh_tmp(c), t->nbytes ? t->nbytes : 1);
     unsigned sz = fp_dtype_bits(x->dt) / 8;
     for (uint64_t k = 0; k < x->n; k++) {
         if (x->dt == FP_DT_FLOAT) { float f = (float)x->f[k]; memcpy(p + 4 * k, &f, 4); }
@@ -157,8 +160,8 @@ static fp_tensor *num_store(fp_arena *a, const num *x)
         else { uint64_t u = (uint64_t)x->i[k]; memcpy(p + sz * k, &u, sz); }
     }
     t->where = FP_DATA_INLINE;
-    t->data = p;
-    return t;
+    t->data = fp_intern_blob(c->m, p, t->nbytes);
+    return (fp_tensor *)fp_intern_blob(c->m, t, sizeof *t);
 }
 
 /* Offset in `in` (shape broadcast into `out`) of out's linear index k. */
@@ -457,7 +460,7 @@ static bool evaluate(sh_ctx *c)
         return false;
     if (!is_float_type(out->dtype) && !is_int_type(out->dtype))
         return false;
-    fp_arena *a = c->m->arena;
+    fp_arena *a = sh_tmp(c);
     num ins[8];
     uint32_t nin = 0;
     for (uint32_t i = 0; i < n->n_inputs; i++) {
@@ -545,7 +548,7 @@ static bool evaluate(sh_ctx *c)
         break;
     }
     if (ok)
-        out->fold = num_store(a, &o);
+        out->fold = num_store(c, &o);
     return ok;
 }
 
@@ -553,14 +556,15 @@ static bool evaluate(sh_ctx *c)
 
 static void set_sval(fp_model *m, fp_value *v, const fp_dim *d, int n)
 {
-    v->sval = fp_arena_memdup(m->arena, d, sizeof(fp_dim) * (size_t)(n ? n : 1));
+    v->sval = (fp_dim *)fp_intern_blob(m, d, sizeof(fp_dim) * (size_t)n);
     v->n_sval = n;
 }
 
-void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t)
+void fp_fold_seed(fp_model *m, fp_arena *tmp, fp_value *v, const fp_tensor *t)
 {
     num x;
-    if (!t || !is_int_type(t->dtype) || t->shape.rank > 1 || !num_load(m->arena, t, &x) || x.n > SH_MAX_SVAL)
+    if (!t || !is_int_type(t->dtype) || t->shape.rank > 1 || !num_load(tmp ? tmp : m->arena, t, &x) ||
+        x.n > SH_MAX_SVAL)
         return;
     fp_dim d[SH_MAX_SVAL];
     for (uint64_t k = 0; k < x.n; k++)
@@ -711,7 +715,7 @@ static void propagate_sval(sh_ctx *c)
             const fp_attr *val = fp_node_attr(n, "value");
             num x;
             int64_t fill = 0;
-            if (val && val->type == FP_ATTR_TENSOR && num_load(c->m->arena, val->u.t, &x) && x.n == 1)
+            if (val && val->type == FP_ATTR_TENSOR && num_load(sh_tmp(c), val->u.t, &x) && x.n == 1)
                 fill = num_geti(&x, 0);
             if (!is_int_type(out->dtype))
                 return;
@@ -740,24 +744,24 @@ void fp_fold_node(sh_ctx *c)
         const fp_attr *val = fp_node_attr(n, "value");
         num x, o;
         if (fp_shape_numel(&out->shape, &numel) && numel <= SH_MAX_FOLD_ELEMS) {
-            num_alloc(c->m->arena, &o, out->dtype, &out->shape);
-            bool have = val && val->type == FP_ATTR_TENSOR && num_load(c->m->arena, val->u.t, &x) && x.n == 1;
+            num_alloc(sh_tmp(c), &o, out->dtype, &out->shape);
+            bool have = val && val->type == FP_ATTR_TENSOR && num_load(sh_tmp(c), val->u.t, &x) && x.n == 1;
             for (uint64_t k = 0; k < o.n; k++)
                 num_set(&o, k, have ? num_get(&x, 0) : 0, have ? num_geti(&x, 0) : 0, have && x.isf);
-            out->fold = num_store(c->m->arena, &o);
+            out->fold = num_store(c, &o);
         }
     } else if (n->op == FP_OP_SEQUENCE_LENGTH && n->n_outputs == 1 && n->outputs[0] && n->inputs[0] &&
                n->inputs[0]->n_elems >= 0) {
         num o;
-        num_alloc(c->m->arena, &o, FP_DT_INT64, &n->outputs[0]->shape);
+        num_alloc(sh_tmp(c), &o, FP_DT_INT64, &n->outputs[0]->shape);
         o.i[0] = n->inputs[0]->n_elems;
-        n->outputs[0]->fold = num_store(c->m->arena, &o);
+        n->outputs[0]->fold = num_store(c, &o);
     } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
         const fp_shape *s = sh_in(c, 0);
         fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
         if (s && out && fp_shape_static(s)) {
             num o;
-            num_alloc(c->m->arena, &o, FP_DT_INT64, &out->shape);
+            num_alloc(sh_tmp(c), &o, FP_DT_INT64, &out->shape);
             if (n->op == FP_OP_SIZE) {
                 uint64_t numel = 0;
                 fp_shape_numel(s, &numel);
@@ -768,7 +772,7 @@ void fp_fold_node(sh_ctx *c)
                 for (int32_t i = st; i < en; i++)
                     o.i[i - st] = s->dims[i].value;
             }
-            out->fold = num_store(c->m->arena, &o);
+            out->fold = num_store(c, &o);
         }
     } else {
         bool all_known = n->n_inputs > 0;
@@ -780,7 +784,7 @@ void fp_fold_node(sh_ctx *c)
     }
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
     if (out && out->fold)
-        fp_fold_seed(c->m, out, out->fold);
+        fp_fold_seed(c->m, c->tmp, out, out->fold);
     else
         propagate_sval(c);
 }

@@ -20,7 +20,12 @@ typedef struct {
     fp_diag *diag;
     GError **error;
     char *reason; /* why SH_UNKNOWN (g_free'd by the driver) */
+    fp_arena *tmp; /* scratch for what lives while the node is inferred (NULL: m->arena): the driver
+                      interns the node's output shapes (fp_intern_dims) and then resets it */
 } sh_ctx;
+
+/* Where a rule allocates its temporaries and new shapes: the scratch arena, else the model's. */
+static inline fp_arena *sh_tmp(const sh_ctx *c) { return c->tmp ? c->tmp : c->m->arena; }
 
 typedef sh_result (*sh_rule)(sh_ctx *c);
 
@@ -82,8 +87,9 @@ void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
 /* Computes the output contents of c->n when every input's content is known and small:
  * sets out->fold (numeric tensors) and out->sval (integer vectors, symbols kept). Never fails. */
 void fp_fold_node(sh_ctx *c);
-/* Seeds sval from a value's constant tensor (initializer/Constant/input value). */
-void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t);
+/* Seeds sval from a value's constant tensor (initializer/Constant/input value); tmp (NULL: the
+ * model's arena) receives the temporaries. */
+void fp_fold_seed(fp_model *m, fp_arena *tmp, fp_value *v, const fp_tensor *t);
 /* The constant content of v (initializer, Constant, folded or provided input), or NULL. */
 const fp_tensor *fp_fold_known(const fp_value *v);
 

@@ -1026,7 +1026,7 @@ static void seq_set(sh_ctx *c, uint32_t out, fp_dtype dt, const fp_shape *elems,
     v->n_elems = n;
     v->elems = NULL;
     if (n >= 0) {
-        v->elems = fp_arena_calloc(c->m->arena, n ? (size_t)n : 1, sizeof(fp_shape));
+        v->elems = fp_arena_calloc(sh_tmp(c), n ? (size_t)n : 1, sizeof(fp_shape));
         for (int i = 0; i < n; i++)
             v->elems[i] = sh_copy(c, &elems[i]);
         common = n ? sh_copy(c, &elems[0]) : sh_unknown_rank();

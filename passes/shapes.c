@@ -1,7 +1,9 @@
 /* shapes.c - the shape-inference pass: resets every value to what the file declares, binds the
  * user's input shapes and batch size, then walks each graph in topological order applying the
  * op's shape rule (shape_rules_*.c), folding constants (fold.c) and descending into If / Loop /
- * Scan bodies. */
+ * Scan bodies. Rules build in a scratch arena; a node's output shapes are then interned in the
+ * model (fp_intern_dims), so that running the pass again (headroom: once per batch) does not
+ * grow the model's arena by a copy of every shape. */
 #include <string.h>
 
 #include "shape_ctx.h"
@@ -11,13 +13,14 @@ typedef struct {
     const fp_shape_opts *opts;
     fp_diag *diag;
     GError **error;
+    fp_arena *tmp; /* scratch of the node being inferred (sh_ctx.tmp) */
 } pass;
 
 static bool infer_graph(pass *p, fp_graph *g);
 
 /* ---------------------------------------------------------------- reset and binding */
 
-static void reset_graph(fp_model *m, fp_graph *g)
+static void reset_graph(fp_model *m, fp_arena *tmp, fp_graph *g)
 {
     for (guint i = 0; i < g->values->len; i++) {
         fp_value *v = g->values->pdata[i];
@@ -29,7 +32,8 @@ static void reset_graph(fp_model *m, fp_graph *g)
         if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor) {
             v->dtype = v->tensor->dtype;
             v->shape = v->tensor->shape;
-            fp_fold_seed(m, v, fp_fold_known(v));
+            fp_fold_seed(m, tmp, v, fp_fold_known(v));
+            fp_arena_reset(tmp);
         } else {
             v->dtype = v->decl_dtype;
             v->shape = v->kind == FP_VALUE_INPUT ? v->decl_shape : (fp_shape){-1, NULL};
@@ -106,7 +110,8 @@ static bool bind_inputs(pass *p, fp_graph *g)
         const fp_tensor *t = o && o->input_values ? g_hash_table_lookup(o->input_values, v->name) : NULL;
         if (t) {
             v->fold = (fp_tensor *)t;
-            fp_fold_seed(p->m, v, t);
+            fp_fold_seed(p->m, p->tmp, v, t);
+            fp_arena_reset(p->tmp);
         }
     }
     return true;
@@ -176,7 +181,7 @@ static void merge_declared(pass *p, fp_node *n, fp_value *v)
         fp_dim in = v->shape.dims[k], de = d->dims[k];
         if (!fp_dim_known(in) && (fp_dim_known(de) || (de.sym && !in.sym))) {
             if (!dims)
-                dims = fp_arena_memdup(p->m->arena, v->shape.dims, sizeof(fp_dim) * (size_t)d->rank);
+                dims = fp_arena_memdup(p->tmp, v->shape.dims, sizeof(fp_dim) * (size_t)d->rank);
             dims[k] = de;
         } else if (fp_dim_known(in) && fp_dim_known(de) && in.value != de.value) {
             g_autofree char *a = fp_shape_to_string(&v->shape), *b = fp_shape_to_string(d);
@@ -231,7 +236,7 @@ static bool trust_declared(const pass *p, const fp_node *n)
 
 static bool infer_node(pass *p, fp_node *n)
 {
-    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error};
+    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp};
     if (trust_declared(p, n)) {
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
@@ -531,6 +536,27 @@ static bool infer_ctrl(pass *p, fp_node *n)
 
 /* ---------------------------------------------------------------- graphs */
 
+/* Moves what n's outputs hold in the scratch arena into the model, interned: shapes, and the
+ * element shapes of sequences. */
+static void intern_outputs(pass *p, fp_node *n)
+{
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k];
+        if (!v)
+            continue;
+        v->shape.dims = fp_intern_dims(p->m, v->shape.dims, v->shape.rank);
+        if (!v->elems || v->n_elems < 0)
+            continue;
+        size_t n = (size_t)MAX(v->n_elems, 1); /* as seq_set allocates them */
+        fp_shape *e = fp_arena_calloc(p->tmp, n, sizeof *e); /* padding zeroed */
+        for (int32_t i = 0; i < v->n_elems; i++) {
+            e[i].rank = v->elems[i].rank;
+            e[i].dims = fp_intern_dims(p->m, v->elems[i].dims, v->elems[i].rank);
+        }
+        v->elems = (fp_shape *)fp_intern_blob(p->m, e, sizeof *e * n);
+    }
+}
+
 static bool infer_graph(pass *p, fp_graph *g)
 {
     uint32_t count = 0;
@@ -539,10 +565,12 @@ static bool infer_graph(pass *p, fp_graph *g)
         return false;
     for (uint32_t i = 0; i < count; i++) {
         fp_node *n = order[i];
-        sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error};
+        sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp};
         if (!sh_check_attrs(&c))
             return false;
         bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
+        intern_outputs(p, n); /* on an error too: the model stays valid */
+        fp_arena_reset(p->tmp); /* nothing of n's inference is referenced any more */
         if (!ok)
             return false;
     }
@@ -551,10 +579,10 @@ static bool infer_graph(pass *p, fp_graph *g)
 
 bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GError **error)
 {
-    pass p = {.m = m, .opts = opts, .diag = diag, .error = error};
+    pass p = {.m = m, .opts = opts, .diag = diag, .error = error, .tmp = fp_arena_new()};
     for (guint i = 0; i < m->graphs->len; i++)
-        reset_graph(m, m->graphs->pdata[i]);
-    if (!bind_inputs(&p, m->main))
-        return false;
-    return infer_graph(&p, m->main);
+        reset_graph(m, p.tmp, m->graphs->pdata[i]);
+    bool ok = bind_inputs(&p, m->main) && infer_graph(&p, m->main);
+    fp_arena_free(p.tmp);
+    return ok;
 }

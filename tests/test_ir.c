@@ -29,6 +29,30 @@ static void test_intern(void)
     CU_ASSERT_PTR_NOT_EQUAL(a, fp_intern(m, "conv2", -1));
 }
 
+/* Blobs and dims: one copy per content, scalars share one dim, unknown rank has none. */
+static void test_intern_blob(void)
+{
+    g_autoptr(fp_model) m = fp_model_new("x.onnx", "onnx");
+    const char *sym = fp_intern(m, "N", -1);
+    fp_dim a[] = {{-1, sym}, {3, NULL}}, b[] = {{-1, sym}, {3, NULL}}, c[] = {{-1, sym}, {4, NULL}};
+    fp_dim *ia = fp_intern_dims(m, a, 2);
+    CU_ASSERT_PTR_NOT_EQUAL(ia, a);
+    CU_ASSERT_PTR_EQUAL(ia, fp_intern_dims(m, b, 2));
+    CU_ASSERT(memcmp(ia, a, sizeof a) == 0);
+    CU_ASSERT_PTR_NOT_EQUAL(ia, fp_intern_dims(m, c, 2));
+    CU_ASSERT_PTR_NOT_EQUAL(ia, fp_intern_dims(m, a, 1)); /* a prefix is another blob */
+    CU_ASSERT_PTR_EQUAL(fp_intern_dims(m, a, 0), fp_intern_dims(m, c, 0));
+    CU_ASSERT(fp_intern_dims(m, a, 0)->value == 0 && fp_intern_dims(m, a, 0)->sym == NULL);
+    CU_ASSERT_PTR_NULL(fp_intern_dims(m, a, -1));
+    const uint8_t bytes[] = {1, 2, 3, 4, 5};
+    const void *x = fp_intern_blob(m, bytes, 5);
+    CU_ASSERT_EQUAL(((uintptr_t)x) % 16, 0);
+    CU_ASSERT_PTR_EQUAL(x, fp_intern_blob(m, (uint8_t[]){1, 2, 3, 4, 5}, 5));
+    CU_ASSERT_PTR_NOT_EQUAL(x, fp_intern_blob(m, bytes, 4));
+    CU_ASSERT_PTR_NOT_NULL(fp_intern_blob(m, bytes, 0));
+    CU_ASSERT_PTR_EQUAL(fp_intern_blob(m, bytes, 0), fp_intern_blob(m, a, 0));
+}
+
 static void test_op_table(void)
 {
     CU_ASSERT_EQUAL(FP_OP_COUNT, FP_OP_COUNT_EXPECTED);
@@ -156,6 +180,7 @@ FP_TEST_SUITE(register_ir)
     CU_pSuite s = CU_add_suite("ir", NULL, NULL);
     CU_add_test(s, "arena", test_arena);
     CU_add_test(s, "intern", test_intern);
+    CU_add_test(s, "intern blobs and dims", test_intern_blob);
     CU_add_test(s, "op_table", test_op_table);
     CU_add_test(s, "dtype", test_dtype);
     CU_add_test(s, "shape", test_shape);

@@ -204,6 +204,39 @@ static void test_symbolic_batch(void)
     CU_ASSERT_EQUAL(vals[1], -1);
 }
 
+/* Running shape inference again (headroom: once per batch) reuses the interned shapes and folded
+ * contents of earlier runs: the same pointers at the same batch, and the model's arena stops
+ * growing once every batch seen has been inferred. */
+static void test_rerun_interned(void)
+{
+    tb *b = flatten_chain();
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 8, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    fp_value *y = fp_graph_find(m->main, "y"), *t = fp_graph_find(m->main, "target");
+    const fp_dim *y_dims = y->shape.dims, *t_sval = t->sval;
+    const fp_tensor *t_fold = t->fold;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t_fold);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t_sval);
+    fp_shape_opts at4 = {.batch = 4}, at8 = {.batch = 8};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &at4, NULL, &err));
+    ASSERT_SHAPE(m, "y", "4x64");
+    CU_ASSERT_PTR_NOT_EQUAL(t->fold, t_fold);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &at8, NULL, &err));
+    ASSERT_SHAPE(m, "y", "8x64");
+    CU_ASSERT_PTR_EQUAL(y->shape.dims, y_dims);
+    CU_ASSERT_PTR_EQUAL(t->fold, t_fold);
+    CU_ASSERT_PTR_EQUAL(t->sval, t_sval);
+    size_t reserved = fp_arena_reserved(m->arena);
+    for (int i = 0; i < 400; i++)
+        CU_ASSERT_FATAL(fp_pass_shapes(m, i % 2 ? &at4 : &at8, NULL, &err));
+    CU_ASSERT_EQUAL(fp_arena_reserved(m->arena), reserved);
+    int64_t vals[2];
+    memcpy(vals, t->fold->data, sizeof vals);
+    CU_ASSERT(vals[0] == 4 && vals[1] == -1);
+}
+
 static void test_reshape_split_slice(void)
 {
     tb *b = tb_new(13);
@@ -279,6 +312,7 @@ FP_TEST_SUITE(register_shapes)
     CU_add_test(s, "gemm_matmul_pool", test_gemm_matmul_pool);
     CU_add_test(s, "symbolic_batch", test_symbolic_batch);
     CU_add_test(s, "reshape_split_slice", test_reshape_split_slice);
+    CU_add_test(s, "rerun reuses interned shapes", test_rerun_interned);
     CU_add_test(s, "conv_channel_mismatch", test_conv_channel_mismatch);
     CU_add_test(s, "broadcast_mismatch", test_broadcast_and_declared);
 }
