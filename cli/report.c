@@ -115,12 +115,14 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
         fp_cli_error("%s", err->message);
         return FP_EXIT_BAD;
     }
+    /* the final plan's liveness, resized by the headroom search at other batches */
+    g_autoptr(fp_memory_reuse) reuse = fp_memory_reuse_new(NULL);
     fp_pipeline_opts po = {
         .shapes = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim},
         .target = t,
         .device = dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true},
+                   .search_only_if_asked = true, .reuse = reuse},
         .what_if = what_if,
         .dump_after = ro->dump_after,
         .dump_out = stderr,

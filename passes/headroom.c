@@ -225,7 +225,9 @@ bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_res
         return false;
     }
     int64_t limit = opts->max_batch > 0 ? opts->max_batch : FP_HEADROOM_MAX_BATCH;
-    g_autoptr(fp_memory_reuse) reuse = fp_memory_reuse_new(opts->plan_at_1 ? opts->plan_at_1->method : NULL);
+    g_autoptr(fp_memory_reuse) own = opts->mem.reuse ? NULL
+                                                     : fp_memory_reuse_new(opts->plan_at_1 ? opts->plan_at_1->method : NULL);
+    fp_memory_reuse *reuse = opts->mem.reuse ? opts->mem.reuse : own;
     search s = {.m = m, .o = opts, .res = res, .mem = opts->mem, .reuse = reuse};
     s.mem.arena_only = true;
     s.mem.reuse = reuse;

@@ -26,7 +26,8 @@ typedef struct {
     uint64_t reserve;         /* bytes kept free (runtime, framework, other tenants) */
     GHashTable *input_shapes; /* as fp_shape_opts: name -> fp_shape* ('?' frees a dim for the batch) */
     const char *batch_dim;    /* symbol bound to the batch; NULL = first dim of every input */
-    fp_memory_opts mem;       /* how activations are planned */
+    fp_memory_opts mem;       /* how activations are planned; mem.reuse (optional) may hold the
+                                 plan_at_1 plan's state (the liveness is then not built again) */
     int64_t max_batch;        /* search limit; 0 = FP_HEADROOM_MAX_BATCH */
     /* optional: m->main as planned by fp_pass_memory with `mem` at batch 1, m still inferred at
        batch 1 with these input_shapes and batch_dim (fp_pipeline_run's final plan when the batch is

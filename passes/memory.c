@@ -157,6 +157,8 @@ static bool plan(const fp_liveness *lv, const uint32_t *order, const fp_memory_o
                                error);
     if (ok && opts->strategy == FP_MEMPLAN_NAIVE)
         ok = fp_memplan_load(out, nb, r->align, &pr.load, &pr.peak_step, error); /* the floor keeps the reuse */
+    if (ok && opts->reuse)
+        opts->reuse->method = pr.method;
     if (ok) {
         r->strategy_arena[opts->strategy] = pr.arena;
         r->strategy_planned[opts->strategy] = true;
@@ -213,7 +215,7 @@ static bool plan_arena(const fp_liveness *lv, const uint32_t *order, const fp_me
 static fp_liveness *liveness(const fp_graph *g, const fp_memory_opts *opts, const uint64_t *ws, fp_diag *diag,
                              fp_liveness **owned, GError **error)
 {
-    fp_memory_reuse *u = opts->arena_only ? opts->reuse : NULL;
+    fp_memory_reuse *u = opts->reuse;
     *owned = NULL;
     if (u && u->graph == g && u->lv && fp_liveness_resize(u->lv, ws, diag))
         return u->lv;

@@ -37,8 +37,9 @@ typedef struct {
                         workspace_bytes, the counts and, with a searched schedule, its fields; no
                         other strategy, order, peak or peak tensors. method may name another
                         candidate reaching LOAD than a full plan would (fp_memplan_arena) */
-    fp_memory_reuse *reuse; /* optional, with arena_only: the main graph's liveness and the last
-                               winning planner candidate, kept from one plan to the next */
+    fp_memory_reuse *reuse; /* optional: the graph's liveness and the last winning planner
+                               candidate, kept from one plan to the next (the candidate is tried
+                               first by arena_only plans) */
 } fp_memory_opts;
 
 /* One buffer live at the peak. */

@@ -176,6 +176,41 @@ static void test_headroom_boundary(void)
     g_unlink(path);
 }
 
+/* The state a full plan leaves in fp_memory_opts.reuse (its liveness, its winning candidate) gives
+ * arena-only plans at other batches, and the headroom search handed the plan at batch 1, the
+ * figures of fresh full plans. */
+static void test_memory_reuse(void)
+{
+    g_autofree char *path = mlp_model(0);
+    g_autoptr(fp_model) m = load(path);
+    g_autoptr(fp_memory_reuse) reuse = fp_memory_reuse_new(NULL);
+    fp_memory_opts full = {.strategy = FP_MEMPLAN_BEST, .search_only_if_asked = true, .reuse = reuse};
+    fp_shape_opts at1 = {.batch = 1};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
+    g_autoptr(fp_memory_result) plan1 = fp_pass_memory(m->main, &full, NULL, NULL);
+    CU_ASSERT_FATAL(plan1 != NULL);
+    fp_memory_opts arena = full;
+    arena.arena_only = true;
+    for (int64_t B = 3; B <= 300; B += 59) {
+        uint64_t want = total_at(m, B); /* a fresh full plan, without the reuse state */
+        g_autoptr(fp_memory_result) r = fp_pass_memory(m->main, &arena, NULL, NULL);
+        CU_ASSERT_FATAL(r != NULL);
+        CU_ASSERT_EQUAL(r->weight_bytes + r->arena, want);
+        CU_ASSERT_PTR_NULL(r->order);
+        CU_ASSERT_EQUAL(r->n_peak, 0);
+    }
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
+    uint64_t at200 = total_at(m, 200);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
+    fp_headroom_opts ho = {.capacity = at200 + 100, .reserve = 100, .mem = full, .plan_at_1 = plan1};
+    fp_headroom_result res;
+    CU_ASSERT_FATAL(fp_pass_headroom(m, &ho, &res, NULL, NULL));
+    CU_ASSERT_EQUAL(res.max_batch, 200);
+    CU_ASSERT_EQUAL(res.bytes_at_max, at200);
+    CU_ASSERT_EQUAL(res.bytes_above, total_at(m, 201));
+    g_unlink(path);
+}
+
 static void test_headroom_no_batch(void)
 {
     g_autofree char *path = mlp_model(8);
@@ -338,6 +373,7 @@ FP_TEST_SUITE(register_memory_model)
     CU_add_test(s, "subgraph workspace", test_memory_subgraph);
     CU_add_test(s, "headroom boundary", test_headroom_boundary);
     CU_add_test(s, "headroom without a batch", test_headroom_no_batch);
+    CU_add_test(s, "plans carrying their state to other batches", test_memory_reuse);
     CU_add_test(s, "memory command", test_cli_memory);
     CU_add_test(s, "headroom command", test_cli_headroom);
 }
