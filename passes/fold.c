@@ -65,7 +65,8 @@ static uint16_t double_to_half(double d)
 static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
 {
     uint64_t n;
-    if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, &n) || n > SH_MAX_FOLD_ELEMS)
+    if (!t || t->where != FP_DATA_INLINE || t->shape.rank > FP_MAX_RANK || !fp_shape_numel(&t->shape, &n) ||
+        n > SH_MAX_FOLD_ELEMS)
         return false;
     if (!is_float_type(t->dtype) && !is_int_type(t->dtype))
         return false;
@@ -453,12 +454,17 @@ static bool evaluate(sh_ctx *c)
 {
     fp_node *n = c->n;
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-    if (!out || n->n_outputs != 1 || !fp_shape_static(&out->shape))
+    /* the evaluators index per-dim arrays of FP_MAX_RANK entries */
+    if (!out || n->n_outputs != 1 || !fp_shape_static(&out->shape) || out->shape.rank > FP_MAX_RANK)
         return false;
     uint64_t numel;
     if (!fp_shape_numel(&out->shape, &numel) || numel > SH_MAX_FOLD_ELEMS)
         return false;
     if (!is_float_type(out->dtype) && !is_int_type(out->dtype))
+        return false;
+    /* every op folded here reads its data from input 0: without it (an absent input, e.g. a name
+     * starting with a NUL byte) the inputs below would shift into its place */
+    if (!n->n_inputs || !n->inputs[0])
         return false;
     fp_arena *a = sh_tmp(c);
     num ins[8];
