@@ -227,6 +227,17 @@ static fp_liveness *liveness(const fp_graph *g, const fp_memory_opts *opts, cons
     return u->lv = lv;
 }
 
+/* Adds the liveness's weights and unknown sizes to r and takes its buffer, view and fusion counts. */
+static void take_counts(fp_memory_result *r, const fp_liveness *lv)
+{
+    if (!g_uint64_checked_add(&r->weight_bytes, r->weight_bytes, lv->weight_bytes))
+        r->weight_bytes = UINT64_MAX;
+    r->n_unknown += lv->n_unknown;
+    r->n_buffers = lv->mg.n_bufs;
+    r->n_views = lv->n_views;
+    r->n_fused = lv->n_fused;
+}
+
 /* opts->naive_only: every buffer and workspace in its own block, summed as the naive strategy of
  * plan() sums them (the same array of sizes, hence the same overflow error), without the
  * dependencies, lifetimes and orders nothing here needs. */
@@ -236,12 +247,7 @@ static bool naive_only(const fp_graph *g, const uint64_t *ws, fp_diag *diag, fp_
     if (!lv)
         return false;
     const fp_memgraph *mg = &lv->mg;
-    if (!g_uint64_checked_add(&r->weight_bytes, r->weight_bytes, lv->weight_bytes))
-        r->weight_bytes = UINT64_MAX;
-    r->n_unknown += lv->n_unknown;
-    r->n_buffers = mg->n_bufs;
-    r->n_views = lv->n_views;
-    r->n_fused = lv->n_fused;
+    take_counts(r, lv);
     size_t nb = (size_t)mg->n_bufs + mg->n_nodes;
     g_autofree fp_membuf *raw = g_new0(fp_membuf, nb + 1);
     g_autofree uint64_t *off = g_new(uint64_t, nb + 1);
@@ -277,12 +283,7 @@ fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, 
     if (!lv)
         return NULL;
     const fp_memgraph *mg = &lv->mg;
-    if (!g_uint64_checked_add(&r->weight_bytes, r->weight_bytes, lv->weight_bytes))
-        r->weight_bytes = UINT64_MAX;
-    r->n_unknown += lv->n_unknown;
-    r->n_buffers = mg->n_bufs;
-    r->n_views = lv->n_views;
-    r->n_fused = lv->n_fused;
+    take_counts(r, lv);
     g_autofree uint32_t *given = g_new(uint32_t, mg->n_nodes + 1);
     g_autofree uint32_t *best = g_new(uint32_t, mg->n_nodes + 1);
     for (uint32_t v = 0; v < mg->n_nodes; v++)
