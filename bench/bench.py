@@ -38,26 +38,25 @@ PHASES = ("load", "pipeline", "headroom", "report")
 def run_timed(cmd, timeout=None):
     """Runs cmd; returns (wall_s, cpu_s, maxrss_kib, stdout), "timeout", or None on failure.
 
-    The command runs under /usr/bin/time, which forks it from a small process: a process started
-    directly from this Python would inherit Python's peak RSS (Linux keeps the high-water mark across
-    exec). Peak RSS is /usr/bin/time's %M; wall time comes from time.perf_counter and CPU time
-    (user + system) from the rusage of /usr/bin/time and its child (wait4), in microseconds."""
+    The command runs under fp_bench_spawn (bench/spawn.c), which forks it from a small process: a
+    process started directly from this Python would inherit Python's peak RSS (Linux keeps the
+    high-water mark across exec). Wall time (fork to wait4), CPU time (user + system) and peak RSS
+    are the command's own, as fp_bench_spawn measured them: nothing of the spawner's start-up is
+    in them (/usr/bin/time, used before, added its own exec and ~5 ms of start-up here)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf, tempfile.TemporaryFile() as out, \
             tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        child = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", tf.name] + cmd, stdout=out, stderr=err,
-                                 start_new_session=True)
+        child = subprocess.Popen([run_timed.spawn, tf.name] + cmd, stdout=out, stderr=err, start_new_session=True)
         deadline = None if timeout is None else t0 + timeout
         while True:
-            pid, status, ru = os.wait4(child.pid, os.WNOHANG if deadline else 0)
+            pid, status, _ = os.wait4(child.pid, os.WNOHANG if deadline else 0)
             if pid:
                 break
             if time.perf_counter() > deadline:
-                os.killpg(child.pid, signal.SIGKILL)  # the command and /usr/bin/time: their own group
+                os.killpg(child.pid, signal.SIGKILL)  # the command and the spawner: their own group
                 os.wait4(child.pid, 0)
                 return "timeout"
             time.sleep(0.005)
-        wall = time.perf_counter() - t0
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -66,7 +65,8 @@ def run_timed(cmd, timeout=None):
             sys.stderr.write(f"bench: {' '.join(cmd)}: exit {child.returncode}: {msg[-500:]}\n")
             run_timed.last_error = msg.splitlines()[-1] if msg else f"exit {child.returncode}"
             return None
-        return wall, ru.ru_utime + ru.ru_stime, int(tf.read().split()[-1]), out.read().decode()
+        v = dict(kv.split("=") for kv in tf.read().split())
+        return float(v["wall_us"]) * 1e-6, float(v["cpu_us"]) * 1e-6, int(v["maxrss_kib"]), out.read().decode()
 
 
 def measure(cmd, runs, timeout=None):
@@ -168,7 +168,7 @@ def human(n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fuseplan", required=True)
-    ap.add_argument("--tools", required=True, help="folder of fp_bench_phases and fp_bench_pagefault")
+    ap.add_argument("--tools", required=True, help="folder of fp_bench_phases, fp_bench_pagefault, fp_bench_spawn")
     ap.add_argument("--models-dir", required=True)
     ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 5)))
     ap.add_argument("--peer-runs", type=int, default=int(os.environ.get("BENCH_PEER_RUNS", 3)))
@@ -195,6 +195,7 @@ def main():
         return
 
     info = machine_info(a.fuseplan, a.ort_dir)
+    run_timed.spawn = os.path.join(a.tools, "fp_bench_spawn")
     info["fault_us"] = sh(os.path.join(a.tools, "fp_bench_pagefault")).partition("=")[2]
     info["startup"] = measure([a.fuseplan, "--version"], a.runs)
     samples = sorted(os.path.join(ROOT, "models", f) for f in os.listdir(os.path.join(ROOT, "models"))
@@ -269,8 +270,8 @@ def render(info, res, samples, big, synth, a):
     L.append(f"- peers: python3-onnx {info['onnx']} (`onnx.load` + `onnx.shape_inference.infer_shapes`), "
              f"{info['onnxruntime']} (`InferenceSession.create`, CPU, level `extended`, 1 thread)")
     L.append(f"- fuseplan: `fuseplan {cmd} MODEL > FILE` (every pass, the batch headroom on cpu-avx2, the text "
-             f"report) and `fuseplan info MODEL`, median of {a.runs} runs (wall time; CPU = user + system and peak "
-             "RSS from the process's rusage, as /usr/bin/time reports them), process start-up included. "
+             f"report) and `fuseplan info MODEL`, median of {a.runs} runs (wall time from fork to exit; CPU = user + system and "
+             "peak RSS from the process's rusage: bench/spawn.c), process start-up included. "
              f"Peers: median of {a.peer_runs} runs (1 from 100k nodes on), time measured inside the peer's process "
              "(interpreter start-up and module import excluded), peak RSS of the whole process; "
              "\"x\" = peer time / fuseplan wall time.")

@@ -46,6 +46,7 @@ gcc $CFLAGS -I. -I"$BUILD_DIR/gen" -o "$TOOLS/fp_bench_phases" bench/phases.c \
 
 # shellcheck disable=SC2046,SC2086
 gcc $CFLAGS -o "$TOOLS/fp_bench_pagefault" bench/pagefault.c $(pkg-config --cflags --libs glib-2.0)
+gcc $CFLAGS -o "$TOOLS/fp_bench_spawn" bench/spawn.c
 
 # ---- models (made once; delete bench/out/ to make them again)
 for n in $SIZES; do
