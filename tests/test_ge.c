@@ -844,15 +844,7 @@ static char *write_tmp(const char *name, const void *data, size_t len)
 static void expect_cli_error(const char *name, const void *data, size_t len, const char *needle)
 {
     g_autofree char *path = write_tmp(name, data, len);
-    tu_run_result r = tu_run((const char *[]){"info", path, NULL});
-    CU_ASSERT_EQUAL(r.status, 2);
-    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, path));
-    if (!strstr(r.err, needle))
-        fprintf(stderr, "\n  expected '%s' in: %s", needle, r.err);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, needle));
-    CU_ASSERT_STRING_EQUAL(r.out, "");
-    tu_run_clear(&r);
+    tu_expect_cli_error((const char *[]){"info", path, NULL}, path, needle);
 }
 
 static void test_malformed_cli(void)
