@@ -103,18 +103,8 @@ static char *fmt_change(double old_v, double new_v)
     return g_strdup_printf("%+.1f%%", 100 * c);
 }
 
-GPtrArray *fp_diff_rules(const fp_diff *d)
-{
-    GPtrArray *ids = g_ptr_array_new();
-    const fp_target *ts[2] = {d->old_r->target, d->new_r->target};
-    for (int t = 0; t < 2; t++)
-        for (char **id = ts[t]->rules; *id; id++)
-            if (!g_ptr_array_find_with_equal_func(ids, *id, g_str_equal, NULL))
-                g_ptr_array_add(ids, *id);
-    return ids;
-}
-
-void fp_diff_count(const fp_fusion_list *l, const char *rule, guint *matched, guint *applied)
+/* Candidates of `rule` in l: *matched of them, *applied applied. */
+static void count(const fp_fusion_list *l, const char *rule, guint *matched, guint *applied)
 {
     *matched = *applied = 0;
     for (guint i = 0; i < l->fusions->len; i++) {
@@ -122,6 +112,25 @@ void fp_diff_count(const fp_fusion_list *l, const char *rule, guint *matched, gu
         if (strcmp(f->rule, rule) == 0)
             (*matched)++, *applied += f->applied;
     }
+}
+
+GArray *fp_diff_rule_counts(const fp_diff *d)
+{
+    g_autoptr(GPtrArray) ids = g_ptr_array_new();
+    const fp_target *ts[2] = {d->old_r->target, d->new_r->target};
+    for (int t = 0; t < 2; t++)
+        for (char **id = ts[t]->rules; *id; id++)
+            if (!g_ptr_array_find_with_equal_func(ids, *id, g_str_equal, NULL))
+                g_ptr_array_add(ids, *id);
+    GArray *rows = g_array_new(FALSE, FALSE, sizeof(fp_diff_rule));
+    for (guint i = 0; i < ids->len; i++) {
+        fp_diff_rule r = {.rule = ids->pdata[i]};
+        count(d->old_r->res->fusions, r.rule, &r.old_matched, &r.old_applied);
+        count(d->new_r->res->fusions, r.rule, &r.new_matched, &r.new_applied);
+        if (r.old_matched || r.new_matched)
+            g_array_append_val(rows, r);
+    }
+    return rows;
 }
 
 static char *members(const fp_fusion *f)
@@ -191,17 +200,14 @@ static void text_changed(FILE *out, const char *tag, const fp_diff_fusion *f, co
 static void text_fusions(const fp_diff *d, FILE *out, const char *bold, const char *off, const char *red,
                          const char *green)
 {
-    g_autoptr(GPtrArray) ids = fp_diff_rules(d);
+    g_autoptr(GArray) rows = fp_diff_rule_counts(d);
     fprintf(out, "\n%sfusions%s  %u lost, %u gained\n", bold, off, d->lost->len, d->gained->len);
     fprintf(out, "  %-20s %9s %9s  (applied / matched)\n", "rule", "old", "new");
-    for (guint i = 0; i < ids->len; i++) {
-        guint om, oa, nm, na;
-        fp_diff_count(d->old_r->res->fusions, ids->pdata[i], &om, &oa);
-        fp_diff_count(d->new_r->res->fusions, ids->pdata[i], &nm, &na);
-        if (!om && !nm)
-            continue;
-        g_autofree char *os = g_strdup_printf("%u/%u", oa, om), *ns = g_strdup_printf("%u/%u", na, nm);
-        fprintf(out, "  %-20s %9s %9s\n", (const char *)ids->pdata[i], os, ns);
+    for (guint i = 0; i < rows->len; i++) {
+        const fp_diff_rule *r = &g_array_index(rows, fp_diff_rule, i);
+        g_autofree char *os = g_strdup_printf("%u/%u", r->old_applied, r->old_matched);
+        g_autofree char *ns = g_strdup_printf("%u/%u", r->new_applied, r->new_matched);
+        fprintf(out, "  %-20s %9s %9s\n", r->rule, os, ns);
     }
     for (guint i = 0; i < d->lost->len; i++)
         text_changed(out, "lost", d->lost->pdata[i], red, off);

@@ -47,9 +47,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_diff, fp_diff_free)
 double fp_diff_change(double old_v, double new_v);
 
 void fp_diff_text(const fp_diff *d, FILE *out, bool color);
-/* Rule ids of both targets, OLD's order first (the strings belong to the targets). Caller unrefs. */
-GPtrArray *fp_diff_rules(const fp_diff *d);
-/* Candidates of `rule` in l: *matched of them, *applied applied. */
-void fp_diff_count(const fp_fusion_list *l, const char *rule, guint *matched, guint *applied);
+/* One fusion rule's candidates on both sides. */
+typedef struct {
+    const char *rule; /* belongs to the targets */
+    guint old_matched, old_applied, new_matched, new_applied;
+} fp_diff_rule;
+/* fp_diff_rule for every rule of both targets (OLD's order first) that matched on either side.
+ * Caller frees the GArray. */
+GArray *fp_diff_rule_counts(const fp_diff *d);
 
 #endif

@@ -84,19 +84,15 @@ static void json_fusions(JsonBuilder *b, const fp_diff *d)
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "by_rule");
     json_builder_begin_array(b);
-    g_autoptr(GPtrArray) ids = fp_diff_rules(d);
-    for (guint i = 0; i < ids->len; i++) {
-        guint om, oa, nm, na;
-        fp_diff_count(d->old_r->res->fusions, ids->pdata[i], &om, &oa);
-        fp_diff_count(d->new_r->res->fusions, ids->pdata[i], &nm, &na);
-        if (!om && !nm)
-            continue;
+    g_autoptr(GArray) rows = fp_diff_rule_counts(d);
+    for (guint i = 0; i < rows->len; i++) {
+        const fp_diff_rule *r = &g_array_index(rows, fp_diff_rule, i);
         json_builder_begin_object(b);
-        fp_json_str(b, "rule", ids->pdata[i]);
-        fp_json_int(b, "old_matched", om);
-        fp_json_int(b, "old_applied", oa);
-        fp_json_int(b, "new_matched", nm);
-        fp_json_int(b, "new_applied", na);
+        fp_json_str(b, "rule", r->rule);
+        fp_json_int(b, "old_matched", r->old_matched);
+        fp_json_int(b, "old_applied", r->old_applied);
+        fp_json_int(b, "new_matched", r->new_matched);
+        fp_json_int(b, "new_applied", r->new_applied);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
