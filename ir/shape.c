@@ -25,22 +25,37 @@ bool fp_shape_numel(const fp_shape *s, uint64_t *n)
     return true;
 }
 
+/* Writes the decimal digits of v (>= 0) ending just before `end`; returns where they start. */
+static char *put_u64(char *end, uint64_t v)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
+/* Without printf: fusion explanations format shapes for every candidate a constraint refuses
+ * (hundreds of thousands in a big graph). */
 char *fp_shape_to_string(const fp_shape *s)
 {
     if (s->rank < 0)
         return g_strdup("?");
     if (s->rank == 0)
         return g_strdup("scalar");
-    GString *str = g_string_new(NULL);
+    GString *str = g_string_sized_new(16 + 8 * (gsize)s->rank);
     for (int32_t i = 0; i < s->rank; i++) {
+        char num[24], *end = num + sizeof num;
         if (i)
             g_string_append_c(str, 'x');
-        if (s->dims[i].sym)
+        if (s->dims[i].sym) {
             g_string_append(str, s->dims[i].sym);
-        else if (s->dims[i].value >= 0)
-            g_string_append_printf(str, "%" G_GINT64_FORMAT, s->dims[i].value);
-        else
+        } else if (s->dims[i].value >= 0) {
+            char *p = put_u64(end, (uint64_t)s->dims[i].value);
+            g_string_append_len(str, p, end - p);
+        } else {
             g_string_append_c(str, '?');
+        }
     }
     return g_string_free(str, FALSE);
 }

@@ -11,38 +11,27 @@ typedef struct {
     fp_model *m;
     const fp_target *t;
     fp_fusion_list *out;
-    GHashTable *seen;  /* "rule\n anchor" -> index + 1 in out->fusions */
+    GHashTable **seen; /* per rule id (the first index in fp_rules with that id; variants of a rule
+                          share it): anchor node -> index + 1 in out->fusions */
+    size_t *rule_key;  /* index in fp_rules -> its index in seen */
     GHashTable *dirty; /* nodes rewritten in this sweep: not matched again until the next */
+    fp_arena *tmp;     /* a candidate's reasons while its constraints run (fp_match.tmp) */
     uint32_t groups;
 } fuser;
 
 /* ---------------------------------------------------------------- records */
 
-static void reason_free(gpointer p)
+static void fusion_clear(fp_fusion *f)
 {
-    fp_reason *r = p;
-    g_free(r->constraint);
-    g_free(r->actual);
-    g_free(r->required);
-    g_free(r->message);
-    g_free(r->hint);
-    g_free(r);
-}
-
-static void fusion_free(gpointer p)
-{
-    fp_fusion *f = p;
-    g_free(f->anchor);
     g_ptr_array_free(f->nodes, TRUE);
-    g_free(f->activation);
     g_ptr_array_free(f->reasons, TRUE);
-    g_free(f);
 }
 
 fp_fusion_list *fp_fusion_list_new(void)
 {
     fp_fusion_list *l = g_new0(fp_fusion_list, 1);
-    l->fusions = g_ptr_array_new_with_free_func(fusion_free);
+    l->fusions = g_ptr_array_new();
+    l->arena = fp_arena_new();
     return l;
 }
 
@@ -50,37 +39,52 @@ void fp_fusion_list_free(fp_fusion_list *l)
 {
     if (!l)
         return;
+    for (guint i = 0; i < l->fusions->len; i++)
+        fusion_clear(l->fusions->pdata[i]);
     g_ptr_array_free(l->fusions, TRUE);
+    fp_arena_free(l->arena);
     g_free(l->target);
     g_free(l);
 }
 
-/* Records (or replaces the record of) a candidate; takes ownership of reasons. */
-static fp_fusion *record(fuser *fz, const fp_match *mt, GPtrArray *reasons)
+static char *keep(fp_fusion_list *l, const char *s) { return s ? fp_arena_strndup(l->arena, s, strlen(s)) : NULL; }
+
+/* Records (or replaces the record of) a candidate of rule index ri: the record and copies of the
+ * reasons (which live in the match's scratch arena) go to the list's arena. */
+static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArray *reasons)
 {
-    g_autofree char *key = g_strdup_printf("%s\n%s\n%s", mt->rule->id, mt->nodes[0]->graph->name, mt->nodes[0]->name);
-    fp_fusion *f = g_new0(fp_fusion, 1);
+    fp_fusion_list *l = fz->out;
+    fp_fusion *f = fp_arena_alloc(l->arena, sizeof *f);
     f->rule = mt->rule->id;
-    f->anchor = g_strdup(mt->nodes[0]->name);
-    f->nodes = g_ptr_array_new_with_free_func(g_free);
+    f->anchor = keep(l, mt->nodes[0]->name);
+    f->nodes = g_ptr_array_sized_new((guint)mt->n);
     for (int i = 0; i < mt->n; i++)
-        g_ptr_array_add(f->nodes, g_strdup(mt->nodes[i]->name));
+        g_ptr_array_add(f->nodes, keep(l, mt->nodes[i]->name));
     f->applied = reasons->len == 0;
     f->fused_op = mt->rule->rewrite == FP_RW_ELIMINATE ? NULL
                   : mt->rule->fused_op                 ? mt->rule->fused_op
                                                        : mt->nodes[0]->op_type;
     int act = mt->rule->act_node;
     if (act >= 0 && act < mt->n)
-        f->activation = g_strdup(mt->nodes[act]->op_type);
-    g_ptr_array_set_free_func(reasons, reason_free);
-    f->reasons = reasons;
-    guint idx = GPOINTER_TO_UINT(g_hash_table_lookup(fz->seen, key));
+        f->activation = keep(l, mt->nodes[act]->op_type);
+    f->reasons = g_ptr_array_sized_new(reasons->len);
+    for (guint i = 0; i < reasons->len; i++) {
+        const fp_reason *r = reasons->pdata[i];
+        fp_reason *c = fp_arena_alloc(l->arena, sizeof *c);
+        *c = (fp_reason){keep(l, r->constraint), keep(l, r->actual), keep(l, r->required), keep(l, r->message),
+                         keep(l, r->hint)};
+        g_ptr_array_add(f->reasons, c);
+    }
+    GHashTable **seen = &fz->seen[fz->rule_key[ri]];
+    if (!*seen)
+        *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    guint idx = GPOINTER_TO_UINT(g_hash_table_lookup(*seen, mt->nodes[0]));
     if (idx) {
-        fusion_free(fz->out->fusions->pdata[idx - 1]);
-        fz->out->fusions->pdata[idx - 1] = f;
+        fusion_clear(l->fusions->pdata[idx - 1]);
+        l->fusions->pdata[idx - 1] = f;
     } else {
-        g_ptr_array_add(fz->out->fusions, f);
-        g_hash_table_insert(fz->seen, g_steal_pointer(&key), GUINT_TO_POINTER(fz->out->fusions->len));
+        g_ptr_array_add(l->fusions, f);
+        g_hash_table_insert(*seen, mt->nodes[0], GUINT_TO_POINTER(l->fusions->len));
     }
     return f;
 }
@@ -175,6 +179,7 @@ static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, fp_match *mt)
     memset(mt, 0, sizeof *mt);
     mt->rule = r;
     mt->target = fz->t;
+    mt->tmp = fz->tmp;
     mt->nodes[0] = anchor;
     mt->n = 1;
     mt->x = anchor->n_inputs ? anchor->inputs[0] : NULL;
@@ -343,13 +348,14 @@ static void rewrite_eliminate(const fp_match *mt)
  * order[i] had when the order was made: only an anchor rewritten in this sweep (then dirty, never
  * matched) has changed kind since, so the kinds the anchor cannot have are skipped without
  * reading their nodes (a rule anchors on a few kinds; the nodes of a big graph are not in cache). */
-static bool sweep_rule(fuser *fz, fp_graph *g, const fp_rule *r, const fp_node *const *order, const fp_op *ops,
-                       uint32_t n)
+static bool sweep_rule(fuser *fz, fp_graph *g, size_t ri, const fp_node *const *order, const fp_op *ops, uint32_t n)
 {
+    const fp_rule *r = &fp_rules[ri];
     bool changed = false;
     bool kinds[FP_OP_COUNT];
     for (int op = 0; op < FP_OP_COUNT; op++)
         kinds[op] = kind_ok(&r->pattern[0], (fp_op)op);
+    g_autoptr(GPtrArray) reasons = g_ptr_array_new();
     for (uint32_t i = 0; i < n; i++) {
         if (!kinds[ops[i]])
             continue;
@@ -357,7 +363,7 @@ static bool sweep_rule(fuser *fz, fp_graph *g, const fp_rule *r, const fp_node *
         fp_match mt;
         if (!match_at(fz, r, anchor, &mt))
             continue;
-        GPtrArray *reasons = g_ptr_array_new();
+        g_ptr_array_set_size(reasons, 0);
         bool gated = false;
         for (int k = 0; k < r->n_constraints; k++) {
             const fp_constraint *c = &r->constraints[k];
@@ -369,13 +375,9 @@ static bool sweep_rule(fuser *fz, fp_graph *g, const fp_rule *r, const fp_node *
             }
             g_assert(ok || reasons->len > before);
         }
-        if (gated) {
-            g_ptr_array_set_free_func(reasons, reason_free);
-            g_ptr_array_free(reasons, TRUE);
-            continue;
-        }
-        fp_fusion *f = record(fz, &mt, reasons);
-        if (!f->applied)
+        fp_fusion *f = gated ? NULL : record(fz, ri, &mt, reasons);
+        fp_arena_reset(fz->tmp); /* the reasons were copied into the record */
+        if (!f || !f->applied)
             continue;
         mark_dirty(fz, &mt);
         switch (r->rewrite) {
@@ -391,8 +393,12 @@ static bool sweep_rule(fuser *fz, fp_graph *g, const fp_rule *r, const fp_node *
 
 bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error)
 {
-    fuser fz = {.m = m, .t = t, .out = out};
-    fz.seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    fuser fz = {.m = m, .t = t, .out = out, .tmp = fp_arena_new()};
+    fz.seen = g_new0(GHashTable *, fp_n_rules + 1);
+    fz.rule_key = g_new(size_t, fp_n_rules + 1);
+    for (size_t r = 0; r < fp_n_rules; r++)
+        for (fz.rule_key[r] = 0; strcmp(fp_rules[fz.rule_key[r]].id, fp_rules[r].id) != 0; fz.rule_key[r]++)
+            ;
     fz.dirty = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_free(out->target);
     out->target = g_strdup(t->name);
@@ -417,7 +423,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
                 bool rewrote = false;
                 for (size_t r = 0; r < fp_n_rules; r++)
                     if (strcmp(fp_rules[r].id, *id) == 0)
-                        rewrote |= sweep_rule(&fz, g, &fp_rules[r], (const fp_node *const *)order, ops, n);
+                        rewrote |= sweep_rule(&fz, g, r, (const fp_node *const *)order, ops, n);
                 /* the next rule sees this one's rewrites; linking the whole model after every rule
                  * on every graph would be quadratic in the number of subgraphs */
                 if (rewrote) {
@@ -432,8 +438,13 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
         if (!changed)
             break;
     }
-    g_hash_table_destroy(fz.seen);
+    for (size_t r = 0; r < fp_n_rules; r++)
+        if (fz.seen[r])
+            g_hash_table_destroy(fz.seen[r]);
+    g_free(fz.seen);
+    g_free(fz.rule_key);
     g_hash_table_destroy(fz.dirty);
+    fp_arena_free(fz.tmp);
     if (ok) {
         guint applied = 0;
         for (guint i = 0; i < out->fusions->len; i++)

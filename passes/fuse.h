@@ -88,9 +88,12 @@ char **fp_target_list(void);
 /* A rule's numeric / list parameter: the target's override or the constraint's default. */
 double fp_target_num(const fp_target *t, const char *rule, const fp_constraint *c);
 char **fp_target_list_param(const fp_target *t, const char *rule, const fp_constraint *c);
+/* Whether the list parameter holds s (ASCII case-insensitive), without copying the list. */
+bool fp_target_list_has(const fp_target *t, const char *rule, const fp_constraint *c, const char *s);
 
 /* ---------------------------------------------------------------- results */
 
+/* A record's strings and reasons live in its list's arena (fp_fusion_list.arena). */
 typedef struct {
     char *constraint; /* constraint name */
     char *actual;     /* what the model has ("0.001") */
@@ -102,16 +105,17 @@ typedef struct {
 typedef struct {
     const char *rule;     /* rule id (static) */
     char *anchor;         /* first node's name */
-    GPtrArray *nodes;     /* node names (char*, owned) */
+    GPtrArray *nodes;     /* node names (char*, in the list's arena) */
     bool applied;
     const char *fused_op; /* op type of the result (or the anchor's for folds); NULL if eliminated */
     char *activation;     /* activation op type for activation rules, else NULL */
-    GPtrArray *reasons;   /* fp_reason*, owned; empty when applied */
+    GPtrArray *reasons;   /* fp_reason* (in the list's arena); empty when applied */
 } fp_fusion;
 
 typedef struct {
-    GPtrArray *fusions; /* fp_fusion*, owned, in the order found */
+    GPtrArray *fusions; /* fp_fusion*, in the order found (records live in `arena`) */
     char *target;
+    fp_arena *arena;    /* owns every record, name and reason: freed with the list */
 } fp_fusion_list;
 
 fp_fusion_list *fp_fusion_list_new(void);
@@ -131,9 +135,12 @@ typedef struct {
     fp_node *nodes[FP_PAT_MAX + 8]; /* matched nodes; a repeated chain node appears once per link */
     int n;
     fp_value *x; /* the anchor's data input */
+    fp_arena *tmp; /* where a failing constraint formats its reason (a scratch arena the pass resets
+                      after each candidate; a recorded candidate's reasons are copied out) */
 } fp_match;
 
-/* Evaluates constraint c on match mt; on failure appends an fp_reason to reasons and returns false. */
+/* Evaluates constraint c on match mt; on failure appends an fp_reason, allocated with its strings
+ * in mt->tmp, to reasons and returns false. */
 bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
 /* Names of all constraint predicates (for validation and docs). */
 extern const char *const fp_constraint_names[];

@@ -2,6 +2,8 @@
  * and, when it fails, explains why: the actual value, the required one, a one-line message naming
  * the node, and a concrete fix. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "passes/fuse.h"
@@ -15,10 +17,34 @@ const char *const fp_constraint_names[] = {
 
 /* ---------------------------------------------------------------- helpers */
 
-static void reason(GPtrArray *out, const char *constraint, char *actual, char *required, char *message, char *hint)
+static char *fmt(const fp_match *mt, const char *f, ...) G_GNUC_PRINTF(2, 3);
+
+/* printf into the match's scratch arena (fp_match.tmp). */
+static char *fmt(const fp_match *mt, const char *f, ...)
 {
-    fp_reason *r = g_new0(fp_reason, 1);
-    r->constraint = g_strdup(constraint);
+    char buf[512];
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    g_assert(n >= 0);
+    if ((size_t)n < sizeof buf)
+        return fp_arena_strndup(mt->tmp, buf, (size_t)n);
+    char *s = fp_arena_alloc(mt->tmp, (size_t)n + 1);
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+    return s;
+}
+
+static char *sdup(const fp_match *mt, const char *s) { return fp_arena_strndup(mt->tmp, s, strlen(s)); }
+
+/* Appends a reason, allocated in mt->tmp like the strings it is given. */
+static void reason(const fp_match *mt, GPtrArray *out, const char *constraint, char *actual, char *required,
+                   char *message, char *hint)
+{
+    fp_reason *r = fp_arena_alloc(mt->tmp, sizeof *r);
+    r->constraint = sdup(mt, constraint);
     r->actual = actual;
     r->required = required;
     r->message = message;
@@ -100,19 +126,11 @@ static bool const_scalar(const fp_value *v, double *out)
     return true;
 }
 
-static char *fmt_num(double x) { return g_strdup_printf("%g", x); }
+static char *fmt_num(const fp_match *mt, double x) { return fmt(mt, "%g", x); }
 
 static bool sh_eq(fp_dim a, fp_dim b)
 {
     return a.sym ? a.sym == b.sym : (a.value >= 0 && a.value == b.value && !b.sym);
-}
-
-static bool has_list(char **list, const char *s)
-{
-    for (char **p = list; p && *p; p++)
-        if (g_ascii_strcasecmp(g_strstrip(*p), s) == 0)
-            return true;
-    return false;
 }
 
 /* ---------------------------------------------------------------- predicates */
@@ -132,11 +150,11 @@ static bool single_consumer(const fp_constraint *c, const fp_match *mt, GPtrArra
                 fp_node *user = v->uses[u].node;
                 if (in_match(mt, user))
                     continue;
-                reason(out, c->name, g_strdup_printf("%u consumers", v->n_uses),
-                       g_strdup("read only by the pattern"),
-                       g_strdup_printf("%s %s: output '%s' also feeds %s '%s' outside the %s pattern", n->op_type,
+                reason(mt, out, c->name, fmt(mt, "%u consumers", v->n_uses),
+                       sdup(mt, "read only by the pattern"),
+                       fmt(mt, "%s %s: output '%s' also feeds %s '%s' outside the %s pattern", n->op_type,
                                        n->name, v->name, user->op_type, user->name, mt->rule->id),
-                       g_strdup_printf("the runtime cannot drop '%s' while '%s' reads it: give '%s' its own copy or "
+                       fmt(mt, "the runtime cannot drop '%s' while '%s' reads it: give '%s' its own copy or "
                                        "restructure so that only the pattern reads it",
                                        v->name, user->name, user->name));
                 return false;
@@ -156,10 +174,10 @@ static bool not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArr
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
             if (v && v->is_output) {
-                reason(out, c->name, g_strdup("graph output"), g_strdup("an internal value"),
-                       g_strdup_printf("%s %s: output '%s' is a graph output, so it must stay materialized",
+                reason(mt, out, c->name, sdup(mt, "graph output"), sdup(mt, "an internal value"),
+                       fmt(mt, "%s %s: output '%s' is a graph output, so it must stay materialized",
                                        n->op_type, n->name, v->name),
-                       g_strdup_printf("remove '%s' from the graph outputs if nothing downstream needs it", v->name));
+                       fmt(mt, "remove '%s' from the graph outputs if nothing downstream needs it", v->name));
                 return false;
             }
         }
@@ -176,10 +194,10 @@ static bool const_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *
         fp_value *v = n->inputs[i];
         if (!v || is_const(v))
             continue;
-        reason(out, c->name, g_strdup_printf("computed by %s", origin(v)), g_strdup("a constant initializer"),
-               g_strdup_printf("%s %s: input %u '%s' is not a constant (it comes from %s)", n->op_type, n->name, i,
+        reason(mt, out, c->name, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant initializer"),
+               fmt(mt, "%s %s: input %u '%s' is not a constant (it comes from %s)", n->op_type, n->name, i,
                                v->name, origin(v)),
-               g_strdup_printf("make '%s' an initializer (e.g. export with constant folding on, or fold it with "
+               fmt(mt, "make '%s' an initializer (e.g. export with constant folding on, or fold it with "
                                "onnxsim) so the compiler can precompute the fused weights",
                                v->name));
         return false;
@@ -194,14 +212,14 @@ static bool const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     if (!n || (v && is_const(v)))
         return true;
     if (!v) {
-        reason(out, c->name, g_strdup("no operand outside the pattern"), g_strdup("a constant"),
-               g_strdup_printf("%s %s: has no constant operand", n->op_type, n->name), g_strdup("-"));
+        reason(mt, out, c->name, sdup(mt, "no operand outside the pattern"), sdup(mt, "a constant"),
+               fmt(mt, "%s %s: has no constant operand", n->op_type, n->name), sdup(mt, "-"));
         return false;
     }
-    reason(out, c->name, g_strdup_printf("computed by %s", origin(v)), g_strdup("a constant"),
-           g_strdup_printf("%s %s: operand '%s' is not a constant (it comes from %s)", n->op_type, n->name, v->name,
+    reason(mt, out, c->name, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant"),
+           fmt(mt, "%s %s: operand '%s' is not a constant (it comes from %s)", n->op_type, n->name, v->name,
                            origin(v)),
-           g_strdup_printf("fold '%s' into an initializer before deployment", v->name));
+           fmt(mt, "fold '%s' into an initializer before deployment", v->name));
     return false;
 }
 
@@ -211,9 +229,9 @@ static bool bn_outputs_unused(const fp_constraint *c, const fp_match *mt, GPtrAr
     for (uint32_t k = 1; n && k < n->n_outputs; k++) {
         fp_value *v = n->outputs[k];
         if (v && (v->n_uses || v->is_output)) {
-            reason(out, c->name, g_strdup_printf("output %u '%s' used", k, v->name), g_strdup("only output 0 used"),
-                   g_strdup_printf("%s %s: training output %u '%s' is used", n->op_type, n->name, k, v->name),
-                   g_strdup("export the model in inference mode (model.eval()) so BatchNormalization has one output"));
+            reason(mt, out, c->name, fmt(mt, "output %u '%s' used", k, v->name), sdup(mt, "only output 0 used"),
+                   fmt(mt, "%s %s: training output %u '%s' is used", n->op_type, n->name, k, v->name),
+                   sdup(mt, "export the model in inference mode (model.eval()) so BatchNormalization has one output"));
             return false;
         }
     }
@@ -226,14 +244,14 @@ static bool dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     fp_value *v = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
     if (!v)
         return true;
-    g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
-    if (has_list(list, fp_dtype_name(v->dtype)))
+    if (fp_target_list_has(mt->target, mt->rule->id, c, fp_dtype_name(v->dtype)))
         return true;
+    g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
-    reason(out, c->name, g_strdup(fp_dtype_name(v->dtype)), g_strdup_printf("one of %s", joined),
-           g_strdup_printf("%s %s: input '%s' is %s; rule %s needs %s", n->op_type, n->name, v->name,
+    reason(mt, out, c->name, sdup(mt, fp_dtype_name(v->dtype)), fmt(mt, "one of %s", joined),
+           fmt(mt, "%s %s: input '%s' is %s; rule %s needs %s", n->op_type, n->name, v->name,
                            fp_dtype_name(v->dtype), mt->rule->id, joined),
-           g_strdup_printf("run the model in %s, or use a target whose kernels support %s", joined,
+           fmt(mt, "run the model in %s, or use a target whose kernels support %s", joined,
                            fp_dtype_name(v->dtype)));
     return false;
 }
@@ -249,18 +267,18 @@ static bool bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *
             continue;
         if (v->shape.rank != 1 || (ch >= 0 && v->shape.dims[0].value != ch)) {
             g_autofree char *s = fp_shape_to_string(&v->shape);
-            reason(out, c->name, g_strdup_printf("'%s' has shape %s", v->name, s),
-                   g_strdup_printf("1-D of length %" G_GINT64_FORMAT, ch),
-                   g_strdup_printf("%s %s: parameter '%s' has shape %s, not [%" G_GINT64_FORMAT "]", bn->op_type,
+            reason(mt, out, c->name, fmt(mt, "'%s' has shape %s", v->name, s),
+                   fmt(mt, "1-D of length %" G_GINT64_FORMAT, ch),
+                   fmt(mt, "%s %s: parameter '%s' has shape %s, not [%" G_GINT64_FORMAT "]", bn->op_type,
                                    bn->name, v->name, s, ch),
-                   g_strdup("store BatchNormalization's scale, bias, mean and var as 1-D tensors of the channel count"));
+                   sdup(mt, "store BatchNormalization's scale, bias, mean and var as 1-D tensors of the channel count"));
             return false;
         }
     }
     if (w && w->shape.rank <= 2) {
-        reason(out, c->name, g_strdup_printf("weight rank %d", w->shape.rank), g_strdup("rank > 2"),
-               g_strdup_printf("%s %s: weight '%s' has rank %d", conv->op_type, conv->name, w->name, w->shape.rank),
-               g_strdup("not a spatial convolution"));
+        reason(mt, out, c->name, fmt(mt, "weight rank %d", w->shape.rank), sdup(mt, "rank > 2"),
+               fmt(mt, "%s %s: weight '%s' has rank %d", conv->op_type, conv->name, w->name, w->shape.rank),
+               sdup(mt, "not a spatial convolution"));
         return false;
     }
     return true;
@@ -277,10 +295,10 @@ static bool max_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     double eps = bn_epsilon(bn);
     if (eps <= limit * (1 + 1e-9))
         return true;
-    reason(out, c->name, fmt_num(eps), g_strdup_printf("<= %g", limit),
-           g_strdup_printf("%s %s: epsilon %g > max %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
+    reason(mt, out, c->name, fmt_num(mt, eps), fmt(mt, "<= %g", limit),
+           fmt(mt, "%s %s: epsilon %g > max %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
                            mt->rule->id, mt->target->name),
-           g_strdup_printf("re-export with eps <= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
+           fmt(mt, "re-export with eps <= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
                            c->param));
     return false;
 }
@@ -294,10 +312,10 @@ static bool min_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     double eps = bn_epsilon(bn);
     if (eps >= limit * (1 - 1e-9))
         return true;
-    reason(out, c->name, fmt_num(eps), g_strdup_printf(">= %g", limit),
-           g_strdup_printf("%s %s: epsilon %g < min %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
+    reason(mt, out, c->name, fmt_num(mt, eps), fmt(mt, ">= %g", limit),
+           fmt(mt, "%s %s: epsilon %g < min %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
                            mt->rule->id, mt->target->name),
-           g_strdup_printf("re-export with eps >= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
+           fmt(mt, "re-export with eps >= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
                            c->param));
     return false;
 }
@@ -322,10 +340,10 @@ static bool per_channel(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     if (ok)
         return true;
     g_autofree char *s = fp_shape_to_string(&v->shape);
-    reason(out, c->name, g_strdup_printf("shape %s", s), g_strdup_printf("a scalar or [%" G_GINT64_FORMAT ",1,1]", ch),
-           g_strdup_printf("%s %s: operand '%s' of shape %s does not scale per output channel", n->op_type, n->name,
+    reason(mt, out, c->name, fmt(mt, "shape %s", s), fmt(mt, "a scalar or [%" G_GINT64_FORMAT ",1,1]", ch),
+           fmt(mt, "%s %s: operand '%s' of shape %s does not scale per output channel", n->op_type, n->name,
                            v->name, s),
-           g_strdup("only per-channel constants fold into the convolution's weights and bias"));
+           sdup(mt, "only per-channel constants fold into the convolution's weights and bias"));
     return false;
 }
 
@@ -349,9 +367,6 @@ static bool gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray 
 {
     fp_node *mm = node_at(mt, 0), *add = node_at(mt, 1);
     fp_value *a = mm->inputs[0], *b = mm->n_inputs > 1 ? mm->inputs[1] : NULL, *bias = add ? other_input(mt, add) : NULL;
-    g_autofree char *sa = a ? fp_shape_to_string(&a->shape) : g_strdup("?");
-    g_autofree char *sb = b ? fp_shape_to_string(&b->shape) : g_strdup("?");
-    g_autofree char *sc = bias ? fp_shape_to_string(&bias->shape) : g_strdup("?");
     const char *why = NULL, *hint = NULL;
     if (!b || b->shape.rank != 2 || !fp_shape_static(&b->shape)) {
         why = "B is not a 2-D matrix of known size";
@@ -384,8 +399,11 @@ static bool gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray 
     }
     if (!why)
         return true;
-    reason(out, c->name, g_strdup_printf("A %s, B %s, bias %s", sa, sb, sc), g_strdup("a Gemm-compatible MatMul + Add"),
-           g_strdup_printf("%s %s: %s", mm->op_type, mm->name, why), g_strdup(hint));
+    g_autofree char *sa = a ? fp_shape_to_string(&a->shape) : g_strdup("?");
+    g_autofree char *sb = b ? fp_shape_to_string(&b->shape) : g_strdup("?");
+    g_autofree char *sc = bias ? fp_shape_to_string(&bias->shape) : g_strdup("?");
+    reason(mt, out, c->name, fmt(mt, "A %s, B %s, bias %s", sa, sb, sc), sdup(mt, "a Gemm-compatible MatMul + Add"),
+           fmt(mt, "%s %s: %s", mm->op_type, mm->name, why), sdup(mt, hint));
     return false;
 }
 
@@ -394,14 +412,14 @@ static bool activation_in(const fp_constraint *c, const fp_match *mt, GPtrArray 
     fp_node *act = node_at(mt, c->node);
     if (!act)
         return true;
-    g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
-    if (has_list(list, act->op_type))
+    if (fp_target_list_has(mt->target, mt->rule->id, c, act->op_type))
         return true;
+    g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
-    reason(out, c->name, g_strdup(act->op_type), g_strdup_printf("one of %s", joined),
-           g_strdup_printf("%s %s: %s is not an activation %s fuses into %s on %s", act->op_type, act->name,
+    reason(mt, out, c->name, sdup(mt, act->op_type), fmt(mt, "one of %s", joined),
+           fmt(mt, "%s %s: %s is not an activation %s fuses into %s on %s", act->op_type, act->name,
                            act->op_type, mt->target->name, mt->rule->id, joined),
-           g_strdup_printf("use one of %s, or add %s to [rule.%s] %s if the target supports it", joined, act->op_type,
+           fmt(mt, "use one of %s, or add %s to [rule.%s] %s if the target supports it", joined, act->op_type,
                            mt->rule->id, c->param));
     return false;
 }
@@ -414,9 +432,9 @@ static bool clip_const_bounds(const fp_constraint *c, const fp_match *mt, GPtrAr
     for (uint32_t i = 1; i < act->n_inputs; i++) {
         fp_value *v = act->inputs[i];
         if (v && !is_const(v)) {
-            reason(out, c->name, g_strdup_printf("'%s' computed by %s", v->name, origin(v)), g_strdup("constant min/max"),
-                   g_strdup_printf("Clip %s: bound '%s' is not a constant", act->name, v->name),
-                   g_strdup("make Clip's min and max initializers"));
+            reason(mt, out, c->name, fmt(mt, "'%s' computed by %s", v->name, origin(v)), sdup(mt, "constant min/max"),
+                   fmt(mt, "Clip %s: bound '%s' is not a constant", act->name, v->name),
+                   sdup(mt, "make Clip's min and max initializers"));
             return false;
         }
     }
@@ -433,10 +451,10 @@ static bool const_value(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     if (v && const_scalar(v, &got) && fabs(got - want) <= 1e-3 * MAX(1.0, fabs(want)))
         return true;
     bool known = v && const_scalar(v, &got);
-    reason(out, c->name, known ? fmt_num(got) : g_strdup(v ? "not a constant scalar" : "missing"), fmt_num(want),
-           g_strdup_printf("%s %s: operand %s is %s, the %s pattern needs %g", n->op_type, n->name, v ? v->name : "?",
+    reason(mt, out, c->name, known ? fmt_num(mt, got) : sdup(mt, v ? "not a constant scalar" : "missing"), fmt_num(mt, want),
+           fmt(mt, "%s %s: operand %s is %s, the %s pattern needs %g", n->op_type, n->name, v ? v->name : "?",
                            known ? "a different constant" : "not a constant scalar", mt->rule->id, want),
-           g_strdup("the subgraph computes something else than the fused op; nothing to change if that is intended"));
+           sdup(mt, "the subgraph computes something else than the fused op; nothing to change if that is intended"));
     return false;
 }
 
@@ -449,10 +467,10 @@ static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
             b = add->inputs[i];
     if (b && b->shape.rank == 1)
         return true;
-    reason(out, c->name, b ? g_strdup_printf("rank %d", b->shape.rank) : g_strdup("no constant operand"),
-           g_strdup("a 1-D constant bias"),
-           g_strdup_printf("%s %s: no 1-D constant bias operand", add ? add->op_type : "?", add ? add->name : "?"),
-           g_strdup("BiasGelu needs Add(x, bias) with a 1-D initializer bias"));
+    reason(mt, out, c->name, b ? fmt(mt, "rank %d", b->shape.rank) : sdup(mt, "no constant operand"),
+           sdup(mt, "a 1-D constant bias"),
+           fmt(mt, "%s %s: no 1-D constant bias operand", add ? add->op_type : "?", add ? add->name : "?"),
+           sdup(mt, "BiasGelu needs Add(x, bias) with a 1-D initializer bias"));
     return false;
 }
 
@@ -465,10 +483,10 @@ static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtr
     g_autofree char *sa = fp_shape_to_string(&a->shape), *sb = fp_shape_to_string(&b->shape);
     if (!is_const(a) && !is_const(b) && strcmp(sa, sb) == 0)
         return true;
-    reason(out, c->name, g_strdup_printf("%s and %s", sa, sb), g_strdup("two activations of the same shape"),
-           g_strdup_printf("%s %s: operands '%s' %s and '%s' %s are not a residual pair", add->op_type, add->name,
+    reason(mt, out, c->name, fmt(mt, "%s and %s", sa, sb), sdup(mt, "two activations of the same shape"),
+           fmt(mt, "%s %s: operands '%s' %s and '%s' %s are not a residual pair", add->op_type, add->name,
                            a->name, sa, b->name, sb),
-           g_strdup("SkipLayerNormalization fuses a residual Add of two equal-shaped activations"));
+           sdup(mt, "SkipLayerNormalization fuses a residual Add of two equal-shaped activations"));
     return false;
 }
 
@@ -479,10 +497,10 @@ static bool rank_is(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     double want = fp_target_num(mt->target, mt->rule->id, c);
     if (!y || y->shape.rank == (int32_t)want)
         return true;
-    reason(out, c->name, g_strdup_printf("rank %d", y->shape.rank), g_strdup_printf("rank %g", want),
-           g_strdup_printf("%s %s: output '%s' has rank %d, the fused kernel takes rank %g", n->op_type, n->name,
+    reason(mt, out, c->name, fmt(mt, "rank %d", y->shape.rank), fmt(mt, "rank %g", want),
+           fmt(mt, "%s %s: output '%s' has rank %d, the fused kernel takes rank %g", n->op_type, n->name,
                            y->name, y->shape.rank, want),
-           g_strdup("reshape to [batch, sequence, hidden] around the block"));
+           sdup(mt, "reshape to [batch, sequence, hidden] around the block"));
     return false;
 }
 
@@ -509,9 +527,9 @@ static bool last_axis(const fp_constraint *c, const fp_match *mt, GPtrArray *out
     }
     if (axis == -1 || (rank > 0 && axis == rank - 1))
         return true;
-    reason(out, c->name, g_strdup_printf("axis %" G_GINT64_FORMAT, axis), g_strdup("the last axis"),
-           g_strdup_printf("%s %s: normalizes over axis %" G_GINT64_FORMAT ", not the last one", n->op_type, n->name, axis),
-           g_strdup("the fused kernel normalizes over the innermost (hidden) dimension only"));
+    reason(mt, out, c->name, fmt(mt, "axis %" G_GINT64_FORMAT, axis), sdup(mt, "the last axis"),
+           fmt(mt, "%s %s: normalizes over axis %" G_GINT64_FORMAT ", not the last one", n->op_type, n->name, axis),
+           sdup(mt, "the fused kernel normalizes over the innermost (hidden) dimension only"));
     return false;
 }
 
@@ -522,9 +540,9 @@ static bool static_weight(const fp_constraint *c, const fp_match *mt, GPtrArray 
     if (!w || fp_shape_static(&w->shape))
         return true;
     g_autofree char *s = fp_shape_to_string(&w->shape);
-    reason(out, c->name, g_strdup_printf("shape %s", s), g_strdup("a static shape"),
-           g_strdup_printf("%s %s: weight '%s' has a dynamic shape %s", n->op_type, n->name, w->name, s),
-           g_strdup("the pass allows dynamic data inputs but not dynamic weights: fix the weight's shape"));
+    reason(mt, out, c->name, fmt(mt, "shape %s", s), sdup(mt, "a static shape"),
+           fmt(mt, "%s %s: weight '%s' has a dynamic shape %s", n->op_type, n->name, w->name, s),
+           sdup(mt, "the pass allows dynamic data inputs but not dynamic weights: fix the weight's shape"));
     return false;
 }
 
@@ -535,11 +553,11 @@ static bool max_chain(const fp_constraint *c, const fp_match *mt, GPtrArray *out
     if ((double)links <= limit) /* limit is any double of the target file: no cast to int */
         return true;
     fp_node *first = node_at(mt, c->node);
-    reason(out, c->name, g_strdup_printf("%d ops", links), g_strdup_printf("<= %g ops", limit),
-           g_strdup_printf("%s %s: a chain of %d elementwise ops follows the convolution; the fused kernel holds at "
+    reason(mt, out, c->name, fmt(mt, "%d ops", links), fmt(mt, "<= %g ops", limit),
+           fmt(mt, "%s %s: a chain of %d elementwise ops follows the convolution; the fused kernel holds at "
                            "most %g",
                            first ? first->op_type : "?", first ? first->name : "?", links, limit),
-           g_strdup_printf("split the tail or raise [rule.%s] %s if the target's buffer allows it", mt->rule->id,
+           fmt(mt, "split the tail or raise [rule.%s] %s if the target's buffer allows it", mt->rule->id,
                            c->param));
     return false;
 }
@@ -549,9 +567,9 @@ static bool no_control_edges(const fp_constraint *c, const fp_match *mt, GPtrArr
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
         if (n->n_ctrl) {
-            reason(out, c->name, g_strdup_printf("%u control edges", n->n_ctrl), g_strdup("none"),
-                   g_strdup_printf("%s %s: has a control dependency on '%s'", n->op_type, n->name, n->ctrl[0]->name),
-                   g_strdup("control edges pin the op's position; remove the dependency if it is not needed"));
+            reason(mt, out, c->name, fmt(mt, "%u control edges", n->n_ctrl), sdup(mt, "none"),
+                   fmt(mt, "%s %s: has a control dependency on '%s'", n->op_type, n->name, n->ctrl[0]->name),
+                   sdup(mt, "control edges pin the op's position; remove the dependency if it is not needed"));
             return false;
         }
     }
@@ -564,9 +582,9 @@ static bool mask_unused(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     fp_value *mask = n && n->n_outputs > 1 ? n->outputs[1] : NULL;
     if (!mask || (!mask->n_uses && !mask->is_output))
         return true;
-    reason(out, c->name, g_strdup_printf("mask '%s' used", mask->name), g_strdup("mask unused"),
-           g_strdup_printf("%s %s: its mask output '%s' is read", n->op_type, n->name, mask->name),
-           g_strdup("drop the use of the dropout mask for inference"));
+    reason(mt, out, c->name, fmt(mt, "mask '%s' used", mask->name), sdup(mt, "mask unused"),
+           fmt(mt, "%s %s: its mask output '%s' is read", n->op_type, n->name, mask->name),
+           sdup(mt, "drop the use of the dropout mask for inference"));
     return false;
 }
 
@@ -578,9 +596,9 @@ static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrA
     double x;
     if (v && is_const(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))
         return true;
-    reason(out, c->name, g_strdup(v ? "not a constant scalar" : "missing"), g_strdup("a constant scalar"),
-           g_strdup_printf("%s %s: operand is not a constant scalar", n ? n->op_type : "?", n ? n->name : "?"),
-           g_strdup("only a scalar scale folds into the matmul's alpha"));
+    reason(mt, out, c->name, sdup(mt, v ? "not a constant scalar" : "missing"), sdup(mt, "a constant scalar"),
+           fmt(mt, "%s %s: operand is not a constant scalar", n ? n->op_type : "?", n ? n->name : "?"),
+           sdup(mt, "only a scalar scale folds into the matmul's alpha"));
     return false;
 }
 
@@ -602,8 +620,8 @@ static const struct {
 
 bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(checks); i++)
-        if (strcmp(checks[i].name, c->name) == 0)
+    for (size_t i = 0; i < G_N_ELEMENTS(checks); i++) /* the first letter spares most strcmp calls */
+        if (checks[i].name[0] == c->name[0] && strcmp(checks[i].name, c->name) == 0)
             return checks[i].fn(c, mt, reasons);
     g_assert_not_reached();
 }

@@ -303,6 +303,18 @@ char **fp_target_list_param(const fp_target *t, const char *rule, const fp_const
     return g_strdupv(p->list);
 }
 
+bool fp_target_list_has(const fp_target *t, const char *rule, const fp_constraint *c, const char *s)
+{
+    param *p = cached(t, rule, c);
+    g_auto(GStrv) own = p ? NULL : read_list(t, rule, c);
+    if (p && !p->list)
+        p->list = read_list(t, rule, c);
+    for (char **e = p ? p->list : own; *e; e++)
+        if (g_ascii_strcasecmp(*e, s) == 0)
+            return true;
+    return false;
+}
+
 static double read_num(const fp_target *t, const char *rule, const fp_constraint *c)
 {
     if (t && c->param) {
@@ -317,13 +329,23 @@ static double read_num(const fp_target *t, const char *rule, const fp_constraint
     return c->num;
 }
 
+/* Strips the blanks around every element in place; returns v. */
+static char **strip_all(char **v)
+{
+    for (char **e = v; *e; e++)
+        g_strstrip(*e);
+    return v;
+}
+
+/* The list parameter as the target file (or the constraint's default) gives it, each element
+ * stripped of surrounding blanks. */
 static char **read_list(const fp_target *t, const char *rule, const fp_constraint *c)
 {
     if (t && c->param) {
         g_autofree char *group = g_strconcat("rule.", rule, NULL);
         char **v = g_key_file_get_string_list(t->keyfile, group, c->param, NULL, NULL);
         if (v)
-            return v;
+            return strip_all(v);
     }
-    return g_strsplit(c->list ? c->list : "", ",", -1);
+    return strip_all(g_strsplit(c->list ? c->list : "", ",", -1));
 }
