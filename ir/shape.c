@@ -13,14 +13,21 @@ bool fp_shape_static(const fp_shape *s)
     return true;
 }
 
+/* One pass over the dims (every pass asks for element counts, several times per value). */
 bool fp_shape_numel(const fp_shape *s, uint64_t *n)
 {
-    if (!fp_shape_static(s))
+    if (s->rank < 0)
         return false;
     uint64_t acc = 1;
-    for (int32_t i = 0; i < s->rank; i++)
-        if (!g_uint64_checked_mul(&acc, acc, (uint64_t)s->dims[i].value))
+    bool overflow = false;
+    for (int32_t i = 0; i < s->rank; i++) {
+        const fp_dim *d = &s->dims[i];
+        if (d->sym || d->value < 0)
             return false;
+        overflow |= !g_uint64_checked_mul(&acc, acc, (uint64_t)d->value);
+    }
+    if (overflow)
+        return false;
     *n = acc;
     return true;
 }

@@ -28,10 +28,18 @@ static bool after(fp_model *m, const fp_pipeline_opts *o, const char *pass, GErr
     return true;
 }
 
-/* Bytes of the distinct weights (initializers, constants, folded values) live runtime ops read. */
+/* Bytes of the distinct weights (initializers, constants, folded values) live runtime ops read.
+ * Distinct by value: one bit per value of the model, at its graph's offset plus its id. */
 static uint64_t weights_read(const fp_model *m)
 {
-    g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autoptr(GHashTable) base = g_hash_table_new(g_direct_hash, g_direct_equal); /* graph -> offset + 1 */
+    size_t total = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        g_hash_table_insert(base, (gpointer)g, GSIZE_TO_POINTER(total + 1));
+        total += g->values->len;
+    }
+    g_autofree uint8_t *seen = g_new0(uint8_t, total / 8 + 1);
     uint64_t bytes = 0;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = m->graphs->pdata[gi];
@@ -43,9 +51,14 @@ static uint64_t weights_read(const fp_model *m)
                 const fp_value *v = n->inputs[k];
                 bool weight = v && (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT ||
                                     (v->producer && (v->producer->flags & FP_NODE_FOLDED)));
-                uint64_t numel, b;
-                if (!weight || !g_hash_table_add(seen, (gpointer)v))
+                if (!weight)
                     continue;
+                size_t bit = (v->graph == m->main ? 0 : GPOINTER_TO_SIZE(g_hash_table_lookup(base, v->graph)) - 1) +
+                             v->id;
+                uint64_t numel, b;
+                if (seen[bit / 8] & (1u << (bit % 8)))
+                    continue;
+                seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
                 if (v->tensor)
                     bytes += v->tensor->nbytes;
                 else if (fp_shape_numel(&v->shape, &numel) && fp_dtype_bytes(v->dtype, numel, &b))

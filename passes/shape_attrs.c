@@ -102,7 +102,7 @@ bool sh_check_attrs(sh_ctx *c)
 {
     static GOnce once = G_ONCE_INIT;
     const fp_node *n = c->n;
-    if (g_str_has_prefix(c->m->format, "ge") || (*n->domain && strcmp(n->domain, "ai.onnx") != 0) ||
+    if (c->ge || (*n->domain && strcmp(n->domain, "ai.onnx") != 0) ||
         n->op == FP_OP_OPAQUE || (unsigned)n->op >= FP_OP_COUNT)
         return true;
     g_once(&once, index_specs, NULL);

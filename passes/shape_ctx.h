@@ -22,6 +22,7 @@ typedef struct {
     char *reason; /* why SH_UNKNOWN (g_free'd by the driver) */
     fp_arena *tmp; /* scratch for what lives while the node is inferred (NULL: m->arena): the driver
                       interns the node's output shapes (fp_intern_dims) and then resets it */
+    bool ge;       /* the model is a GE graph (its format starts with "ge"): tested once per pass */
 } sh_ctx;
 
 /* Where a rule allocates its temporaries and new shapes: the scratch arena, else the model's. */

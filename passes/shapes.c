@@ -14,6 +14,7 @@ typedef struct {
     fp_diag *diag;
     GError **error;
     fp_arena *tmp; /* scratch of the node being inferred (sh_ctx.tmp) */
+    bool ge;       /* sh_ctx.ge */
 } pass;
 
 static bool infer_graph(pass *p, fp_graph *g);
@@ -226,7 +227,7 @@ static sh_result rule_gradient(sh_ctx *c)
  * 5-D device formats): their declared shapes are the truth. */
 static bool trust_declared(const pass *p, const fp_node *n)
 {
-    if (!g_str_has_prefix(p->m->format, "ge") || n->n_outputs == 0)
+    if (!p->ge || n->n_outputs == 0)
         return false;
     for (uint32_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] && (n->outputs[k]->decl_shape.rank < 0 || n->outputs[k]->decl_dtype == FP_DT_UNDEFINED))
@@ -236,7 +237,8 @@ static bool trust_declared(const pass *p, const fp_node *n)
 
 static bool infer_node(pass *p, fp_node *n)
 {
-    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp};
+    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
+                .ge = p->ge};
     if (trust_declared(p, n)) {
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
@@ -268,7 +270,7 @@ static bool infer_node(pass *p, fp_node *n)
                        : fp_shape_rules[n->op] ? sh_unknown(&c, "input 0 is missing")
                                                : sh_unknown(&c, "no shape rule for op type '%s%s%s'", n->domain,
                                                             *n->domain ? "." : "", n->op_type);
-    if (r == SH_ERROR && g_str_has_prefix(p->m->format, "ge") && p->error && *p->error) {
+    if (r == SH_ERROR && p->ge && p->error && *p->error) {
         /* a GE op whose attributes differ from the ONNX op of the same kind: not a model error */
         fp_diag_add(p->diag, FP_DIAG_WARNING, "shapes", "shape-ge-rule", n->name,
                     "%s '%s': ONNX shape rule does not apply (%s); shape left as declared", n->op_type, n->name,
@@ -349,7 +351,7 @@ static bool infer_if(pass *p, fp_node *n)
         return false;
     int64_t cond[1];
     int cnt = 0;
-    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset};
+    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .ge = p->ge};
     bool known = sh_ints(&c, 0, cond, 1, &cnt) && cnt == 1;
     for (uint32_t k = 0; k < n->n_outputs; k++) {
         fp_value *v = n->outputs[k];
@@ -388,7 +390,7 @@ static bool infer_loop(pass *p, fp_node *n)
         return false;
     int64_t trip[1];
     int cnt = 0;
-    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset};
+    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .ge = p->ge};
     bool have_trip = n->n_inputs > 0 && n->inputs[0] && sh_ints(&c, 0, trip, 1, &cnt) && cnt == 1;
     uint32_t ncarried = n->n_inputs > 2 ? n->n_inputs - 2 : 0;
     for (uint32_t k = 0; k < n->n_outputs; k++) {
@@ -565,7 +567,8 @@ static bool infer_graph(pass *p, fp_graph *g)
         return false;
     for (uint32_t i = 0; i < count; i++) {
         fp_node *n = order[i];
-        sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp};
+        sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
+                .ge = p->ge};
         if (!sh_check_attrs(&c))
             return false;
         bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
@@ -579,7 +582,8 @@ static bool infer_graph(pass *p, fp_graph *g)
 
 bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GError **error)
 {
-    pass p = {.m = m, .opts = opts, .diag = diag, .error = error, .tmp = fp_arena_new()};
+    pass p = {.m = m, .opts = opts, .diag = diag, .error = error, .tmp = fp_arena_new(),
+              .ge = g_str_has_prefix(m->format, "ge")};
     for (guint i = 0; i < m->graphs->len; i++)
         reset_graph(m, p.tmp, m->graphs->pdata[i]);
     bool ok = bind_inputs(&p, m->main) && infer_graph(&p, m->main);
