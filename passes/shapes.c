@@ -538,6 +538,22 @@ static bool infer_ctrl(pass *p, fp_node *n)
 
 /* ---------------------------------------------------------------- graphs */
 
+/* The dims of an input of n equal to s's, when that input's producer ran in this pass (so that
+ * they are interned already), else NULL: most ops give an output the shape of an input, and this
+ * spares hashing it again. */
+static fp_dim *input_dims_like(const fp_node *n, const fp_shape *s)
+{
+    if (s->rank <= 0)
+        return NULL;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const fp_value *in = n->inputs[i];
+        if (in && in->producer && in->shape.rank == s->rank &&
+            (in->shape.dims == s->dims || memcmp(in->shape.dims, s->dims, sizeof(fp_dim) * (size_t)s->rank) == 0))
+            return in->shape.dims;
+    }
+    return NULL;
+}
+
 /* Moves what n's outputs hold in the scratch arena into the model, interned: shapes, and the
  * element shapes of sequences. */
 static void intern_outputs(pass *p, fp_node *n)
@@ -546,7 +562,8 @@ static void intern_outputs(pass *p, fp_node *n)
         fp_value *v = n->outputs[k];
         if (!v)
             continue;
-        v->shape.dims = fp_intern_dims(p->m, v->shape.dims, v->shape.rank);
+        fp_dim *same = input_dims_like(n, &v->shape);
+        v->shape.dims = same ? same : fp_intern_dims(p->m, v->shape.dims, v->shape.rank);
         if (!v->elems || v->n_elems < 0)
             continue;
         size_t n = (size_t)MAX(v->n_elems, 1); /* as seq_set allocates them */
