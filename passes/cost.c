@@ -277,10 +277,12 @@ bool fp_cost_control_kernels(const fp_node *n, const fp_device *d, GArray *out, 
 fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, fp_diag *diag)
 {
     fp_cost_result *r = g_new0(fp_cost_result, 1);
-    GArray *ops = g_array_new(FALSE, TRUE, sizeof(fp_op_cost));
+    /* room for every node at once, then trimmed: no copies while it grows and no unused capacity
+     * kept (the final stage's array lives until the report is written) */
+    GArray *ops = g_array_sized_new(FALSE, FALSE, sizeof(fp_op_cost), m->main->nodes->len + 1);
     r->total_s = graph_cost(m->main, d, what_if, ops, &r->unknown);
     r->n_ops = ops->len;
-    r->ops = (fp_op_cost *)g_array_free(ops, FALSE);
+    r->ops = g_renew(fp_op_cost, g_array_free(ops, FALSE), MAX(r->n_ops, 1));
     for (uint32_t i = 0; i < r->n_ops; i++) {
         r->kernels += r->ops[i].kernel;
         r->flops += r->ops[i].flops;

@@ -123,7 +123,7 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     fp_pass_metrics(m, diag);
     if (!after(m, o, "metrics", error))
         return false;
-    if (!snapshot(m, o, &res->stages[0], "original", false, NULL, &res->cost_original, NULL, error))
+    if (!snapshot(m, o, &res->stages[0], "original", false, NULL, NULL, NULL, error))
         return false;
 
     res->fusions = fp_fusion_list_new();
@@ -155,6 +155,5 @@ void fp_pipeline_result_clear(fp_pipeline_result *res)
     fp_fusion_list_free(res->fusions);
     fp_memory_result_free(res->memory);
     fp_cost_result_free(res->cost);
-    fp_cost_result_free(res->cost_original);
     memset(res, 0, sizeof *res);
 }

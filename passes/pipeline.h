@@ -44,8 +44,7 @@ typedef struct {
     fp_fusion_list *fusions;
     fp_layout_result layout;
     fp_memory_result *memory; /* of the final graph */
-    fp_cost_result *cost;     /* of the final graph */
-    fp_cost_result *cost_original;
+    fp_cost_result *cost;     /* of the final graph (the other stages keep their totals only) */
 } fp_pipeline_result;
 
 /* Runs every pass on m (modified in place: the final graph). False with an error naming the pass
