@@ -3,7 +3,7 @@
  * SGEMM uses the classic five-loop blocking (Goto and van de Geijn; BLIS): B is packed into
  * KC x NC blocks of NR-column panels, A into MC x KC blocks of MR-row panels, and an MR x NR
  * micro-kernel keeps its tile of C in registers for a whole KC-long rank-k update. The
- * micro-kernel is picked at run time (__builtin_cpu_supports); the AVX2 and AVX-512 ones are
+ * micro-kernel is picked at run time (CPUID, cpu_has); the AVX2 and AVX-512 ones are
  * compiled with __attribute__((target)) so the binary itself needs only baseline x86-64.
  *
  * Each phase starts N worker threads; each allocates and first-touches its own buffers and does
@@ -21,6 +21,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define FP_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -159,6 +160,36 @@ fp_calibrate_kernel fp_calibrate_kernel_from_name(const char *name)
     return FP_CALIBRATE_KERNEL_COUNT;
 }
 
+#ifdef FP_X86
+/* CPUID and XGETBV by hand, asked only when calibrating: __builtin_cpu_supports links libgcc's
+ * constructor, which runs CPUID at every start of the program (a trap to the hypervisor each in a
+ * VM, ~0.2 ms of every `fuseplan` run there). `ymm`: the OS saves the AVX state (XCR0 bits 1-2);
+ * `zmm`: also the AVX-512 state (bits 5-7). */
+static bool os_saves(bool zmm)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+        return false;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    unsigned need = zmm ? 0xe6u : 0x6u;
+    return (lo & need) == need;
+}
+
+static bool cpu_has(bool avx512)
+{
+    unsigned a, b, c, d;
+    if (!os_saves(avx512))
+        return false;
+    if (avx512)
+        return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX512F);
+    unsigned c1 = 0;
+    if (!__get_cpuid(1, &a, &b, &c1, &d) || !(c1 & bit_FMA))
+        return false;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+}
+#endif
+
 bool fp_calibrate_kernel_supported(fp_calibrate_kernel k)
 {
     switch (k) {
@@ -167,11 +198,9 @@ bool fp_calibrate_kernel_supported(fp_calibrate_kernel k)
         return true;
 #ifdef FP_X86
     case FP_CALIBRATE_KERNEL_AVX2:
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        return cpu_has(false);
     case FP_CALIBRATE_KERNEL_AVX512:
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f");
+        return cpu_has(true);
 #endif
     default:
         return false;
