@@ -26,6 +26,7 @@
 typedef struct block {
     struct block *next;
     size_t size, used;
+    size_t zero_from; /* data[zero_from..size) is known to be zero (fresh from mmap, never handed out) */
     void *map;      /* the mapping holding the block (block_alloc), NULL when from g_malloc */
     size_t map_len;
     _Alignas(16) unsigned char data[];
@@ -88,6 +89,7 @@ static block *block_alloc(size_t bytes)
         if (map != MAP_FAILED) {
             block *b = (block *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
             advise_huge(b, bytes);
+            b->zero_from = 0;
             b->map = map;
             b->map_len = len;
             return b;
@@ -95,6 +97,7 @@ static block *block_alloc(size_t bytes)
     }
     block *b = g_malloc(bytes);
     b->map = NULL;
+    b->zero_from = SIZE_MAX;
     return b;
 }
 
@@ -120,6 +123,17 @@ static block *new_block(fp_arena *a, size_t need)
     return b;
 }
 
+/* Zeroes data[at..at+size) of b where it may not be zero yet: a mapped block is zero from the
+ * system, so only what a reset gave back needs clearing (no write, and no page touched, for the
+ * rest: the caller touches what it uses). Memory past b->used is never written, so zero_from
+ * moves only on a reset. */
+static inline void clear(block *b, size_t at, size_t size)
+{
+    if (at >= b->zero_from)
+        return;
+    memset(b->data + at, 0, MIN(size, b->zero_from - at));
+}
+
 void *fp_arena_alloc(fp_arena *a, size_t size)
 {
     g_assert(size <= SIZE_MAX - ARENA_ALIGN);
@@ -135,17 +149,17 @@ void *fp_arena_alloc(fp_arena *a, size_t size)
             b->next = nb;
             nb->used = size;
             UNPOISON(nb->data, size);
-            memset(nb->data, 0, size);
+            clear(nb, 0, size);
             return nb->data;
         }
         nb->next = b;
         a->head = b = nb;
     }
-    void *p = b->data + b->used;
+    size_t at = b->used;
     b->used += size;
-    UNPOISON(p, size);
-    memset(p, 0, size);
-    return p;
+    UNPOISON(b->data + at, size);
+    clear(b, at, size);
+    return b->data + at;
 }
 
 void *fp_arena_calloc(fp_arena *a, size_t n, size_t size)
@@ -183,6 +197,8 @@ void fp_arena_reset(fp_arena *a)
         block_free(b);
     }
     keep->next = NULL;
+    if (keep->zero_from != SIZE_MAX && keep->used > keep->zero_from)
+        keep->zero_from = keep->used; /* what was handed out may be dirty now */
     keep->used = 0;
     POISON(keep->data, keep->size);
     a->reserved = keep->size;

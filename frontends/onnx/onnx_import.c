@@ -661,7 +661,7 @@ static void resolve_outer(importer *im, fp_graph *g)
         if (!subst)
             subst = g_hash_table_new(g_direct_hash, g_direct_equal);
         g_hash_table_insert(subst, v, outer);
-        g_hash_table_remove(g->by_name, v->name);
+        fp_graph_forget(g, v);
         if (v->declared && outer->type == FP_TYPE_UNKNOWN) {
             outer->type = v->type;
             outer->dtype = v->dtype;
