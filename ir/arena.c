@@ -5,6 +5,7 @@
 
 #include <glib.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <string.h>
@@ -134,7 +135,8 @@ static inline void clear(block *b, size_t at, size_t size)
     memset(b->data + at, 0, MIN(size, b->zero_from - at));
 }
 
-void *fp_arena_alloc(fp_arena *a, size_t size)
+/* fp_arena_alloc, zeroing only when `zero`. */
+static inline void *arena_alloc(fp_arena *a, size_t size, bool zero)
 {
     g_assert(size <= SIZE_MAX - ARENA_ALIGN);
     size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
@@ -149,7 +151,8 @@ void *fp_arena_alloc(fp_arena *a, size_t size)
             b->next = nb;
             nb->used = size;
             UNPOISON(nb->data, size);
-            clear(nb, 0, size);
+            if (zero)
+                clear(nb, 0, size);
             return nb->data;
         }
         nb->next = b;
@@ -158,9 +161,13 @@ void *fp_arena_alloc(fp_arena *a, size_t size)
     size_t at = b->used;
     b->used += size;
     UNPOISON(b->data + at, size);
-    clear(b, at, size);
+    if (zero)
+        clear(b, at, size);
     return b->data + at;
 }
+
+void *fp_arena_alloc(fp_arena *a, size_t size) { return arena_alloc(a, size, true); }
+void *fp_arena_alloc_raw(fp_arena *a, size_t size) { return arena_alloc(a, size, false); }
 
 void *fp_arena_calloc(fp_arena *a, size_t n, size_t size)
 {
@@ -180,7 +187,8 @@ void *fp_arena_memdup(fp_arena *a, const void *p, size_t size)
 
 char *fp_arena_strndup(fp_arena *a, const char *s, size_t len)
 {
-    char *q = fp_arena_alloc(a, len + 1);
+    g_assert(len < SIZE_MAX);
+    char *q = arena_alloc(a, len + 1, false);
     if (len)
         memcpy(q, s, len);
     q[len] = 0;
