@@ -2,6 +2,7 @@
 #include "graph.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 G_DEFINE_QUARK(fp-ir-error-quark, fp_ir_error)
 
@@ -86,7 +87,7 @@ typedef struct {
 } str_entry;
 
 struct fp_strings {
-    uint64_t *slot;
+    uint64_t *slot;       /* slots_alloc */
     size_t cap, n;        /* cap a power of two */
     str_entry **chunk;    /* entries, ENTRY_CHUNK per chunk */
     size_t n_chunks;
@@ -122,10 +123,36 @@ static inline str_entry *entry_at(const struct fp_strings *t, uint32_t k)
     return &t->chunk[k >> ENTRY_CHUNK_BITS][k & (ENTRY_CHUNK - 1)];
 }
 
-static void strings_grow(struct fp_strings *t)
+/* Zeroed slots: a big array is mapped on its own, so that the ones a growing table leaves behind
+ * go back to the system instead of staying in malloc's heap. */
+#define SLOTS_MAP_BYTES ((size_t)1 << 20)
+
+static uint64_t *slots_alloc(size_t cap)
+{
+    if (cap * sizeof(uint64_t) >= SLOTS_MAP_BYTES) {
+        void *p = mmap(NULL, cap * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            g_error("out of memory: %zu bytes", cap * sizeof(uint64_t));
+        return p;
+    }
+    return g_new0(uint64_t, cap);
+}
+
+static void slots_free(uint64_t *slot, size_t cap)
+{
+    if (cap * sizeof(uint64_t) >= SLOTS_MAP_BYTES)
+        munmap(slot, cap * sizeof(uint64_t));
+    else
+        g_free(slot);
+}
+
+/* Doubles the slots until `more` strings can be added without growing. */
+static void strings_grow(struct fp_strings *t, size_t more)
 {
     size_t cap = t->cap * 2;
-    uint64_t *slot = g_new0(uint64_t, cap);
+    while (4 * (t->n + more) > 3 * cap)
+        cap *= 2;
+    uint64_t *slot = slots_alloc(cap);
     for (size_t i = 0; i < t->cap; i++) {
         uint64_t x = t->slot[i];
         if (!x)
@@ -135,7 +162,7 @@ static void strings_grow(struct fp_strings *t)
             j = (j + 1) & (cap - 1);
         slot[j] = x;
     }
-    g_free(t->slot);
+    slots_free(t->slot, t->cap);
     t->slot = slot;
     t->cap = cap;
 }
@@ -170,7 +197,7 @@ static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
     e->val = NULL;
     t->slot[i] = ((uint64_t)h32 << 32) | ((uint64_t)k + 1);
     if (4 * t->n > 3 * t->cap)
-        strings_grow(t);
+        strings_grow(t, 0);
     return e;
 }
 
@@ -180,7 +207,7 @@ fp_model *fp_model_new(const char *path, const char *format)
     m->arena = fp_arena_new();
     m->strings = g_new0(struct fp_strings, 1);
     m->strings->cap = 256;
-    m->strings->slot = g_new0(uint64_t, m->strings->cap);
+    m->strings->slot = slots_alloc(m->strings->cap);
     m->blobs = g_new(struct fp_blobs, 1);
     blobs_init(m->blobs, 256);
     m->graphs = g_ptr_array_new();
@@ -209,7 +236,7 @@ void fp_model_free(fp_model *m)
     for (guint i = 0; i < m->graphs->len; i++)
         graph_free_indexes(g_ptr_array_index(m->graphs, i));
     g_ptr_array_free(m->graphs, TRUE);
-    g_free(m->strings->slot);
+    slots_free(m->strings->slot, m->strings->cap);
     g_free(m->strings->chunk);
     g_free(m->strings);
     blobs_clear(m->blobs);
@@ -269,6 +296,21 @@ fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node 
     if (!m->main)
         m->main = g;
     return g;
+}
+
+void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values)
+{
+    if (!g->nodes->len && n_nodes > 64) {
+        g_ptr_array_free(g->nodes, TRUE);
+        g->nodes = g_ptr_array_sized_new(n_nodes);
+    }
+    if (!g->values->len && n_values > 64) {
+        g_ptr_array_free(g->values, TRUE);
+        g->values = g_ptr_array_sized_new(n_values);
+    }
+    struct fp_strings *t = g->model->strings;
+    if (4 * (t->n + (size_t)n_values) > 3 * t->cap)
+        strings_grow(t, n_values);
 }
 
 /* The value of entry e in g, or NULL. */

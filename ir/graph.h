@@ -91,9 +91,9 @@ typedef enum {
 
 typedef struct {
     fp_dtype dtype;
+    fp_data_where where;
     fp_shape shape;  /* always static for a tensor */
     uint64_t nbytes; /* payload size per dtype and dims (0 if it overflows or unsized) */
-    fp_data_where where;
     const void *data; /* FP_DATA_INLINE: nbytes of values; for FP_DT_STRING an array of
                          numel `const char *` (nbytes is 0) */
     uint64_t offset, length;
@@ -176,9 +176,7 @@ typedef enum {
 
 typedef struct {
     const char *name;
-    fp_attr_type type;
     const char *ref_attr_name; /* function attribute reference, else NULL */
-    uint32_t n;                /* element count for list types; string length for STRING */
     union {
         double f;
         int64_t i;
@@ -191,6 +189,8 @@ typedef struct {
         fp_tensor **tensors;
         fp_graph **graphs;
     } u;
+    fp_attr_type type;
+    uint32_t n;                /* element count for list types; string length for STRING */
 } fp_attr;
 
 /* Node flags */
@@ -297,6 +297,12 @@ fp_dim *fp_intern_dims(fp_model *m, const fp_dim *dims, int32_t rank);
 
 /* New graph; the first one created becomes m->main. parent/owner NULL for the main graph. */
 fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node *owner);
+
+/* Makes room for n_nodes nodes and n_values values in g (and their names in the intern table), as
+ * a frontend that knows the counts before it reads the graph asks: the indexes then grow in one
+ * step instead of by doubling, which leaves the smaller copies behind in malloc's heap. A hint:
+ * more may be added. */
+void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values);
 
 /* The value called `name` in g, created as FP_VALUE_INTERMEDIATE with unknown type if absent.
  * `name` need not be interned. */

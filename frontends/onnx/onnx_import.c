@@ -727,7 +727,7 @@ typedef struct {
     const uint8_t *data; /* the GraphProto's fields, serialized */
     size_t len;
     const Onnx__GraphProto *head; /* its other fields (name, doc_string, ...), unpacked */
-    size_t n_node;
+    size_t n_node, n_values; /* nodes, and initializers + inputs + nodes: a lower bound of the values */
     const uint8_t *from[16], *to[16]; /* per element field (numbers below 16): from its first element
                                          to the end of its last one (split_graph); NULL when none */
     fp_arena *scratch; /* one element at a time */
@@ -1022,6 +1022,8 @@ static bool import_graph_wire(importer *im, wire_graph *wg, fp_graph *g)
 {
     bool malformed = false;
     size_t n_init = 0, n_in = 0, n_node = 0, n_out = 0, n_vi = 0;
+    if (wg->n_node <= im->max_nodes)
+        fp_graph_reserve(g, (uint32_t)wg->n_node, (uint32_t)MIN(wg->n_values, 4 * im->max_nodes));
     bool ok = begin_graph(im, g, wg->head->name) && import_elements(im, wg, g, 5, &n_init, &malformed) &&
               import_elements(im, wg, g, 15, &n_init, &malformed) && import_elements(im, wg, g, 11, &n_in, &malformed);
     if (ok && wg->n_node > im->max_nodes)
@@ -1077,6 +1079,7 @@ static bool split_graph(wire_graph *wg, GByteArray *rest)
         if (f.wire != 2)
             return false;
         wg->n_node += f.number == 1;
+        wg->n_values += f.number == 1 || f.number == 5 || f.number == 11 || f.number == 15;
         if (!wg->from[f.number])
             wg->from[f.number] = start;
         wg->to[f.number] = p;
