@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 G_DEFINE_QUARK(fp-pbskel-error-quark, fp_pbskel_error)
@@ -16,6 +17,109 @@ G_DEFINE_QUARK(fp-pbskel-error-quark, fp_pbskel_error)
  * window doubles it up to WINDOW: a tensor header between two payloads costs one page, not 64 KiB
  * of the payload that follows it, while long runs of metadata still stream in WINDOW reads. */
 #define WINDOW_MIN (4 * 1024)
+
+/* The skeleton being written: a growable buffer. Up to OUT_MAP_FROM bytes it is g_malloc'd; past
+ * that it moves once to a mapping sized for the whole input (a skeleton is never longer than its
+ * input), so that growing never copies it again and only the pages written become resident. */
+#define OUT_MAP_FROM ((size_t)4 << 20)
+
+typedef struct {
+    uint8_t *data;
+    guint len;
+    size_t cap;
+    void *map; /* data is this mapping of map_len bytes, else g_malloc'd */
+    size_t map_len;
+    uint64_t hint; /* the input's size */
+} outbuf;
+
+/* Room for `more` bytes past out->len (not counted in len); aborts on out-of-memory. */
+static void out_reserve(outbuf *out, size_t more)
+{
+    size_t need = (size_t)out->len + more;
+    if (need <= out->cap)
+        return;
+    size_t cap = MAX(need, 2 * out->cap);
+    if (cap >= OUT_MAP_FROM) {
+        if (!out->map && out->hint + 64 > cap && out->hint < SIZE_MAX / 2)
+            cap = (size_t)out->hint + 64;
+        const size_t huge = (size_t)2 << 20;
+        size_t len = (cap + huge - 1) & ~(huge - 1);
+        void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (map != MAP_FAILED) {
+#ifdef MADV_HUGEPAGE
+            /* past the first OUT_MAP_FROM bytes: a skeleton that big is written whole */
+            uintptr_t from = ((uintptr_t)map + OUT_MAP_FROM + huge - 1) & ~(uintptr_t)(huge - 1);
+            if (from < (uintptr_t)map + len)
+                (void)madvise((void *)from, (uintptr_t)map + len - from, MADV_HUGEPAGE);
+#endif
+            if (out->len)
+                memcpy(map, out->data, out->len);
+            if (out->map)
+                munmap(out->map, out->map_len);
+            else
+                g_free(out->data);
+            out->data = map;
+            out->map = map;
+            out->map_len = len;
+            out->cap = len;
+            return;
+        }
+    }
+    if (out->map) { /* mmap failed: back to the heap */
+        uint8_t *d = g_malloc(cap);
+        memcpy(d, out->data, out->len);
+        munmap(out->map, out->map_len);
+        out->map = NULL;
+        out->data = d;
+    } else {
+        out->data = g_realloc(out->data, cap);
+    }
+    out->cap = cap;
+}
+
+static inline void out_append(outbuf *out, const void *p, size_t n)
+{
+    out_reserve(out, n);
+    memcpy(out->data + out->len, p, n);
+    out->len += (guint)n;
+}
+
+static void out_set_size(outbuf *out, guint len)
+{
+    if (len > out->len)
+        out_reserve(out, len - out->len);
+    out->len = len;
+}
+
+static void out_unmap(gpointer p)
+{
+    outbuf *out = p;
+    munmap(out->map, out->map_len);
+    g_free(out);
+}
+
+/* The written bytes as GBytes; out is emptied. */
+static GBytes *out_steal(outbuf *out)
+{
+    GBytes *b;
+    if (out->map) {
+        outbuf *keep = g_memdup2(out, sizeof *out);
+        b = g_bytes_new_with_free_func(out->data, out->len, out_unmap, keep);
+    } else {
+        b = g_bytes_new_take(out->data, out->len);
+    }
+    *out = (outbuf){0};
+    return b;
+}
+
+static void out_clear(outbuf *out)
+{
+    if (out->map)
+        munmap(out->map, out->map_len);
+    else
+        g_free(out->data);
+    *out = (outbuf){0};
+}
 
 typedef struct {
     /* source: mem != NULL, or fd with a window buf[0..buf_len) holding bytes from buf_off */
@@ -27,7 +131,7 @@ typedef struct {
     size_t buf_len;
     size_t win; /* size of the next read: WINDOW_MIN..WINDOW (see WINDOW_MIN) */
     fp_pbskel_strip_fn strip;
-    GByteArray *out; /* the skeleton; sub-messages are written in place (see walk) */
+    outbuf out; /* the skeleton; sub-messages are written in place (see walk) */
     GError **error;
     /* FP_PBSKEL_FAST: every non-message field reachable from the root (pairs of descriptors), and
      * what `strip` answered so far: a sub-message of at most keep_max bytes holds nothing to strip,
@@ -65,14 +169,14 @@ static const uint8_t *src_at(skel *s, uint64_t pos, size_t n)
 }
 
 /* Appends source bytes [pos, pos+n) to out. */
-static bool src_copy(skel *s, uint64_t pos, uint64_t n, GByteArray *out)
+static bool src_copy(skel *s, uint64_t pos, uint64_t n, outbuf *out)
 {
     while (n > 0) {
         size_t chunk = (size_t)MIN(n, (uint64_t)WINDOW);
         const uint8_t *p = src_at(s, pos, chunk);
         if (!p)
             return false;
-        g_byte_array_append(out, p, (guint)chunk);
+        out_append(out, p, chunk);
         pos += chunk;
         n -= chunk;
     }
@@ -98,7 +202,7 @@ static int src_varint(skel *s, uint64_t *pos, uint64_t end, uint64_t *v)
     return 1;
 }
 
-static void put_varint(GByteArray *out, uint64_t v)
+static void put_varint(outbuf *out, uint64_t v)
 {
     uint8_t buf[10];
     unsigned n = 0;
@@ -106,7 +210,7 @@ static void put_varint(GByteArray *out, uint64_t v)
         buf[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
         v >>= 7;
     } while (v);
-    g_byte_array_append(out, buf, n);
+    out_append(out, buf, n);
 }
 
 static void put_le(uint8_t *p, uint64_t v, int bytes)
@@ -115,13 +219,7 @@ static void put_le(uint8_t *p, uint64_t v, int bytes)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint64_t get_le(const uint8_t *p, int bytes)
-{
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
+static uint64_t get_le(const uint8_t *p, int bytes) { return fp_pbskel_le(p, bytes); }
 
 static bool fail(skel *s, uint64_t at, const ProtobufCMessageDescriptor *d, const char *field, const char *what)
 {
@@ -188,7 +286,7 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                     d->name);
         return false;
     }
-    GByteArray *out = s->out;
+    outbuf *out = &s->out;
     uint64_t seen[FP_PBSKEL_SEEN];
     for (unsigned i = 0; i < FP_PBSKEL_SEEN; i++)
         seen[i] = UINT64_MAX;
@@ -234,7 +332,7 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                     return fail(s, start, d, fname, "message too large");
                 put_varint(out, tag);
                 guint at = out->len;
-                g_byte_array_set_size(out, at + room);
+                out_set_size(out, at + room);
                 if (!walk(s, f->descriptor, payload, p, depth + 1))
                     return false;
                 /* re-emit with the new length: the child may have shrunk */
@@ -242,7 +340,7 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                 unsigned k = varint_size(clen);
                 if (k < room) {
                     memmove(out->data + at + k, out->data + at + room, clen);
-                    g_byte_array_set_size(out, at + k + clen);
+                    out_set_size(out, at + k + clen);
                 }
                 for (unsigned i = 0; i < k; i++, clen >>= 7)
                     out->data[at + i] = (uint8_t)((clen & 0x7f) | (i + 1 < k ? 0x80 : 0));
@@ -255,7 +353,7 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                 put_le(m + 12, len, 8);
                 put_varint(out, ((uint64_t)FP_PBSKEL_MARKER_FIELD << 3) | 2);
                 put_varint(out, sizeof m);
-                g_byte_array_append(out, m, sizeof m);
+                out_append(out, m, sizeof m);
                 continue;
             }
             break;
@@ -281,11 +379,11 @@ static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d, unsigned flag
         s->strip_min = UINT64_MAX;
         collect_fields(s, d, seen);
     }
-    s->out = g_byte_array_sized_new((guint)MIN(s->size, (uint64_t)(1u << 20)));
+    s->out.hint = s->size;
+    out_reserve(&s->out, (size_t)MIN(s->size, (uint64_t)(1u << 20)));
     if (walk(s, d, 0, s->size, 0))
-        result = g_byte_array_free_to_bytes(g_steal_pointer(&s->out));
-    if (s->out)
-        g_byte_array_free(s->out, TRUE);
+        result = out_steal(&s->out);
+    out_clear(&s->out);
     g_free(s->buf);
     if (s->probe)
         g_ptr_array_free(s->probe, TRUE);
@@ -348,51 +446,11 @@ bool fp_pbskel_numbers_valid(const ProtobufCMessage *msg)
     return true;
 }
 
-/* Decodes a varint at *p (before end); false when truncated or longer than 10 bytes. */
-static bool mem_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (unsigned i = 0; i < 10 && *p + i < end; i++) {
-        r |= (uint64_t)((*p)[i] & 0x7f) << (7 * i);
-        if (!((*p)[i] & 0x80)) {
-            *p += i + 1;
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
+bool fp_pbskel_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) { return fp_pbskel_varint_inline(p, end, v); }
 
 bool fp_pbskel_next_field(const uint8_t **p, const uint8_t *end, fp_pbskel_field *f)
 {
-    const uint8_t *q = *p;
-    uint64_t tag, len = 0;
-    if (!mem_varint(&q, end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
-        return false;
-    *f = (fp_pbskel_field){.number = (uint32_t)(tag >> 3), .wire = (uint32_t)(tag & 7)};
-    switch (f->wire) {
-    case 0:
-        if (!mem_varint(&q, end, &len))
-            return false;
-        break;
-    case 1:
-    case 5:
-        if ((size_t)(end - q) < (f->wire == 1 ? 8u : 4u))
-            return false;
-        q += f->wire == 1 ? 8 : 4;
-        break;
-    case 2:
-        if (!mem_varint(&q, end, &len) || len > (uint64_t)(end - q))
-            return false;
-        f->payload = q;
-        f->len = (size_t)len;
-        q += len;
-        break;
-    default:
-        return false;
-    }
-    *p = q;
-    return true;
+    return fp_pbskel_next_field_inline(p, end, f);
 }
 
 unsigned fp_pbskel_markers(const ProtobufCMessage *msg, fp_pbskel_marker *out, unsigned max)

@@ -79,12 +79,84 @@ typedef struct {
     uint32_t wire;          /* wire type: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32 */
     const uint8_t *payload; /* wire type 2: first byte of the payload, else NULL */
     size_t len;             /* wire type 2: payload length, else 0 */
+    uint64_t value;         /* wire type 0: the varint; 1 and 5: the fixed64 / fixed32 (little-endian) */
 } fp_pbskel_field;
 
 /* Reads the field that starts at *p (before end) into *f and moves *p past it, so that a caller
  * can visit a message's fields in order without unpacking it (e.g. a skeleton's repeated fields
  * one at a time). False, *p unchanged, on a truncated or invalid field or a group. */
 bool fp_pbskel_next_field(const uint8_t **p, const uint8_t *end, fp_pbskel_field *f);
+
+/* Decodes the varint at *p (before end) into *v and moves *p past it: as protobuf-c reads one (up
+ * to 10 bytes, bits past the 64th dropped). False, *p unchanged, when truncated or longer. */
+bool fp_pbskel_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+
+/* Inline versions of fp_pbskel_varint and fp_pbskel_next_field, for loops over many small fields. */
+static inline bool fp_pbskel_varint_inline(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *q = *p;
+    if (q < end && !(q[0] & 0x80)) { /* one byte: tags and short lengths */
+        *v = q[0];
+        *p = q + 1;
+        return true;
+    }
+    uint64_t r = 0;
+    for (unsigned i = 0; i < 10 && q + i < end; i++) {
+        r |= (uint64_t)(q[i] & 0x7f) << (7 * i);
+        if (!(q[i] & 0x80)) {
+            *p = q + i + 1;
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The `bytes`-byte little-endian integer at p. */
+static inline uint64_t fp_pbskel_le(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static inline bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t *end, fp_pbskel_field *f)
+{
+    const uint8_t *q = *p;
+    uint64_t tag, len = 0;
+    if (!fp_pbskel_varint_inline(&q, end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+        return false;
+    f->number = (uint32_t)(tag >> 3);
+    f->wire = (uint32_t)(tag & 7);
+    f->payload = NULL;
+    f->len = 0;
+    f->value = 0;
+    switch (f->wire) {
+    case 0:
+        if (!fp_pbskel_varint_inline(&q, end, &f->value))
+            return false;
+        break;
+    case 1:
+    case 5:
+        if ((size_t)(end - q) < (f->wire == 1 ? 8u : 4u))
+            return false;
+        f->value = fp_pbskel_le(q, f->wire == 1 ? 8 : 4);
+        q += f->wire == 1 ? 8 : 4;
+        break;
+    case 2:
+        if (!fp_pbskel_varint_inline(&q, end, &len) || len > (uint64_t)(end - q))
+            return false;
+        f->payload = q;
+        f->len = (size_t)len;
+        q += len;
+        break;
+    default:
+        return false;
+    }
+    *p = q;
+    return true;
+}
 
 /* The markers found among an unpacked message's unknown fields; returns how many were written
  * (at most max). */

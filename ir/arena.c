@@ -5,6 +5,7 @@
 
 #include <glib.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 typedef struct block {
     struct block *next;
     size_t size, used;
+    size_t zero_from; /* data[zero_from..size) is known to be zero (fresh from mmap, never handed out) */
     void *map;      /* the mapping holding the block (block_alloc), NULL when from g_malloc */
     size_t map_len;
     _Alignas(16) unsigned char data[];
@@ -88,6 +90,7 @@ static block *block_alloc(size_t bytes)
         if (map != MAP_FAILED) {
             block *b = (block *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
             advise_huge(b, bytes);
+            b->zero_from = 0;
             b->map = map;
             b->map_len = len;
             return b;
@@ -95,6 +98,7 @@ static block *block_alloc(size_t bytes)
     }
     block *b = g_malloc(bytes);
     b->map = NULL;
+    b->zero_from = SIZE_MAX;
     return b;
 }
 
@@ -120,7 +124,19 @@ static block *new_block(fp_arena *a, size_t need)
     return b;
 }
 
-void *fp_arena_alloc(fp_arena *a, size_t size)
+/* Zeroes data[at..at+size) of b where it may not be zero yet: a mapped block is zero from the
+ * system, so only what a reset gave back needs clearing (no write, and no page touched, for the
+ * rest: the caller touches what it uses). Memory past b->used is never written, so zero_from
+ * moves only on a reset. */
+static inline void clear(block *b, size_t at, size_t size)
+{
+    if (at >= b->zero_from)
+        return;
+    memset(b->data + at, 0, MIN(size, b->zero_from - at));
+}
+
+/* fp_arena_alloc, zeroing only when `zero`. */
+static inline void *arena_alloc(fp_arena *a, size_t size, bool zero)
 {
     g_assert(size <= SIZE_MAX - ARENA_ALIGN);
     size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
@@ -135,18 +151,23 @@ void *fp_arena_alloc(fp_arena *a, size_t size)
             b->next = nb;
             nb->used = size;
             UNPOISON(nb->data, size);
-            memset(nb->data, 0, size);
+            if (zero)
+                clear(nb, 0, size);
             return nb->data;
         }
         nb->next = b;
         a->head = b = nb;
     }
-    void *p = b->data + b->used;
+    size_t at = b->used;
     b->used += size;
-    UNPOISON(p, size);
-    memset(p, 0, size);
-    return p;
+    UNPOISON(b->data + at, size);
+    if (zero)
+        clear(b, at, size);
+    return b->data + at;
 }
+
+void *fp_arena_alloc(fp_arena *a, size_t size) { return arena_alloc(a, size, true); }
+void *fp_arena_alloc_raw(fp_arena *a, size_t size) { return arena_alloc(a, size, false); }
 
 void *fp_arena_calloc(fp_arena *a, size_t n, size_t size)
 {
@@ -166,7 +187,8 @@ void *fp_arena_memdup(fp_arena *a, const void *p, size_t size)
 
 char *fp_arena_strndup(fp_arena *a, const char *s, size_t len)
 {
-    char *q = fp_arena_alloc(a, len + 1);
+    g_assert(len < SIZE_MAX);
+    char *q = arena_alloc(a, len + 1, false);
     if (len)
         memcpy(q, s, len);
     q[len] = 0;
@@ -183,6 +205,8 @@ void fp_arena_reset(fp_arena *a)
         block_free(b);
     }
     keep->next = NULL;
+    if (keep->zero_from != SIZE_MAX && keep->used > keep->zero_from)
+        keep->zero_from = keep->used; /* what was handed out may be dirty now */
     keep->used = 0;
     POISON(keep->data, keep->size);
     a->reserved = keep->size;

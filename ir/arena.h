@@ -12,6 +12,8 @@ void fp_arena_free(fp_arena *a);
 /* Zeroed memory, 16-byte aligned, valid until fp_arena_free. Aborts on out-of-memory
  * (as g_malloc does); a size whose rounding would overflow is a bug (g_assert). */
 void *fp_arena_alloc(fp_arena *a, size_t size);
+/* fp_arena_alloc without the zeroing: the caller writes every byte it reads. */
+void *fp_arena_alloc_raw(fp_arena *a, size_t size);
 /* n elements of size each, with overflow check. */
 void *fp_arena_calloc(fp_arena *a, size_t n, size_t size);
 void *fp_arena_memdup(fp_arena *a, const void *p, size_t size);

@@ -2,6 +2,7 @@
 #include "graph.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 G_DEFINE_QUARK(fp-ir-error-quark, fp_ir_error)
 
@@ -70,11 +71,143 @@ static void blobs_grow(struct fp_blobs *t)
     blobs_clear(&old);
 }
 
+/* The intern table of fp_intern: open addressing with linear probing, at most 3/4 full. A slot
+ * holds a string's hash (high 32 bits) and its entry number + 1 (low 32 bits; 0: empty slot), so
+ * that a probe compares hashes without touching the strings. Entries live in chunks of the arena
+ * (never moved); each keeps, besides the string, the value of that name in one graph of the model
+ * (the first created; fp_graph_value), so that finding a value by name hashes the name once. The
+ * same struct also holds the slab that values are cut from and a cache of fp_model_opset. */
+#define ENTRY_CHUNK_BITS 12
+#define ENTRY_CHUNK (1u << ENTRY_CHUNK_BITS)
+#define VALUE_SLAB 64
+
+typedef struct {
+    const char *s;
+    fp_value *val; /* the value of this name in val->graph, or NULL */
+} str_entry;
+
+struct fp_strings {
+    uint64_t *slot;       /* slots_alloc */
+    size_t cap, n;        /* cap a power of two */
+    str_entry **chunk;    /* entries, ENTRY_CHUNK per chunk */
+    size_t n_chunks;
+    fp_value *slab;       /* values not handed out yet */
+    uint32_t slab_left;
+    const char *opset_domain; /* fp_node_new's last domain and its opset ... */
+    int64_t opset_version;
+    const fp_opset *opset_of; /* ... as found in this array of n_opset_of */
+    uint32_t n_opset_of;
+};
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        w = 0;
+        memcpy(&w, s + i, n - i);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    }
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 32);
+}
+
+static inline str_entry *entry_at(const struct fp_strings *t, uint32_t k)
+{
+    return &t->chunk[k >> ENTRY_CHUNK_BITS][k & (ENTRY_CHUNK - 1)];
+}
+
+/* Zeroed slots: a big array is mapped on its own, so that the ones a growing table leaves behind
+ * go back to the system instead of staying in malloc's heap. */
+#define SLOTS_MAP_BYTES ((size_t)1 << 20)
+
+static uint64_t *slots_alloc(size_t cap)
+{
+    if (cap * sizeof(uint64_t) >= SLOTS_MAP_BYTES) {
+        void *p = mmap(NULL, cap * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            g_error("out of memory: %zu bytes", cap * sizeof(uint64_t));
+        return p;
+    }
+    return g_new0(uint64_t, cap);
+}
+
+static void slots_free(uint64_t *slot, size_t cap)
+{
+    if (cap * sizeof(uint64_t) >= SLOTS_MAP_BYTES)
+        munmap(slot, cap * sizeof(uint64_t));
+    else
+        g_free(slot);
+}
+
+/* Doubles the slots until `more` strings can be added without growing. */
+static void strings_grow(struct fp_strings *t, size_t more)
+{
+    size_t cap = t->cap * 2;
+    while (4 * (t->n + more) > 3 * cap)
+        cap *= 2;
+    uint64_t *slot = slots_alloc(cap);
+    for (size_t i = 0; i < t->cap; i++) {
+        uint64_t x = t->slot[i];
+        if (!x)
+            continue;
+        size_t j = (size_t)(x >> 32) & (cap - 1);
+        while (slot[j])
+            j = (j + 1) & (cap - 1);
+        slot[j] = x;
+    }
+    slots_free(t->slot, t->cap);
+    t->slot = slot;
+    t->cap = cap;
+}
+
+/* The entry of the n bytes at s (no NUL among them); added when absent and `add`, else NULL. */
+static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
+{
+    struct fp_strings *t = m->strings;
+    uint64_t h = str_hash(s, n);
+    uint32_t h32 = (uint32_t)h;
+    size_t i = (size_t)h & (t->cap - 1);
+    for (;; i = (i + 1) & (t->cap - 1)) {
+        uint64_t x = t->slot[i];
+        if (!x)
+            break;
+        if ((uint32_t)(x >> 32) != h32)
+            continue;
+        str_entry *e = entry_at(t, (uint32_t)x - 1);
+        if (e->s[n] == 0 && strncmp(e->s, s, n) == 0)
+            return e;
+    }
+    if (!add)
+        return NULL;
+    g_assert(t->n < UINT32_MAX - 1);
+    uint32_t k = (uint32_t)t->n++;
+    if ((k >> ENTRY_CHUNK_BITS) >= t->n_chunks) {
+        t->chunk = g_renew(str_entry *, t->chunk, t->n_chunks + 1);
+        t->chunk[t->n_chunks++] = fp_arena_alloc(m->arena, ENTRY_CHUNK * sizeof(str_entry));
+    }
+    str_entry *e = entry_at(t, k);
+    e->s = fp_arena_strndup(m->arena, s, n);
+    e->val = NULL;
+    t->slot[i] = ((uint64_t)h32 << 32) | ((uint64_t)k + 1);
+    if (4 * t->n > 3 * t->cap)
+        strings_grow(t, 0);
+    return e;
+}
+
 fp_model *fp_model_new(const char *path, const char *format)
 {
     fp_model *m = g_new0(fp_model, 1);
     m->arena = fp_arena_new();
-    m->strings = g_hash_table_new(g_str_hash, g_str_equal);
+    m->strings = g_new0(struct fp_strings, 1);
+    m->strings->cap = 256;
+    m->strings->slot = slots_alloc(m->strings->cap);
     m->blobs = g_new(struct fp_blobs, 1);
     blobs_init(m->blobs, 256);
     m->graphs = g_ptr_array_new();
@@ -91,7 +224,8 @@ static void graph_free_indexes(fp_graph *g)
     g_ptr_array_free(g->inputs, TRUE);
     g_ptr_array_free(g->outputs, TRUE);
     g_ptr_array_free(g->initializers, TRUE);
-    g_hash_table_destroy(g->by_name);
+    if (g->by_name)
+        g_hash_table_destroy(g->by_name);
     g_free(g->use_pool);
 }
 
@@ -102,7 +236,9 @@ void fp_model_free(fp_model *m)
     for (guint i = 0; i < m->graphs->len; i++)
         graph_free_indexes(g_ptr_array_index(m->graphs, i));
     g_ptr_array_free(m->graphs, TRUE);
-    g_hash_table_destroy(m->strings);
+    slots_free(m->strings->slot, m->strings->cap);
+    g_free(m->strings->chunk);
+    g_free(m->strings);
     blobs_clear(m->blobs);
     g_free(m->blobs);
     fp_arena_free(m->arena);
@@ -114,26 +250,7 @@ const char *fp_intern(fp_model *m, const char *s, gssize len)
     size_t n = len < 0 ? strlen(s) : (size_t)len;
     if (len >= 0 && memchr(s, 0, n)) /* embedded NUL: never a name, keep a private copy */
         return fp_arena_strndup(m->arena, s, n);
-    char stackbuf[256];
-    const char *key = s;
-    char *heap = NULL;
-    if (len >= 0) {
-        if (n < sizeof stackbuf) {
-            memcpy(stackbuf, s, n);
-            stackbuf[n] = 0;
-            key = stackbuf;
-        } else {
-            key = heap = g_strndup(s, n);
-        }
-    }
-    const char *found = g_hash_table_lookup(m->strings, key);
-    if (!found) {
-        char *copy = fp_arena_strndup(m->arena, key, n);
-        g_hash_table_add(m->strings, copy);
-        found = copy;
-    }
-    g_free(heap);
-    return found;
+    return strings_entry(m, s, n, true)->s;
 }
 
 const void *fp_intern_blob(fp_model *m, const void *p, size_t size)
@@ -175,38 +292,79 @@ fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node 
     g->inputs = g_ptr_array_new();
     g->outputs = g_ptr_array_new();
     g->initializers = g_ptr_array_new();
-    g->by_name = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_ptr_array_add(m->graphs, g);
     if (!m->main)
         m->main = g;
     return g;
 }
 
+void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values)
+{
+    if (!g->nodes->len && n_nodes > 64) {
+        g_ptr_array_free(g->nodes, TRUE);
+        g->nodes = g_ptr_array_sized_new(n_nodes);
+    }
+    if (!g->values->len && n_values > 64) {
+        g_ptr_array_free(g->values, TRUE);
+        g->values = g_ptr_array_sized_new(n_values);
+    }
+    struct fp_strings *t = g->model->strings;
+    if (4 * (t->n + (size_t)n_values) > 3 * t->cap)
+        strings_grow(t, n_values);
+}
+
+/* The value of entry e in g, or NULL. */
+static fp_value *entry_value(const fp_graph *g, const str_entry *e)
+{
+    if (e->val && e->val->graph == g)
+        return e->val;
+    return g->by_name ? g_hash_table_lookup(g->by_name, e->s) : NULL;
+}
+
 fp_value *fp_graph_find(const fp_graph *g, const char *name)
 {
-    const char *key = g_hash_table_lookup(g->model->strings, name);
-    return key ? g_hash_table_lookup(g->by_name, key) : NULL;
+    const str_entry *e = strings_entry(g->model, name, strlen(name), false);
+    return e ? entry_value(g, e) : NULL;
 }
 
 fp_value *fp_graph_lookup(const fp_graph *g, const char *name)
 {
+    const str_entry *e = strings_entry(g->model, name, strlen(name), false);
+    if (!e)
+        return NULL;
     for (; g; g = g->parent) {
-        fp_value *v = fp_graph_find(g, name);
+        fp_value *v = entry_value(g, e);
         if (v)
             return v;
     }
     return NULL;
 }
 
-fp_value *fp_graph_value(fp_graph *g, const char *name)
+void fp_graph_forget(fp_graph *g, fp_value *v)
 {
-    const char *key = fp_intern(g->model, name, -1);
-    fp_value *v = g_hash_table_lookup(g->by_name, key);
+    str_entry *e = strings_entry(g->model, v->name, strlen(v->name), false);
+    if (e && e->val == v)
+        e->val = NULL;
+    else if (g->by_name)
+        g_hash_table_remove(g->by_name, v->name);
+}
+
+fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
+{
+    fp_model *m = g->model;
+    str_entry *e = strings_entry(m, name, len, true);
+    fp_value *v = entry_value(g, e);
     if (v)
         return v;
-    v = fp_arena_alloc(g->model->arena, sizeof *v);
+    struct fp_strings *t = m->strings;
+    if (!t->slab_left) {
+        t->slab = fp_arena_alloc(m->arena, VALUE_SLAB * sizeof *v);
+        t->slab_left = VALUE_SLAB;
+    }
+    v = t->slab++;
+    t->slab_left--;
     v->id = g->values->len;
-    v->name = key;
+    v->name = e->s;
     v->graph = g;
     v->kind = FP_VALUE_INTERMEDIATE;
     v->type = FP_TYPE_UNKNOWN;
@@ -216,20 +374,51 @@ fp_value *fp_graph_value(fp_graph *g, const char *name)
     v->n_sval = -1;
     v->n_elems = -1;
     g_ptr_array_add(g->values, v);
-    g_hash_table_insert(g->by_name, (gpointer)key, v);
+    if (!e->val) {
+        e->val = v;
+    } else {
+        if (!g->by_name)
+            g->by_name = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_hash_table_insert(g->by_name, (gpointer)e->s, v);
+    }
     return v;
 }
 
-fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
-                     uint32_t n_inputs, uint32_t n_outputs)
+fp_value *fp_graph_value(fp_graph *g, const char *name) { return fp_graph_value_len(g, name, strlen(name)); }
+
+/* fp_model_opset of the domain of a new node: the same as the last node's in almost every model. */
+static int64_t node_opset(fp_model *m, const char *domain)
+{
+    struct fp_strings *t = m->strings;
+    if (t->opset_domain != domain || t->opset_of != m->opsets || t->n_opset_of != m->n_opsets) {
+        t->opset_domain = domain;
+        t->opset_version = fp_model_opset(m, domain);
+        t->opset_of = m->opsets;
+        t->n_opset_of = m->n_opsets;
+    }
+    return t->opset_version;
+}
+
+fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                           uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
 {
     fp_model *m = g->model;
-    fp_node *n = fp_arena_alloc(m->arena, sizeof *n);
+    /* one block: the node, its input and output arrays (at least one entry each), its attributes */
+    size_t n_in = n_inputs ? n_inputs : 1, n_out = n_outputs ? n_outputs : 1;
+    size_t bytes = sizeof(fp_node) + (n_in + n_out) * sizeof(fp_value *);
+    g_assert(n_attrs <= (SIZE_MAX - bytes) / sizeof(fp_attr));
+    fp_node *n = fp_arena_alloc(m->arena, bytes + (size_t)n_attrs * sizeof(fp_attr));
+    n->inputs = (fp_value **)(n + 1);
+    n->outputs = n->inputs + n_in;
+    if (n_attrs) {
+        n->attrs = (fp_attr *)(n->outputs + n_out);
+        n->n_attrs = n_attrs;
+    }
     n->id = g->nodes->len;
     n->op = op;
     n->op_type = fp_intern(m, op_type ? op_type : fp_op_name(op), -1);
     n->domain = fp_intern(m, domain ? domain : "", -1);
-    n->opset = fp_model_opset(m, n->domain);
+    n->opset = node_opset(m, n->domain);
     if (name && *name) {
         n->name = fp_intern(m, name, -1);
     } else {
@@ -240,10 +429,14 @@ fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *dom
     n->graph = g;
     n->n_inputs = n_inputs;
     n->n_outputs = n_outputs;
-    n->inputs = fp_arena_calloc(m->arena, n_inputs ? n_inputs : 1, sizeof(fp_value *));
-    n->outputs = fp_arena_calloc(m->arena, n_outputs ? n_outputs : 1, sizeof(fp_value *));
     g_ptr_array_add(g->nodes, n);
     return n;
+}
+
+fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                     uint32_t n_inputs, uint32_t n_outputs)
+{
+    return fp_node_new_attrs(g, op, op_type, domain, name, n_inputs, n_outputs, 0);
 }
 
 fp_node *fp_node_lookup(const fp_model *m, const char *name)

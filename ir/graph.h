@@ -91,9 +91,9 @@ typedef enum {
 
 typedef struct {
     fp_dtype dtype;
+    fp_data_where where;
     fp_shape shape;  /* always static for a tensor */
     uint64_t nbytes; /* payload size per dtype and dims (0 if it overflows or unsized) */
-    fp_data_where where;
     const void *data; /* FP_DATA_INLINE: nbytes of values; for FP_DT_STRING an array of
                          numel `const char *` (nbytes is 0) */
     uint64_t offset, length;
@@ -121,35 +121,39 @@ typedef struct {
     uint32_t port; /* input index; UINT32_MAX for an implicit (subgraph) use */
 } fp_use;
 
+/* Field order and widths keep the struct small (a million-node model has ~1.4 million values):
+ * pointers first, then 32-bit counts, then the enums as bytes. */
 struct fp_value {
-    uint32_t id; /* index in graph->values */
     const char *name;
     fp_graph *graph;
-    fp_value_kind kind;
-    fp_type_kind type;
-    fp_type_kind elem_kind; /* OPTIONAL: what it wraps (FP_TYPE_TENSOR or FP_TYPE_SEQUENCE) */
-    fp_dtype dtype; /* element type (of the tensor, or of the sequence/optional element) */
-    fp_shape shape;
-    bool is_output;       /* listed among graph outputs */
-    bool declared;        /* appeared in a value_info/input/output declaration */
-    fp_dtype decl_dtype;  /* type and shape as declared in the file (frontends set both these */
-    fp_shape decl_shape;  /*   and dtype/shape); shape inference recomputes dtype/shape from them */
     fp_node *producer;    /* NULL for inputs, initializers, unresolved */
-    uint32_t producer_port;
     fp_tensor *tensor;    /* initializer/constant metadata, else NULL */
+    fp_shape shape;
+    fp_shape decl_shape;  /* type and shape as declared in the file (frontends set decl_dtype/decl_shape
+                             and dtype/shape); shape inference recomputes dtype/shape from them */
+    fp_use *uses;         /* consumers, rebuilt by fp_graph_link */
     const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
                              interned; NULL when the format does not say (ONNX) */
     const char *origin_layout;    /* GE origin_format: the framework's layout, interned, or NULL */
     const fp_shape *origin_shape; /* GE origin_shape (framework-side shape), or NULL */
     /* set by shape inference: */
     fp_tensor *fold;      /* constant content computed at analysis time (inline), else NULL */
-    fp_dim *sval;         /* elements of a small integer vector/scalar (shape arithmetic: Shape->  */
-    int32_t n_sval;       /* Gather->Concat chains): sym NULL = the integer `value` (may be < 0),
-                             sym = a symbol, sym = fp_sval_unknown = unknown; n_sval < 0: unknown */
-    fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known; */
-    int32_t n_elems;      /*   n_elems < 0: length unknown (shape = common element shape) */
-    fp_use *uses;         /* consumers, rebuilt by fp_graph_link */
+    fp_dim *sval;         /* elements of a small integer vector/scalar (shape arithmetic: Shape->
+                             Gather->Concat chains): sym NULL = the integer `value` (may be < 0),
+                             sym = a symbol, sym = fp_sval_unknown = unknown */
+    fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known */
+    uint32_t id;          /* index in graph->values */
+    uint32_t producer_port;
     uint32_t n_uses;
+    int32_t n_sval;       /* n_sval < 0: sval unknown */
+    int32_t n_elems;      /* n_elems < 0: length unknown (shape = common element shape) */
+    uint8_t kind;         /* fp_value_kind */
+    uint8_t type;         /* fp_type_kind */
+    uint8_t elem_kind;    /* fp_type_kind; OPTIONAL: what it wraps (FP_TYPE_TENSOR or FP_TYPE_SEQUENCE) */
+    uint8_t dtype;        /* fp_dtype: element type (of the tensor, or of the sequence/optional element) */
+    uint8_t decl_dtype;   /* fp_dtype, as declared (see decl_shape) */
+    bool is_output;       /* listed among graph outputs */
+    bool declared;        /* appeared in a value_info/input/output declaration */
 };
 
 typedef enum {
@@ -172,9 +176,7 @@ typedef enum {
 
 typedef struct {
     const char *name;
-    fp_attr_type type;
     const char *ref_attr_name; /* function attribute reference, else NULL */
-    uint32_t n;                /* element count for list types; string length for STRING */
     union {
         double f;
         int64_t i;
@@ -187,6 +189,8 @@ typedef struct {
         fp_tensor **tensors;
         fp_graph **graphs;
     } u;
+    fp_attr_type type;
+    uint32_t n;                /* element count for list types; string length for STRING */
 } fp_attr;
 
 /* Node flags */
@@ -206,31 +210,33 @@ typedef struct {
     uint64_t params;      /* weight elements read */
 } fp_metrics;
 
+/* Field order: what every traversal reads (id, flags, the edge arrays and their counts) in the
+ * first 64 bytes. */
 struct fp_node {
     uint32_t id; /* index in graph->nodes */
-    fp_op op;
-    const char *op_type; /* as written in the model ("Conv", "Conv2D") */
-    const char *domain;  /* "" for the default domain */
-    int64_t opset;       /* version of `domain` in the model's opset imports; 0 if absent */
-    const char *name;    /* never NULL; synthesized "<op_type>_<index>" when the model has none */
+    uint32_t flags;
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+    uint32_t n_implicit;
+    uint32_t n_ctrl;
+    uint32_t n_attrs;
+    uint32_t n_subgraphs;
+    fp_value **inputs; /* NULL entry: omitted optional input (keeps its port) */
+    fp_value **outputs; /* NULL entry: omitted optional output */
+    fp_value **implicit; /* outer-scope values its subgraphs read (this graph or an ancestor) */
+    fp_node **ctrl; /* control dependencies (GE `src:-1` edges) */
     fp_graph *graph;
     fp_attr *attrs;
-    uint32_t n_attrs;
-    fp_value **inputs; /* NULL entry: omitted optional input (keeps its port) */
-    uint32_t n_inputs;
-    fp_value **outputs; /* NULL entry: omitted optional output */
-    uint32_t n_outputs;
     fp_graph **subgraphs; /* graphs held in attributes, in attribute order */
-    uint32_t n_subgraphs;
-    fp_value **implicit; /* outer-scope values its subgraphs read (this graph or an ancestor) */
-    uint32_t n_implicit;
-    fp_node **ctrl; /* control dependencies (GE `src:-1` edges) */
-    uint32_t n_ctrl;
-    uint32_t flags;
-    fp_metrics metrics;
+    const char *op_type; /* as written in the model ("Conv", "Conv2D") */
+    const char *domain;  /* "" for the default domain */
+    const char *name;    /* never NULL; synthesized "<op_type>_<index>" when the model has none */
+    int64_t opset;       /* version of `domain` in the model's opset imports; 0 if absent */
+    fp_op op;
     uint32_t group; /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
                        producer and every consumer share a group, and that is not a graph output,
                        is internal to the fused kernel: it never materializes in memory. */
+    fp_metrics metrics;
 };
 
 struct fp_graph {
@@ -244,7 +250,8 @@ struct fp_graph {
     GPtrArray *inputs;  /* fp_value*, graph inputs that are not initializers */
     GPtrArray *outputs; /* fp_value*, in declared order */
     GPtrArray *initializers; /* fp_value* of kind FP_VALUE_INITIALIZER */
-    GHashTable *by_name; /* interned name -> fp_value* (this graph only) */
+    GHashTable *by_name; /* interned name -> fp_value* of this graph, for the names whose intern
+                            entry holds another graph's value (graph.c); NULL while none */
     fp_use *use_pool;    /* storage of every value's use list (g_malloc, rebuilt by link) */
 };
 
@@ -255,7 +262,7 @@ typedef struct {
 
 struct fp_model {
     fp_arena *arena;
-    GHashTable *strings; /* intern table: key = value = arena string */
+    struct fp_strings *strings; /* intern table of fp_intern (graph.c; it points into the arena) */
     struct fp_blobs *blobs; /* intern table of fp_intern_blob (graph.c; it points into the arena) */
     GPtrArray *graphs;   /* every fp_graph, main first (index, not owner) */
     fp_graph *main;
@@ -291,9 +298,19 @@ fp_dim *fp_intern_dims(fp_model *m, const fp_dim *dims, int32_t rank);
 /* New graph; the first one created becomes m->main. parent/owner NULL for the main graph. */
 fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node *owner);
 
+/* Makes room for n_nodes nodes and n_values values in g (and their names in the intern table), as
+ * a frontend that knows the counts before it reads the graph asks: the indexes then grow in one
+ * step instead of by doubling, which leaves the smaller copies behind in malloc's heap. A hint:
+ * more may be added. */
+void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values);
+
 /* The value called `name` in g, created as FP_VALUE_INTERMEDIATE with unknown type if absent.
  * `name` need not be interned. */
 fp_value *fp_graph_value(fp_graph *g, const char *name);
+/* fp_graph_value of the len bytes at name (no NUL among them; need not be NUL-terminated). */
+fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len);
+/* Removes v from g's index of names: fp_graph_find no longer finds it (v stays in g->values). */
+void fp_graph_forget(fp_graph *g, fp_value *v);
 /* The value called name in g only, or NULL. */
 fp_value *fp_graph_find(const fp_graph *g, const char *name);
 /* The value visible under `name` from g: g first, then its ancestors. NULL if none. */
@@ -302,6 +319,11 @@ fp_value *fp_graph_lookup(const fp_graph *g, const char *name);
 /* A new node appended to g; arrays allocated for n_inputs / n_outputs (all NULL). */
 fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                      uint32_t n_inputs, uint32_t n_outputs);
+
+/* fp_node_new, with room for n_attrs attributes (zeroed) in the same allocation: n->attrs and
+ * n->n_attrs are set when n_attrs > 0 (else attrs is NULL). */
+fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                           uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
 
 /* The node called `name` in any graph of m (first found), or NULL. O(nodes). */
 fp_node *fp_node_lookup(const fp_model *m, const char *name);

@@ -661,7 +661,7 @@ static void resolve_outer(importer *im, fp_graph *g)
         if (!subst)
             subst = g_hash_table_new(g_direct_hash, g_direct_equal);
         g_hash_table_insert(subst, v, outer);
-        g_hash_table_remove(g->by_name, v->name);
+        fp_graph_forget(g, v);
         if (v->declared && outer->type == FP_TYPE_UNKNOWN) {
             outer->type = v->type;
             outer->dtype = v->dtype;
@@ -727,7 +727,9 @@ typedef struct {
     const uint8_t *data; /* the GraphProto's fields, serialized */
     size_t len;
     const Onnx__GraphProto *head; /* its other fields (name, doc_string, ...), unpacked */
-    size_t n_node;
+    size_t n_node, n_values; /* nodes, and initializers + inputs + nodes: a lower bound of the values */
+    const uint8_t *from[16], *to[16]; /* per element field (numbers below 16): from its first element
+                                         to the end of its last one (split_graph); NULL when none */
     fp_arena *scratch; /* one element at a time */
     ProtobufCAllocator alloc;
 } wire_graph;
@@ -758,13 +760,213 @@ static const ProtobufCMessageDescriptor *element_descriptor(uint32_t field)
     }
 }
 
+/* ---- NodeProto read straight from the wire: protobuf-c's generic unpack costs some 4k instructions
+ * per node, most of a large graph's load. Only the usual shape is read here (fields input, output,
+ * name, op_type, attribute, doc_string, domain with their wire types, and attributes holding
+ * scalars, strings, ints and floats); the result is the same struct protobuf-c would give, so
+ * import_node is shared. Anything else (an unknown field, a wrong wire type, a tensor or graph
+ * attribute, an odd varint) is left to protobuf-c: a whole attribute, or the whole node. */
+
+static char *wire_str(fp_arena *a, const fp_pbskel_field *f)
+{
+    char *s = fp_arena_alloc_raw(a, f->len + 1);
+    memcpy(s, f->payload, f->len);
+    s[f->len] = 0;
+    return s;
+}
+
+/* The AttributeProto at [p, p+len) into *ap when it holds only name, doc_string, ref_attr_name, type,
+ * f, i, s, floats, ints; false (ap undefined) otherwise. */
+static bool attr_from_wire(fp_arena *a, const uint8_t *p, size_t len, Onnx__AttributeProto *ap)
+{
+    const uint8_t *q = p, *end = p + len;
+    fp_pbskel_field f;
+    size_t n_ints = 0, n_floats = 0;
+    while (q < end) { /* check, and count the list elements */
+        if (!fp_pbskel_next_field_inline(&q, end, &f))
+            return false;
+        switch (f.number) {
+        case 1: case 4: case 13: case 21: /* name, s, doc_string, ref_attr_name */
+            if (f.wire != 2)
+                return false;
+            break;
+        case 2: /* f */
+            if (f.wire != 5)
+                return false;
+            break;
+        case 3: /* i */
+            if (f.wire != 0)
+                return false;
+            break;
+        case 20: /* type (enum): a plain int32 */
+            if (f.wire != 0 || f.value > INT32_MAX)
+                return false;
+            break;
+        case 7: /* floats, one or packed */
+            if (f.wire == 5)
+                n_floats++;
+            else if (f.wire == 2 && f.len % 4 == 0)
+                n_floats += f.len / 4;
+            else
+                return false;
+            break;
+        case 8: /* ints, one or packed */
+            if (f.wire == 0) {
+                n_ints++;
+            } else if (f.wire == 2) {
+                const uint8_t *r = f.payload, *rend = f.payload + f.len;
+                uint64_t v;
+                while (r < rend)
+                    if (!fp_pbskel_varint_inline(&r, rend, &v))
+                        return false;
+                    else
+                        n_ints++;
+            } else {
+                return false;
+            }
+            break;
+        default:
+            return false;
+        }
+    }
+    *ap = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
+    if (n_ints)
+        ap->ints = fp_arena_alloc(a, n_ints * sizeof *ap->ints);
+    if (n_floats)
+        ap->floats = fp_arena_alloc(a, n_floats * sizeof *ap->floats);
+    for (q = p; q < end;) {
+        (void)fp_pbskel_next_field_inline(&q, end, &f);
+        switch (f.number) {
+        case 1:
+            ap->name = wire_str(a, &f);
+            break;
+        case 21:
+            ap->ref_attr_name = wire_str(a, &f);
+            break;
+        case 13:
+            ap->doc_string = wire_str(a, &f);
+            break;
+        case 4:
+            ap->has_s = 1;
+            ap->s.len = f.len;
+            ap->s.data = (uint8_t *)f.payload;
+            break;
+        case 2: {
+            uint32_t w = (uint32_t)f.value;
+            ap->has_f = 1;
+            memcpy(&ap->f, &w, 4);
+            break;
+        }
+        case 3:
+            ap->has_i = 1;
+            ap->i = (int64_t)f.value;
+            break;
+        case 20:
+            ap->has_type = 1;
+            ap->type = (Onnx__AttributeProto__AttributeType)(int32_t)f.value;
+            break;
+        case 7:
+            if (f.wire == 5) {
+                uint32_t w = (uint32_t)f.value;
+                memcpy(&ap->floats[ap->n_floats++], &w, 4);
+            } else {
+                memcpy(&ap->floats[ap->n_floats], f.payload, f.len);
+                ap->n_floats += f.len / 4;
+            }
+            break;
+        case 8:
+            if (f.wire == 0) {
+                ap->ints[ap->n_ints++] = (int64_t)f.value;
+            } else {
+                const uint8_t *r = f.payload, *rend = f.payload + f.len;
+                uint64_t v;
+                while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
+                    ap->ints[ap->n_ints++] = (int64_t)v;
+            }
+            break;
+        default: /* not reached: checked above */
+            break;
+        }
+    }
+    return true;
+}
+
+/* The NodeProto at [p, p+len) as protobuf-c would unpack it, in scratch arena a; NULL when it is
+ * not of the usual shape (the caller unpacks it with protobuf-c), or, with *malformed set, when
+ * one of its attributes does not unpack. */
+static Onnx__NodeProto *node_from_wire(fp_arena *a, ProtobufCAllocator *alloc, const uint8_t *p, size_t len,
+                                       bool *malformed)
+{
+    const uint8_t *q = p, *end = p + len;
+    fp_pbskel_field f;
+    size_t n_in = 0, n_out = 0, n_attr = 0;
+    while (q < end) {
+        if (!fp_pbskel_next_field_inline(&q, end, &f) || f.wire != 2 || f.number > 7)
+            return NULL;
+        n_in += f.number == 1;
+        n_out += f.number == 2;
+        n_attr += f.number == 5;
+    }
+    Onnx__NodeProto *np = fp_arena_alloc(a, sizeof *np);
+    *np = (Onnx__NodeProto)ONNX__NODE_PROTO__INIT;
+    if (n_in)
+        np->input = fp_arena_alloc(a, n_in * sizeof(char *));
+    if (n_out)
+        np->output = fp_arena_alloc(a, n_out * sizeof(char *));
+    if (n_attr)
+        np->attribute = fp_arena_alloc(a, n_attr * sizeof(Onnx__AttributeProto *));
+    for (q = p; q < end;) {
+        (void)fp_pbskel_next_field_inline(&q, end, &f);
+        switch (f.number) {
+        case 1:
+            np->input[np->n_input++] = wire_str(a, &f);
+            break;
+        case 2:
+            np->output[np->n_output++] = wire_str(a, &f);
+            break;
+        case 3:
+            np->name = wire_str(a, &f);
+            break;
+        case 4:
+            np->op_type = wire_str(a, &f);
+            break;
+        case 6: /* doc_string: not imported */
+            break;
+        case 7:
+            np->domain = wire_str(a, &f);
+            break;
+        case 5: {
+            Onnx__AttributeProto *ap = fp_arena_alloc(a, sizeof *ap);
+            if (!attr_from_wire(a, f.payload, f.len, ap)) {
+                ap = (Onnx__AttributeProto *)protobuf_c_message_unpack(&onnx__attribute_proto__descriptor, alloc,
+                                                                       f.len, f.payload);
+                if (!ap || !fp_pbskel_numbers_valid(&ap->base)) {
+                    *malformed = true;
+                    return NULL;
+                }
+            }
+            np->attribute[np->n_attribute++] = ap;
+            break;
+        }
+        default: /* field 0 is not valid, fields above 7 were rejected */
+            return NULL;
+        }
+    }
+    return np;
+}
+
 /* Unpacks element number `index` of field `field` and imports it into g. */
 static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_pbskel_field *f, size_t index,
                            bool *malformed)
 {
-    ProtobufCMessage *msg = protobuf_c_message_unpack(element_descriptor(f->number), &wg->alloc, f->len, f->payload);
+    ProtobufCMessage *msg = NULL;
+    if (f->number == 1)
+        msg = (ProtobufCMessage *)node_from_wire(wg->scratch, &wg->alloc, f->payload, f->len, malformed);
+    bool fast = msg != NULL; /* node_from_wire checked the field numbers */
+    if (!msg && !*malformed)
+        msg = protobuf_c_message_unpack(element_descriptor(f->number), &wg->alloc, f->len, f->payload);
     bool ok = false;
-    if (!msg || !fp_pbskel_numbers_valid(msg))
+    if (!msg || (!fast && !fp_pbskel_numbers_valid(msg)))
         *malformed = true;
     else if (f->number == 1)
         ok = import_node(im, (const Onnx__NodeProto *)msg, g);
@@ -786,9 +988,11 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
 static bool import_elements(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
                             bool *malformed)
 {
-    const uint8_t *p = wg->data, *end = wg->data + wg->len;
+    const uint8_t *p = wg->from[field], *end = wg->to[field];
     fp_pbskel_field f;
-    while (p < end && fp_pbskel_next_field(&p, end, &f))
+    if (!p)
+        return true;
+    while (p < end && fp_pbskel_next_field_inline(&p, end, &f))
         if (f.number == field && !import_element(im, wg, g, &f, (*index)++, malformed))
             return false;
     return true;
@@ -800,7 +1004,7 @@ static bool elements_valid(wire_graph *wg)
     const uint8_t *p = wg->data, *end = wg->data + wg->len;
     fp_pbskel_field f;
     bool ok = true;
-    while (ok && p < end && fp_pbskel_next_field(&p, end, &f)) {
+    while (ok && p < end && fp_pbskel_next_field_inline(&p, end, &f)) {
         const ProtobufCMessageDescriptor *d = element_descriptor(f.number);
         if (d) {
             const ProtobufCMessage *msg = protobuf_c_message_unpack(d, &wg->alloc, f.len, f.payload);
@@ -818,6 +1022,8 @@ static bool import_graph_wire(importer *im, wire_graph *wg, fp_graph *g)
 {
     bool malformed = false;
     size_t n_init = 0, n_in = 0, n_node = 0, n_out = 0, n_vi = 0;
+    if (wg->n_node <= im->max_nodes)
+        fp_graph_reserve(g, (uint32_t)wg->n_node, (uint32_t)MIN(wg->n_values, 4 * im->max_nodes));
     bool ok = begin_graph(im, g, wg->head->name) && import_elements(im, wg, g, 5, &n_init, &malformed) &&
               import_elements(im, wg, g, 15, &n_init, &malformed) && import_elements(im, wg, g, 11, &n_in, &malformed);
     if (ok && wg->n_node > im->max_nodes)
@@ -843,7 +1049,7 @@ static bool split_one(const uint8_t *data, size_t len, uint32_t number, GByteArr
     while (p < end) {
         const uint8_t *start = p;
         fp_pbskel_field f;
-        if (!fp_pbskel_next_field(&p, end, &f))
+        if (!fp_pbskel_next_field_inline(&p, end, &f))
             return false;
         if (f.number != number) {
             g_byte_array_append(rest, start, (guint)(p - start));
@@ -864,7 +1070,7 @@ static bool split_graph(wire_graph *wg, GByteArray *rest)
     while (p < end) {
         const uint8_t *start = p;
         fp_pbskel_field f;
-        if (!fp_pbskel_next_field(&p, end, &f))
+        if (!fp_pbskel_next_field_inline(&p, end, &f))
             return false;
         if (!element_descriptor(f.number)) {
             g_byte_array_append(rest, start, (guint)(p - start));
@@ -873,6 +1079,10 @@ static bool split_graph(wire_graph *wg, GByteArray *rest)
         if (f.wire != 2)
             return false;
         wg->n_node += f.number == 1;
+        wg->n_values += f.number == 1 || f.number == 5 || f.number == 11 || f.number == 15;
+        if (!wg->from[f.number])
+            wg->from[f.number] = start;
+        wg->to[f.number] = p;
     }
     return true;
 }
