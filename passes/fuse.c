@@ -14,7 +14,10 @@ typedef struct {
     GHashTable **seen; /* per rule id (the first index in fp_rules with that id; variants of a rule
                           share it): anchor node -> index + 1 in out->fusions */
     size_t *rule_key;  /* index in fp_rules -> its index in seen */
-    GHashTable *dirty; /* nodes rewritten in this sweep: not matched again until the next */
+    GHashTable *base;  /* graph -> index of its first node in `dirty` + 1 (graphs other than main) */
+    uint32_t *dirty;   /* per node of the model: the rule pass that rewrote it (not matched again in
+                          that pass), 0 = never */
+    uint32_t pass;     /* the current rule pass, from 1 */
     fp_arena *tmp;     /* a candidate's reasons while its constraints run (fp_match.tmp) */
     uint32_t groups;
 } fuser;
@@ -91,6 +94,16 @@ static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArr
 
 /* ---------------------------------------------------------------- matching */
 
+/* n's slot in fz->dirty: its graph's first slot plus its id. */
+static size_t dirty_slot(const fuser *fz, const fp_node *n)
+{
+    const fp_graph *g = n->graph;
+    return (g == fz->m->main ? 0 : GPOINTER_TO_SIZE(g_hash_table_lookup(fz->base, g)) - 1) + n->id;
+}
+
+static bool is_dirty(const fuser *fz, const fp_node *n) { return fz->dirty[dirty_slot(fz, n)] == fz->pass; }
+static void set_dirty(fuser *fz, const fp_node *n) { fz->dirty[dirty_slot(fz, n)] = fz->pass; }
+
 /* Whether op_ok(p, n) may hold for a node of kind `op`: its test of the kind alone. */
 static bool kind_ok(const fp_pat_node *p, fp_op op)
 {
@@ -140,7 +153,7 @@ static bool extend(fuser *fz, fp_match *mt, int k)
                 break;
             fp_node *next = v->uses[0].node;
             if (v->uses[0].port != 0 || next->graph != v->graph || in_match(mt, next) || !op_ok(last, next) ||
-                g_hash_table_contains(fz->dirty, next))
+                is_dirty(fz, next))
                 break;
             mt->nodes[mt->n++] = next;
         }
@@ -155,7 +168,7 @@ static bool extend(fuser *fz, fp_match *mt, int k)
         fp_node *cand = v->uses[u].node;
         uint32_t port = v->uses[u].port;
         if (port == UINT32_MAX || cand->graph != src->graph || in_match(mt, cand) || !op_ok(p, cand) ||
-            g_hash_table_contains(fz->dirty, cand))
+            is_dirty(fz, cand))
             continue;
         if (p->port >= 0 && port != (uint32_t)p->port)
             continue;
@@ -174,7 +187,7 @@ static bool extend(fuser *fz, fp_match *mt, int k)
 
 static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, fp_match *mt)
 {
-    if (!op_ok(&r->pattern[0], anchor) || g_hash_table_contains(fz->dirty, anchor))
+    if (!op_ok(&r->pattern[0], anchor) || is_dirty(fz, anchor))
         return false;
     memset(mt, 0, sizeof *mt);
     mt->rule = r;
@@ -204,14 +217,14 @@ static void mark_dirty(fuser *fz, const fp_match *mt)
 {
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
-        g_hash_table_add(fz->dirty, n);
+        set_dirty(fz, n);
         /* consumers of the outputs get rewired inputs: keep them out of this sweep too */
         for (uint32_t k = 0; k < n->n_outputs; k++)
             for (uint32_t u = 0; n->outputs[k] && u < n->outputs[k]->n_uses; u++)
-                g_hash_table_add(fz->dirty, n->outputs[k]->uses[u].node);
+                set_dirty(fz, n->outputs[k]->uses[u].node);
         for (uint32_t k = 0; k < n->n_inputs; k++)
             if (n->inputs[k] && n->inputs[k]->producer)
-                g_hash_table_add(fz->dirty, n->inputs[k]->producer);
+                set_dirty(fz, n->inputs[k]->producer);
     }
 }
 
@@ -399,7 +412,15 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     for (size_t r = 0; r < fp_n_rules; r++)
         for (fz.rule_key[r] = 0; strcmp(fp_rules[fz.rule_key[r]].id, fp_rules[r].id) != 0; fz.rule_key[r]++)
             ;
-    fz.dirty = g_hash_table_new(g_direct_hash, g_direct_equal);
+    fz.base = g_hash_table_new(g_direct_hash, g_direct_equal);
+    size_t total = 0; /* fusion rewrites nodes in place: the counts stay */
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        g_hash_table_insert(fz.base, (gpointer)g, GSIZE_TO_POINTER(total + 1));
+        total += g->nodes->len;
+    }
+    fz.dirty = g_new0(uint32_t, total + 1);
+    fz.pass = 1;
     g_free(out->target);
     out->target = g_strdup(t->name);
     bool ok = true;
@@ -432,7 +453,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
                     g_clear_pointer(&ops, g_free);
                 }
                 changed |= rewrote;
-                g_hash_table_remove_all(fz.dirty);
+                fz.pass++; /* forgets every dirty mark */
             }
         }
         if (!changed)
@@ -443,7 +464,8 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
             g_hash_table_destroy(fz.seen[r]);
     g_free(fz.seen);
     g_free(fz.rule_key);
-    g_hash_table_destroy(fz.dirty);
+    g_free(fz.dirty);
+    g_hash_table_destroy(fz.base);
     fp_arena_free(fz.tmp);
     if (ok) {
         guint applied = 0;
