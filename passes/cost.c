@@ -289,11 +289,16 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
         r->bytes += r->ops[i].bytes;
     }
     r->total_s += d->run_overhead;
+    fp_cost_warn_unknown(r, diag);
+    return r;
+}
+
+void fp_cost_warn_unknown(const fp_cost_result *r, fp_diag *diag)
+{
     if (r->unknown)
         fp_diag_add(diag, FP_DIAG_WARNING, "cost", "cost-unknown", NULL,
                     "%u ops have unknown shapes: counted at their launch overhead only (bind --input / --batch)",
                     r->unknown);
-    return r;
 }
 
 void fp_cost_result_free(fp_cost_result *r)

@@ -429,6 +429,7 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
         }
         if (changed) /* a sweep that rewrote nothing leaves the use lists right */
             fp_model_link(m);
+        res->rewrote |= changed;
         g_hash_table_remove_all(p.dirty);
         if (p.report)
             break;

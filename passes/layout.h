@@ -14,6 +14,7 @@ typedef struct {
     uint32_t merged;             /* Transpose pairs merged into one */
     uint32_t pushed;             /* ops a Transpose pair was pushed through */
     uint32_t refused;            /* candidates kept, each with a diagnostic */
+    bool rewrote;                /* the graph changed (false: every op, edge and type as before) */
 } fp_layout_result;
 
 /* True for the ops the pass counts as layout conversions. */

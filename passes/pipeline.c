@@ -69,10 +69,14 @@ static uint64_t weights_read(const fp_model *m)
     return bytes;
 }
 
-/* Fills a stage from the graph as it is now; the memory result gives the activation bytes. */
+/* Fills a stage from the graph as it is now; the memory result gives the activation bytes. `given`:
+ * the cost of the graph as it is now when the caller has it (taken over), else NULL. *mem_keep and
+ * *cost_keep, when not NULL, receive the results (else they are freed). */
 static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const char *name, bool planned,
-                     fp_memory_result **mem_keep, fp_cost_result **cost_keep, fp_diag *diag, GError **error)
+                     fp_cost_result *given, fp_memory_result **mem_keep, fp_cost_result **cost_keep, fp_diag *diag,
+                     GError **error)
 {
+    g_autoptr(fp_cost_result) cost = given;
     memset(st, 0, sizeof *st);
     st->name = name;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
@@ -102,16 +106,17 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
     st->planned = planned;
     st->activation_bytes = planned ? mem->arena : mem->naive_bytes;
     st->weight_bytes = weights_read(m);
-    fp_cost_result *cost = fp_pass_cost(m, o->device, o->what_if, planned ? diag : NULL);
+    if (!cost)
+        cost = fp_pass_cost(m, o->device, o->what_if, planned ? diag : NULL);
+    else if (planned)
+        fp_cost_warn_unknown(cost, diag);
     st->latency_s = cost->total_s;
     if (mem_keep)
         *mem_keep = mem;
     else
         fp_memory_result_free(mem);
     if (cost_keep)
-        *cost_keep = cost;
-    else
-        fp_cost_result_free(cost);
+        *cost_keep = g_steal_pointer(&cost);
     return true;
 }
 
@@ -123,7 +128,7 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     fp_pass_metrics(m, diag);
     if (!after(m, o, "metrics", error))
         return false;
-    if (!snapshot(m, o, &res->stages[0], "original", false, NULL, NULL, NULL, error))
+    if (!snapshot(m, o, &res->stages[0], "original", false, NULL, NULL, NULL, NULL, error))
         return false;
 
     res->fusions = fp_fusion_list_new();
@@ -132,16 +137,20 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
     if (!after(m, o, "fuse", error))
         return false;
-    if (!snapshot(m, o, &res->stages[1], "after fusion", false, NULL, NULL, NULL, error))
+    g_autoptr(fp_cost_result) fused_cost = NULL;
+    if (!snapshot(m, o, &res->stages[1], "after fusion", false, NULL, NULL, &fused_cost, NULL, error))
         return false;
 
     if (!fp_pass_layout(m, o->target, &res->layout, diag, error))
         return false;
-    fp_pass_metrics(m, NULL);
+    if (res->layout.rewrote) { /* else metrics and cost are those of the fused graph */
+        fp_pass_metrics(m, NULL);
+        g_clear_pointer(&fused_cost, fp_cost_result_free);
+    }
     if (!after(m, o, "layout", error))
         return false;
-    if (!snapshot(m, o, &res->stages[2], "final (fusion + layout + memory reuse)", true, &res->memory, &res->cost,
-                  diag, error))
+    if (!snapshot(m, o, &res->stages[2], "final (fusion + layout + memory reuse)", true, g_steal_pointer(&fused_cost),
+                  &res->memory, &res->cost, diag, error))
         return false;
     if (!after(m, o, "memory", error) || !after(m, o, "cost", error))
         return false;
