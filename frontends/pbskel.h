@@ -158,6 +158,37 @@ static inline bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t 
     return true;
 }
 
+/* ---- readers: the skeletons of parts of a source, one at a time ----
+ * A message too large to hold whole in memory as a skeleton (a graph of a million nodes) can be
+ * read one element at a time: its other fields first, then each element's skeleton when it is
+ * wanted, into one reused buffer. Offsets are absolute in the source, as in markers. */
+typedef struct fp_pbskel_reader fp_pbskel_reader;
+
+/* A reader of the first `size` bytes of mem, or (mem NULL) of the open file fd, for messages
+ * reachable from `root` with the strip predicate and flags of fp_pbskel_build_ex. */
+fp_pbskel_reader *fp_pbskel_reader_new(const ProtobufCMessageDescriptor *root, const uint8_t *mem, int fd,
+                                       uint64_t size, fp_pbskel_strip_fn strip, unsigned flags);
+void fp_pbskel_reader_free(fp_pbskel_reader *r);
+
+/* Shown each field of the message that fp_pbskel_reader_build walks (start: offset of its tag;
+ * payload, len: its payload, for wire type 2, else 0); true leaves a wire-type-2 field out. */
+typedef bool (*fp_pbskel_skip_fn)(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload,
+                                  uint64_t len);
+
+/* The skeleton of message d at [offset, offset+len) of the source, nested `depth` deep (as in the
+ * whole walk: a sub-message the fast walk would copy as it is, is copied; with `skip`, it is always
+ * walked, and the fields `skip` names are left out). *out / *out_len: the skeleton, valid until the
+ * next call. False on malformed input or an I/O error (no message: the caller builds the whole
+ * skeleton to have one). */
+bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescriptor *d, uint64_t offset, uint64_t len,
+                            unsigned depth, fp_pbskel_skip_fn skip, void *skip_data, const uint8_t **out,
+                            size_t *out_len);
+
+/* The field whose tag is at *pos (before end) of the source, as fp_pbskel_next_field reads it, but
+ * without reading its payload: *payload receives its offset (wire type 2), and f->payload is NULL.
+ * Moves *pos past it; false when truncated or invalid. */
+bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload);
+
 /* The markers found among an unpacked message's unknown fields; returns how many were written
  * (at most max). */
 unsigned fp_pbskel_markers(const ProtobufCMessage *msg, fp_pbskel_marker *out, unsigned max);
