@@ -346,7 +346,8 @@ static bool convert_attr(importer *im, fp_node *n, const Onnx__AttributeProto *a
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         a->type = FP_ATTR_INTS;
         a->n = (uint32_t)ap->n_ints;
-        a->u.ints = fp_arena_memdup(m->arena, ap->ints, ap->n_ints * sizeof(int64_t));
+        /* shared by every attribute of the same values (kernel_shape, pads, strides...): never written */
+        a->u.ints = (int64_t *)fp_intern_blob(m, ap->ints, ap->n_ints * sizeof(int64_t));
         break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
         a->type = FP_ATTR_STRINGS;
