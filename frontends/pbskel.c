@@ -563,7 +563,16 @@ bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescripto
     s->error = NULL;
     if (offset <= s->size && len <= s->size - offset) {
         if (!skip && s->fast && depth + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len)) {
-            ok = src_copy(s, offset, len, &s->out); /* as the whole walk copies a small sub-message */
+            /* as the whole walk copies a small sub-message; from the window itself when it fits */
+            if (len <= WINDOW) {
+                const uint8_t *q = src_at(s, offset, (size_t)len);
+                if (q) {
+                    *out = len ? q : (const uint8_t *)"";
+                    *out_len = (size_t)len;
+                }
+                return q != NULL;
+            }
+            ok = src_copy(s, offset, len, &s->out);
         } else {
             s->skip = skip;
             s->skip_data = skip_data;
@@ -580,33 +589,21 @@ bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescripto
 bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload)
 {
     skel *s = &r->s;
-    uint64_t p = *pos, tag, v = 0;
     s->error = NULL;
-    if (end > s->size || p >= end || src_varint(s, &p, end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+    if (end > s->size || *pos >= end)
         return false;
-    *f = (fp_pbskel_field){.number = (uint32_t)(tag >> 3), .wire = (uint32_t)(tag & 7)};
+    /* a tag and a varint or a length take at most 20 bytes: decode them from one window */
+    size_t avail = (size_t)MIN(end - *pos, (uint64_t)20);
+    const uint8_t *q0 = src_at(s, *pos, avail), *q = q0, *qend = q0 + avail;
+    if (!q0 || !fp_pbskel_next_field_head(&q, qend, f))
+        return false;
+    uint64_t p = *pos + (uint64_t)(q - q0);
     *payload = 0;
-    switch (f->wire) {
-    case 0:
-        if (src_varint(s, &p, end, &v))
-            return false;
-        f->value = v;
-        break;
-    case 1:
-    case 5:
-        if (end - p < (f->wire == 1 ? 8u : 4u))
-            return false;
-        p += f->wire == 1 ? 8 : 4;
-        break;
-    case 2:
-        if (src_varint(s, &p, end, &v) || v > end - p)
+    if (f->wire == 2) {
+        if (f->len > end - p)
             return false;
         *payload = p;
-        f->len = (size_t)v;
-        p += v;
-        break;
-    default:
-        return false;
+        p += f->len;
     }
     *pos = p;
     return true;

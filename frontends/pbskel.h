@@ -92,7 +92,7 @@ bool fp_pbskel_next_field(const uint8_t **p, const uint8_t *end, fp_pbskel_field
 bool fp_pbskel_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
 /* Inline versions of fp_pbskel_varint and fp_pbskel_next_field, for loops over many small fields. */
-static inline bool fp_pbskel_varint_inline(const uint8_t **p, const uint8_t *end, uint64_t *v)
+static inline __attribute__((always_inline)) bool fp_pbskel_varint_inline(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     const uint8_t *q = *p;
     if (q < end && !(q[0] & 0x80)) { /* one byte: tags and short lengths */
@@ -121,10 +121,14 @@ static inline uint64_t fp_pbskel_le(const uint8_t *p, int bytes)
     return v;
 }
 
-static inline bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t *end, fp_pbskel_field *f)
+/* The head of the field at *p: number, wire type, and for wire type 2 the payload's length (not
+ * checked against end: f->payload is not set), for 0, 1 and 5 the value. Moves *p past the head
+ * (for wire type 2, to the payload). */
+static inline __attribute__((always_inline)) bool fp_pbskel_next_field_head(const uint8_t **p, const uint8_t *end,
+                                                                             fp_pbskel_field *f)
 {
     const uint8_t *q = *p;
-    uint64_t tag, len = 0;
+    uint64_t tag, v = 0;
     if (!fp_pbskel_varint_inline(&q, end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
         return false;
     f->number = (uint32_t)(tag >> 3);
@@ -145,14 +149,30 @@ static inline bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t 
         q += f->wire == 1 ? 8 : 4;
         break;
     case 2:
-        if (!fp_pbskel_varint_inline(&q, end, &len) || len > (uint64_t)(end - q))
+        if (!fp_pbskel_varint_inline(&q, end, &v))
             return false;
-        f->payload = q;
-        f->len = (size_t)len;
-        q += len;
+        f->len = (size_t)v;
+        if ((uint64_t)f->len != v)
+            return false;
         break;
     default:
         return false;
+    }
+    *p = q;
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t *end,
+                                                                               fp_pbskel_field *f)
+{
+    const uint8_t *q = *p;
+    if (!fp_pbskel_next_field_head(&q, end, f))
+        return false;
+    if (f->wire == 2) {
+        if (f->len > (size_t)(end - q))
+            return false;
+        f->payload = q;
+        q += f->len;
     }
     *p = q;
     return true;
