@@ -139,6 +139,11 @@ typedef struct {
     bool fast;
     GPtrArray *probe;
     uint64_t keep_max, strip_min;
+    /* fp_pbskel_reader_build: the fields of the message walked at depth skip_depth are shown to
+     * `skip`, and left out of the skeleton when it says so */
+    fp_pbskel_skip_fn skip;
+    void *skip_data;
+    unsigned skip_depth;
 } skel;
 
 /* Pointer to bytes [pos, pos+n) of the source; n <= WINDOW and pos+n <= size. NULL on I/O error. */
@@ -306,6 +311,8 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                 return fail(s, start, d, fname, "truncated varint");
             if (num < FP_PBSKEL_SEEN)
                 seen[num] = len;
+            if (s->skip && depth == s->skip_depth)
+                (void)s->skip(s->skip_data, (uint32_t)num, wire, start, 0, 0);
             break;
         case 1:
         case 5: {
@@ -313,6 +320,8 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
             if (end - p < w)
                 return fail(s, start, d, fname, wire == 1 ? "truncated fixed64" : "truncated fixed32");
             p += w;
+            if (s->skip && depth == s->skip_depth)
+                (void)s->skip(s->skip_data, (uint32_t)num, wire, start, 0, 0);
             break;
         }
         case 2: {
@@ -322,6 +331,8 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                 return fail(s, start, d, fname, "length runs past the end of the data");
             uint64_t payload = p;
             p += len;
+            if (s->skip && depth == s->skip_depth && s->skip(s->skip_data, (uint32_t)num, wire, start, payload, len))
+                continue;
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
                 /* FP_PBSKEL_FAST: a sub-message that can neither hold a field to strip nor reach
                  * the depth limit (each level takes at least 2 bytes) is copied as it is, below */
@@ -369,9 +380,9 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
     return true;
 }
 
-static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d, unsigned flags)
+/* Prepares s for walks from root message d with `flags`. */
+static void begin(skel *s, const ProtobufCMessageDescriptor *d, unsigned flags)
 {
-    GBytes *result = NULL;
     s->fast = (flags & FP_PBSKEL_FAST) && s->strip;
     if (s->fast) {
         g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -379,6 +390,12 @@ static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d, unsigned flag
         s->strip_min = UINT64_MAX;
         collect_fields(s, d, seen);
     }
+}
+
+static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d, unsigned flags)
+{
+    GBytes *result = NULL;
+    begin(s, d, flags);
     s->out.hint = s->size;
     out_reserve(&s->out, (size_t)MIN(s->size, (uint64_t)(1u << 20)));
     if (walk(s, d, 0, s->size, 0))
@@ -505,4 +522,89 @@ ProtobufCMessage *fp_pbskel_unpack(const ProtobufCMessageDescriptor *d, const ui
     if (over_budget)
         *over_budget = b.over;
     return msg;
+}
+
+/* ---- readers: skeletons of parts of a source ---- */
+
+struct fp_pbskel_reader {
+    skel s;
+};
+
+fp_pbskel_reader *fp_pbskel_reader_new(const ProtobufCMessageDescriptor *root, const uint8_t *mem, int fd,
+                                       uint64_t size, fp_pbskel_strip_fn strip, unsigned flags)
+{
+    fp_pbskel_reader *r = g_new0(fp_pbskel_reader, 1);
+    r->s = (skel){.mem = mem, .fd = fd, .size = size, .strip = strip};
+    if (!mem)
+        r->s.buf = g_malloc(WINDOW);
+    r->s.out.hint = 0;
+    begin(&r->s, root, flags);
+    return r;
+}
+
+void fp_pbskel_reader_free(fp_pbskel_reader *r)
+{
+    if (!r)
+        return;
+    out_clear(&r->s.out);
+    g_free(r->s.buf);
+    if (r->s.probe)
+        g_ptr_array_free(r->s.probe, TRUE);
+    g_free(r);
+}
+
+bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescriptor *d, uint64_t offset, uint64_t len,
+                            unsigned depth, fp_pbskel_skip_fn skip, void *skip_data, const uint8_t **out,
+                            size_t *out_len)
+{
+    skel *s = &r->s;
+    bool ok = false;
+    s->out.len = 0;
+    s->error = NULL;
+    if (offset <= s->size && len <= s->size - offset) {
+        if (!skip && s->fast && depth + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len)) {
+            /* as the whole walk copies a small sub-message; from the window itself when it fits */
+            if (len <= WINDOW) {
+                const uint8_t *q = src_at(s, offset, (size_t)len);
+                if (q) {
+                    *out = len ? q : (const uint8_t *)"";
+                    *out_len = (size_t)len;
+                }
+                return q != NULL;
+            }
+            ok = src_copy(s, offset, len, &s->out);
+        } else {
+            s->skip = skip;
+            s->skip_data = skip_data;
+            s->skip_depth = depth;
+            ok = walk(s, d, offset, offset + len, depth);
+            s->skip = NULL;
+        }
+    }
+    *out = s->out.data ? s->out.data : (const uint8_t *)"";
+    *out_len = s->out.len;
+    return ok;
+}
+
+bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload)
+{
+    skel *s = &r->s;
+    s->error = NULL;
+    if (end > s->size || *pos >= end)
+        return false;
+    /* a tag and a varint or a length take at most 20 bytes: decode them from one window */
+    size_t avail = (size_t)MIN(end - *pos, (uint64_t)20);
+    const uint8_t *q0 = src_at(s, *pos, avail), *q = q0, *qend = q0 + avail;
+    if (!q0 || !fp_pbskel_next_field_head(&q, qend, f))
+        return false;
+    uint64_t p = *pos + (uint64_t)(q - q0);
+    *payload = 0;
+    if (f->wire == 2) {
+        if (f->len > end - p)
+            return false;
+        *payload = p;
+        p += f->len;
+    }
+    *pos = p;
+    return true;
 }

@@ -92,7 +92,7 @@ bool fp_pbskel_next_field(const uint8_t **p, const uint8_t *end, fp_pbskel_field
 bool fp_pbskel_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
 /* Inline versions of fp_pbskel_varint and fp_pbskel_next_field, for loops over many small fields. */
-static inline bool fp_pbskel_varint_inline(const uint8_t **p, const uint8_t *end, uint64_t *v)
+static inline __attribute__((always_inline)) bool fp_pbskel_varint_inline(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     const uint8_t *q = *p;
     if (q < end && !(q[0] & 0x80)) { /* one byte: tags and short lengths */
@@ -121,10 +121,14 @@ static inline uint64_t fp_pbskel_le(const uint8_t *p, int bytes)
     return v;
 }
 
-static inline bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t *end, fp_pbskel_field *f)
+/* The head of the field at *p: number, wire type, and for wire type 2 the payload's length (not
+ * checked against end: f->payload is not set), for 0, 1 and 5 the value. Moves *p past the head
+ * (for wire type 2, to the payload). */
+static inline __attribute__((always_inline)) bool fp_pbskel_next_field_head(const uint8_t **p, const uint8_t *end,
+                                                                             fp_pbskel_field *f)
 {
     const uint8_t *q = *p;
-    uint64_t tag, len = 0;
+    uint64_t tag, v = 0;
     if (!fp_pbskel_varint_inline(&q, end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
         return false;
     f->number = (uint32_t)(tag >> 3);
@@ -145,11 +149,11 @@ static inline bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t 
         q += f->wire == 1 ? 8 : 4;
         break;
     case 2:
-        if (!fp_pbskel_varint_inline(&q, end, &len) || len > (uint64_t)(end - q))
+        if (!fp_pbskel_varint_inline(&q, end, &v))
             return false;
-        f->payload = q;
-        f->len = (size_t)len;
-        q += len;
+        f->len = (size_t)v;
+        if ((uint64_t)f->len != v)
+            return false;
         break;
     default:
         return false;
@@ -157,6 +161,53 @@ static inline bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t 
     *p = q;
     return true;
 }
+
+static inline __attribute__((always_inline)) bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t *end,
+                                                                               fp_pbskel_field *f)
+{
+    const uint8_t *q = *p;
+    if (!fp_pbskel_next_field_head(&q, end, f))
+        return false;
+    if (f->wire == 2) {
+        if (f->len > (size_t)(end - q))
+            return false;
+        f->payload = q;
+        q += f->len;
+    }
+    *p = q;
+    return true;
+}
+
+/* ---- readers: the skeletons of parts of a source, one at a time ----
+ * A message too large to hold whole in memory as a skeleton (a graph of a million nodes) can be
+ * read one element at a time: its other fields first, then each element's skeleton when it is
+ * wanted, into one reused buffer. Offsets are absolute in the source, as in markers. */
+typedef struct fp_pbskel_reader fp_pbskel_reader;
+
+/* A reader of the first `size` bytes of mem, or (mem NULL) of the open file fd, for messages
+ * reachable from `root` with the strip predicate and flags of fp_pbskel_build_ex. */
+fp_pbskel_reader *fp_pbskel_reader_new(const ProtobufCMessageDescriptor *root, const uint8_t *mem, int fd,
+                                       uint64_t size, fp_pbskel_strip_fn strip, unsigned flags);
+void fp_pbskel_reader_free(fp_pbskel_reader *r);
+
+/* Shown each field of the message that fp_pbskel_reader_build walks (start: offset of its tag;
+ * payload, len: its payload, for wire type 2, else 0); true leaves a wire-type-2 field out. */
+typedef bool (*fp_pbskel_skip_fn)(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload,
+                                  uint64_t len);
+
+/* The skeleton of message d at [offset, offset+len) of the source, nested `depth` deep (as in the
+ * whole walk: a sub-message the fast walk would copy as it is, is copied; with `skip`, it is always
+ * walked, and the fields `skip` names are left out). *out / *out_len: the skeleton, valid until the
+ * next call. False on malformed input or an I/O error (no message: the caller builds the whole
+ * skeleton to have one). */
+bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescriptor *d, uint64_t offset, uint64_t len,
+                            unsigned depth, fp_pbskel_skip_fn skip, void *skip_data, const uint8_t **out,
+                            size_t *out_len);
+
+/* The field whose tag is at *pos (before end) of the source, as fp_pbskel_next_field reads it, but
+ * without reading its payload: *payload receives its offset (wire type 2), and f->payload is NULL.
+ * Moves *pos past it; false when truncated or invalid. */
+bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload);
 
 /* The markers found among an unpacked message's unknown fields; returns how many were written
  * (at most max). */

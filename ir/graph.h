@@ -122,16 +122,27 @@ typedef struct {
 } fp_use;
 
 /* Field order and widths keep the struct small (a million-node model has ~1.4 million values):
- * pointers first, then 32-bit counts, then the enums as bytes. */
+ * what the edge walks read (fp_model_link, fp_graph_topo, liveness) first, then the rest; the enums
+ * are stored as bytes. */
 struct fp_value {
-    const char *name;
     fp_graph *graph;
     fp_node *producer;    /* NULL for inputs, initializers, unresolved */
+    fp_use *uses;         /* consumers, rebuilt by fp_graph_link */
+    uint32_t n_uses;
+    uint32_t id;          /* index in graph->values */
+    uint32_t producer_port;
+    uint8_t kind;         /* fp_value_kind */
+    uint8_t type;         /* fp_type_kind */
+    uint8_t elem_kind;    /* fp_type_kind; OPTIONAL: what it wraps (FP_TYPE_TENSOR or FP_TYPE_SEQUENCE) */
+    uint8_t dtype;        /* fp_dtype: element type (of the tensor, or of the sequence/optional element) */
+    uint8_t decl_dtype;   /* fp_dtype, as declared (see decl_shape) */
+    bool is_output;       /* listed among graph outputs */
+    bool declared;        /* appeared in a value_info/input/output declaration */
+    const char *name;
     fp_tensor *tensor;    /* initializer/constant metadata, else NULL */
     fp_shape shape;
     fp_shape decl_shape;  /* type and shape as declared in the file (frontends set decl_dtype/decl_shape
                              and dtype/shape); shape inference recomputes dtype/shape from them */
-    fp_use *uses;         /* consumers, rebuilt by fp_graph_link */
     const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
                              interned; NULL when the format does not say (ONNX) */
     const char *origin_layout;    /* GE origin_format: the framework's layout, interned, or NULL */
@@ -142,18 +153,8 @@ struct fp_value {
                              Gather->Concat chains): sym NULL = the integer `value` (may be < 0),
                              sym = a symbol, sym = fp_sval_unknown = unknown */
     fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known */
-    uint32_t id;          /* index in graph->values */
-    uint32_t producer_port;
-    uint32_t n_uses;
     int32_t n_sval;       /* n_sval < 0: sval unknown */
     int32_t n_elems;      /* n_elems < 0: length unknown (shape = common element shape) */
-    uint8_t kind;         /* fp_value_kind */
-    uint8_t type;         /* fp_type_kind */
-    uint8_t elem_kind;    /* fp_type_kind; OPTIONAL: what it wraps (FP_TYPE_TENSOR or FP_TYPE_SEQUENCE) */
-    uint8_t dtype;        /* fp_dtype: element type (of the tensor, or of the sequence/optional element) */
-    uint8_t decl_dtype;   /* fp_dtype, as declared (see decl_shape) */
-    bool is_output;       /* listed among graph outputs */
-    bool declared;        /* appeared in a value_info/input/output declaration */
 };
 
 typedef enum {
@@ -253,6 +254,8 @@ struct fp_graph {
     GHashTable *by_name; /* interned name -> fp_value* of this graph, for the names whose intern
                             entry holds another graph's value (graph.c); NULL while none */
     fp_use *use_pool;    /* storage of every value's use list (g_malloc, rebuilt by link) */
+    size_t use_cap;      /* use_pool's size in uses: a link that needs no more reuses it (a pool of
+                            a million-node graph is fresh pages to fault in each time otherwise) */
 };
 
 typedef struct {

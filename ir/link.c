@@ -11,8 +11,6 @@ static void link_graph(fp_graph *g)
         v->n_uses = 0;
         v->uses = NULL;
     }
-    g_free(g->use_pool);
-    g->use_pool = NULL;
 }
 
 /* Adds the use (n, port) to v's list. Pass 0 counts, pass 1 fills. */
@@ -49,7 +47,11 @@ void fp_model_link(fp_model *m)
                 size_t total = 0;
                 for (guint i = 0; i < g->values->len; i++)
                     total += ((fp_value *)g_ptr_array_index(g->values, i))->n_uses;
-                g->use_pool = g_new(fp_use, total ? total : 1);
+                if (!g->use_pool || total > g->use_cap) { /* else the pool of the last link is reused */
+                    g_free(g->use_pool);
+                    g->use_cap = total ? total : 1;
+                    g->use_pool = g_new(fp_use, g->use_cap);
+                }
                 fp_use *p = g->use_pool;
                 for (guint i = 0; i < g->values->len; i++) {
                     fp_value *v = g_ptr_array_index(g->values, i);
@@ -125,12 +127,13 @@ static bool in_array_order(const fp_graph *g)
             continue;
         for (uint32_t k = 0; k < n->n_inputs; k++) {
             const fp_value *v = n->inputs[k];
-            if (v && v->producer && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED) && v->producer->id >= i)
+            /* the producer's id first: in the usual case (an earlier node) nothing else is read */
+            if (v && v->producer && v->producer->id >= i && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED))
                 return false;
         }
         for (uint32_t k = 0; k < n->n_implicit; k++) {
             const fp_value *v = n->implicit[k];
-            if (v->producer && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED) && v->producer->id >= i)
+            if (v->producer && v->producer->id >= i && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED))
                 return false;
         }
         for (uint32_t k = 0; k < n->n_ctrl; k++) {

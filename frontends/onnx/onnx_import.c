@@ -346,7 +346,8 @@ static bool convert_attr(importer *im, fp_node *n, const Onnx__AttributeProto *a
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         a->type = FP_ATTR_INTS;
         a->n = (uint32_t)ap->n_ints;
-        a->u.ints = fp_arena_memdup(m->arena, ap->ints, ap->n_ints * sizeof(int64_t));
+        /* shared by every attribute of the same values (kernel_shape, pads, strides...): never written */
+        a->u.ints = (int64_t *)fp_intern_blob(m, ap->ints, ap->n_ints * sizeof(int64_t));
         break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
         a->type = FP_ATTR_STRINGS;
@@ -720,6 +721,25 @@ fp_tensor *fp_onnx_tensor_from_proto(fp_model *m, const Onnx__TensorProto *tp, G
 
 /* ---------------------------------------------------------------- streaming import of a skeleton */
 
+/* The structs node_from_wire makes for one node: carved from a reused buffer, and from the scratch
+ * arena when it is full. Not zeroed. */
+typedef struct {
+    uint8_t *buf;
+    size_t used, cap;
+    fp_arena *more;
+} wire_mem;
+
+static void *wire_alloc(wire_mem *a, size_t size)
+{
+    size = (size + 7) & ~(size_t)7;
+    if (size <= a->cap - a->used) {
+        void *p = a->buf + a->used;
+        a->used += size;
+        return p;
+    }
+    return fp_arena_alloc_raw(a->more, size);
+}
+
 /* A skeleton's main graph is imported one element at a time: every node, initializer, input,
  * output and value_info is unpacked on its own into a scratch arena, translated and dropped, so
  * the unpacked protobuf of a large graph (bigger than the IR it becomes) never exists whole. */
@@ -730,8 +750,12 @@ typedef struct {
     size_t n_node, n_values; /* nodes, and initializers + inputs + nodes: a lower bound of the values */
     const uint8_t *from[16], *to[16]; /* per element field (numbers below 16): from its first element
                                          to the end of its last one (split_graph); NULL when none */
+    fp_pbskel_reader *reader; /* else elements are read from here, at these offsets of its source */
+    uint64_t rfrom[16], rto[16]; /* (rto 0: none) */
+    bool odd;                    /* an element field that is not length-delimited */
     fp_arena *scratch; /* one element at a time */
     ProtobufCAllocator alloc;
+    wire_mem mem; /* node_from_wire's, one node at a time */
 } wire_graph;
 
 static void *arena_alloc(void *arena, size_t size) { return fp_arena_alloc(arena, size); }
@@ -739,6 +763,21 @@ static void arena_free(void *arena, void *p)
 {
     (void)arena;
     (void)p;
+}
+
+#define WIRE_MEM (64 * 1024)
+
+/* Sets up wg's allocators (wg->scratch is set). */
+static void wire_graph_init(wire_graph *wg)
+{
+    wg->alloc = (ProtobufCAllocator){.alloc = arena_alloc, .free = arena_free, .allocator_data = wg->scratch};
+    wg->mem = (wire_mem){.buf = g_malloc(WIRE_MEM), .cap = WIRE_MEM, .more = wg->scratch};
+}
+
+static void wire_graph_clear(wire_graph *wg)
+{
+    g_free(wg->mem.buf);
+    fp_arena_free(wg->scratch);
 }
 
 /* GraphProto fields (numbers from onnx.proto) imported element by element, else NULL. */
@@ -767,9 +806,9 @@ static const ProtobufCMessageDescriptor *element_descriptor(uint32_t field)
  * import_node is shared. Anything else (an unknown field, a wrong wire type, a tensor or graph
  * attribute, an odd varint) is left to protobuf-c: a whole attribute, or the whole node. */
 
-static char *wire_str(fp_arena *a, const fp_pbskel_field *f)
+static char *wire_str(wire_mem *a, const fp_pbskel_field *f)
 {
-    char *s = fp_arena_alloc_raw(a, f->len + 1);
+    char *s = wire_alloc(a, f->len + 1);
     memcpy(s, f->payload, f->len);
     s[f->len] = 0;
     return s;
@@ -777,7 +816,7 @@ static char *wire_str(fp_arena *a, const fp_pbskel_field *f)
 
 /* The AttributeProto at [p, p+len) into *ap when it holds only name, doc_string, ref_attr_name, type,
  * f, i, s, floats, ints; false (ap undefined) otherwise. */
-static bool attr_from_wire(fp_arena *a, const uint8_t *p, size_t len, Onnx__AttributeProto *ap)
+static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__AttributeProto *ap)
 {
     const uint8_t *q = p, *end = p + len;
     fp_pbskel_field f;
@@ -831,9 +870,9 @@ static bool attr_from_wire(fp_arena *a, const uint8_t *p, size_t len, Onnx__Attr
     }
     *ap = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
     if (n_ints)
-        ap->ints = fp_arena_alloc(a, n_ints * sizeof *ap->ints);
+        ap->ints = wire_alloc(a, n_ints * sizeof *ap->ints);
     if (n_floats)
-        ap->floats = fp_arena_alloc(a, n_floats * sizeof *ap->floats);
+        ap->floats = wire_alloc(a, n_floats * sizeof *ap->floats);
     for (q = p; q < end;) {
         (void)fp_pbskel_next_field_inline(&q, end, &f);
         switch (f.number) {
@@ -894,7 +933,7 @@ static bool attr_from_wire(fp_arena *a, const uint8_t *p, size_t len, Onnx__Attr
 /* The NodeProto at [p, p+len) as protobuf-c would unpack it, in scratch arena a; NULL when it is
  * not of the usual shape (the caller unpacks it with protobuf-c), or, with *malformed set, when
  * one of its attributes does not unpack. */
-static Onnx__NodeProto *node_from_wire(fp_arena *a, ProtobufCAllocator *alloc, const uint8_t *p, size_t len,
+static Onnx__NodeProto *node_from_wire(wire_mem *a, ProtobufCAllocator *alloc, const uint8_t *p, size_t len,
                                        bool *malformed)
 {
     const uint8_t *q = p, *end = p + len;
@@ -907,14 +946,14 @@ static Onnx__NodeProto *node_from_wire(fp_arena *a, ProtobufCAllocator *alloc, c
         n_out += f.number == 2;
         n_attr += f.number == 5;
     }
-    Onnx__NodeProto *np = fp_arena_alloc(a, sizeof *np);
+    Onnx__NodeProto *np = wire_alloc(a, sizeof *np);
     *np = (Onnx__NodeProto)ONNX__NODE_PROTO__INIT;
     if (n_in)
-        np->input = fp_arena_alloc(a, n_in * sizeof(char *));
+        np->input = wire_alloc(a, n_in * sizeof(char *));
     if (n_out)
-        np->output = fp_arena_alloc(a, n_out * sizeof(char *));
+        np->output = wire_alloc(a, n_out * sizeof(char *));
     if (n_attr)
-        np->attribute = fp_arena_alloc(a, n_attr * sizeof(Onnx__AttributeProto *));
+        np->attribute = wire_alloc(a, n_attr * sizeof(Onnx__AttributeProto *));
     for (q = p; q < end;) {
         (void)fp_pbskel_next_field_inline(&q, end, &f);
         switch (f.number) {
@@ -936,7 +975,7 @@ static Onnx__NodeProto *node_from_wire(fp_arena *a, ProtobufCAllocator *alloc, c
             np->domain = wire_str(a, &f);
             break;
         case 5: {
-            Onnx__AttributeProto *ap = fp_arena_alloc(a, sizeof *ap);
+            Onnx__AttributeProto *ap = wire_alloc(a, sizeof *ap);
             if (!attr_from_wire(a, f.payload, f.len, ap)) {
                 ap = (Onnx__AttributeProto *)protobuf_c_message_unpack(&onnx__attribute_proto__descriptor, alloc,
                                                                        f.len, f.payload);
@@ -960,8 +999,10 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
                            bool *malformed)
 {
     ProtobufCMessage *msg = NULL;
-    if (f->number == 1)
-        msg = (ProtobufCMessage *)node_from_wire(wg->scratch, &wg->alloc, f->payload, f->len, malformed);
+    if (f->number == 1) {
+        wg->mem.used = 0;
+        msg = (ProtobufCMessage *)node_from_wire(&wg->mem, &wg->alloc, f->payload, f->len, malformed);
+    }
     bool fast = msg != NULL; /* node_from_wire checked the field numbers */
     if (!msg && !*malformed)
         msg = protobuf_c_message_unpack(element_descriptor(f->number), &wg->alloc, f->len, f->payload);
@@ -984,10 +1025,37 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
     return ok;
 }
 
+/* import_elements from wg->reader: each element's skeleton is built when it is imported. */
+static bool import_elements_read(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
+                                 bool *malformed)
+{
+    uint64_t pos = wg->rfrom[field], end = wg->rto[field], payload;
+    fp_pbskel_field f;
+    while (pos < end) {
+        if (!fp_pbskel_reader_field(wg->reader, &pos, end, &f, &payload)) {
+            *malformed = true;
+            return false;
+        }
+        if (f.number != field)
+            continue;
+        fp_pbskel_field e = {.number = field, .wire = 2};
+        if (!fp_pbskel_reader_build(wg->reader, element_descriptor(field), payload, f.len, 2, NULL, NULL, &e.payload,
+                                    &e.len)) {
+            *malformed = true;
+            return false;
+        }
+        if (!import_element(im, wg, g, &e, (*index)++, malformed))
+            return false;
+    }
+    return true;
+}
+
 /* Imports every element of field `field` in file order; *index counts them. */
 static bool import_elements(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
                             bool *malformed)
 {
+    if (wg->reader)
+        return import_elements_read(im, wg, g, field, index, malformed);
     const uint8_t *p = wg->from[field], *end = wg->to[field];
     fp_pbskel_field f;
     if (!p)
@@ -1031,7 +1099,7 @@ static bool import_graph_wire(importer *im, wire_graph *wg, fp_graph *g)
                   g->name, wg->n_node, im->max_nodes);
     ok = ok && import_elements(im, wg, g, 1, &n_node, &malformed) && import_elements(im, wg, g, 12, &n_out, &malformed) &&
          import_elements(im, wg, g, 13, &n_vi, &malformed);
-    if (!ok && (malformed || !elements_valid(wg))) {
+    if (!ok && (malformed || (!wg->reader && !elements_valid(wg)))) {
         g_clear_error(im->error);
         g_set_error_literal(im->error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, FP_ONNX_MALFORMED_MESSAGE);
     }
@@ -1147,7 +1215,7 @@ fp_model *fp_onnx_from_skeleton(const char *path, const char *format, const uint
     fp_arena *keep = fp_arena_new();
     ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free, .allocator_data = keep};
     wire_graph wg = {.scratch = fp_arena_new()};
-    wg.alloc = (ProtobufCAllocator){.alloc = arena_alloc, .free = arena_free, .allocator_data = wg.scratch};
+    wire_graph_init(&wg);
     GByteArray *model_rest = g_byte_array_new(), *graph_rest = g_byte_array_new();
     Onnx__ModelProto *mp = NULL;
     if (split_one(data, len, 7 /* ModelProto.graph */, model_rest, &wg.data, &wg.len) && split_graph(&wg, graph_rest)) {
@@ -1166,7 +1234,78 @@ fp_model *fp_onnx_from_skeleton(const char *path, const char *format, const uint
     }
     g_byte_array_free(model_rest, TRUE);
     g_byte_array_free(graph_rest, TRUE);
-    fp_arena_free(wg.scratch);
+    wire_graph_clear(&wg);
+    fp_arena_free(keep);
+    return m;
+}
+
+/* ---------------------------------------------------------------- import from a reader */
+
+typedef struct {
+    unsigned n_graph;
+    bool odd;
+    uint64_t offset, len; /* ModelProto.graph's payload */
+} model_split;
+
+/* fp_pbskel_skip_fn: leaves ModelProto.graph out, noting where it is. */
+static bool skip_graph(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload, uint64_t len)
+{
+    (void)start;
+    model_split *ms = data;
+    if (number != 7)
+        return false;
+    ms->n_graph++;
+    if (wire != 2) {
+        ms->odd = true;
+        return false;
+    }
+    ms->offset = payload;
+    ms->len = len;
+    return true;
+}
+
+/* fp_pbskel_skip_fn: leaves the elements of a GraphProto out, noting where they are (split_graph). */
+static bool skip_elements(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload, uint64_t len)
+{
+    wire_graph *wg = data;
+    if (!element_descriptor(number))
+        return false;
+    if (wire != 2) {
+        wg->odd = true;
+        return false;
+    }
+    wg->n_node += number == 1;
+    wg->n_values += number == 1 || number == 5 || number == 11 || number == 15;
+    if (!wg->rto[number])
+        wg->rfrom[number] = start;
+    wg->rto[number] = payload + len;
+    return true;
+}
+
+fp_model *fp_onnx_from_reader(const char *path, const char *format, fp_pbskel_reader *r, uint64_t size,
+                              uint64_t file_size, GError **error)
+{
+    const uint8_t *data;
+    size_t len;
+    model_split ms = {0};
+    if (!fp_pbskel_reader_build(r, &onnx__model_proto__descriptor, 0, size, 0, skip_graph, &ms, &data, &len) ||
+        ms.n_graph != 1 || ms.odd)
+        return NULL;
+    fp_arena *keep = fp_arena_new();
+    ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free, .allocator_data = keep};
+    wire_graph wg = {.scratch = fp_arena_new(), .reader = r};
+    wire_graph_init(&wg);
+    fp_model *m = NULL;
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, len, data);
+    if (mp && fp_pbskel_numbers_valid(&mp->base) &&
+        fp_pbskel_reader_build(r, &onnx__graph_proto__descriptor, ms.offset, ms.len, 1, skip_elements, &wg, &data,
+                               &len) &&
+        !wg.odd) {
+        wg.head = onnx__graph_proto__unpack(&alloc, len, data);
+        if (wg.head && fp_pbskel_numbers_valid(&wg.head->base))
+            m = import_model(path, format, mp, &wg, file_size, error);
+    }
+    wire_graph_clear(&wg);
     fp_arena_free(keep);
     return m;
 }

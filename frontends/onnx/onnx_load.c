@@ -70,12 +70,22 @@ static GBytes *build_skeleton(const source *src, unsigned flags, GError **error)
     return fp_pbskel_build_fd_ex(&onnx__model_proto__descriptor, src->fd, src->size, strip_payload, flags, error);
 }
 
-/* Skeleton, then translation. The fast walk copies small sub-messages unparsed; when it or the
- * translation reports a malformed file, the exact walk and translation run again, so that the
- * error is the one they give (the first fault in file order, with its offset and field). */
+/* Element by element through a reader (fp_onnx_from_reader), and when that fails, as before: skeleton,
+ * then translation. The fast walk copies small sub-messages unparsed; when it or the translation
+ * reports a malformed file, the exact walk and translation run again, so that the error is the one
+ * they give (the first fault in file order, with its offset and field). */
 static fp_model *load_source(const char *path, const source *src, GError **error)
 {
     GError *err = NULL;
+    if (src->size) { /* first element by element, without a skeleton of the whole file */
+        fp_pbskel_reader *r = fp_pbskel_reader_new(&onnx__model_proto__descriptor, src->mem ? src->data : NULL, src->fd,
+                                                   src->size, strip_payload, FP_PBSKEL_FAST);
+        fp_model *m = fp_onnx_from_reader(path, "onnx", r, src->size, src->size, &err);
+        fp_pbskel_reader_free(r);
+        g_clear_error(&err);
+        if (m)
+            return m;
+    }
     GBytes *skel = build_skeleton(src, FP_PBSKEL_FAST, &err);
     if (!skel && err->code == FP_PBSKEL_ERROR_IO)
         return skeleton_failed(err, error);
