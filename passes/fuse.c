@@ -59,17 +59,17 @@ static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArr
     fp_fusion_list *l = fz->out;
     fp_fusion *f = fp_arena_alloc(l->arena, sizeof *f);
     f->rule = mt->rule->id;
-    f->anchor = keep(l, mt->nodes[0]->name);
+    f->anchor = mt->nodes[0]->name;
     f->nodes = g_ptr_array_sized_new((guint)mt->n);
     for (int i = 0; i < mt->n; i++)
-        g_ptr_array_add(f->nodes, keep(l, mt->nodes[i]->name));
+        g_ptr_array_add(f->nodes, (gpointer)mt->nodes[i]->name);
     f->applied = reasons->len == 0;
     f->fused_op = mt->rule->rewrite == FP_RW_ELIMINATE ? NULL
                   : mt->rule->fused_op                 ? mt->rule->fused_op
                                                        : mt->nodes[0]->op_type;
     int act = mt->rule->act_node;
     if (act >= 0 && act < mt->n)
-        f->activation = keep(l, mt->nodes[act]->op_type);
+        f->activation = mt->nodes[act]->op_type;
     f->reasons = g_ptr_array_sized_new(reasons->len);
     for (guint i = 0; i < reasons->len; i++) {
         const fp_reason *r = reasons->pdata[i];

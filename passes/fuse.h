@@ -93,7 +93,8 @@ bool fp_target_list_has(const fp_target *t, const char *rule, const fp_constrain
 
 /* ---------------------------------------------------------------- results */
 
-/* A record's strings and reasons live in its list's arena (fp_fusion_list.arena). */
+/* A record's reasons live in its list's arena (fp_fusion_list.arena); its node names and op types
+ * are the model's, so a list must be freed before the model it was made from. */
 typedef struct {
     char *constraint; /* constraint name */
     char *actual;     /* what the model has ("0.001") */
@@ -104,11 +105,11 @@ typedef struct {
 
 typedef struct {
     const char *rule;     /* rule id (static) */
-    char *anchor;         /* first node's name */
-    GPtrArray *nodes;     /* node names (char*, in the list's arena) */
+    const char *anchor;   /* first node's name (the model's: a list lives no longer than its model) */
+    GPtrArray *nodes;     /* node names (the model's strings) */
     bool applied;
     const char *fused_op; /* op type of the result (or the anchor's for folds); NULL if eliminated */
-    char *activation;     /* activation op type for activation rules, else NULL */
+    const char *activation; /* activation op type for activation rules (the model's string), else NULL */
     GPtrArray *reasons;   /* fp_reason* (in the list's arena); empty when applied */
 } fp_fusion;
 

@@ -41,7 +41,7 @@ typedef struct {
 
 typedef struct {
     fp_stage stages[3];
-    fp_fusion_list *fusions;
+    fp_fusion_list *fusions;  /* names the model's nodes: cleared before the model is freed */
     fp_layout_result layout;
     fp_memory_result *memory; /* of the final graph */
     fp_cost_result *cost;     /* of the final graph (the other stages keep their totals only) */

@@ -13,6 +13,15 @@
 
 enum { F32 = 1, F16 = 10, I64 = 7 };
 
+/* The models fuse_tb keeps for the lists it returns without them (list -> model). */
+static GHashTable *owners(void)
+{
+    static GHashTable *h;
+    if (!h)
+        h = g_hash_table_new(g_direct_hash, g_direct_equal);
+    return h;
+}
+
 /* Runs shapes, metrics and fusion on b for `target`; returns the fusion list (and the model). */
 static fp_fusion_list *fuse_tb(tb *b, const char *target, fp_model **model_out)
 {
@@ -35,8 +44,17 @@ static fp_fusion_list *fuse_tb(tb *b, const char *target, fp_model **model_out)
     if (model_out)
         *model_out = m;
     else
-        fp_model_free(m);
+        g_hash_table_insert(owners(), l, m); /* the list names the model's nodes: list_free frees both */
     return l;
+}
+
+/* A list and, when fuse_tb kept it, its model (after the list: the list borrows its names). */
+static void list_free(fp_fusion_list *l)
+{
+    fp_model *m = g_hash_table_lookup(owners(), l);
+    g_hash_table_remove(owners(), l);
+    fp_fusion_list_free(l);
+    fp_model_free(m);
 }
 
 static const fp_fusion *find(const fp_fusion_list *l, const char *rule, const char *anchor)
@@ -135,7 +153,7 @@ static void run_bn(bn_case c, const char *target, const char *rule, const char *
     tb *b = conv_bn_model(c);
     fp_fusion_list *l = fuse_tb(b, target, NULL);
     expect(l, rule, "conv", constraint);
-    fp_fusion_list_free(l);
+    list_free(l);
     tb_free(b);
 }
 
@@ -189,7 +207,7 @@ static void test_conv_mul_add(void)
             tb_output(b, "y", F32, -1, NULL);
             fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
             expect(l, add ? "conv_add" : "conv_mul", "conv", bad ? "per_channel" : NULL);
-            fp_fusion_list_free(l);
+            list_free(l);
             tb_free(b);
         }
     }
@@ -203,7 +221,7 @@ static void test_conv_mul_add(void)
     tb_output(b, "y", F32, -1, NULL);
     fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
     CU_ASSERT_PTR_NULL(find(l, "conv_add", NULL));
-    fp_fusion_list_free(l);
+    list_free(l);
     tb_free(b);
 }
 
@@ -240,8 +258,8 @@ static void test_matmul_add_gemm(void)
             CU_ASSERT_EQUAL(g->op, FP_OP_GEMM);
             CU_ASSERT_EQUAL(g->n_inputs, 3);
         }
+        list_free(l);
         fp_model_free(m);
-        fp_fusion_list_free(l);
         tb_free(b);
     }
 }
@@ -277,8 +295,8 @@ static void conv_act(const char *target, const char *act, bool clip_dynamic, con
         CU_ASSERT_STRING_EQUAL(fp_node_attr_string(fc, "activation", ""), act);
         CU_ASSERT(fp_graph_find(m->main, "c")->producer == NULL); /* internal, never materialized */
     }
+    list_free(l);
     fp_model_free(m);
-    fp_fusion_list_free(l);
     tb_free(b);
 }
 
@@ -305,7 +323,7 @@ static void test_gemm_activation(void)
         tb_output(b, "y", F32, -1, NULL);
         fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
         expect(l, "gemm_activation", "gemm", c ? "activation_in" : NULL);
-        fp_fusion_list_free(l);
+        list_free(l);
         tb_free(b);
     }
 }
@@ -359,8 +377,8 @@ static void test_quick_gelu_and_elim(void)
     fp_node *q = fp_graph_find(m->main, "q")->producer;
     CU_ASSERT_STRING_EQUAL(q->op_type, "QuickGelu");
     CU_ASSERT_PTR_EQUAL(q->inputs[0], fp_graph_find(m->main, "x")); /* Identity removed */
+    list_free(l);
     fp_model_free(m);
-    fp_fusion_list_free(l);
     tb_free(b);
 }
 
@@ -381,7 +399,7 @@ static void test_ge_ub_chain(void)
         tb_output(b, last, F32, -1, NULL);
         fp_fusion_list *l = fuse_tb(b, "ascend910b", NULL);
         expect(l, "ge_conv_ub", "conv", n_ops > 5 ? "max_chain" : NULL);
-        fp_fusion_list_free(l);
+        list_free(l);
         tb_free(b);
     }
 }
@@ -400,7 +418,7 @@ static void test_more_constraints(void)
     tb_output(b, "m2", 9, -1, NULL);
     fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
     expect(l, "dropout_elim", "drop", "mask_unused");
-    fp_fusion_list_free(l);
+    list_free(l);
     tb_free(b);
 
     /* rank_is: SkipLayerNormalization takes [batch, sequence, hidden]; a 2-D residual is refused */
@@ -414,7 +432,7 @@ static void test_more_constraints(void)
     tb_output(b, "y", F32, -1, NULL);
     l = fuse_tb(b, "ort-cpu", NULL);
     expect(l, "skip_layer_norm", "res", "rank_is");
-    fp_fusion_list_free(l);
+    list_free(l);
     tb_free(b);
 
     /* last_axis: a decomposed LayerNorm over axis 0 is not LayerNormalization over the last axis */
@@ -438,7 +456,7 @@ static void test_more_constraints(void)
     tb_output(b, "y", F32, -1, NULL);
     l = fuse_tb(b, "ort-cpu", NULL);
     expect(l, "layer_norm", "mean", "+last_axis");
-    fp_fusion_list_free(l);
+    list_free(l);
     tb_free(b);
 
     /* no_control_edges (GE): a control dependency pins the activation out of the UB kernel */
@@ -470,7 +488,7 @@ static void test_gating(void)
     tb_output(b, "y", F32, -1, NULL);
     fp_fusion_list *l = fuse_tb(b, "ort-cpu", NULL);
     CU_ASSERT_PTR_NULL(find(l, "gelu", NULL));
-    fp_fusion_list_free(l);
+    list_free(l);
     tb_free(b);
 }
 
