@@ -399,8 +399,9 @@ static int64_t node_opset(fp_model *m, const char *domain)
     return t->opset_version;
 }
 
-fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
-                           uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
+/* fp_node_new_attrs; op_type and domain already interned when `interned`. */
+static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, bool interned,
+                         const char *name, uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
 {
     fp_model *m = g->model;
     /* one block: the node, its input and output arrays (at least one entry each), its attributes */
@@ -410,14 +411,12 @@ fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const cha
     fp_node *n = fp_arena_alloc(m->arena, bytes + (size_t)n_attrs * sizeof(fp_attr));
     n->inputs = (fp_value **)(n + 1);
     n->outputs = n->inputs + n_in;
-    if (n_attrs) {
-        n->attrs = (fp_attr *)(n->outputs + n_out);
-        n->n_attrs = n_attrs;
-    }
+    n->attrs = (fp_attr *)(n->outputs + n_out); /* n_attrs 0: a valid pointer to no attribute */
+    n->n_attrs = n_attrs;
     n->id = g->nodes->len;
     n->op = op;
-    n->op_type = fp_intern(m, op_type ? op_type : fp_op_name(op), -1);
-    n->domain = fp_intern(m, domain ? domain : "", -1);
+    n->op_type = interned ? op_type : fp_intern(m, op_type ? op_type : fp_op_name(op), -1);
+    n->domain = interned ? domain : fp_intern(m, domain ? domain : "", -1);
     n->opset = node_opset(m, n->domain);
     if (name && *name) {
         n->name = fp_intern(m, name, -1);
@@ -431,6 +430,18 @@ fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const cha
     n->n_outputs = n_outputs;
     g_ptr_array_add(g->nodes, n);
     return n;
+}
+
+fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                           uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
+{
+    return node_new(g, op, op_type, domain, false, name, n_inputs, n_outputs, n_attrs);
+}
+
+fp_node *fp_node_new_interned(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                              uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
+{
+    return node_new(g, op, op_type, domain, true, name, n_inputs, n_outputs, n_attrs);
 }
 
 fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,

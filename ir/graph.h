@@ -319,14 +319,20 @@ fp_value *fp_graph_find(const fp_graph *g, const char *name);
 /* The value visible under `name` from g: g first, then its ancestors. NULL if none. */
 fp_value *fp_graph_lookup(const fp_graph *g, const char *name);
 
-/* A new node appended to g; arrays allocated for n_inputs / n_outputs (all NULL). */
+/* A new node appended to g; arrays allocated for n_inputs / n_outputs (all NULL); no attributes
+ * (attrs points to none). */
 fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                      uint32_t n_inputs, uint32_t n_outputs);
 
 /* fp_node_new, with room for n_attrs attributes (zeroed) in the same allocation: n->attrs and
- * n->n_attrs are set when n_attrs > 0 (else attrs is NULL). */
+ * n->n_attrs are set (attrs is not NULL when n_attrs is 0, but holds nothing). */
 fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                            uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
+
+/* fp_node_new_attrs with op_type and domain already interned in g's model (fp_intern), not NULL:
+ * for a frontend that keeps them per op kind. */
+fp_node *fp_node_new_interned(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                              uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
 
 /* The node called `name` in any graph of m (first found), or NULL. O(nodes). */
 fp_node *fp_node_lookup(const fp_model *m, const char *name);

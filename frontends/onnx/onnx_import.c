@@ -10,9 +10,18 @@
 
 G_DEFINE_QUARK(fp-onnx-error-quark, fp_onnx_error)
 
+/* An op kind seen before: its strings as interned, and what fp_op_from_onnx said. */
+typedef struct {
+    const char *op_type, *domain; /* NULL: empty entry */
+    fp_op op;
+} op_memo;
+
+#define OP_MEMO 64
+
 typedef struct {
     fp_model *m;
     GError **error;
+    op_memo ops[OP_MEMO]; /* a small cache of op kinds (direct-mapped on the op_type's length and ends) */
     /* outer-scope reads discovered while resolving subgraphs: owner node -> GPtrArray of values */
     GHashTable *implicit;
     GHashTable *implicit_set; /* owner node -> set of the values in its `implicit` list */
@@ -474,9 +483,23 @@ static void constant_output(importer *im, fp_node *n)
     }
 }
 
+/* The memo of (domain, op_type), made when absent: a node of a kind seen before costs two short
+ * compares instead of two interns and an op lookup. */
+static const op_memo *op_kind(importer *im, const char *domain, const char *op_type)
+{
+    size_t lo = strlen(op_type), ld = strlen(domain);
+    unsigned h = (unsigned)(lo * 31 + ld * 17 + (uint8_t)op_type[0] * 7 + (lo ? (uint8_t)op_type[lo - 1] : 0));
+    op_memo *e = &im->ops[h % OP_MEMO];
+    if (e->op_type && strcmp(e->op_type, op_type) == 0 && strcmp(e->domain, domain) == 0)
+        return e;
+    e->op_type = fp_intern(im->m, op_type, -1);
+    e->domain = fp_intern(im->m, domain, -1);
+    e->op = fp_op_from_onnx(domain, op_type);
+    return e;
+}
+
 static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
 {
-    fp_model *m = im->m;
     const char *op_type = np->op_type ? np->op_type : "";
     const char *domain = np->domain ? np->domain : "";
     if (!*op_type)
@@ -489,8 +512,9 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
     if (np->n_input > G_MAXUINT16 * 16 || np->n_output > G_MAXUINT16 * 16)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': node '%s' has too many inputs or outputs", g->name,
                     np->name ? np->name : "");
-    fp_node *n = fp_node_new(g, fp_op_from_onnx(domain, op_type), op_type, domain, np->name,
-                             (uint32_t)np->n_input, (uint32_t)np->n_output);
+    const op_memo *kind = op_kind(im, domain, op_type);
+    fp_node *n = fp_node_new_interned(g, kind->op, kind->op_type, kind->domain, np->name, (uint32_t)np->n_input,
+                                      (uint32_t)np->n_output, (uint32_t)MIN(np->n_attribute, UINT32_MAX));
     for (size_t i = 0; i < np->n_input; i++)
         if (np->input[i] && *np->input[i])
             n->inputs[i] = fp_graph_value(g, np->input[i]);
@@ -508,8 +532,6 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
         v->producer_port = (uint32_t)i;
         n->outputs[i] = v;
     }
-    n->n_attrs = (uint32_t)np->n_attribute;
-    n->attrs = fp_arena_calloc(m->arena, n->n_attrs ? n->n_attrs : 1, sizeof(fp_attr));
     for (size_t i = 0; i < np->n_attribute; i++)
         if (!convert_attr(im, n, np->attribute[i], &n->attrs[i]))
             return false;
