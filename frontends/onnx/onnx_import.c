@@ -910,7 +910,7 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
         case 4:
             ap->has_s = 1;
             ap->s.len = f.len;
-            ap->s.data = (uint8_t *)f.payload;
+            ap->s.data = f.len ? (uint8_t *)f.payload : NULL; /* as protobuf-c leaves an empty one */
             break;
         case 2: {
             uint32_t w = (uint32_t)f.value;
@@ -950,6 +950,100 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
         }
     }
     return true;
+}
+
+#define WIRE_MARKERS 4
+
+/* The TensorProto at [p, p+len) as protobuf-c would unpack it, when it holds only dims, data_type,
+ * name, doc_string, raw_data and skeleton markers (an initializer whose payload was stripped, or a
+ * small one in raw_data); else NULL (the caller unpacks it with protobuf-c). */
+static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t len)
+{
+    const uint8_t *q = p, *end = p + len;
+    fp_pbskel_field f;
+    size_t n_dims = 0, n_markers = 0;
+    while (q < end) {
+        if (!fp_pbskel_next_field_inline(&q, end, &f))
+            return NULL;
+        switch (f.number) {
+        case 1: /* dims, one or packed */
+            if (f.wire == 0) {
+                n_dims++;
+            } else if (f.wire == 2) {
+                const uint8_t *r = f.payload, *rend = f.payload + f.len;
+                uint64_t v;
+                while (r < rend)
+                    if (!fp_pbskel_varint_inline(&r, rend, &v))
+                        return NULL;
+                    else
+                        n_dims++;
+            } else {
+                return NULL;
+            }
+            break;
+        case 2: /* data_type: a plain int32 */
+            if (f.wire != 0 || f.value > INT32_MAX)
+                return NULL;
+            break;
+        case 8: case 9: case 12: /* name, raw_data, doc_string */
+            if (f.wire != 2)
+                return NULL;
+            break;
+        case FP_PBSKEL_MARKER_FIELD: /* kept by protobuf-c as an unknown field, length prefix included */
+            if (f.wire != 2 || f.len != 20 || f.payload[-1] != 20 || n_markers == WIRE_MARKERS)
+                return NULL;
+            n_markers++;
+            break;
+        default:
+            return NULL;
+        }
+    }
+    Onnx__TensorProto *tp = wire_alloc(a, sizeof *tp);
+    *tp = (Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT;
+    if (n_dims)
+        tp->dims = wire_alloc(a, n_dims * sizeof *tp->dims);
+    if (n_markers)
+        tp->base.unknown_fields = wire_alloc(a, n_markers * sizeof *tp->base.unknown_fields);
+    for (q = p; q < end;) {
+        (void)fp_pbskel_next_field_inline(&q, end, &f);
+        switch (f.number) {
+        case 1:
+            if (f.wire == 0) {
+                tp->dims[tp->n_dims++] = (int64_t)f.value;
+            } else {
+                const uint8_t *r = f.payload, *rend = f.payload + f.len;
+                uint64_t v;
+                while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
+                    tp->dims[tp->n_dims++] = (int64_t)v;
+            }
+            break;
+        case 2:
+            tp->has_data_type = 1;
+            tp->data_type = (int32_t)f.value;
+            break;
+        case 8:
+            tp->name = wire_str(a, &f);
+            break;
+        case 9:
+            tp->has_raw_data = 1;
+            tp->raw_data.len = f.len;
+            tp->raw_data.data = f.len ? (uint8_t *)f.payload : NULL;
+            break;
+        case 12: /* doc_string: not imported */
+            break;
+        case FP_PBSKEL_MARKER_FIELD:
+            tp->base.unknown_fields[tp->base.n_unknown_fields++] = (ProtobufCMessageUnknownField){
+                .tag = FP_PBSKEL_MARKER_FIELD,
+                .wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED,
+                .len = f.len + 1,
+                .data = (uint8_t *)f.payload - 1,
+            };
+            break;
+        default: /* not reached: checked above */
+            break;
+        }
+    }
+    return tp;
 }
 
 /* The NodeProto at [p, p+len) as protobuf-c would unpack it, in scratch arena a; NULL when it is
@@ -1021,11 +1115,12 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
                            bool *malformed)
 {
     ProtobufCMessage *msg = NULL;
-    if (f->number == 1) {
-        wg->mem.used = 0;
+    wg->mem.used = 0;
+    if (f->number == 1)
         msg = (ProtobufCMessage *)node_from_wire(&wg->mem, &wg->alloc, f->payload, f->len, malformed);
-    }
-    bool fast = msg != NULL; /* node_from_wire checked the field numbers */
+    else if (f->number == 5)
+        msg = (ProtobufCMessage *)tensor_from_wire(&wg->mem, f->payload, f->len);
+    bool fast = msg != NULL; /* read from the wire: the field numbers are checked */
     if (!msg && !*malformed)
         msg = protobuf_c_message_unpack(element_descriptor(f->number), &wg->alloc, f->len, f->payload);
     bool ok = false;
