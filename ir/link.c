@@ -117,12 +117,14 @@ static fp_node *owner_in(const fp_graph *g, fp_node *n)
 
 /* Whether every live node of g comes after the live producers of its inputs (implicit ones
  * included) and the nodes it waits on: then Kahn's algorithm below, which takes the lowest id among
- * the ready nodes, returns the live nodes in array order. One pass, no heap: the passes keep the
- * file's order, which is topological in almost every model, and ask for the order many times. */
-static bool in_array_order(const fp_graph *g)
+ * the ready nodes, returns the live nodes in array order, which this writes to order[] (*n_live of
+ * them) as it checks. One pass, no heap: the passes keep the file's order, which is topological in
+ * almost every model, and ask for the order many times. */
+static bool in_array_order(const fp_graph *g, fp_node **order, uint32_t *n_live)
 {
+    uint32_t live = 0;
     for (uint32_t i = 0; i < g->nodes->len; i++) {
-        const fp_node *n = g_ptr_array_index(g->nodes, i);
+        fp_node *n = g_ptr_array_index(g->nodes, i);
         if (n->flags & FP_NODE_REMOVED)
             continue;
         for (uint32_t k = 0; k < n->n_inputs; k++) {
@@ -141,24 +143,24 @@ static bool in_array_order(const fp_graph *g)
             if (c->graph == g && !(c->flags & FP_NODE_REMOVED) && c->id >= i)
                 return false;
         }
+        order[live++] = n;
     }
+    *n_live = live;
     return true;
 }
 
 fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error)
 {
     uint32_t nn = g->nodes->len;
-    if (in_array_order(g)) {
+    {
         fp_node **order = g_new(fp_node *, nn ? nn : 1);
         uint32_t live = 0;
-        for (uint32_t i = 0; i < nn; i++) {
-            fp_node *n = g_ptr_array_index(g->nodes, i);
-            if (!(n->flags & FP_NODE_REMOVED))
-                order[live++] = n;
+        if (in_array_order(g, order, &live)) {
+            if (n_out)
+                *n_out = live;
+            return order;
         }
-        if (n_out)
-            *n_out = live;
-        return order;
+        g_free(order);
     }
     uint32_t *indeg = g_new0(uint32_t, nn ? nn : 1);
     /* reverse control edges: for each node, the nodes that wait on it */
