@@ -254,6 +254,7 @@ struct fp_graph {
     GHashTable *by_name; /* interned name -> fp_value* of this graph, for the names whose intern
                             entry holds another graph's value (graph.c); NULL while none */
     fp_use *use_pool;    /* storage of every value's use list (g_malloc, rebuilt by link) */
+    size_t link_base;    /* scratch of fp_model_link: where this graph's values start in its counts */
     size_t use_cap;      /* use_pool's size in uses: a link that needs no more reuses it (a pool of
                             a million-node graph is fresh pages to fault in each time otherwise) */
 };
