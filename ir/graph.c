@@ -123,17 +123,32 @@ static inline str_entry *entry_at(const struct fp_strings *t, uint32_t k)
     return &t->chunk[k >> ENTRY_CHUNK_BITS][k & (ENTRY_CHUNK - 1)];
 }
 
-/* Zeroed slots: a big array is mapped on its own, so that the ones a growing table leaves behind
- * go back to the system instead of staying in malloc's heap. */
+/* Zeroed slots: a big array is mapped on its own, 2 MiB-aligned and advised to use huge pages (a
+ * lookup is a random access: with 4 KiB pages, a million-name table costs a TLB miss on most of
+ * them), so that the ones a growing table leaves behind go back to the system instead of staying in
+ * malloc's heap. Small arrays come from g_malloc. */
 #define SLOTS_MAP_BYTES ((size_t)1 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
 
 static uint64_t *slots_alloc(size_t cap)
 {
-    if (cap * sizeof(uint64_t) >= SLOTS_MAP_BYTES) {
-        void *p = mmap(NULL, cap * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    size_t bytes = cap * sizeof(uint64_t);
+    if (bytes >= SLOTS_MAP_BYTES) {
+        size_t len = bytes + HUGE_PAGE;
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
-            g_error("out of memory: %zu bytes", cap * sizeof(uint64_t));
-        return p;
+            g_error("out of memory: %zu bytes", len);
+        uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+        /* trim the mapping to [start, start + bytes) */
+        if (start > (uintptr_t)p)
+            munmap(p, start - (uintptr_t)p);
+        if ((uintptr_t)p + len > start + bytes)
+            munmap((void *)(start + bytes), (uintptr_t)p + len - (start + bytes));
+#ifdef MADV_HUGEPAGE
+        if (bytes >= HUGE_PAGE)
+            (void)madvise((void *)start, bytes & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
+#endif
+        return (uint64_t *)start;
     }
     return g_new0(uint64_t, cap);
 }
@@ -399,8 +414,9 @@ static int64_t node_opset(fp_model *m, const char *domain)
     return t->opset_version;
 }
 
-fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
-                           uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
+/* fp_node_new_attrs; op_type and domain already interned when `interned`. */
+static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, bool interned,
+                         const char *name, uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
 {
     fp_model *m = g->model;
     /* one block: the node, its input and output arrays (at least one entry each), its attributes */
@@ -410,14 +426,12 @@ fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const cha
     fp_node *n = fp_arena_alloc(m->arena, bytes + (size_t)n_attrs * sizeof(fp_attr));
     n->inputs = (fp_value **)(n + 1);
     n->outputs = n->inputs + n_in;
-    if (n_attrs) {
-        n->attrs = (fp_attr *)(n->outputs + n_out);
-        n->n_attrs = n_attrs;
-    }
+    n->attrs = (fp_attr *)(n->outputs + n_out); /* n_attrs 0: a valid pointer to no attribute */
+    n->n_attrs = n_attrs;
     n->id = g->nodes->len;
     n->op = op;
-    n->op_type = fp_intern(m, op_type ? op_type : fp_op_name(op), -1);
-    n->domain = fp_intern(m, domain ? domain : "", -1);
+    n->op_type = interned ? op_type : fp_intern(m, op_type ? op_type : fp_op_name(op), -1);
+    n->domain = interned ? domain : fp_intern(m, domain ? domain : "", -1);
     n->opset = node_opset(m, n->domain);
     if (name && *name) {
         n->name = fp_intern(m, name, -1);
@@ -431,6 +445,18 @@ fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const cha
     n->n_outputs = n_outputs;
     g_ptr_array_add(g->nodes, n);
     return n;
+}
+
+fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                           uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
+{
+    return node_new(g, op, op_type, domain, false, name, n_inputs, n_outputs, n_attrs);
+}
+
+fp_node *fp_node_new_interned(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                              uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
+{
+    return node_new(g, op, op_type, domain, true, name, n_inputs, n_outputs, n_attrs);
 }
 
 fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,

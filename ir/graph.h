@@ -254,6 +254,7 @@ struct fp_graph {
     GHashTable *by_name; /* interned name -> fp_value* of this graph, for the names whose intern
                             entry holds another graph's value (graph.c); NULL while none */
     fp_use *use_pool;    /* storage of every value's use list (g_malloc, rebuilt by link) */
+    size_t link_base;    /* scratch of fp_model_link: where this graph's values start in its counts */
     size_t use_cap;      /* use_pool's size in uses: a link that needs no more reuses it (a pool of
                             a million-node graph is fresh pages to fault in each time otherwise) */
 };
@@ -319,14 +320,20 @@ fp_value *fp_graph_find(const fp_graph *g, const char *name);
 /* The value visible under `name` from g: g first, then its ancestors. NULL if none. */
 fp_value *fp_graph_lookup(const fp_graph *g, const char *name);
 
-/* A new node appended to g; arrays allocated for n_inputs / n_outputs (all NULL). */
+/* A new node appended to g; arrays allocated for n_inputs / n_outputs (all NULL); no attributes
+ * (attrs points to none). */
 fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                      uint32_t n_inputs, uint32_t n_outputs);
 
 /* fp_node_new, with room for n_attrs attributes (zeroed) in the same allocation: n->attrs and
- * n->n_attrs are set when n_attrs > 0 (else attrs is NULL). */
+ * n->n_attrs are set (attrs is not NULL when n_attrs is 0, but holds nothing). */
 fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                            uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
+
+/* fp_node_new_attrs with op_type and domain already interned in g's model (fp_intern), not NULL:
+ * for a frontend that keeps them per op kind. */
+fp_node *fp_node_new_interned(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
+                              uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
 
 /* The node called `name` in any graph of m (first found), or NULL. O(nodes). */
 fp_node *fp_node_lookup(const fp_model *m, const char *name);

@@ -22,7 +22,9 @@ static void add_use(fp_value *v, fp_node *n, uint32_t port, int pass)
         v->uses[v->n_uses++] = (fp_use){n, port};
 }
 
-void fp_model_link(fp_model *m)
+/* fp_model_link as first written: counts kept in the values themselves. For values whose id does
+ * not index their graph's values (never in a consistent model). */
+static void link_slow(fp_model *m)
 {
     for (guint gi = 0; gi < m->graphs->len; gi++)
         link_graph(g_ptr_array_index(m->graphs, gi));
@@ -60,6 +62,72 @@ void fp_model_link(fp_model *m)
                     v->n_uses = 0;
                 }
             }
+        }
+    }
+}
+
+/* Counts per value in one array (graph by graph, at g->link_base), so that the values are read
+ * once to count, written once to place their lists and once to fill them: a million-node graph's
+ * values do not fit in any cache. */
+void fp_model_link(fp_model *m)
+{
+    size_t n_vals = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        fp_graph *g = g_ptr_array_index(m->graphs, gi);
+        g->link_base = n_vals;
+        n_vals += g->values->len;
+    }
+    uint32_t *cnt = g_new0(uint32_t, n_vals ? n_vals : 1);
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = g_ptr_array_index(m->graphs, gi);
+        for (guint i = 0; i < g->nodes->len; i++) {
+            const fp_node *n = g_ptr_array_index(g->nodes, i);
+            if (n->flags & FP_NODE_REMOVED)
+                continue;
+            for (uint32_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
+                const fp_value *v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+                if (!v)
+                    continue;
+                if (v->id >= v->graph->values->len) {
+                    g_free(cnt);
+                    link_slow(m);
+                    return;
+                }
+                cnt[v->graph->link_base + v->id]++;
+            }
+        }
+    }
+    for (guint gi = 0; gi < m->graphs->len; gi++) { /* one pool per graph for the uses of its values */
+        fp_graph *g = g_ptr_array_index(m->graphs, gi);
+        const uint32_t *c = cnt + g->link_base;
+        size_t total = 0;
+        for (guint i = 0; i < g->values->len; i++)
+            total += c[i];
+        if (!g->use_pool || total > g->use_cap) { /* else the pool of the last link is reused */
+            g_free(g->use_pool);
+            g->use_cap = total ? total : 1;
+            g->use_pool = g_new(fp_use, g->use_cap);
+        }
+        fp_use *p = g->use_pool;
+        for (guint i = 0; i < g->values->len; i++) {
+            fp_value *v = g_ptr_array_index(g->values, i);
+            v->uses = p;
+            v->n_uses = 0;
+            p += c[i];
+        }
+    }
+    g_free(cnt);
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        fp_graph *g = g_ptr_array_index(m->graphs, gi);
+        for (guint i = 0; i < g->nodes->len; i++) {
+            fp_node *n = g_ptr_array_index(g->nodes, i);
+            if (n->flags & FP_NODE_REMOVED)
+                continue;
+            for (uint32_t k = 0; k < n->n_inputs; k++)
+                if (n->inputs[k])
+                    add_use(n->inputs[k], n, k, 1);
+            for (uint32_t k = 0; k < n->n_implicit; k++)
+                add_use(n->implicit[k], n, UINT32_MAX, 1);
         }
     }
 }
@@ -117,12 +185,14 @@ static fp_node *owner_in(const fp_graph *g, fp_node *n)
 
 /* Whether every live node of g comes after the live producers of its inputs (implicit ones
  * included) and the nodes it waits on: then Kahn's algorithm below, which takes the lowest id among
- * the ready nodes, returns the live nodes in array order. One pass, no heap: the passes keep the
- * file's order, which is topological in almost every model, and ask for the order many times. */
-static bool in_array_order(const fp_graph *g)
+ * the ready nodes, returns the live nodes in array order, which this writes to order[] (*n_live of
+ * them) as it checks. One pass, no heap: the passes keep the file's order, which is topological in
+ * almost every model, and ask for the order many times. */
+static bool in_array_order(const fp_graph *g, fp_node **order, uint32_t *n_live)
 {
+    uint32_t live = 0;
     for (uint32_t i = 0; i < g->nodes->len; i++) {
-        const fp_node *n = g_ptr_array_index(g->nodes, i);
+        fp_node *n = g_ptr_array_index(g->nodes, i);
         if (n->flags & FP_NODE_REMOVED)
             continue;
         for (uint32_t k = 0; k < n->n_inputs; k++) {
@@ -141,24 +211,24 @@ static bool in_array_order(const fp_graph *g)
             if (c->graph == g && !(c->flags & FP_NODE_REMOVED) && c->id >= i)
                 return false;
         }
+        order[live++] = n;
     }
+    *n_live = live;
     return true;
 }
 
 fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error)
 {
     uint32_t nn = g->nodes->len;
-    if (in_array_order(g)) {
+    {
         fp_node **order = g_new(fp_node *, nn ? nn : 1);
         uint32_t live = 0;
-        for (uint32_t i = 0; i < nn; i++) {
-            fp_node *n = g_ptr_array_index(g->nodes, i);
-            if (!(n->flags & FP_NODE_REMOVED))
-                order[live++] = n;
+        if (in_array_order(g, order, &live)) {
+            if (n_out)
+                *n_out = live;
+            return order;
         }
-        if (n_out)
-            *n_out = live;
-        return order;
+        g_free(order);
     }
     uint32_t *indeg = g_new0(uint32_t, nn ? nn : 1);
     /* reverse control edges: for each node, the nodes that wait on it */

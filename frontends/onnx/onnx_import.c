@@ -10,9 +10,18 @@
 
 G_DEFINE_QUARK(fp-onnx-error-quark, fp_onnx_error)
 
+/* An op kind seen before: its strings as interned, and what fp_op_from_onnx said. */
+typedef struct {
+    const char *op_type, *domain; /* NULL: empty entry */
+    fp_op op;
+} op_memo;
+
+#define OP_MEMO 64
+
 typedef struct {
     fp_model *m;
     GError **error;
+    op_memo ops[OP_MEMO]; /* a small cache of op kinds (direct-mapped on the op_type's length and ends) */
     /* outer-scope reads discovered while resolving subgraphs: owner node -> GPtrArray of values */
     GHashTable *implicit;
     GHashTable *implicit_set; /* owner node -> set of the values in its `implicit` list */
@@ -474,9 +483,23 @@ static void constant_output(importer *im, fp_node *n)
     }
 }
 
+/* The memo of (domain, op_type), made when absent: a node of a kind seen before costs two short
+ * compares instead of two interns and an op lookup. */
+static const op_memo *op_kind(importer *im, const char *domain, const char *op_type)
+{
+    size_t lo = strlen(op_type), ld = strlen(domain);
+    unsigned h = (unsigned)(lo * 31 + ld * 17 + (uint8_t)op_type[0] * 7 + (lo ? (uint8_t)op_type[lo - 1] : 0));
+    op_memo *e = &im->ops[h % OP_MEMO];
+    if (e->op_type && strcmp(e->op_type, op_type) == 0 && strcmp(e->domain, domain) == 0)
+        return e;
+    e->op_type = fp_intern(im->m, op_type, -1);
+    e->domain = fp_intern(im->m, domain, -1);
+    e->op = fp_op_from_onnx(domain, op_type);
+    return e;
+}
+
 static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
 {
-    fp_model *m = im->m;
     const char *op_type = np->op_type ? np->op_type : "";
     const char *domain = np->domain ? np->domain : "";
     if (!*op_type)
@@ -489,8 +512,9 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
     if (np->n_input > G_MAXUINT16 * 16 || np->n_output > G_MAXUINT16 * 16)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': node '%s' has too many inputs or outputs", g->name,
                     np->name ? np->name : "");
-    fp_node *n = fp_node_new(g, fp_op_from_onnx(domain, op_type), op_type, domain, np->name,
-                             (uint32_t)np->n_input, (uint32_t)np->n_output);
+    const op_memo *kind = op_kind(im, domain, op_type);
+    fp_node *n = fp_node_new_interned(g, kind->op, kind->op_type, kind->domain, np->name, (uint32_t)np->n_input,
+                                      (uint32_t)np->n_output, (uint32_t)MIN(np->n_attribute, UINT32_MAX));
     for (size_t i = 0; i < np->n_input; i++)
         if (np->input[i] && *np->input[i])
             n->inputs[i] = fp_graph_value(g, np->input[i]);
@@ -508,8 +532,6 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
         v->producer_port = (uint32_t)i;
         n->outputs[i] = v;
     }
-    n->n_attrs = (uint32_t)np->n_attribute;
-    n->attrs = fp_arena_calloc(m->arena, n->n_attrs ? n->n_attrs : 1, sizeof(fp_attr));
     for (size_t i = 0; i < np->n_attribute; i++)
         if (!convert_attr(im, n, np->attribute[i], &n->attrs[i]))
             return false;
@@ -888,7 +910,7 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
         case 4:
             ap->has_s = 1;
             ap->s.len = f.len;
-            ap->s.data = (uint8_t *)f.payload;
+            ap->s.data = f.len ? (uint8_t *)f.payload : NULL; /* as protobuf-c leaves an empty one */
             break;
         case 2: {
             uint32_t w = (uint32_t)f.value;
@@ -928,6 +950,100 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
         }
     }
     return true;
+}
+
+#define WIRE_MARKERS 4
+
+/* The TensorProto at [p, p+len) as protobuf-c would unpack it, when it holds only dims, data_type,
+ * name, doc_string, raw_data and skeleton markers (an initializer whose payload was stripped, or a
+ * small one in raw_data); else NULL (the caller unpacks it with protobuf-c). */
+static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t len)
+{
+    const uint8_t *q = p, *end = p + len;
+    fp_pbskel_field f;
+    size_t n_dims = 0, n_markers = 0;
+    while (q < end) {
+        if (!fp_pbskel_next_field_inline(&q, end, &f))
+            return NULL;
+        switch (f.number) {
+        case 1: /* dims, one or packed */
+            if (f.wire == 0) {
+                n_dims++;
+            } else if (f.wire == 2) {
+                const uint8_t *r = f.payload, *rend = f.payload + f.len;
+                uint64_t v;
+                while (r < rend)
+                    if (!fp_pbskel_varint_inline(&r, rend, &v))
+                        return NULL;
+                    else
+                        n_dims++;
+            } else {
+                return NULL;
+            }
+            break;
+        case 2: /* data_type: a plain int32 */
+            if (f.wire != 0 || f.value > INT32_MAX)
+                return NULL;
+            break;
+        case 8: case 9: case 12: /* name, raw_data, doc_string */
+            if (f.wire != 2)
+                return NULL;
+            break;
+        case FP_PBSKEL_MARKER_FIELD: /* kept by protobuf-c as an unknown field, length prefix included */
+            if (f.wire != 2 || f.len != 20 || f.payload[-1] != 20 || n_markers == WIRE_MARKERS)
+                return NULL;
+            n_markers++;
+            break;
+        default:
+            return NULL;
+        }
+    }
+    Onnx__TensorProto *tp = wire_alloc(a, sizeof *tp);
+    *tp = (Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT;
+    if (n_dims)
+        tp->dims = wire_alloc(a, n_dims * sizeof *tp->dims);
+    if (n_markers)
+        tp->base.unknown_fields = wire_alloc(a, n_markers * sizeof *tp->base.unknown_fields);
+    for (q = p; q < end;) {
+        (void)fp_pbskel_next_field_inline(&q, end, &f);
+        switch (f.number) {
+        case 1:
+            if (f.wire == 0) {
+                tp->dims[tp->n_dims++] = (int64_t)f.value;
+            } else {
+                const uint8_t *r = f.payload, *rend = f.payload + f.len;
+                uint64_t v;
+                while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
+                    tp->dims[tp->n_dims++] = (int64_t)v;
+            }
+            break;
+        case 2:
+            tp->has_data_type = 1;
+            tp->data_type = (int32_t)f.value;
+            break;
+        case 8:
+            tp->name = wire_str(a, &f);
+            break;
+        case 9:
+            tp->has_raw_data = 1;
+            tp->raw_data.len = f.len;
+            tp->raw_data.data = f.len ? (uint8_t *)f.payload : NULL;
+            break;
+        case 12: /* doc_string: not imported */
+            break;
+        case FP_PBSKEL_MARKER_FIELD:
+            tp->base.unknown_fields[tp->base.n_unknown_fields++] = (ProtobufCMessageUnknownField){
+                .tag = FP_PBSKEL_MARKER_FIELD,
+                .wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED,
+                .len = f.len + 1,
+                .data = (uint8_t *)f.payload - 1,
+            };
+            break;
+        default: /* not reached: checked above */
+            break;
+        }
+    }
+    return tp;
 }
 
 /* The NodeProto at [p, p+len) as protobuf-c would unpack it, in scratch arena a; NULL when it is
@@ -999,11 +1115,12 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
                            bool *malformed)
 {
     ProtobufCMessage *msg = NULL;
-    if (f->number == 1) {
-        wg->mem.used = 0;
+    wg->mem.used = 0;
+    if (f->number == 1)
         msg = (ProtobufCMessage *)node_from_wire(&wg->mem, &wg->alloc, f->payload, f->len, malformed);
-    }
-    bool fast = msg != NULL; /* node_from_wire checked the field numbers */
+    else if (f->number == 5)
+        msg = (ProtobufCMessage *)tensor_from_wire(&wg->mem, f->payload, f->len);
+    bool fast = msg != NULL; /* read from the wire: the field numbers are checked */
     if (!msg && !*malformed)
         msg = protobuf_c_message_unpack(element_descriptor(f->number), &wg->alloc, f->len, f->payload);
     bool ok = false;
