@@ -77,7 +77,7 @@ static void blobs_grow(struct fp_blobs *t)
  * (never moved); each keeps, besides the string, the value of that name in one graph of the model
  * (the first created; fp_graph_value), so that finding a value by name hashes the name once. The
  * same struct also holds the slab that values are cut from and a cache of fp_model_opset. */
-#define ENTRY_CHUNK_BITS 12
+#define ENTRY_CHUNK_BITS 8
 #define ENTRY_CHUNK (1u << ENTRY_CHUNK_BITS)
 #define VALUE_SLAB 64
 
@@ -204,7 +204,8 @@ static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
     g_assert(t->n < UINT32_MAX - 1);
     uint32_t k = (uint32_t)t->n++;
     if ((k >> ENTRY_CHUNK_BITS) >= t->n_chunks) {
-        t->chunk = g_renew(str_entry *, t->chunk, t->n_chunks + 1);
+        if ((t->n_chunks & (t->n_chunks - 1)) == 0) /* a power of two: the array is full */
+            t->chunk = g_renew(str_entry *, t->chunk, t->n_chunks ? 2 * t->n_chunks : 1);
         t->chunk[t->n_chunks++] = fp_arena_alloc(m->arena, ENTRY_CHUNK * sizeof(str_entry));
     }
     str_entry *e = entry_at(t, k);

@@ -3,6 +3,8 @@
 
 #include "frontends/load.h"
 #include "frontends/onnx/onnx.h"
+#include "frontends/onnx/onnx_internal.h"
+#include "tmodel.h"
 #include "tutil.h"
 
 enum { F32 = 1, I64 = 7 };
@@ -107,6 +109,57 @@ static void test_basic(void)
     CU_ASSERT_EQUAL(st.nodes, 3);
     CU_ASSERT_EQUAL(st.params, 16 * 27 + 64 * 144);
     CU_ASSERT_EQUAL(st.param_bytes, 4 * (16 * 27 + 64 * 144));
+}
+
+/* The binary reader decodes the usual NodeProto, AttributeProto and TensorProto shapes straight
+ * from the wire and leaves the rest to protobuf-c (onnx_import.c node_from_wire): both must give
+ * the IR that translating protobuf-c's unpack of the whole model gives. */
+static void test_wire_paths(void)
+{
+    tb *b = tb_new(13);
+    int64_t xd[] = {-1, 3, 8, 8}, wd[] = {4, 3, 3, 3};
+    tb_input(b, "x", F32, 4, xd);
+    tb_init(b, "w", F32, 4, wd);                        /* a payload over the limit: a marker */
+    tb_init_i64(b, "shape", 2, (int64_t[]){-1, 256});   /* kept inline */
+    tb_init_f32(b, "s", 1, (float[]){0.5f});
+    tb_node_t *c = tb_node(b, "Conv", "conv", "x,w", "a");
+    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_attr_ints(b, c, "strides", 2, (int64_t[]){1, 1});
+    tb_attr_i(b, c, "group", 1);
+    c->doc_string = "a doc string, not imported";
+    tb_node_t *l = tb_node(b, "LeakyRelu", "", "a", "l"); /* no name: synthesized */
+    tb_attr_f(b, l, "alpha", 0.25f);
+    tb_node_t *r = tb_node(b, "Resize", "resize", "l,,s", "r"); /* an omitted input */
+    tb_attr_s(b, r, "mode", "nearest");
+    tb_node_t *ms = tb_node(b, "FusedGemm", "ms", "r", "m"); /* another domain */
+    ms->domain = "com.microsoft";
+    tb_node_t *u = tb_node(b, "Reshape", "reshape", "m,shape", "y"); /* an unknown field: protobuf-c */
+    static uint8_t five = 5;
+    static ProtobufCMessageUnknownField unknown = {.tag = 99, .wire_type = PROTOBUF_C_WIRE_TYPE_VARINT, .len = 1,
+                                                   .data = &five};
+    u->base.n_unknown_fields = 1;
+    u->base.unknown_fields = &unknown;
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    tb_free(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) wire = fp_onnx_load_buffer("mem.onnx", data, len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(wire);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, data);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
+    g_autoptr(fp_model) whole = fp_onnx_from_proto("mem.onnx", "onnx", mp, len, &err);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+    g_autofree char *diff = tm_model_diff(wire, whole);
+    if (diff)
+        fprintf(stderr, "wire_paths: %s\n", diff);
+    CU_ASSERT_PTR_NULL(diff);
+    CU_ASSERT_EQUAL(fp_graph_find(wire->main, "w")->tensor->where, FP_DATA_FILE);
+    fp_node *leaky = g_ptr_array_index(wire->main->nodes, 1);
+    CU_ASSERT_STRING_EQUAL(leaky->name, "LeakyRelu_1");
+    CU_ASSERT_PTR_NULL(((fp_node *)g_ptr_array_index(wire->main->nodes, 2))->inputs[1]);
 }
 
 static void test_payload_offset(void)
@@ -333,6 +386,7 @@ FP_TEST_SUITE(register_onnx)
     CU_pSuite s = CU_add_suite("onnx", NULL, NULL);
     CU_add_test(s, "basic", test_basic);
     CU_add_test(s, "inline_limits", test_inline_limits);
+    CU_add_test(s, "wire_paths", test_wire_paths);
     CU_add_test(s, "payload_offset", test_payload_offset);
     CU_add_test(s, "initializer_as_input", test_initializer_as_input);
     CU_add_test(s, "two_producers", test_two_producers);
