@@ -243,6 +243,7 @@ static void graph_free_indexes(fp_graph *g)
     if (g->by_name)
         g_hash_table_destroy(g->by_name);
     g_free(g->use_pool);
+    g_free(g->topo);
 }
 
 void fp_model_free(fp_model *m)
@@ -445,6 +446,7 @@ static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char 
     n->n_inputs = n_inputs;
     n->n_outputs = n_outputs;
     g_ptr_array_add(g->nodes, n);
+    g_clear_pointer(&g->topo, g_free); /* fp_graph_order's cache */
     return n;
 }
 

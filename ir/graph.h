@@ -257,6 +257,9 @@ struct fp_graph {
     size_t link_base;    /* scratch of fp_model_link: where this graph's values start in its counts */
     size_t use_cap;      /* use_pool's size in uses: a link that needs no more reuses it (a pool of
                             a million-node graph is fresh pages to fault in each time otherwise) */
+    fp_node **topo;      /* fp_graph_order's cache (g_malloc), NULL when not computed since the last
+                            fp_model_link or new node */
+    uint32_t n_topo;
 };
 
 typedef struct {
@@ -357,6 +360,11 @@ void fp_model_link(fp_model *m);
  * respect to file order. On a cycle returns NULL and sets FP_IR_ERROR_CYCLE naming a node on it.
  * Requires fp_model_link. Caller frees the array (g_free); *n_out receives the count. */
 fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error);
+/* fp_graph_topo's order, computed once and kept in g until the next fp_model_link (which every
+ * rewrite of edges or removal of nodes is followed by) or new node of g: the array belongs to g and
+ * is invalid after either. Every pass walks the graph in this order, several of them several
+ * times. Not thread-safe (it fills the cache). NULL on a cycle (nothing kept). */
+fp_node *const *fp_graph_order(const fp_graph *g, uint32_t *n_out, GError **error);
 
 /* Checks the invariants of every graph; the first violation becomes a GError naming the graph,
  * node and value: every input is produced exactly once or is a graph input, initializer or

@@ -74,6 +74,7 @@ void fp_model_link(fp_model *m)
     size_t n_vals = 0;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         fp_graph *g = g_ptr_array_index(m->graphs, gi);
+        g_clear_pointer(&g->topo, g_free); /* edges or removals changed: the order is made again */
         g->link_base = n_vals;
         n_vals += g->values->len;
     }
@@ -320,4 +321,14 @@ fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error)
     if (result && n_out)
         *n_out = done;
     return result;
+}
+
+fp_node *const *fp_graph_order(const fp_graph *g, uint32_t *n_out, GError **error)
+{
+    fp_graph *cache = (fp_graph *)g; /* the cache is not part of what g means */
+    if (!cache->topo && !(cache->topo = fp_graph_topo(g, &cache->n_topo, error)))
+        return NULL;
+    if (n_out)
+        *n_out = cache->n_topo;
+    return cache->topo;
 }

@@ -171,7 +171,7 @@ static double control_cost(const fp_node *n, const fp_device *d, fp_dtype what_i
 static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, GArray *out, uint32_t *unknown)
 {
     uint32_t n = 0;
-    g_autofree fp_node **order = fp_graph_topo(g, &n, NULL);
+    fp_node *const *order = fp_graph_order(g, &n, NULL);
     double total = 0;
     for (uint32_t i = 0; order && i < n; i++) {
         fp_node *node = order[i];

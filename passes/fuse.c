@@ -428,11 +428,11 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
         bool changed = false;
         for (guint gi = 0; gi < m->graphs->len && ok; gi++) {
             fp_graph *g = m->graphs->pdata[gi];
-            g_autofree fp_node **order = NULL; /* recomputed after a rule rewrote the graph */
+            fp_node *const *order = NULL;  /* g's, made again after a rule rewrote the graph */
             g_autofree fp_op *ops = NULL;      /* the kind of each node of order */
             uint32_t n = 0;
             for (char **id = t->rules; *id && ok; id++) {
-                if (!order && !(order = fp_graph_topo(g, &n, error))) {
+                if (!order && !(order = fp_graph_order(g, &n, error))) {
                     ok = false;
                     break;
                 }
@@ -449,7 +449,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
                  * on every graph would be quadratic in the number of subgraphs */
                 if (rewrote) {
                     fp_model_link(m);
-                    g_clear_pointer(&order, g_free);
+                    order = NULL;
                     g_clear_pointer(&ops, g_free);
                 }
                 changed |= rewrote;

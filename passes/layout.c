@@ -406,7 +406,7 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
         for (guint gi = 0; gi < m->graphs->len; gi++) {
             fp_graph *g = m->graphs->pdata[gi];
             uint32_t n = 0;
-            g_autofree fp_node **order = fp_graph_topo(g, &n, error);
+            fp_node *const *order = fp_graph_order(g, &n, error);
             if (!order) {
                 g_hash_table_destroy(p.dirty);
                 return false;

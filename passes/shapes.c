@@ -579,7 +579,7 @@ static void intern_outputs(pass *p, fp_node *n)
 static bool infer_graph(pass *p, fp_graph *g)
 {
     uint32_t count = 0;
-    g_autofree fp_node **order = fp_graph_topo(g, &count, p->error);
+    fp_node *const *order = fp_graph_order(g, &count, p->error);
     if (!order)
         return false;
     for (uint32_t i = 0; i < count; i++) {

@@ -10,7 +10,7 @@ GPtrArray *fp_report_shapes_nodes(const fp_model *m)
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = m->graphs->pdata[gi];
         uint32_t n = 0;
-        g_autofree fp_node **order = fp_graph_topo(g, &n, NULL);
+        fp_node *const *order = fp_graph_order(g, &n, NULL);
         for (uint32_t i = 0; i < (order ? n : g->nodes->len); i++) {
             fp_node *node = order ? order[i] : g->nodes->pdata[i];
             if (!(node->flags & FP_NODE_REMOVED))
