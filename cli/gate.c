@@ -26,11 +26,13 @@ static char *symbolic_dims(const fp_model *m)
     return g_string_free(s, s->len == 0);
 }
 
-/* The headroom search on the final graph (it re-infers the model: run it last). */
-static void headroom(fp_cli_analysis *a, const fp_cli_model_opts *o, const fp_memory_opts *mem)
+/* The headroom search on the final graph (it re-infers the model: run it last). plan_at_1: the
+ * pipeline's final plan when it is at batch 1 (not planned again); mem.reuse holds its liveness. */
+static void headroom(fp_cli_analysis *a, const fp_cli_model_opts *o, const fp_memory_opts *mem,
+                     const fp_memory_result *plan_at_1)
 {
     fp_headroom_opts ho = {.capacity = a->dev->memory_bytes, .reserve = a->dev->memory_bytes / 10,
-                           .batch_dim = o->batch_dim, .mem = *mem};
+                           .batch_dim = o->batch_dim, .mem = *mem, .plan_at_1 = plan_at_1};
     g_autoptr(GError) err = NULL;
     if (fp_pass_headroom(a->model, &ho, &a->hr, NULL, &err)) {
         a->rep.headroom = &a->hr;
@@ -80,12 +82,15 @@ bool fp_cli_analyze(const char *path, const fp_cli_model_opts *o, const char *de
     g_autoptr(GHashTable) shapes = input_shapes(a, o, &batch);
     if (!shapes)
         return false;
+    /* as `report`: the final plan's liveness, resized by the headroom search at other batches */
+    bool with_headroom = headroom_too && !o->inputs;
+    g_autoptr(fp_memory_reuse) reuse = with_headroom ? fp_memory_reuse_new(NULL) : NULL;
     fp_pipeline_opts po = {
         .shapes = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim},
         .target = a->target,
         .device = a->dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = a->dev->align_bytes,
-                   .search_only_if_asked = true},
+                   .search_only_if_asked = true, .reuse = reuse},
         .what_if = FP_DT_UNDEFINED,
     };
     a->diag = fp_diag_new();
@@ -94,6 +99,8 @@ bool fp_cli_analyze(const char *path, const fp_cli_model_opts *o, const char *de
         return false;
     if (!fp_pipeline_run(a->model, &po, &a->res, a->diag, &err)) {
         fp_cli_error("%s: %s", path, err->message);
+        if (a->res.memory)
+            a->res.memory->opts.reuse = NULL; /* freed on return */
         return false;
     }
     if (warning) /* after the analysis: a failing run prints its one error line only */
@@ -103,8 +110,10 @@ bool fp_cli_analyze(const char *path, const fp_cli_model_opts *o, const char *de
                          .headroom_note = "not computed"};
     if (headroom_too && o->inputs)
         a->rep.headroom_note = "not computed with --input (bind the batch with --batch, or run fuseplan headroom)";
-    else if (headroom_too)
-        headroom(a, o, &po.memory);
+    else if (with_headroom)
+        headroom(a, o, &po.memory, batch == 1 ? a->res.memory : NULL);
+    if (a->res.memory)
+        a->res.memory->opts.reuse = NULL; /* freed on return; the plan outlives it */
     return true;
 }
 

@@ -65,6 +65,12 @@ bool fp_memgraph_order_valid(const fp_memgraph *mg, const uint32_t *order)
 
 uint32_t fp_memgraph_lifetimes(const fp_memgraph *mg, const uint32_t *order, fp_membuf *out, uint32_t *slot)
 {
+    return fp_memgraph_lifetimes_n(mg, order, true, out, slot);
+}
+
+uint32_t fp_memgraph_lifetimes_n(const fp_memgraph *mg, const uint32_t *order, bool workspaces, fp_membuf *out,
+                                 uint32_t *slot)
+{
     uint32_t n = mg->n_nodes, T = MAX(n, 1);
     uint32_t *pos = g_new(uint32_t, n + 1);
     for (uint32_t t = 0; t < n; t++)
@@ -93,13 +99,21 @@ uint32_t fp_memgraph_lifetimes(const fp_memgraph *mg, const uint32_t *order, fp_
         sl[o] = root;
         merges++;
     }
-    for (uint32_t v = 0; v < n; v++)
+    for (uint32_t v = 0; v < n && workspaces; v++)
         out[mg->n_bufs + v] = (fp_membuf){mg->workspace[v], pos[v], pos[v]};
     if (!slot)
         g_free(sl);
     g_free(own_last);
     g_free(pos);
     return merges;
+}
+
+bool fp_memgraph_has_workspace(const fp_memgraph *mg)
+{
+    for (uint32_t v = 0; v < mg->n_nodes; v++)
+        if (mg->workspace[v])
+            return true;
+    return false;
 }
 
 bool fp_memgraph_load(const fp_memgraph *mg, const uint32_t *order, uint64_t align, uint64_t *load,
@@ -154,15 +168,72 @@ static bool fused_internal(const fp_graph *g, const fp_value *v)
     return true;
 }
 
+/* Prefetching for the walks over g->values: the values and their producers are scattered over the
+ * model's arena, each a few cache lines, and a walk does little else than read them, so it waits on
+ * memory unless the next ones are on their way: value i + PF_AHEAD, then the producer of value
+ * i + PF_AHEAD / 2 (by then in cache). */
+enum { PF_AHEAD = 16 };
+
+static inline void prefetch_lines(const void *p, size_t bytes)
+{
+    for (size_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch((const char *)p + o);
+}
+
+/* The lines of a node holding op, flags and id. */
+static inline void prefetch_node(const fp_node *n)
+{
+    __builtin_prefetch(&n->op);
+    __builtin_prefetch(&n->flags);
+}
+
+static inline void prefetch_value(const GPtrArray *values, guint i)
+{
+    if (i + PF_AHEAD < values->len)
+        prefetch_lines(g_ptr_array_index(values, i + PF_AHEAD), sizeof(fp_value));
+    if (i + PF_AHEAD / 2 < values->len) {
+        const fp_value *w = g_ptr_array_index(values, i + PF_AHEAD / 2);
+        if (w->producer)
+            prefetch_lines(w->producer, sizeof(fp_node));
+    }
+}
+
+/* lv->node_idx encodes, per IR node id, a memgraph node (>= 0), free node k (FREE_IDX(k)), or
+ * neither (NO_IDX: removed). */
+#define NO_IDX (-1)
+#define FREE_IDX(k) (-2 - (int32_t)(k))
+#define FREE_OF(x) ((uint32_t)(-2 - (x)))
+#define NO_PROD UINT32_MAX
+
+/* A growing array of uint32_t (doubling; most arrays are sized exactly instead). */
+typedef struct {
+    uint32_t *v;
+    size_t len, cap;
+} u32vec;
+
+static inline void u32vec_push(u32vec *a, uint32_t x)
+{
+    if (a->len == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->v = g_renew(uint32_t, a->v, a->cap);
+    }
+    a->v[a->len++] = x;
+}
+
+/* Per value id (the index in g->values): class, view union-find parent, and the id of its live
+ * producer in g (NO_PROD: none). The builder walks the IR a few times in all (the nodes in
+ * topological order twice, the values twice), every other step works on these arrays. */
 typedef struct {
     const fp_graph *g;
     fp_liveness *lv;
     fp_node **topo;
     uint32_t n_topo;
-    int32_t *node_idx; /* per IR node id: memgraph index, -1 for free/removed */
-    value_class *cls;  /* per value id */
-    uint32_t *uf;      /* per value id: union-find parent (views) */
-    GArray **eff;      /* per IR node id of free nodes: memgraph nodes it depends on */
+    uint8_t *cls;
+    uint32_t *uf;
+    uint32_t *prod;
+    int32_t *dep;      /* make_nodes: per value id, lv->node_idx of its producer (prod, translated) */
+    u32vec cand;       /* ids of the outputs in g of live nodes, in topological order */
+    u32vec eff;        /* make_nodes: lv->eff being filled (lv->eff_start is) */
 } builder;
 
 static uint32_t uf_find(uint32_t *uf, uint32_t x)
@@ -174,62 +245,82 @@ static uint32_t uf_find(uint32_t *uf, uint32_t x)
     return x;
 }
 
+/* One walk over the values: their class (views aside), producer, the fused count and the weights
+ * this graph reads at run time (initializers, Constant outputs, and folded values read by a node
+ * that is not folded: lv->weights, in value order). */
 static void classify_values(builder *B)
-{
-    const fp_graph *g = B->g;
-    for (guint i = 0; i < g->values->len; i++) {
-        const fp_value *v = g_ptr_array_index(g->values, i);
-        value_class c = V_ACT;
-        if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
-            c = V_WEIGHT;
-        else if (v->producer && (v->producer->flags & FP_NODE_REMOVED))
-            c = V_NONE;
-        else if (v->producer && is_free(v->producer))
-            c = V_WEIGHT;
-        else if (!v->producer && v->kind != FP_VALUE_INPUT)
-            c = V_NONE;
-        else if (fused_internal(g, v))
-            c = V_FUSED;
-        B->cls[v->id] = c;
-        B->uf[v->id] = v->id;
-    }
-    /* views, in topological order so that a view's input is settled before its output */
-    for (uint32_t t = 0; t < B->n_topo; t++) {
-        const fp_node *n = B->topo[t];
-        if (is_free(n) || !fp_op_has(n->op, FP_OPF_VIEW) || !n->n_inputs || !n->n_outputs)
-            continue;
-        const fp_value *in = n->inputs[0], *out = n->outputs[0];
-        if (!in || !out || B->cls[out->id] != V_ACT)
-            continue;
-        if (in->graph != g || B->cls[in->id] == V_WEIGHT || B->cls[in->id] == V_NONE) {
-            B->cls[out->id] = V_NONE; /* aliases memory this graph does not plan */
-            continue;
-        }
-        if (B->cls[in->id] == V_ACT) {
-            B->uf[out->id] = uf_find(B->uf, in->id);
-            B->lv->n_views++;
-        }
-    }
-}
-
-/* The weight values this graph reads at run time: initializers, Constant outputs, and folded
- * values read by a node that is not folded (lv->weights). */
-static void collect_weights(builder *B)
 {
     const fp_graph *g = B->g;
     fp_liveness *lv = B->lv;
     lv->weights = g_new(const fp_value *, g->values->len + 1);
     for (guint i = 0; i < g->values->len; i++) {
+        prefetch_value(g->values, i);
         const fp_value *v = g_ptr_array_index(g->values, i);
-        if (B->cls[v->id] != V_WEIGHT)
+        const fp_node *p = v->producer;
+        bool live = p && !(p->flags & FP_NODE_REMOVED);
+        value_class c = V_ACT;
+        if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+            c = V_WEIGHT;
+        else if (p && !live)
+            c = V_NONE;
+        else if (p && is_free(p))
+            c = V_WEIGHT;
+        else if (!p && v->kind != FP_VALUE_INPUT)
+            c = V_NONE;
+        else if (fused_internal(g, v))
+            c = V_FUSED;
+        B->cls[i] = (uint8_t)c;
+        B->uf[i] = i;
+        B->prod[i] = live && p->graph == g ? p->id : NO_PROD;
+        if (c == V_FUSED)
+            lv->n_fused++;
+        if (c != V_WEIGHT)
             continue;
         bool needed = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT || v->is_output;
         for (uint32_t u = 0; u < v->n_uses && !needed; u++) {
-            const fp_node *c = owner_in(g, v->uses[u].node);
-            needed = c && !is_free(c);
+            const fp_node *cn = owner_in(g, v->uses[u].node);
+            needed = cn && !is_free(cn);
         }
         if (needed)
             lv->weights[lv->n_weights++] = v;
+    }
+}
+
+/* One walk over the nodes in topological order: memgraph nodes and free nodes (node_idx,
+ * node_state); views, in that order so that a view's input is settled before its output; and the
+ * outputs of live nodes, candidates for buffers (B->cand). */
+static void walk_nodes(builder *B)
+{
+    const fp_graph *g = B->g;
+    fp_liveness *lv = B->lv;
+    for (uint32_t t = 0; t < B->n_topo; t++) {
+        fp_node *n = B->topo[t];
+        bool free = is_free(n);
+        if (free) {
+            lv->node_idx[n->id] = FREE_IDX(lv->n_free);
+            lv->node_state[n->id] = 1;
+            lv->free_nodes[lv->n_free++] = n;
+        } else {
+            lv->node_idx[n->id] = (int32_t)lv->mg.n_nodes;
+            lv->node_state[n->id] = 2;
+            lv->nodes[lv->mg.n_nodes++] = n;
+        }
+        if (!free && fp_op_has(n->op, FP_OPF_VIEW) && n->n_inputs && n->n_outputs) {
+            const fp_value *in = n->inputs[0], *out = n->outputs[0];
+            if (in && out && B->cls[out->id] == V_ACT) {
+                if (in->graph != g || B->cls[in->id] == V_WEIGHT || B->cls[in->id] == V_NONE) {
+                    B->cls[out->id] = V_NONE; /* aliases memory this graph does not plan */
+                } else if (B->cls[in->id] == V_ACT) {
+                    B->uf[out->id] = uf_find(B->uf, in->id);
+                    B->lv->n_views++;
+                }
+            }
+        }
+        for (uint32_t k = 0; k < n->n_outputs; k++) {
+            const fp_value *v = n->outputs[k];
+            if (v && v->graph == g)
+                u32vec_push(&B->cand, v->id);
+        }
     }
 }
 
@@ -238,6 +329,10 @@ static void sum_weights(fp_liveness *lv)
 {
     uint64_t total = 0;
     for (uint32_t i = 0; i < lv->n_weights; i++) {
+        if (i + PF_AHEAD < lv->n_weights)
+            prefetch_lines(lv->weights[i + PF_AHEAD], sizeof(fp_value));
+        if (i + PF_AHEAD / 2 < lv->n_weights && lv->weights[i + PF_AHEAD / 2]->tensor)
+            __builtin_prefetch(lv->weights[i + PF_AHEAD / 2]->tensor);
         const fp_value *v = lv->weights[i];
         uint64_t b = 0;
         if (v->tensor && v->tensor->nbytes)
@@ -250,28 +345,25 @@ static void sum_weights(fp_liveness *lv)
     lv->weight_bytes = total;
 }
 
-/* Buffer sizes from the current shapes: per buffer the largest of its values, FP_BUF_UNKNOWN when
- * none has a known size (one finding in diag per graph), n_unknown. */
-static void size_buffers(fp_liveness *lv, fp_diag *diag)
+/* Buffer b takes the size of value v (the largest of its values; unknown[b] when v's is unknown). */
+static inline void size_value(fp_memgraph *mg, const fp_value *v, uint32_t b, uint8_t *unknown)
+{
+    uint64_t bytes;
+    if (value_bytes(v, &bytes))
+        mg->bytes[b] = MAX(mg->bytes[b], bytes);
+    else
+        unknown[b] = 1;
+}
+
+/* After size_value on every value with a buffer: FP_BUF_UNKNOWN where no value of a buffer has a
+ * known size (one finding in diag per graph), n_unknown. Frees unknown. */
+static void size_finish(fp_liveness *lv, uint8_t *unknown, fp_diag *diag)
 {
     const fp_graph *g = lv->graph;
     fp_memgraph *mg = &lv->mg;
-    uint8_t *unknown = g_new0(uint8_t, mg->n_bufs + 1);
-    memset(mg->bytes, 0, (mg->n_bufs + 1) * sizeof *mg->bytes);
-    lv->n_unknown = 0;
-    for (guint i = 0; i < g->values->len; i++) {
-        const fp_value *v = g_ptr_array_index(g->values, i);
-        int32_t b = lv->value_buf[v->id];
-        if (b < 0)
-            continue;
-        uint64_t bytes;
-        if (value_bytes(v, &bytes))
-            mg->bytes[b] = MAX(mg->bytes[b], bytes);
-        else
-            unknown[b] = 1;
-    }
     GString *names = NULL;
     const char *first_node = NULL;
+    lv->n_unknown = 0;
     for (uint32_t b = 0; b < mg->n_bufs; b++) {
         mg->flags[b] &= ~(uint32_t)FP_BUF_UNKNOWN;
         if (!unknown[b] || mg->bytes[b])
@@ -294,8 +386,28 @@ static void size_buffers(fp_liveness *lv, fp_diag *diag)
     g_free(unknown);
 }
 
-/* Buffers: one per alias-set root among activations; sizes, flags, producers. */
-static void make_buffers(builder *B)
+/* Buffer sizes from the current shapes: per buffer the largest of its values, FP_BUF_UNKNOWN when
+ * none has a known size (one finding in diag per graph), n_unknown. Looks only at the values that
+ * have a buffer. */
+static void size_buffers(fp_liveness *lv, fp_diag *diag)
+{
+    const fp_graph *g = lv->graph;
+    fp_memgraph *mg = &lv->mg;
+    uint8_t *unknown = g_new0(uint8_t, mg->n_bufs + 1);
+    memset(mg->bytes, 0, (mg->n_bufs + 1) * sizeof *mg->bytes);
+    for (guint i = 0; i < g->values->len; i++) {
+        if (i + PF_AHEAD < g->values->len && lv->value_buf[i + PF_AHEAD] >= 0)
+            __builtin_prefetch(g_ptr_array_index(g->values, i + PF_AHEAD));
+        int32_t b = lv->value_buf[i]; /* value ids are indexes in g->values */
+        if (b >= 0)
+            size_value(mg, g_ptr_array_index(g->values, i), (uint32_t)b, unknown);
+    }
+    size_finish(lv, unknown, diag);
+}
+
+/* Buffers: one per alias-set root among activations, numbered in topological order of definition
+ * (graph inputs first); producers, aliases, flags and sizes. */
+static void make_buffers(builder *B, fp_diag *diag)
 {
     const fp_graph *g = B->g;
     fp_liveness *lv = B->lv;
@@ -303,86 +415,46 @@ static void make_buffers(builder *B)
     uint32_t nv = g->values->len;
     lv->value_buf = g_new(int32_t, nv + 1);
     memset(lv->value_buf, 0xff, (nv + 1) * sizeof(int32_t));
-    /* roots first, in topological order of definition: inputs, then node outputs */
-    GPtrArray *roots = g_ptr_array_new();
+    size_t cap = g->inputs->len + B->cand.len + 1;
+    lv->buf_value = g_new(const fp_value *, cap);
+    mg->producer = g_new(int32_t, cap);
+    mg->n_bufs = 0;
     for (guint i = 0; i < g->inputs->len; i++) {
         const fp_value *v = g_ptr_array_index(g->inputs, i);
         if (B->cls[v->id] == V_ACT && uf_find(B->uf, v->id) == v->id && lv->value_buf[v->id] < 0) {
-            lv->value_buf[v->id] = (int32_t)roots->len;
-            g_ptr_array_add(roots, (gpointer)v);
+            lv->value_buf[v->id] = (int32_t)mg->n_bufs;
+            mg->producer[mg->n_bufs] = B->prod[v->id] != NO_PROD ? MAX(lv->node_idx[B->prod[v->id]], NO_IDX) : NO_IDX;
+            lv->buf_value[mg->n_bufs++] = v;
         }
     }
-    for (uint32_t t = 0; t < B->n_topo; t++)
-        for (uint32_t k = 0; k < B->topo[t]->n_outputs; k++) {
-            const fp_value *v = B->topo[t]->outputs[k];
-            if (v && v->graph == g && B->cls[v->id] == V_ACT && uf_find(B->uf, v->id) == v->id &&
-                lv->value_buf[v->id] < 0) {
-                lv->value_buf[v->id] = (int32_t)roots->len;
-                g_ptr_array_add(roots, (gpointer)v);
-            }
+    for (size_t j = 0; j < B->cand.len; j++) {
+        uint32_t id = B->cand.v[j];
+        if (B->cls[id] == V_ACT && uf_find(B->uf, id) == id && lv->value_buf[id] < 0) {
+            lv->value_buf[id] = (int32_t)mg->n_bufs;
+            mg->producer[mg->n_bufs] = B->prod[id] != NO_PROD ? MAX(lv->node_idx[B->prod[id]], NO_IDX) : NO_IDX;
+            lv->buf_value[mg->n_bufs++] = g_ptr_array_index(g->values, id);
         }
-    mg->n_bufs = roots->len;
+    }
     mg->bytes = g_new0(uint64_t, mg->n_bufs + 1);
     mg->flags = g_new0(uint32_t, mg->n_bufs + 1);
-    mg->producer = g_new(int32_t, mg->n_bufs + 1);
-    lv->buf_value = g_new(const fp_value *, mg->n_bufs + 1);
     lv->buf_aliases = g_new0(uint32_t, mg->n_bufs + 1);
-    for (uint32_t b = 0; b < mg->n_bufs; b++) {
-        const fp_value *v = g_ptr_array_index(roots, b);
-        lv->buf_value[b] = v;
-        mg->producer[b] = v->producer ? B->node_idx[v->producer->id] : -1;
-    }
-    for (guint i = 0; i < nv; i++) {
-        const fp_value *v = g_ptr_array_index(g->values, i);
-        if (B->cls[v->id] != V_ACT)
+    uint8_t *unknown = g_new0(uint8_t, mg->n_bufs + 1);
+    for (uint32_t i = 0; i < nv; i++) {
+        if (B->cls[i] != V_ACT)
             continue;
-        int32_t b = lv->value_buf[uf_find(B->uf, v->id)];
+        int32_t b = lv->value_buf[uf_find(B->uf, i)];
         if (b < 0)
             continue; /* an activation no node defines here (cannot happen in a verified graph) */
-        lv->value_buf[v->id] = b;
+        const fp_value *v = g_ptr_array_index(g->values, i);
+        lv->value_buf[i] = b;
         lv->buf_aliases[b]++;
         if (v->kind == FP_VALUE_INPUT)
             mg->flags[b] |= FP_BUF_INPUT;
         if (v->is_output)
             mg->flags[b] |= FP_BUF_OUTPUT;
+        size_value(mg, v, (uint32_t)b, unknown);
     }
-    g_ptr_array_free(roots, TRUE);
-}
-
-/* Adds to `out` the memgraph nodes that IR node p stands for: itself, or for a free node the
- * memgraph nodes it depends on. mark[] (per memgraph node) deduplicates against stamp. */
-static void add_dep(builder *B, const fp_node *p, GArray *out, uint32_t *mark, uint32_t stamp)
-{
-    if (!p || p->graph != B->g || (p->flags & FP_NODE_REMOVED))
-        return;
-    int32_t i = B->node_idx[p->id];
-    if (i >= 0) {
-        if (mark[i] != stamp) {
-            mark[i] = stamp;
-            g_array_append_val(out, i);
-        }
-        return;
-    }
-    GArray *e = B->eff[p->id];
-    for (guint k = 0; e && k < e->len; k++) {
-        uint32_t j = g_array_index(e, uint32_t, k);
-        if (mark[j] != stamp) {
-            mark[j] = stamp;
-            g_array_append_val(out, j);
-        }
-    }
-}
-
-/* Every node n waits for: producers of its inputs and implicit inputs, and control predecessors. */
-static void node_deps(builder *B, const fp_node *n, GArray *out, uint32_t *mark, uint32_t stamp)
-{
-    for (uint32_t k = 0; k < n->n_inputs; k++)
-        if (n->inputs[k])
-            add_dep(B, n->inputs[k]->producer, out, mark, stamp);
-    for (uint32_t k = 0; k < n->n_implicit; k++)
-        add_dep(B, n->implicit[k]->producer, out, mark, stamp);
-    for (uint32_t k = 0; k < n->n_ctrl; k++)
-        add_dep(B, n->ctrl[k], out, mark, stamp);
+    size_finish(lv, unknown, diag);
 }
 
 /* mg's in-place pairs from the candidates (lv->inplace_a/o) under the current sizes: the two buffers
@@ -400,50 +472,109 @@ static void apply_inplace(fp_liveness *lv)
     }
 }
 
+/* Dependencies being collected for one node: memgraph nodes, each once (mark[] against stamp). */
+typedef struct {
+    u32vec *out;
+    uint32_t *mark, stamp;
+} dep_set;
+
+static inline void dep_add(dep_set *d, uint32_t i)
+{
+    if (d->mark[i] != d->stamp) {
+        d->mark[i] = d->stamp;
+        u32vec_push(d->out, i);
+    }
+}
+
+/* The memgraph nodes that IR node index x (lv->node_idx) stands for: itself, or for a free node
+ * the memgraph nodes it depends on (read through B->eff, which d may be growing). */
+static inline void dep_idx(const builder *B, int32_t x, dep_set *d)
+{
+    if (x >= 0) {
+        dep_add(d, (uint32_t)x);
+    } else if (x != NO_IDX) {
+        uint32_t k = FREE_OF(x);
+        for (uint32_t j = B->lv->eff_start[k]; j < B->lv->eff_start[k + 1]; j++)
+            dep_add(d, B->eff.v[j]);
+    }
+}
+
+/* IR node p, when it is a live node of g. */
+static inline void dep_node(const builder *B, const fp_node *p, dep_set *d)
+{
+    if (p && p->graph == B->g && !(p->flags & FP_NODE_REMOVED))
+        dep_idx(B, B->lv->node_idx[p->id], d);
+}
+
+/* The producer of value x. */
+static inline void dep_value(const builder *B, const fp_value *x, dep_set *d)
+{
+    if (x->graph != B->g) /* an outer value (B->dep is per value of g): its producer as a node */
+        dep_node(B, x->producer, d);
+    else
+        dep_idx(B, B->dep[x->id], d);
+}
+
+/* Buffer read by a memgraph node (each once: umark[] against v + 1). */
+static inline void use_value(const builder *B, const fp_value *x, u32vec *uses, uint32_t *umark, uint32_t v)
+{
+    if (x->graph != B->g)
+        return;
+    int32_t b = B->lv->value_buf[x->id];
+    if (b >= 0 && umark[b] != v + 1) {
+        umark[b] = v + 1;
+        u32vec_push(uses, (uint32_t)b);
+    }
+}
+
+/* Every node waits for: producers of its inputs and implicit inputs, and control predecessors; a
+ * free node stands for the memgraph nodes it depends on (lv->eff), a memgraph node also reads its
+ * inputs' buffers. One walk in topological order: free nodes' dependencies are settled before
+ * anything reads them. */
 static void make_nodes(builder *B, const uint64_t *workspace)
 {
     fp_liveness *lv = B->lv;
     fp_memgraph *mg = &lv->mg;
     uint32_t n = mg->n_nodes;
-    uint32_t *mark = g_new0(uint32_t, n + 1);
-    uint32_t stamp = 0;
-    GArray *preds = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    GArray *uses = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    mg->pred_start = g_new0(uint32_t, n + 1);
-    mg->use_start = g_new0(uint32_t, n + 1);
-    mg->workspace = g_new0(uint64_t, n + 1);
+    uint32_t *mark = g_new0(uint32_t, n + 1), *umark = g_new0(uint32_t, mg->n_bufs + 1);
+    u32vec preds = {g_new(uint32_t, n + 64), 0, n + 64}, uses = {g_new(uint32_t, n + 64), 0, n + 64};
+    mg->pred_start = g_new(uint32_t, n + 1);
+    mg->use_start = g_new(uint32_t, n + 1);
+    mg->workspace = g_new(uint64_t, n + 1);
     mg->inplace_in = g_new(int32_t, n + 1);
     mg->inplace_out = g_new(int32_t, n + 1);
     lv->inplace_a = g_new(int32_t, n + 1);
     lv->inplace_o = g_new(int32_t, n + 1);
-    /* free nodes first carry their dependencies (topological order: preds settled) */
+    lv->eff_start = g_new(uint32_t, lv->n_free + 1);
+    mg->pred_start[0] = mg->use_start[0] = lv->eff_start[0] = 0;
+    uint32_t stamp = 0;
     for (uint32_t t = 0; t < B->n_topo; t++) {
-        const fp_node *f = B->topo[t];
-        if (B->node_idx[f->id] >= 0)
-            continue;
-        B->eff[f->id] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        node_deps(B, f, B->eff[f->id], mark, ++stamp);
-    }
-    uint32_t *umark = g_new0(uint32_t, mg->n_bufs + 1);
-    for (uint32_t v = 0; v < n; v++) {
-        const fp_node *nd = lv->nodes[v];
-        node_deps(B, nd, preds, mark, ++stamp);
-        mg->pred_start[v + 1] = preds->len;
-        /* buffers read: inputs, implicit inputs, and values read by nodes of its subgraphs */
-        for (uint32_t pass = 0; pass < 2; pass++) {
-            uint32_t cnt = pass ? nd->n_implicit : nd->n_inputs;
-            for (uint32_t k = 0; k < cnt; k++) {
-                const fp_value *x = pass ? nd->implicit[k] : nd->inputs[k];
-                if (!x || x->graph != B->g || lv->value_buf[x->id] < 0)
-                    continue;
-                uint32_t b = (uint32_t)lv->value_buf[x->id];
-                if (umark[b] != v + 1) {
-                    umark[b] = v + 1;
-                    g_array_append_val(uses, b);
-                }
-            }
+        const fp_node *nd = B->topo[t];
+        int32_t x = lv->node_idx[nd->id];
+        bool sched = x >= 0;
+        dep_set d = {sched ? &preds : &B->eff, mark, ++stamp};
+        uint32_t v = sched ? (uint32_t)x : 0;
+        for (uint32_t k = 0; k < nd->n_inputs; k++) {
+            const fp_value *in = nd->inputs[k];
+            if (!in)
+                continue;
+            dep_value(B, in, &d);
+            if (sched)
+                use_value(B, in, &uses, umark, v);
         }
-        mg->use_start[v + 1] = uses->len;
+        for (uint32_t k = 0; k < nd->n_implicit; k++) {
+            dep_value(B, nd->implicit[k], &d);
+            if (sched)
+                use_value(B, nd->implicit[k], &uses, umark, v);
+        }
+        for (uint32_t k = 0; k < nd->n_ctrl; k++)
+            dep_node(B, nd->ctrl[k], &d);
+        if (!sched) {
+            lv->eff_start[FREE_OF(x) + 1] = (uint32_t)B->eff.len;
+            continue;
+        }
+        mg->pred_start[v + 1] = (uint32_t)preds.len;
+        mg->use_start[v + 1] = (uint32_t)uses.len;
         mg->workspace[v] = workspace ? workspace[nd->id] : 0;
         lv->inplace_a[v] = lv->inplace_o[v] = -1;
         if (fp_op_has(nd->op, FP_OPF_INPLACE) && nd->n_inputs && nd->n_outputs && nd->inputs[0] &&
@@ -455,9 +586,11 @@ static void make_nodes(builder *B, const uint64_t *workspace)
             }
         }
     }
+    lv->eff = g_renew(uint32_t, B->eff.v, B->eff.len + 1);
+    B->eff = (u32vec){0};
     apply_inplace(lv);
-    mg->preds = (uint32_t *)g_array_free(preds, FALSE);
-    mg->uses = (uint32_t *)g_array_free(uses, FALSE);
+    mg->preds = g_renew(uint32_t, preds.v, preds.len + 1);
+    mg->uses = g_renew(uint32_t, uses.v, uses.len + 1);
     /* definitions: each buffer at its producer */
     mg->def_start = g_new0(uint32_t, n + 1);
     for (uint32_t b = 0; b < mg->n_bufs; b++)
@@ -491,44 +624,39 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
     lv->graph = g;
     B.lv = lv;
     uint32_t nn = g->nodes->len, nv = g->values->len;
-    B.node_idx = g_new(int32_t, nn + 1);
-    memset(B.node_idx, 0xff, (nn + 1) * sizeof(int32_t));
-    lv->nodes = g_new(fp_node *, B.n_topo + 1);
-    lv->free_nodes = g_new(fp_node *, B.n_topo + 1);
     lv->n_graph_nodes = nn;
     lv->n_graph_values = nv;
-    lv->node_state = g_new(uint8_t, nn + 1);
-    for (uint32_t i = 0; i < nn; i++)
-        lv->node_state[i] = node_state(g_ptr_array_index(g->nodes, i));
-    for (uint32_t t = 0; t < B.n_topo; t++) {
-        fp_node *n = B.topo[t];
-        if (is_free(n)) {
-            lv->free_nodes[lv->n_free++] = n;
-        } else {
-            B.node_idx[n->id] = (int32_t)lv->mg.n_nodes;
-            lv->nodes[lv->mg.n_nodes++] = n;
-        }
-    }
-    B.cls = g_new(value_class, nv + 1);
+    lv->node_idx = g_new(int32_t, nn + 1);
+    memset(lv->node_idx, 0xff, (nn + 1) * sizeof(int32_t)); /* NO_IDX */
+    lv->node_state = g_new0(uint8_t, nn + 1);                /* removed */
+    lv->nodes = g_new(fp_node *, B.n_topo + 1);
+    lv->free_nodes = g_new(fp_node *, B.n_topo + 1);
+    B.cls = g_new(uint8_t, nv + 1);
     B.uf = g_new(uint32_t, nv + 1);
-    B.eff = with_nodes ? g_new0(GArray *, nn + 1) : NULL;
+    B.prod = g_new(uint32_t, nv + 1);
+    B.cand = (u32vec){g_new(uint32_t, nv + 1), 0, nv + 1};
     classify_values(&B);
-    for (guint i = 0; i < nv; i++)
-        if (B.cls[i] == V_FUSED)
-            lv->n_fused++;
-    collect_weights(&B);
+    walk_nodes(&B);
+    B.eff = (u32vec){g_new(uint32_t, lv->n_free + 64), 0, lv->n_free + 64};
     sum_weights(lv);
-    make_buffers(&B);
-    size_buffers(lv, diag);
-    if (with_nodes)
+    make_buffers(&B, diag);
+    g_free(B.cand.v);
+    if (with_nodes) {
+        B.dep = (int32_t *)B.prod; /* in place: prod is read no more */
+        for (uint32_t i = 0; i < nv; i++)
+            B.dep[i] = B.prod[i] != NO_PROD ? lv->node_idx[B.prod[i]] : NO_IDX;
         make_nodes(&B, workspace);
-    for (uint32_t i = 0; with_nodes && i < nn; i++)
-        if (B.eff[i])
-            g_array_free(B.eff[i], TRUE);
-    g_free(B.eff);
+    }
+    /* the arrays sized by an upper bound, to their size (in place: the liveness may be kept) */
+    lv->weights = g_renew(const fp_value *, lv->weights, lv->n_weights + 1);
+    lv->buf_value = g_renew(const fp_value *, lv->buf_value, lv->mg.n_bufs + 1);
+    lv->mg.producer = g_renew(int32_t, lv->mg.producer, lv->mg.n_bufs + 1);
+    lv->nodes = g_renew(fp_node *, lv->nodes, lv->mg.n_nodes + 1);
+    lv->free_nodes = g_renew(fp_node *, lv->free_nodes, lv->n_free + 1);
+    g_free(B.eff.v);
+    g_free(B.prod);
     g_free(B.uf);
     g_free(B.cls);
-    g_free(B.node_idx);
     g_free(B.topo);
     return lv;
 }
@@ -549,14 +677,22 @@ bool fp_liveness_resize(fp_liveness *lv, const uint64_t *workspace, fp_diag *dia
     g_assert(lv->inplace_a); /* built by fp_liveness_build */
     if (g->nodes->len != lv->n_graph_nodes || g->values->len != lv->n_graph_values)
         return false;
-    for (uint32_t i = 0; i < lv->n_graph_nodes; i++)
+    for (uint32_t i = 0; i < lv->n_graph_nodes; i++) {
+        if (i + PF_AHEAD < lv->n_graph_nodes)
+            prefetch_node(g_ptr_array_index(g->nodes, i + PF_AHEAD));
         if (node_state(g_ptr_array_index(g->nodes, i)) != lv->node_state[i])
             return false;
+    }
     sum_weights(lv);
     size_buffers(lv, diag);
     apply_inplace(lv);
-    for (uint32_t v = 0; v < lv->mg.n_nodes; v++)
-        lv->mg.workspace[v] = workspace ? workspace[lv->nodes[v]->id] : 0;
+    if (!workspace) {
+        memset(lv->mg.workspace, 0, lv->mg.n_nodes * sizeof *lv->mg.workspace);
+    } else {
+        for (uint32_t i = 0; i < lv->n_graph_nodes; i++)
+            if (lv->node_idx[i] >= 0)
+                lv->mg.workspace[lv->node_idx[i]] = workspace[i];
+    }
     return true;
 }
 
@@ -574,72 +710,216 @@ void fp_liveness_free(fp_liveness *lv)
     g_free(lv->inplace_a);
     g_free(lv->inplace_o);
     g_free(lv->node_state);
+    g_free(lv->node_idx);
+    g_free(lv->eff_start);
+    g_free(lv->eff);
     g_free(lv);
 }
 
-/* Step after which free node f may run: the latest position among what it depends on (-1: none).
- * key[] holds the keys of free nodes already handled, by IR node id. */
-static int64_t free_key(const fp_liveness *lv, const fp_node *f, const uint32_t *pos, const int32_t *idx,
-                        const int64_t *key)
+/* ---------------------------------------------------------------- the naive sum alone */
+
+/* Value states of fp_liveness_naive_sum: a value_class, or N_VIEW for a view output not settled
+ * yet (the low bits, N_CLASS), and N_INPUT for the graph's inputs. */
+enum { N_VIEW = 4, N_CLASS = 7, N_INPUT = 1 << 3 };
+
+/* Per root sharing its buffer: the largest known size and whether some value's size is unknown. */
+typedef struct {
+    uint64_t bytes;
+    bool unknown;
+} alias_size;
+
+/* A value's buffer is numbered by fp_liveness_build: a graph input, or the output of a live node
+ * of g (its producer, in a verified graph). */
+static bool defined_here(const fp_graph *g, const fp_value *v, uint8_t state)
 {
-    int64_t k = -1;
-    uint32_t total = f->n_inputs + f->n_implicit + f->n_ctrl;
-    for (uint32_t i = 0; i < total; i++) {
-        const fp_node *p;
-        if (i < f->n_inputs)
-            p = f->inputs[i] ? f->inputs[i]->producer : NULL;
-        else if (i < f->n_inputs + f->n_implicit)
-            p = f->implicit[i - f->n_inputs]->producer;
-        else
-            p = f->ctrl[i - f->n_inputs - f->n_implicit];
-        if (!p || p->graph != lv->graph || (p->flags & FP_NODE_REMOVED))
-            continue;
-        k = MAX(k, idx[p->id] >= 0 ? (int64_t)pos[idx[p->id]] : key[p->id]);
+    const fp_node *p = v->producer;
+    if (state & N_INPUT)
+        return true;
+    return p && v->graph == g && p->graph == g && v->producer_port < p->n_outputs &&
+           p->outputs[v->producer_port] == v;
+}
+
+/* Adds one buffer of `bytes` (known) to the sum; false on overflow. */
+static bool naive_add(fp_liveness_naive *o, uint64_t bytes, bool known, uint64_t align)
+{
+    uint64_t a;
+    o->n_bufs++;
+    if (!known || !bytes) {
+        o->n_unknown += !known;
+        return true;
     }
-    return k;
+    return fp_memplan_align(bytes, align, &a) && g_uint64_checked_add(&o->bytes, o->bytes, a);
+}
+
+bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive *o, GError **error)
+{
+    memset(o, 0, sizeof *o);
+    uint32_t n_topo;
+    g_autofree fp_node **topo = fp_graph_topo(g, &n_topo, error); /* the same error on a cycle */
+    if (!topo)
+        return false;
+    g_clear_pointer(&topo, g_free);
+    uint32_t nv = g->values->len;
+    g_autofree uint8_t *st = g_new0(uint8_t, nv + 1);
+    g_autofree uint32_t *root = g_new(uint32_t, nv + 1); /* views: the value whose buffer they share */
+    g_autoptr(GArray) views = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (guint i = 0; i < g->inputs->len; i++)
+        st[((const fp_value *)g_ptr_array_index(g->inputs, i))->id] |= N_INPUT;
+    bool ok = true;
+    uint64_t weights = 0;
+    /* classes (as classify_values), the weights, and every buffer that is no view's */
+    for (uint32_t i = 0; i < nv; i++) {
+        prefetch_value(g->values, i);
+        const fp_value *v = g_ptr_array_index(g->values, i);
+        const fp_node *p = v->producer;
+        bool live = p && !(p->flags & FP_NODE_REMOVED);
+        value_class c = V_ACT;
+        if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+            c = V_WEIGHT;
+        else if (p && !live)
+            c = V_NONE;
+        else if (p && is_free(p))
+            c = V_WEIGHT;
+        else if (!p && v->kind != FP_VALUE_INPUT)
+            c = V_NONE;
+        else if (fused_internal(g, v))
+            c = V_FUSED;
+        root[i] = i;
+        if (c == V_FUSED)
+            o->n_fused++;
+        if (c == V_WEIGHT) {
+            bool needed = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT || v->is_output;
+            for (uint32_t u = 0; u < v->n_uses && !needed; u++) {
+                const fp_node *cn = owner_in(g, v->uses[u].node);
+                needed = cn && !is_free(cn);
+            }
+            uint64_t b = 0;
+            if (needed && !(v->tensor && (b = v->tensor->nbytes)) && !value_bytes(v, &b))
+                b = 0;
+            if (needed && !g_uint64_checked_add(&weights, weights, b))
+                weights = UINT64_MAX;
+        }
+        if (c == V_ACT && p && p->graph == g && fp_op_has(p->op, FP_OPF_VIEW) && p->n_inputs && p->n_outputs &&
+            p->inputs[0] && p->outputs[0] == v) {
+            st[i] |= N_VIEW; /* settled below, once its input is */
+            g_array_append_val(views, i);
+            continue;
+        }
+        st[i] |= (uint8_t)c;
+        if (c == V_ACT && defined_here(g, v, st[i])) {
+            uint64_t bytes = 0;
+            bool known = value_bytes(v, &bytes);
+            ok = ok && naive_add(o, bytes, known, align);
+        }
+    }
+    o->weight_bytes = weights;
+    /* views, each after its input (a chain is walked from its first unsettled view down) */
+    g_autoptr(GHashTable) sets = NULL; /* root id -> alias_size, for roots that views share */
+    g_autoptr(GArray) chain = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (guint j = 0; j < views->len && ok; j++) {
+        uint32_t x = g_array_index(views, uint32_t, j);
+        g_array_set_size(chain, 0);
+        while ((st[x] & N_CLASS) == N_VIEW) {
+            g_array_append_val(chain, x);
+            const fp_value *in = ((const fp_value *)g_ptr_array_index(g->values, x))->producer->inputs[0];
+            if (in->graph != g)
+                break;
+            x = in->id;
+        }
+        for (guint k = chain->len; k-- > 0;) {
+            uint32_t y = g_array_index(chain, uint32_t, k);
+            const fp_value *v = g_ptr_array_index(g->values, y);
+            const fp_value *in = v->producer->inputs[0];
+            value_class ic = in->graph != g ? V_NONE : (value_class)(st[in->id] & N_CLASS);
+            st[y] = (uint8_t)((st[y] & ~N_CLASS) | (ic == V_WEIGHT || ic == V_NONE ? V_NONE : V_ACT));
+            if (ic == V_WEIGHT || ic == V_NONE)
+                continue;
+            uint64_t bytes = 0;
+            bool known = value_bytes(v, &bytes);
+            if (ic == V_FUSED) { /* a buffer of its own */
+                if (defined_here(g, v, st[y]))
+                    ok = ok && naive_add(o, bytes, known, align);
+                continue;
+            }
+            uint32_t r = root[y] = root[in->id];
+            o->n_views++;
+            if (!sets)
+                sets = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+            alias_size *a = g_hash_table_lookup(sets, GUINT_TO_POINTER(r));
+            if (!a) {
+                const fp_value *rv = g_ptr_array_index(g->values, r);
+                a = g_new0(alias_size, 1);
+                a->unknown = !value_bytes(rv, &a->bytes);
+                g_hash_table_insert(sets, GUINT_TO_POINTER(r), a);
+            }
+            if (known)
+                a->bytes = MAX(a->bytes, bytes);
+            else
+                a->unknown = true;
+        }
+    }
+    /* the shared buffers: their largest value instead of their root's */
+    GHashTableIter it;
+    gpointer key, val;
+    if (sets)
+        g_hash_table_iter_init(&it, sets);
+    while (ok && sets && g_hash_table_iter_next(&it, &key, &val)) {
+        uint32_t r = GPOINTER_TO_UINT(key);
+        const alias_size *a = val;
+        const fp_value *rv = g_ptr_array_index(g->values, r);
+        if (!defined_here(g, rv, st[r]))
+            continue; /* its values have no buffer (cannot happen in a verified graph) */
+        uint64_t own = 0, before = 0, after = 0;
+        bool known = value_bytes(rv, &own);
+        if (known && own)
+            fp_memplan_align(own, align, &before); /* no overflow: it was summed */
+        ok = !a->bytes || fp_memplan_align(a->bytes, align, &after);
+        o->bytes -= before;
+        ok = ok && g_uint64_checked_add(&o->bytes, o->bytes, after);
+        o->n_unknown -= !known;
+        o->n_unknown += a->unknown && !a->bytes;
+    }
+    o->complete = ok;
+    return true;
 }
 
 void fp_liveness_full_order(const fp_liveness *lv, const uint32_t *order, fp_node **full, uint32_t *step_of)
 {
-    uint32_t n = lv->mg.n_nodes, nn = lv->graph->nodes->len;
+    uint32_t n = lv->mg.n_nodes;
     uint32_t *pos = g_new(uint32_t, n + 1);
     for (uint32_t t = 0; t < n; t++)
         pos[order[t]] = t;
-    int32_t *idx = g_new(int32_t, nn + 1);
-    memset(idx, 0xff, (nn + 1) * sizeof(int32_t));
-    for (uint32_t v = 0; v < n; v++)
-        idx[lv->nodes[v]->id] = (int32_t)v;
-    int64_t *key = g_new(int64_t, nn + 1);
-    /* bucket free nodes by key (counting sort keeps their topological order) */
-    uint32_t *cnt = g_new0(uint32_t, n + 2);
-    for (uint32_t i = 0; i < lv->n_free; i++) {
-        const fp_node *f = lv->free_nodes[i];
-        key[f->id] = free_key(lv, f, pos, idx, key);
-        cnt[key[f->id] + 1]++;
-    }
-    uint32_t k = 0, fi = 0;
+    /* free node k may run right after the latest memgraph node it depends on (key - 1; key 0: at
+     * the start); buckets by key keep the free nodes' topological order (counting sort) */
+    uint32_t *key = g_new(uint32_t, lv->n_free + 1);
     uint32_t *start = g_new0(uint32_t, n + 2);
+    for (uint32_t k = 0; k < lv->n_free; k++) {
+        uint32_t kk = 0;
+        for (uint32_t j = lv->eff_start[k]; j < lv->eff_start[k + 1]; j++)
+            kk = MAX(kk, pos[lv->eff[j]] + 1);
+        key[k] = kk;
+        start[kk + 1]++;
+    }
     for (uint32_t b = 1; b < n + 2; b++)
-        start[b] = start[b - 1] + cnt[b - 1];
+        start[b] += start[b - 1];
     fp_node **sorted = g_new(fp_node *, lv->n_free + 1);
-    for (uint32_t i = 0; i < lv->n_free; i++) {
-        fp_node *f = lv->free_nodes[i];
-        sorted[start[key[f->id] + 1]++] = f;
+    uint32_t *fill = g_memdup2(start, (n + 2) * sizeof *start);
+    for (uint32_t k = 0; k < lv->n_free; k++)
+        sorted[fill[key[k]]++] = lv->free_nodes[k];
+    uint32_t out = 0;
+    for (uint32_t j = start[0]; j < start[1]; j++)
+        full[out++] = sorted[j];
+    for (uint32_t t = 0; t < n; t++) {
+        if (step_of)
+            step_of[t] = out;
+        full[out++] = lv->nodes[order[t]];
+        for (uint32_t j = start[t + 1]; j < start[t + 2]; j++)
+            full[out++] = sorted[j];
     }
-    for (int64_t t = -1; t < (int64_t)n; t++) {
-        if (t >= 0) {
-            if (step_of)
-                step_of[t] = k;
-            full[k++] = lv->nodes[order[t]];
-        }
-        for (uint32_t c = 0; c < cnt[t + 1]; c++)
-            full[k++] = sorted[fi++];
-    }
-    g_assert(k == n + lv->n_free);
+    g_assert(out == n + lv->n_free);
+    g_free(fill);
     g_free(sorted);
     g_free(start);
-    g_free(cnt);
     g_free(key);
-    g_free(idx);
     g_free(pos);
 }

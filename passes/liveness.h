@@ -57,6 +57,11 @@ bool fp_memgraph_order_valid(const fp_memgraph *mg, const uint32_t *order);
  * Sizes are mg->bytes (not rounded). slot (may be NULL, n_bufs entries) receives, per buffer, the
  * entry of out that holds it. Returns the number of in-place merges. */
 uint32_t fp_memgraph_lifetimes(const fp_memgraph *mg, const uint32_t *order, fp_membuf *out, uint32_t *slot);
+/* fp_memgraph_lifetimes, with workspaces false the buffers alone: out receives n_bufs entries. */
+uint32_t fp_memgraph_lifetimes_n(const fp_memgraph *mg, const uint32_t *order, bool workspaces, fp_membuf *out,
+                                 uint32_t *slot);
+/* Whether some node has a nonzero workspace. */
+bool fp_memgraph_has_workspace(const fp_memgraph *mg);
 
 /* LOAD of `order`: the largest live bytes (sizes rounded to align) at any step; peak_step may be
  * NULL. False only on 64-bit overflow. */
@@ -85,6 +90,9 @@ typedef struct {
     int32_t *inplace_a, *inplace_o; /* NULL from fp_liveness_build_buffers */
     uint8_t *node_state;      /* per IR node id: removed, free or scheduled */
     uint32_t n_graph_nodes, n_graph_values;
+    int32_t *node_idx;        /* per IR node id: memgraph node (>= 0), free node k (-2 - k), or -1 */
+    uint32_t *eff_start, *eff; /* per free node (CSR): the memgraph nodes it depends on, directly or
+                                  through other free nodes; NULL from fp_liveness_build_buffers */
 } fp_liveness;
 
 /* Builds the memgraph of graph g. Nodes flagged FP_NODE_REMOVED are ignored; Constant nodes and
@@ -98,6 +106,18 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_
  * bytes, flags and producer are as fp_liveness_build makes them; mg's per-node arrays (preds, defs,
  * uses, workspace, in-place) and readers stay NULL. Same findings and errors. */
 fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError **error);
+/* What fp_liveness_build_buffers gives for the naive sum (every buffer in its own block, sizes
+ * rounded to align, summed), without numbering the buffers: `bytes` is the sum of the buffers'
+ * rounded sizes, and the counts and weight_bytes are fp_liveness_build_buffers'. complete is false
+ * when a sum overflows 64 bits (fp_liveness_build_buffers then tells which buffer). False with an
+ * error on a cycle, as fp_liveness_build_buffers. Requires fp_model_link. */
+typedef struct {
+    uint64_t bytes, weight_bytes;
+    uint32_t n_bufs, n_views, n_fused, n_unknown;
+    bool complete;
+} fp_liveness_naive;
+bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive *out, GError **error);
+
 /* Brings lv, made by fp_liveness_build for its graph, to the graph's current sizes (shape inference
  * run again, at another batch say): buffer bytes, FP_BUF_UNKNOWN, in-place pairs, workspaces (as
  * fp_liveness_build's argument), weight_bytes and n_unknown, with the same findings in diag. The

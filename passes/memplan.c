@@ -141,6 +141,29 @@ static void prob_load(prob *p)
     g_free(delta_out);
 }
 
+static void set_overflow(GError **error, size_t i, uint64_t size)
+{
+    g_set_error(error, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW,
+                "buffer sizes overflow 64 bits (buffer %zu: %" G_GUINT64_FORMAT " bytes)", i, size);
+}
+
+bool fp_memplan_naive_add(fp_memplan_naive *nv, uint64_t size, uint64_t align, uint64_t *offset, GError **error)
+{
+    size_t i = nv->index++;
+    uint64_t s, at = nv->total;
+    if (offset)
+        *offset = 0;
+    if (!size)
+        return true;
+    if (!fp_memplan_align(size, align, &s) || !g_uint64_checked_add(&nv->total, nv->total, s)) {
+        set_overflow(error, i, size);
+        return false;
+    }
+    if (offset)
+        *offset = at;
+    return true;
+}
+
 /* Fills p from the caller's nonzero buffers (sizes rounded, steps compressed when sparse) and
  * computes LOAD; false with an error when the sizes overflow 64 bits. The peak step maps back to
  * the caller's steps through a buffer starting there (see peak_of). */
@@ -162,8 +185,7 @@ static bool prob_init(prob *p, const fp_membuf *bufs, size_t n, uint64_t align, 
             continue;
         uint64_t s;
         if (!fp_memplan_align(bufs[i].size, align, &s) || !g_uint64_checked_add(&p->total, p->total, s)) {
-            g_set_error(error, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW,
-                        "buffer sizes overflow 64 bits (buffer %zu: %" G_GUINT64_FORMAT " bytes)", i, bufs[i].size);
+            set_overflow(error, i, bufs[i].size);
             prob_clear(p);
             return false;
         }
@@ -183,10 +205,11 @@ static bool prob_init(prob *p, const fp_membuf *bufs, size_t n, uint64_t align, 
  * decode visits at most. O(n + T) by a difference array (live at a step) and a prefix sum of starts. */
 static uint64_t prob_pairs(const prob *p)
 {
-    uint64_t *live = g_new0(uint64_t, (size_t)p->T + 1), *starts = g_new0(uint64_t, (size_t)p->T + 1);
+    /* counts never exceed n (< 2^32); live wraps while summing, its running sum never below 0 */
+    uint32_t *live = g_new0(uint32_t, (size_t)p->T + 1), *starts = g_new0(uint32_t, (size_t)p->T + 1);
     for (size_t i = 0; i < p->n; i++) {
         live[p->first[i]]++;
-        live[p->last[i] + 1]--; /* wraps while summing; the running sum never goes below 0 */
+        live[p->last[i] + 1]--;
         starts[p->first[i]]++;
     }
     for (uint32_t t = 1; t <= p->T; t++) {
@@ -195,7 +218,7 @@ static uint64_t prob_pairs(const prob *p)
     }
     uint64_t pairs = 0;
     for (size_t i = 0; i < p->n; i++)
-        pairs += live[p->first[i]] + starts[p->last[i]] - starts[p->first[i]];
+        pairs += (uint64_t)live[p->first[i]] + (starts[p->last[i]] - starts[p->first[i]]);
     g_free(live);
     g_free(starts);
     return pairs;
@@ -205,35 +228,75 @@ static uint64_t prob_pairs(const prob *p)
 
 typedef enum { GAP_SMALLEST, GAP_LOWEST } gap_policy;
 
-/* A placed buffer: its address range and lifetime. */
+/* A placed buffer's address range. */
+typedef struct {
+    uint64_t off, end;
+} span;
+
+/* A placed long buffer: its address range and lifetime. */
 typedef struct {
     uint64_t off, end;
     uint32_t first, last;
-} span;
-
-/* Lists of spans are chains of chunks (the newest first), for locality. */
-enum { CHUNK_SPANS = 5 };
-typedef struct {
-    span s[CHUNK_SPANS];
-    int32_t cnt;
-    int32_t next;
-} chunk;
+} tspan;
 
 /* Buffers living at most SHORT_STEPS steps are listed at every step they cover; longer ones in a
  * segment tree over blocks of SHORT_STEPS steps, which stays small enough to live in cache. */
 enum { SHORT_STEPS = 32 };
 
+/* One kind of list (per step, or per tree node): list x is the slice [at[x].start, at[x].end) of one
+ * array, filled up to end. Which buffers a list receives depends only on their lifetimes, not on
+ * the order they are placed in, so the slices are laid out once per problem, exactly sized, and
+ * each decode only empties them (end = start): no allocation, no pointer chasing. */
+typedef struct {
+    uint32_t start, end;
+} slice;
+
 typedef struct {
     const prob *p;
-    uint32_t leaves;     /* power of two >= number of blocks */
-    int32_t *tree_head;  /* 2 * leaves list heads: long buffers at a segment-tree node */
-    int32_t *cover_head; /* T list heads: short buffers live at step t */
-    int32_t *start_head; /* T list heads: every placed buffer by first step */
-    chunk *pool;
-    size_t pool_len, pool_cap;
-    span *hits; /* scratch: the overlapping placed buffers of one query */
+    uint32_t leaves;  /* power of two >= number of blocks */
+    slice *cover;     /* per step t: short buffers live at t */
+    slice *starts;    /* per step t: every placed buffer whose first step is t */
+    slice *tree;      /* 2 * leaves tree nodes: long buffers at that node */
+    span *cover_s, *start_s;
+    tspan *tree_s;    /* NULL when no buffer is long: the query skips the tree */
+    span *hits;       /* scratch: the overlapping placed buffers of one query */
     size_t hits_cap;
 } placer;
+
+static bool is_short(const prob *p, uint32_t i) { return p->last[i] - p->first[i] < SHORT_STEPS; }
+
+/* Runs body with x set to each canonical tree node covering blocks [first / SHORT_STEPS,
+ * last / SHORT_STEPS]. */
+#define TREE_RANGE(pl, first, last, x, body)                                                                  \
+    do {                                                                                                     \
+        size_t l_ = (first) / SHORT_STEPS + (size_t)(pl)->leaves;                                             \
+        size_t r_ = (last) / SHORT_STEPS + (size_t)(pl)->leaves + 1;                                          \
+        while (l_ < r_) {                                                                                    \
+            if (l_ & 1) {                                                                                    \
+                size_t x = l_++;                                                                             \
+                body;                                                                                        \
+            }                                                                                                \
+            if (r_ & 1) {                                                                                    \
+                size_t x = --r_;                                                                             \
+                body;                                                                                        \
+            }                                                                                                \
+            l_ >>= 1;                                                                                        \
+            r_ >>= 1;                                                                                        \
+        }                                                                                                    \
+    } while (0)
+
+/* Turns the counts in s[x].end into slice starts (prefix sums); returns the total. */
+static size_t slices_layout(slice *s, size_t lists)
+{
+    uint64_t at = 0;
+    for (size_t x = 0; x < lists; x++) {
+        uint32_t c = s[x].end;
+        s[x].start = s[x].end = (uint32_t)at;
+        at += c;
+        g_assert(at < UINT32_MAX);
+    }
+    return (size_t)at;
+}
 
 static void placer_init(placer *pl, const prob *p)
 {
@@ -242,100 +305,94 @@ static void placer_init(placer *pl, const prob *p)
     pl->leaves = 1;
     while (pl->leaves < p->T / SHORT_STEPS + 1)
         pl->leaves *= 2;
-    pl->tree_head = g_new(int32_t, 2 * (size_t)pl->leaves);
-    pl->cover_head = g_new(int32_t, p->T + 1);
-    pl->start_head = g_new(int32_t, p->T + 1);
-    pl->pool_cap = p->n + 16;
-    pl->pool = g_new(chunk, pl->pool_cap);
+    size_t nodes = 2 * (size_t)pl->leaves;
+    pl->cover = g_new0(slice, (size_t)p->T + 1);
+    pl->starts = g_new0(slice, (size_t)p->T + 1);
+    pl->tree = g_new0(slice, nodes);
+    /* counts (in .end): short buffers through a difference array over steps */
+    int32_t *diff = g_new0(int32_t, (size_t)p->T + 1);
+    size_t n_long = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        pl->starts[p->first[i]].end++;
+        if (is_short(p, (uint32_t)i)) {
+            diff[p->first[i]]++;
+            diff[p->last[i] + 1]--;
+        } else {
+            n_long++;
+            TREE_RANGE(pl, p->first[i], p->last[i], x, pl->tree[x].end++);
+        }
+    }
+    int64_t run = 0;
+    for (uint32_t t = 0; t < p->T; t++) {
+        run += diff[t];
+        pl->cover[t].end = (uint32_t)run;
+    }
+    g_free(diff);
+    pl->cover_s = g_new(span, slices_layout(pl->cover, p->T) + 1);
+    pl->start_s = g_new(span, slices_layout(pl->starts, p->T) + 1);
+    size_t nt = slices_layout(pl->tree, nodes);
+    pl->tree_s = n_long ? g_new(tspan, nt + 1) : NULL;
     pl->hits_cap = 64;
     pl->hits = g_new(span, pl->hits_cap);
 }
 
 static void placer_clear(placer *pl)
 {
-    g_free(pl->tree_head);
-    g_free(pl->cover_head);
-    g_free(pl->start_head);
-    g_free(pl->pool);
+    g_free(pl->cover);
+    g_free(pl->starts);
+    g_free(pl->tree);
+    g_free(pl->cover_s);
+    g_free(pl->start_s);
+    g_free(pl->tree_s);
     g_free(pl->hits);
 }
 
 static void placer_reset(placer *pl)
 {
-    memset(pl->tree_head, 0xff, 2 * (size_t)pl->leaves * sizeof(int32_t));
-    memset(pl->cover_head, 0xff, (pl->p->T + 1) * sizeof(int32_t));
-    memset(pl->start_head, 0xff, (pl->p->T + 1) * sizeof(int32_t));
-    pl->pool_len = 0;
-}
-
-static void push(placer *pl, int32_t *head, const span *sp)
-{
-    if (*head >= 0 && pl->pool[*head].cnt < CHUNK_SPANS) {
-        chunk *c = &pl->pool[*head];
-        c->s[c->cnt++] = *sp;
-        return;
+    for (uint32_t t = 0; t < pl->p->T; t++) {
+        pl->cover[t].end = pl->cover[t].start;
+        pl->starts[t].end = pl->starts[t].start;
     }
-    if (pl->pool_len == pl->pool_cap) {
-        g_assert(pl->pool_cap < INT32_MAX / 2);
-        pl->pool_cap *= 2;
-        pl->pool = g_renew(chunk, pl->pool, pl->pool_cap);
-    }
-    int32_t e = (int32_t)pl->pool_len++;
-    pl->pool[e].s[0] = *sp;
-    pl->pool[e].cnt = 1;
-    pl->pool[e].next = *head;
-    *head = e;
+    for (size_t x = 0; pl->tree_s && x < 2 * (size_t)pl->leaves; x++)
+        pl->tree[x].end = pl->tree[x].start;
 }
-
-static bool is_short(const prob *p, uint32_t i) { return p->last[i] - p->first[i] < SHORT_STEPS; }
 
 /* Records buffer i, placed at `off`: a short buffer at every step it covers, a long one in the
  * canonical tree nodes of its block range; every buffer in the list of its first step. */
 static void placer_insert(placer *pl, uint32_t i, uint64_t off)
 {
     const prob *p = pl->p;
-    span sp = {off, off + p->sz[i], p->first[i], p->last[i]};
+    span sp = {off, off + p->sz[i]};
+    uint32_t f = p->first[i], l = p->last[i];
     if (is_short(p, i)) {
-        for (uint32_t t = p->first[i]; t <= p->last[i]; t++)
-            push(pl, &pl->cover_head[t], &sp);
+        for (uint32_t t = f; t <= l; t++)
+            pl->cover_s[pl->cover[t].end++] = sp;
     } else {
-        size_t l = p->first[i] / SHORT_STEPS + (size_t)pl->leaves;
-        size_t r = p->last[i] / SHORT_STEPS + (size_t)pl->leaves + 1;
-        while (l < r) {
-            if (l & 1)
-                push(pl, &pl->tree_head[l++], &sp);
-            if (r & 1)
-                push(pl, &pl->tree_head[--r], &sp);
-            l >>= 1;
-            r >>= 1;
-        }
+        tspan ts = {sp.off, sp.end, f, l};
+        TREE_RANGE(pl, f, l, x, pl->tree_s[pl->tree[x].end++] = ts);
     }
-    push(pl, &pl->start_head[p->first[i]], &sp);
+    pl->start_s[pl->starts[f].end++] = sp;
 }
 
-static void grow_hits(placer *pl, size_t k)
+/* Room for k + more hits. */
+static inline void grow_hits(placer *pl, size_t k, size_t more)
 {
-    while (k + CHUNK_SPANS > pl->hits_cap) {
+    if (k + more <= pl->hits_cap)
+        return;
+    while (k + more > pl->hits_cap)
         pl->hits_cap *= 2;
-        pl->hits = g_renew(span, pl->hits, pl->hits_cap);
-    }
+    pl->hits = g_renew(span, pl->hits, pl->hits_cap);
 }
 
-/* Appends every span of list e; with `step` != UINT32_MAX only those live at that step. */
-static void hit(placer *pl, size_t *k, int32_t e, uint32_t step)
+/* Appends the spans of list sl (of array v). */
+static inline void hit(placer *pl, size_t *k, slice sl, const span *v)
 {
-    for (; e >= 0; e = pl->pool[e].next) {
-        const chunk *c = &pl->pool[e];
-        grow_hits(pl, *k);
-        if (step == UINT32_MAX) {
-            memcpy(pl->hits + *k, c->s, (size_t)c->cnt * sizeof(span));
-            *k += (size_t)c->cnt;
-            continue;
-        }
-        for (int32_t j = 0; j < c->cnt; j++)
-            if (c->s[j].first <= step && step <= c->s[j].last)
-                pl->hits[(*k)++] = c->s[j];
-    }
+    uint32_t len = sl.end - sl.start;
+    if (!len)
+        return;
+    grow_hits(pl, *k, len);
+    memcpy(pl->hits + *k, v + sl.start, (size_t)len * sizeof(span));
+    *k += len;
 }
 
 /* The placed buffers whose lifetimes overlap buffer i's, each once: those live at first[i]
@@ -346,11 +403,17 @@ static size_t placer_query(placer *pl, uint32_t i)
     const prob *p = pl->p;
     size_t k = 0;
     uint32_t f = p->first[i];
-    hit(pl, &k, pl->cover_head[f], UINT32_MAX);
-    for (size_t x = f / SHORT_STEPS + (size_t)pl->leaves; x >= 1; x >>= 1)
-        hit(pl, &k, pl->tree_head[x], f);
+    hit(pl, &k, pl->cover[f], pl->cover_s);
+    for (size_t x = f / SHORT_STEPS + (size_t)pl->leaves; pl->tree_s && x >= 1; x >>= 1) {
+        const tspan *v = pl->tree_s + pl->tree[x].start;
+        uint32_t len = pl->tree[x].end - pl->tree[x].start;
+        grow_hits(pl, k, len);
+        for (uint32_t j = 0; j < len; j++)
+            if (v[j].first <= f && f <= v[j].last)
+                pl->hits[k++] = (span){v[j].off, v[j].end};
+    }
     for (uint32_t t = f + 1; t <= p->last[i]; t++)
-        hit(pl, &k, pl->start_head[t], UINT32_MAX);
+        hit(pl, &k, pl->starts[t], pl->start_s);
     return k;
 }
 
@@ -415,68 +478,121 @@ static uint64_t decode(placer *pl, const uint32_t *order, gap_policy pol, uint64
 
 /* ---------------------------------------------------------------- orders */
 
-static int cmp_size_desc(gconstpointer a, gconstpointer b, gpointer data)
+/* Fills order with 0..n-1 sorted by their keys (keys[0][i] most significant, up to keys[words-1][i]),
+ * ties by index: what a stable sort of 0..n-1 gives with the comparator the keys encode. LSD radix
+ * sort on bytes, skipping the bytes that are the same in every key (most of them: sizes share
+ * their low bits, steps and lengths their high ones). */
+static void radix_order(size_t n, uint64_t *const *keys, int words, uint32_t *order)
 {
-    const prob *p = data;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (p->sz[x] != p->sz[y])
-        return p->sz[x] < p->sz[y] ? 1 : -1;
-    uint32_t lx = p->last[x] - p->first[x], ly = p->last[y] - p->first[y];
-    if (lx != ly)
-        return lx < ly ? 1 : -1;
-    return (p->first[x] > p->first[y]) - (p->first[x] < p->first[y]);
+    uint32_t *a = order, *spare = g_new(uint32_t, n + 1), *b = spare;
+    for (size_t i = 0; i < n; i++)
+        a[i] = (uint32_t)i;
+    size_t cnt[256];
+    for (int w = words - 1; w >= 0; w--) {
+        const uint64_t *k = keys[w];
+        uint64_t any = 0, all = ~(uint64_t)0;
+        for (size_t i = 0; i < n; i++) {
+            any |= k[i];
+            all &= k[i];
+        }
+        for (unsigned sh = 0; sh < 64; sh += 8) {
+            if (!(((any ^ all) >> sh) & 0xff))
+                continue;
+            memset(cnt, 0, sizeof cnt);
+            for (size_t i = 0; i < n; i++)
+                cnt[(k[i] >> sh) & 0xff]++;
+            size_t at = 0;
+            for (unsigned d = 0; d < 256; d++) {
+                size_t c = cnt[d];
+                cnt[d] = at;
+                at += c;
+            }
+            for (size_t i = 0; i < n; i++) {
+                uint32_t x = a[i];
+                b[cnt[(k[x] >> sh) & 0xff]++] = x;
+            }
+            uint32_t *t = a;
+            a = b;
+            b = t;
+        }
+    }
+    if (a != order) {
+        memcpy(order, a, n * sizeof *order);
+        spare = a;
+    }
+    g_free(spare);
 }
 
-static int cmp_first(gconstpointer a, gconstpointer b, gpointer data)
+/* The orders `best` and the strategies sort by, each a list of keys (radix_order). */
+typedef enum {
+    KEY_SIZE_DESC,   /* size, then lifetime length, decreasing; then first step */
+    KEY_FIRST,       /* first step; then size, decreasing */
+    KEY_LENGTH_DESC, /* lifetime length, decreasing; then as KEY_SIZE_DESC */
+    KEY_AREA_DESC,   /* size x steps, decreasing; then as KEY_SIZE_DESC */
+    KEY_BREADTH,     /* see order_breadth */
+} sort_key;
+
+static inline uint64_t key_len_first(const prob *p, size_t i)
 {
-    const prob *p = data;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (p->first[x] != p->first[y])
-        return p->first[x] > p->first[y] ? 1 : -1;
-    return (p->sz[x] < p->sz[y]) - (p->sz[x] > p->sz[y]);
+    uint32_t len = p->last[i] - p->first[i];
+    return (uint64_t)(uint32_t)~len << 32 | p->first[i];
 }
 
-static int cmp_length_desc(gconstpointer a, gconstpointer b, gpointer data)
+/* key_breadth and key_step: the extra keys of KEY_BREADTH (most significant first). */
+static void order_keys(const prob *p, sort_key key, const uint64_t *key_breadth, const uint32_t *key_step,
+                       uint32_t *order)
 {
-    const prob *p = data;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint32_t lx = p->last[x] - p->first[x], ly = p->last[y] - p->first[y];
-    if (lx != ly)
-        return lx < ly ? 1 : -1;
-    return cmp_size_desc(a, b, data);
+    size_t n = p->n;
+    uint64_t *k[4];
+    int words = 0;
+    for (int w = 0; w < 4; w++)
+        k[w] = NULL;
+    switch (key) {
+    case KEY_FIRST:
+        k[0] = g_new(uint64_t, n + 1);
+        k[1] = g_new(uint64_t, n + 1);
+        for (size_t i = 0; i < n; i++) {
+            k[0][i] = p->first[i];
+            k[1][i] = ~p->sz[i];
+        }
+        words = 2;
+        break;
+    case KEY_SIZE_DESC:
+    case KEY_LENGTH_DESC:
+    case KEY_AREA_DESC:
+    case KEY_BREADTH: {
+        int lead = key == KEY_SIZE_DESC ? 0 : key == KEY_BREADTH ? 2 : 1;
+        words = lead + 2;
+        for (int w = 0; w < words; w++)
+            k[w] = g_new(uint64_t, n + 1);
+        for (size_t i = 0; i < n; i++) {
+            if (key == KEY_LENGTH_DESC) {
+                k[0][i] = (uint32_t)~(p->last[i] - p->first[i]);
+            } else if (key == KEY_AREA_DESC) {
+                double area = (double)p->sz[i] * (p->last[i] - p->first[i] + 1); /* > 0: bits order as values */
+                uint64_t bits;
+                memcpy(&bits, &area, sizeof bits);
+                k[0][i] = ~bits;
+            } else if (key == KEY_BREADTH) {
+                k[0][i] = ~key_breadth[i];
+                k[1][i] = key_step[i];
+            }
+            k[lead][i] = ~p->sz[i];
+            k[lead + 1][i] = key_len_first(p, i);
+        }
+        break;
+    }
+    }
+    radix_order(n, k, words, order);
+    for (int w = 0; w < 4; w++)
+        g_free(k[w]);
 }
 
-static int cmp_area_desc(gconstpointer a, gconstpointer b, gpointer data)
-{
-    const prob *p = data;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    double ax = (double)p->sz[x] * (p->last[x] - p->first[x] + 1);
-    double ay = (double)p->sz[y] * (p->last[y] - p->first[y] + 1);
-    if (ax != ay)
-        return ax < ay ? 1 : -1;
-    return cmp_size_desc(a, b, data);
-}
+static void order_sorted(const prob *p, uint32_t *order, sort_key key) { order_keys(p, key, NULL, NULL, order); }
 
 /* Greedy by breadth (TFLite GPU): steps in decreasing live bytes, each step's buffers by decreasing
  * size. A buffer is taken at the first such step it is live in, i.e. ordered by (the largest
  * breadth over its lifetime, that step, size): range maxima come from a segment tree. */
-typedef struct {
-    const prob *p;
-    uint64_t *key_breadth;
-    uint32_t *key_step;
-} breadth_ctx;
-
-static int cmp_breadth(gconstpointer a, gconstpointer b, gpointer data)
-{
-    const breadth_ctx *c = data;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (c->key_breadth[x] != c->key_breadth[y])
-        return c->key_breadth[x] < c->key_breadth[y] ? 1 : -1;
-    if (c->key_step[x] != c->key_step[y])
-        return c->key_step[x] > c->key_step[y] ? 1 : -1;
-    return cmp_size_desc(a, b, (gpointer)c->p);
-}
-
 static void order_breadth(const prob *p, uint32_t *order)
 {
     uint32_t leaves = 1;
@@ -502,7 +618,8 @@ static void order_breadth(const prob *p, uint32_t *order)
         tb[x] = left ? tb[2 * x] : tb[2 * x + 1];
         ts[x] = left ? ts[2 * x] : ts[2 * x + 1];
     }
-    breadth_ctx c = {p, g_new(uint64_t, p->n + 1), g_new(uint32_t, p->n + 1)};
+    uint64_t *key_breadth = g_new(uint64_t, p->n + 1);
+    uint32_t *key_step = g_new(uint32_t, p->n + 1);
     for (size_t i = 0; i < p->n; i++) {
         uint64_t bb = 0;
         uint32_t bs = UINT32_MAX;
@@ -521,24 +638,16 @@ static void order_breadth(const prob *p, uint32_t *order)
             l >>= 1;
             r >>= 1;
         }
-        c.key_breadth[i] = bb;
-        c.key_step[i] = bs;
-        order[i] = (uint32_t)i;
+        key_breadth[i] = bb;
+        key_step[i] = bs;
     }
-    g_qsort_with_data(order, (gint)p->n, sizeof *order, cmp_breadth, &c);
-    g_free(c.key_breadth);
-    g_free(c.key_step);
+    order_keys(p, KEY_BREADTH, key_breadth, key_step, order);
+    g_free(key_breadth);
+    g_free(key_step);
     g_free(tb);
     g_free(ts);
     g_free(din);
     g_free(dout);
-}
-
-static void order_sorted(const prob *p, uint32_t *order, GCompareDataFunc cmp)
-{
-    for (size_t i = 0; i < p->n; i++)
-        order[i] = (uint32_t)i;
-    g_qsort_with_data(order, (gint)p->n, sizeof *order, cmp, (gpointer)p);
 }
 
 /* ---------------------------------------------------------------- lowest offset first */
@@ -849,23 +958,23 @@ static void try_lowest_offset_first(placer *pl, candidate *best, uint64_t **soff
 
 /* The sorted orders `best` tries, in its order; per gap rule (smallest, lowest) a method name. */
 static const struct {
-    GCompareDataFunc cmp; /* NULL: breadth */
+    sort_key key;
     const char *names[2]; /* per gap rule: smallest, lowest */
     bool large;           /* tried on large instances (smallest gap only) */
 } best_sorts[] = {
-    {cmp_size_desc, {"greedy_by_size", "size_lowest_fit"}, true},
-    {cmp_first, {"best_fit", "first_lowest_fit"}, true},
-    {NULL, {"breadth_smallest_gap", "breadth_lowest_fit"}, true},
-    {cmp_length_desc, {"length_smallest_gap", "length_lowest_fit"}, false},
-    {cmp_area_desc, {"area_smallest_gap", "area_lowest_fit"}, false},
+    {KEY_SIZE_DESC, {"greedy_by_size", "size_lowest_fit"}, true},
+    {KEY_FIRST, {"best_fit", "first_lowest_fit"}, true},
+    {KEY_BREADTH, {"breadth_smallest_gap", "breadth_lowest_fit"}, true},
+    {KEY_LENGTH_DESC, {"length_smallest_gap", "length_lowest_fit"}, false},
+    {KEY_AREA_DESC, {"area_smallest_gap", "area_lowest_fit"}, false},
 };
 
 static void best_sort_order(const prob *p, size_t s, uint32_t *order)
 {
-    if (best_sorts[s].cmp)
-        order_sorted(p, order, best_sorts[s].cmp);
-    else
+    if (best_sorts[s].key == KEY_BREADTH)
         order_breadth(p, order);
+    else
+        order_sorted(p, order, best_sorts[s].key);
 }
 
 /* Tries the sorted order and gap rule called `hint` (a method name of an earlier `best` plan) when
@@ -970,10 +1079,10 @@ static bool plan_impl(const fp_membuf *bufs, size_t n, uint64_t align, fp_mempla
         uint64_t *soff = g_new(uint64_t, p.n + 1);
         uint32_t *sorder = g_new(uint32_t, p.n + 1);
         if (s == FP_MEMPLAN_GREEDY_BY_SIZE) {
-            order_sorted(&p, sorder, cmp_size_desc);
+            order_sorted(&p, sorder, KEY_SIZE_DESC);
             try_order(&pl, sorder, GAP_SMALLEST, "greedy_by_size", &best, &soff);
         } else if (s == FP_MEMPLAN_BEST_FIT) {
-            order_sorted(&p, sorder, cmp_first);
+            order_sorted(&p, sorder, KEY_FIRST);
             try_order(&pl, sorder, GAP_SMALLEST, "best_fit", &best, &soff);
         } else {
             plan_best(&p, &pl, hint, &best);

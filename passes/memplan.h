@@ -58,6 +58,17 @@ bool fp_memplan_align(uint64_t size, uint64_t align, uint64_t *out);
 bool fp_memplan_load(const fp_membuf *bufs, size_t n, uint64_t align, uint64_t *load, uint32_t *peak_step,
                      GError **error);
 
+/* The naive strategy's arena summed one buffer at a time, in index order, without an array of
+ * buffers: fp_memplan_naive_add adds buffer number `index` (then counts it), every buffer in its own
+ * block, and stores its offset in *offset (may be NULL; 0 for a size of 0). total is then what
+ * fp_memplan_plan with FP_MEMPLAN_NAIVE gives as the arena and the offsets for the same sizes, and an
+ * overflow fails with the same error. */
+typedef struct {
+    uint64_t total;
+    size_t index;
+} fp_memplan_naive;
+bool fp_memplan_naive_add(fp_memplan_naive *nv, uint64_t size, uint64_t align, uint64_t *offset, GError **error);
+
 /* Lifetime-overlapping buffer pairs beyond which every strategy stacks the buffers as naive does
  * (method "naive (over the overlap budget)"): several thousand buffers live at once. The budget is
  * the larger of FP_MEMPLAN_MAX_PAIRS and FP_MEMPLAN_PAIRS_PER_BUF per buffer, so that big real

@@ -5,6 +5,7 @@
 
 #include "ir/graph.h"
 #include "passes/liveness.h"
+#include "passes/memory.h"
 #include "passes/memplan.h"
 #include "passes/schedule.h"
 #include "tutil.h"
@@ -253,6 +254,42 @@ static void test_plan_overflow(void)
     g_clear_error(&err);
     CU_ASSERT(!fp_memplan_load(b, 2, 1, &load, NULL, &err));
     CU_ASSERT(g_error_matches(err, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW));
+}
+
+/* fp_memplan_naive_add, one size at a time, gives the arena, the offsets and the overflow error of
+ * fp_memplan_plan with FP_MEMPLAN_NAIVE. */
+static void test_plan_naive_sum(void)
+{
+    GRand *r = g_rand_new_with_seed(7);
+    for (int iter = 0; iter < 200; iter++) {
+        size_t n = (size_t)g_rand_int_range(r, 0, 40);
+        uint64_t align = iter % 3 == 0 ? 1 : 64;
+        g_autofree fp_membuf *b = random_lifetimes(r, n, 20, 1000, 30);
+        g_autofree uint64_t *off = g_new(uint64_t, n + 1), *off2 = g_new(uint64_t, n + 1);
+        fp_memplan_result res;
+        CU_ASSERT_FATAL(fp_memplan_plan(b, n, align, FP_MEMPLAN_NAIVE, off, &res, NULL));
+        fp_memplan_naive nv = {0};
+        for (size_t i = 0; i < n; i++)
+            CU_ASSERT_FATAL(fp_memplan_naive_add(&nv, b[i].size, align, &off2[i], NULL));
+        CU_ASSERT_EQUAL(nv.total, res.arena);
+        CU_ASSERT_EQUAL(nv.index, n);
+        CU_ASSERT(n == 0 || memcmp(off, off2, n * sizeof *off) == 0);
+    }
+    g_rand_free(r);
+    fp_membuf b[] = {{10, 0, 0}, {0, 0, 0}, {UINT64_MAX / 2, 1, 1}, {UINT64_MAX / 2, 2, 2}};
+    uint64_t off[4];
+    fp_memplan_result res;
+    g_autoptr(GError) e1 = NULL, e2 = NULL;
+    CU_ASSERT(!fp_memplan_plan(b, 4, 64, FP_MEMPLAN_NAIVE, off, &res, &e1));
+    fp_memplan_naive nv = {0};
+    bool ok = true;
+    for (size_t i = 0; i < 4 && ok; i++)
+        ok = fp_memplan_naive_add(&nv, b[i].size, 64, NULL, &e2);
+    CU_ASSERT(!ok);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e2);
+    CU_ASSERT_STRING_EQUAL(e1->message, e2->message);
+    CU_ASSERT(g_error_matches(e2, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW));
 }
 
 static void test_plan_verify(void)
@@ -699,6 +736,23 @@ static uint32_t *identity(uint32_t n)
     return o;
 }
 
+/* fp_liveness_naive_sum of g equals the naive sum of fp_liveness_build_buffers' buffers, and its
+ * counts and weights those of that build (and of fp_liveness_build). */
+static bool naive_matches(const fp_graph *g, uint64_t align)
+{
+    fp_liveness_naive nv;
+    if (!fp_liveness_naive_sum(g, align, &nv, NULL) || !nv.complete)
+        return false;
+    g_autoptr(fp_liveness) lv = fp_liveness_build_buffers(g, NULL, NULL);
+    g_autoptr(fp_liveness) full = fp_liveness_build(g, NULL, NULL, NULL);
+    uint64_t sum = 0;
+    for (uint32_t b = 0; b < lv->mg.n_bufs; b++)
+        sum += round_up(lv->mg.bytes[b], align);
+    return sum == nv.bytes && lv->mg.n_bufs == nv.n_bufs && lv->n_views == nv.n_views && lv->n_fused == nv.n_fused &&
+           lv->n_unknown == nv.n_unknown && lv->weight_bytes == nv.weight_bytes && full->mg.n_bufs == nv.n_bufs &&
+           full->n_views == nv.n_views && full->n_unknown == nv.n_unknown && full->weight_bytes == nv.weight_bytes;
+}
+
 static void test_liveness_views(void)
 {
     ir x = ir_new();
@@ -735,6 +789,7 @@ static void test_liveness_views(void)
     CU_ASSERT_EQUAL(load, 48);
     CU_ASSERT_EQUAL(peak, 3);
     CU_ASSERT_EQUAL(fp_diag_count(diag, FP_DIAG_INFO), 0);
+    CU_ASSERT(naive_matches(x.g, 1) && naive_matches(x.g, 64));
     fp_model_free(x.m);
 }
 
@@ -769,6 +824,7 @@ static void test_liveness_inplace(void)
     const fp_membuf *chain = &out[lv->value_buf[a->id]];
     CU_ASSERT(chain->first == 1 && chain->last == 5 && chain->size == 16);
     CU_ASSERT_EQUAL(out[lv->value_buf[c->id]].size, 0);
+    CU_ASSERT(naive_matches(x.g, 1) && naive_matches(x.g, 64));
     fp_model_free(x.m);
 }
 
@@ -840,7 +896,81 @@ static void test_liveness_weights_fused_unknown(void)
     }
     CU_ASSERT(pos_const >= 0 && pos_shape >= 0 && pos_shape < pos_reshape);
     CU_ASSERT_PTR_EQUAL(full[step_of[2]], lv->nodes[2]);
+    CU_ASSERT(naive_matches(x.g, 1) && naive_matches(x.g, 64));
     fp_model_free(x.m);
+}
+
+/* Views in every arrangement the naive sum settles without an order: chains (in file order and
+ * against it), a view of a fused value (a buffer of its own), of a weight, of a value of unknown
+ * size, a view larger than its input, shared buffers with a graph output; and the overflow the sum
+ * leaves to the numbered buffers. */
+static void test_liveness_naive_views(void)
+{
+    ir x = ir_new();
+    input(&x, vec(&x, "x", 4));
+    input(&x, val(&x, "xu", 2, (int64_t[]){-1, 4}));
+    weight(&x, vec(&x, "w", 4));
+    /* v3 is created (numbered) before v1 and v2: its chain is settled from the later values */
+    vec(&x, "v3", 4), vec(&x, "a", 4), vec(&x, "v1", 4), vec(&x, "v2", 8), vec(&x, "f1", 4), vec(&x, "f2", 4);
+    vec(&x, "fv", 4), vec(&x, "wv", 4), vec(&x, "e", 4), vec(&x, "y", 4);
+    val(&x, "uv", 2, (int64_t[]){-1, 4});
+    vec(&x, "ov", 4);
+    output(&x, fp_graph_find(x.g, "y"));
+    output(&x, fp_graph_find(x.g, "ov"));
+    op(&x, FP_OP_RELU, "relu", "x", "a");
+    op(&x, FP_OP_RESHAPE, "r1", "a", "v1");
+    op(&x, FP_OP_RESHAPE, "r2", "v1", "v2"); /* larger than a: the shared buffer takes its size */
+    op(&x, FP_OP_RESHAPE, "r3", "v2", "v3");
+    fp_node *n1 = op(&x, FP_OP_EXP, "fa", "x", "f1");
+    fp_node *n2 = op(&x, FP_OP_RESHAPE, "fb", "f1", "f2");
+    n1->group = n2->group = 1; /* f1 internal */
+    op(&x, FP_OP_RESHAPE, "fview", "f2", "fv");
+    op(&x, FP_OP_RESHAPE, "wview", "w", "wv"); /* a view of a weight: no buffer */
+    op(&x, FP_OP_RESHAPE, "uview", "xu", "uv");
+    op(&x, FP_OP_RESHAPE, "oview", "a", "ov"); /* a's buffer holds a graph output */
+    op(&x, FP_OP_ADD, "add", "v3,fv", "e");
+    op(&x, FP_OP_ADD, "add2", "e,wv", "y");
+    fp_model_link(x.m);
+    CU_ASSERT(naive_matches(x.g, 1));
+    CU_ASSERT(naive_matches(x.g, 64));
+    fp_liveness_naive nv;
+    CU_ASSERT_FATAL(fp_liveness_naive_sum(x.g, 1, &nv, NULL));
+    CU_ASSERT_EQUAL(nv.n_unknown, 1); /* xu and its view */
+    CU_ASSERT_EQUAL(nv.bytes, 16 + 32 + 16 + 16 + 16); /* x, a with its views (v2: 32), f2 with fv, e, y */
+    /* sizes whose sum overflows: incomplete, and the memory pass still reports the error */
+    fp_value *e = fp_graph_find(x.g, "e"), *y = fp_graph_find(x.g, "y");
+    e->shape.dims[0].value = y->shape.dims[0].value = (int64_t)1 << 61;
+    CU_ASSERT_FATAL(fp_liveness_naive_sum(x.g, 64, &nv, NULL));
+    CU_ASSERT(!nv.complete);
+    fp_memory_opts mo = {.strategy = FP_MEMPLAN_NAIVE, .naive_only = true, .search_only_if_asked = true};
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_PTR_NULL(fp_pass_memory(x.g, &mo, NULL, &err));
+    CU_ASSERT(g_error_matches(err, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW));
+    fp_model_free(x.m);
+}
+
+/* The lifetimes of the buffers alone are the first n_bufs of fp_memgraph_lifetimes'. */
+static void test_lifetimes_buffers_only(void)
+{
+    GRand *r = g_rand_new_with_seed(11);
+    for (int iter = 0; iter < 50; iter++) {
+        fp_memgraph mg = {0};
+        uint32_t n = (uint32_t)g_rand_int_range(r, 1, 12);
+        random_memgraph(r, &mg, n);
+        g_autofree uint32_t *order = identity(n);
+        g_autofree fp_membuf *a = g_new(fp_membuf, mg.n_bufs + n + 1), *b = g_new(fp_membuf, mg.n_bufs + 1);
+        g_autofree uint32_t *sa = g_new(uint32_t, mg.n_bufs + 1), *sb = g_new(uint32_t, mg.n_bufs + 1);
+        uint32_t ma = fp_memgraph_lifetimes(&mg, order, a, sa);
+        uint32_t mb = fp_memgraph_lifetimes_n(&mg, order, false, b, sb);
+        CU_ASSERT_EQUAL(ma, mb);
+        CU_ASSERT(mg.n_bufs == 0 || (memcmp(a, b, mg.n_bufs * sizeof *a) == 0 && memcmp(sa, sb, mg.n_bufs * 4) == 0));
+        bool ws = false;
+        for (uint32_t v = 0; v < n; v++)
+            ws |= mg.workspace[v] != 0;
+        CU_ASSERT_EQUAL(fp_memgraph_has_workspace(&mg), ws);
+        fp_memgraph_clear(&mg);
+    }
+    g_rand_free(r);
 }
 
 /* Sizes, flags, in-place pairs and weights of lv equal those of a fresh build of its graph. */
@@ -920,14 +1050,17 @@ FP_TEST_SUITE(register_memory)
     CU_add_test(s, "arena with a hint equals the plan's", test_plan_arena_hint);
     CU_add_test(s, "crafted plans", test_plan_crafted);
     CU_add_test(s, "size overflow", test_plan_overflow);
+    CU_add_test(s, "naive sum one buffer at a time", test_plan_naive_sum);
     CU_add_test(s, "plan verifier", test_plan_verify);
     CU_add_test(s, "20000 buffers", test_plan_large);
     CU_add_test(s, "lifetimes, in-place chains", test_lifetimes_inplace);
+    CU_add_test(s, "lifetimes of the buffers alone", test_lifetimes_buffers_only);
     CU_add_test(s, "schedule equals exhaustive optimum", test_schedule_exact);
     CU_add_test(s, "schedule on random DAGs", test_schedule_random);
     CU_add_test(s, "schedule of two branches", test_schedule_branches);
     CU_add_test(s, "liveness: views", test_liveness_views);
     CU_add_test(s, "liveness: in-place", test_liveness_inplace);
     CU_add_test(s, "liveness: weights, fusion, unknown sizes", test_liveness_weights_fused_unknown);
+    CU_add_test(s, "liveness: the naive sum of views", test_liveness_naive_views);
     CU_add_test(s, "liveness resized to new shapes", test_liveness_resize);
 }
