@@ -226,7 +226,7 @@ static inline void u32vec_push(u32vec *a, uint32_t x)
 typedef struct {
     const fp_graph *g;
     fp_liveness *lv;
-    fp_node **topo;
+    fp_node *const *topo; /* the graph's (fp_graph_order) */
     uint32_t n_topo;
     uint8_t *cls;
     uint32_t *uf;
@@ -617,7 +617,7 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
                           GError **error)
 {
     builder B = {.g = g};
-    B.topo = fp_graph_topo(g, &B.n_topo, error);
+    B.topo = fp_graph_order(g, &B.n_topo, error);
     if (!B.topo)
         return NULL;
     fp_liveness *lv = g_new0(fp_liveness, 1);
@@ -657,7 +657,6 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
     g_free(B.prod);
     g_free(B.uf);
     g_free(B.cls);
-    g_free(B.topo);
     return lv;
 }
 
@@ -755,10 +754,8 @@ bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive 
 {
     memset(o, 0, sizeof *o);
     uint32_t n_topo;
-    g_autofree fp_node **topo = fp_graph_topo(g, &n_topo, error); /* the same error on a cycle */
-    if (!topo)
+    if (!fp_graph_order(g, &n_topo, error)) /* the same error on a cycle */
         return false;
-    g_clear_pointer(&topo, g_free);
     uint32_t nv = g->values->len;
     g_autofree uint8_t *st = g_new0(uint8_t, nv + 1);
     g_autofree uint32_t *root = g_new(uint32_t, nv + 1); /* views: the value whose buffer they share */
