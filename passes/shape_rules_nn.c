@@ -105,6 +105,7 @@ typedef struct {
     int nsp;                 /* spatial dims */
     int64_t k[FP_MAX_RANK], s[FP_MAX_RANK], d[FP_MAX_RANK], pb[FP_MAX_RANK], pe[FP_MAX_RANK];
     const char *auto_pad;
+    bool same, valid;        /* auto_pad is SAME_UPPER or SAME_LOWER; VALID (read once per node) */
 } window;
 
 /* Reads kernel_shape (or `kernel` dims of the weight), strides, dilations, pads, auto_pad. */
@@ -141,6 +142,8 @@ static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win)
         if (win->s[i] <= 0 || win->d[i] <= 0 || win->k[i] <= 0)
             return sh_fail(c, "kernel, stride and dilation must be positive");
     win->auto_pad = fp_node_attr_string(c->n, "auto_pad", "NOTSET");
+    win->same = strcmp(win->auto_pad, "SAME_UPPER") == 0 || strcmp(win->auto_pad, "SAME_LOWER") == 0;
+    win->valid = strcmp(win->auto_pad, "VALID") == 0;
     return SH_OK;
 }
 
@@ -150,9 +153,9 @@ static fp_dim window_out(const window *w, int i, fp_dim in, bool ceil_mode)
     if (!fp_dim_known(in))
         return sh_dim_unknown();
     int64_t ext = w->d[i] * (w->k[i] - 1) + 1;
-    if (strcmp(w->auto_pad, "SAME_UPPER") == 0 || strcmp(w->auto_pad, "SAME_LOWER") == 0)
+    if (w->same)
         return sh_dim((in.value + w->s[i] - 1) / w->s[i]);
-    if (strcmp(w->auto_pad, "VALID") == 0)
+    if (w->valid)
         return sh_dim(in.value < ext ? 0 : (in.value - ext) / w->s[i] + 1);
     int64_t span = in.value + w->pb[i] + w->pe[i] - ext;
     if (span < 0)
