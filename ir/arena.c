@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -255,9 +256,39 @@ void fp_arena_reset(fp_arena *a)
 
 size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }
 
+/* Makes the heap's next 2 MiB huge-page-backed where the first touch of a small page is dear (see
+ * new_block): moves the program break to one page below a 2 MiB boundary and has malloc grow its
+ * heap there (glibc takes a break moved by someone else as a new start for its top chunk), then
+ * advises huge pages from the boundary on. malloc writes its chunk headers only on the page below
+ * the boundary and on one page of the second huge page (the split of the 4 MiB request), so the
+ * first 2 MiB past the boundary are untouched when advised: the first allocation that reaches it
+ * takes one huge page fault (~150-200 us) instead of a fault per 4 KiB page. ResNet-50's report
+ * touches ~40 heap pages there. A command that never outgrows the heap malloc had already (--help,
+ * --version) takes no fault at all. Any failure leaves malloc as it was: advisory. Not under
+ * AddressSanitizer, whose allocator does not use the heap. (MADV_COLLAPSE of pages already touched
+ * would avoid the break games but took 0.4-5 ms here.) */
+static void heap_advise_huge(void)
+{
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
+    const uintptr_t huge = (uintptr_t)2 << 20, page = 4096;
+    uintptr_t brk0 = (uintptr_t)sbrk(0);
+    if (brk0 == (uintptr_t)-1)
+        return;
+    uintptr_t start = ((brk0 + page + huge - 1) & ~(huge - 1)) - page;
+    if (start != brk0 && sbrk((intptr_t)(start - brk0)) == (void *)-1)
+        return;
+    void *p = malloc(4 << 20); /* beyond the top chunk: malloc grows the heap from `start` */
+    uintptr_t end = (uintptr_t)sbrk(0) & ~(huge - 1);
+    if ((uintptr_t)p > start && (uintptr_t)p < start + page && end > start + page)
+        (void)madvise((void *)(start + page), end - (start + page), MADV_HUGEPAGE);
+    free(p);
+#endif
+}
+
 void fp_arena_tune_malloc(void)
 {
     (void)mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest; default: adaptive from 128 KiB */
     (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
     (void)mallopt(M_TOP_PAD, 16 << 20); /* grow the heap by 16 MiB steps: fewer brk calls */
+    heap_advise_huge();
 }
