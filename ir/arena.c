@@ -24,8 +24,6 @@
 #define ARENA_ALIGN 16
 #define ARENA_FIRST_BLOCK (64 * 1024)
 #define ARENA_MAX_BLOCK (8 * 1024 * 1024)
-/* The second block of an arena: one 2 MiB transparent huge page (new_block). */
-#define ARENA_HUGE_BLOCK ((size_t)2 << 20)
 
 typedef struct block {
     struct block *next;
@@ -81,41 +79,13 @@ static void advise_huge(void *p, size_t size)
 #endif
 }
 
-/* Maps `len` bytes (a multiple of 2 MiB) at a 2 MiB boundary, advised to use transparent huge
- * pages; NULL when the mapping fails. The mapping is trimmed to exactly [start, start + len). */
-static void *map_huge(size_t len)
-{
-    const size_t huge = (size_t)2 << 20;
-    void *map = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED)
-        return NULL;
-    uintptr_t start = ((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1);
-    if (start > (uintptr_t)map)
-        munmap(map, start - (uintptr_t)map);
-    if ((uintptr_t)map + len + huge > start + len)
-        munmap((void *)(start + len), (uintptr_t)map + len + huge - (start + len));
-#ifdef MADV_HUGEPAGE
-    (void)madvise((void *)start, len, MADV_HUGEPAGE);
-#endif
-    return (void *)start;
-}
-
 /* A block of `bytes`: blocks of 4 MiB and more are mapped on their own, 2 MiB-aligned, and advised
  * to use huge pages (malloc would place them in its heap, where only their aligned middle could be,
- * or map them at 4 KiB alignment); so is a block of exactly ARENA_HUGE_BLOCK bytes, one whole huge
- * page (new_block). Smaller ones come from g_malloc. Aborts on out-of-memory. */
+ * or map them at 4 KiB alignment); smaller ones come from g_malloc. Aborts on out-of-memory. */
 static block *block_alloc(size_t bytes)
 {
     const size_t huge = (size_t)2 << 20;
-    if (bytes == ARENA_HUGE_BLOCK) {
-        block *b = map_huge(bytes);
-        if (b) {
-            b->zero_from = 0;
-            b->map = b;
-            b->map_len = bytes;
-            return b;
-        }
-    } else if (bytes >= 2 * huge && bytes <= SIZE_MAX - 2 * huge) {
+    if (bytes >= 2 * huge && bytes <= SIZE_MAX - 2 * huge) {
         size_t len = (bytes + 2 * huge - 1) & ~(huge - 1); /* room to align the start */
         void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (map != MAP_FAILED) {
@@ -142,21 +112,10 @@ static void block_free(block *b)
         g_free(b);
 }
 
-/* A new block of at least `need` bytes, counted in a->reserved; the caller links it in. The first
- * block is ARENA_FIRST_BLOCK from g_malloc, enough for a small model. An arena that outgrows it
- * gets next, unless one request needs more, one whole 2 MiB huge page: on a virtual machine a
- * first touch of a 4 KiB page can cost ~12-15 us and the fault of a whole huge page ~150-200 us
- * (bench/pagefault.c), so the huge page is cheaper once more than ~13 of its small pages would be
- * touched (ResNet-50's model arena touched ~48 of them), and being fresh from the system it needs
- * no zeroing. An arena that needs a little more than the first block pays one huge fault for a
- * few small ones (up to ~0.15 ms) and 2 MiB of RSS. Blocks then grow from 4 MiB. */
 static block *new_block(fp_arena *a, size_t need)
 {
     size_t size = need > a->next_size ? need : a->next_size;
-    if (a->next_size == 2 * ARENA_FIRST_BLOCK && size <= ARENA_HUGE_BLOCK - sizeof(block)) {
-        size = ARENA_HUGE_BLOCK - sizeof(block);
-        a->next_size = 2 * ARENA_HUGE_BLOCK;
-    } else if (a->next_size < ARENA_MAX_BLOCK)
+    if (a->next_size < ARENA_MAX_BLOCK)
         a->next_size *= 2;
     g_assert(size <= SIZE_MAX - sizeof(block));
     block *b = block_alloc(sizeof(block) + size);
