@@ -232,7 +232,8 @@ size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }
  * (MADV_COLLAPSE of pages already touched would avoid the break games, but took 0.4-5 ms here.) */
 static void heap_advise_huge(void)
 {
-#if defined(__GLIBC__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && defined(MADV_HUGEPAGE) && \
+    !defined(__SANITIZE_ADDRESS__) /* mallinfo2: glibc 2.33 */
     const uintptr_t huge = (uintptr_t)2 << 20, page = 4096;
     static void *old_top; /* malloc's first top chunk, never freed */
     size_t top = mallinfo2().keepcost;
