@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -214,9 +215,48 @@ void fp_arena_reset(fp_arena *a)
 
 size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }
 
+/* Backs the heap with transparent huge pages (THP in "madvise" mode): on a virtual machine a first
+ * touch of a 4 KiB page can cost ~12-15 us and the fault of a whole 2 MiB huge page ~150-200 us
+ * (bench/pagefault.c), so one huge page is cheaper once ~13 of its small pages would be touched;
+ * `fuseplan report` touches ~40-60 heap pages on ResNet-50, ~20 on the small samples.
+ * How: takes what is left of malloc's first top chunk (mostly never touched) for good, so that
+ * small requests are not cut from its 4 KiB pages; moves the program break to one page below a
+ * 2 MiB boundary and has malloc grow its heap there with one 16 MiB request (glibc takes a break
+ * moved by someone else as the new start of its top chunk); then advises huge pages from the
+ * boundary on. malloc writes chunk headers only on the page below the boundary and on one page
+ * 16 MiB on (the split of the request), so the 2 MiB regions in between are untouched when advised
+ * and each takes one huge page fault on its first use. Costs: ~2 MiB more peak RSS, a command that
+ * allocates almost nothing (--version) takes the one huge fault for the small ones it saves. The
+ * taken top chunk and the 16 MiB are address space only. Any failure leaves malloc as it was: the
+ * advice is advisory. Not under AddressSanitizer, whose allocator does not use the heap.
+ * (MADV_COLLAPSE of pages already touched would avoid the break games, but took 0.4-5 ms here.) */
+static void heap_advise_huge(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && defined(MADV_HUGEPAGE) && \
+    !defined(__SANITIZE_ADDRESS__) /* mallinfo2: glibc 2.33 */
+    const uintptr_t huge = (uintptr_t)2 << 20, page = 4096;
+    static void *old_top; /* malloc's first top chunk, never freed */
+    size_t top = mallinfo2().keepcost;
+    if (!old_top && top > 2 * page)
+        old_top = malloc(top - 64);
+    uintptr_t brk0 = (uintptr_t)sbrk(0);
+    if (brk0 == (uintptr_t)-1)
+        return;
+    uintptr_t start = ((brk0 + page + huge - 1) & ~(huge - 1)) - page;
+    if (start != brk0 && sbrk((intptr_t)(start - brk0)) == (void *)-1)
+        return;
+    void *p = malloc(16 << 20); /* beyond the top chunk: malloc grows the heap from `start` */
+    uintptr_t end = (uintptr_t)sbrk(0) & ~(huge - 1);
+    if ((uintptr_t)p > start && (uintptr_t)p < start + page && end > start + page)
+        (void)madvise((void *)(start + page), end - (start + page), MADV_HUGEPAGE);
+    free(p);
+#endif
+}
+
 void fp_arena_tune_malloc(void)
 {
     (void)mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest; default: adaptive from 128 KiB */
     (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
     (void)mallopt(M_TOP_PAD, 16 << 20); /* grow the heap by 16 MiB steps: fewer brk calls */
+    heap_advise_huge();
 }
