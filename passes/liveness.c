@@ -187,14 +187,44 @@ static inline void prefetch_node(const fp_node *n)
     __builtin_prefetch(&n->flags);
 }
 
+/* For the walks over the nodes in topological order: node t + PF_AHEAD, the array of inputs (or
+ * outputs) of node t + PF_AHEAD / 2, and the values in it of node t + PF_AHEAD / 4. */
+static inline void prefetch_topo(fp_node *const *topo, uint32_t n, uint32_t t, bool outputs)
+{
+    if (t + PF_AHEAD < n) {
+        const fp_node *a = topo[t + PF_AHEAD];
+        __builtin_prefetch(a);
+        __builtin_prefetch(&a->inputs);
+        __builtin_prefetch(&a->flags);
+    }
+    if (t + PF_AHEAD / 2 < n) {
+        const fp_node *b = topo[t + PF_AHEAD / 2];
+        __builtin_prefetch(outputs ? (const void *)b->outputs : (const void *)b->inputs);
+    }
+    if (t + PF_AHEAD / 4 < n) {
+        const fp_node *c = topo[t + PF_AHEAD / 4];
+        fp_value *const *vs = outputs ? c->outputs : c->inputs;
+        uint32_t m = MIN(outputs ? c->n_outputs : c->n_inputs, 4u);
+        for (uint32_t k = 0; k < m; k++)
+            if (vs[k])
+                __builtin_prefetch(vs[k]);
+    }
+}
+
 static inline void prefetch_value(const GPtrArray *values, guint i)
 {
-    if (i + PF_AHEAD < values->len)
-        prefetch_lines(g_ptr_array_index(values, i + PF_AHEAD), sizeof(fp_value));
+    if (i + PF_AHEAD < values->len) {
+        const fp_value *v = g_ptr_array_index(values, i + PF_AHEAD);
+        __builtin_prefetch(&v->kind);
+        __builtin_prefetch(&v->producer);
+    }
     if (i + PF_AHEAD / 2 < values->len) {
         const fp_value *w = g_ptr_array_index(values, i + PF_AHEAD / 2);
-        if (w->producer)
-            prefetch_lines(w->producer, sizeof(fp_node));
+        if (w->producer) {
+            __builtin_prefetch(&w->producer->op);
+            __builtin_prefetch(&w->producer->flags);
+            __builtin_prefetch(&w->producer->group);
+        }
     }
 }
 
@@ -294,6 +324,7 @@ static void walk_nodes(builder *B)
     const fp_graph *g = B->g;
     fp_liveness *lv = B->lv;
     for (uint32_t t = 0; t < B->n_topo; t++) {
+        prefetch_topo(B->topo, B->n_topo, t, true);
         fp_node *n = B->topo[t];
         bool free = is_free(n);
         if (free) {
@@ -440,6 +471,8 @@ static void make_buffers(builder *B, fp_diag *diag)
     lv->buf_aliases = g_new0(uint32_t, mg->n_bufs + 1);
     uint8_t *unknown = g_new0(uint8_t, mg->n_bufs + 1);
     for (uint32_t i = 0; i < nv; i++) {
+        if (i + PF_AHEAD < nv && B->cls[i + PF_AHEAD] == V_ACT)
+            __builtin_prefetch(g_ptr_array_index(g->values, i + PF_AHEAD));
         if (B->cls[i] != V_ACT)
             continue;
         int32_t b = lv->value_buf[uf_find(B->uf, i)];
@@ -549,6 +582,7 @@ static void make_nodes(builder *B, const uint64_t *workspace)
     mg->pred_start[0] = mg->use_start[0] = lv->eff_start[0] = 0;
     uint32_t stamp = 0;
     for (uint32_t t = 0; t < B->n_topo; t++) {
+        prefetch_topo(B->topo, B->n_topo, t, false);
         const fp_node *nd = B->topo[t];
         int32_t x = lv->node_idx[nd->id];
         bool sched = x >= 0;

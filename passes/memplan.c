@@ -257,8 +257,9 @@ typedef struct {
     slice *cover;     /* per step t: short buffers live at t */
     slice *starts;    /* per step t: every placed buffer whose first step is t */
     slice *tree;      /* 2 * leaves tree nodes: long buffers at that node */
-    span *cover_s, *start_s;
+    uint32_t *cover_s, *start_s; /* the lists' buffers (their ranges: off[] of the decode, sz) */
     tspan *tree_s;    /* NULL when no buffer is long: the query skips the tree */
+    const uint64_t *off; /* offsets of the buffers placed so far (the decode's) */
     span *hits;       /* scratch: the overlapping placed buffers of one query */
     size_t hits_cap;
 } placer;
@@ -328,8 +329,8 @@ static void placer_init(placer *pl, const prob *p)
         pl->cover[t].end = (uint32_t)run;
     }
     g_free(diff);
-    pl->cover_s = g_new(span, slices_layout(pl->cover, p->T) + 1);
-    pl->start_s = g_new(span, slices_layout(pl->starts, p->T) + 1);
+    pl->cover_s = g_new(uint32_t, slices_layout(pl->cover, p->T) + 1);
+    pl->start_s = g_new(uint32_t, slices_layout(pl->starts, p->T) + 1);
     size_t nt = slices_layout(pl->tree, nodes);
     pl->tree_s = n_long ? g_new(tspan, nt + 1) : NULL;
     pl->hits_cap = 64;
@@ -347,8 +348,10 @@ static void placer_clear(placer *pl)
     g_free(pl->hits);
 }
 
-static void placer_reset(placer *pl)
+/* Empties the lists for a decode whose offsets go to off. */
+static void placer_reset(placer *pl, const uint64_t *off)
 {
+    pl->off = off;
     for (uint32_t t = 0; t < pl->p->T; t++) {
         pl->cover[t].end = pl->cover[t].start;
         pl->starts[t].end = pl->starts[t].start;
@@ -357,21 +360,22 @@ static void placer_reset(placer *pl)
         pl->tree[x].end = pl->tree[x].start;
 }
 
-/* Records buffer i, placed at `off`: a short buffer at every step it covers, a long one in the
- * canonical tree nodes of its block range; every buffer in the list of its first step. */
-static void placer_insert(placer *pl, uint32_t i, uint64_t off)
+/* Records buffer i, placed at pl->off[i]: a short buffer at every step it covers, a long one in the
+ * canonical tree nodes of its block range; every buffer in the list of its first step. The step
+ * lists hold buffer indexes (4 bytes: the lists of a large graph stay in cache even when buffers
+ * are placed in no order of time), the tree's the ranges. */
+static void placer_insert(placer *pl, uint32_t i)
 {
     const prob *p = pl->p;
-    span sp = {off, off + p->sz[i]};
     uint32_t f = p->first[i], l = p->last[i];
     if (is_short(p, i)) {
         for (uint32_t t = f; t <= l; t++)
-            pl->cover_s[pl->cover[t].end++] = sp;
+            pl->cover_s[pl->cover[t].end++] = i;
     } else {
-        tspan ts = {sp.off, sp.end, f, l};
+        tspan ts = {pl->off[i], pl->off[i] + p->sz[i], f, l};
         TREE_RANGE(pl, f, l, x, pl->tree_s[pl->tree[x].end++] = ts);
     }
-    pl->start_s[pl->starts[f].end++] = sp;
+    pl->start_s[pl->starts[f].end++] = i;
 }
 
 /* Room for k + more hits. */
@@ -384,15 +388,17 @@ static inline void grow_hits(placer *pl, size_t k, size_t more)
     pl->hits = g_renew(span, pl->hits, pl->hits_cap);
 }
 
-/* Appends the spans of list sl (of array v). */
-static inline void hit(placer *pl, size_t *k, slice sl, const span *v)
+/* Appends the ranges of the buffers of list sl (of array v). */
+static inline void hit(placer *pl, size_t *k, slice sl, const uint32_t *v)
 {
     uint32_t len = sl.end - sl.start;
     if (!len)
         return;
     grow_hits(pl, *k, len);
-    memcpy(pl->hits + *k, v + sl.start, (size_t)len * sizeof(span));
-    *k += len;
+    for (uint32_t j = sl.start; j < sl.end; j++) {
+        uint32_t x = v[j];
+        pl->hits[(*k)++] = (span){pl->off[x], pl->off[x] + pl->p->sz[x]};
+    }
 }
 
 /* The placed buffers whose lifetimes overlap buffer i's, each once: those live at first[i]
@@ -465,13 +471,13 @@ static uint64_t fit_offset(placer *pl, uint32_t i, gap_policy pol);
 static uint64_t decode(placer *pl, const uint32_t *order, gap_policy pol, uint64_t *off)
 {
     const prob *p = pl->p;
-    placer_reset(pl);
+    placer_reset(pl, off);
     uint64_t arena = 0;
     for (size_t o = 0; o < p->n; o++) {
         uint32_t i = order[o];
         off[i] = fit_offset(pl, i, pol);
         arena = MAX(arena, off[i] + p->sz[i]);
-        placer_insert(pl, i, off[i]);
+        placer_insert(pl, i);
     }
     return arena;
 }
@@ -733,7 +739,7 @@ static lof_item lof_pop(lof_item *h, size_t *n, const prob *p)
 static uint64_t lowest_offset_first(placer *pl, uint64_t *off, uint32_t *order, uint64_t budget)
 {
     const prob *p = pl->p;
-    placer_reset(pl);
+    placer_reset(pl, off);
     lof_item *h = g_new(lof_item, p->n + 1);
     size_t hn = 0, placed = 0;
     for (uint32_t i = 0; i < p->n; i++)
@@ -754,7 +760,7 @@ static uint64_t lowest_offset_first(placer *pl, uint64_t *off, uint32_t *order, 
         off[it.i] = o;
         order[placed++] = it.i;
         arena = MAX(arena, o + p->sz[it.i]);
-        placer_insert(pl, it.i, o);
+        placer_insert(pl, it.i);
     }
     g_free(h);
     return arena;
