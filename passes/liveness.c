@@ -355,25 +355,43 @@ static void walk_nodes(builder *B)
     }
 }
 
-/* lv->weight_bytes from the current sizes of lv->weights (UINT64_MAX on overflow). */
+/* lv->weight_bytes: the bytes of the weights with a tensor from the model (no pass changes those)
+ * plus the current sizes of the others, lv->weights (UINT64_MAX on overflow: a sum that saturates,
+ * so the order of the terms does not matter). */
 static void sum_weights(fp_liveness *lv)
 {
-    uint64_t total = 0;
+    uint64_t total = lv->weight_fixed;
     for (uint32_t i = 0; i < lv->n_weights; i++) {
-        if (i + PF_AHEAD < lv->n_weights)
-            prefetch_lines(lv->weights[i + PF_AHEAD], sizeof(fp_value));
-        if (i + PF_AHEAD / 2 < lv->n_weights && lv->weights[i + PF_AHEAD / 2]->tensor)
-            __builtin_prefetch(lv->weights[i + PF_AHEAD / 2]->tensor);
-        const fp_value *v = lv->weights[i];
         uint64_t b = 0;
-        if (v->tensor && v->tensor->nbytes)
-            b = v->tensor->nbytes;
-        else if (!value_bytes(v, &b))
+        if (!value_bytes(lv->weights[i], &b))
             b = 0;
         if (!g_uint64_checked_add(&total, total, b))
             total = UINT64_MAX;
     }
     lv->weight_bytes = total;
+}
+
+/* Splits the weights collected by classify_values: those with a tensor from the model go into
+ * weight_fixed, lv->weights keeps the others (folded values: their size follows the shapes). */
+static void split_weights(fp_liveness *lv)
+{
+    uint64_t fixed = 0;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < lv->n_weights; i++) {
+        if (i + PF_AHEAD < lv->n_weights)
+            __builtin_prefetch(&lv->weights[i + PF_AHEAD]->tensor);
+        if (i + PF_AHEAD / 2 < lv->n_weights && lv->weights[i + PF_AHEAD / 2]->tensor)
+            __builtin_prefetch(lv->weights[i + PF_AHEAD / 2]->tensor);
+        const fp_value *v = lv->weights[i];
+        if (v->tensor && v->tensor->nbytes) {
+            if (!g_uint64_checked_add(&fixed, fixed, v->tensor->nbytes))
+                fixed = UINT64_MAX;
+        } else {
+            lv->weights[k++] = v;
+        }
+    }
+    lv->n_weights = k;
+    lv->weight_fixed = fixed;
 }
 
 /* Buffer b takes the size of value v (the largest of its values; unknown[b] when v's is unknown). */
@@ -672,6 +690,7 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
     classify_values(&B);
     walk_nodes(&B);
     B.eff = (u32vec){g_new(uint32_t, lv->n_free + 64), 0, lv->n_free + 64};
+    split_weights(lv);
     sum_weights(lv);
     make_buffers(&B, diag);
     g_free(B.cand.v);

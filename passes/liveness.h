@@ -83,8 +83,10 @@ typedef struct {
     uint32_t n_unknown;       /* activation values of unknown size (counted as 0) */
     uint32_t n_fused;         /* values internal to a fused group (never materialized) */
     uint32_t n_views;         /* values sharing the buffer of a view's input */
-    /* what fp_liveness_resize needs: the weights read at run time, per memgraph node the in-place
-       pair its sizes permit or not (-1: none), and the structure the memgraph was built on */
+    /* what fp_liveness_resize needs: the weights read at run time (the bytes of those with a tensor
+       from the model, which never change, and the others), per memgraph node the in-place pair
+       its sizes permit or not (-1: none), and the structure the memgraph was built on */
+    uint64_t weight_fixed;
     const fp_value **weights;
     uint32_t n_weights;
     int32_t *inplace_a, *inplace_o; /* NULL from fp_liveness_build_buffers */

@@ -998,12 +998,17 @@ static void test_liveness_resize(void)
     fp_value *w = vec(&x, "w", 8);
     weight(&x, w);
     fp_value *a = vec(&x, "a", 8), *b = vec(&x, "b", 8), *s = vec(&x, "s", 2), *y = vec(&x, "y", 8);
-    s->dtype = FP_DT_INT64;
+    fp_value *k = vec(&x, "k", 2);
+    vec(&x, "z", 8);
+    s->dtype = k->dtype = FP_DT_INT64;
     output(&x, y);
+    output(&x, fp_graph_find(x.g, "z"));
     op(&x, FP_OP_ADD, "add", "x,w", "a");
     op(&x, FP_OP_RELU, "relu", "a", "b"); /* in place while a and b have the same size */
     fp_node *shp = op(&x, FP_OP_SHAPE, "shape", "b", "s");
     op(&x, FP_OP_MUL, "mul", "b,s", "y");
+    op(&x, FP_OP_SHAPE, "kshape", "x", "k")->flags |= FP_NODE_FOLDED; /* k: a weight sized by shapes */
+    op(&x, FP_OP_ADD, "addk", "b,k", "z");
     fp_model_link(x.m);
     uint64_t ws[8] = {0};
     g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, ws, NULL, NULL);
@@ -1019,13 +1024,14 @@ static void test_liveness_resize(void)
     CU_ASSERT_EQUAL(lv->mg.workspace[1], 100);
     CU_ASSERT_EQUAL(fp_diag_count(diag, FP_DIAG_WARNING), 0);
     CU_ASSERT(same_as_built(lv, ws));
-    /* a of unknown size (a finding), w twice as large */
+    /* a of unknown size (a finding), k twice as large (w, a tensor of the model, never changes) */
+    CU_ASSERT_EQUAL(lv->weight_bytes, 32 + 16);
     a->shape.dims = fp_arena_memdup(x.m->arena, a->shape.dims, sizeof(fp_dim));
     a->shape.dims[0] = (fp_dim){-1, NULL};
-    w->tensor->nbytes = 64;
+    k->shape.dims[0].value = 4;
     CU_ASSERT_FATAL(fp_liveness_resize(lv, ws, diag));
     CU_ASSERT_EQUAL(lv->n_unknown, 1);
-    CU_ASSERT_EQUAL(lv->weight_bytes, 64);
+    CU_ASSERT_EQUAL(lv->weight_bytes, 32 + 32);
     CU_ASSERT_EQUAL(fp_diag_count(diag, FP_DIAG_WARNING), 1);
     CU_ASSERT(same_as_built(lv, ws));
     /* back to the first sizes: in place again */
