@@ -771,14 +771,37 @@ void fp_liveness_free(fp_liveness *lv)
 /* ---------------------------------------------------------------- the naive sum alone */
 
 /* Value states of fp_liveness_naive_sum: a value_class, or N_VIEW for a view output not settled
- * yet (the low bits, N_CLASS), and N_INPUT for the graph's inputs. */
-enum { N_VIEW = 4, N_CLASS = 7, N_INPUT = 1 << 3 };
+ * yet (the low bits, N_CLASS); N_INPUT marks the graph's inputs, N_ISVIEW the view outputs. */
+enum { N_VIEW = 4, N_CLASS = 7, N_INPUT = 1 << 3, N_ISVIEW = 1 << 4 };
 
-/* Per root sharing its buffer: the largest known size and whether some value's size is unknown. */
+/* A view output met by fp_liveness_naive_sum's walk over the values (in value order: sorted by id):
+ * what settling it needs, so that settling reads no value again. */
 typedef struct {
+    uint32_t id, in;  /* the view output, its input (NO_PROD: a value of another graph) */
+    uint32_t root;    /* once settled: the value whose buffer it shares (itself: its own buffer) */
+    bool known, defined;
     uint64_t bytes;
-    bool unknown;
-} alias_size;
+} view_rec;
+
+static int cmp_view_root(const void *a, const void *b)
+{
+    const view_rec *x = *(const view_rec *const *)a, *y = *(const view_rec *const *)b;
+    return (x->root > y->root) - (x->root < y->root);
+}
+
+/* The record of view output id (present: recs are sorted by id). */
+static view_rec *view_of(GArray *recs, uint32_t id)
+{
+    size_t lo = 0, hi = recs->len;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (g_array_index(recs, view_rec, mid).id <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return &g_array_index(recs, view_rec, lo);
+}
 
 /* A value's buffer is numbered by fp_liveness_build: a graph input, or the output of a live node
  * of g (its producer, in a verified graph). */
@@ -811,8 +834,7 @@ bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive 
         return false;
     uint32_t nv = g->values->len;
     g_autofree uint8_t *st = g_new0(uint8_t, nv + 1);
-    g_autofree uint32_t *root = g_new(uint32_t, nv + 1); /* views: the value whose buffer they share */
-    g_autoptr(GArray) views = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(view_rec));
     for (guint i = 0; i < g->inputs->len; i++)
         st[((const fp_value *)g_ptr_array_index(g->inputs, i))->id] |= N_INPUT;
     bool ok = true;
@@ -834,7 +856,6 @@ bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive 
             c = V_NONE;
         else if (fused_internal(g, v))
             c = V_FUSED;
-        root[i] = i;
         if (c == V_FUSED)
             o->n_fused++;
         if (c == V_WEIGHT) {
@@ -851,8 +872,12 @@ bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive 
         }
         if (c == V_ACT && p && p->graph == g && fp_op_has(p->op, FP_OPF_VIEW) && p->n_inputs && p->n_outputs &&
             p->inputs[0] && p->outputs[0] == v) {
-            st[i] |= N_VIEW; /* settled below, once its input is */
-            g_array_append_val(views, i);
+            st[i] |= N_VIEW | N_ISVIEW; /* settled below, once its input is */
+            const fp_value *in = p->inputs[0];
+            view_rec r = {.id = i, .in = in->graph == g ? in->id : NO_PROD, .root = i};
+            r.known = value_bytes(v, &r.bytes);
+            r.defined = defined_here(g, v, st[i]);
+            g_array_append_val(recs, r);
             continue;
         }
         st[i] |= (uint8_t)c;
@@ -863,71 +888,60 @@ bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive 
         }
     }
     o->weight_bytes = weights;
-    /* views, each after its input (a chain is walked from its first unsettled view down) */
-    g_autoptr(GHashTable) sets = NULL; /* root id -> alias_size, for roots that views share */
-    g_autoptr(GArray) chain = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    for (guint j = 0; j < views->len && ok; j++) {
-        uint32_t x = g_array_index(views, uint32_t, j);
+    /* views, each after its input: a chain is walked from its first unsettled view down to a
+     * settled value, then settled back up; a view of a fused value has a buffer of its own */
+    g_autoptr(GArray) chain = g_array_new(FALSE, FALSE, sizeof(view_rec *));
+    g_autoptr(GPtrArray) shared = g_ptr_array_new(); /* the views sharing another value's buffer */
+    for (guint j = 0; j < recs->len && ok; j++) {
+        view_rec *x = &g_array_index(recs, view_rec, j);
         g_array_set_size(chain, 0);
-        while ((st[x] & N_CLASS) == N_VIEW) {
+        while ((st[x->id] & N_CLASS) == N_VIEW) {
             g_array_append_val(chain, x);
-            const fp_value *in = ((const fp_value *)g_ptr_array_index(g->values, x))->producer->inputs[0];
-            if (in->graph != g)
+            if (x->in == NO_PROD || (st[x->in] & N_CLASS) != N_VIEW)
                 break;
-            x = in->id;
+            x = view_of(recs, x->in);
         }
         for (guint k = chain->len; k-- > 0;) {
-            uint32_t y = g_array_index(chain, uint32_t, k);
-            const fp_value *v = g_ptr_array_index(g->values, y);
-            const fp_value *in = v->producer->inputs[0];
-            value_class ic = in->graph != g ? V_NONE : (value_class)(st[in->id] & N_CLASS);
-            st[y] = (uint8_t)((st[y] & ~N_CLASS) | (ic == V_WEIGHT || ic == V_NONE ? V_NONE : V_ACT));
-            if (ic == V_WEIGHT || ic == V_NONE)
+            view_rec *y = g_array_index(chain, view_rec *, k);
+            value_class ic = y->in == NO_PROD ? V_NONE : (value_class)(st[y->in] & N_CLASS);
+            bool act = ic != V_WEIGHT && ic != V_NONE;
+            st[y->id] = (uint8_t)((st[y->id] & ~N_CLASS) | (act ? V_ACT : V_NONE));
+            if (act && ic == V_FUSED && y->defined) /* a buffer of its own */
+                ok = ok && naive_add(o, y->bytes, y->known, align);
+            if (!act || ic == V_FUSED)
                 continue;
-            uint64_t bytes = 0;
-            bool known = value_bytes(v, &bytes);
-            if (ic == V_FUSED) { /* a buffer of its own */
-                if (defined_here(g, v, st[y]))
-                    ok = ok && naive_add(o, bytes, known, align);
-                continue;
-            }
-            uint32_t r = root[y] = root[in->id];
+            /* the input's buffer: the input's own, or the one the view it is shares */
+            y->root = (st[y->in] & N_ISVIEW) ? view_of(recs, y->in)->root : y->in;
             o->n_views++;
-            if (!sets)
-                sets = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-            alias_size *a = g_hash_table_lookup(sets, GUINT_TO_POINTER(r));
-            if (!a) {
-                const fp_value *rv = g_ptr_array_index(g->values, r);
-                a = g_new0(alias_size, 1);
-                a->unknown = !value_bytes(rv, &a->bytes);
-                g_hash_table_insert(sets, GUINT_TO_POINTER(r), a);
-            }
-            if (known)
-                a->bytes = MAX(a->bytes, bytes);
-            else
-                a->unknown = true;
+            g_ptr_array_add(shared, y);
         }
     }
-    /* the shared buffers: their largest value instead of their root's */
-    GHashTableIter it;
-    gpointer key, val;
-    if (sets)
-        g_hash_table_iter_init(&it, sets);
-    while (ok && sets && g_hash_table_iter_next(&it, &key, &val)) {
-        uint32_t r = GPOINTER_TO_UINT(key);
-        const alias_size *a = val;
+    /* the shared buffers: their largest value instead of their root's own size */
+    if (shared->len)
+        qsort(shared->pdata, shared->len, sizeof(gpointer), cmp_view_root);
+    for (guint j = 0; j < shared->len && ok;) {
+        uint32_t r = ((const view_rec *)shared->pdata[j])->root;
         const fp_value *rv = g_ptr_array_index(g->values, r);
+        uint64_t own = 0, before = 0, after = 0, most = 0;
+        bool known = value_bytes(rv, &own), unknown = !known;
+        if (known)
+            most = own;
+        for (; j < shared->len && ((const view_rec *)shared->pdata[j])->root == r; j++) {
+            const view_rec *y = shared->pdata[j];
+            if (y->known)
+                most = MAX(most, y->bytes);
+            else
+                unknown = true;
+        }
         if (!defined_here(g, rv, st[r]))
             continue; /* its values have no buffer (cannot happen in a verified graph) */
-        uint64_t own = 0, before = 0, after = 0;
-        bool known = value_bytes(rv, &own);
         if (known && own)
             fp_memplan_align(own, align, &before); /* no overflow: it was summed */
-        ok = !a->bytes || fp_memplan_align(a->bytes, align, &after);
+        ok = !most || fp_memplan_align(most, align, &after);
         o->bytes -= before;
         ok = ok && g_uint64_checked_add(&o->bytes, o->bytes, after);
         o->n_unknown -= !known;
-        o->n_unknown += a->unknown && !a->bytes;
+        o->n_unknown += unknown && !most;
     }
     o->complete = ok;
     return true;
