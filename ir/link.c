@@ -22,6 +22,28 @@ static void add_use(fp_value *v, fp_node *n, uint32_t port, int pass)
         v->uses[v->n_uses++] = (fp_use){n, port};
 }
 
+/* g's pool for `total` uses: the pool of the last link when it is big enough (a new pool for a
+ * million-node graph is fresh pages to fault in). */
+static fp_use *use_pool(fp_graph *g, size_t total)
+{
+    if (!g->use_pool || total > g->use_cap) {
+        g_free(g->use_pool);
+        g->use_cap = total ? total : 1;
+        g->use_pool = g_new(fp_use, g->use_cap);
+    }
+    return g->use_pool;
+}
+
+/* Adds n's uses of its inputs and implicit inputs (add_use's pass). */
+static void add_node_uses(fp_node *n, int pass)
+{
+    for (uint32_t k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k])
+            add_use(n->inputs[k], n, k, pass);
+    for (uint32_t k = 0; k < n->n_implicit; k++)
+        add_use(n->implicit[k], n, UINT32_MAX, pass);
+}
+
 /* fp_model_link as first written: counts kept in the values themselves. For values whose id does
  * not index their graph's values (never in a consistent model). */
 static void link_slow(fp_model *m)
@@ -35,11 +57,7 @@ static void link_slow(fp_model *m)
                 fp_node *n = g_ptr_array_index(g->nodes, i);
                 if (n->flags & FP_NODE_REMOVED)
                     continue;
-                for (uint32_t k = 0; k < n->n_inputs; k++)
-                    if (n->inputs[k])
-                        add_use(n->inputs[k], n, k, pass);
-                for (uint32_t k = 0; k < n->n_implicit; k++)
-                    add_use(n->implicit[k], n, UINT32_MAX, pass);
+                add_node_uses(n, pass);
             }
         }
         if (pass == 0) {
@@ -49,12 +67,7 @@ static void link_slow(fp_model *m)
                 size_t total = 0;
                 for (guint i = 0; i < g->values->len; i++)
                     total += ((fp_value *)g_ptr_array_index(g->values, i))->n_uses;
-                if (!g->use_pool || total > g->use_cap) { /* else the pool of the last link is reused */
-                    g_free(g->use_pool);
-                    g->use_cap = total ? total : 1;
-                    g->use_pool = g_new(fp_use, g->use_cap);
-                }
-                fp_use *p = g->use_pool;
+                fp_use *p = use_pool(g, total);
                 for (guint i = 0; i < g->values->len; i++) {
                     fp_value *v = g_ptr_array_index(g->values, i);
                     v->uses = p;
@@ -104,12 +117,7 @@ void fp_model_link(fp_model *m)
         size_t total = 0;
         for (guint i = 0; i < g->values->len; i++)
             total += c[i];
-        if (!g->use_pool || total > g->use_cap) { /* else the pool of the last link is reused */
-            g_free(g->use_pool);
-            g->use_cap = total ? total : 1;
-            g->use_pool = g_new(fp_use, g->use_cap);
-        }
-        fp_use *p = g->use_pool;
+        fp_use *p = use_pool(g, total);
         for (guint i = 0; i < g->values->len; i++) {
             fp_value *v = g_ptr_array_index(g->values, i);
             v->uses = p;
@@ -124,11 +132,7 @@ void fp_model_link(fp_model *m)
             fp_node *n = g_ptr_array_index(g->nodes, i);
             if (n->flags & FP_NODE_REMOVED)
                 continue;
-            for (uint32_t k = 0; k < n->n_inputs; k++)
-                if (n->inputs[k])
-                    add_use(n->inputs[k], n, k, 1);
-            for (uint32_t k = 0; k < n->n_implicit; k++)
-                add_use(n->implicit[k], n, UINT32_MAX, 1);
+            add_node_uses(n, 1);
         }
     }
 }

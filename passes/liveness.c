@@ -275,6 +275,22 @@ static uint32_t uf_find(uint32_t *uf, uint32_t x)
     return x;
 }
 
+/* The class of value v of g: weights (initializers, constants, outputs of free nodes), values of
+ * no live producer (none), values internal to a fused kernel, activations. */
+static value_class class_of(const fp_graph *g, const fp_value *v)
+{
+    const fp_node *p = v->producer;
+    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+        return V_WEIGHT;
+    if (p && (p->flags & FP_NODE_REMOVED))
+        return V_NONE;
+    if (p && is_free(p))
+        return V_WEIGHT;
+    if (!p && v->kind != FP_VALUE_INPUT)
+        return V_NONE;
+    return fused_internal(g, v) ? V_FUSED : V_ACT;
+}
+
 /* One walk over the values: their class (views aside), producer, the fused count and the weights
  * this graph reads at run time (initializers, Constant outputs, and folded values read by a node
  * that is not folded: lv->weights, in value order). */
@@ -288,17 +304,7 @@ static void classify_values(builder *B)
         const fp_value *v = g_ptr_array_index(g->values, i);
         const fp_node *p = v->producer;
         bool live = p && !(p->flags & FP_NODE_REMOVED);
-        value_class c = V_ACT;
-        if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
-            c = V_WEIGHT;
-        else if (p && !live)
-            c = V_NONE;
-        else if (p && is_free(p))
-            c = V_WEIGHT;
-        else if (!p && v->kind != FP_VALUE_INPUT)
-            c = V_NONE;
-        else if (fused_internal(g, v))
-            c = V_FUSED;
+        value_class c = class_of(g, v);
         B->cls[i] = (uint8_t)c;
         B->uf[i] = i;
         B->prod[i] = live && p->graph == g ? p->id : NO_PROD;
@@ -844,18 +850,7 @@ bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive 
         prefetch_value(g->values, i);
         const fp_value *v = g_ptr_array_index(g->values, i);
         const fp_node *p = v->producer;
-        bool live = p && !(p->flags & FP_NODE_REMOVED);
-        value_class c = V_ACT;
-        if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
-            c = V_WEIGHT;
-        else if (p && !live)
-            c = V_NONE;
-        else if (p && is_free(p))
-            c = V_WEIGHT;
-        else if (!p && v->kind != FP_VALUE_INPUT)
-            c = V_NONE;
-        else if (fused_internal(g, v))
-            c = V_FUSED;
+        value_class c = class_of(g, v);
         if (c == V_FUSED)
             o->n_fused++;
         if (c == V_WEIGHT) {
