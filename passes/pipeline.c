@@ -28,9 +28,11 @@ static bool after(fp_model *m, const fp_pipeline_opts *o, const char *pass, GErr
     return true;
 }
 
-/* Bytes of the distinct weights (initializers, constants, folded values) live runtime ops read.
- * Distinct by value: one bit per value of the model, at its graph's offset plus its id. */
-static uint64_t weights_read(const fp_model *m)
+/* The stage's op counts (runtime ops, kernels, conversions, folded shape computations) and the
+ * bytes of the distinct weights (initializers, constants, folded values) its runtime ops read, in
+ * one walk over the nodes. Distinct by value: one bit per value of the model, at its graph's
+ * offset plus its id. */
+static void count_stage(const fp_model *m, fp_stage *st)
 {
     g_autoptr(GHashTable) base = g_hash_table_new(g_direct_hash, g_direct_equal); /* graph -> offset + 1 */
     size_t total = 0;
@@ -45,8 +47,15 @@ static uint64_t weights_read(const fp_model *m)
         const fp_graph *g = m->graphs->pdata[gi];
         for (guint i = 0; i < g->nodes->len; i++) {
             const fp_node *n = g->nodes->pdata[i];
-            if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED))
+            if (n->flags & FP_NODE_REMOVED)
                 continue;
+            if (n->flags & FP_NODE_FOLDED) {
+                st->folded++;
+                continue;
+            }
+            st->ops++;
+            st->kernels += !fp_op_has(n->op, FP_OPF_VIEW);
+            st->conversions += fp_layout_is_conversion(n);
             for (uint32_t k = 0; k < n->n_inputs; k++) {
                 const fp_value *v = n->inputs[k];
                 bool weight = v && (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT ||
@@ -66,7 +75,7 @@ static uint64_t weights_read(const fp_model *m)
             }
         }
     }
-    return bytes;
+    st->weight_bytes = bytes;
 }
 
 /* Fills a stage from the graph as it is now; the memory result gives the activation bytes. `given`:
@@ -79,21 +88,7 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
     g_autoptr(fp_cost_result) cost = given;
     memset(st, 0, sizeof *st);
     st->name = name;
-    for (guint gi = 0; gi < m->graphs->len; gi++) {
-        const fp_graph *g = m->graphs->pdata[gi];
-        for (guint i = 0; i < g->nodes->len; i++) {
-            const fp_node *n = g->nodes->pdata[i];
-            if (n->flags & FP_NODE_REMOVED)
-                continue;
-            if (n->flags & FP_NODE_FOLDED) {
-                st->folded++;
-                continue;
-            }
-            st->ops++;
-            st->kernels += !fp_op_has(n->op, FP_OPF_VIEW);
-            st->conversions += fp_layout_is_conversion(n);
-        }
-    }
+    count_stage(m, st);
     /* stages without reuse need only the naive sum: plan nothing else (with subgraphs, their
      * workspace is their arena with the chosen strategy, so the full pass runs) */
     fp_memory_opts mo = o->memory;
@@ -105,7 +100,6 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
         return false;
     st->planned = planned;
     st->activation_bytes = planned ? mem->arena : mem->naive_bytes;
-    st->weight_bytes = weights_read(m);
     if (!cost)
         cost = fp_pass_cost(m, o->device, o->what_if, planned ? diag : NULL);
     else if (planned)
