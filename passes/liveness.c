@@ -116,14 +116,75 @@ bool fp_memgraph_has_workspace(const fp_memgraph *mg)
     return false;
 }
 
+/* fp_memplan_load of fp_memgraph_lifetimes' entries, without them: the same lifetimes and in-place
+ * merges (buffer b lives [first[b], last[b]], at size 0 when merged), their rounded sizes summed in
+ * the entries' order (the same overflow error), LOAD by a difference array over the steps. The
+ * steps are not renumbered as fp_memplan_load may do: that keeps their order, so LOAD and the
+ * first step reaching it are the same. */
 bool fp_memgraph_load(const fp_memgraph *mg, const uint32_t *order, uint64_t align, uint64_t *load,
                       uint32_t *peak_step, GError **error)
 {
-    size_t nb = (size_t)mg->n_bufs + mg->n_nodes;
-    fp_membuf *bufs = g_new(fp_membuf, nb + 1);
-    fp_memgraph_lifetimes(mg, order, bufs, NULL);
-    bool ok = fp_memplan_load(bufs, nb, align, load, peak_step, error);
-    g_free(bufs);
+    uint32_t n = mg->n_nodes, nb = mg->n_bufs, T = MAX(n, 1);
+    uint32_t *pos = g_new(uint32_t, n + 1);
+    for (uint32_t t = 0; t < n; t++)
+        pos[order[t]] = t;
+    uint32_t *first = g_new(uint32_t, nb + 1), *last = g_new(uint32_t, nb + 1);
+    uint32_t *own_last = g_new(uint32_t, nb + 1), *sl = g_new(uint32_t, nb + 1);
+    uint8_t *merged = g_new0(uint8_t, nb + 1);
+    for (uint32_t b = 0; b < nb; b++) {
+        uint32_t f = mg->producer[b] >= 0 ? pos[mg->producer[b]] : 0, l = f;
+        for (uint32_t k = mg->reader_start[b]; k < mg->reader_start[b + 1]; k++)
+            l = MAX(l, pos[mg->readers[k]]);
+        if (mg->flags[b] & FP_BUF_OUTPUT)
+            l = T - 1;
+        first[b] = f;
+        last[b] = own_last[b] = l;
+        sl[b] = b;
+    }
+    for (uint32_t t = 0; t < n; t++) {
+        uint32_t v = order[t];
+        int32_t a = mg->inplace_in[v], o = mg->inplace_out[v];
+        if (a < 0 || o < 0 || own_last[a] != t)
+            continue;
+        last[sl[a]] = MAX(last[sl[a]], last[o]);
+        merged[o] = 1;
+        sl[o] = sl[a];
+    }
+    uint64_t *in = g_new0(uint64_t, (size_t)T + 1), *out = g_new0(uint64_t, (size_t)T + 1);
+    fp_memplan_naive sum = {0};
+    bool ok = true;
+    for (uint32_t e = 0; e < nb + n && ok; e++) {
+        bool buf = e < nb;
+        uint64_t size = buf ? (merged[e] ? 0 : mg->bytes[e]) : mg->workspace[e - nb], at = sum.total;
+        ok = fp_memplan_naive_add(&sum, size, align, NULL, error);
+        if (!ok || !size)
+            continue;
+        uint32_t f = buf ? first[e] : pos[e - nb], l = buf ? last[e] : pos[e - nb];
+        in[f] += sum.total - at; /* the rounded size; no sum overflows when the total does not */
+        out[l + 1] += sum.total - at;
+    }
+    uint64_t cur = 0, best = 0;
+    uint32_t peak = 0;
+    for (uint32_t t = 0; t < T && ok; t++) {
+        cur = cur + in[t] - out[t];
+        if (cur > best) {
+            best = cur;
+            peak = t;
+        }
+    }
+    if (ok) {
+        *load = best;
+        if (peak_step)
+            *peak_step = peak;
+    }
+    g_free(in);
+    g_free(out);
+    g_free(merged);
+    g_free(sl);
+    g_free(own_last);
+    g_free(last);
+    g_free(first);
+    g_free(pos);
     return ok;
 }
 

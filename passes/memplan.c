@@ -243,10 +243,10 @@ typedef struct {
  * segment tree over blocks of SHORT_STEPS steps, which stays small enough to live in cache. */
 enum { SHORT_STEPS = 32 };
 
-/* One kind of list (per step, or per tree node): list x is the slice [at[x].start, at[x].end) of one
- * array, filled up to end. Which buffers a list receives depends only on their lifetimes, not on
- * the order they are placed in, so the slices are laid out once per problem, exactly sized, and
- * each decode only empties them (end = start): no allocation, no pointer chasing. */
+/* A list (of a step, or of a tree node) is a slice [start, end) of one array, filled up to end.
+ * Which buffers a list receives depends only on their lifetimes, not on the order they are placed
+ * in, so the slices are laid out once per problem, exactly sized, and each decode only empties
+ * them (end = start): no allocation while decoding, no pointer chasing. */
 typedef struct {
     uint32_t start, end;
 } slice;
@@ -362,8 +362,8 @@ static void placer_reset(placer *pl, const uint64_t *off)
 
 /* Records buffer i, placed at pl->off[i]: a short buffer at every step it covers, a long one in the
  * canonical tree nodes of its block range; every buffer in the list of its first step. The step
- * lists hold buffer indexes (4 bytes: the lists of a large graph stay in cache even when buffers
- * are placed in no order of time), the tree's the ranges. */
+ * lists hold buffer indexes (4 bytes each: a large graph's lists stay in cache even when buffers
+ * are placed in no order of time); the tree's lists hold the ranges and lifetimes. */
 static void placer_insert(placer *pl, uint32_t i)
 {
     const prob *p = pl->p;

@@ -949,7 +949,8 @@ static void test_liveness_naive_views(void)
     fp_model_free(x.m);
 }
 
-/* The lifetimes of the buffers alone are the first n_bufs of fp_memgraph_lifetimes'. */
+/* The lifetimes of the buffers alone are the first n_bufs of fp_memgraph_lifetimes'; LOAD from the
+ * memgraph is LOAD of its lifetimes. */
 static void test_lifetimes_buffers_only(void)
 {
     GRand *r = g_rand_new_with_seed(11);
@@ -968,6 +969,34 @@ static void test_lifetimes_buffers_only(void)
         for (uint32_t v = 0; v < n; v++)
             ws |= mg.workspace[v] != 0;
         CU_ASSERT_EQUAL(fp_memgraph_has_workspace(&mg), ws);
+        /* fp_memgraph_load is fp_memplan_load of the lifetimes, on the given order and another */
+        g_autofree uint32_t *other = g_new(uint32_t, n + 1);
+        fp_schedule_result sr;
+        CU_ASSERT_FATAL(fp_schedule_optimize(&mg, order, NULL, other, &sr, NULL));
+        for (int o = 0; o < 2; o++) {
+            const uint32_t *ord = o ? other : order;
+            fp_memgraph_lifetimes(&mg, ord, a, NULL);
+            for (int al = 0; al < 2; al++) {
+                uint64_t l1 = 0, l2 = 0;
+                uint32_t p1 = 0, p2 = 0;
+                CU_ASSERT(fp_memplan_load(a, mg.n_bufs + n, al ? 64 : 1, &l1, &p1, NULL));
+                CU_ASSERT(fp_memgraph_load(&mg, ord, al ? 64 : 1, &l2, &p2, NULL));
+                CU_ASSERT(l1 == l2 && p1 == p2);
+            }
+        }
+        /* sizes that overflow (unless in-place merges zero them): the same error */
+        if (mg.n_bufs >= 2) {
+            mg.bytes[0] = mg.bytes[mg.n_bufs - 1] = UINT64_MAX - 100;
+            mg.flags[0] |= FP_BUF_INPUT;
+            mg.flags[mg.n_bufs - 1] |= FP_BUF_OUTPUT;
+            fp_memgraph_lifetimes(&mg, order, a, NULL);
+            g_autoptr(GError) e1 = NULL, e2 = NULL;
+            uint64_t l = 0;
+            bool ok1 = fp_memplan_load(a, mg.n_bufs + n, 64, &l, NULL, &e1);
+            bool ok2 = fp_memgraph_load(&mg, order, 64, &l, NULL, &e2);
+            CU_ASSERT_EQUAL(ok1, ok2);
+            CU_ASSERT(ok1 || (e1 && e2 && strcmp(e1->message, e2->message) == 0));
+        }
         fp_memgraph_clear(&mg);
     }
     g_rand_free(r);
@@ -1060,7 +1089,7 @@ FP_TEST_SUITE(register_memory)
     CU_add_test(s, "plan verifier", test_plan_verify);
     CU_add_test(s, "20000 buffers", test_plan_large);
     CU_add_test(s, "lifetimes, in-place chains", test_lifetimes_inplace);
-    CU_add_test(s, "lifetimes of the buffers alone", test_lifetimes_buffers_only);
+    CU_add_test(s, "lifetimes of the buffers alone, LOAD", test_lifetimes_buffers_only);
     CU_add_test(s, "schedule equals exhaustive optimum", test_schedule_exact);
     CU_add_test(s, "schedule on random DAGs", test_schedule_random);
     CU_add_test(s, "schedule of two branches", test_schedule_branches);
