@@ -1005,6 +1005,7 @@ bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive 
 
 void fp_liveness_full_order(const fp_liveness *lv, const uint32_t *order, fp_node **full, uint32_t *step_of)
 {
+    g_assert(lv->eff_start); /* built by fp_liveness_build */
     uint32_t n = lv->mg.n_nodes;
     uint32_t *pos = g_new(uint32_t, n + 1);
     for (uint32_t t = 0; t < n; t++)

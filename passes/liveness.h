@@ -109,10 +109,11 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_
  * uses, workspace, in-place) and readers stay NULL. Same findings and errors. */
 fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError **error);
 /* What fp_liveness_build_buffers gives for the naive sum (every buffer in its own block, sizes
- * rounded to align, summed), without numbering the buffers: `bytes` is the sum of the buffers'
- * rounded sizes, and the counts and weight_bytes are fp_liveness_build_buffers'. complete is false
- * when a sum overflows 64 bits (fp_liveness_build_buffers then tells which buffer). False with an
- * error on a cycle, as fp_liveness_build_buffers. Requires fp_model_link. */
+ * rounded to align, summed), without numbering the buffers (one walk over the values, another over
+ * the views): `bytes` is the sum of the buffers' rounded sizes, and the counts and weight_bytes are
+ * fp_liveness_build_buffers'. complete is false when a sum overflows 64 bits (the numbered buffers
+ * then tell which one). False with an error on a cycle, as fp_liveness_build_buffers. Requires
+ * fp_model_link. */
 typedef struct {
     uint64_t bytes, weight_bytes;
     uint32_t n_bufs, n_views, n_fused, n_unknown;
@@ -131,8 +132,9 @@ void fp_liveness_free(fp_liveness *lv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_liveness, fp_liveness_free)
 
 /* The full execution order (memgraph nodes and free nodes) for a memgraph order: each free node
- * right after the last node it depends on. full receives n_nodes + n_free IR nodes; step_of (may
- * be NULL, n_nodes entries) receives, per memgraph step, its index in `full`. */
+ * right after the last node it depends on (lv from fp_liveness_build). full receives n_nodes +
+ * n_free IR nodes; step_of (may be NULL, n_nodes entries) receives, per memgraph step, its index in
+ * `full`. */
 void fp_liveness_full_order(const fp_liveness *lv, const uint32_t *order, fp_node **full, uint32_t *step_of);
 
 #endif
