@@ -311,9 +311,17 @@ static inline void u32vec_push(u32vec *a, uint32_t x)
     a->v[a->len++] = x;
 }
 
+/* An activation value as classify_values read it: what make_buffers needs of it, so that the
+ * values are not read again. */
+typedef struct {
+    uint64_t bytes;
+    uint32_t id;
+    uint8_t known, input, output;
+} act_rec;
+
 /* Per value id (the index in g->values): class, view union-find parent, and the id of its live
- * producer in g (NO_PROD: none). The builder walks the IR a few times in all (the nodes in
- * topological order twice, the values twice), every other step works on these arrays. */
+ * producer in g (NO_PROD: none). The builder walks the values once and the nodes in topological
+ * order twice; every other step works on these arrays. */
 typedef struct {
     const fp_graph *g;
     fp_liveness *lv;
@@ -324,6 +332,8 @@ typedef struct {
     uint32_t *prod;
     int32_t *dep;      /* make_nodes: per value id, lv->node_idx of its producer (prod, translated) */
     u32vec cand;       /* ids of the outputs in g of live nodes, in topological order */
+    act_rec *acts;     /* the activations (before views), in value order */
+    size_t n_acts;
     u32vec eff;        /* make_nodes: lv->eff being filled (lv->eff_start is) */
 } builder;
 
@@ -360,6 +370,7 @@ static void classify_values(builder *B)
     const fp_graph *g = B->g;
     fp_liveness *lv = B->lv;
     lv->weights = g_new(const fp_value *, g->values->len + 1);
+    B->acts = g_new(act_rec, g->values->len + 1);
     for (guint i = 0; i < g->values->len; i++) {
         prefetch_value(g->values, i);
         const fp_value *v = g_ptr_array_index(g->values, i);
@@ -371,6 +382,13 @@ static void classify_values(builder *B)
         B->prod[i] = live && p->graph == g ? p->id : NO_PROD;
         if (c == V_FUSED)
             lv->n_fused++;
+        if (c == V_ACT) {
+            act_rec *a = &B->acts[B->n_acts++];
+            a->id = i;
+            a->known = value_bytes(v, &a->bytes);
+            a->input = v->kind == FP_VALUE_INPUT;
+            a->output = v->is_output;
+        }
         if (c != V_WEIGHT)
             continue;
         bool needed = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT || v->is_output;
@@ -555,22 +573,23 @@ static void make_buffers(builder *B, fp_diag *diag)
     mg->flags = g_new0(uint32_t, mg->n_bufs + 1);
     lv->buf_aliases = g_new0(uint32_t, mg->n_bufs + 1);
     uint8_t *unknown = g_new0(uint8_t, mg->n_bufs + 1);
-    for (uint32_t i = 0; i < nv; i++) {
-        if (i + PF_AHEAD < nv && B->cls[i + PF_AHEAD] == V_ACT)
-            __builtin_prefetch(g_ptr_array_index(g->values, i + PF_AHEAD));
-        if (B->cls[i] != V_ACT)
+    for (size_t k = 0; k < B->n_acts; k++) {
+        const act_rec *a = &B->acts[k];
+        if (B->cls[a->id] != V_ACT) /* a view of memory this graph does not plan */
             continue;
-        int32_t b = lv->value_buf[uf_find(B->uf, i)];
+        int32_t b = lv->value_buf[uf_find(B->uf, a->id)];
         if (b < 0)
             continue; /* an activation no node defines here (cannot happen in a verified graph) */
-        const fp_value *v = g_ptr_array_index(g->values, i);
-        lv->value_buf[i] = b;
+        lv->value_buf[a->id] = b;
         lv->buf_aliases[b]++;
-        if (v->kind == FP_VALUE_INPUT)
+        if (a->input)
             mg->flags[b] |= FP_BUF_INPUT;
-        if (v->is_output)
+        if (a->output)
             mg->flags[b] |= FP_BUF_OUTPUT;
-        size_value(mg, v, (uint32_t)b, unknown);
+        if (a->known)
+            mg->bytes[b] = MAX(mg->bytes[b], a->bytes);
+        else
+            unknown[b] = 1;
     }
     size_finish(lv, unknown, diag);
 }
@@ -761,6 +780,7 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
     sum_weights(lv);
     make_buffers(&B, diag);
     g_free(B.cand.v);
+    g_free(B.acts);
     if (with_nodes) {
         B.dep = (int32_t *)B.prod; /* in place: prod is read no more */
         for (uint32_t i = 0; i < nv; i++)
