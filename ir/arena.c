@@ -216,20 +216,33 @@ void fp_arena_reset(fp_arena *a)
 size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }
 
 /* Backs the heap with transparent huge pages (THP in "madvise" mode): on a virtual machine a first
- * touch of a 4 KiB page can cost ~12-15 us and the fault of a whole 2 MiB huge page ~150-200 us
- * (bench/pagefault.c), so one huge page is cheaper once ~13 of its small pages would be touched;
- * `fuseplan report` touches ~40-60 heap pages on ResNet-50, ~20 on the small samples.
+ * touch of a 4 KiB page can cost ~12-15 us, and the fault of a whole 2 MiB huge page ~130 us once
+ * the machine has recycled huge pages (more the first time: bench/pagefault.c), so one huge page is
+ * cheaper once ~10 of its small pages would be touched; `fuseplan report` touches ~40-60 heap pages
+ * on ResNet-50, and a million-node graph ~1 GB (89,000 faults and ~1.2 s of its ~6.5 s, before).
  * How: takes what is left of malloc's first top chunk (mostly never touched) for good, so that
  * small requests are not cut from its 4 KiB pages; moves the program break to one page below a
- * 2 MiB boundary and has malloc grow its heap there with one 16 MiB request (glibc takes a break
- * moved by someone else as the new start of its top chunk); then advises huge pages from the
- * boundary on. malloc writes chunk headers only on the page below the boundary and on one page
- * 16 MiB on (the split of the request), so the 2 MiB regions in between are untouched when advised
- * and each takes one huge page fault on its first use. Costs: ~2 MiB more peak RSS, a command that
- * allocates almost nothing (--version) takes the one huge fault for the small ones it saves. The
- * taken top chunk and the 16 MiB are address space only. Any failure leaves malloc as it was: the
- * advice is advisory. Not under AddressSanitizer, whose allocator does not use the heap.
- * (MADV_COLLAPSE of pages already touched would avoid the break games, but took 0.4-5 ms here.) */
+ * 2 MiB boundary and has malloc grow its heap there with one request of heap_reserve() bytes
+ * (glibc takes a break moved by someone else as the new start of its top chunk), which it frees
+ * again into the top chunk (never trimmed: fp_arena_tune_malloc); then advises huge pages over the
+ * whole reservation. malloc writes chunk headers only on the page below the boundary and at the
+ * end of the request, so the 2 MiB regions in between are untouched when advised and each takes
+ * one huge page fault on its first use. A heap that outgrows the reservation goes on in 4 KiB
+ * pages. Costs: ~2 MiB more peak RSS, a command that allocates almost nothing (--version) takes
+ * the one huge fault for the small ones it saves; the reservation is address space only (commit
+ * charge under strict overcommit, where a refused request leaves the heap as it was). Any failure
+ * leaves malloc as it was: the advice is advisory. Not under AddressSanitizer, whose allocator
+ * does not use the heap. (MADV_COLLAPSE of pages already touched would avoid the break games, but
+ * took 0.4-5 ms here.) */
+static size_t heap_reserve(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t cap = (size_t)1 << 30;
+    if (pages > 0 && page > 0 && (size_t)pages / 4 < cap / (size_t)page)
+        cap = (size_t)pages / 4 * (size_t)page;
+    return MAX(cap, (size_t)16 << 20);
+}
+
 static void heap_advise_huge(void)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && defined(MADV_HUGEPAGE) && \
@@ -245,7 +258,7 @@ static void heap_advise_huge(void)
     uintptr_t start = ((brk0 + page + huge - 1) & ~(huge - 1)) - page;
     if (start != brk0 && sbrk((intptr_t)(start - brk0)) == (void *)-1)
         return;
-    void *p = malloc(16 << 20); /* beyond the top chunk: malloc grows the heap from `start` */
+    void *p = malloc(heap_reserve()); /* beyond the top chunk: malloc grows the heap from `start` */
     uintptr_t end = (uintptr_t)sbrk(0) & ~(huge - 1);
     if ((uintptr_t)p > start && (uintptr_t)p < start + page && end > start + page)
         (void)madvise((void *)(start + page), end - (start + page), MADV_HUGEPAGE);
@@ -255,8 +268,8 @@ static void heap_advise_huge(void)
 
 void fp_arena_tune_malloc(void)
 {
-    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest; default: adaptive from 128 KiB */
     (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
+    (void)mallopt(M_MMAP_MAX, 0); /* big blocks too come from the heap, in its huge pages */
     (void)mallopt(M_TOP_PAD, 16 << 20); /* grow the heap by 16 MiB steps: fewer brk calls */
     heap_advise_huge();
 }

@@ -25,10 +25,11 @@ void fp_arena_reset(fp_arena *a);
 size_t fp_arena_reserved(const fp_arena *a);
 
 /* Process-wide malloc settings for the passes' temporaries (call once, first thing in main):
- * freed blocks up to 32 MiB go back to malloc's heap instead of being unmapped, and the heap is
- * not trimmed, so the arrays each pass allocates per node (liveness, plans, orders) reuse pages
- * already touched instead of faulting in fresh ones on every pass (docs/benchmarks.md); and the heap
- * grows from a 2 MiB boundary advised to use transparent huge pages (arena.c: heap_advise_huge). */
+ * every block, however big, comes from malloc's heap instead of its own mapping, and the heap is
+ * not trimmed, so the arrays each pass allocates per node (liveness, plans, orders, costs) reuse
+ * pages already touched instead of faulting in fresh ones on every pass (docs/benchmarks.md); and
+ * the heap grows from a 2 MiB boundary into a reservation advised to use transparent huge pages
+ * (arena.c: heap_advise_huge). */
 void fp_arena_tune_malloc(void);
 
 #endif
