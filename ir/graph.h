@@ -254,7 +254,8 @@ struct fp_graph {
     GHashTable *by_name; /* interned name -> fp_value* of this graph, for the names whose intern
                             entry holds another graph's value (graph.c); NULL while none */
     fp_use *use_pool;    /* storage of every value's use list (g_malloc, rebuilt by link) */
-    size_t link_base;    /* scratch of fp_model_link: where this graph's values start in its counts */
+    size_t node_base;    /* index of this graph's first node / value in model-wide arrays (fp_model_number) */
+    size_t value_base;
     size_t use_cap;      /* use_pool's size in uses: a link that needs no more reuses it (a pool of
                             a million-node graph is fresh pages to fault in each time otherwise) */
     fp_node **topo;      /* fp_graph_order's cache (g_malloc), NULL when not computed since the last
@@ -351,6 +352,14 @@ const char *fp_node_attr_string(const fp_node *n, const char *name, const char *
 int64_t fp_model_opset(const fp_model *m, const char *domain);
 
 /* ---- derived structure ---- */
+
+/* Numbers the model's nodes and values for arrays indexed across all its graphs: sets each graph's
+ * node_base and value_base from the current counts, graph by graph; *n_nodes and *n_values (either
+ * may be NULL) receive the totals. The indexes (fp_node_index, fp_value_index) hold until a graph
+ * gains a node or value; fp_model_link numbers again. */
+void fp_model_number(fp_model *m, size_t *n_nodes, size_t *n_values);
+static inline size_t fp_node_index(const fp_node *n) { return n->graph->node_base + n->id; }
+static inline size_t fp_value_index(const fp_value *v) { return v->graph->value_base + v->id; }
 
 /* Rebuilds every value's use list (consumers) from node inputs and implicit inputs, for every
  * graph of the model. O(nodes + edges). */

@@ -79,18 +79,31 @@ static void link_slow(fp_model *m)
     }
 }
 
-/* Counts per value in one array (graph by graph, at g->link_base), so that the values are read
+/* Counts per value in one array (indexed by fp_value_index), so that the values are read
  * once to count, written once to place their lists and once to fill them: a million-node graph's
  * values do not fit in any cache. */
+void fp_model_number(fp_model *m, size_t *n_nodes, size_t *n_values)
+{
+    size_t nn = 0, nv = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        fp_graph *g = g_ptr_array_index(m->graphs, gi);
+        g->node_base = nn;
+        g->value_base = nv;
+        nn += g->nodes->len;
+        nv += g->values->len;
+    }
+    if (n_nodes)
+        *n_nodes = nn;
+    if (n_values)
+        *n_values = nv;
+}
+
 void fp_model_link(fp_model *m)
 {
     size_t n_vals = 0;
-    for (guint gi = 0; gi < m->graphs->len; gi++) {
-        fp_graph *g = g_ptr_array_index(m->graphs, gi);
-        g_clear_pointer(&g->topo, g_free); /* edges or removals changed: the order is made again */
-        g->link_base = n_vals;
-        n_vals += g->values->len;
-    }
+    fp_model_number(m, NULL, &n_vals);
+    for (guint gi = 0; gi < m->graphs->len; gi++) /* edges or removals changed: the order is made again */
+        g_clear_pointer(&((fp_graph *)g_ptr_array_index(m->graphs, gi))->topo, g_free);
     uint32_t *cnt = g_new0(uint32_t, n_vals ? n_vals : 1);
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = g_ptr_array_index(m->graphs, gi);
@@ -107,13 +120,13 @@ void fp_model_link(fp_model *m)
                     link_slow(m);
                     return;
                 }
-                cnt[v->graph->link_base + v->id]++;
+                cnt[fp_value_index(v)]++;
             }
         }
     }
     for (guint gi = 0; gi < m->graphs->len; gi++) { /* one pool per graph for the uses of its values */
         fp_graph *g = g_ptr_array_index(m->graphs, gi);
-        const uint32_t *c = cnt + g->link_base;
+        const uint32_t *c = cnt + g->value_base;
         size_t total = 0;
         for (guint i = 0; i < g->values->len; i++)
             total += c[i];

@@ -14,7 +14,6 @@ typedef struct {
     GHashTable **seen; /* per rule id (the first index in fp_rules with that id; variants of a rule
                           share it): anchor node -> index + 1 in out->fusions */
     size_t *rule_key;  /* index in fp_rules -> its index in seen */
-    GHashTable *base;  /* graph -> index of its first node in `dirty` + 1 (graphs other than main) */
     uint32_t *dirty;   /* per node of the model: the rule pass that rewrote it (not matched again in
                           that pass), 0 = never */
     uint32_t pass;     /* the current rule pass, from 1 */
@@ -94,15 +93,8 @@ static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArr
 
 /* ---------------------------------------------------------------- matching */
 
-/* n's slot in fz->dirty: its graph's first slot plus its id. */
-static size_t dirty_slot(const fuser *fz, const fp_node *n)
-{
-    const fp_graph *g = n->graph;
-    return (g == fz->m->main ? 0 : GPOINTER_TO_SIZE(g_hash_table_lookup(fz->base, g)) - 1) + n->id;
-}
-
-static bool is_dirty(const fuser *fz, const fp_node *n) { return fz->dirty[dirty_slot(fz, n)] == fz->pass; }
-static void set_dirty(fuser *fz, const fp_node *n) { fz->dirty[dirty_slot(fz, n)] = fz->pass; }
+static bool is_dirty(const fuser *fz, const fp_node *n) { return fz->dirty[fp_node_index(n)] == fz->pass; }
+static void set_dirty(fuser *fz, const fp_node *n) { fz->dirty[fp_node_index(n)] = fz->pass; }
 
 /* Whether op_ok(p, n) may hold for a node of kind `op`: its test of the kind alone. */
 static bool kind_ok(const fp_pat_node *p, fp_op op)
@@ -412,13 +404,8 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     for (size_t r = 0; r < fp_n_rules; r++)
         for (fz.rule_key[r] = 0; strcmp(fp_rules[fz.rule_key[r]].id, fp_rules[r].id) != 0; fz.rule_key[r]++)
             ;
-    fz.base = g_hash_table_new(g_direct_hash, g_direct_equal);
-    size_t total = 0; /* fusion rewrites nodes in place: the counts stay */
-    for (guint gi = 0; gi < m->graphs->len; gi++) {
-        const fp_graph *g = m->graphs->pdata[gi];
-        g_hash_table_insert(fz.base, (gpointer)g, GSIZE_TO_POINTER(total + 1));
-        total += g->nodes->len;
-    }
+    size_t total = 0; /* fusion rewrites nodes in place: the counts, and so the indexes, stay */
+    fp_model_number(m, &total, NULL);
     fz.dirty = g_new0(uint32_t, total + 1);
     fz.pass = 1;
     g_free(out->target);
@@ -465,7 +452,6 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     g_free(fz.seen);
     g_free(fz.rule_key);
     g_free(fz.dirty);
-    g_hash_table_destroy(fz.base);
     fp_arena_free(fz.tmp);
     if (ok) {
         guint applied = 0;

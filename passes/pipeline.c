@@ -30,17 +30,12 @@ static bool after(fp_model *m, const fp_pipeline_opts *o, const char *pass, GErr
 
 /* The stage's op counts (runtime ops, kernels, conversions, folded shape computations) and the
  * bytes of the distinct weights (initializers, constants, folded values) its runtime ops read, in
- * one walk over the nodes. Distinct by value: one bit per value of the model, at its graph's
- * offset plus its id. */
-static void count_stage(const fp_model *m, fp_stage *st)
+ * one walk over the nodes. Distinct by value: one bit per value of the model, at its
+ * fp_value_index. */
+static void count_stage(fp_model *m, fp_stage *st)
 {
-    g_autoptr(GHashTable) base = g_hash_table_new(g_direct_hash, g_direct_equal); /* graph -> offset + 1 */
     size_t total = 0;
-    for (guint gi = 0; gi < m->graphs->len; gi++) {
-        const fp_graph *g = m->graphs->pdata[gi];
-        g_hash_table_insert(base, (gpointer)g, GSIZE_TO_POINTER(total + 1));
-        total += g->values->len;
-    }
+    fp_model_number(m, NULL, &total);
     g_autofree uint8_t *seen = g_new0(uint8_t, total / 8 + 1);
     uint64_t bytes = 0;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
@@ -62,8 +57,7 @@ static void count_stage(const fp_model *m, fp_stage *st)
                                     (v->producer && (v->producer->flags & FP_NODE_FOLDED)));
                 if (!weight)
                     continue;
-                size_t bit = (v->graph == m->main ? 0 : GPOINTER_TO_SIZE(g_hash_table_lookup(base, v->graph)) - 1) +
-                             v->id;
+                size_t bit = fp_value_index(v);
                 uint64_t numel, b;
                 if (seen[bit / 8] & (1u << (bit % 8)))
                     continue;
