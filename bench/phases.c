@@ -110,12 +110,14 @@ int main(int argc, char **argv)
     fp_model_stats st;
     fp_model_get_stats(m, &st);
 
+    g_autoptr(fp_memory_reuse) reuse = fp_memory_reuse_new(NULL); /* as cli/report.c: the headroom
+                                                                      search resizes the final liveness */
     fp_pipeline_opts po = {
         .shapes = {.batch = symbolic(m) ? 1 : 0},
         .target = target,
         .device = dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true},
+                   .search_only_if_asked = true, .reuse = reuse},
         .what_if = FP_DT_UNDEFINED,
     };
     g_autoptr(fp_diag) diag = fp_diag_new();

@@ -293,6 +293,12 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
     return r;
 }
 
+double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if)
+{
+    uint32_t unknown = 0;
+    return graph_cost(m->main, d, what_if, NULL, &unknown) + d->run_overhead;
+}
+
 void fp_cost_warn_unknown(const fp_cost_result *r, fp_diag *diag)
 {
     if (r->unknown)

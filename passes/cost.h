@@ -47,6 +47,9 @@ uint64_t fp_cost_gemm_operands(const fp_node *n);
  * with fp_cost_result_free. */
 fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, fp_diag *diag);
 void fp_cost_result_free(fp_cost_result *r);
+/* fp_pass_cost(m, d, what_if, NULL)->total_s, without the per-op array (a stage that keeps only
+ * its total). */
+double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if);
 /* Adds the warning fp_pass_cost gives when ops have unknown shapes (r computed without a diag). */
 void fp_cost_warn_unknown(const fp_cost_result *r, fp_diag *diag);
 /* The kernels control-flow op n (If, Loop, Scan) costs on d, as fp_kernel (views: class view, no

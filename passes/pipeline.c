@@ -94,11 +94,15 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
         return false;
     st->planned = planned;
     st->activation_bytes = planned ? mem->arena : mem->naive_bytes;
-    if (!cost)
-        cost = fp_pass_cost(m, o->device, o->what_if, planned ? diag : NULL);
-    else if (planned)
-        fp_cost_warn_unknown(cost, diag);
-    st->latency_s = cost->total_s;
+    if (!cost && !cost_keep && !planned)
+        st->latency_s = fp_cost_total(m, o->device, o->what_if); /* the total is all it keeps */
+    else {
+        if (!cost)
+            cost = fp_pass_cost(m, o->device, o->what_if, planned ? diag : NULL);
+        else if (planned)
+            fp_cost_warn_unknown(cost, diag);
+        st->latency_s = cost->total_s;
+    }
     if (mem_keep)
         *mem_keep = mem;
     else
