@@ -12,22 +12,25 @@
 
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
 {
-    GArray *idx = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint i = 0; i < c->n_ops; i++)
-        if (c->ops[i].kernel)
-            g_array_append_val(idx, i);
-    /* selection of the n largest by time (n is small) */
-    for (guint i = 0; i < idx->len && i < n; i++) {
-        guint best = i;
-        for (guint j = i + 1; j < idx->len; j++)
-            if (c->ops[g_array_index(idx, guint, j)].rl.time_s > c->ops[g_array_index(idx, guint, best)].rl.time_s)
-                best = j;
-        guint t = g_array_index(idx, guint, i);
-        g_array_index(idx, guint, i) = g_array_index(idx, guint, best);
-        g_array_index(idx, guint, best) = t;
+    /* one pass keeping the n best so far, longest first; an op replaces one only when strictly
+     * longer, so among equal times the earlier in topological order ranks first */
+    GArray *idx = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
+    for (guint i = 0; i < c->n_ops && n; i++) {
+        if (!c->ops[i].kernel)
+            continue;
+        double t = c->ops[i].rl.time_s;
+        guint len = idx->len;
+        if (len == n && !(t > c->ops[g_array_index(idx, guint, len - 1)].rl.time_s))
+            continue;
+        guint at = len < n ? len : len - 1; /* where it goes before moving up */
+        if (len < n)
+            g_array_set_size(idx, len + 1);
+        while (at > 0 && t > c->ops[g_array_index(idx, guint, at - 1)].rl.time_s) {
+            g_array_index(idx, guint, at) = g_array_index(idx, guint, at - 1);
+            at--;
+        }
+        g_array_index(idx, guint, at) = i;
     }
-    if (idx->len > n)
-        g_array_set_size(idx, n);
     return idx;
 }
 

@@ -31,7 +31,8 @@ typedef struct {
 void fp_report_text(const fp_report *r, FILE *out);
 void fp_report_markdown(const fp_report *r, FILE *out);
 
-/* Indices of the costliest ops of the final graph (longest estimated time first); at most n. */
+/* Indices of the costliest kernels of the final graph, longest estimated time first, the earlier
+ * in topological order first among equal times; at most n. */
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n);
 /* One line of advice for an op given its roofline estimate. Caller frees. */
 char *fp_report_advice(const fp_op_cost *oc, const fp_device *d);
