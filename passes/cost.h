@@ -8,14 +8,14 @@
 #include "ir/graph.h"
 #include "passes/roofline.h"
 
-typedef struct {
+typedef struct { /* fields ordered for size: one per runtime op of a graph of any size */
     fp_node *node;
-    fp_op_class cls;
-    fp_dtype dtype;    /* dtype it computes in (after a --dtype what-if) */
     uint64_t flops, bytes;
     uint64_t parts;    /* sub-kernels it runs as: the groups of a grouped convolution, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
+    fp_op_class cls;
+    fp_dtype dtype;    /* dtype it computes in (after a --dtype what-if) */
     bool kernel;       /* launches a kernel (views and folded ops do not; a view still costs the
                           device's [launch] view, 0 unless the runtime dispatches views) */
 } fp_op_cost;

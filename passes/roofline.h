@@ -46,8 +46,8 @@ typedef struct {
     double memory_s;  /* bytes / (bandwidth(bytes) * bw_efficiency) */
     double launch_s;  /* the class's launch overhead (+ the per-group one per part) */
     double time_s;    /* max(compute_s, memory_s) + launch_s */
-    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s */
     double intensity; /* fp_roofline_intensity(flops, bytes) */
+    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s */
     int level;        /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
 } fp_roofline;
 
