@@ -79,25 +79,108 @@ static void advise_huge(void *p, size_t size)
 #endif
 }
 
+/* A mapping for a block of `bytes` (>= 4 MiB), 2 MiB-aligned and advised to use huge pages, with
+ * its header's map fields set; NULL when mmap fails. */
+static block *map_block(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    size_t len = (bytes + 2 * huge - 1) & ~(huge - 1); /* room to align the start */
+    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    block *b = (block *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
+    advise_huge(b, bytes);
+    b->zero_from = 0;
+    b->map = map;
+    b->map_len = len;
+    return b;
+}
+
+/* ---- prefaulting: a big model's blocks are faulted in ahead, on another core ----
+ * On a virtual machine the first touch of fresh memory is dear: ~1-2 ms per 2 MiB huge page when
+ * the host has to back it (docs/benchmarks.md), a third of a million-node `report`. Once the
+ * process has mapped PREFAULT_AFTER blocks of the largest size (a big model: ~30 MiB of IR), a
+ * background thread keeps PREFAULT_READY more of them mapped and touched, and block_alloc takes
+ * those first; it never waits for the thread. Costs: one thread, and at most PREFAULT_READY
+ * blocks (16 MiB) resident and never used. Small models never start it. */
+#define PREFAULT_AFTER 4
+#define PREFAULT_READY 2
+#define BIG_BLOCK_BYTES (sizeof(block) + ARENA_MAX_BLOCK)
+
+static struct {
+    GMutex lock; /* guards the rest; a zero-initialized static needs no g_mutex_init */
+    GCond taken_one;
+    unsigned mapped; /* blocks of BIG_BLOCK_BYTES asked for so far */
+    bool started;
+    block *ready[PREFAULT_READY];
+    unsigned n_ready;
+    unsigned handed; /* blocks handed out faulted in (fp_arena_prefaulted) */
+} pf;
+
+static gpointer prefault_main(gpointer unused)
+{
+    (void)unused;
+    for (;;) {
+        g_mutex_lock(&pf.lock);
+        while (pf.n_ready == PREFAULT_READY)
+            g_cond_wait(&pf.taken_one, &pf.lock);
+        g_mutex_unlock(&pf.lock);
+        block *b = map_block(BIG_BLOCK_BYTES);
+        if (!b)
+            return NULL; /* block_alloc maps its own, as without the thread */
+        volatile unsigned char *p = (unsigned char *)b;
+        for (size_t at = sizeof(block); at < BIG_BLOCK_BYTES; at += 4096)
+            p[at] = 0; /* the page is zero already: the write only faults it in */
+        g_mutex_lock(&pf.lock);
+        pf.ready[pf.n_ready++] = b; /* handed over under the lock: its writes are seen */
+        g_mutex_unlock(&pf.lock);
+    }
+}
+
+/* A block of BIG_BLOCK_BYTES the thread faulted in, or NULL (none ready, or not started); starts
+ * the thread once enough have been asked for. */
+static block *prefaulted(void)
+{
+    block *b = NULL;
+    bool start = false;
+    g_mutex_lock(&pf.lock);
+    if (pf.n_ready) {
+        b = pf.ready[--pf.n_ready];
+        pf.handed++;
+        g_cond_signal(&pf.taken_one);
+    }
+    if (++pf.mapped >= PREFAULT_AFTER && !pf.started)
+        start = pf.started = true;
+    g_mutex_unlock(&pf.lock);
+    if (start) {
+        GThread *t = g_thread_try_new("fp-prefault", prefault_main, NULL, NULL);
+        if (t)
+            g_thread_unref(t); /* runs until the process exits */
+    }
+    return b;
+}
+
+unsigned fp_arena_prefaulted(void)
+{
+    g_mutex_lock(&pf.lock);
+    unsigned n = pf.handed;
+    g_mutex_unlock(&pf.lock);
+    return n;
+}
+
 /* A block of `bytes`: blocks of 4 MiB and more are mapped on their own, 2 MiB-aligned, and advised
  * to use huge pages (malloc would place them in its heap, where only their aligned middle could be,
- * or map them at 4 KiB alignment); smaller ones come from g_malloc. Aborts on out-of-memory. */
+ * or map them at 4 KiB alignment); those of the largest size may come faulted in already
+ * (prefaulted); smaller ones come from g_malloc. Aborts on out-of-memory. */
 static block *block_alloc(size_t bytes)
 {
     const size_t huge = (size_t)2 << 20;
-    if (bytes >= 2 * huge && bytes <= SIZE_MAX - 2 * huge) {
-        size_t len = (bytes + 2 * huge - 1) & ~(huge - 1); /* room to align the start */
-        void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (map != MAP_FAILED) {
-            block *b = (block *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
-            advise_huge(b, bytes);
-            b->zero_from = 0;
-            b->map = map;
-            b->map_len = len;
-            return b;
-        }
-    }
-    block *b = g_malloc(bytes);
+    block *b = bytes == BIG_BLOCK_BYTES ? prefaulted() : NULL;
+    if (!b && bytes >= 2 * huge && bytes <= SIZE_MAX - 2 * huge)
+        b = map_block(bytes);
+    if (b)
+        return b;
+    b = g_malloc(bytes);
     b->map = NULL;
     b->zero_from = SIZE_MAX;
     return b;

@@ -21,6 +21,9 @@ char *fp_arena_strndup(fp_arena *a, const char *s, size_t len);
 /* Forgets every allocation, keeping the current block for reuse and freeing the others: a
  * scratch arena reused for many short-lived objects. Every pointer it handed out becomes invalid. */
 void fp_arena_reset(fp_arena *a);
+/* Blocks handed out by any arena of the process already faulted in by the background thread that
+ * a big model starts (arena.c, "prefaulting"). */
+unsigned fp_arena_prefaulted(void);
 /* Bytes reserved from the system so far. */
 size_t fp_arena_reserved(const fp_arena *a);
 

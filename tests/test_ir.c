@@ -19,6 +19,33 @@ static void test_arena(void)
     fp_arena_free(a);
 }
 
+/* Enough IR for the arenas to start faulting blocks in ahead on another thread: every piece
+ * still comes zeroed, and keeps what was written to it. */
+static void test_arena_prefault(void)
+{
+    enum { PIECE = 1 << 20, MAX_PIECES = 256 };
+    fp_arena *a = fp_arena_new();
+    unsigned char *piece[MAX_PIECES];
+    int n = 0;
+    bool zero = true;
+    unsigned before = fp_arena_prefaulted();
+    for (; n < MAX_PIECES && (n < 64 || fp_arena_prefaulted() == before); n++) {
+        piece[n] = fp_arena_alloc(a, PIECE);
+        for (size_t at = 0; at < PIECE; at += 4096)
+            zero &= piece[n][at] == 0 && piece[n][at + 4095] == 0;
+        memset(piece[n], n + 1, PIECE);
+        if (n % 8 == 7)
+            g_usleep(10000); /* one block of 8 MiB taken: give the thread time to fault the next */
+    }
+    CU_ASSERT(zero);
+    CU_ASSERT(fp_arena_prefaulted() > before);
+    bool kept = true;
+    for (int i = 0; i < n; i++)
+        kept &= piece[i][0] == (unsigned char)(i + 1) && piece[i][PIECE - 1] == (unsigned char)(i + 1);
+    CU_ASSERT(kept);
+    fp_arena_free(a);
+}
+
 static void test_intern(void)
 {
     g_autoptr(fp_model) m = fp_model_new("x.onnx", "onnx");
@@ -179,6 +206,7 @@ FP_TEST_SUITE(register_ir)
 {
     CU_pSuite s = CU_add_suite("ir", NULL, NULL);
     CU_add_test(s, "arena", test_arena);
+    CU_add_test(s, "arena prefault", test_arena_prefault);
     CU_add_test(s, "intern", test_intern);
     CU_add_test(s, "intern blobs and dims", test_intern_blob);
     CU_add_test(s, "op_table", test_op_table);
