@@ -59,25 +59,40 @@ static rule_row *rule_rows(const fp_report *r, guint *n)
 {
     guint cnt = g_strv_length(r->target->rules);
     rule_row *rows = g_new0(rule_row, cnt + 1);
+    g_autoptr(GHashTable) row_of = g_hash_table_new(g_str_hash, g_str_equal); /* rule -> first row + 1 */
+    g_autofree GHashTable **reasons = g_new0(GHashTable *, cnt + 1);   /* per row: constraint -> count */
     for (guint i = 0; i < cnt; i++) {
         rows[i].rule = r->target->rules[i];
-        g_autoptr(GHashTable) reasons = g_hash_table_new(g_str_hash, g_str_equal);
-        for (guint k = 0; k < r->res->fusions->fusions->len; k++) {
-            const fp_fusion *f = r->res->fusions->fusions->pdata[k];
-            if (strcmp(f->rule, rows[i].rule) != 0)
-                continue;
-            rows[i].matched++;
-            rows[i].applied += f->applied;
-            for (guint j = 0; j < f->reasons->len; j++) {
-                const char *c = ((fp_reason *)f->reasons->pdata[j])->constraint;
-                guint v = GPOINTER_TO_UINT(g_hash_table_lookup(reasons, c)) + 1;
-                g_hash_table_insert(reasons, (gpointer)c, GUINT_TO_POINTER(v));
-                if (v > rows[i].top_count) {
-                    rows[i].top_count = v;
-                    rows[i].top_reason = c;
-                }
+        if (!g_hash_table_contains(row_of, rows[i].rule))
+            g_hash_table_insert(row_of, (gpointer)rows[i].rule, GUINT_TO_POINTER(i + 1));
+    }
+    /* one walk over the fusions, in their order: a row's top reason is the first to reach its count */
+    for (guint k = 0; k < r->res->fusions->fusions->len; k++) {
+        const fp_fusion *f = r->res->fusions->fusions->pdata[k];
+        guint i = GPOINTER_TO_UINT(g_hash_table_lookup(row_of, f->rule));
+        if (!i--)
+            continue;
+        rule_row *row = &rows[i];
+        row->matched++;
+        row->applied += f->applied;
+        if (f->reasons->len && !reasons[i])
+            reasons[i] = g_hash_table_new(g_str_hash, g_str_equal);
+        for (guint j = 0; j < f->reasons->len; j++) {
+            const char *c = ((fp_reason *)f->reasons->pdata[j])->constraint;
+            guint v = GPOINTER_TO_UINT(g_hash_table_lookup(reasons[i], c)) + 1;
+            g_hash_table_insert(reasons[i], (gpointer)c, GUINT_TO_POINTER(v));
+            if (v > row->top_count) {
+                row->top_count = v;
+                row->top_reason = c;
             }
         }
+    }
+    for (guint i = 0; i < cnt; i++) {
+        guint first = GPOINTER_TO_UINT(g_hash_table_lookup(row_of, rows[i].rule)) - 1;
+        if (first != i) /* a rule listed twice: the same figures */
+            rows[i] = rows[first];
+        if (reasons[i])
+            g_hash_table_destroy(reasons[i]);
     }
     *n = cnt;
     return rows;
