@@ -73,16 +73,25 @@ static void count_stage(fp_model *m, fp_stage *st)
 }
 
 /* Fills a stage from the graph as it is now; the memory result gives the activation bytes. `given`:
- * the cost of the graph as it is now when the caller has it (taken over), else NULL. *mem_keep and
- * *cost_keep, when not NULL, receive the results (else they are freed). */
+ * the cost of the graph as it is now when the caller has it (taken over), else NULL; `same`: an
+ * earlier stage of the graph as it is now, whose counts hold, else NULL. *mem_keep and *cost_keep,
+ * when not NULL, receive the results (else they are freed). */
 static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const char *name, bool planned,
-                     fp_cost_result *given, fp_memory_result **mem_keep, fp_cost_result **cost_keep, fp_diag *diag,
-                     GError **error)
+                     fp_cost_result *given, const fp_stage *same, fp_memory_result **mem_keep,
+                     fp_cost_result **cost_keep, fp_diag *diag, GError **error)
 {
     g_autoptr(fp_cost_result) cost = given;
     memset(st, 0, sizeof *st);
     st->name = name;
-    count_stage(m, st);
+    if (same) {
+        st->ops = same->ops;
+        st->kernels = same->kernels;
+        st->folded = same->folded;
+        st->conversions = same->conversions;
+        st->weight_bytes = same->weight_bytes;
+    } else {
+        count_stage(m, st);
+    }
     /* stages without reuse need only the naive sum: plan nothing else (with subgraphs, their
      * workspace is their arena with the chosen strategy, so the full pass runs) */
     fp_memory_opts mo = o->memory;
@@ -120,7 +129,7 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     fp_pass_metrics(m, diag);
     if (!after(m, o, "metrics", error))
         return false;
-    if (!snapshot(m, o, &res->stages[0], "original", false, NULL, NULL, NULL, NULL, error))
+    if (!snapshot(m, o, &res->stages[0], "original", false, NULL, NULL, NULL, NULL, NULL, error))
         return false;
 
     res->fusions = fp_fusion_list_new();
@@ -130,19 +139,19 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     if (!after(m, o, "fuse", error))
         return false;
     g_autoptr(fp_cost_result) fused_cost = NULL;
-    if (!snapshot(m, o, &res->stages[1], "after fusion", false, NULL, NULL, &fused_cost, NULL, error))
+    if (!snapshot(m, o, &res->stages[1], "after fusion", false, NULL, NULL, NULL, &fused_cost, NULL, error))
         return false;
 
     if (!fp_pass_layout(m, o->target, &res->layout, diag, error))
         return false;
-    if (res->layout.rewrote) { /* else metrics and cost are those of the fused graph */
+    if (res->layout.rewrote) { /* else metrics, cost and counts are those of the fused graph */
         fp_pass_metrics(m, NULL);
         g_clear_pointer(&fused_cost, fp_cost_result_free);
     }
     if (!after(m, o, "layout", error))
         return false;
     if (!snapshot(m, o, &res->stages[2], "final (fusion + layout + memory reuse)", true, g_steal_pointer(&fused_cost),
-                  &res->memory, &res->cost, diag, error))
+                  res->layout.rewrote ? NULL : &res->stages[1], &res->memory, &res->cost, diag, error))
         return false;
     if (!after(m, o, "memory", error) || !after(m, o, "cost", error))
         return false;
