@@ -9,6 +9,7 @@
 #include "frontends/load.h"
 #include "passes/metrics.h"
 #include "passes/shapes.h"
+#include "reports/output.h"
 
 void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)
 {
@@ -193,7 +194,7 @@ bool fp_cli_emit_text(const char *output, void (*emit)(FILE *out, gpointer data)
     emit(mem, data);
     fclose(mem);
     g_autoptr(GError) err = NULL;
-    bool ok = g_file_set_contents(output, buf, (gssize)len, &err);
+    bool ok = fp_output_write(output, buf, (gssize)len, &err);
     if (!ok)
         fp_cli_error("%s: %s", output, err->message);
     free(buf);

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "devices/device.h"
 #include "formats/formats.h"
+#include "reports/output.h"
 
 void fp_cli_error(const char *fmt, ...)
 {
@@ -63,7 +64,7 @@ bool fp_cli_write_device_profile(GKeyFile *kf, const char *path, const char *cmd
     }
     gsize len = 0;
     g_autofree char *data = g_key_file_to_data(kf, &len, NULL);
-    if (!g_file_set_contents(path, data, (gssize)len, &err)) {
+    if (!fp_output_write(path, data, (gssize)len, &err)) {
         fp_cli_error("%s: cannot write: %s", path, err->message);
         return false;
     }

@@ -10,6 +10,7 @@
 #include "frontends/load.h"
 #include "reports/gate.h"
 #include "formats/formats.h"
+#include "reports/output.h"
 
 /* ---------------------------------------------------------------- the shared analysis */
 
@@ -156,7 +157,7 @@ static bool write_reports(const fp_gate_result *g, const gate_opts *go, int rc)
     if (go->junit) {
         gsize len = 0;
         g_autofree char *xml = fx->junit(g, &len);
-        if (!g_file_set_contents(go->junit, xml, (gssize)len, &err)) {
+        if (!fp_output_write(go->junit, xml, (gssize)len, &err)) {
             fp_cli_error("%s", err->message);
             return false;
         }

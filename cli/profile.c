@@ -7,6 +7,7 @@
 #include "frontends/profile/profile.h"
 #include "reports/json_common.h"
 #include "reports/profile.h"
+#include "reports/output.h"
 
 #define DEFAULT_TOP 10
 
@@ -69,7 +70,7 @@ int fp_cmd_profile(int argc, char **argv)
     }
     fp_report_profile_text(p, (guint)top, mem);
     fclose(mem);
-    bool ok = g_file_set_contents(output, buf, (gssize)len, &err);
+    bool ok = fp_output_write(output, buf, (gssize)len, &err);
     free(buf);
     if (!ok) {
         fp_cli_error("%s", err->message);

@@ -1,5 +1,6 @@
 /* json_common.c - JSON pieces shared by every JSON emitter. */
 #include "json_common.h"
+#include "reports/output.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,7 +49,7 @@ bool fp_json_write(JsonNode *root, const char *path, GError **error)
         fflush(stdout);
         return !ferror(stdout);
     }
-    return g_file_set_contents(path, withnl, -1, error);
+    return fp_output_write(path, withnl, -1, error);
 }
 
 void fp_json_str(JsonBuilder *b, const char *member, const char *v)

@@ -1,5 +1,8 @@
 /* test_cli.c - CLI suite: runs build/fuseplan as a user would; exit codes and one-line errors. */
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
@@ -185,6 +188,38 @@ static void test_output_file(void)
     g_unlink(path);
 }
 
+/* -o naming something that is not a regular file (here a FIFO; /dev/null and /dev/stdout alike)
+ * writes into it: it is not replaced by a regular file, as an atomic rename over it would do. */
+static void test_output_fifo(void)
+{
+    g_autofree char *path = sample_model();
+    g_autofree char *dir = g_dir_make_tmp("fp-fifo-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    g_autofree char *fifo = g_build_filename(dir, "out", NULL);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so that the writer's open does not block */
+    CU_ASSERT_FATAL(rd >= 0);
+    for (int json = 0; json < 2; json++) {
+        const char *fmt = json ? "json" : "text";
+        tu_run_result r = tu_run((const char *[]){"report", "-f", fmt, "-o", fifo, path, NULL});
+        CU_ASSERT_EQUAL(r.status, 0);
+        tu_run_clear(&r);
+        struct stat st;
+        CU_ASSERT(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+        char buf[4096];
+        ssize_t n = read(rd, buf, sizeof buf - 1);
+        CU_ASSERT(n > 0);
+        buf[MAX(n, 0)] = 0;
+        CU_ASSERT_PTR_NOT_NULL(strstr(buf, json ? "\"schema\"" : "stage"));
+        while (read(rd, buf, sizeof buf) > 0) /* the rest of this report */
+            ;
+    }
+    close(rd);
+    g_unlink(fifo);
+    g_rmdir(dir);
+    g_unlink(path);
+}
+
 static void test_shapes_json(void)
 {
     g_autofree char *path = sample_model();
@@ -290,6 +325,7 @@ FP_TEST_SUITE(register_cli)
     CU_add_test(s, "info_json", test_info_json);
     CU_add_test(s, "bad_inputs", test_bad_inputs);
     CU_add_test(s, "output_file", test_output_file);
+    CU_add_test(s, "output_fifo", test_output_fifo);
     CU_add_test(s, "shapes_json", test_shapes_json);
     CU_add_test(s, "report_json", test_report_json);
     CU_add_test(s, "memory_schedule", test_memory_schedule);
