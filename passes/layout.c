@@ -379,17 +379,49 @@ static void explain_kept(pass *p, const fp_node *n, GHashTable *explained)
 
 /* ---------------------------------------------------------------- driver */
 
-static uint32_t count_conversions(const fp_model *m)
+/* The conversions of each graph of m in file order: this pass neither changes an op nor adds a
+ * node, so only their flags change while it runs. Caller frees each array and the vector. */
+static GPtrArray **conversions_of(const fp_model *m)
 {
-    uint32_t n = 0;
+    GPtrArray **convs = g_new0(GPtrArray *, m->graphs->len + 1);
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = m->graphs->pdata[gi];
-        for (guint i = 0; i < g->nodes->len; i++) {
-            const fp_node *node = g->nodes->pdata[i];
-            n += fp_layout_is_conversion(node) && !(node->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED));
-        }
+        convs[gi] = g_ptr_array_new();
+        for (guint i = 0; i < g->nodes->len; i++)
+            if (fp_layout_is_conversion(g->nodes->pdata[i]))
+                g_ptr_array_add(convs[gi], g->nodes->pdata[i]);
     }
+    return convs;
+}
+
+static void conversions_free(GPtrArray **convs, guint n)
+{
+    for (guint gi = 0; gi < n; gi++)
+        if (convs[gi])
+            g_ptr_array_free(convs[gi], TRUE);
+    g_free(convs);
+}
+
+/* Conversions still in the graph (not removed, not folded). */
+static uint32_t count_conversions(GPtrArray *const *convs, guint n_graphs)
+{
+    uint32_t n = 0;
+    for (guint gi = 0; gi < n_graphs; gi++)
+        for (guint i = 0; i < convs[gi]->len; i++) {
+            const fp_node *node = convs[gi]->pdata[i];
+            n += !(node->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED));
+        }
     return n;
+}
+
+/* The nodes of order (n of them) that are conversions, in that order. */
+static GPtrArray *conversions_in(fp_node *const *order, uint32_t n)
+{
+    GPtrArray *a = g_ptr_array_new();
+    for (uint32_t i = 0; i < n; i++)
+        if (fp_layout_is_conversion(order[i]))
+            g_ptr_array_add(a, order[i]);
+    return a;
 }
 
 bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error)
@@ -398,24 +430,30 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
     pass p = {.m = m, .res = res, .diag = diag, .dirty = g_hash_table_new(g_direct_hash, g_direct_equal)};
     if (t && t->keyfile)
         p.drop_narrowing = g_key_file_get_boolean(t->keyfile, "layout", "drop_narrowing_casts", NULL);
-    res->conversions_before = count_conversions(m);
-    bool changed = true;
-    for (int sweep = 0; sweep < 17 && (changed || !p.report); sweep++) {
+    guint n_graphs = m->graphs->len;
+    GPtrArray **convs = conversions_of(m);                          /* file order */
+    GPtrArray **sweep_convs = g_new0(GPtrArray *, n_graphs + 1);  /* topological order, NULL: to make */
+    res->conversions_before = count_conversions(convs, n_graphs);
+    bool changed = true, ok = true;
+    for (int sweep = 0; sweep < 17 && (changed || !p.report) && ok; sweep++) {
         p.report = !changed || sweep == 16; /* nothing changed last time: this sweep only explains */
         changed = false;
-        for (guint gi = 0; gi < m->graphs->len; gi++) {
+        for (guint gi = 0; gi < n_graphs; gi++) {
             fp_graph *g = m->graphs->pdata[gi];
             uint32_t n = 0;
             fp_node *const *order = fp_graph_order(g, &n, error);
             if (!order) {
-                g_hash_table_destroy(p.dirty);
-                return false;
+                ok = false;
+                break;
             }
+            if (!sweep_convs[gi])
+                sweep_convs[gi] = conversions_in(order, n);
+            const GPtrArray *cv = sweep_convs[gi];
             /* phase 1: adjacent pairs, identities, casts; phase 2 (only when phase 1 found nothing):
              * Transposes pushed through elementwise chains */
             for (int phase = 0; phase < 2 && !(phase == 1 && changed && !p.report); phase++) {
-                for (uint32_t i = 0; i < n; i++) {
-                    fp_node *node = order[i];
+                for (guint i = 0; i < cv->len; i++) {
+                    fp_node *node = cv->pdata[i];
                     if (!live(&p, node))
                         continue;
                     if (node->op == FP_OP_TRANSPOSE)
@@ -427,12 +465,23 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
                 }
             }
         }
-        if (changed) /* a sweep that rewrote nothing leaves the use lists right */
+        if (!ok)
+            break;
+        if (changed) { /* a sweep that rewrote nothing leaves the use lists and the orders right */
             fp_model_link(m);
+            for (guint gi = 0; gi < n_graphs; gi++)
+                g_clear_pointer(&sweep_convs[gi], g_ptr_array_unref);
+        }
         res->rewrote |= changed;
         g_hash_table_remove_all(p.dirty);
         if (p.report)
             break;
+    }
+    conversions_free(sweep_convs, n_graphs);
+    if (!ok) {
+        conversions_free(convs, n_graphs);
+        g_hash_table_destroy(p.dirty);
+        return false;
     }
     /* every conversion left gets its reason: the ones refused above already have one */
     g_autoptr(GHashTable) explained = g_hash_table_new(g_str_hash, g_str_equal);
@@ -442,15 +491,14 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
             g_hash_table_add(explained, e->node);
     }
     p.report = true;
-    for (guint gi = 0; gi < m->graphs->len; gi++) {
-        const fp_graph *g = m->graphs->pdata[gi];
-        for (guint i = 0; i < g->nodes->len; i++) {
-            const fp_node *n = g->nodes->pdata[i];
-            if (fp_layout_is_conversion(n) && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)))
+    for (guint gi = 0; gi < n_graphs; gi++)
+        for (guint i = 0; i < convs[gi]->len; i++) {
+            const fp_node *n = convs[gi]->pdata[i];
+            if (!(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)))
                 explain_kept(&p, n, explained);
         }
-    }
-    res->conversions_after = count_conversions(m);
+    res->conversions_after = count_conversions(convs, n_graphs);
+    conversions_free(convs, n_graphs);
     g_hash_table_destroy(p.dirty);
     return true;
 }
