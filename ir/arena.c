@@ -115,16 +115,30 @@ static struct {
     block *ready[PREFAULT_READY];
     unsigned n_ready;
     unsigned handed; /* blocks handed out faulted in (fp_arena_prefaulted) */
+    uintptr_t heap_from, heap_to; /* part of the heap to fault in (fp_arena_prefault_heap), empty: none */
 } pf;
+
+/* The heap's part advised for huge pages (heap_advise_huge); 0, 0 when none. */
+static uintptr_t heap_start, heap_end;
 
 static gpointer prefault_main(gpointer unused)
 {
     (void)unused;
     for (;;) {
         g_mutex_lock(&pf.lock);
-        while (pf.n_ready == PREFAULT_READY)
+        while (pf.n_ready == PREFAULT_READY && pf.heap_from == pf.heap_to)
             g_cond_wait(&pf.taken_one, &pf.lock);
+        uintptr_t from = pf.heap_from, to = pf.heap_to;
+        pf.heap_from = pf.heap_to = 0;
+        bool want_block = pf.n_ready < PREFAULT_READY;
         g_mutex_unlock(&pf.lock);
+#ifdef MADV_POPULATE_WRITE
+        /* malloc may be using these pages already: populating faults them in without writing */
+        if (to > from)
+            (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+#endif
+        if (!want_block)
+            continue;
         block *b = map_block(BIG_BLOCK_BYTES);
         if (!b)
             return NULL; /* block_alloc maps its own, as without the thread */
@@ -135,6 +149,13 @@ static gpointer prefault_main(gpointer unused)
         pf.ready[pf.n_ready++] = b; /* handed over under the lock: its writes are seen */
         g_mutex_unlock(&pf.lock);
     }
+}
+
+static void prefault_start(void)
+{
+    GThread *t = g_thread_try_new("fp-prefault", prefault_main, NULL, NULL);
+    if (t)
+        g_thread_unref(t); /* runs until the process exits */
 }
 
 /* A block of BIG_BLOCK_BYTES the thread faulted in, or NULL (none ready, or not started); starts
@@ -152,11 +173,8 @@ static block *prefaulted(void)
     if (++pf.mapped >= PREFAULT_AFTER && !pf.started)
         start = pf.started = true;
     g_mutex_unlock(&pf.lock);
-    if (start) {
-        GThread *t = g_thread_try_new("fp-prefault", prefault_main, NULL, NULL);
-        if (t)
-            g_thread_unref(t); /* runs until the process exits */
-    }
+    if (start)
+        prefault_start();
     return b;
 }
 
@@ -166,6 +184,33 @@ unsigned fp_arena_prefaulted(void)
     unsigned n = pf.handed;
     g_mutex_unlock(&pf.lock);
     return n;
+}
+
+void fp_arena_prefault_heap(size_t bytes)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && defined(MADV_POPULATE_WRITE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (!heap_end || !bytes)
+        return;
+    /* malloc's top chunk ends at the break: the heap grows from its start */
+    uintptr_t brk = (uintptr_t)sbrk(0), top = brk - mallinfo2().keepcost;
+    uintptr_t from = MAX((top + huge - 1) & ~(huge - 1), heap_start);
+    uintptr_t to = MIN(from + MIN(bytes, heap_end - MIN(from, heap_end)), heap_end);
+    if (to <= from)
+        return;
+    bool start = false;
+    g_mutex_lock(&pf.lock);
+    pf.heap_from = from;
+    pf.heap_to = to;
+    g_cond_signal(&pf.taken_one);
+    if (!pf.started)
+        start = pf.started = true;
+    g_mutex_unlock(&pf.lock);
+    if (start)
+        prefault_start();
+#else
+    (void)bytes;
+#endif
 }
 
 /* A block of `bytes`: blocks of 4 MiB and more are mapped on their own, 2 MiB-aligned, and advised
@@ -343,8 +388,11 @@ static void heap_advise_huge(void)
         return;
     void *p = malloc(heap_reserve()); /* beyond the top chunk: malloc grows the heap from `start` */
     uintptr_t end = (uintptr_t)sbrk(0) & ~(huge - 1);
-    if ((uintptr_t)p > start && (uintptr_t)p < start + page && end > start + page)
-        (void)madvise((void *)(start + page), end - (start + page), MADV_HUGEPAGE);
+    if ((uintptr_t)p > start && (uintptr_t)p < start + page && end > start + page &&
+        madvise((void *)(start + page), end - (start + page), MADV_HUGEPAGE) == 0) {
+        heap_start = start + page;
+        heap_end = end;
+    }
     free(p);
 #endif
 }

@@ -24,6 +24,12 @@ void fp_arena_reset(fp_arena *a);
 /* Blocks handed out by any arena of the process already faulted in by the background thread that
  * a big model starts (arena.c, "prefaulting"). */
 unsigned fp_arena_prefaulted(void);
+/* A hint that malloc's heap will soon grow by about `bytes`: the background thread of
+ * "prefaulting" (started if need be) faults that much of the heap's huge-page reservation in,
+ * beyond what malloc uses now, while the caller goes on. Only pages the heap will use should be
+ * asked for: the rest stays resident unused. No effect without the reservation (under
+ * AddressSanitizer, or when fp_arena_tune_malloc was not called). */
+void fp_arena_prefault_heap(size_t bytes);
 /* Bytes reserved from the system so far. */
 size_t fp_arena_reserved(const fp_arena *a);
 
