@@ -343,6 +343,22 @@ void fp_arena_reset(fp_arena *a)
 
 size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && defined(MADV_HUGEPAGE) && \
+    !defined(__SANITIZE_ADDRESS__) /* mallinfo2: glibc 2.33 */
+/* Address space the heap grows by once, up front, advised for huge pages: 1 GiB, or a quarter
+ * of the physical memory when that is less (never below 16 MiB). Only pages touched later become
+ * resident. */
+static size_t heap_reserve(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t cap = (size_t)1 << 30;
+    if (pages > 0 && page > 0 && (size_t)pages / 4 < cap / (size_t)page)
+        cap = (size_t)pages / 4 * (size_t)page;
+    return MAX(cap, (size_t)16 << 20);
+}
+
+#endif
+
 /* Backs the heap with transparent huge pages (THP in "madvise" mode): on a virtual machine a first
  * touch of a 4 KiB page can cost ~12-15 us, and the fault of a whole 2 MiB huge page ~130 us once
  * the machine has recycled huge pages (more the first time: bench/pagefault.c), so one huge page is
@@ -362,15 +378,6 @@ size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }
  * leaves malloc as it was: the advice is advisory. Not under AddressSanitizer, whose allocator
  * does not use the heap. (MADV_COLLAPSE of pages already touched would avoid the break games, but
  * took 0.4-5 ms here.) */
-static size_t heap_reserve(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    size_t cap = (size_t)1 << 30;
-    if (pages > 0 && page > 0 && (size_t)pages / 4 < cap / (size_t)page)
-        cap = (size_t)pages / 4 * (size_t)page;
-    return MAX(cap, (size_t)16 << 20);
-}
-
 static void heap_advise_huge(void)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && defined(MADV_HUGEPAGE) && \
