@@ -29,15 +29,25 @@ void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *
 {
     if (!d)
         return;
+    va_list ap;
+    va_start(ap, fmt);
+    fp_diag_add_message(d, level, pass, code, node, g_strdup_vprintf(fmt, ap));
+    va_end(ap);
+}
+
+void fp_diag_add_message(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
+                         char *message)
+{
+    if (!d) {
+        g_free(message);
+        return;
+    }
     fp_diag_entry *e = g_new0(fp_diag_entry, 1);
     e->level = level;
     e->pass = pass;
     e->code = code;
     e->node = g_strdup(node);
-    va_list ap;
-    va_start(ap, fmt);
-    e->message = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
+    e->message = message;
     for (char *p = e->message; *p; p++)
         if (*p == '\n')
             *p = ' ';

@@ -25,6 +25,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_diag, fp_diag_free)
 /* Appends a finding; `node` may be NULL. d may be NULL (the finding is dropped). */
 void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
                  const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+/* fp_diag_add with a message already formatted (g_malloc'd, taken over). */
+void fp_diag_add_message(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
+                         char *message);
 /* Number of entries at `level` or above. */
 guint fp_diag_count(const fp_diag *d, fp_diag_level level);
 

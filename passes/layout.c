@@ -30,10 +30,10 @@ static void refuse(pass *p, fp_diag_level level, const char *code, const char *n
         return;
     va_list ap;
     va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
     p->res->refused++;
-    fp_diag_add(p->diag, level, "layout", code, node, "%s", msg);
+    fp_diag_add_message(p->diag, level, "layout", code, node, msg);
 }
 
 bool fp_layout_is_conversion(const fp_node *n)
