@@ -61,6 +61,26 @@ static uint16_t double_to_half(double d)
     return (uint16_t)(sign | (uint32_t)(e << 10) | ((m >> 13) + ((m >> 12) & 1)));
 }
 
+/* The first n elements of the inline integer (or bool) tensor t as int64: signed types sign-extended,
+ * the others zero-extended. */
+static void load_ints(const fp_tensor *t, uint64_t n, int64_t *out)
+{
+    const uint8_t *p = t->data;
+    if (t->dtype == FP_DT_INT64) {
+        memcpy(out, p, sizeof(int64_t) * n);
+        return;
+    }
+    unsigned sz = fp_dtype_bits(t->dtype) / 8;
+    bool sgn = t->dtype == FP_DT_INT8 || t->dtype == FP_DT_INT16 || t->dtype == FP_DT_INT32;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t u = 0;
+        memcpy(&u, p + sz * k, sz);
+        if (sgn && (u >> (8 * sz - 1)) & 1)
+            u |= ~0ull << (8 * sz);
+        out[k] = (int64_t)u;
+    }
+}
+
 /* Loads an inline tensor; false for types we do not evaluate or sizes over the limit. */
 static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
 {
@@ -85,15 +105,7 @@ static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
         }
     } else {
         out->i = fp_arena_calloc(a, n ? n : 1, sizeof(int64_t));
-        unsigned sz = fp_dtype_bits(t->dtype) / 8;
-        bool sgn = t->dtype == FP_DT_INT8 || t->dtype == FP_DT_INT16 || t->dtype == FP_DT_INT32 || t->dtype == FP_DT_INT64;
-        for (uint64_t k = 0; k < n; k++) {
-            uint64_t u = 0;
-            memcpy(&u, p + sz * k, sz);
-            if (sgn && sz < 8 && (u >> (8 * sz - 1)) & 1)
-                u |= ~0ull << (8 * sz);
-            out->i[k] = (int64_t)u;
-        }
+        load_ints(t, n, out->i);
     }
     return true;
 }
@@ -151,7 +163,8 @@ static fp_tensor *num_store(sh_ctx *c, const num *x)
     t->shape.rank = x->shape.rank;
     t->shape.dims = fp_intern_dims(c->m, x->shape.dims, x->shape.rank);
     fp_dtype_bytes(x->dt, x->n, &t->nbytes);
-    uint8_t *p = fp_arena_alloc(sh_tmp(c), t->nbytes ? t->nbytes : 1);
+    uint64_t buf[64]; /* most folded tensors are shape vectors: no scratch for them */
+    uint8_t *p = t->nbytes <= sizeof buf ? (uint8_t *)buf : fp_arena_alloc_raw(sh_tmp(c), t->nbytes);
     unsigned sz = fp_dtype_bits(x->dt) / 8;
     for (uint64_t k = 0; k < x->n; k++) {
         if (x->dt == FP_DT_FLOAT) { float f = (float)x->f[k]; memcpy(p + 4 * k, &f, 4); }
@@ -566,16 +579,18 @@ static void set_sval(fp_model *m, fp_value *v, const fp_dim *d, int n)
     v->n_sval = n;
 }
 
-void fp_fold_seed(fp_model *m, fp_arena *tmp, fp_value *v, const fp_tensor *t)
+void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t)
 {
-    num x;
-    if (!t || !is_int_type(t->dtype) || t->shape.rank > 1 || !num_load(tmp ? tmp : m->arena, t, &x) ||
-        x.n > SH_MAX_SVAL)
+    uint64_t n;
+    if (!t || t->where != FP_DATA_INLINE || !is_int_type(t->dtype) || t->shape.rank > 1 ||
+        !fp_shape_numel(&t->shape, &n) || n > SH_MAX_SVAL)
         return;
+    int64_t x[SH_MAX_SVAL];
+    load_ints(t, n, x);
     fp_dim d[SH_MAX_SVAL];
-    for (uint64_t k = 0; k < x.n; k++)
-        d[k] = (fp_dim){x.i[k], NULL};
-    set_sval(m, v, d, (int)x.n);
+    for (uint64_t k = 0; k < n; k++)
+        d[k] = (fp_dim){x[k], NULL};
+    set_sval(m, v, d, (int)n);
 }
 
 const fp_tensor *fp_fold_known(const fp_value *v)
@@ -790,7 +805,7 @@ void fp_fold_node(sh_ctx *c)
     }
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
     if (out && out->fold)
-        fp_fold_seed(c->m, c->tmp, out, out->fold);
+        fp_fold_seed(c->m, out, out->fold);
     else
         propagate_sval(c);
 }

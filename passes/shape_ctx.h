@@ -88,9 +88,9 @@ void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
 /* Computes the output contents of c->n when every input's content is known and small:
  * sets out->fold (numeric tensors) and out->sval (integer vectors, symbols kept). Never fails. */
 void fp_fold_node(sh_ctx *c);
-/* Seeds sval from a value's constant tensor (initializer/Constant/input value); tmp (NULL: the
- * model's arena) receives the temporaries. */
-void fp_fold_seed(fp_model *m, fp_arena *tmp, fp_value *v, const fp_tensor *t);
+/* Seeds v's sval from its constant tensor t (initializer/Constant/input value/folded result) when
+ * t is a small inline integer vector; else leaves v as it is. Interns the vector in m. */
+void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t);
 /* The constant content of v (initializer, Constant, folded or provided input), or NULL. */
 const fp_tensor *fp_fold_known(const fp_value *v);
 

@@ -21,7 +21,7 @@ static bool infer_graph(pass *p, fp_graph *g);
 
 /* ---------------------------------------------------------------- reset and binding */
 
-static void reset_graph(fp_model *m, fp_arena *tmp, fp_graph *g)
+static void reset_graph(fp_model *m, fp_graph *g)
 {
     for (guint i = 0; i < g->values->len; i++) {
         fp_value *v = g->values->pdata[i];
@@ -33,8 +33,7 @@ static void reset_graph(fp_model *m, fp_arena *tmp, fp_graph *g)
         if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor) {
             v->dtype = v->tensor->dtype;
             v->shape = v->tensor->shape;
-            fp_fold_seed(m, tmp, v, fp_fold_known(v));
-            fp_arena_reset(tmp);
+            fp_fold_seed(m, v, fp_fold_known(v));
         } else {
             v->dtype = v->decl_dtype;
             v->shape = v->kind == FP_VALUE_INPUT ? v->decl_shape : (fp_shape){-1, NULL};
@@ -111,8 +110,7 @@ static bool bind_inputs(pass *p, fp_graph *g)
         const fp_tensor *t = o && o->input_values ? g_hash_table_lookup(o->input_values, v->name) : NULL;
         if (t) {
             v->fold = (fp_tensor *)t;
-            fp_fold_seed(p->m, p->tmp, v, t);
-            fp_arena_reset(p->tmp);
+            fp_fold_seed(p->m, v, t);
         }
     }
     return true;
@@ -602,7 +600,7 @@ bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GErro
     pass p = {.m = m, .opts = opts, .diag = diag, .error = error, .tmp = fp_arena_new(),
               .ge = g_str_has_prefix(m->format, "ge")};
     for (guint i = 0; i < m->graphs->len; i++)
-        reset_graph(m, p.tmp, m->graphs->pdata[i]);
+        reset_graph(m, m->graphs->pdata[i]);
     bool ok = bind_inputs(&p, m->main) && infer_graph(&p, m->main);
     fp_arena_free(p.tmp);
     return ok;
