@@ -755,6 +755,208 @@ static void propagate_sval(sh_ctx *c)
     set_sval(c->m, out, d, cnt);
 }
 
+/* Shape / Size of c->n's input 0 (static) into output 0's fold. */
+static void fold_shape(sh_ctx *c)
+{
+    const fp_shape *s = sh_in(c, 0);
+    fp_value *out = c->n->outputs[0];
+    num o;
+    num_alloc(sh_tmp(c), &o, FP_DT_INT64, &out->shape);
+    if (c->n->op == FP_OP_SIZE) {
+        uint64_t numel = 0;
+        fp_shape_numel(s, &numel);
+        o.i[0] = (int64_t)numel;
+    } else {
+        int32_t st, en;
+        sh_shape_range(c, s->rank, &st, &en);
+        for (int32_t i = st; i < en; i++)
+            o.i[i - st] = s->dims[i].value;
+    }
+    out->fold = num_store(c, &o);
+}
+
+static void fold_inputs(sh_ctx *c) { evaluate(c); }
+
+/* ---------------------------------------------------------------- memo */
+
+/* A fold is a function of what it reads: the op, its opset, attributes, the contents of its inputs
+ * (interned or model-owned tensors: the same pointer is the same contents) or, for Shape and Size,
+ * the input's shape, and the output's dtype and shape. Those are written as words into a key; a
+ * node whose key matches one folded earlier in the run takes that result. Keys longer than
+ * MEMO_WORDS (long attribute lists) are not memoized. */
+#define MEMO_WORDS 160
+
+struct fp_fold_memo {
+    GHashTable *t; /* memo_key* -> const fp_tensor* (NULL: the node does not fold) */
+    fp_arena *a;   /* the keys */
+};
+
+typedef struct {
+    guint hash;
+    uint32_t n;
+    const uint64_t *w;
+} memo_key;
+
+typedef struct {
+    uint32_t n;
+    bool full;
+    uint64_t w[MEMO_WORDS];
+} key_buf;
+
+static guint memo_hash(gconstpointer p) { return ((const memo_key *)p)->hash; }
+
+static gboolean memo_equal(gconstpointer a, gconstpointer b)
+{
+    const memo_key *x = a, *y = b;
+    return x->n == y->n && memcmp(x->w, y->w, sizeof(uint64_t) * x->n) == 0;
+}
+
+fp_fold_memo *fp_fold_memo_new(void)
+{
+    fp_fold_memo *m = g_new(fp_fold_memo, 1);
+    m->t = g_hash_table_new(memo_hash, memo_equal);
+    m->a = fp_arena_new();
+    return m;
+}
+
+void fp_fold_memo_free(fp_fold_memo *memo)
+{
+    if (!memo)
+        return;
+    g_hash_table_destroy(memo->t);
+    fp_arena_free(memo->a);
+    g_free(memo);
+}
+
+static void put(key_buf *k, uint64_t x)
+{
+    if (k->n < MEMO_WORDS)
+        k->w[k->n++] = x;
+    else
+        k->full = true;
+}
+
+static void put_bytes(key_buf *k, const void *p, size_t len)
+{
+    put(k, len);
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, (const uint8_t *)p + i, MIN(len - i, 8));
+        put(k, w);
+    }
+}
+
+static void put_shape(key_buf *k, const fp_shape *s)
+{
+    put(k, (uint64_t)(int64_t)s->rank);
+    for (int32_t d = 0; d < s->rank; d++) {
+        put(k, (uint64_t)s->dims[d].value);
+        put(k, (uint64_t)(uintptr_t)s->dims[d].sym);
+    }
+}
+
+static void put_attrs(key_buf *k, const fp_node *n)
+{
+    put(k, n->n_attrs);
+    for (uint32_t i = 0; i < n->n_attrs && !k->full; i++) {
+        const fp_attr *a = &n->attrs[i];
+        put_bytes(k, a->name, strlen(a->name));
+        put(k, (uint64_t)(uintptr_t)a->ref_attr_name);
+        put(k, (uint64_t)a->type);
+        put(k, a->n);
+        uint64_t bits;
+        switch (a->type) {
+        case FP_ATTR_INT: put(k, (uint64_t)a->u.i); break;
+        case FP_ATTR_FLOAT: memcpy(&bits, &a->u.f, 8); put(k, bits); break;
+        case FP_ATTR_STRING: put_bytes(k, a->u.s, a->n); break;
+        case FP_ATTR_INTS:
+            for (uint32_t j = 0; j < a->n; j++)
+                put(k, (uint64_t)a->u.ints[j]);
+            break;
+        case FP_ATTR_FLOATS:
+            for (uint32_t j = 0; j < a->n; j++) {
+                memcpy(&bits, &a->u.floats[j], 8);
+                put(k, bits);
+            }
+            break;
+        default: put(k, (uint64_t)(uintptr_t)a->u.t); break; /* tensors, graphs...: by identity */
+        }
+    }
+}
+
+/* The key of c->n's fold into k: `kind` 1 for a fold of the inputs' contents, 2 for Shape/Size
+ * (the input's shape); false when too long. */
+static bool memo_key_of(const sh_ctx *c, int kind, key_buf *k)
+{
+    const fp_node *n = c->n;
+    const fp_value *out = n->outputs[0];
+    k->n = 0;
+    k->full = false;
+    put(k, (uint64_t)kind);
+    put(k, (uint64_t)n->op);
+    put(k, (uint64_t)c->opset);
+    put(k, n->n_inputs);
+    put(k, n->n_outputs);
+    put(k, (uint64_t)out->dtype);
+    put_shape(k, &out->shape);
+    if (kind == 2) {
+        put_shape(k, &n->inputs[0]->shape);
+    } else {
+        for (uint32_t i = 0; i < n->n_inputs; i++)
+            put(k, (uint64_t)(uintptr_t)(n->inputs[i] ? fp_fold_known(n->inputs[i]) : NULL));
+    }
+    put_attrs(k, n);
+    return !k->full;
+}
+
+static memo_key key_view(const key_buf *k)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = 0; i < k->n; i++) {
+        h = (h ^ k->w[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return (memo_key){(guint)(h ^ (h >> 29)), k->n, k->w};
+}
+
+/* Whether the memo holds c->n's fold (kind as memo_key_of): then *out is it (NULL: no fold). */
+static bool memo_get(const sh_ctx *c, const key_buf *k, const fp_tensor **out)
+{
+    memo_key key = key_view(k);
+    gpointer val;
+    if (!g_hash_table_lookup_extended(c->memo->t, &key, NULL, &val))
+        return false;
+    *out = val;
+    return true;
+}
+
+static void memo_put(const sh_ctx *c, const key_buf *k, const fp_tensor *fold)
+{
+    memo_key *key = fp_arena_alloc_raw(c->memo->a, sizeof *key);
+    *key = key_view(k);
+    key->w = fp_arena_memdup(c->memo->a, k->w, sizeof(uint64_t) * k->n);
+    g_hash_table_insert(c->memo->t, key, (gpointer)fold);
+}
+
+/* Folds c->n (kind as memo_key_of) with fold(c), through the memo when there is one. */
+static void fold_memo(sh_ctx *c, int kind, void (*fold)(sh_ctx *c))
+{
+    fp_value *out = c->n->outputs[0];
+    key_buf k;
+    if (!c->memo || !memo_key_of(c, kind, &k)) {
+        fold(c);
+        return;
+    }
+    const fp_tensor *t;
+    if (memo_get(c, &k, &t)) {
+        if (t)
+            out->fold = (fp_tensor *)t;
+        return;
+    }
+    fold(c);
+    memo_put(c, &k, out->fold);
+}
+
 void fp_fold_node(sh_ctx *c)
 {
     fp_node *n = c->n;
@@ -780,27 +982,16 @@ void fp_fold_node(sh_ctx *c)
     } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
         const fp_shape *s = sh_in(c, 0);
         fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-        if (s && out && fp_shape_static(s)) {
-            num o;
-            num_alloc(sh_tmp(c), &o, FP_DT_INT64, &out->shape);
-            if (n->op == FP_OP_SIZE) {
-                uint64_t numel = 0;
-                fp_shape_numel(s, &numel);
-                o.i[0] = (int64_t)numel;
-            } else {
-                int32_t st, en;
-                sh_shape_range(c, s->rank, &st, &en);
-                for (int32_t i = st; i < en; i++)
-                    o.i[i - st] = s->dims[i].value;
-            }
-            out->fold = num_store(c, &o);
-        }
+        if (s && out && fp_shape_static(s))
+            fold_memo(c, 2, fold_shape);
     } else {
         bool all_known = n->n_inputs > 0;
         for (uint32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] && !fp_fold_known(n->inputs[i]))
                 all_known = false;
-        if (all_known)
+        if (all_known && n->n_outputs && n->outputs[0])
+            fold_memo(c, 1, fold_inputs);
+        else if (all_known)
             evaluate(c);
     }
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;

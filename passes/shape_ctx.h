@@ -13,6 +13,9 @@
 
 typedef enum { SH_OK, SH_UNKNOWN, SH_ERROR } sh_result;
 
+/* Folds already computed in one run of the pass (fold.c), shared by the nodes of that run. */
+typedef struct fp_fold_memo fp_fold_memo;
+
 typedef struct {
     fp_model *m;
     fp_node *n;
@@ -23,6 +26,7 @@ typedef struct {
     fp_arena *tmp; /* scratch for what lives while the node is inferred (NULL: m->arena): the driver
                       interns the node's output shapes (fp_intern_dims) and then resets it */
     bool ge;       /* the model is a GE graph (its format starts with "ge"): tested once per pass */
+    fp_fold_memo *memo; /* optional: folds of this run, reused by nodes that fold the same way */
 } sh_ctx;
 
 /* Where a rule allocates its temporaries and new shapes: the scratch arena, else the model's. */
@@ -86,8 +90,13 @@ void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
 
 /* ---- constant evaluation (fold.c) ---- */
 /* Computes the output contents of c->n when every input's content is known and small:
- * sets out->fold (numeric tensors) and out->sval (integer vectors, symbols kept). Never fails. */
+ * sets out->fold (numeric tensors) and out->sval (integer vectors, symbols kept). Never fails.
+ * With c->memo, a node that reads the same things as one folded before in the run (op, opset,
+ * attributes, input contents, output type and shape) takes that node's result. */
 void fp_fold_node(sh_ctx *c);
+/* A memo for one run of the pass; freed with fp_fold_memo_free (interned results stay valid). */
+fp_fold_memo *fp_fold_memo_new(void);
+void fp_fold_memo_free(fp_fold_memo *memo);
 /* Seeds v's sval from its constant tensor t (initializer/Constant/input value/folded result) when
  * t is a small inline integer vector; else leaves v as it is. Interns the vector in m. */
 void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t);

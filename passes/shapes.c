@@ -15,6 +15,7 @@ typedef struct {
     GError **error;
     fp_arena *tmp; /* scratch of the node being inferred (sh_ctx.tmp) */
     bool ge;       /* sh_ctx.ge */
+    fp_fold_memo *memo; /* sh_ctx.memo */
 } pass;
 
 static bool infer_graph(pass *p, fp_graph *g);
@@ -236,7 +237,7 @@ static bool trust_declared(const pass *p, const fp_node *n)
 static bool infer_node(pass *p, fp_node *n)
 {
     sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
-                .ge = p->ge};
+                .ge = p->ge, .memo = p->memo};
     if (trust_declared(p, n)) {
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
@@ -583,7 +584,7 @@ static bool infer_graph(pass *p, fp_graph *g)
     for (uint32_t i = 0; i < count; i++) {
         fp_node *n = order[i];
         sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
-                .ge = p->ge};
+                .ge = p->ge, .memo = p->memo};
         if (!sh_check_attrs(&c))
             return false;
         bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
@@ -598,10 +599,11 @@ static bool infer_graph(pass *p, fp_graph *g)
 bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GError **error)
 {
     pass p = {.m = m, .opts = opts, .diag = diag, .error = error, .tmp = fp_arena_new(),
-              .ge = g_str_has_prefix(m->format, "ge")};
+              .ge = g_str_has_prefix(m->format, "ge"), .memo = fp_fold_memo_new()};
     for (guint i = 0; i < m->graphs->len; i++)
         reset_graph(m, m->graphs->pdata[i]);
     bool ok = bind_inputs(&p, m->main) && infer_graph(&p, m->main);
     fp_arena_free(p.tmp);
+    fp_fold_memo_free(p.memo);
     return ok;
 }
