@@ -787,9 +787,16 @@ static void fold_inputs(sh_ctx *c) { evaluate(c); }
 #define MEMO_WORDS 160
 
 struct fp_fold_memo {
-    GHashTable *t; /* memo_key* -> const fp_tensor* (NULL: the node does not fold) */
-    fp_arena *a;   /* the keys */
+    GHashTable *t; /* memo_key* -> memo_val* */
+    fp_arena *a;   /* the keys and values */
 };
+
+/* A node's fold (NULL: it does not fold) and the sval seeded from it. */
+typedef struct {
+    const fp_tensor *fold;
+    const fp_dim *sval;
+    int32_t n_sval;
+} memo_val;
 
 typedef struct {
     guint hash;
@@ -919,42 +926,42 @@ static memo_key key_view(const key_buf *k)
     return (memo_key){(guint)(h ^ (h >> 29)), k->n, k->w};
 }
 
-/* Whether the memo holds c->n's fold (kind as memo_key_of): then *out is it (NULL: no fold). */
-static bool memo_get(const sh_ctx *c, const key_buf *k, const fp_tensor **out)
-{
-    memo_key key = key_view(k);
-    gpointer val;
-    if (!g_hash_table_lookup_extended(c->memo->t, &key, NULL, &val))
-        return false;
-    *out = val;
-    return true;
-}
-
-static void memo_put(const sh_ctx *c, const key_buf *k, const fp_tensor *fold)
+static void memo_put(const sh_ctx *c, const key_buf *k, const fp_value *out)
 {
     memo_key *key = fp_arena_alloc_raw(c->memo->a, sizeof *key);
     *key = key_view(k);
     key->w = fp_arena_memdup(c->memo->a, k->w, sizeof(uint64_t) * k->n);
-    g_hash_table_insert(c->memo->t, key, (gpointer)fold);
+    memo_val *val = fp_arena_alloc_raw(c->memo->a, sizeof *val);
+    *val = (memo_val){out->fold, out->sval, out->n_sval};
+    g_hash_table_insert(c->memo->t, key, val);
 }
 
-/* Folds c->n (kind as memo_key_of) with fold(c), through the memo when there is one. */
-static void fold_memo(sh_ctx *c, int kind, void (*fold)(sh_ctx *c))
+/* Folds c->n (kind as memo_key_of) with fold(c), through the memo when there is one. True when
+ * output 0 is complete: folded, and its sval seeded from the fold; false when the caller has to
+ * seed it (no memo) or propagate sval (no fold). */
+static bool fold_memo(sh_ctx *c, int kind, void (*fold)(sh_ctx *c))
 {
     fp_value *out = c->n->outputs[0];
     key_buf k;
     if (!c->memo || !memo_key_of(c, kind, &k)) {
         fold(c);
-        return;
+        return false;
     }
-    const fp_tensor *t;
-    if (memo_get(c, &k, &t)) {
-        if (t)
-            out->fold = (fp_tensor *)t;
-        return;
+    memo_key key = key_view(&k);
+    const memo_val *hit = g_hash_table_lookup(c->memo->t, &key);
+    if (hit) {
+        if (!hit->fold)
+            return false;
+        out->fold = (fp_tensor *)hit->fold;
+        out->sval = (fp_dim *)hit->sval;
+        out->n_sval = hit->n_sval;
+        return true;
     }
     fold(c);
-    memo_put(c, &k, out->fold);
+    if (out->fold)
+        fp_fold_seed(c->m, out, out->fold);
+    memo_put(c, &k, out);
+    return out->fold != NULL;
 }
 
 void fp_fold_node(sh_ctx *c)
@@ -982,17 +989,19 @@ void fp_fold_node(sh_ctx *c)
     } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
         const fp_shape *s = sh_in(c, 0);
         fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-        if (s && out && fp_shape_static(s))
-            fold_memo(c, 2, fold_shape);
+        if (s && out && fp_shape_static(s) && fold_memo(c, 2, fold_shape))
+            return;
     } else {
         bool all_known = n->n_inputs > 0;
         for (uint32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] && !fp_fold_known(n->inputs[i]))
                 all_known = false;
-        if (all_known && n->n_outputs && n->outputs[0])
-            fold_memo(c, 1, fold_inputs);
-        else if (all_known)
+        if (all_known && n->n_outputs && n->outputs[0]) {
+            if (fold_memo(c, 1, fold_inputs))
+                return;
+        } else if (all_known) {
             evaluate(c);
+        }
     }
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
     if (out && out->fold)
