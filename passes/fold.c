@@ -779,9 +779,9 @@ static void fold_inputs(sh_ctx *c) { evaluate(c); }
 
 /* ---------------------------------------------------------------- memo */
 
-/* A fold is a function of what it reads: the op, its opset, attributes, the contents of its inputs
- * (interned or model-owned tensors: the same pointer is the same contents) or, for Shape and Size,
- * the input's shape, and the output's dtype and shape. Those are written as words into a key; a
+/* A fold is a function of what it reads: the op, its opset, attributes (names by identity), the
+ * contents of its inputs (interned or model-owned tensors: the same pointer is the same contents)
+ * or, for Shape and Size, the input's shape, and the output's dtype and shape. Those are written as words into a key; a
  * node whose key matches one folded earlier in the run takes that result. Keys longer than
  * MEMO_WORDS (long attribute lists) are not memoized. */
 #define MEMO_WORDS 160
@@ -835,7 +835,7 @@ void fp_fold_memo_free(fp_fold_memo *memo)
     g_free(memo);
 }
 
-static void put(key_buf *k, uint64_t x)
+static inline void put(key_buf *k, uint64_t x)
 {
     if (k->n < MEMO_WORDS)
         k->w[k->n++] = x;
@@ -867,7 +867,7 @@ static void put_attrs(key_buf *k, const fp_node *n)
     put(k, n->n_attrs);
     for (uint32_t i = 0; i < n->n_attrs && !k->full; i++) {
         const fp_attr *a = &n->attrs[i];
-        put_bytes(k, a->name, strlen(a->name));
+        put(k, (uint64_t)(uintptr_t)a->name); /* immutable: the same pointer is the same name */
         put(k, (uint64_t)(uintptr_t)a->ref_attr_name);
         put(k, (uint64_t)a->type);
         put(k, a->n);
@@ -919,10 +919,9 @@ static bool memo_key_of(const sh_ctx *c, int kind, key_buf *k)
 static memo_key key_view(const key_buf *k)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (uint32_t i = 0; i < k->n; i++) {
-        h = (h ^ k->w[i]) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
+    for (uint32_t i = 0; i < k->n; i++)
+        h = (h + k->w[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
     return (memo_key){(guint)(h ^ (h >> 29)), k->n, k->w};
 }
 
