@@ -49,6 +49,8 @@ bool sh_ints(sh_ctx *c, uint32_t i, int64_t *out, int max, int *n);
 bool sh_scalar(sh_ctx *c, uint32_t i, double *out);
 /* Integer list attribute; false when absent. */
 bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count);
+/* sh_attr_ints of an attribute found already (NULL: absent). */
+bool sh_attr_ints_of(const fp_attr *a, int64_t *out, int max, int *count);
 bool sh_attr_floats(const fp_node *n, const char *name, double *out, int max, int *count);
 
 /* Attribute types and required attributes of an ONNX op (shape_attrs.c); false after sh_fail

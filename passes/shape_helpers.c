@@ -91,7 +91,11 @@ bool sh_scalar(sh_ctx *c, uint32_t i, double *out)
 
 bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count)
 {
-    const fp_attr *a = fp_node_attr(n, name);
+    return sh_attr_ints_of(fp_node_attr(n, name), out, max, count);
+}
+
+bool sh_attr_ints_of(const fp_attr *a, int64_t *out, int max, int *count)
+{
     if (!a)
         return false;
     if (a->type == FP_ATTR_INT) {
