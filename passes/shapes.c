@@ -16,6 +16,7 @@ typedef struct {
     fp_arena *tmp; /* scratch of the node being inferred (sh_ctx.tmp) */
     bool ge;       /* sh_ctx.ge */
     fp_fold_memo *memo; /* sh_ctx.memo */
+    bool attrs_checked; /* fp_shape_opts.attrs_checked */
 } pass;
 
 static bool infer_graph(pass *p, fp_graph *g);
@@ -585,7 +586,7 @@ static bool infer_graph(pass *p, fp_graph *g)
         fp_node *n = order[i];
         sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
                 .ge = p->ge, .memo = p->memo};
-        if (!sh_check_attrs(&c))
+        if (!p->attrs_checked && !sh_check_attrs(&c))
             return false;
         bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
         intern_outputs(p, n); /* on an error too: the model stays valid */
@@ -599,7 +600,8 @@ static bool infer_graph(pass *p, fp_graph *g)
 bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GError **error)
 {
     pass p = {.m = m, .opts = opts, .diag = diag, .error = error, .tmp = fp_arena_new(),
-              .ge = g_str_has_prefix(m->format, "ge"), .memo = fp_fold_memo_new()};
+              .ge = g_str_has_prefix(m->format, "ge"), .memo = fp_fold_memo_new(),
+              .attrs_checked = opts && opts->attrs_checked};
     for (guint i = 0; i < m->graphs->len; i++)
         reset_graph(m, m->graphs->pdata[i]);
     bool ok = bind_inputs(&p, m->main) && infer_graph(&p, m->main);
