@@ -67,7 +67,8 @@ static void load_ints(const fp_tensor *t, uint64_t n, int64_t *out)
 {
     const uint8_t *p = t->data;
     if (t->dtype == FP_DT_INT64) {
-        memcpy(out, p, sizeof(int64_t) * n);
+        if (n) /* an empty tensor may have no data */
+            memcpy(out, p, sizeof(int64_t) * n);
         return;
     }
     unsigned sz = fp_dtype_bits(t->dtype) / 8;
