@@ -61,6 +61,27 @@ static uint16_t double_to_half(double d)
     return (uint16_t)(sign | (uint32_t)(e << 10) | ((m >> 13) + ((m >> 12) & 1)));
 }
 
+/* The first n elements of the inline integer (or bool) tensor t as int64: signed types sign-extended,
+ * the others zero-extended. */
+static void load_ints(const fp_tensor *t, uint64_t n, int64_t *out)
+{
+    const uint8_t *p = t->data;
+    if (t->dtype == FP_DT_INT64) {
+        if (n) /* an empty tensor may have no data */
+            memcpy(out, p, sizeof(int64_t) * n);
+        return;
+    }
+    unsigned sz = fp_dtype_bits(t->dtype) / 8;
+    bool sgn = t->dtype == FP_DT_INT8 || t->dtype == FP_DT_INT16 || t->dtype == FP_DT_INT32;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t u = 0;
+        memcpy(&u, p + sz * k, sz);
+        if (sgn && (u >> (8 * sz - 1)) & 1)
+            u |= ~0ull << (8 * sz);
+        out[k] = (int64_t)u;
+    }
+}
+
 /* Loads an inline tensor; false for types we do not evaluate or sizes over the limit. */
 static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
 {
@@ -85,15 +106,7 @@ static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
         }
     } else {
         out->i = fp_arena_calloc(a, n ? n : 1, sizeof(int64_t));
-        unsigned sz = fp_dtype_bits(t->dtype) / 8;
-        bool sgn = t->dtype == FP_DT_INT8 || t->dtype == FP_DT_INT16 || t->dtype == FP_DT_INT32 || t->dtype == FP_DT_INT64;
-        for (uint64_t k = 0; k < n; k++) {
-            uint64_t u = 0;
-            memcpy(&u, p + sz * k, sz);
-            if (sgn && sz < 8 && (u >> (8 * sz - 1)) & 1)
-                u |= ~0ull << (8 * sz);
-            out->i[k] = (int64_t)u;
-        }
+        load_ints(t, n, out->i);
     }
     return true;
 }
@@ -151,7 +164,8 @@ static fp_tensor *num_store(sh_ctx *c, const num *x)
     t->shape.rank = x->shape.rank;
     t->shape.dims = fp_intern_dims(c->m, x->shape.dims, x->shape.rank);
     fp_dtype_bytes(x->dt, x->n, &t->nbytes);
-    uint8_t *p = fp_arena_alloc(sh_tmp(c), t->nbytes ? t->nbytes : 1);
+    uint64_t buf[64]; /* most folded tensors are shape vectors: no scratch for them */
+    uint8_t *p = t->nbytes <= sizeof buf ? (uint8_t *)buf : fp_arena_alloc_raw(sh_tmp(c), t->nbytes);
     unsigned sz = fp_dtype_bits(x->dt) / 8;
     for (uint64_t k = 0; k < x->n; k++) {
         if (x->dt == FP_DT_FLOAT) { float f = (float)x->f[k]; memcpy(p + 4 * k, &f, 4); }
@@ -566,16 +580,18 @@ static void set_sval(fp_model *m, fp_value *v, const fp_dim *d, int n)
     v->n_sval = n;
 }
 
-void fp_fold_seed(fp_model *m, fp_arena *tmp, fp_value *v, const fp_tensor *t)
+void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t)
 {
-    num x;
-    if (!t || !is_int_type(t->dtype) || t->shape.rank > 1 || !num_load(tmp ? tmp : m->arena, t, &x) ||
-        x.n > SH_MAX_SVAL)
+    uint64_t n;
+    if (!t || t->where != FP_DATA_INLINE || !is_int_type(t->dtype) || t->shape.rank > 1 ||
+        !fp_shape_numel(&t->shape, &n) || n > SH_MAX_SVAL)
         return;
+    int64_t x[SH_MAX_SVAL];
+    load_ints(t, n, x);
     fp_dim d[SH_MAX_SVAL];
-    for (uint64_t k = 0; k < x.n; k++)
-        d[k] = (fp_dim){x.i[k], NULL};
-    set_sval(m, v, d, (int)x.n);
+    for (uint64_t k = 0; k < n; k++)
+        d[k] = (fp_dim){x[k], NULL};
+    set_sval(m, v, d, (int)n);
 }
 
 const fp_tensor *fp_fold_known(const fp_value *v)
@@ -740,6 +756,214 @@ static void propagate_sval(sh_ctx *c)
     set_sval(c->m, out, d, cnt);
 }
 
+/* Shape / Size of c->n's input 0 (static) into output 0's fold. */
+static void fold_shape(sh_ctx *c)
+{
+    const fp_shape *s = sh_in(c, 0);
+    fp_value *out = c->n->outputs[0];
+    num o;
+    num_alloc(sh_tmp(c), &o, FP_DT_INT64, &out->shape);
+    if (c->n->op == FP_OP_SIZE) {
+        uint64_t numel = 0;
+        fp_shape_numel(s, &numel);
+        o.i[0] = (int64_t)numel;
+    } else {
+        int32_t st, en;
+        sh_shape_range(c, s->rank, &st, &en);
+        for (int32_t i = st; i < en; i++)
+            o.i[i - st] = s->dims[i].value;
+    }
+    out->fold = num_store(c, &o);
+}
+
+static void fold_inputs(sh_ctx *c) { evaluate(c); }
+
+/* ---------------------------------------------------------------- memo */
+
+/* A fold is a function of what it reads: the op, its opset, attributes (names by identity), the
+ * contents of its inputs (interned or model-owned tensors: the same pointer is the same contents)
+ * or, for Shape and Size, the input's shape, and the output's dtype and shape. Those are written as words into a key; a
+ * node whose key matches one folded earlier in the run takes that result. Keys longer than
+ * MEMO_WORDS (long attribute lists) are not memoized. */
+#define MEMO_WORDS 160
+
+struct fp_fold_memo {
+    GHashTable *t; /* memo_key* -> memo_val* */
+    fp_arena *a;   /* the keys and values */
+};
+
+/* A node's fold (NULL: it does not fold) and the sval seeded from it. */
+typedef struct {
+    const fp_tensor *fold;
+    const fp_dim *sval;
+    int32_t n_sval;
+} memo_val;
+
+typedef struct {
+    guint hash;
+    uint32_t n;
+    const uint64_t *w;
+} memo_key;
+
+typedef struct {
+    uint32_t n;
+    bool full;
+    uint64_t w[MEMO_WORDS];
+} key_buf;
+
+static guint memo_hash(gconstpointer p) { return ((const memo_key *)p)->hash; }
+
+static gboolean memo_equal(gconstpointer a, gconstpointer b)
+{
+    const memo_key *x = a, *y = b;
+    return x->n == y->n && memcmp(x->w, y->w, sizeof(uint64_t) * x->n) == 0;
+}
+
+fp_fold_memo *fp_fold_memo_new(void)
+{
+    fp_fold_memo *m = g_new(fp_fold_memo, 1);
+    m->t = g_hash_table_new(memo_hash, memo_equal);
+    m->a = fp_arena_new();
+    return m;
+}
+
+void fp_fold_memo_free(fp_fold_memo *memo)
+{
+    if (!memo)
+        return;
+    g_hash_table_destroy(memo->t);
+    fp_arena_free(memo->a);
+    g_free(memo);
+}
+
+static inline void put(key_buf *k, uint64_t x)
+{
+    if (k->n < MEMO_WORDS)
+        k->w[k->n++] = x;
+    else
+        k->full = true;
+}
+
+static void put_bytes(key_buf *k, const void *p, size_t len)
+{
+    put(k, len);
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, (const uint8_t *)p + i, MIN(len - i, 8));
+        put(k, w);
+    }
+}
+
+static void put_shape(key_buf *k, const fp_shape *s)
+{
+    put(k, (uint64_t)(int64_t)s->rank);
+    for (int32_t d = 0; d < s->rank; d++) {
+        put(k, (uint64_t)s->dims[d].value);
+        put(k, (uint64_t)(uintptr_t)s->dims[d].sym);
+    }
+}
+
+static void put_attrs(key_buf *k, const fp_node *n)
+{
+    put(k, n->n_attrs);
+    for (uint32_t i = 0; i < n->n_attrs && !k->full; i++) {
+        const fp_attr *a = &n->attrs[i];
+        put(k, (uint64_t)(uintptr_t)a->name); /* immutable: the same pointer is the same name */
+        put(k, (uint64_t)(uintptr_t)a->ref_attr_name);
+        put(k, (uint64_t)a->type);
+        put(k, a->n);
+        uint64_t bits;
+        switch (a->type) {
+        case FP_ATTR_INT: put(k, (uint64_t)a->u.i); break;
+        case FP_ATTR_FLOAT: memcpy(&bits, &a->u.f, 8); put(k, bits); break;
+        case FP_ATTR_STRING: put_bytes(k, a->u.s, a->n); break;
+        case FP_ATTR_INTS:
+            for (uint32_t j = 0; j < a->n; j++)
+                put(k, (uint64_t)a->u.ints[j]);
+            break;
+        case FP_ATTR_FLOATS:
+            for (uint32_t j = 0; j < a->n; j++) {
+                memcpy(&bits, &a->u.floats[j], 8);
+                put(k, bits);
+            }
+            break;
+        default: put(k, (uint64_t)(uintptr_t)a->u.t); break; /* tensors, graphs...: by identity */
+        }
+    }
+}
+
+/* The key of c->n's fold into k: `kind` 1 for a fold of the inputs' contents, 2 for Shape/Size
+ * (the input's shape); false when too long. */
+static bool memo_key_of(const sh_ctx *c, int kind, key_buf *k)
+{
+    const fp_node *n = c->n;
+    const fp_value *out = n->outputs[0];
+    k->n = 0;
+    k->full = false;
+    put(k, (uint64_t)kind);
+    put(k, (uint64_t)n->op);
+    put(k, (uint64_t)c->opset);
+    put(k, n->n_inputs);
+    put(k, n->n_outputs);
+    put(k, (uint64_t)out->dtype);
+    put_shape(k, &out->shape);
+    if (kind == 2) {
+        put_shape(k, &n->inputs[0]->shape);
+    } else {
+        for (uint32_t i = 0; i < n->n_inputs; i++)
+            put(k, (uint64_t)(uintptr_t)(n->inputs[i] ? fp_fold_known(n->inputs[i]) : NULL));
+    }
+    put_attrs(k, n);
+    return !k->full;
+}
+
+static memo_key key_view(const key_buf *k)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = 0; i < k->n; i++)
+        h = (h + k->w[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    return (memo_key){(guint)(h ^ (h >> 29)), k->n, k->w};
+}
+
+static void memo_put(const sh_ctx *c, const key_buf *k, const fp_value *out)
+{
+    memo_key *key = fp_arena_alloc_raw(c->memo->a, sizeof *key);
+    *key = key_view(k);
+    key->w = fp_arena_memdup(c->memo->a, k->w, sizeof(uint64_t) * k->n);
+    memo_val *val = fp_arena_alloc_raw(c->memo->a, sizeof *val);
+    *val = (memo_val){out->fold, out->sval, out->n_sval};
+    g_hash_table_insert(c->memo->t, key, val);
+}
+
+/* Folds c->n (kind as memo_key_of) with fold(c), through the memo when there is one. True when
+ * output 0 is complete: folded, and its sval seeded from the fold; false when the caller has to
+ * seed it (no memo) or propagate sval (no fold). */
+static bool fold_memo(sh_ctx *c, int kind, void (*fold)(sh_ctx *c))
+{
+    fp_value *out = c->n->outputs[0];
+    key_buf k;
+    if (!c->memo || !memo_key_of(c, kind, &k)) {
+        fold(c);
+        return false;
+    }
+    memo_key key = key_view(&k);
+    const memo_val *hit = g_hash_table_lookup(c->memo->t, &key);
+    if (hit) {
+        if (!hit->fold)
+            return false;
+        out->fold = (fp_tensor *)hit->fold;
+        out->sval = (fp_dim *)hit->sval;
+        out->n_sval = hit->n_sval;
+        return true;
+    }
+    fold(c);
+    if (out->fold)
+        fp_fold_seed(c->m, out, out->fold);
+    memo_put(c, &k, out);
+    return out->fold != NULL;
+}
+
 void fp_fold_node(sh_ctx *c)
 {
     fp_node *n = c->n;
@@ -765,32 +989,23 @@ void fp_fold_node(sh_ctx *c)
     } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
         const fp_shape *s = sh_in(c, 0);
         fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-        if (s && out && fp_shape_static(s)) {
-            num o;
-            num_alloc(sh_tmp(c), &o, FP_DT_INT64, &out->shape);
-            if (n->op == FP_OP_SIZE) {
-                uint64_t numel = 0;
-                fp_shape_numel(s, &numel);
-                o.i[0] = (int64_t)numel;
-            } else {
-                int32_t st, en;
-                sh_shape_range(c, s->rank, &st, &en);
-                for (int32_t i = st; i < en; i++)
-                    o.i[i - st] = s->dims[i].value;
-            }
-            out->fold = num_store(c, &o);
-        }
+        if (s && out && fp_shape_static(s) && fold_memo(c, 2, fold_shape))
+            return;
     } else {
         bool all_known = n->n_inputs > 0;
         for (uint32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] && !fp_fold_known(n->inputs[i]))
                 all_known = false;
-        if (all_known)
+        if (all_known && n->n_outputs && n->outputs[0]) {
+            if (fold_memo(c, 1, fold_inputs))
+                return;
+        } else if (all_known) {
             evaluate(c);
+        }
     }
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
     if (out && out->fold)
-        fp_fold_seed(c->m, c->tmp, out, out->fold);
+        fp_fold_seed(c->m, out, out->fold);
     else
         propagate_sval(c);
 }

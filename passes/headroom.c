@@ -27,6 +27,8 @@ typedef struct {
     uint32_t unknown_at_1;
     fp_memory_opts mem;      /* o->mem for the arena alone, with `reuse` */
     fp_memory_reuse *reuse;  /* liveness and winning planner candidate, from one batch to the next */
+    bool checked;    /* a shapes run of the search succeeded: the attributes are checked (nothing
+                        the search runs changes them) */
     int64_t last_b;  /* the batch the model is inferred and planned at (last_e), 0 when none */
     struct eval last_e;
 } search;
@@ -36,10 +38,12 @@ static void summarize(search *s, const fp_memory_result *r, eval *e);
 /* Plans batch B; a 64-bit overflow of sizes is "does not fit", other failures are errors. */
 static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **error)
 {
-    fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim};
+    fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim,
+                        .attrs_checked = s->checked};
     s->last_b = 0;
     if (!fp_pass_shapes(s->m, &so, diag, error))
         return false;
+    s->checked = true;
     s->res->evaluations++;
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_memory_result) r = fp_pass_memory(s->m->main, &s->mem, diag, &err);

@@ -5,15 +5,14 @@
 
 #include "passes/metrics.h"
 
-/* Bytes of a value with a static shape; false when unknown. */
-static bool value_bytes(const fp_value *v, uint64_t *bytes)
+/* Bytes and elements of a value with a static shape; false when unknown. */
+static bool value_size(const fp_value *v, uint64_t *bytes, uint64_t *n)
 {
-    uint64_t n;
     if (v->type != FP_TYPE_TENSOR && v->type != FP_TYPE_UNKNOWN)
         return false;
-    if (!fp_shape_numel(&v->shape, &n))
+    if (!fp_shape_numel(&v->shape, n))
         return false;
-    if (!fp_dtype_bytes(v->dtype, n, bytes))
+    if (!fp_dtype_bytes(v->dtype, *n, bytes))
         *bytes = 0; /* strings: no fixed size */
     return true;
 }
@@ -40,34 +39,37 @@ static uint64_t prod_dims(const fp_shape *s, int32_t from, int32_t to)
     return p;
 }
 
-/* Multiply-accumulates of a convolution: every output element sums C/group x kernel products. */
-static uint64_t conv_macs(const fp_node *n, uint32_t w_index)
+/* Multiply-accumulates of a convolution of `out` output elements: every output element sums
+ * C/group x kernel products. */
+static uint64_t conv_macs(const fp_node *n, uint32_t w_index, uint64_t out)
 {
-    const fp_value *y = n->outputs[0], *w = n->inputs[w_index];
+    const fp_value *w = n->inputs[w_index];
     if (!w || w->shape.rank < 3)
         return 0;
     uint64_t per_out = prod_dims(&w->shape, 1, w->shape.rank); /* C/group x k1 x k2 ... */
-    return numel_of(y) * per_out;
+    return out * per_out;
 }
 
-/* ConvTranspose: every input element scatters into (M/group) x kernel outputs. */
-static uint64_t conv_transpose_macs(const fp_node *n)
+/* ConvTranspose of `in` input elements: every input element scatters into (M/group) x kernel
+ * outputs. */
+static uint64_t conv_transpose_macs(const fp_node *n, uint64_t in)
 {
-    const fp_value *x = n->inputs[0], *w = n->inputs[1];
+    const fp_value *w = n->inputs[1];
     if (!w || w->shape.rank < 3)
         return 0;
-    return numel_of(x) * prod_dims(&w->shape, 1, w->shape.rank);
+    return in * prod_dims(&w->shape, 1, w->shape.rank);
 }
 
-static uint64_t matmul_macs(const fp_node *n, uint32_t b_index)
+/* Multiply-accumulates of a matrix product of `out` output elements. */
+static uint64_t matmul_macs(const fp_node *n, uint32_t b_index, uint64_t out)
 {
-    const fp_value *a = n->inputs[0], *y = n->outputs[0];
+    const fp_value *a = n->inputs[0];
     if (!a || a->shape.rank < 1 || b_index >= n->n_inputs || !n->inputs[b_index])
         return 0;
     bool ta = fp_node_attr_int(n, "transA", 0);
     int32_t r = a->shape.rank;
     int64_t k = a->shape.dims[r == 1 ? 0 : (ta ? r - 2 : r - 1)].value;
-    return numel_of(y) * (uint64_t)MAX(k, 0);
+    return out * (uint64_t)MAX(k, 0);
 }
 
 /* Einsum: product of the sizes of all distinct letters (one multiply-add per combination). */
@@ -124,15 +126,16 @@ static uint64_t rnn_flops(const fp_node *n)
     return nd * steps * gates * h * (2 * (in + h) + 2 + 4);
 }
 
-/* FLOPs per element of the output for elementwise-like ops; per element of input 0 for others. */
-static uint64_t op_flops(const fp_node *n)
+/* FLOPs per element of the output for elementwise-like ops; per element of input 0 for others.
+ * in, out: the elements of input 0 and output 0 (0 when absent or not static), as the caller
+ * has them already. */
+static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
 {
     const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
     const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
-    uint64_t out = numel_of(y), in = numel_of(x);
     switch (n->op) {
     case FP_OP_CONV: case FP_OP_FUSED_CONV: case FP_OP_CONV_INTEGER: {
-        uint64_t f = 2 * conv_macs(n, 1);
+        uint64_t f = 2 * conv_macs(n, 1, out);
         if (n->n_inputs > 2 && n->inputs[2])
             f += out; /* bias */
         if (n->op == FP_OP_FUSED_CONV)
@@ -140,15 +143,15 @@ static uint64_t op_flops(const fp_node *n)
         return f;
     }
     case FP_OP_QLINEAR_CONV:
-        return 2 * conv_macs(n, 3) + out;
+        return 2 * conv_macs(n, 3, out) + out;
     case FP_OP_CONV_TRANSPOSE:
-        return 2 * conv_transpose_macs(n) + (n->n_inputs > 2 && n->inputs[2] ? out : 0);
+        return 2 * conv_transpose_macs(n, in) + (n->n_inputs > 2 && n->inputs[2] ? out : 0);
     case FP_OP_GEMM: case FP_OP_FUSED_GEMM:
-        return 2 * matmul_macs(n, 1) + (n->n_inputs > 2 && n->inputs[2] ? out : 0) + (n->op == FP_OP_FUSED_GEMM ? out : 0);
+        return 2 * matmul_macs(n, 1, out) + (n->n_inputs > 2 && n->inputs[2] ? out : 0) + (n->op == FP_OP_FUSED_GEMM ? out : 0);
     case FP_OP_MATMUL: case FP_OP_MATMUL_INTEGER: case FP_OP_FUSED_MATMUL:
-        return 2 * matmul_macs(n, 1);
+        return 2 * matmul_macs(n, 1, out);
     case FP_OP_QLINEAR_MATMUL:
-        return 2 * matmul_macs(n, 3);
+        return 2 * matmul_macs(n, 3, out);
     case FP_OP_EINSUM:
         return 2 * einsum_macs(n);
     case FP_OP_ATTENTION: {
@@ -192,7 +195,7 @@ static uint64_t op_flops(const fp_node *n)
     case FP_OP_HARDMAX: case FP_OP_CUM_SUM:
         return in;
     case FP_OP_TOP_K:
-        return in * (uint64_t)MAX(1.0, ceil(log2((double)MAX(numel_of(y), 2))));
+        return in * (uint64_t)MAX(1.0, ceil(log2((double)MAX(out, 2))));
     case FP_OP_RESIZE: case FP_OP_UPSAMPLE: {
         const char *mode = fp_node_attr_string(n, "mode", "nearest");
         if (strcmp(mode, "nearest") == 0)
@@ -230,26 +233,32 @@ static bool node_metrics(fp_node *n)
         return true;
     }
     bool view = fp_op_has(n->op, FP_OPF_VIEW);
+    uint64_t in0 = 0, out0 = 0; /* elements of input 0 and output 0, for op_flops */
+    bool have_out0 = false;
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         const fp_value *v = n->inputs[i];
-        uint64_t b;
+        uint64_t b, e;
         if (!v)
             continue;
-        if (!value_bytes(v, &b))
+        if (!value_size(v, &b, &e))
             return false;
+        if (i == 0)
+            in0 = e;
         if (is_weight(v)) {
             mt->bytes_weight += b;
-            mt->params += numel_of(v);
+            mt->params += e;
         } else if (!view) {
             mt->bytes_act += b;
         }
     }
     for (uint32_t i = 0; i < n->n_outputs && !view; i++) {
-        uint64_t b;
+        uint64_t b, e;
         if (!n->outputs[i])
             continue;
-        if (!value_bytes(n->outputs[i], &b))
+        if (!value_size(n->outputs[i], &b, &e))
             return false;
+        if (i == 0)
+            out0 = e, have_out0 = true;
         mt->bytes_out += b;
     }
     if (view) /* an alias: no data moves (Reshape, Flatten, Squeeze, Unsqueeze, Identity) */
@@ -257,7 +266,7 @@ static bool node_metrics(fp_node *n)
     if (n->flags & FP_NODE_FUSED)
         mt->flops = flops_kept; /* a fused kernel does its members' arithmetic */
     else
-        mt->flops = op_flops(n);
+        mt->flops = op_flops(n, in0, have_out0 ? out0 : numel_of(n->n_outputs ? n->outputs[0] : NULL));
     mt->known = true;
     return true;
 }

@@ -13,6 +13,9 @@
 
 typedef enum { SH_OK, SH_UNKNOWN, SH_ERROR } sh_result;
 
+/* Folds already computed in one run of the pass (fold.c), shared by the nodes of that run. */
+typedef struct fp_fold_memo fp_fold_memo;
+
 typedef struct {
     fp_model *m;
     fp_node *n;
@@ -23,6 +26,7 @@ typedef struct {
     fp_arena *tmp; /* scratch for what lives while the node is inferred (NULL: m->arena): the driver
                       interns the node's output shapes (fp_intern_dims) and then resets it */
     bool ge;       /* the model is a GE graph (its format starts with "ge"): tested once per pass */
+    fp_fold_memo *memo; /* optional: folds of this run, reused by nodes that fold the same way */
 } sh_ctx;
 
 /* Where a rule allocates its temporaries and new shapes: the scratch arena, else the model's. */
@@ -45,6 +49,8 @@ bool sh_ints(sh_ctx *c, uint32_t i, int64_t *out, int max, int *n);
 bool sh_scalar(sh_ctx *c, uint32_t i, double *out);
 /* Integer list attribute; false when absent. */
 bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count);
+/* sh_attr_ints of an attribute found already (NULL: absent). */
+bool sh_attr_ints_of(const fp_attr *a, int64_t *out, int max, int *count);
 bool sh_attr_floats(const fp_node *n, const char *name, double *out, int max, int *count);
 
 /* Attribute types and required attributes of an ONNX op (shape_attrs.c); false after sh_fail
@@ -86,11 +92,16 @@ void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
 
 /* ---- constant evaluation (fold.c) ---- */
 /* Computes the output contents of c->n when every input's content is known and small:
- * sets out->fold (numeric tensors) and out->sval (integer vectors, symbols kept). Never fails. */
+ * sets out->fold (numeric tensors) and out->sval (integer vectors, symbols kept). Never fails.
+ * With c->memo, a node that reads the same things as one folded before in the run (op, opset,
+ * attributes, input contents, output type and shape) takes that node's result. */
 void fp_fold_node(sh_ctx *c);
-/* Seeds sval from a value's constant tensor (initializer/Constant/input value); tmp (NULL: the
- * model's arena) receives the temporaries. */
-void fp_fold_seed(fp_model *m, fp_arena *tmp, fp_value *v, const fp_tensor *t);
+/* A memo for one run of the pass; freed with fp_fold_memo_free (interned results stay valid). */
+fp_fold_memo *fp_fold_memo_new(void);
+void fp_fold_memo_free(fp_fold_memo *memo);
+/* Seeds v's sval from its constant tensor t (initializer/Constant/input value/folded result) when
+ * t is a small inline integer vector; else leaves v as it is. Interns the vector in m. */
+void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t);
 /* The constant content of v (initializer, Constant, folded or provided input), or NULL. */
 const fp_tensor *fp_fold_known(const fp_value *v);
 

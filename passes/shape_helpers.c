@@ -91,7 +91,11 @@ bool sh_scalar(sh_ctx *c, uint32_t i, double *out)
 
 bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count)
 {
-    const fp_attr *a = fp_node_attr(n, name);
+    return sh_attr_ints_of(fp_node_attr(n, name), out, max, count);
+}
+
+bool sh_attr_ints_of(const fp_attr *a, int64_t *out, int max, int *count)
+{
     if (!a)
         return false;
     if (a->type == FP_ATTR_INT) {
@@ -119,7 +123,8 @@ bool sh_attr_floats(const fp_node *n, const char *name, double *out, int max, in
 fp_shape sh_new(sh_ctx *c, int32_t rank)
 {
     fp_shape s = {rank, NULL};
-    s.dims = fp_arena_calloc(sh_tmp(c), rank > 0 ? (size_t)rank : 1, sizeof(fp_dim));
+    s.dims = fp_arena_alloc_raw(sh_tmp(c), sizeof(fp_dim) * (rank > 0 ? (size_t)rank : 1));
+    s.dims[0] = (fp_dim){0, NULL}; /* a scalar's placeholder, zero as calloc left it */
     for (int32_t i = 0; i < rank; i++)
         s.dims[i] = sh_dim_unknown();
     return s;

@@ -108,12 +108,40 @@ typedef struct {
     bool same, valid;        /* auto_pad is SAME_UPPER or SAME_LOWER; VALID (read once per node) */
 } window;
 
-/* Reads kernel_shape (or `kernel` dims of the weight), strides, dilations, pads, auto_pad. */
-static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win)
+/* The attributes of a window, each the first of its name (as fp_node_attr finds it), NULL when
+ * absent: found in one pass over the node's attributes. */
+typedef struct {
+    const fp_attr *kernel_shape, *strides, *dilations, *pads, *auto_pad, *group;
+} window_attrs;
+
+static void find_window_attrs(const fp_node *n, window_attrs *wa)
+{
+    memset(wa, 0, sizeof *wa);
+    for (uint32_t i = 0; i < n->n_attrs; i++) {
+        const fp_attr *a = &n->attrs[i];
+        const fp_attr **slot = NULL;
+        switch (a->name[0]) {
+        case 'k': slot = strcmp(a->name, "kernel_shape") == 0 ? &wa->kernel_shape : NULL; break;
+        case 's': slot = strcmp(a->name, "strides") == 0 ? &wa->strides : NULL; break;
+        case 'd': slot = strcmp(a->name, "dilations") == 0 ? &wa->dilations : NULL; break;
+        case 'p': slot = strcmp(a->name, "pads") == 0 ? &wa->pads : NULL; break;
+        case 'a': slot = strcmp(a->name, "auto_pad") == 0 ? &wa->auto_pad : NULL; break;
+        case 'g': slot = strcmp(a->name, "group") == 0 ? &wa->group : NULL; break;
+        default: break;
+        }
+        if (slot && !*slot)
+            *slot = a;
+    }
+}
+
+/* Reads kernel_shape (or `kernel` dims of the weight), strides, dilations, pads, auto_pad; *wa
+ * receives the attributes (the caller reads group from it). */
+static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win, window_attrs *wa)
 {
     int cnt = 0;
     win->nsp = nsp;
-    if (sh_attr_ints(c->n, "kernel_shape", win->k, FP_MAX_RANK, &cnt)) {
+    find_window_attrs(c->n, wa);
+    if (sh_attr_ints_of(wa->kernel_shape, win->k, FP_MAX_RANK, &cnt)) {
         if (cnt != nsp)
             return sh_fail(c, "kernel_shape has %d entries for %d spatial dimensions", cnt, nsp);
     } else if (w && w->rank == nsp + 2) {
@@ -127,12 +155,12 @@ static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win)
     }
     for (int i = 0; i < nsp; i++)
         win->s[i] = win->d[i] = 1, win->pb[i] = win->pe[i] = 0;
-    if (sh_attr_ints(c->n, "strides", win->s, FP_MAX_RANK, &cnt) && cnt != nsp)
+    if (sh_attr_ints_of(wa->strides, win->s, FP_MAX_RANK, &cnt) && cnt != nsp)
         return sh_fail(c, "strides has %d entries for %d spatial dimensions", cnt, nsp);
-    if (sh_attr_ints(c->n, "dilations", win->d, FP_MAX_RANK, &cnt) && cnt != nsp)
+    if (sh_attr_ints_of(wa->dilations, win->d, FP_MAX_RANK, &cnt) && cnt != nsp)
         return sh_fail(c, "dilations has %d entries for %d spatial dimensions", cnt, nsp);
     int64_t pads[2 * FP_MAX_RANK];
-    if (sh_attr_ints(c->n, "pads", pads, 2 * FP_MAX_RANK, &cnt)) {
+    if (sh_attr_ints_of(wa->pads, pads, 2 * FP_MAX_RANK, &cnt)) {
         if (cnt != 2 * nsp)
             return sh_fail(c, "pads has %d entries for %d spatial dimensions", cnt, nsp);
         for (int i = 0; i < nsp; i++)
@@ -141,7 +169,7 @@ static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win)
     for (int i = 0; i < nsp; i++)
         if (win->s[i] <= 0 || win->d[i] <= 0 || win->k[i] <= 0)
             return sh_fail(c, "kernel, stride and dilation must be positive");
-    win->auto_pad = fp_node_attr_string(c->n, "auto_pad", "NOTSET");
+    win->auto_pad = wa->auto_pad && wa->auto_pad->type == FP_ATTR_STRING ? wa->auto_pad->u.s : "NOTSET";
     win->same = strcmp(win->auto_pad, "SAME_UPPER") == 0 || strcmp(win->auto_pad, "SAME_LOWER") == 0;
     win->valid = strcmp(win->auto_pad, "VALID") == 0;
     return SH_OK;
@@ -177,10 +205,11 @@ sh_result sh_rule_conv(sh_ctx *c)
         return sh_fail(c, "input rank %d < 3", x->rank);
     int nsp = x->rank - 2;
     window win;
-    sh_result r = read_window(c, nsp, w, &win);
+    window_attrs wa;
+    sh_result r = read_window(c, nsp, w, &win, &wa);
     if (r != SH_OK)
         return r;
-    int64_t group = fp_node_attr_int(c->n, "group", 1);
+    int64_t group = wa.group && wa.group->type == FP_ATTR_INT ? wa.group->u.i : 1;
     if (w && w->rank != x->rank)
         return sh_fail(c, "weight rank %d differs from input rank %d", w->rank, x->rank);
     if (w && fp_dim_known(x->dims[1]) && fp_dim_known(w->dims[1]) && group > 0 &&
@@ -211,10 +240,11 @@ sh_result sh_rule_conv_transpose(sh_ctx *c)
         return sh_fail(c, "input rank %d < 3", x->rank);
     int nsp = x->rank - 2;
     window win;
-    sh_result r = read_window(c, nsp, w, &win);
+    window_attrs wa;
+    sh_result r = read_window(c, nsp, w, &win, &wa);
     if (r != SH_OK)
         return r;
-    int64_t group = fp_node_attr_int(c->n, "group", 1);
+    int64_t group = wa.group && wa.group->type == FP_ATTR_INT ? wa.group->u.i : 1;
     fp_shape out = sh_new(c, x->rank);
     out.dims[0] = x->dims[0];
     out.dims[1] = w && fp_dim_known(w->dims[1]) ? sh_dim(w->dims[1].value * group) : sh_dim_unknown();
@@ -250,7 +280,8 @@ sh_result sh_rule_pool(sh_ctx *c)
         return sh_fail(c, "input rank %d < 3", x->rank);
     int nsp = x->rank - 2;
     window win;
-    sh_result r = read_window(c, nsp, NULL, &win);
+    window_attrs wa;
+    sh_result r = read_window(c, nsp, NULL, &win, &wa);
     if (r != SH_OK)
         return r;
     bool ceil_mode = fp_node_attr_int(c->n, "ceil_mode", 0) != 0;
@@ -320,7 +351,8 @@ sh_result sh_rule_max_unpool(sh_ctx *c)
         return sh_unknown(c, "output_shape input is not a known constant");
     }
     window win;
-    sh_result r = read_window(c, x->rank - 2, NULL, &win);
+    window_attrs wa;
+    sh_result r = read_window(c, x->rank - 2, NULL, &win, &wa);
     if (r != SH_OK)
         return r;
     fp_shape out = sh_copy(c, x);

@@ -15,13 +15,15 @@ typedef struct {
     GError **error;
     fp_arena *tmp; /* scratch of the node being inferred (sh_ctx.tmp) */
     bool ge;       /* sh_ctx.ge */
+    fp_fold_memo *memo; /* sh_ctx.memo */
+    bool attrs_checked; /* fp_shape_opts.attrs_checked */
 } pass;
 
 static bool infer_graph(pass *p, fp_graph *g);
 
 /* ---------------------------------------------------------------- reset and binding */
 
-static void reset_graph(fp_model *m, fp_arena *tmp, fp_graph *g)
+static void reset_graph(fp_model *m, fp_graph *g)
 {
     for (guint i = 0; i < g->values->len; i++) {
         fp_value *v = g->values->pdata[i];
@@ -33,8 +35,7 @@ static void reset_graph(fp_model *m, fp_arena *tmp, fp_graph *g)
         if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor) {
             v->dtype = v->tensor->dtype;
             v->shape = v->tensor->shape;
-            fp_fold_seed(m, tmp, v, fp_fold_known(v));
-            fp_arena_reset(tmp);
+            fp_fold_seed(m, v, fp_fold_known(v));
         } else {
             v->dtype = v->decl_dtype;
             v->shape = v->kind == FP_VALUE_INPUT ? v->decl_shape : (fp_shape){-1, NULL};
@@ -111,8 +112,7 @@ static bool bind_inputs(pass *p, fp_graph *g)
         const fp_tensor *t = o && o->input_values ? g_hash_table_lookup(o->input_values, v->name) : NULL;
         if (t) {
             v->fold = (fp_tensor *)t;
-            fp_fold_seed(p->m, p->tmp, v, t);
-            fp_arena_reset(p->tmp);
+            fp_fold_seed(p->m, v, t);
         }
     }
     return true;
@@ -238,7 +238,7 @@ static bool trust_declared(const pass *p, const fp_node *n)
 static bool infer_node(pass *p, fp_node *n)
 {
     sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
-                .ge = p->ge};
+                .ge = p->ge, .memo = p->memo};
     if (trust_declared(p, n)) {
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
@@ -585,8 +585,8 @@ static bool infer_graph(pass *p, fp_graph *g)
     for (uint32_t i = 0; i < count; i++) {
         fp_node *n = order[i];
         sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
-                .ge = p->ge};
-        if (!sh_check_attrs(&c))
+                .ge = p->ge, .memo = p->memo};
+        if (!p->attrs_checked && !sh_check_attrs(&c))
             return false;
         bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
         intern_outputs(p, n); /* on an error too: the model stays valid */
@@ -600,10 +600,12 @@ static bool infer_graph(pass *p, fp_graph *g)
 bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GError **error)
 {
     pass p = {.m = m, .opts = opts, .diag = diag, .error = error, .tmp = fp_arena_new(),
-              .ge = g_str_has_prefix(m->format, "ge")};
+              .ge = g_str_has_prefix(m->format, "ge"), .memo = fp_fold_memo_new(),
+              .attrs_checked = opts && opts->attrs_checked};
     for (guint i = 0; i < m->graphs->len; i++)
-        reset_graph(m, p.tmp, m->graphs->pdata[i]);
+        reset_graph(m, m->graphs->pdata[i]);
     bool ok = bind_inputs(&p, m->main) && infer_graph(&p, m->main);
     fp_arena_free(p.tmp);
+    fp_fold_memo_free(p.memo);
     return ok;
 }

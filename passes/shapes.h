@@ -15,6 +15,9 @@ typedef struct {
     /* known input contents: input name -> fp_tensor* with FP_DATA_INLINE data (e.g. the shape
      * argument of a Reshape fed as a graph input); NULL for none */
     GHashTable *input_values;
+    /* the node attributes were checked (per op: types, required ones) by an earlier successful run
+     * on this model, and no attribute changed since: the check is not made again */
+    bool attrs_checked;
 } fp_shape_opts;
 
 /* Infers dtype and shape of every value of every graph, folds shape computations whose inputs

@@ -237,6 +237,48 @@ static void test_rerun_interned(void)
     CU_ASSERT(vals[0] == 4 && vals[1] == -1);
 }
 
+/* Nodes that fold the same inputs the same way share one result (the fold memo of a run), and
+ * those that differ in an input's shape, an input's contents or an attribute fold apart. */
+static void test_fold_memo(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 3, 4});
+    tb_input(b, "z", F32, 3, (int64_t[]){5, 3, 4});
+    tb_init_i64(b, "i0", 1, (int64_t[]){0});
+    tb_init_i64(b, "i1", 1, (int64_t[]){1});
+    tb_node(b, "Shape", "sx", "x", "sx");
+    tb_node(b, "Shape", "sx2", "x", "sx2");
+    tb_node(b, "Shape", "sz", "z", "sz");
+    tb_node_t *tail = tb_node(b, "Shape", "sxt", "x", "sxt");
+    tb_attr_i(b, tail, "start", 1);
+    tb_node(b, "Gather", "gx", "sx,i0", "gx");
+    tb_node(b, "Gather", "gx2", "sx2,i0", "gx2");
+    tb_node(b, "Gather", "gz", "sz,i0", "gz");
+    tb_node(b, "Gather", "gx1", "sx,i1", "gx1");
+    for (const char *o = "gx\0gx2\0gz\0gx1\0sxt\0"; *o; o += strlen(o) + 1)
+        tb_output(b, o, I64, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    struct {
+        const char *name;
+        int n;
+        int64_t want[3];
+    } cases[] = {{"sx", 3, {2, 3, 4}}, {"sx2", 3, {2, 3, 4}}, {"sz", 3, {5, 3, 4}}, {"sxt", 2, {3, 4}},
+                 {"gx", 1, {2}},       {"gx2", 1, {2}},       {"gz", 1, {5}},       {"gx1", 1, {3}}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        fp_value *v = fp_graph_find(m->main, cases[i].name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v->fold);
+        CU_ASSERT_EQUAL_FATAL(v->fold->nbytes, sizeof(int64_t) * (size_t)cases[i].n);
+        CU_ASSERT(memcmp(v->fold->data, cases[i].want, sizeof(int64_t) * (size_t)cases[i].n) == 0);
+        CU_ASSERT_EQUAL(v->n_sval, cases[i].n);
+        for (int k = 0; k < cases[i].n && k < v->n_sval; k++)
+            CU_ASSERT(v->sval[k].value == cases[i].want[k] && !v->sval[k].sym);
+    }
+    CU_ASSERT_PTR_EQUAL(fp_graph_find(m->main, "gx")->fold, fp_graph_find(m->main, "gx2")->fold);
+}
+
 static void test_reshape_split_slice(void)
 {
     tb *b = tb_new(13);
@@ -312,6 +354,7 @@ FP_TEST_SUITE(register_shapes)
     CU_add_test(s, "gemm_matmul_pool", test_gemm_matmul_pool);
     CU_add_test(s, "symbolic_batch", test_symbolic_batch);
     CU_add_test(s, "reshape_split_slice", test_reshape_split_slice);
+    CU_add_test(s, "fold memo", test_fold_memo);
     CU_add_test(s, "rerun reuses interned shapes", test_rerun_interned);
     CU_add_test(s, "conv_channel_mismatch", test_conv_channel_mismatch);
     CU_add_test(s, "broadcast_mismatch", test_broadcast_and_declared);
