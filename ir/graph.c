@@ -249,11 +249,11 @@ static str_entry *entry_new(fp_model *m, const char *s, size_t n, uint32_t *ref)
     return e;
 }
 
-/* The entry of the n bytes at s (no NUL among them); added when absent and `add`, else NULL. */
-static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
+/* The entry of the n bytes at s (no NUL among them), whose str_hash is h; added when absent and
+ * `add`, else NULL. */
+static str_entry *strings_entry_hashed(fp_model *m, const char *s, size_t n, uint64_t h, bool add)
 {
     struct fp_strings *t = m->strings;
-    uint64_t h = str_hash(s, n);
     uint32_t h32 = (uint32_t)h;
     size_t i = (size_t)h & (t->cap - 1);
     for (;; i = (i + 1) & (t->cap - 1)) {
@@ -275,6 +275,11 @@ static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
     if (4 * t->n > 3 * t->cap)
         strings_grow(t, 0);
     return e;
+}
+
+static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
+{
+    return strings_entry_hashed(m, s, n, str_hash(s, n), add);
 }
 
 fp_model *fp_model_new(const char *path, const char *format)
@@ -426,13 +431,14 @@ void fp_graph_forget(fp_graph *g, fp_value *v)
         g_hash_table_remove(g->by_name, v->name);
 }
 
-fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
+/* The value of entry e in g, created when absent (*existed says which). */
+static fp_value *entry_value_add(fp_graph *g, str_entry *e, bool *existed)
 {
-    fp_model *m = g->model;
-    str_entry *e = strings_entry(m, name, len, true);
     fp_value *v = entry_value(g, e);
+    *existed = v != NULL;
     if (v)
         return v;
+    fp_model *m = g->model;
     struct fp_strings *t = m->strings;
     if (!t->slab_left) {
         t->slab = fp_arena_alloc(m->arena, VALUE_SLAB * sizeof *v);
@@ -459,6 +465,43 @@ fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
         g_hash_table_insert(g->by_name, (gpointer)e->s, v);
     }
     return v;
+}
+
+fp_value *fp_graph_value_ex(fp_graph *g, const char *name, size_t len, bool *existed)
+{
+    return entry_value_add(g, strings_entry(g->model, name, len, true), existed);
+}
+
+fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
+{
+    bool existed;
+    return fp_graph_value_ex(g, name, len, &existed);
+}
+
+/* Names hashed, and their slots prefetched, ahead of the lookups. */
+#define VALUES_BATCH 16
+
+void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const size_t *lens, fp_value **out)
+{
+    struct fp_strings *t = g->model->strings;
+    uint64_t h[VALUES_BATCH];
+    bool existed;
+    for (size_t b = 0; b < n; b += VALUES_BATCH) {
+        size_t k = MIN(n - b, (size_t)VALUES_BATCH);
+        for (size_t i = 0; i < k; i++) {
+            if (!names[b + i])
+                continue;
+            h[i] = str_hash(names[b + i], lens[b + i]);
+#if defined(__GNUC__)
+            __builtin_prefetch(&t->slot[h[i] & (t->cap - 1)]);
+#endif
+        }
+        /* in order, each after the one before: a name may come twice, and the table may grow */
+        for (size_t i = 0; i < k; i++)
+            out[b + i] = names[b + i] ? entry_value_add(g, strings_entry_hashed(g->model, names[b + i], lens[b + i],
+                                                                                 h[i], true), &existed)
+                                      : NULL;
+    }
 }
 
 fp_value *fp_graph_value(fp_graph *g, const char *name) { return fp_graph_value_len(g, name, strlen(name)); }

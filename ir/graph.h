@@ -317,6 +317,12 @@ void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values);
 fp_value *fp_graph_value(fp_graph *g, const char *name);
 /* fp_graph_value of the len bytes at name (no NUL among them; need not be NUL-terminated). */
 fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len);
+/* fp_graph_value_len, telling whether the value was there already (*existed). */
+fp_value *fp_graph_value_ex(fp_graph *g, const char *name, size_t len, bool *existed);
+/* out[i] = fp_graph_value_len(g, names[i], lens[i]) for i = 0..n-1 in that order (NULL where
+ * names[i] is NULL), the lookups waiting for memory together rather than one after the other: a
+ * node's names at once. */
+void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const size_t *lens, fp_value **out);
 /* Removes v from g's index of names: fp_graph_find no longer finds it (v stays in g->values). */
 void fp_graph_forget(fp_graph *g, fp_value *v);
 /* The value called name in g only, or NULL. */

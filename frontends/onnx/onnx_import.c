@@ -27,6 +27,11 @@ typedef struct {
     GHashTable *implicit_set; /* owner node -> set of the values in its `implicit` list */
     uint64_t n_nodes;         /* imported so far, all graphs */
     uint64_t max_nodes;       /* fp_max_nodes of the file's size */
+    /* import_node's arrays of a node's input and output names, lengths and values (g_malloc) */
+    const char **io_names;
+    size_t *io_lens;
+    fp_value **io_vals;
+    size_t io_cap;
 } importer;
 
 static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g);
@@ -498,7 +503,28 @@ static const op_memo *op_kind(importer *im, const char *domain, const char *op_t
     return e;
 }
 
-static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
+/* Sets im's io arrays to hold n names. */
+static void io_reserve(importer *im, size_t n)
+{
+    if (n <= im->io_cap)
+        return;
+    im->io_cap = MAX(n, 2 * im->io_cap);
+    im->io_names = g_renew(const char *, im->io_names, im->io_cap);
+    im->io_lens = g_renew(size_t, im->io_lens, im->io_cap);
+    im->io_vals = g_renew(fp_value *, im->io_vals, im->io_cap);
+}
+
+static void io_clear(importer *im)
+{
+    g_free(im->io_names);
+    g_free(im->io_lens);
+    g_free(im->io_vals);
+}
+
+/* Imports node np into g. lens: NULL, or the lengths of np->input[0..n_input) followed by those
+ * of np->output[0..n_output), which then need not be NUL-terminated (names read from the wire; a
+ * name that holds a NUL ends there, as its C string would). */
+static bool import_node(importer *im, const Onnx__NodeProto *np, const size_t *lens, fp_graph *g)
 {
     const char *op_type = np->op_type ? np->op_type : "";
     const char *domain = np->domain ? np->domain : "";
@@ -512,16 +538,24 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
     if (np->n_input > G_MAXUINT16 * 16 || np->n_output > G_MAXUINT16 * 16)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': node '%s' has too many inputs or outputs", g->name,
                     np->name ? np->name : "");
+    /* the values first, all at once (fp_graph_values_len), inputs before outputs as one by one */
+    size_t n_io = np->n_input + np->n_output;
+    io_reserve(im, n_io);
+    for (size_t i = 0; i < n_io; i++) {
+        const char *s = i < np->n_input ? np->input[i] : np->output[i - np->n_input];
+        size_t len = !s ? 0 : lens ? lens[i] : strlen(s);
+        im->io_names[i] = len ? s : NULL; /* an empty name: no value */
+        im->io_lens[i] = len;
+    }
+    fp_graph_values_len(g, n_io, im->io_names, im->io_lens, im->io_vals);
     const op_memo *kind = op_kind(im, domain, op_type);
     fp_node *n = fp_node_new_interned(g, kind->op, kind->op_type, kind->domain, np->name, (uint32_t)np->n_input,
                                       (uint32_t)np->n_output, (uint32_t)MIN(np->n_attribute, UINT32_MAX));
-    for (size_t i = 0; i < np->n_input; i++)
-        if (np->input[i] && *np->input[i])
-            n->inputs[i] = fp_graph_value(g, np->input[i]);
+    memcpy(n->inputs, im->io_vals, np->n_input * sizeof *n->inputs);
     for (size_t i = 0; i < np->n_output; i++) {
-        if (!np->output[i] || !*np->output[i])
+        fp_value *v = im->io_vals[np->n_input + i];
+        if (!v)
             continue;
-        fp_value *v = fp_graph_value(g, np->output[i]);
         if (v->producer)
             return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': value '%s' is produced by both node '%s' and node '%s'",
                         g->name, v->name, v->producer->name, n->name);
@@ -549,9 +583,10 @@ static bool import_initializer(importer *im, fp_graph *g, size_t i, const Onnx__
     const char *name = sparse ? (sp->values && sp->values->name ? sp->values->name : "") : (tp->name ? tp->name : "");
     if (!*name)
         return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': initializer %zu has no name", g->name, i);
-    if (fp_graph_find(g, name))
+    bool existed;
+    fp_value *v = fp_graph_value_ex(g, name, strlen(name), &existed);
+    if (existed)
         return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': duplicate initializer '%s'", g->name, name);
-    fp_value *v = fp_graph_value(g, name);
     v->kind = FP_VALUE_INITIALIZER;
     v->tensor = sparse ? new_sparse_tensor(im, sp, "initializer", name) : new_tensor(im, tp, "initializer", name);
     if (!v->tensor)
@@ -636,7 +671,7 @@ static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %" G_GUINT64_FORMAT,
                     g->name, gp->n_node, im->max_nodes);
     for (size_t i = 0; i < gp->n_node; i++)
-        if (!import_node(im, gp->node[i], g))
+        if (!import_node(im, gp->node[i], NULL, g))
             return false;
     for (size_t i = 0; i < gp->n_output; i++)
         if (!import_output(im, g, i, gp->output[i]))
@@ -1046,11 +1081,19 @@ static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t
     return tp;
 }
 
-/* The NodeProto at [p, p+len) as protobuf-c would unpack it, in scratch arena a; NULL when it is
- * not of the usual shape (the caller unpacks it with protobuf-c), or, with *malformed set, when
- * one of its attributes does not unpack. */
+/* The bytes of string field f up to its first NUL, if any (as its C string would end). */
+static size_t name_len(const fp_pbskel_field *f)
+{
+    const void *nul = memchr(f->payload, 0, f->len);
+    return nul ? (size_t)((const uint8_t *)nul - f->payload) : f->len;
+}
+
+/* The NodeProto at [p, p+len) as protobuf-c would unpack it, in scratch arena a, except that its
+ * input and output names are left in place, not NUL-terminated: their lengths are in *lens, inputs
+ * then outputs (import_node). NULL when the node is not of the usual shape (the caller unpacks it
+ * with protobuf-c), or, with *malformed set, when one of its attributes does not unpack. */
 static Onnx__NodeProto *node_from_wire(wire_mem *a, ProtobufCAllocator *alloc, const uint8_t *p, size_t len,
-                                       bool *malformed)
+                                       size_t **lens, bool *malformed)
 {
     const uint8_t *q = p, *end = p + len;
     fp_pbskel_field f;
@@ -1070,14 +1113,17 @@ static Onnx__NodeProto *node_from_wire(wire_mem *a, ProtobufCAllocator *alloc, c
         np->output = wire_alloc(a, n_out * sizeof(char *));
     if (n_attr)
         np->attribute = wire_alloc(a, n_attr * sizeof(Onnx__AttributeProto *));
+    *lens = wire_alloc(a, MAX(n_in + n_out, 1) * sizeof(size_t));
     for (q = p; q < end;) {
         (void)fp_pbskel_next_field_inline(&q, end, &f);
         switch (f.number) {
         case 1:
-            np->input[np->n_input++] = wire_str(a, &f);
+            (*lens)[np->n_input] = name_len(&f);
+            np->input[np->n_input++] = (char *)f.payload;
             break;
         case 2:
-            np->output[np->n_output++] = wire_str(a, &f);
+            (*lens)[n_in + np->n_output] = name_len(&f);
+            np->output[np->n_output++] = (char *)f.payload;
             break;
         case 3:
             np->name = wire_str(a, &f);
@@ -1115,9 +1161,10 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
                            bool *malformed)
 {
     ProtobufCMessage *msg = NULL;
+    size_t *lens = NULL; /* of a node read from the wire */
     wg->mem.used = 0;
     if (f->number == 1)
-        msg = (ProtobufCMessage *)node_from_wire(&wg->mem, &wg->alloc, f->payload, f->len, malformed);
+        msg = (ProtobufCMessage *)node_from_wire(&wg->mem, &wg->alloc, f->payload, f->len, &lens, malformed);
     else if (f->number == 5)
         msg = (ProtobufCMessage *)tensor_from_wire(&wg->mem, f->payload, f->len);
     bool fast = msg != NULL; /* read from the wire: the field numbers are checked */
@@ -1127,7 +1174,7 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
     if (!msg || (!fast && !fp_pbskel_numbers_valid(msg)))
         *malformed = true;
     else if (f->number == 1)
-        ok = import_node(im, (const Onnx__NodeProto *)msg, g);
+        ok = import_node(im, (const Onnx__NodeProto *)msg, lens, g);
     else if (f->number == 5)
         ok = import_initializer(im, g, index, (const Onnx__TensorProto *)msg, NULL);
     else if (f->number == 15)
@@ -1317,6 +1364,7 @@ static fp_model *import_model(const char *path, const char *format, const Onnx__
     }
     g_hash_table_destroy(im.implicit);
     g_hash_table_destroy(im.implicit_set);
+    io_clear(&im);
     return ok ? g_steal_pointer(&m) : NULL;
 }
 
