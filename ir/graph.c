@@ -519,7 +519,7 @@ static int64_t node_opset(fp_model *m, const char *domain)
     return t->opset_version;
 }
 
-/* fp_node_new_attrs; op_type and domain already interned when `interned`. */
+/* fp_node_new_attrs; op_type, domain and a non-empty name already interned when `interned`. */
 static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, bool interned,
                          const char *name, uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
 {
@@ -539,7 +539,7 @@ static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char 
     n->domain = interned ? domain : fp_intern(m, domain ? domain : "", -1);
     n->opset = node_opset(m, n->domain);
     if (name && *name) {
-        n->name = fp_intern(m, name, -1);
+        n->name = interned ? name : fp_intern(m, name, -1);
     } else {
         char buf[96];
         g_snprintf(buf, sizeof buf, "%.60s_%u", n->op_type, n->id);

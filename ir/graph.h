@@ -340,8 +340,9 @@ fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *dom
 fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                            uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
 
-/* fp_node_new_attrs with op_type and domain already interned in g's model (fp_intern), not NULL:
- * for a frontend that keeps them per op kind. */
+/* fp_node_new_attrs with op_type and domain already interned in g's model (fp_intern), not NULL,
+ * and so is name unless it is NULL or empty: for a frontend that keeps op kinds, and finds most
+ * node names among the names of their outputs. */
 fp_node *fp_node_new_interned(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                               uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
 

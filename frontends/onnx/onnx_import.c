@@ -521,6 +521,20 @@ static void io_clear(importer *im)
     g_free(im->io_vals);
 }
 
+/* np's name interned, NULL when it has none; after its outputs were looked up into im->io_vals
+ * (a node is often called as one of its outputs, whose name is interned already). */
+static const char *node_name(importer *im, const Onnx__NodeProto *np)
+{
+    if (!np->name || !*np->name)
+        return NULL;
+    for (size_t i = 0; i < np->n_output; i++) {
+        const fp_value *v = im->io_vals[np->n_input + i];
+        if (v && strcmp(v->name, np->name) == 0)
+            return v->name;
+    }
+    return fp_intern(im->m, np->name, -1);
+}
+
 /* Imports node np into g. lens: NULL, or the lengths of np->input[0..n_input) followed by those
  * of np->output[0..n_output), which then need not be NUL-terminated (names read from the wire; a
  * name that holds a NUL ends there, as its C string would). */
@@ -549,8 +563,9 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, const size_t *l
     }
     fp_graph_values_len(g, n_io, im->io_names, im->io_lens, im->io_vals);
     const op_memo *kind = op_kind(im, domain, op_type);
-    fp_node *n = fp_node_new_interned(g, kind->op, kind->op_type, kind->domain, np->name, (uint32_t)np->n_input,
-                                      (uint32_t)np->n_output, (uint32_t)MIN(np->n_attribute, UINT32_MAX));
+    fp_node *n = fp_node_new_interned(g, kind->op, kind->op_type, kind->domain, node_name(im, np),
+                                      (uint32_t)np->n_input, (uint32_t)np->n_output,
+                                      (uint32_t)MIN(np->n_attribute, UINT32_MAX));
     memcpy(n->inputs, im->io_vals, np->n_input * sizeof *n->inputs);
     for (size_t i = 0; i < np->n_output; i++) {
         fp_value *v = im->io_vals[np->n_input + i];
