@@ -586,6 +586,18 @@ bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescripto
     return ok;
 }
 
+const uint8_t *fp_pbskel_reader_peek(const fp_pbskel_reader *r, uint64_t pos, uint64_t len)
+{
+    const skel *s = &r->s;
+    if (pos > s->size || len > s->size - pos)
+        return NULL;
+    if (s->mem)
+        return s->mem + pos;
+    if (pos >= s->buf_off && pos - s->buf_off <= s->buf_len && len <= s->buf_len - (pos - s->buf_off))
+        return s->buf + (pos - s->buf_off);
+    return NULL;
+}
+
 bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload)
 {
     skel *s = &r->s;

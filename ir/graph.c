@@ -162,6 +162,12 @@ static inline bool entry_is(const str_entry *e, const char *s, size_t n)
     return bytes_equal(e->s, s, n);
 }
 
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 static inline str_entry *entry_at(const struct fp_strings *t, uint32_t ref)
 {
     return (str_entry *)(t->chunk[ref >> ENTRY_UNIT_BITS] + ((size_t)(ref & ((1u << ENTRY_UNIT_BITS) - 1)) << 3));
@@ -335,6 +341,12 @@ const char *fp_intern(fp_model *m, const char *s, gssize len)
     return strings_entry(m, s, n, true)->s;
 }
 
+void fp_intern_prefetch(const fp_model *m, const char *s, size_t len)
+{
+    const struct fp_strings *t = m->strings;
+    PREFETCH(&t->slot[str_hash(s, len) & (t->cap - 1)]);
+}
+
 const void *fp_intern_blob(fp_model *m, const void *p, size_t size)
 {
     struct fp_blobs *t = m->blobs;
@@ -478,13 +490,41 @@ fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
     return fp_graph_value_ex(g, name, len, &existed);
 }
 
-/* Names hashed, and their slots prefetched, ahead of the lookups. */
+/* fp_graph_values_len takes names by batches: a batch is hashed and what its lookups will read is
+ * prefetched in stages (slots; then the entries that the slots point to; then those entries'
+ * values), so that the batch waits for memory about once a stage instead of up to three times a
+ * name: a model's table of names and its values are far bigger than the caches. */
 #define VALUES_BATCH 16
+#define PREFETCH_PROBES 4
+
+
+/* Prefetches the entries that names of hash h[0..k) may have (a hint: entries[i] is the first
+ * candidate, or NULL), and then the values those entries hold. */
+static void prefetch_entries(const struct fp_strings *t, const char *const *names, const uint64_t *h, size_t k,
+                             const str_entry **entries)
+{
+    for (size_t i = 0; i < k; i++) {
+        entries[i] = NULL;
+        if (!names[i])
+            continue;
+        size_t j = (size_t)h[i] & (t->cap - 1);
+        for (unsigned p = 0; p < PREFETCH_PROBES && t->slot[j]; p++, j = (j + 1) & (t->cap - 1))
+            if ((uint32_t)(t->slot[j] >> 32) == (uint32_t)h[i]) {
+                entries[i] = entry_at(t, (uint32_t)t->slot[j] - 1);
+                PREFETCH(entries[i]);
+                break;
+            }
+    }
+    for (size_t i = 0; i < k; i++)
+        if (entries[i] && entries[i]->val)
+            PREFETCH(&entries[i]->val->graph);
+}
 
 void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const size_t *lens, fp_value **out)
 {
     struct fp_strings *t = g->model->strings;
     uint64_t h[VALUES_BATCH];
+    const str_entry *entries[VALUES_BATCH];
     bool existed;
     for (size_t b = 0; b < n; b += VALUES_BATCH) {
         size_t k = MIN(n - b, (size_t)VALUES_BATCH);
@@ -492,10 +532,9 @@ void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const 
             if (!names[b + i])
                 continue;
             h[i] = str_hash(names[b + i], lens[b + i]);
-#if defined(__GNUC__)
-            __builtin_prefetch(&t->slot[h[i] & (t->cap - 1)]);
-#endif
+            PREFETCH(&t->slot[h[i] & (t->cap - 1)]);
         }
+        prefetch_entries(t, names + b, h, k, entries);
         /* in order, each after the one before: a name may come twice, and the table may grow */
         for (size_t i = 0; i < k; i++)
             out[b + i] = names[b + i] ? entry_value_add(g, strings_entry_hashed(g->model, names[b + i], lens[b + i],

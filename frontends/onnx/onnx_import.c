@@ -1204,6 +1204,31 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
     return ok;
 }
 
+/* Prefetches (fp_intern_prefetch) the names that the element of field `field` at pos (before end)
+ * will look up, when it is a node or an initializer that wg's reader holds already: the lookups of
+ * the next element then find their part of the intern table in the cache. A hint: whatever is odd
+ * or not at hand is left alone. */
+static void prefetch_element(importer *im, wire_graph *wg, uint32_t field, uint64_t pos, uint64_t end)
+{
+    if (field != 1 && field != 5)
+        return;
+    uint64_t hlen = MIN(end - pos, (uint64_t)20); /* a tag and a length */
+    const uint8_t *head = fp_pbskel_reader_peek(wg->reader, pos, hlen), *q = head, *qend;
+    fp_pbskel_field f;
+    if (!head || !fp_pbskel_next_field_head(&q, head + hlen, &f) || f.number != field || f.wire != 2 ||
+        !(q = fp_pbskel_reader_peek(wg->reader, pos + (uint64_t)(q - head), f.len)))
+        return;
+    /* writers put fields in the order of their numbers: the names come first in a node (input 1,
+     * output 2, name 3), and a tensor's name (8) comes before its data */
+    uint32_t last = field == 1 ? 3 : 8;
+    for (qend = q + f.len; q < qend;) {
+        if (!fp_pbskel_next_field_inline(&q, qend, &f) || f.number > last)
+            return;
+        if (f.wire == 2 && (field == 1 || f.number == 8))
+            fp_intern_prefetch(im->m, (const char *)f.payload, f.len);
+    }
+}
+
 /* import_elements from wg->reader: each element's skeleton is built when it is imported. */
 static bool import_elements_read(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
                                  bool *malformed)
@@ -1223,6 +1248,8 @@ static bool import_elements_read(importer *im, wire_graph *wg, fp_graph *g, uint
             *malformed = true;
             return false;
         }
+        if (pos < end)
+            prefetch_element(im, wg, field, pos, end);
         if (!import_element(im, wg, g, &e, (*index)++, malformed))
             return false;
     }
