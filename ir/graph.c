@@ -490,41 +490,15 @@ fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
     return fp_graph_value_ex(g, name, len, &existed);
 }
 
-/* fp_graph_values_len takes names by batches: a batch is hashed and what its lookups will read is
- * prefetched in stages (slots; then the entries that the slots point to; then those entries'
- * values), so that the batch waits for memory about once a stage instead of up to three times a
- * name: a model's table of names and its values are far bigger than the caches. */
+/* fp_graph_values_len takes names by batches: a batch is hashed and the slots its lookups read
+ * first are prefetched, so that the batch waits for memory about once instead of once a name (a
+ * large model's table of names is far bigger than the caches). */
 #define VALUES_BATCH 16
-#define PREFETCH_PROBES 4
-
-
-/* Prefetches the entries that names of hash h[0..k) may have (a hint: entries[i] is the first
- * candidate, or NULL), and then the values those entries hold. */
-static void prefetch_entries(const struct fp_strings *t, const char *const *names, const uint64_t *h, size_t k,
-                             const str_entry **entries)
-{
-    for (size_t i = 0; i < k; i++) {
-        entries[i] = NULL;
-        if (!names[i])
-            continue;
-        size_t j = (size_t)h[i] & (t->cap - 1);
-        for (unsigned p = 0; p < PREFETCH_PROBES && t->slot[j]; p++, j = (j + 1) & (t->cap - 1))
-            if ((uint32_t)(t->slot[j] >> 32) == (uint32_t)h[i]) {
-                entries[i] = entry_at(t, (uint32_t)t->slot[j] - 1);
-                PREFETCH(entries[i]);
-                break;
-            }
-    }
-    for (size_t i = 0; i < k; i++)
-        if (entries[i] && entries[i]->val)
-            PREFETCH(&entries[i]->val->graph);
-}
 
 void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const size_t *lens, fp_value **out)
 {
     struct fp_strings *t = g->model->strings;
     uint64_t h[VALUES_BATCH];
-    const str_entry *entries[VALUES_BATCH];
     bool existed;
     for (size_t b = 0; b < n; b += VALUES_BATCH) {
         size_t k = MIN(n - b, (size_t)VALUES_BATCH);
@@ -534,7 +508,6 @@ void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const 
             h[i] = str_hash(names[b + i], lens[b + i]);
             PREFETCH(&t->slot[h[i] & (t->cap - 1)]);
         }
-        prefetch_entries(t, names + b, h, k, entries);
         /* in order, each after the one before: a name may come twice, and the table may grow */
         for (size_t i = 0; i < k; i++)
             out[b + i] = names[b + i] ? entry_value_add(g, strings_entry_hashed(g->model, names[b + i], lens[b + i],
