@@ -49,20 +49,22 @@ static bool fail(importer *im, int code, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- shapes and types */
 
+/* Shapes are interned (fp_intern_dims): the tensors and values of a model share a few shapes. */
 static bool convert_dims_list(importer *im, const int64_t *dims, size_t n, fp_shape *out, const char *what,
                               const char *name)
 {
     if (n > FP_MAX_RANK)
         return fail(im, FP_ONNX_ERROR_LIMIT, "%s '%s': rank %zu exceeds the limit of %d", what, name, n,
                     FP_MAX_RANK);
-    out->rank = (int32_t)n;
-    out->dims = fp_arena_calloc(im->m->arena, n ? n : 1, sizeof(fp_dim));
+    fp_dim d[FP_MAX_RANK];
     for (size_t i = 0; i < n; i++) {
         if (dims[i] < 0)
             return fail(im, FP_ONNX_ERROR_INVALID, "%s '%s': dimension %zu is negative (%" G_GINT64_FORMAT ")",
                         what, name, i, dims[i]);
-        out->dims[i].value = dims[i];
+        d[i] = (fp_dim){dims[i], NULL};
     }
+    out->rank = (int32_t)n;
+    out->dims = fp_intern_dims(im->m, d, out->rank);
     return true;
 }
 
@@ -76,17 +78,18 @@ static bool convert_shape_proto(importer *im, const Onnx__TensorShapeProto *sp, 
     if (sp->n_dim > FP_MAX_RANK)
         return fail(im, FP_ONNX_ERROR_LIMIT, "value '%s': rank %zu exceeds the limit of %d", name, sp->n_dim,
                     FP_MAX_RANK);
-    out->rank = (int32_t)sp->n_dim;
-    out->dims = fp_arena_calloc(im->m->arena, sp->n_dim ? sp->n_dim : 1, sizeof(fp_dim));
+    fp_dim dims[FP_MAX_RANK];
     for (size_t i = 0; i < sp->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = sp->dim[i];
-        out->dims[i].value = -1;
+        dims[i] = (fp_dim){-1, NULL};
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
-            out->dims[i].value = d->dim_value;
+            dims[i].value = d->dim_value;
         else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
                  *d->dim_param)
-            out->dims[i].sym = fp_intern(im->m, d->dim_param, -1);
+            dims[i].sym = fp_intern(im->m, d->dim_param, -1);
     }
+    out->rank = (int32_t)sp->n_dim;
+    out->dims = fp_intern_dims(im->m, dims, out->rank); /* shared, as convert_dims_list's */
     return true;
 }
 
