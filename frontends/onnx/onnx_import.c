@@ -569,7 +569,8 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, const size_t *l
     fp_node *n = fp_node_new_interned(g, kind->op, kind->op_type, kind->domain, node_name(im, np),
                                       (uint32_t)np->n_input, (uint32_t)np->n_output,
                                       (uint32_t)MIN(np->n_attribute, UINT32_MAX));
-    memcpy(n->inputs, im->io_vals, np->n_input * sizeof *n->inputs);
+    if (np->n_input) /* (io_vals may be NULL) */
+        memcpy(n->inputs, im->io_vals, np->n_input * sizeof *n->inputs);
     for (size_t i = 0; i < np->n_output; i++) {
         fp_value *v = im->io_vals[np->n_input + i];
         if (!v)
