@@ -884,6 +884,9 @@ static const ProtobufCMessageDescriptor *element_descriptor(uint32_t field)
 
 static char *wire_str(wire_mem *a, const fp_pbskel_field *f)
 {
+    static char empty[1]; /* never written: the strings of a NodeProto are only read */
+    if (!f->len) /* most nodes' domain */
+        return empty;
     char *s = wire_alloc(a, f->len + 1);
     memcpy(s, f->payload, f->len);
     s[f->len] = 0;
@@ -1228,11 +1231,16 @@ static void prefetch_element(importer *im, wire_graph *wg, uint32_t field, uint6
     /* writers put fields in the order of their numbers: the names come first in a node (input 1,
      * output 2, name 3), and a tensor's name (8) comes before its data */
     uint32_t last = field == 1 ? 3 : 8;
+    fp_pbskel_field out = {0}; /* a node's last output: its name is often the node's */
     for (qend = q + f.len; q < qend;) {
         if (!fp_pbskel_next_field_inline(&q, qend, &f) || f.number > last)
             return;
-        if (f.wire == 2 && (field == 1 || f.number == 8))
-            fp_intern_prefetch(im->m, (const char *)f.payload, f.len);
+        if (f.wire != 2 || (field == 5 && f.number != 8) ||
+            (f.number == 3 && out.payload && f.len == out.len && memcmp(f.payload, out.payload, f.len) == 0))
+            continue;
+        fp_intern_prefetch(im->m, (const char *)f.payload, f.len);
+        if (f.number == 2)
+            out = f;
     }
 }
 
