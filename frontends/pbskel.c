@@ -279,6 +279,28 @@ static unsigned varint_size(uint64_t v)
     return n;
 }
 
+/* The usual field of a message whose fields s->skip is shown: a length-delimited one, decoded from
+ * the window in one go. 1: s->skip left it out (*p moved past it); 2: it is to be kept, s->skip was
+ * asked; 0: something else (a field of another wire type, an odd or a truncated one), nothing
+ * done: walk decodes it the slow way, with its errors; -1: an I/O error. */
+static int skip_fast(skel *s, uint64_t *p, uint64_t end)
+{
+    size_t avail = (size_t)MIN(end - *p, (uint64_t)20); /* a tag and a length */
+    const uint8_t *q0 = src_at(s, *p, avail), *q = q0;
+    fp_pbskel_field f;
+    if (!q0)
+        return -1;
+    if (!fp_pbskel_next_field_head(&q, q0 + avail, &f) || f.wire != 2)
+        return 0;
+    uint64_t payload = *p + (uint64_t)(q - q0);
+    if (f.len > end - payload)
+        return 0;
+    if (!s->skip(s->skip_data, f.number, 2, *p, payload, f.len))
+        return 2;
+    *p = payload + f.len;
+    return 1;
+}
+
 /* Appends message `d` in [p, end) to s->out, stripping and recursing as described. A walked
  * sub-message is written in place after room for its original length, then its (possibly
  * smaller) length is put in front, moving the content only when the length got shorter to encode:
@@ -295,8 +317,18 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
     uint64_t seen[FP_PBSKEL_SEEN];
     for (unsigned i = 0; i < FP_PBSKEL_SEEN; i++)
         seen[i] = UINT64_MAX;
+    bool skipping = s->skip && depth == s->skip_depth;
     while (p < end) {
         uint64_t start = p, tag, len;
+        bool asked = false; /* s->skip was shown this field already, and kept it */
+        if (skipping) {
+            int r = skip_fast(s, &p, end);
+            if (r < 0)
+                return false;
+            if (r == 1)
+                continue;
+            asked = r == 2;
+        }
         if (src_varint(s, &p, end, &tag))
             return fail(s, start, d, NULL, "truncated field tag");
         uint32_t wire = (uint32_t)(tag & 7);
@@ -331,7 +363,7 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                 return fail(s, start, d, fname, "length runs past the end of the data");
             uint64_t payload = p;
             p += len;
-            if (s->skip && depth == s->skip_depth && s->skip(s->skip_data, (uint32_t)num, wire, start, payload, len))
+            if (skipping && !asked && s->skip(s->skip_data, (uint32_t)num, wire, start, payload, len))
                 continue;
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
                 /* FP_PBSKEL_FAST: a sub-message that can neither hold a field to strip nor reach
@@ -584,6 +616,18 @@ bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescripto
     *out = s->out.data ? s->out.data : (const uint8_t *)"";
     *out_len = s->out.len;
     return ok;
+}
+
+const uint8_t *fp_pbskel_reader_peek(const fp_pbskel_reader *r, uint64_t pos, uint64_t len)
+{
+    const skel *s = &r->s;
+    if (pos > s->size || len > s->size - pos)
+        return NULL;
+    if (s->mem)
+        return s->mem + pos;
+    if (pos >= s->buf_off && pos - s->buf_off <= s->buf_len && len <= s->buf_len - (pos - s->buf_off))
+        return s->buf + (pos - s->buf_off);
+    return NULL;
 }
 
 bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload)

@@ -209,6 +209,11 @@ bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescripto
  * Moves *pos past it; false when truncated or invalid. */
 bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload);
 
+/* Bytes [pos, pos+len) of the source when the reader holds them already (in its window, or a
+ * buffer source), else NULL: nothing is read, so what the last fp_pbskel_reader_build gave stays
+ * valid. For a look ahead. */
+const uint8_t *fp_pbskel_reader_peek(const fp_pbskel_reader *r, uint64_t pos, uint64_t len);
+
 /* The markers found among an unpacked message's unknown fields; returns how many were written
  * (at most max). */
 unsigned fp_pbskel_markers(const ProtobufCMessage *msg, fp_pbskel_marker *out, unsigned max);

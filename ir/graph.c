@@ -72,25 +72,30 @@ static void blobs_grow(struct fp_blobs *t)
 }
 
 /* The intern table of fp_intern: open addressing with linear probing, at most 3/4 full. A slot
- * holds a string's hash (high 32 bits) and its entry number + 1 (low 32 bits; 0: empty slot), so
- * that a probe compares hashes without touching the strings. Entries live in chunks of the arena
- * (never moved); each keeps, besides the string, the value of that name in one graph of the model
- * (the first created; fp_graph_value), so that finding a value by name hashes the name once. The
- * same struct also holds the slab that values are cut from and a cache of fp_model_opset. */
-#define ENTRY_CHUNK_BITS 8
-#define ENTRY_CHUNK (1u << ENTRY_CHUNK_BITS)
+ * holds a string's hash (high 32 bits) and its entry's reference + 1 (low 32 bits; 0: empty slot),
+ * so that a probe compares hashes without touching the strings. An entry is the string itself
+ * behind a header: its length and the value of that name in one graph of the model (the first
+ * created; fp_graph_value), so that a lookup that finds a name reads one place besides its slot,
+ * and finding a value by name hashes the name once. Entries are packed, 8-byte aligned, in chunks
+ * of the arena (never moved): a reference counts 8-byte units from the start of chunk
+ * ref >> ENTRY_UNIT_BITS, and an entry too big for a chunk gets a chunk of its own. The same
+ * struct also holds the slab that values are cut from and a cache of fp_model_opset. */
+#define ENTRY_UNIT_BITS 13 /* a chunk: 2^13 units of 8 bytes, 64 KiB */
+#define ENTRY_CHUNK ((size_t)8 << ENTRY_UNIT_BITS)
+#define MAX_CHUNKS (((size_t)1 << (32 - ENTRY_UNIT_BITS)) - 1) /* a reference + 1 fits 32 bits */
 #define VALUE_SLAB 64
 
 typedef struct {
-    const char *s;
     fp_value *val; /* the value of this name in val->graph, or NULL */
+    uint32_t len;  /* of s, or UINT32_MAX for that length and longer ones */
+    char s[];      /* NUL-terminated */
 } str_entry;
 
 struct fp_strings {
     uint64_t *slot;       /* slots_alloc */
-    size_t cap, n;        /* cap a power of two */
-    str_entry **chunk;    /* entries, ENTRY_CHUNK per chunk */
-    size_t n_chunks;
+    size_t cap, n;        /* cap a power of two; n entries */
+    char **chunk;         /* chunks of entries; the last one is filled up to `used` bytes */
+    size_t n_chunks, used;
     fp_value *slab;       /* values not handed out yet */
     uint32_t slab_left;
     const char *opset_domain; /* fp_node_new's last domain and its opset ... */
@@ -99,28 +104,73 @@ struct fp_strings {
     uint32_t n_opset_of;
 };
 
+static inline uint64_t load64(const char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline uint64_t load32(const char *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+/* The k bytes at p (1 <= k <= 7) as a little-endian number: two overlapping loads, no call. */
+static inline uint64_t load_tail(const char *p, size_t k)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    if (k >= 4)
+        return load32(p) | load32(p + k - 4) << (8 * (k - 4));
+    return (uint64_t)b[0] | (uint64_t)b[k / 2] << (8 * (k / 2)) | (uint64_t)b[k - 1] << (8 * (k - 1));
+}
+
 static uint64_t str_hash(const char *s, size_t n)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h = (h ^ load64(s + i)) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
     }
-    if (i < n) {
-        w = 0;
-        memcpy(&w, s + i, n - i);
-        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    }
+    if (i < n)
+        h = (h ^ load_tail(s + i, n - i)) * 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 32);
 }
 
-static inline str_entry *entry_at(const struct fp_strings *t, uint32_t k)
+/* Whether the n bytes at a and b are equal: names are short, a call to memcmp costs more. */
+static inline bool bytes_equal(const char *a, const char *b, size_t n)
 {
-    return &t->chunk[k >> ENTRY_CHUNK_BITS][k & (ENTRY_CHUNK - 1)];
+    if (n > 16)
+        return memcmp(a, b, n) == 0;
+    if (n >= 8)
+        return load64(a) == load64(b) && load64(a + n - 8) == load64(b + n - 8);
+    return n == 0 || load_tail(a, n) == load_tail(b, n);
+}
+
+/* Whether entry e holds the n bytes at s. */
+static inline bool entry_is(const str_entry *e, const char *s, size_t n)
+{
+    if (e->len != MIN(n, (size_t)UINT32_MAX))
+        return false;
+    if (e->len == UINT32_MAX && strlen(e->s) != n) /* (4 GiB names: the length was cut) */
+        return false;
+    return bytes_equal(e->s, s, n);
+}
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+static inline str_entry *entry_at(const struct fp_strings *t, uint32_t ref)
+{
+    return (str_entry *)(t->chunk[ref >> ENTRY_UNIT_BITS] + ((size_t)(ref & ((1u << ENTRY_UNIT_BITS) - 1)) << 3));
 }
 
 /* Zeroed slots: a big array is mapped on its own, 2 MiB-aligned and advised to use huge pages (a
@@ -182,11 +232,34 @@ static void strings_grow(struct fp_strings *t, size_t more)
     t->cap = cap;
 }
 
-/* The entry of the n bytes at s (no NUL among them); added when absent and `add`, else NULL. */
-static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
+/* A new entry for the n bytes at s (val NULL); *ref set to its reference. */
+static str_entry *entry_new(fp_model *m, const char *s, size_t n, uint32_t *ref)
 {
     struct fp_strings *t = m->strings;
-    uint64_t h = str_hash(s, n);
+    g_assert(n <= SIZE_MAX - sizeof(str_entry) - 8);
+    size_t size = (sizeof(str_entry) + n + 1 + 7) & ~(size_t)7;
+    if (!t->n_chunks || size > ENTRY_CHUNK - t->used) {
+        g_assert(t->n_chunks < MAX_CHUNKS);
+        if ((t->n_chunks & (t->n_chunks - 1)) == 0) /* a power of two: the array is full */
+            t->chunk = g_renew(char *, t->chunk, t->n_chunks ? 2 * t->n_chunks : 1);
+        t->chunk[t->n_chunks++] = fp_arena_alloc_raw(m->arena, MAX(size, ENTRY_CHUNK));
+        t->used = 0;
+    }
+    *ref = (uint32_t)((t->n_chunks - 1) << ENTRY_UNIT_BITS | t->used >> 3);
+    str_entry *e = (str_entry *)(t->chunk[t->n_chunks - 1] + t->used);
+    t->used = size > ENTRY_CHUNK ? ENTRY_CHUNK : t->used + size; /* a big one: its chunk is full */
+    e->val = NULL;
+    e->len = (uint32_t)MIN(n, (size_t)UINT32_MAX);
+    memcpy(e->s, s, n);
+    e->s[n] = 0;
+    return e;
+}
+
+/* The entry of the n bytes at s (no NUL among them), whose str_hash is h; added when absent and
+ * `add`, else NULL. */
+static str_entry *strings_entry_hashed(fp_model *m, const char *s, size_t n, uint64_t h, bool add)
+{
+    struct fp_strings *t = m->strings;
     uint32_t h32 = (uint32_t)h;
     size_t i = (size_t)h & (t->cap - 1);
     for (;; i = (i + 1) & (t->cap - 1)) {
@@ -196,25 +269,23 @@ static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
         if ((uint32_t)(x >> 32) != h32)
             continue;
         str_entry *e = entry_at(t, (uint32_t)x - 1);
-        if (e->s[n] == 0 && strncmp(e->s, s, n) == 0)
+        if (entry_is(e, s, n))
             return e;
     }
     if (!add)
         return NULL;
-    g_assert(t->n < UINT32_MAX - 1);
-    uint32_t k = (uint32_t)t->n++;
-    if ((k >> ENTRY_CHUNK_BITS) >= t->n_chunks) {
-        if ((t->n_chunks & (t->n_chunks - 1)) == 0) /* a power of two: the array is full */
-            t->chunk = g_renew(str_entry *, t->chunk, t->n_chunks ? 2 * t->n_chunks : 1);
-        t->chunk[t->n_chunks++] = fp_arena_alloc(m->arena, ENTRY_CHUNK * sizeof(str_entry));
-    }
-    str_entry *e = entry_at(t, k);
-    e->s = fp_arena_strndup(m->arena, s, n);
-    e->val = NULL;
-    t->slot[i] = ((uint64_t)h32 << 32) | ((uint64_t)k + 1);
+    uint32_t ref;
+    str_entry *e = entry_new(m, s, n, &ref);
+    t->n++;
+    t->slot[i] = ((uint64_t)h32 << 32) | ((uint64_t)ref + 1);
     if (4 * t->n > 3 * t->cap)
         strings_grow(t, 0);
     return e;
+}
+
+static str_entry *strings_entry(fp_model *m, const char *s, size_t n, bool add)
+{
+    return strings_entry_hashed(m, s, n, str_hash(s, n), add);
 }
 
 fp_model *fp_model_new(const char *path, const char *format)
@@ -268,6 +339,12 @@ const char *fp_intern(fp_model *m, const char *s, gssize len)
     if (len >= 0 && memchr(s, 0, n)) /* embedded NUL: never a name, keep a private copy */
         return fp_arena_strndup(m->arena, s, n);
     return strings_entry(m, s, n, true)->s;
+}
+
+void fp_intern_prefetch(const fp_model *m, const char *s, size_t len)
+{
+    const struct fp_strings *t = m->strings;
+    PREFETCH(&t->slot[str_hash(s, len) & (t->cap - 1)]);
 }
 
 const void *fp_intern_blob(fp_model *m, const void *p, size_t size)
@@ -366,13 +443,14 @@ void fp_graph_forget(fp_graph *g, fp_value *v)
         g_hash_table_remove(g->by_name, v->name);
 }
 
-fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
+/* The value of entry e in g, created when absent (*existed says which). */
+static fp_value *entry_value_add(fp_graph *g, str_entry *e, bool *existed)
 {
-    fp_model *m = g->model;
-    str_entry *e = strings_entry(m, name, len, true);
     fp_value *v = entry_value(g, e);
+    *existed = v != NULL;
     if (v)
         return v;
+    fp_model *m = g->model;
     struct fp_strings *t = m->strings;
     if (!t->slab_left) {
         t->slab = fp_arena_alloc(m->arena, VALUE_SLAB * sizeof *v);
@@ -401,6 +479,43 @@ fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
     return v;
 }
 
+fp_value *fp_graph_value_ex(fp_graph *g, const char *name, size_t len, bool *existed)
+{
+    return entry_value_add(g, strings_entry(g->model, name, len, true), existed);
+}
+
+fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len)
+{
+    bool existed;
+    return fp_graph_value_ex(g, name, len, &existed);
+}
+
+/* fp_graph_values_len takes names by batches: a batch is hashed and the slots its lookups read
+ * first are prefetched, so that the batch waits for memory about once instead of once a name (a
+ * large model's table of names is far bigger than the caches). */
+#define VALUES_BATCH 16
+
+void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const size_t *lens, fp_value **out)
+{
+    struct fp_strings *t = g->model->strings;
+    uint64_t h[VALUES_BATCH];
+    bool existed;
+    for (size_t b = 0; b < n; b += VALUES_BATCH) {
+        size_t k = MIN(n - b, (size_t)VALUES_BATCH);
+        for (size_t i = 0; i < k; i++) {
+            if (!names[b + i])
+                continue;
+            h[i] = str_hash(names[b + i], lens[b + i]);
+            PREFETCH(&t->slot[h[i] & (t->cap - 1)]);
+        }
+        /* in order, each after the one before: a name may come twice, and the table may grow */
+        for (size_t i = 0; i < k; i++)
+            out[b + i] = names[b + i] ? entry_value_add(g, strings_entry_hashed(g->model, names[b + i], lens[b + i],
+                                                                                 h[i], true), &existed)
+                                      : NULL;
+    }
+}
+
 fp_value *fp_graph_value(fp_graph *g, const char *name) { return fp_graph_value_len(g, name, strlen(name)); }
 
 /* fp_model_opset of the domain of a new node: the same as the last node's in almost every model. */
@@ -416,7 +531,7 @@ static int64_t node_opset(fp_model *m, const char *domain)
     return t->opset_version;
 }
 
-/* fp_node_new_attrs; op_type and domain already interned when `interned`. */
+/* fp_node_new_attrs; op_type, domain and a non-empty name already interned when `interned`. */
 static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char *domain, bool interned,
                          const char *name, uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
 {
@@ -436,7 +551,7 @@ static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char 
     n->domain = interned ? domain : fp_intern(m, domain ? domain : "", -1);
     n->opset = node_opset(m, n->domain);
     if (name && *name) {
-        n->name = fp_intern(m, name, -1);
+        n->name = interned ? name : fp_intern(m, name, -1);
     } else {
         char buf[96];
         g_snprintf(buf, sizeof buf, "%.60s_%u", n->op_type, n->id);

@@ -293,6 +293,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_model, fp_model_free)
 
 /* Interned copy of s (len bytes, or strlen if len < 0) owned by the model. */
 const char *fp_intern(fp_model *m, const char *s, gssize len);
+/* A hint, ahead of fp_intern or fp_graph_value_len of the len bytes at s: starts loading the part
+ * of the intern table that the lookup reads first (a large model's table is far bigger than the
+ * caches). Changes nothing. */
+void fp_intern_prefetch(const fp_model *m, const char *s, size_t len);
 
 /* A copy of the `size` bytes at p owned by the model, the same copy for equal bytes: for immutable
  * arrays that shape inference makes again on every run (dims of inferred shapes, folded tensors,
@@ -317,6 +321,12 @@ void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values);
 fp_value *fp_graph_value(fp_graph *g, const char *name);
 /* fp_graph_value of the len bytes at name (no NUL among them; need not be NUL-terminated). */
 fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len);
+/* fp_graph_value_len, telling whether the value was there already (*existed). */
+fp_value *fp_graph_value_ex(fp_graph *g, const char *name, size_t len, bool *existed);
+/* out[i] = fp_graph_value_len(g, names[i], lens[i]) for i = 0..n-1 in that order (NULL where
+ * names[i] is NULL), the lookups waiting for memory together rather than one after the other: a
+ * node's names at once. */
+void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const size_t *lens, fp_value **out);
 /* Removes v from g's index of names: fp_graph_find no longer finds it (v stays in g->values). */
 void fp_graph_forget(fp_graph *g, fp_value *v);
 /* The value called name in g only, or NULL. */
@@ -334,8 +344,9 @@ fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *dom
 fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                            uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
 
-/* fp_node_new_attrs with op_type and domain already interned in g's model (fp_intern), not NULL:
- * for a frontend that keeps them per op kind. */
+/* fp_node_new_attrs with op_type and domain already interned in g's model (fp_intern), not NULL,
+ * and so is name unless it is NULL or empty: for a frontend that keeps op kinds, and finds most
+ * node names among the names of their outputs. */
 fp_node *fp_node_new_interned(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                               uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
 

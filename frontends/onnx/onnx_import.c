@@ -27,6 +27,11 @@ typedef struct {
     GHashTable *implicit_set; /* owner node -> set of the values in its `implicit` list */
     uint64_t n_nodes;         /* imported so far, all graphs */
     uint64_t max_nodes;       /* fp_max_nodes of the file's size */
+    /* import_node's arrays of a node's input and output names, lengths and values (g_malloc) */
+    const char **io_names;
+    size_t *io_lens;
+    fp_value **io_vals;
+    size_t io_cap;
 } importer;
 
 static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g);
@@ -44,20 +49,22 @@ static bool fail(importer *im, int code, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- shapes and types */
 
+/* Shapes are interned (fp_intern_dims): the tensors and values of a model share a few shapes. */
 static bool convert_dims_list(importer *im, const int64_t *dims, size_t n, fp_shape *out, const char *what,
                               const char *name)
 {
     if (n > FP_MAX_RANK)
         return fail(im, FP_ONNX_ERROR_LIMIT, "%s '%s': rank %zu exceeds the limit of %d", what, name, n,
                     FP_MAX_RANK);
-    out->rank = (int32_t)n;
-    out->dims = fp_arena_calloc(im->m->arena, n ? n : 1, sizeof(fp_dim));
+    fp_dim d[FP_MAX_RANK];
     for (size_t i = 0; i < n; i++) {
         if (dims[i] < 0)
             return fail(im, FP_ONNX_ERROR_INVALID, "%s '%s': dimension %zu is negative (%" G_GINT64_FORMAT ")",
                         what, name, i, dims[i]);
-        out->dims[i].value = dims[i];
+        d[i] = (fp_dim){dims[i], NULL};
     }
+    out->rank = (int32_t)n;
+    out->dims = fp_intern_dims(im->m, d, out->rank);
     return true;
 }
 
@@ -71,17 +78,18 @@ static bool convert_shape_proto(importer *im, const Onnx__TensorShapeProto *sp, 
     if (sp->n_dim > FP_MAX_RANK)
         return fail(im, FP_ONNX_ERROR_LIMIT, "value '%s': rank %zu exceeds the limit of %d", name, sp->n_dim,
                     FP_MAX_RANK);
-    out->rank = (int32_t)sp->n_dim;
-    out->dims = fp_arena_calloc(im->m->arena, sp->n_dim ? sp->n_dim : 1, sizeof(fp_dim));
+    fp_dim dims[FP_MAX_RANK];
     for (size_t i = 0; i < sp->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = sp->dim[i];
-        out->dims[i].value = -1;
+        dims[i] = (fp_dim){-1, NULL};
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
-            out->dims[i].value = d->dim_value;
+            dims[i].value = d->dim_value;
         else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
                  *d->dim_param)
-            out->dims[i].sym = fp_intern(im->m, d->dim_param, -1);
+            dims[i].sym = fp_intern(im->m, d->dim_param, -1);
     }
+    out->rank = (int32_t)sp->n_dim;
+    out->dims = fp_intern_dims(im->m, dims, out->rank); /* shared, as convert_dims_list's */
     return true;
 }
 
@@ -498,7 +506,42 @@ static const op_memo *op_kind(importer *im, const char *domain, const char *op_t
     return e;
 }
 
-static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
+/* Sets im's io arrays to hold n names. */
+static void io_reserve(importer *im, size_t n)
+{
+    if (n <= im->io_cap)
+        return;
+    im->io_cap = MAX(n, 2 * im->io_cap);
+    im->io_names = g_renew(const char *, im->io_names, im->io_cap);
+    im->io_lens = g_renew(size_t, im->io_lens, im->io_cap);
+    im->io_vals = g_renew(fp_value *, im->io_vals, im->io_cap);
+}
+
+static void io_clear(importer *im)
+{
+    g_free(im->io_names);
+    g_free(im->io_lens);
+    g_free(im->io_vals);
+}
+
+/* np's name interned, NULL when it has none; after its outputs were looked up into im->io_vals
+ * (a node is often called as one of its outputs, whose name is interned already). */
+static const char *node_name(importer *im, const Onnx__NodeProto *np)
+{
+    if (!np->name || !*np->name)
+        return NULL;
+    for (size_t i = 0; i < np->n_output; i++) {
+        const fp_value *v = im->io_vals[np->n_input + i];
+        if (v && strcmp(v->name, np->name) == 0)
+            return v->name;
+    }
+    return fp_intern(im->m, np->name, -1);
+}
+
+/* Imports node np into g. lens: NULL, or the lengths of np->input[0..n_input) followed by those
+ * of np->output[0..n_output), which then need not be NUL-terminated (names read from the wire; a
+ * name that holds a NUL ends there, as its C string would). */
+static bool import_node(importer *im, const Onnx__NodeProto *np, const size_t *lens, fp_graph *g)
 {
     const char *op_type = np->op_type ? np->op_type : "";
     const char *domain = np->domain ? np->domain : "";
@@ -512,16 +555,26 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, fp_graph *g)
     if (np->n_input > G_MAXUINT16 * 16 || np->n_output > G_MAXUINT16 * 16)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': node '%s' has too many inputs or outputs", g->name,
                     np->name ? np->name : "");
+    /* the values first, all at once (fp_graph_values_len), inputs before outputs as one by one */
+    size_t n_io = np->n_input + np->n_output;
+    io_reserve(im, n_io);
+    for (size_t i = 0; i < n_io; i++) {
+        const char *s = i < np->n_input ? np->input[i] : np->output[i - np->n_input];
+        size_t len = !s ? 0 : lens ? lens[i] : strlen(s);
+        im->io_names[i] = len ? s : NULL; /* an empty name: no value */
+        im->io_lens[i] = len;
+    }
+    fp_graph_values_len(g, n_io, im->io_names, im->io_lens, im->io_vals);
     const op_memo *kind = op_kind(im, domain, op_type);
-    fp_node *n = fp_node_new_interned(g, kind->op, kind->op_type, kind->domain, np->name, (uint32_t)np->n_input,
-                                      (uint32_t)np->n_output, (uint32_t)MIN(np->n_attribute, UINT32_MAX));
-    for (size_t i = 0; i < np->n_input; i++)
-        if (np->input[i] && *np->input[i])
-            n->inputs[i] = fp_graph_value(g, np->input[i]);
+    fp_node *n = fp_node_new_interned(g, kind->op, kind->op_type, kind->domain, node_name(im, np),
+                                      (uint32_t)np->n_input, (uint32_t)np->n_output,
+                                      (uint32_t)MIN(np->n_attribute, UINT32_MAX));
+    if (np->n_input) /* (io_vals may be NULL) */
+        memcpy(n->inputs, im->io_vals, np->n_input * sizeof *n->inputs);
     for (size_t i = 0; i < np->n_output; i++) {
-        if (!np->output[i] || !*np->output[i])
+        fp_value *v = im->io_vals[np->n_input + i];
+        if (!v)
             continue;
-        fp_value *v = fp_graph_value(g, np->output[i]);
         if (v->producer)
             return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': value '%s' is produced by both node '%s' and node '%s'",
                         g->name, v->name, v->producer->name, n->name);
@@ -549,9 +602,10 @@ static bool import_initializer(importer *im, fp_graph *g, size_t i, const Onnx__
     const char *name = sparse ? (sp->values && sp->values->name ? sp->values->name : "") : (tp->name ? tp->name : "");
     if (!*name)
         return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': initializer %zu has no name", g->name, i);
-    if (fp_graph_find(g, name))
+    bool existed;
+    fp_value *v = fp_graph_value_ex(g, name, strlen(name), &existed);
+    if (existed)
         return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': duplicate initializer '%s'", g->name, name);
-    fp_value *v = fp_graph_value(g, name);
     v->kind = FP_VALUE_INITIALIZER;
     v->tensor = sparse ? new_sparse_tensor(im, sp, "initializer", name) : new_tensor(im, tp, "initializer", name);
     if (!v->tensor)
@@ -636,7 +690,7 @@ static bool import_graph(importer *im, const Onnx__GraphProto *gp, fp_graph *g)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %" G_GUINT64_FORMAT,
                     g->name, gp->n_node, im->max_nodes);
     for (size_t i = 0; i < gp->n_node; i++)
-        if (!import_node(im, gp->node[i], g))
+        if (!import_node(im, gp->node[i], NULL, g))
             return false;
     for (size_t i = 0; i < gp->n_output; i++)
         if (!import_output(im, g, i, gp->output[i]))
@@ -830,6 +884,9 @@ static const ProtobufCMessageDescriptor *element_descriptor(uint32_t field)
 
 static char *wire_str(wire_mem *a, const fp_pbskel_field *f)
 {
+    static char empty[1]; /* never written: the strings of a NodeProto are only read */
+    if (!f->len) /* most nodes' domain */
+        return empty;
     char *s = wire_alloc(a, f->len + 1);
     memcpy(s, f->payload, f->len);
     s[f->len] = 0;
@@ -890,7 +947,8 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             return false;
         }
     }
-    *ap = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
+    static const Onnx__AttributeProto attr_init = ONNX__ATTRIBUTE_PROTO__INIT;
+    memcpy(ap, &attr_init, sizeof *ap); /* a copy of a template: no slow `rep stos` to clear it first */
     if (n_ints)
         ap->ints = wire_alloc(a, n_ints * sizeof *ap->ints);
     if (n_floats)
@@ -999,7 +1057,8 @@ static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t
         }
     }
     Onnx__TensorProto *tp = wire_alloc(a, sizeof *tp);
-    *tp = (Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT;
+    static const Onnx__TensorProto tensor_init = ONNX__TENSOR_PROTO__INIT;
+    memcpy(tp, &tensor_init, sizeof *tp); /* (as attr_from_wire's) */
     if (n_dims)
         tp->dims = wire_alloc(a, n_dims * sizeof *tp->dims);
     if (n_markers)
@@ -1046,11 +1105,19 @@ static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t
     return tp;
 }
 
-/* The NodeProto at [p, p+len) as protobuf-c would unpack it, in scratch arena a; NULL when it is
- * not of the usual shape (the caller unpacks it with protobuf-c), or, with *malformed set, when
- * one of its attributes does not unpack. */
+/* The bytes of string field f up to its first NUL, if any (as its C string would end). */
+static size_t name_len(const fp_pbskel_field *f)
+{
+    const void *nul = memchr(f->payload, 0, f->len);
+    return nul ? (size_t)((const uint8_t *)nul - f->payload) : f->len;
+}
+
+/* The NodeProto at [p, p+len) as protobuf-c would unpack it, in scratch arena a, except that its
+ * input and output names are left in place, not NUL-terminated: their lengths are in *lens, inputs
+ * then outputs (import_node). NULL when the node is not of the usual shape (the caller unpacks it
+ * with protobuf-c), or, with *malformed set, when one of its attributes does not unpack. */
 static Onnx__NodeProto *node_from_wire(wire_mem *a, ProtobufCAllocator *alloc, const uint8_t *p, size_t len,
-                                       bool *malformed)
+                                       size_t **lens, bool *malformed)
 {
     const uint8_t *q = p, *end = p + len;
     fp_pbskel_field f;
@@ -1063,21 +1130,25 @@ static Onnx__NodeProto *node_from_wire(wire_mem *a, ProtobufCAllocator *alloc, c
         n_attr += f.number == 5;
     }
     Onnx__NodeProto *np = wire_alloc(a, sizeof *np);
-    *np = (Onnx__NodeProto)ONNX__NODE_PROTO__INIT;
+    static const Onnx__NodeProto node_init = ONNX__NODE_PROTO__INIT;
+    memcpy(np, &node_init, sizeof *np); /* (as attr_from_wire's) */
     if (n_in)
         np->input = wire_alloc(a, n_in * sizeof(char *));
     if (n_out)
         np->output = wire_alloc(a, n_out * sizeof(char *));
     if (n_attr)
         np->attribute = wire_alloc(a, n_attr * sizeof(Onnx__AttributeProto *));
+    *lens = wire_alloc(a, MAX(n_in + n_out, 1) * sizeof(size_t));
     for (q = p; q < end;) {
         (void)fp_pbskel_next_field_inline(&q, end, &f);
         switch (f.number) {
         case 1:
-            np->input[np->n_input++] = wire_str(a, &f);
+            (*lens)[np->n_input] = name_len(&f);
+            np->input[np->n_input++] = (char *)f.payload;
             break;
         case 2:
-            np->output[np->n_output++] = wire_str(a, &f);
+            (*lens)[n_in + np->n_output] = name_len(&f);
+            np->output[np->n_output++] = (char *)f.payload;
             break;
         case 3:
             np->name = wire_str(a, &f);
@@ -1115,9 +1186,10 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
                            bool *malformed)
 {
     ProtobufCMessage *msg = NULL;
+    size_t *lens = NULL; /* of a node read from the wire */
     wg->mem.used = 0;
     if (f->number == 1)
-        msg = (ProtobufCMessage *)node_from_wire(&wg->mem, &wg->alloc, f->payload, f->len, malformed);
+        msg = (ProtobufCMessage *)node_from_wire(&wg->mem, &wg->alloc, f->payload, f->len, &lens, malformed);
     else if (f->number == 5)
         msg = (ProtobufCMessage *)tensor_from_wire(&wg->mem, f->payload, f->len);
     bool fast = msg != NULL; /* read from the wire: the field numbers are checked */
@@ -1127,7 +1199,7 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
     if (!msg || (!fast && !fp_pbskel_numbers_valid(msg)))
         *malformed = true;
     else if (f->number == 1)
-        ok = import_node(im, (const Onnx__NodeProto *)msg, g);
+        ok = import_node(im, (const Onnx__NodeProto *)msg, lens, g);
     else if (f->number == 5)
         ok = import_initializer(im, g, index, (const Onnx__TensorProto *)msg, NULL);
     else if (f->number == 15)
@@ -1140,6 +1212,36 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
         ok = import_value_info(im, g, (const Onnx__ValueInfoProto *)msg);
     fp_arena_reset(wg->scratch);
     return ok;
+}
+
+/* Prefetches (fp_intern_prefetch) the names that the element of field `field` at pos (before end)
+ * will look up, when it is a node or an initializer that wg's reader holds already: the lookups of
+ * the next element then find their part of the intern table in the cache. A hint: whatever is odd
+ * or not at hand is left alone. */
+static void prefetch_element(importer *im, wire_graph *wg, uint32_t field, uint64_t pos, uint64_t end)
+{
+    if (field != 1 && field != 5)
+        return;
+    uint64_t hlen = MIN(end - pos, (uint64_t)20); /* a tag and a length */
+    const uint8_t *head = fp_pbskel_reader_peek(wg->reader, pos, hlen), *q = head, *qend;
+    fp_pbskel_field f;
+    if (!head || !fp_pbskel_next_field_head(&q, head + hlen, &f) || f.number != field || f.wire != 2 ||
+        !(q = fp_pbskel_reader_peek(wg->reader, pos + (uint64_t)(q - head), f.len)))
+        return;
+    /* writers put fields in the order of their numbers: the names come first in a node (input 1,
+     * output 2, name 3), and a tensor's name (8) comes before its data */
+    uint32_t last = field == 1 ? 3 : 8;
+    fp_pbskel_field out = {0}; /* a node's last output: its name is often the node's */
+    for (qend = q + f.len; q < qend;) {
+        if (!fp_pbskel_next_field_inline(&q, qend, &f) || f.number > last)
+            return;
+        if (f.wire != 2 || (field == 5 && f.number != 8) ||
+            (f.number == 3 && out.payload && f.len == out.len && memcmp(f.payload, out.payload, f.len) == 0))
+            continue;
+        fp_intern_prefetch(im->m, (const char *)f.payload, f.len);
+        if (f.number == 2)
+            out = f;
+    }
 }
 
 /* import_elements from wg->reader: each element's skeleton is built when it is imported. */
@@ -1161,6 +1263,8 @@ static bool import_elements_read(importer *im, wire_graph *wg, fp_graph *g, uint
             *malformed = true;
             return false;
         }
+        if (pos < end)
+            prefetch_element(im, wg, field, pos, end);
         if (!import_element(im, wg, g, &e, (*index)++, malformed))
             return false;
     }
@@ -1317,6 +1421,7 @@ static fp_model *import_model(const char *path, const char *format, const Onnx__
     }
     g_hash_table_destroy(im.implicit);
     g_hash_table_destroy(im.implicit_set);
+    io_clear(&im);
     return ok ? g_steal_pointer(&m) : NULL;
 }
 
