@@ -8,12 +8,20 @@
 #define MAX_SWEEPS 16
 
 typedef struct {
+    uint64_t key; /* anchor's model-wide index << 16 | rule key, + 1 (0: empty) */
+    uint32_t rec; /* index + 1 in the list's fusions */
+} seen_slot;
+
+typedef struct {
     fp_model *m;
     const fp_target *t;
     fp_fusion_list *out;
-    GHashTable **seen; /* per rule id (the first index in fp_rules with that id; variants of a rule
-                          share it): anchor node -> index + 1 in out->fusions */
-    size_t *rule_key;  /* index in fp_rules -> its index in seen */
+    seen_slot *seen;   /* (anchor node, rule id) -> index + 1 in out->fusions: open addressing */
+    size_t seen_cap, seen_len; /* slots (a power of two), slots used */
+    size_t *rule_key;  /* index in fp_rules -> the first index with its id (variants share records) */
+    const char **op_name, **domain; /* per rule index: its fused op and domain, interned in the model */
+    const char *activation; /* "activation", interned */
+    GPtrArray *ins, *outs; /* rewrite_fuse's scratch */
     uint32_t *dirty;   /* per node of the model: the rule pass that rewrote it (not matched again in
                           that pass), 0 = never */
     uint32_t pass;     /* the current rule pass, from 1 */
@@ -49,6 +57,7 @@ fp_fusion_list *fp_fusion_list_new(void)
     fp_fusion_list *l = g_new0(fp_fusion_list, 1);
     l->fusions = g_ptr_array_new();
     l->arena = fp_arena_new();
+    l->no_reasons = g_ptr_array_new();
     return l;
 }
 
@@ -60,11 +69,40 @@ void fp_fusion_list_free(fp_fusion_list *l)
         fusion_clear(l->fusions->pdata[i]);
     g_ptr_array_free(l->fusions, TRUE);
     fp_arena_free(l->arena);
+    g_ptr_array_unref(l->no_reasons);
     g_free(l->target);
     g_free(l);
 }
 
 static char *keep(fp_fusion_list *l, const char *s) { return s ? fp_arena_strndup(l->arena, s, strlen(s)) : NULL; }
+
+/* The slot of key in fz->seen: its own, or the empty one it takes (key set, rec 0). Grows the table
+ * at half full. */
+static seen_slot *seen_find(fuser *fz, uint64_t key)
+{
+    if (2 * (fz->seen_len + 1) > fz->seen_cap) {
+        seen_slot *old = fz->seen;
+        size_t cap = fz->seen_cap;
+        fz->seen_cap = cap ? 2 * cap : 1024;
+        fz->seen = g_new0(seen_slot, fz->seen_cap);
+        fz->seen_len = 0;
+        for (size_t i = 0; i < cap; i++)
+            if (old[i].key)
+                *seen_find(fz, old[i].key) = old[i];
+        g_free(old);
+    }
+    size_t mask = fz->seen_cap - 1;
+    for (size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;; h = (h + 1) & mask) {
+        seen_slot *s = &fz->seen[h];
+        if (s->key == key)
+            return s;
+        if (!s->key) {
+            s->key = key;
+            fz->seen_len++;
+            return s;
+        }
+    }
+}
 
 /* Records (or replaces the record of) a candidate of rule index ri: the record and copies of the
  * reasons (which live in the match's scratch arena) go to the list's arena. */
@@ -84,7 +122,8 @@ static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArr
     int act = mt->rule->act_node;
     if (act >= 0 && act < mt->n)
         f->activation = mt->nodes[act]->op_type;
-    f->reasons = g_ptr_array_sized_new(reasons->len);
+    /* an applied record shares the list's empty array */
+    f->reasons = reasons->len ? g_ptr_array_sized_new(reasons->len) : g_ptr_array_ref(l->no_reasons);
     for (guint i = 0; i < reasons->len; i++) {
         const fp_reason *r = reasons->pdata[i];
         fp_reason *c = fp_arena_alloc(l->arena, sizeof *c);
@@ -92,16 +131,13 @@ static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArr
                          keep(l, r->hint)};
         g_ptr_array_add(f->reasons, c);
     }
-    GHashTable **seen = &fz->seen[fz->rule_key[ri]];
-    if (!*seen)
-        *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    guint idx = GPOINTER_TO_UINT(g_hash_table_lookup(*seen, mt->nodes[0]));
-    if (idx) {
-        fusion_clear(l->fusions->pdata[idx - 1]);
-        l->fusions->pdata[idx - 1] = f;
+    seen_slot *slot = seen_find(fz, ((uint64_t)fp_node_index(mt->nodes[0]) << 16 | fz->rule_key[ri]) + 1);
+    if (slot->rec) {
+        fusion_clear(l->fusions->pdata[slot->rec - 1]);
+        l->fusions->pdata[slot->rec - 1] = f;
     } else {
         g_ptr_array_add(l->fusions, f);
-        g_hash_table_insert(*seen, mt->nodes[0], GUINT_TO_POINTER(l->fusions->len));
+        slot->rec = l->fusions->len;
     }
     return f;
 }
@@ -311,7 +347,9 @@ static void rewrite_fuse(fuser *fz, const fp_match *mt)
 {
     fp_model *m = fz->m;
     fp_node *a = mt->nodes[0];
-    GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
+    GPtrArray *ins = fz->ins, *outs = fz->outs;
+    g_ptr_array_set_size(ins, 0);
+    g_ptr_array_set_size(outs, 0);
     uint64_t flops = 0;
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
@@ -343,17 +381,22 @@ static void rewrite_fuse(fuser *fz, const fp_match *mt)
     a->outputs = fp_arena_calloc(m->arena, MAX(outs->len, 1), sizeof(fp_value *));
     for (guint k = 0; k < outs->len; k++)
         set_output(a, k, outs->pdata[k]);
-    g_ptr_array_free(ins, TRUE);
-    g_ptr_array_free(outs, TRUE);
     const fp_rule *r = mt->rule;
+    size_t ri = (size_t)(r - fp_rules);
+    if (!fz->op_name[ri]) {
+        fz->op_name[ri] = fp_intern(m, r->fused_op, -1);
+        fz->domain[ri] = fp_intern(m, fused_domain(r), -1);
+    }
     a->op = r->fused_kind;
-    a->op_type = fp_intern(m, r->fused_op, -1);
-    a->domain = fp_intern(m, fused_domain(r), -1);
+    a->op_type = fz->op_name[ri];
+    a->domain = fz->domain[ri];
     if (r->act_node >= 0 && r->act_node < mt->n) { /* FusedConv/FusedGemm carry the activation's name */
         fp_attr *attrs = fp_arena_calloc(m->arena, a->n_attrs + 1, sizeof(fp_attr));
         memcpy(attrs, a->attrs, sizeof(fp_attr) * a->n_attrs);
         fp_attr *act = &attrs[a->n_attrs];
-        act->name = fp_intern(m, "activation", -1);
+        if (!fz->activation)
+            fz->activation = fp_intern(m, "activation", -1);
+        act->name = fz->activation;
         act->type = FP_ATTR_STRING;
         act->u.s = mt->nodes[r->act_node]->op_type;
         act->n = (uint32_t)strlen(act->u.s);
@@ -732,7 +775,6 @@ static bool fuse_graph(fuser *fz, fp_graph *g, bool *changed, GError **error)
 bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error)
 {
     fuser fz = {.m = m, .t = t, .out = out, .tmp = fp_arena_new()};
-    fz.seen = g_new0(GHashTable *, fp_n_rules + 1);
     fz.rule_key = g_new(size_t, fp_n_rules + 1);
     for (size_t r = 0; r < fp_n_rules; r++)
         for (fz.rule_key[r] = 0; strcmp(fp_rules[fz.rule_key[r]].id, fp_rules[r].id) != 0; fz.rule_key[r]++)
@@ -749,6 +791,10 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
             fz.kind[g->node_base + i] = kind_of(g->nodes->pdata[i]);
     }
     fz.chg = g_ptr_array_new();
+    fz.op_name = g_new0(const char *, fp_n_rules + 1);
+    fz.domain = g_new0(const char *, fp_n_rules + 1);
+    fz.ins = g_ptr_array_new();
+    fz.outs = g_ptr_array_new();
     fz.before = g_array_new(FALSE, FALSE, sizeof(keyed_use));
     fz.after = g_array_new(FALSE, FALSE, sizeof(keyed_use));
     fz.link_budget = 2 * total + 4096;
@@ -763,10 +809,11 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
         if (!changed)
             break;
     }
-    for (size_t r = 0; r < fp_n_rules; r++)
-        if (fz.seen[r])
-            g_hash_table_destroy(fz.seen[r]);
     g_free(fz.seen);
+    g_free(fz.op_name);
+    g_free(fz.domain);
+    g_ptr_array_free(fz.ins, TRUE);
+    g_ptr_array_free(fz.outs, TRUE);
     g_free(fz.rule_key);
     g_free(fz.dirty);
     g_free(fz.kind);

@@ -110,13 +110,15 @@ typedef struct {
     bool applied;
     const char *fused_op; /* op type of the result (or the anchor's for folds); NULL if eliminated */
     const char *activation; /* activation op type for activation rules (the model's string), else NULL */
-    GPtrArray *reasons;   /* fp_reason* (in the list's arena); empty when applied */
+    GPtrArray *reasons;   /* fp_reason* (in the list's arena); empty when applied (then a reference
+                             to the list's no_reasons: never add to it) */
 } fp_fusion;
 
 typedef struct {
     GPtrArray *fusions; /* fp_fusion*, in the order found (records live in `arena`) */
     char *target;
     fp_arena *arena;    /* owns every record, name and reason: freed with the list */
+    GPtrArray *no_reasons; /* the empty reasons every applied record holds a reference to */
 } fp_fusion_list;
 
 fp_fusion_list *fp_fusion_list_new(void);
