@@ -33,6 +33,7 @@ typedef struct {
                           the sweeps and extend read a byte instead of the node's fields */
     bool (*kind_tab)[FP_PAT_MAX][256]; /* per rule index: kind_ok of each pattern node for each kind */
     bool *kind_tab_set;
+    int8_t (*which)[FP_RULE_MAX_CONSTRAINTS]; /* per rule index: fp_constraint_find of each constraint (with kind_tab) */
     /* the use lists are updated where a rewrite changes them (uses_begin/uses_end), not relinked */
     GPtrArray *chg;    /* nodes whose inputs a rewrite changes (or removes) */
     GArray *before, *after; /* keyed_use: their uses before and after it, by value and key */
@@ -181,6 +182,11 @@ static bool (*kind_table(fuser *fz, size_t ri))[256]
         for (int k = 0; k < r->n_pattern; k++)
             for (int op = 0; op < 256; op++)
                 fz->kind_tab[ri][k][op] = op < FP_OP_COUNT && kind_ok(&r->pattern[k], (fp_op)op);
+        for (int k = 0; k < r->n_constraints; k++) {
+            int w = fp_constraint_find(r->constraints[k].name);
+            g_assert(w >= 0 && w <= INT8_MAX);
+            fz->which[ri][k] = (int8_t)w;
+        }
         fz->kind_tab_set[ri] = true;
     }
     return fz->kind_tab[ri];
@@ -711,7 +717,7 @@ static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
         for (int k = 0; k < r->n_constraints; k++) {
             const fp_constraint *c = &r->constraints[k];
             guint before = reasons->len;
-            bool ok = fp_constraint_check(c, &mt, reasons);
+            bool ok = fp_constraint_check_at(fz->which[ri][k], c, &mt, reasons);
             if (!ok && c->gate) {
                 gated = true;
                 break;
@@ -781,6 +787,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
             ;
     fz.kind_tab = g_malloc_n(fp_n_rules + 1, sizeof *fz.kind_tab);
     fz.kind_tab_set = g_new0(bool, fp_n_rules + 1);
+    fz.which = g_malloc_n(fp_n_rules + 1, sizeof *fz.which);
     size_t total = 0; /* fusion rewrites nodes in place: the counts, and so the indexes, stay */
     fp_model_number(m, &total, NULL);
     fz.dirty = g_new0(uint32_t, total + 1);
@@ -819,6 +826,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     g_free(fz.kind);
     g_free(fz.kind_tab);
     g_free(fz.kind_tab_set);
+    g_free(fz.which);
     g_ptr_array_free(fz.chg, TRUE);
     g_array_free(fz.before, TRUE);
     g_array_free(fz.after, TRUE);

@@ -16,6 +16,7 @@ enum { FP_FUSE_ERROR_TARGET };
 /* ---------------------------------------------------------------- rules (fuse_rules.c) */
 
 #define FP_PAT_MAX 12
+#define FP_RULE_MAX_CONSTRAINTS 10
 #define FP_PAT_X (-2) /* in fp_pat_node.from2: the anchor's input 0 (the pattern's data input) */
 
 /* One node of a pattern. Node 0 is the anchor. */
@@ -54,7 +55,7 @@ typedef struct {
     const char *source;   /* where its conditions come from (docs/rules.md cites it) */
     fp_pat_node pattern[FP_PAT_MAX];
     int n_pattern;
-    fp_constraint constraints[10];
+    fp_constraint constraints[FP_RULE_MAX_CONSTRAINTS];
     int n_constraints;
     fp_rewrite rewrite;
     const char *fused_op; /* op type of the result ("FusedConv"); NULL for FOLD/ELIMINATE */
@@ -145,6 +146,10 @@ typedef struct {
 /* Evaluates constraint c on match mt; on failure appends an fp_reason, allocated with its strings
  * in mt->tmp, to reasons and returns false. */
 bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
+/* The predicate named `name` (an index for fp_constraint_check_at), or -1 if there is none. */
+int fp_constraint_find(const char *name);
+/* fp_constraint_check with c's predicate found beforehand: which = fp_constraint_find(c->name). */
+bool fp_constraint_check_at(int which, const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
 /* Names of all constraint predicates (for validation and docs). */
 extern const char *const fp_constraint_names[];
 
