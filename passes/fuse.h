@@ -144,7 +144,8 @@ typedef struct {
 } fp_match;
 
 /* Evaluates constraint c on match mt; on failure appends an fp_reason, allocated with its strings
- * in mt->tmp, to reasons and returns false. */
+ * in mt->tmp, to reasons and returns false. reasons may be NULL for a gate (fp_constraint.gate: its
+ * failure is never explained), and then only for a gate: the verdict without the explanation. */
 bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
 /* The predicate named `name` (an index for fp_constraint_check_at), or -1 if there is none. */
 int fp_constraint_find(const char *name);

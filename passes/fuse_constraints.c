@@ -281,6 +281,8 @@ static bool const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     fp_value *v = n ? other_input(mt, n) : NULL;
     if (!n || (v && is_const(v)))
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     if (!v) {
         reason(mt, out, c->name, sdup(mt, "no operand outside the pattern"), sdup(mt, "a constant"),
                fmt(mt, "%s %s: has no constant operand", n->op_type, n->name), sdup(mt, "-"));
@@ -520,6 +522,8 @@ static bool const_value(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     double want = fp_target_num(mt->target, mt->rule->id, c), got;
     if (v && const_scalar(v, &got) && fabs(got - want) <= 1e-3 * MAX(1.0, fabs(want)))
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     bool known = v && const_scalar(v, &got);
     reason(mt, out, c->name, known ? fmt_num(mt, got) : sdup(mt, v ? "not a constant scalar" : "missing"), fmt_num(mt, want),
            fmt(mt, "%s %s: operand %s is %s, the %s pattern needs %g", n->op_type, n->name, v ? v->name : "?",
@@ -537,6 +541,8 @@ static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
             b = add->inputs[i];
     if (b && b->shape.rank == 1)
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     reason(mt, out, c->name, b ? fmt(mt, "rank %d", b->shape.rank) : sdup(mt, "no constant operand"),
            sdup(mt, "a 1-D constant bias"),
            fmt(mt, "%s %s: no 1-D constant bias operand", add ? add->op_type : "?", add ? add->name : "?"),
@@ -553,6 +559,8 @@ static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtr
     const char *sa = shape_str(mt, &a->shape), *sb = shape_str(mt, &b->shape);
     if (!is_const(a) && !is_const(b) && strcmp(sa, sb) == 0)
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     reason(mt, out, c->name, fmt(mt, "%s and %s", sa, sb), sdup(mt, "two activations of the same shape"),
            fmt(mt, "%s %s: operands '%s' %s and '%s' %s are not a residual pair", add->op_type, add->name,
                            a->name, sa, b->name, sb),
@@ -666,6 +674,8 @@ static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrA
     double x;
     if (v && is_const(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     reason(mt, out, c->name, sdup(mt, v ? "not a constant scalar" : "missing"), sdup(mt, "a constant scalar"),
            fmt(mt, "%s %s: operand is not a constant scalar", n ? n->op_type : "?", n ? n->name : "?"),
            sdup(mt, "only a scalar scale folds into the matmul's alpha"));
