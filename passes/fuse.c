@@ -22,6 +22,7 @@ typedef struct {
     const char **op_name, **domain; /* per rule index: its fused op and domain, interned in the model */
     const char *activation; /* "activation", interned */
     GPtrArray *ins, *outs; /* rewrite_fuse's scratch */
+    fp_list_memo memo[FP_LIST_MEMO]; /* fp_match.memo */
     uint32_t *dirty;   /* per node of the model: the rule pass that rewrote it (not matched again in
                           that pass), 0 = never */
     uint32_t pass;     /* the current rule pass, from 1 */
@@ -106,16 +107,26 @@ static seen_slot *seen_find(fuser *fz, uint64_t key)
 }
 
 /* Records (or replaces the record of) a candidate of rule index ri: the record and copies of the
- * reasons (which live in the match's scratch arena) go to the list's arena. */
+ * reasons (which live in the match's scratch arena) go to the list's arena. A replaced record's
+ * arrays are reused. */
 static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArray *reasons)
 {
     fp_fusion_list *l = fz->out;
+    seen_slot *slot = seen_find(fz, ((uint64_t)fp_node_index(mt->nodes[0]) << 16 | fz->rule_key[ri]) + 1);
+    fp_fusion *old = slot->rec ? l->fusions->pdata[slot->rec - 1] : NULL;
     fp_fusion *f = fp_arena_alloc(l->arena, sizeof *f);
+    if (old) {
+        l->fusions->pdata[slot->rec - 1] = f;
+    } else {
+        g_ptr_array_add(l->fusions, f);
+        slot->rec = l->fusions->len;
+    }
     f->rule = mt->rule->id;
     f->anchor = mt->nodes[0]->name;
-    f->nodes = g_ptr_array_sized_new((guint)mt->n);
+    f->nodes = old ? old->nodes : g_ptr_array_sized_new((guint)mt->n);
+    g_ptr_array_set_size(f->nodes, mt->n);
     for (int i = 0; i < mt->n; i++)
-        g_ptr_array_add(f->nodes, (gpointer)mt->nodes[i]->name);
+        f->nodes->pdata[i] = (gpointer)mt->nodes[i]->name;
     f->applied = reasons->len == 0;
     f->fused_op = mt->rule->rewrite == FP_RW_ELIMINATE ? NULL
                   : mt->rule->fused_op                 ? mt->rule->fused_op
@@ -123,22 +134,24 @@ static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArr
     int act = mt->rule->act_node;
     if (act >= 0 && act < mt->n)
         f->activation = mt->nodes[act]->op_type;
-    /* an applied record shares the list's empty array */
-    f->reasons = reasons->len ? g_ptr_array_sized_new(reasons->len) : g_ptr_array_ref(l->no_reasons);
+    GPtrArray *had = old ? old->reasons : NULL;
+    if (!reasons->len) { /* an applied record shares the list's empty array */
+        f->reasons = g_ptr_array_ref(l->no_reasons);
+    } else if (had && had != l->no_reasons) {
+        f->reasons = g_steal_pointer(&had);
+        g_ptr_array_set_size(f->reasons, reasons->len);
+    } else {
+        f->reasons = g_ptr_array_sized_new(reasons->len);
+        g_ptr_array_set_size(f->reasons, reasons->len);
+    }
+    if (had)
+        g_ptr_array_free(had, TRUE);
     for (guint i = 0; i < reasons->len; i++) {
         const fp_reason *r = reasons->pdata[i];
         fp_reason *c = fp_arena_alloc(l->arena, sizeof *c);
         *c = (fp_reason){keep(l, r->constraint), keep(l, r->actual), keep(l, r->required), keep(l, r->message),
                          keep(l, r->hint)};
-        g_ptr_array_add(f->reasons, c);
-    }
-    seen_slot *slot = seen_find(fz, ((uint64_t)fp_node_index(mt->nodes[0]) << 16 | fz->rule_key[ri]) + 1);
-    if (slot->rec) {
-        fusion_clear(l->fusions->pdata[slot->rec - 1]);
-        l->fusions->pdata[slot->rec - 1] = f;
-    } else {
-        g_ptr_array_add(l->fusions, f);
-        slot->rec = l->fusions->len;
+        f->reasons->pdata[i] = c;
     }
     return f;
 }
@@ -270,6 +283,7 @@ static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, size_t idx, f
     mt->rule = r; /* nodes past mt->n are never read */
     mt->target = fz->t;
     mt->tmp = fz->tmp;
+    mt->memo = fz->memo;
     mt->nodes[0] = anchor;
     mt->n = 1;
     mt->x = anchor->n_inputs ? anchor->inputs[0] : NULL;

@@ -133,6 +133,16 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
 
 /* ---------------------------------------------------------------- constraints (fuse_constraints.c) */
 
+/* A remembered fp_target_list_has(target, rule of c, c, s): strings compared by address (interned
+ * op types, static dtype names). */
+typedef struct {
+    const fp_constraint *c;
+    const char *s;
+    bool has;
+} fp_list_memo;
+
+#define FP_LIST_MEMO 64 /* entries of fp_match.memo (a power of two) */
+
 typedef struct {
     const fp_rule *rule;
     const fp_target *target;
@@ -141,6 +151,8 @@ typedef struct {
     fp_value *x; /* the anchor's data input */
     fp_arena *tmp; /* where a failing constraint formats its reason (a scratch arena the pass resets
                       after each candidate; a recorded candidate's reasons are copied out) */
+    fp_list_memo *memo; /* FP_LIST_MEMO entries (zeroed at first) the list predicates (dtype_in,
+                           activation_in) keep their answers in for one target, or NULL */
 } fp_match;
 
 /* Evaluates constraint c on match mt; on failure appends an fp_reason, allocated with its strings

@@ -196,6 +196,17 @@ static bool const_scalar(const fp_value *v, double *out)
     return true;
 }
 
+/* fp_target_list_has for constraint c of the match's rule, remembered in mt->memo. */
+static bool list_has(const fp_match *mt, const fp_constraint *c, const char *s)
+{
+    if (!mt->memo)
+        return fp_target_list_has(mt->target, mt->rule->id, c, s);
+    fp_list_memo *e = &mt->memo[(((uintptr_t)c >> 4) * 31 + ((uintptr_t)s >> 3)) & (FP_LIST_MEMO - 1)];
+    if (e->c != c || e->s != s)
+        *e = (fp_list_memo){c, s, fp_target_list_has(mt->target, mt->rule->id, c, s)};
+    return e->has;
+}
+
 static char *fmt_num(const fp_match *mt, double x) { return fmt(mt, "%g", x); }
 
 static bool sh_eq(fp_dim a, fp_dim b)
@@ -316,7 +327,7 @@ static bool dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     fp_value *v = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
     if (!v)
         return true;
-    if (fp_target_list_has(mt->target, mt->rule->id, c, fp_dtype_name(v->dtype)))
+    if (list_has(mt, c, fp_dtype_name(v->dtype)))
         return true;
     g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
@@ -484,7 +495,7 @@ static bool activation_in(const fp_constraint *c, const fp_match *mt, GPtrArray 
     fp_node *act = node_at(mt, c->node);
     if (!act)
         return true;
-    if (fp_target_list_has(mt->target, mt->rule->id, c, act->op_type))
+    if (list_has(mt, c, act->op_type))
         return true;
     g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
