@@ -8,8 +8,9 @@
 #define MAX_SWEEPS 16
 
 typedef struct {
-    uint64_t key; /* anchor's model-wide index << 16 | rule key, + 1 (0: empty) */
-    uint32_t rec; /* index + 1 in the list's fusions */
+    uint32_t node; /* the anchor's model-wide index + 1 (0: an empty slot) */
+    uint32_t rule; /* its rule key (fuser.rule_key) */
+    uint32_t rec;  /* index + 1 in the list's fusions (0: none yet) */
 } seen_slot;
 
 typedef struct {
@@ -78,28 +79,29 @@ void fp_fusion_list_free(fp_fusion_list *l)
 
 static char *keep(fp_fusion_list *l, const char *s) { return s ? fp_arena_strndup(l->arena, s, strlen(s)) : NULL; }
 
-/* The slot of key in fz->seen: its own, or the empty one it takes (key set, rec 0). Grows the table
- * at half full. */
-static seen_slot *seen_find(fuser *fz, uint64_t key)
+/* The slot of (node index + 1, rule key) in fz->seen: its own, or the empty one it takes (rec 0).
+ * Grows the table at three quarters full. */
+static seen_slot *seen_find(fuser *fz, uint32_t node, uint32_t rule)
 {
-    if (2 * (fz->seen_len + 1) > fz->seen_cap) {
+    if (4 * (fz->seen_len + 1) > 3 * fz->seen_cap) {
         seen_slot *old = fz->seen;
         size_t cap = fz->seen_cap;
         fz->seen_cap = cap ? 2 * cap : 1024;
         fz->seen = g_new0(seen_slot, fz->seen_cap);
         fz->seen_len = 0;
         for (size_t i = 0; i < cap; i++)
-            if (old[i].key)
-                *seen_find(fz, old[i].key) = old[i];
+            if (old[i].node)
+                *seen_find(fz, old[i].node, old[i].rule) = old[i];
         g_free(old);
     }
     size_t mask = fz->seen_cap - 1;
-    for (size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;; h = (h + 1) & mask) {
+    uint64_t key = (uint64_t)node << 8 | rule;
+    for (size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 24) & mask;; h = (h + 1) & mask) {
         seen_slot *s = &fz->seen[h];
-        if (s->key == key)
+        if (s->node == node && s->rule == rule)
             return s;
-        if (!s->key) {
-            s->key = key;
+        if (!s->node) {
+            *s = (seen_slot){node, rule, 0};
             fz->seen_len++;
             return s;
         }
@@ -112,7 +114,7 @@ static seen_slot *seen_find(fuser *fz, uint64_t key)
 static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArray *reasons)
 {
     fp_fusion_list *l = fz->out;
-    seen_slot *slot = seen_find(fz, ((uint64_t)fp_node_index(mt->nodes[0]) << 16 | fz->rule_key[ri]) + 1);
+    seen_slot *slot = seen_find(fz, (uint32_t)fp_node_index(mt->nodes[0]) + 1, (uint32_t)fz->rule_key[ri]);
     fp_fusion *old = slot->rec ? l->fusions->pdata[slot->rec - 1] : NULL;
     fp_fusion *f = fp_arena_alloc(l->arena, sizeof *f);
     if (old) {
@@ -804,6 +806,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     fz.which = g_malloc_n(fp_n_rules + 1, sizeof *fz.which);
     size_t total = 0; /* fusion rewrites nodes in place: the counts, and so the indexes, stay */
     fp_model_number(m, &total, NULL);
+    g_assert(total < UINT32_MAX); /* seen_slot.node */
     fz.dirty = g_new0(uint32_t, total + 1);
     fz.kind = g_new(uint8_t, total + 1);
     for (guint gi = 0; gi < m->graphs->len; gi++) {
