@@ -35,7 +35,9 @@ typedef struct {
                           the sweeps and extend read a byte instead of the node's fields */
     bool (*kind_tab)[FP_PAT_MAX][256]; /* per rule index: kind_ok of each pattern node for each kind */
     bool *kind_tab_set;
-    int8_t (*which)[FP_RULE_MAX_CONSTRAINTS]; /* per rule index: fp_constraint_find of each constraint (with kind_tab) */
+    int16_t *only;     /* per rule index: the one kind its anchor can have, or -1 (made with kind_tab) */
+    int8_t (*which)[FP_RULE_MAX_CONSTRAINTS]; /* per rule index: fp_constraint_find of each of its
+                                                 constraints (made with its kind_tab) */
     /* the use lists are updated where a rewrite changes them (uses_begin/uses_end), not relinked */
     GPtrArray *chg;    /* nodes whose inputs a rewrite changes (or removes) */
     GArray *before, *after; /* keyed_use: their uses before and after it, by value and key */
@@ -189,7 +191,7 @@ static uint8_t kind_of(const fp_node *n)
 }
 
 /* Rule index ri's table of kind_ok per pattern node and kind (KIND_SKIP and KIND_REMOVED: false),
- * made on first use. */
+ * made on first use with its anchor's only kind (fz->only) and its predicates (fz->which). */
 static bool (*kind_table(fuser *fz, size_t ri))[256]
 {
     if (!fz->kind_tab_set[ri]) {
@@ -197,6 +199,10 @@ static bool (*kind_table(fuser *fz, size_t ri))[256]
         for (int k = 0; k < r->n_pattern; k++)
             for (int op = 0; op < 256; op++)
                 fz->kind_tab[ri][k][op] = op < FP_OP_COUNT && kind_ok(&r->pattern[k], (fp_op)op);
+        fz->only[ri] = -1;
+        for (int op = 0; op < 256; op++)
+            if (fz->kind_tab[ri][0][op])
+                fz->only[ri] = fz->only[ri] == -1 ? (int16_t)op : -2;
         for (int k = 0; k < r->n_constraints; k++) {
             int w = fp_constraint_find(r->constraints[k].name);
             g_assert(w >= 0 && w <= INT8_MAX);
@@ -701,10 +707,7 @@ static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
     const fp_graph *g = o->g;
     bool changed = false;
     const bool *anchor_ok = kind_table(fz, ri)[0];
-    int only = -1; /* the one kind the anchor can have, if one */
-    for (int op = 0; op < 256; op++)
-        if (anchor_ok[op])
-            only = only == -1 ? op : -2;
+    int only = fz->only[ri]; /* the one kind the anchor can have, if one */
     const uint8_t *kind = fz->kind + (o->array ? g->node_base : 0);
     uint32_t n = o->array ? g->nodes->len : o->n;
     g_autoptr(GPtrArray) reasons = g_ptr_array_new();
@@ -804,6 +807,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     fz.kind_tab = g_malloc_n(fp_n_rules + 1, sizeof *fz.kind_tab);
     fz.kind_tab_set = g_new0(bool, fp_n_rules + 1);
     fz.which = g_malloc_n(fp_n_rules + 1, sizeof *fz.which);
+    fz.only = g_new(int16_t, fp_n_rules + 1);
     size_t total = 0; /* fusion rewrites nodes in place: the counts, and so the indexes, stay */
     fp_model_number(m, &total, NULL);
     g_assert(total < UINT32_MAX); /* seen_slot.node */
@@ -844,6 +848,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     g_free(fz.kind_tab);
     g_free(fz.kind_tab_set);
     g_free(fz.which);
+    g_free(fz.only);
     g_ptr_array_free(fz.chg, TRUE);
     g_array_free(fz.before, TRUE);
     g_array_free(fz.after, TRUE);

@@ -28,7 +28,8 @@ static GHashTable *owners(void)
 static void check_links(fp_model *m)
 {
     GPtrArray *lists = g_ptr_array_new_with_free_func(g_free), *orders = g_ptr_array_new_with_free_func(g_free);
-    GArray *counts = g_array_new(FALSE, FALSE, sizeof(uint32_t)), *n_orders = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *counts = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *n_orders = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         fp_graph *g = m->graphs->pdata[gi];
         for (guint i = 0; i < g->values->len; i++) {
