@@ -568,23 +568,27 @@ static bool relist(fuser *fz, fp_value *v, const keyed_use *b, guint nb, const k
         uint32_t pos = lower_bound(v, from, len, b[i].key);
         if (pos >= len || v->uses[pos].node != b[i].use.node || v->uses[pos].port != b[i].use.port)
             return false;
-        memmove(v->uses + w, v->uses + from, sizeof(fp_use) * (pos - from));
+        if (pos > from)
+            memmove(v->uses + w, v->uses + from, sizeof(fp_use) * (pos - from));
         w += pos - from;
         fz->link_work += pos - from + 1;
         from = pos + 1;
     }
-    memmove(v->uses + w, v->uses + from, sizeof(fp_use) * (len - from));
+    if (len > from)
+        memmove(v->uses + w, v->uses + from, sizeof(fp_use) * (len - from));
     uint32_t kept = w + (len - from), n = kept + na;
     if (n > len) {
         fp_use *grown = fp_arena_alloc_raw(fz->m->arena, sizeof(fp_use) * n);
-        memcpy(grown, v->uses, sizeof(fp_use) * kept);
+        if (kept) /* an empty list may have no storage */
+            memcpy(grown, v->uses, sizeof(fp_use) * kept);
         v->uses = grown;
         fz->link_work += kept;
     }
     uint32_t hi = kept;
     for (guint j = na; j-- > 0;) { /* in, from the last: each shifts the kept uses after it */
         uint32_t pos = lower_bound(v, 0, hi, a[j].key);
-        memmove(v->uses + pos + j + 1, v->uses + pos, sizeof(fp_use) * (hi - pos));
+        if (hi > pos)
+            memmove(v->uses + pos + j + 1, v->uses + pos, sizeof(fp_use) * (hi - pos));
         v->uses[pos + j] = a[j].use;
         fz->link_work += hi - pos + 1;
         hi = pos;
