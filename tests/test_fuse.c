@@ -603,7 +603,8 @@ static void test_links_models(void)
 }
 
 /* A fused kernel that reads a value made after its anchor in the file: the node array is no
- * longer in order, and the order is made again (the Gemm after the Relu it reads). */
+ * longer in order, and the order is made again (the Gemm after the Relu it reads). And a file
+ * whose node array was never in order. */
 static void test_links_order(void)
 {
     tb *b = tb_new(13);
@@ -624,6 +625,25 @@ static void test_links_order(void)
     CU_ASSERT_EQUAL_FATAL(n, 2);
     CU_ASSERT_STRING_EQUAL(order[0]->name, "bias");
     CU_ASSERT_STRING_EQUAL(order[1]->op_type, "FusedGemm");
+    list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+
+    /* a file not in topological order: the sweeps walk the order made by Kahn's algorithm */
+    b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){8, 3, 3, 3});
+    tb_node(b, "Identity", "id", "r", "y");
+    tb_node(b, "Relu", "relu", "c", "r");
+    tb_node(b, "Conv", "conv", "x,w", "c");
+    tb_output(b, "y", F32, -1, NULL);
+    l = fuse_tb(b, "ort-cpu", &m);
+    expect(l, "identity_elim", "id", "not_graph_output");
+    expect(l, "conv_activation", "conv", NULL);
+    order = fp_graph_order(m->main, &n, NULL);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(order[0]->op_type, "FusedConv");
+    CU_ASSERT_STRING_EQUAL(order[1]->name, "id");
     list_free(l);
     fp_model_free(m);
     tb_free(b);
