@@ -128,7 +128,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_fusion_list, fp_fusion_list_free)
 
 /* Applies the target's rules to every graph until nothing changes. Matched nodes are rewritten
  * (removed nodes keep FP_NODE_REMOVED; fused kernels get FP_NODE_FUSED and a group id). Every
- * candidate is recorded in `out`; re-links the model. Needs shapes and metrics. */
+ * candidate is recorded in `out`. The use lists and the kept orders (fp_graph_order) are left as
+ * fp_model_link and fp_graph_topo would make them (the pass updates what its rewrites change
+ * rather than relinking). Needs shapes, metrics and a linked model. */
 bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error);
 
 /* ---------------------------------------------------------------- constraints (fuse_constraints.c) */
