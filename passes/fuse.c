@@ -110,35 +110,54 @@ static seen_slot *seen_find(fuser *fz, uint32_t node, uint32_t rule)
     }
 }
 
+/* Whether the reasons a record holds say what `reasons` (a candidate's, in the scratch arena) say. */
+static bool same_reasons(const GPtrArray *held, const GPtrArray *reasons)
+{
+    if (held->len != reasons->len)
+        return false;
+    for (guint i = 0; i < held->len; i++) {
+        const fp_reason *a = held->pdata[i], *b = reasons->pdata[i];
+        if (g_strcmp0(a->constraint, b->constraint) || g_strcmp0(a->actual, b->actual) ||
+            g_strcmp0(a->required, b->required) || g_strcmp0(a->message, b->message) || g_strcmp0(a->hint, b->hint))
+            return false;
+    }
+    return true;
+}
+
 /* Records (or replaces the record of) a candidate of rule index ri: the record and copies of the
- * reasons (which live in the match's scratch arena) go to the list's arena. A replaced record's
- * arrays are reused. */
+ * reasons (which live in the match's scratch arena) go to the list's arena. A replaced record is
+ * rewritten in place, with its arrays, and keeps its reasons when they say the same (a candidate
+ * refused again in a later sweep: the list's arena does not grow by a copy). */
 static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArray *reasons)
 {
     fp_fusion_list *l = fz->out;
     seen_slot *slot = seen_find(fz, (uint32_t)fp_node_index(mt->nodes[0]) + 1, (uint32_t)fz->rule_key[ri]);
-    fp_fusion *old = slot->rec ? l->fusions->pdata[slot->rec - 1] : NULL;
-    fp_fusion *f = fp_arena_alloc(l->arena, sizeof *f);
-    if (old) {
-        l->fusions->pdata[slot->rec - 1] = f;
+    fp_fusion *f;
+    GPtrArray *nodes = NULL, *had = NULL;
+    if (slot->rec) {
+        f = l->fusions->pdata[slot->rec - 1];
+        nodes = f->nodes;
+        had = f->reasons;
     } else {
+        f = fp_arena_alloc(l->arena, sizeof *f);
         g_ptr_array_add(l->fusions, f);
         slot->rec = l->fusions->len;
     }
-    f->rule = mt->rule->id;
-    f->anchor = mt->nodes[0]->name;
-    f->nodes = old ? old->nodes : g_ptr_array_sized_new((guint)mt->n);
+    *f = (fp_fusion){.rule = mt->rule->id, .anchor = mt->nodes[0]->name, .applied = reasons->len == 0};
+    f->nodes = nodes ? nodes : g_ptr_array_sized_new((guint)mt->n);
     g_ptr_array_set_size(f->nodes, mt->n);
     for (int i = 0; i < mt->n; i++)
         f->nodes->pdata[i] = (gpointer)mt->nodes[i]->name;
-    f->applied = reasons->len == 0;
     f->fused_op = mt->rule->rewrite == FP_RW_ELIMINATE ? NULL
                   : mt->rule->fused_op                 ? mt->rule->fused_op
                                                        : mt->nodes[0]->op_type;
     int act = mt->rule->act_node;
     if (act >= 0 && act < mt->n)
         f->activation = mt->nodes[act]->op_type;
-    GPtrArray *had = old ? old->reasons : NULL;
+    if (had && had != l->no_reasons && reasons->len && same_reasons(had, reasons)) {
+        f->reasons = had;
+        return f;
+    }
     if (!reasons->len) { /* an applied record shares the list's empty array */
         f->reasons = g_ptr_array_ref(l->no_reasons);
     } else if (had && had != l->no_reasons) {
