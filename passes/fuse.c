@@ -8,18 +8,46 @@
 #define MAX_SWEEPS 16
 
 typedef struct {
+    uint32_t node; /* the anchor's model-wide index + 1 (0: an empty slot) */
+    uint32_t rule; /* its rule key (fuser.rule_key) */
+    uint32_t rec;  /* index + 1 in the list's fusions (0: none yet) */
+} seen_slot;
+
+typedef struct {
     fp_model *m;
     const fp_target *t;
     fp_fusion_list *out;
-    GHashTable **seen; /* per rule id (the first index in fp_rules with that id; variants of a rule
-                          share it): anchor node -> index + 1 in out->fusions */
-    size_t *rule_key;  /* index in fp_rules -> its index in seen */
+    seen_slot *seen;   /* (anchor node, rule id) -> index + 1 in out->fusions: open addressing */
+    size_t seen_cap, seen_len; /* slots (a power of two), slots used */
+    size_t *rule_key;  /* index in fp_rules -> the first index with its id (variants share records) */
+    const char **op_name, **domain; /* per rule index: its fused op and domain, interned in the model */
+    const char *activation; /* "activation", interned */
+    GPtrArray *ins, *outs; /* rewrite_fuse's scratch */
+    fp_list_memo memo[FP_LIST_MEMO]; /* fp_match.memo */
     uint32_t *dirty;   /* per node of the model: the rule pass that rewrote it (not matched again in
                           that pass), 0 = never */
     uint32_t pass;     /* the current rule pass, from 1 */
     fp_arena *tmp;     /* a candidate's reasons while its constraints run (fp_match.tmp) */
     uint32_t groups;
+    uint8_t *kind;     /* per node of the model: its op when it may be matched (op_ok's tests of the
+                          node itself: live, not folded, has input 0 and output 0), else KIND_SKIP, or
+                          KIND_REMOVED once a rewrite removed it; kept up to date by the rewrites, so
+                          the sweeps and extend read a byte instead of the node's fields */
+    bool (*kind_tab)[FP_PAT_MAX][256]; /* per rule index: kind_ok of each pattern node for each kind */
+    bool *kind_tab_set;
+    int16_t *only;     /* per rule index: the one kind its anchor can have, or -1 (made with kind_tab) */
+    int8_t (*which)[FP_RULE_MAX_CONSTRAINTS]; /* per rule index: fp_constraint_find of each of its
+                                                 constraints (made with its kind_tab) */
+    /* the use lists are updated where a rewrite changes them (uses_begin/uses_end), not relinked */
+    GPtrArray *chg;    /* nodes whose inputs a rewrite changes (or removes) */
+    GArray *before, *after; /* keyed_use: their uses before and after it, by value and key */
+    size_t link_work, link_budget; /* use entries rewritten in this rule pass, and how many before a
+                          whole fp_model_link at its end is the cheaper way (relink) */
+    bool relink;       /* gave up the local updates in this rule pass: fp_model_link at its end */
+    bool order_broken; /* a rewrite in this rule pass made the graph's node array no longer topological */
 } fuser;
+
+enum { KIND_SKIP = 254, KIND_REMOVED = 255 };
 
 /* ---------------------------------------------------------------- records */
 
@@ -34,6 +62,7 @@ fp_fusion_list *fp_fusion_list_new(void)
     fp_fusion_list *l = g_new0(fp_fusion_list, 1);
     l->fusions = g_ptr_array_new();
     l->arena = fp_arena_new();
+    l->no_reasons = g_ptr_array_new();
     return l;
 }
 
@@ -45,53 +74,114 @@ void fp_fusion_list_free(fp_fusion_list *l)
         fusion_clear(l->fusions->pdata[i]);
     g_ptr_array_free(l->fusions, TRUE);
     fp_arena_free(l->arena);
+    g_ptr_array_unref(l->no_reasons);
     g_free(l->target);
     g_free(l);
 }
 
 static char *keep(fp_fusion_list *l, const char *s) { return s ? fp_arena_strndup(l->arena, s, strlen(s)) : NULL; }
 
+/* The slot of (node index + 1, rule key) in fz->seen: its own, or the empty one it takes (rec 0).
+ * Grows the table at three quarters full. */
+static seen_slot *seen_find(fuser *fz, uint32_t node, uint32_t rule)
+{
+    if (4 * (fz->seen_len + 1) > 3 * fz->seen_cap) {
+        seen_slot *old = fz->seen;
+        size_t cap = fz->seen_cap;
+        fz->seen_cap = cap ? 2 * cap : 1024;
+        fz->seen = g_new0(seen_slot, fz->seen_cap);
+        fz->seen_len = 0;
+        for (size_t i = 0; i < cap; i++)
+            if (old[i].node)
+                *seen_find(fz, old[i].node, old[i].rule) = old[i];
+        g_free(old);
+    }
+    size_t mask = fz->seen_cap - 1;
+    uint64_t key = (uint64_t)node << 8 | rule;
+    for (size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 24) & mask;; h = (h + 1) & mask) {
+        seen_slot *s = &fz->seen[h];
+        if (s->node == node && s->rule == rule)
+            return s;
+        if (!s->node) {
+            *s = (seen_slot){node, rule, 0};
+            fz->seen_len++;
+            return s;
+        }
+    }
+}
+
+/* Whether the reasons a record holds say what `reasons` (a candidate's, in the scratch arena) say. */
+static bool same_reasons(const GPtrArray *held, const GPtrArray *reasons)
+{
+    if (held->len != reasons->len)
+        return false;
+    for (guint i = 0; i < held->len; i++) {
+        const fp_reason *a = held->pdata[i], *b = reasons->pdata[i];
+        if (g_strcmp0(a->constraint, b->constraint) || g_strcmp0(a->actual, b->actual) ||
+            g_strcmp0(a->required, b->required) || g_strcmp0(a->message, b->message) || g_strcmp0(a->hint, b->hint))
+            return false;
+    }
+    return true;
+}
+
 /* Records (or replaces the record of) a candidate of rule index ri: the record and copies of the
- * reasons (which live in the match's scratch arena) go to the list's arena. */
+ * reasons (which live in the match's scratch arena) go to the list's arena. A replaced record is
+ * rewritten in place, with its arrays, and keeps its reasons when they say the same (a candidate
+ * refused again in a later sweep: the list's arena does not grow by a copy). */
 static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArray *reasons)
 {
     fp_fusion_list *l = fz->out;
-    fp_fusion *f = fp_arena_alloc(l->arena, sizeof *f);
-    f->rule = mt->rule->id;
-    f->anchor = mt->nodes[0]->name;
-    f->nodes = g_ptr_array_sized_new((guint)mt->n);
+    seen_slot *slot = seen_find(fz, (uint32_t)fp_node_index(mt->nodes[0]) + 1, (uint32_t)fz->rule_key[ri]);
+    fp_fusion *f;
+    GPtrArray *nodes = NULL, *had = NULL;
+    if (slot->rec) {
+        f = l->fusions->pdata[slot->rec - 1];
+        nodes = f->nodes;
+        had = f->reasons;
+    } else {
+        f = fp_arena_alloc(l->arena, sizeof *f);
+        g_ptr_array_add(l->fusions, f);
+        slot->rec = l->fusions->len;
+    }
+    *f = (fp_fusion){.rule = mt->rule->id, .anchor = mt->nodes[0]->name, .applied = reasons->len == 0};
+    f->nodes = nodes ? nodes : g_ptr_array_sized_new((guint)mt->n);
+    g_ptr_array_set_size(f->nodes, mt->n);
     for (int i = 0; i < mt->n; i++)
-        g_ptr_array_add(f->nodes, (gpointer)mt->nodes[i]->name);
-    f->applied = reasons->len == 0;
+        f->nodes->pdata[i] = (gpointer)mt->nodes[i]->name;
     f->fused_op = mt->rule->rewrite == FP_RW_ELIMINATE ? NULL
                   : mt->rule->fused_op                 ? mt->rule->fused_op
                                                        : mt->nodes[0]->op_type;
     int act = mt->rule->act_node;
     if (act >= 0 && act < mt->n)
         f->activation = mt->nodes[act]->op_type;
-    f->reasons = g_ptr_array_sized_new(reasons->len);
+    if (had && had != l->no_reasons && reasons->len && same_reasons(had, reasons)) {
+        f->reasons = had;
+        return f;
+    }
+    if (!reasons->len) { /* an applied record shares the list's empty array */
+        f->reasons = g_ptr_array_ref(l->no_reasons);
+    } else if (had && had != l->no_reasons) {
+        f->reasons = g_steal_pointer(&had);
+        g_ptr_array_set_size(f->reasons, reasons->len);
+    } else {
+        f->reasons = g_ptr_array_sized_new(reasons->len);
+        g_ptr_array_set_size(f->reasons, reasons->len);
+    }
+    if (had)
+        g_ptr_array_free(had, TRUE);
     for (guint i = 0; i < reasons->len; i++) {
         const fp_reason *r = reasons->pdata[i];
         fp_reason *c = fp_arena_alloc(l->arena, sizeof *c);
         *c = (fp_reason){keep(l, r->constraint), keep(l, r->actual), keep(l, r->required), keep(l, r->message),
                          keep(l, r->hint)};
-        g_ptr_array_add(f->reasons, c);
-    }
-    GHashTable **seen = &fz->seen[fz->rule_key[ri]];
-    if (!*seen)
-        *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    guint idx = GPOINTER_TO_UINT(g_hash_table_lookup(*seen, mt->nodes[0]));
-    if (idx) {
-        fusion_clear(l->fusions->pdata[idx - 1]);
-        l->fusions->pdata[idx - 1] = f;
-    } else {
-        g_ptr_array_add(l->fusions, f);
-        g_hash_table_insert(*seen, mt->nodes[0], GUINT_TO_POINTER(l->fusions->len));
+        f->reasons->pdata[i] = c;
     }
     return f;
 }
 
 /* ---------------------------------------------------------------- matching */
+
+G_STATIC_ASSERT((int)FP_OP_COUNT <= (int)KIND_SKIP);
 
 static bool is_dirty(const fuser *fz, const fp_node *n) { return fz->dirty[fp_node_index(n)] == fz->pass; }
 static void set_dirty(fuser *fz, const fp_node *n) { fz->dirty[fp_node_index(n)] = fz->pass; }
@@ -106,14 +196,47 @@ static bool kind_ok(const fp_pat_node *p, fp_op op)
            op != FP_OP_QUANTIZE_LINEAR && op != FP_OP_DEQUANTIZE_LINEAR;
 }
 
-static bool op_ok(const fp_pat_node *p, const fp_node *n)
+/* What fz->kind holds for n: its op when the node itself lets a pattern node match it. */
+static uint8_t kind_of(const fp_node *n)
 {
-    if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED))
-        return false;
+    if (n->flags & FP_NODE_REMOVED)
+        return KIND_REMOVED;
+    if (n->flags & FP_NODE_FOLDED)
+        return KIND_SKIP;
     /* every rewrite reads input 0 and output 0: a malformed node without them never matches */
     if (!n->n_inputs || !n->inputs[0] || !n->n_outputs || !n->outputs[0])
-        return false;
-    return kind_ok(p, n->op);
+        return KIND_SKIP;
+    return (uint8_t)n->op;
+}
+
+/* Rule index ri's table of kind_ok per pattern node and kind (KIND_SKIP and KIND_REMOVED: false),
+ * made on first use with its anchor's only kind (fz->only) and its predicates (fz->which). */
+static bool (*kind_table(fuser *fz, size_t ri))[256]
+{
+    if (!fz->kind_tab_set[ri]) {
+        const fp_rule *r = &fp_rules[ri];
+        for (int k = 0; k < r->n_pattern; k++)
+            for (int op = 0; op < 256; op++)
+                fz->kind_tab[ri][k][op] = op < FP_OP_COUNT && kind_ok(&r->pattern[k], (fp_op)op);
+        fz->only[ri] = -1;
+        for (int op = 0; op < 256; op++)
+            if (fz->kind_tab[ri][0][op])
+                fz->only[ri] = fz->only[ri] == -1 ? (int16_t)op : -2;
+        for (int k = 0; k < r->n_constraints; k++) {
+            int w = fp_constraint_find(r->constraints[k].name);
+            g_assert(w >= 0 && w <= INT8_MAX);
+            fz->which[ri][k] = (int8_t)w;
+        }
+        fz->kind_tab_set[ri] = true;
+    }
+    return fz->kind_tab[ri];
+}
+
+/* Whether n may stand for pattern node k of the match's rule (its kind, its liveness, input 0 and
+ * output 0), from fz->kind: the node's own fields past its first bytes are not read. */
+static bool op_ok(const fuser *fz, const fp_match *mt, int k, const fp_node *n)
+{
+    return fz->kind_tab[mt->rule - fp_rules][k][fz->kind[fp_node_index(n)]];
 }
 
 static bool in_match(const fp_match *mt, const fp_node *n)
@@ -137,14 +260,15 @@ static bool extend(fuser *fz, fp_match *mt, int k)
 {
     const fp_rule *r = mt->rule;
     if (k == r->n_pattern) {
-        const fp_pat_node *last = &r->pattern[r->n_pattern - 1];
+        int lk = r->n_pattern - 1;
+        const fp_pat_node *last = &r->pattern[lk];
         /* a repeatable last node: follow the chain while it has one consumer of the right kind */
         for (int links = 1; last->repeat && links < last->repeat && mt->n < (int)G_N_ELEMENTS(mt->nodes); links++) {
             fp_value *v = mt->nodes[mt->n - 1]->outputs[0];
             if (!v || v->n_uses != 1 || v->is_output)
                 break;
             fp_node *next = v->uses[0].node;
-            if (v->uses[0].port != 0 || next->graph != v->graph || in_match(mt, next) || !op_ok(last, next) ||
+            if (v->uses[0].port != 0 || next->graph != v->graph || in_match(mt, next) || !op_ok(fz, mt, lk, next) ||
                 is_dirty(fz, next))
                 break;
             mt->nodes[mt->n++] = next;
@@ -159,7 +283,7 @@ static bool extend(fuser *fz, fp_match *mt, int k)
     for (uint32_t u = 0; u < v->n_uses; u++) {
         fp_node *cand = v->uses[u].node;
         uint32_t port = v->uses[u].port;
-        if (port == UINT32_MAX || cand->graph != src->graph || in_match(mt, cand) || !op_ok(p, cand) ||
+        if (port == UINT32_MAX || cand->graph != src->graph || in_match(mt, cand) || !op_ok(fz, mt, k, cand) ||
             is_dirty(fz, cand))
             continue;
         if (p->port >= 0 && port != (uint32_t)p->port)
@@ -177,14 +301,16 @@ static bool extend(fuser *fz, fp_match *mt, int k)
     return false;
 }
 
-static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, fp_match *mt)
+/* Matches rule r at `anchor`, whose kind the caller found right for pattern node 0 (fz->kind);
+ * idx is its model-wide index. */
+static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, size_t idx, fp_match *mt)
 {
-    if (!op_ok(&r->pattern[0], anchor) || is_dirty(fz, anchor))
+    if (fz->dirty[idx] == fz->pass)
         return false;
-    memset(mt, 0, sizeof *mt);
-    mt->rule = r;
+    mt->rule = r; /* nodes past mt->n are never read */
     mt->target = fz->t;
     mt->tmp = fz->tmp;
+    mt->memo = fz->memo;
     mt->nodes[0] = anchor;
     mt->n = 1;
     mt->x = anchor->n_inputs ? anchor->inputs[0] : NULL;
@@ -268,7 +394,9 @@ static void rewrite_fuse(fuser *fz, const fp_match *mt)
 {
     fp_model *m = fz->m;
     fp_node *a = mt->nodes[0];
-    GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
+    GPtrArray *ins = fz->ins, *outs = fz->outs;
+    g_ptr_array_set_size(ins, 0);
+    g_ptr_array_set_size(outs, 0);
     uint64_t flops = 0;
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
@@ -300,17 +428,22 @@ static void rewrite_fuse(fuser *fz, const fp_match *mt)
     a->outputs = fp_arena_calloc(m->arena, MAX(outs->len, 1), sizeof(fp_value *));
     for (guint k = 0; k < outs->len; k++)
         set_output(a, k, outs->pdata[k]);
-    g_ptr_array_free(ins, TRUE);
-    g_ptr_array_free(outs, TRUE);
     const fp_rule *r = mt->rule;
+    size_t ri = (size_t)(r - fp_rules);
+    if (!fz->op_name[ri]) {
+        fz->op_name[ri] = fp_intern(m, r->fused_op, -1);
+        fz->domain[ri] = fp_intern(m, fused_domain(r), -1);
+    }
     a->op = r->fused_kind;
-    a->op_type = fp_intern(m, r->fused_op, -1);
-    a->domain = fp_intern(m, fused_domain(r), -1);
+    a->op_type = fz->op_name[ri];
+    a->domain = fz->domain[ri];
     if (r->act_node >= 0 && r->act_node < mt->n) { /* FusedConv/FusedGemm carry the activation's name */
         fp_attr *attrs = fp_arena_calloc(m->arena, a->n_attrs + 1, sizeof(fp_attr));
         memcpy(attrs, a->attrs, sizeof(fp_attr) * a->n_attrs);
         fp_attr *act = &attrs[a->n_attrs];
-        act->name = fp_intern(m, "activation", -1);
+        if (!fz->activation)
+            fz->activation = fp_intern(m, "activation", -1);
+        act->name = fz->activation;
         act->type = FP_ATTR_STRING;
         act->u.s = mt->nodes[r->act_node]->op_type;
         act->n = (uint32_t)strlen(act->u.s);
@@ -347,33 +480,286 @@ static void rewrite_eliminate(const fp_match *mt)
             n->outputs[k]->producer = NULL;
 }
 
+/* ---------------------------------------------------------------- use lists */
+
+/* fp_model_link lists a value's uses by model-wide node index (graphs in model order, nodes in
+ * array order), then port, an implicit use (UINT32_MAX) after the inputs. A rewrite changes the
+ * uses of the nodes it rewires or removes (fz->chg) only: their uses before it are taken out of the
+ * lists and their uses after it put in, in that order, so that every list is the one a relink would
+ * make, and a list the rewrite leaves as it was (a Conv's shared weight) is not touched. */
+typedef struct {
+    fp_value *v;
+    uint64_t key; /* model-wide node index << 32 | port */
+    fp_use use;
+} keyed_use;
+
+static uint64_t use_key(const fp_node *n, uint32_t port) { return ((uint64_t)fp_node_index(n) << 32) | port; }
+
+static void add_unique(GPtrArray *a, gpointer p)
+{
+    for (guint i = 0; i < a->len; i++)
+        if (a->pdata[i] == p)
+            return;
+    g_ptr_array_add(a, p);
+}
+
+/* Appends the uses by the nodes of fz->chg (the live ones) to `to`, sorted by value, then key. */
+static void chg_uses(const fuser *fz, GArray *to)
+{
+    guint n = 0;
+    for (guint i = 0; i < fz->chg->len; i++) {
+        const fp_node *c = fz->chg->pdata[i];
+        if (!(c->flags & FP_NODE_REMOVED))
+            n += c->n_inputs + c->n_implicit;
+    }
+    g_array_set_size(to, n);
+    keyed_use *a = (keyed_use *)(void *)to->data;
+    n = 0;
+    for (guint i = 0; i < fz->chg->len; i++) {
+        fp_node *c = fz->chg->pdata[i];
+        if (c->flags & FP_NODE_REMOVED)
+            continue;
+        uint64_t key = (uint64_t)fp_node_index(c) << 32;
+        for (uint32_t k = 0; k < c->n_inputs + c->n_implicit; k++) {
+            bool imp = k >= c->n_inputs;
+            fp_value *v = imp ? c->implicit[k - c->n_inputs] : c->inputs[k];
+            uint32_t port = imp ? UINT32_MAX : k;
+            if (v)
+                a[n++] = (keyed_use){v, key | port, {c, port}};
+        }
+    }
+    g_array_set_size(to, n);
+    for (guint i = 1; i < n; i++) { /* insertion sort: a few uses */
+        keyed_use x = a[i];
+        guint j = i;
+        for (; j > 0 && (a[j - 1].v > x.v || (a[j - 1].v == x.v && a[j - 1].key > x.key)); j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+#define LOCAL_MAX 32 /* a rewrite that rewires more nodes than this leaves the uses to fp_model_link */
+
+/* Before rewriting match mt: notes the nodes the rewrite changes (fz->chg) and their uses
+ * (fz->before). Returns false, and sets fz->relink, when the lists are to be made again by
+ * fp_model_link at the end of the rule pass instead. */
+static bool uses_begin(fuser *fz, const fp_match *mt)
+{
+    if (fz->relink)
+        return false;
+    g_ptr_array_set_size(fz->chg, 0);
+    for (int i = 0; i < mt->n; i++) /* the matched nodes are distinct */
+        g_ptr_array_add(fz->chg, mt->nodes[i]);
+    if (mt->rule->rewrite == FP_RW_ELIMINATE) { /* the consumers of the anchor's output read its input */
+        const fp_value *out = mt->nodes[0]->outputs[0];
+        if (out->n_uses > LOCAL_MAX) {
+            fz->relink = true;
+            return false;
+        }
+        for (uint32_t u = 0; u < out->n_uses; u++)
+            add_unique(fz->chg, out->uses[u].node);
+    }
+    chg_uses(fz, fz->before);
+    return true;
+}
+
+/* First index in [lo, hi) of v's uses whose key is not below `key`. */
+static uint32_t lower_bound(const fp_value *v, uint32_t lo, uint32_t hi, uint64_t key)
+{
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (use_key(v->uses[mid].node, v->uses[mid].port) < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Takes uses b[0..nb) out of v's list and puts a[0..na) in (each sorted by key). The list is
+ * rewritten in place when it does not grow, else copied into the model's arena (the next
+ * fp_model_link puts every list back into its graph's pool). False when a use to take out is not
+ * where the order says (a list not made by fp_model_link): the caller relinks. */
+static bool relist(fuser *fz, fp_value *v, const keyed_use *b, guint nb, const keyed_use *a, guint na)
+{
+    uint32_t len = v->n_uses, w = 0, from = 0;
+    for (guint i = 0; i < nb; i++) { /* out, keeping the rest in order */
+        uint32_t pos = lower_bound(v, from, len, b[i].key);
+        if (pos >= len || v->uses[pos].node != b[i].use.node || v->uses[pos].port != b[i].use.port)
+            return false;
+        if (pos > from)
+            memmove(v->uses + w, v->uses + from, sizeof(fp_use) * (pos - from));
+        w += pos - from;
+        fz->link_work += pos - from + 1;
+        from = pos + 1;
+    }
+    if (len > from)
+        memmove(v->uses + w, v->uses + from, sizeof(fp_use) * (len - from));
+    uint32_t kept = w + (len - from), n = kept + na;
+    if (n > len) {
+        fp_use *grown = fp_arena_alloc_raw(fz->m->arena, sizeof(fp_use) * n);
+        if (kept) /* an empty list may have no storage */
+            memcpy(grown, v->uses, sizeof(fp_use) * kept);
+        v->uses = grown;
+        fz->link_work += kept;
+    }
+    uint32_t hi = kept;
+    for (guint j = na; j-- > 0;) { /* in, from the last: each shifts the kept uses after it */
+        uint32_t pos = lower_bound(v, 0, hi, a[j].key);
+        if (hi > pos)
+            memmove(v->uses + pos + j + 1, v->uses + pos, sizeof(fp_use) * (hi - pos));
+        v->uses[pos + j] = a[j].use;
+        fz->link_work += hi - pos + 1;
+        hi = pos;
+    }
+    v->n_uses = n;
+    return true;
+}
+
+/* After the rewrite: for each value the changed nodes read before or after it, whose uses by them
+ * differ, the list is updated. Gives up (fz->relink) when a list is not as expected, or when the
+ * local work of this rule pass outgrows what a whole relink costs. */
+static void uses_end(fuser *fz)
+{
+    chg_uses(fz, fz->after);
+    const keyed_use *b = (const keyed_use *)(const void *)fz->before->data;
+    const keyed_use *a = (const keyed_use *)(const void *)fz->after->data;
+    guint nb = fz->before->len, na = fz->after->len, i = 0, j = 0;
+    while (i < nb || j < na) {
+        fp_value *v = i < nb && (j >= na || b[i].v <= a[j].v) ? b[i].v : a[j].v;
+        guint i1 = i, j1 = j;
+        while (i1 < nb && b[i1].v == v)
+            i1++;
+        while (j1 < na && a[j1].v == v)
+            j1++;
+        bool same = i1 - i == j1 - j;
+        for (guint k = 0; same && k < i1 - i; k++)
+            same = b[i + k].key == a[j + k].key;
+        if (!same && !relist(fz, v, b + i, i1 - i, a + j, j1 - j)) {
+            fz->relink = true;
+            return;
+        }
+        i = i1;
+        j = j1;
+    }
+    if (fz->link_work > fz->link_budget)
+        fz->relink = true;
+}
+
+/* Whether live node n of graph g comes after the live producers in g of what it reads, as
+ * fp_graph_topo's array-order test asks (its control edges are the rewrites' to keep). */
+static bool after_producers(const fp_graph *g, const fp_node *n)
+{
+    for (uint32_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
+        const fp_value *v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+        if (v && v->producer && v->graph == g && v->producer->id >= n->id && !(v->producer->flags & FP_NODE_REMOVED))
+            return false;
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------------- driver */
 
-/* One sweep of rule r over graph g; returns whether anything was rewritten. ops[i] is the kind
- * order[i] had when the order was made: only an anchor rewritten in this sweep (then dirty, never
- * matched) has changed kind since, so the kinds the anchor cannot have are skipped without
- * reading their nodes (a rule anchors on a few kinds; the nodes of a big graph are not in cache). */
-static bool sweep_rule(fuser *fz, fp_graph *g, size_t ri, const fp_node *const *order, const fp_op *ops, uint32_t n)
+/* The order a rule pass sweeps graph g in: fp_graph_order's. When that is the array order of the
+ * live nodes (`array`: the usual case), the sweep walks g->nodes and fz->kind and never the order;
+ * else `idx` holds the model-wide index of each node of `order`. */
+typedef struct {
+    fp_graph *g;
+    fp_node *const *order;
+    uint32_t n;
+    bool array;
+    uint32_t *idx;   /* g_malloc, NULL when `array` */
+    bool topo_stale; /* array order, and rewrites removed nodes that g->topo still lists */
+} sweep_order;
+
+/* Makes o for o->g (fp_graph_order). False with error set on a cycle. */
+static bool order_make(fuser *fz, sweep_order *o, GError **error)
+{
+    fp_graph *g = o->g;
+    if (!(o->order = fp_graph_order(g, &o->n, error)))
+        return false;
+    const uint8_t *kind = fz->kind + g->node_base;
+    uint32_t i = 0;
+    o->array = true;
+    for (guint j = 0; j < g->nodes->len && o->array; j++)
+        if (kind[j] != KIND_REMOVED)
+            o->array = i < o->n && o->order[i++] == g->nodes->pdata[j];
+    o->array = o->array && i == o->n;
+    g_clear_pointer(&o->idx, g_free);
+    if (!o->array) {
+        o->idx = g_new(uint32_t, o->n + 1);
+        for (uint32_t k = 0; k < o->n; k++)
+            o->idx[k] = (uint32_t)fp_node_index(o->order[k]);
+    }
+    o->topo_stale = false;
+    return true;
+}
+
+/* Drops the removed nodes from g's cached order when the rewrites kept it the array order. */
+static void order_settle(fuser *fz, sweep_order *o)
+{
+    fp_graph *g = o->g;
+    if (o->topo_stale && g->topo) {
+        const uint8_t *kind = fz->kind + g->node_base;
+        uint32_t n = 0;
+        for (guint j = 0; j < g->nodes->len; j++)
+            if (kind[j] != KIND_REMOVED)
+                g->topo[n++] = g->nodes->pdata[j];
+        g_assert(n <= g->n_topo);
+        g->n_topo = n;
+    }
+    o->topo_stale = false;
+}
+
+/* After the rewrite of match mt: the kinds of its nodes, and whether the node array is still in
+ * order (the rewritten anchor may read a value made after it; the consumers an elimination rewires
+ * read a value made before the node it removed). */
+static void after_rewrite(fuser *fz, const fp_match *mt)
+{
+    for (int i = 0; i < mt->n; i++)
+        fz->kind[fp_node_index(mt->nodes[i])] = kind_of(mt->nodes[i]);
+    const fp_node *a = mt->nodes[0];
+    if (!(a->flags & FP_NODE_REMOVED) && !after_producers(a->graph, a))
+        fz->order_broken = true;
+}
+
+/* One sweep of rule r over graph g in order o; returns whether anything was rewritten. */
+static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
 {
     const fp_rule *r = &fp_rules[ri];
+    const fp_graph *g = o->g;
     bool changed = false;
-    bool kinds[FP_OP_COUNT];
-    for (int op = 0; op < FP_OP_COUNT; op++)
-        kinds[op] = kind_ok(&r->pattern[0], (fp_op)op);
+    const bool *anchor_ok = kind_table(fz, ri)[0];
+    int only = fz->only[ri]; /* the one kind the anchor can have, if one */
+    const uint8_t *kind = fz->kind + (o->array ? g->node_base : 0);
+    uint32_t n = o->array ? g->nodes->len : o->n;
     g_autoptr(GPtrArray) reasons = g_ptr_array_new();
-    for (uint32_t i = 0; i < n; i++) {
-        if (!kinds[ops[i]])
-            continue;
-        fp_node *anchor = (fp_node *)order[i];
+    for (uint32_t i = 0;; i++) {
+        if (o->array && only >= 0) { /* a byte search over the kinds of the node array */
+            const uint8_t *at = i < n ? memchr(kind + i, only, n - i) : NULL;
+            if (!at)
+                break;
+            i = (uint32_t)(at - kind);
+        } else if (o->array) {
+            while (i < n && !anchor_ok[kind[i]])
+                i++;
+        } else {
+            while (i < n && !anchor_ok[kind[o->idx[i]]])
+                i++;
+        }
+        if (i >= n)
+            break;
+        size_t idx = o->array ? g->node_base + i : o->idx[i];
+        fp_node *anchor = o->array ? g->nodes->pdata[i] : (fp_node *)o->order[i];
         fp_match mt;
-        if (!match_at(fz, r, anchor, &mt))
+        if (!match_at(fz, r, anchor, idx, &mt))
             continue;
         g_ptr_array_set_size(reasons, 0);
         bool gated = false;
         for (int k = 0; k < r->n_constraints; k++) {
             const fp_constraint *c = &r->constraints[k];
             guint before = reasons->len;
-            bool ok = fp_constraint_check(c, &mt, reasons);
+            bool ok = fp_constraint_check_at(fz->which[ri][k], c, &mt, c->gate ? NULL : reasons);
             if (!ok && c->gate) {
                 gated = true;
                 break;
@@ -385,73 +771,110 @@ static bool sweep_rule(fuser *fz, fp_graph *g, size_t ri, const fp_node *const *
         if (!f || !f->applied)
             continue;
         mark_dirty(fz, &mt);
+        bool local = uses_begin(fz, &mt);
         switch (r->rewrite) {
         case FP_RW_FOLD: rewrite_fold(fz, &mt); break;
         case FP_RW_FUSE: rewrite_fuse(fz, &mt); break;
         case FP_RW_ELIMINATE: rewrite_eliminate(&mt); break;
         }
+        if (local)
+            uses_end(fz);
+        after_rewrite(fz, &mt);
         changed = true;
     }
-    (void)g;
     return changed;
+}
+
+/* The rules of target t, in its order, over graph g (one sweep of the pass). */
+static bool fuse_graph(fuser *fz, fp_graph *g, bool *changed, GError **error)
+{
+    const fp_target *t = fz->t;
+    sweep_order o = {.g = g};
+    bool ok = true, have = false;
+    for (char **id = t->rules; *id && ok; id++) {
+        if (!have && !(ok = have = order_make(fz, &o, error)))
+            break;
+        fz->link_work = 0;
+        fz->order_broken = false;
+        bool rewrote = false;
+        for (size_t r = 0; r < fp_n_rules; r++)
+            if (strcmp(fp_rules[r].id, *id) == 0)
+                rewrote |= sweep_rule(fz, &o, r);
+        /* the next rule sees this one's rewrites: the use lists were updated where they changed
+         * (or are made again here), the order stays when the node array is still in order */
+        if (fz->relink) {
+            fp_model_link(fz->m); /* clears every graph's order */
+            fz->relink = false;
+            have = false;
+        } else if (rewrote && (!o.array || fz->order_broken)) {
+            g_clear_pointer(&g->topo, g_free);
+            have = false;
+        } else if (rewrote) {
+            o.topo_stale = true;
+        }
+        *changed |= rewrote;
+        fz->pass++; /* forgets every dirty mark */
+    }
+    order_settle(fz, &o);
+    g_free(o.idx);
+    return ok;
 }
 
 bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error)
 {
     fuser fz = {.m = m, .t = t, .out = out, .tmp = fp_arena_new()};
-    fz.seen = g_new0(GHashTable *, fp_n_rules + 1);
     fz.rule_key = g_new(size_t, fp_n_rules + 1);
     for (size_t r = 0; r < fp_n_rules; r++)
         for (fz.rule_key[r] = 0; strcmp(fp_rules[fz.rule_key[r]].id, fp_rules[r].id) != 0; fz.rule_key[r]++)
             ;
+    fz.kind_tab = g_malloc_n(fp_n_rules + 1, sizeof *fz.kind_tab);
+    fz.kind_tab_set = g_new0(bool, fp_n_rules + 1);
+    fz.which = g_malloc_n(fp_n_rules + 1, sizeof *fz.which);
+    fz.only = g_new(int16_t, fp_n_rules + 1);
     size_t total = 0; /* fusion rewrites nodes in place: the counts, and so the indexes, stay */
     fp_model_number(m, &total, NULL);
+    g_assert(total < UINT32_MAX); /* seen_slot.node */
     fz.dirty = g_new0(uint32_t, total + 1);
+    fz.kind = g_new(uint8_t, total + 1);
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++)
+            fz.kind[g->node_base + i] = kind_of(g->nodes->pdata[i]);
+    }
+    fz.chg = g_ptr_array_new();
+    fz.op_name = g_new0(const char *, fp_n_rules + 1);
+    fz.domain = g_new0(const char *, fp_n_rules + 1);
+    fz.ins = g_ptr_array_new();
+    fz.outs = g_ptr_array_new();
+    fz.before = g_array_new(FALSE, FALSE, sizeof(keyed_use));
+    fz.after = g_array_new(FALSE, FALSE, sizeof(keyed_use));
+    fz.link_budget = 2 * total + 4096;
     fz.pass = 1;
     g_free(out->target);
     out->target = g_strdup(t->name);
     bool ok = true;
     for (int sweep = 0; sweep < MAX_SWEEPS && ok; sweep++) {
         bool changed = false;
-        for (guint gi = 0; gi < m->graphs->len && ok; gi++) {
-            fp_graph *g = m->graphs->pdata[gi];
-            fp_node *const *order = NULL;  /* g's, made again after a rule rewrote the graph */
-            g_autofree fp_op *ops = NULL;      /* the kind of each node of order */
-            uint32_t n = 0;
-            for (char **id = t->rules; *id && ok; id++) {
-                if (!order && !(order = fp_graph_order(g, &n, error))) {
-                    ok = false;
-                    break;
-                }
-                if (!ops) {
-                    ops = g_new(fp_op, n + 1);
-                    for (uint32_t i = 0; i < n; i++)
-                        ops[i] = order[i]->op;
-                }
-                bool rewrote = false;
-                for (size_t r = 0; r < fp_n_rules; r++)
-                    if (strcmp(fp_rules[r].id, *id) == 0)
-                        rewrote |= sweep_rule(&fz, g, r, (const fp_node *const *)order, ops, n);
-                /* the next rule sees this one's rewrites; linking the whole model after every rule
-                 * on every graph would be quadratic in the number of subgraphs */
-                if (rewrote) {
-                    fp_model_link(m);
-                    order = NULL;
-                    g_clear_pointer(&ops, g_free);
-                }
-                changed |= rewrote;
-                fz.pass++; /* forgets every dirty mark */
-            }
-        }
+        for (guint gi = 0; gi < m->graphs->len && ok; gi++)
+            ok = fuse_graph(&fz, m->graphs->pdata[gi], &changed, error);
         if (!changed)
             break;
     }
-    for (size_t r = 0; r < fp_n_rules; r++)
-        if (fz.seen[r])
-            g_hash_table_destroy(fz.seen[r]);
     g_free(fz.seen);
+    g_free(fz.op_name);
+    g_free(fz.domain);
+    g_ptr_array_free(fz.ins, TRUE);
+    g_ptr_array_free(fz.outs, TRUE);
     g_free(fz.rule_key);
     g_free(fz.dirty);
+    g_free(fz.kind);
+    g_free(fz.kind_tab);
+    g_free(fz.kind_tab_set);
+    g_free(fz.which);
+    g_free(fz.only);
+    g_ptr_array_free(fz.chg, TRUE);
+    g_array_free(fz.before, TRUE);
+    g_array_free(fz.after, TRUE);
     fp_arena_free(fz.tmp);
     if (ok) {
         guint applied = 0;

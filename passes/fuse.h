@@ -16,6 +16,7 @@ enum { FP_FUSE_ERROR_TARGET };
 /* ---------------------------------------------------------------- rules (fuse_rules.c) */
 
 #define FP_PAT_MAX 12
+#define FP_RULE_MAX_CONSTRAINTS 10
 #define FP_PAT_X (-2) /* in fp_pat_node.from2: the anchor's input 0 (the pattern's data input) */
 
 /* One node of a pattern. Node 0 is the anchor. */
@@ -54,7 +55,7 @@ typedef struct {
     const char *source;   /* where its conditions come from (docs/rules.md cites it) */
     fp_pat_node pattern[FP_PAT_MAX];
     int n_pattern;
-    fp_constraint constraints[10];
+    fp_constraint constraints[FP_RULE_MAX_CONSTRAINTS];
     int n_constraints;
     fp_rewrite rewrite;
     const char *fused_op; /* op type of the result ("FusedConv"); NULL for FOLD/ELIMINATE */
@@ -110,13 +111,15 @@ typedef struct {
     bool applied;
     const char *fused_op; /* op type of the result (or the anchor's for folds); NULL if eliminated */
     const char *activation; /* activation op type for activation rules (the model's string), else NULL */
-    GPtrArray *reasons;   /* fp_reason* (in the list's arena); empty when applied */
+    GPtrArray *reasons;   /* fp_reason* (in the list's arena); empty when applied (then a reference
+                             to the list's no_reasons: never add to it) */
 } fp_fusion;
 
 typedef struct {
     GPtrArray *fusions; /* fp_fusion*, in the order found (records live in `arena`) */
     char *target;
     fp_arena *arena;    /* owns every record, name and reason: freed with the list */
+    GPtrArray *no_reasons; /* the empty reasons every applied record holds a reference to */
 } fp_fusion_list;
 
 fp_fusion_list *fp_fusion_list_new(void);
@@ -125,10 +128,22 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_fusion_list, fp_fusion_list_free)
 
 /* Applies the target's rules to every graph until nothing changes. Matched nodes are rewritten
  * (removed nodes keep FP_NODE_REMOVED; fused kernels get FP_NODE_FUSED and a group id). Every
- * candidate is recorded in `out`; re-links the model. Needs shapes and metrics. */
+ * candidate is recorded in `out`. The use lists and the kept orders (fp_graph_order) are left as
+ * fp_model_link and fp_graph_topo would make them (the pass updates what its rewrites change
+ * rather than relinking). Needs shapes, metrics and a linked model. */
 bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error);
 
 /* ---------------------------------------------------------------- constraints (fuse_constraints.c) */
+
+/* A remembered fp_target_list_has(target, rule of c, c, s): strings compared by address (interned
+ * op types, static dtype names). */
+typedef struct {
+    const fp_constraint *c;
+    const char *s;
+    bool has;
+} fp_list_memo;
+
+#define FP_LIST_MEMO 64 /* entries of fp_match.memo (a power of two) */
 
 typedef struct {
     const fp_rule *rule;
@@ -138,11 +153,18 @@ typedef struct {
     fp_value *x; /* the anchor's data input */
     fp_arena *tmp; /* where a failing constraint formats its reason (a scratch arena the pass resets
                       after each candidate; a recorded candidate's reasons are copied out) */
+    fp_list_memo *memo; /* FP_LIST_MEMO entries (zeroed at first) the list predicates (dtype_in,
+                           activation_in) keep their answers in for one target, or NULL */
 } fp_match;
 
 /* Evaluates constraint c on match mt; on failure appends an fp_reason, allocated with its strings
- * in mt->tmp, to reasons and returns false. */
+ * in mt->tmp, to reasons and returns false. reasons may be NULL for a gate (fp_constraint.gate: its
+ * failure is never explained), and then only for a gate: the verdict without the explanation. */
 bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
+/* The predicate named `name` (an index for fp_constraint_check_at), or -1 if there is none. */
+int fp_constraint_find(const char *name);
+/* fp_constraint_check with c's predicate found beforehand: which = fp_constraint_find(c->name). */
+bool fp_constraint_check_at(int which, const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
 /* Names of all constraint predicates (for validation and docs). */
 extern const char *const fp_constraint_names[];
 

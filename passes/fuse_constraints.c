@@ -19,46 +19,44 @@ const char *const fp_constraint_names[] = {
 
 static char *fmt(const fp_match *mt, const char *f, ...) G_GNUC_PRINTF(2, 3);
 
-/* Whether every conversion of printf format f is a plain %s. */
-static bool only_strings(const char *f)
-{
-    for (const char *p = strchr(f, '%'); p; p = strchr(p + 2, '%'))
-        if (p[1] != 's')
-            return false;
-    return true;
-}
-
 /* What glibc's printf prints for a NULL %s. */
 static const char *or_null(const char *s) { return s ? s : "(null)"; }
 
+#define FMT_PLAIN_MAX 8 /* most %s of a format fmt concatenates without printf */
+
 /* printf into the match's scratch arena (fp_match.tmp). Formats of plain %s (most explanations:
  * node, value and op names) are concatenated without printf, which costs more than the rest of a
- * refused candidate's check. */
+ * refused candidate's check: one scan of f counts them, one copies. */
 static char *fmt(const fp_match *mt, const char *f, ...)
 {
-    va_list ap, again;
-    va_start(ap, f);
-    va_copy(again, ap);
+    va_list ap;
+    int n_args = 0;
+    bool plain = true;
+    for (const char *p = strchr(f, '%'); p && plain; p = strchr(p + 2, '%'))
+        plain = p[1] == 's' && n_args++ < FMT_PLAIN_MAX;
     char *out;
-    if (only_strings(f)) {
-        size_t len = strlen(f);
-        for (const char *p = strchr(f, '%'); p; p = strchr(p + 2, '%'))
-            len += strlen(or_null(va_arg(ap, const char *))) - 2;
-        char *w = out = fp_arena_alloc(mt->tmp, len + 1);
-        for (const char *p = f, *q; *p; p = q + 2) {
-            q = strchr(p, '%');
-            size_t lit = q ? (size_t)(q - p) : strlen(p);
-            memcpy(w, p, lit);
-            w += lit;
-            if (!q)
-                break;
-            const char *arg = or_null(va_arg(again, const char *));
-            size_t n = strlen(arg);
-            memcpy(w, arg, n);
-            w += n;
+    va_start(ap, f);
+    if (plain) {
+        const char *args[FMT_PLAIN_MAX];
+        size_t lens[FMT_PLAIN_MAX], len = strlen(f) - 2 * (size_t)n_args;
+        for (int i = 0; i < n_args; i++) {
+            args[i] = or_null(va_arg(ap, const char *));
+            len += lens[i] = strlen(args[i]);
         }
-        *w = '\0';
+        char *w = out = fp_arena_alloc(mt->tmp, len + 1);
+        const char *p = f;
+        for (int i = 0; i < n_args; i++) {
+            const char *q = strchr(p, '%');
+            memcpy(w, p, (size_t)(q - p));
+            w += q - p;
+            memcpy(w, args[i], lens[i]);
+            w += lens[i];
+            p = q + 2;
+        }
+        strcpy(w, p);
     } else {
+        va_list again;
+        va_copy(again, ap);
         char buf[512];
         int n = vsnprintf(buf, sizeof buf, f, ap);
         g_assert(n >= 0);
@@ -68,13 +66,48 @@ static char *fmt(const fp_match *mt, const char *f, ...)
             out = fp_arena_alloc(mt->tmp, (size_t)n + 1);
             vsnprintf(out, (size_t)n + 1, f, again);
         }
+        va_end(again);
     }
-    va_end(again);
     va_end(ap);
     return out;
 }
 
 static char *sdup(const fp_match *mt, const char *s) { return fp_arena_strndup(mt->tmp, s, strlen(s)); }
+
+/* fp_shape_to_string's text ("?", "scalar", "1x?xN"), in the match's scratch arena: a refused
+ * candidate's explanation formats shapes, and a GString each costs more than the rest. */
+static char *shape_str(const fp_match *mt, const fp_shape *s)
+{
+    if (s->rank < 0)
+        return sdup(mt, "?");
+    if (s->rank == 0)
+        return sdup(mt, "scalar");
+    size_t len = 0;
+    for (int32_t i = 0; i < s->rank; i++)
+        len += 1 + (s->dims[i].sym ? strlen(s->dims[i].sym) : 20);
+    char *out = fp_arena_alloc(mt->tmp, len + 1), *w = out;
+    for (int32_t i = 0; i < s->rank; i++) {
+        if (i)
+            *w++ = 'x';
+        if (s->dims[i].sym) {
+            size_t n = strlen(s->dims[i].sym);
+            memcpy(w, s->dims[i].sym, n);
+            w += n;
+        } else if (s->dims[i].value >= 0) {
+            char num[24], *end = num + sizeof num, *p = end;
+            uint64_t x = (uint64_t)s->dims[i].value;
+            do
+                *--p = (char)('0' + x % 10);
+            while ((x /= 10));
+            memcpy(w, p, (size_t)(end - p));
+            w += end - p;
+        } else {
+            *w++ = '?';
+        }
+    }
+    *w = '\0';
+    return out;
+}
 
 /* Appends a reason, allocated in mt->tmp like the strings it is given. */
 static void reason(const fp_match *mt, GPtrArray *out, const char *constraint, char *actual, char *required,
@@ -163,6 +196,17 @@ static bool const_scalar(const fp_value *v, double *out)
     return true;
 }
 
+/* fp_target_list_has for constraint c of the match's rule, remembered in mt->memo. */
+static bool list_has(const fp_match *mt, const fp_constraint *c, const char *s)
+{
+    if (!mt->memo)
+        return fp_target_list_has(mt->target, mt->rule->id, c, s);
+    fp_list_memo *e = &mt->memo[(((uintptr_t)c >> 4) * 31 + ((uintptr_t)s >> 3)) & (FP_LIST_MEMO - 1)];
+    if (e->c != c || e->s != s)
+        *e = (fp_list_memo){c, s, fp_target_list_has(mt->target, mt->rule->id, c, s)};
+    return e->has;
+}
+
 static char *fmt_num(const fp_match *mt, double x) { return fmt(mt, "%g", x); }
 
 static bool sh_eq(fp_dim a, fp_dim b)
@@ -248,6 +292,8 @@ static bool const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     fp_value *v = n ? other_input(mt, n) : NULL;
     if (!n || (v && is_const(v)))
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     if (!v) {
         reason(mt, out, c->name, sdup(mt, "no operand outside the pattern"), sdup(mt, "a constant"),
                fmt(mt, "%s %s: has no constant operand", n->op_type, n->name), sdup(mt, "-"));
@@ -281,7 +327,7 @@ static bool dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     fp_value *v = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
     if (!v)
         return true;
-    if (fp_target_list_has(mt->target, mt->rule->id, c, fp_dtype_name(v->dtype)))
+    if (list_has(mt, c, fp_dtype_name(v->dtype)))
         return true;
     g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
@@ -303,7 +349,7 @@ static bool bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *
         if (!v)
             continue;
         if (v->shape.rank != 1 || (ch >= 0 && v->shape.dims[0].value != ch)) {
-            g_autofree char *s = fp_shape_to_string(&v->shape);
+            const char *s = shape_str(mt, &v->shape);
             reason(mt, out, c->name, fmt(mt, "'%s' has shape %s", v->name, s),
                    fmt(mt, "1-D of length %" G_GINT64_FORMAT, ch),
                    fmt(mt, "%s %s: parameter '%s' has shape %s, not [%" G_GINT64_FORMAT "]", bn->op_type,
@@ -376,7 +422,7 @@ static bool per_channel(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     }
     if (ok)
         return true;
-    g_autofree char *s = fp_shape_to_string(&v->shape);
+    const char *s = shape_str(mt, &v->shape);
     reason(mt, out, c->name, fmt(mt, "shape %s", s), fmt(mt, "a scalar or [%" G_GINT64_FORMAT ",1,1]", ch),
            fmt(mt, "%s %s: operand '%s' of shape %s does not scale per output channel", n->op_type, n->name,
                            v->name, s),
@@ -436,9 +482,9 @@ static bool gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray 
     }
     if (!why)
         return true;
-    g_autofree char *sa = a ? fp_shape_to_string(&a->shape) : g_strdup("?");
-    g_autofree char *sb = b ? fp_shape_to_string(&b->shape) : g_strdup("?");
-    g_autofree char *sc = bias ? fp_shape_to_string(&bias->shape) : g_strdup("?");
+    const char *sa = a ? shape_str(mt, &a->shape) : "?";
+    const char *sb = b ? shape_str(mt, &b->shape) : "?";
+    const char *sc = bias ? shape_str(mt, &bias->shape) : "?";
     reason(mt, out, c->name, fmt(mt, "A %s, B %s, bias %s", sa, sb, sc), sdup(mt, "a Gemm-compatible MatMul + Add"),
            fmt(mt, "%s %s: %s", mm->op_type, mm->name, why), sdup(mt, hint));
     return false;
@@ -449,7 +495,7 @@ static bool activation_in(const fp_constraint *c, const fp_match *mt, GPtrArray 
     fp_node *act = node_at(mt, c->node);
     if (!act)
         return true;
-    if (fp_target_list_has(mt->target, mt->rule->id, c, act->op_type))
+    if (list_has(mt, c, act->op_type))
         return true;
     g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
@@ -487,6 +533,8 @@ static bool const_value(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     double want = fp_target_num(mt->target, mt->rule->id, c), got;
     if (v && const_scalar(v, &got) && fabs(got - want) <= 1e-3 * MAX(1.0, fabs(want)))
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     bool known = v && const_scalar(v, &got);
     reason(mt, out, c->name, known ? fmt_num(mt, got) : sdup(mt, v ? "not a constant scalar" : "missing"), fmt_num(mt, want),
            fmt(mt, "%s %s: operand %s is %s, the %s pattern needs %g", n->op_type, n->name, v ? v->name : "?",
@@ -504,6 +552,8 @@ static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
             b = add->inputs[i];
     if (b && b->shape.rank == 1)
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     reason(mt, out, c->name, b ? fmt(mt, "rank %d", b->shape.rank) : sdup(mt, "no constant operand"),
            sdup(mt, "a 1-D constant bias"),
            fmt(mt, "%s %s: no 1-D constant bias operand", add ? add->op_type : "?", add ? add->name : "?"),
@@ -517,9 +567,11 @@ static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtr
     if (!add || add->n_inputs != 2 || !add->inputs[0] || !add->inputs[1])
         return true;
     fp_value *a = add->inputs[0], *b = add->inputs[1];
-    g_autofree char *sa = fp_shape_to_string(&a->shape), *sb = fp_shape_to_string(&b->shape);
+    const char *sa = shape_str(mt, &a->shape), *sb = shape_str(mt, &b->shape);
     if (!is_const(a) && !is_const(b) && strcmp(sa, sb) == 0)
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     reason(mt, out, c->name, fmt(mt, "%s and %s", sa, sb), sdup(mt, "two activations of the same shape"),
            fmt(mt, "%s %s: operands '%s' %s and '%s' %s are not a residual pair", add->op_type, add->name,
                            a->name, sa, b->name, sb),
@@ -576,7 +628,7 @@ static bool static_weight(const fp_constraint *c, const fp_match *mt, GPtrArray 
     fp_value *w = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
     if (!w || fp_shape_static(&w->shape))
         return true;
-    g_autofree char *s = fp_shape_to_string(&w->shape);
+    const char *s = shape_str(mt, &w->shape);
     reason(mt, out, c->name, fmt(mt, "shape %s", s), sdup(mt, "a static shape"),
            fmt(mt, "%s %s: weight '%s' has a dynamic shape %s", n->op_type, n->name, w->name, s),
            sdup(mt, "the pass allows dynamic data inputs but not dynamic weights: fix the weight's shape"));
@@ -633,6 +685,8 @@ static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrA
     double x;
     if (v && is_const(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))
         return true;
+    if (!out) /* a gate's verdict only */
+        return false;
     reason(mt, out, c->name, sdup(mt, v ? "not a constant scalar" : "missing"), sdup(mt, "a constant scalar"),
            fmt(mt, "%s %s: operand is not a constant scalar", n ? n->op_type : "?", n ? n->name : "?"),
            sdup(mt, "only a scalar scale folds into the matmul's alpha"));
@@ -655,10 +709,23 @@ static const struct {
     {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
 };
 
-bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons)
+int fp_constraint_find(const char *name)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(checks); i++) /* the first letter spares most strcmp calls */
-        if (checks[i].name[0] == c->name[0] && strcmp(checks[i].name, c->name) == 0)
-            return checks[i].fn(c, mt, reasons);
-    g_assert_not_reached();
+        if (checks[i].name[0] == name[0] && strcmp(checks[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+bool fp_constraint_check_at(int which, const fp_constraint *c, const fp_match *mt, GPtrArray *reasons)
+{
+    g_assert(which >= 0 && (size_t)which < G_N_ELEMENTS(checks));
+    return checks[which].fn(c, mt, reasons);
+}
+
+bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons)
+{
+    int which = fp_constraint_find(c->name);
+    g_assert(which >= 0);
+    return checks[which].fn(c, mt, reasons);
 }

@@ -22,6 +22,52 @@ static GHashTable *owners(void)
     return h;
 }
 
+/* Checks what fp_pass_fuse leaves against a relink: every value's use list (the pass updates the
+ * lists of what it rewrites instead of relinking) and every graph's kept order (kept when the node
+ * array stays in order) must be what fp_model_link and fp_graph_topo make. */
+static void check_links(fp_model *m)
+{
+    GPtrArray *lists = g_ptr_array_new_with_free_func(g_free), *orders = g_ptr_array_new_with_free_func(g_free);
+    GArray *counts = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *n_orders = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->values->len; i++) {
+            fp_value *v = g->values->pdata[i];
+            g_ptr_array_add(lists, g_memdup2(v->uses, sizeof(fp_use) * v->n_uses));
+            g_array_append_val(counts, v->n_uses);
+        }
+        g_ptr_array_add(orders, g->topo ? g_memdup2(g->topo, sizeof(fp_node *) * g->n_topo) : NULL);
+        g_array_append_val(n_orders, g->n_topo);
+    }
+    fp_model_link(m);
+    guint k = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->values->len; i++, k++) {
+            fp_value *v = g->values->pdata[i];
+            const fp_use *kept = lists->pdata[k];
+            bool same = g_array_index(counts, uint32_t, k) == v->n_uses;
+            for (uint32_t u = 0; same && u < v->n_uses; u++) /* field by field: fp_use has padding */
+                same = kept[u].node == v->uses[u].node && kept[u].port == v->uses[u].port;
+            CU_ASSERT(same);
+        }
+        fp_node *const *kept = orders->pdata[gi];
+        if (kept) {
+            uint32_t n = 0;
+            g_autofree fp_node **fresh = fp_graph_topo(g, &n, NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(fresh);
+            CU_ASSERT_EQUAL(n, g_array_index(n_orders, uint32_t, gi));
+            if (n == g_array_index(n_orders, uint32_t, gi))
+                CU_ASSERT(memcmp(kept, fresh, sizeof(fp_node *) * n) == 0);
+        }
+    }
+    g_ptr_array_free(lists, TRUE);
+    g_ptr_array_free(orders, TRUE);
+    g_array_free(counts, TRUE);
+    g_array_free(n_orders, TRUE);
+}
+
 /* Runs shapes, metrics and fusion on b for `target`; returns the fusion list (and the model). */
 static fp_fusion_list *fuse_tb(tb *b, const char *target, fp_model **model_out)
 {
@@ -38,6 +84,7 @@ static fp_fusion_list *fuse_tb(tb *b, const char *target, fp_model **model_out)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     fp_fusion_list *l = fp_fusion_list_new();
     CU_ASSERT_FATAL(fp_pass_fuse(m, t, l, NULL, &err));
+    check_links(m);
     CU_ASSERT(fp_model_verify(m, &err)); /* rewrites keep the IR valid */
     if (err)
         fprintf(stderr, "\n  verify after fuse: %s", err->message);
@@ -530,6 +577,124 @@ static void test_targets(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "known: ascend310p"));
 }
 
+/* ---------------------------------------------------------------- use lists and order after fusion */
+
+/* The sample models on every target: the lists and orders the pass keeps are a relink's. */
+static void test_links_models(void)
+{
+    const char *models[] = {"branchy", "eps_story", "eps_story_tap", "if_subgraph", "inception_bfs", "resnet_tiny",
+                            "transformer_block"};
+    const char *targets[] = {"ort-cpu", "cuda", "ascend910b", "ascend310p"};
+    for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
+        for (size_t k = 0; k < G_N_ELEMENTS(targets); k++) {
+            g_autoptr(GError) err = NULL;
+            g_autofree char *path = g_strdup_printf(FP_SOURCE_DIR "/models/%s.onnx", models[i]);
+            g_autoptr(fp_model) m = fp_load_model(path, &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+            CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){.batch = 1}, NULL, &err));
+            fp_pass_metrics(m, NULL);
+            g_autoptr(fp_target) t = fp_target_load(targets[k], &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+            g_autoptr(fp_fusion_list) l = fp_fusion_list_new();
+            CU_ASSERT_FATAL(fp_pass_fuse(m, t, l, NULL, &err));
+            check_links(m);
+        }
+    }
+}
+
+/* A fused kernel that reads a value made after its anchor in the file: the node array is no
+ * longer in order, and the order is made again (the Gemm after the Relu it reads). And a file
+ * whose node array was never in order. */
+static void test_links_order(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){2, 4});
+    tb_input(b, "b", F32, 1, (int64_t[]){8});
+    tb_init(b, "w", F32, 2, (int64_t[]){4, 8});
+    tb_node(b, "MatMul", "mm", "x,w", "a");
+    tb_node(b, "Relu", "bias", "b", "rb");
+    tb_node(b, "Add", "add", "a,rb", "s");
+    tb_node(b, "Sigmoid", "act", "s", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", &m);
+    expect(l, "matmul_add_gemm", "mm", NULL);
+    expect(l, "gemm_activation", "mm", NULL);
+    uint32_t n = 0;
+    fp_node *const *order = fp_graph_order(m->main, &n, NULL);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(order[0]->name, "bias");
+    CU_ASSERT_STRING_EQUAL(order[1]->op_type, "FusedGemm");
+    list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+
+    /* a file not in topological order: the sweeps walk the order made by Kahn's algorithm */
+    b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){8, 3, 3, 3});
+    tb_node(b, "Identity", "id", "r", "y");
+    tb_node(b, "Relu", "relu", "c", "r");
+    tb_node(b, "Conv", "conv", "x,w", "c");
+    tb_output(b, "y", F32, -1, NULL);
+    l = fuse_tb(b, "ort-cpu", &m);
+    expect(l, "identity_elim", "id", "not_graph_output");
+    expect(l, "conv_activation", "conv", NULL);
+    order = fp_graph_order(m->main, &n, NULL);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(order[0]->op_type, "FusedConv");
+    CU_ASSERT_STRING_EQUAL(order[1]->name, "id");
+    list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+}
+
+/* An Identity read by more consumers than the pass rewires in place (the lists are relinked), one
+ * read by a few, and one whose output a subgraph reads (an implicit use of the If). */
+static void test_links_elim(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 1, (int64_t[]){4});
+    tb_input(b, "cond", 9, 0, NULL);
+    tb_node(b, "Identity", "wide", "x", "xw");
+    tb_node(b, "Identity", "narrow", "x", "xn");
+    GString *cat = g_string_new(NULL);
+    for (int i = 0; i < 40; i++) {
+        g_autofree char *name = g_strdup_printf("r%d", i), *out = g_strdup_printf("o%d", i);
+        tb_node(b, i % 2 ? "Relu" : "Neg", name, i < 3 ? "xn" : "xw", out);
+        g_string_append_printf(cat, "%s%s", i ? "," : "", out);
+    }
+    tb_node_t *c = tb_node(b, "Concat", "cat", cat->str, "y");
+    tb_attr_i(b, c, "axis", 0);
+    g_string_free(cat, TRUE);
+    tb_output(b, "y", F32, -1, NULL);
+    tb_node(b, "Identity", "into_if", "x", "xi");
+    tb_node_t *iff = tb_node(b, "If", "branch", "cond", "z");
+    tb_output(b, "z", F32, 1, (int64_t[]){4});
+    tb *then_b = tb_new(13), *else_b = tb_new(13);
+    tb_node(then_b, "Neg", "neg", "xi", "t_out");
+    tb_output(then_b, "t_out", F32, 1, (int64_t[]){4});
+    tb_node(else_b, "Abs", "abs", "xi", "e0");
+    tb_node(else_b, "Identity", "inner", "e0", "e1");
+    tb_node(else_b, "Relu", "relu", "e1", "e_out");
+    tb_output(else_b, "e_out", F32, 1, (int64_t[]){4});
+    tb_attr_graph(b, iff, "then_branch", then_b);
+    tb_attr_graph(b, iff, "else_branch", else_b);
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", &m);
+    expect(l, "identity_elim", "wide", NULL);
+    expect(l, "identity_elim", "narrow", NULL);
+    expect(l, "identity_elim", "into_if", NULL);
+    expect(l, "identity_elim", "inner", NULL);
+    fp_value *x = fp_graph_find(m->main, "x");
+    CU_ASSERT_EQUAL(x->n_uses, 41 + 2); /* the 40 consumers, the Neg inside and the If (implicit) */
+    list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+    tb_free(then_b);
+    tb_free(else_b);
+}
+
 /* ---------------------------------------------------------------- golden explain outputs */
 
 static void test_golden_explain(void)
@@ -560,5 +725,8 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "more_constraints", test_more_constraints);
     CU_add_test(s, "gating", test_gating);
     CU_add_test(s, "targets", test_targets);
+    CU_add_test(s, "links_models", test_links_models);
+    CU_add_test(s, "links_order", test_links_order);
+    CU_add_test(s, "links_elim", test_links_elim);
     CU_add_test(s, "golden_explain", test_golden_explain);
 }
