@@ -723,7 +723,35 @@ static void after_rewrite(fuser *fz, const fp_match *mt)
         fz->order_broken = true;
 }
 
-/* One sweep of rule r over graph g in order o; returns whether anything was rewritten. */
+/* The first position at or after i of o (n positions) whose node's kind may anchor the rule
+ * (anchor_ok; `only`: its one kind, or -1); n when none. */
+static uint32_t next_anchor(const sweep_order *o, const uint8_t *kind, const bool *anchor_ok, int only, uint32_t i,
+                            uint32_t n)
+{
+    if (i >= n)
+        return n;
+    if (o->array && only >= 0) { /* a byte search over the kinds of the node array */
+        const uint8_t *at = memchr(kind + i, only, n - i);
+        return at ? (uint32_t)(at - kind) : n;
+    }
+    if (o->array) {
+        while (i < n && !anchor_ok[kind[i]])
+            i++;
+    } else {
+        while (i < n && !anchor_ok[kind[o->idx[i]]])
+            i++;
+    }
+    return i;
+}
+
+static inline fp_node *node_at(const sweep_order *o, uint32_t i)
+{
+    return o->array ? o->g->nodes->pdata[i] : (fp_node *)o->order[i];
+}
+
+/* One sweep of rule r over graph g in order o; returns whether anything was rewritten. Anchors
+ * are visited in order; the next two are looked up ahead only to prefetch their nodes and first
+ * input (on a big graph each is a cache miss), so rewrites still decide what comes next. */
 static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
 {
     const fp_rule *r = &fp_rules[ri];
@@ -734,23 +762,22 @@ static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
     const uint8_t *kind = fz->kind + (o->array ? g->node_base : 0);
     uint32_t n = o->array ? g->nodes->len : o->n;
     g_autoptr(GPtrArray) reasons = g_ptr_array_new();
-    for (uint32_t i = 0;; i++) {
-        if (o->array && only >= 0) { /* a byte search over the kinds of the node array */
-            const uint8_t *at = i < n ? memchr(kind + i, only, n - i) : NULL;
-            if (!at)
-                break;
-            i = (uint32_t)(at - kind);
-        } else if (o->array) {
-            while (i < n && !anchor_ok[kind[i]])
-                i++;
-        } else {
-            while (i < n && !anchor_ok[kind[o->idx[i]]])
-                i++;
+    for (uint32_t i = next_anchor(o, kind, anchor_ok, only, 0, n); i < n;
+         i = next_anchor(o, kind, anchor_ok, only, i + 1, n)) {
+        uint32_t a1 = next_anchor(o, kind, anchor_ok, only, i + 1, n);
+        if (a1 < n) {
+            const fp_node *ahead = node_at(o, a1); /* prefetched on the step before */
+            if (ahead->n_inputs && ahead->inputs[0])
+                __builtin_prefetch(ahead->inputs[0]);
+            uint32_t a2 = next_anchor(o, kind, anchor_ok, only, a1 + 1, n);
+            if (a2 < n) {
+                const char *p = (const char *)node_at(o, a2);
+                __builtin_prefetch(p);
+                __builtin_prefetch(p + 64);
+            }
         }
-        if (i >= n)
-            break;
         size_t idx = o->array ? g->node_base + i : o->idx[i];
-        fp_node *anchor = o->array ? g->nodes->pdata[i] : (fp_node *)o->order[i];
+        fp_node *anchor = node_at(o, i);
         fp_match mt;
         if (!match_at(fz, r, anchor, idx, &mt))
             continue;
