@@ -15,7 +15,9 @@ G_DEFINE_QUARK(fp-pbskel-error-quark, fp_pbskel_error)
 #define WINDOW (64 * 1024)
 /* The first read after a jump (a skipped payload) is this small, and each read that continues the
  * window doubles it up to WINDOW: a tensor header between two payloads costs one page, not 64 KiB
- * of the payload that follows it, while long runs of metadata still stream in WINDOW reads. */
+ * of the payload that follows it, while long runs of metadata still stream in WINDOW reads. A jump
+ * over at most WINDOW_MIN bytes (a small initializer's payload) continues the window: a graph of
+ * many small tensors streams too instead of reading a page per tensor. */
 #define WINDOW_MIN (4 * 1024)
 
 /* The skeleton being written: a growable buffer. Up to OUT_MAP_FROM bytes it is g_malloc'd; past
@@ -153,7 +155,7 @@ static const uint8_t *src_at(skel *s, uint64_t pos, size_t n)
         return s->mem + pos;
     if (pos >= s->buf_off && pos + n <= s->buf_off + s->buf_len)
         return s->buf + (pos - s->buf_off);
-    bool continues = s->buf_len && pos >= s->buf_off && pos <= s->buf_off + s->buf_len;
+    bool continues = s->buf_len && pos >= s->buf_off && pos <= s->buf_off + s->buf_len + WINDOW_MIN;
     s->win = continues ? MIN(2 * MAX(s->win, (size_t)WINDOW_MIN), (size_t)WINDOW) : WINDOW_MIN;
     size_t want = (size_t)MIN((uint64_t)MAX(s->win, n), s->size - pos);
     size_t got = 0;
