@@ -79,9 +79,6 @@ static void link_slow(fp_model *m)
     }
 }
 
-/* Counts per value in one array (indexed by fp_value_index), so that the values are read
- * once to count, written once to place their lists and once to fill them: a million-node graph's
- * values do not fit in any cache. */
 void fp_model_number(fp_model *m, size_t *n_nodes, size_t *n_values)
 {
     size_t nn = 0, nv = 0;
@@ -98,6 +95,9 @@ void fp_model_number(fp_model *m, size_t *n_nodes, size_t *n_values)
         *n_values = nv;
 }
 
+/* Counts per value in one array (indexed by fp_value_index), so that the values are read
+ * once to count, written once to place their lists and once to fill them: a million-node graph's
+ * values do not fit in any cache. */
 void fp_model_link(fp_model *m)
 {
     size_t n_vals = 0;
