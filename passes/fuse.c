@@ -750,8 +750,9 @@ static inline fp_node *node_at(const sweep_order *o, uint32_t i)
 }
 
 /* One sweep of rule r over graph g in order o; returns whether anything was rewritten. Anchors
- * are visited in order; the next two are looked up ahead only to prefetch their nodes and first
- * input (on a big graph each is a cache miss), so rewrites still decide what comes next. */
+ * are visited in order; the next two are looked up ahead to prefetch their nodes and first input
+ * (on a big graph each is a cache miss), and looked up again after a rewrite, which changes kinds,
+ * so rewrites still decide what comes next. */
 static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
 {
     const fp_rule *r = &fp_rules[ri];
@@ -762,9 +763,9 @@ static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
     const uint8_t *kind = fz->kind + (o->array ? g->node_base : 0);
     uint32_t n = o->array ? g->nodes->len : o->n;
     g_autoptr(GPtrArray) reasons = g_ptr_array_new();
-    for (uint32_t i = next_anchor(o, kind, anchor_ok, only, 0, n); i < n;
-         i = next_anchor(o, kind, anchor_ok, only, i + 1, n)) {
-        uint32_t a1 = next_anchor(o, kind, anchor_ok, only, i + 1, n);
+    uint32_t a1;
+    for (uint32_t i = next_anchor(o, kind, anchor_ok, only, 0, n); i < n; i = a1) {
+        a1 = next_anchor(o, kind, anchor_ok, only, i + 1, n); /* the next, unless a rewrite changes kinds */
         if (a1 < n) {
             const fp_node *ahead = node_at(o, a1); /* prefetched on the step before */
             if (ahead->n_inputs && ahead->inputs[0])
@@ -808,6 +809,7 @@ static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
             uses_end(fz);
         after_rewrite(fz, &mt);
         changed = true;
+        a1 = next_anchor(o, kind, anchor_ok, only, i + 1, n); /* after_rewrite changed kinds */
     }
     return changed;
 }
