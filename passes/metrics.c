@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "passes/metrics.h"
+#include "passes/par.h"
 
 /* Bytes and elements of a value with a static shape; false when unknown. */
 static bool value_size(const fp_value *v, uint64_t *bytes, uint64_t *n)
@@ -271,19 +272,45 @@ static bool node_metrics(fp_node *n)
     return true;
 }
 
+/* Nodes [from, to) of a graph: their metrics, and (when `failed` is not NULL) the indexes of the
+ * nodes whose metrics are unknown, in node order. */
+typedef struct {
+    const fp_graph *g;
+    guint from, to;
+    GArray *failed;
+} node_range;
+
+static void metrics_range(void *arg)
+{
+    node_range *r = arg;
+    for (guint i = r->from; i < r->to; i++)
+        if (!node_metrics(r->g->nodes->pdata[i]))
+            g_array_append_val(r->failed, i);
+}
+
+/* Each node's metrics depend on that node alone: a big graph's two halves are filled at once
+ * (passes/par.h), the findings then added in node order. */
 bool fp_pass_metrics(fp_model *m, fp_diag *diag)
 {
     bool all = true;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         fp_graph *g = m->graphs->pdata[gi];
-        for (guint i = 0; i < g->nodes->len; i++) {
-            fp_node *n = g->nodes->pdata[i];
-            if (!node_metrics(n)) {
+        guint n = g->nodes->len;
+        node_range half[2] = {{g, 0, n / 2, g_array_new(FALSE, FALSE, sizeof(guint))},
+                              {g, n / 2, n, g_array_new(FALSE, FALSE, sizeof(guint))}};
+        fp_par_job job;
+        fp_par_start(&job, metrics_range, &half[1], fp_par_worth(n));
+        metrics_range(&half[0]);
+        fp_par_join(&job);
+        for (int h = 0; h < 2; h++) {
+            for (guint k = 0; k < half[h].failed->len; k++) {
+                const fp_node *nd = g->nodes->pdata[g_array_index(half[h].failed, guint, k)];
                 all = false;
-                fp_diag_add(diag, FP_DIAG_INFO, "metrics", "metrics-unknown", n->name,
-                            "%s '%s': FLOPs and bytes unknown (an input or output shape is not static)", n->op_type,
-                            n->name);
+                fp_diag_add(diag, FP_DIAG_INFO, "metrics", "metrics-unknown", nd->name,
+                            "%s '%s': FLOPs and bytes unknown (an input or output shape is not static)", nd->op_type,
+                            nd->name);
             }
+            g_array_free(half[h].failed, TRUE);
         }
     }
     return all;

@@ -5,6 +5,7 @@
 
 #include "ir/arena.h"
 #include "passes/metrics.h"
+#include "passes/par.h"
 
 static const char *const passes[] = {"shapes", "metrics", "fuse", "layout", "memory", "cost", NULL};
 
@@ -73,17 +74,65 @@ static void count_stage(fp_model *m, fp_stage *st)
     st->weight_bytes = bytes;
 }
 
-/* Fills a stage from the graph as it is now; the memory result gives the activation bytes. `given`:
- * the cost of the graph as it is now when the caller has it (taken over), else NULL; `same`: an
- * earlier stage of the graph as it is now, whose counts hold, else NULL. *mem_keep and *cost_keep,
- * when not NULL, receive the results (else they are freed). */
+/* A snapshot's work besides its counts and memory plan: the metrics when a pass changed the graph
+ * since they were filled, then the cost. Reads the graph and writes only the nodes' metrics: for a
+ * big graph it runs on the side thread (passes/par.h) while the caller counts and plans. */
+typedef struct {
+    fp_model *m;
+    const fp_pipeline_opts *o;
+    bool metrics;         /* fp_pass_metrics first (without findings) */
+    bool total_only;      /* the total alone (latency), no per-op array */
+    double latency_s;     /* the cost's total */
+    fp_cost_result *cost; /* the per-op cost (computed without findings), unless total_only */
+} side_work;
+
+static void side_cost(void *arg)
+{
+    side_work *w = arg;
+    if (w->metrics)
+        fp_pass_metrics(w->m, NULL);
+    if (w->total_only) {
+        w->latency_s = fp_cost_total(w->m, w->o->device, w->o->what_if);
+    } else {
+        w->cost = fp_pass_cost(w->m, w->o->device, w->o->what_if, NULL);
+        w->latency_s = w->cost->total_s;
+    }
+}
+
+/* Whether the snapshot of m may split its work: a big model whose graphs all have their
+ * topological order cached (the cache is filled here: two threads must not both fill it; on a
+ * cycle nothing splits, and the error comes where it always came from). */
+static bool may_split(fp_model *m)
+{
+    size_t nodes = 0;
+    fp_model_number(m, &nodes, NULL);
+    if (!fp_par_worth(nodes))
+        return false;
+    for (guint gi = 0; gi < m->graphs->len; gi++)
+        if (!fp_graph_order(m->graphs->pdata[gi], NULL, NULL))
+            return false;
+    return true;
+}
+
+/* Fills a stage from the graph as it is now; the memory result gives the activation bytes.
+ * `metrics`: the nodes' metrics must be filled first (a pass changed the graph). `given`: the cost of
+ * the graph as it is now when the caller has it (taken over), else NULL; `same`: an earlier stage of
+ * the graph as it is now, whose counts hold, else NULL. *mem_keep and *cost_keep, when not NULL,
+ * receive the results (else they are freed). The cost (with the metrics) runs beside the counts and
+ * the memory plan on a big graph; findings come in the same order either way: the plan's, then
+ * the cost's. */
 static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const char *name, bool planned,
-                     fp_cost_result *given, const fp_stage *same, fp_memory_result **mem_keep,
+                     bool metrics, fp_cost_result *given, const fp_stage *same, fp_memory_result **mem_keep,
                      fp_cost_result **cost_keep, fp_diag *diag, GError **error)
 {
-    g_autoptr(fp_cost_result) cost = given;
     memset(st, 0, sizeof *st);
     st->name = name;
+    side_work w = {.m = m, .o = o, .metrics = metrics, .cost = given,
+                   .total_only = !given && !cost_keep && !planned}; /* the total is all it keeps */
+    fp_par_job job;
+    bool work = metrics || !given;
+    if (work)
+        fp_par_start(&job, side_cost, &w, may_split(m));
     if (same) {
         st->ops = same->ops;
         st->kernels = same->kernels;
@@ -100,19 +149,16 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
         mo = (fp_memory_opts){.strategy = FP_MEMPLAN_NAIVE, .schedule = FP_SCHEDULE_GIVEN, .align = mo.align,
                               .search_only_if_asked = true, .naive_only = true};
     fp_memory_result *mem = fp_pass_memory(m->main, &mo, planned ? diag : NULL, error);
+    if (work)
+        fp_par_join(&job);
+    g_autoptr(fp_cost_result) cost = w.cost;
     if (!mem)
         return false;
     st->planned = planned;
     st->activation_bytes = planned ? mem->arena : mem->naive_bytes;
-    if (!cost && !cost_keep && !planned)
-        st->latency_s = fp_cost_total(m, o->device, o->what_if); /* the total is all it keeps */
-    else {
-        if (!cost)
-            cost = fp_pass_cost(m, o->device, o->what_if, planned ? diag : NULL);
-        else if (planned)
-            fp_cost_warn_unknown(cost, diag);
-        st->latency_s = cost->total_s;
-    }
+    st->latency_s = cost ? cost->total_s : w.latency_s;
+    if (cost && planned)
+        fp_cost_warn_unknown(cost, diag);
     if (mem_keep)
         *mem_keep = mem;
     else
@@ -137,28 +183,27 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     fp_pass_metrics(m, diag);
     if (!after(m, o, "metrics", error))
         return false;
-    if (!snapshot(m, o, &res->stages[0], "original", false, NULL, NULL, NULL, NULL, NULL, error))
+    if (!snapshot(m, o, &res->stages[0], "original", false, false, NULL, NULL, NULL, NULL, NULL, error))
         return false;
 
     res->fusions = fp_fusion_list_new();
     if (!fp_pass_fuse(m, o->target, res->fusions, diag, error))
         return false;
-    fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
-    if (!after(m, o, "fuse", error))
+    if (!after(m, o, "fuse", error)) /* neither the verifier nor the dump reads the metrics */
         return false;
     g_autoptr(fp_cost_result) fused_cost = NULL;
-    if (!snapshot(m, o, &res->stages[1], "after fusion", false, NULL, NULL, NULL, &fused_cost, NULL, error))
+    /* the metrics again first: fused kernels read and write only their external tensors */
+    if (!snapshot(m, o, &res->stages[1], "after fusion", false, true, NULL, NULL, NULL, &fused_cost, NULL, error))
         return false;
 
     if (!fp_pass_layout(m, o->target, &res->layout, diag, error))
         return false;
-    if (res->layout.rewrote) { /* else metrics, cost and counts are those of the fused graph */
-        fp_pass_metrics(m, NULL);
+    if (res->layout.rewrote) /* else metrics, cost and counts are those of the fused graph */
         g_clear_pointer(&fused_cost, fp_cost_result_free);
-    }
     if (!after(m, o, "layout", error))
         return false;
-    if (!snapshot(m, o, &res->stages[2], "final (fusion + layout + memory reuse)", true, g_steal_pointer(&fused_cost),
+    if (!snapshot(m, o, &res->stages[2], "final (fusion + layout + memory reuse)", true, res->layout.rewrote,
+                  g_steal_pointer(&fused_cost),
                   res->layout.rewrote ? NULL : &res->stages[1], &res->memory, &res->cost, diag, error))
         return false;
     if (!after(m, o, "memory", error) || !after(m, o, "cost", error))

@@ -1,0 +1,41 @@
+/* par.h - fork-join of one side job on another core, for the read-only work of big graphs
+ * (passes/par.c). A side job must not write what the caller's thread reads or writes meanwhile:
+ * no diagnostics list, no graph caches (fill fp_graph_order's first), no arena allocations. */
+#ifndef FP_PASS_PAR_H
+#define FP_PASS_PAR_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Graphs from this many nodes on split their read-only work (fp_par_worth): below it a side job
+ * costs more to hand over than it saves. */
+#define FP_PAR_MIN_NODES 65536
+
+typedef struct {
+    void (*fn)(void *arg);
+    void *arg;
+    GMutex lock;
+    GCond cond;
+    bool done;
+    bool side; /* running on the side thread (fp_par_join waits for it) */
+} fp_par_job;
+
+/* Whether work over n nodes is worth a side job: n >= FP_PAR_MIN_NODES, the process may run on
+ * more than one core, and the caller is not the side thread itself (whose own job would wait
+ * behind it for ever). */
+bool fp_par_worth(size_t n);
+
+/* Starts fn(arg): on the side thread when `split` and one is available, else runs it now, on the
+ * caller's thread. Every fp_par_start is paired with one fp_par_join on the same job. */
+void fp_par_start(fp_par_job *j, void (*fn)(void *arg), void *arg, bool split);
+
+/* Returns once the job's fn has returned; its writes are then visible to the caller. */
+void fp_par_join(fp_par_job *j);
+
+/* fp_par_allow(false): from now on every job runs on the caller's thread (tests compare the two
+ * ways; default: allowed). fp_par_side_jobs: how many jobs ran on the side thread so far. */
+void fp_par_allow(bool allow);
+unsigned fp_par_side_jobs(void);
+
+#endif

@@ -1,0 +1,218 @@
+/* test_par.c - passes/par.c: a side job runs on another thread and joins, a job started from the
+ * side thread runs where it is started; and the pipeline, which splits a big graph's read-only
+ * work (metrics, cost) over two threads, gives what it gives on one thread, findings included. */
+#include <CUnit/CUnit.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "devices/device.h"
+#include "frontends/load.h"
+#include "passes/par.h"
+#include "passes/pipeline.h"
+#include "tutil.h"
+
+#define ROUND "tests/data/devices/round.ini"
+
+typedef struct {
+    GThread *ran_on;
+    bool nested_worth; /* fp_par_worth of a big graph, asked from inside the job */
+    GThread *nested_on; /* where a job started from inside the job ran */
+} probe;
+
+static void record(void *arg) { ((probe *)arg)->ran_on = g_thread_self(); }
+
+static void record_nested(void *arg)
+{
+    probe *p = arg;
+    p->ran_on = g_thread_self();
+    p->nested_worth = fp_par_worth(1u << 20);
+    probe inner = {0};
+    fp_par_job j;
+    fp_par_start(&j, record, &inner, true); /* from the side thread: runs here, no deadlock */
+    fp_par_join(&j);
+    p->nested_on = inner.ran_on;
+}
+
+static void test_side_job(void)
+{
+    bool cores = g_get_num_processors() > 1;
+    CU_ASSERT_FALSE(fp_par_worth(FP_PAR_MIN_NODES - 1));
+    CU_ASSERT_EQUAL(fp_par_worth(FP_PAR_MIN_NODES), cores);
+    probe p = {0};
+    fp_par_job j;
+    unsigned before = fp_par_side_jobs();
+    fp_par_start(&j, record, &p, true);
+    fp_par_join(&j);
+    CU_ASSERT_PTR_NOT_NULL(p.ran_on);
+    CU_ASSERT_EQUAL(p.ran_on != g_thread_self(), cores);
+    CU_ASSERT_EQUAL(fp_par_side_jobs() - before, cores ? 1u : 0u);
+
+    p = (probe){0};
+    fp_par_start(&j, record, &p, false); /* not split: done before fp_par_start returns */
+    CU_ASSERT_PTR_EQUAL(p.ran_on, g_thread_self());
+    fp_par_join(&j);
+
+    p = (probe){0};
+    fp_par_start(&j, record_nested, &p, true);
+    fp_par_join(&j);
+    CU_ASSERT_FALSE(p.nested_worth && cores);
+    CU_ASSERT_PTR_EQUAL(p.nested_on, p.ran_on);
+
+    fp_par_allow(false);
+    CU_ASSERT_FALSE(fp_par_worth(1u << 20));
+    p = (probe){0};
+    fp_par_start(&j, record, &p, true);
+    CU_ASSERT_PTR_EQUAL(p.ran_on, g_thread_self());
+    fp_par_join(&j);
+    fp_par_allow(true);
+}
+
+/* Relu nodes dyn<from>..dyn<to - 1>, from value y<from> to y<to>. */
+static void dyn_chain(tb *b, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        char name[32], in[32], out[32];
+        g_snprintf(name, sizeof name, "dyn%d", i);
+        g_snprintf(in, sizeof in, "y%d", i);
+        g_snprintf(out, sizeof out, "y%d", i + 1);
+        tb_node(b, "Relu", name, in, out);
+    }
+}
+
+/* A model of more than FP_PAR_MIN_NODES nodes: blocks of Conv+BN+Relu (fused), a residual Add and
+ * a Transpose pair (removed by layout), on a batch x 8 x 8 x 8 input; and a Relu chain on an input
+ * of unknown shape (half before the blocks, half after), whose metrics, sizes and costs are unknown (findings from every pass). */
+static char *big_model(void)
+{
+    tb *b = tb_new(13);
+    int64_t x[] = {-1, 8, 8, 8}, w[] = {8, 8, 3, 3}, c[] = {8};
+    tb_input(b, "x0", 1, 4, x);
+    tb_input(b, "y0", 1, -1, NULL);
+    tb_init(b, "w", 1, 4, w);
+    const char *bn[] = {"scale", "bias", "mean", "var"};
+    for (int i = 0; i < 4; i++)
+        tb_init(b, bn[i], 1, 1, c);
+    int64_t pads[] = {1, 1, 1, 1}, perm[] = {0, 2, 3, 1}, back[] = {0, 3, 1, 2};
+    int blocks = FP_PAR_MIN_NODES / 6 + 64;
+    dyn_chain(b, 0, 8); /* in the first half of the node list, the rest in the second */
+    for (int i = 0; i < blocks; i++) {
+        char name[64], io[96], out[32];
+        g_snprintf(name, sizeof name, "conv%d", i);
+        g_snprintf(io, sizeof io, "x%d,w", i);
+        g_snprintf(out, sizeof out, "c%d", i);
+        tb_attr_ints(b, tb_node(b, "Conv", name, io, out), "pads", 4, pads);
+        g_snprintf(name, sizeof name, "bn%d", i);
+        g_snprintf(io, sizeof io, "c%d,scale,bias,mean,var", i);
+        g_snprintf(out, sizeof out, "n%d", i);
+        tb_attr_f(b, tb_node(b, "BatchNormalization", name, io, out), "epsilon", 1e-5f);
+        g_snprintf(name, sizeof name, "relu%d", i);
+        g_snprintf(io, sizeof io, "n%d", i);
+        g_snprintf(out, sizeof out, "r%d", i);
+        tb_node(b, "Relu", name, io, out);
+        g_snprintf(name, sizeof name, "add%d", i);
+        g_snprintf(io, sizeof io, "r%d,x%d", i, i);
+        g_snprintf(out, sizeof out, "a%d", i);
+        tb_node(b, "Add", name, io, out);
+        g_snprintf(name, sizeof name, "nhwc%d", i);
+        g_snprintf(io, sizeof io, "a%d", i);
+        g_snprintf(out, sizeof out, "t%d", i);
+        tb_attr_ints(b, tb_node(b, "Transpose", name, io, out), "perm", 4, perm);
+        g_snprintf(name, sizeof name, "nchw%d", i);
+        g_snprintf(io, sizeof io, "t%d", i);
+        g_snprintf(out, sizeof out, "x%d", i + 1);
+        tb_attr_ints(b, tb_node(b, "Transpose", name, io, out), "perm", 4, back);
+    }
+    char last[32];
+    g_snprintf(last, sizeof last, "x%d", blocks);
+    tb_output(b, last, 1, 4, x);
+    dyn_chain(b, 8, 16);
+    tb_output(b, "y16", 1, -1, NULL);
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    return path;
+}
+
+typedef struct {
+    fp_model *m;
+    fp_diag *diag;
+    fp_pipeline_result res;
+} run;
+
+static void run_pipeline(run *r, const char *path, const fp_device *dev, const fp_target *t)
+{
+    g_autoptr(GError) err = NULL;
+    r->m = fp_load_model(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r->m);
+    fp_pipeline_opts po = {
+        .shapes = {.batch = 1},
+        .target = t,
+        .device = dev,
+        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
+                   .search_only_if_asked = true},
+        .what_if = FP_DT_UNDEFINED,
+    };
+    r->diag = fp_diag_new();
+    CU_ASSERT_FATAL(fp_pipeline_run(r->m, &po, &r->res, r->diag, &err));
+}
+
+static void run_clear(run *r)
+{
+    fp_pipeline_result_clear(&r->res);
+    fp_diag_free(r->diag);
+    fp_model_free(r->m);
+}
+
+static void test_pipeline_split(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/" ROUND, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    g_autoptr(fp_target) t = fp_target_load(dev->target, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    g_autofree char *path = big_model();
+    run two, one;
+    unsigned before = fp_par_side_jobs();
+    run_pipeline(&two, path, dev, t);
+    CU_ASSERT_EQUAL(fp_par_side_jobs() > before, g_get_num_processors() > 1); /* it did split */
+    fp_par_allow(false);
+    run_pipeline(&one, path, dev, t);
+    fp_par_allow(true);
+    g_unlink(path);
+
+    CU_ASSERT(two.res.stages[1].ops < two.res.stages[0].ops); /* the model exercises fusion */
+    CU_ASSERT(two.res.layout.rewrote);                        /* and layout: the metrics rerun */
+    for (int i = 0; i < 3; i++) {
+        const fp_stage *a = &two.res.stages[i], *b = &one.res.stages[i];
+        CU_ASSERT_EQUAL(a->ops, b->ops);
+        CU_ASSERT_EQUAL(a->kernels, b->kernels);
+        CU_ASSERT_EQUAL(a->conversions, b->conversions);
+        CU_ASSERT_EQUAL(a->weight_bytes, b->weight_bytes);
+        CU_ASSERT_EQUAL(a->activation_bytes, b->activation_bytes);
+        CU_ASSERT(a->latency_s == b->latency_s); /* the same sums in the same order: equal bits */
+        CU_ASSERT(a->latency_s > 0);
+    }
+    CU_ASSERT_EQUAL(two.res.cost->n_ops, one.res.cost->n_ops);
+    CU_ASSERT_EQUAL(two.res.cost->unknown, one.res.cost->unknown);
+    CU_ASSERT(two.res.cost->unknown > 0);
+    CU_ASSERT_EQUAL(two.res.memory->arena, one.res.memory->arena);
+    CU_ASSERT_EQUAL_FATAL(two.diag->entries->len, one.diag->entries->len);
+    bool metrics = false, cost = false;
+    for (guint i = 0; i < two.diag->entries->len; i++) {
+        const fp_diag_entry *a = two.diag->entries->pdata[i], *b = one.diag->entries->pdata[i];
+        CU_ASSERT_STRING_EQUAL(a->code, b->code);
+        CU_ASSERT_STRING_EQUAL(a->message, b->message);
+        CU_ASSERT_EQUAL(a->level, b->level);
+        metrics |= strcmp(a->code, "metrics-unknown") == 0;
+        cost |= strcmp(a->code, "cost-unknown") == 0;
+    }
+    CU_ASSERT(metrics && cost); /* findings of the threads' passes, compared in order above */
+    run_clear(&two);
+    run_clear(&one);
+}
+
+FP_TEST_SUITE(register_par)
+{
+    CU_pSuite s = CU_add_suite("par", NULL, NULL);
+    CU_add_test(s, "side_job", test_side_job);
+    CU_add_test(s, "pipeline_split", test_pipeline_split);
+}
