@@ -408,7 +408,7 @@ void fp_arena_tune_malloc(void)
 {
     (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
     (void)mallopt(M_MMAP_MAX, 0); /* big blocks too come from the heap, in its huge pages */
-    (void)mallopt(M_ARENA_MAX, 1); /* other threads (passes/par.c) too: a thread's own malloc arena
+    (void)mallopt(M_ARENA_MAX, 1); /* other threads (ir/par.c) too: a thread's own malloc arena
                                       would be 4 KiB pages, and could not grow past 64 MiB without mmap */
     (void)mallopt(M_TOP_PAD, 16 << 20); /* grow the heap by 16 MiB steps: fewer brk calls */
     heap_advise_huge();

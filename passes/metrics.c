@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "passes/metrics.h"
-#include "passes/par.h"
+#include "ir/par.h"
 
 /* Bytes and elements of a value with a static shape; false when unknown. */
 static bool value_size(const fp_value *v, uint64_t *bytes, uint64_t *n)
@@ -289,7 +289,7 @@ static void metrics_range(void *arg)
 }
 
 /* Each node's metrics depend on that node alone: a big graph's two halves are filled at once
- * (passes/par.h), the findings then added in node order. */
+ * (ir/par.h), the findings then added in node order. */
 bool fp_pass_metrics(fp_model *m, fp_diag *diag)
 {
     bool all = true;

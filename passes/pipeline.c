@@ -5,7 +5,7 @@
 
 #include "ir/arena.h"
 #include "passes/metrics.h"
-#include "passes/par.h"
+#include "ir/par.h"
 
 static const char *const passes[] = {"shapes", "metrics", "fuse", "layout", "memory", "cost", NULL};
 
@@ -76,7 +76,7 @@ static void count_stage(fp_model *m, fp_stage *st)
 
 /* A snapshot's work besides its counts and memory plan: the metrics when a pass changed the graph
  * since they were filled, then the cost. Reads the graph and writes only the nodes' metrics: for a
- * big graph it runs on the side thread (passes/par.h) while the caller counts and plans. */
+ * big graph it runs on the side thread (ir/par.h) while the caller counts and plans. */
 typedef struct {
     fp_model *m;
     const fp_pipeline_opts *o;

@@ -1,7 +1,7 @@
 /* par.c - fork-join of one side job (see par.h): one GLib pool thread, made on first use, kept
  * for the life of the process. The machine this was measured on has two cores: one side thread
  * is what pays; the arena's prefault thread (ir/arena.c) shares the second core with it. */
-#include "passes/par.h"
+#include "ir/par.h"
 
 static GThreadPool *pool;
 static _Thread_local bool on_side; /* this thread is the side thread: no job of its own */
@@ -34,29 +34,36 @@ static GThreadPool *side_pool(void)
     return pool;
 }
 
-bool fp_par_worth(size_t n)
-{
-    return n >= FP_PAR_MIN_NODES && !on_side && g_atomic_int_get(&allowed) && g_get_num_processors() > 1;
-}
+bool fp_par_available(void) { return !on_side && g_atomic_int_get(&allowed) && g_get_num_processors() > 1; }
+
+bool fp_par_worth(size_t n) { return n >= FP_PAR_MIN_NODES && fp_par_available(); }
 
 void fp_par_allow(bool allow) { g_atomic_int_set(&allowed, allow); }
 
 unsigned fp_par_side_jobs(void) { return g_atomic_int_get(&side_jobs); }
 
-void fp_par_start(fp_par_job *j, void (*fn)(void *arg), void *arg, bool split)
+bool fp_par_start_side(fp_par_job *j, void (*fn)(void *arg), void *arg)
 {
     *j = (fp_par_job){.fn = fn, .arg = arg};
-    GThreadPool *p = split && !on_side && g_atomic_int_get(&allowed) ? side_pool() : NULL;
-    if (p) {
-        g_mutex_init(&j->lock);
-        g_cond_init(&j->cond);
-        j->side = true;
-        if (g_thread_pool_push(p, j, NULL))
-            return;
-        g_mutex_clear(&j->lock);
-        g_cond_clear(&j->cond);
-        j->side = false;
-    }
+    GThreadPool *p = fp_par_available() ? side_pool() : NULL;
+    if (!p)
+        return false;
+    g_mutex_init(&j->lock);
+    g_cond_init(&j->cond);
+    j->side = true;
+    if (g_thread_pool_push(p, j, NULL))
+        return true;
+    g_mutex_clear(&j->lock);
+    g_cond_clear(&j->cond);
+    j->side = false;
+    return false;
+}
+
+void fp_par_start(fp_par_job *j, void (*fn)(void *arg), void *arg, bool split)
+{
+    if (split && fp_par_start_side(j, fn, arg))
+        return;
+    *j = (fp_par_job){.fn = fn, .arg = arg};
     fn(arg);
     j->done = true;
 }
