@@ -34,36 +34,29 @@ static GThreadPool *side_pool(void)
     return pool;
 }
 
-bool fp_par_available(void) { return !on_side && g_atomic_int_get(&allowed) && g_get_num_processors() > 1; }
+/* Whether a side job can run now: fp_par_worth without the size. */
+static bool available(void) { return !on_side && g_atomic_int_get(&allowed) && g_get_num_processors() > 1; }
 
-bool fp_par_worth(size_t n) { return n >= FP_PAR_MIN_NODES && fp_par_available(); }
+bool fp_par_worth(size_t n) { return n >= FP_PAR_MIN_NODES && available(); }
 
 void fp_par_allow(bool allow) { g_atomic_int_set(&allowed, allow); }
 
 unsigned fp_par_side_jobs(void) { return g_atomic_int_get(&side_jobs); }
 
-bool fp_par_start_side(fp_par_job *j, void (*fn)(void *arg), void *arg)
-{
-    *j = (fp_par_job){.fn = fn, .arg = arg};
-    GThreadPool *p = fp_par_available() ? side_pool() : NULL;
-    if (!p)
-        return false;
-    g_mutex_init(&j->lock);
-    g_cond_init(&j->cond);
-    j->side = true;
-    if (g_thread_pool_push(p, j, NULL))
-        return true;
-    g_mutex_clear(&j->lock);
-    g_cond_clear(&j->cond);
-    j->side = false;
-    return false;
-}
-
 void fp_par_start(fp_par_job *j, void (*fn)(void *arg), void *arg, bool split)
 {
-    if (split && fp_par_start_side(j, fn, arg))
-        return;
     *j = (fp_par_job){.fn = fn, .arg = arg};
+    GThreadPool *p = split && available() ? side_pool() : NULL;
+    if (p) {
+        g_mutex_init(&j->lock);
+        g_cond_init(&j->cond);
+        j->side = true;
+        if (g_thread_pool_push(p, j, NULL))
+            return;
+        g_mutex_clear(&j->lock);
+        g_cond_clear(&j->cond);
+        j->side = false;
+    }
     fn(arg);
     j->done = true;
 }

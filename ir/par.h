@@ -1,7 +1,7 @@
-/* par.h - one side job on another core (ir/par.c): the read-only work of big graphs (metrics,
- * cost: passes/pipeline.c) and the reading ahead of a big ONNX file (frontends/onnx). A side job
- * must not touch what the caller's thread reads or writes meanwhile: no diagnostics list, no graph
- * caches (fill fp_graph_order's first), no arena the caller allocates from. */
+/* par.h - one side job on another core (ir/par.c), for the read-only work of big graphs (metrics,
+ * cost: passes/pipeline.c). A side job must not touch what the caller's thread reads or writes
+ * meanwhile: no diagnostics list, no graph caches (fill fp_graph_order's first), no arena the
+ * caller allocates from. */
 #ifndef FP_IR_PAR_H
 #define FP_IR_PAR_H
 
@@ -23,18 +23,9 @@ typedef struct {
 } fp_par_job;
 
 /* Whether work over n nodes is worth a side job: n >= FP_PAR_MIN_NODES, the process may run on
- * more than one core, and the caller is not the side thread itself (whose own job would wait
- * behind it for ever). */
+ * more than one core, splitting is allowed (fp_par_allow), and the caller is not the side thread
+ * itself (whose own job would wait behind it for ever). */
 bool fp_par_worth(size_t n);
-
-/* Whether a side job can run now: the process may run on more than one core, splitting is allowed
- * (fp_par_allow), and the caller is not the side thread. */
-bool fp_par_available(void);
-
-/* Starts fn(arg) on the side thread and returns true; false (fn not run) when fp_par_available is
- * false or no thread can be made. For a job that waits for the caller (a producer feeding it), which
- * must never run on the caller's own thread. Pair a true return with one fp_par_join. */
-bool fp_par_start_side(fp_par_job *j, void (*fn)(void *arg), void *arg);
 
 /* Starts fn(arg): on the side thread when `split` and one is available, else runs it now, on the
  * caller's thread. Every fp_par_start is paired with one fp_par_join on the same job. */

@@ -9,7 +9,6 @@
 #include "frontends/load.h"
 #include "ir/par.h"
 #include "passes/pipeline.h"
-#include "tmodel.h"
 #include "tutil.h"
 
 #define ROUND "tests/data/devices/round.ini"
@@ -214,79 +213,10 @@ static void test_pipeline_split(void)
     run_clear(&one);
 }
 
-/* fp_load_model of path, read ahead on the side thread (`ahead`) or not: the model, else NULL with
- * *err set. *side: whether a job ran on the side thread. */
-static fp_model *load(const char *path, bool ahead, bool *side, GError **err)
-{
-    unsigned before = fp_par_side_jobs();
-    fp_par_allow(ahead);
-    fp_model *m = fp_load_model(path, err);
-    fp_par_allow(true);
-    *side = fp_par_side_jobs() != before;
-    return m;
-}
-
-/* A big graph's nodes and initializers are read and decoded ahead on the side thread: the same
- * IR as when read on one thread. */
-static void test_load_ahead(void)
-{
-    g_autofree char *path = big_model(false);
-    g_autoptr(GError) err = NULL;
-    bool side;
-    g_autoptr(fp_model) two = load(path, true, &side, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
-    CU_ASSERT_EQUAL(side, g_get_num_processors() > 1);
-    g_autoptr(fp_model) one = load(path, false, &side, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
-    CU_ASSERT_FALSE(side);
-    g_unlink(path);
-    g_autofree char *diff = tm_model_diff(two, one);
-    CU_ASSERT_PTR_NULL(diff);
-    if (diff)
-        fprintf(stderr, "load_ahead: %s\n", diff);
-    CU_ASSERT(two->main->nodes->len >= FP_PAR_MIN_NODES);
-}
-
-/* The errors of a big graph read ahead are those of one read on one thread: a malformed node in
- * the middle (its name field given an invalid wire type), a second writer of a value at the end. */
-static void test_load_ahead_errors(void)
-{
-    for (int kind = 0; kind < 2; kind++) {
-        g_autofree char *path = big_model(kind == 1);
-        if (kind == 0) {
-            g_autofree char *data = NULL;
-            gsize len = 0;
-            CU_ASSERT_FATAL(g_file_get_contents(path, &data, &len, NULL));
-            const char tag[] = "\x1a\x08relu5000";
-            char *at = NULL; /* NodeProto.name: field 3, length-delimited */
-            for (gsize i = 0; !at && i + sizeof tag - 1 <= len; i++)
-                if (memcmp(data + i, tag, sizeof tag - 1) == 0)
-                    at = data + i;
-            CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-            at[0] = 0x1f; /* field 3, wire type 7: no such wire type */
-            CU_ASSERT_FATAL(g_file_set_contents(path, data, (gssize)len, NULL));
-        }
-        g_autoptr(GError) e2 = NULL, e1 = NULL;
-        bool side;
-        g_autoptr(fp_model) two = load(path, true, &side, &e2);
-        g_autoptr(fp_model) one = load(path, false, &side, &e1);
-        g_unlink(path);
-        CU_ASSERT_PTR_NULL(two);
-        CU_ASSERT_PTR_NULL(one);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(e2);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(e1);
-        CU_ASSERT_EQUAL(e2->domain, e1->domain);
-        CU_ASSERT_EQUAL(e2->code, e1->code);
-        CU_ASSERT_STRING_EQUAL(e2->message, e1->message);
-        CU_ASSERT_PTR_NOT_NULL(strstr(e1->message, kind == 0 ? "not a valid ONNX protobuf" : "'x5'"));
-    }
-}
 
 FP_TEST_SUITE(register_par)
 {
     CU_pSuite s = CU_add_suite("par", NULL, NULL);
     CU_add_test(s, "side_job", test_side_job);
     CU_add_test(s, "pipeline_split", test_pipeline_split);
-    CU_add_test(s, "load_ahead", test_load_ahead);
-    CU_add_test(s, "load_ahead_errors", test_load_ahead_errors);
 }

@@ -8,8 +8,6 @@
 
 #include <string.h>
 
-#include "ir/par.h"
-
 G_DEFINE_QUARK(fp-onnx-error-quark, fp_onnx_error)
 
 /* An op kind seen before: its strings as interned, and what fp_op_from_onnx said. */
@@ -1183,54 +1181,35 @@ static Onnx__NodeProto *node_from_wire(wire_mem *a, ProtobufCAllocator *alloc, c
     return np;
 }
 
-/* Element f (of GraphProto field f->number) unpacked into a (and alloc, for what the wire readers
- * leave to protobuf-c): the message, with *lens set for a node read from the wire (see
- * node_from_wire); NULL with *malformed set when it does not unpack or its field numbers are not
- * valid. Touches nothing else: the side thread decodes ahead with it (read_ahead). */
-static ProtobufCMessage *decode_element(wire_mem *a, ProtobufCAllocator *alloc, const fp_pbskel_field *f,
-                                        size_t **lens, bool *malformed)
-{
-    ProtobufCMessage *msg = NULL;
-    *lens = NULL;
-    if (f->number == 1)
-        msg = (ProtobufCMessage *)node_from_wire(a, alloc, f->payload, f->len, lens, malformed);
-    else if (f->number == 5)
-        msg = (ProtobufCMessage *)tensor_from_wire(a, f->payload, f->len);
-    bool fast = msg != NULL; /* read from the wire: the field numbers are checked */
-    if (!msg && !*malformed)
-        msg = protobuf_c_message_unpack(element_descriptor(f->number), alloc, f->len, f->payload);
-    if (!msg || (!fast && !fp_pbskel_numbers_valid(msg))) {
-        *malformed = true;
-        return NULL;
-    }
-    return msg;
-}
-
-/* Imports msg, element number `index` of field `field` (decode_element's), into g. */
-static bool import_decoded(importer *im, fp_graph *g, uint32_t field, const ProtobufCMessage *msg,
-                           const size_t *lens, size_t index)
-{
-    if (field == 1)
-        return import_node(im, (const Onnx__NodeProto *)msg, lens, g);
-    if (field == 5)
-        return import_initializer(im, g, index, (const Onnx__TensorProto *)msg, NULL);
-    if (field == 15)
-        return import_initializer(im, g, index, NULL, (const Onnx__SparseTensorProto *)msg);
-    if (field == 11)
-        return import_input(im, g, index, (const Onnx__ValueInfoProto *)msg);
-    if (field == 12)
-        return import_output(im, g, index, (const Onnx__ValueInfoProto *)msg);
-    return import_value_info(im, g, (const Onnx__ValueInfoProto *)msg);
-}
-
 /* Unpacks element number `index` of field `field` and imports it into g. */
 static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_pbskel_field *f, size_t index,
                            bool *malformed)
 {
-    size_t *lens;
+    ProtobufCMessage *msg = NULL;
+    size_t *lens = NULL; /* of a node read from the wire */
     wg->mem.used = 0;
-    ProtobufCMessage *msg = decode_element(&wg->mem, &wg->alloc, f, &lens, malformed);
-    bool ok = msg && import_decoded(im, g, f->number, msg, lens, index);
+    if (f->number == 1)
+        msg = (ProtobufCMessage *)node_from_wire(&wg->mem, &wg->alloc, f->payload, f->len, &lens, malformed);
+    else if (f->number == 5)
+        msg = (ProtobufCMessage *)tensor_from_wire(&wg->mem, f->payload, f->len);
+    bool fast = msg != NULL; /* read from the wire: the field numbers are checked */
+    if (!msg && !*malformed)
+        msg = protobuf_c_message_unpack(element_descriptor(f->number), &wg->alloc, f->len, f->payload);
+    bool ok = false;
+    if (!msg || (!fast && !fp_pbskel_numbers_valid(msg)))
+        *malformed = true;
+    else if (f->number == 1)
+        ok = import_node(im, (const Onnx__NodeProto *)msg, lens, g);
+    else if (f->number == 5)
+        ok = import_initializer(im, g, index, (const Onnx__TensorProto *)msg, NULL);
+    else if (f->number == 15)
+        ok = import_initializer(im, g, index, NULL, (const Onnx__SparseTensorProto *)msg);
+    else if (f->number == 11)
+        ok = import_input(im, g, index, (const Onnx__ValueInfoProto *)msg);
+    else if (f->number == 12)
+        ok = import_output(im, g, index, (const Onnx__ValueInfoProto *)msg);
+    else
+        ok = import_value_info(im, g, (const Onnx__ValueInfoProto *)msg);
     fp_arena_reset(wg->scratch);
     return ok;
 }
@@ -1292,174 +1271,10 @@ static bool import_elements_read(importer *im, wire_graph *wg, fp_graph *g, uint
     return true;
 }
 
-/* ---- reading ahead: the elements of a big graph are read and decoded on the side thread
- * (ir/par.h) while this one imports them, AHEAD_BATCH elements at a time in AHEAD_SLOTS batches.
- * A batch owns its memory (the elements' bytes, copied out of the reader's window, and what
- * decode_element makes of them); the side thread fills a batch only after this thread is done with
- * it. Same elements, same order, same errors as import_elements_read. */
-#define AHEAD_BATCH 256
-#define AHEAD_SLOTS 4
-#define AHEAD_MEM (256 * 1024)
-
-typedef struct {
-    size_t n; /* elements decoded */
-    ProtobufCMessage *msg[AHEAD_BATCH];
-    size_t *lens[AHEAD_BATCH];
-    bool malformed; /* the element after the n ones is malformed (or unreadable) */
-    bool last;      /* no batch after this one */
-    fp_arena *scratch;
-    ProtobufCAllocator alloc;
-    wire_mem mem;
-} ahead_batch;
-
-typedef struct {
-    fp_pbskel_reader *reader;
-    uint32_t field;
-    uint64_t pos, end;
-    ahead_batch batch[AHEAD_SLOTS];
-    GMutex lock;
-    GCond cond;
-    unsigned filled, used; /* batches filled by the side thread, used by the importer: batch k is
-                              batch[k % AHEAD_SLOTS] */
-    bool stop;             /* the importer stopped: the side thread fills no more */
-} ahead;
-
-/* Reads and decodes the next batch's elements into b (from the reader at a->pos). */
-static void ahead_fill(ahead *a, ahead_batch *b)
-{
-    b->n = 0;
-    b->malformed = false;
-    b->mem.used = 0;
-    fp_arena_reset(b->scratch);
-    uint64_t payload;
-    fp_pbskel_field f;
-    while (b->n < AHEAD_BATCH && a->pos < a->end) {
-        if (!fp_pbskel_reader_field(a->reader, &a->pos, a->end, &f, &payload)) {
-            b->malformed = true;
-            break;
-        }
-        if (f.number != a->field)
-            continue;
-        fp_pbskel_field e = {.number = a->field, .wire = 2};
-        const uint8_t *bytes;
-        if (!fp_pbskel_reader_build(a->reader, element_descriptor(a->field), payload, f.len, 2, NULL, NULL, &bytes,
-                                    &e.len)) {
-            b->malformed = true;
-            break;
-        }
-        uint8_t *copy = wire_alloc(&b->mem, MAX(e.len, 1)); /* the window is the reader's */
-        memcpy(copy, bytes, e.len);
-        e.payload = copy;
-        b->msg[b->n] = decode_element(&b->mem, &b->alloc, &e, &b->lens[b->n], &b->malformed);
-        if (!b->msg[b->n])
-            break;
-        b->n++;
-    }
-    b->last = b->malformed || a->pos >= a->end;
-}
-
-/* The side thread: fills batches until the last one, or until the importer stops. */
-static void ahead_main(void *arg)
-{
-    ahead *a = arg;
-    for (bool last = false; !last;) {
-        g_mutex_lock(&a->lock);
-        while (a->filled - a->used == AHEAD_SLOTS && !a->stop)
-            g_cond_wait(&a->cond, &a->lock);
-        bool stop = a->stop;
-        g_mutex_unlock(&a->lock);
-        if (stop)
-            return;
-        ahead_batch *b = &a->batch[a->filled % AHEAD_SLOTS]; /* the importer is done with it */
-        ahead_fill(a, b);
-        last = b->last;
-        g_mutex_lock(&a->lock);
-        a->filled++;
-        g_cond_signal(&a->cond);
-        g_mutex_unlock(&a->lock);
-    }
-}
-
-/* The names node element k of b looks up, prefetched (fp_intern_prefetch). */
-static void ahead_prefetch(importer *im, const ahead_batch *b, size_t k, uint32_t field)
-{
-    if (k >= b->n)
-        return;
-    if (field == 5) {
-        const Onnx__TensorProto *tp = (const Onnx__TensorProto *)b->msg[k];
-        if (tp->name)
-            fp_intern_prefetch(im->m, tp->name, strlen(tp->name));
-        return;
-    }
-    const Onnx__NodeProto *np = (const Onnx__NodeProto *)b->msg[k];
-    for (size_t i = 0; i < np->n_input + np->n_output; i++) {
-        const char *s = i < np->n_input ? np->input[i] : np->output[i - np->n_input];
-        if (s)
-            fp_intern_prefetch(im->m, s, b->lens[k] ? b->lens[k][i] : strlen(s));
-    }
-}
-
-/* import_elements_read with the reading and decoding on the side thread; false with *started
- * false when no side thread could take it (nothing was read). */
-static bool import_elements_ahead(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
-                                  bool *malformed, bool *started)
-{
-    ahead *a = g_new0(ahead, 1);
-    *a = (ahead){.reader = wg->reader, .field = field, .pos = wg->rfrom[field], .end = wg->rto[field]};
-    for (int i = 0; i < AHEAD_SLOTS; i++) {
-        ahead_batch *b = &a->batch[i];
-        b->scratch = fp_arena_new();
-        b->alloc = (ProtobufCAllocator){.alloc = arena_alloc, .free = arena_free, .allocator_data = b->scratch};
-        b->mem = (wire_mem){.buf = g_malloc(AHEAD_MEM), .cap = AHEAD_MEM, .more = b->scratch};
-    }
-    g_mutex_init(&a->lock);
-    g_cond_init(&a->cond);
-    fp_par_job job;
-    bool ok = true;
-    *started = fp_par_start_side(&job, ahead_main, a);
-    for (bool last = !*started; !last && ok;) {
-        g_mutex_lock(&a->lock);
-        while (a->filled == a->used)
-            g_cond_wait(&a->cond, &a->lock);
-        g_mutex_unlock(&a->lock);
-        ahead_batch *b = &a->batch[a->used % AHEAD_SLOTS];
-        ahead_prefetch(im, b, 0, field);
-        for (size_t k = 0; k < b->n && ok; k++) {
-            ahead_prefetch(im, b, k + 1, field);
-            ok = import_decoded(im, g, field, b->msg[k], b->lens[k], (*index)++);
-        }
-        if (ok && b->malformed)
-            ok = !(*malformed = true);
-        last = b->last;
-        g_mutex_lock(&a->lock);
-        a->used++;
-        a->stop = !ok;
-        g_cond_signal(&a->cond);
-        g_mutex_unlock(&a->lock);
-    }
-    if (*started)
-        fp_par_join(&job);
-    for (int i = 0; i < AHEAD_SLOTS; i++) {
-        g_free(a->batch[i].mem.buf);
-        fp_arena_free(a->batch[i].scratch);
-    }
-    g_mutex_clear(&a->lock);
-    g_cond_clear(&a->cond);
-    g_free(a);
-    return ok;
-}
-
 /* Imports every element of field `field` in file order; *index counts them. */
 static bool import_elements(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
                             bool *malformed)
 {
-    /* a big graph's nodes and initializers are read ahead on another core */
-    bool started = false;
-    if (wg->reader && (field == 1 || field == 5) && wg->rto[field] && fp_par_worth(wg->n_node)) {
-        bool ok = import_elements_ahead(im, wg, g, field, index, malformed, &started);
-        if (started)
-            return ok;
-    }
     if (wg->reader)
         return import_elements_read(im, wg, g, field, index, malformed);
     const uint8_t *p = wg->from[field], *end = wg->to[field];
