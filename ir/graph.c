@@ -467,7 +467,6 @@ static fp_value *entry_value_add(fp_graph *g, str_entry *e, bool *existed)
     v->shape.rank = -1;
     v->decl_shape.rank = -1;
     v->n_sval = -1;
-    v->n_elems = -1;
     g_ptr_array_add(g->values, v);
     if (!e->val) {
         e->val = v;
@@ -517,6 +516,25 @@ void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const 
 }
 
 fp_value *fp_graph_value(fp_graph *g, const char *name) { return fp_graph_value_len(g, name, strlen(name)); }
+
+fp_value_ext *fp_value_ext_ensure(fp_value *v)
+{
+    if (!v->ext) {
+        v->ext = fp_arena_alloc(v->graph->model->arena, sizeof *v->ext);
+        v->ext->n_elems = -1;
+    }
+    return v->ext;
+}
+
+void fp_value_set_layout(fp_value *v, const char *layout, const char *origin_layout, const fp_shape *origin_shape)
+{
+    if (!layout && !origin_layout && !origin_shape && !v->ext)
+        return;
+    fp_value_ext *e = fp_value_ext_ensure(v);
+    e->layout = layout;
+    e->origin_layout = origin_layout;
+    e->origin_shape = origin_shape;
+}
 
 /* fp_model_opset of the domain of a new node: the same as the last node's in almost every model. */
 static int64_t node_opset(fp_model *m, const char *domain)

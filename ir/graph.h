@@ -121,9 +121,23 @@ typedef struct {
     uint32_t port; /* input index; UINT32_MAX for an implicit (subgraph) use */
 } fp_use;
 
-/* Field order and widths keep the struct small (a million-node model has ~1.4 million values):
- * what the edge walks read (fp_model_link, fp_graph_topo, liveness) first, then the rest; the enums
- * are stored as bytes. */
+/* What few values have, kept out of fp_value (fp_value.ext): a million-node model has ~1.4 million
+ * values, and ONNX sets none of the layout fields, shape inference few folds and sequences. Read
+ * through the NULL-safe accessors below (fp_value_layout, ...), written through the setters. */
+typedef struct {
+    const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
+                             interned; NULL when the format does not say (ONNX) */
+    const char *origin_layout;    /* GE origin_format: the framework's layout, interned, or NULL */
+    const fp_shape *origin_shape; /* GE origin_shape (framework-side shape), or NULL */
+    /* set by shape inference: */
+    const fp_tensor *fold; /* constant content computed at analysis time (inline), else NULL */
+    fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known */
+    int32_t n_elems;      /* n_elems < 0: length unknown (shape = common element shape) */
+} fp_value_ext;
+
+/* Field order and widths keep the struct small (112 bytes: a million-node model has ~1.4 million
+ * values): what the edge walks read (fp_model_link, fp_graph_topo, liveness) first, then the rest;
+ * the enums are stored as bytes; the rare fields are in `ext`. */
 struct fp_value {
     fp_graph *graph;
     fp_node *producer;    /* NULL for inputs, initializers, unresolved */
@@ -138,24 +152,48 @@ struct fp_value {
     uint8_t decl_dtype;   /* fp_dtype, as declared (see decl_shape) */
     bool is_output;       /* listed among graph outputs */
     bool declared;        /* appeared in a value_info/input/output declaration */
+    int32_t n_sval;       /* set by shape inference: elements in sval; n_sval < 0: sval unknown */
     const char *name;
     fp_tensor *tensor;    /* initializer/constant metadata, else NULL */
     fp_shape shape;
     fp_shape decl_shape;  /* type and shape as declared in the file (frontends set decl_dtype/decl_shape
                              and dtype/shape); shape inference recomputes dtype/shape from them */
-    const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
-                             interned; NULL when the format does not say (ONNX) */
-    const char *origin_layout;    /* GE origin_format: the framework's layout, interned, or NULL */
-    const fp_shape *origin_shape; /* GE origin_shape (framework-side shape), or NULL */
-    /* set by shape inference: */
-    fp_tensor *fold;      /* constant content computed at analysis time (inline), else NULL */
-    fp_dim *sval;         /* elements of a small integer vector/scalar (shape arithmetic: Shape->
-                             Gather->Concat chains): sym NULL = the integer `value` (may be < 0),
-                             sym = a symbol, sym = fp_sval_unknown = unknown */
-    fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known */
-    int32_t n_sval;       /* n_sval < 0: sval unknown */
-    int32_t n_elems;      /* n_elems < 0: length unknown (shape = common element shape) */
+    fp_dim *sval;         /* set by shape inference: elements of a small integer vector/scalar (shape
+                             arithmetic: Shape->Gather->Concat chains): sym NULL = the integer `value`
+                             (may be < 0), sym = a symbol, sym = fp_sval_unknown = unknown */
+    fp_value_ext *ext;    /* the rare fields (fp_value_ext), NULL while none was set */
 };
+
+static inline const char *fp_value_layout(const fp_value *v) { return v->ext ? v->ext->layout : NULL; }
+static inline const char *fp_value_origin_layout(const fp_value *v) { return v->ext ? v->ext->origin_layout : NULL; }
+static inline const fp_shape *fp_value_origin_shape(const fp_value *v) { return v->ext ? v->ext->origin_shape : NULL; }
+static inline const fp_tensor *fp_value_fold(const fp_value *v) { return v->ext ? v->ext->fold : NULL; }
+static inline fp_shape *fp_value_elems(const fp_value *v) { return v->ext ? v->ext->elems : NULL; }
+static inline int32_t fp_value_n_elems(const fp_value *v) { return v->ext ? v->ext->n_elems : -1; }
+
+/* v->ext, allocated in v's model's arena (all NULL, n_elems -1) when v has none. Never fails. Not
+ * thread-safe (it allocates). */
+fp_value_ext *fp_value_ext_ensure(fp_value *v);
+/* Sets v's layout fields (interned strings and an arena-owned shape, or NULL). Allocates v->ext
+ * only when one of them is not NULL. */
+void fp_value_set_layout(fp_value *v, const char *layout, const char *origin_layout, const fp_shape *origin_shape);
+/* Sets v's fold (arena- or caller-owned, outliving the model's use of it; NULL: none). Setting
+ * NULL allocates nothing, so that resetting every value before shape inference stays free. */
+static inline void fp_value_set_fold(fp_value *v, const fp_tensor *fold)
+{
+    if (fold || v->ext)
+        fp_value_ext_ensure(v)->fold = fold;
+}
+/* Sets v's sequence element shapes: n_elems of them (n_elems < 0: length unknown, elems NULL).
+ * Setting (NULL, -1) allocates nothing. */
+static inline void fp_value_set_elems(fp_value *v, fp_shape *elems, int32_t n_elems)
+{
+    if (elems || n_elems >= 0 || v->ext) {
+        fp_value_ext *e = fp_value_ext_ensure(v);
+        e->elems = elems;
+        e->n_elems = n_elems;
+    }
+}
 
 typedef enum {
     FP_ATTR_UNDEFINED,

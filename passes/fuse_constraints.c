@@ -174,7 +174,7 @@ static fp_value *other_input(const fp_match *mt, const fp_node *n)
 /* Scalar value of a small constant, if it has exactly one element (or all equal). */
 static bool const_scalar(const fp_value *v, double *out)
 {
-    const fp_tensor *t = v ? (v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : v->fold) : NULL;
+    const fp_tensor *t = v ? (v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : fp_value_fold(v)) : NULL;
     uint64_t n;
     if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, &n) || n == 0)
         return false;

@@ -426,7 +426,7 @@ static void test_ge_onnx_matches_text(void)
                 for (uint32_t p = 0; p < m->n_outputs; p++) {
                     CU_ASSERT_EQUAL(m->outputs[p]->dtype, n->outputs[p]->dtype);
                     CU_ASSERT_EQUAL(m->outputs[p]->shape.rank, n->outputs[p]->shape.rank);
-                    CU_ASSERT_STRING_EQUAL(m->outputs[p]->layout, n->outputs[p]->layout);
+                    CU_ASSERT_STRING_EQUAL(fp_value_layout(m->outputs[p]), fp_value_layout(n->outputs[p]));
                 }
                 for (uint32_t p = 0; p < MIN(m->n_inputs, n->n_inputs); p++)
                     CU_ASSERT_STRING_EQUAL(m->inputs[p] ? m->inputs[p]->name : "",
@@ -478,7 +478,7 @@ static void test_real_semantics(void)
     CU_ASSERT_EQUAL(y->producer->op, FP_OP_GATHER);
     CU_ASSERT_EQUAL(y->shape.rank, 2);
     CU_ASSERT_EQUAL(y->shape.dims[0].value, 16);
-    CU_ASSERT_STRING_EQUAL(y->layout, "NHWC");
+    CU_ASSERT_STRING_EQUAL(fp_value_layout(y), "NHWC");
 
     g_autoptr(fp_model) m26 = load("ge_proto_00026_afterUBMatch.txt.gz");
     CU_ASSERT_PTR_NOT_NULL_FATAL(m26);
@@ -491,11 +491,11 @@ static void test_real_semantics(void)
     unsigned nc1hwc0 = 0, fractal = 0, with_origin = 0;
     for (guint i = 0; i < m26->main->values->len; i++) {
         const fp_value *v = m26->main->values->pdata[i];
-        nc1hwc0 += g_strcmp0(v->layout, "NC1HWC0") == 0;
-        fractal += v->layout && g_str_has_prefix(v->layout, "FRACTAL_Z");
-        if (g_strcmp0(v->layout, "NC1HWC0") == 0) {
+        nc1hwc0 += g_strcmp0(fp_value_layout(v), "NC1HWC0") == 0;
+        fractal += fp_value_layout(v) && g_str_has_prefix(fp_value_layout(v), "FRACTAL_Z");
+        if (g_strcmp0(fp_value_layout(v), "NC1HWC0") == 0) {
             CU_ASSERT_EQUAL(v->shape.rank, 5); /* N, C1, H, W, C0 */
-            with_origin += v->origin_layout && v->origin_shape && v->origin_shape->rank == 4;
+            with_origin += fp_value_origin_layout(v) && fp_value_origin_shape(v) && fp_value_origin_shape(v)->rank == 4;
         }
     }
     CU_ASSERT(nc1hwc0 > 0);
@@ -635,7 +635,7 @@ static void test_mapping(void)
     CU_ASSERT_EQUAL(w->shape.rank, -1); /* [-2]: unknown rank */
     CU_ASSERT_EQUAL(xin->shape.rank, 4);
     CU_ASSERT_EQUAL(xin->shape.dims[2].value, -1); /* unknown dim */
-    CU_ASSERT_STRING_EQUAL(xin->layout, "NCHW");
+    CU_ASSERT_STRING_EQUAL(fp_value_layout(xin), "NCHW");
     const fp_node *x = find_node(m, "x");
     CU_ASSERT_EQUAL(x->op, FP_OP_IDENTITY);
     CU_ASSERT_PTR_EQUAL(x->inputs[0], xin);

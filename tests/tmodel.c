@@ -144,15 +144,16 @@ static char *value_diff(const fp_value *a, const fp_value *b)
     if ((a->producer == NULL) != (b->producer == NULL) ||
         (a->producer && (g_strcmp0(a->producer->name, b->producer->name) || a->producer_port != b->producer_port)))
         DIFF("%s: producers differ", what);
-    if (g_strcmp0(a->layout, b->layout) || g_strcmp0(a->origin_layout, b->origin_layout))
+    if (g_strcmp0(fp_value_layout(a), fp_value_layout(b)) ||
+        g_strcmp0(fp_value_origin_layout(a), fp_value_origin_layout(b)))
         DIFF("%s: layouts differ", what);
-    if ((a->origin_shape == NULL) != (b->origin_shape == NULL))
+    if ((fp_value_origin_shape(a) == NULL) != (fp_value_origin_shape(b) == NULL))
         DIFF("%s: origin shape on one side only", what);
     char *d = shape_diff(what, &a->shape, &b->shape);
     if (!d)
         d = shape_diff(what, &a->decl_shape, &b->decl_shape);
-    if (!d && a->origin_shape)
-        d = shape_diff(what, a->origin_shape, b->origin_shape);
+    if (!d && fp_value_origin_shape(a))
+        d = shape_diff(what, fp_value_origin_shape(a), fp_value_origin_shape(b));
     if (!d)
         d = tensor_diff(what, a->tensor, b->tensor);
     return d;

@@ -192,9 +192,7 @@ static void apply_desc(fp_value *v, const ge_desc *d)
     v->declared = true;
     v->dtype = v->decl_dtype = d->dtype;
     v->shape = v->decl_shape = d->shape;
-    v->layout = d->layout;
-    v->origin_layout = d->origin_layout;
-    v->origin_shape = d->origin_shape;
+    fp_value_set_layout(v, d->layout, d->origin_layout, d->origin_shape);
 }
 
 /* ---------------------------------------------------------------- tensors and attributes */
