@@ -567,7 +567,7 @@ static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char 
     n->op = op;
     n->op_type = interned ? op_type : fp_intern(m, op_type ? op_type : fp_op_name(op), -1);
     n->domain = interned ? domain : fp_intern(m, domain ? domain : "", -1);
-    n->opset = node_opset(m, n->domain);
+    n->opset = (int16_t)CLAMP(node_opset(m, n->domain), INT16_MIN, INT16_MAX); /* fp_node.opset */
     if (name && *name) {
         n->name = interned ? name : fp_intern(m, name, -1);
     } else {
@@ -599,6 +599,13 @@ fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *dom
                      uint32_t n_inputs, uint32_t n_outputs)
 {
     return fp_node_new_attrs(g, op, op_type, domain, name, n_inputs, n_outputs, 0);
+}
+
+fp_node_ext *fp_node_ext_ensure(fp_node *n)
+{
+    if (!n->ext)
+        n->ext = fp_arena_alloc(n->graph->model->arena, sizeof *n->ext);
+    return n->ext;
 }
 
 fp_node *fp_node_lookup(const fp_model *m, const char *name)

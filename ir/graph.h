@@ -239,9 +239,9 @@ enum {
     FP_NODE_FUSED = 1u << 2,   /* the result of a fusion: metrics.flops is the sum of its members' */
 };
 
-/* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas). */
+/* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas); whether it is known
+ * is fp_node.metrics_known. */
 typedef struct {
-    bool known;           /* false when an input or output shape is not static */
     uint64_t flops;       /* floating-point (or integer) operations; 2 per multiply-accumulate */
     uint64_t bytes_act;   /* activation bytes read (inputs that are not weights) */
     uint64_t bytes_weight; /* weight bytes read (initializers, constants, folded values) */
@@ -249,34 +249,51 @@ typedef struct {
     uint64_t params;      /* weight elements read */
 } fp_metrics;
 
-/* Field order: what every traversal reads (id, flags, the edge arrays and their counts) in the
- * first 64 bytes. */
-struct fp_node {
-    uint32_t id; /* index in graph->nodes */
-    uint32_t flags;
-    uint32_t n_inputs;
-    uint32_t n_outputs;
+/* What few nodes have, kept out of fp_node (fp_node.ext): edges that only control flow (implicit
+ * inputs of If / Loop / Scan) and GE graphs (control edges) have. */
+typedef struct {
+    fp_value **implicit; /* outer-scope values its subgraphs read (this graph or an ancestor) */
+    fp_node **ctrl;      /* control dependencies (GE `src:-1` edges) */
     uint32_t n_implicit;
     uint32_t n_ctrl;
+} fp_node_ext;
+
+/* Field order and widths keep the struct small (144 bytes: a million-node model has a million):
+ * what every traversal reads (id, flags, the edge arrays and their counts) in the first 64 bytes;
+ * the rare edges are in `ext`. */
+struct fp_node {
+    uint32_t id; /* index in graph->nodes */
+    uint16_t flags; /* FP_NODE_* */
+    bool metrics_known; /* `metrics` holds: false when an input or output shape is not static (a byte
+                           of its own: the metrics pass writes it while other passes read flags) */
+    uint32_t n_inputs;
+    uint32_t n_outputs;
     uint32_t n_attrs;
-    uint32_t n_subgraphs;
+    fp_op op;
+    uint32_t group; /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
+                       producer and every consumer share a group, and that is not a graph output,
+                       is internal to the fused kernel: it never materializes in memory. */
+    int16_t opset;  /* version of `domain` in the model's opset imports, 0 if absent; clamped to
+                       INT16_MIN..INT16_MAX (every rule compares it with versions below 100) */
+    uint16_t n_subgraphs; /* at most FP_MAX_GRAPHS */
     fp_value **inputs; /* NULL entry: omitted optional input (keeps its port) */
     fp_value **outputs; /* NULL entry: omitted optional output */
-    fp_value **implicit; /* outer-scope values its subgraphs read (this graph or an ancestor) */
-    fp_node **ctrl; /* control dependencies (GE `src:-1` edges) */
+    fp_node_ext *ext;  /* implicit inputs and control edges (fp_node_ext), NULL while none */
     fp_graph *graph;
     fp_attr *attrs;
     fp_graph **subgraphs; /* graphs held in attributes, in attribute order */
     const char *op_type; /* as written in the model ("Conv", "Conv2D") */
     const char *domain;  /* "" for the default domain */
     const char *name;    /* never NULL; synthesized "<op_type>_<index>" when the model has none */
-    int64_t opset;       /* version of `domain` in the model's opset imports; 0 if absent */
-    fp_op op;
-    uint32_t group; /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
-                       producer and every consumer share a group, and that is not a graph output,
-                       is internal to the fused kernel: it never materializes in memory. */
     fp_metrics metrics;
 };
+
+/* n's implicit inputs and control edges (fp_node_ext): the count 0 and the array NULL when n has
+ * no ext. */
+static inline uint32_t fp_node_n_implicit(const fp_node *n) { return n->ext ? n->ext->n_implicit : 0; }
+static inline fp_value **fp_node_implicit(const fp_node *n) { return n->ext ? n->ext->implicit : NULL; }
+static inline uint32_t fp_node_n_ctrl(const fp_node *n) { return n->ext ? n->ext->n_ctrl : 0; }
+static inline fp_node **fp_node_ctrl(const fp_node *n) { return n->ext ? n->ext->ctrl : NULL; }
 
 struct fp_graph {
     const char *name;
@@ -387,6 +404,9 @@ fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const cha
  * node names among the names of their outputs. */
 fp_node *fp_node_new_interned(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                               uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
+
+/* n->ext, allocated in n's model's arena (empty) when n has none. Never fails. Not thread-safe. */
+fp_node_ext *fp_node_ext_ensure(fp_node *n);
 
 /* The node called `name` in any graph of m (first found), or NULL. O(nodes). */
 fp_node *fp_node_lookup(const fp_model *m, const char *name);

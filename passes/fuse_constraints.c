@@ -655,9 +655,9 @@ static bool no_control_edges(const fp_constraint *c, const fp_match *mt, GPtrArr
 {
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
-        if (n->n_ctrl) {
-            reason(mt, out, c->name, fmt(mt, "%u control edges", n->n_ctrl), sdup(mt, "none"),
-                   fmt(mt, "%s %s: has a control dependency on '%s'", n->op_type, n->name, n->ctrl[0]->name),
+        if (fp_node_n_ctrl(n)) {
+            reason(mt, out, c->name, fmt(mt, "%u control edges", fp_node_n_ctrl(n)), sdup(mt, "none"),
+                   fmt(mt, "%s %s: has a control dependency on '%s'", n->op_type, n->name, n->ext->ctrl[0]->name),
                    sdup(mt, "control edges pin the op's position; remove the dependency if it is not needed"));
             return false;
         }

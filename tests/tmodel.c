@@ -108,7 +108,8 @@ static char *node_diff(const fp_node *a, const fp_node *b)
         g_strcmp0(a->name, b->name) || a->opset != b->opset)
         DIFF("node '%s' (%s) vs '%s' (%s)", a->name, a->op_type, b->name, b->op_type);
     if (a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs || a->n_attrs != b->n_attrs ||
-        a->n_subgraphs != b->n_subgraphs || a->n_implicit != b->n_implicit || a->n_ctrl != b->n_ctrl)
+        a->n_subgraphs != b->n_subgraphs || fp_node_n_implicit(a) != fp_node_n_implicit(b) ||
+        fp_node_n_ctrl(a) != fp_node_n_ctrl(b))
         DIFF("node '%s': input/output/attribute/subgraph/control counts differ", a->name);
     for (uint32_t i = 0; i < a->n_inputs; i++)
         if (g_strcmp0(vname(a->inputs[i]), vname(b->inputs[i])))
@@ -116,11 +117,11 @@ static char *node_diff(const fp_node *a, const fp_node *b)
     for (uint32_t i = 0; i < a->n_outputs; i++)
         if (g_strcmp0(vname(a->outputs[i]), vname(b->outputs[i])))
             DIFF("node '%s': output %u differs", a->name, i);
-    for (uint32_t i = 0; i < a->n_implicit; i++)
-        if (g_strcmp0(vname(a->implicit[i]), vname(b->implicit[i])))
+    for (uint32_t i = 0; i < fp_node_n_implicit(a); i++)
+        if (g_strcmp0(vname(a->ext->implicit[i]), vname(b->ext->implicit[i])))
             DIFF("node '%s': implicit input %u differs", a->name, i);
-    for (uint32_t i = 0; i < a->n_ctrl; i++)
-        if (g_strcmp0(a->ctrl[i]->name, b->ctrl[i]->name))
+    for (uint32_t i = 0; i < fp_node_n_ctrl(a); i++)
+        if (g_strcmp0(a->ext->ctrl[i]->name, b->ext->ctrl[i]->name))
             DIFF("node '%s': control edge %u differs", a->name, i);
     for (uint32_t i = 0; i < a->n_subgraphs; i++)
         if (g_strcmp0(a->subgraphs[i]->name, b->subgraphs[i]->name))
