@@ -993,7 +993,9 @@ void fp_fold_node(sh_ctx *c)
             return;
     } else {
         bool all_known = n->n_inputs > 0;
-        for (uint32_t i = 0; i < n->n_inputs; i++)
+        /* the first unknown input settles it: the weights after it are not read (their tensors
+           are a cache miss each) */
+        for (uint32_t i = 0; i < n->n_inputs && all_known; i++)
             if (n->inputs[i] && !fp_fold_known(n->inputs[i]))
                 all_known = false;
         if (all_known && n->n_outputs && n->outputs[0]) {
