@@ -258,7 +258,7 @@ typedef struct {
     uint32_t n_ctrl;
 } fp_node_ext;
 
-/* Field order and widths keep the struct small (144 bytes: a million-node model has a million):
+/* Field order and widths keep the struct small (144 bytes, and a million-node model has a million):
  * what every traversal reads (id, flags, the edge arrays and their counts) in the first 64 bytes;
  * the rare edges are in `ext`. */
 struct fp_node {

@@ -99,7 +99,8 @@ static char *check_sequence(fp_model *m, fp_value *v, const char *file)
         if ((guint)fp_value_n_elems(v) != ref->len)
             return g_strdup_printf("'%s': inferred %d elements, reference %u", v->name, fp_value_n_elems(v), ref->len);
         for (guint k = 0; k < ref->len; k++) {
-            g_autofree char *got = fp_shape_to_string(&fp_value_elems(v)[k]), *want = fp_shape_to_string(&g_array_index(ref, fp_shape, k));
+            g_autofree char *got = fp_shape_to_string(&fp_value_elems(v)[k]),
+                            *want = fp_shape_to_string(&g_array_index(ref, fp_shape, k));
             if (strcmp(got, want) != 0)
                 return g_strdup_printf("'%s' element %u: inferred %s, reference %s", v->name, k, got, want);
         }
