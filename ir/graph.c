@@ -517,18 +517,23 @@ void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const 
 
 fp_value *fp_graph_value(fp_graph *g, const char *name) { return fp_graph_value_len(g, name, strlen(name)); }
 
+G_STATIC_ASSERT(G_ALIGNOF(fp_tensor) > 1); /* fp_value.rare tags a fold by its low bit */
+
 fp_value_ext *fp_value_ext_ensure(fp_value *v)
 {
-    if (!v->ext) {
-        v->ext = fp_arena_alloc(v->graph->model->arena, sizeof *v->ext);
-        v->ext->n_elems = -1;
+    fp_value_ext *e = fp_value_ext_get(v);
+    if (!e) {
+        e = fp_arena_alloc(v->graph->model->arena, sizeof *e);
+        e->n_elems = -1;
+        e->fold = fp_value_fold(v);
+        v->rare = (uintptr_t)e;
     }
-    return v->ext;
+    return e;
 }
 
 void fp_value_set_layout(fp_value *v, const char *layout, const char *origin_layout, const fp_shape *origin_shape)
 {
-    if (!layout && !origin_layout && !origin_shape && !v->ext)
+    if (!layout && !origin_layout && !origin_shape && !fp_value_ext_get(v))
         return;
     fp_value_ext *e = fp_value_ext_ensure(v);
     e->layout = layout;

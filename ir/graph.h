@@ -121,9 +121,9 @@ typedef struct {
     uint32_t port; /* input index; UINT32_MAX for an implicit (subgraph) use */
 } fp_use;
 
-/* What few values have, kept out of fp_value (fp_value.ext): a million-node model has ~1.4 million
+/* What few values have, kept out of fp_value (fp_value.rare): a million-node model has ~1.4 million
  * values, and ONNX sets none of the layout fields, shape inference few folds and sequences. Read
- * through the NULL-safe accessors below (fp_value_layout, ...), written through the setters. */
+ * through the accessors below (fp_value_layout, ...), written through the setters. */
 typedef struct {
     const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
                              interned; NULL when the format does not say (ONNX) */
@@ -137,7 +137,7 @@ typedef struct {
 
 /* Field order and widths keep the struct small (112 bytes: a million-node model has ~1.4 million
  * values): what the edge walks read (fp_model_link, fp_graph_topo, liveness) first, then the rest;
- * the enums are stored as bytes; the rare fields are in `ext`. */
+ * the enums are stored as bytes; the rare fields are behind `rare`. */
 struct fp_value {
     fp_graph *graph;
     fp_node *producer;    /* NULL for inputs, initializers, unresolved */
@@ -161,34 +161,70 @@ struct fp_value {
     fp_dim *sval;         /* set by shape inference: elements of a small integer vector/scalar (shape
                              arithmetic: Shape->Gather->Concat chains): sym NULL = the integer `value`
                              (may be < 0), sym = a symbol, sym = fp_sval_unknown = unknown */
-    fp_value_ext *ext;    /* the rare fields (fp_value_ext), NULL while none was set */
+    uintptr_t rare;       /* the rare fields: 0 while none was set; a fold alone (the common case: a
+                             folded shape computation) is its fp_tensor pointer with the low bit set
+                             (tensors are 8-aligned); else an fp_value_ext pointer (fp_value_ext_get) */
 };
 
-static inline const char *fp_value_layout(const fp_value *v) { return v->ext ? v->ext->layout : NULL; }
-static inline const char *fp_value_origin_layout(const fp_value *v) { return v->ext ? v->ext->origin_layout : NULL; }
-static inline const fp_shape *fp_value_origin_shape(const fp_value *v) { return v->ext ? v->ext->origin_shape : NULL; }
-static inline const fp_tensor *fp_value_fold(const fp_value *v) { return v->ext ? v->ext->fold : NULL; }
-static inline fp_shape *fp_value_elems(const fp_value *v) { return v->ext ? v->ext->elems : NULL; }
-static inline int32_t fp_value_n_elems(const fp_value *v) { return v->ext ? v->ext->n_elems : -1; }
+/* v's fp_value_ext, or NULL when v has none (no rare field, or only a fold). */
+static inline fp_value_ext *fp_value_ext_get(const fp_value *v)
+{
+    return v->rare & 1 ? NULL : (fp_value_ext *)v->rare;
+}
+static inline const fp_tensor *fp_value_fold(const fp_value *v)
+{
+    if (v->rare & 1)
+        return (const fp_tensor *)(v->rare & ~(uintptr_t)1);
+    return v->rare ? ((const fp_value_ext *)v->rare)->fold : NULL;
+}
+static inline const char *fp_value_layout(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->layout : NULL;
+}
+static inline const char *fp_value_origin_layout(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->origin_layout : NULL;
+}
+static inline const fp_shape *fp_value_origin_shape(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->origin_shape : NULL;
+}
+static inline fp_shape *fp_value_elems(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->elems : NULL;
+}
+static inline int32_t fp_value_n_elems(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->n_elems : -1;
+}
 
-/* v->ext, allocated in v's model's arena (all NULL, n_elems -1) when v has none. Never fails. Not
- * thread-safe (it allocates). */
+/* v's fp_value_ext, allocated in v's model's arena when v has none (all NULL, n_elems -1, the fold
+ * v had). Never fails. Not thread-safe (it allocates). */
 fp_value_ext *fp_value_ext_ensure(fp_value *v);
-/* Sets v's layout fields (interned strings and an arena-owned shape, or NULL). Allocates v->ext
- * only when one of them is not NULL. */
+/* Sets v's layout fields (interned strings and an arena-owned shape, or NULL). Allocates v's
+ * fp_value_ext only when one of them is not NULL. */
 void fp_value_set_layout(fp_value *v, const char *layout, const char *origin_layout, const fp_shape *origin_shape);
-/* Sets v's fold (arena- or caller-owned, outliving the model's use of it; NULL: none). Setting
- * NULL allocates nothing, so that resetting every value before shape inference stays free. */
+/* Sets v's fold (arena- or caller-owned, outliving the model's use of it; NULL: none). Allocates
+ * nothing (a fold alone is kept in v->rare), so that resetting every value before shape inference,
+ * and folding again at another batch, stay free. */
 static inline void fp_value_set_fold(fp_value *v, const fp_tensor *fold)
 {
-    if (fold || v->ext)
-        fp_value_ext_ensure(v)->fold = fold;
+    fp_value_ext *e = fp_value_ext_get(v);
+    if (e)
+        e->fold = fold;
+    else
+        v->rare = fold ? (uintptr_t)fold | 1 : 0;
 }
 /* Sets v's sequence element shapes: n_elems of them (n_elems < 0: length unknown, elems NULL).
  * Setting (NULL, -1) allocates nothing. */
 static inline void fp_value_set_elems(fp_value *v, fp_shape *elems, int32_t n_elems)
 {
-    if (elems || n_elems >= 0 || v->ext) {
+    if (elems || n_elems >= 0 || fp_value_ext_get(v)) {
         fp_value_ext *e = fp_value_ext_ensure(v);
         e->elems = elems;
         e->n_elems = n_elems;

@@ -41,7 +41,7 @@ static void reset_graph(fp_model *m, fp_graph *g)
             if (b->tensor)
                 __builtin_prefetch(b->tensor);
         }
-        fp_value_set_fold(v, NULL); /* neither allocates v->ext */
+        fp_value_set_fold(v, NULL); /* neither allocates */
         fp_value_set_elems(v, NULL, -1);
         v->sval = NULL;
         v->n_sval = -1;
@@ -586,7 +586,7 @@ static void intern_outputs(pass *p, fp_node *n)
             e[i].rank = elems[i].rank;
             e[i].dims = fp_intern_dims(p->m, elems[i].dims, elems[i].rank);
         }
-        v->ext->elems = (fp_shape *)fp_intern_blob(p->m, e, sizeof *e * n);
+        fp_value_ext_get(v)->elems = (fp_shape *)fp_intern_blob(p->m, e, sizeof *e * n);
     }
 }
 

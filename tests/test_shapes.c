@@ -237,8 +237,8 @@ static void test_rerun_interned(void)
     CU_ASSERT(vals[0] == 4 && vals[1] == -1);
 }
 
-/* The rare fields of a value live in fp_value.ext: shape inference gives one only to the values it
- * folds, and a later run that folds nothing (the batch unbound again) leaves no fold behind. */
+/* The rare fields of a value live behind fp_value.rare: a fold alone takes no fp_value_ext, and a
+ * later run that folds nothing (the batch unbound again) leaves no fold behind. */
 static void test_rerun_value_ext(void)
 {
     tb *b = flatten_chain();
@@ -247,17 +247,32 @@ static void test_rerun_value_ext(void)
     tb_free(b);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     fp_value *y = fp_graph_find(m->main, "y"), *t = fp_graph_find(m->main, "target");
-    CU_ASSERT_PTR_NULL(y->ext); /* inferred, not folded */
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t->ext);
+    CU_ASSERT_EQUAL(y->rare, 0); /* inferred, not folded */
     CU_ASSERT_PTR_NOT_NULL(fp_value_fold(t));
+    CU_ASSERT_PTR_NULL(fp_value_ext_get(t)); /* the fold alone */
     CU_ASSERT_EQUAL(fp_value_n_elems(t), -1);
     fp_shape_opts unbound = {0};
     CU_ASSERT_FATAL(fp_pass_shapes(m, &unbound, NULL, &err));
     ASSERT_SHAPE(m, "y", "Nx64");
     CU_ASSERT_PTR_NULL(fp_value_fold(t));
     CU_ASSERT_EQUAL(t->n_sval, 2); /* [N, -1] from the symbols, not the fold */
-    CU_ASSERT_PTR_NULL(y->ext);
+    CU_ASSERT_EQUAL(y->rare, 0);
+    CU_ASSERT_EQUAL(t->rare, 0);
     CU_ASSERT_PTR_NULL(fp_value_layout(t)); /* ONNX names no layout */
+    /* a fold, then an fp_value_ext: the fold moves into it; set again, it stays there */
+    const fp_tensor *fold = fp_graph_find(m->main, "minus1")->tensor; /* any tensor */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fold);
+    fp_value_set_fold(t, fold);
+    CU_ASSERT_PTR_EQUAL(fp_value_fold(t), fold);
+    fp_value_ext *e = fp_value_ext_ensure(t);
+    CU_ASSERT_PTR_EQUAL(e->fold, fold);
+    CU_ASSERT_EQUAL(e->n_elems, -1);
+    CU_ASSERT_PTR_EQUAL(fp_value_fold(t), fold);
+    fp_value_set_fold(t, NULL);
+    CU_ASSERT_PTR_NULL(fp_value_fold(t));
+    CU_ASSERT_PTR_EQUAL(fp_value_ext_get(t), e);
+    fp_value_set_fold(t, fold);
+    CU_ASSERT_PTR_EQUAL(e->fold, fold);
 }
 
 /* Nodes that fold the same inputs the same way share one result (the fold memo of a run), and
@@ -379,7 +394,7 @@ FP_TEST_SUITE(register_shapes)
     CU_add_test(s, "reshape_split_slice", test_reshape_split_slice);
     CU_add_test(s, "fold memo", test_fold_memo);
     CU_add_test(s, "rerun reuses interned shapes", test_rerun_interned);
-    CU_add_test(s, "rare value fields in ext", test_rerun_value_ext);
+    CU_add_test(s, "rare value fields", test_rerun_value_ext);
     CU_add_test(s, "conv_channel_mismatch", test_conv_channel_mismatch);
     CU_add_test(s, "broadcast_mismatch", test_broadcast_and_declared);
 }
