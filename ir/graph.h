@@ -122,8 +122,9 @@ typedef struct {
 } fp_use;
 
 /* What few values have, kept out of fp_value (fp_value.rare): a million-node model has ~1.4 million
- * values, and ONNX sets none of the layout fields, shape inference few folds and sequences. Read
- * through the accessors below (fp_value_layout, ...), written through the setters. */
+ * values, and ONNX sets none of the layout fields, shape inference few sequences (a fold alone needs
+ * no fp_value_ext). Read through the accessors below (fp_value_layout, ...), written through the
+ * setters. */
 typedef struct {
     const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
                              interned; NULL when the format does not say (ONNX) */
