@@ -467,7 +467,6 @@ static fp_value *entry_value_add(fp_graph *g, str_entry *e, bool *existed)
     v->shape.rank = -1;
     v->decl_shape.rank = -1;
     v->n_sval = -1;
-    v->n_elems = -1;
     g_ptr_array_add(g->values, v);
     if (!e->val) {
         e->val = v;
@@ -518,6 +517,30 @@ void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const 
 
 fp_value *fp_graph_value(fp_graph *g, const char *name) { return fp_graph_value_len(g, name, strlen(name)); }
 
+G_STATIC_ASSERT(G_ALIGNOF(fp_tensor) > 1); /* fp_value.rare tags a fold by its low bit */
+
+fp_value_ext *fp_value_ext_ensure(fp_value *v)
+{
+    fp_value_ext *e = fp_value_ext_get(v);
+    if (!e) {
+        e = fp_arena_alloc(v->graph->model->arena, sizeof *e);
+        e->n_elems = -1;
+        e->fold = fp_value_fold(v);
+        v->rare = (uintptr_t)e;
+    }
+    return e;
+}
+
+void fp_value_set_layout(fp_value *v, const char *layout, const char *origin_layout, const fp_shape *origin_shape)
+{
+    if (!layout && !origin_layout && !origin_shape && !fp_value_ext_get(v))
+        return;
+    fp_value_ext *e = fp_value_ext_ensure(v);
+    e->layout = layout;
+    e->origin_layout = origin_layout;
+    e->origin_shape = origin_shape;
+}
+
 /* fp_model_opset of the domain of a new node: the same as the last node's in almost every model. */
 static int64_t node_opset(fp_model *m, const char *domain)
 {
@@ -549,7 +572,7 @@ static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char 
     n->op = op;
     n->op_type = interned ? op_type : fp_intern(m, op_type ? op_type : fp_op_name(op), -1);
     n->domain = interned ? domain : fp_intern(m, domain ? domain : "", -1);
-    n->opset = node_opset(m, n->domain);
+    n->opset = (int16_t)CLAMP(node_opset(m, n->domain), INT16_MIN, INT16_MAX); /* fp_node.opset */
     if (name && *name) {
         n->name = interned ? name : fp_intern(m, name, -1);
     } else {
@@ -581,6 +604,13 @@ fp_node *fp_node_new(fp_graph *g, fp_op op, const char *op_type, const char *dom
                      uint32_t n_inputs, uint32_t n_outputs)
 {
     return fp_node_new_attrs(g, op, op_type, domain, name, n_inputs, n_outputs, 0);
+}
+
+fp_node_ext *fp_node_ext_ensure(fp_node *n)
+{
+    if (!n->ext)
+        n->ext = fp_arena_alloc(n->graph->model->arena, sizeof *n->ext);
+    return n->ext;
 }
 
 fp_node *fp_node_lookup(const fp_model *m, const char *name)

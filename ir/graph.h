@@ -121,9 +121,24 @@ typedef struct {
     uint32_t port; /* input index; UINT32_MAX for an implicit (subgraph) use */
 } fp_use;
 
-/* Field order and widths keep the struct small (a million-node model has ~1.4 million values):
- * what the edge walks read (fp_model_link, fp_graph_topo, liveness) first, then the rest; the enums
- * are stored as bytes. */
+/* What few values have, kept out of fp_value (fp_value.rare): a million-node model has ~1.4 million
+ * values, and ONNX sets none of the layout fields, shape inference few sequences (a fold alone needs
+ * no fp_value_ext). Read through the accessors below (fp_value_layout, ...), written through the
+ * setters. */
+typedef struct {
+    const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
+                             interned; NULL when the format does not say (ONNX) */
+    const char *origin_layout;    /* GE origin_format: the framework's layout, interned, or NULL */
+    const fp_shape *origin_shape; /* GE origin_shape (framework-side shape), or NULL */
+    /* set by shape inference: */
+    const fp_tensor *fold; /* constant content computed at analysis time (inline), else NULL */
+    fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known */
+    int32_t n_elems;      /* n_elems < 0: length unknown (shape = common element shape) */
+} fp_value_ext;
+
+/* Field order and widths keep the struct small (112 bytes: a million-node model has ~1.4 million
+ * values): what the edge walks read (fp_model_link, fp_graph_topo, liveness) first, then the rest;
+ * the enums are stored as bytes; the rare fields are behind `rare`. */
 struct fp_value {
     fp_graph *graph;
     fp_node *producer;    /* NULL for inputs, initializers, unresolved */
@@ -138,24 +153,84 @@ struct fp_value {
     uint8_t decl_dtype;   /* fp_dtype, as declared (see decl_shape) */
     bool is_output;       /* listed among graph outputs */
     bool declared;        /* appeared in a value_info/input/output declaration */
+    int32_t n_sval;       /* set by shape inference: elements in sval; n_sval < 0: sval unknown */
     const char *name;
     fp_tensor *tensor;    /* initializer/constant metadata, else NULL */
     fp_shape shape;
     fp_shape decl_shape;  /* type and shape as declared in the file (frontends set decl_dtype/decl_shape
                              and dtype/shape); shape inference recomputes dtype/shape from them */
-    const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
-                             interned; NULL when the format does not say (ONNX) */
-    const char *origin_layout;    /* GE origin_format: the framework's layout, interned, or NULL */
-    const fp_shape *origin_shape; /* GE origin_shape (framework-side shape), or NULL */
-    /* set by shape inference: */
-    fp_tensor *fold;      /* constant content computed at analysis time (inline), else NULL */
-    fp_dim *sval;         /* elements of a small integer vector/scalar (shape arithmetic: Shape->
-                             Gather->Concat chains): sym NULL = the integer `value` (may be < 0),
-                             sym = a symbol, sym = fp_sval_unknown = unknown */
-    fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known */
-    int32_t n_sval;       /* n_sval < 0: sval unknown */
-    int32_t n_elems;      /* n_elems < 0: length unknown (shape = common element shape) */
+    fp_dim *sval;         /* set by shape inference: elements of a small integer vector/scalar (shape
+                             arithmetic: Shape->Gather->Concat chains): sym NULL = the integer `value`
+                             (may be < 0), sym = a symbol, sym = fp_sval_unknown = unknown */
+    uintptr_t rare;       /* the rare fields: 0 while none was set; a fold alone (the common case: a
+                             folded shape computation) is its fp_tensor pointer with the low bit set
+                             (tensors are 8-aligned); else an fp_value_ext pointer (fp_value_ext_get) */
 };
+
+/* v's fp_value_ext, or NULL when v has none (no rare field, or only a fold). */
+static inline fp_value_ext *fp_value_ext_get(const fp_value *v)
+{
+    return v->rare & 1 ? NULL : (fp_value_ext *)v->rare;
+}
+static inline const fp_tensor *fp_value_fold(const fp_value *v)
+{
+    if (v->rare & 1)
+        return (const fp_tensor *)(v->rare & ~(uintptr_t)1);
+    return v->rare ? ((const fp_value_ext *)v->rare)->fold : NULL;
+}
+static inline const char *fp_value_layout(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->layout : NULL;
+}
+static inline const char *fp_value_origin_layout(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->origin_layout : NULL;
+}
+static inline const fp_shape *fp_value_origin_shape(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->origin_shape : NULL;
+}
+static inline fp_shape *fp_value_elems(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->elems : NULL;
+}
+static inline int32_t fp_value_n_elems(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->n_elems : -1;
+}
+
+/* v's fp_value_ext, allocated in v's model's arena when v has none (all NULL, n_elems -1, the fold
+ * v had). Never fails. Not thread-safe (it allocates). */
+fp_value_ext *fp_value_ext_ensure(fp_value *v);
+/* Sets v's layout fields (interned strings and an arena-owned shape, or NULL). Allocates v's
+ * fp_value_ext only when one of them is not NULL. */
+void fp_value_set_layout(fp_value *v, const char *layout, const char *origin_layout, const fp_shape *origin_shape);
+/* Sets v's fold (arena- or caller-owned, outliving the model's use of it; NULL: none). Allocates
+ * nothing (a fold alone is kept in v->rare), so that resetting every value before shape inference,
+ * and folding again at another batch, stay free. */
+static inline void fp_value_set_fold(fp_value *v, const fp_tensor *fold)
+{
+    fp_value_ext *e = fp_value_ext_get(v);
+    if (e)
+        e->fold = fold;
+    else
+        v->rare = fold ? (uintptr_t)fold | 1 : 0;
+}
+/* Sets v's sequence element shapes: n_elems of them (n_elems < 0: length unknown, elems NULL).
+ * Setting (NULL, -1) allocates nothing. */
+static inline void fp_value_set_elems(fp_value *v, fp_shape *elems, int32_t n_elems)
+{
+    if (elems || n_elems >= 0 || fp_value_ext_get(v)) {
+        fp_value_ext *e = fp_value_ext_ensure(v);
+        e->elems = elems;
+        e->n_elems = n_elems;
+    }
+}
 
 typedef enum {
     FP_ATTR_UNDEFINED,
@@ -201,9 +276,9 @@ enum {
     FP_NODE_FUSED = 1u << 2,   /* the result of a fusion: metrics.flops is the sum of its members' */
 };
 
-/* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas). */
+/* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas); whether it is known
+ * is fp_node.metrics_known. */
 typedef struct {
-    bool known;           /* false when an input or output shape is not static */
     uint64_t flops;       /* floating-point (or integer) operations; 2 per multiply-accumulate */
     uint64_t bytes_act;   /* activation bytes read (inputs that are not weights) */
     uint64_t bytes_weight; /* weight bytes read (initializers, constants, folded values) */
@@ -211,34 +286,51 @@ typedef struct {
     uint64_t params;      /* weight elements read */
 } fp_metrics;
 
-/* Field order: what every traversal reads (id, flags, the edge arrays and their counts) in the
- * first 64 bytes. */
-struct fp_node {
-    uint32_t id; /* index in graph->nodes */
-    uint32_t flags;
-    uint32_t n_inputs;
-    uint32_t n_outputs;
+/* What few nodes have, kept out of fp_node (fp_node.ext): edges that only control flow (implicit
+ * inputs of If / Loop / Scan) and GE graphs (control edges) have. */
+typedef struct {
+    fp_value **implicit; /* outer-scope values its subgraphs read (this graph or an ancestor) */
+    fp_node **ctrl;      /* control dependencies (GE `src:-1` edges) */
     uint32_t n_implicit;
     uint32_t n_ctrl;
+} fp_node_ext;
+
+/* Field order and widths keep the struct small (144 bytes, and a million-node model has a million):
+ * what every traversal reads (id, flags, the edge arrays and their counts) in the first 64 bytes;
+ * the rare edges are in `ext`. */
+struct fp_node {
+    uint32_t id; /* index in graph->nodes */
+    uint16_t flags; /* FP_NODE_* */
+    bool metrics_known; /* `metrics` holds: false when an input or output shape is not static (a byte
+                           of its own: the metrics pass writes it while other passes read flags) */
+    uint32_t n_inputs;
+    uint32_t n_outputs;
     uint32_t n_attrs;
-    uint32_t n_subgraphs;
+    fp_op op;
+    uint32_t group; /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
+                       producer and every consumer share a group, and that is not a graph output,
+                       is internal to the fused kernel: it never materializes in memory. */
+    int16_t opset;  /* version of `domain` in the model's opset imports, 0 if absent; clamped to
+                       INT16_MIN..INT16_MAX (every rule compares it with versions below 100) */
+    uint16_t n_subgraphs; /* at most FP_MAX_GRAPHS */
     fp_value **inputs; /* NULL entry: omitted optional input (keeps its port) */
     fp_value **outputs; /* NULL entry: omitted optional output */
-    fp_value **implicit; /* outer-scope values its subgraphs read (this graph or an ancestor) */
-    fp_node **ctrl; /* control dependencies (GE `src:-1` edges) */
+    fp_node_ext *ext;  /* implicit inputs and control edges (fp_node_ext), NULL while none */
     fp_graph *graph;
     fp_attr *attrs;
     fp_graph **subgraphs; /* graphs held in attributes, in attribute order */
     const char *op_type; /* as written in the model ("Conv", "Conv2D") */
     const char *domain;  /* "" for the default domain */
     const char *name;    /* never NULL; synthesized "<op_type>_<index>" when the model has none */
-    int64_t opset;       /* version of `domain` in the model's opset imports; 0 if absent */
-    fp_op op;
-    uint32_t group; /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
-                       producer and every consumer share a group, and that is not a graph output,
-                       is internal to the fused kernel: it never materializes in memory. */
     fp_metrics metrics;
 };
+
+/* n's implicit inputs and control edges (fp_node_ext): the count 0 and the array NULL when n has
+ * no ext. */
+static inline uint32_t fp_node_n_implicit(const fp_node *n) { return n->ext ? n->ext->n_implicit : 0; }
+static inline fp_value **fp_node_implicit(const fp_node *n) { return n->ext ? n->ext->implicit : NULL; }
+static inline uint32_t fp_node_n_ctrl(const fp_node *n) { return n->ext ? n->ext->n_ctrl : 0; }
+static inline fp_node **fp_node_ctrl(const fp_node *n) { return n->ext ? n->ext->ctrl : NULL; }
 
 struct fp_graph {
     const char *name;
@@ -349,6 +441,9 @@ fp_node *fp_node_new_attrs(fp_graph *g, fp_op op, const char *op_type, const cha
  * node names among the names of their outputs. */
 fp_node *fp_node_new_interned(fp_graph *g, fp_op op, const char *op_type, const char *domain, const char *name,
                               uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs);
+
+/* n->ext, allocated in n's model's arena (empty) when n has none. Never fails. Not thread-safe. */
+fp_node_ext *fp_node_ext_ensure(fp_node *n);
 
 /* The node called `name` in any graph of m (first found), or NULL. O(nodes). */
 fp_node *fp_node_lookup(const fp_model *m, const char *name);

@@ -40,8 +40,8 @@ static void add_node_uses(fp_node *n, int pass)
     for (uint32_t k = 0; k < n->n_inputs; k++)
         if (n->inputs[k])
             add_use(n->inputs[k], n, k, pass);
-    for (uint32_t k = 0; k < n->n_implicit; k++)
-        add_use(n->implicit[k], n, UINT32_MAX, pass);
+    for (uint32_t k = 0, ni = fp_node_n_implicit(n); k < ni; k++)
+        add_use(n->ext->implicit[k], n, UINT32_MAX, pass);
 }
 
 /* fp_model_link as first written: counts kept in the values themselves. For values whose id does
@@ -111,8 +111,8 @@ void fp_model_link(fp_model *m)
             const fp_node *n = g_ptr_array_index(g->nodes, i);
             if (n->flags & FP_NODE_REMOVED)
                 continue;
-            for (uint32_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
-                const fp_value *v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+            for (uint32_t k = 0, nk = n->n_inputs + fp_node_n_implicit(n); k < nk; k++) {
+                const fp_value *v = k < n->n_inputs ? n->inputs[k] : n->ext->implicit[k - n->n_inputs];
                 if (!v)
                     continue;
                 if (v->id >= v->graph->values->len) {
@@ -219,13 +219,13 @@ static bool in_array_order(const fp_graph *g, fp_node **order, uint32_t *n_live)
             if (v && v->producer && v->producer->id >= i && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED))
                 return false;
         }
-        for (uint32_t k = 0; k < n->n_implicit; k++) {
-            const fp_value *v = n->implicit[k];
+        for (uint32_t k = 0, ni = fp_node_n_implicit(n); k < ni; k++) {
+            const fp_value *v = n->ext->implicit[k];
             if (v->producer && v->producer->id >= i && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED))
                 return false;
         }
-        for (uint32_t k = 0; k < n->n_ctrl; k++) {
-            const fp_node *c = n->ctrl[k];
+        for (uint32_t k = 0, nc = fp_node_n_ctrl(n); k < nc; k++) {
+            const fp_node *c = n->ext->ctrl[k];
             if (c->graph == g && !(c->flags & FP_NODE_REMOVED) && c->id >= i)
                 return false;
         }
@@ -260,13 +260,13 @@ fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error)
             if (v && v->producer && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED))
                 indeg[i]++;
         }
-        for (uint32_t k = 0; k < n->n_implicit; k++) {
-            fp_value *v = n->implicit[k];
+        for (uint32_t k = 0, ni = fp_node_n_implicit(n); k < ni; k++) {
+            fp_value *v = n->ext->implicit[k];
             if (v->producer && v->graph == g && !(v->producer->flags & FP_NODE_REMOVED))
                 indeg[i]++;
         }
-        for (uint32_t k = 0; k < n->n_ctrl; k++) {
-            fp_node *c = n->ctrl[k];
+        for (uint32_t k = 0, nc = fp_node_n_ctrl(n); k < nc; k++) {
+            fp_node *c = n->ext->ctrl[k];
             if (c->graph != g || (c->flags & FP_NODE_REMOVED))
                 continue;
             if (!ctrl_rev)

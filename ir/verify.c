@@ -53,8 +53,8 @@ static bool verify_node(const fp_graph *g, const fp_node *n, GError **error)
             return false;
         }
     }
-    for (uint32_t k = 0; k < n->n_implicit; k++) {
-        const fp_value *v = n->implicit[k];
+    for (uint32_t k = 0; k < fp_node_n_implicit(n); k++) {
+        const fp_value *v = n->ext->implicit[k];
         if (!is_ancestor_or_self(v->graph, g) || !value_defined(v)) {
             g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_DANGLING,
                         "graph '%s': node '%s' (%s): subgraph reads outer value '%s', which is not defined "

@@ -112,7 +112,7 @@ uint64_t fp_cost_gemm_operands(const fp_node *n)
         /* Y [..., M, N]: K from the FLOPs (2 x |Y| x K, docs/metrics.md; Gemm's bias adds |Y|) */
         uint64_t y[8];
         int ry = n->n_outputs > 0 ? known_dims(n->outputs[0], y) : -1;
-        if (ry < 1 || !n->metrics.known)
+        if (ry < 1 || !n->metrics_known)
             return 0;
         uint64_t numel = product(y, 0, ry), m = ry >= 2 ? y[ry - 2] : 1, nn = y[ry - 1], mn = mul_sat(m, nn);
         uint64_t twice = mul_sat(numel, 2);
@@ -189,7 +189,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             double launch = fp_device_launch(d, FP_CLASS_VIEW);
             c.rl = (fp_roofline){.bound = FP_BOUND_MEMORY, .launch_s = launch, .time_s = launch};
         } else {
-            if (!node->metrics.known)
+            if (!node->metrics_known)
                 (*unknown)++;
             c.flops = node->metrics.flops;
             c.bytes = scaled_bytes(node, what_if);

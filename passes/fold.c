@@ -568,7 +568,7 @@ static bool evaluate(sh_ctx *c)
         break;
     }
     if (ok)
-        out->fold = num_store(c, &o);
+        fp_value_set_fold(out, num_store(c, &o));
     return ok;
 }
 
@@ -599,7 +599,7 @@ const fp_tensor *fp_fold_known(const fp_value *v)
     if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor &&
         v->tensor->where == FP_DATA_INLINE)
         return v->tensor;
-    return v->fold;
+    return fp_value_fold(v);
 }
 
 static fp_dim sym_or_unknown(fp_dim d) { return d.sym || d.value >= 0 ? d : (fp_dim){-1, fp_sval_unknown}; }
@@ -733,7 +733,7 @@ static void propagate_sval(sh_ctx *c)
     }
     case FP_OP_CONSTANT_OF_SHAPE: {
         uint64_t numel;
-        if (!out->fold && fp_shape_numel(&out->shape, &numel) && numel <= SH_MAX_SVAL) {
+        if (!fp_value_fold(out) && fp_shape_numel(&out->shape, &numel) && numel <= SH_MAX_SVAL) {
             const fp_attr *val = fp_node_attr(n, "value");
             num x;
             int64_t fill = 0;
@@ -773,7 +773,7 @@ static void fold_shape(sh_ctx *c)
         for (int32_t i = st; i < en; i++)
             o.i[i - st] = s->dims[i].value;
     }
-    out->fold = num_store(c, &o);
+    fp_value_set_fold(out, num_store(c, &o));
 }
 
 static void fold_inputs(sh_ctx *c) { evaluate(c); }
@@ -932,7 +932,7 @@ static void memo_put(const sh_ctx *c, const key_buf *k, const fp_value *out)
     *key = key_view(k);
     key->w = fp_arena_memdup(c->memo->a, k->w, sizeof(uint64_t) * k->n);
     memo_val *val = fp_arena_alloc_raw(c->memo->a, sizeof *val);
-    *val = (memo_val){out->fold, out->sval, out->n_sval};
+    *val = (memo_val){fp_value_fold(out), out->sval, out->n_sval};
     g_hash_table_insert(c->memo->t, key, val);
 }
 
@@ -952,16 +952,16 @@ static bool fold_memo(sh_ctx *c, int kind, void (*fold)(sh_ctx *c))
     if (hit) {
         if (!hit->fold)
             return false;
-        out->fold = (fp_tensor *)hit->fold;
+        fp_value_set_fold(out, hit->fold);
         out->sval = (fp_dim *)hit->sval;
         out->n_sval = hit->n_sval;
         return true;
     }
     fold(c);
-    if (out->fold)
-        fp_fold_seed(c->m, out, out->fold);
+    if (fp_value_fold(out))
+        fp_fold_seed(c->m, out, fp_value_fold(out));
     memo_put(c, &k, out);
-    return out->fold != NULL;
+    return fp_value_fold(out) != NULL;
 }
 
 void fp_fold_node(sh_ctx *c)
@@ -978,14 +978,14 @@ void fp_fold_node(sh_ctx *c)
             bool have = val && val->type == FP_ATTR_TENSOR && num_load(sh_tmp(c), val->u.t, &x) && x.n == 1;
             for (uint64_t k = 0; k < o.n; k++)
                 num_set(&o, k, have ? num_get(&x, 0) : 0, have ? num_geti(&x, 0) : 0, have && x.isf);
-            out->fold = num_store(c, &o);
+            fp_value_set_fold(out, num_store(c, &o));
         }
     } else if (n->op == FP_OP_SEQUENCE_LENGTH && n->n_outputs == 1 && n->outputs[0] && n->inputs[0] &&
-               n->inputs[0]->n_elems >= 0) {
+               fp_value_n_elems(n->inputs[0]) >= 0) {
         num o;
         num_alloc(sh_tmp(c), &o, FP_DT_INT64, &n->outputs[0]->shape);
-        o.i[0] = n->inputs[0]->n_elems;
-        n->outputs[0]->fold = num_store(c, &o);
+        o.i[0] = fp_value_n_elems(n->inputs[0]);
+        fp_value_set_fold(n->outputs[0], num_store(c, &o));
     } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
         const fp_shape *s = sh_in(c, 0);
         fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
@@ -993,7 +993,9 @@ void fp_fold_node(sh_ctx *c)
             return;
     } else {
         bool all_known = n->n_inputs > 0;
-        for (uint32_t i = 0; i < n->n_inputs; i++)
+        /* the first unknown input settles it: the weights after it are not read (their tensors
+           are a cache miss each) */
+        for (uint32_t i = 0; i < n->n_inputs && all_known; i++)
             if (n->inputs[i] && !fp_fold_known(n->inputs[i]))
                 all_known = false;
         if (all_known && n->n_outputs && n->outputs[0]) {
@@ -1004,8 +1006,8 @@ void fp_fold_node(sh_ctx *c)
         }
     }
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-    if (out && out->fold)
-        fp_fold_seed(c->m, out, out->fold);
+    if (out && fp_value_fold(out))
+        fp_fold_seed(c->m, out, fp_value_fold(out));
     else
         propagate_sval(c);
 }

@@ -470,9 +470,9 @@ static void rewrite_eliminate(const fp_match *mt)
         for (uint32_t k = 0; k < c->n_inputs; k++)
             if (c->inputs[k] == out)
                 c->inputs[k] = in;
-        for (uint32_t k = 0; k < c->n_implicit; k++)
-            if (c->implicit[k] == out)
-                c->implicit[k] = in;
+        for (uint32_t k = 0; k < fp_node_n_implicit(c); k++)
+            if (c->ext->implicit[k] == out)
+                c->ext->implicit[k] = in;
     }
     n->flags |= FP_NODE_REMOVED;
     for (uint32_t k = 0; k < n->n_outputs; k++)
@@ -510,7 +510,7 @@ static void chg_uses(const fuser *fz, GArray *to)
     for (guint i = 0; i < fz->chg->len; i++) {
         const fp_node *c = fz->chg->pdata[i];
         if (!(c->flags & FP_NODE_REMOVED))
-            n += c->n_inputs + c->n_implicit;
+            n += c->n_inputs + fp_node_n_implicit(c);
     }
     g_array_set_size(to, n);
     keyed_use *a = (keyed_use *)(void *)to->data;
@@ -520,9 +520,9 @@ static void chg_uses(const fuser *fz, GArray *to)
         if (c->flags & FP_NODE_REMOVED)
             continue;
         uint64_t key = (uint64_t)fp_node_index(c) << 32;
-        for (uint32_t k = 0; k < c->n_inputs + c->n_implicit; k++) {
+        for (uint32_t k = 0; k < c->n_inputs + fp_node_n_implicit(c); k++) {
             bool imp = k >= c->n_inputs;
-            fp_value *v = imp ? c->implicit[k - c->n_inputs] : c->inputs[k];
+            fp_value *v = imp ? c->ext->implicit[k - c->n_inputs] : c->inputs[k];
             uint32_t port = imp ? UINT32_MAX : k;
             if (v)
                 a[n++] = (keyed_use){v, key | port, {c, port}};
@@ -650,8 +650,8 @@ static void uses_end(fuser *fz)
  * fp_graph_topo's array-order test asks (its control edges are the rewrites' to keep). */
 static bool after_producers(const fp_graph *g, const fp_node *n)
 {
-    for (uint32_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
-        const fp_value *v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+    for (uint32_t k = 0; k < n->n_inputs + fp_node_n_implicit(n); k++) {
+        const fp_value *v = k < n->n_inputs ? n->inputs[k] : n->ext->implicit[k - n->n_inputs];
         if (v && v->producer && v->graph == g && v->producer->id >= n->id && !(v->producer->flags & FP_NODE_REMOVED))
             return false;
     }

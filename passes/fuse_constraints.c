@@ -174,7 +174,7 @@ static fp_value *other_input(const fp_match *mt, const fp_node *n)
 /* Scalar value of a small constant, if it has exactly one element (or all equal). */
 static bool const_scalar(const fp_value *v, double *out)
 {
-    const fp_tensor *t = v ? (v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : v->fold) : NULL;
+    const fp_tensor *t = v ? (v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : fp_value_fold(v)) : NULL;
     uint64_t n;
     if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, &n) || n == 0)
         return false;
@@ -655,9 +655,9 @@ static bool no_control_edges(const fp_constraint *c, const fp_match *mt, GPtrArr
 {
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
-        if (n->n_ctrl) {
-            reason(mt, out, c->name, fmt(mt, "%u control edges", n->n_ctrl), sdup(mt, "none"),
-                   fmt(mt, "%s %s: has a control dependency on '%s'", n->op_type, n->name, n->ctrl[0]->name),
+        if (fp_node_n_ctrl(n)) {
+            reason(mt, out, c->name, fmt(mt, "%u control edges", fp_node_n_ctrl(n)), sdup(mt, "none"),
+                   fmt(mt, "%s %s: has a control dependency on '%s'", n->op_type, n->name, n->ext->ctrl[0]->name),
                    sdup(mt, "control edges pin the op's position; remove the dependency if it is not needed"));
             return false;
         }

@@ -94,9 +94,9 @@ static void reroute(fp_value *from, fp_value *to)
         for (uint32_t k = 0; k < c->n_inputs; k++)
             if (c->inputs[k] == from)
                 c->inputs[k] = to;
-        for (uint32_t k = 0; k < c->n_implicit; k++)
-            if (c->implicit[k] == from)
-                c->implicit[k] = to;
+        for (uint32_t k = 0; k < fp_node_n_implicit(c); k++)
+            if (c->ext->implicit[k] == from)
+                c->ext->implicit[k] = to;
     }
 }
 

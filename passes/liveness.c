@@ -700,13 +700,13 @@ static void make_nodes(builder *B, const uint64_t *workspace)
             if (sched)
                 use_value(B, in, &uses, umark, v);
         }
-        for (uint32_t k = 0; k < nd->n_implicit; k++) {
-            dep_value(B, nd->implicit[k], &d);
+        for (uint32_t k = 0, ni = fp_node_n_implicit(nd); k < ni; k++) {
+            dep_value(B, nd->ext->implicit[k], &d);
             if (sched)
-                use_value(B, nd->implicit[k], &uses, umark, v);
+                use_value(B, nd->ext->implicit[k], &uses, umark, v);
         }
-        for (uint32_t k = 0; k < nd->n_ctrl; k++)
-            dep_node(B, nd->ctrl[k], &d);
+        for (uint32_t k = 0, nc = fp_node_n_ctrl(nd); k < nc; k++)
+            dep_node(B, nd->ext->ctrl[k], &d);
         if (!sched) {
             lv->eff_start[FREE_OF(x) + 1] = (uint32_t)B->eff.len;
             continue;

@@ -229,8 +229,9 @@ static bool node_metrics(fp_node *n)
     fp_metrics *mt = &n->metrics;
     uint64_t flops_kept = mt->flops;
     memset(mt, 0, sizeof *mt);
+    n->metrics_known = false;
     if ((n->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) || fp_op_has(n->op, FP_OPF_CTRL)) {
-        mt->known = true; /* not a runtime op (or costed through its subgraphs) */
+        n->metrics_known = true; /* not a runtime op (or costed through its subgraphs) */
         return true;
     }
     bool view = fp_op_has(n->op, FP_OPF_VIEW);
@@ -268,7 +269,7 @@ static bool node_metrics(fp_node *n)
         mt->flops = flops_kept; /* a fused kernel does its members' arithmetic */
     else
         mt->flops = op_flops(n, in0, have_out0 ? out0 : numel_of(n->n_outputs ? n->outputs[0] : NULL));
-    mt->known = true;
+    n->metrics_known = true;
     return true;
 }
 

@@ -91,8 +91,9 @@ bool sh_axis(int64_t axis, int32_t rank, int32_t *out);
 void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
 
 /* ---- constant evaluation (fold.c) ---- */
-/* Computes the output contents of c->n when every input's content is known and small:
- * sets out->fold (numeric tensors) and out->sval (integer vectors, symbols kept). Never fails.
+/* Computes the output contents of c->n when every input's content is known and small: sets the
+ * output's fold (numeric tensors, fp_value_set_fold) and sval (integer vectors, symbols kept).
+ * Never fails.
  * With c->memo, a node that reads the same things as one folded before in the run (op, opset,
  * attributes, input contents, output type and shape) takes that node's result. */
 void fp_fold_node(sh_ctx *c);

@@ -242,8 +242,7 @@ sh_result sh_rule_identity(sh_ctx *c)
     fp_value *out = sh_out(c, 0);
     if (out) {
         out->elem_kind = in->elem_kind;
-        out->elems = in->elems;
-        out->n_elems = in->n_elems;
+        fp_value_set_elems(out, fp_value_elems(in), fp_value_n_elems(in));
     }
     return in->shape.rank < 0 && in->type == FP_TYPE_TENSOR ? sh_unknown(c, "input has unknown rank") : SH_OK;
 }
@@ -1023,16 +1022,16 @@ static void seq_set(sh_ctx *c, uint32_t out, fp_dtype dt, const fp_shape *elems,
     fp_value *v = c->n->outputs[out];
     v->type = FP_TYPE_SEQUENCE;
     v->dtype = dt;
-    v->n_elems = n;
-    v->elems = NULL;
+    fp_shape *copy = NULL;
     if (n >= 0) {
-        v->elems = fp_arena_calloc(sh_tmp(c), n ? (size_t)n : 1, sizeof(fp_shape));
+        copy = fp_arena_calloc(sh_tmp(c), n ? (size_t)n : 1, sizeof(fp_shape));
         for (int i = 0; i < n; i++)
-            v->elems[i] = sh_copy(c, &elems[i]);
+            copy[i] = sh_copy(c, &elems[i]);
         common = n ? sh_copy(c, &elems[0]) : sh_unknown_rank();
         for (int i = 1; i < n; i++)
             common = merge_elem(c, &common, &elems[i]);
     }
+    fp_value_set_elems(v, copy, n);
     v->shape = common;
 }
 
@@ -1069,14 +1068,16 @@ sh_result sh_rule_seq_empty(sh_ctx *c)
 sh_result sh_rule_seq_at(sh_ctx *c)
 {
     fp_value *s = sh_val(c, 0);
+    int32_t sn = fp_value_n_elems(s);
+    const fp_shape *se = fp_value_elems(s);
     int64_t pos;
     fp_shape elem = s->shape;
-    if (s->n_elems > 0 && seq_pos(c, 1, 0, &pos) && sh_val(c, 1)) {
+    if (sn > 0 && seq_pos(c, 1, 0, &pos) && sh_val(c, 1)) {
         if (pos < 0)
-            pos += s->n_elems;
-        if (pos < 0 || pos >= s->n_elems)
-            return sh_fail(c, "position %" G_GINT64_FORMAT " outside a sequence of %d", pos, s->n_elems);
-        elem = s->elems[pos];
+            pos += sn;
+        if (pos < 0 || pos >= sn)
+            return sh_fail(c, "position %" G_GINT64_FORMAT " outside a sequence of %d", pos, sn);
+        elem = se[pos];
     }
     set_typed(c, 0, FP_TYPE_TENSOR, s->dtype, elem);
     return elem.rank >= 0 ? SH_OK : sh_unknown(c, "sequence element shape unknown");
@@ -1085,20 +1086,22 @@ sh_result sh_rule_seq_at(sh_ctx *c)
 sh_result sh_rule_seq_insert(sh_ctx *c)
 {
     fp_value *s = sh_val(c, 0), *t = sh_val(c, 1);
+    int32_t sn = fp_value_n_elems(s);
+    const fp_shape *se = fp_value_elems(s);
     int64_t pos;
-    if (s->n_elems >= 0 && t && seq_pos(c, 2, s->n_elems, &pos)) {
+    if (sn >= 0 && t && seq_pos(c, 2, sn, &pos)) {
         if (pos < 0)
-            pos += s->n_elems;
-        if (pos < 0 || pos > s->n_elems)
-            return sh_fail(c, "position %" G_GINT64_FORMAT " outside a sequence of %d", pos, s->n_elems);
-        fp_shape *elems = g_new0(fp_shape, (size_t)s->n_elems + 1);
-        for (int i = 0, k = 0; i <= s->n_elems; i++)
-            elems[i] = i == pos ? t->shape : s->elems[k++];
-        seq_set(c, 0, t->dtype, elems, s->n_elems + 1, sh_unknown_rank());
+            pos += sn;
+        if (pos < 0 || pos > sn)
+            return sh_fail(c, "position %" G_GINT64_FORMAT " outside a sequence of %d", pos, sn);
+        fp_shape *elems = g_new0(fp_shape, (size_t)sn + 1);
+        for (int i = 0, k = 0; i <= sn; i++)
+            elems[i] = i == pos ? t->shape : se[k++];
+        seq_set(c, 0, t->dtype, elems, sn + 1, sh_unknown_rank());
         g_free(elems);
         return SH_OK;
     }
-    fp_shape common = s->n_elems == 0 ? sh_copy(c, &t->shape) : merge_elem(c, &s->shape, t ? &t->shape : NULL);
+    fp_shape common = sn == 0 ? sh_copy(c, &t->shape) : merge_elem(c, &s->shape, t ? &t->shape : NULL);
     seq_set(c, 0, t ? t->dtype : s->dtype, NULL, -1, common);
     return SH_OK;
 }
@@ -1106,17 +1109,19 @@ sh_result sh_rule_seq_insert(sh_ctx *c)
 sh_result sh_rule_seq_erase(sh_ctx *c)
 {
     fp_value *s = sh_val(c, 0);
+    int32_t sn = fp_value_n_elems(s);
+    const fp_shape *se = fp_value_elems(s);
     int64_t pos;
-    if (s->n_elems > 0 && seq_pos(c, 1, s->n_elems - 1, &pos)) {
+    if (sn > 0 && seq_pos(c, 1, sn - 1, &pos)) {
         if (pos < 0)
-            pos += s->n_elems;
-        if (pos < 0 || pos >= s->n_elems)
-            return sh_fail(c, "position %" G_GINT64_FORMAT " outside a sequence of %d", pos, s->n_elems);
-        fp_shape *elems = g_new0(fp_shape, (size_t)s->n_elems);
-        for (int i = 0, k = 0; i < s->n_elems; i++)
+            pos += sn;
+        if (pos < 0 || pos >= sn)
+            return sh_fail(c, "position %" G_GINT64_FORMAT " outside a sequence of %d", pos, sn);
+        fp_shape *elems = g_new0(fp_shape, (size_t)sn);
+        for (int i = 0, k = 0; i < sn; i++)
             if (i != pos)
-                elems[k++] = s->elems[i];
-        seq_set(c, 0, s->dtype, elems, s->n_elems - 1, sh_unknown_rank());
+                elems[k++] = se[i];
+        seq_set(c, 0, s->dtype, elems, sn - 1, sh_unknown_rank());
         g_free(elems);
         return SH_OK;
     }
@@ -1184,10 +1189,12 @@ sh_result sh_rule_split_to_seq(sh_ctx *c)
 sh_result sh_rule_concat_from_seq(sh_ctx *c)
 {
     fp_value *s = sh_val(c, 0);
-    if (s->shape.rank < 0 && s->n_elems <= 0)
+    int32_t sn = fp_value_n_elems(s);
+    const fp_shape *se = fp_value_elems(s);
+    if (s->shape.rank < 0 && sn <= 0)
         return sh_unknown(c, "sequence element shape unknown");
     bool new_axis = fp_node_attr_int(c->n, "new_axis", 0) != 0;
-    const fp_shape *base = s->n_elems > 0 ? &s->elems[0] : &s->shape;
+    const fp_shape *base = sn > 0 ? &se[0] : &s->shape;
     int32_t rank = base->rank + new_axis, a;
     if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), rank, &a))
         return sh_fail(c, "axis out of range");
@@ -1199,10 +1206,10 @@ sh_result sh_rule_concat_from_seq(sh_ctx *c)
         k++;
     }
     fp_dim len = sh_dim_unknown();
-    if (s->n_elems >= 0) {
-        len = sh_dim(new_axis ? s->n_elems : 0);
-        for (int i = 0; i < s->n_elems && !new_axis; i++)
-            len = sh_dim_add(len, s->elems[i].rank == base->rank ? s->elems[i].dims[a] : sh_dim_unknown());
+    if (sn >= 0) {
+        len = sh_dim(new_axis ? sn : 0);
+        for (int i = 0; i < sn && !new_axis; i++)
+            len = sh_dim_add(len, se[i].rank == base->rank ? se[i].dims[a] : sh_dim_unknown());
     }
     out.dims[a] = len;
     sh_set(c, 0, s->dtype, out);
@@ -1216,8 +1223,7 @@ sh_result sh_rule_optional(sh_ctx *c)
         return sh_unknown(c, "empty optional with a type attribute");
     set_typed(c, 0, FP_TYPE_OPTIONAL, x->dtype, x->shape);
     out->elem_kind = x->type == FP_TYPE_SEQUENCE ? FP_TYPE_SEQUENCE : FP_TYPE_TENSOR;
-    out->elems = x->elems;
-    out->n_elems = x->n_elems;
+    fp_value_set_elems(out, fp_value_elems(x), fp_value_n_elems(x));
     return SH_OK;
 }
 
@@ -1229,8 +1235,7 @@ sh_result sh_rule_optional_get(sh_ctx *c)
     fp_type_kind kind = x->type == FP_TYPE_SEQUENCE || (x->type == FP_TYPE_OPTIONAL && x->elem_kind == FP_TYPE_SEQUENCE)
                             ? FP_TYPE_SEQUENCE : FP_TYPE_TENSOR;
     set_typed(c, 0, kind, x->dtype, x->shape);
-    out->elems = x->elems;
-    out->n_elems = x->n_elems;
+    fp_value_set_elems(out, fp_value_elems(x), fp_value_n_elems(x));
     return x->shape.rank >= 0 || kind == FP_TYPE_SEQUENCE ? SH_OK : sh_unknown(c, "element shape unknown");
 }
 

@@ -23,15 +23,28 @@ static bool infer_graph(pass *p, fp_graph *g);
 
 /* ---------------------------------------------------------------- reset and binding */
 
+/* How far ahead reset_graph asks for the values it will write (a million-node graph's values are
+ * scattered over the arena in small slabs: they are not streamed in by the hardware alone), and
+ * for the tensors of those half as far ahead. */
+enum { RESET_AHEAD = 16 };
+
 static void reset_graph(fp_model *m, fp_graph *g)
 {
     for (guint i = 0; i < g->values->len; i++) {
         fp_value *v = g->values->pdata[i];
-        v->fold = NULL;
+        if (i + RESET_AHEAD < g->values->len) {
+            const char *a = g->values->pdata[i + RESET_AHEAD];
+            __builtin_prefetch(a, 1);
+            __builtin_prefetch(a + 64, 1);
+            __builtin_prefetch(a + sizeof(fp_value) - 1, 1);
+            const fp_value *b = g->values->pdata[i + RESET_AHEAD / 2];
+            if (b->tensor)
+                __builtin_prefetch(b->tensor);
+        }
+        fp_value_set_fold(v, NULL); /* neither allocates */
+        fp_value_set_elems(v, NULL, -1);
         v->sval = NULL;
         v->n_sval = -1;
-        v->elems = NULL;
-        v->n_elems = -1;
         if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor) {
             v->dtype = v->tensor->dtype;
             v->shape = v->tensor->shape;
@@ -111,7 +124,7 @@ static bool bind_inputs(pass *p, fp_graph *g)
         apply_syms(p->m, v, syms);
         const fp_tensor *t = o && o->input_values ? g_hash_table_lookup(o->input_values, v->name) : NULL;
         if (t) {
-            v->fold = (fp_tensor *)t;
+            fp_value_set_fold(v, t);
             fp_fold_seed(p->m, v, t);
         }
     }
@@ -337,11 +350,10 @@ static void copy_type(fp_value *dst, const fp_value *src)
     dst->shape = src->shape;
     dst->type = src->type == FP_TYPE_UNKNOWN ? dst->type : src->type;
     dst->elem_kind = src->elem_kind;
-    dst->fold = src->fold;
+    fp_value_set_fold(dst, fp_value_fold(src));
     dst->sval = src->sval;
     dst->n_sval = src->n_sval;
-    dst->elems = src->elems;
-    dst->n_elems = src->n_elems;
+    fp_value_set_elems(dst, fp_value_elems(src), fp_value_n_elems(src));
 }
 
 static bool infer_if(pass *p, fp_node *n)
@@ -564,15 +576,17 @@ static void intern_outputs(pass *p, fp_node *n)
             continue;
         fp_dim *same = input_dims_like(n, &v->shape);
         v->shape.dims = same ? same : fp_intern_dims(p->m, v->shape.dims, v->shape.rank);
-        if (!v->elems || v->n_elems < 0)
+        const fp_shape *elems = fp_value_elems(v);
+        int32_t n_elems = fp_value_n_elems(v);
+        if (!elems || n_elems < 0)
             continue;
-        size_t n = (size_t)MAX(v->n_elems, 1); /* as seq_set allocates them */
+        size_t n = (size_t)MAX(n_elems, 1); /* as seq_set allocates them */
         fp_shape *e = fp_arena_calloc(p->tmp, n, sizeof *e); /* padding zeroed */
-        for (int32_t i = 0; i < v->n_elems; i++) {
-            e[i].rank = v->elems[i].rank;
-            e[i].dims = fp_intern_dims(p->m, v->elems[i].dims, v->elems[i].rank);
+        for (int32_t i = 0; i < n_elems; i++) {
+            e[i].rank = elems[i].rank;
+            e[i].dims = fp_intern_dims(p->m, elems[i].dims, elems[i].rank);
         }
-        v->elems = (fp_shape *)fp_intern_blob(p->m, e, sizeof *e * n);
+        fp_value_ext_get(v)->elems = (fp_shape *)fp_intern_blob(p->m, e, sizeof *e * n);
     }
 }
 

@@ -27,7 +27,7 @@ void fp_report_shapes_add(fp_shapes_totals *t, const fp_node *n)
         return;
     }
     t->runtime++;
-    if (!n->metrics.known) {
+    if (!n->metrics_known) {
         t->unknown++;
         return;
     }
@@ -60,7 +60,7 @@ void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, bool verbose,
         const fp_metrics *mt = &n->metrics;
         if (n->flags & FP_NODE_FOLDED) {
             fprintf(out, "%-36s %-20s %-34s %12s %12s %9s\n", n->name, n->op_type, outs, "folded", "-", "-");
-        } else if (!mt->known) {
+        } else if (!n->metrics_known) {
             fprintf(out, "%-36s %-20s %-34s %12s %12s %9s\n", n->name, n->op_type, outs, "?", "?", "?");
         } else {
             g_autofree char *f = fp_format_count(mt->flops);

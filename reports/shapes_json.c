@@ -43,18 +43,18 @@ JsonNode *fp_report_shapes_json(const fp_model *m, const fp_diag *diag)
         uint64_t vals[] = {mt->flops, mt->bytes_act + mt->bytes_weight, mt->bytes_out, mt->params};
         for (int k = 0; k < 4; k++) {
             json_builder_set_member_name(b, names[k]);
-            if (mt->known)
+            if (n->metrics_known)
                 json_builder_add_int_value(b, (gint64)vals[k]);
             else
                 json_builder_add_null_value(b);
         }
         json_builder_set_member_name(b, "bytes_read_weights");
-        if (mt->known)
+        if (n->metrics_known)
             json_builder_add_int_value(b, (gint64)mt->bytes_weight);
         else
             json_builder_add_null_value(b);
         json_builder_set_member_name(b, "intensity");
-        if (mt->known)
+        if (n->metrics_known)
             json_builder_add_double_value(b, fp_metrics_intensity(mt));
         else
             json_builder_add_null_value(b);

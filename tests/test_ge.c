@@ -421,12 +421,12 @@ static void test_ge_onnx_matches_text(void)
                 matched++;
                 CU_ASSERT_STRING_EQUAL(m->op_type, n->op_type);
                 CU_ASSERT_EQUAL(m->op, n->op);
-                CU_ASSERT_EQUAL(m->n_ctrl, n->n_ctrl);
+                CU_ASSERT_EQUAL(fp_node_n_ctrl(m), fp_node_n_ctrl(n));
                 CU_ASSERT_EQUAL_FATAL(m->n_outputs, n->n_outputs);
                 for (uint32_t p = 0; p < m->n_outputs; p++) {
                     CU_ASSERT_EQUAL(m->outputs[p]->dtype, n->outputs[p]->dtype);
                     CU_ASSERT_EQUAL(m->outputs[p]->shape.rank, n->outputs[p]->shape.rank);
-                    CU_ASSERT_STRING_EQUAL(m->outputs[p]->layout, n->outputs[p]->layout);
+                    CU_ASSERT_STRING_EQUAL(fp_value_layout(m->outputs[p]), fp_value_layout(n->outputs[p]));
                 }
                 for (uint32_t p = 0; p < MIN(m->n_inputs, n->n_inputs); p++)
                     CU_ASSERT_STRING_EQUAL(m->inputs[p] ? m->inputs[p]->name : "",
@@ -456,7 +456,7 @@ static void test_real_semantics(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(m0);
     unsigned ctrl = 0;
     for (guint i = 0; i < m0->main->nodes->len; i++)
-        ctrl += ((fp_node *)m0->main->nodes->pdata[i])->n_ctrl;
+        ctrl += fp_node_n_ctrl(m0->main->nodes->pdata[i]);
     CU_ASSERT_EQUAL(ctrl, 3); /* README: 3 control edges */
     const fp_node *var = find_node(m0, "Variable");
     CU_ASSERT_PTR_NOT_NULL_FATAL(var);
@@ -478,7 +478,7 @@ static void test_real_semantics(void)
     CU_ASSERT_EQUAL(y->producer->op, FP_OP_GATHER);
     CU_ASSERT_EQUAL(y->shape.rank, 2);
     CU_ASSERT_EQUAL(y->shape.dims[0].value, 16);
-    CU_ASSERT_STRING_EQUAL(y->layout, "NHWC");
+    CU_ASSERT_STRING_EQUAL(fp_value_layout(y), "NHWC");
 
     g_autoptr(fp_model) m26 = load("ge_proto_00026_afterUBMatch.txt.gz");
     CU_ASSERT_PTR_NOT_NULL_FATAL(m26);
@@ -491,11 +491,11 @@ static void test_real_semantics(void)
     unsigned nc1hwc0 = 0, fractal = 0, with_origin = 0;
     for (guint i = 0; i < m26->main->values->len; i++) {
         const fp_value *v = m26->main->values->pdata[i];
-        nc1hwc0 += g_strcmp0(v->layout, "NC1HWC0") == 0;
-        fractal += v->layout && g_str_has_prefix(v->layout, "FRACTAL_Z");
-        if (g_strcmp0(v->layout, "NC1HWC0") == 0) {
+        nc1hwc0 += g_strcmp0(fp_value_layout(v), "NC1HWC0") == 0;
+        fractal += fp_value_layout(v) && g_str_has_prefix(fp_value_layout(v), "FRACTAL_Z");
+        if (g_strcmp0(fp_value_layout(v), "NC1HWC0") == 0) {
             CU_ASSERT_EQUAL(v->shape.rank, 5); /* N, C1, H, W, C0 */
-            with_origin += v->origin_layout && v->origin_shape && v->origin_shape->rank == 4;
+            with_origin += fp_value_origin_layout(v) && fp_value_origin_shape(v) && fp_value_origin_shape(v)->rank == 4;
         }
     }
     CU_ASSERT(nc1hwc0 > 0);
@@ -635,7 +635,7 @@ static void test_mapping(void)
     CU_ASSERT_EQUAL(w->shape.rank, -1); /* [-2]: unknown rank */
     CU_ASSERT_EQUAL(xin->shape.rank, 4);
     CU_ASSERT_EQUAL(xin->shape.dims[2].value, -1); /* unknown dim */
-    CU_ASSERT_STRING_EQUAL(xin->layout, "NCHW");
+    CU_ASSERT_STRING_EQUAL(fp_value_layout(xin), "NCHW");
     const fp_node *x = find_node(m, "x");
     CU_ASSERT_EQUAL(x->op, FP_OP_IDENTITY);
     CU_ASSERT_PTR_EQUAL(x->inputs[0], xin);
@@ -647,8 +647,8 @@ static void test_mapping(void)
     CU_ASSERT_EQUAL(c->op, FP_OP_CAST);
     CU_ASSERT_EQUAL_FATAL(c->n_inputs, 2);
     CU_ASSERT_PTR_NULL(c->inputs[1]);
-    CU_ASSERT_EQUAL_FATAL(c->n_ctrl, 1); /* duplicate control edges collapse */
-    CU_ASSERT_STRING_EQUAL(c->ctrl[0]->name, "e3");
+    CU_ASSERT_EQUAL_FATAL(fp_node_n_ctrl(c), 1); /* duplicate control edges collapse */
+    CU_ASSERT_STRING_EQUAL(c->ext->ctrl[0]->name, "e3");
     CU_ASSERT_EQUAL(fp_node_attr_int(c, "dst_type", -1), 1);
     CU_ASSERT_EQUAL(fp_node_attr_int(c, "to", -1), FP_DT_FLOAT16);
     CU_ASSERT_EQUAL(fp_node_attr_int(c, "dt", -1), FP_DT_FLOAT);
@@ -736,6 +736,14 @@ static void test_invalid_graphs(void)
                       "output of op 'a': rank 66 exceeds the limit of 64");
     expect_text_error("graph { op { name: 'a' type: 'Relu' bogus_field {\n  x: 1", "line 2:7: end of input inside 'bogus_field'");
     expect_text_error("graph { op { name: 'a' type: 'Relu' input: 5 } }", "line 1:44: field 'input' expects a string, found '5'");
+    /* an op cannot own more subgraphs than a model may have graphs (fp_node.n_subgraphs) */
+    g_autoptr(GString) many = g_string_new("graph { op { name: 'a' type: 'P' subgraph_name: [");
+    for (int i = 0; i <= FP_MAX_GRAPHS; i++)
+        g_string_append(many, i ? ",'s'" : "'s'");
+    g_string_append(many, "] } } graph { name: 's' }");
+    g_autofree char *want = g_strdup_printf("op 'a' (P): %d subgraphs, more than the limit of %d graphs",
+                                            FP_MAX_GRAPHS + 1, FP_MAX_GRAPHS);
+    expect_text_error(many->str, want);
 }
 
 /* Unknown fields (newer GE releases) are skipped in text and JSON dumps. */

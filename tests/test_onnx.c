@@ -326,11 +326,15 @@ static void test_subgraph_outer(void)
     fp_node *iff = fp_graph_find(m->main, "y")->producer;
     CU_ASSERT_EQUAL(iff->op, FP_OP_IF);
     CU_ASSERT_EQUAL(iff->n_subgraphs, 2);
-    CU_ASSERT_EQUAL_FATAL(iff->n_implicit, 1);
+    CU_ASSERT_EQUAL_FATAL(fp_node_n_implicit(iff), 1);
     fp_value *px = fp_graph_find(m->main, "px");
-    CU_ASSERT_PTR_EQUAL(iff->implicit[0], px);
+    CU_ASSERT_PTR_EQUAL(iff->ext->implicit[0], px);
+    CU_ASSERT_EQUAL(fp_node_n_ctrl(iff), 0);
     fp_graph *then_g = iff->subgraphs[0];
     fp_node *neg = g_ptr_array_index(then_g->nodes, 0);
+    CU_ASSERT_PTR_NULL(neg->ext); /* no implicit input or control edge: no fp_node_ext */
+    CU_ASSERT_EQUAL(fp_node_n_implicit(neg), 0);
+    CU_ASSERT_PTR_NULL(fp_node_implicit(neg));
     CU_ASSERT_PTR_EQUAL(neg->inputs[0], px);
     CU_ASSERT_PTR_NULL(fp_graph_find(then_g, "px")); /* placeholder removed */
     CU_ASSERT_EQUAL(px->n_uses, 3); /* Neg, Abs and the If (implicit) */
@@ -343,6 +347,26 @@ static void test_subgraph_outer(void)
     fp_model_stats st;
     fp_model_get_stats(m, &st);
     CU_ASSERT_EQUAL(st.nodes, 4);
+}
+
+/* fp_node.opset is 16 bits: a version beyond it reads as the largest (every rule compares the
+ * version with small ones), the model keeps the version as imported. */
+static void test_opset_clamped(void)
+{
+    int64_t versions[] = {13, 70000, (int64_t)1 << 40};
+    int16_t want[] = {13, INT16_MAX, INT16_MAX};
+    for (size_t i = 0; i < G_N_ELEMENTS(versions); i++) {
+        tb *b = tb_new(versions[i]);
+        tb_input(b, "x", F32, 1, (int64_t[]){4});
+        tb_node(b, "Relu", "relu", "x", "y");
+        tb_output(b, "y", F32, 1, (int64_t[]){4});
+        g_autoptr(GError) err = NULL;
+        g_autoptr(fp_model) m = load_tb(b, &err);
+        tb_free(b);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        CU_ASSERT_EQUAL(fp_model_opset(m, ""), versions[i]);
+        CU_ASSERT_EQUAL(((fp_node *)m->main->nodes->pdata[0])->opset, want[i]);
+    }
 }
 
 static void test_subgraph_unresolved(void)
@@ -398,5 +422,6 @@ FP_TEST_SUITE(register_onnx)
     CU_add_test(s, "random_bytes", test_random_bytes);
     CU_add_test(s, "subgraph_outer", test_subgraph_outer);
     CU_add_test(s, "subgraph_unresolved", test_subgraph_unresolved);
+    CU_add_test(s, "opset_clamped", test_opset_clamped);
     CU_add_test(s, "external_data", test_external_data);
 }

@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "frontends/load.h"
 #include "frontends/onnx/onnx.h"
 #include "fuzz/fuzz_run.h"
 #include "passes/memplan.h"
@@ -373,6 +374,53 @@ static void test_ge_op_limit(void)
     g_unlink(path);
 }
 
+/* GE ops {name: "<prefix><i>" type: "R"} i = 0..n-1 appended to graph g. */
+static void put_ge_ops(GByteArray *g, const char *prefix, int n)
+{
+    GByteArray *op = g_byte_array_new();
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        g_snprintf(name, sizeof name, "%s%d", prefix, i);
+        g_byte_array_set_size(op, 0);
+        put_str(op, 1, name);
+        put_str(op, 2, "R");
+        put_field(g, 6, op->data, op->len); /* GraphDef.op */
+    }
+    g_byte_array_free(op, TRUE);
+}
+
+/* Two GE graphs of fewer ops than the limit each, more together: the loader's model-wide node
+ * limit refuses them (the frontend checks one graph at a time). */
+static void test_ge_model_node_limit(void)
+{
+    int half = FP_MAX_NODES / 2 + 1;
+    GByteArray *g = g_byte_array_new(), *sub = g_byte_array_new(), *call = g_byte_array_new(),
+               *m = g_byte_array_new();
+    put_str(g, 1, "g");
+    put_str(call, 1, "call");
+    put_str(call, 2, "P");
+    put_str(call, 35, "s"); /* OpDef.subgraph_name */
+    put_field(g, 6, call->data, call->len);
+    put_ge_ops(g, "a", half - 1);
+    put_str(sub, 1, "s");
+    put_ge_ops(sub, "b", half);
+    put_str(m, 1, "m");
+    put_field(m, 7, g->data, g->len); /* ModelDef.graph: the main graph first */
+    put_field(m, 7, sub->data, sub->len);
+    g_autofree char *path = tu_write_temp(m->data, m->len, ".pb");
+    g_byte_array_free(g, TRUE);
+    g_byte_array_free(sub, TRUE);
+    g_byte_array_free(call, TRUE);
+    g_byte_array_free(m, TRUE);
+    g_autoptr(GError) err = NULL;
+    fp_model *model = fp_load_model(path, &err);
+    CU_ASSERT_PTR_NULL(model);
+    fp_model_free(model);
+    g_autofree char *want = g_strdup_printf("%d nodes (all graphs), more than the limit of %d", 2 * half, FP_MAX_NODES);
+    tu_expect_error(err, want);
+    g_unlink(path);
+}
+
 /* A gzip file whose content exceeds 128 MiB (129 MiB of zeros, about 130 KB compressed). */
 static void test_gzip_limit(void)
 {
@@ -707,6 +755,7 @@ FP_TEST_SUITE(register_robustness)
     CU_add_test(s, "huge dims through the pipeline", test_huge_dims_pipeline);
     CU_add_test(s, "overlap budget of the planner", test_overlap_budget);
     CU_add_test(s, "GE op limit", test_ge_op_limit);
+    CU_add_test(s, "GE model node limit", test_ge_model_node_limit);
     CU_add_test(s, "gzip limit", test_gzip_limit);
     CU_add_test(s, "malformed fields", test_malformed_fields);
     CU_add_test(s, "bad --input values", test_input_specs);

@@ -197,9 +197,9 @@ static void test_symbolic_batch(void)
         CU_ASSERT(fp_graph_find(m8->main, folded[i])->producer->flags & FP_NODE_FOLDED);
     CU_ASSERT_FALSE(fp_graph_find(m8->main, "y")->producer->flags & FP_NODE_FOLDED);
     fp_value *t = fp_graph_find(m8->main, "target");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t->fold);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fp_value_fold(t));
     int64_t vals[2];
-    memcpy(vals, t->fold->data, sizeof vals);
+    memcpy(vals, fp_value_fold(t)->data, sizeof vals);
     CU_ASSERT_EQUAL(vals[0], 8);
     CU_ASSERT_EQUAL(vals[1], -1);
 }
@@ -216,25 +216,63 @@ static void test_rerun_interned(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     fp_value *y = fp_graph_find(m->main, "y"), *t = fp_graph_find(m->main, "target");
     const fp_dim *y_dims = y->shape.dims, *t_sval = t->sval;
-    const fp_tensor *t_fold = t->fold;
+    const fp_tensor *t_fold = fp_value_fold(t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t_fold);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t_sval);
     fp_shape_opts at4 = {.batch = 4}, at8 = {.batch = 8};
     CU_ASSERT_FATAL(fp_pass_shapes(m, &at4, NULL, &err));
     ASSERT_SHAPE(m, "y", "4x64");
-    CU_ASSERT_PTR_NOT_EQUAL(t->fold, t_fold);
+    CU_ASSERT_PTR_NOT_EQUAL(fp_value_fold(t), t_fold);
     CU_ASSERT_FATAL(fp_pass_shapes(m, &at8, NULL, &err));
     ASSERT_SHAPE(m, "y", "8x64");
     CU_ASSERT_PTR_EQUAL(y->shape.dims, y_dims);
-    CU_ASSERT_PTR_EQUAL(t->fold, t_fold);
+    CU_ASSERT_PTR_EQUAL(fp_value_fold(t), t_fold);
     CU_ASSERT_PTR_EQUAL(t->sval, t_sval);
     size_t reserved = fp_arena_reserved(m->arena);
     for (int i = 0; i < 400; i++)
         CU_ASSERT_FATAL(fp_pass_shapes(m, i % 2 ? &at4 : &at8, NULL, &err));
     CU_ASSERT_EQUAL(fp_arena_reserved(m->arena), reserved);
     int64_t vals[2];
-    memcpy(vals, t->fold->data, sizeof vals);
+    memcpy(vals, fp_value_fold(t)->data, sizeof vals);
     CU_ASSERT(vals[0] == 4 && vals[1] == -1);
+}
+
+/* The rare fields of a value live behind fp_value.rare: a fold alone takes no fp_value_ext, and a
+ * later run that folds nothing (the batch unbound again) leaves no fold behind. */
+static void test_rerun_value_ext(void)
+{
+    tb *b = flatten_chain();
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 8, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    fp_value *y = fp_graph_find(m->main, "y"), *t = fp_graph_find(m->main, "target");
+    CU_ASSERT_EQUAL(y->rare, 0); /* inferred, not folded */
+    CU_ASSERT_PTR_NOT_NULL(fp_value_fold(t));
+    CU_ASSERT_PTR_NULL(fp_value_ext_get(t)); /* the fold alone */
+    CU_ASSERT_EQUAL(fp_value_n_elems(t), -1);
+    fp_shape_opts unbound = {0};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &unbound, NULL, &err));
+    ASSERT_SHAPE(m, "y", "Nx64");
+    CU_ASSERT_PTR_NULL(fp_value_fold(t));
+    CU_ASSERT_EQUAL(t->n_sval, 2); /* [N, -1] from the symbols, not the fold */
+    CU_ASSERT_EQUAL(y->rare, 0);
+    CU_ASSERT_EQUAL(t->rare, 0);
+    CU_ASSERT_PTR_NULL(fp_value_layout(t)); /* ONNX names no layout */
+    /* a fold, then an fp_value_ext: the fold moves into it; set again, it stays there */
+    const fp_tensor *fold = fp_graph_find(m->main, "minus1")->tensor; /* any tensor */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fold);
+    fp_value_set_fold(t, fold);
+    CU_ASSERT_PTR_EQUAL(fp_value_fold(t), fold);
+    fp_value_ext *e = fp_value_ext_ensure(t);
+    CU_ASSERT_PTR_EQUAL(e->fold, fold);
+    CU_ASSERT_EQUAL(e->n_elems, -1);
+    CU_ASSERT_PTR_EQUAL(fp_value_fold(t), fold);
+    fp_value_set_fold(t, NULL);
+    CU_ASSERT_PTR_NULL(fp_value_fold(t));
+    CU_ASSERT_PTR_EQUAL(fp_value_ext_get(t), e);
+    fp_value_set_fold(t, fold);
+    CU_ASSERT_PTR_EQUAL(e->fold, fold);
 }
 
 /* Nodes that fold the same inputs the same way share one result (the fold memo of a run), and
@@ -269,14 +307,14 @@ static void test_fold_memo(void)
                  {"gx", 1, {2}},       {"gx2", 1, {2}},       {"gz", 1, {5}},       {"gx1", 1, {3}}};
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         fp_value *v = fp_graph_find(m->main, cases[i].name);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(v->fold);
-        CU_ASSERT_EQUAL_FATAL(v->fold->nbytes, sizeof(int64_t) * (size_t)cases[i].n);
-        CU_ASSERT(memcmp(v->fold->data, cases[i].want, sizeof(int64_t) * (size_t)cases[i].n) == 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(fp_value_fold(v));
+        CU_ASSERT_EQUAL_FATAL(fp_value_fold(v)->nbytes, sizeof(int64_t) * (size_t)cases[i].n);
+        CU_ASSERT(memcmp(fp_value_fold(v)->data, cases[i].want, sizeof(int64_t) * (size_t)cases[i].n) == 0);
         CU_ASSERT_EQUAL(v->n_sval, cases[i].n);
         for (int k = 0; k < cases[i].n && k < v->n_sval; k++)
             CU_ASSERT(v->sval[k].value == cases[i].want[k] && !v->sval[k].sym);
     }
-    CU_ASSERT_PTR_EQUAL(fp_graph_find(m->main, "gx")->fold, fp_graph_find(m->main, "gx2")->fold);
+    CU_ASSERT_PTR_EQUAL(fp_value_fold(fp_graph_find(m->main, "gx")), fp_value_fold(fp_graph_find(m->main, "gx2")));
 }
 
 static void test_reshape_split_slice(void)
@@ -356,6 +394,7 @@ FP_TEST_SUITE(register_shapes)
     CU_add_test(s, "reshape_split_slice", test_reshape_split_slice);
     CU_add_test(s, "fold memo", test_fold_memo);
     CU_add_test(s, "rerun reuses interned shapes", test_rerun_interned);
+    CU_add_test(s, "rare value fields", test_rerun_value_ext);
     CU_add_test(s, "conv_channel_mismatch", test_conv_channel_mismatch);
     CU_add_test(s, "broadcast_mismatch", test_broadcast_and_declared);
 }

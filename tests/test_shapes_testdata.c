@@ -95,11 +95,12 @@ static char *check_sequence(fp_model *m, fp_value *v, const char *file)
         return strcmp(got, want) == 0 && fp_shape_static(&v->shape)
                    ? NULL : g_strdup_printf("'%s': inferred %s, reference %s", v->name, got, want);
     }
-    if (v->n_elems >= 0) {
-        if ((guint)v->n_elems != ref->len)
-            return g_strdup_printf("'%s': inferred %d elements, reference %u", v->name, v->n_elems, ref->len);
+    if (fp_value_n_elems(v) >= 0) {
+        if ((guint)fp_value_n_elems(v) != ref->len)
+            return g_strdup_printf("'%s': inferred %d elements, reference %u", v->name, fp_value_n_elems(v), ref->len);
         for (guint k = 0; k < ref->len; k++) {
-            g_autofree char *got = fp_shape_to_string(&v->elems[k]), *want = fp_shape_to_string(&g_array_index(ref, fp_shape, k));
+            g_autofree char *got = fp_shape_to_string(&fp_value_elems(v)[k]),
+                            *want = fp_shape_to_string(&g_array_index(ref, fp_shape, k));
             if (strcmp(got, want) != 0)
                 return g_strdup_printf("'%s' element %u: inferred %s, reference %s", v->name, k, got, want);
         }

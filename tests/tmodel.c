@@ -108,7 +108,8 @@ static char *node_diff(const fp_node *a, const fp_node *b)
         g_strcmp0(a->name, b->name) || a->opset != b->opset)
         DIFF("node '%s' (%s) vs '%s' (%s)", a->name, a->op_type, b->name, b->op_type);
     if (a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs || a->n_attrs != b->n_attrs ||
-        a->n_subgraphs != b->n_subgraphs || a->n_implicit != b->n_implicit || a->n_ctrl != b->n_ctrl)
+        a->n_subgraphs != b->n_subgraphs || fp_node_n_implicit(a) != fp_node_n_implicit(b) ||
+        fp_node_n_ctrl(a) != fp_node_n_ctrl(b))
         DIFF("node '%s': input/output/attribute/subgraph/control counts differ", a->name);
     for (uint32_t i = 0; i < a->n_inputs; i++)
         if (g_strcmp0(vname(a->inputs[i]), vname(b->inputs[i])))
@@ -116,11 +117,11 @@ static char *node_diff(const fp_node *a, const fp_node *b)
     for (uint32_t i = 0; i < a->n_outputs; i++)
         if (g_strcmp0(vname(a->outputs[i]), vname(b->outputs[i])))
             DIFF("node '%s': output %u differs", a->name, i);
-    for (uint32_t i = 0; i < a->n_implicit; i++)
-        if (g_strcmp0(vname(a->implicit[i]), vname(b->implicit[i])))
+    for (uint32_t i = 0; i < fp_node_n_implicit(a); i++)
+        if (g_strcmp0(vname(a->ext->implicit[i]), vname(b->ext->implicit[i])))
             DIFF("node '%s': implicit input %u differs", a->name, i);
-    for (uint32_t i = 0; i < a->n_ctrl; i++)
-        if (g_strcmp0(a->ctrl[i]->name, b->ctrl[i]->name))
+    for (uint32_t i = 0; i < fp_node_n_ctrl(a); i++)
+        if (g_strcmp0(a->ext->ctrl[i]->name, b->ext->ctrl[i]->name))
             DIFF("node '%s': control edge %u differs", a->name, i);
     for (uint32_t i = 0; i < a->n_subgraphs; i++)
         if (g_strcmp0(a->subgraphs[i]->name, b->subgraphs[i]->name))
@@ -144,15 +145,16 @@ static char *value_diff(const fp_value *a, const fp_value *b)
     if ((a->producer == NULL) != (b->producer == NULL) ||
         (a->producer && (g_strcmp0(a->producer->name, b->producer->name) || a->producer_port != b->producer_port)))
         DIFF("%s: producers differ", what);
-    if (g_strcmp0(a->layout, b->layout) || g_strcmp0(a->origin_layout, b->origin_layout))
+    if (g_strcmp0(fp_value_layout(a), fp_value_layout(b)) ||
+        g_strcmp0(fp_value_origin_layout(a), fp_value_origin_layout(b)))
         DIFF("%s: layouts differ", what);
-    if ((a->origin_shape == NULL) != (b->origin_shape == NULL))
+    if ((fp_value_origin_shape(a) == NULL) != (fp_value_origin_shape(b) == NULL))
         DIFF("%s: origin shape on one side only", what);
     char *d = shape_diff(what, &a->shape, &b->shape);
     if (!d)
         d = shape_diff(what, &a->decl_shape, &b->decl_shape);
-    if (!d && a->origin_shape)
-        d = shape_diff(what, a->origin_shape, b->origin_shape);
+    if (!d && fp_value_origin_shape(a))
+        d = shape_diff(what, fp_value_origin_shape(a), fp_value_origin_shape(b));
     if (!d)
         d = tensor_diff(what, a->tensor, b->tensor);
     return d;

@@ -3,7 +3,7 @@
  * graph[0] is the main graph; an op's subgraph_name entries name the graphs it owns. Every op
  * becomes a node (op_type = the GE type). Output port k of op N is the value "N:k", typed by
  * N's output_desc[k]. A Data op reads a graph input value named after it; NetOutput's data inputs
- * are the graph outputs. Edges are "src:k"; "src:-1" is a control edge (fp_node.ctrl); "" is an
+ * are the graph outputs. Edges are "src:k"; "src:-1" is a control edge (fp_node_ext.ctrl); "" is an
  * unconnected optional input that keeps its port. The protobuf structs never leave this file.
  */
 #include "ge_internal.h"
@@ -192,9 +192,7 @@ static void apply_desc(fp_value *v, const ge_desc *d)
     v->declared = true;
     v->dtype = v->decl_dtype = d->dtype;
     v->shape = v->decl_shape = d->shape;
-    v->layout = d->layout;
-    v->origin_layout = d->origin_layout;
-    v->origin_shape = d->origin_shape;
+    fp_value_set_layout(v, d->layout, d->origin_layout, d->origin_shape);
 }
 
 /* ---------------------------------------------------------------- tensors and attributes */
@@ -571,6 +569,9 @@ static bool import_subgraphs(importer *im, const Ge__Proto__OpDef *op, fp_node *
 {
     if (!op->n_subgraph_name)
         return true;
+    if (op->n_subgraph_name > FP_MAX_GRAPHS) /* fp_node.n_subgraphs counts up to it */
+        return fail(im, FP_GE_ERROR_LIMIT, "graph '%s': op '%s' (%s): %zu subgraphs, more than the limit of %d graphs",
+                    n->graph->name, n->name, n->op_type, op->n_subgraph_name, FP_MAX_GRAPHS);
     n->subgraphs = fp_arena_calloc(im->m->arena, op->n_subgraph_name, sizeof(fp_graph *));
     for (size_t i = 0; i < op->n_subgraph_name; i++) {
         const char *name = op->subgraph_name[i] ? op->subgraph_name[i] : "";
@@ -666,8 +667,9 @@ static bool wire_node(importer *im, graph_ctx *c, size_t i)
     uint32_t port = 0, n_ctrl = 0;
     for (size_t k = 0; k < op->n_input; k++)
         n_ctrl += edges[k].kind == EDGE_CTRL;
+    fp_node_ext *x = n_ctrl ? fp_node_ext_ensure(n) : NULL;
     if (n_ctrl)
-        n->ctrl = fp_arena_calloc(im->m->arena, n_ctrl, sizeof(fp_node *));
+        x->ctrl = fp_arena_calloc(im->m->arena, n_ctrl, sizeof(fp_node *));
     bool is_data = c->is_data[i]; /* has control edges only */
     for (size_t k = 0; k < op->n_input; k++) {
         const ge_edge *e = &edges[k];
@@ -676,10 +678,10 @@ static bool wire_node(importer *im, graph_ctx *c, size_t i)
         if (e->kind == EDGE_CTRL) {
             fp_node *src = c->nodes[e->src];
             bool dup = false;
-            for (uint32_t j = 0; j < n->n_ctrl; j++)
-                dup = dup || n->ctrl[j] == src;
+            for (uint32_t j = 0; j < x->n_ctrl; j++)
+                dup = dup || x->ctrl[j] == src;
             if (!dup)
-                n->ctrl[n->n_ctrl++] = src;
+                x->ctrl[x->n_ctrl++] = src;
             continue;
         }
         if (is_data)

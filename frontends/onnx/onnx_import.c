@@ -416,7 +416,8 @@ static bool convert_attr(importer *im, fp_node *n, const Onnx__AttributeProto *a
     return true;
 }
 
-/* Collects the graphs held by n's attributes into n->subgraphs. */
+/* Collects the graphs held by n's attributes into n->subgraphs. Each of them was imported, within
+ * the graph limit (begin_graph): their count fits fp_node.n_subgraphs. */
 static void collect_subgraphs(importer *im, fp_node *n)
 {
     uint32_t count = 0;
@@ -424,6 +425,7 @@ static void collect_subgraphs(importer *im, fp_node *n)
         count += n->attrs[i].type == FP_ATTR_GRAPH ? 1 : n->attrs[i].type == FP_ATTR_GRAPHS ? n->attrs[i].n : 0;
     if (!count)
         return;
+    g_assert(count <= FP_MAX_GRAPHS);
     n->subgraphs = fp_arena_calloc(im->m->arena, count, sizeof(fp_graph *));
     for (uint32_t i = 0; i < n->n_attrs; i++) {
         const fp_attr *a = &n->attrs[i];
@@ -784,8 +786,11 @@ static void finish_implicit(importer *im)
     while (g_hash_table_iter_next(&it, &key, &val)) {
         fp_node *n = key;
         GPtrArray *list = val;
-        n->n_implicit = list->len;
-        n->implicit = fp_arena_memdup(im->m->arena, list->pdata, list->len * sizeof(fp_value *));
+        if (!list->len)
+            continue;
+        fp_node_ext *e = fp_node_ext_ensure(n);
+        e->n_implicit = list->len;
+        e->implicit = fp_arena_memdup(im->m->arena, list->pdata, list->len * sizeof(fp_value *));
     }
 }
 
