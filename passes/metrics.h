@@ -6,8 +6,8 @@
 #include "ir/graph.h"
 
 /* Fills every node's metrics from the inferred shapes. Folded and removed nodes cost nothing;
- * view ops move no data. Nodes whose shapes are not static get metrics.known = false and a
- * diagnostic. Returns true when every node's metrics are known. */
+ * view ops move no data. Nodes whose shapes are not static get fp_node.metrics_known = false and
+ * a diagnostic. Returns true when every node's metrics are known. */
 bool fp_pass_metrics(fp_model *m, fp_diag *diag);
 
 /* FLOPs per byte moved (activations + weights + output); 0 when nothing moves. */
