@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "ir/par.h"
+
 void fp_memgraph_clear(fp_memgraph *mg)
 {
     g_free(mg->pred_start);
@@ -362,16 +364,24 @@ static value_class class_of(const fp_graph *g, const fp_value *v)
     return fused_internal(g, v) ? V_FUSED : V_ACT;
 }
 
-/* One walk over the values: their class (views aside), producer, the fused count and the weights
- * this graph reads at run time (initializers, Constant outputs, and folded values read by a node
- * that is not folded: lv->weights, in value order). */
-static void classify_values(builder *B)
+/* Values [from, to) of classify_values: their class, union-find parent and producer into B's
+ * arrays (each value's own entries), and, in value order, the activations into acts, the weights
+ * this graph reads at run time into weights, the fused values counted. */
+typedef struct {
+    const builder *B;
+    guint from, to;
+    act_rec *acts;
+    size_t n_acts;
+    const fp_value **weights;
+    uint32_t n_weights, n_fused;
+} value_range;
+
+static void classify_range(void *arg)
 {
+    value_range *r = arg;
+    const builder *B = r->B;
     const fp_graph *g = B->g;
-    fp_liveness *lv = B->lv;
-    lv->weights = g_new(const fp_value *, g->values->len + 1);
-    B->acts = g_new(act_rec, g->values->len + 1);
-    for (guint i = 0; i < g->values->len; i++) {
+    for (guint i = r->from; i < r->to; i++) {
         prefetch_value(g->values, i);
         const fp_value *v = g_ptr_array_index(g->values, i);
         const fp_node *p = v->producer;
@@ -381,9 +391,9 @@ static void classify_values(builder *B)
         B->uf[i] = i;
         B->prod[i] = live && p->graph == g ? p->id : NO_PROD;
         if (c == V_FUSED)
-            lv->n_fused++;
+            r->n_fused++;
         if (c == V_ACT) {
-            act_rec *a = &B->acts[B->n_acts++];
+            act_rec *a = &r->acts[r->n_acts++];
             a->id = i;
             a->known = value_bytes(v, &a->bytes);
             a->input = v->kind == FP_VALUE_INPUT;
@@ -397,8 +407,34 @@ static void classify_values(builder *B)
             needed = cn && !is_free(cn);
         }
         if (needed)
-            lv->weights[lv->n_weights++] = v;
+            r->weights[r->n_weights++] = v;
     }
+}
+
+/* One walk over the values: their class (views aside), producer, the fused count and the weights
+ * this graph reads at run time (initializers, Constant outputs, and folded values read by a node
+ * that is not folded: lv->weights, in value order). A big graph's second half of the values is
+ * walked on the side thread (ir/par.h), into lists of its own appended after the first half's. */
+static void classify_values(builder *B)
+{
+    const fp_graph *g = B->g;
+    fp_liveness *lv = B->lv;
+    guint n = g->values->len, half = n / 2;
+    lv->weights = g_new(const fp_value *, n + 1);
+    B->acts = g_new(act_rec, n + 1);
+    value_range r[2] = {{B, 0, half, B->acts, 0, lv->weights, 0, 0},
+                        {B, half, n, g_new(act_rec, n - half + 1), 0, g_new(const fp_value *, n - half + 1), 0, 0}};
+    fp_par_job job;
+    fp_par_start(&job, classify_range, &r[1], fp_par_worth(g->nodes->len));
+    classify_range(&r[0]);
+    fp_par_join(&job);
+    memcpy(B->acts + r[0].n_acts, r[1].acts, r[1].n_acts * sizeof *r[1].acts);
+    memcpy(lv->weights + r[0].n_weights, r[1].weights, r[1].n_weights * sizeof *r[1].weights);
+    B->n_acts = r[0].n_acts + r[1].n_acts;
+    lv->n_weights = r[0].n_weights + r[1].n_weights;
+    lv->n_fused += r[0].n_fused + r[1].n_fused;
+    g_free(r[1].acts);
+    g_free(r[1].weights);
 }
 
 /* One walk over the nodes in topological order: memgraph nodes and free nodes (node_idx,
@@ -810,21 +846,46 @@ fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError 
     return build(g, NULL, false, diag, error);
 }
 
+/* fp_liveness_resize's structure check: whether every node of the graph is in the state (removed,
+ * free, scheduled) it had when lv was built. */
+typedef struct {
+    const fp_liveness *lv;
+    bool same;
+} state_check;
+
+static void check_states(void *arg)
+{
+    state_check *c = arg;
+    const fp_liveness *lv = c->lv;
+    const fp_graph *g = lv->graph;
+    c->same = true;
+    for (uint32_t i = 0; i < lv->n_graph_nodes && c->same; i++) {
+        if (i + PF_AHEAD < lv->n_graph_nodes)
+            prefetch_node(g_ptr_array_index(g->nodes, i + PF_AHEAD));
+        c->same = node_state(g_ptr_array_index(g->nodes, i)) == lv->node_state[i];
+    }
+}
+
+/* The check of the structure runs beside the sizing on a big graph when no findings are asked for
+ * (ir/par.h): the sizing then writes only lv's sizes, which a failed check throws away with lv. */
 bool fp_liveness_resize(fp_liveness *lv, const uint64_t *workspace, fp_diag *diag)
 {
     const fp_graph *g = lv->graph;
     g_assert(lv->inplace_a); /* built by fp_liveness_build */
     if (g->nodes->len != lv->n_graph_nodes || g->values->len != lv->n_graph_values)
         return false;
-    for (uint32_t i = 0; i < lv->n_graph_nodes; i++) {
-        if (i + PF_AHEAD < lv->n_graph_nodes)
-            prefetch_node(g_ptr_array_index(g->nodes, i + PF_AHEAD));
-        if (node_state(g_ptr_array_index(g->nodes, i)) != lv->node_state[i])
-            return false;
-    }
+    state_check check = {lv, false};
+    fp_par_job job;
+    bool split = !diag && fp_par_worth(lv->n_graph_nodes);
+    fp_par_start(&job, check_states, &check, split);
+    if (!split && !check.same)
+        return false;
     sum_weights(lv);
     size_buffers(lv, diag);
     apply_inplace(lv);
+    fp_par_join(&job);
+    if (!check.same)
+        return false;
     if (!workspace) {
         memset(lv->mg.workspace, 0, lv->mg.n_nodes * sizeof *lv->mg.workspace);
     } else {

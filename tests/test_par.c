@@ -8,6 +8,7 @@
 #include "devices/device.h"
 #include "frontends/load.h"
 #include "ir/par.h"
+#include "passes/headroom.h"
 #include "passes/pipeline.h"
 #include "tutil.h"
 
@@ -81,21 +82,23 @@ static void dyn_chain(tb *b, int from, int to)
 
 /* A model of more than FP_PAR_MIN_NODES nodes: blocks of Conv+BN+Relu (fused), a residual Add and
  * a Transpose pair (removed by layout), on a batch x 8 x 8 x 8 input; and a Relu chain on an input
- * of unknown shape (half before the blocks, half after); with `dup`, a last node writes a value
- * another node writes. Written to a temp file (caller unlinks and frees the path)., whose metrics, sizes and costs are unknown (findings from every pass). */
-static char *big_model(bool dup)
+ * of unknown shape (half before the blocks, half after) when `dyn`. Written to a temp file (caller
+ * unlinks and frees the path)., whose metrics, sizes and costs are unknown (findings from every pass). */
+static char *big_model(bool dyn)
 {
     tb *b = tb_new(13);
     int64_t x[] = {-1, 8, 8, 8}, w[] = {8, 8, 3, 3}, c[] = {8};
     tb_input(b, "x0", 1, 4, x);
-    tb_input(b, "y0", 1, -1, NULL);
+    if (dyn)
+        tb_input(b, "y0", 1, -1, NULL);
     tb_init(b, "w", 1, 4, w);
     const char *bn[] = {"scale", "bias", "mean", "var"};
     for (int i = 0; i < 4; i++)
         tb_init(b, bn[i], 1, 1, c);
     int64_t pads[] = {1, 1, 1, 1}, perm[] = {0, 2, 3, 1}, back[] = {0, 3, 1, 2};
     int blocks = FP_PAR_MIN_NODES / 6 + 64;
-    dyn_chain(b, 0, 8); /* in the first half of the node list, the rest in the second */
+    if (dyn)
+        dyn_chain(b, 0, 8); /* in the first half of the node list, the rest in the second */
     for (int i = 0; i < blocks; i++) {
         char name[64], io[96], out[32];
         g_snprintf(name, sizeof name, "conv%d", i);
@@ -126,10 +129,10 @@ static char *big_model(bool dup)
     char last[32];
     g_snprintf(last, sizeof last, "x%d", blocks);
     tb_output(b, last, 1, 4, x);
-    dyn_chain(b, 8, 16);
-    tb_output(b, "y16", 1, -1, NULL);
-    if (dup) /* a second writer of a value, near the end: an import error there */
-        tb_node(b, "Relu", "dup", "x2", "x5");
+    if (dyn) {
+        dyn_chain(b, 8, 16);
+        tb_output(b, "y16", 1, -1, NULL);
+    }
     char *path = tb_write_temp(b, ".onnx");
     tb_free(b);
     return path;
@@ -138,6 +141,7 @@ static char *big_model(bool dup)
 typedef struct {
     fp_model *m;
     fp_diag *diag;
+    fp_memory_reuse *reuse; /* as cli/report.c: the headroom search resizes the final liveness */
     fp_pipeline_result res;
 } run;
 
@@ -151,7 +155,7 @@ static void run_pipeline(run *r, const char *path, const fp_device *dev, const f
         .target = t,
         .device = dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true},
+                   .search_only_if_asked = true, .reuse = r->reuse = fp_memory_reuse_new(NULL)},
         .what_if = FP_DT_UNDEFINED,
     };
     r->diag = fp_diag_new();
@@ -161,6 +165,7 @@ static void run_pipeline(run *r, const char *path, const fp_device *dev, const f
 static void run_clear(run *r)
 {
     fp_pipeline_result_clear(&r->res);
+    fp_memory_reuse_free(r->reuse);
     fp_diag_free(r->diag);
     fp_model_free(r->m);
 }
@@ -172,7 +177,7 @@ static void test_pipeline_split(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
     g_autoptr(fp_target) t = fp_target_load(dev->target, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    g_autofree char *path = big_model(false);
+    g_autofree char *path = big_model(true);
     run two, one;
     unsigned before = fp_par_side_jobs();
     run_pipeline(&two, path, dev, t);
@@ -214,9 +219,46 @@ static void test_pipeline_split(void)
 }
 
 
+/* The batch headroom, whose memory plans resize the liveness with its structure checked on the side
+ * thread: the same search, evaluations and figures as on one thread. */
+static void test_headroom_split(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/" ROUND, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    g_autoptr(fp_target) t = fp_target_load(dev->target, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    g_autofree char *path = big_model(false);
+    fp_headroom_result hr[2];
+    for (int k = 0; k < 2; k++) {
+        run r;
+        fp_par_allow(k == 0);
+        run_pipeline(&r, path, dev, t);
+        unsigned before = fp_par_side_jobs();
+        fp_memory_opts mem = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
+                              .search_only_if_asked = true, .reuse = r.reuse};
+        fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10, .mem = mem,
+                               .plan_at_1 = r.res.memory};
+        CU_ASSERT_FATAL(fp_pass_headroom(r.m, &ho, &hr[k], NULL, &err));
+        CU_ASSERT_EQUAL(fp_par_side_jobs() > before, k == 0 && g_get_num_processors() > 1);
+        run_clear(&r);
+    }
+    fp_par_allow(true);
+    g_unlink(path);
+    CU_ASSERT(hr[0].max_batch > 1);
+    CU_ASSERT(hr[0].evaluations >= 2);
+    CU_ASSERT_EQUAL(hr[0].max_batch, hr[1].max_batch);
+    CU_ASSERT_EQUAL(hr[0].evaluations, hr[1].evaluations);
+    CU_ASSERT_EQUAL(hr[0].bytes_at_max, hr[1].bytes_at_max);
+    CU_ASSERT_EQUAL(hr[0].arena_at_max, hr[1].arena_at_max);
+    CU_ASSERT_EQUAL(hr[0].bytes_above, hr[1].bytes_above);
+    CU_ASSERT_EQUAL(hr[0].weight_bytes, hr[1].weight_bytes);
+}
+
 FP_TEST_SUITE(register_par)
 {
     CU_pSuite s = CU_add_suite("par", NULL, NULL);
     CU_add_test(s, "side_job", test_side_job);
     CU_add_test(s, "pipeline_split", test_pipeline_split);
+    CU_add_test(s, "headroom_split", test_headroom_split);
 }
