@@ -1,5 +1,6 @@
 /* verify.c - IR invariants; run after import and between passes in debug builds. */
 #include "graph.h"
+#include "par.h"
 
 static bool is_ancestor_or_self(const fp_graph *a, const fp_graph *g)
 {
@@ -74,19 +75,44 @@ static bool verify_node(const fp_graph *g, const fp_node *n, GError **error)
     return true;
 }
 
-static bool verify_graph(const fp_graph *g, GError **error)
+/* Nodes [from, to) of a graph: the first that breaks an invariant sets `error` (its own). */
+typedef struct {
+    const fp_graph *g;
+    guint from, to;
+    GError *error;
+} node_range;
+
+static void verify_range(void *arg)
 {
-    for (guint i = 0; i < g->nodes->len; i++) {
-        const fp_node *n = g_ptr_array_index(g->nodes, i);
+    node_range *r = arg;
+    for (guint i = r->from; i < r->to; i++) {
+        const fp_node *n = g_ptr_array_index(r->g->nodes, i);
         if (n->flags & FP_NODE_REMOVED)
             continue;
         if (n->id != i) {
-            g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph '%s': node '%s' has id %u at index %u",
-                        g->name, n->name, n->id, i);
-            return false;
+            g_set_error(&r->error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph '%s': node '%s' has id %u at index %u",
+                        r->g->name, n->name, n->id, i);
+            return;
         }
-        if (!verify_node(g, n, error))
-            return false;
+        if (!verify_node(r->g, n, &r->error))
+            return;
+    }
+}
+
+/* A big graph's nodes are checked in two halves at once (ir/par.h); the error reported is the
+ * first node's in node order, as from one walk. */
+static bool verify_graph(const fp_graph *g, GError **error)
+{
+    guint n = g->nodes->len;
+    node_range half[2] = {{g, 0, n / 2, NULL}, {g, n / 2, n, NULL}};
+    fp_par_job job;
+    fp_par_start(&job, verify_range, &half[1], fp_par_worth(n));
+    verify_range(&half[0]);
+    fp_par_join(&job);
+    if (half[0].error || half[1].error) {
+        g_propagate_error(error, half[0].error ? half[0].error : half[1].error);
+        g_clear_error(half[0].error ? &half[1].error : &half[0].error);
+        return false;
     }
     for (guint i = 0; i < g->outputs->len; i++) {
         const fp_value *v = g_ptr_array_index(g->outputs, i);

@@ -82,9 +82,10 @@ static void dyn_chain(tb *b, int from, int to)
 
 /* A model of more than FP_PAR_MIN_NODES nodes: blocks of Conv+BN+Relu (fused), a residual Add and
  * a Transpose pair (removed by layout), on a batch x 8 x 8 x 8 input; and a Relu chain on an input
- * of unknown shape (half before the blocks, half after) when `dyn`. Written to a temp file (caller
+ * of unknown shape (half before the blocks, half after) when `dyn`; `dangling` nodes reading a value
+ * nothing defines: 1, one at the end; 2, one at the start too. Written to a temp file (caller
  * unlinks and frees the path)., whose metrics, sizes and costs are unknown (findings from every pass). */
-static char *big_model(bool dyn)
+static char *big_model(bool dyn, int dangling)
 {
     tb *b = tb_new(13);
     int64_t x[] = {-1, 8, 8, 8}, w[] = {8, 8, 3, 3}, c[] = {8};
@@ -99,6 +100,8 @@ static char *big_model(bool dyn)
     int blocks = FP_PAR_MIN_NODES / 6 + 64;
     if (dyn)
         dyn_chain(b, 0, 8); /* in the first half of the node list, the rest in the second */
+    if (dangling == 2)
+        tb_node(b, "Relu", "early", "nowhere_early", "from_early");
     for (int i = 0; i < blocks; i++) {
         char name[64], io[96], out[32];
         g_snprintf(name, sizeof name, "conv%d", i);
@@ -133,6 +136,8 @@ static char *big_model(bool dyn)
         dyn_chain(b, 8, 16);
         tb_output(b, "y16", 1, -1, NULL);
     }
+    if (dangling)
+        tb_node(b, "Relu", "late", "nowhere_late", "from_late");
     char *path = tb_write_temp(b, ".onnx");
     tb_free(b);
     return path;
@@ -177,7 +182,7 @@ static void test_pipeline_split(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
     g_autoptr(fp_target) t = fp_target_load(dev->target, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    g_autofree char *path = big_model(true);
+    g_autofree char *path = big_model(true, 0);
     run two, one;
     unsigned before = fp_par_side_jobs();
     run_pipeline(&two, path, dev, t);
@@ -228,7 +233,7 @@ static void test_headroom_split(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
     g_autoptr(fp_target) t = fp_target_load(dev->target, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    g_autofree char *path = big_model(false);
+    g_autofree char *path = big_model(false, 0);
     fp_headroom_result hr[2];
     for (int k = 0; k < 2; k++) {
         run r;
@@ -255,10 +260,35 @@ static void test_headroom_split(void)
     CU_ASSERT_EQUAL(hr[0].weight_bytes, hr[1].weight_bytes);
 }
 
+/* The IR verifier after the import checks a big graph's two halves at once: the error is the one
+ * of the first broken node in node order, as on one thread. */
+static void test_verify_split(void)
+{
+    for (int dangling = 1; dangling <= 2; dangling++) {
+        g_autofree char *path = big_model(false, dangling);
+        g_autoptr(GError) e2 = NULL, e1 = NULL;
+        unsigned before = fp_par_side_jobs();
+        g_autoptr(fp_model) two = fp_load_model(path, &e2);
+        CU_ASSERT_EQUAL(fp_par_side_jobs() > before, g_get_num_processors() > 1);
+        fp_par_allow(false);
+        g_autoptr(fp_model) one = fp_load_model(path, &e1);
+        fp_par_allow(true);
+        g_unlink(path);
+        CU_ASSERT_PTR_NULL(two);
+        CU_ASSERT_PTR_NULL(one);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e1);
+        CU_ASSERT_STRING_EQUAL(e2->message, e1->message);
+        CU_ASSERT_EQUAL(e2->code, e1->code);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e2->message, dangling == 2 ? "'early'" : "'late'"));
+    }
+}
+
 FP_TEST_SUITE(register_par)
 {
     CU_pSuite s = CU_add_suite("par", NULL, NULL);
     CU_add_test(s, "side_job", test_side_job);
     CU_add_test(s, "pipeline_split", test_pipeline_split);
     CU_add_test(s, "headroom_split", test_headroom_split);
+    CU_add_test(s, "verify_split", test_verify_split);
 }
