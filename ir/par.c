@@ -73,3 +73,24 @@ void fp_par_join(fp_par_job *j)
     g_cond_clear(&j->cond);
     j->side = false;
 }
+
+typedef struct {
+    void (*fn)(void *arg, int h, size_t from, size_t to);
+    void *arg;
+    size_t from, to;
+} half_job;
+
+static void run_half(void *arg)
+{
+    half_job *h = arg;
+    h->fn(h->arg, 1, h->from, h->to);
+}
+
+void fp_par_halves(size_t n, size_t worth, void (*fn)(void *arg, int h, size_t from, size_t to), void *arg)
+{
+    half_job second = {fn, arg, n / 2, n};
+    fp_par_job job;
+    fp_par_start(&job, run_half, &second, fp_par_worth(worth));
+    fn(arg, 0, 0, n / 2);
+    fp_par_join(&job);
+}

@@ -34,6 +34,11 @@ void fp_par_start(fp_par_job *j, void (*fn)(void *arg), void *arg, bool split);
 /* Returns once the job's fn has returned; its writes are then visible to the caller. */
 void fp_par_join(fp_par_job *j);
 
+/* Runs fn(arg, h, from, to) for the two halves of [0, n): h = 0 for [0, n / 2) on the caller's
+ * thread, h = 1 for [n / 2, n) on the side thread when fp_par_worth(worth), else on the caller's
+ * thread too; returns when both are done. fn must keep each half's results apart (by h). */
+void fp_par_halves(size_t n, size_t worth, void (*fn)(void *arg, int h, size_t from, size_t to), void *arg);
+
 /* fp_par_allow(false): from now on every job runs on the caller's thread (tests compare the two
  * ways; default: allowed). fp_par_side_jobs: how many jobs ran on the side thread so far. */
 void fp_par_allow(bool allow);

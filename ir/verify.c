@@ -75,26 +75,26 @@ static bool verify_node(const fp_graph *g, const fp_node *n, GError **error)
     return true;
 }
 
-/* Nodes [from, to) of a graph: the first that breaks an invariant sets `error` (its own). */
+/* fp_par_halves' work for one graph: the first node of each half that breaks an invariant sets
+ * error[h]. */
 typedef struct {
     const fp_graph *g;
-    guint from, to;
-    GError *error;
-} node_range;
+    GError *error[2];
+} verify_job;
 
-static void verify_range(void *arg)
+static void verify_half(void *arg, int h, size_t from, size_t to)
 {
-    node_range *r = arg;
-    for (guint i = r->from; i < r->to; i++) {
-        const fp_node *n = g_ptr_array_index(r->g->nodes, i);
+    verify_job *j = arg;
+    for (size_t i = from; i < to; i++) {
+        const fp_node *n = g_ptr_array_index(j->g->nodes, i);
         if (n->flags & FP_NODE_REMOVED)
             continue;
         if (n->id != i) {
-            g_set_error(&r->error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph '%s': node '%s' has id %u at index %u",
-                        r->g->name, n->name, n->id, i);
+            g_set_error(&j->error[h], FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph '%s': node '%s' has id %u at index %zu",
+                        j->g->name, n->name, n->id, i);
             return;
         }
-        if (!verify_node(r->g, n, &r->error))
+        if (!verify_node(j->g, n, &j->error[h]))
             return;
     }
 }
@@ -103,15 +103,11 @@ static void verify_range(void *arg)
  * first node's in node order, as from one walk. */
 static bool verify_graph(const fp_graph *g, GError **error)
 {
-    guint n = g->nodes->len;
-    node_range half[2] = {{g, 0, n / 2, NULL}, {g, n / 2, n, NULL}};
-    fp_par_job job;
-    fp_par_start(&job, verify_range, &half[1], fp_par_worth(n));
-    verify_range(&half[0]);
-    fp_par_join(&job);
-    if (half[0].error || half[1].error) {
-        g_propagate_error(error, half[0].error ? half[0].error : half[1].error);
-        g_clear_error(half[0].error ? &half[1].error : &half[0].error);
+    verify_job j = {g, {NULL, NULL}};
+    fp_par_halves(g->nodes->len, g->nodes->len, verify_half, &j);
+    if (j.error[0] || j.error[1]) {
+        g_propagate_error(error, j.error[0] ? j.error[0] : j.error[1]);
+        g_clear_error(j.error[0] ? &j.error[1] : &j.error[0]);
         return false;
     }
     for (guint i = 0; i < g->outputs->len; i++) {

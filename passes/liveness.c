@@ -364,24 +364,24 @@ static value_class class_of(const fp_graph *g, const fp_value *v)
     return fused_internal(g, v) ? V_FUSED : V_ACT;
 }
 
-/* Values [from, to) of classify_values: their class, union-find parent and producer into B's
- * arrays (each value's own entries), and, in value order, the activations into acts, the weights
- * this graph reads at run time into weights, the fused values counted. */
+/* classify_values' work per half of the values (fp_par_halves): each value's class, union-find
+ * parent and producer into B's arrays (each value's own entries), and, in value order, the
+ * activations into acts[h], the weights this graph reads at run time into weights[h], the fused
+ * values counted. */
 typedef struct {
     const builder *B;
-    guint from, to;
-    act_rec *acts;
-    size_t n_acts;
-    const fp_value **weights;
-    uint32_t n_weights, n_fused;
-} value_range;
+    act_rec *acts[2];
+    size_t n_acts[2];
+    const fp_value **weights[2];
+    uint32_t n_weights[2], n_fused[2];
+} classify_job;
 
-static void classify_range(void *arg)
+static void classify_half(void *arg, int h, size_t from, size_t to)
 {
-    value_range *r = arg;
-    const builder *B = r->B;
+    classify_job *j = arg;
+    const builder *B = j->B;
     const fp_graph *g = B->g;
-    for (guint i = r->from; i < r->to; i++) {
+    for (guint i = (guint)from; i < to; i++) {
         prefetch_value(g->values, i);
         const fp_value *v = g_ptr_array_index(g->values, i);
         const fp_node *p = v->producer;
@@ -391,9 +391,9 @@ static void classify_range(void *arg)
         B->uf[i] = i;
         B->prod[i] = live && p->graph == g ? p->id : NO_PROD;
         if (c == V_FUSED)
-            r->n_fused++;
+            j->n_fused[h]++;
         if (c == V_ACT) {
-            act_rec *a = &r->acts[r->n_acts++];
+            act_rec *a = &j->acts[h][j->n_acts[h]++];
             a->id = i;
             a->known = value_bytes(v, &a->bytes);
             a->input = v->kind == FP_VALUE_INPUT;
@@ -407,7 +407,7 @@ static void classify_range(void *arg)
             needed = cn && !is_free(cn);
         }
         if (needed)
-            r->weights[r->n_weights++] = v;
+            j->weights[h][j->n_weights[h]++] = v;
     }
 }
 
@@ -422,19 +422,17 @@ static void classify_values(builder *B)
     guint n = g->values->len, half = n / 2;
     lv->weights = g_new(const fp_value *, n + 1);
     B->acts = g_new(act_rec, n + 1);
-    value_range r[2] = {{B, 0, half, B->acts, 0, lv->weights, 0, 0},
-                        {B, half, n, g_new(act_rec, n - half + 1), 0, g_new(const fp_value *, n - half + 1), 0, 0}};
-    fp_par_job job;
-    fp_par_start(&job, classify_range, &r[1], fp_par_worth(g->nodes->len));
-    classify_range(&r[0]);
-    fp_par_join(&job);
-    memcpy(B->acts + r[0].n_acts, r[1].acts, r[1].n_acts * sizeof *r[1].acts);
-    memcpy(lv->weights + r[0].n_weights, r[1].weights, r[1].n_weights * sizeof *r[1].weights);
-    B->n_acts = r[0].n_acts + r[1].n_acts;
-    lv->n_weights = r[0].n_weights + r[1].n_weights;
-    lv->n_fused += r[0].n_fused + r[1].n_fused;
-    g_free(r[1].acts);
-    g_free(r[1].weights);
+    classify_job j = {.B = B,
+                      .acts = {B->acts, g_new(act_rec, n - half + 1)},
+                      .weights = {lv->weights, g_new(const fp_value *, n - half + 1)}};
+    fp_par_halves(n, g->nodes->len, classify_half, &j);
+    memcpy(B->acts + j.n_acts[0], j.acts[1], j.n_acts[1] * sizeof *j.acts[1]);
+    memcpy(lv->weights + j.n_weights[0], j.weights[1], j.n_weights[1] * sizeof *j.weights[1]);
+    B->n_acts = j.n_acts[0] + j.n_acts[1];
+    lv->n_weights = j.n_weights[0] + j.n_weights[1];
+    lv->n_fused += j.n_fused[0] + j.n_fused[1];
+    g_free(j.acts[1]);
+    g_free(j.weights[1]);
 }
 
 /* One walk over the nodes in topological order: memgraph nodes and free nodes (node_idx,

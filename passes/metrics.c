@@ -273,20 +273,21 @@ static bool node_metrics(fp_node *n)
     return true;
 }
 
-/* Nodes [from, to) of a graph: their metrics, and (when `failed` is not NULL) the indexes of the
- * nodes whose metrics are unknown, in node order. */
+/* fp_par_halves' work for one graph: each half's nodes get their metrics, the indexes of those
+ * whose metrics are unknown go to failed[h] in node order. */
 typedef struct {
     const fp_graph *g;
-    guint from, to;
-    GArray *failed;
-} node_range;
+    GArray *failed[2];
+} metrics_job;
 
-static void metrics_range(void *arg)
+static void metrics_half(void *arg, int h, size_t from, size_t to)
 {
-    node_range *r = arg;
-    for (guint i = r->from; i < r->to; i++)
-        if (!node_metrics(r->g->nodes->pdata[i]))
-            g_array_append_val(r->failed, i);
+    metrics_job *j = arg;
+    for (size_t i = from; i < to; i++)
+        if (!node_metrics(j->g->nodes->pdata[i])) {
+            guint k = (guint)i;
+            g_array_append_val(j->failed[h], k);
+        }
 }
 
 /* Each node's metrics depend on that node alone: a big graph's two halves are filled at once
@@ -296,22 +297,17 @@ bool fp_pass_metrics(fp_model *m, fp_diag *diag)
     bool all = true;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         fp_graph *g = m->graphs->pdata[gi];
-        guint n = g->nodes->len;
-        node_range half[2] = {{g, 0, n / 2, g_array_new(FALSE, FALSE, sizeof(guint))},
-                              {g, n / 2, n, g_array_new(FALSE, FALSE, sizeof(guint))}};
-        fp_par_job job;
-        fp_par_start(&job, metrics_range, &half[1], fp_par_worth(n));
-        metrics_range(&half[0]);
-        fp_par_join(&job);
+        metrics_job j = {g, {g_array_new(FALSE, FALSE, sizeof(guint)), g_array_new(FALSE, FALSE, sizeof(guint))}};
+        fp_par_halves(g->nodes->len, g->nodes->len, metrics_half, &j);
         for (int h = 0; h < 2; h++) {
-            for (guint k = 0; k < half[h].failed->len; k++) {
-                const fp_node *nd = g->nodes->pdata[g_array_index(half[h].failed, guint, k)];
+            for (guint k = 0; k < j.failed[h]->len; k++) {
+                const fp_node *nd = g->nodes->pdata[g_array_index(j.failed[h], guint, k)];
                 all = false;
                 fp_diag_add(diag, FP_DIAG_INFO, "metrics", "metrics-unknown", nd->name,
                             "%s '%s': FLOPs and bytes unknown (an input or output shape is not static)", nd->op_type,
                             nd->name);
             }
-            g_array_free(half[h].failed, TRUE);
+            g_array_free(j.failed[h], TRUE);
         }
     }
     return all;
