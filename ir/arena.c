@@ -99,8 +99,9 @@ static block *map_block(size_t bytes)
 /* ---- prefaulting: a big model's blocks are faulted in ahead, on another core ----
  * On a virtual machine the first touch of fresh memory is dear: ~1-2 ms per 2 MiB huge page when
  * the host has to back it (docs/benchmarks.md), a third of a million-node `report`. Once the
- * process has mapped PREFAULT_AFTER blocks of the largest size (a big model: ~30 MiB of IR), a
- * background thread keeps PREFAULT_READY more of them mapped and touched, and block_alloc takes
+ * process has mapped PREFAULT_AFTER blocks of the largest size (a big model: ~30 MiB of IR), or a
+ * frontend said a big model is coming (fp_arena_expect), a background thread keeps
+ * PREFAULT_READY more of them mapped and touched, and block_alloc takes
  * those first; it never waits for the thread. Costs: one thread, and at most PREFAULT_READY
  * blocks (16 MiB) resident and never used. Small models never start it. */
 #define PREFAULT_AFTER 4
@@ -176,6 +177,20 @@ static block *prefaulted(void)
     if (start)
         prefault_start();
     return b;
+}
+
+void fp_arena_expect(fp_arena *a, size_t bytes)
+{
+    if (bytes < FP_ARENA_EXPECT_BIG)
+        return;
+    a->next_size = ARENA_MAX_BLOCK;
+    bool start = false;
+    g_mutex_lock(&pf.lock);
+    if (!pf.started)
+        start = pf.started = true;
+    g_mutex_unlock(&pf.lock);
+    if (start)
+        prefault_start();
 }
 
 unsigned fp_arena_prefaulted(void)

@@ -30,6 +30,12 @@ unsigned fp_arena_prefaulted(void);
  * asked for: the rest stays resident unused. No effect without the reservation (under
  * AddressSanitizer, or when fp_arena_tune_malloc was not called). */
 void fp_arena_prefault_heap(size_t bytes);
+/* A hint that about `bytes` more will be allocated from a soon (a frontend that has counted a
+ * big model's nodes): from FP_ARENA_EXPECT_BIG bytes on, a takes its largest blocks from now on
+ * (no more doubling from small ones) and the background thread of "prefaulting" starts now, so
+ * that it has blocks faulted in before a asks for them. Smaller amounts change nothing. */
+#define FP_ARENA_EXPECT_BIG ((size_t)32 << 20)
+void fp_arena_expect(fp_arena *a, size_t bytes);
 /* Bytes reserved from the system so far. */
 size_t fp_arena_reserved(const fp_arena *a);
 

@@ -404,8 +404,9 @@ fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node 
 
 /* Makes room for n_nodes nodes and n_values values in g (and their names in the intern table), as
  * a frontend that knows the counts before it reads the graph asks: the indexes then grow in one
- * step instead of by doubling, which leaves the smaller copies behind in malloc's heap. A hint:
- * more may be added. */
+ * step instead of by doubling, which leaves the smaller copies behind in malloc's heap; and tells
+ * the model's arena what is coming (fp_arena_expect: a big model has its pages faulted in on
+ * another core from the start). A hint: more may be added. */
 void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values);
 
 /* The value called `name` in g, created as FP_VALUE_INTERMEDIATE with unknown type if absent.

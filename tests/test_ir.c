@@ -46,6 +46,27 @@ static void test_arena_prefault(void)
     fp_arena_free(a);
 }
 
+/* fp_arena_expect: a big amount to come makes the arena take its largest blocks at once (and
+ * starts the prefault thread); a small one changes nothing. */
+static void test_arena_expect(void)
+{
+    fp_arena *small = fp_arena_new(), *big = fp_arena_new();
+    fp_arena_expect(small, FP_ARENA_EXPECT_BIG - 1);
+    fp_arena_expect(big, FP_ARENA_EXPECT_BIG);
+    fp_arena_alloc(small, 16);
+    fp_arena_alloc(big, 16);
+    CU_ASSERT(fp_arena_reserved(small) < ((size_t)1 << 20));
+    CU_ASSERT(fp_arena_reserved(big) >= ((size_t)8 << 20));
+    unsigned before = fp_arena_prefaulted();
+    for (int i = 0; i < 4 && fp_arena_prefaulted() == before; i++) {
+        g_usleep(20000); /* the thread faults a block in while this one waits */
+        fp_arena_alloc(big, (size_t)8 << 20);
+    }
+    CU_ASSERT(fp_arena_prefaulted() > before); /* a block came faulted in before the 4th was asked for */
+    fp_arena_free(small);
+    fp_arena_free(big);
+}
+
 static void test_intern(void)
 {
     g_autoptr(fp_model) m = fp_model_new("x.onnx", "onnx");
@@ -207,6 +228,7 @@ FP_TEST_SUITE(register_ir)
     CU_pSuite s = CU_add_suite("ir", NULL, NULL);
     CU_add_test(s, "arena", test_arena);
     CU_add_test(s, "arena prefault", test_arena_prefault);
+    CU_add_test(s, "arena expect", test_arena_expect);
     CU_add_test(s, "intern", test_intern);
     CU_add_test(s, "intern blobs and dims", test_intern_blob);
     CU_add_test(s, "op_table", test_op_table);
