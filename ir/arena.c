@@ -179,18 +179,29 @@ static block *prefaulted(void)
     return b;
 }
 
-void fp_arena_expect(fp_arena *a, size_t bytes)
+/* Starts the thread unless it runs; with to > from, also asks it to fault heap [from, to) in. */
+static void prefault_request(uintptr_t from, uintptr_t to)
 {
-    if (bytes < FP_ARENA_EXPECT_BIG)
-        return;
-    a->next_size = ARENA_MAX_BLOCK;
     bool start = false;
     g_mutex_lock(&pf.lock);
+    if (to > from) {
+        pf.heap_from = from;
+        pf.heap_to = to;
+        g_cond_signal(&pf.taken_one);
+    }
     if (!pf.started)
         start = pf.started = true;
     g_mutex_unlock(&pf.lock);
     if (start)
         prefault_start();
+}
+
+void fp_arena_expect(fp_arena *a, size_t bytes)
+{
+    if (bytes < FP_ARENA_EXPECT_BIG)
+        return;
+    a->next_size = ARENA_MAX_BLOCK;
+    prefault_request(0, 0);
 }
 
 unsigned fp_arena_prefaulted(void)
@@ -211,18 +222,8 @@ void fp_arena_prefault_heap(size_t bytes)
     uintptr_t brk = (uintptr_t)sbrk(0), top = brk - mallinfo2().keepcost;
     uintptr_t from = MAX((top + huge - 1) & ~(huge - 1), heap_start);
     uintptr_t to = MIN(from + MIN(bytes, heap_end - MIN(from, heap_end)), heap_end);
-    if (to <= from)
-        return;
-    bool start = false;
-    g_mutex_lock(&pf.lock);
-    pf.heap_from = from;
-    pf.heap_to = to;
-    g_cond_signal(&pf.taken_one);
-    if (!pf.started)
-        start = pf.started = true;
-    g_mutex_unlock(&pf.lock);
-    if (start)
-        prefault_start();
+    if (to > from)
+        prefault_request(from, to);
 #else
     (void)bytes;
 #endif
