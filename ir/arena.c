@@ -159,26 +159,6 @@ static void prefault_start(void)
         g_thread_unref(t); /* runs until the process exits */
 }
 
-/* A block of BIG_BLOCK_BYTES the thread faulted in, or NULL (none ready, or not started); starts
- * the thread once enough have been asked for. */
-static block *prefaulted(void)
-{
-    block *b = NULL;
-    bool start = false;
-    g_mutex_lock(&pf.lock);
-    if (pf.n_ready) {
-        b = pf.ready[--pf.n_ready];
-        pf.handed++;
-        g_cond_signal(&pf.taken_one);
-    }
-    if (++pf.mapped >= PREFAULT_AFTER && !pf.started)
-        start = pf.started = true;
-    g_mutex_unlock(&pf.lock);
-    if (start)
-        prefault_start();
-    return b;
-}
-
 /* Starts the thread unless it runs; with to > from, also asks it to fault heap [from, to) in. */
 static void prefault_request(uintptr_t from, uintptr_t to)
 {
@@ -194,6 +174,24 @@ static void prefault_request(uintptr_t from, uintptr_t to)
     g_mutex_unlock(&pf.lock);
     if (start)
         prefault_start();
+}
+
+/* A block of BIG_BLOCK_BYTES the thread faulted in, or NULL (none ready, or not started); starts
+ * the thread once enough have been asked for. */
+static block *prefaulted(void)
+{
+    block *b = NULL;
+    g_mutex_lock(&pf.lock);
+    if (pf.n_ready) {
+        b = pf.ready[--pf.n_ready];
+        pf.handed++;
+        g_cond_signal(&pf.taken_one);
+    }
+    bool start = ++pf.mapped >= PREFAULT_AFTER && !pf.started;
+    g_mutex_unlock(&pf.lock);
+    if (start)
+        prefault_request(0, 0);
+    return b;
 }
 
 void fp_arena_expect(fp_arena *a, size_t bytes)
