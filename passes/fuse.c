@@ -33,6 +33,7 @@ typedef struct {
                           node itself: live, not folded, has input 0 and output 0), else KIND_SKIP, or
                           KIND_REMOVED once a rewrite removed it; kept up to date by the rewrites, so
                           the sweeps and extend read a byte instead of the node's fields */
+    uint32_t n_kind[256]; /* nodes of the model per kind (of `kind`), kept up to date with it */
     bool (*kind_tab)[FP_PAT_MAX][256]; /* per rule index: kind_ok of each pattern node for each kind */
     bool *kind_tab_set;
     int16_t *only;     /* per rule index: the one kind its anchor can have, or -1 (made with kind_tab) */
@@ -716,8 +717,12 @@ static void order_settle(fuser *fz, sweep_order *o)
  * read a value made before the node it removed). */
 static void after_rewrite(fuser *fz, const fp_match *mt)
 {
-    for (int i = 0; i < mt->n; i++)
-        fz->kind[fp_node_index(mt->nodes[i])] = kind_of(mt->nodes[i]);
+    for (int i = 0; i < mt->n; i++) {
+        uint8_t *k = &fz->kind[fp_node_index(mt->nodes[i])];
+        fz->n_kind[*k]--;
+        *k = kind_of(mt->nodes[i]);
+        fz->n_kind[*k]++;
+    }
     const fp_node *a = mt->nodes[0];
     if (!(a->flags & FP_NODE_REMOVED) && !after_producers(a->graph, a))
         fz->order_broken = true;
@@ -801,11 +806,28 @@ static uint32_t queue_next(anchor_queue *q, const sweep_order *o, const uint8_t 
     return a;
 }
 
+/* Whether rule index ri may match anywhere in the model: every node of its pattern has a kind that
+ * some node has (a sweep that cannot match changes and records nothing). */
+static bool may_match(fuser *fz, size_t ri)
+{
+    bool (*tab)[256] = kind_table(fz, ri);
+    for (int k = 0; k < fp_rules[ri].n_pattern; k++) {
+        bool any = false;
+        for (int op = 0; op < FP_OP_COUNT && !any; op++)
+            any = tab[k][op] && fz->n_kind[op];
+        if (!any)
+            return false;
+    }
+    return true;
+}
+
 /* One sweep of rule r over graph g in order o; returns whether anything was rewritten. Anchors
  * are visited in order, looked up ahead in an anchor_queue (and again after a rewrite, which
  * changes kinds, so rewrites still decide what comes next). */
 static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
 {
+    if (!may_match(fz, ri))
+        return false;
     const fp_rule *r = &fp_rules[ri];
     const fp_graph *g = o->g;
     bool changed = false;
@@ -909,7 +931,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = m->graphs->pdata[gi];
         for (guint i = 0; i < g->nodes->len; i++)
-            fz.kind[g->node_base + i] = kind_of(g->nodes->pdata[i]);
+            fz.n_kind[fz.kind[g->node_base + i] = kind_of(g->nodes->pdata[i])]++;
     }
     fz.chg = g_ptr_array_new();
     fz.op_name = g_new0(const char *, fp_n_rules + 1);
