@@ -23,11 +23,12 @@ typedef struct {
 } fp_par_job;
 
 /* Whether work over n nodes is worth a side job: n >= FP_PAR_MIN_NODES, the process may run on
- * more than one core, splitting is allowed (fp_par_allow), and the caller is not the side thread
- * itself (whose own job would wait behind it for ever). */
+ * more than one core, splitting is allowed (fp_par_allow), the caller is not the side thread
+ * itself (whose own job would wait behind it for ever), and the side thread is not running a job
+ * (one pushed behind it would wait: the caller is better off doing the work). */
 bool fp_par_worth(size_t n);
 
-/* Starts fn(arg): on the side thread when `split` and one is available, else runs it now, on the
+/* Starts fn(arg): on the side thread when `split` and it is available (idle), else runs it now, on the
  * caller's thread. Every fp_par_start is paired with one fp_par_join on the same job. */
 void fp_par_start(fp_par_job *j, void (*fn)(void *arg), void *arg, bool split);
 

@@ -68,6 +68,68 @@ static void test_side_job(void)
     fp_par_allow(true);
 }
 
+/* A side job that holds the side thread until released, and what the caller saw meanwhile. */
+typedef struct {
+    GMutex lock;
+    GCond cond;
+    bool started, release;
+} gate;
+
+static void hold(void *arg)
+{
+    gate *g = arg;
+    g_mutex_lock(&g->lock);
+    g->started = true;
+    g_cond_broadcast(&g->cond);
+    while (!g->release)
+        g_cond_wait(&g->cond, &g->lock);
+    g_mutex_unlock(&g->lock);
+}
+
+static void half_thread(void *arg, int h, size_t from, size_t to)
+{
+    (void)from;
+    (void)to;
+    ((GThread **)arg)[h] = g_thread_self();
+}
+
+/* While the side thread runs a job, nothing more is pushed behind it: fp_par_worth says no and
+ * fp_par_halves runs both halves on the caller's thread (which would else wait at the join for
+ * the job ahead); once it is done, the side thread is available again. */
+static void test_side_busy(void)
+{
+    if (g_get_num_processors() < 2)
+        return;
+    gate g = {0};
+    g_mutex_init(&g.lock);
+    g_cond_init(&g.cond);
+    fp_par_job j;
+    fp_par_start(&j, hold, &g, true);
+    g_mutex_lock(&g.lock);
+    while (!g.started)
+        g_cond_wait(&g.cond, &g.lock);
+    g_mutex_unlock(&g.lock);
+    GThread *ran[2] = {NULL, NULL};
+    if (fp_par_worth(1u << 20)) { /* halves would wait for the held job: do not deadlock here */
+        CU_FAIL("the side thread is busy, yet a split is offered");
+    } else {
+        fp_par_halves(1u << 20, 1u << 20, half_thread, ran);
+        CU_ASSERT_PTR_EQUAL(ran[0], g_thread_self());
+        CU_ASSERT_PTR_EQUAL(ran[1], g_thread_self());
+    }
+    g_mutex_lock(&g.lock);
+    g.release = true;
+    g_cond_broadcast(&g.cond);
+    g_mutex_unlock(&g.lock);
+    fp_par_join(&j);
+    CU_ASSERT_TRUE(fp_par_worth(1u << 20));
+    fp_par_halves(1u << 20, 1u << 20, half_thread, ran);
+    CU_ASSERT_PTR_EQUAL(ran[0], g_thread_self());
+    CU_ASSERT_PTR_NOT_EQUAL(ran[1], g_thread_self());
+    g_mutex_clear(&g.lock);
+    g_cond_clear(&g.cond);
+}
+
 /* Relu nodes dyn<from>..dyn<to - 1>, from value y<from> to y<to>. */
 static void dyn_chain(tb *b, int from, int to)
 {
@@ -288,6 +350,7 @@ FP_TEST_SUITE(register_par)
 {
     CU_pSuite s = CU_add_suite("par", NULL, NULL);
     CU_add_test(s, "side_job", test_side_job);
+    CU_add_test(s, "side_busy", test_side_busy);
     CU_add_test(s, "pipeline_split", test_pipeline_split);
     CU_add_test(s, "headroom_split", test_headroom_split);
     CU_add_test(s, "verify_split", test_verify_split);
