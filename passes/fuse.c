@@ -8,17 +8,15 @@
 #define MAX_SWEEPS 16
 
 typedef struct {
-    uint32_t node; /* the anchor's model-wide index + 1 (0: an empty slot) */
-    uint32_t rule; /* its rule key (fuser.rule_key) */
-    uint32_t rec;  /* index + 1 in the list's fusions (0: none yet) */
-} seen_slot;
-
-typedef struct {
     fp_model *m;
     const fp_target *t;
     fp_fusion_list *out;
-    seen_slot *seen;   /* (anchor node, rule id) -> index + 1 in out->fusions: open addressing */
-    size_t seen_cap, seen_len; /* slots (a power of two), slots used */
+    /* the records of this pass by anchor: per node of the model, the first record anchored there,
+     * then per record (from rec_base on) the next one and its rule key; a record index is + 1 in
+     * out->fusions, 0 for none. The anchors come in node order: a list, not a hash of them. */
+    uint32_t *first_rec;
+    GArray *rec_next, *rec_rule; /* uint32_t */
+    guint rec_base;    /* out->fusions->len before this pass */
     size_t *rule_key;  /* index in fp_rules -> the first index with its id (variants share records) */
     const char **op_name, **domain; /* per rule index: its fused op and domain, interned in the model */
     const char *activation; /* "activation", interned */
@@ -82,33 +80,14 @@ void fp_fusion_list_free(fp_fusion_list *l)
 
 static char *keep(fp_fusion_list *l, const char *s) { return s ? fp_arena_strndup(l->arena, s, strlen(s)) : NULL; }
 
-/* The slot of (node index + 1, rule key) in fz->seen: its own, or the empty one it takes (rec 0).
- * Grows the table at three quarters full. */
-static seen_slot *seen_find(fuser *fz, uint32_t node, uint32_t rule)
+/* Where the record of (anchor node index, rule key) is, or is to be linked in (holding 0). The
+ * pointer holds until the next record is added. */
+static uint32_t *rec_slot(fuser *fz, size_t node, uint32_t rule)
 {
-    if (4 * (fz->seen_len + 1) > 3 * fz->seen_cap) {
-        seen_slot *old = fz->seen;
-        size_t cap = fz->seen_cap;
-        fz->seen_cap = cap ? 2 * cap : 1024;
-        fz->seen = g_new0(seen_slot, fz->seen_cap);
-        fz->seen_len = 0;
-        for (size_t i = 0; i < cap; i++)
-            if (old[i].node)
-                *seen_find(fz, old[i].node, old[i].rule) = old[i];
-        g_free(old);
-    }
-    size_t mask = fz->seen_cap - 1;
-    uint64_t key = (uint64_t)node << 8 | rule;
-    for (size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 24) & mask;; h = (h + 1) & mask) {
-        seen_slot *s = &fz->seen[h];
-        if (s->node == node && s->rule == rule)
-            return s;
-        if (!s->node) {
-            *s = (seen_slot){node, rule, 0};
-            fz->seen_len++;
-            return s;
-        }
-    }
+    uint32_t *at = &fz->first_rec[node];
+    while (*at && g_array_index(fz->rec_rule, uint32_t, *at - 1 - fz->rec_base) != rule)
+        at = &g_array_index(fz->rec_next, uint32_t, *at - 1 - fz->rec_base);
+    return at;
 }
 
 /* Whether the reasons a record holds say what `reasons` (a candidate's, in the scratch arena) say. */
@@ -132,17 +111,21 @@ static bool same_reasons(const GPtrArray *held, const GPtrArray *reasons)
 static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArray *reasons)
 {
     fp_fusion_list *l = fz->out;
-    seen_slot *slot = seen_find(fz, (uint32_t)fp_node_index(mt->nodes[0]) + 1, (uint32_t)fz->rule_key[ri]);
+    uint32_t rule = (uint32_t)fz->rule_key[ri], *slot = rec_slot(fz, fp_node_index(mt->nodes[0]), rule);
     fp_fusion *f;
     GPtrArray *nodes = NULL, *had = NULL;
-    if (slot->rec) {
-        f = l->fusions->pdata[slot->rec - 1];
+    if (*slot) {
+        f = l->fusions->pdata[*slot - 1];
         nodes = f->nodes;
         had = f->reasons;
     } else {
         f = fp_arena_alloc(l->arena, sizeof *f);
         g_ptr_array_add(l->fusions, f);
-        slot->rec = l->fusions->len;
+        g_assert(l->fusions->len < UINT32_MAX);
+        *slot = l->fusions->len; /* before the arrays grow: slot may point into rec_next */
+        uint32_t none = 0;
+        g_array_append_val(fz->rec_next, none);
+        g_array_append_val(fz->rec_rule, rule);
     }
     *f = (fp_fusion){.rule = mt->rule->id, .anchor = mt->nodes[0]->name, .applied = reasons->len == 0};
     f->nodes = nodes ? nodes : g_ptr_array_sized_new((guint)mt->n);
@@ -925,7 +908,11 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     fz.only = g_new(int16_t, fp_n_rules + 1);
     size_t total = 0; /* fusion rewrites nodes in place: the counts, and so the indexes, stay */
     fp_model_number(m, &total, NULL);
-    g_assert(total < UINT32_MAX); /* seen_slot.node */
+    g_assert(total < UINT32_MAX);
+    fz.first_rec = g_new0(uint32_t, total + 1);
+    fz.rec_next = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    fz.rec_rule = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    fz.rec_base = out->fusions->len;
     fz.dirty = g_new0(uint32_t, total + 1);
     fz.kind = g_new(uint8_t, total + 1);
     for (guint gi = 0; gi < m->graphs->len; gi++) {
@@ -952,7 +939,9 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
         if (!changed)
             break;
     }
-    g_free(fz.seen);
+    g_free(fz.first_rec);
+    g_array_free(fz.rec_next, TRUE);
+    g_array_free(fz.rec_rule, TRUE);
     g_free(fz.op_name);
     g_free(fz.domain);
     g_ptr_array_free(fz.ins, TRUE);
