@@ -43,6 +43,7 @@ static void count_stage(fp_model *m, fp_stage *st)
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = m->graphs->pdata[gi];
         for (guint i = 0; i < g->nodes->len; i++) {
+            fp_nodes_prefetch((fp_node *const *)g->nodes->pdata, g->nodes->len, i);
             const fp_node *n = g->nodes->pdata[i];
             if (n->flags & FP_NODE_REMOVED)
                 continue;

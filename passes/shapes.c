@@ -590,30 +590,6 @@ static void intern_outputs(pass *p, fp_node *n)
     }
 }
 
-/* How far ahead of the node being inferred its successors in the order are prefetched: the node
- * (INFER_AHEAD), then the values it reads and writes (half as far), which the node's own lines
- * hold by then. A big graph's nodes and values are far beyond the caches. */
-enum { INFER_AHEAD = 8 };
-
-static inline void infer_prefetch(fp_node *const *order, uint32_t count, uint32_t i)
-{
-    if (i + INFER_AHEAD < count) {
-        const char *a = (const char *)order[i + INFER_AHEAD];
-        __builtin_prefetch(a);
-        __builtin_prefetch(a + 64);
-        __builtin_prefetch(a + 128);
-    }
-    if (i + INFER_AHEAD / 2 < count) {
-        const fp_node *b = order[i + INFER_AHEAD / 2];
-        for (uint32_t k = 0; k < b->n_inputs; k++)
-            if (b->inputs[k])
-                __builtin_prefetch(b->inputs[k]);
-        for (uint32_t k = 0; k < b->n_outputs; k++)
-            if (b->outputs[k])
-                __builtin_prefetch(b->outputs[k], 1);
-    }
-}
-
 static bool infer_graph(pass *p, fp_graph *g)
 {
     uint32_t count = 0;
@@ -622,7 +598,7 @@ static bool infer_graph(pass *p, fp_graph *g)
         return false;
     for (uint32_t i = 0; i < count; i++) {
         fp_node *n = order[i];
-        infer_prefetch(order, count, i);
+        fp_nodes_prefetch(order, count, i);
         sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
                 .ge = p->ge, .memo = p->memo};
         if (!p->attrs_checked && !sh_check_attrs(&c))
