@@ -32,7 +32,7 @@ typedef struct {
                           KIND_REMOVED once a rewrite removed it; kept up to date by the rewrites, so
                           the sweeps and extend read a byte instead of the node's fields */
     uint32_t n_kind[256]; /* nodes of the model per kind (of `kind`), kept up to date with it */
-    bool (*kind_tab)[FP_PAT_MAX][256]; /* per rule index: kind_ok of each pattern node for each kind */
+    bool (*kind_tab)[FP_PAT_MAX][256]; /* per rule index: kind_row of each pattern node */
     bool *kind_tab_set;
     int16_t *only;     /* per rule index: the one kind its anchor can have, or -1 (made with kind_tab) */
     int8_t (*which)[FP_RULE_MAX_CONSTRAINTS]; /* per rule index: fp_constraint_find of each of its
@@ -170,14 +170,18 @@ G_STATIC_ASSERT((int)FP_OP_COUNT <= (int)KIND_SKIP);
 static bool is_dirty(const fuser *fz, const fp_node *n) { return fz->dirty[fp_node_index(n)] == fz->pass; }
 static void set_dirty(fuser *fz, const fp_node *n) { fz->dirty[fp_node_index(n)] = fz->pass; }
 
-/* Whether op_ok(p, n) may hold for a node of kind `op`: its test of the kind alone. */
-static bool kind_ok(const fp_pat_node *p, fp_op op)
+/* Fills row[kind] (256 of them) with whether op_ok(p, n) may hold for a node of that kind: its test
+ * of the kind alone (one of p's ops, or of p's flags except the casts and (de)quantizations);
+ * KIND_SKIP and KIND_REMOVED false. */
+static void kind_row(const fp_pat_node *p, bool *row)
 {
+    memset(row, 0, 256 * sizeof *row);
     for (int i = 0; i < 8 && p->ops[i] != FP_OP_COUNT; i++)
-        if (p->ops[i] == op)
-            return true;
-    return p->flags && fp_op_has(op, p->flags) && op != FP_OP_CAST && op != FP_OP_CAST_LIKE &&
-           op != FP_OP_QUANTIZE_LINEAR && op != FP_OP_DEQUANTIZE_LINEAR;
+        row[p->ops[i]] = true;
+    for (int op = 0; p->flags && op < FP_OP_COUNT; op++)
+        if (fp_op_has((fp_op)op, p->flags) && op != FP_OP_CAST && op != FP_OP_CAST_LIKE &&
+            op != FP_OP_QUANTIZE_LINEAR && op != FP_OP_DEQUANTIZE_LINEAR)
+            row[op] = true;
 }
 
 /* What fz->kind holds for n: its op when the node itself lets a pattern node match it. */
@@ -193,15 +197,14 @@ static uint8_t kind_of(const fp_node *n)
     return (uint8_t)n->op;
 }
 
-/* Rule index ri's table of kind_ok per pattern node and kind (KIND_SKIP and KIND_REMOVED: false),
+/* Rule index ri's table of kind_row per pattern node (KIND_SKIP and KIND_REMOVED: false),
  * made on first use with its anchor's only kind (fz->only) and its predicates (fz->which). */
 static bool (*kind_table(fuser *fz, size_t ri))[256]
 {
     if (!fz->kind_tab_set[ri]) {
         const fp_rule *r = &fp_rules[ri];
         for (int k = 0; k < r->n_pattern; k++)
-            for (int op = 0; op < 256; op++)
-                fz->kind_tab[ri][k][op] = op < FP_OP_COUNT && kind_ok(&r->pattern[k], (fp_op)op);
+            kind_row(&r->pattern[k], fz->kind_tab[ri][k]);
         fz->only[ri] = -1;
         for (int op = 0; op < 256; op++)
             if (fz->kind_tab[ri][0][op])
