@@ -54,11 +54,8 @@ static void reset_graph(fp_model *m, fp_graph *g)
             v->shape = v->kind == FP_VALUE_INPUT ? v->decl_shape : (fp_shape){-1, NULL};
         }
     }
-    for (guint i = 0; i < g->nodes->len; i++) {
-        if (i + RESET_AHEAD < g->nodes->len)
-            __builtin_prefetch(&((fp_node *)g->nodes->pdata[i + RESET_AHEAD])->flags, 1);
+    for (guint i = 0; i < g->nodes->len; i++)
         ((fp_node *)g->nodes->pdata[i])->flags &= ~(uint32_t)FP_NODE_FOLDED;
-    }
 }
 
 /* Replaces symbols bound in `syms` (symbol -> value + 1) by their value. */
