@@ -86,7 +86,7 @@ def measure(cmd, runs, timeout=None):
     return out
 
 
-def measure_phases(exe, model, runs, big_runs=3):
+def measure_phases(exe, model, runs, big_runs=5):
     """Median of every key=value that fp_bench_phases prints, over runs (big_runs from 1M nodes on;
     run as run_timed does, so that its own peak RSS figures do not inherit this process's)."""
     rows = []
@@ -174,7 +174,7 @@ def main():
     ap.add_argument("--peer-runs", type=int, default=int(os.environ.get("BENCH_PEER_RUNS", 3)))
     ap.add_argument("--peer-timeout", type=int, default=int(os.environ.get("BENCH_PEER_TIMEOUT", 600)))
     ap.add_argument("--peer-max-nodes", type=int, default=int(os.environ.get("BENCH_PEER_MAX_NODES", 1000000)))
-    ap.add_argument("--big-runs", type=int, default=int(os.environ.get("BENCH_BIG_RUNS", 3)),
+    ap.add_argument("--big-runs", type=int, default=int(os.environ.get("BENCH_BIG_RUNS", 5)),
                     help="in-process phase runs from 1M nodes on (the process is always measured --runs times)")
     ap.add_argument("--ort-max-nodes", type=int, default=int(os.environ.get("BENCH_ORT_MAX_NODES", 100000)),
                     help="ORT takes ~40 s and 1.3 GB at 100k nodes; larger graphs are skipped")

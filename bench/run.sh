@@ -11,7 +11,7 @@
 #   BENCH_SIZES="1000 ..."   synthetic graph sizes (default 1000 10000 100000 1000000)
 #   BENCH_RUNS=5, BENCH_PEER_RUNS=3, BENCH_PEER_TIMEOUT=600 (s), BENCH_PEER_MAX_NODES=1000000,
 #   BENCH_ORT_MAX_NODES=100000 (ORT needs ~40 s and 1.3 GB for 100k nodes)
-#   BENCH_BIG_RUNS=3                           in-process phase runs from 1M nodes on
+#   BENCH_BIG_RUNS=5                           in-process phase runs from 1M nodes on
 #   BENCH_ANALYZE="report"                     the fuseplan command timed (ANALYZE in bench.py)
 #   BENCH_DOC=docs/benchmarks.md               the file whose measured part is rewritten
 #   BENCH_FIDELITY=0         skip bench/fidelity.py (the fusion, memory and cost fidelity tables)
