@@ -283,11 +283,13 @@ typedef struct {
 static void metrics_half(void *arg, int h, size_t from, size_t to)
 {
     metrics_job *j = arg;
-    for (size_t i = from; i < to; i++)
+    for (size_t i = from; i < to; i++) {
+        fp_nodes_prefetch((fp_node *const *)j->g->nodes->pdata, to, i);
         if (!node_metrics(j->g->nodes->pdata[i])) {
             guint k = (guint)i;
             g_array_append_val(j->failed[h], k);
         }
+    }
 }
 
 /* Each node's metrics depend on that node alone: a big graph's two halves are filled at once
