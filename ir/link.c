@@ -108,6 +108,7 @@ void fp_model_link(fp_model *m)
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = g_ptr_array_index(m->graphs, gi);
         for (guint i = 0; i < g->nodes->len; i++) {
+            fp_nodes_prefetch((fp_node *const *)g->nodes->pdata, g->nodes->len, i);
             const fp_node *n = g_ptr_array_index(g->nodes, i);
             if (n->flags & FP_NODE_REMOVED)
                 continue;
@@ -142,6 +143,7 @@ void fp_model_link(fp_model *m)
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         fp_graph *g = g_ptr_array_index(m->graphs, gi);
         for (guint i = 0; i < g->nodes->len; i++) {
+            fp_nodes_prefetch((fp_node *const *)g->nodes->pdata, g->nodes->len, i);
             fp_node *n = g_ptr_array_index(g->nodes, i);
             if (n->flags & FP_NODE_REMOVED)
                 continue;
