@@ -212,6 +212,7 @@ static bool in_array_order(const fp_graph *g, fp_node **order, uint32_t *n_live)
 {
     uint32_t live = 0;
     for (uint32_t i = 0; i < g->nodes->len; i++) {
+        fp_nodes_prefetch((fp_node *const *)g->nodes->pdata, g->nodes->len, i);
         fp_node *n = g_ptr_array_index(g->nodes, i);
         if (n->flags & FP_NODE_REMOVED)
             continue;
