@@ -920,8 +920,15 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     fz.kind = g_new(uint8_t, total + 1);
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = m->graphs->pdata[gi];
-        for (guint i = 0; i < g->nodes->len; i++)
+        for (guint i = 0; i < g->nodes->len; i++) {
+            if (i + 16 < g->nodes->len) { /* kind_of reads the node and its arrays' first entries */
+                const char *a = g->nodes->pdata[i + 16];
+                __builtin_prefetch(a);
+                __builtin_prefetch(a + 64);
+                __builtin_prefetch(a + 128);
+            }
             fz.n_kind[fz.kind[g->node_base + i] = kind_of(g->nodes->pdata[i])]++;
+        }
     }
     fz.chg = g_ptr_array_new();
     fz.op_name = g_new0(const char *, fp_n_rules + 1);
