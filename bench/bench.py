@@ -296,7 +296,7 @@ def render(info, res, samples, big, synth, a):
              "timing each phase: load (`fp_load_model`), the pass pipeline (shapes, metrics, fuse, layout, memory, "
              "cost, with the three stage snapshots), the batch headroom (plans: the batches planned besides the "
              "pipeline's), the text report; peak RSS after each phase. "
-             f"Median of {a.runs} runs ({a.big_runs} from 1M nodes on).\n")
+             f"Median of {a.runs} runs" + (f" ({a.big_runs} from 1M nodes on)" if a.big_runs != a.runs else "") + ".\n")
     L.append("| model | load ms | pipeline ms | headroom ms | plans | text ms | total ms | total CPU ms | "
              "peak RSS MiB after load | after pipeline | after headroom |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
