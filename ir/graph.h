@@ -466,6 +466,17 @@ int64_t fp_model_opset(const fp_model *m, const char *domain);
  * gains a node or value; fp_model_link numbers again. */
 void fp_model_number(fp_model *m, size_t *n_nodes, size_t *n_values);
 static inline size_t fp_node_index(const fp_node *n) { return n->graph->node_base + n->id; }
+static inline size_t fp_value_index(const fp_value *v) { return v->graph->value_base + v->id; }
+
+/* Prefetches the first three cache lines of node n: the node and, in the same block, its input
+ * and output arrays (ir/graph.c node_new). */
+static inline void fp_node_prefetch(const fp_node *n)
+{
+    const char *a = (const char *)n;
+    __builtin_prefetch(a);
+    __builtin_prefetch(a + 64);
+    __builtin_prefetch(a + 128);
+}
 
 /* For a walk over nodes[0..n) (an order or a graph's node array) that reads each node and the
  * values it reads and writes, at node i: prefetches node i + FP_NODES_AHEAD, then the values of
@@ -475,12 +486,8 @@ enum { FP_NODES_AHEAD = 8 };
 
 static inline void fp_nodes_prefetch(fp_node *const *nodes, size_t n, size_t i)
 {
-    if (i + FP_NODES_AHEAD < n) {
-        const char *a = (const char *)nodes[i + FP_NODES_AHEAD];
-        __builtin_prefetch(a);
-        __builtin_prefetch(a + 64);
-        __builtin_prefetch(a + 128);
-    }
+    if (i + FP_NODES_AHEAD < n)
+        fp_node_prefetch(nodes[i + FP_NODES_AHEAD]);
     if (i + FP_NODES_AHEAD / 2 < n) {
         const fp_node *b = nodes[i + FP_NODES_AHEAD / 2];
         for (uint32_t k = 0; k < b->n_inputs; k++)
@@ -491,7 +498,6 @@ static inline void fp_nodes_prefetch(fp_node *const *nodes, size_t n, size_t i)
                 __builtin_prefetch(b->outputs[k], 1);
     }
 }
-static inline size_t fp_value_index(const fp_value *v) { return v->graph->value_base + v->id; }
 
 /* Rebuilds every value's use list (consumers) from node inputs and implicit inputs, for every
  * graph of the model. O(nodes + edges). */

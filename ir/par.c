@@ -16,7 +16,7 @@ static void side_main(gpointer data, gpointer user_data)
     on_side = true;
     g_atomic_int_inc(&side_jobs);
     j->fn(j->arg);
-    g_atomic_int_dec_and_test(&busy);
+    g_atomic_int_add(&busy, -1);
     g_mutex_lock(&j->lock);
     j->done = true;
     g_cond_signal(&j->cond);
@@ -62,7 +62,7 @@ void fp_par_start(fp_par_job *j, void (*fn)(void *arg), void *arg, bool split)
         g_atomic_int_inc(&busy);
         if (g_thread_pool_push(p, j, NULL))
             return;
-        g_atomic_int_dec_and_test(&busy);
+        g_atomic_int_add(&busy, -1);
         g_mutex_clear(&j->lock);
         g_cond_clear(&j->cond);
         j->side = false;

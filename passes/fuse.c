@@ -921,12 +921,8 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = m->graphs->pdata[gi];
         for (guint i = 0; i < g->nodes->len; i++) {
-            if (i + 16 < g->nodes->len) { /* kind_of reads the node and its arrays' first entries */
-                const char *a = g->nodes->pdata[i + 16];
-                __builtin_prefetch(a);
-                __builtin_prefetch(a + 64);
-                __builtin_prefetch(a + 128);
-            }
+            if (i + 16 < g->nodes->len) /* kind_of reads the node and its arrays' first entries */
+                fp_node_prefetch(g->nodes->pdata[i + 16]);
             fz.n_kind[fz.kind[g->node_base + i] = kind_of(g->nodes->pdata[i])]++;
         }
     }
