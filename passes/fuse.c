@@ -911,7 +911,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     fz.only = g_new(int16_t, fp_n_rules + 1);
     size_t total = 0; /* fusion rewrites nodes in place: the counts, and so the indexes, stay */
     fp_model_number(m, &total, NULL);
-    g_assert(total < UINT32_MAX);
+    g_assert(total < UINT32_MAX); /* sweep_order.idx holds model-wide node indexes */
     fz.first_rec = g_new0(uint32_t, total + 1);
     fz.rec_next = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     fz.rec_rule = g_array_new(FALSE, FALSE, sizeof(uint32_t));
