@@ -100,6 +100,33 @@ def measure_phases(exe, model, runs, big_runs=5):
     return out
 
 
+def cpu_speeds(phases, model, rounds=3):
+    """Per CPU the process may use: the median total_ms of fp_bench_phases on model, pinned to that
+    CPU (the CPUs take turns, rounds times). A virtual machine's vCPUs need not run at one speed, nor
+    at the same speed from one minute to the next: a process the scheduler starts on a slow one takes
+    longer, which makes the runs of one model bimodal. Returns {cpu: ms}, {} when not measurable."""
+    cpus = sorted(os.sched_getaffinity(0))
+    times = {c: [] for c in cpus}
+    if len(cpus) < 2 or not os.path.exists(model):
+        return {}
+    for _ in range(rounds):
+        for c in cpus:
+            r = subprocess.run([phases, model], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               preexec_fn=lambda c=c: os.sched_setaffinity(0, {c}), timeout=600)
+            v = dict(kv.split("=") for kv in r.stdout.split()) if r.returncode == 0 else {}
+            if "total_ms" not in v:
+                return {}
+            times[c].append(float(v["total_ms"]))
+    return {c: statistics.median(t) for c, t in times.items()}
+
+
+def speeds_text(sp):
+    if not sp:
+        return "not measured"
+    fast = min(sp.values())
+    return ", ".join(f"CPU {c} {t:.1f} ms ({t / fast:.2f}x)" for c, t in sorted(sp.items(), key=lambda kv: int(kv[0])))
+
+
 def sh(cmd):
     try:
         return subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -197,6 +224,9 @@ def main():
     info = machine_info(a.fuseplan, a.ort_dir)
     run_timed.spawn = os.path.join(a.tools, "fp_bench_spawn")
     info["fault_us"] = sh(os.path.join(a.tools, "fp_bench_pagefault")).partition("=")[2]
+    calib = os.path.join(a.models_dir, "synth_10000.onnx")
+    info["calib_model"] = os.path.relpath(calib, ROOT)
+    info["cpu_speed"] = cpu_speeds(os.path.join(a.tools, "fp_bench_phases"), calib)
     info["startup"] = measure([a.fuseplan, "--version"], a.runs)
     samples = sorted(os.path.join(ROOT, "models", f) for f in os.listdir(os.path.join(ROOT, "models"))
                      if f.endswith(".onnx"))
@@ -230,6 +260,7 @@ def main():
             r["onnx"] = r["ort"] = {"error": "skipped"}
         results[name] = r
     info["load_end"] = sh("cut -d' ' -f1-3 /proc/loadavg")
+    info["cpu_speed_end"] = cpu_speeds(os.path.join(a.tools, "fp_bench_phases"), calib)
     results["startup"] = info["startup"]
     keep = lambda paths: [p for p in paths if os.path.relpath(p, ROOT) in results]
     paths = {"samples": keep(samples), "big": keep(big), "synth": keep(synth)}
@@ -261,6 +292,12 @@ def render(info, res, samples, big, synth, a):
     L.append(f"- machine: {info['machine']}; {info['os']}")
     L.append(f"- load average (1, 5, 15 min) at start {info['load']}, at end {info['load_end']}: other work on "
              "the machine inflates wall times; CPU time (user + system) is less sensitive to it")
+    if "cpu_speed" in info:
+        L.append(f"- speed of each CPU: `fp_bench_phases {info['calib_model']}` pinned to it (taskset-like), "
+                 f"median of 3, at start {speeds_text(info['cpu_speed'])}; at end "
+                 f"{speeds_text(info.get('cpu_speed_end'))}. The measured processes run where the scheduler puts "
+                 "them: when one vCPU is slower (the host shares its core), the runs that land on it are slower by "
+                 "as much, and a median of 5 runs can fall on either side")
     L.append(f"- {info['fuseplan']}, {info['gcc']}, Release build (-O2)")
     st = info["startup"]
     L.append(f"- this machine: a page fault (first touch of a 4 KiB page) costs {info['fault_us']} us "

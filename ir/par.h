@@ -10,8 +10,11 @@
 #include <stddef.h>
 
 /* Graphs from this many nodes on split their read-only work (fp_par_worth): below it a side job
- * costs more to hand over than it saves. */
-#define FP_PAR_MIN_NODES 65536
+ * costs more than it saves. Measured on the synthetic graphs (bench/gen_graph.c, 2 vCPUs, fast
+ * runs, in-process `report`): with the side thread / without, 100k nodes 180-207 / 166-179 ms,
+ * 150k 254-282 / 251-260 ms, 300k 547-575 / 576-596 ms, 1M 2.12-2.22 / 2.27-2.51 s. The other
+ * thread also takes memory bandwidth and, on a virtual machine, a vCPU that may be slower. */
+#define FP_PAR_MIN_NODES 200000
 
 typedef struct {
     void (*fn)(void *arg);
