@@ -40,6 +40,8 @@ struct fp_arena {
     block *head;
     size_t next_size;
     size_t reserved;
+    bool big;        /* fp_arena_expect said a big model is coming */
+    fp_arena *lane;  /* fp_arena_lane, or NULL */
 };
 
 fp_arena *fp_arena_new(void)
@@ -53,6 +55,7 @@ void fp_arena_free(fp_arena *a)
 {
     if (!a)
         return;
+    fp_arena_free(a->lane);
     for (block *b = a->head, *n; b; b = n) {
         n = b->next;
         block_free(b);
@@ -198,7 +201,10 @@ void fp_arena_expect(fp_arena *a, size_t bytes)
 {
     if (bytes < FP_ARENA_EXPECT_BIG)
         return;
+    a->big = true;
     a->next_size = ARENA_MAX_BLOCK;
+    if (a->lane)
+        a->lane->next_size = ARENA_MAX_BLOCK;
     prefault_request(0, 0);
 }
 
@@ -338,8 +344,21 @@ char *fp_arena_strndup(fp_arena *a, const char *s, size_t len)
     return q;
 }
 
+/* The lane starts with the smallest blocks, or the largest when a big model was announced. */
+fp_arena *fp_arena_lane(fp_arena *a)
+{
+    if (!a->lane) {
+        a->lane = fp_arena_new();
+        if (a->big)
+            a->lane->next_size = ARENA_MAX_BLOCK;
+    }
+    return a->lane;
+}
+
 void fp_arena_reset(fp_arena *a)
 {
+    if (a->lane)
+        fp_arena_reset(a->lane);
     block *keep = a->head;
     if (!keep)
         return;
@@ -355,7 +374,7 @@ void fp_arena_reset(fp_arena *a)
     a->reserved = keep->size;
 }
 
-size_t fp_arena_reserved(const fp_arena *a) { return a->reserved; }
+size_t fp_arena_reserved(const fp_arena *a) { return a->reserved + (a->lane ? fp_arena_reserved(a->lane) : 0); }
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && defined(MADV_HUGEPAGE) && \
     !defined(__SANITIZE_ADDRESS__) /* mallinfo2: glibc 2.33 */

@@ -562,11 +562,12 @@ static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char 
                          const char *name, uint32_t n_inputs, uint32_t n_outputs, uint32_t n_attrs)
 {
     fp_model *m = g->model;
-    /* one block: the node, its input and output arrays (at least one entry each), its attributes */
+    /* one block: the node, its input and output arrays (at least one entry each), its attributes;
+     * in the arena's lane, where the nodes follow each other (the walks over them stream) */
     size_t n_in = n_inputs ? n_inputs : 1, n_out = n_outputs ? n_outputs : 1;
     size_t bytes = sizeof(fp_node) + (n_in + n_out) * sizeof(fp_value *);
     g_assert(n_attrs <= (SIZE_MAX - bytes) / sizeof(fp_attr));
-    fp_node *n = fp_arena_alloc(m->arena, bytes + (size_t)n_attrs * sizeof(fp_attr));
+    fp_node *n = fp_arena_alloc(fp_arena_lane(m->arena), bytes + (size_t)n_attrs * sizeof(fp_attr));
     n->inputs = (fp_value **)(n + 1);
     n->outputs = n->inputs + n_in;
     n->attrs = (fp_attr *)(n->outputs + n_out); /* n_attrs 0: a valid pointer to no attribute */

@@ -67,6 +67,52 @@ static void test_arena_expect(void)
     fp_arena_free(big);
 }
 
+/* fp_arena_lane: a second arena that the first owns: its pieces follow each other whatever the
+ * first hands out in between; reset, counted and announced big with it; the IR's nodes live there. */
+static void test_arena_lane(void)
+{
+    fp_arena *a = fp_arena_new();
+    fp_arena *lane = fp_arena_lane(a);
+    CU_ASSERT_PTR_NOT_NULL(lane);
+    CU_ASSERT_PTR_NOT_EQUAL(lane, a);
+    CU_ASSERT_PTR_EQUAL(fp_arena_lane(a), lane);
+    char *p1 = fp_arena_alloc(lane, 40);
+    char *x = fp_arena_alloc(a, 100);
+    char *p2 = fp_arena_alloc(lane, 40);
+    CU_ASSERT_PTR_EQUAL(p2, p1 + 48); /* 40 rounded up to 16, and a's piece elsewhere */
+    CU_ASSERT(x + 100 <= p1 || x >= p2 + 40);
+    size_t before = fp_arena_reserved(a);
+    fp_arena_alloc(lane, (size_t)1 << 20);
+    CU_ASSERT(fp_arena_reserved(a) >= before + ((size_t)1 << 20)); /* the lane's blocks count */
+    fp_arena_reset(a);
+    char *q = fp_arena_alloc(lane, 40);
+    CU_ASSERT_PTR_EQUAL(q, p1); /* the lane was reset with a: its first block is handed out again */
+    memset(q, 7, 40);           /* (ASan: no longer poisoned) */
+    CU_ASSERT(fp_arena_reserved(a) < before + ((size_t)1 << 20)); /* the big piece went back */
+    fp_arena_free(a); /* frees the lane too (ASan: no leak) */
+
+    fp_arena *big = fp_arena_new(), *late = fp_arena_new();
+    fp_arena *early = fp_arena_lane(big);
+    fp_arena_expect(big, FP_ARENA_EXPECT_BIG);
+    fp_arena_expect(late, FP_ARENA_EXPECT_BIG);
+    fp_arena_alloc(early, 16);
+    fp_arena_alloc(fp_arena_lane(late), 16);
+    CU_ASSERT(fp_arena_reserved(early) >= ((size_t)8 << 20));
+    CU_ASSERT(fp_arena_reserved(fp_arena_lane(late)) >= ((size_t)8 << 20));
+    fp_arena_free(big);
+    fp_arena_free(late);
+
+    /* the nodes of a model, one after the other in its arena's lane */
+    g_autoptr(fp_model) m = fp_model_new("lane.onnx", "onnx");
+    fp_graph *g = fp_graph_new(m, "main", NULL, NULL);
+    fp_node *n1 = fp_node_new_attrs(g, FP_OP_RELU, NULL, NULL, "r1", 1, 1, 0);
+    fp_value *v = fp_graph_value(g, "between"); /* a value and a name: not in the lane */
+    fp_node *n2 = fp_node_new_attrs(g, FP_OP_CONV, NULL, NULL, "c1", 3, 1, 2);
+    size_t bytes1 = (sizeof(fp_node) + 2 * sizeof(fp_value *) + 15) & ~(size_t)15;
+    CU_ASSERT_PTR_NOT_NULL(v);
+    CU_ASSERT_PTR_EQUAL((char *)n2, (char *)n1 + bytes1);
+}
+
 static void test_intern(void)
 {
     g_autoptr(fp_model) m = fp_model_new("x.onnx", "onnx");
@@ -229,6 +275,7 @@ FP_TEST_SUITE(register_ir)
     CU_add_test(s, "arena", test_arena);
     CU_add_test(s, "arena prefault", test_arena_prefault);
     CU_add_test(s, "arena expect", test_arena_expect);
+    CU_add_test(s, "arena lane", test_arena_lane);
     CU_add_test(s, "intern", test_intern);
     CU_add_test(s, "intern blobs and dims", test_intern_blob);
     CU_add_test(s, "op_table", test_op_table);
