@@ -41,7 +41,7 @@ struct fp_arena {
     size_t next_size;
     size_t reserved;
     bool big;        /* fp_arena_expect said a big model is coming */
-    fp_arena *lane;  /* fp_arena_lane, or NULL */
+    fp_arena *lanes[FP_ARENA_LANES]; /* fp_arena_lane, NULL until asked for */
 };
 
 fp_arena *fp_arena_new(void)
@@ -55,7 +55,8 @@ void fp_arena_free(fp_arena *a)
 {
     if (!a)
         return;
-    fp_arena_free(a->lane);
+    for (int k = 0; k < FP_ARENA_LANES; k++)
+        fp_arena_free(a->lanes[k]);
     for (block *b = a->head, *n; b; b = n) {
         n = b->next;
         block_free(b);
@@ -203,8 +204,9 @@ void fp_arena_expect(fp_arena *a, size_t bytes)
         return;
     a->big = true;
     a->next_size = ARENA_MAX_BLOCK;
-    if (a->lane)
-        a->lane->next_size = ARENA_MAX_BLOCK;
+    for (int k = 0; k < FP_ARENA_LANES; k++)
+        if (a->lanes[k])
+            a->lanes[k]->next_size = ARENA_MAX_BLOCK;
     prefault_request(0, 0);
 }
 
@@ -344,21 +346,23 @@ char *fp_arena_strndup(fp_arena *a, const char *s, size_t len)
     return q;
 }
 
-/* The lane starts with the smallest blocks, or the largest when a big model was announced. */
-fp_arena *fp_arena_lane(fp_arena *a)
+/* A lane starts with the smallest blocks, or the largest when a big model was announced. */
+fp_arena *fp_arena_lane(fp_arena *a, unsigned k)
 {
-    if (!a->lane) {
-        a->lane = fp_arena_new();
+    g_assert(k < FP_ARENA_LANES);
+    if (!a->lanes[k]) {
+        a->lanes[k] = fp_arena_new();
         if (a->big)
-            a->lane->next_size = ARENA_MAX_BLOCK;
+            a->lanes[k]->next_size = ARENA_MAX_BLOCK;
     }
-    return a->lane;
+    return a->lanes[k];
 }
 
 void fp_arena_reset(fp_arena *a)
 {
-    if (a->lane)
-        fp_arena_reset(a->lane);
+    for (int k = 0; k < FP_ARENA_LANES; k++)
+        if (a->lanes[k])
+            fp_arena_reset(a->lanes[k]);
     block *keep = a->head;
     if (!keep)
         return;
@@ -374,7 +378,13 @@ void fp_arena_reset(fp_arena *a)
     a->reserved = keep->size;
 }
 
-size_t fp_arena_reserved(const fp_arena *a) { return a->reserved + (a->lane ? fp_arena_reserved(a->lane) : 0); }
+size_t fp_arena_reserved(const fp_arena *a)
+{
+    size_t n = a->reserved;
+    for (int k = 0; k < FP_ARENA_LANES; k++)
+        n += a->lanes[k] ? fp_arena_reserved(a->lanes[k]) : 0;
+    return n;
+}
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && defined(MADV_HUGEPAGE) && \
     !defined(__SANITIZE_ADDRESS__) /* mallinfo2: glibc 2.33 */

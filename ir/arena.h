@@ -36,12 +36,13 @@ void fp_arena_prefault_heap(size_t bytes);
  * that it has blocks faulted in before a asks for them. Smaller amounts change nothing. */
 #define FP_ARENA_EXPECT_BIG ((size_t)32 << 20)
 void fp_arena_expect(fp_arena *a, size_t bytes);
-/* The lane of a: a second arena that a owns, made on first call (then the same one), for the
- * objects that walks read one after the other (the IR's nodes, ir/graph.c): they then lie next to
- * each other instead of between everything else a holds. At 100k-1M nodes that made the analysis
- * ~10% faster (docs/benchmarks.md). Freed and reset with a, counted in fp_arena_reserved(a),
- * announced big with it by fp_arena_expect(a, ...). */
-fp_arena *fp_arena_lane(fp_arena *a);
+/* Lane k (< FP_ARENA_LANES) of a: another arena that a owns, made on first call (then the same
+ * one), for objects that walks read one after the other (ir/graph.c: the IR's nodes in one lane,
+ * its values in the other): they then lie next to each other instead of between everything else a
+ * holds, which made the analysis of 100k-1M nodes faster (docs/benchmarks.md). Freed and reset
+ * with a, counted in fp_arena_reserved(a), announced big with it by fp_arena_expect(a, ...). */
+#define FP_ARENA_LANES 2
+fp_arena *fp_arena_lane(fp_arena *a, unsigned k);
 /* Bytes reserved from the system so far (its lane's included). */
 size_t fp_arena_reserved(const fp_arena *a);
 

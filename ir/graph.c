@@ -84,6 +84,10 @@ static void blobs_grow(struct fp_blobs *t)
 #define ENTRY_CHUNK ((size_t)8 << ENTRY_UNIT_BITS)
 #define MAX_CHUNKS (((size_t)1 << (32 - ENTRY_UNIT_BITS)) - 1) /* a reference + 1 fits 32 bits */
 #define VALUE_SLAB 64
+/* The lanes of the model's arena (fp_arena_lane) that hold its nodes and its values' slabs: each
+ * kind next to its own, which the walks over them read one after the other. */
+enum { LANE_NODES, LANE_VALUES };
+G_STATIC_ASSERT(LANE_VALUES < FP_ARENA_LANES);
 
 typedef struct {
     fp_value *val; /* the value of this name in val->graph, or NULL */
@@ -456,7 +460,7 @@ static fp_value *entry_value_add(fp_graph *g, str_entry *e, bool *existed)
     fp_model *m = g->model;
     struct fp_strings *t = m->strings;
     if (!t->slab_left) {
-        t->slab = fp_arena_alloc(m->arena, VALUE_SLAB * sizeof *v);
+        t->slab = fp_arena_alloc(fp_arena_lane(m->arena, LANE_VALUES), VALUE_SLAB * sizeof *v);
         t->slab_left = VALUE_SLAB;
     }
     v = t->slab++;
@@ -567,7 +571,7 @@ static fp_node *node_new(fp_graph *g, fp_op op, const char *op_type, const char 
     size_t n_in = n_inputs ? n_inputs : 1, n_out = n_outputs ? n_outputs : 1;
     size_t bytes = sizeof(fp_node) + (n_in + n_out) * sizeof(fp_value *);
     g_assert(n_attrs <= (SIZE_MAX - bytes) / sizeof(fp_attr));
-    fp_node *n = fp_arena_alloc(fp_arena_lane(m->arena), bytes + (size_t)n_attrs * sizeof(fp_attr));
+    fp_node *n = fp_arena_alloc(fp_arena_lane(m->arena, LANE_NODES), bytes + (size_t)n_attrs * sizeof(fp_attr));
     n->inputs = (fp_value **)(n + 1);
     n->outputs = n->inputs + n_in;
     n->attrs = (fp_attr *)(n->outputs + n_out); /* n_attrs 0: a valid pointer to no attribute */

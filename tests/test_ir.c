@@ -67,15 +67,18 @@ static void test_arena_expect(void)
     fp_arena_free(big);
 }
 
-/* fp_arena_lane: a second arena that the first owns: its pieces follow each other whatever the
- * first hands out in between; reset, counted and announced big with it; the IR's nodes live there. */
+/* fp_arena_lane: other arenas that the first owns: a lane's pieces follow each other whatever the
+ * first (or another lane) hands out in between; reset, counted and announced big with it; the IR's
+ * nodes live in one, its values in the other. */
 static void test_arena_lane(void)
 {
     fp_arena *a = fp_arena_new();
-    fp_arena *lane = fp_arena_lane(a);
+    fp_arena *lane = fp_arena_lane(a, 0), *other = fp_arena_lane(a, 1);
     CU_ASSERT_PTR_NOT_NULL(lane);
     CU_ASSERT_PTR_NOT_EQUAL(lane, a);
-    CU_ASSERT_PTR_EQUAL(fp_arena_lane(a), lane);
+    CU_ASSERT_PTR_NOT_EQUAL(lane, other);
+    CU_ASSERT_PTR_EQUAL(fp_arena_lane(a, 0), lane);
+    fp_arena_alloc(other, 16);
     char *p1 = fp_arena_alloc(lane, 40);
     char *x = fp_arena_alloc(a, 100);
     char *p2 = fp_arena_alloc(lane, 40);
@@ -92,13 +95,13 @@ static void test_arena_lane(void)
     fp_arena_free(a); /* frees the lane too (ASan: no leak) */
 
     fp_arena *big = fp_arena_new(), *late = fp_arena_new();
-    fp_arena *early = fp_arena_lane(big);
+    fp_arena *early = fp_arena_lane(big, 0);
     fp_arena_expect(big, FP_ARENA_EXPECT_BIG);
     fp_arena_expect(late, FP_ARENA_EXPECT_BIG);
     fp_arena_alloc(early, 16);
-    fp_arena_alloc(fp_arena_lane(late), 16);
+    fp_arena_alloc(fp_arena_lane(late, 1), 16);
     CU_ASSERT(fp_arena_reserved(early) >= ((size_t)8 << 20));
-    CU_ASSERT(fp_arena_reserved(fp_arena_lane(late)) >= ((size_t)8 << 20));
+    CU_ASSERT(fp_arena_reserved(fp_arena_lane(late, 1)) >= ((size_t)8 << 20));
     fp_arena_free(big);
     fp_arena_free(late);
 
@@ -111,6 +114,15 @@ static void test_arena_lane(void)
     size_t bytes1 = (sizeof(fp_node) + 2 * sizeof(fp_value *) + 15) & ~(size_t)15;
     CU_ASSERT_PTR_NOT_NULL(v);
     CU_ASSERT_PTR_EQUAL((char *)n2, (char *)n1 + bytes1);
+    /* and its values, slab after slab, whatever the model's arena holds between them */
+    fp_value *first = fp_graph_value(g, "v0"), *last = first;
+    for (int i = 1; i < 200; i++) {
+        char name[16];
+        g_snprintf(name, sizeof name, "v%d", i);
+        fp_arena_alloc(m->arena, 100);
+        last = fp_graph_value(g, name);
+    }
+    CU_ASSERT_PTR_EQUAL(last, first + 199);
 }
 
 static void test_intern(void)
