@@ -69,93 +69,34 @@ def run_timed(cmd, timeout=None):
         return float(v["wall_us"]) * 1e-6, float(v["cpu_us"]) * 1e-6, int(v["maxrss_kib"]), out.read().decode()
 
 
-def summarize_runs(results):
-    """Median wall (ms), CPU (ms), peak RSS (KiB) of run_timed results, and the JSON of the last run's
-    stdout."""
-    out = {"wall_ms": statistics.median(x[0] for x in results) * 1e3,
-           "cpu_ms": statistics.median(x[1] for x in results) * 1e3,
-           "rss_kib": statistics.median(x[2] for x in results), "runs": len(results)}
-    last = results[-1][3].strip().splitlines()
-    if last and last[-1].startswith("{"):
-        out["json"] = json.loads(last[-1])
-    return out
-
-
 def measure(cmd, runs, timeout=None):
-    """summarize_runs over runs runs of cmd; {"error": ...} when one fails or times out."""
+    """Median wall (ms), CPU (ms), peak RSS (KiB) over runs, and the JSON of the last run's stdout."""
     results = []
     for _ in range(runs):
         r = run_timed(cmd, timeout)
         if r is None or r == "timeout":
             return {"error": r or "failed"}
         results.append(r)
-    return summarize_runs(results)
-
-
-def phases_run(exe, model):
-    """One run of fp_bench_phases on model (as run_timed runs it, so that its own peak RSS figures do
-    not inherit this process's): its key=value pairs, or None when it fails."""
-    r = run_timed([exe, model])
-    return dict(kv.split("=") for kv in r[3].split()) if isinstance(r, tuple) else None
-
-
-def summarize_phases(rows):
-    out = {k: statistics.median(float(row[k]) for row in rows) for k in rows[0]}
-    out["runs"] = len(rows)
+    out = {"wall_ms": statistics.median(x[0] for x in results) * 1e3,
+           "cpu_ms": statistics.median(x[1] for x in results) * 1e3,
+           "rss_kib": statistics.median(x[2] for x in results), "runs": runs}
+    last = results[-1][3].strip().splitlines()
+    if last and last[-1].startswith("{"):
+        out["json"] = json.loads(last[-1])
     return out
 
 
-def phase_runs_wanted(rows, runs, big_runs):
-    return runs if not rows or float(rows[0]["nodes"]) < 1e6 else min(runs, big_runs)
-
-
 def measure_phases(exe, model, runs, big_runs=5):
-    """Median of every key=value that fp_bench_phases prints, over runs (big_runs from 1M nodes on)."""
+    """Median of every key=value that fp_bench_phases prints, over runs (big_runs from 1M nodes on;
+    run as run_timed does, so that its own peak RSS figures do not inherit this process's)."""
     rows = []
-    while len(rows) < phase_runs_wanted(rows, runs, big_runs):
-        row = phases_run(exe, model)
-        if row is None:
+    while len(rows) < (runs if not rows or float(rows[0]["nodes"]) < 1e6 else min(runs, big_runs)):
+        r = run_timed([exe, model])
+        if not isinstance(r, tuple):
             return None
-        rows.append(row)
-    return summarize_phases(rows)
-
-
-def measure_interleaved(phases_exe, analyze, models, runs, big_runs):
-    """The in-process phases and the `analyze` process runs of several models, run by rounds: each
-    round runs each model once (phases, then the process), so that a slow spell of the machine (its
-    vCPUs slow down for tens of seconds at a time) costs each model one run, which the median drops,
-    instead of every run of the model measured during it. Returns {model: (phases, analyze)}, phases
-    None when fp_bench_phases fails on it (nothing more is run for that model)."""
-    rows = {m: [] for m in models}
-    procs = {m: [] for m in models}
-    failed = set()
-    while True:
-        todo = [m for m in models if m not in failed and
-                (len(rows[m]) < phase_runs_wanted(rows[m], runs, big_runs) or len(procs[m]) < runs)]
-        if not todo:
-            break
-        for m in todo:
-            sys.stderr.write(f"bench: {os.path.relpath(m, ROOT)} (round {len(procs[m]) + 1})\n")
-            if len(rows[m]) < phase_runs_wanted(rows[m], runs, big_runs):
-                row = phases_run(phases_exe, m)
-                if row is None:
-                    failed.add(m)
-                    continue
-                rows[m].append(row)
-            if len(procs[m]) < runs:
-                r = run_timed(analyze + [m])
-                if not isinstance(r, tuple):
-                    failed.add(m)
-                    continue
-                procs[m].append(r)
-    out = {}
-    for m in models:
-        if m in failed and not rows[m]:
-            out[m] = (None, None)
-        elif m in failed:
-            out[m] = (summarize_phases(rows[m]), {"error": "failed"})
-        else:
-            out[m] = (summarize_phases(rows[m]), summarize_runs(procs[m]))
+        rows.append(dict(kv.split("=") for kv in r[3].split()))
+    out = {k: statistics.median(float(row[k]) for row in rows) for k in rows[0]}
+    out["runs"] = len(rows)
     return out
 
 
@@ -296,24 +237,17 @@ def main():
     have_ort = os.path.exists(os.path.join(a.ort_dir, "node_modules", "onnxruntime-node"))
 
     results, failed = {}, {}
-    # the synthetic graphs (the scaling rows) by rounds: measure_interleaved
-    scaling = measure_interleaved(os.path.join(a.tools, "fp_bench_phases"), [a.fuseplan] + ANALYZE, synth, a.runs,
-                                  a.big_runs)
     for path in samples + big + synth:
         name = os.path.relpath(path, ROOT)
         sys.stderr.write(f"bench: {name}\n")
         r = {"size": file_size(path)}
-        if path in scaling:
-            r["phases"], r["analyze"] = scaling[path]
-        else:
-            r["phases"] = measure_phases(os.path.join(a.tools, "fp_bench_phases"), path, a.runs, a.big_runs)
+        r["phases"] = measure_phases(os.path.join(a.tools, "fp_bench_phases"), path, a.runs, a.big_runs)
         if r["phases"] is None:  # fuseplan refuses the model (e.g. a node limit): say so, measure the rest
             failed[name] = getattr(run_timed, "last_error", "failed")
             continue
         nodes = int(r["phases"]["nodes"])
         r["nodes"] = nodes
-        if path not in scaling:
-            r["analyze"] = measure([a.fuseplan] + ANALYZE + [path], a.runs)
+        r["analyze"] = measure([a.fuseplan] + ANALYZE + [path], a.runs)
         r["info"] = measure([a.fuseplan, "info", path], a.runs)
         peer_runs = a.peer_runs if nodes < 100000 else 1
         if nodes <= a.peer_max_nodes:
@@ -410,10 +344,7 @@ def render(info, res, samples, big, synth, a):
                  f"{mib(ph['peak_kib_load'])} | {mib(ph['peak_kib_pipeline'])} | {mib(ph['peak_kib_headroom'])} |")
     L.append("")
     L.append("### Scaling (synthetic graphs, bench/gen_graph.c)\n")
-    L.append("The synthetic graphs are measured by rounds: each round runs each graph once (fp_bench_phases, then "
-             "the process), so that a slow spell of the machine costs each graph one run, which the median drops "
-             "(bench.py: measure_interleaved). "
-             "In-process = `report`'s phases in fp_bench_phases (load + pipeline + headroom + text); bytes/node = "
+    L.append("In-process = `report`'s phases in fp_bench_phases (load + pipeline + headroom + text); bytes/node = "
              "its peak RSS over the process's RSS before the model, per node. Process = `fuseplan report`.\n")
     L.append("| nodes | file | in-process us/node | CPU us/node | peak RSS MiB | bytes/node | "
              f"`{ANALYZE[0]}` wall ms | CPU ms | CPU us/node | peak RSS MiB |")
