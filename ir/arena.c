@@ -206,7 +206,7 @@ void fp_arena_expect(fp_arena *a, size_t bytes)
     a->next_size = ARENA_MAX_BLOCK;
     for (int k = 0; k < FP_ARENA_LANES; k++)
         if (a->lanes[k])
-            a->lanes[k]->next_size = ARENA_MAX_BLOCK;
+            fp_arena_expect(a->lanes[k], bytes);
     prefault_request(0, 0);
 }
 
@@ -346,14 +346,14 @@ char *fp_arena_strndup(fp_arena *a, const char *s, size_t len)
     return q;
 }
 
-/* A lane starts with the smallest blocks, or the largest when a big model was announced. */
+/* A lane starts with the smallest blocks, or as announced big when a was (fp_arena_expect). */
 fp_arena *fp_arena_lane(fp_arena *a, unsigned k)
 {
     g_assert(k < FP_ARENA_LANES);
     if (!a->lanes[k]) {
         a->lanes[k] = fp_arena_new();
         if (a->big)
-            a->lanes[k]->next_size = ARENA_MAX_BLOCK;
+            fp_arena_expect(a->lanes[k], FP_ARENA_EXPECT_BIG);
     }
     return a->lanes[k];
 }
