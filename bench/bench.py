@@ -79,7 +79,8 @@ def measure(cmd, runs, timeout=None):
         results.append(r)
     out = {"wall_ms": statistics.median(x[0] for x in results) * 1e3,
            "cpu_ms": statistics.median(x[1] for x in results) * 1e3,
-           "rss_kib": statistics.median(x[2] for x in results), "runs": runs}
+           "rss_kib": statistics.median(x[2] for x in results), "runs": runs,
+           "wall_ms_each": [x[0] * 1e3 for x in results]}
     last = results[-1][3].strip().splitlines()
     if last and last[-1].startswith("{"):
         out["json"] = json.loads(last[-1])
@@ -97,6 +98,7 @@ def measure_phases(exe, model, runs, big_runs=5):
         rows.append(dict(kv.split("=") for kv in r[3].split()))
     out = {k: statistics.median(float(row[k]) for row in rows) for k in rows[0]}
     out["runs"] = len(rows)
+    out["total_ms_each"] = [float(row["total_ms"]) for row in rows]
     return out
 
 
@@ -358,6 +360,11 @@ def render(info, res, samples, big, synth, a):
                  f"{cell(an)} | {cell(an, 'cpu_ms')} | "
                  f"{an['cpu_ms'] * 1e3 / n if 'cpu_ms' in an else 0:.2f} | "
                  f"{mib(an['rss_kib']) if 'rss_kib' in an else '-'} |")
+    if all("total_ms_each" in res[rel(p)]["phases"] for p in synth):
+        L.append("")
+        L.append("Each run, in the order run (in-process total, ms; the medians above): " + "; ".join(
+            f"{res[rel(p)]['nodes']:,}: " + ", ".join(ms(t) for t in res[rel(p)]["phases"]["total_ms_each"])
+            for p in synth) + ".")
     L.append("")
     L.append("### Weight size does not matter\n")
     L.append("| model | model file | weights | `{}` wall ms | peak RSS MiB | `info` peak RSS MiB | onnx peak RSS MiB | "
