@@ -299,7 +299,8 @@ def render(info, res, samples, big, synth, a):
                  f"median of 3, at start {speeds_text(info['cpu_speed'])}; at end "
                  f"{speeds_text(info.get('cpu_speed_end'))}. The measured processes run where the scheduler puts "
                  "them: when one vCPU is slower (the host shares its core), the runs that land on it are slower by "
-                 "as much, and a median of 5 runs can fall on either side")
+                 f"as much, and a median of 5 runs can fall on either side: the time targets below are not judged "
+                 f"when the CPUs ran more than {MAX_CPU_SPREAD}x apart at the start or the end")
     L.append(f"- {info['fuseplan']}, {info['gcc']}, Release build (-O2)")
     st = info["startup"]
     L.append(f"- this machine: a page fault (first touch of a 4 KiB page) costs {info['fault_us']} us "
@@ -382,16 +383,33 @@ def render(info, res, samples, big, synth, a):
                  f"{mib(o['rss_kib']) if 'rss_kib' in o else o.get('error')} | "
                  f"{mib(t['rss_kib']) if 'rss_kib' in t else t.get('error')} |")
     L.append("")
-    L.append(targets(res, big, synth, rel))
+    L.append(targets(res, big, synth, rel, info))
     return "\n".join(L)
 
 
-def targets(res, big, synth, rel):
+# The time targets are not judged on a run whose CPUs were further apart than this at its start or
+# end (cpu_speeds): its runs landed on either, and a median of 5 can be the slow CPU's (one run had
+# 1k and 10k 1.65x slow throughout, and so "passed" the flatness row).
+MAX_CPU_SPREAD = 1.25
+
+
+def cpu_spread(info):
+    """The largest ratio slowest / fastest CPU of the run's two speed measurements; 1.0 when none."""
+    spreads = [max(sp.values()) / min(sp.values()) for sp in (info.get("cpu_speed"), info.get("cpu_speed_end")) if sp]
+    return max(spreads, default=1.0)
+
+
+def targets(res, big, synth, rel, info):
     """The issue 9 targets, checked against this run."""
     rows = []
+    spread = cpu_spread(info)
 
-    def row(what, value, ok):
-        rows.append(f"| {what} | {value} | {'yes' if ok else '**no**'} |")
+    def row(what, value, ok, timed=False):
+        if timed and spread > MAX_CPU_SPREAD:
+            met = f"not judged: the CPUs ran {spread:.2f}x apart in this run"
+        else:
+            met = "yes" if ok else "**no**"
+        rows.append(f"| {what} | {value} | {met} |")
 
     st = res["startup"]
     r50 = res.get("bench/out/resnet50.onnx")
@@ -401,12 +419,12 @@ def targets(res, big, synth, rel):
         row(f"ResNet-50 (~100 MB): `{ANALYZE[0]}` <= 10 ms wall", f"{ms(w)} ms process wall ({ms(an['cpu_ms'])} ms "
             f"CPU), of which start-up (`fuseplan --version`) {cell(st)} ms wall, {cell(st, 'cpu_ms')} ms CPU; "
             f"in-process {ms(ph['total_ms'])} ms (load {ms(ph['load_ms'])}, pipeline {ms(ph['pipeline_ms'])}, "
-            f"headroom {ms(ph['headroom_ms'])}, text {ms(ph['report_ms'])})", w <= 10)
+            f"headroom {ms(ph['headroom_ms'])}, text {ms(ph['report_ms'])})", w <= 10, timed=True)
         if "json" in r50["onnx"]:
             x = r50["onnx"]["json"]["total_ms"] / w
             row("ResNet-50: >= 100x faster than onnx.load + infer_shapes", f"{x:.0f}x fuseplan's process wall; "
                 f"{r50['onnx']['json']['total_ms'] / ph['total_ms']:.0f}x fuseplan in-process (onnx is always "
-                "measured in-process)", x >= 100)
+                "measured in-process)", x >= 100, timed=True)
         row("ResNet-50: peak RSS <= 16 MB", f"{mib(an['rss_kib'])} MiB", an["rss_kib"] <= 16 * 1024)
     one_m = [p for p in synth if res[rel(p)]["nodes"] >= 1000000]
     if one_m:
@@ -415,7 +433,7 @@ def targets(res, big, synth, rel):
         row(f"1M-node graph: full `{ANALYZE[0]}` <= 3 s", f"{an.get('wall_ms', 0) / 1e3:.1f} s process wall, "
             f"{an.get('cpu_ms', 0) / 1e3:.1f} s CPU; in-process {ph['total_ms'] / 1e3:.1f} s (load "
             f"{ph['load_ms'] / 1e3:.1f}, pipeline {ph['pipeline_ms'] / 1e3:.1f}, headroom {ph['headroom_ms'] / 1e3:.1f})",
-            an.get("wall_ms", 1e9) <= 3000)
+            an.get("wall_ms", 1e9) <= 3000, timed=True)
         row("1M-node graph: <= 1 GiB RSS", f"{mib(an.get('rss_kib', 0))} MiB (in-process: after load "
             f"{mib(ph['peak_kib_load'])}, after the pipeline {mib(ph['peak_kib_pipeline'])})",
             an.get("rss_kib", 1e12) <= 1 << 20)
@@ -426,10 +444,10 @@ def targets(res, big, synth, rel):
                           ("process CPU, start-up included", lambda r: r["analyze"].get("cpu_ms", 0))):
             per = [val(res[rel(p)]) / res[rel(p)]["nodes"] for p in synth]
             base = statistics.median(per)
-            spread = max(abs(x / base - 1) for x in per)
+            dev = max(abs(x / base - 1) for x in per)
             row(f"time per node flat (+-30%) from 1k to 1M ({what}; measured {sizes[0]:,} to {sizes[-1]:,})",
-                " / ".join(f"{x * 1e3:.2f}" for x in per) + f" us/node (max {spread * 100:.0f}% from the median)",
-                spread <= 0.3 and sizes[-1] >= 1000000)
+                " / ".join(f"{x * 1e3:.2f}" for x in per) + f" us/node (max {dev * 100:.0f}% from the median)",
+                dev <= 0.3 and sizes[-1] >= 1000000, timed=True)
     gb = [p for p in big if "w3.2" in p]
     if gb:
         r = res[rel(gb[0])]
