@@ -741,10 +741,12 @@ static inline fp_node *node_at(const sweep_order *o, uint32_t i)
 }
 
 /* The anchors after the one being matched, FUSE_AHEAD of them, whose nodes were prefetched when
- * they entered; the one FUSE_AHEAD / 2 places ahead also has its first input prefetched. Matching
- * an anchor that fuses nothing takes less than a cache miss on a big graph: the hint must run
- * several anchors ahead to arrive in time (two were not enough: ~40% of the sweep waited on the
- * next anchor's node at 1M nodes). */
+ * they entered; the one FUSE_AHEAD / 2 places ahead also has its inputs (the constraints read
+ * them) and first output prefetched, the one FUSE_AHEAD / 4 ahead that output's use list and first
+ * consumer (what the match reads next). Matching an anchor that fuses nothing takes less than a
+ * cache miss on a big graph: the hints must run several anchors ahead to arrive in time (two were
+ * not enough: ~40% of the sweep waited on the next anchor's node at 1M nodes; the output and its
+ * consumer took the fusion pass from 20.3-20.8 to 18.3-19.0 ms at 100k nodes, docs/benchmarks.md). */
 enum { FUSE_AHEAD = 8 };
 
 typedef struct {
@@ -753,7 +755,8 @@ typedef struct {
     uint32_t from; /* where the next anchor is looked for: after the last that entered */
 } anchor_queue;
 
-/* Refills q with the anchors from q->from on, prefetching each one's node. */
+/* Refills q with the anchors from q->from on, prefetching each one's node, and what the match of
+ * the anchors FUSE_AHEAD / 2 and FUSE_AHEAD / 4 places ahead reads next. */
 static void queue_fill(anchor_queue *q, const sweep_order *o, const uint8_t *kind, const bool *anchor_ok, int only,
                        uint32_t n)
 {
@@ -771,8 +774,19 @@ static void queue_fill(anchor_queue *q, const sweep_order *o, const uint8_t *kin
     }
     if (q->len > FUSE_AHEAD / 2) {
         const fp_node *mid = node_at(o, q->at[(q->head + FUSE_AHEAD / 2) % FUSE_AHEAD]);
-        if (mid->n_inputs && mid->inputs[0])
-            __builtin_prefetch(mid->inputs[0]);
+        for (uint32_t k = 0; k < mid->n_inputs && k < 4; k++)
+            if (mid->inputs[k])
+                __builtin_prefetch(mid->inputs[k]);
+        if (mid->n_outputs && mid->outputs[0])
+            __builtin_prefetch(mid->outputs[0]);
+    }
+    if (q->len > FUSE_AHEAD / 4) {
+        const fp_node *near = node_at(o, q->at[(q->head + FUSE_AHEAD / 4) % FUSE_AHEAD]);
+        const fp_value *v = near->n_outputs ? near->outputs[0] : NULL;
+        if (v && v->n_uses) {
+            __builtin_prefetch(v->uses);
+            __builtin_prefetch(v->uses[0].node);
+        }
     }
 }
 
