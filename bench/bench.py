@@ -209,6 +209,9 @@ def main():
                     help="ORT takes ~40 s and 1.3 GB at 100k nodes; larger graphs are skipped")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000, 1000000],
                     help="synthetic graph sizes (models-dir/synth_N.onnx)")
+    ap.add_argument("--curve-sizes", type=int, nargs="*", default=[2000, 5000, 20000, 50000],
+                    help="more synthetic sizes (models-dir/synth_N.onnx), timed in-process only, for the curve of "
+                    "time per node against size (not judged)")
     ap.add_argument("--big", action="store_true", help="also the ~1 GB model (models-dir/resnet50_w3.2.onnx)")
     ap.add_argument("--ort-dir", default=HERE)
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
@@ -261,6 +264,16 @@ def main():
         else:
             r["onnx"] = r["ort"] = {"error": "skipped"}
         results[name] = r
+    # the curve: the sizes in between, in-process only, after the others (they do not disturb them)
+    curve = {}
+    for n in sorted(set(a.curve_sizes) - set(a.sizes)):
+        path = os.path.join(d, f"synth_{n}.onnx")
+        if os.path.exists(path):
+            sys.stderr.write(f"bench: {os.path.relpath(path, ROOT)} (curve)\n")
+            ph = measure_phases(os.path.join(a.tools, "fp_bench_phases"), path, a.runs, a.big_runs)
+            if ph is not None:
+                curve[str(n)] = ph
+    results["curve"] = curve
     info["load_end"] = sh("cut -d' ' -f1-3 /proc/loadavg")
     info["cpu_speed_end"] = cpu_speeds(os.path.join(a.tools, "fp_bench_phases"), calib)
     results["startup"] = info["startup"]
@@ -366,6 +379,7 @@ def render(info, res, samples, big, synth, a):
         L.append("Each run, in the order run (in-process total, ms; the medians above): " + "; ".join(
             f"{res[rel(p)]['nodes']:,}: " + ", ".join(ms(t) for t in res[rel(p)]["phases"]["total_ms_each"])
             for p in synth) + ".")
+    L.extend(curve_lines(res, synth, rel))
     L.append("")
     L.append("### Weight size does not matter\n")
     L.append("| model | model file | weights | `{}` wall ms | peak RSS MiB | `info` peak RSS MiB | onnx peak RSS MiB | "
@@ -385,6 +399,24 @@ def render(info, res, samples, big, synth, a):
     L.append("")
     L.append(targets(res, big, synth, rel, info))
     return "\n".join(L)
+
+
+def curve_lines(res, synth, rel):
+    """Time per node against size: the synthetic graphs of the target and the sizes in between
+    (--curve-sizes), in-process, per phase; none when the run measured no curve."""
+    pts = {int(res[rel(p)]["nodes"]): res[rel(p)]["phases"] for p in synth}
+    pts.update({int(ph["nodes"]): ph for ph in res.get("curve", {}).values()})
+    if len(pts) <= len(synth):
+        return []
+    L = ["", "Time per node against size (in-process wall, median of the runs; the sizes besides 1k, 10k, 100k "
+         "and 1M are not part of the target):", "",
+         "| nodes | total us/node | load | pipeline | headroom | text | peak RSS MiB |", "|--:|--:|--:|--:|--:|--:|--:|"]
+    for n in sorted(pts):
+        ph = pts[n]
+        L.append(f"| {n:,} | {ph['total_ms'] * 1e3 / n:.2f} | {ph['load_ms'] * 1e3 / n:.2f} | "
+                 f"{ph['pipeline_ms'] * 1e3 / n:.2f} | {ph['headroom_ms'] * 1e3 / n:.2f} | "
+                 f"{ph['report_ms'] * 1e3 / n:.3f} | {mib(ph['peak_kib_report'])} |")
+    return L
 
 
 # The time targets are not judged on a run whose CPUs were further apart than this at its start or

@@ -9,6 +9,8 @@
 #   BENCH_BIG=1              also make and measure the ~1 GB model (gen_big_model.py --width 3.2;
 #                            about 1 GB of disk in bench/out/, a minute to generate)
 #   BENCH_SIZES="1000 ..."   synthetic graph sizes (default 1000 10000 100000 1000000)
+#   BENCH_CURVE_SIZES="2000 ..."  sizes in between, timed in-process only for the curve of time per
+#                            node against size (default 2000 5000 20000 50000; "" for none)
 #   BENCH_RUNS=5, BENCH_PEER_RUNS=3, BENCH_PEER_TIMEOUT=600 (s), BENCH_PEER_MAX_NODES=1000000,
 #   BENCH_ORT_MAX_NODES=100000 (ORT needs ~40 s and 1.3 GB for 100k nodes)
 #   BENCH_BIG_RUNS=5                           in-process phase runs from 1M nodes on
@@ -26,6 +28,7 @@ cd "$ROOT"
 BUILD_DIR=${BUILD_DIR:-build}
 OUT=bench/out
 SIZES=${BENCH_SIZES:-"1000 10000 100000 1000000"}
+CURVE_SIZES=${BENCH_CURVE_SIZES-"2000 5000 20000 50000"}
 TOOLS=$BUILD_DIR/bench
 
 if [ ! -x "$BUILD_DIR/fuseplan" ] || [ ! -f "$BUILD_DIR/libfuseplan_core.a" ]; then
@@ -49,7 +52,7 @@ gcc $CFLAGS -o "$TOOLS/fp_bench_pagefault" bench/pagefault.c $(pkg-config --cfla
 gcc $CFLAGS -o "$TOOLS/fp_bench_spawn" bench/spawn.c
 
 # ---- models (made once; delete bench/out/ to make them again)
-for n in $SIZES; do
+for n in $SIZES $CURVE_SIZES; do
     [ -f "$OUT/synth_$n.onnx" ] || "$TOOLS/fp_gen_graph" -n "$n" -o "$OUT/synth_$n.onnx"
 done
 [ -f "$OUT/resnet50.onnx" ] || /usr/bin/python3 bench/gen_big_model.py "$OUT/resnet50.onnx"
@@ -68,7 +71,7 @@ BIG=""
 [ "${BENCH_BIG:-0}" = 1 ] && BIG=--big
 # shellcheck disable=SC2086
 /usr/bin/python3 bench/bench.py --fuseplan "$BUILD_DIR/fuseplan" --tools "$TOOLS" \
-    --models-dir "$OUT" --doc "${BENCH_DOC:-docs/benchmarks.md}" --sizes $SIZES $BIG
+    --models-dir "$OUT" --doc "${BENCH_DOC:-docs/benchmarks.md}" --sizes $SIZES --curve-sizes $CURVE_SIZES $BIG
 
 # ---- fidelity: fusion vs ORT and memory plans are measured here; the cost tables come from the
 # last runs of bench/latency_vs_ort.py and bench/ort_fit.sh (long ORT timings on a quiet machine)
