@@ -18,7 +18,11 @@ static bool write_doc(JsonNode *root, const char *path, GError **error)
 
 static bool report_json(const fp_report *r, const char *path, GError **error)
 {
-    return write_doc(fp_report_json(r), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_json(r, w);
+    return fp_jsonw_close(w, error);
 }
 
 static bool memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, const char *path,
@@ -35,18 +39,30 @@ static bool headroom_json(const fp_model *m, const fp_headroom_request *q, const
 
 static bool info_json(const fp_model *m, const char *path, GError **error)
 {
-    return write_doc(fp_report_info_json(m), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_info_json(m, w);
+    return fp_jsonw_close(w, error);
 }
 
 static bool shapes_json(const fp_model *m, const fp_diag *diag, const char *path, GError **error)
 {
-    return write_doc(fp_report_shapes_json(m, diag), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_shapes_json(m, diag, w);
+    return fp_jsonw_close(w, error);
 }
 
 static bool explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, const char *path,
                          GError **error)
 {
-    return write_doc(fp_report_explain_json(l, t, f), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_explain_json(l, t, f, w);
+    return fp_jsonw_close(w, error);
 }
 
 static bool diff_json(const fp_diff *d, const char *path, GError **error)

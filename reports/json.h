@@ -11,23 +11,26 @@
 #include "reports/explain.h"
 #include "reports/info.h"
 #include "reports/json_common.h"
+#include "reports/json_writer.h"
 #include "reports/memory.h"
 #include "reports/report.h"
 #include "reports/shapes.h"
 
-/* Each returns a new document the caller unrefs. */
-JsonNode *fp_report_json(const fp_report *r);
+/* report, explain, shapes and info write their documents piece by piece into w (the first three
+ * have arrays as long as the model: reports/json_writer.h); the others return a new document the
+ * caller unrefs. */
+void fp_report_json(const fp_report *r, fp_jsonw *w);
 JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag);
 JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                                   const fp_diag *diag);
-JsonNode *fp_report_info_json(const fp_model *m);
-JsonNode *fp_report_shapes_json(const fp_model *m, const fp_diag *diag);
-JsonNode *fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f);
+void fp_report_info_json(const fp_model *m, fp_jsonw *w);
+void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w);
+void fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, fp_jsonw *w);
 JsonNode *fp_diff_json(const fp_diff *d);
 /* {"schema": 1, "devices": [...]} for a list, {"schema": 1, <device members>} for one. */
 JsonNode *fp_report_devices_json(GPtrArray *devs, bool one);
 
-/* Adds the `fusions` array (filtered) to an object being built; shared by explain and report. */
-void fp_report_fusions_json(JsonBuilder *b, const fp_fusion_list *l, const fp_explain_filter *f);
+/* Writes the `fusions` array (filtered) into the object being written; shared by explain and report. */
+void fp_report_fusions_json(fp_jsonw *w, const fp_fusion_list *l, const fp_explain_filter *f);
 
 #endif

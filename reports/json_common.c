@@ -5,34 +5,48 @@
 #include <math.h>
 #include <stdio.h>
 
-void fp_json_add_shape(JsonBuilder *b, const fp_shape *s)
+void fp_jsonw_shape(fp_jsonw *w, const char *member, const fp_shape *s)
 {
     if (s->rank < 0) {
-        json_builder_add_null_value(b);
+        fp_jsonw_null(w, member);
         return;
     }
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, member);
     for (int32_t i = 0; i < s->rank; i++) {
         if (s->dims[i].sym)
-            json_builder_add_string_value(b, s->dims[i].sym);
+            fp_jsonw_str(w, NULL, s->dims[i].sym);
         else if (s->dims[i].value >= 0)
-            json_builder_add_int_value(b, s->dims[i].value);
+            fp_jsonw_int(w, NULL, s->dims[i].value);
         else
-            json_builder_add_null_value(b);
+            fp_jsonw_null(w, NULL);
     }
-    json_builder_end_array(b);
+    fp_jsonw_end_array(w);
 }
 
-void fp_json_add_value(JsonBuilder *b, const fp_value *v)
+void fp_jsonw_value(fp_jsonw *w, const fp_value *v)
 {
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "name");
-    json_builder_add_string_value(b, v->name);
-    json_builder_set_member_name(b, "dtype");
-    json_builder_add_string_value(b, fp_dtype_name(v->dtype));
-    json_builder_set_member_name(b, "shape");
-    fp_json_add_shape(b, &v->shape);
-    json_builder_end_object(b);
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_str(w, "name", v->name);
+    fp_jsonw_name(w, "dtype", fp_dtype_name(v->dtype));
+    fp_jsonw_shape(w, "shape", &v->shape);
+    fp_jsonw_end_object(w);
+}
+
+JsonNode *fp_json_diagnostics(const fp_diag *diag)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_array(b);
+    for (guint i = 0; diag && i < diag->entries->len; i++) {
+        const fp_diag_entry *e = diag->entries->pdata[i];
+        json_builder_begin_object(b);
+        fp_json_str(b, "level", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
+        fp_json_str(b, "code", e->code);
+        fp_json_str(b, "node", e->node);
+        fp_json_str(b, "message", e->message);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    return json_builder_get_root(b);
 }
 
 bool fp_json_write(JsonNode *root, const char *path, GError **error)

@@ -4,17 +4,7 @@
 static void json_diagnostics(JsonBuilder *b, const fp_diag *diag)
 {
     json_builder_set_member_name(b, "diagnostics");
-    json_builder_begin_array(b);
-    for (guint i = 0; diag && i < diag->entries->len; i++) {
-        const fp_diag_entry *e = diag->entries->pdata[i];
-        json_builder_begin_object(b);
-        fp_json_str(b, "level", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
-        fp_json_str(b, "code", e->code);
-        fp_json_str(b, "node", e->node);
-        fp_json_str(b, "message", e->message);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
+    json_builder_add_value(b, fp_json_diagnostics(diag));
 }
 
 static void json_tensor(JsonBuilder *b, const fp_memory_tensor *t)

@@ -12,4 +12,15 @@
  * put a regular file where the device was. False with error set (G_FILE_ERROR) on failure. */
 bool fp_output_write(const char *path, const void *data, gssize len, GError **error);
 
+/* A report written to path in pieces, as fp_output_write writes it whole: a regular file (or a
+ * path that does not exist yet) gets a new file beside it, renamed over it by a successful
+ * fp_output_stream_close (and removed by a failed one: the old file stays as it was); anything
+ * else is written in place. Open and write fail with error set (G_FILE_ERROR). */
+typedef struct fp_output_stream fp_output_stream;
+fp_output_stream *fp_output_stream_open(const char *path, GError **error);
+bool fp_output_stream_write(fp_output_stream *s, const void *data, size_t len, GError **error);
+/* commit: replace the file with what was written; true when done, false with error set when that
+ * failed. Not commit: drop what was written (false, error untouched). Frees s in either case. */
+bool fp_output_stream_close(fp_output_stream *s, bool commit, GError **error);
+
 #endif

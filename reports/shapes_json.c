@@ -1,96 +1,61 @@
-/* shapes_json.c - the `shapes` JSON document (docs/json.md). */
+/* shapes_json.c - the `shapes` JSON document (docs/json.md), written piece by piece
+ * (reports/json_writer.h): it lists every node. */
 #include "reports/json.h"
 #include "passes/metrics.h"
 
-static void member_int(JsonBuilder *b, const char *name, int64_t v)
+/* A metric: null when the node's metrics are not known. */
+static void metric(fp_jsonw *w, const char *member, const fp_node *n, uint64_t v)
 {
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v);
+    if (n->metrics_known)
+        fp_jsonw_int(w, member, (gint64)v);
+    else
+        fp_jsonw_null(w, member);
 }
 
-JsonNode *fp_report_shapes_json(const fp_model *m, const fp_diag *diag)
+void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w)
 {
     g_autoptr(GPtrArray) nodes = fp_report_shapes_nodes(m);
     fp_shapes_totals t = {0};
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    member_int(b, "schema", FP_JSON_SCHEMA);
-    json_builder_set_member_name(b, "path");
-    json_builder_add_string_value(b, m->path);
-    json_builder_set_member_name(b, "nodes");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_int(w, "schema", FP_JSON_SCHEMA);
+    fp_jsonw_str(w, "path", m->path);
+    fp_jsonw_begin_array(w, "nodes");
     for (guint i = 0; i < nodes->len; i++) {
         const fp_node *n = nodes->pdata[i];
         const fp_metrics *mt = &n->metrics;
-        bool folded = (n->flags & FP_NODE_FOLDED) != 0;
         fp_report_shapes_add(&t, n);
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "name");
-        json_builder_add_string_value(b, n->name);
-        json_builder_set_member_name(b, "op");
-        json_builder_add_string_value(b, n->op_type);
-        if (n->graph != m->main) {
-            json_builder_set_member_name(b, "graph");
-            json_builder_add_string_value(b, n->graph->name);
-        }
-        json_builder_set_member_name(b, "outputs");
-        json_builder_begin_array(b);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "name", n->name);
+        fp_jsonw_name(w, "op", n->op_type); /* interned by the model */
+        if (n->graph != m->main)
+            fp_jsonw_str(w, "graph", n->graph->name);
+        fp_jsonw_begin_array(w, "outputs");
         for (uint32_t k = 0; k < n->n_outputs; k++)
             if (n->outputs[k])
-                fp_json_add_value(b, n->outputs[k]);
-        json_builder_end_array(b);
-        const char *names[] = {"flops", "bytes_read", "bytes_written", "params"};
-        uint64_t vals[] = {mt->flops, mt->bytes_act + mt->bytes_weight, mt->bytes_out, mt->params};
-        for (int k = 0; k < 4; k++) {
-            json_builder_set_member_name(b, names[k]);
-            if (n->metrics_known)
-                json_builder_add_int_value(b, (gint64)vals[k]);
-            else
-                json_builder_add_null_value(b);
-        }
-        json_builder_set_member_name(b, "bytes_read_weights");
+                fp_jsonw_value(w, n->outputs[k]);
+        fp_jsonw_end_array(w);
+        metric(w, "flops", n, mt->flops);
+        metric(w, "bytes_read", n, mt->bytes_act + mt->bytes_weight);
+        metric(w, "bytes_written", n, mt->bytes_out);
+        metric(w, "params", n, mt->params);
+        metric(w, "bytes_read_weights", n, mt->bytes_weight);
         if (n->metrics_known)
-            json_builder_add_int_value(b, (gint64)mt->bytes_weight);
+            fp_jsonw_num(w, "intensity", fp_metrics_intensity(mt));
         else
-            json_builder_add_null_value(b);
-        json_builder_set_member_name(b, "intensity");
-        if (n->metrics_known)
-            json_builder_add_double_value(b, fp_metrics_intensity(mt));
-        else
-            json_builder_add_null_value(b);
-        json_builder_set_member_name(b, "folded");
-        json_builder_add_boolean_value(b, folded);
-        json_builder_end_object(b);
+            fp_jsonw_null(w, "intensity");
+        fp_jsonw_bool(w, "folded", (n->flags & FP_NODE_FOLDED) != 0);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "totals");
-    json_builder_begin_object(b);
-    member_int(b, "runtime_ops", (gint64)t.runtime);
-    member_int(b, "folded_ops", (gint64)t.folded);
-    member_int(b, "unknown_ops", (gint64)t.unknown);
-    member_int(b, "flops", (gint64)t.flops);
-    member_int(b, "bytes", (gint64)t.bytes);
-    member_int(b, "params", (gint64)t.params);
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "diagnostics");
-    json_builder_begin_array(b);
-    for (guint i = 0; diag && i < diag->entries->len; i++) {
-        const fp_diag_entry *e = diag->entries->pdata[i];
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "level");
-        json_builder_add_string_value(b, e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
-        json_builder_set_member_name(b, "code");
-        json_builder_add_string_value(b, e->code);
-        json_builder_set_member_name(b, "node");
-        if (e->node)
-            json_builder_add_string_value(b, e->node);
-        else
-            json_builder_add_null_value(b);
-        json_builder_set_member_name(b, "message");
-        json_builder_add_string_value(b, e->message);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
+    fp_jsonw_end_array(w);
+    fp_jsonw_begin_object(w, "totals");
+    fp_jsonw_int(w, "runtime_ops", (gint64)t.runtime);
+    fp_jsonw_int(w, "folded_ops", (gint64)t.folded);
+    fp_jsonw_int(w, "unknown_ops", (gint64)t.unknown);
+    fp_jsonw_int(w, "flops", (gint64)t.flops);
+    fp_jsonw_int(w, "bytes", (gint64)t.bytes);
+    fp_jsonw_int(w, "params", (gint64)t.params);
+    fp_jsonw_end_object(w);
+    g_autoptr(JsonNode) found = fp_json_diagnostics(diag);
+    fp_jsonw_node(w, "diagnostics", found);
+    fp_jsonw_end_object(w);
 }

@@ -738,6 +738,202 @@ static void test_report_json(void)
     analysis_clear(&a);
 }
 
+/* The writer (reports/json_writer.c) against json-glib's generator on one document with every
+ * layout case: empty and non-empty containers at several levels, strings that need escaping,
+ * numbers at the edges of their formats, nulls, clamps, trees inserted at depth. */
+static void add_both(JsonBuilder *b, fp_jsonw *w, int level);
+
+static const double tricky[] = {0.0, -0.0, 1.0, -2.0, 0.1, 1e22, 1e-7, 123.456, 5e-324, 1.7976931348623157e308,
+                                3.0e15, 1.0 / 3.0, NAN, INFINITY};
+
+static void add_both(JsonBuilder *b, fp_jsonw *w, int level)
+{
+    static const char *const strs[] = {"", "plain", "q\"uote", "back\\slash", "tab\tnl\ncr\r", "\x01\x1f\x7f",
+                                       "utf-8 \xc3\xa9\xe2\x82\xac", "/slash"};
+    for (guint i = 0; i < G_N_ELEMENTS(strs); i++) {
+        g_autofree char *k = g_strdup_printf("s%u", i);
+        fp_json_str(b, g_intern_string(k), strs[i]);
+        fp_jsonw_str(w, g_intern_string(k), strs[i]);
+    }
+    fp_json_str(b, "null_str", NULL);
+    fp_jsonw_name(w, "null_str", NULL);
+    fp_json_str(b, "named", "Conv");
+    fp_jsonw_name(w, "named", "Conv");
+    fp_json_str(b, "named_again", "Conv");
+    fp_jsonw_name(w, "named_again", "Conv");
+    for (guint i = 0; i < G_N_ELEMENTS(tricky); i++) {
+        g_autofree char *k = g_strdup_printf("d%u", i);
+        fp_json_num(b, g_intern_string(k), tricky[i]);
+        fp_jsonw_num(w, g_intern_string(k), tricky[i]);
+    }
+    fp_json_int(b, "imin", G_MININT64);
+    fp_jsonw_int(w, "imin", G_MININT64);
+    fp_json_uint(b, "uclamp", UINT64_MAX);
+    fp_jsonw_uint(w, "uclamp", UINT64_MAX);
+    fp_json_bool(b, "t", true);
+    fp_jsonw_bool(w, "t", true);
+    json_builder_set_member_name(b, "empty_o");
+    json_builder_begin_object(b);
+    json_builder_end_object(b);
+    fp_jsonw_begin_object(w, "empty_o");
+    fp_jsonw_end_object(w);
+    json_builder_set_member_name(b, "empty_a");
+    json_builder_begin_array(b);
+    json_builder_end_array(b);
+    fp_jsonw_begin_array(w, "empty_a");
+    fp_jsonw_end_array(w);
+    json_builder_set_member_name(b, "list");
+    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, "list");
+    json_builder_add_int_value(b, 7);
+    fp_jsonw_int(w, NULL, 7);
+    json_builder_add_null_value(b);
+    fp_jsonw_null(w, NULL);
+    json_builder_begin_object(b);
+    json_builder_end_object(b);
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_end_object(w);
+    json_builder_begin_array(b);
+    json_builder_end_array(b);
+    fp_jsonw_begin_array(w, NULL);
+    fp_jsonw_end_array(w);
+    /* a tree written where it stands: with an empty object inside, whose spacing depends on its level */
+    g_autoptr(JsonBuilder) t = json_builder_new();
+    json_builder_begin_object(t);
+    fp_json_str(t, "k", "v");
+    json_builder_set_member_name(t, "inner");
+    json_builder_begin_object(t);
+    json_builder_end_object(t);
+    json_builder_set_member_name(t, "arr");
+    json_builder_begin_array(t);
+    json_builder_add_double_value(t, 2.5);
+    json_builder_end_array(t);
+    json_builder_end_object(t);
+    g_autoptr(JsonNode) tree = json_builder_get_root(t);
+    json_builder_add_value(b, json_node_ref(tree));
+    fp_jsonw_node(w, NULL, tree);
+    if (level < 3) {
+        json_builder_begin_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        add_both(b, w, level + 1);
+        json_builder_end_object(b);
+        fp_jsonw_end_object(w);
+    }
+    json_builder_end_array(b);
+    fp_jsonw_end_array(w);
+    json_builder_set_member_name(b, "tree");
+    json_builder_add_value(b, json_node_ref(tree));
+    fp_jsonw_node(w, "tree", tree);
+}
+
+static void test_json_writer(void)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    fp_jsonw *w = fp_jsonw_new();
+    json_builder_begin_object(b);
+    fp_jsonw_begin_object(w, NULL);
+    add_both(b, w, 0);
+    json_builder_end_object(b);
+    fp_jsonw_end_object(w);
+    gsize len;
+    g_autofree char *got = fp_jsonw_finish(w, &len);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_indent(gen, 2);
+    g_autofree char *tree_text = json_generator_to_data(gen, NULL);
+    g_autofree char *want = g_strconcat(tree_text, "\n", NULL);
+    CU_ASSERT_EQUAL(len, strlen(got));
+    CU_ASSERT_STRING_EQUAL(got, want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(want, "{    }")); /* the cases are there: an empty object at level 2 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(want, "\\u0001"));
+
+    /* a tree as the whole document, and a scalar document */
+    fp_jsonw *w2 = fp_jsonw_new();
+    fp_jsonw_node(w2, NULL, root);
+    g_autofree char *got2 = fp_jsonw_finish(w2, NULL);
+    CU_ASSERT_STRING_EQUAL(got2, want);
+    fp_jsonw *w3 = fp_jsonw_new();
+    fp_jsonw_num(w3, NULL, 0.5);
+    g_autofree char *got3 = fp_jsonw_finish(w3, NULL);
+    CU_ASSERT_STRING_EQUAL(got3, "0.5\n");
+}
+
+/* Entries in dir. */
+static guint dir_entries(const char *dir)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    guint n = 0;
+    while (d && g_dir_read_name(d))
+        n++;
+    return n;
+}
+
+/* A document of a few mebibytes (the writer hands its text on about a mebibyte at a time). */
+static void big_doc(fp_jsonw *w)
+{
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_begin_array(w, "items");
+    for (int i = 0; i < 100000; i++) {
+        char name[32];
+        g_snprintf(name, sizeof name, "node_\"%d\"", i);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "name", name);
+        fp_jsonw_num(w, "x", i / 7.0);
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+}
+
+/* A streamed writer replaces its file only when closed: abandoned, it leaves the old file and no
+ * other; closed, the file holds what the in-memory writer returns for the same document. */
+static void test_json_writer_file(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("fp-jsonw-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    g_autofree char *path = g_build_filename(dir, "out.json", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(path, "old", -1, NULL));
+    fp_jsonw *mem = fp_jsonw_new();
+    big_doc(mem);
+    gsize len;
+    g_autofree char *want = fp_jsonw_finish(mem, &len);
+    CU_ASSERT(len > (2u << 20));
+
+    g_autoptr(GError) err = NULL;
+    fp_jsonw *w = fp_jsonw_open(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    big_doc(w);
+    g_autofree char *during = NULL;
+    CU_ASSERT(g_file_get_contents(path, &during, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(during, "old"); /* the text so far went to a file beside it */
+    CU_ASSERT_EQUAL(dir_entries(dir), 2);
+    fp_jsonw_free(w); /* abandoned */
+    g_autofree char *kept = NULL;
+    CU_ASSERT(g_file_get_contents(path, &kept, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(kept, "old");
+    CU_ASSERT_EQUAL(dir_entries(dir), 1);
+
+    w = fp_jsonw_open(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    big_doc(w);
+    CU_ASSERT(fp_jsonw_close(w, &err));
+    CU_ASSERT_PTR_NULL(err);
+    g_autofree char *got = NULL;
+    gsize got_len = 0;
+    CU_ASSERT(g_file_get_contents(path, &got, &got_len, NULL));
+    CU_ASSERT_EQUAL(got_len, len);
+    CU_ASSERT(got && memcmp(got, want, len) == 0);
+    CU_ASSERT_EQUAL(dir_entries(dir), 1);
+    g_unlink(path);
+    g_rmdir(dir);
+
+    g_autofree char *nowhere = g_build_filename(dir, "missing", "out.json", NULL);
+    CU_ASSERT_PTR_NULL(fp_jsonw_open(nowhere, &err));
+    CU_ASSERT(g_error_matches(err, G_FILE_ERROR, G_FILE_ERROR_NOENT));
+}
+
 /* ---------------------------------------------------------------- a real browser */
 
 /* Measures what the browser laid out: appended to a copy of the page, never to reports. */
@@ -875,5 +1071,7 @@ FP_TEST_SUITE(register_reports)
     CU_add_test(s, "diff_golden", test_diff_golden);
     CU_add_test(s, "diff_tolerance", test_diff_tolerance);
     CU_add_test(s, "report_json", test_report_json);
+    CU_add_test(s, "json_writer", test_json_writer);
+    CU_add_test(s, "json_writer_file", test_json_writer_file);
     CU_add_test(s, "browser", test_browser);
 }

@@ -121,8 +121,9 @@ static void emit_reports(const fp_report *rep, unsigned salt, const fp_gate_poli
     }
     fclose(out);
     free(buf);
-    JsonNode *root = fp_report_json(rep);
-    json_node_unref(root);
+    fp_jsonw *w = fp_jsonw_new();
+    fp_report_json(rep, w);
+    g_free(fp_jsonw_finish(w, NULL));
 }
 
 /* The `fuseplan report` sequence on m (which it modifies): pipeline, reports, headroom. */
