@@ -254,6 +254,10 @@ def main():
         r["nodes"] = nodes
         r["analyze"] = measure([a.fuseplan] + ANALYZE + [path], a.runs)
         r["info"] = measure([a.fuseplan, "info", path], a.runs)
+        if path in synth:  # the JSON document lists every op and fusion: to a file, as a pipeline writes it
+            with tempfile.TemporaryDirectory() as tmp:
+                r["analyze_json"] = measure([a.fuseplan] + ANALYZE + ["-f", "json", "-o", os.path.join(tmp, "r.json"),
+                                            path], a.runs if nodes < 1000000 else min(a.runs, a.big_runs))
         peer_runs = a.peer_runs if nodes < 100000 else 1
         if nodes <= a.peer_max_nodes:
             r["onnx"] = measure(["/usr/bin/python3", os.path.join(HERE, "peer_onnx.py"), path], peer_runs,
@@ -363,8 +367,9 @@ def render(info, res, samples, big, synth, a):
     L.append("In-process = `report`'s phases in fp_bench_phases (load + pipeline + headroom + text); bytes/node = "
              "its peak RSS over the process's RSS before the model, per node. Process = `fuseplan report`.\n")
     L.append("| nodes | file | in-process us/node | CPU us/node | peak RSS MiB | bytes/node | "
-             f"`{ANALYZE[0]}` wall ms | CPU ms | CPU us/node | peak RSS MiB |")
-    L.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+             f"`{ANALYZE[0]}` wall ms | CPU ms | CPU us/node | peak RSS MiB | `-f json -o FILE` wall ms | "
+             "peak RSS MiB |")
+    L.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for p in synth:
         r = res[rel(p)]
         ph, an = r["phases"], r["analyze"]
@@ -373,7 +378,8 @@ def render(info, res, samples, big, synth, a):
                  f"{mib(ph['peak_kib_report'])} | {(ph['peak_kib_report'] - ph['peak_kib_start']) * 1024 / n:.0f} | "
                  f"{cell(an)} | {cell(an, 'cpu_ms')} | "
                  f"{an['cpu_ms'] * 1e3 / n if 'cpu_ms' in an else 0:.2f} | "
-                 f"{mib(an['rss_kib']) if 'rss_kib' in an else '-'} |")
+                 f"{mib(an['rss_kib']) if 'rss_kib' in an else '-'} | {cell(r['analyze_json']) if 'analyze_json' in r else '-'} | "
+                 f"{mib(r['analyze_json']['rss_kib']) if 'rss_kib' in r.get('analyze_json', {}) else '-'} |")
     if all("total_ms_each" in res[rel(p)]["phases"] for p in synth):
         L.append("")
         L.append("Each run, in the order run (in-process total, ms; the medians above): " + "; ".join(
