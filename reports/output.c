@@ -24,6 +24,13 @@ static bool write_all(int fd, const char *data, size_t len)
     return true;
 }
 
+/* error set for path from errno value e; false. */
+static bool io_error(GError **error, const char *path, int e)
+{
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write %s: %s", path, g_strerror(e));
+    return false;
+}
+
 bool fp_output_write(const char *path, const void *data, gssize len, GError **error)
 {
     size_t n = len < 0 ? strlen(data) : (size_t)len;
@@ -35,15 +42,9 @@ bool fp_output_write(const char *path, const void *data, gssize len, GError **er
         int e = errno;
         if (fd >= 0)
             close(fd);
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write %s: %s", path, g_strerror(e));
-        return false;
+        return io_error(error, path, e);
     }
-    if (close(fd) != 0) {
-        int e = errno;
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write %s: %s", path, g_strerror(e));
-        return false;
-    }
-    return true;
+    return close(fd) == 0 || io_error(error, path, errno);
 }
 
 struct fp_output_stream {
@@ -52,12 +53,6 @@ struct fp_output_stream {
     bool existed;  /* path was a regular file: the new file is synced before it replaces it */
     int fd;
 };
-
-static bool io_error(GError **error, const char *path, int e)
-{
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write %s: %s", path, g_strerror(e));
-    return false;
-}
 
 fp_output_stream *fp_output_stream_open(const char *path, GError **error)
 {
