@@ -77,7 +77,11 @@ static bool devices_json(GPtrArray *devs, bool one, const char *path, GError **e
 
 static bool sarif(const fp_gate_result *g, int exit_code, const char *path, GError **error)
 {
-    return write_doc(fp_report_sarif(g, exit_code), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_sarif(g, exit_code, w);
+    return fp_jsonw_close(w, error);
 }
 
 const fp_formats fp_formats_table = {

@@ -1,4 +1,5 @@
-/* sarif.c - gate results as SARIF 2.1.0, built with json-glib (see sarif.h). Members follow the
+/* sarif.c - gate results as SARIF 2.1.0, written piece by piece (reports/json_writer.h: a
+ * result per fusion candidate not applied, as many as a quarter of the nodes) (see sarif.h). Members follow the
  * OASIS SARIF 2.1.0 standard: sarifLog {$schema, version, runs[]}, run {tool.driver {name,
  * version, rules[]}, invocations[], artifacts[], results[]}, result {ruleId, kind,
  * ruleIndex, level, message.text, locations[] {physicalLocation, logicalLocations[]}}. */
@@ -8,18 +9,13 @@
 
 #define SARIF_SCHEMA "https://json.schemastore.org/sarif-2.1.0.json"
 
-static void m_str(JsonBuilder *b, const char *k, const char *v)
-{
-    json_builder_set_member_name(b, k);
-    json_builder_add_string_value(b, v ? v : "");
-}
+static void m_str(fp_jsonw *w, const char *k, const char *v) { fp_jsonw_str(w, k, v ? v : ""); }
 
-static void m_text(JsonBuilder *b, const char *k, const char *text)
+static void m_text(fp_jsonw *w, const char *k, const char *text)
 {
-    json_builder_set_member_name(b, k);
-    json_builder_begin_object(b);
-    m_str(b, "text", text);
-    json_builder_end_object(b);
+    fp_jsonw_begin_object(w, k);
+    m_str(w, "text", text);
+    fp_jsonw_end_object(w);
 }
 
 /* Rule ids in driver order: the policy keys that are rules, then the target's fusion rules. */
@@ -71,23 +67,20 @@ static bool forbidden(const fp_gate_result *g, const char *rule)
     return g->policy->forbid_unfused && g_strv_contains((const char *const *)g->policy->forbid_unfused, rule);
 }
 
-static void driver(JsonBuilder *b, const fp_gate_result *g, const GPtrArray *ids)
+static void driver(fp_jsonw *w, const fp_gate_result *g, const GPtrArray *ids)
 {
-    json_builder_set_member_name(b, "tool");
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "driver");
-    json_builder_begin_object(b);
-    m_str(b, "name", "fuseplan");
-    m_str(b, "version", FP_VERSION);
-    json_builder_set_member_name(b, "rules");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_object(w, "tool");
+    fp_jsonw_begin_object(w, "driver");
+    m_str(w, "name", "fuseplan");
+    m_str(w, "version", FP_VERSION);
+    fp_jsonw_begin_array(w, "rules");
     for (guint i = 0; i < ids->len; i++) {
         const char *id = ids->pdata[i];
         bool gate = g_str_has_prefix(id, "gate/");
         const char *name = strchr(id, '/') + 1;
-        json_builder_begin_object(b);
-        m_str(b, "id", id);
-        m_str(b, "name", name);
+        fp_jsonw_begin_object(w, NULL);
+        m_str(w, "id", id);
+        m_str(w, "name", name);
         const char *desc = NULL, *brief = NULL;
         for (int k = 0; gate && k < FP_GATE_KEY_COUNT; k++)
             if (strcmp(fp_gate_key_name(k), name) == 0)
@@ -95,17 +88,16 @@ static void driver(JsonBuilder *b, const fp_gate_result *g, const GPtrArray *ids
         g_autofree char *fdesc = gate ? NULL : g_strdup_printf("Fusion rule %s: %s. fuseplan explain shows each "
                                                                "candidate, the constraint that refused it and a fix.",
                                                                name, fusion_title(name));
-        m_text(b, "shortDescription", gate ? brief : fusion_title(name));
-        m_text(b, "fullDescription", gate ? desc : fdesc);
-        json_builder_set_member_name(b, "defaultConfiguration");
-        json_builder_begin_object(b);
-        m_str(b, "level", gate || forbidden(g, name) ? "error" : "note");
-        json_builder_end_object(b);
-        json_builder_end_object(b);
+        m_text(w, "shortDescription", gate ? brief : fusion_title(name));
+        m_text(w, "fullDescription", gate ? desc : fdesc);
+        fp_jsonw_begin_object(w, "defaultConfiguration");
+        m_str(w, "level", gate || forbidden(g, name) ? "error" : "note");
+        fp_jsonw_end_object(w);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    json_builder_end_object(b);
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_object(w);
 }
 
 /* The model as an artifactLocation: a relative path as a relative URI, an absolute one as file://. */
@@ -119,86 +111,83 @@ static char *model_uri(const char *path)
     return g_uri_escape_string(path, G_URI_RESERVED_CHARS_ALLOWED_IN_PATH, TRUE);
 }
 
+/* What every result repeats: the rule ids in driver order, the model's URI. */
+typedef struct {
+    const fp_gate_result *g;
+    const GPtrArray *ids;
+    char *uri;
+} sarif_ctx;
+
 /* locations[0]: the model file (line 1: code-scanning UIs want a region; a model has no lines)
  * and the nodes as logical locations. */
-static void locations(JsonBuilder *b, const fp_gate_result *g, const char *const *nodes, guint n)
+static void locations(fp_jsonw *w, const sarif_ctx *x, const char *const *nodes, guint n)
 {
-    g_autofree char *uri = model_uri(g->report->model->path);
-    json_builder_set_member_name(b, "locations");
-    json_builder_begin_array(b);
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "physicalLocation");
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "artifactLocation");
-    json_builder_begin_object(b);
-    m_str(b, "uri", uri);
-    json_builder_set_member_name(b, "index");
-    json_builder_add_int_value(b, 0);
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "region");
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "startLine");
-    json_builder_add_int_value(b, 1);
-    json_builder_end_object(b);
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "logicalLocations");
-    json_builder_begin_array(b);
+    const char *graph = x->g->report->model->main->name;
+    fp_jsonw_begin_array(w, "locations");
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_begin_object(w, "physicalLocation");
+    fp_jsonw_begin_object(w, "artifactLocation");
+    m_str(w, "uri", x->uri);
+    fp_jsonw_int(w, "index", 0);
+    fp_jsonw_end_object(w);
+    fp_jsonw_begin_object(w, "region");
+    fp_jsonw_int(w, "startLine", 1);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_object(w);
+    fp_jsonw_begin_array(w, "logicalLocations");
     for (guint i = 0; i < n; i++) {
-        json_builder_begin_object(b);
-        m_str(b, "name", nodes[i]);
-        g_autofree char *fq = g_strdup_printf("%s/%s", g->report->model->main->name, nodes[i]);
-        m_str(b, "fullyQualifiedName", fq);
-        m_str(b, "kind", "function");
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        m_str(w, "name", nodes[i]);
+        g_autofree char *fq = g_strdup_printf("%s/%s", graph, nodes[i]);
+        m_str(w, "fullyQualifiedName", fq);
+        m_str(w, "kind", "function");
+        fp_jsonw_end_object(w);
     }
     if (!n) {
-        json_builder_begin_object(b);
-        m_str(b, "name", g->report->model->main->name);
-        m_str(b, "kind", "module");
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        m_str(w, "name", graph);
+        m_str(w, "kind", "module");
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    json_builder_end_array(b);
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_array(w);
 }
 
-static void result_head(JsonBuilder *b, const GPtrArray *ids, const char *rule_id, const char *level,
-                        const char *kind, const char *text)
+static void result_head(fp_jsonw *w, const sarif_ctx *x, const char *rule_id, const char *level, const char *kind,
+                        const char *text)
 {
     guint idx = 0;
-    g_ptr_array_find_with_equal_func((GPtrArray *)ids, rule_id, g_str_equal, &idx);
-    json_builder_begin_object(b);
-    m_str(b, "ruleId", rule_id);
-    json_builder_set_member_name(b, "ruleIndex");
-    json_builder_add_int_value(b, idx);
-    m_str(b, "kind", kind);
-    m_str(b, "level", level);
-    m_text(b, "message", text);
+    g_ptr_array_find_with_equal_func((GPtrArray *)x->ids, rule_id, g_str_equal, &idx);
+    fp_jsonw_begin_object(w, NULL);
+    m_str(w, "ruleId", rule_id);
+    fp_jsonw_int(w, "ruleIndex", idx);
+    m_str(w, "kind", kind);
+    m_str(w, "level", level);
+    m_text(w, "message", text);
 }
 
 /* A violated (or not evaluated) policy rule; forbid_unfused is reported per candidate instead. */
-static void check_result(JsonBuilder *b, const fp_gate_result *g, const GPtrArray *ids, const fp_gate_check *c)
+static void check_result(fp_jsonw *w, const sarif_ctx *x, const fp_gate_check *c)
 {
     g_autofree char *rule_id = g_strdup_printf("gate/%s", fp_gate_key_name(c->key));
     bool fail = c->status == FP_GATE_FAIL;
     g_autofree char *text = g_strdup_printf("%s: %s%s%s", c->name, fail ? "" : "not evaluated: ", c->summary,
                                             c->detail ? ". " : "");
     g_autofree char *full = g_strconcat(text, c->detail ? c->detail : "", NULL);
-    result_head(b, ids, rule_id, fail ? "error" : "none", fail ? "fail" : "open", full);
+    result_head(w, x, rule_id, fail ? "error" : "none", fail ? "fail" : "open", full);
     const char *node = c->node;
-    locations(b, g, &node, node ? 1 : 0);
-    json_builder_set_member_name(b, "properties");
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "actual");
-    json_builder_add_double_value(b, c->actual);
-    json_builder_set_member_name(b, "limit");
-    json_builder_add_double_value(b, c->limit);
-    json_builder_end_object(b);
-    json_builder_end_object(b);
+    locations(w, x, &node, node ? 1 : 0);
+    fp_jsonw_begin_object(w, "properties");
+    fp_jsonw_num(w, "actual", c->actual);
+    fp_jsonw_num(w, "limit", c->limit);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_object(w);
 }
 
-static void fusion_result(JsonBuilder *b, const fp_gate_result *g, const GPtrArray *ids, const fp_fusion *f)
+static void fusion_result(fp_jsonw *w, const sarif_ctx *x, const fp_fusion *f)
 {
+    const fp_gate_result *g = x->g;
     GString *s = g_string_new(NULL);
     for (guint k = 0; k < f->nodes->len; k++)
         g_string_append_printf(s, "%s%s", k ? " + " : "", (const char *)f->nodes->pdata[k]);
@@ -212,63 +201,56 @@ static void fusion_result(JsonBuilder *b, const fp_gate_result *g, const GPtrArr
     bool err = forbidden(g, f->rule);
     /* kind "fail" for both: SARIF allows a level other than "none" only with kind "fail"; a note
      * is "an opportunity to improve" */
-    result_head(b, ids, rule_id, err ? "error" : "note", "fail", s->str);
+    result_head(w, x, rule_id, err ? "error" : "note", "fail", s->str);
     g_string_free(s, TRUE);
-    locations(b, g, (const char *const *)f->nodes->pdata, f->nodes->len);
-    json_builder_end_object(b);
+    locations(w, x, (const char *const *)f->nodes->pdata, f->nodes->len);
+    fp_jsonw_end_object(w);
 }
 
-static void results(JsonBuilder *b, const fp_gate_result *g, const GPtrArray *ids)
+static void results(fp_jsonw *w, const sarif_ctx *x)
 {
-    json_builder_set_member_name(b, "results");
-    json_builder_begin_array(b);
+    const fp_gate_result *g = x->g;
+    fp_jsonw_begin_array(w, "results");
     for (guint i = 0; i < g->checks->len; i++) {
         const fp_gate_check *c = g->checks->pdata[i];
         if (c->status != FP_GATE_PASS && c->key != FP_GATE_KEY_FORBID_UNFUSED)
-            check_result(b, g, ids, c);
+            check_result(w, x, c);
     }
     const GPtrArray *fl = g->report->res->fusions->fusions;
     for (guint i = 0; i < fl->len; i++) {
         const fp_fusion *f = fl->pdata[i];
         if (!f->applied)
-            fusion_result(b, g, ids, f);
+            fusion_result(w, x, f);
     }
-    json_builder_end_array(b);
+    fp_jsonw_end_array(w);
 }
 
-JsonNode *fp_report_sarif(const fp_gate_result *g, int exit_code)
+void fp_report_sarif(const fp_gate_result *g, int exit_code, fp_jsonw *w)
 {
     g_autoptr(GPtrArray) ids = rule_ids(g);
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    m_str(b, "$schema", SARIF_SCHEMA);
-    m_str(b, "version", "2.1.0");
-    json_builder_set_member_name(b, "runs");
-    json_builder_begin_array(b);
-    json_builder_begin_object(b);
-    driver(b, g, ids);
-    json_builder_set_member_name(b, "invocations");
-    json_builder_begin_array(b);
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "executionSuccessful");
-    json_builder_add_boolean_value(b, g->not_evaluated == 0);
-    json_builder_set_member_name(b, "exitCode");
-    json_builder_add_int_value(b, exit_code);
-    json_builder_end_object(b);
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "artifacts");
-    json_builder_begin_array(b);
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "location");
-    json_builder_begin_object(b);
     g_autofree char *uri = model_uri(g->report->model->path);
-    m_str(b, "uri", uri);
-    json_builder_end_object(b);
-    json_builder_end_object(b);
-    json_builder_end_array(b);
-    results(b, g, ids);
-    json_builder_end_object(b);
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
+    sarif_ctx x = {g, ids, uri};
+    fp_jsonw_begin_object(w, NULL);
+    m_str(w, "$schema", SARIF_SCHEMA);
+    m_str(w, "version", "2.1.0");
+    fp_jsonw_begin_array(w, "runs");
+    fp_jsonw_begin_object(w, NULL);
+    driver(w, g, ids);
+    fp_jsonw_begin_array(w, "invocations");
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_bool(w, "executionSuccessful", g->not_evaluated == 0);
+    fp_jsonw_int(w, "exitCode", exit_code);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_array(w);
+    fp_jsonw_begin_array(w, "artifacts");
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_begin_object(w, "location");
+    m_str(w, "uri", uri);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_array(w);
+    results(w, &x);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
 }
