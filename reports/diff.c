@@ -9,29 +9,47 @@
 
 double fp_diff_change(double old_v, double new_v) { return old_v != 0 ? (new_v - old_v) / old_v : NAN; }
 
-static const fp_fusion *find(const fp_fusion_list *l, const char *rule, const char *anchor, bool applied)
+/* Fusions indexed by (rule, anchor): the key is the fusion itself. */
+static guint fusion_hash(gconstpointer p)
 {
-    for (guint i = 0; i < l->fusions->len; i++) {
-        const fp_fusion *f = l->fusions->pdata[i];
-        if (f->applied == applied && strcmp(f->rule, rule) == 0 && strcmp(f->anchor, anchor) == 0)
-            return f;
-    }
-    return NULL;
+    const fp_fusion *f = p;
+    return g_str_hash(f->rule) * 31u + g_str_hash(f->anchor);
 }
 
-/* Fusions applied in `a` and not in `b`, each with b's refused candidate when there is one. */
+static gboolean fusion_equal(gconstpointer a, gconstpointer b)
+{
+    const fp_fusion *x = a, *y = b;
+    return strcmp(x->rule, y->rule) == 0 && strcmp(x->anchor, y->anchor) == 0;
+}
+
+/* The first fusion of l per (rule, anchor), among the applied ones (applied) or the others. */
+static GHashTable *first_by_key(const fp_fusion_list *l, bool applied)
+{
+    GHashTable *t = g_hash_table_new(fusion_hash, fusion_equal);
+    for (guint i = 0; i < l->fusions->len; i++) {
+        fp_fusion *f = l->fusions->pdata[i];
+        if (f->applied == applied && !g_hash_table_contains(t, f))
+            g_hash_table_add(t, f);
+    }
+    return t;
+}
+
+/* Fusions applied in `a` and not in `b`, each with b's refused candidate when there is one (the
+ * first in b's order). */
 static GPtrArray *missing(const fp_fusion_list *a, const fp_fusion_list *b)
 {
     GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GHashTable) b_applied = first_by_key(b, true);
+    g_autoptr(GHashTable) b_refused = first_by_key(b, false);
     for (guint i = 0; i < a->fusions->len; i++) {
         const fp_fusion *f = a->fusions->pdata[i];
-        if (!f->applied || find(b, f->rule, f->anchor, true))
+        if (!f->applied || g_hash_table_contains(b_applied, f))
             continue;
         fp_diff_fusion *d = g_new0(fp_diff_fusion, 1);
         d->rule = f->rule;
         d->anchor = f->anchor;
         d->applied = f;
-        d->other = find(b, f->rule, f->anchor, false);
+        d->other = g_hash_table_lookup(b_refused, f);
         g_ptr_array_add(out, d);
     }
     return out;
