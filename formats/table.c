@@ -67,7 +67,11 @@ static bool explain_json(const fp_fusion_list *l, const fp_target *t, const fp_e
 
 static bool diff_json(const fp_diff *d, const char *path, GError **error)
 {
-    return write_doc(fp_diff_json(d), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_diff_json(d, w);
+    return fp_jsonw_close(w, error);
 }
 
 static bool devices_json(GPtrArray *devs, bool one, const char *path, GError **error)

@@ -2,6 +2,17 @@
  * (docs/json.md), written piece by piece (reports/json_writer.h). */
 #include "reports/json.h"
 
+void fp_jsonw_reason(fp_jsonw *w, const fp_reason *r)
+{
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_str(w, "constraint", r->constraint);
+    fp_jsonw_str(w, "actual", r->actual);
+    fp_jsonw_str(w, "required", r->required);
+    fp_jsonw_str(w, "message", r->message);
+    fp_jsonw_str(w, "hint", r->hint);
+    fp_jsonw_end_object(w);
+}
+
 void fp_report_fusions_json(fp_jsonw *w, const fp_fusion_list *l, const fp_explain_filter *f)
 {
     fp_jsonw_begin_array(w, "fusions");
@@ -20,16 +31,8 @@ void fp_report_fusions_json(fp_jsonw *w, const fp_fusion_list *l, const fp_expla
         fp_jsonw_str(w, "fused_op", fu->fused_op);
         fp_jsonw_str(w, "activation", fu->activation);
         fp_jsonw_begin_array(w, "reasons");
-        for (guint k = 0; k < fu->reasons->len; k++) {
-            const fp_reason *r = fu->reasons->pdata[k];
-            fp_jsonw_begin_object(w, NULL);
-            fp_jsonw_str(w, "constraint", r->constraint);
-            fp_jsonw_str(w, "actual", r->actual);
-            fp_jsonw_str(w, "required", r->required);
-            fp_jsonw_str(w, "message", r->message);
-            fp_jsonw_str(w, "hint", r->hint);
-            fp_jsonw_end_object(w);
-        }
+        for (guint k = 0; k < fu->reasons->len; k++)
+            fp_jsonw_reason(w, fu->reasons->pdata[k]);
         fp_jsonw_end_array(w);
         fp_jsonw_end_object(w);
     }

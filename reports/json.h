@@ -16,9 +16,9 @@
 #include "reports/report.h"
 #include "reports/shapes.h"
 
-/* report, explain, shapes and info write their documents piece by piece into w (the first three
- * have arrays as long as the model: reports/json_writer.h); the others return a new document the
- * caller unrefs. */
+/* report, explain, shapes, info and diff write their documents piece by piece into w (all but
+ * info have arrays as long as the model: reports/json_writer.h); the others return a new document
+ * the caller unrefs. */
 void fp_report_json(const fp_report *r, fp_jsonw *w);
 JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag);
 JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
@@ -26,10 +26,13 @@ JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *
 void fp_report_info_json(const fp_model *m, fp_jsonw *w);
 void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w);
 void fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, fp_jsonw *w);
-JsonNode *fp_diff_json(const fp_diff *d);
+void fp_diff_json(const fp_diff *d, fp_jsonw *w);
 /* {"schema": 1, "devices": [...]} for a list, {"schema": 1, <device members>} for one. */
 JsonNode *fp_report_devices_json(GPtrArray *devs, bool one);
 
+/* One refusal reason {constraint, actual, required, message, hint} as an array element; shared by
+ * explain, report and diff. */
+void fp_jsonw_reason(fp_jsonw *w, const fp_reason *r);
 /* Writes the `fusions` array (filtered) into the object being written; shared by explain and report. */
 void fp_report_fusions_json(fp_jsonw *w, const fp_fusion_list *l, const fp_explain_filter *f);
 
