@@ -31,6 +31,7 @@ typedef struct {
     GPtrArray *members; /* fp_node*, not owned; NULL once merged into another group */
     GPtrArray *rules;   /* const char*, distinct */
     const fp_node *kernel;
+    guint index;        /* in dot_ctx.groups (never removed from it): its cluster's number */
 } group;
 
 typedef struct {
@@ -72,6 +73,7 @@ static void group_fusion(dot_ctx *c, const fp_fusion *f)
                 into = g_new0(group, 1);
                 into->members = g_ptr_array_new();
                 into->rules = g_ptr_array_new();
+                into->index = c->groups->len;
                 g_ptr_array_add(c->groups, into);
             }
         }
@@ -204,9 +206,7 @@ static void edge_end(const dot_ctx *c, const fp_node *n, bool out, guint *id, ch
     if (!g)
         return;
     *id = ((fp_node *)g->members->pdata[out ? g->members->len - 1 : 0])->id;
-    guint gi = 0;
-    g_ptr_array_find(c->groups, g, &gi);
-    g_snprintf(cluster, len, ", %s=cluster_%u", out ? "ltail" : "lhead", gi);
+    g_snprintf(cluster, len, ", %s=cluster_%u", out ? "ltail" : "lhead", g->index);
 }
 
 static bool is_weight(const fp_value *v)
