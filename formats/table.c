@@ -28,13 +28,21 @@ static bool report_json(const fp_report *r, const char *path, GError **error)
 static bool memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, const char *path,
                         GError **error)
 {
-    return write_doc(fp_report_memory_json(m, r, diag), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_memory_json(m, r, diag, w);
+    return fp_jsonw_close(w, error);
 }
 
 static bool headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                           const fp_diag *diag, const char *path, GError **error)
 {
-    return write_doc(fp_report_headroom_json(m, q, res, diag), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_headroom_json(m, q, res, diag, w);
+    return fp_jsonw_close(w, error);
 }
 
 static bool info_json(const fp_model *m, const char *path, GError **error)

@@ -16,13 +16,15 @@
 #include "reports/report.h"
 #include "reports/shapes.h"
 
-/* report, explain, shapes, info and diff write their documents piece by piece into w (all but
- * info have arrays as long as the model: reports/json_writer.h); the others return a new document
- * the caller unrefs. */
+/* report, explain, shapes, info, diff, memory and headroom write their documents piece by piece
+ * into w (most have arrays as long as the model: reports/json_writer.h); the others return a new
+ * document the caller unrefs. */
 void fp_report_json(const fp_report *r, fp_jsonw *w);
-JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag);
-JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
-                                  const fp_diag *diag);
+void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, fp_jsonw *w);
+/* The `memory` object of the memory document, as member `member` (shared with report). */
+void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memory_result *r);
+void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
+                             const fp_diag *diag, fp_jsonw *w);
 void fp_report_info_json(const fp_model *m, fp_jsonw *w);
 void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w);
 void fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, fp_jsonw *w);

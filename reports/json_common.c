@@ -32,21 +32,19 @@ void fp_jsonw_value(fp_jsonw *w, const fp_value *v)
     fp_jsonw_end_object(w);
 }
 
-JsonNode *fp_json_diagnostics(const fp_diag *diag)
+void fp_jsonw_diagnostics(fp_jsonw *w, const char *member, const fp_diag *diag)
 {
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, member);
     for (guint i = 0; diag && i < diag->entries->len; i++) {
         const fp_diag_entry *e = diag->entries->pdata[i];
-        json_builder_begin_object(b);
-        fp_json_str(b, "level", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
-        fp_json_str(b, "code", e->code);
-        fp_json_str(b, "node", e->node);
-        fp_json_str(b, "message", e->message);
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_name(w, "level", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
+        fp_jsonw_str(w, "code", e->code);
+        fp_jsonw_str(w, "node", e->node);
+        fp_jsonw_str(w, "message", e->message);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
-    return json_builder_get_root(b);
+    fp_jsonw_end_array(w);
 }
 
 bool fp_json_write(JsonNode *root, const char *path, GError **error)

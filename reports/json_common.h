@@ -24,9 +24,9 @@ void fp_json_uint(JsonBuilder *b, const char *member, uint64_t v);
 void fp_json_num(JsonBuilder *b, const char *member, double v);
 void fp_json_bool(JsonBuilder *b, const char *member, bool v);
 
-/* The findings as an array of {level, code, node, message} (an empty array for NULL); the caller
- * unrefs it. */
-JsonNode *fp_json_diagnostics(const fp_diag *diag);
+/* Writes the findings as an array of {level, code, node, message} (empty for NULL): as long as the
+ * model when every node has a finding. */
+void fp_jsonw_diagnostics(fp_jsonw *w, const char *member, const fp_diag *diag);
 
 /* Serializes `root` (pretty, trailing newline) to stdout when path is NULL or "-", else writes
  * the file atomically (a failed write leaves any old file intact). */

@@ -1,130 +1,117 @@
-/* memory_json.c - the `memory` and `headroom` JSON documents (docs/json.md). */
+/* memory_json.c - the `memory` and `headroom` JSON documents (docs/json.md), written piece by
+ * piece (reports/json_writer.h): the optimized order names every node, and there can be a finding
+ * per node. */
 #include "reports/json.h"
 
-static void json_diagnostics(JsonBuilder *b, const fp_diag *diag)
+static void json_tensor(fp_jsonw *w, const fp_memory_tensor *t)
 {
-    json_builder_set_member_name(b, "diagnostics");
-    json_builder_add_value(b, fp_json_diagnostics(diag));
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_str(w, "name", fp_report_memory_tensor_name(t));
+    fp_jsonw_uint(w, "bytes", t->bytes);
+    fp_jsonw_uint(w, "offset", t->offset);
+    fp_jsonw_str(w, "producer", t->input ? NULL : t->producer->name);
+    fp_jsonw_str(w, "last_consumer", t->last_reader ? t->last_reader->name : NULL);
+    fp_jsonw_uint(w, "first_step", t->first);
+    fp_jsonw_uint(w, "last_step", t->last);
+    fp_jsonw_uint(w, "values", t->values);
+    fp_jsonw_name(w, "kind", t->ws_node ? "workspace" : t->input ? "input" : t->output ? "output" : "activation");
+    fp_jsonw_end_object(w);
 }
 
-static void json_tensor(JsonBuilder *b, const fp_memory_tensor *t)
+void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memory_result *r)
 {
-    json_builder_begin_object(b);
-    fp_json_str(b, "name", fp_report_memory_tensor_name(t));
-    fp_json_uint(b, "bytes", t->bytes);
-    fp_json_uint(b, "offset", t->offset);
-    fp_json_str(b, "producer", t->input ? NULL : t->producer->name);
-    fp_json_str(b, "last_consumer", t->last_reader ? t->last_reader->name : NULL);
-    fp_json_uint(b, "first_step", t->first);
-    fp_json_uint(b, "last_step", t->last);
-    fp_json_uint(b, "values", t->values);
-    fp_json_str(b, "kind", t->ws_node ? "workspace" : t->input ? "input" : t->output ? "output" : "activation");
-    json_builder_end_object(b);
-}
-
-JsonNode *fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag)
-{
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    fp_json_uint(b, "schema", FP_JSON_SCHEMA);
-    fp_json_str(b, "path", m->path);
-    fp_json_str(b, "graph", r->graph->name);
-    json_builder_set_member_name(b, "memory");
-    json_builder_begin_object(b);
-    fp_json_str(b, "strategy", fp_memplan_strategy_name(r->opts.strategy));
-    fp_json_str(b, "method", r->method);
-    fp_json_str(b, "schedule", r->schedule);
-    fp_json_uint(b, "alignment", r->align);
-    fp_json_uint(b, "lower_bound_bytes", r->lower_bound);
-    fp_json_uint(b, "arena_bytes", r->arena);
-    fp_json_uint(b, "naive_bytes", r->naive_bytes);
-    json_builder_set_member_name(b, "fragmentation");
-    json_builder_add_double_value(b, r->lower_bound ? (double)r->arena / (double)r->lower_bound - 1.0 : 0.0);
-    fp_json_uint(b, "weight_bytes", r->weight_bytes);
+    fp_jsonw_begin_object(w, member);
+    fp_jsonw_name(w, "strategy", fp_memplan_strategy_name(r->opts.strategy));
+    fp_jsonw_str(w, "method", r->method);
+    fp_jsonw_str(w, "schedule", r->schedule);
+    fp_jsonw_uint(w, "alignment", r->align);
+    fp_jsonw_uint(w, "lower_bound_bytes", r->lower_bound);
+    fp_jsonw_uint(w, "arena_bytes", r->arena);
+    fp_jsonw_uint(w, "naive_bytes", r->naive_bytes);
+    fp_jsonw_num(w, "fragmentation", r->lower_bound ? (double)r->arena / (double)r->lower_bound - 1.0 : 0.0);
+    fp_jsonw_uint(w, "weight_bytes", r->weight_bytes);
     uint64_t total;
-    fp_json_uint(b, "total_bytes", g_uint64_checked_add(&total, r->weight_bytes, r->arena) ? total : UINT64_MAX);
-    fp_json_uint(b, "workspace_bytes", r->workspace_bytes);
-    json_builder_set_member_name(b, "strategies");
-    json_builder_begin_object(b);
+    fp_jsonw_uint(w, "total_bytes", g_uint64_checked_add(&total, r->weight_bytes, r->arena) ? total : UINT64_MAX);
+    fp_jsonw_uint(w, "workspace_bytes", r->workspace_bytes);
+    fp_jsonw_begin_object(w, "strategies");
     for (unsigned s = 0; s < FP_MEMPLAN_COUNT; s++) {
-        json_builder_set_member_name(b, fp_memplan_strategy_name((fp_memplan_strategy)s));
+        const char *name = fp_memplan_strategy_name((fp_memplan_strategy)s);
         if (r->strategy_planned[s])
-            json_builder_add_int_value(b, (gint64)r->strategy_arena[s]);
+            fp_jsonw_int(w, name, (gint64)r->strategy_arena[s]);
         else
-            json_builder_add_null_value(b);
+            fp_jsonw_null(w, name);
     }
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "schedules");
-    json_builder_begin_object(b);
-    fp_json_uint(b, "given_lower_bound_bytes", r->lower_bound_given);
-    json_builder_set_member_name(b, "optimized_lower_bound_bytes");
+    fp_jsonw_end_object(w);
+    fp_jsonw_begin_object(w, "schedules");
+    fp_jsonw_uint(w, "given_lower_bound_bytes", r->lower_bound_given);
     if (r->schedule_searched)
-        json_builder_add_int_value(b, (gint64)MIN(r->lower_bound_optimized, (uint64_t)G_MAXINT64));
+        fp_jsonw_int(w, "optimized_lower_bound_bytes", (gint64)MIN(r->lower_bound_optimized, (uint64_t)G_MAXINT64));
     else
-        json_builder_add_null_value(b);
-    fp_json_str(b, "method", r->schedule_searched ? r->schedule_method : NULL);
-    fp_json_bool(b, "proven_minimal", r->schedule_searched && r->schedule_exact);
-    fp_json_uint(b, "segments", r->n_segments);
-    json_builder_set_member_name(b, "optimized_order");
-    json_builder_begin_array(b);
+        fp_jsonw_null(w, "optimized_lower_bound_bytes");
+    fp_jsonw_str(w, "method", r->schedule_searched ? r->schedule_method : NULL);
+    fp_jsonw_bool(w, "proven_minimal", r->schedule_searched && r->schedule_exact);
+    fp_jsonw_uint(w, "segments", r->n_segments);
+    fp_jsonw_begin_array(w, "optimized_order");
     for (uint32_t i = 0; r->opts.schedule == FP_SCHEDULE_OPTIMIZED && i < r->n_order; i++)
-        json_builder_add_string_value(b, r->order[i]->name);
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    fp_json_uint(b, "steps", r->n_order);
-    fp_json_uint(b, "buffers", r->n_buffers);
-    fp_json_uint(b, "views", r->n_views);
-    fp_json_uint(b, "inplace", r->n_inplace);
-    fp_json_uint(b, "fused_values", r->n_fused);
-    fp_json_uint(b, "unknown_size_values", r->n_unknown);
-    fp_json_uint(b, "peak_step", r->peak_step);
-    fp_json_str(b, "peak_node", r->peak_node ? r->peak_node->name : NULL);
-    json_builder_set_member_name(b, "peak_tensors");
-    json_builder_begin_array(b);
+        fp_jsonw_str(w, NULL, r->order[i]->name);
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+    fp_jsonw_uint(w, "steps", r->n_order);
+    fp_jsonw_uint(w, "buffers", r->n_buffers);
+    fp_jsonw_uint(w, "views", r->n_views);
+    fp_jsonw_uint(w, "inplace", r->n_inplace);
+    fp_jsonw_uint(w, "fused_values", r->n_fused);
+    fp_jsonw_uint(w, "unknown_size_values", r->n_unknown);
+    fp_jsonw_uint(w, "peak_step", r->peak_step);
+    fp_jsonw_str(w, "peak_node", r->peak_node ? r->peak_node->name : NULL);
+    fp_jsonw_begin_array(w, "peak_tensors");
     for (uint32_t i = 0; i < r->n_peak; i++)
-        json_tensor(b, &r->peak[i]);
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "hints");
-    json_builder_begin_array(b);
+        json_tensor(w, &r->peak[i]);
+    fp_jsonw_end_array(w);
+    fp_jsonw_begin_array(w, "hints");
     g_autoptr(GPtrArray) hints = fp_report_memory_hints(r);
     for (guint i = 0; i < hints->len; i++)
-        json_builder_add_string_value(b, hints->pdata[i]);
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    json_diagnostics(b, diag);
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
+        fp_jsonw_str(w, NULL, hints->pdata[i]);
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
 }
 
-JsonNode *fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
-                                  const fp_diag *diag)
+void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, fp_jsonw *w)
 {
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    fp_json_uint(b, "schema", FP_JSON_SCHEMA);
-    fp_json_str(b, "path", m->path);
-    json_builder_set_member_name(b, "headroom");
-    json_builder_begin_object(b);
-    fp_json_uint(b, "max_batch", (uint64_t)res->max_batch);
-    fp_json_uint(b, "bytes_at_max", res->bytes_at_max);
-    fp_json_uint(b, "weight_bytes", res->weight_bytes);
-    fp_json_uint(b, "arena_bytes_at_max", res->arena_at_max);
-    json_builder_set_member_name(b, "bytes_above_max");
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_uint(w, "schema", FP_JSON_SCHEMA);
+    fp_jsonw_str(w, "path", m->path);
+    fp_jsonw_str(w, "graph", r->graph->name);
+    fp_report_memory_object_json(w, "memory", r);
+    fp_jsonw_diagnostics(w, "diagnostics", diag);
+    fp_jsonw_end_object(w);
+}
+
+void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
+                             const fp_diag *diag, fp_jsonw *w)
+{
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_uint(w, "schema", FP_JSON_SCHEMA);
+    fp_jsonw_str(w, "path", m->path);
+    fp_jsonw_begin_object(w, "headroom");
+    fp_jsonw_uint(w, "max_batch", (uint64_t)res->max_batch);
+    fp_jsonw_uint(w, "bytes_at_max", res->bytes_at_max);
+    fp_jsonw_uint(w, "weight_bytes", res->weight_bytes);
+    fp_jsonw_uint(w, "arena_bytes_at_max", res->arena_at_max);
     if (res->at_limit)
-        json_builder_add_null_value(b);
+        fp_jsonw_null(w, "bytes_above_max");
     else
-        json_builder_add_int_value(b, (gint64)MIN(res->bytes_above, (uint64_t)G_MAXINT64));
-    fp_json_uint(b, "capacity_bytes", q->capacity);
-    fp_json_uint(b, "reserve_bytes", q->reserve);
-    fp_json_uint(b, "usable_bytes", res->usable);
-    fp_json_str(b, "device", q->device);
-    fp_json_str(b, "batch_dim", q->batch_dim);
-    fp_json_str(b, "strategy", fp_memplan_strategy_name(q->mem->strategy));
-    fp_json_str(b, "schedule", q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given");
-    fp_json_uint(b, "evaluations", res->evaluations);
-    fp_json_bool(b, "at_search_limit", res->at_limit);
-    json_builder_end_object(b);
-    json_diagnostics(b, diag);
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
+        fp_jsonw_int(w, "bytes_above_max", (gint64)MIN(res->bytes_above, (uint64_t)G_MAXINT64));
+    fp_jsonw_uint(w, "capacity_bytes", q->capacity);
+    fp_jsonw_uint(w, "reserve_bytes", q->reserve);
+    fp_jsonw_uint(w, "usable_bytes", res->usable);
+    fp_jsonw_str(w, "device", q->device);
+    fp_jsonw_str(w, "batch_dim", q->batch_dim);
+    fp_jsonw_name(w, "strategy", fp_memplan_strategy_name(q->mem->strategy));
+    fp_jsonw_name(w, "schedule", q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given");
+    fp_jsonw_uint(w, "evaluations", res->evaluations);
+    fp_jsonw_bool(w, "at_search_limit", res->at_limit);
+    fp_jsonw_end_object(w);
+    fp_jsonw_diagnostics(w, "diagnostics", diag);
+    fp_jsonw_end_object(w);
 }

@@ -56,9 +56,7 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
     fp_jsonw_int(w, "merged", res->layout.merged);
     fp_jsonw_int(w, "kept", res->layout.refused);
     fp_jsonw_end_object(w);
-    g_autoptr(JsonNode) mem = fp_report_memory_json(r->model, res->memory, NULL);
-    JsonNode *mm = json_object_get_member(json_node_get_object(mem), "memory");
-    fp_jsonw_node(w, "memory", mm ? mm : mem);
+    fp_report_memory_object_json(w, "memory", res->memory);
     if (r->headroom) {
         fp_jsonw_begin_object(w, "headroom");
         fp_jsonw_int(w, "max_batch", r->headroom->max_batch);

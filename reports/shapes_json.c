@@ -55,7 +55,6 @@ void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w)
     fp_jsonw_int(w, "bytes", (gint64)t.bytes);
     fp_jsonw_int(w, "params", (gint64)t.params);
     fp_jsonw_end_object(w);
-    g_autoptr(JsonNode) found = fp_json_diagnostics(diag);
-    fp_jsonw_node(w, "diagnostics", found);
+    fp_jsonw_diagnostics(w, "diagnostics", diag);
     fp_jsonw_end_object(w);
 }
