@@ -25,7 +25,6 @@ struct fp_jsonw {
     bool is_object[MAX_DEPTH];    /* per open container */
     uint32_t count[MAX_DEPTH];    /* items written in it so far */
     JsonGenerator *gen;           /* scalars and names, compact */
-    JsonGenerator *pretty;        /* trees (fp_jsonw_node) */
     JsonNode *scalar;             /* the value node scalars are generated from */
     GHashTable *escaped;          /* a name (by pointer) -> its escaped form in quotes */
 };
@@ -35,9 +34,6 @@ fp_jsonw *fp_jsonw_new(void)
     fp_jsonw *w = g_new0(fp_jsonw, 1);
     w->out = g_string_sized_new(4096);
     w->gen = json_generator_new();
-    w->pretty = json_generator_new();
-    json_generator_set_pretty(w->pretty, TRUE);
-    json_generator_set_indent(w->pretty, 2);
     w->scalar = json_node_new(JSON_NODE_VALUE);
     w->escaped = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     return w;
@@ -53,7 +49,6 @@ void fp_jsonw_free(fp_jsonw *w)
     if (w->out)
         g_string_free(w->out, TRUE);
     g_object_unref(w->gen);
-    g_object_unref(w->pretty);
     json_node_unref(w->scalar);
     g_hash_table_destroy(w->escaped);
     g_free(w);
@@ -244,33 +239,4 @@ void fp_jsonw_bool(fp_jsonw *w, const char *member, bool v)
 {
     item(w, member);
     g_string_append(w->out, v ? "true" : "false");
-}
-
-/* json-glib writes v at the level it stands at: v inside as many one-element arrays as the level,
- * written pretty, is the text after the arrays' opening lines (and v's indentation) and before
- * their closing lines. */
-void fp_jsonw_node(fp_jsonw *w, const char *member, JsonNode *v)
-{
-    item(w, member);
-    int level = w->depth;
-    JsonNode *root = json_node_ref(v);
-    for (int i = 0; i < level; i++) {
-        JsonArray *a = json_array_new();
-        json_array_add_element(a, root);
-        root = json_node_init_array(json_node_alloc(), a);
-        json_array_unref(a);
-    }
-    json_generator_set_root(w->pretty, root);
-    json_node_unref(root);
-    g_autoptr(GString) s = json_generator_to_gstring(w->pretty, g_string_new(NULL));
-    const char *from = s->str, *to = s->str + s->len;
-    for (int i = 0; i < level; i++) {
-        from = strchr(from, '\n') + 1;
-        while (to > from && to[-1] != '\n')
-            to--;
-        to--; /* the newline before a closing line */
-    }
-    from += 2 * level;
-    g_assert(from <= to);
-    g_string_append_len(w->out, from, to - from);
 }

@@ -48,7 +48,5 @@ void fp_jsonw_uint(fp_jsonw *w, const char *member, uint64_t v);
 void fp_jsonw_num(fp_jsonw *w, const char *member, double v);
 void fp_jsonw_bool(fp_jsonw *w, const char *member, bool v);
 void fp_jsonw_null(fp_jsonw *w, const char *member);
-/* A tree (a small part of the document built with json-glib), written where it stands. */
-void fp_jsonw_node(fp_jsonw *w, const char *member, JsonNode *v);
 
 #endif
