@@ -315,6 +315,8 @@ static void graph_free_indexes(fp_graph *g)
     g_ptr_array_free(g->inputs, TRUE);
     g_ptr_array_free(g->outputs, TRUE);
     g_ptr_array_free(g->initializers, TRUE);
+    if (g->folded)
+        g_ptr_array_free(g->folded, TRUE);
     if (g->by_name)
         g_hash_table_destroy(g->by_name);
     g_free(g->use_pool);

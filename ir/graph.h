@@ -353,6 +353,8 @@ struct fp_graph {
     fp_node **topo;      /* fp_graph_order's cache (g_malloc), NULL when not computed since the last
                             fp_model_link or new node */
     uint32_t n_topo;
+    GPtrArray *folded;   /* fp_node* of this graph that shape inference marked FP_NODE_FOLDED, so
+                            that its next run clears only those (passes/shapes.c); NULL while none */
 };
 
 typedef struct {
