@@ -204,6 +204,31 @@ static void test_symbolic_batch(void)
     CU_ASSERT_EQUAL(vals[1], -1);
 }
 
+/* A run that cannot fold what the run before it folded clears those marks (a reset clears only
+ * the nodes its graph lists as folded): batch 8 folds the Shape chain, the symbolic batch after
+ * it folds nothing, batch 8 again folds the chain again. */
+static void test_rerun_unfolds(void)
+{
+    tb *b = flatten_chain();
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 8, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const char *chain[] = {"s", "d0", "u0", "target"};
+    for (int64_t run = 0; run < 3; run++) {
+        int64_t batch = run == 1 ? 0 : 8;
+        if (run) {
+            fp_shape_opts o = {.batch = batch};
+            CU_ASSERT_FATAL(fp_pass_shapes(m, &o, NULL, &err));
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(chain); i++)
+            CU_ASSERT_EQUAL(!!(fp_graph_find(m->main, chain[i])->producer->flags & FP_NODE_FOLDED), batch != 0);
+        CU_ASSERT_EQUAL(fp_value_fold(fp_graph_find(m->main, "target")) != NULL, batch != 0);
+        CU_ASSERT_FALSE(fp_graph_find(m->main, "y")->producer->flags & FP_NODE_FOLDED);
+        CU_ASSERT_EQUAL(m->main->folded ? m->main->folded->len : 0, batch ? G_N_ELEMENTS(chain) : 0);
+    }
+}
+
 /* Running shape inference again (headroom: once per batch) reuses the interned shapes and folded
  * contents of earlier runs: the same pointers at the same batch, and the model's arena stops
  * growing once every batch seen has been inferred. */
@@ -394,6 +419,7 @@ FP_TEST_SUITE(register_shapes)
     CU_add_test(s, "reshape_split_slice", test_reshape_split_slice);
     CU_add_test(s, "fold memo", test_fold_memo);
     CU_add_test(s, "rerun reuses interned shapes", test_rerun_interned);
+    CU_add_test(s, "rerun unfolds", test_rerun_unfolds);
     CU_add_test(s, "rare value fields", test_rerun_value_ext);
     CU_add_test(s, "conv_channel_mismatch", test_conv_channel_mismatch);
     CU_add_test(s, "broadcast_mismatch", test_broadcast_and_declared);
