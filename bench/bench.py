@@ -99,6 +99,7 @@ def measure_phases(exe, model, runs, big_runs=5):
     out = {k: statistics.median(float(row[k]) for row in rows) for k in rows[0]}
     out["runs"] = len(rows)
     out["total_ms_each"] = [float(row["total_ms"]) for row in rows]
+    out["total_sys_ms_each"] = [float(row.get("total_sys_ms", "nan")) for row in rows]
     return out
 
 
@@ -387,9 +388,11 @@ def render(info, res, samples, big, synth, a):
                  f"{mib(r['analyze_json']['rss_kib']) if 'rss_kib' in r.get('analyze_json', {}) else '-'} |")
     if all("total_ms_each" in res[rel(p)]["phases"] for p in synth):
         L.append("")
-        L.append("Each run, in the order run (in-process total, ms; the medians above): " + "; ".join(
-            f"{res[rel(p)]['nodes']:,}: " + ", ".join(ms(t) for t in res[rel(p)]["phases"]["total_ms_each"])
-            for p in synth) + ".")
+        L.append("Each run, in the order run (in-process total, ms; the medians above; in brackets the kernel CPU "
+                 "time of the run's threads, mostly the clearing of pages touched for the first time, which on this "
+                 "kind of virtual machine costs up to ~10x more when the host has taken the memory back: see "
+                 "the notes on fresh memory after the eighth round of hot spots): " +
+                 "; ".join(f"{res[rel(p)]['nodes']:,}: {each_run(res[rel(p)]['phases'])}" for p in synth) + ".")
     L.extend(curve_lines(res, synth, rel))
     L.append("")
     L.append("### Weight size does not matter\n")
@@ -412,6 +415,12 @@ def render(info, res, samples, big, synth, a):
     return "\n".join(L)
 
 
+def each_run(ph):
+    """The in-process total of each run, with its kernel CPU time in brackets when measured."""
+    sys_each = ph.get("total_sys_ms_each") or [float("nan")] * len(ph["total_ms_each"])
+    return ", ".join(ms(t) + (f" ({ms(k)})" if k == k else "") for t, k in zip(ph["total_ms_each"], sys_each))
+
+
 def curve_lines(res, synth, rel):
     """Time per node against size: the synthetic graphs of the target and the sizes in between
     (--curve-sizes), in-process, per phase; none when the run measured no curve."""
@@ -421,12 +430,14 @@ def curve_lines(res, synth, rel):
         return []
     L = ["", "Time per node against size (in-process wall, median of the runs; the sizes besides 1k, 10k, 100k "
          "and 1M are not part of the target):", "",
-         "| nodes | total us/node | load | pipeline | headroom | text | peak RSS MiB |", "|--:|--:|--:|--:|--:|--:|--:|"]
+         "| nodes | total us/node | load | pipeline | headroom | text | kernel CPU us/node | peak RSS MiB |",
+         "|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for n in sorted(pts):
         ph = pts[n]
+        kernel = f"{ph['total_sys_ms'] * 1e3 / n:.2f}" if "total_sys_ms" in ph else "-"
         L.append(f"| {n:,} | {ph['total_ms'] * 1e3 / n:.2f} | {ph['load_ms'] * 1e3 / n:.2f} | "
                  f"{ph['pipeline_ms'] * 1e3 / n:.2f} | {ph['headroom_ms'] * 1e3 / n:.2f} | "
-                 f"{ph['report_ms'] * 1e3 / n:.3f} | {mib(ph['peak_kib_report'])} |")
+                 f"{ph['report_ms'] * 1e3 / n:.3f} | {kernel} | {mib(ph['peak_kib_report'])} |")
     return L
 
 
