@@ -176,6 +176,15 @@ static tb *flatten_chain(void)
     return b;
 }
 
+/* flatten_chain analyzed at `batch` (0: symbolic), or NULL with *err set. */
+static fp_model *flatten_at(int64_t batch, GError **err)
+{
+    tb *b = flatten_chain();
+    fp_model *m = analyze(b, batch, err);
+    tb_free(b);
+    return m;
+}
+
 static void test_symbolic_batch(void)
 {
     tb *b = flatten_chain();
@@ -209,10 +218,8 @@ static void test_symbolic_batch(void)
  * it folds nothing, batch 8 again folds the chain again. */
 static void test_rerun_unfolds(void)
 {
-    tb *b = flatten_chain();
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_model) m = analyze(b, 8, &err);
-    tb_free(b);
+    g_autoptr(fp_model) m = flatten_at(8, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const char *chain[] = {"s", "d0", "u0", "target"};
     for (int64_t run = 0; run < 3; run++) {
@@ -234,10 +241,8 @@ static void test_rerun_unfolds(void)
  * growing once every batch seen has been inferred. */
 static void test_rerun_interned(void)
 {
-    tb *b = flatten_chain();
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_model) m = analyze(b, 8, &err);
-    tb_free(b);
+    g_autoptr(fp_model) m = flatten_at(8, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     fp_value *y = fp_graph_find(m->main, "y"), *t = fp_graph_find(m->main, "target");
     const fp_dim *y_dims = y->shape.dims, *t_sval = t->sval;
@@ -266,10 +271,8 @@ static void test_rerun_interned(void)
  * later run that folds nothing (the batch unbound again) leaves no fold behind. */
 static void test_rerun_value_ext(void)
 {
-    tb *b = flatten_chain();
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_model) m = analyze(b, 8, &err);
-    tb_free(b);
+    g_autoptr(fp_model) m = flatten_at(8, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     fp_value *y = fp_graph_find(m->main, "y"), *t = fp_graph_find(m->main, "target");
     CU_ASSERT_EQUAL(y->rare, 0); /* inferred, not folded */
