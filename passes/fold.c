@@ -580,11 +580,17 @@ static void set_sval(fp_model *m, fp_value *v, const fp_dim *d, int n)
     v->n_sval = n;
 }
 
+bool fp_fold_seeds(const fp_tensor *t)
+{
+    uint64_t n;
+    return t && t->where == FP_DATA_INLINE && is_int_type(t->dtype) && t->shape.rank <= 1 &&
+           fp_shape_numel(&t->shape, &n) && n <= SH_MAX_SVAL;
+}
+
 void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t)
 {
     uint64_t n;
-    if (!t || t->where != FP_DATA_INLINE || !is_int_type(t->dtype) || t->shape.rank > 1 ||
-        !fp_shape_numel(&t->shape, &n) || n > SH_MAX_SVAL)
+    if (!fp_fold_seeds(t) || !fp_shape_numel(&t->shape, &n))
         return;
     int64_t x[SH_MAX_SVAL];
     load_ints(t, n, x);

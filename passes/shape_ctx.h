@@ -103,6 +103,8 @@ void fp_fold_memo_free(fp_fold_memo *memo);
 /* Seeds v's sval from its constant tensor t (initializer/Constant/input value/folded result) when
  * t is a small inline integer vector; else leaves v as it is. Interns the vector in m. */
 void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t);
+/* Whether fp_fold_seed seeds a value from t (reads t only: safe beside other threads). */
+bool fp_fold_seeds(const fp_tensor *t);
 /* The constant content of v (initializer, Constant, folded or provided input), or NULL. */
 const fp_tensor *fp_fold_known(const fp_value *v);
 

@@ -142,6 +142,26 @@ static void dyn_chain(tb *b, int from, int to)
     }
 }
 
+/* torch's x.view(x.size(0), -1) of `x`, into the output "flat", with its integer constants made by
+ * Constant nodes at the end of the node list: their values are in the second half of the graph's,
+ * whose reset (the shape pass, on the side thread from FP_PAR_MIN_NODES on) lists them to seed. */
+static void flatten(tb *b, const char *x)
+{
+    int64_t zero[] = {0}, minus1[] = {-1};
+    tb_attr_i(b, tb_node(b, "Constant", "k_idx0", "", "f_idx0"), "value_int", 0);
+    tb_attr_ints(b, tb_node(b, "Constant", "k_axes0", "", "f_axes0"), "value_ints", 1, zero);
+    tb_attr_ints(b, tb_node(b, "Constant", "k_minus1", "", "f_minus1"), "value_ints", 1, minus1);
+    char io[64];
+    g_snprintf(io, sizeof io, "%s", x);
+    tb_node(b, "Shape", "f_shape", io, "f_s");
+    tb_attr_i(b, tb_node(b, "Gather", "f_gather", "f_s,f_idx0", "f_d0"), "axis", 0);
+    tb_node(b, "Unsqueeze", "f_unsqueeze", "f_d0,f_axes0", "f_u0");
+    tb_attr_i(b, tb_node(b, "Concat", "f_concat", "f_u0,f_minus1", "f_target"), "axis", 0);
+    g_snprintf(io, sizeof io, "%s,f_target", x);
+    tb_node(b, "Reshape", "f_reshape", io, "flat");
+    tb_output(b, "flat", 1, -1, NULL);
+}
+
 /* A model of more than FP_PAR_MIN_NODES nodes: blocks of Conv+BN+Relu (fused), a residual Add and
  * a Transpose pair (removed by layout), on a batch x 8 x 8 x 8 input; and a Relu chain on an input
  * of unknown shape (half before the blocks, half after) when `dyn`; `dangling` nodes reading a value
@@ -194,6 +214,7 @@ static char *big_model(bool dyn, int dangling)
     char last[32];
     g_snprintf(last, sizeof last, "x%d", blocks);
     tb_output(b, last, 1, 4, x);
+    flatten(b, last);
     if (dyn) {
         dyn_chain(b, 8, 16);
         tb_output(b, "y16", 1, -1, NULL);
@@ -254,6 +275,17 @@ static void test_pipeline_split(void)
     fp_par_allow(true);
     g_unlink(path);
 
+    /* the shape pass's reset split its values too: the flatten's constants were seeded */
+    for (int k = 0; k < 2; k++) {
+        const fp_model *m = k ? one.m : two.m;
+        g_autofree char *flat = fp_shape_to_string(&fp_graph_find(m->main, "flat")->shape);
+        CU_ASSERT_STRING_EQUAL(flat, "1x512");
+        CU_ASSERT(fp_graph_find(m->main, "f_target")->producer->flags & FP_NODE_FOLDED);
+        const fp_value *c = fp_graph_find(m->main, "f_minus1");
+        CU_ASSERT_FATAL(c->n_sval == 1 && c->sval);
+        CU_ASSERT_EQUAL(c->sval[0].value, -1);
+        CU_ASSERT(c->id >= m->main->values->len / 2);
+    }
     CU_ASSERT(two.res.stages[1].ops < two.res.stages[0].ops); /* the model exercises fusion */
     CU_ASSERT(two.res.layout.rewrote);                        /* and layout: the metrics rerun */
     for (int i = 0; i < 3; i++) {
