@@ -9,8 +9,7 @@
  * the text report written to a memory buffer. Prints one line of key=value pairs: wall and CPU
  * milliseconds per phase, the kernel CPU time of the whole run, the peak resident set size before
  * the model is read and after each phase (getrusage: the peak so far, in KiB), the node count as
- * read and the plans headroom made. Exit 2
- * when the model cannot be read or a pass fails.
+ * read and the plans headroom made. Exit 2 when the model cannot be read or a pass fails.
  */
 #include <glib.h>
 #include <stdio.h>

@@ -580,17 +580,23 @@ static void set_sval(fp_model *m, fp_value *v, const fp_dim *d, int n)
     v->n_sval = n;
 }
 
+/* Whether t seeds an sval: a small inline integer vector; *n its element count. */
+static bool seed_count(const fp_tensor *t, uint64_t *n)
+{
+    return t && t->where == FP_DATA_INLINE && is_int_type(t->dtype) && t->shape.rank <= 1 &&
+           fp_shape_numel(&t->shape, n) && *n <= SH_MAX_SVAL;
+}
+
 bool fp_fold_seeds(const fp_tensor *t)
 {
     uint64_t n;
-    return t && t->where == FP_DATA_INLINE && is_int_type(t->dtype) && t->shape.rank <= 1 &&
-           fp_shape_numel(&t->shape, &n) && n <= SH_MAX_SVAL;
+    return seed_count(t, &n);
 }
 
 void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t)
 {
     uint64_t n;
-    if (!fp_fold_seeds(t) || !fp_shape_numel(&t->shape, &n))
+    if (!seed_count(t, &n))
         return;
     int64_t x[SH_MAX_SVAL];
     load_ints(t, n, x);
