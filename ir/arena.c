@@ -106,10 +106,17 @@ static block *map_block(size_t bytes)
  * process has mapped PREFAULT_AFTER blocks of the largest size (a big model: ~30 MiB of IR), or a
  * frontend said a big model is coming (fp_arena_expect), a background thread keeps
  * PREFAULT_READY more of them mapped and touched, and block_alloc takes
- * those first; it never waits for the thread. Costs: one thread, and at most PREFAULT_READY
- * blocks (16 MiB) resident and never used. Small models never start it. */
+ * those first; it never waits for the thread. When the frontend said how much is coming, the
+ * thread goes on at once to 70% of it (a safe part of an estimate), and it faults in the parts of
+ * the heap asked for (fp_arena_prefault_heap) between blocks, PREFAULT_HEAP_STEP at a time: on a
+ * machine whose host takes back memory freed for ~2 s (free page reporting), what is taken in
+ * the first ~0.2 s of a run is still backed when the run before it has just exited, what is taken
+ * later may not be (docs/benchmarks.md #64). Costs: one thread, and at most PREFAULT_READY blocks
+ * (16 MiB) plus what an estimate overshoots resident and never used. Small models never start it. */
 #define PREFAULT_AFTER 4
 #define PREFAULT_READY 2
+#define PREFAULT_MAX 128       /* blocks the thread may hold ready at once (1 GiB) */
+#define PREFAULT_HEAP_STEP ((uintptr_t)32 << 20) /* heap populated per turn, between blocks */
 #define BIG_BLOCK_BYTES (sizeof(block) + ARENA_MAX_BLOCK)
 
 static struct {
@@ -117,8 +124,10 @@ static struct {
     GCond taken_one;
     unsigned mapped; /* blocks of BIG_BLOCK_BYTES asked for so far */
     bool started;
-    block *ready[PREFAULT_READY];
+    block *ready[PREFAULT_MAX];
     unsigned n_ready;
+    unsigned budget; /* blocks asked for (mapped) and ready together that the thread makes, when
+                        more than PREFAULT_READY ahead (fp_arena_expect) */
     unsigned handed; /* blocks handed out faulted in (fp_arena_prefaulted) */
     uintptr_t heap_from, heap_to; /* part of the heap to fault in (fp_arena_prefault_heap), empty: none */
 } pf;
@@ -126,16 +135,24 @@ static struct {
 /* The heap's part advised for huge pages (heap_advise_huge); 0, 0 when none. */
 static uintptr_t heap_start, heap_end;
 
+/* Whether the thread should fault another block in (pf.lock held). */
+static bool want_more(void)
+{
+    return pf.n_ready < PREFAULT_MAX && (pf.n_ready < PREFAULT_READY || pf.mapped + pf.n_ready < pf.budget);
+}
+
 static gpointer prefault_main(gpointer unused)
 {
     (void)unused;
     for (;;) {
         g_mutex_lock(&pf.lock);
-        while (pf.n_ready == PREFAULT_READY && pf.heap_from == pf.heap_to)
+        while (!want_more() && pf.heap_from == pf.heap_to)
             g_cond_wait(&pf.taken_one, &pf.lock);
-        uintptr_t from = pf.heap_from, to = pf.heap_to;
-        pf.heap_from = pf.heap_to = 0;
-        bool want_block = pf.n_ready < PREFAULT_READY;
+        bool want_block = want_more();
+        uintptr_t from = pf.heap_from, to = want_block ? from : MIN(pf.heap_to, from + PREFAULT_HEAP_STEP);
+        pf.heap_from = to;
+        if (pf.heap_from == pf.heap_to)
+            pf.heap_from = pf.heap_to = 0;
         g_mutex_unlock(&pf.lock);
 #ifdef MADV_POPULATE_WRITE
         /* malloc may be using these pages already: populating faults them in without writing */
@@ -169,6 +186,10 @@ static void prefault_request(uintptr_t from, uintptr_t to)
     bool start = false;
     g_mutex_lock(&pf.lock);
     if (to > from) {
+        if (pf.heap_to > pf.heap_from) { /* one still pending: cover both */
+            from = MIN(from, pf.heap_from);
+            to = MAX(to, pf.heap_to);
+        }
         pf.heap_from = from;
         pf.heap_to = to;
         g_cond_signal(&pf.taken_one);
@@ -198,15 +219,23 @@ static block *prefaulted(void)
     return b;
 }
 
-void fp_arena_expect(fp_arena *a, size_t bytes)
+static void expect_big(fp_arena *a)
 {
-    if (bytes < FP_ARENA_EXPECT_BIG)
-        return;
     a->big = true;
     a->next_size = ARENA_MAX_BLOCK;
     for (int k = 0; k < FP_ARENA_LANES; k++)
         if (a->lanes[k])
-            fp_arena_expect(a->lanes[k], bytes);
+            expect_big(a->lanes[k]);
+}
+
+void fp_arena_expect(fp_arena *a, size_t bytes)
+{
+    if (bytes < FP_ARENA_EXPECT_BIG)
+        return;
+    expect_big(a);
+    g_mutex_lock(&pf.lock);
+    pf.budget = MAX(pf.budget, pf.mapped + (unsigned)MIN(bytes / 10 * 7 / ARENA_MAX_BLOCK, PREFAULT_MAX));
+    g_mutex_unlock(&pf.lock);
     prefault_request(0, 0);
 }
 
@@ -214,6 +243,14 @@ unsigned fp_arena_prefaulted(void)
 {
     g_mutex_lock(&pf.lock);
     unsigned n = pf.handed;
+    g_mutex_unlock(&pf.lock);
+    return n;
+}
+
+unsigned fp_arena_prefault_ready(void)
+{
+    g_mutex_lock(&pf.lock);
+    unsigned n = pf.n_ready;
     g_mutex_unlock(&pf.lock);
     return n;
 }
@@ -353,7 +390,7 @@ fp_arena *fp_arena_lane(fp_arena *a, unsigned k)
     if (!a->lanes[k]) {
         a->lanes[k] = fp_arena_new();
         if (a->big)
-            fp_arena_expect(a->lanes[k], FP_ARENA_EXPECT_BIG);
+            expect_big(a->lanes[k]);
     }
     return a->lanes[k];
 }

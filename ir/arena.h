@@ -24,6 +24,8 @@ void fp_arena_reset(fp_arena *a);
 /* Blocks handed out by any arena of the process already faulted in by the background thread that
  * a big model starts (arena.c, "prefaulting"). */
 unsigned fp_arena_prefaulted(void);
+/* Blocks the background thread holds faulted in and not yet handed out (for tests and benches). */
+unsigned fp_arena_prefault_ready(void);
 /* A hint that malloc's heap will soon grow by about `bytes`: the background thread of
  * "prefaulting" (started if need be) faults that much of the heap's huge-page reservation in,
  * beyond what malloc uses now, while the caller goes on. Only pages the heap will use should be
@@ -33,7 +35,8 @@ void fp_arena_prefault_heap(size_t bytes);
 /* A hint that about `bytes` more will be allocated from a soon (a frontend that has counted a
  * big model's nodes): from FP_ARENA_EXPECT_BIG bytes on, a takes its largest blocks from now on
  * (no more doubling from small ones) and the background thread of "prefaulting" starts now, so
- * that it has blocks faulted in before a asks for them. Smaller amounts change nothing. */
+ * that it has blocks faulted in before a asks for them, 70% of `bytes` as fast as it can.
+ * Smaller amounts change nothing. */
 #define FP_ARENA_EXPECT_BIG ((size_t)32 << 20)
 void fp_arena_expect(fp_arena *a, size_t bytes);
 /* Lane k (< FP_ARENA_LANES) of a: another arena that a owns, made on first call (then the same

@@ -398,6 +398,11 @@ fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node 
     return g;
 }
 
+/* fp_graph_expect_heap's setting. */
+static size_t heap_per_node;
+
+void fp_graph_expect_heap(size_t bytes_per_node) { heap_per_node = bytes_per_node; }
+
 void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values)
 {
     if (!g->nodes->len && n_nodes > 64) {
@@ -413,7 +418,12 @@ void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values)
         strings_grow(t, n_values);
     /* what the arena will hold: a node and its attributes, a value and its name (~500 bytes per
        node of the synthetic graphs, 1.44 values per node, measured) */
-    fp_arena_expect(g->model->arena, (size_t)n_nodes * 300 + (size_t)n_values * 150);
+    size_t arena = (size_t)n_nodes * 300 + (size_t)n_values * 150;
+    fp_arena_expect(g->model->arena, arena);
+    /* and malloc's heap: the use lists and indexes of reading (~70 bytes per node at 1M, measured),
+       and what the caller said the analysis will take (fp_graph_expect_heap) */
+    if (arena >= FP_ARENA_EXPECT_BIG)
+        fp_arena_prefault_heap((size_t)n_nodes * (64 + heap_per_node));
 }
 
 /* The value of entry e in g, or NULL. */

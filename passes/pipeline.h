@@ -47,6 +47,12 @@ typedef struct {
     fp_cost_result *cost;     /* of the final graph (the other stages keep their totals only) */
 } fp_pipeline_result;
 
+/* Bytes of malloc's heap the pipeline takes per node of a big graph beyond reading it (its per-node
+ * arrays: fusion records, liveness, plans, costs; 214 at 1M nodes and 240 at 100k, measured as the
+ * heap's resident growth): what a command that runs it tells fp_graph_expect_heap before reading
+ * the model, so that those pages are faulted in on another core while the model is read. */
+#define FP_PIPELINE_HEAP_PER_NODE 200
+
 /* Runs every pass on m (modified in place: the final graph). False with an error naming the pass
  * and the object when a pass fails. `res` is cleared with fp_pipeline_result_clear. */
 bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error);

@@ -67,6 +67,28 @@ static void test_arena_expect(void)
     fp_arena_free(big);
 }
 
+/* fp_arena_expect of a known amount: the thread goes on at once to 70% of it in blocks of 8 MiB
+ * (160 MiB: 14 blocks), no more, without waiting for the arena to ask; they are handed out
+ * faulted in, and then it keeps the usual two ahead. */
+static void test_arena_expect_budget(void)
+{
+    fp_arena *a = fp_arena_new();
+    fp_arena_expect(a, (size_t)160 << 20);
+    for (int i = 0; i < 1000 && fp_arena_prefault_ready() < 14; i++)
+        g_usleep(10000);
+    g_usleep(50000);
+    CU_ASSERT_EQUAL(fp_arena_prefault_ready(), 14);
+    unsigned before = fp_arena_prefaulted();
+    for (int i = 0; i < 14; i++)
+        memset(fp_arena_alloc_raw(a, (size_t)8 << 20), 1, 4096);
+    CU_ASSERT_EQUAL(fp_arena_prefaulted(), before + 14);
+    for (int i = 0; i < 1000 && fp_arena_prefault_ready() < 2; i++)
+        g_usleep(10000);
+    g_usleep(50000);
+    CU_ASSERT_EQUAL(fp_arena_prefault_ready(), 2);
+    fp_arena_free(a);
+}
+
 /* fp_arena_lane: other arenas that the first owns: a lane's pieces follow each other whatever the
  * first (or another lane) hands out in between; reset, counted and announced big with it; the IR's
  * nodes live in one, its values in the other. */
@@ -287,6 +309,7 @@ FP_TEST_SUITE(register_ir)
     CU_add_test(s, "arena", test_arena);
     CU_add_test(s, "arena prefault", test_arena_prefault);
     CU_add_test(s, "arena expect", test_arena_expect);
+    CU_add_test(s, "arena expect budget", test_arena_expect_budget);
     CU_add_test(s, "arena lane", test_arena_lane);
     CU_add_test(s, "intern", test_intern);
     CU_add_test(s, "intern blobs and dims", test_intern_blob);
