@@ -115,9 +115,10 @@ int main(int argc, char **argv)
     long rss_start = peak_kib(); /* the process before the model: binary, libraries, GLib, profiles */
     clock_mark c = mark(), c0 = c;
     double sys0 = sys_ms();
-    fp_graph_expect_heap(FP_PIPELINE_HEAP_PER_NODE); /* as cli/report.c (fp_cli_load_for_pipeline) */
+    /* as cli/report.c does (fp_cli_load_for_pipeline) */
+    fp_graph_expect_work(FP_PIPELINE_HEAP_PER_NODE, FP_PIPELINE_ARENA_PER_NODE);
     g_autoptr(fp_model) m = fp_load_model(path, &err);
-    fp_graph_expect_heap(0);
+    fp_graph_expect_work(0, 0);
     if (!m)
         return fail(path, err);
     end_phase(&ph[n++], "load", &c);

@@ -149,9 +149,9 @@ bool fp_cli_check_ops(const char *path, const fp_model *m, bool strict, fp_diag 
 
 fp_model *fp_cli_load_for_pipeline(const char *path, GError **error)
 {
-    fp_graph_expect_heap(FP_PIPELINE_HEAP_PER_NODE);
+    fp_graph_expect_work(FP_PIPELINE_HEAP_PER_NODE, FP_PIPELINE_ARENA_PER_NODE);
     fp_model *m = fp_load_model(path, error);
-    fp_graph_expect_heap(0);
+    fp_graph_expect_work(0, 0);
     return m;
 }
 

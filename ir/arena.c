@@ -107,8 +107,8 @@ static block *map_block(size_t bytes)
  * frontend said a big model is coming (fp_arena_expect), a background thread keeps
  * PREFAULT_READY more of them mapped and touched, and block_alloc takes
  * those first; it never waits for the thread. When the frontend said how much is coming, the
- * thread goes on at once to 70% of it (a safe part of an estimate), and it faults in the parts of
- * the heap asked for (fp_arena_prefault_heap) between blocks, PREFAULT_HEAP_STEP at a time: on a
+ * thread goes on at once to the part it is sure of (fp_arena_expect's `now`), then faults in the
+ * parts of the heap asked for (fp_arena_prefault_heap), PREFAULT_HEAP_STEP at a time: on a
  * machine whose host takes back memory freed for ~2 s (free page reporting), what is taken in
  * the first ~0.2 s of a run is still backed when the run before it has just exited, what is taken
  * later may not be (docs/benchmarks.md #64). Costs: one thread, and at most PREFAULT_READY blocks
@@ -228,13 +228,14 @@ static void expect_big(fp_arena *a)
             expect_big(a->lanes[k]);
 }
 
-void fp_arena_expect(fp_arena *a, size_t bytes)
+void fp_arena_expect(fp_arena *a, size_t bytes, size_t now)
 {
     if (bytes < FP_ARENA_EXPECT_BIG)
         return;
     expect_big(a);
     g_mutex_lock(&pf.lock);
-    pf.budget = MAX(pf.budget, pf.mapped + (unsigned)MIN(bytes / 10 * 7 / ARENA_MAX_BLOCK, PREFAULT_MAX));
+    pf.budget = MAX(pf.budget, pf.mapped + (unsigned)MIN(now / ARENA_MAX_BLOCK, PREFAULT_MAX));
+    g_cond_signal(&pf.taken_one); /* a thread waiting for a block to be taken has work now */
     g_mutex_unlock(&pf.lock);
     prefault_request(0, 0);
 }

@@ -35,10 +35,11 @@ void fp_arena_prefault_heap(size_t bytes);
 /* A hint that about `bytes` more will be allocated from a soon (a frontend that has counted a
  * big model's nodes): from FP_ARENA_EXPECT_BIG bytes on, a takes its largest blocks from now on
  * (no more doubling from small ones) and the background thread of "prefaulting" starts now, so
- * that it has blocks faulted in before a asks for them, 70% of `bytes` as fast as it can.
- * Smaller amounts change nothing. */
+ * that it has blocks faulted in before a asks for them: `now` bytes of them (at most 1 GiB) as
+ * fast as it can, then two ahead of what the arenas ask for. `now` should not exceed what the
+ * process's arenas will use: the rest stays resident unused. Smaller amounts change nothing. */
 #define FP_ARENA_EXPECT_BIG ((size_t)32 << 20)
-void fp_arena_expect(fp_arena *a, size_t bytes);
+void fp_arena_expect(fp_arena *a, size_t bytes, size_t now);
 /* Lane k (< FP_ARENA_LANES) of a: another arena that a owns, made on first call (then the same
  * one), for objects that walks read one after the other (ir/graph.c: the IR's nodes in one lane,
  * its values in the other): they then lie next to each other instead of between everything else a

@@ -172,10 +172,10 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
 bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
     memset(res, 0, sizeof *res);
-    /* the passes' per-node arrays (fusion records, costs, liveness, plans) grow the heap by ~200
+    /* the passes' per-node arrays (fusion records, costs, liveness, plans) grow the heap by ~220
      * bytes per node of a big graph (FP_PIPELINE_HEAP_PER_NODE): fault most of it in on another
      * core while shape inference runs (already under way, or done, when the caller announced the
-     * pipeline before reading: fp_graph_expect_heap) */
+     * pipeline before reading: fp_graph_expect_work) */
     size_t nodes = 0;
     fp_model_number(m, &nodes, NULL);
     if (nodes >= 65536)

@@ -51,8 +51,8 @@ static void test_arena_prefault(void)
 static void test_arena_expect(void)
 {
     fp_arena *small = fp_arena_new(), *big = fp_arena_new();
-    fp_arena_expect(small, FP_ARENA_EXPECT_BIG - 1);
-    fp_arena_expect(big, FP_ARENA_EXPECT_BIG);
+    fp_arena_expect(small, FP_ARENA_EXPECT_BIG - 1, 0);
+    fp_arena_expect(big, FP_ARENA_EXPECT_BIG, 0);
     fp_arena_alloc(small, 16);
     fp_arena_alloc(big, 16);
     CU_ASSERT(fp_arena_reserved(small) < ((size_t)1 << 20));
@@ -67,13 +67,17 @@ static void test_arena_expect(void)
     fp_arena_free(big);
 }
 
-/* fp_arena_expect of a known amount: the thread goes on at once to 70% of it in blocks of 8 MiB
- * (160 MiB: 14 blocks), no more, without waiting for the arena to ask; they are handed out
- * faulted in, and then it keeps the usual two ahead. */
+/* fp_arena_expect with an amount to fault in now: the thread goes on at once to that many blocks
+ * of 8 MiB (112 MiB: 14 blocks), no more, without waiting for the arena to ask; they are handed
+ * out faulted in, and then it keeps the usual two ahead. */
 static void test_arena_expect_budget(void)
 {
+    /* the thread (started by the tests before) idle: waiting for a block to be taken */
+    for (int i = 0; i < 1000 && fp_arena_prefault_ready() < 2; i++)
+        g_usleep(10000);
+    g_usleep(100000);
     fp_arena *a = fp_arena_new();
-    fp_arena_expect(a, (size_t)160 << 20);
+    fp_arena_expect(a, (size_t)160 << 20, (size_t)112 << 20);
     for (int i = 0; i < 1000 && fp_arena_prefault_ready() < 14; i++)
         g_usleep(10000);
     g_usleep(50000);
@@ -118,8 +122,8 @@ static void test_arena_lane(void)
 
     fp_arena *big = fp_arena_new(), *late = fp_arena_new();
     fp_arena *early = fp_arena_lane(big, 0);
-    fp_arena_expect(big, FP_ARENA_EXPECT_BIG);
-    fp_arena_expect(late, FP_ARENA_EXPECT_BIG);
+    fp_arena_expect(big, FP_ARENA_EXPECT_BIG, 0);
+    fp_arena_expect(late, FP_ARENA_EXPECT_BIG, 0);
     fp_arena_alloc(early, 16);
     fp_arena_alloc(fp_arena_lane(late, 1), 16);
     CU_ASSERT(fp_arena_reserved(early) >= ((size_t)8 << 20));
