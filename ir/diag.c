@@ -54,6 +54,15 @@ void fp_diag_add_message(fp_diag *d, fp_diag_level level, const char *pass, cons
     g_ptr_array_add(d->entries, e);
 }
 
+void fp_diag_move(fp_diag *to, fp_diag *from)
+{
+    for (guint i = 0; i < from->entries->len; i++)
+        g_ptr_array_add(to->entries, from->entries->pdata[i]);
+    g_ptr_array_set_free_func(from->entries, NULL);
+    g_ptr_array_set_size(from->entries, 0);
+    g_ptr_array_set_free_func(from->entries, entry_free);
+}
+
 guint fp_diag_count(const fp_diag *d, fp_diag_level level)
 {
     guint n = 0;

@@ -28,6 +28,8 @@ void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *
 /* fp_diag_add with a message already formatted (g_malloc'd, taken over). */
 void fp_diag_add_message(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
                          char *message);
+/* Moves every entry of `from` to the end of `to`, in order; `from` is left empty. */
+void fp_diag_move(fp_diag *to, fp_diag *from);
 /* Number of entries at `level` or above. */
 guint fp_diag_count(const fp_diag *d, fp_diag_level level);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ir/arena.h"
+#include "passes/layout.h"
 #include "passes/metrics.h"
 #include "ir/par.h"
 
@@ -117,14 +118,15 @@ static bool may_split(fp_model *m)
 
 /* Fills a stage from the graph as it is now; the memory result gives the activation bytes.
  * `metrics`: the nodes' metrics must be filled first (a pass changed the graph). `given`: the cost of
- * the graph as it is now when the caller has it (taken over), else NULL; `same`: an earlier stage of
+ * the graph as it is now when the caller has it (taken over), else NULL; `given_mem`: its memory
+ * result likewise, its findings already in diag (plan_ahead); `same`: an earlier stage of
  * the graph as it is now, whose counts hold, else NULL. *mem_keep and *cost_keep, when not NULL,
  * receive the results (else they are freed). The cost (with the metrics) runs beside the counts and
  * the memory plan on a big graph; findings come in the same order either way: the plan's, then
  * the cost's. */
 static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const char *name, bool planned,
-                     bool metrics, fp_cost_result *given, const fp_stage *same, fp_memory_result **mem_keep,
-                     fp_cost_result **cost_keep, fp_diag *diag, GError **error)
+                     bool metrics, fp_cost_result *given, fp_memory_result *given_mem, const fp_stage *same,
+                     fp_memory_result **mem_keep, fp_cost_result **cost_keep, fp_diag *diag, GError **error)
 {
     memset(st, 0, sizeof *st);
     st->name = name;
@@ -149,7 +151,7 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
     if (!planned && m->graphs->len == 1)
         mo = (fp_memory_opts){.strategy = FP_MEMPLAN_NAIVE, .schedule = FP_SCHEDULE_GIVEN, .align = mo.align,
                               .search_only_if_asked = true, .naive_only = true};
-    fp_memory_result *mem = fp_pass_memory(m->main, &mo, planned ? diag : NULL, error);
+    fp_memory_result *mem = given_mem ? given_mem : fp_pass_memory(m->main, &mo, planned ? diag : NULL, error);
     if (work)
         fp_par_join(&job);
     g_autoptr(fp_cost_result) cost = w.cost;
@@ -169,6 +171,54 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
     return true;
 }
 
+/* The final stage's memory plan, made on the side thread while the layout pass runs: on a big
+ * model of one graph that the pass cannot rewrite (fp_layout_may_rewrite), the graph the plan reads
+ * is the final one, and the pass only reads it meanwhile. The plan's findings wait in a list of
+ * their own. */
+typedef struct {
+    fp_model *m;
+    fp_memory_opts mo;
+    fp_diag *diag;         /* the plan's findings, when the caller wants findings */
+    fp_memory_result *mem; /* the plan; NULL when none was made or it failed */
+    GError *error;
+} plan_ahead;
+
+static void side_plan(void *arg)
+{
+    plan_ahead *a = arg;
+    a->mem = fp_pass_memory(a->m->main, &a->mo, a->diag, &a->error);
+}
+
+static void plan_ahead_clear(plan_ahead *a)
+{
+    fp_memory_result_free(a->mem);
+    fp_diag_free(a->diag);
+    g_clear_error(&a->error);
+    memset(a, 0, sizeof *a);
+}
+
+/* fp_pass_layout, with the final plan made beside it when it can be (a->mem and a->diag, else
+ * nothing: a plan that failed is forgotten, and made again after the pass, which then fails where
+ * it always did). False with the layout's error, a cleared. */
+static bool layout_beside_plan(fp_model *m, const fp_pipeline_opts *o, plan_ahead *a, fp_layout_result *lr,
+                               fp_diag *diag, GError **error)
+{
+    fp_par_job job;
+    bool beside = m->graphs->len == 1 && may_split(m) && !fp_layout_may_rewrite(m);
+    if (beside) {
+        a->diag = diag ? fp_diag_new() : NULL;
+        fp_par_start(&job, side_plan, a, true);
+    }
+    bool ok = fp_pass_layout(m, o->target, lr, diag, error);
+    if (!beside)
+        return ok;
+    fp_par_join(&job);
+    g_assert(!ok || !lr->rewrote); /* fp_layout_may_rewrite's promise */
+    if (!ok || !a->mem)
+        plan_ahead_clear(a);
+    return ok;
+}
+
 bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
     memset(res, 0, sizeof *res);
@@ -185,7 +235,7 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     fp_pass_metrics(m, diag);
     if (!after(m, o, "metrics", error))
         return false;
-    if (!snapshot(m, o, &res->stages[0], "original", false, false, NULL, NULL, NULL, NULL, NULL, error))
+    if (!snapshot(m, o, &res->stages[0], "original", false, false, NULL, NULL, NULL, NULL, NULL, NULL, error))
         return false;
 
     res->fusions = fp_fusion_list_new();
@@ -195,19 +245,28 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
         return false;
     g_autoptr(fp_cost_result) fused_cost = NULL;
     /* the metrics again first: fused kernels read and write only their external tensors */
-    if (!snapshot(m, o, &res->stages[1], "after fusion", false, true, NULL, NULL, NULL, &fused_cost, NULL, error))
+    if (!snapshot(m, o, &res->stages[1], "after fusion", false, true, NULL, NULL, NULL, NULL, &fused_cost, NULL,
+                  error))
         return false;
 
-    if (!fp_pass_layout(m, o->target, &res->layout, diag, error))
+    plan_ahead ahead = {.m = m, .mo = o->memory};
+    if (!layout_beside_plan(m, o, &ahead, &res->layout, diag, error))
         return false;
     if (res->layout.rewrote) /* else metrics, cost and counts are those of the fused graph */
         g_clear_pointer(&fused_cost, fp_cost_result_free);
-    if (!after(m, o, "layout", error))
+    if (!after(m, o, "layout", error)) {
+        plan_ahead_clear(&ahead);
         return false;
+    }
+    if (ahead.diag) /* the plan's findings after the layout's, where the plan made below puts them */
+        fp_diag_move(diag, ahead.diag);
     if (!snapshot(m, o, &res->stages[2], "final (fusion + layout + memory reuse)", true, res->layout.rewrote,
-                  g_steal_pointer(&fused_cost),
-                  res->layout.rewrote ? NULL : &res->stages[1], &res->memory, &res->cost, diag, error))
+                  g_steal_pointer(&fused_cost), g_steal_pointer(&ahead.mem),
+                  res->layout.rewrote ? NULL : &res->stages[1], &res->memory, &res->cost, diag, error)) {
+        plan_ahead_clear(&ahead);
         return false;
+    }
+    plan_ahead_clear(&ahead);
     if (!after(m, o, "memory", error) || !after(m, o, "cost", error))
         return false;
     for (int i = 0; i < 3; i++)
