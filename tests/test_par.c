@@ -308,13 +308,21 @@ static void compare_runs(const run *two, const run *one, bool pairs)
     CU_ASSERT(metrics && plan && cost); /* findings of the threads' passes, compared in order above */
 }
 
-static void test_pipeline_split(void)
+/* The tests' round device profile and its target (the caller frees both). */
+static void round_device(fp_device **dev, fp_target **t)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/" ROUND, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-    g_autoptr(fp_target) t = fp_target_load(dev->target, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    *dev = fp_device_load(FP_SOURCE_DIR "/" ROUND, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*dev);
+    *t = fp_target_load((*dev)->target, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*t);
+}
+
+static void test_pipeline_split(void)
+{
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_target) t = NULL;
+    round_device(&dev, &t);
     /* with Transpose pairs the layout pass rewrites; without, it keeps every Transpose and the
      * final plan is made on the side while it runs (passes/pipeline.c, plan_ahead) */
     for (int pairs = 1; pairs >= 0; pairs--) {
@@ -338,10 +346,9 @@ static void test_pipeline_split(void)
 static void test_headroom_split(void)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/" ROUND, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-    g_autoptr(fp_target) t = fp_target_load(dev->target, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_target) t = NULL;
+    round_device(&dev, &t);
     g_autofree char *path = big_model(false, 0, true);
     fp_headroom_result hr[2];
     for (int k = 0; k < 2; k++) {
