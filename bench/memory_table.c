@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "passes/memplan.h"
+#include "passes/memory/memplan.h"
 
 /* Lifetimes shaped like a long network: one or two buffers per step, most read by the next step or
  * two, `skip` per mille skip connections spanning up to 64 steps, `longp` per mille long-lived

@@ -19,8 +19,8 @@
 
 #include "frontends/load.h"
 #include "ir/arena.h"
-#include "passes/headroom.h"
-#include "passes/pipeline.h"
+#include "passes/memory/headroom.h"
+#include "analysis/pipeline.h"
 #include "reports/report.h"
 
 static long peak_kib(void)

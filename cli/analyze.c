@@ -8,8 +8,8 @@
 #include "cli.h"
 #include "frontends/load.h"
 #include "passes/metrics.h"
-#include "passes/pipeline.h"
-#include "passes/shapes.h"
+#include "analysis/pipeline.h"
+#include "passes/shape/shapes.h"
 #include "reports/output.h"
 
 void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)

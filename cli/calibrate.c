@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "devices/calibrate.h"
+#include "calibration/calibrate.h"
 #include "devices/device.h"
 
 /* Defaults of the written profile that are not measured (see docs/devices.md, "host"): ONNX

@@ -6,8 +6,8 @@
 
 #include "analyze.h"
 #include "frontends/profile/profile.h"
-#include "passes/match.h"
-#include "passes/pipeline.h"
+#include "calibration/match.h"
+#include "analysis/pipeline.h"
 
 typedef enum { FP_STAGE_AUTO, FP_STAGE_ORIGINAL, FP_STAGE_FUSED } fp_cmp_stage;
 

@@ -1,7 +1,7 @@
 /* explain.c - `fuseplan explain MODEL`: what the target compiler fuses, and why not. */
 #include "analyze.h"
 #include "cli.h"
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 #include "reports/explain.h"
 #include "formats/formats.h"
 

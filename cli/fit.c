@@ -1,6 +1,6 @@
 /* fit.c - `fuseplan fit --model M --profile P [...] -o fitted.ini`: fits a device profile's
  * per-op-class efficiencies, bandwidth efficiency and launch overhead to measured profiles
- * (passes/fit.c), prints in-sample and leave-one-model-out errors, and writes the fitted profile
+ * (calibration/fit.c), prints in-sample and leave-one-model-out errors, and writes the fitted profile
  * (a normal device .ini, loadable with --device). */
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "compare.h"
-#include "passes/fit.h"
+#include "calibration/fit.h"
 #include "reports/compare.h"
 #include "reports/json_common.h"
 

@@ -5,8 +5,8 @@
 #define FP_CLI_GATE_H
 
 #include "analyze.h"
-#include "passes/headroom.h"
-#include "passes/pipeline.h"
+#include "passes/memory/headroom.h"
+#include "analysis/pipeline.h"
 #include "reports/report.h"
 
 typedef struct {

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "passes/memory.h"
+#include "passes/memory/memory.h"
 
 typedef struct {
     char *strategy; /* --strategy */

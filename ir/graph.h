@@ -354,7 +354,7 @@ struct fp_graph {
                             fp_model_link or new node */
     uint32_t n_topo;
     GPtrArray *folded;   /* fp_node* of this graph that shape inference marked FP_NODE_FOLDED, so
-                            that its next run clears only those (passes/shapes.c); NULL while none */
+                            that its next run clears only those (passes/shape/shapes.c); NULL while none */
 };
 
 typedef struct {

@@ -1,5 +1,5 @@
 /* par.h - one side job on another core (ir/par.c), for the read-only work of big graphs (metrics,
- * cost: passes/pipeline.c). A side job must not touch what the caller's thread reads or writes
+ * cost: analysis/pipeline.c). A side job must not touch what the caller's thread reads or writes
  * meanwhile: no diagnostics list, no graph caches (fill fp_graph_order's first), no arena the
  * caller allocates from. */
 #ifndef FP_IR_PAR_H

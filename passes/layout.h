@@ -5,7 +5,7 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 
 typedef struct {
     uint32_t conversions_before; /* Transpose, TransData, Cast (runtime ops) before the pass */
@@ -22,7 +22,7 @@ bool fp_layout_is_conversion(const fp_node *n);
 
 /* Whether fp_pass_layout could change m. False guarantees that the pass rewrites nothing: it then
  * only reads the graph (and adds findings), so that other read-only work may run beside it
- * (passes/pipeline.c). True when some conversion might vanish, merge or be pushed to its inverse;
+ * (analysis/pipeline.c). True when some conversion might vanish, merge or be pushed to its inverse;
  * the pass may still keep it. One walk over the nodes. */
 bool fp_layout_may_rewrite(const fp_model *m);
 

@@ -9,8 +9,8 @@
 #include "devices/device.h"
 #include "frontends/profile/profile.h"
 #include "ir/diag.h"
-#include "passes/fit.h"
-#include "passes/match.h"
+#include "calibration/fit.h"
+#include "calibration/match.h"
 
 typedef struct {
     const char *model_path;

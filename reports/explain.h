@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 
 typedef struct {
     const char *node; /* only candidates involving this node (NULL: all) */

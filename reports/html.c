@@ -8,13 +8,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "passes/liveness.h"
+#include "passes/memory/liveness.h"
 #include "reports/memory.h"
 #include "reports/format.h"
 
 /* ---------------------------------------------------------------- live bytes per step */
 
-/* Subgraph arenas per IR node id of g, as passes/memory.c counts them (workspace). */
+/* Subgraph arenas per IR node id of g, as passes/memory/memory.c counts them (workspace). */
 static bool workspaces(const fp_graph *g, const fp_memory_opts *opts, uint64_t *ws, GError **error)
 {
     for (guint i = 0; i < g->nodes->len; i++) {

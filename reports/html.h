@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "passes/memory.h"
+#include "passes/memory/memory.h"
 #include "reports/report.h"
 
 /* Writes the page for r to out (UTF-8). Deterministic: no timestamps, so it can be a golden. */

@@ -6,8 +6,8 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
-#include "passes/headroom.h"
-#include "passes/memory.h"
+#include "passes/memory/headroom.h"
+#include "passes/memory/memory.h"
 
 /* Why the peak is where it is, one line each: multi-input nodes holding their inputs across it,
  * long-lived buffers (skip connections), graph inputs and outputs, subgraph workspace, what a

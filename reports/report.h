@@ -5,8 +5,8 @@
 
 #include <stdio.h>
 
-#include "passes/headroom.h"
-#include "passes/pipeline.h"
+#include "passes/memory/headroom.h"
+#include "analysis/pipeline.h"
 
 /* Everything a report shows. */
 typedef struct {

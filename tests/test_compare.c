@@ -1,4 +1,4 @@
-/* test_compare.c - measured kernels matched to nodes (passes/match.c): names, fused names, op type
+/* test_compare.c - measured kernels matched to nodes (calibration/match.c): names, fused names, op type
  * and shapes; `fuseplan compare` on the committed ONNX Runtime profiles (full coverage, the stage
  * each optimization level ran, the fusions ORT made) and on profiles of another model (coverage
  * 0, exit 2); `fuseplan fit` recovering known efficiencies from synthetic measurements. */
@@ -11,10 +11,10 @@
 #include "frontends/load.h"
 #include "frontends/profile/profile.h"
 #include "passes/cost.h"
-#include "passes/fit.h"
-#include "passes/match.h"
+#include "calibration/fit.h"
+#include "calibration/match.h"
 #include "passes/metrics.h"
-#include "passes/shapes.h"
+#include "passes/shape/shapes.h"
 #include "tutil.h"
 
 #define PROFILES FP_SOURCE_DIR "/tests/data/profiles"

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "devices/calibrate.h"
+#include "calibration/calibrate.h"
 #include "devices/device.h"
 #include "passes/roofline.h"
 #include "tutil.h"

@@ -6,9 +6,9 @@
 
 #include "frontends/load.h"
 #include "frontends/onnx/onnx.h"
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 #include "passes/metrics.h"
-#include "passes/shapes.h"
+#include "passes/shape/shapes.h"
 #include "tutil.h"
 
 enum { F32 = 1, F16 = 10, I64 = 7 };

@@ -8,7 +8,7 @@
 #include "passes/cost.h"
 #include "passes/layout.h"
 #include "passes/metrics.h"
-#include "passes/shapes.h"
+#include "passes/shape/shapes.h"
 #include "tutil.h"
 
 enum { F32 = 1, F16 = 10 };

@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "ir/graph.h"
-#include "passes/liveness.h"
-#include "passes/memory.h"
-#include "passes/memplan.h"
-#include "passes/schedule.h"
+#include "passes/memory/liveness.h"
+#include "passes/memory/memory.h"
+#include "passes/memory/memplan.h"
+#include "passes/memory/schedule.h"
 #include "tutil.h"
 
 /* ---------------------------------------------------------------- independent references */

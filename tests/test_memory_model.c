@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "frontends/load.h"
-#include "passes/headroom.h"
-#include "passes/memory.h"
-#include "passes/shapes.h"
+#include "passes/memory/headroom.h"
+#include "passes/memory/memory.h"
+#include "passes/shape/shapes.h"
 #include "tutil.h"
 
 enum { F32 = 1 };

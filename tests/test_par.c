@@ -8,9 +8,9 @@
 #include "devices/device.h"
 #include "frontends/load.h"
 #include "ir/par.h"
-#include "passes/headroom.h"
+#include "passes/memory/headroom.h"
 #include "passes/layout.h"
-#include "passes/pipeline.h"
+#include "analysis/pipeline.h"
 #include "tutil.h"
 
 #define ROUND "tests/data/devices/round.ini"
@@ -324,7 +324,7 @@ static void test_pipeline_split(void)
     g_autoptr(fp_target) t = NULL;
     round_device(&dev, &t);
     /* with Transpose pairs the layout pass rewrites; without, it keeps every Transpose and the
-     * final plan is made on the side while it runs (passes/pipeline.c, plan_ahead) */
+     * final plan is made on the side while it runs (analysis/pipeline.c, plan_ahead) */
     for (int pairs = 1; pairs >= 0; pairs--) {
         g_autofree char *path = big_model(true, 0, pairs);
         run two, one;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "frontends/load.h"
-#include "passes/shapes.h"
+#include "passes/shape/shapes.h"
 #include "reports/diff.h"
 #include "reports/dot.h"
 #include "reports/gate.h"

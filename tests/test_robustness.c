@@ -10,7 +10,7 @@
 #include "frontends/load.h"
 #include "frontends/onnx/onnx.h"
 #include "fuzz/fuzz_run.h"
-#include "passes/memplan.h"
+#include "passes/memory/memplan.h"
 #include "reports/gate.h"
 #include "tutil.h"
 

@@ -5,7 +5,7 @@
 
 #include "frontends/onnx/onnx.h"
 #include "passes/metrics.h"
-#include "passes/shapes.h"
+#include "passes/shape/shapes.h"
 #include "tutil.h"
 
 enum { F32 = 1, I64 = 7 };

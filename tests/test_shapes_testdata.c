@@ -8,7 +8,7 @@
 
 #include "frontends/load.h"
 #include "frontends/onnx/onnx.h"
-#include "passes/shapes.h"
+#include "passes/shape/shapes.h"
 #include "tutil.h"
 
 #define TESTDATA_DIR "/usr/share/libonnx-testdata/data"

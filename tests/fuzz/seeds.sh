@@ -44,7 +44,7 @@ done
 
 # ini: shipped device profiles and targets, test profiles
 cp "$root"/devices/*.ini "$root"/tests/data/devices/*.ini "$out/ini/"
-for f in "$root"/devices/targets/*.ini; do
+for f in "$root"/passes/fusion/targets/*.ini; do
     cp "$f" "$out/ini/target_$(basename "$f")"
 done
 

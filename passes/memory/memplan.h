@@ -1,4 +1,4 @@
-/* memplan.h - offset planning of buffers in one arena (passes/memplan.c).
+/* memplan.h - offset planning of buffers in one arena (passes/memory/memplan.c).
  *
  * The planners work on a plain array of buffers {size, first, last}: a buffer occupies
  * [offset, offset + size) from step `first` to step `last` inclusive. Two buffers whose step

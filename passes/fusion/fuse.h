@@ -1,5 +1,5 @@
 /* fuse.h - fusion simulation: rules as data (pattern + named constraints + fused op), targets
- * that select rules and set their parameters (devices/targets/NAME.ini), and the record of every
+ * that select rules and set their parameters (passes/fusion/targets/NAME.ini), and the record of every
  * candidate match, fused or not, with the reasons a constraint refused it. */
 #ifndef FP_PASS_FUSE_H
 #define FP_PASS_FUSE_H
@@ -76,7 +76,7 @@ typedef struct {
                            fp_target_list_param read the key file once per constraint); may be NULL */
 } fp_target;
 
-/* Loads a target by name (devices/targets/NAME.ini, or $FUSEPLAN_DEVICES/targets) or .ini path.
+/* Loads a target by name (passes/fusion/targets/NAME.ini, or $FUSEPLAN_DEVICES/targets) or .ini path.
  * Unknown rule ids and unknown parameter keys are errors naming file, group and key. */
 fp_target *fp_target_load(const char *name_or_path, GError **error);
 /* Refuses a value of kf ending in a lone backslash (GLib 2.74 would warn parsing it), naming path,

@@ -1,4 +1,4 @@
-/* shapes.h - shape inference and constant folding of shape computations (passes/shapes.c). */
+/* shapes.h - shape inference and constant folding of shape computations (passes/shape/shapes.c). */
 #ifndef FP_PASS_SHAPES_H
 #define FP_PASS_SHAPES_H
 

@@ -5,7 +5,7 @@
 
 #include <stdarg.h>
 
-#include "passes/shapes.h"
+#include "passes/shape/shapes.h"
 
 /* Largest integer vector tracked element-wise (shape arithmetic) and largest folded tensor. */
 #define SH_MAX_SVAL 64

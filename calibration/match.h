@@ -1,4 +1,4 @@
-/* match.h - measured kernels matched to the ops of an analyzed model (passes/match.c), the
+/* match.h - measured kernels matched to the ops of an analyzed model (calibration/match.c), the
  * estimate-vs-measurement rows that result, their error statistics, and the fusions the real
  * compiler performed next to the ones fuseplan predicted.
  *
@@ -34,7 +34,7 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 #include "passes/cost.h"
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 
 typedef enum {
     FP_MATCH_NONE,       /* unmatched (or not counted: nested, aggregate) */

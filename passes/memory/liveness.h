@@ -1,5 +1,5 @@
 /* liveness.h - activation buffers of a graph and their lifetimes over an execution order
- * (passes/liveness.c).
+ * (passes/memory/liveness.c).
  *
  * fp_liveness_build turns one graph into an fp_memgraph: the schedulable nodes, their dependencies,
  * and the activation buffers each node defines and reads once views are merged with the buffer
@@ -16,7 +16,7 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
-#include "passes/memplan.h"
+#include "passes/memory/memplan.h"
 
 /* Buffer flags. */
 enum {

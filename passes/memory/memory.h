@@ -1,5 +1,5 @@
 /* memory.h - activation memory of a graph: liveness, memory-aware schedule, offset plan and what
- * is live at the peak (passes/memory.c). Rules and choices: docs/memory.md. */
+ * is live at the peak (passes/memory/memory.c). Rules and choices: docs/memory.md. */
 #ifndef FP_PASS_MEMORY_H
 #define FP_PASS_MEMORY_H
 
@@ -9,7 +9,7 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
-#include "passes/memplan.h"
+#include "passes/memory/memplan.h"
 
 typedef enum {
     FP_SCHEDULE_GIVEN,     /* plan the graph's own topological order (file order among ready nodes) */

@@ -1,6 +1,6 @@
 /* fit.h - fits a device profile's per-op-class efficiency factors, bandwidth efficiency, cache
  * bandwidths, half works and launch overheads (one per op class, one per group of a grouped
- * convolution) to measured kernel times (passes/fit.c), with leave-one-model-out
+ * convolution) to measured kernel times (calibration/fit.c), with leave-one-model-out
  * cross-validation; and the error statistics `compare` and `fit` share.
  *
  * Estimator: weighted least squares on log time,

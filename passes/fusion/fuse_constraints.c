@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 
 const char *const fp_constraint_names[] = {
     "single_consumer", "not_graph_output", "const_inputs", "const_other", "bn_outputs_unused", "dtype_in",

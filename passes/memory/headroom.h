@@ -1,5 +1,5 @@
 /* headroom.h - the largest batch whose weights and planned activations fit in a device's memory
- * (passes/headroom.c). */
+ * (passes/memory/headroom.c). */
 #ifndef FP_PASS_HEADROOM_H
 #define FP_PASS_HEADROOM_H
 
@@ -9,7 +9,7 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
-#include "passes/memory.h"
+#include "passes/memory/memory.h"
 
 #define FP_HEADROOM_ERROR (fp_headroom_error_quark())
 GQuark fp_headroom_error_quark(void);

@@ -1,11 +1,11 @@
 /* target.c - fusion targets: which rules a compiler applies, in which order, with which
- * parameters. A target is a GKeyFile (devices/targets/NAME.ini):
+ * parameters. A target is a GKeyFile (passes/fusion/targets/NAME.ini):
  *   [target] name, description, rules = id, id, ...
  *   [rule.ID] parameter overrides (keys named by the rule's constraints, e.g. max_epsilon)
  */
 #include <string.h>
 
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 
 G_DEFINE_QUARK(fp-fuse-error-quark, fp_fuse_error)
 
@@ -39,7 +39,7 @@ static char **target_dirs(void)
     const char *env = g_getenv("FUSEPLAN_DEVICES");
     if (env && *env)
         g_ptr_array_add(dirs, g_build_filename(env, "targets", NULL));
-    g_ptr_array_add(dirs, g_build_filename(FP_SOURCE_DIR, "devices", "targets", NULL));
+    g_ptr_array_add(dirs, g_build_filename(FP_SOURCE_DIR, "passes", "fusion", "targets", NULL));
     g_ptr_array_add(dirs, NULL);
     return (char **)g_ptr_array_free(dirs, FALSE);
 }

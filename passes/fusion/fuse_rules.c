@@ -1,7 +1,7 @@
 /* fuse_rules.c - the rule catalogue: each rule is data (pattern, named constraints, rewrite).
- * Targets (devices/targets/NAME.ini) pick rules and override their parameters. The conditions and
+ * Targets (passes/fusion/targets/NAME.ini) pick rules and override their parameters. The conditions and
  * their sources are listed in docs/rules.md. */
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 
 #define END FP_OP_COUNT
 #define OPS(...) {__VA_ARGS__, END}

@@ -1,5 +1,5 @@
 /* schedule.h - memory-aware scheduling: a topological order of a memgraph with a lower LOAD than
- * the given one (passes/schedule.c). */
+ * the given one (passes/memory/schedule.c). */
 #ifndef FP_PASS_SCHEDULE_H
 #define FP_PASS_SCHEDULE_H
 
@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "passes/liveness.h"
+#include "passes/memory/liveness.h"
 
 typedef struct {
     uint64_t align;       /* sizes are rounded to this, as the planner does (0 or 1: none) */

@@ -1,4 +1,4 @@
-/* pipeline.h - the analysis pipeline as one straight list of passes (passes/pipeline.c):
+/* pipeline.h - the analysis pipeline as one straight list of passes (analysis/pipeline.c):
  * shapes -> metrics -> [stage "original"] -> fuse -> [stage "after fusion"] -> layout -> memory ->
  * cost -> [stage "final"]. The IR verifier runs between passes in debug builds; --dump-after=PASS
  * prints the IR after that pass. */
@@ -9,10 +9,10 @@
 
 #include "devices/device.h"
 #include "passes/cost.h"
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 #include "passes/layout.h"
-#include "passes/memory.h"
-#include "passes/shapes.h"
+#include "passes/memory/memory.h"
+#include "passes/shape/shapes.h"
 
 #define FP_PIPELINE_PASSES "shapes, metrics, fuse, layout, memory, cost"
 

@@ -1,12 +1,12 @@
 /* match.c - measured kernels matched to the cost model's ops (see match.h): names first, then op
  * type and shapes, then units without a kernel attributed to a measured neighbour; rows,
  * statistics and the fusion agreement table. */
-#include "passes/match.h"
+#include "calibration/match.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "passes/fit.h"
+#include "calibration/fit.h"
 
 #define TOKEN_SUFFIX "_token_"
 #define MAX_JOINED_NAME 512

@@ -3,7 +3,7 @@
  * the ones that pass, sweep after sweep until nothing changes. */
 #include <string.h>
 
-#include "passes/fuse.h"
+#include "passes/fusion/fuse.h"
 
 #define MAX_SWEEPS 16
 

@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-#include "passes/liveness.h"
-#include "passes/schedule.h"
+#include "passes/memory/liveness.h"
+#include "passes/memory/schedule.h"
 
 struct fp_memory_reuse {
     const fp_graph *graph; /* whose liveness lv is (NULL before the first plan) */

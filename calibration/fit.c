@@ -2,7 +2,7 @@
  * measured kernel times (see fit.h for the estimator); Levenberg-Marquardt (Marquardt, SIAM J.
  * Appl. Math. 11(2), 1963) with a forward-difference Jacobian; leave-one-model-out
  * cross-validation. */
-#include "passes/fit.h"
+#include "calibration/fit.h"
 
 #include <math.h>
 #include <string.h>

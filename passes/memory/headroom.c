@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "passes/shapes.h"
+#include "passes/shape/shapes.h"
 
 G_DEFINE_QUARK(fp-headroom-error-quark, fp_headroom_error)
 

@@ -1,5 +1,5 @@
 /* pipeline.c - the analysis pipeline (see pipeline.h): one straight list of passes. */
-#include "passes/pipeline.h"
+#include "analysis/pipeline.h"
 
 #include <string.h>
 
