@@ -47,15 +47,6 @@ typedef struct {
     fp_cost_result *cost;     /* of the final graph (the other stages keep their totals only) */
 } fp_pipeline_result;
 
-/* Bytes the pipeline takes per node of a big graph beyond reading it, of malloc's heap (its
- * per-node arrays: fusion records, liveness, plans, costs; the heap's resident size grows by 214
- * bytes per node at 1M nodes, 240 at 100k, measured) and of arenas (the fusion records' reasons,
- * folded shapes: 31 + 16 MB at 1M, of which reading's estimate leaves ~28 unused): what a command
- * that runs it tells fp_graph_expect_work before reading the model, so that those pages are
- * faulted in on another core while the model is read. */
-#define FP_PIPELINE_HEAP_PER_NODE 220
-#define FP_PIPELINE_ARENA_PER_NODE 24
-
 /* Runs every pass on m (modified in place: the final graph). False with an error naming the pass
  * and the object when a pass fails. `res` is cleared with fp_pipeline_result_clear. */
 bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error);

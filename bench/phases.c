@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "frontends/load.h"
-#include "ir/arena.h"
+#include "cli/platform.h"
 #include "passes/memory/headroom.h"
 #include "analysis/pipeline.h"
 #include "reports/report.h"
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 {
     g_autofree char *device = NULL;
     gboolean no_headroom = FALSE;
-    fp_arena_tune_malloc(); /* as fuseplan's main does */
+    fp_platform_tune(); /* as fuseplan's main does */
     GOptionEntry entries[] = {
         {"device", 'd', 0, G_OPTION_ARG_STRING, &device, "Device profile (default cpu-avx2)", "NAME"},
         {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &no_headroom, "Skip the batch headroom", NULL},
@@ -115,10 +115,7 @@ int main(int argc, char **argv)
     long rss_start = peak_kib(); /* the process before the model: binary, libraries, GLib, profiles */
     clock_mark c = mark(), c0 = c;
     double sys0 = sys_ms();
-    /* as cli/report.c does (fp_cli_load_for_pipeline) */
-    fp_graph_expect_work(FP_PIPELINE_HEAP_PER_NODE, FP_PIPELINE_ARENA_PER_NODE);
     g_autoptr(fp_model) m = fp_load_model(path, &err);
-    fp_graph_expect_work(0, 0);
     if (!m)
         return fail(path, err);
     end_phase(&ph[n++], "load", &c);

@@ -44,7 +44,7 @@ CFLAGS="-O2 -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers -Werror"
 gcc $CFLAGS -I"$BUILD_DIR/gen" -o "$TOOLS/fp_gen_graph" bench/gen_graph.c \
     "$BUILD_DIR/libfuseplan_core.a" $(pkg-config --cflags --libs $PKGS)
 # shellcheck disable=SC2046,SC2086
-gcc $CFLAGS -I. -I"$BUILD_DIR/gen" -o "$TOOLS/fp_bench_phases" bench/phases.c \
+gcc $CFLAGS -I. -I"$BUILD_DIR/gen" -o "$TOOLS/fp_bench_phases" bench/phases.c cli/platform.c \
     "$BUILD_DIR/libfuseplan_core.a" $(pkg-config --cflags --libs $PKGS) -lm
 
 # shellcheck disable=SC2046,SC2086

@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "frontends/load.h"
 #include "passes/metrics.h"
-#include "analysis/pipeline.h"
 #include "passes/shape/shapes.h"
 #include "reports/output.h"
 
@@ -145,14 +144,6 @@ bool fp_cli_check_ops(const char *path, const fp_model *m, bool strict, fp_diag 
                                "no fusion, no cost): %s; --strict refuses them",
                                path, types->len, types->len == 1 ? "" : "s", list->str);
     return true;
-}
-
-fp_model *fp_cli_load_for_pipeline(const char *path, GError **error)
-{
-    fp_graph_expect_work(FP_PIPELINE_HEAP_PER_NODE, FP_PIPELINE_ARENA_PER_NODE);
-    fp_model *m = fp_load_model(path, error);
-    fp_graph_expect_work(0, 0);
-    return m;
 }
 
 fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag)

@@ -40,9 +40,6 @@ bool fp_cli_check_ops(const char *path, const fp_model *m, bool strict, fp_diag 
  * inference and per-op metrics. On failure prints the one-line error and returns NULL (exit code 2
  * for the caller). */
 fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag);
-/* fp_load_model for a command that runs the pass pipeline on the model: the heap the pipeline will
- * take is faulted in on another core while the model is read (fp_graph_expect_work). */
-fp_model *fp_cli_load_for_pipeline(const char *path, GError **error);
 
 /* Writes text produced by `emit` to o->output (atomically) or stdout. */
 bool fp_cli_emit_text(const char *output, void (*emit)(FILE *out, gpointer data), gpointer data);

@@ -175,7 +175,7 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
     memset(pr, 0, sizeof *pr);
     pr->diag = fp_diag_new();
     fp_shape_opts so = {0};
-    pr->final = fp_cli_load_for_pipeline(path, error);
+    pr->final = fp_load_model(path, error);
     if (!pr->final)
         return false;
     bool unbound = false;

@@ -75,7 +75,7 @@ bool fp_cli_analyze(const char *path, const fp_cli_model_opts *o, const char *de
     memset(a, 0, sizeof *a);
     g_autoptr(GError) err = NULL;
     if (!(a->dev = fp_device_load(device ? device : "cpu-avx2", &err)) ||
-        !(a->target = fp_target_load(target ? target : a->dev->target, &err)) || !(a->model = fp_cli_load_for_pipeline(path, &err))) {
+        !(a->target = fp_target_load(target ? target : a->dev->target, &err)) || !(a->model = fp_load_model(path, &err))) {
         fp_cli_error("%s", err->message);
         return false;
     }

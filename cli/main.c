@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "ir/arena.h"
+#include "platform.h"
 
 /* fn NULL: the command is built into the formats module (profile, compare, fit). */
 static const fp_cmd commands[] = {
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
      * environment mapped a dozen locale files: ~13 more page faults at every start (C.UTF-8). */
     setlocale(LC_CTYPE, "");
     setlocale(LC_MESSAGES, "");
-    fp_arena_tune_malloc();
+    fp_platform_tune();
     if (argc < 2) {
         usage(stderr);
         return FP_EXIT_BAD;

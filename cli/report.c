@@ -96,7 +96,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
         return FP_EXIT_BAD;
     }
     g_autoptr(fp_target) t = fp_target_load(ro->target ? ro->target : dev->target, &err);
-    g_autoptr(fp_model) m = t ? fp_cli_load_for_pipeline(path, &err) : NULL;
+    g_autoptr(fp_model) m = t ? fp_load_model(path, &err) : NULL;
     if (!m) {
         fp_cli_error("%s", err->message);
         return FP_EXIT_BAD;

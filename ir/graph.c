@@ -398,15 +398,6 @@ fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node 
     return g;
 }
 
-/* fp_graph_expect_work's settings. */
-static size_t heap_per_node, arena_per_node;
-
-void fp_graph_expect_work(size_t heap, size_t arena)
-{
-    heap_per_node = heap;
-    arena_per_node = arena;
-}
-
 void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values)
 {
     if (!g->nodes->len && n_nodes > 64) {
@@ -420,18 +411,6 @@ void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values)
     struct fp_strings *t = g->model->strings;
     if (4 * (t->n + (size_t)n_values) > 3 * t->cap)
         strings_grow(t, n_values);
-    /* what the arena will hold: a node and its attributes, a value and its name (~500 bytes per
-       node of the synthetic graphs, 1.44 values per node, measured) */
-    size_t arena = (size_t)n_nodes * 300 + (size_t)n_values * 150;
-    /* faulted in at once: 70% of the estimate when only reading follows (a lean graph, one input,
-       one output and no attributes per node, takes ~2/3 of it); when work follows, all of it and
-       the work's arenas (which take what reading leaves) */
-    bool work = heap_per_node || arena_per_node;
-    fp_arena_expect(g->model->arena, arena, work ? arena + (size_t)n_nodes * arena_per_node : arena / 10 * 7);
-    /* and malloc's heap: the use lists and indexes of reading (~70 bytes per node at 1M, measured),
-       and what the caller said the work will take */
-    if (arena >= FP_ARENA_EXPECT_BIG)
-        fp_arena_prefault_heap((size_t)n_nodes * (64 + heap_per_node));
 }
 
 /* The value of entry e in g, or NULL. */

@@ -406,17 +406,9 @@ fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node 
 
 /* Makes room for n_nodes nodes and n_values values in g (and their names in the intern table), as
  * a frontend that knows the counts before it reads the graph asks: the indexes then grow in one
- * step instead of by doubling, which leaves the smaller copies behind in malloc's heap; and tells
- * the model's arena what is coming (fp_arena_expect: a big model has its pages faulted in on
- * another core from the start). A hint: more may be added. */
+ * step instead of by doubling, which leaves the smaller copies behind in malloc's heap. A hint:
+ * more may be added. */
 void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values);
-/* Tells fp_graph_reserve what the work after reading will take per node of a big graph, of malloc's
- * heap and of arenas (a command that runs the pass pipeline: FP_PIPELINE_HEAP_PER_NODE and
- * FP_PIPELINE_ARENA_PER_NODE; 0 and 0, the default, for one that only reads): it then has that
- * much faulted in on another core along with what reading takes, from the start of the read.
- * Only what will be used should be announced: the rest stays resident unused. Process-wide; call
- * before reading. */
-void fp_graph_expect_work(size_t heap_per_node, size_t arena_per_node);
 
 /* The value called `name` in g, created as FP_VALUE_INTERMEDIATE with unknown type if absent.
  * `name` need not be interned. */

@@ -1,7 +1,7 @@
-/* par.h - one side job on another core (ir/par.c), for the read-only work of big graphs (metrics,
- * cost: analysis/pipeline.c). A side job must not touch what the caller's thread reads or writes
- * meanwhile: no diagnostics list, no graph caches (fill fp_graph_order's first), no arena the
- * caller allocates from. */
+/* par.h - one side job on another core (ir/par.c), for a pass that splits the work over a big
+ * graph's own data in two (the shape pass's reset, metrics, liveness, the verifier). A side job
+ * must not touch what the caller's thread reads or writes meanwhile: no diagnostics list, no graph
+ * caches (fill fp_graph_order's first), no arena the caller allocates from. */
 #ifndef FP_IR_PAR_H
 #define FP_IR_PAR_H
 
@@ -9,11 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Graphs from this many nodes on split their read-only work (fp_par_worth): below it a side job
- * costs more than it saves. Measured on the synthetic graphs (bench/gen_graph.c, 2 vCPUs, fast
- * runs, in-process `report`): with the side thread / without, 100k nodes 180-207 / 166-179 ms,
- * 150k 254-282 / 251-260 ms, 300k 547-575 / 576-596 ms, 1M 2.12-2.22 / 2.27-2.51 s. The other
- * thread also takes memory bandwidth and, on a virtual machine, a vCPU that may be slower. */
+/* Graphs from this many nodes on split their work (fp_par_worth): below it a side job costs more
+ * than it saves (docs/benchmarks.md). The other thread also takes memory bandwidth and, on a
+ * virtual machine, a vCPU that may be slower. */
 #define FP_PAR_MIN_NODES 200000
 
 typedef struct {

@@ -19,82 +19,37 @@ static void test_arena(void)
     fp_arena_free(a);
 }
 
-/* Enough IR for the arenas to start faulting blocks in ahead on another thread: every piece
- * still comes zeroed, and keeps what was written to it. */
-static void test_arena_prefault(void)
+/* Many big pieces: every one comes zeroed and keeps what was written to it; after a reset the
+ * reused block hands out zeroed memory again where it was written before. */
+static void test_arena_big(void)
 {
-    enum { PIECE = 1 << 20, MAX_PIECES = 256 };
+    enum { PIECE = 1 << 20, PIECES = 40 };
     fp_arena *a = fp_arena_new();
-    unsigned char *piece[MAX_PIECES];
-    int n = 0;
+    unsigned char *piece[PIECES];
     bool zero = true;
-    unsigned before = fp_arena_prefaulted();
-    for (; n < MAX_PIECES && (n < 64 || fp_arena_prefaulted() == before); n++) {
+    for (int n = 0; n < PIECES; n++) {
         piece[n] = fp_arena_alloc(a, PIECE);
         for (size_t at = 0; at < PIECE; at += 4096)
             zero &= piece[n][at] == 0 && piece[n][at + 4095] == 0;
         memset(piece[n], n + 1, PIECE);
-        if (n % 8 == 7)
-            g_usleep(10000); /* one block of 8 MiB taken: give the thread time to fault the next */
     }
     CU_ASSERT(zero);
-    CU_ASSERT(fp_arena_prefaulted() > before);
     bool kept = true;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < PIECES; i++)
         kept &= piece[i][0] == (unsigned char)(i + 1) && piece[i][PIECE - 1] == (unsigned char)(i + 1);
     CU_ASSERT(kept);
-    fp_arena_free(a);
-}
-
-/* fp_arena_expect: a big amount to come makes the arena take its largest blocks at once (and
- * starts the prefault thread); a small one changes nothing. */
-static void test_arena_expect(void)
-{
-    fp_arena *small = fp_arena_new(), *big = fp_arena_new();
-    fp_arena_expect(small, FP_ARENA_EXPECT_BIG - 1, 0);
-    fp_arena_expect(big, FP_ARENA_EXPECT_BIG, 0);
-    fp_arena_alloc(small, 16);
-    fp_arena_alloc(big, 16);
-    CU_ASSERT(fp_arena_reserved(small) < ((size_t)1 << 20));
-    CU_ASSERT(fp_arena_reserved(big) >= ((size_t)8 << 20));
-    unsigned before = fp_arena_prefaulted();
-    for (int i = 0; i < 4 && fp_arena_prefaulted() == before; i++) {
-        g_usleep(20000); /* the thread faults a block in while this one waits */
-        fp_arena_alloc(big, (size_t)8 << 20);
-    }
-    CU_ASSERT(fp_arena_prefaulted() > before); /* a block came faulted in before the 4th was asked for */
-    fp_arena_free(small);
-    fp_arena_free(big);
-}
-
-/* fp_arena_expect with an amount to fault in now: the thread goes on at once to that many blocks
- * of 8 MiB (112 MiB: 14 blocks), no more, without waiting for the arena to ask; they are handed
- * out faulted in, and then it keeps the usual two ahead. */
-static void test_arena_expect_budget(void)
-{
-    /* the thread (started by the tests before) idle: waiting for a block to be taken */
-    for (int i = 0; i < 1000 && fp_arena_prefault_ready() < 2; i++)
-        g_usleep(10000);
-    g_usleep(100000);
-    fp_arena *a = fp_arena_new();
-    fp_arena_expect(a, (size_t)160 << 20, (size_t)112 << 20);
-    for (int i = 0; i < 1000 && fp_arena_prefault_ready() < 14; i++)
-        g_usleep(10000);
-    g_usleep(50000);
-    CU_ASSERT_EQUAL(fp_arena_prefault_ready(), 14);
-    unsigned before = fp_arena_prefaulted();
-    for (int i = 0; i < 14; i++)
-        memset(fp_arena_alloc_raw(a, (size_t)8 << 20), 1, 4096);
-    CU_ASSERT_EQUAL(fp_arena_prefaulted(), before + 14);
-    for (int i = 0; i < 1000 && fp_arena_prefault_ready() < 2; i++)
-        g_usleep(10000);
-    g_usleep(50000);
-    CU_ASSERT_EQUAL(fp_arena_prefault_ready(), 2);
+    fp_arena_reset(a);
+    unsigned char *again = fp_arena_alloc(a, 4096), *raw = fp_arena_alloc_raw(a, 16);
+    zero = true;
+    for (size_t at = 0; at < 4096; at++)
+        zero &= again[at] == 0;
+    CU_ASSERT(zero);
+    CU_ASSERT_PTR_NOT_NULL(raw);
     fp_arena_free(a);
 }
 
 /* fp_arena_lane: other arenas that the first owns: a lane's pieces follow each other whatever the
- * first (or another lane) hands out in between; reset, counted and announced big with it; the IR's
+ * first (or another lane) hands out in between; reset and counted with it; the IR's
  * nodes live in one, its values in the other. */
 static void test_arena_lane(void)
 {
@@ -119,17 +74,6 @@ static void test_arena_lane(void)
     memset(q, 7, 40);           /* (ASan: no longer poisoned) */
     CU_ASSERT(fp_arena_reserved(a) < before + ((size_t)1 << 20)); /* the big piece went back */
     fp_arena_free(a); /* frees the lane too (ASan: no leak) */
-
-    fp_arena *big = fp_arena_new(), *late = fp_arena_new();
-    fp_arena *early = fp_arena_lane(big, 0);
-    fp_arena_expect(big, FP_ARENA_EXPECT_BIG, 0);
-    fp_arena_expect(late, FP_ARENA_EXPECT_BIG, 0);
-    fp_arena_alloc(early, 16);
-    fp_arena_alloc(fp_arena_lane(late, 1), 16);
-    CU_ASSERT(fp_arena_reserved(early) >= ((size_t)8 << 20));
-    CU_ASSERT(fp_arena_reserved(fp_arena_lane(late, 1)) >= ((size_t)8 << 20));
-    fp_arena_free(big);
-    fp_arena_free(late);
 
     /* the nodes of a model, one after the other in its arena's lane */
     g_autoptr(fp_model) m = fp_model_new("lane.onnx", "onnx");
@@ -311,9 +255,7 @@ FP_TEST_SUITE(register_ir)
 {
     CU_pSuite s = CU_add_suite("ir", NULL, NULL);
     CU_add_test(s, "arena", test_arena);
-    CU_add_test(s, "arena prefault", test_arena_prefault);
-    CU_add_test(s, "arena expect", test_arena_expect);
-    CU_add_test(s, "arena expect budget", test_arena_expect_budget);
+    CU_add_test(s, "arena big", test_arena_big);
     CU_add_test(s, "arena lane", test_arena_lane);
     CU_add_test(s, "intern", test_intern);
     CU_add_test(s, "intern blobs and dims", test_intern_blob);
