@@ -1,10 +1,12 @@
-/* analyze.c - shared options and the load -> shapes -> metrics sequence of analyzing commands. */
+/* analyze.c - shared options, the analysis run from them, and the load -> shapes -> metrics
+ * sequence of the commands that need no more. */
 #include "analyze.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/bind.h"
 #include "cli.h"
 #include "frontends/load.h"
 #include "passes/metrics.h"
@@ -38,112 +40,21 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o)
     memset(o, 0, sizeof *o);
 }
 
-bool fp_cli_parse_input_spec(fp_model *m, const char *spec, char **name, fp_shape *shape, GError **error)
+fp_analysis_opts fp_cli_analysis_opts(const fp_cli_model_opts *o)
 {
-    const char *colon = strrchr(spec, ':');
-    if (!colon || colon == spec) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--input '%s': expected NAME:DIMS, e.g. input:1x3x224x224", spec);
-        return false;
-    }
-    g_auto(GStrv) parts = g_strsplit_set(colon + 1, "x,", -1);
-    guint rank = g_strv_length(parts);
-    if (rank == 1 && !*parts[0])
-        rank = 0; /* "NAME:" = scalar */
-    if (rank > FP_MAX_RANK) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--input '%s': rank %u exceeds %d", spec, rank,
-                    FP_MAX_RANK);
-        return false;
-    }
-    shape->rank = (int32_t)rank;
-    shape->dims = fp_arena_calloc(m->arena, rank ? rank : 1, sizeof(fp_dim));
-    for (guint i = 0; i < rank; i++) {
-        const char *d = parts[i];
-        guint64 v = 0;
-        if (strcmp(d, "?") == 0) {
-            shape->dims[i] = (fp_dim){-1, NULL};
-        } else if (g_ascii_string_to_unsigned(d, 10, 0, (guint64)1 << 62, &v, NULL)) {
-            shape->dims[i] = (fp_dim){(int64_t)v, NULL};
-        } else {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--input '%s': dimension %u '%s' is not an integer in [0, 2^62] or '?'", spec, i, d);
-            return false;
-        }
-    }
-    *name = g_strndup(spec, (gsize)(colon - spec));
-    return true;
+    return (fp_analysis_opts){.inputs = o->inputs, .batch = o->batch, .batch_dim = o->batch_dim,
+                              .strict = o->strict, .what_if = FP_DT_UNDEFINED};
 }
 
-GHashTable *fp_cli_input_shapes(fp_model *m, char **specs, GError **error)
+fp_analysis *fp_cli_analyze(const char *path, const fp_analysis_opts *ao)
 {
-    GHashTable *shapes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (char **s = specs; s && *s; s++) {
-        char *name = NULL;
-        fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
-        if (!fp_cli_parse_input_spec(m, *s, &name, shape, error)) {
-            g_hash_table_unref(shapes);
-            return NULL;
-        }
-        g_hash_table_insert(shapes, name, shape);
-    }
-    return shapes;
-}
-
-typedef struct {
-    const fp_node *first;
-    uint32_t count;
-} unknown_op;
-
-bool fp_cli_check_ops(const char *path, const fp_model *m, bool strict, fp_diag *diag, char **warning)
-{
-    *warning = NULL;
-    g_autoptr(GHashTable) by_type = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    g_autoptr(GPtrArray) types = g_ptr_array_new(); /* unknown_op*, in file order */
-    for (guint gi = 0; gi < m->graphs->len; gi++) {
-        const fp_graph *g = m->graphs->pdata[gi];
-        for (guint i = 0; i < g->nodes->len; i++) {
-            const fp_node *n = g->nodes->pdata[i];
-            if (n->op != FP_OP_OPAQUE)
-                continue;
-            char *key = g_strconcat(n->domain, *n->domain ? "." : "", n->op_type, NULL);
-            unknown_op *u = g_hash_table_lookup(by_type, key);
-            if (!u) {
-                u = g_new0(unknown_op, 1);
-                u->first = n;
-                g_hash_table_insert(by_type, key, u);
-                g_ptr_array_add(types, u);
-            } else {
-                g_free(key);
-            }
-            u->count++;
-        }
-    }
-    if (!types->len)
-        return true;
-    const fp_node *f = ((unknown_op *)types->pdata[0])->first;
-    if (strict) {
-        fp_cli_error("%s: graph '%s': node '%s': op type '%s%s%s' is unknown to fuseplan (--strict)", path,
-                     f->graph->name, f->name, f->domain, *f->domain ? "." : "", f->op_type);
-        return false;
-    }
-    g_autoptr(GString) list = g_string_new(NULL);
-    for (guint i = 0; i < types->len; i++) {
-        const unknown_op *u = types->pdata[i];
-        const fp_node *n = u->first;
-        fp_diag_add(diag, FP_DIAG_WARNING, "load", "unknown-op", n->name,
-                    "op type '%s%s%s' (%u node%s, first '%s') is unknown to fuseplan: analyzed as opaque (no shape "
-                    "rule, no fusion, no cost)",
-                    n->domain, *n->domain ? "." : "", n->op_type, u->count, u->count == 1 ? "" : "s", n->name);
-        if (i < 5)
-            g_string_append_printf(list, "%s%s%s%s (%u)", i ? ", " : "", n->domain, *n->domain ? "." : "", n->op_type,
-                                   u->count);
-    }
-    if (types->len > 5)
-        g_string_append_printf(list, " and %u more", types->len - 5);
-    *warning = g_strdup_printf("warning: %s: %u op type%s unknown to fuseplan, analyzed as opaque (no shape rule, "
-                               "no fusion, no cost): %s; --strict refuses them",
-                               path, types->len, types->len == 1 ? "" : "s", list->str);
-    return true;
+    g_autoptr(GError) err = NULL;
+    fp_analysis *a = fp_analysis_run(path, ao, &err);
+    if (!a)
+        fp_cli_error("%s", err->message);
+    else if (a->warning) /* after the analysis: a failing run prints its one error line only */
+        fp_cli_error("%s", a->warning);
+    return a;
 }
 
 fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag)
@@ -155,13 +66,15 @@ fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_
         return NULL;
     }
     g_autofree char *warning = NULL;
-    if (!fp_cli_check_ops(path, m, o->strict, diag, &warning))
+    if (!fp_bind_check_ops(path, m, o->strict, diag, &warning, &err)) {
+        fp_cli_error("%s", err->message);
         return NULL;
+    }
     if (o->batch < 0) {
         fp_cli_error("--batch %" G_GINT64_FORMAT ": must be positive", o->batch);
         return NULL;
     }
-    g_autoptr(GHashTable) shapes = fp_cli_input_shapes(m, o->inputs, &err);
+    g_autoptr(GHashTable) shapes = fp_bind_input_shapes(m, o->inputs, &err);
     if (!shapes) {
         fp_cli_error("%s", err->message);
         return NULL;

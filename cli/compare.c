@@ -86,86 +86,45 @@ static const fp_prof_tensor *profile_dims(const fp_profile *p, const fp_value *v
     return NULL;
 }
 
-/* Input shapes for m: --input, else from the profile for inputs whose shape is not static.
- * *note says what was bound from where. */
-static GHashTable *bind_inputs(fp_model *m, const fp_profile *p, const fp_cli_model_opts *o, char **note,
-                               bool *unbound, GError **error)
+/* fp_analysis_bind_fn for the inputs of m whose shape is not static: the dims the profile
+ * recorded for them; batch 1 for those it does not show. */
+static GHashTable *bind_from_profile(fp_model *m, void *data, int64_t *batch, char **note, GError **error)
 {
-    g_autoptr(GHashTable) h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (char **s = o->inputs; s && *s; s++) {
-        char *name = NULL;
-        fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
-        if (!fp_cli_parse_input_spec(m, *s, &name, shape, error))
-            return NULL;
-        g_hash_table_insert(h, name, shape);
-    }
-    GString *from = g_string_new(NULL);
-    *unbound = false;
-    for (guint i = 0; i < m->main->inputs->len && !o->inputs && !o->batch; i++) {
+    (void)error;
+    const fp_profile *p = data;
+    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GString) from = g_string_new(NULL);
+    bool unbound = false;
+    for (guint i = 0; i < m->main->inputs->len; i++) {
         const fp_value *v = m->main->inputs->pdata[i];
         if (fp_shape_static(&v->shape))
             continue;
         const fp_prof_tensor *t = profile_dims(p, v);
         if (!t) {
-            *unbound = true;
+            unbound = true;
             continue;
         }
         fp_shape *shape = fp_arena_alloc(m->arena, sizeof *shape);
         shape->rank = t->rank;
         shape->dims = fp_arena_calloc(m->arena, MAX(t->rank, 1), sizeof(fp_dim));
-        GString *dims = g_string_new(NULL);
+        g_string_append_printf(from, "%s%s ", from->len ? ", " : "", v->name);
         for (int32_t d = 0; d < t->rank; d++) {
             shape->dims[d] = (fp_dim){t->dims[d], NULL};
-            g_string_append_printf(dims, "%s%" G_GINT64_FORMAT, d ? "x" : "", t->dims[d]);
+            g_string_append_printf(from, "%s%" G_GINT64_FORMAT, d ? "x" : "", t->dims[d]);
         }
         g_hash_table_insert(h, g_strdup(v->name), shape);
-        g_string_append_printf(from, "%s%s %s", from->len ? ", " : "", v->name, dims->str);
-        g_string_free(dims, TRUE);
     }
-    *note = from->len ? g_strdup_printf("%s (from the profile)", from->str) : NULL;
-    g_string_free(from, TRUE);
-    return g_steal_pointer(&h);
-}
-
-/* Loads path with its inputs bound; shapes and metrics run. */
-static fp_model *load_bound(const char *path, const fp_profile *p, const fp_cli_model_opts *o, fp_shape_opts *so,
-                            char **note, fp_diag *diag, GError **error)
-{
-    so->input_shapes = NULL;
-    g_autoptr(fp_model) m = fp_load_model(path, error);
-    if (!m)
-        return NULL;
-    bool unbound = false;
-    GHashTable *h = bind_inputs(m, p, o, note, &unbound, error);
-    if (!h)
-        return NULL;
-    *so = (fp_shape_opts){.input_shapes = h, .batch = o->batch ? o->batch : (unbound ? 1 : 0), .batch_dim = o->batch_dim};
-    if (unbound && !o->batch) {
-        g_autofree char *old = *note;
-        *note = g_strdup_printf("%s%sbatch bound to 1 for the inputs the profile does not show", old ? old : "",
-                                old ? "; " : "");
-    }
-    if (!fp_pass_shapes(m, so, diag, error)) {
-        g_prefix_error(error, "%s: ", path);
-        g_hash_table_unref(h);
-        so->input_shapes = NULL;
-        return NULL;
-    }
-    fp_pass_metrics(m, diag);
-    return g_steal_pointer(&m);
+    *batch = unbound ? 1 : 0;
+    if (from->len)
+        g_string_append(from, " (from the profile)");
+    if (unbound)
+        g_string_append_printf(from, "%sbatch bound to 1 for the inputs the profile does not show",
+                               from->len ? "; " : "");
+    *note = from->len ? g_strdup(from->str) : NULL;
+    return h;
 }
 
 /* ---------------------------------------------------------------- the pair */
-
-/* Appends the entries of `from` to `to` (from is left empty). */
-static void move_diag(fp_diag *to, fp_diag *from)
-{
-    gsize n = 0;
-    gpointer *entries = g_ptr_array_steal(from->entries, &n);
-    for (gsize i = 0; i < n; i++)
-        g_ptr_array_add(to->entries, entries[i]);
-    g_free(entries);
-}
 
 static uint32_t disagreements(const fp_match_result *r) { return r->split + r->absorbed + r->unmeasured; }
 
@@ -173,51 +132,30 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
                      const fp_target *t, const fp_cli_model_opts *o, fp_cmp_stage stage, GError **error)
 {
     memset(pr, 0, sizeof *pr);
-    pr->diag = fp_diag_new();
-    fp_shape_opts so = {0};
-    pr->final = fp_load_model(path, error);
-    if (!pr->final)
+    fp_analysis_opts ao = fp_cli_analysis_opts(o);
+    ao.device_profile = dev;
+    ao.target_rules = t;
+    ao.bind = bind_from_profile;
+    ao.bind_data = (void *)p;
+    ao.original = stage != FP_STAGE_FUSED;
+    if (!(pr->a = fp_analysis_run(path, &ao, error)))
         return false;
-    bool unbound = false;
-    GHashTable *h = bind_inputs(pr->final, p, o, &pr->inputs_note, &unbound, error);
-    if (!h)
-        return false;
-    so = (fp_shape_opts){.input_shapes = h, .batch = o->batch ? o->batch : (unbound ? 1 : 0), .batch_dim = o->batch_dim};
-    fp_pipeline_opts po = {
-        .shapes = so,
-        .target = t,
-        .device = dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true},
-        .what_if = FP_DT_UNDEFINED,
-    };
-    bool ok = fp_pipeline_run(pr->final, &po, &pr->res, pr->diag, error);
-    g_hash_table_unref(h);
-    so.input_shapes = NULL;
-    if (!ok) {
-        g_prefix_error(error, "%s: ", path);
-        return false;
-    }
-    if (stage != FP_STAGE_FUSED) {
-        g_autofree char *note = NULL;
-        pr->original = load_bound(path, p, o, &so, &note, NULL, error);
-        if (so.input_shapes)
-            g_hash_table_unref(so.input_shapes);
-        if (!pr->original)
-            return false;
-        pr->cost_original = fp_pass_cost(pr->original, dev, FP_DT_UNDEFINED, NULL);
-    }
+    if (pr->a->warning) /* after the analysis: a failing run prints its one error line only */
+        fp_cli_error("%s", pr->a->warning);
+    pr->final = pr->a->model;
+    pr->inputs_note = pr->a->inputs_note;
+    pr->diag = pr->a->diag;
     fp_match_result *fused = NULL, *orig = NULL;
     g_autoptr(fp_diag) dfused = fp_diag_new(), dorig = fp_diag_new(); /* the chosen stage's go to pr->diag */
     if (stage != FP_STAGE_ORIGINAL)
-        fused = fp_pass_match(pr->final, pr->res.cost, pr->res.fusions, p, dfused);
+        fused = fp_pass_match(pr->a->model, pr->a->res.cost, pr->a->res.fusions, p, dfused);
     if (stage != FP_STAGE_FUSED)
-        orig = fp_pass_match(pr->original, pr->cost_original, pr->res.fusions, p, dorig);
+        orig = fp_pass_match(pr->a->original, pr->a->original_cost, pr->a->res.fusions, p, dorig);
     if (stage != FP_STAGE_AUTO) {
         pr->stage = stage;
         pr->match = fused ? fused : orig;
         pr->stage_note = g_strdup("as asked (--stage)");
-        move_diag(pr->diag, fused ? dfused : dorig);
+        fp_diag_move(pr->diag, fused ? dfused : dorig);
         return true;
     }
     /* auto: fewer disagreements, unless the other graph matches clearly more measured time; ties:
@@ -228,7 +166,7 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
     pr->stage = pick_orig ? FP_STAGE_ORIGINAL : FP_STAGE_FUSED;
     pr->match = pick_orig ? orig : fused;
     pr->other = pick_orig ? fused : orig;
-    move_diag(pr->diag, pick_orig ? dorig : dfused);
+    fp_diag_move(pr->diag, pick_orig ? dorig : dfused);
     pr->stage_note = g_strdup_printf("auto: %u disagreements against the %s graph, %u against the %s graph "
                                      "(units measured as several kernels, absorbed into a neighbour, or unmeasured)",
                                      disagreements(pr->match), fp_cmp_stage_name(pr->stage), disagreements(pr->other),
@@ -240,13 +178,8 @@ void fp_cmp_pair_clear(fp_cmp_pair *pr)
 {
     fp_match_result_free(pr->match);
     fp_match_result_free(pr->other);
-    fp_cost_result_free(pr->cost_original);
-    fp_pipeline_result_clear(&pr->res);
-    fp_model_free(pr->original);
-    fp_model_free(pr->final);
-    fp_diag_free(pr->diag);
+    fp_analysis_free(pr->a);
     g_free(pr->stage_note);
-    g_free(pr->inputs_note);
     memset(pr, 0, sizeof *pr);
 }
 

@@ -12,16 +12,14 @@
 typedef enum { FP_STAGE_AUTO, FP_STAGE_ORIGINAL, FP_STAGE_FUSED } fp_cmp_stage;
 
 typedef struct {
-    fp_model *final;          /* the model after the pipeline (the fused stage's graph) */
-    fp_model *original;       /* the model after shapes and metrics only; NULL when not needed */
-    fp_pipeline_result res;
-    fp_cost_result *cost_original; /* on `original` */
+    fp_analysis *a;           /* the model analyzed (its original graph too unless the stage is FUSED) */
+    const fp_model *final;    /* a->model: the model after the pipeline (the fused stage's graph) */
     fp_match_result *match;   /* of the chosen stage */
     fp_match_result *other;   /* auto: the stage not chosen; else NULL */
     fp_cmp_stage stage;       /* ORIGINAL or FUSED */
     char *stage_note;         /* how the stage was chosen (one line) */
-    char *inputs_note;        /* where the input shapes came from (one line), or NULL */
-    fp_diag *diag;
+    const char *inputs_note;  /* where the input shapes came from (one line), or NULL */
+    fp_diag *diag;            /* a->diag, with the chosen stage's matching findings after the analysis' */
 } fp_cmp_pair;
 
 /* Parses "auto", "original", "fused"; false for anything else. */

@@ -4,8 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze.h"
 #include "cli.h"
-#include "gate.h"
+#include "reports/report.h"
 #include "reports/diff.h"
 #include "formats/formats.h"
 
@@ -29,12 +30,15 @@ typedef struct {
 static int run(const char *old_path, const char *new_path, const fp_cli_model_opts *o, const diff_opts *dopt,
                const char *format)
 {
-    fp_cli_analysis a = {0}, b = {0};
-    bool ok = fp_cli_analyze(old_path, o, dopt->device, dopt->target, false, &a) &&
-              fp_cli_analyze(new_path, o, dopt->device, dopt->target, false, &b);
+    fp_analysis_opts ao = fp_cli_analysis_opts(o);
+    ao.device = dopt->device;
+    ao.target = dopt->target;
+    g_autoptr(fp_analysis) a = fp_cli_analyze(old_path, &ao);
+    g_autoptr(fp_analysis) b = a ? fp_cli_analyze(new_path, &ao) : NULL;
     int rc = FP_EXIT_BAD;
-    if (ok) {
-        g_autoptr(fp_diff) d = fp_diff_compute(&a.rep, &b.rep, dopt->tolerance / 100);
+    if (b) {
+        fp_report ra = fp_report_of(a), rb = fp_report_of(b);
+        g_autoptr(fp_diff) d = fp_diff_compute(&ra, &rb, dopt->tolerance / 100);
         bool written = false;
         if (strcmp(format, "json") == 0) {
             const fp_formats *fx = fp_cli_formats("diff", "-f json");
@@ -47,8 +51,6 @@ static int run(const char *old_path, const char *new_path, const fp_cli_model_op
         }
         rc = !written ? FP_EXIT_BAD : dopt->fail && d->regressions->len ? FP_EXIT_GATE : FP_EXIT_OK;
     }
-    fp_cli_analysis_clear(&a);
-    fp_cli_analysis_clear(&b);
     return rc;
 }
 

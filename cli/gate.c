@@ -1,133 +1,13 @@
 /* gate.c - `fuseplan gate MODEL --policy FILE [--junit FILE] [--sarif FILE]`: checks a deployment
- * policy against the report of MODEL; exit 0 pass, 1 violations, 2 error. Also the analysis shared
- * with `diff` (gate.h). */
-#include "gate.h"
-
+ * policy against the report of MODEL; exit 0 pass, 1 violations, 2 error. */
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze.h"
 #include "cli.h"
-#include "frontends/load.h"
 #include "reports/gate.h"
 #include "formats/formats.h"
 #include "reports/output.h"
-
-/* ---------------------------------------------------------------- the shared analysis */
-
-/* Symbolic dims of the main graph's inputs, comma-separated, or NULL. Caller frees. */
-static char *symbolic_dims(const fp_model *m)
-{
-    GString *s = g_string_new(NULL);
-    for (guint i = 0; i < m->main->inputs->len; i++) {
-        const fp_value *v = m->main->inputs->pdata[i];
-        for (int32_t d = 0; d < v->shape.rank; d++)
-            if (v->shape.dims[d].sym && !strstr(s->str, v->shape.dims[d].sym))
-                g_string_append_printf(s, "%s%s", s->len ? ", " : "", v->shape.dims[d].sym);
-    }
-    return g_string_free(s, s->len == 0);
-}
-
-/* The headroom search on the final graph (it re-infers the model: run it last). plan_at_1: the
- * pipeline's final plan when it is at batch 1 (not planned again); mem.reuse holds its liveness. */
-static void headroom(fp_cli_analysis *a, const fp_cli_model_opts *o, const fp_memory_opts *mem,
-                     const fp_memory_result *plan_at_1)
-{
-    fp_headroom_opts ho = {.capacity = a->dev->memory_bytes, .reserve = a->dev->memory_bytes / 10,
-                           .batch_dim = o->batch_dim, .mem = *mem, .plan_at_1 = plan_at_1};
-    g_autoptr(GError) err = NULL;
-    if (fp_pass_headroom(a->model, &ho, &a->hr, NULL, &err)) {
-        a->rep.headroom = &a->hr;
-        return;
-    }
-    a->rep.headroom_note = err && g_error_matches(err, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH)
-                               ? "not computed: the model has no symbolic batch dimension (name one with --batch-dim)"
-                               : "not computed";
-}
-
-/* Binds --input shapes (into the model's arena) and the batch; NULL on a bad spec (printed). */
-static GHashTable *input_shapes(fp_cli_analysis *a, const fp_cli_model_opts *o, int64_t *batch)
-{
-    GHashTable *shapes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (char **s = o->inputs; s && *s; s++) {
-        char *name = NULL;
-        fp_shape *shape = fp_arena_alloc(a->model->arena, sizeof *shape);
-        g_autoptr(GError) err = NULL;
-        if (!fp_cli_parse_input_spec(a->model, *s, &name, shape, &err)) {
-            fp_cli_error("%s", err->message);
-            g_hash_table_unref(shapes);
-            return NULL;
-        }
-        g_hash_table_insert(shapes, name, shape);
-    }
-    g_autofree char *syms = symbolic_dims(a->model);
-    *batch = o->batch;
-    if (!o->batch && !o->inputs && syms) {
-        *batch = 1;
-        a->batch_note = g_strdup_printf("symbolic input dims: %s; batch (first dim of each input) bound to 1 "
-                                        "(--batch N or --input NAME:DIMS to change)", syms);
-    }
-    return shapes;
-}
-
-bool fp_cli_analyze(const char *path, const fp_cli_model_opts *o, const char *device, const char *target,
-                    bool headroom_too, fp_cli_analysis *a)
-{
-    memset(a, 0, sizeof *a);
-    g_autoptr(GError) err = NULL;
-    if (!(a->dev = fp_device_load(device ? device : "cpu-avx2", &err)) ||
-        !(a->target = fp_target_load(target ? target : a->dev->target, &err)) || !(a->model = fp_load_model(path, &err))) {
-        fp_cli_error("%s", err->message);
-        return false;
-    }
-    int64_t batch = 0;
-    g_autoptr(GHashTable) shapes = input_shapes(a, o, &batch);
-    if (!shapes)
-        return false;
-    /* as `report`: the final plan's liveness, resized by the headroom search at other batches */
-    bool with_headroom = headroom_too && !o->inputs;
-    g_autoptr(fp_memory_reuse) reuse = with_headroom ? fp_memory_reuse_new(NULL) : NULL;
-    fp_pipeline_opts po = {
-        .shapes = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim},
-        .target = a->target,
-        .device = a->dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = a->dev->align_bytes,
-                   .search_only_if_asked = true, .reuse = reuse},
-        .what_if = FP_DT_UNDEFINED,
-    };
-    a->diag = fp_diag_new();
-    g_autofree char *warning = NULL;
-    if (!fp_cli_check_ops(path, a->model, o->strict, a->diag, &warning))
-        return false;
-    if (!fp_pipeline_run(a->model, &po, &a->res, a->diag, &err)) {
-        fp_cli_error("%s: %s", path, err->message);
-        if (a->res.memory)
-            a->res.memory->opts.reuse = NULL; /* freed on return */
-        return false;
-    }
-    if (warning) /* after the analysis: a failing run prints its one error line only */
-        fp_cli_error("%s", warning);
-    a->rep = (fp_report){.model = a->model, .target = a->target, .device = a->dev, .res = &a->res, .diag = a->diag,
-                         .batch_note = a->batch_note, .what_if = FP_DT_UNDEFINED, .top = 10,
-                         .headroom_note = "not computed"};
-    if (headroom_too && o->inputs)
-        a->rep.headroom_note = "not computed with --input (bind the batch with --batch, or run fuseplan headroom)";
-    else if (with_headroom)
-        headroom(a, o, &po.memory, batch == 1 ? a->res.memory : NULL);
-    if (a->res.memory)
-        a->res.memory->opts.reuse = NULL; /* freed on return; the plan outlives it */
-    return true;
-}
-
-void fp_cli_analysis_clear(fp_cli_analysis *a)
-{
-    fp_pipeline_result_clear(&a->res);
-    fp_diag_free(a->diag);
-    fp_model_free(a->model);
-    fp_target_free(a->target);
-    fp_device_free(a->dev);
-    g_free(a->batch_note);
-    memset(a, 0, sizeof *a);
-}
 
 /* ---------------------------------------------------------------- gate */
 
@@ -179,11 +59,15 @@ static int run(const char *path, const fp_cli_model_opts *o, const gate_opts *go
         fp_cli_error("%s", err->message);
         return FP_EXIT_BAD;
     }
-    fp_cli_analysis a;
-    const char *device = go->device ? go->device : p->device, *target = go->target ? go->target : p->target;
+    fp_analysis_opts ao = fp_cli_analysis_opts(o);
+    ao.device = go->device ? go->device : p->device;
+    ao.target = go->target ? go->target : p->target;
+    ao.headroom = fp_gate_policy_needs_headroom(p);
+    g_autoptr(fp_analysis) a = fp_cli_analyze(path, &ao);
     int rc = FP_EXIT_BAD;
-    if (fp_cli_analyze(path, o, device, target, fp_gate_policy_needs_headroom(p), &a)) {
-        g_autoptr(fp_gate_result) g = fp_gate_evaluate(p, &a.rep);
+    if (a) {
+        fp_report rep = fp_report_of(a);
+        g_autoptr(fp_gate_result) g = fp_gate_evaluate(p, &rep);
         if (go->device && p->device && strcmp(go->device, p->device) != 0)
             g_ptr_array_add(g->notes, g_strdup_printf("device %s from --device; the policy names %s", go->device,
                                                       p->device));
@@ -195,7 +79,6 @@ static int run(const char *path, const fp_cli_model_opts *o, const gate_opts *go
         if (!write_reports(g, go, rc) || !fp_cli_emit_text(o->output, emit, &t))
             rc = FP_EXIT_BAD;
     }
-    fp_cli_analysis_clear(&a);
     return rc;
 }
 

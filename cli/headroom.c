@@ -2,6 +2,7 @@
  * activations and reserve fit in the device's memory. */
 #include <string.h>
 
+#include "analysis/bind.h"
 #include "analyze.h"
 #include "cli.h"
 #include "devices/device.h"
@@ -53,7 +54,7 @@ static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request
     g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag);
     if (!m)
         return FP_EXIT_BAD;
-    g_autoptr(GHashTable) shapes = fp_cli_input_shapes(m, o->inputs, NULL);
+    g_autoptr(GHashTable) shapes = fp_bind_input_shapes(m, o->inputs, NULL);
     fp_headroom_opts ho = {q->capacity, q->reserve, shapes, o->batch_dim, *q->mem, max_batch};
     fp_headroom_result res;
     g_autoptr(fp_diag) hdiag = fp_diag_new();

@@ -5,8 +5,6 @@
 
 #include "analyze.h"
 #include "cli.h"
-#include "frontends/load.h"
-#include "passes/memory/headroom.h"
 #include "analysis/pipeline.h"
 #include "formats/formats.h"
 #include "reports/dot.h"
@@ -31,39 +29,11 @@ static void emit(FILE *out, gpointer data)
         fp_report_text(a->r, out);
 }
 
-/* Symbolic dims of the main graph's inputs, comma-separated, or NULL. Caller frees. */
-static char *symbolic_dims(const fp_model *m)
-{
-    GString *s = g_string_new(NULL);
-    for (guint i = 0; i < m->main->inputs->len; i++) {
-        const fp_value *v = m->main->inputs->pdata[i];
-        for (int32_t d = 0; d < v->shape.rank; d++)
-            if (v->shape.dims[d].sym && !strstr(s->str, v->shape.dims[d].sym))
-                g_string_append_printf(s, "%s%s", s->len ? ", " : "", v->shape.dims[d].sym);
-    }
-    return g_string_free(s, s->len == 0);
-}
-
 typedef struct {
     const char *device, *target, *dtype, *dump_after;
     int top;
     bool no_color, no_headroom;
 } report_opts;
-
-/* Headroom last: it re-infers the final graph at other batch sizes. */
-static bool headroom(fp_model *m, const fp_device *dev, const fp_cli_model_opts *o, const fp_memory_opts *mem,
-                     const fp_memory_result *plan_at_1, fp_headroom_result *hr, const char **note)
-{
-    fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10,
-                           .batch_dim = o->batch_dim, .mem = *mem, .plan_at_1 = plan_at_1};
-    g_autoptr(GError) err = NULL;
-    if (fp_pass_headroom(m, &ho, hr, NULL, &err))
-        return true;
-    *note = err && g_error_matches(err, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH)
-                ? "not computed: the model has no symbolic batch dimension (name one with --batch-dim)"
-                : "not computed";
-    return false;
-}
 
 static int emit_report(const fp_report *rep, const fp_cli_model_opts *o, const char *format)
 {
@@ -84,76 +54,31 @@ static int emit_report(const fp_report *rep, const fp_cli_model_opts *o, const c
 
 static int run(const char *path, const fp_cli_model_opts *o, const report_opts *ro, const char *format)
 {
-    fp_dtype what_if = FP_DT_UNDEFINED;
-    if (ro->dtype && (what_if = fp_dtype_from_name(ro->dtype)) == FP_DT_UNDEFINED) {
+    fp_analysis_opts ao = fp_cli_analysis_opts(o);
+    ao.device = ro->device;
+    ao.target = ro->target;
+    ao.dump_after = ro->dump_after;
+    ao.headroom = !ro->no_headroom && strcmp(format, "dot") != 0; /* DOT shows no headroom */
+    if (ro->dtype && (ao.what_if = fp_dtype_from_name(ro->dtype)) == FP_DT_UNDEFINED) {
         fp_cli_error("report: --dtype %s: unknown dtype (e.g. fp16, bf16, int8)", ro->dtype);
         return FP_EXIT_BAD;
     }
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) dev = fp_device_load(ro->device ? ro->device : "cpu-avx2", &err);
-    if (!dev) {
-        fp_cli_error("%s", err->message);
-        return FP_EXIT_BAD;
-    }
-    g_autoptr(fp_target) t = fp_target_load(ro->target ? ro->target : dev->target, &err);
-    g_autoptr(fp_model) m = t ? fp_load_model(path, &err) : NULL;
-    if (!m) {
-        fp_cli_error("%s", err->message);
-        return FP_EXIT_BAD;
-    }
-    /* a symbolic batch is bound to 1 unless the user bound the inputs */
-    g_autofree char *syms = symbolic_dims(m);
-    g_autofree char *batch_note = NULL;
-    int64_t batch = o->batch;
-    if (!o->batch && !o->inputs && syms) {
-        batch = 1;
-        batch_note = g_strdup_printf("symbolic input dims: %s; batch (first dim of each input) bound to 1 "
-                                     "(--batch N or --input NAME:DIMS to change)", syms);
-    }
-    g_autoptr(GHashTable) shapes = fp_cli_input_shapes(m, o->inputs, &err);
-    if (!shapes) {
-        fp_cli_error("%s", err->message);
-        return FP_EXIT_BAD;
-    }
-    /* the final plan's liveness, resized by the headroom search at other batches */
-    g_autoptr(fp_memory_reuse) reuse = fp_memory_reuse_new(NULL);
-    fp_pipeline_opts po = {
-        .shapes = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim},
-        .target = t,
-        .device = dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true, .reuse = reuse},
-        .what_if = what_if,
-        .dump_after = ro->dump_after,
-        .dump_out = stderr,
-    };
-    g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autofree char *warning = NULL;
-    if (!fp_cli_check_ops(path, m, o->strict, diag, &warning))
-        return FP_EXIT_BAD;
-    fp_pipeline_result res;
-    if (!fp_pipeline_run(m, &po, &res, diag, &err)) {
-        fp_cli_error("%s: %s", path, err->message);
-        fp_pipeline_result_clear(&res);
-        return FP_EXIT_BAD;
-    }
-    if (warning) /* after the analysis: a failing run prints its one error line only */
-        fp_cli_error("%s", warning);
-    fp_headroom_result hr = {0};
-    const char *note = ro->no_headroom ? NULL : "not computed with --input (use fuseplan headroom)";
-    /* the HTML memory timeline is taken before headroom re-infers the model at other batches; the
-     * DOT graph shows no headroom and labels edges with the shapes of this run */
+    /* the HTML memory timeline is taken before headroom re-infers the model at other batches */
     const fp_formats *fx = strcmp(format, "html") == 0 ? fp_cli_formats("report", "-f html") : NULL;
-    g_autofree uint64_t *live = fx ? fx->live_bytes(res.memory, NULL) : NULL;
-    bool have = !ro->no_headroom && !o->inputs && strcmp(format, "dot") != 0 &&
-                headroom(m, dev, o, &po.memory, batch == 1 ? res.memory : NULL, &hr, &note);
-    fp_report rep = {.model = m, .target = t, .device = dev, .res = &res, .diag = diag, .batch_note = batch_note,
-                     .what_if = what_if, .headroom = have ? &hr : NULL, .headroom_note = note,
-                     .top = (unsigned)MAX(ro->top, 0), .verbose = o->verbose, .color = !ro->no_color && !o->output && isatty(STDOUT_FILENO),
-                     .live_bytes = live};
-    int rc = emit_report(&rep, o, format);
-    fp_pipeline_result_clear(&res);
-    return rc;
+    bool html_headroom = fx && ao.headroom;
+    ao.headroom &= !html_headroom;
+    g_autoptr(fp_analysis) a = fp_cli_analyze(path, &ao);
+    if (!a)
+        return FP_EXIT_BAD;
+    g_autofree uint64_t *live = fx ? fx->live_bytes(a->res.memory, NULL) : NULL;
+    if (html_headroom)
+        fp_analysis_headroom(a, &ao);
+    fp_report rep = fp_report_of(a);
+    rep.top = (unsigned)MAX(ro->top, 0);
+    rep.verbose = o->verbose;
+    rep.color = !ro->no_color && !o->output && isatty(STDOUT_FILENO);
+    rep.live_bytes = live;
+    return emit_report(&rep, o, format);
 }
 
 int fp_cmd_report(int argc, char **argv)

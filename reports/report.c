@@ -10,6 +10,13 @@
 
 /* ---------------------------------------------------------------- shared pieces */
 
+fp_report fp_report_of(const fp_analysis *a)
+{
+    return (fp_report){.model = a->model, .target = a->target, .device = a->device, .res = &a->res,
+                       .diag = a->diag, .batch_note = a->batch_note, .what_if = a->what_if,
+                       .headroom = a->headroom, .headroom_note = a->headroom_note, .top = 10};
+}
+
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
 {
     /* one pass keeping the n best so far, longest first; an op replaces one only when strictly

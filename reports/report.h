@@ -5,8 +5,7 @@
 
 #include <stdio.h>
 
-#include "passes/memory/headroom.h"
-#include "analysis/pipeline.h"
+#include "analysis/analysis.h"
 
 /* Everything a report shows. */
 typedef struct {
@@ -27,6 +26,10 @@ typedef struct {
      * computes them itself (valid only while the model is still inferred as `res` saw it). */
     const uint64_t *live_bytes;
 } fp_report;
+
+/* The report of analysis a as every command shows it by default: ten hotspots, not verbose, no
+ * colour. It points into a, which must outlive it. */
+fp_report fp_report_of(const fp_analysis *a);
 
 void fp_report_text(const fp_report *r, FILE *out);
 void fp_report_markdown(const fp_report *r, FILE *out);

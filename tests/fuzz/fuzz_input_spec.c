@@ -1,5 +1,5 @@
 /* fuzz_input_spec.c - libFuzzer target: one `--input NAME:DIMS` value through
- * fp_cli_parse_input_spec and, when it parses, fp_cli_load_analyzed on a small model (binding,
+ * fp_bind_parse_input_spec and, when it parses, fp_cli_load_analyzed on a small model (binding,
  * shape inference, metrics), as `fuseplan shapes --input SPEC MODEL` runs it. Links cli/analyze.c
  * and cli/common.c. */
 #include <glib.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/bind.h"
 #include "cli/analyze.h"
 #include "fuzz_target.h"
 
@@ -29,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_autoptr(GError) err = NULL;
     g_autofree char *name = NULL;
     fp_shape shape;
-    if (!fp_cli_parse_input_spec(scratch, spec, &name, &shape, &err)) {
+    if (!fp_bind_parse_input_spec(scratch, spec, &name, &shape, &err)) {
         if (!err || !*err->message) {
             fprintf(stderr, "fuzz: refusal without a message, or IR left invalid: '%s'\n", err ? err->message : "");
             abort();

@@ -1,0 +1,151 @@
+/* analysis.c - one analysis of one model (analysis.h): profiles, bindings, the pipeline, the
+ * headroom, in this order, into one result. */
+#include "analysis/analysis.h"
+
+#include <string.h>
+
+#include "analysis/bind.h"
+#include "frontends/load.h"
+#include "passes/metrics.h"
+
+struct fp_analysis_owned {
+    fp_device *device;      /* when loaded here */
+    fp_target *target;      /* likewise */
+    fp_memory_reuse *reuse; /* the final plan's liveness, resized by the headroom search */
+    fp_memory_opts mem;     /* how the pipeline planned the final graph */
+    fp_headroom_result headroom;
+};
+
+/* The device and the target: the caller's, else loaded by name or path. */
+static bool load_profiles(fp_analysis *a, const fp_analysis_opts *o, GError **error)
+{
+    fp_analysis_owned *w = a->owned;
+    a->device = o->device_profile;
+    if (!a->device && !(a->device = w->device = fp_device_load(o->device ? o->device : "cpu-avx2", error)))
+        return false;
+    a->target = o->target_rules;
+    if (!a->target && !(a->target = w->target = fp_target_load(o->target ? o->target : a->device->target, error)))
+        return false;
+    return true;
+}
+
+/* The input shapes of m and its batch: the inputs and batch given, else the caller's binder (its
+ * note in *inputs_note), else a symbolic batch bound to 1 (said in *batch_note). NULL with the
+ * error of a bad spec or of the binder. */
+static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, int64_t *batch, char **batch_note,
+                               char **inputs_note, GError **error)
+{
+    *batch = o->batch;
+    if (!o->inputs && !o->batch && o->bind)
+        return o->bind(m, o->bind_data, batch, inputs_note, error);
+    GHashTable *shapes = fp_bind_input_shapes(m, o->inputs, error);
+    g_autofree char *syms = shapes && !o->inputs && !o->batch ? fp_bind_symbolic_dims(m) : NULL;
+    if (syms) {
+        *batch = 1;
+        *batch_note = g_strdup_printf("symbolic input dims: %s; batch (first dim of each input) bound to 1 "
+                                      "(--batch N or --input NAME:DIMS to change)", syms);
+    }
+    return shapes;
+}
+
+/* The pipeline on a->model, its inputs bound. */
+static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **error)
+{
+    g_autoptr(GHashTable) shapes = bind_inputs(a->model, o, &a->batch, &a->batch_note, &a->inputs_note, error);
+    if (!shapes)
+        return false;
+    a->owned->reuse = fp_memory_reuse_new(NULL);
+    a->owned->mem = (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN,
+                                     .align = a->device->align_bytes, .search_only_if_asked = true,
+                                     .reuse = a->owned->reuse};
+    fp_pipeline_opts po = {
+        .shapes = {.input_shapes = shapes, .batch = a->batch, .batch_dim = o->batch_dim},
+        .target = a->target,
+        .device = a->device,
+        .memory = a->owned->mem,
+        .what_if = o->what_if,
+        .dump_after = o->dump_after,
+        .dump_out = o->dump_out ? o->dump_out : stderr,
+    };
+    if (!fp_pipeline_run(a->model, &po, &a->res, a->diag, error)) {
+        g_prefix_error(error, "%s: ", a->path);
+        return false;
+    }
+    return true;
+}
+
+/* The model before fusion: read again, bound the same way, shapes and metrics, and its cost. */
+static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **error)
+{
+    if (!(a->original = fp_load_model(a->path, error)))
+        return false;
+    int64_t batch = 0;
+    g_autofree char *batch_note = NULL, *inputs_note = NULL;
+    g_autoptr(GHashTable) shapes = bind_inputs(a->original, o, &batch, &batch_note, &inputs_note, error);
+    if (!shapes)
+        return false;
+    fp_shape_opts so = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim};
+    if (!fp_pass_shapes(a->original, &so, NULL, error)) {
+        g_prefix_error(error, "%s: ", a->path);
+        return false;
+    }
+    fp_pass_metrics(a->original, NULL);
+    a->original_cost = fp_pass_cost(a->original, a->device, o->what_if, NULL);
+    return true;
+}
+
+/* The batch headroom on the final graph, last: batch 1 is the pipeline's own plan when it ran at
+ * batch 1. Not with input specs, whose shapes fix the batch. */
+void fp_analysis_headroom(fp_analysis *a, const fp_analysis_opts *o)
+{
+    if (o->inputs) {
+        a->headroom_note = "not computed with --input (bind the batch with --batch, or run fuseplan headroom)";
+        return;
+    }
+    fp_headroom_opts ho = {.capacity = a->device->memory_bytes, .reserve = a->device->memory_bytes / 10,
+                           .batch_dim = o->batch_dim, .mem = a->owned->mem,
+                           .plan_at_1 = a->batch == 1 ? a->res.memory : NULL};
+    g_autoptr(GError) err = NULL;
+    if (fp_pass_headroom(a->model, &ho, &a->owned->headroom, NULL, &err)) {
+        a->headroom = &a->owned->headroom;
+        return;
+    }
+    a->headroom_note = g_error_matches(err, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH)
+                           ? "not computed: the model has no symbolic batch dimension (name one with --batch-dim)"
+                           : "not computed";
+}
+
+fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError **error)
+{
+    g_autoptr(fp_analysis) a = g_new0(fp_analysis, 1);
+    a->path = path;
+    a->what_if = o->what_if;
+    a->owned = g_new0(fp_analysis_owned, 1);
+    a->diag = fp_diag_new();
+    if (!load_profiles(a, o, error) || !(a->model = fp_load_model(path, error)) ||
+        !fp_bind_check_ops(path, a->model, o->strict, a->diag, &a->warning, error) || !run_pipeline(a, o, error) ||
+        (o->original && !load_original(a, o, error)))
+        return NULL;
+    if (o->headroom)
+        fp_analysis_headroom(a, o);
+    return g_steal_pointer(&a);
+}
+
+void fp_analysis_free(fp_analysis *a)
+{
+    if (!a)
+        return;
+    fp_pipeline_result_clear(&a->res);
+    fp_cost_result_free(a->original_cost);
+    fp_model_free(a->original);
+    fp_model_free(a->model);
+    fp_diag_free(a->diag);
+    g_free(a->batch_note);
+    g_free(a->inputs_note);
+    g_free(a->warning);
+    fp_memory_reuse_free(a->owned->reuse);
+    fp_target_free(a->owned->target);
+    fp_device_free(a->owned->device);
+    g_free(a->owned);
+    g_free(a);
+}

@@ -1,0 +1,37 @@
+/* bind.h - what an analysis binds before the passes run (analysis/bind.c): input shapes from
+ * NAME:DIMS specs, the model's symbolic dims, and the check of op types fuseplan does not know. */
+#ifndef FP_ANALYSIS_BIND_H
+#define FP_ANALYSIS_BIND_H
+
+#include <glib.h>
+#include <stdbool.h>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+#define FP_BIND_ERROR (fp_bind_error_quark())
+GQuark fp_bind_error_quark(void);
+typedef enum {
+    FP_BIND_ERROR_UNKNOWN_OP, /* an op type fuseplan does not know, refused (strict) */
+    FP_BIND_ERROR_BAD_BATCH,  /* a batch below 1 */
+} fp_bind_error_code;
+
+/* Parses one --input value "NAME:1x3x224x224" (also "NAME:1,3,224,224"; "?" = unknown dim) into
+ * *name (g_free) and *shape (dims in m's arena). False with a one-line error in *error. */
+bool fp_bind_parse_input_spec(fp_model *m, const char *spec, char **name, fp_shape *shape, GError **error);
+
+/* The table of input specs (name -> fp_shape* in m's arena) for fp_shape_opts.input_shapes;
+ * NULL with the first bad spec's error. Caller unrefs. */
+GHashTable *fp_bind_input_shapes(fp_model *m, char **specs, GError **error);
+
+/* Symbolic dims of the main graph's inputs, comma-separated, each once, or NULL. Caller frees. */
+char *fp_bind_symbolic_dims(const fp_model *m);
+
+/* Op types fuseplan does not know (FP_OP_OPAQUE: no shape rule, no fusion, no cost): an
+ * "unknown-op" warning per type in diag (may be NULL) and in *warning one line listing them, for
+ * the caller to print once its analysis succeeded (g_free; NULL when every op is known). With
+ * `strict` instead false, with a one-line error naming the first such node. */
+bool fp_bind_check_ops(const char *path, const fp_model *m, bool strict, fp_diag *diag, char **warning,
+                       GError **error);
+
+#endif
