@@ -97,7 +97,7 @@ double fp_device_launch(const fp_device *d, fp_op_class c);
  * for device memory (may be NULL). A profile without [cache] always gives `bandwidth`. */
 double fp_device_bandwidth_for(const fp_device *d, uint64_t bytes, int *level);
 
-/* ---- additions (issue 6): helpers for the CLI, calibrate and the cost model ---- */
+/* ---- helpers for the CLI, calibrate and the cost model ---- */
 
 /* The dtypes a profile may give a peak for, in display order (fp64, fp32, fp16, bf16, fp8e4m3,
  * fp8e5m2, int8, int4); *n receives the count. */

@@ -24,7 +24,7 @@ void fp_arena_reset(fp_arena *a);
 /* Lane k (< FP_ARENA_LANES) of a: another arena that a owns, made on first call (then the same
  * one), for objects that walks read one after the other (ir/graph.c: the IR's nodes in one lane,
  * its values in the other): they then lie next to each other instead of between everything else a
- * holds, which made the analysis of 100k-1M nodes faster (docs/benchmarks.md). Freed and reset
+ * holds, so that those walks read memory in order. Freed and reset
  * with a, counted in fp_arena_reserved(a). */
 #define FP_ARENA_LANES 2
 fp_arena *fp_arena_lane(fp_arena *a, unsigned k);

@@ -37,9 +37,8 @@ static GThreadPool *side_pool(void)
 }
 
 /* Whether a side job can run now: fp_par_worth without the size. Not while the side thread runs
- * one: a job pushed behind it would wait for it, and so would its caller at the join (the liveness
- * of the last stage split in halves behind the stage's cost: up to 10 ms lost of 17 at 100k nodes),
- * where the caller could have done the work itself. */
+ * one: a job pushed behind it would wait for it, and so would its caller at the join, where the
+ * caller could have done the work itself. */
 static bool available(void)
 {
     return !on_side && g_atomic_int_get(&allowed) && !g_atomic_int_get(&busy) && g_get_num_processors() > 1;

@@ -744,9 +744,7 @@ static inline fp_node *node_at(const sweep_order *o, uint32_t i)
  * they entered; the one FUSE_AHEAD / 2 places ahead also has its inputs (the constraints read
  * them) and first output prefetched, the one FUSE_AHEAD / 4 ahead that output's use list and first
  * consumer (what the match reads next). Matching an anchor that fuses nothing takes less than a
- * cache miss on a big graph: the hints must run several anchors ahead to arrive in time (two were
- * not enough: ~40% of the sweep waited on the next anchor's node at 1M nodes; the output and its
- * consumer took the fusion pass from 20.3-20.8 to 18.3-19.0 ms at 100k nodes, docs/benchmarks.md). */
+ * cache miss on a big graph: the hints must run several anchors ahead to arrive in time. */
 enum { FUSE_AHEAD = 8 };
 
 typedef struct {
