@@ -1,0 +1,228 @@
+/* test_analysis.c - analysis suite: fp_analysis_run binds, runs the pipeline and the headroom into
+ * one result that headroom leaves as the pipeline made it; bindings and their errors
+ * (analysis/bind.c); bad devices, targets, specs and unknown ops name what is wrong. */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/bind.h"
+#include "frontends/load.h"
+#include "onnx.pb-c.h"
+#include "tutil.h"
+
+#define SAMPLE FP_SOURCE_DIR "/models/resnet_tiny.onnx"
+
+/* The sample with no option: batch 1 and said so, every stage filled, the final plan and cost,
+ * the headroom found, no original graph. */
+static void test_run_defaults(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.headroom = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_STRING_EQUAL(a->device->name, "cpu-avx2");
+    CU_ASSERT_STRING_EQUAL(a->target->name, "ort-cpu");
+    CU_ASSERT_EQUAL(a->batch, 1);
+    CU_ASSERT_PTR_NOT_NULL(a->batch_note);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->batch_note, "bound to 1"));
+    CU_ASSERT(a->res.stages[1].ops < a->res.stages[0].ops);
+    CU_ASSERT(a->res.stages[2].planned);
+    CU_ASSERT_EQUAL(a->res.stages[2].activation_bytes, a->res.memory->arena);
+    CU_ASSERT(a->res.stages[2].latency_s == a->res.cost->total_s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->headroom);
+    CU_ASSERT(a->headroom->max_batch > 1);
+    CU_ASSERT_PTR_NULL(a->headroom_note);
+    CU_ASSERT_PTR_NULL(a->original);
+    CU_ASSERT_PTR_NULL(a->warning);
+}
+
+/* The same model analyzed twice: with the headroom search and without, the results read the same
+ * (the search re-infers the model at other batches and must not change what came before it). */
+static void test_headroom_keeps_result(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts with = {.headroom = true}, without = {0};
+    g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &with, &err);
+    g_autoptr(fp_analysis) b = fp_analysis_run(SAMPLE, &without, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_PTR_NULL(b->headroom);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(a->res.stages[i].activation_bytes, b->res.stages[i].activation_bytes);
+        CU_ASSERT_EQUAL(a->res.stages[i].ops, b->res.stages[i].ops);
+    }
+    CU_ASSERT_EQUAL(a->res.memory->arena, b->res.memory->arena);
+    CU_ASSERT_EQUAL(a->diag->entries->len, b->diag->entries->len);
+}
+
+/* Input specs fix the batch: no headroom, and the note says how to get one; --batch binds it. */
+static void test_inputs_and_batch(void)
+{
+    g_autoptr(GError) err = NULL;
+    char *specs[] = {"input:2x3x64x64", NULL};
+    fp_analysis_opts o = {.inputs = specs, .headroom = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NULL(a->headroom);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->headroom_note);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->headroom_note, "--input"));
+    CU_ASSERT_PTR_NULL(a->batch_note);
+    fp_analysis_opts ob = {.batch = 4};
+    g_autoptr(fp_analysis) b = fp_analysis_run(SAMPLE, &ob, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(b->batch, 4);
+    CU_ASSERT(b->res.stages[0].activation_bytes > a->res.stages[0].activation_bytes); /* 4 > 2 */
+}
+
+/* opts.original: the model before fusion is kept, inferred and costed at the same binding. */
+static void test_original(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.original = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->original);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->original_cost);
+    CU_ASSERT(a->original->main->nodes->len > a->res.stages[2].ops);
+    CU_ASSERT(fabs(a->original_cost->total_s - a->res.stages[0].latency_s) < 1e-12);
+}
+
+typedef struct {
+    int calls;
+    bool fail;
+} binder_state;
+
+/* A binder that binds the sample's input at batch 3, or fails. */
+static GHashTable *bind_three(fp_model *m, void *data, int64_t *batch, char **note, GError **error)
+{
+    binder_state *st = data;
+    st->calls++;
+    if (st->fail) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "binder: nothing to bind");
+        return NULL;
+    }
+    *batch = 3;
+    *note = g_strdup("bound by the test");
+    return fp_bind_input_shapes(m, NULL, error);
+}
+
+/* The caller's binder runs for the final model and the original one, when no input or batch is
+ * given; its note and batch are the result's; its error stops the analysis. */
+static void test_binder(void)
+{
+    g_autoptr(GError) err = NULL;
+    binder_state st = {0};
+    fp_analysis_opts o = {.bind = bind_three, .bind_data = &st, .original = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(st.calls, 2);
+    CU_ASSERT_EQUAL(a->batch, 3);
+    CU_ASSERT_STRING_EQUAL(a->inputs_note, "bound by the test");
+    CU_ASSERT_PTR_NULL(a->batch_note);
+    o.batch = 2; /* a batch given: the binder is not asked */
+    g_autoptr(fp_analysis) b = fp_analysis_run(SAMPLE, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(st.calls, 2);
+    o.batch = 0;
+    st.fail = true;
+    CU_ASSERT_PTR_NULL(fp_analysis_run(SAMPLE, &o, &err));
+    tu_expect_error(err, "binder: nothing to bind");
+}
+
+/* Each bad option is one error naming it, and no result. */
+static void test_bad_options(void)
+{
+    struct {
+        fp_analysis_opts o;
+        const char *path, *needle;
+    } cases[] = {
+        {{.device = "no-such-device"}, SAMPLE, "no-such-device"},
+        {{.target = "no-such-target"}, SAMPLE, "no-such-target"},
+        {{.inputs = (char *[]){"input:2xAx3", NULL}}, SAMPLE, "input:2xAx3"},
+        {{.inputs = (char *[]){"nocolon", NULL}}, SAMPLE, "NAME:DIMS"},
+        {{0}, FP_SOURCE_DIR "/models/missing.onnx", "missing.onnx"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        CU_ASSERT_PTR_NULL(fp_analysis_run(cases[i].path, &cases[i].o, &err));
+        tu_expect_error(err, cases[i].needle);
+    }
+}
+
+/* An op type fuseplan does not know: a warning line and an "unknown-op" finding, or with strict an
+ * error naming the node. */
+static void test_unknown_op(void)
+{
+    tb *b = tb_new(17);
+    int64_t d[] = {1, 4};
+    tb_input(b, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, d);
+    tb_output(b, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, d);
+    tb_node(b, "Relu", "r", "x", "t");
+    tb_node(b, "NoSuchOp", "odd", "t", "y");
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {0};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->warning);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->warning, "NoSuchOp"));
+    bool found = false;
+    for (guint i = 0; i < a->diag->entries->len; i++)
+        found |= strcmp(((fp_diag_entry *)a->diag->entries->pdata[i])->code, "unknown-op") == 0;
+    CU_ASSERT(found);
+    o.strict = true;
+    CU_ASSERT_PTR_NULL(fp_analysis_run(path, &o, &err));
+    tu_expect_error(err, "node 'odd'");
+    CU_ASSERT(g_error_matches(err, FP_BIND_ERROR, FP_BIND_ERROR_UNKNOWN_OP));
+    g_unlink(path);
+}
+
+/* fp_bind_symbolic_dims: each symbol once, in input order; NULL for a static model. */
+static void test_symbolic_dims(void)
+{
+    tb *b = tb_new(17);
+    int64_t dx[] = {-1, 4}, dy[] = {-1, 4}, ds[] = {2, 4};
+    tb_input(b, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dx);
+    tb_input(b, "z", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dy);
+    tb_output(b, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dx);
+    tb_node(b, "Add", "a", "x,z", "y");
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    b = tb_new(17);
+    tb_input(b, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, ds);
+    tb_output(b, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, ds);
+    tb_node(b, "Relu", "r", "x", "y");
+    g_autofree char *fixed = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {0};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    g_autoptr(fp_analysis) s = fp_analysis_run(fixed, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(a->batch, 1);
+    g_autoptr(fp_model) m = fp_load_model(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g_autofree char *syms = fp_bind_symbolic_dims(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(syms);
+    CU_ASSERT_STRING_EQUAL(syms, "N");
+    CU_ASSERT_PTR_NULL(s->batch_note);
+    CU_ASSERT_EQUAL(s->batch, 0);
+    g_unlink(path);
+    g_unlink(fixed);
+}
+
+FP_TEST_SUITE(register_analysis)
+{
+    CU_pSuite s = CU_add_suite("analysis", NULL, NULL);
+    CU_add_test(s, "run_defaults", test_run_defaults);
+    CU_add_test(s, "headroom_keeps_result", test_headroom_keeps_result);
+    CU_add_test(s, "inputs_and_batch", test_inputs_and_batch);
+    CU_add_test(s, "original", test_original);
+    CU_add_test(s, "binder", test_binder);
+    CU_add_test(s, "bad_options", test_bad_options);
+    CU_add_test(s, "unknown_op", test_unknown_op);
+    CU_add_test(s, "symbolic_dims", test_symbolic_dims);
+}
