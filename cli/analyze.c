@@ -21,14 +21,17 @@ void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)
         {"batch", 'b', 0, G_OPTION_ARG_INT64, &o->batch, "Bind the batch dimension of the inputs to N", "N"},
         {"batch-dim", 0, 0, G_OPTION_ARG_STRING, &o->batch_dim,
          "Name of the symbolic dimension --batch binds (default: first dim of each input)", "SYMBOL"},
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &o->format, "Output format: text (default) or json", "FMT"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output, "Write to FILE instead of standard output", "FILE"},
+        {NULL},
+    };
+    GOptionEntry more[] = {
         {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "Print diagnostics (ops not inferred, ...)", NULL},
         {"strict", 0, 0, G_OPTION_ARG_NONE, &o->strict,
          "Refuse op types fuseplan does not know (default: warn and analyze them as opaque)", NULL},
         {NULL},
     };
     g_option_context_add_main_entries(ctx, entries, NULL);
+    fp_cli_add_output_options(ctx, &o->format, &o->output);
+    g_option_context_add_main_entries(ctx, more, NULL);
 }
 
 void fp_cli_model_opts_clear(fp_cli_model_opts *o)

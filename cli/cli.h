@@ -34,6 +34,9 @@ int fp_cmd_calibrate(int argc, char **argv);
 /* Parses options; on a usage error prints one line "fuseplan CMD: ..." and returns false.
  * Frees nothing: the caller owns ctx. */
 bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
+/* Adds --format (text or json) and --output to ctx's main group, into *format and *output
+ * (g_free). */
+void fp_cli_add_output_options(GOptionContext *ctx, char **format, char **output);
 /* Prints "fuseplan: <message>" on one line to stderr (control characters in message, newlines
  * included, become spaces). */
 void fp_cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);

@@ -20,6 +20,16 @@ void fp_cli_error(const char *fmt, ...)
     fprintf(stderr, "fuseplan: %s\n", msg);
 }
 
+void fp_cli_add_output_options(GOptionContext *ctx, char **format, char **output)
+{
+    GOptionEntry entries[] = {
+        {"format", 'f', 0, G_OPTION_ARG_STRING, format, "Output format: text (default) or json", "FMT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, output, "Write to FILE instead of standard output", "FILE"},
+        {NULL},
+    };
+    g_option_context_add_main_entries(ctx, entries, NULL);
+}
+
 bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
 {
     g_autoptr(GError) err = NULL;

@@ -37,13 +37,8 @@ int fp_cmd_devices(int argc, char **argv)
 {
     g_autofree char *format = NULL;
     g_autofree char *output = NULL;
-    GOptionEntry entries[] = {
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "Output format: text (default) or json", "FMT"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write to FILE instead of standard output", "FILE"},
-        {NULL},
-    };
     g_autoptr(GOptionContext) ctx = g_option_context_new("[NAME|PATH] - list device profiles, or show one");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    fp_cli_add_output_options(ctx, &format, &output);
     g_option_context_set_description(ctx, "Profiles are looked up by NAME in $FUSEPLAN_DEVICES, then in the source "
                                           "tree's devices/ directory; a PATH to an .ini file also works.");
     g_set_prgname("fuseplan devices");

@@ -11,13 +11,8 @@ int fp_cmd_info(int argc, char **argv)
 {
     g_autofree char *format = NULL;
     g_autofree char *output = NULL;
-    GOptionEntry entries[] = {
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "Output format: text (default) or json", "FMT"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write to FILE instead of standard output", "FILE"},
-        {NULL},
-    };
     g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - summarize a model");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    fp_cli_add_output_options(ctx, &format, &output);
     g_set_prgname("fuseplan info");
     if (!fp_cli_parse(ctx, "info", &argc, &argv))
         return FP_EXIT_BAD;

@@ -17,14 +17,13 @@ int fp_cmd_profile(int argc, char **argv)
     g_autofree char *output = NULL;
     gint top = DEFAULT_TOP;
     GOptionEntry entries[] = {
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "Output format: text (default) or json", "FMT"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write to FILE instead of standard output", "FILE"},
         {"top", 'n', 0, G_OPTION_ARG_INT, &top, "List the N longest kernels (default 10; 0: none)", "N"},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new(
         "PROFILE - summarize a measured profile: ONNX Runtime JSON, PyTorch Chrome trace, Ascend "
         "op_summary / kernel_details / op_statistic / task_time CSV, or GE fusion_result.json");
+    fp_cli_add_output_options(ctx, &format, &output);
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_set_prgname("fuseplan profile");
     if (!fp_cli_parse(ctx, "profile", &argc, &argv))
