@@ -318,7 +318,7 @@ static bool eval_gather(sh_ctx *c, const num *x, const num *ind, num *o)
     return true;
 }
 
-static bool eval_concat(sh_ctx *c, num *ins, uint32_t nin, num *o)
+static bool eval_concat(sh_ctx *c, const num *ins, uint32_t nin, num *o)
 {
     int32_t axis;
     if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), o->shape.rank, &axis))
@@ -463,113 +463,149 @@ static bool eval_reduce(sh_ctx *c, const num *x, num *o)
     return true;
 }
 
-/* Evaluates c->n into its outputs' `fold`; false when not evaluable. */
-static bool evaluate(sh_ctx *c)
+/* Expand: input 0 broadcast into o's shape. */
+static void eval_expand(const num *x, num *o)
 {
-    fp_node *n = c->n;
+    for (uint64_t k = 0; k < o->n; k++) {
+        uint64_t src = bcast_offset(&o->shape, &x->shape, k);
+        num_set(o, k, num_get(x, src), num_geti(x, src), x->isf);
+    }
+}
+
+/* Where: element-wise ins[1] where ins[0] is non-zero, else ins[2], all three broadcast into o. */
+static void eval_where(const num *ins, num *o)
+{
+    for (uint64_t k = 0; k < o->n; k++) {
+        bool cond = num_geti(&ins[0], bcast_offset(&o->shape, &ins[0].shape, k)) != 0;
+        const num *src = cond ? &ins[1] : &ins[2];
+        uint64_t off = bcast_offset(&o->shape, &src->shape, k);
+        num_set(o, k, num_get(src, off), num_geti(src, off), src->isf);
+    }
+}
+
+/* Tile: o's element at each multi-index is x's at that index modulo x's dims (same rank). */
+static void eval_tile(const num *x, num *o)
+{
+    for (uint64_t k = 0; k < o->n; k++) {
+        int64_t oi[FP_MAX_RANK];
+        unravel(&o->shape, k, oi);
+        for (int32_t d = 0; d < o->shape.rank; d++)
+            oi[d] %= x->shape.dims[d].value;
+        uint64_t src = ravel(&x->shape, oi);
+        num_set(o, k, num_get(x, src), num_geti(x, src), x->isf);
+    }
+}
+
+/* Range: start (ins[0]) plus k times delta (ins[2]) for each of o's elements; the limit (ins[1])
+ * is in o's shape already. Integer steps wrap around. */
+static void eval_range(const num *ins, num *o)
+{
+    for (uint64_t k = 0; k < o->n; k++)
+        num_set(o, k, num_get(&ins[0], 0) + (double)k * num_get(&ins[2], 0),
+                wrap_add(num_geti(&ins[0], 0), wrap_mul((int64_t)k, num_geti(&ins[2], 0))), ins[0].isf);
+}
+
+/* Output 0 of c->n when it can hold a fold: the only output, of static shape (rank up to
+ * FP_MAX_RANK, which the evaluators' per-dim arrays hold) and at most SH_MAX_FOLD_ELEMS numeric
+ * elements, with input 0 present. NULL otherwise. */
+static fp_value *fold_target(const sh_ctx *c)
+{
+    const fp_node *n = c->n;
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-    /* the evaluators index per-dim arrays of FP_MAX_RANK entries */
     if (!out || n->n_outputs != 1 || !fp_shape_static(&out->shape) || out->shape.rank > FP_MAX_RANK)
-        return false;
+        return NULL;
     uint64_t numel;
     if (!fp_shape_numel(&out->shape, &numel) || numel > SH_MAX_FOLD_ELEMS)
-        return false;
+        return NULL;
     if (!is_float_type(out->dtype) && !is_int_type(out->dtype))
-        return false;
+        return NULL;
     /* every op folded here reads its data from input 0: without it (an absent input, e.g. a name
      * starting with a NUL byte) the inputs below would shift into its place */
     if (!n->n_inputs || !n->inputs[0])
-        return false;
-    fp_arena *a = sh_tmp(c);
-    num ins[8];
-    uint32_t nin = 0;
+        return NULL;
+    return out;
+}
+
+/* Loads the known contents of c->n's present inputs, in order, into ins (room for max); *nin
+ * their count. False when one is not known or not evaluable (num_load), or there are over max. */
+static bool load_inputs(sh_ctx *c, num *ins, uint32_t max, uint32_t *nin)
+{
+    fp_node *n = c->n;
+    *nin = 0;
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         if (!n->inputs[i])
             continue;
-        if (nin == G_N_ELEMENTS(ins))
+        if (*nin == max)
             return false;
-        if (!num_load(a, fp_fold_known(n->inputs[i]), &ins[nin++]))
+        if (!num_load(sh_tmp(c), fp_fold_known(n->inputs[i]), &ins[(*nin)++]))
             return false;
     }
-    num o;
-    num_alloc(a, &o, out->dtype, &out->shape);
-    bool ok = false;
-    switch (n->op) {
+    return true;
+}
+
+/* Computes c->n's op over its loaded inputs ins[0..nin) into o (allocated in the output's type and
+ * shape); false when the op is not evaluated here or these inputs do not evaluate. */
+static bool eval_op(sh_ctx *c, const num *ins, uint32_t nin, num *o)
+{
+    fp_op op = c->n->op;
+    switch (op) {
     case FP_OP_ADD: case FP_OP_SUB: case FP_OP_MUL: case FP_OP_DIV: case FP_OP_MOD: case FP_OP_POW:
     case FP_OP_EQUAL: case FP_OP_LESS: case FP_OP_LESS_OR_EQUAL: case FP_OP_GREATER:
     case FP_OP_GREATER_OR_EQUAL: case FP_OP_AND: case FP_OP_OR: case FP_OP_XOR:
-        ok = nin == 2 && eval_binary(n->op, &ins[0], &ins[1], &o);
-        break;
+        return nin == 2 && eval_binary(op, &ins[0], &ins[1], o);
     case FP_OP_MAX: case FP_OP_MIN: case FP_OP_SUM:
-        if (nin == 1) {
-            ok = eval_unary(FP_OP_IDENTITY, &ins[0], &o);
-        } else if (nin == 2) {
-            ok = eval_binary(n->op == FP_OP_SUM ? FP_OP_ADD : n->op, &ins[0], &ins[1], &o);
-        }
-        break;
+        if (nin == 1)
+            return eval_unary(FP_OP_IDENTITY, &ins[0], o);
+        return nin == 2 && eval_binary(op == FP_OP_SUM ? FP_OP_ADD : op, &ins[0], &ins[1], o);
     case FP_OP_NEG: case FP_OP_ABS: case FP_OP_SQRT: case FP_OP_FLOOR: case FP_OP_CEIL: case FP_OP_RECIPROCAL:
     case FP_OP_EXP: case FP_OP_LOG: case FP_OP_RELU: case FP_OP_SIGN: case FP_OP_NOT: case FP_OP_CAST:
     case FP_OP_CAST_LIKE: case FP_OP_IDENTITY: case FP_OP_RESHAPE: case FP_OP_FLATTEN: case FP_OP_SQUEEZE:
     case FP_OP_UNSQUEEZE: case FP_OP_DROPOUT:
-        ok = nin >= 1 && eval_unary(n->op, &ins[0], &o);
-        break;
+        return nin >= 1 && eval_unary(op, &ins[0], o);
     case FP_OP_EXPAND:
-        for (uint64_t k = 0; k < o.n; k++) {
-            uint64_t src = bcast_offset(&o.shape, &ins[0].shape, k);
-            num_set(&o, k, num_get(&ins[0], src), num_geti(&ins[0], src), ins[0].isf);
-        }
-        ok = true;
-        break;
+        eval_expand(&ins[0], o);
+        return true;
     case FP_OP_WHERE:
-        if (nin == 3) {
-            for (uint64_t k = 0; k < o.n; k++) {
-                bool cond = num_geti(&ins[0], bcast_offset(&o.shape, &ins[0].shape, k)) != 0;
-                const num *src = cond ? &ins[1] : &ins[2];
-                uint64_t off = bcast_offset(&o.shape, &src->shape, k);
-                num_set(&o, k, num_get(src, off), num_geti(src, off), src->isf);
-            }
-            ok = true;
-        }
-        break;
+        if (nin == 3)
+            eval_where(ins, o);
+        return nin == 3;
     case FP_OP_GATHER:
-        ok = nin == 2 && eval_gather(c, &ins[0], &ins[1], &o);
-        break;
+        return nin == 2 && eval_gather(c, &ins[0], &ins[1], o);
     case FP_OP_CONCAT:
-        ok = eval_concat(c, ins, nin, &o);
-        break;
+        return eval_concat(c, ins, nin, o);
     case FP_OP_SLICE:
-        ok = eval_slice(c, &ins[0], &o);
-        break;
+        return eval_slice(c, &ins[0], o);
     case FP_OP_TRANSPOSE:
-        ok = eval_transpose(c, &ins[0], &o);
-        break;
+        return eval_transpose(c, &ins[0], o);
     case FP_OP_TILE:
-        for (uint64_t k = 0; k < o.n; k++) {
-            int64_t oi[FP_MAX_RANK];
-            unravel(&o.shape, k, oi);
-            for (int32_t d = 0; d < o.shape.rank; d++)
-                oi[d] %= ins[0].shape.dims[d].value;
-            uint64_t src = ravel(&ins[0].shape, oi);
-            num_set(&o, k, num_get(&ins[0], src), num_geti(&ins[0], src), ins[0].isf);
-        }
-        ok = true;
-        break;
+        eval_tile(&ins[0], o);
+        return true;
     case FP_OP_REDUCE_PROD: case FP_OP_REDUCE_SUM: case FP_OP_REDUCE_MIN: case FP_OP_REDUCE_MAX:
     case FP_OP_REDUCE_MEAN:
-        ok = eval_reduce(c, &ins[0], &o);
-        break;
+        return eval_reduce(c, &ins[0], o);
     case FP_OP_RANGE:
-        for (uint64_t k = 0; k < o.n; k++)
-            num_set(&o, k, num_get(&ins[0], 0) + (double)k * num_get(&ins[2], 0),
-                    wrap_add(num_geti(&ins[0], 0), wrap_mul((int64_t)k, num_geti(&ins[2], 0))), ins[0].isf);
-        ok = nin == 3;
-        break;
+        if (nin == 3)
+            eval_range(ins, o);
+        return nin == 3;
     default:
-        break;
+        return false;
     }
-    if (ok)
-        fp_value_set_fold(out, num_store(c, &o));
-    return ok;
+}
+
+/* Evaluates c->n into its output's `fold`; false when not evaluable. */
+static bool evaluate(sh_ctx *c)
+{
+    fp_value *out = fold_target(c);
+    num ins[8];
+    uint32_t nin;
+    if (!out || !load_inputs(c, ins, G_N_ELEMENTS(ins), &nin))
+        return false;
+    num o;
+    num_alloc(sh_tmp(c), &o, out->dtype, &out->shape);
+    if (!eval_op(c, ins, nin, &o))
+        return false;
+    fp_value_set_fold(out, num_store(c, &o));
+    return true;
 }
 
 /* ---------------------------------------------------------------- symbolic integer vectors */
@@ -646,7 +682,139 @@ static fp_dim sval_arith(fp_op op, fp_dim a, fp_dim b)
     return unk;
 }
 
-/* Propagates sval through shape-manipulating nodes (symbols kept). */
+/* sval of a Shape node (input 0's dims in its [start, end)) or Size node (their product) into d;
+ * the count, or -1 when input 0's rank is unknown. */
+static int sval_shape_size(sh_ctx *c, fp_dim *d)
+{
+    const fp_shape *s = sh_in(c, 0);
+    if (!s)
+        return -1;
+    int cnt = 0;
+    if (c->n->op == FP_OP_SIZE) {
+        fp_dim acc = {1, NULL};
+        for (int32_t i = 0; i < s->rank; i++)
+            acc = sval_arith(FP_OP_MUL, acc, sym_or_unknown(s->dims[i]));
+        d[cnt++] = acc;
+        return cnt;
+    }
+    int32_t st, en;
+    sh_shape_range(c, s->rank, &st, &en);
+    for (int32_t i = st; i < en && cnt < SH_MAX_SVAL; i++)
+        d[cnt++] = sym_or_unknown(s->dims[i]);
+    return cnt;
+}
+
+/* sval of a node that passes input `in`'s vector on unchanged (Identity, Reshape, Squeeze,
+ * Unsqueeze, Flatten, Dropout, and Cast to an integer type) into d; the count, or -1 when `in` has
+ * none or the output is not a vector. */
+static int sval_pass(const fp_node *n, const fp_value *in, const fp_value *out, fp_dim *d)
+{
+    if (!in || in->n_sval < 0 || out->shape.rank > 1)
+        return -1;
+    if (n->op == FP_OP_CAST && !is_int_type((fp_dtype)fp_node_attr_int(n, "to", 0)))
+        return -1;
+    memcpy(d, in->sval, sizeof(fp_dim) * (size_t)in->n_sval);
+    return in->n_sval;
+}
+
+/* sval of a Gather of `in`'s vector at the known indices of input 1 into d; the count, or -1 when
+ * either is not known or an index is out of range. */
+static int sval_gather(sh_ctx *c, const fp_value *in, fp_dim *d)
+{
+    int64_t idx[SH_MAX_SVAL];
+    int ni = 0, cnt = 0;
+    if (!in || in->n_sval < 0 || !sh_ints(c, 1, idx, SH_MAX_SVAL, &ni))
+        return -1;
+    for (int i = 0; i < ni; i++) {
+        int64_t j = idx[i] < 0 ? idx[i] + in->n_sval : idx[i];
+        if (j < 0 || j >= in->n_sval)
+            return -1;
+        d[cnt++] = in->sval[j];
+    }
+    return cnt;
+}
+
+/* sval of a Concat of its inputs' vectors into d; the count, or -1 when one has none or the result
+ * would be over SH_MAX_SVAL. */
+static int sval_concat(const fp_node *n, fp_dim *d)
+{
+    int cnt = 0;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const fp_value *v = n->inputs[i];
+        if (!v || v->n_sval < 0 || cnt + v->n_sval > SH_MAX_SVAL)
+            return -1;
+        memcpy(d + cnt, v->sval, sizeof(fp_dim) * (size_t)v->n_sval);
+        cnt += v->n_sval;
+    }
+    return cnt;
+}
+
+/* sval of a Slice (opset 10 on) of `in`'s vector by known one-element starts, ends, axes (0 or -1)
+ * and steps into d; the count (0 for a zero step), or -1 when those are not known. */
+static int sval_slice(sh_ctx *c, const fp_value *in, fp_dim *d)
+{
+    int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
+    int k = 0, cnt = 0;
+    if (!in || in->n_sval < 0 || c->opset < 10 || !sh_ints(c, 1, st, 1, &k) || !sh_ints(c, 2, en, 1, &k))
+        return -1;
+    if (sh_val(c, 3) && (!sh_ints(c, 3, ax, 1, &k) || (ax[0] != 0 && ax[0] != -1)))
+        return -1;
+    if (sh_val(c, 4) && !sh_ints(c, 4, sp, 1, &k))
+        return -1;
+    int64_t dim = in->n_sval, s = st[0] < 0 ? st[0] + dim : st[0], e = en[0] < 0 ? en[0] + dim : en[0];
+    if (sp[0] > 0) {
+        s = CLAMP(s, 0, dim);
+        e = CLAMP(e, 0, dim);
+        for (int64_t i = s; i < e; i += sp[0])
+            d[cnt++] = in->sval[i];
+    } else if (sp[0] < 0) {
+        s = CLAMP(s, 0, dim - 1);
+        e = CLAMP(e, -1, dim - 1);
+        for (int64_t i = s; i > e; i += sp[0])
+            d[cnt++] = in->sval[i];
+    }
+    return cnt;
+}
+
+/* sval of an element-wise Add, Sub, Mul, Div, Max or Min of two vectors (one may have a single
+ * element, broadcast) into d (sval_arith); the count, or -1 when either has none or they differ in
+ * length. */
+static int sval_binary(sh_ctx *c, const fp_value *a, fp_dim *d)
+{
+    fp_value *b = sh_val(c, 1);
+    if (!a || !b || a->n_sval < 0 || b->n_sval < 0 || c->n->n_inputs != 2)
+        return -1;
+    int na = a->n_sval, nb = b->n_sval;
+    if (na != nb && na != 1 && nb != 1)
+        return -1;
+    int cnt = MAX(na, nb);
+    for (int i = 0; i < cnt; i++)
+        d[i] = sval_arith(c->n->op, a->sval[na == 1 ? 0 : i], b->sval[nb == 1 ? 0 : i]);
+    return cnt;
+}
+
+/* sval of a ConstantOfShape that did not fold, of an integer type and at most SH_MAX_SVAL
+ * elements, into d: its `value` attribute (0 without one) repeated; the count, or -1. */
+static int sval_constant_of_shape(sh_ctx *c, const fp_value *out, fp_dim *d)
+{
+    uint64_t numel;
+    if (fp_value_fold(out) || !fp_shape_numel(&out->shape, &numel) || numel > SH_MAX_SVAL)
+        return -1;
+    const fp_attr *val = fp_node_attr(c->n, "value");
+    num x;
+    int64_t fill = 0;
+    if (val && val->type == FP_ATTR_TENSOR && num_load(sh_tmp(c), val->u.t, &x) && x.n == 1)
+        fill = num_geti(&x, 0);
+    if (!is_int_type(out->dtype))
+        return -1;
+    int cnt = 0;
+    for (uint64_t i = 0; i < numel; i++)
+        d[cnt++] = (fp_dim){fill, NULL};
+    return cnt;
+}
+
+/* Propagates sval through shape-manipulating nodes (symbols kept): output 0 of c->n takes the
+ * vector its op computes from its inputs' svals, when that is known and the output is a vector. */
 static void propagate_sval(sh_ctx *c)
 {
     fp_node *n = c->n;
@@ -655,115 +823,34 @@ static void propagate_sval(sh_ctx *c)
         return;
     fp_value *in = sh_val(c, 0);
     fp_dim d[SH_MAX_SVAL];
-    int cnt = 0;
+    int cnt;
     switch (n->op) {
-    case FP_OP_SHAPE: {
-        const fp_shape *s = sh_in(c, 0);
-        if (!s)
-            return;
-        int32_t st, en;
-        sh_shape_range(c, s->rank, &st, &en);
-        for (int32_t i = st; i < en && cnt < SH_MAX_SVAL; i++)
-            d[cnt++] = sym_or_unknown(s->dims[i]);
+    case FP_OP_SHAPE: case FP_OP_SIZE:
+        cnt = sval_shape_size(c, d);
         break;
-    }
-    case FP_OP_SIZE: {
-        const fp_shape *s = sh_in(c, 0);
-        if (!s)
-            return;
-        fp_dim acc = {1, NULL};
-        for (int32_t i = 0; i < s->rank; i++)
-            acc = sval_arith(FP_OP_MUL, acc, sym_or_unknown(s->dims[i]));
-        d[cnt++] = acc;
-        break;
-    }
     case FP_OP_IDENTITY: case FP_OP_RESHAPE: case FP_OP_SQUEEZE: case FP_OP_UNSQUEEZE: case FP_OP_FLATTEN:
     case FP_OP_CAST: case FP_OP_DROPOUT:
-        if (!in || in->n_sval < 0 || out->shape.rank > 1)
-            return;
-        if (n->op == FP_OP_CAST && !is_int_type((fp_dtype)fp_node_attr_int(n, "to", 0)))
-            return;
-        memcpy(d, in->sval, sizeof(fp_dim) * (size_t)in->n_sval);
-        cnt = in->n_sval;
+        cnt = sval_pass(n, in, out, d);
         break;
-    case FP_OP_GATHER: {
-        int64_t idx[SH_MAX_SVAL];
-        int ni = 0;
-        if (!in || in->n_sval < 0 || !sh_ints(c, 1, idx, SH_MAX_SVAL, &ni))
-            return;
-        for (int i = 0; i < ni; i++) {
-            int64_t j = idx[i] < 0 ? idx[i] + in->n_sval : idx[i];
-            if (j < 0 || j >= in->n_sval)
-                return;
-            d[cnt++] = in->sval[j];
-        }
+    case FP_OP_GATHER:
+        cnt = sval_gather(c, in, d);
         break;
-    }
     case FP_OP_CONCAT:
-        for (uint32_t i = 0; i < n->n_inputs; i++) {
-            fp_value *v = n->inputs[i];
-            if (!v || v->n_sval < 0 || cnt + v->n_sval > SH_MAX_SVAL)
-                return;
-            memcpy(d + cnt, v->sval, sizeof(fp_dim) * (size_t)v->n_sval);
-            cnt += v->n_sval;
-        }
+        cnt = sval_concat(n, d);
         break;
-    case FP_OP_SLICE: {
-        int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
-        int k = 0;
-        if (!in || in->n_sval < 0 || c->opset < 10 || !sh_ints(c, 1, st, 1, &k) || !sh_ints(c, 2, en, 1, &k))
-            return;
-        if (sh_val(c, 3) && (!sh_ints(c, 3, ax, 1, &k) || (ax[0] != 0 && ax[0] != -1)))
-            return;
-        if (sh_val(c, 4) && !sh_ints(c, 4, sp, 1, &k))
-            return;
-        int64_t dim = in->n_sval, s = st[0] < 0 ? st[0] + dim : st[0], e = en[0] < 0 ? en[0] + dim : en[0];
-        if (sp[0] > 0) {
-            s = CLAMP(s, 0, dim);
-            e = CLAMP(e, 0, dim);
-            for (int64_t i = s; i < e; i += sp[0])
-                d[cnt++] = in->sval[i];
-        } else if (sp[0] < 0) {
-            s = CLAMP(s, 0, dim - 1);
-            e = CLAMP(e, -1, dim - 1);
-            for (int64_t i = s; i > e; i += sp[0])
-                d[cnt++] = in->sval[i];
-        }
+    case FP_OP_SLICE:
+        cnt = sval_slice(c, in, d);
         break;
-    }
-    case FP_OP_ADD: case FP_OP_SUB: case FP_OP_MUL: case FP_OP_DIV: case FP_OP_MAX: case FP_OP_MIN: {
-        fp_value *b = sh_val(c, 1);
-        if (!in || !b || in->n_sval < 0 || b->n_sval < 0 || n->n_inputs != 2)
-            return;
-        int na = in->n_sval, nb = b->n_sval;
-        if (na != nb && na != 1 && nb != 1)
-            return;
-        cnt = MAX(na, nb);
-        for (int i = 0; i < cnt; i++)
-            d[i] = sval_arith(n->op, in->sval[na == 1 ? 0 : i], b->sval[nb == 1 ? 0 : i]);
+    case FP_OP_ADD: case FP_OP_SUB: case FP_OP_MUL: case FP_OP_DIV: case FP_OP_MAX: case FP_OP_MIN:
+        cnt = sval_binary(c, in, d);
         break;
-    }
-    case FP_OP_CONSTANT_OF_SHAPE: {
-        uint64_t numel;
-        if (!fp_value_fold(out) && fp_shape_numel(&out->shape, &numel) && numel <= SH_MAX_SVAL) {
-            const fp_attr *val = fp_node_attr(n, "value");
-            num x;
-            int64_t fill = 0;
-            if (val && val->type == FP_ATTR_TENSOR && num_load(sh_tmp(c), val->u.t, &x) && x.n == 1)
-                fill = num_geti(&x, 0);
-            if (!is_int_type(out->dtype))
-                return;
-            for (uint64_t i = 0; i < numel; i++)
-                d[cnt++] = (fp_dim){fill, NULL};
-        } else {
-            return;
-        }
+    case FP_OP_CONSTANT_OF_SHAPE:
+        cnt = sval_constant_of_shape(c, out, d);
         break;
-    }
     default:
         return;
     }
-    if (out->shape.rank > 1)
+    if (cnt < 0 || out->shape.rank > 1)
         return;
     set_sval(c->m, out, d, cnt);
 }

@@ -43,31 +43,89 @@ static void set_typed(sh_ctx *c, uint32_t out, fp_type_kind type, fp_dtype dt, f
 
 /* ---------------------------------------------------------------- reshapes */
 
+/* The target shape of a Reshape into t (room for FP_MAX_RANK), *n its length: input 1's known
+ * dims (opset 5 on, or a node with a second input), else the `shape` attribute. SH_OK when it is
+ * known; else SH_UNKNOWN, having given the output its rank when input 1's length is known, or
+ * SH_ERROR after sh_fail when that length is over FP_MAX_RANK. */
+static sh_result reshape_target(sh_ctx *c, fp_dim *t, int *n)
+{
+    bool have = false;
+    if (c->opset >= 5 || c->n->n_inputs > 1) {
+        have = input_dims(c, 1, t, FP_MAX_RANK, n);
+    } else {
+        int64_t a[FP_MAX_RANK];
+        if ((have = sh_attr_ints(c->n, "shape", a, FP_MAX_RANK, n)))
+            for (int i = 0; i < *n; i++)
+                t[i] = sh_dim(a[i]);
+    }
+    if (have)
+        return SH_OK;
+    const fp_shape *ts = sh_in(c, 1);
+    if (ts && ts->rank == 1 && fp_dim_known(ts->dims[0])) {
+        if (ts->dims[0].value > FP_MAX_RANK)
+            return sh_fail(c, "target shape has %" G_GINT64_FORMAT " elements: rank over the limit of %d",
+                           ts->dims[0].value, FP_MAX_RANK);
+        sh_set(c, 0, sh_dt(c, 0), sh_new(c, (int32_t)ts->dims[0].value));
+        return sh_unknown(c, "target shape is not a known constant (rank %d)", (int)ts->dims[0].value);
+    }
+    return sh_unknown(c, "target shape is not a known constant");
+}
+
+/* The -1 dim `infer` of a Reshape's output from the input x (NULL: rank unknown): the element
+ * count of x over that of out's other dims, once the symbols they share cancel. Left unknown when
+ * a dim of either is unknown, a product overflows, or symbols of out remain; a lone remaining
+ * symbol of x becomes the dim when the known parts are equal. SH_ERROR after sh_fail when the
+ * known counts do not divide. */
+static sh_result reshape_infer(sh_ctx *c, const fp_shape *x, fp_shape *out, int infer)
+{
+    out->dims[infer] = sh_dim_unknown();
+    if (!x)
+        return SH_OK;
+    /* total(in) = known_in * syms_in; the same for out: cancel common symbols */
+    int64_t kin = 1, kout = 1;
+    const char *sin[FP_MAX_RANK], *sout[FP_MAX_RANK];
+    int nsin = 0, nsout = 0, unk = 0;
+    for (int32_t i = 0; i < x->rank; i++) {
+        if (fp_dim_known(x->dims[i])) {
+            if (__builtin_mul_overflow(kin, x->dims[i].value, &kin)) unk++;
+        } else if (x->dims[i].sym) sin[nsin++] = x->dims[i].sym;
+        else unk++;
+    }
+    for (int i = 0; i < out->rank; i++) {
+        if (i == infer) continue;
+        if (fp_dim_known(out->dims[i])) {
+            if (__builtin_mul_overflow(kout, out->dims[i].value, &kout)) unk++;
+        } else if (out->dims[i].sym) sout[nsout++] = out->dims[i].sym;
+        else unk++;
+    }
+    for (int i = 0; i < nsout; i++)
+        for (int j = 0; j < nsin; j++)
+            if (sin[j] == sout[i]) {
+                sin[j] = sin[--nsin];
+                sout[i--] = sout[--nsout];
+                break;
+            }
+    if (unk || nsout || kout <= 0)
+        return SH_OK;
+    if (nsin == 0) {
+        if (kin % kout)
+            return sh_fail(c, "cannot reshape %" G_GINT64_FORMAT " elements into a multiple of %" G_GINT64_FORMAT,
+                           kin, kout);
+        out->dims[infer] = sh_dim(kin / kout);
+    } else if (nsin == 1 && kin == kout) {
+        out->dims[infer] = (fp_dim){-1, sin[0]};
+    }
+    return SH_OK;
+}
+
 sh_result sh_rule_reshape(sh_ctx *c)
 {
     const fp_shape *x = sh_in(c, 0);
     fp_dim t[FP_MAX_RANK];
     int n = 0;
-    bool have = false;
-    if (c->opset >= 5 || c->n->n_inputs > 1) {
-        have = input_dims(c, 1, t, FP_MAX_RANK, &n);
-    } else {
-        int64_t a[FP_MAX_RANK];
-        if ((have = sh_attr_ints(c->n, "shape", a, FP_MAX_RANK, &n)))
-            for (int i = 0; i < n; i++)
-                t[i] = sh_dim(a[i]);
-    }
-    if (!have) {
-        const fp_shape *ts = sh_in(c, 1);
-        if (ts && ts->rank == 1 && fp_dim_known(ts->dims[0])) {
-            if (ts->dims[0].value > FP_MAX_RANK)
-                return sh_fail(c, "target shape has %" G_GINT64_FORMAT " elements: rank over the limit of %d",
-                               ts->dims[0].value, FP_MAX_RANK);
-            sh_set(c, 0, sh_dt(c, 0), sh_new(c, (int32_t)ts->dims[0].value));
-            return sh_unknown(c, "target shape is not a known constant (rank %d)", (int)ts->dims[0].value);
-        }
-        return sh_unknown(c, "target shape is not a known constant");
-    }
+    sh_result r = reshape_target(c, t, &n);
+    if (r != SH_OK)
+        return r;
     bool allowzero = fp_node_attr_int(c->n, "allowzero", 0) != 0;
     fp_shape out = sh_new(c, n);
     int infer = -1;
@@ -91,45 +149,8 @@ sh_result sh_rule_reshape(sh_ctx *c)
             out.dims[i] = t[i];
         }
     }
-    if (infer >= 0) {
-        out.dims[infer] = sh_dim_unknown();
-        if (x) {
-            /* total(in) = known_in * syms_in; the same for out: cancel common symbols */
-            int64_t kin = 1, kout = 1;
-            const char *sin[FP_MAX_RANK], *sout[FP_MAX_RANK];
-            int nsin = 0, nsout = 0, unk = 0;
-            for (int32_t i = 0; i < x->rank; i++) {
-                if (fp_dim_known(x->dims[i])) {
-                    if (__builtin_mul_overflow(kin, x->dims[i].value, &kin)) unk++;
-                } else if (x->dims[i].sym) sin[nsin++] = x->dims[i].sym;
-                else unk++;
-            }
-            for (int i = 0; i < n; i++) {
-                if (i == infer) continue;
-                if (fp_dim_known(out.dims[i])) {
-                    if (__builtin_mul_overflow(kout, out.dims[i].value, &kout)) unk++;
-                } else if (out.dims[i].sym) sout[nsout++] = out.dims[i].sym;
-                else unk++;
-            }
-            for (int i = 0; i < nsout; i++)
-                for (int j = 0; j < nsin; j++)
-                    if (sin[j] == sout[i]) {
-                        sin[j] = sin[--nsin];
-                        sout[i--] = sout[--nsout];
-                        break;
-                    }
-            if (!unk && !nsout && kout > 0) {
-                if (nsin == 0) {
-                    if (kin % kout)
-                        return sh_fail(c, "cannot reshape %" G_GINT64_FORMAT " elements into a multiple of %" G_GINT64_FORMAT,
-                                       kin, kout);
-                    out.dims[infer] = sh_dim(kin / kout);
-                } else if (nsin == 1 && kin == kout) {
-                    out.dims[infer] = (fp_dim){-1, sin[0]};
-                }
-            }
-        }
-    }
+    if (infer >= 0 && reshape_infer(c, x, &out, infer) != SH_OK)
+        return SH_ERROR;
     sh_set(c, 0, sh_dt(c, 0), out);
     return SH_OK;
 }

@@ -437,6 +437,129 @@ sh_result sh_rule_matmul(sh_ctx *c)
     return SH_OK;
 }
 
+/* What Einsum's operands say of its letters (ASCII letters index the arrays). */
+typedef struct {
+    fp_dim letter[128]; /* the dim each letter labels: a known one other than 1 wins */
+    int count[128];     /* how many operand dims each letter labels */
+    fp_shape ell;       /* the operands' ellipsis dims broadcast together */
+    bool have_ell;      /* an operand has an ellipsis */
+} einsum_dims;
+
+/* Reads operand t's term (letters and at most one "...") against its shape s into e; SH_ERROR
+ * after sh_fail on a rank mismatch, a bad character or ellipsis dims that do not broadcast. */
+static sh_result einsum_term(sh_ctx *c, uint32_t t, const char *term, const fp_shape *s, einsum_dims *e)
+{
+    const char *dots = strstr(term, "...");
+    int nletters = (int)strlen(term) - (dots ? 3 : 0);
+    int ell_rank = s->rank - nletters;
+    if (ell_rank < 0 || (!dots && ell_rank != 0))
+        return sh_fail(c, "operand %u has rank %d, equation term '%s'", t, s->rank, term);
+    int d = 0;
+    for (const char *p = term; *p; p++) {
+        if (p == dots) {
+            fp_shape es = {ell_rank, s->dims + d};
+            if (!e->have_ell) {
+                e->ell = sh_copy(c, &es);
+                e->have_ell = true;
+            } else if (!sh_broadcast(c, &e->ell, &es, &e->ell)) {
+                return SH_ERROR;
+            }
+            d += ell_rank;
+            p += 2;
+            continue;
+        }
+        unsigned char ch = (unsigned char)*p;
+        if (ch >= 128 || !g_ascii_isalpha(ch))
+            return sh_fail(c, "bad character '%c' in equation", *p);
+        fp_dim dim = s->dims[d++];
+        if (!fp_dim_known(e->letter[ch]) || (fp_dim_known(dim) && dim.value != 1))
+            e->letter[ch] = dim;
+        e->count[ch]++;
+    }
+    return SH_OK;
+}
+
+/* Reads every operand's term (one per input, NULL-terminated) into e, initialized here; SH_UNKNOWN
+ * when an operand's rank is unknown, SH_ERROR as einsum_term. */
+static sh_result einsum_operands(sh_ctx *c, char **terms, einsum_dims *e)
+{
+    for (int i = 0; i < 128; i++) {
+        e->letter[i] = sh_dim_unknown();
+        e->count[i] = 0;
+    }
+    e->ell = (fp_shape){0, NULL};
+    e->have_ell = false;
+    for (uint32_t t = 0; terms[t]; t++) {
+        const fp_shape *s = sh_in(c, t);
+        if (!s)
+            return sh_unknown(c, "operand %u of unknown rank", t);
+        sh_result r = einsum_term(c, t, terms[t], s, e);
+        if (r != SH_OK)
+            return r;
+    }
+    return SH_OK;
+}
+
+/* The letters of the explicit output term o into out_letters (NUL-terminated, room for 128);
+ * *out_ell whether o has an ellipsis. SH_ERROR after sh_fail when o is too long for FP_MAX_RANK or
+ * holds anything but letters and at most one "...". */
+static sh_result einsum_explicit_letters(sh_ctx *c, const char *o, char *out_letters, bool *out_ell)
+{
+    const char *odots = strstr(o, "...");
+    *out_ell = odots != NULL;
+    if (strlen(o) > 3 + FP_MAX_RANK)
+        return sh_fail(c, "the equation's output term is longer than rank %d allows", FP_MAX_RANK);
+    for (const char *p = o; *p; p++) { /* letters and at most one "...", as on the inputs */
+        if (p == odots)
+            p += 2;
+        else if (!g_ascii_isalpha(*p))
+            return sh_fail(c, "bad character '%c' in the equation's output term", *p);
+    }
+    int k = 0;
+    for (const char *p = o; *p && k < 127; p++)
+        if (g_ascii_isalpha(*p))
+            out_letters[k++] = *p;
+    out_letters[k] = 0;
+    return SH_OK;
+}
+
+/* The implicit output's letters into out_letters (NUL-terminated): those that label one operand
+ * dim only, in alphabetical order (upper case first). */
+static void einsum_implicit_letters(const einsum_dims *e, char *out_letters)
+{
+    int k = 0;
+    for (int ch = 'A'; ch <= 'z'; ch++)
+        if (g_ascii_isalpha(ch) && e->count[ch] == 1)
+            out_letters[k++] = (char)ch;
+    out_letters[k] = 0;
+}
+
+/* The output shape of rank `rank`: with an explicit term o, its letters' dims and the ellipsis
+ * dims where its "..." is; else the ellipsis dims (when out_ell) then out_letters' dims. */
+static fp_shape einsum_output(sh_ctx *c, const einsum_dims *e, const char *o, const char *out_letters,
+                              bool out_ell, int rank)
+{
+    fp_shape out = sh_new(c, rank);
+    int k = 0;
+    if (o) {
+        for (const char *p = o; *p; p++) {
+            if (p == strstr(o, "...")) {
+                for (int i = 0; i < e->ell.rank; i++)
+                    out.dims[k++] = e->ell.dims[i];
+                p += 2;
+            } else if (g_ascii_isalpha(*p)) {
+                out.dims[k++] = e->letter[(unsigned char)*p];
+            }
+        }
+        return out;
+    }
+    for (int i = 0; out_ell && i < e->ell.rank; i++)
+        out.dims[k++] = e->ell.dims[i];
+    for (int i = 0; out_letters[i]; i++)
+        out.dims[k++] = e->letter[(unsigned char)out_letters[i]];
+    return out;
+}
+
 /* Einsum: explicit and implicit outputs, with one ellipsis per term. */
 sh_result sh_rule_einsum(sh_ctx *c)
 {
@@ -455,94 +578,21 @@ sh_result sh_rule_einsum(sh_ctx *c)
     if (g_strv_length(terms) != c->n->n_inputs)
         return sh_fail(c, "equation '%s' has %u operands but the node has %u inputs", eq, g_strv_length(terms),
                        c->n->n_inputs);
-    fp_dim letter[128];
-    int count[128] = {0};
-    for (int i = 0; i < 128; i++)
-        letter[i] = sh_dim_unknown();
-    fp_shape ell = {0, NULL};
-    bool have_ell = false;
-    for (uint32_t t = 0; terms[t]; t++) {
-        const fp_shape *s = sh_in(c, t);
-        if (!s)
-            return sh_unknown(c, "operand %u of unknown rank", t);
-        const char *term = terms[t];
-        const char *dots = strstr(term, "...");
-        int nletters = (int)strlen(term) - (dots ? 3 : 0);
-        int ell_rank = s->rank - nletters;
-        if (ell_rank < 0 || (!dots && ell_rank != 0))
-            return sh_fail(c, "operand %u has rank %d, equation term '%s'", t, s->rank, term);
-        int d = 0;
-        for (const char *p = term; *p; p++) {
-            if (p == dots) {
-                fp_shape es = {ell_rank, s->dims + d};
-                if (!have_ell) {
-                    ell = sh_copy(c, &es);
-                    have_ell = true;
-                } else if (!sh_broadcast(c, &ell, &es, &ell)) {
-                    return SH_ERROR;
-                }
-                d += ell_rank;
-                p += 2;
-                continue;
-            }
-            unsigned char ch = (unsigned char)*p;
-            if (ch >= 128 || !g_ascii_isalpha(ch))
-                return sh_fail(c, "bad character '%c' in equation", *p);
-            fp_dim dim = s->dims[d++];
-            if (!fp_dim_known(letter[ch]) || (fp_dim_known(dim) && dim.value != 1))
-                letter[ch] = dim;
-            count[ch]++;
-        }
-    }
+    einsum_dims e;
+    sh_result r = einsum_operands(c, terms, &e);
+    if (r != SH_OK)
+        return r;
+    const char *o = arrow ? arrow + 2 : NULL;
     char out_letters[128];
-    bool out_ell = have_ell;
-    if (arrow) {
-        const char *o = arrow + 2, *odots = strstr(o, "...");
-        out_ell = odots != NULL;
-        if (strlen(o) > 3 + FP_MAX_RANK)
-            return sh_fail(c, "the equation's output term is longer than rank %d allows", FP_MAX_RANK);
-        for (const char *p = o; *p; p++) { /* letters and at most one "...", as on the inputs */
-            if (p == odots)
-                p += 2;
-            else if (!g_ascii_isalpha(*p))
-                return sh_fail(c, "bad character '%c' in the equation's output term", *p);
-        }
-        int k = 0;
-        for (const char *p = o; *p && k < 127; p++)
-            if (g_ascii_isalpha(*p))
-                out_letters[k++] = *p;
-        out_letters[k] = 0;
-    } else {
-        int k = 0;
-        for (int ch = 'A'; ch <= 'z'; ch++)
-            if (g_ascii_isalpha(ch) && count[ch] == 1)
-                out_letters[k++] = (char)ch;
-        out_letters[k] = 0;
-    }
-    int nl = (int)strlen(out_letters);
-    int rank = nl + (out_ell ? ell.rank : 0);
+    bool out_ell = e.have_ell;
+    if (o && einsum_explicit_letters(c, o, out_letters, &out_ell) != SH_OK)
+        return SH_ERROR;
+    if (!o)
+        einsum_implicit_letters(&e, out_letters);
+    int rank = (int)strlen(out_letters) + (out_ell ? e.ell.rank : 0);
     if (rank > FP_MAX_RANK)
         return sh_fail(c, "output rank %d exceeds the limit of %d", rank, FP_MAX_RANK);
-    fp_shape out = sh_new(c, rank);
-    int k = 0;
-    const char *o = arrow ? arrow + 2 : NULL;
-    if (o) {
-        for (const char *p = o; *p; p++) {
-            if (p == strstr(o, "...")) {
-                for (int i = 0; i < ell.rank; i++)
-                    out.dims[k++] = ell.dims[i];
-                p += 2;
-            } else if (g_ascii_isalpha(*p)) {
-                out.dims[k++] = letter[(unsigned char)*p];
-            }
-        }
-    } else {
-        for (int i = 0; out_ell && i < ell.rank; i++)
-            out.dims[k++] = ell.dims[i];
-        for (int i = 0; i < nl; i++)
-            out.dims[k++] = letter[(unsigned char)out_letters[i]];
-    }
-    sh_set(c, 0, sh_dt(c, 0), out);
+    sh_set(c, 0, sh_dt(c, 0), einsum_output(c, &e, o, out_letters, out_ell, rank));
     return SH_OK;
 }
 
