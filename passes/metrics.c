@@ -127,22 +127,83 @@ static uint64_t rnn_flops(const fp_node *n)
     return nd * steps * gates * h * (2 * (in + h) + 2 + 4);
 }
 
+/* Conv, FusedConv and ConvInteger of `out` output elements: two FLOPs per multiply-accumulate,
+ * plus one per output element for the bias (when there is one) and for FusedConv's activation. */
+static uint64_t conv_flops(const fp_node *n, uint64_t out)
+{
+    uint64_t f = 2 * conv_macs(n, 1, out);
+    if (n->n_inputs > 2 && n->inputs[2])
+        f += out; /* bias */
+    if (n->op == FP_OP_FUSED_CONV)
+        f += out; /* activation */
+    return f;
+}
+
+/* The contrib Attention op over input 0 (batch, sequence, hidden) and the packed QKV weights
+ * (input 1, hidden x 3H); 0 when their ranks are not those. */
+static uint64_t attention_flops(const fp_node *n)
+{
+    /* QKV projection + scores + context: 2*S*H*3H + 2*S*S*H + 2*S*S*H per batch */
+    const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
+    const fp_value *w = n->inputs[1];
+    if (!x || x->shape.rank != 3 || !w || w->shape.rank != 2)
+        return 0;
+    uint64_t b = (uint64_t)x->shape.dims[0].value, s = (uint64_t)x->shape.dims[1].value;
+    uint64_t hin = (uint64_t)x->shape.dims[2].value, h3 = (uint64_t)w->shape.dims[1].value;
+    return b * (2 * s * hin * h3 + 4 * s * s * (h3 / 3) + 5 * s * s);
+}
+
+/* A windowed pool of `out` output elements: one operation per window element (kernel_shape). */
+static uint64_t pool_flops(const fp_node *n, uint64_t out)
+{
+    int64_t k[FP_MAX_RANK];
+    const fp_attr *a = fp_node_attr(n, "kernel_shape");
+    uint64_t kk = 1;
+    for (uint32_t i = 0; a && a->type == FP_ATTR_INTS && i < a->n && i < FP_MAX_RANK; i++)
+        k[i] = a->u.ints[i], kk *= (uint64_t)MAX(k[i], 1);
+    return out * kk;
+}
+
+/* Resize / Upsample of `out` output elements: none for nearest; else a multiply-add per tap of
+ * each output element, taps^axes taps (2 for linear, 4 for cubic; axes: the resized ones, at
+ * least one). */
+static uint64_t resize_flops(const fp_node *n, uint64_t out)
+{
+    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
+    const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
+    const char *mode = fp_node_attr_string(n, "mode", "nearest");
+    if (strcmp(mode, "nearest") == 0)
+        return 0;
+    int taps = strcmp(mode, "cubic") == 0 ? 4 : 2, axes = 0;
+    for (int32_t i = 0; x && y && i < x->shape.rank && i < y->shape.rank; i++)
+        axes += x->shape.dims[i].value != y->shape.dims[i].value;
+    return out * 2 * (uint64_t)pow(taps, MAX(axes, 1));
+}
+
+/* Ops op_flops does not name: for elementwise, unary and activation ops (casts aside) one
+ * operation per output element and per extra operand of variadic ops; 0 for the others. */
+static uint64_t elementwise_flops(const fp_node *n, uint64_t out)
+{
+    if (fp_op_has(n->op, FP_OPF_EW) || fp_op_has(n->op, FP_OPF_UNARY) || fp_op_has(n->op, FP_OPF_ACT)) {
+        if (n->op == FP_OP_CAST || n->op == FP_OP_CAST_LIKE)
+            return 0;
+        /* one operation per output element and per extra operand of variadic ops */
+        uint32_t operands = 0;
+        for (uint32_t i = 0; i < n->n_inputs; i++)
+            operands += n->inputs[i] != NULL;
+        return out * (uint64_t)MAX((int)operands - 1, 1);
+    }
+    return 0; /* data movement, shape computations, control flow */
+}
+
 /* FLOPs per element of the output for elementwise-like ops; per element of input 0 for others.
  * in, out: the elements of input 0 and output 0 (0 when absent or not static), as the caller
  * has them already. */
 static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
 {
-    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
-    const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
     switch (n->op) {
-    case FP_OP_CONV: case FP_OP_FUSED_CONV: case FP_OP_CONV_INTEGER: {
-        uint64_t f = 2 * conv_macs(n, 1, out);
-        if (n->n_inputs > 2 && n->inputs[2])
-            f += out; /* bias */
-        if (n->op == FP_OP_FUSED_CONV)
-            f += out; /* activation */
-        return f;
-    }
+    case FP_OP_CONV: case FP_OP_FUSED_CONV: case FP_OP_CONV_INTEGER:
+        return conv_flops(n, out);
     case FP_OP_QLINEAR_CONV:
         return 2 * conv_macs(n, 3, out) + out;
     case FP_OP_CONV_TRANSPOSE:
@@ -155,25 +216,12 @@ static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
         return 2 * matmul_macs(n, 3, out);
     case FP_OP_EINSUM:
         return 2 * einsum_macs(n);
-    case FP_OP_ATTENTION: {
-        /* QKV projection + scores + context: 2*S*H*3H + 2*S*S*H + 2*S*S*H per batch */
-        const fp_value *w = n->inputs[1];
-        if (!x || x->shape.rank != 3 || !w || w->shape.rank != 2)
-            return 0;
-        uint64_t b = (uint64_t)x->shape.dims[0].value, s = (uint64_t)x->shape.dims[1].value;
-        uint64_t hin = (uint64_t)x->shape.dims[2].value, h3 = (uint64_t)w->shape.dims[1].value;
-        return b * (2 * s * hin * h3 + 4 * s * s * (h3 / 3) + 5 * s * s);
-    }
+    case FP_OP_ATTENTION:
+        return attention_flops(n);
     case FP_OP_LSTM: case FP_OP_GRU: case FP_OP_RNN:
         return rnn_flops(n);
-    case FP_OP_AVERAGE_POOL: case FP_OP_MAX_POOL: case FP_OP_LP_POOL: {
-        int64_t k[FP_MAX_RANK];
-        const fp_attr *a = fp_node_attr(n, "kernel_shape");
-        uint64_t kk = 1;
-        for (uint32_t i = 0; a && a->type == FP_ATTR_INTS && i < a->n && i < FP_MAX_RANK; i++)
-            k[i] = a->u.ints[i], kk *= (uint64_t)MAX(k[i], 1);
-        return out * kk;
-    }
+    case FP_OP_AVERAGE_POOL: case FP_OP_MAX_POOL: case FP_OP_LP_POOL:
+        return pool_flops(n, out);
     case FP_OP_GLOBAL_AVG_POOL: case FP_OP_GLOBAL_MAX_POOL: case FP_OP_GLOBAL_LP_POOL:
         return in;
     case FP_OP_BATCH_NORM:
@@ -197,30 +245,13 @@ static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
         return in;
     case FP_OP_TOP_K:
         return in * (uint64_t)MAX(1.0, ceil(log2((double)MAX(out, 2))));
-    case FP_OP_RESIZE: case FP_OP_UPSAMPLE: {
-        const char *mode = fp_node_attr_string(n, "mode", "nearest");
-        if (strcmp(mode, "nearest") == 0)
-            return 0;
-        int taps = strcmp(mode, "cubic") == 0 ? 4 : 2, axes = 0;
-        for (int32_t i = 0; x && y && i < x->shape.rank && i < y->shape.rank; i++)
-            axes += x->shape.dims[i].value != y->shape.dims[i].value;
-        return out * 2 * (uint64_t)pow(taps, MAX(axes, 1));
-    }
+    case FP_OP_RESIZE: case FP_OP_UPSAMPLE:
+        return resize_flops(n, out);
     case FP_OP_BIAS_GELU: case FP_OP_FAST_GELU: case FP_OP_GELU: case FP_OP_QUICK_GELU:
         return 8 * out;
     default:
-        break;
+        return elementwise_flops(n, out);
     }
-    if (fp_op_has(n->op, FP_OPF_EW) || fp_op_has(n->op, FP_OPF_UNARY) || fp_op_has(n->op, FP_OPF_ACT)) {
-        if (n->op == FP_OP_CAST || n->op == FP_OP_CAST_LIKE)
-            return 0;
-        /* one operation per output element and per extra operand of variadic ops */
-        uint32_t operands = 0;
-        for (uint32_t i = 0; i < n->n_inputs; i++)
-            operands += n->inputs[i] != NULL;
-        return out * (uint64_t)MAX((int)operands - 1, 1);
-    }
-    return 0; /* data movement, shape computations, control flow */
 }
 
 /* Computes n->metrics; returns false when shapes are missing. */
