@@ -148,105 +148,141 @@ static bool transparent(const fp_node *n, const fp_value *through)
     return true;
 }
 
+/* Transpose t with the identity permutation: removed (its consumers read its input) unless its
+ * output is a graph output, which is refused. True when removed. */
+static bool drop_identity(pass *p, fp_node *t)
+{
+    if (t->outputs[0]->is_output) {
+        refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+               "Transpose %s: identity permutation kept because its output '%s' is a graph output", t->name,
+               t->outputs[0]->name);
+        return false;
+    }
+    bypass(p, t, t);
+    drop(p, t);
+    fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
+                "Transpose %s: identity permutation removed", t->name);
+    return true;
+}
+
+/* The next Transpose after t, reached through its sole consumers; with `push`, through up to 32
+ * transparent elementwise ops, listed in chain (*n_chain of them). NULL when there is none to
+ * pair with (a non-transparent op in the way is refused when it is t's first consumer), or when
+ * t's consumer is not a Transpose and `push` is false. */
+static fp_node *partner(pass *p, fp_node *t, bool push, fp_node **chain, int *n_chain)
+{
+    fp_node *cur = t, *next;
+    *n_chain = 0;
+    while ((next = sole_consumer(cur)) && live(p, next) && *n_chain < 32) {
+        if (next->op == FP_OP_TRANSPOSE)
+            break;
+        if (!push)
+            return NULL; /* adjacent pairs first: they never block a better pairing */
+        if (!transparent(next, cur->outputs[0])) {
+            if (*n_chain == 0 && fp_op_has(next->op, FP_OPF_EW))
+                refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+                       "Transpose %s cannot move through %s %s: its other operand is a runtime tensor, not a constant",
+                       t->name, next->op_type, next->name);
+            return NULL;
+        }
+        chain[(*n_chain)++] = next;
+        cur = next;
+    }
+    if (!next || !live(p, next) || next->op != FP_OP_TRANSPOSE)
+        return NULL;
+    return next;
+}
+
+/* Transposes t and next, whose permutations compose to the identity, with the chain of n_chain
+ * transparent ops between them: both removed, the chain working in t's input layout (its values
+ * take that shape). Refused when next's output is a graph output. True when removed. */
+static bool cancel_pair(pass *p, fp_node *t, fp_node *next, fp_node *const *chain, int n_chain)
+{
+    if (next->outputs[0]->is_output) {
+        refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
+               "Transpose %s and %s cancel but '%s' is a graph output: kept", t->name, next->name,
+               next->outputs[0]->name);
+        return false;
+    }
+    /* the chain now works in x's layout: its values take x's shape */
+    for (int i = 0; i < n_chain; i++)
+        if (chain[i]->outputs[0])
+            chain[i]->outputs[0]->shape = t->inputs[0]->shape;
+    if (n_chain) {
+        for (uint32_t k = 0; k < chain[0]->n_inputs; k++)
+            if (chain[0]->inputs[k] == t->outputs[0])
+                chain[0]->inputs[k] = t->inputs[0];
+        reroute(next->outputs[0], chain[n_chain - 1]->outputs[0]);
+        for (uint32_t u = 0; u < next->outputs[0]->n_uses; u++)
+            g_hash_table_add(p->dirty, next->outputs[0]->uses[u].node);
+    } else {
+        bypass(p, t, next);
+    }
+    drop(p, t);
+    drop(p, next);
+    for (int i = 0; i < n_chain; i++)
+        g_hash_table_add(p->dirty, chain[i]);
+    p->res->pushed += (uint32_t)n_chain;
+    fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
+                "Transpose %s and %s compose to the identity%s%s: both removed", t->name, next->name,
+                n_chain ? " through " : "", n_chain ? chain[0]->op_type : "");
+    return true;
+}
+
+/* Adjacent Transposes t -> next that do not cancel: next takes the composite permutation c (rank
+ * r) and reads t's input; t is removed. */
+static void merge_pair(pass *p, fp_node *t, fp_node *next, const int64_t *c, int r)
+{
+    fp_attr *a = (fp_attr *)fp_node_attr(next, "perm");
+    int64_t *merged = fp_arena_memdup(p->m->arena, c, sizeof(int64_t) * (size_t)r);
+    if (a && a->type == FP_ATTR_INTS) {
+        a->u.ints = merged;
+    } else {
+        fp_attr *attrs = fp_arena_calloc(p->m->arena, next->n_attrs + 1, sizeof(fp_attr));
+        memcpy(attrs, next->attrs, sizeof(fp_attr) * next->n_attrs);
+        attrs[next->n_attrs] = (fp_attr){.name = fp_intern(p->m, "perm", -1), .type = FP_ATTR_INTS, .n = (uint32_t)r,
+                                        .u.ints = merged};
+        next->attrs = attrs;
+        next->n_attrs++;
+    }
+    next->inputs[0] = t->inputs[0];
+    drop(p, t);
+    g_hash_table_add(p->dirty, next);
+    p->res->merged++;
+    fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
+                "Transpose %s merged into %s (one permutation instead of two)", t->name, next->name);
+}
+
+/* Transpose t: dropped when it is the identity; else paired with the next Transpose (adjacent, or
+ * with `push` through transparent ops): both removed when they compose to the identity, merged
+ * into one when adjacent, refused otherwise. True when the graph changed. */
 static bool try_transpose(pass *p, fp_node *t, bool push)
 {
     int64_t p1[FP_MAX_RANK], p2[FP_MAX_RANK];
     int r1, r2;
     if (!perm_of(t, p1, &r1))
         return false;
-    if (is_identity(p1, r1)) {
-        if (t->outputs[0]->is_output) {
-            refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
-                        "Transpose %s: identity permutation kept because its output '%s' is a graph output", t->name,
-                        t->outputs[0]->name);
-            return false;
-        }
-        bypass(p, t, t);
-        drop(p, t);
-        fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
-                    "Transpose %s: identity permutation removed", t->name);
-        return true;
-    }
+    if (is_identity(p1, r1))
+        return drop_identity(p, t);
     /* walk through transparent ops to the next Transpose */
     fp_node *chain[32];
     int n_chain = 0;
-    fp_node *cur = t, *next;
-    while ((next = sole_consumer(cur)) && live(p, next) && n_chain < 32) {
-        if (next->op == FP_OP_TRANSPOSE)
-            break;
-        if (!push)
-            return false; /* adjacent pairs first: they never block a better pairing */
-        if (!transparent(next, cur->outputs[0])) {
-            if (n_chain == 0 && fp_op_has(next->op, FP_OPF_EW))
-                refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
-                       "Transpose %s cannot move through %s %s: its other operand is a runtime tensor, not a constant",
-                       t->name, next->op_type, next->name);
-            return false;
-        }
-        chain[n_chain++] = next;
-        cur = next;
-    }
-    if (!next || !live(p, next) || next->op != FP_OP_TRANSPOSE || !perm_of(next, p2, &r2) || r1 != r2)
+    fp_node *next = partner(p, t, push, chain, &n_chain);
+    if (!next || !perm_of(next, p2, &r2) || r1 != r2)
         return false;
     /* composite: y = T2(T1(x)) has perm c[i] = p1[p2[i]] */
     int64_t c[FP_MAX_RANK];
     for (int i = 0; i < r1; i++)
         c[i] = p1[p2[i]];
-    if (is_identity(c, r1)) {
-        if (next->outputs[0]->is_output) {
-            refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
-                        "Transpose %s and %s cancel but '%s' is a graph output: kept", t->name, next->name,
-                        next->outputs[0]->name);
-            return false;
-        }
-        /* the chain now works in x's layout: its values take x's shape */
-        for (int i = 0; i < n_chain; i++)
-            if (chain[i]->outputs[0])
-                chain[i]->outputs[0]->shape = t->inputs[0]->shape;
-        if (n_chain) {
-            for (uint32_t k = 0; k < chain[0]->n_inputs; k++)
-                if (chain[0]->inputs[k] == t->outputs[0])
-                    chain[0]->inputs[k] = t->inputs[0];
-            reroute(next->outputs[0], chain[n_chain - 1]->outputs[0]);
-            for (uint32_t u = 0; u < next->outputs[0]->n_uses; u++)
-                g_hash_table_add(p->dirty, next->outputs[0]->uses[u].node);
-        } else {
-            bypass(p, t, next);
-        }
-        drop(p, t);
-        drop(p, next);
-        for (int i = 0; i < n_chain; i++)
-            g_hash_table_add(p->dirty, chain[i]);
-        p->res->pushed += (uint32_t)n_chain;
-        fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
-                    "Transpose %s and %s compose to the identity%s%s: both removed", t->name, next->name,
-                    n_chain ? " through " : "", n_chain ? chain[0]->op_type : "");
-        return true;
-    }
+    if (is_identity(c, r1))
+        return cancel_pair(p, t, next, chain, n_chain);
     if (n_chain == 0) { /* adjacent, not inverse: merge into one Transpose */
-        fp_attr *a = (fp_attr *)fp_node_attr(next, "perm");
-        int64_t *merged = fp_arena_memdup(p->m->arena, c, sizeof(int64_t) * (size_t)r1);
-        if (a && a->type == FP_ATTR_INTS) {
-            a->u.ints = merged;
-        } else {
-            fp_attr *attrs = fp_arena_calloc(p->m->arena, next->n_attrs + 1, sizeof(fp_attr));
-            memcpy(attrs, next->attrs, sizeof(fp_attr) * next->n_attrs);
-            attrs[next->n_attrs] = (fp_attr){.name = fp_intern(p->m, "perm", -1), .type = FP_ATTR_INTS, .n = (uint32_t)r1,
-                                            .u.ints = merged};
-            next->attrs = attrs;
-            next->n_attrs++;
-        }
-        next->inputs[0] = t->inputs[0];
-        drop(p, t);
-        g_hash_table_add(p->dirty, next);
-        p->res->merged++;
-        fp_diag_add(p->diag, FP_DIAG_INFO, "layout", "layout-removed", t->name,
-                    "Transpose %s merged into %s (one permutation instead of two)", t->name, next->name);
+        merge_pair(p, t, next, c, r1);
         return true;
     }
     refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
-                "Transpose %s and %s are separated by %d elementwise op(s) but do not cancel: kept", t->name,
-                next->name, n_chain);
+           "Transpose %s and %s are separated by %d elementwise op(s) but do not cancel: kept", t->name,
+           next->name, n_chain);
     return false;
 }
 
@@ -488,6 +524,82 @@ static GPtrArray *conversions_in(fp_node *const *order, uint32_t n)
     return a;
 }
 
+/* One sweep over the conversions cv of a graph, in topological order: phase 1 adjacent pairs,
+ * identities and casts; phase 2 Transposes pushed through elementwise chains, only when nothing
+ * changed in this sweep so far (`changed`: in an earlier graph, or in phase 1) or in the reporting
+ * sweep. Returns `changed`, or true when this graph changed. */
+static bool sweep_graph(pass *p, const GPtrArray *cv, bool changed)
+{
+    for (int phase = 0; phase < 2 && !(phase == 1 && changed && !p->report); phase++) {
+        for (guint i = 0; i < cv->len; i++) {
+            fp_node *node = cv->pdata[i];
+            if (!live(p, node))
+                continue;
+            if (node->op == FP_OP_TRANSPOSE)
+                changed |= try_transpose(p, node, phase == 1);
+            else if (phase == 0 && node->op == FP_OP_TRANS_DATA)
+                changed |= try_transdata(p, node);
+            else if (phase == 0 && node->op == FP_OP_CAST)
+                changed |= try_cast(p, node);
+        }
+    }
+    return changed;
+}
+
+/* Sweeps every graph of p->m until a sweep changes nothing, then once more to record the
+ * refusals (17 sweeps at most, the last one reporting); re-links after each sweep that changed
+ * something. sweep_convs[gi]: graph gi's conversions in topological order, made when NULL, all
+ * dropped after a sweep that changed something (the caller frees what is left). False with
+ * *error when a graph has no topological order. */
+static bool sweeps(pass *p, GPtrArray **sweep_convs, GError **error)
+{
+    fp_model *m = p->m;
+    bool changed = true;
+    for (int sweep = 0; sweep < 17 && (changed || !p->report); sweep++) {
+        p->report = !changed || sweep == 16; /* nothing changed last time: this sweep only explains */
+        changed = false;
+        for (guint gi = 0; gi < m->graphs->len; gi++) {
+            uint32_t n = 0;
+            fp_node *const *order = fp_graph_order(m->graphs->pdata[gi], &n, error);
+            if (!order)
+                return false;
+            if (!sweep_convs[gi])
+                sweep_convs[gi] = conversions_in(order, n);
+            changed = sweep_graph(p, sweep_convs[gi], changed);
+        }
+        if (changed) { /* a sweep that rewrote nothing leaves the use lists and the orders right */
+            fp_model_link(m);
+            for (guint gi = 0; gi < m->graphs->len; gi++)
+                g_clear_pointer(&sweep_convs[gi], g_ptr_array_unref);
+        }
+        p->res->rewrote |= changed;
+        g_hash_table_remove_all(p->dirty);
+        if (p->report)
+            break;
+    }
+    return true;
+}
+
+/* Gives every conversion still in the graph (convs: per graph, n_graphs of them) the reason it
+ * stays, unless a layout finding in diag names it already. */
+static void explain_remaining(pass *p, GPtrArray *const *convs, guint n_graphs)
+{
+    fp_diag *diag = p->diag;
+    g_autoptr(GHashTable) explained = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; diag && i < diag->entries->len; i++) {
+        const fp_diag_entry *e = diag->entries->pdata[i];
+        if (e->node && g_str_has_prefix(e->code, "layout-"))
+            g_hash_table_add(explained, e->node);
+    }
+    p->report = true;
+    for (guint gi = 0; gi < n_graphs; gi++)
+        for (guint i = 0; i < convs[gi]->len; i++) {
+            const fp_node *n = convs[gi]->pdata[i];
+            if (!(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)))
+                explain_kept(p, n, explained);
+        }
+}
+
 bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error)
 {
     memset(res, 0, sizeof *res);
@@ -501,74 +613,17 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
     GPtrArray **convs = conversions_of(m);                          /* file order */
     GPtrArray **sweep_convs = g_new0(GPtrArray *, n_graphs + 1);  /* topological order, NULL: to make */
     res->conversions_before = count_conversions(convs, n_graphs);
-    bool changed = true, ok = true;
-    for (int sweep = 0; sweep < 17 && (changed || !p.report) && ok; sweep++) {
-        p.report = !changed || sweep == 16; /* nothing changed last time: this sweep only explains */
-        changed = false;
-        for (guint gi = 0; gi < n_graphs; gi++) {
-            fp_graph *g = m->graphs->pdata[gi];
-            uint32_t n = 0;
-            fp_node *const *order = fp_graph_order(g, &n, error);
-            if (!order) {
-                ok = false;
-                break;
-            }
-            if (!sweep_convs[gi])
-                sweep_convs[gi] = conversions_in(order, n);
-            const GPtrArray *cv = sweep_convs[gi];
-            /* phase 1: adjacent pairs, identities, casts; phase 2 (only when phase 1 found nothing):
-             * Transposes pushed through elementwise chains */
-            for (int phase = 0; phase < 2 && !(phase == 1 && changed && !p.report); phase++) {
-                for (guint i = 0; i < cv->len; i++) {
-                    fp_node *node = cv->pdata[i];
-                    if (!live(&p, node))
-                        continue;
-                    if (node->op == FP_OP_TRANSPOSE)
-                        changed |= try_transpose(&p, node, phase == 1);
-                    else if (phase == 0 && node->op == FP_OP_TRANS_DATA)
-                        changed |= try_transdata(&p, node);
-                    else if (phase == 0 && node->op == FP_OP_CAST)
-                        changed |= try_cast(&p, node);
-                }
-            }
-        }
-        if (!ok)
-            break;
-        if (changed) { /* a sweep that rewrote nothing leaves the use lists and the orders right */
-            fp_model_link(m);
-            for (guint gi = 0; gi < n_graphs; gi++)
-                g_clear_pointer(&sweep_convs[gi], g_ptr_array_unref);
-        }
-        res->rewrote |= changed;
-        g_hash_table_remove_all(p.dirty);
-        if (p.report)
-            break;
-    }
+    bool ok = sweeps(&p, sweep_convs, error);
     conversions_free(sweep_convs, n_graphs);
-    if (!ok) {
-        conversions_free(convs, n_graphs);
-        g_hash_table_destroy(p.dirty);
-        return false;
+    if (ok) {
+        /* every conversion left gets its reason: the ones refused above already have one */
+        explain_remaining(&p, convs, n_graphs);
+        res->conversions_after = count_conversions(convs, n_graphs);
     }
-    /* every conversion left gets its reason: the ones refused above already have one */
-    g_autoptr(GHashTable) explained = g_hash_table_new(g_str_hash, g_str_equal);
-    for (guint i = 0; diag && i < diag->entries->len; i++) {
-        const fp_diag_entry *e = diag->entries->pdata[i];
-        if (e->node && g_str_has_prefix(e->code, "layout-"))
-            g_hash_table_add(explained, e->node);
-    }
-    p.report = true;
-    for (guint gi = 0; gi < n_graphs; gi++)
-        for (guint i = 0; i < convs[gi]->len; i++) {
-            const fp_node *n = convs[gi]->pdata[i];
-            if (!(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)))
-                explain_kept(&p, n, explained);
-        }
-    res->conversions_after = count_conversions(convs, n_graphs);
     conversions_free(convs, n_graphs);
     g_hash_table_destroy(p.dirty);
 #ifdef FP_DEBUG
-    g_assert(may || !res->rewrote);
+    g_assert(!ok || may || !res->rewrote);
 #endif
-    return true;
+    return ok;
 }
