@@ -379,54 +379,6 @@ static bool try_cast(pass *p, fp_node *c)
     return true;
 }
 
-/* ---------------------------------------------------------------- what a run could rewrite */
-
-/* Whether conversion n of a graph no sweep has changed yet could be rewritten: the conditions of
- * try_transpose, try_transdata and try_cast up to the first one that reads more than the edges
- * and the op (a permutation's composite, the formats, the second Cast's dtype, graph outputs),
- * so never false where one of them would rewrite. */
-static bool may_rewrite(const fp_node *n)
-{
-    if (n->op == FP_OP_TRANSPOSE) {
-        int64_t perm[FP_MAX_RANK];
-        int rank;
-        if (!perm_of(n, perm, &rank))
-            return false;
-        if (is_identity(perm, rank))
-            return true;
-        const fp_node *cur = n, *next;
-        int n_chain = 0;
-        while ((next = sole_consumer(cur)) && shaped(next) && n_chain < 32) {
-            if (next->op == FP_OP_TRANSPOSE)
-                break;
-            if (!transparent(next, cur->outputs[0]))
-                return false;
-            n_chain++;
-            cur = next;
-        }
-        return shaped(next) && next->op == FP_OP_TRANSPOSE;
-    }
-    const fp_node *next = sole_consumer(n);
-    if (n->op == FP_OP_TRANS_DATA)
-        return shaped(next) && next->op == FP_OP_TRANS_DATA;
-    if (n->op == FP_OP_CAST)
-        return n->inputs[0]->dtype == n->outputs[0]->dtype || (shaped(next) && next->op == FP_OP_CAST);
-    return false;
-}
-
-bool fp_layout_may_rewrite(const fp_model *m)
-{
-    for (guint gi = 0; gi < m->graphs->len; gi++) {
-        const fp_graph *g = m->graphs->pdata[gi];
-        for (guint i = 0; i < g->nodes->len; i++) {
-            const fp_node *n = g->nodes->pdata[i];
-            if (fp_layout_is_conversion(n) && shaped(n) && may_rewrite(n))
-                return true;
-        }
-    }
-    return false;
-}
-
 /* ---------------------------------------------------------------- the conversions that stay */
 
 /* Says why a conversion stays: what it converts, for which consumer, and that nothing undoes it. */
@@ -603,9 +555,6 @@ static void explain_remaining(pass *p, GPtrArray *const *convs, guint n_graphs)
 bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error)
 {
     memset(res, 0, sizeof *res);
-#ifdef FP_DEBUG
-    bool may = fp_layout_may_rewrite(m); /* its promise, checked on every run of the debug build */
-#endif
     pass p = {.m = m, .res = res, .diag = diag, .dirty = g_hash_table_new(g_direct_hash, g_direct_equal)};
     if (t && t->keyfile)
         p.drop_narrowing = g_key_file_get_boolean(t->keyfile, "layout", "drop_narrowing_casts", NULL);
@@ -622,8 +571,5 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
     }
     conversions_free(convs, n_graphs);
     g_hash_table_destroy(p.dirty);
-#ifdef FP_DEBUG
-    g_assert(!ok || may || !res->rewrote);
-#endif
     return ok;
 }

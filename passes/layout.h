@@ -20,12 +20,6 @@ typedef struct {
 /* True for the ops the pass counts as layout conversions. */
 bool fp_layout_is_conversion(const fp_node *n);
 
-/* Whether fp_pass_layout could change m. False guarantees that the pass rewrites nothing: it then
- * only reads the graph (and adds findings), so that other read-only work may run beside it
- * (analysis/pipeline.c). True when some conversion might vanish, merge or be pushed to its inverse;
- * the pass may still keep it. One walk over the nodes. */
-bool fp_layout_may_rewrite(const fp_model *m);
-
 /* Runs on every graph until nothing changes. The target's `[layout] drop_narrowing_casts` allows
  * removing precision-changing Cast round trips (fp32 -> fp16 -> fp32); default false. Re-links. */
 bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error);
