@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "shape_ctx.h"
+#include "fold.h"
 
 /* ---------------------------------------------------------------- numeric arrays */
 
@@ -537,7 +537,7 @@ static bool load_inputs(sh_ctx *c, num *ins, uint32_t max, uint32_t *nin)
             continue;
         if (*nin == max)
             return false;
-        if (!num_load(sh_tmp(c), fp_fold_known(n->inputs[i]), &ins[(*nin)++]))
+        if (!num_load(sh_tmp(c), sh_known(n->inputs[i]), &ins[(*nin)++]))
             return false;
     }
     return true;
@@ -640,14 +640,6 @@ void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t)
     for (uint64_t k = 0; k < n; k++)
         d[k] = (fp_dim){x[k], NULL};
     set_sval(m, v, d, (int)n);
-}
-
-const fp_tensor *fp_fold_known(const fp_value *v)
-{
-    if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor &&
-        v->tensor->where == FP_DATA_INLINE)
-        return v->tensor;
-    return fp_value_fold(v);
 }
 
 static fp_dim sym_or_unknown(fp_dim d) { return d.sym || d.value >= 0 ? d : (fp_dim){-1, fp_sval_unknown}; }
@@ -1010,7 +1002,7 @@ static bool memo_key_of(const sh_ctx *c, int kind, key_buf *k)
         put_shape(k, &n->inputs[0]->shape);
     } else {
         for (uint32_t i = 0; i < n->n_inputs; i++)
-            put(k, (uint64_t)(uintptr_t)(n->inputs[i] ? fp_fold_known(n->inputs[i]) : NULL));
+            put(k, (uint64_t)(uintptr_t)(n->inputs[i] ? sh_known(n->inputs[i]) : NULL));
     }
     put_attrs(k, n);
     return !k->full;
@@ -1025,29 +1017,29 @@ static memo_key key_view(const key_buf *k)
     return (memo_key){(guint)(h ^ (h >> 29)), k->n, k->w};
 }
 
-static void memo_put(const sh_ctx *c, const key_buf *k, const fp_value *out)
+static void memo_put(fp_fold_memo *memo, const key_buf *k, const fp_value *out)
 {
-    memo_key *key = fp_arena_alloc_raw(c->memo->a, sizeof *key);
+    memo_key *key = fp_arena_alloc_raw(memo->a, sizeof *key);
     *key = key_view(k);
-    key->w = fp_arena_memdup(c->memo->a, k->w, sizeof(uint64_t) * k->n);
-    memo_val *val = fp_arena_alloc_raw(c->memo->a, sizeof *val);
+    key->w = fp_arena_memdup(memo->a, k->w, sizeof(uint64_t) * k->n);
+    memo_val *val = fp_arena_alloc_raw(memo->a, sizeof *val);
     *val = (memo_val){fp_value_fold(out), out->sval, out->n_sval};
-    g_hash_table_insert(c->memo->t, key, val);
+    g_hash_table_insert(memo->t, key, val);
 }
 
 /* Folds c->n (kind as memo_key_of) with fold(c), through the memo when there is one. True when
  * output 0 is complete: folded, and its sval seeded from the fold; false when the caller has to
  * seed it (no memo) or propagate sval (no fold). */
-static bool fold_memo(sh_ctx *c, int kind, void (*fold)(sh_ctx *c))
+static bool fold_memo(sh_ctx *c, fp_fold_memo *memo, int kind, void (*fold)(sh_ctx *c))
 {
     fp_value *out = c->n->outputs[0];
     key_buf k;
-    if (!c->memo || !memo_key_of(c, kind, &k)) {
+    if (!memo || !memo_key_of(c, kind, &k)) {
         fold(c);
         return false;
     }
     memo_key key = key_view(&k);
-    const memo_val *hit = g_hash_table_lookup(c->memo->t, &key);
+    const memo_val *hit = g_hash_table_lookup(memo->t, &key);
     if (hit) {
         if (!hit->fold)
             return false;
@@ -1059,11 +1051,11 @@ static bool fold_memo(sh_ctx *c, int kind, void (*fold)(sh_ctx *c))
     fold(c);
     if (fp_value_fold(out))
         fp_fold_seed(c->m, out, fp_value_fold(out));
-    memo_put(c, &k, out);
+    memo_put(memo, &k, out);
     return fp_value_fold(out) != NULL;
 }
 
-void fp_fold_node(sh_ctx *c)
+void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
 {
     fp_node *n = c->n;
     if (n->op == FP_OP_CONSTANT_OF_SHAPE && n->n_outputs == 1 && n->outputs[0]) {
@@ -1088,17 +1080,17 @@ void fp_fold_node(sh_ctx *c)
     } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
         const fp_shape *s = sh_in(c, 0);
         fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-        if (s && out && fp_shape_static(s) && fold_memo(c, 2, fold_shape))
+        if (s && out && fp_shape_static(s) && fold_memo(c, memo, 2, fold_shape))
             return;
     } else {
         bool all_known = n->n_inputs > 0;
         /* the first unknown input settles it: the weights after it are not read (their tensors
            are a cache miss each) */
         for (uint32_t i = 0; i < n->n_inputs && all_known; i++)
-            if (n->inputs[i] && !fp_fold_known(n->inputs[i]))
+            if (n->inputs[i] && !sh_known(n->inputs[i]))
                 all_known = false;
         if (all_known && n->n_outputs && n->outputs[0]) {
-            if (fold_memo(c, 1, fold_inputs))
+            if (fold_memo(c, memo, 1, fold_inputs))
                 return;
         } else if (all_known) {
             evaluate(c);

@@ -1,5 +1,6 @@
-/* shape_ctx.h - internals shared by the shape-inference pass (shapes.c), its per-op rules
- * (shape_rules*.c) and the constant evaluator (fold.c). Not used outside passes/. */
+/* shape_ctx.h - the node context and helpers (shape_helpers.c) of the shape-inference pass: used
+ * by its driver (shapes.c), its per-op rules (shape_rules*.c) and the constant evaluator (fold.c,
+ * fold.h), and depending on none of them. Not used outside passes/shape/. */
 #ifndef FP_SHAPE_CTX_H
 #define FP_SHAPE_CTX_H
 
@@ -13,9 +14,6 @@
 
 typedef enum { SH_OK, SH_UNKNOWN, SH_ERROR } sh_result;
 
-/* Folds already computed in one run of the pass (fold.c), shared by the nodes of that run. */
-typedef struct fp_fold_memo fp_fold_memo;
-
 typedef struct {
     fp_model *m;
     fp_node *n;
@@ -26,16 +24,10 @@ typedef struct {
     fp_arena *tmp; /* scratch for what lives while the node is inferred (NULL: m->arena): the driver
                       interns the node's output shapes (fp_intern_dims) and then resets it */
     bool ge;       /* the model is a GE graph (its format starts with "ge"): tested once per pass */
-    fp_fold_memo *memo; /* optional: folds of this run, reused by nodes that fold the same way */
 } sh_ctx;
 
 /* Where a rule allocates its temporaries and new shapes: the scratch arena, else the model's. */
 static inline fp_arena *sh_tmp(const sh_ctx *c) { return c->tmp ? c->tmp : c->m->arena; }
-
-typedef sh_result (*sh_rule)(sh_ctx *c);
-
-/* Per-op shape rules, indexed by fp_op (NULL: no rule). */
-extern const sh_rule fp_shape_rules[FP_OP_COUNT];
 
 /* ---- inputs ---- */
 /* Input i's value, NULL when the node has no input i or it is omitted. */
@@ -43,6 +35,8 @@ fp_value *sh_val(sh_ctx *c, uint32_t i);
 /* Input i's shape when its rank is known, else NULL. */
 const fp_shape *sh_in(sh_ctx *c, uint32_t i);
 fp_dtype sh_dt(sh_ctx *c, uint32_t i);
+/* The constant content of v (initializer, Constant, folded or provided input), or NULL. */
+const fp_tensor *sh_known(const fp_value *v);
 /* Known integer contents of input i (every element a known integer); at most max elements. */
 bool sh_ints(sh_ctx *c, uint32_t i, int64_t *out, int max, int *n);
 /* Known scalar (float) content of input i. */
@@ -89,23 +83,5 @@ bool sh_axis(int64_t axis, int32_t rank, int32_t *out);
 
 /* [start, end) of a Shape op over a rank-`rank` input (opset-15 start/end attributes). */
 void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
-
-/* ---- constant evaluation (fold.c) ---- */
-/* Computes the output contents of c->n when every input's content is known and small: sets the
- * output's fold (numeric tensors, fp_value_set_fold) and sval (integer vectors, symbols kept).
- * Never fails.
- * With c->memo, a node that reads the same things as one folded before in the run (op, opset,
- * attributes, input contents, output type and shape) takes that node's result. */
-void fp_fold_node(sh_ctx *c);
-/* A memo for one run of the pass; freed with fp_fold_memo_free (interned results stay valid). */
-fp_fold_memo *fp_fold_memo_new(void);
-void fp_fold_memo_free(fp_fold_memo *memo);
-/* Seeds v's sval from its constant tensor t (initializer/Constant/input value/folded result) when
- * t is a small inline integer vector; else leaves v as it is. Interns the vector in m. */
-void fp_fold_seed(fp_model *m, fp_value *v, const fp_tensor *t);
-/* Whether fp_fold_seed seeds a value from t (reads t only: safe beside other threads). */
-bool fp_fold_seeds(const fp_tensor *t);
-/* The constant content of v (initializer, Constant, folded or provided input), or NULL. */
-const fp_tensor *fp_fold_known(const fp_value *v);
 
 #endif

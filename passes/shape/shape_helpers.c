@@ -1,4 +1,5 @@
-/* shape_helpers.c - helpers of the shape rules: inputs, results, dim arithmetic, broadcasting. */
+/* shape_helpers.c - helpers of the shape rules and the constant evaluator: inputs, results, dim
+ * arithmetic, broadcasting, axes. */
 #include <math.h>
 #include <string.h>
 
@@ -10,6 +11,14 @@ const fp_shape *sh_in(sh_ctx *c, uint32_t i)
 {
     fp_value *v = sh_val(c, i);
     return v && v->shape.rank >= 0 ? &v->shape : NULL;
+}
+
+const fp_tensor *sh_known(const fp_value *v)
+{
+    if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor &&
+        v->tensor->where == FP_DATA_INLINE)
+        return v->tensor;
+    return fp_value_fold(v);
 }
 
 fp_dtype sh_dt(sh_ctx *c, uint32_t i)
@@ -40,7 +49,7 @@ bool sh_ints(sh_ctx *c, uint32_t i, int64_t *out, int max, int *n)
     fp_value *v = sh_val(c, i);
     if (!v)
         return false;
-    const fp_tensor *t = fp_fold_known(v);
+    const fp_tensor *t = sh_known(v);
     uint64_t numel = 0;
     if (t && fp_shape_numel(&t->shape, &numel) && numel <= (uint64_t)max && t->dtype != FP_DT_FLOAT &&
         t->dtype != FP_DT_DOUBLE && t->dtype != FP_DT_FLOAT16) {
@@ -65,7 +74,7 @@ bool sh_ints(sh_ctx *c, uint32_t i, int64_t *out, int max, int *n)
 bool sh_scalar(sh_ctx *c, uint32_t i, double *out)
 {
     fp_value *v = sh_val(c, i);
-    const fp_tensor *t = v ? fp_fold_known(v) : NULL;
+    const fp_tensor *t = v ? sh_known(v) : NULL;
     uint64_t numel = 0;
     if (!t || !fp_shape_numel(&t->shape, &numel) || numel != 1)
         return false;
@@ -276,4 +285,14 @@ bool sh_axis(int64_t axis, int32_t rank, int32_t *out)
         return false;
     *out = (int32_t)(axis < 0 ? axis + rank : axis);
     return true;
+}
+
+/* [start, end) of a Shape op (opset 15 attributes), clamped. */
+void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end)
+{
+    int64_t s = fp_node_attr_int(c->n, "start", 0), e = fp_node_attr_int(c->n, "end", rank);
+    if (s < 0) s += rank;
+    if (e < 0) e += rank;
+    *start = (int32_t)CLAMP(s, 0, rank);
+    *end = (int32_t)CLAMP(e, 0, rank);
 }

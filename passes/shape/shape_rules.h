@@ -17,8 +17,13 @@
     X(seq_insert) X(seq_erase) X(seq_length) X(split_to_seq) X(concat_from_seq) X(optional)                \
     X(optional_get) X(optional_has) X(string_normalizer) X(tfidf) X(bias_gelu) X(attention) X(col2im)
 
+typedef sh_result (*sh_rule)(sh_ctx *c);
+
 #define X(name) sh_result sh_rule_##name(sh_ctx *c);
 SH_RULES(X)
 #undef X
+
+/* Per-op shape rules, indexed by fp_op (NULL: no rule). */
+extern const sh_rule fp_shape_rules[FP_OP_COUNT];
 
 #endif

@@ -613,7 +613,7 @@ sh_result sh_rule_resize(sh_ctx *c)
                 return sh_fail(c, "missing attribute scales");
         } else {
             fp_value *sv = sh_val(c, scales_in);
-            const fp_tensor *t = sv ? fp_fold_known(sv) : NULL;
+            const fp_tensor *t = sv ? sh_known(sv) : NULL;
             uint64_t numel = 0;
             if (!t || t->dtype != FP_DT_FLOAT || !fp_shape_numel(&t->shape, &numel) || numel > FP_MAX_RANK)
                 return sh_unknown(c, "scales are not known constants");
@@ -783,16 +783,6 @@ sh_result sh_rule_col2im(sh_ctx *c)
 }
 
 /* ---------------------------------------------------------------- shapes and constants */
-
-/* [start, end) of a Shape op (opset 15 attributes), clamped. */
-void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end)
-{
-    int64_t s = fp_node_attr_int(c->n, "start", 0), e = fp_node_attr_int(c->n, "end", rank);
-    if (s < 0) s += rank;
-    if (e < 0) e += rank;
-    *start = (int32_t)CLAMP(s, 0, rank);
-    *end = (int32_t)CLAMP(e, 0, rank);
-}
 
 sh_result sh_rule_shape(sh_ctx *c)
 {
@@ -1276,7 +1266,7 @@ sh_result sh_rule_string_normalizer(sh_ctx *c)
     if (stop && stop->type == FP_ATTR_STRINGS && stop->n) {
         /* stop words remove elements: the size is known only from known input strings */
         fp_value *v = sh_val(c, 0);
-        const fp_tensor *t = v ? fp_fold_known(v) : NULL;
+        const fp_tensor *t = v ? sh_known(v) : NULL;
         uint64_t numel = 0;
         out.dims[x->rank - 1] = sh_dim_unknown();
         if (t && t->dtype == FP_DT_STRING && t->where == FP_DATA_INLINE && fp_shape_numel(&t->shape, &numel)) {

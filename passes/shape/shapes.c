@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "ir/par.h"
-#include "shape_ctx.h"
+#include "fold.h"
+#include "shape_rules.h"
 
 typedef struct {
     fp_model *m;
@@ -16,7 +17,7 @@ typedef struct {
     GError **error;
     fp_arena *tmp; /* scratch of the node being inferred (sh_ctx.tmp) */
     bool ge;       /* sh_ctx.ge */
-    fp_fold_memo *memo; /* sh_ctx.memo */
+    fp_fold_memo *memo; /* folds of this run (fp_fold_node) */
     bool attrs_checked; /* fp_shape_opts.attrs_checked */
 } pass;
 
@@ -57,7 +58,7 @@ static void reset_values(void *arg, int h, size_t from, size_t to)
         if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor) {
             v->dtype = v->tensor->dtype;
             v->shape = v->tensor->shape;
-            if (fp_fold_seeds(fp_fold_known(v)))
+            if (fp_fold_seeds(sh_known(v)))
                 g_ptr_array_add(j->seed[h], v);
         } else {
             v->dtype = v->decl_dtype;
@@ -75,7 +76,7 @@ static void reset_graph(fp_model *m, fp_graph *g)
     for (int h = 0; h < 2; h++) { /* in value order, as one walk seeded them */
         for (guint i = 0; i < j.seed[h]->len; i++) {
             fp_value *v = j.seed[h]->pdata[i];
-            fp_fold_seed(m, v, fp_fold_known(v));
+            fp_fold_seed(m, v, sh_known(v));
         }
         g_ptr_array_free(j.seed[h], TRUE);
     }
@@ -292,7 +293,7 @@ static bool trust_declared(const pass *p, const fp_node *n)
 static bool infer_node(pass *p, fp_node *n)
 {
     sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
-                .ge = p->ge, .memo = p->memo};
+                .ge = p->ge};
     if (trust_declared(p, n)) {
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
@@ -305,7 +306,7 @@ static bool infer_node(pass *p, fp_node *n)
         }
         if (foldable(n))
             mark_folded(n);
-        fp_fold_node(&c);
+        fp_fold_node(&c, p->memo);
         return true;
     }
     sh_rule rule = fp_shape_rules[n->op];
@@ -352,7 +353,7 @@ static bool infer_node(pass *p, fp_node *n)
     g_free(c.reason);
     if (foldable(n))
         mark_folded(n);
-    fp_fold_node(&c);
+    fp_fold_node(&c, p->memo);
     return true;
 }
 
@@ -641,7 +642,7 @@ static bool infer_graph(pass *p, fp_graph *g)
         fp_node *n = order[i];
         fp_nodes_prefetch(order, count, i);
         sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
-                .ge = p->ge, .memo = p->memo};
+                .ge = p->ge};
         if (!p->attrs_checked && !sh_check_attrs(&c))
             return false;
         bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
