@@ -67,8 +67,8 @@ static void reset_values(void *arg, int h, size_t from, size_t to)
     }
 }
 
-/* Every value of g back to what the file declares (the two halves at once on a big graph: a
- * million values take ~17 ms), constants seeded, the fold marks of the last run cleared. */
+/* Every value of g back to what the file declares (the two halves at once on a big graph),
+ * constants seeded, the fold marks of the last run cleared. */
 static void reset_graph(fp_model *m, fp_graph *g)
 {
     reset_job j = {g->values, {g_ptr_array_new(), g_ptr_array_new()}};
@@ -80,8 +80,8 @@ static void reset_graph(fp_model *m, fp_graph *g)
         }
         g_ptr_array_free(j.seed[h], TRUE);
     }
-    /* the nodes the last run folded, not every node: a walk of a million nodes to clear one bit
-     * took 8 ms, a third of the reset (docs/benchmarks.md) */
+    /* the nodes the last run folded, not every node: a walk over every node of a big graph
+     * to clear one bit would be a large part of the reset */
     if (g->folded) {
         for (guint i = 0; i < g->folded->len; i++)
             ((fp_node *)g->folded->pdata[i])->flags &= ~(uint32_t)FP_NODE_FOLDED;
