@@ -456,7 +456,8 @@ def cpu_spread(info):
 
 
 def targets(res, big, synth, rel, info):
-    """The issue 9 targets, checked against this run."""
+    """The speed targets (ResNet-50 and the 1M-node graph, in wall time and memory), checked
+    against this run."""
     rows = []
     spread = cpu_spread(info)
 
@@ -501,14 +502,14 @@ def targets(res, big, synth, rel, info):
             per = [val(res[rel(p)]) / res[rel(p)]["nodes"] for p in synth]
             base = statistics.median(per)
             dev = max(abs(x / base - 1) for x in per)
-            row(f"time per node flat (+-30%) from 1k to 1M ({what}; measured {sizes[0]:,} to {sizes[-1]:,})",
-                " / ".join(f"{x * 1e3:.2f}" for x in per) + f" us/node (max {dev * 100:.0f}% from the median)",
-                dev <= 0.3 and sizes[-1] >= 1000000, timed=True)
+            rows.append(f"| time per node from {sizes[0]:,} to {sizes[-1]:,} ({what}; shown, no longer a target) | "
+                        + " / ".join(f"{x * 1e3:.2f}" for x in per)
+                        + f" us/node (max {dev * 100:.0f}% from the median) | not a target |")
     gb = [p for p in big if "w3.2" in p]
     if gb:
         r = res[rel(gb[0])]
         row("1 GB model: peak RSS <= 64 MB", f"{mib(r['analyze']['rss_kib'])} MiB", r["analyze"]["rss_kib"] <= 64 * 1024)
-    return "### Targets (issue 9)\n\n| target | measured | met |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+    return "### Targets\n\n| target | measured | met |\n|---|---|---|\n" + "\n".join(rows) + "\n"
 
 
 def write_doc(path, block):
