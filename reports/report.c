@@ -109,16 +109,20 @@ static const char *stage_label(const fp_stage *s) { return s->name; }
 
 /* ---------------------------------------------------------------- text */
 
-void fp_report_text(const fp_report *r, FILE *out)
+/* Bold on and off for the section titles (ANSI, when the report is in colour). */
+typedef struct {
+    const char *on, *off;
+} text_style;
+
+/* The model, device, target and what-if lines, and the stage table with its notes. */
+static void text_stages(const fp_report *r, text_style b, FILE *out)
 {
-    const fp_model *m = r->model;
     const fp_pipeline_result *res = r->res;
-    const char *bold = r->color ? "\033[1m" : "", *off = r->color ? "\033[0m" : "";
-    fprintf(out, "%smodel%s   %s (%s)\n", bold, off, m->path, m->format);
+    fprintf(out, "%smodel%s   %s (%s)\n", b.on, b.off, r->model->path, r->model->format);
     if (r->batch_note)
         fprintf(out, "        %s\n", r->batch_note);
-    fprintf(out, "%sdevice%s  %s: %s\n", bold, off, r->device->name, r->device->description ? r->device->description : "");
-    fprintf(out, "%starget%s  %s: %s\n", bold, off, r->target->name, r->target->description);
+    fprintf(out, "%sdevice%s  %s: %s\n", b.on, b.off, r->device->name, r->device->description ? r->device->description : "");
+    fprintf(out, "%starget%s  %s: %s\n", b.on, b.off, r->target->name, r->target->description);
     if (r->what_if != FP_DT_UNDEFINED)
         fprintf(out, "what-if computing in %s (float32 tensors scaled, %s peak)\n", fp_dtype_name(r->what_if),
                 fp_dtype_name(r->what_if));
@@ -143,14 +147,19 @@ void fp_report_text(const fp_report *r, FILE *out)
     if (res->cost->unknown || res->memory->n_unknown)
         fprintf(out, "%swarning%s: %u ops and %u values have unknown sizes (symbolic dims left unbound): latency counts "
                      "only their launches and memory counts them as 0; bind the dims with --input NAME:DIMS\n",
-                bold, off, res->cost->unknown, res->memory->n_unknown);
+                b.on, b.off, res->cost->unknown, res->memory->n_unknown);
+}
 
+/* The fusion rules' counts, the layout conversions and the layout's reasons (three unless verbose). */
+static void text_fusion_layout(const fp_report *r, text_style b, FILE *out)
+{
     guint nrows = 0;
     g_autofree rule_row *rows = rule_rows(r, &nrows);
     guint total_m = 0, total_a = 0;
     for (guint i = 0; i < nrows; i++)
         total_m += rows[i].matched, total_a += rows[i].applied;
-    fprintf(out, "\n%sfusion%s  %u of %u candidates applied (fuseplan explain shows each one)\n", bold, off, total_a, total_m);
+    fprintf(out, "\n%sfusion%s  %u of %u candidates applied (fuseplan explain shows each one)\n", b.on, b.off, total_a,
+            total_m);
     for (guint i = 0; i < nrows; i++) {
         if (!rows[i].matched)
             continue;
@@ -159,9 +168,9 @@ void fp_report_text(const fp_report *r, FILE *out)
             fprintf(out, "  not applied mostly because of %s (%u)", rows[i].top_reason, rows[i].top_count);
         fputc('\n', out);
     }
-    const fp_layout_result *lay = &res->layout;
-    fprintf(out, "\n%slayout%s  %u conversions before, %u after (%u removed, %u merged, %u kept with a reason)\n", bold,
-            off, lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
+    const fp_layout_result *lay = &r->res->layout;
+    fprintf(out, "\n%slayout%s  %u conversions before, %u after (%u removed, %u merged, %u kept with a reason)\n", b.on,
+            b.off, lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
     guint shown = 0, more = 0;
     for (guint i = 0; r->diag && i < r->diag->entries->len; i++) {
         const fp_diag_entry *e = r->diag->entries->pdata[i];
@@ -176,31 +185,40 @@ void fp_report_text(const fp_report *r, FILE *out)
     }
     if (more)
         fprintf(out, "  ... and %u more (--verbose lists them)\n", more);
+}
 
-    const fp_memory_result *mem = res->memory;
+/* The memory plan: LOAD, arena, the peak's largest buffers and three hints. */
+static void text_memory(const fp_report *r, text_style b, FILE *out)
+{
+    const fp_memory_result *mem = r->res->memory;
     g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena), *naive = fp_format_mb(mem->naive_bytes);
-    fprintf(out, "\n%smemory%s  LOAD %s (the floor for this order), arena %s (%s), without reuse %s\n", bold, off, load,
-            arena, mem->method ? mem->method : "best", naive);
+    fprintf(out, "\n%smemory%s  LOAD %s (the floor for this order), arena %s (%s), without reuse %s\n", b.on, b.off,
+            load, arena, mem->method ? mem->method : "best", naive);
     if (mem->peak_node) {
         fprintf(out, "  peak at step %u (%s %s): %u buffers live, the largest:\n", mem->peak_step,
                 mem->peak_node->op_type, mem->peak_node->name, mem->n_peak);
         for (uint32_t i = 0; i < mem->n_peak && i < 3; i++) {
             const fp_memory_tensor *t = &mem->peak[i];
-            g_autofree char *b = fp_format_mb(t->bytes);
-            fprintf(out, "    %-36s %10s  from %s\n", t->value ? t->value->name : "(workspace)", b,
+            g_autofree char *bytes = fp_format_mb(t->bytes);
+            fprintf(out, "    %-36s %10s  from %s\n", t->value ? t->value->name : "(workspace)", bytes,
                     t->producer ? t->producer->name : "graph input");
         }
     }
     g_autoptr(GPtrArray) hints = fp_report_memory_hints(mem);
     for (guint i = 0; i < hints->len && i < 3; i++)
         fprintf(out, "  hint: %s\n", (const char *)hints->pdata[i]);
+}
 
-    g_autoptr(GArray) hot = fp_report_hotspots(res->cost, r->top);
-    fprintf(out, "\n%shotspots%s (estimated on %s)\n", bold, off, r->device->name);
+/* The costliest kernels with their advice, and the headroom line. */
+static void text_hotspots_headroom(const fp_report *r, text_style b, FILE *out)
+{
+    const fp_cost_result *cost = r->res->cost;
+    g_autoptr(GArray) hot = fp_report_hotspots(cost, r->top);
+    fprintf(out, "\n%shotspots%s (estimated on %s)\n", b.on, b.off, r->device->name);
     for (guint i = 0; i < hot->len; i++) {
-        const fp_op_cost *oc = &res->cost->ops[g_array_index(hot, guint, i)];
+        const fp_op_cost *oc = &cost->ops[g_array_index(hot, guint, i)];
         g_autofree char *t = fp_format_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
-        double share = res->cost->total_s > 0 ? 100.0 * oc->rl.time_s / res->cost->total_s : 0;
+        double share = cost->total_s > 0 ? 100.0 * oc->rl.time_s / cost->total_s : 0;
         fprintf(out, "  %-34s %-20s %10s %5.1f%%  %s\n", oc->node->name, oc->node->op_type, t, share, adv);
     }
     if (r->headroom) {
@@ -208,10 +226,19 @@ void fp_report_text(const fp_report *r, FILE *out)
         g_autofree char *cap = fp_format_mb(h->usable), *at = fp_format_mb(h->bytes_at_max);
         fprintf(out, "\n%sheadroom%s max batch %" G_GINT64_FORMAT "%s on %s (%s usable after a 10%% reserve; %s at "
                      "that batch)\n",
-                bold, off, h->max_batch, h->at_limit ? " or more" : "", r->device->name, cap, at);
+                b.on, b.off, h->max_batch, h->at_limit ? " or more" : "", r->device->name, cap, at);
     } else if (r->headroom_note) {
-        fprintf(out, "\n%sheadroom%s %s\n", bold, off, r->headroom_note);
+        fprintf(out, "\n%sheadroom%s %s\n", b.on, b.off, r->headroom_note);
     }
+}
+
+void fp_report_text(const fp_report *r, FILE *out)
+{
+    text_style b = {r->color ? "\033[1m" : "", r->color ? "\033[0m" : ""};
+    text_stages(r, b, out);
+    text_fusion_layout(r, b, out);
+    text_memory(r, b, out);
+    text_hotspots_headroom(r, b, out);
 }
 
 /* ---------------------------------------------------------------- Markdown */
