@@ -303,10 +303,116 @@ static int skip_fast(skel *s, uint64_t *p, uint64_t end)
     return 1;
 }
 
-/* Appends message `d` in [p, end) to s->out, stripping and recursing as described. A walked
- * sub-message is written in place after room for its original length, then its (possibly
- * smaller) length is put in front, moving the content only when the length got shorter to encode:
- * no per-level copy of large messages. */
+/* The field walk is at: the message it is in, its descriptor (NULL when unknown to d) and the
+ * offset of its tag. */
+typedef struct {
+    const ProtobufCMessageDescriptor *d;
+    const ProtobufCFieldDescriptor *f;
+    uint64_t start, tag, num;
+    uint32_t wire;
+} field_at;
+
+static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint64_t end, unsigned depth);
+
+static bool fail_at(skel *s, const field_at *fa, const char *what)
+{
+    return fail(s, fa->start, fa->d, fa->f ? fa->f->name : NULL, what);
+}
+
+/* Moves *p past the varint (wire 0, noted in seen[]), fixed64 or fixed32 value of field fa and
+ * shows it to s->skip when the message's fields are shown (`showing`). */
+static bool walk_scalar(skel *s, const field_at *fa, uint64_t *p, uint64_t end, uint64_t *seen, bool showing)
+{
+    if (fa->wire == 0) {
+        uint64_t v;
+        if (src_varint(s, p, end, &v))
+            return fail_at(s, fa, "truncated varint");
+        if (fa->num < FP_PBSKEL_SEEN)
+            seen[fa->num] = v;
+    } else {
+        uint64_t w = fa->wire == 1 ? 8 : 4;
+        if (end - *p < w)
+            return fail_at(s, fa, fa->wire == 1 ? "truncated fixed64" : "truncated fixed32");
+        *p += w;
+    }
+    if (showing)
+        (void)s->skip(s->skip_data, (uint32_t)fa->num, fa->wire, fa->start, 0, 0);
+    return true;
+}
+
+/* Writes sub-message field fa, payload [payload, pend), walked: its tag, then the walk in place
+ * after room for its original length, then its (possibly smaller) length in front, moving the
+ * content only when the length got shorter to encode: no per-level copy of large messages. */
+static bool walk_sub(skel *s, const field_at *fa, uint64_t payload, uint64_t pend, unsigned depth)
+{
+    outbuf *out = &s->out;
+    unsigned room = varint_size(pend - payload);
+    if (out->len > G_MAXUINT - 2 * 10) /* the tag and the length: 10 bytes each at most */
+        return fail_at(s, fa, "message too large");
+    put_varint(out, fa->tag);
+    guint at = out->len;
+    out_set_size(out, at + room);
+    if (!walk(s, fa->f->descriptor, payload, pend, depth + 1))
+        return false;
+    guint clen = out->len - (at + room);
+    unsigned k = varint_size(clen);
+    if (k < room) {
+        memmove(out->data + at + k, out->data + at + room, clen);
+        out_set_size(out, at + k + clen);
+    }
+    for (unsigned i = 0; i < k; i++, clen >>= 7)
+        out->data[at + i] = (uint8_t)((clen & 0x7f) | (i + 1 < k ? 0x80 : 0));
+    return true;
+}
+
+/* Writes the marker of stripped field number num, payload [payload, payload+len) of the input. */
+static void put_marker(outbuf *out, uint64_t num, uint64_t payload, uint64_t len)
+{
+    uint8_t m[4 + 8 + 8];
+    put_le(m, num, 4);
+    put_le(m + 4, payload, 8);
+    put_le(m + 12, len, 8);
+    put_varint(out, ((uint64_t)FP_PBSKEL_MARKER_FIELD << 3) | 2);
+    put_varint(out, sizeof m);
+    out_append(out, m, sizeof m);
+}
+
+/* Walks length-delimited field fa, its length at *p, and moves *p past its payload. `show`: the
+ * field is still to be shown to s->skip. 1: written (walked, stripped) or left out; 0: to be
+ * copied as it is; -1: an error. */
+static int walk_delimited(skel *s, const field_at *fa, uint64_t *p, uint64_t end, unsigned depth,
+                          const uint64_t *seen, bool show)
+{
+    uint64_t len;
+    const char *bad = src_varint(s, p, end, &len) ? "truncated length"
+                      : len > end - *p                 ? "length runs past the end of the data"
+                                                       : NULL;
+    if (bad) {
+        fail_at(s, fa, bad);
+        return -1;
+    }
+    uint64_t payload = *p;
+    *p += len;
+    if (show && s->skip(s->skip_data, (uint32_t)fa->num, fa->wire, fa->start, payload, len))
+        return 1;
+    const ProtobufCFieldDescriptor *f = fa->f;
+    if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+        /* FP_PBSKEL_FAST: a sub-message that can neither hold a field to strip nor reach the depth
+         * limit (each level takes at least 2 bytes) is copied as it is */
+        if (s->fast && depth + 1 + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len))
+            return 0;
+        return walk_sub(s, fa, payload, *p, depth) ? 1 : -1;
+    }
+    if (f && s->strip && s->strip(fa->d, f, (size_t)MIN(len, (uint64_t)SIZE_MAX), seen)) {
+        put_marker(&s->out, fa->num, payload, len);
+        return 1;
+    }
+    return 0;
+}
+
+/* Appends message `d` in [p, end) to s->out, stripping the fields s->strip names and walking the
+ * sub-messages (walk_sub); the fields of the message at depth s->skip_depth are shown to s->skip,
+ * which may leave them out. */
 static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint64_t end, unsigned depth)
 {
     if (depth >= FP_PBSKEL_MAX_DEPTH) {
@@ -315,13 +421,12 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                     d->name);
         return false;
     }
-    outbuf *out = &s->out;
     uint64_t seen[FP_PBSKEL_SEEN];
     for (unsigned i = 0; i < FP_PBSKEL_SEEN; i++)
         seen[i] = UINT64_MAX;
     bool skipping = s->skip && depth == s->skip_depth;
     while (p < end) {
-        uint64_t start = p, tag, len;
+        field_at fa = {.d = d, .start = p};
         bool asked = false; /* s->skip was shown this field already, and kept it */
         if (skipping) {
             int r = skip_fast(s, &p, end);
@@ -331,84 +436,28 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                 continue;
             asked = r == 2;
         }
-        if (src_varint(s, &p, end, &tag))
-            return fail(s, start, d, NULL, "truncated field tag");
-        uint32_t wire = (uint32_t)(tag & 7);
-        uint64_t num = tag >> 3;
-        if (num == 0 || num > 0x1fffffff)
-            return fail(s, start, d, NULL, "invalid field number");
-        const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, (unsigned)num);
-        const char *fname = f ? f->name : NULL;
-        switch (wire) {
-        case 0:
-            if (src_varint(s, &p, end, &len))
-                return fail(s, start, d, fname, "truncated varint");
-            if (num < FP_PBSKEL_SEEN)
-                seen[num] = len;
-            if (s->skip && depth == s->skip_depth)
-                (void)s->skip(s->skip_data, (uint32_t)num, wire, start, 0, 0);
-            break;
-        case 1:
-        case 5: {
-            uint64_t w = wire == 1 ? 8 : 4;
-            if (end - p < w)
-                return fail(s, start, d, fname, wire == 1 ? "truncated fixed64" : "truncated fixed32");
-            p += w;
-            if (s->skip && depth == s->skip_depth)
-                (void)s->skip(s->skip_data, (uint32_t)num, wire, start, 0, 0);
-            break;
-        }
-        case 2: {
-            if (src_varint(s, &p, end, &len))
-                return fail(s, start, d, fname, "truncated length");
-            if (len > end - p)
-                return fail(s, start, d, fname, "length runs past the end of the data");
-            uint64_t payload = p;
-            p += len;
-            if (skipping && !asked && s->skip(s->skip_data, (uint32_t)num, wire, start, payload, len))
+        if (src_varint(s, &p, end, &fa.tag))
+            return fail(s, fa.start, d, NULL, "truncated field tag");
+        fa.wire = (uint32_t)(fa.tag & 7);
+        fa.num = fa.tag >> 3;
+        if (fa.num == 0 || fa.num > 0x1fffffff)
+            return fail(s, fa.start, d, NULL, "invalid field number");
+        fa.f = protobuf_c_message_descriptor_get_field(d, (unsigned)fa.num);
+        if (fa.wire == 0 || fa.wire == 1 || fa.wire == 5) {
+            if (!walk_scalar(s, &fa, &p, end, seen, skipping))
+                return false;
+        } else if (fa.wire == 2) {
+            int r = walk_delimited(s, &fa, &p, end, depth, seen, skipping && !asked);
+            if (r < 0)
+                return false;
+            if (r == 1)
                 continue;
-            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-                /* FP_PBSKEL_FAST: a sub-message that can neither hold a field to strip nor reach
-                 * the depth limit (each level takes at least 2 bytes) is copied as it is, below */
-                if (s->fast && depth + 1 + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len))
-                    break;
-                unsigned room = varint_size(len);
-                if (out->len > G_MAXUINT - 2 * 10) /* the tag and the length: 10 bytes each at most */
-                    return fail(s, start, d, fname, "message too large");
-                put_varint(out, tag);
-                guint at = out->len;
-                out_set_size(out, at + room);
-                if (!walk(s, f->descriptor, payload, p, depth + 1))
-                    return false;
-                /* re-emit with the new length: the child may have shrunk */
-                guint clen = out->len - (at + room);
-                unsigned k = varint_size(clen);
-                if (k < room) {
-                    memmove(out->data + at + k, out->data + at + room, clen);
-                    out_set_size(out, at + k + clen);
-                }
-                for (unsigned i = 0; i < k; i++, clen >>= 7)
-                    out->data[at + i] = (uint8_t)((clen & 0x7f) | (i + 1 < k ? 0x80 : 0));
-                continue;
-            }
-            if (f && s->strip && s->strip(d, f, (size_t)MIN(len, (uint64_t)SIZE_MAX), seen)) {
-                uint8_t m[4 + 8 + 8];
-                put_le(m, num, 4);
-                put_le(m + 4, payload, 8);
-                put_le(m + 12, len, 8);
-                put_varint(out, ((uint64_t)FP_PBSKEL_MARKER_FIELD << 3) | 2);
-                put_varint(out, sizeof m);
-                out_append(out, m, sizeof m);
-                continue;
-            }
-            break;
+        } else {
+            return fail_at(s, &fa, "unsupported wire type (group or invalid)");
         }
-        default:
-            return fail(s, start, d, fname, "unsupported wire type (group or invalid)");
-        }
-        if (p - start > G_MAXUINT - out->len)
-            return fail(s, start, d, fname, "message too large");
-        if (!src_copy(s, start, p - start, out))
+        if (p - fa.start > G_MAXUINT - s->out.len)
+            return fail_at(s, &fa, "message too large");
+        if (!src_copy(s, fa.start, p - fa.start, &s->out))
             return false;
     }
     return true;
