@@ -294,126 +294,156 @@ static fp_tensor *new_sparse_tensor(importer *im, const Onnx__SparseTensorProto 
 
 /* ---------------------------------------------------------------- attributes */
 
-static bool convert_attr(importer *im, fp_node *n, const Onnx__AttributeProto *ap, fp_attr *a)
+/* ap's type; an IR 0.0.1 attribute has none, it is then the type of the field present. */
+static int attr_type(const Onnx__AttributeProto *ap)
 {
-    fp_model *m = im->m;
-    a->name = fp_intern(m, ap->name ? ap->name : "", -1);
-    if (ap->ref_attr_name && *ap->ref_attr_name)
-        a->ref_attr_name = fp_intern(m, ap->ref_attr_name, -1);
     int type = ap->has_type ? (int)ap->type : 0;
-    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED) {
-        /* IR 0.0.1: infer the type from the field present */
-        if (ap->has_f) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-        else if (ap->has_i) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-        else if (ap->has_s) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-        else if (ap->t) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-        else if (ap->g) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
-        else if (ap->n_floats) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-        else if (ap->n_ints) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-        else if (ap->n_strings) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
-        else if (ap->n_tensors) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
-        else if (ap->n_graphs) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
-    }
+    if (type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
+        return type;
+    if (ap->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    if (ap->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    if (ap->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (ap->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (ap->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (ap->n_floats) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    if (ap->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    if (ap->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    if (ap->n_tensors) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+    if (ap->n_graphs) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+    return type;
+}
+
+/* Sets a from ap for the types of plain values (FLOAT, INT, STRING, FLOATS, INTS, STRINGS);
+ * false, a untouched, for any other type. */
+static bool convert_plain_attr(fp_model *m, const Onnx__AttributeProto *ap, int type, fp_attr *a)
+{
     switch (type) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
         a->type = FP_ATTR_FLOAT;
         a->u.f = ap->f;
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
         a->type = FP_ATTR_INT;
         a->u.i = ap->i;
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
         a->type = FP_ATTR_STRING;
         a->n = (uint32_t)MIN(ap->s.len, G_MAXUINT32);
         a->u.s = fp_arena_strndup(m->arena, (const char *)(ap->s.data ? ap->s.data : (uint8_t *)""), a->n);
-        break;
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
-        a->type = FP_ATTR_TENSOR;
-        if (!ap->t)
-            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type TENSOR has no tensor",
-                        n->name, n->op_type, a->name);
-        if (!(a->u.t = new_tensor(im, ap->t, "attribute tensor", a->name)))
-            return false;
-        break;
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
-        a->type = FP_ATTR_SPARSE_TENSOR;
-        if (ap->sparse_tensor && !(a->u.t = new_sparse_tensor(im, ap->sparse_tensor, "attribute tensor", a->name)))
-            return false;
-        break;
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: {
-        a->type = FP_ATTR_GRAPH;
-        if (!ap->g)
-            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type GRAPH has no graph",
-                        n->name, n->op_type, a->name);
-        g_autofree char *gname = g_strdup_printf("%s/%s", n->name, a->name);
-        fp_graph *g = fp_graph_new(m, gname, n->graph, n);
-        a->u.g = g;
-        if (!import_graph(im, ap->g, g))
-            return false;
-        break;
-    }
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
         a->type = FP_ATTR_FLOATS;
         a->n = (uint32_t)ap->n_floats;
         a->u.floats = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(double));
         for (uint32_t i = 0; i < a->n; i++)
             a->u.floats[i] = ap->floats[i];
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         a->type = FP_ATTR_INTS;
         a->n = (uint32_t)ap->n_ints;
         /* shared by every attribute of the same values (kernel_shape, pads, strides...): never written */
         a->u.ints = (int64_t *)fp_intern_blob(m, ap->ints, ap->n_ints * sizeof(int64_t));
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
         a->type = FP_ATTR_STRINGS;
         a->n = (uint32_t)ap->n_strings;
         a->u.strings = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(char *));
         for (uint32_t i = 0; i < a->n; i++)
             a->u.strings[i] = fp_arena_strndup(m->arena, (const char *)ap->strings[i].data, ap->strings[i].len);
-        break;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Sets a from ap for type TENSOR, SPARSE_TENSOR, TENSORS or SPARSE_TENSORS (the tensors made in
+ * m's arena); false, with the error, when a tensor does not convert or a TENSOR has none. */
+static bool convert_tensor_attr(importer *im, const fp_node *n, const Onnx__AttributeProto *ap, int type, fp_attr *a)
+{
+    bool sparse = type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR ||
+                  type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS;
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR) {
+        a->type = FP_ATTR_TENSOR;
+        if (!ap->t)
+            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type TENSOR has no tensor",
+                        n->name, n->op_type, a->name);
+        return (a->u.t = new_tensor(im, ap->t, "attribute tensor", a->name)) != NULL;
+    }
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR) {
+        a->type = FP_ATTR_SPARSE_TENSOR;
+        return !ap->sparse_tensor || (a->u.t = new_sparse_tensor(im, ap->sparse_tensor, "attribute tensor", a->name));
+    }
+    a->type = sparse ? FP_ATTR_SPARSE_TENSORS : FP_ATTR_TENSORS;
+    a->n = (uint32_t)(sparse ? ap->n_sparse_tensors : ap->n_tensors);
+    a->u.tensors = fp_arena_calloc(im->m->arena, a->n ? a->n : 1, sizeof(fp_tensor *));
+    for (uint32_t i = 0; i < a->n; i++) {
+        a->u.tensors[i] = sparse ? new_sparse_tensor(im, ap->sparse_tensors[i], "attribute tensor", a->name)
+                                 : new_tensor(im, ap->tensors[i], "attribute tensor", a->name);
+        if (!a->u.tensors[i])
+            return false;
+    }
+    return true;
+}
+
+/* Sets a from ap for type GRAPH or GRAPHS, importing each graph as a new subgraph of n's graph
+ * owned by n; false, with the error, when one does not import or a GRAPH has none. */
+static bool convert_graph_attr(importer *im, fp_node *n, const Onnx__AttributeProto *ap, int type, fp_attr *a)
+{
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH) {
+        a->type = FP_ATTR_GRAPH;
+        if (!ap->g)
+            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type GRAPH has no graph",
+                        n->name, n->op_type, a->name);
+        g_autofree char *gname = g_strdup_printf("%s/%s", n->name, a->name);
+        a->u.g = fp_graph_new(im->m, gname, n->graph, n);
+        return import_graph(im, ap->g, a->u.g);
+    }
+    a->type = FP_ATTR_GRAPHS;
+    a->n = (uint32_t)ap->n_graphs;
+    a->u.graphs = fp_arena_calloc(im->m->arena, a->n ? a->n : 1, sizeof(fp_graph *));
+    for (uint32_t i = 0; i < a->n; i++) {
+        g_autofree char *gname = g_strdup_printf("%s/%s[%u]", n->name, a->name, i);
+        a->u.graphs[i] = fp_graph_new(im->m, gname, n->graph, n);
+        if (!import_graph(im, ap->graphs[i], a->u.graphs[i]))
+            return false;
+    }
+    return true;
+}
+
+/* Translates attribute ap of node n into a (its graphs imported as subgraphs of n); false with the
+ * error on an attribute of unknown type (unless it refers to a function's attribute) or one whose
+ * tensor or graph does not convert. */
+static bool convert_attr(importer *im, fp_node *n, const Onnx__AttributeProto *ap, fp_attr *a)
+{
+    fp_model *m = im->m;
+    a->name = fp_intern(m, ap->name ? ap->name : "", -1);
+    if (ap->ref_attr_name && *ap->ref_attr_name)
+        a->ref_attr_name = fp_intern(m, ap->ref_attr_name, -1);
+    int type = attr_type(ap);
+    if (convert_plain_attr(m, ap, type, a))
+        return true;
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
-        a->type = FP_ATTR_TENSORS;
-        a->n = (uint32_t)ap->n_tensors;
-        a->u.tensors = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(fp_tensor *));
-        for (uint32_t i = 0; i < a->n; i++)
-            if (!(a->u.tensors[i] = new_tensor(im, ap->tensors[i], "attribute tensor", a->name)))
-                return false;
-        break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
-        a->type = FP_ATTR_SPARSE_TENSORS;
-        a->n = (uint32_t)ap->n_sparse_tensors;
-        a->u.tensors = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(fp_tensor *));
-        for (uint32_t i = 0; i < a->n; i++)
-            if (!(a->u.tensors[i] = new_sparse_tensor(im, ap->sparse_tensors[i], "attribute tensor", a->name)))
-                return false;
-        break;
+        return convert_tensor_attr(im, n, ap, type, a);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
-        a->type = FP_ATTR_GRAPHS;
-        a->n = (uint32_t)ap->n_graphs;
-        a->u.graphs = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(fp_graph *));
-        for (uint32_t i = 0; i < a->n; i++) {
-            g_autofree char *gname = g_strdup_printf("%s/%s[%u]", n->name, a->name, i);
-            a->u.graphs[i] = fp_graph_new(m, gname, n->graph, n);
-            if (!import_graph(im, ap->graphs[i], a->u.graphs[i]))
-                return false;
-        }
-        break;
+        return convert_graph_attr(im, n, ap, type, a);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
         a->type = FP_ATTR_TYPE;
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
         a->type = FP_ATTR_TYPES;
         a->n = (uint32_t)ap->n_type_protos;
-        break;
+        return true;
     default:
         if (a->ref_attr_name)
-            break;
+            return true;
         return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' has unknown type %d", n->name,
                     n->op_type, a->name, type);
     }
-    return true;
 }
 
 /* Collects the graphs held by n's attributes into n->subgraphs. Each of them was imported, within
