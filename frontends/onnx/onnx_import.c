@@ -928,15 +928,53 @@ static char *wire_str(wire_mem *a, const fp_pbskel_field *f)
     return s;
 }
 
-/* The AttributeProto at [p, p+len) into *ap when it holds only name, doc_string, ref_attr_name, type,
- * f, i, s, floats, ints; false (ap undefined) otherwise. */
-static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__AttributeProto *ap)
+/* Counts into *n the values of field f of a repeated varint field (ints, dims): one (wire type 0)
+ * or a packed run (wire type 2); false on another wire type or a bad varint in the run. */
+static inline bool wire_count_varints(const fp_pbskel_field *f, size_t *n)
 {
-    const uint8_t *q = p, *end = p + len;
+    if (f->wire == 0) {
+        (*n)++;
+        return true;
+    }
+    if (f->wire != 2)
+        return false;
+    const uint8_t *r = f->payload, *rend = f->payload + f->len;
+    uint64_t v;
+    while (r < rend)
+        if (!fp_pbskel_varint_inline(&r, rend, &v))
+            return false;
+        else
+            (*n)++;
+    return true;
+}
+
+/* Appends the values of field f, checked by wire_count_varints, to out[*n...], counting them. */
+static inline void wire_read_varints(const fp_pbskel_field *f, int64_t *out, size_t *n)
+{
+    if (f->wire == 0) {
+        out[(*n)++] = (int64_t)f->value;
+        return;
+    }
+    const uint8_t *r = f->payload, *rend = f->payload + f->len;
+    uint64_t v;
+    while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
+        out[(*n)++] = (int64_t)v;
+}
+
+/* Bytes field f as protobuf-c leaves it: an empty one without a data pointer. */
+static inline ProtobufCBinaryData wire_bytes(const fp_pbskel_field *f)
+{
+    return (ProtobufCBinaryData){.len = f->len, .data = f->len ? (uint8_t *)f->payload : NULL};
+}
+
+/* Whether the AttributeProto at [p, end) holds only name, doc_string, ref_attr_name, type, f, i,
+ * s, floats and ints, each of its wire type; counts the elements of its lists into *n_ints and
+ * *n_floats. */
+static bool attr_wire_check(const uint8_t *p, const uint8_t *end, size_t *n_ints, size_t *n_floats)
+{
     fp_pbskel_field f;
-    size_t n_ints = 0, n_floats = 0;
-    while (q < end) { /* check, and count the list elements */
-        if (!fp_pbskel_next_field_inline(&q, end, &f))
+    while (p < end) {
+        if (!fp_pbskel_next_field_inline(&p, end, &f))
             return false;
         switch (f.number) {
         case 1: case 4: case 13: case 21: /* name, s, doc_string, ref_attr_name */
@@ -957,39 +995,30 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             break;
         case 7: /* floats, one or packed */
             if (f.wire == 5)
-                n_floats++;
+                (*n_floats)++;
             else if (f.wire == 2 && f.len % 4 == 0)
-                n_floats += f.len / 4;
+                *n_floats += f.len / 4;
             else
                 return false;
             break;
         case 8: /* ints, one or packed */
-            if (f.wire == 0) {
-                n_ints++;
-            } else if (f.wire == 2) {
-                const uint8_t *r = f.payload, *rend = f.payload + f.len;
-                uint64_t v;
-                while (r < rend)
-                    if (!fp_pbskel_varint_inline(&r, rend, &v))
-                        return false;
-                    else
-                        n_ints++;
-            } else {
+            if (!wire_count_varints(&f, n_ints))
                 return false;
-            }
             break;
         default:
             return false;
         }
     }
-    static const Onnx__AttributeProto attr_init = ONNX__ATTRIBUTE_PROTO__INIT;
-    memcpy(ap, &attr_init, sizeof *ap); /* a copy of a template: no slow `rep stos` to clear it first */
-    if (n_ints)
-        ap->ints = wire_alloc(a, n_ints * sizeof *ap->ints);
-    if (n_floats)
-        ap->floats = wire_alloc(a, n_floats * sizeof *ap->floats);
-    for (q = p; q < end;) {
-        (void)fp_pbskel_next_field_inline(&q, end, &f);
+    return true;
+}
+
+/* Fills ap (a copy of the template, its lists allocated) from the AttributeProto at [p, end),
+ * checked by attr_wire_check. */
+static void attr_wire_fill(wire_mem *a, const uint8_t *p, const uint8_t *end, Onnx__AttributeProto *ap)
+{
+    fp_pbskel_field f;
+    while (p < end && fp_pbskel_next_field_inline(&p, end, &f)) { /* every field reads: checked */
+        uint32_t w = (uint32_t)f.value; /* f and floats: the float's bits */
         switch (f.number) {
         case 1:
             ap->name = wire_str(a, &f);
@@ -1002,15 +1031,12 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             break;
         case 4:
             ap->has_s = 1;
-            ap->s.len = f.len;
-            ap->s.data = f.len ? (uint8_t *)f.payload : NULL; /* as protobuf-c leaves an empty one */
+            ap->s = wire_bytes(&f);
             break;
-        case 2: {
-            uint32_t w = (uint32_t)f.value;
+        case 2:
             ap->has_f = 1;
             memcpy(&ap->f, &w, 4);
             break;
-        }
         case 3:
             ap->has_i = 1;
             ap->i = (int64_t)f.value;
@@ -1021,7 +1047,6 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             break;
         case 7:
             if (f.wire == 5) {
-                uint32_t w = (uint32_t)f.value;
                 memcpy(&ap->floats[ap->n_floats++], &w, 4);
             } else {
                 memcpy(&ap->floats[ap->n_floats], f.payload, f.len);
@@ -1029,87 +1054,75 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             }
             break;
         case 8:
-            if (f.wire == 0) {
-                ap->ints[ap->n_ints++] = (int64_t)f.value;
-            } else {
-                const uint8_t *r = f.payload, *rend = f.payload + f.len;
-                uint64_t v;
-                while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
-                    ap->ints[ap->n_ints++] = (int64_t)v;
-            }
+            wire_read_varints(&f, ap->ints, &ap->n_ints);
             break;
-        default: /* not reached: checked above */
+        default: /* not reached: checked by attr_wire_check */
             break;
         }
     }
+}
+
+/* The AttributeProto at [p, p+len) into *ap when it holds only name, doc_string, ref_attr_name, type,
+ * f, i, s, floats, ints; false (ap undefined) otherwise. */
+static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__AttributeProto *ap)
+{
+    size_t n_ints = 0, n_floats = 0;
+    if (!attr_wire_check(p, p + len, &n_ints, &n_floats))
+        return false;
+    static const Onnx__AttributeProto attr_init = ONNX__ATTRIBUTE_PROTO__INIT;
+    memcpy(ap, &attr_init, sizeof *ap); /* a copy of a template: no slow `rep stos` to clear it first */
+    if (n_ints)
+        ap->ints = wire_alloc(a, n_ints * sizeof *ap->ints);
+    if (n_floats)
+        ap->floats = wire_alloc(a, n_floats * sizeof *ap->floats);
+    attr_wire_fill(a, p, p + len, ap);
     return true;
 }
 
 #define WIRE_MARKERS 4
 
-/* The TensorProto at [p, p+len) as protobuf-c would unpack it, when it holds only dims, data_type,
- * name, doc_string, raw_data and skeleton markers (an initializer whose payload was stripped, or a
- * small one in raw_data); else NULL (the caller unpacks it with protobuf-c). */
-static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t len)
+/* Whether the TensorProto at [p, end) holds only dims, data_type, name, doc_string, raw_data and
+ * at most WIRE_MARKERS skeleton markers, each of its wire type; counts its dims and markers. */
+static bool tensor_wire_check(const uint8_t *p, const uint8_t *end, size_t *n_dims, size_t *n_markers)
 {
-    const uint8_t *q = p, *end = p + len;
     fp_pbskel_field f;
-    size_t n_dims = 0, n_markers = 0;
-    while (q < end) {
-        if (!fp_pbskel_next_field_inline(&q, end, &f))
-            return NULL;
+    while (p < end) {
+        if (!fp_pbskel_next_field_inline(&p, end, &f))
+            return false;
         switch (f.number) {
         case 1: /* dims, one or packed */
-            if (f.wire == 0) {
-                n_dims++;
-            } else if (f.wire == 2) {
-                const uint8_t *r = f.payload, *rend = f.payload + f.len;
-                uint64_t v;
-                while (r < rend)
-                    if (!fp_pbskel_varint_inline(&r, rend, &v))
-                        return NULL;
-                    else
-                        n_dims++;
-            } else {
-                return NULL;
-            }
+            if (!wire_count_varints(&f, n_dims))
+                return false;
             break;
         case 2: /* data_type: a plain int32 */
             if (f.wire != 0 || f.value > INT32_MAX)
-                return NULL;
+                return false;
             break;
         case 8: case 9: case 12: /* name, raw_data, doc_string */
             if (f.wire != 2)
-                return NULL;
+                return false;
             break;
         case FP_PBSKEL_MARKER_FIELD: /* kept by protobuf-c as an unknown field, length prefix included */
-            if (f.wire != 2 || f.len != 20 || f.payload[-1] != 20 || n_markers == WIRE_MARKERS)
-                return NULL;
-            n_markers++;
+            if (f.wire != 2 || f.len != 20 || f.payload[-1] != 20 || *n_markers == WIRE_MARKERS)
+                return false;
+            (*n_markers)++;
             break;
         default:
-            return NULL;
+            return false;
         }
     }
-    Onnx__TensorProto *tp = wire_alloc(a, sizeof *tp);
-    static const Onnx__TensorProto tensor_init = ONNX__TENSOR_PROTO__INIT;
-    memcpy(tp, &tensor_init, sizeof *tp); /* (as attr_from_wire's) */
-    if (n_dims)
-        tp->dims = wire_alloc(a, n_dims * sizeof *tp->dims);
-    if (n_markers)
-        tp->base.unknown_fields = wire_alloc(a, n_markers * sizeof *tp->base.unknown_fields);
-    for (q = p; q < end;) {
-        (void)fp_pbskel_next_field_inline(&q, end, &f);
+    return true;
+}
+
+/* Fills tp (a copy of the template, its dims and unknown fields allocated) from the TensorProto at
+ * [p, end), checked by tensor_wire_check. */
+static void tensor_wire_fill(wire_mem *a, const uint8_t *p, const uint8_t *end, Onnx__TensorProto *tp)
+{
+    fp_pbskel_field f;
+    while (p < end && fp_pbskel_next_field_inline(&p, end, &f)) { /* every field reads: checked */
         switch (f.number) {
         case 1:
-            if (f.wire == 0) {
-                tp->dims[tp->n_dims++] = (int64_t)f.value;
-            } else {
-                const uint8_t *r = f.payload, *rend = f.payload + f.len;
-                uint64_t v;
-                while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
-                    tp->dims[tp->n_dims++] = (int64_t)v;
-            }
+            wire_read_varints(&f, tp->dims, &tp->n_dims);
             break;
         case 2:
             tp->has_data_type = 1;
@@ -1120,8 +1133,7 @@ static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t
             break;
         case 9:
             tp->has_raw_data = 1;
-            tp->raw_data.len = f.len;
-            tp->raw_data.data = f.len ? (uint8_t *)f.payload : NULL;
+            tp->raw_data = wire_bytes(&f);
             break;
         case 12: /* doc_string: not imported */
             break;
@@ -1133,10 +1145,28 @@ static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t
                 .data = (uint8_t *)f.payload - 1,
             };
             break;
-        default: /* not reached: checked above */
+        default: /* not reached: checked by tensor_wire_check */
             break;
         }
     }
+}
+
+/* The TensorProto at [p, p+len) as protobuf-c would unpack it, when it holds only dims, data_type,
+ * name, doc_string, raw_data and skeleton markers (an initializer whose payload was stripped, or a
+ * small one in raw_data); else NULL (the caller unpacks it with protobuf-c). */
+static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t len)
+{
+    size_t n_dims = 0, n_markers = 0;
+    if (!tensor_wire_check(p, p + len, &n_dims, &n_markers))
+        return NULL;
+    Onnx__TensorProto *tp = wire_alloc(a, sizeof *tp);
+    static const Onnx__TensorProto tensor_init = ONNX__TENSOR_PROTO__INIT;
+    memcpy(tp, &tensor_init, sizeof *tp); /* (as attr_from_wire's) */
+    if (n_dims)
+        tp->dims = wire_alloc(a, n_dims * sizeof *tp->dims);
+    if (n_markers)
+        tp->base.unknown_fields = wire_alloc(a, n_markers * sizeof *tp->base.unknown_fields);
+    tensor_wire_fill(a, p, p + len, tp);
     return tp;
 }
 
