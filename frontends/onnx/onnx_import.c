@@ -10,6 +10,9 @@
 
 G_DEFINE_QUARK(fp-onnx-error-quark, fp_onnx_error)
 
+/* The error message when protobuf-c cannot unpack a (skeleton of a) ModelProto. */
+#define MALFORMED_MESSAGE "not a valid ONNX protobuf: a field has the wrong wire type for onnx.ModelProto"
+
 /* An op kind seen before: its strings as interned, and what fp_op_from_onnx said. */
 typedef struct {
     const char *op_type, *domain; /* NULL: empty entry */
@@ -1387,7 +1390,7 @@ static bool import_graph_wire(importer *im, wire_graph *wg, fp_graph *g)
          import_elements(im, wg, g, 13, &n_vi, &malformed);
     if (!ok && (malformed || (!wg->reader && !elements_valid(wg)))) {
         g_clear_error(im->error);
-        g_set_error_literal(im->error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, FP_ONNX_MALFORMED_MESSAGE);
+        g_set_error_literal(im->error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, MALFORMED_MESSAGE);
     }
     return ok;
 }
@@ -1517,7 +1520,7 @@ fp_model *fp_onnx_from_skeleton(const char *path, const char *format, const uint
         if (mp && fp_pbskel_numbers_valid(&mp->base))
             m = import_model(path, format, mp, NULL, file_size, error);
         else
-            g_set_error_literal(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, FP_ONNX_MALFORMED_MESSAGE);
+            g_set_error_literal(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, MALFORMED_MESSAGE);
     }
     g_byte_array_free(model_rest, TRUE);
     g_byte_array_free(graph_rest, TRUE);

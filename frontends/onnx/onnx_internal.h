@@ -7,9 +7,6 @@
 #include "frontends/pbskel.h"
 #include "onnx.pb-c.h"
 
-/* The error message when protobuf-c cannot unpack a (skeleton of a) ModelProto. */
-#define FP_ONNX_MALFORMED_MESSAGE "not a valid ONNX protobuf: a field has the wrong wire type for onnx.ModelProto"
-
 /* Translates an unpacked ModelProto into a new, linked model (see fp_onnx_load for the contract).
  * The protobuf may be freed as soon as this returns. */
 fp_model *fp_onnx_from_proto(const char *path, const char *format, const Onnx__ModelProto *mp, uint64_t file_size,

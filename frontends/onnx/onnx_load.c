@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,44 +61,32 @@ typedef struct {
     bool mem;
 } source;
 
-static GBytes *build_skeleton(const source *src, unsigned flags, GError **error)
+/* The skeleton of the whole source, built by the exact walk (a fault is reported with its offset
+ * and field). */
+static GBytes *build_skeleton(const source *src, GError **error)
 {
     if (src->mem)
-        return fp_pbskel_build_ex(&onnx__model_proto__descriptor, src->data, (size_t)src->size, strip_payload, flags,
-                                  error);
-    return fp_pbskel_build_fd_ex(&onnx__model_proto__descriptor, src->fd, src->size, strip_payload, flags, error);
+        return fp_pbskel_build(&onnx__model_proto__descriptor, src->data, (size_t)src->size, strip_payload, error);
+    return fp_pbskel_build_fd(&onnx__model_proto__descriptor, src->fd, src->size, strip_payload, error);
 }
 
-/* Element by element through a reader (fp_onnx_from_reader), and when that fails, as before: skeleton,
- * then translation. The fast walk copies small sub-messages unparsed; when it or the translation
- * reports a malformed file, the exact walk and translation run again, so that the error is the one
- * they give (the first fault in file order, with its offset and field). */
+/* Element by element through a reader (fp_onnx_from_reader); when that fails, through the
+ * skeleton of the whole source, then its translation, whose verdict stands: a malformed file
+ * fails with the first fault in file order. */
 static fp_model *load_source(const char *path, const source *src, GError **error)
 {
-    GError *err = NULL;
     if (src->size) { /* first element by element, without a skeleton of the whole file */
         fp_pbskel_reader *r = fp_pbskel_reader_new(&onnx__model_proto__descriptor, src->mem ? src->data : NULL, src->fd,
                                                    src->size, strip_payload, FP_PBSKEL_FAST);
-        fp_model *m = fp_onnx_from_reader(path, "onnx", r, src->size, src->size, &err);
+        GError *ignored = NULL;
+        fp_model *m = fp_onnx_from_reader(path, "onnx", r, src->size, src->size, &ignored);
         fp_pbskel_reader_free(r);
-        g_clear_error(&err);
+        g_clear_error(&ignored);
         if (m)
             return m;
     }
-    GBytes *skel = build_skeleton(src, FP_PBSKEL_FAST, &err);
-    if (!skel && err->code == FP_PBSKEL_ERROR_IO)
-        return skeleton_failed(err, error);
-    if (skel) {
-        fp_model *m = from_skeleton(path, skel, src->size, &err);
-        if (m || !g_error_matches(err, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED) ||
-            strcmp(err->message, FP_ONNX_MALFORMED_MESSAGE) != 0) {
-            if (!m)
-                g_propagate_error(error, err);
-            return m;
-        }
-    }
-    g_clear_error(&err);
-    skel = build_skeleton(src, 0, &err);
+    GError *err = NULL;
+    GBytes *skel = build_skeleton(src, &err);
     if (!skel)
         return skeleton_failed(err, error);
     return from_skeleton(path, skel, src->size, error);
