@@ -135,17 +135,6 @@ typedef struct {
     fp_pbskel_strip_fn strip;
     outbuf out; /* the skeleton; sub-messages are written in place (see walk) */
     GError **error;
-    /* FP_PBSKEL_FAST: every non-message field reachable from the root (pairs of descriptors), and
-     * what `strip` answered so far: a sub-message of at most keep_max bytes holds nothing to strip,
-     * one of at least strip_min bytes may */
-    bool fast;
-    GPtrArray *probe;
-    uint64_t keep_max, strip_min;
-    /* fp_pbskel_reader_build: the fields of the message walked at depth skip_depth are shown to
-     * `skip`, and left out of the skeleton when it says so */
-    fp_pbskel_skip_fn skip;
-    void *skip_data;
-    unsigned skip_depth;
 } skel;
 
 /* Pointer to bytes [pos, pos+n) of the source; n <= WINDOW and pos+n <= size. NULL on I/O error. */
@@ -237,39 +226,6 @@ static bool fail(skel *s, uint64_t at, const ProtobufCMessageDescriptor *d, cons
     return false;
 }
 
-/* Collects into s->probe every (message, non-message field) pair reachable from d. */
-static void collect_fields(skel *s, const ProtobufCMessageDescriptor *d, GHashTable *seen)
-{
-    if (!g_hash_table_add(seen, (gpointer)d))
-        return;
-    for (unsigned i = 0; i < d->n_fields; i++) {
-        const ProtobufCFieldDescriptor *f = &d->fields[i];
-        if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-            collect_fields(s, f->descriptor, seen);
-        } else {
-            g_ptr_array_add(s->probe, (gpointer)d);
-            g_ptr_array_add(s->probe, (gpointer)f);
-        }
-    }
-}
-
-/* Whether a sub-message of len bytes may hold a field to strip: none of its fields is longer, and
- * `strip` is monotonic in the length, so asking about every reachable field at len bytes decides. */
-static bool may_strip(skel *s, uint64_t len)
-{
-    if (len <= s->keep_max)
-        return false;
-    if (len >= s->strip_min)
-        return true;
-    for (guint i = 0; i + 1 < s->probe->len; i += 2)
-        if (s->strip(s->probe->pdata[i], s->probe->pdata[i + 1], (size_t)MIN(len, (uint64_t)SIZE_MAX), NULL)) {
-            s->strip_min = len;
-            return true;
-        }
-    s->keep_max = len;
-    return false;
-}
-
 /* Bytes of the varint encoding of v. */
 static unsigned varint_size(uint64_t v)
 {
@@ -281,32 +237,104 @@ static unsigned varint_size(uint64_t v)
     return n;
 }
 
-/* The usual field of a message whose fields s->skip is shown: a length-delimited one, decoded from
- * the window in one go. 1: s->skip left it out (*p moved past it); 2: it is to be kept, s->skip was
- * asked; 0: something else (a field of another wire type, an odd or a truncated one), nothing
- * done: walk decodes it the slow way, with its errors; -1: an I/O error. */
-static int skip_fast(skel *s, uint64_t *p, uint64_t end)
+/* The field walk is at: the message it is in, its descriptor (NULL when unknown to d) and the
+ * offset of its tag. */
+typedef struct {
+    const ProtobufCMessageDescriptor *d;
+    const ProtobufCFieldDescriptor *f;
+    uint64_t start, tag, num;
+    uint32_t wire;
+} field_at;
+
+static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint64_t end, unsigned depth);
+
+static bool fail_at(skel *s, const field_at *fa, const char *what)
 {
-    size_t avail = (size_t)MIN(end - *p, (uint64_t)20); /* a tag and a length */
-    const uint8_t *q0 = src_at(s, *p, avail), *q = q0;
-    fp_pbskel_field f;
-    if (!q0)
-        return -1;
-    if (!fp_pbskel_next_field_head(&q, q0 + avail, &f) || f.wire != 2)
-        return 0;
-    uint64_t payload = *p + (uint64_t)(q - q0);
-    if (f.len > end - payload)
-        return 0;
-    if (!s->skip(s->skip_data, f.number, 2, *p, payload, f.len))
-        return 2;
-    *p = payload + f.len;
-    return 1;
+    return fail(s, fa->start, fa->d, fa->f ? fa->f->name : NULL, what);
 }
 
-/* Appends message `d` in [p, end) to s->out, stripping and recursing as described. A walked
- * sub-message is written in place after room for its original length, then its (possibly
- * smaller) length is put in front, moving the content only when the length got shorter to encode:
- * no per-level copy of large messages. */
+/* Moves *p past the varint (wire 0, noted in seen[]), fixed64 or fixed32 value of field fa. */
+static bool walk_scalar(skel *s, const field_at *fa, uint64_t *p, uint64_t end, uint64_t *seen)
+{
+    if (fa->wire == 0) {
+        uint64_t v;
+        if (src_varint(s, p, end, &v))
+            return fail_at(s, fa, "truncated varint");
+        if (fa->num < FP_PBSKEL_SEEN)
+            seen[fa->num] = v;
+    } else {
+        uint64_t w = fa->wire == 1 ? 8 : 4;
+        if (end - *p < w)
+            return fail_at(s, fa, fa->wire == 1 ? "truncated fixed64" : "truncated fixed32");
+        *p += w;
+    }
+    return true;
+}
+
+/* Writes sub-message field fa, payload [payload, pend), walked: its tag, then the walk in place
+ * after room for its original length, then its (possibly smaller) length in front, moving the
+ * content only when the length got shorter to encode: no per-level copy of large messages. */
+static bool walk_sub(skel *s, const field_at *fa, uint64_t payload, uint64_t pend, unsigned depth)
+{
+    outbuf *out = &s->out;
+    unsigned room = varint_size(pend - payload);
+    if (out->len > G_MAXUINT - 2 * 10) /* the tag and the length: 10 bytes each at most */
+        return fail_at(s, fa, "message too large");
+    put_varint(out, fa->tag);
+    guint at = out->len;
+    out_set_size(out, at + room);
+    if (!walk(s, fa->f->descriptor, payload, pend, depth + 1))
+        return false;
+    guint clen = out->len - (at + room);
+    unsigned k = varint_size(clen);
+    if (k < room) {
+        memmove(out->data + at + k, out->data + at + room, clen);
+        out_set_size(out, at + k + clen);
+    }
+    for (unsigned i = 0; i < k; i++, clen >>= 7)
+        out->data[at + i] = (uint8_t)((clen & 0x7f) | (i + 1 < k ? 0x80 : 0));
+    return true;
+}
+
+/* Writes the marker of stripped field number num, payload [payload, payload+len) of the input. */
+static void put_marker(outbuf *out, uint64_t num, uint64_t payload, uint64_t len)
+{
+    uint8_t m[4 + 8 + 8];
+    put_le(m, num, 4);
+    put_le(m + 4, payload, 8);
+    put_le(m + 12, len, 8);
+    put_varint(out, ((uint64_t)FP_PBSKEL_MARKER_FIELD << 3) | 2);
+    put_varint(out, sizeof m);
+    out_append(out, m, sizeof m);
+}
+
+/* Walks length-delimited field fa, its length at *p, and moves *p past its payload. 1: written
+ * (walked or stripped); 0: to be copied as it is; -1: an error. */
+static int walk_delimited(skel *s, const field_at *fa, uint64_t *p, uint64_t end, unsigned depth,
+                          const uint64_t *seen)
+{
+    uint64_t len;
+    const char *bad = src_varint(s, p, end, &len) ? "truncated length"
+                      : len > end - *p                 ? "length runs past the end of the data"
+                                                       : NULL;
+    if (bad) {
+        fail_at(s, fa, bad);
+        return -1;
+    }
+    uint64_t payload = *p;
+    *p += len;
+    const ProtobufCFieldDescriptor *f = fa->f;
+    if (f && f->type == PROTOBUF_C_TYPE_MESSAGE)
+        return walk_sub(s, fa, payload, *p, depth) ? 1 : -1;
+    if (f && s->strip && s->strip(fa->d, f, (size_t)MIN(len, (uint64_t)SIZE_MAX), seen)) {
+        put_marker(&s->out, fa->num, payload, len);
+        return 1;
+    }
+    return 0;
+}
+
+/* Appends message `d` in [p, end) to s->out, stripping the fields s->strip names and walking the
+ * sub-messages (walk_sub). */
 static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint64_t end, unsigned depth)
 {
     if (depth >= FP_PBSKEL_MAX_DEPTH) {
@@ -315,158 +343,65 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
                     d->name);
         return false;
     }
-    outbuf *out = &s->out;
     uint64_t seen[FP_PBSKEL_SEEN];
     for (unsigned i = 0; i < FP_PBSKEL_SEEN; i++)
         seen[i] = UINT64_MAX;
-    bool skipping = s->skip && depth == s->skip_depth;
     while (p < end) {
-        uint64_t start = p, tag, len;
-        bool asked = false; /* s->skip was shown this field already, and kept it */
-        if (skipping) {
-            int r = skip_fast(s, &p, end);
+        field_at fa = {.d = d, .start = p};
+        if (src_varint(s, &p, end, &fa.tag))
+            return fail(s, fa.start, d, NULL, "truncated field tag");
+        fa.wire = (uint32_t)(fa.tag & 7);
+        fa.num = fa.tag >> 3;
+        if (fa.num == 0 || fa.num > 0x1fffffff)
+            return fail(s, fa.start, d, NULL, "invalid field number");
+        fa.f = protobuf_c_message_descriptor_get_field(d, (unsigned)fa.num);
+        if (fa.wire == 0 || fa.wire == 1 || fa.wire == 5) {
+            if (!walk_scalar(s, &fa, &p, end, seen))
+                return false;
+        } else if (fa.wire == 2) {
+            int r = walk_delimited(s, &fa, &p, end, depth, seen);
             if (r < 0)
                 return false;
             if (r == 1)
                 continue;
-            asked = r == 2;
+        } else {
+            return fail_at(s, &fa, "unsupported wire type (group or invalid)");
         }
-        if (src_varint(s, &p, end, &tag))
-            return fail(s, start, d, NULL, "truncated field tag");
-        uint32_t wire = (uint32_t)(tag & 7);
-        uint64_t num = tag >> 3;
-        if (num == 0 || num > 0x1fffffff)
-            return fail(s, start, d, NULL, "invalid field number");
-        const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, (unsigned)num);
-        const char *fname = f ? f->name : NULL;
-        switch (wire) {
-        case 0:
-            if (src_varint(s, &p, end, &len))
-                return fail(s, start, d, fname, "truncated varint");
-            if (num < FP_PBSKEL_SEEN)
-                seen[num] = len;
-            if (s->skip && depth == s->skip_depth)
-                (void)s->skip(s->skip_data, (uint32_t)num, wire, start, 0, 0);
-            break;
-        case 1:
-        case 5: {
-            uint64_t w = wire == 1 ? 8 : 4;
-            if (end - p < w)
-                return fail(s, start, d, fname, wire == 1 ? "truncated fixed64" : "truncated fixed32");
-            p += w;
-            if (s->skip && depth == s->skip_depth)
-                (void)s->skip(s->skip_data, (uint32_t)num, wire, start, 0, 0);
-            break;
-        }
-        case 2: {
-            if (src_varint(s, &p, end, &len))
-                return fail(s, start, d, fname, "truncated length");
-            if (len > end - p)
-                return fail(s, start, d, fname, "length runs past the end of the data");
-            uint64_t payload = p;
-            p += len;
-            if (skipping && !asked && s->skip(s->skip_data, (uint32_t)num, wire, start, payload, len))
-                continue;
-            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-                /* FP_PBSKEL_FAST: a sub-message that can neither hold a field to strip nor reach
-                 * the depth limit (each level takes at least 2 bytes) is copied as it is, below */
-                if (s->fast && depth + 1 + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len))
-                    break;
-                unsigned room = varint_size(len);
-                if (out->len > G_MAXUINT - 2 * 10) /* the tag and the length: 10 bytes each at most */
-                    return fail(s, start, d, fname, "message too large");
-                put_varint(out, tag);
-                guint at = out->len;
-                out_set_size(out, at + room);
-                if (!walk(s, f->descriptor, payload, p, depth + 1))
-                    return false;
-                /* re-emit with the new length: the child may have shrunk */
-                guint clen = out->len - (at + room);
-                unsigned k = varint_size(clen);
-                if (k < room) {
-                    memmove(out->data + at + k, out->data + at + room, clen);
-                    out_set_size(out, at + k + clen);
-                }
-                for (unsigned i = 0; i < k; i++, clen >>= 7)
-                    out->data[at + i] = (uint8_t)((clen & 0x7f) | (i + 1 < k ? 0x80 : 0));
-                continue;
-            }
-            if (f && s->strip && s->strip(d, f, (size_t)MIN(len, (uint64_t)SIZE_MAX), seen)) {
-                uint8_t m[4 + 8 + 8];
-                put_le(m, num, 4);
-                put_le(m + 4, payload, 8);
-                put_le(m + 12, len, 8);
-                put_varint(out, ((uint64_t)FP_PBSKEL_MARKER_FIELD << 3) | 2);
-                put_varint(out, sizeof m);
-                out_append(out, m, sizeof m);
-                continue;
-            }
-            break;
-        }
-        default:
-            return fail(s, start, d, fname, "unsupported wire type (group or invalid)");
-        }
-        if (p - start > G_MAXUINT - out->len)
-            return fail(s, start, d, fname, "message too large");
-        if (!src_copy(s, start, p - start, out))
+        if (p - fa.start > G_MAXUINT - s->out.len)
+            return fail_at(s, &fa, "message too large");
+        if (!src_copy(s, fa.start, p - fa.start, &s->out))
             return false;
     }
     return true;
 }
 
-/* Prepares s for walks from root message d with `flags`. */
-static void begin(skel *s, const ProtobufCMessageDescriptor *d, unsigned flags)
-{
-    s->fast = (flags & FP_PBSKEL_FAST) && s->strip;
-    if (s->fast) {
-        g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-        s->probe = g_ptr_array_new();
-        s->strip_min = UINT64_MAX;
-        collect_fields(s, d, seen);
-    }
-}
-
-static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d, unsigned flags)
+/* The skeleton of the whole source of s; NULL with the error. */
+static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d)
 {
     GBytes *result = NULL;
-    begin(s, d, flags);
     s->out.hint = s->size;
     out_reserve(&s->out, (size_t)MIN(s->size, (uint64_t)(1u << 20)));
     if (walk(s, d, 0, s->size, 0))
         result = out_steal(&s->out);
     out_clear(&s->out);
     g_free(s->buf);
-    if (s->probe)
-        g_ptr_array_free(s->probe, TRUE);
     return result;
-}
-
-GBytes *fp_pbskel_build_ex(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
-                           fp_pbskel_strip_fn strip, unsigned flags, GError **error)
-{
-    skel s = {.mem = data, .fd = -1, .size = len, .strip = strip, .error = error};
-    if (!data)
-        s.mem = (const uint8_t *)"";
-    return build(&s, d, flags);
-}
-
-GBytes *fp_pbskel_build_fd_ex(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
-                              unsigned flags, GError **error)
-{
-    skel s = {.fd = fd, .size = size, .strip = strip, .error = error, .buf = g_malloc(WINDOW)};
-    return build(&s, d, flags);
 }
 
 GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
                         fp_pbskel_strip_fn strip, GError **error)
 {
-    return fp_pbskel_build_ex(d, data, len, strip, 0, error);
+    skel s = {.mem = data, .fd = -1, .size = len, .strip = strip, .error = error};
+    if (!data)
+        s.mem = (const uint8_t *)"";
+    return build(&s, d);
 }
 
 GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
                            GError **error)
 {
-    return fp_pbskel_build_fd_ex(d, fd, size, strip, 0, error);
+    skel s = {.fd = fd, .size = size, .strip = strip, .error = error, .buf = g_malloc(WINDOW)};
+    return build(&s, d);
 }
 
 bool fp_pbskel_numbers_valid(const ProtobufCMessage *msg)
@@ -556,101 +491,4 @@ ProtobufCMessage *fp_pbskel_unpack(const ProtobufCMessageDescriptor *d, const ui
     if (over_budget)
         *over_budget = b.over;
     return msg;
-}
-
-/* ---- readers: skeletons of parts of a source ---- */
-
-struct fp_pbskel_reader {
-    skel s;
-};
-
-fp_pbskel_reader *fp_pbskel_reader_new(const ProtobufCMessageDescriptor *root, const uint8_t *mem, int fd,
-                                       uint64_t size, fp_pbskel_strip_fn strip, unsigned flags)
-{
-    fp_pbskel_reader *r = g_new0(fp_pbskel_reader, 1);
-    r->s = (skel){.mem = mem, .fd = fd, .size = size, .strip = strip};
-    if (!mem)
-        r->s.buf = g_malloc(WINDOW);
-    r->s.out.hint = 0;
-    begin(&r->s, root, flags);
-    return r;
-}
-
-void fp_pbskel_reader_free(fp_pbskel_reader *r)
-{
-    if (!r)
-        return;
-    out_clear(&r->s.out);
-    g_free(r->s.buf);
-    if (r->s.probe)
-        g_ptr_array_free(r->s.probe, TRUE);
-    g_free(r);
-}
-
-bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescriptor *d, uint64_t offset, uint64_t len,
-                            unsigned depth, fp_pbskel_skip_fn skip, void *skip_data, const uint8_t **out,
-                            size_t *out_len)
-{
-    skel *s = &r->s;
-    bool ok = false;
-    s->out.len = 0;
-    s->error = NULL;
-    if (offset <= s->size && len <= s->size - offset) {
-        if (!skip && s->fast && depth + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len)) {
-            /* as the whole walk copies a small sub-message; from the window itself when it fits */
-            if (len <= WINDOW) {
-                const uint8_t *q = src_at(s, offset, (size_t)len);
-                if (q) {
-                    *out = len ? q : (const uint8_t *)"";
-                    *out_len = (size_t)len;
-                }
-                return q != NULL;
-            }
-            ok = src_copy(s, offset, len, &s->out);
-        } else {
-            s->skip = skip;
-            s->skip_data = skip_data;
-            s->skip_depth = depth;
-            ok = walk(s, d, offset, offset + len, depth);
-            s->skip = NULL;
-        }
-    }
-    *out = s->out.data ? s->out.data : (const uint8_t *)"";
-    *out_len = s->out.len;
-    return ok;
-}
-
-const uint8_t *fp_pbskel_reader_peek(const fp_pbskel_reader *r, uint64_t pos, uint64_t len)
-{
-    const skel *s = &r->s;
-    if (pos > s->size || len > s->size - pos)
-        return NULL;
-    if (s->mem)
-        return s->mem + pos;
-    if (pos >= s->buf_off && pos - s->buf_off <= s->buf_len && len <= s->buf_len - (pos - s->buf_off))
-        return s->buf + (pos - s->buf_off);
-    return NULL;
-}
-
-bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload)
-{
-    skel *s = &r->s;
-    s->error = NULL;
-    if (end > s->size || *pos >= end)
-        return false;
-    /* a tag and a varint or a length take at most 20 bytes: decode them from one window */
-    size_t avail = (size_t)MIN(end - *pos, (uint64_t)20);
-    const uint8_t *q0 = src_at(s, *pos, avail), *q = q0, *qend = q0 + avail;
-    if (!q0 || !fp_pbskel_next_field_head(&q, qend, f))
-        return false;
-    uint64_t p = *pos + (uint64_t)(q - q0);
-    *payload = 0;
-    if (f->wire == 2) {
-        if (f->len > end - p)
-            return false;
-        *payload = p;
-        p += f->len;
-    }
-    *pos = p;
-    return true;
 }

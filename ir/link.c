@@ -238,22 +238,12 @@ static bool in_array_order(const fp_graph *g, fp_node **order, uint32_t *n_live)
     return true;
 }
 
-fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error)
+/* In-degrees of g's live nodes into indeg[] (zeroed, one per node): their live producers in g,
+ * implicit inputs included, and the live nodes of g they wait on. *ctrl_rev: NULL, or (when some
+ * node waits on another) per node id the nodes that wait on it, for free_ctrl_rev. */
+static void count_in_degrees(const fp_graph *g, uint32_t *indeg, GPtrArray ***ctrl_rev)
 {
     uint32_t nn = g->nodes->len;
-    {
-        fp_node **order = g_new(fp_node *, nn ? nn : 1);
-        uint32_t live = 0;
-        if (in_array_order(g, order, &live)) {
-            if (n_out)
-                *n_out = live;
-            return order;
-        }
-        g_free(order);
-    }
-    uint32_t *indeg = g_new0(uint32_t, nn ? nn : 1);
-    /* reverse control edges: for each node, the nodes that wait on it */
-    GPtrArray **ctrl_rev = NULL;
     for (uint32_t i = 0; i < nn; i++) {
         fp_node *n = g_ptr_array_index(g->nodes, i);
         if (n->flags & FP_NODE_REMOVED)
@@ -272,75 +262,118 @@ fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error)
             fp_node *c = n->ext->ctrl[k];
             if (c->graph != g || (c->flags & FP_NODE_REMOVED))
                 continue;
-            if (!ctrl_rev)
-                ctrl_rev = g_new0(GPtrArray *, nn);
-            if (!ctrl_rev[c->id])
-                ctrl_rev[c->id] = g_ptr_array_new();
-            g_ptr_array_add(ctrl_rev[c->id], n);
+            if (!*ctrl_rev)
+                *ctrl_rev = g_new0(GPtrArray *, nn);
+            if (!(*ctrl_rev)[c->id])
+                (*ctrl_rev)[c->id] = g_ptr_array_new();
+            g_ptr_array_add((*ctrl_rev)[c->id], n);
             indeg[i]++;
         }
     }
+}
+
+static void free_ctrl_rev(GPtrArray **ctrl_rev, uint32_t nn)
+{
+    if (!ctrl_rev)
+        return;
+    for (uint32_t i = 0; i < nn; i++)
+        if (ctrl_rev[i])
+            g_ptr_array_free(ctrl_rev[i], TRUE);
+    g_free(ctrl_rev);
+}
+
+/* Removes n's edges to the nodes of g that read its outputs or wait on it from indeg[], pushing
+ * onto h each node that becomes ready. */
+static void release_successors(const fp_graph *g, const fp_node *n, uint32_t *indeg, GPtrArray **ctrl_rev, heap *h)
+{
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k];
+        if (!v)
+            continue;
+        for (uint32_t u = 0; u < v->n_uses; u++) {
+            fp_node *c = owner_in(g, v->uses[u].node);
+            /* an implicit use is counted once per (owner, value) on the owner itself */
+            if (!c || c != v->uses[u].node)
+                continue;
+            if (--indeg[c->id] == 0)
+                heap_push(h, c->id);
+        }
+    }
+    if (ctrl_rev && ctrl_rev[n->id]) {
+        GPtrArray *w = ctrl_rev[n->id];
+        for (guint k = 0; k < w->len; k++) {
+            fp_node *c = g_ptr_array_index(w, k);
+            if (--indeg[c->id] == 0)
+                heap_push(h, c->id);
+        }
+    }
+}
+
+/* Kahn's algorithm over g from the in-degrees of count_in_degrees (consumed): writes the order to
+ * order[] (room for every live node) and returns how many nodes it holds, fewer than the live
+ * ones when g has a cycle. */
+static uint32_t kahn_order(const fp_graph *g, uint32_t *indeg, GPtrArray **ctrl_rev, fp_node **order)
+{
+    uint32_t nn = g->nodes->len;
     heap h = {g_new(uint32_t, nn ? nn : 1), 0};
-    uint32_t live = 0;
     for (uint32_t i = 0; i < nn; i++) {
         fp_node *n = g_ptr_array_index(g->nodes, i);
-        if (n->flags & FP_NODE_REMOVED)
-            continue;
-        live++;
-        if (indeg[i] == 0)
+        if (!(n->flags & FP_NODE_REMOVED) && indeg[i] == 0)
             heap_push(&h, i);
     }
-    fp_node **order = g_new(fp_node *, live ? live : 1);
     uint32_t done = 0;
     while (h.n) {
         fp_node *n = g_ptr_array_index(g->nodes, heap_pop(&h));
         order[done++] = n;
-        for (uint32_t k = 0; k < n->n_outputs; k++) {
-            fp_value *v = n->outputs[k];
-            if (!v)
-                continue;
-            for (uint32_t u = 0; u < v->n_uses; u++) {
-                fp_node *c = owner_in(g, v->uses[u].node);
-                /* an implicit use is counted once per (owner, value) on the owner itself */
-                if (!c || c != v->uses[u].node)
-                    continue;
-                if (--indeg[c->id] == 0)
-                    heap_push(&h, c->id);
-            }
-        }
-        if (ctrl_rev && ctrl_rev[n->id]) {
-            GPtrArray *w = ctrl_rev[n->id];
-            for (guint k = 0; k < w->len; k++) {
-                fp_node *c = g_ptr_array_index(w, k);
-                if (--indeg[c->id] == 0)
-                    heap_push(&h, c->id);
-            }
-        }
-    }
-    fp_node **result = order;
-    if (done != live) {
-        fp_node *stuck = NULL;
-        for (uint32_t i = 0; i < nn && !stuck; i++) {
-            fp_node *n = g_ptr_array_index(g->nodes, i);
-            if (!(n->flags & FP_NODE_REMOVED) && indeg[i] > 0)
-                stuck = n;
-        }
-        g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_CYCLE, "graph '%s': cycle through node '%s' (%s)",
-                    g->name, stuck ? stuck->name : "?", stuck ? stuck->op_type : "?");
-        g_free(order);
-        result = NULL;
-    }
-    if (ctrl_rev) {
-        for (uint32_t i = 0; i < nn; i++)
-            if (ctrl_rev[i])
-                g_ptr_array_free(ctrl_rev[i], TRUE);
-        g_free(ctrl_rev);
+        release_successors(g, n, indeg, ctrl_rev, &h);
     }
     g_free(h.a);
+    return done;
+}
+
+/* The cycle error for g: names the first live node (in array order) still waiting on an input. */
+static void set_cycle_error(const fp_graph *g, const uint32_t *indeg, GError **error)
+{
+    fp_node *stuck = NULL;
+    for (uint32_t i = 0; i < g->nodes->len && !stuck; i++) {
+        fp_node *n = g_ptr_array_index(g->nodes, i);
+        if (!(n->flags & FP_NODE_REMOVED) && indeg[i] > 0)
+            stuck = n;
+    }
+    g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_CYCLE, "graph '%s': cycle through node '%s' (%s)", g->name,
+                stuck ? stuck->name : "?", stuck ? stuck->op_type : "?");
+}
+
+fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error)
+{
+    uint32_t nn = g->nodes->len;
+    {
+        fp_node **order = g_new(fp_node *, nn ? nn : 1);
+        uint32_t live = 0;
+        if (in_array_order(g, order, &live)) {
+            if (n_out)
+                *n_out = live;
+            return order;
+        }
+        g_free(order);
+    }
+    uint32_t *indeg = g_new0(uint32_t, nn ? nn : 1);
+    GPtrArray **ctrl_rev = NULL;
+    count_in_degrees(g, indeg, &ctrl_rev);
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < nn; i++)
+        live += !(((fp_node *)g_ptr_array_index(g->nodes, i))->flags & FP_NODE_REMOVED);
+    fp_node **order = g_new(fp_node *, live ? live : 1);
+    uint32_t done = kahn_order(g, indeg, ctrl_rev, order);
+    if (done != live) {
+        set_cycle_error(g, indeg, error);
+        g_clear_pointer(&order, g_free);
+    }
+    free_ctrl_rev(ctrl_rev, nn);
     g_free(indeg);
-    if (result && n_out)
+    if (order && n_out)
         *n_out = done;
-    return result;
+    return order;
 }
 
 fp_node *const *fp_graph_order(const fp_graph *g, uint32_t *n_out, GError **error)

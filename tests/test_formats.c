@@ -150,25 +150,13 @@ static void expect_module_error(const char *dir, const char *const *args, const 
     tu_run_clear(&r);
 }
 
-static void test_missing_module(void)
+/* With no module beside the copy in dir and none in FP_MODULE_DIR: every command that needs the
+ * module fails with one line naming both places, and writes nothing. */
+static void expect_no_module(const char *dir, const char *installed)
 {
-    g_autofree char *installed = g_build_filename(FP_MODULE_DIR, "fuseplan-formats.so", NULL);
-    if (g_file_test(installed, G_FILE_TEST_EXISTS)) {
-        fprintf(stderr, "\n  skipped: a module is installed at %s\n", installed);
-        return;
-    }
-    g_autofree char *dir = lone_binary(NULL, 0);
-    g_autofree char *copy = g_build_filename(dir, "fuseplan", NULL);
     g_autofree char *module = g_build_filename(dir, "fuseplan-formats.so", NULL);
     g_autofree char *json = g_build_filename(dir, "out.json", NULL);
     g_autofree char *junit = g_build_filename(dir, "junit.xml", NULL);
-
-    /* text needs no module */
-    tu_run_result r = tu_run_exe(copy, NULL, (const char *[]){"report", MODEL, NULL});
-    CU_ASSERT_EQUAL(r.status, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "stage"));
-    tu_run_clear(&r);
-
     g_autofree char *needle = g_strdup_printf("cannot load the formats module %s", module);
     expect_module_error(dir, (const char *[]){"report", "-f", "json", "-o", json, MODEL, NULL}, needle);
     CU_ASSERT(!g_file_test(json, G_FILE_TEST_EXISTS));
@@ -181,6 +169,44 @@ static void test_missing_module(void)
     g_autofree char *ge = g_build_filename(dir, "g.json", NULL);
     g_assert(g_file_set_contents(ge, ge_json, -1, NULL));
     expect_module_error(dir, (const char *[]){"info", ge, NULL}, needle);
+    g_autofree char *also = g_strdup_printf("(also looked for %s)", installed);
+    expect_module_error(dir, (const char *[]){"devices", "-f", "json", NULL}, also);
+}
+
+/* With no module beside the copy in dir but one installed in FP_MODULE_DIR: the copy takes the
+ * installed one. It loads (JSON is written, the loader maps it), or, when it is of another build,
+ * the one-line error names it. */
+static void expect_installed_module(const char *dir, const char *installed)
+{
+    g_autofree char *copy = g_build_filename(dir, "fuseplan", NULL);
+    tu_run_result r = tu_run_exe(copy, (const char *[]){"LD_DEBUG=files", NULL},
+                                 (const char *[]){"report", "-f", "json", "--no-headroom", MODEL, NULL});
+    if (r.status == 0) {
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"schema\" : 1"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, installed));
+    } else {
+        g_autofree char *needle = g_strdup_printf("cannot load the formats module %s:", installed);
+        CU_ASSERT_EQUAL(r.status, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, needle));
+    }
+    tu_run_clear(&r);
+}
+
+/* A copy of the binary alone in a directory: text needs no module, and the module is looked for
+ * beside the executable, then in FP_MODULE_DIR. */
+static void test_missing_module(void)
+{
+    g_autofree char *installed = g_build_filename(FP_MODULE_DIR, "fuseplan-formats.so", NULL);
+    g_autofree char *dir = lone_binary(NULL, 0);
+    g_autofree char *copy = g_build_filename(dir, "fuseplan", NULL);
+    tu_run_result r = tu_run_exe(copy, NULL, (const char *[]){"report", MODEL, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "stage"));
+    tu_run_clear(&r);
+    if (g_file_test(installed, G_FILE_TEST_EXISTS))
+        expect_installed_module(dir, installed);
+    else
+        expect_no_module(dir, installed);
     remove_dir(dir);
 }
 

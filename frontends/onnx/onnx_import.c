@@ -10,6 +10,9 @@
 
 G_DEFINE_QUARK(fp-onnx-error-quark, fp_onnx_error)
 
+/* The error message when protobuf-c cannot unpack a (skeleton of a) ModelProto. */
+#define MALFORMED_MESSAGE "not a valid ONNX protobuf: a field has the wrong wire type for onnx.ModelProto"
+
 /* An op kind seen before: its strings as interned, and what fp_op_from_onnx said. */
 typedef struct {
     const char *op_type, *domain; /* NULL: empty entry */
@@ -294,126 +297,156 @@ static fp_tensor *new_sparse_tensor(importer *im, const Onnx__SparseTensorProto 
 
 /* ---------------------------------------------------------------- attributes */
 
-static bool convert_attr(importer *im, fp_node *n, const Onnx__AttributeProto *ap, fp_attr *a)
+/* ap's type; an IR 0.0.1 attribute has none, it is then the type of the field present. */
+static int attr_type(const Onnx__AttributeProto *ap)
 {
-    fp_model *m = im->m;
-    a->name = fp_intern(m, ap->name ? ap->name : "", -1);
-    if (ap->ref_attr_name && *ap->ref_attr_name)
-        a->ref_attr_name = fp_intern(m, ap->ref_attr_name, -1);
     int type = ap->has_type ? (int)ap->type : 0;
-    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED) {
-        /* IR 0.0.1: infer the type from the field present */
-        if (ap->has_f) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-        else if (ap->has_i) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-        else if (ap->has_s) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-        else if (ap->t) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-        else if (ap->g) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
-        else if (ap->n_floats) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-        else if (ap->n_ints) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-        else if (ap->n_strings) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
-        else if (ap->n_tensors) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
-        else if (ap->n_graphs) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
-    }
+    if (type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
+        return type;
+    if (ap->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    if (ap->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    if (ap->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (ap->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (ap->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (ap->n_floats) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    if (ap->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    if (ap->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    if (ap->n_tensors) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+    if (ap->n_graphs) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+    return type;
+}
+
+/* Sets a from ap for the types of plain values (FLOAT, INT, STRING, FLOATS, INTS, STRINGS);
+ * false, a untouched, for any other type. */
+static bool convert_plain_attr(fp_model *m, const Onnx__AttributeProto *ap, int type, fp_attr *a)
+{
     switch (type) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
         a->type = FP_ATTR_FLOAT;
         a->u.f = ap->f;
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
         a->type = FP_ATTR_INT;
         a->u.i = ap->i;
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
         a->type = FP_ATTR_STRING;
         a->n = (uint32_t)MIN(ap->s.len, G_MAXUINT32);
         a->u.s = fp_arena_strndup(m->arena, (const char *)(ap->s.data ? ap->s.data : (uint8_t *)""), a->n);
-        break;
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
-        a->type = FP_ATTR_TENSOR;
-        if (!ap->t)
-            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type TENSOR has no tensor",
-                        n->name, n->op_type, a->name);
-        if (!(a->u.t = new_tensor(im, ap->t, "attribute tensor", a->name)))
-            return false;
-        break;
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
-        a->type = FP_ATTR_SPARSE_TENSOR;
-        if (ap->sparse_tensor && !(a->u.t = new_sparse_tensor(im, ap->sparse_tensor, "attribute tensor", a->name)))
-            return false;
-        break;
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: {
-        a->type = FP_ATTR_GRAPH;
-        if (!ap->g)
-            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type GRAPH has no graph",
-                        n->name, n->op_type, a->name);
-        g_autofree char *gname = g_strdup_printf("%s/%s", n->name, a->name);
-        fp_graph *g = fp_graph_new(m, gname, n->graph, n);
-        a->u.g = g;
-        if (!import_graph(im, ap->g, g))
-            return false;
-        break;
-    }
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
         a->type = FP_ATTR_FLOATS;
         a->n = (uint32_t)ap->n_floats;
         a->u.floats = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(double));
         for (uint32_t i = 0; i < a->n; i++)
             a->u.floats[i] = ap->floats[i];
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         a->type = FP_ATTR_INTS;
         a->n = (uint32_t)ap->n_ints;
         /* shared by every attribute of the same values (kernel_shape, pads, strides...): never written */
         a->u.ints = (int64_t *)fp_intern_blob(m, ap->ints, ap->n_ints * sizeof(int64_t));
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
         a->type = FP_ATTR_STRINGS;
         a->n = (uint32_t)ap->n_strings;
         a->u.strings = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(char *));
         for (uint32_t i = 0; i < a->n; i++)
             a->u.strings[i] = fp_arena_strndup(m->arena, (const char *)ap->strings[i].data, ap->strings[i].len);
-        break;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Sets a from ap for type TENSOR, SPARSE_TENSOR, TENSORS or SPARSE_TENSORS (the tensors made in
+ * m's arena); false, with the error, when a tensor does not convert or a TENSOR has none. */
+static bool convert_tensor_attr(importer *im, const fp_node *n, const Onnx__AttributeProto *ap, int type, fp_attr *a)
+{
+    bool sparse = type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR ||
+                  type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS;
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR) {
+        a->type = FP_ATTR_TENSOR;
+        if (!ap->t)
+            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type TENSOR has no tensor",
+                        n->name, n->op_type, a->name);
+        return (a->u.t = new_tensor(im, ap->t, "attribute tensor", a->name)) != NULL;
+    }
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR) {
+        a->type = FP_ATTR_SPARSE_TENSOR;
+        return !ap->sparse_tensor || (a->u.t = new_sparse_tensor(im, ap->sparse_tensor, "attribute tensor", a->name));
+    }
+    a->type = sparse ? FP_ATTR_SPARSE_TENSORS : FP_ATTR_TENSORS;
+    a->n = (uint32_t)(sparse ? ap->n_sparse_tensors : ap->n_tensors);
+    a->u.tensors = fp_arena_calloc(im->m->arena, a->n ? a->n : 1, sizeof(fp_tensor *));
+    for (uint32_t i = 0; i < a->n; i++) {
+        a->u.tensors[i] = sparse ? new_sparse_tensor(im, ap->sparse_tensors[i], "attribute tensor", a->name)
+                                 : new_tensor(im, ap->tensors[i], "attribute tensor", a->name);
+        if (!a->u.tensors[i])
+            return false;
+    }
+    return true;
+}
+
+/* Sets a from ap for type GRAPH or GRAPHS, importing each graph as a new subgraph of n's graph
+ * owned by n; false, with the error, when one does not import or a GRAPH has none. */
+static bool convert_graph_attr(importer *im, fp_node *n, const Onnx__AttributeProto *ap, int type, fp_attr *a)
+{
+    if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH) {
+        a->type = FP_ATTR_GRAPH;
+        if (!ap->g)
+            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type GRAPH has no graph",
+                        n->name, n->op_type, a->name);
+        g_autofree char *gname = g_strdup_printf("%s/%s", n->name, a->name);
+        a->u.g = fp_graph_new(im->m, gname, n->graph, n);
+        return import_graph(im, ap->g, a->u.g);
+    }
+    a->type = FP_ATTR_GRAPHS;
+    a->n = (uint32_t)ap->n_graphs;
+    a->u.graphs = fp_arena_calloc(im->m->arena, a->n ? a->n : 1, sizeof(fp_graph *));
+    for (uint32_t i = 0; i < a->n; i++) {
+        g_autofree char *gname = g_strdup_printf("%s/%s[%u]", n->name, a->name, i);
+        a->u.graphs[i] = fp_graph_new(im->m, gname, n->graph, n);
+        if (!import_graph(im, ap->graphs[i], a->u.graphs[i]))
+            return false;
+    }
+    return true;
+}
+
+/* Translates attribute ap of node n into a (its graphs imported as subgraphs of n); false with the
+ * error on an attribute of unknown type (unless it refers to a function's attribute) or one whose
+ * tensor or graph does not convert. */
+static bool convert_attr(importer *im, fp_node *n, const Onnx__AttributeProto *ap, fp_attr *a)
+{
+    fp_model *m = im->m;
+    a->name = fp_intern(m, ap->name ? ap->name : "", -1);
+    if (ap->ref_attr_name && *ap->ref_attr_name)
+        a->ref_attr_name = fp_intern(m, ap->ref_attr_name, -1);
+    int type = attr_type(ap);
+    if (convert_plain_attr(m, ap, type, a))
+        return true;
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
-        a->type = FP_ATTR_TENSORS;
-        a->n = (uint32_t)ap->n_tensors;
-        a->u.tensors = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(fp_tensor *));
-        for (uint32_t i = 0; i < a->n; i++)
-            if (!(a->u.tensors[i] = new_tensor(im, ap->tensors[i], "attribute tensor", a->name)))
-                return false;
-        break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
-        a->type = FP_ATTR_SPARSE_TENSORS;
-        a->n = (uint32_t)ap->n_sparse_tensors;
-        a->u.tensors = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(fp_tensor *));
-        for (uint32_t i = 0; i < a->n; i++)
-            if (!(a->u.tensors[i] = new_sparse_tensor(im, ap->sparse_tensors[i], "attribute tensor", a->name)))
-                return false;
-        break;
+        return convert_tensor_attr(im, n, ap, type, a);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
-        a->type = FP_ATTR_GRAPHS;
-        a->n = (uint32_t)ap->n_graphs;
-        a->u.graphs = fp_arena_calloc(m->arena, a->n ? a->n : 1, sizeof(fp_graph *));
-        for (uint32_t i = 0; i < a->n; i++) {
-            g_autofree char *gname = g_strdup_printf("%s/%s[%u]", n->name, a->name, i);
-            a->u.graphs[i] = fp_graph_new(m, gname, n->graph, n);
-            if (!import_graph(im, ap->graphs[i], a->u.graphs[i]))
-                return false;
-        }
-        break;
+        return convert_graph_attr(im, n, ap, type, a);
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
         a->type = FP_ATTR_TYPE;
-        break;
+        return true;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
         a->type = FP_ATTR_TYPES;
         a->n = (uint32_t)ap->n_type_protos;
-        break;
+        return true;
     default:
         if (a->ref_attr_name)
-            break;
+            return true;
         return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' has unknown type %d", n->name,
                     n->op_type, a->name, type);
     }
-    return true;
 }
 
 /* Collects the graphs held by n's attributes into n->subgraphs. Each of them was imported, within
@@ -831,9 +864,6 @@ typedef struct {
     size_t n_node, n_values; /* nodes, and initializers + inputs + nodes: a lower bound of the values */
     const uint8_t *from[16], *to[16]; /* per element field (numbers below 16): from its first element
                                          to the end of its last one (split_graph); NULL when none */
-    fp_pbskel_reader *reader; /* else elements are read from here, at these offsets of its source */
-    uint64_t rfrom[16], rto[16]; /* (rto 0: none) */
-    bool odd;                    /* an element field that is not length-delimited */
     fp_arena *scratch; /* one element at a time */
     ProtobufCAllocator alloc;
     wire_mem mem; /* node_from_wire's, one node at a time */
@@ -898,15 +928,53 @@ static char *wire_str(wire_mem *a, const fp_pbskel_field *f)
     return s;
 }
 
-/* The AttributeProto at [p, p+len) into *ap when it holds only name, doc_string, ref_attr_name, type,
- * f, i, s, floats, ints; false (ap undefined) otherwise. */
-static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__AttributeProto *ap)
+/* Counts into *n the values of field f of a repeated varint field (ints, dims): one (wire type 0)
+ * or a packed run (wire type 2); false on another wire type or a bad varint in the run. */
+static inline bool wire_count_varints(const fp_pbskel_field *f, size_t *n)
 {
-    const uint8_t *q = p, *end = p + len;
+    if (f->wire == 0) {
+        (*n)++;
+        return true;
+    }
+    if (f->wire != 2)
+        return false;
+    const uint8_t *r = f->payload, *rend = f->payload + f->len;
+    uint64_t v;
+    while (r < rend)
+        if (!fp_pbskel_varint_inline(&r, rend, &v))
+            return false;
+        else
+            (*n)++;
+    return true;
+}
+
+/* Appends the values of field f, checked by wire_count_varints, to out[*n...], counting them. */
+static inline void wire_read_varints(const fp_pbskel_field *f, int64_t *out, size_t *n)
+{
+    if (f->wire == 0) {
+        out[(*n)++] = (int64_t)f->value;
+        return;
+    }
+    const uint8_t *r = f->payload, *rend = f->payload + f->len;
+    uint64_t v;
+    while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
+        out[(*n)++] = (int64_t)v;
+}
+
+/* Bytes field f as protobuf-c leaves it: an empty one without a data pointer. */
+static inline ProtobufCBinaryData wire_bytes(const fp_pbskel_field *f)
+{
+    return (ProtobufCBinaryData){.len = f->len, .data = f->len ? (uint8_t *)f->payload : NULL};
+}
+
+/* Whether the AttributeProto at [p, end) holds only name, doc_string, ref_attr_name, type, f, i,
+ * s, floats and ints, each of its wire type; counts the elements of its lists into *n_ints and
+ * *n_floats. */
+static bool attr_wire_check(const uint8_t *p, const uint8_t *end, size_t *n_ints, size_t *n_floats)
+{
     fp_pbskel_field f;
-    size_t n_ints = 0, n_floats = 0;
-    while (q < end) { /* check, and count the list elements */
-        if (!fp_pbskel_next_field_inline(&q, end, &f))
+    while (p < end) {
+        if (!fp_pbskel_next_field_inline(&p, end, &f))
             return false;
         switch (f.number) {
         case 1: case 4: case 13: case 21: /* name, s, doc_string, ref_attr_name */
@@ -927,39 +995,30 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             break;
         case 7: /* floats, one or packed */
             if (f.wire == 5)
-                n_floats++;
+                (*n_floats)++;
             else if (f.wire == 2 && f.len % 4 == 0)
-                n_floats += f.len / 4;
+                *n_floats += f.len / 4;
             else
                 return false;
             break;
         case 8: /* ints, one or packed */
-            if (f.wire == 0) {
-                n_ints++;
-            } else if (f.wire == 2) {
-                const uint8_t *r = f.payload, *rend = f.payload + f.len;
-                uint64_t v;
-                while (r < rend)
-                    if (!fp_pbskel_varint_inline(&r, rend, &v))
-                        return false;
-                    else
-                        n_ints++;
-            } else {
+            if (!wire_count_varints(&f, n_ints))
                 return false;
-            }
             break;
         default:
             return false;
         }
     }
-    static const Onnx__AttributeProto attr_init = ONNX__ATTRIBUTE_PROTO__INIT;
-    memcpy(ap, &attr_init, sizeof *ap); /* a copy of a template: no slow `rep stos` to clear it first */
-    if (n_ints)
-        ap->ints = wire_alloc(a, n_ints * sizeof *ap->ints);
-    if (n_floats)
-        ap->floats = wire_alloc(a, n_floats * sizeof *ap->floats);
-    for (q = p; q < end;) {
-        (void)fp_pbskel_next_field_inline(&q, end, &f);
+    return true;
+}
+
+/* Fills ap (a copy of the template, its lists allocated) from the AttributeProto at [p, end),
+ * checked by attr_wire_check. */
+static void attr_wire_fill(wire_mem *a, const uint8_t *p, const uint8_t *end, Onnx__AttributeProto *ap)
+{
+    fp_pbskel_field f;
+    while (p < end && fp_pbskel_next_field_inline(&p, end, &f)) { /* every field reads: checked */
+        uint32_t w = (uint32_t)f.value; /* f and floats: the float's bits */
         switch (f.number) {
         case 1:
             ap->name = wire_str(a, &f);
@@ -972,15 +1031,12 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             break;
         case 4:
             ap->has_s = 1;
-            ap->s.len = f.len;
-            ap->s.data = f.len ? (uint8_t *)f.payload : NULL; /* as protobuf-c leaves an empty one */
+            ap->s = wire_bytes(&f);
             break;
-        case 2: {
-            uint32_t w = (uint32_t)f.value;
+        case 2:
             ap->has_f = 1;
             memcpy(&ap->f, &w, 4);
             break;
-        }
         case 3:
             ap->has_i = 1;
             ap->i = (int64_t)f.value;
@@ -991,7 +1047,6 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             break;
         case 7:
             if (f.wire == 5) {
-                uint32_t w = (uint32_t)f.value;
                 memcpy(&ap->floats[ap->n_floats++], &w, 4);
             } else {
                 memcpy(&ap->floats[ap->n_floats], f.payload, f.len);
@@ -999,87 +1054,75 @@ static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__Attr
             }
             break;
         case 8:
-            if (f.wire == 0) {
-                ap->ints[ap->n_ints++] = (int64_t)f.value;
-            } else {
-                const uint8_t *r = f.payload, *rend = f.payload + f.len;
-                uint64_t v;
-                while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
-                    ap->ints[ap->n_ints++] = (int64_t)v;
-            }
+            wire_read_varints(&f, ap->ints, &ap->n_ints);
             break;
-        default: /* not reached: checked above */
+        default: /* not reached: checked by attr_wire_check */
             break;
         }
     }
+}
+
+/* The AttributeProto at [p, p+len) into *ap when it holds only name, doc_string, ref_attr_name, type,
+ * f, i, s, floats, ints; false (ap undefined) otherwise. */
+static bool attr_from_wire(wire_mem *a, const uint8_t *p, size_t len, Onnx__AttributeProto *ap)
+{
+    size_t n_ints = 0, n_floats = 0;
+    if (!attr_wire_check(p, p + len, &n_ints, &n_floats))
+        return false;
+    static const Onnx__AttributeProto attr_init = ONNX__ATTRIBUTE_PROTO__INIT;
+    memcpy(ap, &attr_init, sizeof *ap); /* a copy of a template: no slow `rep stos` to clear it first */
+    if (n_ints)
+        ap->ints = wire_alloc(a, n_ints * sizeof *ap->ints);
+    if (n_floats)
+        ap->floats = wire_alloc(a, n_floats * sizeof *ap->floats);
+    attr_wire_fill(a, p, p + len, ap);
     return true;
 }
 
 #define WIRE_MARKERS 4
 
-/* The TensorProto at [p, p+len) as protobuf-c would unpack it, when it holds only dims, data_type,
- * name, doc_string, raw_data and skeleton markers (an initializer whose payload was stripped, or a
- * small one in raw_data); else NULL (the caller unpacks it with protobuf-c). */
-static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t len)
+/* Whether the TensorProto at [p, end) holds only dims, data_type, name, doc_string, raw_data and
+ * at most WIRE_MARKERS skeleton markers, each of its wire type; counts its dims and markers. */
+static bool tensor_wire_check(const uint8_t *p, const uint8_t *end, size_t *n_dims, size_t *n_markers)
 {
-    const uint8_t *q = p, *end = p + len;
     fp_pbskel_field f;
-    size_t n_dims = 0, n_markers = 0;
-    while (q < end) {
-        if (!fp_pbskel_next_field_inline(&q, end, &f))
-            return NULL;
+    while (p < end) {
+        if (!fp_pbskel_next_field_inline(&p, end, &f))
+            return false;
         switch (f.number) {
         case 1: /* dims, one or packed */
-            if (f.wire == 0) {
-                n_dims++;
-            } else if (f.wire == 2) {
-                const uint8_t *r = f.payload, *rend = f.payload + f.len;
-                uint64_t v;
-                while (r < rend)
-                    if (!fp_pbskel_varint_inline(&r, rend, &v))
-                        return NULL;
-                    else
-                        n_dims++;
-            } else {
-                return NULL;
-            }
+            if (!wire_count_varints(&f, n_dims))
+                return false;
             break;
         case 2: /* data_type: a plain int32 */
             if (f.wire != 0 || f.value > INT32_MAX)
-                return NULL;
+                return false;
             break;
         case 8: case 9: case 12: /* name, raw_data, doc_string */
             if (f.wire != 2)
-                return NULL;
+                return false;
             break;
         case FP_PBSKEL_MARKER_FIELD: /* kept by protobuf-c as an unknown field, length prefix included */
-            if (f.wire != 2 || f.len != 20 || f.payload[-1] != 20 || n_markers == WIRE_MARKERS)
-                return NULL;
-            n_markers++;
+            if (f.wire != 2 || f.len != 20 || f.payload[-1] != 20 || *n_markers == WIRE_MARKERS)
+                return false;
+            (*n_markers)++;
             break;
         default:
-            return NULL;
+            return false;
         }
     }
-    Onnx__TensorProto *tp = wire_alloc(a, sizeof *tp);
-    static const Onnx__TensorProto tensor_init = ONNX__TENSOR_PROTO__INIT;
-    memcpy(tp, &tensor_init, sizeof *tp); /* (as attr_from_wire's) */
-    if (n_dims)
-        tp->dims = wire_alloc(a, n_dims * sizeof *tp->dims);
-    if (n_markers)
-        tp->base.unknown_fields = wire_alloc(a, n_markers * sizeof *tp->base.unknown_fields);
-    for (q = p; q < end;) {
-        (void)fp_pbskel_next_field_inline(&q, end, &f);
+    return true;
+}
+
+/* Fills tp (a copy of the template, its dims and unknown fields allocated) from the TensorProto at
+ * [p, end), checked by tensor_wire_check. */
+static void tensor_wire_fill(wire_mem *a, const uint8_t *p, const uint8_t *end, Onnx__TensorProto *tp)
+{
+    fp_pbskel_field f;
+    while (p < end && fp_pbskel_next_field_inline(&p, end, &f)) { /* every field reads: checked */
         switch (f.number) {
         case 1:
-            if (f.wire == 0) {
-                tp->dims[tp->n_dims++] = (int64_t)f.value;
-            } else {
-                const uint8_t *r = f.payload, *rend = f.payload + f.len;
-                uint64_t v;
-                while (r < rend && fp_pbskel_varint_inline(&r, rend, &v))
-                    tp->dims[tp->n_dims++] = (int64_t)v;
-            }
+            wire_read_varints(&f, tp->dims, &tp->n_dims);
             break;
         case 2:
             tp->has_data_type = 1;
@@ -1090,8 +1133,7 @@ static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t
             break;
         case 9:
             tp->has_raw_data = 1;
-            tp->raw_data.len = f.len;
-            tp->raw_data.data = f.len ? (uint8_t *)f.payload : NULL;
+            tp->raw_data = wire_bytes(&f);
             break;
         case 12: /* doc_string: not imported */
             break;
@@ -1103,10 +1145,28 @@ static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t
                 .data = (uint8_t *)f.payload - 1,
             };
             break;
-        default: /* not reached: checked above */
+        default: /* not reached: checked by tensor_wire_check */
             break;
         }
     }
+}
+
+/* The TensorProto at [p, p+len) as protobuf-c would unpack it, when it holds only dims, data_type,
+ * name, doc_string, raw_data and skeleton markers (an initializer whose payload was stripped, or a
+ * small one in raw_data); else NULL (the caller unpacks it with protobuf-c). */
+static Onnx__TensorProto *tensor_from_wire(wire_mem *a, const uint8_t *p, size_t len)
+{
+    size_t n_dims = 0, n_markers = 0;
+    if (!tensor_wire_check(p, p + len, &n_dims, &n_markers))
+        return NULL;
+    Onnx__TensorProto *tp = wire_alloc(a, sizeof *tp);
+    static const Onnx__TensorProto tensor_init = ONNX__TENSOR_PROTO__INIT;
+    memcpy(tp, &tensor_init, sizeof *tp); /* (as attr_from_wire's) */
+    if (n_dims)
+        tp->dims = wire_alloc(a, n_dims * sizeof *tp->dims);
+    if (n_markers)
+        tp->base.unknown_fields = wire_alloc(a, n_markers * sizeof *tp->base.unknown_fields);
+    tensor_wire_fill(a, p, p + len, tp);
     return tp;
 }
 
@@ -1219,69 +1279,10 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
     return ok;
 }
 
-/* Prefetches (fp_intern_prefetch) the names that the element of field `field` at pos (before end)
- * will look up, when it is a node or an initializer that wg's reader holds already: the lookups of
- * the next element then find their part of the intern table in the cache. A hint: whatever is odd
- * or not at hand is left alone. */
-static void prefetch_element(importer *im, wire_graph *wg, uint32_t field, uint64_t pos, uint64_t end)
-{
-    if (field != 1 && field != 5)
-        return;
-    uint64_t hlen = MIN(end - pos, (uint64_t)20); /* a tag and a length */
-    const uint8_t *head = fp_pbskel_reader_peek(wg->reader, pos, hlen), *q = head, *qend;
-    fp_pbskel_field f;
-    if (!head || !fp_pbskel_next_field_head(&q, head + hlen, &f) || f.number != field || f.wire != 2 ||
-        !(q = fp_pbskel_reader_peek(wg->reader, pos + (uint64_t)(q - head), f.len)))
-        return;
-    /* writers put fields in the order of their numbers: the names come first in a node (input 1,
-     * output 2, name 3), and a tensor's name (8) comes before its data */
-    uint32_t last = field == 1 ? 3 : 8;
-    fp_pbskel_field out = {0}; /* a node's last output: its name is often the node's */
-    for (qend = q + f.len; q < qend;) {
-        if (!fp_pbskel_next_field_inline(&q, qend, &f) || f.number > last)
-            return;
-        if (f.wire != 2 || (field == 5 && f.number != 8) ||
-            (f.number == 3 && out.payload && f.len == out.len && memcmp(f.payload, out.payload, f.len) == 0))
-            continue;
-        fp_intern_prefetch(im->m, (const char *)f.payload, f.len);
-        if (f.number == 2)
-            out = f;
-    }
-}
-
-/* import_elements from wg->reader: each element's skeleton is built when it is imported. */
-static bool import_elements_read(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
-                                 bool *malformed)
-{
-    uint64_t pos = wg->rfrom[field], end = wg->rto[field], payload;
-    fp_pbskel_field f;
-    while (pos < end) {
-        if (!fp_pbskel_reader_field(wg->reader, &pos, end, &f, &payload)) {
-            *malformed = true;
-            return false;
-        }
-        if (f.number != field)
-            continue;
-        fp_pbskel_field e = {.number = field, .wire = 2};
-        if (!fp_pbskel_reader_build(wg->reader, element_descriptor(field), payload, f.len, 2, NULL, NULL, &e.payload,
-                                    &e.len)) {
-            *malformed = true;
-            return false;
-        }
-        if (pos < end)
-            prefetch_element(im, wg, field, pos, end);
-        if (!import_element(im, wg, g, &e, (*index)++, malformed))
-            return false;
-    }
-    return true;
-}
-
 /* Imports every element of field `field` in file order; *index counts them. */
 static bool import_elements(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
                             bool *malformed)
 {
-    if (wg->reader)
-        return import_elements_read(im, wg, g, field, index, malformed);
     const uint8_t *p = wg->from[field], *end = wg->to[field];
     fp_pbskel_field f;
     if (!p)
@@ -1325,9 +1326,9 @@ static bool import_graph_wire(importer *im, wire_graph *wg, fp_graph *g)
                   g->name, wg->n_node, im->max_nodes);
     ok = ok && import_elements(im, wg, g, 1, &n_node, &malformed) && import_elements(im, wg, g, 12, &n_out, &malformed) &&
          import_elements(im, wg, g, 13, &n_vi, &malformed);
-    if (!ok && (malformed || (!wg->reader && !elements_valid(wg)))) {
+    if (!ok && (malformed || !elements_valid(wg))) {
         g_clear_error(im->error);
-        g_set_error_literal(im->error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, FP_ONNX_MALFORMED_MESSAGE);
+        g_set_error_literal(im->error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, MALFORMED_MESSAGE);
     }
     return ok;
 }
@@ -1457,81 +1458,10 @@ fp_model *fp_onnx_from_skeleton(const char *path, const char *format, const uint
         if (mp && fp_pbskel_numbers_valid(&mp->base))
             m = import_model(path, format, mp, NULL, file_size, error);
         else
-            g_set_error_literal(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, FP_ONNX_MALFORMED_MESSAGE);
+            g_set_error_literal(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, MALFORMED_MESSAGE);
     }
     g_byte_array_free(model_rest, TRUE);
     g_byte_array_free(graph_rest, TRUE);
-    wire_graph_clear(&wg);
-    fp_arena_free(keep);
-    return m;
-}
-
-/* ---------------------------------------------------------------- import from a reader */
-
-typedef struct {
-    unsigned n_graph;
-    bool odd;
-    uint64_t offset, len; /* ModelProto.graph's payload */
-} model_split;
-
-/* fp_pbskel_skip_fn: leaves ModelProto.graph out, noting where it is. */
-static bool skip_graph(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload, uint64_t len)
-{
-    (void)start;
-    model_split *ms = data;
-    if (number != 7)
-        return false;
-    ms->n_graph++;
-    if (wire != 2) {
-        ms->odd = true;
-        return false;
-    }
-    ms->offset = payload;
-    ms->len = len;
-    return true;
-}
-
-/* fp_pbskel_skip_fn: leaves the elements of a GraphProto out, noting where they are (split_graph). */
-static bool skip_elements(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload, uint64_t len)
-{
-    wire_graph *wg = data;
-    if (!element_descriptor(number))
-        return false;
-    if (wire != 2) {
-        wg->odd = true;
-        return false;
-    }
-    wg->n_node += number == 1;
-    wg->n_values += number == 1 || number == 5 || number == 11 || number == 15;
-    if (!wg->rto[number])
-        wg->rfrom[number] = start;
-    wg->rto[number] = payload + len;
-    return true;
-}
-
-fp_model *fp_onnx_from_reader(const char *path, const char *format, fp_pbskel_reader *r, uint64_t size,
-                              uint64_t file_size, GError **error)
-{
-    const uint8_t *data;
-    size_t len;
-    model_split ms = {0};
-    if (!fp_pbskel_reader_build(r, &onnx__model_proto__descriptor, 0, size, 0, skip_graph, &ms, &data, &len) ||
-        ms.n_graph != 1 || ms.odd)
-        return NULL;
-    fp_arena *keep = fp_arena_new();
-    ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free, .allocator_data = keep};
-    wire_graph wg = {.scratch = fp_arena_new(), .reader = r};
-    wire_graph_init(&wg);
-    fp_model *m = NULL;
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, len, data);
-    if (mp && fp_pbskel_numbers_valid(&mp->base) &&
-        fp_pbskel_reader_build(r, &onnx__graph_proto__descriptor, ms.offset, ms.len, 1, skip_elements, &wg, &data,
-                               &len) &&
-        !wg.odd) {
-        wg.head = onnx__graph_proto__unpack(&alloc, len, data);
-        if (wg.head && fp_pbskel_numbers_valid(&wg.head->base))
-            m = import_model(path, format, mp, &wg, file_size, error);
-    }
     wire_graph_clear(&wg);
     fp_arena_free(keep);
     return m;

@@ -1,23 +1,21 @@
-/* onnx_load.c - read a binary .onnx file: build a skeleton (pread window, payloads skipped) without tensor payloads,
- * unpack it with protobuf-c, translate, free the protobuf. */
+/* onnx_load.c - read a binary .onnx file: build its skeleton (pread window, tensor payloads skipped),
+ * then translate it element by element (fp_onnx_from_skeleton). */
 #include "onnx_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* Tensor payload fields of onnx.TensorProto that may hold weights: over fp_inline_max of the
- * tensor's data_type (field 2, written before the payload), FP_INLINE_MAX when it is not known yet;
- * seen NULL (may it be stripped somewhere?): the floating-point limit. */
+ * tensor's data_type (field 2, written before the payload), FP_INLINE_MAX when it is not known yet. */
 static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f, size_t len,
                           const uint64_t *seen)
 {
     if (d != &onnx__tensor_proto__descriptor)
         return false;
-    uint64_t dt = seen ? seen[2] : FP_DT_FLOAT;
+    uint64_t dt = seen[2];
     uint64_t limit = dt < FP_DT_COUNT ? fp_inline_max((fp_dtype)dt) : FP_INLINE_MAX;
     switch (f->id) {
     case 4:  /* float_data */
@@ -62,44 +60,14 @@ typedef struct {
     bool mem;
 } source;
 
-static GBytes *build_skeleton(const source *src, unsigned flags, GError **error)
-{
-    if (src->mem)
-        return fp_pbskel_build_ex(&onnx__model_proto__descriptor, src->data, (size_t)src->size, strip_payload, flags,
-                                  error);
-    return fp_pbskel_build_fd_ex(&onnx__model_proto__descriptor, src->fd, src->size, strip_payload, flags, error);
-}
-
-/* Element by element through a reader (fp_onnx_from_reader), and when that fails, as before: skeleton,
- * then translation. The fast walk copies small sub-messages unparsed; when it or the translation
- * reports a malformed file, the exact walk and translation run again, so that the error is the one
- * they give (the first fault in file order, with its offset and field). */
+/* The skeleton of the whole source, then its translation. A malformed file fails with the first
+ * fault in file order, its offset and field. */
 static fp_model *load_source(const char *path, const source *src, GError **error)
 {
     GError *err = NULL;
-    if (src->size) { /* first element by element, without a skeleton of the whole file */
-        fp_pbskel_reader *r = fp_pbskel_reader_new(&onnx__model_proto__descriptor, src->mem ? src->data : NULL, src->fd,
-                                                   src->size, strip_payload, FP_PBSKEL_FAST);
-        fp_model *m = fp_onnx_from_reader(path, "onnx", r, src->size, src->size, &err);
-        fp_pbskel_reader_free(r);
-        g_clear_error(&err);
-        if (m)
-            return m;
-    }
-    GBytes *skel = build_skeleton(src, FP_PBSKEL_FAST, &err);
-    if (!skel && err->code == FP_PBSKEL_ERROR_IO)
-        return skeleton_failed(err, error);
-    if (skel) {
-        fp_model *m = from_skeleton(path, skel, src->size, &err);
-        if (m || !g_error_matches(err, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED) ||
-            strcmp(err->message, FP_ONNX_MALFORMED_MESSAGE) != 0) {
-            if (!m)
-                g_propagate_error(error, err);
-            return m;
-        }
-    }
-    g_clear_error(&err);
-    skel = build_skeleton(src, 0, &err);
+    GBytes *skel = src->mem ? fp_pbskel_build(&onnx__model_proto__descriptor, src->data, (size_t)src->size,
+                                              strip_payload, &err)
+                            : fp_pbskel_build_fd(&onnx__model_proto__descriptor, src->fd, src->size, strip_payload, &err);
     if (!skel)
         return skeleton_failed(err, error);
     return from_skeleton(path, skel, src->size, error);

@@ -221,6 +221,89 @@ static void put_utf8(GByteArray *out, uint32_t cp)
     g_byte_array_append(out, (const guint8 *)buf, (guint)n);
 }
 
+/* The byte of the one-character escape \c, false when c is not one. */
+static bool simple_escape(char c, uint8_t *b)
+{
+    static const char from[] = "abfnrtv\\'\"?", to[] = "\a\b\f\n\r\t\v\\'\"?";
+    const char *hit = c ? strchr(from, c) : NULL;
+    if (!hit)
+        return false;
+    *b = (uint8_t)to[hit - from];
+    return true;
+}
+
+/* The code point of the \u (4 hex digits) or \U (8) escape whose digits start at s[*i] (before
+ * n), a UTF-16 surrogate pair written as two \u escapes joined; *i moves past it. False on too
+ * few digits, a lone surrogate or a value past U+10FFFF. */
+static bool unicode_escape(const char *s, size_t n, size_t *i, char c, uint32_t *out)
+{
+    int digits = c == 'u' ? 4 : 8;
+    uint32_t cp = 0;
+    for (int k = 0; k < digits; k++) {
+        if (*i >= n || hexval(s[*i]) < 0)
+            return false;
+        cp = cp * 16 + (uint32_t)hexval(s[(*i)++]);
+    }
+    if (cp >= 0xd800 && cp < 0xdc00 && *i + 6 <= n && s[*i] == '\\' && s[*i + 1] == 'u') {
+        uint32_t lo = 0;
+        bool ok = true;
+        for (int k = 0; k < 4; k++)
+            ok = ok && hexval(s[*i + 2 + k]) >= 0 && ((lo = lo * 16 + (uint32_t)hexval(s[*i + 2 + k])), true);
+        if (ok && lo >= 0xdc00 && lo < 0xe000) {
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            *i += 6;
+        }
+    }
+    *out = cp;
+    return cp <= 0x10ffff && !(cp >= 0xd800 && cp < 0xe000);
+}
+
+/* The byte of the octal (\ooo, up to 3 digits, the first one c) or hex (\xhh, 1 or 2 digits after
+ * c = 'x' or 'X') escape, the digits after c from s[*i] (before n); *i moves past them. False when
+ * c starts neither, or on no hex digit or an octal value over 0xff. */
+static bool numeric_escape(const char *s, size_t n, size_t *i, char c, uint8_t *b)
+{
+    unsigned v;
+    if (c >= '0' && c <= '7') {
+        v = (unsigned)(c - '0');
+        for (int k = 0; k < 2 && *i < n && s[*i] >= '0' && s[*i] <= '7'; k++)
+            v = v * 8 + (unsigned)(s[(*i)++] - '0');
+        if (v > 0xff)
+            return false;
+    } else if (c == 'x' || c == 'X') {
+        if (*i >= n || hexval(s[*i]) < 0)
+            return false;
+        v = (unsigned)hexval(s[(*i)++]);
+        if (*i < n && hexval(s[*i]) >= 0)
+            v = v * 16 + (unsigned)hexval(s[(*i)++]);
+    } else {
+        return false;
+    }
+    *b = (uint8_t)v;
+    return true;
+}
+
+/* Appends to out the escape whose character after the backslash is s[*i] (before n) and moves *i
+ * past it; false when it is not a valid escape. */
+static bool unescape_one(const char *s, size_t n, size_t *i, GByteArray *out)
+{
+    if (*i >= n)
+        return false;
+    char c = s[(*i)++];
+    if (c == 'u' || c == 'U') {
+        uint32_t cp;
+        if (!unicode_escape(s, n, i, c, &cp))
+            return false;
+        put_utf8(out, cp);
+        return true;
+    }
+    uint8_t b;
+    if (!simple_escape(c, &b) && !numeric_escape(s, n, i, c, &b))
+        return false;
+    g_byte_array_append(out, &b, 1);
+    return true;
+}
+
 bool fp_pbtxt_unescape(const char *s, size_t n, GByteArray *out, size_t *bad_at)
 {
     size_t i = 0;
@@ -234,73 +317,11 @@ bool fp_pbtxt_unescape(const char *s, size_t n, GByteArray *out, size_t *bad_at)
         if (i >= n)
             break;
         size_t at = i++;
-        if (i >= n)
-            goto bad;
-        char c = s[i++];
-        uint8_t b;
-        switch (c) {
-        case 'a': b = '\a'; break;
-        case 'b': b = '\b'; break;
-        case 'f': b = '\f'; break;
-        case 'n': b = '\n'; break;
-        case 'r': b = '\r'; break;
-        case 't': b = '\t'; break;
-        case 'v': b = '\v'; break;
-        case '\\': b = '\\'; break;
-        case '\'': b = '\''; break;
-        case '"': b = '"'; break;
-        case '?': b = '?'; break;
-        case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
-            unsigned v = (unsigned)(c - '0');
-            for (int k = 0; k < 2 && i < n && s[i] >= '0' && s[i] <= '7'; k++)
-                v = v * 8 + (unsigned)(s[i++] - '0');
-            if (v > 0xff)
-                goto bad;
-            b = (uint8_t)v;
-            break;
+        if (!unescape_one(s, n, &i, out)) {
+            if (bad_at)
+                *bad_at = at;
+            return false;
         }
-        case 'x': case 'X': {
-            if (i >= n || hexval(s[i]) < 0)
-                goto bad;
-            unsigned v = (unsigned)hexval(s[i++]);
-            if (i < n && hexval(s[i]) >= 0)
-                v = v * 16 + (unsigned)hexval(s[i++]);
-            b = (uint8_t)v;
-            break;
-        }
-        case 'u': case 'U': {
-            int digits = c == 'u' ? 4 : 8;
-            uint32_t cp = 0;
-            for (int k = 0; k < digits; k++) {
-                if (i >= n || hexval(s[i]) < 0)
-                    goto bad;
-                cp = cp * 16 + (uint32_t)hexval(s[i++]);
-            }
-            /* a UTF-16 surrogate pair written as two \u escapes */
-            if (cp >= 0xd800 && cp < 0xdc00 && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
-                uint32_t lo = 0;
-                bool ok = true;
-                for (int k = 0; k < 4; k++)
-                    ok = ok && hexval(s[i + 2 + k]) >= 0 && ((lo = lo * 16 + (uint32_t)hexval(s[i + 2 + k])), true);
-                if (ok && lo >= 0xdc00 && lo < 0xe000) {
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                    i += 6;
-                }
-            }
-            if (cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
-                goto bad;
-            put_utf8(out, cp);
-            continue;
-        }
-        default:
-            goto bad;
-        }
-        g_byte_array_append(out, &b, 1);
-        continue;
-    bad:
-        if (bad_at)
-            *bad_at = at;
-        return false;
     }
     return true;
 }
