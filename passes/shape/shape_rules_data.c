@@ -638,38 +638,23 @@ sh_result sh_rule_resize(sh_ctx *c)
     return SH_OK;
 }
 
-sh_result sh_rule_depth_to_space(sh_ctx *c)
+/* DepthToSpace and SpaceToDepth over NCHW: DepthToSpace divides the channels by blocksize^2 and
+ * multiplies height and width by blocksize; SpaceToDepth does the reverse. */
+sh_result sh_rule_depth_space(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank != 4)
-        return sh_fail(c, "input rank %d, expected 4", x->rank);
+    const fp_shape *x;
+    sh_result r = sh_input_rank(c, 4, &x);
+    if (r != SH_OK)
+        return r;
     int64_t b = fp_node_attr_int(c->n, "blocksize", 0);
     if (b <= 0)
         return sh_fail(c, "blocksize must be positive");
+    bool to_space = c->n->op == FP_OP_DEPTH_TO_SPACE;
+    fp_dim area = sh_dim(b * b), side = sh_dim(b);
     fp_shape out = sh_copy(c, x);
-    out.dims[1] = sh_dim_div(x->dims[1], sh_dim(b * b));
-    out.dims[2] = sh_dim_mul(x->dims[2], sh_dim(b));
-    out.dims[3] = sh_dim_mul(x->dims[3], sh_dim(b));
-    sh_set(c, 0, sh_dt(c, 0), out);
-    return SH_OK;
-}
-
-sh_result sh_rule_space_to_depth(sh_ctx *c)
-{
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank != 4)
-        return sh_fail(c, "input rank %d, expected 4", x->rank);
-    int64_t b = fp_node_attr_int(c->n, "blocksize", 0);
-    if (b <= 0)
-        return sh_fail(c, "blocksize must be positive");
-    fp_shape out = sh_copy(c, x);
-    out.dims[1] = sh_dim_mul(x->dims[1], sh_dim(b * b));
-    out.dims[2] = sh_dim_div(x->dims[2], sh_dim(b));
-    out.dims[3] = sh_dim_div(x->dims[3], sh_dim(b));
+    out.dims[1] = to_space ? sh_dim_div(x->dims[1], area) : sh_dim_mul(x->dims[1], area);
+    for (int32_t i = 2; i < 4; i++)
+        out.dims[i] = to_space ? sh_dim_mul(x->dims[i], side) : sh_dim_div(x->dims[i], side);
     sh_set(c, 0, sh_dt(c, 0), out);
     return SH_OK;
 }
