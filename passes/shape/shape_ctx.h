@@ -35,6 +35,14 @@ fp_value *sh_val(sh_ctx *c, uint32_t i);
 /* Input i's shape when its rank is known, else NULL. */
 const fp_shape *sh_in(sh_ctx *c, uint32_t i);
 fp_dtype sh_dt(sh_ctx *c, uint32_t i);
+/* Input 0's shape into *x for a rule that needs its rank: SH_UNKNOWN ("input has unknown rank")
+ * when the rank is unknown; SH_ERROR after sh_fail when it is below min_rank. */
+sh_result sh_input(sh_ctx *c, int32_t min_rank, const fp_shape **x);
+/* sh_input of an input whose rank must be `rank` exactly. */
+sh_result sh_input_rank(sh_ctx *c, int32_t rank, const fp_shape **x);
+/* sh_input, then the node's `axis` attribute (default dflt) normalized into *axis; SH_ERROR after
+ * sh_fail when it is out of range for the input's rank. */
+sh_result sh_input_axis(sh_ctx *c, int64_t dflt, const fp_shape **x, int32_t *axis);
 /* The constant content of v (initializer, Constant, folded or provided input), or NULL. */
 const fp_tensor *sh_known(const fp_value *v);
 /* Known integer contents of input i (every element a known integer); at most max elements. */

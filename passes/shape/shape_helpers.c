@@ -27,6 +27,32 @@ fp_dtype sh_dt(sh_ctx *c, uint32_t i)
     return v ? v->dtype : FP_DT_UNDEFINED;
 }
 
+sh_result sh_input(sh_ctx *c, int32_t min_rank, const fp_shape **x)
+{
+    *x = sh_in(c, 0);
+    if (!*x)
+        return sh_unknown(c, "input has unknown rank");
+    if ((*x)->rank < min_rank)
+        return sh_fail(c, "input rank %d < %d", (*x)->rank, min_rank);
+    return SH_OK;
+}
+
+sh_result sh_input_rank(sh_ctx *c, int32_t rank, const fp_shape **x)
+{
+    sh_result r = sh_input(c, 0, x);
+    if (r == SH_OK && (*x)->rank != rank)
+        return sh_fail(c, "input rank %d, expected %d", (*x)->rank, rank);
+    return r;
+}
+
+sh_result sh_input_axis(sh_ctx *c, int64_t dflt, const fp_shape **x, int32_t *axis)
+{
+    sh_result r = sh_input(c, 0, x);
+    if (r == SH_OK && !sh_axis(fp_node_attr_int(c->n, "axis", dflt), (*x)->rank, axis))
+        return sh_fail(c, "axis out of range for rank %d", (*x)->rank);
+    return r;
+}
+
 /* Reads element k of an inline tensor as int64 (integer and bool types). */
 static bool tensor_int(const fp_tensor *t, uint64_t k, int64_t *out)
 {

@@ -6,12 +6,12 @@
 #include "shape_ctx.h"
 
 #define SH_RULES(X)                                                                                        \
-    X(binary) X(compare) X(where) X(same) X(bool_same) X(cast) X(quantize) X(dyn_quantize)        \
+    X(binary) X(compare) X(where) X(same) X(bool_same) X(cast) X(quantize) X(dyn_quantize)                 \
     X(conv) X(conv_transpose) X(pool) X(global_pool) X(roi) X(max_unpool) X(gemm) X(matmul) X(einsum)      \
     X(det) X(batch_norm) X(layer_norm) X(skip_layer_norm) X(reduce) X(arg) X(topk) X(rnn) X(loss)          \
     X(reshape) X(flatten) X(squeeze) X(unsqueeze) X(identity) X(dropout) X(transpose) X(concat) X(split)   \
-    X(slice) X(gather) X(gather_elements) X(gather_nd) X(pad) X(tile) X(expand) X(resize) X(depth_to_space) \
-    X(space_to_depth) X(compress) X(one_hot) X(eye_like) X(grid_sample) X(center_crop_pad) X(shape)        \
+    X(slice) X(gather) X(gather_elements) X(gather_nd) X(pad) X(tile) X(expand) X(resize) X(depth_space)   \
+    X(compress) X(one_hot) X(eye_like) X(grid_sample) X(center_crop_pad) X(shape)                          \
     X(size) X(constant) X(constant_of_shape) X(range) X(non_zero) X(unique) X(nms) X(window) X(dft)        \
     X(stft) X(mel) X(random) X(random_like) X(multinomial) X(seq_construct) X(seq_empty) X(seq_at)         \
     X(seq_insert) X(seq_erase) X(seq_length) X(split_to_seq) X(concat_from_seq) X(optional)                \

@@ -172,35 +172,38 @@ sh_result sh_rule_flatten(sh_ctx *c)
     return SH_OK;
 }
 
-/* Axes of Squeeze/Unsqueeze: attribute before opset 13, input 1 from 13. */
-static int axes_arg(sh_ctx *c, int64_t *axes, bool *present)
+/* Input 0 of a Squeeze/Unsqueeze into *x and its axes (attribute before opset 13, input 1 from
+ * 13) into axes (room for FP_MAX_RANK), *n their count or -1 when there are none. SH_UNKNOWN as
+ * sh_input, or with the reason `unknown_axes` when the axes input is not a known constant. */
+static sh_result squeeze_args(sh_ctx *c, const char *unknown_axes, const fp_shape **x, int64_t *axes, int *n)
 {
-    int n = 0;
-    *present = false;
+    sh_result r = sh_input(c, 0, x);
+    if (r != SH_OK)
+        return r;
+    int count = 0;
+    *n = -1;
     if (c->opset >= 13) {
         if (sh_val(c, 1)) {
-            if (!sh_ints(c, 1, axes, FP_MAX_RANK, &n))
-                return -1;
-            *present = true;
+            if (!sh_ints(c, 1, axes, FP_MAX_RANK, &count))
+                return sh_unknown(c, "%s", unknown_axes);
+            *n = count;
         }
-    } else if (sh_attr_ints(c->n, "axes", axes, FP_MAX_RANK, &n)) {
-        *present = true;
+    } else if (sh_attr_ints(c->n, "axes", axes, FP_MAX_RANK, &count)) {
+        *n = count;
     }
-    return n;
+    return SH_OK;
 }
 
 sh_result sh_rule_squeeze(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
+    const fp_shape *x;
     int64_t axes[FP_MAX_RANK];
-    bool present;
-    int n = axes_arg(c, axes, &present);
-    if (n < 0)
-        return sh_unknown(c, "axes input is not a known constant");
+    int n;
+    sh_result r = squeeze_args(c, "axes input is not a known constant", &x, axes, &n);
+    if (r != SH_OK)
+        return r;
     bool drop[FP_MAX_RANK] = {false};
-    if (!present) {
+    if (n < 0) {
         for (int32_t i = 0; i < x->rank; i++) {
             if (!fp_dim_known(x->dims[i]))
                 return sh_unknown(c, "cannot tell which dims are 1: dim %d unknown", i);
@@ -228,13 +231,13 @@ sh_result sh_rule_squeeze(sh_ctx *c)
 
 sh_result sh_rule_unsqueeze(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
+    const fp_shape *x;
     int64_t axes[FP_MAX_RANK];
-    bool present;
-    int n = axes_arg(c, axes, &present);
-    if (n < 0 || !present)
+    int n;
+    sh_result r = squeeze_args(c, "axes not known", &x, axes, &n);
+    if (r != SH_OK)
+        return r;
+    if (n < 0)
         return sh_unknown(c, "axes not known");
     int32_t rank = x->rank + n;
     if (rank > FP_MAX_RANK)
@@ -351,12 +354,11 @@ sh_result sh_rule_concat(sh_ctx *c)
 
 sh_result sh_rule_split(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
+    const fp_shape *x;
     int32_t axis;
-    if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), x->rank, &axis))
-        return sh_fail(c, "axis out of range for rank %d", x->rank);
+    sh_result r = sh_input_axis(c, 0, &x, &axis);
+    if (r != SH_OK)
+        return r;
     uint32_t nout = c->n->n_outputs;
     int64_t split[FP_MAX_RANK * 4];
     int n = 0;
@@ -636,38 +638,23 @@ sh_result sh_rule_resize(sh_ctx *c)
     return SH_OK;
 }
 
-sh_result sh_rule_depth_to_space(sh_ctx *c)
+/* DepthToSpace and SpaceToDepth over NCHW: DepthToSpace divides the channels by blocksize^2 and
+ * multiplies height and width by blocksize; SpaceToDepth does the reverse. */
+sh_result sh_rule_depth_space(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank != 4)
-        return sh_fail(c, "input rank %d, expected 4", x->rank);
+    const fp_shape *x;
+    sh_result r = sh_input_rank(c, 4, &x);
+    if (r != SH_OK)
+        return r;
     int64_t b = fp_node_attr_int(c->n, "blocksize", 0);
     if (b <= 0)
         return sh_fail(c, "blocksize must be positive");
+    bool to_space = c->n->op == FP_OP_DEPTH_TO_SPACE;
+    fp_dim area = sh_dim(b * b), side = sh_dim(b);
     fp_shape out = sh_copy(c, x);
-    out.dims[1] = sh_dim_div(x->dims[1], sh_dim(b * b));
-    out.dims[2] = sh_dim_mul(x->dims[2], sh_dim(b));
-    out.dims[3] = sh_dim_mul(x->dims[3], sh_dim(b));
-    sh_set(c, 0, sh_dt(c, 0), out);
-    return SH_OK;
-}
-
-sh_result sh_rule_space_to_depth(sh_ctx *c)
-{
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank != 4)
-        return sh_fail(c, "input rank %d, expected 4", x->rank);
-    int64_t b = fp_node_attr_int(c->n, "blocksize", 0);
-    if (b <= 0)
-        return sh_fail(c, "blocksize must be positive");
-    fp_shape out = sh_copy(c, x);
-    out.dims[1] = sh_dim_mul(x->dims[1], sh_dim(b * b));
-    out.dims[2] = sh_dim_div(x->dims[2], sh_dim(b));
-    out.dims[3] = sh_dim_div(x->dims[3], sh_dim(b));
+    out.dims[1] = to_space ? sh_dim_div(x->dims[1], area) : sh_dim_mul(x->dims[1], area);
+    for (int32_t i = 2; i < 4; i++)
+        out.dims[i] = to_space ? sh_dim_mul(x->dims[i], side) : sh_dim_div(x->dims[i], side);
     sh_set(c, 0, sh_dt(c, 0), out);
     return SH_OK;
 }

@@ -104,6 +104,7 @@ sh_result sh_rule_dyn_quantize(sh_ctx *c)
 typedef struct {
     int nsp;                 /* spatial dims */
     int64_t k[FP_MAX_RANK], s[FP_MAX_RANK], d[FP_MAX_RANK], pb[FP_MAX_RANK], pe[FP_MAX_RANK];
+    int64_t group;           /* the group attribute (1 when absent) */
     const char *auto_pad;
     bool same, valid;        /* auto_pad is SAME_UPPER or SAME_LOWER; VALID (read once per node) */
 } window;
@@ -134,14 +135,16 @@ static void find_window_attrs(const fp_node *n, window_attrs *wa)
     }
 }
 
-/* Reads kernel_shape (or `kernel` dims of the weight), strides, dilations, pads, auto_pad; *wa
- * receives the attributes (the caller reads group from it). */
-static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win, window_attrs *wa)
+/* Reads kernel_shape (or the spatial dims of the weight w), strides, dilations, pads, auto_pad and
+ * group into *win for `nsp` spatial dims. */
+static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win)
 {
     int cnt = 0;
+    window_attrs wa;
     win->nsp = nsp;
-    find_window_attrs(c->n, wa);
-    if (sh_attr_ints_of(wa->kernel_shape, win->k, FP_MAX_RANK, &cnt)) {
+    find_window_attrs(c->n, &wa);
+    win->group = wa.group && wa.group->type == FP_ATTR_INT ? wa.group->u.i : 1;
+    if (sh_attr_ints_of(wa.kernel_shape, win->k, FP_MAX_RANK, &cnt)) {
         if (cnt != nsp)
             return sh_fail(c, "kernel_shape has %d entries for %d spatial dimensions", cnt, nsp);
     } else if (w && w->rank == nsp + 2) {
@@ -155,12 +158,12 @@ static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win,
     }
     for (int i = 0; i < nsp; i++)
         win->s[i] = win->d[i] = 1, win->pb[i] = win->pe[i] = 0;
-    if (sh_attr_ints_of(wa->strides, win->s, FP_MAX_RANK, &cnt) && cnt != nsp)
+    if (sh_attr_ints_of(wa.strides, win->s, FP_MAX_RANK, &cnt) && cnt != nsp)
         return sh_fail(c, "strides has %d entries for %d spatial dimensions", cnt, nsp);
-    if (sh_attr_ints_of(wa->dilations, win->d, FP_MAX_RANK, &cnt) && cnt != nsp)
+    if (sh_attr_ints_of(wa.dilations, win->d, FP_MAX_RANK, &cnt) && cnt != nsp)
         return sh_fail(c, "dilations has %d entries for %d spatial dimensions", cnt, nsp);
     int64_t pads[2 * FP_MAX_RANK];
-    if (sh_attr_ints_of(wa->pads, pads, 2 * FP_MAX_RANK, &cnt)) {
+    if (sh_attr_ints_of(wa.pads, pads, 2 * FP_MAX_RANK, &cnt)) {
         if (cnt != 2 * nsp)
             return sh_fail(c, "pads has %d entries for %d spatial dimensions", cnt, nsp);
         for (int i = 0; i < nsp; i++)
@@ -169,10 +172,19 @@ static sh_result read_window(sh_ctx *c, int nsp, const fp_shape *w, window *win,
     for (int i = 0; i < nsp; i++)
         if (win->s[i] <= 0 || win->d[i] <= 0 || win->k[i] <= 0)
             return sh_fail(c, "kernel, stride and dilation must be positive");
-    win->auto_pad = wa->auto_pad && wa->auto_pad->type == FP_ATTR_STRING ? wa->auto_pad->u.s : "NOTSET";
+    win->auto_pad = wa.auto_pad && wa.auto_pad->type == FP_ATTR_STRING ? wa.auto_pad->u.s : "NOTSET";
     win->same = strcmp(win->auto_pad, "SAME_UPPER") == 0 || strcmp(win->auto_pad, "SAME_LOWER") == 0;
     win->valid = strcmp(win->auto_pad, "VALID") == 0;
     return SH_OK;
+}
+
+/* Input 0 of a convolution or pooling into *x (rank 3 or more: N, C, then the spatial dims) and
+ * its window over the weight w (NULL: none) into *win; SH_UNKNOWN or SH_ERROR as sh_input and
+ * read_window. */
+static sh_result window_input(sh_ctx *c, const fp_shape *w, const fp_shape **x, window *win)
+{
+    sh_result r = sh_input(c, 3, x);
+    return r == SH_OK ? read_window(c, (*x)->rank - 2, w, win) : r;
 }
 
 /* Output size of one spatial dim of a convolution or pooling window. */
@@ -198,18 +210,12 @@ static fp_dim window_out(const window *w, int i, fp_dim in, bool ceil_mode)
 sh_result sh_rule_conv(sh_ctx *c)
 {
     bool qlinear = c->n->op == FP_OP_QLINEAR_CONV;
-    const fp_shape *x = sh_in(c, 0), *w = sh_in(c, qlinear ? 3 : 1);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank < 3)
-        return sh_fail(c, "input rank %d < 3", x->rank);
-    int nsp = x->rank - 2;
+    const fp_shape *x, *w = sh_in(c, qlinear ? 3 : 1);
     window win;
-    window_attrs wa;
-    sh_result r = read_window(c, nsp, w, &win, &wa);
+    sh_result r = window_input(c, w, &x, &win);
     if (r != SH_OK)
         return r;
-    int64_t group = wa.group && wa.group->type == FP_ATTR_INT ? wa.group->u.i : 1;
+    int64_t group = win.group;
     if (w && w->rank != x->rank)
         return sh_fail(c, "weight rank %d differs from input rank %d", w->rank, x->rank);
     if (w && fp_dim_known(x->dims[1]) && fp_dim_known(w->dims[1]) && group > 0 &&
@@ -220,7 +226,7 @@ sh_result sh_rule_conv(sh_ctx *c)
     fp_shape out = sh_new(c, x->rank);
     out.dims[0] = x->dims[0];
     out.dims[1] = w ? w->dims[0] : sh_dim_unknown();
-    for (int i = 0; i < nsp; i++)
+    for (int i = 0; i < win.nsp; i++)
         out.dims[2 + i] = window_out(&win, i, x->dims[2 + i], false);
     fp_dtype dt = sh_dt(c, 0);
     if (c->n->op == FP_OP_CONV_INTEGER)
@@ -233,21 +239,15 @@ sh_result sh_rule_conv(sh_ctx *c)
 
 sh_result sh_rule_conv_transpose(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0), *w = sh_in(c, 1);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank < 3)
-        return sh_fail(c, "input rank %d < 3", x->rank);
-    int nsp = x->rank - 2;
+    const fp_shape *x, *w = sh_in(c, 1);
     window win;
-    window_attrs wa;
-    sh_result r = read_window(c, nsp, w, &win, &wa);
+    sh_result r = window_input(c, w, &x, &win);
     if (r != SH_OK)
         return r;
-    int64_t group = wa.group && wa.group->type == FP_ATTR_INT ? wa.group->u.i : 1;
+    int nsp = win.nsp;
     fp_shape out = sh_new(c, x->rank);
     out.dims[0] = x->dims[0];
-    out.dims[1] = w && fp_dim_known(w->dims[1]) ? sh_dim(w->dims[1].value * group) : sh_dim_unknown();
+    out.dims[1] = w && fp_dim_known(w->dims[1]) ? sh_dim(w->dims[1].value * win.group) : sh_dim_unknown();
     int64_t ops[FP_MAX_RANK] = {0}, oshape[FP_MAX_RANK];
     int cnt = 0;
     sh_attr_ints(c->n, "output_padding", ops, FP_MAX_RANK, &cnt);
@@ -273,22 +273,16 @@ sh_result sh_rule_conv_transpose(sh_ctx *c)
 
 sh_result sh_rule_pool(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank < 3)
-        return sh_fail(c, "input rank %d < 3", x->rank);
-    int nsp = x->rank - 2;
+    const fp_shape *x;
     window win;
-    window_attrs wa;
-    sh_result r = read_window(c, nsp, NULL, &win, &wa);
+    sh_result r = window_input(c, NULL, &x, &win);
     if (r != SH_OK)
         return r;
     bool ceil_mode = fp_node_attr_int(c->n, "ceil_mode", 0) != 0;
     fp_shape out = sh_new(c, x->rank);
     out.dims[0] = x->dims[0];
     out.dims[1] = x->dims[1];
-    for (int i = 0; i < nsp; i++)
+    for (int i = 0; i < win.nsp; i++)
         out.dims[2 + i] = window_out(&win, i, x->dims[2 + i], ceil_mode);
     sh_set(c, 0, sh_dt(c, 0), out);
     sh_set(c, 1, FP_DT_INT64, sh_copy(c, &out)); /* MaxPool indices */
@@ -297,11 +291,10 @@ sh_result sh_rule_pool(sh_ctx *c)
 
 sh_result sh_rule_global_pool(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank < 2)
-        return sh_fail(c, "input rank %d < 2", x->rank);
+    const fp_shape *x;
+    sh_result r = sh_input(c, 2, &x);
+    if (r != SH_OK)
+        return r;
     fp_shape out = sh_copy(c, x);
     for (int32_t i = 2; i < x->rank; i++)
         out.dims[i] = sh_dim(1);
@@ -351,8 +344,7 @@ sh_result sh_rule_max_unpool(sh_ctx *c)
         return sh_unknown(c, "output_shape input is not a known constant");
     }
     window win;
-    window_attrs wa;
-    sh_result r = read_window(c, x->rank - 2, NULL, &win, &wa);
+    sh_result r = read_window(c, x->rank - 2, NULL, &win);
     if (r != SH_OK)
         return r;
     fp_shape out = sh_copy(c, x);
@@ -598,11 +590,10 @@ sh_result sh_rule_einsum(sh_ctx *c)
 
 sh_result sh_rule_det(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank < 2)
-        return sh_fail(c, "input rank %d < 2", x->rank);
+    const fp_shape *x;
+    sh_result r = sh_input(c, 2, &x);
+    if (r != SH_OK)
+        return r;
     fp_shape out = {x->rank - 2, x->dims};
     sh_set(c, 0, sh_dt(c, 0), sh_copy(c, &out));
     return SH_OK;
@@ -702,12 +693,11 @@ sh_result sh_rule_reduce(sh_ctx *c)
 
 sh_result sh_rule_arg(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
+    const fp_shape *x;
     int32_t axis;
-    if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), x->rank, &axis))
-        return sh_fail(c, "axis out of range for rank %d", x->rank);
+    sh_result r = sh_input_axis(c, 0, &x, &axis);
+    if (r != SH_OK)
+        return r;
     bool keep = fp_node_attr_int(c->n, "keepdims", 1) != 0;
     fp_shape out = sh_new(c, keep ? x->rank : x->rank - 1);
     for (int32_t i = 0, k = 0; i < x->rank; i++) {
@@ -721,12 +711,11 @@ sh_result sh_rule_arg(sh_ctx *c)
 
 sh_result sh_rule_topk(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
+    const fp_shape *x;
     int32_t axis;
-    if (!sh_axis(fp_node_attr_int(c->n, "axis", -1), x->rank, &axis))
-        return sh_fail(c, "axis out of range for rank %d", x->rank);
+    sh_result r = sh_input_axis(c, -1, &x, &axis);
+    if (r != SH_OK)
+        return r;
     int64_t k[1];
     int n = 0;
     fp_shape out = sh_copy(c, x);
@@ -747,14 +736,13 @@ sh_result sh_rule_topk(sh_ctx *c)
 
 sh_result sh_rule_rnn(sh_ctx *c)
 {
-    const fp_shape *x = sh_in(c, 0);
-    if (!x)
-        return sh_unknown(c, "input has unknown rank");
-    if (x->rank != 3)
-        return sh_fail(c, "input rank %d, expected 3", x->rank);
+    const fp_shape *x;
+    sh_result r = sh_input_rank(c, 3, &x);
+    if (r != SH_OK)
+        return r;
     int64_t hidden = fp_node_attr_int(c->n, "hidden_size", -1);
-    const fp_shape *r = sh_in(c, 2);
-    fp_dim h = hidden > 0 ? sh_dim(hidden) : r && r->rank == 3 ? r->dims[2] : sh_dim_unknown();
+    const fp_shape *rw = sh_in(c, 2); /* the recurrence weights R: [dirs, gates * hidden, hidden] */
+    fp_dim h = hidden > 0 ? sh_dim(hidden) : rw && rw->rank == 3 ? rw->dims[2] : sh_dim_unknown();
     const char *dir = fp_node_attr_string(c->n, "direction", "forward");
     fp_dim nd = sh_dim(strcmp(dir, "bidirectional") == 0 ? 2 : 1);
     bool batch_first = fp_node_attr_int(c->n, "layout", 0) == 1;

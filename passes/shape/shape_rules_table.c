@@ -42,8 +42,8 @@ const sh_rule fp_shape_rules[FP_OP_COUNT] = {
     R(IDENTITY, identity) R(DROPOUT, dropout) R(TRANSPOSE, transpose) R(CONCAT, concat) R(SPLIT, split)
     R(SLICE, slice) R(GATHER, gather) R(GATHER_ELEMENTS, gather_elements) R(GATHER_ND, gather_nd)
     R(SCATTER, same) R(SCATTER_ELEMENTS, same) R(SCATTER_ND, same) R(PAD, pad) R(TILE, tile)
-    R(EXPAND, expand) R(RESIZE, resize) R(UPSAMPLE, resize) R(DEPTH_TO_SPACE, depth_to_space)
-    R(SPACE_TO_DEPTH, space_to_depth) R(COMPRESS, compress) R(REVERSE_SEQUENCE, same) R(TRILU, same)
+    R(EXPAND, expand) R(RESIZE, resize) R(UPSAMPLE, resize) R(DEPTH_TO_SPACE, depth_space)
+    R(SPACE_TO_DEPTH, depth_space) R(COMPRESS, compress) R(REVERSE_SEQUENCE, same) R(TRILU, same)
     R(ONE_HOT, one_hot) R(EYE_LIKE, eye_like) R(GRID_SAMPLE, grid_sample) R(COL2IM, col2im)
     R(CENTER_CROP_PAD, center_crop_pad)
     /* shapes and constants */
