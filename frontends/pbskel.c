@@ -5,9 +5,12 @@
 #include "pbskel.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 G_DEFINE_QUARK(fp-pbskel-error-quark, fp_pbskel_error)
@@ -201,21 +204,8 @@ static int src_varint(skel *s, uint64_t *pos, uint64_t end, uint64_t *v)
 static void put_varint(outbuf *out, uint64_t v)
 {
     uint8_t buf[10];
-    unsigned n = 0;
-    do {
-        buf[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    out_append(out, buf, n);
+    out_append(out, buf, fp_pbskel_put_varint(buf, v));
 }
-
-static void put_le(uint8_t *p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int bytes) { return fp_pbskel_le(p, bytes); }
 
 static bool fail(skel *s, uint64_t at, const ProtobufCMessageDescriptor *d, const char *field, const char *what)
 {
@@ -300,9 +290,9 @@ static bool walk_sub(skel *s, const field_at *fa, uint64_t payload, uint64_t pen
 static void put_marker(outbuf *out, uint64_t num, uint64_t payload, uint64_t len)
 {
     uint8_t m[4 + 8 + 8];
-    put_le(m, num, 4);
-    put_le(m + 4, payload, 8);
-    put_le(m + 12, len, 8);
+    fp_pbskel_put_le(m, num, 4);
+    fp_pbskel_put_le(m + 4, payload, 8);
+    fp_pbskel_put_le(m + 12, len, 8);
     put_varint(out, ((uint64_t)FP_PBSKEL_MARKER_FIELD << 3) | 2);
     put_varint(out, sizeof m);
     out_append(out, m, sizeof m);
@@ -404,6 +394,35 @@ GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t
     return build(&s, d);
 }
 
+int fp_pbskel_open(const char *path, GQuark domain, int io_code, int malformed_code, uint64_t *size,
+                   GError **error)
+{
+    int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        g_set_error(error, domain, io_code, "cannot read: %s", g_strerror(e));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+        close(fd);
+        g_set_error_literal(error, domain, malformed_code, S_ISREG(st.st_mode) ? "empty file" : "not a regular file");
+        return -1;
+    }
+    *size = (uint64_t)st.st_size;
+    return fd;
+}
+
+void fp_pbskel_fail_va(GError **error, GQuark domain, int code, const char *fmt, va_list ap)
+{
+    if (!error || *error)
+        return;
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    g_set_error_literal(error, domain, code, msg);
+}
+
 bool fp_pbskel_numbers_valid(const ProtobufCMessage *msg)
 {
     for (size_t i = 0; i < msg->n_unknown_fields; i++)
@@ -450,9 +469,9 @@ unsigned fp_pbskel_markers(const ProtobufCMessage *msg, fp_pbskel_marker *out, u
         if (u->len != 21 || u->data[0] != 20)
             continue;
         const uint8_t *p = u->data + 1;
-        out[n].field = (uint32_t)get_le(p, 4);
-        out[n].offset = get_le(p + 4, 8);
-        out[n].length = get_le(p + 12, 8);
+        out[n].field = (uint32_t)fp_pbskel_le(p, 4);
+        out[n].offset = fp_pbskel_le(p + 4, 8);
+        out[n].length = fp_pbskel_le(p + 12, 8);
         n++;
     }
     return n;

@@ -12,6 +12,7 @@
 
 #include <glib.h>
 #include <protobuf-c/protobuf-c.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,6 +51,17 @@ GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data
  * I/O errors and short reads fail with FP_PBSKEL_ERROR_IO. */
 GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
                            GError **error);
+
+/* Opens `path` for the readers of serialized models: returns a descriptor (O_CLOEXEC) of a
+ * non-empty regular file and its size in *size, or -1 with an error in `domain`: `io_code`
+ * "cannot read: <reason>" when it cannot be opened or stat'ed, `malformed_code` "empty file" or
+ * "not a regular file". The caller closes the descriptor. */
+int fp_pbskel_open(const char *path, GQuark domain, int io_code, int malformed_code, uint64_t *size,
+                   GError **error);
+
+/* Sets *error to the message fmt formats from ap, in `domain` with `code`, unless error is NULL
+ * or already set (the first fault stands): the body of a reader's own variadic fail(). */
+void fp_pbskel_fail_va(GError **error, GQuark domain, int code, const char *fmt, va_list ap) G_GNUC_PRINTF(4, 0);
 
 /* Whether every field number in an unpacked message and its sub-messages is valid: protobuf-c
  * keeps a field numbered above 2^29 - 1 as unknown where the walk rejects it, so bytes that did
@@ -102,6 +114,24 @@ static inline uint64_t fp_pbskel_le(const uint8_t *p, int bytes)
     for (int i = bytes - 1; i >= 0; i--)
         v = (v << 8) | p[i];
     return v;
+}
+
+/* Writes v as a varint at buf (room for 10 bytes: enough for any value); returns its length. */
+static inline unsigned fp_pbskel_put_varint(uint8_t *buf, uint64_t v)
+{
+    unsigned n = 0;
+    do {
+        buf[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+/* Writes the low `bytes` bytes of v at p, little-endian (the inverse of fp_pbskel_le). */
+static inline void fp_pbskel_put_le(uint8_t *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* The head of the field at *p: number, wire type, and for wire type 2 the payload's length (not

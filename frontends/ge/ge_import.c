@@ -42,10 +42,8 @@ static bool fail(importer *im, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    fp_pbskel_fail_va(im->error, FP_GE_ERROR, code, fmt, ap);
     va_end(ap);
-    if (im->error && !*im->error)
-        g_set_error_literal(im->error, FP_GE_ERROR, code, msg);
     return false;
 }
 

@@ -7,10 +7,7 @@
 #include "ge_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <glib/gstdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "formats/formats.h"
@@ -344,22 +341,10 @@ fp_model *fp_ge_load_buffer(const char *path, fp_ge_kind kind, const uint8_t *da
 
 fp_model *fp_ge_load(const char *path, fp_ge_kind kind, GError **error)
 {
-    int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_IO, "cannot read: %s", g_strerror(e));
+    uint64_t size = 0;
+    int fd = fp_pbskel_open(path, FP_GE_ERROR, FP_GE_ERROR_IO, FP_GE_ERROR_MALFORMED, &size, error);
+    if (fd < 0)
         return NULL;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size == 0) {
-        close(fd);
-        g_set_error_literal(error, FP_GE_ERROR, FP_GE_ERROR_MALFORMED,
-                            S_ISREG(st.st_mode) ? "empty file" : "not a regular file");
-        return NULL;
-    }
-    uint64_t size = (uint64_t)st.st_size;
     fp_model *m = NULL;
     GError *err = NULL;
     if (kind == FP_GE_OM) {

@@ -44,9 +44,8 @@ static bool fail(importer *im, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    fp_pbskel_fail_va(im->error, FP_ONNX_ERROR, code, fmt, ap);
     va_end(ap);
-    g_set_error_literal(im->error, FP_ONNX_ERROR, code, msg);
     return false;
 }
 

@@ -2,10 +2,6 @@
  * then translate it element by element (fp_onnx_from_skeleton). */
 #include "onnx_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <glib/gstdio.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Tensor payload fields of onnx.TensorProto that may hold weights: over fp_inline_max of the
@@ -81,23 +77,12 @@ fp_model *fp_onnx_load_buffer(const char *path, const uint8_t *data, size_t len,
 
 fp_model *fp_onnx_load(const char *path, GError **error)
 {
-    int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_IO, "cannot read: %s", g_strerror(e));
+    source src = {0};
+    src.fd = fp_pbskel_open(path, FP_ONNX_ERROR, FP_ONNX_ERROR_IO, FP_ONNX_ERROR_MALFORMED, &src.size, error);
+    if (src.fd < 0)
         return NULL;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size == 0) {
-        close(fd);
-        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, S_ISREG(st.st_mode) ? "empty file" : "not a regular file");
-        return NULL;
-    }
-    source src = {.fd = fd, .size = (uint64_t)st.st_size};
     fp_model *m = load_source(path, &src, error);
-    close(fd);
+    close(src.fd);
     return m;
 }
 

@@ -49,12 +49,7 @@ static void put(fp_pbwire *w, const void *p, size_t n)
 static void put_raw_varint(fp_pbwire *w, uint64_t v)
 {
     uint8_t buf[10];
-    unsigned n = 0;
-    do {
-        buf[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    put(w, buf, n);
+    put(w, buf, fp_pbskel_put_varint(buf, v));
 }
 
 static void put_tag(fp_pbwire *w, uint32_t field, unsigned wire) { put_raw_varint(w, ((uint64_t)field << 3) | wire); }
@@ -88,8 +83,7 @@ void fp_pbwire_varint(fp_pbwire *w, uint32_t field, uint64_t v)
 void fp_pbwire_fixed32(fp_pbwire *w, uint32_t field, uint32_t v)
 {
     uint8_t b[4];
-    for (int i = 0; i < 4; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
+    fp_pbskel_put_le(b, v, 4);
     put_tag(w, field, 5);
     put(w, b, 4);
 }
@@ -97,8 +91,7 @@ void fp_pbwire_fixed32(fp_pbwire *w, uint32_t field, uint32_t v)
 void fp_pbwire_fixed64(fp_pbwire *w, uint32_t field, uint64_t v)
 {
     uint8_t b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
+    fp_pbskel_put_le(b, v, 8);
     put_tag(w, field, 1);
     put(w, b, 8);
 }

@@ -97,11 +97,7 @@ static int ev_cmp(gconstpointer a, gconstpointer b)
         return x->run < y->run ? -1 : 1;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->dur != y->dur)
-        return x->dur > y->dur ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
+    return fp_prof_event_order(x->ts, x->dur, x->index, y->ts, y->dur, y->index);
 }
 
 /* Marks events contained in an earlier, enclosing event of the same run and thread. */

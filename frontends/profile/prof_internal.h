@@ -18,6 +18,10 @@ void fp_prof_warn(fp_profile *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Maps a dtype as profiles write it ("FLOAT", "DT_BF16", "float16", "c10::Half", "long int"). */
 fp_dtype fp_prof_dtype(const char *s);
 
+/* Execution order of two events of one thread, as a sort comparator: by start `ts`, the longer
+ * (enclosing) `dur` first, then by `index` in the event array. */
+int fp_prof_event_order(double ts_a, double dur_a, guint index_a, double ts_b, double dur_b, guint index_b);
+
 /* Strict number parsing of a whole cell (surrounding whitespace allowed); false if not a finite
  * number. */
 bool fp_prof_parse_double(const char *s, double *out);

@@ -134,20 +134,39 @@ fp_dtype fp_prof_dtype(const char *s)
     return fp_dtype_from_name(s);
 }
 
-bool fp_prof_parse_double(const char *s, double *out)
+int fp_prof_event_order(double ts_a, double dur_a, guint index_a, double ts_b, double dur_b, guint index_b)
+{
+    if (ts_a != ts_b)
+        return ts_a < ts_b ? -1 : 1;
+    if (dur_a != dur_b)
+        return dur_a > dur_b ? -1 : 1;
+    return index_a < index_b ? -1 : index_a > index_b;
+}
+
+/* The cell s with its leading whitespace skipped; NULL when nothing else is left. */
+static const char *cell_start(const char *s)
 {
     while (g_ascii_isspace(*s))
         s++;
-    if (!*s)
+    return *s ? s : NULL;
+}
+
+/* True when only whitespace follows the number that ends at `end`. */
+static bool cell_ends(const char *end)
+{
+    while (g_ascii_isspace(*end))
+        end++;
+    return !*end;
+}
+
+bool fp_prof_parse_double(const char *s, double *out)
+{
+    if (!(s = cell_start(s)))
         return false;
     char *end = NULL;
     errno = 0;
     double v = g_ascii_strtod(s, &end);
-    if (end == s || errno == ERANGE || !isfinite(v))
-        return false;
-    while (g_ascii_isspace(*end))
-        end++;
-    if (*end)
+    if (end == s || errno == ERANGE || !isfinite(v) || !cell_ends(end))
         return false;
     *out = v;
     return true;
@@ -155,18 +174,12 @@ bool fp_prof_parse_double(const char *s, double *out)
 
 bool fp_prof_parse_int(const char *s, int64_t *out)
 {
-    while (g_ascii_isspace(*s))
-        s++;
-    if (!*s)
+    if (!(s = cell_start(s)))
         return false;
     char *end = NULL;
     errno = 0;
     gint64 v = g_ascii_strtoll(s, &end, 10);
-    if (end == s || errno == ERANGE)
-        return false;
-    while (g_ascii_isspace(*end))
-        end++;
-    if (*end)
+    if (end == s || errno == ERANGE || !cell_ends(end))
         return false;
     *out = v;
     return true;

@@ -130,6 +130,7 @@ static bool collect(fp_profile *p, const char *base, JsonArray *events, GArray *
     return true;
 }
 
+/* Execution order within a process's thread: by start, the longer (enclosing) first. */
 static int ev_cmp(gconstpointer a, gconstpointer b)
 {
     const trace_ev *x = a, *y = b;
@@ -137,11 +138,7 @@ static int ev_cmp(gconstpointer a, gconstpointer b)
         return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->dur != y->dur)
-        return x->dur > y->dur ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
+    return fp_prof_event_order(x->ts, x->dur, x->index, y->ts, y->dur, y->index);
 }
 
 static int index_cmp(gconstpointer a, gconstpointer b)
