@@ -145,20 +145,18 @@ static bool snapshot(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const
     } else {
         count_stage(m, st);
     }
-    /* stages without reuse need only the naive sum: plan nothing else (with subgraphs, their
-     * workspace is their arena with the chosen strategy, so the full pass runs) */
-    fp_memory_opts mo = o->memory;
-    if (!planned && m->graphs->len == 1)
-        mo = (fp_memory_opts){.strategy = FP_MEMPLAN_NAIVE, .schedule = FP_SCHEDULE_GIVEN, .align = mo.align,
-                              .search_only_if_asked = true, .naive_only = true};
-    fp_memory_result *mem = given_mem ? given_mem : fp_pass_memory(m->main, &mo, planned ? diag : NULL, error);
+    /* stages without reuse need only the naive sum: plan nothing else */
+    fp_memory_result *mem = NULL;
+    fp_memory_naive_result naive = {0};
+    bool ok = planned ? (mem = given_mem ? given_mem : fp_pass_memory(m->main, &o->memory, diag, error)) != NULL
+                      : fp_memory_naive(m->main, &o->memory, &naive, NULL, error);
     if (work)
         fp_par_join(&job);
     g_autoptr(fp_cost_result) cost = w.cost;
-    if (!mem)
+    if (!ok)
         return false;
     st->planned = planned;
-    st->activation_bytes = planned ? mem->arena : mem->naive_bytes;
+    st->activation_bytes = planned ? mem->arena : naive.naive_bytes;
     st->latency_s = cost ? cost->total_s : w.latency_s;
     if (cost && planned)
         fp_cost_warn_unknown(cost, diag);

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
         .target = target,
         .device = dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true, .reuse = reuse},
+                   .reuse = reuse},
         .what_if = FP_DT_UNDEFINED,
     };
     g_autoptr(fp_diag) diag = fp_diag_new();

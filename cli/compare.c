@@ -187,8 +187,7 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
         .shapes = so,
         .target = t,
         .device = dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true},
+        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes},
         .what_if = FP_DT_UNDEFINED,
     };
     bool ok = fp_pipeline_run(pr->final, &po, &pr->res, pr->diag, error);

@@ -91,7 +91,7 @@ bool fp_cli_analyze(const char *path, const fp_cli_model_opts *o, const char *de
         .target = a->target,
         .device = a->dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = a->dev->align_bytes,
-                   .search_only_if_asked = true, .reuse = reuse},
+                   .reuse = reuse},
         .what_if = FP_DT_UNDEFINED,
     };
     a->diag = fp_diag_new();

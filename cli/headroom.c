@@ -148,7 +148,6 @@ int fp_cmd_headroom(int argc, char **argv)
     }
     if (!resolve_memory(device_name, memory, reserve, &mem, &dev, &capacity, &reserve_bytes))
         goto out_dev;
-    mem.search_only_if_asked = true;
     fp_headroom_request q = {dev ? dev->name : NULL, capacity, reserve_bytes, reserve, &mem, o.batch_dim};
     rc = run(argv[1], &o, &q, max_batch);
 out_dev:

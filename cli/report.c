@@ -122,7 +122,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
         .target = t,
         .device = dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true, .reuse = reuse},
+                   .reuse = reuse},
         .what_if = what_if,
         .dump_after = ro->dump_after,
         .dump_out = stderr,

@@ -54,8 +54,7 @@ static void analyze(analysis *a, const char *model, const char *target)
         .shapes = {.batch = 1},
         .target = a->t,
         .device = a->dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = a->dev->align_bytes,
-                   .search_only_if_asked = true},
+        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = a->dev->align_bytes},
         .what_if = FP_DT_UNDEFINED,
     };
     a->diag = fp_diag_new();

@@ -49,8 +49,8 @@ typedef struct {
 } fp_headroom_result;
 
 /* Finds the largest batch B such that weights + planned activations at B fit in capacity -
- * reserve: re-runs shape inference (fp_pass_shapes with opts.batch = B) and the memory pass per
- * batch, jumping to where the line through the batches planned so far reaches the capacity, then
+ * reserve: re-runs shape inference (fp_pass_shapes with opts.batch = B) and plans the arena
+ * (fp_memory_arena) per batch, jumping to where the line through the batches planned so far reaches the capacity, then
  * interpolating and bisecting; the result satisfies plan(B) fits and plan(B + 1) does not
  * (unless at the limit). A batch whose sizes overflow, or that leaves more values of unknown size
  * than batch 1, does not fit. The model is left inferred at max_batch (batch 1 when nothing

@@ -137,8 +137,8 @@ static fz_outcome analyze(fp_model *m, const fp_device *dev, const fp_target *t,
         .shapes = {.batch = salt & 1 ? 1 : 0},
         .target = t,
         .device = dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = (salt & 2) != 0},
+        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = salt & 2 ? FP_SCHEDULE_GIVEN : FP_SCHEDULE_COMPARE,
+                   .align = dev->align_bytes, .every_strategy = !(salt & 2)},
         .what_if = salt & 4 ? FP_DT_FLOAT16 : FP_DT_UNDEFINED,
     };
     g_autoptr(fp_diag) diag = fp_diag_new();
