@@ -141,16 +141,12 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
         fp_cli_error("%s", warning);
     fp_headroom_result hr = {0};
     const char *note = ro->no_headroom ? NULL : "not computed with --input (use fuseplan headroom)";
-    /* the HTML memory timeline is taken before headroom re-infers the model at other batches; the
-     * DOT graph shows no headroom and labels edges with the shapes of this run */
-    const fp_formats *fx = strcmp(format, "html") == 0 ? fp_cli_formats("report", "-f html") : NULL;
-    g_autofree uint64_t *live = fx ? fx->live_bytes(res.memory, NULL) : NULL;
+    /* the DOT graph shows no headroom and labels edges with the shapes of this run */
     bool have = !ro->no_headroom && !o->inputs && strcmp(format, "dot") != 0 &&
                 headroom(m, dev, o, &po.memory, batch == 1 ? res.memory : NULL, &hr, &note);
     fp_report rep = {.model = m, .target = t, .device = dev, .res = &res, .diag = diag, .batch_note = batch_note,
                      .what_if = what_if, .headroom = have ? &hr : NULL, .headroom_note = note,
-                     .top = (unsigned)MAX(ro->top, 0), .verbose = o->verbose, .color = !ro->no_color && !o->output && isatty(STDOUT_FILENO),
-                     .live_bytes = live};
+                     .top = (unsigned)MAX(ro->top, 0), .verbose = o->verbose, .color = !ro->no_color && !o->output && isatty(STDOUT_FILENO)};
     int rc = emit_report(&rep, o, format);
     fp_pipeline_result_clear(&res);
     return rc;

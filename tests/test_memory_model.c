@@ -76,6 +76,10 @@ static void test_memory_pass(void)
     CU_ASSERT(r->schedule_searched && r->schedule_exact);
     CU_ASSERT_STRING_EQUAL(r->schedule, "given");
     CU_ASSERT_EQUAL(r->n_unknown, 0);
+    /* live per step: x and a, a (b in place), b and y */
+    CU_ASSERT_EQUAL(r->live_bytes[0], 1024 + 4096);
+    CU_ASSERT_EQUAL(r->live_bytes[1], 4096);
+    CU_ASSERT_EQUAL(r->live_bytes[2], 4096 + 192);
     /* only naive and best were planned; with every_strategy all of them */
     CU_ASSERT(r->strategy_planned[FP_MEMPLAN_NAIVE] && r->strategy_planned[FP_MEMPLAN_BEST]);
     CU_ASSERT(!r->strategy_planned[FP_MEMPLAN_GREEDY_BY_SIZE] && !r->strategy_planned[FP_MEMPLAN_BEST_FIT]);
@@ -121,6 +125,14 @@ static void test_memory_branchy_order(void)
     CU_ASSERT_EQUAL(rg->lower_bound_optimized, ro->lower_bound);
     CU_ASSERT_STRING_EQUAL(ro->schedule, "optimized");
     CU_ASSERT_STRING_EQUAL(rg->schedule, "given");
+    /* the live bytes follow the order planned: their peak is its LOAD */
+    uint64_t pg = 0, po = 0;
+    for (uint32_t i = 0; i < rg->n_order; i++)
+        pg = MAX(pg, rg->live_bytes[i]);
+    for (uint32_t i = 0; i < ro->n_order; i++)
+        po = MAX(po, ro->live_bytes[i]);
+    CU_ASSERT_EQUAL(pg, rg->lower_bound);
+    CU_ASSERT_EQUAL(po, ro->lower_bound);
     /* the arena alone of the optimized order */
     fp_memory_arena_result ar;
     CU_ASSERT_FATAL(fp_memory_arena(m->main, &opt, &ar, NULL, NULL));

@@ -1,5 +1,5 @@
 /* memory.c - the memory pass: subgraph workspaces, liveness, schedule search, offset plans, the
- * buffers live at the peak. The full plan (fp_pass_memory) and the arena
+ * live bytes per step, the buffers live at the peak. The full plan (fp_pass_memory) and the arena
  * alone (fp_memory_arena) start from the same preparation (prepare: workspaces, liveness, order,
  * lifetimes); the naive sum (fp_memory_naive) needs the workspaces and the liveness only.
  *
@@ -40,6 +40,7 @@ void fp_memory_result_free(fp_memory_result *r)
     if (!r)
         return;
     g_free(r->order);
+    g_free(r->live_bytes);
     g_free(r->peak);
     g_free(r);
 }
@@ -340,7 +341,35 @@ static bool plan_strategies(const prep *p, const fp_memory_opts *opts, uint64_t 
     return true;
 }
 
-/* The full order and the buffers live at the peak of plan pr (offsets off) of p's order. */
+/* Live bytes at each step of the full order (n_order entries, step_of mapping the n memgraph steps
+ * into it) from the planner entries: their rounded sizes summed over their lifetimes. With no
+ * memgraph node the entries still live at one step (the graph's inputs and outputs), shown at
+ * every free node. The sums cannot overflow: the naive sum of the same sizes did not. */
+static uint64_t *live_curve(const fp_membuf *out, size_t ne, uint32_t n, uint64_t align, const uint32_t *step_of,
+                            uint32_t n_order)
+{
+    uint32_t T = MAX(n, 1u);
+    /* per memgraph step the change in live bytes (modulo 2^64: a size comes in at an entry's first
+     * step and goes out after its last), then by prefix sums the live bytes there */
+    g_autofree uint64_t *at = g_new0(uint64_t, (size_t)T + 1);
+    for (size_t e = 0; e < ne; e++) {
+        uint64_t sz;
+        if (!out[e].size)
+            continue;
+        fp_memplan_align(out[e].size, align, &sz);
+        at[out[e].first] += sz;
+        at[out[e].last + 1] -= sz;
+    }
+    for (uint32_t t = 1; t < T; t++)
+        at[t] += at[t - 1];
+    uint64_t *live = g_new(uint64_t, (size_t)n_order + 1);
+    for (uint32_t s = 0, t = 0; s < n_order; s++)
+        live[s] = t < n && step_of[t] == s ? at[t++] : s ? live[s - 1] : at[0];
+    return live;
+}
+
+/* The full order, the live bytes per step and the buffers live at the peak of plan pr (offsets
+ * off) of p's order. */
 static void fill_order(const prep *p, const fp_memplan_result *pr, const uint64_t *off, fp_memory_result *r)
 {
     const fp_liveness *lv = p->lv;
@@ -349,6 +378,13 @@ static void fill_order(const prep *p, const fp_memplan_result *pr, const uint64_
     r->order = g_new(fp_node *, r->n_order + 1);
     g_autofree uint32_t *step_of = g_new(uint32_t, mg->n_nodes + 1);
     fp_liveness_full_order(lv, p->order, r->order, step_of);
+    r->live_bytes = live_curve(p->out, p->ne, mg->n_nodes, p->align, step_of, r->n_order);
+#ifdef FP_DEBUG
+    uint64_t top = 0;
+    for (uint32_t s = 0; s < r->n_order; s++)
+        top = MAX(top, r->live_bytes[s]);
+    g_assert(r->n_order == 0 || top == pr->load);
+#endif
     if (mg->n_nodes) {
         r->peak_step = step_of[pr->peak_step];
         r->peak_node = lv->nodes[p->order[pr->peak_step]];

@@ -72,6 +72,11 @@ typedef struct {
     uint64_t naive_bytes;      /* every activation in its own buffer */
     uint64_t weight_bytes;     /* initializers, constants and folded values, subgraphs included */
     uint64_t workspace_bytes;  /* largest subgraph workspace of a control-flow node */
+    uint64_t *live_bytes;      /* per step of `order` (n_order entries): the activation bytes live there,
+                                  sizes rounded to align, subgraph workspaces included; a Constant or
+                                  folded node, which allocates nothing, has the bytes of the step
+                                  before it (of the first step when it comes first). The largest is
+                                  lower_bound, reached at peak_step */
     uint32_t peak_step;        /* step of the full order where the planned order's LOAD is reached */
     const fp_node *peak_node;  /* node run at the peak (NULL for an empty graph) */
     fp_memory_tensor *peak;    /* buffers live at the peak, largest first */
@@ -85,7 +90,7 @@ typedef struct {
 
 /* Plans graph g (usually m->main; requires fp_model_link and shapes): liveness, the order of
  * opts->schedule (searched unless FP_SCHEDULE_GIVEN), offsets with opts->strategy (and every other
- * strategy with opts->every_strategy), the buffers live at the peak. A
+ * strategy with opts->every_strategy), the live bytes per step, the buffers live at the peak. A
  * control-flow node's subgraphs are planned first (recursively, same options: fp_memory_arena) and
  * the largest arena among them counts as workspace at that node's step. Findings (unknown sizes)
  * go to diag. NULL with an error on a cycle or a 64-bit overflow. */
@@ -121,7 +126,7 @@ typedef struct {
 } fp_memory_arena_result;
 
 /* Fills out for graph g as fp_pass_memory would plan it with opts (the same liveness, order and
- * arena), without the other strategies, the full order or the peak. With
+ * arena), without the other strategies, the full order, the live bytes or the peak. With
  * opts->reuse, the liveness kept there is resized instead of built when it still matches g, and the
  * last winning candidate is tried first. Findings and errors as fp_pass_memory's. */
 bool fp_memory_arena(const fp_graph *g, const fp_memory_opts *opts, fp_memory_arena_result *out, fp_diag *diag,
