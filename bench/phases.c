@@ -154,7 +154,7 @@ int main(int argc, char **argv)
     bool have = false;
     if (!no_headroom) {
         fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10, .mem = po.memory,
-                               .plan_at_1 = po.shapes.batch == 1 ? res.memory : NULL};
+                               .plan_at_1 = po.shapes.batch == 1 ? res.memory : NULL, .shapes = po.shapes};
         g_autoptr(GError) herr = NULL;
         have = fp_pass_headroom(m, &ho, &hr, NULL, &herr); /* no batch to vary: reported as such */
     }

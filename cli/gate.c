@@ -29,11 +29,11 @@ static char *symbolic_dims(const fp_model *m)
 
 /* The headroom search on the final graph (it re-infers the model: run it last). plan_at_1: the
  * pipeline's final plan when it is at batch 1 (not planned again); mem.reuse holds its liveness. */
-static void headroom(fp_cli_analysis *a, const fp_cli_model_opts *o, const fp_memory_opts *mem,
+static void headroom(fp_cli_analysis *a, const fp_cli_model_opts *o, const fp_pipeline_opts *po,
                      const fp_memory_result *plan_at_1)
 {
     fp_headroom_opts ho = {.capacity = a->dev->memory_bytes, .reserve = a->dev->memory_bytes / 10,
-                           .batch_dim = o->batch_dim, .mem = *mem, .plan_at_1 = plan_at_1};
+                           .batch_dim = o->batch_dim, .mem = po->memory, .plan_at_1 = plan_at_1, .shapes = po->shapes};
     g_autoptr(GError) err = NULL;
     if (fp_pass_headroom(a->model, &ho, &a->hr, NULL, &err)) {
         a->rep.headroom = &a->hr;
@@ -112,7 +112,7 @@ bool fp_cli_analyze(const char *path, const fp_cli_model_opts *o, const char *de
     if (headroom_too && o->inputs)
         a->rep.headroom_note = "not computed with --input (bind the batch with --batch, or run fuseplan headroom)";
     else if (with_headroom)
-        headroom(a, o, &po.memory, batch == 1 ? a->res.memory : NULL);
+        headroom(a, o, &po, batch == 1 ? a->res.memory : NULL);
     if (a->res.memory)
         a->res.memory->opts.reuse = NULL; /* freed on return; the plan outlives it */
     return true;

@@ -55,6 +55,7 @@ static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request
         return FP_EXIT_BAD;
     g_autoptr(GHashTable) shapes = fp_cli_input_shapes(m, o->inputs, NULL);
     fp_headroom_opts ho = {q->capacity, q->reserve, shapes, o->batch_dim, *q->mem, max_batch};
+    ho.shapes = (fp_shape_opts){.input_shapes = shapes, .batch_dim = o->batch_dim}; /* as fp_cli_load_analyzed */
     fp_headroom_result res;
     g_autoptr(fp_diag) hdiag = fp_diag_new();
     g_autoptr(GError) err = NULL;

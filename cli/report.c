@@ -51,11 +51,11 @@ typedef struct {
 } report_opts;
 
 /* Headroom last: it re-infers the final graph at other batch sizes. */
-static bool headroom(fp_model *m, const fp_device *dev, const fp_cli_model_opts *o, const fp_memory_opts *mem,
+static bool headroom(fp_model *m, const fp_device *dev, const fp_cli_model_opts *o, const fp_pipeline_opts *po,
                      const fp_memory_result *plan_at_1, fp_headroom_result *hr, const char **note)
 {
     fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10,
-                           .batch_dim = o->batch_dim, .mem = *mem, .plan_at_1 = plan_at_1};
+                           .batch_dim = o->batch_dim, .mem = po->memory, .plan_at_1 = plan_at_1, .shapes = po->shapes};
     g_autoptr(GError) err = NULL;
     if (fp_pass_headroom(m, &ho, hr, NULL, &err))
         return true;
@@ -143,7 +143,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
     const char *note = ro->no_headroom ? NULL : "not computed with --input (use fuseplan headroom)";
     /* the DOT graph shows no headroom and labels edges with the shapes of this run */
     bool have = !ro->no_headroom && !o->inputs && strcmp(format, "dot") != 0 &&
-                headroom(m, dev, o, &po.memory, batch == 1 ? res.memory : NULL, &hr, &note);
+                headroom(m, dev, o, &po, batch == 1 ? res.memory : NULL, &hr, &note);
     fp_report rep = {.model = m, .target = t, .device = dev, .res = &res, .diag = diag, .batch_note = batch_note,
                      .what_if = what_if, .headroom = have ? &hr : NULL, .headroom_note = note,
                      .top = (unsigned)MAX(ro->top, 0), .verbose = o->verbose, .color = !ro->no_color && !o->output && isatty(STDOUT_FILENO)};

@@ -187,7 +187,8 @@ static void test_headroom_boundary(void)
         uint64_t at = total_at(m, want), above = total_at(m, want + 1);
         CU_ASSERT_FATAL(above > at);
         uint64_t reserve = 1000 + (uint64_t)want;
-        fp_headroom_opts ho = {.capacity = at + reserve, .reserve = reserve, .mem = {.strategy = FP_MEMPLAN_BEST}};
+        fp_headroom_opts ho = {.capacity = at + reserve, .reserve = reserve, .mem = {.strategy = FP_MEMPLAN_BEST},
+                               .shapes = {.batch = want + 1}}; /* as total_at left it */
         fp_headroom_result res;
         g_autoptr(GError) err = NULL;
         CU_ASSERT_FATAL(fp_pass_headroom(m, &ho, &res, NULL, &err));
@@ -196,10 +197,10 @@ static void test_headroom_boundary(void)
         CU_ASSERT_EQUAL(res.bytes_above, above);
         CU_ASSERT(!res.at_limit);
         CU_ASSERT(res.bytes_at_max <= res.usable && res.bytes_above > res.usable);
-        /* independently: the model is left at max_batch, and planning again agrees */
+        /* independently: the model is left as found, and planning again agrees */
         CU_ASSERT_EQUAL(m->main->inputs->len, 1);
         const fp_value *x = g_ptr_array_index(m->main->inputs, 0);
-        CU_ASSERT_EQUAL(x->shape.dims[0].value, want);
+        CU_ASSERT_EQUAL(x->shape.dims[0].value, want + 1);
         CU_ASSERT(total_at(m, res.max_batch) <= res.usable);
         CU_ASSERT(total_at(m, res.max_batch + 1) > res.usable);
     }
@@ -239,12 +240,74 @@ static void test_memory_reuse(void)
     CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
     uint64_t at200 = total_at(m, 200);
     CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
-    fp_headroom_opts ho = {.capacity = at200 + 100, .reserve = 100, .mem = full, .plan_at_1 = plan1};
+    fp_headroom_opts ho = {.capacity = at200 + 100, .reserve = 100, .mem = full, .plan_at_1 = plan1, .shapes = at1};
     fp_headroom_result res;
     CU_ASSERT_FATAL(fp_pass_headroom(m, &ho, &res, NULL, NULL));
     CU_ASSERT_EQUAL(res.max_batch, 200);
     CU_ASSERT_EQUAL(res.bytes_at_max, at200);
     CU_ASSERT_EQUAL(res.bytes_above, total_at(m, 201));
+    g_unlink(path);
+}
+
+/* Every value's shape and every node's folded state of m's main graph, as one string. */
+static char *inferred_state(const fp_model *m)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < m->main->values->len; i++) {
+        const fp_value *v = g_ptr_array_index(m->main->values, i);
+        g_autofree char *d = fp_shape_to_string(&v->shape);
+        g_string_append_printf(s, "%s:%s ", v->name, d);
+    }
+    for (guint i = 0; i < m->main->nodes->len; i++) {
+        const fp_node *n = g_ptr_array_index(m->main->nodes, i);
+        g_string_append_printf(s, "%s:%d ", n->name, (n->flags & FP_NODE_FOLDED) != 0);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* Every value's shape and every node's folded state after the search are those before it, with or
+ * without findings asked for, whatever batch the search ended at, and after a failed search. */
+static void test_headroom_leaves_shapes(void)
+{
+    g_autofree char *path = mlp_model(0);
+    g_autoptr(fp_model) m = load(path);
+    fp_shape_opts so = {.batch = 3};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &so, NULL, NULL));
+    const fp_value *a = fp_graph_find(m->main, "a");
+    CU_ASSERT_FATAL(a != NULL && a->shape.dims[0].value == 3);
+    g_autofree char *before = inferred_state(m);
+    uint64_t at = total_at(m, 40);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &so, NULL, NULL));
+    /* --input x:?x64: the batch left free */
+    fp_dim free_dims[] = {{-1, NULL}, {64, NULL}};
+    fp_shape free_x = {2, free_dims};
+    g_autoptr(GHashTable) inputs = g_hash_table_new(g_str_hash, g_str_equal);
+    g_hash_table_insert(inputs, (gpointer) "x", &free_x);
+    for (int k = 0; k < 4; k++) {
+        fp_headroom_opts ho = {.capacity = k == 2 ? 1000 : at + 100, .reserve = 100,
+                               .mem = {.strategy = FP_MEMPLAN_BEST}, .shapes = so};
+        fp_headroom_result res;
+        g_autoptr(fp_diag) diag = k % 2 ? fp_diag_new() : NULL;
+        g_autoptr(GError) err = NULL;
+        if (k >= 2)
+            ho.input_shapes = inputs;
+        if (k == 3)
+            ho.batch_dim = "nope"; /* fails after inferring the model with the batch free */
+        CU_ASSERT_EQUAL(fp_pass_headroom(m, &ho, &res, diag, &err), k != 3);
+        CU_ASSERT_EQUAL(res.max_batch, k == 2 || k == 3 ? 0 : 40);
+        g_autofree char *after = inferred_state(m);
+        CU_ASSERT_STRING_EQUAL(after, before);
+    }
+    /* given the caller's plan at batch 1: the search ends at other batches, the model back at 1 */
+    fp_shape_opts at1 = {.batch = 1};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
+    fp_memory_opts mo = {.strategy = FP_MEMPLAN_BEST};
+    g_autoptr(fp_memory_result) plan1 = fp_pass_memory(m->main, &mo, NULL, NULL);
+    fp_headroom_opts ho = {.capacity = at + 100, .reserve = 100, .mem = mo, .plan_at_1 = plan1, .shapes = at1};
+    fp_headroom_result res;
+    CU_ASSERT_FATAL(fp_pass_headroom(m, &ho, &res, NULL, NULL));
+    CU_ASSERT_EQUAL(res.max_batch, 40);
+    CU_ASSERT_EQUAL(a->shape.dims[0].value, 1);
     g_unlink(path);
 }
 
@@ -410,6 +473,7 @@ FP_TEST_SUITE(register_memory_model)
     CU_add_test(s, "subgraph workspace", test_memory_subgraph);
     CU_add_test(s, "headroom boundary", test_headroom_boundary);
     CU_add_test(s, "headroom without a batch", test_headroom_no_batch);
+    CU_add_test(s, "headroom leaves the shapes as found", test_headroom_leaves_shapes);
     CU_add_test(s, "plans carrying their state to other batches", test_memory_reuse);
     CU_add_test(s, "memory command", test_cli_memory);
     CU_add_test(s, "headroom command", test_cli_headroom);

@@ -359,7 +359,7 @@ static void test_headroom_split(void)
         fp_memory_opts mem = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
                               .reuse = r.reuse};
         fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10, .mem = mem,
-                               .plan_at_1 = r.res.memory};
+                               .plan_at_1 = r.res.memory, .shapes = {.batch = 1}};
         CU_ASSERT_FATAL(fp_pass_headroom(r.m, &ho, &hr[k], NULL, &err));
         CU_ASSERT_EQUAL(fp_par_side_jobs() > before, k == 0 && g_get_num_processors() > 1);
         run_clear(&r);

@@ -1,6 +1,6 @@
 /* test_reports.c - the report emitters for people and pipelines: golden HTML, DOT, gate text,
  * JUnit, SARIF and diff outputs of the sample models on the round-number profile; the memory plan's
- * live bytes against a count of their own; DOT quoting (and rendering, when Graphviz is installed);
+ * live bytes against a count of their own, before and after headroom; DOT quoting (and rendering, when Graphviz is installed);
  * JUnit against tests/data/policies/junit.xsd with xmllint; SARIF's required 2.1.0 members; the
  * exit codes of `gate` and `diff --fail-on-regression`; the HTML page rendered in headless
  * Chromium. */
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "frontends/load.h"
+#include "passes/memory/headroom.h"
 #include "passes/memory/liveness.h"
 #include "passes/shape/shapes.h"
 #include "reports/diff.h"
@@ -128,6 +129,19 @@ static htmlDocPtr parse_html(const char *text)
 
 static uint64_t round_up_to(uint64_t x, uint64_t a) { return a <= 1 ? x : (x + a - 1) / a * a; }
 
+/* The HTML page of r. Caller frees. */
+static char *html_of(const fp_report *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fp_report_html(r, f);
+    fclose(f);
+    char *page = g_strdup(buf);
+    free(buf);
+    return page;
+}
+
 /* ---------------------------------------------------------------- live bytes */
 
 /* The memgraph order behind m->order (free nodes dropped), from the IR nodes. */
@@ -195,7 +209,8 @@ static uint64_t *count_live(const fp_memory_result *m)
     return res;
 }
 
-/* The plan's live bytes: counted the same from the model, their peak LOAD. */
+/* The plan's live bytes: counted the same from the model, their peak LOAD; and after the headroom
+ * search, the same counted again (the model is inferred as the plan saw it) and the same page. */
 static void check_live(const char *model)
 {
     analysis a;
@@ -212,6 +227,15 @@ static void check_live(const char *model)
     if (mem->peak_node)
         CU_ASSERT_EQUAL(mem->live_bytes[mem->peak_step], mem->lower_bound);
     CU_ASSERT(peak <= mem->arena);
+    g_autofree char *page = html_of(&a.rep);
+    fp_headroom_opts ho = {.capacity = a.dev->memory_bytes, .mem = mem->opts, .plan_at_1 = mem, .shapes = {.batch = 1}};
+    fp_headroom_result hr;
+    fp_pass_headroom(a.m, &ho, &hr, NULL, NULL); /* transformer_block keeps its sequence symbolic: refused */
+    g_autofree uint64_t *again = count_live(mem);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+    CU_ASSERT(memcmp(again, want, mem->n_order * sizeof *want) == 0);
+    g_autofree char *page_after = html_of(&a.rep);
+    CU_ASSERT_STRING_EQUAL(page_after, page);
     analysis_clear(&a);
 }
 

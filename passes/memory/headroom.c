@@ -2,9 +2,10 @@
  * reserve fit in device memory, by re-running shape inference and planning per batch. Memory is
  * not linear in the batch (shape-dependent ops, alignment, plans), so each batch is planned; when
  * it is close to linear (most graphs), batches 1 and 2 give the answer and two more plans confirm
- * it. No batch is planned twice in a row: batch 1 may come from the caller's plan, and the answer,
- * planned last, is not planned again. Only arenas are planned (fp_memory_arena), on one liveness
- * resized from batch to batch, trying the last winning planner candidate first. */
+ * it. No batch is planned twice in a row: batch 1 may come from the caller's plan, and the answer's
+ * figures are those of its plan in the search. Only arenas are planned (fp_memory_arena), on one
+ * liveness resized from batch to batch, trying the last winning planner candidate first. The model
+ * is inferred with the caller's options again at the end. */
 #include "headroom.h"
 
 #include <string.h>
@@ -28,6 +29,7 @@ typedef struct {
     fp_memory_opts mem;      /* o->mem, with `reuse` */
     bool checked;    /* a shapes run of the search succeeded: the attributes are checked (nothing
                         the search runs changes them) */
+    bool inferred;   /* the search ran shape inference (m may no longer be as the caller left it) */
     int64_t last_b;  /* the batch m is inferred at: of the last shapes run, which succeeded, or 1 with
                         the caller's plan at batch 1; 0 when unknown */
 } search;
@@ -64,6 +66,7 @@ static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **erro
     fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim,
                         .attrs_checked = s->checked};
     s->last_b = 0;
+    s->inferred = true;
     if (!fp_pass_shapes(s->m, &so, diag, error))
         return false;
     s->checked = true;
@@ -237,13 +240,14 @@ static bool plan_batch_1(search *s, eval *e, GError **error)
     return true;
 }
 
-/* The search of fp_pass_headroom. */
+/* The search of fp_pass_headroom, leaving m inferred wherever it ended (see restore_shapes). */
 static bool find_max_batch(search *s, fp_diag *diag, GError **error)
 {
     const fp_headroom_opts *opts = s->o;
     fp_headroom_result *res = s->res;
     /* the inputs as declared, or bound by input_shapes with the batch left free */
     fp_shape_opts unbound = {.input_shapes = opts->input_shapes, .batch_dim = opts->batch_dim};
+    s->inferred = opts->input_shapes != NULL;
     if (opts->input_shapes && !fp_pass_shapes(s->m, &unbound, NULL, error))
         return false;
     if (!has_batch(s->m, opts->batch_dim, !opts->input_shapes)) {
@@ -267,14 +271,34 @@ static bool find_max_batch(search *s, fp_diag *diag, GError **error)
     res->at_limit = at_limit;
     res->max_batch = lo;
     res->bytes_above = at_limit ? 0 : hi_e.total;
-    /* leave the model inferred at the answer (batch 1 when nothing fits) and collect its findings */
+    /* the figures at the answer (batch 1 when nothing fits), planned again for its findings */
     eval e = lo ? lo_e : hi_e;
-    if ((diag || s->last_b != MAX(lo, 1)) && !evaluate(s, MAX(lo, 1), diag, &e, error))
+    if (diag && !evaluate(s, MAX(lo, 1), diag, &e, error))
         return false;
     res->bytes_at_max = e.total;
     res->arena_at_max = e.arena;
     res->weight_bytes = e.weights;
     return true;
+}
+
+static bool same_table(GHashTable *a, GHashTable *b)
+{
+    return a == b || ((!a || g_hash_table_size(a) == 0) && (!b || g_hash_table_size(b) == 0));
+}
+
+/* m inferred with the caller's shape options again, unless the search did not infer it or its last
+ * run used the same options (the batch, its dimension, the input shapes; the caller gave no input
+ * values). False with the error of the shape pass. */
+static bool restore_shapes(const search *s, GError **error)
+{
+    const fp_shape_opts *c = &s->o->shapes;
+    bool same = s->last_b > 0 && c->batch == s->last_b && g_strcmp0(c->batch_dim, s->o->batch_dim) == 0 &&
+                same_table(c->input_shapes, s->o->input_shapes) && same_table(c->input_values, NULL);
+    if (!s->inferred || same)
+        return true;
+    fp_shape_opts so = *c;
+    so.attrs_checked |= s->checked;
+    return fp_pass_shapes(s->m, &so, NULL, error);
 }
 
 bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag,
@@ -287,5 +311,7 @@ bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_res
                                                      : fp_memory_reuse_new(opts->plan_at_1 ? opts->plan_at_1->method : NULL);
     search s = {.m = m, .o = opts, .res = res, .mem = opts->mem};
     s.mem.reuse = opts->mem.reuse ? opts->mem.reuse : own;
-    return find_max_batch(&s, diag, error);
+    bool ok = find_max_batch(&s, diag, error);
+    g_autoptr(GError) err = NULL; /* a failed search keeps its own error */
+    return restore_shapes(&s, ok ? error : &err) && ok;
 }
