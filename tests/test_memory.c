@@ -163,7 +163,7 @@ static void test_plan_exact(void)
     }
     CU_ASSERT_EQUAL(failures, 0);
     g_rand_free(r);
-    /* an instance where no plan reaches LOAD (found by random search) */
+    /* an instance where no plan reaches LOAD */
     fp_membuf b[] = {{1, 2, 3}, {2, 3, 4}, {2, 4, 5}, {1, 2, 4}, {3, 1, 2}, {3, 5, 5}, {2, 1, 1}};
     uint64_t off[7];
     fp_memplan_result res;
