@@ -363,8 +363,12 @@ static uint64_t *live_curve(const fp_membuf *out, size_t ne, uint32_t n, uint64_
     for (uint32_t t = 1; t < T; t++)
         at[t] += at[t - 1];
     uint64_t *live = g_new(uint64_t, (size_t)n_order + 1);
-    for (uint32_t s = 0, t = 0; s < n_order; s++)
-        live[s] = t < n && step_of[t] == s ? at[t++] : s ? live[s - 1] : at[0];
+    for (uint32_t s = 0, t = 0; s < n_order; s++) {
+        if (t < n && step_of[t] == s)
+            live[s] = at[t++];
+        else /* a free node */
+            live[s] = s ? live[s - 1] : at[0];
+    }
     return live;
 }
 
