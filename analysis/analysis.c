@@ -13,6 +13,7 @@ struct fp_analysis_owned {
     fp_target *target;      /* likewise */
     fp_memory_reuse *reuse; /* the final plan's liveness, resized by the headroom search */
     fp_memory_opts mem;     /* how the pipeline planned the final graph */
+    fp_shape_opts shapes;   /* how the pipeline inferred the model (its input_shapes owned here) */
     fp_headroom_result headroom;
 };
 
@@ -51,15 +52,15 @@ static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, int64_t *
 /* The pipeline on a->model, its inputs bound. */
 static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
-    g_autoptr(GHashTable) shapes = bind_inputs(a->model, o, &a->batch, &a->batch_note, &a->inputs_note, error);
+    GHashTable *shapes = bind_inputs(a->model, o, &a->batch, &a->batch_note, &a->inputs_note, error);
     if (!shapes)
         return false;
+    a->owned->shapes = (fp_shape_opts){.input_shapes = shapes, .batch = a->batch, .batch_dim = o->batch_dim};
     a->owned->reuse = fp_memory_reuse_new(NULL);
     a->owned->mem = (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN,
-                                     .align = a->device->align_bytes, .search_only_if_asked = true,
-                                     .reuse = a->owned->reuse};
+                                     .align = a->device->align_bytes, .reuse = a->owned->reuse};
     fp_pipeline_opts po = {
-        .shapes = {.input_shapes = shapes, .batch = a->batch, .batch_dim = o->batch_dim},
+        .shapes = a->owned->shapes,
         .target = a->target,
         .device = a->device,
         .memory = a->owned->mem,
@@ -96,14 +97,14 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
 
 /* The batch headroom on the final graph, last: batch 1 is the pipeline's own plan when it ran at
  * batch 1. Not with input specs, whose shapes fix the batch. */
-void fp_analysis_headroom(fp_analysis *a, const fp_analysis_opts *o)
+static void headroom(fp_analysis *a, const fp_analysis_opts *o)
 {
     if (o->inputs) {
         a->headroom_note = "not computed with --input (bind the batch with --batch, or run fuseplan headroom)";
         return;
     }
     fp_headroom_opts ho = {.capacity = a->device->memory_bytes, .reserve = a->device->memory_bytes / 10,
-                           .batch_dim = o->batch_dim, .mem = a->owned->mem,
+                           .batch_dim = o->batch_dim, .mem = a->owned->mem, .shapes = a->owned->shapes,
                            .plan_at_1 = a->batch == 1 ? a->res.memory : NULL};
     g_autoptr(GError) err = NULL;
     if (fp_pass_headroom(a->model, &ho, &a->owned->headroom, NULL, &err)) {
@@ -127,7 +128,7 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
         (o->original && !load_original(a, o, error)))
         return NULL;
     if (o->headroom)
-        fp_analysis_headroom(a, o);
+        headroom(a, o);
     return g_steal_pointer(&a);
 }
 
@@ -144,6 +145,8 @@ void fp_analysis_free(fp_analysis *a)
     g_free(a->inputs_note);
     g_free(a->warning);
     fp_memory_reuse_free(a->owned->reuse);
+    if (a->owned->shapes.input_shapes)
+        g_hash_table_unref(a->owned->shapes.input_shapes);
     fp_target_free(a->owned->target);
     fp_device_free(a->owned->device);
     g_free(a->owned);

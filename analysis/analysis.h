@@ -63,8 +63,6 @@ typedef struct {
  * cannot run is no error (headroom_note says why). Free with fp_analysis_free. */
 fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *opts, GError **error);
 void fp_analysis_free(fp_analysis *a);
-/* The headroom search of fp_analysis_run (opts.headroom), for an analysis run without it. */
-void fp_analysis_headroom(fp_analysis *a, const fp_analysis_opts *opts);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_analysis, fp_analysis_free)
 
 #endif

@@ -91,14 +91,10 @@ static void stage(fp_model *m, fp_stage *st, const char *name, bool planned, uin
  * Its findings are those of the final stage, which the pipeline reports once. */
 static bool stage_unplanned(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const char *name, GError **error)
 {
-    fp_memory_opts mo = o->memory; /* with subgraphs, their workspace is their arena with this strategy */
-    if (m->graphs->len == 1)
-        mo = (fp_memory_opts){.strategy = FP_MEMPLAN_NAIVE, .schedule = FP_SCHEDULE_GIVEN, .align = o->memory.align,
-                              .search_only_if_asked = true, .naive_only = true};
-    g_autoptr(fp_memory_result) mem = fp_pass_memory(m->main, &mo, NULL, error);
-    if (!mem)
+    fp_memory_naive_result naive;
+    if (!fp_memory_naive(m->main, &o->memory, &naive, NULL, error))
         return false;
-    stage(m, st, name, false, mem->naive_bytes, fp_cost_total(m, o->device, o->what_if));
+    stage(m, st, name, false, naive.naive_bytes, fp_cost_total(m, o->device, o->what_if));
     return true;
 }
 

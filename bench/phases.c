@@ -136,7 +136,7 @@ int main(int argc, char **argv)
         .target = target,
         .device = dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true, .reuse = reuse},
+                   .reuse = reuse},
         .what_if = FP_DT_UNDEFINED,
     };
     g_autoptr(fp_diag) diag = fp_diag_new();
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
     bool have = false;
     if (!no_headroom) {
         fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10, .mem = po.memory,
-                               .plan_at_1 = po.shapes.batch == 1 ? res.memory : NULL};
+                               .plan_at_1 = po.shapes.batch == 1 ? res.memory : NULL, .shapes = po.shapes};
         g_autoptr(GError) herr = NULL;
         have = fp_pass_headroom(m, &ho, &hr, NULL, &herr); /* no batch to vary: reported as such */
     }

@@ -56,6 +56,7 @@ static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request
         return FP_EXIT_BAD;
     g_autoptr(GHashTable) shapes = fp_bind_input_shapes(m, o->inputs, NULL);
     fp_headroom_opts ho = {q->capacity, q->reserve, shapes, o->batch_dim, *q->mem, max_batch};
+    ho.shapes = (fp_shape_opts){.input_shapes = shapes, .batch_dim = o->batch_dim}; /* as fp_cli_load_analyzed */
     fp_headroom_result res;
     g_autoptr(fp_diag) hdiag = fp_diag_new();
     g_autoptr(GError) err = NULL;
@@ -149,7 +150,6 @@ int fp_cmd_headroom(int argc, char **argv)
     }
     if (!resolve_memory(device_name, memory, reserve, &mem, &dev, &capacity, &reserve_bytes))
         goto out_dev;
-    mem.search_only_if_asked = true;
     fp_headroom_request q = {dev ? dev->name : NULL, capacity, reserve_bytes, reserve, &mem, o.batch_dim};
     rc = run(argv[1], &o, &q, max_batch);
 out_dev:

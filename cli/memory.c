@@ -78,7 +78,9 @@ int fp_cmd_memory(int argc, char **argv)
     }
     if (!fp_cli_memory_opts_resolve(&mo, "memory", &opts))
         goto out_opts;
-    opts.search_only_if_asked = false;
+    if (opts.schedule == FP_SCHEDULE_GIVEN) /* the report compares the given order with a searched one */
+        opts.schedule = FP_SCHEDULE_COMPARE;
+    opts.every_strategy = true;
     rc = run(argv[1], &o, &opts, (unsigned)top);
 out_opts:
     fp_cli_model_opts_clear(&o);

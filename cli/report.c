@@ -63,21 +63,13 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
         fp_cli_error("report: --dtype %s: unknown dtype (e.g. fp16, bf16, int8)", ro->dtype);
         return FP_EXIT_BAD;
     }
-    /* the HTML memory timeline is taken before headroom re-infers the model at other batches */
-    const fp_formats *fx = strcmp(format, "html") == 0 ? fp_cli_formats("report", "-f html") : NULL;
-    bool html_headroom = fx && ao.headroom;
-    ao.headroom &= !html_headroom;
     g_autoptr(fp_analysis) a = fp_cli_analyze(path, &ao);
     if (!a)
         return FP_EXIT_BAD;
-    g_autofree uint64_t *live = fx ? fx->live_bytes(a->res.memory, NULL) : NULL;
-    if (html_headroom)
-        fp_analysis_headroom(a, &ao);
     fp_report rep = fp_report_of(a);
     rep.top = (unsigned)MAX(ro->top, 0);
     rep.verbose = o->verbose;
     rep.color = !ro->no_color && !o->output && isatty(STDOUT_FILENO);
-    rep.live_bytes = live;
     return emit_report(&rep, o, format);
 }
 

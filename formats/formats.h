@@ -25,7 +25,7 @@ struct Ge__Proto__ModelDef;
 
 /* Bumped whenever fp_formats or fp_formats_module changes: a module from another build is
  * refused instead of called through a wrong table. */
-#define FP_FORMATS_ABI 1
+#define FP_FORMATS_ABI 2
 
 /* File name of the module. */
 #define FP_FORMATS_MODULE "fuseplan-formats.so"
@@ -48,9 +48,8 @@ typedef struct fp_formats_s {
     bool (*sarif)(const fp_gate_result *g, int exit_code, const char *path, GError **error);
     /* reports/junit.h: fp_report_junit. */
     char *(*junit)(const fp_gate_result *g, gsize *len);
-    /* reports/html.h: fp_report_html and fp_report_live_bytes. */
+    /* reports/html.h: fp_report_html. */
     void (*html)(const fp_report *r, FILE *out);
-    uint64_t *(*live_bytes)(const fp_memory_result *m, GError **error);
     /* frontends/ge/ge_internal.h: fp_ge_json_parse. */
     struct Ge__Proto__ModelDef *(*ge_json_parse)(const char *text, size_t len, GError **error);
 } fp_formats;

@@ -108,6 +108,5 @@ const fp_formats fp_formats_table = {
     .sarif = sarif,
     .junit = fp_report_junit,
     .html = fp_report_html,
-    .live_bytes = fp_report_live_bytes,
     .ge_json_parse = fp_ge_json_parse,
 };

@@ -8,126 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "passes/memory/liveness.h"
 #include "reports/memory.h"
 #include "reports/format.h"
-
-/* ---------------------------------------------------------------- live bytes per step */
-
-/* Subgraph arenas per IR node id of g, as passes/memory/memory.c counts them (workspace). */
-static bool workspaces(const fp_graph *g, const fp_memory_opts *opts, uint64_t *ws, GError **error)
-{
-    for (guint i = 0; i < g->nodes->len; i++) {
-        const fp_node *n = g_ptr_array_index(g->nodes, i);
-        if (n->flags & FP_NODE_REMOVED)
-            continue;
-        for (uint32_t k = 0; k < n->n_subgraphs; k++) {
-            g_autoptr(fp_memory_result) sub = fp_pass_memory(n->subgraphs[k], opts, NULL, error);
-            if (!sub)
-                return false;
-            ws[n->id] = MAX(ws[n->id], sub->arena);
-        }
-    }
-    return true;
-}
-
-/* The memgraph order behind m->order (free nodes dropped); false when m->order does not match lv. */
-static bool memgraph_order(const fp_liveness *lv, const fp_memory_result *m, uint32_t *order)
-{
-    const fp_memgraph *mg = &lv->mg;
-    if (mg->n_nodes + lv->n_free != m->n_order)
-        return false;
-    g_autoptr(GHashTable) idx = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (uint32_t v = 0; v < mg->n_nodes; v++)
-        g_hash_table_insert(idx, lv->nodes[v], GUINT_TO_POINTER(v + 1));
-    uint32_t k = 0;
-    for (uint32_t s = 0; s < m->n_order; s++) {
-        guint v = GPOINTER_TO_UINT(g_hash_table_lookup(idx, m->order[s]));
-        if (v && k < mg->n_nodes)
-            order[k++] = v - 1;
-    }
-    if (k != mg->n_nodes || !fp_memgraph_order_valid(mg, order))
-        return false;
-    g_autofree fp_node **full = g_new(fp_node *, m->n_order + 1);
-    fp_liveness_full_order(lv, order, full, NULL);
-    return memcmp(full, m->order, m->n_order * sizeof *full) == 0;
-}
-
-/* Live bytes per memgraph step: every lifetime entry (buffers and workspaces) rounded to align.
- * live has MAX(n_nodes, 1) entries: with no node at all, the graph's inputs and outputs still live
- * at one step, as the planner counts them. */
-static bool live_per_step(const fp_memgraph *mg, const uint32_t *order, uint64_t align, uint64_t *live,
-                          GError **error)
-{
-    uint32_t n = MAX(mg->n_nodes, 1u), ne = mg->n_bufs + mg->n_nodes;
-    g_autofree fp_membuf *out = g_new(fp_membuf, ne + 1);
-    /* n + 2: with no node at all (every op folded) lifetimes still span step 0, and drop[last + 1] */
-    g_autofree uint64_t *add = g_new0(uint64_t, n + 1), *drop = g_new0(uint64_t, n + 1);
-    fp_memgraph_lifetimes(mg, order, out, NULL);
-    for (uint32_t e = 0; e < ne; e++) {
-        uint64_t sz;
-        if (!out[e].size)
-            continue;
-        if (!fp_memplan_align(out[e].size, align, &sz) || !g_uint64_checked_add(&add[out[e].first], add[out[e].first], sz))
-            goto overflow;
-        drop[out[e].last + 1] += sz; /* never more than add[] summed: cannot overflow when add did not */
-    }
-    uint64_t cur = 0;
-    for (uint32_t t = 0; t < n; t++) {
-        if (!g_uint64_checked_add(&cur, cur, add[t]))
-            goto overflow;
-        live[t] = cur;
-        cur -= drop[t + 1];
-    }
-    return true;
-overflow:
-    g_set_error(error, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW, "live bytes overflow 64 bits");
-    return false;
-}
-
-uint64_t *fp_report_live_bytes(const fp_memory_result *m, GError **error)
-{
-    const fp_graph *g = m->graph;
-    g_autofree uint64_t *ws = g_new0(uint64_t, g->nodes->len + 1);
-    if (!workspaces(g, &m->opts, ws, error))
-        return NULL;
-    g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, NULL, error);
-    if (!lv)
-        return NULL;
-    const fp_memgraph *mg = &lv->mg;
-    g_autofree uint32_t *order = g_new(uint32_t, mg->n_nodes + 1);
-    g_autofree uint32_t *step_of = g_new(uint32_t, mg->n_nodes + 1);
-    g_autofree uint64_t *live = g_new0(uint64_t, mg->n_nodes + 1); /* one step at least */
-    if (!memgraph_order(lv, m, order)) {
-        g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph %s changed since its memory plan", g->name);
-        return NULL;
-    }
-    if (!live_per_step(mg, order, m->align, live, error))
-        return NULL;
-    g_autofree fp_node **full = g_new(fp_node *, m->n_order + 1);
-    fp_liveness_full_order(lv, order, full, step_of);
-    /* free nodes (Constant, folded) allocate nothing: they show the bytes of the step before, or of
-     * the first step when they come first (or when only free nodes are left) */
-    uint64_t *res = g_new0(uint64_t, m->n_order + 1), peak = live[0];
-    bool *set = g_new0(bool, m->n_order + 1);
-    for (uint32_t t = 0; t < mg->n_nodes; t++) {
-        res[step_of[t]] = live[t];
-        set[step_of[t]] = true;
-        peak = MAX(peak, live[t]);
-    }
-    for (uint32_t s = 0; s < m->n_order; s++)
-        if (!set[s])
-            res[s] = s ? res[s - 1] : live[0];
-    g_free(set);
-    if (peak != m->lower_bound) {
-        g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
-                    "graph %s: live bytes peak at %" G_GUINT64_FORMAT ", its plan's LOAD is %" G_GUINT64_FORMAT
-                    " (shapes changed since the plan?)", g->name, peak, m->lower_bound);
-        g_free(res);
-        return NULL;
-    }
-    return res;
-}
 
 /* ---------------------------------------------------------------- tree helpers */
 
@@ -728,16 +610,11 @@ static void timeline_bars(xmlNodePtr svg, const frame *f, const fp_memory_result
     }
 }
 
+/* The live bytes of the memory plan at each step of its order, with LOAD, the arena and the peak. */
 static void timeline(xmlNodePtr s, const fp_report *r)
 {
     const fp_memory_result *mem = r->res->memory;
-    g_autoptr(GError) err = NULL;
-    g_autofree uint64_t *own = r->live_bytes ? NULL : fp_report_live_bytes(mem, &err);
-    const uint64_t *live = r->live_bytes ? r->live_bytes : own;
-    if (!live) {
-        elcf(s, "p", "note", "memory timeline not drawn: %s", err->message);
-        return;
-    }
+    const uint64_t *live = mem->live_bytes;
     frame f = {.L = 112, .T = 24, .W = 740, .H = 300, .x0 = 0, .x1 = MAX(mem->n_order, 1u), .y0 = 0};
     double top = (double)MAX(MAX(mem->arena, mem->lower_bound), 1);
     double ystep = nice_step(top * 1.08, 5);

@@ -90,7 +90,7 @@ GPtrArray *fp_report_memory_hints(const fp_memory_result *r)
     if (r->schedule_searched) {
         g_autofree char *a = fp_format_bytes(r->lower_bound_given), *b = fp_format_bytes(r->lower_bound_optimized);
         double gain = pct(r->lower_bound_given - r->lower_bound_optimized, r->lower_bound_given);
-        if (r->lower_bound_optimized < r->lower_bound_given && r->opts.schedule == FP_SCHEDULE_GIVEN)
+        if (r->lower_bound_optimized < r->lower_bound_given && r->opts.schedule != FP_SCHEDULE_OPTIMIZED)
             g_ptr_array_add(h, g_strdup_printf("a memory-aware order lowers the floor from %s to %s (-%.1f%%): "
                                                "use --schedule optimized",
                                                a, b, gain));

@@ -21,10 +21,6 @@ typedef struct {
     unsigned top;                    /* hotspots shown */
     bool verbose;                    /* list every diagnostic (layout reasons, unknown shapes, ...) */
     bool color;                      /* ANSI colour (TTY only) */
-    /* issue 7 (reports/html.c): live activation bytes at each step of res->memory->order, from
-     * fp_report_live_bytes() computed before headroom re-infers the model; NULL: the HTML emitter
-     * computes them itself (valid only while the model is still inferred as `res` saw it). */
-    const uint64_t *live_bytes;
 } fp_report;
 
 /* The report of analysis a as every command shows it by default: ten hotspots, not verbose, no

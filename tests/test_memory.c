@@ -163,7 +163,7 @@ static void test_plan_exact(void)
     }
     CU_ASSERT_EQUAL(failures, 0);
     g_rand_free(r);
-    /* an instance where no plan reaches LOAD (found by random search) */
+    /* an instance where no plan reaches LOAD */
     fp_membuf b[] = {{1, 2, 3}, {2, 3, 4}, {2, 4, 5}, {1, 2, 4}, {3, 1, 2}, {3, 5, 5}, {2, 1, 1}};
     uint64_t off[7];
     fp_memplan_result res;
@@ -736,21 +736,22 @@ static uint32_t *identity(uint32_t n)
     return o;
 }
 
-/* fp_liveness_naive_sum of g equals the naive sum of fp_liveness_build_buffers' buffers, and its
- * counts and weights those of that build (and of fp_liveness_build). */
+/* fp_memory_naive of g: the naive sum of the liveness's buffers (rounded to align), and the naive
+ * bytes, weights and counts of the full plan with the same options. */
 static bool naive_matches(const fp_graph *g, uint64_t align)
 {
-    fp_liveness_naive nv;
-    if (!fp_liveness_naive_sum(g, align, &nv, NULL) || !nv.complete)
+    fp_memory_opts mo = {.strategy = FP_MEMPLAN_BEST, .align = align};
+    fp_memory_naive_result nv;
+    if (!fp_memory_naive(g, &mo, &nv, NULL, NULL))
         return false;
-    g_autoptr(fp_liveness) lv = fp_liveness_build_buffers(g, NULL, NULL);
-    g_autoptr(fp_liveness) full = fp_liveness_build(g, NULL, NULL, NULL);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, NULL, NULL);
+    g_autoptr(fp_memory_result) full = fp_pass_memory(g, &mo, NULL, NULL);
     uint64_t sum = 0;
     for (uint32_t b = 0; b < lv->mg.n_bufs; b++)
         sum += round_up(lv->mg.bytes[b], align);
-    return sum == nv.bytes && lv->mg.n_bufs == nv.n_bufs && lv->n_views == nv.n_views && lv->n_fused == nv.n_fused &&
-           lv->n_unknown == nv.n_unknown && lv->weight_bytes == nv.weight_bytes && full->mg.n_bufs == nv.n_bufs &&
-           full->n_views == nv.n_views && full->n_unknown == nv.n_unknown && full->weight_bytes == nv.weight_bytes;
+    return full && sum == nv.naive_bytes && full->naive_bytes == nv.naive_bytes && full->n_buffers == nv.n_buffers &&
+           full->n_views == nv.n_views && full->n_fused == nv.n_fused && full->n_unknown == nv.n_unknown &&
+           full->weight_bytes == nv.weight_bytes && full->workspace_bytes == nv.workspace_bytes;
 }
 
 static void test_liveness_views(void)
@@ -900,10 +901,9 @@ static void test_liveness_weights_fused_unknown(void)
     fp_model_free(x.m);
 }
 
-/* Views in every arrangement the naive sum settles without an order: chains (in file order and
- * against it), a view of a fused value (a buffer of its own), of a weight, of a value of unknown
- * size, a view larger than its input, shared buffers with a graph output; and the overflow the sum
- * leaves to the numbered buffers. */
+/* The naive sum with views in many arrangements: chains (in file order and against it), a view of
+ * a fused value (a buffer of its own), of a weight, of a value of unknown size, a view larger than
+ * its input, shared buffers with a graph output; and sizes whose sum overflows. */
 static void test_liveness_naive_views(void)
 {
     ir x = ir_new();
@@ -933,19 +933,20 @@ static void test_liveness_naive_views(void)
     fp_model_link(x.m);
     CU_ASSERT(naive_matches(x.g, 1));
     CU_ASSERT(naive_matches(x.g, 64));
-    fp_liveness_naive nv;
-    CU_ASSERT_FATAL(fp_liveness_naive_sum(x.g, 1, &nv, NULL));
+    fp_memory_opts mo = {.strategy = FP_MEMPLAN_NAIVE, .align = 1};
+    fp_memory_naive_result nv;
+    CU_ASSERT_FATAL(fp_memory_naive(x.g, &mo, &nv, NULL, NULL));
     CU_ASSERT_EQUAL(nv.n_unknown, 1); /* xu and its view */
-    CU_ASSERT_EQUAL(nv.bytes, 16 + 32 + 16 + 16 + 16); /* x, a with its views (v2: 32), f2 with fv, e, y */
-    /* sizes whose sum overflows: incomplete, and the memory pass still reports the error */
+    CU_ASSERT_EQUAL(nv.naive_bytes, 16 + 32 + 16 + 16 + 16); /* x, a with its views (v2: 32), f2 with fv, e, y */
+    /* sizes whose sum overflows: the same error as the memory pass's, naming the same buffer */
     fp_value *e = fp_graph_find(x.g, "e"), *y = fp_graph_find(x.g, "y");
     e->shape.dims[0].value = y->shape.dims[0].value = (int64_t)1 << 61;
-    CU_ASSERT_FATAL(fp_liveness_naive_sum(x.g, 64, &nv, NULL));
-    CU_ASSERT(!nv.complete);
-    fp_memory_opts mo = {.strategy = FP_MEMPLAN_NAIVE, .naive_only = true, .search_only_if_asked = true};
-    g_autoptr(GError) err = NULL;
-    CU_ASSERT_PTR_NULL(fp_pass_memory(x.g, &mo, NULL, &err));
+    mo.align = 64;
+    g_autoptr(GError) err = NULL, err_full = NULL;
+    CU_ASSERT(!fp_memory_naive(x.g, &mo, &nv, NULL, &err));
     CU_ASSERT(g_error_matches(err, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW));
+    CU_ASSERT_PTR_NULL(fp_pass_memory(x.g, &mo, NULL, &err_full));
+    CU_ASSERT(err && err_full && strcmp(err->message, err_full->message) == 0);
     fp_model_free(x.m);
 }
 

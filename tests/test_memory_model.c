@@ -44,7 +44,7 @@ static uint64_t total_at(fp_model *m, int64_t B)
 {
     fp_shape_opts so = {.batch = B};
     g_assert(fp_pass_shapes(m, &so, NULL, NULL));
-    fp_memory_opts mo = {.strategy = FP_MEMPLAN_BEST, .search_only_if_asked = true};
+    fp_memory_opts mo = {.strategy = FP_MEMPLAN_BEST};
     g_autoptr(fp_memory_result) r = fp_pass_memory(m->main, &mo, NULL, NULL);
     g_assert(r);
     return r->weight_bytes + r->arena;
@@ -56,7 +56,7 @@ static void test_memory_pass(void)
     g_autoptr(fp_model) m = load(path);
     fp_shape_opts so = {.batch = 4};
     CU_ASSERT_FATAL(fp_pass_shapes(m, &so, NULL, NULL));
-    fp_memory_opts mo = {.strategy = FP_MEMPLAN_BEST};
+    fp_memory_opts mo = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_COMPARE};
     g_autoptr(fp_diag) diag = fp_diag_new();
     g_autoptr(fp_memory_result) r = fp_pass_memory(m->main, &mo, diag, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
@@ -74,7 +74,23 @@ static void test_memory_pass(void)
     CU_ASSERT_EQUAL(r->peak[0].values, 2); /* a and b share it */
     CU_ASSERT(r->peak[1].input);
     CU_ASSERT(r->schedule_searched && r->schedule_exact);
+    CU_ASSERT_STRING_EQUAL(r->schedule, "given");
     CU_ASSERT_EQUAL(r->n_unknown, 0);
+    /* live per step: x and a, a (b in place), b and y */
+    CU_ASSERT_EQUAL(r->live_bytes[0], 1024 + 4096);
+    CU_ASSERT_EQUAL(r->live_bytes[1], 4096);
+    CU_ASSERT_EQUAL(r->live_bytes[2], 4096 + 192);
+    /* only naive and best were planned; with every_strategy all of them */
+    CU_ASSERT(r->strategy_planned[FP_MEMPLAN_NAIVE] && r->strategy_planned[FP_MEMPLAN_BEST]);
+    CU_ASSERT(!r->strategy_planned[FP_MEMPLAN_GREEDY_BY_SIZE] && !r->strategy_planned[FP_MEMPLAN_BEST_FIT]);
+    mo.every_strategy = true;
+    mo.schedule = FP_SCHEDULE_GIVEN;
+    g_autoptr(fp_memory_result) all = fp_pass_memory(m->main, &mo, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+    for (unsigned s = 0; s < FP_MEMPLAN_COUNT; s++)
+        CU_ASSERT(all->strategy_planned[s] && all->strategy_arena[s] >= all->lower_bound);
+    CU_ASSERT(!all->schedule_searched);
+    CU_ASSERT_EQUAL(all->lower_bound_optimized, all->lower_bound);
     g_unlink(path);
 }
 
@@ -98,7 +114,7 @@ static void test_memory_branchy_order(void)
     tb_free(b);
     g_autoptr(fp_model) m = load(path);
     CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, NULL));
-    fp_memory_opts given = {.strategy = FP_MEMPLAN_BEST}, opt = given;
+    fp_memory_opts given = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_COMPARE}, opt = given;
     opt.schedule = FP_SCHEDULE_OPTIMIZED;
     g_autoptr(fp_memory_result) rg = fp_pass_memory(m->main, &given, NULL, NULL);
     g_autoptr(fp_memory_result) ro = fp_pass_memory(m->main, &opt, NULL, NULL);
@@ -108,6 +124,19 @@ static void test_memory_branchy_order(void)
     CU_ASSERT_EQUAL(ro->lower_bound, 64 + 4096 + 64);
     CU_ASSERT_EQUAL(rg->lower_bound_optimized, ro->lower_bound);
     CU_ASSERT_STRING_EQUAL(ro->schedule, "optimized");
+    CU_ASSERT_STRING_EQUAL(rg->schedule, "given");
+    /* the live bytes follow the order planned: their peak is its LOAD */
+    uint64_t pg = 0, po = 0;
+    for (uint32_t i = 0; i < rg->n_order; i++)
+        pg = MAX(pg, rg->live_bytes[i]);
+    for (uint32_t i = 0; i < ro->n_order; i++)
+        po = MAX(po, ro->live_bytes[i]);
+    CU_ASSERT_EQUAL(pg, rg->lower_bound);
+    CU_ASSERT_EQUAL(po, ro->lower_bound);
+    /* the arena alone of the optimized order */
+    fp_memory_arena_result ar;
+    CU_ASSERT_FATAL(fp_memory_arena(m->main, &opt, &ar, NULL, NULL));
+    CU_ASSERT_EQUAL(ar.arena, ro->arena);
     /* valid: each node after the producers of its inputs */
     for (uint32_t i = 0; i < ro->n_order; i++)
         for (uint32_t k = 0; k < ro->order[i]->n_inputs; k++) {
@@ -134,6 +163,19 @@ static void test_memory_subgraph(void)
     for (uint32_t i = 0; i < r->n_peak; i++)
         found |= r->peak[i].ws_node != NULL && r->peak[i].bytes == r->workspace_bytes;
     CU_ASSERT(found);
+    /* the arena alone and the naive sum: the full plan's figures */
+    fp_memory_arena_result ar;
+    CU_ASSERT_FATAL(fp_memory_arena(m->main, &mo, &ar, NULL, NULL));
+    CU_ASSERT_EQUAL(ar.arena, r->arena);
+    CU_ASSERT_EQUAL(ar.weight_bytes, r->weight_bytes);
+    CU_ASSERT_EQUAL(ar.workspace_bytes, r->workspace_bytes);
+    CU_ASSERT_EQUAL(ar.n_unknown, r->n_unknown);
+    fp_memory_naive_result nv;
+    CU_ASSERT_FATAL(fp_memory_naive(m->main, &mo, &nv, NULL, NULL));
+    CU_ASSERT_EQUAL(nv.naive_bytes, r->naive_bytes);
+    CU_ASSERT_EQUAL(nv.weight_bytes, r->weight_bytes);
+    CU_ASSERT_EQUAL(nv.workspace_bytes, r->workspace_bytes);
+    CU_ASSERT(nv.n_buffers == r->n_buffers && nv.n_views == r->n_views && nv.n_unknown == r->n_unknown);
 }
 
 /* The answer is exact at the boundary: plan(B) fits and plan(B + 1) does not. */
@@ -145,8 +187,8 @@ static void test_headroom_boundary(void)
         uint64_t at = total_at(m, want), above = total_at(m, want + 1);
         CU_ASSERT_FATAL(above > at);
         uint64_t reserve = 1000 + (uint64_t)want;
-        fp_headroom_opts ho = {.capacity = at + reserve, .reserve = reserve,
-                               .mem = {.strategy = FP_MEMPLAN_BEST, .search_only_if_asked = true}};
+        fp_headroom_opts ho = {.capacity = at + reserve, .reserve = reserve, .mem = {.strategy = FP_MEMPLAN_BEST},
+                               .shapes = {.batch = want + 1}}; /* as total_at left it */
         fp_headroom_result res;
         g_autoptr(GError) err = NULL;
         CU_ASSERT_FATAL(fp_pass_headroom(m, &ho, &res, NULL, &err));
@@ -155,10 +197,10 @@ static void test_headroom_boundary(void)
         CU_ASSERT_EQUAL(res.bytes_above, above);
         CU_ASSERT(!res.at_limit);
         CU_ASSERT(res.bytes_at_max <= res.usable && res.bytes_above > res.usable);
-        /* independently: the model is left at max_batch, and planning again agrees */
+        /* independently: the model is left as found, and planning again agrees */
         CU_ASSERT_EQUAL(m->main->inputs->len, 1);
         const fp_value *x = g_ptr_array_index(m->main->inputs, 0);
-        CU_ASSERT_EQUAL(x->shape.dims[0].value, want);
+        CU_ASSERT_EQUAL(x->shape.dims[0].value, want + 1);
         CU_ASSERT(total_at(m, res.max_batch) <= res.usable);
         CU_ASSERT(total_at(m, res.max_batch + 1) > res.usable);
     }
@@ -184,30 +226,88 @@ static void test_memory_reuse(void)
     g_autofree char *path = mlp_model(0);
     g_autoptr(fp_model) m = load(path);
     g_autoptr(fp_memory_reuse) reuse = fp_memory_reuse_new(NULL);
-    fp_memory_opts full = {.strategy = FP_MEMPLAN_BEST, .search_only_if_asked = true, .reuse = reuse};
+    fp_memory_opts full = {.strategy = FP_MEMPLAN_BEST, .reuse = reuse};
     fp_shape_opts at1 = {.batch = 1};
     CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
     g_autoptr(fp_memory_result) plan1 = fp_pass_memory(m->main, &full, NULL, NULL);
     CU_ASSERT_FATAL(plan1 != NULL);
-    fp_memory_opts arena = full;
-    arena.arena_only = true;
     for (int64_t B = 3; B <= 300; B += 59) {
         uint64_t want = total_at(m, B); /* a fresh full plan, without the reuse state */
-        g_autoptr(fp_memory_result) r = fp_pass_memory(m->main, &arena, NULL, NULL);
-        CU_ASSERT_FATAL(r != NULL);
-        CU_ASSERT_EQUAL(r->weight_bytes + r->arena, want);
-        CU_ASSERT_PTR_NULL(r->order);
-        CU_ASSERT_EQUAL(r->n_peak, 0);
+        fp_memory_arena_result r;
+        CU_ASSERT_FATAL(fp_memory_arena(m->main, &full, &r, NULL, NULL));
+        CU_ASSERT_EQUAL(r.weight_bytes + r.arena, want);
     }
     CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
     uint64_t at200 = total_at(m, 200);
     CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
-    fp_headroom_opts ho = {.capacity = at200 + 100, .reserve = 100, .mem = full, .plan_at_1 = plan1};
+    fp_headroom_opts ho = {.capacity = at200 + 100, .reserve = 100, .mem = full, .plan_at_1 = plan1, .shapes = at1};
     fp_headroom_result res;
     CU_ASSERT_FATAL(fp_pass_headroom(m, &ho, &res, NULL, NULL));
     CU_ASSERT_EQUAL(res.max_batch, 200);
     CU_ASSERT_EQUAL(res.bytes_at_max, at200);
     CU_ASSERT_EQUAL(res.bytes_above, total_at(m, 201));
+    g_unlink(path);
+}
+
+/* Every value's shape and every node's folded state of m's main graph, as one string. */
+static char *inferred_state(const fp_model *m)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < m->main->values->len; i++) {
+        const fp_value *v = g_ptr_array_index(m->main->values, i);
+        g_autofree char *d = fp_shape_to_string(&v->shape);
+        g_string_append_printf(s, "%s:%s ", v->name, d);
+    }
+    for (guint i = 0; i < m->main->nodes->len; i++) {
+        const fp_node *n = g_ptr_array_index(m->main->nodes, i);
+        g_string_append_printf(s, "%s:%d ", n->name, (n->flags & FP_NODE_FOLDED) != 0);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* Every value's shape and every node's folded state after the search are those before it, with or
+ * without findings asked for, whatever batch the search ended at, and after a failed search. */
+static void test_headroom_leaves_shapes(void)
+{
+    g_autofree char *path = mlp_model(0);
+    g_autoptr(fp_model) m = load(path);
+    fp_shape_opts so = {.batch = 3};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &so, NULL, NULL));
+    const fp_value *a = fp_graph_find(m->main, "a");
+    CU_ASSERT_FATAL(a != NULL && a->shape.dims[0].value == 3);
+    g_autofree char *before = inferred_state(m);
+    uint64_t at = total_at(m, 40);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &so, NULL, NULL));
+    /* --input x:?x64: the batch left free */
+    fp_dim free_dims[] = {{-1, NULL}, {64, NULL}};
+    fp_shape free_x = {2, free_dims};
+    g_autoptr(GHashTable) inputs = g_hash_table_new(g_str_hash, g_str_equal);
+    g_hash_table_insert(inputs, (gpointer) "x", &free_x);
+    for (int k = 0; k < 4; k++) {
+        fp_headroom_opts ho = {.capacity = k == 2 ? 1000 : at + 100, .reserve = 100,
+                               .mem = {.strategy = FP_MEMPLAN_BEST}, .shapes = so};
+        fp_headroom_result res;
+        g_autoptr(fp_diag) diag = k % 2 ? fp_diag_new() : NULL;
+        g_autoptr(GError) err = NULL;
+        if (k >= 2)
+            ho.input_shapes = inputs;
+        if (k == 3)
+            ho.batch_dim = "nope"; /* fails after inferring the model with the batch free */
+        CU_ASSERT_EQUAL(fp_pass_headroom(m, &ho, &res, diag, &err), k != 3);
+        CU_ASSERT_EQUAL(res.max_batch, k == 2 || k == 3 ? 0 : 40);
+        g_autofree char *after = inferred_state(m);
+        CU_ASSERT_STRING_EQUAL(after, before);
+    }
+    /* given the caller's plan at batch 1: the search ends at other batches, the model back at 1 */
+    fp_shape_opts at1 = {.batch = 1};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &at1, NULL, NULL));
+    fp_memory_opts mo = {.strategy = FP_MEMPLAN_BEST};
+    g_autoptr(fp_memory_result) plan1 = fp_pass_memory(m->main, &mo, NULL, NULL);
+    fp_headroom_opts ho = {.capacity = at + 100, .reserve = 100, .mem = mo, .plan_at_1 = plan1, .shapes = at1};
+    fp_headroom_result res;
+    CU_ASSERT_FATAL(fp_pass_headroom(m, &ho, &res, NULL, NULL));
+    CU_ASSERT_EQUAL(res.max_batch, 40);
+    CU_ASSERT_EQUAL(a->shape.dims[0].value, 1);
     g_unlink(path);
 }
 
@@ -373,6 +473,7 @@ FP_TEST_SUITE(register_memory_model)
     CU_add_test(s, "subgraph workspace", test_memory_subgraph);
     CU_add_test(s, "headroom boundary", test_headroom_boundary);
     CU_add_test(s, "headroom without a batch", test_headroom_no_batch);
+    CU_add_test(s, "headroom leaves the shapes as found", test_headroom_leaves_shapes);
     CU_add_test(s, "plans carrying their state to other batches", test_memory_reuse);
     CU_add_test(s, "memory command", test_cli_memory);
     CU_add_test(s, "headroom command", test_cli_headroom);

@@ -253,7 +253,7 @@ static void run_pipeline(run *r, const char *path, const fp_device *dev, const f
         .target = t,
         .device = dev,
         .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = true, .reuse = r->reuse = fp_memory_reuse_new(NULL)},
+                   .reuse = r->reuse = fp_memory_reuse_new(NULL)},
         .what_if = FP_DT_UNDEFINED,
     };
     r->diag = fp_diag_new();
@@ -362,9 +362,9 @@ static void test_headroom_split(void)
         run_pipeline(&r, path, dev, t);
         unsigned before = fp_par_side_jobs();
         fp_memory_opts mem = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                              .search_only_if_asked = true, .reuse = r.reuse};
+                              .reuse = r.reuse};
         fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10, .mem = mem,
-                               .plan_at_1 = r.res.memory};
+                               .plan_at_1 = r.res.memory, .shapes = {.batch = 1}};
         CU_ASSERT_FATAL(fp_pass_headroom(r.m, &ho, &hr[k], NULL, &err));
         CU_ASSERT_EQUAL(fp_par_side_jobs() > before, k == 0 && g_get_num_processors() > 1);
         run_clear(&r);

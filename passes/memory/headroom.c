@@ -2,9 +2,10 @@
  * reserve fit in device memory, by re-running shape inference and planning per batch. Memory is
  * not linear in the batch (shape-dependent ops, alignment, plans), so each batch is planned; when
  * it is close to linear (most graphs), batches 1 and 2 give the answer and two more plans confirm
- * it. No batch is planned twice in a row: batch 1 may come from the caller's plan, and the answer,
- * planned last, is not planned again. Only arenas are planned (fp_memory_opts.arena_only), on one
- * liveness resized from batch to batch, trying the last winning planner candidate first. */
+ * it. No batch is planned twice in a row: batch 1 may come from the caller's plan, and the answer's
+ * figures are those of its plan in the search. Only arenas are planned (fp_memory_arena), on one
+ * liveness resized from batch to batch, trying the last winning planner candidate first. The model
+ * is inferred with the caller's options again at the end. */
 #include "headroom.h"
 
 #include <string.h>
@@ -25,51 +26,22 @@ typedef struct {
     const fp_headroom_opts *o;
     fp_headroom_result *res;
     uint32_t unknown_at_1;
-    fp_memory_opts mem;      /* o->mem for the arena alone, with `reuse` */
-    fp_memory_reuse *reuse;  /* liveness and winning planner candidate, from one batch to the next */
+    fp_memory_opts mem;      /* o->mem, with `reuse` */
     bool checked;    /* a shapes run of the search succeeded: the attributes are checked (nothing
                         the search runs changes them) */
-    int64_t last_b;  /* the batch the model is inferred and planned at (last_e), 0 when none */
-    struct eval last_e;
+    bool inferred;   /* the search ran shape inference (m may no longer be as the caller left it) */
+    int64_t last_b;  /* the batch m is inferred at: of the last shapes run, which succeeded, or 1 with
+                        the caller's plan at batch 1; 0 when unknown */
 } search;
 
-static void summarize(search *s, const fp_memory_result *r, eval *e);
-
-/* Plans batch B; a 64-bit overflow of sizes is "does not fit", other failures are errors. */
-static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **error)
-{
-    fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim,
-                        .attrs_checked = s->checked};
-    s->last_b = 0;
-    if (!fp_pass_shapes(s->m, &so, diag, error))
-        return false;
-    s->checked = true;
-    s->res->evaluations++;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_memory_result) r = fp_pass_memory(s->m->main, &s->mem, diag, &err);
-    memset(e, 0, sizeof *e);
-    if (!r) {
-        if (!g_error_matches(err, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW)) {
-            g_propagate_error(error, g_steal_pointer(&err));
-            return false;
-        }
-        e->total = e->arena = UINT64_MAX;
-    } else {
-        summarize(s, r, e);
-    }
-    s->last_b = B;
-    s->last_e = *e;
-    return true;
-}
-
-/* The figures of plan r (of the batch the model is inferred at) into e. */
-static void summarize(search *s, const fp_memory_result *r, eval *e)
+/* The figures of a plan (of the batch the model is inferred at) into e. */
+static void summarize(search *s, uint64_t arena, uint64_t weights, uint32_t unknown, eval *e)
 {
     memset(e, 0, sizeof *e);
-    e->arena = r->arena;
-    e->weights = r->weight_bytes;
-    e->unknown = r->n_unknown;
-    if (!g_uint64_checked_add(&e->total, r->weight_bytes, r->arena))
+    e->arena = arena;
+    e->weights = weights;
+    e->unknown = unknown;
+    if (!g_uint64_checked_add(&e->total, weights, arena))
         e->total = UINT64_MAX;
     e->fits = e->total <= s->res->usable && e->unknown <= s->unknown_at_1;
     if (e->unknown && s->m->main->inputs->len) {
@@ -86,6 +58,33 @@ static void summarize(search *s, const fp_memory_result *r, eval *e)
         g_autofree char *d = fp_shape_to_string(&shape);
         g_snprintf(e->example, sizeof e->example, "%s:%s", v->name, d);
     }
+}
+
+/* Plans batch B; a 64-bit overflow of sizes is "does not fit", other failures are errors. */
+static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **error)
+{
+    fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim,
+                        .attrs_checked = s->checked};
+    s->last_b = 0;
+    s->inferred = true;
+    if (!fp_pass_shapes(s->m, &so, diag, error))
+        return false;
+    s->checked = true;
+    s->last_b = B;
+    s->res->evaluations++;
+    g_autoptr(GError) err = NULL;
+    fp_memory_arena_result r;
+    if (!fp_memory_arena(s->m->main, &s->mem, &r, diag, &err)) {
+        if (!g_error_matches(err, FP_MEMPLAN_ERROR, FP_MEMPLAN_ERROR_OVERFLOW)) {
+            g_propagate_error(error, g_steal_pointer(&err));
+            return false;
+        }
+        memset(e, 0, sizeof *e);
+        e->total = e->arena = UINT64_MAX;
+        return true;
+    }
+    summarize(s, r.arena, r.weight_bytes, r.n_unknown, e);
+    return true;
 }
 
 /* Whether some main-graph input has a batch to vary: a symbolic or unknown first dimension, or a
@@ -205,72 +204,114 @@ static bool narrow(search *s, int64_t *lo, eval *lo_e, int64_t *hi, eval *hi_e, 
     return true;
 }
 
-bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag,
-                      GError **error)
+/* The error of a model without a batch to vary. */
+static void no_batch_error(const fp_model *m, const fp_headroom_opts *opts, GError **error)
 {
-    memset(res, 0, sizeof *res);
-    res->usable = opts->capacity > opts->reserve ? opts->capacity - opts->reserve : 0;
-    res->batch_desc = opts->batch_dim ? opts->batch_dim : "first dimension of the inputs";
-    /* the inputs as declared, or bound by input_shapes with the batch left free */
-    fp_shape_opts unbound = {.input_shapes = opts->input_shapes, .batch_dim = opts->batch_dim};
-    if (opts->input_shapes && !fp_pass_shapes(m, &unbound, NULL, error))
+    g_autofree char *shapes = input_shapes(m, !opts->input_shapes);
+    if (opts->batch_dim)
+        g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH,
+                    "no input has a dimension named '%s' (inputs: %s): give the batch symbol with --batch-dim NAME",
+                    opts->batch_dim, shapes);
+    else
+        g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH,
+                    "no symbolic batch: the first dimension of every input is fixed (inputs: %s); name the "
+                    "batch symbol with --batch-dim NAME, or free a dimension with --input NAME:?x...",
+                    shapes);
+}
+
+/* Batch 1's figures into e: the caller's plan when it has one for these shapes, else planned; an
+ * activation of unknown size there is an error. */
+static bool plan_batch_1(search *s, eval *e, GError **error)
+{
+    const fp_headroom_opts *o = s->o;
+    if (o->plan_at_1 && !o->input_shapes) {
+        summarize(s, o->plan_at_1->arena, o->plan_at_1->weight_bytes, o->plan_at_1->n_unknown, e);
+        s->last_b = 1;
+    } else if (!evaluate(s, 1, NULL, e, error))
         return false;
-    if (!has_batch(m, opts->batch_dim, !opts->input_shapes)) {
-        g_autofree char *shapes = input_shapes(m, !opts->input_shapes);
-        if (opts->batch_dim)
-            g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH,
-                        "no input has a dimension named '%s' (inputs: %s): give the batch symbol with --batch-dim NAME",
-                        opts->batch_dim, shapes);
-        else
-            g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH,
-                        "no symbolic batch: the first dimension of every input is fixed (inputs: %s); name the "
-                        "batch symbol with --batch-dim NAME, or free a dimension with --input NAME:?x...",
-                        shapes);
-        return false;
-    }
-    int64_t limit = opts->max_batch > 0 ? opts->max_batch : FP_HEADROOM_MAX_BATCH;
-    g_autoptr(fp_memory_reuse) own = opts->mem.reuse ? NULL
-                                                     : fp_memory_reuse_new(opts->plan_at_1 ? opts->plan_at_1->method : NULL);
-    fp_memory_reuse *reuse = opts->mem.reuse ? opts->mem.reuse : own;
-    search s = {.m = m, .o = opts, .res = res, .mem = opts->mem, .reuse = reuse};
-    s.mem.arena_only = true;
-    s.mem.reuse = reuse;
-    eval lo_e, hi_e = {0}, e;
-    if (opts->plan_at_1 && !opts->input_shapes) {
-        summarize(&s, opts->plan_at_1, &lo_e);
-        s.last_b = 1;
-        s.last_e = lo_e;
-    } else if (!evaluate(&s, 1, NULL, &lo_e, error)) {
-        return false;
-    }
-    s.unknown_at_1 = lo_e.unknown;
-    if (lo_e.unknown) {
+    s->unknown_at_1 = e->unknown;
+    if (e->unknown) {
         g_set_error(error, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_UNKNOWN_SIZE,
                     "%u activation value%s unknown size at batch 1, so memory has no bound: bind the other "
                     "dimensions with --input NAME:DIMS, e.g. --input %s with numbers for the named dimensions",
-                    lo_e.unknown, lo_e.unknown == 1 ? " has" : "s have", lo_e.example);
+                    e->unknown, e->unknown == 1 ? " has" : "s have", e->example);
         return false;
     }
+    return true;
+}
+
+/* The search of fp_pass_headroom, leaving m inferred wherever it ended (see restore_shapes). */
+static bool find_max_batch(search *s, fp_diag *diag, GError **error)
+{
+    const fp_headroom_opts *opts = s->o;
+    fp_headroom_result *res = s->res;
+    /* the inputs as declared, or bound by input_shapes with the batch left free */
+    fp_shape_opts unbound = {.input_shapes = opts->input_shapes, .batch_dim = opts->batch_dim};
+    s->inferred = opts->input_shapes != NULL;
+    if (opts->input_shapes && !fp_pass_shapes(s->m, &unbound, NULL, error))
+        return false;
+    if (!has_batch(s->m, opts->batch_dim, !opts->input_shapes)) {
+        no_batch_error(s->m, opts, error);
+        return false;
+    }
+    int64_t limit = opts->max_batch > 0 ? opts->max_batch : FP_HEADROOM_MAX_BATCH;
+    eval lo_e, hi_e = {0};
+    if (!plan_batch_1(s, &lo_e, error))
+        return false;
     int64_t lo = 1, hi = 0;
     bool at_limit = false;
     if (!lo_e.fits) {
         lo = 0;
         hi = 1;
         hi_e = lo_e;
-    } else if (!bracket(&s, limit, &lo, &lo_e, &hi, &hi_e, &at_limit, error) ||
-               (!at_limit && !narrow(&s, &lo, &lo_e, &hi, &hi_e, error))) {
+    } else if (!bracket(s, limit, &lo, &lo_e, &hi, &hi_e, &at_limit, error) ||
+               (!at_limit && !narrow(s, &lo, &lo_e, &hi, &hi_e, error))) {
         return false;
     }
     res->at_limit = at_limit;
     res->max_batch = lo;
     res->bytes_above = at_limit ? 0 : hi_e.total;
-    /* leave the model inferred at the answer and collect its findings */
-    if (diag || s.last_b != MAX(lo, 1))
-        if (!evaluate(&s, MAX(lo, 1), diag, &s.last_e, error))
-            return false;
-    e = s.last_e;
+    /* the figures at the answer (batch 1 when nothing fits), planned again for its findings */
+    eval e = lo ? lo_e : hi_e;
+    if (diag && !evaluate(s, MAX(lo, 1), diag, &e, error))
+        return false;
     res->bytes_at_max = e.total;
     res->arena_at_max = e.arena;
     res->weight_bytes = e.weights;
     return true;
+}
+
+static bool same_table(GHashTable *a, GHashTable *b)
+{
+    return a == b || ((!a || g_hash_table_size(a) == 0) && (!b || g_hash_table_size(b) == 0));
+}
+
+/* m inferred with the caller's shape options again, unless the search did not infer it or its last
+ * run used the same options (the batch, its dimension, the input shapes; the caller gave no input
+ * values). False with the error of the shape pass. */
+static bool restore_shapes(const search *s, GError **error)
+{
+    const fp_shape_opts *c = &s->o->shapes;
+    bool same = s->last_b > 0 && c->batch == s->last_b && g_strcmp0(c->batch_dim, s->o->batch_dim) == 0 &&
+                same_table(c->input_shapes, s->o->input_shapes) && same_table(c->input_values, NULL);
+    if (!s->inferred || same)
+        return true;
+    fp_shape_opts so = *c;
+    so.attrs_checked |= s->checked;
+    return fp_pass_shapes(s->m, &so, NULL, error);
+}
+
+bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag,
+                      GError **error)
+{
+    memset(res, 0, sizeof *res);
+    res->usable = opts->capacity > opts->reserve ? opts->capacity - opts->reserve : 0;
+    res->batch_desc = opts->batch_dim ? opts->batch_dim : "first dimension of the inputs";
+    g_autoptr(fp_memory_reuse) own = opts->mem.reuse ? NULL
+                                                     : fp_memory_reuse_new(opts->plan_at_1 ? opts->plan_at_1->method : NULL);
+    search s = {.m = m, .o = opts, .res = res, .mem = opts->mem};
+    s.mem.reuse = opts->mem.reuse ? opts->mem.reuse : own;
+    bool ok = find_max_batch(&s, diag, error);
+    g_autoptr(GError) err = NULL; /* a failed search keeps its own error */
+    return restore_shapes(&s, ok ? error : &err) && ok;
 }

@@ -10,6 +10,7 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 #include "passes/memory/memory.h"
+#include "passes/shape/shapes.h"
 
 #define FP_HEADROOM_ERROR (fp_headroom_error_quark())
 GQuark fp_headroom_error_quark(void);
@@ -33,6 +34,8 @@ typedef struct {
        batch 1 with these input_shapes and batch_dim (fp_pipeline_run's final plan when the batch is
        1): batch 1 is not planned again */
     const fp_memory_result *plan_at_1;
+    fp_shape_opts shapes;     /* how the caller inferred m (its fp_pass_shapes options): m is
+                                 inferred so again when the search is over */
 } fp_headroom_opts;
 
 typedef struct {
@@ -49,16 +52,17 @@ typedef struct {
 } fp_headroom_result;
 
 /* Finds the largest batch B such that weights + planned activations at B fit in capacity -
- * reserve: re-runs shape inference (fp_pass_shapes with opts.batch = B) and the memory pass per
- * batch, jumping to where the line through the batches planned so far reaches the capacity, then
- * interpolating and bisecting; the result satisfies plan(B) fits and plan(B + 1) does not
- * (unless at the limit). A batch whose sizes overflow, or that leaves more values of unknown size
- * than batch 1, does not fit. The model is left inferred at max_batch (batch 1 when nothing
- * fits); diag receives the findings of that last run (when diag is NULL and the last batch planned
- * is the answer, it is not planned again). Fails with FP_HEADROOM_ERROR_NO_BATCH when
- * no input has a batch to vary, with FP_HEADROOM_ERROR_UNKNOWN_SIZE when some activation has an
- * unknown size at batch 1 (other symbolic dimensions unbound, data-dependent shapes), or with the
- * error of a pass. */
+ * reserve: re-runs shape inference (fp_pass_shapes with opts.batch = B) and plans the arena
+ * (fp_memory_arena) per batch, jumping to where the line through the batches planned so far reaches
+ * the capacity, then interpolating and bisecting; the result satisfies plan(B) fits and
+ * plan(B + 1) does not (unless at the limit). A batch whose sizes overflow, or that leaves more
+ * values of unknown size than batch 1, does not fit. diag (may be NULL) receives the findings of a
+ * run at max_batch (batch 1 when nothing fits), made for them. The model is left inferred as it
+ * was found, with opts.shapes (not inferred again when the last run of the search used the same
+ * options), also when the search fails. Fails with FP_HEADROOM_ERROR_NO_BATCH when no input has a
+ * batch to vary, with FP_HEADROOM_ERROR_UNKNOWN_SIZE when some activation has an unknown size at
+ * batch 1 (other symbolic dimensions unbound, data-dependent shapes), or with the error of a
+ * pass. */
 bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag,
                       GError **error);
 

@@ -784,9 +784,10 @@ static void make_nodes(builder *B, const uint64_t *workspace)
 /* What fp_liveness_build's structure depends on per IR node: removed (0), free (1), scheduled (2). */
 static uint8_t node_state(const fp_node *n) { return (n->flags & FP_NODE_REMOVED) ? 0 : is_free(n) ? 1 : 2; }
 
-/* fp_liveness_build, or with with_nodes false its buffers only (see fp_liveness_build_buffers). */
-static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool with_nodes, fp_diag *diag,
-                          GError **error)
+/* One walk over the values (classes, weights), one over the nodes in topological order (memgraph
+ * and free nodes, views, buffer candidates), the buffers from what they found, and a second walk
+ * over the nodes (dependencies, reads, in-place pairs). */
+fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_diag *diag, GError **error)
 {
     builder B = {.g = g};
     B.topo = fp_graph_order(g, &B.n_topo, error);
@@ -815,12 +816,10 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
     make_buffers(&B, diag);
     g_free(B.cand.v);
     g_free(B.acts);
-    if (with_nodes) {
-        B.dep = (int32_t *)B.prod; /* in place: prod is read no more */
-        for (uint32_t i = 0; i < nv; i++)
-            B.dep[i] = B.prod[i] != NO_PROD ? lv->node_idx[B.prod[i]] : NO_IDX;
-        make_nodes(&B, workspace);
-    }
+    B.dep = (int32_t *)B.prod; /* in place: prod is read no more */
+    for (uint32_t i = 0; i < nv; i++)
+        B.dep[i] = B.prod[i] != NO_PROD ? lv->node_idx[B.prod[i]] : NO_IDX;
+    make_nodes(&B, workspace);
     /* the arrays sized by an upper bound, to their size (in place: the liveness may be kept) */
     lv->weights = g_renew(const fp_value *, lv->weights, lv->n_weights + 1);
     lv->buf_value = g_renew(const fp_value *, lv->buf_value, lv->mg.n_bufs + 1);
@@ -832,16 +831,6 @@ static fp_liveness *build(const fp_graph *g, const uint64_t *workspace, bool wit
     g_free(B.uf);
     g_free(B.cls);
     return lv;
-}
-
-fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_diag *diag, GError **error)
-{
-    return build(g, workspace, true, diag, error);
-}
-
-fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError **error)
-{
-    return build(g, NULL, false, diag, error);
 }
 
 /* fp_liveness_resize's structure check: whether every node of the graph is in the state (removed,
@@ -869,7 +858,6 @@ static void check_states(void *arg)
 bool fp_liveness_resize(fp_liveness *lv, const uint64_t *workspace, fp_diag *diag)
 {
     const fp_graph *g = lv->graph;
-    g_assert(lv->inplace_a); /* built by fp_liveness_build */
     if (g->nodes->len != lv->n_graph_nodes || g->values->len != lv->n_graph_values)
         return false;
     state_check check = {lv, false};
@@ -914,177 +902,8 @@ void fp_liveness_free(fp_liveness *lv)
     g_free(lv);
 }
 
-/* ---------------------------------------------------------------- the naive sum alone */
-
-/* Value states of fp_liveness_naive_sum: a value_class, or N_VIEW for a view output not settled
- * yet (the low bits, N_CLASS); N_INPUT marks the graph's inputs, N_ISVIEW the view outputs. */
-enum { N_VIEW = 4, N_CLASS = 7, N_INPUT = 1 << 3, N_ISVIEW = 1 << 4 };
-
-/* A view output met by fp_liveness_naive_sum's walk over the values (in value order: sorted by id):
- * what settling it needs, so that settling reads no value again. */
-typedef struct {
-    uint32_t id, in;  /* the view output, its input (NO_PROD: a value of another graph) */
-    uint32_t root;    /* once settled: the value whose buffer it shares (itself: its own buffer) */
-    bool known, defined;
-    uint64_t bytes;
-} view_rec;
-
-static int cmp_view_root(const void *a, const void *b)
-{
-    const view_rec *x = *(const view_rec *const *)a, *y = *(const view_rec *const *)b;
-    return (x->root > y->root) - (x->root < y->root);
-}
-
-/* The record of view output id (present: recs are sorted by id). */
-static view_rec *view_of(GArray *recs, uint32_t id)
-{
-    size_t lo = 0, hi = recs->len;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (g_array_index(recs, view_rec, mid).id <= id)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return &g_array_index(recs, view_rec, lo);
-}
-
-/* A value's buffer is numbered by fp_liveness_build: a graph input, or the output of a live node
- * of g (its producer, in a verified graph). */
-static bool defined_here(const fp_graph *g, const fp_value *v, uint8_t state)
-{
-    const fp_node *p = v->producer;
-    if (state & N_INPUT)
-        return true;
-    return p && v->graph == g && p->graph == g && v->producer_port < p->n_outputs &&
-           p->outputs[v->producer_port] == v;
-}
-
-/* Adds one buffer of `bytes` (known) to the sum; false on overflow. */
-static bool naive_add(fp_liveness_naive *o, uint64_t bytes, bool known, uint64_t align)
-{
-    uint64_t a;
-    o->n_bufs++;
-    if (!known || !bytes) {
-        o->n_unknown += !known;
-        return true;
-    }
-    return fp_memplan_align(bytes, align, &a) && g_uint64_checked_add(&o->bytes, o->bytes, a);
-}
-
-bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive *o, GError **error)
-{
-    memset(o, 0, sizeof *o);
-    uint32_t n_topo;
-    if (!fp_graph_order(g, &n_topo, error)) /* the same error on a cycle */
-        return false;
-    uint32_t nv = g->values->len;
-    g_autofree uint8_t *st = g_new0(uint8_t, nv + 1);
-    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(view_rec));
-    for (guint i = 0; i < g->inputs->len; i++)
-        st[((const fp_value *)g_ptr_array_index(g->inputs, i))->id] |= N_INPUT;
-    bool ok = true;
-    uint64_t weights = 0;
-    /* classes (as classify_values), the weights, and every buffer that is no view's */
-    for (uint32_t i = 0; i < nv; i++) {
-        prefetch_value(g->values, i);
-        const fp_value *v = g_ptr_array_index(g->values, i);
-        const fp_node *p = v->producer;
-        value_class c = class_of(g, v);
-        if (c == V_FUSED)
-            o->n_fused++;
-        if (c == V_WEIGHT) {
-            bool needed = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT || v->is_output;
-            for (uint32_t u = 0; u < v->n_uses && !needed; u++) {
-                const fp_node *cn = owner_in(g, v->uses[u].node);
-                needed = cn && !is_free(cn);
-            }
-            uint64_t b = 0;
-            if (needed && !(v->tensor && (b = v->tensor->nbytes)) && !value_bytes(v, &b))
-                b = 0;
-            if (needed && !g_uint64_checked_add(&weights, weights, b))
-                weights = UINT64_MAX;
-        }
-        if (c == V_ACT && p && p->graph == g && fp_op_has(p->op, FP_OPF_VIEW) && p->n_inputs && p->n_outputs &&
-            p->inputs[0] && p->outputs[0] == v) {
-            st[i] |= N_VIEW | N_ISVIEW; /* settled below, once its input is */
-            const fp_value *in = p->inputs[0];
-            view_rec r = {.id = i, .in = in->graph == g ? in->id : NO_PROD, .root = i};
-            r.known = value_bytes(v, &r.bytes);
-            r.defined = defined_here(g, v, st[i]);
-            g_array_append_val(recs, r);
-            continue;
-        }
-        st[i] |= (uint8_t)c;
-        if (c == V_ACT && defined_here(g, v, st[i])) {
-            uint64_t bytes = 0;
-            bool known = value_bytes(v, &bytes);
-            ok = ok && naive_add(o, bytes, known, align);
-        }
-    }
-    o->weight_bytes = weights;
-    /* views, each after its input: a chain is walked from its first unsettled view down to a
-     * settled value, then settled back up; a view of a fused value has a buffer of its own */
-    g_autoptr(GArray) chain = g_array_new(FALSE, FALSE, sizeof(view_rec *));
-    g_autoptr(GPtrArray) shared = g_ptr_array_new(); /* the views sharing another value's buffer */
-    for (guint j = 0; j < recs->len && ok; j++) {
-        view_rec *x = &g_array_index(recs, view_rec, j);
-        g_array_set_size(chain, 0);
-        while ((st[x->id] & N_CLASS) == N_VIEW) {
-            g_array_append_val(chain, x);
-            if (x->in == NO_PROD || (st[x->in] & N_CLASS) != N_VIEW)
-                break;
-            x = view_of(recs, x->in);
-        }
-        for (guint k = chain->len; k-- > 0;) {
-            view_rec *y = g_array_index(chain, view_rec *, k);
-            value_class ic = y->in == NO_PROD ? V_NONE : (value_class)(st[y->in] & N_CLASS);
-            bool act = ic != V_WEIGHT && ic != V_NONE;
-            st[y->id] = (uint8_t)((st[y->id] & ~N_CLASS) | (act ? V_ACT : V_NONE));
-            if (act && ic == V_FUSED && y->defined) /* a buffer of its own */
-                ok = ok && naive_add(o, y->bytes, y->known, align);
-            if (!act || ic == V_FUSED)
-                continue;
-            /* the input's buffer: the input's own, or the one the view it is shares */
-            y->root = (st[y->in] & N_ISVIEW) ? view_of(recs, y->in)->root : y->in;
-            o->n_views++;
-            g_ptr_array_add(shared, y);
-        }
-    }
-    /* the shared buffers: their largest value instead of their root's own size */
-    if (shared->len)
-        qsort(shared->pdata, shared->len, sizeof(gpointer), cmp_view_root);
-    for (guint j = 0; j < shared->len && ok;) {
-        uint32_t r = ((const view_rec *)shared->pdata[j])->root;
-        const fp_value *rv = g_ptr_array_index(g->values, r);
-        uint64_t own = 0, before = 0, after = 0, most = 0;
-        bool known = value_bytes(rv, &own), unknown = !known;
-        if (known)
-            most = own;
-        for (; j < shared->len && ((const view_rec *)shared->pdata[j])->root == r; j++) {
-            const view_rec *y = shared->pdata[j];
-            if (y->known)
-                most = MAX(most, y->bytes);
-            else
-                unknown = true;
-        }
-        if (!defined_here(g, rv, st[r]))
-            continue; /* its values have no buffer (cannot happen in a verified graph) */
-        if (known && own)
-            fp_memplan_align(own, align, &before); /* no overflow: it was summed */
-        ok = !most || fp_memplan_align(most, align, &after);
-        o->bytes -= before;
-        ok = ok && g_uint64_checked_add(&o->bytes, o->bytes, after);
-        o->n_unknown -= !known;
-        o->n_unknown += unknown && !most;
-    }
-    o->complete = ok;
-    return true;
-}
-
 void fp_liveness_full_order(const fp_liveness *lv, const uint32_t *order, fp_node **full, uint32_t *step_of)
 {
-    g_assert(lv->eff_start); /* built by fp_liveness_build */
     uint32_t n = lv->mg.n_nodes;
     uint32_t *pos = g_new(uint32_t, n + 1);
     for (uint32_t t = 0; t < n; t++)

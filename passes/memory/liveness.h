@@ -89,12 +89,12 @@ typedef struct {
     uint64_t weight_fixed;
     const fp_value **weights;
     uint32_t n_weights;
-    int32_t *inplace_a, *inplace_o; /* NULL from fp_liveness_build_buffers */
+    int32_t *inplace_a, *inplace_o;
     uint8_t *node_state;      /* per IR node id: removed, free or scheduled */
     uint32_t n_graph_nodes, n_graph_values;
     int32_t *node_idx;        /* per IR node id: memgraph node (>= 0), free node k (-2 - k), or -1 */
     uint32_t *eff_start, *eff; /* per free node (CSR): the memgraph nodes it depends on, directly or
-                                  through other free nodes; NULL from fp_liveness_build_buffers */
+                                  through other free nodes */
 } fp_liveness;
 
 /* Builds the memgraph of graph g. Nodes flagged FP_NODE_REMOVED are ignored; Constant nodes and
@@ -103,24 +103,6 @@ typedef struct {
  * g->nodes) needed while that node runs. Values of unknown size are reported in diag (one entry
  * per graph). Requires fp_model_link. NULL with an error on a cycle. Caller fp_liveness_free()s. */
 fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_diag *diag, GError **error);
-/* The buffers of fp_liveness_build alone, for what needs no order (the naive sum): nodes,
- * free_nodes, weight_bytes, the counts, value_buf, buf_value, buf_aliases and mg's n_nodes, n_bufs,
- * bytes, flags and producer are as fp_liveness_build makes them; mg's per-node arrays (preds, defs,
- * uses, workspace, in-place) and readers stay NULL. Same findings and errors. */
-fp_liveness *fp_liveness_build_buffers(const fp_graph *g, fp_diag *diag, GError **error);
-/* What fp_liveness_build_buffers gives for the naive sum (every buffer in its own block, sizes
- * rounded to align, summed), without numbering the buffers (one walk over the values, another over
- * the views): `bytes` is the sum of the buffers' rounded sizes, and the counts and weight_bytes are
- * fp_liveness_build_buffers'. complete is false when a sum overflows 64 bits (the numbered buffers
- * then tell which one). False with an error on a cycle, as fp_liveness_build_buffers. Requires
- * fp_model_link. */
-typedef struct {
-    uint64_t bytes, weight_bytes;
-    uint32_t n_bufs, n_views, n_fused, n_unknown;
-    bool complete;
-} fp_liveness_naive;
-bool fp_liveness_naive_sum(const fp_graph *g, uint64_t align, fp_liveness_naive *out, GError **error);
-
 /* Brings lv, made by fp_liveness_build for its graph, to the graph's current sizes (shape inference
  * run again, at another batch say): buffer bytes, FP_BUF_UNKNOWN, in-place pairs, workspaces (as
  * fp_liveness_build's argument), weight_bytes and n_unknown, with the same findings in diag. The

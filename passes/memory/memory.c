@@ -1,5 +1,12 @@
 /* memory.c - the memory pass: subgraph workspaces, liveness, schedule search, offset plans, the
- * buffers live at the peak. */
+ * live bytes per step, the buffers live at the peak. The full plan (fp_pass_memory) and the arena
+ * alone (fp_memory_arena) start from the same preparation (prepare: workspaces, liveness, order,
+ * lifetimes); the naive sum (fp_memory_naive) needs the workspaces and the liveness only.
+ *
+ * naive_fails, passed down to the subgraphs: the full plan and the naive sum check the naive sum
+ * of every graph for overflow first (no other sum of the same sizes can overflow then), so their
+ * subgraphs' arenas fail where a subgraph's full plan would; fp_memory_arena plans the arena
+ * alone, which fails only when the arena's own sizes overflow. */
 #include "memory.h"
 
 #include <string.h>
@@ -33,34 +40,58 @@ void fp_memory_result_free(fp_memory_result *r)
     if (!r)
         return;
     g_free(r->order);
+    g_free(r->live_bytes);
     g_free(r->peak);
     g_free(r);
 }
 
-/* Plans every subgraph of g's nodes: ws[node id] receives the largest subgraph arena of a
- * control-flow node; their weights and unknown sizes are added to r. */
-static bool subgraph_workspace(const fp_graph *g, const fp_memory_opts *opts, fp_diag *diag, uint64_t *ws,
-                               fp_memory_result *r, GError **error)
+/* Weights, the largest workspace and the values of unknown size of a graph and its subgraphs. */
+typedef struct {
+    uint64_t weight_bytes, workspace_bytes;
+    uint32_t n_unknown;
+} totals;
+
+static bool arena_of(const fp_graph *g, const fp_memory_opts *opts, bool naive_fails, fp_memory_arena_result *out,
+                     fp_diag *diag, GError **error);
+
+static void add_weights(totals *t, uint64_t bytes)
+{
+    if (!g_uint64_checked_add(&t->weight_bytes, t->weight_bytes, bytes))
+        t->weight_bytes = UINT64_MAX;
+}
+
+/* Plans every subgraph of g's nodes (their arenas, without opts->reuse: it holds the outer
+ * graph's state): ws[node id] receives the largest subgraph arena of a control-flow node; their
+ * weights, workspace and unknown sizes are added to t. */
+static bool subgraph_workspace(const fp_graph *g, const fp_memory_opts *opts, bool naive_fails, fp_diag *diag,
+                               uint64_t *ws, totals *t, GError **error)
 {
     fp_memory_opts sub_opts = *opts;
-    sub_opts.reuse = NULL; /* it holds the outer graph's state */
-    opts = &sub_opts;
+    sub_opts.reuse = NULL;
     for (guint i = 0; i < g->nodes->len; i++) {
         const fp_node *n = g_ptr_array_index(g->nodes, i);
         if (n->flags & FP_NODE_REMOVED)
             continue;
         for (uint32_t k = 0; k < n->n_subgraphs; k++) {
-            g_autoptr(fp_memory_result) sub = fp_pass_memory(n->subgraphs[k], opts, diag, error);
-            if (!sub)
+            fp_memory_arena_result sub;
+            if (!arena_of(n->subgraphs[k], &sub_opts, naive_fails, &sub, diag, error))
                 return false;
-            ws[n->id] = MAX(ws[n->id], sub->arena);
-            r->workspace_bytes = MAX(r->workspace_bytes, sub->arena);
-            if (!g_uint64_checked_add(&r->weight_bytes, r->weight_bytes, sub->weight_bytes))
-                r->weight_bytes = UINT64_MAX;
-            r->n_unknown += sub->n_unknown;
+            ws[n->id] = MAX(ws[n->id], sub.arena);
+            t->workspace_bytes = MAX(t->workspace_bytes, sub.arena);
+            add_weights(t, sub.weight_bytes);
+            t->n_unknown += sub.n_unknown;
         }
     }
     return true;
+}
+
+/* The workspace per IR node id of g (*ws; NULL, all zeros, when the model has no subgraph at all)
+ * from its subgraphs' plans, into t. */
+static bool workspaces(const fp_graph *g, const fp_memory_opts *opts, bool naive_fails, fp_diag *diag, uint64_t **ws,
+                       totals *t, GError **error)
+{
+    *ws = g->model && g->model->graphs->len == 1 ? NULL : g_new0(uint64_t, g->nodes->len + 1);
+    return !*ws || subgraph_workspace(g, opts, naive_fails, diag, *ws, t, error);
 }
 
 static int cmp_tensor(const void *a, const void *b)
@@ -138,110 +169,21 @@ static void peak_tensors(const fp_liveness *lv, const fp_membuf *out, size_t ne,
     g_free(at);
 }
 
-/* The naive arena (every buffer and workspace in its own block, in-place takeovers included: each
- * buffer at its own size) of the memgraph's buffers then nodes' workspaces, as fp_memplan_plan sums
- * it on that array of sizes (the same error on overflow); off (may be NULL) receives the offsets.
- * Workspaces are ws[v] per memgraph node v, or with by_id (the memgraph's IR nodes) ws[by_id[v]->id];
- * with ws NULL there are none, nor their entries in off. */
-static bool naive_arena(const fp_memgraph *mg, const uint64_t *ws, fp_node *const *by_id, uint64_t align, uint64_t *off,
-                        uint64_t *arena, GError **error)
+/* The naive arena (every buffer and, with ws, every node's workspace in its own block, in-place
+ * takeovers included: each buffer at its own size) of the memgraph, as fp_memplan_plan sums it on
+ * that array of sizes (the same error on overflow); off (may be NULL) receives the offsets. No
+ * plan of the same entries overflows when this sum does not. */
+static bool naive_arena(const fp_memgraph *mg, bool ws, uint64_t align, uint64_t *off, uint64_t *arena,
+                        GError **error)
 {
     fp_memplan_naive nv = {0};
     for (uint32_t b = 0; b < mg->n_bufs; b++)
         if (!fp_memplan_naive_add(&nv, mg->bytes[b], align, off ? &off[b] : NULL, error))
             return false;
     for (uint32_t v = 0; v < mg->n_nodes && ws; v++)
-        if (!fp_memplan_naive_add(&nv, by_id ? ws[by_id[v]->id] : ws[v], align,
-                                  off ? &off[mg->n_bufs + v] : NULL, error))
+        if (!fp_memplan_naive_add(&nv, mg->workspace[v], align, off ? &off[mg->n_bufs + v] : NULL, error))
             return false;
     *arena = nv.total;
-    return true;
-}
-
-/* Plans every strategy (or only the requested one) on the lifetimes of `order`. */
-static bool plan(const fp_liveness *lv, const uint32_t *order, const fp_memory_opts *opts, fp_memory_result *r,
-                 GError **error)
-{
-    const fp_memgraph *mg = &lv->mg;
-    /* planner entries: the buffers, and the nodes' workspaces when some node has one (entries of
-     * size 0 change no plan: they are left out) */
-    bool ws = fp_memgraph_has_workspace(mg);
-    size_t nb = (size_t)mg->n_bufs + (ws ? mg->n_nodes : 0);
-    g_autofree fp_membuf *out = g_new(fp_membuf, nb + 1);
-    g_autofree uint32_t *slot = g_new(uint32_t, mg->n_bufs + 1);
-    g_autofree uint64_t *off = g_new(uint64_t, nb + 1);
-    r->n_inplace = fp_memgraph_lifetimes_n(mg, order, ws, out, slot);
-    fp_memplan_result pr = {0};
-    /* naive: no reuse at all, in-place takeovers included: every buffer at its own size (the naive
-     * plan is checked first: no other strategy can overflow when it does not) */
-    bool naive = opts->strategy == FP_MEMPLAN_NAIVE;
-    if (!naive_arena(mg, ws ? mg->workspace : NULL, NULL, r->align, naive ? off : NULL,
-                     &r->strategy_arena[FP_MEMPLAN_NAIVE], error))
-        return false;
-    r->strategy_planned[FP_MEMPLAN_NAIVE] = true;
-    for (unsigned s = FP_MEMPLAN_NAIVE + 1; s < FP_MEMPLAN_COUNT && !opts->search_only_if_asked; s++) {
-        fp_memplan_result x;
-        if (s == opts->strategy)
-            continue;
-        if (!fp_memplan_arena(out, nb, r->align, (fp_memplan_strategy)s, NULL, &x, error))
-            return false;
-        r->strategy_arena[s] = x.arena;
-        r->strategy_planned[s] = true;
-    }
-    if (naive) {
-        pr.arena = r->strategy_arena[FP_MEMPLAN_NAIVE];
-        pr.method = fp_memplan_strategy_name(FP_MEMPLAN_NAIVE);
-        if (!fp_memplan_load(out, nb, r->align, &pr.load, &pr.peak_step, error)) /* the floor keeps the reuse */
-            return false;
-    } else if (!fp_memplan_plan(out, nb, r->align, opts->strategy, off, &pr, error)) {
-        return false;
-    }
-    if (opts->reuse)
-        opts->reuse->method = pr.method;
-    r->strategy_arena[opts->strategy] = pr.arena;
-    r->strategy_planned[opts->strategy] = true;
-    r->arena = pr.arena;
-    r->lower_bound = pr.load;
-    r->method = pr.method;
-    r->naive_bytes = r->strategy_arena[FP_MEMPLAN_NAIVE];
-    r->n_order = mg->n_nodes + lv->n_free;
-    r->order = g_new(fp_node *, r->n_order + 1);
-    g_autofree uint32_t *step_of = g_new(uint32_t, mg->n_nodes + 1);
-    fp_liveness_full_order(lv, order, r->order, step_of);
-    if (mg->n_nodes) {
-        r->peak_step = step_of[pr.peak_step];
-        r->peak_node = lv->nodes[order[pr.peak_step]];
-        peak_tensors(lv, out, nb, slot, off, order, step_of, pr.peak_step, r->align, r);
-    }
-    return true;
-}
-
-/* opts->arena_only: the arena of opts->strategy on the lifetimes of `order`, trying the reuse
- * state's last winning candidate first. */
-static bool plan_arena(const fp_liveness *lv, const uint32_t *order, const fp_memory_opts *opts, fp_memory_result *r,
-                       GError **error)
-{
-    const fp_memgraph *mg = &lv->mg;
-    bool ws = fp_memgraph_has_workspace(mg); /* as in plan() */
-    size_t nb = (size_t)mg->n_bufs + (ws ? mg->n_nodes : 0);
-    g_autofree fp_membuf *out = g_new(fp_membuf, nb + 1);
-    r->n_inplace = fp_memgraph_lifetimes_n(mg, order, ws, out, NULL);
-    fp_memplan_result pr;
-    if (opts->strategy == FP_MEMPLAN_NAIVE) { /* no reuse at all, in-place takeovers included */
-        if (!naive_arena(mg, ws ? mg->workspace : NULL, NULL, r->align, NULL, &pr.arena, error))
-            return false;
-        pr.method = fp_memplan_strategy_name(FP_MEMPLAN_NAIVE);
-    } else {
-        if (!fp_memplan_arena(out, nb, r->align, opts->strategy, opts->reuse ? opts->reuse->method : NULL, &pr,
-                              error))
-            return false;
-        r->lower_bound = pr.load;
-    }
-    r->arena = r->strategy_arena[opts->strategy] = pr.arena;
-    r->strategy_planned[opts->strategy] = true;
-    r->method = pr.method;
-    if (opts->reuse)
-        opts->reuse->method = pr.method;
     return true;
 }
 
@@ -263,63 +205,217 @@ static fp_liveness *liveness(const fp_graph *g, const fp_memory_opts *opts, cons
     return u->lv = lv;
 }
 
-/* Adds the liveness's weights and unknown sizes to r and takes its buffer, view and fusion counts. */
-static void take_counts(fp_memory_result *r, const fp_liveness *lv)
+/* What a plan of g starts from: the totals of its subgraphs and liveness, the liveness, the order
+ * of opts->schedule (and the search's result), and the planner entries of that order. */
+typedef struct {
+    uint64_t align;
+    totals t;
+    fp_liveness *lv, *owned;  /* g's liveness; owned: when it is not opts->reuse's */
+    uint32_t *given, *best;   /* memgraph orders: the given one, the searched one (NULL: no search) */
+    const uint32_t *order;    /* the one planned */
+    fp_schedule_result sr;    /* of the search, when best is set */
+    bool ws;                  /* the entries include the nodes' workspaces (some node has one) */
+    size_t ne;                /* entries: the buffers, then with ws the workspaces */
+    fp_membuf *out;
+    uint32_t *slot;           /* per buffer, the entry holding it (in-place chains) */
+    uint32_t n_inplace;
+} prep;
+
+static void prep_clear(prep *p)
 {
-    if (!g_uint64_checked_add(&r->weight_bytes, r->weight_bytes, lv->weight_bytes))
-        r->weight_bytes = UINT64_MAX;
-    r->n_unknown += lv->n_unknown;
-    r->n_buffers = lv->mg.n_bufs;
-    r->n_views = lv->n_views;
-    r->n_fused = lv->n_fused;
+    fp_liveness_free(p->owned);
+    g_free(p->given);
+    g_free(p->best);
+    g_free(p->out);
+    g_free(p->slot);
+    memset(p, 0, sizeof *p);
 }
 
-static bool naive_exact(const fp_graph *g, const uint64_t *ws, fp_diag *diag, fp_memory_result *r, GError **error);
-
-/* opts->naive_only: every buffer and workspace in its own block, summed as the naive strategy of
- * plan() sums them (the same array of sizes, hence the same overflow error), without the
- * dependencies, lifetimes and orders nothing here needs. */
-static bool naive_only(const fp_graph *g, const uint64_t *ws, fp_diag *diag, fp_memory_result *r, GError **error)
+/* Fills p for g (see prep; entries of size 0 change no plan: a graph without workspaces leaves
+ * theirs out), the subgraphs planned with naive_fails (see the top of the file). On failure p
+ * still needs prep_clear. */
+static bool prepare(const fp_graph *g, const fp_memory_opts *opts, bool naive_fails, fp_diag *diag, prep *p,
+                    GError **error)
 {
-    fp_liveness_naive nv;
-    r->schedule = r->schedule_method = "given";
-    r->strategy_planned[FP_MEMPLAN_NAIVE] = true;
-    r->method = fp_memplan_strategy_name(FP_MEMPLAN_NAIVE);
-    /* no workspace, no finding to report: the sum alone, without numbering the buffers */
-    if (!ws && !fp_liveness_naive_sum(g, r->align, &nv, error))
+    memset(p, 0, sizeof *p);
+    p->align = opts->align ? opts->align : FP_MEMORY_DEFAULT_ALIGN;
+    g_autofree uint64_t *ws = NULL;
+    if (!workspaces(g, opts, naive_fails, diag, &ws, &p->t, error) ||
+        !(p->lv = liveness(g, opts, ws, diag, &p->owned, error)))
         return false;
-    if (!ws && nv.complete && (!diag || !nv.n_unknown)) {
-#ifdef FP_DEBUG
-        fp_memory_result check = {.align = r->align};
-        g_assert(naive_exact(g, ws, NULL, &check, NULL));
-        g_assert(check.arena == nv.bytes && check.weight_bytes == nv.weight_bytes && check.n_unknown == nv.n_unknown &&
-                 check.n_buffers == nv.n_bufs && check.n_views == nv.n_views && check.n_fused == nv.n_fused);
-#endif
-        if (!g_uint64_checked_add(&r->weight_bytes, r->weight_bytes, nv.weight_bytes))
-            r->weight_bytes = UINT64_MAX;
-        r->n_unknown += nv.n_unknown;
-        r->n_buffers = nv.n_bufs;
-        r->n_views = nv.n_views;
-        r->n_fused = nv.n_fused;
-        r->arena = r->naive_bytes = r->strategy_arena[FP_MEMPLAN_NAIVE] = nv.bytes;
-        return true;
+    const fp_memgraph *mg = &p->lv->mg;
+    add_weights(&p->t, p->lv->weight_bytes);
+    p->t.n_unknown += p->lv->n_unknown;
+    p->given = g_new(uint32_t, mg->n_nodes + 1);
+    for (uint32_t v = 0; v < mg->n_nodes; v++)
+        p->given[v] = v; /* memgraph nodes are numbered in the graph's topological order */
+    p->order = p->given;
+    if (opts->schedule != FP_SCHEDULE_GIVEN) {
+        fp_schedule_opts so = {.align = p->align};
+        p->best = g_new(uint32_t, mg->n_nodes + 1);
+        if (!fp_schedule_optimize(mg, p->given, &so, p->best, &p->sr, error))
+            return false;
+        if (opts->schedule == FP_SCHEDULE_OPTIMIZED)
+            p->order = p->best;
     }
-    return naive_exact(g, ws, diag, r, error);
+    p->ws = fp_memgraph_has_workspace(mg);
+    p->ne = (size_t)mg->n_bufs + (p->ws ? mg->n_nodes : 0);
+    p->out = g_new(fp_membuf, p->ne + 1);
+    p->slot = g_new(uint32_t, mg->n_bufs + 1);
+    p->n_inplace = fp_memgraph_lifetimes_n(mg, p->order, p->ws, p->out, p->slot);
+    return true;
 }
 
-/* naive_only from the numbered buffers (their order tells which one overflows, and the findings). */
-static bool naive_exact(const fp_graph *g, const uint64_t *ws, fp_diag *diag, fp_memory_result *r, GError **error)
+/* The arena of opts->strategy on p's entries into out, trying the reuse state's last winning
+ * candidate first; naive_fails: an overflow of the naive sum fails (see prepare). */
+static bool plan_arena(const prep *p, const fp_memory_opts *opts, bool naive_fails, fp_memory_arena_result *out,
+                       GError **error)
 {
-    g_autoptr(fp_liveness) lv = fp_liveness_build_buffers(g, diag, error);
-    if (!lv)
+    const fp_memgraph *mg = &p->lv->mg;
+    fp_memplan_result pr;
+    uint64_t naive = 0;
+    bool is_naive = opts->strategy == FP_MEMPLAN_NAIVE;
+    if ((naive_fails || is_naive) && !naive_arena(mg, p->ws, p->align, NULL, &naive, error))
         return false;
-    const fp_memgraph *mg = &lv->mg;
-    take_counts(r, lv);
-    uint64_t arena;
-    if (!naive_arena(mg, ws, lv->nodes, r->align, NULL, &arena, error))
+    if (is_naive) { /* no reuse at all, in-place takeovers included */
+        pr.arena = naive;
+        pr.method = fp_memplan_strategy_name(FP_MEMPLAN_NAIVE);
+    } else if (!fp_memplan_arena(p->out, p->ne, p->align, opts->strategy, opts->reuse ? opts->reuse->method : NULL,
+                                 &pr, error)) {
         return false;
-    r->arena = r->naive_bytes = r->strategy_arena[FP_MEMPLAN_NAIVE] = arena;
+    }
+    if (opts->reuse)
+        opts->reuse->method = pr.method;
+    *out = (fp_memory_arena_result){.arena = pr.arena, .method = pr.method, .weight_bytes = p->t.weight_bytes,
+                                    .workspace_bytes = p->t.workspace_bytes, .n_unknown = p->t.n_unknown};
     return true;
+}
+
+/* fp_memory_arena, or with naive_fails the arena of a subgraph's full plan (see prepare). */
+static bool arena_of(const fp_graph *g, const fp_memory_opts *opts, bool naive_fails, fp_memory_arena_result *out,
+                     fp_diag *diag, GError **error)
+{
+    prep p;
+    memset(out, 0, sizeof *out);
+    bool ok = prepare(g, opts, naive_fails, diag, &p, error) && plan_arena(&p, opts, naive_fails, out, error);
+    prep_clear(&p);
+    return ok;
+}
+
+bool fp_memory_arena(const fp_graph *g, const fp_memory_opts *opts, fp_memory_arena_result *out, fp_diag *diag,
+                     GError **error)
+{
+    return arena_of(g, opts, false, out, diag, error);
+}
+
+/* Every strategy asked for on p's entries: naive first (no other sum can overflow when it does not),
+ * with opts->every_strategy the others, then opts->strategy with its offsets in off and its
+ * result in pr. */
+static bool plan_strategies(const prep *p, const fp_memory_opts *opts, uint64_t *off, fp_memplan_result *pr,
+                            fp_memory_result *r, GError **error)
+{
+    const fp_memgraph *mg = &p->lv->mg;
+    bool naive = opts->strategy == FP_MEMPLAN_NAIVE;
+    if (!naive_arena(mg, p->ws, p->align, naive ? off : NULL, &r->strategy_arena[FP_MEMPLAN_NAIVE], error))
+        return false;
+    r->strategy_planned[FP_MEMPLAN_NAIVE] = true;
+    for (unsigned s = FP_MEMPLAN_NAIVE + 1; s < FP_MEMPLAN_COUNT && opts->every_strategy; s++) {
+        fp_memplan_result x;
+        if (s == opts->strategy)
+            continue;
+        if (!fp_memplan_arena(p->out, p->ne, p->align, (fp_memplan_strategy)s, NULL, &x, error))
+            return false;
+        r->strategy_arena[s] = x.arena;
+        r->strategy_planned[s] = true;
+    }
+    if (naive) {
+        pr->arena = r->strategy_arena[FP_MEMPLAN_NAIVE];
+        pr->method = fp_memplan_strategy_name(FP_MEMPLAN_NAIVE);
+        if (!fp_memplan_load(p->out, p->ne, p->align, &pr->load, &pr->peak_step, error)) /* the floor keeps the reuse */
+            return false;
+    } else if (!fp_memplan_plan(p->out, p->ne, p->align, opts->strategy, off, pr, error)) {
+        return false;
+    }
+    r->strategy_arena[opts->strategy] = pr->arena;
+    r->strategy_planned[opts->strategy] = true;
+    return true;
+}
+
+/* Live bytes at each step of the full order (n_order entries, step_of mapping the n memgraph steps
+ * into it) from the planner entries: their rounded sizes summed over their lifetimes. With no
+ * memgraph node the entries still live at one step (the graph's inputs and outputs), shown at
+ * every free node. The sums cannot overflow: the naive sum of the same sizes did not. */
+static uint64_t *live_curve(const fp_membuf *out, size_t ne, uint32_t n, uint64_t align, const uint32_t *step_of,
+                            uint32_t n_order)
+{
+    uint32_t T = MAX(n, 1u);
+    /* per memgraph step the change in live bytes (modulo 2^64: a size comes in at an entry's first
+     * step and goes out after its last), then by prefix sums the live bytes there */
+    g_autofree uint64_t *at = g_new0(uint64_t, (size_t)T + 1);
+    for (size_t e = 0; e < ne; e++) {
+        uint64_t sz;
+        if (!out[e].size)
+            continue;
+        fp_memplan_align(out[e].size, align, &sz);
+        at[out[e].first] += sz;
+        at[out[e].last + 1] -= sz;
+    }
+    for (uint32_t t = 1; t < T; t++)
+        at[t] += at[t - 1];
+    uint64_t *live = g_new(uint64_t, (size_t)n_order + 1);
+    for (uint32_t s = 0, t = 0; s < n_order; s++) {
+        if (t < n && step_of[t] == s)
+            live[s] = at[t++];
+        else /* a free node */
+            live[s] = s ? live[s - 1] : at[0];
+    }
+    return live;
+}
+
+/* The full order, the live bytes per step and the buffers live at the peak of plan pr (offsets
+ * off) of p's order. */
+static void fill_order(const prep *p, const fp_memplan_result *pr, const uint64_t *off, fp_memory_result *r)
+{
+    const fp_liveness *lv = p->lv;
+    const fp_memgraph *mg = &lv->mg;
+    r->n_order = mg->n_nodes + lv->n_free;
+    r->order = g_new(fp_node *, r->n_order + 1);
+    g_autofree uint32_t *step_of = g_new(uint32_t, mg->n_nodes + 1);
+    fp_liveness_full_order(lv, p->order, r->order, step_of);
+    r->live_bytes = live_curve(p->out, p->ne, mg->n_nodes, p->align, step_of, r->n_order);
+#ifdef FP_DEBUG
+    uint64_t top = 0;
+    for (uint32_t s = 0; s < r->n_order; s++)
+        top = MAX(top, r->live_bytes[s]);
+    g_assert(r->n_order == 0 || top == pr->load);
+#endif
+    if (mg->n_nodes) {
+        r->peak_step = step_of[pr->peak_step];
+        r->peak_node = lv->nodes[p->order[pr->peak_step]];
+        peak_tensors(lv, p->out, p->ne, p->slot, off, p->order, step_of, pr->peak_step, p->align, r);
+    }
+}
+
+/* r's figures from p: totals, counts, the schedule and its search. */
+static void take_prep(fp_memory_result *r, const prep *p, const fp_memory_opts *opts)
+{
+    r->weight_bytes = p->t.weight_bytes;
+    r->workspace_bytes = p->t.workspace_bytes;
+    r->n_unknown = p->t.n_unknown;
+    r->n_buffers = p->lv->mg.n_bufs;
+    r->n_views = p->lv->n_views;
+    r->n_fused = p->lv->n_fused;
+    r->n_inplace = p->n_inplace;
+    r->schedule = opts->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given";
+    r->schedule_method = "given";
+    if (p->best) {
+        r->schedule_searched = true;
+        r->schedule_exact = p->sr.exact;
+        r->schedule_method = p->sr.method;
+        r->n_segments = p->sr.n_segments;
+        r->lower_bound_given = p->sr.load_given;
+        r->lower_bound_optimized = p->sr.load_best;
+    }
 }
 
 fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, fp_diag *diag, GError **error)
@@ -327,46 +423,52 @@ fp_memory_result *fp_pass_memory(const fp_graph *g, const fp_memory_opts *opts, 
     g_autoptr(fp_memory_result) r = g_new0(fp_memory_result, 1);
     r->graph = g;
     r->opts = *opts;
-    r->align = opts->align ? opts->align : FP_MEMORY_DEFAULT_ALIGN;
-    /* without subgraphs anywhere in the model no node has a workspace: ws stays NULL (zeros) */
-    g_autofree uint64_t *ws = g->model && g->model->graphs->len == 1 ? NULL : g_new0(uint64_t, g->nodes->len + 1);
-    if (ws && !subgraph_workspace(g, opts, diag, ws, r, error))
-        return NULL;
-    if (opts->naive_only) {
-        g_assert(opts->strategy == FP_MEMPLAN_NAIVE);
-        return naive_only(g, ws, diag, r, error) ? g_steal_pointer(&r) : NULL;
+    prep p;
+    bool ok = prepare(g, opts, true, diag, &p, error);
+    g_autofree uint64_t *off = ok ? g_new(uint64_t, p.ne + 1) : NULL;
+    fp_memplan_result pr = {0};
+    if (ok) {
+        r->align = p.align;
+        take_prep(r, &p, opts);
+        ok = plan_strategies(&p, opts, off, &pr, r, error);
     }
-    g_autoptr(fp_liveness) owned = NULL;
-    fp_liveness *lv = liveness(g, opts, ws, diag, &owned, error);
+    if (ok) {
+        if (opts->reuse)
+            opts->reuse->method = pr.method;
+        r->arena = pr.arena;
+        r->lower_bound = pr.load;
+        r->method = pr.method;
+        r->naive_bytes = r->strategy_arena[FP_MEMPLAN_NAIVE];
+        if (!r->schedule_searched)
+            r->lower_bound_given = r->lower_bound_optimized = r->lower_bound;
+        fill_order(&p, &pr, off, r);
+    }
+    prep_clear(&p);
+    return ok ? g_steal_pointer(&r) : NULL;
+}
+
+bool fp_memory_naive(const fp_graph *g, const fp_memory_opts *opts, fp_memory_naive_result *out, fp_diag *diag,
+                     GError **error)
+{
+    memset(out, 0, sizeof *out);
+    totals t = {0};
+    g_autofree uint64_t *ws = NULL;
+    if (!workspaces(g, opts, true, diag, &ws, &t, error))
+        return false;
+    g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, diag, error);
     if (!lv)
-        return NULL;
+        return false;
     const fp_memgraph *mg = &lv->mg;
-    take_counts(r, lv);
-    bool search = opts->schedule == FP_SCHEDULE_OPTIMIZED || !opts->search_only_if_asked;
-    g_autofree uint32_t *given = g_new(uint32_t, mg->n_nodes + 1);
-    g_autofree uint32_t *best = search ? g_new(uint32_t, mg->n_nodes + 1) : NULL;
-    for (uint32_t v = 0; v < mg->n_nodes; v++)
-        given[v] = v; /* memgraph nodes are numbered in the graph's topological order */
-    r->schedule = "given";
-    r->schedule_method = "given";
-    if (search) {
-        fp_schedule_opts so = {.align = r->align};
-        fp_schedule_result sr;
-        if (!fp_schedule_optimize(mg, given, &so, best, &sr, error))
-            return NULL;
-        r->schedule_searched = true;
-        r->schedule_exact = sr.exact;
-        r->schedule_method = sr.method;
-        r->n_segments = sr.n_segments;
-        r->lower_bound_given = sr.load_given;
-        r->lower_bound_optimized = sr.load_best;
-    }
-    const uint32_t *order = opts->schedule == FP_SCHEDULE_OPTIMIZED ? best : given;
-    if (opts->schedule == FP_SCHEDULE_OPTIMIZED)
-        r->schedule = "optimized";
-    if (!(opts->arena_only ? plan_arena(lv, order, opts, r, error) : plan(lv, order, opts, r, error)))
-        return NULL;
-    if (!r->schedule_searched)
-        r->lower_bound_given = r->lower_bound_optimized = r->lower_bound;
-    return g_steal_pointer(&r);
+    add_weights(&t, lv->weight_bytes);
+    t.n_unknown += lv->n_unknown;
+    if (!naive_arena(mg, fp_memgraph_has_workspace(mg), opts->align ? opts->align : FP_MEMORY_DEFAULT_ALIGN, NULL,
+                     &out->naive_bytes, error))
+        return false;
+    out->weight_bytes = t.weight_bytes;
+    out->workspace_bytes = t.workspace_bytes;
+    out->n_unknown = t.n_unknown;
+    out->n_buffers = mg->n_bufs;
+    out->n_views = lv->n_views;
+    out->n_fused = lv->n_fused;
+    return true;
 }

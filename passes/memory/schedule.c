@@ -162,7 +162,7 @@ static void pending_run(const fp_memgraph *mg, uint32_t *p, uint32_t v)
 /* Most ready nodes weighed at one step (the rest wait): keeps a step O(1) on very wide graphs. */
 enum { GREEDY_WINDOW = 256 };
 /* Work one DP segment may take, in ready-list entries copied plus 16 per child state (its bitset
- * hashed and compared): about 50 ms. */
+ * hashed and compared). */
 enum { SCHED_WORK_BUDGET = 1 << 24 };
 
 /* Appends x to the list head..tail threaded through next[]. */

@@ -137,8 +137,8 @@ static fz_outcome analyze(fp_model *m, const fp_device *dev, const fp_target *t,
         .shapes = {.batch = salt & 1 ? 1 : 0},
         .target = t,
         .device = dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
-                   .search_only_if_asked = (salt & 2) != 0},
+        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = salt & 2 ? FP_SCHEDULE_GIVEN : FP_SCHEDULE_COMPARE,
+                   .align = dev->align_bytes, .every_strategy = !(salt & 2)},
         .what_if = salt & 4 ? FP_DT_FLOAT16 : FP_DT_UNDEFINED,
     };
     g_autoptr(fp_diag) diag = fp_diag_new();
@@ -153,7 +153,7 @@ static fz_outcome analyze(fp_model *m, const fp_device *dev, const fp_target *t,
     bool have = false;
     if (st.nodes <= FZ_HEADROOM_MAX_NODES) {
         fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10,
-                               .mem = po.memory, .max_batch = FZ_HEADROOM_MAX_BATCH};
+                               .mem = po.memory, .max_batch = FZ_HEADROOM_MAX_BATCH, .shapes = po.shapes};
         g_autoptr(GError) herr = NULL;
         have = fp_pass_headroom(m, &ho, &hr, NULL, &herr);
         fz_outcome o = have || !herr ? FZ_OK : refused(herr);
@@ -164,10 +164,8 @@ static fz_outcome analyze(fp_model *m, const fp_device *dev, const fp_target *t,
     }
     fp_report rep = {.model = m, .target = t, .device = dev, .res = &res, .diag = diag, .what_if = po.what_if,
                      .headroom = have ? &hr : NULL, .headroom_note = "not computed", .top = 10};
-    /* html and json read the memory result of the final graph: only before headroom re-inferred
-     * it when headroom did not run (report.c takes live bytes first for the same reason) */
-    if (!have)
-        emit_reports(&rep, salt, policy);
+    /* after headroom, as `fuseplan report` emits them: the model is inferred as the plan saw it */
+    emit_reports(&rep, salt, policy);
     fp_pipeline_result_clear(&res);
     return FZ_OK;
 }
