@@ -80,3 +80,22 @@ bool fp_cli_write_device_profile(GKeyFile *kf, const char *path, const char *cmd
     }
     return true;
 }
+
+int fp_cli_module_command(const char *cmd, int argc, char **argv)
+{
+    g_autoptr(GError) err = NULL;
+    const fp_formats_module *m = fp_formats_module_get(&err);
+    if (!m) {
+        fp_cli_error("%s: %s", cmd, err->message);
+        return FP_EXIT_BAD;
+    }
+    fp_formats_cmd fn = strcmp(cmd, "profile") == 0   ? m->profile
+                        : strcmp(cmd, "compare") == 0 ? m->compare
+                        : strcmp(cmd, "fit") == 0     ? m->fit
+                                                      : NULL;
+    if (!fn) {
+        fp_cli_error("%s: not a command of the formats module", cmd);
+        return FP_EXIT_BAD;
+    }
+    return fn(argc, argv);
+}

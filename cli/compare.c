@@ -10,7 +10,7 @@
 #include "frontends/load.h"
 #include "passes/metrics.h"
 #include "reports/compare.h"
-#include "reports/json_common.h"
+#include "formats/json_common.h"
 
 #define DEFAULT_TOP 20
 #define DEFAULT_OUTLIERS 5

@@ -10,7 +10,7 @@
 #include "compare.h"
 #include "calibration/fit.h"
 #include "reports/compare.h"
-#include "reports/json_common.h"
+#include "formats/json_common.h"
 
 typedef struct {
     char **models, **profiles; /* --model, --profile (paired in order) */

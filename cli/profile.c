@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "frontends/profile/profile.h"
-#include "reports/json_common.h"
+#include "formats/json_common.h"
 #include "reports/profile.h"
 #include "reports/output.h"
 

@@ -46,9 +46,9 @@ typedef struct fp_formats_s {
     bool (*devices_json)(GPtrArray *devs, bool one, const char *path, GError **error);
     /* The gate's SARIF log, written like the JSON documents. */
     bool (*sarif)(const fp_gate_result *g, int exit_code, const char *path, GError **error);
-    /* reports/junit.h: fp_report_junit. */
+    /* formats/junit.h: fp_report_junit. */
     char *(*junit)(const fp_gate_result *g, gsize *len);
-    /* reports/html.h: fp_report_html. */
+    /* formats/html.h: fp_report_html. */
     void (*html)(const fp_report *r, FILE *out);
     /* frontends/ge/ge_internal.h: fp_ge_json_parse. */
     struct Ge__Proto__ModelDef *(*ge_json_parse)(const char *text, size_t len, GError **error);
@@ -57,7 +57,7 @@ typedef struct fp_formats_s {
 /* The table (formats/table.c). */
 extern const fp_formats fp_formats_table;
 
-/* The formats, loading the module on first use in the executable (cli/formats.c); the table
+/* The formats, loading the module on first use in the executable (formats/load.c); the table
  * itself where the code is linked in (formats/static.c). NULL with a one-line error naming the
  * module's path and why it could not be loaded. */
 const fp_formats *fp_formats_get(GError **error);
@@ -71,5 +71,9 @@ typedef struct {
     const fp_formats *formats;
     fp_formats_cmd profile, compare, fit;
 } fp_formats_module;
+
+/* The module, loaded on first call (formats/load.c; in the executable only); NULL with an error
+ * naming its path and the reason. */
+const fp_formats_module *fp_formats_module_get(GError **error);
 
 #endif

@@ -3,10 +3,10 @@
 #include "formats/formats.h"
 
 #include "frontends/ge/ge_internal.h"
-#include "reports/html.h"
-#include "reports/json.h"
-#include "reports/junit.h"
-#include "reports/sarif.h"
+#include "formats/html.h"
+#include "formats/json.h"
+#include "formats/junit.h"
+#include "formats/sarif.h"
 
 /* Writes a document built by an emitter and drops it. */
 static bool write_doc(JsonNode *root, const char *path, GError **error)

@@ -10,14 +10,14 @@
 #include "reports/diff.h"
 #include "reports/explain.h"
 #include "reports/info.h"
-#include "reports/json_common.h"
-#include "reports/json_writer.h"
+#include "formats/json_common.h"
+#include "formats/json_writer.h"
 #include "reports/memory.h"
 #include "reports/report.h"
 #include "reports/shapes.h"
 
 /* report, explain, shapes, info, diff, memory and headroom write their documents piece by piece
- * into w (most have arrays as long as the model: reports/json_writer.h); the others return a new
+ * into w (most have arrays as long as the model: formats/json_writer.h); the others return a new
  * document the caller unrefs. */
 void fp_report_json(const fp_report *r, fp_jsonw *w);
 void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, fp_jsonw *w);

@@ -1,8 +1,8 @@
 /* report_json.c - the `report` JSON document (docs/json.md), written piece by piece
- * (reports/json_writer.h): its ops and fusions arrays are as long as the model. */
+ * (formats/json_writer.h): its ops and fusions arrays are as long as the model. */
 #include <math.h>
 
-#include "reports/json.h"
+#include "formats/json.h"
 
 void fp_report_json(const fp_report *r, fp_jsonw *w)
 {

@@ -1,5 +1,5 @@
 /* info_json.c - the `info` JSON document (docs/json.md). */
-#include "reports/json.h"
+#include "formats/json.h"
 
 static void json_values(fp_jsonw *w, const char *member, GPtrArray *vals)
 {

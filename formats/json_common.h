@@ -6,7 +6,7 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
-#include "reports/json_writer.h"
+#include "formats/json_writer.h"
 
 /* Version of the JSON contract documented in docs/json.md. */
 #define FP_JSON_SCHEMA 1

@@ -1,10 +1,10 @@
-/* formats.c - the executable's side of the formats module (formats/formats.h): loads
- * fuseplan-formats.so on first need, from the directory of the executable (/proc/self/exe), else
- * from FP_MODULE_DIR, and keeps it loaded until exit. */
+/* load.c - the executable's side of the formats module (formats.h): loads fuseplan-formats.so on
+ * first need, from the directory of the executable (/proc/self/exe), else from FP_MODULE_DIR, and
+ * keeps it loaded until exit. Built into the executable only (formats/static.c stands in where the
+ * module is linked in). */
 #include <dlfcn.h>
 #include <string.h>
 
-#include "cli.h"
 #include "formats/formats.h"
 
 static const fp_formats_module *loaded;
@@ -47,8 +47,7 @@ static const fp_formats_module *open_module(const char *path, char **why)
     return m;
 }
 
-/* The loaded module, loading it on first call; NULL with an error naming its path and the reason. */
-static const fp_formats_module *load(GError **error)
+const fp_formats_module *fp_formats_module_get(GError **error)
 {
     if (loaded)
         return loaded;
@@ -77,25 +76,6 @@ static const fp_formats_module *load(GError **error)
 
 const fp_formats *fp_formats_get(GError **error)
 {
-    const fp_formats_module *m = load(error);
+    const fp_formats_module *m = fp_formats_module_get(error);
     return m ? m->formats : NULL;
-}
-
-int fp_cli_module_command(const char *cmd, int argc, char **argv)
-{
-    g_autoptr(GError) err = NULL;
-    const fp_formats_module *m = load(&err);
-    if (!m) {
-        fp_cli_error("%s: %s", cmd, err->message);
-        return FP_EXIT_BAD;
-    }
-    fp_formats_cmd fn = strcmp(cmd, "profile") == 0   ? m->profile
-                        : strcmp(cmd, "compare") == 0 ? m->compare
-                        : strcmp(cmd, "fit") == 0     ? m->fit
-                                                      : NULL;
-    if (!fn) {
-        fp_cli_error("%s: not a command of the formats module", cmd);
-        return FP_EXIT_BAD;
-    }
-    return fn(argc, argv);
 }
