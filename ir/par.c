@@ -1,6 +1,5 @@
 /* par.c - fork-join of one side job (see par.h): one GLib pool thread, made on first use, kept
- * for the life of the process. The machine this was measured on has two cores: one side thread
- * is what pays; the arena's prefault thread (ir/arena.c) shares the second core with it. */
+ * for the life of the process. One side thread, because a job splits its work in two halves. */
 #include "ir/par.h"
 
 static GThreadPool *pool;
