@@ -24,7 +24,6 @@
 typedef struct block {
     struct block *next;
     size_t size, used;
-    size_t zero_from; /* data[zero_from..size) is known to be zero (from calloc, never handed out) */
     _Alignas(16) unsigned char data[];
 } block;
 
@@ -57,15 +56,9 @@ void fp_arena_free(fp_arena *a)
     g_free(a);
 }
 
-/* A block of `bytes` from calloc: a big one is fresh memory from the system, zero without being
- * written, so that the pages the arena never hands out are never touched. Aborts on
- * out-of-memory. */
-static block *block_alloc(size_t bytes)
-{
-    block *b = g_malloc0(bytes);
-    b->zero_from = 0;
-    return b;
-}
+/* A block of `bytes` from g_malloc, not zeroed: its pages are touched only as it is handed out.
+ * Aborts on out-of-memory. */
+static block *block_alloc(size_t bytes) { return g_malloc(bytes); }
 
 static void block_free(block *b)
 {
@@ -86,17 +79,6 @@ static block *new_block(fp_arena *a, size_t need)
     return b;
 }
 
-/* Zeroes data[at..at+size) of b where it may not be zero yet: a block is zero from calloc, so
- * only what a reset gave back needs clearing (no write, and no page touched, for the
- * rest: the caller touches what it uses). Memory past b->used is never written, so zero_from
- * moves only on a reset. */
-static inline void clear(block *b, size_t at, size_t size)
-{
-    if (at >= b->zero_from)
-        return;
-    memset(b->data + at, 0, MIN(size, b->zero_from - at));
-}
-
 /* fp_arena_alloc, zeroing only when `zero`. */
 static inline void *arena_alloc(fp_arena *a, size_t size, bool zero)
 {
@@ -114,7 +96,7 @@ static inline void *arena_alloc(fp_arena *a, size_t size, bool zero)
             nb->used = size;
             UNPOISON(nb->data, size);
             if (zero)
-                clear(nb, 0, size);
+                memset(nb->data, 0, size);
             return nb->data;
         }
         nb->next = b;
@@ -124,7 +106,7 @@ static inline void *arena_alloc(fp_arena *a, size_t size, bool zero)
     b->used += size;
     UNPOISON(b->data + at, size);
     if (zero)
-        clear(b, at, size);
+        memset(b->data + at, 0, size);
     return b->data + at;
 }
 
@@ -180,8 +162,6 @@ void fp_arena_reset(fp_arena *a)
         block_free(b);
     }
     keep->next = NULL;
-    if (keep->used > keep->zero_from)
-        keep->zero_from = keep->used; /* what was handed out may be dirty now */
     keep->used = 0;
     POISON(keep->data, keep->size);
     a->reserved = keep->size;
