@@ -13,7 +13,8 @@ struct fp_analysis_owned {
     fp_target *target;      /* likewise */
     fp_memory_reuse *reuse; /* the final plan's liveness, resized by the headroom search */
     fp_memory_opts mem;     /* how the pipeline planned the final graph */
-    fp_shape_opts shapes;   /* how the pipeline inferred the model (its input_shapes owned here) */
+    fp_shape_opts shapes;   /* how the pipeline inferred the model (its input_shapes and batch_dim
+                               owned here) */
     fp_headroom_result headroom;
 };
 
@@ -55,7 +56,7 @@ static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **err
     GHashTable *shapes = bind_inputs(a->model, o, &a->batch, &a->batch_note, &a->inputs_note, error);
     if (!shapes)
         return false;
-    a->owned->shapes = (fp_shape_opts){.input_shapes = shapes, .batch = a->batch, .batch_dim = o->batch_dim};
+    a->owned->shapes = (fp_shape_opts){.input_shapes = shapes, .batch = a->batch, .batch_dim = g_strdup(o->batch_dim)};
     a->owned->reuse = fp_memory_reuse_new(NULL);
     a->owned->mem = (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN,
                                      .align = a->device->align_bytes, .reuse = a->owned->reuse};
@@ -119,7 +120,7 @@ static void headroom(fp_analysis *a, const fp_analysis_opts *o)
 fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError **error)
 {
     g_autoptr(fp_analysis) a = g_new0(fp_analysis, 1);
-    a->path = path;
+    a->path = g_strdup(path);
     a->what_if = o->what_if;
     a->owned = g_new0(fp_analysis_owned, 1);
     a->diag = fp_diag_new();
@@ -141,12 +142,14 @@ void fp_analysis_free(fp_analysis *a)
     fp_model_free(a->original);
     fp_model_free(a->model);
     fp_diag_free(a->diag);
+    g_free(a->path);
     g_free(a->batch_note);
     g_free(a->inputs_note);
     g_free(a->warning);
     fp_memory_reuse_free(a->owned->reuse);
     if (a->owned->shapes.input_shapes)
         g_hash_table_unref(a->owned->shapes.input_shapes);
+    g_free((char *)a->owned->shapes.batch_dim);
     fp_target_free(a->owned->target);
     fp_device_free(a->owned->device);
     g_free(a->owned);

@@ -40,7 +40,7 @@ typedef struct {
 typedef struct fp_analysis_owned fp_analysis_owned;
 
 typedef struct {
-    const char *path;
+    char *path;                /* the model's path (a copy) */
     const fp_device *device;
     const fp_target *target;
     fp_model *model;           /* the final graph (fusion, layout) as the pipeline left it */
