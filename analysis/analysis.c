@@ -15,6 +15,8 @@ struct fp_analysis_owned {
     fp_memory_opts mem;     /* how the pipeline planned the final graph */
     fp_shape_opts shapes;   /* how the pipeline inferred the model (its input_shapes and batch_dim
                                owned here) */
+    fp_dim_binding *dims;   /* opts.dims parsed */
+    size_t n_dims;
     fp_headroom_result headroom;
 };
 
@@ -32,16 +34,16 @@ static bool load_profiles(fp_analysis *a, const fp_analysis_opts *o, GError **er
 }
 
 /* The input shapes of m and its batch: the inputs and batch given, else the caller's binder (its
- * note in *inputs_note), else a symbolic batch bound to 1 (said in *batch_note). NULL with the
- * error of a bad spec or of the binder. */
-static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, int64_t *batch, char **batch_note,
-                               char **inputs_note, GError **error)
+ * note in *inputs_note), else a symbolic batch bound to 1 when symbolic dims that no --dim binds
+ * are left (said in *batch_note). NULL with the error of a bad spec or of the binder. */
+static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, const fp_analysis_owned *w, int64_t *batch,
+                               char **batch_note, char **inputs_note, GError **error)
 {
     *batch = o->batch;
-    if (!o->inputs && !o->batch && o->bind)
+    if (!o->inputs && !o->batch && !w->n_dims && o->bind)
         return o->bind(m, o->bind_data, batch, inputs_note, error);
     GHashTable *shapes = fp_bind_input_shapes(m, o->inputs, error);
-    g_autofree char *syms = shapes && !o->inputs && !o->batch ? fp_bind_symbolic_dims(m) : NULL;
+    g_autofree char *syms = shapes && !o->inputs && !o->batch ? fp_bind_symbolic_dims_but(m, w->dims, w->n_dims) : NULL;
     if (syms) {
         *batch = 1;
         *batch_note = g_strdup_printf("symbolic input dims: %s; batch (first dim of each input) bound to 1 "
@@ -53,10 +55,11 @@ static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, int64_t *
 /* The pipeline on a->model, its inputs bound. */
 static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
-    GHashTable *shapes = bind_inputs(a->model, o, &a->batch, &a->batch_note, &a->inputs_note, error);
+    GHashTable *shapes = bind_inputs(a->model, o, a->owned, &a->batch, &a->batch_note, &a->inputs_note, error);
     if (!shapes)
         return false;
-    a->owned->shapes = (fp_shape_opts){.input_shapes = shapes, .batch = a->batch, .batch_dim = g_strdup(o->batch_dim)};
+    a->owned->shapes = (fp_shape_opts){.input_shapes = shapes, .batch = a->batch, .batch_dim = g_strdup(o->batch_dim),
+                                       .dims = a->owned->dims, .n_dims = a->owned->n_dims};
     a->owned->reuse = fp_memory_reuse_new(NULL);
     a->owned->mem = (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN,
                                      .align = a->device->align_bytes, .reuse = a->owned->reuse};
@@ -83,10 +86,11 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
         return false;
     int64_t batch = 0;
     g_autofree char *batch_note = NULL, *inputs_note = NULL;
-    g_autoptr(GHashTable) shapes = bind_inputs(a->original, o, &batch, &batch_note, &inputs_note, error);
+    g_autoptr(GHashTable) shapes = bind_inputs(a->original, o, a->owned, &batch, &batch_note, &inputs_note, error);
     if (!shapes)
         return false;
-    fp_shape_opts so = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim};
+    fp_shape_opts so = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim, .dims = a->owned->dims,
+                        .n_dims = a->owned->n_dims};
     if (!fp_pass_shapes(a->original, &so, NULL, error)) {
         g_prefix_error(error, "%s: ", a->path);
         return false;
@@ -104,6 +108,11 @@ static void headroom(fp_analysis *a, const fp_analysis_opts *o)
         a->headroom_note = "not computed with --input (bind the batch with --batch, or run fuseplan headroom)";
         return;
     }
+    for (size_t i = 0; i < a->owned->n_dims; i++)
+        if (fp_bind_is_batch(a->model, o->batch_dim, a->owned->dims[i].name)) {
+            a->headroom_note = "not computed: --dim binds the batch dimension (bind it with --batch instead)";
+            return;
+        }
     fp_headroom_opts ho = {.capacity = a->device->memory_bytes, .reserve = a->device->memory_bytes / 10,
                            .batch_dim = o->batch_dim, .mem = a->owned->mem, .shapes = a->owned->shapes,
                            .plan_at_1 = a->batch == 1 ? a->res.memory : NULL};
@@ -124,6 +133,8 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
     a->what_if = o->what_if;
     a->owned = g_new0(fp_analysis_owned, 1);
     a->diag = fp_diag_new();
+    if (!(a->owned->dims = fp_bind_parse_dims(o->dims, &a->owned->n_dims, error)) && o->dims && *o->dims)
+        return NULL;
     if (!load_profiles(a, o, error) || !(a->model = fp_load_model(path, error)) ||
         !fp_bind_check_ops(path, a->model, o->strict, a->diag, &a->warning, error) || !run_pipeline(a, o, error) ||
         (o->original && !load_original(a, o, error)))
@@ -150,6 +161,7 @@ void fp_analysis_free(fp_analysis *a)
     if (a->owned->shapes.input_shapes)
         g_hash_table_unref(a->owned->shapes.input_shapes);
     g_free((char *)a->owned->shapes.batch_dim);
+    fp_bind_dims_free(a->owned->dims, a->owned->n_dims);
     fp_target_free(a->owned->target);
     fp_device_free(a->owned->device);
     g_free(a->owned);

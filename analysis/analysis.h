@@ -27,6 +27,7 @@ typedef struct {
     int64_t batch;             /* binds the batch dimension; 0: not given (a symbolic batch is bound
                                   to 1 when no input is given either) */
     const char *batch_dim;     /* the symbol --batch binds; NULL: first dim of each input */
+    char **dims;               /* NAME=N specs (--dim): symbolic dims bound by name; NULL: none */
     fp_analysis_bind_fn bind;  /* optional, used when neither inputs nor batch are given */
     void *bind_data;
     fp_dtype what_if;          /* compute float32 ops in this dtype; FP_DT_UNDEFINED: as the model */

@@ -56,16 +56,71 @@ GHashTable *fp_bind_input_shapes(fp_model *m, char **specs, GError **error)
     return shapes;
 }
 
-char *fp_bind_symbolic_dims(const fp_model *m)
+fp_dim_binding *fp_bind_parse_dims(char **specs, size_t *n, GError **error)
+{
+    *n = specs ? g_strv_length(specs) : 0;
+    if (!*n)
+        return NULL;
+    fp_dim_binding *b = g_new0(fp_dim_binding, *n);
+    for (size_t i = 0; i < *n; i++) {
+        const char *eq = strrchr(specs[i], '=');
+        guint64 v = 0;
+        if (!eq || eq == specs[i] || !g_ascii_string_to_unsigned(eq + 1, 10, 0, (guint64)1 << 62, &v, NULL)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--dim '%s': expected NAME=N with N an integer in [0, 2^62], e.g. sequence_length=128",
+                        specs[i]);
+            fp_bind_dims_free(b, i);
+            *n = 0;
+            return NULL;
+        }
+        b[i] = (fp_dim_binding){g_strndup(specs[i], (gsize)(eq - specs[i])), (int64_t)v};
+    }
+    return b;
+}
+
+void fp_bind_dims_free(fp_dim_binding *b, size_t n)
+{
+    for (size_t i = 0; b && i < n; i++)
+        g_free((char *)b[i].name);
+    g_free(b);
+}
+
+/* Whether sym is the name of one of the n bindings. */
+static bool bound(const char *sym, const fp_dim_binding *dims, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(dims[i].name, sym) == 0)
+            return true;
+    return false;
+}
+
+char *fp_bind_symbolic_dims_but(const fp_model *m, const fp_dim_binding *dims, size_t n)
 {
     GString *s = g_string_new(NULL);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint i = 0; i < m->main->inputs->len; i++) {
         const fp_value *v = m->main->inputs->pdata[i];
-        for (int32_t d = 0; d < v->shape.rank; d++)
-            if (v->shape.dims[d].sym && !strstr(s->str, v->shape.dims[d].sym))
-                g_string_append_printf(s, "%s%s", s->len ? ", " : "", v->shape.dims[d].sym);
+        for (int32_t d = 0; d < v->shape.rank; d++) {
+            const char *sym = v->shape.dims[d].sym;
+            if (sym && !bound(sym, dims, n) && g_hash_table_add(seen, (gpointer)sym))
+                g_string_append_printf(s, "%s%s", s->len ? ", " : "", sym);
+        }
     }
     return g_string_free(s, s->len == 0);
+}
+
+char *fp_bind_symbolic_dims(const fp_model *m) { return fp_bind_symbolic_dims_but(m, NULL, 0); }
+
+bool fp_bind_is_batch(const fp_model *m, const char *batch_dim, const char *name)
+{
+    if (batch_dim)
+        return strcmp(batch_dim, name) == 0;
+    for (guint i = 0; i < m->main->inputs->len; i++) {
+        const fp_value *v = m->main->inputs->pdata[i];
+        if (v->decl_shape.rank > 0 && v->decl_shape.dims[0].sym && strcmp(v->decl_shape.dims[0].sym, name) == 0)
+            return true;
+    }
+    return false;
 }
 
 typedef struct {

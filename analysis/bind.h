@@ -8,6 +8,7 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
+#include "passes/shape/shapes.h"
 
 #define FP_BIND_ERROR (fp_bind_error_quark())
 GQuark fp_bind_error_quark(void);
@@ -24,8 +25,19 @@ bool fp_bind_parse_input_spec(fp_model *m, const char *spec, char **name, fp_sha
  * NULL with the first bad spec's error. Caller unrefs. */
 GHashTable *fp_bind_input_shapes(fp_model *m, char **specs, GError **error);
 
+/* Parses --dim values "NAME=N" (N an integer in [0, 2^62]) into a new array of *n bindings (free
+ * with fp_bind_dims_free; NULL with *n 0 for no spec). NULL with a one-line error naming the
+ * first bad spec. */
+fp_dim_binding *fp_bind_parse_dims(char **specs, size_t *n, GError **error);
+void fp_bind_dims_free(fp_dim_binding *b, size_t n);
+
 /* Symbolic dims of the main graph's inputs, comma-separated, each once, or NULL. Caller frees. */
 char *fp_bind_symbolic_dims(const fp_model *m);
+/* The same without those the n bindings name. */
+char *fp_bind_symbolic_dims_but(const fp_model *m, const fp_dim_binding *dims, size_t n);
+/* Whether symbol `name` is the batch: batch_dim when given, else the symbolic first dim of some
+ * input of the main graph as declared. */
+bool fp_bind_is_batch(const fp_model *m, const char *batch_dim, const char *name);
 
 /* Op types fuseplan does not know (FP_OP_OPAQUE: no shape rule, no fusion, no cost): an
  * "unknown-op" warning per type in diag (may be NULL) and in *warning one line listing them, for

@@ -21,6 +21,9 @@ void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)
         {"batch", 'b', 0, G_OPTION_ARG_INT64, &o->batch, "Bind the batch dimension of the inputs to N", "N"},
         {"batch-dim", 0, 0, G_OPTION_ARG_STRING, &o->batch_dim,
          "Name of the symbolic dimension --batch binds (default: first dim of each input)", "SYMBOL"},
+        {"dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->dims,
+         "Bind a symbolic dimension by name wherever the inputs use it, e.g. sequence_length=128 (repeatable)",
+         "NAME=N"},
         {NULL},
     };
     GOptionEntry more[] = {
@@ -37,6 +40,7 @@ void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)
 void fp_cli_model_opts_clear(fp_cli_model_opts *o)
 {
     g_strfreev(o->inputs);
+    g_strfreev(o->dims);
     g_free(o->batch_dim);
     g_free(o->format);
     g_free(o->output);
@@ -45,7 +49,7 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o)
 
 fp_analysis_opts fp_cli_analysis_opts(const fp_cli_model_opts *o)
 {
-    return (fp_analysis_opts){.inputs = o->inputs, .batch = o->batch, .batch_dim = o->batch_dim,
+    return (fp_analysis_opts){.inputs = o->inputs, .batch = o->batch, .batch_dim = o->batch_dim, .dims = o->dims,
                               .strict = o->strict, .what_if = FP_DT_UNDEFINED};
 }
 
@@ -78,12 +82,17 @@ fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_
         return NULL;
     }
     g_autoptr(GHashTable) shapes = fp_bind_input_shapes(m, o->inputs, &err);
-    if (!shapes) {
+    size_t n_dims = 0;
+    fp_dim_binding *dims = shapes ? fp_bind_parse_dims(o->dims, &n_dims, &err) : NULL;
+    if (!shapes || (!dims && o->dims && *o->dims)) {
         fp_cli_error("%s", err->message);
         return NULL;
     }
-    fp_shape_opts so = {.input_shapes = shapes, .batch = o->batch, .batch_dim = o->batch_dim};
-    if (!fp_pass_shapes(m, &so, diag, &err)) {
+    fp_shape_opts so = {.input_shapes = shapes, .batch = o->batch, .batch_dim = o->batch_dim, .dims = dims,
+                        .n_dims = n_dims};
+    bool ok = fp_pass_shapes(m, &so, diag, &err);
+    fp_bind_dims_free(dims, n_dims);
+    if (!ok) {
         fp_cli_error("%s: %s", path, err->message);
         return NULL;
     }

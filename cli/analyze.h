@@ -14,13 +14,15 @@ typedef struct {
     char **inputs;   /* --input NAME:DIMS, repeatable */
     gint64 batch;    /* --batch N (0 = not given) */
     char *batch_dim; /* --batch-dim SYMBOL */
+    char **dims;     /* --dim NAME=N, repeatable */
     char *format;    /* --format */
     char *output;    /* --output */
     gboolean verbose;
     gboolean strict; /* --strict: op types fuseplan does not know are errors, not warnings */
 } fp_cli_model_opts;
 
-/* Adds --input, --batch, --batch-dim, --format, --output, --verbose, --strict to ctx's main group. */
+/* Adds --input, --batch, --batch-dim, --dim, --format, --output, --verbose, --strict to ctx's main
+ * group. */
 void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o);
 void fp_cli_model_opts_clear(fp_cli_model_opts *o);
 

@@ -230,6 +230,96 @@ static void test_symbolic_dims(void)
     g_unlink(fixed);
 }
 
+/* A decoder-like model in ONNX text: ids [batch_size, sequence_length, 16] and past
+ * [batch_size, past_sequence_length, 16] concatenated on the sequence axis, then Relu. Caller
+ * unlinks and frees the path. */
+static char *decoder_model(void)
+{
+    const char *text =
+        "ir_version: 8\nopset_import { version: 17 }\n"
+        "graph { name: 'g'\n"
+        "  node { input: ['past', 'ids'] output: 'cat' op_type: 'Concat' name: 'cat'\n"
+        "         attribute { name: 'axis' i: 1 type: INT } }\n"
+        "  node { input: 'cat' output: 'y' op_type: 'Relu' name: 'relu' }\n"
+        "  input { name: 'ids' type { tensor_type { elem_type: 1 shape { dim { dim_param: 'batch_size' }\n"
+        "          dim { dim_param: 'sequence_length' } dim { dim_value: 16 } } } } }\n"
+        "  input { name: 'past' type { tensor_type { elem_type: 1 shape { dim { dim_param: 'batch_size' }\n"
+        "          dim { dim_param: 'past_sequence_length' } dim { dim_value: 16 } } } } }\n"
+        "  output { name: 'y' type { tensor_type { elem_type: 1 } } }\n"
+        "}\n";
+    return tu_write_temp(text, strlen(text), ".onnxtxt");
+}
+
+/* The shape of value `name` of a's final graph, as text. Caller frees. */
+static char *shape_of(const fp_analysis *a, const char *name)
+{
+    const fp_value *v = fp_graph_find(a->model->main, name);
+    return v ? fp_shape_to_string(&v->shape) : g_strdup("(none)");
+}
+
+/* --dim binds each symbol wherever the inputs use it; the batch stays bound to 1 (said, with only
+ * the symbols left); a --dim on the batch binds it, and the headroom says to use --batch. */
+static void test_dims(void)
+{
+    g_autofree char *path = decoder_model();
+    g_autoptr(GError) err = NULL;
+    char *dims[] = {"sequence_length=7", "past_sequence_length=9", NULL};
+    fp_analysis_opts o = {.dims = dims, .headroom = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    g_autofree char *cat = shape_of(a, "cat"), *ids = shape_of(a, "ids");
+    CU_ASSERT_STRING_EQUAL(cat, "1x16x16");
+    CU_ASSERT_STRING_EQUAL(ids, "1x7x16");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->batch_note);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->batch_note, "symbolic input dims: batch_size;"));
+    CU_ASSERT_PTR_NOT_NULL(a->headroom);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    g_autofree char *after = shape_of(a, "cat"); /* the headroom search left it as it was */
+    CU_ASSERT_STRING_EQUAL(after, "1x16x16");
+
+    char *all[] = {"batch_size=3", "sequence_length=1", "past_sequence_length=4", NULL};
+    fp_analysis_opts ob = {.dims = all, .headroom = true};
+    g_autoptr(fp_analysis) b = fp_analysis_run(path, &ob, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    g_autofree char *bcat = shape_of(b, "cat");
+    CU_ASSERT_STRING_EQUAL(bcat, "3x5x16");
+    CU_ASSERT_PTR_NULL(b->batch_note);
+    CU_ASSERT_PTR_NULL(b->headroom);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b->headroom_note, "--batch"));
+    g_unlink(path);
+}
+
+/* Bad --dim values: not NAME=N, a name no input declares (the error lists the model's symbolic
+ * dims), a value an --input shape contradicts. */
+static void test_bad_dims(void)
+{
+    g_autofree char *path = decoder_model();
+    struct {
+        char *dim;
+        char *input;
+        const char *needle;
+    } cases[] = {
+        {"sequence_length", NULL, "expected NAME=N"},
+        {"=4", NULL, "expected NAME=N"},
+        {"sequence_length=-1", NULL, "'sequence_length=-1'"},
+        {"seq=3", NULL, "its symbolic dims: batch_size, sequence_length, past_sequence_length"},
+        {"sequence_length=7", "ids:1x5x16", "binds 'sequence_length' to 5"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        char *dims[] = {cases[i].dim, NULL}, *inputs[] = {cases[i].input, NULL};
+        fp_analysis_opts o = {.dims = dims, .inputs = cases[i].input ? inputs : NULL};
+        CU_ASSERT_PTR_NULL(fp_analysis_run(path, &o, &err));
+        tu_expect_error(err, cases[i].needle);
+    }
+    /* the command line: one line on stderr naming the option, exit 2 */
+    const char *args[] = {"report", path, "--dim", "seq=3", NULL};
+    tu_expect_cli_error(args, path, "--dim seq");
+    const char *bad[] = {"shapes", path, "--dim", "seq", NULL};
+    tu_expect_cli_error(bad, NULL, "--dim 'seq'");
+    g_unlink(path);
+}
+
 FP_TEST_SUITE(register_analysis)
 {
     CU_pSuite s = CU_add_suite("analysis", NULL, NULL);
@@ -241,4 +331,6 @@ FP_TEST_SUITE(register_analysis)
     CU_add_test(s, "bad_options", test_bad_options);
     CU_add_test(s, "unknown_op", test_unknown_op);
     CU_add_test(s, "symbolic_dims", test_symbolic_dims);
+    CU_add_test(s, "dims", test_dims);
+    CU_add_test(s, "bad_dims", test_bad_dims);
 }

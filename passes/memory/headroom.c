@@ -64,7 +64,7 @@ static void summarize(search *s, uint64_t arena, uint64_t weights, uint32_t unkn
 static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **error)
 {
     fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim,
-                        .attrs_checked = s->checked};
+                        .dims = s->o->shapes.dims, .n_dims = s->o->shapes.n_dims, .attrs_checked = s->checked};
     s->last_b = 0;
     s->inferred = true;
     if (!fp_pass_shapes(s->m, &so, diag, error))
@@ -246,7 +246,8 @@ static bool find_max_batch(search *s, fp_diag *diag, GError **error)
     const fp_headroom_opts *opts = s->o;
     fp_headroom_result *res = s->res;
     /* the inputs as declared, or bound by input_shapes with the batch left free */
-    fp_shape_opts unbound = {.input_shapes = opts->input_shapes, .batch_dim = opts->batch_dim};
+    fp_shape_opts unbound = {.input_shapes = opts->input_shapes, .batch_dim = opts->batch_dim,
+                             .dims = opts->shapes.dims, .n_dims = opts->shapes.n_dims};
     s->inferred = opts->input_shapes != NULL;
     if (opts->input_shapes && !fp_pass_shapes(s->m, &unbound, NULL, error))
         return false;

@@ -35,7 +35,8 @@ typedef struct {
        1): batch 1 is not planned again */
     const fp_memory_result *plan_at_1;
     fp_shape_opts shapes;     /* how the caller inferred m (its fp_pass_shapes options): m is
-                                 inferred so again when the search is over */
+                                 inferred so again when the search is over; its dims (--dim)
+                                 stay bound at every batch of the search */
 } fp_headroom_opts;
 
 typedef struct {

@@ -114,7 +114,55 @@ static void apply_syms(fp_model *m, fp_value *v, GHashTable *syms)
     v->shape.dims = d;
 }
 
-/* Applies --input overrides, --batch and known input contents to the main graph's inputs. */
+/* The symbolic dims g's inputs declare, comma-separated, each once ("none" when there is none).
+ * Caller frees. */
+static char *declared_syms(const fp_graph *g)
+{
+    GString *s = g_string_new(NULL);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < g->inputs->len; i++) {
+        const fp_value *v = g->inputs->pdata[i];
+        for (int32_t d = 0; d < v->decl_shape.rank; d++)
+            if (v->decl_shape.dims[d].sym && g_hash_table_add(seen, (gpointer)v->decl_shape.dims[d].sym))
+                g_string_append_printf(s, "%s%s", s->len ? ", " : "", v->decl_shape.dims[d].sym);
+    }
+    if (!s->len)
+        g_string_append(s, "none");
+    return g_string_free(s, FALSE);
+}
+
+/* Checks the --dim bindings against g's inputs and the symbols `from_inputs` (bound by --input
+ * shapes): each name is declared by some input, and not bound to another value there. */
+static bool check_dims(pass *p, const fp_graph *g, GHashTable *from_inputs)
+{
+    g_autofree char *names = declared_syms(g);
+    for (size_t i = 0; i < p->opts->n_dims; i++) {
+        const fp_dim_binding *b = &p->opts->dims[i];
+        const char *sym = fp_intern(p->m, b->name, -1);
+        gpointer val;
+        bool declared = false;
+        for (guint k = 0; k < g->inputs->len && !declared; k++) {
+            const fp_value *v = g->inputs->pdata[k];
+            for (int32_t d = 0; d < v->decl_shape.rank && !declared; d++)
+                declared = v->decl_shape.dims[d].sym == sym;
+        }
+        if (!declared) {
+            g_set_error(p->error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
+                        "--dim %s: no input of the model declares a dimension '%s' (its symbolic dims: %s)",
+                        b->name, b->name, names);
+            return false;
+        }
+        if (g_hash_table_lookup_extended(from_inputs, sym, NULL, &val) && (int64_t)GPOINTER_TO_SIZE(val) - 1 != b->value) {
+            g_set_error(p->error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
+                        "--dim %s=%" G_GINT64_FORMAT ": an --input shape binds '%s' to %" G_GINT64_FORMAT, b->name,
+                        b->value, b->name, (int64_t)GPOINTER_TO_SIZE(val) - 1);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Applies --input overrides, --batch, --dim and known input contents to the main graph's inputs. */
 static bool bind_inputs(pass *p, fp_graph *g)
 {
     const fp_shape_opts *o = p->opts;
@@ -145,6 +193,8 @@ static bool bind_inputs(pass *p, fp_graph *g)
             v->shape = *s;
         }
     }
+    if (o && o->n_dims && !check_dims(p, g, syms))
+        return false;
     if (o && o->batch > 0) {
         if (o->batch_dim)
             g_hash_table_insert(syms, (gpointer)fp_intern(p->m, o->batch_dim, -1), GSIZE_TO_POINTER((gsize)o->batch + 1));
@@ -161,6 +211,9 @@ static bool bind_inputs(pass *p, fp_graph *g)
             }
         }
     }
+    for (size_t i = 0; o && i < o->n_dims; i++)
+        g_hash_table_insert(syms, (gpointer)fp_intern(p->m, o->dims[i].name, -1),
+                            GSIZE_TO_POINTER((gsize)o->dims[i].value + 1));
     for (guint i = 0; i < g->inputs->len; i++) {
         fp_value *v = g->inputs->pdata[i];
         apply_syms(p->m, v, syms);

@@ -5,6 +5,12 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 
+/* A symbolic dimension bound by name (--dim NAME=N). */
+typedef struct {
+    const char *name;
+    int64_t value;
+} fp_dim_binding;
+
 typedef struct {
     /* user overrides: input name -> fp_shape* (arena of the caller); NULL for none */
     GHashTable *input_shapes;
@@ -12,6 +18,11 @@ typedef struct {
      * unknown, or the symbol named batch_dim wherever it appears) to this value; 0 = leave it */
     int64_t batch;
     const char *batch_dim; /* symbol name to bind with `batch`; NULL = first dim of inputs */
+    /* symbolic dims bound by name wherever the main graph's inputs declare them, over `batch`
+     * for the symbol they name; a name no input declares, or a symbol an input shape binds to
+     * another value, is an error */
+    const fp_dim_binding *dims;
+    size_t n_dims;
     /* known input contents: input name -> fp_tensor* with FP_DATA_INLINE data (e.g. the shape
      * argument of a Reshape fed as a graph input); NULL for none */
     GHashTable *input_values;
