@@ -136,11 +136,16 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
     if (!(a->owned->dims = fp_bind_parse_dims(o->dims, &a->owned->n_dims, error)) && o->dims && *o->dims)
         return NULL;
     if (!load_profiles(a, o, error) || !(a->model = fp_load_model(path, error)) ||
-        !fp_bind_check_ops(path, a->model, o->strict, a->diag, &a->warning, error) || !run_pipeline(a, o, error) ||
-        (o->original && !load_original(a, o, error)))
+        !fp_bind_check_ops(path, a->model, o->strict, a->diag, &a->warning, error))
+        return NULL;
+    a->kv = fp_kv_cache_find(a->model); /* from the graph as declared, before fusion rewrites it */
+    if (!run_pipeline(a, o, error) || (o->original && !load_original(a, o, error)))
         return NULL;
     if (o->headroom)
         headroom(a, o);
+    bool known = false;
+    if (a->kv)
+        a->kv_bytes = fp_kv_cache_bytes(a->kv, true, &known);
     return g_steal_pointer(&a);
 }
 
@@ -151,6 +156,7 @@ void fp_analysis_free(fp_analysis *a)
     fp_pipeline_result_clear(&a->res);
     fp_cost_result_free(a->original_cost);
     fp_model_free(a->original);
+    fp_kv_cache_free(a->kv);
     fp_model_free(a->model);
     fp_diag_free(a->diag);
     g_free(a->path);

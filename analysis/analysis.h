@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "analysis/decoder.h"
 #include "analysis/pipeline.h"
 #include "devices/device.h"
 #include "passes/memory/headroom.h"
@@ -54,6 +55,8 @@ typedef struct {
     char *batch_note;          /* how symbolic dims were bound, or NULL */
     char *inputs_note;         /* the binder's note, or NULL */
     char *warning;             /* op types fuseplan does not know, one line for stderr, or NULL */
+    fp_kv_cache *kv;           /* the KV cache of a decoder; NULL for a model without one */
+    uint64_t kv_bytes;         /* its present tensors at the analysed point; 0 when not known */
     const fp_headroom_result *headroom; /* NULL when not computed */
     const char *headroom_note; /* why not, when asked and not computed; NULL when not asked */
     fp_analysis_owned *owned;  /* what the result owns besides the fields above */

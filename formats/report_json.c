@@ -4,6 +4,47 @@
 
 #include "formats/json.h"
 
+/* A member that is null when negative (unknown). */
+static void int_or_null(fp_jsonw *w, const char *member, gint64 v)
+{
+    if (v < 0)
+        fp_jsonw_null(w, member);
+    else
+        fp_jsonw_int(w, member, v);
+}
+
+/* "kv_cache": the decoder's KV cache (docs/json.md), or null. */
+static void kv_cache_json(fp_jsonw *w, const fp_report *r)
+{
+    const fp_kv_cache *kv = r->kv;
+    if (!kv) {
+        fp_jsonw_null(w, "kv_cache");
+        return;
+    }
+    fp_jsonw_begin_object(w, "kv_cache");
+    fp_jsonw_int(w, "layers", kv->layers);
+    int_or_null(w, "kv_heads", kv->kv_heads);
+    int_or_null(w, "head_dim", kv->head_dim);
+    fp_jsonw_str(w, "dtype", kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : NULL);
+    int_or_null(w, "bytes_per_token", kv->bytes_per_token ? (gint64)kv->bytes_per_token : -1);
+    fp_jsonw_str(w, "batch_dim", kv->batch_dim);
+    fp_jsonw_str(w, "past_dim", kv->past_dim);
+    int_or_null(w, "present_bytes", r->kv_bytes ? (gint64)r->kv_bytes : -1);
+    fp_jsonw_begin_array(w, "tensors");
+    for (uint32_t i = 0; i < kv->n_tensors; i++) {
+        const fp_kv_tensor *t = &kv->tensors[i];
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "past", t->past->name);
+        fp_jsonw_str(w, "present", t->present ? t->present->name : NULL);
+        fp_jsonw_name(w, "kind", t->value ? "value" : "key");
+        fp_jsonw_int(w, "layer", t->layer);
+        fp_jsonw_shape(w, "shape", t->present ? &t->present->shape : &t->past->shape);
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+}
+
 void fp_report_json(const fp_report *r, fp_jsonw *w)
 {
     const fp_pipeline_result *res = r->res;
@@ -57,6 +98,7 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
     fp_jsonw_int(w, "kept", res->layout.refused);
     fp_jsonw_end_object(w);
     fp_report_memory_object_json(w, "memory", res->memory);
+    kv_cache_json(w, r);
     if (r->headroom) {
         fp_jsonw_begin_object(w, "headroom");
         fp_jsonw_int(w, "max_batch", r->headroom->max_batch);

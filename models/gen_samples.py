@@ -16,6 +16,11 @@ Each model stays well under 1 MB. The files are committed; this script is how th
   transformer_block.onnx  one BERT-style encoder layer: decomposed LayerNorm, attention core,
                           erf-form Gelu, residual adds; symbolic batch and sequence.
   if_subgraph.onnx        an If whose branches read an outer-scope value.
+  decoder_tiny.onnx       a Llama-style decoder with past: 2 layers of RMSNorm, rotary embeddings,
+                          grouped-query attention (4 query heads, 2 KV heads of 16), SwiGLU MLP;
+                          inputs input_ids and past_key_values.N.key/value, outputs logits and
+                          present.N.key/value concatenated on the sequence axis; dims batch_size,
+                          sequence_length, past_sequence_length (Hugging Face Optimum's names).
 """
 import os
 import sys
@@ -265,6 +270,96 @@ def if_subgraph():
            [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 8])], "if_subgraph.onnx")
 
 
+def rms_norm(b, x, d, p):
+    """RMSNorm as exports write it from primitive ops: x / sqrt(mean(x^2) + eps) * gamma."""
+    two, eps = p + ".two", p + ".eps"
+    b.inits.append(numpy_helper.from_array(np.array(2.0, dtype=np.float32), two))
+    b.inits.append(numpy_helper.from_array(np.array(1e-6, dtype=np.float32), eps))
+    ms = b.node("ReduceMean", [b.node("Pow", [x, two], name=f"{p}.pow")], name=f"{p}.mean", axes=[-1])
+    rms = b.node("Sqrt", [b.node("Add", [ms, eps], name=f"{p}.addeps")], name=f"{p}.sqrt")
+    y = b.node("Div", [x, rms], name=f"{p}.div")
+    return b.node("Mul", [y, b.weight(f"{p}.weight", (d,), positive=True)], name=f"{p}.mul")
+
+
+def rotary(b, x, hd, p):
+    """x * cos + rotate_half(x) * sin over the head dim (cos and sin as constants of one position)."""
+    half = hd // 2
+    lo = b.node("Slice", [x, b.const_i64(f"{p}.s0", [0]), b.const_i64(f"{p}.e0", [half]),
+                          b.const_i64(f"{p}.ax0", [-1])], name=f"{p}.lo")
+    hi = b.node("Slice", [x, b.const_i64(f"{p}.s1", [half]), b.const_i64(f"{p}.e1", [hd]),
+                          b.const_i64(f"{p}.ax1", [-1])], name=f"{p}.hi")
+    rot = b.node("Concat", [b.node("Neg", [hi], name=f"{p}.neg"), lo], name=f"{p}.rotate", axis=-1)
+    cos = b.weight(f"{p}.cos", (1, 1, 1, hd))
+    sin = b.weight(f"{p}.sin", (1, 1, 1, hd))
+    return b.node("Add", [b.node("Mul", [x, cos], name=f"{p}.mulcos"), b.node("Mul", [rot, sin], name=f"{p}.mulsin")],
+                  name=f"{p}.add")
+
+
+def decoder_layer(b, x, i, d, heads, kv_heads, hd, ff, presents):
+    p = f"model.layers.{i}"
+    h = rms_norm(b, x, d, f"{p}.input_layernorm")
+    def proj(n, dout):
+        return b.node("MatMul", [h, b.weight(f"{p}.self_attn.{n}_proj.weight", (d, dout), scale=d ** -0.5)],
+                      name=f"{p}.self_attn.{n}_proj")
+    def split(t, n, nh):
+        r = b.node("Reshape", [t, b.const_i64(f"{p}.{n}.split", [0, 0, nh, hd])], name=f"{p}.self_attn.{n}.reshape")
+        return b.node("Transpose", [r], name=f"{p}.self_attn.{n}.transpose", perm=[0, 2, 1, 3])
+    q = rotary(b, split(proj("q", heads * hd), "q", heads), hd, f"{p}.self_attn.q_rot")
+    k = rotary(b, split(proj("k", kv_heads * hd), "k", kv_heads), hd, f"{p}.self_attn.k_rot")
+    v = split(proj("v", kv_heads * hd), "v", kv_heads)
+    kv = []
+    for n, t in (("key", k), ("value", v)):
+        present = f"present.{i}.{n}"
+        b.nodes.append(helper.make_node("Concat", [f"past_key_values.{i}.{n}", t], [present],
+                                        name=f"{p}.self_attn.{n}_cache", axis=2))
+        presents.append(present)
+        # grouped-query attention: each KV head serves heads / kv_heads query heads
+        u = b.node("Unsqueeze", [present, b.const_i64(f"{p}.{n}.unsq", [2])], name=f"{p}.self_attn.{n}.unsqueeze")
+        rep = b.node("Tile", [u, b.const_i64(f"{p}.{n}.reps", [1, 1, heads // kv_heads, 1, 1])],
+                     name=f"{p}.self_attn.{n}.repeat")
+        kv.append(b.node("Reshape", [rep, b.const_i64(f"{p}.{n}.merge", [0, heads, -1, hd])],
+                         name=f"{p}.self_attn.{n}.heads"))
+    kt = b.node("Transpose", [kv[0]], name=f"{p}.self_attn.k.t", perm=[0, 1, 3, 2])
+    scale = f"{p}.self_attn.scale"
+    b.inits.append(numpy_helper.from_array(np.array(hd ** 0.5, dtype=np.float32), scale))
+    s = b.node("Div", [b.node("MatMul", [q, kt], name=f"{p}.self_attn.scores"), scale], name=f"{p}.self_attn.scale_div")
+    ctx = b.node("MatMul", [b.node("Softmax", [s], name=f"{p}.self_attn.softmax", axis=-1), kv[1]],
+                 name=f"{p}.self_attn.context")
+    ctx = b.node("Transpose", [ctx], name=f"{p}.self_attn.merge.transpose", perm=[0, 2, 1, 3])
+    ctx = b.node("Reshape", [ctx, b.const_i64(f"{p}.merge_shape", [0, 0, heads * hd])], name=f"{p}.self_attn.merge")
+    o = b.node("MatMul", [ctx, b.weight(f"{p}.self_attn.o_proj.weight", (heads * hd, d), scale=d ** -0.5)],
+               name=f"{p}.self_attn.o_proj")
+    x = b.node("Add", [x, o], name=f"{p}.attn_residual")
+    h = rms_norm(b, x, d, f"{p}.post_attention_layernorm")
+    gate = b.node("MatMul", [h, b.weight(f"{p}.mlp.gate_proj.weight", (d, ff), scale=d ** -0.5)], name=f"{p}.mlp.gate_proj")
+    up = b.node("MatMul", [h, b.weight(f"{p}.mlp.up_proj.weight", (d, ff), scale=d ** -0.5)], name=f"{p}.mlp.up_proj")
+    silu = b.node("Mul", [gate, b.node("Sigmoid", [gate], name=f"{p}.mlp.sigmoid")], name=f"{p}.mlp.silu")
+    down = b.node("MatMul", [b.node("Mul", [silu, up], name=f"{p}.mlp.mul"),
+                             b.weight(f"{p}.mlp.down_proj.weight", (ff, d), scale=ff ** -0.5)], name=f"{p}.mlp.down_proj")
+    return b.node("Add", [x, down], name=f"{p}.mlp_residual")
+
+
+def decoder_tiny():
+    b = Builder("decoder_tiny", 6)
+    vocab, d, heads, kv_heads, hd, ff, layers = 128, 64, 4, 2, 16, 128, 2
+    x = b.node("Gather", [b.weight("model.embed_tokens.weight", (vocab, d)), "input_ids"], name="model.embed_tokens")
+    presents = []
+    for i in range(layers):
+        x = decoder_layer(b, x, i, d, heads, kv_heads, hd, ff, presents)
+    x = rms_norm(b, x, d, "model.norm")
+    logits = b.node("MatMul", [x, b.weight("lm_head.weight", (d, vocab), scale=d ** -0.5)], name="lm_head")
+    kv_in, kv_out = [], []
+    for name in presents:
+        past = name.replace("present.", "past_key_values.")
+        kv_in.append(helper.make_tensor_value_info(past, TensorProto.FLOAT,
+                                                   ["batch_size", kv_heads, "past_sequence_length", hd]))
+        kv_out.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                                    ["batch_size", kv_heads, "past_sequence_length + sequence_length", hd]))
+    b.save([helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", "sequence_length"])] + kv_in,
+           [helper.make_tensor_value_info(logits, TensorProto.FLOAT, ["batch_size", "sequence_length", vocab])] + kv_out,
+           "decoder_tiny.onnx")
+
+
 if __name__ == "__main__":
     if not hasattr(onnx, "helper"):
         sys.exit("needs Debian's python3-onnx: run with /usr/bin/python3")
@@ -275,3 +370,4 @@ if __name__ == "__main__":
     inception_bfs()
     transformer_block()
     if_subgraph()
+    decoder_tiny()

@@ -110,7 +110,7 @@ GPtrArray *fp_report_memory_hints(const fp_memory_result *r)
     }
     if (r->n_unknown)
         g_ptr_array_add(h, g_strdup_printf("%u value%s of unknown size count as 0 bytes: bind shapes with "
-                                           "--input NAME:DIMS or --batch N",
+                                           "--dim NAME=N, --input NAME:DIMS or --batch N",
                                            r->n_unknown, r->n_unknown == 1 ? "" : "s"));
     return h;
 }

@@ -14,7 +14,8 @@ fp_report fp_report_of(const fp_analysis *a)
 {
     return (fp_report){.model = a->model, .target = a->target, .device = a->device, .res = &a->res,
                        .diag = a->diag, .batch_note = a->batch_note, .what_if = a->what_if,
-                       .headroom = a->headroom, .headroom_note = a->headroom_note, .top = 10};
+                       .kv = a->kv, .kv_bytes = a->kv_bytes, .headroom = a->headroom,
+                       .headroom_note = a->headroom_note, .top = 10};
 }
 
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
@@ -146,7 +147,7 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
     }
     if (res->cost->unknown || res->memory->n_unknown)
         fprintf(out, "%swarning%s: %u ops and %u values have unknown sizes (symbolic dims left unbound): latency counts "
-                     "only their launches and memory counts them as 0; bind the dims with --input NAME:DIMS\n",
+                     "only their launches and memory counts them as 0; bind the dims with --dim NAME=N or --input NAME:DIMS\n",
                 b.on, b.off, res->cost->unknown, res->memory->n_unknown);
 }
 
@@ -209,6 +210,26 @@ static void text_memory(const fp_report *r, text_style b, FILE *out)
         fprintf(out, "  hint: %s\n", (const char *)hints->pdata[i]);
 }
 
+/* The KV cache of a decoder: its layout and bytes per token, and what it holds now. */
+static void text_kv_cache(const fp_report *r, text_style b, FILE *out)
+{
+    const fp_kv_cache *kv = r->kv;
+    fprintf(out, "\n%skv cache%s %u layers, K and V", b.on, b.off, kv->layers);
+    if (kv->kv_heads > 0 && kv->head_dim > 0)
+        fprintf(out, " of %" G_GINT64_FORMAT " heads x %" G_GINT64_FORMAT, kv->kv_heads, kv->head_dim);
+    fprintf(out, ", %s", kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : "mixed dtypes");
+    if (kv->bytes_per_token)
+        fprintf(out, ": %" G_GUINT64_FORMAT " bytes per token per sequence", kv->bytes_per_token);
+    fputc('\n', out);
+    if (r->kv_bytes) {
+        g_autofree char *mb = fp_format_mb(r->kv_bytes);
+        fprintf(out, "  present tensors now %s (%u tensors, past and new tokens)\n", mb, kv->n_tensors);
+    } else {
+        fprintf(out, "  present tensors of unknown size: bind %s with --dim NAME=N\n",
+                kv->past_dim ? kv->past_dim : "the past and new token dims");
+    }
+}
+
 /* The costliest kernels with their advice, and the headroom line. */
 static void text_hotspots_headroom(const fp_report *r, text_style b, FILE *out)
 {
@@ -238,6 +259,8 @@ void fp_report_text(const fp_report *r, FILE *out)
     text_stages(r, b, out);
     text_fusion_layout(r, b, out);
     text_memory(r, b, out);
+    if (r->kv)
+        text_kv_cache(r, b, out);
     text_hotspots_headroom(r, b, out);
 }
 

@@ -1,0 +1,142 @@
+/* decoder.c - KV-cache inputs and outputs found from the graph (decoder.h). */
+#include "analysis/decoder.h"
+
+#include <string.h>
+
+typedef enum { ROLE_NONE, ROLE_KV, ROLE_KEY, ROLE_VALUE } kv_role;
+
+/* The role that use u gives its value: the past input of a Concat on the sequence axis (axis 2 of
+ * a rank-4 BNSH tensor) whose result is a graph output, or a past key or value input of an
+ * attention op that owns the cache. *present receives the tensor that extends it, or NULL. */
+static kv_role use_role(const fp_use *u, const fp_value **present)
+{
+    const fp_node *n = u->node;
+    *present = NULL;
+    if (n->op == FP_OP_CONCAT && n->n_outputs == 1 && n->outputs[0] && n->outputs[0]->is_output) {
+        int64_t axis = fp_node_attr_int(n, "axis", 0);
+        if (axis != 2 && axis != -2)
+            return ROLE_NONE;
+        *present = n->outputs[0];
+        return ROLE_KV;
+    }
+    if (strcmp(n->domain, "com.microsoft") != 0)
+        return ROLE_NONE;
+    uint32_t k = strcmp(n->op_type, "GroupQueryAttention") == 0   ? 3
+                 : strcmp(n->op_type, "MultiHeadAttention") == 0 ? 6
+                                                                  : UINT32_MAX;
+    if (k == UINT32_MAX || (u->port != k && u->port != k + 1))
+        return ROLE_NONE;
+    uint32_t out = u->port == k ? 1 : 2; /* present_key, present_value */
+    *present = out < n->n_outputs ? n->outputs[out] : NULL;
+    return u->port == k ? ROLE_KEY : ROLE_VALUE;
+}
+
+/* The role of graph input v (rank 4 as declared) and its present tensor. */
+static kv_role input_role(const fp_value *v, const fp_value **present)
+{
+    *present = NULL;
+    if (v->decl_shape.rank != 4 || !fp_dtype_is_float(v->decl_dtype))
+        return ROLE_NONE;
+    for (uint32_t i = 0; i < v->n_uses; i++) {
+        kv_role r = use_role(&v->uses[i], present);
+        if (r != ROLE_NONE)
+            return r;
+    }
+    return ROLE_NONE;
+}
+
+/* K or V for a past input found by a Concat: by the last part of its name when it says
+ * ("past_key_values.0.key", "...value", "past_k", "past.0.v"), else by its place (K, V, K, ...). */
+static bool is_value(const fp_value *v, uint32_t nth)
+{
+    const char *dot = strrchr(v->name, '.'), *last = dot ? dot + 1 : v->name;
+    if (strstr(last, "value") || strcmp(last, "v") == 0 || g_str_has_suffix(last, "_v"))
+        return true;
+    if (strstr(last, "key") || strcmp(last, "k") == 0 || g_str_has_suffix(last, "_k"))
+        return false;
+    return nth % 2 == 1;
+}
+
+/* The symbol of axis `axis` shared by every tensor's past input, or NULL. */
+static const char *shared_sym(const fp_kv_cache *kv, int axis)
+{
+    const char *sym = kv->tensors[0].past->decl_shape.dims[axis].sym;
+    for (uint32_t i = 1; i < kv->n_tensors && sym; i++)
+        if (g_strcmp0(kv->tensors[i].past->decl_shape.dims[axis].sym, sym) != 0)
+            sym = NULL;
+    return sym;
+}
+
+/* Heads, head dim, dtype and bytes per token from the tensors' declared shapes. */
+static void summarize(fp_kv_cache *kv)
+{
+    const fp_shape *s0 = &kv->tensors[0].past->decl_shape;
+    kv->kv_heads = s0->dims[1].value;
+    kv->head_dim = s0->dims[3].value;
+    kv->dtype = kv->tensors[0].past->decl_dtype;
+    uint64_t per_token = 0;
+    bool known = true;
+    for (uint32_t i = 0; i < kv->n_tensors; i++) {
+        const fp_value *v = kv->tensors[i].past;
+        const fp_dim *d = v->decl_shape.dims;
+        if (d[1].value != kv->kv_heads)
+            kv->kv_heads = -1;
+        if (d[3].value != kv->head_dim)
+            kv->head_dim = -1;
+        if (v->decl_dtype != kv->dtype)
+            kv->dtype = FP_DT_UNDEFINED;
+        uint64_t b = 0;
+        known &= fp_dim_known(d[1]) && fp_dim_known(d[3]) &&
+                 fp_dtype_bytes(v->decl_dtype, (uint64_t)d[1].value * (uint64_t)d[3].value, &b);
+        per_token += b;
+    }
+    kv->bytes_per_token = known ? per_token : 0;
+    kv->batch_dim = shared_sym(kv, 0);
+    kv->past_dim = shared_sym(kv, 2);
+}
+
+fp_kv_cache *fp_kv_cache_find(const fp_model *m)
+{
+    const fp_graph *g = m->main;
+    g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(fp_kv_tensor));
+    uint32_t nth = 0, keys = 0, values = 0;
+    for (guint i = 0; i < g->inputs->len; i++) {
+        const fp_value *v = g->inputs->pdata[i], *present = NULL;
+        kv_role r = input_role(v, &present);
+        if (r == ROLE_NONE)
+            continue;
+        bool value = r == ROLE_VALUE || (r == ROLE_KV && is_value(v, nth));
+        nth++;
+        fp_kv_tensor t = {.past = v, .present = present, .value = value, .layer = value ? values++ : keys++};
+        g_array_append_val(found, t);
+    }
+    if (!found->len)
+        return NULL;
+    fp_kv_cache *kv = g_new0(fp_kv_cache, 1);
+    kv->n_tensors = found->len;
+    kv->tensors = (fp_kv_tensor *)g_array_free(g_steal_pointer(&found), FALSE);
+    kv->layers = MAX(keys, values);
+    summarize(kv);
+    return kv;
+}
+
+void fp_kv_cache_free(fp_kv_cache *kv)
+{
+    if (!kv)
+        return;
+    g_free(kv->tensors);
+    g_free(kv);
+}
+
+uint64_t fp_kv_cache_bytes(const fp_kv_cache *kv, bool present, bool *known)
+{
+    uint64_t sum = 0;
+    *known = true;
+    for (uint32_t i = 0; i < kv->n_tensors && *known; i++) {
+        const fp_value *v = present ? kv->tensors[i].present : kv->tensors[i].past;
+        uint64_t numel = 0, b = 0;
+        *known = v && fp_shape_numel(&v->shape, &numel) && fp_dtype_bytes(v->dtype, numel, &b) &&
+                 g_uint64_checked_add(&sum, sum, b);
+    }
+    return *known ? sum : 0;
+}

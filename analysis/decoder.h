@@ -1,0 +1,46 @@
+/* decoder.h - the KV cache of a decoder found from its graph (analysis/decoder.c): which graph
+ * inputs are past keys and values, which outputs the present ones, their heads, head dim and dtype,
+ * and which symbolic dims are the batch and the past tokens. Rules and sources:
+ * docs/memory.md, "KV cache". */
+#ifndef FP_ANALYSIS_DECODER_H
+#define FP_ANALYSIS_DECODER_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/graph.h"
+
+/* One cached tensor: a past input and the present output that extends it. */
+typedef struct {
+    const fp_value *past;    /* graph input [batch, kv_heads, past tokens, head_dim] */
+    const fp_value *present; /* graph output holding past + new tokens, or NULL when none was found */
+    bool value;              /* V (else K) */
+    uint32_t layer;          /* 0-based, in input order: the n-th K and the n-th V */
+} fp_kv_tensor;
+
+typedef struct {
+    fp_kv_tensor *tensors;   /* in graph input order */
+    uint32_t n_tensors;
+    uint32_t layers;         /* pairs of K and V */
+    int64_t kv_heads;        /* the same for every tensor; -1 when they differ or are unknown */
+    int64_t head_dim;        /* likewise */
+    fp_dtype dtype;          /* of the past inputs; FP_DT_UNDEFINED when they differ */
+    uint64_t bytes_per_token; /* K and V of every layer for one token of one sequence; 0 unknown */
+    const char *batch_dim;   /* the symbol of axis 0 when every past input shares it, else NULL */
+    const char *past_dim;    /* the symbol of axis 2 likewise */
+} fp_kv_cache;
+
+/* The KV cache of m's main graph as declared (before shapes are bound): the graph inputs of rank
+ * 4 that a Concat on axis 2 (or -2) extends into a graph output, or that com.microsoft
+ * GroupQueryAttention (inputs 3, 4) or MultiHeadAttention (inputs 6, 7) reads as past key and
+ * value. NULL when the model has none. Free with fp_kv_cache_free. */
+fp_kv_cache *fp_kv_cache_find(const fp_model *m);
+void fp_kv_cache_free(fp_kv_cache *kv);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_kv_cache, fp_kv_cache_free)
+
+/* Bytes of the past inputs and of the present outputs as the model is inferred now (0 when some
+ * size is unknown; *known false then). */
+uint64_t fp_kv_cache_bytes(const fp_kv_cache *kv, bool present, bool *known);
+
+#endif

@@ -1,0 +1,148 @@
+/* test_decoder.c - decoder suite (analysis/decoder.c): the KV cache of the sample decoder (plain
+ * Concat layout) and of a GroupQueryAttention graph found from the graph, its bytes per token from
+ * the configuration, what it holds at a bound point; none on a CNN; the report's text and JSON. */
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "frontends/load.h"
+#include "tutil.h"
+
+#define DECODER FP_SOURCE_DIR "/models/decoder_tiny.onnx"
+/* models/gen_samples.py, decoder_tiny: layers, KV heads, head dim (float32) */
+enum { LAYERS = 2, KV_HEADS = 2, HEAD_DIM = 16 };
+
+static void test_sample(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_load_model(DECODER, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_EQUAL(kv->layers, LAYERS);
+    CU_ASSERT_EQUAL_FATAL(kv->n_tensors, 2 * LAYERS);
+    CU_ASSERT_EQUAL(kv->kv_heads, KV_HEADS);
+    CU_ASSERT_EQUAL(kv->head_dim, HEAD_DIM);
+    CU_ASSERT_EQUAL(kv->dtype, FP_DT_FLOAT);
+    CU_ASSERT_EQUAL(kv->bytes_per_token, (uint64_t)2 * LAYERS * KV_HEADS * HEAD_DIM * 4);
+    CU_ASSERT_STRING_EQUAL(kv->batch_dim, "batch_size");
+    CU_ASSERT_STRING_EQUAL(kv->past_dim, "past_sequence_length");
+    for (uint32_t i = 0; i < kv->n_tensors; i++) {
+        const fp_kv_tensor *t = &kv->tensors[i];
+        g_autofree char *past = g_strdup_printf("past_key_values.%u.%s", i / 2, i % 2 ? "value" : "key");
+        g_autofree char *present = g_strdup_printf("present.%u.%s", i / 2, i % 2 ? "value" : "key");
+        CU_ASSERT_STRING_EQUAL(t->past->name, past);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t->present);
+        CU_ASSERT_STRING_EQUAL(t->present->name, present);
+        CU_ASSERT_EQUAL(t->value, i % 2 == 1);
+        CU_ASSERT_EQUAL(t->layer, i / 2);
+    }
+    bool known = true;
+    CU_ASSERT_EQUAL(fp_kv_cache_bytes(kv, true, &known), 0); /* nothing bound yet */
+    CU_ASSERT_FALSE(known);
+}
+
+/* No KV cache in a CNN, nor in an encoder whose rank-4 values are not graph inputs. */
+static void test_none(void)
+{
+    const char *paths[] = {FP_SOURCE_DIR "/models/resnet_tiny.onnx", FP_SOURCE_DIR "/models/transformer_block.onnx"};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(fp_model) m = fp_load_model(paths[i], &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        CU_ASSERT_PTR_NULL(fp_kv_cache_find(m));
+    }
+}
+
+/* The analysis at batch 3, 9 past and 1 new token: the present tensors hold 10 tokens of 3
+ * sequences, bytes_per_token each; the report's text and JSON say so. */
+static void test_bound(void)
+{
+    g_autoptr(GError) err = NULL;
+    char *dims[] = {"sequence_length=1", "past_sequence_length=9", NULL};
+    fp_analysis_opts o = {.dims = dims, .batch = 3};
+    g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv);
+    CU_ASSERT_EQUAL(a->kv_bytes, 3 * 10 * a->kv->bytes_per_token);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+
+    tu_run_result r = tu_run((const char *[]){"report", DECODER, "--dim", "sequence_length=1", "--dim",
+                                              "past_sequence_length=9", "--batch", "3", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "kv cache 2 layers, K and V of 2 heads x 16, float32: 512 bytes per token"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", DECODER, "-f", "json", "--dim", "sequence_length=1", "--dim",
+                                "past_sequence_length=9", "--batch", "3", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *kv = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "kv_cache");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "layers"), LAYERS);
+    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "bytes_per_token"), 512);
+    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "present_bytes"), 3 * 10 * 512);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(kv, "dtype"), "float32");
+    JsonArray *ts = json_object_get_array_member(kv, "tensors");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(ts), 2 * LAYERS);
+    JsonObject *t1 = json_array_get_object_element(ts, 1);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(t1, "kind"), "value");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(t1, "present"), "present.0.value");
+    tu_run_clear(&r);
+    /* a model without a KV cache writes null */
+    r = tu_run((const char *[]){"report", FP_SOURCE_DIR "/models/resnet_tiny.onnx", "-f", "json", "--no-headroom", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"kv_cache\" : null"));
+    tu_run_clear(&r);
+}
+
+/* com.microsoft GroupQueryAttention reads past key and value at inputs 3 and 4 and writes the
+ * present ones at outputs 1 and 2: found whatever the names, in fp16. */
+static void test_group_query_attention(void)
+{
+    const char *text =
+        "ir_version: 8\nopset_import { version: 17 } opset_import { domain: 'com.microsoft' version: 1 }\n"
+        "graph { name: 'g'\n"
+        "  node { input: ['q', 'k', 'v', 'cache_a', 'cache_b'] output: ['o', 'new_a', 'new_b']\n"
+        "         op_type: 'GroupQueryAttention' domain: 'com.microsoft' name: 'gqa'\n"
+        "         attribute { name: 'num_heads' i: 8 type: INT } attribute { name: 'kv_num_heads' i: 4 type: INT } }\n"
+        "  input { name: 'q' type { tensor_type { elem_type: 10 shape { dim { dim_param: 'b' } dim { dim_param: 's' }\n"
+        "          dim { dim_value: 512 } } } } }\n"
+        "  input { name: 'k' type { tensor_type { elem_type: 10 shape { dim { dim_param: 'b' } dim { dim_param: 's' }\n"
+        "          dim { dim_value: 256 } } } } }\n"
+        "  input { name: 'v' type { tensor_type { elem_type: 10 shape { dim { dim_param: 'b' } dim { dim_param: 's' }\n"
+        "          dim { dim_value: 256 } } } } }\n"
+        "  input { name: 'cache_a' type { tensor_type { elem_type: 10 shape { dim { dim_param: 'b' } dim { dim_value: 4 }\n"
+        "          dim { dim_param: 'past' } dim { dim_value: 64 } } } } }\n"
+        "  input { name: 'cache_b' type { tensor_type { elem_type: 10 shape { dim { dim_param: 'b' } dim { dim_value: 4 }\n"
+        "          dim { dim_param: 'past' } dim { dim_value: 64 } } } } }\n"
+        "  output { name: 'o' type { tensor_type { elem_type: 10 } } }\n"
+        "  output { name: 'new_a' type { tensor_type { elem_type: 10 } } }\n"
+        "  output { name: 'new_b' type { tensor_type { elem_type: 10 } } }\n"
+        "}\n";
+    g_autofree char *path = tu_write_temp(text, strlen(text), ".onnxtxt");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_load_model(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_EQUAL(kv->layers, 1);
+    CU_ASSERT_EQUAL_FATAL(kv->n_tensors, 2);
+    CU_ASSERT_FALSE(kv->tensors[0].value);
+    CU_ASSERT_TRUE(kv->tensors[1].value);
+    CU_ASSERT_STRING_EQUAL(kv->tensors[0].present->name, "new_a");
+    CU_ASSERT_STRING_EQUAL(kv->tensors[1].present->name, "new_b");
+    CU_ASSERT_EQUAL(kv->dtype, FP_DT_FLOAT16);
+    CU_ASSERT_EQUAL(kv->bytes_per_token, (uint64_t)2 * 4 * 64 * 2);
+    CU_ASSERT_STRING_EQUAL(kv->past_dim, "past");
+    g_unlink(path);
+}
+
+FP_TEST_SUITE(register_decoder)
+{
+    CU_pSuite s = CU_add_suite("decoder", NULL, NULL);
+    CU_add_test(s, "sample", test_sample);
+    CU_add_test(s, "none", test_none);
+    CU_add_test(s, "bound", test_bound);
+    CU_add_test(s, "group_query_attention", test_group_query_attention);
+}
