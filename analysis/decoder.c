@@ -67,6 +67,25 @@ static const char *shared_sym(const fp_kv_cache *kv, int axis)
     return sym;
 }
 
+/* The new-token and total-token symbols: axis 1 of the rank-2 integer inputs whose axis 0 is the
+ * batch (a sum such as "past_sequence_length + sequence_length" is neither: it follows from them). */
+static void token_dims(fp_kv_cache *kv, const fp_graph *g)
+{
+    for (guint i = 0; i < g->inputs->len && kv->batch_dim; i++) {
+        const fp_value *v = g->inputs->pdata[i];
+        const fp_shape *s = &v->decl_shape;
+        bool ids = v->decl_dtype == FP_DT_INT64 || v->decl_dtype == FP_DT_INT32; /* token ids, masks */
+        if (s->rank != 2 || !ids || g_strcmp0(s->dims[0].sym, kv->batch_dim) != 0 ||
+            !s->dims[1].sym || strchr(s->dims[1].sym, '+') || g_strcmp0(s->dims[1].sym, kv->past_dim) == 0)
+            continue;
+        const char *sym = s->dims[1].sym;
+        if (!kv->new_dim)
+            kv->new_dim = sym;
+        else if (!kv->total_dim && strcmp(sym, kv->new_dim) != 0)
+            kv->total_dim = sym;
+    }
+}
+
 /* Heads, head dim, dtype and bytes per token from the tensors' declared shapes. */
 static void summarize(fp_kv_cache *kv)
 {
@@ -117,6 +136,7 @@ fp_kv_cache *fp_kv_cache_find(const fp_model *m)
     kv->tensors = (fp_kv_tensor *)g_array_free(g_steal_pointer(&found), FALSE);
     kv->layers = MAX(keys, values);
     summarize(kv);
+    token_dims(kv, g);
     return kv;
 }
 

@@ -29,7 +29,15 @@ typedef struct {
     uint64_t bytes_per_token; /* K and V of every layer for one token of one sequence; 0 unknown */
     const char *batch_dim;   /* the symbol of axis 0 when every past input shares it, else NULL */
     const char *past_dim;    /* the symbol of axis 2 likewise */
+    const char *new_dim;     /* the new tokens: the symbol of axis 1 of a rank-2 integer input
+                                (input_ids) whose axis 0 is batch_dim; NULL when none */
+    const char *total_dim;   /* past + new tokens as a symbol of its own (axis 1 of another rank-2
+                                integer input: onnxruntime-genai's attention_mask); NULL when none */
 } fp_kv_cache;
+
+/* Tokens held per sequence when nothing binds the token dims: a decode step (1 new token) at
+ * this context. */
+#define FP_DECODER_DEFAULT_CONTEXT 2048
 
 /* The KV cache of m's main graph as declared (before shapes are bound): the graph inputs of rank
  * 4 that a Concat on axis 2 (or -2) extends into a graph output, or that com.microsoft

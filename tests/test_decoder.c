@@ -1,6 +1,7 @@
 /* test_decoder.c - decoder suite (analysis/decoder.c): the KV cache of the sample decoder (plain
  * Concat layout) and of a GroupQueryAttention graph found from the graph, its bytes per token from
- * the configuration, what it holds at a bound point; none on a CNN; the report's text and JSON. */
+ * the configuration, what it holds at a bound point and at the default decode step; the token dims
+ * of Optimum's and genai's layouts; none on a CNN; the report's text and JSON. */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -138,6 +139,78 @@ static void test_group_query_attention(void)
     g_unlink(path);
 }
 
+/* With no option the decoder is analysed at a decode step of the default context: batch 1, 1 new
+ * token, the rest past; nothing of unknown size; an option given keeps its value. */
+static void test_default_context(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.headroom = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    CU_ASSERT_EQUAL(a->res.cost->unknown, 0);
+    CU_ASSERT_EQUAL(a->kv_bytes, (uint64_t)FP_DECODER_DEFAULT_CONTEXT * a->kv->bytes_per_token);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->batch_note);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->batch_note, "sequence_length=1, past_sequence_length=2047"));
+    CU_ASSERT_PTR_NOT_NULL(a->headroom);
+    char *dims[] = {"past_sequence_length=9", NULL};
+    fp_analysis_opts ob = {.dims = dims};
+    g_autoptr(fp_analysis) b = fp_analysis_run(DECODER, &ob, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(b->kv_bytes, 10 * b->kv->bytes_per_token);
+    CU_ASSERT_PTR_NULL(strstr(b->batch_note, "past_sequence_length="));
+}
+
+/* A decoder in ONNX text whose mask input is declared as mask_dim: Optimum's
+ * "past_sequence_length + sequence_length", or genai's own total_sequence_length symbol. */
+static char *masked_decoder(const char *mask_dim)
+{
+    g_autofree char *text = g_strdup_printf(
+        "ir_version: 8\nopset_import { version: 17 }\n"
+        "graph { name: 'g'\n"
+        "  node { input: 'k_new' output: 'k' op_type: 'Relu' name: 'kproj' }\n"
+        "  node { input: ['past_key_values.0.key', 'k'] output: 'present.0.key' op_type: 'Concat' name: 'kcat'\n"
+        "         attribute { name: 'axis' i: 2 type: INT } }\n"
+        "  node { input: 'attention_mask' output: 'mask_f' op_type: 'Cast' name: 'cast'\n"
+        "         attribute { name: 'to' i: 1 type: INT } }\n"
+        "  input { name: 'input_ids' type { tensor_type { elem_type: 7 shape { dim { dim_param: 'batch_size' }\n"
+        "          dim { dim_param: 'sequence_length' } } } } }\n"
+        "  input { name: 'attention_mask' type { tensor_type { elem_type: 7 shape { dim { dim_param: 'batch_size' }\n"
+        "          dim { dim_param: '%s' } } } } }\n"
+        "  input { name: 'k_new' type { tensor_type { elem_type: 1 shape { dim { dim_param: 'batch_size' } dim { dim_value: 2 }\n"
+        "          dim { dim_param: 'sequence_length' } dim { dim_value: 8 } } } } }\n"
+        "  input { name: 'past_key_values.0.key' type { tensor_type { elem_type: 1 shape { dim { dim_param: 'batch_size' }\n"
+        "          dim { dim_value: 2 } dim { dim_param: 'past_sequence_length' } dim { dim_value: 8 } } } } }\n"
+        "  output { name: 'present.0.key' type { tensor_type { elem_type: 1 } } }\n"
+        "  output { name: 'mask_f' type { tensor_type { elem_type: 1 } } }\n"
+        "}\n", mask_dim);
+    return tu_write_temp(text, strlen(text), ".onnxtxt");
+}
+
+/* The token dims of both layouts are found and bound; a dim written as a sum of bound symbols takes
+ * their sum. */
+static void test_token_dims(void)
+{
+    const char *masks[] = {"past_sequence_length + sequence_length", "total_sequence_length"};
+    for (size_t i = 0; i < G_N_ELEMENTS(masks); i++) {
+        g_autofree char *path = masked_decoder(masks[i]);
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {0};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv);
+        CU_ASSERT_EQUAL(a->kv->n_tensors, 1);
+        CU_ASSERT(g_strcmp0(a->kv->new_dim, "sequence_length") == 0);
+        CU_ASSERT(g_strcmp0(a->kv->past_dim, "past_sequence_length") == 0);
+        CU_ASSERT_EQUAL(a->kv->total_dim == NULL, i == 0);
+        const fp_value *mask = fp_graph_find(a->model->main, "mask_f");
+        g_autofree char *shape = fp_shape_to_string(&mask->shape);
+        CU_ASSERT_STRING_EQUAL(shape, "1x2048");
+        CU_ASSERT_EQUAL(a->kv_bytes, (uint64_t)2048 * 2 * 8 * 4);
+        g_unlink(path);
+    }
+}
+
 FP_TEST_SUITE(register_decoder)
 {
     CU_pSuite s = CU_add_suite("decoder", NULL, NULL);
@@ -145,4 +218,6 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "none", test_none);
     CU_add_test(s, "bound", test_bound);
     CU_add_test(s, "group_query_attention", test_group_query_attention);
+    CU_add_test(s, "default_context", test_default_context);
+    CU_add_test(s, "token_dims", test_token_dims);
 }

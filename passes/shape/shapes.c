@@ -100,7 +100,32 @@ static void mark_folded(fp_node *n)
     g_ptr_array_add(n->graph->folded, n);
 }
 
-/* Replaces symbols bound in `syms` (symbol -> value + 1) by their value. */
+/* The value of a dim written as a sum ("past_sequence_length + sequence_length", as Hugging Face
+ * Optimum names a total length): every term a symbol bound in `syms` or a number; false when a
+ * term is neither or the sum leaves [0, 2^62]. */
+static bool sum_of_syms(fp_model *m, const char *expr, GHashTable *syms, int64_t *value)
+{
+    if (!strchr(expr, '+'))
+        return false;
+    g_auto(GStrv) terms = g_strsplit(expr, "+", -1);
+    int64_t sum = 0;
+    for (char **t = terms; *t; t++) {
+        g_strstrip(*t);
+        gpointer val;
+        guint64 n = 0;
+        if (g_hash_table_lookup_extended(syms, fp_intern(m, *t, -1), NULL, &val))
+            n = GPOINTER_TO_SIZE(val) - 1;
+        else if (!g_ascii_string_to_unsigned(*t, 10, 0, (guint64)1 << 62, &n, NULL))
+            return false;
+        sum += (int64_t)n;
+        if (sum > (int64_t)1 << 62)
+            return false;
+    }
+    *value = sum;
+    return true;
+}
+
+/* Replaces symbols bound in `syms` (symbol -> value + 1), and sums of them, by their value. */
 static void apply_syms(fp_model *m, fp_value *v, GHashTable *syms)
 {
     if (v->shape.rank <= 0 || !g_hash_table_size(syms))
@@ -108,8 +133,11 @@ static void apply_syms(fp_model *m, fp_value *v, GHashTable *syms)
     fp_dim *d = fp_arena_memdup(m->arena, v->shape.dims, sizeof(fp_dim) * (size_t)v->shape.rank);
     for (int32_t k = 0; k < v->shape.rank; k++) {
         gpointer val;
+        int64_t sum;
         if (d[k].sym && g_hash_table_lookup_extended(syms, d[k].sym, NULL, &val))
             d[k] = (fp_dim){GPOINTER_TO_SIZE(val) - 1, NULL};
+        else if (d[k].sym && sum_of_syms(m, d[k].sym, syms, &sum))
+            d[k] = (fp_dim){sum, NULL};
     }
     v->shape.dims = d;
 }
