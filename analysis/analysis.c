@@ -182,8 +182,10 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
     if (o->headroom)
         headroom(a, o);
     bool known = false;
-    if (a->kv)
+    if (a->kv) {
         a->kv_bytes = fp_kv_cache_bytes(a->kv, true, &known);
+        a->kv_past_bytes = fp_kv_cache_bytes(a->kv, false, &known);
+    }
     return g_steal_pointer(&a);
 }
 

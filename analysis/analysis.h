@@ -57,6 +57,8 @@ typedef struct {
     char *warning;             /* op types fuseplan does not know, one line for stderr, or NULL */
     fp_kv_cache *kv;           /* the KV cache of a decoder; NULL for a model without one */
     uint64_t kv_bytes;         /* its present tensors at the analysed point; 0 when not known */
+    uint64_t kv_past_bytes;    /* its past inputs likewise (a copy a runtime that shares past and
+                                  present buffers does not keep) */
     const fp_headroom_result *headroom; /* NULL when not computed */
     const char *headroom_note; /* why not, when asked and not computed; NULL when not asked */
     fp_analysis_owned *owned;  /* what the result owns besides the fields above */

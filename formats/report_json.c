@@ -30,6 +30,7 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_str(w, "batch_dim", kv->batch_dim);
     fp_jsonw_str(w, "past_dim", kv->past_dim);
     int_or_null(w, "present_bytes", r->kv_bytes ? (gint64)r->kv_bytes : -1);
+    int_or_null(w, "past_bytes", r->kv_past_bytes ? (gint64)r->kv_past_bytes : -1);
     fp_jsonw_begin_array(w, "tensors");
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
         const fp_kv_tensor *t = &kv->tensors[i];

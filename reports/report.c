@@ -14,7 +14,7 @@ fp_report fp_report_of(const fp_analysis *a)
 {
     return (fp_report){.model = a->model, .target = a->target, .device = a->device, .res = &a->res,
                        .diag = a->diag, .batch_note = a->batch_note, .what_if = a->what_if,
-                       .kv = a->kv, .kv_bytes = a->kv_bytes, .headroom = a->headroom,
+                       .kv = a->kv, .kv_bytes = a->kv_bytes, .kv_past_bytes = a->kv_past_bytes, .headroom = a->headroom,
                        .headroom_note = a->headroom_note, .top = 10};
 }
 
@@ -210,6 +210,27 @@ static void text_memory(const fp_report *r, text_style b, FILE *out)
         fprintf(out, "  hint: %s\n", (const char *)hints->pdata[i]);
 }
 
+/* "NAME BYTES (SHARE%)" of the device's memory. Caller frees. */
+static char *share_of(const char *name, uint64_t bytes, uint64_t capacity)
+{
+    g_autofree char *mb = fp_format_mb(bytes);
+    return g_strdup_printf("%s %s (%.1f%%)", name, mb, capacity ? 100.0 * (double)bytes / (double)capacity : 0.0);
+}
+
+/* Device memory at the analysed point: weights, the KV cache (its present tensors), the past
+ * inputs (a copy the plan keeps beside them), the rest of the planned arena, and the reserve the
+ * headroom keeps (a tenth), each as a share of the device's memory. */
+static void text_breakdown(const fp_report *r, FILE *out)
+{
+    uint64_t cap = r->device->memory_bytes, arena = r->res->memory->arena;
+    uint64_t kv = r->kv_bytes, past = r->kv_past_bytes, rest = arena > kv + past ? arena - kv - past : 0;
+    g_autofree char *w = share_of("weights", r->res->memory->weight_bytes, cap);
+    g_autofree char *k = share_of("KV cache", kv, cap), *p = share_of("past inputs", past, cap);
+    g_autofree char *a = share_of("other activations", rest, cap), *res = share_of("reserve", cap / 10, cap);
+    g_autofree char *total = fp_format_mb(cap);
+    fprintf(out, "  of %s on %s: %s, %s, %s, %s, %s\n", total, r->device->name, w, k, p, a, res);
+}
+
 /* The KV cache of a decoder: its layout and bytes per token, and what it holds now. */
 static void text_kv_cache(const fp_report *r, text_style b, FILE *out)
 {
@@ -224,6 +245,7 @@ static void text_kv_cache(const fp_report *r, text_style b, FILE *out)
     if (r->kv_bytes) {
         g_autofree char *mb = fp_format_mb(r->kv_bytes);
         fprintf(out, "  present tensors now %s (%u tensors, past and new tokens)\n", mb, kv->n_tensors);
+        text_breakdown(r, out);
     } else {
         fprintf(out, "  present tensors of unknown size: bind %s with --dim NAME=N\n",
                 kv->past_dim ? kv->past_dim : "the past and new token dims");

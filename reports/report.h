@@ -18,6 +18,7 @@ typedef struct {
     fp_dtype what_if;                /* --dtype, or FP_DT_UNDEFINED */
     const fp_kv_cache *kv;           /* a decoder's KV cache, or NULL */
     uint64_t kv_bytes;               /* its present tensors now; 0 when not known */
+    uint64_t kv_past_bytes;          /* its past inputs now; 0 when not known */
     const fp_headroom_result *headroom; /* NULL when not computed */
     const char *headroom_note;       /* why not, when NULL */
     unsigned top;                    /* hotspots shown */

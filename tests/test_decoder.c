@@ -67,12 +67,16 @@ static void test_bound(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv);
     CU_ASSERT_EQUAL(a->kv_bytes, 3 * 10 * a->kv->bytes_per_token);
+    CU_ASSERT_EQUAL(a->kv_past_bytes, 3 * 9 * a->kv->bytes_per_token);
+    CU_ASSERT(a->res.memory->arena >= a->kv_bytes + a->kv_past_bytes); /* inputs and outputs are never reused */
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
 
     tu_run_result r = tu_run((const char *[]){"report", DECODER, "--dim", "sequence_length=1", "--dim",
                                               "past_sequence_length=9", "--batch", "3", "--no-headroom", NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "kv cache 2 layers, K and V of 2 heads x 16, float32: 512 bytes per token"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "KV cache 0.02 MB (0.0%), past inputs 0.01 MB (0.0%)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "reserve 3200.00 MB (10.0%)"));
     tu_run_clear(&r);
     r = tu_run((const char *[]){"report", DECODER, "-f", "json", "--dim", "sequence_length=1", "--dim",
                                 "past_sequence_length=9", "--batch", "3", "--no-headroom", NULL});
@@ -84,6 +88,7 @@ static void test_bound(void)
     CU_ASSERT_EQUAL(json_object_get_int_member(kv, "layers"), LAYERS);
     CU_ASSERT_EQUAL(json_object_get_int_member(kv, "bytes_per_token"), 512);
     CU_ASSERT_EQUAL(json_object_get_int_member(kv, "present_bytes"), 3 * 10 * 512);
+    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "past_bytes"), 3 * 9 * 512);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(kv, "dtype"), "float32");
     JsonArray *ts = json_object_get_array_member(kv, "tensors");
     CU_ASSERT_EQUAL_FATAL(json_array_get_length(ts), 2 * LAYERS);
