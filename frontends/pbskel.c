@@ -138,6 +138,17 @@ typedef struct {
     fp_pbskel_strip_fn strip;
     outbuf out; /* the skeleton; sub-messages are written in place (see walk) */
     GError **error;
+    /* FP_PBSKEL_FAST: every non-message field reachable from the root (pairs of descriptors), and
+     * what `strip` answered so far: a sub-message of at most keep_max bytes holds nothing to strip,
+     * one of at least strip_min bytes may */
+    bool fast;
+    GPtrArray *probe;
+    uint64_t keep_max, strip_min;
+    /* fp_pbskel_reader_build: the fields of the message walked at depth skip_depth are shown to
+     * `skip`, and left out of the skeleton when it says so */
+    fp_pbskel_skip_fn skip;
+    void *skip_data;
+    unsigned skip_depth;
 } skel;
 
 /* Pointer to bytes [pos, pos+n) of the source; n <= WINDOW and pos+n <= size. NULL on I/O error. */
@@ -216,6 +227,39 @@ static bool fail(skel *s, uint64_t at, const ProtobufCMessageDescriptor *d, cons
     return false;
 }
 
+/* Collects into s->probe every (message, non-message field) pair reachable from d. */
+static void collect_fields(skel *s, const ProtobufCMessageDescriptor *d, GHashTable *seen)
+{
+    if (!g_hash_table_add(seen, (gpointer)d))
+        return;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            collect_fields(s, f->descriptor, seen);
+        } else {
+            g_ptr_array_add(s->probe, (gpointer)d);
+            g_ptr_array_add(s->probe, (gpointer)f);
+        }
+    }
+}
+
+/* Whether a sub-message of len bytes may hold a field to strip: none of its fields is longer, and
+ * `strip` is monotonic in the length, so asking about every reachable field at len bytes decides. */
+static bool may_strip(skel *s, uint64_t len)
+{
+    if (len <= s->keep_max)
+        return false;
+    if (len >= s->strip_min)
+        return true;
+    for (guint i = 0; i + 1 < s->probe->len; i += 2)
+        if (s->strip(s->probe->pdata[i], s->probe->pdata[i + 1], (size_t)MIN(len, (uint64_t)SIZE_MAX), NULL)) {
+            s->strip_min = len;
+            return true;
+        }
+    s->keep_max = len;
+    return false;
+}
+
 /* Bytes of the varint encoding of v. */
 static unsigned varint_size(uint64_t v)
 {
@@ -225,6 +269,28 @@ static unsigned varint_size(uint64_t v)
         n++;
     }
     return n;
+}
+
+/* The usual field of a message whose fields s->skip is shown: a length-delimited one, decoded from
+ * the window in one go. 1: s->skip left it out (*p moved past it); 2: it is to be kept, s->skip was
+ * asked; 0: something else (a field of another wire type, an odd or a truncated one), nothing
+ * done: walk decodes it the slow way, with its errors; -1: an I/O error. */
+static int skip_fast(skel *s, uint64_t *p, uint64_t end)
+{
+    size_t avail = (size_t)MIN(end - *p, (uint64_t)20); /* a tag and a length */
+    const uint8_t *q0 = src_at(s, *p, avail), *q = q0;
+    fp_pbskel_field f;
+    if (!q0)
+        return -1;
+    if (!fp_pbskel_next_field_head(&q, q0 + avail, &f) || f.wire != 2)
+        return 0;
+    uint64_t payload = *p + (uint64_t)(q - q0);
+    if (f.len > end - payload)
+        return 0;
+    if (!s->skip(s->skip_data, f.number, 2, *p, payload, f.len))
+        return 2;
+    *p = payload + f.len;
+    return 1;
 }
 
 /* The field walk is at: the message it is in, its descriptor (NULL when unknown to d) and the
@@ -243,8 +309,9 @@ static bool fail_at(skel *s, const field_at *fa, const char *what)
     return fail(s, fa->start, fa->d, fa->f ? fa->f->name : NULL, what);
 }
 
-/* Moves *p past the varint (wire 0, noted in seen[]), fixed64 or fixed32 value of field fa. */
-static bool walk_scalar(skel *s, const field_at *fa, uint64_t *p, uint64_t end, uint64_t *seen)
+/* Moves *p past the varint (wire 0, noted in seen[]), fixed64 or fixed32 value of field fa and
+ * shows it to s->skip when the message's fields are shown (`showing`). */
+static bool walk_scalar(skel *s, const field_at *fa, uint64_t *p, uint64_t end, uint64_t *seen, bool showing)
 {
     if (fa->wire == 0) {
         uint64_t v;
@@ -258,6 +325,8 @@ static bool walk_scalar(skel *s, const field_at *fa, uint64_t *p, uint64_t end, 
             return fail_at(s, fa, fa->wire == 1 ? "truncated fixed64" : "truncated fixed32");
         *p += w;
     }
+    if (showing)
+        (void)s->skip(s->skip_data, (uint32_t)fa->num, fa->wire, fa->start, 0, 0);
     return true;
 }
 
@@ -298,10 +367,11 @@ static void put_marker(outbuf *out, uint64_t num, uint64_t payload, uint64_t len
     out_append(out, m, sizeof m);
 }
 
-/* Walks length-delimited field fa, its length at *p, and moves *p past its payload. 1: written
- * (walked or stripped); 0: to be copied as it is; -1: an error. */
+/* Walks length-delimited field fa, its length at *p, and moves *p past its payload. `show`: the
+ * field is still to be shown to s->skip. 1: written (walked, stripped) or left out; 0: to be
+ * copied as it is; -1: an error. */
 static int walk_delimited(skel *s, const field_at *fa, uint64_t *p, uint64_t end, unsigned depth,
-                          const uint64_t *seen)
+                          const uint64_t *seen, bool show)
 {
     uint64_t len;
     const char *bad = src_varint(s, p, end, &len) ? "truncated length"
@@ -313,9 +383,16 @@ static int walk_delimited(skel *s, const field_at *fa, uint64_t *p, uint64_t end
     }
     uint64_t payload = *p;
     *p += len;
+    if (show && s->skip(s->skip_data, (uint32_t)fa->num, fa->wire, fa->start, payload, len))
+        return 1;
     const ProtobufCFieldDescriptor *f = fa->f;
-    if (f && f->type == PROTOBUF_C_TYPE_MESSAGE)
+    if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+        /* FP_PBSKEL_FAST: a sub-message that can neither hold a field to strip nor reach the depth
+         * limit (each level takes at least 2 bytes) is copied as it is */
+        if (s->fast && depth + 1 + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len))
+            return 0;
         return walk_sub(s, fa, payload, *p, depth) ? 1 : -1;
+    }
     if (f && s->strip && s->strip(fa->d, f, (size_t)MIN(len, (uint64_t)SIZE_MAX), seen)) {
         put_marker(&s->out, fa->num, payload, len);
         return 1;
@@ -324,7 +401,8 @@ static int walk_delimited(skel *s, const field_at *fa, uint64_t *p, uint64_t end
 }
 
 /* Appends message `d` in [p, end) to s->out, stripping the fields s->strip names and walking the
- * sub-messages (walk_sub). */
+ * sub-messages (walk_sub); the fields of the message at depth s->skip_depth are shown to s->skip,
+ * which may leave them out. */
 static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint64_t end, unsigned depth)
 {
     if (depth >= FP_PBSKEL_MAX_DEPTH) {
@@ -336,8 +414,18 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
     uint64_t seen[FP_PBSKEL_SEEN];
     for (unsigned i = 0; i < FP_PBSKEL_SEEN; i++)
         seen[i] = UINT64_MAX;
+    bool skipping = s->skip && depth == s->skip_depth;
     while (p < end) {
         field_at fa = {.d = d, .start = p};
+        bool asked = false; /* s->skip was shown this field already, and kept it */
+        if (skipping) {
+            int r = skip_fast(s, &p, end);
+            if (r < 0)
+                return false;
+            if (r == 1)
+                continue;
+            asked = r == 2;
+        }
         if (src_varint(s, &p, end, &fa.tag))
             return fail(s, fa.start, d, NULL, "truncated field tag");
         fa.wire = (uint32_t)(fa.tag & 7);
@@ -346,10 +434,10 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
             return fail(s, fa.start, d, NULL, "invalid field number");
         fa.f = protobuf_c_message_descriptor_get_field(d, (unsigned)fa.num);
         if (fa.wire == 0 || fa.wire == 1 || fa.wire == 5) {
-            if (!walk_scalar(s, &fa, &p, end, seen))
+            if (!walk_scalar(s, &fa, &p, end, seen, skipping))
                 return false;
         } else if (fa.wire == 2) {
-            int r = walk_delimited(s, &fa, &p, end, depth, seen);
+            int r = walk_delimited(s, &fa, &p, end, depth, seen, skipping && !asked);
             if (r < 0)
                 return false;
             if (r == 1)
@@ -365,33 +453,59 @@ static bool walk(skel *s, const ProtobufCMessageDescriptor *d, uint64_t p, uint6
     return true;
 }
 
-/* The skeleton of the whole source of s; NULL with the error. */
-static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d)
+/* Prepares s for walks from root message d with `flags`. */
+static void begin(skel *s, const ProtobufCMessageDescriptor *d, unsigned flags)
+{
+    s->fast = (flags & FP_PBSKEL_FAST) && s->strip;
+    if (s->fast) {
+        g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+        s->probe = g_ptr_array_new();
+        s->strip_min = UINT64_MAX;
+        collect_fields(s, d, seen);
+    }
+}
+
+static GBytes *build(skel *s, const ProtobufCMessageDescriptor *d, unsigned flags)
 {
     GBytes *result = NULL;
+    begin(s, d, flags);
     s->out.hint = s->size;
     out_reserve(&s->out, (size_t)MIN(s->size, (uint64_t)(1u << 20)));
     if (walk(s, d, 0, s->size, 0))
         result = out_steal(&s->out);
     out_clear(&s->out);
     g_free(s->buf);
+    if (s->probe)
+        g_ptr_array_free(s->probe, TRUE);
     return result;
+}
+
+GBytes *fp_pbskel_build_ex(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+                           fp_pbskel_strip_fn strip, unsigned flags, GError **error)
+{
+    skel s = {.mem = data, .fd = -1, .size = len, .strip = strip, .error = error};
+    if (!data)
+        s.mem = (const uint8_t *)"";
+    return build(&s, d, flags);
+}
+
+GBytes *fp_pbskel_build_fd_ex(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
+                              unsigned flags, GError **error)
+{
+    skel s = {.fd = fd, .size = size, .strip = strip, .error = error, .buf = g_malloc(WINDOW)};
+    return build(&s, d, flags);
 }
 
 GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
                         fp_pbskel_strip_fn strip, GError **error)
 {
-    skel s = {.mem = data, .fd = -1, .size = len, .strip = strip, .error = error};
-    if (!data)
-        s.mem = (const uint8_t *)"";
-    return build(&s, d);
+    return fp_pbskel_build_ex(d, data, len, strip, 0, error);
 }
 
 GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
                            GError **error)
 {
-    skel s = {.fd = fd, .size = size, .strip = strip, .error = error, .buf = g_malloc(WINDOW)};
-    return build(&s, d);
+    return fp_pbskel_build_fd_ex(d, fd, size, strip, 0, error);
 }
 
 int fp_pbskel_open(const char *path, GQuark domain, int io_code, int malformed_code, uint64_t *size,
@@ -510,4 +624,101 @@ ProtobufCMessage *fp_pbskel_unpack(const ProtobufCMessageDescriptor *d, const ui
     if (over_budget)
         *over_budget = b.over;
     return msg;
+}
+
+/* ---- readers: skeletons of parts of a source ---- */
+
+struct fp_pbskel_reader {
+    skel s;
+};
+
+fp_pbskel_reader *fp_pbskel_reader_new(const ProtobufCMessageDescriptor *root, const uint8_t *mem, int fd,
+                                       uint64_t size, fp_pbskel_strip_fn strip, unsigned flags)
+{
+    fp_pbskel_reader *r = g_new0(fp_pbskel_reader, 1);
+    r->s = (skel){.mem = mem, .fd = fd, .size = size, .strip = strip};
+    if (!mem)
+        r->s.buf = g_malloc(WINDOW);
+    r->s.out.hint = 0;
+    begin(&r->s, root, flags);
+    return r;
+}
+
+void fp_pbskel_reader_free(fp_pbskel_reader *r)
+{
+    if (!r)
+        return;
+    out_clear(&r->s.out);
+    g_free(r->s.buf);
+    if (r->s.probe)
+        g_ptr_array_free(r->s.probe, TRUE);
+    g_free(r);
+}
+
+bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescriptor *d, uint64_t offset, uint64_t len,
+                            unsigned depth, fp_pbskel_skip_fn skip, void *skip_data, const uint8_t **out,
+                            size_t *out_len)
+{
+    skel *s = &r->s;
+    bool ok = false;
+    s->out.len = 0;
+    s->error = NULL;
+    if (offset <= s->size && len <= s->size - offset) {
+        if (!skip && s->fast && depth + len / 2 < FP_PBSKEL_MAX_DEPTH && !may_strip(s, len)) {
+            /* as the whole walk copies a small sub-message; from the window itself when it fits */
+            if (len <= WINDOW) {
+                const uint8_t *q = src_at(s, offset, (size_t)len);
+                if (q) {
+                    *out = len ? q : (const uint8_t *)"";
+                    *out_len = (size_t)len;
+                }
+                return q != NULL;
+            }
+            ok = src_copy(s, offset, len, &s->out);
+        } else {
+            s->skip = skip;
+            s->skip_data = skip_data;
+            s->skip_depth = depth;
+            ok = walk(s, d, offset, offset + len, depth);
+            s->skip = NULL;
+        }
+    }
+    *out = s->out.data ? s->out.data : (const uint8_t *)"";
+    *out_len = s->out.len;
+    return ok;
+}
+
+const uint8_t *fp_pbskel_reader_peek(const fp_pbskel_reader *r, uint64_t pos, uint64_t len)
+{
+    const skel *s = &r->s;
+    if (pos > s->size || len > s->size - pos)
+        return NULL;
+    if (s->mem)
+        return s->mem + pos;
+    if (pos >= s->buf_off && pos - s->buf_off <= s->buf_len && len <= s->buf_len - (pos - s->buf_off))
+        return s->buf + (pos - s->buf_off);
+    return NULL;
+}
+
+bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload)
+{
+    skel *s = &r->s;
+    s->error = NULL;
+    if (end > s->size || *pos >= end)
+        return false;
+    /* a tag and a varint or a length take at most 20 bytes: decode them from one window */
+    size_t avail = (size_t)MIN(end - *pos, (uint64_t)20);
+    const uint8_t *q0 = src_at(s, *pos, avail), *q = q0, *qend = q0 + avail;
+    if (!q0 || !fp_pbskel_next_field_head(&q, qend, f))
+        return false;
+    uint64_t p = *pos + (uint64_t)(q - q0);
+    *payload = 0;
+    if (f->wire == 2) {
+        if (f->len > end - p)
+            return false;
+        *payload = p;
+        p += f->len;
+    }
+    *pos = p;
+    return true;
 }

@@ -36,7 +36,8 @@ typedef struct {
 /* True when field `f` of message `d`, with a payload of `len` bytes, must be stripped. `seen[n]`
  * is the value of the message's varint field n (n < FP_PBSKEL_SEEN) read before `f`, UINT64_MAX
  * when none was (so a TensorProto's payload can be judged by its data_type, which protobuf writers
- * put first). */
+ * put first). `seen` NULL: the walk asks whether the field may be stripped in some message: answer
+ * for the context that strips the most. */
 typedef bool (*fp_pbskel_strip_fn)(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
                                    size_t len, const uint64_t *seen);
 
@@ -63,9 +64,25 @@ int fp_pbskel_open(const char *path, GQuark domain, int io_code, int malformed_c
  * or already set (the first fault stands): the body of a reader's own variadic fail(). */
 void fp_pbskel_fail_va(GError **error, GQuark domain, int code, const char *fmt, va_list ap) G_GNUC_PRINTF(4, 0);
 
+/* Flags of fp_pbskel_build_ex / fp_pbskel_build_fd_ex. */
+enum {
+    /* A length-delimited sub-message too short to hold any field `strip` strips, and to nest
+     * FP_PBSKEL_MAX_DEPTH deep, is copied as it is instead of walked: much faster on graphs of
+     * many small messages. Requires `strip` to be monotonic in len (what it strips at len bytes it
+     * strips at any greater length). Malformed bytes inside such a sub-message are left to
+     * whoever unpacks the skeleton; without the flag the walk reports them with their offset. */
+    FP_PBSKEL_FAST = 1u << 0,
+};
+
+/* fp_pbskel_build / fp_pbskel_build_fd with flags (0 = the same behaviour). */
+GBytes *fp_pbskel_build_ex(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+                           fp_pbskel_strip_fn strip, unsigned flags, GError **error);
+GBytes *fp_pbskel_build_fd_ex(const ProtobufCMessageDescriptor *d, int fd, uint64_t size, fp_pbskel_strip_fn strip,
+                              unsigned flags, GError **error);
+
 /* Whether every field number in an unpacked message and its sub-messages is valid: protobuf-c
- * keeps a field numbered above 2^29 - 1 as unknown where the walk rejects it, so bytes that did
- * not come through the walk must pass this check to be judged as the walk would. */
+ * keeps a field numbered above 2^29 - 1 as unknown where the exact walk rejects it, so a skeleton
+ * built with FP_PBSKEL_FAST must pass this check to be judged as the exact walk would. */
 bool fp_pbskel_numbers_valid(const ProtobufCMessage *msg);
 
 /* One field of a serialized message, as read by fp_pbskel_next_field. */
@@ -190,6 +207,42 @@ static inline __attribute__((always_inline)) bool fp_pbskel_next_field_inline(co
     *p = q;
     return true;
 }
+
+/* ---- readers: the skeletons of parts of a source, one at a time ----
+ * A message too large to hold whole in memory as a skeleton (a graph of a million nodes) can be
+ * read one element at a time: its other fields first, then each element's skeleton when it is
+ * wanted, into one reused buffer. Offsets are absolute in the source, as in markers. */
+typedef struct fp_pbskel_reader fp_pbskel_reader;
+
+/* A reader of the first `size` bytes of mem, or (mem NULL) of the open file fd, for messages
+ * reachable from `root` with the strip predicate and flags of fp_pbskel_build_ex. */
+fp_pbskel_reader *fp_pbskel_reader_new(const ProtobufCMessageDescriptor *root, const uint8_t *mem, int fd,
+                                       uint64_t size, fp_pbskel_strip_fn strip, unsigned flags);
+void fp_pbskel_reader_free(fp_pbskel_reader *r);
+
+/* Shown each field of the message that fp_pbskel_reader_build walks (start: offset of its tag;
+ * payload, len: its payload, for wire type 2, else 0); true leaves a wire-type-2 field out. */
+typedef bool (*fp_pbskel_skip_fn)(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload,
+                                  uint64_t len);
+
+/* The skeleton of message d at [offset, offset+len) of the source, nested `depth` deep (as in the
+ * whole walk: a sub-message the fast walk would copy as it is, is copied; with `skip`, it is always
+ * walked, and the fields `skip` names are left out). *out / *out_len: the skeleton, valid until the
+ * next call. False on malformed input or an I/O error (no message: the caller builds the whole
+ * skeleton to have one). */
+bool fp_pbskel_reader_build(fp_pbskel_reader *r, const ProtobufCMessageDescriptor *d, uint64_t offset, uint64_t len,
+                            unsigned depth, fp_pbskel_skip_fn skip, void *skip_data, const uint8_t **out,
+                            size_t *out_len);
+
+/* The field whose tag is at *pos (before end) of the source, as fp_pbskel_next_field reads it, but
+ * without reading its payload: *payload receives its offset (wire type 2), and f->payload is NULL.
+ * Moves *pos past it; false when truncated or invalid. */
+bool fp_pbskel_reader_field(fp_pbskel_reader *r, uint64_t *pos, uint64_t end, fp_pbskel_field *f, uint64_t *payload);
+
+/* Bytes [pos, pos+len) of the source when the reader holds them already (in its window, or a
+ * buffer source), else NULL: nothing is read, so what the last fp_pbskel_reader_build gave stays
+ * valid. For a look ahead. */
+const uint8_t *fp_pbskel_reader_peek(const fp_pbskel_reader *r, uint64_t pos, uint64_t len);
 
 /* The markers found among an unpacked message's unknown fields; returns how many were written
  * (at most max). */

@@ -347,6 +347,12 @@ const char *fp_intern(fp_model *m, const char *s, gssize len)
     return strings_entry(m, s, n, true)->s;
 }
 
+void fp_intern_prefetch(const fp_model *m, const char *s, size_t len)
+{
+    const struct fp_strings *t = m->strings;
+    PREFETCH(&t->slot[str_hash(s, len) & (t->cap - 1)]);
+}
+
 const void *fp_intern_blob(fp_model *m, const void *p, size_t size)
 {
     struct fp_blobs *t = m->blobs;

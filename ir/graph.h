@@ -387,6 +387,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_model, fp_model_free)
 
 /* Interned copy of s (len bytes, or strlen if len < 0) owned by the model. */
 const char *fp_intern(fp_model *m, const char *s, gssize len);
+/* A hint, ahead of fp_intern or fp_graph_value_len of the len bytes at s: starts loading the part
+ * of the intern table that the lookup reads first (a large model's table is far bigger than the
+ * caches). Changes nothing. */
+void fp_intern_prefetch(const fp_model *m, const char *s, size_t len);
 
 /* A copy of the `size` bytes at p owned by the model, the same copy for equal bytes: for immutable
  * arrays that shape inference makes again on every run (dims of inferred shapes, folded tensors,

@@ -863,6 +863,9 @@ typedef struct {
     size_t n_node, n_values; /* nodes, and initializers + inputs + nodes: a lower bound of the values */
     const uint8_t *from[16], *to[16]; /* per element field (numbers below 16): from its first element
                                          to the end of its last one (split_graph); NULL when none */
+    fp_pbskel_reader *reader; /* else elements are read from here, at these offsets of its source */
+    uint64_t rfrom[16], rto[16]; /* (rto 0: none) */
+    bool odd;                    /* an element field that is not length-delimited */
     fp_arena *scratch; /* one element at a time */
     ProtobufCAllocator alloc;
     wire_mem mem; /* node_from_wire's, one node at a time */
@@ -1278,10 +1281,69 @@ static bool import_element(importer *im, wire_graph *wg, fp_graph *g, const fp_p
     return ok;
 }
 
+/* Prefetches (fp_intern_prefetch) the names that the element of field `field` at pos (before end)
+ * will look up, when it is a node or an initializer that wg's reader holds already: the lookups of
+ * the next element then find their part of the intern table in the cache. A hint: whatever is odd
+ * or not at hand is left alone. */
+static void prefetch_element(importer *im, wire_graph *wg, uint32_t field, uint64_t pos, uint64_t end)
+{
+    if (field != 1 && field != 5)
+        return;
+    uint64_t hlen = MIN(end - pos, (uint64_t)20); /* a tag and a length */
+    const uint8_t *head = fp_pbskel_reader_peek(wg->reader, pos, hlen), *q = head, *qend;
+    fp_pbskel_field f;
+    if (!head || !fp_pbskel_next_field_head(&q, head + hlen, &f) || f.number != field || f.wire != 2 ||
+        !(q = fp_pbskel_reader_peek(wg->reader, pos + (uint64_t)(q - head), f.len)))
+        return;
+    /* writers put fields in the order of their numbers: the names come first in a node (input 1,
+     * output 2, name 3), and a tensor's name (8) comes before its data */
+    uint32_t last = field == 1 ? 3 : 8;
+    fp_pbskel_field out = {0}; /* a node's last output: its name is often the node's */
+    for (qend = q + f.len; q < qend;) {
+        if (!fp_pbskel_next_field_inline(&q, qend, &f) || f.number > last)
+            return;
+        if (f.wire != 2 || (field == 5 && f.number != 8) ||
+            (f.number == 3 && out.payload && f.len == out.len && memcmp(f.payload, out.payload, f.len) == 0))
+            continue;
+        fp_intern_prefetch(im->m, (const char *)f.payload, f.len);
+        if (f.number == 2)
+            out = f;
+    }
+}
+
+/* import_elements from wg->reader: each element's skeleton is built when it is imported. */
+static bool import_elements_read(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
+                                 bool *malformed)
+{
+    uint64_t pos = wg->rfrom[field], end = wg->rto[field], payload;
+    fp_pbskel_field f;
+    while (pos < end) {
+        if (!fp_pbskel_reader_field(wg->reader, &pos, end, &f, &payload)) {
+            *malformed = true;
+            return false;
+        }
+        if (f.number != field)
+            continue;
+        fp_pbskel_field e = {.number = field, .wire = 2};
+        if (!fp_pbskel_reader_build(wg->reader, element_descriptor(field), payload, f.len, 2, NULL, NULL, &e.payload,
+                                    &e.len)) {
+            *malformed = true;
+            return false;
+        }
+        if (pos < end)
+            prefetch_element(im, wg, field, pos, end);
+        if (!import_element(im, wg, g, &e, (*index)++, malformed))
+            return false;
+    }
+    return true;
+}
+
 /* Imports every element of field `field` in file order; *index counts them. */
 static bool import_elements(importer *im, wire_graph *wg, fp_graph *g, uint32_t field, size_t *index,
                             bool *malformed)
 {
+    if (wg->reader)
+        return import_elements_read(im, wg, g, field, index, malformed);
     const uint8_t *p = wg->from[field], *end = wg->to[field];
     fp_pbskel_field f;
     if (!p)
@@ -1325,7 +1387,7 @@ static bool import_graph_wire(importer *im, wire_graph *wg, fp_graph *g)
                   g->name, wg->n_node, im->max_nodes);
     ok = ok && import_elements(im, wg, g, 1, &n_node, &malformed) && import_elements(im, wg, g, 12, &n_out, &malformed) &&
          import_elements(im, wg, g, 13, &n_vi, &malformed);
-    if (!ok && (malformed || !elements_valid(wg))) {
+    if (!ok && (malformed || (!wg->reader && !elements_valid(wg)))) {
         g_clear_error(im->error);
         g_set_error_literal(im->error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, MALFORMED_MESSAGE);
     }
@@ -1461,6 +1523,77 @@ fp_model *fp_onnx_from_skeleton(const char *path, const char *format, const uint
     }
     g_byte_array_free(model_rest, TRUE);
     g_byte_array_free(graph_rest, TRUE);
+    wire_graph_clear(&wg);
+    fp_arena_free(keep);
+    return m;
+}
+
+/* ---------------------------------------------------------------- import from a reader */
+
+typedef struct {
+    unsigned n_graph;
+    bool odd;
+    uint64_t offset, len; /* ModelProto.graph's payload */
+} model_split;
+
+/* fp_pbskel_skip_fn: leaves ModelProto.graph out, noting where it is. */
+static bool skip_graph(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload, uint64_t len)
+{
+    (void)start;
+    model_split *ms = data;
+    if (number != 7)
+        return false;
+    ms->n_graph++;
+    if (wire != 2) {
+        ms->odd = true;
+        return false;
+    }
+    ms->offset = payload;
+    ms->len = len;
+    return true;
+}
+
+/* fp_pbskel_skip_fn: leaves the elements of a GraphProto out, noting where they are (split_graph). */
+static bool skip_elements(void *data, uint32_t number, uint32_t wire, uint64_t start, uint64_t payload, uint64_t len)
+{
+    wire_graph *wg = data;
+    if (!element_descriptor(number))
+        return false;
+    if (wire != 2) {
+        wg->odd = true;
+        return false;
+    }
+    wg->n_node += number == 1;
+    wg->n_values += number == 1 || number == 5 || number == 11 || number == 15;
+    if (!wg->rto[number])
+        wg->rfrom[number] = start;
+    wg->rto[number] = payload + len;
+    return true;
+}
+
+fp_model *fp_onnx_from_reader(const char *path, const char *format, fp_pbskel_reader *r, uint64_t size,
+                              uint64_t file_size, GError **error)
+{
+    const uint8_t *data;
+    size_t len;
+    model_split ms = {0};
+    if (!fp_pbskel_reader_build(r, &onnx__model_proto__descriptor, 0, size, 0, skip_graph, &ms, &data, &len) ||
+        ms.n_graph != 1 || ms.odd)
+        return NULL;
+    fp_arena *keep = fp_arena_new();
+    ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free, .allocator_data = keep};
+    wire_graph wg = {.scratch = fp_arena_new(), .reader = r};
+    wire_graph_init(&wg);
+    fp_model *m = NULL;
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, len, data);
+    if (mp && fp_pbskel_numbers_valid(&mp->base) &&
+        fp_pbskel_reader_build(r, &onnx__graph_proto__descriptor, ms.offset, ms.len, 1, skip_elements, &wg, &data,
+                               &len) &&
+        !wg.odd) {
+        wg.head = onnx__graph_proto__unpack(&alloc, len, data);
+        if (wg.head && fp_pbskel_numbers_valid(&wg.head->base))
+            m = import_model(path, format, mp, &wg, file_size, error);
+    }
     wire_graph_clear(&wg);
     fp_arena_free(keep);
     return m;

@@ -19,6 +19,13 @@ fp_model *fp_onnx_from_proto(const char *path, const char *format, const Onnx__M
 fp_model *fp_onnx_from_skeleton(const char *path, const char *format, const uint8_t *data, size_t len,
                                 uint64_t file_size, GError **error);
 
+/* The same, reading the ModelProto in the first `size` bytes of r's source: the main graph's
+ * elements are read one at a time, so that no skeleton of the whole graph is ever built. NULL when
+ * anything fails, the error then not necessarily the one of fp_onnx_from_skeleton (nor set): the
+ * caller then loads through fp_onnx_from_skeleton, whose verdict stands. */
+fp_model *fp_onnx_from_reader(const char *path, const char *format, fp_pbskel_reader *r, uint64_t size,
+                              uint64_t file_size, GError **error);
+
 /* Converts one TensorProto into a tensor in m's arena (see fp_onnx_load_tensor). */
 fp_tensor *fp_onnx_tensor_from_proto(fp_model *m, const Onnx__TensorProto *tp, GError **error);
 

@@ -1,17 +1,19 @@
-/* onnx_load.c - read a binary .onnx file: build its skeleton (pread window, tensor payloads skipped),
- * then translate it element by element (fp_onnx_from_skeleton). */
+/* onnx_load.c - read a binary .onnx file: element by element through a reader that skips tensor
+ * payloads (fp_onnx_from_reader); a file it cannot read is built as an exact skeleton (pread
+ * window, payloads skipped) and translated, which names the first fault in file order. */
 #include "onnx_internal.h"
 
 #include <unistd.h>
 
 /* Tensor payload fields of onnx.TensorProto that may hold weights: over fp_inline_max of the
- * tensor's data_type (field 2, written before the payload), FP_INLINE_MAX when it is not known yet. */
+ * tensor's data_type (field 2, written before the payload), FP_INLINE_MAX when it is not known yet;
+ * seen NULL (may it be stripped somewhere?): the floating-point limit. */
 static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f, size_t len,
                           const uint64_t *seen)
 {
     if (d != &onnx__tensor_proto__descriptor)
         return false;
-    uint64_t dt = seen[2];
+    uint64_t dt = seen ? seen[2] : FP_DT_FLOAT;
     uint64_t limit = dt < FP_DT_COUNT ? fp_inline_max((fp_dtype)dt) : FP_INLINE_MAX;
     switch (f->id) {
     case 4:  /* float_data */
@@ -56,14 +58,32 @@ typedef struct {
     bool mem;
 } source;
 
-/* The skeleton of the whole source, then its translation. A malformed file fails with the first
- * fault in file order, its offset and field. */
+/* The skeleton of the whole source, built by the exact walk (a fault is reported with its offset
+ * and field). */
+static GBytes *build_skeleton(const source *src, GError **error)
+{
+    if (src->mem)
+        return fp_pbskel_build(&onnx__model_proto__descriptor, src->data, (size_t)src->size, strip_payload, error);
+    return fp_pbskel_build_fd(&onnx__model_proto__descriptor, src->fd, src->size, strip_payload, error);
+}
+
+/* Element by element through a reader (fp_onnx_from_reader); when that fails, through the
+ * skeleton of the whole source, then its translation, whose verdict stands: a malformed file
+ * fails with the first fault in file order. */
 static fp_model *load_source(const char *path, const source *src, GError **error)
 {
+    if (src->size) { /* first element by element, without a skeleton of the whole file */
+        fp_pbskel_reader *r = fp_pbskel_reader_new(&onnx__model_proto__descriptor, src->mem ? src->data : NULL, src->fd,
+                                                   src->size, strip_payload, FP_PBSKEL_FAST);
+        GError *ignored = NULL;
+        fp_model *m = fp_onnx_from_reader(path, "onnx", r, src->size, src->size, &ignored);
+        fp_pbskel_reader_free(r);
+        g_clear_error(&ignored);
+        if (m)
+            return m;
+    }
     GError *err = NULL;
-    GBytes *skel = src->mem ? fp_pbskel_build(&onnx__model_proto__descriptor, src->data, (size_t)src->size,
-                                              strip_payload, &err)
-                            : fp_pbskel_build_fd(&onnx__model_proto__descriptor, src->fd, src->size, strip_payload, &err);
+    GBytes *skel = build_skeleton(src, &err);
     if (!skel)
         return skeleton_failed(err, error);
     return from_skeleton(path, skel, src->size, error);
