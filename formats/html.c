@@ -202,6 +202,25 @@ static void header(xmlNodePtr main, const fp_report *r)
         attr(el(nav, "a", links[i][1]), "href", links[i][0]);
 }
 
+/* A decoder's KV cache: what its present tensors hold now, its bytes per token, and the device's
+ * memory at the analysed point (weights, KV cache, its past inputs, the rest of the arena) in
+ * shares, as the text report gives them. */
+static void kv_card(xmlNodePtr cs, const fp_report *r)
+{
+    const fp_kv_cache *kv = r->kv;
+    uint64_t cap = r->device->memory_bytes, arena = r->res->memory->arena, kv_all = r->kv_bytes + r->kv_past_bytes;
+    uint64_t rest = arena > kv_all ? arena - kv_all : 0;
+    g_autofree char *now = r->kv_bytes ? fp_format_mb(r->kv_bytes) : g_strdup("\u2013");
+    double pct = cap ? 100.0 / (double)cap : 0;
+    g_autofree char *sub = g_strdup_printf(
+        "%u layers, %" G_GUINT64_FORMAT " B/token (%s); of %s: weights %.1f%%, KV cache %.1f%%, past "
+        "inputs %.1f%%, other activations %.1f%%, reserve 10%%", kv->layers, kv->bytes_per_token,
+        kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : "mixed dtypes", r->device->name,
+        pct * (double)r->res->memory->weight_bytes, pct * (double)r->kv_bytes, pct * (double)r->kv_past_bytes,
+        pct * (double)rest);
+    card(cs, "KV cache", now, sub);
+}
+
 static void cards(xmlNodePtr main, const fp_report *r)
 {
     const fp_pipeline_result *res = r->res;
@@ -229,6 +248,8 @@ static void cards(xmlNodePtr main, const fp_report *r)
     } else {
         card(cs, "headroom", "\u2013", r->headroom_note ? r->headroom_note : "not computed");
     }
+    if (r->kv)
+        kv_card(cs, r);
 }
 
 static void stages(xmlNodePtr main, const fp_report *r)

@@ -96,6 +96,12 @@ static void test_bound(void)
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(t1, "kind"), "value");
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(t1, "present"), "present.0.value");
     tu_run_clear(&r);
+    /* the HTML page has its card */
+    r = tu_run((const char *[]){"report", DECODER, "-f", "html", "--batch", "4000", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "<div class=\"k\">KV cache</div>\n<div class=\"v\">4194.30 MB</div>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "512 B/token (float32); of cpu-avx2: weights 0.0%, KV cache 13.1%, past inputs 13.1%"));
+    tu_run_clear(&r);
     /* a model without a KV cache writes null */
     r = tu_run((const char *[]){"report", FP_SOURCE_DIR "/models/resnet_tiny.onnx", "-f", "json", "--no-headroom", NULL});
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"kv_cache\" : null"));
