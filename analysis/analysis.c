@@ -52,37 +52,6 @@ static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, const fp_
     return shapes;
 }
 
-/* Whether one of the n bindings names sym. */
-static bool binds(const fp_dim_binding *dims, size_t n, const char *sym)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(dims[i].name, sym) == 0)
-            return true;
-    return false;
-}
-
-/* A decoder whose token dims no option binds is analysed at a decode step of
- * FP_DECODER_DEFAULT_CONTEXT tokens per sequence: 1 new token, the others past. The bindings join
- * opts.dims; *note says which (g_free; NULL when none was added). */
-static void bind_decode_step(fp_analysis *a, const fp_analysis_opts *o, char **note)
-{
-    fp_analysis_owned *w = a->owned;
-    const fp_kv_cache *kv = a->kv;
-    const char *syms[] = {kv->new_dim, kv->past_dim, kv->total_dim};
-    const int64_t vals[] = {1, FP_DECODER_DEFAULT_CONTEXT - 1, FP_DECODER_DEFAULT_CONTEXT};
-    g_autoptr(GString) said = g_string_new(NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(syms) && !o->inputs; i++) {
-        if (!syms[i] || binds(w->dims, w->n_dims, syms[i]) || fp_bind_is_batch(a->model, o->batch_dim, syms[i]))
-            continue;
-        w->dims = g_renew(fp_dim_binding, w->dims, w->n_dims + 1);
-        w->dims[w->n_dims++] = (fp_dim_binding){g_strdup(syms[i]), vals[i]};
-        g_string_append_printf(said, "%s%s=%" G_GINT64_FORMAT, said->len ? ", " : "", syms[i], vals[i]);
-    }
-    *note = said->len ? g_strdup_printf("decoder: a decode step at a context of %d tokens (%s; --dim NAME=N to "
-                                        "change)", FP_DECODER_DEFAULT_CONTEXT, said->str)
-                      : NULL;
-}
-
 /* The pipeline on a->model, its inputs bound. */
 static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
@@ -171,9 +140,10 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
         return NULL;
     a->kv = fp_kv_cache_find(a->model); /* from the graph as declared, before fusion rewrites it */
     g_autofree char *decode_note = NULL;
-    if (a->kv)
-        bind_decode_step(a, o, &decode_note);
-    if (!run_pipeline(a, o, error) || (o->original && !load_original(a, o, error)))
+    if (!fp_kv_cache_bind(a->kv, a->model, &(fp_decoder_step){o->context, o->phase, o->batch_dim, o->inputs != NULL},
+                          &a->owned->dims, &a->owned->n_dims, &decode_note, error) ||
+        !run_pipeline(a, o, error) ||
+        (o->original && !load_original(a, o, error)))
         return NULL;
     if (decode_note) {
         g_autofree char *batch_note = a->batch_note;

@@ -29,6 +29,8 @@ typedef struct {
                                   to 1 when no input is given either) */
     const char *batch_dim;     /* the symbol --batch binds; NULL: first dim of each input */
     char **dims;               /* NAME=N specs (--dim): symbolic dims bound by name; NULL: none */
+    int64_t context;           /* a decoder's tokens per sequence (--context); 0: FP_DECODER_DEFAULT_CONTEXT */
+    const char *phase;         /* "decode" (default) or "prefill" (--phase); NULL: decode */
     fp_analysis_bind_fn bind;  /* optional, used when neither inputs nor batch are given */
     void *bind_data;
     fp_dtype what_if;          /* compute float32 ops in this dtype; FP_DT_UNDEFINED: as the model */

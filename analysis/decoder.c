@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "analysis/bind.h"
+
 typedef enum { ROLE_NONE, ROLE_KV, ROLE_KEY, ROLE_VALUE } kv_role;
 
 /* The role that use u gives its value: the past input of a Concat on the sequence axis (axis 2 of
@@ -159,4 +161,70 @@ uint64_t fp_kv_cache_bytes(const fp_kv_cache *kv, bool present, bool *known)
                  g_uint64_checked_add(&sum, sum, b);
     }
     return *known ? sum : 0;
+}
+
+bool fp_decoder_phase_parse(const char *s, fp_decoder_phase *out)
+{
+    if (strcmp(s, "decode") == 0 || strcmp(s, "prefill") == 0) {
+        *out = strcmp(s, "decode") == 0 ? FP_PHASE_DECODE : FP_PHASE_PREFILL;
+        return true;
+    }
+    return false;
+}
+
+/* Whether one of the n bindings names sym. */
+static bool binds(const fp_dim_binding *dims, size_t n, const char *sym)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(dims[i].name, sym) == 0)
+            return true;
+    return false;
+}
+
+void fp_kv_cache_bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *batch_dim, int64_t context,
+                             fp_decoder_phase phase, fp_dim_binding **dims, size_t *n, char **note)
+{
+    const char *syms[] = {kv->new_dim, kv->past_dim, kv->total_dim};
+    bool decode = phase == FP_PHASE_DECODE;
+    const int64_t vals[] = {decode ? 1 : context, decode ? context - 1 : 0, context};
+    g_autoptr(GString) said = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(syms); i++) {
+        if (!syms[i] || binds(*dims, *n, syms[i]) || fp_bind_is_batch(m, batch_dim, syms[i]))
+            continue;
+        *dims = g_renew(fp_dim_binding, *dims, *n + 1);
+        (*dims)[(*n)++] = (fp_dim_binding){g_strdup(syms[i]), vals[i]};
+        g_string_append_printf(said, "%s%s=%" G_GINT64_FORMAT, said->len ? ", " : "", syms[i], vals[i]);
+    }
+    *note = !said->len ? NULL
+            : decode   ? g_strdup_printf("a decode step at a context of %" G_GINT64_FORMAT " tokens (%s)", context, said->str)
+                       : g_strdup_printf("a prefill of %" G_GINT64_FORMAT " tokens (%s)", context, said->str);
+}
+
+bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder_step *step, fp_dim_binding **dims,
+                      size_t *n, char **note, GError **error)
+{
+    fp_decoder_phase phase = FP_PHASE_DECODE;
+    *note = NULL;
+    if (step->phase && !fp_decoder_phase_parse(step->phase, &phase)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--phase %s: expected decode or prefill",
+                    step->phase);
+        return false;
+    }
+    if (step->context < 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--context %" G_GINT64_FORMAT ": must be positive",
+                    step->context);
+        return false;
+    }
+    if (!kv && (step->context || step->phase)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s: --context / --phase: the model has no KV cache (no past key and value inputs found)", m->path);
+        return false;
+    }
+    if (!kv || step->inputs)
+        return true;
+    g_autofree char *said = NULL;
+    fp_kv_cache_bind_tokens(kv, m, step->batch_dim, step->context ? step->context : FP_DECODER_DEFAULT_CONTEXT, phase,
+                            dims, n, &said);
+    *note = said ? g_strdup_printf("decoder: %s; --dim NAME=N to change", said) : NULL;
+    return true;
 }

@@ -24,6 +24,10 @@ void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)
         {"dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->dims,
          "Bind a symbolic dimension by name wherever the inputs use it, e.g. sequence_length=128 (repeatable)",
          "NAME=N"},
+        {"context", 0, 0, G_OPTION_ARG_INT64, &o->context,
+         "A decoder's tokens per sequence (default 2048)", "S"},
+        {"phase", 0, 0, G_OPTION_ARG_STRING, &o->phase,
+         "A decoder's step: decode (1 new token, S-1 past; default) or prefill (S new, no past)", "PHASE"},
         {NULL},
     };
     GOptionEntry more[] = {
@@ -41,6 +45,7 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o)
 {
     g_strfreev(o->inputs);
     g_strfreev(o->dims);
+    g_free(o->phase);
     g_free(o->batch_dim);
     g_free(o->format);
     g_free(o->output);
@@ -50,7 +55,8 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o)
 fp_analysis_opts fp_cli_analysis_opts(const fp_cli_model_opts *o)
 {
     return (fp_analysis_opts){.inputs = o->inputs, .batch = o->batch, .batch_dim = o->batch_dim, .dims = o->dims,
-                              .strict = o->strict, .what_if = FP_DT_UNDEFINED};
+                              .context = o->context, .phase = o->phase, .strict = o->strict,
+                              .what_if = FP_DT_UNDEFINED};
 }
 
 fp_analysis *fp_cli_analyze(const char *path, const fp_analysis_opts *ao)
@@ -64,39 +70,59 @@ fp_analysis *fp_cli_analyze(const char *path, const fp_analysis_opts *ao)
     return a;
 }
 
-fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag)
+void fp_cli_bound_clear(fp_cli_bound *b)
+{
+    if (b->so.input_shapes)
+        g_hash_table_unref(b->so.input_shapes);
+    fp_bind_dims_free(b->dims, b->n_dims);
+    memset(b, 0, sizeof *b);
+}
+
+/* The shape options of o for m: input shapes, --dim and the decoder's step; false with the error. */
+static bool bind_model(fp_model *m, const fp_cli_model_opts *o, fp_cli_bound *b, GError **error)
+{
+    memset(b, 0, sizeof *b);
+    if (!(b->so.input_shapes = fp_bind_input_shapes(m, o->inputs, error)))
+        return false;
+    if (!(b->dims = fp_bind_parse_dims(o->dims, &b->n_dims, error)) && o->dims && *o->dims)
+        return false;
+    g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
+    g_autofree char *note = NULL; /* these commands print no binding note */
+    fp_decoder_step step = {o->context, o->phase, o->batch_dim, o->inputs != NULL};
+    if (!fp_kv_cache_bind(kv, m, &step, &b->dims, &b->n_dims, &note, error))
+        return false;
+    b->so.batch = o->batch;
+    b->so.batch_dim = o->batch_dim;
+    b->so.dims = b->dims;
+    b->so.n_dims = b->n_dims;
+    return true;
+}
+
+fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag, fp_cli_bound *bound)
 {
     g_autoptr(GError) err = NULL;
+    fp_cli_bound own = {0}, *b = bound ? bound : &own;
+    memset(b, 0, sizeof *b);
     g_autoptr(fp_model) m = fp_load_model(path, &err);
-    if (!m) {
-        fp_cli_error("%s", err->message);
-        return NULL;
-    }
     g_autofree char *warning = NULL;
-    if (!fp_bind_check_ops(path, m, o->strict, diag, &warning, &err)) {
-        fp_cli_error("%s", err->message);
-        return NULL;
+    bool ok = m && fp_bind_check_ops(path, m, o->strict, diag, &warning, &err);
+    if (ok && o->batch < 0) {
+        g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--batch %" G_GINT64_FORMAT ": must be positive",
+                    o->batch);
+        ok = false;
     }
-    if (o->batch < 0) {
-        fp_cli_error("--batch %" G_GINT64_FORMAT ": must be positive", o->batch);
-        return NULL;
+    ok = ok && bind_model(m, o, b, &err);
+    if (ok && !fp_pass_shapes(m, &b->so, diag, &err)) {
+        g_prefix_error(&err, "%s: ", path);
+        ok = false;
     }
-    g_autoptr(GHashTable) shapes = fp_bind_input_shapes(m, o->inputs, &err);
-    size_t n_dims = 0;
-    fp_dim_binding *dims = shapes ? fp_bind_parse_dims(o->dims, &n_dims, &err) : NULL;
-    if (!shapes || (!dims && o->dims && *o->dims)) {
-        fp_cli_error("%s", err->message);
-        return NULL;
-    }
-    fp_shape_opts so = {.input_shapes = shapes, .batch = o->batch, .batch_dim = o->batch_dim, .dims = dims,
-                        .n_dims = n_dims};
-    bool ok = fp_pass_shapes(m, &so, diag, &err);
-    fp_bind_dims_free(dims, n_dims);
+    if (ok)
+        fp_pass_metrics(m, diag);
+    fp_cli_bound_clear(&own);
     if (!ok) {
-        fp_cli_error("%s: %s", path, err->message);
+        fp_cli_error("%s", err->message);
         return NULL;
     }
-    fp_pass_metrics(m, diag);
     if (warning) /* after the analysis: a failing run prints its one error line only */
         fp_cli_error("%s", warning);
     return g_steal_pointer(&m);

@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "analysis/analysis.h"
+#include "passes/shape/shapes.h"
 #include "ir/diag.h"
 #include "ir/graph.h"
 
@@ -15,14 +16,16 @@ typedef struct {
     gint64 batch;    /* --batch N (0 = not given) */
     char *batch_dim; /* --batch-dim SYMBOL */
     char **dims;     /* --dim NAME=N, repeatable */
+    gint64 context;  /* --context S: a decoder's tokens per sequence (0: the default) */
+    char *phase;     /* --phase decode|prefill */
     char *format;    /* --format */
     char *output;    /* --output */
     gboolean verbose;
     gboolean strict; /* --strict: op types fuseplan does not know are errors, not warnings */
 } fp_cli_model_opts;
 
-/* Adds --input, --batch, --batch-dim, --dim, --format, --output, --verbose, --strict to ctx's main
- * group. */
+/* Adds --input, --batch, --batch-dim, --dim, --context, --phase, --format, --output, --verbose,
+ * --strict to ctx's main group. */
 void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o);
 void fp_cli_model_opts_clear(fp_cli_model_opts *o);
 
@@ -34,10 +37,20 @@ fp_analysis_opts fp_cli_analysis_opts(const fp_cli_model_opts *o);
  * it succeeded, its warning about op types fuseplan does not know. */
 fp_analysis *fp_cli_analyze(const char *path, const fp_analysis_opts *ao);
 
-/* Loads `path`, checks its op types (fp_bind_check_ops), applies --input/--batch, runs shape
- * inference and per-op metrics. On failure prints the one-line error and returns NULL (exit code 2
- * for the caller). */
-fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag);
+/* The shape options fp_cli_load_analyzed ran the shape pass with (its input shapes and dims owned
+ * here), for a pass that infers the model again (headroom). */
+typedef struct {
+    fp_shape_opts so;
+    fp_dim_binding *dims;
+    size_t n_dims;
+} fp_cli_bound;
+void fp_cli_bound_clear(fp_cli_bound *b);
+
+/* Loads `path`, checks its op types (fp_bind_check_ops), applies --input, --batch, --dim and a
+ * decoder's step (--context, --phase: fp_kv_cache_bind), runs shape inference and per-op metrics.
+ * `bound` (may be NULL; clear it with fp_cli_bound_clear either way) receives the shape options.
+ * On failure prints the one-line error and returns NULL (exit code 2 for the caller). */
+fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag, fp_cli_bound *bound);
 
 /* Writes text produced by `emit` to o->output (atomically) or stdout. */
 bool fp_cli_emit_text(const char *output, void (*emit)(FILE *out, gpointer data), gpointer data);

@@ -32,7 +32,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const char *target_
         return FP_EXIT_BAD;
     }
     g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag);
+    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag, NULL);
     if (!m)
         return FP_EXIT_BAD;
     if (node && !fp_node_lookup(m, node)) {

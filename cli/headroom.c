@@ -51,19 +51,20 @@ static bool parse_reserve(const char *spec, uint64_t capacity, uint64_t *reserve
 static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request *q, int64_t max_batch)
 {
     g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag);
-    if (!m)
+    fp_cli_bound bound;
+    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag, &bound);
+    if (!m) {
+        fp_cli_bound_clear(&bound);
         return FP_EXIT_BAD;
-    g_autoptr(GHashTable) shapes = fp_bind_input_shapes(m, o->inputs, NULL);
-    fp_headroom_opts ho = {q->capacity, q->reserve, shapes, o->batch_dim, *q->mem, max_batch};
-    size_t n_dims = 0;
-    fp_dim_binding *dims = fp_bind_parse_dims(o->dims, &n_dims, NULL); /* checked by fp_cli_load_analyzed */
-    ho.shapes = (fp_shape_opts){.input_shapes = shapes, .batch_dim = o->batch_dim, .dims = dims, .n_dims = n_dims};
+    }
+    fp_headroom_opts ho = {q->capacity, q->reserve, bound.so.input_shapes, o->batch_dim, *q->mem, max_batch};
+    ho.shapes = bound.so;
+    ho.shapes.batch = 0; /* as the search starts: the batch free */
     fp_headroom_result res;
     g_autoptr(fp_diag) hdiag = fp_diag_new();
     g_autoptr(GError) err = NULL;
     bool ok = fp_pass_headroom(m, &ho, &res, hdiag, &err);
-    fp_bind_dims_free(dims, n_dims);
+    fp_cli_bound_clear(&bound);
     if (!ok) {
         fp_cli_error("%s: %s", path, err->message);
         return FP_EXIT_BAD;

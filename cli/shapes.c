@@ -19,7 +19,7 @@ static void emit(FILE *out, gpointer data)
 static int run(const char *path, const fp_cli_model_opts *o)
 {
     g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag);
+    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag, NULL);
     if (!m)
         return FP_EXIT_BAD;
     if (o->format && g_strcmp0(o->format, "json") == 0) {

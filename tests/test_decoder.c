@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "devices/device.h"
 #include "frontends/load.h"
 #include "tutil.h"
 
@@ -222,6 +223,80 @@ static void test_token_dims(void)
     }
 }
 
+/* --phase and --context: a prefill of 16 tokens holds 16 per sequence and no past; a decode step
+ * at 100 holds 100 (99 past and 1 new). */
+static void test_phase_context(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.phase = "prefill", .context = 16};
+    g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->kv_bytes, 16 * a->kv->bytes_per_token);
+    CU_ASSERT_EQUAL(a->kv_past_bytes, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->batch_note, "a prefill of 16 tokens (sequence_length=16, past_sequence_length=0)"));
+    fp_analysis_opts od = {.phase = "decode", .context = 100};
+    g_autoptr(fp_analysis) d = fp_analysis_run(DECODER, &od, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_EQUAL(d->kv_bytes, 100 * d->kv->bytes_per_token);
+    CU_ASSERT_EQUAL(d->kv_past_bytes, 99 * d->kv->bytes_per_token);
+}
+
+/* A bad phase or context, or a step asked of a model without a KV cache: one error naming the
+ * option, from the analysis and from the commands (also those that only infer shapes). */
+static void test_bad_step(void)
+{
+    struct {
+        const char *path, *phase;
+        int64_t context;
+        const char *needle;
+    } cases[] = {
+        {DECODER, "decoding", 0, "--phase decoding: expected decode or prefill"},
+        {DECODER, NULL, -4, "--context -4: must be positive"},
+        {FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL, 64, "the model has no KV cache"},
+        {FP_SOURCE_DIR "/models/resnet_tiny.onnx", "prefill", 0, "the model has no KV cache"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.phase = cases[i].phase, .context = cases[i].context};
+        CU_ASSERT_PTR_NULL(fp_analysis_run(cases[i].path, &o, &err));
+        tu_expect_error(err, cases[i].needle);
+    }
+    const char *report[] = {"report", DECODER, "--phase", "x", NULL};
+    tu_expect_cli_error(report, NULL, "--phase x: expected decode or prefill");
+    const char *shapes[] = {"shapes", FP_SOURCE_DIR "/models/resnet_tiny.onnx", "--context", "8", NULL};
+    tu_expect_cli_error(shapes, "resnet_tiny.onnx", "the model has no KV cache");
+}
+
+/* The headroom of a decode step at 256 tokens on a device of 12 MB equals the largest batch a
+ * search over every batch finds fitting (weights + planned arena within the usable 90%), at
+ * decode and at prefill. */
+static void test_headroom_brute_force(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load("cpu-avx2", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    dev->memory_bytes = (uint64_t)12 << 20;
+    const char *phases[] = {"decode", "prefill"};
+    for (size_t p = 0; p < G_N_ELEMENTS(phases); p++) {
+        fp_analysis_opts o = {.device_profile = dev, .phase = phases[p], .context = 256, .headroom = true};
+        g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a->headroom);
+        uint64_t usable = dev->memory_bytes - dev->memory_bytes / 10;
+        int64_t brute = 0;
+        for (int64_t b = 1; b <= 64; b++) {
+            fp_analysis_opts ob = {.device_profile = dev, .phase = phases[p], .context = 256, .batch = b};
+            g_autoptr(fp_analysis) x = fp_analysis_run(DECODER, &ob, &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+            if (x->res.memory->weight_bytes + x->res.memory->arena > usable)
+                break;
+            brute = b;
+        }
+        CU_ASSERT(brute > 1 && brute < 64);
+        CU_ASSERT_EQUAL(a->headroom->max_batch, brute);
+    }
+}
+
 FP_TEST_SUITE(register_decoder)
 {
     CU_pSuite s = CU_add_suite("decoder", NULL, NULL);
@@ -231,4 +306,7 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "group_query_attention", test_group_query_attention);
     CU_add_test(s, "default_context", test_default_context);
     CU_add_test(s, "token_dims", test_token_dims);
+    CU_add_test(s, "phase_context", test_phase_context);
+    CU_add_test(s, "bad_step", test_bad_step);
+    CU_add_test(s, "headroom_brute_force", test_headroom_brute_force);
 }

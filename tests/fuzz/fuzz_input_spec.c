@@ -40,6 +40,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *inputs[] = {spec, NULL};
     fp_cli_model_opts o = {.inputs = inputs, .batch = (gint64)(size % 3)};
     g_autoptr(fp_diag) diag = fp_diag_new();
-    fp_model_free(fp_cli_load_analyzed(FZ_SPEC_MODEL, &o, diag));
+    fp_model_free(fp_cli_load_analyzed(FZ_SPEC_MODEL, &o, diag, NULL));
     return 0;
 }
