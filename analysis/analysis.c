@@ -140,7 +140,9 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
         return NULL;
     a->kv = fp_kv_cache_find(a->model); /* from the graph as declared, before fusion rewrites it */
     g_autofree char *decode_note = NULL;
-    if (!fp_kv_cache_bind(a->kv, a->model, &(fp_decoder_step){o->context, o->phase, o->batch_dim, o->inputs != NULL},
+    /* the caller's binder, when it will run, binds the tokens too (a profile's shapes) */
+    bool bound = o->inputs || (o->bind && !o->batch && !(o->dims && *o->dims) && !o->context && !o->phase);
+    if (!fp_kv_cache_bind(a->kv, a->model, &(fp_decoder_step){o->context, o->phase, o->batch_dim, bound},
                           &a->owned->dims, &a->owned->n_dims, &decode_note, error) ||
         !run_pipeline(a, o, error) ||
         (o->original && !load_original(a, o, error)))

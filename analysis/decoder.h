@@ -67,7 +67,8 @@ typedef struct {
     int64_t context;        /* tokens per sequence; 0: FP_DECODER_DEFAULT_CONTEXT */
     const char *phase;      /* "decode", "prefill", or NULL (decode) */
     const char *batch_dim;  /* as fp_bind_is_batch */
-    bool inputs;            /* input shapes are given (--input): no token dim is bound here */
+    bool inputs;            /* the tokens are bound otherwise (--input shapes, a profile's shapes):
+                               no token dim is bound here */
 } fp_decoder_step;
 
 /* The decoder's token dims no binding names, bound for the step asked (fp_kv_cache_bind_tokens);
