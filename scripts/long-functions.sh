@@ -4,6 +4,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 max=${1:-80}
+command -v ctags >/dev/null 2>&1 && ctags --version 2>/dev/null | grep -q "Universal Ctags" || {
+    echo "long-functions: needs universal-ctags (apt-get install universal-ctags)" >&2
+    exit 2
+}
 git ls-files '*.c' | grep -v '^tests/\|^bench/' |
   xargs ctags -f - --kinds-c=f --fields=+ne |
   awk -F'\t' -v max="$max" '{
