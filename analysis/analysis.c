@@ -43,7 +43,7 @@ static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, const fp_
     if (!o->inputs && !o->batch && !w->n_dims && o->bind)
         return o->bind(m, o->bind_data, batch, inputs_note, error);
     GHashTable *shapes = fp_bind_input_shapes(m, o->inputs, error);
-    g_autofree char *syms = shapes && !o->inputs && !o->batch ? fp_bind_symbolic_dims_but(m, w->dims, w->n_dims) : NULL;
+    g_autofree char *syms = shapes && !o->inputs && !o->batch ? fp_bind_symbolic_dims(m, w->dims, w->n_dims) : NULL;
     if (syms) {
         *batch = 1;
         *batch_note = g_strdup_printf("symbolic input dims: %s; batch (first dim of each input) bound to 1 "
@@ -133,7 +133,7 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
     a->what_if = o->what_if;
     a->owned = g_new0(fp_analysis_owned, 1);
     a->diag = fp_diag_new();
-    if (!(a->owned->dims = fp_bind_parse_dims(o->dims, &a->owned->n_dims, error)) && o->dims && *o->dims)
+    if (!fp_bind_parse_dims(o->dims, &a->owned->dims, &a->owned->n_dims, error))
         return NULL;
     if (!load_profiles(a, o, error) || !(a->model = fp_load_model(path, error)) ||
         !fp_bind_check_ops(path, a->model, o->strict, a->diag, &a->warning, error))
@@ -153,10 +153,9 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
     }
     if (o->headroom)
         headroom(a, o);
-    bool known = false;
     if (a->kv) {
-        a->kv_bytes = fp_kv_cache_bytes(a->kv, true, &known);
-        a->kv_past_bytes = fp_kv_cache_bytes(a->kv, false, &known);
+        a->kv_bytes = fp_kv_cache_bytes(a->kv, true, NULL);
+        a->kv_past_bytes = fp_kv_cache_bytes(a->kv, false, NULL);
     }
     return g_steal_pointer(&a);
 }

@@ -56,11 +56,12 @@ GHashTable *fp_bind_input_shapes(fp_model *m, char **specs, GError **error)
     return shapes;
 }
 
-fp_dim_binding *fp_bind_parse_dims(char **specs, size_t *n, GError **error)
+bool fp_bind_parse_dims(char **specs, fp_dim_binding **out, size_t *n, GError **error)
 {
+    *out = NULL;
     *n = specs ? g_strv_length(specs) : 0;
     if (!*n)
-        return NULL;
+        return true;
     fp_dim_binding *b = g_new0(fp_dim_binding, *n);
     for (size_t i = 0; i < *n; i++) {
         const char *eq = strrchr(specs[i], '=');
@@ -71,11 +72,12 @@ fp_dim_binding *fp_bind_parse_dims(char **specs, size_t *n, GError **error)
                         specs[i]);
             fp_bind_dims_free(b, i);
             *n = 0;
-            return NULL;
+            return false;
         }
         b[i] = (fp_dim_binding){g_strndup(specs[i], (gsize)(eq - specs[i])), (int64_t)v};
     }
-    return b;
+    *out = b;
+    return true;
 }
 
 void fp_bind_dims_free(fp_dim_binding *b, size_t n)
@@ -85,8 +87,7 @@ void fp_bind_dims_free(fp_dim_binding *b, size_t n)
     g_free(b);
 }
 
-/* Whether sym is the name of one of the n bindings. */
-static bool bound(const char *sym, const fp_dim_binding *dims, size_t n)
+bool fp_bind_names(const fp_dim_binding *dims, size_t n, const char *sym)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(dims[i].name, sym) == 0)
@@ -94,7 +95,7 @@ static bool bound(const char *sym, const fp_dim_binding *dims, size_t n)
     return false;
 }
 
-char *fp_bind_symbolic_dims_but(const fp_model *m, const fp_dim_binding *dims, size_t n)
+char *fp_bind_symbolic_dims(const fp_model *m, const fp_dim_binding *dims, size_t n)
 {
     GString *s = g_string_new(NULL);
     g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
@@ -102,14 +103,12 @@ char *fp_bind_symbolic_dims_but(const fp_model *m, const fp_dim_binding *dims, s
         const fp_value *v = m->main->inputs->pdata[i];
         for (int32_t d = 0; d < v->shape.rank; d++) {
             const char *sym = v->shape.dims[d].sym;
-            if (sym && !bound(sym, dims, n) && g_hash_table_add(seen, (gpointer)sym))
+            if (sym && !fp_bind_names(dims, n, sym) && g_hash_table_add(seen, (gpointer)sym))
                 g_string_append_printf(s, "%s%s", s->len ? ", " : "", sym);
         }
     }
     return g_string_free(s, s->len == 0);
 }
-
-char *fp_bind_symbolic_dims(const fp_model *m) { return fp_bind_symbolic_dims_but(m, NULL, 0); }
 
 bool fp_bind_is_batch(const fp_model *m, const char *batch_dim, const char *name)
 {

@@ -25,16 +25,17 @@ bool fp_bind_parse_input_spec(fp_model *m, const char *spec, char **name, fp_sha
  * NULL with the first bad spec's error. Caller unrefs. */
 GHashTable *fp_bind_input_shapes(fp_model *m, char **specs, GError **error);
 
-/* Parses --dim values "NAME=N" (N an integer in [0, 2^62]) into a new array of *n bindings (free
- * with fp_bind_dims_free; NULL with *n 0 for no spec). NULL with a one-line error naming the
- * first bad spec. */
-fp_dim_binding *fp_bind_parse_dims(char **specs, size_t *n, GError **error);
+/* Parses --dim values "NAME=N" (N an integer in [0, 2^62]) into *out, a new array of *n bindings
+ * (free with fp_bind_dims_free; NULL with *n 0 for no spec). False, with *out NULL and a one-line
+ * error naming the first bad spec. */
+bool fp_bind_parse_dims(char **specs, fp_dim_binding **out, size_t *n, GError **error);
 void fp_bind_dims_free(fp_dim_binding *b, size_t n);
+/* Whether one of the n bindings names sym. */
+bool fp_bind_names(const fp_dim_binding *dims, size_t n, const char *sym);
 
-/* Symbolic dims of the main graph's inputs, comma-separated, each once, or NULL. Caller frees. */
-char *fp_bind_symbolic_dims(const fp_model *m);
-/* The same without those the n bindings name. */
-char *fp_bind_symbolic_dims_but(const fp_model *m, const fp_dim_binding *dims, size_t n);
+/* Symbolic dims of the main graph's inputs but those the n bindings name (dims may be NULL with n
+ * 0), comma-separated, each once, or NULL. Caller frees. */
+char *fp_bind_symbolic_dims(const fp_model *m, const fp_dim_binding *dims, size_t n);
 /* Whether symbol `name` is the batch: batch_dim when given, else the symbolic first dim of some
  * input of the main graph as declared. */
 bool fp_bind_is_batch(const fp_model *m, const char *batch_dim, const char *name);

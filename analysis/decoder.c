@@ -153,17 +153,23 @@ void fp_kv_cache_free(fp_kv_cache *kv)
 uint64_t fp_kv_cache_bytes(const fp_kv_cache *kv, bool present, bool *known)
 {
     uint64_t sum = 0;
-    *known = true;
-    for (uint32_t i = 0; i < kv->n_tensors && *known; i++) {
+    bool ok = true;
+    for (uint32_t i = 0; i < kv->n_tensors && ok; i++) {
         const fp_value *v = present ? kv->tensors[i].present : kv->tensors[i].past;
         uint64_t numel = 0, b = 0;
-        *known = v && fp_shape_numel(&v->shape, &numel) && fp_dtype_bytes(v->dtype, numel, &b) &&
-                 g_uint64_checked_add(&sum, sum, b);
+        ok = v && fp_shape_numel(&v->shape, &numel) && fp_dtype_bytes(v->dtype, numel, &b) &&
+             g_uint64_checked_add(&sum, sum, b);
     }
-    return *known ? sum : 0;
+    if (known)
+        *known = ok;
+    return ok ? sum : 0;
 }
 
-bool fp_decoder_phase_parse(const char *s, fp_decoder_phase *out)
+/* The step analysed: decode (1 new token, context - 1 past) or prefill (context new, no past). */
+typedef enum { FP_PHASE_DECODE, FP_PHASE_PREFILL } fp_decoder_phase;
+
+/* Parses "decode" or "prefill"; false for anything else. */
+static bool phase_parse(const char *s, fp_decoder_phase *out)
 {
     if (strcmp(s, "decode") == 0 || strcmp(s, "prefill") == 0) {
         *out = strcmp(s, "decode") == 0 ? FP_PHASE_DECODE : FP_PHASE_PREFILL;
@@ -172,24 +178,20 @@ bool fp_decoder_phase_parse(const char *s, fp_decoder_phase *out)
     return false;
 }
 
-/* Whether one of the n bindings names sym. */
-static bool binds(const fp_dim_binding *dims, size_t n, const char *sym)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(dims[i].name, sym) == 0)
-            return true;
-    return false;
-}
-
-void fp_kv_cache_bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *batch_dim, int64_t context,
-                             fp_decoder_phase phase, fp_dim_binding **dims, size_t *n, char **note)
+/* Appends to *dims (n entries, g_renew'd; names g_strdup'd, as fp_bind_parse_dims makes them) the
+ * bindings of kv's new, past and total token dims for `phase` at `context` tokens per sequence
+ * (total = context), skipping those the entries already name and the batch (batch_dim as in
+ * fp_bind_is_batch). *note (g_free) says what was added: "a decode step at a context of C tokens
+ * (sequence_length=1, ...)"; NULL when nothing was. */
+static void bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *batch_dim, int64_t context,
+                        fp_decoder_phase phase, fp_dim_binding **dims, size_t *n, char **note)
 {
     const char *syms[] = {kv->new_dim, kv->past_dim, kv->total_dim};
     bool decode = phase == FP_PHASE_DECODE;
     const int64_t vals[] = {decode ? 1 : context, decode ? context - 1 : 0, context};
     g_autoptr(GString) said = g_string_new(NULL);
     for (size_t i = 0; i < G_N_ELEMENTS(syms); i++) {
-        if (!syms[i] || binds(*dims, *n, syms[i]) || fp_bind_is_batch(m, batch_dim, syms[i]))
+        if (!syms[i] || fp_bind_names(*dims, *n, syms[i]) || fp_bind_is_batch(m, batch_dim, syms[i]))
             continue;
         *dims = g_renew(fp_dim_binding, *dims, *n + 1);
         (*dims)[(*n)++] = (fp_dim_binding){g_strdup(syms[i]), vals[i]};
@@ -205,7 +207,7 @@ bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder
 {
     fp_decoder_phase phase = FP_PHASE_DECODE;
     *note = NULL;
-    if (step->phase && !fp_decoder_phase_parse(step->phase, &phase)) {
+    if (step->phase && !phase_parse(step->phase, &phase)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--phase %s: expected decode or prefill",
                     step->phase);
         return false;
@@ -223,8 +225,8 @@ bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder
     if (!kv || step->inputs)
         return true;
     g_autofree char *said = NULL;
-    fp_kv_cache_bind_tokens(kv, m, step->batch_dim, step->context ? step->context : FP_DECODER_DEFAULT_CONTEXT, phase,
-                            dims, n, &said);
+    bind_tokens(kv, m, step->batch_dim, step->context ? step->context : FP_DECODER_DEFAULT_CONTEXT, phase, dims, n,
+                &said);
     *note = said ? g_strdup_printf("decoder: %s; --dim NAME=N to change", said) : NULL;
     return true;
 }

@@ -40,12 +40,6 @@ typedef struct {
  * this context. */
 #define FP_DECODER_DEFAULT_CONTEXT 2048
 
-/* The step analysed: decode (1 new token, context - 1 past) or prefill (context new, no past). */
-typedef enum { FP_PHASE_DECODE, FP_PHASE_PREFILL } fp_decoder_phase;
-
-/* Parses "decode" or "prefill"; false for anything else. */
-bool fp_decoder_phase_parse(const char *s, fp_decoder_phase *out);
-
 /* The KV cache of m's main graph as declared (before shapes are bound): the graph inputs of rank
  * 4 that a Concat on axis 2 (or -2) extends into a graph output, or that com.microsoft
  * GroupQueryAttention (inputs 3, 4) or MultiHeadAttention (inputs 6, 7) reads as past key and
@@ -53,14 +47,6 @@ bool fp_decoder_phase_parse(const char *s, fp_decoder_phase *out);
 fp_kv_cache *fp_kv_cache_find(const fp_model *m);
 void fp_kv_cache_free(fp_kv_cache *kv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_kv_cache, fp_kv_cache_free)
-
-/* Appends to *dims (n entries, g_renew'd; names g_strdup'd, as fp_bind_parse_dims makes them) the
- * bindings of kv's new, past and total token dims for `phase` at `context` tokens per sequence
- * (total = context), skipping those the entries already name and the batch (batch_dim as in
- * fp_bind_is_batch). *note (g_free) says what was added: "a decode step at a context of C tokens
- * (sequence_length=1, ...)"; NULL when nothing was. */
-void fp_kv_cache_bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *batch_dim, int64_t context,
-                             fp_decoder_phase phase, fp_dim_binding **dims, size_t *n, char **note);
 
 /* The step an analysis asks of a decoder (--context, --phase). */
 typedef struct {
@@ -71,16 +57,18 @@ typedef struct {
                                no token dim is bound here */
 } fp_decoder_step;
 
-/* The decoder's token dims no binding names, bound for the step asked (fp_kv_cache_bind_tokens);
- * kv may be NULL (a model without a KV cache: nothing to bind). *note (g_free; NULL when nothing
- * was added) is a line for the binding note. False, with an error naming the option, for a phase
- * that is neither decode nor prefill, a context below 1, or a step asked of a model (path) without
- * a KV cache. */
+/* Appends to *dims (n entries, g_renew'd, as fp_bind_parse_dims makes them) the bindings of the
+ * decoder's token dims that no entry names, for the step asked: decode is 1 new token and
+ * context - 1 past, prefill context new tokens and no past, the total is the context; the batch is
+ * never bound here. kv may be NULL (a model without a KV cache: nothing to bind). *note (g_free;
+ * NULL when nothing was added) is a line for the binding note. False, with an error naming the
+ * option, for a phase that is neither decode nor prefill, a context below 1, or a step asked of a
+ * model (m->path) without a KV cache. */
 bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder_step *step, fp_dim_binding **dims,
                       size_t *n, char **note, GError **error);
 
 /* Bytes of the past inputs and of the present outputs as the model is inferred now (0 when some
- * size is unknown; *known false then). */
+ * size is unknown; *known, when not NULL, false then). */
 uint64_t fp_kv_cache_bytes(const fp_kv_cache *kv, bool present, bool *known);
 
 #endif

@@ -84,7 +84,7 @@ static bool bind_model(fp_model *m, const fp_cli_model_opts *o, fp_cli_bound *b,
     memset(b, 0, sizeof *b);
     if (!(b->so.input_shapes = fp_bind_input_shapes(m, o->inputs, error)))
         return false;
-    if (!(b->dims = fp_bind_parse_dims(o->dims, &b->n_dims, error)) && o->dims && *o->dims)
+    if (!fp_bind_parse_dims(o->dims, &b->dims, &b->n_dims, error))
         return false;
     g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
     g_autofree char *note = NULL; /* these commands print no binding note */

@@ -208,8 +208,7 @@ static void header(xmlNodePtr main, const fp_report *r)
 static void kv_card(xmlNodePtr cs, const fp_report *r)
 {
     const fp_kv_cache *kv = r->kv;
-    uint64_t cap = r->device->memory_bytes, arena = r->res->memory->arena, kv_all = r->kv_bytes + r->kv_past_bytes;
-    uint64_t rest = arena > kv_all ? arena - kv_all : 0;
+    uint64_t cap = r->device->memory_bytes;
     g_autofree char *now = r->kv_bytes ? fp_format_mb(r->kv_bytes) : g_strdup("\u2013");
     double pct = cap ? 100.0 / (double)cap : 0;
     g_autofree char *sub = g_strdup_printf(
@@ -217,7 +216,7 @@ static void kv_card(xmlNodePtr cs, const fp_report *r)
         "inputs %.1f%%, other activations %.1f%%, reserve 10%%", kv->layers, kv->bytes_per_token,
         kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : "mixed dtypes", r->device->name,
         pct * (double)r->res->memory->weight_bytes, pct * (double)r->kv_bytes, pct * (double)r->kv_past_bytes,
-        pct * (double)rest);
+        pct * (double)fp_report_other_activation_bytes(r));
     card(cs, "KV cache", now, sub);
 }
 

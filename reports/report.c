@@ -217,16 +217,22 @@ static char *share_of(const char *name, uint64_t bytes, uint64_t capacity)
     return g_strdup_printf("%s %s (%.1f%%)", name, mb, capacity ? 100.0 * (double)bytes / (double)capacity : 0.0);
 }
 
+uint64_t fp_report_other_activation_bytes(const fp_report *r)
+{
+    uint64_t arena = r->res->memory->arena, kv = r->kv_bytes + r->kv_past_bytes;
+    return arena > kv ? arena - kv : 0;
+}
+
 /* Device memory at the analysed point: weights, the KV cache (its present tensors), the past
  * inputs (a copy the plan keeps beside them), the rest of the planned arena, and the reserve the
  * headroom keeps (a tenth), each as a share of the device's memory. */
 static void text_breakdown(const fp_report *r, FILE *out)
 {
-    uint64_t cap = r->device->memory_bytes, arena = r->res->memory->arena;
-    uint64_t kv = r->kv_bytes, past = r->kv_past_bytes, rest = arena > kv + past ? arena - kv - past : 0;
+    uint64_t cap = r->device->memory_bytes;
     g_autofree char *w = share_of("weights", r->res->memory->weight_bytes, cap);
-    g_autofree char *k = share_of("KV cache", kv, cap), *p = share_of("past inputs", past, cap);
-    g_autofree char *a = share_of("other activations", rest, cap), *res = share_of("reserve", cap / 10, cap);
+    g_autofree char *k = share_of("KV cache", r->kv_bytes, cap), *p = share_of("past inputs", r->kv_past_bytes, cap);
+    g_autofree char *a = share_of("other activations", fp_report_other_activation_bytes(r), cap);
+    g_autofree char *res = share_of("reserve", cap / 10, cap);
     g_autofree char *total = fp_format_mb(cap);
     fprintf(out, "  of %s on %s: %s, %s, %s, %s, %s\n", total, r->device->name, w, k, p, a, res);
 }

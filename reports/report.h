@@ -33,6 +33,10 @@ fp_report fp_report_of(const fp_analysis *a);
 void fp_report_text(const fp_report *r, FILE *out);
 void fp_report_markdown(const fp_report *r, FILE *out);
 
+/* The planned arena beside a decoder's KV cache: what is left of it without the present tensors and
+ * the past inputs (0 when they fill it). */
+uint64_t fp_report_other_activation_bytes(const fp_report *r);
+
 /* Indices of the costliest kernels of the final graph, longest estimated time first, the earlier
  * in topological order first among equal times; at most n. */
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n);

@@ -221,7 +221,7 @@ static void test_symbolic_dims(void)
     CU_ASSERT_EQUAL(a->batch, 1);
     g_autoptr(fp_model) m = fp_load_model(path, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    g_autofree char *syms = fp_bind_symbolic_dims(m);
+    g_autofree char *syms = fp_bind_symbolic_dims(m, NULL, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(syms);
     CU_ASSERT_STRING_EQUAL(syms, "N");
     CU_ASSERT_PTR_NULL(s->batch_note);
