@@ -2,7 +2,6 @@
 #include "graph.h"
 
 #include <string.h>
-#include <sys/mman.h>
 
 G_DEFINE_QUARK(fp-ir-error-quark, fp_ir_error)
 
@@ -177,42 +176,13 @@ static inline str_entry *entry_at(const struct fp_strings *t, uint32_t ref)
     return (str_entry *)(t->chunk[ref >> ENTRY_UNIT_BITS] + ((size_t)(ref & ((1u << ENTRY_UNIT_BITS) - 1)) << 3));
 }
 
-/* Zeroed slots: a big array is mapped on its own, 2 MiB-aligned and advised to use huge pages (a
- * lookup is a random access: with 4 KiB pages, a million-name table costs a TLB miss on most of
- * them), so that the ones a growing table leaves behind go back to the system instead of staying in
- * malloc's heap. Small arrays come from g_malloc. */
-#define SLOTS_MAP_BYTES ((size_t)1 << 20)
-#define HUGE_PAGE ((size_t)2 << 20)
-
-static uint64_t *slots_alloc(size_t cap)
-{
-    size_t bytes = cap * sizeof(uint64_t);
-    if (bytes >= SLOTS_MAP_BYTES) {
-        size_t len = bytes + HUGE_PAGE;
-        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            g_error("out of memory: %zu bytes", len);
-        uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-        /* trim the mapping to [start, start + bytes) */
-        if (start > (uintptr_t)p)
-            munmap(p, start - (uintptr_t)p);
-        if ((uintptr_t)p + len > start + bytes)
-            munmap((void *)(start + bytes), (uintptr_t)p + len - (start + bytes));
-#ifdef MADV_HUGEPAGE
-        if (bytes >= HUGE_PAGE)
-            (void)madvise((void *)start, bytes & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
-#endif
-        return (uint64_t *)start;
-    }
-    return g_new0(uint64_t, cap);
-}
+/* Zeroed slots for cap entries. */
+static uint64_t *slots_alloc(size_t cap) { return g_new0(uint64_t, cap); }
 
 static void slots_free(uint64_t *slot, size_t cap)
 {
-    if (cap * sizeof(uint64_t) >= SLOTS_MAP_BYTES)
-        munmap(slot, cap * sizeof(uint64_t));
-    else
-        g_free(slot);
+    (void)cap;
+    g_free(slot);
 }
 
 /* Doubles the slots until `more` strings can be added without growing. */
