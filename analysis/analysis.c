@@ -15,6 +15,8 @@ struct fp_analysis_owned {
     fp_memory_opts mem;     /* how the pipeline planned the final graph */
     fp_shape_opts shapes;   /* how the pipeline inferred the model (its input_shapes and batch_dim
                                owned here) */
+    GHashTable *outside;    /* the KV cache's tensors, planned outside the arena */
+    fp_kv_sizing sizing;    /* the cache at the what-ifs, for the headroom search */
     fp_dim_binding *dims;   /* opts.dims parsed */
     size_t n_dims;
     fp_headroom_result headroom;
@@ -62,7 +64,8 @@ static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **err
                                        .dims = a->owned->dims, .n_dims = a->owned->n_dims};
     a->owned->reuse = fp_memory_reuse_new(NULL);
     a->owned->mem = (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN,
-                                     .align = a->device->align_bytes, .reuse = a->owned->reuse};
+                                     .align = a->device->align_bytes, .outside = a->owned->outside,
+                                     .reuse = a->owned->reuse};
     fp_pipeline_opts po = {
         .shapes = a->owned->shapes,
         .target = a->target,
@@ -100,6 +103,23 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
     return true;
 }
 
+/* The weight what-if on the stages and the final figure; the KV cache at the analysed point. */
+static void apply_precision(fp_analysis *a)
+{
+    int64_t delta = fp_weight_plan_delta(&a->weights);
+    for (size_t i = 0; i < G_N_ELEMENTS(a->res.stages); i++) {
+        uint64_t w = a->res.stages[i].weight_bytes;
+        a->res.stages[i].weight_bytes = delta < 0 && w < (uint64_t)-delta ? 0 : (uint64_t)((int64_t)w + delta);
+    }
+    a->weight_bytes = a->res.stages[G_N_ELEMENTS(a->res.stages) - 1].weight_bytes;
+    if (!a->kv)
+        return;
+    uint64_t held = fp_kv_cache_held(a->kv, a->precision.kv, a->precision.kv_block);
+    uint64_t past = fp_kv_cache_past(a->kv, a->precision.kv);
+    a->kv_bytes = held == UINT64_MAX ? 0 : held;
+    a->kv_past_bytes = past == UINT64_MAX ? 0 : past;
+}
+
 /* The batch headroom on the final graph, last: batch 1 is the pipeline's own plan when it ran at
  * batch 1. Not with input specs, whose shapes fix the batch. */
 static void headroom(fp_analysis *a, const fp_analysis_opts *o)
@@ -115,7 +135,9 @@ static void headroom(fp_analysis *a, const fp_analysis_opts *o)
         }
     fp_headroom_opts ho = {.capacity = a->device->memory_bytes, .reserve = a->device->memory_bytes / 10,
                            .batch_dim = o->batch_dim, .mem = a->owned->mem, .shapes = a->owned->shapes,
-                           .plan_at_1 = a->batch == 1 ? a->res.memory : NULL};
+                           .plan_at_1 = a->batch == 1 ? a->res.memory : NULL,
+                           .weight_delta = fp_weight_plan_delta(&a->weights),
+                           .outside_bytes = a->kv ? fp_kv_sizing_held : NULL, .outside_data = &a->owned->sizing};
     g_autoptr(GError) err = NULL;
     if (fp_pass_headroom(a->model, &ho, &a->owned->headroom, NULL, &err)) {
         a->headroom = &a->owned->headroom;
@@ -139,6 +161,13 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
         !fp_bind_check_ops(path, a->model, o->strict, a->diag, &a->warning, error))
         return NULL;
     a->kv = fp_kv_cache_find(a->model); /* from the graph as declared, before fusion rewrites it */
+    if (!fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &a->precision, error) ||
+        !fp_precision_check(&a->precision, a->kv != NULL, path, error))
+        return NULL;
+    fp_precision_weights(a->model, &a->precision, &a->weights);
+    if (a->kv)
+        a->owned->outside = fp_kv_cache_outside(a->kv);
+    a->owned->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};
     g_autofree char *decode_note = NULL;
     /* the caller's binder, when it will run, binds the tokens too (a profile's shapes) */
     bool bound = o->inputs || (o->bind && !o->batch && !(o->dims && *o->dims) && !o->context && !o->phase);
@@ -148,15 +177,13 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
         (o->original && !load_original(a, o, error)))
         return NULL;
     if (decode_note) {
+        a->phase = o->phase && strcmp(o->phase, "prefill") == 0 ? "prefill" : "decode";
         g_autofree char *batch_note = a->batch_note;
         a->batch_note = batch_note ? g_strdup_printf("%s; %s", batch_note, decode_note) : g_steal_pointer(&decode_note);
     }
+    apply_precision(a);
     if (o->headroom)
         headroom(a, o);
-    if (a->kv) {
-        a->kv_bytes = fp_kv_cache_bytes(a->kv, true, NULL);
-        a->kv_past_bytes = fp_kv_cache_bytes(a->kv, false, NULL);
-    }
     return g_steal_pointer(&a);
 }
 
@@ -175,6 +202,8 @@ void fp_analysis_free(fp_analysis *a)
     g_free(a->inputs_note);
     g_free(a->warning);
     fp_memory_reuse_free(a->owned->reuse);
+    if (a->owned->outside)
+        g_hash_table_unref(a->owned->outside);
     if (a->owned->shapes.input_shapes)
         g_hash_table_unref(a->owned->shapes.input_shapes);
     g_free((char *)a->owned->shapes.batch_dim);

@@ -9,6 +9,7 @@
 
 #include "analysis/decoder.h"
 #include "analysis/pipeline.h"
+#include "analysis/precision.h"
 #include "devices/device.h"
 #include "passes/memory/headroom.h"
 
@@ -34,6 +35,10 @@ typedef struct {
     fp_analysis_bind_fn bind;  /* optional, used when neither inputs nor batch are given */
     void *bind_data;
     fp_dtype what_if;          /* compute float32 ops in this dtype; FP_DT_UNDEFINED: as the model */
+    const char *weight_dtype;  /* the storage what-ifs as fp_precision_parse takes them (--weight-dtype, */
+    int64_t group_size;        /* --group-size, --kv-dtype, --kv-block); NULL and 0: none */
+    const char *kv_dtype;
+    int64_t kv_block;
     bool strict;               /* op types fuseplan does not know are an error, not a warning */
     bool headroom;             /* also search the batch headroom (not with inputs: see headroom_note) */
     bool original;             /* also keep the model before fusion (shapes and metrics) with its cost */
@@ -57,10 +62,16 @@ typedef struct {
     char *batch_note;          /* how symbolic dims were bound, or NULL */
     char *inputs_note;         /* the binder's note, or NULL */
     char *warning;             /* op types fuseplan does not know, one line for stderr, or NULL */
-    fp_kv_cache *kv;           /* the KV cache of a decoder; NULL for a model without one */
-    uint64_t kv_bytes;         /* its present tensors at the analysed point; 0 when not known */
-    uint64_t kv_past_bytes;    /* its past inputs likewise (a copy a runtime that shares past and
-                                  present buffers does not keep) */
+    fp_precision precision;    /* the storage what-ifs asked */
+    fp_weight_plan weights;    /* the model's weights as stored and at precision.weight */
+    uint64_t weight_bytes;     /* the final graph's weights at precision.weight (the stages' too) */
+    fp_kv_cache *kv;           /* the KV cache of a decoder; NULL for a model without one. Its
+                                  tensors are held apart from the activation arena */
+    uint64_t kv_bytes;         /* the cache held at the analysed point (fp_kv_cache_held at
+                                  precision.kv and kv_block); 0 when not known */
+    const char *phase;         /* "decode" or "prefill" when the decoder's step bound the tokens, else NULL */
+    uint64_t kv_past_bytes;    /* the past inputs at precision.kv: the copy a runtime that keeps
+                                  past and present apart holds besides (0 when not known) */
     const fp_headroom_result *headroom; /* NULL when not computed */
     const char *headroom_note; /* why not, when asked and not computed; NULL when not asked */
     fp_analysis_owned *owned;  /* what the result owns besides the fields above */

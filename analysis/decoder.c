@@ -150,19 +150,81 @@ void fp_kv_cache_free(fp_kv_cache *kv)
     g_free(kv);
 }
 
-uint64_t fp_kv_cache_bytes(const fp_kv_cache *kv, bool present, bool *known)
+/* Bytes of v (rank 4, as inferred now) with its token axis rounded up to a multiple of block (0:
+ * not), at dtype (FP_DT_UNDEFINED: its own); false when unknown or on overflow. */
+static bool tensor_bytes(const fp_value *v, fp_dtype dtype, int64_t block, uint64_t *bytes)
 {
-    uint64_t sum = 0;
-    bool ok = true;
-    for (uint32_t i = 0; i < kv->n_tensors && ok; i++) {
-        const fp_value *v = present ? kv->tensors[i].present : kv->tensors[i].past;
-        uint64_t numel = 0, b = 0;
-        ok = v && fp_shape_numel(&v->shape, &numel) && fp_dtype_bytes(v->dtype, numel, &b) &&
-             g_uint64_checked_add(&sum, sum, b);
+    if (v->shape.rank != 4)
+        return false;
+    fp_dim d[4];
+    memcpy(d, v->shape.dims, sizeof d);
+    if (block > 0 && fp_dim_known(d[2]))
+        d[2].value = (d[2].value + block - 1) / block * block;
+    uint64_t numel = 0;
+    return fp_shape_numel(&(fp_shape){4, d}, &numel) &&
+           fp_dtype_bytes(dtype != FP_DT_UNDEFINED ? dtype : v->dtype, numel, bytes);
+}
+
+/* The sum of tensor_bytes over kv's present tensors (their past inputs where none was found), or
+ * over its past inputs; UINT64_MAX when unknown. */
+static uint64_t sum_bytes(const fp_kv_cache *kv, bool present, fp_dtype dtype, int64_t block)
+{
+    uint64_t sum = 0, b = 0;
+    for (uint32_t i = 0; i < kv->n_tensors; i++) {
+        const fp_kv_tensor *t = &kv->tensors[i];
+        if (!tensor_bytes(present && t->present ? t->present : t->past, dtype, block, &b) ||
+            !g_uint64_checked_add(&sum, sum, b))
+            return UINT64_MAX;
     }
-    if (known)
-        *known = ok;
-    return ok ? sum : 0;
+    return sum;
+}
+
+uint64_t fp_kv_cache_held(const fp_kv_cache *kv, fp_dtype dtype, int64_t block)
+{
+    return sum_bytes(kv, true, dtype, block);
+}
+
+uint64_t fp_kv_sizing_held(void *sizing)
+{
+    const fp_kv_sizing *z = sizing;
+    return fp_kv_cache_held(z->kv, z->dtype, z->block);
+}
+
+uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype)
+{
+    return sum_bytes(kv, false, dtype, 0);
+}
+
+int64_t fp_kv_cache_tokens(const fp_kv_cache *kv)
+{
+    const fp_value *v = kv->tensors[0].present ? kv->tensors[0].present : kv->tensors[0].past;
+    return v->shape.rank == 4 && fp_dim_known(v->shape.dims[2]) ? v->shape.dims[2].value : -1;
+}
+
+uint64_t fp_kv_cache_token_bytes(const fp_kv_cache *kv, fp_dtype dtype)
+{
+    if (!kv->bytes_per_token || dtype == FP_DT_UNDEFINED)
+        return kv->bytes_per_token;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < kv->n_tensors; i++) {
+        const fp_dim *d = kv->tensors[i].past->decl_shape.dims;
+        uint64_t b = 0;
+        if (!fp_dtype_bytes(dtype, (uint64_t)d[1].value * (uint64_t)d[3].value, &b))
+            return 0;
+        sum += b;
+    }
+    return sum;
+}
+
+GHashTable *fp_kv_cache_outside(const fp_kv_cache *kv)
+{
+    GHashTable *set = g_hash_table_new(NULL, NULL);
+    for (uint32_t i = 0; i < kv->n_tensors; i++) {
+        g_hash_table_add(set, (gpointer)kv->tensors[i].past);
+        if (kv->tensors[i].present)
+            g_hash_table_add(set, (gpointer)kv->tensors[i].present);
+    }
+    return set;
 }
 
 /* The step analysed: decode (1 new token, context - 1 past) or prefill (context new, no past). */

@@ -67,8 +67,36 @@ typedef struct {
 bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder_step *step, fp_dim_binding **dims,
                       size_t *n, char **note, GError **error);
 
-/* Bytes of the past inputs and of the present outputs as the model is inferred now (0 when some
- * size is unknown; *known, when not NULL, false then). */
-uint64_t fp_kv_cache_bytes(const fp_kv_cache *kv, bool present, bool *known);
+/* The cache a runtime holds for the point m is inferred at, one buffer per tensor that past and
+ * present share (as onnxruntime-genai's past_present_share_buffer, vLLM and TensorRT-LLM allocate
+ * it): each present tensor (the past input where no present was found), its token axis (2) rounded
+ * up to a multiple of `block` (0: not paged), at `dtype` (FP_DT_UNDEFINED: its own). UINT64_MAX
+ * when some size is unknown or the sum overflows. */
+uint64_t fp_kv_cache_held(const fp_kv_cache *kv, fp_dtype dtype, int64_t block);
+
+/* A cache and its what-ifs, for a search that sizes it at each batch: fp_kv_sizing_held is an
+ * fp_headroom_opts.outside_bytes with a sizing as its data. */
+typedef struct {
+    const fp_kv_cache *kv;
+    fp_dtype dtype;
+    int64_t block;
+} fp_kv_sizing;
+uint64_t fp_kv_sizing_held(void *sizing);
+
+/* The past inputs as inferred now at `dtype` (FP_DT_UNDEFINED: their own): the copy a runtime
+ * that keeps past and present apart holds besides the cache (ONNX Runtime running a Concat
+ * export). UINT64_MAX when unknown. */
+uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype);
+
+/* Tokens each sequence holds as m is inferred now: axis 2 of the first present tensor (of its
+ * past input where none was found); -1 when unknown. */
+int64_t fp_kv_cache_tokens(const fp_kv_cache *kv);
+
+/* kv->bytes_per_token at `dtype` (FP_DT_UNDEFINED: the tensors' own); 0 when unknown. */
+uint64_t fp_kv_cache_token_bytes(const fp_kv_cache *kv, fp_dtype dtype);
+
+/* The set (keys: const fp_value *) of kv's past inputs and present outputs, which live in the
+ * cache rather than in the activation arena (fp_memory_opts.outside). g_hash_table_unref. */
+GHashTable *fp_kv_cache_outside(const fp_kv_cache *kv);
 
 #endif

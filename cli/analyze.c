@@ -28,6 +28,14 @@ void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)
          "A decoder's tokens per sequence (default 2048)", "S"},
         {"phase", 0, 0, G_OPTION_ARG_STRING, &o->phase,
          "A decoder's step: decode (1 new token, S-1 past; default) or prefill (S new, no past)", "PHASE"},
+        {"weight-dtype", 0, 0, G_OPTION_ARG_STRING, &o->weight_dtype,
+         "What-if: weights stored as fp32, fp16, bf16 (every float weight) or fp8, int8, int4 (MatMul/Gemm/Conv "
+         "weights, with their scales)", "DT"},
+        {"group-size", 0, 0, G_OPTION_ARG_INT64, &o->group_size, "Weights per scale for int4 (default 128)", "G"},
+        {"kv-dtype", 0, 0, G_OPTION_ARG_STRING, &o->kv_dtype,
+         "What-if: a decoder's KV cache stored as fp32, fp16, bf16, fp8 or int8", "DT"},
+        {"kv-block", 0, 0, G_OPTION_ARG_INT64, &o->kv_block,
+         "What-if: a paged KV cache, each sequence in whole blocks of B tokens", "B"},
         {NULL},
     };
     GOptionEntry more[] = {
@@ -46,6 +54,8 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o)
     g_strfreev(o->inputs);
     g_strfreev(o->dims);
     g_free(o->phase);
+    g_free(o->weight_dtype);
+    g_free(o->kv_dtype);
     g_free(o->batch_dim);
     g_free(o->format);
     g_free(o->output);
@@ -56,6 +66,8 @@ fp_analysis_opts fp_cli_analysis_opts(const fp_cli_model_opts *o)
 {
     return (fp_analysis_opts){.inputs = o->inputs, .batch = o->batch, .batch_dim = o->batch_dim, .dims = o->dims,
                               .context = o->context, .phase = o->phase, .strict = o->strict,
+                              .weight_dtype = o->weight_dtype, .group_size = o->group_size, .kv_dtype = o->kv_dtype,
+                              .kv_block = o->kv_block,
                               .what_if = FP_DT_UNDEFINED};
 }
 
@@ -75,6 +87,9 @@ void fp_cli_bound_clear(fp_cli_bound *b)
     if (b->so.input_shapes)
         g_hash_table_unref(b->so.input_shapes);
     fp_bind_dims_free(b->dims, b->n_dims);
+    fp_kv_cache_free(b->kv);
+    if (b->outside)
+        g_hash_table_unref(b->outside);
     memset(b, 0, sizeof *b);
 }
 
@@ -86,11 +101,17 @@ static bool bind_model(fp_model *m, const fp_cli_model_opts *o, fp_cli_bound *b,
         return false;
     if (!fp_bind_parse_dims(o->dims, &b->dims, &b->n_dims, error))
         return false;
-    g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
+    b->kv = fp_kv_cache_find(m);
     g_autofree char *note = NULL; /* these commands print no binding note */
     fp_decoder_step step = {o->context, o->phase, o->batch_dim, o->inputs != NULL};
-    if (!fp_kv_cache_bind(kv, m, &step, &b->dims, &b->n_dims, &note, error))
+    if (!fp_kv_cache_bind(b->kv, m, &step, &b->dims, &b->n_dims, &note, error) ||
+        !fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &b->precision, error) ||
+        !fp_precision_check(&b->precision, b->kv != NULL, m->path, error))
         return false;
+    if (note)
+        b->phase = o->phase && strcmp(o->phase, "prefill") == 0 ? "prefill" : "decode";
+    fp_precision_weights(m, &b->precision, &b->weights);
+    b->outside = b->kv ? fp_kv_cache_outside(b->kv) : NULL;
     b->so.batch = o->batch;
     b->so.batch_dim = o->batch_dim;
     b->so.dims = b->dims;

@@ -60,27 +60,39 @@ static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request
     fp_headroom_opts ho = {q->capacity, q->reserve, bound.so.input_shapes, o->batch_dim, *q->mem, max_batch};
     ho.shapes = bound.so;
     ho.shapes.batch = 0; /* as the search starts: the batch free */
+    ho.mem.outside = bound.outside;
+    ho.weight_delta = fp_weight_plan_delta(&bound.weights);
+    fp_kv_sizing sizing = {bound.kv, bound.precision.kv, bound.precision.kv_block};
+    if (bound.kv) {
+        ho.outside_bytes = fp_kv_sizing_held;
+        ho.outside_data = &sizing;
+    }
     fp_headroom_result res;
     g_autoptr(fp_diag) hdiag = fp_diag_new();
     g_autoptr(GError) err = NULL;
     bool ok = fp_pass_headroom(m, &ho, &res, hdiag, &err);
-    fp_cli_bound_clear(&bound);
+    if (ok && bound.kv)
+        q->dec = (fp_headroom_decoder){bound.kv, bound.precision.kv ? bound.precision.kv : bound.kv->dtype,
+                                       fp_kv_cache_token_bytes(bound.kv, bound.precision.kv), bound.precision.kv_block,
+                                       fp_kv_cache_tokens(bound.kv), bound.phase};
+    if (ok && bound.precision.weight != FP_DT_UNDEFINED)
+        q->weight_dtype = fp_precision_dtype_name(bound.precision.weight);
     if (!ok) {
+        fp_cli_bound_clear(&bound);
         fp_cli_error("%s: %s", path, err->message);
         return FP_EXIT_BAD;
     }
     if (o->format && g_strcmp0(o->format, "json") == 0) {
         const fp_formats *fx = fp_cli_formats("headroom", "-f json");
-        if (!fx)
-            return FP_EXIT_BAD;
-        if (!fx->headroom_json(m, q, &res, hdiag, o->output, &err)) {
+        ok = fx && fx->headroom_json(m, q, &res, hdiag, o->output, &err);
+        if (fx && !ok)
             fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
-            return FP_EXIT_BAD;
-        }
-        return FP_EXIT_OK;
+    } else {
+        emit_args a = {m, q, &res, hdiag, o->verbose};
+        ok = fp_cli_emit_text(o->output, emit, &a);
     }
-    emit_args a = {m, q, &res, hdiag, o->verbose};
-    return fp_cli_emit_text(o->output, emit, &a) ? FP_EXIT_OK : FP_EXIT_BAD;
+    fp_cli_bound_clear(&bound); /* after the reports: q->dec points into it */
+    return ok ? FP_EXIT_OK : FP_EXIT_BAD;
 }
 
 /* Capacity and alignment from --device / --memory, reserve from --reserve; false after printing

@@ -202,21 +202,21 @@ static void header(xmlNodePtr main, const fp_report *r)
         attr(el(nav, "a", links[i][1]), "href", links[i][0]);
 }
 
-/* A decoder's KV cache: what its present tensors hold now, its bytes per token, and the device's
- * memory at the analysed point (weights, KV cache, its past inputs, the rest of the arena) in
- * shares, as the text report gives them. */
+/* A decoder's KV cache: what it holds now, its bytes per token, and the device's memory at the
+ * analysed point (weights, KV cache, activations, reserve) in shares, as the text report gives
+ * them. */
 static void kv_card(xmlNodePtr cs, const fp_report *r)
 {
     const fp_kv_cache *kv = r->kv;
     uint64_t cap = r->device->memory_bytes;
+    fp_dtype dt = fp_report_kv_dtype(r);
     g_autofree char *now = r->kv_bytes ? fp_format_mb(r->kv_bytes) : g_strdup("\u2013");
     double pct = cap ? 100.0 / (double)cap : 0;
     g_autofree char *sub = g_strdup_printf(
-        "%u layers, %" G_GUINT64_FORMAT " B/token (%s); of %s: weights %.1f%%, KV cache %.1f%%, past "
-        "inputs %.1f%%, other activations %.1f%%, reserve 10%%", kv->layers, kv->bytes_per_token,
-        kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : "mixed dtypes", r->device->name,
-        pct * (double)r->res->memory->weight_bytes, pct * (double)r->kv_bytes, pct * (double)r->kv_past_bytes,
-        pct * (double)fp_report_other_activation_bytes(r));
+        "%u layers, %" G_GUINT64_FORMAT " B/token (%s); of %s: weights %.1f%%, KV cache %.1f%%, "
+        "activations %.1f%%, reserve 10%%", kv->layers, fp_kv_cache_token_bytes(kv, r->precision.kv),
+        dt != FP_DT_UNDEFINED ? fp_dtype_name(dt) : "mixed dtypes", r->device->name,
+        pct * (double)r->weight_bytes, pct * (double)r->kv_bytes, pct * (double)r->res->memory->arena);
     card(cs, "KV cache", now, sub);
 }
 

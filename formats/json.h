@@ -23,6 +23,10 @@ void fp_report_json(const fp_report *r, fp_jsonw *w);
 void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, fp_jsonw *w);
 /* The `memory` object of the memory document, as member `member` (shared with report). */
 void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memory_result *r);
+/* The decoder's members of a "headroom" object (docs/json.md): activation_bytes, and kv_cache_bytes,
+ * kv_bytes_per_token, kv_dtype, kv_block, kv_capacity_tokens, context, phase (null without a KV
+ * cache). */
+void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec, const fp_headroom_result *res);
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, fp_jsonw *w);
 void fp_report_info_json(const fp_model *m, fp_jsonw *w);

@@ -87,6 +87,36 @@ void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const f
     fp_jsonw_end_object(w);
 }
 
+void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec, const fp_headroom_result *res)
+{
+    const fp_headroom_decoder *d = dec->kv ? dec : NULL;
+    fp_jsonw_uint(w, "activation_bytes", res->arena_at_max);
+    if (!d) {
+        static const char *const none[] = {"kv_cache_bytes", "kv_bytes_per_token", "kv_dtype", "kv_block",
+                                           "kv_capacity_tokens", "context", "phase"};
+        for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
+            fp_jsonw_null(w, none[i]);
+        return;
+    }
+    fp_jsonw_uint(w, "kv_cache_bytes", res->outside_at_max);
+    fp_jsonw_uint(w, "kv_bytes_per_token", d->bytes_per_token);
+    fp_jsonw_str(w, "kv_dtype", d->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(d->kv_dtype) : NULL);
+    if (d->block)
+        fp_jsonw_int(w, "kv_block", d->block);
+    else
+        fp_jsonw_null(w, "kv_block");
+    int64_t tokens = fp_report_kv_capacity_tokens(d, res);
+    if (tokens >= 0)
+        fp_jsonw_int(w, "kv_capacity_tokens", tokens);
+    else
+        fp_jsonw_null(w, "kv_capacity_tokens");
+    if (d->context > 0)
+        fp_jsonw_int(w, "context", d->context);
+    else
+        fp_jsonw_null(w, "context");
+    fp_jsonw_str(w, "phase", d->phase);
+}
+
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, fp_jsonw *w)
 {
@@ -111,6 +141,8 @@ void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, co
     fp_jsonw_name(w, "schedule", q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given");
     fp_jsonw_uint(w, "evaluations", res->evaluations);
     fp_jsonw_bool(w, "at_search_limit", res->at_limit);
+    fp_jsonw_str(w, "weight_dtype", q->weight_dtype);
+    fp_report_headroom_decoder_json(w, &q->dec, res);
     fp_jsonw_end_object(w);
     fp_jsonw_diagnostics(w, "diagnostics", diag);
     fp_jsonw_end_object(w);

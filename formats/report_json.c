@@ -25,12 +25,16 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_int(w, "layers", kv->layers);
     int_or_null(w, "kv_heads", kv->kv_heads);
     int_or_null(w, "head_dim", kv->head_dim);
-    fp_jsonw_str(w, "dtype", kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : NULL);
-    int_or_null(w, "bytes_per_token", kv->bytes_per_token ? (gint64)kv->bytes_per_token : -1);
+    fp_dtype dt = fp_report_kv_dtype(r);
+    uint64_t per_token = fp_kv_cache_token_bytes(kv, r->precision.kv);
+    fp_jsonw_str(w, "dtype", dt != FP_DT_UNDEFINED ? fp_dtype_name(dt) : NULL);
+    fp_jsonw_str(w, "stored_dtype", kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : NULL);
+    int_or_null(w, "bytes_per_token", per_token ? (gint64)per_token : -1);
+    int_or_null(w, "block_tokens", r->precision.kv_block ? r->precision.kv_block : -1);
     fp_jsonw_str(w, "batch_dim", kv->batch_dim);
     fp_jsonw_str(w, "past_dim", kv->past_dim);
-    int_or_null(w, "present_bytes", r->kv_bytes ? (gint64)r->kv_bytes : -1);
-    int_or_null(w, "past_bytes", r->kv_past_bytes ? (gint64)r->kv_past_bytes : -1);
+    int_or_null(w, "bytes", r->kv_bytes ? (gint64)r->kv_bytes : -1);
+    int_or_null(w, "past_copy_bytes", r->kv_past_bytes ? (gint64)r->kv_past_bytes : -1);
     fp_jsonw_begin_array(w, "tensors");
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
         const fp_kv_tensor *t = &kv->tensors[i];
@@ -43,6 +47,26 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
         fp_jsonw_end_object(w);
     }
     fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+}
+
+/* "precision": the storage what-ifs asked (null members when not) and the weights they give. */
+static void precision_json(fp_jsonw *w, const fp_report *r)
+{
+    const fp_precision *p = &r->precision;
+    const fp_weight_plan none = {0}, *wp = r->weights ? r->weights : &none; /* a report made by hand */
+    fp_jsonw_begin_object(w, "precision");
+    fp_jsonw_str(w, "weight_dtype", p->weight != FP_DT_UNDEFINED ? fp_precision_dtype_name(p->weight) : NULL);
+    int_or_null(w, "group_size", p->weight == FP_DT_INT4 ? (p->group > 0 ? p->group : FP_PRECISION_DEFAULT_GROUP) : -1);
+    fp_jsonw_str(w, "kv_dtype", p->kv != FP_DT_UNDEFINED ? fp_precision_dtype_name(p->kv) : NULL);
+    int_or_null(w, "kv_block", p->kv_block ? p->kv_block : -1);
+    fp_jsonw_int(w, "weight_bytes", (gint64)(r->weights ? r->weight_bytes : r->res->memory->weight_bytes));
+    fp_jsonw_int(w, "initializer_bytes", (gint64)wp->bytes);
+    fp_jsonw_int(w, "stored_initializer_bytes", (gint64)wp->stored_bytes);
+    fp_jsonw_int(w, "converted_tensors", wp->n_changed);
+    fp_jsonw_int(w, "converted_bytes", (gint64)wp->changed_bytes);
+    fp_jsonw_int(w, "converted_stored_bytes", (gint64)wp->changed_stored);
+    fp_jsonw_int(w, "kept_bytes", (gint64)wp->kept_bytes);
     fp_jsonw_end_object(w);
 }
 
@@ -99,14 +123,19 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
     fp_jsonw_int(w, "kept", res->layout.refused);
     fp_jsonw_end_object(w);
     fp_report_memory_object_json(w, "memory", res->memory);
+    precision_json(w, r);
     kv_cache_json(w, r);
     if (r->headroom) {
         fp_jsonw_begin_object(w, "headroom");
         fp_jsonw_int(w, "max_batch", r->headroom->max_batch);
         fp_jsonw_int(w, "bytes_at_max", (gint64)r->headroom->bytes_at_max);
+        fp_jsonw_int(w, "weight_bytes", (gint64)r->headroom->weight_bytes);
         fp_jsonw_int(w, "capacity_bytes", (gint64)r->device->memory_bytes);
+        fp_jsonw_int(w, "reserve_bytes", (gint64)(r->device->memory_bytes - r->headroom->usable));
         fp_jsonw_int(w, "usable_bytes", (gint64)r->headroom->usable);
         fp_jsonw_bool(w, "at_limit", r->headroom->at_limit);
+        fp_headroom_decoder dec = fp_report_headroom_decoder(r);
+        fp_report_headroom_decoder_json(w, &dec, r->headroom);
         fp_jsonw_end_object(w);
     } else {
         fp_jsonw_null(w, "headroom");

@@ -193,6 +193,39 @@ void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const f
 
 /* ---------------------------------------------------------------- headroom */
 
+int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_headroom_result *res)
+{
+    if (!dec->kv || !dec->bytes_per_token || res->max_batch == 0)
+        return -1;
+    uint64_t used = res->weight_bytes + res->arena_at_max;
+    uint64_t tokens = res->usable > used ? (res->usable - used) / dec->bytes_per_token : 0;
+    if (dec->block > 0)
+        tokens -= tokens % (uint64_t)dec->block;
+    return (int64_t)MIN(tokens, (uint64_t)G_MAXINT64);
+}
+
+/* The decoder's lines: the step searched, the cache per token, and after the answer the KV
+ * capacity in tokens. */
+static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, const fp_headroom_result *res,
+                                  FILE *out)
+{
+    if (!after) {
+        if (dec->context > 0)
+            fprintf(out, "context     %" G_GINT64_FORMAT " tokens per sequence%s%s\n", dec->context,
+                    dec->phase ? ", a " : "", dec->phase ? dec->phase : "");
+        fprintf(out, "kv cache    %" G_GUINT64_FORMAT " bytes per token (%u layers, %s)", dec->bytes_per_token,
+                dec->kv->layers, dec->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(dec->kv_dtype) : "mixed dtypes");
+        if (dec->block)
+            fprintf(out, ", blocks of %" G_GINT64_FORMAT " tokens", dec->block);
+        fputc('\n', out);
+        return;
+    }
+    int64_t tokens = fp_report_kv_capacity_tokens(dec, res);
+    if (tokens >= 0)
+        fprintf(out, "kv capacity %" G_GINT64_FORMAT " tokens in the memory the weights and the activations at batch "
+                     "%" G_GINT64_FORMAT " leave\n", tokens, res->max_batch);
+}
+
 void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, bool verbose, FILE *out)
 {
@@ -207,13 +240,21 @@ void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, co
     fprintf(out, "plan        %s strategy, %s schedule, %u batches planned\n",
             fp_memplan_strategy_name(q->mem->strategy), q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given",
             res->evaluations);
+    if (q->weight_dtype)
+        fprintf(out, "weights     %s at %s (--weight-dtype)\n", w, q->weight_dtype);
+    if (q->dec.kv)
+        headroom_decoder_text(&q->dec, false, res, out);
+    g_autofree char *kv = q->dec.kv ? fp_format_bytes(res->outside_at_max) : NULL;
+    g_autofree char *kvs = kv ? g_strdup_printf(" + KV cache %s", kv) : g_strdup("");
     if (res->max_batch == 0) {
-        fprintf(out, "max batch   0: batch 1 needs %s (weights %s + activations %s), more than %s usable\n", at, w, ar,
-                use);
+        fprintf(out, "max batch   0: batch 1 needs %s (weights %s%s + activations %s), more than %s usable\n", at, w,
+                kvs, ar, use);
     } else {
         fprintf(out, "max batch   %" G_GINT64_FORMAT "%s\n", res->max_batch,
                 res->at_limit ? " (the search limit: memory allows at least this)" : "");
-        fprintf(out, "at max      %s = weights %s + activations %s\n", at, w, ar);
+        fprintf(out, "at max      %s = weights %s%s + activations %s\n", at, w, kvs, ar);
+        if (q->dec.kv)
+            headroom_decoder_text(&q->dec, true, res, out);
         if (!res->at_limit) {
             g_autofree char *above = res->bytes_above == UINT64_MAX ? g_strdup("more than 2^64 bytes")
                                                                     : fp_format_bytes(res->bytes_above);

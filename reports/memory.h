@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "ir/diag.h"
+#include "analysis/decoder.h"
 #include "ir/graph.h"
 #include "passes/memory/headroom.h"
 #include "passes/memory/memory.h"
@@ -21,7 +22,17 @@ const char *fp_report_memory_tensor_name(const fp_memory_tensor *t);
 void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, unsigned top,
                            bool verbose, FILE *out);
 
-/* What `headroom` was asked: the capacity, its source, the reserve. */
+/* A decoder's side of a headroom search: the cache at the what-ifs and the step searched. */
+typedef struct {
+    const fp_kv_cache *kv;    /* NULL: the model has no KV cache (the other members are unset) */
+    fp_dtype kv_dtype;        /* at the what-if; FP_DT_UNDEFINED when the tensors' dtypes differ */
+    uint64_t bytes_per_token; /* at kv_dtype; 0 unknown */
+    int64_t block;            /* --kv-block; 0: not paged */
+    int64_t context;          /* tokens held per sequence (fp_kv_cache_tokens); -1 unknown */
+    const char *phase;        /* "decode" or "prefill" when the step bound the tokens, else NULL */
+} fp_headroom_decoder;
+
+/* What `headroom` was asked: the capacity, its source, the reserve, and a decoder's cache. */
 typedef struct {
     const char *device;  /* profile name, or NULL for --memory */
     uint64_t capacity;
@@ -29,7 +40,14 @@ typedef struct {
     const char *reserve_spec; /* as given ("10%", "2GiB") */
     const fp_memory_opts *mem;
     const char *batch_dim;
+    fp_headroom_decoder dec;
+    const char *weight_dtype; /* the weight what-if (fp_precision_dtype_name), or NULL */
 } fp_headroom_request;
+
+/* The tokens the memory left at the maximum after weights and activations holds at
+ * dec->bytes_per_token, in whole blocks (vLLM's "KV cache size"); -1 without a decoder or when
+ * unknown. */
+int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_headroom_result *res);
 
 void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, bool verbose, FILE *out);

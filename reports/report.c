@@ -14,7 +14,8 @@ fp_report fp_report_of(const fp_analysis *a)
 {
     return (fp_report){.model = a->model, .target = a->target, .device = a->device, .res = &a->res,
                        .diag = a->diag, .batch_note = a->batch_note, .what_if = a->what_if,
-                       .kv = a->kv, .kv_bytes = a->kv_bytes, .kv_past_bytes = a->kv_past_bytes, .headroom = a->headroom,
+                       .precision = a->precision, .weights = &a->weights, .weight_bytes = a->weight_bytes,
+                       .kv = a->kv, .kv_bytes = a->kv_bytes, .phase = a->phase, .kv_past_bytes = a->kv_past_bytes, .headroom = a->headroom,
                        .headroom_note = a->headroom_note, .top = 10};
 }
 
@@ -217,45 +218,96 @@ static char *share_of(const char *name, uint64_t bytes, uint64_t capacity)
     return g_strdup_printf("%s %s (%.1f%%)", name, mb, capacity ? 100.0 * (double)bytes / (double)capacity : 0.0);
 }
 
-uint64_t fp_report_other_activation_bytes(const fp_report *r)
+fp_headroom_decoder fp_report_headroom_decoder(const fp_report *r)
 {
-    uint64_t arena = r->res->memory->arena, kv = r->kv_bytes + r->kv_past_bytes;
-    return arena > kv ? arena - kv : 0;
+    if (!r->kv)
+        return (fp_headroom_decoder){0};
+    return (fp_headroom_decoder){r->kv, fp_report_kv_dtype(r), fp_kv_cache_token_bytes(r->kv, r->precision.kv),
+                                 r->precision.kv_block, fp_kv_cache_tokens(r->kv), r->phase};
 }
 
-/* Device memory at the analysed point: weights, the KV cache (its present tensors), the past
- * inputs (a copy the plan keeps beside them), the rest of the planned arena, and the reserve the
- * headroom keeps (a tenth), each as a share of the device's memory. */
+fp_dtype fp_report_kv_dtype(const fp_report *r)
+{
+    return r->precision.kv != FP_DT_UNDEFINED ? r->precision.kv : r->kv->dtype;
+}
+
+/* Device memory at the analysed point: weights, the KV cache, the planned arena, the reserve the
+ * headroom keeps (a tenth) and what is left, each as a share of the device's memory. */
 static void text_breakdown(const fp_report *r, FILE *out)
 {
-    uint64_t cap = r->device->memory_bytes;
-    g_autofree char *w = share_of("weights", r->res->memory->weight_bytes, cap);
-    g_autofree char *k = share_of("KV cache", r->kv_bytes, cap), *p = share_of("past inputs", r->kv_past_bytes, cap);
-    g_autofree char *a = share_of("other activations", fp_report_other_activation_bytes(r), cap);
-    g_autofree char *res = share_of("reserve", cap / 10, cap);
-    g_autofree char *total = fp_format_mb(cap);
-    fprintf(out, "  of %s on %s: %s, %s, %s, %s, %s\n", total, r->device->name, w, k, p, a, res);
+    uint64_t cap = r->device->memory_bytes, arena = r->res->memory->arena, used = r->weight_bytes + r->kv_bytes + arena;
+    uint64_t left = cap > used + cap / 10 ? cap - used - cap / 10 : 0;
+    g_autofree char *w = share_of("weights", r->weight_bytes, cap), *k = share_of("KV cache", r->kv_bytes, cap);
+    g_autofree char *a = share_of("activations", arena, cap), *res = share_of("reserve", cap / 10, cap);
+    g_autofree char *f = share_of("free", left, cap), *total = fp_format_mb(cap);
+    fprintf(out, "  of %s on %s: %s, %s, %s, %s, %s\n", total, r->device->name, w, k, a, res, f);
+    if (r->kv_past_bytes) {
+        g_autofree char *p = fp_format_mb(r->kv_past_bytes);
+        fprintf(out, "  a runtime that keeps past and present apart (ONNX Runtime on a Concat export) holds the "
+                     "past inputs too: +%s\n", p);
+    }
 }
 
 /* The KV cache of a decoder: its layout and bytes per token, and what it holds now. */
 static void text_kv_cache(const fp_report *r, text_style b, FILE *out)
 {
     const fp_kv_cache *kv = r->kv;
+    fp_dtype dt = fp_report_kv_dtype(r);
     fprintf(out, "\n%skv cache%s %u layers, K and V", b.on, b.off, kv->layers);
     if (kv->kv_heads > 0 && kv->head_dim > 0)
         fprintf(out, " of %" G_GINT64_FORMAT " heads x %" G_GINT64_FORMAT, kv->kv_heads, kv->head_dim);
-    fprintf(out, ", %s", kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : "mixed dtypes");
-    if (kv->bytes_per_token)
-        fprintf(out, ": %" G_GUINT64_FORMAT " bytes per token per sequence", kv->bytes_per_token);
+    fprintf(out, ", %s%s", dt != FP_DT_UNDEFINED ? fp_dtype_name(dt) : "mixed dtypes",
+            r->precision.kv != FP_DT_UNDEFINED ? " (--kv-dtype)" : "");
+    uint64_t per_token = fp_kv_cache_token_bytes(kv, r->precision.kv);
+    if (per_token)
+        fprintf(out, ": %" G_GUINT64_FORMAT " bytes per token per sequence", per_token);
     fputc('\n', out);
     if (r->kv_bytes) {
         g_autofree char *mb = fp_format_mb(r->kv_bytes);
-        fprintf(out, "  present tensors now %s (%u tensors, past and new tokens)\n", mb, kv->n_tensors);
+        fprintf(out, "  held now %s (%u tensors, one buffer each that past and present share", mb, kv->n_tensors);
+        if (r->precision.kv_block)
+            fprintf(out, "; tokens in blocks of %" G_GINT64_FORMAT, r->precision.kv_block);
+        fprintf(out, ")\n");
         text_breakdown(r, out);
     } else {
-        fprintf(out, "  present tensors of unknown size: bind %s with --dim NAME=N\n",
+        fprintf(out, "  cache of unknown size: bind %s with --dim NAME=N\n",
                 kv->past_dim ? kv->past_dim : "the past and new token dims");
     }
+}
+
+/* The weight what-if: the weights at the dtype asked, what it converts and what stays. */
+static void text_weights(const fp_report *r, text_style b, FILE *out)
+{
+    const fp_weight_plan *w = r->weights;
+    fp_dtype dt = r->precision.weight;
+    g_autofree char *all = fp_format_mb(w->bytes), *stored = fp_format_mb(w->stored_bytes);
+    g_autofree char *conv = fp_format_mb(w->changed_bytes), *kept = fp_format_mb(w->kept_bytes);
+    fprintf(out, "\n%sweights%s at %s", b.on, b.off, fp_precision_dtype_name(dt));
+    if (dt == FP_DT_INT4)
+        fprintf(out, " (groups of %" G_GINT64_FORMAT ")", r->precision.group > 0 ? r->precision.group
+                                                                               : (int64_t)FP_PRECISION_DEFAULT_GROUP);
+    fprintf(out, ": %s (stored: %s)\n", all, stored);
+    bool cast = dt == FP_DT_FLOAT || dt == FP_DT_FLOAT16 || dt == FP_DT_BFLOAT16;
+    fprintf(out, "  %u tensors converted: %s%s; %s kept in their own dtype (%s)\n", w->n_changed, conv,
+            cast ? "" : dt == FP_DT_INT4 ? " with fp16 scales and 4-bit zero points per group"
+                        : dt == FP_DT_INT8 ? " with an fp16 scale per output channel"
+                                           : " with an fp32 scale per tensor",
+            kept, cast ? "integer tensors" : "embeddings, the LM head, norms, biases: all but MatMul, Gemm and Conv weights");
+}
+
+/* A decoder's headroom: the context searched, the breakdown at the maximum, the KV capacity. */
+static void text_headroom_kv(const fp_report *r, const fp_headroom_result *h, FILE *out)
+{
+    fp_headroom_decoder dec = fp_report_headroom_decoder(r);
+    uint64_t cap = r->device->memory_bytes;
+    g_autofree char *w = share_of("weights", h->weight_bytes, cap), *k = share_of("KV cache", h->outside_at_max, cap);
+    g_autofree char *a = share_of("activations", h->arena_at_max, cap);
+    if (dec.context > 0)
+        fprintf(out, "  at %" G_GINT64_FORMAT " tokens per sequence%s%s: %s, %s, %s\n", dec.context, dec.phase ? ", a " : "",
+                dec.phase ? dec.phase : "", w, k, a);
+    int64_t tokens = fp_report_kv_capacity_tokens(&dec, h);
+    if (tokens >= 0)
+        fprintf(out, "  KV capacity %" G_GINT64_FORMAT " tokens in what the weights and these activations leave\n", tokens);
 }
 
 /* The costliest kernels with their advice, and the headroom line. */
@@ -276,6 +328,8 @@ static void text_hotspots_headroom(const fp_report *r, text_style b, FILE *out)
         fprintf(out, "\n%sheadroom%s max batch %" G_GINT64_FORMAT "%s on %s (%s usable after a 10%% reserve; %s at "
                      "that batch)\n",
                 b.on, b.off, h->max_batch, h->at_limit ? " or more" : "", r->device->name, cap, at);
+        if (r->kv)
+            text_headroom_kv(r, h, out);
     } else if (r->headroom_note) {
         fprintf(out, "\n%sheadroom%s %s\n", b.on, b.off, r->headroom_note);
     }
@@ -287,6 +341,8 @@ void fp_report_text(const fp_report *r, FILE *out)
     text_stages(r, b, out);
     text_fusion_layout(r, b, out);
     text_memory(r, b, out);
+    if (r->precision.weight != FP_DT_UNDEFINED)
+        text_weights(r, b, out);
     if (r->kv)
         text_kv_cache(r, b, out);
     text_hotspots_headroom(r, b, out);

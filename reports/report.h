@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "reports/memory.h"
 
 /* Everything a report shows. */
 typedef struct {
@@ -16,9 +17,14 @@ typedef struct {
     const fp_diag *diag;
     const char *batch_note;          /* how symbolic dims were bound, or NULL */
     fp_dtype what_if;                /* --dtype, or FP_DT_UNDEFINED */
-    const fp_kv_cache *kv;           /* a decoder's KV cache, or NULL */
-    uint64_t kv_bytes;               /* its present tensors now; 0 when not known */
-    uint64_t kv_past_bytes;          /* its past inputs now; 0 when not known */
+    fp_precision precision;          /* the storage what-ifs */
+    const fp_weight_plan *weights;   /* the weights as stored and at precision.weight; NULL: no what-if
+                                        (weight_bytes unset: the memory plan's) */
+    uint64_t weight_bytes;           /* the final graph's weights at precision.weight */
+    const fp_kv_cache *kv;           /* a decoder's KV cache (held apart from the arena), or NULL */
+    uint64_t kv_bytes;               /* the cache held now (fp_analysis.kv_bytes); 0 when not known */
+    const char *phase;               /* the decoder's step when it bound the tokens, else NULL */
+    uint64_t kv_past_bytes;          /* the past inputs' copy of a runtime keeping them apart; 0 unknown */
     const fp_headroom_result *headroom; /* NULL when not computed */
     const char *headroom_note;       /* why not, when NULL */
     unsigned top;                    /* hotspots shown */
@@ -33,9 +39,12 @@ fp_report fp_report_of(const fp_analysis *a);
 void fp_report_text(const fp_report *r, FILE *out);
 void fp_report_markdown(const fp_report *r, FILE *out);
 
-/* The planned arena beside a decoder's KV cache: what is left of it without the present tensors and
- * the past inputs (0 when they fill it). */
-uint64_t fp_report_other_activation_bytes(const fp_report *r);
+/* The decoder's side of the headroom (kv NULL for a model without a KV cache). */
+fp_headroom_decoder fp_report_headroom_decoder(const fp_report *r);
+
+/* The KV cache's dtype at the what-if: precision.kv, else the tensors' own (FP_DT_UNDEFINED when
+ * they differ). */
+fp_dtype fp_report_kv_dtype(const fp_report *r);
 
 /* Indices of the costliest kernels of the final graph, longest estimated time first, the earlier
  * in topological order first among equal times; at most n. */

@@ -40,9 +40,8 @@ static void test_sample(void)
         CU_ASSERT_EQUAL(t->value, i % 2 == 1);
         CU_ASSERT_EQUAL(t->layer, i / 2);
     }
-    bool known = true;
-    CU_ASSERT_EQUAL(fp_kv_cache_bytes(kv, true, &known), 0); /* nothing bound yet */
-    CU_ASSERT_FALSE(known);
+    CU_ASSERT_EQUAL(fp_kv_cache_held(kv, FP_DT_UNDEFINED, 0), UINT64_MAX); /* nothing bound yet */
+    CU_ASSERT_EQUAL(fp_kv_cache_past(kv, FP_DT_FLOAT16), UINT64_MAX);
 }
 
 /* No KV cache in a CNN, nor in an encoder whose rank-4 values are not graph inputs. */
@@ -69,14 +68,25 @@ static void test_bound(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv);
     CU_ASSERT_EQUAL(a->kv_bytes, 3 * 10 * a->kv->bytes_per_token);
     CU_ASSERT_EQUAL(a->kv_past_bytes, 3 * 9 * a->kv->bytes_per_token);
-    CU_ASSERT(a->res.memory->arena >= a->kv_bytes + a->kv_past_bytes); /* inputs and outputs are never reused */
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    /* the cache is held apart: the plan without that rule has exactly its past and present tensors
+       more without reuse (every size here a multiple of the alignment) */
+    fp_memory_opts mo = {.strategy = FP_MEMPLAN_BEST, .align = a->device->align_bytes};
+    g_autoptr(fp_memory_result) all = fp_pass_memory(a->model->main, &mo, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+    CU_ASSERT_EQUAL(all->naive_bytes, a->res.memory->naive_bytes + a->kv_bytes + a->kv_past_bytes);
+    for (uint32_t i = 0; i < a->res.memory->n_peak; i++)
+        for (uint32_t k = 0; k < a->kv->n_tensors; k++)
+            CU_ASSERT(a->res.memory->peak[i].value != a->kv->tensors[k].past &&
+                      a->res.memory->peak[i].value != a->kv->tensors[k].present);
 
     tu_run_result r = tu_run((const char *[]){"report", DECODER, "--dim", "sequence_length=1", "--dim",
                                               "past_sequence_length=9", "--batch", "3", "--no-headroom", NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "kv cache 2 layers, K and V of 2 heads x 16, float32: 512 bytes per token"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "KV cache 0.02 MB (0.0%), past inputs 0.01 MB (0.0%)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "held now 0.02 MB (4 tensors, one buffer each that past and present share)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "KV cache 0.02 MB (0.0%), activations 0.02 MB (0.0%)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "holds the past inputs too: +0.01 MB"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "reserve 3200.00 MB (10.0%)"));
     tu_run_clear(&r);
     r = tu_run((const char *[]){"report", DECODER, "-f", "json", "--dim", "sequence_length=1", "--dim",
@@ -88,8 +98,10 @@ static void test_bound(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
     CU_ASSERT_EQUAL(json_object_get_int_member(kv, "layers"), LAYERS);
     CU_ASSERT_EQUAL(json_object_get_int_member(kv, "bytes_per_token"), 512);
-    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "present_bytes"), 3 * 10 * 512);
-    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "past_bytes"), 3 * 9 * 512);
+    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "bytes"), 3 * 10 * 512);
+    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "past_copy_bytes"), 3 * 9 * 512);
+    CU_ASSERT(json_object_get_null_member(kv, "block_tokens"));
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(kv, "stored_dtype"), "float32");
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(kv, "dtype"), "float32");
     JsonArray *ts = json_object_get_array_member(kv, "tensors");
     CU_ASSERT_EQUAL_FATAL(json_array_get_length(ts), 2 * LAYERS);
@@ -101,7 +113,7 @@ static void test_bound(void)
     r = tu_run((const char *[]){"report", DECODER, "-f", "html", "--batch", "4000", "--no-headroom", NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "<div class=\"k\">KV cache</div>\n<div class=\"v\">4194.30 MB</div>"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "512 B/token (float32); of cpu-avx2: weights 0.0%, KV cache 13.1%, past inputs 13.1%"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "512 B/token (float32); of cpu-avx2: weights 0.0%, KV cache 13.1%, activations 19.7%"));
     tu_run_clear(&r);
     /* a model without a KV cache writes null */
     r = tu_run((const char *[]){"report", FP_SOURCE_DIR "/models/resnet_tiny.onnx", "-f", "json", "--no-headroom", NULL});
@@ -288,7 +300,7 @@ static void test_headroom_brute_force(void)
             fp_analysis_opts ob = {.device_profile = dev, .phase = phases[p], .context = 256, .batch = b};
             g_autoptr(fp_analysis) x = fp_analysis_run(DECODER, &ob, &err);
             CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-            if (x->res.memory->weight_bytes + x->res.memory->arena > usable)
+            if (x->weight_bytes + x->res.memory->arena + x->kv_bytes > usable)
                 break;
             brute = b;
         }

@@ -744,7 +744,7 @@ static bool naive_matches(const fp_graph *g, uint64_t align)
     fp_memory_naive_result nv;
     if (!fp_memory_naive(g, &mo, &nv, NULL, NULL))
         return false;
-    g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, NULL, NULL);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, NULL, NULL, NULL);
     g_autoptr(fp_memory_result) full = fp_pass_memory(g, &mo, NULL, NULL);
     uint64_t sum = 0;
     for (uint32_t b = 0; b < lv->mg.n_bufs; b++)
@@ -768,7 +768,7 @@ static void test_liveness_views(void)
     op(&x, FP_OP_ADD, "add", "a,e", "y");
     fp_model_link(x.m);
     g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, NULL, diag, NULL);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, NULL, NULL, diag, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lv);
     CU_ASSERT_EQUAL(lv->mg.n_nodes, 4);
     CU_ASSERT_EQUAL(lv->mg.n_bufs, 4); /* x, a (with r), e, y */
@@ -810,7 +810,7 @@ static void test_liveness_inplace(void)
     op(&x, FP_OP_MATMUL, "mm2", "c,d", "big"); /* MatMul never works in place */
     op(&x, FP_OP_ADD, "add", "big,d", "z");    /* z is a graph output: never in place */
     fp_model_link(x.m);
-    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, NULL, NULL, NULL);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, NULL, NULL, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lv);
     CU_ASSERT_EQUAL(lv->mg.inplace_in[0], -1);
     CU_ASSERT_EQUAL(lv->mg.inplace_in[6], -1);
@@ -860,7 +860,7 @@ static void test_liveness_weights_fused_unknown(void)
     op(&x, FP_OP_RELU, "unk", "x", "u");
     fp_model_link(x.m);
     g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, NULL, diag, NULL);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, NULL, NULL, diag, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lv);
     CU_ASSERT_EQUAL(lv->n_free, 2);          /* Constant and the folded Shape */
     CU_ASSERT_EQUAL(lv->mg.n_nodes, 6);      /* f1 f2 reshape add sig unk */
@@ -1006,7 +1006,7 @@ static void test_lifetimes_buffers_only(void)
 /* Sizes, flags, in-place pairs and weights of lv equal those of a fresh build of its graph. */
 static bool same_as_built(const fp_liveness *lv, const uint64_t *ws)
 {
-    g_autoptr(fp_liveness) fresh = fp_liveness_build(lv->graph, ws, NULL, NULL);
+    g_autoptr(fp_liveness) fresh = fp_liveness_build(lv->graph, ws, NULL, NULL, NULL);
     const fp_memgraph *a = &lv->mg, *b = &fresh->mg;
     bool ok = a->n_bufs == b->n_bufs && a->n_nodes == b->n_nodes && lv->weight_bytes == fresh->weight_bytes &&
               lv->n_unknown == fresh->n_unknown;
@@ -1041,7 +1041,7 @@ static void test_liveness_resize(void)
     op(&x, FP_OP_ADD, "addk", "b,k", "z");
     fp_model_link(x.m);
     uint64_t ws[8] = {0};
-    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, ws, NULL, NULL);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, ws, NULL, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lv);
     CU_ASSERT(lv->mg.inplace_in[1] >= 0);
     /* b larger than a: no in-place; a workspace at relu */

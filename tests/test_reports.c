@@ -180,7 +180,7 @@ static uint64_t *count_live(const fp_memory_result *m)
             ws[n->id] = MAX(ws[n->id], sub->arena);
         }
     }
-    g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, NULL, NULL);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, NULL, NULL, NULL);
     const fp_memgraph *mg = &lv->mg;
     uint32_t n = MAX(mg->n_nodes, 1u), ne = mg->n_bufs + mg->n_nodes;
     g_autofree uint32_t *order = g_new(uint32_t, mg->n_nodes + 1), *step_of = g_new(uint32_t, mg->n_nodes + 1);

@@ -15,7 +15,7 @@
 G_DEFINE_QUARK(fp-headroom-error-quark, fp_headroom_error)
 
 typedef struct eval {
-    uint64_t total, arena, weights;
+    uint64_t total, arena, weights, outside;
     uint32_t unknown;
     bool fits;
     char example[160]; /* an --input example for the error on unknown sizes */
@@ -34,14 +34,25 @@ typedef struct {
                         the caller's plan at batch 1; 0 when unknown */
 } search;
 
-/* The figures of a plan (of the batch the model is inferred at) into e. */
+/* weights + delta, saturating at 0 and UINT64_MAX. */
+static uint64_t with_delta(uint64_t weights, int64_t delta)
+{
+    if (delta < 0)
+        return weights > (uint64_t)-delta ? weights - (uint64_t)-delta : 0;
+    uint64_t sum;
+    return g_uint64_checked_add(&sum, weights, (uint64_t)delta) ? sum : UINT64_MAX;
+}
+
+/* The figures of a plan (of the batch the model is inferred at) into e: the weights with the
+ * caller's delta, the bytes outside the arena at this batch. */
 static void summarize(search *s, uint64_t arena, uint64_t weights, uint32_t unknown, eval *e)
 {
     memset(e, 0, sizeof *e);
     e->arena = arena;
-    e->weights = weights;
+    e->weights = with_delta(weights, s->o->weight_delta);
     e->unknown = unknown;
-    if (!g_uint64_checked_add(&e->total, weights, arena))
+    e->outside = s->o->outside_bytes ? s->o->outside_bytes(s->o->outside_data) : 0;
+    if (!g_uint64_checked_add(&e->total, e->weights, arena) || !g_uint64_checked_add(&e->total, e->total, e->outside))
         e->total = UINT64_MAX;
     e->fits = e->total <= s->res->usable && e->unknown <= s->unknown_at_1;
     if (e->unknown && s->m->main->inputs->len) {
@@ -278,6 +289,7 @@ static bool find_max_batch(search *s, fp_diag *diag, GError **error)
         return false;
     res->bytes_at_max = e.total;
     res->arena_at_max = e.arena;
+    res->outside_at_max = e.outside;
     res->weight_bytes = e.weights;
     return true;
 }

@@ -781,13 +781,28 @@ static void make_nodes(builder *B, const uint64_t *workspace)
     fp_memgraph_index_readers(mg);
 }
 
+/* The values of `outside` (graph inputs and outputs of g held in memory the runtime allocates
+ * apart, a decoder's KV cache) get no buffer: class V_NONE, as the views of them walk_nodes finds. */
+static void leave_outside(builder *B, GHashTable *outside)
+{
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, outside);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        const fp_value *v = key;
+        if (v->graph == B->g && B->cls[v->id] == V_ACT)
+            B->cls[v->id] = V_NONE;
+    }
+}
+
 /* What fp_liveness_build's structure depends on per IR node: removed (0), free (1), scheduled (2). */
 static uint8_t node_state(const fp_node *n) { return (n->flags & FP_NODE_REMOVED) ? 0 : is_free(n) ? 1 : 2; }
 
 /* One walk over the values (classes, weights), one over the nodes in topological order (memgraph
  * and free nodes, views, buffer candidates), the buffers from what they found, and a second walk
  * over the nodes (dependencies, reads, in-place pairs). */
-fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_diag *diag, GError **error)
+fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, GHashTable *outside, fp_diag *diag,
+                               GError **error)
 {
     builder B = {.g = g};
     B.topo = fp_graph_order(g, &B.n_topo, error);
@@ -809,6 +824,8 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_
     B.prod = g_new(uint32_t, nv + 1);
     B.cand = (u32vec){g_new(uint32_t, nv + 1), 0, nv + 1};
     classify_values(&B);
+    if (outside)
+        leave_outside(&B, outside);
     walk_nodes(&B);
     B.eff = (u32vec){g_new(uint32_t, lv->n_free + 64), 0, lv->n_free + 64};
     split_weights(lv);

@@ -100,9 +100,12 @@ typedef struct {
 /* Builds the memgraph of graph g. Nodes flagged FP_NODE_REMOVED are ignored; Constant nodes and
  * FP_NODE_FOLDED nodes compute no activation and are left out of the memgraph (free_nodes), their
  * dependencies carried through. workspace (may be NULL) gives bytes per IR node id (index in
- * g->nodes) needed while that node runs. Values of unknown size are reported in diag (one entry
+ * g->nodes) needed while that node runs. outside (may be NULL: none) is a set of values of g (keys:
+ * const fp_value *) that live in memory allocated apart from the arena, a decoder's KV cache: they
+ * and their views get no buffer. Values of unknown size are reported in diag (one entry
  * per graph). Requires fp_model_link. NULL with an error on a cycle. Caller fp_liveness_free()s. */
-fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, fp_diag *diag, GError **error);
+fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, GHashTable *outside, fp_diag *diag,
+                               GError **error);
 /* Brings lv, made by fp_liveness_build for its graph, to the graph's current sizes (shape inference
  * run again, at another batch say): buffer bytes, FP_BUF_UNKNOWN, in-place pairs, workspaces (as
  * fp_liveness_build's argument), weight_bytes and n_unknown, with the same findings in diag. The

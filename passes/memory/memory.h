@@ -32,6 +32,9 @@ typedef struct {
     uint64_t align;   /* bytes; 0 = FP_MEMORY_DEFAULT_ALIGN */
     bool every_strategy; /* fp_pass_memory also plans every other strategy on the planned order, for
                             the memory report's comparison; else naive and `strategy` only */
+    GHashTable *outside;    /* optional: values held in memory the runtime allocates apart from the
+                               arena (a decoder's KV cache: fp_kv_cache_outside), planned nowhere
+                               (fp_liveness_build); the same set for every plan with one `reuse` */
     fp_memory_reuse *reuse; /* optional: the graph's liveness and the last winning planner
                                candidate, kept from one plan to the next (fp_memory_arena tries the
                                candidate first); fp_memory_naive does not use it */
