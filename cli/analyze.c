@@ -110,9 +110,12 @@ static bool bind_model(fp_model *m, const fp_cli_model_opts *o, fp_cli_bound *b,
         return false;
     if (note)
         b->phase = o->phase && strcmp(o->phase, "prefill") == 0 ? "prefill" : "decode";
+    b->so.batch = o->batch;
+    g_autofree char *free_dims = note && !o->batch ? fp_bind_symbolic_dims(m, b->dims, b->n_dims) : NULL;
+    if (free_dims)
+        b->so.batch = 1; /* a decoder's default step is at batch 1, as the analysis binds it */
     fp_precision_weights(m, &b->precision, &b->weights);
     b->outside = b->kv ? fp_kv_cache_outside(b->kv) : NULL;
-    b->so.batch = o->batch;
     b->so.batch_dim = o->batch_dim;
     b->so.dims = b->dims;
     b->so.n_dims = b->n_dims;

@@ -1,5 +1,6 @@
 /* memory.c - `fuseplan memory MODEL`: activation memory after reuse, its floor, a memory-aware
  * order, and what is live at the peak. */
+#include "analysis/precision.h"
 #include "analyze.h"
 #include "cli.h"
 #include "memory_opts.h"
@@ -9,6 +10,7 @@
 typedef struct {
     const fp_model *m;
     const fp_memory_result *r;
+    const fp_memory_extra *x;
     const fp_diag *diag;
     unsigned top;
     bool verbose;
@@ -17,34 +19,62 @@ typedef struct {
 static void emit(FILE *out, gpointer data)
 {
     emit_args *a = data;
-    fp_report_memory_text(a->m, a->r, a->diag, a->top, a->verbose, out);
+    fp_report_memory_text(a->m, a->r, a->x, a->diag, a->top, a->verbose, out);
 }
 
 /* Loads, plans and reports; the options are already checked. */
-static int run(const char *path, const fp_cli_model_opts *o, const fp_memory_opts *opts, unsigned top)
+/* The weights at the what-if and the KV cache beside plan r of the model bound as b says. */
+static fp_memory_extra extra_of(const fp_cli_bound *b, const fp_memory_result *r)
 {
-    g_autoptr(fp_diag) diag = fp_diag_new();
-    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag, NULL);
-    if (!m)
-        return FP_EXIT_BAD;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_memory_result) r = fp_pass_memory(m->main, opts, diag, &err);
-    if (!r) {
-        fp_cli_error("%s: %s", path, err->message);
-        return FP_EXIT_BAD;
+    fp_memory_extra x = {.kv = b->kv};
+    if (b->precision.weight != FP_DT_UNDEFINED) {
+        x.weight_dtype = fp_precision_dtype_name(b->precision.weight);
+        int64_t d = fp_weight_plan_delta(&b->weights);
+        x.weight_bytes = d < 0 && r->weight_bytes < (uint64_t)-d ? 0 : (uint64_t)((int64_t)r->weight_bytes + d);
     }
+    if (b->kv) {
+        x.kv_dtype = b->precision.kv != FP_DT_UNDEFINED ? b->precision.kv : b->kv->dtype;
+        x.kv_bytes = fp_kv_cache_held(b->kv, b->precision.kv, b->precision.kv_block);
+        x.kv_bytes_per_token = fp_kv_cache_token_bytes(b->kv, b->precision.kv);
+    }
+    return x;
+}
+
+/* Writes r (beside x) as o asks; false after printing the error. */
+static bool write_report(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, fp_diag *diag,
+                         const fp_cli_model_opts *o, unsigned top)
+{
+    g_autoptr(GError) err = NULL;
     if (o->format && g_strcmp0(o->format, "json") == 0) {
         const fp_formats *fx = fp_cli_formats("memory", "-f json");
         if (!fx)
-            return FP_EXIT_BAD;
-        if (!fx->memory_json(m, r, diag, o->output, &err)) {
+            return false;
+        if (!fx->memory_json(m, r, x, diag, o->output, &err)) {
             fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
-            return FP_EXIT_BAD;
+            return false;
         }
-        return FP_EXIT_OK;
+        return true;
     }
-    emit_args a = {m, r, diag, top, o->verbose};
-    return fp_cli_emit_text(o->output, emit, &a) ? FP_EXIT_OK : FP_EXIT_BAD;
+    emit_args a = {m, r, x, diag, top, o->verbose};
+    return fp_cli_emit_text(o->output, emit, &a);
+}
+
+/* Loads, plans (a decoder's KV cache apart from the arena) and reports; the options are checked. */
+static int run(const char *path, const fp_cli_model_opts *o, const fp_memory_opts *opts, unsigned top)
+{
+    g_autoptr(fp_diag) diag = fp_diag_new();
+    fp_cli_bound b;
+    g_autoptr(fp_model) m = fp_cli_load_analyzed(path, o, diag, &b);
+    g_autoptr(GError) err = NULL;
+    fp_memory_opts mo = *opts;
+    mo.outside = b.outside;
+    g_autoptr(fp_memory_result) r = m ? fp_pass_memory(m->main, &mo, diag, &err) : NULL;
+    if (m && !r)
+        fp_cli_error("%s: %s", path, err->message);
+    fp_memory_extra x = r ? extra_of(&b, r) : (fp_memory_extra){0};
+    bool ok = r && write_report(m, r, &x, diag, o, top);
+    fp_cli_bound_clear(&b);
+    return ok ? FP_EXIT_OK : FP_EXIT_BAD;
 }
 
 int fp_cmd_memory(int argc, char **argv)

@@ -34,7 +34,8 @@ struct Ge__Proto__ModelDef;
  * NULL or "-", else write the file atomically; false with an error (or none when stdout failed). */
 typedef struct fp_formats_s {
     bool (*report_json)(const fp_report *r, const char *path, GError **error);
-    bool (*memory_json)(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, const char *path,
+    bool (*memory_json)(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
+                        const char *path,
                         GError **error);
     bool (*headroom_json)(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                           const fp_diag *diag, const char *path, GError **error);

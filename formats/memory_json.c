@@ -76,13 +76,20 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
     fp_jsonw_end_object(w);
 }
 
-void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, fp_jsonw *w)
+void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x,
+                           const fp_diag *diag, fp_jsonw *w)
 {
     fp_jsonw_begin_object(w, NULL);
     fp_jsonw_uint(w, "schema", FP_JSON_SCHEMA);
     fp_jsonw_str(w, "path", m->path);
     fp_jsonw_str(w, "graph", r->graph->name);
     fp_report_memory_object_json(w, "memory", r);
+    fp_jsonw_str(w, "weight_dtype", x ? x->weight_dtype : NULL);
+    fp_jsonw_uint(w, "weight_bytes", x && x->weight_dtype ? x->weight_bytes : r->weight_bytes);
+    if (x && x->kv && x->kv_bytes != UINT64_MAX)
+        fp_jsonw_uint(w, "kv_cache_bytes", x->kv_bytes);
+    else
+        fp_jsonw_null(w, "kv_cache_bytes");
     fp_jsonw_diagnostics(w, "diagnostics", diag);
     fp_jsonw_end_object(w);
 }

@@ -25,13 +25,13 @@ static bool report_json(const fp_report *r, const char *path, GError **error)
     return fp_jsonw_close(w, error);
 }
 
-static bool memory_json(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, const char *path,
-                        GError **error)
+static bool memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
+                        const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
     if (!w)
         return false;
-    fp_report_memory_json(m, r, diag, w);
+    fp_report_memory_json(m, r, x, diag, w);
     return fp_jsonw_close(w, error);
 }
 

@@ -126,19 +126,41 @@ static void diag_text(const fp_diag *diag, FILE *out)
     }
 }
 
-void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, unsigned top,
-                           bool verbose, FILE *out)
+/* The weights, the KV cache beside the plan, the activations and their total. */
+static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FILE *out)
 {
-    g_autofree char *w = fp_format_bytes(r->weight_bytes), *a = fp_format_bytes(r->arena);
+    uint64_t weights = x && x->weight_dtype ? x->weight_bytes : r->weight_bytes;
+    uint64_t kv = x && x->kv ? x->kv_bytes : 0, total = UINT64_MAX;
+    g_autofree char *w = fp_format_bytes(weights), *a = fp_format_bytes(r->arena);
     g_autofree char *lb = fp_format_bytes(r->lower_bound);
-    uint64_t total = r->weight_bytes + r->arena;
-    g_autofree char *tot = fp_format_bytes(total < r->arena ? UINT64_MAX : total);
-    fprintf(out, "model       %s (graph '%s', %u steps)\n", m->path, r->graph->name, r->n_order);
-    fprintf(out, "weights     %s\n", w);
+    if (g_uint64_checked_add(&total, weights, r->arena) && !g_uint64_checked_add(&total, total, kv))
+        total = UINT64_MAX;
+    g_autofree char *tot = fp_format_bytes(total);
+    if (x && x->weight_dtype) {
+        g_autofree char *stored = fp_format_bytes(r->weight_bytes);
+        fprintf(out, "weights     %s at %s (--weight-dtype; stored %s)\n", w, x->weight_dtype, stored);
+    } else {
+        fprintf(out, "weights     %s\n", w);
+    }
+    if (x && x->kv) {
+        g_autofree char *k = kv == UINT64_MAX ? g_strdup("unknown") : fp_format_bytes(kv);
+        fprintf(out, "kv cache    %s held apart from the arena (%u layers, %" G_GUINT64_FORMAT " bytes per token, %s)\n",
+                k, x->kv->layers, x->kv_bytes_per_token,
+                x->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(x->kv_dtype) : "mixed dtypes");
+    }
     fprintf(out, "activations %s planned (%s, %s), floor %s, fragmentation %.2f%%\n", a,
             fp_memplan_strategy_name(r->opts.strategy), r->method, lb,
             r->lower_bound ? pct(r->arena - r->lower_bound, r->lower_bound) : 0.0);
-    fprintf(out, "total       %s (weights + activations, alignment %" G_GUINT64_FORMAT " B)\n", tot, r->align);
+    fprintf(out, "total       %s (weights + %sactivations, alignment %" G_GUINT64_FORMAT " B)\n", tot,
+            x && x->kv ? "KV cache + " : "", r->align);
+}
+
+void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x,
+                           const fp_diag *diag, unsigned top, bool verbose, FILE *out)
+{
+    g_autofree char *lb = fp_format_bytes(r->lower_bound);
+    fprintf(out, "model       %s (graph '%s', %u steps)\n", m->path, r->graph->name, r->n_order);
+    totals_text(r, x, out);
     GString *st = g_string_new(NULL);
     for (unsigned s = 0; s < FP_MEMPLAN_COUNT; s++) {
         if (!r->strategy_planned[s])

@@ -17,10 +17,22 @@ GPtrArray *fp_report_memory_hints(const fp_memory_result *r);
 /* The name a buffer is listed under: its value, or the node of a subgraph workspace. */
 const char *fp_report_memory_tensor_name(const fp_memory_tensor *t);
 
+/* What a memory plan leaves out: the weights at a weight what-if, a decoder's KV cache (held
+ * apart from the arena). */
+typedef struct {
+    const char *weight_dtype; /* the weight what-if (fp_precision_dtype_name), or NULL */
+    uint64_t weight_bytes;    /* the plan's weights at it (used when weight_dtype is set) */
+    const fp_kv_cache *kv;    /* NULL: no KV cache */
+    fp_dtype kv_dtype;        /* at the what-if */
+    uint64_t kv_bytes;        /* the cache held (fp_kv_cache_held); UINT64_MAX unknown */
+    uint64_t kv_bytes_per_token;
+} fp_memory_extra;
+
 /* Text report; at most `top` buffers live at the peak are listed (0 = all); with verbose, every
- * diagnostic too. */
-void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_diag *diag, unsigned top,
-                           bool verbose, FILE *out);
+ * diagnostic too. x (may be NULL: nothing beside the plan) adds the weights at a what-if and the
+ * KV cache to the totals. */
+void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x,
+                           const fp_diag *diag, unsigned top, bool verbose, FILE *out);
 
 /* A decoder's side of a headroom search: the cache at the what-ifs and the step searched. */
 typedef struct {

@@ -280,32 +280,44 @@ static void test_bad_step(void)
 }
 
 /* The headroom of a decode step at 256 tokens on a device of 12 MB equals the largest batch a
- * search over every batch finds fitting (weights + planned arena within the usable 90%), at
- * decode and at prefill. */
+ * search over every batch finds fitting (weights + planned arena + KV cache within the usable
+ * 90%), at decode and at prefill, with and without the storage what-ifs. */
 static void test_headroom_brute_force(void)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_device) dev = fp_device_load("cpu-avx2", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
     dev->memory_bytes = (uint64_t)12 << 20;
-    const char *phases[] = {"decode", "prefill"};
-    for (size_t p = 0; p < G_N_ELEMENTS(phases); p++) {
-        fp_analysis_opts o = {.device_profile = dev, .phase = phases[p], .context = 256, .headroom = true};
+    const struct {
+        const char *phase, *weight, *kv;
+        int64_t block;
+    } cases[] = {{"decode", NULL, NULL, 0}, {"prefill", NULL, NULL, 0}, {"decode", "int4", "fp8", 96},
+                 {"prefill", "fp16", "int8", 0}};
+    for (size_t p = 0; p < G_N_ELEMENTS(cases); p++) {
+        fp_analysis_opts o = {.device_profile = dev, .phase = cases[p].phase, .context = 256, .headroom = true,
+                              .weight_dtype = cases[p].weight, .kv_dtype = cases[p].kv, .kv_block = cases[p].block};
         g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a->headroom);
         uint64_t usable = dev->memory_bytes - dev->memory_bytes / 10;
         int64_t brute = 0;
-        for (int64_t b = 1; b <= 64; b++) {
-            fp_analysis_opts ob = {.device_profile = dev, .phase = phases[p], .context = 256, .batch = b};
+        uint64_t kv_at = 0;
+        for (int64_t b = 1; b <= 256; b++) {
+            fp_analysis_opts ob = o;
+            ob.headroom = false;
+            ob.batch = b;
             g_autoptr(fp_analysis) x = fp_analysis_run(DECODER, &ob, &err);
             CU_ASSERT_PTR_NOT_NULL_FATAL(x);
             if (x->weight_bytes + x->res.memory->arena + x->kv_bytes > usable)
                 break;
             brute = b;
+            kv_at = x->kv_bytes;
         }
-        CU_ASSERT(brute > 1 && brute < 64);
+        CU_ASSERT(brute > 1 && brute < 256);
         CU_ASSERT_EQUAL(a->headroom->max_batch, brute);
+        CU_ASSERT_EQUAL(a->headroom->outside_at_max, kv_at);
+        uint64_t per_seq = fp_kv_cache_token_bytes(a->kv, a->precision.kv) * (cases[p].block ? 288 : 256);
+        CU_ASSERT_EQUAL(kv_at, (uint64_t)brute * per_seq);
     }
 }
 
