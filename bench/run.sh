@@ -17,6 +17,8 @@
 #   BENCH_ANALYZE="report"                     the fuseplan command timed (ANALYZE in bench.py)
 #   BENCH_DOC=docs/benchmarks.md               the file whose measured part is rewritten
 #   BENCH_FIDELITY=0         skip bench/fidelity.py (the fusion, memory and cost fidelity tables)
+#   BENCH_LLM=0              skip the LLM skeletons (bench/gen_llm_skeleton.py) and their KV cache, weight
+#                            and batch-headroom table (bench/llm_memory.py)
 # The measurements are also kept in bench/out/bench_results.json: after editing how they are shown,
 #   /usr/bin/python3 bench/bench.py --render-only --fuseplan build/fuseplan --tools build/bench \
 #       --models-dir bench/out
@@ -57,6 +59,10 @@ for n in $SIZES $CURVE_SIZES; do
 done
 [ -f "$OUT/resnet50.onnx" ] || /usr/bin/python3 bench/gen_big_model.py "$OUT/resnet50.onnx"
 [ -f "$OUT/resnet50_ext.onnx" ] || /usr/bin/python3 bench/gen_big_model.py "$OUT/resnet50_ext.onnx" --external
+if [ "${BENCH_LLM:-1}" = 1 ] && { [ ! -f "$OUT/llama2_7b.onnx" ] || [ ! -f "$OUT/llama3_8b.onnx" ] ||
+    [ ! -f "$OUT/qwen2_7b.onnx" ]; }; then
+    /usr/bin/python3 bench/gen_llm_skeleton.py "$OUT"   # weight-free: ~0.4 MB each, no weights.bin
+fi
 if [ "${BENCH_BIG:-0}" = 1 ] && [ ! -f "$OUT/resnet50_w3.2.onnx" ]; then
     /usr/bin/python3 bench/gen_big_model.py "$OUT/resnet50_w3.2.onnx" --width 3.2
 fi
@@ -72,6 +78,14 @@ BIG=""
 # shellcheck disable=SC2086
 /usr/bin/python3 bench/bench.py --fuseplan "$BUILD_DIR/fuseplan" --tools "$TOOLS" \
     --models-dir "$OUT" --doc "${BENCH_DOC:-docs/benchmarks.md}" --sizes $SIZES --curve-sizes $CURVE_SIZES $BIG
+
+# ---- LLM inference memory: fuseplan's KV cache, weights and batch headroom against hand arithmetic
+# from the published configs (a failure is reported and does not stop the fidelity tables)
+if [ "${BENCH_LLM:-1}" = 1 ]; then
+    /usr/bin/python3 bench/llm_memory.py --fuseplan "$BUILD_DIR/fuseplan" --models-dir "$OUT" \
+        --doc "${BENCH_DOC:-docs/benchmarks.md}" --spawn "$TOOLS/fp_bench_spawn" ||
+        echo "bench: bench/llm_memory.py failed: the LLM section is not rewritten" >&2
+fi
 
 # ---- fidelity: fusion vs ORT and memory plans are measured here; the cost tables come from the
 # last runs of bench/latency_vs_ort.py and bench/ort_fit.sh (long ORT timings on a quiet machine)
