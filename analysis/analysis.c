@@ -16,6 +16,7 @@ struct fp_analysis_owned {
     fp_shape_opts shapes;   /* how the pipeline inferred the model (its input_shapes and batch_dim
                                owned here) */
     GHashTable *outside;    /* the KV cache's tensors, planned outside the arena */
+    fp_storage *storage;    /* the converted weights and the KV tensors at the what-ifs */
     fp_kv_sizing sizing;    /* the cache at the what-ifs, for the headroom search */
     fp_dim_binding *dims;   /* opts.dims parsed */
     size_t n_dims;
@@ -72,6 +73,7 @@ static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **err
         .device = a->device,
         .memory = a->owned->mem,
         .what_if = o->what_if,
+        .storage = a->owned->storage,
         .dump_after = o->dump_after,
         .dump_out = o->dump_out ? o->dump_out : stderr,
     };
@@ -80,6 +82,21 @@ static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **err
         return false;
     }
     return true;
+}
+
+/* What m stores otherwise under the what-ifs p: the converted weights (their figures into *w, when
+ * not NULL) and kv's tensors at p->kv. */
+static fp_storage *storage_of(const fp_model *m, const fp_kv_cache *kv, const fp_precision *p, fp_weight_plan *w)
+{
+    fp_storage *s = fp_storage_new();
+    fp_weight_plan own;
+    fp_precision_weights(m, p, w ? w : &own, s);
+    for (uint32_t i = 0; kv && p->kv != FP_DT_UNDEFINED && i < kv->n_tensors; i++) {
+        fp_storage_set_dtype(s, kv->tensors[i].past, p->kv);
+        if (kv->tensors[i].present)
+            fp_storage_set_dtype(s, kv->tensors[i].present, p->kv);
+    }
+    return s;
 }
 
 /* The model before fusion: read again, bound the same way, shapes and metrics, and its cost. */
@@ -99,6 +116,9 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
         return false;
     }
     fp_pass_metrics(a->original, NULL);
+    g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(a->original);
+    g_autoptr(fp_storage) st = storage_of(a->original, kv, &a->precision, NULL);
+    fp_pass_storage(a->original, st);
     a->original_cost = fp_pass_cost(a->original, a->device, o->what_if, NULL);
     return true;
 }
@@ -164,7 +184,7 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
     if (!fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &a->precision, error) ||
         !fp_precision_check(&a->precision, a->kv != NULL, path, error))
         return NULL;
-    fp_precision_weights(a->model, &a->precision, &a->weights);
+    a->owned->storage = storage_of(a->model, a->kv, &a->precision, &a->weights);
     if (a->kv)
         a->owned->outside = fp_kv_cache_outside(a->kv);
     a->owned->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};
@@ -204,6 +224,7 @@ void fp_analysis_free(fp_analysis *a)
     fp_memory_reuse_free(a->owned->reuse);
     if (a->owned->outside)
         g_hash_table_unref(a->owned->outside);
+    fp_storage_free(a->owned->storage);
     if (a->owned->shapes.input_shapes)
         g_hash_table_unref(a->owned->shapes.input_shapes);
     g_free((char *)a->owned->shapes.batch_dim);

@@ -201,6 +201,18 @@ int64_t fp_kv_cache_tokens(const fp_kv_cache *kv)
     return v->shape.rank == 4 && fp_dim_known(v->shape.dims[2]) ? v->shape.dims[2].value : -1;
 }
 
+bool fp_kv_cache_step(const fp_kv_cache *kv, int64_t *batch, int64_t *past, int64_t *new_tokens)
+{
+    const fp_value *p = kv->tensors[0].past, *q = kv->tensors[0].present;
+    if (!q || p->shape.rank != 4 || q->shape.rank != 4 || !fp_dim_known(p->shape.dims[0]) ||
+        !fp_dim_known(p->shape.dims[2]) || !fp_dim_known(q->shape.dims[2]) || q->shape.dims[2].value < p->shape.dims[2].value)
+        return false;
+    *batch = p->shape.dims[0].value;
+    *past = p->shape.dims[2].value;
+    *new_tokens = q->shape.dims[2].value - *past;
+    return true;
+}
+
 uint64_t fp_kv_cache_token_bytes(const fp_kv_cache *kv, fp_dtype dtype)
 {
     if (!kv->bytes_per_token || dtype == FP_DT_UNDEFINED)

@@ -92,6 +92,11 @@ uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype);
  * past input where none was found); -1 when unknown. */
 int64_t fp_kv_cache_tokens(const fp_kv_cache *kv);
 
+/* The step m is inferred at, from the first cached tensor's inferred shapes: sequences (axis 0),
+ * past tokens (the past input's axis 2) and new tokens (the present's axis 2 less the past's).
+ * False when a size is unknown or no present tensor was found. */
+bool fp_kv_cache_step(const fp_kv_cache *kv, int64_t *batch, int64_t *past, int64_t *new_tokens);
+
 /* kv->bytes_per_token at `dtype` (FP_DT_UNDEFINED: the tensors' own); 0 when unknown. */
 uint64_t fp_kv_cache_token_bytes(const fp_kv_cache *kv, fp_dtype dtype);
 

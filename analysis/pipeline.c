@@ -104,6 +104,7 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     if (!fp_pass_shapes(m, &o->shapes, diag, error) || !after(m, o, "shapes", error))
         return false;
     fp_pass_metrics(m, diag);
+    fp_pass_storage(m, o->storage);
     if (!after(m, o, "metrics", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
         return false;
 
@@ -111,13 +112,16 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     if (!fp_pass_fuse(m, o->target, res->fusions, diag, error) || !after(m, o, "fuse", error))
         return false;
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
+    fp_pass_storage(m, o->storage);
     if (!stage_unplanned(m, o, &res->stages[1], "after fusion", error))
         return false;
 
     if (!fp_pass_layout(m, o->target, &res->layout, diag, error) || !after(m, o, "layout", error))
         return false;
-    if (res->layout.rewrote)
+    if (res->layout.rewrote) {
         fp_pass_metrics(m, NULL);
+        fp_pass_storage(m, o->storage);
+    }
     if (!(res->memory = fp_pass_memory(m->main, &o->memory, diag, error)) || !after(m, o, "memory", error))
         return false;
     res->cost = fp_pass_cost(m, o->device, o->what_if, diag);

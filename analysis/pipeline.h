@@ -1,6 +1,6 @@
 /* pipeline.h - the analysis pipeline as one straight list of passes (analysis/pipeline.c):
- * shapes -> metrics -> [stage "original"] -> fuse -> [stage "after fusion"] -> layout -> memory ->
- * cost -> [stage "final"]. The IR verifier runs between passes in debug builds; --dump-after=PASS
+ * shapes -> metrics (+ storage) -> [stage "original"] -> fuse -> metrics (+ storage) -> [stage
+ * "after fusion"] -> layout -> memory -> cost -> [stage "final"]. The IR verifier runs between passes in debug builds; --dump-after=PASS
  * prints the IR after that pass. */
 #ifndef FP_PASS_PIPELINE_H
 #define FP_PASS_PIPELINE_H
@@ -13,6 +13,7 @@
 #include "passes/layout.h"
 #include "passes/memory/memory.h"
 #include "passes/shape/shapes.h"
+#include "passes/storage.h"
 
 #define FP_PIPELINE_PASSES "shapes, metrics, fuse, layout, memory, cost"
 
@@ -35,6 +36,8 @@ typedef struct {
     const fp_device *device;
     fp_memory_opts memory;
     fp_dtype what_if;      /* --dtype: FP_DT_UNDEFINED for none */
+    const fp_storage *storage; /* values stored otherwise (--weight-dtype, --kv-dtype): applied to
+                                  the metrics after each metrics run; NULL for none */
     const char *dump_after; /* pass name or NULL */
     FILE *dump_out;
 } fp_pipeline_opts;

@@ -145,7 +145,7 @@ static uint64_t weight_bytes(const fp_value *v, uint64_t numel, uint64_t stored,
     return quantized_bytes(p->weight, n, numel / n, (uint64_t)(p->group > 0 ? p->group : FP_PRECISION_DEFAULT_GROUP));
 }
 
-void fp_precision_weights(const fp_model *m, const fp_precision *p, fp_weight_plan *out)
+void fp_precision_weights(const fp_model *m, const fp_precision *p, fp_weight_plan *out, fp_storage *storage)
 {
     memset(out, 0, sizeof *out);
     const fp_graph *g = m->main;
@@ -161,6 +161,8 @@ void fp_precision_weights(const fp_model *m, const fp_precision *p, fp_weight_pl
         out->stored_bytes += stored;
         out->bytes += b;
         if (changed) {
+            if (storage)
+                fp_storage_set_bytes(storage, v, b);
             out->changed_stored += stored;
             out->changed_bytes += b;
             out->n_changed++;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ir/graph.h"
+#include "passes/storage.h"
 
 /* Weights in 4 bits take one scale per this many weights along the reduction axis, when
  * --group-size does not say. */
@@ -61,7 +62,8 @@ int64_t fp_weight_plan_delta(const fp_weight_plan *w);
  * result is not a graph output (the LM head stays): fp8 N K bytes + one fp32 scale; int8 N K
  * bytes + one fp16 scale per output channel; int4 as ONNX Runtime's MatMulNBits stores it, N
  * ceil(K/G) G/2 bytes + N ceil(K/G) fp16 scales + N ceil(ceil(K/G)/2) bytes of 4-bit zero points.
- * Cast (fp32, fp16, bf16): every float initializer. */
-void fp_precision_weights(const fp_model *m, const fp_precision *p, fp_weight_plan *out);
+ * Cast (fp32, fp16, bf16): every float initializer. storage (may be NULL) receives the bytes of
+ * every converted initializer (fp_storage_set_bytes), for the cost model. */
+void fp_precision_weights(const fp_model *m, const fp_precision *p, fp_weight_plan *out, fp_storage *storage);
 
 #endif

@@ -114,7 +114,7 @@ static bool bind_model(fp_model *m, const fp_cli_model_opts *o, fp_cli_bound *b,
     g_autofree char *free_dims = note && !o->batch ? fp_bind_symbolic_dims(m, b->dims, b->n_dims) : NULL;
     if (free_dims)
         b->so.batch = 1; /* a decoder's default step is at batch 1, as the analysis binds it */
-    fp_precision_weights(m, &b->precision, &b->weights);
+    fp_precision_weights(m, &b->precision, &b->weights, NULL);
     b->outside = b->kv ? fp_kv_cache_outside(b->kv) : NULL;
     b->so.batch_dim = o->batch_dim;
     b->so.dims = b->dims;

@@ -13,6 +13,28 @@ static void int_or_null(fp_jsonw *w, const char *member, gint64 v)
         fp_jsonw_int(w, member, v);
 }
 
+/* "step": the decoder's step as analysed and its estimated latency per token, or null. */
+static void step_json(fp_jsonw *w, const fp_report *r)
+{
+    int64_t batch, past, fresh;
+    double t = r->res->cost->total_s;
+    if (!fp_kv_cache_step(r->kv, &batch, &past, &fresh) || fresh < 1 || batch < 1 || t <= 0) {
+        fp_jsonw_null(w, "step");
+        return;
+    }
+    fp_jsonw_begin_object(w, "step");
+    fp_jsonw_int(w, "sequences", batch);
+    fp_jsonw_int(w, "past_tokens", past);
+    fp_jsonw_int(w, "new_tokens", fresh);
+    fp_jsonw_num(w, "est_latency_s", t);
+    fp_jsonw_num(w, "est_latency_per_token_s", t / (double)fresh);
+    fp_jsonw_num(w, "est_tokens_per_s", (double)batch * (double)fresh / t);
+    fp_jsonw_int(w, "bytes_read_floor", (gint64)(r->weight_bytes + r->kv_past_bytes));
+    fp_jsonw_num(w, "floor_s", r->device->bandwidth > 0 ? (double)(r->weight_bytes + r->kv_past_bytes) / r->device->bandwidth
+                                                         : 0);
+    fp_jsonw_end_object(w);
+}
+
 /* "kv_cache": the decoder's KV cache (docs/json.md), or null. */
 static void kv_cache_json(fp_jsonw *w, const fp_report *r)
 {
@@ -35,6 +57,7 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_str(w, "past_dim", kv->past_dim);
     int_or_null(w, "bytes", r->kv_bytes ? (gint64)r->kv_bytes : -1);
     int_or_null(w, "past_copy_bytes", r->kv_past_bytes ? (gint64)r->kv_past_bytes : -1);
+    step_json(w, r);
     fp_jsonw_begin_array(w, "tensors");
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
         const fp_kv_tensor *t = &kv->tensors[i];

@@ -254,6 +254,18 @@ static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
     }
 }
 
+/* A Gather from a weight (an embedding table) reads the rows it gathers, not the table: its
+ * weight traffic is the output's bytes (its parameters stay the table's). */
+static void gather_rows(const fp_node *n, fp_metrics *mt)
+{
+    const fp_value *data = n->n_inputs ? n->inputs[0] : NULL;
+    uint64_t table, rows, e;
+    if (n->op != FP_OP_GATHER || !data || !is_weight(data) || !n->n_outputs || !n->outputs[0] ||
+        !value_size(data, &table, &e) || !value_size(n->outputs[0], &rows, &e) || rows >= table)
+        return;
+    mt->bytes_weight -= table - rows;
+}
+
 /* Computes n->metrics; returns false when shapes are missing. */
 static bool node_metrics(fp_node *n)
 {
@@ -296,6 +308,7 @@ static bool node_metrics(fp_node *n)
     }
     if (view) /* an alias: no data moves (Reshape, Flatten, Squeeze, Unsqueeze, Identity) */
         mt->bytes_weight = mt->params = 0;
+    gather_rows(n, mt);
     if (n->flags & FP_NODE_FUSED)
         mt->flops = flops_kept; /* a fused kernel does its members' arithmetic */
     else

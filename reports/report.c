@@ -48,10 +48,15 @@ char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
     double ridge = fp_roofline_ridge_effective(d, oc->dtype, oc->cls);
     if (oc->rl.launch_s > MAX(oc->rl.compute_s, oc->rl.memory_s))
         return g_strdup("launch-bound: too little work per kernel; fusing it with its neighbours saves the launch");
+    const fp_metrics *mt = &oc->node->metrics;
+    uint64_t moved = mt->bytes_act + mt->bytes_weight + mt->bytes_out;
+    if (oc->rl.bound == FP_BOUND_MEMORY && mt->bytes_weight * 2 > moved)
+        return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.1f), mostly reading its weights: int8 or int4 "
+                               "weights (--weight-dtype) cut those bytes", oc->rl.intensity, ridge);
     if (oc->rl.bound == FP_BOUND_MEMORY)
         return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.1f): fuse it with its neighbours or use a "
-                               "narrower dtype (fp16 halves the bytes)",
-                               oc->rl.intensity, ridge);
+                               "narrower dtype (%s)", oc->rl.intensity, ridge,
+                               fp_dtype_bits(oc->dtype) > 16 ? "fp16 halves the bytes" : "8 bits halve the bytes");
     return g_strdup_printf("compute-bound (%.2f FLOP/B > ridge %.1f): a lower precision (fp16/int8) raises the roof",
                            oc->rl.intensity, ridge);
 }
@@ -248,6 +253,26 @@ static void text_breakdown(const fp_report *r, FILE *out)
     }
 }
 
+/* The step's estimated latency per token: a decode step makes one token per sequence, a prefill
+ * the new tokens of each; what the step must read (weights, the cache's past) at the device's
+ * bandwidth bounds it from below. */
+static void text_step(const fp_report *r, FILE *out)
+{
+    int64_t batch, past, fresh;
+    double t = r->res->cost->total_s;
+    if (!fp_kv_cache_step(r->kv, &batch, &past, &fresh) || fresh < 1 || batch < 1 || t <= 0)
+        return;
+    double tokens = (double)batch * (double)fresh;
+    double floor_s = r->device->bandwidth > 0 ? (double)(r->weight_bytes + r->kv_past_bytes) / r->device->bandwidth : 0;
+    g_autofree char *step = fp_format_time(t), *per = fp_format_time(t / (double)fresh);
+    g_autofree char *fl = fp_format_time(floor_s), *w = fp_format_mb(r->weight_bytes), *k = fp_format_mb(r->kv_past_bytes);
+    fprintf(out, "  step est. %s for %" G_GINT64_FORMAT " new token%s x %" G_GINT64_FORMAT " sequence%s after %" G_GINT64_FORMAT
+                 " past: %s per token per sequence, %.0f tokens/s\n",
+            step, fresh, fresh == 1 ? "" : "s", batch, batch == 1 ? "" : "s", past, per, tokens / t);
+    fprintf(out, "  reading the weights (%s) and the cache's past (%s) takes %s at %.0f GB/s: the floor of any step\n",
+            w, k, fl, r->device->bandwidth / 1e9);
+}
+
 /* The KV cache of a decoder: its layout and bytes per token, and what it holds now. */
 static void text_kv_cache(const fp_report *r, text_style b, FILE *out)
 {
@@ -269,6 +294,7 @@ static void text_kv_cache(const fp_report *r, text_style b, FILE *out)
             fprintf(out, "; tokens in blocks of %" G_GINT64_FORMAT, r->precision.kv_block);
         fprintf(out, ")\n");
         text_breakdown(r, out);
+        text_step(r, out);
     } else {
         fprintf(out, "  cache of unknown size: bind %s with --dim NAME=N\n",
                 kv->past_dim ? kv->past_dim : "the past and new token dims");

@@ -321,6 +321,47 @@ static void test_headroom_brute_force(void)
     }
 }
 
+/* The step's latency per token: a decode step makes 1 token per sequence, a prefill of 128 makes
+ * 128; the floor is the weights and the past read at the device's bandwidth; int4 weights and an
+ * fp8 cache make both smaller (the cost reads the stored bytes). */
+static void test_step_latency(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts dec = {.batch = 2}, pre = {.phase = "prefill", .context = 128};
+    fp_analysis_opts small = {.batch = 2, .weight_dtype = "int4", .kv_dtype = "fp8"};
+    g_autoptr(fp_analysis) d = fp_analysis_run(DECODER, &dec, &err);
+    g_autoptr(fp_analysis) p = fp_analysis_run(DECODER, &pre, &err);
+    g_autoptr(fp_analysis) q = fp_analysis_run(DECODER, &small, &err);
+    CU_ASSERT_FATAL(d && p && q);
+    int64_t batch, past, fresh;
+    CU_ASSERT_FATAL(fp_kv_cache_step(d->kv, &batch, &past, &fresh));
+    CU_ASSERT(batch == 2 && past == 2047 && fresh == 1);
+    CU_ASSERT_FATAL(fp_kv_cache_step(p->kv, &batch, &past, &fresh));
+    CU_ASSERT(batch == 1 && past == 0 && fresh == 128);
+    CU_ASSERT(q->res.cost->total_s < d->res.cost->total_s);
+    CU_ASSERT(q->weight_bytes < d->weight_bytes && q->kv_past_bytes * 4 == d->kv_past_bytes);
+    tu_run_result r = tu_run((const char *[]){"report", DECODER, "--batch", "2", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "for 1 new token x 2 sequences after 2047 past"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, ": the floor of any step"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", DECODER, "--phase", "prefill", "--context", "128", "-f", "json",
+                                "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) jp = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(jp, r.out, -1, NULL));
+    JsonObject *kv = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), "kv_cache");
+    JsonObject *st = json_object_get_object_member(kv, "step");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    CU_ASSERT_EQUAL(json_object_get_int_member(st, "new_tokens"), 128);
+    CU_ASSERT_EQUAL(json_object_get_int_member(st, "past_tokens"), 0);
+    double t = json_object_get_double_member(st, "est_latency_s");
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(st, "est_latency_per_token_s"), t / 128, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(t, p->res.cost->total_s, 1e-12);
+    CU_ASSERT_EQUAL(json_object_get_int_member(st, "bytes_read_floor"), (gint64)p->weight_bytes);
+    tu_run_clear(&r);
+}
+
 FP_TEST_SUITE(register_decoder)
 {
     CU_pSuite s = CU_add_suite("decoder", NULL, NULL);
@@ -333,4 +374,5 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "phase_context", test_phase_context);
     CU_add_test(s, "bad_step", test_bad_step);
     CU_add_test(s, "headroom_brute_force", test_headroom_brute_force);
+    CU_add_test(s, "step_latency", test_step_latency);
 }

@@ -78,7 +78,7 @@ static void test_weight_bytes(void)
         fp_precision p;
         CU_ASSERT_FATAL(fp_precision_parse(cases[i].dtype, cases[i].group, NULL, 0, &p, &err));
         fp_weight_plan w;
-        fp_precision_weights(m, &p, &w);
+        fp_precision_weights(m, &p, &w, NULL);
         CU_ASSERT_EQUAL(w.stored_bytes, 195712);
         CU_ASSERT_EQUAL(w.bytes, cases[i].bytes);
         CU_ASSERT_EQUAL(w.changed_bytes, cases[i].changed);

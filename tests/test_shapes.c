@@ -413,6 +413,25 @@ static void test_broadcast_and_declared(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "node 'mul_bad' (Mul): shapes 3x4x5 and 4 do not broadcast"));
 }
 
+/* A Gather from an embedding table reads the rows it gathers: 4 x 200 float32, not the table. */
+static void test_gather_rows(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "ids", 7, 1, (int64_t[]){4});
+    tb_output(b, "e", 1, 2, (int64_t[]){4, 200});
+    tb_init(b, "E", 1, 2, (int64_t[]){100, 200});
+    tb_node(b, "Gather", "emb", "E,ids", "e");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    fp_metrics mt = metrics_of(m, "emb");
+    CU_ASSERT_EQUAL(mt.bytes_weight, 4 * 200 * 4);
+    CU_ASSERT_EQUAL(mt.params, 100 * 200);
+    CU_ASSERT_EQUAL(mt.bytes_act, 4 * 8);
+    CU_ASSERT_EQUAL(mt.bytes_out, 4 * 200 * 4);
+}
+
 FP_TEST_SUITE(register_shapes)
 {
     CU_pSuite s = CU_add_suite("shapes", NULL, NULL);
@@ -426,4 +445,5 @@ FP_TEST_SUITE(register_shapes)
     CU_add_test(s, "rare value fields", test_rerun_value_ext);
     CU_add_test(s, "conv_channel_mismatch", test_conv_channel_mismatch);
     CU_add_test(s, "broadcast_mismatch", test_broadcast_and_declared);
+    CU_add_test(s, "gather_rows", test_gather_rows);
 }
