@@ -21,11 +21,9 @@ static kv_role use_role(const fp_use *u, const fp_value **present)
         *present = n->outputs[0];
         return ROLE_KV;
     }
-    if (strcmp(n->domain, "com.microsoft") != 0)
-        return ROLE_NONE;
-    uint32_t k = strcmp(n->op_type, "GroupQueryAttention") == 0   ? 3
-                 : strcmp(n->op_type, "MultiHeadAttention") == 0 ? 6
-                                                                  : UINT32_MAX;
+    uint32_t k = n->op == FP_OP_GROUP_QUERY_ATTENTION  ? 3
+                 : n->op == FP_OP_MULTI_HEAD_ATTENTION ? 6
+                                                       : UINT32_MAX;
     if (k == UINT32_MAX || (u->port != k && u->port != k + 1))
         return ROLE_NONE;
     uint32_t out = u->port == k ? 1 : 2; /* present_key, present_value */

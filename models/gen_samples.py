@@ -21,6 +21,13 @@ Each model stays well under 1 MB. The files are committed; this script is how th
                           inputs input_ids and past_key_values.N.key/value, outputs logits and
                           present.N.key/value concatenated on the sequence axis; dims batch_size,
                           sequence_length, past_sequence_length (Hugging Face Optimum's names).
+  decoder_gqa.onnx        decoder_tiny's configuration in onnxruntime-genai's builder layout (CPU fp32):
+                          SimplifiedLayerNormalization / SkipSimplifiedLayerNormalization (the residual
+                          adds), q/k/v MatMuls, com.microsoft GroupQueryAttention (4 query heads, 2 KV
+                          heads of 16, do_rotary with cos_cache/sin_cache of 2048 positions) fed
+                          seqlens_k and total_sequence_length from attention_mask; inputs input_ids,
+                          attention_mask [batch_size, total_sequence_length], past_key_values.N.key/value;
+                          outputs logits and present.N.key/value [.., total_sequence_length, ..].
 """
 import os
 import sys
@@ -73,17 +80,31 @@ class Builder:
             y = self.node("Relu", [y], name=f"{p}.relu")
         return y
 
-    def save(self, inputs, outputs, filename):
+    def save(self, inputs, outputs, filename, opsets=(("", OPSET),)):
         graph = helper.make_graph(self.nodes, self.name, inputs, outputs, self.inits)
         model = helper.make_model(graph, producer_name="fuseplan-samples", producer_version="1",
-                                  opset_imports=[helper.make_opsetid("", OPSET)])
+                                  opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
         model.ir_version = 8
-        onnx.checker.check_model(model)
+        onnx.checker.check_model(checkable(model))
         path = os.path.join(HERE, filename)
         onnx.save(model, path)
         size = os.path.getsize(path)
         assert size < 1 << 20, f"{filename} is {size} bytes"
         print(f"{filename}: {len(self.nodes)} nodes, {size} bytes")
+
+
+def checkable(model):
+    """The model as onnx.checker can check it: ONNX Runtime registers SimplifiedLayerNormalization in
+    the ONNX domain, which ONNX does not define; a copy moves it to com.microsoft, whose ops the
+    checker does not look up."""
+    if not any(n.op_type == "SimplifiedLayerNormalization" and not n.domain for n in model.graph.node):
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for n in copy.graph.node:
+        if n.op_type == "SimplifiedLayerNormalization" and not n.domain:
+            n.domain = "com.microsoft"
+    return copy
 
 
 def torch_flatten(b, x):
@@ -360,6 +381,93 @@ def decoder_tiny():
            "decoder_tiny.onnx")
 
 
+def genai_norm(b, root, skip, d, name, weight, last=False):
+    """RMSNorm as onnxruntime-genai's builder writes it for CPU fp32: SimplifiedLayerNormalization
+    (ONNX domain) first, then SkipSimplifiedLayerNormalization (com.microsoft), which adds the
+    residual `skip` to `root` and returns the sum as output 3 for the next one (the last returns
+    output 0 only). Returns (normalized, residual sum)."""
+    w = b.weight(weight, (d,), positive=True)
+    eps = 9.999999747378752e-06
+    if skip is None:
+        return b.node("SimplifiedLayerNormalization", [root, w], name=name, axis=-1, epsilon=eps, stash_type=1), root
+    out, total = f"{name}/output_0", f"{name}/output_3"
+    b.nodes.append(helper.make_node("SkipSimplifiedLayerNormalization", [root, skip, w],
+                                    [out] if last else [out, "", "", total], name=name, domain="com.microsoft",
+                                    epsilon=eps))
+    return out, None if last else total
+
+
+def genai_mask(b):
+    """seqlens_k = Cast(ReduceSum(attention_mask, 1) - 1, int32) and total_sequence_length =
+    Cast(Gather(Shape(attention_mask), 1), int32), the builder's attention-mask subgraph for GQA."""
+    p = "/model/attn_mask_reformat/attn_mask_subgraph"
+    one = b.const_i64(f"{p}/one", [1])
+    s = b.node("ReduceSum", ["attention_mask", one], name=f"{p}/ReduceSum")
+    s = b.node("Sub", [s, one], name=f"{p}/Sub")
+    seqlens = b.node("Cast", [s], name=f"{p}/Sub/Cast", to=TensorProto.INT32)
+    shape = b.node("Shape", ["attention_mask"], name=f"{p}/Shape")
+    total = b.node("Gather", [shape, b.const_i64(f"{p}/idx1", 1)], name=f"{p}/Gather", axis=0)
+    return seqlens, b.node("Cast", [total], name=f"{p}/Gather/Cast", to=TensorProto.INT32)
+
+
+def rotary_caches(b, hd, positions, theta=10000.0):
+    """GQA's cos_cache and sin_cache [positions, hd / 2] (do_rotary, not interleaved)."""
+    inv_freq = 1.0 / theta ** (np.arange(0, hd, 2, dtype=np.float32) / hd)
+    freqs = np.outer(np.arange(positions, dtype=np.float32), inv_freq)
+    for name, a in (("cos_cache", np.cos(freqs)), ("sin_cache", np.sin(freqs))):
+        b.inits.append(numpy_helper.from_array(a.astype(np.float32), name))
+    return "cos_cache", "sin_cache"
+
+
+def decoder_gqa():
+    """decoder_tiny's configuration in onnxruntime-genai's layout: GroupQueryAttention owns the KV
+    cache (present = past + new tokens) and applies the rotary embeddings itself."""
+    b = Builder("decoder_gqa", 7)
+    vocab, d, heads, kv_heads, hd, ff, layers, positions = 128, 64, 4, 2, 16, 128, 2, 2048
+    x = b.node("Gather", [b.weight("model.embed_tokens.weight", (vocab, d)), "input_ids"], name="/model/embed_tokens/Gather")
+    seqlens, total = genai_mask(b)
+    cos, sin = rotary_caches(b, hd, positions)
+    residual, skip = x, None
+    kv_in, kv_out = [], []
+    for i in range(layers):
+        p = f"/model/layers.{i}"
+        h, residual = genai_norm(b, residual, skip, d, f"{p}/input_layernorm/LayerNorm",
+                                 f"model.layers.{i}.input_layernorm.weight")
+        q, k, v = (b.node("MatMul", [h, b.weight(f"model.layers.{i}.attn.{n}_proj.weight", (d, nh * hd), scale=d ** -0.5)],
+                          name=f"{p}/attn/{n}_proj/MatMul") for n, nh in (("q", heads), ("k", kv_heads), ("v", kv_heads)))
+        past = [f"past_key_values.{i}.key", f"past_key_values.{i}.value"]
+        present = [f"present.{i}.key", f"present.{i}.value"]
+        attn = f"{p}/attn/GroupQueryAttention"
+        b.nodes.append(helper.make_node("GroupQueryAttention", [q, k, v] + past + [seqlens, total, cos, sin],
+                                        [f"{attn}/output_0"] + present, name=attn, domain="com.microsoft",
+                                        num_heads=heads, kv_num_heads=kv_heads, scale=float(hd ** -0.5), do_rotary=1,
+                                        rotary_interleaved=0))
+        for n in past:
+            kv_in.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch_size", kv_heads, "past_sequence_length", hd]))
+        for n in present:
+            kv_out.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch_size", kv_heads, "total_sequence_length", hd]))
+        o = b.node("MatMul", [f"{attn}/output_0", b.weight(f"model.layers.{i}.attn.o_proj.weight", (heads * hd, d), scale=d ** -0.5)],
+                   name=f"{p}/attn/o_proj/MatMul")
+        h, residual = genai_norm(b, residual, o, d, f"{p}/post_attention_layernorm/SkipLayerNorm",
+                                 f"model.layers.{i}.post_attention_layernorm.weight")
+        gate = b.node("MatMul", [h, b.weight(f"model.layers.{i}.mlp.gate_proj.weight", (d, ff), scale=d ** -0.5)],
+                      name=f"{p}/mlp/gate_proj/MatMul")
+        up = b.node("MatMul", [h, b.weight(f"model.layers.{i}.mlp.up_proj.weight", (d, ff), scale=d ** -0.5)],
+                    name=f"{p}/mlp/up_proj/MatMul")
+        act = b.node("Mul", [gate, b.node("Sigmoid", [gate], name=f"{p}/mlp/act_fn/Sigmoid")], name=f"{p}/mlp/act_fn/Mul")
+        skip = b.node("MatMul", [b.node("Mul", [act, up], name=f"{p}/mlp/Mul"),
+                                 b.weight(f"model.layers.{i}.mlp.down_proj.weight", (ff, d), scale=ff ** -0.5)],
+                      name=f"{p}/mlp/down_proj/MatMul")
+    h, _ = genai_norm(b, residual, skip, d, f"/model/layers.{layers}/final_norm_layernorm/SkipLayerNorm",
+                      f"model.layers.{layers}.final_norm_layernorm.weight", last=True)
+    b.nodes.append(helper.make_node("MatMul", [h, b.weight("lm_head.MatMul.weight", (d, vocab), scale=d ** -0.5)],
+                                    ["logits"], name="/lm_head/MatMul"))
+    ids = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", "sequence_length"]),
+           helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch_size", "total_sequence_length"])]
+    b.save(ids + kv_in, [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch_size", "sequence_length", vocab])]
+           + kv_out, "decoder_gqa.onnx", opsets=(("", 14), ("com.microsoft", 1)))
+
+
 if __name__ == "__main__":
     if not hasattr(onnx, "helper"):
         sys.exit("needs Debian's python3-onnx: run with /usr/bin/python3")
@@ -371,3 +479,4 @@ if __name__ == "__main__":
     transformer_block()
     if_subgraph()
     decoder_tiny()
+    decoder_gqa()

@@ -381,6 +381,19 @@ static bool try_cast(pass *p, fp_node *c)
 
 /* ---------------------------------------------------------------- the conversions that stay */
 
+/* Whether input `port` of n is a weight or bias input: inputs 1 and up of a convolution or a
+ * contraction, but of the attention ops that read key, value and caches there only
+ * MultiHeadAttention's bias (input 3). */
+static bool weight_port(const fp_node *n, uint32_t port)
+{
+    if (n->op == FP_OP_GROUP_QUERY_ATTENTION)
+        return false;
+    if (n->op == FP_OP_MULTI_HEAD_ATTENTION)
+        return port == 3;
+    fp_fuse_kind fk = fp_op_fuse_kind(n->op);
+    return port >= 1 && (fk == FP_FK_CONV || fk == FP_FK_GEMM || fk == FP_FK_MATMUL);
+}
+
 /* Says why a conversion stays: what it converts, for which consumer, and that nothing undoes it. */
 static void explain_kept(pass *p, const fp_node *n, GHashTable *explained)
 {
@@ -401,8 +414,7 @@ static void explain_kept(pass *p, const fp_node *n, GHashTable *explained)
         if (!fp_layout_is_conversion(end))
             break;
     }
-    fp_fuse_kind fk = fp_op_fuse_kind(end->op);
-    bool weight = end != n && port >= 1 && port != UINT32_MAX && (fk == FP_FK_CONV || fk == FP_FK_GEMM || fk == FP_FK_MATMUL);
+    bool weight = end != n && port != UINT32_MAX && weight_port(end, port);
     g_autofree char *what = NULL;
     if (n->op == FP_OP_TRANS_DATA) {
         const char *a = format_attr(n, "src_format"), *b = format_attr(n, "dst_format");

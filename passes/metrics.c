@@ -153,6 +153,69 @@ static uint64_t attention_flops(const fp_node *n)
     return b * (2 * s * hin * h3 + 4 * s * s * (h3 / 3) + 5 * s * s);
 }
 
+/* a x b, saturating at UINT64_MAX (absurd dims from a broken file must not wrap). */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    uint64_t p;
+    return g_uint64_checked_mul(&p, a, b) ? p : UINT64_MAX;
+}
+
+/* a + b, saturating at UINT64_MAX. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    uint64_t s;
+    return g_uint64_checked_add(&s, a, b) ? s : UINT64_MAX;
+}
+
+/* Dim d of value v when v is given with rank r and that dim is known; else 0. */
+static uint64_t dim_of(const fp_value *v, int32_t r, int32_t d)
+{
+    return v && d < r && v->shape.rank == r && fp_dim_known(v->shape.dims[d]) ? (uint64_t)v->shape.dims[d].value : 0;
+}
+
+/* Input i of n, NULL when it is omitted or n has none there. */
+static const fp_value *input_at(const fp_node *n, uint32_t i) { return i < n->n_inputs ? n->inputs[i] : NULL; }
+
+/* The key tokens T a GroupQueryAttention or MultiHeadAttention attends over: axis 2 of its present
+ * key (output 1); without one, the past key's tokens (input `past`) plus the new ones (`kv_len`). */
+static uint64_t attn_keys(const fp_node *n, uint32_t past, uint64_t kv_len)
+{
+    uint64_t t = n->n_outputs > 1 ? dim_of(n->outputs[1], 4, 2) : 0;
+    return t ? t : add_sat(dim_of(input_at(n, past), 4, 2), kv_len);
+}
+
+/* New key tokens of a GroupQueryAttention or MultiHeadAttention: axis 1 of a rank-3 or packed KV
+ * (rank-5) key, axis 2 of a BNSH (rank-4) key; s, the query's, without a key (packed QKV). */
+static uint64_t new_keys(const fp_node *n, uint64_t s)
+{
+    const fp_value *k = input_at(n, 1);
+    if (!k)
+        return s;
+    return k->shape.rank == 4 ? dim_of(k, 4, 2) : dim_of(k, k->shape.rank, 1);
+}
+
+/* GroupQueryAttention and MultiHeadAttention from output 0 [B, S, heads x dv], per batch: scores
+ * 2 S T hk, context 2 S T hv, scale and softmax 5 S T per head (hk, hv: the Q/K and V widths of
+ * all heads); rotary embeddings (GQA do_rotary) 3 per element of Q and of the new K. 0 when the
+ * shapes are not those. */
+static uint64_t mha_flops(const fp_node *n)
+{
+    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL, *q = input_at(n, 0);
+    int64_t heads = fp_node_attr_int(n, "num_heads", 0);
+    uint64_t b = dim_of(y, 3, 0), s = dim_of(y, 3, 1), hv = dim_of(y, 3, 2);
+    if (!q || heads <= 0 || !b || !s || !hv)
+        return 0;
+    bool gqa = n->op == FP_OP_GROUP_QUERY_ATTENTION;
+    bool packed_qkv = gqa ? !input_at(n, 1) : q->shape.rank == 5;
+    uint64_t hk = packed_qkv ? hv : dim_of(q, 3, 2);
+    uint64_t st = mul_sat(s, attn_keys(n, gqa ? 3 : 6, new_keys(n, s)));
+    uint64_t per = add_sat(mul_sat(mul_sat(2, st), add_sat(hk, hv)), mul_sat(mul_sat(5, st), (uint64_t)heads));
+    int64_t kv_heads = fp_node_attr_int(n, "kv_num_heads", 0);
+    if (gqa && fp_node_attr_int(n, "do_rotary", 0) && kv_heads > 0)
+        per = add_sat(per, mul_sat(mul_sat(3, s), add_sat(hk, mul_sat(hk / (uint64_t)heads, (uint64_t)kv_heads))));
+    return mul_sat(b, per);
+}
+
 /* A windowed pool of `out` output elements: one operation per window element (kernel_shape). */
 static uint64_t pool_flops(const fp_node *n, uint64_t out)
 {
@@ -218,6 +281,8 @@ static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
         return 2 * einsum_macs(n);
     case FP_OP_ATTENTION:
         return attention_flops(n);
+    case FP_OP_GROUP_QUERY_ATTENTION: case FP_OP_MULTI_HEAD_ATTENTION:
+        return mha_flops(n);
     case FP_OP_LSTM: case FP_OP_GRU: case FP_OP_RNN:
         return rnn_flops(n);
     case FP_OP_AVERAGE_POOL: case FP_OP_MAX_POOL: case FP_OP_LP_POOL:
@@ -229,6 +294,8 @@ static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
     case FP_OP_LAYER_NORM: case FP_OP_INSTANCE_NORM: case FP_OP_GROUP_NORM: case FP_OP_MVN:
     case FP_OP_SKIP_LAYER_NORM:
         return 7 * in + (n->op == FP_OP_SKIP_LAYER_NORM ? 2 * in : 0);
+    case FP_OP_SIMPLIFIED_LAYER_NORM: case FP_OP_SKIP_SIMPLIFIED_LAYER_NORM:
+        return 4 * in + (n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM ? 2 * in : 0);
     case FP_OP_LRN:
         return in * (uint64_t)(fp_node_attr_int(n, "size", 1) + 3);
     case FP_OP_LP_NORM:

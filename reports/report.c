@@ -248,8 +248,7 @@ static void text_breakdown(const fp_report *r, FILE *out)
     fprintf(out, "  of %s on %s: %s, %s, %s, %s, %s\n", total, r->device->name, w, k, a, res, f);
     if (r->kv_past_bytes) {
         g_autofree char *p = fp_format_mb(r->kv_past_bytes);
-        fprintf(out, "  a runtime that keeps past and present apart (ONNX Runtime on a Concat export) holds the "
-                     "past inputs too: +%s\n", p);
+        fprintf(out, "  a runtime that keeps past and present apart holds the past inputs too: +%s\n", p);
     }
 }
 

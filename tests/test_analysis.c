@@ -320,6 +320,46 @@ static void test_bad_dims(void)
     g_unlink(path);
 }
 
+/* models/decoder_gqa.onnx, onnxruntime-genai's layout (GroupQueryAttention owns the KV cache),
+ * analysed with no option: nothing of unknown size or op type at the default decode step, whose
+ * present tensors hold the past and the new token ([1, 2, 2048, 16], as ONNX Runtime returns past +
+ * new); `fuseplan report` says nothing is unknown. */
+static void test_decoder_gqa(void)
+{
+    const char *path = FP_SOURCE_DIR "/models/decoder_gqa.onnx";
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.headroom = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    CU_ASSERT_EQUAL(a->res.cost->unknown, 0);
+    for (guint i = 0; i < a->diag->entries->len; i++) {
+        const fp_diag_entry *e = a->diag->entries->pdata[i];
+        bool unknown = strcmp(e->code, "shape-unknown") == 0 || strcmp(e->code, "unknown-op") == 0;
+        if (unknown)
+            fprintf(stderr, "\n  %s: %s", e->code, e->message);
+        CU_ASSERT_FALSE(unknown);
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv);
+    CU_ASSERT_EQUAL(a->kv->n_tensors, 4);
+    CU_ASSERT_EQUAL(a->kv_bytes, (uint64_t)FP_DECODER_DEFAULT_CONTEXT * a->kv->bytes_per_token);
+    const char *presents[] = {"present.0.key", "present.0.value", "present.1.key", "present.1.value"};
+    for (size_t i = 0; i < G_N_ELEMENTS(presents); i++) {
+        g_autofree char *s = shape_of(a, presents[i]);
+        CU_ASSERT_STRING_EQUAL(s, "1x2x2048x16");
+    }
+    g_autofree char *logits = shape_of(a, "logits");
+    CU_ASSERT_STRING_EQUAL(logits, "1x1x128");
+    CU_ASSERT_PTR_NOT_NULL(a->headroom);
+
+    tu_run_result r = tu_run((const char *[]){"report", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NULL(strstr(r.out, "unknown"));
+    CU_ASSERT_PTR_NULL(strstr(r.err, "unknown"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "kv cache 2 layers, K and V of 2 heads x 16"));
+    tu_run_clear(&r);
+}
+
 FP_TEST_SUITE(register_analysis)
 {
     CU_pSuite s = CU_add_suite("analysis", NULL, NULL);
@@ -333,4 +373,5 @@ FP_TEST_SUITE(register_analysis)
     CU_add_test(s, "symbolic_dims", test_symbolic_dims);
     CU_add_test(s, "dims", test_dims);
     CU_add_test(s, "bad_dims", test_bad_dims);
+    CU_add_test(s, "decoder_gqa", test_decoder_gqa);
 }

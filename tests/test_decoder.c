@@ -362,6 +362,22 @@ static void test_step_latency(void)
     tu_run_clear(&r);
 }
 
+/* `fuseplan report` on either sample decoder with no flags: the breakdown, and nothing on stderr
+ * (no unknown size, no unknown op). */
+static void test_report_no_flags(void)
+{
+    const char *paths[] = {DECODER, FP_SOURCE_DIR "/models/decoder_gqa.onnx"};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+        tu_run_result r = tu_run((const char *[]){"report", paths[i], NULL});
+        CU_ASSERT_EQUAL(r.status, 0);
+        CU_ASSERT_STRING_EQUAL(r.err, "");
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "of 32000.00 MB on cpu-avx2: weights "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "a decode step at a context of 2048 tokens"));
+        CU_ASSERT_PTR_NULL(strstr(r.out, "unknown"));
+        tu_run_clear(&r);
+    }
+}
+
 FP_TEST_SUITE(register_decoder)
 {
     CU_pSuite s = CU_add_suite("decoder", NULL, NULL);
@@ -375,4 +391,5 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "bad_step", test_bad_step);
     CU_add_test(s, "headroom_brute_force", test_headroom_brute_force);
     CU_add_test(s, "step_latency", test_step_latency);
+    CU_add_test(s, "report_no_flags", test_report_no_flags);
 }

@@ -113,8 +113,9 @@ static void test_weight_bytes(void)
     g_unlink(path);
 }
 
-/* Bytes per token of the MHA sample (2 layers, 2 KV heads x 16) and of a GroupQueryAttention graph
- * (1 layer, 4 KV heads x 64) at every KV dtype, and the cache held in blocks. */
+/* Bytes per token of the two sample decoders (2 layers, 2 KV heads x 16: Concat and
+ * GroupQueryAttention layouts) and of a GroupQueryAttention graph (1 layer, 4 KV heads x 64) at
+ * every KV dtype, and the cache held in blocks. */
 static void test_kv_bytes(void)
 {
     static const struct {
@@ -123,19 +124,21 @@ static void test_kv_bytes(void)
         unsigned bytes;
     } dts[] = {{"fp32", FP_DT_FLOAT, 4}, {"fp16", FP_DT_FLOAT16, 2}, {"bf16", FP_DT_BFLOAT16, 2},
                {"fp8", FP_DT_FLOAT8E4M3FN, 1}, {"int8", FP_DT_INT8, 1}};
-    for (size_t i = 0; i < G_N_ELEMENTS(dts); i++) {
+    const char *samples[] = {DECODER, FP_SOURCE_DIR "/models/decoder_gqa.onnx"}; /* the same 2 x 2 x 16 cache */
+    for (size_t i = 0; i < 2 * G_N_ELEMENTS(dts); i++) {
+        const char *path = samples[i / G_N_ELEMENTS(dts)];
         g_autoptr(GError) err = NULL;
-        fp_analysis_opts o = {.kv_dtype = dts[i].name, .kv_block = 16, .context = 100};
-        g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
+        fp_analysis_opts o = {.kv_dtype = dts[i % G_N_ELEMENTS(dts)].name, .kv_block = 16, .context = 100};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-        CU_ASSERT_EQUAL(a->precision.kv, dts[i].dtype);
-        uint64_t per_token = (uint64_t)2 * 2 * 2 * 16 * dts[i].bytes;
+        CU_ASSERT_EQUAL(a->precision.kv, dts[i % G_N_ELEMENTS(dts)].dtype);
+        uint64_t per_token = (uint64_t)2 * 2 * 2 * 16 * dts[i % G_N_ELEMENTS(dts)].bytes;
         CU_ASSERT_EQUAL(fp_kv_cache_token_bytes(a->kv, a->precision.kv), per_token);
         CU_ASSERT_EQUAL(a->kv_bytes, 112 * per_token); /* 100 tokens in blocks of 16 */
         CU_ASSERT_EQUAL(a->kv_past_bytes, 99 * per_token);
         g_autofree char *needle = g_strdup_printf("\"bytes_per_token\" : %" G_GUINT64_FORMAT, per_token);
-        tu_run_result r = tu_run((const char *[]){"report", DECODER, "--kv-dtype", dts[i].name, "-f", "json",
-                                                  "--no-headroom", NULL});
+        tu_run_result r = tu_run((const char *[]){"report", path, "--kv-dtype", dts[i % G_N_ELEMENTS(dts)].name, "-f",
+                                                  "json", "--no-headroom", NULL});
         CU_ASSERT_EQUAL(r.status, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, needle));
         tu_run_clear(&r);

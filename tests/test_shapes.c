@@ -413,6 +413,199 @@ static void test_broadcast_and_declared(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "node 'mul_bad' (Mul): shapes 3x4x5 and 4 do not broadcast"));
 }
 
+/* A com.microsoft node in b. */
+static tb_node_t *ms_node(tb *b, const char *op, const char *name, const char *inputs, const char *outputs)
+{
+    tb_node_t *n = tb_node(b, op, name, inputs, outputs);
+    tb_domain(b, n, "com.microsoft");
+    return n;
+}
+
+/* GroupQueryAttention, 4 query heads and 2 KV heads of 16 (ORT bert_defs.cc): output 0 the query's
+ * shape; present [B, 2, T, 16] with T = max(past, total_sequence_length) when input 6 is known
+ * (here folded from Shape(attention_mask)), else the length a graph output declares, else past +
+ * new; packed QKV [B, S, (4 + 2 x 2) x 16] without key and value; no past: T = total. */
+static void test_group_query_attention(void)
+{
+    tb *b = tb_new(14);
+    tb_input(b, "q", F32, 3, (int64_t[]){2, 3, 64});
+    tb_input(b, "k", F32, 3, (int64_t[]){2, 3, 32});
+    tb_input(b, "v", F32, 3, (int64_t[]){2, 3, 32});
+    tb_input(b, "pk", F32, 4, (int64_t[]){2, 2, 5, 16});
+    tb_input(b, "pv", F32, 4, (int64_t[]){2, 2, 5, 16});
+    tb_input(b, "mask", I64, 2, (int64_t[]){2, 8});
+    tb_input(b, "tsl", 6, 0, NULL); /* int32 scalar of unknown value */
+    tb_init(b, "seqlens", 6, 1, (int64_t[]){2});
+    tb_init(b, "cos", F32, 2, (int64_t[]){16, 8});
+    tb_init(b, "sin", F32, 2, (int64_t[]){16, 8});
+    tb_init_i64(b, "idx1", 1, (int64_t[]){1});
+    tb_node(b, "Shape", "mask_shape", "mask", "ms");
+    tb_node(b, "Gather", "mask_total", "ms,idx1", "mt");
+    tb_attr_i(b, tb_node(b, "Cast", "total_i32", "mt", "total"), "to", 6);
+    const char *nodes[][3] = {{"gqa", "q,k,v,pk,pv,seqlens,total,cos,sin", "o,present_k,present_v"},
+                              {"gqa_declared", "q,k,v,pk,pv,seqlens,tsl", "o2,dk,dv"},
+                              {"gqa_sum", "q,k,v,pk,pv,seqlens,tsl", "o3,sk,sv"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(nodes); i++) {
+        tb_node_t *n = ms_node(b, "GroupQueryAttention", nodes[i][0], nodes[i][1], nodes[i][2]);
+        tb_attr_i(b, n, "num_heads", 4);
+        tb_attr_i(b, n, "kv_num_heads", 2);
+        tb_attr_i(b, n, "do_rotary", i == 0);
+    }
+    tb_input(b, "qkv", F32, 3, (int64_t[]){1, 4, 128});
+    tb_init_i64(b, "four", 1, (int64_t[]){4});
+    tb_node_t *p = ms_node(b, "GroupQueryAttention", "gqa_packed", "qkv,,,,,seqlens,four", "op,ppk,ppv");
+    tb_attr_i(b, p, "num_heads", 4);
+    tb_attr_i(b, p, "kv_num_heads", 2);
+    tb_output(b, "o", F32, -1, NULL);
+    tb_output(b, "present_k", F32, -1, NULL);
+    tb_output(b, "dk", F32, 4, (int64_t[]){2, 2, 11, 16});
+    tb_output(b, "op", F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ASSERT_SHAPE(m, "o", "2x3x64");
+    ASSERT_SHAPE(m, "present_k", "2x2x8x16");
+    ASSERT_SHAPE(m, "present_v", "2x2x8x16");
+    ASSERT_SHAPE(m, "dk", "2x2x11x16");
+    ASSERT_SHAPE(m, "sk", "2x2x8x16");
+    ASSERT_SHAPE(m, "op", "1x4x64");
+    ASSERT_SHAPE(m, "ppk", "1x2x4x16");
+    ASSERT_SHAPE(m, "ppv", "1x2x4x16");
+    /* per batch: scores and context 2 x 3 x 8 x (64 + 64), softmax 5 x 3 x 8 x 4 heads, rotary 3 x 3 x (64 + 32) */
+    CU_ASSERT_EQUAL(metrics_of(m, "gqa").flops, 2 * (2 * 3 * 8 * 128 + 5 * 3 * 8 * 4 + 3 * 3 * 96));
+    CU_ASSERT_EQUAL(metrics_of(m, "gqa_packed").flops, 1 * (2 * 4 * 4 * 128 + 5 * 4 * 4 * 4));
+}
+
+/* A one-node model of op `op` (com.microsoft) named "bad" over float inputs q [2, 3, q_hidden]
+ * (rank q_rank), k and v [2, 3, 32], pk and pv [2, 2, 5, 16]; attributes num_heads and
+ * kv_num_heads when not 0. */
+static tb *attention_model(const char *op, int64_t q_rank, int64_t q_hidden, const char *inputs, int64_t heads,
+                           int64_t kv_heads)
+{
+    tb *b = tb_new(14);
+    tb_input(b, "q", F32, (int)q_rank, (int64_t[]){2, 3, q_hidden, 1, 1});
+    tb_input(b, "k", F32, 3, (int64_t[]){2, 3, 32});
+    tb_input(b, "v", F32, 3, (int64_t[]){2, 3, 32});
+    tb_input(b, "pk", F32, 4, (int64_t[]){2, 2, 5, 16});
+    tb_input(b, "pv", F32, 4, (int64_t[]){2, 2, 5, 16});
+    tb_input(b, "sl", 6, 1, (int64_t[]){2});
+    tb_input(b, "tsl", 6, 0, NULL);
+    tb_node_t *n = ms_node(b, op, "bad", inputs, "o,pko,pvo");
+    if (heads)
+        tb_attr_i(b, n, "num_heads", heads);
+    if (kv_heads)
+        tb_attr_i(b, n, "kv_num_heads", kv_heads);
+    tb_output(b, "o", F32, -1, NULL);
+    return b;
+}
+
+/* Bad attributes and inputs of GroupQueryAttention and MultiHeadAttention: one error naming the
+ * node and what is wrong. */
+static void test_attention_errors(void)
+{
+    const char *gqa = "GroupQueryAttention", *mha = "MultiHeadAttention", *all = "q,k,v,pk,pv,sl,tsl";
+    struct {
+        const char *op;
+        int64_t q_rank, q_hidden;
+        const char *inputs;
+        int64_t heads, kv_heads;
+        const char *needle;
+    } cases[] = {
+        {gqa, 3, 64, all, 3, 2, "num_heads 3 is not a multiple of kv_num_heads 2"},
+        {gqa, 3, 64, all, 4, 0, "missing required attribute 'kv_num_heads' (INT)"},
+        {gqa, 3, 64, all, -4, 2, "attribute 'num_heads' is -4: must be a positive head count"},
+        {gqa, 3, 66, all, 4, 2, "query hidden size 66 is not a multiple of num_heads (4)"},
+        {gqa, 3, 100, "q,,,pk,pv,sl,tsl", 4, 2, "packed QKV query hidden size 100 is not a multiple of num_heads + 2 x kv_num_heads (8)"},
+        {gqa, 4, 64, all, 4, 2, "query rank 4, expected 3"},
+        {gqa, 3, 64, "q,k,v,pk,pv,sl", 4, 2, "seqlens_k and total_sequence_length (inputs 5, 6) are required"},
+        {gqa, 3, 64, "q,k,,pk,pv,sl,tsl", 4, 2, "key and value (inputs 1, 2) must both be given"},
+        {gqa, 3, 64, "q,k,v,pk,,sl,tsl", 4, 2, "past_key and past_value (inputs 3, 4) must both be given"},
+        {gqa, 3, 64, all, 8, 4, "past_key has heads 2, expected 4"},
+        {gqa, 3, 32, all, 4, 2, "key has hidden size (kv_num_heads x head size) 32, expected 16"},
+        {mha, 3, 64, "q,k,v", 0, 0, "missing required attribute 'num_heads' (INT)"},
+        {mha, 3, 64, "q,k,v", 5, 0, "query hidden size 64 is not a multiple of num_heads (5)"},
+        {mha, 4, 64, "q,k,v", 4, 0, "query rank 4, expected 3 or 5 (packed QKV)"},
+        {mha, 3, 64, "q", 4, 0, "key (input 1) is omitted"},
+        {mha, 3, 32, "q,k,v,,,,pk", 2, 0, "past_key and past_value (inputs 6, 7) must both be given"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        tb *b = attention_model(cases[i].op, cases[i].q_rank, cases[i].q_hidden, cases[i].inputs, cases[i].heads,
+                                cases[i].kv_heads);
+        g_autoptr(GError) err = NULL;
+        fp_model *m = analyze(b, 0, &err);
+        tb_free(b);
+        CU_ASSERT_PTR_NULL(m);
+        fp_model_free(m);
+        g_autofree char *needle = g_strdup_printf("node 'bad' (%s): %s", cases[i].op, cases[i].needle);
+        tu_expect_error(err, needle);
+    }
+}
+
+/* MultiHeadAttention, 4 heads of 16 (ORT bert_defs.cc): Q, K, V of rank 3 with a past (present:
+ * past + new tokens), packed QKV [B, S, 4, 3, 16], packed KV [B, L, 4, 2, 16] and BNSH key and
+ * value (cross attention) without a past (present: the new tokens). */
+static void test_multi_head_attention(void)
+{
+    tb *b = tb_new(14);
+    tb_input(b, "q", F32, 3, (int64_t[]){2, 3, 64});
+    tb_input(b, "k", F32, 3, (int64_t[]){2, 3, 64});
+    tb_input(b, "v", F32, 3, (int64_t[]){2, 3, 64});
+    tb_input(b, "pk", F32, 4, (int64_t[]){2, 4, 5, 16});
+    tb_input(b, "pv", F32, 4, (int64_t[]){2, 4, 5, 16});
+    tb_input(b, "qkv", F32, 5, (int64_t[]){2, 3, 4, 3, 16});
+    tb_input(b, "kv", F32, 5, (int64_t[]){2, 6, 4, 2, 16});
+    tb_input(b, "kx", F32, 4, (int64_t[]){2, 4, 7, 16});
+    tb_input(b, "vx", F32, 4, (int64_t[]){2, 4, 7, 8});
+    const char *nodes[][3] = {{"mha", "q,k,v,,,,pk,pv", "o,present_k,present_v"},
+                              {"mha_qkv", "qkv", "oq,qk,qv"},
+                              {"mha_kv", "q,kv", "okv,kvk,kvv"},
+                              {"mha_cross", "q,kx,vx", "ox,xk,xv"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(nodes); i++)
+        tb_attr_i(b, ms_node(b, "MultiHeadAttention", nodes[i][0], nodes[i][1], nodes[i][2]), "num_heads", 4);
+    tb_output(b, "o", F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ASSERT_SHAPE(m, "o", "2x3x64");
+    ASSERT_SHAPE(m, "present_k", "2x4x8x16");
+    ASSERT_SHAPE(m, "present_v", "2x4x8x16");
+    ASSERT_SHAPE(m, "oq", "2x3x64");
+    ASSERT_SHAPE(m, "qk", "2x4x3x16");
+    ASSERT_SHAPE(m, "okv", "2x3x64");
+    ASSERT_SHAPE(m, "kvv", "2x4x6x16");
+    ASSERT_SHAPE(m, "ox", "2x3x32");
+    ASSERT_SHAPE(m, "xk", "2x4x7x16");
+    ASSERT_SHAPE(m, "xv", "2x4x7x8");
+    /* per batch: scores 2 x 3 x 8 x 64, context 2 x 3 x 8 x 64, softmax 5 x 3 x 8 x 4 heads */
+    CU_ASSERT_EQUAL(metrics_of(m, "mha").flops, 2 * (2 * 3 * 8 * 128 + 5 * 3 * 8 * 4));
+    CU_ASSERT_EQUAL(metrics_of(m, "mha_cross").flops, 2 * (2 * 3 * 7 * (64 + 32) + 5 * 3 * 7 * 4));
+}
+
+/* onnxruntime-genai's RMSNorms: SimplifiedLayerNormalization (ONNX domain) keeps the input's shape,
+ * SkipSimplifiedLayerNormalization also returns the residual sum (output 3); 4 FLOPs per element,
+ * 2 more for the skip and bias adds. */
+static void test_simplified_layer_norm(void)
+{
+    tb *b = tb_new(14);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 3, 8});
+    tb_init(b, "w", F32, 1, (int64_t[]){8});
+    tb_attr_i(b, tb_node(b, "SimplifiedLayerNormalization", "rms", "x,w", "y"), "axis", -1);
+    ms_node(b, "SkipSimplifiedLayerNormalization", "skip_rms", "x,y,w", "y2,,,sum");
+    tb_output(b, "y2", F32, -1, NULL);
+    tb_output(b, "sum", F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ASSERT_SHAPE(m, "y", "2x3x8");
+    ASSERT_SHAPE(m, "y2", "2x3x8");
+    ASSERT_SHAPE(m, "sum", "2x3x8");
+    CU_ASSERT_EQUAL(metrics_of(m, "rms").flops, 4 * 48);
+    CU_ASSERT_EQUAL(metrics_of(m, "skip_rms").flops, 6 * 48);
+}
+
 /* A Gather from an embedding table reads the rows it gathers: 4 x 200 float32, not the table. */
 static void test_gather_rows(void)
 {
@@ -445,5 +638,9 @@ FP_TEST_SUITE(register_shapes)
     CU_add_test(s, "rare value fields", test_rerun_value_ext);
     CU_add_test(s, "conv_channel_mismatch", test_conv_channel_mismatch);
     CU_add_test(s, "broadcast_mismatch", test_broadcast_and_declared);
+    CU_add_test(s, "group_query_attention", test_group_query_attention);
+    CU_add_test(s, "multi_head_attention", test_multi_head_attention);
+    CU_add_test(s, "attention_errors", test_attention_errors);
+    CU_add_test(s, "simplified_layer_norm", test_simplified_layer_norm);
     CU_add_test(s, "gather_rows", test_gather_rows);
 }

@@ -12,8 +12,8 @@
 struct tb {
     Onnx__ModelProto model;
     Onnx__GraphProto graph;
-    Onnx__OperatorSetIdProto opset;
-    Onnx__OperatorSetIdProto *opsets[1];
+    Onnx__OperatorSetIdProto opset, domain; /* ai.onnx; the one other domain tb_domain imports */
+    Onnx__OperatorSetIdProto *opsets[2];
     GPtrArray *trash;
     GPtrArray *nodes, *inputs, *outputs, *inits;
 };
@@ -186,6 +186,20 @@ tb_node_t *tb_node(tb *b, const char *op, const char *name, const char *inputs, 
     n->output = split_names(b, outputs, &n->n_output);
     g_ptr_array_add(b->nodes, n);
     return n;
+}
+
+void tb_domain(tb *b, tb_node_t *n, const char *domain)
+{
+    n->domain = kstr(b, domain);
+    if (b->model.n_opset_import == 1) {
+        onnx__operator_set_id_proto__init(&b->domain);
+        b->domain.domain = kstr(b, domain);
+        b->domain.has_version = 1;
+        b->domain.version = 1;
+        b->opsets[1] = &b->domain;
+        b->model.n_opset_import = 2;
+    }
+    g_assert(strcmp(b->domain.domain, domain) == 0);
 }
 
 static Onnx__AttributeProto *attr(tb *b, tb_node_t *n, const char *name, Onnx__AttributeProto__AttributeType type)

@@ -24,6 +24,8 @@ void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals);
 void tb_init_f32(tb *b, const char *name, int n, const float *vals);
 /* inputs/outputs: comma-separated names, "" entries allowed ("x,,b") */
 tb_node_t *tb_node(tb *b, const char *op, const char *name, const char *inputs, const char *outputs);
+/* Puts n in `domain` (e.g. "com.microsoft"), imported at version 1; one such domain per model. */
+void tb_domain(tb *b, tb_node_t *n, const char *domain);
 void tb_attr_i(tb *b, tb_node_t *n, const char *name, int64_t v);
 void tb_attr_f(tb *b, tb_node_t *n, const char *name, float v);
 void tb_attr_s(tb *b, tb_node_t *n, const char *name, const char *v);

@@ -1,5 +1,5 @@
-/* shape_rules.h - the per-op shape rules (shape_rules_nn.c, shape_rules_data.c) and the table
- * that hangs them off the op table (shape_rules_table.c). */
+/* shape_rules.h - the per-op shape rules (shape_rules_nn.c, shape_rules_data.c,
+ * shape_rules_attn.c) and the table that hangs them off the op table (shape_rules_table.c). */
 #ifndef FP_SHAPE_RULES_H
 #define FP_SHAPE_RULES_H
 
@@ -15,7 +15,8 @@
     X(size) X(constant) X(constant_of_shape) X(range) X(non_zero) X(unique) X(nms) X(window) X(dft)        \
     X(stft) X(mel) X(random) X(random_like) X(multinomial) X(seq_construct) X(seq_empty) X(seq_at)         \
     X(seq_insert) X(seq_erase) X(seq_length) X(split_to_seq) X(concat_from_seq) X(optional)                \
-    X(optional_get) X(optional_has) X(string_normalizer) X(tfidf) X(bias_gelu) X(attention) X(col2im)
+    X(optional_get) X(optional_has) X(string_normalizer) X(tfidf) X(bias_gelu) X(attention) X(col2im)     \
+    X(group_query_attention) X(multi_head_attention)
 
 typedef sh_result (*sh_rule)(sh_ctx *c);
 

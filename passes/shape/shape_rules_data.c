@@ -1295,22 +1295,3 @@ sh_result sh_rule_tfidf(sh_ctx *c)
 /* ---------------------------------------------------------------- fused ops (com.microsoft) */
 
 sh_result sh_rule_bias_gelu(sh_ctx *c) { return sh_rule_binary(c); }
-
-sh_result sh_rule_attention(sh_ctx *c)
-{
-    const fp_shape *x = sh_in(c, 0), *w = sh_in(c, 1);
-    if (x && w && x->rank == 3 && w->rank == 2) { /* com.microsoft Attention(input, weights, ...) */
-        fp_shape out = sh_copy(c, x);
-        out.dims[2] = sh_dim_div(w->dims[1], sh_dim(3));
-        sh_set(c, 0, sh_dt(c, 0), out);
-        return SH_OK;
-    }
-    /* the fusion pass's form (q, k, scale, [mask,] v): the context has q's shape with v's last dim */
-    const fp_shape *v = c->n->n_inputs > 2 ? sh_in(c, c->n->n_inputs - 1) : NULL;
-    if (!x || !v || x->rank < 2 || v->rank < 1)
-        return sh_unknown(c, "input or weights of unknown rank");
-    fp_shape out = sh_copy(c, x);
-    out.dims[x->rank - 1] = v->dims[v->rank - 1];
-    sh_set(c, 0, sh_dt(c, 0), out);
-    return SH_OK;
-}

@@ -24,10 +24,12 @@ const sh_rule fp_shape_rules[FP_OP_COUNT] = {
     R(CONV, conv) R(CONV_INTEGER, conv) R(QLINEAR_CONV, conv) R(FUSED_CONV, conv)
     R(CONV_TRANSPOSE, conv_transpose) R(GEMM, gemm) R(FUSED_GEMM, gemm) R(MATMUL, matmul)
     R(MATMUL_INTEGER, matmul) R(QLINEAR_MATMUL, matmul) R(FUSED_MATMUL, matmul) R(EINSUM, einsum)
-    R(DET, det) R(ATTENTION, attention)
+    R(DET, det) R(ATTENTION, attention) R(GROUP_QUERY_ATTENTION, group_query_attention)
+    R(MULTI_HEAD_ATTENTION, multi_head_attention)
     /* normalization */
     R(BATCH_NORM, batch_norm) R(INSTANCE_NORM, same) R(LAYER_NORM, layer_norm) R(GROUP_NORM, same)
     R(LRN, same) R(LP_NORM, same) R(MVN, same) R(SKIP_LAYER_NORM, skip_layer_norm)
+    R(SIMPLIFIED_LAYER_NORM, layer_norm) R(SKIP_SIMPLIFIED_LAYER_NORM, skip_layer_norm)
     /* pooling */
     R(AVERAGE_POOL, pool) R(MAX_POOL, pool) R(LP_POOL, pool) R(GLOBAL_AVG_POOL, global_pool)
     R(GLOBAL_MAX_POOL, global_pool) R(GLOBAL_LP_POOL, global_pool) R(MAX_ROI_POOL, roi) R(ROI_ALIGN, roi)
