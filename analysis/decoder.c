@@ -7,15 +7,16 @@
 
 typedef enum { ROLE_NONE, ROLE_KV, ROLE_KEY, ROLE_VALUE } kv_role;
 
-/* The role that use u gives its value: the past input of a Concat on the sequence axis (axis 2 of
- * a rank-4 BNSH tensor) whose result is a graph output, or a past key or value input of an
- * attention op that owns the cache. *present receives the tensor that extends it, or NULL. */
+/* The role that use u gives its value: the past input (the first) of a Concat on the sequence axis (axis 2 of
+ * a rank-4 BNSH tensor; GE's ConcatD and ConcatV2D name it concat_dim) whose result is a graph
+ * output, or a past key or value input of an attention op that owns the cache. *present receives
+ * the tensor that extends it, or NULL. */
 static kv_role use_role(const fp_use *u, const fp_value **present)
 {
     const fp_node *n = u->node;
     *present = NULL;
-    if (n->op == FP_OP_CONCAT && n->n_outputs == 1 && n->outputs[0] && n->outputs[0]->is_output) {
-        int64_t axis = fp_node_attr_int(n, "axis", 0);
+    if (n->op == FP_OP_CONCAT && u->port == 0 && n->n_outputs == 1 && n->outputs[0] && n->outputs[0]->is_output) {
+        int64_t axis = fp_node_attr_int(n, "axis", fp_node_attr_int(n, "concat_dim", 0));
         if (axis != 2 && axis != -2)
             return ROLE_NONE;
         *present = n->outputs[0];
@@ -31,13 +32,21 @@ static kv_role use_role(const fp_use *u, const fp_value **present)
     return u->port == k ? ROLE_KEY : ROLE_VALUE;
 }
 
-/* The role of graph input v (rank 4 as declared) and its present tensor. */
+/* The role of graph input v (rank 4 as declared) and its present tensor; through the Identity a GE
+ * Data op becomes (it reads the graph input and passes it on). */
 static kv_role input_role(const fp_value *v, const fp_value **present)
 {
     *present = NULL;
     if (v->decl_shape.rank != 4 || !fp_dtype_is_float(v->decl_dtype))
         return ROLE_NONE;
     for (uint32_t i = 0; i < v->n_uses; i++) {
+        const fp_node *n = v->uses[i].node;
+        const fp_value *via = n->op == FP_OP_IDENTITY && n->n_outputs == 1 ? n->outputs[0] : NULL;
+        for (uint32_t j = 0; via && j < via->n_uses; j++) {
+            kv_role r = use_role(&via->uses[j], present);
+            if (r != ROLE_NONE)
+                return r;
+        }
         kv_role r = use_role(&v->uses[i], present);
         if (r != ROLE_NONE)
             return r;

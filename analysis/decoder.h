@@ -41,7 +41,8 @@ typedef struct {
 #define FP_DECODER_DEFAULT_CONTEXT 2048
 
 /* The KV cache of m's main graph as declared (before shapes are bound): the graph inputs of rank
- * 4 that a Concat on axis 2 (or -2) extends into a graph output, or that com.microsoft
+ * 4 that a Concat on axis 2 (or -2; GE: concat_dim) extends into a graph output as its first
+ * input (directly or through a GE Data op), or that com.microsoft
  * GroupQueryAttention (inputs 3, 4) or MultiHeadAttention (inputs 6, 7) reads as past key and
  * value. NULL when the model has none. Free with fp_kv_cache_free. */
 fp_kv_cache *fp_kv_cache_find(const fp_model *m);

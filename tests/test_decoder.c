@@ -378,6 +378,48 @@ static void test_report_no_flags(void)
     }
 }
 
+/* A GE graph (text ModelDef as ATC dumps it) of one layer: Data ops reading past K and V [1, 2, 7,
+ * 16] fp16, ConcatD on concat_dim 2 with the new token into NetOutput. The cache is found through
+ * the Data ops and held apart from the arena. */
+#define GE_DESC(d0, d2) "output_desc { dtype: DT_FLOAT16 shape { dim: [" d0 ", 2, " d2 ", 16] } layout: 'ND' }"
+static void test_ge_graph(void)
+{
+    const char *text =
+        "graph { name: 'g'\n"
+        " op { name: 'past_key' type: 'Data' input: '' attr { key: 'index' value { i: 0 } } " GE_DESC("1", "7") " }\n"
+        " op { name: 'past_value' type: 'Data' input: '' attr { key: 'index' value { i: 1 } } " GE_DESC("1", "7") " }\n"
+        " op { name: 'k_new' type: 'Data' input: '' attr { key: 'index' value { i: 2 } } " GE_DESC("1", "1") " }\n"
+        " op { name: 'v_new' type: 'Data' input: '' attr { key: 'index' value { i: 3 } } " GE_DESC("1", "1") " }\n"
+        " op { name: 'cat_k' type: 'ConcatD' input: 'past_key:0' input: 'k_new:0'\n"
+        "      attr { key: 'concat_dim' value { i: 2 } } attr { key: 'N' value { i: 2 } } " GE_DESC("1", "8") " }\n"
+        " op { name: 'cat_v' type: 'ConcatD' input: 'past_value:0' input: 'v_new:0'\n"
+        "      attr { key: 'concat_dim' value { i: 2 } } attr { key: 'N' value { i: 2 } } " GE_DESC("1", "8") " }\n"
+        " op { name: 'out' type: 'NetOutput' input: 'cat_k:0' input: 'cat_v:0' }\n"
+        "}\n";
+    g_autofree char *path = tu_write_temp(text, strlen(text), ".txt");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_load_model(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_EQUAL(kv->layers, 1);
+    CU_ASSERT_EQUAL_FATAL(kv->n_tensors, 2);
+    CU_ASSERT_EQUAL(kv->kv_heads, 2);
+    CU_ASSERT_EQUAL(kv->head_dim, 16);
+    CU_ASSERT_EQUAL(kv->dtype, FP_DT_FLOAT16);
+    CU_ASSERT_EQUAL(kv->bytes_per_token, 2 * 2 * 16 * 2);
+    CU_ASSERT_TRUE(kv->tensors[1].value);
+    CU_ASSERT_STRING_EQUAL(kv->tensors[0].present->name, "cat_k:0");
+    fp_analysis_opts o = {.device = "ascend910b"};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->kv_bytes, 2 * 8 * kv->bytes_per_token / 2);
+    CU_ASSERT_EQUAL(a->kv_past_bytes, 2 * 7 * kv->bytes_per_token / 2);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    CU_ASSERT_EQUAL(a->res.memory->arena, 2 * 512); /* the two new tokens alone, 64 B each, 512-aligned */
+    g_unlink(path);
+}
+
 FP_TEST_SUITE(register_decoder)
 {
     CU_pSuite s = CU_add_suite("decoder", NULL, NULL);
@@ -392,4 +434,5 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "headroom_brute_force", test_headroom_brute_force);
     CU_add_test(s, "step_latency", test_step_latency);
     CU_add_test(s, "report_no_flags", test_report_no_flags);
+    CU_add_test(s, "ge_graph", test_ge_graph);
 }
