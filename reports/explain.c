@@ -41,13 +41,16 @@ static char *members(const fp_fusion *fu)
 void fp_report_explain_text(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, FILE *out)
 {
     fprintf(out, "target %s: %s\n\n", t->name, t->description);
-    fprintf(out, "%-18s %8s %8s\n", "rule", "matched", "applied");
+    int w = 18; /* the rule column: as wide as the longest id */
+    for (char **id = t->rules; *id; id++)
+        w = MAX(w, (int)strlen(*id));
+    fprintf(out, "%-*s %8s %8s\n", w, "rule", "matched", "applied");
     for (char **id = t->rules; *id; id++) {
         guint m, a;
         fp_explain_counts(l, *id, &m, &a);
         if (f && f->rule && strcmp(*id, f->rule) != 0)
             continue;
-        fprintf(out, "%-18s %8u %8u\n", *id, m, a);
+        fprintf(out, "%-*s %8u %8u\n", w, *id, m, a);
     }
     guint shown = 0;
     for (guint i = 0; i < l->fusions->len; i++) {

@@ -405,6 +405,51 @@ static void test_transformer_rules(void)
     CU_ASSERT_EQUAL(kernels, 23);
 }
 
+/* RMSNorm from primitive ops, x [2, 5, 8]: Pow(x, 2) -> ReduceMean(-1) -> Add(eps) -> Sqrt ->
+ * Div(x, .) -> Mul(scale). Variants: fp16 x (the CPU EP refuses), a [1, 1, 8] scale, a mean over
+ * axis 1, a Pow read twice. */
+typedef struct {
+    bool fp16, scale_3d, axis_1, pow_shared;
+} rms_case;
+
+static void rms_norm(const char *target, rms_case c, const char *constraint)
+{
+    int dt = c.fp16 ? F16 : F32;
+    tb *b = tb_new(13);
+    tb_input(b, "x", dt, 3, (int64_t[]){2, 5, 8});
+    tb_init_f32(b, "two", 0, (float[]){2.0f}); /* Pow's exponent may have its own type */
+    if (c.fp16)
+        tb_init(b, "eps", dt, 0, NULL);
+    else
+        tb_init_f32(b, "eps", 0, (float[]){1e-6f});
+    tb_init(b, "scale", dt, c.scale_3d ? 3 : 1, c.scale_3d ? (int64_t[]){1, 1, 8} : (int64_t[]){8});
+    tb_node(b, "Pow", "pow", "x,two", "p");
+    tb_attr_ints(b, tb_node(b, "ReduceMean", "mean", "p", "m"), "axes", 1, (int64_t[]){c.axis_1 ? 1 : -1});
+    tb_node(b, "Add", "add_eps", "m,eps", "a");
+    tb_node(b, "Sqrt", "sqrt", "a", "r");
+    tb_node(b, "Div", "div", "x,r", "d");
+    tb_node(b, "Mul", "mul", "d,scale", "y");
+    tb_output(b, "y", dt, -1, NULL);
+    if (c.pow_shared) {
+        tb_node(b, "Relu", "other", "p", "o2");
+        tb_output(b, "o2", dt, -1, NULL);
+    }
+    fp_fusion_list *l = fuse_tb(b, target, NULL);
+    expect(l, "simplified_layer_norm", "pow", constraint);
+    list_free(l);
+    tb_free(b);
+}
+
+static void test_simplified_layer_norm(void)
+{
+    rms_norm("ort-cpu", (rms_case){0}, NULL);
+    rms_norm("ort-cpu", (rms_case){.fp16 = true}, "dtype_in");
+    rms_norm("cuda", (rms_case){.fp16 = true}, NULL); /* the CUDA EP takes fp16 */
+    rms_norm("ort-cpu", (rms_case){.scale_3d = true}, "const_1d");
+    rms_norm("ort-cpu", (rms_case){.axis_1 = true}, "last_axis");
+    rms_norm("ort-cpu", (rms_case){.pow_shared = true}, "single_consumer");
+}
+
 static void test_quick_gelu_and_elim(void)
 {
     tb *b = tb_new(13);
@@ -720,6 +765,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "conv_activation", test_conv_activation);
     CU_add_test(s, "gemm_activation", test_gemm_activation);
     CU_add_test(s, "transformer_rules", test_transformer_rules);
+    CU_add_test(s, "simplified_layer_norm", test_simplified_layer_norm);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);

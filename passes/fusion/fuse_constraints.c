@@ -561,6 +561,20 @@ static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     return false;
 }
 
+/* The operand of node c->node that does not come from the pattern is a 1-D constant (a
+ * normalization's scale). */
+static bool const_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *v = n ? other_input(mt, n) : NULL;
+    if (!v || v->shape.rank == 1)
+        return true;
+    reason(mt, out, c->name, fmt(mt, "rank %d (%s)", v->shape.rank, shape_str(mt, &v->shape)), sdup(mt, "rank 1"),
+           fmt(mt, "%s %s: operand '%s' is not 1-D", n->op_type, n->name, v->name),
+           fmt(mt, "store '%s' as a 1-D tensor of the normalized dimension (squeeze its leading 1s)", v->name));
+    return false;
+}
+
 static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *add = node_at(mt, c->node);
@@ -704,7 +718,7 @@ static const struct {
     {"bn_params_1d", bn_params_1d}, {"max_epsilon", max_epsilon}, {"min_epsilon", min_epsilon},
     {"per_channel", per_channel}, {"gemm_operands", gemm_operands},
     {"activation_in", activation_in}, {"clip_const_bounds", clip_const_bounds}, {"const_value", const_value},
-    {"bias_1d", bias_1d}, {"activation_operands", activation_operands}, {"rank_is", rank_is},
+    {"bias_1d", bias_1d}, {"const_1d", const_1d}, {"activation_operands", activation_operands}, {"rank_is", rank_is},
     {"last_axis", last_axis}, {"static_weight", static_weight}, {"max_chain", max_chain},
     {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
 };
