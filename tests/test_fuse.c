@@ -450,6 +450,97 @@ static void test_simplified_layer_norm(void)
     rms_norm("ort-cpu", (rms_case){.pow_shared = true}, "single_consumer");
 }
 
+/* a [2, 4, 5, 6] tensor times Transpose(x) (MatMul input B, [2, 4, 6, 8]): x [2, 4, 8, 6] with
+ * perm [0, 1, 3, 2], or x of the shape the perm given needs. Variants: a second reader of the Transpose, the Transpose a graph output,
+ * x read on both sides, fp16, a symbolic batch with a batch-moving perm. Returns the model (the
+ * caller frees it after the list) in *out when not NULL. */
+typedef struct {
+    const int64_t *perm, *x; /* 4 entries each, or NULL */
+    bool shared, out, same, fp16, symbolic;
+} mt_case;
+
+static fp_fusion_list *matmul_transpose(mt_case c, fp_model **model)
+{
+    int dt = c.fp16 ? F16 : F32;
+    tb *b = tb_new(13);
+    int64_t x[4] = {2, 4, 8, 6};
+    if (c.x)
+        memcpy(x, c.x, sizeof x);
+    if (c.symbolic)
+        x[1] = -1; /* the batch dim after the perm */
+    tb_input(b, "x", dt, c.same ? 4 : 4, c.same ? (int64_t[]){2, 4, 6, 6} : x);
+    tb_input(b, "a", dt, 4, (int64_t[]){c.symbolic ? -1 : 2, 4, 5, 6});
+    tb_attr_ints(b, tb_node(b, "Transpose", "t", "x", "xt"), "perm", 4, c.perm ? c.perm : (int64_t[]){0, 1, 3, 2});
+    tb_node(b, "MatMul", "mm", c.same ? "xt,xt" : "a,xt", "y");
+    tb_output(b, "y", dt, -1, NULL);
+    if (c.shared) {
+        tb_node(b, "Relu", "other", "xt", "o2");
+        tb_output(b, "o2", dt, -1, NULL);
+    }
+    if (c.out)
+        tb_output(b, "xt", dt, -1, NULL);
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", model);
+    tb_free(b);
+    return l;
+}
+
+static const fp_node *node_named(const fp_model *m, const char *name)
+{
+    for (guint i = 0; i < m->main->nodes->len; i++) {
+        const fp_node *n = m->main->nodes->pdata[i];
+        if (strcmp(n->name, name) == 0)
+            return n;
+    }
+    return NULL;
+}
+
+static void test_matmul_transpose(void)
+{
+    fp_model *m = NULL;
+    fp_fusion_list *l = matmul_transpose((mt_case){0}, &m);
+    expect(l, "matmul_transpose", "t", NULL);
+    const fp_node *mm = node_named(m, "mm"), *t = node_named(m, "t");
+    CU_ASSERT_STRING_EQUAL(mm->op_type, "FusedMatMul");
+    CU_ASSERT_EQUAL(fp_node_attr_int(mm, "transB", 0), 1);
+    CU_ASSERT_EQUAL(fp_node_attr_int(mm, "transA", 0), 0);
+    CU_ASSERT_STRING_EQUAL(mm->inputs[1]->name, "x");
+    CU_ASSERT(t->flags & FP_NODE_REMOVED);
+    list_free(l);
+    fp_model_free(m);
+    /* another reader keeps the Transpose; the MatMul still reads x */
+    l = matmul_transpose((mt_case){.shared = true}, &m);
+    expect(l, "matmul_transpose", "t", NULL);
+    CU_ASSERT_FALSE(node_named(m, "t")->flags & FP_NODE_REMOVED);
+    CU_ASSERT_STRING_EQUAL(node_named(m, "mm")->inputs[1]->name, "x");
+    list_free(l);
+    fp_model_free(m);
+    /* perm [1, 2, 0, 3] moves the batch axis: transBatchB, with static shapes only */
+    const int64_t batch_perm[] = {1, 2, 0, 3}, batch_x[] = {6, 2, 4, 8};
+    l = matmul_transpose((mt_case){.perm = batch_perm, .x = batch_x}, &m);
+    expect(l, "matmul_transpose", "t", NULL);
+    CU_ASSERT_EQUAL(fp_node_attr_int(node_named(m, "mm"), "transBatchB", 0), 1);
+    CU_ASSERT_EQUAL(fp_node_attr_int(node_named(m, "mm"), "transB", 0), 0);
+    list_free(l);
+    fp_model_free(m);
+    l = matmul_transpose((mt_case){.perm = batch_perm, .x = batch_x, .symbolic = true}, NULL);
+    expect(l, "matmul_transpose", "t", "batch_shapes");
+    list_free(l);
+    l = matmul_transpose((mt_case){.out = true}, NULL);
+    expect(l, "matmul_transpose", "t", "not_graph_output");
+    list_free(l);
+    l = matmul_transpose((mt_case){.same = true}, NULL);
+    expect(l, "matmul_transpose", "t", "distinct_operands");
+    list_free(l);
+    l = matmul_transpose((mt_case){.fp16 = true}, NULL);
+    expect(l, "matmul_transpose", "t", "dtype_in");
+    list_free(l);
+    /* a head split ([0, 2, 1, 3]) is no candidate at all */
+    l = matmul_transpose((mt_case){.perm = (int64_t[]){0, 2, 1, 3}, .x = (int64_t[]){2, 6, 4, 8}}, NULL);
+    for (guint i = 0; i < l->fusions->len; i++)
+        CU_ASSERT_STRING_NOT_EQUAL(((const fp_fusion *)l->fusions->pdata[i])->rule, "matmul_transpose");
+    list_free(l);
+}
+
 static void test_quick_gelu_and_elim(void)
 {
     tb *b = tb_new(13);
@@ -766,6 +857,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "gemm_activation", test_gemm_activation);
     CU_add_test(s, "transformer_rules", test_transformer_rules);
     CU_add_test(s, "simplified_layer_norm", test_simplified_layer_norm);
+    CU_add_test(s, "matmul_transpose", test_matmul_transpose);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);

@@ -447,6 +447,53 @@ static void rewrite_fuse(fuser *fz, const fp_match *mt)
     }
 }
 
+/* n's int attribute `name` set to v (added when n has none), in the model's arena. */
+static void set_int_attr(fuser *fz, fp_node *n, const char *name, int64_t v)
+{
+    for (uint32_t k = 0; k < n->n_attrs; k++)
+        if (strcmp(n->attrs[k].name, name) == 0 && n->attrs[k].type == FP_ATTR_INT) {
+            n->attrs[k].u.i = v;
+            return;
+        }
+    fp_attr *attrs = fp_arena_calloc(fz->m->arena, n->n_attrs + 1, sizeof(fp_attr));
+    memcpy(attrs, n->attrs, sizeof(fp_attr) * n->n_attrs);
+    attrs[n->n_attrs] = (fp_attr){.name = fp_intern(fz->m, name, -1), .type = FP_ATTR_INT, .u.i = v};
+    n->attrs = attrs;
+    n->n_attrs++;
+}
+
+/* Node 1 absorbs the anchor Transpose (FP_RW_ABSORB): it reads the Transpose's input at the port
+ * that read its output, becomes the rule's fused op with transA/transB and transBatchA/B flipped
+ * as fp_fuse_transpose_flags says; the Transpose goes when nothing else reads it. */
+static void rewrite_absorb(fuser *fz, const fp_match *mt)
+{
+    fp_node *t = mt->nodes[0], *mm = mt->nodes[1];
+    fp_value *out = t->outputs[0];
+    bool trans = false, batch = false;
+    const char *why;
+    fp_fuse_transpose_flags(t, &trans, &batch, &why);
+    uint32_t port = mm->inputs[0] == out ? 0 : 1;
+    mm->inputs[port] = t->inputs[0];
+    const char *tr = port ? "transB" : "transA", *tb = port ? "transBatchB" : "transBatchA";
+    set_int_attr(fz, mm, tr, fp_node_attr_int(mm, tr, 0) ^ trans);
+    set_int_attr(fz, mm, tb, fp_node_attr_int(mm, tb, 0) ^ batch);
+    const fp_rule *r = mt->rule;
+    size_t ri = (size_t)(r - fp_rules);
+    if (!fz->op_name[ri]) {
+        fz->op_name[ri] = fp_intern(fz->m, r->fused_op, -1);
+        fz->domain[ri] = fp_intern(fz->m, fused_domain(r), -1);
+    }
+    mm->op = r->fused_kind;
+    mm->op_type = fz->op_name[ri];
+    mm->domain = fz->domain[ri];
+    mm->flags |= FP_NODE_FUSED;
+    mm->group = ++fz->groups;
+    if (out->n_uses > 1 || out->is_output) /* read by others still: it stays (the use lists are updated after) */
+        return;
+    t->flags |= FP_NODE_REMOVED;
+    out->producer = NULL;
+}
+
 /* The anchor disappears: its consumers read its input instead. */
 static void rewrite_eliminate(const fp_match *mt)
 {
@@ -866,6 +913,7 @@ static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
         case FP_RW_FOLD: rewrite_fold(fz, &mt); break;
         case FP_RW_FUSE: rewrite_fuse(fz, &mt); break;
         case FP_RW_ELIMINATE: rewrite_eliminate(&mt); break;
+        case FP_RW_ABSORB: rewrite_absorb(fz, &mt); break;
         }
         if (local)
             uses_end(fz);

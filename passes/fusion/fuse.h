@@ -35,6 +35,9 @@ typedef enum {
     FP_RW_FOLD,      /* the last node folds into the anchor (Conv+BN, Conv+Mul, Conv+Add) */
     FP_RW_FUSE,      /* all nodes become one kernel of type fused_op */
     FP_RW_ELIMINATE, /* the anchor disappears (Identity, Dropout) */
+    FP_RW_ABSORB,    /* node 1 absorbs the anchor, a Transpose it reads (MatMul -> FusedMatMul with
+                        transA/transB): it reads the anchor's input instead, and the anchor goes
+                        once nothing else reads it */
 } fp_rewrite;
 
 /* A constraint of a rule: a named predicate with a parameter the target may override. */
@@ -165,6 +168,12 @@ bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *
 int fp_constraint_find(const char *name);
 /* fp_constraint_check with c's predicate found beforehand: which = fp_constraint_find(c->name). */
 bool fp_constraint_check_at(int which, const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
+/* What Transpose t does to the matrix a MatMul reads, as FusedMatMul's flags take it: *trans when
+ * it swaps the last two axes, *batch when it moves axis 0 behind the leading batch axes (perm
+ * [1, .., r-2, 0, r-1] or [1, .., r-1, 0]). False (*why a static phrase) for any other perm, a
+ * rank below 2, or a perm that cannot be known. */
+bool fp_fuse_transpose_flags(const fp_node *t, bool *trans, bool *batch, const char **why);
+
 /* Names of all constraint predicates (for validation and docs). */
 extern const char *const fp_constraint_names[];
 

@@ -12,7 +12,8 @@ const char *const fp_constraint_names[] = {
     "single_consumer", "not_graph_output", "const_inputs", "const_other", "bn_outputs_unused", "dtype_in",
     "bn_params_1d", "max_epsilon", "min_epsilon", "per_channel", "gemm_operands", "activation_in",
     "clip_const_bounds", "const_value", "bias_1d", "activation_operands", "rank_is", "last_axis",
-    "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", NULL,
+    "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", "const_1d", "transpose_perm",
+    "batch_shapes", "distinct_operands", "matmul_operand", NULL,
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -575,6 +576,84 @@ static bool const_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     return false;
 }
 
+bool fp_fuse_transpose_flags(const fp_node *t, bool *trans, bool *batch, const char **why)
+{
+    const fp_attr *a = fp_node_attr(t, "perm");
+    int32_t r = a ? (int32_t)a->n : t->n_inputs && t->inputs[0] ? t->inputs[0]->shape.rank : -1;
+    *why = NULL;
+    if (a && a->type != FP_ATTR_INTS)
+        *why = "a perm that is not a list of ints";
+    else if (r < 2)
+        *why = r < 0 ? "no perm and an input of unknown rank" : "rank below 2";
+    if (*why)
+        return false;
+    int64_t p[FP_MAX_RANK];
+    for (int32_t i = 0; i < r && i < FP_MAX_RANK; i++)
+        p[i] = a ? a->u.ints[i] : r - 1 - i; /* no perm: the axes reversed */
+    *trans = p[r - 2] == r - 1;
+    bool ok = *trans || p[r - 1] == r - 1; /* the last axis stays in the matrix */
+    *batch = r >= 3 && p[0] == 1;
+    if (r >= 3)
+        ok = ok && (p[0] == 0 || p[0] == 1);
+    for (int32_t i = 0; ok && i + 3 < r; i++)
+        ok = p[i] + 1 == p[i + 1]; /* the leading batch axes in order */
+    if (!ok)
+        *why = "a perm that moves the last axis out of the last two, or reorders the batch axes";
+    return ok;
+}
+
+/* Gate: the Transpose (node c->node) is one FusedMatMul can take (fp_fuse_transpose_flags); any
+ * other is no candidate, as ONNX Runtime does not look at it. */
+static bool transpose_perm(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    fp_node *t = node_at(mt, c->node);
+    bool trans, batch;
+    const char *why;
+    return !t || fp_fuse_transpose_flags(t, &trans, &batch, &why);
+}
+
+/* A Transpose (node c->node) that moves the batch axis: both inputs of the MatMul reading it have
+ * known shapes of one rank. */
+static bool batch_shapes(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *t = node_at(mt, c->node), *mm = node_at(mt, c->node + 1);
+    bool trans, batch;
+    const char *why;
+    if (!t || !mm || !fp_fuse_transpose_flags(t, &trans, &batch, &why) || !batch)
+        return true;
+    const fp_shape *sa = &mm->inputs[0]->shape, *sb = &mm->inputs[1]->shape;
+    if (fp_shape_static(sa) && fp_shape_static(sb) && sa->rank == sb->rank)
+        return true;
+    reason(mt, out, c->name, fmt(mt, "%s and %s", shape_str(mt, sa), shape_str(mt, sb)),
+           sdup(mt, "known shapes of one rank"),
+           fmt(mt, "%s %s: moves the batch axis, and %s %s's inputs are %s and %s", t->op_type, t->name, mm->op_type,
+               mm->name, shape_str(mt, sa), shape_str(mt, sb)),
+           sdup(mt, "bind the symbolic dims (--dim, --input) or export with static shapes"));
+    return false;
+}
+
+/* The MatMul (node c->node) reads two different tensors (a Transpose feeding both ports stays). */
+static bool distinct_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    if (!n || n->n_inputs < 2 || n->inputs[0] != n->inputs[1])
+        return true;
+    reason(mt, out, c->name, fmt(mt, "both inputs '%s'", n->inputs[0]->name), sdup(mt, "two different tensors"),
+           fmt(mt, "%s %s: reads '%s' as both operands", n->op_type, n->name, n->inputs[0]->name),
+           sdup(mt, "-"));
+    return false;
+}
+
+/* Gate: the pattern's previous node feeds node c->node at input 0 or 1 (a FusedMatMul's matrices,
+ * not its scale). */
+static bool matmul_operand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    fp_node *n = node_at(mt, c->node), *prev = node_at(mt, c->node - 1);
+    return !n || !prev || (n->n_inputs >= 2 && (n->inputs[0] == prev->outputs[0] || n->inputs[1] == prev->outputs[0]));
+}
+
 static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *add = node_at(mt, c->node);
@@ -718,7 +797,9 @@ static const struct {
     {"bn_params_1d", bn_params_1d}, {"max_epsilon", max_epsilon}, {"min_epsilon", min_epsilon},
     {"per_channel", per_channel}, {"gemm_operands", gemm_operands},
     {"activation_in", activation_in}, {"clip_const_bounds", clip_const_bounds}, {"const_value", const_value},
-    {"bias_1d", bias_1d}, {"const_1d", const_1d}, {"activation_operands", activation_operands}, {"rank_is", rank_is},
+    {"bias_1d", bias_1d}, {"const_1d", const_1d}, {"activation_operands", activation_operands},
+    {"transpose_perm", transpose_perm}, {"batch_shapes", batch_shapes}, {"distinct_operands", distinct_operands},
+    {"matmul_operand", matmul_operand}, {"rank_is", rank_is},
     {"last_axis", last_axis}, {"static_weight", static_weight}, {"max_chain", max_chain},
     {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
 };

@@ -129,6 +129,16 @@ const fp_rule fp_rules[] = {
                      CL("dtype_in", 0, 0, "dtypes", "float32,float16,bfloat16")},
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "FusedMatMul", .fused_kind = FP_OP_FUSED_MATMUL,
      .act_node = -1},
+    /* a Transpose of the matrix a MatMul reads; the Transpose stays while something else reads it */
+    {.id = "matmul_transpose", .title = "Transpose + MatMul -> FusedMatMul (transA/transB)",
+     .source = "onnxruntime matmul_transpose_fusion.cc, MatmulTransposeFusion (level 2, CPU, CUDA, DML EPs)",
+     .pattern = {ANCHOR("transpose", FP_OP_TRANSPOSE), NEXT("matmul", 0, -1, FP_OP_MATMUL, FP_OP_FUSED_MATMUL)},
+     .n_pattern = 2,
+     .constraints = {G("matmul_operand", 1, -1), G("transpose_perm", 0, -1), C("not_graph_output", 0, -1),
+                     C("batch_shapes", 0, -1), C("distinct_operands", 1, -1),
+                     CL("dtype_in", 1, 0, "dtypes", "float32,float64")},
+     .n_constraints = 6, .rewrite = FP_RW_ABSORB, .fused_op = "FusedMatMul", .fused_kind = FP_OP_FUSED_MATMUL,
+     .act_node = -1},
     /* the bias Add of the preceding projection folds in too (SkipLayerNormalization's bias input) */
     {.id = "skip_layer_norm", .title = "Add(bias) + Add + LayerNormalization -> SkipLayerNormalization",
      .source = "onnxruntime skip_layer_norm_fusion.cc (level 2)",
