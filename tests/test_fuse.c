@@ -541,6 +541,61 @@ static void test_matmul_transpose(void)
     list_free(l);
 }
 
+/* x [2, 8] read by Slices along the last axis ([starts, ends) each), optionally by a Gather too;
+ * the model at `opset`. */
+typedef struct {
+    int64_t cuts[3][2];
+    int n;
+    bool gather, other_axis;
+    int opset;
+} split_case;
+
+static void slice_split(split_case c, const char *constraint)
+{
+    tb *b = tb_new(c.opset ? c.opset : 13);
+    tb_input(b, "x", F32, 2, (int64_t[]){2, 8});
+    tb_init_i64(b, "axis", 1, (int64_t[]){-1});
+    tb_init_i64(b, "axis0", 1, (int64_t[]){0});
+    for (int i = 0; i < c.n; i++) {
+        g_autofree char *st = g_strdup_printf("s%d", i), *en = g_strdup_printf("e%d", i);
+        g_autofree char *name = g_strdup_printf("slice%d", i), *y = g_strdup_printf("y%d", i);
+        g_autofree char *ins = g_strdup_printf("x,%s,%s,%s", st, en, c.other_axis && i ? "axis0" : "axis");
+        tb_init_i64(b, st, 1, &c.cuts[i][0]);
+        tb_init_i64(b, en, 1, &c.cuts[i][1]);
+        tb_node(b, "Slice", name, ins, y);
+        tb_output(b, y, F32, -1, NULL);
+    }
+    if (c.gather) {
+        tb_init_i64(b, "idx", 1, (int64_t[]){0});
+        tb_attr_i(b, tb_node(b, "Gather", "gather", "x,idx", "g"), "axis", 1);
+        tb_output(b, "g", F32, -1, NULL);
+    }
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", &m);
+    expect(l, "slice_split", "slice0", constraint);
+    if (!constraint) {
+        const fp_node *sp = node_named(m, "slice0");
+        CU_ASSERT_STRING_EQUAL(sp->op_type, "Split");
+        CU_ASSERT_EQUAL(sp->n_outputs, (uint32_t)c.n);
+        CU_ASSERT(node_named(m, "slice1")->flags & FP_NODE_REMOVED);
+    }
+    list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+}
+
+static void test_slice_split(void)
+{
+    slice_split((split_case){{{0, 4}, {4, 8}}, 2}, NULL);
+    slice_split((split_case){{{5, 8}, {0, 2}, {2, 5}}, 3}, NULL); /* any order */
+    slice_split((split_case){{{0, 4}, {4, 100}}, 2}, NULL);        /* ends clamp */
+    slice_split((split_case){{{0, 4}, {3, 8}}, 2}, "split_intervals");
+    slice_split((split_case){{{0, 4}, {5, 8}}, 2}, "split_intervals");
+    slice_split((split_case){{{0, 4}, {4, 8}}, 2, .gather = true}, "split_intervals");
+    slice_split((split_case){{{0, 4}, {4, 8}}, 2, .other_axis = true}, "split_intervals");
+    slice_split((split_case){{{0, 4}, {4, 8}}, 2, .opset = 12}, "min_opset");
+}
+
 static void test_quick_gelu_and_elim(void)
 {
     tb *b = tb_new(13);
@@ -858,6 +913,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "transformer_rules", test_transformer_rules);
     CU_add_test(s, "simplified_layer_norm", test_simplified_layer_norm);
     CU_add_test(s, "matmul_transpose", test_matmul_transpose);
+    CU_add_test(s, "slice_split", test_slice_split);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);

@@ -288,6 +288,31 @@ static bool extend(fuser *fz, fp_match *mt, int k)
     return false;
 }
 
+/* FP_RW_SPLIT: adds to mt the other Slice and Gather nodes reading the anchor's input 0 at their
+ * input 0, in use order; false when the anchor is not the first of them (the group is matched at
+ * the first) or when the group does not fit in mt. */
+static bool siblings(fuser *fz, fp_match *mt)
+{
+    const fp_value *x = mt->x;
+    fp_node *a = mt->nodes[0];
+    bool first = true;
+    for (uint32_t u = 0; x && u < x->n_uses; u++) {
+        fp_node *n = x->uses[u].node;
+        if (x->uses[u].port != 0 || n->graph != a->graph || (n->op != FP_OP_SLICE && n->op != FP_OP_GATHER) ||
+            (n->flags & FP_NODE_REMOVED))
+            continue;
+        if (n == a)
+            continue;
+        if (first && mt->n == 1 && fp_node_index(n) < fp_node_index(a) && !is_dirty(fz, n))
+            return false; /* an earlier reader anchors the group */
+        first = false;
+        if (is_dirty(fz, n) || mt->n == (int)G_N_ELEMENTS(mt->nodes))
+            return false;
+        mt->nodes[mt->n++] = n;
+    }
+    return true;
+}
+
 /* Matches rule r at `anchor`, whose kind the caller found right for pattern node 0 (fz->kind);
  * idx is its model-wide index. */
 static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, size_t idx, fp_match *mt)
@@ -301,7 +326,7 @@ static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, size_t idx, f
     mt->nodes[0] = anchor;
     mt->n = 1;
     mt->x = anchor->n_inputs ? anchor->inputs[0] : NULL;
-    if (!extend(fz, mt, 1))
+    if (!extend(fz, mt, 1) || (r->rewrite == FP_RW_SPLIT && !siblings(fz, mt)))
         return false;
     /* the rewrites carry output 0 of each node over: a node whose other outputs are read cannot go
      * (BatchNormalization's and Dropout's have constraints of their own, which say why) */
@@ -494,6 +519,75 @@ static void rewrite_absorb(fuser *fz, const fp_match *mt)
     out->producer = NULL;
 }
 
+/* A new int64 initializer of g holding vals (n), named after node `by`. */
+static fp_value *int64_initializer(fuser *fz, fp_graph *g, const fp_node *by, const int64_t *vals, uint32_t n)
+{
+    fp_model *m = fz->m;
+    g_autofree char *name = g_strdup_printf("%s/split_sizes", by->name);
+    fp_value *v = fp_graph_value(g, name);
+    fp_dim *dims = fp_arena_calloc(m->arena, 1, sizeof(fp_dim));
+    dims[0] = (fp_dim){n, NULL};
+    fp_tensor *t = fp_arena_calloc(m->arena, 1, sizeof(fp_tensor));
+    *t = (fp_tensor){.dtype = FP_DT_INT64, .where = FP_DATA_INLINE, .shape = {1, dims}, .nbytes = 8 * (uint64_t)n,
+                     .data = fp_arena_memdup(m->arena, vals, 8 * (size_t)n)};
+    fp_dim *sval = fp_arena_calloc(m->arena, n, sizeof(fp_dim));
+    for (uint32_t i = 0; i < n; i++)
+        sval[i] = (fp_dim){vals[i], NULL};
+    v->kind = FP_VALUE_INITIALIZER;
+    v->type = FP_TYPE_TENSOR;
+    v->dtype = v->decl_dtype = FP_DT_INT64;
+    v->shape = v->decl_shape = t->shape;
+    v->tensor = t;
+    v->declared = true;
+    v->sval = sval;
+    v->n_sval = (int32_t)n;
+    return v;
+}
+
+/* The Slices of one tensor become one Split (FP_RW_SPLIT; split_intervals checked that they cover
+ * its axis once): the anchor, retyped, reads the tensor and the sizes and yields the slices in the
+ * order of their starts; the other Slices go. */
+static void rewrite_split(fuser *fz, const fp_match *mt)
+{
+    fp_node *a = mt->nodes[0];
+    int64_t axis, start[FP_PAT_MAX + 8], end[FP_PAT_MAX + 8], sizes[FP_PAT_MAX + 8];
+    fp_node *by[FP_PAT_MAX + 8];
+    int n = mt->n;
+    for (int i = 0; i < n; i++) {
+        fp_fuse_slice_interval(mt->nodes[i], &axis, &start[i], &end[i]);
+        by[i] = mt->nodes[i];
+    }
+    for (int i = 1; i < n; i++) /* by start: a few nodes */
+        for (int j = i; j > 0 && start[j - 1] > start[j]; j--) {
+            int64_t s0 = start[j], e0 = end[j];
+            fp_node *b0 = by[j];
+            start[j] = start[j - 1], end[j] = end[j - 1], by[j] = by[j - 1];
+            start[j - 1] = s0, end[j - 1] = e0, by[j - 1] = b0;
+        }
+    fp_value **outs = fp_arena_calloc(fz->m->arena, (size_t)n, sizeof(fp_value *));
+    for (int i = 0; i < n; i++) {
+        sizes[i] = end[i] - start[i];
+        outs[i] = by[i]->outputs[0];
+    }
+    fp_value **ins = fp_arena_calloc(fz->m->arena, 2, sizeof(fp_value *));
+    ins[0] = mt->x;
+    ins[1] = int64_initializer(fz, a->graph, a, sizes, (uint32_t)n);
+    a->inputs = ins;
+    a->n_inputs = 2;
+    a->outputs = outs;
+    a->n_outputs = (uint32_t)n;
+    for (int i = 0; i < n; i++)
+        set_output(a, (uint32_t)i, outs[i]);
+    a->attrs = fp_arena_calloc(fz->m->arena, 1, sizeof(fp_attr));
+    a->attrs[0] = (fp_attr){.name = fp_intern(fz->m, "axis", -1), .type = FP_ATTR_INT, .u.i = axis};
+    a->n_attrs = 1;
+    a->op = FP_OP_SPLIT;
+    a->op_type = fp_intern(fz->m, "Split", -1);
+    a->domain = fp_intern(fz->m, "", -1);
+    for (int i = 1; i < n; i++)
+        mt->nodes[i]->flags |= FP_NODE_REMOVED;
+}
+
 /* The anchor disappears: its consumers read its input instead. */
 static void rewrite_eliminate(const fp_match *mt)
 {
@@ -579,6 +673,8 @@ static void chg_uses(const fuser *fz, GArray *to)
  * fp_model_link at the end of the rule pass instead. */
 static bool uses_begin(fuser *fz, const fp_match *mt)
 {
+    if (mt->rule->rewrite == FP_RW_SPLIT) /* adds a value: the model is linked and numbered again */
+        fz->relink = true;
     if (fz->relink)
         return false;
     g_ptr_array_set_size(fz->chg, 0);
@@ -914,6 +1010,7 @@ static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
         case FP_RW_FUSE: rewrite_fuse(fz, &mt); break;
         case FP_RW_ELIMINATE: rewrite_eliminate(&mt); break;
         case FP_RW_ABSORB: rewrite_absorb(fz, &mt); break;
+        case FP_RW_SPLIT: rewrite_split(fz, &mt); break;
         }
         if (local)
             uses_end(fz);

@@ -38,6 +38,8 @@ typedef enum {
     FP_RW_ABSORB,    /* node 1 absorbs the anchor, a Transpose it reads (MatMul -> FusedMatMul with
                         transA/transB): it reads the anchor's input instead, and the anchor goes
                         once nothing else reads it */
+    FP_RW_SPLIT,     /* the anchor Slice and the other Slices of its input (the match's nodes past
+                        the pattern: fp_match) become one Split, its outputs theirs in order */
 } fp_rewrite;
 
 /* A constraint of a rule: a named predicate with a parameter the target may override. */
@@ -151,7 +153,9 @@ typedef struct {
 typedef struct {
     const fp_rule *rule;
     const fp_target *target;
-    fp_node *nodes[FP_PAT_MAX + 8]; /* matched nodes; a repeated chain node appears once per link */
+    fp_node *nodes[FP_PAT_MAX + 8]; /* matched nodes; a repeated chain node appears once per link;
+                                       FP_RW_SPLIT: the anchor, then the other Slice and Gather
+                                       readers of its input 0 */
     int n;
     fp_value *x; /* the anchor's data input */
     fp_arena *tmp; /* where a failing constraint formats its reason (a scratch arena the pass resets
@@ -173,6 +177,11 @@ bool fp_constraint_check_at(int which, const fp_constraint *c, const fp_match *m
  * [1, .., r-2, 0, r-1] or [1, .., r-1, 0]). False (*why a static phrase) for any other perm, a
  * rank below 2, or a perm that cannot be known. */
 bool fp_fuse_transpose_flags(const fp_node *t, bool *trans, bool *batch, const char **why);
+
+/* The interval Slice n takes of its input: one axis (normalized to >= 0) from a one-element int64
+ * constant `axes`, start and end from one-element constants clamped to the axis's known size, step
+ * 1 or absent. False when any of that does not hold. */
+bool fp_fuse_slice_interval(const fp_node *n, int64_t *axis, int64_t *start, int64_t *end);
 
 /* Names of all constraint predicates (for validation and docs). */
 extern const char *const fp_constraint_names[];

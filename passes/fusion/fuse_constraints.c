@@ -13,7 +13,7 @@ const char *const fp_constraint_names[] = {
     "bn_params_1d", "max_epsilon", "min_epsilon", "per_channel", "gemm_operands", "activation_in",
     "clip_const_bounds", "const_value", "bias_1d", "activation_operands", "rank_is", "last_axis",
     "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", "const_1d", "transpose_perm",
-    "batch_shapes", "distinct_operands", "matmul_operand", NULL,
+    "batch_shapes", "distinct_operands", "matmul_operand", "split_source", "split_intervals", "min_opset", NULL,
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -633,6 +633,97 @@ static bool batch_shapes(const fp_constraint *c, const fp_match *mt, GPtrArray *
     return false;
 }
 
+/* The one integer of a one-element int64/int32 constant input k of n. */
+static bool one_int(const fp_node *n, uint32_t k, int64_t *out)
+{
+    const fp_value *v = k < n->n_inputs ? n->inputs[k] : NULL;
+    double x;
+    uint64_t numel = 0;
+    if (!v || !is_const(v) || !fp_shape_numel(&v->shape, &numel) || numel != 1 || !const_scalar(v, &x))
+        return false;
+    *out = (int64_t)x;
+    return true;
+}
+
+bool fp_fuse_slice_interval(const fp_node *n, int64_t *axis, int64_t *start, int64_t *end)
+{
+    const fp_shape *s = n->n_inputs ? &n->inputs[0]->shape : NULL;
+    int64_t step = 1;
+    if (n->op != FP_OP_SLICE || !s || s->rank < 1 || !one_int(n, 3, axis) || !one_int(n, 1, start) ||
+        !one_int(n, 2, end) || (n->n_inputs > 4 && n->inputs[4] && (!one_int(n, 4, &step) || step != 1)))
+        return false;
+    if (*axis < 0)
+        *axis += s->rank;
+    if (*axis < 0 || *axis >= s->rank || !fp_dim_known(s->dims[*axis]))
+        return false;
+    int64_t dim = s->dims[*axis].value;
+    *start = *start < 0 ? MAX(*start + dim, 0) : MIN(*start, dim);
+    *end = *end < 0 ? MAX(*end + dim, 0) : MIN(*end, dim);
+    return true;
+}
+
+/* Gate: the tensor the Slices read (the anchor's input 0) is one ONNX Runtime splits: a graph input
+ * or initializer, or the output of a node with one output that is not a Shape; and at least two of
+ * its readers are in the match. */
+static bool split_source(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)c, (void)out;
+    const fp_value *x = mt->x;
+    const fp_node *p = x ? x->producer : NULL;
+    return x && mt->n >= 2 && (!p || (p->n_outputs == 1 && p->op != FP_OP_SHAPE));
+}
+
+/* The readers in the match are Slices of one axis, each a known interval, together covering the
+ * axis once (ONNX Runtime's GatherSliceToSplitFusion; its Gather members, which become Split +
+ * Squeeze, are not modelled). */
+static bool split_intervals(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    int64_t axis0 = -1, cover[FP_PAT_MAX + 8][2];
+    const char *why = NULL;
+    const fp_node *bad = NULL;
+    for (int i = 0; i < mt->n && !why; i++) {
+        int64_t axis, lo, hi;
+        bad = mt->nodes[i];
+        if (bad->op == FP_OP_GATHER)
+            why = "a Gather reads it too (ONNX Runtime's Split + Squeeze is not modelled)";
+        else if (!fp_fuse_slice_interval(bad, &axis, &lo, &hi) || lo >= hi)
+            why = "starts, ends and axes are not one-element constants (steps 1) over a known dim";
+        else if (i && axis != axis0)
+            why = "the Slices cut different axes";
+        axis0 = axis;
+        cover[i][0] = lo;
+        cover[i][1] = hi;
+    }
+    int64_t dim = why ? 0 : mt->x->shape.dims[axis0].value, total = 0;
+    for (int i = 0; i < mt->n && !why; i++) {
+        total += cover[i][1] - cover[i][0];
+        for (int j = 0; j < i && !why; j++)
+            if (cover[i][0] < cover[j][1] && cover[j][0] < cover[i][1])
+                why = "the slices overlap";
+    }
+    if (!why && total != dim)
+        why = "the slices do not cover the whole axis";
+    if (!why)
+        return true;
+    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "disjoint Slices covering one axis"),
+           fmt(mt, "%s %s and the other readers of '%s': %s", bad->op_type, bad->name, mt->x->name, why),
+           sdup(mt, "-"));
+    return false;
+}
+
+/* The node's opset is at least the parameter (ONNX Runtime's rules check their op versions). */
+static bool min_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *n = node_at(mt, MAX(c->node, 0));
+    double want = fp_target_num(mt->target, mt->rule->id, c);
+    if (!n || n->opset >= want)
+        return true;
+    reason(mt, out, c->name, fmt(mt, "opset %d", n->opset), fmt(mt, ">= %.0f", want),
+           fmt(mt, "%s %s: opset %d", n->op_type, n->name, n->opset),
+           fmt(mt, "convert the model to opset %.0f or later (onnx.version_converter)", want));
+    return false;
+}
+
 /* The MatMul (node c->node) reads two different tensors (a Transpose feeding both ports stays). */
 static bool distinct_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
@@ -799,7 +890,8 @@ static const struct {
     {"activation_in", activation_in}, {"clip_const_bounds", clip_const_bounds}, {"const_value", const_value},
     {"bias_1d", bias_1d}, {"const_1d", const_1d}, {"activation_operands", activation_operands},
     {"transpose_perm", transpose_perm}, {"batch_shapes", batch_shapes}, {"distinct_operands", distinct_operands},
-    {"matmul_operand", matmul_operand}, {"rank_is", rank_is},
+    {"matmul_operand", matmul_operand}, {"split_source", split_source}, {"split_intervals", split_intervals},
+    {"min_opset", min_opset}, {"rank_is", rank_is},
     {"last_axis", last_axis}, {"static_weight", static_weight}, {"max_chain", max_chain},
     {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
 };

@@ -129,6 +129,12 @@ const fp_rule fp_rules[] = {
                      CL("dtype_in", 0, 0, "dtypes", "float32,float16,bfloat16")},
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "FusedMatMul", .fused_kind = FP_OP_FUSED_MATMUL,
      .act_node = -1},
+    /* Slices of one tensor that cut it into pieces: the anchor and its sibling readers (FP_RW_SPLIT) */
+    {.id = "slice_split", .title = "Slices covering one axis -> Split",
+     .source = "onnxruntime gather_fusion.cc, GatherSliceToSplitFusion (level 2, CPU and CUDA EPs)",
+     .pattern = {ANCHOR("slice", FP_OP_SLICE, FP_OP_GATHER)}, .n_pattern = 1,
+     .constraints = {G("split_source", 0, -1), CN("min_opset", 0, -1, "opset", 13), C("split_intervals", -1, -1)},
+     .n_constraints = 3, .rewrite = FP_RW_SPLIT, .fused_op = "Split", .fused_kind = FP_OP_SPLIT, .act_node = -1},
     /* a Transpose of the matrix a MatMul reads; the Transpose stays while something else reads it */
     {.id = "matmul_transpose", .title = "Transpose + MatMul -> FusedMatMul (transA/transB)",
      .source = "onnxruntime matmul_transpose_fusion.cc, MatmulTransposeFusion (level 2, CPU, CUDA, DML EPs)",
