@@ -3,10 +3,11 @@
 
 #include <string.h>
 
+#include "passes/expand.h"
 #include "passes/layout.h"
 #include "passes/metrics.h"
 
-static const char *const passes[] = {"shapes", "metrics", "fuse", "layout", "memory", "cost", NULL};
+static const char *const passes[] = {"shapes", "metrics", "expand", "fuse", "layout", "memory", "cost", NULL};
 
 bool fp_pipeline_has_pass(const char *name) { return g_strv_contains(passes, name); }
 
@@ -105,7 +106,13 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
         return false;
     fp_pass_metrics(m, diag);
     fp_pass_storage(m, o->storage);
-    if (!after(m, o, "metrics", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
+    if (!after(m, o, "metrics", error))
+        return false;
+    if (fp_pass_expand(m, o->target, diag)) { /* the runtime loads the model so: before every stage */
+        fp_pass_metrics(m, NULL);
+        fp_pass_storage(m, o->storage);
+    }
+    if (!after(m, o, "expand", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
         return false;
 
     res->fusions = fp_fusion_list_new();

@@ -76,6 +76,8 @@ extern const size_t fp_n_rules;
 typedef struct {
     char *name, *description, *path;
     char **rules;       /* rule ids in application order */
+    char **expand;      /* op types the runtime runs as their function body (passes/expand.h);
+                           NULL when none */
     GKeyFile *keyfile;  /* [rule.ID] parameter overrides */
     GHashTable *params; /* constraint -> its parameter as read for its rule (fp_target_num and
                            fp_target_list_param read the key file once per constraint); may be NULL */

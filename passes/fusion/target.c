@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "passes/expand.h"
 #include "passes/fusion/fuse.h"
 
 G_DEFINE_QUARK(fp-fuse-error-quark, fp_fuse_error)
@@ -212,6 +213,16 @@ fp_target *fp_target_load(const char *name_or_path, GError **error)
     }
     if (!t->description)
         t->description = g_strdup("");
+    t->expand = g_key_file_get_string_list(t->keyfile, "target", "expand", NULL, NULL);
+    for (char **e = t->expand; e && *e; e++) {
+        g_strstrip(*e);
+        if (!fp_expand_supported(*e)) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] expand: '%s' is no op fuseplan expands (%s)",
+                        path, *e, fp_expand_supported_list());
+            fp_target_free(t);
+            return NULL;
+        }
+    }
     if (!validate(t, error)) {
         fp_target_free(t);
         return NULL;
@@ -227,6 +238,7 @@ void fp_target_free(fp_target *t)
     g_free(t->description);
     g_free(t->path);
     g_strfreev(t->rules);
+    g_strfreev(t->expand);
     if (t->keyfile)
         g_key_file_free(t->keyfile);
     if (t->params)
