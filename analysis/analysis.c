@@ -18,6 +18,7 @@ struct fp_analysis_owned {
     GHashTable *outside;    /* the KV cache's tensors, planned outside the arena */
     fp_storage *storage;    /* the converted weights and the KV tensors at the what-ifs */
     fp_kv_sizing sizing;    /* the cache at the what-ifs, for the headroom search */
+    fp_dtype float_as;      /* float32 activations planned at this dtype (precision_mode) */
     fp_dim_binding *dims;   /* opts.dims parsed */
     size_t n_dims;
     fp_headroom_result headroom;
@@ -33,6 +34,36 @@ static bool load_profiles(fp_analysis *a, const fp_analysis_opts *o, GError **er
     a->target = o->target_rules;
     if (!a->target && !(a->target = w->target = fp_target_load(o->target ? o->target : a->device->target, error)))
         return false;
+    return true;
+}
+
+/* The precision mode asked or the target's; with force_fp16, float32 computes in float16 (the
+ * cost's dtype what-if), and weights, activations and the KV cache are stored so, unless an option
+ * says otherwise. False with an error for a mode not modelled or a target without the option. */
+static bool apply_precision_mode(fp_analysis *a, const fp_analysis_opts *o, GError **error)
+{
+    const char *mode = o->precision_mode ? o->precision_mode : a->target->precision_mode;
+    if (o->precision_mode && !a->target->precision_mode) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--precision-mode: target %s has no precision mode (it is ATC's option: an Ascend target)",
+                    a->target->name);
+        return false;
+    }
+    if (mode && !fp_target_precision_mode_ok(mode)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--precision-mode %s: expected force_fp16 or must_keep_origin_dtype", mode);
+        return false;
+    }
+    a->precision_mode = mode ? (strcmp(mode, "force_fp16") == 0 ? "force_fp16" : "must_keep_origin_dtype") : NULL;
+    if (!a->precision_mode || strcmp(a->precision_mode, "force_fp16") != 0)
+        return true;
+    if (a->what_if == FP_DT_UNDEFINED)
+        a->what_if = FP_DT_FLOAT16;
+    if (a->precision.weight == FP_DT_UNDEFINED)
+        a->precision.weight = FP_DT_FLOAT16;
+    if (a->precision.kv == FP_DT_UNDEFINED && a->kv && a->kv->dtype == FP_DT_FLOAT)
+        a->precision.kv = FP_DT_FLOAT16;
+    a->owned->float_as = FP_DT_FLOAT16;
     return true;
 }
 
@@ -66,13 +97,13 @@ static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **err
     a->owned->reuse = fp_memory_reuse_new(NULL);
     a->owned->mem = (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN,
                                      .align = a->device->align_bytes, .outside = a->owned->outside,
-                                     .reuse = a->owned->reuse};
+                                     .float_as = a->owned->float_as, .reuse = a->owned->reuse};
     fp_pipeline_opts po = {
         .shapes = a->owned->shapes,
         .target = a->target,
         .device = a->device,
         .memory = a->owned->mem,
-        .what_if = o->what_if,
+        .what_if = a->what_if,
         .storage = a->owned->storage,
         .dump_after = o->dump_after,
         .dump_out = o->dump_out ? o->dump_out : stderr,
@@ -119,7 +150,7 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
     g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(a->original);
     g_autoptr(fp_storage) st = storage_of(a->original, kv, &a->precision, NULL);
     fp_pass_storage(a->original, st);
-    a->original_cost = fp_pass_cost(a->original, a->device, o->what_if, NULL);
+    a->original_cost = fp_pass_cost(a->original, a->device, a->what_if, NULL);
     return true;
 }
 
@@ -182,7 +213,7 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
         return NULL;
     a->kv = fp_kv_cache_find(a->model); /* from the graph as declared, before fusion rewrites it */
     if (!fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &a->precision, error) ||
-        !fp_precision_check(&a->precision, a->kv != NULL, path, error))
+        !fp_precision_check(&a->precision, a->kv != NULL, path, error) || !apply_precision_mode(a, o, error))
         return NULL;
     a->owned->storage = storage_of(a->model, a->kv, &a->precision, &a->weights);
     if (a->kv)

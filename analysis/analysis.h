@@ -35,6 +35,8 @@ typedef struct {
     fp_analysis_bind_fn bind;  /* optional, used when neither inputs nor batch are given */
     void *bind_data;
     fp_dtype what_if;          /* compute float32 ops in this dtype; FP_DT_UNDEFINED: as the model */
+    const char *precision_mode; /* ATC's --precision_mode (--precision-mode), overriding the target's;
+                                   NULL: the target's */
     const char *weight_dtype;  /* the storage what-ifs as fp_precision_parse takes them (--weight-dtype, */
     int64_t group_size;        /* --group-size, --kv-dtype, --kv-block); NULL and 0: none */
     const char *kv_dtype;
@@ -62,7 +64,8 @@ typedef struct {
     char *batch_note;          /* how symbolic dims were bound, or NULL */
     char *inputs_note;         /* the binder's note, or NULL */
     char *warning;             /* op types fuseplan does not know, one line for stderr, or NULL */
-    fp_precision precision;    /* the storage what-ifs asked */
+    const char *precision_mode; /* the target's, or the one asked; NULL for a target without one */
+    fp_precision precision;    /* the storage what-ifs asked, with precision_mode's defaults */
     fp_weight_plan weights;    /* the model's weights as stored and at precision.weight */
     uint64_t weight_bytes;     /* the final graph's weights at precision.weight (the stages' too) */
     fp_kv_cache *kv;           /* the KV cache of a decoder; NULL for a model without one. Its

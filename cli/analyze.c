@@ -36,6 +36,8 @@ void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o)
          "What-if: a decoder's KV cache stored as fp32, fp16, bf16, fp8 or int8", "DT"},
         {"kv-block", 0, 0, G_OPTION_ARG_INT64, &o->kv_block,
          "What-if: a paged KV cache, each sequence in whole blocks of B tokens", "B"},
+        {"precision-mode", 0, 0, G_OPTION_ARG_STRING, &o->precision_mode,
+         "ATC's precision mode on an Ascend target: force_fp16 (ATC's default) or must_keep_origin_dtype", "MODE"},
         {NULL},
     };
     GOptionEntry more[] = {
@@ -56,6 +58,7 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o)
     g_free(o->phase);
     g_free(o->weight_dtype);
     g_free(o->kv_dtype);
+    g_free(o->precision_mode);
     g_free(o->batch_dim);
     g_free(o->format);
     g_free(o->output);
@@ -67,7 +70,7 @@ fp_analysis_opts fp_cli_analysis_opts(const fp_cli_model_opts *o)
     return (fp_analysis_opts){.inputs = o->inputs, .batch = o->batch, .batch_dim = o->batch_dim, .dims = o->dims,
                               .context = o->context, .phase = o->phase, .strict = o->strict,
                               .weight_dtype = o->weight_dtype, .group_size = o->group_size, .kv_dtype = o->kv_dtype,
-                              .kv_block = o->kv_block,
+                              .kv_block = o->kv_block, .precision_mode = o->precision_mode,
                               .what_if = FP_DT_UNDEFINED};
 }
 
@@ -130,6 +133,12 @@ fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_
     g_autoptr(fp_model) m = fp_load_model(path, &err);
     g_autofree char *warning = NULL;
     bool ok = m && fp_bind_check_ops(path, m, o->strict, diag, &warning, &err);
+    if (ok && o->precision_mode) {
+        g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--precision-mode: this command plans the model as exported, with no target; "
+                    "fuseplan report --target ascend910b applies ATC's precision mode");
+        ok = false;
+    }
     if (ok && o->batch < 0) {
         g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--batch %" G_GINT64_FORMAT ": must be positive",
                     o->batch);

@@ -22,6 +22,7 @@ typedef struct {
     gint64 group_size;  /* --group-size */
     char *kv_dtype;     /* --kv-dtype */
     gint64 kv_block;    /* --kv-block */
+    char *precision_mode; /* --precision-mode: ATC's, for an Ascend target */
     char *format;    /* --format */
     char *output;    /* --output */
     gboolean verbose;

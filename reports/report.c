@@ -14,7 +14,7 @@ fp_report fp_report_of(const fp_analysis *a)
 {
     return (fp_report){.model = a->model, .target = a->target, .device = a->device, .res = &a->res,
                        .diag = a->diag, .batch_note = a->batch_note, .what_if = a->what_if,
-                       .precision = a->precision, .weights = &a->weights, .weight_bytes = a->weight_bytes,
+                       .precision_mode = a->precision_mode, .precision = a->precision, .weights = &a->weights, .weight_bytes = a->weight_bytes,
                        .kv = a->kv, .kv_bytes = a->kv_bytes, .phase = a->phase, .kv_past_bytes = a->kv_past_bytes, .headroom = a->headroom,
                        .headroom_note = a->headroom_note, .top = 10};
 }
@@ -130,7 +130,10 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
         fprintf(out, "        %s\n", r->batch_note);
     fprintf(out, "%sdevice%s  %s: %s\n", b.on, b.off, r->device->name, r->device->description ? r->device->description : "");
     fprintf(out, "%starget%s  %s: %s\n", b.on, b.off, r->target->name, r->target->description);
-    if (r->what_if != FP_DT_UNDEFINED)
+    if (r->precision_mode && strcmp(r->precision_mode, "force_fp16") == 0)
+        fprintf(out, "precision force_fp16 (ATC's default): float32 ops compute, and their tensors and weights are "
+                     "stored, in float16 (--precision-mode must_keep_origin_dtype keeps float32)\n");
+    else if (r->what_if != FP_DT_UNDEFINED)
         fprintf(out, "what-if computing in %s (float32 tensors scaled, %s peak)\n", fp_dtype_name(r->what_if),
                 fp_dtype_name(r->what_if));
     fprintf(out, "\n%-40s %6s %8s %18s %11s %13s %8s\n", "stage", "ops", "kernels", "activation memory", "weights",

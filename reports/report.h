@@ -17,6 +17,7 @@ typedef struct {
     const fp_diag *diag;
     const char *batch_note;          /* how symbolic dims were bound, or NULL */
     fp_dtype what_if;                /* --dtype, or FP_DT_UNDEFINED */
+    const char *precision_mode;      /* the target's precision mode (ATC), or NULL */
     fp_precision precision;          /* the storage what-ifs */
     const fp_weight_plan *weights;   /* the weights as stored and at precision.weight; NULL: no what-if
                                         (weight_bytes unset: the memory plan's) */

@@ -360,10 +360,61 @@ static void test_decoder_gqa(void)
     tu_run_clear(&r);
 }
 
+/* ATC's precision mode on an Ascend target: force_fp16 (the target's default) plans float32
+ * activations and weights in float16 and costs them so; must_keep_origin_dtype keeps float32; a
+ * mode not modelled, or one asked of a target without it, is an error naming the option. */
+static void test_precision_mode(void)
+{
+    const char *path = FP_SOURCE_DIR "/models/resnet_tiny.onnx";
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts f16 = {.device = "ascend910b"}, f32 = {.device = "ascend910b", .precision_mode = "must_keep_origin_dtype"};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &f16, &err);
+    g_autoptr(fp_analysis) b = fp_analysis_run(path, &f32, &err);
+    CU_ASSERT_FATAL(a && b);
+    CU_ASSERT_STRING_EQUAL(a->precision_mode, "force_fp16");
+    CU_ASSERT_EQUAL(a->what_if, FP_DT_FLOAT16);
+    CU_ASSERT_EQUAL(b->what_if, FP_DT_UNDEFINED);
+    /* half, but for the integer shape tensors and the alignment */
+    CU_ASSERT(a->res.stages[0].activation_bytes * 2 >= b->res.stages[0].activation_bytes * 99 / 100 &&
+              a->res.stages[0].activation_bytes * 2 <= b->res.stages[0].activation_bytes * 101 / 100);
+    CU_ASSERT(a->weights.n_changed > 0);
+    CU_ASSERT_EQUAL(a->weights.changed_bytes * 2, a->weights.changed_stored); /* every float32 weight in half */
+    CU_ASSERT_EQUAL(a->weight_bytes, b->weight_bytes - a->weights.changed_bytes);
+    CU_ASSERT(a->res.memory->arena < b->res.memory->arena);
+    CU_ASSERT(a->res.cost->total_s < b->res.cost->total_s);
+    struct {
+        const char *target, *mode, *needle;
+    } bad[] = {
+        {"ascend910b", "allow_mix_precision", "--precision-mode allow_mix_precision: expected force_fp16 or"},
+        {"ort-cpu", "force_fp16", "--precision-mode: target ort-cpu has no precision mode"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) e = NULL;
+        fp_analysis_opts o = {.target = bad[i].target, .precision_mode = bad[i].mode};
+        CU_ASSERT_PTR_NULL(fp_analysis_run(path, &o, &e));
+        tu_expect_error(e, bad[i].needle);
+    }
+    tu_run_result r = tu_run((const char *[]){"report", path, "--device", "ascend910b", "-f", "json", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"precision_mode\" : \"force_fp16\""));
+    tu_run_clear(&r);
+    const char *args[] = {"report", path, "--device", "ascend910b", "--precision-mode", "fp8", NULL};
+    tu_expect_cli_error(args, NULL, "--precision-mode fp8: expected force_fp16 or must_keep_origin_dtype");
+    const char *mem[] = {"memory", path, "--precision-mode", "force_fp16", NULL};
+    tu_expect_cli_error(mem, NULL, "--precision-mode: this command plans the model as exported");
+    const char *ini = "[target]\nname = t\nrules = ge_conv_bn\nprecision_mode = allow_fp32_to_fp16\n";
+    g_autofree char *tpath = tu_write_temp(ini, strlen(ini), ".ini");
+    g_autoptr(fp_target) t = fp_target_load(tpath, &err);
+    CU_ASSERT_PTR_NULL(t);
+    tu_expect_error(err, "[target] precision_mode: 'allow_fp32_to_fp16' is not modelled");
+    g_unlink(tpath);
+}
+
 FP_TEST_SUITE(register_analysis)
 {
     CU_pSuite s = CU_add_suite("analysis", NULL, NULL);
     CU_add_test(s, "run_defaults", test_run_defaults);
+    CU_add_test(s, "precision_mode", test_precision_mode);
     CU_add_test(s, "headroom_keeps_result", test_headroom_keeps_result);
     CU_add_test(s, "inputs_and_batch", test_inputs_and_batch);
     CU_add_test(s, "original", test_original);

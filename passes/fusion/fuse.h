@@ -78,6 +78,8 @@ typedef struct {
     char **rules;       /* rule ids in application order */
     char **expand;      /* op types the runtime runs as their function body (passes/expand.h);
                            NULL when none */
+    char *precision_mode; /* ATC's --precision_mode the target compiles with by default
+                             (force_fp16, must_keep_origin_dtype), or NULL: no such option */
     GKeyFile *keyfile;  /* [rule.ID] parameter overrides */
     GHashTable *params; /* constraint -> its parameter as read for its rule (fp_target_num and
                            fp_target_list_param read the key file once per constraint); may be NULL */
@@ -91,6 +93,10 @@ fp_target *fp_target_load(const char *name_or_path, GError **error);
 bool fp_keyfile_check_escapes(GKeyFile *kf, const char *path, GError **error);
 void fp_target_free(fp_target *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_target, fp_target_free)
+/* Whether `mode` is a precision_mode fuseplan models: force_fp16 (float32 computes and is stored
+ * in float16) or must_keep_origin_dtype (as the model). */
+bool fp_target_precision_mode_ok(const char *mode);
+
 /* Names of the shipped targets; caller g_strfreev()s. */
 char **fp_target_list(void);
 /* A rule's numeric / list parameter: the target's override or the constraint's default. */

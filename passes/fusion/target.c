@@ -213,6 +213,14 @@ fp_target *fp_target_load(const char *name_or_path, GError **error)
     }
     if (!t->description)
         t->description = g_strdup("");
+    t->precision_mode = g_key_file_get_string(t->keyfile, "target", "precision_mode", NULL);
+    if (t->precision_mode && !fp_target_precision_mode_ok(g_strstrip(t->precision_mode))) {
+        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                    "%s: [target] precision_mode: '%s' is not modelled (force_fp16, must_keep_origin_dtype)", path,
+                    t->precision_mode);
+        fp_target_free(t);
+        return NULL;
+    }
     t->expand = g_key_file_get_string_list(t->keyfile, "target", "expand", NULL, NULL);
     for (char **e = t->expand; e && *e; e++) {
         g_strstrip(*e);
@@ -230,6 +238,11 @@ fp_target *fp_target_load(const char *name_or_path, GError **error)
     return t;
 }
 
+bool fp_target_precision_mode_ok(const char *mode)
+{
+    return strcmp(mode, "force_fp16") == 0 || strcmp(mode, "must_keep_origin_dtype") == 0;
+}
+
 void fp_target_free(fp_target *t)
 {
     if (!t)
@@ -239,6 +252,7 @@ void fp_target_free(fp_target *t)
     g_free(t->path);
     g_strfreev(t->rules);
     g_strfreev(t->expand);
+    g_free(t->precision_mode);
     if (t->keyfile)
         g_key_file_free(t->keyfile);
     if (t->params)

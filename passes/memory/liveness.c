@@ -209,13 +209,14 @@ static const fp_node *owner_in(const fp_graph *g, const fp_node *n)
     return n;
 }
 
-/* Bytes of a tensor value with known dtype and shape. */
-static bool value_bytes(const fp_value *v, uint64_t *bytes)
+/* Bytes of a tensor value with known dtype and shape (a float32 one at float_as, unless that is
+ * FP_DT_UNDEFINED). */
+static bool value_bytes(const fp_value *v, fp_dtype float_as, uint64_t *bytes)
 {
     uint64_t n;
     if (v->type != FP_TYPE_TENSOR || !fp_shape_numel(&v->shape, &n))
         return false;
-    return fp_dtype_bytes(v->dtype, n, bytes);
+    return fp_dtype_bytes(float_as != FP_DT_UNDEFINED && v->dtype == FP_DT_FLOAT ? float_as : v->dtype, n, bytes);
 }
 
 /* Producer and every consumer in the same nonzero fusion group, and not a graph output. */
@@ -395,7 +396,7 @@ static void classify_half(void *arg, int h, size_t from, size_t to)
         if (c == V_ACT) {
             act_rec *a = &j->acts[h][j->n_acts[h]++];
             a->id = i;
-            a->known = value_bytes(v, &a->bytes);
+            a->known = value_bytes(v, B->lv->float_as, &a->bytes);
             a->input = v->kind == FP_VALUE_INPUT;
             a->output = v->is_output;
         }
@@ -482,7 +483,7 @@ static void sum_weights(fp_liveness *lv)
     uint64_t total = lv->weight_fixed;
     for (uint32_t i = 0; i < lv->n_weights; i++) {
         uint64_t b = 0;
-        if (!value_bytes(lv->weights[i], &b))
+        if (!value_bytes(lv->weights[i], FP_DT_UNDEFINED, &b))
             b = 0;
         if (!g_uint64_checked_add(&total, total, b))
             total = UINT64_MAX;
@@ -514,10 +515,10 @@ static void split_weights(fp_liveness *lv)
 }
 
 /* Buffer b takes the size of value v (the largest of its values; unknown[b] when v's is unknown). */
-static inline void size_value(fp_memgraph *mg, const fp_value *v, uint32_t b, uint8_t *unknown)
+static inline void size_value(fp_memgraph *mg, const fp_value *v, fp_dtype float_as, uint32_t b, uint8_t *unknown)
 {
     uint64_t bytes;
-    if (value_bytes(v, &bytes))
+    if (value_bytes(v, float_as, &bytes))
         mg->bytes[b] = MAX(mg->bytes[b], bytes);
     else
         unknown[b] = 1;
@@ -568,7 +569,7 @@ static void size_buffers(fp_liveness *lv, fp_diag *diag)
             __builtin_prefetch(g_ptr_array_index(g->values, i + PF_AHEAD));
         int32_t b = lv->value_buf[i]; /* value ids are indexes in g->values */
         if (b >= 0)
-            size_value(mg, g_ptr_array_index(g->values, i), (uint32_t)b, unknown);
+            size_value(mg, g_ptr_array_index(g->values, i), lv->float_as, (uint32_t)b, unknown);
     }
     size_finish(lv, unknown, diag);
 }
@@ -801,8 +802,8 @@ static uint8_t node_state(const fp_node *n) { return (n->flags & FP_NODE_REMOVED
 /* One walk over the values (classes, weights), one over the nodes in topological order (memgraph
  * and free nodes, views, buffer candidates), the buffers from what they found, and a second walk
  * over the nodes (dependencies, reads, in-place pairs). */
-fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, GHashTable *outside, fp_diag *diag,
-                               GError **error)
+fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, const fp_liveness_opts *opts,
+                               fp_diag *diag, GError **error)
 {
     builder B = {.g = g};
     B.topo = fp_graph_order(g, &B.n_topo, error);
@@ -810,6 +811,7 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, GHa
         return NULL;
     fp_liveness *lv = g_new0(fp_liveness, 1);
     lv->graph = g;
+    lv->float_as = opts ? opts->float_as : FP_DT_UNDEFINED;
     B.lv = lv;
     uint32_t nn = g->nodes->len, nv = g->values->len;
     lv->n_graph_nodes = nn;
@@ -824,8 +826,8 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, GHa
     B.prod = g_new(uint32_t, nv + 1);
     B.cand = (u32vec){g_new(uint32_t, nv + 1), 0, nv + 1};
     classify_values(&B);
-    if (outside)
-        leave_outside(&B, outside);
+    if (opts && opts->outside)
+        leave_outside(&B, opts->outside);
     walk_nodes(&B);
     B.eff = (u32vec){g_new(uint32_t, lv->n_free + 64), 0, lv->n_free + 64};
     split_weights(lv);

@@ -83,6 +83,7 @@ typedef struct {
     uint32_t n_unknown;       /* activation values of unknown size (counted as 0) */
     uint32_t n_fused;         /* values internal to a fused group (never materialized) */
     uint32_t n_views;         /* values sharing the buffer of a view's input */
+    fp_dtype float_as;        /* fp_liveness_opts.float_as of the build */
     /* what fp_liveness_resize needs: the weights read at run time (the bytes of those with a tensor
        from the model, which never change, and the others), per memgraph node the in-place pair
        its sizes permit or not (-1: none), and the structure the memgraph was built on */
@@ -100,12 +101,17 @@ typedef struct {
 /* Builds the memgraph of graph g. Nodes flagged FP_NODE_REMOVED are ignored; Constant nodes and
  * FP_NODE_FOLDED nodes compute no activation and are left out of the memgraph (free_nodes), their
  * dependencies carried through. workspace (may be NULL) gives bytes per IR node id (index in
- * g->nodes) needed while that node runs. outside (may be NULL: none) is a set of values of g (keys:
- * const fp_value *) that live in memory allocated apart from the arena, a decoder's KV cache: they
- * and their views get no buffer. Values of unknown size are reported in diag (one entry
+ * g->nodes) needed while that node runs. opts (may be NULL: none) leaves values out of the arena
+ * and sizes float32 activations at another dtype; fp_liveness_resize keeps them. Values of unknown size are reported in diag (one entry
  * per graph). Requires fp_model_link. NULL with an error on a cycle. Caller fp_liveness_free()s. */
-fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, GHashTable *outside, fp_diag *diag,
-                               GError **error);
+typedef struct {
+    GHashTable *outside; /* values of g (keys: const fp_value *) held in memory allocated apart from
+                            the arena (a decoder's KV cache): they and their views get no buffer */
+    fp_dtype float_as;   /* float32 activations sized as this dtype (ATC's force_fp16: FLOAT16);
+                            FP_DT_UNDEFINED: as they are */
+} fp_liveness_opts;
+fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, const fp_liveness_opts *opts,
+                               fp_diag *diag, GError **error);
 /* Brings lv, made by fp_liveness_build for its graph, to the graph's current sizes (shape inference
  * run again, at another batch say): buffer bytes, FP_BUF_UNKNOWN, in-place pairs, workspaces (as
  * fp_liveness_build's argument), weight_bytes and n_unknown, with the same findings in diag. The

@@ -197,7 +197,7 @@ static fp_liveness *liveness(const fp_graph *g, const fp_memory_opts *opts, cons
     *owned = NULL;
     if (u && u->graph == g && u->lv && fp_liveness_resize(u->lv, ws, diag))
         return u->lv;
-    fp_liveness *lv = fp_liveness_build(g, ws, opts->outside, diag, error);
+    fp_liveness *lv = fp_liveness_build(g, ws, &(fp_liveness_opts){opts->outside, opts->float_as}, diag, error);
     if (!lv || !u || (u->graph && u->graph != g))
         return *owned = lv;
     fp_liveness_free(u->lv);
@@ -455,7 +455,7 @@ bool fp_memory_naive(const fp_graph *g, const fp_memory_opts *opts, fp_memory_na
     g_autofree uint64_t *ws = NULL;
     if (!workspaces(g, opts, true, diag, &ws, &t, error))
         return false;
-    g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, opts->outside, diag, error);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, &(fp_liveness_opts){opts->outside, opts->float_as}, diag, error);
     if (!lv)
         return false;
     const fp_memgraph *mg = &lv->mg;

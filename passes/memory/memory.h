@@ -35,6 +35,8 @@ typedef struct {
     GHashTable *outside;    /* optional: values held in memory the runtime allocates apart from the
                                arena (a decoder's KV cache: fp_kv_cache_outside), planned nowhere
                                (fp_liveness_build); the same set for every plan with one `reuse` */
+    fp_dtype float_as;      /* float32 activations planned at this dtype (a compiler that computes them
+                               in it: ATC's force_fp16); FP_DT_UNDEFINED (0): as they are */
     fp_memory_reuse *reuse; /* optional: the graph's liveness and the last winning planner
                                candidate, kept from one plan to the next (fp_memory_arena tries the
                                candidate first); fp_memory_naive does not use it */
