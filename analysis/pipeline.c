@@ -7,7 +7,7 @@
 #include "passes/layout.h"
 #include "passes/metrics.h"
 
-static const char *const passes[] = {"shapes", "metrics", "expand", "fuse", "layout", "memory", "cost", NULL};
+static const char *const passes[] = {"shapes", "metrics", "expand", "fuse", "layout", "nchwc", "memory", "cost", NULL};
 
 bool fp_pipeline_has_pass(const char *name) { return g_strv_contains(passes, name); }
 
@@ -124,6 +124,12 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
         return false;
 
     if (!fp_pass_layout(m, o->target, &res->layout, diag, error) || !after(m, o, "layout", error))
+        return false;
+    if (fp_pass_nchwc(m, o->target, o->device->nchwc_block, &res->layout.nchwc, diag)) {
+        res->layout.rewrote = true;
+        res->layout.conversions_after += res->layout.nchwc.reorder_in + res->layout.nchwc.reorder_out;
+    }
+    if (!after(m, o, "nchwc", error))
         return false;
     if (res->layout.rewrote) {
         fp_pass_metrics(m, NULL);

@@ -1,6 +1,7 @@
 /* pipeline.h - the analysis pipeline as one straight list of passes (analysis/pipeline.c):
  * shapes -> metrics (+ storage) -> expand (the target's function bodies) -> [stage "original"] -> fuse -> metrics (+ storage) -> [stage
- * "after fusion"] -> layout -> memory -> cost -> [stage "final"]. The IR verifier runs between passes in debug builds; --dump-after=PASS
+ * "after fusion"] -> layout -> nchwc (the target's blocked layout) -> memory -> cost -> [stage
+ * "final"]. The IR verifier runs between passes in debug builds; --dump-after=PASS
  * prints the IR after that pass. */
 #ifndef FP_PASS_PIPELINE_H
 #define FP_PASS_PIPELINE_H
@@ -15,7 +16,7 @@
 #include "passes/shape/shapes.h"
 #include "passes/storage.h"
 
-#define FP_PIPELINE_PASSES "shapes, metrics, expand, fuse, layout, memory, cost"
+#define FP_PIPELINE_PASSES "shapes, metrics, expand, fuse, layout, nchwc, memory, cost"
 
 typedef struct {
     const char *name;          /* "original", "after fusion", "final (fusion + layout + memory reuse)" */

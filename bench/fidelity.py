@@ -63,7 +63,35 @@ def fusion_section(a):
                         "--out", os.path.join(a.out, "ort_optimized")] + models)
     if not out.strip():
         return f"`bench/fusion_vs_ort.py` failed (exit {rc}): {err.strip()[-400:]}\n"
-    head = ("ONNX Runtime's optimized model (CPU EP, `extended` level, saved with "
+    return fusion_all(a, models, head_of(rc) + out)
+
+
+def host_device(a):
+    """cpu-avx2 with the host's NCHWc block (MLAS: 16 with AVX-512F, else 8): a temp .ini path."""
+    block = 16 if " avx512f" in open("/proc/cpuinfo").read() else 8
+    text = open(os.path.join(ROOT, "devices", "cpu-avx2.ini")).read().replace("nchwc_block=8", f"nchwc_block={block}")
+    path = os.path.join(a.out, "cpu-host-nchwc.ini")
+    with open(path, "w") as f:
+        f.write(text)
+    return path, block
+
+
+def fusion_all(a, models, extended):
+    """The level-all table (ORT's default) after the extended one."""
+    dev, block = host_device(a)
+    rc, out, err = run([PY, "bench/fusion_vs_ort.py", "--ort", a.ort, "--fuseplan", a.fuseplan, "--level", "all",
+                        "--target", "ort-cpu-all", "--device", dev,
+                        "--out", os.path.join(a.out, "ort_optimized_all")] + models)
+    if not out.strip():
+        return extended + f"\n`bench/fusion_vs_ort.py --level all` failed (exit {rc}): {err.strip()[-400:]}\n"
+    return (extended + "\n#### At level `all` (ORT's default: NCHWc)\n\nThe same models, ORT at `all` "
+            f"(NCHWc with this host's block, {block}) against fuseplan's `ort-cpu-all` target on `cpu-avx2` with "
+            f"`nchwc_block={block}`: the kernel histogram of the final graph, views aside. Exit status: {rc} "
+            f"({'every difference explained' if rc == 0 else 'a difference not explained'}).\n\n" + out)
+
+
+def head_of(rc):
+    return ("ONNX Runtime's optimized model (CPU EP, `extended` level, saved with "
             "`optimizedModelFilePath`) against fuseplan's `ort-cpu` target (`explain -f json`, "
             "`report -f json`): BatchNormalization nodes ORT removed vs `conv_bn` fusions, "
             "`FusedConv` nodes per `activation` vs `conv_activation` fusions, and the kernel "
@@ -71,7 +99,6 @@ def fusion_section(a):
             "no longer implements, are converted to opset 13 first (`onnx.version_converter`; "
             "`bench/out/fidelity/upgraded/`). Exit status of the script: "
             f"{rc} ({'every count equal' if rc == 0 else 'some count differs'}).\n\n")
-    return head + out
 
 
 def memory_section(a):

@@ -1,7 +1,8 @@
 // ort_optimize.mjs - save ONNX Runtime's optimized model (CPU EP, graph optimization level
-// "extended") for each model given, so bench/fusion_vs_ort.py can count what ORT really fused.
+// "extended", or --level basic|extended|all) for each model given, so bench/fusion_vs_ort.py can
+// count what ORT really fused.
 //
-//   node bench/ort_optimize.mjs --ort DIR_WITH_node_modules --out OUTDIR MODEL.onnx...
+//   node bench/ort_optimize.mjs --ort DIR_WITH_node_modules --out OUTDIR [--level L] MODEL.onnx...
 //
 // A session is only created (no inference): ORT optimizes at session creation and writes the
 // result to optimizedModelFilePath. Models ORT rejects are reported on stderr and skipped.
@@ -12,6 +13,7 @@ import { arg } from "./ort_util.mjs";
 
 const ortDir = arg("--ort", path.join(path.dirname(new URL(import.meta.url).pathname)));
 const outDir = arg("--out", "/tmp/ort-opt");
+const level = arg("--level", "extended");
 const require = createRequire(path.join(ortDir, "package.json"));
 const ort = require("onnxruntime-node");
 fs.mkdirSync(outDir, { recursive: true });
@@ -24,7 +26,7 @@ for (const m of models) {
   try {
     const s = await ort.InferenceSession.create(m, {
       executionProviders: ["cpu"],
-      graphOptimizationLevel: "extended",
+      graphOptimizationLevel: level,
       intraOpNumThreads: 1,
       optimizedModelFilePath: out,
     });

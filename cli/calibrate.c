@@ -19,6 +19,17 @@
 #define HOST_ALIGN 64
 #define HOST_GROUPED_CONV 0.04
 
+/* ONNX Runtime's NCHWc block on this CPU as MLAS picks it: 16 with AVX-512F, 8 on other x86-64
+ * (SSE2/AVX/AVX2 kernels); 0 elsewhere (ARM64 builds leave NCHWc off by default). */
+static uint64_t host_nchwc_block(void)
+{
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("avx512f") ? 16 : 8;
+#else
+    return 0;
+#endif
+}
+
 static const double host_efficiency[FP_CLASS_COUNT] = {
     [FP_CLASS_CONV] = 0.9,   [FP_CLASS_GROUPED_CONV] = HOST_GROUPED_CONV, [FP_CLASS_MATMUL] = 0.9,
     [FP_CLASS_EW] = 0.5,     [FP_CLASS_NORM] = 0.3, [FP_CLASS_POOL] = 0.3, [FP_CLASS_DILATED_POOL] = 0.3,
@@ -98,6 +109,7 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
         .memory_bytes = MAX(fp_calibrate_memory_bytes(), (uint64_t)1 << 30),
         .launch_overhead = HOST_LAUNCH_OVERHEAD,
         .align_bytes = HOST_ALIGN,
+        .nchwc_block = host_nchwc_block(),
         .bw_efficiency = 1.0,
         .keyfile = cal,
     };

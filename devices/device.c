@@ -36,7 +36,7 @@ G_STATIC_ASSERT(G_N_ELEMENTS(peak_order) == G_N_ELEMENTS(peak_names));
 
 static const char *const targets[] = {"ort-cpu", "cuda", "ascend910b", "ascend310p", NULL};
 static const char *const device_keys[] = {"description", "target", "bandwidth", "memory_bytes",
-                                          "launch_overhead", "align_bytes", "run_overhead", NULL};
+                                          "launch_overhead", "align_bytes", "run_overhead", "nchwc_block", NULL};
 static const char *const calibration_keys[] = {"date", "cpu", "kernel", "threads", "seconds",
                                                "fp32_flops_1t", "fp32_flops", "triad_bandwidth_1t",
                                                "triad_bandwidth", "triad_sweep", NULL};
@@ -351,6 +351,10 @@ static bool read_device(reader *r, fp_device *d)
         g_autofree char *al = raw_value(r, "device", "align_bytes");
         return fail(r, "device", "align_bytes", "%s is not a power of two", al);
     }
+    g_autofree char *nb = raw_value(r, "device", "nchwc_block");
+    if (nb && (!read_uint(r, "device", "nchwc_block", 1, 64, &d->nchwc_block) ||
+               (d->nchwc_block & (d->nchwc_block - 1))))
+        return d->nchwc_block ? fail(r, "device", "nchwc_block", "%s is not a power of two", nb) : false;
     return true;
 }
 
@@ -618,6 +622,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
     g_key_file_set_uint64(kf, "device", "memory_bytes", d->memory_bytes);
     set_number(kf, "device", "launch_overhead", d->launch_overhead);
     g_key_file_set_uint64(kf, "device", "align_bytes", d->align_bytes);
+    if (d->nchwc_block)
+        g_key_file_set_uint64(kf, "device", "nchwc_block", d->nchwc_block);
     if (d->run_overhead > 0)
         set_number(kf, "device", "run_overhead", d->run_overhead);
     for (size_t i = 0; i < G_N_ELEMENTS(peak_names); i++)

@@ -67,6 +67,8 @@ typedef struct {
     double run_overhead;     /* seconds per inference outside every kernel (session set-up, input
                                 checks, handing outputs over); 0 = none */
     uint64_t align_bytes;    /* buffer alignment of the memory planner */
+    uint64_t nchwc_block;    /* channels per block of ONNX Runtime's NCHWc kernels on this CPU (MLAS:
+                                8 with AVX2, 16 with AVX-512F); 0: none (not a CPU, or not known) */
     double efficiency[FP_CLASS_COUNT]; /* 0 < e <= 1; compute efficiency per op class */
     double bw_efficiency;    /* fraction of peak bandwidth reached by streaming kernels */
     double half_work[FP_CLASS_COUNT]; /* [saturation] per class: work (FLOP) of one kernel at which it

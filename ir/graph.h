@@ -153,6 +153,8 @@ struct fp_value {
     uint8_t decl_dtype;   /* fp_dtype, as declared (see decl_shape) */
     bool is_output;       /* listed among graph outputs */
     bool declared;        /* appeared in a value_info/input/output declaration */
+    bool overridable;     /* an initializer the graph also lists as an input: a runtime lets the
+                             caller feed it, so optimizers (ONNX Runtime's) take it as no constant */
     int32_t n_sval;       /* set by shape inference: elements in sval; n_sval < 0: sval unknown */
     const char *name;
     fp_tensor *tensor;    /* initializer/constant metadata, else NULL */

@@ -38,7 +38,8 @@ static void refuse(pass *p, fp_diag_level level, const char *code, const char *n
 
 bool fp_layout_is_conversion(const fp_node *n)
 {
-    return n->op == FP_OP_TRANSPOSE || n->op == FP_OP_TRANS_DATA || n->op == FP_OP_CAST;
+    return n->op == FP_OP_TRANSPOSE || n->op == FP_OP_TRANS_DATA || n->op == FP_OP_CAST ||
+           n->op == FP_OP_REORDER_INPUT || n->op == FP_OP_REORDER_OUTPUT;
 }
 
 /* ---------------------------------------------------------------- helpers */

@@ -6,6 +6,7 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 #include "passes/fusion/fuse.h"
+#include "passes/nchwc.h"
 
 typedef struct {
     uint32_t conversions_before; /* Transpose, TransData, Cast (runtime ops) before the pass */
@@ -15,6 +16,7 @@ typedef struct {
     uint32_t pushed;             /* ops a Transpose pair was pushed through */
     uint32_t refused;            /* candidates kept, each with a diagnostic */
     bool rewrote;                /* the graph changed (false: every op, edge and type as before) */
+    fp_nchwc_result nchwc;       /* the NCHWc conversion after it (passes/nchwc.h; zeros: none) */
 } fp_layout_result;
 
 /* True for the ops the pass counts as layout conversions. */

@@ -181,6 +181,13 @@ static void text_fusion_layout(const fp_report *r, text_style b, FILE *out)
     const fp_layout_result *lay = &r->res->layout;
     fprintf(out, "\n%slayout%s  %u conversions before, %u after (%u removed, %u merged, %u kept with a reason)\n", b.on,
             b.off, lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
+    const fp_nchwc_result *nc = &lay->nchwc;
+    if (nc->converted || nc->kept_nchw)
+        fprintf(out, "  NCHWc in blocks of %" G_GUINT64_FORMAT ": %u Convs and pools blocked, %u kept NCHW; %u other ops on "
+                     "blocked tensors; %u Adds and %u activations folded into blocked Convs; %u ReorderInput and %u "
+                     "ReorderOutput inserted\n",
+                r->device->nchwc_block, nc->converted, nc->kept_nchw, nc->blocked, nc->sum_fused, nc->act_fused,
+                nc->reorder_in, nc->reorder_out);
     guint shown = 0, more = 0;
     for (guint i = 0; r->diag && i < r->diag->entries->len; i++) {
         const fp_diag_entry *e = r->diag->entries->pdata[i];

@@ -656,8 +656,10 @@ static bool import_input(importer *im, fp_graph *g, size_t i, const Onnx__ValueI
     if (!vi->name || !*vi->name)
         return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': input %zu has no name", g->name, i);
     fp_value *v = fp_graph_find(g, vi->name);
-    if (v && v->kind == FP_VALUE_INITIALIZER)
-        return true; /* an initializer listed as input: it stays an initializer */
+    if (v && v->kind == FP_VALUE_INITIALIZER) {
+        v->overridable = true; /* an initializer listed as input: it stays an initializer */
+        return true;
+    }
     if (v)
         return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': duplicate input '%s'", g->name, vi->name);
     v = fp_graph_value(g, vi->name);

@@ -137,12 +137,14 @@ static bool in_match(const fp_match *mt, const fp_node *n)
     return false;
 }
 
+/* A value fixed by the model: a weight (not one the graph also takes as an input, which the
+ * caller may feed), a Constant, a folded result. */
 static bool is_const(const fp_value *v)
 {
     if (!v)
         return false;
     if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
-        return true;
+        return !v->overridable;
     return v->producer && (v->producer->flags & FP_NODE_FOLDED);
 }
 

@@ -107,9 +107,9 @@ static bool validate(fp_target *t, GError **error)
             g_auto(GStrv) keys = g_key_file_get_keys(t->keyfile, *g, NULL, NULL);
             for (char **k = keys; k && *k; k++) {
                 g_autoptr(GError) err = NULL;
-                if (strcmp(*k, "drop_narrowing_casts") != 0) {
+                if (strcmp(*k, "drop_narrowing_casts") != 0 && strcmp(*k, "nchwc") != 0) {
                     g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
-                                "%s: [layout]: unknown key '%s' (valid: drop_narrowing_casts)", t->path, *k);
+                                "%s: [layout]: unknown key '%s' (valid: drop_narrowing_casts, nchwc)", t->path, *k);
                     return false;
                 }
                 g_key_file_get_boolean(t->keyfile, *g, *k, &err);

@@ -256,11 +256,12 @@ static bool bind_inputs(pass *p, fp_graph *g)
 
 /* ---------------------------------------------------------------- per node */
 
-/* True when v's value is fixed by the model itself (weights, Constant, folded results). */
+/* True when v's value is fixed by the model itself (weights, Constant, folded results); a weight
+ * the graph also lists as an input may be fed by the caller, and ONNX Runtime does not fold it. */
 static bool is_const(const fp_value *v)
 {
     if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
-        return true;
+        return !v->overridable;
     return v->producer && (v->producer->flags & FP_NODE_FOLDED);
 }
 

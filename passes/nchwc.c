@@ -1,0 +1,409 @@
+/* nchwc.c - ONNX Runtime's NCHWc layout (nchwc.h), in its order: the nodes in topological order;
+ * a 2-D Conv or pool whose channels suit the block runs blocked (domain com.microsoft.nchwc), a
+ * tensor entering such a node from NCHW gets one ReorderInput, an Add, Mul, activation or Concat
+ * whose inputs are all blocked stays blocked (an Add or activation right after a blocked Conv folds
+ * into it), and any other reader of a blocked tensor, or a graph output, gets one ReorderOutput.
+ * Shapes stay logical: the channel padding to the block is not counted. */
+#include "passes/nchwc.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    fp_model *m;
+    fp_graph *g;
+    uint64_t block;
+    uint8_t *blocked;      /* per value id of g (grown as values are added): NCHWc */
+    fp_value **to_blocked; /* per value id: its ReorderInput output */
+    fp_value **to_nchw;    /* per value id: its ReorderOutput output */
+    uint32_t *uses0;       /* per value id: readers before the pass */
+    uint32_t cap;
+    const char *domain;    /* "com.microsoft.nchwc", interned */
+    fp_nchwc_result *res;
+    fp_diag *diag;
+} nchwc;
+
+/* Grows the per-value arrays to g's value count. */
+static void fit(nchwc *z)
+{
+    uint32_t n = z->g->values->len;
+    if (n <= z->cap)
+        return;
+    uint32_t cap = MAX(n, z->cap * 2);
+    z->blocked = g_renew(uint8_t, z->blocked, cap);
+    z->to_blocked = g_renew(fp_value *, z->to_blocked, cap);
+    z->to_nchw = g_renew(fp_value *, z->to_nchw, cap);
+    z->uses0 = g_renew(uint32_t, z->uses0, cap);
+    memset(z->blocked + z->cap, 0, cap - z->cap);
+    memset(z->to_blocked + z->cap, 0, sizeof(fp_value *) * (cap - z->cap));
+    memset(z->to_nchw + z->cap, 0, sizeof(fp_value *) * (cap - z->cap));
+    memset(z->uses0 + z->cap, 0, sizeof(uint32_t) * (cap - z->cap));
+    z->cap = cap;
+}
+
+static bool is_blocked(const nchwc *z, const fp_value *v) { return v && v->graph == z->g && z->blocked[v->id]; }
+
+/* A Reorder node of kind op reading v, writing a new value shaped as v; its output. */
+static fp_value *reorder(nchwc *z, fp_value *v, fp_op op)
+{
+    bool in = op == FP_OP_REORDER_INPUT;
+    g_autofree char *vname = g_strdup_printf("%s/%s", v->name, in ? "nchwc" : "nchw");
+    fp_value *out = fp_graph_value(z->g, vname);
+    out->type = FP_TYPE_TENSOR;
+    out->dtype = v->dtype;
+    out->shape = v->shape;
+    fp_node *r = fp_node_new(z->g, op, in ? "ReorderInput" : "ReorderOutput", z->domain, vname, 1, 1);
+    r->inputs[0] = v;
+    r->outputs[0] = out;
+    out->producer = r;
+    fit(z);
+    z->blocked[out->id] = in;
+    (in ? &z->res->reorder_in : &z->res->reorder_out)[0]++;
+    return out;
+}
+
+/* v as a blocked tensor (its ReorderInput output, made once). */
+static fp_value *as_blocked(nchwc *z, fp_value *v)
+{
+    if (is_blocked(z, v))
+        return v;
+    if (!z->to_blocked[v->id])
+        z->to_blocked[v->id] = reorder(z, v, FP_OP_REORDER_INPUT);
+    return z->to_blocked[v->id];
+}
+
+/* v in NCHW (its ReorderOutput output, made once). */
+static fp_value *as_nchw(nchwc *z, fp_value *v)
+{
+    if (!is_blocked(z, v))
+        return v;
+    if (!z->to_nchw[v->id])
+        z->to_nchw[v->id] = reorder(z, v, FP_OP_REORDER_OUTPUT);
+    return z->to_nchw[v->id];
+}
+
+/* Dim k of v when known, else -1. */
+static int64_t dim(const fp_value *v, int k)
+{
+    return v && v->shape.rank > k && fp_dim_known(v->shape.dims[k]) ? v->shape.dims[k].value : -1;
+}
+
+/* A value fixed by the model (not an initializer the graph also takes as an input). */
+static bool is_const(const fp_value *v)
+{
+    return v && (((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && !v->overridable) ||
+                 (v->producer && (v->producer->flags & FP_NODE_FOLDED)));
+}
+
+/* Why 2-D Conv n cannot run blocked (NULL: it can). A FusedConv holding a Sum input converts only
+ * when that input is blocked already. */
+static const char *conv_refusal(const nchwc *z, const fp_node *n)
+{
+    const fp_value *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    const fp_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int64_t group = fp_node_attr_int(n, "group", 1), cin = dim(x, 1), cout = dim(w, 0);
+    if (!x || x->shape.rank != 4 || !w || w->shape.rank != 4)
+        return "not a 2-D convolution";
+    uint64_t nb = 0;
+    bool bias_ok = !b || (is_const(b) && fp_shape_numel(&b->shape, &nb) && (int64_t)nb == cout);
+    if (x->dtype != FP_DT_FLOAT || !is_const(w) || w->dtype != FP_DT_FLOAT || !bias_ok)
+        return "not float32 with constant weights (and a constant bias of one value per output channel)";
+    if (cin < 0 || cout < 0 || group < 1)
+        return "channels not known";
+    if (n->n_inputs > 3 && n->inputs[3] && !is_const(n->inputs[3]) && !is_blocked(z, n->inputs[3]))
+        return "its Sum input is not blocked"; /* constants there are a fused Clip's bounds */
+    if (group == 1)
+        return cin < (int64_t)z->block || cin % 4 == 0 ? NULL : "input channels not a multiple of 4";
+    if (cout % 4)
+        return "grouped, output channels not a multiple of 4";
+    bool depthwise = dim(w, 1) == 1 && cout == group;
+    if (!depthwise && ((cin / group) % (int64_t)z->block || (cout / group) % (int64_t)z->block))
+        return "grouped, channels per group not a multiple of the block";
+    return NULL;
+}
+
+/* Why pool n cannot run blocked (NULL: it can). Global pools only take a blocked input. */
+static const char *pool_refusal(const nchwc *z, const fp_node *n)
+{
+    const fp_value *x = n->inputs[0];
+    bool global = n->op == FP_OP_GLOBAL_MAX_POOL || n->op == FP_OP_GLOBAL_AVG_POOL;
+    if (!x || x->shape.rank != 4 || x->dtype != FP_DT_FLOAT)
+        return "not a float32 2-D pool";
+    if (dim(x, 1) < 0 || dim(x, 1) % (int64_t)z->block)
+        return "channels not a multiple of the block (pools pad none)";
+    if (n->op == FP_OP_MAX_POOL && n->n_outputs > 1 && n->outputs[1] && (n->outputs[1]->n_uses || n->outputs[1]->is_output))
+        return "its Indices output is read";
+    if (n->op == FP_OP_AVERAGE_POOL && fp_node_attr_int(n, "ceil_mode", 0) && fp_node_attr_int(n, "count_include_pad", 0))
+        return "ceil_mode with count_include_pad";
+    if (global && !is_blocked(z, x))
+        return "its input is not blocked (a global pool converts only after its producer)";
+    return NULL;
+}
+
+/* n runs blocked: its domain, input 0 through a ReorderInput (a Conv of fewer input channels than
+ * the block reads NCHW: through a ReorderOutput when its input is blocked), its output blocked. */
+static void convert(nchwc *z, fp_node *n, bool nchw_input)
+{
+    n->inputs[0] = nchw_input ? as_nchw(z, n->inputs[0]) : as_blocked(z, n->inputs[0]);
+    n->domain = z->domain;
+    if (n->op == FP_OP_FUSED_CONV) /* nchwc Conv carries the activation itself */
+        n->op_type = fp_intern(z->m, "Conv", -1);
+    z->blocked[n->outputs[0]->id] = 1;
+    z->res->converted++;
+}
+
+/* The blocked Conv producing v, when v had that one reader before the pass (`readers`) and the Conv
+ * takes another input or activation: n_inputs < 4 and no activation yet. */
+static fp_node *foldable_conv(const nchwc *z, const fp_value *v, uint32_t readers)
+{
+    fp_node *c = v ? v->producer : NULL;
+    bool conv = c && (c->op == FP_OP_CONV || c->op == FP_OP_FUSED_CONV || c->op == FP_OP_BATCH_NORM);
+    if (!c || c->domain != z->domain || !conv || z->uses0[v->id] != readers ||
+        v->is_output || fp_node_attr(c, "activation"))
+        return NULL;
+    return c;
+}
+
+/* Conv c takes over n's output 0 and n goes (an Add folded as its Sum input, an activation). */
+static void fold_into(nchwc *z, fp_node *c, fp_node *n)
+{
+    fp_value *out = n->outputs[0];
+    c->outputs[0]->producer = NULL;
+    c->outputs[0] = out;
+    out->producer = c;
+    out->producer_port = 0;
+    z->blocked[out->id] = 1;
+    n->flags |= FP_NODE_REMOVED;
+}
+
+/* c's activation attribute set to `act` (an op type). */
+static void set_activation(nchwc *z, fp_node *c, const char *act)
+{
+    fp_attr *attrs = fp_arena_calloc(z->m->arena, c->n_attrs + 1, sizeof(fp_attr));
+    memcpy(attrs, c->attrs, sizeof(fp_attr) * c->n_attrs);
+    attrs[c->n_attrs] = (fp_attr){.name = fp_intern(z->m, "activation", -1), .type = FP_ATTR_STRING,
+                                  .u.s = fp_intern(z->m, act, -1), .n = (uint32_t)strlen(act)};
+    c->attrs = attrs;
+    c->n_attrs++;
+}
+
+/* An Add (or Sum) of two blocked tensors of one shape: folded into the blocked Conv making one of
+ * them as its Sum input, else run blocked. False when it cannot stay blocked. */
+static bool blocked_add(nchwc *z, fp_node *n)
+{
+    if (n->n_inputs != 2 || !is_blocked(z, n->inputs[0]) || !is_blocked(z, n->inputs[1]))
+        return false;
+    g_autofree char *a = fp_shape_to_string(&n->inputs[0]->shape), *b = fp_shape_to_string(&n->inputs[1]->shape);
+    if (strcmp(a, b) != 0)
+        return false;
+    for (int k = 0; k < 2; k++) {
+        fp_node *c = foldable_conv(z, n->inputs[k], 1);
+        if (!c || c->n_inputs >= 4)
+            continue;
+        fp_value **ins = fp_arena_calloc(z->m->arena, 4, sizeof(fp_value *));
+        memcpy(ins, c->inputs, sizeof(fp_value *) * c->n_inputs);
+        ins[3] = n->inputs[1 - k];
+        c->inputs = ins;
+        c->n_inputs = 4;
+        fold_into(z, c, n);
+        z->res->sum_fused++;
+        return true;
+    }
+    z->blocked[n->outputs[0]->id] = 1;
+    z->res->blocked++;
+    return true;
+}
+
+/* An activation on a blocked tensor: Relu, Sigmoid, Tanh, HardSigmoid fold into the blocked Conv
+ * whose output only it reads; HardSigmoid(1/6, 1/2) then Mul with the Conv's output (its two
+ * readers) folds as HardSwish; any other runs blocked. */
+static bool blocked_activation(nchwc *z, fp_node *n)
+{
+    fp_value *x = n->inputs[0];
+    if (!is_blocked(z, x))
+        return false;
+    static const fp_op folds[] = {FP_OP_RELU, FP_OP_SIGMOID, FP_OP_TANH, FP_OP_HARD_SIGMOID};
+    fp_node *c = foldable_conv(z, x, 1);
+    for (size_t i = 0; c && i < G_N_ELEMENTS(folds); i++)
+        if (n->op == folds[i]) {
+            set_activation(z, c, n->op_type);
+            fold_into(z, c, n);
+            z->res->act_fused++;
+            return true;
+        }
+    z->blocked[n->outputs[0]->id] = 1;
+    z->res->blocked++;
+    return true;
+}
+
+/* A Mul of two blocked tensors runs blocked; x * HardSigmoid(x) on a blocked Conv's output read by
+ * those two folds into the Conv as HardSwish. */
+static bool blocked_mul(nchwc *z, fp_node *n)
+{
+    if (n->n_inputs != 2 || !is_blocked(z, n->inputs[0]) || !is_blocked(z, n->inputs[1]))
+        return false;
+    for (int k = 0; k < 2; k++) {
+        fp_value *x = n->inputs[k], *h = n->inputs[1 - k];
+        fp_node *hs = h->producer, *c = foldable_conv(z, x, 2);
+        if (!c || !hs || hs->op != FP_OP_HARD_SIGMOID || hs->inputs[0] != x || z->uses0[h->id] != 1 ||
+            fabs(fp_node_attr_float(hs, "alpha", 0.2) - 1.0 / 6.0) > 1e-6 || fabs(fp_node_attr_float(hs, "beta", 0.5) - 0.5) > 1e-6)
+            continue;
+        set_activation(z, c, "HardSwish");
+        fold_into(z, c, n);
+        hs->flags |= FP_NODE_REMOVED;
+        z->res->act_fused++;
+        return true;
+    }
+    z->blocked[n->outputs[0]->id] = 1;
+    z->res->blocked++;
+    return true;
+}
+
+/* A BatchNormalization of a blocked tensor runs as a blocked depthwise 1x1 Conv: inference form
+ * (no training outputs), constant 1-D parameters. It keeps its op kind (its shape rule) and is
+ * named Conv, as ONNX Runtime's graph names it. */
+static bool blocked_batch_norm(nchwc *z, fp_node *n)
+{
+    if (!is_blocked(z, n->inputs[0]) || n->n_inputs < 5)
+        return false;
+    for (uint32_t k = 1; k < 5; k++)
+        if (!is_const(n->inputs[k]) || n->inputs[k]->shape.rank != 1)
+            return false;
+    for (uint32_t k = 1; k < n->n_outputs; k++)
+        if (n->outputs[k] && (n->outputs[k]->n_uses || n->outputs[k]->is_output))
+            return false;
+    n->domain = z->domain;
+    n->op_type = fp_intern(z->m, "Conv", -1);
+    z->blocked[n->outputs[0]->id] = 1;
+    z->res->converted++;
+    return true;
+}
+
+/* A Concat on axis 1 of blocked tensors whose channels are each a multiple of the block. */
+static bool blocked_concat(nchwc *z, fp_node *n)
+{
+    if (fp_node_attr_int(n, "axis", 0) != 1)
+        return false;
+    for (uint32_t k = 0; k < n->n_inputs; k++)
+        if (!is_blocked(z, n->inputs[k]) || dim(n->inputs[k], 1) < 0 || dim(n->inputs[k], 1) % (int64_t)z->block)
+            return false;
+    z->blocked[n->outputs[0]->id] = 1;
+    z->res->blocked++;
+    return true;
+}
+
+/* Whether n stays in (or enters) the blocked layout, its rewrites done. */
+static bool visit_blocked(nchwc *z, fp_node *n)
+{
+    switch (n->op) {
+    case FP_OP_CONV: case FP_OP_FUSED_CONV: {
+        const char *why = conv_refusal(z, n);
+        if (!why) {
+            convert(z, n, fp_node_attr_int(n, "group", 1) == 1 && dim(n->inputs[0], 1) < (int64_t)z->block);
+            return true;
+        }
+        if (z->diag)
+            fp_diag_add(z->diag, FP_DIAG_INFO, "layout", "nchwc-kept", n->name, "%s %s stays NCHW: %s", n->op_type,
+                        n->name, why);
+        z->res->kept_nchw++;
+        return false;
+    }
+    case FP_OP_MAX_POOL: case FP_OP_AVERAGE_POOL: case FP_OP_GLOBAL_MAX_POOL: case FP_OP_GLOBAL_AVG_POOL: {
+        const char *why = pool_refusal(z, n);
+        if (!why) {
+            convert(z, n, false);
+            return true;
+        }
+        if (z->diag)
+            fp_diag_add(z->diag, FP_DIAG_INFO, "layout", "nchwc-kept", n->name, "%s %s stays NCHW: %s", n->op_type,
+                        n->name, why);
+        z->res->kept_nchw++;
+        return false;
+    }
+    case FP_OP_ADD: case FP_OP_SUM: return blocked_add(z, n);
+    case FP_OP_MUL: return blocked_mul(z, n);
+    case FP_OP_CONCAT: return blocked_concat(z, n);
+    case FP_OP_BATCH_NORM: return blocked_batch_norm(z, n);
+    default:
+        return fp_op_has(n->op, FP_OPF_ACT) && n->n_inputs >= 1 && n->n_outputs == 1 && blocked_activation(z, n);
+    }
+}
+
+/* A graph output left blocked: its producer writes a blocked copy, which the readers that stayed
+ * blocked read, and a ReorderOutput writes the output itself. */
+static void reorder_graph_output(nchwc *z, fp_value *v)
+{
+    fp_node *p = v->producer;
+    g_autofree char *name = g_strdup_printf("%s/nchwc_out", v->name);
+    fp_value *inner = fp_graph_value(z->g, name);
+    inner->type = FP_TYPE_TENSOR;
+    inner->dtype = v->dtype;
+    inner->shape = v->shape;
+    p->outputs[v->producer_port] = inner;
+    inner->producer = p;
+    inner->producer_port = v->producer_port;
+    for (guint i = 0; i < z->g->nodes->len; i++) {
+        fp_node *n = z->g->nodes->pdata[i];
+        for (uint32_t k = 0; !(n->flags & FP_NODE_REMOVED) && k < n->n_inputs; k++)
+            if (n->inputs[k] == v)
+                n->inputs[k] = inner;
+    }
+    fit(z);
+    z->blocked[inner->id] = 1;
+    z->blocked[v->id] = 0;
+    fp_node *r = fp_node_new(z->g, FP_OP_REORDER_OUTPUT, "ReorderOutput", z->domain, name, 1, 1);
+    r->inputs[0] = inner;
+    r->outputs[0] = v;
+    v->producer = r;
+    v->producer_port = 0;
+    z->res->reorder_out++;
+}
+
+/* Walks g's nodes in order: each blocked where it can be, else its blocked inputs reordered. */
+static void walk(nchwc *z, fp_node *const *order, uint32_t n_order)
+{
+    for (uint32_t i = 0; i < n_order; i++) {
+        fp_node *n = order[i];
+        if ((n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) || !n->n_outputs || !n->outputs[0] || visit_blocked(z, n))
+            continue;
+        for (uint32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k])
+                n->inputs[k] = as_nchw(z, n->inputs[k]);
+        for (uint32_t k = 0; k < fp_node_n_implicit(n); k++)
+            n->ext->implicit[k] = as_nchw(z, n->ext->implicit[k]);
+    }
+    for (guint i = 0; i < z->g->outputs->len; i++) {
+        fp_value *v = z->g->outputs->pdata[i];
+        if (is_blocked(z, v) && v->producer)
+            reorder_graph_output(z, v);
+    }
+}
+
+bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_result *res, fp_diag *diag)
+{
+    memset(res, 0, sizeof *res);
+    if (block < 2 || !g_key_file_get_boolean(t->keyfile, "layout", "nchwc", NULL))
+        return false;
+    nchwc z = {.m = m, .g = m->main, .block = block, .res = res, .diag = diag,
+               .domain = fp_intern(m, "com.microsoft.nchwc", -1)};
+    fit(&z);
+    for (guint i = 0; i < z.g->values->len; i++) {
+        const fp_value *v = z.g->values->pdata[i];
+        z.uses0[i] = v->n_uses;
+    }
+    uint32_t n = 0;
+    g_autofree fp_node **order = NULL;
+    fp_node *const *o = fp_graph_order(z.g, &n, NULL);
+    if (o)
+        order = g_memdup2(o, sizeof(fp_node *) * n); /* the walk adds nodes: the order is its own */
+    if (order)
+        walk(&z, order, n);
+    g_free(z.blocked);
+    g_free(z.to_blocked);
+    g_free(z.to_nchw);
+    g_free(z.uses0);
+    bool changed = res->converted || res->blocked || res->reorder_in || res->reorder_out;
+    if (changed)
+        fp_model_link(m);
+    return changed;
+}

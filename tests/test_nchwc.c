@@ -1,0 +1,140 @@
+/* test_nchwc.c - nchwc suite (passes/nchwc.c): the resnet_tiny sample on ort-cpu-all has the op
+ * histogram ONNX Runtime 1.30 writes at level all (measured with onnxruntime-node: 9 nchwc Convs,
+ * MaxPool, GlobalAveragePool, one ReorderOutput, Gemm); a first Conv of fewer channels than the
+ * block reads NCHW; each refusal keeps its op NCHW with the reason; an Add folds into the blocked
+ * Conv as its Sum input; nothing without the target's key or the device's block; a bad block. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "tutil.h"
+
+enum { F32 = 1 };
+
+/* The live nodes of a's final graph of op type `op`. */
+static guint count(const fp_analysis *a, const char *op)
+{
+    guint n = 0;
+    for (guint i = 0; i < a->model->main->nodes->len; i++) {
+        const fp_node *x = a->model->main->nodes->pdata[i];
+        n += !(x->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && strcmp(x->op_type, op) == 0;
+    }
+    return n;
+}
+
+static void test_resnet_tiny(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ort-cpu-all"};
+    g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(count(a, "Conv"), 9);
+    CU_ASSERT_EQUAL(count(a, "FusedConv"), 0);
+    CU_ASSERT_EQUAL(count(a, "MaxPool"), 1);
+    CU_ASSERT_EQUAL(count(a, "GlobalAveragePool"), 1);
+    CU_ASSERT_EQUAL(count(a, "ReorderOutput"), 1);
+    CU_ASSERT_EQUAL(count(a, "ReorderInput"), 0); /* the first Conv reads its 3 channels as NCHW */
+    CU_ASSERT_EQUAL(count(a, "Add"), 0);          /* the residual Adds fold into the Convs */
+    CU_ASSERT_EQUAL(count(a, "Relu"), 0);
+    CU_ASSERT_EQUAL(a->res.layout.nchwc.converted, 11);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    /* the extended level, and a device without NCHWc kernels, leave it NCHW */
+    fp_analysis_opts e = {.target = "ort-cpu"}, g = {.target = "ort-cpu-all", .device = "h100"};
+    g_autoptr(fp_analysis) b = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &e, &err);
+    g_autoptr(fp_analysis) c = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &g, &err);
+    CU_ASSERT_FATAL(b && c);
+    CU_ASSERT_EQUAL(b->res.layout.nchwc.converted, 0);
+    CU_ASSERT_EQUAL(c->res.layout.nchwc.converted, 0);
+    CU_ASSERT(count(b, "FusedConv") > 0);
+}
+
+/* x [1, cin, 8, 8] -> Conv (8 out, 3x3) -> Add(with a second Conv's output, when add) -> y; and a
+ * MaxPool of `pool_c` channels. */
+static char *conv_model(int64_t cin, bool add, int64_t pool_c)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, cin, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){16, cin, 3, 3});
+    tb_init(b, "bias", F32, 1, (int64_t[]){16});
+    tb_node(b, "Conv", "c1", "x,w,bias", "h");
+    tb_init(b, "w2", F32, 4, (int64_t[]){16, 16, 1, 1});
+    tb_init(b, "b2", F32, 1, (int64_t[]){16});
+    tb_node(b, "Conv", "c2", "h,w2,b2", "h2");
+    if (add) {
+        tb_node(b, "Conv", "c3", "h2,w2,b2", "h3");
+        tb_node(b, "Add", "add", "h3,h2", "y");
+    } else {
+        tb_node(b, "Relu", "relu", "h2", "y");
+    }
+    tb_output(b, "y", F32, -1, NULL);
+    if (pool_c) {
+        tb_input(b, "p", F32, 4, (int64_t[]){1, pool_c, 8, 8});
+        tb_attr_ints(b, tb_node(b, "MaxPool", "pool", "p", "q"), "kernel_shape", 2, (int64_t[]){2, 2});
+        tb_output(b, "q", F32, -1, NULL);
+    }
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    return path;
+}
+
+/* The message of the first nchwc-kept finding about node `name`, or NULL. */
+static const char *kept(const fp_analysis *a, const char *name)
+{
+    for (guint i = 0; i < a->diag->entries->len; i++) {
+        const fp_diag_entry *e = a->diag->entries->pdata[i];
+        if (strcmp(e->code, "nchwc-kept") == 0 && e->node && strcmp(e->node, name) == 0)
+            return e->message;
+    }
+    return NULL;
+}
+
+static void test_conditions(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ort-cpu-all"};
+    /* 10 input channels (>= the block of 8, not a multiple of 4): c1 stays NCHW; 12 pool channels */
+    g_autofree char *p1 = conv_model(10, false, 12);
+    g_autoptr(fp_analysis) a = fp_analysis_run(p1, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL(kept(a, "c1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(kept(a, "c1"), "input channels not a multiple of 4"));
+    CU_ASSERT_PTR_NOT_NULL(kept(a, "pool"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(kept(a, "pool"), "channels not a multiple of the block"));
+    CU_ASSERT_EQUAL(count(a, "ReorderInput"), 1); /* c2 reads c1's NCHW output */
+    CU_ASSERT_EQUAL(count(a, "Relu"), 0);         /* folded into c2 */
+    /* 3 input channels: read as NCHW; the Add folds into c3 as its Sum input */
+    g_autofree char *p2 = conv_model(3, true, 0);
+    g_autoptr(fp_analysis) b = fp_analysis_run(p2, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(count(b, "ReorderInput"), 0);
+    CU_ASSERT_EQUAL(count(b, "Add"), 0);
+    CU_ASSERT_EQUAL(b->res.layout.nchwc.sum_fused, 1);
+    CU_ASSERT_EQUAL(count(b, "ReorderOutput"), 1);
+    const fp_node *c3 = fp_node_lookup(b->model, "c3");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c3);
+    CU_ASSERT_EQUAL(c3->n_inputs, 4);
+    CU_ASSERT_STRING_EQUAL(c3->domain, "com.microsoft.nchwc");
+    g_unlink(p1);
+    g_unlink(p2);
+}
+
+static void test_bad_block(void)
+{
+    const char *ini = "[device]\ndescription=x\ntarget=ort-cpu\nbandwidth=1e10\nmemory_bytes=1e9\n"
+                      "launch_overhead=1e-6\nalign_bytes=64\nnchwc_block=12\n[peak]\nfp32=1e11\n";
+    g_autofree char *path = tu_write_temp(ini, strlen(ini), ".ini");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load(path, &err);
+    CU_ASSERT_PTR_NULL(d);
+    tu_expect_error(err, "nchwc_block");
+    tu_expect_error(err, "12 is not a power of two");
+    g_unlink(path);
+}
+
+FP_TEST_SUITE(register_nchwc)
+{
+    CU_pSuite s = CU_add_suite("nchwc", NULL, NULL);
+    CU_add_test(s, "resnet_tiny", test_resnet_tiny);
+    CU_add_test(s, "conditions", test_conditions);
+    CU_add_test(s, "bad_block", test_bad_block);
+}
