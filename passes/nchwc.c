@@ -67,8 +67,10 @@ static fp_value *as_blocked(nchwc *z, fp_value *v)
 {
     if (is_blocked(z, v))
         return v;
-    if (!z->to_blocked[v->id])
-        z->to_blocked[v->id] = reorder(z, v, FP_OP_REORDER_INPUT);
+    if (!z->to_blocked[v->id]) {
+        fp_value *r = reorder(z, v, FP_OP_REORDER_INPUT); /* grows the arrays: not in the assignment */
+        z->to_blocked[v->id] = r;
+    }
     return z->to_blocked[v->id];
 }
 
@@ -77,8 +79,10 @@ static fp_value *as_nchw(nchwc *z, fp_value *v)
 {
     if (!is_blocked(z, v))
         return v;
-    if (!z->to_nchw[v->id])
-        z->to_nchw[v->id] = reorder(z, v, FP_OP_REORDER_OUTPUT);
+    if (!z->to_nchw[v->id]) {
+        fp_value *r = reorder(z, v, FP_OP_REORDER_OUTPUT); /* grows the arrays: not in the assignment */
+        z->to_nchw[v->id] = r;
+    }
     return z->to_nchw[v->id];
 }
 

@@ -899,6 +899,10 @@ static void test_golden_explain(void)
            "explain_transformer_block_ort-cpu.json");
     tu_golden((const char *[]){"explain", "models/resnet_tiny.onnx", "--target", "cuda", "--rule", "conv_activation", NULL},
            "explain_resnet_tiny_cuda_conv_activation.txt");
+    /* a decoder: RMSNorm, the rotary Splits, K^T and the scale into FusedMatMul, the refused Gemms */
+    tu_golden((const char *[]){"explain", "models/decoder_tiny.onnx", NULL}, "explain_decoder_tiny_ort-cpu.txt");
+    tu_golden((const char *[]){"explain", "models/decoder_tiny.onnx", "-f", "json", NULL},
+              "explain_decoder_tiny_ort-cpu.json");
 }
 
 FP_TEST_SUITE(register_fuse)
