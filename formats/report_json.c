@@ -93,6 +93,34 @@ static void precision_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_end_object(w);
 }
 
+/* "layout": the conversions before and after the layout pass, and the NCHWc conversion or null. */
+static void layout_json(fp_jsonw *w, const fp_report *r)
+{
+    const fp_pipeline_result *res = r->res;
+    fp_jsonw_begin_object(w, "layout");
+    fp_jsonw_int(w, "conversions_before", res->layout.conversions_before);
+    fp_jsonw_int(w, "conversions_after", res->layout.conversions_after);
+    fp_jsonw_int(w, "removed", res->layout.removed);
+    fp_jsonw_int(w, "merged", res->layout.merged);
+    fp_jsonw_int(w, "kept", res->layout.refused);
+    const fp_nchwc_result *nc = &res->layout.nchwc;
+    if (nc->converted || nc->kept_nchw) {
+        fp_jsonw_begin_object(w, "nchwc");
+        fp_jsonw_int(w, "block", (gint64)r->device->nchwc_block);
+        fp_jsonw_int(w, "converted", nc->converted);
+        fp_jsonw_int(w, "kept_nchw", nc->kept_nchw);
+        fp_jsonw_int(w, "blocked_ops", nc->blocked);
+        fp_jsonw_int(w, "adds_folded", nc->sum_fused);
+        fp_jsonw_int(w, "activations_folded", nc->act_fused);
+        fp_jsonw_int(w, "reorder_input", nc->reorder_in);
+        fp_jsonw_int(w, "reorder_output", nc->reorder_out);
+        fp_jsonw_end_object(w);
+    } else {
+        fp_jsonw_null(w, "nchwc");
+    }
+    fp_jsonw_end_object(w);
+}
+
 void fp_report_json(const fp_report *r, fp_jsonw *w)
 {
     const fp_pipeline_result *res = r->res;
@@ -139,28 +167,7 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
     }
     fp_jsonw_end_array(w);
     fp_report_fusions_json(w, res->fusions, NULL);
-    fp_jsonw_begin_object(w, "layout");
-    fp_jsonw_int(w, "conversions_before", res->layout.conversions_before);
-    fp_jsonw_int(w, "conversions_after", res->layout.conversions_after);
-    fp_jsonw_int(w, "removed", res->layout.removed);
-    fp_jsonw_int(w, "merged", res->layout.merged);
-    fp_jsonw_int(w, "kept", res->layout.refused);
-    const fp_nchwc_result *nc = &res->layout.nchwc;
-    if (nc->converted || nc->kept_nchw) {
-        fp_jsonw_begin_object(w, "nchwc");
-        fp_jsonw_int(w, "block", (gint64)r->device->nchwc_block);
-        fp_jsonw_int(w, "converted", nc->converted);
-        fp_jsonw_int(w, "kept_nchw", nc->kept_nchw);
-        fp_jsonw_int(w, "blocked_ops", nc->blocked);
-        fp_jsonw_int(w, "adds_folded", nc->sum_fused);
-        fp_jsonw_int(w, "activations_folded", nc->act_fused);
-        fp_jsonw_int(w, "reorder_input", nc->reorder_in);
-        fp_jsonw_int(w, "reorder_output", nc->reorder_out);
-        fp_jsonw_end_object(w);
-    } else {
-        fp_jsonw_null(w, "nchwc");
-    }
-    fp_jsonw_end_object(w);
+    layout_json(w, r);
     fp_report_memory_object_json(w, "memory", res->memory);
     precision_json(w, r);
     kv_cache_json(w, r);
