@@ -45,6 +45,32 @@ def upgraded(models, outdir):
     return res
 
 
+# The decode step the static copies of the sample decoders are fixed at.
+DECODE_STEP = {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 127, "total_sequence_length": 128,
+               "past_sequence_length + sequence_length": 128}
+
+
+def static_decoders(models, outdir):
+    """Copies of the decoders among models with their symbolic dims fixed at DECODE_STEP (so ORT
+    folds the shape computations fuseplan folds at its bound step): their paths."""
+    import onnx
+    os.makedirs(outdir, exist_ok=True)
+    res = []
+    for m in models:
+        if "decoder" not in os.path.basename(m):
+            continue
+        model = onnx.load(m)
+        for vi in list(model.graph.input) + list(model.graph.output):
+            for d in vi.type.tensor_type.shape.dim:
+                if d.dim_param in DECODE_STEP:
+                    d.dim_value = DECODE_STEP[d.dim_param]
+        del model.graph.value_info[:]
+        out = os.path.join(outdir, os.path.basename(m).replace(".onnx", "_static.onnx"))
+        onnx.save(model, out)
+        res.append(out)
+    return res
+
+
 def fusion_section(a):
     cases = os.path.join(a.out, "fusion_cases")
     nets = os.path.join(a.out, "networks")
@@ -54,6 +80,7 @@ def fusion_section(a):
             if rc:
                 return f"`{gen}` failed: {err.strip().splitlines()[-1] if err.strip() else rc}\n"
     models = sorted(glob.glob(os.path.join(ROOT, "models", "*.onnx")))
+    models += static_decoders(models, os.path.join(a.out, "static"))
     models += sorted(glob.glob(os.path.join(nets, "*.onnx")))
     models += sorted(glob.glob(os.path.join(cases, "*.onnx")))
     models += upgraded(sorted(glob.glob("/usr/share/libonnx-testdata/data/pytorch-converted/*/model.onnx")),
@@ -76,18 +103,24 @@ def host_device(a):
     return path, block
 
 
-def fusion_all(a, models, extended):
-    """The level-all table (ORT's default) after the extended one."""
-    dev, block = host_device(a)
-    rc, out, err = run([PY, "bench/fusion_vs_ort.py", "--ort", a.ort, "--fuseplan", a.fuseplan, "--level", "all",
-                        "--target", "ort-cpu-all", "--device", dev,
-                        "--out", os.path.join(a.out, "ort_optimized_all")] + models)
+def fusion_level(a, models, level, target, device, what):
+    """The kernel-histogram table of ORT at `level` against fuseplan's `target` (on `device`)."""
+    dev = ["--device", device] if device else []
+    rc, out, err = run([PY, "bench/fusion_vs_ort.py", "--ort", a.ort, "--fuseplan", a.fuseplan, "--level", level,
+                        "--target", target, "--out", os.path.join(a.out, "ort_optimized_" + level)] + dev + models)
     if not out.strip():
-        return extended + f"\n`bench/fusion_vs_ort.py --level all` failed (exit {rc}): {err.strip()[-400:]}\n"
-    return (extended + "\n#### At level `all` (ORT's default: NCHWc)\n\nThe same models, ORT at `all` "
-            f"(NCHWc with this host's block, {block}) against fuseplan's `ort-cpu-all` target on `cpu-avx2` with "
-            f"`nchwc_block={block}`: the kernel histogram of the final graph, views aside. Exit status: {rc} "
+        return f"\n`bench/fusion_vs_ort.py --level {level}` failed (exit {rc}): {err.strip()[-400:]}\n"
+    return (f"\n#### At level `{level}`\n\nThe same models, ORT at `{level}` against fuseplan's `{target}` "
+            f"target{what}: the kernel histogram of the final graph, views aside. Exit status: {rc} "
             f"({'every difference explained' if rc == 0 else 'a difference not explained'}).\n\n" + out)
+
+
+def fusion_all(a, models, extended):
+    """The tables at levels basic and all (ORT's default) after the extended one."""
+    dev, block = host_device(a)
+    return (extended + fusion_level(a, models, "basic", "ort-cpu-basic", None, "") +
+            fusion_level(a, models, "all", "ort-cpu-all", dev,
+                         f" on `cpu-avx2` with this host's NCHWc block (`nchwc_block={block}`, as ORT's MLAS picks it)"))
 
 
 def head_of(rc):
