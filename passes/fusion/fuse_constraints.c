@@ -13,7 +13,8 @@ const char *const fp_constraint_names[] = {
     "bn_params_1d", "max_epsilon", "min_epsilon", "per_channel", "gemm_operands", "activation_in",
     "clip_const_bounds", "const_value", "bias_1d", "activation_operands", "rank_is", "last_axis",
     "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", "const_1d", "transpose_perm",
-    "batch_shapes", "distinct_operands", "matmul_operand", "split_source", "split_intervals", "min_opset", NULL,
+    "batch_shapes", "distinct_operands", "matmul_operand", "split_source", "split_intervals", "min_opset",
+    "static_input", "const_at_most", "no_pass", "not_centered", NULL,
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -726,6 +727,56 @@ static bool min_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out
     return false;
 }
 
+/* The data input of node c->node has a static shape (GE's fusion passes that need one). */
+static bool static_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, MAX(c->node, 0));
+    fp_value *x = n && n->n_inputs ? n->inputs[0] : NULL;
+    if (!x || fp_shape_static(&x->shape))
+        return true;
+    const char *s = shape_str(mt, &x->shape);
+    reason(mt, out, c->name, fmt(mt, "shape %s", s), sdup(mt, "a static shape"),
+           fmt(mt, "%s %s: input '%s' has a dynamic shape %s", n->op_type, n->name, x->name, s),
+           sdup(mt, "bind the dims (--input, --dim) or compile with static shapes (atc --input_shape)"));
+    return false;
+}
+
+/* The constant operand of node c->node is at most param (an epsilon). */
+static bool const_at_most(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *v = n ? other_input(mt, n) : NULL;
+    double x, limit = fp_target_num(mt->target, mt->rule->id, c);
+    if (!v || !const_scalar(v, &x) || x <= limit)
+        return true;
+    reason(mt, out, c->name, fmt(mt, "%g", x), fmt(mt, "<= %g", limit),
+           fmt(mt, "%s %s: constant %g is above %g", n->op_type, n->name, x, limit),
+           fmt(mt, "the pass takes an epsilon of at most %g", limit));
+    return false;
+}
+
+/* Gate: the pattern's data input x is not a difference (x - mean): the Pow of a centred variance
+ * belongs to a LayerNorm, not to an RMSNorm. */
+static bool not_centered(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)c, (void)out;
+    return !mt->x || !mt->x->producer || mt->x->producer->op != FP_OP_SUB;
+}
+
+/* Always refuses: the target's compiler has no pass for this pattern; its list param names the
+ * fused op an exporter can emit instead. */
+static bool no_pass(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    g_auto(GStrv) instead = fp_target_list_param(mt->target, mt->rule->id, c);
+    g_autofree char *op = instead && *instead ? g_strjoinv(", ", instead) : g_strdup("one fused op");
+    fp_node *n = node_at(mt, 0);
+    reason(mt, out, c->name, fmt(mt, "%d separate ops", mt->n), sdup(mt, "a fusion pass of the compiler"),
+           fmt(mt, "%s %s and the %d ops after it: %s has no fusion pass for this pattern (none in its fusion rule "
+                   "reference), so it runs them as separate kernels", n->op_type, n->name, mt->n - 1, mt->target->name),
+           fmt(mt, "export it as %s", op));
+    return false;
+}
+
 /* The MatMul (node c->node) reads two different tensors (a Transpose feeding both ports stays). */
 static bool distinct_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
@@ -893,7 +944,8 @@ static const struct {
     {"bias_1d", bias_1d}, {"const_1d", const_1d}, {"activation_operands", activation_operands},
     {"transpose_perm", transpose_perm}, {"batch_shapes", batch_shapes}, {"distinct_operands", distinct_operands},
     {"matmul_operand", matmul_operand}, {"split_source", split_source}, {"split_intervals", split_intervals},
-    {"min_opset", min_opset}, {"rank_is", rank_is},
+    {"min_opset", min_opset}, {"static_input", static_input}, {"const_at_most", const_at_most}, {"no_pass", no_pass},
+    {"not_centered", not_centered}, {"rank_is", rank_is},
     {"last_axis", last_axis}, {"static_weight", static_weight}, {"max_chain", max_chain},
     {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
 };
