@@ -222,6 +222,26 @@ def transformer(out, name, layers, d, heads, seq, seed):
     b.save(out, [fv("input", [1, seq, d])], [fv(x, [1, seq, d])])
 
 
+def vit_tiny(out):
+    """A ViT as torchvision writes one, small: 16x16 patches of a 64x64 image by a strided Conv, the
+    tokens with a class token and position embeddings, 2 encoder layers, LayerNorm on the class token,
+    a Gemm head."""
+    b = B("vit_tiny", 10)
+    d, tokens = 192, 16
+    x = b.op("Conv", ["input", b.w("patch.w", (d, 3, 16, 16)), b.w("patch.b", (d,))], "patch", kernel_shape=[16, 16],
+             strides=[16, 16])
+    x = b.op("Reshape", [x, b.c("flat", [1, d, tokens], np.int64)], "patch.flatten")
+    x = b.op("Transpose", [x], "patch.tokens", perm=[0, 2, 1])
+    x = b.op("Concat", [b.w("cls", (1, 1, d)), x], "cls.concat", axis=1)
+    x = b.op("Add", [x, b.w("pos", (1, tokens + 1, d))], "pos.add")
+    for i in range(2):
+        x = encoder(b, x, d, 3, 4 * d, f"l{i}")
+    x = layer_norm(b, x, d, "ln")
+    x = b.op("Gather", [x, b.c("first", 0, np.int64)], "cls.take", axis=1)
+    y = b.op("Gemm", [x, b.w("head.w", (10, d)), b.w("head.b", (10,))], "head", transB=1)
+    b.save(out, [fv("input", [1, 3, 64, 64])], [fv(y, [1, 10])])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "bench/out/fit/models"
     os.makedirs(out, exist_ok=True)
@@ -234,6 +254,7 @@ def main():
     mlp(out)
     transformer(out, "bert_mini", 4, 256, 4, 128, 8)
     transformer(out, "gpt_tiny", 2, 384, 6, 64, 9)
+    vit_tiny(out)
 
 
 if __name__ == "__main__":

@@ -110,17 +110,18 @@ const fp_rule fp_rules[] = {
                      C("last_axis", 3, -1)},
      .n_constraints = 8, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
      .act_node = -1},
-    /* RMSNorm from primitive ops: x / sqrt(mean(x^2) + eps) * scale */
+    /* RMSNorm from primitive ops: x / sqrt(mean(x^2) + eps) * scale; not the variance part of a
+     * LayerNorm (x centred), which ORT's LayerNormFusion, running over the whole graph first, takes */
     {.id = "simplified_layer_norm", .title = "Pow/ReduceMean/Add/Sqrt/Div/Mul (RMSNorm) -> SimplifiedLayerNormalization",
      .source = "onnxruntime layer_norm_fusion.cc, SimplifiedLayerNormFusion (level 2, CPU and CUDA EPs)",
      .pattern = {ANCHOR("pow", FP_OP_POW), NEXT("mean", 0, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 1, -1, FP_OP_ADD),
                  NEXT("sqrt", 2, 0, FP_OP_SQRT), NEXT2("div", 3, 1, FP_PAT_X, 0, FP_OP_DIV),
                  NEXT("mul_scale", 4, -1, FP_OP_MUL)},
      .n_pattern = 6,
-     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1), GN("const_value", 0, 1, "exponent", 2.0),
-                     G("const_other", 2, -1), G("const_other", 5, -1), C("const_1d", 5, -1), C("last_axis", 1, -1),
-                     CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
-     .n_constraints = 8, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
+     .constraints = {G("not_centered", 0, -1), C("single_consumer", -1, -1), C("not_graph_output", -1, -1),
+                     GN("const_value", 0, 1, "exponent", 2.0), G("const_other", 2, -1), G("const_other", 5, -1),
+                     C("const_1d", 5, -1), C("last_axis", 1, -1), CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
+     .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
      .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM, .act_node = -1},
     {.id = "matmul_scale", .title = "MatMul + scalar Mul/Div -> FusedMatMul",
      .source = "onnxruntime matmul_scale_fusion.cc (level 2)",
