@@ -71,6 +71,7 @@ dict "$proto_dir/onnx.proto" >"$out/onnx_text.dict"
 printf '"%s"\n' '[device]' '[peak]' '[efficiency]' '[saturation]' '[launch]' '[cache]' '[calibration]' '[target]' '[layout]' '[gate]' '[rule.' \
     description target bandwidth memory_bytes launch_overhead align_bytes fp32 fp16 bf16 int8 int4 \
     conv matmul elementwise other name rules drop_narrowing_casts max_epsilon activations dtypes \
+    nchwc_block nchwc expand precision_mode force_fp16 must_keep_origin_dtype HardSwish instead opset \
     max_activation_mb max_total_mb min_headroom_batch min_est_speedup forbid_unfused max_layout_conversions \
     '=' '\x0A' ',' ';' '1e308' '-1' 'nan' '\\' >"$out/ini.dict"
 printf '"%s"\n' ':' 'x' ',' '?' '4611686018427387904' '18446744073709551616' '-1' >"$out/input_spec.dict"
