@@ -628,6 +628,25 @@ static void test_ge_transformer_rules(void)
     expect(l, "ge_layer_norm", "ln2.mean", NULL);
     list_free(l);
     rms_norm("ascend910b", (rms_case){0}, "no_pass");
+    /* a GE graph with GE's RmsNorm op (torchair): the residual Add before it fuses */
+    const char *ge =
+        "graph { name: 'g'\n"
+        " op { name: 'a' type: 'Data' input: '' attr { key: 'index' value { i: 0 } }"
+        " output_desc { dtype: DT_FLOAT16 shape { dim: [1, 4, 64] } layout: 'ND' } }\n"
+        " op { name: 'b' type: 'Data' input: '' attr { key: 'index' value { i: 1 } }"
+        " output_desc { dtype: DT_FLOAT16 shape { dim: [1, 4, 64] } layout: 'ND' } }\n"
+        " op { name: 'gamma' type: 'Const' output_desc { dtype: DT_FLOAT16 shape { dim: 64 } layout: 'ND' } }\n"
+        " op { name: 'add' type: 'Add' input: 'a:0' input: 'b:0'"
+        " output_desc { dtype: DT_FLOAT16 shape { dim: [1, 4, 64] } layout: 'ND' } }\n"
+        " op { name: 'norm' type: 'RmsNorm' input: 'add:0' input: 'gamma:0'"
+        " output_desc { dtype: DT_FLOAT16 shape { dim: [1, 4, 64] } layout: 'ND' } }\n"
+        " op { name: 'out' type: 'NetOutput' input: 'norm:0' input: 'add:0' }\n"
+        "}\n";
+    g_autofree char *gpath = tu_write_temp(ge, strlen(ge), ".txt");
+    l = fuse_model(gpath, "ascend910b", NULL);
+    expect(l, "ge_add_rms_norm", "add", NULL); /* its sum, a graph output too, is one of AddRmsNorm's */
+    list_free(l);
+    g_unlink(gpath);
     tb *b = tb_new(13);
     tb_input(b, "g", F32, 2, (int64_t[]){2, 8});
     tb_input(b, "u", F32, 2, (int64_t[]){2, 8});

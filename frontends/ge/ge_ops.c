@@ -96,6 +96,7 @@ static const ge_op_row ge_ops[] = {
     {"ReduceSumD", FP_OP_REDUCE_SUM},
     {"Relu", FP_OP_RELU},
     {"Reshape", FP_OP_RESHAPE},
+    {"RmsNorm", FP_OP_SIMPLIFIED_LAYER_NORM},
     {"Round", FP_OP_ROUND},
     {"Shape", FP_OP_SHAPE},
     {"Sigmoid", FP_OP_SIGMOID},

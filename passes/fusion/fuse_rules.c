@@ -201,6 +201,13 @@ const fp_rule fp_rules[] = {
      .pattern = {ANCHOR("matmul", FP_OP_MATMUL), NEXT("add", 0, -1, FP_OP_ADD)}, .n_pattern = 2,
      .constraints = {G("bias_1d", 1, -1), C("single_consumer", -1, -1), C("not_graph_output", 0, -1)},
      .n_constraints = 3, .rewrite = FP_RW_FUSE, .fused_op = "MatMulV2", .fused_kind = FP_OP_MATMUL, .act_node = -1},
+    /* the sum stays an output of AddRmsNorm: the Add may have other readers */
+    {.id = "ge_add_rms_norm", .title = "AddRmsNormFusionGraphPass: Add + RmsNorm -> AddRmsNorm",
+     .source = "CANN GE AddRmsNormFusionGraphPass (fusion rule reference 0104; fact sheet B.3)",
+     .pattern = {ANCHOR("add", FP_OP_ADD), NEXT("rms_norm", 0, 0, FP_OP_SIMPLIFIED_LAYER_NORM)}, .n_pattern = 2,
+     .constraints = {G("activation_operands", 0, -1), CL("dtype_in", 0, 0, "dtypes", "float32,float16,bfloat16")},
+     .n_constraints = 2, .rewrite = FP_RW_FUSE, .fused_op = "AddRmsNorm", .fused_kind = FP_OP_SKIP_SIMPLIFIED_LAYER_NORM,
+     .act_node = -1},
     /* patterns GE has no pass for: explain says so and names the op to export instead */
     {.id = "ge_rms_norm_gap", .title = "RMSNorm from primitive ops: no GE pass builds RmsNorm from them",
      .source = "CANN fusion rule reference: no RmsNorm-building pass (fact sheet B.3); OPSNN RmsNorm kernel",
