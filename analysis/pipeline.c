@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "passes/expand.h"
+#include "passes/float16.h"
 #include "passes/layout.h"
 #include "passes/metrics.h"
 
@@ -108,7 +109,9 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     fp_pass_storage(m, o->storage);
     if (!after(m, o, "metrics", error))
         return false;
-    if (fp_pass_expand(m, o->target, diag)) { /* the runtime loads the model so: before every stage */
+    bool ran = fp_pass_expand(m, o->target, diag); /* the runtime loads the model so: before every stage */
+    ran |= fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag) > 0;
+    if (ran) {
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);
     }
@@ -118,6 +121,7 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     res->fusions = fp_fusion_list_new();
     if (!fp_pass_fuse(m, o->target, res->fusions, diag, error) || !after(m, o, "fuse", error))
         return false;
+    fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
     fp_pass_storage(m, o->storage);
     if (!stage_unplanned(m, o, &res->stages[1], "after fusion", error))

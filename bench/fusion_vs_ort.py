@@ -82,9 +82,6 @@ HISTOGRAM_DIFFERENCES = {
                         "that computes GroupQueryAttention's total_sequence_length stays; fuseplan analyses its "
                         "default decode step, where the dims are bound and that computation folds away (its "
                         "static copy at a decode step, decoder_gqa_static.onnx, compares equal)",
-    "fp16.onnx": "ONNX Runtime's InsertCastTransformer wraps the float16 ops the CPU EP has no float16 kernel for "
-                 "in Casts to float32; fuseplan does not model the CPU EP's float16 kernel coverage",
-    "fp16_no_act.onnx": "as fp16.onnx: Casts around the float16 ops the CPU EP has no float16 kernel for",
 }
 
 
@@ -137,11 +134,7 @@ def histogram_only(a):
 
 
 # Differences at level all beyond those of HISTOGRAM_DIFFERENCES, by model file name.
-HISTOGRAM_DIFFERENCES_ALL = {
-    "fp16.onnx": "ONNX Runtime casts the float16 Conv to float32 (InsertCastTransformer), which NCHWc then blocks "
-                 "and folds the Relu into; fuseplan keeps float16, which NCHWc does not take",
-    "fp16_no_act.onnx": "as fp16.onnx: the Casts to float32, then NCHWc on the float32 Conv",
-}
+HISTOGRAM_DIFFERENCES_ALL = {}
 
 
 def main():

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "passes/expand.h"
+#include "passes/float16.h"
 #include "passes/fusion/fuse.h"
 
 G_DEFINE_QUARK(fp-fuse-error-quark, fp_fuse_error)
@@ -218,6 +219,13 @@ fp_target *fp_target_load(const char *name_or_path, GError **error)
         g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
                     "%s: [target] precision_mode: '%s' is not modelled (force_fp16, must_keep_origin_dtype)", path,
                     t->precision_mode);
+        fp_target_free(t);
+        return NULL;
+    }
+    g_autofree char *f16 = g_key_file_get_string(t->keyfile, "target", "float16", NULL);
+    if (f16 && !fp_float16_value_ok(g_strstrip(f16))) {
+        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                    "%s: [target] float16: '%s' (expected cast_after_fusion or cast_before_fusion)", path, f16);
         fp_target_free(t);
         return NULL;
     }
