@@ -219,6 +219,14 @@ void fp_jsonw_int(fp_jsonw *w, const char *member, gint64 v)
     g_string_append_printf(w->out, "%" G_GINT64_FORMAT, v); /* json-glib's integer format */
 }
 
+void fp_jsonw_int_or_null(fp_jsonw *w, const char *member, gint64 v)
+{
+    if (v < 0)
+        fp_jsonw_null(w, member);
+    else
+        fp_jsonw_int(w, member, v);
+}
+
 void fp_jsonw_uint(fp_jsonw *w, const char *member, uint64_t v)
 {
     fp_jsonw_int(w, member, v > (uint64_t)G_MAXINT64 ? G_MAXINT64 : (gint64)v);

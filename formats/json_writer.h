@@ -48,5 +48,7 @@ void fp_jsonw_uint(fp_jsonw *w, const char *member, uint64_t v);
 void fp_jsonw_num(fp_jsonw *w, const char *member, double v);
 void fp_jsonw_bool(fp_jsonw *w, const char *member, bool v);
 void fp_jsonw_null(fp_jsonw *w, const char *member);
+/* fp_jsonw_int, or null when v is negative (unknown, not asked). */
+void fp_jsonw_int_or_null(fp_jsonw *w, const char *member, gint64 v);
 
 #endif

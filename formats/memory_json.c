@@ -86,10 +86,8 @@ void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const f
     fp_report_memory_object_json(w, "memory", r);
     fp_jsonw_str(w, "weight_dtype", x ? x->weight_dtype : NULL);
     fp_jsonw_uint(w, "weight_bytes", x && x->weight_dtype ? x->weight_bytes : r->weight_bytes);
-    if (x && x->kv && x->kv_bytes != UINT64_MAX)
-        fp_jsonw_uint(w, "kv_cache_bytes", x->kv_bytes);
-    else
-        fp_jsonw_null(w, "kv_cache_bytes");
+    bool kv = x && x->kv && x->kv_bytes != UINT64_MAX;
+    fp_jsonw_int_or_null(w, "kv_cache_bytes", kv ? (gint64)MIN(x->kv_bytes, (uint64_t)G_MAXINT64) : -1);
     fp_jsonw_diagnostics(w, "diagnostics", diag);
     fp_jsonw_end_object(w);
 }
@@ -108,19 +106,9 @@ void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec
     fp_jsonw_uint(w, "kv_cache_bytes", res->outside_at_max);
     fp_jsonw_uint(w, "kv_bytes_per_token", d->bytes_per_token);
     fp_jsonw_str(w, "kv_dtype", d->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(d->kv_dtype) : NULL);
-    if (d->block)
-        fp_jsonw_int(w, "kv_block", d->block);
-    else
-        fp_jsonw_null(w, "kv_block");
-    int64_t tokens = fp_report_kv_capacity_tokens(d, res);
-    if (tokens >= 0)
-        fp_jsonw_int(w, "kv_capacity_tokens", tokens);
-    else
-        fp_jsonw_null(w, "kv_capacity_tokens");
-    if (d->context > 0)
-        fp_jsonw_int(w, "context", d->context);
-    else
-        fp_jsonw_null(w, "context");
+    fp_jsonw_int_or_null(w, "kv_block", d->block ? d->block : -1);
+    fp_jsonw_int_or_null(w, "kv_capacity_tokens", fp_report_kv_capacity_tokens(d, res));
+    fp_jsonw_int_or_null(w, "context", d->context > 0 ? d->context : -1);
     fp_jsonw_str(w, "phase", d->phase);
 }
 

@@ -4,15 +4,6 @@
 
 #include "formats/json.h"
 
-/* A member that is null when negative (unknown). */
-static void int_or_null(fp_jsonw *w, const char *member, gint64 v)
-{
-    if (v < 0)
-        fp_jsonw_null(w, member);
-    else
-        fp_jsonw_int(w, member, v);
-}
-
 /* "step": the decoder's step as analysed and its estimated latency per token, or null. */
 static void step_json(fp_jsonw *w, const fp_report *r)
 {
@@ -45,18 +36,18 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
     }
     fp_jsonw_begin_object(w, "kv_cache");
     fp_jsonw_int(w, "layers", kv->layers);
-    int_or_null(w, "kv_heads", kv->kv_heads);
-    int_or_null(w, "head_dim", kv->head_dim);
+    fp_jsonw_int_or_null(w, "kv_heads", kv->kv_heads);
+    fp_jsonw_int_or_null(w, "head_dim", kv->head_dim);
     fp_dtype dt = fp_report_kv_dtype(r);
     uint64_t per_token = fp_kv_cache_token_bytes(kv, r->precision.kv);
     fp_jsonw_str(w, "dtype", dt != FP_DT_UNDEFINED ? fp_dtype_name(dt) : NULL);
     fp_jsonw_str(w, "stored_dtype", kv->dtype != FP_DT_UNDEFINED ? fp_dtype_name(kv->dtype) : NULL);
-    int_or_null(w, "bytes_per_token", per_token ? (gint64)per_token : -1);
-    int_or_null(w, "block_tokens", r->precision.kv_block ? r->precision.kv_block : -1);
+    fp_jsonw_int_or_null(w, "bytes_per_token", per_token ? (gint64)per_token : -1);
+    fp_jsonw_int_or_null(w, "block_tokens", r->precision.kv_block ? r->precision.kv_block : -1);
     fp_jsonw_str(w, "batch_dim", kv->batch_dim);
     fp_jsonw_str(w, "past_dim", kv->past_dim);
-    int_or_null(w, "bytes", r->kv_bytes ? (gint64)r->kv_bytes : -1);
-    int_or_null(w, "past_copy_bytes", r->kv_past_bytes ? (gint64)r->kv_past_bytes : -1);
+    fp_jsonw_int_or_null(w, "bytes", r->kv_bytes ? (gint64)r->kv_bytes : -1);
+    fp_jsonw_int_or_null(w, "past_copy_bytes", r->kv_past_bytes ? (gint64)r->kv_past_bytes : -1);
     step_json(w, r);
     fp_jsonw_begin_array(w, "tensors");
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
@@ -80,9 +71,9 @@ static void precision_json(fp_jsonw *w, const fp_report *r)
     const fp_weight_plan none = {0}, *wp = r->weights ? r->weights : &none; /* a report made by hand */
     fp_jsonw_begin_object(w, "precision");
     fp_jsonw_str(w, "weight_dtype", p->weight != FP_DT_UNDEFINED ? fp_precision_dtype_name(p->weight) : NULL);
-    int_or_null(w, "group_size", p->weight == FP_DT_INT4 ? (p->group > 0 ? p->group : FP_PRECISION_DEFAULT_GROUP) : -1);
+    fp_jsonw_int_or_null(w, "group_size", p->weight == FP_DT_INT4 ? (p->group > 0 ? p->group : FP_PRECISION_DEFAULT_GROUP) : -1);
     fp_jsonw_str(w, "kv_dtype", p->kv != FP_DT_UNDEFINED ? fp_precision_dtype_name(p->kv) : NULL);
-    int_or_null(w, "kv_block", p->kv_block ? p->kv_block : -1);
+    fp_jsonw_int_or_null(w, "kv_block", p->kv_block ? p->kv_block : -1);
     fp_jsonw_int(w, "weight_bytes", (gint64)(r->weights ? r->weight_bytes : r->res->memory->weight_bytes));
     fp_jsonw_int(w, "initializer_bytes", (gint64)wp->bytes);
     fp_jsonw_int(w, "stored_initializer_bytes", (gint64)wp->stored_bytes);
