@@ -92,13 +92,6 @@ static int64_t dim(const fp_value *v, int k)
     return v && v->shape.rank > k && fp_dim_known(v->shape.dims[k]) ? v->shape.dims[k].value : -1;
 }
 
-/* A value fixed by the model (not an initializer the graph also takes as an input). */
-static bool is_const(const fp_value *v)
-{
-    return v && (((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && !v->overridable) ||
-                 (v->producer && (v->producer->flags & FP_NODE_FOLDED)));
-}
-
 /* Why 2-D Conv n cannot run blocked (NULL: it can). A FusedConv holding a Sum input converts only
  * when that input is blocked already. */
 static const char *conv_refusal(const nchwc *z, const fp_node *n)
@@ -109,12 +102,12 @@ static const char *conv_refusal(const nchwc *z, const fp_node *n)
     if (!x || x->shape.rank != 4 || !w || w->shape.rank != 4)
         return "not a 2-D convolution";
     uint64_t nb = 0;
-    bool bias_ok = !b || (is_const(b) && fp_shape_numel(&b->shape, &nb) && (int64_t)nb == cout);
-    if (x->dtype != FP_DT_FLOAT || !is_const(w) || w->dtype != FP_DT_FLOAT || !bias_ok)
+    bool bias_ok = !b || (fp_value_is_constant(b) && fp_shape_numel(&b->shape, &nb) && (int64_t)nb == cout);
+    if (x->dtype != FP_DT_FLOAT || !fp_value_is_constant(w) || w->dtype != FP_DT_FLOAT || !bias_ok)
         return "not float32 with constant weights (and a constant bias of one value per output channel)";
     if (cin < 0 || cout < 0 || group < 1)
         return "channels not known";
-    if (n->n_inputs > 3 && n->inputs[3] && !is_const(n->inputs[3]) && !is_blocked(z, n->inputs[3]))
+    if (n->n_inputs > 3 && n->inputs[3] && !fp_value_is_constant(n->inputs[3]) && !is_blocked(z, n->inputs[3]))
         return "its Sum input is not blocked"; /* constants there are a fused Clip's bounds */
     if (group == 1)
         return cin < (int64_t)z->block || cin % 4 == 0 ? NULL : "input channels not a multiple of 4";
@@ -273,7 +266,7 @@ static bool blocked_batch_norm(nchwc *z, fp_node *n)
     if (!is_blocked(z, n->inputs[0]) || n->n_inputs < 5)
         return false;
     for (uint32_t k = 1; k < 5; k++)
-        if (!is_const(n->inputs[k]) || n->inputs[k]->shape.rank != 1)
+        if (!fp_value_is_constant(n->inputs[k]) || n->inputs[k]->shape.rank != 1)
             return false;
     for (uint32_t k = 1; k < n->n_outputs; k++)
         if (n->outputs[k] && (n->outputs[k]->n_uses || n->outputs[k]->is_output))

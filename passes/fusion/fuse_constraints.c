@@ -138,17 +138,6 @@ static bool in_match(const fp_match *mt, const fp_node *n)
     return false;
 }
 
-/* A value fixed by the model: a weight (not one the graph also takes as an input, which the
- * caller may feed), a Constant, a folded result. */
-static bool is_const(const fp_value *v)
-{
-    if (!v)
-        return false;
-    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
-        return !v->overridable;
-    return v->producer && (v->producer->flags & FP_NODE_FOLDED);
-}
-
 static const char *origin(const fp_value *v)
 {
     if (v->kind == FP_VALUE_INPUT)
@@ -277,7 +266,7 @@ static bool const_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *
         if (c->port >= 0 && (int)i != c->port)
             continue;
         fp_value *v = n->inputs[i];
-        if (!v || is_const(v))
+        if (!v || fp_value_is_constant(v))
             continue;
         reason(mt, out, c->name, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant initializer"),
                fmt(mt, "%s %s: input %u '%s' is not a constant (it comes from %s)", n->op_type, n->name, i,
@@ -294,7 +283,7 @@ static bool const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *o
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *v = n ? other_input(mt, n) : NULL;
-    if (!n || (v && is_const(v)))
+    if (!n || (v && fp_value_is_constant(v)))
         return true;
     if (!out) /* a gate's verdict only */
         return false;
@@ -518,7 +507,7 @@ static bool clip_const_bounds(const fp_constraint *c, const fp_match *mt, GPtrAr
         return true;
     for (uint32_t i = 1; i < act->n_inputs; i++) {
         fp_value *v = act->inputs[i];
-        if (v && !is_const(v)) {
+        if (v && !fp_value_is_constant(v)) {
             reason(mt, out, c->name, fmt(mt, "'%s' computed by %s", v->name, origin(v)), sdup(mt, "constant min/max"),
                    fmt(mt, "Clip %s: bound '%s' is not a constant", act->name, v->name),
                    sdup(mt, "make Clip's min and max initializers"));
@@ -552,7 +541,7 @@ static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     fp_node *add = node_at(mt, c->node);
     fp_value *b = NULL;
     for (uint32_t i = 0; add && i < add->n_inputs && !b; i++)
-        if (add->inputs[i] && is_const(add->inputs[i]))
+        if (add->inputs[i] && fp_value_is_constant(add->inputs[i]))
             b = add->inputs[i];
     if (b && b->shape.rank == 1)
         return true;
@@ -642,7 +631,7 @@ static bool one_int(const fp_node *n, uint32_t k, int64_t *out)
     const fp_value *v = k < n->n_inputs ? n->inputs[k] : NULL;
     double x;
     uint64_t numel = 0;
-    if (!v || !is_const(v) || !fp_shape_numel(&v->shape, &numel) || numel != 1 || !const_scalar(v, &x))
+    if (!v || !fp_value_is_constant(v) || !fp_shape_numel(&v->shape, &numel) || numel != 1 || !const_scalar(v, &x))
         return false;
     *out = (int64_t)x;
     return true;
@@ -805,7 +794,7 @@ static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtr
         return true;
     fp_value *a = add->inputs[0], *b = add->inputs[1];
     const char *sa = shape_str(mt, &a->shape), *sb = shape_str(mt, &b->shape);
-    if (!is_const(a) && !is_const(b) && strcmp(sa, sb) == 0)
+    if (!fp_value_is_constant(a) && !fp_value_is_constant(b) && strcmp(sa, sb) == 0)
         return true;
     if (!out) /* a gate's verdict only */
         return false;
@@ -920,7 +909,7 @@ static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrA
     fp_value *v = n ? other_input(mt, n) : NULL;
     uint64_t numel = 0;
     double x;
-    if (v && is_const(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))
+    if (v && fp_value_is_constant(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))
         return true;
     if (!out) /* a gate's verdict only */
         return false;

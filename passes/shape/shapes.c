@@ -256,15 +256,6 @@ static bool bind_inputs(pass *p, fp_graph *g)
 
 /* ---------------------------------------------------------------- per node */
 
-/* True when v's value is fixed by the model itself (weights, Constant, folded results); a weight
- * the graph also lists as an input may be fed by the caller, and ONNX Runtime does not fold it. */
-static bool is_const(const fp_value *v)
-{
-    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
-        return !v->overridable;
-    return v->producer && (v->producer->flags & FP_NODE_FOLDED);
-}
-
 /* Whether n is evaluated at analysis time (ONNX Runtime's constant folding removes it). */
 static bool foldable(const fp_node *n)
 {
@@ -288,7 +279,7 @@ static bool foldable(const fp_node *n)
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         if (!n->inputs[i])
             continue;
-        if (!is_const(n->inputs[i]))
+        if (!fp_value_is_constant(n->inputs[i]))
             return false;
         any = true;
     }
