@@ -157,11 +157,8 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
 /* The weight what-if on the stages and the final figure; the KV cache at the analysed point. */
 static void apply_precision(fp_analysis *a)
 {
-    int64_t delta = fp_weight_plan_delta(&a->weights);
-    for (size_t i = 0; i < G_N_ELEMENTS(a->res.stages); i++) {
-        uint64_t w = a->res.stages[i].weight_bytes;
-        a->res.stages[i].weight_bytes = delta < 0 && w < (uint64_t)-delta ? 0 : (uint64_t)((int64_t)w + delta);
-    }
+    for (size_t i = 0; i < G_N_ELEMENTS(a->res.stages); i++)
+        a->res.stages[i].weight_bytes = fp_weight_plan_apply(&a->weights, a->res.stages[i].weight_bytes);
     a->weight_bytes = a->res.stages[G_N_ELEMENTS(a->res.stages) - 1].weight_bytes;
     if (!a->kv)
         return;

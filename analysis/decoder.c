@@ -220,6 +220,11 @@ bool fp_kv_cache_step(const fp_kv_cache *kv, int64_t *batch, int64_t *past, int6
     return true;
 }
 
+fp_dtype fp_kv_cache_dtype_at(const fp_kv_cache *kv, fp_dtype what_if)
+{
+    return what_if != FP_DT_UNDEFINED ? what_if : kv->dtype;
+}
+
 uint64_t fp_kv_cache_token_bytes(const fp_kv_cache *kv, fp_dtype dtype)
 {
     if (!kv->bytes_per_token || dtype == FP_DT_UNDEFINED)

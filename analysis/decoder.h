@@ -98,6 +98,10 @@ int64_t fp_kv_cache_tokens(const fp_kv_cache *kv);
  * False when a size is unknown or no present tensor was found. */
 bool fp_kv_cache_step(const fp_kv_cache *kv, int64_t *batch, int64_t *past, int64_t *new_tokens);
 
+/* The cache's dtype at a KV what-if: `what_if`, else the tensors' own (FP_DT_UNDEFINED when they
+ * differ). */
+fp_dtype fp_kv_cache_dtype_at(const fp_kv_cache *kv, fp_dtype what_if);
+
 /* kv->bytes_per_token at `dtype` (FP_DT_UNDEFINED: the tensors' own); 0 when unknown. */
 uint64_t fp_kv_cache_token_bytes(const fp_kv_cache *kv, fp_dtype dtype);
 

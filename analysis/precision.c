@@ -176,3 +176,9 @@ int64_t fp_weight_plan_delta(const fp_weight_plan *w)
 {
     return w->bytes >= w->stored_bytes ? (int64_t)(w->bytes - w->stored_bytes) : -(int64_t)(w->stored_bytes - w->bytes);
 }
+
+uint64_t fp_weight_plan_apply(const fp_weight_plan *w, uint64_t planned)
+{
+    int64_t d = fp_weight_plan_delta(w);
+    return d < 0 && planned < (uint64_t)-d ? 0 : (uint64_t)((int64_t)planned + d);
+}

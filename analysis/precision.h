@@ -55,6 +55,8 @@ typedef struct {
 
 /* bytes - stored_bytes: what the weight what-if adds to the weights (fp_headroom_opts.weight_delta). */
 int64_t fp_weight_plan_delta(const fp_weight_plan *w);
+/* `planned` weight bytes (a memory plan's, a stage's) with that delta, 0 at the least. */
+uint64_t fp_weight_plan_apply(const fp_weight_plan *w, uint64_t planned);
 
 /* The weight bytes of m's main graph under p->weight (as declared, before any pass: the consumers
  * are the exported ops). Quantized: each float initializer of rank >= 2 read only as the weight of

@@ -71,10 +71,8 @@ static int run(const char *path, const fp_cli_model_opts *o, fp_headroom_request
     g_autoptr(fp_diag) hdiag = fp_diag_new();
     g_autoptr(GError) err = NULL;
     bool ok = fp_pass_headroom(m, &ho, &res, hdiag, &err);
-    if (ok && bound.kv)
-        q->dec = (fp_headroom_decoder){bound.kv, bound.precision.kv ? bound.precision.kv : bound.kv->dtype,
-                                       fp_kv_cache_token_bytes(bound.kv, bound.precision.kv), bound.precision.kv_block,
-                                       fp_kv_cache_tokens(bound.kv), bound.phase};
+    if (ok)
+        q->dec = fp_headroom_decoder_of(bound.kv, &bound.precision, bound.phase);
     if (ok && bound.precision.weight != FP_DT_UNDEFINED)
         q->weight_dtype = fp_precision_dtype_name(bound.precision.weight);
     if (!ok) {

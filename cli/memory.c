@@ -22,18 +22,16 @@ static void emit(FILE *out, gpointer data)
     fp_report_memory_text(a->m, a->r, a->x, a->diag, a->top, a->verbose, out);
 }
 
-/* Loads, plans and reports; the options are already checked. */
 /* The weights at the what-if and the KV cache beside plan r of the model bound as b says. */
 static fp_memory_extra extra_of(const fp_cli_bound *b, const fp_memory_result *r)
 {
     fp_memory_extra x = {.kv = b->kv};
     if (b->precision.weight != FP_DT_UNDEFINED) {
         x.weight_dtype = fp_precision_dtype_name(b->precision.weight);
-        int64_t d = fp_weight_plan_delta(&b->weights);
-        x.weight_bytes = d < 0 && r->weight_bytes < (uint64_t)-d ? 0 : (uint64_t)((int64_t)r->weight_bytes + d);
+        x.weight_bytes = fp_weight_plan_apply(&b->weights, r->weight_bytes);
     }
     if (b->kv) {
-        x.kv_dtype = b->precision.kv != FP_DT_UNDEFINED ? b->precision.kv : b->kv->dtype;
+        x.kv_dtype = fp_kv_cache_dtype_at(b->kv, b->precision.kv);
         x.kv_bytes = fp_kv_cache_held(b->kv, b->precision.kv, b->precision.kv_block);
         x.kv_bytes_per_token = fp_kv_cache_token_bytes(b->kv, b->precision.kv);
     }

@@ -215,6 +215,14 @@ void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const f
 
 /* ---------------------------------------------------------------- headroom */
 
+fp_headroom_decoder fp_headroom_decoder_of(const fp_kv_cache *kv, const fp_precision *p, const char *phase)
+{
+    if (!kv)
+        return (fp_headroom_decoder){0};
+    return (fp_headroom_decoder){kv, fp_kv_cache_dtype_at(kv, p->kv), fp_kv_cache_token_bytes(kv, p->kv), p->kv_block,
+                                 fp_kv_cache_tokens(kv), phase};
+}
+
 int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_headroom_result *res)
 {
     if (!dec->kv || !dec->bytes_per_token || res->max_batch == 0)

@@ -6,6 +6,7 @@
 
 #include "ir/diag.h"
 #include "analysis/decoder.h"
+#include "analysis/precision.h"
 #include "ir/graph.h"
 #include "passes/memory/headroom.h"
 #include "passes/memory/memory.h"
@@ -43,6 +44,10 @@ typedef struct {
     int64_t context;          /* tokens held per sequence (fp_kv_cache_tokens); -1 unknown */
     const char *phase;        /* "decode" or "prefill" when the step bound the tokens, else NULL */
 } fp_headroom_decoder;
+
+/* The decoder's side of a headroom for cache kv (NULL: none) at what-ifs p, the step's phase as
+ * the binding named it (or NULL); kv's tensors as inferred now give the context. */
+fp_headroom_decoder fp_headroom_decoder_of(const fp_kv_cache *kv, const fp_precision *p, const char *phase);
 
 /* What `headroom` was asked: the capacity, its source, the reserve, and a decoder's cache. */
 typedef struct {

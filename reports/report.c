@@ -235,15 +235,12 @@ static char *share_of(const char *name, uint64_t bytes, uint64_t capacity)
 
 fp_headroom_decoder fp_report_headroom_decoder(const fp_report *r)
 {
-    if (!r->kv)
-        return (fp_headroom_decoder){0};
-    return (fp_headroom_decoder){r->kv, fp_report_kv_dtype(r), fp_kv_cache_token_bytes(r->kv, r->precision.kv),
-                                 r->precision.kv_block, fp_kv_cache_tokens(r->kv), r->phase};
+    return fp_headroom_decoder_of(r->kv, &r->precision, r->phase);
 }
 
 fp_dtype fp_report_kv_dtype(const fp_report *r)
 {
-    return r->precision.kv != FP_DT_UNDEFINED ? r->precision.kv : r->kv->dtype;
+    return fp_kv_cache_dtype_at(r->kv, r->precision.kv);
 }
 
 /* Device memory at the analysed point: weights, the KV cache, the planned arena, the reserve the
