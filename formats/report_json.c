@@ -7,22 +7,20 @@
 /* "step": the decoder's step as analysed and its estimated latency per token, or null. */
 static void step_json(fp_jsonw *w, const fp_report *r)
 {
-    int64_t batch, past, fresh;
-    double t = r->res->cost->total_s;
-    if (!fp_kv_cache_step(r->kv, &batch, &past, &fresh) || fresh < 1 || batch < 1 || t <= 0) {
+    fp_report_step st;
+    if (!fp_report_step_of(r, &st)) {
         fp_jsonw_null(w, "step");
         return;
     }
     fp_jsonw_begin_object(w, "step");
-    fp_jsonw_int(w, "sequences", batch);
-    fp_jsonw_int(w, "past_tokens", past);
-    fp_jsonw_int(w, "new_tokens", fresh);
-    fp_jsonw_num(w, "est_latency_s", t);
-    fp_jsonw_num(w, "est_latency_per_token_s", t / (double)fresh);
-    fp_jsonw_num(w, "est_tokens_per_s", (double)batch * (double)fresh / t);
-    fp_jsonw_int(w, "bytes_read_floor", (gint64)(r->weight_bytes + r->kv_past_bytes));
-    fp_jsonw_num(w, "floor_s", r->device->bandwidth > 0 ? (double)(r->weight_bytes + r->kv_past_bytes) / r->device->bandwidth
-                                                         : 0);
+    fp_jsonw_int(w, "sequences", st.sequences);
+    fp_jsonw_int(w, "past_tokens", st.past_tokens);
+    fp_jsonw_int(w, "new_tokens", st.new_tokens);
+    fp_jsonw_num(w, "est_latency_s", st.latency_s);
+    fp_jsonw_num(w, "est_latency_per_token_s", st.per_token_s);
+    fp_jsonw_num(w, "est_tokens_per_s", st.tokens_per_s);
+    fp_jsonw_int(w, "bytes_read_floor", (gint64)st.floor_bytes);
+    fp_jsonw_num(w, "floor_s", st.floor_s);
     fp_jsonw_end_object(w);
 }
 

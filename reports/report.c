@@ -238,6 +238,20 @@ fp_headroom_decoder fp_report_headroom_decoder(const fp_report *r)
     return fp_headroom_decoder_of(r->kv, &r->precision, r->phase);
 }
 
+bool fp_report_step_of(const fp_report *r, fp_report_step *s)
+{
+    double t = r->res->cost->total_s;
+    if (!r->kv || !fp_kv_cache_step(r->kv, &s->sequences, &s->past_tokens, &s->new_tokens) || s->new_tokens < 1 ||
+        s->sequences < 1 || t <= 0)
+        return false;
+    s->latency_s = t;
+    s->per_token_s = t / (double)s->new_tokens;
+    s->tokens_per_s = (double)s->sequences * (double)s->new_tokens / t;
+    s->floor_bytes = r->weight_bytes + r->kv_past_bytes;
+    s->floor_s = r->device->bandwidth > 0 ? (double)s->floor_bytes / r->device->bandwidth : 0;
+    return true;
+}
+
 fp_dtype fp_report_kv_dtype(const fp_report *r)
 {
     return fp_kv_cache_dtype_at(r->kv, r->precision.kv);
@@ -264,17 +278,15 @@ static void text_breakdown(const fp_report *r, FILE *out)
  * bandwidth bounds it from below. */
 static void text_step(const fp_report *r, FILE *out)
 {
-    int64_t batch, past, fresh;
-    double t = r->res->cost->total_s;
-    if (!fp_kv_cache_step(r->kv, &batch, &past, &fresh) || fresh < 1 || batch < 1 || t <= 0)
+    fp_report_step st;
+    if (!fp_report_step_of(r, &st))
         return;
-    double tokens = (double)batch * (double)fresh;
-    double floor_s = r->device->bandwidth > 0 ? (double)(r->weight_bytes + r->kv_past_bytes) / r->device->bandwidth : 0;
-    g_autofree char *step = fp_format_time(t), *per = fp_format_time(t / (double)fresh);
-    g_autofree char *fl = fp_format_time(floor_s), *w = fp_format_mb(r->weight_bytes), *k = fp_format_mb(r->kv_past_bytes);
+    g_autofree char *step = fp_format_time(st.latency_s), *per = fp_format_time(st.per_token_s);
+    g_autofree char *fl = fp_format_time(st.floor_s), *w = fp_format_mb(r->weight_bytes), *k = fp_format_mb(r->kv_past_bytes);
     fprintf(out, "  step est. %s for %" G_GINT64_FORMAT " new token%s x %" G_GINT64_FORMAT " sequence%s after %" G_GINT64_FORMAT
                  " past: %s per token per sequence, %.0f tokens/s\n",
-            step, fresh, fresh == 1 ? "" : "s", batch, batch == 1 ? "" : "s", past, per, tokens / t);
+            step, st.new_tokens, st.new_tokens == 1 ? "" : "s", st.sequences, st.sequences == 1 ? "" : "s",
+            st.past_tokens, per, st.tokens_per_s);
     fprintf(out, "  reading the weights (%s) and the cache's past (%s) takes %s at %.0f GB/s: the floor of any step\n",
             w, k, fl, r->device->bandwidth / 1e9);
 }

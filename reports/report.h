@@ -43,6 +43,19 @@ void fp_report_markdown(const fp_report *r, FILE *out);
 /* The decoder's side of the headroom (kv NULL for a model without a KV cache). */
 fp_headroom_decoder fp_report_headroom_decoder(const fp_report *r);
 
+/* A decoder's step as analysed and what it costs (text and JSON both show it). */
+typedef struct {
+    int64_t sequences, past_tokens, new_tokens;
+    double latency_s;           /* the final stage's estimate */
+    double per_token_s;         /* latency / new tokens */
+    double tokens_per_s;        /* sequences x new tokens / latency */
+    uint64_t floor_bytes;       /* the weights (at the what-if) and the cache's past, read once */
+    double floor_s;             /* those at the device's bandwidth (0 without one) */
+} fp_report_step;
+
+/* r's step; false when r has no KV cache, a size is unknown, or nothing is estimated. */
+bool fp_report_step_of(const fp_report *r, fp_report_step *s);
+
 /* The KV cache's dtype at the what-if: precision.kv, else the tensors' own (FP_DT_UNDEFINED when
  * they differ). */
 fp_dtype fp_report_kv_dtype(const fp_report *r);
