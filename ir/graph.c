@@ -493,6 +493,22 @@ void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const 
 
 fp_value *fp_graph_value(fp_graph *g, const char *name) { return fp_graph_value_len(g, name, strlen(name)); }
 
+fp_value *fp_graph_value_like(fp_graph *g, const char *name, const fp_value *like, fp_dtype dtype)
+{
+    fp_value *v = fp_graph_value(g, name);
+    v->type = FP_TYPE_TENSOR;
+    v->dtype = dtype != FP_DT_UNDEFINED ? dtype : like->dtype;
+    v->shape = like->shape;
+    return v;
+}
+
+void fp_node_set_output(fp_node *n, uint32_t port, fp_value *v)
+{
+    n->outputs[port] = v;
+    v->producer = n;
+    v->producer_port = port;
+}
+
 G_STATIC_ASSERT(G_ALIGNOF(fp_tensor) > 1); /* fp_value.rare tags a fold by its low bit */
 
 fp_value_ext *fp_value_ext_ensure(fp_value *v)

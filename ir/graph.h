@@ -427,6 +427,11 @@ void fp_graph_reserve(fp_graph *g, uint32_t n_nodes, uint32_t n_values);
 /* The value called `name` in g, created as FP_VALUE_INTERMEDIATE with unknown type if absent.
  * `name` need not be interned. */
 fp_value *fp_graph_value(fp_graph *g, const char *name);
+/* fp_graph_value(g, name) made a tensor of like's shape and of `dtype` (FP_DT_UNDEFINED: like's): a
+ * value a pass adds beside another (a Cast's or a reorder's output). */
+fp_value *fp_graph_value_like(fp_graph *g, const char *name, const fp_value *like, fp_dtype dtype);
+/* Output `port` of n is v, and v's producer n (the use lists wait for fp_model_link). */
+void fp_node_set_output(fp_node *n, uint32_t port, fp_value *v);
 /* fp_graph_value of the len bytes at name (no NUL among them; need not be NUL-terminated). */
 fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len);
 /* fp_graph_value_len, telling whether the value was there already (*existed). */

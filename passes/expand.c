@@ -24,16 +24,11 @@ static void expand_hard_swish(fp_model *m, fp_node *n)
     fp_value *x = n->inputs[0];
     g_autofree char *vname = g_strdup_printf("%s/hard_sigmoid_out", n->name);
     g_autofree char *nname = g_strdup_printf("%s/hard_sigmoid", n->name);
-    fp_value *hs = fp_graph_value(g, vname);
-    hs->type = FP_TYPE_TENSOR;
-    hs->dtype = x->dtype;
-    hs->shape = x->shape;
+    fp_value *hs = fp_graph_value_like(g, vname, x, FP_DT_UNDEFINED);
     fp_node *sig = fp_node_new_attrs(g, FP_OP_HARD_SIGMOID, "HardSigmoid", "", nname, 1, 1, 2);
     sig->inputs[0] = x;
-    sig->outputs[0] = hs;
+    fp_node_set_output(sig, 0, hs);
     sig->opset = n->opset;
-    hs->producer = sig;
-    hs->producer_port = 0;
     sig->attrs[0] = (fp_attr){.name = fp_intern(m, "alpha", -1), .type = FP_ATTR_FLOAT, .u.f = 1.0 / 6.0};
     sig->attrs[1] = (fp_attr){.name = fp_intern(m, "beta", -1), .type = FP_ATTR_FLOAT, .u.f = 0.5};
     fp_value **ins = fp_arena_calloc(m->arena, 2, sizeof(fp_value *));

@@ -48,18 +48,13 @@ static fp_value *cast(fp_model *m, fp_value *from, fp_dtype to, fp_value *out, b
 {
     fp_graph *g = from->graph;
     g_autofree char *name = g_strdup_printf("%s/to_%s", from->name, to == FP_DT_FLOAT ? "float" : "float16");
-    if (!out) {
-        out = fp_graph_value(g, name);
-        out->type = FP_TYPE_TENSOR;
-        out->shape = from->shape;
-    }
+    if (!out)
+        out = fp_graph_value_like(g, name, from, to);
     out->dtype = to;
     fp_node *c = fp_node_new_attrs(g, FP_OP_CAST, "Cast", "", name, 1, 1, 1);
     c->attrs[0] = (fp_attr){.name = fp_intern(m, "to", -1), .type = FP_ATTR_INT, .u.i = to};
     c->inputs[0] = from;
-    c->outputs[0] = out;
-    out->producer = c;
-    out->producer_port = 0;
+    fp_node_set_output(c, 0, out);
     if (folded)
         c->flags |= FP_NODE_FOLDED;
     return out;
@@ -77,14 +72,8 @@ static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
         return 0;
     }
     g_autofree char *name = g_strdup_printf("%s/float", v->name);
-    fp_value *inner = fp_graph_value(v->graph, name);
-    inner->type = FP_TYPE_TENSOR;
-    inner->dtype = FP_DT_FLOAT;
-    inner->shape = v->shape;
-    fp_node *p = v->producer;
-    p->outputs[v->producer_port] = inner;
-    inner->producer = p;
-    inner->producer_port = v->producer_port;
+    fp_value *inner = fp_graph_value_like(v->graph, name, v, FP_DT_FLOAT);
+    fp_node_set_output(v->producer, v->producer_port, inner);
     for (uint32_t u = 0; u < v->n_uses; u++) {
         fp_node *r = v->uses[u].node;
         if (conv[r->id] && v->uses[u].port != UINT32_MAX)

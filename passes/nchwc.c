@@ -48,14 +48,10 @@ static fp_value *reorder(nchwc *z, fp_value *v, fp_op op)
 {
     bool in = op == FP_OP_REORDER_INPUT;
     g_autofree char *vname = g_strdup_printf("%s/%s", v->name, in ? "nchwc" : "nchw");
-    fp_value *out = fp_graph_value(z->g, vname);
-    out->type = FP_TYPE_TENSOR;
-    out->dtype = v->dtype;
-    out->shape = v->shape;
+    fp_value *out = fp_graph_value_like(z->g, vname, v, FP_DT_UNDEFINED);
     fp_node *r = fp_node_new(z->g, op, in ? "ReorderInput" : "ReorderOutput", z->domain, vname, 1, 1);
     r->inputs[0] = v;
-    r->outputs[0] = out;
-    out->producer = r;
+    fp_node_set_output(r, 0, out);
     fit(z);
     z->blocked[out->id] = in;
     (in ? &z->res->reorder_in : &z->res->reorder_out)[0]++;
@@ -166,9 +162,7 @@ static void fold_into(nchwc *z, fp_node *c, fp_node *n)
 {
     fp_value *out = n->outputs[0];
     c->outputs[0]->producer = NULL;
-    c->outputs[0] = out;
-    out->producer = c;
-    out->producer_port = 0;
+    fp_node_set_output(c, 0, out);
     z->blocked[out->id] = 1;
     n->flags |= FP_NODE_REMOVED;
 }
@@ -291,34 +285,31 @@ static bool blocked_concat(nchwc *z, fp_node *n)
     return true;
 }
 
+/* A Conv or pool that stays NCHW: the finding with the reason; false (it is not blocked). */
+static bool keep_nchw(nchwc *z, const fp_node *n, const char *why)
+{
+    if (z->diag)
+        fp_diag_add(z->diag, FP_DIAG_INFO, "layout", "nchwc-kept", n->name, "%s %s stays NCHW: %s", n->op_type, n->name,
+                    why);
+    z->res->kept_nchw++;
+    return false;
+}
+
 /* Whether n stays in (or enters) the blocked layout, its rewrites done. */
 static bool visit_blocked(nchwc *z, fp_node *n)
 {
+    const char *why;
     switch (n->op) {
-    case FP_OP_CONV: case FP_OP_FUSED_CONV: {
-        const char *why = conv_refusal(z, n);
-        if (!why) {
-            convert(z, n, fp_node_attr_int(n, "group", 1) == 1 && dim(n->inputs[0], 1) < (int64_t)z->block);
-            return true;
-        }
-        if (z->diag)
-            fp_diag_add(z->diag, FP_DIAG_INFO, "layout", "nchwc-kept", n->name, "%s %s stays NCHW: %s", n->op_type,
-                        n->name, why);
-        z->res->kept_nchw++;
-        return false;
-    }
-    case FP_OP_MAX_POOL: case FP_OP_AVERAGE_POOL: case FP_OP_GLOBAL_MAX_POOL: case FP_OP_GLOBAL_AVG_POOL: {
-        const char *why = pool_refusal(z, n);
-        if (!why) {
-            convert(z, n, false);
-            return true;
-        }
-        if (z->diag)
-            fp_diag_add(z->diag, FP_DIAG_INFO, "layout", "nchwc-kept", n->name, "%s %s stays NCHW: %s", n->op_type,
-                        n->name, why);
-        z->res->kept_nchw++;
-        return false;
-    }
+    case FP_OP_CONV: case FP_OP_FUSED_CONV:
+        if ((why = conv_refusal(z, n)))
+            return keep_nchw(z, n, why);
+        convert(z, n, fp_node_attr_int(n, "group", 1) == 1 && dim(n->inputs[0], 1) < (int64_t)z->block);
+        return true;
+    case FP_OP_MAX_POOL: case FP_OP_AVERAGE_POOL: case FP_OP_GLOBAL_MAX_POOL: case FP_OP_GLOBAL_AVG_POOL:
+        if ((why = pool_refusal(z, n)))
+            return keep_nchw(z, n, why);
+        convert(z, n, false);
+        return true;
     case FP_OP_ADD: case FP_OP_SUM: return blocked_add(z, n);
     case FP_OP_MUL: return blocked_mul(z, n);
     case FP_OP_CONCAT: return blocked_concat(z, n);
@@ -334,13 +325,8 @@ static void reorder_graph_output(nchwc *z, fp_value *v)
 {
     fp_node *p = v->producer;
     g_autofree char *name = g_strdup_printf("%s/nchwc_out", v->name);
-    fp_value *inner = fp_graph_value(z->g, name);
-    inner->type = FP_TYPE_TENSOR;
-    inner->dtype = v->dtype;
-    inner->shape = v->shape;
-    p->outputs[v->producer_port] = inner;
-    inner->producer = p;
-    inner->producer_port = v->producer_port;
+    fp_value *inner = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
+    fp_node_set_output(p, v->producer_port, inner);
     for (guint i = 0; i < z->g->nodes->len; i++) {
         fp_node *n = z->g->nodes->pdata[i];
         for (uint32_t k = 0; !(n->flags & FP_NODE_REMOVED) && k < n->n_inputs; k++)
@@ -352,9 +338,7 @@ static void reorder_graph_output(nchwc *z, fp_value *v)
     z->blocked[v->id] = 0;
     fp_node *r = fp_node_new(z->g, FP_OP_REORDER_OUTPUT, "ReorderOutput", z->domain, name, 1, 1);
     r->inputs[0] = inner;
-    r->outputs[0] = v;
-    v->producer = r;
-    v->producer_port = 0;
+    fp_node_set_output(r, 0, v);
     z->res->reorder_out++;
 }
 

@@ -358,13 +358,6 @@ static void mark_dirty(fuser *fz, const fp_match *mt)
     }
 }
 
-static void set_output(fp_node *n, uint32_t port, fp_value *v)
-{
-    n->outputs[port] = v;
-    v->producer = n;
-    v->producer_port = port;
-}
-
 /* The last node folds into the anchor (its parameters become the anchor's weights/bias). */
 static void rewrite_fold(fuser *fz, const fp_match *mt)
 {
@@ -385,7 +378,7 @@ static void rewrite_fold(fuser *fz, const fp_match *mt)
         a->inputs = in;
         a->n_inputs = 3;
     }
-    set_output(a, 0, out);
+    fp_node_set_output(a, 0, out);
     old->producer = NULL;
     last->flags |= FP_NODE_REMOVED;
     for (uint32_t k = 1; k < last->n_outputs; k++)
@@ -439,7 +432,7 @@ static void rewrite_fuse(fuser *fz, const fp_match *mt)
     a->n_outputs = outs->len;
     a->outputs = fp_arena_calloc(m->arena, MAX(outs->len, 1), sizeof(fp_value *));
     for (guint k = 0; k < outs->len; k++)
-        set_output(a, k, outs->pdata[k]);
+        fp_node_set_output(a, k, outs->pdata[k]);
     const fp_rule *r = mt->rule;
     size_t ri = (size_t)(r - fp_rules);
     if (!fz->op_name[ri]) {
@@ -577,7 +570,7 @@ static void rewrite_split(fuser *fz, const fp_match *mt)
     a->outputs = outs;
     a->n_outputs = (uint32_t)n;
     for (int i = 0; i < n; i++)
-        set_output(a, (uint32_t)i, outs[i]);
+        fp_node_set_output(a, (uint32_t)i, outs[i]);
     a->attrs = fp_arena_calloc(fz->m->arena, 1, sizeof(fp_attr));
     a->attrs[0] = (fp_attr){.name = fp_intern(fz->m, "axis", -1), .type = FP_ATTR_INT, .u.i = axis};
     a->n_attrs = 1;
