@@ -18,6 +18,21 @@
 #define G(nm, nd, pt) {.name = nm, .node = nd, .port = pt, .gate = true}
 #define GN(nm, nd, pt, key, val) {.name = nm, .node = nd, .port = pt, .param = key, .num = val, .gate = true}
 
+/* patterns that several compilers' rules share */
+/* LayerNorm decomposed: ReduceMean, Sub(x, mean), Pow(., 2), ReduceMean, Add(eps), Sqrt, Div, Mul(gamma), Add(beta) */
+#define LAYER_NORM_PATTERN                                                                                            \
+    {ANCHOR("mean", FP_OP_REDUCE_MEAN), NEXT2("sub", 0, 1, FP_PAT_X, 0, FP_OP_SUB), NEXT("pow", 1, 0, FP_OP_POW),     \
+     NEXT("var", 2, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 3, -1, FP_OP_ADD), NEXT("sqrt", 4, 0, FP_OP_SQRT),        \
+     NEXT2("div", 5, 1, 1, 0, FP_OP_DIV), NEXT("mul_gamma", 6, -1, FP_OP_MUL), NEXT("add_beta", 7, -1, FP_OP_ADD)}
+/* RMSNorm from primitive ops: Pow(x, 2), ReduceMean, Add(eps), Sqrt, Div(x, .), Mul(scale) */
+#define RMS_NORM_PATTERN                                                                                              \
+    {ANCHOR("pow", FP_OP_POW), NEXT("mean", 0, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 1, -1, FP_OP_ADD),             \
+     NEXT("sqrt", 2, 0, FP_OP_SQRT), NEXT2("div", 3, 1, FP_PAT_X, 0, FP_OP_DIV), NEXT("mul_scale", 4, -1, FP_OP_MUL)}
+/* erf-form Gelu, the 0.5 Mul last: Div(x, sqrt2), Erf, Add(1), Mul(x, .), Mul(., 0.5) */
+#define GELU_PATTERN                                                                                                  \
+    {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),                           \
+     NEXT2("mul", 2, -1, FP_PAT_X, -1, FP_OP_MUL), NEXT("mul_half", 3, -1, FP_OP_MUL)}
+
 #define ORT_ACTS "Relu,Sigmoid,Tanh,LeakyRelu,Clip,HardSigmoid"
 #define ORT_CONV_BN "onnxruntime/core/optimizer/conv_bn_fusion.cc (ConvBNFusion, level 1)"
 #define ORT_CONV_ACT "onnxruntime/core/optimizer/conv_activation_fusion.cc (level 2)"
@@ -74,8 +89,7 @@ const fp_rule fp_rules[] = {
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "FusedGemm", .fused_kind = FP_OP_FUSED_GEMM, .act_node = 1},
     /* Gelu, erf form: x * 0.5 * (1 + erf(x / sqrt(2))) in the two orders exporters emit */
     {.id = "gelu", .title = "erf-form Gelu -> Gelu", .source = "onnxruntime gelu_fusion.cc (level 2)",
-     .pattern = {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
-                 NEXT2("mul", 2, -1, FP_PAT_X, -1, FP_OP_MUL), NEXT("mul_half", 3, -1, FP_OP_MUL)},
+     .pattern = GELU_PATTERN,
      .n_pattern = 5,
      .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1),
                      GN("const_value", 0, 1, "sqrt2", 1.4142135), GN("const_value", 2, -1, "one", 1.0),
@@ -100,10 +114,7 @@ const fp_rule fp_rules[] = {
     /* LayerNorm decomposed as torch exports it before opset 17 */
     {.id = "layer_norm", .title = "ReduceMean/Sub/Pow/Sqrt/Div form -> LayerNormalization",
      .source = "onnxruntime layer_norm_fusion.cc (level 1/2)",
-     .pattern = {ANCHOR("mean", FP_OP_REDUCE_MEAN), NEXT2("sub", 0, 1, FP_PAT_X, 0, FP_OP_SUB),
-                 NEXT("pow", 1, 0, FP_OP_POW), NEXT("var", 2, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 3, -1, FP_OP_ADD),
-                 NEXT("sqrt", 4, 0, FP_OP_SQRT), NEXT2("div", 5, 1, 1, 0, FP_OP_DIV),
-                 NEXT("mul_gamma", 6, -1, FP_OP_MUL), NEXT("add_beta", 7, -1, FP_OP_ADD)},
+     .pattern = LAYER_NORM_PATTERN,
      .n_pattern = 9,
      .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1), GN("const_value", 2, 1, "exponent", 2.0),
                      G("const_other", 4, -1), G("const_other", 7, -1), G("const_other", 8, -1), C("last_axis", 0, -1),
@@ -114,9 +125,7 @@ const fp_rule fp_rules[] = {
      * LayerNorm (x centred), which ORT's LayerNormFusion, running over the whole graph first, takes */
     {.id = "simplified_layer_norm", .title = "Pow/ReduceMean/Add/Sqrt/Div/Mul (RMSNorm) -> SimplifiedLayerNormalization",
      .source = "onnxruntime layer_norm_fusion.cc, SimplifiedLayerNormFusion (level 2, CPU and CUDA EPs)",
-     .pattern = {ANCHOR("pow", FP_OP_POW), NEXT("mean", 0, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 1, -1, FP_OP_ADD),
-                 NEXT("sqrt", 2, 0, FP_OP_SQRT), NEXT2("div", 3, 1, FP_PAT_X, 0, FP_OP_DIV),
-                 NEXT("mul_scale", 4, -1, FP_OP_MUL)},
+     .pattern = RMS_NORM_PATTERN,
      .n_pattern = 6,
      .constraints = {G("not_centered", 0, -1), C("single_consumer", -1, -1), C("not_graph_output", -1, -1),
                      GN("const_value", 0, 1, "exponent", 2.0), G("const_other", 2, -1), G("const_other", 5, -1),
@@ -177,10 +186,7 @@ const fp_rule fp_rules[] = {
     /* ---- Ascend GE (ATC) ---- */
     {.id = "ge_layer_norm", .title = "LayerNormONNXFusionPass: ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add -> LayerNorm",
      .source = "CANN GE LayerNormONNXFusionPass (layer_norm_onnx_fusion_pass.cc)",
-     .pattern = {ANCHOR("mean", FP_OP_REDUCE_MEAN), NEXT2("sub", 0, 1, FP_PAT_X, 0, FP_OP_SUB),
-                 NEXT("pow", 1, 0, FP_OP_POW), NEXT("var", 2, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 3, -1, FP_OP_ADD),
-                 NEXT("sqrt", 4, 0, FP_OP_SQRT), NEXT2("div", 5, 1, 1, 0, FP_OP_DIV),
-                 NEXT("mul_gamma", 6, -1, FP_OP_MUL), NEXT("add_beta", 7, -1, FP_OP_ADD)},
+     .pattern = LAYER_NORM_PATTERN,
      .n_pattern = 9,
      .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1), GN("const_value", 2, 1, "exponent", 2.0),
                      G("const_other", 4, -1), G("const_other", 7, -1), G("const_other", 8, -1),
@@ -189,8 +195,7 @@ const fp_rule fp_rules[] = {
      .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "LayerNorm", .fused_kind = FP_OP_LAYER_NORM, .act_node = -1},
     {.id = "ge_gelu", .title = "GeluONNXFusionPass: Div/Erf/Add/Mul/Mul -> Gelu",
      .source = "CANN GE GeluONNXFusionPass (gelu_onnx_fusion_pass.cc)",
-     .pattern = {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
-                 NEXT2("mul", 2, -1, FP_PAT_X, -1, FP_OP_MUL), NEXT("mul_half", 3, -1, FP_OP_MUL)},
+     .pattern = GELU_PATTERN,
      .n_pattern = 5,
      .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1),
                      GN("const_value", 0, 1, "sqrt2", 1.4142135), GN("const_value", 2, -1, "one", 1.0),
@@ -211,9 +216,7 @@ const fp_rule fp_rules[] = {
     /* patterns GE has no pass for: explain says so and names the op to export instead */
     {.id = "ge_rms_norm_gap", .title = "RMSNorm from primitive ops: no GE pass builds RmsNorm from them",
      .source = "CANN fusion rule reference: no RmsNorm-building pass (fact sheet B.3); OPSNN RmsNorm kernel",
-     .pattern = {ANCHOR("pow", FP_OP_POW), NEXT("mean", 0, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 1, -1, FP_OP_ADD),
-                 NEXT("sqrt", 2, 0, FP_OP_SQRT), NEXT2("div", 3, 1, FP_PAT_X, 0, FP_OP_DIV),
-                 NEXT("mul_scale", 4, -1, FP_OP_MUL)},
+     .pattern = RMS_NORM_PATTERN,
      .n_pattern = 6,
      .constraints = {GN("const_value", 0, 1, "exponent", 2.0), G("const_other", 2, -1), G("const_other", 5, -1),
                      G("not_centered", 0, -1), CL("no_pass", -1, -1, "instead", "RmsNorm (torch_npu.npu_rms_norm)")},
