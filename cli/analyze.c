@@ -97,7 +97,7 @@ void fp_cli_bound_clear(fp_cli_bound *b)
 }
 
 /* The shape options of o for m: input shapes, --dim and the decoder's step; false with the error. */
-static bool bind_model(fp_model *m, const fp_cli_model_opts *o, fp_cli_bound *b, GError **error)
+static bool bind_model(fp_model *m, const fp_cli_model_opts *o, fp_cli_bound *b, bool sizing, GError **error)
 {
     memset(b, 0, sizeof *b);
     if (!(b->so.input_shapes = fp_bind_input_shapes(m, o->inputs, error)))
@@ -117,8 +117,10 @@ static bool bind_model(fp_model *m, const fp_cli_model_opts *o, fp_cli_bound *b,
     g_autofree char *free_dims = note && !o->batch ? fp_bind_symbolic_dims(m, b->dims, b->n_dims) : NULL;
     if (free_dims)
         b->so.batch = 1; /* a decoder's default step is at batch 1, as the analysis binds it */
-    fp_precision_weights(m, &b->precision, &b->weights, NULL);
-    b->outside = b->kv ? fp_kv_cache_outside(b->kv) : NULL;
+    if (sizing) { /* what only a caller that plans memory reads */
+        fp_precision_weights(m, &b->precision, &b->weights, NULL);
+        b->outside = b->kv ? fp_kv_cache_outside(b->kv) : NULL;
+    }
     b->so.batch_dim = o->batch_dim;
     b->so.dims = b->dims;
     b->so.n_dims = b->n_dims;
@@ -144,7 +146,7 @@ fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_
                     o->batch);
         ok = false;
     }
-    ok = ok && bind_model(m, o, b, &err);
+    ok = ok && bind_model(m, o, b, bound != NULL, &err);
     if (ok && !fp_pass_shapes(m, &b->so, diag, &err)) {
         g_prefix_error(&err, "%s: ", path);
         ok = false;

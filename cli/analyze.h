@@ -59,7 +59,8 @@ void fp_cli_bound_clear(fp_cli_bound *b);
 /* Loads `path`, checks its op types (fp_bind_check_ops), applies --input, --batch, --dim and a
  * decoder's step (--context, --phase: fp_kv_cache_bind), checks the storage what-ifs, runs shape
  * inference and per-op metrics. `bound` (may be NULL; clear it with fp_cli_bound_clear either
- * way) receives the shape options, the what-ifs, the weights at them and the KV cache.
+ * way) receives the shape options, the what-ifs, the weights at them and the KV cache (the weights
+ * and the cache's outside set are made only when `bound` is given).
  * On failure prints the one-line error and returns NULL (exit code 2 for the caller). */
 fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_diag *diag, fp_cli_bound *bound);
 
