@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "tmodel.h"
 #include "tutil.h"
 
 enum { F16 = 10 };
@@ -27,16 +28,6 @@ static char *half_model(void)
     return path;
 }
 
-static guint count(const fp_analysis *a, const char *op)
-{
-    guint n = 0;
-    for (guint i = 0; i < a->model->main->nodes->len; i++) {
-        const fp_node *x = a->model->main->nodes->pdata[i];
-        n += !(x->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && strcmp(x->op_type, op) == 0;
-    }
-    return n;
-}
-
 static void test_casts(void)
 {
     g_autofree char *path = half_model();
@@ -46,8 +37,8 @@ static void test_casts(void)
     g_autoptr(fp_analysis) b = fp_analysis_run(path, &all, &err);
     g_autoptr(fp_analysis) c = fp_analysis_run(path, &gpu, &err);
     CU_ASSERT_FATAL(a && b && c);
-    CU_ASSERT_EQUAL(count(a, "Cast"), 4);
-    CU_ASSERT_EQUAL(count(a, "Relu"), 1);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Cast"), 4);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Relu"), 1);
     const fp_node *conv = fp_node_lookup(a->model, "conv");
     CU_ASSERT_PTR_NOT_NULL_FATAL(conv);
     CU_ASSERT_EQUAL(conv->outputs[0]->dtype, FP_DT_FLOAT);
@@ -55,9 +46,9 @@ static void test_casts(void)
     const fp_value *z = a->model->main->outputs->pdata[0];
     CU_ASSERT_EQUAL(z->dtype, FP_DT_FLOAT16);
     CU_ASSERT_STRING_EQUAL(z->producer->op_type, "Cast");
-    CU_ASSERT_EQUAL(count(b, "Cast"), 2); /* the weights' Casts folded */
-    CU_ASSERT_EQUAL(count(b, "Relu"), 0); /* folded into the float32 Conv */
-    CU_ASSERT_EQUAL(count(c, "Cast"), 0);
+    CU_ASSERT_EQUAL(tm_count_ops(b->model->main, "Cast"), 2); /* the weights' Casts folded */
+    CU_ASSERT_EQUAL(tm_count_ops(b->model->main, "Relu"), 0); /* folded into the float32 Conv */
+    CU_ASSERT_EQUAL(tm_count_ops(c->model->main, "Cast"), 0);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
     const char *ini = "[target]\nname = t\nrules = conv_bn\nfloat16 = always\n";
     g_autofree char *tpath = tu_write_temp(ini, strlen(ini), ".ini");

@@ -7,20 +7,10 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "tmodel.h"
 #include "tutil.h"
 
 enum { F32 = 1 };
-
-/* The live nodes of a's final graph of op type `op`. */
-static guint count(const fp_analysis *a, const char *op)
-{
-    guint n = 0;
-    for (guint i = 0; i < a->model->main->nodes->len; i++) {
-        const fp_node *x = a->model->main->nodes->pdata[i];
-        n += !(x->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && strcmp(x->op_type, op) == 0;
-    }
-    return n;
-}
 
 static void test_resnet_tiny(void)
 {
@@ -28,14 +18,14 @@ static void test_resnet_tiny(void)
     fp_analysis_opts o = {.target = "ort-cpu-all"};
     g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_EQUAL(count(a, "Conv"), 9);
-    CU_ASSERT_EQUAL(count(a, "FusedConv"), 0);
-    CU_ASSERT_EQUAL(count(a, "MaxPool"), 1);
-    CU_ASSERT_EQUAL(count(a, "GlobalAveragePool"), 1);
-    CU_ASSERT_EQUAL(count(a, "ReorderOutput"), 1);
-    CU_ASSERT_EQUAL(count(a, "ReorderInput"), 0); /* the first Conv reads its 3 channels as NCHW */
-    CU_ASSERT_EQUAL(count(a, "Add"), 0);          /* the residual Adds fold into the Convs */
-    CU_ASSERT_EQUAL(count(a, "Relu"), 0);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Conv"), 9);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "FusedConv"), 0);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "MaxPool"), 1);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "GlobalAveragePool"), 1);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "ReorderOutput"), 1);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "ReorderInput"), 0); /* the first Conv reads its 3 channels as NCHW */
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Add"), 0);          /* the residual Adds fold into the Convs */
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Relu"), 0);
     CU_ASSERT_EQUAL(a->res.layout.nchwc.converted, 11);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
     /* the extended level, and a device without NCHWc kernels, leave it NCHW */
@@ -45,7 +35,7 @@ static void test_resnet_tiny(void)
     CU_ASSERT_FATAL(b && c);
     CU_ASSERT_EQUAL(b->res.layout.nchwc.converted, 0);
     CU_ASSERT_EQUAL(c->res.layout.nchwc.converted, 0);
-    CU_ASSERT(count(b, "FusedConv") > 0);
+    CU_ASSERT(tm_count_ops(b->model->main, "FusedConv") > 0);
 }
 
 /* x [1, cin, 8, 8] -> Conv (8 out, 3x3) -> Add(with a second Conv's output, when add) -> y; and a
@@ -100,16 +90,16 @@ static void test_conditions(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(kept(a, "c1"), "input channels not a multiple of 4"));
     CU_ASSERT_PTR_NOT_NULL(kept(a, "pool"));
     CU_ASSERT_PTR_NOT_NULL(strstr(kept(a, "pool"), "channels not a multiple of the block"));
-    CU_ASSERT_EQUAL(count(a, "ReorderInput"), 1); /* c2 reads c1's NCHW output */
-    CU_ASSERT_EQUAL(count(a, "Relu"), 0);         /* folded into c2 */
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "ReorderInput"), 1); /* c2 reads c1's NCHW output */
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Relu"), 0);         /* folded into c2 */
     /* 3 input channels: read as NCHW; the Add folds into c3 as its Sum input */
     g_autofree char *p2 = conv_model(3, true, 0);
     g_autoptr(fp_analysis) b = fp_analysis_run(p2, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-    CU_ASSERT_EQUAL(count(b, "ReorderInput"), 0);
-    CU_ASSERT_EQUAL(count(b, "Add"), 0);
+    CU_ASSERT_EQUAL(tm_count_ops(b->model->main, "ReorderInput"), 0);
+    CU_ASSERT_EQUAL(tm_count_ops(b->model->main, "Add"), 0);
     CU_ASSERT_EQUAL(b->res.layout.nchwc.sum_fused, 1);
-    CU_ASSERT_EQUAL(count(b, "ReorderOutput"), 1);
+    CU_ASSERT_EQUAL(tm_count_ops(b->model->main, "ReorderOutput"), 1);
     const fp_node *c3 = fp_node_lookup(b->model, "c3");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c3);
     CU_ASSERT_EQUAL(c3->n_inputs, 4);

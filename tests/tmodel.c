@@ -213,6 +213,16 @@ char *tm_model_diff(const fp_model *a, const fp_model *b)
     return NULL;
 }
 
+guint tm_count_ops(const fp_graph *g, const char *op)
+{
+    guint n = 0;
+    for (guint i = 0; i < g->nodes->len; i++) {
+        const fp_node *x = g->nodes->pdata[i];
+        n += !(x->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && strcmp(x->op_type, op) == 0;
+    }
+    return n;
+}
+
 bool tm_protoc(const char *const *args, const char *in_path, const char *out_path, char **err)
 {
     g_autoptr(GPtrArray) argv = g_ptr_array_new();

@@ -1,5 +1,5 @@
-/* tmodel.h - test helpers for frontend conformance: compare two imported models field by field,
- * run protoc, read test data files (gzip-compressed ones decompressed). */
+/* tmodel.h - test helpers over imported models: compare two field by field, count a graph's
+ * nodes of one op, run protoc, read test data files (gzip-compressed ones decompressed). */
 #ifndef FP_TMODEL_H
 #define FP_TMODEL_H
 
@@ -14,6 +14,9 @@
  * layouts, tensor metadata). Not compared: where payloads live (a binary file records a file
  * range where a text file has the bytes) beyond "inline payloads are equal". */
 char *tm_model_diff(const fp_model *a, const fp_model *b);
+
+/* How many nodes of g of op type `op` execute (neither removed nor folded). */
+guint tm_count_ops(const fp_graph *g, const char *op);
 
 /* Runs protoc with NULL-terminated args, stdin from in_path, stdout into out_path. On failure
  * returns false and sets *err (caller frees) to protoc's stderr. */
