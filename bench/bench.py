@@ -512,16 +512,22 @@ def targets(res, big, synth, rel, info):
     return "### Targets\n\n| target | measured | met |\n|---|---|---|\n" + "\n".join(rows) + "\n"
 
 
+def write_between(path, text, begin, end, block):
+    """Writes text (which holds the markers begin and end) to path, atomically, with block in
+    place of what stood between the markers."""
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(f"{head}{begin}\n{block}\n{end}{tail}")
+    os.replace(tmp, path)
+
+
 def write_doc(path, block):
     text = open(path).read() if os.path.exists(path) else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
     if BEGIN not in text or END not in text:
         text += f"\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(f"{head}{BEGIN}\n{block}\n{END}{tail}")
-    os.replace(tmp, path)
+    write_between(path, text, BEGIN, END, block)
     sys.stderr.write(f"bench: wrote {os.path.relpath(path, ROOT)}\n")
 
 

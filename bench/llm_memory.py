@@ -48,6 +48,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from bench import write_between  # noqa: E402
 from gen_llm_skeleton import CONFIGS, HEAD_DIM, param_count  # noqa: E402
 
 BEGIN, END = "<!-- llm:begin -->", "<!-- llm:end -->"
@@ -364,12 +365,7 @@ def write_doc(path, block):
             text = text[:i] + section + text[i:]
         else:
             text = text.rstrip("\n") + "\n" + section
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(f"{head}{BEGIN}\n{block}\n{END}{tail}")
-    os.replace(tmp, path)
+    write_between(path, text, BEGIN, END, block)
 
 
 def main():
