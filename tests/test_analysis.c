@@ -9,6 +9,7 @@
 #include "analysis/bind.h"
 #include "frontends/load.h"
 #include "onnx.pb-c.h"
+#include "tmodel.h"
 #include "tutil.h"
 
 #define SAMPLE FP_SOURCE_DIR "/models/resnet_tiny.onnx"
@@ -402,12 +403,8 @@ static void test_precision_mode(void)
     tu_expect_cli_error(args, NULL, "--precision-mode fp8: expected force_fp16 or must_keep_origin_dtype");
     const char *mem[] = {"memory", path, "--precision-mode", "force_fp16", NULL};
     tu_expect_cli_error(mem, NULL, "--precision-mode: this command plans the model as exported");
-    const char *ini = "[target]\nname = t\nrules = ge_conv_bn\nprecision_mode = allow_fp32_to_fp16\n";
-    g_autofree char *tpath = tu_write_temp(ini, strlen(ini), ".ini");
-    g_autoptr(fp_target) t = fp_target_load(tpath, &err);
-    CU_ASSERT_PTR_NULL(t);
-    tu_expect_error(err, "[target] precision_mode: 'allow_fp32_to_fp16' is not modelled");
-    g_unlink(tpath);
+    tm_expect_target_error("[target]\nname = t\nrules = ge_conv_bn\nprecision_mode = allow_fp32_to_fp16\n",
+                           "[target] precision_mode: 'allow_fp32_to_fp16' is not modelled");
 }
 
 FP_TEST_SUITE(register_analysis)

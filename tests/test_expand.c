@@ -51,13 +51,8 @@ static void test_hard_swish(void)
 
 static void test_bad_target(void)
 {
-    const char *ini = "[target]\nname = t\nrules = conv_bn\nexpand = Mish\n";
-    g_autofree char *path = tu_write_temp(ini, strlen(ini), ".ini");
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_target) t = fp_target_load(path, &err);
-    CU_ASSERT_PTR_NULL(t);
-    tu_expect_error(err, "[target] expand: 'Mish' is no op fuseplan expands (HardSwish)");
-    g_unlink(path);
+    tm_expect_target_error("[target]\nname = t\nrules = conv_bn\nexpand = Mish\n",
+                           "[target] expand: 'Mish' is no op fuseplan expands (HardSwish)");
 }
 
 FP_TEST_SUITE(register_expand)

@@ -50,12 +50,8 @@ static void test_casts(void)
     CU_ASSERT_EQUAL(tm_count_ops(b->model->main, "Relu"), 0); /* folded into the float32 Conv */
     CU_ASSERT_EQUAL(tm_count_ops(c->model->main, "Cast"), 0);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
-    const char *ini = "[target]\nname = t\nrules = conv_bn\nfloat16 = always\n";
-    g_autofree char *tpath = tu_write_temp(ini, strlen(ini), ".ini");
-    g_autoptr(fp_target) t = fp_target_load(tpath, &err);
-    CU_ASSERT_PTR_NULL(t);
-    tu_expect_error(err, "[target] float16: 'always' (expected cast_after_fusion or cast_before_fusion)");
-    g_unlink(tpath);
+    tm_expect_target_error("[target]\nname = t\nrules = conv_bn\nfloat16 = always\n",
+                           "[target] float16: 'always' (expected cast_after_fusion or cast_before_fusion)");
     g_unlink(path);
 }
 

@@ -1,10 +1,13 @@
-/* tmodel.c - test helpers for frontend conformance (see tmodel.h). */
+/* tmodel.c - test helpers over imported models and targets (see tmodel.h). */
 #include "tmodel.h"
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+
+#include "passes/fusion/fuse.h"
+#include "tutil.h"
 
 #define DIFF(...) return g_strdup_printf(__VA_ARGS__)
 
@@ -221,6 +224,16 @@ guint tm_count_ops(const fp_graph *g, const char *op)
         n += !(x->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && strcmp(x->op_type, op) == 0;
     }
     return n;
+}
+
+void tm_expect_target_error(const char *ini, const char *needle)
+{
+    g_autofree char *path = tu_write_temp(ini, strlen(ini), ".ini");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) t = fp_target_load(path, &err);
+    CU_ASSERT_PTR_NULL(t);
+    tu_expect_error(err, needle);
+    g_unlink(path);
 }
 
 bool tm_protoc(const char *const *args, const char *in_path, const char *out_path, char **err)

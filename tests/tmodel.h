@@ -1,5 +1,6 @@
-/* tmodel.h - test helpers over imported models: compare two field by field, count a graph's
- * nodes of one op, run protoc, read test data files (gzip-compressed ones decompressed). */
+/* tmodel.h - test helpers over imported models and targets: compare two models field by field,
+ * count a graph's nodes of one op, check a bad target file's error, run protoc, read test data
+ * files (gzip-compressed ones decompressed). */
 #ifndef FP_TMODEL_H
 #define FP_TMODEL_H
 
@@ -17,6 +18,10 @@ char *tm_model_diff(const fp_model *a, const fp_model *b);
 
 /* How many nodes of g of op type `op` execute (neither removed nor folded). */
 guint tm_count_ops(const fp_graph *g, const char *op);
+
+/* Asserts that the target file text `ini` does not load and that its error (one line) holds
+ * `needle`. */
+void tm_expect_target_error(const char *ini, const char *needle);
 
 /* Runs protoc with NULL-terminated args, stdin from in_path, stdout into out_path. On failure
  * returns false and sets *err (caller frees) to protoc's stderr. */
