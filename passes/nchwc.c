@@ -178,6 +178,14 @@ static void set_activation(nchwc *z, fp_node *c, const char *act)
     c->n_attrs++;
 }
 
+/* n runs blocked as it is: its output 0 is blocked. True. */
+static bool run_blocked(nchwc *z, const fp_node *n)
+{
+    z->blocked[n->outputs[0]->id] = 1;
+    z->res->blocked++;
+    return true;
+}
+
 /* An Add (or Sum) of two blocked tensors of one shape: folded into the blocked Conv making one of
  * them as its Sum input, else run blocked. False when it cannot stay blocked. */
 static bool blocked_add(nchwc *z, fp_node *n)
@@ -200,9 +208,7 @@ static bool blocked_add(nchwc *z, fp_node *n)
         z->res->sum_fused++;
         return true;
     }
-    z->blocked[n->outputs[0]->id] = 1;
-    z->res->blocked++;
-    return true;
+    return run_blocked(z, n);
 }
 
 /* An activation on a blocked tensor: Relu, Sigmoid, Tanh, HardSigmoid fold into the blocked Conv
@@ -222,9 +228,7 @@ static bool blocked_activation(nchwc *z, fp_node *n)
             z->res->act_fused++;
             return true;
         }
-    z->blocked[n->outputs[0]->id] = 1;
-    z->res->blocked++;
-    return true;
+    return run_blocked(z, n);
 }
 
 /* A Mul of two blocked tensors runs blocked; x * HardSigmoid(x) on a blocked Conv's output read by
@@ -247,9 +251,7 @@ static bool blocked_mul(nchwc *z, fp_node *n)
         z->res->act_fused++;
         return true;
     }
-    z->blocked[n->outputs[0]->id] = 1;
-    z->res->blocked++;
-    return true;
+    return run_blocked(z, n);
 }
 
 /* A BatchNormalization of a blocked tensor runs as a blocked depthwise 1x1 Conv: inference form
@@ -280,9 +282,7 @@ static bool blocked_concat(nchwc *z, fp_node *n)
     for (uint32_t k = 0; k < n->n_inputs; k++)
         if (!is_blocked(z, n->inputs[k]) || dim(n->inputs[k], 1) < 0 || dim(n->inputs[k], 1) % (int64_t)z->block)
             return false;
-    z->blocked[n->outputs[0]->id] = 1;
-    z->res->blocked++;
-    return true;
+    return run_blocked(z, n);
 }
 
 /* A Conv or pool that stays NCHW: the finding with the reason; false (it is not blocked). */
