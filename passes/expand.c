@@ -43,19 +43,19 @@ static void expand_hard_swish(fp_model *m, fp_node *n)
 
 bool fp_pass_expand(fp_model *m, const fp_target *t, fp_diag *diag)
 {
+    if (!t->expand || !g_strv_contains((const char *const *)t->expand, "HardSwish"))
+        return false;
     uint32_t count = 0;
-    for (char **op = t->expand; op && *op; op++) {
-        for (guint gi = 0; gi < m->graphs->len; gi++) {
-            fp_graph *g = m->graphs->pdata[gi];
-            guint len = g->nodes->len; /* the nodes added here are not expanded again */
-            for (guint i = 0; i < len; i++) {
-                fp_node *n = g->nodes->pdata[i];
-                if (n->op != FP_OP_HARD_SWISH || strcmp(*op, "HardSwish") != 0 ||
-                    (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) || n->n_inputs < 1 || !n->inputs[0])
-                    continue;
-                expand_hard_swish(m, n);
-                count++;
-            }
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        fp_graph *g = m->graphs->pdata[gi];
+        guint len = g->nodes->len; /* the nodes added here are not expanded again */
+        for (guint i = 0; i < len; i++) {
+            fp_node *n = g->nodes->pdata[i];
+            if (n->op != FP_OP_HARD_SWISH || (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) || n->n_inputs < 1 ||
+                !n->inputs[0])
+                continue;
+            expand_hard_swish(m, n);
+            count++;
         }
     }
     if (!count)
