@@ -152,7 +152,7 @@ void fp_precision_weights(const fp_model *m, const fp_precision *p, fp_weight_pl
     for (guint i = 0; i < g->values->len; i++) {
         const fp_value *v = g_ptr_array_index(g->values, i);
         uint64_t numel = 0, stored = 0;
-        bool weight = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT;
+        bool weight = fp_value_is_weight(v);
         if (!weight || !v->tensor || (!v->n_uses && !v->is_output) ||
             !fp_shape_numel(&v->tensor->shape, &numel) || !fp_dtype_bytes(v->tensor->dtype, numel, &stored))
             continue;

@@ -334,6 +334,12 @@ static inline fp_value **fp_node_implicit(const fp_node *n) { return n->ext ? n-
 static inline uint32_t fp_node_n_ctrl(const fp_node *n) { return n->ext ? n->ext->n_ctrl : 0; }
 static inline fp_node **fp_node_ctrl(const fp_node *n) { return n->ext ? n->ext->ctrl : NULL; }
 
+/* Whether v is a weight: an initializer or a Constant's tensor, stored in the model. */
+static inline bool fp_value_is_weight(const fp_value *v)
+{
+    return v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT;
+}
+
 /* Whether v's value is fixed by the model: a weight or Constant (not an initializer the graph also
  * takes as an input, which the caller may feed: ONNX Runtime takes it as no constant), or a result
  * folded at analysis time. False for NULL. */
@@ -341,7 +347,7 @@ static inline bool fp_value_is_constant(const fp_value *v)
 {
     if (!v)
         return false;
-    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+    if (fp_value_is_weight(v))
         return !v->overridable;
     return v->producer && (v->producer->flags & FP_NODE_FOLDED);
 }

@@ -14,7 +14,7 @@ static bool value_defined(const fp_value *v)
 {
     if (v->producer)
         return !(v->producer->flags & FP_NODE_REMOVED);
-    return v->kind == FP_VALUE_INPUT || v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT;
+    return v->kind == FP_VALUE_INPUT || fp_value_is_weight(v);
 }
 
 static bool verify_node(const fp_graph *g, const fp_node *n, GError **error)

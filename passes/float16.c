@@ -112,7 +112,7 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
             if (!v || v->dtype != FP_DT_FLOAT16)
                 continue;
             if (!(f = g_hash_table_lookup(to_float, v))) {
-                bool weight = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT;
+                bool weight = fp_value_is_weight(v);
                 f = cast(m, v, FP_DT_FLOAT, NULL, weight && stage == FP_FLOAT16_BEFORE_FUSION);
                 g_hash_table_insert(to_float, v, f);
                 casts += !(f->producer->flags & FP_NODE_FOLDED);

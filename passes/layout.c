@@ -141,7 +141,7 @@ static bool transparent(const fp_node *n, const fp_value *through)
         const fp_value *v = n->inputs[i];
         if (!v || v == through)
             continue;
-        bool constant = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT ||
+        bool constant = fp_value_is_weight(v) ||
                         (v->producer && (v->producer->flags & FP_NODE_FOLDED));
         if (!constant)
             return false;

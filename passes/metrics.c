@@ -27,7 +27,7 @@ static uint64_t numel_of(const fp_value *v)
 /* Whether v is read as a weight: its value is fixed by the model. */
 static bool is_weight(const fp_value *v)
 {
-    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+    if (fp_value_is_weight(v))
         return true;
     return v->producer && (v->producer->flags & FP_NODE_FOLDED);
 }

@@ -69,7 +69,7 @@ void fp_pass_storage(fp_model *m, const fp_storage *s)
         fp_metrics *mt = &n->metrics;
         for (uint32_t k = 0; k < n->n_inputs; k++) {
             const fp_value *v = n->inputs[k];
-            bool weight = v && (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT);
+            bool weight = v && fp_value_is_weight(v);
             move(s, v, weight ? &mt->bytes_weight : &mt->bytes_act);
         }
         for (uint32_t k = 0; k < n->n_outputs; k++)

@@ -211,7 +211,7 @@ static void edge_end(const dot_ctx *c, const fp_node *n, bool out, guint *id, ch
 
 static bool is_weight(const fp_value *v)
 {
-    return v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT ||
+    return fp_value_is_weight(v) ||
            (v->producer && (v->producer->flags & FP_NODE_FOLDED));
 }
 

@@ -354,7 +354,7 @@ static uint32_t uf_find(uint32_t *uf, uint32_t x)
 static value_class class_of(const fp_graph *g, const fp_value *v)
 {
     const fp_node *p = v->producer;
-    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT)
+    if (fp_value_is_weight(v))
         return V_WEIGHT;
     if (p && (p->flags & FP_NODE_REMOVED))
         return V_NONE;
@@ -402,7 +402,7 @@ static void classify_half(void *arg, int h, size_t from, size_t to)
         }
         if (c != V_WEIGHT)
             continue;
-        bool needed = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT || v->is_output;
+        bool needed = fp_value_is_weight(v) || v->is_output;
         for (uint32_t u = 0; u < v->n_uses && !needed; u++) {
             const fp_node *cn = owner_in(g, v->uses[u].node);
             needed = cn && !is_free(cn);

@@ -15,7 +15,7 @@ const fp_shape *sh_in(sh_ctx *c, uint32_t i)
 
 const fp_tensor *sh_known(const fp_value *v)
 {
-    if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor &&
+    if (fp_value_is_weight(v) && v->tensor &&
         v->tensor->where == FP_DATA_INLINE)
         return v->tensor;
     return fp_value_fold(v);

@@ -55,7 +55,7 @@ static void reset_values(void *arg, int h, size_t from, size_t to)
         fp_value_set_elems(v, NULL, -1);
         v->sval = NULL;
         v->n_sval = -1;
-        if ((v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) && v->tensor) {
+        if (fp_value_is_weight(v) && v->tensor) {
             v->dtype = v->tensor->dtype;
             v->shape = v->tensor->shape;
             if (fp_fold_seeds(sh_known(v)))
