@@ -57,9 +57,7 @@ static void count_stage(fp_model *m, fp_stage *st)
             st->conversions += fp_layout_is_conversion(n);
             for (uint32_t k = 0; k < n->n_inputs; k++) {
                 const fp_value *v = n->inputs[k];
-                bool weight = v && (fp_value_is_weight(v) ||
-                                    (v->producer && (v->producer->flags & FP_NODE_FOLDED)));
-                if (!weight)
+                if (!v || !fp_value_is_fixed(v))
                     continue;
                 size_t bit = fp_value_index(v);
                 uint64_t numel, b;

@@ -340,6 +340,13 @@ static inline bool fp_value_is_weight(const fp_value *v)
     return v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT;
 }
 
+/* Whether v's value is known before the model runs: a weight (an overridable one too) or a result
+ * folded at analysis time. */
+static inline bool fp_value_is_fixed(const fp_value *v)
+{
+    return fp_value_is_weight(v) || (v->producer && (v->producer->flags & FP_NODE_FOLDED));
+}
+
 /* Whether v's value is fixed by the model: a weight or Constant (not an initializer the graph also
  * takes as an input, which the caller may feed: ONNX Runtime takes it as no constant), or a result
  * folded at analysis time. False for NULL. */

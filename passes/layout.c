@@ -141,9 +141,7 @@ static bool transparent(const fp_node *n, const fp_value *through)
         const fp_value *v = n->inputs[i];
         if (!v || v == through)
             continue;
-        bool constant = fp_value_is_weight(v) ||
-                        (v->producer && (v->producer->flags & FP_NODE_FOLDED));
-        if (!constant)
+        if (!fp_value_is_fixed(v))
             return false;
     }
     return true;

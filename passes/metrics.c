@@ -24,14 +24,6 @@ static uint64_t numel_of(const fp_value *v)
     return v && fp_shape_numel(&v->shape, &n) ? n : 0;
 }
 
-/* Whether v is read as a weight: its value is fixed by the model. */
-static bool is_weight(const fp_value *v)
-{
-    if (fp_value_is_weight(v))
-        return true;
-    return v->producer && (v->producer->flags & FP_NODE_FOLDED);
-}
-
 static uint64_t prod_dims(const fp_shape *s, int32_t from, int32_t to)
 {
     uint64_t p = 1;
@@ -327,7 +319,7 @@ static void gather_rows(const fp_node *n, fp_metrics *mt)
 {
     const fp_value *data = n->n_inputs ? n->inputs[0] : NULL;
     uint64_t table, rows, e;
-    if (n->op != FP_OP_GATHER || !data || !is_weight(data) || !n->n_outputs || !n->outputs[0] ||
+    if (n->op != FP_OP_GATHER || !data || !fp_value_is_fixed(data) || !n->n_outputs || !n->outputs[0] ||
         !value_size(data, &table, &e) || !value_size(n->outputs[0], &rows, &e) || rows >= table)
         return;
     mt->bytes_weight -= table - rows;
@@ -356,7 +348,7 @@ static bool node_metrics(fp_node *n)
             return false;
         if (i == 0)
             in0 = e;
-        if (is_weight(v)) {
+        if (fp_value_is_fixed(v)) {
             mt->bytes_weight += b;
             mt->params += e;
         } else if (!view) {

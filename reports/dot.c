@@ -209,12 +209,6 @@ static void edge_end(const dot_ctx *c, const fp_node *n, bool out, guint *id, ch
     g_snprintf(cluster, len, ", %s=cluster_%u", out ? "ltail" : "lhead", g->index);
 }
 
-static bool is_weight(const fp_value *v)
-{
-    return fp_value_is_weight(v) ||
-           (v->producer && (v->producer->flags & FP_NODE_FOLDED));
-}
-
 static void emit_edge_from(const dot_ctx *c, const fp_value *v, const char *dst, const char *lhead)
 {
     g_autofree char *shape = fp_shape_to_string(&v->shape);
@@ -249,7 +243,7 @@ static void emit_edges(const dot_ctx *c)
             bool dup = false;
             for (uint32_t j = 0; j < k && !dup; j++)
                 dup = n->inputs[j] == v;
-            if (v && !dup && !is_weight(v))
+            if (v && !dup && !fp_value_is_fixed(v))
                 emit_edge_from(c, v, d, lhead);
         }
     }
