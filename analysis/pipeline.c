@@ -31,6 +31,23 @@ static bool after(fp_model *m, const fp_pipeline_opts *o, const char *pass, GErr
     return true;
 }
 
+/* The value whose bytes v stands for: v, or the weight a folded TransData or narrowing Cast of a
+ * weight came from (GE's formats: the weight plan of the precision mode counts its dtype). A folded
+ * widening Cast (ONNX Runtime's float16 weights read as float32) is a copy the runtime keeps. */
+static const fp_value *stored_weight(const fp_value *v)
+{
+    while (v && v->producer && (v->producer->flags & FP_NODE_FOLDED) && v->producer->n_inputs >= 1 &&
+           v->producer->inputs[0]) {
+        const fp_node *p = v->producer;
+        const fp_value *x = p->inputs[0];
+        bool narrowing = p->op == FP_OP_CAST && fp_dtype_bits(v->dtype) <= fp_dtype_bits(x->dtype);
+        if (p->op != FP_OP_TRANS_DATA && !narrowing)
+            break;
+        v = x;
+    }
+    return v;
+}
+
 /* The stage's op counts (runtime ops, kernels, conversions, folded shape computations) and the
  * bytes of the distinct weights (initializers, constants, folded values) its runtime ops read, in
  * one walk over the nodes. Distinct by value: one bit per value of the model, at its
@@ -56,7 +73,7 @@ static void count_stage(fp_model *m, fp_stage *st)
             st->kernels += !fp_op_has(n->op, FP_OPF_VIEW);
             st->conversions += fp_layout_is_conversion(n);
             for (uint32_t k = 0; k < n->n_inputs; k++) {
-                const fp_value *v = n->inputs[k];
+                const fp_value *v = stored_weight(n->inputs[k]);
                 if (!v || !fp_value_is_fixed(v))
                     continue;
                 size_t bit = fp_value_index(v);
@@ -109,6 +126,9 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
         return false;
     bool ran = fp_pass_expand(m, o->target, diag); /* the runtime loads the model so: before every stage */
     ran |= fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag) > 0;
+    /* GE's formats are no optimization: its graph has them at every stage */
+    fp_ge_format_result ge;
+    ran |= fp_pass_ge_format(m, o->target, o->memory.float_as, &ge, diag);
     if (ran) {
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);
@@ -127,12 +147,14 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
 
     if (!fp_pass_layout(m, o->target, &res->layout, diag, error) || !after(m, o, "layout", error))
         return false;
+    res->layout.ge = ge;
     if (fp_pass_nchwc(m, o->target, o->device->nchwc_block, &res->layout.nchwc, diag)) {
         res->layout.rewrote = true;
         res->layout.conversions_after += res->layout.nchwc.reorder_in + res->layout.nchwc.reorder_out;
     }
     if (!after(m, o, "nchwc", error))
         return false;
+
     if (res->layout.rewrote) {
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);

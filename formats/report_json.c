@@ -82,7 +82,32 @@ static void precision_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_end_object(w);
 }
 
-/* "layout": the conversions before and after the layout pass, and the NCHWc conversion or null. */
+/* "ge_formats": GE's format selection, or null when the target has none. */
+static void ge_formats_json(fp_jsonw *w, const fp_ge_format_result *ge)
+{
+    if (!ge->ran && !ge->preset) {
+        fp_jsonw_null(w, "ge_formats");
+        return;
+    }
+    fp_jsonw_begin_object(w, "ge_formats");
+    fp_jsonw_bool(w, "preset", ge->preset);
+    fp_jsonw_int(w, "c0", ge->c0);
+    fp_jsonw_int(w, "ops_5hd", ge->ops_5hd);
+    fp_jsonw_int(w, "transdata", ge->transdata);
+    fp_jsonw_int(w, "cast", ge->cast);
+    fp_jsonw_int(w, "transdata_folded", ge->transdata_folded);
+    fp_jsonw_int(w, "cast_folded", ge->cast_folded);
+    fp_jsonw_begin_object(w, "transdata_to");
+    fp_jsonw_int(w, "NC1HWC0", ge->to_5hd);
+    fp_jsonw_int(w, "FRACTAL_Z", ge->to_fractal_z);
+    fp_jsonw_int(w, "FRACTAL_NZ", ge->to_fractal_nz);
+    fp_jsonw_int(w, "origin", ge->to_origin);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_object(w);
+}
+
+/* "layout": the conversions before and after the layout pass, the NCHWc conversion or null, GE's
+ * formats or null. */
 static void layout_json(fp_jsonw *w, const fp_report *r)
 {
     const fp_pipeline_result *res = r->res;
@@ -107,6 +132,7 @@ static void layout_json(fp_jsonw *w, const fp_report *r)
     } else {
         fp_jsonw_null(w, "nchwc");
     }
+    ge_formats_json(w, &res->layout.ge);
     fp_jsonw_end_object(w);
 }
 

@@ -6,6 +6,7 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 #include "passes/fusion/fuse.h"
+#include "passes/ge_format.h"
 #include "passes/nchwc.h"
 
 typedef struct {
@@ -17,6 +18,7 @@ typedef struct {
     uint32_t refused;            /* candidates kept, each with a diagnostic */
     bool rewrote;                /* the graph changed (false: every op, edge and type as before) */
     fp_nchwc_result nchwc;       /* the NCHWc conversion after it (passes/nchwc.h; zeros: none) */
+    fp_ge_format_result ge;      /* GE's formats chosen after it (passes/ge_format.h; zeros: none) */
 } fp_layout_result;
 
 /* True for the ops the pass counts as layout conversions. */

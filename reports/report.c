@@ -145,11 +145,18 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
         fprintf(out, "%-40s %6u %8u %18s %11s %13s %7.2fx\n", stage_label(s), s->ops, s->kernels, actl, w, lat,
                 s->speedup);
     }
-    fprintf(out, "ops counts runtime ops: %u shape computations folded at analysis time are not counted (ONNX "
-                 "Runtime's constant folding removes them);\nkernels leave out views (Reshape, Flatten, Squeeze, "
-                 "Unsqueeze, Identity), which launch nothing. Activation memory is without reuse,\nthen the planned "
-                 "arena (%s, %s order).\n",
-            res->stages[0].folded, res->memory->method ? res->memory->method : "best", res->memory->schedule);
+    const fp_ge_format_result *ge = &res->layout.ge;
+    if (ge->ran)
+        fprintf(out, "ops counts runtime ops: %u computations on constants are not counted (%u conversions of weights "
+                     "GE folds at build, %u folded at analysis time);\n",
+                res->stages[0].folded, ge->transdata_folded + ge->cast_folded,
+                res->stages[0].folded - ge->transdata_folded - ge->cast_folded);
+    else
+        fprintf(out, "ops counts runtime ops: %u shape computations folded at analysis time are not counted (ONNX "
+                     "Runtime's constant folding removes them);\n", res->stages[0].folded);
+    fprintf(out, "kernels leave out views (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which launch nothing. "
+                 "Activation memory is without reuse,\nthen the planned arena (%s, %s order).\n",
+            res->memory->method ? res->memory->method : "best", res->memory->schedule);
     if (r->device->run_overhead > 0) {
         g_autofree char *run = fp_format_time(r->device->run_overhead);
         fprintf(out, "est. latency includes the profile's run_overhead, %s per inference outside every kernel.\n", run);
@@ -188,6 +195,15 @@ static void text_fusion_layout(const fp_report *r, text_style b, FILE *out)
                      "ReorderOutput inserted\n",
                 r->device->nchwc_block, nc->converted, nc->kept_nchw, nc->blocked, nc->sum_fused, nc->act_fused,
                 nc->reorder_in, nc->reorder_out);
+    const fp_ge_format_result *ge = &lay->ge;
+    if (ge->ran)
+        fprintf(out, "  GE formats (C0 = %u): %u ops in NC1HWC0; on the device %u TransData and %u Cast; folded into "
+                     "the weights at build %u TransData and %u Cast; TransData to NC1HWC0 %u, FRACTAL_Z %u, FRACTAL_NZ %u, "
+                     "origin format %u\n",
+                ge->c0, ge->ops_5hd, ge->transdata, ge->cast, ge->transdata_folded, ge->cast_folded, ge->to_5hd,
+                ge->to_fractal_z, ge->to_fractal_nz, ge->to_origin);
+    else if (ge->preset)
+        fprintf(out, "  GE formats: the graph carries GE's own (a graph after format selection): none chosen\n");
     guint shown = 0, more = 0;
     for (guint i = 0; r->diag && i < r->diag->entries->len; i++) {
         const fp_diag_entry *e = r->diag->entries->pdata[i];

@@ -98,6 +98,10 @@ static bool param_is_list(const char *id, const char *key)
     return false;
 }
 
+/* The [layout] keys, each true or false. */
+static const char *const layout_keys[] = {"drop_narrowing_casts", "nchwc", "ge_formats", "enable_small_channel",
+                                          "matmul_weight_nz", NULL};
+
 static bool validate(fp_target *t, GError **error)
 {
     g_auto(GStrv) groups = g_key_file_get_groups(t->keyfile, NULL);
@@ -108,9 +112,10 @@ static bool validate(fp_target *t, GError **error)
             g_auto(GStrv) keys = g_key_file_get_keys(t->keyfile, *g, NULL, NULL);
             for (char **k = keys; k && *k; k++) {
                 g_autoptr(GError) err = NULL;
-                if (strcmp(*k, "drop_narrowing_casts") != 0 && strcmp(*k, "nchwc") != 0) {
+                if (!g_strv_contains(layout_keys, *k)) {
                     g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
-                                "%s: [layout]: unknown key '%s' (valid: drop_narrowing_casts, nchwc)", t->path, *k);
+                                "%s: [layout]: unknown key '%s' (valid: drop_narrowing_casts, nchwc, ge_formats, "
+                                "enable_small_channel, matmul_weight_nz)", t->path, *k);
                     return false;
                 }
                 g_key_file_get_boolean(t->keyfile, *g, *k, &err);

@@ -41,7 +41,7 @@ const sh_rule fp_shape_rules[FP_OP_COUNT] = {
     R(SOFTMAX, same) R(LOG_SOFTMAX, same) R(HARDMAX, same) R(CUM_SUM, same) R(TOP_K, topk)
     /* views and data movement */
     R(RESHAPE, reshape) R(FLATTEN, flatten) R(SQUEEZE, squeeze) R(UNSQUEEZE, unsqueeze)
-    R(IDENTITY, identity) R(REORDER_INPUT, same) R(REORDER_OUTPUT, same) R(DROPOUT, dropout) R(TRANSPOSE, transpose) R(CONCAT, concat) R(SPLIT, split)
+    R(IDENTITY, identity) R(REORDER_INPUT, same) R(REORDER_OUTPUT, same) R(TRANS_DATA, same) R(DROPOUT, dropout) R(TRANSPOSE, transpose) R(CONCAT, concat) R(SPLIT, split)
     R(SLICE, slice) R(GATHER, gather) R(GATHER_ELEMENTS, gather_elements) R(GATHER_ND, gather_nd)
     R(SCATTER, same) R(SCATTER_ELEMENTS, same) R(SCATTER_ND, same) R(PAD, pad) R(TILE, tile)
     R(EXPAND, expand) R(RESIZE, resize) R(UPSAMPLE, resize) R(DEPTH_TO_SPACE, depth_space)

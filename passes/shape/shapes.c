@@ -286,6 +286,19 @@ static bool foldable(const fp_node *n)
     return any;
 }
 
+/* Whether n is one of the host ops GE's graph fusion leaves over constants (ConvBnFilterHost,
+ * ConvScaleBiasHost, ...: BatchNorm and Scale folded into a Conv's filter and bias), which GE
+ * evaluates at build: op types ending in "Host" whose inputs are all constant. */
+static bool ge_host_op(const fp_node *n)
+{
+    if (n->op != FP_OP_OPAQUE || !g_str_has_suffix(n->op_type, "Host") || !n->n_inputs || n->n_outputs == 0)
+        return false;
+    for (uint32_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && !fp_value_is_constant(n->inputs[i]))
+            return false;
+    return true;
+}
+
 /* Fills dims the rule left unknown from the file's declaration; warns when both are known and
  * disagree. */
 static void merge_declared(pass *p, fp_node *n, fp_value *v)
@@ -377,7 +390,7 @@ static bool infer_node(pass *p, fp_node *n)
             if (v->type == FP_TYPE_UNKNOWN)
                 v->type = FP_TYPE_TENSOR;
         }
-        if (foldable(n))
+        if (foldable(n) || ge_host_op(n))
             mark_folded(n);
         fp_fold_node(&c, p->memo);
         return true;
