@@ -8,7 +8,7 @@ runtime did, in one place. Rewrites the part of docs/benchmarks.md between the `
 
 Sections, each produced by its own script (run here, or read from its last result file):
   Fusion   bench/fusion_vs_ort.py: ONNX Runtime's optimized model (CPU EP, extended level) against
-           fuseplan's ort-cpu target, on the sample models, Debian's libonnx-testdata
+           fuseplan's ort-cpu-extended target, on the sample models, Debian's libonnx-testdata
            pytorch-converted models, the constraint probes of bench/gen_fusion_cases.py and the
            networks of bench/fit_models.py. Run here (ORT only optimizes; nothing is timed).
   Memory   bench/memory_table.sh: every planner, LOAD and the memory-aware schedule. Run here.
@@ -125,7 +125,7 @@ def fusion_all(a, models, extended):
 
 def head_of(rc):
     return ("ONNX Runtime's optimized model (CPU EP, `extended` level, saved with "
-            "`optimizedModelFilePath`) against fuseplan's `ort-cpu` target (`explain -f json`, "
+            "`optimizedModelFilePath`) against fuseplan's `ort-cpu-extended` target (`explain -f json`, "
             "`report -f json`): BatchNormalization nodes ORT removed vs `conv_bn` fusions, "
             "`FusedConv` nodes per `activation` vs `conv_activation` fusions, and the kernel "
             "histogram of the final graph (views aside). libonnx-testdata models of opset 6, which ORT "
@@ -184,7 +184,7 @@ def main():
                    if f"<!-- fidelity:{n} -->" in rest]
             sections[name] = rest[:min(nxt)] if nxt else rest
     todo = a.only or ["fusion", "memory", "cost"]
-    titles = {"fusion": "### Fusion: fuseplan `ort-cpu` vs ONNX Runtime (issue 4)\n\n",
+    titles = {"fusion": "### Fusion: fuseplan `ort-cpu-extended` vs ONNX Runtime (issue 4)\n\n",
               "memory": "### Memory plans (issue 5)\n\n",
               "cost": "### Cost: estimate vs ONNX Runtime CPU timings (issues 6 and 11)\n\n"}
     for name in todo:

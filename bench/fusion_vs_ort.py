@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Side by side with ONNX Runtime: what ORT (CPU EP, extended level) really fused vs fuseplan's
-ort-cpu target.
+ort-cpu-extended target.
 
   /usr/bin/python3 bench/fusion_vs_ort.py --ort /tmp/ort [--fuseplan build/fuseplan] MODEL.onnx...
 
@@ -54,7 +54,7 @@ def ort_kernels(opt):
     return collections.Counter(n.op_type for n in onnx.load(opt).graph.node if n.op_type not in VIEWS)
 
 
-def fuseplan_kernels(exe, model, target="ort-cpu", device=None):
+def fuseplan_kernels(exe, model, target="ort-cpu-extended", device=None):
     dev = ["--device", device] if device else []
     r = subprocess.run([exe, "report", "-f", "json", "--no-headroom", "--target", target] + dev + [model],
                        capture_output=True, text=True)
@@ -64,7 +64,7 @@ def fuseplan_kernels(exe, model, target="ort-cpu", device=None):
 
 
 def fuseplan_counts(exe, model, args):
-    r = subprocess.run([exe, "explain", "-f", "json", "--target", "ort-cpu"] + args + [model],
+    r = subprocess.run([exe, "explain", "-f", "json", "--target", "ort-cpu-extended"] + args + [model],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip())
@@ -144,7 +144,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--level", default="extended", choices=["basic", "extended", "all"],
                     help="ORT's graph optimization level (all: compare the kernel histogram only)")
-    ap.add_argument("--target", default="ort-cpu", help="fuseplan's target for the histogram")
+    ap.add_argument("--target", default="ort-cpu-extended", help="fuseplan's target for the histogram")
     ap.add_argument("--device", default=None, help="fuseplan's device (name or .ini: its nchwc_block)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()

@@ -265,7 +265,7 @@ def fold_fits(a, entries, usable):
 
 def estimate(a, entry, device):
     """(original, final) estimated seconds."""
-    out = sh([a.fuseplan, "report", "-f", "json", "--no-headroom", "--device", device, "--target", "ort-cpu"] +
+    out = sh([a.fuseplan, "report", "-f", "json", "--no-headroom", "--device", device, "--target", "ort-cpu-extended"] +
              input_args(entry) + [entry["model"]])
     st = json.loads(out)["stages"]
     return st[0]["est_latency_s"], st[2]["est_latency_s"]

@@ -128,10 +128,43 @@ static GHashTable *bind_from_profile(fp_model *m, void *data, int64_t *batch, ch
 
 static uint32_t disagreements(const fp_match_result *r) { return r->split + r->absorbed + r->unmeasured; }
 
+/* Whether p shows a kernel of ONNX Runtime's NCHWc layout. */
+static bool has_nchwc_kernel(const fp_profile *p)
+{
+    for (guint i = 0; i < p->kernels->len; i++) {
+        const char *op = fp_profile_kernel(p, i)->op_type;
+        if (op && (strcmp(op, "ReorderInput") == 0 || strcmp(op, "ReorderOutput") == 0))
+            return true;
+    }
+    return false;
+}
+
+/* The target of p's level in place of t (see fp_cmp_pair_run), loaded into pr->level with its
+ * note in *note; t when there is none. NULL with the error of a bad below_nchwc. */
+static const fp_target *level_target(fp_cmp_pair *pr, const fp_profile *p, const fp_target *t, char **note,
+                                     GError **error)
+{
+    g_autofree char *below = g_key_file_get_string(t->keyfile, "target", "below_nchwc", NULL);
+    if (!below || !g_key_file_get_boolean(t->keyfile, "layout", "nchwc", NULL) || has_nchwc_kernel(p))
+        return t;
+    if (!(pr->level = fp_target_load(g_strstrip(below), error))) {
+        g_prefix_error(error, "%s: [target] below_nchwc: ", t->path);
+        return NULL;
+    }
+    *note = g_strdup_printf("the profile has no NCHWc kernel (ReorderInput, ReorderOutput): compared with %s, "
+                            "not %s (-t to choose)", pr->level->name, t->name);
+    return pr->level;
+}
+
 bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev,
-                     const fp_target *t, const fp_cli_model_opts *o, fp_cmp_stage stage, GError **error)
+                     const fp_target *t, bool by_level, const fp_cli_model_opts *o, fp_cmp_stage stage,
+                     GError **error)
 {
     memset(pr, 0, sizeof *pr);
+    g_autofree char *level_note = NULL;
+    if (by_level && !(t = level_target(pr, p, t, &level_note, error)))
+        return false;
+    pr->target = t->name;
     fp_analysis_opts ao = fp_cli_analysis_opts(o);
     ao.device_profile = dev;
     ao.target_rules = t;
@@ -154,7 +187,7 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
     if (stage != FP_STAGE_AUTO) {
         pr->stage = stage;
         pr->match = fused ? fused : orig;
-        pr->stage_note = g_strdup("as asked (--stage)");
+        pr->stage_note = g_strdup_printf("as asked (--stage)%s%s", level_note ? "; " : "", level_note ? level_note : "");
         fp_diag_move(pr->diag, fused ? dfused : dorig);
         return true;
     }
@@ -168,9 +201,10 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
     pr->other = pick_orig ? fused : orig;
     fp_diag_move(pr->diag, pick_orig ? dorig : dfused);
     pr->stage_note = g_strdup_printf("auto: %u disagreements against the %s graph, %u against the %s graph "
-                                     "(units measured as several kernels, absorbed into a neighbour, or unmeasured)",
+                                     "(units measured as several kernels, absorbed into a neighbour, or unmeasured)%s%s",
                                      disagreements(pr->match), fp_cmp_stage_name(pr->stage), disagreements(pr->other),
-                                     pick_orig ? "fused" : "original");
+                                     pick_orig ? "fused" : "original", level_note ? "; " : "",
+                                     level_note ? level_note : "");
     return true;
 }
 
@@ -179,6 +213,7 @@ void fp_cmp_pair_clear(fp_cmp_pair *pr)
     fp_match_result_free(pr->match);
     fp_match_result_free(pr->other);
     fp_analysis_free(pr->a);
+    fp_target_free(pr->level);
     g_free(pr->stage_note);
     memset(pr, 0, sizeof *pr);
 }
@@ -221,7 +256,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const compare_opts 
         return FP_EXIT_BAD;
     }
     fp_cmp_pair pr;
-    if (!fp_cmp_pair_run(&pr, path, p, dev, t, o, stage, &err)) {
+    if (!fp_cmp_pair_run(&pr, path, p, dev, t, !co->target, o, stage, &err)) {
         fp_cli_error("%s", err->message);
         fp_cmp_pair_clear(&pr);
         return FP_EXIT_BAD;
@@ -232,7 +267,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const compare_opts 
         fp_cli_error("%s", msg);
         rc = FP_EXIT_BAD;
     } else {
-        fp_compare_report rep = {.model_path = path, .profile = p, .device = dev, .target = t->name,
+        fp_compare_report rep = {.model_path = path, .profile = p, .device = dev, .target = pr.target,
                                  .stage = fp_cmp_stage_name(pr.stage), .stage_note = pr.stage_note,
                                  .inputs_note = pr.inputs_note, .match = pr.match,
                                  .top = (unsigned)co->top, .outliers = (unsigned)co->outliers,

@@ -20,6 +20,8 @@ typedef struct {
     char *stage_note;         /* how the stage was chosen (one line) */
     const char *inputs_note;  /* where the input shapes came from (one line), or NULL */
     fp_diag *diag;            /* a->diag, with the chosen stage's matching findings after the analysis' */
+    fp_target *level;         /* the target the profile's level picked (see fp_cmp_pair_run), or NULL */
+    const char *target;       /* the name of the target compared with */
 } fp_cmp_pair;
 
 /* Parses "auto", "original", "fused"; false for anything else. */
@@ -29,10 +31,14 @@ const char *fp_cmp_stage_name(fp_cmp_stage s);
 /* Loads the model at `path`, binds its inputs (o's --input / --batch, else the shapes the profile
  * recorded for the nodes reading them, else batch 1), runs the pipeline on dev / t and matches p
  * to the stage asked for (AUTO: the one whose match covers more measured time, then the one with
- * fewer disagreements). False with a one-line error naming the file. Clear with
+ * fewer disagreements). With `by_level` (t is the device's, no target was named), a profile with
+ * no NCHWc kernel (ReorderInput, ReorderOutput) is compared with the target t names in `[target]
+ * below_nchwc` when t blocks to NCHWc (ONNX Runtime's level all against a run at level extended),
+ * said in the stage note. False with a one-line error naming the file. Clear with
  * fp_cmp_pair_clear even after a failure. */
 bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev,
-                     const fp_target *t, const fp_cli_model_opts *o, fp_cmp_stage stage, GError **error);
+                     const fp_target *t, bool by_level, const fp_cli_model_opts *o, fp_cmp_stage stage,
+                     GError **error);
 void fp_cmp_pair_clear(fp_cmp_pair *pr);
 
 /* One line explaining why p cannot be compared at all (no kernels, aggregate rows only), or NULL.

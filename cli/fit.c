@@ -122,7 +122,7 @@ static void add_rows(fp_fit_data *d, const char *name, const fp_match_result *m,
  * model's whole run (the profile then tells only the stage and the shapes). False after printing
  * the error. */
 static bool read_one(const char *model, const char *profile, double run_us, const fp_device *base, const fp_target *t,
-                     fp_cmp_stage stage, fp_fit_data *d, fp_fit_pair *pair)
+                     bool by_level, fp_cmp_stage stage, fp_fit_data *d, fp_fit_pair *pair)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_profile) p = fp_profile_load(profile, &err);
@@ -137,7 +137,7 @@ static bool read_one(const char *model, const char *profile, double run_us, cons
     }
     fp_cli_model_opts o = {0};
     fp_cmp_pair pr;
-    bool ok = fp_cmp_pair_run(&pr, model, p, base, t, &o, stage, &err);
+    bool ok = fp_cmp_pair_run(&pr, model, p, base, t, by_level, &o, stage, &err);
     if (!ok) {
         fp_cli_error("%s", err->message);
     } else if (pr.match->matched == 0) {
@@ -197,8 +197,8 @@ static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, GArra
     g_autoptr(fp_fit_data) d = fp_fit_data_new();
     g_autofree fp_fit_pair *pairs = g_new0(fp_fit_pair, models->len + 1);
     for (guint i = 0; i < models->len; i++)
-        if (!read_one(models->pdata[i], profiles->pdata[i], g_array_index(runs, double, i), base, t, stage, d,
-                      &pairs[i]))
+        if (!read_one(models->pdata[i], profiles->pdata[i], g_array_index(runs, double, i), base, t, !fo->target,
+                      stage, d, &pairs[i]))
             return FP_EXIT_BAD;
 
     g_autoptr(fp_fit_result) f = fp_pass_fit(d, base, &opts, &err);

@@ -23,7 +23,7 @@ static void test_run_defaults(void)
     g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_STRING_EQUAL(a->device->name, "cpu-avx2");
-    CU_ASSERT_STRING_EQUAL(a->target->name, "ort-cpu");
+    CU_ASSERT_STRING_EQUAL(a->target->name, "ort-cpu-all"); /* cpu-avx2's ort-cpu: ORT's default level */
     CU_ASSERT_EQUAL(a->batch, 1);
     CU_ASSERT_PTR_NOT_NULL(a->batch_note);
     CU_ASSERT_PTR_NOT_NULL(strstr(a->batch_note, "bound to 1"));
@@ -390,7 +390,7 @@ static void test_precision_mode(void)
         const char *target, *mode, *needle;
     } bad[] = {
         {"ascend910b", "allow_mix_precision", "--precision-mode allow_mix_precision: expected force_fp16 or"},
-        {"ort-cpu", "force_fp16", "--precision-mode: target ort-cpu has no precision mode"},
+        {"ort-cpu", "force_fp16", "--precision-mode: target ort-cpu-all has no precision mode"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         g_autoptr(GError) e = NULL;

@@ -272,13 +272,14 @@ static void test_report_json(void)
     JsonObject *orig = json_array_get_object_element(stages, 0), *fin = json_array_get_object_element(stages, 2);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(orig, "name"), "original");
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(orig, "speedup"), 1.0, 1e-9);
-    /* 36 nodes, 4 folded shape computations; 9 BN folds and 4 activations fused */
+    /* 36 nodes, 4 folded shape computations; 9 BN folds and 4 activations fused; at ORT's default
+     * level (all) the 3 Adds and 3 Relus left fold into the blocked Convs, one ReorderOutput added */
     CU_ASSERT_EQUAL(json_object_get_int_member(orig, "ops"), 32);
-    CU_ASSERT_EQUAL(json_object_get_int_member(fin, "ops"), 32 - 9 - 4);
+    CU_ASSERT_EQUAL(json_object_get_int_member(fin, "ops"), 32 - 9 - 4 - 3 - 3 + 1);
     CU_ASSERT(json_object_get_int_member(fin, "activation_bytes") < json_object_get_int_member(orig, "activation_bytes"));
     CU_ASSERT(json_object_get_double_member(fin, "speedup") > 1.0);
     JsonArray *ops = json_object_get_array_member(o, "ops");
-    CU_ASSERT_EQUAL(json_array_get_length(ops), 32 - 9 - 4);
+    CU_ASSERT_EQUAL(json_array_get_length(ops), 32 - 9 - 4 - 3 - 3 + 1);
     JsonObject *op0 = json_array_get_object_element(ops, 0);
     const char *members[] = {"name", "op", "flops", "bytes", "intensity", "bound", "est_time_s"};
     for (size_t i = 0; i < G_N_ELEMENTS(members); i++)

@@ -13,6 +13,7 @@
 #include "passes/cost.h"
 #include "calibration/fit.h"
 #include "calibration/match.h"
+#include "tmodel.h"
 #include "passes/metrics.h"
 #include "passes/shape/shapes.h"
 #include "tutil.h"
@@ -290,8 +291,47 @@ static void test_ort_profiles(void)
             CU_ASSERT_EQUAL(member_int(o, "agreement", "both"), cases[i].agree[level][0]);
             CU_ASSERT_EQUAL(member_int(o, "agreement", "fuseplan_only"), cases[i].agree[level][1]);
             CU_ASSERT_EQUAL(member_int(o, "agreement", "compiler_only"), cases[i].agree[level][2]);
+            /* measured without NCHWc kernels: compared with ORT's extended level, not the default all */
+            CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "target"), "ort-cpu-extended");
+            CU_ASSERT_PTR_NOT_NULL(strstr(json_object_get_string_member(o, "stage_note"), "no NCHWc kernel"));
             tu_run_clear(&r);
         }
+}
+
+/* A target names another (`alias`), and the one NCHWc falls back to (`below_nchwc`): either
+ * naming nothing, or an alias of an alias, is an error naming the file and the key. */
+static void test_target_names(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) t = fp_target_load("ort-cpu", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(t->name, "ort-cpu-all");
+    const char *nowhere = "[target]\nalias = nowhere\n";
+    g_autofree char *p1 = tu_write_temp(nowhere, strlen(nowhere), ".ini");
+    g_autoptr(fp_target) a = fp_target_load(p1, &err);
+    CU_ASSERT_PTR_NULL(a);
+    tu_expect_error(err, "[target] alias: no target named 'nowhere'");
+    g_clear_error(&err);
+    g_autofree char *twice = g_strdup_printf("[target]\nalias = %s\n", p1);
+    g_autofree char *p2 = tu_write_temp(twice, strlen(twice), ".ini");
+    g_autoptr(fp_target) b = fp_target_load(p2, &err);
+    CU_ASSERT_PTR_NULL(b);
+    tu_expect_error(err, "is an alias itself");
+    /* ort-cpu-all overridden (FUSEPLAN_DEVICES/targets) to fall back to a target that is not there */
+    g_autofree char *dir = tm_tmpdir(), *tdir = g_build_filename(dir, "targets", NULL);
+    g_autofree char *p3 = g_build_filename(tdir, "ort-cpu-all.ini", NULL);
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(tdir, 0700), 0);
+    CU_ASSERT_FATAL(g_file_set_contents(p3, "[target]\nname = t\nrules = conv_bn\nbelow_nchwc = nowhere\n"
+                                            "[layout]\nnchwc = true\n", -1, NULL));
+    g_setenv("FUSEPLAN_DEVICES", dir, TRUE);
+    tu_expect_cli_error((const char *[]){"compare", MODELS "/resnet_tiny.onnx", "--profile",
+                                         PROFILES "/ort/resnet_tiny.extended.json", NULL},
+                        p3, "[target] below_nchwc: no target named 'nowhere'");
+    g_unsetenv("FUSEPLAN_DEVICES");
+    tm_rmdir(dir);
+    const char *paths[] = {p1, p2};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++)
+        g_unlink(paths[i]);
 }
 
 /* transformer_block at level extended: ORT names some fused kernels after nothing in the model
@@ -750,6 +790,7 @@ FP_TEST_SUITE(register_compare)
     CU_add_test(s, "fused_names", test_fused_names);
     CU_add_test(s, "type_and_shape", test_type_and_shape);
     CU_add_test(s, "ort_profiles", test_ort_profiles);
+    CU_add_test(s, "target_names", test_target_names);
     CU_add_test(s, "ort_fused_kernels", test_ort_fused_kernels);
     CU_add_test(s, "no_match", test_no_match);
     CU_add_test(s, "statistics", test_statistics);

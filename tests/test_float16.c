@@ -32,7 +32,7 @@ static void test_casts(void)
 {
     g_autofree char *path = half_model();
     g_autoptr(GError) err = NULL;
-    fp_analysis_opts e = {.target = "ort-cpu"}, all = {.target = "ort-cpu-all"}, gpu = {.target = "cuda"};
+    fp_analysis_opts e = {.target = "ort-cpu-extended"}, all = {.target = "ort-cpu-all"}, gpu = {.target = "cuda"};
     g_autoptr(fp_analysis) a = fp_analysis_run(path, &e, &err);
     g_autoptr(fp_analysis) b = fp_analysis_run(path, &all, &err);
     g_autoptr(fp_analysis) c = fp_analysis_run(path, &gpu, &err);

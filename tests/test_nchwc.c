@@ -29,7 +29,7 @@ static void test_resnet_tiny(void)
     CU_ASSERT_EQUAL(a->res.layout.nchwc.converted, 11);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
     /* the extended level, and a device without NCHWc kernels, leave it NCHW */
-    fp_analysis_opts e = {.target = "ort-cpu"}, g = {.target = "ort-cpu-all", .device = "h100"};
+    fp_analysis_opts e = {.target = "ort-cpu-extended"}, g = {.target = "ort-cpu-all", .device = "h100"};
     g_autoptr(fp_analysis) b = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &e, &err);
     g_autoptr(fp_analysis) c = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &g, &err);
     CU_ASSERT_FATAL(b && c);

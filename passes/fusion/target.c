@@ -172,28 +172,66 @@ static bool validate(fp_target *t, GError **error)
     return true;
 }
 
+static fp_target *load_path(const char *path, GError **error);
+
+/* The file of target name_or_path: the path itself, or NAME.ini in the target folders. NULL with
+ * the error naming the known targets. */
+static char *target_path(const char *name_or_path, GError **error)
+{
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".ini"))
+        return g_strdup(name_or_path);
+    g_auto(GStrv) dirs = target_dirs();
+    g_autofree char *file = g_strconcat(name_or_path, ".ini", NULL);
+    for (char **d = dirs; *d; d++) {
+        char *p = g_build_filename(*d, file, NULL);
+        if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+            return p;
+        g_free(p);
+    }
+    g_auto(GStrv) names = fp_target_list();
+    g_autofree char *list = g_strjoinv(", ", names);
+    g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "no target named '%s' (known: %s)", name_or_path, list);
+    return NULL;
+}
+
+/* [target] alias of the file at path (another target's name), or NULL: none, or unreadable (the
+ * load says why). */
+static char *alias_of(const char *path)
+{
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, NULL))
+        return NULL;
+    char *a = g_key_file_get_string(kf, "target", "alias", NULL);
+    return a ? g_strstrip(a) : NULL;
+}
+
 fp_target *fp_target_load(const char *name_or_path, GError **error)
 {
-    g_autofree char *path = NULL;
-    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".ini")) {
-        path = g_strdup(name_or_path);
-    } else {
-        g_auto(GStrv) dirs = target_dirs();
-        g_autofree char *file = g_strconcat(name_or_path, ".ini", NULL);
-        for (char **d = dirs; *d && !path; d++) {
-            char *p = g_build_filename(*d, file, NULL);
-            if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
-                path = p;
-            else
-                g_free(p);
-        }
-        if (!path) {
-            g_auto(GStrv) names = fp_target_list();
-            g_autofree char *list = g_strjoinv(", ", names);
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "no target named '%s' (known: %s)", name_or_path, list);
+    g_autofree char *path = target_path(name_or_path, error);
+    g_autofree char *alias = path ? alias_of(path) : NULL;
+    if (alias) { /* a name for another target: that one, under its own name */
+        g_autofree char *real = target_path(alias, error);
+        g_autofree char *again = real ? alias_of(real) : NULL;
+        if (real && again) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] alias: '%s' is an alias itself", path,
+                        alias);
             return NULL;
         }
+        if (!real) {
+            g_prefix_error(error, "%s: [target] alias: ", path);
+            return NULL;
+        }
+        g_free(path);
+        path = g_steal_pointer(&real);
     }
+    if (!path)
+        return NULL;
+    return load_path(path, error);
+}
+
+/* The target in the file at path. */
+static fp_target *load_path(const char *path, GError **error)
+{
     fp_target *t = g_new0(fp_target, 1);
     t->path = g_strdup(path);
     t->keyfile = g_key_file_new();
