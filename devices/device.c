@@ -34,8 +34,8 @@ static const fp_dtype peak_order[] = {FP_DT_DOUBLE,       FP_DT_FLOAT,      FP_D
                                       FP_DT_FLOAT8E4M3FN, FP_DT_FLOAT8E5M2, FP_DT_INT8,    FP_DT_INT4};
 G_STATIC_ASSERT(G_N_ELEMENTS(peak_order) == G_N_ELEMENTS(peak_names));
 
-static const char *const targets[] = {"ort-cpu", "ort-cpu-all", "ort-cpu-extended", "ort-cpu-basic", "cuda", "ascend910b",
-                                       "ascend310p", NULL};
+static const char *const targets[] = {"ort-cpu", "ort-cpu-all", "ort-cpu-extended", "ort-cpu-basic", "cuda",
+                                       "tensorrt", "ascend910b", "ascend310p", NULL};
 static const char *const device_keys[] = {"description", "target", "bandwidth", "memory_bytes",
                                           "launch_overhead", "align_bytes", "run_overhead", "nchwc_block", NULL};
 static const char *const calibration_keys[] = {"date", "cpu", "kernel", "threads", "seconds",

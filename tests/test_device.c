@@ -135,7 +135,7 @@ static void test_invalid(void)
                    "[device] align_bytes: 48 is not a power of two");
     expect_invalid("[device]\ndescription=t\ntarget=tpu\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
                    "align_bytes=64\n" PEAK,
-                   "[device] target: unknown target 'tpu' (one of: ort-cpu, ort-cpu-all, ort-cpu-extended, ort-cpu-basic, cuda, ascend910b, ascend310p)");
+                   "[device] target: unknown target 'tpu' (one of: ort-cpu, ort-cpu-all, ort-cpu-extended, ort-cpu-basic, cuda, tensorrt, ascend910b, ascend310p)");
     expect_invalid(DEV PEAK "[calibration]\nthreads=-2\n", "[calibration] threads: -2 must be > 0");
     /* the cost-model groups */
     expect_invalid(DEV PEAK "[launch]\nconvolution=1e-6\n", "[launch] convolution: unknown key (valid keys: conv,");

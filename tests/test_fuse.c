@@ -965,6 +965,93 @@ static void test_golden_explain(void)
               "explain_decoder_tiny_ort-cpu.json");
 }
 
+/* TensorRT's documented fusions (target tensorrt): each fires, and each refuses for its reason. */
+static void mha_model(tb *b, int dt, int64_t head, bool scale_after)
+{
+    tb_input(b, "q", dt, 4, (int64_t[]){1, 4, 8, head});
+    tb_input(b, "kt", dt, 4, (int64_t[]){1, 4, head, 8});
+    tb_input(b, "v", dt, 4, (int64_t[]){1, 4, 8, head});
+    tb_node(b, "MatMul", "bmm1", "q,kt", "s");
+    if (scale_after) {
+        tb_init_f32(b, "scale", 1, (float[]){4.0f});
+        tb_node(b, "Div", "scale_div", "s,scale", "s2");
+    }
+    tb_node_t *sm = tb_node(b, "Softmax", "softmax", scale_after ? "s2" : "s", "p");
+    tb_attr_i(b, sm, "axis", -1);
+    tb_node(b, "MatMul", "bmm2", "p,v", "y");
+    tb_output(b, "y", dt, -1, NULL);
+}
+
+static void test_tensorrt_rules(void)
+{
+    static const struct {
+        int dt;
+        int64_t head;
+        bool scale_after;
+        const char *refused; /* NULL: applied */
+    } mha[] = {
+        {F16, 16, false, NULL}, {F16, 12, false, "head_dim"}, {F16, 264, false, "head_dim"},
+        {F32, 16, false, "+dtype_in"}, {F16, 16, true, "scale_before_bmm1"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(mha); i++) {
+        tb *b = tb_new(13);
+        mha_model(b, mha[i].dt, mha[i].head, mha[i].scale_after);
+        fp_model *m = NULL;
+        fp_fusion_list *l = fuse_tb(b, "tensorrt", &m);
+        expect(l, "trt_mha", "bmm1", mha[i].refused);
+        CU_ASSERT_EQUAL(tm_count_ops(m->main, "FusedMHA"), mha[i].refused ? 0 : 1);
+        list_free(l);
+        fp_model_free(m);
+        tb_free(b);
+    }
+    /* Conv + residual Add (+ ReLU): one kernel; a broadcast Add refused; GELU only in float16 */
+    for (int k = 0; k < 4; k++) {
+        tb *b = tb_new(13);
+        int dt = k == 3 ? F16 : F32;
+        tb_input(b, "x", dt, 4, (int64_t[]){1, 8, 4, 4});
+        tb_input(b, "r", dt, 4, k == 1 ? (int64_t[]){1, 8, 1, 1} : (int64_t[]){1, 8, 4, 4});
+        tb_init(b, "w", dt, 4, (int64_t[]){8, 8, 3, 3});
+        tb_node_t *c = tb_node(b, "Conv", "conv", "x,w", "c");
+        tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+        tb_node(b, k >= 2 ? "Gelu" : "Add", "next", k >= 2 ? "c" : "c,r", "a");
+        if (k < 2)
+            tb_node(b, "Relu", "relu", "a", "y");
+        tb_output(b, k < 2 ? "y" : "a", dt, -1, NULL);
+        fp_model *m = NULL;
+        fp_fusion_list *l = fuse_tb(b, "tensorrt", &m);
+        if (k == 0) {
+            expect(l, "trt_conv_eltwise", "conv", NULL);
+            expect(l, "trt_conv_act", "conv", NULL);
+            CU_ASSERT_EQUAL(tm_count_ops(m->main, "FusedConv"), 1);
+            CU_ASSERT_EQUAL(tm_count_ops(m->main, "Relu") + tm_count_ops(m->main, "Add"), 0);
+        } else if (k == 1) {
+            expect(l, "trt_conv_eltwise", "conv", "no_broadcast");
+        } else {
+            expect(l, "trt_conv_act", "conv", k == 2 ? "dtype_in" : NULL);
+        }
+        list_free(l);
+        fp_model_free(m);
+        tb_free(b);
+    }
+    /* adjacent pointwise layers: one kernel; a Cast ends the run */
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){4, 8});
+    tb_node(b, "Sigmoid", "sig", "x", "a");
+    tb_node(b, "Mul", "mul", "a,x", "m1");
+    tb_node(b, "Tanh", "tanh", "m1", "t");
+    tb_node_t *cast = tb_node(b, "Cast", "cast", "t", "y");
+    tb_attr_i(b, cast, "to", F16);
+    tb_output(b, "y", F16, -1, NULL);
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, "tensorrt", &m);
+    expect(l, "trt_pointwise", "sig", NULL);
+    CU_ASSERT_EQUAL(tm_count_ops(m->main, "PointWise"), 1);
+    CU_ASSERT_EQUAL(tm_count_ops(m->main, "Cast"), 1);
+    list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+}
+
 FP_TEST_SUITE(register_fuse)
 {
     CU_pSuite s = CU_add_suite("fuse", NULL, NULL);
@@ -979,6 +1066,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "matmul_transpose", test_matmul_transpose);
     CU_add_test(s, "slice_split", test_slice_split);
     CU_add_test(s, "ge_transformer_rules", test_ge_transformer_rules);
+    CU_add_test(s, "tensorrt_rules", test_tensorrt_rules);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);

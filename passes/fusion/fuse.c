@@ -388,7 +388,8 @@ static void rewrite_fold(fuser *fz, const fp_match *mt)
 
 static const char *fused_domain(const fp_rule *r)
 {
-    if (g_str_has_prefix(r->id, "ge_") || r->fused_kind == FP_OP_GEMM || r->fused_kind == FP_OP_LAYER_NORM)
+    if (g_str_has_prefix(r->id, "ge_") || g_str_has_prefix(r->id, "trt_") || r->fused_kind == FP_OP_GEMM ||
+        r->fused_kind == FP_OP_LAYER_NORM)
         return "";
     return "com.microsoft";
 }

@@ -14,7 +14,8 @@ const char *const fp_constraint_names[] = {
     "clip_const_bounds", "const_value", "bias_1d", "activation_operands", "rank_is", "last_axis",
     "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", "const_1d", "transpose_perm",
     "batch_shapes", "distinct_operands", "matmul_operand", "split_source", "split_intervals", "min_opset",
-    "static_input", "const_at_most", "no_pass", "not_centered", NULL,
+    "static_input", "const_at_most", "no_pass", "not_centered", "head_dim", "scale_before_bmm1", "no_broadcast",
+    "no_activation", "pointwise_kind", "other_activation", NULL,
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -919,6 +920,101 @@ static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrA
     return false;
 }
 
+/* The first MatMul's Q (port 0) has a head size TensorRT's fused MHA kernels take: its list
+ * param is "min,max,multiple" (16, 256, 8 for FP16/BF16). */
+static bool head_dim(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *q = n && n->n_inputs ? n->inputs[0] : NULL;
+    if (!q || q->shape.rank < 1)
+        return true;
+    g_auto(GStrv) lim = fp_target_list_param(mt->target, mt->rule->id, c);
+    double lo = 16, hi = 256, mult = 8;
+    if (lim && lim[0] && lim[1] && lim[2])
+        lo = g_ascii_strtod(lim[0], NULL), hi = g_ascii_strtod(lim[1], NULL), mult = g_ascii_strtod(lim[2], NULL);
+    fp_dim d = q->shape.dims[q->shape.rank - 1];
+    if (!fp_dim_known(d)) {
+        reason(mt, out, c->name, sdup(mt, "unknown"), fmt(mt, "%g to %g, a multiple of %g", lo, hi, mult),
+               fmt(mt, "%s %s: the head size of '%s' is not known", n->op_type, n->name, q->name),
+               sdup(mt, "bind the shapes (--input, --dim) so the head size is known"));
+        return false;
+    }
+    int64_t h = d.value;
+    if (h >= lo && h <= hi && mult > 0 && h % (int64_t)mult == 0)
+        return true;
+    reason(mt, out, c->name, fmt(mt, "%" G_GINT64_FORMAT, h), fmt(mt, "%g to %g, a multiple of %g", lo, hi, mult),
+           fmt(mt, "%s %s: head size %" G_GINT64_FORMAT " of '%s' is outside what the fused MHA kernels take",
+               n->op_type, n->name, h, q->name),
+           fmt(mt, "use a head size of %g to %g that is a multiple of %g (pad the heads)", lo, hi, mult));
+    return false;
+}
+
+/* Always refuses: the scores are scaled after the first MatMul (node c->node is the scale);
+ * TensorRT's fused attention needs Q or K scaled before it. */
+static bool scale_before_bmm1(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *s = node_at(mt, c->node), *bmm1 = node_at(mt, 0);
+    reason(mt, out, c->name, fmt(mt, "%s %s after the first MatMul", s->op_type, s->name),
+           sdup(mt, "Q or K scaled before the first MatMul"),
+           fmt(mt, "%s %s: scales the scores of %s %s; TensorRT's fused attention needs the scale on Q or K", s->op_type,
+               s->name, bmm1->op_type, bmm1->name),
+           sdup(mt, "scale Q (or K, or both by the square root) by 1/sqrt(head size) before the MatMul"));
+    return false;
+}
+
+/* The elementwise op (node c->node) joins two tensors of one shape but for the batch axis (no
+ * broadcast otherwise). */
+static bool no_broadcast(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    if (!n || n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
+        return true;
+    const fp_shape *a = &n->inputs[0]->shape, *b = &n->inputs[1]->shape;
+    bool ok = a->rank == b->rank && a->rank >= 1;
+    for (int32_t d = 1; ok && d < a->rank; d++)
+        ok = fp_dim_known(a->dims[d]) && fp_dim_known(b->dims[d]) && a->dims[d].value == b->dims[d].value;
+    if (ok)
+        return true;
+    const char *sa = shape_str(mt, a), *sb = shape_str(mt, b);
+    reason(mt, out, c->name, fmt(mt, "%s and %s", sa, sb), sdup(mt, "equal shapes (but for the batch axis)"),
+           fmt(mt, "%s %s: '%s' %s and '%s' %s broadcast", n->op_type, n->name, n->inputs[0]->name, sa,
+               n->inputs[1]->name, sb),
+           sdup(mt, "expand the operand to the convolution's output shape, or keep it a separate kernel"));
+    return false;
+}
+
+/* Gate: node c->node's operand from outside the match is no constant (an activation). */
+static bool other_activation(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    fp_node *n = node_at(mt, c->node);
+    fp_value *v = n ? other_input(mt, n) : NULL;
+    return v && !fp_value_is_constant(v);
+}
+
+/* Gate: the anchor carries no activation yet (a FusedConv made by an earlier rule may). */
+static bool no_activation(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    fp_node *n = node_at(mt, c->node);
+    return !n || !fp_node_attr(n, "activation");
+}
+
+/* Gate: every matched node is a layer TensorRT's PointWise fusion takes (an activation, an
+ * elementwise or unary op: not a Cast, a Where or a comparison). */
+static bool pointwise_kind(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)c, (void)out;
+    for (int i = 0; i < mt->n; i++) {
+        fp_op op = mt->nodes[i]->op;
+        if (op == FP_OP_CAST || op == FP_OP_WHERE || op == FP_OP_EQUAL || op == FP_OP_GREATER ||
+            op == FP_OP_GREATER_OR_EQUAL || op == FP_OP_LESS || op == FP_OP_LESS_OR_EQUAL || op == FP_OP_NOT ||
+            op == FP_OP_AND || op == FP_OP_OR || op == FP_OP_XOR || op == FP_OP_IS_INF || op == FP_OP_IS_NAN)
+            return false;
+    }
+    return true;
+}
+
 typedef bool (*check_fn)(const fp_constraint *, const fp_match *, GPtrArray *);
 
 static const struct {
@@ -937,6 +1033,8 @@ static const struct {
     {"not_centered", not_centered}, {"rank_is", rank_is},
     {"last_axis", last_axis}, {"static_weight", static_weight}, {"max_chain", max_chain},
     {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
+    {"head_dim", head_dim}, {"scale_before_bmm1", scale_before_bmm1}, {"no_broadcast", no_broadcast},
+    {"no_activation", no_activation}, {"pointwise_kind", pointwise_kind}, {"other_activation", other_activation},
 };
 
 int fp_constraint_find(const char *name)
