@@ -24,6 +24,7 @@ int fp_cmd_gate(int argc, char **argv);
 int fp_cmd_diff(int argc, char **argv);
 int fp_cmd_memory(int argc, char **argv);
 int fp_cmd_headroom(int argc, char **argv);
+int fp_cmd_train(int argc, char **argv);
 /* in the formats module (cli/module.c) */
 int fp_cmd_profile(int argc, char **argv);
 int fp_cmd_compare(int argc, char **argv);

@@ -16,6 +16,7 @@ static const fp_cmd commands[] = {
     {"explain", "what the target compiler fuses, and why a fusion did not happen", fp_cmd_explain},
     {"memory", "activation memory after buffer reuse, its floor, a memory-aware order, the peak explained", fp_cmd_memory},
     {"headroom", "largest batch whose weights + activations + reserve fit in a device's memory", fp_cmd_headroom},
+    {"train", "memory of a training step: saved activations, gradients, optimizer state, peak, training headroom", fp_cmd_train},
     {"profile", "summary of a measured profile: kernels, time by op and core type; GE fusion passes", NULL},
     {"compare", "estimated vs measured time per op, error statistics, fusions the real compiler made", NULL},
     {"fit", "fit a device profile's efficiencies and launch overhead to measured profiles", NULL},

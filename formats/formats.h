@@ -20,12 +20,13 @@
 #include "reports/gate.h"
 #include "reports/memory.h"
 #include "reports/report.h"
+#include "reports/train.h"
 
 struct Ge__Proto__ModelDef;
 
 /* Bumped whenever fp_formats or fp_formats_module changes: a module from another build is
  * refused instead of called through a wrong table. */
-#define FP_FORMATS_ABI 2
+#define FP_FORMATS_ABI 3
 
 /* File name of the module. */
 #define FP_FORMATS_MODULE "fuseplan-formats.so"
@@ -45,6 +46,7 @@ typedef struct fp_formats_s {
                          GError **error);
     bool (*diff_json)(const fp_diff *d, const char *path, GError **error);
     bool (*devices_json)(GPtrArray *devs, bool one, const char *path, GError **error);
+    bool (*train_json)(const fp_train_report *r, const char *path, GError **error);
     /* The gate's SARIF log, written like the JSON documents. */
     bool (*sarif)(const fp_gate_result *g, int exit_code, const char *path, GError **error);
     /* formats/junit.h: fp_report_junit. */

@@ -15,6 +15,7 @@
 #include "reports/memory.h"
 #include "reports/report.h"
 #include "reports/shapes.h"
+#include "reports/train.h"
 
 /* report, explain, shapes, info, diff, memory and headroom write their documents piece by piece
  * into w (most have arrays as long as the model: formats/json_writer.h); the others return a new
@@ -29,6 +30,8 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
  * kv_bytes_per_token, kv_dtype, kv_block, kv_capacity_tokens, context, phase (null without a KV
  * cache). */
 void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec, const fp_headroom_result *res);
+/* `fuseplan train` (formats/train_json.c): the document's members, docs/json.md "train". */
+void fp_report_train_json(const fp_train_report *r, fp_jsonw *w);
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, fp_jsonw *w);
 void fp_report_info_json(const fp_model *m, fp_jsonw *w);

@@ -96,6 +96,15 @@ static bool sarif(const fp_gate_result *g, int exit_code, const char *path, GErr
     return fp_jsonw_close(w, error);
 }
 
+static bool train_json(const fp_train_report *r, const char *path, GError **error)
+{
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_train_json(r, w);
+    return fp_jsonw_close(w, error);
+}
+
 const fp_formats fp_formats_table = {
     .report_json = report_json,
     .memory_json = memory_json,
@@ -105,6 +114,7 @@ const fp_formats fp_formats_table = {
     .explain_json = explain_json,
     .diff_json = diff_json,
     .devices_json = devices_json,
+    .train_json = train_json,
     .sarif = sarif,
     .junit = fp_report_junit,
     .html = fp_report_html,

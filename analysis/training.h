@@ -1,0 +1,40 @@
+/* training.h - a training step analyzed (analysis/training.c): the exported forward graph loaded
+ * and bound at a batch (fp_analysis_run, its graph before fusion: the framework trains the ops the
+ * export holds), what backward saves, the step's memory, and the training headroom: the largest
+ * batch whose step fits the device. */
+#ifndef FP_ANALYSIS_TRAINING_H
+#define FP_ANALYSIS_TRAINING_H
+
+#include "analysis/analysis.h"
+#include "passes/training/step.h"
+
+typedef struct {
+    const char *device;          /* profile name or .ini; NULL: cpu-avx2 */
+    int64_t batch;               /* 0: the model's own (a symbolic batch bound to 1) */
+    const char *batch_dim;
+    char **inputs, **dims;       /* --input, --dim specs; NULL: none */
+    fp_train_optimizer optimizer;
+    fp_train_precision precision;
+    double reserve;              /* share of the device memory kept free (0.1) */
+    bool headroom;               /* search the largest batch that fits */
+} fp_training_opts;
+
+typedef struct {
+    fp_analysis *a;              /* the analysis at the batch asked (a->original: the trained graph) */
+    const fp_device *device;
+    int64_t batch;               /* the batch analyzed (a->batch, or 0 for a model without one) */
+    fp_train_saved saved;
+    fp_train_step step;
+    bool searched;               /* the headroom was searched */
+    int64_t max_batch;           /* the training headroom; 0 when none fits (or not searched) */
+    const char *headroom_note;   /* why it was not searched, or NULL */
+    uint64_t usable_bytes;       /* device memory less the reserve */
+} fp_training;
+
+/* Analyzes the training step of the model at path. NULL with a one-line error naming the file and
+ * the object at fault. */
+fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError **error);
+void fp_training_free(fp_training *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_training, fp_training_free)
+
+#endif

@@ -1,0 +1,77 @@
+/* train_json.c - `fuseplan train -f json` (docs/json.md, "train"): the step's memory, FLOPs, the
+ * saves per op with their reasons, the headroom. */
+#include "formats/json.h"
+#include "formats/json_writer.h"
+
+static void saved_json(fp_jsonw *w, const fp_train_saved *s)
+{
+    fp_jsonw_begin_array(w, "saved");
+    for (guint i = 0; i < s->items->len; i++) {
+        const fp_saved_item *it = &g_array_index(s->items, fp_saved_item, i);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_name(w, "node", it->node->name);
+        fp_jsonw_name(w, "op", it->node->op_type);
+        if (it->value)
+            fp_jsonw_name(w, "tensor", it->value->name);
+        else
+            fp_jsonw_null(w, "tensor");
+        if (it->storage)
+            fp_jsonw_name(w, "storage", it->storage->name);
+        else
+            fp_jsonw_null(w, "storage");
+        fp_jsonw_str(w, "what", it->what);
+        fp_jsonw_str(w, "why", it->why);
+        fp_jsonw_uint(w, "bytes", it->bytes);
+        fp_jsonw_bool(w, "counted", it->counted);
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+    fp_jsonw_begin_array(w, "decomposed");
+    for (guint i = 0; i < s->notes->len; i++)
+        fp_jsonw_str(w, NULL, s->notes->pdata[i]);
+    fp_jsonw_end_array(w);
+}
+
+void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
+{
+    const fp_training *t = r->t;
+    const fp_train_step *st = &t->step;
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_int(w, "schema", 1);
+    fp_jsonw_name(w, "model", r->model_path);
+    fp_jsonw_name(w, "device", t->device->name);
+    fp_jsonw_begin_object(w, "training");
+    fp_jsonw_int(w, "batch", t->batch);
+    fp_jsonw_str(w, "optimizer", fp_train_optimizer_name(r->optimizer));
+    fp_jsonw_str(w, "precision", fp_train_precision_name(r->precision));
+    fp_jsonw_uint(w, "parameters", t->saved.parameters);
+    fp_jsonw_uint(w, "parameter_bytes", st->parameter_bytes);
+    fp_jsonw_uint(w, "gradient_bytes", st->gradient_bytes);
+    fp_jsonw_uint(w, "optimizer_bytes", st->optimizer_bytes);
+    fp_jsonw_uint(w, "amp_cache_bytes", st->amp_cache_bytes);
+    fp_jsonw_uint(w, "buffer_bytes", t->saved.buffer_bytes);
+    fp_jsonw_uint(w, "saved_activation_bytes", st->saved_bytes);
+    fp_jsonw_uint(w, "forward_peak_bytes", st->forward_peak);
+    fp_jsonw_uint(w, "backward_peak_bytes", st->backward_peak);
+    fp_jsonw_uint(w, "peak_bytes", st->peak_bytes);
+    fp_jsonw_str(w, "peak_phase", st->peak_phase);
+    if (st->peak_node)
+        fp_jsonw_name(w, "peak_node", st->peak_node->name);
+    else
+        fp_jsonw_null(w, "peak_node");
+    fp_jsonw_uint(w, "forward_flops", st->forward_flops);
+    fp_jsonw_uint(w, "backward_flops", st->backward_flops);
+    fp_jsonw_int(w, "unknown_sizes", t->saved.unknown);
+    saved_json(w, &t->saved);
+    fp_jsonw_end_object(w);
+    if (t->searched) {
+        fp_jsonw_begin_object(w, "headroom");
+        fp_jsonw_int(w, "max_batch", t->max_batch);
+        fp_jsonw_uint(w, "usable_bytes", t->usable_bytes);
+        fp_jsonw_num(w, "reserve", r->reserve);
+        fp_jsonw_end_object(w);
+    } else {
+        fp_jsonw_null(w, "headroom");
+    }
+    fp_jsonw_end_object(w);
+}

@@ -1,0 +1,20 @@
+/* train.h - the `fuseplan train` report as text (reports/train.c; JSON: formats/train_json.c). */
+#ifndef FP_REPORT_TRAIN_H
+#define FP_REPORT_TRAIN_H
+
+#include <stdio.h>
+
+#include "analysis/training.h"
+
+typedef struct {
+    const char *model_path;
+    const fp_training *t;
+    fp_train_optimizer optimizer;
+    fp_train_precision precision;
+    double reserve;           /* share of the device memory kept free */
+    unsigned top;             /* saved tensors listed, largest first (0: all) */
+} fp_train_report;
+
+void fp_report_train_text(const fp_train_report *r, FILE *out);
+
+#endif

@@ -1,0 +1,201 @@
+/* test_training.c - training suite (passes/training/, analysis/training.c, `fuseplan train`): the
+ * saves of a Conv-BN-ReLU-MaxPool-Gemm chain counted by hand (each storage once, graph input in,
+ * parameters out), under AMP too; a decomposed SiLU saves what SiLU saves; dropout's noise on a
+ * CPU and mask on a GPU; ops with no input requiring grad save nothing; optimizer bytes for every
+ * optimizer and precision; the headroom is the largest batch that fits; the CLI's bad options and
+ * its golden text and JSON. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "analysis/training.h"
+#include "frontends/onnx/onnx.h"
+#include "passes/metrics.h"
+#include "passes/shape/shapes.h"
+#include "tutil.h"
+
+enum { F32 = 1 };
+
+/* b packed, loaded, shapes and metrics made. */
+static fp_model *load_tb(tb *b)
+{
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, &err));
+    fp_pass_metrics(m, NULL);
+    tb_free(b);
+    return m;
+}
+
+/* x [2,3,8,8] -> Conv (4 out, 3x3, pad 1) -> BN -> Relu -> MaxPool 2x2 -> Flatten -> Gemm (10). */
+static fp_model *chain(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){2, 3, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){4, 3, 3, 3});
+    tb_init(b, "cb", F32, 1, (int64_t[]){4});
+    tb_node_t *c = tb_node(b, "Conv", "conv", "x,w,cb", "c");
+    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    const char *bn_in[] = {"scale", "bias", "mean", "var"};
+    for (int i = 0; i < 4; i++)
+        tb_init(b, bn_in[i], F32, 1, (int64_t[]){4});
+    tb_node(b, "BatchNormalization", "bn", "c,scale,bias,mean,var", "n");
+    tb_node(b, "Relu", "relu", "n", "r");
+    tb_node_t *mp = tb_node(b, "MaxPool", "pool", "r", "p");
+    tb_attr_ints(b, mp, "kernel_shape", 2, (int64_t[]){2, 2});
+    tb_attr_ints(b, mp, "strides", 2, (int64_t[]){2, 2});
+    tb_node(b, "Flatten", "flat", "p", "f");
+    tb_init(b, "W", F32, 2, (int64_t[]){10, 64});
+    tb_init(b, "B", F32, 1, (int64_t[]){10});
+    tb_node_t *g = tb_node(b, "Gemm", "fc", "f,W,B", "y");
+    tb_attr_i(b, g, "transB", 1);
+    tb_output(b, "y", F32, -1, NULL);
+    return load_tb(b);
+}
+
+static void test_chain(void)
+{
+    g_autoptr(fp_model) m = chain();
+    fp_train_saved s;
+    fp_train_saved_run(m, &(fp_train_opts){0}, &s);
+    /* x 1536 (Conv), c 2048 (BN) + stats 2x4 floats 32, r 2048 (Relu; MaxPool's input: the same
+     * storage), indices 2x4x4x4 int64 1024, p 512 (Gemm's A through Flatten's view) */
+    CU_ASSERT_EQUAL(s.saved_bytes, 1536 + 2048 + 32 + 2048 + 1024 + 512);
+    CU_ASSERT_EQUAL(s.parameters, 108 + 4 + 4 + 4 + 640 + 10);
+    CU_ASSERT_EQUAL(s.parameter_bytes, 4 * 770);
+    CU_ASSERT_EQUAL(s.buffer_bytes, 32); /* running mean and variance */
+    CU_ASSERT_EQUAL(s.unknown, 0);
+    fp_train_step st;
+    static const struct {
+        fp_train_optimizer opt;
+        uint64_t bytes;
+    } opts[] = {{FP_OPT_SGD, 0}, {FP_OPT_MOMENTUM, 3080}, {FP_OPT_ADAM, 6160}, {FP_OPT_ADAMW, 6160}};
+    for (size_t i = 0; i < G_N_ELEMENTS(opts); i++) {
+        fp_train_step_run(m, &s, opts[i].opt, &st);
+        CU_ASSERT_EQUAL(st.optimizer_bytes, opts[i].bytes);
+        CU_ASSERT_EQUAL(st.parameter_bytes, 3080);
+        CU_ASSERT_EQUAL(st.gradient_bytes, 3080);
+        CU_ASSERT_EQUAL(st.amp_cache_bytes, 0);
+        CU_ASSERT(st.forward_peak >= s.saved_bytes); /* every saved tensor is live at the end of forward */
+        CU_ASSERT(st.backward_peak >= s.saved_bytes);
+        CU_ASSERT(st.peak_bytes >= 3080 + opts[i].bytes + st.backward_peak);
+        CU_ASSERT(st.backward_flops > st.forward_flops); /* conv and gemm: two products each but the first's dX */
+    }
+    fp_train_saved_clear(&s);
+    /* AMP: what follows the Conv in 16 bits (the input stays float32), the stats float32, the
+     * parameters float32 with 16-bit copies beside them */
+    for (fp_train_precision p = FP_TRAIN_AMP_FP16; p <= FP_TRAIN_AMP_BF16; p++) {
+        fp_train_saved_run(m, &(fp_train_opts){.precision = p}, &s);
+        CU_ASSERT_EQUAL(s.saved_bytes, 1536 + 1024 + 32 + 1024 + 1024 + 256);
+        fp_train_step_run(m, &s, FP_OPT_ADAM, &st);
+        CU_ASSERT_EQUAL(st.parameter_bytes, 3080);
+        CU_ASSERT_EQUAL(st.optimizer_bytes, 6160);
+        CU_ASSERT_EQUAL(st.amp_cache_bytes, 2 * 770);
+        fp_train_saved_clear(&s);
+    }
+}
+
+/* x [4,16] -> MatMul -> h -> (Sigmoid, Mul: SiLU | Dropout 0.5 | nothing) -> MatMul -> y. */
+static fp_model *mlp(const char *middle)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){4, 16});
+    tb_init(b, "w1", F32, 2, (int64_t[]){16, 16});
+    tb_init(b, "w2", F32, 2, (int64_t[]){16, 16});
+    tb_node(b, "MatMul", "mm1", "x,w1", "h");
+    if (strcmp(middle, "silu") == 0) {
+        tb_node(b, "Sigmoid", "sig", "h", "s");
+        tb_node(b, "Mul", "silu", "h,s", "d");
+    } else if (strcmp(middle, "dropout") == 0) {
+        tb_init_f32(b, "ratio", 1, (float[]){0.5f});
+        tb_node(b, "Dropout", "drop", "h,ratio", "d");
+    } else {
+        tb_init_f32(b, "k", 1, (float[]){2.0f});
+        tb_node(b, "Mul", "scale", "x,k", "xs"); /* nothing reads a gradient here: nothing saved */
+        tb_node(b, "Relu", "relu", "xs", "xr");
+        tb_node(b, "Add", "add", "h,xr", "d");
+    }
+    tb_node(b, "MatMul", "mm2", "d,w2", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return load_tb(b);
+}
+
+static void test_ops(void)
+{
+    fp_train_saved s;
+    g_autoptr(fp_model) silu = mlp("silu");
+    fp_train_saved_run(silu, &(fp_train_opts){0}, &s);
+    CU_ASSERT_EQUAL(s.saved_bytes, 256 + 256 + 256); /* x (mm1), h (SiLU's input), d (mm2) */
+    CU_ASSERT_EQUAL(s.decomposed, 1);
+    CU_ASSERT_EQUAL(s.notes->len, 1);
+    fp_train_saved_clear(&s);
+    g_autoptr(fp_model) drop = mlp("dropout");
+    fp_train_saved_run(drop, &(fp_train_opts){0}, &s);
+    CU_ASSERT_EQUAL(s.saved_bytes, 256 + 256 + 256); /* x, the noise (float32), d */
+    fp_train_saved_clear(&s);
+    fp_train_saved_run(drop, &(fp_train_opts){.gpu = true}, &s);
+    CU_ASSERT_EQUAL(s.saved_bytes, 256 + 64 + 256); /* the mask: a byte an element */
+    fp_train_saved_clear(&s);
+    g_autoptr(fp_model) plain = mlp("plain");
+    fp_train_saved_run(plain, &(fp_train_opts){0}, &s);
+    CU_ASSERT_EQUAL(s.saved_bytes, 256 + 256); /* x (mm1), d (mm2); Mul and Relu record nothing */
+    for (guint i = 0; i < s.items->len; i++) {
+        const fp_saved_item *it = &g_array_index(s.items, fp_saved_item, i);
+        CU_ASSERT(strcmp(it->node->name, "scale") != 0 && strcmp(it->node->name, "relu") != 0);
+    }
+    fp_train_saved_clear(&s);
+}
+
+/* The headroom is the largest batch whose step fits: the next one does not. */
+static void test_headroom(void)
+{
+    g_autoptr(GError) err = NULL;
+    const char *path = FP_SOURCE_DIR "/models/resnet_tiny.onnx";
+    fp_training_opts o = {.device = "a100", .optimizer = FP_OPT_ADAM, .reserve = 0.1, .headroom = true};
+    g_autoptr(fp_training) t = fp_training_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(t->searched);
+    CU_ASSERT_FATAL(t->max_batch > 1);
+    fp_training_opts at = o;
+    at.headroom = false;
+    at.batch = t->max_batch;
+    g_autoptr(fp_training) fits = fp_training_run(path, &at, &err);
+    at.batch = t->max_batch + 1;
+    g_autoptr(fp_training) over = fp_training_run(path, &at, &err);
+    CU_ASSERT_FATAL(fits && over);
+    CU_ASSERT(fits->step.peak_bytes <= t->usable_bytes);
+    CU_ASSERT(over->step.peak_bytes > t->usable_bytes);
+    CU_ASSERT_EQUAL(fits->batch, t->max_batch);
+}
+
+static void test_cli(void)
+{
+    const char *model = FP_SOURCE_DIR "/models/resnet_tiny.onnx";
+    tu_expect_cli_error((const char *[]){"train", "--optimizer", "lamb", model, NULL}, NULL,
+                        "--optimizer lamb: one of sgd, momentum, adam, adamw");
+    tu_expect_cli_error((const char *[]){"train", "--precision", "fp8", model, NULL}, NULL,
+                        "--precision fp8: one of fp32, amp-fp16, amp-bf16");
+    tu_expect_cli_error((const char *[]){"train", "--reserve", "120%", model, NULL}, NULL, "--reserve '120%'");
+    tu_expect_cli_error((const char *[]){"train", "--batch", "-2", model, NULL}, NULL, "--batch -2");
+    tu_expect_cli_error((const char *[]){"train", "--top", "-1", model, NULL}, NULL, "--top -1");
+    tu_expect_cli_error((const char *[]){"train", "-f", "xml", model, NULL}, NULL, "xml");
+    tu_expect_cli_error((const char *[]){"train", "--device", "nowhere", model, NULL}, NULL, "nowhere");
+    tu_expect_cli_error((const char *[]){"train", FP_SOURCE_DIR "/models/missing.onnx", NULL},
+                        FP_SOURCE_DIR "/models/missing.onnx", "");
+    tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", NULL}, "train_resnet_tiny.txt");
+    tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", "--optimizer", "momentum",
+                               "--precision", "amp-fp16", "--device", "a100", "-f", "json", NULL},
+              "train_resnet_tiny_amp.json");
+}
+
+FP_TEST_SUITE(register_training)
+{
+    CU_pSuite s = CU_add_suite("training", NULL, NULL);
+    CU_add_test(s, "chain", test_chain);
+    CU_add_test(s, "ops", test_ops);
+    CU_add_test(s, "headroom", test_headroom);
+    CU_add_test(s, "cli", test_cli);
+}
