@@ -14,8 +14,29 @@ static fp_train_opts train_opts(const fp_training_opts *o, const fp_device *d)
     return (fp_train_opts){.precision = o->precision, .gpu = !g_str_has_prefix(d->target, "ort-cpu")};
 }
 
-/* The step's peak at batch b (0 when it cannot be analyzed there). */
-static uint64_t peak_at(const char *path, const fp_training_opts *o, int64_t b)
+/* The budget in bytes of a plan for saved activations of `saved` bytes. */
+static uint64_t budget_for(const fp_training_opts *o, uint64_t saved)
+{
+    return o->budget_bytes ? o->budget_bytes : (uint64_t)((double)saved * o->budget_share);
+}
+
+/* The step's peak with the saved part replaced by the best plan's at the budget: UINT64_MAX when
+ * no plan fits. */
+static uint64_t planned_peak(const fp_model *m, const fp_train_saved *s, const fp_train_step *st,
+                             const fp_training_opts *o, const void *cost)
+{
+    fp_rc_stages stages;
+    fp_rc_plan plan;
+    fp_rc_stages_make(m, s, cost, &stages);
+    fp_rc_plan_best(&stages, budget_for(o, s->saved_bytes), &plan);
+    uint64_t peak = plan.feasible ? st->peak_bytes - MIN(st->peak_bytes, st->saved_bytes) + plan.peak_bytes : UINT64_MAX;
+    fp_rc_plan_clear(&plan);
+    fp_rc_stages_clear(&stages);
+    return peak;
+}
+
+/* The step's peak at batch b (0 when it cannot be analyzed there); with_plan: planned_peak's. */
+static uint64_t peak_at(const char *path, const fp_training_opts *o, int64_t b, bool with_plan)
 {
     fp_analysis_opts ao = {.device = o->device, .batch = b, .batch_dim = o->batch_dim, .dims = o->dims,
                            .original = true};
@@ -27,25 +48,26 @@ static uint64_t peak_at(const char *path, const fp_training_opts *o, int64_t b)
     fp_train_step st;
     fp_train_saved_run(a->original, &to, &s);
     fp_train_step_run(a->original, &s, o->optimizer, &st);
+    uint64_t peak = with_plan ? planned_peak(a->original, &s, &st, o, a->original_cost) : st.peak_bytes;
     fp_train_saved_clear(&s);
-    return st.peak_bytes;
+    return peak;
 }
 
 /* The largest batch in [1, MAX_BATCH] whose peak is at most `usable`, 0 when none. */
-static int64_t search(const char *path, const fp_training_opts *o, uint64_t usable)
+static int64_t search(const char *path, const fp_training_opts *o, uint64_t usable, bool plan)
 {
-    uint64_t p1 = peak_at(path, o, 1), p2 = p1 ? peak_at(path, o, 2) : 0;
+    uint64_t p1 = peak_at(path, o, 1, plan), p2 = p1 ? peak_at(path, o, 2, plan) : 0;
     if (!p1 || p1 > usable)
         return 0;
     int64_t lo = 1, hi = MAX_BATCH + 1;
     if (p2 > p1) { /* the line's guess, then a bracket around it */
         int64_t guess = 1 + (int64_t)((usable - p1) / (p2 - p1));
         guess = CLAMP(guess, 1, MAX_BATCH);
-        uint64_t pg = peak_at(path, o, guess);
+        uint64_t pg = peak_at(path, o, guess, plan);
         if (pg && pg <= usable) {
             lo = guess;
             int64_t step = MAX(1, guess / 64);
-            while (lo + step <= MAX_BATCH && (pg = peak_at(path, o, lo + step)) && pg <= usable)
+            while (lo + step <= MAX_BATCH && (pg = peak_at(path, o, lo + step, plan)) && pg <= usable)
                 lo += step, step *= 2;
             hi = MIN(lo + step, MAX_BATCH + 1);
         } else {
@@ -54,13 +76,33 @@ static int64_t search(const char *path, const fp_training_opts *o, uint64_t usab
     }
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        uint64_t pm = peak_at(path, o, mid);
+        uint64_t pm = peak_at(path, o, mid, plan);
         if (pm && pm <= usable)
             lo = mid;
         else
             hi = mid;
     }
     return lo;
+}
+
+/* The plan at the budget, Chen's baseline and the budget curve. */
+static void plan(fp_training *t, const fp_training_opts *o)
+{
+    t->planned = true;
+    t->budget = budget_for(o, t->saved.saved_bytes);
+    fp_rc_stages_make(t->a->original, &t->saved, t->a->original_cost, &t->stages);
+    fp_rc_plan_best(&t->stages, t->budget, &t->plan);
+    fp_rc_plan_chen(&t->stages, &t->chen);
+    static const double shares[FP_TRAINING_CURVE] = {1.0, 0.75, 0.5, 0.25, 0};
+    for (int i = 0; i < FP_TRAINING_CURVE; i++) {
+        fp_training_point *pt = &t->curve[i];
+        pt->share = shares[i];
+        pt->budget = shares[i] > 0 ? (uint64_t)((double)t->saved.saved_bytes * shares[i]) : fp_rc_min_budget(&t->stages);
+        fp_rc_plan p;
+        fp_rc_plan_best(&t->stages, pt->budget, &p);
+        pt->feasible = p.feasible, pt->flops = p.flops, pt->time_s = p.time_s;
+        fp_rc_plan_clear(&p);
+    }
 }
 
 /* Whether some input has a batch to vary: a symbolic first dim (or the named one). */
@@ -93,6 +135,8 @@ fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError
     fp_train_saved_run(a->original, &to, &t->saved);
     fp_train_step_run(a->original, &t->saved, o->optimizer, &t->step);
     t->usable_bytes = (uint64_t)((double)a->device->memory_bytes * (1.0 - o->reserve));
+    if (o->budget_share > 0 || o->budget_bytes)
+        plan(t, o);
     if (!o->headroom)
         return t;
     if (o->inputs)
@@ -100,7 +144,9 @@ fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError
     else if (!has_batch(a->model, o->batch_dim))
         t->headroom_note = "not searched: the model has no symbolic batch dimension (name one with --batch-dim)";
     else
-        t->searched = true, t->max_batch = search(path, o, t->usable_bytes);
+        t->searched = true, t->max_batch = search(path, o, t->usable_bytes, false);
+    if (t->searched && t->planned)
+        t->max_batch_planned = search(path, o, t->usable_bytes, true);
     return t;
 }
 
@@ -109,6 +155,9 @@ void fp_training_free(fp_training *t)
     if (!t)
         return;
     fp_train_saved_clear(&t->saved);
+    fp_rc_plan_clear(&t->plan);
+    fp_rc_plan_clear(&t->chen);
+    fp_rc_stages_clear(&t->stages);
     fp_analysis_free(t->a);
     g_free(t);
 }

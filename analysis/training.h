@@ -6,6 +6,7 @@
 #define FP_ANALYSIS_TRAINING_H
 
 #include "analysis/analysis.h"
+#include "passes/training/recompute.h"
 #include "passes/training/step.h"
 
 typedef struct {
@@ -17,7 +18,19 @@ typedef struct {
     fp_train_precision precision;
     double reserve;              /* share of the device memory kept free (0.1) */
     bool headroom;               /* search the largest batch that fits */
+    double budget_share;         /* --budget P%: of the saved activations (0: none) */
+    uint64_t budget_bytes;       /* --budget SIZE (0: none) */
 } fp_training_opts;
+
+#define FP_TRAINING_CURVE 5      /* budget points: 100%, 75%, 50%, 25% of the saved activations, the minimum */
+
+typedef struct {
+    double share;                /* of the saved activations; 0 for the minimum */
+    uint64_t budget;
+    bool feasible;
+    uint64_t flops;
+    double time_s;
+} fp_training_point;
 
 typedef struct {
     fp_analysis *a;              /* the analysis at the batch asked (a->original: the trained graph) */
@@ -29,6 +42,12 @@ typedef struct {
     int64_t max_batch;           /* the training headroom; 0 when none fits (or not searched) */
     const char *headroom_note;   /* why it was not searched, or NULL */
     uint64_t usable_bytes;       /* device memory less the reserve */
+    bool planned;                /* a budget was given: the plan below */
+    uint64_t budget;             /* in bytes */
+    fp_rc_stages stages;
+    fp_rc_plan plan, chen;       /* the best plan at the budget; Chen's sqrt(n) baseline */
+    fp_training_point curve[FP_TRAINING_CURVE];
+    int64_t max_batch_planned;   /* the headroom with a plan at the budget (its share, or its bytes) */
 } fp_training;
 
 /* Analyzes the training step of the model at path. NULL with a one-line error naming the file and

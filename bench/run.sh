@@ -17,6 +17,7 @@
 #   BENCH_ANALYZE="report"                     the fuseplan command timed (ANALYZE in bench.py)
 #   BENCH_DOC=docs/benchmarks.md               the file whose measured part is rewritten
 #   BENCH_FIDELITY=0         skip bench/fidelity.py (the fusion, memory and cost fidelity tables)
+#   BENCH_TRAIN=0            skip the training-memory comparison with PyTorch (bench/train_memory.py)
 #   BENCH_LLM=0              skip the LLM skeletons (bench/gen_llm_skeleton.py) and their KV cache, weight
 #                            and batch-headroom table (bench/llm_memory.py)
 # The measurements are also kept in bench/out/bench_results.json: after editing how they are shown,
@@ -85,6 +86,14 @@ if [ "${BENCH_LLM:-1}" = 1 ]; then
     /usr/bin/python3 bench/llm_memory.py --fuseplan "$BUILD_DIR/fuseplan" --models-dir "$OUT" \
         --doc "${BENCH_DOC:-docs/benchmarks.md}" --spawn "$TOOLS/fp_bench_spawn" ||
         echo "bench: bench/llm_memory.py failed: the LLM section is not rewritten" >&2
+fi
+
+# ---- training memory: fuseplan's saved activations against PyTorch's on torchvision models (needs
+# Debian's python3-torch and python3-torchvision; skipped, said so, when they are missing)
+if [ "${BENCH_TRAIN:-1}" = 1 ]; then
+    /usr/bin/python3 bench/train_memory.py --fuseplan "$BUILD_DIR/fuseplan" --out "$OUT/train" \
+        --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
+        echo "bench: bench/train_memory.py failed: the training section is not rewritten" >&2
 fi
 
 # ---- fidelity: fusion vs ORT and memory plans are measured here; the cost tables come from the

@@ -7,12 +7,13 @@
 #include "analyze.h"
 #include "cli.h"
 #include "formats/formats.h"
+#include "memory_opts.h"
 #include "reports/train.h"
 
 typedef struct {
     char **inputs, **dims;
     gint64 batch;
-    char *batch_dim, *device, *optimizer, *precision, *reserve, *format, *output;
+    char *batch_dim, *device, *optimizer, *precision, *reserve, *budget, *format, *output;
     gint top;
     gboolean no_headroom;
 } train_opts;
@@ -34,6 +35,31 @@ static bool parse_reserve(const char *spec, double *share)
         return false;
     }
     *share = p / 100.0;
+    return true;
+}
+
+/* --budget P% (of the saved activations) or SIZE; false after printing the error. */
+static bool parse_budget(const char *spec, fp_training_opts *o)
+{
+    if (!spec)
+        return true;
+    size_t len = strlen(spec);
+    if (len && spec[len - 1] == '%') {
+        g_autofree char *num = g_strndup(spec, len - 1);
+        char *end = NULL;
+        double p = g_ascii_strtod(num, &end);
+        if (end == num || *end || !(p > 0 && p <= 100)) {
+            fp_cli_error("train: --budget '%s': a share must be above 0%% and at most 100%%", spec);
+            return false;
+        }
+        o->budget_share = p / 100.0;
+        return true;
+    }
+    g_autoptr(GError) err = NULL;
+    if (!fp_cli_parse_size(spec, "--budget", &o->budget_bytes, &err) || !o->budget_bytes) {
+        fp_cli_error("train: %s", err ? err->message : "--budget 0: must be above 0");
+        return false;
+    }
     return true;
 }
 
@@ -59,7 +85,7 @@ static bool resolve(const train_opts *to, fp_training_opts *o)
         fp_cli_error("train: --top %d: must be 0 or more", to->top);
         return false;
     }
-    return parse_reserve(to->reserve, &o->reserve) &&
+    return parse_reserve(to->reserve, &o->reserve) && parse_budget(to->budget, o) &&
            fp_cli_check_format("train", to->format ? to->format : "text", "text,json");
 }
 
@@ -102,6 +128,8 @@ int fp_cmd_train(int argc, char **argv)
         {"precision", 0, 0, G_OPTION_ARG_STRING, &to.precision, "fp32 (default), amp-fp16 or amp-bf16", "P"},
         {"reserve", 0, 0, G_OPTION_ARG_STRING, &to.reserve, "Device memory kept free for the headroom (default 10%)",
          "P%"},
+        {"budget", 0, 0, G_OPTION_ARG_STRING, &to.budget,
+         "Plan recomputation so that saved activations stay within SIZE or P% of what they are unplanned", "SIZE|P%"},
         {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &to.no_headroom, "Skip the training-headroom search", NULL},
         {"top", 0, 0, G_OPTION_ARG_INT, &to.top, "Saved tensors listed, largest first (default 10; 0: all)", "N"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &to.format, "Output format: text (default) or json", "FMT"},
@@ -127,6 +155,7 @@ int fp_cmd_train(int argc, char **argv)
     g_free(to.optimizer);
     g_free(to.precision);
     g_free(to.reserve);
+    g_free(to.budget);
     g_free(to.format);
     g_free(to.output);
     return rc;

@@ -32,6 +32,55 @@ static void saved_json(fp_jsonw *w, const fp_train_saved *s)
     fp_jsonw_end_array(w);
 }
 
+static void plan_members(fp_jsonw *w, const fp_rc_plan *p)
+{
+    fp_jsonw_bool(w, "feasible", p->feasible);
+    fp_jsonw_uint(w, "saved_activation_bytes", p->peak_bytes);
+    fp_jsonw_uint(w, "end_of_forward_bytes", p->end_bytes);
+    fp_jsonw_uint(w, "recompute_flops", p->flops);
+    fp_jsonw_num(w, "recompute_time_s", p->time_s);
+    fp_jsonw_int(w, "segments", p->segments);
+}
+
+/* "recompute": the plan at the budget (its checkpoints: the tensors its segments start from),
+ * Chen's baseline, the curve. */
+static void recompute_json(fp_jsonw *w, const fp_training *t)
+{
+    if (!t->planned) {
+        fp_jsonw_null(w, "recompute");
+        return;
+    }
+    fp_jsonw_begin_object(w, "recompute");
+    fp_jsonw_uint(w, "budget_bytes", t->budget);
+    fp_jsonw_int(w, "stages", t->stages.n);
+    plan_members(w, &t->plan);
+    fp_jsonw_bool(w, "exact", t->plan.exact);
+    fp_jsonw_begin_array(w, "checkpoints");
+    for (uint32_t i = 0; i < t->stages.n; i++)
+        if (t->plan.mode[i] == FP_RC_START && t->stages.start[i])
+            fp_jsonw_name(w, NULL, t->stages.start[i]->name);
+    fp_jsonw_end_array(w);
+    fp_jsonw_begin_object(w, "baseline");
+    plan_members(w, &t->chen);
+    fp_jsonw_end_object(w);
+    fp_jsonw_begin_array(w, "curve");
+    for (int i = 0; i < FP_TRAINING_CURVE; i++) {
+        const fp_training_point *pt = &t->curve[i];
+        fp_jsonw_begin_object(w, NULL);
+        if (pt->share > 0)
+            fp_jsonw_num(w, "share", pt->share);
+        else
+            fp_jsonw_null(w, "share");
+        fp_jsonw_uint(w, "budget_bytes", pt->budget);
+        fp_jsonw_bool(w, "feasible", pt->feasible);
+        fp_jsonw_uint(w, "recompute_flops", pt->flops);
+        fp_jsonw_num(w, "recompute_time_s", pt->time_s);
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+}
+
 void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
 {
     const fp_training *t = r->t;
@@ -64,11 +113,13 @@ void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
     fp_jsonw_int(w, "unknown_sizes", t->saved.unknown);
     saved_json(w, &t->saved);
     fp_jsonw_end_object(w);
+    recompute_json(w, t);
     if (t->searched) {
         fp_jsonw_begin_object(w, "headroom");
         fp_jsonw_int(w, "max_batch", t->max_batch);
         fp_jsonw_uint(w, "usable_bytes", t->usable_bytes);
         fp_jsonw_num(w, "reserve", r->reserve);
+        fp_jsonw_int_or_null(w, "max_batch_with_plan", t->planned ? t->max_batch_planned : -1);
         fp_jsonw_end_object(w);
     } else {
         fp_jsonw_null(w, "headroom");

@@ -54,6 +54,56 @@ static void saved_table(const fp_train_report *r, FILE *out)
                 s->unknown);
 }
 
+/* The tensors a recomputed segment starts from, comma-separated (at most 4 named). Caller frees. */
+static char *starts(const fp_training *t)
+{
+    GString *g = g_string_new(NULL);
+    unsigned n = 0;
+    for (uint32_t i = 0; i < t->stages.n; i++) {
+        if (t->plan.mode[i] != FP_RC_START)
+            continue;
+        if (n++ < 4)
+            g_string_append_printf(g, "%s%s", g->len ? ", " : "", t->stages.start[i] ? t->stages.start[i]->name : "the input");
+    }
+    if (n > 4)
+        g_string_append_printf(g, " and %u more", n - 4);
+    return g_string_free(g, FALSE);
+}
+
+/* The recompute plan at the budget, Chen's baseline and the budget curve. */
+static void recompute_text(const fp_train_report *r, FILE *out)
+{
+    const fp_training *t = r->t;
+    const fp_rc_plan *p = &t->plan, *c = &t->chen;
+    g_autofree char *budget = fp_format_mb(t->budget), *peak = fp_format_mb(p->peak_bytes);
+    g_autofree char *flops = fp_format_count(p->flops), *tm = fp_format_time(p->time_s);
+    fprintf(out, "\nrecompute  budget %s for saved activations, %u stages\n", budget, t->stages.n);
+    if (!p->feasible) {
+        g_autofree char *min = fp_format_mb(t->curve[FP_TRAINING_CURVE - 1].budget);
+        fprintf(out, "  no plan fits: the least any plan holds is %s\n", min);
+    } else {
+        g_autofree char *names = starts(t), *end = fp_format_mb(p->end_bytes);
+        fprintf(out, "  plan: %u segments recomputed, %s FLOP more in backward (est. %s on %s); saved activations at "
+                     "most %s, %s at the end of forward%s\n",
+                p->segments, flops, tm, t->device->name, peak, end, p->exact ? "" : " (search capped: not proven optimal)");
+        if (*names)
+            fprintf(out, "  kept to recompute from: %s\n", names);
+    }
+    g_autofree char *cpeak = fp_format_mb(c->peak_bytes), *cflops = fp_format_count(c->flops);
+    fprintf(out, "  baseline (Chen et al., sqrt(n) segments): %u segments recomputed, %s FLOP more, saved activations "
+                 "at most %s\n", c->segments, cflops, cpeak);
+    fprintf(out, "  budget curve:");
+    for (int i = 0; i < FP_TRAINING_CURVE; i++) {
+        const fp_training_point *pt = &t->curve[i];
+        g_autofree char *b = fp_format_mb(pt->budget), *f = fp_format_count(pt->flops);
+        if (pt->share > 0)
+            fprintf(out, "%s %.0f%% (%s): %s", i ? ";" : "", pt->share * 100, b, pt->feasible ? f : "does not fit");
+        else
+            fprintf(out, "; the least, %s: %s", b, f);
+    }
+    fprintf(out, " FLOP more\n");
+}
+
 void fp_report_train_text(const fp_train_report *r, FILE *out)
 {
     const fp_training *t = r->t;
@@ -80,6 +130,8 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
     g_autofree char *fwd = fp_format_count(st->forward_flops), *bwd = fp_format_count(st->backward_flops);
     fprintf(out, "flops   forward %s, backward %s\n", fwd, bwd);
     saved_table(r, out);
+    if (t->planned)
+        recompute_text(r, out);
     if (t->headroom_note) {
         fprintf(out, "\nheadroom %s\n", t->headroom_note);
     } else if (t->searched) {
@@ -87,6 +139,9 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
         if (t->max_batch)
             fprintf(out, "\nheadroom max batch %" G_GINT64_FORMAT " on %s (%s usable after a %.0f%% reserve)\n",
                     t->max_batch, t->device->name, usable, r->reserve * 100);
+        if (t->planned)
+            fprintf(out, "         max batch %" G_GINT64_FORMAT " with recomputation at the budget's share\n",
+                    t->max_batch_planned);
         else
             fprintf(out, "\nheadroom not even batch 1 fits on %s (%s usable after a %.0f%% reserve)\n",
                     t->device->name, usable, r->reserve * 100);

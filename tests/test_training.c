@@ -181,14 +181,89 @@ static void test_cli(void)
     tu_expect_cli_error((const char *[]){"train", "--reserve", "120%", model, NULL}, NULL, "--reserve '120%'");
     tu_expect_cli_error((const char *[]){"train", "--batch", "-2", model, NULL}, NULL, "--batch -2");
     tu_expect_cli_error((const char *[]){"train", "--top", "-1", model, NULL}, NULL, "--top -1");
+    tu_expect_cli_error((const char *[]){"train", "--budget", "0%", model, NULL}, NULL, "--budget '0%'");
+    tu_expect_cli_error((const char *[]){"train", "--budget", "lots", model, NULL}, NULL, "--budget");
     tu_expect_cli_error((const char *[]){"train", "-f", "xml", model, NULL}, NULL, "xml");
     tu_expect_cli_error((const char *[]){"train", "--device", "nowhere", model, NULL}, NULL, "nowhere");
     tu_expect_cli_error((const char *[]){"train", FP_SOURCE_DIR "/models/missing.onnx", NULL},
                         FP_SOURCE_DIR "/models/missing.onnx", "");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", NULL}, "train_resnet_tiny.txt");
+    tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--budget", "50%", NULL}, "train_resnet_tiny_budget.txt");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", "--optimizer", "momentum",
-                               "--precision", "amp-fp16", "--device", "a100", "-f", "json", NULL},
+                               "--precision", "amp-fp16", "--device", "a100", "--budget", "2MB", "-f", "json", NULL},
               "train_resnet_tiny_amp.json");
+}
+
+/* A chain of n ops on [1, c, 8, 8]: Convs of varying widths between Relus and Sigmoids. */
+static fp_model *op_chain(int n, unsigned seed)
+{
+    tb *b = tb_new(13);
+    int64_t c = 4;
+    tb_input(b, "x", F32, 4, (int64_t[]){1, c, 8, 8});
+    char prev[16] = "x";
+    for (int i = 0; i < n; i++) {
+        char out[16], w[16], name[16];
+        g_snprintf(out, sizeof out, "v%d", i);
+        g_snprintf(name, sizeof name, "op%d", i);
+        if ((i + seed) % 3 == 0) {
+            int64_t co = 2 + (int64_t)((seed * 7 + (unsigned)i * 5) % 9);
+            g_snprintf(w, sizeof w, "w%d", i);
+            tb_init(b, w, F32, 4, (int64_t[]){co, c, 3, 3});
+            g_autofree char *ins = g_strdup_printf("%s,%s", prev, w);
+            tb_node_t *cv = tb_node(b, "Conv", name, ins, out);
+            tb_attr_ints(b, cv, "pads", 4, (int64_t[]){1, 1, 1, 1});
+            c = co;
+        } else {
+            tb_node(b, (i + seed) % 3 == 1 ? "Relu" : "Sigmoid", name, prev, out);
+        }
+        g_strlcpy(prev, out, sizeof prev);
+    }
+    tb_output(b, prev, F32, -1, NULL);
+    return load_tb(b);
+}
+
+/* The search's plan costs what the best of every plan costs; replayed, plans stay in budget. */
+static void test_recompute(void)
+{
+    for (unsigned seed = 0; seed < 4; seed++) {
+        g_autoptr(fp_model) m = op_chain(12, seed);
+        fp_train_saved s;
+        fp_train_saved_run(m, &(fp_train_opts){0}, &s);
+        fp_rc_stages st;
+        fp_rc_stages_make(m, &s, NULL, &st);
+        CU_ASSERT_FATAL(st.n >= 10 && st.n <= 12);
+        uint64_t total = st.base;
+        for (uint32_t t = 0; t < st.n; t++)
+            total += st.own[t];
+        CU_ASSERT_EQUAL(total, s.saved_bytes);
+        uint64_t least = fp_rc_min_budget(&st);
+        CU_ASSERT(least <= total);
+        for (int k = 1; k <= 10; k++) {
+            uint64_t budget = total * (uint64_t)k / 10;
+            fp_rc_plan dp, ex;
+            fp_rc_plan_best(&st, budget, &dp);
+            fp_rc_plan_exhaustive(&st, budget, &ex);
+            CU_ASSERT_EQUAL(dp.feasible, ex.feasible);
+            CU_ASSERT_EQUAL(dp.feasible, budget >= least);
+            if (dp.feasible && ex.feasible) {
+                CU_ASSERT_EQUAL(dp.flops, ex.flops);
+                CU_ASSERT(dp.peak_bytes <= budget);
+                CU_ASSERT_EQUAL(fp_rc_replay(&st, &dp), dp.peak_bytes);
+                CU_ASSERT(fp_rc_replay(&st, &ex) <= budget);
+                CU_ASSERT(dp.exact);
+            }
+            if (k == 10)
+                CU_ASSERT_EQUAL(dp.flops, 0); /* everything fits: nothing recomputed */
+            fp_rc_plan_clear(&dp);
+            fp_rc_plan_clear(&ex);
+        }
+        fp_rc_plan chen;
+        fp_rc_plan_chen(&st, &chen);
+        CU_ASSERT_EQUAL(fp_rc_replay(&st, &chen), chen.peak_bytes);
+        fp_rc_plan_clear(&chen);
+        fp_rc_stages_clear(&st);
+        fp_train_saved_clear(&s);
+    }
 }
 
 FP_TEST_SUITE(register_training)
@@ -196,6 +271,7 @@ FP_TEST_SUITE(register_training)
     CU_pSuite s = CU_add_suite("training", NULL, NULL);
     CU_add_test(s, "chain", test_chain);
     CU_add_test(s, "ops", test_ops);
+    CU_add_test(s, "recompute", test_recompute);
     CU_add_test(s, "headroom", test_headroom);
     CU_add_test(s, "cli", test_cli);
 }
