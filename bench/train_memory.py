@@ -26,6 +26,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from bench import write_between  # noqa: E402
 BEGIN, END = "<!-- train:begin -->", "<!-- train:end -->"
 TITLE = "## Training memory: saved activations against PyTorch"
 # stochastic depth draws its noise with an in-place bernoulli_, which torch.onnx cannot export in
@@ -115,15 +117,16 @@ def table(rows, batch):
 
 
 def write_doc(path, block):
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks
+"
     if BEGIN not in text or END not in text:
-        text += f"\n{TITLE}\n\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(f"{head}{BEGIN}\n{block}\n{END}{tail}")
-    os.replace(tmp, path)
+        text += f"
+{TITLE}
+
+{BEGIN}
+{END}
+"
+    write_between(path, text, BEGIN, END, block)
 
 
 def main():

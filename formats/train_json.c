@@ -11,14 +11,8 @@ static void saved_json(fp_jsonw *w, const fp_train_saved *s)
         fp_jsonw_begin_object(w, NULL);
         fp_jsonw_name(w, "node", it->node->name);
         fp_jsonw_name(w, "op", it->node->op_type);
-        if (it->value)
-            fp_jsonw_name(w, "tensor", it->value->name);
-        else
-            fp_jsonw_null(w, "tensor");
-        if (it->storage)
-            fp_jsonw_name(w, "storage", it->storage->name);
-        else
-            fp_jsonw_null(w, "storage");
+        fp_jsonw_name(w, "tensor", it->value ? it->value->name : NULL); /* null: an auxiliary */
+        fp_jsonw_name(w, "storage", it->storage ? it->storage->name : NULL);
         fp_jsonw_str(w, "what", it->what);
         fp_jsonw_str(w, "why", it->why);
         fp_jsonw_uint(w, "bytes", it->bytes);
@@ -104,10 +98,7 @@ void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
     fp_jsonw_uint(w, "backward_peak_bytes", st->backward_peak);
     fp_jsonw_uint(w, "peak_bytes", st->peak_bytes);
     fp_jsonw_str(w, "peak_phase", st->peak_phase);
-    if (st->peak_node)
-        fp_jsonw_name(w, "peak_node", st->peak_node->name);
-    else
-        fp_jsonw_null(w, "peak_node");
+    fp_jsonw_name(w, "peak_node", st->peak_node ? st->peak_node->name : NULL);
     fp_jsonw_uint(w, "forward_flops", st->forward_flops);
     fp_jsonw_uint(w, "backward_flops", st->backward_flops);
     fp_jsonw_int(w, "unknown_sizes", t->saved.unknown);

@@ -72,15 +72,9 @@ static void check_links(fp_model *m)
 /* Runs shapes, metrics and fusion on b for `target`; returns the fusion list (and the model). */
 static fp_fusion_list *fuse_tb(tb *b, const char *target, fp_model **model_out)
 {
-    g_autoptr(GBytes) bytes = tb_pack(b);
-    gsize len = 0;
-    const uint8_t *data = g_bytes_get_data(bytes, &len);
     g_autoptr(GError) err = NULL;
-    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    fp_model *m = tu_load_tb(b);
     CU_ASSERT_FATAL(fp_model_verify(m, &err));
-    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, &err));
-    fp_pass_metrics(m, NULL);
     g_autoptr(fp_target) t = fp_target_load(target, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     fp_fusion_list *l = fp_fusion_list_new();

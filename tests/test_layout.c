@@ -13,19 +13,6 @@
 
 enum { F32 = 1, F16 = 10 };
 
-static fp_model *prepared(tb *b)
-{
-    g_autoptr(GBytes) bytes = tb_pack(b);
-    gsize len = 0;
-    const uint8_t *data = g_bytes_get_data(bytes, &len);
-    g_autoptr(GError) err = NULL;
-    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, &err));
-    fp_pass_metrics(m, NULL);
-    return m;
-}
-
 /* Runs the layout pass; returns the diagnostics (caller frees). */
 static fp_diag *layout(fp_model *m, const char *target, fp_layout_result *res)
 {
@@ -72,7 +59,7 @@ static void test_transpose_pairs(void)
     tb_node_t *t4 = tb_node(b, "Transpose", "q2", "d", "z");
     tb_attr_ints(b, t4, "perm", 4, (int64_t[]){0, 2, 3, 1});
     tb_output(b, "z", F32, -1, NULL);
-    g_autoptr(fp_model) m = prepared(b);
+    g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
     fp_layout_result res;
     g_autoptr(fp_diag) d = layout(m, NULL, &res);
@@ -113,7 +100,7 @@ static void test_push_through(void)
     tb_node_t *t4 = tb_node(b, "Transpose", "t4", "c", "z");
     tb_attr_ints(b, t4, "perm", 4, (int64_t[]){0, 3, 1, 2});
     tb_output(b, "z", F32, -1, NULL);
-    g_autoptr(fp_model) m = prepared(b);
+    g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
     fp_layout_result res;
     g_autoptr(fp_diag) d = layout(m, NULL, &res);
@@ -148,7 +135,7 @@ static void test_casts(void)
         tb_node(b, "Relu", "r2", "fff", "o2");
         tb_output(b, "o1", F16, -1, NULL);
         tb_output(b, "o2", F32, -1, NULL);
-        g_autoptr(fp_model) m = prepared(b);
+        g_autoptr(fp_model) m = tu_load_tb(b);
         tb_free(b);
         g_autofree char *ini = NULL;
         if (allow) {
@@ -186,7 +173,7 @@ static void test_transdata(void)
     tb_attr_s(b, f, "src_format", "FRACTAL_Z");
     tb_attr_s(b, f, "dst_format", "NHWC");
     tb_output(b, "y", F32, 4, (int64_t[]){1, 8, 8, 16});
-    g_autoptr(fp_model) m = prepared(b);
+    g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
     fp_layout_result res;
     g_autoptr(fp_diag) d = layout(m, NULL, &res);
@@ -206,7 +193,7 @@ static void test_roofline_cost(void)
     tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
     tb_node(b, "Relu", "relu", "y", "z");
     tb_output(b, "z", F32, -1, NULL);
-    g_autoptr(fp_model) m = prepared(b);
+    g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
@@ -255,7 +242,7 @@ static void test_grouped_cost(void)
     tb_init(b, "m", F32, 2, (int64_t[]){10, 4});
     tb_node(b, "MatMul", "mm", "y,m", "z");
     tb_output(b, "z", F32, -1, NULL);
-    g_autoptr(fp_model) m = prepared(b);
+    g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);

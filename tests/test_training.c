@@ -15,17 +15,10 @@
 
 enum { F32 = 1 };
 
-/* b packed, loaded, shapes and metrics made. */
+/* b loaded (tu_load_tb) and freed. */
 static fp_model *load_tb(tb *b)
 {
-    g_autoptr(GBytes) bytes = tb_pack(b);
-    gsize len = 0;
-    const uint8_t *data = g_bytes_get_data(bytes, &len);
-    g_autoptr(GError) err = NULL;
-    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, &err));
-    fp_pass_metrics(m, NULL);
+    fp_model *m = tu_load_tb(b);
     tb_free(b);
     return m;
 }

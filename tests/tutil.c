@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "frontends/onnx/onnx.h"
+#include "passes/metrics.h"
+#include "passes/shape/shapes.h"
 
 struct tb {
     Onnx__ModelProto model;
@@ -404,4 +407,17 @@ void tu_golden(const char *const *args, const char *name)
         CU_ASSERT_STRING_EQUAL(r.out, want);
     }
     tu_run_clear(&r);
+}
+
+fp_model *tu_load_tb(tb *b)
+{
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = fp_onnx_load_buffer("mem.onnx", data, len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &(fp_shape_opts){0}, NULL, &err));
+    fp_pass_metrics(m, NULL);
+    return m;
 }

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ir/graph.h"
+
 /* ---- ONNX model builder (protobuf-c structs, packed to bytes) ---- */
 typedef struct tb tb;
 typedef struct Onnx__NodeProto tb_node_t;
@@ -35,6 +37,9 @@ void tb_attr_graph(tb *b, tb_node_t *n, const char *name, tb *sub);
 /* Moves initializer `name` to external data (location, offset, length). */
 void tb_make_external(tb *b, const char *name, const char *location, uint64_t offset, uint64_t length);
 GBytes *tb_pack(tb *b);
+/* b packed and loaded (fp_onnx_load_buffer), its shapes inferred and metrics made; asserts each
+ * step (b stays the caller's). */
+fp_model *tu_load_tb(tb *b);
 /* Packs into a new temp file; caller g_free()s the path and unlinks it. */
 char *tb_write_temp(tb *b, const char *suffix);
 

@@ -352,6 +352,9 @@ static void save_op(pass *p, const fp_node *n)
     case FP_OP_PRELU: case FP_OP_QUICK_GELU: case FP_OP_FAST_GELU: case FP_OP_SOFTSIGN:
         save(p, n, in(n, 0), "input 0", "its backward reads its input");
         return;
+    case FP_OP_GLOBAL_AVG_POOL:
+        save(p, n, in(n, 0), "input 0", "adaptive_avg_pool2d keeps its input");
+        return;
     case FP_OP_BATCH_NORM: case FP_OP_LAYER_NORM: case FP_OP_GROUP_NORM: case FP_OP_INSTANCE_NORM:
     case FP_OP_SIMPLIFIED_LAYER_NORM:
         save_norm(p, n);
