@@ -71,6 +71,16 @@ def static_decoders(models, outdir):
     return res
 
 
+def torch_models(outdir):
+    """The PyTorch exports of bench/gen_torch_models.py (made once; none without python3-torch)."""
+    if not glob.glob(os.path.join(outdir, "*.onnx")):
+        rc, _, err = run([PY, "bench/gen_torch_models.py", outdir])
+        if rc:
+            sys.stderr.write(f"fidelity: bench/gen_torch_models.py: {err.strip().splitlines()[-1] if err.strip() else rc}"
+                             " (the PyTorch exports are left out)\n")
+    return sorted(glob.glob(os.path.join(outdir, "*.onnx")))
+
+
 def fusion_section(a):
     cases = os.path.join(a.out, "fusion_cases")
     nets = os.path.join(a.out, "networks")
@@ -83,6 +93,7 @@ def fusion_section(a):
     models += static_decoders(models, os.path.join(a.out, "static"))
     models += sorted(glob.glob(os.path.join(nets, "*.onnx")))
     models += sorted(glob.glob(os.path.join(cases, "*.onnx")))
+    models += torch_models(os.path.join(a.out, "torch"))
     models += upgraded(sorted(glob.glob("/usr/share/libonnx-testdata/data/pytorch-converted/*/model.onnx")),
                        os.path.join(a.out, "upgraded"))
     models = [os.path.relpath(m, ROOT) if m.startswith(ROOT) else m for m in models]

@@ -117,15 +117,9 @@ def table(rows, batch):
 
 
 def write_doc(path, block):
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks
-"
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
     if BEGIN not in text or END not in text:
-        text += f"
-{TITLE}
-
-{BEGIN}
-{END}
-"
+        text += f"\n{TITLE}\n\n{BEGIN}\n{END}\n"
     write_between(path, text, BEGIN, END, block)
 
 

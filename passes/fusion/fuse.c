@@ -466,19 +466,31 @@ static void rewrite_fuse(fuser *fz, const fp_match *mt)
     }
 }
 
-/* n's int attribute `name` set to v (added when n has none), in the model's arena. */
-static void set_int_attr(fuser *fz, fp_node *n, const char *name, int64_t v)
+/* n's attribute a->name set to *a (added when n has none of its name and type), in the model's
+ * arena. */
+static void set_attr(fuser *fz, fp_node *n, fp_attr a)
 {
+    a.name = fp_intern(fz->m, a.name, -1);
     for (uint32_t k = 0; k < n->n_attrs; k++)
-        if (strcmp(n->attrs[k].name, name) == 0 && n->attrs[k].type == FP_ATTR_INT) {
-            n->attrs[k].u.i = v;
+        if (strcmp(n->attrs[k].name, a.name) == 0 && n->attrs[k].type == a.type) {
+            n->attrs[k] = a;
             return;
         }
     fp_attr *attrs = fp_arena_calloc(fz->m->arena, n->n_attrs + 1, sizeof(fp_attr));
     memcpy(attrs, n->attrs, sizeof(fp_attr) * n->n_attrs);
-    attrs[n->n_attrs] = (fp_attr){.name = fp_intern(fz->m, name, -1), .type = FP_ATTR_INT, .u.i = v};
+    attrs[n->n_attrs] = a;
     n->attrs = attrs;
     n->n_attrs++;
+}
+
+static void set_int_attr(fuser *fz, fp_node *n, const char *name, int64_t v)
+{
+    set_attr(fz, n, (fp_attr){.name = name, .type = FP_ATTR_INT, .u.i = v});
+}
+
+static void set_float_attr(fuser *fz, fp_node *n, const char *name, double v)
+{
+    set_attr(fz, n, (fp_attr){.name = name, .type = FP_ATTR_FLOAT, .u.f = v});
 }
 
 /* Node 1 absorbs the anchor Transpose (FP_RW_ABSORB): it reads the Transpose's input at the port
@@ -488,14 +500,22 @@ static void rewrite_absorb(fuser *fz, const fp_match *mt)
 {
     fp_node *t = mt->nodes[0], *mm = mt->nodes[1];
     fp_value *out = t->outputs[0];
-    bool trans = false, batch = false;
-    const char *why;
-    fp_fuse_transpose_flags(t, &trans, &batch, &why);
     uint32_t port = mm->inputs[0] == out ? 0 : 1;
-    mm->inputs[port] = t->inputs[0];
-    const char *tr = port ? "transB" : "transA", *tb = port ? "transBatchB" : "transBatchA";
-    set_int_attr(fz, mm, tr, fp_node_attr_int(mm, tr, 0) ^ trans);
-    set_int_attr(fz, mm, tb, fp_node_attr_int(mm, tb, 0) ^ batch);
+    if (t->op == FP_OP_TRANSPOSE) {
+        bool trans = false, batch = false;
+        const char *why;
+        fp_fuse_transpose_flags(t, &trans, &batch, &why);
+        mm->inputs[port] = t->inputs[0];
+        const char *tr = port ? "transB" : "transA", *tb = port ? "transBatchB" : "transBatchA";
+        set_int_attr(fz, mm, tr, fp_node_attr_int(mm, tr, 0) ^ trans);
+        set_int_attr(fz, mm, tb, fp_node_attr_int(mm, tb, 0) ^ batch);
+    } else { /* a scalar Mul or Div: its factor into alpha */
+        double f = 1;
+        int k = fp_fuse_scale_operand(t, &f);
+        g_assert(k >= 0);
+        mm->inputs[port] = t->inputs[1 - k];
+        set_float_attr(fz, mm, "alpha", fp_node_attr_float(mm, "alpha", 1.0) * f);
+    }
     const fp_rule *r = mt->rule;
     size_t ri = (size_t)(r - fp_rules);
     if (!fz->op_name[ri]) {

@@ -186,6 +186,11 @@ bool fp_constraint_check_at(int which, const fp_constraint *c, const fp_match *m
  * rank below 2, or a perm that cannot be known. */
 bool fp_fuse_transpose_flags(const fp_node *t, bool *trans, bool *batch, const char **why);
 
+/* Which input (0 or 1) of Mul or Div n is a constant scalar scaling the other, a non-constant
+ * tensor (a Div's divisor only), with the factor it multiplies by (1/c for a Div) in *value (may be
+ * NULL); -1 when none. */
+int fp_fuse_scale_operand(const fp_node *n, double *value);
+
 /* The interval Slice n takes of its input: one axis (normalized to >= 0) from a one-element int64
  * constant `axes`, start and end from one-element constants clamped to the axis's known size, step
  * 1 or absent. False when any of that does not hold. */

@@ -15,7 +15,7 @@ const char *const fp_constraint_names[] = {
     "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", "const_1d", "transpose_perm",
     "batch_shapes", "distinct_operands", "matmul_operand", "split_source", "split_intervals", "min_opset",
     "static_input", "const_at_most", "no_pass", "not_centered", "head_dim", "scale_before_bmm1", "no_broadcast",
-    "no_activation", "pointwise_kind", "other_activation", NULL,
+    "no_activation", "pointwise_kind", "other_activation", "leading_scale", NULL,
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -164,6 +164,9 @@ static fp_value *other_input(const fp_match *mt, const fp_node *n)
     }
     return NULL;
 }
+
+static bool const_scalar(const fp_value *v, double *out);
+
 
 /* Scalar value of a small constant, if it has exactly one element (or all equal). */
 static bool const_scalar(const fp_value *v, double *out)
@@ -626,16 +629,28 @@ static bool batch_shapes(const fp_constraint *c, const fp_match *mt, GPtrArray *
     return false;
 }
 
-/* The one integer of a one-element int64/int32 constant input k of n. */
+/* The one integer of a one-element int64/int32 constant input k of n, read exactly (a Slice's end
+ * is often INT64_MAX, which no double holds). */
 static bool one_int(const fp_node *n, uint32_t k, int64_t *out)
 {
     const fp_value *v = k < n->n_inputs ? n->inputs[k] : NULL;
-    double x;
     uint64_t numel = 0;
-    if (!v || !fp_value_is_constant(v) || !fp_shape_numel(&v->shape, &numel) || numel != 1 || !const_scalar(v, &x))
+    if (!v || !fp_value_is_constant(v) || !fp_shape_numel(&v->shape, &numel) || numel != 1)
         return false;
-    *out = (int64_t)x;
-    return true;
+    const fp_tensor *t = v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : fp_value_fold(v);
+    if (!t || t->where != FP_DATA_INLINE)
+        return false;
+    if (t->dtype == FP_DT_INT64 && t->nbytes >= 8) {
+        memcpy(out, t->data, 8);
+        return true;
+    }
+    if (t->dtype == FP_DT_INT32 && t->nbytes >= 4) {
+        int32_t i;
+        memcpy(&i, t->data, 4);
+        *out = i;
+        return true;
+    }
+    return false;
 }
 
 bool fp_fuse_slice_interval(const fp_node *n, int64_t *axis, int64_t *start, int64_t *end)
@@ -992,6 +1007,21 @@ static bool other_activation(const fp_constraint *c, const fp_match *mt, GPtrArr
     return v && !fp_value_is_constant(v);
 }
 
+/* Gate: node c->node scales a tensor by a constant scalar: Div x / c, or Mul by c on either side;
+ * x has a known rank >= 1, and c's rank is at most x's (ORT's MatMulScaleFusion, leading form). */
+static bool leading_scale(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    fp_node *n = node_at(mt, c->node);
+    if (!n || n->n_inputs != 2)
+        return false;
+    int k = fp_fuse_scale_operand(n, NULL);
+    if (k < 0)
+        return false;
+    const fp_value *x = n->inputs[1 - k], *s = n->inputs[k];
+    return x->shape.rank >= 1 && s->shape.rank <= x->shape.rank;
+}
+
 /* Gate: the anchor carries no activation yet (a FusedConv made by an earlier rule may). */
 static bool no_activation(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
@@ -1035,6 +1065,7 @@ static const struct {
     {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
     {"head_dim", head_dim}, {"scale_before_bmm1", scale_before_bmm1}, {"no_broadcast", no_broadcast},
     {"no_activation", no_activation}, {"pointwise_kind", pointwise_kind}, {"other_activation", other_activation},
+    {"leading_scale", leading_scale},
 };
 
 int fp_constraint_find(const char *name)
@@ -1056,4 +1087,20 @@ bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *
     int which = fp_constraint_find(c->name);
     g_assert(which >= 0);
     return checks[which].fn(c, mt, reasons);
+}
+
+int fp_fuse_scale_operand(const fp_node *n, double *value_out)
+{
+    double v;
+    uint64_t numel = 0;
+    for (int k = n->op == FP_OP_DIV ? 1 : 0; k < 2 && n->n_inputs == 2; k++) {
+        const fp_value *s = n->inputs[k], *x = n->inputs[1 - k];
+        if (!s || !x || !fp_value_is_constant(s) || fp_value_is_constant(x) || !fp_shape_numel(&s->shape, &numel) ||
+            numel != 1 || !const_scalar(s, &v))
+            continue;
+        if (value_out)
+            *value_out = n->op == FP_OP_DIV ? 1.0 / v : v;
+        return k;
+    }
+    return -1;
 }

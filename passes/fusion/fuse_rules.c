@@ -28,6 +28,11 @@
 #define RMS_NORM_PATTERN                                                                                              \
     {ANCHOR("pow", FP_OP_POW), NEXT("mean", 0, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 1, -1, FP_OP_ADD),             \
      NEXT("sqrt", 2, 0, FP_OP_SQRT), NEXT2("div", 3, 1, FP_PAT_X, 0, FP_OP_DIV), NEXT("mul_scale", 4, -1, FP_OP_MUL)}
+/* RMSNorm as x * (1 / Sqrt(...)) * scale: torch.rsqrt's export */
+#define RMS_NORM_RECIP_PATTERN                                                                                        \
+    {ANCHOR("pow", FP_OP_POW), NEXT("mean", 0, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 1, -1, FP_OP_ADD),             \
+     NEXT("sqrt", 2, 0, FP_OP_SQRT), NEXT("recip", 3, 1, FP_OP_DIV), NEXT2("mul_x", 4, -1, FP_PAT_X, -1, FP_OP_MUL), \
+     NEXT("mul_scale", 5, -1, FP_OP_MUL)}
 /* erf-form Gelu, the 0.5 Mul last: Div(x, sqrt2), Erf, Add(1), Mul(x, .), Mul(., 0.5) */
 #define GELU_PATTERN                                                                                                  \
     {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),                           \
@@ -134,12 +139,33 @@ const fp_rule fp_rules[] = {
                      C("const_1d", 5, -1), C("last_axis", 1, -1), CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
      .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
      .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM, .act_node = -1},
+    /* measured: ONNX Runtime 1.30 fuses torch.rsqrt's form too (x * (1 / Sqrt(mean(x^2) + eps)) * scale) */
+    {.id = "simplified_layer_norm", .title = "Pow/ReduceMean/Add/Sqrt/Reciprocal/Mul/Mul (RMSNorm) -> SimplifiedLayerNormalization",
+     .source = "onnxruntime layer_norm_fusion.cc, SimplifiedLayerNormFusion (level 2; this form measured on ORT 1.30)",
+     .pattern = RMS_NORM_RECIP_PATTERN,
+     .n_pattern = 7,
+     .constraints = {G("not_centered", 0, -1), C("single_consumer", -1, -1), C("not_graph_output", -1, -1),
+                     GN("const_value", 0, 1, "exponent", 2.0), GN("const_value", 4, 0, "one", 1.0), G("const_other", 2, -1),
+                     G("const_other", 6, -1), C("const_1d", 6, -1), C("last_axis", 1, -1),
+                     CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
+     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
+     .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM, .act_node = -1},
     {.id = "matmul_scale", .title = "MatMul + scalar Mul/Div -> FusedMatMul",
      .source = "onnxruntime matmul_scale_fusion.cc (level 2)",
      .pattern = {ANCHOR("matmul", FP_OP_MATMUL), NEXT("scale", 0, -1, FP_OP_DIV, FP_OP_MUL)}, .n_pattern = 2,
      .constraints = {C("single_consumer", -1, -1), C("not_graph_output", 0, -1), G("const_scalar", 1, -1),
                      CL("dtype_in", 0, 0, "dtypes", "float32,float16,bfloat16")},
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "FusedMatMul", .fused_kind = FP_OP_FUSED_MATMUL,
+     .act_node = -1},
+    /* the leading form: a scalar Mul or Div on one of the MatMul's inputs (the Mul/Div stays while
+     * something else reads it) */
+    {.id = "matmul_scale", .title = "scalar Mul/Div on a MatMul input -> FusedMatMul (alpha)",
+     .source = "onnxruntime matmul_scale_fusion.cc (level 2; leading scale)",
+     .pattern = {ANCHOR("scale", FP_OP_DIV, FP_OP_MUL), NEXT("matmul", 0, -1, FP_OP_MATMUL, FP_OP_FUSED_MATMUL)},
+     .n_pattern = 2,
+     .constraints = {G("leading_scale", 0, -1), G("matmul_operand", 1, -1), C("not_graph_output", 0, -1),
+                     CL("dtype_in", 1, 0, "dtypes", "float32,float16,bfloat16")},
+     .n_constraints = 4, .rewrite = FP_RW_ABSORB, .fused_op = "FusedMatMul", .fused_kind = FP_OP_FUSED_MATMUL,
      .act_node = -1},
     /* Slices of one tensor that cut it into pieces: the anchor and its sibling readers (FP_RW_SPLIT) */
     {.id = "slice_split", .title = "Slices covering one axis -> Split",
@@ -223,6 +249,15 @@ const fp_rule fp_rules[] = {
      .constraints = {GN("const_value", 0, 1, "exponent", 2.0), G("const_other", 2, -1), G("const_other", 5, -1),
                      G("not_centered", 0, -1), CL("no_pass", -1, -1, "instead", "RmsNorm (torch_npu.npu_rms_norm)")},
      .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "RmsNorm", .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM,
+     .act_node = -1},
+    {.id = "ge_rms_norm_gap", .title = "RMSNorm (x * 1/sqrt form) from primitive ops: no GE pass builds RmsNorm from them",
+     .source = "CANN fusion rule reference: no RmsNorm-building pass (fact sheet B.3); OPSNN RmsNorm kernel",
+     .pattern = RMS_NORM_RECIP_PATTERN,
+     .n_pattern = 7,
+     .constraints = {GN("const_value", 0, 1, "exponent", 2.0), GN("const_value", 4, 0, "one", 1.0), G("const_other", 2, -1),
+                     G("const_other", 6, -1), G("not_centered", 0, -1),
+                     CL("no_pass", -1, -1, "instead", "RmsNorm (torch_npu.npu_rms_norm)")},
+     .n_constraints = 6, .rewrite = FP_RW_FUSE, .fused_op = "RmsNorm", .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM,
      .act_node = -1},
     {.id = "ge_swiglu_gap", .title = "SwiGLU from primitive ops: no GE pass builds SwiGlu from them",
      .source = "CANN fusion rule reference: no SwiGlu-building pass (fact sheet B.3); OPSNN SwiGlu kernel",

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""gen_torch_models.py - transformer and mobile models exported from PyTorch for the fidelity
+bench (bench/fidelity.py), in eval mode, batch 1, static shapes, opset 17, constants folded:
+
+  pt_vit_b_16            torchvision's ViT-B/16 (nn.MultiheadAttention, LayerNorm, GELU)
+  pt_bert_encoder        a BERT-like nn.TransformerEncoder: 2 layers, d 256, 4 heads, GELU
+  pt_mobilenet_v3_small  torchvision's MobileNetV3-Small (HardSwish, HardSigmoid, SE blocks)
+  pt_llama_decoder       a Llama-style decoder, 2 layers: RMSNorm (torch.rsqrt), rotary
+                         embeddings (rotate-half), grouped-query attention (8 heads, 2 KV heads,
+                         repeat_interleave), SwiGLU MLP
+
+  /usr/bin/python3 bench/gen_torch_models.py OUT_DIR
+
+Needs Debian's python3-torch and python3-torchvision; exit 2 without them.
+"""
+import math
+import os
+import sys
+import warnings
+
+
+def llama(torch):
+    nn = torch.nn
+
+    class RMSNorm(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+
+    class Block(nn.Module):
+        def __init__(self, d=256, heads=8, kv=2, ffn=512):
+            super().__init__()
+            self.h, self.kv, self.dh = heads, kv, d // heads
+            self.n1, self.n2 = RMSNorm(d), RMSNorm(d)
+            self.q = nn.Linear(d, d, bias=False)
+            self.k = nn.Linear(d, kv * self.dh, bias=False)
+            self.v = nn.Linear(d, kv * self.dh, bias=False)
+            self.o = nn.Linear(d, d, bias=False)
+            self.gate = nn.Linear(d, ffn, bias=False)
+            self.up = nn.Linear(d, ffn, bias=False)
+            self.down = nn.Linear(ffn, d, bias=False)
+
+        def rope(self, x, cos, sin):
+            half = self.dh // 2
+            return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
+
+        def forward(self, x, cos, sin):
+            b, t, d = x.shape
+            y = self.n1(x)
+            q = self.q(y).view(b, t, self.h, self.dh).transpose(1, 2)
+            k = self.k(y).view(b, t, self.kv, self.dh).transpose(1, 2)
+            v = self.v(y).view(b, t, self.kv, self.dh).transpose(1, 2)
+            q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
+            k = k.repeat_interleave(self.h // self.kv, 1)
+            v = v.repeat_interleave(self.h // self.kv, 1)
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dh), -1) @ v
+            x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
+            y = self.n2(x)
+            return x + self.down(nn.functional.silu(self.gate(y)) * self.up(y))
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Block(), Block()])
+
+        def forward(self, x, cos, sin):
+            for layer in self.layers:
+                x = layer(x, cos, sin)
+            return x
+
+    return Decoder(), (torch.randn(1, 64, 256), torch.randn(1, 1, 64, 32), torch.randn(1, 1, 64, 32))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write(__doc__)
+        return 2
+    try:
+        import torch
+        import torchvision
+    except ImportError as e:
+        sys.stderr.write(f"gen_torch_models: {e} (apt-get install python3-torch python3-torchvision)\n")
+        return 2
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True,
+                                                                     activation="gelu"), 2,
+                                      enable_nested_tensor=False)
+    models = {"pt_vit_b_16": (torchvision.models.vit_b_16(), torch.randn(1, 3, 224, 224)),
+              "pt_bert_encoder": (enc, torch.randn(1, 128, 256)),
+              "pt_mobilenet_v3_small": (torchvision.models.mobilenet_v3_small(), torch.randn(1, 3, 224, 224)),
+              "pt_llama_decoder": llama(torch)}
+    for name, (model, x) in models.items():
+        model.eval()
+        path = os.path.join(out, name + ".onnx")
+        torch.onnx.export(model, x, path + ".tmp", opset_version=17, do_constant_folding=True)
+        os.replace(path + ".tmp", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
