@@ -976,6 +976,76 @@ static void mha_model(tb *b, int dt, int64_t head, bool scale_after)
     tb_output(b, "y", dt, -1, NULL);
 }
 
+/* ORT 1.30's forms of the real PyTorch exports: a scalar Div on a MatMul input into FusedMatMul's
+ * alpha (the Div stays while something else reads it), RMSNorm as x * (1 / Sqrt(...)) * scale,
+ * and Slice ends of INT64_MAX (as torch writes x[..., 16:]) for GatherSliceToSplitFusion. */
+/* q / 4 -> MatMul(., kt) -> y; `shared`: a Relu reads q / 4 too; `out`: q / 4 is a graph output. */
+static tb *scaled_matmul(bool shared, bool out)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "q", F32, 3, (int64_t[]){4, 8, 16});
+    tb_input(b, "kt", F32, 3, (int64_t[]){4, 16, 8});
+    tb_init_f32(b, "c", 1, (float[]){4.0f});
+    tb_node(b, "Div", "scale", "q,c", "qs");
+    tb_node(b, "MatMul", "mm", "qs,kt", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    if (shared) {
+        tb_node(b, "Relu", "other", "qs", "z");
+        tb_output(b, "z", F32, -1, NULL);
+    }
+    if (out)
+        tb_output(b, "qs", F32, -1, NULL);
+    return b;
+}
+
+static void test_torch_forms(void)
+{
+    for (int shared = 0; shared < 2; shared++) {
+        tb *b = scaled_matmul(shared, false);
+        fp_model *m = NULL;
+        fp_fusion_list *l = fuse_tb(b, "ort-cpu-extended", &m);
+        const fp_node *mm = node_named(m, "mm");
+        CU_ASSERT_STRING_EQUAL(mm->op_type, "FusedMatMul");
+        CU_ASSERT_DOUBLE_EQUAL(fp_node_attr_float(mm, "alpha", 1), 0.25, 1e-9);
+        CU_ASSERT_STRING_EQUAL(mm->inputs[0]->name, "q");
+        CU_ASSERT_EQUAL((node_named(m, "scale")->flags & FP_NODE_REMOVED) != 0, !shared);
+        list_free(l);
+        fp_model_free(m);
+        tb_free(b);
+    }
+    tb *b = scaled_matmul(false, true); /* the scale a graph output: refused */
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu-extended", NULL);
+    expect(l, "matmul_scale", "scale", "not_graph_output");
+    list_free(l);
+    tb_free(b);
+    /* RMSNorm, torch.rsqrt's form: fires; a 2-D scale refuses */
+    for (int bad = 0; bad < 2; bad++) {
+        b = tb_new(13);
+        tb_input(b, "x", F32, 3, (int64_t[]){1, 4, 8});
+        tb_init_f32(b, "two", 1, (float[]){2.0f});
+        tb_init_f32(b, "eps", 1, (float[]){1e-6f});
+        tb_init_f32(b, "one", 1, (float[]){1.0f});
+        tb_init(b, "w", F32, bad ? 2 : 1, bad ? (int64_t[]){1, 8} : (int64_t[]){8});
+        tb_node(b, "Pow", "pow", "x,two", "p");
+        tb_node_t *rm = tb_node(b, "ReduceMean", "mean", "p", "m");
+        tb_attr_ints(b, rm, "axes", 1, (int64_t[]){-1});
+        tb_node(b, "Add", "add_eps", "m,eps", "a");
+        tb_node(b, "Sqrt", "sqrt", "a", "s");
+        tb_node(b, "Div", "recip", "one,s", "r");
+        tb_node(b, "Mul", "mul_x", "x,r", "n");
+        tb_node(b, "Mul", "mul_w", "n,w", "y");
+        tb_output(b, "y", F32, -1, NULL);
+        fp_model *m = NULL;
+        l = fuse_tb(b, "ort-cpu-extended", &m);
+        expect(l, "simplified_layer_norm", "pow", bad ? "const_1d" : NULL);
+        CU_ASSERT_EQUAL(tm_count_ops(m->main, "SimplifiedLayerNormalization"), bad ? 0 : 1);
+        list_free(l);
+        fp_model_free(m);
+        tb_free(b);
+    }
+    slice_split((split_case){{{0, 4}, {4, INT64_MAX}}, 2}, NULL); /* torch's x[..., 4:] */
+}
+
 static void test_tensorrt_rules(void)
 {
     static const struct {
@@ -1061,6 +1131,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "slice_split", test_slice_split);
     CU_add_test(s, "ge_transformer_rules", test_ge_transformer_rules);
     CU_add_test(s, "tensorrt_rules", test_tensorrt_rules);
+    CU_add_test(s, "torch_forms", test_torch_forms);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);
