@@ -658,6 +658,28 @@ static void test_ge_transformer_rules(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(why->message, "ascend910b has no fusion pass for this pattern"));
     list_free(l);
     tb_free(b);
+    /* an unfused attention core, with a scale and a mask: no pass makes FlashAttentionScore of it */
+    b = tb_new(13);
+    tb_input(b, "q", F32, 4, (int64_t[]){1, 2, 8, 16});
+    tb_input(b, "kt", F32, 4, (int64_t[]){1, 2, 16, 8});
+    tb_input(b, "v", F32, 4, (int64_t[]){1, 2, 8, 16});
+    tb_input(b, "mask", F32, 4, (int64_t[]){1, 1, 8, 8});
+    tb_init_f32(b, "c", 1, (float[]){4.0f});
+    tb_node(b, "MatMul", "scores", "q,kt", "s");
+    tb_node(b, "Div", "scale", "s,c", "s2");
+    tb_node(b, "Add", "masked", "s2,mask", "s3");
+    tb_node_t *sm = tb_node(b, "Softmax", "softmax", "s3", "p");
+    tb_attr_i(b, sm, "axis", -1);
+    tb_node(b, "MatMul", "context", "p,v", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    l = fuse_tb(b, "ascend910b", NULL);
+    expect(l, "ge_attention_gap", "scores", "no_pass");
+    f = find(l, "ge_attention_gap", "scores");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(((const fp_reason *)f->reasons->pdata[0])->hint, "npu_fusion_attention"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(((const fp_reason *)f->reasons->pdata[0])->message, "the 4 ops after it"));
+    list_free(l);
+    tb_free(b);
 }
 
 static void test_quick_gelu_and_elim(void)

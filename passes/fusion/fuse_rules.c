@@ -41,6 +41,8 @@
 #define ORT_ACTS "Relu,Sigmoid,Tanh,LeakyRelu,Clip,HardSigmoid"
 #define ORT_CONV_BN "onnxruntime/core/optimizer/conv_bn_fusion.cc (ConvBNFusion, level 1)"
 #define ORT_CONV_ACT "onnxruntime/core/optimizer/conv_activation_fusion.cc (level 2)"
+#define GE_ATTN_SRC "CANN fusion rule reference: no pass builds FlashAttentionScore, PromptFlashAttention or IncreFlashAttention from primitive ops (fact sheet B.3)"
+#define GE_ATTN_OP "FlashAttentionScore (torch_npu.npu_fusion_attention, or scaled_dot_product_attention under torch_npu), PromptFlashAttention / IncreFlashAttention for inference"
 #define TRT_FUSIONS "TensorRT 8.x Developer Guide, Types of Fusions"
 #define TRT_MHA "TensorRT Developer Guide, MHA fusion (SM >= 75; FP16/BF16 with 16 <= head size <= 256, a multiple of 8)"
 
@@ -266,6 +268,31 @@ const fp_rule fp_rules[] = {
      .n_pattern = 3,
      .constraints = {CL("no_pass", -1, -1, "instead", "SwiGlu (torch_npu.npu_swiglu)")},
      .n_constraints = 1, .rewrite = FP_RW_FUSE, .fused_op = "SwiGlu", .fused_kind = FP_OP_MUL, .act_node = -1},
+    /* a decomposed attention core: no GE graph-fusion rule makes FlashAttentionScore / PFA / IFA /
+     * FusedInferAttentionScore of it (fact sheet B.3, "Not found"); the variants: a scale, a mask */
+    {.id = "ge_attention_gap", .title = "attention from primitive ops (MatMul, Softmax, MatMul): no GE pass fuses it",
+     .source = GE_ATTN_SRC,
+     .pattern = {ANCHOR("scores", FP_OP_MATMUL), NEXT("softmax", 0, 0, FP_OP_SOFTMAX), NEXT("context", 1, 0, FP_OP_MATMUL)},
+     .n_pattern = 3,
+     .constraints = {C("last_axis", 1, -1), CL("no_pass", -1, -1, "instead", GE_ATTN_OP)},
+     .n_constraints = 2, .rewrite = FP_RW_FUSE, .fused_op = "FlashAttentionScore", .fused_kind = FP_OP_ATTENTION,
+     .act_node = -1},
+    {.id = "ge_attention_gap", .title = "attention from primitive ops (MatMul, scale or mask, Softmax, MatMul): no GE pass fuses it",
+     .source = GE_ATTN_SRC,
+     .pattern = {ANCHOR("scores", FP_OP_MATMUL), NEXT("scale", 0, 0, FP_OP_DIV, FP_OP_MUL, FP_OP_ADD),
+                 NEXT("softmax", 1, 0, FP_OP_SOFTMAX), NEXT("context", 2, 0, FP_OP_MATMUL)},
+     .n_pattern = 4,
+     .constraints = {C("last_axis", 2, -1), CL("no_pass", -1, -1, "instead", GE_ATTN_OP)},
+     .n_constraints = 2, .rewrite = FP_RW_FUSE, .fused_op = "FlashAttentionScore", .fused_kind = FP_OP_ATTENTION,
+     .act_node = -1},
+    {.id = "ge_attention_gap", .title = "attention from primitive ops (MatMul, scale, mask, Softmax, MatMul): no GE pass fuses it",
+     .source = GE_ATTN_SRC,
+     .pattern = {ANCHOR("scores", FP_OP_MATMUL), NEXT("scale", 0, 0, FP_OP_DIV, FP_OP_MUL), NEXT("mask", 1, -1, FP_OP_ADD),
+                 NEXT("softmax", 2, 0, FP_OP_SOFTMAX), NEXT("context", 3, 0, FP_OP_MATMUL)},
+     .n_pattern = 5,
+     .constraints = {C("last_axis", 3, -1), CL("no_pass", -1, -1, "instead", GE_ATTN_OP)},
+     .n_constraints = 2, .rewrite = FP_RW_FUSE, .fused_op = "FlashAttentionScore", .fused_kind = FP_OP_ATTENTION,
+     .act_node = -1},
     {.id = "ge_conv_bn", .title = "ConvBatchnormFusionPass: fold BatchNorm into Conv2D",
      .source = "CANN ATC graph fusion: ConvBatchnormFusionPass restrictions (hiascend.com)",
      .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("bn", 0, 0, FP_OP_BATCH_NORM)}, .n_pattern = 2,
