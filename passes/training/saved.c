@@ -387,6 +387,16 @@ static void save_op(pass *p, const fp_node *n)
 
 /* ---------------------------------------------------------------- decomposed ops */
 
+/* Whether n records for backward: some input requires grad. */
+static bool records(const pass *p, const fp_node *n)
+{
+    for (uint32_t k = 0; k < n->n_inputs; k++)
+        if (rg(p, n->inputs[k]))
+            return true;
+    return false;
+}
+
+
 /* The one op reading v, or NULL (several, none, or a graph output). */
 static const fp_node *sole_use(const fp_value *v)
 {
@@ -425,30 +435,76 @@ static bool erf_gelu(const fp_node *d, const fp_node **group)
     return true;
 }
 
-/* Counts a recognized decomposed op of `kind` and marks its later members. */
-static void grouped(pass *p, const char *kind, const fp_node *const *members, int n)
+/* The op reading v that is of kind op, when v has exactly two readers (a LayerNorm's centred x:
+ * Pow and Div), or NULL. */
+static const fp_node *reader_of(const fp_value *v, fp_op op)
 {
-    for (int i = 0; i < n; i++)
+    if (!v || v->n_uses != 2 || v->is_output)
+        return NULL;
+    for (uint32_t u = 0; u < 2; u++)
+        if (v->uses[u].node->op == op)
+            return v->uses[u].node;
+    return NULL;
+}
+
+/* A LayerNorm spelled out from its first ReduceMean: Sub(x, mean), Pow(., 2), ReduceMean, Add(eps),
+ * Sqrt, Div(centred, .), Mul(gamma), Add(beta); its last eight ops in group[], or false. */
+static bool ln_chain(const fp_node *m, const fp_node **group)
+{
+    const fp_value *x = in(m, 0);
+    const fp_node *sub = sole_use(out0(m));
+    if (m->op != FP_OP_REDUCE_MEAN || !sub || sub->op != FP_OP_SUB || in(sub, 0) != x || in(sub, 1) != out0(m))
+        return false;
+    const fp_node *pw = reader_of(out0(sub), FP_OP_POW), *dv = reader_of(out0(sub), FP_OP_DIV);
+    const fp_node *var = pw ? sole_use(out0(pw)) : NULL, *eps = var ? sole_use(out0(var)) : NULL;
+    const fp_node *sq = eps ? sole_use(out0(eps)) : NULL;
+    if (!pw || !dv || !var || var->op != FP_OP_REDUCE_MEAN || !eps || eps->op != FP_OP_ADD || !sq ||
+        sq->op != FP_OP_SQRT || sole_use(out0(sq)) != dv || in(dv, 0) != out0(sub))
+        return false;
+    const fp_node *mul = sole_use(out0(dv)), *add = mul && mul->op == FP_OP_MUL ? sole_use(out0(mul)) : NULL;
+    if (!add || add->op != FP_OP_ADD || !fp_value_is_fixed(other(mul, out0(dv))) || !fp_value_is_fixed(other(add, out0(mul))))
+        return false;
+    const fp_node *g[8] = {sub, pw, var, eps, sq, dv, mul, add};
+    memcpy(group, g, sizeof g);
+    return true;
+}
+
+/* Counts a recognized decomposed op of `kind` and marks its later members; whether the group
+ * records (one of its ops reads a value that requires grad: a LayerNorm's gamma does). */
+static bool grouped(pass *p, const fp_node *head, const char *kind, const fp_node *const *members, int n)
+{
+    bool any = records(p, head);
+    for (int i = 0; i < n; i++) {
         p->s->in_group[members[i]->id] = 1;
+        any |= records(p, members[i]);
+    }
     p->s->decomposed++;
     gpointer c = g_hash_table_lookup(p->kinds, kind);
     g_hash_table_insert(p->kinds, (gpointer)kind, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(c) + 1));
+    return any;
 }
 
-/* When n starts a decomposed fused op: its saves (the fused op's) made and true. */
+/* When n starts a decomposed fused op: its saves (the fused op's, when it records) made and true. */
 static bool save_decomposed(pass *p, const fp_node *n)
 {
-    const fp_node *group[4];
+    const fp_node *group[8];
+    if (n->op == FP_OP_REDUCE_MEAN && ln_chain(n, group)) {
+        if (grouped(p, n, "LayerNorm as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add", group, 8)) {
+            save(p, n, in(n, 0), "input 0", "LayerNorm (exported as ReduceMean, Sub, Pow, ..., Div, Mul, Add) saves its input");
+            save_aux(p, n, 2 * rows_before(in(n, 0), -1), FP_DT_FLOAT, "mean, inverse std", "per-row statistics, in float32");
+        }
+        return true;
+    }
     if ((n->op == FP_OP_SIGMOID || n->op == FP_OP_HARD_SIGMOID) && (group[0] = gated(n))) {
         bool silu = n->op == FP_OP_SIGMOID;
-        save(p, n, in(n, 0), "input 0", silu ? "SiLU (exported as Sigmoid * Mul) saves its input"
-                                             : "HardSwish (exported as HardSigmoid * Mul) saves its input");
-        grouped(p, silu ? "SiLU as Sigmoid * Mul" : "HardSwish as HardSigmoid * Mul", group, 1);
+        if (grouped(p, n, silu ? "SiLU as Sigmoid * Mul" : "HardSwish as HardSigmoid * Mul", group, 1))
+            save(p, n, in(n, 0), "input 0", silu ? "SiLU (exported as Sigmoid * Mul) saves its input"
+                                                 : "HardSwish (exported as HardSigmoid * Mul) saves its input");
         return true;
     }
     if (n->op == FP_OP_DIV && erf_gelu(n, group)) {
-        save(p, n, in(n, 0), "input 0", "GELU (exported as Div, Erf, Add, Mul, Mul) saves its input");
-        grouped(p, "GELU as Div, Erf, Add, Mul, Mul", group, 4);
+        if (grouped(p, n, "GELU as Div, Erf, Add, Mul, Mul", group, 4))
+            save(p, n, in(n, 0), "input 0", "GELU (exported as Div, Erf, Add, Mul, Mul) saves its input");
         return true;
     }
     return false;
@@ -457,14 +513,6 @@ static bool save_decomposed(pass *p, const fp_node *n)
 /* ---------------------------------------------------------------- entry */
 
 static gint by_text(gconstpointer a, gconstpointer b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static bool records(const pass *p, const fp_node *n)
-{
-    for (uint32_t k = 0; k < n->n_inputs; k++)
-        if (rg(p, n->inputs[k]))
-            return true;
-    return false;
-}
 
 static void parameters(pass *p)
 {
@@ -501,9 +549,9 @@ void fp_train_saved_run(const fp_model *m, const fp_train_opts *o, fp_train_save
         parameters(&p);
         for (uint32_t i = 0; i < n; i++) {
             const fp_node *nd = order[i];
-            if ((nd->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) || out->in_group[nd->id] || !records(&p, nd))
+            if ((nd->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) || out->in_group[nd->id] || save_decomposed(&p, nd))
                 continue;
-            if (!save_decomposed(&p, nd))
+            if (records(&p, nd))
                 save_op(&p, nd);
         }
     }
