@@ -14,9 +14,8 @@ typedef struct {
     fp_graph *g;
     uint64_t block;
     uint8_t *blocked;      /* per value id of g (grown as values are added): NCHWc */
-    fp_value **to_blocked; /* per value id: its ReorderInput output */
-    fp_value **to_nchw;    /* per value id: its ReorderOutput output */
-    uint32_t *uses0;       /* per value id: readers before the pass */
+    GHashTable *to_blocked; /* value -> its ReorderInput output (the few values that get one) */
+    GHashTable *to_nchw;   /* value -> its ReorderOutput output */
     uint32_t cap;
     const char *domain;    /* "com.microsoft.nchwc", interned */
     fp_nchwc_result *res;
@@ -31,13 +30,7 @@ static void fit(nchwc *z)
         return;
     uint32_t cap = MAX(n, z->cap * 2);
     z->blocked = g_renew(uint8_t, z->blocked, cap);
-    z->to_blocked = g_renew(fp_value *, z->to_blocked, cap);
-    z->to_nchw = g_renew(fp_value *, z->to_nchw, cap);
-    z->uses0 = g_renew(uint32_t, z->uses0, cap);
     memset(z->blocked + z->cap, 0, cap - z->cap);
-    memset(z->to_blocked + z->cap, 0, sizeof(fp_value *) * (cap - z->cap));
-    memset(z->to_nchw + z->cap, 0, sizeof(fp_value *) * (cap - z->cap));
-    memset(z->uses0 + z->cap, 0, sizeof(uint32_t) * (cap - z->cap));
     z->cap = cap;
 }
 
@@ -63,11 +56,12 @@ static fp_value *as_blocked(nchwc *z, fp_value *v)
 {
     if (is_blocked(z, v))
         return v;
-    if (!z->to_blocked[v->id]) {
-        fp_value *r = reorder(z, v, FP_OP_REORDER_INPUT); /* grows the arrays: not in the assignment */
-        z->to_blocked[v->id] = r;
+    fp_value *r = g_hash_table_lookup(z->to_blocked, v);
+    if (!r) {
+        r = reorder(z, v, FP_OP_REORDER_INPUT);
+        g_hash_table_insert(z->to_blocked, v, r);
     }
-    return z->to_blocked[v->id];
+    return r;
 }
 
 /* v in NCHW (its ReorderOutput output, made once). */
@@ -75,11 +69,12 @@ static fp_value *as_nchw(nchwc *z, fp_value *v)
 {
     if (!is_blocked(z, v))
         return v;
-    if (!z->to_nchw[v->id]) {
-        fp_value *r = reorder(z, v, FP_OP_REORDER_OUTPUT); /* grows the arrays: not in the assignment */
-        z->to_nchw[v->id] = r;
+    fp_value *r = g_hash_table_lookup(z->to_nchw, v);
+    if (!r) {
+        r = reorder(z, v, FP_OP_REORDER_OUTPUT);
+        g_hash_table_insert(z->to_nchw, v, r);
     }
-    return z->to_nchw[v->id];
+    return r;
 }
 
 /* Dim k of v when known, else -1. */
@@ -145,13 +140,14 @@ static void convert(nchwc *z, fp_node *n, bool nchw_input)
     z->res->converted++;
 }
 
-/* The blocked Conv producing v, when v had that one reader before the pass (`readers`) and the Conv
- * takes another input or activation: n_inputs < 4 and no activation yet. */
+/* The blocked Conv producing v, when v had `readers` readers before the pass (its use lists are
+ * linked again only after it) and the Conv takes another input or activation: n_inputs < 4 and no
+ * activation yet. */
 static fp_node *foldable_conv(const nchwc *z, const fp_value *v, uint32_t readers)
 {
     fp_node *c = v ? v->producer : NULL;
     bool conv = c && (c->op == FP_OP_CONV || c->op == FP_OP_FUSED_CONV || c->op == FP_OP_BATCH_NORM);
-    if (!c || c->domain != z->domain || !conv || z->uses0[v->id] != readers ||
+    if (!c || c->domain != z->domain || !conv || v->n_uses != readers ||
         v->is_output || fp_node_attr(c, "activation"))
         return NULL;
     return c;
@@ -241,7 +237,7 @@ static bool blocked_mul(nchwc *z, fp_node *n)
         fp_value *x = n->inputs[k], *h = n->inputs[1 - k];
         fp_node *hs = h->producer, *c = foldable_conv(z, x, 2);
         /* measured (ONNX Runtime 1.30): not when the Conv's channels do not fill whole blocks */
-        if (!c || !hs || hs->op != FP_OP_HARD_SIGMOID || hs->inputs[0] != x || z->uses0[h->id] != 1 ||
+        if (!c || !hs || hs->op != FP_OP_HARD_SIGMOID || hs->inputs[0] != x || h->n_uses != 1 ||
             dim(x, 1) < 0 || dim(x, 1) % (int64_t)z->block ||
             fabs(fp_node_attr_float(hs, "alpha", 0.2) - 1.0 / 6.0) > 1e-6 || fabs(fp_node_attr_float(hs, "beta", 0.5) - 0.5) > 1e-6)
             continue;
@@ -369,11 +365,9 @@ bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_res
         return false;
     nchwc z = {.m = m, .g = m->main, .block = block, .res = res, .diag = diag,
                .domain = fp_intern(m, "com.microsoft.nchwc", -1)};
+    z.to_blocked = g_hash_table_new(g_direct_hash, g_direct_equal);
+    z.to_nchw = g_hash_table_new(g_direct_hash, g_direct_equal);
     fit(&z);
-    for (guint i = 0; i < z.g->values->len; i++) {
-        const fp_value *v = z.g->values->pdata[i];
-        z.uses0[i] = v->n_uses;
-    }
     uint32_t n = 0;
     g_autofree fp_node **order = NULL;
     fp_node *const *o = fp_graph_order(z.g, &n, NULL);
@@ -382,9 +376,8 @@ bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_res
     if (order)
         walk(&z, order, n);
     g_free(z.blocked);
-    g_free(z.to_blocked);
-    g_free(z.to_nchw);
-    g_free(z.uses0);
+    g_hash_table_unref(z.to_blocked);
+    g_hash_table_unref(z.to_nchw);
     bool changed = res->converted || res->blocked || res->reorder_in || res->reorder_out;
     if (changed)
         fp_model_link(m);

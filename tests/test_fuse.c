@@ -998,9 +998,10 @@ static void mha_model(tb *b, int dt, int64_t head, bool scale_after)
     tb_output(b, "y", dt, -1, NULL);
 }
 
-/* ORT 1.30's forms of the real PyTorch exports: a scalar Div on a MatMul input into FusedMatMul's
- * alpha (the Div stays while something else reads it), RMSNorm as x * (1 / Sqrt(...)) * scale,
- * and Slice ends of INT64_MAX (as torch writes x[..., 16:]) for GatherSliceToSplitFusion. */
+/* ORT's rules on the forms of real PyTorch exports: a scalar Div on a MatMul input into
+ * FusedMatMul's alpha (the Div stays while something else reads it), RMSNorm as x * (1 / Sqrt(...))
+ * * scale (DivMulFusion at level 1 makes it the form SimplifiedLayerNormFusion takes), Slice ends
+ * of INT64_MAX (as torch writes x[..., 16:]) for GatherSliceToSplitFusion, DivMulFusion itself. */
 /* q / 4 -> MatMul(., kt) -> y; `shared`: a Relu reads q / 4 too; `out`: q / 4 is a graph output. */
 static tb *scaled_matmul(bool shared, bool out)
 {
@@ -1066,6 +1067,33 @@ static void test_torch_forms(void)
         tb_free(b);
     }
     slice_split((split_case){{{0, 4}, {4, INT64_MAX}}, 2}, NULL); /* torch's x[..., 4:] */
+    /* DivMulFusion: 1 / x1 * x2 -> x2 / x1; not when 1 / x1 has another reader */
+    for (int shared = 0; shared < 2; shared++) {
+        b = tb_new(13);
+        tb_input(b, "x1", F32, 2, (int64_t[]){2, 4});
+        tb_input(b, "x2", F32, 2, (int64_t[]){2, 4});
+        tb_init_f32(b, "one", 1, (float[]){1.0f});
+        tb_node(b, "Div", "recip", "one,x1", "r");
+        tb_node(b, "Mul", "mul", "x2,r", "y");
+        tb_output(b, "y", F32, -1, NULL);
+        if (shared) {
+            tb_node(b, "Relu", "other", "r", "z");
+            tb_output(b, "z", F32, -1, NULL);
+        }
+        fp_model *m = NULL;
+        l = fuse_tb(b, "ort-cpu-basic", &m);
+        expect(l, "div_mul", "recip", shared ? "single_consumer" : NULL);
+        const fp_node *mul = node_named(m, "mul");
+        if (!shared) {
+            CU_ASSERT_STRING_EQUAL(mul->op_type, "Div");
+            CU_ASSERT_STRING_EQUAL(mul->inputs[0]->name, "x2");
+            CU_ASSERT_STRING_EQUAL(mul->inputs[1]->name, "x1");
+            CU_ASSERT(node_named(m, "recip")->flags & FP_NODE_REMOVED);
+        }
+        list_free(l);
+        fp_model_free(m);
+        tb_free(b);
+    }
 }
 
 static void test_tensorrt_rules(void)

@@ -389,7 +389,7 @@ static void rewrite_fold(fuser *fz, const fp_match *mt)
 static const char *fused_domain(const fp_rule *r)
 {
     if (g_str_has_prefix(r->id, "ge_") || g_str_has_prefix(r->id, "trt_") || r->fused_kind == FP_OP_GEMM ||
-        r->fused_kind == FP_OP_LAYER_NORM)
+        r->fused_kind == FP_OP_LAYER_NORM || r->fused_kind == FP_OP_DIV)
         return "";
     return "com.microsoft";
 }
@@ -493,9 +493,10 @@ static void set_float_attr(fuser *fz, fp_node *n, const char *name, double v)
     set_attr(fz, n, (fp_attr){.name = name, .type = FP_ATTR_FLOAT, .u.f = v});
 }
 
-/* Node 1 absorbs the anchor Transpose (FP_RW_ABSORB): it reads the Transpose's input at the port
- * that read its output, becomes the rule's fused op with transA/transB and transBatchA/B flipped
- * as fp_fuse_transpose_flags says; the Transpose goes when nothing else reads it. */
+/* Node 1 absorbs the anchor (FP_RW_ABSORB) and becomes the rule's fused op: a Transpose (it reads
+ * the Transpose's input at the port that read its output, transA/transB and transBatchA/B flipped
+ * as fp_fuse_transpose_flags says), a scalar Mul/Div (its factor into alpha), or Div(1, x1) under a
+ * Mul(x2, .) (the Mul becomes Div(x2, x1)); the anchor goes when nothing else reads it. */
 static void rewrite_absorb(fuser *fz, const fp_match *mt)
 {
     fp_node *t = mt->nodes[0], *mm = mt->nodes[1];
@@ -509,6 +510,9 @@ static void rewrite_absorb(fuser *fz, const fp_match *mt)
         const char *tr = port ? "transB" : "transA", *tb = port ? "transBatchB" : "transBatchA";
         set_int_attr(fz, mm, tr, fp_node_attr_int(mm, tr, 0) ^ trans);
         set_int_attr(fz, mm, tb, fp_node_attr_int(mm, tb, 0) ^ batch);
+    } else if (t->op == FP_OP_DIV && mm->op == FP_OP_MUL && mt->rule->fused_kind == FP_OP_DIV) {
+        mm->inputs[0] = mm->inputs[port ? 0 : 1]; /* 1 / x1 * x2: the Mul becomes x2 / x1 */
+        mm->inputs[1] = t->inputs[1];
     } else { /* a scalar Mul or Div: its factor into alpha */
         double f = 1;
         int k = fp_fuse_scale_operand(t, &f);

@@ -57,6 +57,13 @@ const fp_rule fp_rules[] = {
      .constraints = {C("not_graph_output", 0, -1), C("mask_unused", 0, -1)}, .n_constraints = 2,
      .rewrite = FP_RW_ELIMINATE, .act_node = -1},
 
+    /* 1 / x1 * x2 -> x2 / x1 (ORT level 1): the Mul becomes the Div, the 1 / x1 goes */
+    {.id = "div_mul", .title = "Div(1, x1) + Mul(x2, .) -> Div(x2, x1)",
+     .source = "onnxruntime div_mul_fusion.cc, DivMulFusion (level 1)",
+     .pattern = {ANCHOR("div", FP_OP_DIV), NEXT("mul", 0, -1, FP_OP_MUL)}, .n_pattern = 2,
+     .constraints = {GN("const_value", 0, 0, "one", 1.0), C("single_consumer", -1, -1), C("not_graph_output", 0, -1)},
+     .n_constraints = 3, .rewrite = FP_RW_ABSORB, .fused_op = "Div", .fused_kind = FP_OP_DIV, .act_node = -1},
+
     /* ---- folds into Conv (ORT level 1; onnxoptimizer fuse_bn_into_conv) ---- */
     {.id = "conv_bn", .title = "fold BatchNormalization into Conv", .source = ORT_CONV_BN,
      .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("bn", 0, 0, FP_OP_BATCH_NORM)}, .n_pattern = 2,
@@ -140,17 +147,6 @@ const fp_rule fp_rules[] = {
                      GN("const_value", 0, 1, "exponent", 2.0), G("const_other", 2, -1), G("const_other", 5, -1),
                      C("const_1d", 5, -1), C("last_axis", 1, -1), CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
      .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
-     .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM, .act_node = -1},
-    /* measured: ONNX Runtime 1.30 fuses torch.rsqrt's form too (x * (1 / Sqrt(mean(x^2) + eps)) * scale) */
-    {.id = "simplified_layer_norm", .title = "Pow/ReduceMean/Add/Sqrt/Reciprocal/Mul/Mul (RMSNorm) -> SimplifiedLayerNormalization",
-     .source = "onnxruntime layer_norm_fusion.cc, SimplifiedLayerNormFusion (level 2; this form measured on ORT 1.30)",
-     .pattern = RMS_NORM_RECIP_PATTERN,
-     .n_pattern = 7,
-     .constraints = {G("not_centered", 0, -1), C("single_consumer", -1, -1), C("not_graph_output", -1, -1),
-                     GN("const_value", 0, 1, "exponent", 2.0), GN("const_value", 4, 0, "one", 1.0), G("const_other", 2, -1),
-                     G("const_other", 6, -1), C("const_1d", 6, -1), C("last_axis", 1, -1),
-                     CL("dtype_in", 0, 0, "dtypes", "float32,float64")},
-     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
      .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM, .act_node = -1},
     {.id = "matmul_scale", .title = "MatMul + scalar Mul/Div -> FusedMatMul",
      .source = "onnxruntime matmul_scale_fusion.cc (level 2)",
