@@ -20,6 +20,10 @@ typedef struct {
 
 static void emit(FILE *out, gpointer data) { fp_report_train_text(data, out); }
 
+static const fp_formats *html_formats;
+
+static void emit_html(FILE *out, gpointer data) { html_formats->train_html(data, out); }
+
 /* --reserve P%: the share kept free; false after printing the error. */
 static bool parse_reserve(const char *spec, double *share)
 {
@@ -86,7 +90,7 @@ static bool resolve(const train_opts *to, fp_training_opts *o)
         return false;
     }
     return parse_reserve(to->reserve, &o->reserve) && parse_budget(to->budget, o) &&
-           fp_cli_check_format("train", to->format ? to->format : "text", "text,json");
+           fp_cli_check_format("train", to->format ? to->format : "text", "text,json,html");
 }
 
 static int run(const char *path, const train_opts *to, const fp_training_opts *o)
@@ -111,6 +115,11 @@ static int run(const char *path, const train_opts *to, const fp_training_opts *o
         }
         return FP_EXIT_OK;
     }
+    if (to->format && strcmp(to->format, "html") == 0) {
+        if (!(html_formats = fp_cli_formats("train", "-f html")))
+            return FP_EXIT_BAD;
+        return fp_cli_emit_text(to->output, emit_html, &r) ? FP_EXIT_OK : FP_EXIT_BAD;
+    }
     return fp_cli_emit_text(to->output, emit, &r) ? FP_EXIT_OK : FP_EXIT_BAD;
 }
 
@@ -132,7 +141,7 @@ int fp_cmd_train(int argc, char **argv)
          "Plan recomputation so that saved activations stay within SIZE or P% of what they are unplanned", "SIZE|P%"},
         {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &to.no_headroom, "Skip the training-headroom search", NULL},
         {"top", 0, 0, G_OPTION_ARG_INT, &to.top, "Saved tensors listed, largest first (default 10; 0: all)", "N"},
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &to.format, "Output format: text (default) or json", "FMT"},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &to.format, "Output format: text (default), json or html", "FMT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &to.output, "Write to FILE instead of standard output", "FILE"},
         {NULL},
     };

@@ -26,7 +26,7 @@ struct Ge__Proto__ModelDef;
 
 /* Bumped whenever fp_formats or fp_formats_module changes: a module from another build is
  * refused instead of called through a wrong table. */
-#define FP_FORMATS_ABI 3
+#define FP_FORMATS_ABI 4
 
 /* File name of the module. */
 #define FP_FORMATS_MODULE "fuseplan-formats.so"
@@ -47,6 +47,8 @@ typedef struct fp_formats_s {
     bool (*diff_json)(const fp_diff *d, const char *path, GError **error);
     bool (*devices_json)(GPtrArray *devs, bool one, const char *path, GError **error);
     bool (*train_json)(const fp_train_report *r, const char *path, GError **error);
+    /* formats/train_html.c: fp_report_train_html. */
+    void (*train_html)(const fp_train_report *r, FILE *out);
     /* The gate's SARIF log, written like the JSON documents. */
     bool (*sarif)(const fp_gate_result *g, int exit_code, const char *path, GError **error);
     /* formats/junit.h: fp_report_junit. */

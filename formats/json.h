@@ -32,6 +32,8 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
 void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec, const fp_headroom_result *res);
 /* `fuseplan train` (formats/train_json.c): the document's members, docs/json.md "train". */
 void fp_report_train_json(const fp_train_report *r, fp_jsonw *w);
+/* `fuseplan train -f html` (formats/train_html.c): one self-contained page. */
+void fp_report_train_html(const fp_train_report *r, FILE *out);
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, fp_jsonw *w);
 void fp_report_info_json(const fp_model *m, fp_jsonw *w);

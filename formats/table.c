@@ -115,6 +115,7 @@ const fp_formats fp_formats_table = {
     .diff_json = diff_json,
     .devices_json = devices_json,
     .train_json = train_json,
+    .train_html = fp_report_train_html,
     .sarif = sarif,
     .junit = fp_report_junit,
     .html = fp_report_html,

@@ -221,6 +221,8 @@ static void test_cli(void)
                         FP_SOURCE_DIR "/models/missing.onnx", "");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", NULL}, "train_resnet_tiny.txt");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--budget", "50%", NULL}, "train_resnet_tiny_budget.txt");
+    tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--budget", "50%", "-f", "html", NULL},
+              "train_resnet_tiny_budget.html");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", "--optimizer", "momentum",
                                "--precision", "amp-fp16", "--device", "a100", "--budget", "2MB", "-f", "json", NULL},
               "train_resnet_tiny_amp.json");
