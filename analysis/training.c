@@ -3,7 +3,10 @@
  * around it narrowed by bisection, as memory need not be linear in the batch. */
 #include "analysis/training.h"
 
+#include <string.h>
+
 #include "devices/device.h"
+#include "passes/memory/memory.h"
 
 #define MAX_BATCH ((int64_t)1 << 24)
 
@@ -105,6 +108,40 @@ static void plan(fp_training *t, const fp_training_opts *o)
     }
 }
 
+/* Whether GE op type t belongs to a backward pass (ReluGrad, Conv2DBackpropInput, BNTrainingUpdateGrad)
+ * or an optimizer step (ApplyMomentum, ApplyAdam). */
+static bool backward_type(const char *t) { return g_str_has_suffix(t, "Grad") || strstr(t, "Backprop") != NULL; }
+static bool optimizer_type(const char *t) { return g_str_has_prefix(t, "Apply"); }
+
+/* A graph that holds its backward: its own liveness planned with the Variables (the model's state)
+ * apart. False for a forward graph (nothing done). */
+static bool graph_training(fp_training *t)
+{
+    const fp_graph *g = t->a->original->main;
+    g_autoptr(GHashTable) vars = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < g->nodes->len; i++) {
+        const fp_node *n = g->nodes->pdata[i];
+        t->backward_ops += backward_type(n->op_type);
+        t->optimizer_ops += optimizer_type(n->op_type);
+        if (strcmp(n->op_type, "Variable") != 0)
+            continue;
+        for (uint32_t k = 0; k < n->n_outputs; k++) {
+            uint64_t e = 0, b = 0;
+            const fp_value *v = n->outputs[k];
+            if (v && fp_shape_numel(&v->shape, &e) && fp_dtype_bytes(v->dtype, e, &b) && g_hash_table_add(vars, (gpointer)v))
+                t->variable_bytes += b;
+        }
+    }
+    if (!t->backward_ops)
+        return false;
+    fp_memory_opts mo = {.align = t->device->align_bytes, .outside = vars};
+    g_autoptr(GError) err = NULL;
+    fp_memory_result *r = fp_pass_memory(g, &mo, NULL, &err);
+    t->graph_arena = r ? r->arena : 0;
+    fp_memory_result_free(r);
+    return true;
+}
+
 /* Whether some input has a batch to vary: a symbolic first dim (or the named one). */
 static bool has_batch(const fp_model *m, const char *batch_dim)
 {
@@ -133,6 +170,8 @@ fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError
         t->batch = x->shape.dims[0].value;
     fp_train_opts to = train_opts(o, a->device);
     fp_train_saved_run(a->original, &to, &t->saved);
+    if (graph_training(t)) /* its backward is there already: no autograd to simulate */
+        return t;
     fp_train_step_run(a->original, &t->saved, o->optimizer, &t->step);
     t->usable_bytes = (uint64_t)((double)a->device->memory_bytes * (1.0 - o->reserve));
     if (o->budget_share > 0 || o->budget_bytes)

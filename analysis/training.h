@@ -48,6 +48,11 @@ typedef struct {
     fp_rc_plan plan, chen;       /* the best plan at the budget; Chen's sqrt(n) baseline */
     fp_training_point curve[FP_TRAINING_CURVE];
     int64_t max_batch_planned;   /* the headroom with a plan at the budget (its share, or its bytes) */
+    /* a graph that holds its own backward (GE training graphs): its memory from its liveness */
+    uint32_t backward_ops;       /* ops of the backward pass (*Grad, *Backprop*), 0 for a forward graph */
+    uint32_t optimizer_ops;      /* Apply* ops */
+    uint64_t variable_bytes;     /* Variable outputs: parameters and optimizer state as the graph keeps them */
+    uint64_t graph_arena;        /* the activations' planned arena, variables apart */
 } fp_training;
 
 /* Analyzes the training step of the model at path. NULL with a one-line error naming the file and

@@ -16,6 +16,12 @@ static void cards(xmlNodePtr main, const fp_train_report *r)
 {
     const fp_train_step *st = &r->t->step;
     xmlNodePtr cs = elc(main, "div", "cards", NULL);
+    if (r->t->backward_ops) { /* a graph holding its own backward: its liveness */
+        mb_card(cs, "variables", r->t->variable_bytes, "parameters and optimizer state");
+        mb_card(cs, "activations", r->t->graph_arena, "the graph's planned arena");
+        mb_card(cs, "step peak", r->t->variable_bytes + r->t->graph_arena, "the graph's own backward");
+        return;
+    }
     g_autofree char *np = fp_format_count(r->t->saved.parameters);
     mb_card(cs, "parameters", st->parameter_bytes, np);
     mb_card(cs, "gradients", st->gradient_bytes, "one per parameter");

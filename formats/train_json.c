@@ -102,6 +102,17 @@ void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
     fp_jsonw_uint(w, "forward_flops", st->forward_flops);
     fp_jsonw_uint(w, "backward_flops", st->backward_flops);
     fp_jsonw_int(w, "unknown_sizes", t->saved.unknown);
+    if (t->backward_ops) {
+        fp_jsonw_begin_object(w, "graph");
+        fp_jsonw_int(w, "backward_ops", t->backward_ops);
+        fp_jsonw_int(w, "optimizer_ops", t->optimizer_ops);
+        fp_jsonw_uint(w, "variable_bytes", t->variable_bytes);
+        fp_jsonw_uint(w, "activation_bytes", t->graph_arena);
+        fp_jsonw_uint(w, "peak_bytes", t->variable_bytes + t->graph_arena);
+        fp_jsonw_end_object(w);
+    } else {
+        fp_jsonw_null(w, "graph");
+    }
     saved_json(w, &t->saved);
     fp_jsonw_end_object(w);
     recompute_json(w, t);

@@ -104,6 +104,17 @@ static void recompute_text(const fp_train_report *r, FILE *out)
     fprintf(out, " FLOP more\n");
 }
 
+/* A graph holding its own backward: its liveness. */
+static void graph_text(const fp_train_report *r, FILE *out)
+{
+    const fp_training *t = r->t;
+    fprintf(out, "\nthe graph holds its backward pass (%u ops) and %u optimizer ops: its memory is its own liveness\n",
+            t->backward_ops, t->optimizer_ops);
+    line(out, "variables", t->variable_bytes, "parameters and optimizer state, as the graph keeps them");
+    line(out, "activations", t->graph_arena, "planned arena, saved tensors and gradients included");
+    line(out, "peak", t->variable_bytes + t->graph_arena, NULL);
+}
+
 void fp_report_train_text(const fp_train_report *r, FILE *out)
 {
     const fp_training *t = r->t;
@@ -112,6 +123,11 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
     if (t->a->batch_note)
         fprintf(out, "        %s\n", t->a->batch_note);
     fprintf(out, "device  %s: %s\n", t->device->name, t->device->description);
+    if (t->backward_ops) { /* its optimizer and precision are the graph's */
+        fprintf(out, "train   batch %" G_GINT64_FORMAT ", the graph's own step\n", t->batch);
+        graph_text(r, out);
+        return;
+    }
     fprintf(out, "train   batch %" G_GINT64_FORMAT ", optimizer %s, precision %s\n", t->batch,
             fp_train_optimizer_name(r->optimizer), fp_train_precision_name(r->precision));
     g_autofree char *np = fp_format_count(t->saved.parameters);

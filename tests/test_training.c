@@ -300,6 +300,48 @@ static void test_recompute(void)
     }
 }
 
+/* A GE graph that holds its backward and optimizer ops: its memory from its own liveness, its
+ * Variables (parameters and optimizer state) apart. */
+static void test_ge_graph(void)
+{
+    const char *ge =
+        "graph {\n"
+        " op { name: 'x' type: 'Data' input: '' attr { key: 'index' value { i: 0 } }"
+        " output_desc { dtype: DT_FLOAT shape { dim: [8, 16] } layout: 'ND' } }\n"
+        " op { name: 'w' type: 'Variable' output_desc { dtype: DT_FLOAT shape { dim: [16, 16] } layout: 'ND' } }\n"
+        " op { name: 'acc' type: 'Variable' output_desc { dtype: DT_FLOAT shape { dim: [16, 16] } layout: 'ND' } }\n"
+        " op { name: 'lr' type: 'Const' output_desc { dtype: DT_FLOAT shape { } layout: 'ND' } }\n"
+        " op { name: 'mm' type: 'MatMul' input: 'x:0' input: 'w:0'"
+        " output_desc { dtype: DT_FLOAT shape { dim: [8, 16] } layout: 'ND' } }\n"
+        " op { name: 'relu' type: 'Relu' input: 'mm:0' output_desc { dtype: DT_FLOAT shape { dim: [8, 16] } layout: 'ND' } }\n"
+        " op { name: 'rg' type: 'ReluGrad' input: 'relu:0' input: 'relu:0'"
+        " output_desc { dtype: DT_FLOAT shape { dim: [8, 16] } layout: 'ND' } }\n"
+        " op { name: 'dw' type: 'MatMul' input: 'x:0' input: 'rg:0'"
+        " output_desc { dtype: DT_FLOAT shape { dim: [16, 16] } layout: 'ND' } }\n"
+        " op { name: 'apply' type: 'ApplyMomentum' input: 'w:0' input: 'acc:0' input: 'lr:0' input: 'dw:0' input: 'lr:0'"
+        " output_desc { dtype: DT_FLOAT shape { dim: [16, 16] } layout: 'ND' } }\n"
+        " op { name: 'out' type: 'NetOutput' input: 'apply:0' }\n"
+        "}\n";
+    g_autofree char *path = tu_write_temp(ge, strlen(ge), ".txt");
+    g_autoptr(GError) err = NULL;
+    fp_training_opts o = {.optimizer = FP_OPT_ADAM, .reserve = 0.1};
+    g_autoptr(fp_training) t = fp_training_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->backward_ops, 1);
+    CU_ASSERT_EQUAL(t->optimizer_ops, 1);
+    CU_ASSERT_EQUAL(t->variable_bytes, 2 * 16 * 16 * 4);
+    CU_ASSERT(t->graph_arena >= 8 * 16 * 4); /* the activations planned, the Variables not among them */
+    tu_run_result r = tu_run((const char *[]){"train", path, "-f", "json", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"variable_bytes\" : 2048"));
+    tu_run_clear(&r);
+    /* a forward graph: no such section */
+    g_autoptr(fp_training) f = fp_training_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->backward_ops, 0);
+    g_unlink(path);
+}
+
 FP_TEST_SUITE(register_training)
 {
     CU_pSuite s = CU_add_suite("training", NULL, NULL);
@@ -307,5 +349,6 @@ FP_TEST_SUITE(register_training)
     CU_add_test(s, "ops", test_ops);
     CU_add_test(s, "recompute", test_recompute);
     CU_add_test(s, "headroom", test_headroom);
+    CU_add_test(s, "ge_graph", test_ge_graph);
     CU_add_test(s, "cli", test_cli);
 }
