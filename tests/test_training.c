@@ -256,7 +256,8 @@ static fp_model *op_chain(int n, unsigned seed)
     return load_tb(b);
 }
 
-/* The search's plan costs what the best of every plan costs; replayed, plans stay in budget. */
+/* The search's plan costs what the best of every plan costs; replayed, plans stay in budget, on
+ * chains and on the committed sample models. */
 static void test_recompute(void)
 {
     for (unsigned seed = 0; seed < 4; seed++) {
@@ -297,6 +298,25 @@ static void test_recompute(void)
         fp_rc_plan_clear(&chen);
         fp_rc_stages_clear(&st);
         fp_train_saved_clear(&s);
+    }
+    /* the committed sample models: every plan the search makes, replayed, stays within its budget */
+    const char *models[] = {FP_SOURCE_DIR "/models/resnet_tiny.onnx", FP_SOURCE_DIR "/models/inception_bfs.onnx",
+                            FP_SOURCE_DIR "/models/transformer_block.onnx", FP_SOURCE_DIR "/models/decoder_tiny.onnx"};
+    for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
+        g_autoptr(GError) err = NULL;
+        fp_training_opts o = {.batch = 4, .optimizer = FP_OPT_ADAM, .budget_share = 0.5};
+        g_autoptr(fp_training) t = fp_training_run(models[i], &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        uint64_t least = fp_rc_min_budget(&t->stages);
+        for (int k = 1; k <= 8; k++) {
+            fp_rc_plan p;
+            uint64_t budget = t->saved.saved_bytes * (uint64_t)k / 8;
+            fp_rc_plan_best(&t->stages, budget, &p);
+            CU_ASSERT_EQUAL(p.feasible, budget >= least);
+            if (p.feasible)
+                CU_ASSERT(fp_rc_replay(&t->stages, &p) <= budget);
+            fp_rc_plan_clear(&p);
+        }
     }
 }
 
