@@ -9,8 +9,8 @@
  *   - under force_fp16 a float32 graph input or weight is cast to float16 where it is read, before
  *     any TransData, and a graph output goes back to its format, then to float32.
  * One conversion per value and format, shared by its readers. A conversion of a weight (or of a
- * value GE computes on the host at build) is folded. Shapes stay logical: C0 padding is not
- * counted. */
+ * value GE computes on the host at build) is folded. Shapes stay logical; a value in NC1HWC0 is
+ * marked so, and the memory planner pads its channels to C0. */
 #include "passes/ge_format.h"
 
 #include <string.h>
@@ -273,8 +273,8 @@ static void visit(gef *z, fp_node *n)
             continue;
         z->fmt[v->id] = k == 0 ? out : NULL;
         z->half[v->id] = z->compute != FP_DT_UNDEFINED && (v->dtype == FP_DT_FLOAT || kind == K_AIPP);
-        if (kind == K_AIPP && k == 0)
-            fp_value_set_layout(v, z->nc1hwc0, origin_of(z, v), NULL); /* AIPP's kernel writes float16 5HD */
+        if (k == 0 && out) /* AIPP's kernel writes float16 5HD; the planner pads C to C0 */
+            fp_value_set_layout(v, out, origin_of(z, v), NULL);
     }
 }
 

@@ -132,6 +132,31 @@ static void test_onnx_cnn(void)
     CU_ASSERT_EQUAL(tm_count_ops(d->model->main, "TransData"), 0);
 }
 
+/* A value in NC1HWC0 takes its channels padded to C0 in the memory plan: x [1, 3, 8, 8] -> Conv (16)
+ * on ascend910b (float16 under force_fp16), every activation without reuse: x 384, its Cast 384,
+ * the TransData to NC1HWC0 1x16x8x8x2 = 2048 (not 384), the Conv's output 2048, the TransData
+ * back 2048, the output's Cast 2048 (planned at float16 as ATC's force_fp16). */
+static void test_c0_padding(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", 1, 4, (int64_t[]){1, 3, 8, 8});
+    tb_init(b, "w", 1, 4, (int64_t[]){16, 3, 3, 3});
+    tb_node_t *c = tb_node(b, "Conv", "conv", "x,w", "y");
+    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_output(b, "y", 1, 4, (int64_t[]){1, 16, 8, 8});
+    g_autoptr(GBytes) bytes = tb_pack(b);
+    tb_free(b);
+    gsize len = 0;
+    const void *data = g_bytes_get_data(bytes, &len);
+    g_autofree char *path = tu_write_temp(data, len, ".onnx");
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ascend910b"};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->res.stages[0].activation_bytes, 384 + 384 + 2048 + 2048 + 2048 + 2048);
+    g_unlink(path);
+}
+
 static void test_bad_keys(void)
 {
     tm_expect_target_error("[target]\nname = t\nrules = ge_conv_bn\n[layout]\nge_formats = maybe\n",
@@ -145,5 +170,6 @@ FP_TEST_SUITE(register_ge_format)
     CU_pSuite s = CU_add_suite("ge_format", NULL, NULL);
     CU_add_test(s, "dump_pair", test_dump_pair);
     CU_add_test(s, "onnx_cnn", test_onnx_cnn);
+    CU_add_test(s, "c0_padding", test_c0_padding);
     CU_add_test(s, "bad_keys", test_bad_keys);
 }

@@ -210,13 +210,20 @@ static const fp_node *owner_in(const fp_graph *g, const fp_node *n)
 }
 
 /* Bytes of a tensor value with known dtype and shape (a float32 one at float_as, unless that is
- * FP_DT_UNDEFINED). */
+ * FP_DT_UNDEFINED). A 4-D value GE stores in NC1HWC0 (passes/ge_format.c) takes its channels
+ * padded to C0: 32 for a 1-byte dtype, else 16. */
 static bool value_bytes(const fp_value *v, fp_dtype float_as, uint64_t *bytes)
 {
     uint64_t n;
     if (v->type != FP_TYPE_TENSOR || !fp_shape_numel(&v->shape, &n))
         return false;
-    return fp_dtype_bytes(float_as != FP_DT_UNDEFINED && v->dtype == FP_DT_FLOAT ? float_as : v->dtype, n, bytes);
+    fp_dtype dt = float_as != FP_DT_UNDEFINED && v->dtype == FP_DT_FLOAT ? float_as : v->dtype;
+    const char *layout = fp_value_layout(v);
+    if (layout && v->shape.rank == 4 && v->shape.dims[1].value > 0 && strcmp(layout, "NC1HWC0") == 0) {
+        uint64_t c = (uint64_t)v->shape.dims[1].value, c0 = fp_dtype_bits(dt) == 8 ? 32 : 16;
+        n = n / c * ((c + c0 - 1) / c0 * c0);
+    }
+    return fp_dtype_bytes(dt, n, bytes);
 }
 
 /* Producer and every consumer in the same nonzero fusion group, and not a graph output. */
