@@ -81,7 +81,7 @@ static void curve(xmlNodePtr sec, const fp_training *t)
         const fp_training_point *pt = &t->curve[i];
         xmlNodePtr tr = el(body, "tr", NULL);
         g_autofree char *share = pt->share > 0 ? g_strdup_printf("%.0f%%", pt->share * 100) : g_strdup("the least");
-        g_autofree char *b = fp_format_mb(pt->budget), *f = fp_format_count(pt->flops);
+        g_autofree char *b = fp_format_mb(pt->budget), *f = fp_format_flops(pt->flops);
         td(tr, share, false);
         td(tr, b, true);
         td(tr, pt->feasible ? f : "does not fit", true);
@@ -102,14 +102,14 @@ static void recompute(xmlNodePtr main, const fp_train_report *r)
         return;
     xmlNodePtr sec = section(main, "recompute", "Recompute plan");
     g_autofree char *budget = fp_format_mb(t->budget), *peak = fp_format_mb(t->plan.peak_bytes);
-    g_autofree char *flops = fp_format_count(t->plan.flops), *tm = fp_format_time(t->plan.time_s);
+    g_autofree char *flops = fp_format_flops(t->plan.flops), *tm = fp_format_time(t->plan.time_s);
     if (t->plan.feasible)
-        elf(sec, "p", "Budget %s: %u segments recomputed, %s FLOP more in backward (est. %s on %s); saved activations "
+        elf(sec, "p", "Budget %s: %u segments recomputed, %s more in backward (est. %s on %s); saved activations "
                       "at most %s.", budget, t->plan.segments, flops, tm, t->device->name, peak);
     else
         elf(sec, "p", "Budget %s: no plan fits.", budget);
-    g_autofree char *cpeak = fp_format_mb(t->chen.peak_bytes), *cflops = fp_format_count(t->chen.flops);
-    elcf(sec, "p", "meta", "Baseline (Chen et al., sqrt(n) segments): %u segments, %s FLOP more, at most %s.",
+    g_autofree char *cpeak = fp_format_mb(t->chen.peak_bytes), *cflops = fp_format_flops(t->chen.flops);
+    elcf(sec, "p", "meta", "Baseline (Chen et al., sqrt(n) segments): %u segments, %s more, at most %s.",
          t->chen.segments, cflops, cpeak);
     curve(sec, t);
 }

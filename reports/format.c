@@ -33,6 +33,18 @@ char *fp_format_count(uint64_t n)
 
 char *fp_format_mb(uint64_t bytes) { return g_strdup_printf("%.2f MB", (double)bytes / 1e6); }
 
+char *fp_format_flops(uint64_t f)
+{
+    static const struct {
+        double scale;
+        const char *unit;
+    } units[] = {{1e15, "PFLOP"}, {1e12, "TFLOP"}, {1e9, "GFLOP"}, {1e6, "MFLOP"}, {1e3, "kFLOP"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(units); i++)
+        if ((double)f >= units[i].scale)
+            return g_strdup_printf("%.2f %s", (double)f / units[i].scale, units[i].unit);
+    return g_strdup_printf("%" G_GUINT64_FORMAT " FLOP", f);
+}
+
 char *fp_format_time(double s)
 {
     if (s >= 1)

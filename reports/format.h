@@ -11,6 +11,8 @@ char *fp_format_bytes(uint64_t bytes);
 char *fp_format_count(uint64_t n);
 /* "1.80 MB" (decimal megabytes, as in the stage table). Caller frees. */
 char *fp_format_mb(uint64_t bytes);
+/* "29.10 GFLOP", "11.14 MFLOP", "344.1 kFLOP" or "512 FLOP" (decimal). Caller frees. */
+char *fp_format_flops(uint64_t flops);
 /* "2.10 s", "181.30 ms" or "110.5 us". Caller frees. */
 char *fp_format_time(double seconds);
 

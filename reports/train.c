@@ -76,32 +76,32 @@ static void recompute_text(const fp_train_report *r, FILE *out)
     const fp_training *t = r->t;
     const fp_rc_plan *p = &t->plan, *c = &t->chen;
     g_autofree char *budget = fp_format_mb(t->budget), *peak = fp_format_mb(p->peak_bytes);
-    g_autofree char *flops = fp_format_count(p->flops), *tm = fp_format_time(p->time_s);
+    g_autofree char *flops = fp_format_flops(p->flops), *tm = fp_format_time(p->time_s);
     fprintf(out, "\nrecompute  budget %s for saved activations, %u stages\n", budget, t->stages.n);
     if (!p->feasible) {
         g_autofree char *min = fp_format_mb(t->curve[FP_TRAINING_CURVE - 1].budget);
         fprintf(out, "  no plan fits: the least any plan holds is %s\n", min);
     } else {
         g_autofree char *names = starts(t), *end = fp_format_mb(p->end_bytes);
-        fprintf(out, "  plan: %u segments recomputed, %s FLOP more in backward (est. %s on %s); saved activations at "
+        fprintf(out, "  plan: %u segments recomputed, %s more in backward (est. %s on %s); saved activations at "
                      "most %s, %s at the end of forward%s\n",
                 p->segments, flops, tm, t->device->name, peak, end, p->exact ? "" : " (search capped: not proven optimal)");
         if (*names)
             fprintf(out, "  kept to recompute from: %s\n", names);
     }
-    g_autofree char *cpeak = fp_format_mb(c->peak_bytes), *cflops = fp_format_count(c->flops);
-    fprintf(out, "  baseline (Chen et al., sqrt(n) segments): %u segments recomputed, %s FLOP more, saved activations "
+    g_autofree char *cpeak = fp_format_mb(c->peak_bytes), *cflops = fp_format_flops(c->flops);
+    fprintf(out, "  baseline (Chen et al., sqrt(n) segments): %u segments recomputed, %s more, saved activations "
                  "at most %s\n", c->segments, cflops, cpeak);
     fprintf(out, "  budget curve:");
     for (int i = 0; i < FP_TRAINING_CURVE; i++) {
         const fp_training_point *pt = &t->curve[i];
-        g_autofree char *b = fp_format_mb(pt->budget), *f = fp_format_count(pt->flops);
+        g_autofree char *b = fp_format_mb(pt->budget), *f = fp_format_flops(pt->flops);
         if (pt->share > 0)
             fprintf(out, "%s %.0f%% (%s): %s", i ? ";" : "", pt->share * 100, b, pt->feasible ? f : "does not fit");
         else
             fprintf(out, "; the least, %s: %s", b, f);
     }
-    fprintf(out, " FLOP more\n");
+    fprintf(out, " more\n");
 }
 
 /* A graph holding its own backward: its liveness. */
@@ -143,7 +143,7 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
                                                           st->peak_node->name)
                                         : g_strdup_printf("at the %s", st->peak_phase);
     line(out, "peak", st->peak_bytes, at);
-    g_autofree char *fwd = fp_format_count(st->forward_flops), *bwd = fp_format_count(st->backward_flops);
+    g_autofree char *fwd = fp_format_flops(st->forward_flops), *bwd = fp_format_flops(st->backward_flops);
     fprintf(out, "flops   forward %s, backward %s\n", fwd, bwd);
     saved_table(r, out);
     if (t->planned)
