@@ -44,8 +44,7 @@ uint64_t fp_train_value_bytes(const fp_train_saved *s, const fp_value *v, bool *
     return *known ? b : 0;
 }
 
-/* The first axis whose elements are not contiguous in a slice along `axis` of x: a slice (or
- * select) along an axis is contiguous when every dim before it is 1. */
+/* Whether every dim of x before `axis` is 1: a slice or select along `axis` then keeps x's layout. */
 static bool leading_ones(const fp_value *x, int64_t axis)
 {
     if (!x || x->shape.rank <= 0)
@@ -72,47 +71,45 @@ static int64_t slice_axis(const fp_node *n)
     return a;
 }
 
-typedef enum { NOT_VIEW, VIEW_KEEPS_LAYOUT, VIEW_STRIDED } view_kind;
+/* How PyTorch makes n's output from its input 0: no view; a reshape (Reshape, Flatten: a view of
+ * a contiguous input, else a copy); a view keeping the input's strides (Identity, Squeeze,
+ * Unsqueeze, a Slice, Split or select of a leading axis: contiguous when the input is); or a
+ * strided view (Transpose, Expand, a Slice, Split or select of an inner axis). */
+typedef enum { NOT_VIEW, VIEW_RESHAPE, VIEW_SAME, VIEW_STRIDED } view_kind;
 
-/* How PyTorch makes n's output from its input 0: no view, a view in the same memory order
- * (Reshape, Flatten, Squeeze, Unsqueeze, Identity), or a strided view (Transpose, Expand, a
- * Slice, Split or select of an inner axis). */
 static view_kind view_of(const fp_node *n)
 {
     const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
+    int64_t a;
     switch (n->op) {
-    case FP_OP_RESHAPE: case FP_OP_FLATTEN: case FP_OP_SQUEEZE: case FP_OP_UNSQUEEZE: case FP_OP_IDENTITY:
-        return VIEW_KEEPS_LAYOUT;
+    case FP_OP_RESHAPE: case FP_OP_FLATTEN:
+        return VIEW_RESHAPE;
+    case FP_OP_SQUEEZE: case FP_OP_UNSQUEEZE: case FP_OP_IDENTITY:
+        return VIEW_SAME;
     case FP_OP_TRANSPOSE: case FP_OP_EXPAND:
         return VIEW_STRIDED;
     case FP_OP_SPLIT:
-        return leading_ones(x, fp_node_attr_int(n, "axis", 0)) ? VIEW_KEEPS_LAYOUT : VIEW_STRIDED;
-    case FP_OP_SLICE: {
-        int64_t a = slice_axis(n);
-        return a >= 0 && leading_ones(x, a) ? VIEW_KEEPS_LAYOUT : VIEW_STRIDED;
-    }
+        return leading_ones(x, fp_node_attr_int(n, "axis", 0)) ? VIEW_SAME : VIEW_STRIDED;
+    case FP_OP_SLICE:
+        return (a = slice_axis(n)) >= 0 && leading_ones(x, a) ? VIEW_SAME : VIEW_STRIDED;
     case FP_OP_GATHER: /* a constant scalar index: select, a view */
         if (n->n_inputs < 2 || !n->inputs[1] || !fp_value_is_constant(n->inputs[1]) || n->inputs[1]->shape.rank != 0)
             return NOT_VIEW;
-        return leading_ones(x, fp_node_attr_int(n, "axis", 0)) ? VIEW_KEEPS_LAYOUT : VIEW_STRIDED;
+        return leading_ones(x, fp_node_attr_int(n, "axis", 0)) ? VIEW_SAME : VIEW_STRIDED;
     default:
         return NOT_VIEW;
     }
 }
 
-/* Whether v's elements lie in memory order (a strided view's do not; a reshape of one is a copy,
- * which does). */
+/* Whether v's elements lie in memory order: a strided view's do not, a reshape's do (of a strided
+ * view it is a copy). */
 static bool contiguous(const fp_value *v)
 {
     for (int hops = 0; v && v->producer && hops < 64; hops++) {
         view_kind k = view_of(v->producer);
-        if (k == NOT_VIEW)
-            return true;
-        if (k == VIEW_STRIDED)
-            return false;
-        v = v->producer->inputs[0]; /* a reshape: contiguous if its input is, else a copy */
-        if (!contiguous(v))
-            return true;
+        if (k != VIEW_SAME)
+            return k != VIEW_STRIDED;
+        v = v->producer->inputs[0];
     }
     return true;
 }
@@ -124,7 +121,7 @@ const fp_value *fp_train_storage_of(const fp_value *v)
         view_kind k = view_of(n);
         if (k == NOT_VIEW || !n->n_inputs || !n->inputs[0])
             break;
-        if (k == VIEW_KEEPS_LAYOUT && n->op != FP_OP_IDENTITY && !contiguous(n->inputs[0]))
+        if (k == VIEW_RESHAPE && !contiguous(n->inputs[0]))
             break; /* reshaping a strided view copies it */
         v = n->inputs[0];
     }
