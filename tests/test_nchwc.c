@@ -108,6 +108,65 @@ static void test_conditions(void)
     g_unlink(p2);
 }
 
+/* x [1, 8, 8, 8] -> Conv (cout) -> h; then `se`: a squeeze-and-excitation (GlobalAveragePool, a
+ * 1x1 Conv, Sigmoid, Mul of h by the [1, cout, 1, 1] scale), else x * HardSigmoid(x) on h. */
+static char *mul_model(int64_t cout, bool se)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 8, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){cout, 8, 3, 3});
+    tb_init(b, "bias", F32, 1, (int64_t[]){cout});
+    tb_attr_ints(b, tb_node(b, "Conv", "c1", "x,w,bias", "h"), "pads", 4, (int64_t[]){1, 1, 1, 1});
+    if (se) {
+        tb_node(b, "GlobalAveragePool", "gap", "h", "g");
+        tb_init(b, "w2", F32, 4, (int64_t[]){cout, cout, 1, 1});
+        tb_init(b, "b2", F32, 1, (int64_t[]){cout});
+        tb_node(b, "Conv", "fc", "g,w2,b2", "f");
+        tb_node(b, "Sigmoid", "gate", "f", "s");
+        tb_node(b, "Mul", "scale", "h,s", "y");
+    } else {
+        tb_node_t *hs = tb_node(b, "HardSigmoid", "hsig", "h", "s");
+        tb_attr_f(b, hs, "alpha", 1.0f / 6.0f);
+        tb_node(b, "Mul", "hswish", "h,s", "y");
+    }
+    tb_output(b, "y", F32, -1, NULL);
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    return path;
+}
+
+/* On a block of 16 (measured, ONNX Runtime 1.30): HardSwish folds into a blocked Conv of 24
+ * channels (1.5 blocks) but not of 8 (fewer than a block); a squeeze-and-excitation's Mul by a
+ * [1, C, 1, 1] scale runs NCHW between ReorderOutputs. */
+static void test_mul_rules(void)
+{
+    const char *ini = "[device]\ndescription=x\ntarget=ort-cpu\nbandwidth=1e10\nmemory_bytes=1e9\n"
+                      "launch_overhead=1e-6\nalign_bytes=64\nnchwc_block=16\n[peak]\nfp32=1e11\n";
+    g_autofree char *dev = tu_write_temp(ini, strlen(ini), ".ini");
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ort-cpu-all", .device = dev};
+    static const struct {
+        int64_t cout;
+        bool folds;
+    } hs[] = {{24, true}, {16, true}, {8, false}};
+    for (size_t i = 0; i < G_N_ELEMENTS(hs); i++) {
+        g_autofree char *p = mul_model(hs[i].cout, false);
+        g_autoptr(fp_analysis) a = fp_analysis_run(p, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "HardSigmoid"), hs[i].folds ? 0 : 1);
+        g_unlink(p);
+    }
+    g_autofree char *p = mul_model(32, true);
+    g_autoptr(fp_analysis) a = fp_analysis_run(p, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    const fp_node *scale = fp_node_lookup(a->model, "scale");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scale);
+    CU_ASSERT_STRING_EQUAL(scale->domain, ""); /* not blocked */
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "ReorderOutput"), 2); /* h and the scale */
+    g_unlink(p);
+    g_unlink(dev);
+}
+
 static void test_bad_block(void)
 {
     const char *ini = "[device]\ndescription=x\ntarget=ort-cpu\nbandwidth=1e10\nmemory_bytes=1e9\n"
@@ -126,5 +185,6 @@ FP_TEST_SUITE(register_nchwc)
     CU_pSuite s = CU_add_suite("nchwc", NULL, NULL);
     CU_add_test(s, "resnet_tiny", test_resnet_tiny);
     CU_add_test(s, "conditions", test_conditions);
+    CU_add_test(s, "mul_rules", test_mul_rules);
     CU_add_test(s, "bad_block", test_bad_block);
 }
