@@ -32,22 +32,12 @@ static void cards(xmlNodePtr main, const fp_train_report *r)
     mb_card(cs, "step peak", st->peak_bytes, at);
 }
 
-static gint by_bytes(gconstpointer a, gconstpointer b)
-{
-    const fp_saved_item *x = *(const fp_saved_item *const *)a, *y = *(const fp_saved_item *const *)b;
-    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
-}
-
 /* The counted saves, largest first (at most r->top rows, 0: all). */
 static void saved(xmlNodePtr main, const fp_train_report *r)
 {
     const fp_train_saved *s = &r->t->saved;
     xmlNodePtr sec = section(main, "saved", "What backward keeps");
-    g_autoptr(GPtrArray) rows = g_ptr_array_new();
-    for (guint i = 0; i < s->items->len; i++)
-        if (g_array_index(s->items, fp_saved_item, i).counted)
-            g_ptr_array_add(rows, &g_array_index(s->items, fp_saved_item, i));
-    g_ptr_array_sort(rows, by_bytes);
+    g_autoptr(GPtrArray) rows = fp_train_saved_counted(s);
     xmlNodePtr table = el(sec, "table", NULL);
     static const char *const cols[] = {"op", "node", "tensor", "bytes", "why", NULL};
     header_row(table, cols, "...n.");

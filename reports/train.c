@@ -21,23 +21,11 @@ static void line(FILE *out, const char *what, uint64_t bytes, const char *note)
     fprintf(out, "  %-22s %12s%s%s\n", what, mb, note ? "  " : "", note ? note : "");
 }
 
-static gint by_bytes(gconstpointer a, gconstpointer b)
-{
-    const fp_saved_item *x = *(const fp_saved_item *const *)a, *y = *(const fp_saved_item *const *)b;
-    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
-}
-
 /* The saved tensors that count (first keeper of each storage, auxiliaries), largest first. */
 static void saved_table(const fp_train_report *r, FILE *out)
 {
     const fp_train_saved *s = &r->t->saved;
-    g_autoptr(GPtrArray) rows = g_ptr_array_new();
-    for (guint i = 0; i < s->items->len; i++) {
-        const fp_saved_item *it = &g_array_index(s->items, fp_saved_item, i);
-        if (it->counted)
-            g_ptr_array_add(rows, (gpointer)it);
-    }
-    g_ptr_array_sort(rows, by_bytes);
+    g_autoptr(GPtrArray) rows = fp_train_saved_counted(s);
     fprintf(out, "\nsaved for backward  %u storages and auxiliaries, largest first\n", rows->len);
     guint shown = r->top && r->top < rows->len ? r->top : rows->len;
     for (guint i = 0; i < shown; i++) {

@@ -22,30 +22,11 @@
 
 /* ---------------------------------------------------------------- stages */
 
-/* Order index after which each storage is last read (its own index when never read). */
-static uint32_t *last_reads(const fp_graph *g, fp_node *const *order, uint32_t n)
-{
-    uint32_t *last = g_new0(uint32_t, g->values->len);
-    g_autofree uint32_t *made = g_new0(uint32_t, g->values->len);
-    for (uint32_t i = 0; i < n; i++) {
-        for (uint32_t k = 0; k < order[i]->n_outputs; k++)
-            if (order[i]->outputs[k])
-                made[order[i]->outputs[k]->id] = i, last[order[i]->outputs[k]->id] = i;
-        for (uint32_t k = 0; k < order[i]->n_inputs; k++) {
-            const fp_value *v = order[i]->inputs[k];
-            const fp_value *st = v ? fp_train_storage_of(v) : NULL;
-            if (st && st->graph == g && !fp_value_is_fixed(st))
-                last[st->id] = MAX(last[st->id], i);
-        }
-    }
-    return last;
-}
-
 /* The cut positions: after order index i when the storages open across it are exactly one
  * (its id in *single), as one sweep counting them. cut[i] is that storage's id + 1, else 0. */
 static uint32_t *cuts(const fp_graph *g, fp_node *const *order, uint32_t n)
 {
-    g_autofree uint32_t *last = last_reads(g, order, n);
+    g_autofree uint32_t *last = fp_train_last_reads(g, order, n);
     uint32_t *cut = g_new0(uint32_t, n);
     g_autoptr(GHashTable) open = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < g->inputs->len; i++) {

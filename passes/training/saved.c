@@ -150,8 +150,7 @@ static void propagate(pass *p, fp_node *const *order, uint32_t n)
 
 /* ---------------------------------------------------------------- AMP */
 
-/* Ops autocast runs in 16 bits (their float32 inputs cast down). */
-static bool amp_lower(fp_op op)
+bool fp_train_is_product(fp_op op)
 {
     return op == FP_OP_CONV || op == FP_OP_CONV_TRANSPOSE || op == FP_OP_MATMUL || op == FP_OP_GEMM ||
            op == FP_OP_EINSUM;
@@ -180,7 +179,7 @@ static void amp_types(pass *p, fp_node *const *order, uint32_t n)
     p->s->half = g_new0(uint8_t, p->g->values->len);
     for (uint32_t i = 0; i < n; i++) {
         const fp_node *nd = order[i];
-        bool half = amp_lower(nd->op), any = false;
+        bool half = fp_train_is_product(nd->op), any = false; /* autocast runs these in 16 bits */
         if (!half && !amp_fp32(nd->op)) {
             half = true;
             for (uint32_t k = 0; k < nd->n_inputs; k++) {
@@ -384,14 +383,17 @@ static void save_op(pass *p, const fp_node *n)
 
 /* ---------------------------------------------------------------- decomposed ops */
 
-/* Whether n records for backward: some input requires grad. */
-static bool records(const pass *p, const fp_node *n)
+bool fp_train_records(const fp_train_saved *s, const fp_node *n)
 {
-    for (uint32_t k = 0; k < n->n_inputs; k++)
-        if (rg(p, n->inputs[k]))
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+        const fp_value *v = n->inputs[k];
+        if (v && v->graph->parent == NULL && s->requires_grad[v->id])
             return true;
+    }
     return false;
 }
+
+static bool records(const pass *p, const fp_node *n) { return fp_train_records(p->s, n); }
 
 
 /* The one op reading v, or NULL (several, none, or a graph output). */
@@ -561,6 +563,39 @@ void fp_train_saved_run(const fp_model *m, const fp_train_opts *o, fp_train_save
     g_ptr_array_sort(out->notes, by_text);
     g_hash_table_unref(p.kinds);
     g_free(p.seen);
+}
+
+uint32_t *fp_train_last_reads(const fp_graph *g, fp_node *const *order, uint32_t n)
+{
+    uint32_t *last = g_new0(uint32_t, g->values->len);
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t k = 0; k < order[i]->n_outputs; k++)
+            if (order[i]->outputs[k])
+                last[order[i]->outputs[k]->id] = i;
+        for (uint32_t k = 0; k < order[i]->n_inputs; k++) {
+            const fp_value *v = order[i]->inputs[k];
+            const fp_value *st = v ? fp_train_storage_of(v) : NULL;
+            if (st && st->graph == g)
+                last[st->id] = MAX(last[st->id], i);
+        }
+    }
+    return last;
+}
+
+static gint by_bytes(gconstpointer a, gconstpointer b)
+{
+    const fp_saved_item *x = *(const fp_saved_item *const *)a, *y = *(const fp_saved_item *const *)b;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+GPtrArray *fp_train_saved_counted(const fp_train_saved *s)
+{
+    GPtrArray *rows = g_ptr_array_new();
+    for (guint i = 0; i < s->items->len; i++)
+        if (g_array_index(s->items, fp_saved_item, i).counted)
+            g_ptr_array_add(rows, &g_array_index(s->items, fp_saved_item, i));
+    g_ptr_array_sort(rows, by_bytes);
+    return rows;
 }
 
 void fp_train_saved_clear(fp_train_saved *s)

@@ -60,6 +60,21 @@ bool fp_train_is_parameter(const fp_value *v);
  * (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Split, Expand, a select). */
 const fp_value *fp_train_storage_of(const fp_value *v);
 
+/* Whether op n records for backward: an input of it requires grad (s: fp_train_saved_run's). */
+bool fp_train_records(const fp_train_saved *s, const fp_node *n);
+
+/* Whether op is one of the products autograd differentiates per operand and autocast runs in 16
+ * bits: Conv, ConvTranspose, MatMul, Gemm, Einsum. */
+bool fp_train_is_product(fp_op op);
+
+/* Per value id of g: the index in `order` (n ops) of the last op reading its storage (views
+ * resolved; its producer's index when nothing reads it). Caller frees. */
+uint32_t *fp_train_last_reads(const fp_graph *g, fp_node *const *order, uint32_t n);
+
+/* The items of s counted in saved_bytes (the first keeper of each storage, the auxiliaries),
+ * largest first. Free with g_ptr_array_unref. */
+GPtrArray *fp_train_saved_counted(const fp_train_saved *s);
+
 /* Bytes of v at the training precision (16 bits for a float activation autocast makes so). */
 uint64_t fp_train_value_bytes(const fp_train_saved *s, const fp_value *v, bool *known);
 

@@ -40,7 +40,8 @@ typedef struct {
     const fp_train_saved *s;
     fp_node *const *order;
     uint32_t n;
-    uint32_t *last_use;   /* per value id (storages): order index of the last forward reader */
+    uint32_t *last_use;   /* per value id (storages): order index of the last forward reader
+                             (fp_train_last_reads) */
     int64_t *saved_until; /* per value id (storages): order index of the earliest op saving it, or -1 */
     uint64_t *aux;        /* per node id: bytes of the auxiliaries it saved */
     uint32_t *free_start; /* per order index (n + 1 entries): where its storages begin in free_ids */
@@ -59,7 +60,7 @@ static uint64_t bytes_of(const sim *z, const fp_value *v)
 static void tables(sim *z)
 {
     uint32_t nv = z->g->values->len;
-    z->last_use = g_new0(uint32_t, nv);
+    z->last_use = fp_train_last_reads(z->g, z->order, z->n);
     z->saved_until = g_new(int64_t, nv);
     z->aux = g_new0(uint64_t, z->g->nodes->len);
     for (uint32_t i = 0; i < nv; i++)
@@ -67,13 +68,6 @@ static void tables(sim *z)
     g_autofree uint32_t *pos = g_new0(uint32_t, z->g->nodes->len);
     for (uint32_t i = 0; i < z->n; i++)
         pos[z->order[i]->id] = i;
-    for (uint32_t i = 0; i < z->n; i++)
-        for (uint32_t k = 0; k < z->order[i]->n_inputs; k++) {
-            const fp_value *v = z->order[i]->inputs[k];
-            const fp_value *st = v ? fp_train_storage_of(v) : NULL;
-            if (st && st->graph == z->g)
-                z->last_use[st->id] = MAX(z->last_use[st->id], i);
-        }
     for (guint i = 0; i < z->s->items->len; i++) {
         const fp_saved_item *it = &g_array_index(z->s->items, fp_saved_item, i);
         uint32_t at = pos[it->node->id];
@@ -144,13 +138,7 @@ static uint64_t saved_live(const sim *z)
     return b;
 }
 
-static bool records(const sim *z, const fp_node *n)
-{
-    for (uint32_t k = 0; k < n->n_inputs; k++)
-        if (n->inputs[k] && n->inputs[k]->graph == z->g && z->s->requires_grad[n->inputs[k]->id])
-            return true;
-    return false;
-}
+static bool records(const sim *z, const fp_node *n) { return fp_train_records(z->s, n); }
 
 /* Gradients op nd's backward makes: its inputs' (a parameter's into *param_grads, once). */
 static uint64_t make_grads(const sim *z, const fp_node *nd, uint8_t *has_grad, uint64_t *param_grads)
@@ -214,10 +202,8 @@ static uint64_t flops_of(const sim *z, uint64_t *backward_flops)
         f += nd->metrics.flops;
         if (!records(z, nd))
             continue;
-        bool product = nd->op == FP_OP_CONV || nd->op == FP_OP_CONV_TRANSPOSE || nd->op == FP_OP_MATMUL ||
-                       nd->op == FP_OP_GEMM || nd->op == FP_OP_EINSUM;
         uint64_t times = 1;
-        if (product) { /* one product per input needing its gradient */
+        if (fp_train_is_product(nd->op)) { /* one product per input needing its gradient */
             times = 0;
             for (uint32_t k = 0; k < nd->n_inputs && k < 2; k++)
                 times += nd->inputs[k] && z->s->requires_grad[nd->inputs[k]->id];
