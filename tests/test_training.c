@@ -181,6 +181,27 @@ static void test_ops(void)
     fp_train_saved_clear(&s);
 }
 
+/* Forward liveness: an op reading one tensor twice frees it once. x [4,16] and z [4,64] live
+ * (1280 B); Mul(x, x) adds 256 and frees x; Concat(a, z) adds [4,80] 1280: 2560 at once. */
+static void test_forward_peak(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){4, 16});
+    tb_input(b, "z", F32, 2, (int64_t[]){4, 64});
+    tb_node(b, "Mul", "sq", "x,x", "a");
+    tb_attr_i(b, tb_node(b, "Concat", "cat", "a,z", "c"), "axis", 1);
+    tb_node(b, "Relu", "relu", "c", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(fp_model) m = load_tb(b);
+    fp_train_saved s;
+    fp_train_step st;
+    fp_train_saved_run(m, &(fp_train_opts){0}, &s);
+    fp_train_step_run(m, &s, FP_OPT_SGD, &st);
+    CU_ASSERT_EQUAL(s.saved_bytes, 0); /* nothing requires grad */
+    CU_ASSERT_EQUAL(st.forward_peak, 2560);
+    fp_train_saved_clear(&s);
+}
+
 /* The headroom is the largest batch whose step fits: the next one does not. */
 static void test_headroom(void)
 {
@@ -368,6 +389,7 @@ FP_TEST_SUITE(register_training)
     CU_add_test(s, "chain", test_chain);
     CU_add_test(s, "ops", test_ops);
     CU_add_test(s, "recompute", test_recompute);
+    CU_add_test(s, "forward_peak", test_forward_peak);
     CU_add_test(s, "headroom", test_headroom);
     CU_add_test(s, "ge_graph", test_ge_graph);
     CU_add_test(s, "cli", test_cli);

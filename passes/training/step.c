@@ -101,6 +101,7 @@ static void buckets(sim *z)
 static uint64_t forward(const sim *z, const fp_node **at)
 {
     uint64_t live = 0, peak = 0;
+    g_autofree uint8_t *gone = g_new0(uint8_t, z->g->values->len); /* freed (an op may read one twice) */
     for (guint i = 0; i < z->g->inputs->len; i++)
         live += bytes_of(z, z->g->inputs->pdata[i]);
     for (uint32_t i = 0; i < z->n; i++) {
@@ -116,11 +117,11 @@ static uint64_t forward(const sim *z, const fp_node **at)
         for (uint32_t k = 0; k < nd->n_inputs + nd->n_outputs; k++) { /* storages read last here */
             const fp_value *v = k < nd->n_inputs ? nd->inputs[k] : nd->outputs[k - nd->n_inputs];
             const fp_value *st = v ? fp_train_storage_of(v) : NULL;
-            if (!st || st->graph != z->g || !is_storage(st) || st->is_output || z->saved_until[st->id] >= 0)
+            if (!st || st->graph != z->g || !is_storage(st) || st->is_output || z->saved_until[st->id] >= 0 ||
+                z->last_use[st->id] != i || gone[st->id])
                 continue;
-            bool read = k < nd->n_inputs;
-            if ((read && z->last_use[st->id] == i) || (!read && st->n_uses == 0 && st == v))
-                live -= MIN(live, bytes_of(z, st));
+            gone[st->id] = 1;
+            live -= MIN(live, bytes_of(z, st));
         }
     }
     return peak;
