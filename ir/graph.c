@@ -509,6 +509,22 @@ void fp_node_set_output(fp_node *n, uint32_t port, fp_value *v)
     v->producer_port = port;
 }
 
+fp_value *fp_value_interpose(fp_graph *g, fp_value *v, const char *name, fp_dtype dtype,
+                             bool (*keeps)(const fp_node *reader))
+{
+    fp_value *inner = fp_graph_value_like(g, name, v, dtype);
+    fp_node_set_output(v->producer, v->producer_port, inner);
+    for (guint i = 0; i < g->nodes->len; i++) {
+        fp_node *n = g->nodes->pdata[i];
+        if ((n->flags & FP_NODE_REMOVED) || (keeps && keeps(n)))
+            continue;
+        for (uint32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] == v)
+                n->inputs[k] = inner;
+    }
+    return inner;
+}
+
 G_STATIC_ASSERT(G_ALIGNOF(fp_tensor) > 1); /* fp_value.rare tags a fold by its low bit */
 
 fp_value_ext *fp_value_ext_ensure(fp_value *v)

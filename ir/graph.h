@@ -445,6 +445,12 @@ fp_value *fp_graph_value(fp_graph *g, const char *name);
 fp_value *fp_graph_value_like(fp_graph *g, const char *name, const fp_value *like, fp_dtype dtype);
 /* Output `port` of n is v, and v's producer n (the use lists wait for fp_model_link). */
 void fp_node_set_output(fp_node *n, uint32_t port, fp_value *v);
+/* Makes room for ops between v's producer and v (a graph output a pass converts back): the
+ * producer writes a new value `name` like v (of `dtype`; FP_DT_UNDEFINED: v's) instead, which every
+ * node of g that read v reads, but those `keeps` (may be NULL) says go on reading v; returns the
+ * new value. The caller then writes v from it. The use lists wait for fp_model_link. */
+fp_value *fp_value_interpose(fp_graph *g, fp_value *v, const char *name, fp_dtype dtype,
+                             bool (*keeps)(const fp_node *reader));
 /* fp_graph_value of the len bytes at name (no NUL among them; need not be NUL-terminated). */
 fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len);
 /* fp_graph_value_len, telling whether the value was there already (*existed). */

@@ -58,10 +58,6 @@ static const char *origin_of(gef *z, const fp_value *v)
     return fp_intern(z->m, v->shape.rank == 4 ? "NCHW" : "ND", -1);
 }
 
-/* Whether v's value is known at build: a weight, a folded result (a value GE computes on the host),
- * or the output of a folded conversion of one. */
-static bool fixed(const fp_value *v) { return fp_value_is_fixed(v); }
-
 /* The conversion `what` (a dtype or a format) of v made already, or NULL. */
 static fp_value *cached(gef *z, const fp_value *v, const char *what)
 {
@@ -101,7 +97,7 @@ static fp_value *cast_to(gef *z, fp_value *v, fp_dtype to, fp_value *out, const 
     fit(z);
     z->fmt[out->id] = fmt_of(z, v);
     z->half[out->id] = to != FP_DT_FLOAT;
-    if (fixed(v)) {
+    if (fp_value_is_fixed(v)) {
         c->flags |= FP_NODE_FOLDED;
         z->res->cast_folded++;
     } else {
@@ -141,7 +137,7 @@ static fp_value *transdata(gef *z, fp_value *v, const char *to, fp_value *out, c
         z->res->to_5hd++;
     else
         (to == z->fnz ? &z->res->to_fractal_nz : &z->res->to_fractal_z)[0]++;
-    if (fixed(v)) {
+    if (fp_value_is_fixed(v)) {
         t->flags |= FP_NODE_FOLDED;
         z->res->transdata_folded++;
     } else {
@@ -201,7 +197,7 @@ static const char *want_5hd(const gef *z, const fp_node *n, uint32_t k)
     }
     if (k == 2 && fc)
         return z->nc1hwc0; /* GE reshapes the 1-D bias to 4-D for it */
-    if (k >= 3 && n->op == FP_OP_FUSED_CONV && !fixed(n->inputs[k]))
+    if (k >= 3 && n->op == FP_OP_FUSED_CONV && !fp_value_is_fixed(n->inputs[k]))
         return z->nc1hwc0; /* the Add folded into it */
     return NULL;
 }
@@ -213,7 +209,7 @@ static bool same_is_5hd(const gef *z, const fp_node *n)
     const fp_value *first = NULL;
     for (uint32_t k = 0; k < n->n_inputs; k++) {
         const fp_value *v = n->inputs[k];
-        if (!v || fixed(v))
+        if (!v || fp_value_is_fixed(v))
             continue;
         if (fmt_of(z, v) != z->nc1hwc0 || v->shape.rank != 4)
             return false;
@@ -237,9 +233,9 @@ static const char *want(const gef *z, const fp_node *n, uint32_t k, int kind, bo
     case K_SAME:
         if (!five)
             return NULL;
-        return fixed(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 ? fmt_of(z, v) : z->nc1hwc0;
+        return fp_value_is_fixed(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 ? fmt_of(z, v) : z->nc1hwc0;
     default:
-        if (z->matmul_nz && k == 1 && fixed(v) && v->shape.rank >= 2 && (n->op == FP_OP_MATMUL || n->op == FP_OP_GEMM))
+        if (z->matmul_nz && k == 1 && fp_value_is_fixed(v) && v->shape.rank >= 2 && (n->op == FP_OP_MATMUL || n->op == FP_OP_GEMM))
             return z->fnz;
         return NULL;
     }
@@ -289,14 +285,7 @@ static void restore_output(gef *z, fp_value *v)
     if (!fmt_of(z, v) && !to_float)
         return;
     g_autofree char *name = g_strdup_printf("%s/device", v->name);
-    fp_value *inner = fp_graph_value_like(z->g, name, v, to_float ? z->compute : FP_DT_UNDEFINED);
-    fp_node_set_output(v->producer, v->producer_port, inner);
-    for (guint i = 0; i < z->g->nodes->len; i++) {
-        fp_node *n = z->g->nodes->pdata[i];
-        for (uint32_t k = 0; !(n->flags & FP_NODE_REMOVED) && !is_net_output(n) && k < n->n_inputs; k++)
-            if (n->inputs[k] == v)
-                n->inputs[k] = inner;
-    }
+    fp_value *inner = fp_value_interpose(z->g, v, name, to_float ? z->compute : FP_DT_UNDEFINED, is_net_output);
     fit(z);
     z->fmt[inner->id] = z->fmt[v->id];
     z->half[inner->id] = z->half[v->id];

@@ -326,16 +326,8 @@ static bool visit_blocked(nchwc *z, fp_node *n)
  * blocked read, and a ReorderOutput writes the output itself. */
 static void reorder_graph_output(nchwc *z, fp_value *v)
 {
-    fp_node *p = v->producer;
     g_autofree char *name = g_strdup_printf("%s/nchwc_out", v->name);
-    fp_value *inner = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
-    fp_node_set_output(p, v->producer_port, inner);
-    for (guint i = 0; i < z->g->nodes->len; i++) {
-        fp_node *n = z->g->nodes->pdata[i];
-        for (uint32_t k = 0; !(n->flags & FP_NODE_REMOVED) && k < n->n_inputs; k++)
-            if (n->inputs[k] == v)
-                n->inputs[k] = inner;
-    }
+    fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
     fit(z);
     z->blocked[inner->id] = 1;
     z->blocked[v->id] = 0;
