@@ -172,7 +172,7 @@ static bool validate(fp_target *t, GError **error)
     return true;
 }
 
-static fp_target *load_path(const char *path, GError **error);
+static fp_target *load_path(const char *path, GKeyFile *kf, GError **error);
 
 /* The file of target name_or_path: the path itself, or NAME.ini in the target folders. NULL with
  * the error naming the known targets. */
@@ -194,59 +194,75 @@ static char *target_path(const char *name_or_path, GError **error)
     return NULL;
 }
 
-/* [target] alias of the file at path (another target's name), or NULL: none, or unreadable (the
- * load says why). */
-static char *alias_of(const char *path)
+/* The key file at path (',' separates list items), escapes checked; NULL with the error naming
+ * the file. */
+static GKeyFile *read_keyfile(const char *path, GError **error)
 {
-    g_autoptr(GKeyFile) kf = g_key_file_new();
-    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, NULL))
+    GKeyFile *kf = g_key_file_new();
+    g_key_file_set_list_separator(kf, ',');
+    g_autoptr(GError) err = NULL;
+    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &err)) {
+        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: %s", path, err->message);
+        g_key_file_free(kf);
         return NULL;
-    char *a = g_key_file_get_string(kf, "target", "alias", NULL);
-    return a ? g_strstrip(a) : NULL;
+    }
+    if (!fp_keyfile_check_escapes(kf, path, error)) {
+        g_key_file_free(kf);
+        return NULL;
+    }
+    return kf;
+}
+
+/* For a file whose [target] alias names another target (one level only): that target's file and
+ * key file, in place of *path and *kf; false with the error. */
+static bool follow_alias(char **path, GKeyFile **kf, GError **error)
+{
+    g_autofree char *alias = g_key_file_get_string(*kf, "target", "alias", NULL);
+    if (!alias)
+        return true;
+    g_strstrip(alias);
+    g_autofree char *real = target_path(alias, error);
+    if (!real) {
+        g_prefix_error(error, "%s: [target] alias: ", *path);
+        return false;
+    }
+    GKeyFile *other = read_keyfile(real, error);
+    if (!other)
+        return false;
+    if (g_key_file_has_key(other, "target", "alias", NULL)) {
+        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] alias: '%s' is an alias itself", *path,
+                    alias);
+        g_key_file_free(other);
+        return false;
+    }
+    g_key_file_free(*kf);
+    *kf = other;
+    g_free(*path);
+    *path = g_steal_pointer(&real);
+    return true;
 }
 
 fp_target *fp_target_load(const char *name_or_path, GError **error)
 {
     g_autofree char *path = target_path(name_or_path, error);
-    g_autofree char *alias = path ? alias_of(path) : NULL;
-    if (alias) { /* a name for another target: that one, under its own name */
-        g_autofree char *real = target_path(alias, error);
-        g_autofree char *again = real ? alias_of(real) : NULL;
-        if (real && again) {
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] alias: '%s' is an alias itself", path,
-                        alias);
-            return NULL;
-        }
-        if (!real) {
-            g_prefix_error(error, "%s: [target] alias: ", path);
-            return NULL;
-        }
-        g_free(path);
-        path = g_steal_pointer(&real);
-    }
-    if (!path)
+    GKeyFile *kf = path ? read_keyfile(path, error) : NULL;
+    if (!kf)
         return NULL;
-    return load_path(path, error);
+    if (!follow_alias(&path, &kf, error)) {
+        g_key_file_free(kf);
+        return NULL;
+    }
+    return load_path(path, kf, error);
 }
 
-/* The target in the file at path. */
-static fp_target *load_path(const char *path, GError **error)
+/* The target in the key file kf read from path (kf now the target's). */
+static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
 {
     fp_target *t = g_new0(fp_target, 1);
     t->path = g_strdup(path);
-    t->keyfile = g_key_file_new();
+    t->keyfile = kf;
     t->params = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, param_free);
-    g_key_file_set_list_separator(t->keyfile, ',');
     g_autoptr(GError) err = NULL;
-    if (!g_key_file_load_from_file(t->keyfile, path, G_KEY_FILE_NONE, &err)) {
-        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: %s", path, err->message);
-        fp_target_free(t);
-        return NULL;
-    }
-    if (!fp_keyfile_check_escapes(t->keyfile, path, error)) {
-        fp_target_free(t);
-        return NULL;
-    }
     t->name = g_key_file_get_string(t->keyfile, "target", "name", NULL);
     t->description = g_key_file_get_string(t->keyfile, "target", "description", NULL);
     t->rules = g_key_file_get_string_list(t->keyfile, "target", "rules", NULL, &err);
