@@ -18,11 +18,19 @@ typedef struct {
     gboolean no_headroom;
 } train_opts;
 
-static void emit(FILE *out, gpointer data) { fp_report_train_text(data, out); }
+typedef struct {
+    const fp_train_report *r;
+    const fp_formats *fx; /* html: the formats module; text: NULL */
+} emit_args;
 
-static const fp_formats *html_formats;
-
-static void emit_html(FILE *out, gpointer data) { html_formats->train_html(data, out); }
+static void emit(FILE *out, gpointer data)
+{
+    const emit_args *a = data;
+    if (a->fx)
+        a->fx->train_html(a->r, out);
+    else
+        fp_report_train_text(a->r, out);
+}
 
 /* --reserve P%: the share kept free; false after printing the error. */
 static bool parse_reserve(const char *spec, double *share)
@@ -115,12 +123,10 @@ static int run(const char *path, const train_opts *to, const fp_training_opts *o
         }
         return FP_EXIT_OK;
     }
-    if (to->format && strcmp(to->format, "html") == 0) {
-        if (!(html_formats = fp_cli_formats("train", "-f html")))
-            return FP_EXIT_BAD;
-        return fp_cli_emit_text(to->output, emit_html, &r) ? FP_EXIT_OK : FP_EXIT_BAD;
-    }
-    return fp_cli_emit_text(to->output, emit, &r) ? FP_EXIT_OK : FP_EXIT_BAD;
+    emit_args a = {&r, NULL};
+    if (to->format && strcmp(to->format, "html") == 0 && !(a.fx = fp_cli_formats("train", "-f html")))
+        return FP_EXIT_BAD;
+    return fp_cli_emit_text(to->output, emit, &a) ? FP_EXIT_OK : FP_EXIT_BAD;
 }
 
 int fp_cmd_train(int argc, char **argv)
