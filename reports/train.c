@@ -143,11 +143,11 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
         if (t->max_batch)
             fprintf(out, "\nheadroom max batch %" G_GINT64_FORMAT " on %s (%s usable after a %.0f%% reserve)\n",
                     t->max_batch, t->device->name, usable, r->reserve * 100);
-        if (t->planned)
-            fprintf(out, "         max batch %" G_GINT64_FORMAT " with recomputation at the budget's share\n",
-                    t->max_batch_planned);
         else
             fprintf(out, "\nheadroom not even batch 1 fits on %s (%s usable after a %.0f%% reserve)\n",
                     t->device->name, usable, r->reserve * 100);
+        if (t->planned)
+            fprintf(out, "         max batch %" G_GINT64_FORMAT " with recomputation at the budget's share\n",
+                    t->max_batch_planned);
     }
 }

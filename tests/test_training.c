@@ -241,6 +241,11 @@ static void test_cli(void)
     tu_expect_cli_error((const char *[]){"train", FP_SOURCE_DIR "/models/missing.onnx", NULL},
                         FP_SOURCE_DIR "/models/missing.onnx", "");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", NULL}, "train_resnet_tiny.txt");
+    tu_run_result r = tu_run((const char *[]){"train", FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "headroom max batch"));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "not even batch 1")); /* one headroom verdict, not two */
+    tu_run_clear(&r);
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--budget", "50%", NULL}, "train_resnet_tiny_budget.txt");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--budget", "50%", "-f", "html", NULL},
               "train_resnet_tiny_budget.html");
