@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+#include "analysis/bind.h"
 #include "devices/device.h"
+#include "passes/memory/headroom.h"
 #include "passes/memory/memory.h"
 
 #define MAX_BATCH ((int64_t)1 << 24)
@@ -142,16 +144,19 @@ static bool graph_training(fp_training *t)
     return true;
 }
 
-/* Whether some input has a batch to vary: a symbolic first dim (or the named one). */
-static bool has_batch(const fp_model *m, const char *batch_dim)
+/* Why the headroom cannot be searched (as the inference analysis says it), or NULL. */
+static const char *headroom_refusal(const fp_analysis *a, const fp_training_opts *o)
 {
-    for (guint i = 0; i < m->main->inputs->len; i++) {
-        const fp_value *v = m->main->inputs->pdata[i];
-        for (int32_t d = 0; d < v->decl_shape.rank; d++)
-            if (v->decl_shape.dims[d].sym && (batch_dim ? g_strcmp0(v->decl_shape.dims[d].sym, batch_dim) == 0 : d == 0))
-                return true;
+    if (o->inputs)
+        return "not searched: --input fixes the shapes (use --batch or --dim)";
+    for (char **d = o->dims; d && *d; d++) {
+        g_autofree char *name = g_strndup(*d, strcspn(*d, "="));
+        if (fp_bind_is_batch(a->model, o->batch_dim, name))
+            return "not searched: --dim binds the batch dimension (bind it with --batch instead)";
     }
-    return false;
+    if (!fp_headroom_has_batch(a->model, o->batch_dim, true))
+        return "not searched: the model has no symbolic batch dimension (name one with --batch-dim)";
+    return NULL;
 }
 
 fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError **error)
@@ -178,11 +183,7 @@ fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError
         plan(t, o);
     if (!o->headroom)
         return t;
-    if (o->inputs)
-        t->headroom_note = "not searched: --input fixes the shapes (use --batch or --dim)";
-    else if (!has_batch(a->model, o->batch_dim))
-        t->headroom_note = "not searched: the model has no symbolic batch dimension (name one with --batch-dim)";
-    else
+    if (!(t->headroom_note = headroom_refusal(a, o)))
         t->searched = true, t->max_batch = search(path, o, t->usable_bytes, false);
     if (t->searched && t->planned)
         t->max_batch_planned = search(path, o, t->usable_bytes, true);

@@ -222,6 +222,14 @@ static void test_headroom(void)
     CU_ASSERT(fits->step.peak_bytes <= t->usable_bytes);
     CU_ASSERT(over->step.peak_bytes > t->usable_bytes);
     CU_ASSERT_EQUAL(fits->batch, t->max_batch);
+    /* --dim binding the batch fixes it: no search (it ran to 2^24, every batch the same) */
+    char *dims[] = {"batch=4", NULL};
+    fp_training_opts d = o;
+    d.dims = dims;
+    g_autoptr(fp_training) bound = fp_training_run(path, &d, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bound);
+    CU_ASSERT_FALSE(bound->searched);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bound->headroom_note, "--dim binds the batch dimension"));
 }
 
 static void test_cli(void)

@@ -98,9 +98,7 @@ static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **erro
     return true;
 }
 
-/* Whether some main-graph input has a batch to vary: a symbolic or unknown first dimension, or a
- * dimension named batch_dim; in the declared shapes, or in the inferred ones (bound by --input). */
-static bool has_batch(const fp_model *m, const char *batch_dim, bool declared)
+bool fp_headroom_has_batch(const fp_model *m, const char *batch_dim, bool declared)
 {
     const fp_graph *g = m->main;
     for (guint i = 0; i < g->inputs->len; i++) {
@@ -262,7 +260,7 @@ static bool find_max_batch(search *s, fp_diag *diag, GError **error)
     s->inferred = opts->input_shapes != NULL;
     if (opts->input_shapes && !fp_pass_shapes(s->m, &unbound, NULL, error))
         return false;
-    if (!has_batch(s->m, opts->batch_dim, !opts->input_shapes)) {
+    if (!fp_headroom_has_batch(s->m, opts->batch_dim, !opts->input_shapes)) {
         no_batch_error(s->m, opts, error);
         return false;
     }

@@ -58,6 +58,11 @@ typedef struct {
     const char *batch_desc; /* what was bound: the symbol, or "first dimension of the inputs" */
 } fp_headroom_result;
 
+/* Whether some main-graph input of m has a batch to vary: a symbolic or unknown first dimension,
+ * or a dimension named batch_dim; in the declared shapes, or in the inferred ones (bound by
+ * --input). */
+bool fp_headroom_has_batch(const fp_model *m, const char *batch_dim, bool declared);
+
 /* Finds the largest batch B such that weights + planned activations (+ the bytes held outside the
  * arena) at B fit in capacity - reserve: re-runs shape inference (fp_pass_shapes with opts.batch = B) and plans the arena
  * (fp_memory_arena) per batch, jumping to where the line through the batches planned so far reaches
