@@ -27,12 +27,10 @@ static void emit(FILE *out, gpointer data)
 /* --reserve: "P%" of the capacity or a size; false after printing the error. */
 static bool parse_reserve(const char *spec, uint64_t capacity, uint64_t *reserve)
 {
-    size_t len = strlen(spec);
-    if (len && spec[len - 1] == '%') {
-        g_autofree char *num = g_strndup(spec, len - 1);
-        char *end = NULL;
-        double p = g_ascii_strtod(num, &end);
-        if (end == num || *end || !(p >= 0 && p <= 100)) {
+    double p;
+    int pct = fp_cli_parse_percent(spec, &p);
+    if (pct) {
+        if (pct < 0 || !(p >= 0 && p <= 100)) {
             fp_cli_error("headroom: --reserve '%s': a percentage must be between 0%% and 100%%", spec);
             return false;
         }

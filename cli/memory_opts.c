@@ -96,3 +96,14 @@ bool fp_cli_parse_size(const char *text, const char *what, uint64_t *bytes, GErr
                 "%s '%s': unknown unit '%s' (B, KiB, MiB, GiB, TiB, or KB, MB, GB, TB)", what, text, end);
     return false;
 }
+
+int fp_cli_parse_percent(const char *text, double *percent)
+{
+    size_t len = strlen(text);
+    if (!len || text[len - 1] != '%')
+        return 0;
+    g_autofree char *num = g_strndup(text, len - 1);
+    char *end = NULL;
+    *percent = g_ascii_strtod(num, &end);
+    return end != num && !*end && isfinite(*percent) ? 1 : -1;
+}

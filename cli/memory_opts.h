@@ -28,4 +28,8 @@ bool fp_cli_memory_opts_resolve(const fp_cli_memory_opts *o, const char *cmd, fp
  * naming `what` on anything else or on overflow. */
 bool fp_cli_parse_size(const char *text, const char *what, uint64_t *bytes, GError **error);
 
+/* A percentage, "N%" (decimals allowed): 1 with N in *percent; 0 when text does not end in '%'
+ * (a size, say); -1 when it does but N is no number. The caller checks the range. */
+int fp_cli_parse_percent(const char *text, double *percent);
+
 #endif

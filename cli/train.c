@@ -38,11 +38,8 @@ static bool parse_reserve(const char *spec, double *share)
     *share = 0.1;
     if (!spec)
         return true;
-    size_t len = strlen(spec);
-    g_autofree char *num = g_strndup(spec, len && spec[len - 1] == '%' ? len - 1 : len);
-    char *end = NULL;
-    double p = g_ascii_strtod(num, &end);
-    if (!len || spec[len - 1] != '%' || end == num || *end || !(p >= 0 && p < 100)) {
+    double p;
+    if (fp_cli_parse_percent(spec, &p) != 1 || !(p >= 0 && p < 100)) {
         fp_cli_error("train: --reserve '%s': a percentage from 0%% to below 100%%, e.g. 10%%", spec);
         return false;
     }
@@ -55,12 +52,10 @@ static bool parse_budget(const char *spec, fp_training_opts *o)
 {
     if (!spec)
         return true;
-    size_t len = strlen(spec);
-    if (len && spec[len - 1] == '%') {
-        g_autofree char *num = g_strndup(spec, len - 1);
-        char *end = NULL;
-        double p = g_ascii_strtod(num, &end);
-        if (end == num || *end || !(p > 0 && p <= 100)) {
+    double p;
+    int pct = fp_cli_parse_percent(spec, &p);
+    if (pct) {
+        if (pct < 0 || !(p > 0 && p <= 100)) {
             fp_cli_error("train: --budget '%s': a share must be above 0%% and at most 100%%", spec);
             return false;
         }
