@@ -9,6 +9,7 @@
 #include "analysis/analysis.h"
 #include "devices/device.h"
 #include "frontends/load.h"
+#include "tmodel.h"
 #include "tutil.h"
 
 #define DECODER FP_SOURCE_DIR "/models/decoder_tiny.onnx"
@@ -145,10 +146,7 @@ static void test_group_query_attention(void)
         "  output { name: 'new_a' type { tensor_type { elem_type: 10 } } }\n"
         "  output { name: 'new_b' type { tensor_type { elem_type: 10 } } }\n"
         "}\n";
-    g_autofree char *path = tu_write_temp(text, strlen(text), ".onnxtxt");
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_model) m = fp_load_model(path, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g_autoptr(fp_model) m = tm_load_text(text, ".onnxtxt");
     g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
     CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
     CU_ASSERT_EQUAL(kv->layers, 1);
@@ -160,7 +158,6 @@ static void test_group_query_attention(void)
     CU_ASSERT_EQUAL(kv->dtype, FP_DT_FLOAT16);
     CU_ASSERT_EQUAL(kv->bytes_per_token, (uint64_t)2 * 4 * 64 * 2);
     CU_ASSERT_STRING_EQUAL(kv->past_dim, "past");
-    g_unlink(path);
 }
 
 /* With no option the decoder is analysed at a decode step of the default context: batch 1, 1 new

@@ -9,6 +9,7 @@
 #include "analysis/analysis.h"
 #include "analysis/precision.h"
 #include "frontends/load.h"
+#include "tmodel.h"
 #include "tutil.h"
 
 #define DECODER FP_SOURCE_DIR "/models/decoder_tiny.onnx"
@@ -163,16 +164,12 @@ static void test_kv_bytes(void)
         "  output { name: 'k2' type { tensor_type { elem_type: 10 } } }\n"
         "  output { name: 'v2' type { tensor_type { elem_type: 10 } } }\n"
         "}\n";
-    g_autofree char *path = tu_write_temp(text, strlen(text), ".onnxtxt");
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_model) m = fp_load_model(path, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g_autoptr(fp_model) m = tm_load_text(text, ".onnxtxt");
     g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
     CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
     for (size_t i = 0; i < G_N_ELEMENTS(dts); i++)
         CU_ASSERT_EQUAL(fp_kv_cache_token_bytes(kv, dts[i].dtype), (uint64_t)2 * 4 * 64 * dts[i].bytes);
     CU_ASSERT_EQUAL(fp_kv_cache_token_bytes(kv, FP_DT_UNDEFINED), (uint64_t)2 * 4 * 64 * 2);
-    g_unlink(path);
 }
 
 /* Every bad what-if: one line naming the option, exit code 2. */

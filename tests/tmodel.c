@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "frontends/load.h"
 #include "passes/fusion/fuse.h"
 #include "tutil.h"
 
@@ -292,4 +293,14 @@ void tm_rmdir(const char *dir)
     if (d)
         g_dir_close(d);
     g_rmdir(dir);
+}
+
+fp_model *tm_load_text(const char *text, const char *suffix)
+{
+    g_autofree char *path = tu_write_temp(text, strlen(text), suffix);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = fp_load_model(path, &err);
+    g_unlink(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    return m;
 }

@@ -16,6 +16,10 @@
  * range where a text file has the bytes) beyond "inline payloads are equal". */
 char *tm_model_diff(const fp_model *a, const fp_model *b);
 
+/* The model in `text` (a file format fp_load_model knows by `suffix`: ".onnxtxt", ".txt" for GE
+ * text), written to a temp file, loaded (asserted) and the file removed. */
+fp_model *tm_load_text(const char *text, const char *suffix);
+
 /* How many nodes of g of op type `op` execute (neither removed nor folded). */
 guint tm_count_ops(const fp_graph *g, const char *op);
 
