@@ -733,17 +733,24 @@ static bool min_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out
 }
 
 /* The data input of node c->node has a static shape (GE's fusion passes that need one). */
+/* Whether value v (the `role` of node n: "input", "weight") has a static shape; else the reason,
+ * with `fix`. */
+static bool static_shape(const fp_constraint *c, const fp_match *mt, GPtrArray *out, const fp_node *n,
+                         const fp_value *v, const char *role, const char *fix)
+{
+    if (!v || fp_shape_static(&v->shape))
+        return true;
+    const char *s = shape_str(mt, &v->shape);
+    reason(mt, out, c->name, fmt(mt, "shape %s", s), sdup(mt, "a static shape"),
+           fmt(mt, "%s %s: %s '%s' has a dynamic shape %s", n->op_type, n->name, role, v->name, s), sdup(mt, fix));
+    return false;
+}
+
 static bool static_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, MAX(c->node, 0));
-    fp_value *x = n && n->n_inputs ? n->inputs[0] : NULL;
-    if (!x || fp_shape_static(&x->shape))
-        return true;
-    const char *s = shape_str(mt, &x->shape);
-    reason(mt, out, c->name, fmt(mt, "shape %s", s), sdup(mt, "a static shape"),
-           fmt(mt, "%s %s: input '%s' has a dynamic shape %s", n->op_type, n->name, x->name, s),
-           sdup(mt, "bind the dims (--input, --dim) or compile with static shapes (atc --input_shape)"));
-    return false;
+    return static_shape(c, mt, out, n, n && n->n_inputs ? n->inputs[0] : NULL, "input",
+                        "bind the dims (--input, --dim) or compile with static shapes (atc --input_shape)");
 }
 
 /* The constant operand of node c->node is at most param (an epsilon). */
@@ -868,13 +875,8 @@ static bool static_weight(const fp_constraint *c, const fp_match *mt, GPtrArray 
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *w = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
-    if (!w || fp_shape_static(&w->shape))
-        return true;
-    const char *s = shape_str(mt, &w->shape);
-    reason(mt, out, c->name, fmt(mt, "shape %s", s), sdup(mt, "a static shape"),
-           fmt(mt, "%s %s: weight '%s' has a dynamic shape %s", n->op_type, n->name, w->name, s),
-           sdup(mt, "the pass allows dynamic data inputs but not dynamic weights: fix the weight's shape"));
-    return false;
+    return static_shape(c, mt, out, n, w, "weight",
+                        "the pass allows dynamic data inputs but not dynamic weights: fix the weight's shape");
 }
 
 static bool max_chain(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
