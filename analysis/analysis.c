@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/bind.h"
+#include "analysis/declared.h"
 #include "frontends/load.h"
 #include "passes/metrics.h"
 
@@ -94,6 +95,8 @@ static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **err
         return false;
     a->owned->shapes = (fp_shape_opts){.input_shapes = shapes, .batch = a->batch, .batch_dim = g_strdup(o->batch_dim),
                                        .dims = a->owned->dims, .n_dims = a->owned->n_dims};
+    if (a->target->fold_declared)
+        fp_declared_mark_runtime(a->model);
     a->owned->reuse = fp_memory_reuse_new(NULL);
     a->owned->mem = (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN,
                                      .align = a->device->align_bytes, .outside = a->owned->outside,
@@ -140,6 +143,8 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
     g_autoptr(GHashTable) shapes = bind_inputs(a->original, o, a->owned, &batch, &batch_note, &inputs_note, error);
     if (!shapes)
         return false;
+    if (a->target->fold_declared)
+        fp_declared_mark_runtime(a->original);
     fp_shape_opts so = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim, .dims = a->owned->dims,
                         .n_dims = a->owned->n_dims};
     if (!fp_pass_shapes(a->original, &so, NULL, error)) {

@@ -7,8 +7,9 @@
 #include "passes/float16.h"
 #include "passes/layout.h"
 #include "passes/metrics.h"
+#include "passes/transpose.h"
 
-static const char *const passes[] = {"shapes", "metrics", "expand", "fuse", "layout", "nchwc", "memory", "cost", NULL};
+static const char *const passes[] = {"shapes", "metrics", "expand", "transpose", "fuse", "layout", "nchwc", "memory", "cost", NULL};
 
 bool fp_pipeline_has_pass(const char *name) { return g_strv_contains(passes, name); }
 
@@ -136,6 +137,10 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     if (!after(m, o, "expand", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
         return false;
 
+    fp_transpose_result transposes;
+    fp_pass_transpose(m, o->target, &transposes, diag);
+    if (!after(m, o, "transpose", error))
+        return false;
     res->fusions = fp_fusion_list_new();
     if (!fp_pass_fuse(m, o->target, res->fusions, diag, error) || !after(m, o, "fuse", error))
         return false;
@@ -148,6 +153,7 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     if (!fp_pass_layout(m, o->target, &res->layout, diag, error) || !after(m, o, "layout", error))
         return false;
     res->layout.ge = ge;
+    res->layout.transpose = transposes;
     if (fp_pass_nchwc(m, o->target, o->device->nchwc_block, &res->layout.nchwc, diag)) {
         res->layout.rewrote = true;
         res->layout.conversions_after += res->layout.nchwc.reorder_in + res->layout.nchwc.reorder_out;

@@ -117,6 +117,18 @@ static void layout_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_int(w, "removed", res->layout.removed);
     fp_jsonw_int(w, "merged", res->layout.merged);
     fp_jsonw_int(w, "kept", res->layout.refused);
+    const fp_transpose_result *tr = &res->layout.transpose;
+    if (tr->ran) {
+        fp_jsonw_begin_object(w, "transpose_optimizer");
+        fp_jsonw_int(w, "pushed", tr->pushed);
+        fp_jsonw_int(w, "cancelled", tr->cancelled);
+        fp_jsonw_int(w, "inserted", tr->inserted);
+        fp_jsonw_int(w, "removed", tr->removed);
+        fp_jsonw_int(w, "not_modelled", tr->unmodelled);
+        fp_jsonw_end_object(w);
+    } else {
+        fp_jsonw_null(w, "transpose_optimizer");
+    }
     const fp_nchwc_result *nc = &res->layout.nchwc;
     if (nc->converted || nc->kept_nchw) {
         fp_jsonw_begin_object(w, "nchwc");
@@ -128,6 +140,7 @@ static void layout_json(fp_jsonw *w, const fp_report *r)
         fp_jsonw_int(w, "activations_folded", nc->act_fused);
         fp_jsonw_int(w, "reorder_input", nc->reorder_in);
         fp_jsonw_int(w, "reorder_output", nc->reorder_out);
+        fp_jsonw_int(w, "transposes_folded", nc->transposes_folded);
         fp_jsonw_end_object(w);
     } else {
         fp_jsonw_null(w, "nchwc");

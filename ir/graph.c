@@ -509,6 +509,52 @@ void fp_node_set_output(fp_node *n, uint32_t port, fp_value *v)
     v->producer_port = port;
 }
 
+fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_t *vals, uint32_t n)
+{
+    fp_model *m = g->model;
+    fp_value *v = fp_graph_value(g, name);
+    fp_dim *dims = fp_arena_calloc(m->arena, 1, sizeof(fp_dim));
+    dims[0] = (fp_dim){n, NULL};
+    fp_tensor *t = fp_arena_calloc(m->arena, 1, sizeof(fp_tensor));
+    *t = (fp_tensor){.dtype = FP_DT_INT64, .where = FP_DATA_INLINE, .shape = {1, dims}, .nbytes = 8 * (uint64_t)n,
+                     .data = fp_arena_memdup(m->arena, vals, 8 * (size_t)n)};
+    fp_dim *sval = fp_arena_calloc(m->arena, MAX(n, 1), sizeof(fp_dim));
+    for (uint32_t i = 0; i < n; i++)
+        sval[i] = (fp_dim){vals[i], NULL};
+    v->kind = FP_VALUE_INITIALIZER;
+    v->type = FP_TYPE_TENSOR;
+    v->dtype = v->decl_dtype = FP_DT_INT64;
+    v->shape = v->decl_shape = t->shape;
+    v->tensor = t;
+    v->declared = true;
+    v->sval = sval;
+    v->n_sval = (int32_t)n;
+    return v;
+}
+
+int fp_value_ints(const fp_value *v, int64_t *out, int max)
+{
+    if (!fp_value_is_constant(v))
+        return -1;
+    const fp_tensor *t = v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : fp_value_fold(v);
+    uint64_t numel = 0;
+    if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, &numel) || numel > (uint64_t)max)
+        return -1;
+    unsigned size = t->dtype == FP_DT_INT64 ? 8 : t->dtype == FP_DT_INT32 ? 4 : 0;
+    if (!size || t->nbytes < size * numel)
+        return -1;
+    for (uint64_t i = 0; i < numel; i++) {
+        if (size == 8) {
+            memcpy(&out[i], (const uint8_t *)t->data + 8 * i, 8);
+        } else {
+            int32_t x;
+            memcpy(&x, (const uint8_t *)t->data + 4 * i, 4);
+            out[i] = x;
+        }
+    }
+    return (int)numel;
+}
+
 fp_value *fp_value_interpose(fp_graph *g, fp_value *v, const char *name, fp_dtype dtype,
                              bool (*keeps)(const fp_node *reader))
 {

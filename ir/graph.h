@@ -276,6 +276,8 @@ enum {
     FP_NODE_FOLDED = 1u << 0,  /* a shape computation evaluated at analysis time */
     FP_NODE_REMOVED = 1u << 1, /* removed by a pass (kept for reports, not executed) */
     FP_NODE_FUSED = 1u << 2,   /* the result of a fusion: metrics.flops is the sum of its members' */
+    FP_NODE_RUNTIME_SHAPE = 1u << 3, /* a Shape or Size the runtime evaluates at inference: the compiler
+                                        optimizes before the dims its input declares are bound */
 };
 
 /* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas); whether it is known
@@ -451,6 +453,12 @@ void fp_node_set_output(fp_node *n, uint32_t port, fp_value *v);
  * new value. The caller then writes v from it. The use lists wait for fp_model_link. */
 fp_value *fp_value_interpose(fp_graph *g, fp_value *v, const char *name, fp_dtype dtype,
                              bool (*keeps)(const fp_node *reader));
+/* A new int64 initializer of g called `name` (not a name g has already) holding vals[0..n): a
+ * 1-D tensor inline, its sval set (a pass's new axes, split sizes). */
+fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_t *vals, uint32_t n);
+/* The contents of v when it is a constant (fp_value_is_constant) int64 or int32 tensor held inline
+ * (its own, or folded) of at most max elements: written to out, their count returned; else -1. */
+int fp_value_ints(const fp_value *v, int64_t *out, int max);
 /* fp_graph_value of the len bytes at name (no NUL among them; need not be NUL-terminated). */
 fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len);
 /* fp_graph_value_len, telling whether the value was there already (*existed). */

@@ -1,7 +1,7 @@
 /* ge_format.h - the storage formats and dtypes Ascend's graph engine gives each tensor of a graph
  * that has none yet (passes/ge_format.c), on targets that ask for it (`[layout] ge_formats`): the
  * TransData and Cast ops GE inserts, those that run on the device and those it folds into the
- * weights at build. Rules and sources: docs/layout.md, "GE formats". */
+ * weights at build. Rules and sources: docs/rules.md, "GE formats". */
 #ifndef FP_PASS_GE_FORMAT_H
 #define FP_PASS_GE_FORMAT_H
 

@@ -18,6 +18,7 @@ typedef struct {
     fp_diag *diag;
     bool drop_narrowing;
     bool report; /* the final sweep: record refusals (earlier sweeps would repeat them) */
+    bool transposes_done; /* ONNX Runtime's transpose optimizer ran before (passes/transpose.c) */
     GHashTable *dirty;
 } pass;
 
@@ -498,7 +499,7 @@ static bool sweep_graph(pass *p, const GPtrArray *cv, bool changed)
             fp_node *node = cv->pdata[i];
             if (!live(p, node))
                 continue;
-            if (node->op == FP_OP_TRANSPOSE)
+            if (node->op == FP_OP_TRANSPOSE && !p->transposes_done)
                 changed |= try_transpose(p, node, phase == 1);
             else if (phase == 0 && node->op == FP_OP_TRANS_DATA)
                 changed |= try_transdata(p, node);
@@ -569,6 +570,7 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
     pass p = {.m = m, .res = res, .diag = diag, .dirty = g_hash_table_new(g_direct_hash, g_direct_equal)};
     if (t && t->keyfile)
         p.drop_narrowing = g_key_file_get_boolean(t->keyfile, "layout", "drop_narrowing_casts", NULL);
+    p.transposes_done = fp_transpose_optimizer_on(t);
     guint n_graphs = m->graphs->len;
     GPtrArray **convs = conversions_of(m);                          /* file order */
     GPtrArray **sweep_convs = g_new0(GPtrArray *, n_graphs + 1);  /* topological order, NULL: to make */

@@ -8,6 +8,7 @@
 #include "passes/fusion/fuse.h"
 #include "passes/ge_format.h"
 #include "passes/nchwc.h"
+#include "passes/transpose.h"
 
 typedef struct {
     uint32_t conversions_before; /* Transpose, TransData, Cast (runtime ops) before the pass */
@@ -19,12 +20,15 @@ typedef struct {
     bool rewrote;                /* the graph changed (false: every op, edge and type as before) */
     fp_nchwc_result nchwc;       /* the NCHWc conversion after it (passes/nchwc.h; zeros: none) */
     fp_ge_format_result ge;      /* GE's formats chosen after it (passes/ge_format.h; zeros: none) */
+    fp_transpose_result transpose; /* ONNX Runtime's transpose optimizer before the fusions
+                                    (passes/transpose.h; zeros: none) */
 } fp_layout_result;
 
 /* True for the ops the pass counts as layout conversions. */
 bool fp_layout_is_conversion(const fp_node *n);
 
-/* Runs on every graph until nothing changes. The target's `[layout] drop_narrowing_casts` allows
+/* Runs on every graph until nothing changes; Transposes are left to passes/transpose.c on a
+ * target that runs ONNX Runtime's transpose optimizer. The target's `[layout] drop_narrowing_casts` allows
  * removing precision-changing Cast round trips (fp32 -> fp16 -> fp32); default false. Re-links. */
 bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error);
 

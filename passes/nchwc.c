@@ -51,16 +51,42 @@ static fp_value *reorder(nchwc *z, fp_value *v, fp_op op)
     return out;
 }
 
-/* v as a blocked tensor (its ReorderInput output, made once). */
+/* Whether n is a live Transpose of a 4-D tensor with the permutation p[0..4). */
+static bool transpose_4d(const fp_node *n, const int64_t *p)
+{
+    const fp_attr *a = n ? fp_node_attr(n, "perm") : NULL;
+    return n && n->op == FP_OP_TRANSPOSE && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && a &&
+           a->type == FP_ATTR_INTS && a->n == 4 && memcmp(a->u.ints, p, 4 * sizeof(int64_t)) == 0;
+}
+
+/* Reorder node r reads NHWC or writes it (the channels_last attribute). */
+static void set_channels_last(nchwc *z, fp_node *r)
+{
+    r->attrs = fp_arena_calloc(z->m->arena, 1, sizeof(fp_attr));
+    r->attrs[0] = (fp_attr){.name = fp_intern(z->m, "channels_last", -1), .type = FP_ATTR_INT, .u.i = 1};
+    r->n_attrs = 1;
+    z->res->transposes_folded++;
+}
+
+/* v as a blocked tensor (its ReorderInput output, made once). A Transpose from NHWC (perm 0, 3,
+ * 1, 2) whose output only this reorder reads folds into it: the reorder reads the NHWC tensor. */
 static fp_value *as_blocked(nchwc *z, fp_value *v)
 {
+    static const int64_t from_nhwc[4] = {0, 3, 1, 2};
     if (is_blocked(z, v))
         return v;
     fp_value *r = g_hash_table_lookup(z->to_blocked, v);
-    if (!r) {
-        r = reorder(z, v, FP_OP_REORDER_INPUT);
-        g_hash_table_insert(z->to_blocked, v, r);
+    if (r)
+        return r;
+    fp_node *t = v->producer;
+    bool fold = transpose_4d(t, from_nhwc) && v->n_uses == 1 && !v->is_output;
+    r = reorder(z, fold ? t->inputs[0] : v, FP_OP_REORDER_INPUT);
+    if (fold) {
+        set_channels_last(z, r->producer);
+        t->flags |= FP_NODE_REMOVED;
+        v->producer = NULL;
     }
+    g_hash_table_insert(z->to_blocked, v, r);
     return r;
 }
 
@@ -277,6 +303,21 @@ static bool blocked_batch_norm(nchwc *z, fp_node *n)
     return true;
 }
 
+/* A Transpose to NHWC (perm 0, 2, 3, 1) of a blocked tensor becomes a ReorderOutput that writes
+ * NHWC (channels_last). */
+static bool blocked_transpose(nchwc *z, fp_node *n)
+{
+    static const int64_t to_nhwc[4] = {0, 2, 3, 1};
+    if (!is_blocked(z, n->inputs[0]) || !transpose_4d(n, to_nhwc))
+        return false;
+    n->op = FP_OP_REORDER_OUTPUT;
+    n->op_type = fp_intern(z->m, "ReorderOutput", -1);
+    n->domain = z->domain;
+    set_channels_last(z, n);
+    z->res->reorder_out++;
+    return true;
+}
+
 /* A Concat on axis 1 of blocked tensors whose channels are each a multiple of the block. */
 static bool blocked_concat(nchwc *z, fp_node *n)
 {
@@ -317,6 +358,7 @@ static bool visit_blocked(nchwc *z, fp_node *n)
     case FP_OP_MUL: return blocked_mul(z, n);
     case FP_OP_CONCAT: return blocked_concat(z, n);
     case FP_OP_BATCH_NORM: return blocked_batch_norm(z, n);
+    case FP_OP_TRANSPOSE: return blocked_transpose(z, n);
     default:
         return fp_op_has(n->op, FP_OPF_ACT) && n->n_inputs >= 1 && n->n_outputs == 1 && blocked_activation(z, n);
     }

@@ -1,6 +1,6 @@
 /* nchwc.h - ONNX Runtime's NCHWc blocked layout (passes/nchwc.c): its level-3 NchwcTransformer,
  * which the `ort-cpu-all` target (`[layout] nchwc = true`) applies with the device's block size.
- * Conditions and sources: docs/layout.md, "NCHWc". */
+ * Conditions and sources: docs/rules.md, "NCHWc". */
 #ifndef FP_PASS_NCHWC_H
 #define FP_PASS_NCHWC_H
 
@@ -18,6 +18,7 @@ typedef struct {
     uint32_t act_fused;     /* activations folded into it */
     uint32_t reorder_in;    /* ReorderInput nodes inserted */
     uint32_t reorder_out;   /* ReorderOutput nodes inserted */
+    uint32_t transposes_folded; /* Transposes to or from NHWC folded into a reorder (channels_last) */
 } fp_nchwc_result;
 
 /* Converts m's main graph to NCHWc with `block` channels per block (the device's nchwc_block),

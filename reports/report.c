@@ -188,13 +188,21 @@ static void text_fusion_layout(const fp_report *r, text_style b, FILE *out)
     const fp_layout_result *lay = &r->res->layout;
     fprintf(out, "\n%slayout%s  %u conversions before, %u after (%u removed, %u merged, %u kept with a reason)\n", b.on,
             b.off, lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
+    const fp_transpose_result *tr = &lay->transpose;
+    if (tr->pushed || tr->unmodelled)
+        fprintf(out, "  transpose optimizer (before fusion): Transposes pushed through %u ops, %u cancelled, %u inserted, "
+                     "%u removed%s\n", tr->pushed, tr->cancelled, tr->inserted, tr->removed,
+                tr->unmodelled ? "; some pushes not modelled (see the transpose-unmodelled findings)" : "");
     const fp_nchwc_result *nc = &lay->nchwc;
+    g_autofree char *transposes_folded = nc->transposes_folded ? g_strdup_printf(" (%u of them fold a Transpose to or "
+                                                                                  "from NHWC)", nc->transposes_folded)
+                                                               : g_strdup("");
     if (nc->converted || nc->kept_nchw)
         fprintf(out, "  NCHWc in blocks of %" G_GUINT64_FORMAT ": %u Convs and pools blocked, %u kept NCHW; %u other ops on "
                      "blocked tensors; %u Adds and %u activations folded into blocked Convs; %u ReorderInput and %u "
-                     "ReorderOutput inserted\n",
+                     "ReorderOutput inserted%s\n",
                 r->device->nchwc_block, nc->converted, nc->kept_nchw, nc->blocked, nc->sum_fused, nc->act_fused,
-                nc->reorder_in, nc->reorder_out);
+                nc->reorder_in, nc->reorder_out, transposes_folded);
     const fp_ge_format_result *ge = &lay->ge;
     if (ge->ran)
         fprintf(out, "  GE formats (C0 = %u): %u ops in NC1HWC0; on the device %u TransData and %u Cast; folded into "

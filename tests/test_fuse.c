@@ -591,6 +591,119 @@ static void test_slice_split(void)
     slice_split((split_case){{{0, 4}, {4, 8}}, 2, .opset = 12}, "min_opset");
 }
 
+/* x [3, 4] read by Gathers along axis 0 (a fused QKV split): with scalar indices each piece of the
+ * Split is squeezed (the anchor's Squeeze is made at the end of the pass); a one-element index keeps
+ * the dim; a Slice may take part; an index that is no constant refuses. */
+static void test_gather_split(void)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 2, (int64_t[]){4, 5});
+        tb_input(b, "dyn", I64, 0, NULL);
+        tb_init_i64_scalar(b, "i0", 0);
+        tb_init_i64(b, "i1", 1, (int64_t[]){1});
+        tb_init_i64_scalar(b, "i2", -2); /* 2 */
+        tb_init_i64(b, "s3", 1, (int64_t[]){3});
+        tb_init_i64(b, "e3", 1, (int64_t[]){4});
+        tb_init_i64(b, "ax", 1, (int64_t[]){0});
+        tb_node(b, "Gather", "g0", variant == 2 ? "x,dyn" : "x,i0", "y0");
+        tb_node(b, "Gather", "g1", "x,i1", "y1");
+        tb_node(b, "Gather", "g2", "x,i2", "y2");
+        tb_node(b, "Slice", "s3", "x,s3,e3,ax", "y3");
+        for (int i = 0; i < 4; i++) {
+            g_autofree char *y = g_strdup_printf("y%d", i), *z = g_strdup_printf("z%d", i);
+            tb_node(b, "Relu", z, y, z);
+            tb_output(b, z, F32, -1, NULL);
+        }
+        fp_model *m = NULL;
+        fp_fusion_list *l = fuse_tb(b, "ort-cpu", &m);
+        expect(l, "slice_split", "g0", variant == 2 ? "split_intervals" : NULL);
+        if (variant < 2) {
+            const fp_node *sp = node_named(m, "g0");
+            CU_ASSERT_STRING_EQUAL(sp->op_type, "Split");
+            CU_ASSERT_EQUAL(sp->n_outputs, 4);
+            CU_ASSERT_STRING_EQUAL(node_named(m, "g2")->op_type, "Squeeze"); /* scalar index: squeezed */
+            CU_ASSERT(node_named(m, "g1")->flags & FP_NODE_REMOVED);      /* [1] index: the piece itself */
+            CU_ASSERT(node_named(m, "s3")->flags & FP_NODE_REMOVED);
+            const fp_value *y0 = fp_graph_find(m->main, "y0");
+            CU_ASSERT_EQUAL(y0->producer->op, FP_OP_SQUEEZE);
+            CU_ASSERT_PTR_EQUAL(y0->producer->inputs[0], sp->outputs[0]);
+            g_autofree char *piece = fp_shape_to_string(&sp->outputs[0]->shape);
+            g_autofree char *out = fp_shape_to_string(&y0->shape);
+            CU_ASSERT_STRING_EQUAL(piece, "1x5");
+            CU_ASSERT_STRING_EQUAL(out, "5");
+            CU_ASSERT_PTR_EQUAL(sp->outputs[1], fp_graph_find(m->main, "y1"));
+            CU_ASSERT_PTR_EQUAL(sp->outputs[3], fp_graph_find(m->main, "y3"));
+        }
+        list_free(l);
+        fp_model_free(m);
+        tb_free(b);
+    }
+}
+
+/* x [1, 4, 6, 6] -> Pad (opset `opset`, pads as given, fill `fill`) -> [Cast] -> Conv, AveragePool or
+ * MaxPool (with `auto_pad`, an Indices output); ONNX Runtime's PadFusion conditions. */
+typedef struct {
+    int64_t pads[8];
+    float fill;
+    const char *op;
+    bool cast, indices, auto_pad;
+    int opset;
+} pad_case;
+
+static void pad_fusion(pad_case c, const char *constraint)
+{
+    tb *b = tb_new(c.opset ? c.opset : 13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 4, 6, 6});
+    tb_init(b, "w", F32, 4, (int64_t[]){4, 4, 3, 3});
+    tb_init_i64(b, "pads", 8, c.pads);
+    tb_init_f32(b, "fill", 0, &c.fill);
+    tb_node(b, "Pad", "pad", "x,pads,fill", "p");
+    if (c.cast)
+        tb_attr_i(b, tb_node(b, "Cast", "cast", "p", "pc"), "to", 1);
+    const char *in = c.cast ? "pc" : "p";
+    g_autofree char *ins = strcmp(c.op, "Conv") == 0 ? g_strdup_printf("%s,w", in) : g_strdup(in);
+    tb_node_t *n = tb_node(b, c.op, "consumer", ins, c.indices ? "y,idx" : "y");
+    if (strcmp(c.op, "Conv") != 0)
+        tb_attr_ints(b, n, "kernel_shape", 2, (int64_t[]){3, 3});
+    if (c.auto_pad)
+        tb_attr_s(b, n, "auto_pad", "SAME_UPPER");
+    else
+        tb_attr_ints(b, n, "pads", 4, (int64_t[]){1, 0, 1, 0});
+    tb_output(b, "y", F32, -1, NULL);
+    if (c.indices)
+        tb_output(b, "idx", I64, -1, NULL);
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", &m);
+    expect(l, "pad_fusion", "pad", constraint);
+    if (!constraint) {
+        const fp_node *cons = node_named(m, "consumer");
+        CU_ASSERT(node_named(m, "pad")->flags & FP_NODE_REMOVED);
+        CU_ASSERT_PTR_EQUAL(c.cast ? node_named(m, "cast")->inputs[0] : cons->inputs[0], fp_graph_find(m->main, "x"));
+        const fp_attr *pads = fp_node_attr(cons, "pads");
+        CU_ASSERT_FATAL(pads && pads->n == 4);
+        /* its [1, 0, 1, 0] plus the Pad's spatial starts and ends */
+        CU_ASSERT(pads->u.ints[0] == 1 + c.pads[2] && pads->u.ints[1] == c.pads[3] &&
+                  pads->u.ints[2] == 1 + c.pads[6] && pads->u.ints[3] == c.pads[7]);
+    }
+    list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+}
+
+static void test_pad_fusion(void)
+{
+    pad_fusion((pad_case){.pads = {0, 0, 1, 2, 0, 0, 1, 2}, .op = "Conv"}, NULL);
+    pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "AveragePool", .cast = true}, NULL);
+    pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "MaxPool"}, NULL);
+    pad_fusion((pad_case){.pads = {0, 0, 1, 2, 0, 0, 1, 2}, .fill = 1.0f, .op = "Conv"}, "pad_foldable");
+    pad_fusion((pad_case){.pads = {0, 1, 1, 2, 0, 0, 1, 2}, .op = "AveragePool"}, "pad_foldable"); /* channels */
+    pad_fusion((pad_case){.pads = {0, 0, -1, 0, 0, 0, 1, 2}, .op = "Conv"}, "pad_foldable"); /* crops */
+    pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "Conv", .auto_pad = true}, "explicit_pads");
+    pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "MaxPool", .indices = true}, "explicit_pads");
+    pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "Conv", .opset = 21}, "max_opset");
+}
+
 /* The GE rules of the Ascend targets: LayerNorm, Gelu and MatMul + bias on the transformer block
  * (LayerNormONNXFusionPass wants static shapes), and the patterns GE has no pass for, which
  * explain refuses naming the op to export instead. */
@@ -680,6 +793,158 @@ static void test_ge_transformer_rules(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(((const fp_reason *)f->reasons->pdata[0])->message, "the 4 ops after it"));
     list_free(l);
     tb_free(b);
+}
+
+/* Softmax from small ops as exports decompose it over x [4, 4, 16]: ReduceMax (axis max_axis,
+ * keepdims keep_max), Sub(x, max), Exp, ReduceSum (axis sum_axis, keepdims 1), Div(exp, sum);
+ * `dynamic`: x's first dim symbolic. */
+static tb *softmax_small_ops(int64_t max_axis, int64_t sum_axis, bool keep_max, bool dynamic)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 3, (int64_t[]){dynamic ? -1 : 4, 4, 16});
+    tb_init_i64(b, "sum_axes", 1, (int64_t[]){sum_axis});
+    tb_node_t *mx = tb_node(b, "ReduceMax", "max", "x", "m");
+    tb_attr_ints(b, mx, "axes", 1, (int64_t[]){max_axis});
+    if (!keep_max)
+        tb_attr_i(b, mx, "keepdims", 0);
+    tb_node(b, "Sub", "sub", "x,m", "d");
+    tb_node(b, "Exp", "exp", "d", "e");
+    tb_node(b, "ReduceSum", "sum", "e,sum_axes", "s");
+    tb_node(b, "Div", "div", "e,s", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+/* The softmax model's ge_softmax_small_op candidate on target (a name or an .ini path) refused by
+ * `constraint` (NULL: applied); the refusal's message holds `needle` when given. */
+static void softmax_small_op(const char *target, tb *b, const char *constraint, const char *needle)
+{
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, target, &m);
+    expect(l, "ge_softmax_small_op", "max", constraint);
+    const fp_fusion *f = find(l, "ge_softmax_small_op", "max");
+    if (f && !constraint) {
+        CU_ASSERT_STRING_EQUAL(f->fused_op, "SoftmaxV2");
+        CU_ASSERT_EQUAL(tm_count_ops(m->main, "SoftmaxV2"), 1);
+        CU_ASSERT_EQUAL(tm_count_ops(m->main, "Exp"), 0);
+    }
+    if (f && needle && f->reasons->len)
+        CU_ASSERT_PTR_NOT_NULL(strstr(((const fp_reason *)f->reasons->pdata[0])->message, needle));
+    list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+}
+
+/* SoftmaxSmallOpFusionPass: off by default in ATC, so the Ascend targets refuse the decomposed
+ * softmax naming both ways out; a target that switches it on (enabled = 1) fuses it into SoftmaxV2
+ * unless a reduce drops its axes, the reduces disagree, or the shape is dynamic. */
+static void test_ge_softmax_small_op(void)
+{
+    const char *targets[] = {"ascend910b", "ascend310p"};
+    for (size_t i = 0; i < G_N_ELEMENTS(targets); i++) {
+        tb *b = softmax_small_ops(-1, -1, true, false);
+        fp_fusion_list *l = fuse_tb(b, targets[i], NULL);
+        expect(l, "ge_softmax_small_op", "max", "softmax_pass_on");
+        const fp_fusion *f = find(l, "ge_softmax_small_op", "max");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        CU_ASSERT_EQUAL(f->nodes->len, 5);
+        const fp_reason *why = f->reasons->pdata[0];
+        CU_ASSERT_PTR_NOT_NULL(strstr(why->message, "SoftmaxSmallOpFusionPass is off by default in ATC"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(why->hint, "--fusion_switch_file"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(why->hint, "SoftmaxSmallOpFusionPass:on"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(why->hint, "one ONNX Softmax (torch.softmax)"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(why->hint, "SoftmaxV2"));
+        CU_ASSERT_STRING_EQUAL(why->actual, "enabled = 0 (ATC's default)");
+        list_free(l);
+        tb_free(b);
+    }
+    const char *ini = "[target]\nname = ascend-softmax-on\nrules = ge_softmax_small_op\n"
+                      "[rule.ge_softmax_small_op]\nenabled = 1\n";
+    g_autofree char *path = tu_write_temp(ini, strlen(ini), ".ini");
+    softmax_small_op(path, softmax_small_ops(-1, -1, true, false), NULL, NULL);
+    softmax_small_op(path, softmax_small_ops(2, -1, true, false), NULL, NULL); /* axis 2 is the last */
+    softmax_small_op(path, softmax_small_ops(0, 0, false, false), "same_reduce_axes", "keepdims 0");
+    softmax_small_op(path, softmax_small_ops(-1, 1, true, false), "same_reduce_axes", "other axes");
+    softmax_small_op(path, softmax_small_ops(-1, -1, true, true), "static_input", "dynamic shape");
+    g_unlink(path);
+}
+
+/* Rotary embedding in the rotate-half form over x [1, 2, 4, d] (rank 4) or [2, 4, d] (rank 3):
+ * x * cos + Concat(Neg(x[..., d/2:]), x[..., :d/2]) * sin, the Slice ends as torch writes them.
+ * `swapped`: the Muls and the Add read their operands the other way round; `cat_swapped`: the
+ * Concat joins the halves the other way (no rotation). */
+static tb *rope_model(int rank, int64_t d, bool swapped, bool cat_swapped)
+{
+    tb *b = tb_new(13);
+    const int64_t dims[4] = {1, 2, 4, d}, table[4] = {1, 1, 4, d};
+    tb_input(b, "x", F32, rank, dims + 4 - rank);
+    tb_init(b, "cos", F32, rank, table + 4 - rank);
+    tb_init(b, "sin", F32, rank, table + 4 - rank);
+    tb_init_i64(b, "zero", 1, (int64_t[]){0});
+    tb_init_i64(b, "half", 1, (int64_t[]){d / 2});
+    tb_init_i64(b, "end", 1, (int64_t[]){INT64_MAX});
+    tb_init_i64(b, "last", 1, (int64_t[]){-1});
+    tb_node(b, "Slice", "lo", "x,zero,half,last", "x1");
+    tb_node(b, "Slice", "hi", "x,half,end,last", "x2");
+    tb_node(b, "Neg", "neg", "x2", "nx2");
+    tb_node_t *cat = tb_node(b, "Concat", "rotate", cat_swapped ? "x1,nx2" : "nx2,x1", "rot");
+    tb_attr_i(b, cat, "axis", -1);
+    tb_node(b, "Mul", "mulcos", swapped ? "cos,x" : "x,cos", "xc");
+    tb_node(b, "Mul", "mulsin", swapped ? "sin,rot" : "rot,sin", "rs");
+    tb_node(b, "Add", "add", swapped ? "rs,xc" : "xc,rs", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+/* The rope model's ge_rope_gap candidate on ascend910b: refused by `constraint` ("+name": among
+ * others), or none at all when constraint is NULL; `needle` in the last reason's message. */
+static void rope_gap(tb *b, const char *constraint, const char *needle)
+{
+    fp_fusion_list *l = fuse_tb(b, "ascend910b", NULL);
+    const fp_fusion *f = find(l, "ge_rope_gap", "hi");
+    if (!constraint) {
+        CU_ASSERT_PTR_NULL(f);
+    } else {
+        expect(l, "ge_rope_gap", "hi", constraint);
+        CU_ASSERT_EQUAL(f ? f->nodes->len : 0, 7);
+        const fp_reason *last = f && f->reasons->len ? f->reasons->pdata[f->reasons->len - 1] : NULL;
+        if (needle)
+            CU_ASSERT(last && strstr(last->message, needle));
+    }
+    list_free(l);
+    tb_free(b);
+}
+
+/* No GE pass builds RotaryMul / ApplyRotaryPosEmb from primitive ops: the rotate-half form is
+ * refused naming the op to export (either operand order of the Muls and the Add), with the
+ * kernel's shape conditions when x is not 4-D or its head dim is odd; the four ropes of the
+ * decoder sample are found. */
+static void test_ge_rope_gap(void)
+{
+    tb *b = rope_model(4, 16, false, false);
+    fp_fusion_list *l = fuse_tb(b, "ascend910b", NULL);
+    expect(l, "ge_rope_gap", "hi", "no_pass");
+    const fp_fusion *f = find(l, "ge_rope_gap", "hi");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    const fp_reason *why = f->reasons->pdata[0];
+    CU_ASSERT_PTR_NOT_NULL(strstr(why->message, "Slice hi and the 6 ops after it: ascend910b has no fusion pass"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why->hint, "RotaryMul (torch_npu.npu_rotary_mul)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why->hint, "ApplyRotaryPosEmb for q and k together (torch_npu.npu_apply_rotary_pos_emb)"));
+    list_free(l);
+    tb_free(b);
+    rope_gap(rope_model(4, 16, true, false), "no_pass", NULL);
+    rope_gap(rope_model(3, 16, false, false), "+rotary_operands", "'x' is 3-D (2x4x16)");
+    rope_gap(rope_model(3, 16, false, false), "+no_pass", NULL);
+    rope_gap(rope_model(4, 17, false, false), "+rotary_operands", "head dim 17 of 'x'");
+    rope_gap(rope_model(4, 16, false, true), NULL, NULL); /* Concat(x1, -x2): no rotation */
+    l = fuse_model(FP_SOURCE_DIR "/models/decoder_tiny.onnx", "ascend910b", NULL);
+    guint n = 0;
+    for (guint i = 0; i < l->fusions->len; i++)
+        n += strcmp(((const fp_fusion *)l->fusions->pdata[i])->rule, "ge_rope_gap") == 0;
+    CU_ASSERT_EQUAL(n, 4);
+    expect(l, "ge_rope_gap", "model.layers.0.self_attn.q_rot.hi", "no_pass");
+    expect(l, "ge_rope_gap", "model.layers.1.self_attn.k_rot.hi", "no_pass");
+    list_free(l);
 }
 
 static void test_quick_gelu_and_elim(void)
@@ -1179,7 +1444,11 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "simplified_layer_norm", test_simplified_layer_norm);
     CU_add_test(s, "matmul_transpose", test_matmul_transpose);
     CU_add_test(s, "slice_split", test_slice_split);
+    CU_add_test(s, "gather_split", test_gather_split);
+    CU_add_test(s, "pad_fusion", test_pad_fusion);
     CU_add_test(s, "ge_transformer_rules", test_ge_transformer_rules);
+    CU_add_test(s, "ge_softmax_small_op", test_ge_softmax_small_op);
+    CU_add_test(s, "ge_rope_gap", test_ge_rope_gap);
     CU_add_test(s, "tensorrt_rules", test_tensorrt_rules);
     CU_add_test(s, "torch_forms", test_torch_forms);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);

@@ -137,6 +137,15 @@ void tb_init(tb *b, const char *name, int dtype, int rank, const int64_t *dims)
     g_ptr_array_add(b->inits, t);
 }
 
+void tb_init_i64_scalar(tb *b, const char *name, int64_t value)
+{
+    Onnx__TensorProto *t = tensor(b, name, 7, 0, NULL);
+    t->has_raw_data = 1;
+    t->raw_data.len = 8;
+    t->raw_data.data = keep(b, g_memdup2(&value, 8));
+    g_ptr_array_add(b->inits, t);
+}
+
 void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals)
 {
     int64_t dims[1] = {n};

@@ -22,6 +22,8 @@ void tb_output(tb *b, const char *name, int dtype, int rank, const int64_t *dims
 void tb_init(tb *b, const char *name, int dtype, int rank, const int64_t *dims);
 /* initializer holding int64 values (e.g. a Reshape target); vals NULL: the scalar 0 */
 void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals);
+/* An int64 scalar initializer (rank 0) holding value. */
+void tb_init_i64_scalar(tb *b, const char *name, int64_t value);
 /* float32 initializer holding values; n 0 = a scalar holding vals[0] */
 void tb_init_f32(tb *b, const char *name, int n, const float *vals);
 /* inputs/outputs: comma-separated names, "" entries allowed ("x,,b") */

@@ -43,6 +43,8 @@ typedef struct {
     size_t link_work, link_budget; /* use entries rewritten in this rule pass, and how many before a
                           whole fp_model_link at its end is the cheaper way (relink) */
     bool relink;       /* gave up the local updates in this rule pass: fp_model_link at its end */
+    GArray *squeezes;  /* split_squeeze: Split outputs that need a Squeeze after them, made at the end
+                          of the pass (a node added mid-pass would shift the per-node arrays) */
     bool order_broken; /* a rewrite in this rule pass made the graph's node array no longer topological */
 } fuser;
 
@@ -133,6 +135,7 @@ static fp_fusion *record(fuser *fz, size_t ri, const fp_match *mt, const GPtrArr
     for (int i = 0; i < mt->n; i++)
         f->nodes->pdata[i] = (gpointer)mt->nodes[i]->name;
     f->fused_op = mt->rule->rewrite == FP_RW_ELIMINATE ? NULL
+                  : mt->rule->rewrite == FP_RW_PAD     ? mt->nodes[mt->n - 1]->op_type
                   : mt->rule->fused_op                 ? mt->rule->fused_op
                                                        : mt->nodes[0]->op_type;
     int act = mt->rule->act_node;
@@ -242,7 +245,9 @@ static bool has_input(const fp_node *n, const fp_value *v, int port)
     return false;
 }
 
-/* Extends a match by pattern node k (and the following ones); backtracks over consumers. */
+/* Extends a match by pattern node k (and the following ones); backtracks over consumers. Node k
+ * is a reader of pattern node `from`'s output 0, or with `from` FP_PAT_X of the anchor's data input
+ * (another branch off x). */
 static bool extend(fuser *fz, fp_match *mt, int k)
 {
     const fp_rule *r = mt->rule;
@@ -263,8 +268,8 @@ static bool extend(fuser *fz, fp_match *mt, int k)
         return true;
     }
     const fp_pat_node *p = &r->pattern[k];
-    fp_node *src = mt->nodes[p->from];
-    fp_value *v = src->n_outputs ? src->outputs[0] : NULL;
+    fp_node *src = mt->nodes[p->from == FP_PAT_X ? 0 : p->from];
+    fp_value *v = p->from == FP_PAT_X ? mt->x : src->n_outputs ? src->outputs[0] : NULL;
     if (!v)
         return false;
     for (uint32_t u = 0; u < v->n_uses; u++) {
@@ -329,8 +334,9 @@ static bool match_at(fuser *fz, const fp_rule *r, fp_node *anchor, size_t idx, f
     if (!extend(fz, mt, 1) || (r->rewrite == FP_RW_SPLIT && !siblings(fz, mt)))
         return false;
     /* the rewrites carry output 0 of each node over: a node whose other outputs are read cannot go
-     * (BatchNormalization's and Dropout's have constraints of their own, which say why) */
-    for (int i = 0; i < mt->n; i++) {
+     * (BatchNormalization's and Dropout's have constraints of their own, which say why; a Pad's
+     * reader stays as it is) */
+    for (int i = 0; i < mt->n - (r->rewrite == FP_RW_PAD); i++) {
         const fp_node *n = mt->nodes[i];
         for (uint32_t k = 1; k < n->n_outputs; k++) {
             const fp_value *o = n->outputs[k];
@@ -537,59 +543,78 @@ static void rewrite_absorb(fuser *fz, const fp_match *mt)
     out->producer = NULL;
 }
 
-/* A new int64 initializer of g holding vals (n), named after node `by`. */
-static fp_value *int64_initializer(fuser *fz, fp_graph *g, const fp_node *by, const int64_t *vals, uint32_t n)
+/* A Split output that a Squeeze of `axis` follows (the Split's anchor was a Gather of a scalar). */
+typedef struct {
+    fp_node *split;
+    uint32_t port;
+    int64_t axis;
+} split_squeeze;
+
+/* Node g becomes the Squeeze of `axis` that writes `out` (a view, as ONNX Runtime's
+ * GatherSliceToSplitFusion adds after the piece of a Gather of a scalar index) from a new value: the
+ * piece of x the Split yields, the axis kept with size 1. The piece; g's output stays the caller's. */
+static fp_value *gather_to_squeeze(fuser *fz, fp_node *g, int64_t axis, const fp_value *x, const fp_value *out)
 {
     fp_model *m = fz->m;
-    g_autofree char *name = g_strdup_printf("%s/split_sizes", by->name);
-    fp_value *v = fp_graph_value(g, name);
-    fp_dim *dims = fp_arena_calloc(m->arena, 1, sizeof(fp_dim));
-    dims[0] = (fp_dim){n, NULL};
-    fp_tensor *t = fp_arena_calloc(m->arena, 1, sizeof(fp_tensor));
-    *t = (fp_tensor){.dtype = FP_DT_INT64, .where = FP_DATA_INLINE, .shape = {1, dims}, .nbytes = 8 * (uint64_t)n,
-                     .data = fp_arena_memdup(m->arena, vals, 8 * (size_t)n)};
-    fp_dim *sval = fp_arena_calloc(m->arena, n, sizeof(fp_dim));
-    for (uint32_t i = 0; i < n; i++)
-        sval[i] = (fp_dim){vals[i], NULL};
-    v->kind = FP_VALUE_INITIALIZER;
-    v->type = FP_TYPE_TENSOR;
-    v->dtype = v->decl_dtype = FP_DT_INT64;
-    v->shape = v->decl_shape = t->shape;
-    v->tensor = t;
-    v->declared = true;
-    v->sval = sval;
-    v->n_sval = (int32_t)n;
-    return v;
+    g_autofree char *name = g_strdup_printf("%s/split_piece", g->name);
+    fp_value *piece = fp_graph_value_like(g->graph, name, out, FP_DT_UNDEFINED);
+    fp_dim *dims = fp_arena_memdup(m->arena, x->shape.dims, sizeof(fp_dim) * (size_t)x->shape.rank);
+    dims[axis] = (fp_dim){1, NULL};
+    piece->shape = (fp_shape){x->shape.rank, fp_intern_dims(m, dims, x->shape.rank)};
+    fp_value **ins = fp_arena_calloc(m->arena, 2, sizeof(fp_value *));
+    ins[0] = piece;
+    g->n_attrs = 0;
+    if (g->opset >= 13) {
+        g_autofree char *axes_name = g_strdup_printf("%s/squeeze_axes", g->name);
+        ins[1] = fp_graph_int64_initializer(g->graph, axes_name, &axis, 1);
+    } else {
+        g->attrs = fp_arena_calloc(m->arena, 1, sizeof(fp_attr));
+        g->attrs[0] = (fp_attr){.name = fp_intern(m, "axes", -1), .type = FP_ATTR_INTS,
+                                .u.ints = fp_arena_memdup(m->arena, &axis, sizeof axis), .n = 1};
+        g->n_attrs = 1;
+    }
+    g->inputs = ins;
+    g->n_inputs = g->opset >= 13 ? 2 : 1;
+    g->op = FP_OP_SQUEEZE;
+    g->op_type = fp_intern(m, "Squeeze", -1);
+    return piece;
 }
 
-/* The Slices of one tensor become one Split (FP_RW_SPLIT; split_intervals checked that they cover
- * its axis once): the anchor, retyped, reads the tensor and the sizes and yields the slices in the
- * order of their starts; the other Slices go. */
+/* The Slices and Gathers of one tensor become one Split (FP_RW_SPLIT; split_intervals checked that
+ * they cover its axis once): the anchor, retyped, reads the tensor and the sizes and yields the
+ * pieces in the order of their starts; the other members go, but a Gather of a scalar index, which
+ * becomes the Squeeze after its piece. */
 static void rewrite_split(fuser *fz, const fp_match *mt)
 {
     fp_node *a = mt->nodes[0];
     int64_t axis, start[FP_PAT_MAX + 8], end[FP_PAT_MAX + 8], sizes[FP_PAT_MAX + 8];
     fp_node *by[FP_PAT_MAX + 8];
+    bool squeeze[FP_PAT_MAX + 8];
     int n = mt->n;
     for (int i = 0; i < n; i++) {
-        fp_fuse_slice_interval(mt->nodes[i], &axis, &start[i], &end[i]);
+        fp_fuse_split_member(mt->nodes[i], &axis, &start[i], &end[i], &squeeze[i]);
         by[i] = mt->nodes[i];
     }
     for (int i = 1; i < n; i++) /* by start: a few nodes */
         for (int j = i; j > 0 && start[j - 1] > start[j]; j--) {
             int64_t s0 = start[j], e0 = end[j];
             fp_node *b0 = by[j];
-            start[j] = start[j - 1], end[j] = end[j - 1], by[j] = by[j - 1];
-            start[j - 1] = s0, end[j - 1] = e0, by[j - 1] = b0;
+            bool q0 = squeeze[j];
+            start[j] = start[j - 1], end[j] = end[j - 1], by[j] = by[j - 1], squeeze[j] = squeeze[j - 1];
+            start[j - 1] = s0, end[j - 1] = e0, by[j - 1] = b0, squeeze[j - 1] = q0;
         }
     fp_value **outs = fp_arena_calloc(fz->m->arena, (size_t)n, sizeof(fp_value *));
     for (int i = 0; i < n; i++) {
         sizes[i] = end[i] - start[i];
-        outs[i] = by[i]->outputs[0];
+        outs[i] = squeeze[i] && by[i] != a ? gather_to_squeeze(fz, by[i], axis, mt->x, by[i]->outputs[0])
+                                            : by[i]->outputs[0];
+        if (squeeze[i] && by[i] == a) /* the anchor is the Split: its Squeeze comes at the end of the pass */
+            g_array_append_val(fz->squeezes, ((split_squeeze){a, (uint32_t)i, axis}));
     }
     fp_value **ins = fp_arena_calloc(fz->m->arena, 2, sizeof(fp_value *));
     ins[0] = mt->x;
-    ins[1] = int64_initializer(fz, a->graph, a, sizes, (uint32_t)n);
+    g_autofree char *sizes_name = g_strdup_printf("%s/split_sizes", a->name);
+    ins[1] = fp_graph_int64_initializer(a->graph, sizes_name, sizes, (uint32_t)n);
     a->inputs = ins;
     a->n_inputs = 2;
     a->outputs = outs;
@@ -603,7 +628,52 @@ static void rewrite_split(fuser *fz, const fp_match *mt)
     a->op_type = fp_intern(fz->m, "Split", -1);
     a->domain = fp_intern(fz->m, "", -1);
     for (int i = 1; i < n; i++)
-        mt->nodes[i]->flags |= FP_NODE_REMOVED;
+        if (mt->nodes[i]->op != FP_OP_SQUEEZE)
+            mt->nodes[i]->flags |= FP_NODE_REMOVED;
+}
+
+/* The Squeezes split_squeeze asked for: output `port` of the Split becomes a new value (the axis
+ * kept, of size 1), which a new Squeeze reads to write the old one. Links m again when it made any. */
+static void add_squeezes(fuser *fz)
+{
+    fp_model *m = fz->m;
+    for (guint i = 0; i < fz->squeezes->len; i++) {
+        const split_squeeze *q = &g_array_index(fz->squeezes, split_squeeze, i);
+        fp_node *sp = q->split;
+        fp_value *out = sp->outputs[q->port];
+        g_autofree char *name = g_strdup_printf("%s/squeeze", out->name);
+        fp_node *sq = fp_node_new(sp->graph, FP_OP_SQUEEZE, "Squeeze", "", name, 1, 1);
+        sq->opset = sp->opset;
+        fp_value *piece = gather_to_squeeze(fz, sq, q->axis, sp->inputs[0], out);
+        fp_node_set_output(sp, q->port, piece);
+        fp_node_set_output(sq, 0, out);
+    }
+    if (fz->squeezes->len)
+        fp_model_link(m);
+}
+
+static void rewrite_eliminate(const fp_match *mt);
+
+/* The anchor Pad goes (FP_RW_PAD; pad_foldable and explicit_pads checked it): its reader reads its
+ * input, the Conv or pool last in the match takes its spatial padding in its pads, and a Cast
+ * between them now has the Pad input's shape. */
+static void rewrite_pad(fuser *fz, const fp_match *mt)
+{
+    fp_node *pad = mt->nodes[0], *last = mt->nodes[mt->n - 1];
+    int64_t pads[2 * FP_MAX_RANK], now[2 * FP_MAX_RANK];
+    int np;
+    fp_fuse_pad_pads(pad, pads, &np);
+    const fp_attr *a = fp_node_attr(last, "pads");
+    int half = np / 2, spatial = (int)a->n / 2;
+    for (int i = 0; i < spatial; i++) {
+        now[i] = a->u.ints[i] + (2 + i < half ? pads[2 + i] : 0);
+        now[spatial + i] = a->u.ints[spatial + i] + (2 + i < half ? pads[half + 2 + i] : 0);
+    }
+    set_attr(fz, last, (fp_attr){.name = fp_intern(fz->m, "pads", -1), .type = FP_ATTR_INTS,
+                                 .u.ints = fp_arena_memdup(fz->m->arena, now, sizeof(int64_t) * a->n), .n = a->n});
+    if (mt->n == 3)
+        mt->nodes[1]->outputs[0]->shape = pad->inputs[0]->shape;
+    rewrite_eliminate(mt);
 }
 
 /* The anchor disappears: its consumers read its input instead. */
@@ -698,7 +768,8 @@ static bool uses_begin(fuser *fz, const fp_match *mt)
     g_ptr_array_set_size(fz->chg, 0);
     for (int i = 0; i < mt->n; i++) /* the matched nodes are distinct */
         g_ptr_array_add(fz->chg, mt->nodes[i]);
-    if (mt->rule->rewrite == FP_RW_ELIMINATE) { /* the consumers of the anchor's output read its input */
+    if (mt->rule->rewrite == FP_RW_ELIMINATE || mt->rule->rewrite == FP_RW_PAD) {
+        /* the consumers of the anchor's output read its input */
         const fp_value *out = mt->nodes[0]->outputs[0];
         if (out->n_uses > LOCAL_MAX) {
             fz->relink = true;
@@ -1029,6 +1100,7 @@ static bool sweep_rule(fuser *fz, const sweep_order *o, size_t ri)
         case FP_RW_ELIMINATE: rewrite_eliminate(&mt); break;
         case FP_RW_ABSORB: rewrite_absorb(fz, &mt); break;
         case FP_RW_SPLIT: rewrite_split(fz, &mt); break;
+        case FP_RW_PAD: rewrite_pad(fz, &mt); break;
         }
         if (local)
             uses_end(fz);
@@ -1102,6 +1174,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
         }
     }
     fz.chg = g_ptr_array_new();
+    fz.squeezes = g_array_new(FALSE, FALSE, sizeof(split_squeeze));
     fz.op_name = g_new0(const char *, fp_n_rules + 1);
     fz.domain = g_new0(const char *, fp_n_rules + 1);
     fz.ins = g_ptr_array_new();
@@ -1120,6 +1193,9 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
         if (!changed)
             break;
     }
+    if (ok)
+        add_squeezes(&fz);
+    g_array_free(fz.squeezes, TRUE);
     g_free(fz.first_rec);
     g_array_free(fz.rec_next, TRUE);
     g_array_free(fz.rec_rule, TRUE);

@@ -17,14 +17,15 @@ enum { FP_FUSE_ERROR_TARGET };
 
 #define FP_PAT_MAX 12
 #define FP_RULE_MAX_CONSTRAINTS 10
-#define FP_PAT_X (-2) /* in fp_pat_node.from2: the anchor's input 0 (the pattern's data input) */
+#define FP_PAT_X (-2) /* in fp_pat_node.from or from2: the anchor's input 0 (the pattern's data input) */
 
 /* One node of a pattern. Node 0 is the anchor. */
 typedef struct {
     const char *label;  /* used in messages: "conv", "bn", "act" */
     fp_op ops[8];       /* accepted kinds, terminated by FP_OP_COUNT (empty: use `flags`) */
     uint32_t flags;     /* or: any op with one of these FP_OPF_* traits */
-    int8_t from;        /* pattern node whose output 0 feeds this node (-1 for the anchor) */
+    int8_t from;        /* pattern node whose output 0 feeds this node (-1 for the anchor; FP_PAT_X:
+                           the node is another reader of the anchor's input 0) */
     int8_t port;        /* which input receives it (-1: any) */
     int8_t from2;       /* a second input from pattern node / FP_PAT_X, or -1 */
     int8_t port2;
@@ -40,6 +41,8 @@ typedef enum {
                         once nothing else reads it */
     FP_RW_SPLIT,     /* the anchor Slice and the other Slices of its input (the match's nodes past
                         the pattern: fp_match) become one Split, its outputs theirs in order */
+    FP_RW_PAD,       /* the anchor Pad disappears (its reader reads its input) and its padding is
+                        added to the `pads` of the last node (a Conv or pool) */
 } fp_rewrite;
 
 /* A constraint of a rule: a named predicate with a parameter the target may override. */
@@ -80,6 +83,10 @@ typedef struct {
                            NULL when none */
     char *precision_mode; /* ATC's --precision_mode the target compiles with by default
                              (force_fp16, must_keep_origin_dtype), or NULL: no such option */
+    bool fold_declared; /* [target] shape_folding = declared: the compiler folds shape computations
+                           on the dims the model declares, before a run binds its symbolic dims (ONNX
+                           Runtime optimizes at session creation); `bound` (the default): on the
+                           dims the analysis binds (ATC compiles for the given input shapes) */
     GKeyFile *keyfile;  /* [rule.ID] parameter overrides */
     GHashTable *params; /* constraint -> its parameter as read for its rule (fp_target_num and
                            fp_target_list_param read the key file once per constraint); may be NULL */
@@ -195,6 +202,15 @@ int fp_fuse_scale_operand(const fp_node *n, double *value);
  * constant `axes`, start and end from one-element constants clamped to the axis's known size, step
  * 1 or absent. False when any of that does not hold. */
 bool fp_fuse_slice_interval(const fp_node *n, int64_t *axis, int64_t *start, int64_t *end);
+/* The interval a member of a Split made of Slices and Gathers takes (ONNX Runtime's
+ * GatherSliceToSplitFusion): a Slice's (fp_fuse_slice_interval), or for a Gather (opset >= 13) of
+ * one int64 constant index i along one axis of known size, [i, i + 1) with i normalized, and
+ * *squeeze when the index is a scalar (the Gather's output lacks that axis). */
+bool fp_fuse_split_member(const fp_node *n, int64_t *axis, int64_t *start, int64_t *end, bool *squeeze);
+
+/* The pads of Pad node `pad` (its input 1 from opset 11, else its attribute): n values, all the
+ * starts then all the ends (4 to 2 x FP_MAX_RANK of them, even). False when not known. */
+bool fp_fuse_pad_pads(const fp_node *pad, int64_t *pads, int *n);
 
 /* Names of all constraint predicates (for validation and docs). */
 extern const char *const fp_constraint_names[];

@@ -15,7 +15,8 @@ const char *const fp_constraint_names[] = {
     "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", "const_1d", "transpose_perm",
     "batch_shapes", "distinct_operands", "matmul_operand", "split_source", "split_intervals", "min_opset",
     "static_input", "const_at_most", "no_pass", "not_centered", "head_dim", "scale_before_bmm1", "no_broadcast",
-    "no_activation", "pointwise_kind", "other_activation", "leading_scale", NULL,
+    "no_activation", "pointwise_kind", "other_activation", "leading_scale", "softmax_pass_on", "same_reduce_axes",
+    "rotate_half", "rotary_operands", "pad_foldable", "explicit_pads", "max_opset", NULL,
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -149,14 +150,15 @@ static const char *origin(const fp_value *v)
 }
 
 /* Input of n not produced by a matched node (the "other" operand of a binary op), or NULL. The
- * pattern's data input x counts as part of the match only where the pattern names it (from2). */
+ * pattern's data input x counts as part of the match only where the pattern names it (from or
+ * from2 FP_PAT_X). */
 static fp_value *other_input(const fp_match *mt, const fp_node *n)
 {
     int idx = 0;
     while (idx < mt->n && mt->nodes[idx] != n)
         idx++;
     const fp_pat_node *p = &mt->rule->pattern[MIN(idx, mt->rule->n_pattern - 1)];
-    bool x_is_pattern = idx == 0 || p->from2 == FP_PAT_X;
+    bool x_is_pattern = idx == 0 || p->from == FP_PAT_X || p->from2 == FP_PAT_X;
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         fp_value *v = n->inputs[i];
         if (v && !(v->producer && in_match(mt, v->producer)) && !(x_is_pattern && v == mt->x))
@@ -670,6 +672,29 @@ bool fp_fuse_slice_interval(const fp_node *n, int64_t *axis, int64_t *start, int
     return true;
 }
 
+bool fp_fuse_split_member(const fp_node *n, int64_t *axis, int64_t *start, int64_t *end, bool *squeeze)
+{
+    *squeeze = false;
+    if (n->op != FP_OP_GATHER)
+        return fp_fuse_slice_interval(n, axis, start, end);
+    const fp_shape *s = n->n_inputs ? &n->inputs[0]->shape : NULL;
+    const fp_value *ind = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    if (n->opset < 13 || !s || s->rank < 1 || !ind || ind->dtype != FP_DT_INT64 || ind->shape.rank > 1 ||
+        !one_int(n, 1, start))
+        return false;
+    *axis = fp_node_attr_int(n, "axis", 0);
+    if (*axis < 0)
+        *axis += s->rank;
+    if (*axis < 0 || *axis >= s->rank || !fp_dim_known(s->dims[*axis]))
+        return false;
+    int64_t dim = s->dims[*axis].value;
+    if (*start < 0)
+        *start += dim;
+    *end = *start + 1;
+    *squeeze = ind->shape.rank == 0;
+    return *start >= 0 && *start < dim;
+}
+
 /* Gate: the tensor the Slices read (the anchor's input 0) is one ONNX Runtime splits: a graph input
  * or initializer, or the output of a node with one output that is not a Shape; and at least two of
  * its readers are in the match. */
@@ -681,9 +706,9 @@ static bool split_source(const fp_constraint *c, const fp_match *mt, GPtrArray *
     return x && mt->n >= 2 && (!p || (p->n_outputs == 1 && p->op != FP_OP_SHAPE));
 }
 
-/* The readers in the match are Slices of one axis, each a known interval, together covering the
- * axis once (ONNX Runtime's GatherSliceToSplitFusion; its Gather members, which become Split +
- * Squeeze, are not modelled). */
+/* The readers in the match are Slices and Gathers of one axis, each a known interval
+ * (fp_fuse_split_member), together covering the axis once (ONNX Runtime's
+ * GatherSliceToSplitFusion). */
 static bool split_intervals(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int64_t axis0 = -1, cover[FP_PAT_MAX + 8][2];
@@ -691,11 +716,12 @@ static bool split_intervals(const fp_constraint *c, const fp_match *mt, GPtrArra
     const fp_node *bad = NULL;
     for (int i = 0; i < mt->n && !why; i++) {
         int64_t axis, lo, hi;
+        bool squeeze;
         bad = mt->nodes[i];
-        if (bad->op == FP_OP_GATHER)
-            why = "a Gather reads it too (ONNX Runtime's Split + Squeeze is not modelled)";
-        else if (!fp_fuse_slice_interval(bad, &axis, &lo, &hi) || lo >= hi)
-            why = "starts, ends and axes are not one-element constants (steps 1) over a known dim";
+        if (!fp_fuse_split_member(bad, &axis, &lo, &hi, &squeeze) || lo >= hi)
+            why = bad->op == FP_OP_GATHER
+                      ? "its index is not one int64 constant (a scalar or one element) within a known dim, opset 13 on"
+                      : "starts, ends and axes are not one-element constants (steps 1) over a known dim";
         else if (i && axis != axis0)
             why = "the Slices cut different axes";
         axis0 = axis;
@@ -713,7 +739,7 @@ static bool split_intervals(const fp_constraint *c, const fp_match *mt, GPtrArra
         why = "the slices do not cover the whole axis";
     if (!why)
         return true;
-    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "disjoint Slices covering one axis"),
+    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "disjoint Slices and Gathers covering one axis"),
            fmt(mt, "%s %s and the other readers of '%s': %s", bad->op_type, bad->name, mt->x->name, why),
            sdup(mt, "-"));
     return false;
@@ -729,6 +755,19 @@ static bool min_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out
     reason(mt, out, c->name, fmt(mt, "opset %d", n->opset), fmt(mt, ">= %.0f", want),
            fmt(mt, "%s %s: opset %d", n->op_type, n->name, n->opset),
            fmt(mt, "convert the model to opset %.0f or later (onnx.version_converter)", want));
+    return false;
+}
+
+/* The node's opset is at most the parameter: the op versions ONNX Runtime's rule knows end there. */
+static bool max_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *n = node_at(mt, MAX(c->node, 0));
+    double want = fp_target_num(mt->target, mt->rule->id, c);
+    if (!n || n->opset <= want)
+        return true;
+    reason(mt, out, c->name, fmt(mt, "opset %d", n->opset), fmt(mt, "<= %.0f", want),
+           fmt(mt, "%s %s: opset %d, a version of %s the rule does not take", n->op_type, n->name, n->opset, n->op_type),
+           fmt(mt, "export at opset %.0f or below, or check a newer ONNX Runtime", want));
     return false;
 }
 
@@ -1047,6 +1086,244 @@ static bool pointwise_kind(const fp_constraint *c, const fp_match *mt, GPtrArray
     return true;
 }
 
+/* SoftmaxSmallOpFusionPass is switched on: param `enabled` (0 by default: ATC ships the pass off in
+ * fusion_config.json) is not 0. The fix names both ways out: the switch, or one ONNX Softmax, which
+ * GE maps to SoftmaxV2 without the pass. */
+static bool softmax_pass_on(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    if (fp_target_num(mt->target, mt->rule->id, c) != 0)
+        return true;
+    const fp_node *n = node_at(mt, 0);
+    reason(mt, out, c->name, fmt(mt, "%s = 0 (ATC's default)", c->param), fmt(mt, "%s = 1", c->param),
+           fmt(mt, "%s %s and the %d ops after it: SoftmaxSmallOpFusionPass is off by default in ATC "
+                   "(fusion_config.json), so %s runs them as separate kernels",
+               n->op_type, n->name, mt->n - 1, mt->target->name),
+           fmt(mt, "switch the pass on with atc --fusion_switch_file (a line SoftmaxSmallOpFusionPass:on; then set "
+                   "[rule.%s] %s = 1 in the target), or export the softmax as one ONNX Softmax (torch.softmax), "
+                   "which GE maps to SoftmaxV2 directly",
+               mt->rule->id, c->param));
+    return false;
+}
+
+/* The axes reduce n reduces over an input of rank `rank` (1 to 31), as a bit set in *set (bit a:
+ * axis a): from its `axes` attribute, else from a known constant axes input; none given means
+ * every axis (0 with noop_with_empty_axes). False when the axes cannot be known or are out of
+ * range. */
+static bool reduce_axes(const fp_node *n, int32_t rank, uint32_t *set)
+{
+    const fp_attr *a = fp_node_attr(n, "axes");
+    const fp_value *in = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    int64_t ax[FP_MAX_RANK];
+    uint32_t count = 0;
+    if (rank < 1 || rank > 31)
+        return false;
+    if (a && a->type == FP_ATTR_INTS) {
+        for (count = 0; count < a->n && count < FP_MAX_RANK; count++)
+            ax[count] = a->u.ints[count];
+    } else if (in) {
+        if (in->n_sval < 0 || in->n_sval > FP_MAX_RANK)
+            return false;
+        for (count = 0; count < (uint32_t)in->n_sval; count++) {
+            if (in->sval[count].sym)
+                return false;
+            ax[count] = in->sval[count].value;
+        }
+    }
+    if (count == 0) {
+        *set = fp_node_attr_int(n, "noop_with_empty_axes", 0) ? 0 : (1u << rank) - 1;
+        return true;
+    }
+    *set = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        int64_t k = ax[i] < 0 ? ax[i] + rank : ax[i];
+        if (k < 0 || k >= rank)
+            return false;
+        *set |= 1u << k;
+    }
+    return true;
+}
+
+/* Whether reduce n keeps the reduced axes: GE's keep_dims (default false), or ONNX's keepdims
+ * (default 1). */
+static bool reduce_keeps_dims(const fp_node *n)
+{
+    if (fp_node_attr(n, "keep_dims"))
+        return fp_node_attr_int(n, "keep_dims", 0) != 0;
+    bool ge = n->graph && n->graph->model && n->graph->model->format &&
+              g_str_has_prefix(n->graph->model->format, "ge-");
+    return fp_node_attr_int(n, "keepdims", ge ? 0 : 1) != 0;
+}
+
+/* The match's reduces (ReduceMax and ReduceSum of a softmax) all keep their dims and reduce one
+ * known set of axes of the pattern's data input. */
+static bool same_reduce_axes(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    int32_t rank = mt->x ? mt->x->shape.rank : -1;
+    const fp_node *first = NULL, *bad = NULL;
+    uint32_t want = 0, got = 0;
+    const char *why = NULL;
+    for (int i = 0; i < mt->n && !why; i++) {
+        const fp_node *n = mt->nodes[i];
+        if (fp_op_fuse_kind(n->op) != FP_FK_REDUCE)
+            continue;
+        bad = n;
+        if (!reduce_keeps_dims(n))
+            why = "drops the reduced axes (keepdims 0)";
+        else if (!reduce_axes(n, rank, &got))
+            why = "reduces axes that are not known";
+        else if (first && got != want)
+            why = "reduces other axes than the first reduce";
+        if (!first)
+            first = n, want = got;
+    }
+    if (!why)
+        return true;
+    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "keepdims 1 and the same axes in both reduces"),
+           fmt(mt, "%s %s: %s; the pass needs both reduces over the same axes with keepdims 1", bad->op_type,
+               bad->name, why),
+           sdup(mt, "reduce over the same axes with keepdims=True (x.amax(dim, keepdim=True), "
+                    "x.sum(dim, keepdim=True)), or export one Softmax"));
+    return false;
+}
+
+/* Gate: the Concat (node c->node) is rotate_half of the pattern's data input x: Concat(Neg(Slice
+ * [h, D)), Slice [0, h)) on x's last axis, h = D / 2 (torch's x[..., D//2:] and x[..., :D//2]),
+ * each Slice's interval known (fp_fuse_slice_interval). */
+static bool rotate_half(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    const fp_node *cat = node_at(mt, c->node);
+    const fp_value *x = mt->x;
+    if (!cat || !x || x->shape.rank < 1 || cat->n_inputs != 2 || !cat->inputs[0] || !cat->inputs[1])
+        return false;
+    const fp_node *neg = cat->inputs[0]->producer, *lo = cat->inputs[1]->producer;
+    const fp_node *hi = neg && neg->n_inputs && neg->inputs[0] ? neg->inputs[0]->producer : NULL;
+    int32_t last = x->shape.rank - 1;
+    int64_t axis = fp_node_attr_int(cat, "axis", fp_node_attr_int(cat, "concat_dim", 0));
+    int64_t ah, sh, eh, al, sl, el;
+    if (axis < 0)
+        axis += x->shape.rank;
+    if (!hi || !lo || axis != last || !fp_fuse_slice_interval(hi, &ah, &sh, &eh) ||
+        !fp_fuse_slice_interval(lo, &al, &sl, &el) || ah != last || al != last)
+        return false;
+    int64_t d = x->shape.dims[last].value;
+    return sl == 0 && el == d / 2 && sh == d / 2 && eh == d;
+}
+
+/* What ApplyRotaryPosEmb takes (its general constraint set): the pattern's data input x and the
+ * operands of the match's Muls from outside it (cos, sin) 4-D of one dtype; x's last axis (the
+ * head dim), when known, even and at most param. */
+static bool rotary_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_value *x = mt->x;
+    const char *why = NULL;
+    for (int i = 0; x && i < mt->n && !why; i++) {
+        fp_node *n = mt->nodes[i];
+        const fp_value *v = i == 0 ? x : n->op == FP_OP_MUL ? other_input(mt, n) : NULL;
+        if (!v)
+            continue;
+        if (v->shape.rank != 4)
+            why = fmt(mt, "'%s' is %d-D (%s)", v->name, v->shape.rank, shape_str(mt, &v->shape));
+        else if (v->dtype != x->dtype)
+            why = fmt(mt, "'%s' is %s, x '%s' %s", v->name, fp_dtype_name(v->dtype), x->name, fp_dtype_name(x->dtype));
+    }
+    double limit = fp_target_num(mt->target, mt->rule->id, c);
+    fp_dim d = x && x->shape.rank > 0 ? x->shape.dims[x->shape.rank - 1] : (fp_dim){.value = -1};
+    if (!why && fp_dim_known(d) && (d.value % 2 != 0 || (double)d.value > limit))
+        why = fmt(mt, "head dim %" G_GINT64_FORMAT " of '%s'", d.value, x->name);
+    if (!why)
+        return true;
+    const fp_node *n = node_at(mt, 0);
+    reason(mt, out, c->name, sdup(mt, why), fmt(mt, "x, cos, sin 4-D of one dtype; head dim even, <= %g", limit),
+           fmt(mt, "%s %s: %s; ApplyRotaryPosEmb takes x, cos and sin 4-D of one dtype and an even head dim of at "
+                   "most %g",
+               n->op_type, n->name, why, limit),
+           fmt(mt, "give the fused op x, cos and sin 4-D (BSND or BNSD) of x's dtype, head dim even and <= %g "
+                   "(reshape and cast around it)",
+               limit));
+    return false;
+}
+
+bool fp_fuse_pad_pads(const fp_node *pad, int64_t *pads, int *n)
+{
+    int64_t v[2 * FP_MAX_RANK];
+    const fp_attr *a = fp_node_attr(pad, "pads");
+    if (pad->opset >= 11) {
+        *n = pad->n_inputs > 1 && pad->inputs[1] ? fp_value_ints(pad->inputs[1], v, 2 * FP_MAX_RANK) : -1;
+    } else {
+        *n = a && a->type == FP_ATTR_INTS && a->n <= 2 * FP_MAX_RANK ? (int)a->n : -1;
+        if (*n > 0)
+            memcpy(v, a->u.ints, sizeof(int64_t) * (size_t)*n);
+    }
+    if (*n < 4 || *n % 2)
+        return false;
+    memcpy(pads, v, sizeof(int64_t) * (size_t)*n);
+    return true;
+}
+
+/* Why Pad n cannot fold into the Conv or pool after it (ONNX Runtime's PadFusion), NULL when it
+ * can: constant mode with a zero fill, pads known, none on the first two dims, none negative, no
+ * axes input. */
+static const char *pad_refusal(const fp_node *n)
+{
+    const char *mode = fp_node_attr_string(n, "mode", "constant");
+    int64_t pads[2 * FP_MAX_RANK];
+    double fill = 0;
+    int np;
+    if (strcmp(mode, "constant") != 0)
+        return "its mode is not constant";
+    if (n->n_inputs > 3)
+        return "it has an axes input";
+    if (n->opset >= 11 && n->n_inputs > 2 && n->inputs[2] &&
+        (!fp_value_is_constant(n->inputs[2]) || !const_scalar(n->inputs[2], &fill) || fill != 0))
+        return "its constant_value is not a constant zero";
+    if (n->opset < 11 && fp_node_attr_float(n, "value", 0.0) != 0.0)
+        return "its value is not zero";
+    if (!fp_fuse_pad_pads(n, pads, &np))
+        return "its pads are not constant";
+    int half = np / 2;
+    if (pads[0] || pads[1] || pads[half] || pads[half + 1])
+        return "it pads the batch or channel dim";
+    for (int i = 0; i < np; i++)
+        if (pads[i] < 0)
+            return "it crops (a negative pad)";
+    return NULL;
+}
+
+static bool pad_foldable(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *n = node_at(mt, MAX(c->node, 0));
+    const char *why = pad_refusal(n);
+    if (!why)
+        return true;
+    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "constant mode, zero fill, constant pads on the spatial dims only"),
+           fmt(mt, "%s %s: %s", n->op_type, n->name, why),
+           sdup(mt, "pad with zeros on the spatial dims only, or put the padding in the Conv's or pool's pads"));
+    return false;
+}
+
+/* The node takes explicit padding: a `pads` attribute, no auto_pad but NOTSET, one output (a MaxPool's
+ * Indices would not see the padding). */
+static bool explicit_pads(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *n = node_at(mt, c->node >= 0 ? c->node : mt->n - 1);
+    const char *auto_pad = fp_node_attr_string(n, "auto_pad", "NOTSET");
+    const fp_attr *pads = fp_node_attr(n, "pads");
+    int32_t rank = n->n_inputs && n->inputs[0] ? n->inputs[0]->shape.rank : -1;
+    const char *why = strcmp(auto_pad, "NOTSET") != 0 ? "auto_pad is set"
+                      : !pads                          ? "it has no pads attribute"
+                      : n->n_outputs > 1               ? "it has a second output (MaxPool's Indices)"
+                      : pads->type != FP_ATTR_INTS || rank < 3 || pads->n != 2 * (uint32_t)(rank - 2)
+                          ? "its pads do not give a start and an end per spatial dim"
+                          : NULL;
+    if (!why)
+        return true;
+    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "explicit pads (auto_pad NOTSET), one output"),
+           fmt(mt, "%s %s: %s", n->op_type, n->name, why),
+           fmt(mt, "give %s a pads attribute (zeros) in place of auto_pad", n->name));
+    return false;
+}
+
 typedef bool (*check_fn)(const fp_constraint *, const fp_match *, GPtrArray *);
 
 static const struct {
@@ -1067,7 +1344,9 @@ static const struct {
     {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
     {"head_dim", head_dim}, {"scale_before_bmm1", scale_before_bmm1}, {"no_broadcast", no_broadcast},
     {"no_activation", no_activation}, {"pointwise_kind", pointwise_kind}, {"other_activation", other_activation},
-    {"leading_scale", leading_scale},
+    {"leading_scale", leading_scale}, {"softmax_pass_on", softmax_pass_on}, {"same_reduce_axes", same_reduce_axes},
+    {"rotate_half", rotate_half}, {"rotary_operands", rotary_operands}, {"pad_foldable", pad_foldable},
+    {"explicit_pads", explicit_pads}, {"max_opset", max_opset},
 };
 
 int fp_constraint_find(const char *name)

@@ -43,6 +43,8 @@
 #define ORT_CONV_ACT "onnxruntime/core/optimizer/conv_activation_fusion.cc (level 2)"
 #define GE_ATTN_SRC "CANN fusion rule reference: no pass builds FlashAttentionScore, PromptFlashAttention or IncreFlashAttention from primitive ops (fact sheet B.3)"
 #define GE_ATTN_OP "FlashAttentionScore (torch_npu.npu_fusion_attention, or scaled_dot_product_attention under torch_npu), PromptFlashAttention / IncreFlashAttention for inference"
+#define GE_ROPE_SRC "CANN fusion rule reference: the RoPE passes act on RotaryMul / InterleaveRope only, none builds them from primitive ops (fact sheet B.3); OPST ApplyRotaryPosEmb kernel"
+#define GE_ROPE_OP "RotaryMul (torch_npu.npu_rotary_mul), or ApplyRotaryPosEmb for q and k together (torch_npu.npu_apply_rotary_pos_emb)"
 #define TRT_FUSIONS "TensorRT 8.x Developer Guide, Types of Fusions"
 #define TRT_MHA "TensorRT Developer Guide, MHA fusion (SM >= 75; FP16/BF16 with 16 <= head size <= 256, a multiple of 8)"
 
@@ -63,6 +65,24 @@ const fp_rule fp_rules[] = {
      .pattern = {ANCHOR("div", FP_OP_DIV), NEXT("mul", 0, -1, FP_OP_MUL)}, .n_pattern = 2,
      .constraints = {GN("const_value", 0, 0, "one", 1.0), C("single_consumer", -1, -1), C("not_graph_output", 0, -1)},
      .n_constraints = 3, .rewrite = FP_RW_ABSORB, .fused_op = "Div", .fused_kind = FP_OP_DIV, .act_node = -1},
+
+    /* a zero Pad of the spatial dims folded into the pads of the Conv or pool reading it, through a
+     * Cast or not (ORT level 1; the op versions its rule knows end at opset 20 for Pad, 21 after) */
+    {.id = "pad_fusion", .title = "Pad + Conv / AveragePool / MaxPool -> the padding in their pads",
+     .source = "onnxruntime pad_fusion.cc, PadFusion (level 1)",
+     .pattern = {ANCHOR("pad", FP_OP_PAD), NEXT("conv", 0, 0, FP_OP_CONV, FP_OP_AVERAGE_POOL, FP_OP_MAX_POOL)},
+     .n_pattern = 2,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1), C("pad_foldable", 0, -1),
+                     C("explicit_pads", 1, -1), CN("max_opset", 0, -1, "pad_opset", 20), CN("max_opset", 1, -1, "opset", 21)},
+     .n_constraints = 6, .rewrite = FP_RW_PAD, .act_node = -1},
+    {.id = "pad_fusion", .title = "Pad + Cast + Conv / AveragePool / MaxPool -> the padding in their pads",
+     .source = "onnxruntime pad_fusion.cc, PadFusion (level 1)",
+     .pattern = {ANCHOR("pad", FP_OP_PAD), NEXT("cast", 0, 0, FP_OP_CAST),
+                 NEXT("conv", 1, 0, FP_OP_CONV, FP_OP_AVERAGE_POOL, FP_OP_MAX_POOL)},
+     .n_pattern = 3,
+     .constraints = {C("single_consumer", -1, -1), C("not_graph_output", -1, -1), C("pad_foldable", 0, -1),
+                     C("explicit_pads", 2, -1), CN("max_opset", 0, -1, "pad_opset", 20), CN("max_opset", 2, -1, "opset", 21)},
+     .n_constraints = 6, .rewrite = FP_RW_PAD, .act_node = -1},
 
     /* ---- folds into Conv (ORT level 1; onnxoptimizer fuse_bn_into_conv) ---- */
     {.id = "conv_bn", .title = "fold BatchNormalization into Conv", .source = ORT_CONV_BN,
@@ -239,6 +259,17 @@ const fp_rule fp_rules[] = {
      .constraints = {G("activation_operands", 0, -1), CL("dtype_in", 0, 0, "dtypes", "float32,float16,bfloat16")},
      .n_constraints = 2, .rewrite = FP_RW_FUSE, .fused_op = "AddRmsNorm", .fused_kind = FP_OP_SKIP_SIMPLIFIED_LAYER_NORM,
      .act_node = -1},
+    /* softmax from small ops; the pass is off by default in ATC, so `enabled` is 0 unless a target
+     * that switches it on (atc --fusion_switch_file) sets it */
+    {.id = "ge_softmax_small_op", .title = "SoftmaxSmallOpFusionPass: ReduceMax/Sub/Exp/ReduceSum/Div -> SoftmaxV2",
+     .source = "CANN GE SoftmaxSmallOpFusionPass (fusion rule reference 0009; fact sheet B.3), off by default",
+     .pattern = {ANCHOR("max", FP_OP_REDUCE_MAX), NEXT2("sub", 0, 1, FP_PAT_X, 0, FP_OP_SUB),
+                 NEXT("exp", 1, 0, FP_OP_EXP), NEXT("sum", 2, 0, FP_OP_REDUCE_SUM), NEXT2("div", 3, 1, 2, 0, FP_OP_DIV)},
+     .n_pattern = 5,
+     .constraints = {CN("softmax_pass_on", -1, -1, "enabled", 0), C("single_consumer", -1, -1),
+                     C("not_graph_output", -1, -1), C("static_input", 0, -1), C("same_reduce_axes", -1, -1),
+                     CL("dtype_in", 0, 0, "dtypes", "float32,float16,bfloat16")},
+     .n_constraints = 6, .rewrite = FP_RW_FUSE, .fused_op = "SoftmaxV2", .fused_kind = FP_OP_SOFTMAX, .act_node = -1},
     /* patterns GE has no pass for: explain says so and names the op to export instead */
     {.id = "ge_rms_norm_gap", .title = "RMSNorm from primitive ops: no GE pass builds RmsNorm from them",
      .source = "CANN fusion rule reference: no RmsNorm-building pass (fact sheet B.3); OPSNN RmsNorm kernel",
@@ -264,6 +295,18 @@ const fp_rule fp_rules[] = {
      .n_pattern = 3,
      .constraints = {CL("no_pass", -1, -1, "instead", "SwiGlu (torch_npu.npu_swiglu)")},
      .n_constraints = 1, .rewrite = FP_RW_FUSE, .fused_op = "SwiGlu", .fused_kind = FP_OP_MUL, .act_node = -1},
+    /* rotary embedding, rotate-half form: x * cos + Concat(Neg(x[..., D/2:]), x[..., :D/2]) * sin; the
+     * second Slice and x * cos are other readers of x (FP_PAT_X), the Muls and the Add either way round */
+    {.id = "ge_rope_gap", .title = "rotary embedding from primitive ops: no GE pass builds RotaryMul or ApplyRotaryPosEmb from them",
+     .source = GE_ROPE_SRC,
+     .pattern = {ANCHOR("slice_hi", FP_OP_SLICE), NEXT("neg", 0, 0, FP_OP_NEG),
+                 NEXT("slice_lo", FP_PAT_X, 0, FP_OP_SLICE), NEXT2("rotate", 1, 0, 2, 1, FP_OP_CONCAT),
+                 NEXT("mul_sin", 3, -1, FP_OP_MUL), NEXT("mul_cos", FP_PAT_X, -1, FP_OP_MUL),
+                 NEXT2("add", 4, -1, 5, -1, FP_OP_ADD)},
+     .n_pattern = 7,
+     .constraints = {G("rotate_half", 3, -1), CL("no_pass", -1, -1, "instead", GE_ROPE_OP),
+                     CN("rotary_operands", -1, -1, "max_head_dim", 1024)},
+     .n_constraints = 3, .rewrite = FP_RW_FUSE, .fused_op = "RotaryMul", .fused_kind = FP_OP_MUL, .act_node = -1},
     /* a decomposed attention core: no GE graph-fusion rule makes FlashAttentionScore / PFA / IFA /
      * FusedInferAttentionScore of it (fact sheet B.3, "Not found"); the variants: a scale, a mask */
     {.id = "ge_attention_gap", .title = "attention from primitive ops (MatMul, Softmax, MatMul): no GE pass fuses it",

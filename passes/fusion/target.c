@@ -100,7 +100,7 @@ static bool param_is_list(const char *id, const char *key)
 
 /* The [layout] keys, each true or false. */
 static const char *const layout_keys[] = {"drop_narrowing_casts", "nchwc", "ge_formats", "enable_small_channel",
-                                          "matmul_weight_nz", NULL};
+                                          "matmul_weight_nz", "transpose_optimizer", NULL};
 
 static bool validate(fp_target *t, GError **error)
 {
@@ -113,9 +113,9 @@ static bool validate(fp_target *t, GError **error)
             for (char **k = keys; k && *k; k++) {
                 g_autoptr(GError) err = NULL;
                 if (!g_strv_contains(layout_keys, *k)) {
-                    g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
-                                "%s: [layout]: unknown key '%s' (valid: drop_narrowing_casts, nchwc, ge_formats, "
-                                "enable_small_channel, matmul_weight_nz)", t->path, *k);
+                    g_autofree char *valid = g_strjoinv(", ", (char **)layout_keys);
+                    g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [layout]: unknown key '%s' (valid: %s)",
+                                t->path, *k, valid);
                     return false;
                 }
                 g_key_file_get_boolean(t->keyfile, *g, *k, &err);
@@ -288,6 +288,14 @@ static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
         fp_target_free(t);
         return NULL;
     }
+    g_autofree char *folding = g_key_file_get_string(t->keyfile, "target", "shape_folding", NULL);
+    if (folding && strcmp(g_strstrip(folding), "declared") != 0 && strcmp(folding, "bound") != 0) {
+        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                    "%s: [target] shape_folding: '%s' (expected declared or bound)", path, folding);
+        fp_target_free(t);
+        return NULL;
+    }
+    t->fold_declared = folding && strcmp(folding, "declared") == 0;
     t->expand = g_key_file_get_string_list(t->keyfile, "target", "expand", NULL, NULL);
     for (char **e = t->expand; e && *e; e++) {
         g_strstrip(*e);

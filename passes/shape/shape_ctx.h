@@ -91,5 +91,9 @@ bool sh_axis(int64_t axis, int32_t rank, int32_t *out);
 
 /* [start, end) of a Shape op over a rank-`rank` input (opset-15 start/end attributes). */
 void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
+/* Whether Shape or Size node n folds over its input shape s: the dims it returns (Shape's [start,
+ * end), every dim for Size) are known, and n is not FP_NODE_RUNTIME_SHAPE. ONNX Runtime's constant
+ * folding takes a Shape on the same condition. */
+bool sh_shape_folds(const fp_node *n, const fp_shape *s);
 
 #endif

@@ -313,12 +313,28 @@ bool sh_axis(int64_t axis, int32_t rank, int32_t *out)
     return true;
 }
 
-/* [start, end) of a Shape op (opset 15 attributes), clamped. */
-void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end)
+/* [start, end) of Shape node n (opset 15 attributes) over a rank, clamped. */
+static void shape_range(const fp_node *n, int32_t rank, int32_t *start, int32_t *end)
 {
-    int64_t s = fp_node_attr_int(c->n, "start", 0), e = fp_node_attr_int(c->n, "end", rank);
+    int64_t s = fp_node_attr_int(n, "start", 0), e = fp_node_attr_int(n, "end", rank);
     if (s < 0) s += rank;
     if (e < 0) e += rank;
     *start = (int32_t)CLAMP(s, 0, rank);
     *end = (int32_t)CLAMP(e, 0, rank);
+}
+
+void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end) { shape_range(c->n, rank, start, end); }
+
+bool sh_shape_folds(const fp_node *n, const fp_shape *s)
+{
+    if (n->flags & FP_NODE_RUNTIME_SHAPE)
+        return false;
+    if (n->op == FP_OP_SIZE || s->rank < 0)
+        return fp_shape_static(s);
+    int32_t st, en;
+    shape_range(n, s->rank, &st, &en);
+    for (int32_t i = st; i < en; i++)
+        if (!fp_dim_known(s->dims[i]))
+            return false;
+    return true;
 }

@@ -271,7 +271,7 @@ static bool foldable(const fp_node *n)
     case FP_OP_DEQUANTIZE_LINEAR: case FP_OP_QUANTIZE_LINEAR:
         return false; /* ONNX Runtime keeps Q/DQ pairs for its QDQ kernels: not constant-folded */
     case FP_OP_SHAPE: case FP_OP_SIZE:
-        return n->inputs[0] && fp_shape_static(&n->inputs[0]->shape);
+        return n->inputs[0] && sh_shape_folds(n, &n->inputs[0]->shape);
     default:
         break;
     }

@@ -1,0 +1,158 @@
+/* declared.c - the shape computations a compiler folds on the dims a model declares (declared.h):
+ * ONNX Runtime's constant folding takes a Shape only when the dims it returns are known before the
+ * run binds any (onnxruntime/core/optimizer/constant_folding.cc), and its ReshapeFusion
+ * (reshape_fusion.cc, level 1) turns a Reshape's shape made by Concat of constants, copies of its
+ * input's dims (Shape -> Gather(i) -> Unsqueeze at position i: 0) and at most one other
+ * one-element value (-1) into a constant, and the computation before it goes. Measured on ONNX
+ * Runtime 1.30: docs/rules.md, "Shape computations under symbolic dims". */
+#include "analysis/declared.h"
+
+#include <string.h>
+
+#include "passes/shape/shapes.h"
+
+enum { MAX_SHAPE = 64 };
+
+static bool live(const fp_node *n) { return n && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)); }
+
+/* The live readers of v (subgraph uses counted). */
+static uint32_t readers(const fp_value *v)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < v->n_uses; i++)
+        n += !(v->uses[i].node->flags & FP_NODE_REMOVED);
+    return n;
+}
+
+/* Whether a and b have one shape as ONNX Runtime compares them: the same rank, each dim the same
+ * number or the same symbol. */
+static bool same_shape(const fp_value *a, const fp_value *b)
+{
+    if (a->shape.rank < 0 || a->shape.rank != b->shape.rank)
+        return false;
+    for (int32_t i = 0; i < a->shape.rank; i++) {
+        fp_dim x = a->shape.dims[i], y = b->shape.dims[i];
+        bool eq = fp_dim_known(x) ? fp_dim_known(y) && x.value == y.value : x.sym && y.sym && strcmp(x.sym, y.sym) == 0;
+        if (!eq)
+            return false;
+    }
+    return true;
+}
+
+/* The one integer of constant v (a scalar or one element), or false. */
+static bool one_int(const fp_value *v, int64_t *out) { return v && fp_value_ints(v, out, 1) == 1; }
+
+/* Whether v is Unsqueeze(axes [0]) of Gather(Shape(x), pos) with x root or of root's shape: the
+ * element that copies root's dim pos (0 in ReshapeFusion's constant). */
+static bool copies_dim(const fp_value *v, const fp_value *root, int64_t pos)
+{
+    const fp_node *u = v->producer, *g, *s;
+    int64_t axis, idx;
+    if (!live(u) || u->op != FP_OP_UNSQUEEZE || !u->inputs[0])
+        return false;
+    const fp_attr *a = fp_node_attr(u, "axes");
+    bool axes0 = a ? a->type == FP_ATTR_INTS && a->n == 1 && a->u.ints[0] == 0
+                   : u->n_inputs > 1 && one_int(u->inputs[1], &axis) && axis == 0;
+    g = u->inputs[0]->producer;
+    if (!axes0 || !live(g) || g->op != FP_OP_GATHER || g->n_inputs < 2 || !one_int(g->inputs[1], &idx) || idx != pos)
+        return false;
+    s = g->inputs[0] ? g->inputs[0]->producer : NULL;
+    return live(s) && s->op == FP_OP_SHAPE && s->inputs[0] &&
+           (s->inputs[0] == root || same_shape(s->inputs[0], root));
+}
+
+/* Whether Reshape r's shape is a Concat ReshapeFusion makes constant: the Concat's only reader is
+ * r, and its inputs give constants, copied dims and at most one -1. */
+static bool fuses(const fp_node *r)
+{
+    const fp_value *s = r->n_inputs > 1 ? r->inputs[1] : NULL, *root = r->inputs[0];
+    const fp_node *c = s ? s->producer : NULL;
+    if (!root || !live(c) || c->op != FP_OP_CONCAT || s->is_output || readers(s) != 1)
+        return false;
+    int64_t pos = 0, vals[MAX_SHAPE];
+    int minus = 0;
+    uint64_t numel;
+    for (uint32_t i = 0; i < c->n_inputs; i++) {
+        const fp_value *v = c->inputs[i];
+        int n = v && fp_value_is_constant(v) ? fp_value_ints(v, vals, MAX_SHAPE) : -1;
+        if (!v)
+            return false;
+        if (n >= 0) {
+            for (int k = 0; k < n; k++)
+                minus += vals[k] == -1;
+            pos += n;
+        } else if (copies_dim(v, root, pos)) {
+            pos++;
+        } else if (fp_shape_static(&v->shape) && fp_shape_numel(&v->shape, &numel) && numel == 1) {
+            minus++;
+            pos++;
+        } else {
+            return false;
+        }
+    }
+    return minus <= 1;
+}
+
+/* Marks dead[] the nodes that compute only what node n reads, upward from n's inputs: a live
+ * producer all of whose outputs' readers are dead. dead[] is by fp_node.id of n's graph. */
+static void mark_dead(const fp_node *n, uint8_t *dead)
+{
+    g_autoptr(GPtrArray) work = g_ptr_array_new();
+    g_ptr_array_add(work, (gpointer)n);
+    while (work->len) {
+        const fp_node *x = g_ptr_array_steal_index(work, work->len - 1);
+        for (uint32_t k = 0; k < x->n_inputs; k++) {
+            const fp_node *p = x->inputs[k] ? x->inputs[k]->producer : NULL;
+            if (!live(p) || p->graph != n->graph || dead[p->id])
+                continue;
+            bool all = true;
+            for (uint32_t o = 0; o < p->n_outputs && all; o++) {
+                const fp_value *v = p->outputs[o];
+                all = !v || !v->is_output;
+                for (uint32_t u = 0; v && all && u < v->n_uses; u++) {
+                    const fp_node *q = v->uses[u].node;
+                    all = (q->flags & FP_NODE_REMOVED) || (q->graph == n->graph && dead[q->id]);
+                }
+            }
+            if (all) {
+                dead[p->id] = 1;
+                g_ptr_array_add(work, (gpointer)p);
+            }
+        }
+    }
+}
+
+/* One graph: the Shape and Size nodes left unfolded, but those ReshapeFusion removes, marked. */
+static size_t mark_graph(fp_graph *g)
+{
+    g_autofree uint8_t *dead = g_new0(uint8_t, g->nodes->len + 1);
+    for (guint i = 0; i < g->nodes->len; i++) {
+        fp_node *n = g->nodes->pdata[i];
+        if (live(n) && n->op == FP_OP_RESHAPE && fuses(n)) {
+            const fp_node *c = n->inputs[1]->producer;
+            dead[c->id] = 1;
+            mark_dead(c, dead);
+        }
+    }
+    size_t marked = 0;
+    for (guint i = 0; i < g->nodes->len; i++) {
+        fp_node *n = g->nodes->pdata[i];
+        if ((n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) && live(n) && !dead[n->id]) {
+            n->flags |= FP_NODE_RUNTIME_SHAPE;
+            marked++;
+        }
+    }
+    return marked;
+}
+
+size_t fp_declared_mark_runtime(fp_model *m)
+{
+    g_autoptr(GError) err = NULL;
+    fp_shape_opts declared = {0};
+    if (!fp_pass_shapes(m, &declared, NULL, &err))
+        return 0;
+    size_t marked = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++)
+        marked += mark_graph(m->graphs->pdata[gi]);
+    return marked;
+}
