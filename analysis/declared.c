@@ -145,8 +145,24 @@ static size_t mark_graph(fp_graph *g)
     return marked;
 }
 
+/* Whether m has a Shape or Size node (else there is nothing to mark, and no inference to run). */
+static bool has_shape_ops(const fp_model *m)
+{
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            fp_op op = ((const fp_node *)g->nodes->pdata[i])->op;
+            if (op == FP_OP_SHAPE || op == FP_OP_SIZE)
+                return true;
+        }
+    }
+    return false;
+}
+
 size_t fp_declared_mark_runtime(fp_model *m)
 {
+    if (!has_shape_ops(m))
+        return 0;
     g_autoptr(GError) err = NULL;
     fp_shape_opts declared = {0};
     if (!fp_pass_shapes(m, &declared, NULL, &err))

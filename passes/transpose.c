@@ -28,13 +28,15 @@ typedef enum {
                     fewer out (ONNX Runtime 1.30; microsoft/onnxruntime#28755) */
     H_TRANSPOSE, /* composed with the Transpose it reads, or both go */
     H_OTHER,     /* ONNX Runtime pushes through it; not modelled */
-    H_OTHER_IN,  /* likewise, and it leaves the outputs as they are (Shape, Reshape) */
+    H_RESHAPE,   /* a Reshape that only permutes the Transpose's output (dims of 1 move freely): as a
+                    Transpose */
+    H_OTHER_IN,  /* like H_OTHER, and it leaves the outputs as they are (Shape) */
 } handler;
 
 typedef struct {
     fp_model *m;
     fp_graph *g;
-    uint8_t *leads;     /* per value id at the start: a path of handled ops leads from it to a Transpose */
+    uint8_t *leads;     /* a bit per value id at the start: a path of handled ops leads from it to a Transpose */
     uint32_t n_leads;
     GHashTable *readers; /* fp_value* -> GArray of fp_use: the readers of the values this pass rewired */
     GHashTable *consts;  /* fp_value* -> GPtrArray of its permuted copies (made ones reused) */
@@ -94,13 +96,14 @@ static handler handler_of(const fp_node *n)
     case FP_OP_PAD: case FP_OP_SLICE: case FP_OP_TILE: case FP_OP_ARG_MIN: case FP_OP_ARG_MAX:
     case FP_OP_QUANTIZE_LINEAR: case FP_OP_DEQUANTIZE_LINEAR:
         return H_OTHER;
-    case FP_OP_SHAPE: case FP_OP_RESHAPE: return H_OTHER_IN;
+    case FP_OP_SHAPE: return H_OTHER_IN;
+    case FP_OP_RESHAPE: return H_RESHAPE;
     case FP_OP_GATHER: return H_GATHER;
     default: return unary_or_none(n->op);
     }
 }
 
-static bool transposes_outputs(handler h) { return h != H_TRANSPOSE && h != H_OTHER_IN; }
+static bool transposes_outputs(handler h) { return h != H_TRANSPOSE && h != H_RESHAPE && h != H_OTHER_IN; }
 
 /* The inputs of n a push through it transposes, as a bit mask (0: none, or too many inputs). */
 static uint64_t transposable(const fp_node *n, handler h)
@@ -763,15 +766,49 @@ static bool push_gather(tp *p, fp_node *n, const int64_t *perm, int r, uint64_t 
     return push(p, n, perm, r, mask, false, out, m);
 }
 
-/* A Transpose n reading Transpose t of perm: both go when they cancel (n's readers read t's
- * input; a graph output keeps its name through an Identity), else n reads t's input with the
- * composed permutation; t goes when nothing reads it any more (ONNX Runtime's HandleTranspose). */
+/* The permutation Reshape n of Transpose t's output (rank r) amounts to, into out: both shapes
+ * static and of rank r, the dims other than 1 in the same order (ONNX Runtime's HandleReshape). */
+static bool reshape_perm(const fp_node *n, const fp_node *t, int r, int64_t *out)
+{
+    const fp_value *x = t->outputs[0], *y = n->outputs[0];
+    int64_t in[MAXR];
+    if (!fp_shape_static(&x->shape) || !y || !fp_shape_static(&y->shape) || x->shape.rank != r || y->shape.rank != r)
+        return false;
+    for (int i = 0; i < r; i++)
+        in[i] = x->shape.dims[i].value;
+    for (int i = 0; i < r; i++) {
+        int64_t want = y->shape.dims[i].value;
+        int c = 0;
+        while (in[c] != want) {
+            if (in[c] != -1 && in[c] != 1 && want != 1)
+                return false;
+            if (++c == r)
+                return false;
+        }
+        out[i] = c;
+        in[c] = -1;
+    }
+    return true;
+}
+
+/* A Transpose n (or a Reshape that amounts to one: it becomes that Transpose) reading Transpose t
+ * of perm: both go when they cancel (n's readers read t's input; a graph output keeps its name
+ * through an Identity), else n reads t's input with the composed permutation; t goes when nothing
+ * reads it any more (ONNX Runtime's HandleTranspose and HandleReshape). */
 static bool push_transpose(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
 {
     int64_t np[MAXR], inv[MAXR], c[MAXR];
     int nr;
-    if (!perm_of(n, np, &nr) || nr != r)
+    bool reshape = n->op == FP_OP_RESHAPE;
+    if (reshape ? !reshape_perm(n, t, r, np) : !perm_of(n, np, &nr) || nr != r)
         return false;
+    if (reshape) { /* the Reshape becomes the Transpose it amounts to */
+        set_input(p, n, 1, NULL);
+        n->n_inputs = 1;
+        n->n_attrs = 0;
+        n->op = FP_OP_TRANSPOSE;
+        n->op_type = fp_intern(p->m, "Transpose", -1);
+    }
     invert(perm, r, inv);
     fp_value *x = t->inputs[0], *o = n->outputs[0];
     if (perm_eq(inv, np, r)) {
@@ -844,6 +881,11 @@ static int value_cost(const tp *p, const fp_value *v, const int64_t *perm, int r
     return est_rank(v);
 }
 
+/* Whether v (of p's graph) leads to a Transpose; values made by the pass do not. */
+static bool lead(const tp *p, const fp_value *v) { return v->id < p->n_leads && (p->leads[v->id / 8] >> (v->id % 8) & 1); }
+
+static void set_lead(tp *p, const fp_value *v) { p->leads[v->id / 8] |= (uint8_t)(1u << (v->id % 8)); }
+
 /* Whether pushing a Transpose of perm through n is worth it (DefaultCostCheck): always into a
  * Transpose; else the inputs' cost, plus the largest output's when the op transposes its outputs
  * and none of them leads to a Transpose, must be below 0. */
@@ -862,7 +904,7 @@ static bool worth_it(const tp *p, const fp_node *n, handler h, uint64_t mask, co
             if (!o)
                 continue;
             out = MAX(out, est_rank(o));
-            leads |= o->id < p->n_leads && o->graph == p->g && p->leads[o->id];
+            leads |= o->graph == p->g && lead(p, o);
         }
         if (!leads)
             cost += out;
@@ -877,35 +919,45 @@ static bool worth_it(const tp *p, const fp_node *n, handler h, uint64_t mask, co
 static void mark_leads(tp *p, fp_node *const *order, uint32_t n)
 {
     p->n_leads = p->g->values->len;
-    p->leads = g_new0(uint8_t, p->n_leads);
+    p->leads = g_new0(uint8_t, p->n_leads / 8 + 1);
     for (uint32_t i = n; i-- > 0;) {
         const fp_node *node = order[i];
         if (!live(node))
             continue;
         if (node->op == FP_OP_TRANSPOSE) {
             if (node->n_inputs && node->inputs[0] && node->inputs[0]->graph == p->g)
-                p->leads[node->inputs[0]->id] = 1;
+                set_lead(p, node->inputs[0]);
             continue;
         }
         bool out = false;
         for (uint32_t k = 0; k < node->n_outputs; k++)
-            out |= node->outputs[k] && node->outputs[k]->graph == p->g && p->leads[node->outputs[k]->id];
+            out |= node->outputs[k] && node->outputs[k]->graph == p->g && lead(p, node->outputs[k]);
         handler h = handler_of(node);
         uint64_t mask = out && h != H_NONE && transposes_outputs(h) ? transposable(node, h) : 0;
         for (uint32_t k = 0; k < node->n_inputs; k++)
             if ((mask >> k & 1) && node->inputs[k]->graph == p->g)
-                p->leads[node->inputs[k]->id] = 1;
+                set_lead(p, node->inputs[k]);
     }
 }
 
-/* Transpose t of perm (rank r), read by n at input j: pushed through n when n has a handler that
- * transposes that input and the estimate says so (ONNX Runtime's ProcessTranspose). */
-static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r, uint32_t j)
+/* Whether Transpose t of perm (rank r), read by n at input j, is to go through n: n has a handler
+ * that transposes that input and the estimate says so (ONNX Runtime's ProcessTranspose, before
+ * its handler). */
+static bool wanted(const tp *p, const fp_node *n, const int64_t *perm, int r, uint32_t j)
 {
     handler h = handler_of(n);
     uint64_t mask = h == H_NONE ? 0 : transposable(n, h);
-    if (!(mask >> j & 1) || !worth_it(p, n, h, mask, perm, r))
-        return false;
+    int64_t np[MAXR];
+    return (mask >> j & 1) && worth_it(p, n, h, mask, perm, r) &&
+           (h != H_RESHAPE || reshape_perm(n, n->inputs[0]->producer, r, np));
+}
+
+/* The push wanted() asked for, by n's handler; false when the handler finds it cannot (nothing
+ * changed then). */
+static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
+{
+    handler h = handler_of(n);
+    uint64_t mask = transposable(n, h);
     switch (h) {
     case H_UNARY: case H_FIRST: return push(p, n, perm, r, mask, false, perm, r);
     case H_BROADCAST: return push(p, n, perm, r, mask, true, perm, r);
@@ -916,7 +968,7 @@ static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r, u
     case H_SQUEEZE: return push_squeeze(p, n, perm, r, mask);
     case H_UNSQUEEZE: return push_unsqueeze(p, n, perm, r, mask);
     case H_GATHER: return push_gather(p, n, perm, r, mask);
-    case H_TRANSPOSE: return push_transpose(p, t, n, perm, r);
+    case H_TRANSPOSE: case H_RESHAPE: return push_transpose(p, t, n, perm, r);
     default:
         p->res->unmodelled++;
         fp_diag_add(p->diag, FP_DIAG_INFO, "transpose", "transpose-unmodelled", n->name,
@@ -926,15 +978,32 @@ static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r, u
     }
 }
 
+/* Whether some live Transpose of p's graph has a reader with a handler (else no push can happen:
+ * the walk, and the order it needs, are spared). */
+static bool any_candidate(const tp *p)
+{
+    for (guint i = 0; i < p->g->nodes->len; i++) {
+        const fp_node *t = p->g->nodes->pdata[i];
+        if (t->op != FP_OP_TRANSPOSE || !live(t) || !t->n_outputs || !t->outputs[0])
+            continue;
+        const fp_value *o = t->outputs[0];
+        for (uint32_t u = 0; u < o->n_uses; u++)
+            if (live(o->uses[u].node) && handler_of(o->uses[u].node) != H_NONE)
+                return true;
+    }
+    return false;
+}
+
 /* One graph: every live node in topological order, each of its inputs a Transpose writes offered
- * to it until one push happens. True when the graph changed. */
+ * to it until one push happens. The graph's cached order is walked as it is until the first push
+ * (a new node drops it): then a copy of it. True when the graph changed. */
 static bool optimize_graph(tp *p)
 {
     uint32_t n = 0;
-    fp_node *const *cached = fp_graph_order(p->g, &n, NULL);
-    if (!cached)
+    fp_node *const *order = any_candidate(p) ? fp_graph_order(p->g, &n, NULL) : NULL;
+    g_autofree fp_node **own = NULL;
+    if (!order)
         return false;
-    g_autofree fp_node **order = g_memdup2(cached, sizeof(fp_node *) * MAX(n, 1));
     mark_leads(p, order, n);
     uint32_t before = p->res->pushed;
     for (uint32_t i = 0; i < n; i++) {
@@ -944,8 +1013,12 @@ static bool optimize_graph(tp *p)
             fp_node *t = v ? v->producer : NULL;
             int64_t perm[MAXR];
             int r;
-            if (live(t) && t != node && t->op == FP_OP_TRANSPOSE && perm_of(t, perm, &r) &&
-                process(p, t, node, perm, r, j))
+            if (!live(t) || t == node || t->op != FP_OP_TRANSPOSE || !perm_of(t, perm, &r) || !wanted(p, node, perm, r, j))
+                continue;
+            handler h = handler_of(node);
+            if (!own && h != H_OTHER && h != H_OTHER_IN) /* those change nothing */
+                order = own = g_memdup2(order, sizeof(fp_node *) * n);
+            if (process(p, t, node, perm, r))
                 break;
         }
     }

@@ -181,6 +181,32 @@ static void test_reduce(void)
     CU_ASSERT_PTR_EQUAL(fp_node_lookup(m, "sig")->inputs[0], fp_node_lookup(m, "mean")->outputs[0]);
 }
 
+/* A Reshape of a Transpose's output that only moves dims of 1 is that Transpose's partner: both
+ * become one Transpose, [0, 1, 3, 2] here, as ONNX Runtime 1.30 writes it. */
+static void test_reshape(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 4, 1, 8});
+    tb_init_i64(b, "shp", 4, (int64_t[]){1, 4, 8, 1});
+    tb_node(b, "Relu", "relu", "x", "xr");
+    tb_attr_ints(b, tb_node(b, "Transpose", "t", "xr", "a"), "perm", 4, (int64_t[]){0, 2, 1, 3});
+    tb_node(b, "Reshape", "rs", "a,shp", "r");
+    tb_node(b, "Sigmoid", "sig", "r", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    fp_transpose_result res;
+    optimize(m, &res);
+    CU_ASSERT(removed(m, "t"));
+    const fp_node *rs = fp_node_lookup(m, "rs");
+    CU_ASSERT_EQUAL(rs->op, FP_OP_TRANSPOSE);
+    CU_ASSERT_PTR_EQUAL(rs->inputs[0], fp_graph_find(m->main, "xr"));
+    const fp_attr *perm = fp_node_attr(rs, "perm");
+    CU_ASSERT_FATAL(perm && perm->n == 4);
+    CU_ASSERT(perm->u.ints[0] == 0 && perm->u.ints[1] == 1 && perm->u.ints[2] == 3 && perm->u.ints[3] == 2);
+    CU_ASSERT_EQUAL(transposes(m), 1);
+}
+
 /* Where ONNX Runtime leaves the Transpose: before an op without a handler (MatMul), before a unary
  * op whose output leads to no other Transpose (the count would not fall); and an inverse pair at a
  * graph output goes, the output's name kept by an Identity. */
@@ -242,6 +268,7 @@ FP_TEST_SUITE(register_transpose)
     CU_add_test(s, "two_inputs", test_two_inputs);
     CU_add_test(s, "gather", test_gather);
     CU_add_test(s, "reduce", test_reduce);
+    CU_add_test(s, "reshape", test_reshape);
     CU_add_test(s, "stays", test_stays);
     CU_add_test(s, "target_key", test_target_key);
 }
