@@ -72,8 +72,9 @@ def static_decoders(models, outdir):
 
 
 def torch_models(outdir):
-    """The PyTorch exports of bench/gen_torch_models.py (made once; none without python3-torch)."""
-    if not glob.glob(os.path.join(outdir, "*.onnx")):
+    """The PyTorch exports of bench/gen_torch_models.py (those missing made; none without python3-torch)."""
+    from gen_torch_models import NAMES
+    if any(not os.path.exists(os.path.join(outdir, n + ".onnx")) for n in NAMES):
         rc, _, err = run([PY, "bench/gen_torch_models.py", outdir])
         if rc:
             sys.stderr.write(f"fidelity: bench/gen_torch_models.py: {err.strip().splitlines()[-1] if err.strip() else rc}"

@@ -78,14 +78,6 @@ def fuseplan_counts(exe, model, args):
 # The differences of the kernel histogram understood so far, by model file name (what fuseplan does
 # not model, or models otherwise); a differing model not listed here is printed as not explained.
 HISTOGRAM_DIFFERENCES = {
-    "decoder_gqa.onnx": "ONNX Runtime optimizes the graph with its symbolic dims, so the Shape -> Gather -> Cast "
-                        "that computes GroupQueryAttention's total_sequence_length stays; fuseplan analyses its "
-                        "default decode step, where the dims are bound and that computation folds away (its "
-                        "static copy at a decode step, decoder_gqa_static.onnx, compares equal)",
-    "pt_llama_decoder.onnx": "ONNX Runtime's transpose optimizer pushes the Transpose of each layer's V through "
-                             "the Split that torch's repeat_interleave export makes, leaving two Transposes where "
-                             "the export has one; fuseplan does not model that pass (measured: one Transpose more "
-                             "per layer at ORT, nothing else apart)",
 }
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""gen_torch_models.py - transformer and mobile models exported from PyTorch for the fidelity
-bench (bench/fidelity.py), in eval mode, batch 1, static shapes, opset 17, constants folded:
+"""gen_torch_models.py - models exported from PyTorch for the fidelity bench (bench/fidelity.py), in
+eval mode, batch 1, static shapes, opset 17, constants folded, random weights
+(torch.manual_seed of the model's index in NAMES):
 
   pt_vit_b_16            torchvision's ViT-B/16 (nn.MultiheadAttention, LayerNorm, GELU)
   pt_bert_encoder        a BERT-like nn.TransformerEncoder: 2 layers, d 256, 4 heads, GELU
@@ -9,9 +10,25 @@ bench (bench/fidelity.py), in eval mode, batch 1, static shapes, opset 17, const
                          embeddings (rotate-half), grouped-query attention (8 heads, 2 KV heads,
                          repeat_interleave), SwiGLU MLP
 
+and these torchvision image classifiers on a 1x3x224x224 input:
+
+  pt_resnet18            basic residual blocks (Conv, BN, ReLU, Add, MaxPool, global AveragePool)
+  pt_resnet50            bottleneck residual blocks
+  pt_densenet121         dense blocks (Concat of every earlier layer's output, BN-ReLU-Conv order)
+  pt_mobilenet_v2        inverted residuals, depthwise Conv, ReLU6 (Clip)
+  pt_mnasnet1_0          inverted residuals, depthwise 3x3 and 5x5 Conv
+  pt_efficientnet_b0     MBConv with SiLU (Sigmoid, Mul) and squeeze-excitation
+  pt_shufflenet_v2_x1_0  channel split (Split), channel shuffle (Reshape, Transpose), Concat
+  pt_regnet_y_400mf      grouped Conv, squeeze-excitation
+  pt_convnext_tiny       depthwise 7x7 Conv, channels-last LayerNorm and Linear (Transposes), GELU
+  pt_swin_t              Swin-T: shifted windows (Roll as Slice/Concat), window attention, LayerNorm
+
   /usr/bin/python3 bench/gen_torch_models.py OUT_DIR
 
-Needs Debian's python3-torch and python3-torchvision; exit 2 without them.
+A model whose file OUT_DIR already holds is not exported again (delete it to redo it). All
+fourteen: 70 to 95 s on 2 cores, 2.2 GB of memory at most, 0.8 GB in OUT_DIR (ViT-B/16 0.35 GB;
+resnet50, convnext_tiny and swin_t 0.1 GB each). Needs Debian's python3-torch and
+python3-torchvision; exit 2 without them.
 """
 import math
 import os
@@ -74,6 +91,15 @@ def llama(torch):
     return Decoder(), (torch.randn(1, 64, 256), torch.randn(1, 1, 64, 32), torch.randn(1, 1, 64, 32))
 
 
+# torchvision's image classifiers exported on a 1x3x224x224 input, each as pt_<name>.
+VISION = ("resnet18", "resnet50", "densenet121", "mobilenet_v2", "mnasnet1_0", "efficientnet_b0",
+          "shufflenet_v2_x1_0", "regnet_y_400mf", "convnext_tiny", "swin_t")
+
+# Every model this script writes (OUT_DIR/<name>.onnx), for bench/fidelity.py to see which are missing.
+NAMES = ("pt_vit_b_16", "pt_bert_encoder", "pt_mobilenet_v3_small", "pt_llama_decoder") + \
+    tuple("pt_" + v for v in VISION)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.stderr.write(__doc__)
@@ -85,19 +111,25 @@ def main():
         sys.stderr.write(f"gen_torch_models: {e} (apt-get install python3-torch python3-torchvision)\n")
         return 2
     warnings.filterwarnings("ignore")
-    torch.manual_seed(0)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True,
-                                                                     activation="gelu"), 2,
-                                      enable_nested_tensor=False)
-    models = {"pt_vit_b_16": (torchvision.models.vit_b_16(), torch.randn(1, 3, 224, 224)),
-              "pt_bert_encoder": (enc, torch.randn(1, 128, 256)),
-              "pt_mobilenet_v3_small": (torchvision.models.mobilenet_v3_small(), torch.randn(1, 3, 224, 224)),
-              "pt_llama_decoder": llama(torch)}
-    for name, (model, x) in models.items():
-        model.eval()
+    models = {"pt_vit_b_16": lambda: (torchvision.models.vit_b_16(), torch.randn(1, 3, 224, 224)),
+              "pt_bert_encoder": lambda: (torch.nn.TransformerEncoder(
+                  torch.nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True, activation="gelu"), 2,
+                  enable_nested_tensor=False), torch.randn(1, 128, 256)),
+              "pt_mobilenet_v3_small": lambda: (torchvision.models.mobilenet_v3_small(), torch.randn(1, 3, 224, 224)),
+              "pt_llama_decoder": lambda: llama(torch)}
+    for v in VISION:
+        models["pt_" + v] = lambda v=v: (getattr(torchvision.models, v)(), torch.randn(1, 3, 224, 224))
+    assert tuple(models) == NAMES
+    for name, make in models.items():
         path = os.path.join(out, name + ".onnx")
+        if os.path.exists(path):
+            continue
+        # each model seeded by itself, so one exported alone (the others present) is the same
+        torch.manual_seed(NAMES.index(name))
+        model, x = make()
+        model.eval()
         torch.onnx.export(model, x, path + ".tmp", opset_version=17, do_constant_folding=True)
         os.replace(path + ".tmp", path)
     return 0
