@@ -206,7 +206,8 @@ def main():
         elif name == "memory":
             body = memory_section(a)
         else:
-            body = (included("bench/results/latency.md", "`bench/latency_vs_ort.py`") + "\n" +
+            body = (included("bench/results/speedup.md", "`bench/speedup_vs_ort.py`") + "\n" +
+                    included("bench/results/latency.md", "`bench/latency_vs_ort.py`") + "\n" +
                     included("bench/results/fit.md", "`bench/ort_fit.sh`"))
         sections[name] = "\n" + titles[name] + body.rstrip("\n") + "\n\n"
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")

@@ -13,7 +13,7 @@
  * with "error" and exit status 2.
  *
  * SPEC (text, one item per line, written by bench/latency_vs_ort.py):
- *   level disabled|extended
+ *   level disabled|basic|extended|all   (GraphOptimizationLevel 0, 1, 2, 99)
  *   budget_ms 1000
  *   model PATH
  *   input NAME TYPE RANK D1 .. DRANK DATAFILE   (TYPE: the ONNX TensorProto data type number; DATAFILE:
@@ -189,8 +189,8 @@ int main(int argc, char **argv)
     check(FN(API_SET_INTRA_OP_THREADS, status_t (*)(void *, int))(opts, 1), "options");
     check(FN(API_SET_INTER_OP_THREADS, status_t (*)(void *, int))(opts, 1), "options");
     check(FN(API_SET_EXECUTION_MODE, status_t (*)(void *, int))(opts, 0), "options");
-    check(FN(API_SET_OPTIMIZATION_LEVEL, status_t (*)(void *, int))(opts, strcmp(level, "disabled") ? 2 : 0),
-          "options");
+    int opt_level = !strcmp(level, "disabled") ? 0 : !strcmp(level, "basic") ? 1 : !strcmp(level, "all") ? 99 : 2;
+    check(FN(API_SET_OPTIMIZATION_LEVEL, status_t (*)(void *, int))(opts, opt_level), "options");
     check(FN(API_CREATE_SESSION, status_t (*)(void *, const char *, void *, void **))(env, model, opts, &session),
           "session");
     check(FN(API_CREATE_CPU_MEMORY_INFO, status_t (*)(int, int, void **))(1, 0, &mem), "memory info");

@@ -18,6 +18,8 @@
 #   BENCH_DOC=docs/benchmarks.md               the file whose measured part is rewritten
 #   BENCH_FIDELITY=0         skip bench/fidelity.py (the fusion, memory and cost fidelity tables)
 #   BENCH_TRAIN=0            skip the training-memory comparison with PyTorch (bench/train_memory.py)
+#   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
+#                            and all on the networks (bench/speedup_vs_ort.py, ~5 min)
 #   BENCH_LLM=0              skip the LLM skeletons (bench/gen_llm_skeleton.py) and their KV cache, weight
 #                            and batch-headroom table (bench/llm_memory.py)
 # The measurements are also kept in bench/out/bench_results.json: after editing how they are shown,
@@ -96,7 +98,23 @@ if [ "${BENCH_TRAIN:-1}" = 1 ]; then
         echo "bench: bench/train_memory.py failed: the training section is not rewritten" >&2
 fi
 
+# ---- speedups: ORT on one thread at levels disabled, extended, all against the stage table on a
+# `calibrate --threads 1` profile, on the torchvision networks of the fidelity run and two of
+# bench/fit_models.py's (made by bench/fidelity.py below when missing: this runs after it)
+speedup() {
+    T=bench/out/fidelity/torch N=bench/out/fidelity/networks
+    /usr/bin/python3 bench/speedup_vs_ort.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench \
+        $T/pt_resnet18.onnx $T/pt_resnet50.onnx $T/pt_mobilenet_v2.onnx $T/pt_mnasnet1_0.onnx \
+        $T/pt_efficientnet_b0.onnx $T/pt_mobilenet_v3_small.onnx $T/pt_shufflenet_v2_x1_0.onnx \
+        $T/pt_regnet_y_400mf.onnx $T/pt_densenet121.onnx $T/pt_convnext_tiny.onnx $N/squeezenet.onnx \
+        $N/vgg11_112.onnx >/dev/null ||
+        echo "bench: bench/speedup_vs_ort.py failed: bench/results/speedup.md is not rewritten" >&2
+}
+
 # ---- fidelity: fusion vs ORT and memory plans are measured here; the cost tables come from the
 # last runs of bench/latency_vs_ort.py and bench/ort_fit.sh (long ORT timings on a quiet machine)
 [ "${BENCH_FIDELITY:-1}" = 1 ] || exit 0
-exec /usr/bin/python3 bench/fidelity.py --build "$BUILD_DIR" --ort bench --doc "${BENCH_DOC:-docs/benchmarks.md}"
+/usr/bin/python3 bench/fidelity.py --build "$BUILD_DIR" --ort bench --doc "${BENCH_DOC:-docs/benchmarks.md}" --only fusion
+[ "${BENCH_SPEEDUP:-1}" = 1 ] && speedup
+exec /usr/bin/python3 bench/fidelity.py --build "$BUILD_DIR" --ort bench --doc "${BENCH_DOC:-docs/benchmarks.md}" \
+    --only memory --only cost

@@ -742,3 +742,20 @@ uint64_t fp_calibrate_memory_bytes(void)
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }
+
+int fp_calibrate_runtime_threads(void)
+{
+    int n = (int)g_get_num_processors();
+    g_autoptr(GHashTable) cores = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (int cpu = 0; cpu < 4096; cpu++) {
+        g_autofree char *dir = g_strdup_printf("/sys/devices/system/cpu/cpu%d/topology", cpu);
+        g_autofree char *core_path = g_build_filename(dir, "core_id", NULL);
+        g_autofree char *pkg_path = g_build_filename(dir, "physical_package_id", NULL);
+        g_autofree char *core = NULL, *pkg = NULL;
+        if (!g_file_get_contents(core_path, &core, NULL, NULL) || !g_file_get_contents(pkg_path, &pkg, NULL, NULL))
+            break;
+        g_hash_table_add(cores, g_strdup_printf("%s/%s", g_strstrip(pkg), g_strstrip(core)));
+    }
+    guint physical = g_hash_table_size(cores);
+    return physical > 0 && (int)physical <= n ? (int)physical : n;
+}

@@ -94,6 +94,26 @@ void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS]
 void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const uint64_t reported[FP_CALIBRATE_LEVELS],
                                double memory_bw, fp_calibrate_point out[FP_CALIBRATE_LEVELS]);
 
+/* FLOP/s on one thread of fuseplan's kernels for the convolution classes ONNX Runtime's CPU EP runs
+ * (calibration/convolve.c): NCHW 3x3 expand-then-GEMM, NCHW depthwise 3x3 (per channel), and the
+ * direct NCHWc 3x3 and depthwise 3x3 kernels in blocks of the kernel ISA's vector width. */
+typedef struct {
+    double conv, grouped_conv, nchwc_conv, nchwc_depthwise; /* FLOP/s on the big layers */
+    double conv_small, nchwc_conv_small; /* FLOP/s on the small 3x3 layer (the saturation) */
+    uint64_t conv_flops, small_flops, depthwise_flops; /* of one run of each layer */
+    uint64_t conv_operands, small_operands; /* elements of the 3x3 layers' GEMMs (M K + K N + M N, as
+                                               the cost model counts them) */
+} fp_calibrate_conv_rates;
+
+/* Times each class's kernel on its layers for seconds / 6 each (its best repetition after a
+ * warm-up) with the SGEMM and vector width of `kern` (AUTO: the best). False, nothing measured,
+ * when memory cannot be had. */
+bool fp_calibrate_conv(fp_calibrate_kernel kern, double seconds, fp_calibrate_conv_rates *out, GError **error);
+
+/* The threads ONNX Runtime's CPU EP runs with by default: the physical cores (distinct core and
+ * package ids of the online CPUs in sysfs), else the logical CPUs. */
+int fp_calibrate_runtime_threads(void);
+
 /* "model name" from /proc/cpuinfo, or "unknown CPU". Caller frees. */
 char *fp_calibrate_cpu_name(void);
 /* Physical memory in bytes (0 when unknown). */

@@ -32,6 +32,7 @@ static uint64_t host_nchwc_block(void)
 
 static const double host_efficiency[FP_CLASS_COUNT] = {
     [FP_CLASS_CONV] = 0.9,   [FP_CLASS_GROUPED_CONV] = HOST_GROUPED_CONV, [FP_CLASS_MATMUL] = 0.9,
+    [FP_CLASS_NCHWC_CONV] = 0.9, [FP_CLASS_NCHWC_DEPTHWISE] = HOST_GROUPED_CONV,
     [FP_CLASS_EW] = 0.5,     [FP_CLASS_NORM] = 0.3, [FP_CLASS_POOL] = 0.3, [FP_CLASS_DILATED_POOL] = 0.3,
     [FP_CLASS_REDUCE] = 0.3, [FP_CLASS_SOFTMAX] = 0.3, [FP_CLASS_DATA] = 0.5, [FP_CLASS_VIEW] = 0.3,
     [FP_CLASS_OTHER] = 0.3,
@@ -78,9 +79,55 @@ static char *sweep_text(const fp_calibrate_result *r)
     return g_string_free(s, FALSE);
 }
 
-/* The profile for result r: measured peaks, bandwidth and cache levels, host defaults, and a
- * [calibration] group. */
-static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
+/* The efficiency e and half work h of a convolution class from its rates on a big and a small
+ * layer, so that the cost model's saturation, e / (1 + cbrt(h / 2) / 1.5 x operands / flops)
+ * (passes/roofline.c), gives both: with y = peak / rate and s = operands / (1.5 flops) each, y e =
+ * 1 + cbrt(h / 2) s. When the small layer is no slower per FLOP: no saturation, e from the big one;
+ * when the fit asks e > 1: e = 1 and the saturation that gives the big layer's rate. */
+static void saturation_fit(double peak, double rate_big, double s_big, double rate_small, double s_small, double *e,
+                           double *h)
+{
+    double yb = peak / rate_big, ys = peak / rate_small, det = ys * s_big - yb * s_small;
+    double c = det != 0 ? (yb - ys) / det : 0;
+    *e = c > 0 ? (s_big - s_small) / det : 1 / yb;
+    if (*e > 1) { /* no efficiency above 1: the big layer's rate kept, the saturation from it */
+        *e = 1;
+        c = MAX((yb - 1) / s_big, 0);
+    }
+    *h = c > 0 ? 2 * c * c * c : 0;
+}
+
+/* The convolution classes' efficiencies (each kernel's FLOP/s on one thread over the SGEMM's, the
+ * peak's, on one thread) and the half works of conv and nchwc_conv (saturation_fit), at most 1;
+ * the rates go to the [calibration] record too. */
+static void conv_efficiencies(const fp_calibrate_result *r, const fp_calibrate_conv_rates *cr, fp_device *d,
+                              GKeyFile *cal)
+{
+    double peak = r->flops_1t, sb = (double)cr->conv_operands / (1.5 * (double)cr->conv_flops),
+           ss = (double)cr->small_operands / (1.5 * (double)cr->small_flops);
+    if (peak > 0 && cr->conv > 0 && cr->conv_small > 0)
+        saturation_fit(peak, cr->conv, sb, cr->conv_small, ss, &d->efficiency[FP_CLASS_CONV], &d->half_work[FP_CLASS_CONV]);
+    if (peak > 0 && cr->nchwc_conv > 0 && cr->nchwc_conv_small > 0)
+        saturation_fit(peak, cr->nchwc_conv, sb, cr->nchwc_conv_small, ss, &d->efficiency[FP_CLASS_NCHWC_CONV],
+                       &d->half_work[FP_CLASS_NCHWC_CONV]);
+    if (peak > 0 && cr->grouped_conv > 0)
+        d->efficiency[FP_CLASS_GROUPED_CONV] = MIN(cr->grouped_conv / peak, 1.0);
+    if (peak > 0 && cr->nchwc_depthwise > 0)
+        d->efficiency[FP_CLASS_NCHWC_DEPTHWISE] = MIN(cr->nchwc_depthwise / peak, 1.0);
+    const struct {
+        const char *key;
+        double rate;
+    } k[] = {{"conv_flops_1t", cr->conv}, {"conv_small_flops_1t", cr->conv_small},
+             {"grouped_conv_flops_1t", cr->grouped_conv}, {"nchwc_conv_flops_1t", cr->nchwc_conv},
+             {"nchwc_conv_small_flops_1t", cr->nchwc_conv_small}, {"nchwc_depthwise_flops_1t", cr->nchwc_depthwise}};
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
+        g_key_file_set_value(cal, "calibration", k[i].key, g_ascii_formatd(buf, sizeof buf, "%.6g", k[i].rate));
+}
+
+/* The profile for result r and the convolution classes' rates cr: measured peaks, bandwidth,
+ * cache levels and class efficiencies, host defaults, the thread count, and a [calibration] group. */
+static GKeyFile *host_profile(const fp_calibrate_result *r, const fp_calibrate_conv_rates *cr, double seconds)
 {
     g_autofree char *cpu = fp_calibrate_cpu_name();
     g_autoptr(GDateTime) now = g_date_time_new_now_utc();
@@ -101,7 +148,7 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
         g_key_file_set_string(cal, "calibration", "triad_sweep", sweep);
     }
 
-    g_autofree char *desc = g_strdup_printf("this machine: %s, %d threads (fuseplan calibrate)", cpu, r->threads);
+    g_autofree char *desc = g_strdup_printf("this machine: %s (fuseplan calibrate)", cpu);
     fp_device d = {
         .description = desc,
         .target = (char *)"ort-cpu",
@@ -115,15 +162,18 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, double seconds)
     };
     d.peak_flops[FP_DT_FLOAT] = r->flops;
     memcpy(d.efficiency, host_efficiency, sizeof d.efficiency);
-    d.half_work[FP_CLASS_CONV] = HOST_HALF_WORK_CONV;
+    d.half_work[FP_CLASS_CONV] = d.half_work[FP_CLASS_NCHWC_CONV] = HOST_HALF_WORK_CONV;
+    d.threads = (uint64_t)r->threads;
+    conv_efficiencies(r, cr, &d, cal);
     d.launch_group = HOST_LAUNCH_GROUP;
     for (int i = 0; i < FP_CALIBRATE_LEVELS && i < FP_CACHE_LEVELS; i++)
         d.cache[i] = (fp_cache_level){r->cache[i].bytes, r->cache[i].bandwidth};
     GKeyFile *kf = fp_device_to_keyfile(&d);
     g_key_file_set_comment(kf, NULL, NULL,
-                           " Written by `fuseplan calibrate`: peak fp32 = blocked SGEMM on all threads, bandwidth =\n"
-                           " STREAM triad on all threads, [cache] = the triad's levels (cache sweep); the other\n"
-                           " numbers are defaults (docs/devices.md, host).",
+                           " Written by `fuseplan calibrate`: peak fp32 = blocked SGEMM on `threads` threads,\n"
+                           " bandwidth = STREAM triad on them, [cache] = the triad's levels (cache sweep), the\n"
+                           " convolution classes' efficiencies = fuseplan's kernels of each class against the SGEMM\n"
+                           " on one thread; the other numbers are defaults (docs/devices.md, host).",
                            NULL);
     return kf;
 }
@@ -167,12 +217,14 @@ int fp_cmd_calibrate(int argc, char **argv)
     g_autofree char *output = NULL;
     g_autofree char *kernel = NULL;
     double seconds = 1.0;
-    int threads = (int)g_get_num_processors(), triad_mib = 0;
+    int threads = fp_calibrate_runtime_threads(), triad_mib = 0;
     gboolean no_cache = FALSE;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Profile to write (default devices/host.ini)", "FILE"},
         {"seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Measuring time per phase (default 1)", "S"},
-        {"threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads of the all-threads phases (default: all CPUs)", "N"},
+        {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
+         "Threads the runtime will use, recorded in the profile (default: the physical cores, ONNX Runtime's default)",
+         "N"},
         {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel, "SGEMM micro-kernel: auto (default), avx512f, avx2-fma, portable",
          "NAME"},
         {"triad-mib", 0, 0, G_OPTION_ARG_INT, &triad_mib,
@@ -203,7 +255,15 @@ int fp_cmd_calibrate(int argc, char **argv)
         fp_cli_error("calibrate: %s", err->message);
         return FP_EXIT_BAD;
     }
-    g_autoptr(GKeyFile) kf = host_profile(&r, seconds);
+    fp_calibrate_conv_rates cr = {0};
+    if (!fp_calibrate_conv(r.kernel, seconds, &cr, &err)) {
+        fp_cli_error("calibrate: %s", err->message);
+        return FP_EXIT_BAD;
+    }
+    fprintf(stderr, "calibrate: convolution classes, 1 thread: conv %.1f, grouped_conv %.1f, nchwc_conv %.1f, "
+                    "nchwc_depthwise %.1f GFLOP/s\n", cr.conv / 1e9, cr.grouped_conv / 1e9, cr.nchwc_conv / 1e9,
+            cr.nchwc_depthwise / 1e9);
+    g_autoptr(GKeyFile) kf = host_profile(&r, &cr, seconds);
     if (!fp_cli_write_device_profile(kf, output, "calibrate"))
         return FP_EXIT_BAD;
     g_autofree char *cpu = fp_calibrate_cpu_name();

@@ -18,7 +18,13 @@
 G_DEFINE_QUARK(fp-device-error-quark, fp_device_error)
 
 static const char *const class_names[FP_CLASS_COUNT] = {
-#define X(id, name) name,
+#define X(id, name, parent) name,
+    FP_OP_CLASSES(X)
+#undef X
+};
+
+static const fp_op_class class_parents[FP_CLASS_COUNT] = {
+#define X(id, name, parent) FP_CLASS_##parent,
     FP_OP_CLASSES(X)
 #undef X
 };
@@ -28,6 +34,8 @@ const char *fp_op_class_name(fp_op_class c)
     return (unsigned)c < FP_CLASS_COUNT ? class_names[c] : "other";
 }
 
+fp_op_class fp_op_class_parent(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT ? class_parents[c] : FP_CLASS_OTHER; }
+
 /* [peak] keys and their dtypes, index by index, in display order. */
 static const char *const peak_names[] = {"fp64", "fp32", "fp16", "bf16", "fp8e4m3", "fp8e5m2", "int8", "int4"};
 static const fp_dtype peak_order[] = {FP_DT_DOUBLE,       FP_DT_FLOAT,      FP_DT_FLOAT16, FP_DT_BFLOAT16,
@@ -36,11 +44,14 @@ G_STATIC_ASSERT(G_N_ELEMENTS(peak_order) == G_N_ELEMENTS(peak_names));
 
 static const char *const targets[] = {"ort-cpu", "ort-cpu-all", "ort-cpu-extended", "ort-cpu-basic", "cuda",
                                        "tensorrt", "ascend910b", "ascend310p", NULL};
-static const char *const device_keys[] = {"description", "target", "bandwidth", "memory_bytes",
-                                          "launch_overhead", "align_bytes", "run_overhead", "nchwc_block", NULL};
+static const char *const device_keys[] = {"description", "target", "bandwidth", "memory_bytes", "launch_overhead",
+                                          "align_bytes", "run_overhead", "nchwc_block", "threads", NULL};
 static const char *const calibration_keys[] = {"date", "cpu", "kernel", "threads", "seconds",
                                                "fp32_flops_1t", "fp32_flops", "triad_bandwidth_1t",
-                                               "triad_bandwidth", "triad_sweep", NULL};
+                                               "triad_bandwidth", "triad_sweep", "conv_flops_1t",
+                                               "conv_small_flops_1t", "grouped_conv_flops_1t",
+                                               "nchwc_conv_flops_1t", "nchwc_conv_small_flops_1t",
+                                               "nchwc_depthwise_flops_1t", NULL};
 /* [calibration] keys holding positive numbers (the others are free text). */
 static const char *const calibration_numbers[] = {"threads", "seconds", "fp32_flops_1t", "fp32_flops",
                                                   "triad_bandwidth_1t", "triad_bandwidth", NULL};
@@ -88,12 +99,12 @@ static fp_dtype sibling(fp_dtype t)
 double fp_device_launch(const fp_device *d, fp_op_class c)
 {
     g_assert((unsigned)c < FP_CLASS_COUNT);
-    if (d->launch_own[c])
-        return d->launch[c];
-    if (c == FP_CLASS_GROUPED_CONV && d->launch_own[FP_CLASS_CONV])
-        return d->launch[FP_CLASS_CONV];
-    if (c == FP_CLASS_DILATED_POOL && d->launch_own[FP_CLASS_POOL])
-        return d->launch[FP_CLASS_POOL];
+    for (fp_op_class k = c;; k = class_parents[k]) {
+        if (d->launch_own[k])
+            return d->launch[k];
+        if (class_parents[k] == k)
+            break;
+    }
     if (c == FP_CLASS_VIEW)
         return 0; /* views launch nothing unless the runtime is known to dispatch them */
     return d->launch_overhead;
@@ -356,7 +367,8 @@ static bool read_device(reader *r, fp_device *d)
     if (nb && (!read_uint(r, "device", "nchwc_block", 1, 64, &d->nchwc_block) ||
                (d->nchwc_block & (d->nchwc_block - 1))))
         return d->nchwc_block ? fail(r, "device", "nchwc_block", "%s is not a power of two", nb) : false;
-    return true;
+    g_autofree char *th = raw_value(r, "device", "threads");
+    return !th || read_uint(r, "device", "threads", 1, 4096, &d->threads);
 }
 
 static bool read_peaks(reader *r, fp_device *d)
@@ -387,17 +399,18 @@ static bool read_fraction(reader *r, const char *key, double *out)
     return true;
 }
 
-/* Classes without a key take `other`'s value (grouped_conv: conv's, dilated_pool: pool's, as
- * profiles written before the class existed meant); `other` and `bandwidth` default to 1. */
+/* Classes without a key take their parent's value (grouped_conv and nchwc_conv: conv's,
+ * nchwc_depthwise: grouped_conv's, dilated_pool: pool's, as profiles written before the class
+ * existed meant; parents come first in the table), the others `other`'s; `other` and `bandwidth`
+ * default to 1. */
 static bool read_efficiency(reader *r, fp_device *d)
 {
     double other = 1.0;
     if (!read_fraction(r, "other", &other))
         return false;
     for (int c = 0; c < FP_CLASS_COUNT; c++) {
-        d->efficiency[c] = c == FP_CLASS_GROUPED_CONV   ? d->efficiency[FP_CLASS_CONV]
-                           : c == FP_CLASS_DILATED_POOL ? d->efficiency[FP_CLASS_POOL]
-                                                        : other;
+        g_assert(class_parents[c] <= (fp_op_class)c);
+        d->efficiency[c] = class_parents[c] != (fp_op_class)c ? d->efficiency[class_parents[c]] : other;
         if (!read_fraction(r, class_names[c], &d->efficiency[c]))
             return false;
     }
@@ -625,6 +638,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
     g_key_file_set_uint64(kf, "device", "align_bytes", d->align_bytes);
     if (d->nchwc_block)
         g_key_file_set_uint64(kf, "device", "nchwc_block", d->nchwc_block);
+    if (d->threads)
+        g_key_file_set_uint64(kf, "device", "threads", d->threads);
     if (d->run_overhead > 0)
         set_number(kf, "device", "run_overhead", d->run_overhead);
     for (size_t i = 0; i < G_N_ELEMENTS(peak_names); i++)

@@ -18,34 +18,42 @@ GQuark fp_device_error_quark(void);
 typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_error_code;
 
 /* Op classes with their own efficiency factor (fraction of peak a kernel of that class reaches) and
- * launch overhead. GROUPED_CONV is a convolution with group > 1 (depthwise ones included): a profile
- * without its own value for it takes conv's. DILATED_POOL is a pooling with a dilation > 1 (runtimes'
- * vectorized pooling kernels have none: ONNX Runtime runs it in its generic loop); without its own
- * values it takes pool's. VIEW is an op that moves no data (Reshape, Flatten, Squeeze, Unsqueeze,
- * Identity, Dropout): it costs only its [launch] view, which is 0 unless the profile gives one (a
- * runtime that dispatches views as kernels, as ONNX Runtime does). */
-#define FP_OP_CLASSES(X)             \
-    X(CONV, "conv")                  \
-    X(GROUPED_CONV, "grouped_conv")  \
-    X(MATMUL, "matmul")              \
-    X(EW, "elementwise") \
-    X(NORM, "norm")      \
-    X(POOL, "pool")      \
-    X(DILATED_POOL, "dilated_pool") \
-    X(REDUCE, "reduce")  \
-    X(SOFTMAX, "softmax") \
-    X(DATA, "data")      \
-    X(VIEW, "view")      \
-    X(OTHER, "other")
+ * launch overhead; a class a profile gives no value for takes its parent's (the third column; a
+ * class that is its own parent takes `other`'s efficiency and the default launch overhead).
+ * GROUPED_CONV is a convolution with group > 1 (depthwise ones included) in NCHW: ONNX Runtime's
+ * expand-then-GEMM per group. NCHWC_CONV and NCHWC_DEPTHWISE are ONNX Runtime's blocked NCHWc
+ * kernels (direct convolution, vectorized over a block of channels; passes/nchwc.c), which need
+ * no im2col. DILATED_POOL is a pooling with a dilation > 1 (runtimes' vectorized pooling kernels
+ * have none: ONNX Runtime runs it in its generic loop). VIEW is an op that moves no data (Reshape,
+ * Flatten, Squeeze, Unsqueeze, Identity, Dropout): it costs only its [launch] view, which is 0
+ * unless the profile gives one (a runtime that dispatches views as kernels, as ONNX Runtime
+ * does). */
+#define FP_OP_CLASSES(X)                                   \
+    X(CONV, "conv", CONV)                                  \
+    X(GROUPED_CONV, "grouped_conv", CONV)                  \
+    X(NCHWC_CONV, "nchwc_conv", CONV)                      \
+    X(NCHWC_DEPTHWISE, "nchwc_depthwise", GROUPED_CONV)    \
+    X(MATMUL, "matmul", MATMUL)                            \
+    X(EW, "elementwise", EW)                               \
+    X(NORM, "norm", NORM)                                  \
+    X(POOL, "pool", POOL)                                  \
+    X(DILATED_POOL, "dilated_pool", POOL)                  \
+    X(REDUCE, "reduce", REDUCE)                            \
+    X(SOFTMAX, "softmax", SOFTMAX)                         \
+    X(DATA, "data", DATA)                                  \
+    X(VIEW, "view", VIEW)                                  \
+    X(OTHER, "other", OTHER)
 
 typedef enum {
-#define X(id, name) FP_CLASS_##id,
+#define X(id, name, parent) FP_CLASS_##id,
     FP_OP_CLASSES(X)
 #undef X
     FP_CLASS_COUNT
 } fp_op_class;
 
 const char *fp_op_class_name(fp_op_class c);
+/* The class whose values class c takes when a profile gives none for it (c itself: none). */
+fp_op_class fp_op_class_parent(fp_op_class c);
 
 /* Cache levels of a hierarchical (cache-aware) roofline: [cache] l1_*, l2_*, l3_*. */
 #define FP_CACHE_LEVELS 3
@@ -69,6 +77,8 @@ typedef struct {
     uint64_t align_bytes;    /* buffer alignment of the memory planner */
     uint64_t nchwc_block;    /* channels per block of ONNX Runtime's NCHWc kernels on this CPU (MLAS:
                                 8 with AVX2, 16 with AVX-512F); 0: none (not a CPU, or not known) */
+    uint64_t threads;        /* threads the profile's rates are for (the runtime's intra-op threads;
+                                `fuseplan calibrate --threads`); 0: not said */
     double efficiency[FP_CLASS_COUNT]; /* 0 < e <= 1; compute efficiency per op class */
     double bw_efficiency;    /* fraction of peak bandwidth reached by streaming kernels */
     double half_work[FP_CLASS_COUNT]; /* [saturation] per class: work (FLOP) of one kernel at which it

@@ -157,6 +157,10 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
     fp_jsonw_str(w, "path", r->model->path);
     fp_jsonw_str(w, "format", r->model->format);
     fp_jsonw_str(w, "device", r->device->name);
+    if (r->device->threads)
+        fp_jsonw_int(w, "device_threads", (gint64)r->device->threads);
+    else
+        fp_jsonw_null(w, "device_threads");
     fp_jsonw_str(w, "target", r->target->name);
     fp_jsonw_str(w, "batch_note", r->batch_note);
     fp_jsonw_str(w, "what_if_dtype", r->what_if != FP_DT_UNDEFINED ? fp_dtype_name(r->what_if) : NULL);

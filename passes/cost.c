@@ -22,12 +22,23 @@ static bool dilated(const fp_node *n)
     return false;
 }
 
+/* The class of a convolution: ONNX Runtime's blocked NCHWc kernels (domain com.microsoft.nchwc, a
+ * depthwise one apart), else NCHW, grouped or not. */
+static fp_op_class conv_class(const fp_node *n)
+{
+    bool grouped = fp_node_attr_int(n, "group", 1) > 1;
+    if (strcmp(n->domain, "com.microsoft.nchwc") != 0)
+        return grouped ? FP_CLASS_GROUPED_CONV : FP_CLASS_CONV;
+    const fp_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    bool depthwise = grouped && w && w->shape.rank >= 2 && fp_dim_known(w->shape.dims[1]) && w->shape.dims[1].value == 1;
+    return depthwise ? FP_CLASS_NCHWC_DEPTHWISE : FP_CLASS_NCHWC_CONV;
+}
 fp_op_class fp_cost_class(const fp_node *n)
 {
     if (fp_op_has(n->op, FP_OPF_VIEW))
         return FP_CLASS_VIEW;
     switch (fp_op_fuse_kind(n->op)) {
-    case FP_FK_CONV: return fp_node_attr_int(n, "group", 1) > 1 ? FP_CLASS_GROUPED_CONV : FP_CLASS_CONV;
+    case FP_FK_CONV: return conv_class(n);
     case FP_FK_GEMM: case FP_FK_MATMUL: return FP_CLASS_MATMUL;
     case FP_FK_EW: case FP_FK_ACT: return FP_CLASS_EW;
     case FP_FK_NORM: return FP_CLASS_NORM;

@@ -128,7 +128,11 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
     fprintf(out, "%smodel%s   %s (%s)\n", b.on, b.off, r->model->path, r->model->format);
     if (r->batch_note)
         fprintf(out, "        %s\n", r->batch_note);
-    fprintf(out, "%sdevice%s  %s: %s\n", b.on, b.off, r->device->name, r->device->description ? r->device->description : "");
+    g_autofree char *threads = r->device->threads ? g_strdup_printf(" (rates for %" G_GUINT64_FORMAT " thread%s)",
+                                                                     r->device->threads, r->device->threads == 1 ? "" : "s")
+                                                  : g_strdup("");
+    fprintf(out, "%sdevice%s  %s: %s%s\n", b.on, b.off, r->device->name, r->device->description ? r->device->description : "",
+            threads);
     fprintf(out, "%starget%s  %s: %s\n", b.on, b.off, r->target->name, r->target->description);
     if (r->precision_mode && strcmp(r->precision_mode, "force_fp16") == 0)
         fprintf(out, "precision force_fp16 (ATC's default): float32 ops compute, and their tensors and weights are "

@@ -137,6 +137,9 @@ static void test_invalid(void)
                    "align_bytes=64\n" PEAK,
                    "[device] target: unknown target 'tpu' (one of: ort-cpu, ort-cpu-all, ort-cpu-extended, ort-cpu-basic, cuda, tensorrt, ascend910b, ascend310p)");
     expect_invalid(DEV PEAK "[calibration]\nthreads=-2\n", "[calibration] threads: -2 must be > 0");
+    expect_invalid(DEV "threads=0\n" PEAK, "[device] threads: 0 must be > 0");
+    expect_invalid(DEV "threads=many\n" PEAK, "[device] threads: 'many' is not a number");
+    expect_invalid(DEV "threads=5000\n" PEAK, "[device] threads: 5000 is too large");
     /* the cost-model groups */
     expect_invalid(DEV PEAK "[launch]\nconvolution=1e-6\n", "[launch] convolution: unknown key (valid keys: conv,");
     expect_invalid(DEV PEAK "[launch]\nconv=-1e-6\n", "[launch] conv: -1e-6 must be >= 0");
@@ -659,9 +662,9 @@ static void test_cli_calibrate(void)
                                               "--triad-mib", "8", NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "wrote"));
-    /* stderr is a pipe here: one line per phase (two SGEMM, two triad, the cache sweep), no
-     * carriage returns */
-    CU_ASSERT_EQUAL(tu_lines(r.err), 5);
+    /* stderr is a pipe here: one line per phase (two SGEMM, two triad, the cache sweep, the
+     * convolution classes), no carriage returns */
+    CU_ASSERT_EQUAL(tu_lines(r.err), 6);
     CU_ASSERT_PTR_NULL(strchr(r.err, '\r'));
     tu_run_clear(&r);
     g_autoptr(GError) err = NULL;
@@ -682,17 +685,29 @@ static void test_cli_calibrate(void)
         CU_ASSERT(d->cache[i].bytes == 0 || d->cache[i].bandwidth > d->bandwidth);
     CU_ASSERT(g_key_file_has_key(d->keyfile, "calibration", "triad_sweep", NULL));
     CU_ASSERT(d->efficiency[FP_CLASS_GROUPED_CONV] < d->efficiency[FP_CLASS_CONV]);
+    /* the convolution classes measured: the blocked depthwise kernel beats the expansion per channel */
+    CU_ASSERT(d->efficiency[FP_CLASS_NCHWC_DEPTHWISE] > d->efficiency[FP_CLASS_GROUPED_CONV]);
+    CU_ASSERT(g_key_file_get_double(d->keyfile, "calibration", "nchwc_conv_flops_1t", NULL) > 0);
+    /* the threads the rates are for: in the profile, and in what report prints */
+    CU_ASSERT_EQUAL(d->threads, 2);
+    r = tu_run((const char *[]){"report", "--device", out, FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "(rates for 2 threads)"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", "--device", out, "-f", "json", FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"device_threads\" : 2"));
+    tu_run_clear(&r);
 
-    /* the portable kernel and one thread: two phases and the sweep; --no-cache: two */
+    /* the portable kernel and one thread: two phases, the sweep and the convolution classes;
+     * --no-cache: three */
     r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "1", "--kernel", "portable",
                                 "--triad-mib", "8", NULL});
     CU_ASSERT_EQUAL(r.status, 0);
-    CU_ASSERT_EQUAL(tu_lines(r.err), 3);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 4);
     tu_run_clear(&r);
     r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "1", "--kernel", "portable",
                                 "--triad-mib", "8", "--no-cache", NULL});
     CU_ASSERT_EQUAL(r.status, 0);
-    CU_ASSERT_EQUAL(tu_lines(r.err), 2);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 3);
     tu_run_clear(&r);
     g_autoptr(fp_device) d2 = fp_device_load(out, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d2);

@@ -303,6 +303,52 @@ static void test_ge_reports(void)
     CU_ASSERT(ran >= 11);
 }
 
+/* ONNX Runtime's blocked kernels have classes of their own: a Conv in com.microsoft.nchwc is
+ * nchwc_conv, a depthwise one nchwc_depthwise, each one kernel (no per-group parts); a profile
+ * without them gives conv's and grouped_conv's (here conv's too) efficiency, one with them its own. */
+static void test_nchwc_cost(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){16, 16, 3, 3});
+    tb_init(b, "wd", F32, 4, (int64_t[]){16, 1, 3, 3});
+    tb_attr_ints(b, tb_node(b, "Conv", "conv", "x,w", "y"), "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node_t *dw = tb_node(b, "Conv", "dw", "y,wd", "z");
+    tb_attr_ints(b, dw, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_attr_i(b, dw, "group", 16);
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    for (guint i = 0; i < m->main->nodes->len; i++) /* as passes/nchwc.c leaves them */
+        ((fp_node *)m->main->nodes->pdata[i])->domain = fp_intern(m, "com.microsoft.nchwc", -1);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    CU_ASSERT_FATAL(g_key_file_load_from_file(kf, FP_SOURCE_DIR "/tests/data/devices/round.ini", G_KEY_FILE_NONE, &err));
+    for (int own = 0; own < 2; own++) {
+        if (own) {
+            g_key_file_set_double(kf, "efficiency", "nchwc_conv", 0.5);
+            g_key_file_set_double(kf, "efficiency", "nchwc_depthwise", 0.125);
+        }
+        g_autofree char *text = g_key_file_to_data(kf, NULL, NULL);
+        g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
+        g_autoptr(fp_device) dev = fp_device_load(path, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+        g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
+        const fp_op_cost *c = &cost->ops[0], *d = &cost->ops[1];
+        CU_ASSERT_EQUAL(c->cls, FP_CLASS_NCHWC_CONV);
+        CU_ASSERT_EQUAL(d->cls, FP_CLASS_NCHWC_DEPTHWISE);
+        CU_ASSERT_EQUAL(d->parts, 1);
+        CU_ASSERT_EQUAL(c->flops, 2 * 16 * 16 * 9 * 64);
+        CU_ASSERT_EQUAL(d->flops, 2 * 16 * 9 * 64);
+        /* 1e12 FLOP/s x conv's 0.25, or the class's own */
+        CU_ASSERT_DOUBLE_EQUAL(c->rl.compute_s, (double)c->flops / (own ? 0.5e12 : 0.25e12), 1e-15);
+        CU_ASSERT_DOUBLE_EQUAL(d->rl.compute_s, (double)d->flops / (own ? 0.125e12 : 0.25e12), 1e-15);
+        CU_ASSERT_DOUBLE_EQUAL(d->rl.launch_s, 1e-5, 1e-15); /* conv's launch, no per-group part */
+        g_unlink(path);
+    }
+}
+
 FP_TEST_SUITE(register_layout)
 {
     CU_pSuite s = CU_add_suite("layout", NULL, NULL);
@@ -312,6 +358,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
+    CU_add_test(s, "nchwc_cost", test_nchwc_cost);
     CU_add_test(s, "golden_report", test_golden_report);
     CU_add_test(s, "ge_reports", test_ge_reports);
 }
