@@ -635,24 +635,7 @@ static bool batch_shapes(const fp_constraint *c, const fp_match *mt, GPtrArray *
  * is often INT64_MAX, which no double holds). */
 static bool one_int(const fp_node *n, uint32_t k, int64_t *out)
 {
-    const fp_value *v = k < n->n_inputs ? n->inputs[k] : NULL;
-    uint64_t numel = 0;
-    if (!v || !fp_value_is_constant(v) || !fp_shape_numel(&v->shape, &numel) || numel != 1)
-        return false;
-    const fp_tensor *t = v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : fp_value_fold(v);
-    if (!t || t->where != FP_DATA_INLINE)
-        return false;
-    if (t->dtype == FP_DT_INT64 && t->nbytes >= 8) {
-        memcpy(out, t->data, 8);
-        return true;
-    }
-    if (t->dtype == FP_DT_INT32 && t->nbytes >= 4) {
-        int32_t i;
-        memcpy(&i, t->data, 4);
-        *out = i;
-        return true;
-    }
-    return false;
+    return k < n->n_inputs && n->inputs[k] && fp_value_ints(n->inputs[k], out, 1) == 1;
 }
 
 bool fp_fuse_slice_interval(const fp_node *n, int64_t *axis, int64_t *start, int64_t *end)
