@@ -119,6 +119,8 @@ static void stages(xmlNodePtr main, const fp_report *r)
         td(tr, sp, true);
         td(tr, cv, true);
     }
+    elf(s, "p", "Stages on %s: original = %s; after fusion = %s; final = %s.", r->target->name,
+        r->target->stage_meaning[0], r->target->stage_meaning[1], r->target->stage_meaning[2]);
     const fp_layout_result *lay = &res->layout;
     elf(s, "p", "Layout: %u conversions before, %u after (%u removed, %u merged, %u kept with a reason).",
         lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);

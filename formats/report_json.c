@@ -170,6 +170,7 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
         const fp_stage *s = &res->stages[i];
         fp_jsonw_begin_object(w, NULL);
         fp_jsonw_str(w, "name", s->name);
+        fp_jsonw_str(w, "meaning", r->target->stage_meaning[i]);
         fp_jsonw_int(w, "ops", s->ops);
         fp_jsonw_int(w, "kernels", s->kernels);
         fp_jsonw_int(w, "folded_ops", s->folded);

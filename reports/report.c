@@ -149,6 +149,8 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
         fprintf(out, "%-40s %6u %8u %18s %11s %13s %7.2fx\n", stage_label(s), s->ops, s->kernels, actl, w, lat,
                 s->speedup);
     }
+    fprintf(out, "stages on %s:\n  original      %s\n  after fusion  %s\n  final         %s\n", r->target->name,
+            r->target->stage_meaning[0], r->target->stage_meaning[1], r->target->stage_meaning[2]);
     const fp_ge_format_result *ge = &res->layout.ge;
     if (ge->ran)
         fprintf(out, "ops counts runtime ops: %u computations on constants are not counted (%u conversions of weights "
@@ -436,6 +438,8 @@ void fp_report_markdown(const fp_report *r, FILE *out)
         fprintf(out, "| %s | %u | %u | %s%s | %s | %s | %.2fx |\n", s->name, s->ops, s->kernels, act,
                 s->planned ? " (planned arena)" : " (no reuse)", w, lat, s->speedup);
     }
+    fprintf(out, "\nStages on %s: original = %s; after fusion = %s; final = %s.\n", r->target->name,
+            r->target->stage_meaning[0], r->target->stage_meaning[1], r->target->stage_meaning[2]);
     fprintf(out, "\n`ops` counts runtime ops; %u shape computations folded at analysis time are not counted.\n",
             res->stages[0].folded);
     if (r->device->run_overhead > 0) {

@@ -1101,12 +1101,43 @@ static void test_targets(void)
         {"[target]\nname = x\nrules = conv_bn\n[rule.conv_bn]\nmax_epsilon = big\n", "expected a number"},
         {"[target]\nrules = conv_bn\n", "needs keys 'name' and 'rules'"},
         {"[oops]\n", "needs keys"},
+        {"[target]\nname = x\nrules = conv_bn\n[stages]\norig = x\n", "[stages]: unknown key 'orig' (valid: original, "},
+        {"[target]\nname = x\nrules = conv_bn\n[layout]\nnchwc = maybe\n", "[layout] nchwc: expected true or false"},
+        {"[target]\nname = x\nrules = conv_bn\n[staging]\n", "unknown group [staging] (valid: [target], [stages]"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
         tm_expect_target_error(bad[i].ini, bad[i].needle);
     g_autoptr(GError) err = NULL;
     CU_ASSERT_PTR_NULL(fp_target_load("no-such-target", &err));
     CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "known: ascend310p"));
+}
+
+/* Every bundled target says what the report's stages mean on it; a target that does not gets the
+ * generic meanings, and one that says only some keeps the rest generic. */
+static void test_target_stages(void)
+{
+    g_auto(GStrv) names = fp_target_list();
+    for (char **n = names; *n; n++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(fp_target) t = fp_target_load(*n, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT(g_key_file_has_group(t->keyfile, "stages"));
+        for (int i = 0; i < 3; i++)
+            CU_ASSERT(t->stage_meaning[i] && *t->stage_meaning[i]);
+    }
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) all = fp_target_load("ort-cpu-all", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+    CU_ASSERT_PTR_NOT_NULL(strstr(all->stage_meaning[0], "ORT_DISABLE_ALL"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(all->stage_meaning[2], "NCHWc"));
+    const char *ini = "[target]\nname = x\nrules = conv_bn\n[stages]\nfinal = the engine\n";
+    g_autofree char *path = tu_write_temp(ini, strlen(ini), ".ini");
+    g_autoptr(fp_target) t = fp_target_load(path, &err);
+    g_unlink(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(t->stage_meaning[0], "the graph as exported, each op its own kernel");
+    CU_ASSERT_STRING_EQUAL(t->stage_meaning[1], "the target's fusion rules applied");
+    CU_ASSERT_STRING_EQUAL(t->stage_meaning[2], "the engine");
 }
 
 /* ---------------------------------------------------------------- use lists and order after fusion */
@@ -1456,6 +1487,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "more_constraints", test_more_constraints);
     CU_add_test(s, "gating", test_gating);
     CU_add_test(s, "targets", test_targets);
+    CU_add_test(s, "target_stages", test_target_stages);
     CU_add_test(s, "links_models", test_links_models);
     CU_add_test(s, "links_order", test_links_order);
     CU_add_test(s, "links_elim", test_links_elim);

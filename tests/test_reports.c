@@ -818,7 +818,9 @@ static void test_report_json(void)
         CU_ASSERT_EQUAL(json_object_get_int_member(s, "ops"), a.res.stages[i].ops);
         CU_ASSERT_EQUAL(json_object_get_int_member(s, "activation_bytes"), (gint64)a.res.stages[i].activation_bytes);
         CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(s, "est_latency_s"), a.res.stages[i].latency_s, 1e-15);
+        CU_ASSERT_STRING_EQUAL(str(s, "meaning"), a.t->stage_meaning[i]);
     }
+    CU_ASSERT_PTR_NOT_NULL(strstr(str(json_array_get_object_element(stages, 0), "meaning"), "ORT_DISABLE_ALL"));
     CU_ASSERT_EQUAL(json_array_get_length(arr(root, "ops")), a.res.cost->n_ops);
     CU_ASSERT_EQUAL(json_array_get_length(arr(root, "fusions")), a.res.fusions->fusions->len);
     CU_ASSERT(JSON_NODE_HOLDS_NULL(json_object_get_member(root, "headroom")));

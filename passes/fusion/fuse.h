@@ -78,6 +78,9 @@ extern const size_t fp_n_rules;
 
 typedef struct {
     char *name, *description, *path;
+    char *stage_meaning[3]; /* [stages] original, fusion, final: what the report's three stages stand
+                               for on this compiler (e.g. its optimization levels); generic when
+                               the target does not say */
     char **rules;       /* rule ids in application order */
     char **expand;      /* op types the runtime runs as their function body (passes/expand.h);
                            NULL when none */

@@ -1,6 +1,7 @@
 /* target.c - fusion targets: which rules a compiler applies, in which order, with which
  * parameters. A target is a GKeyFile (passes/fusion/targets/NAME.ini):
  *   [target] name, description, rules = id, id, ...
+ *   [stages] original, fusion, final: what the report's three stages mean on this compiler
  *   [rule.ID] parameter overrides (keys named by the rule's constraints, e.g. max_epsilon)
  */
 #include <string.h>
@@ -98,9 +99,31 @@ static bool param_is_list(const char *id, const char *key)
     return false;
 }
 
-/* The [layout] keys, each true or false. */
+/* The [layout] keys, each true or false; the [stages] keys, each a sentence. */
 static const char *const layout_keys[] = {"drop_narrowing_casts", "nchwc", "ge_formats", "enable_small_channel",
                                           "matmul_weight_nz", "transpose_optimizer", NULL};
+static const char *const stage_keys[] = {"original", "fusion", "final", NULL};
+
+/* Whether every key of group is one of valid and, when booleans, reads as true or false. */
+static bool check_keys(const fp_target *t, const char *group, const char *const *valid, bool booleans, GError **error)
+{
+    g_auto(GStrv) keys = g_key_file_get_keys(t->keyfile, group, NULL, NULL);
+    for (char **k = keys; k && *k; k++) {
+        g_autoptr(GError) err = NULL;
+        if (!g_strv_contains(valid, *k)) {
+            g_autofree char *list = g_strjoinv(", ", (char **)valid);
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s]: unknown key '%s' (valid: %s)", t->path,
+                        group, *k, list);
+            return false;
+        }
+        if (booleans && (g_key_file_get_boolean(t->keyfile, group, *k, &err), err)) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s] %s: expected true or false", t->path,
+                        group, *k);
+            return false;
+        }
+    }
+    return true;
+}
 
 static bool validate(fp_target *t, GError **error)
 {
@@ -108,27 +131,14 @@ static bool validate(fp_target *t, GError **error)
     for (char **g = groups; *g; g++) {
         if (strcmp(*g, "target") == 0)
             continue;
-        if (strcmp(*g, "layout") == 0) {
-            g_auto(GStrv) keys = g_key_file_get_keys(t->keyfile, *g, NULL, NULL);
-            for (char **k = keys; k && *k; k++) {
-                g_autoptr(GError) err = NULL;
-                if (!g_strv_contains(layout_keys, *k)) {
-                    g_autofree char *valid = g_strjoinv(", ", (char **)layout_keys);
-                    g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [layout]: unknown key '%s' (valid: %s)",
-                                t->path, *k, valid);
-                    return false;
-                }
-                g_key_file_get_boolean(t->keyfile, *g, *k, &err);
-                if (err) {
-                    g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [layout] %s: expected true or false",
-                                t->path, *k);
-                    return false;
-                }
-            }
+        if (strcmp(*g, "layout") == 0 || strcmp(*g, "stages") == 0) {
+            bool layout = strcmp(*g, "layout") == 0;
+            if (!check_keys(t, *g, layout ? layout_keys : stage_keys, layout, error))
+                return false;
             continue;
         }
         if (strncmp(*g, "rule.", 5) != 0) {
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: unknown group [%s] (valid: [target], [layout], [rule.ID])",
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: unknown group [%s] (valid: [target], [stages], [layout], [rule.ID])",
                         t->path, *g);
             return false;
         }
@@ -255,6 +265,22 @@ fp_target *fp_target_load(const char *name_or_path, GError **error)
     return load_path(path, kf, error);
 }
 
+/* t's [stages] meanings, each the generic one when the key file has none. */
+static void load_stages(fp_target *t)
+{
+    static const char *const keys[3] = {"original", "fusion", "final"};
+    static const char *const generic[3] = {
+        "the graph as exported, each op its own kernel",
+        "the target's fusion rules applied",
+        "fusion, then the target's layout conversions and the planned memory reuse",
+    };
+    for (int i = 0; i < 3; i++) {
+        t->stage_meaning[i] = g_key_file_get_string(t->keyfile, "stages", keys[i], NULL);
+        if (!t->stage_meaning[i])
+            t->stage_meaning[i] = g_strdup(generic[i]);
+    }
+}
+
 /* The target in the key file kf read from path (kf now the target's). */
 static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
 {
@@ -273,6 +299,7 @@ static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
     }
     if (!t->description)
         t->description = g_strdup("");
+    load_stages(t);
     t->precision_mode = g_key_file_get_string(t->keyfile, "target", "precision_mode", NULL);
     if (t->precision_mode && !fp_target_precision_mode_ok(g_strstrip(t->precision_mode))) {
         g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
@@ -324,6 +351,8 @@ void fp_target_free(fp_target *t)
         return;
     g_free(t->name);
     g_free(t->description);
+    for (int i = 0; i < 3; i++)
+        g_free(t->stage_meaning[i]);
     g_free(t->path);
     g_strfreev(t->rules);
     g_strfreev(t->expand);
