@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """speedup_vs_ort.py - the stage table's speedups against ONNX Runtime's, on whole networks: ORT's
 CPU EP on one thread at levels disabled, extended and all, measured in the same run as fuseplan's
-estimates from a profile that `fuseplan calibrate --threads 1` wrote (no fitting).
+estimates from a profile that `fuseplan calibrate --threads 1 --seconds 3` wrote (no fitting).
 
   /usr/bin/python3 bench/speedup_vs_ort.py [--fuseplan build/fuseplan] [--ort bench]
         [--out bench/out/speedup] [--passes 3] [--budget-ms 400] [-o bench/results/speedup.md] MODEL.onnx...
@@ -11,7 +11,7 @@ one inter-op thread, no profiler), each level of each model once per pass, the p
 other on the CPU that was idlest when the pass began, a level's time its fastest pass (noise on a
 shared machine only adds time). Estimate: `fuseplan report --device PROFILE` with target
 ort-cpu-extended (its stage "original" against level disabled, "final" against extended) and
-ort-cpu-all ("final" against all). Judged as issue 27 asks: the estimated speedup disabled -> all
+ort-cpu-all ("final" against all). Judged against the targets: the estimated speedup disabled -> all
 within +-20% of ORT's on >= 80% of the networks, disabled -> extended within +-10%, and the original
 stage within +-30% of level disabled on >= 90%.
 """
@@ -116,7 +116,7 @@ def report(a, times, cpus):
             f"Written {stamp}. ONNX Runtime (onnxruntime-node's libonnxruntime.so, bench/ort_run.c) on one thread, "
             f"{a.passes} passes of {a.budget_ms} ms per model and level (CPUs {', '.join(str(c) for c in cpus)}), a "
             f"level's time its fastest pass; fuseplan's estimates on `{os.path.basename(a.profile)}`, written by "
-            f"`fuseplan calibrate --threads 1` in this run, no fitting.\n\n"
+            f"`fuseplan calibrate --threads 1 --seconds 3` in this run, no fitting.\n\n"
             f"- speedup disabled -> all within +-20%: {ok['da']} of {n} ({100 * ok['da'] / n:.0f}%; asked: 80%)\n"
             f"- speedup disabled -> extended within +-10%: {ok['de']} of {n} ({100 * ok['de'] / n:.0f}%)\n"
             f"- original stage within +-30% of level disabled: {ok['orig']} of {n} ({100 * ok['orig'] / n:.0f}%; "
@@ -140,7 +140,7 @@ def main():
     a.models = [os.path.abspath(m) for m in a.models]
     os.makedirs(a.out, exist_ok=True)
     a.profile = os.path.join(a.out, "host_1t.ini")
-    sh([a.fuseplan, "calibrate", "--threads", "1", "-o", a.profile])
+    sh([a.fuseplan, "calibrate", "--threads", "1", "--seconds", "3", "-o", a.profile])
     exe, lib = harness(a)
     times, cpus = measure(a, exe, lib)
     text = report(a, times, cpus)

@@ -110,6 +110,16 @@ typedef struct {
  * when memory cannot be had. */
 bool fp_calibrate_conv(fp_calibrate_kernel kern, double seconds, fp_calibrate_conv_rates *out, GError **error);
 
+/* The efficiency *e (at most 1) and [saturation] half work *h (FLOP; 0: none) of a convolution
+ * class from its rates on a big and a small layer, for the cost model's e / (1 + cbrt(h / 2) s)
+ * (passes/roofline.c), s = operands / (1.5 FLOP) of each layer; peak: the SGEMM's FLOP/s. With
+ * y = peak / rate each, the line y e = 1 + cbrt(h / 2) s through both when it has 0 < e <= 1; when
+ * the small layer is no slower per FLOP: e from the big one, no saturation; otherwise (a line that
+ * asks e > 1, or the small layer slower than any e explains): e = 1 and the h whose estimates of
+ * both layers are off by the same factor, one too fast and one too slow. */
+void fp_calibrate_saturation_fit(double peak, double rate_big, double s_big, double rate_small, double s_small,
+                                 double *e, double *h);
+
 /* The threads ONNX Runtime's CPU EP runs with by default: the physical cores (distinct core and
  * package ids of the online CPUs in sysfs), else the logical CPUs. */
 int fp_calibrate_runtime_threads(void);

@@ -6,10 +6,12 @@
  *                   pixels' blocks of output channels held in registers, the input broadcast;
  *   nchwc_depthwise NCHWc depthwise 3x3: direct, vectorized over the block of channels.
  * The layers are those most of a network's time goes to: 64 channels of 56 x 56 (ResNet's first
- * stage) for the convolutions, 96 (MobileNetV2's) for the depthwise ones; stride 1, padding 1.
- * Inputs carry their padding (a zero border), as the kernels read them. */
+ * stage) for the convolutions, with 32 channels of 28 x 28 (a mobile network's) for their
+ * saturation, and 96 (MobileNetV2's) for the depthwise ones; stride 1, padding 1. Inputs carry
+ * their padding (a zero border), as the kernels read them. Also the saturation fit of the two. */
 #include "calibrate.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +21,7 @@
 
 /* The layers timed: 3x3, stride 1, padding 1, c channels in and out of hw x hw (STRIP divides hw). A
  * small one beside each big one gives the saturation of the convolution classes. */
-enum { TAPS = 9, STRIP = 7, CONV_C = 64, CONV_HW = 56, SMALL_C = 32, SMALL_HW = 14, DW_C = 96, DW_HW = 56 };
+enum { TAPS = 9, STRIP = 7, CONV_C = 64, CONV_HW = 56, SMALL_C = 32, SMALL_HW = 28, DW_C = 96, DW_HW = 56 };
 
 /* ---- direct NCHWc kernels, one per vector width (the NCHWc block) ---- */
 
@@ -214,4 +216,24 @@ bool fp_calibrate_conv(fp_calibrate_kernel kern, double seconds, fp_calibrate_co
     free(b.y);
     free(b.col);
     return ok;
+}
+
+void fp_calibrate_saturation_fit(double peak, double rate_big, double s_big, double rate_small, double s_small,
+                                 double *e, double *h)
+{
+    double yb = peak / rate_big, ys = peak / rate_small, c = 0;
+    *e = MIN(1 / yb, 1.0);
+    *h = 0;
+    if (ys <= yb || s_small <= s_big)
+        return;
+    double det = ys * s_big - yb * s_small;
+    if (det < 0 && (s_big - s_small) / det <= 1) { /* the line through both, 0 < e <= 1 */
+        *e = (s_big - s_small) / det;
+        c = (yb - ys) / det;
+    } else { /* e = 1: (1 + c s_big) / yb = ys / (1 + c s_small), the root c > 0 when yb ys > 1 */
+        *e = 1;
+        double qa = s_big * s_small, qb = s_big + s_small, qc = 1 - yb * ys;
+        c = qc < 0 ? (-qb + sqrt(qb * qb - 4 * qa * qc)) / (2 * qa) : 0;
+    }
+    *h = 2 * c * c * c;
 }

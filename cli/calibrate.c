@@ -79,26 +79,8 @@ static char *sweep_text(const fp_calibrate_result *r)
     return g_string_free(s, FALSE);
 }
 
-/* The efficiency e and half work h of a convolution class from its rates on a big and a small
- * layer, so that the cost model's saturation, e / (1 + cbrt(h / 2) / 1.5 x operands / flops)
- * (passes/roofline.c), gives both: with y = peak / rate and s = operands / (1.5 flops) each, y e =
- * 1 + cbrt(h / 2) s. When the small layer is no slower per FLOP: no saturation, e from the big one;
- * when the fit asks e > 1: e = 1 and the saturation that gives the big layer's rate. */
-static void saturation_fit(double peak, double rate_big, double s_big, double rate_small, double s_small, double *e,
-                           double *h)
-{
-    double yb = peak / rate_big, ys = peak / rate_small, det = ys * s_big - yb * s_small;
-    double c = det != 0 ? (yb - ys) / det : 0;
-    *e = c > 0 ? (s_big - s_small) / det : 1 / yb;
-    if (*e > 1) { /* no efficiency above 1: the big layer's rate kept, the saturation from it */
-        *e = 1;
-        c = MAX((yb - 1) / s_big, 0);
-    }
-    *h = c > 0 ? 2 * c * c * c : 0;
-}
-
 /* The convolution classes' efficiencies (each kernel's FLOP/s on one thread over the SGEMM's, the
- * peak's, on one thread) and the half works of conv and nchwc_conv (saturation_fit), at most 1;
+ * peak's, on one thread) and the half works of conv and nchwc_conv (fp_calibrate_saturation_fit), at most 1;
  * the rates go to the [calibration] record too. */
 static void conv_efficiencies(const fp_calibrate_result *r, const fp_calibrate_conv_rates *cr, fp_device *d,
                               GKeyFile *cal)
@@ -106,10 +88,11 @@ static void conv_efficiencies(const fp_calibrate_result *r, const fp_calibrate_c
     double peak = r->flops_1t, sb = (double)cr->conv_operands / (1.5 * (double)cr->conv_flops),
            ss = (double)cr->small_operands / (1.5 * (double)cr->small_flops);
     if (peak > 0 && cr->conv > 0 && cr->conv_small > 0)
-        saturation_fit(peak, cr->conv, sb, cr->conv_small, ss, &d->efficiency[FP_CLASS_CONV], &d->half_work[FP_CLASS_CONV]);
+        fp_calibrate_saturation_fit(peak, cr->conv, sb, cr->conv_small, ss, &d->efficiency[FP_CLASS_CONV],
+                                    &d->half_work[FP_CLASS_CONV]);
     if (peak > 0 && cr->nchwc_conv > 0 && cr->nchwc_conv_small > 0)
-        saturation_fit(peak, cr->nchwc_conv, sb, cr->nchwc_conv_small, ss, &d->efficiency[FP_CLASS_NCHWC_CONV],
-                       &d->half_work[FP_CLASS_NCHWC_CONV]);
+        fp_calibrate_saturation_fit(peak, cr->nchwc_conv, sb, cr->nchwc_conv_small, ss,
+                                    &d->efficiency[FP_CLASS_NCHWC_CONV], &d->half_work[FP_CLASS_NCHWC_CONV]);
     if (peak > 0 && cr->grouped_conv > 0)
         d->efficiency[FP_CLASS_GROUPED_CONV] = MIN(cr->grouped_conv / peak, 1.0);
     if (peak > 0 && cr->nchwc_depthwise > 0)

@@ -22,17 +22,20 @@ static bool dilated(const fp_node *n)
     return false;
 }
 
-/* The class of a convolution: ONNX Runtime's blocked NCHWc kernels (domain com.microsoft.nchwc, a
- * depthwise one apart), else NCHW, grouped or not. */
+/* The class of a convolution: ONNX Runtime's blocked NCHWc kernels (domain com.microsoft.nchwc) or
+ * its NCHW ones; either way a depthwise one (one input channel a group) apart: the NCHW one runs
+ * per channel a one-row GEMM (grouped_conv), the blocked one a kernel of its own. Any other NCHW
+ * conv, grouped or not, is conv: each group one dense GEMM, its saturation from that GEMM's shape. */
 static fp_op_class conv_class(const fp_node *n)
 {
-    bool grouped = fp_node_attr_int(n, "group", 1) > 1;
-    if (strcmp(n->domain, "com.microsoft.nchwc") != 0)
-        return grouped ? FP_CLASS_GROUPED_CONV : FP_CLASS_CONV;
     const fp_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
-    bool depthwise = grouped && w && w->shape.rank >= 2 && fp_dim_known(w->shape.dims[1]) && w->shape.dims[1].value == 1;
+    bool depthwise = fp_node_attr_int(n, "group", 1) > 1 && w && w->shape.rank >= 2 && fp_dim_known(w->shape.dims[1]) &&
+                     w->shape.dims[1].value == 1;
+    if (strcmp(n->domain, "com.microsoft.nchwc") != 0)
+        return depthwise ? FP_CLASS_GROUPED_CONV : FP_CLASS_CONV;
     return depthwise ? FP_CLASS_NCHWC_DEPTHWISE : FP_CLASS_NCHWC_CONV;
 }
+
 fp_op_class fp_cost_class(const fp_node *n)
 {
     if (fp_op_has(n->op, FP_OPF_VIEW))
@@ -52,7 +55,8 @@ fp_op_class fp_cost_class(const fp_node *n)
 
 uint64_t fp_cost_parts(const fp_node *n)
 {
-    if (fp_cost_class(n) != FP_CLASS_GROUPED_CONV)
+    fp_op_class c = fp_cost_class(n);
+    if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_CONV)
         return 1;
     return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }

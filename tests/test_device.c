@@ -493,6 +493,32 @@ static void test_cache_levels(void)
         CU_ASSERT_EQUAL(out[i].bytes, 0);
 }
 
+/* The saturation fit of a convolution class's big and small layers, on hand-made rates: a pair on
+ * a line of e <= 1 gives that line; a small layer no slower per FLOP, no saturation; a pair no e <= 1
+ * explains (the development VM's conv rates; a big layer above the peak), e = 1 and both estimates
+ * off by one factor, opposite ways. */
+static void test_saturation_fit(void)
+{
+    double e, h;
+    /* e 0.8, cbrt(h / 2) = 50: y = (1 + 50 s) / 0.8 at s 0.006 and 0.013 */
+    fp_calibrate_saturation_fit(100, 100 / 1.625, 0.006, 100 / 2.0625, 0.013, &e, &h);
+    CU_ASSERT_DOUBLE_EQUAL(e, 0.8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(h, 2 * 50.0 * 50 * 50, 1e-6);
+    fp_calibrate_saturation_fit(100, 60, 0.006, 70, 0.013, &e, &h);
+    CU_ASSERT_DOUBLE_EQUAL(e, 0.6, 1e-12);
+    CU_ASSERT_EQUAL(h, 0);
+    const double pairs[][4] = {{142.9e9, 0.00589, 58.27e9, 0.0133}, {198.6e9, 0.00589, 106.3e9, 0.0133}};
+    for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++) {
+        const double peak = 192.16e9, *p = pairs[i];
+        fp_calibrate_saturation_fit(peak, p[0], p[1], p[2], p[3], &e, &h);
+        CU_ASSERT_EQUAL(e, 1);
+        CU_ASSERT_FATAL(h > 0);
+        double c = cbrt(h / 2), big = peak / (1 + c * p[1]), small = peak / (1 + c * p[3]);
+        CU_ASSERT(big < p[0] && small > p[2]);
+        CU_ASSERT_DOUBLE_EQUAL(p[0] / big, small / p[2], 1e-9);
+    }
+}
+
 /* fp_calibrate_sgemm against a naive product, for every kernel this CPU runs, on odd shapes. */
 static void test_sgemm(void)
 {
@@ -738,6 +764,7 @@ FP_TEST_SUITE(register_device)
     CU_add_test(s, "roofline_model", test_roofline_model);
     CU_add_test(s, "model_roundtrip", test_model_roundtrip);
     CU_add_test(s, "cache_levels", test_cache_levels);
+    CU_add_test(s, "saturation_fit", test_saturation_fit);
     CU_add_test(s, "sgemm", test_sgemm);
     CU_add_test(s, "cli_devices", test_cli_devices);
     CU_add_test(s, "cli_device_show", test_cli_device_show);

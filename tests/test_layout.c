@@ -2,6 +2,7 @@
  * trips, TransData pairs), the roofline cost model on a round-number profile, and the golden
  * stage table of `fuseplan report`. */
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "frontends/onnx/onnx.h"
@@ -230,7 +231,9 @@ static void test_roofline_cost(void)
 }
 
 /* A depthwise convolution is grouped_conv, runs as one part per group, and its GEMMs are
- * (1 x 9) x (9 x pixels) per group; a batched MatMul is one GEMM per matrix. */
+ * (1 x 9) x (9 x pixels) per group; a grouped one of 4 channels a group is conv, one part and one
+ * (4 x 36) x (36 x pixels) GEMM per group, saturating by that GEMM's shape; a batched MatMul is one
+ * GEMM per matrix. */
 static void test_grouped_cost(void)
 {
     tb *b = tb_new(13);
@@ -242,14 +245,19 @@ static void test_grouped_cost(void)
     tb_init(b, "m", F32, 2, (int64_t[]){10, 4});
     tb_node(b, "MatMul", "mm", "y,m", "z");
     tb_output(b, "z", F32, -1, NULL);
+    tb_init(b, "wg", F32, 4, (int64_t[]){8, 4, 3, 3});
+    c = tb_node(b, "Conv", "g2", "x,wg", "yg");
+    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_attr_i(b, c, "group", 2);
+    tb_output(b, "yg", F32, -1, NULL);
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
     g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
-    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
-    const fp_op_cost *dw = &cost->ops[0], *mm = &cost->ops[1];
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
+    const fp_op_cost *dw = &cost->ops[0], *mm = &cost->ops[1], *g2 = &cost->ops[2];
     CU_ASSERT_EQUAL(dw->cls, FP_CLASS_GROUPED_CONV);
     CU_ASSERT_EQUAL(dw->parts, 8);
     CU_ASSERT_EQUAL(dw->operands, 2 * 8 * (1 * 9 + 9 * 100 + 1 * 100));
@@ -258,6 +266,17 @@ static void test_grouped_cost(void)
     CU_ASSERT_DOUBLE_EQUAL(dw->rl.launch_s, 1e-5, 1e-15);
     CU_ASSERT_EQUAL(mm->cls, FP_CLASS_MATMUL);
     CU_ASSERT_EQUAL(mm->operands, 2 * 8 * (10 * 10 + 10 * 4 + 10 * 4)); /* [2, 8, 10, 10] x [10, 4] */
+    CU_ASSERT_EQUAL(g2->cls, FP_CLASS_CONV);
+    CU_ASSERT_EQUAL(g2->parts, 2);
+    CU_ASSERT_EQUAL(g2->operands, 2 * 2 * (4 * 36 + 36 * 100 + 4 * 100));
+    /* with conv's saturation the per-group GEMMs' shape sets the efficiency: 1 TFLOP/s peak x
+     * conv 0.25 / (1 + cbrt(h / 2) / 1.5 x operands / FLOPs) */
+    dev->half_work[FP_CLASS_CONV] = 2e6;
+    g_autoptr(fp_cost_result) sat = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    const fp_op_cost *s2 = &sat->ops[2];
+    double eff = dev->efficiency[FP_CLASS_CONV] / (1 + cbrt(1e6) / 1.5 * (double)s2->operands / (double)s2->flops);
+    CU_ASSERT_DOUBLE_EQUAL(s2->rl.compute_s, (double)s2->flops / (1e12 * eff), 1e-15);
+    CU_ASSERT(eff < 0.1);
 }
 
 static void test_golden_report(void)
