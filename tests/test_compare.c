@@ -548,7 +548,8 @@ static void test_fit_run_overhead(void)
 
 /* A base with cache levels and a truth that differs from it in every refinement: the fit (with a
  * weak refinement prior, the data being exact) recovers class launches, a cache level's bandwidth,
- * a half work and the per-group overhead; classes no row informs keep the base's values. */
+ * a half work and the per-group overhead, and the blocked NCHWc classes' own efficiencies and half
+ * work where the base has only their parents'; classes no row informs keep the base's values. */
 static void test_fit_refinements(void)
 {
     static const char ini[] =
@@ -570,6 +571,9 @@ static void test_fit_refinements(void)
     truth->cache[1].bandwidth = 0.6 * base->cache[1].bandwidth;
     truth->half_work[FP_CLASS_CONV] = 4e6;
     truth->launch_group = 3e-7;
+    truth->efficiency[FP_CLASS_NCHWC_CONV] = 0.95; /* the blocked classes, which the base takes from */
+    truth->half_work[FP_CLASS_NCHWC_CONV] = 1e6;   /* conv and grouped_conv */
+    truth->efficiency[FP_CLASS_NCHWC_DEPTHWISE] = 0.6;
     g_autoptr(fp_fit_data) d = fp_fit_data_new();
     for (int m = 0; m < 3; m++) {
         g_autofree char *name = g_strdup_printf("model%d", m);
@@ -586,6 +590,14 @@ static void test_fit_refinements(void)
                             (uint64_t)(32 << i), 0};
             fp_fit_data_add_row(d, mi, "dw", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
         }
+        for (int i = 0; i < 5; i++) { /* the same GEMMs as blocked convolutions, and blocked depthwise ones */
+            double n = 16 * f * (1 << i);
+            fp_fit_op op = {(uint64_t)(2 * n * n * n), (uint64_t)(12 * n * n), FP_DT_FLOAT, FP_CLASS_NCHWC_CONV, 1,
+                            (uint64_t)(3 * n * n)};
+            fp_fit_data_add_row(d, mi, "nchwc", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
+            op = (fp_fit_op){(uint64_t)(1e6 * f * (1 << i)), 40000, FP_DT_FLOAT, FP_CLASS_NCHWC_DEPTHWISE, 1, 0};
+            fp_fit_data_add_row(d, mi, "nchwc_dw", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
+        }
         static const double ew_bytes[] = {1000, 30000, 300000, 700000, 8e6, 60e6};
         for (size_t i = 0; i < G_N_ELEMENTS(ew_bytes); i++) { /* streaming from L1, L2, L3, memory */
             fp_fit_op op = {(uint64_t)(ew_bytes[i] * f / 8), (uint64_t)(ew_bytes[i] * f), FP_DT_FLOAT, FP_CLASS_EW, 1, 0};
@@ -600,6 +612,10 @@ static void test_fit_refinements(void)
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_CACHE + 1], 0.6, 0.02);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_SAT + FP_CLASS_CONV] / 4e6, 1, 0.1);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_GROUP_LAUNCH] / 3e-7, 1, 0.05);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_CLASS_NCHWC_CONV], 0.95, 0.02);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_SAT + FP_CLASS_NCHWC_CONV] / 1e6, 1, 0.1);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_CLASS_NCHWC_DEPTHWISE], 0.6, 0.02);
+    CU_ASSERT_DOUBLE_EQUAL(r->device->efficiency[FP_CLASS_NCHWC_DEPTHWISE], 0.6, 0.02);
     CU_ASSERT(r->rms_log < 0.01);
     CU_ASSERT(r->informed[FP_FIT_CACHE + 1] > 0 && r->informed[FP_FIT_GROUP_LAUNCH] > 0);
     /* nothing informs softmax: its launch and half work stay the base's (none) */
