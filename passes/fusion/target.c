@@ -116,7 +116,9 @@ static bool check_keys(const fp_target *t, const char *group, const char *const 
                         group, *k, list);
             return false;
         }
-        if (booleans && (g_key_file_get_boolean(t->keyfile, group, *k, &err), err)) {
+        if (booleans)
+            g_key_file_get_boolean(t->keyfile, group, *k, &err);
+        if (err) {
             g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s] %s: expected true or false", t->path,
                         group, *k);
             return false;
