@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 SAMPLE     ?= models/resnet_tiny.onnx
 
-.PHONY: all run test deps build build-asan bench fuzz clean
+.PHONY: all run test deps build build-asan bench fuzz python clean
 
 all: build
 
@@ -24,12 +24,20 @@ build-asan: deps
 run: build
 	./$(BUILD)/fuseplan report $(SAMPLE)
 
-# Every test, in the Release build and again under ASan+UBSan (LeakSanitizer included).
+# Every test, in the Release build and again under ASan+UBSan (LeakSanitizer included), then the
+# Python package's against the Release build's library and executable.
 test: build build-asan
 	./$(BUILD)/fuseplan_tests
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  ./$(ASAN_BUILD)/fuseplan_tests
+	PYTHONPATH=python FUSEPLAN_LIBRARY=$(BUILD)/libfuseplan.so.1 FUSEPLAN_CLI=$(BUILD)/fuseplan \
+	  /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
+
+# The Python package (python/): the library copied beside it, so that `import fuseplan` finds it
+# with PYTHONPATH=python, and `pip install --no-build-isolation ./python` installs both.
+python: build
+	cp $(BUILD)/libfuseplan.so.1 python/fuseplan/libfuseplan.so.1
 
 # Benchmarks (never part of make test): rewrites the measured part of docs/benchmarks.md.
 # BENCH_BIG=1 adds the ~1 GB model; see bench/run.sh for the other knobs.

@@ -166,9 +166,10 @@ fp_model *fp_cli_load_analyzed(const char *path, const fp_cli_model_opts *o, fp_
 bool fp_cli_emit_text(const char *output, void (*emit)(FILE *out, gpointer data), gpointer data)
 {
     if (!output || strcmp(output, "-") == 0) {
-        emit(stdout, data);
-        fflush(stdout);
-        return !ferror(stdout);
+        FILE *out = fp_output_stdout();
+        emit(out, data);
+        fflush(out);
+        return !ferror(out);
     }
     char *buf = NULL;
     size_t len = 0;

@@ -16,6 +16,12 @@ typedef struct {
     fp_cmd_fn fn; /* NULL: built into the formats module (fp_cli_module_command) */
 } fp_cmd;
 
+/* The subcommands in the order `fuseplan --help` lists them (commands.c). */
+extern const fp_cmd fp_cli_commands[];
+extern const size_t fp_cli_n_commands;
+/* The subcommand called name, or NULL. */
+const fp_cmd *fp_cli_command(const char *name);
+
 int fp_cmd_info(int argc, char **argv);
 int fp_cmd_shapes(int argc, char **argv);
 int fp_cmd_explain(int argc, char **argv);
@@ -32,7 +38,8 @@ int fp_cmd_fit(int argc, char **argv);
 int fp_cmd_devices(int argc, char **argv);
 int fp_cmd_calibrate(int argc, char **argv);
 
-/* Parses options; on a usage error prints one line "fuseplan CMD: ..." and returns false.
+/* Parses options; on a usage error prints one line "fuseplan CMD: ..." and returns false. While
+ * the output is captured (the C library) --help is no option: GOption would exit the process.
  * Frees nothing: the caller owns ctx. */
 bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
 /* Adds --format (text or json) and --output to ctx's main group, into *format and *output

@@ -16,8 +16,8 @@ void fp_cli_error(const char *fmt, ...)
     for (char *p = msg; *p; p++) /* names from a file may hold newlines or terminal escapes */
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = ' ';
-    fflush(stdout);
-    fprintf(stderr, "fuseplan: %s\n", msg);
+    g_autofree char *line = g_strconcat("fuseplan: ", msg, NULL);
+    fp_output_error_line(line);
 }
 
 void fp_cli_add_output_options(GOptionContext *ctx, char **format, char **output)
@@ -33,6 +33,8 @@ void fp_cli_add_output_options(GOptionContext *ctx, char **format, char **output
 bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
 {
     g_autoptr(GError) err = NULL;
+    if (fp_output_captured()) /* GOption's --help prints and exits the process */
+        g_option_context_set_help_enabled(ctx, FALSE);
     if (!g_option_context_parse(ctx, argc, argv, &err)) {
         fp_cli_error("%s: %s (see 'fuseplan %s --help')", cmd, err->message, cmd);
         return false;

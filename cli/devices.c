@@ -7,6 +7,7 @@
 #include "devices/device.h"
 #include "formats/formats.h"
 #include "reports/devices.h"
+#include "reports/output.h"
 
 /* Writes the report to `output` (stdout when NULL); false with a one-line error on failure. */
 static bool emit(GPtrArray *devs, bool one, const char *format, const char *output)
@@ -22,13 +23,13 @@ static bool emit(GPtrArray *devs, bool one, const char *format, const char *outp
         }
         return true;
     }
-    FILE *out = stdout;
+    FILE *out = fp_output_stdout();
     if (output && !(out = fopen(output, "w"))) {
         fp_cli_error("%s: cannot write: %s", output, g_strerror(errno));
         return false;
     }
     fp_report_devices_text(devs, one, out);
-    if (out != stdout)
+    if (out != fp_output_stdout())
         fclose(out);
     return true;
 }

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "frontends/load.h"
 #include "reports/info.h"
+#include "reports/output.h"
 #include "formats/formats.h"
 
 int fp_cmd_info(int argc, char **argv)
@@ -41,13 +42,13 @@ int fp_cmd_info(int argc, char **argv)
         }
         return FP_EXIT_OK;
     }
-    FILE *out = stdout;
+    FILE *out = fp_output_stdout();
     if (output && !(out = fopen(output, "w"))) {
         fp_cli_error("%s: cannot write: %s", output, g_strerror(errno));
         return FP_EXIT_BAD;
     }
     fp_report_info_text(m, out);
-    if (out != stdout)
+    if (out != fp_output_stdout())
         fclose(out);
     return FP_EXIT_OK;
 }

@@ -6,24 +6,6 @@
 #include "cli.h"
 #include "platform.h"
 
-/* fn NULL: the command is built into the formats module (profile, compare, fit). */
-static const fp_cmd commands[] = {
-    {"report", "stage table (ops, memory, latency, speedup), fusions, memory plan, hotspots, headroom", fp_cmd_report},
-    {"gate", "check a deployment policy (memory, speedup, fusions); JUnit and SARIF for CI; exit 1 on a violation", fp_cmd_gate},
-    {"diff", "compare two exports: stage tables, fusions gained and lost, memory and latency deltas", fp_cmd_diff},
-    {"info", "summary of a model: producer, opsets, op histogram, parameters, inputs and outputs", fp_cmd_info},
-    {"shapes", "infer every tensor's shape; per-op FLOPs, bytes and arithmetic intensity", fp_cmd_shapes},
-    {"explain", "what the target compiler fuses, and why a fusion did not happen", fp_cmd_explain},
-    {"memory", "activation memory after buffer reuse, its floor, a memory-aware order, the peak explained", fp_cmd_memory},
-    {"headroom", "largest batch whose weights + activations + reserve fit in a device's memory", fp_cmd_headroom},
-    {"train", "memory of a training step: saved activations, gradients, optimizer state, peak, training headroom", fp_cmd_train},
-    {"profile", "summary of a measured profile: kernels, time by op and core type; GE fusion passes", NULL},
-    {"compare", "estimated vs measured time per op, error statistics, fusions the real compiler made", NULL},
-    {"fit", "fit a device profile's efficiencies and launch overhead to measured profiles", NULL},
-    {"devices", "list the device profiles (peaks, bandwidth, memory), or show one in full", fp_cmd_devices},
-    {"calibrate", "measure this machine (SGEMM FLOP/s, STREAM bandwidth) and write a device profile", fp_cmd_calibrate},
-};
-
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -33,8 +15,8 @@ static void usage(FILE *out)
             "need after reuse, and how much faster the optimized graph should run.\n"
             "\n"
             "Commands:\n");
-    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < fp_cli_n_commands; i++)
+        fprintf(out, "  %-10s %s\n", fp_cli_commands[i].name, fp_cli_commands[i].summary);
     fprintf(out,
             "\n"
             "Run 'fuseplan COMMAND --help' for a command's options.\n"
@@ -64,10 +46,10 @@ int main(int argc, char **argv)
         printf("fuseplan %s\n", FP_VERSION);
         return FP_EXIT_OK;
     }
-    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-        if (strcmp(cmd, commands[i].name) == 0)
-            return commands[i].fn ? commands[i].fn(argc - 1, argv + 1)
-                                  : fp_cli_module_command(cmd, argc - 1, argv + 1);
-    fp_cli_error("unknown command '%s' (run 'fuseplan --help' for the list)", cmd);
-    return FP_EXIT_BAD;
+    const fp_cmd *c = fp_cli_command(cmd);
+    if (!c) {
+        fp_cli_error("unknown command '%s' (run 'fuseplan --help' for the list)", cmd);
+        return FP_EXIT_BAD;
+    }
+    return c->fn ? c->fn(argc - 1, argv + 1) : fp_cli_module_command(cmd, argc - 1, argv + 1);
 }

@@ -56,7 +56,7 @@ int fp_cmd_profile(int argc, char **argv)
         return FP_EXIT_OK;
     }
     if (!output || g_strcmp0(output, "-") == 0) {
-        fp_report_profile_text(p, (guint)top, stdout);
+        fp_report_profile_text(p, (guint)top, fp_output_stdout());
         return FP_EXIT_OK;
     }
     /* text to a file: built in memory, then written atomically */

@@ -57,9 +57,10 @@ bool fp_json_write(JsonNode *root, const char *path, GError **error)
     g_autofree char *text = json_generator_to_data(gen, &len);
     g_autofree char *withnl = g_strconcat(text, "\n", NULL);
     if (!path || g_strcmp0(path, "-") == 0) {
-        fputs(withnl, stdout);
-        fflush(stdout);
-        return !ferror(stdout);
+        FILE *out = fp_output_stdout();
+        fputs(withnl, out);
+        fflush(out);
+        return !ferror(out);
     }
     return fp_output_write(path, withnl, -1, error);
 }

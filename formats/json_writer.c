@@ -81,7 +81,7 @@ static void flush(fp_jsonw *w)
 {
     if (!w->error && w->file) {
         fp_output_stream_write(w->file, w->out->str, w->out->len, &w->error);
-    } else if (!w->error && fwrite(w->out->str, 1, w->out->len, stdout) != w->out->len) {
+    } else if (!w->error && fwrite(w->out->str, 1, w->out->len, fp_output_stdout()) != w->out->len) {
         int e = errno;
         g_set_error(&w->error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write to standard output: %s",
                     g_strerror(e));
@@ -94,7 +94,7 @@ bool fp_jsonw_close(fp_jsonw *w, GError **error)
     g_assert(w->streamed && w->depth == 0 && w->started);
     g_string_append_c(w->out, '\n');
     flush(w);
-    if (!w->file && !w->error && fflush(stdout) != 0) {
+    if (!w->file && !w->error && fflush(fp_output_stdout()) != 0) {
         int e = errno;
         g_set_error(&w->error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write to standard output: %s",
                     g_strerror(e));

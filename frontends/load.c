@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -134,8 +135,41 @@ static bool within_limits(const fp_model *m, uint64_t file_bytes, GError **error
     return false;
 }
 
+/* This thread's model in memory (fp_load_set_memory): its name and bytes; NULL, none. */
+static _Thread_local const char *memory_name;
+static _Thread_local GBytes *memory_bytes;
+
+void fp_load_set_memory(const char *name, GBytes *bytes)
+{
+    g_assert(!name == !bytes);
+    memory_name = name;
+    memory_bytes = bytes;
+}
+
+/* The model in bytes held in memory under name, checked as a file's would be. */
+static fp_model *load_memory(const char *name, GBytes *bytes, GError **error)
+{
+    gsize len = 0;
+    const uint8_t *data = g_bytes_get_data(bytes, &len);
+    g_autoptr(GError) err = NULL;
+    fp_model *m = NULL;
+    if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b)
+        g_set_error(&err, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip-compressed bytes: give them decompressed");
+    else
+        m = load_buffer(name, data, len, &err);
+    if (m && (!within_limits(m, len, &err) || !fp_model_verify(m, &err))) {
+        fp_model_free(m);
+        m = NULL;
+    }
+    if (!m)
+        g_propagate_prefixed_error(error, g_steal_pointer(&err), "%s: ", name);
+    return m;
+}
+
 fp_model *fp_load_model(const char *path, GError **error)
 {
+    if (memory_name && strcmp(path, memory_name) == 0)
+        return load_memory(path, memory_bytes, error);
     uint8_t head[4096]; /* text formats are told apart by their first fields */
     g_autoptr(GError) err = NULL;
     gssize got = read_head(path, head, sizeof head, &err);

@@ -1,4 +1,5 @@
-/* output.c - writing a report to the file the user named (output.h): whole, or in pieces. */
+/* output.c - writing a report to the file the user named (output.h): whole, or in pieces; and the
+ * thread's standard output and error, which the C library captures. */
 #include "output.h"
 
 #include <errno.h>
@@ -99,4 +100,31 @@ bool fp_output_stream_close(fp_output_stream *s, bool commit, GError **error)
     g_free(s->path);
     g_free(s);
     return ok && commit;
+}
+
+/* This thread's capture (fp_output_capture): a stream for standard output and a buffer for the
+ * lines of standard error; NULL, the process's own. */
+static _Thread_local FILE *captured_out;
+static _Thread_local GString *captured_err;
+
+FILE *fp_output_stdout(void) { return captured_out ? captured_out : stdout; }
+
+bool fp_output_captured(void) { return captured_out != NULL; }
+
+void fp_output_error_line(const char *line)
+{
+    if (captured_out) {
+        g_string_append(captured_err, line);
+        g_string_append_c(captured_err, '\n');
+        return;
+    }
+    fflush(stdout);
+    fprintf(stderr, "%s\n", line);
+}
+
+void fp_output_capture(FILE *out, GString *err)
+{
+    g_assert(!out == !err);
+    captured_out = out;
+    captured_err = err;
 }

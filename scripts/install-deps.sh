@@ -7,9 +7,10 @@ set -eu
 PKGS="build-essential cmake pkg-config
       libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libonnx-dev
       libglib2.0-dev zlib1g-dev libxml2-dev libxml2-utils libjson-glib-dev libcunit1-dev
-      libonnx-testdata python3-onnx time
-      chromium $*"
+      libonnx-testdata python3-onnx python3-pytest time
+      chromium prometheus $*"
 # chromium: tests/test_reports.c renders the HTML report in headless Chromium (make test, CI).
+# prometheus: its promtool checks the OpenMetrics output; python3-pytest runs python/tests.
 
 missing=""
 for p in $PKGS; do
