@@ -1,11 +1,12 @@
-/* gate.c - `fuseplan gate MODEL --policy FILE [--junit FILE] [--sarif FILE]`: checks a deployment
- * policy against the report of MODEL; exit 0 pass, 1 violations, 2 error. */
+/* gate.c - `fuseplan gate MODEL --policy FILE [--junit FILE] [--sarif FILE] [-f openmetrics]`: checks
+ * a deployment policy against the report of MODEL; exit 0 pass, 1 violations, 2 error. */
 #include <string.h>
 #include <unistd.h>
 
 #include "analyze.h"
 #include "cli.h"
 #include "reports/gate.h"
+#include "reports/openmetrics.h"
 #include "formats/formats.h"
 #include "reports/output.h"
 
@@ -19,12 +20,16 @@ typedef struct {
 typedef struct {
     const fp_gate_result *g;
     bool color;
+    bool openmetrics; /* -f openmetrics instead of the text summary */
 } text_args;
 
 static void emit(FILE *out, gpointer data)
 {
     const text_args *t = data;
-    fp_gate_text(t->g, out, t->color);
+    if (t->openmetrics)
+        fp_openmetrics_gate(t->g, out);
+    else
+        fp_gate_text(t->g, out, t->color);
 }
 
 /* JUnit and SARIF files, written atomically; false (printed) when one cannot be written. */
@@ -75,7 +80,8 @@ static int run(const char *path, const fp_cli_model_opts *o, const gate_opts *go
             g_ptr_array_add(g->notes, g_strdup_printf("target %s from --target; the policy names %s", go->target,
                                                       p->target));
         rc = g->not_evaluated ? FP_EXIT_BAD : g->failed ? FP_EXIT_GATE : FP_EXIT_OK;
-        text_args t = {g, !go->no_color && !o->output && isatty(STDOUT_FILENO)};
+        text_args t = {g, !go->no_color && !o->output && isatty(STDOUT_FILENO),
+                       g_strcmp0(o->format, "openmetrics") == 0};
         if (!write_reports(g, go, rc) || !fp_cli_emit_text(o->output, emit, &t))
             rc = FP_EXIT_BAD;
     }
@@ -98,6 +104,9 @@ int fp_cmd_gate(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - check a deployment policy (exit 0 pass, 1 fail, 2 error)");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o);
+    g_option_context_set_description(ctx, "Formats (-f): text (default: one line per check and the verdict), "
+                                          "openmetrics (the report's figures and the checks as OpenMetrics text, "
+                                          "docs/openmetrics.md).");
     g_set_prgname("fuseplan gate");
     int rc = FP_EXIT_BAD;
     if (!fp_cli_parse(ctx, "gate", &argc, &argv))
@@ -106,7 +115,7 @@ int fp_cmd_gate(int argc, char **argv)
         fp_cli_error("gate: expected one MODEL argument (see 'fuseplan gate --help')");
     else if (!go.policy)
         fp_cli_error("gate: --policy FILE is required (see docs/user-guide.md, 'Gating a pipeline')");
-    else if (!fp_cli_check_format("gate", o.format ? o.format : "text", "text"))
+    else if (!fp_cli_check_format("gate", o.format ? o.format : "text", "text,openmetrics"))
         ;
     else if ((go.junit || go.sarif) && !fp_cli_formats("gate", go.junit ? "--junit" : "--sarif"))
         ; /* loaded before the analysis: a missing module costs no work and loses no output */

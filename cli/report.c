@@ -8,11 +8,12 @@
 #include "analysis/pipeline.h"
 #include "formats/formats.h"
 #include "reports/dot.h"
+#include "reports/openmetrics.h"
 #include "reports/report.h"
 
 typedef struct {
     const fp_report *r;
-    const char *format; /* text, markdown, html, dot */
+    const char *format; /* text, markdown, html, dot, openmetrics */
     const fp_formats *fx; /* html: the formats module */
 } emit_args;
 
@@ -25,6 +26,8 @@ static void emit(FILE *out, gpointer data)
         a->fx->html(a->r, out);
     else if (strcmp(a->format, "dot") == 0)
         fp_report_dot(a->r, out);
+    else if (strcmp(a->format, "openmetrics") == 0)
+        fp_openmetrics_report(a->r, out);
     else
         fp_report_text(a->r, out);
 }
@@ -92,6 +95,8 @@ int fp_cmd_report(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - stage table, fusions, memory, hotspots, headroom");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o);
+    g_option_context_set_description(ctx, "Formats (-f): text (default), markdown, json (docs/json.md), html, dot, "
+                                          "openmetrics (OpenMetrics text for dashboards, docs/openmetrics.md).");
     g_set_prgname("fuseplan report");
     int rc = FP_EXIT_BAD;
     const char *format = NULL;
@@ -99,7 +104,7 @@ int fp_cmd_report(int argc, char **argv)
         ;
     else if (argc != 2)
         fp_cli_error("report: expected one MODEL argument (see 'fuseplan report --help')");
-    else if (!fp_cli_check_format("report", (format = o.format ? o.format : "text"), "text,markdown,json,html,dot"))
+    else if (!fp_cli_check_format("report", (format = o.format ? o.format : "text"), "text,markdown,json,html,dot,openmetrics"))
         ;
     else if (dump_after && !fp_pipeline_has_pass(dump_after))
         fp_cli_error("report: --dump-after %s: no such pass (one of: %s)", dump_after, FP_PIPELINE_PASSES);
