@@ -217,7 +217,7 @@ int fp_cmd_calibrate(int argc, char **argv)
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- measure this machine and write a device profile");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_set_prgname("fuseplan calibrate");
+    fp_cli_set_prgname("fuseplan calibrate");
     if (!fp_cli_parse(ctx, "calibrate", &argc, &argv))
         return FP_EXIT_BAD;
     if (argc != 1) {

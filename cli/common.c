@@ -20,6 +20,12 @@ void fp_cli_error(const char *fmt, ...)
     fp_output_error_line(line);
 }
 
+void fp_cli_set_prgname(const char *name)
+{
+    if (!fp_output_captured())
+        g_set_prgname(name);
+}
+
 void fp_cli_add_output_options(GOptionContext *ctx, char **format, char **output)
 {
     GOptionEntry entries[] = {

@@ -307,7 +307,7 @@ int fp_cmd_compare(int argc, char **argv)
         g_option_context_new("MODEL - estimated vs measured time per op, error statistics, fusions the compiler made");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o);
-    g_set_prgname("fuseplan compare");
+    fp_cli_set_prgname("fuseplan compare");
     int rc = FP_EXIT_BAD;
     const char *format = NULL;
     if (!fp_cli_parse(ctx, "compare", &argc, &argv))

@@ -42,7 +42,7 @@ int fp_cmd_devices(int argc, char **argv)
     fp_cli_add_output_options(ctx, &format, &output);
     g_option_context_set_description(ctx, "Profiles are looked up by NAME in $FUSEPLAN_DEVICES, then in the source "
                                           "tree's devices/ directory; a PATH to an .ini file also works.");
-    g_set_prgname("fuseplan devices");
+    fp_cli_set_prgname("fuseplan devices");
     if (!fp_cli_parse(ctx, "devices", &argc, &argv))
         return FP_EXIT_BAD;
     if (argc > 2) {

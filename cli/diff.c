@@ -72,7 +72,7 @@ int fp_cmd_diff(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = g_option_context_new("OLD NEW - compare two exports of a model");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o);
-    g_set_prgname("fuseplan diff");
+    fp_cli_set_prgname("fuseplan diff");
     int rc = FP_EXIT_BAD;
     const char *format = NULL;
     if (!fp_cli_parse(ctx, "diff", &argc, &argv))

@@ -74,7 +74,7 @@ int fp_cmd_explain(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - what the target compiler fuses, and why not");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o);
-    g_set_prgname("fuseplan explain");
+    fp_cli_set_prgname("fuseplan explain");
     int rc = FP_EXIT_BAD;
     if (!fp_cli_parse(ctx, "explain", &argc, &argv))
         ;

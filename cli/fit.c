@@ -299,7 +299,7 @@ int fp_cmd_fit(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = g_option_context_new(
         "- fit a device profile's efficiencies and launch overhead to measured profiles");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_set_prgname("fuseplan fit");
+    fp_cli_set_prgname("fuseplan fit");
     g_autoptr(GPtrArray) models = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GPtrArray) profiles = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GArray) runs = g_array_new(FALSE, FALSE, sizeof(double));

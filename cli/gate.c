@@ -32,6 +32,19 @@ static void emit(FILE *out, gpointer data)
         fp_gate_text(t->g, out, t->color);
 }
 
+/* The gate's document on standard output or -o (the module loaded by the format check); false
+ * (printed) when it cannot be written. */
+static bool write_json(const fp_gate_result *g, const char *output, int rc)
+{
+    g_autoptr(GError) err = NULL;
+    const fp_formats *fx = fp_cli_formats("gate", "-f json");
+    if (fx && fx->gate_json(g, rc, output, &err))
+        return true;
+    if (fx)
+        fp_cli_error("%s: %s", output ? output : "stdout", err ? err->message : "write failed");
+    return false;
+}
+
 /* JUnit and SARIF files, written atomically; false (printed) when one cannot be written. */
 static bool write_reports(const fp_gate_result *g, const gate_opts *go, int rc)
 {
@@ -82,7 +95,9 @@ static int run(const char *path, const fp_cli_model_opts *o, const gate_opts *go
         rc = g->not_evaluated ? FP_EXIT_BAD : g->failed ? FP_EXIT_GATE : FP_EXIT_OK;
         text_args t = {g, !go->no_color && !o->output && isatty(STDOUT_FILENO),
                        g_strcmp0(o->format, "openmetrics") == 0};
-        if (!write_reports(g, go, rc) || !fp_cli_emit_text(o->output, emit, &t))
+        bool json = g_strcmp0(o->format, "json") == 0;
+        if (!write_reports(g, go, rc) ||
+            !(json ? write_json(g, o->output, rc) : fp_cli_emit_text(o->output, emit, &t)))
             rc = FP_EXIT_BAD;
     }
     return rc;
@@ -105,9 +120,9 @@ int fp_cmd_gate(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o);
     g_option_context_set_description(ctx, "Formats (-f): text (default: one line per check and the verdict), "
-                                          "openmetrics (the report's figures and the checks as OpenMetrics text, "
+                                          "json (the verdict and the checks, docs/json.md), openmetrics (the report's figures and the checks as OpenMetrics text, "
                                           "docs/openmetrics.md).");
-    g_set_prgname("fuseplan gate");
+    fp_cli_set_prgname("fuseplan gate");
     int rc = FP_EXIT_BAD;
     if (!fp_cli_parse(ctx, "gate", &argc, &argv))
         ;
@@ -115,7 +130,7 @@ int fp_cmd_gate(int argc, char **argv)
         fp_cli_error("gate: expected one MODEL argument (see 'fuseplan gate --help')");
     else if (!go.policy)
         fp_cli_error("gate: --policy FILE is required (see docs/user-guide.md, 'Gating a pipeline')");
-    else if (!fp_cli_check_format("gate", o.format ? o.format : "text", "text,openmetrics"))
+    else if (!fp_cli_check_format("gate", o.format ? o.format : "text", "text,json,openmetrics"))
         ;
     else if ((go.junit || go.sarif) && !fp_cli_formats("gate", go.junit ? "--junit" : "--sarif"))
         ; /* loaded before the analysis: a missing module costs no work and loses no output */

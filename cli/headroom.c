@@ -139,7 +139,7 @@ int fp_cmd_headroom(int argc, char **argv)
     fp_cli_add_model_options(ctx, &o);
     fp_cli_add_memory_options(ctx, &mo);
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_set_prgname("fuseplan headroom");
+    fp_cli_set_prgname("fuseplan headroom");
     int rc = FP_EXIT_BAD;
     fp_memory_opts mem;
     fp_device *dev = NULL;

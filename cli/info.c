@@ -14,7 +14,7 @@ int fp_cmd_info(int argc, char **argv)
     g_autofree char *output = NULL;
     g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - summarize a model");
     fp_cli_add_output_options(ctx, &format, &output);
-    g_set_prgname("fuseplan info");
+    fp_cli_set_prgname("fuseplan info");
     if (!fp_cli_parse(ctx, "info", &argc, &argv))
         return FP_EXIT_BAD;
     if (argc != 2) {

@@ -89,7 +89,7 @@ int fp_cmd_memory(int argc, char **argv)
     fp_cli_add_model_options(ctx, &o);
     fp_cli_add_memory_options(ctx, &mo);
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_set_prgname("fuseplan memory");
+    fp_cli_set_prgname("fuseplan memory");
     int rc = FP_EXIT_BAD;
     fp_memory_opts opts;
     if (!fp_cli_parse(ctx, "memory", &argc, &argv))

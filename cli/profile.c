@@ -25,7 +25,7 @@ int fp_cmd_profile(int argc, char **argv)
         "op_summary / kernel_details / op_statistic / task_time CSV, or GE fusion_result.json");
     fp_cli_add_output_options(ctx, &format, &output);
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_set_prgname("fuseplan profile");
+    fp_cli_set_prgname("fuseplan profile");
     if (!fp_cli_parse(ctx, "profile", &argc, &argv))
         return FP_EXIT_BAD;
     if (argc != 2) {

@@ -97,7 +97,7 @@ int fp_cmd_report(int argc, char **argv)
     fp_cli_add_model_options(ctx, &o);
     g_option_context_set_description(ctx, "Formats (-f): text (default), markdown, json (docs/json.md), html, dot, "
                                           "openmetrics (OpenMetrics text for dashboards, docs/openmetrics.md).");
-    g_set_prgname("fuseplan report");
+    fp_cli_set_prgname("fuseplan report");
     int rc = FP_EXIT_BAD;
     const char *format = NULL;
     if (!fp_cli_parse(ctx, "report", &argc, &argv))

@@ -42,7 +42,7 @@ int fp_cmd_shapes(int argc, char **argv)
     fp_cli_model_opts o = {0};
     g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - infer shapes and per-op FLOPs and bytes");
     fp_cli_add_model_options(ctx, &o);
-    g_set_prgname("fuseplan shapes");
+    fp_cli_set_prgname("fuseplan shapes");
     int rc = FP_EXIT_BAD;
     if (!fp_cli_parse(ctx, "shapes", &argc, &argv))
         ;

@@ -149,7 +149,7 @@ int fp_cmd_train(int argc, char **argv)
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("MODEL - memory of a training step: saved activations, gradients, optimizer state, peak");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_set_prgname("fuseplan train");
+    fp_cli_set_prgname("fuseplan train");
     int rc = FP_EXIT_BAD;
     fp_training_opts o;
     if (!fp_cli_parse(ctx, "train", &argc, &argv))

@@ -26,7 +26,7 @@ struct Ge__Proto__ModelDef;
 
 /* Bumped whenever fp_formats or fp_formats_module changes: a module from another build is
  * refused instead of called through a wrong table. */
-#define FP_FORMATS_ABI 4
+#define FP_FORMATS_ABI 5
 
 /* File name of the module. */
 #define FP_FORMATS_MODULE "fuseplan-formats.so"
@@ -49,7 +49,8 @@ typedef struct fp_formats_s {
     bool (*train_json)(const fp_train_report *r, const char *path, GError **error);
     /* formats/train_html.c: fp_report_train_html. */
     void (*train_html)(const fp_train_report *r, FILE *out);
-    /* The gate's SARIF log, written like the JSON documents. */
+    /* The gate's document (exit_code: the verdict's status) and its SARIF log. */
+    bool (*gate_json)(const fp_gate_result *g, int exit_code, const char *path, GError **error);
     bool (*sarif)(const fp_gate_result *g, int exit_code, const char *path, GError **error);
     /* formats/junit.h: fp_report_junit. */
     char *(*junit)(const fp_gate_result *g, gsize *len);

@@ -9,6 +9,7 @@
 #include "reports/devices.h"
 #include "reports/diff.h"
 #include "reports/explain.h"
+#include "reports/gate.h"
 #include "reports/info.h"
 #include "formats/json_common.h"
 #include "formats/json_writer.h"
@@ -40,6 +41,8 @@ void fp_report_info_json(const fp_model *m, fp_jsonw *w);
 void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w);
 void fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, fp_jsonw *w);
 void fp_diff_json(const fp_diff *d, fp_jsonw *w);
+/* `fuseplan gate -f json` (formats/gate_json.c): the verdict for exit_code and every check. */
+void fp_report_gate_json(const fp_gate_result *g, int exit_code, fp_jsonw *w);
 /* {"schema": 1, "devices": [...]} for a list, {"schema": 1, <device members>} for one. */
 JsonNode *fp_report_devices_json(GPtrArray *devs, bool one);
 

@@ -96,6 +96,15 @@ static bool sarif(const fp_gate_result *g, int exit_code, const char *path, GErr
     return fp_jsonw_close(w, error);
 }
 
+static bool gate_json(const fp_gate_result *g, int exit_code, const char *path, GError **error)
+{
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    if (!w)
+        return false;
+    fp_report_gate_json(g, exit_code, w);
+    return fp_jsonw_close(w, error);
+}
+
 static bool train_json(const fp_train_report *r, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
@@ -116,6 +125,7 @@ const fp_formats fp_formats_table = {
     .devices_json = devices_json,
     .train_json = train_json,
     .train_html = fp_report_train_html,
+    .gate_json = gate_json,
     .sarif = sarif,
     .junit = fp_report_junit,
     .html = fp_report_html,

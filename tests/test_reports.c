@@ -1115,6 +1115,40 @@ static void test_browser(void)
     analysis_clear(&a);
 }
 
+/* gate -f json: the verdict and the checks as the text gives them; a failing gate's document is
+ * complete (exit 1), a check that cannot be evaluated makes the verdict "error" (exit 2). */
+static void test_gate_json(void)
+{
+    g_autofree char *out = NULL;
+    CU_ASSERT_EQUAL(fuseplan((const char *[]){"gate", "models/eps_story.onnx", "--policy",
+                                              "tests/data/policies/strict.ini", "-f", "json", NULL},
+                             &out, NULL),
+                    1);
+    golden(out, "gate_eps_story_strict.json");
+    g_autoptr(JsonParser) parser = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(parser, out, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    CU_ASSERT_STRING_EQUAL(str(root, "verdict"), "fail");
+    CU_ASSERT_EQUAL(json_object_get_int_member(root, "failed"), 1);
+    JsonArray *checks = arr(root, "checks");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(checks), 3);
+    JsonObject *fu = json_array_get_object_element(checks, 2);
+    CU_ASSERT_STRING_EQUAL(str(fu, "name"), "forbid_unfused.ge_conv_bn");
+    CU_ASSERT_STRING_EQUAL(str(fu, "status"), "fail");
+    JsonObject *u = json_array_get_object_element(arr(fu, "unfused"), 0);
+    CU_ASSERT_STRING_EQUAL(str(json_array_get_object_element(arr(u, "reasons"), 0), "constraint"), "max_epsilon");
+    g_autofree char *path = tu_write_temp("[gate]\nmin_headroom_batch = 2\n", 30, ".ini");
+    g_autofree char *err_out = NULL;
+    CU_ASSERT_EQUAL(fuseplan((const char *[]){"gate", "models/eps_story.onnx", "--policy", path, "--input", "input:2x3x32x32",
+                                              "-f", "json", NULL},
+                             &err_out, NULL),
+                    2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err_out, "\"verdict\" : \"error\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err_out, "\"status\" : \"not_evaluated\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err_out, "\"actual\" : null"));
+    g_unlink(path);
+}
+
 FP_TEST_SUITE(register_reports)
 {
     CU_pSuite s = CU_add_suite("reports", NULL, NULL);
@@ -1132,6 +1166,7 @@ FP_TEST_SUITE(register_reports)
     CU_add_test(s, "gate_evaluate", test_gate_evaluate);
     CU_add_test(s, "gate_exit_codes", test_gate_exit_codes);
     CU_add_test(s, "gate_reports", test_gate_reports);
+    CU_add_test(s, "gate_json", test_gate_json);
     CU_add_test(s, "junit_counts", test_junit_counts);
     CU_add_test(s, "sarif_fields", test_sarif_fields);
     CU_add_test(s, "diff_exit_codes", test_diff_exit_codes);

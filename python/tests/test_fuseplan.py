@@ -117,6 +117,28 @@ def test_bad_input_raises_the_cli_message():
         fuseplan.report("models/resnet_tiny.onnx", format="text")
 
 
+def test_gate_passes_and_fails_as_the_cli():
+    model, strict = "models/eps_story.onnx", "tests/data/policies/strict.ini"
+    assert fuseplan.gate(model, "tests/data/policies/pass.ini") == \
+        cli_json("gate", "-f", "json", "--policy", "tests/data/policies/pass.ini", model)
+    with pytest.raises(fuseplan.Error) as e:
+        fuseplan.gate(model, strict)
+    rc, out, err = cli("gate", "-f", "json", "--policy", strict, model)
+    assert (e.value.exit_code, e.value.kind, e.value.result) == (1, fuseplan.POLICY_FAILED, json.loads(out))
+    assert e.value.result["verdict"] == "fail"
+    assert [c["status"] for c in e.value.result["checks"]] == ["pass", "pass", "fail"]
+    # a policy as a dict: its [gate] keys
+    g = fuseplan.gate(model, {"max_activation_mb": 10, "forbid_unfused": ["conv_bn"]}, device="cpu-avx2")
+    assert g["verdict"] == "pass" and [c["name"] for c in g["checks"]] == ["max_activation_mb",
+                                                                         "forbid_unfused.conv_bn"]
+    with pytest.raises(fuseplan.Error) as e:
+        fuseplan.gate(model, {"max_activation_mb": 0.001})
+    assert e.value.kind == fuseplan.POLICY_FAILED
+    with pytest.raises(fuseplan.Error) as e:
+        fuseplan.gate(model, {"max_activation_gb": 1})
+    assert e.value.kind == fuseplan.BAD_INPUT and "max_activation_gb" in e.value.message
+
+
 def test_warning_for_an_unknown_op():
     g = helper.make_graph([helper.make_node("Frobnicate", ["x"], ["y"], name="f", domain="example.com")], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
