@@ -15,20 +15,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Compares text with tests/golden/NAME (FP_UPDATE_GOLDEN=1 rewrites it). */
-static void golden(const char *text, const char *name)
-{
-    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "tests", "golden", name, NULL);
-    if (g_getenv("FP_UPDATE_GOLDEN")) {
-        CU_ASSERT(g_file_set_contents(path, text, -1, NULL));
-        return;
-    }
-    g_autofree char *want = NULL;
-    CU_ASSERT_FATAL(g_file_get_contents(path, &want, NULL, NULL));
-    if (strcmp(want, text) != 0)
-        fprintf(stderr, "\n  %s differs (FP_UPDATE_GOLDEN=1 rewrites it after review)", name);
-    CU_ASSERT_STRING_EQUAL(text, want);
-}
 
 /* Runs fuseplan from the source tree, asserts its exit status, returns its stdout (caller frees). */
 static char *fuseplan(const char *const *args, int status)
@@ -309,7 +295,7 @@ static void test_gate_golden(void)
     g_autofree char *out = fuseplan((const char *[]){"gate", "models/eps_story.onnx", "--policy",
                                                      "tests/data/policies/strict.ini", "-f", "openmetrics", NULL},
                                     1);
-    golden(out, "gate_eps_story_strict.openmetrics");
+    tu_golden_text(out, "gate_eps_story_strict.openmetrics");
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nfuseplan_gate_passed{"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "check=\"forbid_unfused.ge_conv_bn\"} 0\n"));
     g_autofree char *file = tu_write_temp("", 0, ".om");

@@ -74,20 +74,6 @@ static void analysis_clear(analysis *a)
     fp_device_free(a->dev);
 }
 
-/* Compares text with tests/golden/NAME (FP_UPDATE_GOLDEN=1 rewrites it). */
-static void golden(const char *text, const char *name)
-{
-    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "tests", "golden", name, NULL);
-    if (g_getenv("FP_UPDATE_GOLDEN")) {
-        CU_ASSERT(g_file_set_contents(path, text, -1, NULL));
-        return;
-    }
-    g_autofree char *want = NULL;
-    CU_ASSERT_FATAL(g_file_get_contents(path, &want, NULL, NULL));
-    if (strcmp(want, text) != 0)
-        fprintf(stderr, "\n  %s differs (FP_UPDATE_GOLDEN=1 rewrites it after review)", name);
-    CU_ASSERT_STRING_EQUAL(text, want);
-}
 
 /* Runs fuseplan from the source tree; returns its exit status, stdout in *out (caller frees). */
 static int fuseplan(const char *const *args, char **out, char **err)
@@ -286,7 +272,7 @@ static void test_html_golden(void)
     CU_ASSERT_EQUAL(fuseplan((const char *[]){"report", "models/eps_story.onnx", "--device", ROUND, "-f", "html", NULL},
                              &out, NULL),
                     0);
-    golden(out, "report_eps_story_round.html");
+    tu_golden_text(out, "report_eps_story_round.html");
 }
 
 static void test_html_structure(void)
@@ -437,7 +423,7 @@ static void test_dot_golden(void)
                                               "ascend910b", "-f", "dot", NULL},
                              &out, NULL),
                     0);
-    golden(out, "report_eps_story_ascend910b_round.dot");
+    tu_golden_text(out, "report_eps_story_ascend910b_round.dot");
     /* one fused group (block1), the refused Conv+BN of block2 outlined and joined in red */
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "subgraph cluster_0"));
     CU_ASSERT_PTR_NULL(strstr(out, "subgraph cluster_1"));
@@ -596,10 +582,10 @@ static void test_gate_reports(void)
                                        "must_keep_origin_dtype", NULL},
                       &out, NULL);
     CU_ASSERT_EQUAL(st, 1);
-    golden(out, "gate_eps_story_strict.txt");
+    tu_golden_text(out, "gate_eps_story_strict.txt");
     g_autofree char *xml = read_file(junit), *json = read_file(sarif);
-    golden(xml, "gate_eps_story_strict.junit.xml");
-    golden(json, "gate_eps_story_strict.sarif");
+    tu_golden_text(xml, "gate_eps_story_strict.junit.xml");
+    tu_golden_text(json, "gate_eps_story_strict.sarif");
     g_autofree char *msg = NULL;
     if (!xmllint_valid(junit, &msg))
         fprintf(stderr, "\n  xmllint: %s", msg);
@@ -749,12 +735,12 @@ static void test_diff_golden(void)
                                               ROUND, "--no-color", NULL},
                              &text, NULL),
                     0);
-    golden(text, "diff_eps_story_tap.txt");
+    tu_golden_text(text, "diff_eps_story_tap.txt");
     CU_ASSERT_EQUAL(fuseplan((const char *[]){"diff", "models/eps_story.onnx", "models/eps_story_tap.onnx", "--device",
                                               ROUND, "-f", "json", NULL},
                              &json, NULL),
                     0);
-    golden(json, "diff_eps_story_tap.json");
+    tu_golden_text(json, "diff_eps_story_tap.json");
     /* parsed back: Conv+BN and then Conv+Relu lost at block2, the first refused by single_consumer */
     g_autoptr(JsonParser) parser = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_data(parser, json, -1, NULL));
@@ -1124,7 +1110,7 @@ static void test_gate_json(void)
                                               "tests/data/policies/strict.ini", "-f", "json", NULL},
                              &out, NULL),
                     1);
-    golden(out, "gate_eps_story_strict.json");
+    tu_golden_text(out, "gate_eps_story_strict.json");
     g_autoptr(JsonParser) parser = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_data(parser, out, -1, NULL));
     JsonObject *root = json_node_get_object(json_parser_get_root(parser));

@@ -400,21 +400,26 @@ void tu_expect_cli_error(const char *const *args, const char *path, const char *
     tu_run_clear(&r);
 }
 
+void tu_golden_text(const char *text, const char *name)
+{
+    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "tests", "golden", name, NULL);
+    if (g_getenv("FP_UPDATE_GOLDEN")) {
+        CU_ASSERT(g_file_set_contents(path, text, -1, NULL));
+        return;
+    }
+    g_autofree char *want = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &want, NULL, NULL));
+    if (strcmp(want, text) != 0)
+        fprintf(stderr, "\n  %s differs (FP_UPDATE_GOLDEN=1 rewrites it after review)", name);
+    CU_ASSERT_STRING_EQUAL(text, want);
+}
+
 void tu_golden(const char *const *args, const char *name)
 {
     g_assert(g_chdir(FP_SOURCE_DIR) == 0);
     tu_run_result r = tu_run(args);
     CU_ASSERT_EQUAL(r.status, 0);
-    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "tests", "golden", name, NULL);
-    if (g_getenv("FP_UPDATE_GOLDEN")) {
-        g_file_set_contents(path, r.out, -1, NULL);
-    } else {
-        g_autofree char *want = NULL;
-        CU_ASSERT_FATAL(g_file_get_contents(path, &want, NULL, NULL));
-        if (strcmp(want, r.out) != 0)
-            fprintf(stderr, "\n  %s differs (FP_UPDATE_GOLDEN=1 rewrites it after review)", name);
-        CU_ASSERT_STRING_EQUAL(r.out, want);
-    }
+    tu_golden_text(r.out, name);
     tu_run_clear(&r);
 }
 

@@ -67,6 +67,8 @@ void tu_expect_cli_error(const char *const *args, const char *path, const char *
 /* Runs fuseplan with args from the source dir (stable paths in its output) and compares stdout
  * with tests/golden/NAME; FP_UPDATE_GOLDEN=1 rewrites the file instead (review the diff). */
 void tu_golden(const char *const *args, const char *name);
+/* Compares text with tests/golden/NAME; FP_UPDATE_GOLDEN=1 rewrites the file instead. */
+void tu_golden_text(const char *text, const char *name);
 
 /* ---- suites ----
  * Each tests/test_*.c registers its suite with FP_TEST_SUITE(register_fn); the runner calls every
