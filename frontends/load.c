@@ -146,24 +146,31 @@ void fp_load_set_memory(const char *name, GBytes *bytes)
     memory_bytes = bytes;
 }
 
-/* The model in bytes held in memory under name, checked as a file's would be. */
+/* m as read from path (file_bytes on disk or in memory), within the limits and verified; NULL with
+ * the error (err, or the check's) prefixed with path, m freed, when it is not. */
+static fp_model *checked(const char *path, fp_model *m, uint64_t file_bytes, GError *err, GError **error)
+{
+    if (m && (!within_limits(m, file_bytes, &err) || !fp_model_verify(m, &err))) {
+        fp_model_free(m);
+        m = NULL;
+    }
+    if (!m)
+        g_propagate_prefixed_error(error, err, "%s: ", path);
+    return m;
+}
+
+/* The model in bytes held in memory under name, read and checked as a file's would be. */
 static fp_model *load_memory(const char *name, GBytes *bytes, GError **error)
 {
     gsize len = 0;
     const uint8_t *data = g_bytes_get_data(bytes, &len);
-    g_autoptr(GError) err = NULL;
+    GError *err = NULL;
     fp_model *m = NULL;
     if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b)
         g_set_error(&err, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip-compressed bytes: give them decompressed");
     else
         m = load_buffer(name, data, len, &err);
-    if (m && (!within_limits(m, len, &err) || !fp_model_verify(m, &err))) {
-        fp_model_free(m);
-        m = NULL;
-    }
-    if (!m)
-        g_propagate_prefixed_error(error, g_steal_pointer(&err), "%s: ", name);
-    return m;
+    return checked(name, m, len, err, error);
 }
 
 fp_model *fp_load_model(const char *path, GError **error)
@@ -194,15 +201,5 @@ fp_model *fp_load_model(const char *path, GError **error)
         unrecognized(head, &err);
     }
     GStatBuf sb;
-    if (m && !within_limits(m, g_stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0, &err)) {
-        fp_model_free(m);
-        m = NULL;
-    }
-    if (m && !fp_model_verify(m, &err)) {
-        fp_model_free(m);
-        m = NULL;
-    }
-    if (!m)
-        g_propagate_prefixed_error(error, g_steal_pointer(&err), "%s: ", path);
-    return m;
+    return checked(path, m, m && g_stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0, g_steal_pointer(&err), error);
 }
