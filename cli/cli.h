@@ -42,6 +42,9 @@ int fp_cmd_calibrate(int argc, char **argv);
  * the output is captured (the C library) --help is no option: GOption would exit the process.
  * Frees nothing: the caller owns ctx. */
 bool fp_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
+/* Whether text output gets ANSI colour: not --no-color, not to -o FILE, not captured (the C
+ * library), and standard output a terminal. */
+bool fp_cli_color(bool no_color, const char *output);
 /* g_set_prgname(name), for --help's usage line; nothing while the output is captured (the C library
  * leaves the host program's name alone, and GLib's is not safe to set while threads read it). */
 void fp_cli_set_prgname(const char *name);

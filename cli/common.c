@@ -1,6 +1,7 @@
 /* common.c - helpers shared by the subcommands: option parsing, one-line errors. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "devices/device.h"
@@ -18,6 +19,11 @@ void fp_cli_error(const char *fmt, ...)
             *p = ' ';
     g_autofree char *line = g_strconcat("fuseplan: ", msg, NULL);
     fp_output_error_line(line);
+}
+
+bool fp_cli_color(bool no_color, const char *output)
+{
+    return !no_color && !output && !fp_output_captured() && isatty(STDOUT_FILENO);
 }
 
 void fp_cli_set_prgname(const char *name)

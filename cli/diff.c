@@ -2,7 +2,6 @@
  * --fail-on-regression exits 1 when NEW is worse (reports/diff.h defines "worse"). */
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyze.h"
 #include "cli.h"
@@ -46,7 +45,7 @@ static int run(const char *old_path, const char *new_path, const fp_cli_model_op
             if (fx && !(written = fx->diff_json(d, o->output, &err)))
                 fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
         } else {
-            text_args t = {d, !dopt->no_color && !o->output && isatty(STDOUT_FILENO)};
+            text_args t = {d, fp_cli_color(dopt->no_color, o->output)};
             written = fp_cli_emit_text(o->output, emit, &t);
         }
         rc = !written ? FP_EXIT_BAD : dopt->fail && d->regressions->len ? FP_EXIT_GATE : FP_EXIT_OK;

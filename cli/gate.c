@@ -1,7 +1,6 @@
 /* gate.c - `fuseplan gate MODEL --policy FILE [--junit FILE] [--sarif FILE] [-f openmetrics]`: checks
  * a deployment policy against the report of MODEL; exit 0 pass, 1 violations, 2 error. */
 #include <string.h>
-#include <unistd.h>
 
 #include "analyze.h"
 #include "cli.h"
@@ -93,7 +92,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const gate_opts *go
             g_ptr_array_add(g->notes, g_strdup_printf("target %s from --target; the policy names %s", go->target,
                                                       p->target));
         rc = g->not_evaluated ? FP_EXIT_BAD : g->failed ? FP_EXIT_GATE : FP_EXIT_OK;
-        text_args t = {g, !go->no_color && !o->output && isatty(STDOUT_FILENO),
+        text_args t = {g, fp_cli_color(go->no_color, o->output),
                        g_strcmp0(o->format, "openmetrics") == 0};
         bool json = g_strcmp0(o->format, "json") == 0;
         if (!write_reports(g, go, rc) ||

@@ -1,7 +1,6 @@
 /* report.c - `fuseplan report MODEL`: the stage table (original, after fusion, final), fusion and
  * memory summaries, hotspots and the batch headroom on a device. */
 #include <string.h>
-#include <unistd.h>
 
 #include "analyze.h"
 #include "cli.h"
@@ -72,7 +71,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const report_opts *
     fp_report rep = fp_report_of(a);
     rep.top = (unsigned)MAX(ro->top, 0);
     rep.verbose = o->verbose;
-    rep.color = !ro->no_color && !o->output && isatty(STDOUT_FILENO);
+    rep.color = fp_cli_color(ro->no_color, o->output);
     return emit_report(&rep, o, format);
 }
 

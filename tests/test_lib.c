@@ -1,9 +1,13 @@
 /* test_lib.c - the C library (lib/fuseplan.h): a command run through fuseplan_run prints what the
  * executable prints, on a file or on the same bytes in memory, fails with the executable's line and
  * status, refuses what it does not run, and runs on two threads at once without interference. */
+#define _XOPEN_SOURCE 600 /* posix_openpt, grantpt, unlockpt, ptsname */
 #include <CUnit/CUnit.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/fuseplan.h"
 #include "tutil.h"
@@ -159,6 +163,36 @@ static void test_refused(void)
     CU_ASSERT_STRING_EQUAL(fuseplan_version(), FP_VERSION);
 }
 
+/* With the process's standard output a terminal, what the library returns has no ANSI colour: it
+ * goes to a string, not to the terminal (report, diff and gate colour only a terminal). */
+static void test_no_color_on_a_terminal(void)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
+        fprintf(stderr, "\n  SKIPPED: no pseudo-terminal here");
+        if (master >= 0)
+            close(master);
+        return;
+    }
+    int slave = open(ptsname(master), O_RDWR | O_NOCTTY), saved = dup(STDOUT_FILENO);
+    CU_ASSERT_FATAL(slave >= 0 && saved >= 0);
+    fflush(stdout);
+    CU_ASSERT_FATAL(dup2(slave, STDOUT_FILENO) == STDOUT_FILENO);
+    bool tty = isatty(STDOUT_FILENO);
+    run_result got = run((const char *[]){"gate", "--policy", FP_SOURCE_DIR "/tests/data/policies/strict.ini",
+                                          FP_SOURCE_DIR "/models/eps_story.onnx", NULL},
+                         NULL);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    close(slave);
+    close(master);
+    CU_ASSERT(tty);
+    CU_ASSERT_EQUAL(got.rc, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(got.out, "FAIL"));
+    CU_ASSERT_PTR_NULL(strchr(got.out, '\033'));
+    run_clear(&got);
+}
+
 /* Two threads, each analysing its own model (one from memory) and a bad input in turn, many times:
  * every result is the one a single call gives. */
 typedef struct {
@@ -216,5 +250,6 @@ FP_TEST_SUITE(register_lib)
     CU_add_test(s, "memory_model", test_memory_model);
     CU_add_test(s, "bad_input", test_bad_input);
     CU_add_test(s, "refused", test_refused);
+    CU_add_test(s, "no_color_on_a_terminal", test_no_color_on_a_terminal);
     CU_add_test(s, "threads", test_threads);
 }
