@@ -80,8 +80,8 @@ static char *sweep_text(const fp_calibrate_result *r)
 }
 
 /* The convolution classes' efficiencies (each kernel's FLOP/s on one thread over the SGEMM's, the
- * peak's, on one thread) and the half works of conv and nchwc_conv (fp_calibrate_saturation_fit), at most 1;
- * the rates go to the [calibration] record too. */
+ * peak's, on one thread; at most 1) and the half works of conv and nchwc_conv
+ * (fp_calibrate_saturation_fit); the rates go to the [calibration] record too. */
 static void conv_efficiencies(const fp_calibrate_result *r, const fp_calibrate_conv_rates *cr, fp_device *d,
                               GKeyFile *cal)
 {

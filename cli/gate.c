@@ -119,8 +119,8 @@ int fp_cmd_gate(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o);
     g_option_context_set_description(ctx, "Formats (-f): text (default: one line per check and the verdict), "
-                                          "json (the verdict and the checks, docs/json.md), openmetrics (the report's figures and the checks as OpenMetrics text, "
-                                          "docs/openmetrics.md).");
+                                          "json (the verdict and the checks, docs/json.md), openmetrics (the "
+                                          "report's figures and the checks as OpenMetrics text, docs/openmetrics.md).");
     fp_cli_set_prgname("fuseplan gate");
     int rc = FP_EXIT_BAD;
     if (!fp_cli_parse(ctx, "gate", &argc, &argv))

@@ -13,9 +13,11 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* The command argv[0] names when the library runs it, else NULL after an error line: calibrate
- * measures the machine (minutes of every core), and profile, compare and fit live in the
- * executable's formats module. */
+/* Whether the library runs c: not calibrate, which measures the machine (minutes of every core),
+ * nor profile, compare and fit, which live in the executable's formats module (fn NULL). */
+static bool runs_here(const fp_cmd *c) { return c->fn && strcmp(c->name, "calibrate") != 0; }
+
+/* The command argv[0] names when the library runs it, else NULL after an error line. */
 static const fp_cmd *library_command(int argc, const char *const *argv)
 {
     if (argc < 1 || !argv || !argv[0]) {
@@ -29,11 +31,11 @@ static const fp_cmd *library_command(int argc, const char *const *argv)
         }
     }
     const fp_cmd *c = fp_cli_command(argv[0]);
-    if (c && c->fn && strcmp(c->name, "calibrate") != 0)
+    if (c && runs_here(c))
         return c;
     GString *names = g_string_new(NULL);
     for (size_t i = 0; i < fp_cli_n_commands; i++)
-        if (fp_cli_commands[i].fn && strcmp(fp_cli_commands[i].name, "calibrate") != 0)
+        if (runs_here(&fp_cli_commands[i]))
             g_string_append_printf(names, "%s%s", names->len ? ", " : "", fp_cli_commands[i].name);
     fp_cli_error("%s command '%s' (the library runs %s)", c ? "no library" : "unknown", argv[0], names->str);
     g_string_free(names, TRUE);
