@@ -1081,7 +1081,7 @@ void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
     } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
         const fp_shape *s = sh_in(c, 0);
         fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-        if (s && out && sh_shape_folds(n, s) && fold_memo(c, memo, 2, fold_shape))
+        if (s && out && sh_shape_known(n, s) && fold_memo(c, memo, 2, fold_shape))
             return;
     } else {
         bool all_known = n->n_inputs > 0;

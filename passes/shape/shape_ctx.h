@@ -91,9 +91,13 @@ bool sh_axis(int64_t axis, int32_t rank, int32_t *out);
 
 /* [start, end) of a Shape op over a rank-`rank` input (opset-15 start/end attributes). */
 void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end);
-/* Whether Shape or Size node n folds over its input shape s: the dims it returns (Shape's [start,
- * end), every dim for Size) are known, and n is not FP_NODE_RUNTIME_SHAPE. ONNX Runtime's constant
- * folding takes a Shape on the same condition. */
+/* Whether the value of Shape or Size node n over its input shape s is known at analysis time: the
+ * dims it returns (Shape's [start, end), every dim for Size) are known. */
+bool sh_shape_known(const fp_node *n, const fp_shape *s);
+/* Whether Shape or Size node n folds away over its input shape s: its value is known
+ * (sh_shape_known) and n is not FP_NODE_RUNTIME_SHAPE. ONNX Runtime's constant folding takes a
+ * Shape on the same condition. A node that is known but does not fold stays in the graph, while
+ * the sizes after it are inferred from its value. */
 bool sh_shape_folds(const fp_node *n, const fp_shape *s);
 
 #endif

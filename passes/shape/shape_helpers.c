@@ -327,8 +327,11 @@ void sh_shape_range(sh_ctx *c, int32_t rank, int32_t *start, int32_t *end) { sha
 
 bool sh_shape_folds(const fp_node *n, const fp_shape *s)
 {
-    if (n->flags & FP_NODE_RUNTIME_SHAPE)
-        return false;
+    return !(n->flags & FP_NODE_RUNTIME_SHAPE) && sh_shape_known(n, s);
+}
+
+bool sh_shape_known(const fp_node *n, const fp_shape *s)
+{
     if (n->op == FP_OP_SIZE || s->rank < 0)
         return fp_shape_static(s);
     int32_t st, en;
