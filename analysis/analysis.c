@@ -1,5 +1,5 @@
-/* analysis.c - one analysis of one model (analysis.h): profiles, bindings, the pipeline, the
- * headroom, in this order, into one result. */
+/* analysis.c - one analysis of one model (analysis.h): profiles, the model and its bindings, the
+ * what-ifs, the pipeline to its stop, the headroom, in this order, into one result. */
 #include "analysis/analysis.h"
 
 #include <string.h>
@@ -13,25 +13,26 @@ struct fp_analysis_owned {
     fp_device *device;      /* when loaded here */
     fp_target *target;      /* likewise */
     fp_memory_reuse *reuse; /* the final plan's liveness, resized by the headroom search */
-    fp_memory_opts mem;     /* how the pipeline planned the final graph */
-    fp_shape_opts shapes;   /* how the pipeline inferred the model (its input_shapes and batch_dim
-                               owned here) */
+    fp_pipeline_opts po;    /* how the pipeline ran: its shapes' input_shapes and batch_dim owned here */
     GHashTable *outside;    /* the KV cache's tensors, planned outside the arena */
     fp_storage *storage;    /* the converted weights and the KV tensors at the what-ifs */
     fp_kv_sizing sizing;    /* the cache at the what-ifs, for the headroom search */
     fp_dtype float_as;      /* float32 activations planned at this dtype (precision_mode) */
-    fp_dim_binding *dims;   /* opts.dims parsed */
+    fp_dim_binding *dims;   /* opts.dims parsed, with a decoder's step */
     size_t n_dims;
     fp_headroom_result headroom;
 };
 
-/* The device and the target: the caller's, else loaded by name or path. */
+/* The device, and the target unless the pipeline stops after shapes: the caller's, else loaded by
+ * name or path. */
 static bool load_profiles(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
     fp_analysis_owned *w = a->owned;
     a->device = o->device_profile;
     if (!a->device && !(a->device = w->device = fp_device_load(o->device ? o->device : "cpu-avx2", error)))
         return false;
+    if (o->stop == FP_PIPELINE_SHAPES)
+        return true;
     a->target = o->target_rules;
     if (!a->target && !(a->target = w->target = fp_target_load(o->target ? o->target : a->device->target, error)))
         return false;
@@ -40,10 +41,17 @@ static bool load_profiles(fp_analysis *a, const fp_analysis_opts *o, GError **er
 
 /* The precision mode asked or the target's; with force_fp16, float32 computes in float16 (the
  * cost's dtype what-if), and weights, activations and the KV cache are stored so, unless an option
- * says otherwise. False with an error for a mode not modelled or a target without the option. */
+ * says otherwise. False with an error for a mode not modelled, or one asked without a target (the
+ * shapes stop) or of a target without the option. */
 static bool apply_precision_mode(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
-    const char *mode = o->precision_mode ? o->precision_mode : a->target->precision_mode;
+    if (o->precision_mode && !a->target) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--precision-mode: this command plans the model as exported, with no target; "
+                    "fuseplan report --target ascend910b applies ATC's precision mode");
+        return false;
+    }
+    const char *mode = o->precision_mode ? o->precision_mode : a->target ? a->target->precision_mode : NULL;
     if (o->precision_mode && !a->target->precision_mode) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--precision-mode: target %s has no precision mode (it is ATC's option: an Ascend target)",
@@ -87,37 +95,6 @@ static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, const fp_
     return shapes;
 }
 
-/* The pipeline on a->model, its inputs bound. */
-static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **error)
-{
-    GHashTable *shapes = bind_inputs(a->model, o, a->owned, &a->batch, &a->batch_note, &a->inputs_note, error);
-    if (!shapes)
-        return false;
-    a->owned->shapes = (fp_shape_opts){.input_shapes = shapes, .batch = a->batch, .batch_dim = g_strdup(o->batch_dim),
-                                       .dims = a->owned->dims, .n_dims = a->owned->n_dims};
-    if (a->target->fold_declared)
-        fp_declared_mark_runtime(a->model);
-    a->owned->reuse = fp_memory_reuse_new(NULL);
-    a->owned->mem = (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN,
-                                     .align = a->device->align_bytes, .outside = a->owned->outside,
-                                     .float_as = a->owned->float_as, .reuse = a->owned->reuse};
-    fp_pipeline_opts po = {
-        .shapes = a->owned->shapes,
-        .target = a->target,
-        .device = a->device,
-        .memory = a->owned->mem,
-        .what_if = a->what_if,
-        .storage = a->owned->storage,
-        .dump_after = o->dump_after,
-        .dump_out = o->dump_out ? o->dump_out : stderr,
-    };
-    if (!fp_pipeline_run(a->model, &po, &a->res, a->diag, error)) {
-        g_prefix_error(error, "%s: ", a->path);
-        return false;
-    }
-    return true;
-}
-
 /* What m stores otherwise under the what-ifs p: the converted weights (their figures into *w, when
  * not NULL) and kv's tensors at p->kv. */
 static fp_storage *storage_of(const fp_model *m, const fp_kv_cache *kv, const fp_precision *p, fp_weight_plan *w)
@@ -131,6 +108,88 @@ static fp_storage *storage_of(const fp_model *m, const fp_kv_cache *kv, const fp
             fp_storage_set_dtype(s, kv->tensors[i].present, p->kv);
     }
     return s;
+}
+
+/* The model read, its op types checked; its KV cache (from the graph as declared, before fusion
+ * rewrites it), the storage what-ifs and the precision mode; a decoder's step bound into the
+ * dims. *decode_note: the step's line for the binding note (or NULL). */
+static bool load_model(fp_analysis *a, const fp_analysis_opts *o, char **decode_note, GError **error)
+{
+    fp_analysis_owned *w = a->owned;
+    if (!(a->model = fp_load_model(a->path, error)) ||
+        !fp_bind_check_ops(a->path, a->model, o->strict, a->diag, &a->warning, error) ||
+        !fp_bind_check_batch_dim(a->model, o->batch_dim, error))
+        return false;
+    a->kv = fp_kv_cache_find(a->model);
+    if (!fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &a->precision, error) ||
+        !fp_precision_check(&a->precision, a->kv != NULL, a->path, error) || !apply_precision_mode(a, o, error))
+        return false;
+    w->storage = storage_of(a->model, a->kv, &a->precision, &a->weights);
+    if (a->kv)
+        w->outside = fp_kv_cache_outside(a->kv);
+    w->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};
+    /* the caller's binder, when it will run, binds the tokens too (a profile's shapes) */
+    bool bound = o->inputs || (o->bind && !o->batch && !(o->dims && *o->dims) && !o->context && !o->phase);
+    fp_decoder_step step = {o->context, o->phase, o->batch_dim, bound};
+    return fp_kv_cache_bind(a->kv, a->model, &step, &w->dims, &w->n_dims, decode_note, error);
+}
+
+/* The pipeline on a->model to o->stop, its inputs bound. */
+static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **error)
+{
+    fp_analysis_owned *w = a->owned;
+    GHashTable *shapes = bind_inputs(a->model, o, w, &a->batch, &a->batch_note, &a->inputs_note, error);
+    if (!shapes)
+        return false;
+    if (a->target && a->target->fold_declared)
+        fp_declared_mark_runtime(a->model);
+    w->reuse = fp_memory_reuse_new(NULL);
+    fp_memory_opts mem = o->plan ? *o->plan
+                                 : (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN};
+    if (!mem.align)
+        mem.align = a->device->align_bytes;
+    mem.outside = w->outside;
+    mem.float_as = w->float_as;
+    mem.reuse = w->reuse;
+    w->po = (fp_pipeline_opts){
+        .shapes = {.input_shapes = shapes, .batch = a->batch, .batch_dim = g_strdup(o->batch_dim), .dims = w->dims,
+                   .n_dims = w->n_dims},
+        .target = a->target,
+        .device = a->device,
+        .memory = mem,
+        .what_if = a->what_if,
+        .storage = w->storage,
+        .dump_after = o->dump_after,
+        .dump_out = o->dump_out ? o->dump_out : stderr,
+        .stop = o->stop,
+        .plan = o->plan != NULL,
+        .cost = o->cost,
+    };
+    if (!fp_pipeline_run(a->model, &w->po, &a->res, a->diag, error)) {
+        g_prefix_error(error, "%s: ", a->path);
+        return false;
+    }
+    return true;
+}
+
+/* a->unknown_note from the pipeline's count (see fp_analysis.unknown_note). */
+static void note_unknown(fp_analysis *a)
+{
+    uint32_t n = a->res.unknown_values;
+    const fp_value *v = a->res.unknown_first;
+    if (!n)
+        return;
+    const fp_node *p = v->producer;
+    bool sym = false;
+    for (int32_t k = 0; k < v->shape.rank; k++)
+        sym |= v->shape.dims[k].sym != NULL;
+    const char *why = p && p->op == FP_OP_OPAQUE ? "made by an op type fuseplan does not know"
+                      : sym ? "symbolic dims left unbound: bind them with --dim NAME=N or --input NAME:DIMS"
+                            : "its shape could not be inferred (--verbose says why)";
+    g_autofree char *dims = fp_shape_to_string(&v->shape);
+    a->unknown_note = g_strdup_printf("warning: %s: %u value%s of unknown size, counted as 0 bytes: '%s' %s%s%s%s%s%s: %s",
+                                      a->path, n, n == 1 ? "" : "s", v->name, dims, p ? " (" : "", p ? p->op_type : "",
+                                      p ? " '" : "", p ? p->name : "", p ? "')" : "", why);
 }
 
 /* The model before fusion: read again, bound the same way, shapes and metrics, and its cost. */
@@ -173,61 +232,115 @@ static void apply_precision(fp_analysis *a)
     a->kv_past_bytes = past == UINT64_MAX ? 0 : past;
 }
 
-/* The batch headroom on the final graph, last: batch 1 is the pipeline's own plan when it ran at
- * batch 1. Not with input specs, whose shapes fix the batch. */
+uint64_t fp_reserve_bytes(const fp_reserve *r, uint64_t capacity)
+{
+    if (!r)
+        return capacity / 10; /* FP_RESERVE_DEFAULT_SHARE, exactly */
+    return r->in_bytes ? r->bytes : (uint64_t)((double)capacity * r->share);
+}
+
+/* Whether some input of a's main graph leaves the batch free: at the batch's position (the first
+ * dim, or where the declared shape names batch_dim) its input spec, when it has one, has '?', or
+ * else its declared dim is symbolic or unknown. */
+static bool batch_free(const fp_analysis *a, const char *batch_dim)
+{
+    GHashTable *specs = a->owned->po.shapes.input_shapes;
+    for (guint i = 0; i < a->model->main->inputs->len; i++) {
+        const fp_value *v = a->model->main->inputs->pdata[i];
+        const fp_shape *spec = specs ? g_hash_table_lookup(specs, v->name) : NULL;
+        const fp_shape *decl = &v->decl_shape;
+        for (int32_t k = 0; k < decl->rank; k++) {
+            bool at = batch_dim ? g_strcmp0(decl->dims[k].sym, batch_dim) == 0 : k == 0;
+            if (!at)
+                continue;
+            if (spec ? k < spec->rank && !fp_dim_known(spec->dims[k]) : !fp_dim_known(decl->dims[k]))
+                return true;
+        }
+    }
+    return false;
+}
+
+const char *fp_analysis_batch_refusal(const fp_analysis *a)
+{
+    const char *batch_dim = a->owned->po.shapes.batch_dim;
+    for (size_t i = 0; i < a->owned->n_dims; i++)
+        if (fp_bind_is_batch(a->model, batch_dim, a->owned->dims[i].name))
+            return "--dim binds the batch dimension (bind it with --batch instead)";
+    if (batch_free(a, batch_dim))
+        return NULL;
+    if (a->owned->po.shapes.input_shapes && g_hash_table_size(a->owned->po.shapes.input_shapes))
+        return "--input fixes the batch (write its dimension as ? to search it, or bind it with --batch)";
+    return "the model has no symbolic batch dimension (name one with --batch-dim)";
+}
+
+/* The batch headroom on the graph as the pipeline left it, last: batch 1 is the pipeline's own plan
+ * when it ran at batch 1. Input specs stay as given ('?' frees a dim for the batch). */
 static void headroom(fp_analysis *a, const fp_analysis_opts *o)
 {
-    if (o->inputs) {
-        a->headroom_note = "not computed with --input (bind the batch with --batch, or run fuseplan headroom)";
+    fp_analysis_owned *w = a->owned;
+    const char *why = fp_analysis_batch_refusal(a);
+    if (why) {
+        a->headroom_note = g_strdup_printf("not computed: %s", why);
         return;
     }
-    for (size_t i = 0; i < a->owned->n_dims; i++)
-        if (fp_bind_is_batch(a->model, o->batch_dim, a->owned->dims[i].name)) {
-            a->headroom_note = "not computed: --dim binds the batch dimension (bind it with --batch instead)";
-            return;
-        }
-    fp_headroom_opts ho = {.capacity = a->device->memory_bytes, .reserve = a->device->memory_bytes / 10,
-                           .batch_dim = o->batch_dim, .mem = a->owned->mem, .shapes = a->owned->shapes,
+    a->headroom_capacity = o->headroom.capacity ? o->headroom.capacity : a->device->memory_bytes;
+    a->headroom_reserve = fp_reserve_bytes(o->headroom.reserve, a->headroom_capacity);
+    fp_headroom_opts ho = {.capacity = a->headroom_capacity, .reserve = a->headroom_reserve,
+                           .input_shapes = o->inputs ? w->po.shapes.input_shapes : NULL,
+                           .batch_dim = w->po.shapes.batch_dim, .mem = w->po.memory,
+                           .max_batch = o->headroom.max_batch, .shapes = w->po.shapes,
                            .plan_at_1 = a->batch == 1 ? a->res.memory : NULL,
                            .weight_delta = fp_weight_plan_delta(&a->weights),
-                           .outside_bytes = a->kv ? fp_kv_sizing_held : NULL, .outside_data = &a->owned->sizing};
+                           .outside_bytes = a->kv ? fp_kv_sizing_held : NULL, .outside_data = &w->sizing};
     g_autoptr(GError) err = NULL;
-    if (fp_pass_headroom(a->model, &ho, &a->owned->headroom, NULL, &err)) {
-        a->headroom = &a->owned->headroom;
+    g_autoptr(fp_diag) diag = o->headroom.findings ? fp_diag_new() : NULL;
+    if (fp_pass_headroom(a->model, &ho, &w->headroom, diag, &err)) {
+        a->headroom = &w->headroom;
+        a->headroom_diag = g_steal_pointer(&diag);
         return;
     }
-    a->headroom_note = g_error_matches(err, FP_HEADROOM_ERROR, FP_HEADROOM_ERROR_NO_BATCH)
-                           ? "not computed: the model has no symbolic batch dimension (name one with --batch-dim)"
-                           : "not computed";
+    a->headroom_note = g_strdup_printf("not computed: %s", err->message);
+}
+
+bool fp_analysis_opts_check(const fp_analysis_opts *o, GError **error)
+{
+    const struct {
+        const char *name;
+        int64_t value;
+    } counts[] = {{"--batch", o->batch}, {"--context", o->context}, {"--group-size", o->group_size},
+                  {"--kv-block", o->kv_block}};
+    for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+        if (counts[i].value < 0) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %" G_GINT64_FORMAT ": must be positive",
+                        counts[i].name, counts[i].value);
+            return false;
+        }
+    g_autoptr(fp_model) scratch = fp_model_new("", "");
+    g_autoptr(GHashTable) specs = fp_bind_input_shapes(scratch, o->inputs, error); /* the specs' syntax */
+    fp_dim_binding *dims = NULL;
+    size_t n = 0;
+    if (!specs || !fp_bind_parse_dims(o->dims, &dims, &n, error))
+        return false;
+    fp_bind_dims_free(dims, n);
+    fp_precision p;
+    return fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &p, error) &&
+           fp_decoder_phase_check(o->phase, error);
 }
 
 fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError **error)
 {
+    if (!fp_analysis_opts_check(o, error))
+        return NULL;
     g_autoptr(fp_analysis) a = g_new0(fp_analysis, 1);
     a->path = g_strdup(path);
+    a->stop = o->stop;
     a->what_if = o->what_if;
     a->owned = g_new0(fp_analysis_owned, 1);
     a->diag = fp_diag_new();
-    if (!fp_bind_parse_dims(o->dims, &a->owned->dims, &a->owned->n_dims, error))
-        return NULL;
-    if (!load_profiles(a, o, error) || !(a->model = fp_load_model(path, error)) ||
-        !fp_bind_check_ops(path, a->model, o->strict, a->diag, &a->warning, error))
-        return NULL;
-    a->kv = fp_kv_cache_find(a->model); /* from the graph as declared, before fusion rewrites it */
-    if (!fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &a->precision, error) ||
-        !fp_precision_check(&a->precision, a->kv != NULL, path, error) || !apply_precision_mode(a, o, error))
-        return NULL;
-    a->owned->storage = storage_of(a->model, a->kv, &a->precision, &a->weights);
-    if (a->kv)
-        a->owned->outside = fp_kv_cache_outside(a->kv);
-    a->owned->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};
     g_autofree char *decode_note = NULL;
-    /* the caller's binder, when it will run, binds the tokens too (a profile's shapes) */
-    bool bound = o->inputs || (o->bind && !o->batch && !(o->dims && *o->dims) && !o->context && !o->phase);
-    if (!fp_kv_cache_bind(a->kv, a->model, &(fp_decoder_step){o->context, o->phase, o->batch_dim, bound},
-                          &a->owned->dims, &a->owned->n_dims, &decode_note, error) ||
-        !run_pipeline(a, o, error) ||
-        (o->original && !load_original(a, o, error)))
+    if (!fp_bind_parse_dims(o->dims, &a->owned->dims, &a->owned->n_dims, error) || !load_profiles(a, o, error) ||
+        !load_model(a, o, &decode_note, error) || !run_pipeline(a, o, error) ||
+        (o->original && o->stop == FP_PIPELINE_FULL && !load_original(a, o, error)))
         return NULL;
     if (decode_note) {
         a->phase = o->phase && strcmp(o->phase, "prefill") == 0 ? "prefill" : "decode";
@@ -235,9 +348,26 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
         a->batch_note = batch_note ? g_strdup_printf("%s; %s", batch_note, decode_note) : g_steal_pointer(&decode_note);
     }
     apply_precision(a);
-    if (o->headroom)
+    note_unknown(a);
+    if (o->headroom.on)
         headroom(a, o);
     return g_steal_pointer(&a);
+}
+
+bool fp_analysis_rebatch(fp_analysis *a, int64_t batch, GError **error)
+{
+    g_assert(a->stop == FP_PIPELINE_SHAPES && batch >= 0);
+    fp_pipeline_opts po = a->owned->po;
+    po.shapes.batch = batch;
+    po.shapes.attrs_checked = true;
+    po.dump_after = NULL;
+    fp_pipeline_result_clear(&a->res);
+    if (!fp_pipeline_run(a->model, &po, &a->res, NULL, error)) {
+        g_prefix_error(error, "%s: ", a->path);
+        return false;
+    }
+    apply_precision(a);
+    return true;
 }
 
 void fp_analysis_free(fp_analysis *a)
@@ -250,17 +380,20 @@ void fp_analysis_free(fp_analysis *a)
     fp_kv_cache_free(a->kv);
     fp_model_free(a->model);
     fp_diag_free(a->diag);
+    fp_diag_free(a->headroom_diag);
     g_free(a->path);
     g_free(a->batch_note);
     g_free(a->inputs_note);
     g_free(a->warning);
+    g_free(a->unknown_note);
+    g_free(a->headroom_note);
     fp_memory_reuse_free(a->owned->reuse);
     if (a->owned->outside)
         g_hash_table_unref(a->owned->outside);
     fp_storage_free(a->owned->storage);
-    if (a->owned->shapes.input_shapes)
-        g_hash_table_unref(a->owned->shapes.input_shapes);
-    g_free((char *)a->owned->shapes.batch_dim);
+    if (a->owned->po.shapes.input_shapes)
+        g_hash_table_unref(a->owned->po.shapes.input_shapes);
+    g_free((char *)a->owned->po.shapes.batch_dim);
     fp_bind_dims_free(a->owned->dims, a->owned->n_dims);
     fp_target_free(a->owned->target);
     fp_device_free(a->owned->device);

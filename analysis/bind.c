@@ -122,6 +122,26 @@ bool fp_bind_is_batch(const fp_model *m, const char *batch_dim, const char *name
     return false;
 }
 
+bool fp_bind_check_batch_dim(const fp_model *m, const char *batch_dim, GError **error)
+{
+    if (!batch_dim)
+        return true;
+    g_autoptr(GString) inputs = g_string_new(NULL);
+    for (guint i = 0; i < m->main->inputs->len; i++) {
+        const fp_value *v = m->main->inputs->pdata[i];
+        for (int32_t k = 0; k < v->decl_shape.rank; k++)
+            if (g_strcmp0(v->decl_shape.dims[k].sym, batch_dim) == 0)
+                return true;
+        g_autofree char *d = fp_shape_to_string(&v->decl_shape);
+        if (i < 4)
+            g_string_append_printf(inputs, "%s%s %s", i ? ", " : "", v->name, d);
+    }
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "%s: --batch-dim %s: no input has a dimension named so (inputs: %s%s)", m->path, batch_dim,
+                inputs->len ? inputs->str : "none", m->main->inputs->len > 4 ? ", ..." : "");
+    return false;
+}
+
 typedef struct {
     const fp_node *first;
     uint32_t count;

@@ -40,6 +40,10 @@ char *fp_bind_symbolic_dims(const fp_model *m, const fp_dim_binding *dims, size_
  * input of the main graph as declared. */
 bool fp_bind_is_batch(const fp_model *m, const char *batch_dim, const char *name);
 
+/* Whether some input of m's main graph declares a dimension named batch_dim (NULL: true); false
+ * with an error naming the file, the option and the inputs. */
+bool fp_bind_check_batch_dim(const fp_model *m, const char *batch_dim, GError **error);
+
 /* Op types fuseplan does not know (FP_OP_OPAQUE: no shape rule, no fusion, no cost): an
  * "unknown-op" warning per type in diag (may be NULL) and in *warning one line listing them, for
  * the caller to print once its analysis succeeded (g_free; NULL when every op is known). With

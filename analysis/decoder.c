@@ -288,16 +288,24 @@ static void bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *ba
                        : g_strdup_printf("a prefill of %" G_GINT64_FORMAT " tokens (%s)", context, said->str);
 }
 
+bool fp_decoder_phase_check(const char *phase, GError **error)
+{
+    fp_decoder_phase p;
+    if (!phase || phase_parse(phase, &p))
+        return true;
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--phase %s: expected decode or prefill", phase);
+    return false;
+}
+
 bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder_step *step, fp_dim_binding **dims,
                       size_t *n, char **note, GError **error)
 {
     fp_decoder_phase phase = FP_PHASE_DECODE;
     *note = NULL;
-    if (step->phase && !phase_parse(step->phase, &phase)) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--phase %s: expected decode or prefill",
-                    step->phase);
+    if (!fp_decoder_phase_check(step->phase, error))
         return false;
-    }
+    if (step->phase)
+        phase_parse(step->phase, &phase);
     if (step->context < 0) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--context %" G_GINT64_FORMAT ": must be positive",
                     step->context);

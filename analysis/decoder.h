@@ -58,6 +58,10 @@ typedef struct {
                                no token dim is bound here */
 } fp_decoder_step;
 
+/* Whether phase is a step fp_kv_cache_bind takes (decode, prefill; NULL: the default); false with
+ * the error naming --phase. */
+bool fp_decoder_phase_check(const char *phase, GError **error);
+
 /* Appends to *dims (n entries, g_renew'd, as fp_bind_parse_dims makes them) the bindings of the
  * decoder's token dims that no entry names, for the step asked: decode is 1 new token and
  * context - 1 past, prefill context new tokens and no past, the total is the context; the batch is

@@ -9,9 +9,22 @@
 #include "passes/metrics.h"
 #include "passes/transpose.h"
 
-static const char *const passes[] = {"shapes", "metrics", "expand", "transpose", "fuse", "layout", "nchwc", "memory", "cost", NULL};
+#define FP_PASS_NAME(name) #name,
+static const char *const passes[] = {FP_PIPELINE_PASS_LIST(FP_PASS_NAME) NULL};
+#undef FP_PASS_NAME
 
 bool fp_pipeline_has_pass(const char *name) { return g_strv_contains(passes, name); }
+
+const char *fp_pipeline_pass_names(void)
+{
+    static char *names; /* made once; g_once keeps it safe beside other threads */
+    static gsize done;
+    if (g_once_init_enter(&done)) {
+        names = g_strjoinv(", ", (char **)passes);
+        g_once_init_leave(&done, 1);
+    }
+    return names;
+}
 
 /* Debug builds verify the IR after every pass; --dump-after prints it. */
 static bool after(fp_model *m, const fp_pipeline_opts *o, const char *pass, GError **error)
@@ -116,29 +129,98 @@ static bool stage_unplanned(fp_model *m, const fp_pipeline_opts *o, fp_stage *st
     return true;
 }
 
-bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
+/* The most bytes the tensors of a model may hold together; more is a binding no device holds,
+ * refused before any size arithmetic could wrap. */
+#define SIZE_LIMIT ((uint64_t)1 << 62)
+
+/* Whether v, a value of a live node or a graph input (not a weight), holds a tensor whose size
+ * shape inference could not give. */
+static bool size_unknown(const fp_value *v, uint64_t one)
 {
-    memset(res, 0, sizeof *res);
-    if (!fp_pass_shapes(m, &o->shapes, diag, error) || !after(m, o, "shapes", error))
+    if (fp_value_is_weight(v) || (v->producer && (v->producer->flags & FP_NODE_REMOVED)) ||
+        (!v->producer && v->kind != FP_VALUE_INPUT))
+        return false;
+    if (v->type == FP_TYPE_SEQUENCE || v->type == FP_TYPE_MAP || v->type == FP_TYPE_OPTIONAL ||
+        v->dtype == FP_DT_STRING)
+        return false; /* no fixed size to know */
+    return !one || !fp_shape_static(&v->shape);
+}
+
+/* Which value of unknown size to name (fp_pipeline_result.unknown_first): one an op fuseplan does
+ * not know makes, else one with a symbolic dim, else the first. */
+static void name_unknown(const fp_value *v, const fp_value **opaque, const fp_value **sym, const fp_value **first)
+{
+    if (!*first)
+        *first = v;
+    if (!*opaque && v->producer && v->producer->op == FP_OP_OPAQUE)
+        *opaque = v;
+    for (int32_t k = 0; !*sym && k < v->shape.rank; k++)
+        if (v->shape.dims[k].sym)
+            *sym = v;
+}
+
+/* Counts the values of every graph of m whose size is unknown (res->unknown_values; the one to name
+ * in res->unknown_first), and checks that the others hold less than SIZE_LIMIT bytes together;
+ * false with an error naming the value that reaches it. */
+static bool count_sizes(const fp_model *m, fp_pipeline_result *res, GError **error)
+{
+    uint64_t total = 0;
+    const fp_value *opaque = NULL, *sym = NULL, *first = NULL;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->values->len; i++) {
+            const fp_value *v = g->values->pdata[i];
+            uint64_t numel = 0, bytes = 0, one = 0;
+            fp_dtype_bytes(v->dtype, 1, &one);
+            if (size_unknown(v, one)) {
+                res->unknown_values++;
+                name_unknown(v, &opaque, &sym, &first);
+                continue;
+            }
+            if (!one || !fp_shape_static(&v->shape))
+                continue; /* a weight's own, or no tensor */
+            bool fits = fp_shape_numel(&v->shape, &numel) && fp_dtype_bytes(v->dtype, numel, &bytes) &&
+                        g_uint64_checked_add(&total, total, bytes) && total < SIZE_LIMIT;
+            if (!fits) {
+                g_autofree char *dims = fp_shape_to_string(&v->shape);
+                g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
+                            "value '%s' (%s): the model's tensors hold 2^62 bytes or more at these dims "
+                            "(--batch, --input, --dim bind them)", v->name, dims);
+                return false;
+            }
+        }
+    }
+    res->unknown_first = opaque ? opaque : sym ? sym : first;
+    return true;
+}
+
+/* Shapes and metrics of the model as exported, with the storage what-ifs; its sizes counted. */
+static bool run_shapes(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag,
+                       GError **error)
+{
+    if (!fp_pass_shapes(m, &o->shapes, diag, error) || !count_sizes(m, res, error) || !after(m, o, "shapes", error))
         return false;
     fp_pass_metrics(m, diag);
     fp_pass_storage(m, o->storage);
-    if (!after(m, o, "metrics", error))
-        return false;
+    return after(m, o, "metrics", error);
+}
+
+/* The target's load-time rewrites, stage "original", the transpose optimizer and the fusions,
+ * stage "after fusion". */
+static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag,
+                       GError **error)
+{
     bool ran = fp_pass_expand(m, o->target, diag); /* the runtime loads the model so: before every stage */
     ran |= fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag) > 0;
     /* GE's formats are no optimization: its graph has them at every stage */
-    fp_ge_format_result ge;
-    ran |= fp_pass_ge_format(m, o->target, o->memory.float_as, &ge, diag);
+    ran |= fp_pass_ge_format(m, o->target, o->memory.float_as, &res->layout.ge, diag);
     if (ran) {
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);
     }
     if (!after(m, o, "expand", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
         return false;
-
-    fp_transpose_result transposes;
-    fp_pass_transpose(m, o->target, &transposes, diag);
+    fp_pass_transpose(m, o->target, &res->layout.transpose, diag);
     if (!after(m, o, "transpose", error))
         return false;
     res->fusions = fp_fusion_list_new();
@@ -147,9 +229,15 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
     fp_pass_storage(m, o->storage);
-    if (!stage_unplanned(m, o, &res->stages[1], "after fusion", error))
-        return false;
+    return stage_unplanned(m, o, &res->stages[1], "after fusion", error);
+}
 
+/* The layout passes: the target's conversions, then its blocked layout. */
+static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag,
+                       GError **error)
+{
+    fp_ge_format_result ge = res->layout.ge;
+    fp_transpose_result transposes = res->layout.transpose;
     if (!fp_pass_layout(m, o->target, &res->layout, diag, error) || !after(m, o, "layout", error))
         return false;
     res->layout.ge = ge;
@@ -160,15 +248,36 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     }
     if (!after(m, o, "nchwc", error))
         return false;
-
     if (res->layout.rewrote) {
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);
     }
-    if (!(res->memory = fp_pass_memory(m->main, &o->memory, diag, error)) || !after(m, o, "memory", error))
+    return true;
+}
+
+/* The memory plan and the cost of the graph as it is now, each when `plan` / `cost`. */
+static bool run_plan(fp_model *m, const fp_pipeline_opts *o, bool plan, bool cost, fp_pipeline_result *res,
+                     fp_diag *diag, GError **error)
+{
+    if (plan && (!(res->memory = fp_pass_memory(m->main, &o->memory, diag, error)) || !after(m, o, "memory", error)))
         return false;
-    res->cost = fp_pass_cost(m, o->device, o->what_if, diag);
-    if (!after(m, o, "cost", error))
+    if (cost && !(res->cost = fp_pass_cost(m, o->device, o->what_if, diag)))
+        return false;
+    return !cost || after(m, o, "cost", error);
+}
+
+bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
+{
+    memset(res, 0, sizeof *res);
+    if (!run_shapes(m, o, res, diag, error))
+        return false;
+    if (o->stop == FP_PIPELINE_SHAPES)
+        return run_plan(m, o, o->plan, o->cost, res, diag, error);
+    if (!run_fusion(m, o, res, diag, error))
+        return false;
+    if (o->stop == FP_PIPELINE_FUSION)
+        return true;
+    if (!run_layout(m, o, res, diag, error) || !run_plan(m, o, true, true, res, diag, error))
         return false;
     stage(m, &res->stages[2], "final (fusion + layout + memory reuse)", true, res->memory->arena, res->cost->total_s);
     for (int i = 0; i < 3; i++)

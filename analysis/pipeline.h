@@ -1,8 +1,10 @@
 /* pipeline.h - the analysis pipeline as one straight list of passes (analysis/pipeline.c):
- * shapes -> metrics (+ storage) -> expand (the target's function bodies) -> [stage "original"] -> fuse -> metrics (+ storage) -> [stage
- * "after fusion"] -> layout -> nchwc (the target's blocked layout) -> memory -> cost -> [stage
- * "final"]. The IR verifier runs between passes in debug builds; --dump-after=PASS
- * prints the IR after that pass. */
+ * shapes -> metrics (+ storage) -> [stop "shapes": the model as exported] -> expand (the target's
+ * function bodies) -> [stage "original"] -> transpose -> fuse -> metrics (+ storage) -> [stage
+ * "after fusion"; stop "fusion"] -> layout -> nchwc (the target's blocked layout) -> memory ->
+ * cost -> [stage "final"]. At the shapes stop, memory and cost run on the model as exported when
+ * asked. The IR verifier runs between passes in debug builds; --dump-after=PASS prints the IR after
+ * that pass. */
 #ifndef FP_PASS_PIPELINE_H
 #define FP_PASS_PIPELINE_H
 
@@ -16,7 +18,15 @@
 #include "passes/shape/shapes.h"
 #include "passes/storage.h"
 
-#define FP_PIPELINE_PASSES "shapes, metrics, expand, fuse, layout, nchwc, memory, cost"
+/* The passes --dump-after names, in pipeline order: X(name) each. */
+#define FP_PIPELINE_PASS_LIST(X) X(shapes) X(metrics) X(expand) X(transpose) X(fuse) X(layout) X(nchwc) X(memory) X(cost)
+
+/* Where the pipeline stops; FULL (0) runs every pass. */
+typedef enum {
+    FP_PIPELINE_FULL = 0, /* fusion, layout, memory plan and cost: the stage table */
+    FP_PIPELINE_FUSION,   /* after the fusions (stages "original" and "after fusion" filled) */
+    FP_PIPELINE_SHAPES,   /* after shapes and metrics: the model as exported, no target's pass */
+} fp_pipeline_stop;
 
 typedef struct {
     const char *name;          /* "original", "after fusion", "final (fusion + layout + memory reuse)" */
@@ -41,21 +51,31 @@ typedef struct {
                                   the metrics after each metrics run; NULL for none */
     const char *dump_after; /* pass name or NULL */
     FILE *dump_out;
+    fp_pipeline_stop stop;
+    bool plan, cost;        /* at the shapes stop: also plan the memory (with `memory`) and estimate the
+                               cost of the model as exported; the other stops always do both */
 } fp_pipeline_opts;
 
 typedef struct {
+    uint32_t unknown_values;  /* values of the model as exported (after shapes) whose size is unknown:
+                                 tensors of live nodes and graph inputs, weights aside */
+    const fp_value *unknown_first; /* the one a warning names (one an op fuseplan does not know makes,
+                                 else one with a symbolic dim, else the first), or NULL */
     fp_stage stages[3];
     fp_fusion_list *fusions;  /* names the model's nodes: cleared before the model is freed */
     fp_layout_result layout;
-    fp_memory_result *memory; /* of the final graph */
-    fp_cost_result *cost;     /* of the final graph (the other stages keep their totals only) */
+    fp_memory_result *memory; /* of the final graph (at the shapes stop: of the model as exported,
+                                 when asked; NULL otherwise) */
+    fp_cost_result *cost;     /* likewise (the other stages keep their totals only) */
 } fp_pipeline_result;
 
-/* Runs every pass on m (modified in place: the final graph). False with an error naming the pass
- * and the object when a pass fails. `res` is cleared with fp_pipeline_result_clear. */
+/* Runs the passes up to o->stop on m (modified in place: the final graph). False with an error
+ * naming the pass and the object when a pass fails. `res` is cleared with fp_pipeline_result_clear. */
 bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error);
 void fp_pipeline_result_clear(fp_pipeline_result *res);
 /* True when `name` is a pass --dump-after accepts. */
 bool fp_pipeline_has_pass(const char *name);
+/* The pass names, comma-separated, in pipeline order (a static string). */
+const char *fp_pipeline_pass_names(void);
 
 #endif

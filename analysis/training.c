@@ -40,48 +40,47 @@ static uint64_t planned_peak(const fp_model *m, const fp_train_saved *s, const f
     return peak;
 }
 
-/* The step's peak at batch b (0 when it cannot be analyzed there); with_plan: planned_peak's. */
-static uint64_t peak_at(const char *path, const fp_training_opts *o, int64_t b, bool with_plan)
+/* The step's peak with a's model inferred at batch b (0 when it cannot be analyzed there); with_plan:
+ * planned_peak's. */
+static uint64_t peak_at(fp_analysis *a, const fp_training_opts *o, int64_t b, bool with_plan)
 {
-    fp_analysis_opts ao = {.device = o->device, .batch = b, .batch_dim = o->batch_dim, .dims = o->dims,
-                           .original = true};
-    g_autoptr(fp_analysis) a = fp_analysis_run(path, &ao, NULL);
-    if (!a || !a->original)
+    if (!fp_analysis_rebatch(a, b, NULL))
         return 0;
     fp_train_opts to = train_opts(o, a->device);
     fp_train_saved s;
     fp_train_step st;
-    fp_train_saved_run(a->original, &to, &s);
-    fp_train_step_run(a->original, &s, o->optimizer, &st);
-    uint64_t peak = with_plan ? planned_peak(a->original, &s, &st, o, a->original_cost) : st.peak_bytes;
+    fp_train_saved_run(a->model, &to, &s);
+    fp_train_step_run(a->model, &s, o->optimizer, &st);
+    uint64_t peak = with_plan ? planned_peak(a->model, &s, &st, o, a->res.cost) : st.peak_bytes;
     fp_train_saved_clear(&s);
     return peak;
 }
 
-/* The largest batch in [1, MAX_BATCH] whose peak is at most `usable`, 0 when none. */
-static int64_t search(const char *path, const fp_training_opts *o, uint64_t usable, bool plan)
+/* The largest batch in [1, limit] whose peak is at most `usable`, 0 when none; a's model is
+ * inferred at some batch of the search afterwards. */
+static int64_t search(fp_analysis *a, const fp_training_opts *o, uint64_t usable, int64_t limit, bool plan)
 {
-    uint64_t p1 = peak_at(path, o, 1, plan), p2 = p1 ? peak_at(path, o, 2, plan) : 0;
+    uint64_t p1 = peak_at(a, o, 1, plan), p2 = p1 ? peak_at(a, o, 2, plan) : 0;
     if (!p1 || p1 > usable)
         return 0;
-    int64_t lo = 1, hi = MAX_BATCH + 1;
+    int64_t lo = 1, hi = limit + 1;
     if (p2 > p1) { /* the line's guess, then a bracket around it */
         int64_t guess = 1 + (int64_t)((usable - p1) / (p2 - p1));
-        guess = CLAMP(guess, 1, MAX_BATCH);
-        uint64_t pg = peak_at(path, o, guess, plan);
+        guess = CLAMP(guess, 1, limit);
+        uint64_t pg = peak_at(a, o, guess, plan);
         if (pg && pg <= usable) {
             lo = guess;
             int64_t step = MAX(1, guess / 64);
-            while (lo + step <= MAX_BATCH && (pg = peak_at(path, o, lo + step, plan)) && pg <= usable)
+            while (lo + step <= limit && (pg = peak_at(a, o, lo + step, plan)) && pg <= usable)
                 lo += step, step *= 2;
-            hi = MIN(lo + step, MAX_BATCH + 1);
+            hi = MIN(lo + step, limit + 1);
         } else {
             hi = guess;
         }
     }
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        uint64_t pm = peak_at(path, o, mid, plan);
+        uint64_t pm = peak_at(a, o, mid, plan);
         if (pm && pm <= usable)
             lo = mid;
         else
@@ -95,7 +94,7 @@ static void plan(fp_training *t, const fp_training_opts *o)
 {
     t->planned = true;
     t->budget = budget_for(o, t->saved.saved_bytes);
-    fp_rc_stages_make(t->a->original, &t->saved, t->a->original_cost, &t->stages);
+    fp_rc_stages_make(t->a->model, &t->saved, t->a->res.cost, &t->stages);
     fp_rc_plan_best(&t->stages, t->budget, &t->plan);
     fp_rc_plan_chen(&t->stages, &t->chen);
     static const double shares[FP_TRAINING_CURVE] = {1.0, 0.75, 0.5, 0.25, 0};
@@ -119,7 +118,7 @@ static bool optimizer_type(const char *t) { return g_str_has_prefix(t, "Apply");
  * apart. False for a forward graph (nothing done). */
 static bool graph_training(fp_training *t)
 {
-    const fp_graph *g = t->a->original->main;
+    const fp_graph *g = t->a->model->main;
     g_autoptr(GHashTable) vars = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < g->nodes->len; i++) {
         const fp_node *n = g->nodes->pdata[i];
@@ -144,25 +143,29 @@ static bool graph_training(fp_training *t)
     return true;
 }
 
-/* Why the headroom cannot be searched (as the inference analysis says it), or NULL. */
-static const char *headroom_refusal(const fp_analysis *a, const fp_training_opts *o)
+/* The training headroom, with and without the plan; a's model inferred at the batch asked after. */
+static void search_headroom(fp_training *t, const fp_training_opts *o)
 {
-    if (o->inputs)
-        return "not searched: --input fixes the shapes (use --batch or --dim)";
-    for (char **d = o->dims; d && *d; d++) {
-        g_autofree char *name = g_strndup(*d, strcspn(*d, "="));
-        if (fp_bind_is_batch(a->model, o->batch_dim, name))
-            return "not searched: --dim binds the batch dimension (bind it with --batch instead)";
+    const char *why = fp_analysis_batch_refusal(t->a);
+    if (why) {
+        t->headroom_note = g_strdup_printf("not searched: %s", why);
+        return;
     }
-    if (!fp_headroom_has_batch(a->model, o->batch_dim, true))
-        return "not searched: the model has no symbolic batch dimension (name one with --batch-dim)";
-    return NULL;
+    int64_t limit = o->headroom.max_batch ? o->headroom.max_batch : MAX_BATCH;
+    t->searched = true;
+    t->max_batch = search(t->a, o, t->usable_bytes, limit, false);
+    if (t->planned)
+        t->max_batch_planned = search(t->a, o, t->usable_bytes, limit, true);
+    bool back = fp_analysis_rebatch(t->a, t->a->batch, NULL);
+    g_assert(back); /* it ran at this batch before */
 }
 
 fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError **error)
 {
-    fp_analysis_opts ao = {.device = o->device, .batch = o->batch, .batch_dim = o->batch_dim, .inputs = o->inputs,
-                           .dims = o->dims, .original = true};
+    fp_analysis_opts ao = o->analysis;
+    ao.stop = FP_PIPELINE_SHAPES;
+    ao.cost = true;
+    ao.headroom = (fp_analysis_headroom){0};
     fp_analysis *a = fp_analysis_run(path, &ao, error);
     if (!a)
         return NULL;
@@ -170,23 +173,21 @@ fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError
     t->a = a;
     t->device = a->device;
     t->batch = a->batch;
-    const fp_value *x = a->original->main->inputs->len ? a->original->main->inputs->pdata[0] : NULL;
+    const fp_value *x = a->model->main->inputs->len ? a->model->main->inputs->pdata[0] : NULL;
     if (!t->batch && x && x->shape.rank > 0 && fp_dim_known(x->shape.dims[0])) /* a static export's */
         t->batch = x->shape.dims[0].value;
     fp_train_opts to = train_opts(o, a->device);
-    fp_train_saved_run(a->original, &to, &t->saved);
+    fp_train_saved_run(a->model, &to, &t->saved);
     if (graph_training(t)) /* its backward is there already: no autograd to simulate */
         return t;
-    fp_train_step_run(a->original, &t->saved, o->optimizer, &t->step);
-    t->usable_bytes = (uint64_t)((double)a->device->memory_bytes * (1.0 - o->reserve));
+    fp_train_step_run(a->model, &t->saved, o->optimizer, &t->step);
+    t->capacity_bytes = o->headroom.capacity ? o->headroom.capacity : a->device->memory_bytes;
+    t->reserve_bytes = fp_reserve_bytes(o->headroom.reserve, t->capacity_bytes);
+    t->usable_bytes = t->capacity_bytes - MIN(t->reserve_bytes, t->capacity_bytes);
     if (o->budget_share > 0 || o->budget_bytes)
         plan(t, o);
-    if (!o->headroom)
-        return t;
-    if (!(t->headroom_note = headroom_refusal(a, o)))
-        t->searched = true, t->max_batch = search(path, o, t->usable_bytes, false);
-    if (t->searched && t->planned)
-        t->max_batch_planned = search(path, o, t->usable_bytes, true);
+    if (o->headroom.on)
+        search_headroom(t, o);
     return t;
 }
 
@@ -199,5 +200,6 @@ void fp_training_free(fp_training *t)
     fp_rc_plan_clear(&t->chen);
     fp_rc_stages_clear(&t->stages);
     fp_analysis_free(t->a);
+    g_free(t->headroom_note);
     g_free(t);
 }

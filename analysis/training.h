@@ -1,7 +1,7 @@
 /* training.h - a training step analyzed (analysis/training.c): the exported forward graph loaded
- * and bound at a batch (fp_analysis_run, its graph before fusion: the framework trains the ops the
+ * and bound at a batch (fp_analysis_run stopped after shapes: the framework trains the ops the
  * export holds), what backward saves, the step's memory, and the training headroom: the largest
- * batch whose step fits the device. */
+ * batch whose step fits the device, each batch inferred again on the one analysis. */
 #ifndef FP_ANALYSIS_TRAINING_H
 #define FP_ANALYSIS_TRAINING_H
 
@@ -10,14 +10,12 @@
 #include "passes/training/step.h"
 
 typedef struct {
-    const char *device;          /* profile name or .ini; NULL: cpu-avx2 */
-    int64_t batch;               /* 0: the model's own (a symbolic batch bound to 1) */
-    const char *batch_dim;
-    char **inputs, **dims;       /* --input, --dim specs; NULL: none */
+    fp_analysis_opts analysis;   /* the device, the bindings (batch 0: the model's own, a symbolic
+                                    batch bound to 1); its stop, cost and headroom are set here */
     fp_train_optimizer optimizer;
     fp_train_precision precision;
-    double reserve;              /* share of the device memory kept free (0.1) */
-    bool headroom;               /* search the largest batch that fits */
+    fp_analysis_headroom headroom; /* on: search the largest batch that fits; the capacity (0: the
+                                    device's), reserve (NULL: 10%) and max batch (0: 2^24) */
     double budget_share;         /* --budget P%: of the saved activations (0: none) */
     uint64_t budget_bytes;       /* --budget SIZE (0: none) */
 } fp_training_opts;
@@ -33,15 +31,17 @@ typedef struct {
 } fp_training_point;
 
 typedef struct {
-    fp_analysis *a;              /* the analysis at the batch asked (a->original: the trained graph) */
+    fp_analysis *a;              /* the analysis at the batch asked (a->model: the trained graph) */
     const fp_device *device;
     int64_t batch;               /* the batch analyzed (a->batch, or 0 for a model without one) */
     fp_train_saved saved;
     fp_train_step step;
     bool searched;               /* the headroom was searched */
     int64_t max_batch;           /* the training headroom; 0 when none fits (or not searched) */
-    const char *headroom_note;   /* why it was not searched, or NULL */
-    uint64_t usable_bytes;       /* device memory less the reserve */
+    char *headroom_note;         /* why it was not searched, or NULL */
+    uint64_t capacity_bytes;     /* the device memory (or the capacity asked) */
+    uint64_t reserve_bytes;      /* kept free of it */
+    uint64_t usable_bytes;       /* the capacity less the reserve */
     bool planned;                /* a budget was given: the plan below */
     uint64_t budget;             /* in bytes */
     fp_rc_stages stages;

@@ -157,7 +157,7 @@ static const fp_target *level_target(fp_cmp_pair *pr, const fp_profile *p, const
 }
 
 bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev,
-                     const fp_target *t, bool by_level, const fp_cli_model_opts *o, fp_cmp_stage stage,
+                     const fp_target *t, bool by_level, const fp_analysis_opts *base, fp_cmp_stage stage,
                      GError **error)
 {
     memset(pr, 0, sizeof *pr);
@@ -165,7 +165,7 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
     if (by_level && !(t = level_target(pr, p, t, &level_note, error)))
         return false;
     pr->target = t->name;
-    fp_analysis_opts ao = fp_cli_analysis_opts(o);
+    fp_analysis_opts ao = *base;
     ao.device_profile = dev;
     ao.target_rules = t;
     ao.bind = bind_from_profile;
@@ -173,8 +173,7 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
     ao.original = stage != FP_STAGE_FUSED;
     if (!(pr->a = fp_analysis_run(path, &ao, error)))
         return false;
-    if (pr->a->warning) /* after the analysis: a failing run prints its one error line only */
-        fp_cli_error("%s", pr->a->warning);
+    fp_cli_analysis_warnings(pr->a); /* after the analysis: a failing run prints its one error line only */
     pr->final = pr->a->model;
     pr->inputs_note = pr->a->inputs_note;
     pr->diag = pr->a->diag;
@@ -232,11 +231,12 @@ static void emit(FILE *out, gpointer data)
 
 typedef struct {
     const char *profile, *device, *target, *stage;
-    int top, outliers;
+    int outliers;
 } compare_opts;
 
-static int run(const char *path, const fp_cli_model_opts *o, const compare_opts *co, const char *format)
+static int run(const char *path, const fp_cli_model_opts *o, const fp_cli_resolved *r, const compare_opts *co)
 {
+    const char *format = r->format;
     fp_cmp_stage stage;
     if (!fp_cmp_stage_parse(co->stage ? co->stage : "auto", &stage)) {
         fp_cli_error("compare: --stage %s: one of auto, original, fused", co->stage);
@@ -256,7 +256,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const compare_opts 
         return FP_EXIT_BAD;
     }
     fp_cmp_pair pr;
-    if (!fp_cmp_pair_run(&pr, path, p, dev, t, !co->target, o, stage, &err)) {
+    if (!fp_cmp_pair_run(&pr, path, p, dev, t, !co->target, &r->ao, stage, &err)) {
         fp_cli_error("%s", err->message);
         fp_cmp_pair_clear(&pr);
         return FP_EXIT_BAD;
@@ -270,7 +270,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const compare_opts 
         fp_compare_report rep = {.model_path = path, .profile = p, .device = dev, .target = pr.target,
                                  .stage = fp_cmp_stage_name(pr.stage), .stage_note = pr.stage_note,
                                  .inputs_note = pr.inputs_note, .match = pr.match,
-                                 .top = (unsigned)co->top, .outliers = (unsigned)co->outliers,
+                                 .top = r->top, .outliers = (unsigned)co->outliers,
                                  .diag = pr.diag, .verbose = o->verbose};
         if (strcmp(format, "json") == 0) {
             g_autoptr(JsonNode) root = fp_report_compare_json(&rep);
@@ -291,7 +291,7 @@ int fp_cmd_compare(int argc, char **argv)
 {
     fp_cli_model_opts o = {0};
     g_autofree char *profile = NULL, *device = NULL, *target = NULL, *stage = NULL;
-    gint top = DEFAULT_TOP, outliers = DEFAULT_OUTLIERS;
+    gint outliers = DEFAULT_OUTLIERS;
     GOptionEntry entries[] = {
         {"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "Measured profile (ORT JSON, Ascend CSV, Chrome trace)", "FILE"},
         {"device", 'd', 0, G_OPTION_ARG_STRING, &device, "Device profile name or .ini (default cpu-avx2)", "NAME"},
@@ -299,28 +299,27 @@ int fp_cmd_compare(int argc, char **argv)
         {"stage", 0, 0, G_OPTION_ARG_STRING, &stage,
          "Graph the profile ran: original (no fusion, e.g. ORT level disabled), fused (after the target's "
          "fusions, e.g. ORT extended) or auto (default: the one the kernels match better)", "STAGE"},
-        {"top", 0, 0, G_OPTION_ARG_INT, &top, "Rows listed, longest measured first (default 20; 0: all)", "N"},
         {"outliers", 0, 0, G_OPTION_ARG_INT, &outliers, "Worst estimates listed (default 5)", "N"},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("MODEL - estimated vs measured time per op, error statistics, fusions the compiler made");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    fp_cli_add_model_options(ctx, &o);
+    fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS | FP_CLI_TOP, "Rows listed, longest measured first (default 20; 0: all)");
     fp_cli_set_prgname("fuseplan compare");
     int rc = FP_EXIT_BAD;
-    const char *format = NULL;
+    fp_cli_resolved r;
     if (!fp_cli_parse(ctx, "compare", &argc, &argv))
         ;
     else if (argc != 2)
         fp_cli_error("compare: expected one MODEL argument (see 'fuseplan compare --help')");
     else if (!profile)
         fp_cli_error("compare: --profile FILE is required");
-    else if (top < 0 || outliers < 0)
-        fp_cli_error("compare: --top and --outliers must be 0 or more");
-    else if (fp_cli_check_format("compare", (format = o.format ? o.format : "text"), "text,json")) {
-        compare_opts co = {profile, device, target, stage, top, outliers};
-        rc = run(argv[1], &o, &co, format);
+    else if (outliers < 0)
+        fp_cli_error("compare: --outliers %d: must be 0 or more", outliers);
+    else if (fp_cli_model_opts_resolve(&o, "compare", "text,json", DEFAULT_TOP, &r)) {
+        compare_opts co = {profile, device, target, stage, outliers};
+        rc = run(argv[1], &o, &r, &co);
     }
     fp_cli_model_opts_clear(&o);
     return rc;

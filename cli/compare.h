@@ -28,7 +28,7 @@ typedef struct {
 bool fp_cmp_stage_parse(const char *s, fp_cmp_stage *out);
 const char *fp_cmp_stage_name(fp_cmp_stage s);
 
-/* Loads the model at `path`, binds its inputs (o's --input / --batch, else the shapes the profile
+/* Loads the model at `path`, binds its inputs (base's inputs / batch, else the shapes the profile
  * recorded for the nodes reading them, else batch 1), runs the pipeline on dev / t and matches p
  * to the stage asked for (AUTO: the one whose match covers more measured time, then the one with
  * fewer disagreements). With `by_level` (t is the device's, no target was named), a profile with
@@ -37,7 +37,7 @@ const char *fp_cmp_stage_name(fp_cmp_stage s);
  * said in the stage note. False with a one-line error naming the file. Clear with
  * fp_cmp_pair_clear even after a failure. */
 bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev,
-                     const fp_target *t, bool by_level, const fp_cli_model_opts *o, fp_cmp_stage stage,
+                     const fp_target *t, bool by_level, const fp_analysis_opts *base, fp_cmp_stage stage,
                      GError **error);
 void fp_cmp_pair_clear(fp_cmp_pair *pr);
 

@@ -26,10 +26,11 @@ typedef struct {
     double tolerance; /* percent */
 } diff_opts;
 
-static int run(const char *old_path, const char *new_path, const fp_cli_model_opts *o, const diff_opts *dopt,
-               const char *format)
+static int run(const char *old_path, const char *new_path, const fp_cli_model_opts *o, const fp_cli_resolved *r,
+               const diff_opts *dopt)
 {
-    fp_analysis_opts ao = fp_cli_analysis_opts(o);
+    const char *format = r->format;
+    fp_analysis_opts ao = r->ao;
     ao.device = dopt->device;
     ao.target = dopt->target;
     g_autoptr(fp_analysis) a = fp_cli_analyze(old_path, &ao);
@@ -70,18 +71,18 @@ int fp_cmd_diff(int argc, char **argv)
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("OLD NEW - compare two exports of a model");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    fp_cli_add_model_options(ctx, &o);
+    fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS, NULL);
     fp_cli_set_prgname("fuseplan diff");
     int rc = FP_EXIT_BAD;
-    const char *format = NULL;
+    fp_cli_resolved r;
     if (!fp_cli_parse(ctx, "diff", &argc, &argv))
         ;
     else if (argc != 3)
         fp_cli_error("diff: expected OLD and NEW model arguments (see 'fuseplan diff --help')");
     else if (!isfinite(dopt.tolerance) || dopt.tolerance < 0)
         fp_cli_error("diff: --tolerance %g: expected a percentage >= 0", dopt.tolerance);
-    else if (fp_cli_check_format("diff", (format = o.format ? o.format : "text"), "text,json"))
-        rc = run(argv[1], argv[2], &o, &dopt, format);
+    else if (fp_cli_model_opts_resolve(&o, "diff", "text,json", 0, &r))
+        rc = run(argv[1], argv[2], &o, &r, &dopt);
     g_free(dopt.device);
     g_free(dopt.target);
     fp_cli_model_opts_clear(&o);

@@ -135,9 +135,9 @@ static bool read_one(const char *model, const char *profile, double run_us, cons
         fp_cli_error("%s", unusable);
         return false;
     }
-    fp_cli_model_opts o = {0};
+    fp_analysis_opts ao = {.what_if = FP_DT_UNDEFINED};
     fp_cmp_pair pr;
-    bool ok = fp_cmp_pair_run(&pr, model, p, base, t, by_level, &o, stage, &err);
+    bool ok = fp_cmp_pair_run(&pr, model, p, base, t, by_level, &ao, stage, &err);
     if (!ok) {
         fp_cli_error("%s", err->message);
     } else if (pr.match->matched == 0) {

@@ -68,7 +68,44 @@ static bool write_reports(const fp_gate_result *g, const gate_opts *go, int rc)
     return true;
 }
 
-static int run(const char *path, const fp_cli_model_opts *o, const gate_opts *go)
+/* The device and target the analysis runs on: the command line's names (loaded by the analysis),
+ * else the policy's, loaded here so that an error names the policy and its key. False after
+ * printing the error. */
+static bool policy_profiles(const fp_gate_policy *p, const gate_opts *go, fp_device **dev, fp_target **t)
+{
+    g_autoptr(GError) err = NULL;
+    if (!go->device && p->device && !(*dev = fp_device_load(p->device, &err))) {
+        fp_cli_error("policy %s: [gate] device: %s", p->path, err->message);
+        return false;
+    }
+    if (!go->target && p->target && !(*t = fp_target_load(p->target, &err))) {
+        fp_cli_error("policy %s: [gate] target: %s", p->path, err->message);
+        return false;
+    }
+    return true;
+}
+
+/* Evaluates the policy on the analysis and writes the verdict; the exit status. */
+static int verdict(const fp_gate_policy *p, const fp_analysis *a, const fp_cli_model_opts *o, const char *format,
+                   const gate_opts *go)
+{
+    fp_report rep = fp_report_of(a);
+    g_autoptr(fp_gate_result) g = fp_gate_evaluate(p, &rep);
+    if (go->device && p->device && strcmp(go->device, p->device) != 0)
+        g_ptr_array_add(g->notes, g_strdup_printf("device %s from --device; the policy names %s", go->device,
+                                                  p->device));
+    if (go->target && p->target && strcmp(go->target, p->target) != 0)
+        g_ptr_array_add(g->notes, g_strdup_printf("target %s from --target; the policy names %s", go->target,
+                                                  p->target));
+    int rc = g->not_evaluated ? FP_EXIT_BAD : g->failed ? FP_EXIT_GATE : FP_EXIT_OK;
+    text_args t = {g, fp_cli_color(go->no_color, o->output), strcmp(format, "openmetrics") == 0};
+    bool json = strcmp(format, "json") == 0;
+    if (!write_reports(g, go, rc) || !(json ? write_json(g, o->output, rc) : fp_cli_emit_text(o->output, emit, &t)))
+        rc = FP_EXIT_BAD;
+    return rc;
+}
+
+static int run(const char *path, const fp_cli_model_opts *o, const fp_cli_resolved *r, const gate_opts *go)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_gate_policy) p = fp_gate_policy_load(go->policy, &err);
@@ -76,30 +113,18 @@ static int run(const char *path, const fp_cli_model_opts *o, const gate_opts *go
         fp_cli_error("%s", err->message);
         return FP_EXIT_BAD;
     }
-    fp_analysis_opts ao = fp_cli_analysis_opts(o);
-    ao.device = go->device ? go->device : p->device;
-    ao.target = go->target ? go->target : p->target;
-    ao.headroom = fp_gate_policy_needs_headroom(p);
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_target) t = NULL;
+    if (!policy_profiles(p, go, &dev, &t))
+        return FP_EXIT_BAD;
+    fp_analysis_opts ao = r->ao;
+    ao.device = go->device;
+    ao.device_profile = dev;
+    ao.target = go->target;
+    ao.target_rules = t;
+    ao.headroom.on = fp_gate_policy_needs_headroom(p);
     g_autoptr(fp_analysis) a = fp_cli_analyze(path, &ao);
-    int rc = FP_EXIT_BAD;
-    if (a) {
-        fp_report rep = fp_report_of(a);
-        g_autoptr(fp_gate_result) g = fp_gate_evaluate(p, &rep);
-        if (go->device && p->device && strcmp(go->device, p->device) != 0)
-            g_ptr_array_add(g->notes, g_strdup_printf("device %s from --device; the policy names %s", go->device,
-                                                      p->device));
-        if (go->target && p->target && strcmp(go->target, p->target) != 0)
-            g_ptr_array_add(g->notes, g_strdup_printf("target %s from --target; the policy names %s", go->target,
-                                                      p->target));
-        rc = g->not_evaluated ? FP_EXIT_BAD : g->failed ? FP_EXIT_GATE : FP_EXIT_OK;
-        text_args t = {g, fp_cli_color(go->no_color, o->output),
-                       g_strcmp0(o->format, "openmetrics") == 0};
-        bool json = g_strcmp0(o->format, "json") == 0;
-        if (!write_reports(g, go, rc) ||
-            !(json ? write_json(g, o->output, rc) : fp_cli_emit_text(o->output, emit, &t)))
-            rc = FP_EXIT_BAD;
-    }
-    return rc;
+    return a ? verdict(p, a, o, r->format, go) : FP_EXIT_BAD;
 }
 
 int fp_cmd_gate(int argc, char **argv)
@@ -117,24 +142,25 @@ int fp_cmd_gate(int argc, char **argv)
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - check a deployment policy (exit 0 pass, 1 fail, 2 error)");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    fp_cli_add_model_options(ctx, &o);
+    fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS, NULL);
     g_option_context_set_description(ctx, "Formats (-f): text (default: one line per check and the verdict), "
                                           "json (the verdict and the checks, docs/json.md), openmetrics (the "
                                           "report's figures and the checks as OpenMetrics text, docs/openmetrics.md).");
     fp_cli_set_prgname("fuseplan gate");
     int rc = FP_EXIT_BAD;
+    fp_cli_resolved r;
     if (!fp_cli_parse(ctx, "gate", &argc, &argv))
         ;
     else if (argc != 2)
         fp_cli_error("gate: expected one MODEL argument (see 'fuseplan gate --help')");
     else if (!go.policy)
         fp_cli_error("gate: --policy FILE is required (see docs/user-guide.md, 'Gating a pipeline')");
-    else if (!fp_cli_check_format("gate", o.format ? o.format : "text", "text,json,openmetrics"))
+    else if (!fp_cli_model_opts_resolve(&o, "gate", "text,json,openmetrics", 0, &r))
         ;
     else if ((go.junit || go.sarif) && !fp_cli_formats("gate", go.junit ? "--junit" : "--sarif"))
         ; /* loaded before the analysis: a missing module costs no work and loses no output */
     else
-        rc = run(argv[1], &o, &go);
+        rc = run(argv[1], &o, &r, &go);
     g_free(go.policy);
     g_free(go.junit);
     g_free(go.sarif);

@@ -160,6 +160,8 @@ void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const f
 {
     g_autofree char *lb = fp_format_bytes(r->lower_bound);
     fprintf(out, "model       %s (graph '%s', %u steps)\n", m->path, r->graph->name, r->n_order);
+    if (x && x->batch_note)
+        fprintf(out, "bound       %s\n", x->batch_note);
     totals_text(r, x, out);
     GString *st = g_string_new(NULL);
     for (unsigned s = 0; s < FP_MEMPLAN_COUNT; s++) {

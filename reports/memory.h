@@ -18,9 +18,10 @@ GPtrArray *fp_report_memory_hints(const fp_memory_result *r);
 /* The name a buffer is listed under: its value, or the node of a subgraph workspace. */
 const char *fp_report_memory_tensor_name(const fp_memory_tensor *t);
 
-/* What a memory plan leaves out: the weights at a weight what-if, a decoder's KV cache (held
- * apart from the arena). */
+/* What a memory plan leaves out: how the symbolic dims were bound, the weights at a weight what-if,
+ * a decoder's KV cache (held apart from the arena). */
 typedef struct {
+    const char *batch_note;   /* how symbolic dims were bound, or NULL */
     const char *weight_dtype; /* the weight what-if (fp_precision_dtype_name), or NULL */
     uint64_t weight_bytes;    /* the plan's weights at it (used when weight_dtype is set) */
     const fp_kv_cache *kv;    /* NULL: no KV cache */

@@ -167,10 +167,10 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
         g_autofree char *run = fp_format_time(r->device->run_overhead);
         fprintf(out, "est. latency includes the profile's run_overhead, %s per inference outside every kernel.\n", run);
     }
-    if (res->cost->unknown || res->memory->n_unknown)
-        fprintf(out, "%swarning%s: %u ops and %u values have unknown sizes (symbolic dims left unbound): latency counts "
-                     "only their launches and memory counts them as 0; bind the dims with --dim NAME=N or --input NAME:DIMS\n",
-                b.on, b.off, res->cost->unknown, res->memory->n_unknown);
+    if (res->cost->unknown || res->unknown_values)
+        fprintf(out, "%swarning%s: %u values of the model and %u ops have unknown sizes: latency counts only their "
+                     "launches and memory counts them as 0; bind symbolic dims with --dim NAME=N or --input NAME:DIMS\n",
+                b.on, b.off, res->unknown_values, res->cost->unknown);
 }
 
 /* The fusion rules' counts, the layout conversions and the layout's reasons (three unless verbose). */

@@ -48,7 +48,7 @@ static char *outputs_text(const fp_node *n)
     return g_string_free(s, FALSE);
 }
 
-void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, bool verbose, FILE *out)
+void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, const char *batch_note, bool verbose, FILE *out)
 {
     g_autoptr(GPtrArray) nodes = fp_report_shapes_nodes(m);
     fp_shapes_totals t = {0};
@@ -75,6 +75,8 @@ void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, bool verbose,
     if (t.unknown)
         fprintf(out, "%" G_GUINT64_FORMAT " ops have unknown shapes and are not in the totals (--verbose lists them)\n",
                 t.unknown);
+    if (batch_note)
+        fprintf(out, "bound: %s\n", batch_note);
     for (guint i = 0; verbose && diag && i < diag->entries->len; i++) {
         const fp_diag_entry *e = diag->entries->pdata[i];
         fprintf(out, "%s: %s\n", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "note",

@@ -7,8 +7,9 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 
-/* Text table, one row per node of every graph (topological order), then totals. */
-void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, bool verbose, FILE *out);
+/* Text table, one row per node of every graph (topological order), then totals and how the
+ * symbolic dims were bound (batch_note; NULL: nothing said). */
+void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, const char *batch_note, bool verbose, FILE *out);
 /* Nodes of every graph, each graph in topological order (file order if it has a cycle), removed
  * ones left out. Caller unrefs. */
 GPtrArray *fp_report_shapes_nodes(const fp_model *m);

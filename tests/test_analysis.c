@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/training.h"
 #include "analysis/bind.h"
 #include "frontends/load.h"
 #include "onnx.pb-c.h"
@@ -19,7 +20,7 @@
 static void test_run_defaults(void)
 {
     g_autoptr(GError) err = NULL;
-    fp_analysis_opts o = {.headroom = true};
+    fp_analysis_opts o = {.headroom = {.on = true}};
     g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_STRING_EQUAL(a->device->name, "cpu-avx2");
@@ -43,7 +44,7 @@ static void test_run_defaults(void)
 static void test_headroom_keeps_result(void)
 {
     g_autoptr(GError) err = NULL;
-    fp_analysis_opts with = {.headroom = true}, without = {0};
+    fp_analysis_opts with = {.headroom = {.on = true}}, without = {0};
     g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &with, &err);
     g_autoptr(fp_analysis) b = fp_analysis_run(SAMPLE, &without, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
@@ -78,7 +79,7 @@ static void test_inputs_and_batch(void)
 {
     g_autoptr(GError) err = NULL;
     char *specs[] = {"input:2x3x64x64", NULL};
-    fp_analysis_opts o = {.inputs = specs, .headroom = true};
+    fp_analysis_opts o = {.inputs = specs, .headroom = {.on = true}};
     g_autoptr(fp_analysis) a = fp_analysis_run(SAMPLE, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NULL(a->headroom);
@@ -265,7 +266,7 @@ static void test_dims(void)
     g_autofree char *path = decoder_model();
     g_autoptr(GError) err = NULL;
     char *dims[] = {"sequence_length=7", "past_sequence_length=9", NULL};
-    fp_analysis_opts o = {.dims = dims, .headroom = true};
+    fp_analysis_opts o = {.dims = dims, .headroom = {.on = true}};
     g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     g_autofree char *cat = shape_of(a, "cat"), *ids = shape_of(a, "ids");
@@ -279,7 +280,7 @@ static void test_dims(void)
     CU_ASSERT_STRING_EQUAL(after, "1x16x16");
 
     char *all[] = {"batch_size=3", "sequence_length=1", "past_sequence_length=4", NULL};
-    fp_analysis_opts ob = {.dims = all, .headroom = true};
+    fp_analysis_opts ob = {.dims = all, .headroom = {.on = true}};
     g_autoptr(fp_analysis) b = fp_analysis_run(path, &ob, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     g_autofree char *bcat = shape_of(b, "cat");
@@ -329,7 +330,7 @@ static void test_decoder_gqa(void)
 {
     const char *path = FP_SOURCE_DIR "/models/decoder_gqa.onnx";
     g_autoptr(GError) err = NULL;
-    fp_analysis_opts o = {.headroom = true};
+    fp_analysis_opts o = {.headroom = {.on = true}};
     g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
@@ -410,6 +411,39 @@ static void test_precision_mode(void)
                            "[target] precision_mode: 'allow_fp32_to_fp16' is not modelled");
 }
 
+/* A torchvision ViT export (models/vit_tiny.onnx: dynamic batch, opset 17): its shape computations
+ * stay in ONNX Runtime's graph (Shape nodes on the batch, the class token's Expand through
+ * Where(Equal)), and yet with the input bound every command knows every size: report's graph before
+ * fusion holds the activation bytes memory plans (on ONNX Runtime, and the small int64 tensors of the
+ * shape computations it keeps; on a target that folds them, exactly those), train counts every saved
+ * tensor. */
+static void test_vit_sizes(void)
+{
+    g_autoptr(GError) err = NULL;
+    const char *path = FP_SOURCE_DIR "/models/vit_tiny.onnx";
+    char *specs[] = {"input:1x3x32x32", NULL};
+    fp_memory_opts plan = {.strategy = FP_MEMPLAN_BEST};
+    fp_analysis_opts mo = {.inputs = specs, .stop = FP_PIPELINE_SHAPES, .plan = &plan}, ro = {.inputs = specs},
+                     trt = {.inputs = specs, .target = "tensorrt"};
+    g_autoptr(fp_analysis) m = fp_analysis_run(path, &mo, &err);
+    g_autoptr(fp_analysis) r = fp_analysis_run(path, &ro, &err);
+    g_autoptr(fp_analysis) rt = fp_analysis_run(path, &trt, &err);
+    fp_training_opts to = {.analysis = ro, .optimizer = FP_OPT_ADAM};
+    g_autoptr(fp_training) t = fp_training_run(path, &to, &err);
+    CU_ASSERT_FATAL(m && r && rt && t);
+    CU_ASSERT_EQUAL(m->res.unknown_values, 0);
+    CU_ASSERT_EQUAL(r->res.unknown_values, 0);
+    CU_ASSERT_EQUAL(r->res.cost->unknown, 0);
+    CU_ASSERT_EQUAL(r->res.memory->n_unknown, 0);
+    CU_ASSERT_EQUAL(t->saved.unknown, 0);
+    CU_ASSERT_PTR_NULL(r->unknown_note);
+    CU_ASSERT(r->res.stages[0].folded < r->res.stages[0].ops); /* the shape computations stay ops */
+    CU_ASSERT_EQUAL(rt->res.stages[0].activation_bytes, m->res.memory->naive_bytes);
+    uint64_t kept = r->res.stages[0].activation_bytes - m->res.memory->naive_bytes; /* ORT's shape tensors */
+    CU_ASSERT(r->res.stages[0].activation_bytes > m->res.memory->naive_bytes && kept < 64 * (uint64_t)r->res.stages[0].ops);
+    CU_ASSERT(t->saved.saved_bytes > m->res.memory->lower_bound); /* a training step saves more than inference holds */
+}
+
 FP_TEST_SUITE(register_analysis)
 {
     CU_pSuite s = CU_add_suite("analysis", NULL, NULL);
@@ -425,4 +459,5 @@ FP_TEST_SUITE(register_analysis)
     CU_add_test(s, "dims", test_dims);
     CU_add_test(s, "bad_dims", test_bad_dims);
     CU_add_test(s, "decoder_gqa", test_decoder_gqa);
+    CU_add_test(s, "vit_sizes", test_vit_sizes);
 }

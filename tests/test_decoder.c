@@ -165,7 +165,7 @@ static void test_group_query_attention(void)
 static void test_default_context(void)
 {
     g_autoptr(GError) err = NULL;
-    fp_analysis_opts o = {.headroom = true};
+    fp_analysis_opts o = {.headroom = {.on = true}};
     g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
@@ -291,7 +291,7 @@ static void test_headroom_brute_force(void)
     } cases[] = {{"decode", NULL, NULL, 0}, {"prefill", NULL, NULL, 0}, {"decode", "int4", "fp8", 96},
                  {"prefill", "fp16", "int8", 0}};
     for (size_t p = 0; p < G_N_ELEMENTS(cases); p++) {
-        fp_analysis_opts o = {.device_profile = dev, .phase = cases[p].phase, .context = 256, .headroom = true,
+        fp_analysis_opts o = {.device_profile = dev, .phase = cases[p].phase, .context = 256, .headroom = {.on = true},
                               .weight_dtype = cases[p].weight, .kv_dtype = cases[p].kv, .kv_block = cases[p].block};
         g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
@@ -301,7 +301,7 @@ static void test_headroom_brute_force(void)
         uint64_t kv_at = 0;
         for (int64_t b = 1; b <= 256; b++) {
             fp_analysis_opts ob = o;
-            ob.headroom = false;
+            ob.headroom.on = false;
             ob.batch = b;
             g_autoptr(fp_analysis) x = fp_analysis_run(DECODER, &ob, &err);
             CU_ASSERT_PTR_NOT_NULL_FATAL(x);

@@ -53,7 +53,7 @@ static void test_same_as_cli(void)
 {
     static const char *const cmds[][8] = {
         {"report", "-f", "json", "models/resnet_tiny.onnx", NULL},
-        {"report", "--no-color", "--device", "h100", "models/transformer_block.onnx", NULL},
+        {"report", "--no-color", "--device", "h100", "--dim", "seq=64", "models/transformer_block.onnx", NULL},
         {"explain", "-f", "json", "models/eps_story.onnx", NULL},
         {"memory", "-f", "json", "models/inception_bfs.onnx", NULL},
         {"headroom", "-f", "json", "--device", "ascend910b", "models/resnet_tiny.onnx", NULL},

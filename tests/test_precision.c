@@ -182,7 +182,7 @@ static void test_bad_options(void)
         {"--weight-dtype", "int3", "--weight-dtype int3: expected fp32, fp16, bf16, fp8, int8 or int4", false},
         {"--kv-dtype", "int4", "--kv-dtype int4: expected fp32, fp16, bf16, fp8 or int8", false},
         {"--group-size", "32", "--group-size 32: applies to --weight-dtype int4 only", false},
-        {"--kv-block", "-16", "--kv-block -16: must be positive", false},
+        {"--kv-block", "-16", "--kv-block -16: expected a whole number from 1 to 2^62", false},
         {"--kv-dtype", "fp8", "--kv-dtype: the model has no KV cache", true},
         {"--kv-block", "16", "--kv-block: the model has no KV cache", true},
     };

@@ -207,16 +207,16 @@ static void test_headroom(void)
 {
     g_autoptr(GError) err = NULL;
     const char *path = FP_SOURCE_DIR "/models/resnet_tiny.onnx";
-    fp_training_opts o = {.device = "a100", .optimizer = FP_OPT_ADAM, .reserve = 0.1, .headroom = true};
+    fp_training_opts o = {.analysis = {.device = "a100"}, .optimizer = FP_OPT_ADAM, .headroom = {.on = true}};
     g_autoptr(fp_training) t = fp_training_run(path, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_TRUE(t->searched);
     CU_ASSERT_FATAL(t->max_batch > 1);
     fp_training_opts at = o;
-    at.headroom = false;
-    at.batch = t->max_batch;
+    at.headroom.on = false;
+    at.analysis.batch = t->max_batch;
     g_autoptr(fp_training) fits = fp_training_run(path, &at, &err);
-    at.batch = t->max_batch + 1;
+    at.analysis.batch = t->max_batch + 1;
     g_autoptr(fp_training) over = fp_training_run(path, &at, &err);
     CU_ASSERT_FATAL(fits && over);
     CU_ASSERT(fits->step.peak_bytes <= t->usable_bytes);
@@ -225,7 +225,7 @@ static void test_headroom(void)
     /* --dim binding the batch fixes it: no search (it ran to 2^24, every batch the same) */
     char *dims[] = {"batch=4", NULL};
     fp_training_opts d = o;
-    d.dims = dims;
+    d.analysis.dims = dims;
     g_autoptr(fp_training) bound = fp_training_run(path, &d, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bound);
     CU_ASSERT_FALSE(bound->searched);
@@ -239,10 +239,10 @@ static void test_cli(void)
                         "--optimizer lamb: one of sgd, momentum, adam, adamw");
     tu_expect_cli_error((const char *[]){"train", "--precision", "fp8", model, NULL}, NULL,
                         "--precision fp8: one of fp32, amp-fp16, amp-bf16");
-    tu_expect_cli_error((const char *[]){"train", "--reserve", "120%", model, NULL}, NULL, "--reserve '120%'");
+    tu_expect_cli_error((const char *[]){"train", "--reserve", "120%", model, NULL}, NULL, "--reserve 120%: a percentage from 0% to below 100%");
     tu_expect_cli_error((const char *[]){"train", "--batch", "-2", model, NULL}, NULL, "--batch -2");
     tu_expect_cli_error((const char *[]){"train", "--top", "-1", model, NULL}, NULL, "--top -1");
-    tu_expect_cli_error((const char *[]){"train", "--budget", "0%", model, NULL}, NULL, "--budget '0%'");
+    tu_expect_cli_error((const char *[]){"train", "--budget", "0%", model, NULL}, NULL, "--budget 0%: a share above 0%");
     tu_expect_cli_error((const char *[]){"train", "--budget", "lots", model, NULL}, NULL, "--budget");
     tu_expect_cli_error((const char *[]){"train", "-f", "xml", model, NULL}, NULL, "xml");
     tu_expect_cli_error((const char *[]){"train", "--device", "nowhere", model, NULL}, NULL, "nowhere");
@@ -338,7 +338,7 @@ static void test_recompute(void)
                             FP_SOURCE_DIR "/models/transformer_block.onnx", FP_SOURCE_DIR "/models/decoder_tiny.onnx"};
     for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
         g_autoptr(GError) err = NULL;
-        fp_training_opts o = {.batch = 4, .optimizer = FP_OPT_ADAM, .budget_share = 0.5};
+        fp_training_opts o = {.analysis = {.batch = 4}, .optimizer = FP_OPT_ADAM, .budget_share = 0.5};
         g_autoptr(fp_training) t = fp_training_run(models[i], &o, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         uint64_t least = fp_rc_min_budget(&t->stages);
@@ -378,7 +378,7 @@ static void test_ge_graph(void)
         "}\n";
     g_autofree char *path = tu_write_temp(ge, strlen(ge), ".txt");
     g_autoptr(GError) err = NULL;
-    fp_training_opts o = {.optimizer = FP_OPT_ADAM, .reserve = 0.1};
+    fp_training_opts o = {.optimizer = FP_OPT_ADAM};
     g_autoptr(fp_training) t = fp_training_run(path, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL(t->backward_ops, 1);

@@ -1,14 +1,13 @@
 /* fuzz_input_spec.c - libFuzzer target: one `--input NAME:DIMS` value through
- * fp_bind_parse_input_spec and, when it parses, fp_cli_load_analyzed on a small model (binding,
- * shape inference, metrics), as `fuseplan shapes --input SPEC MODEL` runs it. Links cli/analyze.c
- * and cli/common.c. */
+ * fp_bind_parse_input_spec and, when it parses, the analysis stopped after shapes on a small model
+ * (binding, shape inference, metrics), as `fuseplan shapes --input SPEC MODEL` runs it. */
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "analysis/bind.h"
-#include "cli/analyze.h"
 #include "fuzz_target.h"
 
 #define FZ_SPEC_MODEL FP_SOURCE_DIR "/models/eps_story.onnx"
@@ -38,8 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     char *inputs[] = {spec, NULL};
-    fp_cli_model_opts o = {.inputs = inputs, .batch = (gint64)(size % 3)};
-    g_autoptr(fp_diag) diag = fp_diag_new();
-    fp_model_free(fp_cli_load_analyzed(FZ_SPEC_MODEL, &o, diag, NULL));
+    fp_analysis_opts o = {.inputs = inputs, .batch = (int64_t)(size % 3), .stop = FP_PIPELINE_SHAPES,
+                          .what_if = FP_DT_UNDEFINED};
+    g_autoptr(GError) aerr = NULL;
+    fp_analysis_free(fp_analysis_run(FZ_SPEC_MODEL, &o, &aerr));
     return 0;
 }
