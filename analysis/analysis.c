@@ -322,6 +322,11 @@ bool fp_analysis_opts_check(const fp_analysis_opts *o, GError **error)
     if (!specs || !fp_bind_parse_dims(o->dims, &dims, &n, error))
         return false;
     fp_bind_dims_free(dims, n);
+    if (o->precision_mode && !fp_target_precision_mode_ok(o->precision_mode)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--precision-mode %s: expected force_fp16 or must_keep_origin_dtype", o->precision_mode);
+        return false;
+    }
     fp_precision p;
     return fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &p, error) &&
            fp_decoder_phase_check(o->phase, error);

@@ -1,6 +1,5 @@
 /* analyze.h - what every analyzing command does around the one analysis (analysis/analysis.h): run
- * it with the options cli/options.c resolved, print its one-line error or its warning, and write
- * text output atomically. */
+ * it with the options cli/options.c resolved, print its one-line error or its warnings. */
 #ifndef FP_CLI_ANALYZE_H
 #define FP_CLI_ANALYZE_H
 
@@ -17,9 +16,5 @@ void fp_cli_analysis_warnings(const fp_analysis *a);
 /* fp_analysis_run, with its error printed (one line, exit code 2 for the caller: NULL) and, once
  * it succeeded, its warnings (fp_cli_analysis_warnings). */
 fp_analysis *fp_cli_analyze(const char *path, const fp_analysis_opts *ao);
-
-/* Writes text produced by `emit` to `output` (atomically: a failure keeps the old file) or, for
- * NULL or "-", to standard output; false after printing the error. */
-bool fp_cli_emit_text(const char *output, void (*emit)(FILE *out, gpointer data), gpointer data);
 
 #endif

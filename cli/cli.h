@@ -4,6 +4,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Exit codes used by every subcommand. */
 enum { FP_EXIT_OK = 0, FP_EXIT_GATE = 1, FP_EXIT_BAD = 2 };
@@ -51,6 +52,9 @@ void fp_cli_set_prgname(const char *name);
 /* Adds --format (text or json) and --output to ctx's main group, into *format and *output
  * (g_free). */
 void fp_cli_add_output_options(GOptionContext *ctx, char **format, char **output);
+/* Writes text produced by `emit` to `output` (atomically: a failure keeps the old file) or, for
+ * NULL or "-", to standard output; false after printing the error. */
+bool fp_cli_emit_text(const char *output, void (*emit)(FILE *out, gpointer data), gpointer data);
 /* Prints "fuseplan: <message>" on one line to stderr (control characters in message, newlines
  * included, become spaces). */
 void fp_cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);

@@ -1,4 +1,5 @@
 /* common.c - helpers shared by the subcommands: option parsing, one-line errors. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -112,4 +113,29 @@ int fp_cli_module_command(const char *cmd, int argc, char **argv)
         return FP_EXIT_BAD;
     }
     return fn(argc, argv);
+}
+
+bool fp_cli_emit_text(const char *output, void (*emit)(FILE *out, gpointer data), gpointer data)
+{
+    if (!output || strcmp(output, "-") == 0) {
+        FILE *out = fp_output_stdout();
+        emit(out, data);
+        fflush(out);
+        return !ferror(out);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fp_cli_error("%s: %s", output, g_strerror(errno));
+        return false;
+    }
+    emit(mem, data);
+    fclose(mem);
+    g_autoptr(GError) err = NULL;
+    bool ok = fp_output_write(output, buf, (gssize)len, &err);
+    if (!ok)
+        fp_cli_error("%s: %s", output, err->message);
+    free(buf);
+    return ok;
 }

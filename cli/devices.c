@@ -1,5 +1,4 @@
 /* devices.c - `fuseplan devices [NAME|PATH]`: lists the device profiles, or shows one in full. */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,9 +6,19 @@
 #include "devices/device.h"
 #include "formats/formats.h"
 #include "reports/devices.h"
-#include "reports/output.h"
 
-/* Writes the report to `output` (stdout when NULL); false with a one-line error on failure. */
+typedef struct {
+    GPtrArray *devs;
+    bool one;
+} text_args;
+
+static void emit_text(FILE *out, gpointer data)
+{
+    const text_args *a = data;
+    fp_report_devices_text(a->devs, a->one, out);
+}
+
+/* Writes the report to `output` (atomically; stdout when NULL); false with a one-line error on failure. */
 static bool emit(GPtrArray *devs, bool one, const char *format, const char *output)
 {
     g_autoptr(GError) err = NULL;
@@ -23,15 +32,8 @@ static bool emit(GPtrArray *devs, bool one, const char *format, const char *outp
         }
         return true;
     }
-    FILE *out = fp_output_stdout();
-    if (output && !(out = fopen(output, "w"))) {
-        fp_cli_error("%s: cannot write: %s", output, g_strerror(errno));
-        return false;
-    }
-    fp_report_devices_text(devs, one, out);
-    if (out != fp_output_stdout())
-        fclose(out);
-    return true;
+    text_args a = {devs, one};
+    return fp_cli_emit_text(output, emit_text, &a);
 }
 
 int fp_cmd_devices(int argc, char **argv)

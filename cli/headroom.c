@@ -79,7 +79,7 @@ int fp_cmd_headroom(int argc, char **argv)
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("MODEL - largest batch whose weights + activations + reserve fit in device memory");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS | FP_CLI_PLAN | FP_CLI_CAPACITY, NULL);
+    fp_cli_add_model_options(ctx, &o, FP_CLI_BIND | FP_CLI_STEP | FP_CLI_WHATIF | FP_CLI_PLAN | FP_CLI_CAPACITY, NULL);
     fp_cli_set_prgname("fuseplan headroom");
     int rc = FP_EXIT_BAD;
     if (!fp_cli_parse(ctx, "headroom", &argc, &argv))
@@ -88,8 +88,6 @@ int fp_cmd_headroom(int argc, char **argv)
         fp_cli_error("headroom: expected one MODEL argument (see 'fuseplan headroom --help')");
     else if (!fp_cli_model_opts_resolve(&o, "headroom", "text,json", 0, &r))
         ;
-    else if (r.ao.batch)
-        fp_cli_error("headroom: --batch is what headroom searches; name the batch symbol with --batch-dim instead");
     else if (!device && !r.headroom.capacity)
         fp_cli_error("headroom: give the device memory with --device NAME or --memory SIZE");
     else

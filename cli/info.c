@@ -1,12 +1,12 @@
 /* info.c - `fuseplan info MODEL`: producer, opsets, op histogram, parameters, inputs, outputs. */
-#include <errno.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "frontends/load.h"
 #include "reports/info.h"
-#include "reports/output.h"
 #include "formats/formats.h"
+
+static void emit(FILE *out, gpointer data) { fp_report_info_text(data, out); }
 
 int fp_cmd_info(int argc, char **argv)
 {
@@ -42,13 +42,5 @@ int fp_cmd_info(int argc, char **argv)
         }
         return FP_EXIT_OK;
     }
-    FILE *out = fp_output_stdout();
-    if (output && !(out = fopen(output, "w"))) {
-        fp_cli_error("%s: cannot write: %s", output, g_strerror(errno));
-        return FP_EXIT_BAD;
-    }
-    fp_report_info_text(m, out);
-    if (out != fp_output_stdout())
-        fclose(out);
-    return FP_EXIT_OK;
+    return fp_cli_emit_text(output, emit, m) ? FP_EXIT_OK : FP_EXIT_BAD;
 }

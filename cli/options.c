@@ -10,14 +10,19 @@
 /* The entries of one group (a NULL-terminated GOptionEntry array copied into ctx). */
 static void add(GOptionContext *ctx, const GOptionEntry *entries) { g_option_context_add_main_entries(ctx, entries, NULL); }
 
-/* --input, --batch, --batch-dim, --dim. */
-static void add_bind(GOptionContext *ctx, fp_cli_model_opts *o)
+/* --input, --batch (with FP_CLI_BATCH), --batch-dim, --dim. */
+static void add_bind(GOptionContext *ctx, fp_cli_model_opts *o, unsigned groups)
 {
+    GOptionEntry batch[] = {
+        {"batch", 'b', 0, G_OPTION_ARG_STRING, &o->batch,
+         "Bind the batch dimension of the inputs to N (default: a symbolic batch is bound to 1)", "N"},
+        {NULL},
+    };
+    if (groups & FP_CLI_BATCH)
+        add(ctx, batch);
     GOptionEntry e[] = {
         {"input", 'i', 0, G_OPTION_ARG_STRING_ARRAY, &o->inputs,
          "Bind an input's shape, e.g. input:1x3x224x224 ('?' leaves a dim free; repeatable)", "NAME:DIMS"},
-        {"batch", 'b', 0, G_OPTION_ARG_STRING, &o->batch,
-         "Bind the batch dimension of the inputs to N (default: a symbolic batch is bound to 1)", "N"},
         {"batch-dim", 0, 0, G_OPTION_ARG_STRING, &o->batch_dim,
          "Name of the symbolic dimension --batch binds (default: first dim of each input)", "SYMBOL"},
         {"dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->dims,
@@ -86,7 +91,7 @@ void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o, unsigne
 {
     o->groups = groups;
     if (groups & FP_CLI_BIND)
-        add_bind(ctx, o);
+        add_bind(ctx, o, groups);
     add_step_whatif(ctx, o, groups);
     add_memory(ctx, o, groups);
     GOptionEntry top[] = {

@@ -16,13 +16,14 @@
 /* The groups of shared options a command takes (fp_cli_add_model_options). --format, --output,
  * --verbose and --strict come with every group. */
 enum {
-    FP_CLI_BIND = 1u << 0,     /* --input, --batch, --batch-dim, --dim */
+    FP_CLI_BIND = 1u << 0,     /* --input, --batch-dim, --dim */
+    FP_CLI_BATCH = 1u << 6,    /* --batch (not for headroom, which searches it) */
     FP_CLI_STEP = 1u << 1,     /* --context, --phase */
     FP_CLI_WHATIF = 1u << 2,   /* --weight-dtype, --group-size, --kv-dtype, --kv-block, --precision-mode */
     FP_CLI_PLAN = 1u << 3,     /* --strategy, --schedule, --align */
     FP_CLI_CAPACITY = 1u << 4, /* --memory, --reserve, --max-batch */
     FP_CLI_TOP = 1u << 5,      /* --top */
-    FP_CLI_ANALYSIS = FP_CLI_BIND | FP_CLI_STEP | FP_CLI_WHATIF,
+    FP_CLI_ANALYSIS = FP_CLI_BIND | FP_CLI_BATCH | FP_CLI_STEP | FP_CLI_WHATIF,
 };
 
 /* Largest count an option takes (--batch, --context, --max-batch, ...): 2^62. */

@@ -102,7 +102,7 @@ int fp_cmd_train(int argc, char **argv)
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("MODEL - memory of a training step: saved activations, gradients, optimizer state, peak");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    fp_cli_add_model_options(ctx, &mo, FP_CLI_BIND | FP_CLI_CAPACITY | FP_CLI_TOP,
+    fp_cli_add_model_options(ctx, &mo, FP_CLI_BIND | FP_CLI_BATCH | FP_CLI_CAPACITY | FP_CLI_TOP,
                              "Saved tensors listed, largest first (default 10; 0: all)");
     fp_cli_set_prgname("fuseplan train");
     int rc = FP_EXIT_BAD;
