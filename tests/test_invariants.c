@@ -134,7 +134,7 @@ static bool check_model(const char *path, const fp_analysis_opts *base, uint32_t
  * NULL when an input has no reference). */
 static char **reference_specs(const char *dir, const fp_model *m)
 {
-    GPtrArray *specs = g_ptr_array_new();
+    GPtrArray *specs = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < m->main->inputs->len; i++) {
         const fp_value *v = m->main->inputs->pdata[i];
         g_autofree char *file = g_strdup_printf("%s/test_data_set_0/input_%u.pb", dir, i);
