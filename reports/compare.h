@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "devices/device.h"
-#include "frontends/profile/profile.h"
+#include "ir/profile.h"
 #include "ir/diag.h"
 #include "calibration/fit.h"
 #include "calibration/match.h"

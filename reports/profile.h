@@ -5,7 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
-#include "frontends/profile/profile.h"
+#include "ir/profile.h"
 
 /* Kernel count, total time, time by op type and by core type, the `top` longest kernels (all
  * when top exceeds the count); for fusion_result files the passes with their counts. */
