@@ -3,82 +3,56 @@
 
 #include "passes/roofline.h"
 
-static void json_device(JsonBuilder *b, const fp_device *d)
+/* The members of one device, into the object being written. */
+static void json_device(fp_jsonw *w, const fp_device *d)
 {
     size_t n = 0;
     const fp_dtype *dts = fp_device_peak_dtypes(&n);
-    json_builder_set_member_name(b, "name");
-    json_builder_add_string_value(b, d->name);
-    json_builder_set_member_name(b, "description");
-    json_builder_add_string_value(b, d->description);
-    json_builder_set_member_name(b, "path");
-    json_builder_add_string_value(b, d->path);
-    json_builder_set_member_name(b, "target");
-    json_builder_add_string_value(b, d->target);
-    json_builder_set_member_name(b, "peak_flops");
-    json_builder_begin_object(b);
-    for (size_t i = 0; i < n; i++) {
-        if (d->peak_flops[dts[i]] <= 0)
-            continue;
-        json_builder_set_member_name(b, fp_dtype_name(dts[i]));
-        json_builder_add_double_value(b, d->peak_flops[dts[i]]);
-    }
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "ridge_point");
-    json_builder_begin_object(b);
-    for (size_t i = 0; i < n; i++) {
-        if (d->peak_flops[dts[i]] <= 0)
-            continue;
-        json_builder_set_member_name(b, fp_dtype_name(dts[i]));
-        json_builder_add_double_value(b, fp_roofline_ridge(d, dts[i]));
-    }
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "bandwidth");
-    json_builder_add_double_value(b, d->bandwidth);
-    json_builder_set_member_name(b, "memory_bytes");
-    json_builder_add_int_value(b, (gint64)MIN(d->memory_bytes, (uint64_t)G_MAXINT64));
-    json_builder_set_member_name(b, "launch_overhead");
-    json_builder_add_double_value(b, d->launch_overhead);
-    json_builder_set_member_name(b, "run_overhead");
-    json_builder_add_double_value(b, d->run_overhead);
-    json_builder_set_member_name(b, "align_bytes");
-    json_builder_add_int_value(b, (gint64)d->align_bytes);
-    json_builder_set_member_name(b, "efficiency");
-    json_builder_begin_object(b);
-    for (int c = 0; c < FP_CLASS_COUNT; c++) {
-        json_builder_set_member_name(b, fp_op_class_name(c));
-        json_builder_add_double_value(b, d->efficiency[c]);
-    }
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "bandwidth_efficiency");
-    json_builder_add_double_value(b, d->bw_efficiency);
-    json_builder_set_member_name(b, "rule_groups");
-    json_builder_begin_array(b);
+    fp_jsonw_str(w, "name", d->name);
+    fp_jsonw_str(w, "description", d->description);
+    fp_jsonw_str(w, "path", d->path);
+    fp_jsonw_str(w, "target", d->target);
+    fp_jsonw_begin_object(w, "peak_flops");
+    for (size_t i = 0; i < n; i++)
+        if (d->peak_flops[dts[i]] > 0)
+            fp_jsonw_num(w, fp_dtype_name(dts[i]), d->peak_flops[dts[i]]);
+    fp_jsonw_end_object(w);
+    fp_jsonw_begin_object(w, "ridge_point");
+    for (size_t i = 0; i < n; i++)
+        if (d->peak_flops[dts[i]] > 0)
+            fp_jsonw_num(w, fp_dtype_name(dts[i]), fp_roofline_ridge(d, dts[i]));
+    fp_jsonw_end_object(w);
+    fp_jsonw_num(w, "bandwidth", d->bandwidth);
+    fp_jsonw_uint(w, "memory_bytes", d->memory_bytes);
+    fp_jsonw_num(w, "launch_overhead", d->launch_overhead);
+    fp_jsonw_num(w, "run_overhead", d->run_overhead);
+    fp_jsonw_int(w, "align_bytes", (gint64)d->align_bytes);
+    fp_jsonw_begin_object(w, "efficiency");
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        fp_jsonw_num(w, fp_op_class_name(c), d->efficiency[c]);
+    fp_jsonw_end_object(w);
+    fp_jsonw_num(w, "bandwidth_efficiency", d->bw_efficiency);
+    fp_jsonw_begin_array(w, "rule_groups");
     g_auto(GStrv) rules = fp_report_device_rule_groups(d);
     for (size_t i = 0; rules[i]; i++)
-        json_builder_add_string_value(b, rules[i]);
-    json_builder_end_array(b);
+        fp_jsonw_str(w, NULL, rules[i]);
+    fp_jsonw_end_array(w);
 }
 
-/* {"schema": 1, "devices": [...]} for a list, {"schema": 1, <device members>} for one. */
-JsonNode *fp_report_devices_json(GPtrArray *devs, bool one)
+void fp_report_devices_json(GPtrArray *devs, bool one, fp_jsonw *w)
 {
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "schema");
-    json_builder_add_int_value(b, FP_JSON_SCHEMA);
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_int(w, "schema", FP_JSON_SCHEMA);
     if (one) {
-        json_device(b, devs->pdata[0]);
+        json_device(w, devs->pdata[0]);
     } else {
-        json_builder_set_member_name(b, "devices");
-        json_builder_begin_array(b);
+        fp_jsonw_begin_array(w, "devices");
         for (guint i = 0; i < devs->len; i++) {
-            json_builder_begin_object(b);
-            json_device(b, devs->pdata[i]);
-            json_builder_end_object(b);
+            fp_jsonw_begin_object(w, NULL);
+            json_device(w, devs->pdata[i]);
+            fp_jsonw_end_object(w);
         }
-        json_builder_end_array(b);
+        fp_jsonw_end_array(w);
     }
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
+    fp_jsonw_end_object(w);
 }

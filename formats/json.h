@@ -4,7 +4,8 @@
 #ifndef FP_REPORT_JSON_H
 #define FP_REPORT_JSON_H
 
-#include <json-glib/json-glib.h>
+#include <glib.h>
+#include <stdio.h>
 
 #include "reports/devices.h"
 #include "reports/diff.h"
@@ -18,9 +19,8 @@
 #include "reports/shapes.h"
 #include "reports/train.h"
 
-/* report, explain, shapes, info, diff, memory and headroom write their documents piece by piece
- * into w (most have arrays as long as the model: formats/json_writer.h); the others return a new
- * document the caller unrefs. */
+/* Each writes its document piece by piece into w (formats/json_writer.h): most have arrays as long
+ * as the model. */
 void fp_report_json(const fp_report *r, fp_jsonw *w);
 /* x as fp_report_memory_text's (may be NULL). */
 void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x,
@@ -44,7 +44,7 @@ void fp_diff_json(const fp_diff *d, fp_jsonw *w);
 /* `fuseplan gate -f json` (formats/gate_json.c): the verdict for exit_code and every check. */
 void fp_report_gate_json(const fp_gate_result *g, int exit_code, fp_jsonw *w);
 /* {"schema": 1, "devices": [...]} for a list, {"schema": 1, <device members>} for one. */
-JsonNode *fp_report_devices_json(GPtrArray *devs, bool one);
+void fp_report_devices_json(GPtrArray *devs, bool one, fp_jsonw *w);
 
 /* One refusal reason {constraint, actual, required, message, hint} as an array element; shared by
  * explain, report and diff. */

@@ -1,9 +1,5 @@
 /* json_common.c - JSON pieces shared by every JSON emitter. */
 #include "json_common.h"
-#include "reports/output.h"
-
-#include <math.h>
-#include <stdio.h>
 
 void fp_jsonw_shape(fp_jsonw *w, const char *member, const fp_shape *s)
 {
@@ -45,57 +41,4 @@ void fp_jsonw_diagnostics(fp_jsonw *w, const char *member, const fp_diag *diag)
         fp_jsonw_end_object(w);
     }
     fp_jsonw_end_array(w);
-}
-
-bool fp_json_write(JsonNode *root, const char *path, GError **error)
-{
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_root(gen, root);
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_indent(gen, 2);
-    gsize len = 0;
-    g_autofree char *text = json_generator_to_data(gen, &len);
-    g_autofree char *withnl = g_strconcat(text, "\n", NULL);
-    if (!path || g_strcmp0(path, "-") == 0) {
-        FILE *out = fp_output_stdout();
-        fputs(withnl, out);
-        fflush(out);
-        return !ferror(out);
-    }
-    return fp_output_write(path, withnl, -1, error);
-}
-
-void fp_json_str(JsonBuilder *b, const char *member, const char *v)
-{
-    json_builder_set_member_name(b, member);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
-void fp_json_int(JsonBuilder *b, const char *member, gint64 v)
-{
-    json_builder_set_member_name(b, member);
-    json_builder_add_int_value(b, v);
-}
-
-void fp_json_uint(JsonBuilder *b, const char *member, uint64_t v)
-{
-    fp_json_int(b, member, v > (uint64_t)G_MAXINT64 ? G_MAXINT64 : (gint64)v);
-}
-
-void fp_json_num(JsonBuilder *b, const char *member, double v)
-{
-    json_builder_set_member_name(b, member);
-    if (isfinite(v))
-        json_builder_add_double_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
-void fp_json_bool(JsonBuilder *b, const char *member, bool v)
-{
-    json_builder_set_member_name(b, member);
-    json_builder_add_boolean_value(b, v);
 }

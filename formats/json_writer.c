@@ -6,6 +6,7 @@
 #include "formats/json_writer.h"
 
 #include <errno.h>
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
