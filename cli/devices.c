@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "devices/device.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/devices.h"
 #include "reports/output.h"
 

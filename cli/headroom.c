@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "devices/device.h"
 #include "memory_opts.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/memory.h"
 
 typedef struct {

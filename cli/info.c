@@ -6,7 +6,7 @@
 #include "frontends/load.h"
 #include "reports/info.h"
 #include "reports/output.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 
 int fp_cmd_info(int argc, char **argv)
 {

@@ -4,7 +4,7 @@
 #include "analyze.h"
 #include "cli.h"
 #include "memory_opts.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/memory.h"
 
 typedef struct {

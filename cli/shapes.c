@@ -1,7 +1,7 @@
 /* shapes.c - `fuseplan shapes MODEL`: per-node output shapes, FLOPs, bytes and intensity. */
 #include "analyze.h"
 #include "cli.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/shapes.h"
 
 typedef struct {

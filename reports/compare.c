@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "formats/json_common.h"
+#include "reports/json_common.h"
 #include "passes/roofline.h"
 
 #define US 1e6

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "formats/json_common.h"
+#include "reports/json_common.h"
 #include "reports/format.h"
 
 static const char *or_unknown(const char *s) { return s ? s : "(unknown)"; }

@@ -20,10 +20,10 @@
 #include "reports/diff.h"
 #include "reports/dot.h"
 #include "reports/gate.h"
-#include "formats/html.h"
-#include "formats/json.h"
-#include "formats/junit.h"
-#include "formats/sarif.h"
+#include "reports/html.h"
+#include "reports/json.h"
+#include "reports/junit.h"
+#include "reports/sarif.h"
 #include "tutil.h"
 
 #define ROUND "tests/data/devices/round.ini"
@@ -813,7 +813,7 @@ static void test_report_json(void)
     analysis_clear(&a);
 }
 
-/* The writer (formats/json_writer.c) against json-glib's generator on one document with every
+/* The writer (reports/json_writer.c) against json-glib's generator on one document with every
  * layout case: empty and non-empty containers at several levels, strings that need escaping,
  * numbers at the edges of their formats, nulls, clamps, containers nested four deep. */
 static void add_both(JsonBuilder *b, fp_jsonw *w, int level);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "frontends/pbtxt/pbtxt.h"
 
 #define OM_MAGIC "IMOD"

@@ -1,10 +1,10 @@
-/* json_common.h - JSON pieces shared by the JSON emitters (formats/json_writer.h). */
+/* json_common.h - JSON pieces shared by the JSON emitters (reports/json_writer.h). */
 #ifndef FP_JSON_COMMON_H
 #define FP_JSON_COMMON_H
 
 #include "ir/diag.h"
 #include "ir/graph.h"
-#include "formats/json_writer.h"
+#include "reports/json_writer.h"
 
 /* Version of the JSON contract documented in docs/json.md. */
 #define FP_JSON_SCHEMA 1

@@ -1,14 +1,15 @@
-/* table.c - the formats table (formats/formats.h): thin writers around the JSON, SARIF, JUnit and
- * HTML emitters and the GE JSON reader. Linked into the module and into libfuseplan_core.a. Each
+/* formats_table.c - the writers' table (reports/formats.h): thin writers around the JSON, SARIF,
+ * JUnit and HTML emitters and the GE JSON reader. Built into the formats module (module/module.h),
+ * or linked in with it (libfuseplan_core.a, libfuseplan.so). Each
  * JSON writer opens a streamed writer on its path, lets the emitter write the document into it
  * and closes it: false when the open or a write failed. */
-#include "formats/formats.h"
+#include "reports/formats.h"
 
 #include "frontends/ge/ge_internal.h"
-#include "formats/html.h"
-#include "formats/json.h"
-#include "formats/junit.h"
-#include "formats/sarif.h"
+#include "reports/html.h"
+#include "reports/json.h"
+#include "reports/junit.h"
+#include "reports/sarif.h"
 
 static bool report_json(const fp_report *r, const char *path, GError **error)
 {

@@ -1,5 +1,5 @@
 /* devices_json.c - the `devices` JSON document (docs/json.md, section devices). */
-#include "formats/json.h"
+#include "reports/json.h"
 
 #include "passes/roofline.h"
 

@@ -12,14 +12,14 @@
 #include "reports/explain.h"
 #include "reports/gate.h"
 #include "reports/info.h"
-#include "formats/json_common.h"
-#include "formats/json_writer.h"
+#include "reports/json_common.h"
+#include "reports/json_writer.h"
 #include "reports/memory.h"
 #include "reports/report.h"
 #include "reports/shapes.h"
 #include "reports/train.h"
 
-/* Each writes its document piece by piece into w (formats/json_writer.h): most have arrays as long
+/* Each writes its document piece by piece into w (reports/json_writer.h): most have arrays as long
  * as the model. */
 void fp_report_json(const fp_report *r, fp_jsonw *w);
 /* x as fp_report_memory_text's (may be NULL). */
@@ -31,9 +31,9 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
  * kv_bytes_per_token, kv_dtype, kv_block, kv_capacity_tokens, context, phase (null without a KV
  * cache). */
 void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec, const fp_headroom_result *res);
-/* `fuseplan train` (formats/train_json.c): the document's members, docs/json.md "train". */
+/* `fuseplan train` (reports/train_json.c): the document's members, docs/json.md "train". */
 void fp_report_train_json(const fp_train_report *r, fp_jsonw *w);
-/* `fuseplan train -f html` (formats/train_html.c): one self-contained page. */
+/* `fuseplan train -f html` (reports/train_html.c): one self-contained page. */
 void fp_report_train_html(const fp_train_report *r, FILE *out);
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, fp_jsonw *w);
@@ -41,7 +41,7 @@ void fp_report_info_json(const fp_model *m, fp_jsonw *w);
 void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w);
 void fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, fp_jsonw *w);
 void fp_diff_json(const fp_diff *d, fp_jsonw *w);
-/* `fuseplan gate -f json` (formats/gate_json.c): the verdict for exit_code and every check. */
+/* `fuseplan gate -f json` (reports/gate_json.c): the verdict for exit_code and every check. */
 void fp_report_gate_json(const fp_gate_result *g, int exit_code, fp_jsonw *w);
 /* {"schema": 1, "devices": [...]} for a list, {"schema": 1, <device members>} for one. */
 void fp_report_devices_json(GPtrArray *devs, bool one, fp_jsonw *w);
