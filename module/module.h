@@ -11,7 +11,7 @@
  * executable, which exports them), and the answer where the code is linked in instead
  * (module/static.c: libfuseplan_core.a for tests, benchmarks and fuzz targets, and
  * libfuseplan.so). The tables the entry points to are typed by their owners: reports/formats.h
- * for the writers. */
+ * for the writers, frontends/readers.h for the readers. */
 #ifndef FP_MODULE_H
 #define FP_MODULE_H
 
@@ -19,20 +19,22 @@
 
 /* Bumped whenever fp_module or a table it points to changes: a module from another build is
  * refused instead of called through a wrong table. */
-#define FP_MODULE_ABI 5
+#define FP_MODULE_ABI 6
 
 /* File name of the module. */
 #define FP_MODULE_FILE "fuseplan-formats.so"
 
 typedef struct fp_formats_s fp_formats; /* reports/formats.h */
+typedef struct fp_readers_s fp_readers; /* frontends/readers.h */
 typedef int (*fp_module_cmd)(int argc, char **argv);
 
 /* What the module exports under the symbol "fp_module_entry" (cli/module.c): its ABI, the writers,
- * and the subcommands that live in it whole (they read profiles, whose formats are JSON). Where
- * the code is linked in, the subcommands are NULL (they are called directly). */
+ * the readers, and the subcommands that live in it whole (they read profiles, whose formats are
+ * JSON); NULL where the code is linked in (module/static.c), which has no subcommands. */
 typedef struct {
     int abi;
     const fp_formats *formats;
+    const fp_readers *readers;
     fp_module_cmd profile, compare, fit;
 } fp_module;
 

@@ -2,12 +2,17 @@
  * benchmarks, fuzz targets; libfuseplan.so): the tables themselves, nothing to load. */
 #include "module/module.h"
 
+#include "frontends/readers.h"
 #include "reports/formats.h"
 
-/* The subcommands of the module (cli/module.c) are not linked in here: they are called directly. */
+/* The subcommands of the module (cli/module.c) are not linked in here. */
 const fp_module *fp_module_get(GError **error)
 {
-    static const fp_module linked = {.abi = FP_MODULE_ABI, .formats = &fp_formats_table};
+    static const fp_module linked = {
+        .abi = FP_MODULE_ABI,
+        .formats = &fp_formats_table,
+        .readers = &fp_readers_table,
+    };
     (void)error;
     return &linked;
 }

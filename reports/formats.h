@@ -17,8 +17,6 @@
 #include "reports/report.h"
 #include "reports/train.h"
 
-struct Ge__Proto__ModelDef;
-
 /* The JSON writers serialize their document (pretty, trailing newline) to stdout when path is
  * NULL or "-", else write the file atomically; false with an error when a write failed. */
 struct fp_formats_s {
@@ -44,8 +42,6 @@ struct fp_formats_s {
     char *(*junit)(const fp_gate_result *g, gsize *len);
     /* reports/html.h: fp_report_html. */
     void (*html)(const fp_report *r, FILE *out);
-    /* frontends/ge/ge_internal.h: fp_ge_json_parse. */
-    struct Ge__Proto__ModelDef *(*ge_json_parse)(const char *text, size_t len, GError **error);
 };
 
 /* The table (reports/formats_table.c, in the module). */

@@ -1,11 +1,9 @@
 /* formats_table.c - the writers' table (reports/formats.h): thin writers around the JSON, SARIF,
- * JUnit and HTML emitters and the GE JSON reader. Built into the formats module (module/module.h),
- * or linked in with it (libfuseplan_core.a, libfuseplan.so). Each
- * JSON writer opens a streamed writer on its path, lets the emitter write the document into it
- * and closes it: false when the open or a write failed. */
+ * JUnit and HTML emitters. Built into the formats module (module/module.h), or linked in with it
+ * (libfuseplan_core.a, libfuseplan.so). Each JSON writer opens a streamed writer on its path, lets
+ * the emitter write the document into it and closes it: false when the open or a write failed. */
 #include "reports/formats.h"
 
-#include "frontends/ge/ge_internal.h"
 #include "reports/html.h"
 #include "reports/json.h"
 #include "reports/junit.h"
@@ -95,5 +93,4 @@ const fp_formats fp_formats_table = {
     .sarif = sarif,
     .junit = fp_report_junit,
     .html = fp_report_html,
-    .ge_json_parse = fp_ge_json_parse,
 };

@@ -1,6 +1,7 @@
-/* json.h - the JSON emitters, one per command (reports/<command>_json.c), each building the
- * document docs/json.md specifies (json-glib; no hand escaping). They live in the formats module
- * (formats/formats.h): the executable reaches them through fp_formats, never directly. */
+/* json.h - the JSON emitters, one per command (reports/<command>_json.c), each writing the
+ * document docs/json.md specifies through the streamed writer (reports/json_writer.h; no hand
+ * escaping). They live in the formats module (module/module.h): the executable reaches them
+ * through the writers' table (reports/formats.h), never directly. */
 #ifndef FP_REPORT_JSON_H
 #define FP_REPORT_JSON_H
 
