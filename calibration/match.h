@@ -30,9 +30,9 @@
 #ifndef FP_PASS_MATCH_H
 #define FP_PASS_MATCH_H
 
-#include "frontends/profile/profile.h"
 #include "ir/diag.h"
 #include "ir/graph.h"
+#include "ir/profile.h"
 #include "passes/cost.h"
 #include "passes/fusion/fuse.h"
 

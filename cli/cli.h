@@ -66,7 +66,7 @@ bool fp_cli_write_device_profile(GKeyFile *kf, const char *path, const char *cmd
 bool fp_cli_check_format(const char *cmd, const char *fmt, const char *allowed);
 
 typedef struct fp_formats_s fp_formats;
-/* The formats module (formats/formats.h), loaded on first call (formats/load.c); NULL after
+/* The formats module (reports/formats.h), loaded on first call (module/load.c); NULL after
  * printing one line "fuseplan: CMD: WHY: cannot load the formats module PATH...: REASON".
  * Call it before writing anything, so that a missing module loses no output. */
 const fp_formats *fp_cli_formats(const char *cmd, const char *why);

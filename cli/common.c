@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "devices/device.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/output.h"
 
 void fp_cli_error(const char *fmt, ...)
@@ -99,12 +99,12 @@ bool fp_cli_write_device_profile(GKeyFile *kf, const char *path, const char *cmd
 int fp_cli_module_command(const char *cmd, int argc, char **argv)
 {
     g_autoptr(GError) err = NULL;
-    const fp_formats_module *m = fp_formats_module_get(&err);
+    const fp_module *m = fp_module_get(&err);
     if (!m) {
         fp_cli_error("%s: %s", cmd, err->message);
         return FP_EXIT_BAD;
     }
-    fp_formats_cmd fn = strcmp(cmd, "profile") == 0   ? m->profile
+    fp_module_cmd fn = strcmp(cmd, "profile") == 0   ? m->profile
                         : strcmp(cmd, "compare") == 0 ? m->compare
                         : strcmp(cmd, "fit") == 0     ? m->fit
                                                       : NULL;

@@ -10,7 +10,6 @@
 #include "frontends/load.h"
 #include "passes/metrics.h"
 #include "reports/compare.h"
-#include "formats/json_common.h"
 
 #define DEFAULT_TOP 20
 #define DEFAULT_OUTLIERS 5
@@ -273,8 +272,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const fp_cli_resolv
                                  .top = r->top, .outliers = (unsigned)co->outliers,
                                  .diag = pr.diag, .verbose = o->verbose};
         if (strcmp(format, "json") == 0) {
-            g_autoptr(JsonNode) root = fp_report_compare_json(&rep);
-            if (!fp_json_write(root, o->output, &err)) {
+            if (!fp_report_compare_json(&rep, o->output, &err)) {
                 fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
                 rc = FP_EXIT_BAD;
             }

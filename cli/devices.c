@@ -4,7 +4,7 @@
 
 #include "cli.h"
 #include "devices/device.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/devices.h"
 
 typedef struct {

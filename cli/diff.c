@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "reports/report.h"
 #include "reports/diff.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 
 typedef struct {
     const fp_diff *d;

@@ -5,7 +5,7 @@
 #include "cli.h"
 #include "passes/fusion/fuse.h"
 #include "reports/explain.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 
 typedef struct {
     const fp_fusion_list *l;

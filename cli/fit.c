@@ -10,7 +10,6 @@
 #include "compare.h"
 #include "calibration/fit.h"
 #include "reports/compare.h"
-#include "formats/json_common.h"
 
 typedef struct {
     char **models, **profiles; /* --model, --profile (paired in order) */
@@ -210,8 +209,7 @@ static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, GArra
         return FP_EXIT_BAD;
     fp_fit_report rep = {.data = d, .fit = f, .base = base, .pairs = pairs, .output = fo->output};
     if (fo->format && strcmp(fo->format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_fit_json(&rep);
-        if (!fp_json_write(root, NULL, &err)) {
+        if (!fp_report_fit_json(&rep, NULL, &err)) {
             fp_cli_error("stdout: %s", err ? err->message : "write failed");
             return FP_EXIT_BAD;
         }

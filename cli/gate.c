@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "reports/gate.h"
 #include "reports/openmetrics.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/output.h"
 
 /* ---------------------------------------------------------------- gate */

@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "frontends/load.h"
 #include "reports/info.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 
 static void emit(FILE *out, gpointer data) { fp_report_info_text(data, out); }
 

@@ -5,7 +5,7 @@
 #include "analysis/precision.h"
 #include "analyze.h"
 #include "cli.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/memory.h"
 
 typedef struct {

@@ -5,7 +5,6 @@
 
 #include "cli.h"
 #include "frontends/profile/profile.h"
-#include "formats/json_common.h"
 #include "reports/profile.h"
 #include "reports/output.h"
 
@@ -48,8 +47,7 @@ int fp_cmd_profile(int argc, char **argv)
         return FP_EXIT_BAD;
     }
     if (g_strcmp0(format, "json") == 0) {
-        g_autoptr(JsonNode) root = fp_report_profile_json(p, (guint)top);
-        if (!fp_json_write(root, output, &err)) {
+        if (!fp_report_profile_json(p, (guint)top, output, &err)) {
             fp_cli_error("%s: %s", output ? output : "stdout", err ? err->message : "write failed");
             return FP_EXIT_BAD;
         }

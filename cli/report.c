@@ -5,7 +5,7 @@
 #include "analyze.h"
 #include "cli.h"
 #include "analysis/pipeline.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/dot.h"
 #include "reports/openmetrics.h"
 #include "reports/report.h"

@@ -3,7 +3,7 @@
 
 #include "analyze.h"
 #include "cli.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/shapes.h"
 
 typedef struct {

@@ -6,7 +6,7 @@
 #include "analysis/training.h"
 #include "analyze.h"
 #include "cli.h"
-#include "formats/formats.h"
+#include "reports/formats.h"
 #include "reports/train.h"
 
 typedef struct {

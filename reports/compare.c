@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "formats/json_common.h"
+#include "reports/json_common.h"
 #include "passes/roofline.h"
 
 #define US 1e6
@@ -262,20 +262,17 @@ void fp_report_compare_text(const fp_compare_report *r, FILE *out)
     text_diag(r, out);
 }
 
-/* ---------------------------------------------------------------- JSON helpers */
-
-static void add_strings(JsonBuilder *b, const char *member, const GPtrArray *a)
-{
-    json_builder_set_member_name(b, member);
-    json_builder_begin_array(b);
-    for (guint i = 0; a && i < a->len; i++)
-        json_builder_add_string_value(b, a->pdata[i]);
-    json_builder_end_array(b);
-}
-
 /* ---------------------------------------------------------------- compare JSON */
 
-static void json_row(JsonBuilder *b, const fp_match_result *m, const fp_match_row *row, bool with_hint)
+static void json_strings(fp_jsonw *w, const char *member, const GPtrArray *a)
+{
+    fp_jsonw_begin_array(w, member);
+    for (guint i = 0; a && i < a->len; i++)
+        fp_jsonw_str(w, NULL, a->pdata[i]);
+    fp_jsonw_end_array(w);
+}
+
+static void json_row(fp_jsonw *w, const fp_match_result *m, const fp_match_row *row, bool with_hint)
 {
     const fp_op_cost *c = dominant(m, row);
     g_autoptr(GPtrArray) kernels = g_ptr_array_new(), nodes = g_ptr_array_new();
@@ -283,138 +280,142 @@ static void json_row(JsonBuilder *b, const fp_match_result *m, const fp_match_ro
         g_ptr_array_add(kernels, (gpointer)fp_profile_kernel(m->profile, g_array_index(row->kernels, guint, i))->name);
     for (guint i = 0; i < row->units->len; i++)
         g_ptr_array_add(nodes, (gpointer)m->cost->ops[g_array_index(row->units, guint, i)].node->name);
-    json_builder_begin_object(b);
-    add_strings(b, "kernels", kernels);
-    add_strings(b, "nodes", nodes);
-    fp_json_str(b, "op_type", row_type(m, row));
-    fp_json_str(b, "matched_by", fp_match_how_name(row->how));
-    fp_json_num(b, "measured_us", row->measured_s * US);
-    fp_json_num(b, "estimated_us", row->estimated_s * US);
-    fp_json_num(b, "ratio", ratio(row));
-    fp_json_str(b, "bound", c && c->kernel ? fp_bound_name(c->rl.bound) : NULL);
-    fp_json_str(b, "op_class", c ? fp_op_class_name(c->cls) : NULL);
-    fp_json_num(b, "intensity", c ? c->rl.intensity : NAN);
+    fp_jsonw_begin_object(w, NULL);
+    json_strings(w, "kernels", kernels);
+    json_strings(w, "nodes", nodes);
+    fp_jsonw_str(w, "op_type", row_type(m, row));
+    fp_jsonw_name(w, "matched_by", fp_match_how_name(row->how));
+    fp_jsonw_num(w, "measured_us", row->measured_s * US);
+    fp_jsonw_num(w, "estimated_us", row->estimated_s * US);
+    fp_jsonw_num(w, "ratio", ratio(row));
+    fp_jsonw_name(w, "bound", c && c->kernel ? fp_bound_name(c->rl.bound) : NULL);
+    fp_jsonw_name(w, "op_class", c ? fp_op_class_name(c->cls) : NULL);
+    fp_jsonw_num(w, "intensity", c ? c->rl.intensity : NAN);
     uint64_t flops = 0, bytes = 0;
     for (guint i = 0; i < row->units->len; i++) {
         flops += m->cost->ops[g_array_index(row->units, guint, i)].flops;
         bytes += m->cost->ops[g_array_index(row->units, guint, i)].bytes;
     }
-    fp_json_int(b, "flops", (gint64)flops);
-    fp_json_int(b, "bytes", (gint64)bytes);
-    fp_json_int(b, "absorbed", row->absorbed);
+    fp_jsonw_int(w, "flops", (gint64)flops);
+    fp_jsonw_int(w, "bytes", (gint64)bytes);
+    fp_jsonw_int(w, "absorbed", row->absorbed);
     if (with_hint) {
         g_autofree char *h = hint(m, row);
-        fp_json_str(b, "hint", h);
+        fp_jsonw_str(w, "hint", h);
     }
-    json_builder_end_object(b);
+    fp_jsonw_end_object(w);
 }
 
-static void json_coverage(JsonBuilder *b, const fp_match_result *m)
+static void json_coverage(fp_jsonw *w, const fp_match_result *m)
 {
-    json_builder_set_member_name(b, "coverage");
-    json_builder_begin_object(b);
-    fp_json_int(b, "kernels", m->counted);
-    fp_json_int(b, "matched", m->matched);
-    fp_json_int(b, "by_name", m->by_how[FP_MATCH_NAME]);
-    fp_json_int(b, "by_fused_name", m->by_how[FP_MATCH_FUSED_NAME]);
-    fp_json_int(b, "by_type_shape", m->by_how[FP_MATCH_TYPE_SHAPE]);
-    fp_json_num(b, "kernel_share", m->counted ? (double)m->matched / m->counted : 0);
-    fp_json_num(b, "time_share", m->measured_s > 0 ? m->measured_matched_s / m->measured_s : 0);
-    fp_json_num(b, "estimate_share", m->estimated_s > 0 ? m->estimated_matched_s / m->estimated_s : 0);
-    fp_json_int(b, "split", m->split);
-    fp_json_int(b, "absorbed", m->absorbed);
-    fp_json_int(b, "unmeasured", m->unmeasured);
-    json_builder_end_object(b);
+    fp_jsonw_begin_object(w, "coverage");
+    fp_jsonw_int(w, "kernels", m->counted);
+    fp_jsonw_int(w, "matched", m->matched);
+    fp_jsonw_int(w, "by_name", m->by_how[FP_MATCH_NAME]);
+    fp_jsonw_int(w, "by_fused_name", m->by_how[FP_MATCH_FUSED_NAME]);
+    fp_jsonw_int(w, "by_type_shape", m->by_how[FP_MATCH_TYPE_SHAPE]);
+    fp_jsonw_num(w, "kernel_share", m->counted ? (double)m->matched / m->counted : 0);
+    fp_jsonw_num(w, "time_share", m->measured_s > 0 ? m->measured_matched_s / m->measured_s : 0);
+    fp_jsonw_num(w, "estimate_share", m->estimated_s > 0 ? m->estimated_matched_s / m->estimated_s : 0);
+    fp_jsonw_int(w, "split", m->split);
+    fp_jsonw_int(w, "absorbed", m->absorbed);
+    fp_jsonw_int(w, "unmeasured", m->unmeasured);
+    fp_jsonw_end_object(w);
 }
 
-static void json_stats(JsonBuilder *b, const fp_match_result *m)
+static void json_stats(fp_jsonw *w, const fp_match_result *m)
 {
-    json_builder_set_member_name(b, "totals");
-    json_builder_begin_object(b);
-    fp_json_num(b, "measured_us", m->measured_s * US);
-    fp_json_num(b, "estimated_us", m->estimated_s * US);
-    fp_json_num(b, "ratio", m->stats.ratio);
-    fp_json_num(b, "matched_ratio", m->stats.matched_ratio);
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "errors");
-    json_builder_begin_object(b);
-    fp_json_int(b, "rows", m->stats.rows);
-    fp_json_num(b, "median_abs_pct_error", m->stats.median_ape);
-    fp_json_num(b, "spearman", m->stats.spearman);
-    fp_json_int(b, "zero_estimate_rows", m->zero_rows);
-    fp_json_num(b, "zero_estimate_us", m->zero_rows_s * US);
-    json_builder_end_object(b);
+    fp_jsonw_begin_object(w, "totals");
+    fp_jsonw_num(w, "measured_us", m->measured_s * US);
+    fp_jsonw_num(w, "estimated_us", m->estimated_s * US);
+    fp_jsonw_num(w, "ratio", m->stats.ratio);
+    fp_jsonw_num(w, "matched_ratio", m->stats.matched_ratio);
+    fp_jsonw_end_object(w);
+    fp_jsonw_begin_object(w, "errors");
+    fp_jsonw_int(w, "rows", m->stats.rows);
+    fp_jsonw_num(w, "median_abs_pct_error", m->stats.median_ape);
+    fp_jsonw_num(w, "spearman", m->stats.spearman);
+    fp_jsonw_int(w, "zero_estimate_rows", m->zero_rows);
+    fp_jsonw_num(w, "zero_estimate_us", m->zero_rows_s * US);
+    fp_jsonw_end_object(w);
 }
 
-static void json_fusions(JsonBuilder *b, const fp_match_result *m)
+static void json_fusions(fp_jsonw *w, const fp_match_result *m)
 {
-    json_builder_set_member_name(b, "fusions");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, "fusions");
     for (guint i = 0; i < m->fusions->len; i++) {
         const fp_match_fusion *f = m->fusions->pdata[i];
-        json_builder_begin_object(b);
-        fp_json_str(b, "status", fp_agree_name(f->status));
-        fp_json_str(b, "rules", f->rules);
-        add_strings(b, "nodes", f->nodes);
-        fp_json_str(b, "kernel", f->kernel);
-        fp_json_str(b, "kernel_type", f->kernel_type);
-        add_strings(b, "extra", f->extra);
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_name(w, "status", fp_agree_name(f->status));
+        fp_jsonw_str(w, "rules", f->rules);
+        json_strings(w, "nodes", f->nodes);
+        fp_jsonw_str(w, "kernel", f->kernel);
+        fp_jsonw_str(w, "kernel_type", f->kernel_type);
+        json_strings(w, "extra", f->extra);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "agreement");
-    json_builder_begin_object(b);
+    fp_jsonw_end_array(w);
+    fp_jsonw_begin_object(w, "agreement");
     for (int a = 0; a < 3; a++)
-        fp_json_int(b, fp_agree_name((fp_agree)a), m->agree[a]);
-    json_builder_end_object(b);
+        fp_jsonw_int(w, fp_agree_name((fp_agree)a), m->agree[a]);
+    fp_jsonw_end_object(w);
 }
 
-JsonNode *fp_report_compare_json(const fp_compare_report *r)
+/* The rows, longest measured first; the worst estimates with a hint each; the kernels matched to
+ * no op. */
+static void json_rows(fp_jsonw *w, const fp_compare_report *r)
 {
     const fp_match_result *m = r->match;
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    fp_json_int(b, "schema", FP_JSON_SCHEMA);
-    fp_json_str(b, "model", r->model_path);
-    fp_json_str(b, "profile", r->profile->path);
-    fp_json_str(b, "profile_format", fp_prof_format_name(r->profile->format));
-    fp_json_int(b, "runs", r->profile->format == FP_PROF_ORT ? r->profile->runs - r->profile->warmup_runs : m->steps);
-    fp_json_str(b, "device", r->device->name);
-    fp_json_str(b, "target", r->target);
-    fp_json_str(b, "stage", r->stage);
-    fp_json_str(b, "stage_note", r->stage_note);
-    fp_json_str(b, "inputs_note", r->inputs_note);
-    json_coverage(b, m);
-    json_stats(b, m);
     guint n = 0;
     g_autofree guint *idx = rows_sorted(m, false, &n);
-    json_builder_set_member_name(b, "rows");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, "rows");
     for (guint i = 0; i < n; i++)
-        json_row(b, m, row_at(m, idx[i]), false);
-    json_builder_end_array(b);
+        json_row(w, m, row_at(m, idx[i]), false);
+    fp_jsonw_end_array(w);
     g_autofree guint *worst = rows_sorted(m, true, &n);
-    json_builder_set_member_name(b, "outliers");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, "outliers");
     for (guint i = 0; i < MIN(n, r->outliers); i++)
-        json_row(b, m, row_at(m, worst[i]), true);
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "unmatched");
-    json_builder_begin_array(b);
+        json_row(w, m, row_at(m, worst[i]), true);
+    fp_jsonw_end_array(w);
+    fp_jsonw_begin_array(w, "unmatched");
     for (guint k = 0; k < r->profile->kernels->len; k++) {
         const fp_prof_kernel *pk = fp_profile_kernel(r->profile, k);
         if (!m->kernels[k].counted || m->kernels[k].how != FP_MATCH_NONE)
             continue;
-        json_builder_begin_object(b);
-        fp_json_str(b, "name", pk->name);
-        fp_json_str(b, "op_type", pk->op_type);
-        fp_json_num(b, "measured_us", m->kernels[k].measured_s * US);
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "name", pk->name);
+        fp_jsonw_str(w, "op_type", pk->op_type);
+        fp_jsonw_num(w, "measured_us", m->kernels[k].measured_s * US);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
-    json_fusions(b, m);
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
+    fp_jsonw_end_array(w);
+}
+
+static void compare_json(const fp_compare_report *r, fp_jsonw *w)
+{
+    const fp_match_result *m = r->match;
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_int(w, "schema", FP_JSON_SCHEMA);
+    fp_jsonw_str(w, "model", r->model_path);
+    fp_jsonw_str(w, "profile", r->profile->path);
+    fp_jsonw_name(w, "profile_format", fp_prof_format_name(r->profile->format));
+    fp_jsonw_int(w, "runs", r->profile->format == FP_PROF_ORT ? r->profile->runs - r->profile->warmup_runs : m->steps);
+    fp_jsonw_str(w, "device", r->device->name);
+    fp_jsonw_str(w, "target", r->target);
+    fp_jsonw_str(w, "stage", r->stage);
+    fp_jsonw_str(w, "stage_note", r->stage_note);
+    fp_jsonw_str(w, "inputs_note", r->inputs_note);
+    json_coverage(w, m);
+    json_stats(w, m);
+    json_rows(w, r);
+    json_fusions(w, m);
+    fp_jsonw_end_object(w);
+}
+
+bool fp_report_compare_json(const fp_compare_report *r, const char *path, GError **error)
+{
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    return w && (compare_json(r, w), fp_jsonw_close(w, error));
 }
 
 /* ---------------------------------------------------------------- fit */
@@ -476,83 +477,84 @@ void fp_report_fit_text(const fp_fit_report *r, FILE *out)
     fprintf(out, " (%u rows)\n", d->rows->len);
 }
 
-static void json_eval(JsonBuilder *b, const char *member, const fp_fit_eval *e)
+static void json_eval(fp_jsonw *w, const char *member, const fp_fit_eval *e)
 {
-    json_builder_set_member_name(b, member);
     if (!e) {
-        json_builder_add_null_value(b);
+        fp_jsonw_null(w, member);
         return;
     }
-    json_builder_begin_object(b);
-    fp_json_num(b, "estimated_us", e->estimated_s * US);
-    fp_json_num(b, "ratio", e->ratio);
-    fp_json_num(b, "median_abs_pct_error", e->median_ape);
-    fp_json_num(b, "spearman", e->spearman);
-    fp_json_int(b, "rows", e->rows);
-    json_builder_end_object(b);
+    fp_jsonw_begin_object(w, member);
+    fp_jsonw_num(w, "estimated_us", e->estimated_s * US);
+    fp_jsonw_num(w, "ratio", e->ratio);
+    fp_jsonw_num(w, "median_abs_pct_error", e->median_ape);
+    fp_jsonw_num(w, "spearman", e->spearman);
+    fp_jsonw_int(w, "rows", e->rows);
+    fp_jsonw_end_object(w);
 }
 
-JsonNode *fp_report_fit_json(const fp_fit_report *r)
+static void json_fit_models(fp_jsonw *w, const fp_fit_report *r)
 {
     const fp_fit_result *f = r->fit;
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    fp_json_int(b, "schema", FP_JSON_SCHEMA);
-    fp_json_str(b, "base", r->base->path ? r->base->path : r->base->name);
-    fp_json_str(b, "output", r->output);
-    fp_json_str(b, "objective", fp_fit_objective_name(f->objective));
-    fp_json_num(b, "prior", f->prior);
-    fp_json_int(b, "rows_used", f->rows_used);
-    fp_json_int(b, "iterations", f->iterations);
-    json_builder_set_member_name(b, "rms_log_error");
-    json_builder_begin_object(b);
-    fp_json_num(b, "base", f->base_rms_log);
-    fp_json_num(b, "fitted", f->rms_log);
-    json_builder_end_object(b);
-    json_builder_set_member_name(b, "parameters");
-    json_builder_begin_array(b);
-    for (int j = 0; j < FP_FIT_NPARAM; j++) {
-        json_builder_begin_object(b);
-        fp_json_str(b, "name", fp_fit_param_name(j));
-        fp_json_num(b, "base", f->base[j]);
-        fp_json_num(b, "fitted", f->params[j]);
-        fp_json_int(b, "informed_rows", f->informed[j]);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "models");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, "models");
     for (uint32_t m = 0; m < f->n_models; m++) {
         const fp_fit_pair *pr = &r->pairs[m];
-        json_builder_begin_object(b);
-        fp_json_str(b, "model", pr->model);
-        fp_json_str(b, "profile", pr->profile);
-        fp_json_str(b, "stage", pr->stage);
-        fp_json_int(b, "kernels", pr->kernels);
-        fp_json_int(b, "matched", pr->matched);
-        fp_json_num(b, "time_share", pr->time_share);
-        fp_json_num(b, "measured_us", f->fit_eval[m].measured_s * US);
-        json_eval(b, "base", &f->base_eval[m]);
-        json_eval(b, "fit", &f->fit_eval[m]);
-        json_eval(b, "cv", f->cv_eval ? &f->cv_eval[m] : NULL);
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "model", pr->model);
+        fp_jsonw_str(w, "profile", pr->profile);
+        fp_jsonw_str(w, "stage", pr->stage);
+        fp_jsonw_int(w, "kernels", pr->kernels);
+        fp_jsonw_int(w, "matched", pr->matched);
+        fp_jsonw_num(w, "time_share", pr->time_share);
+        fp_jsonw_num(w, "measured_us", f->fit_eval[m].measured_s * US);
+        json_eval(w, "base", &f->base_eval[m]);
+        json_eval(w, "fit", &f->fit_eval[m]);
+        json_eval(w, "cv", f->cv_eval ? &f->cv_eval[m] : NULL);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "summary");
-    json_builder_begin_object(b);
-    fp_json_int(b, "models", f->n_models);
-    fp_json_num(b, "tolerance", FP_FIT_TOLERANCE);
-    fp_json_int(b, "within_base", f->within[0]);
-    fp_json_int(b, "within_fit", f->within[1]);
-    json_builder_set_member_name(b, "within_cv");
-    if (f->cv_eval)
-        json_builder_add_int_value(b, f->within[2]);
-    else
-        json_builder_add_null_value(b);
-    fp_json_num(b, "spearman_fit", f->spearman_fit);
-    fp_json_num(b, "spearman_cv", f->spearman_cv);
-    fp_json_int(b, "rows", r->data->rows->len);
-    json_builder_end_object(b);
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
+    fp_jsonw_end_array(w);
+}
+
+static void fit_json(const fp_fit_report *r, fp_jsonw *w)
+{
+    const fp_fit_result *f = r->fit;
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_int(w, "schema", FP_JSON_SCHEMA);
+    fp_jsonw_str(w, "base", r->base->path ? r->base->path : r->base->name);
+    fp_jsonw_str(w, "output", r->output);
+    fp_jsonw_name(w, "objective", fp_fit_objective_name(f->objective));
+    fp_jsonw_num(w, "prior", f->prior);
+    fp_jsonw_int(w, "rows_used", f->rows_used);
+    fp_jsonw_int(w, "iterations", f->iterations);
+    fp_jsonw_begin_object(w, "rms_log_error");
+    fp_jsonw_num(w, "base", f->base_rms_log);
+    fp_jsonw_num(w, "fitted", f->rms_log);
+    fp_jsonw_end_object(w);
+    fp_jsonw_begin_array(w, "parameters");
+    for (int j = 0; j < FP_FIT_NPARAM; j++) {
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_name(w, "name", fp_fit_param_name(j));
+        fp_jsonw_num(w, "base", f->base[j]);
+        fp_jsonw_num(w, "fitted", f->params[j]);
+        fp_jsonw_int(w, "informed_rows", f->informed[j]);
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+    json_fit_models(w, r);
+    fp_jsonw_begin_object(w, "summary");
+    fp_jsonw_int(w, "models", f->n_models);
+    fp_jsonw_num(w, "tolerance", FP_FIT_TOLERANCE);
+    fp_jsonw_int(w, "within_base", f->within[0]);
+    fp_jsonw_int(w, "within_fit", f->within[1]);
+    fp_jsonw_int_or_null(w, "within_cv", f->cv_eval ? (gint64)f->within[2] : -1);
+    fp_jsonw_num(w, "spearman_fit", f->spearman_fit);
+    fp_jsonw_num(w, "spearman_cv", f->spearman_cv);
+    fp_jsonw_int(w, "rows", r->data->rows->len);
+    fp_jsonw_end_object(w);
+    fp_jsonw_end_object(w);
+}
+
+bool fp_report_fit_json(const fp_fit_report *r, const char *path, GError **error)
+{
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    return w && (fit_json(r, w), fp_jsonw_close(w, error));
 }

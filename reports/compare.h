@@ -3,12 +3,12 @@
 #ifndef FP_REPORT_COMPARE_H
 #define FP_REPORT_COMPARE_H
 
-#include <json-glib/json-glib.h>
+#include <glib.h>
 #include <stdio.h>
 
 #include "devices/device.h"
-#include "frontends/profile/profile.h"
 #include "ir/diag.h"
+#include "ir/profile.h"
 #include "calibration/fit.h"
 #include "calibration/match.h"
 
@@ -28,8 +28,9 @@ typedef struct {
 } fp_compare_report;
 
 void fp_report_compare_text(const fp_compare_report *r, FILE *out);
-/* New JSON object (caller unrefs): the `compare` contract of docs/json.md. */
-JsonNode *fp_report_compare_json(const fp_compare_report *r);
+/* Writes the `compare` document of docs/json.md to path (stdout when NULL or "-", a file
+ * atomically); false with error set when a write failed. In the formats module (json-glib). */
+bool fp_report_compare_json(const fp_compare_report *r, const char *path, GError **error);
 
 /* What `fit` read per (model, profile) pair. */
 typedef struct {
@@ -48,7 +49,7 @@ typedef struct {
 } fp_fit_report;
 
 void fp_report_fit_text(const fp_fit_report *r, FILE *out);
-/* New JSON object (caller unrefs): the `fit` contract of docs/json.md. */
-JsonNode *fp_report_fit_json(const fp_fit_report *r);
+/* Writes the `fit` document of docs/json.md, as fp_report_compare_json. */
+bool fp_report_fit_json(const fp_fit_report *r, const char *path, GError **error);
 
 #endif

@@ -1,5 +1,5 @@
 /* devices.h - the `fuseplan devices` report as text: a table of device profiles, or one profile
- * in full (JSON: formats/json.h). */
+ * in full (JSON: reports/json.h). */
 #ifndef FP_REPORT_DEVICES_H
 #define FP_REPORT_DEVICES_H
 

@@ -1,5 +1,5 @@
 /* explain.h - the `fuseplan explain` report: every fusion candidate, applied or not, and why
- * (JSON: formats/json.h). */
+ * (JSON: reports/json.h). */
 #ifndef FP_REPORT_EXPLAIN_H
 #define FP_REPORT_EXPLAIN_H
 

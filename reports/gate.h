@@ -1,6 +1,6 @@
 /* gate.h - `fuseplan gate`: a deployment policy (GKeyFile, one [gate] group) checked against one
  * report: memory, latency, headroom, fusions that must happen, layout conversions. The JUnit and
- * SARIF emitters (formats/junit.h, formats/sarif.h) and the text summary read the same result. */
+ * SARIF emitters (reports/junit.h, reports/sarif.h) and the text summary read the same result. */
 #ifndef FP_REPORT_GATE_H
 #define FP_REPORT_GATE_H
 

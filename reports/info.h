@@ -1,4 +1,4 @@
-/* info.h - the `fuseplan info` report: a model's summary as text (JSON: formats/json.h). */
+/* info.h - the `fuseplan info` report: a model's summary as text (JSON: reports/json.h). */
 #ifndef FP_REPORT_INFO_H
 #define FP_REPORT_INFO_H
 

@@ -1,4 +1,4 @@
-/* memory.h - the `fuseplan memory` and `fuseplan headroom` reports as text (JSON: formats/json.h). */
+/* memory.h - the `fuseplan memory` and `fuseplan headroom` reports as text (JSON: reports/json.h). */
 #ifndef FP_REPORT_MEMORY_H
 #define FP_REPORT_MEMORY_H
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "formats/json_common.h"
+#include "reports/json_common.h"
 #include "reports/format.h"
 
 static const char *or_unknown(const char *s) { return s ? s : "(unknown)"; }
@@ -147,116 +147,114 @@ void fp_report_profile_text(const fp_profile *p, guint top, FILE *out)
 
 /* ---- JSON ---- */
 
-static void json_tensors(JsonBuilder *b, const char *member, const fp_prof_tensor *t, uint32_t n)
+static void json_tensors(fp_jsonw *w, const char *member, const fp_prof_tensor *t, uint32_t n)
 {
-    json_builder_set_member_name(b, member);
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, member);
     for (uint32_t i = 0; i < n; i++) {
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "shape");
+        fp_jsonw_begin_object(w, NULL);
         if (t[i].rank < 0) {
-            json_builder_add_null_value(b);
+            fp_jsonw_null(w, "shape");
         } else {
-            json_builder_begin_array(b);
+            fp_jsonw_begin_array(w, "shape");
             for (int32_t d = 0; d < t[i].rank; d++)
-                json_builder_add_int_value(b, t[i].dims[d]);
-            json_builder_end_array(b);
+                fp_jsonw_int(w, NULL, t[i].dims[d]);
+            fp_jsonw_end_array(w);
         }
-        fp_json_str(b, "dtype", t[i].dt != FP_DT_UNDEFINED ? fp_dtype_name(t[i].dt) : NULL);
-        fp_json_str(b, "dtype_raw", t[i].dtype);
-        fp_json_str(b, "layout", t[i].layout);
-        json_builder_end_object(b);
+        fp_jsonw_name(w, "dtype", t[i].dt != FP_DT_UNDEFINED ? fp_dtype_name(t[i].dt) : NULL);
+        fp_jsonw_str(w, "dtype_raw", t[i].dtype);
+        fp_jsonw_str(w, "layout", t[i].layout);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
+    fp_jsonw_end_array(w);
 }
 
-static void json_groups(JsonBuilder *b, const fp_profile *p, fp_prof_group_by by)
+static void json_groups(fp_jsonw *w, const fp_profile *p, fp_prof_group_by by)
 {
     guint n = 0;
     g_autofree fp_prof_group *g = fp_profile_group(p, by, &n);
-    json_builder_set_member_name(b, by == FP_PROF_BY_CORE ? "by_core" : "by_type");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, by == FP_PROF_BY_CORE ? "by_core" : "by_type");
     for (guint i = 0; i < n; i++) {
-        json_builder_begin_object(b);
-        fp_json_str(b, by == FP_PROF_BY_CORE ? "core" : "op_type", g[i].key);
-        fp_json_int(b, "kernels", (gint64)g[i].kernels);
-        fp_json_int(b, "calls", (gint64)g[i].calls);
-        fp_json_num(b, "total_us", g[i].total_us);
-        fp_json_num(b, "percent", percent(g[i].total_us, p->total_us));
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, by == FP_PROF_BY_CORE ? "core" : "op_type", g[i].key);
+        fp_jsonw_uint(w, "kernels", g[i].kernels);
+        fp_jsonw_uint(w, "calls", g[i].calls);
+        fp_jsonw_num(w, "total_us", g[i].total_us);
+        fp_jsonw_num(w, "percent", percent(g[i].total_us, p->total_us));
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
+    fp_jsonw_end_array(w);
 }
 
-static void json_top(JsonBuilder *b, const fp_profile *p, guint top)
+static void json_top(fp_jsonw *w, const fp_profile *p, guint top)
 {
     guint n = MIN(top, p->kernels->len);
     g_autofree guint *order = fp_profile_by_time(p);
-    json_builder_set_member_name(b, "top");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, "top");
     for (guint i = 0; i < n; i++) {
         const fp_prof_kernel *k = fp_profile_kernel(p, order[i]);
-        json_builder_begin_object(b);
-        fp_json_str(b, "name", k->name);
-        fp_json_str(b, "op_type", k->op_type);
-        fp_json_str(b, "core", k->core);
-        fp_json_num(b, "start_us", k->start_us);
-        fp_json_num(b, "dur_us", k->dur_us);
-        fp_json_int(b, "count", k->count);
-        fp_json_int(b, "step", k->step);
-        fp_json_bool(b, "nested", (k->flags & FP_PROF_K_NESTED) != 0);
-        json_tensors(b, "inputs", k->inputs, k->n_inputs);
-        json_tensors(b, "outputs", k->outputs, k->n_outputs);
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "name", k->name);
+        fp_jsonw_str(w, "op_type", k->op_type);
+        fp_jsonw_str(w, "core", k->core);
+        fp_jsonw_num(w, "start_us", k->start_us);
+        fp_jsonw_num(w, "dur_us", k->dur_us);
+        fp_jsonw_int(w, "count", k->count);
+        fp_jsonw_int(w, "step", k->step);
+        fp_jsonw_bool(w, "nested", (k->flags & FP_PROF_K_NESTED) != 0);
+        json_tensors(w, "inputs", k->inputs, k->n_inputs);
+        json_tensors(w, "outputs", k->outputs, k->n_outputs);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
+    fp_jsonw_end_array(w);
 }
 
-static void json_passes(JsonBuilder *b, const fp_profile *p)
+static void json_passes(fp_jsonw *w, const fp_profile *p)
 {
     g_autofree guint *order = passes_sorted(p);
-    json_builder_set_member_name(b, "passes");
-    json_builder_begin_array(b);
+    fp_jsonw_begin_array(w, "passes");
     for (guint i = 0; i < p->passes->len; i++) {
         const fp_prof_pass *s = fp_profile_pass(p, order[i]);
-        json_builder_begin_object(b);
-        fp_json_str(b, "name", s->name);
-        fp_json_str(b, "kind", fp_prof_pass_kind_name(s->kind));
-        fp_json_int(b, "match_times", (gint64)MIN(s->match_times, (uint64_t)G_MAXINT64));
-        fp_json_int(b, "effect_times", (gint64)MIN(s->effect_times, (uint64_t)G_MAXINT64));
-        fp_json_int(b, "repository_hit_times", (gint64)MIN(s->repository_hit_times, (uint64_t)G_MAXINT64));
-        fp_json_int(b, "graphs", s->graphs);
-        json_builder_end_object(b);
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "name", s->name);
+        fp_jsonw_name(w, "kind", fp_prof_pass_kind_name(s->kind));
+        fp_jsonw_uint(w, "match_times", s->match_times);
+        fp_jsonw_uint(w, "effect_times", s->effect_times);
+        fp_jsonw_uint(w, "repository_hit_times", s->repository_hit_times);
+        fp_jsonw_int(w, "graphs", s->graphs);
+        fp_jsonw_end_object(w);
     }
-    json_builder_end_array(b);
+    fp_jsonw_end_array(w);
 }
 
-JsonNode *fp_report_profile_json(const fp_profile *p, guint top)
+static void profile_json(const fp_profile *p, guint top, fp_jsonw *w)
 {
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    fp_json_int(b, "schema", FP_JSON_SCHEMA);
-    fp_json_str(b, "path", p->path);
-    fp_json_str(b, "format", fp_prof_format_name(p->format));
-    fp_json_str(b, "layout", p->layout);
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_int(w, "schema", FP_JSON_SCHEMA);
+    fp_jsonw_str(w, "path", p->path);
+    fp_jsonw_name(w, "format", fp_prof_format_name(p->format));
+    fp_jsonw_str(w, "layout", p->layout);
     bool fusion = p->format == FP_PROF_FUSION_RESULT;
-    fp_json_int(b, "kernels", fusion ? 0 : (gint64)p->records);
-    fp_json_int(b, "pass_entries", fusion ? (gint64)p->records : 0);
-    fp_json_int(b, "nodes", p->kernels->len);
-    fp_json_num(b, "total_us", p->total_us);
-    fp_json_int(b, "runs", p->runs);
-    fp_json_int(b, "warmup_runs", p->warmup_runs);
-    fp_json_int(b, "steps", p->steps);
-    fp_json_int(b, "graphs", p->graphs);
-    json_groups(b, p, FP_PROF_BY_OP_TYPE);
-    json_groups(b, p, FP_PROF_BY_CORE);
-    json_top(b, p, top);
-    json_passes(b, p);
-    json_builder_set_member_name(b, "warnings");
-    json_builder_begin_array(b);
+    fp_jsonw_int(w, "kernels", fusion ? 0 : (gint64)p->records);
+    fp_jsonw_int(w, "pass_entries", fusion ? (gint64)p->records : 0);
+    fp_jsonw_int(w, "nodes", p->kernels->len);
+    fp_jsonw_num(w, "total_us", p->total_us);
+    fp_jsonw_int(w, "runs", p->runs);
+    fp_jsonw_int(w, "warmup_runs", p->warmup_runs);
+    fp_jsonw_int(w, "steps", p->steps);
+    fp_jsonw_int(w, "graphs", p->graphs);
+    json_groups(w, p, FP_PROF_BY_OP_TYPE);
+    json_groups(w, p, FP_PROF_BY_CORE);
+    json_top(w, p, top);
+    json_passes(w, p);
+    fp_jsonw_begin_array(w, "warnings");
     for (guint i = 0; i < p->warnings->len; i++)
-        json_builder_add_string_value(b, p->warnings->pdata[i]);
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    return json_builder_get_root(b);
+        fp_jsonw_str(w, NULL, p->warnings->pdata[i]);
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+}
+
+bool fp_report_profile_json(const fp_profile *p, guint top, const char *path, GError **error)
+{
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    return w && (profile_json(p, top, w), fp_jsonw_close(w, error));
 }

@@ -1,5 +1,5 @@
 /* report.h - `fuseplan report`: the stage table, fusion and memory summaries, hotspots and the
- * headroom line, from one in-memory result, as text or Markdown (JSON: formats/json.h). */
+ * headroom line, from one in-memory result, as text or Markdown (JSON: reports/json.h). */
 #ifndef FP_REPORT_REPORT_H
 #define FP_REPORT_REPORT_H
 

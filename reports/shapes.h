@@ -1,4 +1,4 @@
-/* shapes.h - the `fuseplan shapes` report: per-node output shapes, FLOPs, bytes, intensity (JSON: formats/json.h). */
+/* shapes.h - the `fuseplan shapes` report: per-node output shapes, FLOPs, bytes, intensity (JSON: reports/json.h). */
 #ifndef FP_REPORT_SHAPES_H
 #define FP_REPORT_SHAPES_H
 

@@ -1,4 +1,4 @@
-/* train.h - the `fuseplan train` report as text (reports/train.c; JSON: formats/train_json.c). */
+/* train.h - the `fuseplan train` report as text (reports/train.c; JSON: reports/train_json.c). */
 #ifndef FP_REPORT_TRAIN_H
 #define FP_REPORT_TRAIN_H
 

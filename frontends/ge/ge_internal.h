@@ -27,8 +27,9 @@ bool fp_ge_onnx_is_ge(const Onnx__ModelProto *mp);
  * by rebuilding the ModelDef it came from; format "ge-onnx-text". */
 fp_model *fp_ge_from_onnx(const char *path, const Onnx__ModelProto *mp, uint64_t file_size, GError **error);
 
-/* Parses GE's JSON of a ModelDef (atc --mode=1) into a ModelDef; NULL with an error naming the JSON
- * path of the bad member. Free with ge__proto__model_def__free_unpacked(md, NULL). */
-Ge__Proto__ModelDef *fp_ge_json_parse(const char *text, size_t len, GError **error);
+/* Imports GE's JSON of a ModelDef (atc --mode=1), format "ge-json" (see fp_ge_load for the
+ * contract); an error names the JSON path of the bad member. Needs json-glib: built into the
+ * formats module, reached through fp_readers_get (frontends/readers.h). */
+fp_model *fp_ge_json_load(const char *path, const char *text, size_t len, GError **error);
 
 #endif

@@ -1,5 +1,6 @@
 /* ge_json.c - GE's JSON of a ModelDef (`atc --mode=1` on an .om, `--mode=5` on a dump) into
- * ge.proto.ModelDef, generic over protobuf-c descriptors.
+ * ge.proto.ModelDef, generic over protobuf-c descriptors, then into the IR (fp_ge_json_load). In
+ * the formats module (json-glib): frontends/ge/ge_load.c reaches it through frontends/readers.h.
  *
  * GE's JSON writer (Pb2Json) follows the proto field names; repeated fields are arrays; maps are
  * arrays of {"key", "value"} objects (a plain JSON object is accepted too); enums are names;
@@ -228,7 +229,9 @@ static gssize too_deep(const char *s, size_t len, unsigned max)
     return -1;
 }
 
-Ge__Proto__ModelDef *fp_ge_json_parse(const char *text, size_t len, GError **error)
+/* Parses GE's JSON of a ModelDef into a ModelDef; NULL with an error naming the JSON path of the
+ * bad member. Free with ge__proto__model_def__free_unpacked(md, NULL). */
+static Ge__Proto__ModelDef *parse(const char *text, size_t len, GError **error)
 {
     if (len > G_MAXSSIZE) {
         g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_LIMIT, "JSON text too large");
@@ -263,4 +266,14 @@ Ge__Proto__ModelDef *fp_ge_json_parse(const char *text, size_t len, GError **err
     g_string_free(c.path, TRUE);
     g_byte_array_free(c.scratch, TRUE);
     return md;
+}
+
+fp_model *fp_ge_json_load(const char *path, const char *text, size_t len, GError **error)
+{
+    Ge__Proto__ModelDef *md = parse(text, len, error);
+    if (!md)
+        return NULL;
+    fp_model *m = fp_ge_from_model_def(path, "ge-json", md, len, NULL, error);
+    ge__proto__model_def__free_unpacked(md, NULL);
+    return m;
 }

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/formats.h"
 #include "frontends/pbtxt/pbtxt.h"
+#include "frontends/readers.h"
 
 #define OM_MAGIC "IMOD"
 #define OM_HEADER 256u
@@ -130,16 +130,11 @@ static fp_model *from_text(const char *path, const char *text, size_t len, GErro
     return m;
 }
 
-/* GE JSON is parsed by the formats module (json-glib), loaded here on first use. */
+/* GE JSON is read by the formats module (json-glib), loaded here on first use. */
 static fp_model *from_json(const char *path, const char *text, size_t len, GError **error)
 {
-    const fp_formats *fx = fp_formats_get(error);
-    Ge__Proto__ModelDef *md = fx ? fx->ge_json_parse(text, len, error) : NULL;
-    if (!md)
-        return NULL;
-    fp_model *m = fp_ge_from_model_def(path, "ge-json", md, len, NULL, error);
-    ge__proto__model_def__free_unpacked(md, NULL);
-    return m;
+    const fp_readers *rd = fp_readers_get(error);
+    return rd ? rd->ge_json(path, text, len, error) : NULL;
 }
 
 /* Unpacks a skeleton built from bytes that start at file offset loc->base. */

@@ -6,15 +6,7 @@
 
 #include "profile.h"
 
-/* ---- profile building ---- */
-const char *fp_prof_intern(fp_profile *p, const char *s, gssize len);
-/* Appends a kernel with defaults (times NAN, count 1, samples 1, step -1, name ""). The pointer
- * is valid until the next append. */
-fp_prof_kernel *fp_prof_add_kernel(fp_profile *p);
-/* Adds counts to the pass (kind, name), creating it on first sight. */
-void fp_prof_add_pass(fp_profile *p, fp_prof_pass_kind kind, const char *name, uint64_t match,
-                      uint64_t effect, uint64_t hits);
-void fp_prof_warn(fp_profile *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* ---- values as profiles write them ---- */
 /* Maps a dtype as profiles write it ("FLOAT", "DT_BF16", "float16", "c10::Half", "long int"). */
 fp_dtype fp_prof_dtype(const char *s);
 

@@ -20,8 +20,8 @@
 #include "analysis/pipeline.h"
 #include "reports/dot.h"
 #include "reports/gate.h"
-#include "formats/html.h"
-#include "formats/json.h"
+#include "reports/html.h"
+#include "reports/json.h"
 #include "reports/report.h"
 
 /* Headroom re-infers the model at up to ~2 log2(max) batches: only on small graphs, bounded. */

@@ -1,5 +1,5 @@
 /* info_json.c - the `info` JSON document (docs/json.md). */
-#include "formats/json.h"
+#include "reports/json.h"
 
 static void json_values(fp_jsonw *w, const char *member, GPtrArray *vals)
 {

@@ -1,6 +1,6 @@
 /* gate_json.c - the `gate` JSON document (docs/json.md): the verdict, each check of the policy with
  * its numbers, and for a forbidden fusion the candidates not applied with their reasons. */
-#include "formats/json.h"
+#include "reports/json.h"
 
 static const char *status_name(fp_gate_status s)
 {

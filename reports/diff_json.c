@@ -1,8 +1,8 @@
 /* diff_json.c - the `diff` JSON document (docs/json.md), written piece by piece
- * (formats/json_writer.h): the fusions lost and gained can be as many as the models' nodes. */
+ * (reports/json_writer.h): the fusions lost and gained can be as many as the models' nodes. */
 #include <math.h>
 
-#include "formats/json.h"
+#include "reports/json.h"
 
 static void side(fp_jsonw *w, const char *k, const fp_report *r)
 {

@@ -1,12 +1,13 @@
-/* json_writer.h - a JSON document written piece by piece into a string, byte for byte as
- * json-glib's generator (pretty, indent 2; fp_json_write) writes the same document built as a tree:
- * for documents with arrays as long as the model (report's ops and fusions), whose tree costs
- * kilobytes per element. Strings, member names and floating-point numbers are formatted by
+/* json_writer.h - the one way fuseplan writes JSON: a document written piece by piece, byte for
+ * byte as json-glib's generator (pretty, indent 2) writes the same document built as a tree
+ * (tests/test_reports.c compares the two). A tree costs kilobytes per element and report's ops
+ * and fusions are as long as the model: `report -f json` on a million nodes streams its document
+ * in constant memory instead. Strings, member names and floating-point numbers are formatted by
  * json-glib itself (no hand escaping); only the layout (indentation, separators) is written here. */
 #ifndef FP_JSON_WRITER_H
 #define FP_JSON_WRITER_H
 
-#include <json-glib/json-glib.h>
+#include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -14,7 +15,7 @@ typedef struct fp_jsonw fp_jsonw;
 
 /* A writer that keeps the document in memory (fp_jsonw_finish). */
 fp_jsonw *fp_jsonw_new(void);
-/* The document written, with a final newline as fp_json_write adds; w is freed. Every container
+/* The document written, with a final newline; w is freed. Every container
  * begun must have been ended (g_assert). */
 char *fp_jsonw_finish(fp_jsonw *w, gsize *len);
 /* A writer whose text goes to path (stdout when NULL or "-") about a mebibyte at a time as it is
@@ -38,7 +39,7 @@ void fp_jsonw_end_object(fp_jsonw *w);
 void fp_jsonw_begin_array(fp_jsonw *w, const char *member);
 void fp_jsonw_end_array(fp_jsonw *w);
 /* A NULL string and a non-finite number are written as null; an unsigned value above INT64_MAX is
- * clamped (as fp_json_str, fp_json_num and fp_json_uint do in a tree). */
+ * clamped. */
 void fp_jsonw_str(fp_jsonw *w, const char *member, const char *v);
 /* fp_jsonw_str for strings from a small set that stay valid for the life of w (operator types,
  * rule ids, enum names): each is escaped once. */

@@ -1,13 +1,14 @@
-/* load.c - the executable's side of the formats module (formats.h): loads fuseplan-formats.so on
- * first need, from the directory of the executable (/proc/self/exe), else from FP_MODULE_DIR, and
- * keeps it loaded until exit. Built into the executable only (formats/static.c stands in where the
- * module is linked in). */
+/* load.c - the executable's side of the formats module (module/module.h): loads
+ * fuseplan-formats.so on first need, from the directory of the executable (/proc/self/exe), else
+ * from FP_MODULE_DIR, and keeps it loaded until exit. Built into the executable only
+ * (module/static.c stands in where the module's code is linked in). */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <string.h>
 
-#include "formats/formats.h"
+#include "module/module.h"
 
-static const fp_formats_module *loaded;
+static const fp_module *loaded;
 
 /* Where the module is looked for, in order (NULL-terminated; caller g_strfreev()s). */
 static char **candidates(void)
@@ -16,15 +17,15 @@ static char **candidates(void)
     g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
     if (exe) {
         g_autofree char *dir = g_path_get_dirname(exe);
-        g_ptr_array_add(a, g_build_filename(dir, FP_FORMATS_MODULE, NULL));
+        g_ptr_array_add(a, g_build_filename(dir, FP_MODULE_FILE, NULL));
     }
-    g_ptr_array_add(a, g_build_filename(FP_MODULE_DIR, FP_FORMATS_MODULE, NULL));
+    g_ptr_array_add(a, g_build_filename(FP_MODULE_DIR, FP_MODULE_FILE, NULL));
     g_ptr_array_add(a, NULL);
     return (char **)g_ptr_array_free(a, FALSE);
 }
 
 /* Opens the module at path and checks what it exports; NULL with the reason in *why. */
-static const fp_formats_module *open_module(const char *path, char **why)
+static const fp_module *open_module(const char *path, char **why)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -36,18 +37,18 @@ static const fp_formats_module *open_module(const char *path, char **why)
         *why = g_strdup(e ? e : "dlopen failed");
         return NULL;
     }
-    const fp_formats_module *m = dlsym(h, "fp_formats_entry");
-    if (!m || m->abi != FP_FORMATS_ABI) {
+    const fp_module *m = dlsym(h, "fp_module_entry");
+    if (!m || m->abi != FP_MODULE_ABI) {
         *why = m ? g_strdup_printf("built for interface %d, this fuseplan needs %d (a module of another build)",
-                                   m->abi, FP_FORMATS_ABI)
-                 : g_strdup("no fp_formats_entry symbol (not a fuseplan formats module)");
+                                   m->abi, FP_MODULE_ABI)
+                 : g_strdup("no fp_module_entry symbol (not a fuseplan formats module)");
         dlclose(h);
         return NULL;
     }
     return m;
 }
 
-const fp_formats_module *fp_formats_module_get(GError **error)
+const fp_module *fp_module_get(GError **error)
 {
     if (loaded)
         return loaded;
@@ -72,10 +73,4 @@ const fp_formats_module *fp_formats_module_get(GError **error)
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot load the formats module %s%s%s%s: %s", path,
                 others ? " (also looked for " : "", others ? others : "", others ? ")" : "", why);
     return NULL;
-}
-
-const fp_formats *fp_formats_get(GError **error)
-{
-    const fp_formats_module *m = fp_formats_module_get(error);
-    return m ? m->formats : NULL;
 }

@@ -3,9 +3,10 @@
  * others after ",\n", each indented by two spaces per level, the closing bracket on a line of its
  * own at the container's level; an empty array is "[]" and an empty object "{", two spaces per
  * level, "}" (tests/test_reports.c compares the two on a document with every case). */
-#include "formats/json_writer.h"
+#include "reports/json_writer.h"
 
 #include <errno.h>
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

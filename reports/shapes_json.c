@@ -1,6 +1,6 @@
 /* shapes_json.c - the `shapes` JSON document (docs/json.md), written piece by piece
- * (formats/json_writer.h): it lists every node. */
-#include "formats/json.h"
+ * (reports/json_writer.h): it lists every node. */
+#include "reports/json.h"
 #include "passes/metrics.h"
 
 /* A metric: null when the node's metrics are not known. */

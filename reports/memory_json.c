@@ -1,7 +1,7 @@
 /* memory_json.c - the `memory` and `headroom` JSON documents (docs/json.md), written piece by
- * piece (formats/json_writer.h): the optimized order names every node, and there can be a finding
+ * piece (reports/json_writer.h): the optimized order names every node, and there can be a finding
  * per node. */
-#include "formats/json.h"
+#include "reports/json.h"
 
 static void json_tensor(fp_jsonw *w, const fp_memory_tensor *t)
 {

@@ -1,4 +1,4 @@
-/* sarif.c - gate results as SARIF 2.1.0, written piece by piece (formats/json_writer.h: a
+/* sarif.c - gate results as SARIF 2.1.0, written piece by piece (reports/json_writer.h: a
  * result per fusion candidate not applied, as many as a quarter of the nodes) (see sarif.h). Members follow the
  * OASIS SARIF 2.1.0 standard: sarifLog {$schema, version, runs[]}, run {tool.driver {name,
  * version, rules[]}, invocations[], artifacts[], results[]}, result {ruleId, kind,

@@ -1,8 +1,8 @@
 /* train_html.c - `fuseplan train -f html`: one self-contained page (libxml2 tree, no scripts): the
  * step's memory as cards and a bar of its parts, the saved tensors with the reason each is kept,
  * the recompute plan beside Chen's and the budget-vs-extra-FLOPs curve, the headroom. */
-#include "formats/html_tree.h"
-#include "formats/json.h"
+#include "reports/html_tree.h"
+#include "reports/json.h"
 
 #include "reports/format.h"
 

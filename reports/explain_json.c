@@ -1,6 +1,6 @@
 /* explain_json.c - the `explain` JSON document and the `fusions` array shared with `report`
- * (docs/json.md), written piece by piece (formats/json_writer.h). */
-#include "formats/json.h"
+ * (docs/json.md), written piece by piece (reports/json_writer.h). */
+#include "reports/json.h"
 
 void fp_jsonw_reason(fp_jsonw *w, const fp_reason *r)
 {

@@ -1,6 +1,6 @@
-/* html_tree.h - the libxml2 tree helpers of the HTML pages (formats/html.c, formats/train_html.c):
+/* html_tree.h - the libxml2 tree helpers of the HTML pages (reports/html.c, reports/train_html.c):
  * elements with escaped text, classes and attributes, table rows, sections, cards; the shared
- * style sheet and the page writer (formats/html_tree.c). */
+ * style sheet and the page writer (reports/html_tree.c). */
 #ifndef FP_HTML_TREE_H
 #define FP_HTML_TREE_H
 

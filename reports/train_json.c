@@ -1,7 +1,7 @@
 /* train_json.c - `fuseplan train -f json` (docs/json.md, "train"): the step's memory, FLOPs, the
  * saves per op with their reasons, the headroom. */
-#include "formats/json.h"
-#include "formats/json_writer.h"
+#include "reports/json.h"
+#include "reports/json_writer.h"
 
 static void saved_json(fp_jsonw *w, const fp_train_saved *s)
 {

@@ -1,8 +1,8 @@
 /* report_json.c - the `report` JSON document (docs/json.md), written piece by piece
- * (formats/json_writer.h): its ops and fusions arrays are as long as the model. */
+ * (reports/json_writer.h): its ops and fusions arrays are as long as the model. */
 #include <math.h>
 
-#include "formats/json.h"
+#include "reports/json.h"
 
 /* "step": the decoder's step as analysed and its estimated latency per token, or null. */
 static void step_json(fp_jsonw *w, const fp_report *r)

@@ -1,117 +1,81 @@
-/* table.c - the formats table (formats/formats.h): thin writers around the JSON, SARIF, JUnit and
- * HTML emitters and the GE JSON reader. Linked into the module and into libfuseplan_core.a. */
-#include "formats/formats.h"
+/* formats_table.c - the writers' table (reports/formats.h): thin writers around the JSON, SARIF,
+ * JUnit and HTML emitters. Built into the formats module (module/module.h), or linked in with it
+ * (libfuseplan_core.a, libfuseplan.so). Each JSON writer opens a streamed writer on its path, lets
+ * the emitter write the document into it and closes it: false when the open or a write failed. */
+#include "reports/formats.h"
 
-#include "frontends/ge/ge_internal.h"
-#include "formats/html.h"
-#include "formats/json.h"
-#include "formats/junit.h"
-#include "formats/sarif.h"
-
-/* Writes a document built by an emitter and drops it. */
-static bool write_doc(JsonNode *root, const char *path, GError **error)
-{
-    bool ok = fp_json_write(root, path, error);
-    json_node_unref(root);
-    return ok;
-}
+#include "reports/html.h"
+#include "reports/json.h"
+#include "reports/junit.h"
+#include "reports/sarif.h"
 
 static bool report_json(const fp_report *r, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_json(r, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_json(r, w), fp_jsonw_close(w, error));
 }
 
 static bool memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
                         const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_memory_json(m, r, x, diag, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_memory_json(m, r, x, diag, w), fp_jsonw_close(w, error));
 }
 
 static bool headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                           const fp_diag *diag, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_headroom_json(m, q, res, diag, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_headroom_json(m, q, res, diag, w), fp_jsonw_close(w, error));
 }
 
 static bool info_json(const fp_model *m, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_info_json(m, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_info_json(m, w), fp_jsonw_close(w, error));
 }
 
 static bool shapes_json(const fp_model *m, const fp_diag *diag, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_shapes_json(m, diag, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_shapes_json(m, diag, w), fp_jsonw_close(w, error));
 }
 
 static bool explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, const char *path,
                          GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_explain_json(l, t, f, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_explain_json(l, t, f, w), fp_jsonw_close(w, error));
 }
 
 static bool diff_json(const fp_diff *d, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_diff_json(d, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_diff_json(d, w), fp_jsonw_close(w, error));
 }
 
 static bool devices_json(GPtrArray *devs, bool one, const char *path, GError **error)
 {
-    return write_doc(fp_report_devices_json(devs, one), path, error);
+    fp_jsonw *w = fp_jsonw_open(path, error);
+    return w && (fp_report_devices_json(devs, one, w), fp_jsonw_close(w, error));
 }
 
 static bool sarif(const fp_gate_result *g, int exit_code, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_sarif(g, exit_code, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_sarif(g, exit_code, w), fp_jsonw_close(w, error));
 }
 
 static bool gate_json(const fp_gate_result *g, int exit_code, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_gate_json(g, exit_code, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_gate_json(g, exit_code, w), fp_jsonw_close(w, error));
 }
 
 static bool train_json(const fp_train_report *r, const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    if (!w)
-        return false;
-    fp_report_train_json(r, w);
-    return fp_jsonw_close(w, error);
+    return w && (fp_report_train_json(r, w), fp_jsonw_close(w, error));
 }
 
 const fp_formats fp_formats_table = {
@@ -129,5 +93,4 @@ const fp_formats fp_formats_table = {
     .sarif = sarif,
     .junit = fp_report_junit,
     .html = fp_report_html,
-    .ge_json_parse = fp_ge_json_parse,
 };
