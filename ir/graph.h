@@ -16,6 +16,7 @@
 #include "arena.h"
 #include "dtype.h"
 #include "op.h"
+#include "shape.h"
 
 #define FP_IR_ERROR (fp_ir_error_quark())
 GQuark fp_ir_error_quark(void);
@@ -57,29 +58,6 @@ typedef struct fp_model fp_model;
 typedef struct fp_graph fp_graph;
 typedef struct fp_node fp_node;
 typedef struct fp_value fp_value;
-
-/* One dimension: a known size (sym == NULL, value >= 0), a named symbol (sym != NULL), or
- * unknown (sym == NULL, value < 0). */
-typedef struct {
-    int64_t value;
-    const char *sym;
-} fp_dim;
-
-/* A shape; rank < 0 means the rank itself is unknown. dims is arena-owned. */
-typedef struct {
-    int32_t rank;
-    fp_dim *dims;
-} fp_shape;
-
-static inline bool fp_dim_known(fp_dim d) { return d.sym == NULL && d.value >= 0; }
-/* Marks an unknown element of fp_value.sval. */
-extern const char fp_sval_unknown[];
-/* True when the rank and every dim are known integers. */
-bool fp_shape_static(const fp_shape *s);
-/* Element count of a static shape; false when not static or on overflow. */
-bool fp_shape_numel(const fp_shape *s, uint64_t *n);
-/* "1x3x224x224", "batchx3x?x?", "?" for unknown rank, "scalar" for rank 0. Caller frees. */
-char *fp_shape_to_string(const fp_shape *s);
 
 /* Where a tensor's payload lives. Weights are never loaded: only small ones keep values. */
 typedef enum {
