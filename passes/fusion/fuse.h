@@ -182,6 +182,15 @@ typedef struct {
                            activation_in) keep their answers in for one target, or NULL */
 } fp_match;
 
+/* Whether n is one of mt's matched nodes. */
+static inline bool fp_fuse_in_match(const fp_match *mt, const fp_node *n)
+{
+    for (int i = 0; i < mt->n; i++)
+        if (mt->nodes[i] == n)
+            return true;
+    return false;
+}
+
 /* Evaluates constraint c on match mt; on failure appends an fp_reason, allocated with its strings
  * in mt->tmp, to reasons and returns false. reasons may be NULL for a gate (fp_constraint.gate: its
  * failure is never explained), and then only for a gate: the verdict without the explanation. */

@@ -132,14 +132,6 @@ static fp_node *node_at(const fp_match *mt, int k)
     return k >= 0 && k < mt->n ? mt->nodes[k] : NULL;
 }
 
-static bool in_match(const fp_match *mt, const fp_node *n)
-{
-    for (int i = 0; i < mt->n; i++)
-        if (mt->nodes[i] == n)
-            return true;
-    return false;
-}
-
 static const char *origin(const fp_value *v)
 {
     if (v->kind == FP_VALUE_INPUT)
@@ -161,7 +153,7 @@ static fp_value *other_input(const fp_match *mt, const fp_node *n)
     bool x_is_pattern = idx == 0 || p->from == FP_PAT_X || p->from2 == FP_PAT_X;
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         fp_value *v = n->inputs[i];
-        if (v && !(v->producer && in_match(mt, v->producer)) && !(x_is_pattern && v == mt->x))
+        if (v && !(v->producer && fp_fuse_in_match(mt, v->producer)) && !(x_is_pattern && v == mt->x))
             return v;
     }
     return NULL;
@@ -228,7 +220,7 @@ static bool single_consumer(const fp_constraint *c, const fp_match *mt, GPtrArra
                 continue;
             for (uint32_t u = 0; u < v->n_uses; u++) {
                 fp_node *user = v->uses[u].node;
-                if (in_match(mt, user))
+                if (fp_fuse_in_match(mt, user))
                     continue;
                 reason(mt, out, c->name, fmt(mt, "%u consumers", v->n_uses),
                        sdup(mt, "read only by the pattern"),
