@@ -326,7 +326,7 @@ static bool sweep_rule(fp_fuser *fz, const sweep_order *o, size_t ri)
         for (int k = 0; k < r->n_constraints; k++) {
             const fp_constraint *c = &r->constraints[k];
             guint before = reasons->len;
-            bool ok = fp_constraint_check_at(fz->which[ri][k], c, &mt, c->gate ? NULL : reasons);
+            bool ok = fp_fuse_constraint_check(c, &mt, c->gate ? NULL : reasons);
             if (!ok && c->gate) {
                 gated = true;
                 break;

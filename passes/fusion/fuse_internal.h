@@ -36,8 +36,6 @@ typedef struct {
     bool (*kind_tab)[FP_PAT_MAX][256]; /* per rule index: kind_row of each pattern node */
     bool *kind_tab_set;
     int16_t *only;     /* per rule index: the one kind its anchor can have, or -1 (made with kind_tab) */
-    int8_t (*which)[FP_RULE_MAX_CONSTRAINTS]; /* per rule index: fp_constraint_find of each of its
-                                                 constraints (made with its kind_tab) */
     /* the use lists are updated where a rewrite changes them (fuse_uses.c), not relinked */
     GPtrArray *chg;    /* nodes whose inputs a rewrite changes (or removes) */
     GArray *before, *after; /* their uses before and after it, by value and key (fuse_uses.c) */
@@ -61,8 +59,7 @@ void fp_fuse_match_free(fp_fuser *fz);
 /* What fz->kind holds for n: its op when the node itself lets a pattern node match it. */
 uint8_t fp_fuse_match_kind_of(const fp_node *n);
 /* Rule index ri's table of the kinds each pattern node may match (FP_FUSE_KIND_SKIP and
- * FP_FUSE_KIND_REMOVED: false), made on first use with its anchor's only kind (fz->only) and its
- * predicates (fz->which). */
+ * FP_FUSE_KIND_REMOVED: false), made on first use with its anchor's only kind (fz->only). */
 bool (*fp_fuse_match_kinds(fp_fuser *fz, size_t ri))[256];
 /* Whether rule index ri may match anywhere in the model: every node of its pattern has a kind that
  * some node has (a sweep that cannot match changes and records nothing). */

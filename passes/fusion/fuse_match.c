@@ -12,7 +12,6 @@ void fp_fuse_match_init(fp_fuser *fz, size_t total)
 {
     fz->kind_tab = g_malloc_n(fp_n_rules + 1, sizeof *fz->kind_tab);
     fz->kind_tab_set = g_new0(bool, fp_n_rules + 1);
-    fz->which = g_malloc_n(fp_n_rules + 1, sizeof *fz->which);
     fz->only = g_new(int16_t, fp_n_rules + 1);
     fz->dirty = g_new0(uint32_t, total + 1);
     fz->kind = g_new(uint8_t, total + 1);
@@ -32,7 +31,6 @@ void fp_fuse_match_free(fp_fuser *fz)
     g_free(fz->kind);
     g_free(fz->kind_tab);
     g_free(fz->kind_tab_set);
-    g_free(fz->which);
     g_free(fz->only);
 }
 
@@ -72,11 +70,6 @@ bool (*fp_fuse_match_kinds(fp_fuser *fz, size_t ri))[256]
         for (int op = 0; op < 256; op++)
             if (fz->kind_tab[ri][0][op])
                 fz->only[ri] = fz->only[ri] == -1 ? (int16_t)op : -2;
-        for (int k = 0; k < r->n_constraints; k++) {
-            int w = fp_constraint_find(r->constraints[k].name);
-            g_assert(w >= 0 && w <= INT8_MAX);
-            fz->which[ri][k] = (int8_t)w;
-        }
         fz->kind_tab_set[ri] = true;
     }
     return fz->kind_tab[ri];
