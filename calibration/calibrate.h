@@ -95,7 +95,7 @@ void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const 
                                double memory_bw, fp_calibrate_point out[FP_CALIBRATE_LEVELS]);
 
 /* FLOP/s on one thread of fuseplan's kernels for the convolution classes ONNX Runtime's CPU EP runs
- * (calibration/convolve.c): NCHW 3x3 expand-then-GEMM, NCHW depthwise 3x3 (per channel), and the
+ * (calibration/calibrate_conv.c): NCHW 3x3 expand-then-GEMM, NCHW depthwise 3x3 (per channel), and the
  * direct NCHWc 3x3 and depthwise 3x3 kernels in blocks of the kernel ISA's vector width. */
 typedef struct {
     double conv, grouped_conv, nchwc_conv, nchwc_depthwise; /* FLOP/s on the big layers */

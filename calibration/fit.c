@@ -709,7 +709,7 @@ static void run_folds(const fp_fit_data *d, const fp_device *base, const fp_fit_
         g_thread_pool_free(pool, FALSE, TRUE);
 }
 
-fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, GError **error)
+fp_fit_result *fp_fit_run(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, GError **error)
 {
     fp_fit_opts opts = *o;
     if (opts.prior <= 0)

@@ -39,8 +39,8 @@
  * above 1 (kernels streaming faster than the base bandwidth: CPU caches) raises the profile's
  * bandwidths and keeps its bandwidth efficiency at 1.
  */
-#ifndef FP_PASS_FIT_H
-#define FP_PASS_FIT_H
+#ifndef FP_FIT_H
+#define FP_FIT_H
 
 #include <glib.h>
 #include <stdbool.h>
@@ -162,7 +162,7 @@ typedef struct {
 
 /* Fits the parameters of `base` to the rows of d. Fails (FP_DEVICE_ERROR_INVALID) when no row
  * can be used. Caller frees with fp_fit_result_free. */
-fp_fit_result *fp_pass_fit(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, GError **error);
+fp_fit_result *fp_fit_run(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, GError **error);
 void fp_fit_result_free(fp_fit_result *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_fit_result, fp_fit_result_free)
 

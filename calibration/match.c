@@ -775,8 +775,8 @@ static void teardown(matcher *mt)
     g_hash_table_destroy(mt->uf);
 }
 
-fp_match_result *fp_pass_match(const fp_model *m, const fp_cost_result *cost, const fp_fusion_list *fusions,
-                               const fp_profile *p, fp_diag *diag)
+fp_match_result *fp_match_run(const fp_model *m, const fp_cost_result *cost, const fp_fusion_list *fusions,
+                              const fp_profile *p, fp_diag *diag)
 {
     fp_match_result *r = g_new0(fp_match_result, 1);
     r->profile = p;

@@ -27,8 +27,8 @@
  * divided by the number of steps. Nested kernels (inside an If/Loop body) are left out: their
  * parent's time includes them. Aggregate rows (op_statistic) cannot be matched per node.
  */
-#ifndef FP_PASS_MATCH_H
-#define FP_PASS_MATCH_H
+#ifndef FP_MATCH_H
+#define FP_MATCH_H
 
 #include "ir/diag.h"
 #include "ir/graph.h"
@@ -118,8 +118,8 @@ typedef struct {
  * each unit its members; in any case they are the predicted side of the agreement table. Never
  * fails: a profile that matches nothing gives matched = 0. m, cost and p must outlive the result,
  * which the caller frees with fp_match_result_free. */
-fp_match_result *fp_pass_match(const fp_model *m, const fp_cost_result *cost, const fp_fusion_list *fusions,
-                               const fp_profile *p, fp_diag *diag);
+fp_match_result *fp_match_run(const fp_model *m, const fp_cost_result *cost, const fp_fusion_list *fusions,
+                              const fp_profile *p, fp_diag *diag);
 void fp_match_result_free(fp_match_result *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_match_result, fp_match_result_free)
 

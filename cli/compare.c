@@ -179,9 +179,9 @@ bool fp_cmp_pair_run(fp_cmp_pair *pr, const char *path, const fp_profile *p, con
     fp_match_result *fused = NULL, *orig = NULL;
     g_autoptr(fp_diag) dfused = fp_diag_new(), dorig = fp_diag_new(); /* the chosen stage's go to pr->diag */
     if (stage != FP_STAGE_ORIGINAL)
-        fused = fp_pass_match(pr->a->model, pr->a->res.cost, pr->a->res.fusions, p, dfused);
+        fused = fp_match_run(pr->a->model, pr->a->res.cost, pr->a->res.fusions, p, dfused);
     if (stage != FP_STAGE_FUSED)
-        orig = fp_pass_match(pr->a->original, pr->a->original_cost, pr->a->res.fusions, p, dorig);
+        orig = fp_match_run(pr->a->original, pr->a->original_cost, pr->a->res.fusions, p, dorig);
     if (stage != FP_STAGE_AUTO) {
         pr->stage = stage;
         pr->match = fused ? fused : orig;

@@ -200,7 +200,7 @@ static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, GArra
                       stage, d, &pairs[i]))
             return FP_EXIT_BAD;
 
-    g_autoptr(fp_fit_result) f = fp_pass_fit(d, base, &opts, &err);
+    g_autoptr(fp_fit_result) f = fp_fit_run(d, base, &opts, &err);
     if (!f) {
         fp_cli_error("fit: %s", err->message);
         return FP_EXIT_BAD;

@@ -197,19 +197,13 @@ static bool src_copy(skel *s, uint64_t pos, uint64_t n, outbuf *out)
 static int src_varint(skel *s, uint64_t *pos, uint64_t end, uint64_t *v)
 {
     size_t avail = (size_t)MIN(end - *pos, (uint64_t)10);
-    const uint8_t *p = src_at(s, *pos, avail);
+    const uint8_t *p = src_at(s, *pos, avail), *q = p;
     if (!p)
         return -1;
-    uint64_t r = 0;
-    for (size_t i = 0; i < avail; i++) {
-        r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-        if (!(p[i] & 0x80)) {
-            *pos += i + 1;
-            *v = r;
-            return 0;
-        }
-    }
-    return 1;
+    if (!fp_pbskel_varint_inline(&q, p + avail, v))
+        return 1;
+    *pos += (uint64_t)(q - p);
+    return 0;
 }
 
 static void put_varint(outbuf *out, uint64_t v)
@@ -350,8 +344,7 @@ static bool walk_sub(skel *s, const field_at *fa, uint64_t payload, uint64_t pen
         memmove(out->data + at + k, out->data + at + room, clen);
         out_set_size(out, at + k + clen);
     }
-    for (unsigned i = 0; i < k; i++, clen >>= 7)
-        out->data[at + i] = (uint8_t)((clen & 0x7f) | (i + 1 < k ? 0x80 : 0));
+    fp_pbskel_put_varint(out->data + at, clen); /* k bytes */
     return true;
 }
 

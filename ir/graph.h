@@ -3,7 +3,7 @@
  * Ownership: one fp_model owns one arena; every node, value, tensor, attribute, string and
  * array reachable from it lives in that arena and is freed by fp_model_free. GLib containers
  * in these structs are indexes (they point into the arena) and are freed with the model too.
- * Strings are interned: two equal names are the same pointer within a model.
+ * Strings are interned (intern.h): two equal names are the same pointer within a model.
  */
 #ifndef FP_GRAPH_H
 #define FP_GRAPH_H
@@ -15,7 +15,9 @@
 
 #include "arena.h"
 #include "dtype.h"
+#include "intern.h"
 #include "op.h"
+#include "shape.h"
 
 #define FP_IR_ERROR (fp_ir_error_quark())
 GQuark fp_ir_error_quark(void);
@@ -57,29 +59,6 @@ typedef struct fp_model fp_model;
 typedef struct fp_graph fp_graph;
 typedef struct fp_node fp_node;
 typedef struct fp_value fp_value;
-
-/* One dimension: a known size (sym == NULL, value >= 0), a named symbol (sym != NULL), or
- * unknown (sym == NULL, value < 0). */
-typedef struct {
-    int64_t value;
-    const char *sym;
-} fp_dim;
-
-/* A shape; rank < 0 means the rank itself is unknown. dims is arena-owned. */
-typedef struct {
-    int32_t rank;
-    fp_dim *dims;
-} fp_shape;
-
-static inline bool fp_dim_known(fp_dim d) { return d.sym == NULL && d.value >= 0; }
-/* Marks an unknown element of fp_value.sval. */
-extern const char fp_sval_unknown[];
-/* True when the rank and every dim are known integers. */
-bool fp_shape_static(const fp_shape *s);
-/* Element count of a static shape; false when not static or on overflow. */
-bool fp_shape_numel(const fp_shape *s, uint64_t *n);
-/* "1x3x224x224", "batchx3x?x?", "?" for unknown rank, "scalar" for rank 0. Caller frees. */
-char *fp_shape_to_string(const fp_shape *s);
 
 /* Where a tensor's payload lives. Weights are never loaded: only small ones keep values. */
 typedef enum {
@@ -393,8 +372,9 @@ typedef struct {
 
 struct fp_model {
     fp_arena *arena;
-    struct fp_strings *strings; /* intern table of fp_intern (graph.c; it points into the arena) */
-    struct fp_blobs *blobs; /* intern table of fp_intern_blob (graph.c; it points into the arena) */
+    struct fp_strings *strings; /* intern table of fp_intern (intern.c; it points into the arena) */
+    struct fp_blobs *blobs; /* intern table of fp_intern_blob (intern.c; it points into the arena) */
+    struct fp_model_cache *cache; /* graph.c's: the slab new values are cut from, the last opset */
     GPtrArray *graphs;   /* every fp_graph, main first (index, not owner) */
     fp_graph *main;
     const char *path;   /* file it came from */
@@ -413,22 +393,6 @@ fp_model *fp_model_new(const char *path, const char *format);
 /* Frees the model, its arena and every index. NULL is ignored. */
 void fp_model_free(fp_model *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_model, fp_model_free)
-
-/* Interned copy of s (len bytes, or strlen if len < 0) owned by the model. */
-const char *fp_intern(fp_model *m, const char *s, gssize len);
-/* A hint, ahead of fp_intern or fp_graph_value_len of the len bytes at s: starts loading the part
- * of the intern table that the lookup reads first (a large model's table is far bigger than the
- * caches). Changes nothing. */
-void fp_intern_prefetch(const fp_model *m, const char *s, size_t len);
-
-/* A copy of the `size` bytes at p owned by the model, the same copy for equal bytes: for immutable
- * arrays that shape inference makes again on every run (dims of inferred shapes, folded tensors,
- * integer vectors), so that re-running it at other batch sizes does not grow the arena by a copy
- * per value. Never write through the result. 16-byte aligned; size 0 gives a valid pointer. */
-const void *fp_intern_blob(fp_model *m, const void *p, size_t size);
-/* The interned copy (fp_intern_blob) of rank dims; for rank 0 one shared {0, NULL} dim (readers
- * may copy MAX(rank, 1) dims), for rank < 0 (unknown) NULL. */
-fp_dim *fp_intern_dims(fp_model *m, const fp_dim *dims, int32_t rank);
 
 /* New graph; the first one created becomes m->main. parent/owner NULL for the main graph. */
 fp_graph *fp_graph_new(fp_model *m, const char *name, fp_graph *parent, fp_node *owner);

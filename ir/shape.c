@@ -1,5 +1,7 @@
 /* shape.c - helpers on fp_shape: static test, element count, printing. */
-#include "graph.h"
+#include "shape.h"
+
+#include <glib.h>
 
 const char fp_sval_unknown[] = "?";
 

@@ -191,7 +191,7 @@ static void test_fused_names(void)
     g_autoptr(fp_profile) p = ort_profile((const char *const[]){
         "conv1_relu1|FusedConv||10", "sig + tanh_x|Fused||4", "Neg_4_token_2|Neg||2", "abs_y/AbsFusion/|Abs||3",
         "Cast_7|Cast||1", NULL});
-    g_autoptr(fp_match_result) r = fp_pass_match(m, cost, NULL, p, NULL);
+    g_autoptr(fp_match_result) r = fp_match_run(m, cost, NULL, p, NULL);
     CU_ASSERT_EQUAL(r->counted, 5);
     CU_ASSERT_EQUAL(r->matched, 4);
     CU_ASSERT_EQUAL(r->by_how[FP_MATCH_FUSED_NAME], 4);
@@ -225,7 +225,7 @@ static void test_type_and_shape(void)
     /* no name matches: types and recorded dims pair them, in execution order */
     g_autoptr(fp_profile) p = ort_profile((const char *const[]){
         "k0|Conv2D|1x8x8x8|9", "k1|Relu|1x8x8x8|2", "k2|Sigmoid|1x8x8x8|2", NULL});
-    g_autoptr(fp_match_result) r = fp_pass_match(m, cost, NULL, p, NULL);
+    g_autoptr(fp_match_result) r = fp_match_run(m, cost, NULL, p, NULL);
     CU_ASSERT_EQUAL(r->matched, 3);
     CU_ASSERT_EQUAL(r->by_how[FP_MATCH_TYPE_SHAPE], 3);
     CU_ASSERT_EQUAL(r->kernels[0].row, r->unit_row[0]); /* k0 ran conv1, the first unit */
@@ -233,19 +233,19 @@ static void test_type_and_shape(void)
     /* another model's kernels: same types, other dims: nothing */
     g_autoptr(fp_profile) q = ort_profile((const char *const[]){
         "k0|Conv|1x16x4x4|9", "k1|Relu|1x16x4x4|2", "k2|Sigmoid|1x16x4x4|2", NULL});
-    g_autoptr(fp_match_result) s = fp_pass_match(m, cost, NULL, q, NULL);
+    g_autoptr(fp_match_result) s = fp_match_run(m, cost, NULL, q, NULL);
     CU_ASSERT_EQUAL(s->matched, 0);
     CU_ASSERT_EQUAL(s->stats.rows, 0);
     CU_ASSERT_EQUAL(s->unmeasured, 6);
     /* one name anchors the profile: then a type alone pairs a kernel without recorded tensors */
     g_autoptr(fp_profile) t = ort_profile((const char *const[]){"conv1|Conv||9", "xyz|Relu||2", NULL});
-    g_autoptr(fp_match_result) u = fp_pass_match(m, cost, NULL, t, NULL);
+    g_autoptr(fp_match_result) u = fp_match_run(m, cost, NULL, t, NULL);
     CU_ASSERT_EQUAL(u->matched, 2);
     CU_ASSERT_EQUAL(u->by_how[FP_MATCH_TYPE_SHAPE], 1);
     CU_ASSERT_EQUAL(u->kernels[1].row, u->unit_row[1]); /* xyz ran relu1 */
     /* a made-up name ("Neg_4") names nothing when the types disagree; a real one is trusted */
     g_autoptr(fp_profile) v = ort_profile((const char *const[]){"sig|Relu||9", "Neg_4|Abs||2", NULL});
-    g_autoptr(fp_match_result) w = fp_pass_match(m, cost, NULL, v, NULL);
+    g_autoptr(fp_match_result) w = fp_match_run(m, cost, NULL, v, NULL);
     CU_ASSERT_EQUAL(w->by_how[FP_MATCH_NAME], 1);
     CU_ASSERT_EQUAL(w->by_how[FP_MATCH_TYPE_SHAPE], 1);
     CU_ASSERT_EQUAL(w->kernels[1].row, w->unit_row[5]); /* the Abs kernel ran abs_y */
@@ -469,7 +469,7 @@ static void test_fit_recovers(void)
     }
     fp_fit_opts o = {0};
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_fit_result) r = fp_pass_fit(d, base, &o, &err);
+    g_autoptr(fp_fit_result) r = fp_fit_run(d, base, &o, &err);
     CU_ASSERT_FATAL(r != NULL);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_CLASS_CONV] / 0.37, 1, 0.01);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_CLASS_MATMUL] / 0.61, 1, 0.01);
@@ -520,7 +520,7 @@ static void test_fit_run_overhead(void)
         }
         fp_fit_opts o = {0};
         g_autoptr(GError) err = NULL;
-        g_autoptr(fp_fit_result) r = fp_pass_fit(d, base, &o, &err);
+        g_autoptr(fp_fit_result) r = fp_fit_run(d, base, &o, &err);
         CU_ASSERT_FATAL(r != NULL && r->cv_eval != NULL);
         CU_ASSERT_STRING_EQUAL(fp_fit_param_name(FP_FIT_RUN), "run_overhead");
         CU_ASSERT(fp_fit_param_is_time(FP_FIT_RUN));
@@ -605,7 +605,7 @@ static void test_fit_refinements(void)
         }
     }
     fp_fit_opts o = {.prior_refine = 1e-5};
-    g_autoptr(fp_fit_result) r = fp_pass_fit(d, base, &o, &err);
+    g_autoptr(fp_fit_result) r = fp_fit_run(d, base, &o, &err);
     CU_ASSERT_FATAL(r != NULL);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_CLASS_LAUNCH + FP_CLASS_CONV] / 5e-6, 1, 0.03);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_CLASS_LAUNCH + FP_CLASS_EW] / 1.5e-6, 1, 0.03);

@@ -1081,6 +1081,75 @@ static void test_gating(void)
     tb_free(b);
 }
 
+/* ---------------------------------------------------------------- the table of constraints */
+
+/* Adds to `names` the backticked names in the first column of the table rows (lines "| ...") of
+ * docs/FILE that follow the line starting with `from`, up to the first line that is no table row
+ * after the table began. */
+static void doc_table_names(const char *file, const char *from, GPtrArray *names)
+{
+    g_autofree char *path = g_build_filename(FP_SOURCE_DIR, "docs", file, NULL), *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    const char *at = strstr(text, from);
+    CU_ASSERT_FATAL(at != NULL);
+    g_auto(GStrv) lines = g_strsplit(at, "\n", -1);
+    bool in_table = false;
+    for (size_t i = 1; lines[i]; i++) {
+        if (lines[i][0] != '|') {
+            if (in_table)
+                break;
+            continue;
+        }
+        in_table = true;
+        const char *end = strchr(lines[i] + 1, '|');
+        g_autofree char *cell = g_strndup(lines[i] + 1, end ? (size_t)(end - lines[i] - 1) : strlen(lines[i] + 1));
+        g_auto(GStrv) parts = g_strsplit(cell, "`", -1);
+        for (size_t k = 1; parts[k] && parts[k + 1]; k += 2)
+            g_ptr_array_add(names, g_strdup(parts[k]));
+    }
+}
+
+/* The constraints come from one table (fuse_constraints.def): every constraint a rule uses is a row
+ * of it, every row is used by a rule and named once, and the docs that list constraints name rows
+ * of it only; docs/rules.md has a row for each. */
+static void test_constraint_table(void)
+{
+    bool used[FP_CONSTRAINT_COUNT] = {false};
+    for (size_t r = 0; r < fp_n_rules; r++)
+        for (int k = 0; k < fp_rules[r].n_constraints; k++) {
+            unsigned id = fp_rules[r].constraints[k].id;
+            CU_ASSERT_FATAL(id < FP_CONSTRAINT_COUNT);
+            used[id] = true;
+        }
+    for (int i = 0; i < FP_CONSTRAINT_COUNT; i++) {
+        if (!used[i] || fp_fuse_constraint_find(fp_fuse_constraint_names[i]) != i)
+            fprintf(stderr, "\n  constraint %s: unused by every rule, or named twice", fp_fuse_constraint_names[i]);
+        CU_ASSERT(used[i]);
+        CU_ASSERT_EQUAL(fp_fuse_constraint_find(fp_fuse_constraint_names[i]), i);
+    }
+    CU_ASSERT_EQUAL(fp_fuse_constraint_find("no_such_constraint"), -1);
+    g_autoptr(GPtrArray) rules_md = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) guide = g_ptr_array_new_with_free_func(g_free);
+    doc_table_names("rules.md", "## Constraints", rules_md);
+    doc_table_names("user-guide.md", "| constraint | meaning |", guide);
+    CU_ASSERT(guide->len > 0);
+    bool documented[FP_CONSTRAINT_COUNT] = {false};
+    for (guint i = 0; i < rules_md->len + guide->len; i++) {
+        const char *name = i < rules_md->len ? rules_md->pdata[i] : guide->pdata[i - rules_md->len];
+        int id = fp_fuse_constraint_find(name);
+        if (id < 0)
+            fprintf(stderr, "\n  docs name constraint '%s', which fuse_constraints.def has not", name);
+        CU_ASSERT(id >= 0);
+        if (id >= 0 && i < rules_md->len)
+            documented[id] = true;
+    }
+    for (int i = 0; i < FP_CONSTRAINT_COUNT; i++) {
+        if (!documented[i])
+            fprintf(stderr, "\n  docs/rules.md has no row for constraint %s", fp_fuse_constraint_names[i]);
+        CU_ASSERT(documented[i]);
+    }
+}
+
 /* ---------------------------------------------------------------- targets */
 
 static void test_targets(void)
@@ -1486,6 +1555,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);
     CU_add_test(s, "gating", test_gating);
+    CU_add_test(s, "constraint_table", test_constraint_table);
     CU_add_test(s, "targets", test_targets);
     CU_add_test(s, "target_stages", test_target_stages);
     CU_add_test(s, "links_models", test_links_models);

@@ -112,7 +112,7 @@ static void test_basic(void)
 }
 
 /* The binary reader decodes the usual NodeProto, AttributeProto and TensorProto shapes straight
- * from the wire and leaves the rest to protobuf-c (onnx_import.c node_from_wire): both must give
+ * from the wire and leaves the rest to protobuf-c (onnx_wire.c node_from_wire): both must give
  * the IR that translating protobuf-c's unpack of the whole model gives. */
 static void test_wire_paths(void)
 {

@@ -231,7 +231,7 @@ static bool read_row(csv_ctx *x, GError **error)
     return true;
 }
 
-bool fp_prof_read_csv(fp_profile *p, const char *data, gsize len, GError **error)
+bool fp_prof_read_ascend(fp_profile *p, const char *data, gsize len, GError **error)
 {
     fp_csv csv;
     fp_csv_init(&csv, data, len);

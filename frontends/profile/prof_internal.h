@@ -37,7 +37,8 @@ bool fp_prof_ascend_tensors(fp_profile *p, const char *shapes, const char *dtype
                             fp_prof_tensor **out, uint32_t *n, GError **error);
 
 /* ---- readers: errors carry no path (fp_profile_load prefixes it) ---- */
-bool fp_prof_read_csv(fp_profile *p, const char *data, gsize len, GError **error);
+/* An Ascend CSV profile (ascend.c): msprof op_summary, task_time, torch_npu kernel_details, op_statistic. */
+bool fp_prof_read_ascend(fp_profile *p, const char *data, gsize len, GError **error);
 /* `values`: JsonNode* of each top-level JSON value; `lines`: line each starts on (guint). */
 bool fp_prof_read_fusion(fp_profile *p, GPtrArray *values, GArray *lines, GError **error);
 bool fp_prof_read_ort(fp_profile *p, JsonArray *events, GError **error);

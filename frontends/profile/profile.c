@@ -321,7 +321,7 @@ fp_profile *fp_profile_load_data(const char *path, const char *data, gsize len, 
     } else {
         const char *nl = memchr(data + skip, '\n', len - skip);
         if (memchr(data + skip, ',', (nl ? (gsize)(nl - data) : len) - skip)) {
-            ok = fp_prof_read_csv(p, data, len, &err);
+            ok = fp_prof_read_ascend(p, data, len, &err);
         } else {
             g_set_error(&err, FP_PROFILE_ERROR, FP_PROFILE_ERROR_FORMAT,
                         "unrecognized format: expected a JSON profile (ONNX Runtime, Chrome trace, "

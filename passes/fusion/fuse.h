@@ -45,9 +45,17 @@ typedef enum {
                         added to the `pads` of the last node (a Conv or pool) */
 } fp_rewrite;
 
+/* The constraints, one per row of fuse_constraints.def: FP_CONSTRAINT_single_consumer, ... */
+typedef enum {
+#define X(name) FP_CONSTRAINT_##name,
+#include "passes/fusion/fuse_constraints.def"
+#undef X
+    FP_CONSTRAINT_COUNT
+} fp_constraint_id;
+
 /* A constraint of a rule: a named predicate with a parameter the target may override. */
 typedef struct {
-    const char *name;  /* "single_consumer", "const_inputs", "max_epsilon", ... (fuse_constraints.c) */
+    fp_constraint_id id; /* which predicate (fuse_constraints.c), named fp_fuse_constraint_names[id] */
     int8_t node;       /* pattern node it looks at (-1: the whole match) */
     int8_t port;       /* input port where relevant (-1: all / not used) */
     const char *param; /* key in the target's [rule.ID] group that overrides the default */
@@ -182,14 +190,23 @@ typedef struct {
                            activation_in) keep their answers in for one target, or NULL */
 } fp_match;
 
+/* Whether n is one of mt's matched nodes. */
+static inline bool fp_fuse_in_match(const fp_match *mt, const fp_node *n)
+{
+    for (int i = 0; i < mt->n; i++)
+        if (mt->nodes[i] == n)
+            return true;
+    return false;
+}
+
+/* The constraints' names ("single_consumer", ...), by fp_constraint_id: fuse_constraints.def's. */
+extern const char *const fp_fuse_constraint_names[FP_CONSTRAINT_COUNT];
+/* The id of the constraint called `name`, or -1 if there is none. */
+int fp_fuse_constraint_find(const char *name);
 /* Evaluates constraint c on match mt; on failure appends an fp_reason, allocated with its strings
  * in mt->tmp, to reasons and returns false. reasons may be NULL for a gate (fp_constraint.gate: its
  * failure is never explained), and then only for a gate: the verdict without the explanation. */
-bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
-/* The predicate named `name` (an index for fp_constraint_check_at), or -1 if there is none. */
-int fp_constraint_find(const char *name);
-/* fp_constraint_check with c's predicate found beforehand: which = fp_constraint_find(c->name). */
-bool fp_constraint_check_at(int which, const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
+bool fp_fuse_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons);
 /* What Transpose t does to the matrix a MatMul reads, as FusedMatMul's flags take it: *trans when
  * it swaps the last two axes, *batch when it moves axis 0 behind the leading batch axes (perm
  * [1, .., r-2, 0, r-1] or [1, .., r-1, 0]). False (*why a static phrase) for any other perm, a
@@ -214,8 +231,5 @@ bool fp_fuse_split_member(const fp_node *n, int64_t *axis, int64_t *start, int64
 /* The pads of Pad node `pad` (its input 1 from opset 11, else its attribute): n values, all the
  * starts then all the ends (4 to 2 x FP_MAX_RANK of them, even). False when not known. */
 bool fp_fuse_pad_pads(const fp_node *pad, int64_t *pads, int *n);
-
-/* Names of all constraint predicates (for validation and docs). */
-extern const char *const fp_constraint_names[];
 
 #endif

@@ -1,6 +1,6 @@
-/* fuse_constraints.c - the named predicates fusion rules are built from. Each one checks a match
- * and, when it fails, explains why: the actual value, the required one, a one-line message naming
- * the node, and a concrete fix. */
+/* fuse_constraints.c - the named predicates fusion rules are built from, check_NAME for each row
+ * NAME of fuse_constraints.def. Each one checks a match and, when it fails, explains why: the
+ * actual value, the required one, a one-line message naming the node, and a concrete fix. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,15 +8,10 @@
 
 #include "passes/fusion/fuse.h"
 
-const char *const fp_constraint_names[] = {
-    "single_consumer", "not_graph_output", "const_inputs", "const_other", "bn_outputs_unused", "dtype_in",
-    "bn_params_1d", "max_epsilon", "min_epsilon", "per_channel", "gemm_operands", "activation_in",
-    "clip_const_bounds", "const_value", "bias_1d", "activation_operands", "rank_is", "last_axis",
-    "static_weight", "max_chain", "no_control_edges", "mask_unused", "const_scalar", "const_1d", "transpose_perm",
-    "batch_shapes", "distinct_operands", "matmul_operand", "split_source", "split_intervals", "min_opset",
-    "static_input", "const_at_most", "no_pass", "not_centered", "head_dim", "scale_before_bmm1", "no_broadcast",
-    "no_activation", "pointwise_kind", "other_activation", "leading_scale", "softmax_pass_on", "same_reduce_axes",
-    "rotate_half", "rotary_operands", "pad_foldable", "explicit_pads", "max_opset", NULL,
+const char *const fp_fuse_constraint_names[FP_CONSTRAINT_COUNT] = {
+#define X(name) [FP_CONSTRAINT_##name] = #name,
+#include "passes/fusion/fuse_constraints.def"
+#undef X
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -113,12 +108,12 @@ static char *shape_str(const fp_match *mt, const fp_shape *s)
     return out;
 }
 
-/* Appends a reason, allocated in mt->tmp like the strings it is given. */
-static void reason(const fp_match *mt, GPtrArray *out, const char *constraint, char *actual, char *required,
+/* Appends a reason why constraint c refused, allocated in mt->tmp like the strings it is given. */
+static void reason(const fp_match *mt, GPtrArray *out, const fp_constraint *c, char *actual, char *required,
                    char *message, char *hint)
 {
     fp_reason *r = fp_arena_alloc(mt->tmp, sizeof *r);
-    r->constraint = sdup(mt, constraint);
+    r->constraint = sdup(mt, fp_fuse_constraint_names[c->id]);
     r->actual = actual;
     r->required = required;
     r->message = message;
@@ -130,14 +125,6 @@ static void reason(const fp_match *mt, GPtrArray *out, const char *constraint, c
 static fp_node *node_at(const fp_match *mt, int k)
 {
     return k >= 0 && k < mt->n ? mt->nodes[k] : NULL;
-}
-
-static bool in_match(const fp_match *mt, const fp_node *n)
-{
-    for (int i = 0; i < mt->n; i++)
-        if (mt->nodes[i] == n)
-            return true;
-    return false;
 }
 
 static const char *origin(const fp_value *v)
@@ -161,7 +148,7 @@ static fp_value *other_input(const fp_match *mt, const fp_node *n)
     bool x_is_pattern = idx == 0 || p->from == FP_PAT_X || p->from2 == FP_PAT_X;
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         fp_value *v = n->inputs[i];
-        if (v && !(v->producer && in_match(mt, v->producer)) && !(x_is_pattern && v == mt->x))
+        if (v && !(v->producer && fp_fuse_in_match(mt, v->producer)) && !(x_is_pattern && v == mt->x))
             return v;
     }
     return NULL;
@@ -215,7 +202,7 @@ static bool sh_eq(fp_dim a, fp_dim b)
 
 /* ---------------------------------------------------------------- predicates */
 
-static bool single_consumer(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_single_consumer(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int last = mt->n - 1;
     for (int i = 0; i < mt->n; i++) {
@@ -228,9 +215,9 @@ static bool single_consumer(const fp_constraint *c, const fp_match *mt, GPtrArra
                 continue;
             for (uint32_t u = 0; u < v->n_uses; u++) {
                 fp_node *user = v->uses[u].node;
-                if (in_match(mt, user))
+                if (fp_fuse_in_match(mt, user))
                     continue;
-                reason(mt, out, c->name, fmt(mt, "%u consumers", v->n_uses),
+                reason(mt, out, c, fmt(mt, "%u consumers", v->n_uses),
                        sdup(mt, "read only by the pattern"),
                        fmt(mt, "%s %s: output '%s' also feeds %s '%s' outside the %s pattern", n->op_type,
                                        n->name, v->name, user->op_type, user->name, mt->rule->id),
@@ -244,7 +231,7 @@ static bool single_consumer(const fp_constraint *c, const fp_match *mt, GPtrArra
     return true;
 }
 
-static bool not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int last = mt->n - 1;
     for (int i = 0; i < mt->n; i++) {
@@ -254,7 +241,7 @@ static bool not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArr
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
             if (v && v->is_output) {
-                reason(mt, out, c->name, sdup(mt, "graph output"), sdup(mt, "an internal value"),
+                reason(mt, out, c, sdup(mt, "graph output"), sdup(mt, "an internal value"),
                        fmt(mt, "%s %s: output '%s' is a graph output, so it must stay materialized",
                                        n->op_type, n->name, v->name),
                        fmt(mt, "remove '%s' from the graph outputs if nothing downstream needs it", v->name));
@@ -265,7 +252,7 @@ static bool not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArr
     return true;
 }
 
-static bool const_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_const_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     for (uint32_t i = 1; n && i < n->n_inputs; i++) {
@@ -274,7 +261,7 @@ static bool const_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *
         fp_value *v = n->inputs[i];
         if (!v || fp_value_is_constant(v))
             continue;
-        reason(mt, out, c->name, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant initializer"),
+        reason(mt, out, c, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant initializer"),
                fmt(mt, "%s %s: input %u '%s' is not a constant (it comes from %s)", n->op_type, n->name, i,
                                v->name, origin(v)),
                fmt(mt, "make '%s' an initializer (e.g. export with constant folding on, or fold it with "
@@ -285,7 +272,7 @@ static bool const_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *
     return true;
 }
 
-static bool const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *v = n ? other_input(mt, n) : NULL;
@@ -294,24 +281,24 @@ static bool const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     if (!out) /* a gate's verdict only */
         return false;
     if (!v) {
-        reason(mt, out, c->name, sdup(mt, "no operand outside the pattern"), sdup(mt, "a constant"),
+        reason(mt, out, c, sdup(mt, "no operand outside the pattern"), sdup(mt, "a constant"),
                fmt(mt, "%s %s: has no constant operand", n->op_type, n->name), sdup(mt, "-"));
         return false;
     }
-    reason(mt, out, c->name, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant"),
+    reason(mt, out, c, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant"),
            fmt(mt, "%s %s: operand '%s' is not a constant (it comes from %s)", n->op_type, n->name, v->name,
                            origin(v)),
            fmt(mt, "fold '%s' into an initializer before deployment", v->name));
     return false;
 }
 
-static bool bn_outputs_unused(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_bn_outputs_unused(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     for (uint32_t k = 1; n && k < n->n_outputs; k++) {
         fp_value *v = n->outputs[k];
         if (v && (v->n_uses || v->is_output)) {
-            reason(mt, out, c->name, fmt(mt, "output %u '%s' used", k, v->name), sdup(mt, "only output 0 used"),
+            reason(mt, out, c, fmt(mt, "output %u '%s' used", k, v->name), sdup(mt, "only output 0 used"),
                    fmt(mt, "%s %s: training output %u '%s' is used", n->op_type, n->name, k, v->name),
                    sdup(mt, "export the model in inference mode (model.eval()) so BatchNormalization has one output"));
             return false;
@@ -320,7 +307,7 @@ static bool bn_outputs_unused(const fp_constraint *c, const fp_match *mt, GPtrAr
     return true;
 }
 
-static bool dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *v = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
@@ -330,7 +317,7 @@ static bool dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
         return true;
     g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
-    reason(mt, out, c->name, sdup(mt, fp_dtype_name(v->dtype)), fmt(mt, "one of %s", joined),
+    reason(mt, out, c, sdup(mt, fp_dtype_name(v->dtype)), fmt(mt, "one of %s", joined),
            fmt(mt, "%s %s: input '%s' is %s; rule %s needs %s", n->op_type, n->name, v->name,
                            fp_dtype_name(v->dtype), mt->rule->id, joined),
            fmt(mt, "run the model in %s, or use a target whose kernels support %s", joined,
@@ -338,7 +325,7 @@ static bool dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     return false;
 }
 
-static bool bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *bn = node_at(mt, c->node), *conv = mt->nodes[0];
     fp_value *w = conv->n_inputs > 1 ? conv->inputs[1] : NULL;
@@ -349,7 +336,7 @@ static bool bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *
             continue;
         if (v->shape.rank != 1 || (ch >= 0 && v->shape.dims[0].value != ch)) {
             const char *s = shape_str(mt, &v->shape);
-            reason(mt, out, c->name, fmt(mt, "'%s' has shape %s", v->name, s),
+            reason(mt, out, c, fmt(mt, "'%s' has shape %s", v->name, s),
                    fmt(mt, "1-D of length %" G_GINT64_FORMAT, ch),
                    fmt(mt, "%s %s: parameter '%s' has shape %s, not [%" G_GINT64_FORMAT "]", bn->op_type,
                                    bn->name, v->name, s, ch),
@@ -358,7 +345,7 @@ static bool bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *
         }
     }
     if (w && w->shape.rank <= 2) {
-        reason(mt, out, c->name, fmt(mt, "weight rank %d", w->shape.rank), sdup(mt, "rank > 2"),
+        reason(mt, out, c, fmt(mt, "weight rank %d", w->shape.rank), sdup(mt, "rank > 2"),
                fmt(mt, "%s %s: weight '%s' has rank %d", conv->op_type, conv->name, w->name, w->shape.rank),
                sdup(mt, "not a spatial convolution"));
         return false;
@@ -368,7 +355,7 @@ static bool bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *
 
 static double bn_epsilon(const fp_node *bn) { return fp_node_attr_float(bn, "epsilon", 1e-5); }
 
-static bool max_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_max_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *bn = node_at(mt, c->node);
     double limit = fp_target_num(mt->target, mt->rule->id, c);
@@ -377,7 +364,7 @@ static bool max_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     double eps = bn_epsilon(bn);
     if (eps <= limit * (1 + 1e-9))
         return true;
-    reason(mt, out, c->name, fmt_num(mt, eps), fmt(mt, "<= %g", limit),
+    reason(mt, out, c, fmt_num(mt, eps), fmt(mt, "<= %g", limit),
            fmt(mt, "%s %s: epsilon %g > max %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
                            mt->rule->id, mt->target->name),
            fmt(mt, "re-export with eps <= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
@@ -385,7 +372,7 @@ static bool max_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     return false;
 }
 
-static bool min_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_min_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *bn = node_at(mt, c->node);
     double limit = fp_target_num(mt->target, mt->rule->id, c);
@@ -394,7 +381,7 @@ static bool min_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     double eps = bn_epsilon(bn);
     if (eps >= limit * (1 - 1e-9))
         return true;
-    reason(mt, out, c->name, fmt_num(mt, eps), fmt(mt, ">= %g", limit),
+    reason(mt, out, c, fmt_num(mt, eps), fmt(mt, ">= %g", limit),
            fmt(mt, "%s %s: epsilon %g < min %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
                            mt->rule->id, mt->target->name),
            fmt(mt, "re-export with eps >= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
@@ -402,7 +389,7 @@ static bool min_epsilon(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     return false;
 }
 
-static bool per_channel(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_per_channel(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node), *conv = mt->nodes[0];
     fp_value *v = n ? other_input(mt, n) : NULL;
@@ -422,7 +409,7 @@ static bool per_channel(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     if (ok)
         return true;
     const char *s = shape_str(mt, &v->shape);
-    reason(mt, out, c->name, fmt(mt, "shape %s", s), fmt(mt, "a scalar or [%" G_GINT64_FORMAT ",1,1]", ch),
+    reason(mt, out, c, fmt(mt, "shape %s", s), fmt(mt, "a scalar or [%" G_GINT64_FORMAT ",1,1]", ch),
            fmt(mt, "%s %s: operand '%s' of shape %s does not scale per output channel", n->op_type, n->name,
                            v->name, s),
            sdup(mt, "only per-channel constants fold into the convolution's weights and bias"));
@@ -445,7 +432,7 @@ static bool model_inputs_static(const fp_graph *g)
  * [M,1] or [M,N]; any other A is reshaped to 2-D around the Gemm, which needs A's shape static as
  * exported and a bias [N]. (Newer ORT sources also skip attention output projections; ORT 1.30,
  * measured, fuses them.) */
-static bool gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *mm = node_at(mt, 0), *add = node_at(mt, 1);
     fp_value *a = mm->inputs[0], *b = mm->n_inputs > 1 ? mm->inputs[1] : NULL, *bias = add ? other_input(mt, add) : NULL;
@@ -484,12 +471,12 @@ static bool gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray 
     const char *sa = a ? shape_str(mt, &a->shape) : "?";
     const char *sb = b ? shape_str(mt, &b->shape) : "?";
     const char *sc = bias ? shape_str(mt, &bias->shape) : "?";
-    reason(mt, out, c->name, fmt(mt, "A %s, B %s, bias %s", sa, sb, sc), sdup(mt, "a Gemm-compatible MatMul + Add"),
+    reason(mt, out, c, fmt(mt, "A %s, B %s, bias %s", sa, sb, sc), sdup(mt, "a Gemm-compatible MatMul + Add"),
            fmt(mt, "%s %s: %s", mm->op_type, mm->name, why), sdup(mt, hint));
     return false;
 }
 
-static bool activation_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_activation_in(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *act = node_at(mt, c->node);
     if (!act)
@@ -498,7 +485,7 @@ static bool activation_in(const fp_constraint *c, const fp_match *mt, GPtrArray 
         return true;
     g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
-    reason(mt, out, c->name, sdup(mt, act->op_type), fmt(mt, "one of %s", joined),
+    reason(mt, out, c, sdup(mt, act->op_type), fmt(mt, "one of %s", joined),
            fmt(mt, "%s %s: %s is not an activation %s fuses into %s on %s", act->op_type, act->name,
                            act->op_type, mt->target->name, mt->rule->id, joined),
            fmt(mt, "use one of %s, or add %s to [rule.%s] %s if the target supports it", joined, act->op_type,
@@ -506,7 +493,7 @@ static bool activation_in(const fp_constraint *c, const fp_match *mt, GPtrArray 
     return false;
 }
 
-static bool clip_const_bounds(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_clip_const_bounds(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *act = node_at(mt, c->node);
     if (!act || act->op != FP_OP_CLIP)
@@ -514,7 +501,7 @@ static bool clip_const_bounds(const fp_constraint *c, const fp_match *mt, GPtrAr
     for (uint32_t i = 1; i < act->n_inputs; i++) {
         fp_value *v = act->inputs[i];
         if (v && !fp_value_is_constant(v)) {
-            reason(mt, out, c->name, fmt(mt, "'%s' computed by %s", v->name, origin(v)), sdup(mt, "constant min/max"),
+            reason(mt, out, c, fmt(mt, "'%s' computed by %s", v->name, origin(v)), sdup(mt, "constant min/max"),
                    fmt(mt, "Clip %s: bound '%s' is not a constant", act->name, v->name),
                    sdup(mt, "make Clip's min and max initializers"));
             return false;
@@ -523,7 +510,7 @@ static bool clip_const_bounds(const fp_constraint *c, const fp_match *mt, GPtrAr
     return true;
 }
 
-static bool const_value(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_const_value(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     if (!n)
@@ -535,14 +522,14 @@ static bool const_value(const fp_constraint *c, const fp_match *mt, GPtrArray *o
     if (!out) /* a gate's verdict only */
         return false;
     bool known = v && const_scalar(v, &got);
-    reason(mt, out, c->name, known ? fmt_num(mt, got) : sdup(mt, v ? "not a constant scalar" : "missing"), fmt_num(mt, want),
+    reason(mt, out, c, known ? fmt_num(mt, got) : sdup(mt, v ? "not a constant scalar" : "missing"), fmt_num(mt, want),
            fmt(mt, "%s %s: operand %s is %s, the %s pattern needs %g", n->op_type, n->name, v ? v->name : "?",
                            known ? "a different constant" : "not a constant scalar", mt->rule->id, want),
            sdup(mt, "the subgraph computes something else than the fused op; nothing to change if that is intended"));
     return false;
 }
 
-static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *add = node_at(mt, c->node);
     fp_value *b = NULL;
@@ -553,7 +540,7 @@ static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
         return true;
     if (!out) /* a gate's verdict only */
         return false;
-    reason(mt, out, c->name, b ? fmt(mt, "rank %d", b->shape.rank) : sdup(mt, "no constant operand"),
+    reason(mt, out, c, b ? fmt(mt, "rank %d", b->shape.rank) : sdup(mt, "no constant operand"),
            sdup(mt, "a 1-D constant bias"),
            fmt(mt, "%s %s: no 1-D constant bias operand", add ? add->op_type : "?", add ? add->name : "?"),
            sdup(mt, "BiasGelu needs Add(x, bias) with a 1-D initializer bias"));
@@ -562,13 +549,13 @@ static bool bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 
 /* The operand of node c->node that does not come from the pattern is a 1-D constant (a
  * normalization's scale). */
-static bool const_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_const_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *v = n ? other_input(mt, n) : NULL;
     if (!v || v->shape.rank == 1)
         return true;
-    reason(mt, out, c->name, fmt(mt, "rank %d (%s)", v->shape.rank, shape_str(mt, &v->shape)), sdup(mt, "rank 1"),
+    reason(mt, out, c, fmt(mt, "rank %d (%s)", v->shape.rank, shape_str(mt, &v->shape)), sdup(mt, "rank 1"),
            fmt(mt, "%s %s: operand '%s' is not 1-D", n->op_type, n->name, v->name),
            fmt(mt, "store '%s' as a 1-D tensor of the normalized dimension (squeeze its leading 1s)", v->name));
     return false;
@@ -602,7 +589,7 @@ bool fp_fuse_transpose_flags(const fp_node *t, bool *trans, bool *batch, const c
 
 /* Gate: the Transpose (node c->node) is one FusedMatMul can take (fp_fuse_transpose_flags); any
  * other is no candidate, as ONNX Runtime does not look at it. */
-static bool transpose_perm(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_transpose_perm(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
     fp_node *t = node_at(mt, c->node);
@@ -613,7 +600,7 @@ static bool transpose_perm(const fp_constraint *c, const fp_match *mt, GPtrArray
 
 /* A Transpose (node c->node) that moves the batch axis: both inputs of the MatMul reading it have
  * known shapes of one rank. */
-static bool batch_shapes(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_batch_shapes(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *t = node_at(mt, c->node), *mm = node_at(mt, c->node + 1);
     bool trans, batch;
@@ -623,7 +610,7 @@ static bool batch_shapes(const fp_constraint *c, const fp_match *mt, GPtrArray *
     const fp_shape *sa = &mm->inputs[0]->shape, *sb = &mm->inputs[1]->shape;
     if (fp_shape_static(sa) && fp_shape_static(sb) && sa->rank == sb->rank)
         return true;
-    reason(mt, out, c->name, fmt(mt, "%s and %s", shape_str(mt, sa), shape_str(mt, sb)),
+    reason(mt, out, c, fmt(mt, "%s and %s", shape_str(mt, sa), shape_str(mt, sb)),
            sdup(mt, "known shapes of one rank"),
            fmt(mt, "%s %s: moves the batch axis, and %s %s's inputs are %s and %s", t->op_type, t->name, mm->op_type,
                mm->name, shape_str(mt, sa), shape_str(mt, sb)),
@@ -681,7 +668,7 @@ bool fp_fuse_split_member(const fp_node *n, int64_t *axis, int64_t *start, int64
 /* Gate: the tensor the Slices read (the anchor's input 0) is one ONNX Runtime splits: a graph input
  * or initializer, or the output of a node with one output that is not a Shape; and at least two of
  * its readers are in the match. */
-static bool split_source(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_split_source(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)c, (void)out;
     const fp_value *x = mt->x;
@@ -692,7 +679,7 @@ static bool split_source(const fp_constraint *c, const fp_match *mt, GPtrArray *
 /* The readers in the match are Slices and Gathers of one axis, each a known interval
  * (fp_fuse_split_member), together covering the axis once (ONNX Runtime's
  * GatherSliceToSplitFusion). */
-static bool split_intervals(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_split_intervals(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int64_t axis0 = -1, cover[FP_PAT_MAX + 8][2];
     const char *why = NULL;
@@ -722,33 +709,33 @@ static bool split_intervals(const fp_constraint *c, const fp_match *mt, GPtrArra
         why = "the slices do not cover the whole axis";
     if (!why)
         return true;
-    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "disjoint Slices and Gathers covering one axis"),
+    reason(mt, out, c, sdup(mt, why), sdup(mt, "disjoint Slices and Gathers covering one axis"),
            fmt(mt, "%s %s and the other readers of '%s': %s", bad->op_type, bad->name, mt->x->name, why),
            sdup(mt, "-"));
     return false;
 }
 
 /* The node's opset is at least the parameter (ONNX Runtime's rules check their op versions). */
-static bool min_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_min_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     const fp_node *n = node_at(mt, MAX(c->node, 0));
     double want = fp_target_num(mt->target, mt->rule->id, c);
     if (!n || n->opset >= want)
         return true;
-    reason(mt, out, c->name, fmt(mt, "opset %d", n->opset), fmt(mt, ">= %.0f", want),
+    reason(mt, out, c, fmt(mt, "opset %d", n->opset), fmt(mt, ">= %.0f", want),
            fmt(mt, "%s %s: opset %d", n->op_type, n->name, n->opset),
            fmt(mt, "convert the model to opset %.0f or later (onnx.version_converter)", want));
     return false;
 }
 
 /* The node's opset is at most the parameter: the op versions ONNX Runtime's rule knows end there. */
-static bool max_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_max_opset(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     const fp_node *n = node_at(mt, MAX(c->node, 0));
     double want = fp_target_num(mt->target, mt->rule->id, c);
     if (!n || n->opset <= want)
         return true;
-    reason(mt, out, c->name, fmt(mt, "opset %d", n->opset), fmt(mt, "<= %.0f", want),
+    reason(mt, out, c, fmt(mt, "opset %d", n->opset), fmt(mt, "<= %.0f", want),
            fmt(mt, "%s %s: opset %d, a version of %s the rule does not take", n->op_type, n->name, n->opset, n->op_type),
            fmt(mt, "export at opset %.0f or below, or check a newer ONNX Runtime", want));
     return false;
@@ -763,12 +750,12 @@ static bool static_shape(const fp_constraint *c, const fp_match *mt, GPtrArray *
     if (!v || fp_shape_static(&v->shape))
         return true;
     const char *s = shape_str(mt, &v->shape);
-    reason(mt, out, c->name, fmt(mt, "shape %s", s), sdup(mt, "a static shape"),
+    reason(mt, out, c, fmt(mt, "shape %s", s), sdup(mt, "a static shape"),
            fmt(mt, "%s %s: %s '%s' has a dynamic shape %s", n->op_type, n->name, role, v->name, s), sdup(mt, fix));
     return false;
 }
 
-static bool static_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_static_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, MAX(c->node, 0));
     return static_shape(c, mt, out, n, n && n->n_inputs ? n->inputs[0] : NULL, "input",
@@ -776,14 +763,14 @@ static bool static_input(const fp_constraint *c, const fp_match *mt, GPtrArray *
 }
 
 /* The constant operand of node c->node is at most param (an epsilon). */
-static bool const_at_most(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_const_at_most(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *v = n ? other_input(mt, n) : NULL;
     double x, limit = fp_target_num(mt->target, mt->rule->id, c);
     if (!v || !const_scalar(v, &x) || x <= limit)
         return true;
-    reason(mt, out, c->name, fmt(mt, "%g", x), fmt(mt, "<= %g", limit),
+    reason(mt, out, c, fmt(mt, "%g", x), fmt(mt, "<= %g", limit),
            fmt(mt, "%s %s: constant %g is above %g", n->op_type, n->name, x, limit),
            fmt(mt, "the pass takes an epsilon of at most %g", limit));
     return false;
@@ -791,7 +778,7 @@ static bool const_at_most(const fp_constraint *c, const fp_match *mt, GPtrArray 
 
 /* Gate: the pattern's data input x is not a difference (x - mean): the Pow of a centred variance
  * belongs to a LayerNorm, not to an RMSNorm. */
-static bool not_centered(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_not_centered(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)c, (void)out;
     return !mt->x || !mt->x->producer || mt->x->producer->op != FP_OP_SUB;
@@ -799,12 +786,12 @@ static bool not_centered(const fp_constraint *c, const fp_match *mt, GPtrArray *
 
 /* Always refuses: the target's compiler has no pass for this pattern; its list param names the
  * fused op an exporter can emit instead. */
-static bool no_pass(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_no_pass(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     g_auto(GStrv) instead = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *op = instead && *instead ? g_strjoinv(", ", instead) : g_strdup("one fused op");
     fp_node *n = node_at(mt, 0);
-    reason(mt, out, c->name, fmt(mt, "%d separate ops", mt->n), sdup(mt, "a fusion pass of the compiler"),
+    reason(mt, out, c, fmt(mt, "%d separate ops", mt->n), sdup(mt, "a fusion pass of the compiler"),
            fmt(mt, "%s %s and the %d ops after it: %s has no fusion pass for this pattern (none in its fusion rule "
                    "reference), so it runs them as separate kernels", n->op_type, n->name, mt->n - 1, mt->target->name),
            fmt(mt, "export it as %s", op));
@@ -812,12 +799,12 @@ static bool no_pass(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 }
 
 /* The MatMul (node c->node) reads two different tensors (a Transpose feeding both ports stays). */
-static bool distinct_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_distinct_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     if (!n || n->n_inputs < 2 || n->inputs[0] != n->inputs[1])
         return true;
-    reason(mt, out, c->name, fmt(mt, "both inputs '%s'", n->inputs[0]->name), sdup(mt, "two different tensors"),
+    reason(mt, out, c, fmt(mt, "both inputs '%s'", n->inputs[0]->name), sdup(mt, "two different tensors"),
            fmt(mt, "%s %s: reads '%s' as both operands", n->op_type, n->name, n->inputs[0]->name),
            sdup(mt, "-"));
     return false;
@@ -825,14 +812,14 @@ static bool distinct_operands(const fp_constraint *c, const fp_match *mt, GPtrAr
 
 /* Gate: the pattern's previous node feeds node c->node at input 0 or 1 (a FusedMatMul's matrices,
  * not its scale). */
-static bool matmul_operand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_matmul_operand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
     fp_node *n = node_at(mt, c->node), *prev = node_at(mt, c->node - 1);
     return !n || !prev || (n->n_inputs >= 2 && (n->inputs[0] == prev->outputs[0] || n->inputs[1] == prev->outputs[0]));
 }
 
-static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_activation_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *add = node_at(mt, c->node);
     if (!add || add->n_inputs != 2 || !add->inputs[0] || !add->inputs[1])
@@ -843,28 +830,28 @@ static bool activation_operands(const fp_constraint *c, const fp_match *mt, GPtr
         return true;
     if (!out) /* a gate's verdict only */
         return false;
-    reason(mt, out, c->name, fmt(mt, "%s and %s", sa, sb), sdup(mt, "two activations of the same shape"),
+    reason(mt, out, c, fmt(mt, "%s and %s", sa, sb), sdup(mt, "two activations of the same shape"),
            fmt(mt, "%s %s: operands '%s' %s and '%s' %s are not a residual pair", add->op_type, add->name,
                            a->name, sa, b->name, sb),
            sdup(mt, "SkipLayerNormalization fuses a residual Add of two equal-shaped activations"));
     return false;
 }
 
-static bool rank_is(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_rank_is(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *y = n && n->n_outputs ? n->outputs[0] : NULL;
     double want = fp_target_num(mt->target, mt->rule->id, c);
     if (!y || y->shape.rank == (int32_t)want)
         return true;
-    reason(mt, out, c->name, fmt(mt, "rank %d", y->shape.rank), fmt(mt, "rank %g", want),
+    reason(mt, out, c, fmt(mt, "rank %d", y->shape.rank), fmt(mt, "rank %g", want),
            fmt(mt, "%s %s: output '%s' has rank %d, the fused kernel takes rank %g", n->op_type, n->name,
                            y->name, y->shape.rank, want),
            sdup(mt, "reshape to [batch, sequence, hidden] around the block"));
     return false;
 }
 
-static bool last_axis(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_last_axis(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     if (!n || !n->inputs[0])
@@ -887,13 +874,13 @@ static bool last_axis(const fp_constraint *c, const fp_match *mt, GPtrArray *out
     }
     if (axis == -1 || (rank > 0 && axis == rank - 1))
         return true;
-    reason(mt, out, c->name, fmt(mt, "axis %" G_GINT64_FORMAT, axis), sdup(mt, "the last axis"),
+    reason(mt, out, c, fmt(mt, "axis %" G_GINT64_FORMAT, axis), sdup(mt, "the last axis"),
            fmt(mt, "%s %s: normalizes over axis %" G_GINT64_FORMAT ", not the last one", n->op_type, n->name, axis),
            sdup(mt, "the fused kernel normalizes over the innermost (hidden) dimension only"));
     return false;
 }
 
-static bool static_weight(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_static_weight(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *w = n && c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : NULL;
@@ -901,14 +888,14 @@ static bool static_weight(const fp_constraint *c, const fp_match *mt, GPtrArray 
                         "the pass allows dynamic data inputs but not dynamic weights: fix the weight's shape");
 }
 
-static bool max_chain(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_max_chain(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int links = mt->n - (mt->rule->n_pattern - 1);
     double limit = fp_target_num(mt->target, mt->rule->id, c);
     if ((double)links <= limit) /* limit is any double of the target file: no cast to int */
         return true;
     fp_node *first = node_at(mt, c->node);
-    reason(mt, out, c->name, fmt(mt, "%d ops", links), fmt(mt, "<= %g ops", limit),
+    reason(mt, out, c, fmt(mt, "%d ops", links), fmt(mt, "<= %g ops", limit),
            fmt(mt, "%s %s: a chain of %d elementwise ops follows the convolution; the fused kernel holds at "
                            "most %g",
                            first ? first->op_type : "?", first ? first->name : "?", links, limit),
@@ -917,12 +904,12 @@ static bool max_chain(const fp_constraint *c, const fp_match *mt, GPtrArray *out
     return false;
 }
 
-static bool no_control_edges(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_no_control_edges(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
         if (fp_node_n_ctrl(n)) {
-            reason(mt, out, c->name, fmt(mt, "%u control edges", fp_node_n_ctrl(n)), sdup(mt, "none"),
+            reason(mt, out, c, fmt(mt, "%u control edges", fp_node_n_ctrl(n)), sdup(mt, "none"),
                    fmt(mt, "%s %s: has a control dependency on '%s'", n->op_type, n->name, n->ext->ctrl[0]->name),
                    sdup(mt, "control edges pin the op's position; remove the dependency if it is not needed"));
             return false;
@@ -931,19 +918,19 @@ static bool no_control_edges(const fp_constraint *c, const fp_match *mt, GPtrArr
     return true;
 }
 
-static bool mask_unused(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_mask_unused(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *mask = n && n->n_outputs > 1 ? n->outputs[1] : NULL;
     if (!mask || (!mask->n_uses && !mask->is_output))
         return true;
-    reason(mt, out, c->name, fmt(mt, "mask '%s' used", mask->name), sdup(mt, "mask unused"),
+    reason(mt, out, c, fmt(mt, "mask '%s' used", mask->name), sdup(mt, "mask unused"),
            fmt(mt, "%s %s: its mask output '%s' is read", n->op_type, n->name, mask->name),
            sdup(mt, "drop the use of the dropout mask for inference"));
     return false;
 }
 
-static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_const_scalar(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *v = n ? other_input(mt, n) : NULL;
@@ -953,7 +940,7 @@ static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrA
         return true;
     if (!out) /* a gate's verdict only */
         return false;
-    reason(mt, out, c->name, sdup(mt, v ? "not a constant scalar" : "missing"), sdup(mt, "a constant scalar"),
+    reason(mt, out, c, sdup(mt, v ? "not a constant scalar" : "missing"), sdup(mt, "a constant scalar"),
            fmt(mt, "%s %s: operand is not a constant scalar", n ? n->op_type : "?", n ? n->name : "?"),
            sdup(mt, "only a scalar scale folds into the matmul's alpha"));
     return false;
@@ -961,7 +948,7 @@ static bool const_scalar_check(const fp_constraint *c, const fp_match *mt, GPtrA
 
 /* The first MatMul's Q (port 0) has a head size TensorRT's fused MHA kernels take: its list
  * param is "min,max,multiple" (16, 256, 8 for FP16/BF16). */
-static bool head_dim(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_head_dim(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     fp_value *q = n && n->n_inputs ? n->inputs[0] : NULL;
@@ -973,7 +960,7 @@ static bool head_dim(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
         lo = g_ascii_strtod(lim[0], NULL), hi = g_ascii_strtod(lim[1], NULL), mult = g_ascii_strtod(lim[2], NULL);
     fp_dim d = q->shape.dims[q->shape.rank - 1];
     if (!fp_dim_known(d)) {
-        reason(mt, out, c->name, sdup(mt, "unknown"), fmt(mt, "%g to %g, a multiple of %g", lo, hi, mult),
+        reason(mt, out, c, sdup(mt, "unknown"), fmt(mt, "%g to %g, a multiple of %g", lo, hi, mult),
                fmt(mt, "%s %s: the head size of '%s' is not known", n->op_type, n->name, q->name),
                sdup(mt, "bind the shapes (--input, --dim) so the head size is known"));
         return false;
@@ -981,7 +968,7 @@ static bool head_dim(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
     int64_t h = d.value;
     if (h >= lo && h <= hi && mult > 0 && h % (int64_t)mult == 0)
         return true;
-    reason(mt, out, c->name, fmt(mt, "%" G_GINT64_FORMAT, h), fmt(mt, "%g to %g, a multiple of %g", lo, hi, mult),
+    reason(mt, out, c, fmt(mt, "%" G_GINT64_FORMAT, h), fmt(mt, "%g to %g, a multiple of %g", lo, hi, mult),
            fmt(mt, "%s %s: head size %" G_GINT64_FORMAT " of '%s' is outside what the fused MHA kernels take",
                n->op_type, n->name, h, q->name),
            fmt(mt, "use a head size of %g to %g that is a multiple of %g (pad the heads)", lo, hi, mult));
@@ -990,10 +977,10 @@ static bool head_dim(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 
 /* Always refuses: the scores are scaled after the first MatMul (node c->node is the scale);
  * TensorRT's fused attention needs Q or K scaled before it. */
-static bool scale_before_bmm1(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_scale_before_bmm1(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *s = node_at(mt, c->node), *bmm1 = node_at(mt, 0);
-    reason(mt, out, c->name, fmt(mt, "%s %s after the first MatMul", s->op_type, s->name),
+    reason(mt, out, c, fmt(mt, "%s %s after the first MatMul", s->op_type, s->name),
            sdup(mt, "Q or K scaled before the first MatMul"),
            fmt(mt, "%s %s: scales the scores of %s %s; TensorRT's fused attention needs the scale on Q or K", s->op_type,
                s->name, bmm1->op_type, bmm1->name),
@@ -1003,7 +990,7 @@ static bool scale_before_bmm1(const fp_constraint *c, const fp_match *mt, GPtrAr
 
 /* The elementwise op (node c->node) joins two tensors of one shape but for the batch axis (no
  * broadcast otherwise). */
-static bool no_broadcast(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_no_broadcast(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     if (!n || n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
@@ -1015,7 +1002,7 @@ static bool no_broadcast(const fp_constraint *c, const fp_match *mt, GPtrArray *
     if (ok)
         return true;
     const char *sa = shape_str(mt, a), *sb = shape_str(mt, b);
-    reason(mt, out, c->name, fmt(mt, "%s and %s", sa, sb), sdup(mt, "equal shapes (but for the batch axis)"),
+    reason(mt, out, c, fmt(mt, "%s and %s", sa, sb), sdup(mt, "equal shapes (but for the batch axis)"),
            fmt(mt, "%s %s: '%s' %s and '%s' %s broadcast", n->op_type, n->name, n->inputs[0]->name, sa,
                n->inputs[1]->name, sb),
            sdup(mt, "expand the operand to the convolution's output shape, or keep it a separate kernel"));
@@ -1023,7 +1010,7 @@ static bool no_broadcast(const fp_constraint *c, const fp_match *mt, GPtrArray *
 }
 
 /* Gate: node c->node's operand from outside the match is no constant (an activation). */
-static bool other_activation(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_other_activation(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
     fp_node *n = node_at(mt, c->node);
@@ -1033,7 +1020,7 @@ static bool other_activation(const fp_constraint *c, const fp_match *mt, GPtrArr
 
 /* Gate: node c->node scales a tensor by a constant scalar: Div x / c, or Mul by c on either side;
  * x has a known rank >= 1, and c's rank is at most x's (ORT's MatMulScaleFusion, leading form). */
-static bool leading_scale(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_leading_scale(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
     fp_node *n = node_at(mt, c->node);
@@ -1047,7 +1034,7 @@ static bool leading_scale(const fp_constraint *c, const fp_match *mt, GPtrArray 
 }
 
 /* Gate: the anchor carries no activation yet (a FusedConv made by an earlier rule may). */
-static bool no_activation(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_no_activation(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
     fp_node *n = node_at(mt, c->node);
@@ -1056,7 +1043,7 @@ static bool no_activation(const fp_constraint *c, const fp_match *mt, GPtrArray 
 
 /* Gate: every matched node is a layer TensorRT's PointWise fusion takes (an activation, an
  * elementwise or unary op: not a Cast, a Where or a comparison). */
-static bool pointwise_kind(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_pointwise_kind(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)c, (void)out;
     for (int i = 0; i < mt->n; i++) {
@@ -1072,12 +1059,12 @@ static bool pointwise_kind(const fp_constraint *c, const fp_match *mt, GPtrArray
 /* SoftmaxSmallOpFusionPass is switched on: param `enabled` (0 by default: ATC ships the pass off in
  * fusion_config.json) is not 0. The fix names both ways out: the switch, or one ONNX Softmax, which
  * GE maps to SoftmaxV2 without the pass. */
-static bool softmax_pass_on(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_softmax_pass_on(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     if (fp_target_num(mt->target, mt->rule->id, c) != 0)
         return true;
     const fp_node *n = node_at(mt, 0);
-    reason(mt, out, c->name, fmt(mt, "%s = 0 (ATC's default)", c->param), fmt(mt, "%s = 1", c->param),
+    reason(mt, out, c, fmt(mt, "%s = 0 (ATC's default)", c->param), fmt(mt, "%s = 1", c->param),
            fmt(mt, "%s %s and the %d ops after it: SoftmaxSmallOpFusionPass is off by default in ATC "
                    "(fusion_config.json), so %s runs them as separate kernels",
                n->op_type, n->name, mt->n - 1, mt->target->name),
@@ -1139,7 +1126,7 @@ static bool reduce_keeps_dims(const fp_node *n)
 
 /* The match's reduces (ReduceMax and ReduceSum of a softmax) all keep their dims and reduce one
  * known set of axes of the pattern's data input. */
-static bool same_reduce_axes(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_same_reduce_axes(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int32_t rank = mt->x ? mt->x->shape.rank : -1;
     const fp_node *first = NULL, *bad = NULL;
@@ -1161,7 +1148,7 @@ static bool same_reduce_axes(const fp_constraint *c, const fp_match *mt, GPtrArr
     }
     if (!why)
         return true;
-    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "keepdims 1 and the same axes in both reduces"),
+    reason(mt, out, c, sdup(mt, why), sdup(mt, "keepdims 1 and the same axes in both reduces"),
            fmt(mt, "%s %s: %s; the pass needs both reduces over the same axes with keepdims 1", bad->op_type,
                bad->name, why),
            sdup(mt, "reduce over the same axes with keepdims=True (x.amax(dim, keepdim=True), "
@@ -1172,7 +1159,7 @@ static bool same_reduce_axes(const fp_constraint *c, const fp_match *mt, GPtrArr
 /* Gate: the Concat (node c->node) is rotate_half of the pattern's data input x: Concat(Neg(Slice
  * [h, D)), Slice [0, h)) on x's last axis, h = D / 2 (torch's x[..., D//2:] and x[..., :D//2]),
  * each Slice's interval known (fp_fuse_slice_interval). */
-static bool rotate_half(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_rotate_half(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
     const fp_node *cat = node_at(mt, c->node);
@@ -1196,7 +1183,7 @@ static bool rotate_half(const fp_constraint *c, const fp_match *mt, GPtrArray *o
 /* What ApplyRotaryPosEmb takes (its general constraint set): the pattern's data input x and the
  * operands of the match's Muls from outside it (cos, sin) 4-D of one dtype; x's last axis (the
  * head dim), when known, even and at most param. */
-static bool rotary_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_rotary_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     const fp_value *x = mt->x;
     const char *why = NULL;
@@ -1217,7 +1204,7 @@ static bool rotary_operands(const fp_constraint *c, const fp_match *mt, GPtrArra
     if (!why)
         return true;
     const fp_node *n = node_at(mt, 0);
-    reason(mt, out, c->name, sdup(mt, why), fmt(mt, "x, cos, sin 4-D of one dtype; head dim even, <= %g", limit),
+    reason(mt, out, c, sdup(mt, why), fmt(mt, "x, cos, sin 4-D of one dtype; head dim even, <= %g", limit),
            fmt(mt, "%s %s: %s; ApplyRotaryPosEmb takes x, cos and sin 4-D of one dtype and an even head dim of at "
                    "most %g",
                n->op_type, n->name, why, limit),
@@ -1273,13 +1260,13 @@ static const char *pad_refusal(const fp_node *n)
     return NULL;
 }
 
-static bool pad_foldable(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_pad_foldable(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     const fp_node *n = node_at(mt, MAX(c->node, 0));
     const char *why = pad_refusal(n);
     if (!why)
         return true;
-    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "constant mode, zero fill, constant pads on the spatial dims only"),
+    reason(mt, out, c, sdup(mt, why), sdup(mt, "constant mode, zero fill, constant pads on the spatial dims only"),
            fmt(mt, "%s %s: %s", n->op_type, n->name, why),
            sdup(mt, "pad with zeros on the spatial dims only, or put the padding in the Conv's or pool's pads"));
     return false;
@@ -1287,7 +1274,7 @@ static bool pad_foldable(const fp_constraint *c, const fp_match *mt, GPtrArray *
 
 /* The node takes explicit padding: a `pads` attribute, no auto_pad but NOTSET, one output (a MaxPool's
  * Indices would not see the padding). */
-static bool explicit_pads(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_explicit_pads(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     const fp_node *n = node_at(mt, c->node >= 0 ? c->node : mt->n - 1);
     const char *auto_pad = fp_node_attr_string(n, "auto_pad", "NOTSET");
@@ -1301,7 +1288,7 @@ static bool explicit_pads(const fp_constraint *c, const fp_match *mt, GPtrArray 
                           : NULL;
     if (!why)
         return true;
-    reason(mt, out, c->name, sdup(mt, why), sdup(mt, "explicit pads (auto_pad NOTSET), one output"),
+    reason(mt, out, c, sdup(mt, why), sdup(mt, "explicit pads (auto_pad NOTSET), one output"),
            fmt(mt, "%s %s: %s", n->op_type, n->name, why),
            fmt(mt, "give %s a pads attribute (zeros) in place of auto_pad", n->name));
     return false;
@@ -1309,48 +1296,25 @@ static bool explicit_pads(const fp_constraint *c, const fp_match *mt, GPtrArray 
 
 typedef bool (*check_fn)(const fp_constraint *, const fp_match *, GPtrArray *);
 
-static const struct {
-    const char *name;
-    check_fn fn;
-} checks[] = {
-    {"single_consumer", single_consumer}, {"not_graph_output", not_graph_output}, {"const_inputs", const_inputs},
-    {"const_other", const_other}, {"bn_outputs_unused", bn_outputs_unused}, {"dtype_in", dtype_in},
-    {"bn_params_1d", bn_params_1d}, {"max_epsilon", max_epsilon}, {"min_epsilon", min_epsilon},
-    {"per_channel", per_channel}, {"gemm_operands", gemm_operands},
-    {"activation_in", activation_in}, {"clip_const_bounds", clip_const_bounds}, {"const_value", const_value},
-    {"bias_1d", bias_1d}, {"const_1d", const_1d}, {"activation_operands", activation_operands},
-    {"transpose_perm", transpose_perm}, {"batch_shapes", batch_shapes}, {"distinct_operands", distinct_operands},
-    {"matmul_operand", matmul_operand}, {"split_source", split_source}, {"split_intervals", split_intervals},
-    {"min_opset", min_opset}, {"static_input", static_input}, {"const_at_most", const_at_most}, {"no_pass", no_pass},
-    {"not_centered", not_centered}, {"rank_is", rank_is},
-    {"last_axis", last_axis}, {"static_weight", static_weight}, {"max_chain", max_chain},
-    {"no_control_edges", no_control_edges}, {"mask_unused", mask_unused}, {"const_scalar", const_scalar_check},
-    {"head_dim", head_dim}, {"scale_before_bmm1", scale_before_bmm1}, {"no_broadcast", no_broadcast},
-    {"no_activation", no_activation}, {"pointwise_kind", pointwise_kind}, {"other_activation", other_activation},
-    {"leading_scale", leading_scale}, {"softmax_pass_on", softmax_pass_on}, {"same_reduce_axes", same_reduce_axes},
-    {"rotate_half", rotate_half}, {"rotary_operands", rotary_operands}, {"pad_foldable", pad_foldable},
-    {"explicit_pads", explicit_pads}, {"max_opset", max_opset},
+/* The predicates by id: one per row of fuse_constraints.def. */
+static const check_fn checks[FP_CONSTRAINT_COUNT] = {
+#define X(name) [FP_CONSTRAINT_##name] = check_##name,
+#include "passes/fusion/fuse_constraints.def"
+#undef X
 };
 
-int fp_constraint_find(const char *name)
+int fp_fuse_constraint_find(const char *name)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(checks); i++) /* the first letter spares most strcmp calls */
-        if (checks[i].name[0] == name[0] && strcmp(checks[i].name, name) == 0)
-            return (int)i;
+    for (int i = 0; i < FP_CONSTRAINT_COUNT; i++)
+        if (strcmp(fp_fuse_constraint_names[i], name) == 0)
+            return i;
     return -1;
 }
 
-bool fp_constraint_check_at(int which, const fp_constraint *c, const fp_match *mt, GPtrArray *reasons)
+bool fp_fuse_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons)
 {
-    g_assert(which >= 0 && (size_t)which < G_N_ELEMENTS(checks));
-    return checks[which].fn(c, mt, reasons);
-}
-
-bool fp_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrArray *reasons)
-{
-    int which = fp_constraint_find(c->name);
-    g_assert(which >= 0);
-    return checks[which].fn(c, mt, reasons);
+    g_assert((unsigned)c->id < FP_CONSTRAINT_COUNT);
+    return checks[c->id](c, mt, reasons);
 }
 
 int fp_fuse_scale_operand(const fp_node *n, double *value_out)

@@ -1,5 +1,5 @@
-/* convolve.c - the convolution classes' micro-kernels of `fuseplan calibrate` (calibrate.h): fuseplan's
- * own kernels doing what ONNX Runtime's MLAS does in each class, timed on one thread:
+/* calibrate_conv.c - the convolution classes' micro-kernels of `fuseplan calibrate` (calibrate.h):
+ * fuseplan's own kernels doing what ONNX Runtime's MLAS does in each class, timed on one thread:
  *   conv            NCHW 3x3: the input expanded (im2col), then one SGEMM (MLAS's ExpandThenGemm);
  *   grouped_conv    NCHW depthwise 3x3: per channel, its 9 x H x W expansion and a one-row SGEMM;
  *   nchwc_conv      NCHWc 3x3 (channels in blocks of the vector width): direct, a strip of output

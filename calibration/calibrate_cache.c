@@ -1,0 +1,140 @@
+/* calibrate_cache.c - the cache sweep of `fuseplan calibrate` (calibrate.h): the triad over growing
+ * working sets, the cache sizes the OS reports, and the cache levels of a cache-aware roofline
+ * derived from the two. */
+#include "calibrate_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SWEEP_MIN ((uint64_t)16 << 10)             /* smallest working set of the sweep */
+#define SWEEP_MAX ((uint64_t)512 << 20)            /* largest */
+#define SWEEP_UNIT_BYTES (32.0 * FP_CALIBRATE_MIB) /* triad traffic per unit of work: small arrays repeat */
+#define SWEEP_SHARE 8                              /* each point measures for --seconds / SWEEP_SHARE */
+#define LEVEL_OVER_MEMORY 1.5 /* a working set streams from a cache above this x memory */
+#define LEVEL_PLATEAU 0.5     /* half a level's size still streams at this x its best */
+#define LEVEL_DISTINCT 1.1    /* a level is kept when this much faster than the next */
+
+void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS])
+{
+    static const int names[FP_CALIBRATE_LEVELS] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE,
+                                                   _SC_LEVEL3_CACHE_SIZE};
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++) {
+        long v = sysconf(names[i]);
+        uint64_t per = v > 0 ? (uint64_t)v : 0;
+        out[i] = i < 2 ? per * (uint64_t)MAX(threads, 1) : per; /* L1d and L2 are private to a core */
+    }
+}
+
+static int point_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Capacity of a level reported as `size` after level `prev`: the size, when half of it still
+ * streams at LEVEL_PLATEAU x the level's fastest point or more; else (a VM reporting its host's cache, a socket's
+ * cache shared by many cores) the largest working set that streams above the geometric mean of the
+ * level's fastest point and memory, where the sweep falls off. 0 when the sweep says nothing. */
+static uint64_t level_capacity(const fp_calibrate_point *sw, size_t n, uint64_t size, uint64_t prev, double memory_bw)
+{
+    const fp_calibrate_point *half = NULL;
+    double top = 0;
+    for (size_t k = 0; k < n && sw[k].bytes <= size; k++) {
+        if (sw[k].bytes <= prev)
+            continue;
+        top = MAX(top, sw[k].bandwidth);
+        if (sw[k].bytes * 2 <= size)
+            half = &sw[k];
+    }
+    if (top == 0)
+        return 0;
+    if (half && half->bandwidth >= LEVEL_PLATEAU * top)
+        return size;
+    uint64_t cap = 0;
+    double edge = sqrt(top * memory_bw);
+    for (size_t k = 0; k < n && sw[k].bytes <= size; k++)
+        if (sw[k].bytes > prev && sw[k].bandwidth >= edge)
+            cap = sw[k].bytes;
+    return cap;
+}
+
+void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const uint64_t reported[FP_CALIBRATE_LEVELS],
+                               double memory_bw, fp_calibrate_point out[FP_CALIBRATE_LEVELS])
+{
+    memset(out, 0, sizeof(fp_calibrate_point) * FP_CALIBRATE_LEVELS);
+    g_autofree double *inside = g_new(double, n + 1);
+    uint64_t prev = 0;
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++) {
+        if (reported[i] <= prev)
+            continue;
+        uint64_t cap = level_capacity(sweep, n, reported[i], prev, memory_bw);
+        if (cap <= prev)
+            continue;
+        /* the level's bandwidth: median of the points well inside it, (2 prev, cap / 2], else the
+         * largest point inside it at all */
+        size_t m = 0;
+        const fp_calibrate_point *largest = NULL; /* the sweep is in ascending order */
+        for (size_t k = 0; k < n; k++) {
+            if (sweep[k].bytes > prev && sweep[k].bytes <= cap)
+                largest = &sweep[k];
+            if (sweep[k].bytes > 2 * prev && sweep[k].bytes * 2 <= cap)
+                inside[m++] = sweep[k].bandwidth;
+        }
+        if (m == 0 && !largest)
+            continue;
+        if (m == 0)
+            inside[m++] = largest->bandwidth;
+        qsort(inside, m, sizeof *inside, point_cmp);
+        out[i] = (fp_calibrate_point){cap, m % 2 ? inside[m / 2] : (inside[m / 2 - 1] + inside[m / 2]) / 2};
+        prev = cap;
+    }
+    double outer = memory_bw; /* outermost first: each level must beat the one outside it */
+    for (int i = FP_CALIBRATE_LEVELS - 1; i >= 0; i--) {
+        if (!out[i].bytes)
+            continue;
+        if (out[i].bandwidth < LEVEL_DISTINCT * outer)
+            out[i] = (fp_calibrate_point){0, 0};
+        else
+            outer = out[i].bandwidth;
+    }
+}
+
+bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibrate_kernel_info *ki, int threads,
+                              fp_calibrate_result *r, const char *what, GError **error)
+{
+    const fp_calibrate_opts *o = pos->o;
+    fp_calibrate_opts sub = *o;
+    sub.progress = NULL;
+    sub.seconds = MAX(o->seconds / SWEEP_SHARE, 1e-3);
+    fp_calibrate_phase_pos sp = {&sub, pos->index, pos->count};
+    fp_calibrate_reported_caches(threads, r->cache_reported);
+    uint64_t top = 0;
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)
+        top = MAX(top, r->cache_reported[i]);
+    top = CLAMP(top ? 2 * top : 64 * FP_CALIBRATE_MIB, SWEEP_MIN, SWEEP_MAX);
+    int npoints = 0, at_memory = 0;
+    for (uint64_t ws = SWEEP_MIN; ws <= top; ws *= 2)
+        npoints++;
+    for (uint64_t ws = SWEEP_MIN; ws <= top && r->n_sweep < FP_CALIBRATE_SWEEP_MAX && at_memory < 2; ws *= 2) {
+        if (o->progress)
+            o->progress(pos->index, pos->count, what, (double)r->n_sweep / npoints, -1, o->user);
+        size_t n = fp_calibrate_triad_elements(ws, threads);
+        double bytes = 24.0 * (double)n;
+        size_t reps = (size_t)MAX(SWEEP_UNIT_BYTES / bytes, 1.0);
+        double bw = 0;
+        if (!fp_calibrate_phase_run(&sp, FP_CALIBRATE_WORK_TRIAD, ki, threads, n, reps, what, &bw, error))
+            return false;
+        r->sweep[r->n_sweep++] = (fp_calibrate_point){(uint64_t)bytes * (uint64_t)threads, bw};
+        at_memory = bw < LEVEL_OVER_MEMORY * r->triad ? at_memory + 1 : 0;
+    }
+    fp_calibrate_cache_levels(r->sweep, r->n_sweep, r->cache_reported, r->triad, r->cache);
+    int levels = 0;
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)
+        levels += r->cache[i].bytes > 0;
+    if (o->progress)
+        o->progress(pos->index, pos->count, what, 1.0, levels, o->user);
+    return true;
+}
+

@@ -1,0 +1,388 @@
+/* fuse_rewrite.c - the rewrites of the fusion pass: what an applied match of each kind of rule
+ * (fold, fuse, eliminate, absorb, split, pad) does to the graph (fuse_internal.h). */
+#include <string.h>
+
+#include "passes/fusion/fuse_internal.h"
+
+static void set_dirty(fp_fuser *fz, const fp_node *n) { fz->dirty[fp_node_index(n)] = fz->pass; }
+
+/* Marks the nodes of mt, their consumers and their producers dirty: not matched again in this rule
+ * pass (their inputs are rewired). */
+static void mark_dirty(fp_fuser *fz, const fp_match *mt)
+{
+    for (int i = 0; i < mt->n; i++) {
+        fp_node *n = mt->nodes[i];
+        set_dirty(fz, n);
+        /* consumers of the outputs get rewired inputs: keep them out of this sweep too */
+        for (uint32_t k = 0; k < n->n_outputs; k++)
+            for (uint32_t u = 0; n->outputs[k] && u < n->outputs[k]->n_uses; u++)
+                set_dirty(fz, n->outputs[k]->uses[u].node);
+        for (uint32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] && n->inputs[k]->producer)
+                set_dirty(fz, n->inputs[k]->producer);
+    }
+}
+
+/* The last node folds into the anchor (its parameters become the anchor's weights/bias). */
+static void rewrite_fold(fp_fuser *fz, const fp_match *mt)
+{
+    fp_node *a = mt->nodes[0], *last = mt->nodes[mt->n - 1];
+    fp_value *old = a->outputs[0], *out = last->outputs[0];
+    /* a BN or a bias Add leaves a per-channel bias behind */
+    bool adds_bias = last->op == FP_OP_BATCH_NORM || last->op == FP_OP_ADD;
+    if (adds_bias && (a->n_inputs < 3 || !a->inputs[2])) {
+        fp_value *bias = NULL;
+        if (last->op == FP_OP_BATCH_NORM && last->n_inputs > 2)
+            bias = last->inputs[2];
+        for (uint32_t i = 0; !bias && i < last->n_inputs; i++)
+            if (last->inputs[i] && last->inputs[i] != old)
+                bias = last->inputs[i];
+        fp_value **in = fp_arena_calloc(fz->m->arena, 3, sizeof(fp_value *));
+        memcpy(in, a->inputs, sizeof(fp_value *) * MIN(a->n_inputs, 3));
+        in[2] = bias;
+        a->inputs = in;
+        a->n_inputs = 3;
+    }
+    fp_node_set_output(a, 0, out);
+    old->producer = NULL;
+    last->flags |= FP_NODE_REMOVED;
+    for (uint32_t k = 1; k < last->n_outputs; k++)
+        if (last->outputs[k])
+            last->outputs[k]->producer = NULL;
+}
+
+static const char *fused_domain(const fp_rule *r)
+{
+    if (g_str_has_prefix(r->id, "ge_") || g_str_has_prefix(r->id, "trt_") || r->fused_kind == FP_OP_GEMM ||
+        r->fused_kind == FP_OP_LAYER_NORM || r->fused_kind == FP_OP_DIV)
+        return "";
+    return "com.microsoft";
+}
+
+/* All nodes become the anchor, retyped as the fused op, reading the match's external inputs and
+ * producing its external outputs. */
+static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
+{
+    fp_model *m = fz->m;
+    fp_node *a = mt->nodes[0];
+    GPtrArray *ins = fz->ins, *outs = fz->outs;
+    g_ptr_array_set_size(ins, 0);
+    g_ptr_array_set_size(outs, 0);
+    uint64_t flops = 0;
+    for (int i = 0; i < mt->n; i++) {
+        fp_node *n = mt->nodes[i];
+        flops += n->metrics.flops;
+        for (uint32_t k = 0; k < n->n_inputs; k++) {
+            fp_value *v = n->inputs[k];
+            if (i == 0 ? true
+                       : (v && !(v->producer && fp_fuse_in_match(mt, v->producer)) && !g_ptr_array_find(ins, v, NULL)))
+                g_ptr_array_add(ins, v);
+        }
+    }
+    for (int i = 0; i < mt->n; i++) { /* outputs only now: producers of internal values are cleared */
+        fp_node *n = mt->nodes[i];
+        for (uint32_t k = 0; k < n->n_outputs; k++) {
+            fp_value *v = n->outputs[k];
+            if (!v)
+                continue;
+            bool escapes = v->is_output || i == mt->n - 1;
+            for (uint32_t u = 0; u < v->n_uses && !escapes; u++)
+                escapes = !fp_fuse_in_match(mt, v->uses[u].node);
+            if (escapes)
+                g_ptr_array_add(outs, v);
+            else
+                v->producer = NULL; /* internal: never materialized */
+        }
+    }
+    a->n_inputs = ins->len;
+    a->inputs = fp_arena_memdup(m->arena, ins->pdata, sizeof(fp_value *) * MAX(ins->len, 1));
+    a->n_outputs = outs->len;
+    a->outputs = fp_arena_calloc(m->arena, MAX(outs->len, 1), sizeof(fp_value *));
+    for (guint k = 0; k < outs->len; k++)
+        fp_node_set_output(a, k, outs->pdata[k]);
+    const fp_rule *r = mt->rule;
+    size_t ri = (size_t)(r - fp_rules);
+    if (!fz->op_name[ri]) {
+        fz->op_name[ri] = fp_intern(m, r->fused_op, -1);
+        fz->domain[ri] = fp_intern(m, fused_domain(r), -1);
+    }
+    a->op = r->fused_kind;
+    a->op_type = fz->op_name[ri];
+    a->domain = fz->domain[ri];
+    if (r->act_node >= 0 && r->act_node < mt->n) { /* FusedConv/FusedGemm carry the activation's name */
+        fp_attr *attrs = fp_arena_calloc(m->arena, a->n_attrs + 1, sizeof(fp_attr));
+        memcpy(attrs, a->attrs, sizeof(fp_attr) * a->n_attrs);
+        fp_attr *act = &attrs[a->n_attrs];
+        if (!fz->activation)
+            fz->activation = fp_intern(m, "activation", -1);
+        act->name = fz->activation;
+        act->type = FP_ATTR_STRING;
+        act->u.s = mt->nodes[r->act_node]->op_type;
+        act->n = (uint32_t)strlen(act->u.s);
+        a->attrs = attrs;
+        a->n_attrs++;
+    }
+    a->flags |= FP_NODE_FUSED;
+    a->metrics.flops = flops;
+    uint32_t gid = ++fz->groups;
+    for (int i = 0; i < mt->n; i++) {
+        mt->nodes[i]->group = gid;
+        if (i > 0)
+            mt->nodes[i]->flags |= FP_NODE_REMOVED;
+    }
+}
+
+/* n's attribute a->name set to *a (added when n has none of its name and type), in the model's
+ * arena. */
+static void set_attr(fp_fuser *fz, fp_node *n, fp_attr a)
+{
+    a.name = fp_intern(fz->m, a.name, -1);
+    for (uint32_t k = 0; k < n->n_attrs; k++)
+        if (strcmp(n->attrs[k].name, a.name) == 0 && n->attrs[k].type == a.type) {
+            n->attrs[k] = a;
+            return;
+        }
+    fp_attr *attrs = fp_arena_calloc(fz->m->arena, n->n_attrs + 1, sizeof(fp_attr));
+    memcpy(attrs, n->attrs, sizeof(fp_attr) * n->n_attrs);
+    attrs[n->n_attrs] = a;
+    n->attrs = attrs;
+    n->n_attrs++;
+}
+
+static void set_int_attr(fp_fuser *fz, fp_node *n, const char *name, int64_t v)
+{
+    set_attr(fz, n, (fp_attr){.name = name, .type = FP_ATTR_INT, .u.i = v});
+}
+
+static void set_float_attr(fp_fuser *fz, fp_node *n, const char *name, double v)
+{
+    set_attr(fz, n, (fp_attr){.name = name, .type = FP_ATTR_FLOAT, .u.f = v});
+}
+
+/* Node 1 absorbs the anchor (FP_RW_ABSORB) and becomes the rule's fused op: a Transpose (it reads
+ * the Transpose's input at the port that read its output, transA/transB and transBatchA/B flipped
+ * as fp_fuse_transpose_flags says), a scalar Mul/Div (its factor into alpha), or Div(1, x1) under a
+ * Mul(x2, .) (the Mul becomes Div(x2, x1)); the anchor goes when nothing else reads it. */
+static void rewrite_absorb(fp_fuser *fz, const fp_match *mt)
+{
+    fp_node *t = mt->nodes[0], *mm = mt->nodes[1];
+    fp_value *out = t->outputs[0];
+    uint32_t port = mm->inputs[0] == out ? 0 : 1;
+    if (t->op == FP_OP_TRANSPOSE) {
+        bool trans = false, batch = false;
+        const char *why;
+        fp_fuse_transpose_flags(t, &trans, &batch, &why);
+        mm->inputs[port] = t->inputs[0];
+        const char *tr = port ? "transB" : "transA", *tb = port ? "transBatchB" : "transBatchA";
+        set_int_attr(fz, mm, tr, fp_node_attr_int(mm, tr, 0) ^ trans);
+        set_int_attr(fz, mm, tb, fp_node_attr_int(mm, tb, 0) ^ batch);
+    } else if (t->op == FP_OP_DIV && mm->op == FP_OP_MUL && mt->rule->fused_kind == FP_OP_DIV) {
+        mm->inputs[0] = mm->inputs[port ? 0 : 1]; /* 1 / x1 * x2: the Mul becomes x2 / x1 */
+        mm->inputs[1] = t->inputs[1];
+    } else { /* a scalar Mul or Div: its factor into alpha */
+        double f = 1;
+        int k = fp_fuse_scale_operand(t, &f);
+        g_assert(k >= 0);
+        mm->inputs[port] = t->inputs[1 - k];
+        set_float_attr(fz, mm, "alpha", fp_node_attr_float(mm, "alpha", 1.0) * f);
+    }
+    const fp_rule *r = mt->rule;
+    size_t ri = (size_t)(r - fp_rules);
+    if (!fz->op_name[ri]) {
+        fz->op_name[ri] = fp_intern(fz->m, r->fused_op, -1);
+        fz->domain[ri] = fp_intern(fz->m, fused_domain(r), -1);
+    }
+    mm->op = r->fused_kind;
+    mm->op_type = fz->op_name[ri];
+    mm->domain = fz->domain[ri];
+    mm->flags |= FP_NODE_FUSED;
+    mm->group = ++fz->groups;
+    if (out->n_uses > 1 || out->is_output) /* read by others still: it stays (the use lists are updated after) */
+        return;
+    t->flags |= FP_NODE_REMOVED;
+    out->producer = NULL;
+}
+
+/* A Split output that a Squeeze of `axis` follows (the Split's anchor was a Gather of a scalar). */
+typedef struct {
+    fp_node *split;
+    uint32_t port;
+    int64_t axis;
+} split_squeeze;
+
+/* Node g becomes the Squeeze of `axis` that writes `out` (a view, as ONNX Runtime's
+ * GatherSliceToSplitFusion adds after the piece of a Gather of a scalar index) from a new value: the
+ * piece of x the Split yields, the axis kept with size 1. The piece; g's output stays the caller's. */
+static fp_value *gather_to_squeeze(fp_fuser *fz, fp_node *g, int64_t axis, const fp_value *x, const fp_value *out)
+{
+    fp_model *m = fz->m;
+    g_autofree char *name = g_strdup_printf("%s/split_piece", g->name);
+    fp_value *piece = fp_graph_value_like(g->graph, name, out, FP_DT_UNDEFINED);
+    fp_dim *dims = fp_arena_memdup(m->arena, x->shape.dims, sizeof(fp_dim) * (size_t)x->shape.rank);
+    dims[axis] = (fp_dim){1, NULL};
+    piece->shape = (fp_shape){x->shape.rank, fp_intern_dims(m, dims, x->shape.rank)};
+    fp_value **ins = fp_arena_calloc(m->arena, 2, sizeof(fp_value *));
+    ins[0] = piece;
+    g->n_attrs = 0;
+    if (g->opset >= 13) {
+        g_autofree char *axes_name = g_strdup_printf("%s/squeeze_axes", g->name);
+        ins[1] = fp_graph_int64_initializer(g->graph, axes_name, &axis, 1);
+    } else {
+        g->attrs = fp_arena_calloc(m->arena, 1, sizeof(fp_attr));
+        g->attrs[0] = (fp_attr){.name = fp_intern(m, "axes", -1), .type = FP_ATTR_INTS,
+                                .u.ints = fp_arena_memdup(m->arena, &axis, sizeof axis), .n = 1};
+        g->n_attrs = 1;
+    }
+    g->inputs = ins;
+    g->n_inputs = g->opset >= 13 ? 2 : 1;
+    g->op = FP_OP_SQUEEZE;
+    g->op_type = fp_intern(m, "Squeeze", -1);
+    return piece;
+}
+
+/* The Slices and Gathers of one tensor become one Split (FP_RW_SPLIT; split_intervals checked that
+ * they cover its axis once): the anchor, retyped, reads the tensor and the sizes and yields the
+ * pieces in the order of their starts; the other members go, but a Gather of a scalar index, which
+ * becomes the Squeeze after its piece. */
+static void rewrite_split(fp_fuser *fz, const fp_match *mt)
+{
+    fp_node *a = mt->nodes[0];
+    int64_t axis, start[FP_PAT_MAX + 8], end[FP_PAT_MAX + 8], sizes[FP_PAT_MAX + 8];
+    fp_node *by[FP_PAT_MAX + 8];
+    bool squeeze[FP_PAT_MAX + 8];
+    int n = mt->n;
+    for (int i = 0; i < n; i++) {
+        fp_fuse_split_member(mt->nodes[i], &axis, &start[i], &end[i], &squeeze[i]);
+        by[i] = mt->nodes[i];
+    }
+    for (int i = 1; i < n; i++) /* by start: a few nodes */
+        for (int j = i; j > 0 && start[j - 1] > start[j]; j--) {
+            int64_t s0 = start[j], e0 = end[j];
+            fp_node *b0 = by[j];
+            bool q0 = squeeze[j];
+            start[j] = start[j - 1], end[j] = end[j - 1], by[j] = by[j - 1], squeeze[j] = squeeze[j - 1];
+            start[j - 1] = s0, end[j - 1] = e0, by[j - 1] = b0, squeeze[j - 1] = q0;
+        }
+    fp_value **outs = fp_arena_calloc(fz->m->arena, (size_t)n, sizeof(fp_value *));
+    for (int i = 0; i < n; i++) {
+        sizes[i] = end[i] - start[i];
+        outs[i] = squeeze[i] && by[i] != a ? gather_to_squeeze(fz, by[i], axis, mt->x, by[i]->outputs[0])
+                                            : by[i]->outputs[0];
+        if (squeeze[i] && by[i] == a) /* the anchor is the Split: its Squeeze comes at the end of the pass */
+            g_array_append_val(fz->squeezes, ((split_squeeze){a, (uint32_t)i, axis}));
+    }
+    fp_value **ins = fp_arena_calloc(fz->m->arena, 2, sizeof(fp_value *));
+    ins[0] = mt->x;
+    g_autofree char *sizes_name = g_strdup_printf("%s/split_sizes", a->name);
+    ins[1] = fp_graph_int64_initializer(a->graph, sizes_name, sizes, (uint32_t)n);
+    a->inputs = ins;
+    a->n_inputs = 2;
+    a->outputs = outs;
+    a->n_outputs = (uint32_t)n;
+    for (int i = 0; i < n; i++)
+        fp_node_set_output(a, (uint32_t)i, outs[i]);
+    a->attrs = fp_arena_calloc(fz->m->arena, 1, sizeof(fp_attr));
+    a->attrs[0] = (fp_attr){.name = fp_intern(fz->m, "axis", -1), .type = FP_ATTR_INT, .u.i = axis};
+    a->n_attrs = 1;
+    a->op = FP_OP_SPLIT;
+    a->op_type = fp_intern(fz->m, "Split", -1);
+    a->domain = fp_intern(fz->m, "", -1);
+    for (int i = 1; i < n; i++)
+        if (mt->nodes[i]->op != FP_OP_SQUEEZE)
+            mt->nodes[i]->flags |= FP_NODE_REMOVED;
+}
+
+/* The Squeezes split_squeeze asked for: output `port` of the Split becomes a new value (the axis
+ * kept, of size 1), which a new Squeeze reads to write the old one. Links m again when it made any. */
+void fp_fuse_rewrite_squeezes(fp_fuser *fz)
+{
+    fp_model *m = fz->m;
+    for (guint i = 0; i < fz->squeezes->len; i++) {
+        const split_squeeze *q = &g_array_index(fz->squeezes, split_squeeze, i);
+        fp_node *sp = q->split;
+        fp_value *out = sp->outputs[q->port];
+        g_autofree char *name = g_strdup_printf("%s/squeeze", out->name);
+        fp_node *sq = fp_node_new(sp->graph, FP_OP_SQUEEZE, "Squeeze", "", name, 1, 1);
+        sq->opset = sp->opset;
+        fp_value *piece = gather_to_squeeze(fz, sq, q->axis, sp->inputs[0], out);
+        fp_node_set_output(sp, q->port, piece);
+        fp_node_set_output(sq, 0, out);
+    }
+    if (fz->squeezes->len)
+        fp_model_link(m);
+}
+
+static void rewrite_eliminate(const fp_match *mt);
+
+/* The anchor Pad goes (FP_RW_PAD; pad_foldable and explicit_pads checked it): its reader reads its
+ * input, the Conv or pool last in the match takes its spatial padding in its pads, and a Cast
+ * between them now has the Pad input's shape. */
+static void rewrite_pad(fp_fuser *fz, const fp_match *mt)
+{
+    fp_node *pad = mt->nodes[0], *last = mt->nodes[mt->n - 1];
+    int64_t pads[2 * FP_MAX_RANK], now[2 * FP_MAX_RANK];
+    int np;
+    fp_fuse_pad_pads(pad, pads, &np);
+    const fp_attr *a = fp_node_attr(last, "pads");
+    int half = np / 2, spatial = (int)a->n / 2;
+    for (int i = 0; i < spatial; i++) {
+        now[i] = a->u.ints[i] + (2 + i < half ? pads[2 + i] : 0);
+        now[spatial + i] = a->u.ints[spatial + i] + (2 + i < half ? pads[half + 2 + i] : 0);
+    }
+    set_attr(fz, last, (fp_attr){.name = fp_intern(fz->m, "pads", -1), .type = FP_ATTR_INTS,
+                                 .u.ints = fp_arena_memdup(fz->m->arena, now, sizeof(int64_t) * a->n), .n = a->n});
+    if (mt->n == 3)
+        mt->nodes[1]->outputs[0]->shape = pad->inputs[0]->shape;
+    rewrite_eliminate(mt);
+}
+
+/* The anchor disappears: its consumers read its input instead. */
+static void rewrite_eliminate(const fp_match *mt)
+{
+    fp_node *n = mt->nodes[0];
+    fp_value *in = n->inputs[0], *out = n->outputs[0];
+    for (uint32_t u = 0; out && u < out->n_uses; u++) {
+        fp_node *c = out->uses[u].node;
+        for (uint32_t k = 0; k < c->n_inputs; k++)
+            if (c->inputs[k] == out)
+                c->inputs[k] = in;
+        for (uint32_t k = 0; k < fp_node_n_implicit(c); k++)
+            if (c->ext->implicit[k] == out)
+                c->ext->implicit[k] = in;
+    }
+    n->flags |= FP_NODE_REMOVED;
+    for (uint32_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k])
+            n->outputs[k]->producer = NULL;
+}
+
+void fp_fuse_rewrite(fp_fuser *fz, const fp_match *mt)
+{
+    mark_dirty(fz, mt);
+    switch (mt->rule->rewrite) {
+    case FP_RW_FOLD: rewrite_fold(fz, mt); break;
+    case FP_RW_FUSE: rewrite_fuse(fz, mt); break;
+    case FP_RW_ELIMINATE: rewrite_eliminate(mt); break;
+    case FP_RW_ABSORB: rewrite_absorb(fz, mt); break;
+    case FP_RW_SPLIT: rewrite_split(fz, mt); break;
+    case FP_RW_PAD: rewrite_pad(fz, mt); break;
+    }
+}
+
+void fp_fuse_rewrite_init(fp_fuser *fz)
+{
+    fz->squeezes = g_array_new(FALSE, FALSE, sizeof(split_squeeze));
+    fz->op_name = g_new0(const char *, fp_n_rules + 1);
+    fz->domain = g_new0(const char *, fp_n_rules + 1);
+    fz->ins = g_ptr_array_new();
+    fz->outs = g_ptr_array_new();
+}
+
+void fp_fuse_rewrite_free(fp_fuser *fz)
+{
+    g_array_free(fz->squeezes, TRUE);
+    g_free(fz->op_name);
+    g_free(fz->domain);
+    g_ptr_array_free(fz->ins, TRUE);
+    g_ptr_array_free(fz->outs, TRUE);
+}
