@@ -1531,6 +1531,41 @@ static void test_tensorrt_rules(void)
     tb_free(b);
 }
 
+/* torch writes a projection's bias Add as Add(bias, x): the fused SkipLayerNormalization still reads
+ * (input, skip, gamma, beta, bias) as ONNX Runtime makes it, so that inferring the fused graph again
+ * at another batch (the headroom search does) gives its output the input's shape. */
+static void test_skip_layer_norm_inputs(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 3, (int64_t[]){-1, 4, 8});
+    tb_init(b, "w", F32, 2, (int64_t[]){8, 8});
+    tb_init(b, "bias", F32, 1, (int64_t[]){8});
+    tb_init(b, "g", F32, 1, (int64_t[]){8});
+    tb_init(b, "be", F32, 1, (int64_t[]){8});
+    tb_node(b, "MatMul", "mm", "x,w", "h");
+    tb_node(b, "Add", "badd", "bias,h", "hb");
+    tb_node(b, "Add", "res", "hb,x", "s");
+    tb_node(b, "LayerNormalization", "ln", "s,g,be", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    fp_model *m = NULL;
+    fp_fusion_list *l = fuse_tb(b, "ort-cpu", &m);
+    expect(l, "skip_layer_norm", "badd", NULL);
+    const fp_node *n = fp_node_lookup(m, "badd");
+    CU_ASSERT_FATAL(n && n->op == FP_OP_SKIP_LAYER_NORM && n->n_inputs == 5);
+    CU_ASSERT_STRING_EQUAL(n->inputs[0]->name, "h");
+    CU_ASSERT_STRING_EQUAL(n->inputs[1]->name, "x");
+    CU_ASSERT_STRING_EQUAL(n->inputs[2]->name, "g");
+    CU_ASSERT_STRING_EQUAL(n->inputs[4]->name, "bias");
+    g_autoptr(GError) err = NULL;
+    fp_shape_opts at3 = {.batch = 3};
+    CU_ASSERT_FATAL(fp_pass_shapes(m, &at3, NULL, &err));
+    g_autofree char *dims = fp_shape_to_string(&n->outputs[0]->shape);
+    CU_ASSERT_STRING_EQUAL(dims, "3x4x8");
+    fp_fusion_list_free(l);
+    fp_model_free(m);
+    tb_free(b);
+}
+
 FP_TEST_SUITE(register_fuse)
 {
     CU_pSuite s = CU_add_suite("fuse", NULL, NULL);
@@ -1556,6 +1591,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "more_constraints", test_more_constraints);
     CU_add_test(s, "gating", test_gating);
     CU_add_test(s, "constraint_table", test_constraint_table);
+    CU_add_test(s, "skip_layer_norm_inputs", test_skip_layer_norm_inputs);
     CU_add_test(s, "targets", test_targets);
     CU_add_test(s, "target_stages", test_target_stages);
     CU_add_test(s, "links_models", test_links_models);

@@ -59,6 +59,34 @@ static const char *fused_domain(const fp_rule *r)
     return "com.microsoft";
 }
 
+/* Whether the fused op of r takes its activation first and its bias last (ONNX Runtime's contrib
+ * ops: SkipLayerNormalization(input, skip, gamma, beta, bias), SkipSimplifiedLayerNormalization,
+ * BiasGelu(A, B)), however the anchor's bias Add orders its operands (torch writes Add(bias, x)). */
+static bool bias_last(const fp_rule *r)
+{
+    return r->fused_kind == FP_OP_SKIP_LAYER_NORM || r->fused_kind == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM ||
+           r->fused_kind == FP_OP_BIAS_GELU;
+}
+
+/* Moves the fixed values among the first n of ins (the anchor's inputs) to the end, the order of
+ * the others kept. */
+static void anchor_fixed_last(GPtrArray *ins, uint32_t n)
+{
+    fp_value *fixed[8];
+    uint32_t nf = 0, w = 0;
+    for (uint32_t i = 0; i < n && i < ins->len; i++) {
+        fp_value *v = ins->pdata[i];
+        if (v && fp_value_is_fixed(v) && nf < G_N_ELEMENTS(fixed))
+            fixed[nf++] = v;
+        else
+            ins->pdata[w++] = v;
+    }
+    if (!nf)
+        return;
+    memmove(ins->pdata + w, ins->pdata + n, sizeof(gpointer) * (ins->len - n));
+    memcpy(ins->pdata + ins->len - nf, fixed, sizeof(gpointer) * nf);
+}
+
 /* All nodes become the anchor, retyped as the fused op, reading the match's external inputs and
  * producing its external outputs. */
 static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
@@ -79,6 +107,8 @@ static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
                 g_ptr_array_add(ins, v);
         }
     }
+    if (bias_last(mt->rule))
+        anchor_fixed_last(ins, a->n_inputs);
     for (int i = 0; i < mt->n; i++) { /* outputs only now: producers of internal values are cleared */
         fp_node *n = mt->nodes[i];
         for (uint32_t k = 0; k < n->n_outputs; k++) {
