@@ -27,7 +27,7 @@ static void emit(FILE *out, gpointer data)
  * cache. */
 static fp_memory_extra extra_of(const fp_analysis *a)
 {
-    fp_memory_extra x = {.batch_note = a->batch_note, .kv = a->kv};
+    fp_memory_extra x = {.batch_note = a->batch_note, .unknown_values = a->res.unknown_values, .kv = a->kv};
     if (a->precision.weight != FP_DT_UNDEFINED) {
         x.weight_dtype = fp_precision_dtype_name(a->precision.weight);
         x.weight_bytes = fp_weight_plan_apply(&a->weights, a->res.memory->weight_bytes);

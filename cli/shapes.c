@@ -31,7 +31,7 @@ static int run(const char *path, const fp_cli_model_opts *o, const fp_cli_resolv
         if (!fx)
             return FP_EXIT_BAD;
         g_autoptr(GError) err = NULL;
-        if (!fx->shapes_json(a->model, a->diag, o->output, &err)) {
+        if (!fx->shapes_json(a->model, a->diag, a->batch_note, a->res.unknown_values, o->output, &err)) {
             fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
             return FP_EXIT_BAD;
         }

@@ -19,7 +19,7 @@
 
 /* Bumped whenever fp_module or a table it points to changes: a module from another build is
  * refused instead of called through a wrong table. */
-#define FP_MODULE_ABI 6
+#define FP_MODULE_ABI 7
 
 /* File name of the module. */
 #define FP_MODULE_FILE "fuseplan-formats.so"

@@ -27,7 +27,8 @@ struct fp_formats_s {
     bool (*headroom_json)(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                           const fp_diag *diag, const char *path, GError **error);
     bool (*info_json)(const fp_model *m, const char *path, GError **error);
-    bool (*shapes_json)(const fp_model *m, const fp_diag *diag, const char *path, GError **error);
+    bool (*shapes_json)(const fp_model *m, const fp_diag *diag, const char *batch_note, uint32_t unknown_values,
+                        const char *path, GError **error);
     bool (*explain_json)(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, const char *path,
                          GError **error);
     bool (*diff_json)(const fp_diff *d, const char *path, GError **error);

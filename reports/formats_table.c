@@ -35,10 +35,11 @@ static bool info_json(const fp_model *m, const char *path, GError **error)
     return w && (fp_report_info_json(m, w), fp_jsonw_close(w, error));
 }
 
-static bool shapes_json(const fp_model *m, const fp_diag *diag, const char *path, GError **error)
+static bool shapes_json(const fp_model *m, const fp_diag *diag, const char *batch_note, uint32_t unknown_values,
+                        const char *path, GError **error)
 {
     fp_jsonw *w = fp_jsonw_open(path, error);
-    return w && (fp_report_shapes_json(m, diag, w), fp_jsonw_close(w, error));
+    return w && (fp_report_shapes_json(m, diag, batch_note, unknown_values, w), fp_jsonw_close(w, error));
 }
 
 static bool explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, const char *path,

@@ -39,7 +39,8 @@ void fp_report_train_html(const fp_train_report *r, FILE *out);
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                              const fp_diag *diag, fp_jsonw *w);
 void fp_report_info_json(const fp_model *m, fp_jsonw *w);
-void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w);
+void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, const char *batch_note, uint32_t unknown_values,
+                           fp_jsonw *w);
 void fp_report_explain_json(const fp_fusion_list *l, const fp_target *t, const fp_explain_filter *f, fp_jsonw *w);
 void fp_diff_json(const fp_diff *d, fp_jsonw *w);
 /* `fuseplan gate -f json` (reports/gate_json.c): the verdict for exit_code and every check. */

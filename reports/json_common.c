@@ -28,6 +28,12 @@ void fp_jsonw_value(fp_jsonw *w, const fp_value *v)
     fp_jsonw_end_object(w);
 }
 
+void fp_jsonw_bound(fp_jsonw *w, const char *batch_note, uint32_t unknown_values)
+{
+    fp_jsonw_str(w, "batch_note", batch_note);
+    fp_jsonw_uint(w, "unknown_values", unknown_values);
+}
+
 void fp_jsonw_diagnostics(fp_jsonw *w, const char *member, const fp_diag *diag)
 {
     fp_jsonw_begin_array(w, member);

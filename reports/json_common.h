@@ -14,6 +14,9 @@
 void fp_jsonw_shape(fp_jsonw *w, const char *member, const fp_shape *s);
 /* Writes {name, dtype, shape} for a value (an array element). */
 void fp_jsonw_value(fp_jsonw *w, const fp_value *v);
+/* Writes "batch_note" (how symbolic dims were bound, or null) and "unknown_values" (the values of
+ * the model as exported whose size is unknown: the same count from every command). */
+void fp_jsonw_bound(fp_jsonw *w, const char *batch_note, uint32_t unknown_values);
 /* Writes the findings as an array of {level, code, node, message} (empty for NULL): as long as the
  * model when every node has a finding. */
 void fp_jsonw_diagnostics(fp_jsonw *w, const char *member, const fp_diag *diag);

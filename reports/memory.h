@@ -22,6 +22,7 @@ const char *fp_report_memory_tensor_name(const fp_memory_tensor *t);
  * a decoder's KV cache (held apart from the arena). */
 typedef struct {
     const char *batch_note;   /* how symbolic dims were bound, or NULL */
+    uint32_t unknown_values;  /* values of the model whose size is unknown (fp_pipeline_result's) */
     const char *weight_dtype; /* the weight what-if (fp_precision_dtype_name), or NULL */
     uint64_t weight_bytes;    /* the plan's weights at it (used when weight_dtype is set) */
     const fp_kv_cache *kv;    /* NULL: no KV cache */
@@ -60,6 +61,8 @@ typedef struct {
     const char *batch_dim;
     fp_headroom_decoder dec;
     const char *weight_dtype; /* the weight what-if (fp_precision_dtype_name), or NULL */
+    const char *batch_note;   /* how the analysis bound symbolic dims, or NULL */
+    uint32_t unknown_values;  /* values of the model whose size is unknown (fp_pipeline_result's) */
 } fp_headroom_request;
 
 /* The tokens the memory left at the maximum after weights and activations holds at

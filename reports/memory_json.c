@@ -83,6 +83,7 @@ void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const f
     fp_jsonw_uint(w, "schema", FP_JSON_SCHEMA);
     fp_jsonw_str(w, "path", m->path);
     fp_jsonw_str(w, "graph", r->graph->name);
+    fp_jsonw_bound(w, x ? x->batch_note : NULL, x ? x->unknown_values : r->n_unknown);
     fp_report_memory_object_json(w, "memory", r);
     fp_jsonw_str(w, "weight_dtype", x ? x->weight_dtype : NULL);
     fp_jsonw_uint(w, "weight_bytes", x && x->weight_dtype ? x->weight_bytes : r->weight_bytes);
@@ -118,6 +119,7 @@ void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, co
     fp_jsonw_begin_object(w, NULL);
     fp_jsonw_uint(w, "schema", FP_JSON_SCHEMA);
     fp_jsonw_str(w, "path", m->path);
+    fp_jsonw_bound(w, q->batch_note, q->unknown_values);
     fp_jsonw_begin_object(w, "headroom");
     fp_jsonw_uint(w, "max_batch", (uint64_t)res->max_batch);
     fp_jsonw_uint(w, "bytes_at_max", res->bytes_at_max);

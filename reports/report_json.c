@@ -162,7 +162,7 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
     else
         fp_jsonw_null(w, "device_threads");
     fp_jsonw_str(w, "target", r->target->name);
-    fp_jsonw_str(w, "batch_note", r->batch_note);
+    fp_jsonw_bound(w, r->batch_note, res->unknown_values);
     fp_jsonw_str(w, "what_if_dtype", r->what_if != FP_DT_UNDEFINED ? fp_dtype_name(r->what_if) : NULL);
     fp_jsonw_str(w, "precision_mode", r->precision_mode);
     fp_jsonw_begin_array(w, "stages");

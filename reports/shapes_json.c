@@ -12,13 +12,15 @@ static void metric(fp_jsonw *w, const char *member, const fp_node *n, uint64_t v
         fp_jsonw_null(w, member);
 }
 
-void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, fp_jsonw *w)
+void fp_report_shapes_json(const fp_model *m, const fp_diag *diag, const char *batch_note, uint32_t unknown_values,
+                           fp_jsonw *w)
 {
     g_autoptr(GPtrArray) nodes = fp_report_shapes_nodes(m);
     fp_shapes_totals t = {0};
     fp_jsonw_begin_object(w, NULL);
     fp_jsonw_int(w, "schema", FP_JSON_SCHEMA);
     fp_jsonw_str(w, "path", m->path);
+    fp_jsonw_bound(w, batch_note, unknown_values);
     fp_jsonw_begin_array(w, "nodes");
     for (guint i = 0; i < nodes->len; i++) {
         const fp_node *n = nodes->pdata[i];

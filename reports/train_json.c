@@ -102,6 +102,7 @@ void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
     fp_jsonw_uint(w, "forward_flops", st->forward_flops);
     fp_jsonw_uint(w, "backward_flops", st->backward_flops);
     fp_jsonw_int(w, "unknown_sizes", t->saved.unknown);
+    fp_jsonw_bound(w, t->a->batch_note, t->a->res.unknown_values);
     if (t->backward_ops) {
         fp_jsonw_begin_object(w, "graph");
         fp_jsonw_int(w, "backward_ops", t->backward_ops);

@@ -262,8 +262,24 @@ static char *warnings_of(const char *const *args)
     return g_string_free(w, FALSE);
 }
 
+/* The "unknown_values" of a command's JSON document through the library; -1 when it has none. */
+static int64_t unknown_in_json(const char *const *args)
+{
+    int argc = 0;
+    while (args[argc])
+        argc++;
+    char *out = NULL, *msg = NULL;
+    size_t len = 0;
+    fuseplan_run(argc, args, NULL, &out, &len, &msg);
+    const char *at = out ? strstr(out, "\"unknown_values\" : ") : NULL;
+    int64_t n = at ? g_ascii_strtoll(at + strlen("\"unknown_values\" : "), NULL, 10) : -1;
+    fuseplan_free(out);
+    fuseplan_free(msg);
+    return n;
+}
+
 /* The commands themselves, through the library, on models with and without values of unknown
- * size: the same warning line from each. */
+ * size: the same warning line from each, and the same count in each JSON document. */
 static void test_commands_warn_alike(void)
 {
     const char *models[] = {"models/transformer_block.onnx", "models/vit_tiny.onnx", "models/resnet_tiny.onnx"};
@@ -276,6 +292,20 @@ static void test_commands_warn_alike(void)
         };
         g_autofree char *first = warnings_of(cmds[0]);
         CU_ASSERT_EQUAL(*first != 0, i == 0); /* transformer_block's sequence is left symbolic */
+        const char *const json[][8] = {
+            {"shapes", "-f", "json", m, NULL},  {"memory", "-f", "json", m, NULL},
+            {"report", "-f", "json", m, NULL},  {"train", "--no-headroom", "-f", "json", m, NULL},
+            {"headroom", "--device", "h100", "-f", "json", m, NULL},
+        };
+        int64_t n = unknown_in_json(json[0]);
+        CU_ASSERT_EQUAL(n > 0, i == 0);
+        for (size_t c = 1; c < G_N_ELEMENTS(json) - (i == 0); c++) { /* no headroom without sizes at batch 1 */
+            int64_t k = unknown_in_json(json[c]);
+            if (k != n)
+                fprintf(stderr, "\n  %s: %s -f json: unknown_values %" G_GINT64_FORMAT ", shapes %" G_GINT64_FORMAT, m,
+                        json[c][0], k, n);
+            CU_ASSERT_EQUAL(k, n);
+        }
         for (size_t c = 1; c < G_N_ELEMENTS(cmds); c++) {
             g_autofree char *w = warnings_of(cmds[c]);
             if (strcmp(w, first) != 0)
