@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze.h"
+#include "calibration/fit_rows.h"
+#include "calibration/pair.h"
 #include "cli.h"
-#include "compare.h"
-#include "calibration/fit.h"
+#include "frontends/profile/profile.h"
 #include "reports/compare.h"
 
 typedef struct {
@@ -61,67 +63,11 @@ static bool read_pairs(const char *path, GPtrArray *models, GPtrArray *profiles,
     return true;
 }
 
-/* Most kernels a control-flow op's bodies may expand to in the fit (a Loop of many trips stays a
- * fixed time at the base). */
-#define MAX_BODY_KERNELS 4096
-
-/* The ops of a match row, as the fit sees them: kernel-launching ops, views (class view: their
- * [launch] view) and control flow expanded to its own launch and its body's kernels; a body too
- * large to expand goes to *fixed at the base's estimate. */
-static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, const fp_device *base, double *fixed)
-{
-    GArray *ops = g_array_new(FALSE, FALSE, sizeof(fp_fit_op));
-    *fixed = 0;
-    for (guint i = 0; i < row->units->len; i++) {
-        const fp_op_cost *c = &m->cost->ops[g_array_index(row->units, guint, i)];
-        if (fp_op_has(c->node->op, FP_OPF_CTRL)) {
-            if (!fp_cost_control_kernels(c->node, base, ops, ops->len + MAX_BODY_KERNELS))
-                *fixed += c->rl.time_s;
-        } else if (!c->kernel) {
-            fp_fit_op op = {.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-            g_array_append_val(ops, op);
-        } else {
-            fp_fit_op op = {.flops = c->flops, .bytes = c->bytes, .dtype = c->dtype, .cls = c->cls, .parts = c->parts,
-                            .operands = c->operands};
-            g_array_append_val(ops, op);
-        }
-    }
-    return ops;
-}
-
-/* Adds model `name`'s whole run to d: every runtime op of the stage its profile ran, measured
- * run_s (timed without a profiler). */
-static void add_run(fp_fit_data *d, const char *name, const fp_match_result *m, const fp_device *base, double run_s)
-{
-    uint32_t model = fp_fit_data_add_model(d, name, 0);
-    g_autoptr(GArray) units = g_array_sized_new(FALSE, FALSE, sizeof(guint), m->cost->n_ops);
-    for (guint i = 0; i < m->cost->n_ops; i++)
-        g_array_append_val(units, i);
-    fp_match_row all = {.units = units};
-    double fixed;
-    g_autoptr(GArray) ops = row_ops(m, &all, base, &fixed);
-    fp_fit_data_add_run(d, model, "(whole run)", (const fp_fit_op *)ops->data, ops->len, fixed, run_s);
-}
-
-/* Adds model `name`'s rows to d from its match. */
-static void add_rows(fp_fit_data *d, const char *name, const fp_match_result *m, const fp_device *base)
-{
-    uint32_t model = fp_fit_data_add_model(d, name, m->measured_s - m->measured_matched_s);
-    for (guint i = 0; i < m->rows->len; i++) {
-        const fp_match_row *row = &g_array_index(m->rows, fp_match_row, i);
-        double fixed;
-        g_autoptr(GArray) ops = row_ops(m, row, base, &fixed);
-        const char *rname = row->kernels->len ? fp_profile_kernel(m->profile, g_array_index(row->kernels, guint, 0))->name
-                                              : m->cost->ops[g_array_index(row->units, guint, 0)].node->name;
-        fp_fit_data_add_row(d, model, rname, (const fp_fit_op *)ops->data, ops->len, fixed, row->measured_s);
-    }
-}
-
 /* Reads one pair into d and *pair: the profile's kernels as rows, or with run_us (finite) the
  * model's whole run (the profile then tells only the stage and the shapes). False after printing
  * the error. */
 static bool read_one(const char *model, const char *profile, double run_us, const fp_device *base, const fp_target *t,
-                     bool by_level, fp_cmp_stage stage, fp_fit_data *d, fp_fit_pair *pair)
+                     bool by_level, fp_pair_stage stage, fp_fit_data *d, fp_fit_pair *pair)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_profile) p = fp_profile_load(profile, &err);
@@ -129,30 +75,28 @@ static bool read_one(const char *model, const char *profile, double run_us, cons
         fp_cli_error("%s", err->message);
         return false;
     }
-    g_autofree char *unusable = fp_cmp_profile_unusable(p);
+    g_autofree char *unusable = fp_pair_profile_unusable(p);
     if (unusable) {
         fp_cli_error("%s", unusable);
         return false;
     }
     fp_analysis_opts ao = {.what_if = FP_DT_UNDEFINED};
-    fp_cmp_pair pr;
-    bool ok = fp_cmp_pair_run(&pr, model, p, base, t, by_level, &ao, stage, &err);
+    fp_pair pr;
+    bool ok = fp_pair_run(&pr, model, p, base, t, by_level, &ao, stage, &err);
     if (!ok) {
         fp_cli_error("%s", err->message);
     } else if (pr.match->matched == 0) {
-        g_autofree char *msg = fp_cmp_no_match_message(model, pr.final, p);
+        g_autofree char *msg = fp_pair_no_match_message(model, pr.final, p);
         fp_cli_error("%s", msg);
         ok = false;
     } else {
-        if (isfinite(run_us))
-            add_run(d, model, pr.match, base, run_us * 1e-6);
-        else
-            add_rows(d, model, pr.match, base);
-        *pair = (fp_fit_pair){.model = model, .profile = profile, .stage = fp_cmp_stage_name(pr.stage),
+        fp_cli_analysis_warnings(pr.a);
+        fp_fit_rows_add(d, model, pr.match, base, run_us * 1e-6);
+        *pair = (fp_fit_pair){.model = model, .profile = profile, .stage = fp_pair_stage_name(pr.stage),
                               .kernels = pr.match->counted, .matched = pr.match->matched,
                               .time_share = pr.match->measured_s > 0 ? pr.match->measured_matched_s / pr.match->measured_s : 0};
     }
-    fp_cmp_pair_clear(&pr);
+    fp_pair_clear(&pr);
     return ok;
 }
 
@@ -179,7 +123,7 @@ typedef struct {
 
 static void emit(FILE *out, gpointer data) { fp_report_fit_text(((emit_args *)data)->r, out); }
 
-static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, GArray *runs, fp_cmp_stage stage)
+static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, GArray *runs, fp_pair_stage stage)
 {
     fp_fit_opts opts = {.prior = fo->prior, .no_cv = fo->no_cv};
     if (fo->objective && !fp_fit_objective_parse(fo->objective, &opts.objective)) {
@@ -234,7 +178,7 @@ static void fit_opts_clear(fit_opts *fo)
 
 /* Checks the options and collects the pairs; false after printing the error. */
 static bool collect(const fit_opts *fo, int argc, GPtrArray *models, GPtrArray *profiles, GArray *runs,
-                    fp_cmp_stage *stage)
+                    fp_pair_stage *stage)
 {
     guint nm = fo->models ? g_strv_length(fo->models) : 0, np = fo->profiles ? g_strv_length(fo->profiles) : 0;
     if (argc != 1) {
@@ -251,7 +195,7 @@ static bool collect(const fit_opts *fo, int argc, GPtrArray *models, GPtrArray *
     }
     if (!fp_cli_check_format("fit", fo->format ? fo->format : "text", "text,json"))
         return false;
-    if (!fp_cmp_stage_parse(fo->stage ? fo->stage : "auto", stage)) {
+    if (!fp_pair_stage_parse(fo->stage ? fo->stage : "auto", stage)) {
         fp_cli_error("fit: --stage %s: one of auto, original, fused", fo->stage);
         return false;
     }
@@ -301,7 +245,7 @@ int fp_cmd_fit(int argc, char **argv)
     g_autoptr(GPtrArray) models = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GPtrArray) profiles = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GArray) runs = g_array_new(FALSE, FALSE, sizeof(double));
-    fp_cmp_stage stage = FP_STAGE_AUTO;
+    fp_pair_stage stage = FP_PAIR_AUTO;
     int rc = FP_EXIT_BAD;
     if (fp_cli_parse(ctx, "fit", &argc, &argv) && collect(&fo, argc, models, profiles, runs, &stage))
         rc = run(&fo, models, profiles, runs, stage);
