@@ -18,6 +18,8 @@
 #   BENCH_DOC=docs/benchmarks.md               the file whose measured part is rewritten
 #   BENCH_FIDELITY=0         skip bench/fidelity.py (the fusion, memory and cost fidelity tables)
 #   BENCH_TRAIN=0            skip the training-memory comparison with PyTorch (bench/train_memory.py)
+#   BENCH_SAME=0             skip the cross-command check on torchvision exports with a dynamic batch
+#                            (bench/same_graph.py)
 #   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
 #                            and all on the networks (bench/speedup_vs_ort.py, ~5 min)
 #   BENCH_LLM=0              skip the LLM skeletons (bench/gen_llm_skeleton.py) and their KV cache, weight
@@ -96,6 +98,14 @@ if [ "${BENCH_TRAIN:-1}" = 1 ]; then
     /usr/bin/python3 bench/train_memory.py --fuseplan "$BUILD_DIR/fuseplan" --out "$OUT/train" \
         --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
         echo "bench: bench/train_memory.py failed: the training section is not rewritten" >&2
+fi
+
+# ---- every command sees the same graph: shapes, memory, report and train on torchvision exports with
+# a dynamic batch (needs python3-torch and python3-torchvision; skipped, said so, when missing)
+if [ "${BENCH_SAME:-1}" = 1 ]; then
+    /usr/bin/python3 bench/same_graph.py --fuseplan "$BUILD_DIR/fuseplan" --out "$OUT/same_graph" \
+        --doc "${BENCH_DOC:-docs/benchmarks.md}" >/dev/null ||
+        echo "bench: bench/same_graph.py failed: its section is not rewritten" >&2
 fi
 
 # ---- speedups: ORT on one thread at levels disabled, extended, all against the stage table on a
