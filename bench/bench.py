@@ -523,6 +523,15 @@ def write_between(path, text, begin, end, block):
     os.replace(tmp, path)
 
 
+def write_section(path, title, begin, end, block):
+    """Writes block between the markers begin and end of the document at path; when the document has
+    no such markers, a section headed title holding them is added at its end first."""
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    if begin not in text or end not in text:
+        text += f"\n{title}\n\n{begin}\n{end}\n"
+    write_between(path, text, begin, end, block)
+
+
 def write_doc(path, block):
     text = open(path).read() if os.path.exists(path) else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
     if BEGIN not in text or END not in text:

@@ -25,7 +25,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench import write_between  # noqa: E402
+from bench import write_section  # noqa: E402
 from train_memory import measure  # noqa: E402
 
 BEGIN, END = "<!-- same-graph:begin -->", "<!-- same-graph:end -->"
@@ -90,13 +90,6 @@ def table(rows):
     return "\n".join(out)
 
 
-def write_doc(path, block):
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    if BEGIN not in text or END not in text:
-        text += f"\n{TITLE}\n\n{BEGIN}\n{END}\n"
-    write_between(path, text, BEGIN, END, block)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build", "fuseplan"))
@@ -124,7 +117,7 @@ def main():
     block = table(rows)
     print(block)
     if a.doc:
-        write_doc(a.doc, block)
+        write_section(a.doc, TITLE, BEGIN, END, block)
     return 0
 
 

@@ -27,7 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench import write_between  # noqa: E402
+from bench import write_section  # noqa: E402
 BEGIN, END = "<!-- train:begin -->", "<!-- train:end -->"
 TITLE = "## Training memory: saved activations against PyTorch"
 # stochastic depth draws its noise with an in-place bernoulli_, which torch.onnx cannot export in
@@ -116,13 +116,6 @@ def table(rows, batch):
     return "\n".join(out)
 
 
-def write_doc(path, block):
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    if BEGIN not in text or END not in text:
-        text += f"\n{TITLE}\n\n{BEGIN}\n{END}\n"
-    write_between(path, text, BEGIN, END, block)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build", "fuseplan"))
@@ -151,7 +144,7 @@ def main():
     with open(os.path.join(a.out, "train_memory.json"), "w") as f:
         json.dump(rows, f, indent=1)
     if a.doc:
-        write_doc(a.doc, table(rows, a.batch))
+        write_section(a.doc, TITLE, BEGIN, END, table(rows, a.batch))
     return 0
 
 

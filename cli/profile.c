@@ -1,14 +1,23 @@
 /* profile.c - `fuseplan profile FILE`: a measured profile on its own (kernels, time by op type
  * and core type, top kernels; GE fusion passes for a fusion_result.json). */
-#include <errno.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "frontends/profile/profile.h"
 #include "reports/profile.h"
-#include "reports/output.h"
 
 #define DEFAULT_TOP 10
+
+typedef struct {
+    const fp_profile *p;
+    guint top;
+} text_args;
+
+static void emit(FILE *out, gpointer data)
+{
+    const text_args *a = data;
+    fp_report_profile_text(a->p, a->top, out);
+}
 
 int fp_cmd_profile(int argc, char **argv)
 {
@@ -53,25 +62,6 @@ int fp_cmd_profile(int argc, char **argv)
         }
         return FP_EXIT_OK;
     }
-    if (!output || g_strcmp0(output, "-") == 0) {
-        fp_report_profile_text(p, (guint)top, fp_output_stdout());
-        return FP_EXIT_OK;
-    }
-    /* text to a file: built in memory, then written atomically */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem) {
-        fp_cli_error("%s: cannot write: %s", output, g_strerror(errno));
-        return FP_EXIT_BAD;
-    }
-    fp_report_profile_text(p, (guint)top, mem);
-    fclose(mem);
-    bool ok = fp_output_write(output, buf, (gssize)len, &err);
-    free(buf);
-    if (!ok) {
-        fp_cli_error("%s", err->message);
-        return FP_EXIT_BAD;
-    }
-    return FP_EXIT_OK;
+    text_args a = {p, (guint)top};
+    return fp_cli_emit_text(output, emit, &a) ? FP_EXIT_OK : FP_EXIT_BAD;
 }
