@@ -5,8 +5,8 @@
  * cost -> [stage "final"]. At the shapes stop, memory and cost run on the model as exported when
  * asked. The IR verifier runs between passes in debug builds; --dump-after=PASS prints the IR after
  * that pass. */
-#ifndef FP_PASS_PIPELINE_H
-#define FP_PASS_PIPELINE_H
+#ifndef FP_ANALYSIS_PIPELINE_H
+#define FP_ANALYSIS_PIPELINE_H
 
 #include <stdio.h>
 
