@@ -9,7 +9,7 @@ SAMPLE     ?= models/resnet_tiny.onnx
 # build and build-asan build the test executable too where CUnit is installed; test always does.
 FP_TESTS   ?= $(shell pkg-config --exists cunit 2>/dev/null && echo ON || echo OFF)
 
-.PHONY: all run test deps deps-test build build-asan bench fuzz python clean
+.PHONY: all run test deps deps-test build build-asan bench fuzz python format format-check clean
 
 all: build
 
@@ -33,7 +33,7 @@ run: build
 	./$(BUILD)/fuseplan report $(SAMPLE)
 
 # Every test, in the Release build and again under ASan+UBSan (LeakSanitizer included), then the
-# Python package's against the Release build's library and executable, then install-deps.sh's own.
+# Python package's against the Release build's library and executable, then the scripts' own.
 test: deps-test
 	@$(call cmake_build,$(BUILD),Release,ON)
 	@$(call cmake_build,$(ASAN_BUILD),Debug,ON)
@@ -44,6 +44,7 @@ test: deps-test
 	PYTHONPATH=python FUSEPLAN_LIBRARY=$(BUILD)/libfuseplan.so.1 FUSEPLAN_CLI=$(BUILD)/fuseplan \
 	  /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests
 	tests/test_install_deps.sh
+	tests/test_format.sh
 
 # The Python package (python/): the library copied beside it, so that `import fuseplan` finds it
 # with PYTHONPATH=python, and `pip install --no-build-isolation ./python` installs both.
@@ -67,6 +68,16 @@ fuzz:
 	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) -- --no-print-directory
 	@tests/fuzz/seeds.sh $(FUZZ_BUILD)/seeds
 	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# clang-format (.clang-format) over the tracked C sources: format rewrites them, format-check
+# changes nothing and fails naming the files that format would change.
+format:
+	@scripts/install-deps.sh format
+	@scripts/format.sh
+
+format-check:
+	@scripts/install-deps.sh format
+	@scripts/format.sh --check
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

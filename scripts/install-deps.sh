@@ -6,6 +6,7 @@
 #   test   run's, and what make test uses besides (CUnit, the peers the suites check against)
 #   fuzz   run's, and make fuzz's (clang with libFuzzer, the seed corpus's sources)
 #   bench  run's, and make bench's (the Python generators of the benchmark models)
+#   format make format's and make format-check's (clang-format, git) alone
 # tests/test_install_deps.sh checks the sets (dpkg-query and apt-get stubbed).
 set -eu
 
@@ -18,12 +19,16 @@ RUN_PKGS="build-essential cmake pkg-config
 # the testdata, shapes_testdata and pbtxt suites. chromium: the HTML report rendered headless.
 # prometheus: promtool checks the OpenMetrics output. python3-onnx, python3-pytest: python/tests.
 # time: /usr/bin/time in tests/fuzz/worst.sh (the measurements of docs/robustness.md).
+# clang-format, git: tests/test_format.sh (scripts/format.sh on a scratch repository).
 TEST_PKGS="libcunit1-dev libxml2-utils protobuf-compiler libonnx-testdata
-           chromium prometheus python3-onnx python3-pytest time"
+           chromium prometheus python3-onnx python3-pytest time clang-format git"
 # clang, libclang-rt-14-dev: libFuzzer. protobuf-compiler, libonnx-testdata: tests/fuzz/seeds.sh.
 FUZZ_PKGS="clang libclang-rt-14-dev protobuf-compiler libonnx-testdata"
 # python3-onnx: bench/gen_*.py write the models; bench/*.py read them.
 BENCH_PKGS="python3-onnx"
+# clang-format: Debian bookworm's is version 14, the one .clang-format is written for; git lists
+# the files to format.
+FORMAT_PKGS="clang-format git"
 
 set_name=${1:-}
 case "$set_name" in
@@ -31,8 +36,9 @@ run) PKGS=$RUN_PKGS ;;
 test) PKGS="$RUN_PKGS $TEST_PKGS" ;;
 fuzz) PKGS="$RUN_PKGS $FUZZ_PKGS" ;;
 bench) PKGS="$RUN_PKGS $BENCH_PKGS" ;;
+format) PKGS=$FORMAT_PKGS ;;
 *)
-    echo "usage: scripts/install-deps.sh run|test|fuzz|bench [extra-package ...]" >&2
+    echo "usage: scripts/install-deps.sh run|test|fuzz|bench|format [extra-package ...]" >&2
     exit 2
     ;;
 esac

@@ -2,8 +2,9 @@
 # test_install_deps.sh - scripts/install-deps.sh against stubs of dpkg-query, apt-get and sudo on
 # PATH (nothing is installed or queried for real): `run` asks for what building and running need
 # and for no package only the tests use; `test` asks for all of run's and every package the tests
-# use; packages already installed are not asked for; with none missing it prints one line and
-# calls no apt-get. Run by make test; exit 1 on the first failed check.
+# use; `format` asks for clang-format and git alone; packages already installed are not asked for;
+# with none missing it prints one line and calls no apt-get. Run by make test; exit 1 on the first
+# failed check.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 stubs=$(mktemp -d)
@@ -27,7 +28,7 @@ export APT_LOG="$stubs/apt.log"
 
 # Packages the tests use and building or running does not (see the comments in install-deps.sh).
 TEST_ONLY="libcunit1-dev libxml2-utils protobuf-compiler libonnx-testdata chromium prometheus
-           python3-onnx python3-pytest time"
+           python3-onnx python3-pytest time clang-format git"
 # Packages without which fuseplan does not build.
 BUILD_NEEDS="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev
              libglib2.0-dev zlib1g-dev libxml2-dev libjson-glib-dev"
@@ -73,6 +74,10 @@ deps "$all" test
 [ "$rc" = 0 ] || fail "test, all installed: exit $rc"
 [ "$out" = "install-deps: all packages for test present" ] || fail "test, all installed, printed: $out"
 [ ! -s "$APT_LOG" ] || fail "test, all installed, called apt-get: $(cat "$APT_LOG")"
+
+# format: clang-format and git, nothing to build with.
+deps "" format
+[ "$asked" = " clang-format git " ] || fail "format asked for:$asked"
 
 # Extra packages after the set are asked for too.
 deps "$all" run clang
