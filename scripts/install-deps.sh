@@ -24,8 +24,10 @@ TEST_PKGS="libcunit1-dev libxml2-utils protobuf-compiler libonnx-testdata
            chromium prometheus python3-onnx python3-pytest time clang-format git"
 # clang, libclang-rt-14-dev: libFuzzer. protobuf-compiler, libonnx-testdata: tests/fuzz/seeds.sh.
 FUZZ_PKGS="clang libclang-rt-14-dev protobuf-compiler libonnx-testdata"
-# python3-onnx: bench/gen_*.py write the models; bench/*.py read them.
-BENCH_PKGS="python3-onnx"
+# python3-onnx: bench/gen_*.py write the models; bench/*.py read them. python3-torch,
+# python3-torchvision: the exports and the PyTorch peer of bench/train_memory.py, same_graph.py and
+# fidelity.py's torchvision networks.
+BENCH_PKGS="python3-onnx python3-torch python3-torchvision"
 # clang-format: Debian bookworm's is version 14, the one .clang-format is written for; git lists
 # the files to format.
 FORMAT_PKGS="clang-format git"
