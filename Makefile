@@ -35,6 +35,7 @@ run: build
 # Every test, in the Release build and again under ASan+UBSan (LeakSanitizer included), then the
 # Python package's against the Release build's library and executable, then the scripts' own.
 test: deps-test
+	scripts/format.sh --check
 	@$(call cmake_build,$(BUILD),Release,ON)
 	@$(call cmake_build,$(ASAN_BUILD),Debug,ON)
 	./$(BUILD)/fuseplan_tests

@@ -90,7 +90,8 @@ static GHashTable *bind_inputs(fp_model *m, const fp_analysis_opts *o, const fp_
     if (syms) {
         *batch = 1;
         *batch_note = g_strdup_printf("symbolic input dims: %s; batch (first dim of each input) bound to 1 "
-                                      "(--batch N or --input NAME:DIMS to change)", syms);
+                                      "(--batch N or --input NAME:DIMS to change)",
+                                      syms);
     }
     return shapes;
 }
@@ -152,7 +153,10 @@ static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **err
     mem.float_as = w->float_as;
     mem.reuse = w->reuse;
     w->po = (fp_pipeline_opts){
-        .shapes = {.input_shapes = shapes, .batch = a->batch, .batch_dim = g_strdup(o->batch_dim), .dims = w->dims,
+        .shapes = {.input_shapes = shapes,
+                   .batch = a->batch,
+                   .batch_dim = g_strdup(o->batch_dim),
+                   .dims = w->dims,
                    .n_dims = w->n_dims},
         .target = a->target,
         .device = a->device,
@@ -187,9 +191,10 @@ static void note_unknown(fp_analysis *a)
                       : sym ? "symbolic dims left unbound: bind them with --dim NAME=N or --input NAME:DIMS"
                             : "its shape could not be inferred (--verbose says why)";
     g_autofree char *dims = fp_shape_to_string(&v->shape);
-    a->unknown_note = g_strdup_printf("warning: %s: %u value%s of unknown size, counted as 0 bytes: '%s' %s%s%s%s%s%s: %s",
-                                      a->path, n, n == 1 ? "" : "s", v->name, dims, p ? " (" : "", p ? p->op_type : "",
-                                      p ? " '" : "", p ? p->name : "", p ? "')" : "", why);
+    a->unknown_note =
+        g_strdup_printf("warning: %s: %u value%s of unknown size, counted as 0 bytes: '%s' %s%s%s%s%s%s: %s", a->path,
+                        n, n == 1 ? "" : "s", v->name, dims, p ? " (" : "", p ? p->op_type : "", p ? " '" : "",
+                        p ? p->name : "", p ? "')" : "", why);
 }
 
 /* The model before fusion: read again, bound the same way, shapes and metrics, and its cost. */
@@ -204,7 +209,10 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
         return false;
     if (a->target->fold_declared)
         fp_declared_mark_runtime(a->original);
-    fp_shape_opts so = {.input_shapes = shapes, .batch = batch, .batch_dim = o->batch_dim, .dims = a->owned->dims,
+    fp_shape_opts so = {.input_shapes = shapes,
+                        .batch = batch,
+                        .batch_dim = o->batch_dim,
+                        .dims = a->owned->dims,
                         .n_dims = a->owned->n_dims};
     if (!fp_pass_shapes(a->original, &so, NULL, error)) {
         g_prefix_error(error, "%s: ", a->path);
@@ -285,13 +293,17 @@ static void headroom(fp_analysis *a, const fp_analysis_opts *o)
     }
     a->headroom_capacity = o->headroom.capacity ? o->headroom.capacity : a->device->memory_bytes;
     a->headroom_reserve = fp_reserve_bytes(o->headroom.reserve, a->headroom_capacity);
-    fp_headroom_opts ho = {.capacity = a->headroom_capacity, .reserve = a->headroom_reserve,
+    fp_headroom_opts ho = {.capacity = a->headroom_capacity,
+                           .reserve = a->headroom_reserve,
                            .input_shapes = o->inputs ? w->po.shapes.input_shapes : NULL,
-                           .batch_dim = w->po.shapes.batch_dim, .mem = w->po.memory,
-                           .max_batch = o->headroom.max_batch, .shapes = w->po.shapes,
+                           .batch_dim = w->po.shapes.batch_dim,
+                           .mem = w->po.memory,
+                           .max_batch = o->headroom.max_batch,
+                           .shapes = w->po.shapes,
                            .plan_at_1 = a->batch == 1 ? a->res.memory : NULL,
                            .weight_delta = fp_weight_plan_delta(&a->weights),
-                           .outside_bytes = a->kv ? fp_kv_sizing_held : NULL, .outside_data = &w->sizing};
+                           .outside_bytes = a->kv ? fp_kv_sizing_held : NULL,
+                           .outside_data = &w->sizing};
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_diag) diag = o->headroom.findings ? fp_diag_new() : NULL;
     if (fp_pass_headroom(a->model, &ho, &w->headroom, diag, &err)) {
@@ -307,7 +319,9 @@ bool fp_analysis_opts_check(const fp_analysis_opts *o, GError **error)
     const struct {
         const char *name;
         int64_t value;
-    } counts[] = {{"--batch", o->batch}, {"--context", o->context}, {"--group-size", o->group_size},
+    } counts[] = {{"--batch", o->batch},
+                  {"--context", o->context},
+                  {"--group-size", o->group_size},
                   {"--kv-block", o->kv_block}};
     for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
         if (counts[i].value < 0) {

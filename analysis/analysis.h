@@ -19,14 +19,13 @@
  * as fp_bind_input_shapes gives (name -> fp_shape* in m's arena), the batch for the inputs it
  * leaves symbolic (0: none), and a one-line note of what was bound from where (g_free; may stay
  * NULL). NULL with an error. */
-typedef GHashTable *(*fp_analysis_bind_fn)(fp_model *m, void *data, int64_t *batch, char **note,
-                                           GError **error);
+typedef GHashTable *(*fp_analysis_bind_fn)(fp_model *m, void *data, int64_t *batch, char **note, GError **error);
 
 /* Device memory kept free for the runtime, the framework and other tenants: a share of the
  * capacity, or bytes. */
 typedef struct {
-    bool in_bytes;             /* bytes, else share */
-    double share;              /* of the capacity, in [0, 1) */
+    bool in_bytes; /* bytes, else share */
+    double share;  /* of the capacity, in [0, 1) */
     uint64_t bytes;
 } fp_reserve;
 
@@ -47,77 +46,77 @@ typedef struct {
 } fp_analysis_headroom;
 
 typedef struct {
-    const char *device;        /* profile name or .ini path; NULL: cpu-avx2 */
+    const char *device;              /* profile name or .ini path; NULL: cpu-avx2 */
     const fp_device *device_profile; /* a profile the caller loaded (not owned), instead of `device` */
-    const char *target;        /* target name or .ini path; NULL: the device's */
-    const fp_target *target_rules; /* a target the caller loaded (not owned), instead of `target` */
-    char **inputs;             /* NAME:DIMS specs (--input), NULL-terminated; NULL: none */
-    int64_t batch;             /* binds the batch dimension; 0: not given (a symbolic batch is bound
+    const char *target;              /* target name or .ini path; NULL: the device's */
+    const fp_target *target_rules;   /* a target the caller loaded (not owned), instead of `target` */
+    char **inputs;                   /* NAME:DIMS specs (--input), NULL-terminated; NULL: none */
+    int64_t batch;                   /* binds the batch dimension; 0: not given (a symbolic batch is bound
                                   to 1 when no input is given either) */
-    const char *batch_dim;     /* the symbol --batch binds; NULL: first dim of each input */
-    char **dims;               /* NAME=N specs (--dim): symbolic dims bound by name; NULL: none */
-    int64_t context;           /* a decoder's tokens per sequence (--context); 0: FP_DECODER_DEFAULT_CONTEXT */
-    const char *phase;         /* "decode" (default) or "prefill" (--phase); NULL: decode */
-    fp_analysis_bind_fn bind;  /* optional, used when neither inputs nor batch are given */
+    const char *batch_dim;           /* the symbol --batch binds; NULL: first dim of each input */
+    char **dims;                     /* NAME=N specs (--dim): symbolic dims bound by name; NULL: none */
+    int64_t context;                 /* a decoder's tokens per sequence (--context); 0: FP_DECODER_DEFAULT_CONTEXT */
+    const char *phase;               /* "decode" (default) or "prefill" (--phase); NULL: decode */
+    fp_analysis_bind_fn bind;        /* optional, used when neither inputs nor batch are given */
     void *bind_data;
-    fp_dtype what_if;          /* compute float32 ops in this dtype; FP_DT_UNDEFINED: as the model */
+    fp_dtype what_if;           /* compute float32 ops in this dtype; FP_DT_UNDEFINED: as the model */
     const char *precision_mode; /* ATC's --precision_mode (--precision-mode), overriding the target's;
                                    NULL: the target's */
-    const char *weight_dtype;  /* the storage what-ifs as fp_precision_parse takes them (--weight-dtype, */
-    int64_t group_size;        /* --group-size, --kv-dtype, --kv-block); NULL and 0: none */
+    const char *weight_dtype;   /* the storage what-ifs as fp_precision_parse takes them (--weight-dtype, */
+    int64_t group_size;         /* --group-size, --kv-dtype, --kv-block); NULL and 0: none */
     const char *kv_dtype;
     int64_t kv_block;
-    bool strict;               /* op types fuseplan does not know are an error, not a warning */
-    fp_pipeline_stop stop;     /* where the pipeline stops (FULL: every pass). At the shapes stop no
+    bool strict;                /* op types fuseplan does not know are an error, not a warning */
+    fp_pipeline_stop stop;      /* where the pipeline stops (FULL: every pass). At the shapes stop no
                                   target is loaded: the model is analyzed as exported */
     const fp_memory_opts *plan; /* how the memory is planned (strategy, schedule, alignment; NULL: the
                                   best strategy in the given order at the device's alignment). At the
                                   shapes stop the model as exported is planned only when given */
-    bool cost;                 /* at the shapes stop: also the cost of the model as exported */
+    bool cost;                  /* at the shapes stop: also the cost of the model as exported */
     fp_analysis_headroom headroom;
-    bool original;             /* FULL: also keep the model before fusion (shapes and metrics) with its cost */
-    const char *dump_after;    /* pass after which the IR is printed to dump_out, or NULL */
+    bool original;          /* FULL: also keep the model before fusion (shapes and metrics) with its cost */
+    const char *dump_after; /* pass after which the IR is printed to dump_out, or NULL */
     FILE *dump_out;
 } fp_analysis_opts;
 
 typedef struct fp_analysis_owned fp_analysis_owned;
 
 typedef struct {
-    char *path;                /* the model's path (a copy) */
+    char *path; /* the model's path (a copy) */
     const fp_device *device;
     const fp_target *target;
-    fp_pipeline_stop stop;     /* as asked */
-    fp_model *model;           /* the graph as the pipeline left it: final (fusion, layout), after the
+    fp_pipeline_stop stop;  /* as asked */
+    fp_model *model;        /* the graph as the pipeline left it: final (fusion, layout), after the
                                   fusions, or as exported (shapes stop) */
-    fp_diag *diag;             /* every finding, in pipeline order */
-    fp_pipeline_result res;    /* stages, fusions, layout, memory plan, cost */
-    fp_model *original;        /* opts.original: the model with shapes and metrics only; else NULL */
+    fp_diag *diag;          /* every finding, in pipeline order */
+    fp_pipeline_result res; /* stages, fusions, layout, memory plan, cost */
+    fp_model *original;     /* opts.original: the model with shapes and metrics only; else NULL */
     fp_cost_result *original_cost;
-    fp_dtype what_if;          /* as asked (FP_DT_UNDEFINED: none) */
-    int64_t batch;             /* the batch the pipeline bound (0: none) */
-    char *batch_note;          /* how symbolic dims were bound, or NULL */
-    char *inputs_note;         /* the binder's note, or NULL */
-    char *warning;             /* op types fuseplan does not know, one line for stderr, or NULL */
-    char *unknown_note;        /* res.unknown_values values of unknown size, the first named with why
+    fp_dtype what_if;           /* as asked (FP_DT_UNDEFINED: none) */
+    int64_t batch;              /* the batch the pipeline bound (0: none) */
+    char *batch_note;           /* how symbolic dims were bound, or NULL */
+    char *inputs_note;          /* the binder's note, or NULL */
+    char *warning;              /* op types fuseplan does not know, one line for stderr, or NULL */
+    char *unknown_note;         /* res.unknown_values values of unknown size, the first named with why
                                   (an op type fuseplan does not know, a symbolic dim left unbound, a
                                   shape not inferred): one line for stderr, or NULL when there are none */
     const char *precision_mode; /* the target's, or the one asked; NULL for a target without one */
-    fp_precision precision;    /* the storage what-ifs asked, with precision_mode's defaults */
-    fp_weight_plan weights;    /* the model's weights as stored and at precision.weight */
-    uint64_t weight_bytes;     /* the final graph's weights at precision.weight (the stages' too) */
-    fp_kv_cache *kv;           /* the KV cache of a decoder; NULL for a model without one. Its
+    fp_precision precision;     /* the storage what-ifs asked, with precision_mode's defaults */
+    fp_weight_plan weights;     /* the model's weights as stored and at precision.weight */
+    uint64_t weight_bytes;      /* the final graph's weights at precision.weight (the stages' too) */
+    fp_kv_cache *kv;            /* the KV cache of a decoder; NULL for a model without one. Its
                                   tensors are held apart from the activation arena */
-    uint64_t kv_bytes;         /* the cache held at the analysed point (fp_kv_cache_held at
+    uint64_t kv_bytes;          /* the cache held at the analysed point (fp_kv_cache_held at
                                   precision.kv and kv_block); 0 when not known */
-    const char *phase;         /* "decode" or "prefill" when the decoder's step bound the tokens, else NULL */
-    uint64_t kv_past_bytes;    /* the past inputs at precision.kv: the copy a runtime that keeps
+    const char *phase;          /* "decode" or "prefill" when the decoder's step bound the tokens, else NULL */
+    uint64_t kv_past_bytes;     /* the past inputs at precision.kv: the copy a runtime that keeps
                                   past and present apart holds besides (0 when not known) */
     uint64_t headroom_capacity, headroom_reserve; /* what the search had (when searched) */
-    const fp_headroom_result *headroom; /* NULL when not computed */
-    fp_diag *headroom_diag;    /* the findings of the plan at the headroom's answer (NULL when not
+    const fp_headroom_result *headroom;           /* NULL when not computed */
+    fp_diag *headroom_diag;                       /* the findings of the plan at the headroom's answer (NULL when not
                                   computed or not asked) */
-    char *headroom_note;       /* why not, when asked and not computed; NULL when not asked */
-    fp_analysis_owned *owned;  /* what the result owns besides the fields above */
+    char *headroom_note;                          /* why not, when asked and not computed; NULL when not asked */
+    fp_analysis_owned *owned;                     /* what the result owns besides the fields above */
 } fp_analysis;
 
 /* Checks what of opts needs no model: counts not negative, the input specs' and --dim values'

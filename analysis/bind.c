@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(fp-bind-error-quark, fp_bind_error)
+G_DEFINE_QUARK(fp-bind-error-quark, fp_bind_error);
 
 bool fp_bind_parse_input_spec(fp_model *m, const char *spec, char **name, fp_shape *shape, GError **error)
 {
@@ -147,8 +147,7 @@ typedef struct {
     uint32_t count;
 } unknown_op;
 
-bool fp_bind_check_ops(const char *path, const fp_model *m, bool strict, fp_diag *diag, char **warning,
-                       GError **error)
+bool fp_bind_check_ops(const char *path, const fp_model *m, bool strict, fp_diag *diag, char **warning, GError **error)
 {
     *warning = NULL;
     g_autoptr(GHashTable) by_type = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);

@@ -48,7 +48,6 @@ bool fp_bind_check_batch_dim(const fp_model *m, const char *batch_dim, GError **
  * "unknown-op" warning per type in diag (may be NULL) and in *warning one line listing them, for
  * the caller to print once its analysis succeeded (g_free; NULL when every op is known). With
  * `strict` instead false, with a one-line error naming the first such node. */
-bool fp_bind_check_ops(const char *path, const fp_model *m, bool strict, fp_diag *diag, char **warning,
-                       GError **error);
+bool fp_bind_check_ops(const char *path, const fp_model *m, bool strict, fp_diag *diag, char **warning, GError **error);
 
 #endif

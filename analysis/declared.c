@@ -57,8 +57,7 @@ static bool copies_dim(const fp_value *v, const fp_value *root, int64_t pos)
     if (!axes0 || !live(g) || g->op != FP_OP_GATHER || g->n_inputs < 2 || !one_int(g->inputs[1], &idx) || idx != pos)
         return false;
     s = g->inputs[0] ? g->inputs[0]->producer : NULL;
-    return live(s) && s->op == FP_OP_SHAPE && s->inputs[0] &&
-           (s->inputs[0] == root || same_shape(s->inputs[0], root));
+    return live(s) && s->op == FP_OP_SHAPE && s->inputs[0] && (s->inputs[0] == root || same_shape(s->inputs[0], root));
 }
 
 /* Whether Reshape r's shape is a Concat ReshapeFusion makes constant: the Concat's only reader is

@@ -22,9 +22,7 @@ static kv_role use_role(const fp_use *u, const fp_value **present)
         *present = n->outputs[0];
         return ROLE_KV;
     }
-    uint32_t k = n->op == FP_OP_GROUP_QUERY_ATTENTION  ? 3
-                 : n->op == FP_OP_MULTI_HEAD_ATTENTION ? 6
-                                                       : UINT32_MAX;
+    uint32_t k = n->op == FP_OP_GROUP_QUERY_ATTENTION ? 3 : n->op == FP_OP_MULTI_HEAD_ATTENTION ? 6 : UINT32_MAX;
     if (k == UINT32_MAX || (u->port != k && u->port != k + 1))
         return ROLE_NONE;
     uint32_t out = u->port == k ? 1 : 2; /* present_key, present_value */
@@ -84,8 +82,8 @@ static void token_dims(fp_kv_cache *kv, const fp_graph *g)
         const fp_value *v = g->inputs->pdata[i];
         const fp_shape *s = &v->decl_shape;
         bool ids = v->decl_dtype == FP_DT_INT64 || v->decl_dtype == FP_DT_INT32; /* token ids, masks */
-        if (s->rank != 2 || !ids || g_strcmp0(s->dims[0].sym, kv->batch_dim) != 0 ||
-            !s->dims[1].sym || strchr(s->dims[1].sym, '+') || g_strcmp0(s->dims[1].sym, kv->past_dim) == 0)
+        if (s->rank != 2 || !ids || g_strcmp0(s->dims[0].sym, kv->batch_dim) != 0 || !s->dims[1].sym ||
+            strchr(s->dims[1].sym, '+') || g_strcmp0(s->dims[1].sym, kv->past_dim) == 0)
             continue;
         const char *sym = s->dims[1].sym;
         if (!kv->new_dim)
@@ -197,10 +195,7 @@ uint64_t fp_kv_sizing_held(void *sizing)
     return fp_kv_cache_held(z->kv, z->dtype, z->block);
 }
 
-uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype)
-{
-    return sum_bytes(kv, false, dtype, 0);
-}
+uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype) { return sum_bytes(kv, false, dtype, 0); }
 
 int64_t fp_kv_cache_tokens(const fp_kv_cache *kv)
 {
@@ -212,7 +207,8 @@ bool fp_kv_cache_step(const fp_kv_cache *kv, int64_t *batch, int64_t *past, int6
 {
     const fp_value *p = kv->tensors[0].past, *q = kv->tensors[0].present;
     if (!q || p->shape.rank != 4 || q->shape.rank != 4 || !fp_dim_known(p->shape.dims[0]) ||
-        !fp_dim_known(p->shape.dims[2]) || !fp_dim_known(q->shape.dims[2]) || q->shape.dims[2].value < p->shape.dims[2].value)
+        !fp_dim_known(p->shape.dims[2]) || !fp_dim_known(q->shape.dims[2]) ||
+        q->shape.dims[2].value < p->shape.dims[2].value)
         return false;
     *batch = p->shape.dims[0].value;
     *past = p->shape.dims[2].value;
@@ -284,8 +280,9 @@ static void bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *ba
         g_string_append_printf(said, "%s%s=%" G_GINT64_FORMAT, said->len ? ", " : "", syms[i], vals[i]);
     }
     *note = !said->len ? NULL
-            : decode   ? g_strdup_printf("a decode step at a context of %" G_GINT64_FORMAT " tokens (%s)", context, said->str)
-                       : g_strdup_printf("a prefill of %" G_GINT64_FORMAT " tokens (%s)", context, said->str);
+            : decode
+                ? g_strdup_printf("a decode step at a context of %" G_GINT64_FORMAT " tokens (%s)", context, said->str)
+                : g_strdup_printf("a prefill of %" G_GINT64_FORMAT " tokens (%s)", context, said->str);
 }
 
 bool fp_decoder_phase_check(const char *phase, GError **error)

@@ -21,18 +21,18 @@ typedef struct {
 } fp_kv_tensor;
 
 typedef struct {
-    fp_kv_tensor *tensors;   /* in graph input order */
+    fp_kv_tensor *tensors; /* in graph input order */
     uint32_t n_tensors;
-    uint32_t layers;         /* pairs of K and V */
-    int64_t kv_heads;        /* the same for every tensor; -1 when they differ or are unknown */
-    int64_t head_dim;        /* likewise */
-    fp_dtype dtype;          /* of the past inputs; FP_DT_UNDEFINED when they differ */
+    uint32_t layers;          /* pairs of K and V */
+    int64_t kv_heads;         /* the same for every tensor; -1 when they differ or are unknown */
+    int64_t head_dim;         /* likewise */
+    fp_dtype dtype;           /* of the past inputs; FP_DT_UNDEFINED when they differ */
     uint64_t bytes_per_token; /* K and V of every layer for one token of one sequence; 0 unknown */
-    const char *batch_dim;   /* the symbol of axis 0 when every past input shares it, else NULL */
-    const char *past_dim;    /* the symbol of axis 2 likewise */
-    const char *new_dim;     /* the new tokens: the symbol of axis 1 of a rank-2 integer input
+    const char *batch_dim;    /* the symbol of axis 0 when every past input shares it, else NULL */
+    const char *past_dim;     /* the symbol of axis 2 likewise */
+    const char *new_dim;      /* the new tokens: the symbol of axis 1 of a rank-2 integer input
                                 (input_ids) whose axis 0 is batch_dim; NULL when none */
-    const char *total_dim;   /* past + new tokens as a symbol of its own (axis 1 of another rank-2
+    const char *total_dim;    /* past + new tokens as a symbol of its own (axis 1 of another rank-2
                                 integer input: onnxruntime-genai's attention_mask); NULL when none */
 } fp_kv_cache;
 
@@ -51,10 +51,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_kv_cache, fp_kv_cache_free)
 
 /* The step an analysis asks of a decoder (--context, --phase). */
 typedef struct {
-    int64_t context;        /* tokens per sequence; 0: FP_DECODER_DEFAULT_CONTEXT */
-    const char *phase;      /* "decode", "prefill", or NULL (decode) */
-    const char *batch_dim;  /* as fp_bind_is_batch */
-    bool inputs;            /* the tokens are bound otherwise (--input shapes, a profile's shapes):
+    int64_t context;       /* tokens per sequence; 0: FP_DECODER_DEFAULT_CONTEXT */
+    const char *phase;     /* "decode", "prefill", or NULL (decode) */
+    const char *batch_dim; /* as fp_bind_is_batch */
+    bool inputs;           /* the tokens are bound otherwise (--input shapes, a profile's shapes):
                                no token dim is bound here */
 } fp_decoder_step;
 

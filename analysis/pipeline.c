@@ -185,7 +185,8 @@ static bool count_sizes(const fp_model *m, fp_pipeline_result *res, GError **err
                 g_autofree char *dims = fp_shape_to_string(&v->shape);
                 g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
                             "value '%s' (%s): the model's tensors hold 2^62 bytes or more at these dims "
-                            "(--batch, --input, --dim bind them)", v->name, dims);
+                            "(--batch, --input, --dim bind them)",
+                            v->name, dims);
                 return false;
             }
         }
@@ -195,8 +196,7 @@ static bool count_sizes(const fp_model *m, fp_pipeline_result *res, GError **err
 }
 
 /* Shapes and metrics of the model as exported, with the storage what-ifs; its sizes counted. */
-static bool run_shapes(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag,
-                       GError **error)
+static bool run_shapes(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
     if (!fp_pass_shapes(m, &o->shapes, diag, error) || !count_sizes(m, res, error) || !after(m, o, "shapes", error))
         return false;
@@ -207,8 +207,7 @@ static bool run_shapes(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
 
 /* The target's load-time rewrites, stage "original", the transpose optimizer and the fusions,
  * stage "after fusion". */
-static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag,
-                       GError **error)
+static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
     bool ran = fp_pass_expand(m, o->target, diag); /* the runtime loads the model so: before every stage */
     ran |= fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag) > 0;
@@ -233,8 +232,7 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
 }
 
 /* The layout passes: the target's conversions, then its blocked layout. */
-static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag,
-                       GError **error)
+static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
     fp_ge_format_result ge = res->layout.ge;
     fp_transpose_result transposes = res->layout.transpose;
@@ -281,7 +279,8 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
         return false;
     stage(m, &res->stages[2], "final (fusion + layout + memory reuse)", true, res->memory->arena, res->cost->total_s);
     for (int i = 0; i < 3; i++)
-        res->stages[i].speedup = res->stages[i].latency_s > 0 ? res->stages[0].latency_s / res->stages[i].latency_s : 1.0;
+        res->stages[i].speedup = res->stages[i].latency_s > 0 ? res->stages[0].latency_s / res->stages[i].latency_s
+                                                              : 1.0;
     return true;
 }
 

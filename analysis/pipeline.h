@@ -19,7 +19,8 @@
 #include "passes/storage.h"
 
 /* The passes --dump-after names, in pipeline order: X(name) each. */
-#define FP_PIPELINE_PASS_LIST(X) X(shapes) X(metrics) X(expand) X(transpose) X(fuse) X(layout) X(nchwc) X(memory) X(cost)
+#define FP_PIPELINE_PASS_LIST(X) \
+    X(shapes) X(metrics) X(expand) X(transpose) X(fuse) X(layout) X(nchwc) X(memory) X(cost)
 
 /* Where the pipeline stops; FULL (0) runs every pass. */
 typedef enum {
@@ -46,23 +47,23 @@ typedef struct {
     const fp_target *target;
     const fp_device *device;
     fp_memory_opts memory;
-    fp_dtype what_if;      /* --dtype: FP_DT_UNDEFINED for none */
+    fp_dtype what_if;          /* --dtype: FP_DT_UNDEFINED for none */
     const fp_storage *storage; /* values stored otherwise (--weight-dtype, --kv-dtype): applied to
                                   the metrics after each metrics run; NULL for none */
-    const char *dump_after; /* pass name or NULL */
+    const char *dump_after;    /* pass name or NULL */
     FILE *dump_out;
     fp_pipeline_stop stop;
-    bool plan, cost;        /* at the shapes stop: also plan the memory (with `memory`) and estimate the
+    bool plan, cost; /* at the shapes stop: also plan the memory (with `memory`) and estimate the
                                cost of the model as exported; the other stops always do both */
 } fp_pipeline_opts;
 
 typedef struct {
-    uint32_t unknown_values;  /* values of the model as exported (after shapes) whose size is unknown:
+    uint32_t unknown_values;       /* values of the model as exported (after shapes) whose size is unknown:
                                  tensors of live nodes and graph inputs, weights aside */
     const fp_value *unknown_first; /* the one a warning names (one an op fuseplan does not know makes,
                                  else one with a symbolic dim, else the first), or NULL */
     fp_stage stages[3];
-    fp_fusion_list *fusions;  /* names the model's nodes: cleared before the model is freed */
+    fp_fusion_list *fusions; /* names the model's nodes: cleared before the model is freed */
     fp_layout_result layout;
     fp_memory_result *memory; /* of the final graph (at the shapes stop: of the model as exported,
                                  when asked; NULL otherwise) */

@@ -9,9 +9,8 @@ static const struct {
     fp_dtype dtype;
     bool weight, kv; /* --weight-dtype, --kv-dtype take it */
 } dtypes[] = {
-    {"fp32", FP_DT_FLOAT, true, true},      {"fp16", FP_DT_FLOAT16, true, true},
-    {"bf16", FP_DT_BFLOAT16, true, true},   {"fp8", FP_DT_FLOAT8E4M3FN, true, true},
-    {"int8", FP_DT_INT8, true, true},       {"int4", FP_DT_INT4, true, false},
+    {"fp32", FP_DT_FLOAT, true, true},       {"fp16", FP_DT_FLOAT16, true, true}, {"bf16", FP_DT_BFLOAT16, true, true},
+    {"fp8", FP_DT_FLOAT8E4M3FN, true, true}, {"int8", FP_DT_INT8, true, true},    {"int4", FP_DT_INT4, true, false},
 };
 
 const char *fp_precision_dtype_name(fp_dtype t)
@@ -45,14 +44,15 @@ bool fp_precision_parse(const char *weight, int64_t group, const char *kv, int64
         return false;
     if (group && (group < 2 || group % 2 || out->weight != FP_DT_INT4)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--group-size %" G_GINT64_FORMAT ": %s", group,
-                    out->weight != FP_DT_INT4 ? "applies to --weight-dtype int4 only" : "must be a positive even number");
+                    out->weight != FP_DT_INT4 ? "applies to --weight-dtype int4 only"
+                                              : "must be a positive even number");
         return false;
     }
     if (group)
         out->group = group;
     if (kv_block < 0) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--kv-block %" G_GINT64_FORMAT ": must be positive",
-                    kv_block);
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--kv-block %" G_GINT64_FORMAT ": must be positive", kv_block);
         return false;
     }
     out->kv_block = kv_block;
@@ -96,8 +96,8 @@ static uint64_t out_channels(const fp_use *u, const fp_shape *s, uint64_t numel)
         return 0;
     switch (n->op) {
     case FP_OP_MATMUL: /* [.., K, N] */
-        return (uint64_t)s->dims[s->rank - 1].value * (numel / ((uint64_t)s->dims[s->rank - 2].value *
-                                                                 (uint64_t)s->dims[s->rank - 1].value));
+        return (uint64_t)s->dims[s->rank - 1].value *
+               (numel / ((uint64_t)s->dims[s->rank - 2].value * (uint64_t)s->dims[s->rank - 1].value));
     case FP_OP_GEMM: /* [K, N], or [N, K] with transB */
         return s->rank == 2 ? (uint64_t)s->dims[fp_node_attr_int(n, "transB", 0) ? 0 : 1].value : 0;
     case FP_OP_CONV: /* [N, K / kernel, kernel...] */
@@ -153,8 +153,8 @@ void fp_precision_weights(const fp_model *m, const fp_precision *p, fp_weight_pl
         const fp_value *v = g_ptr_array_index(g->values, i);
         uint64_t numel = 0, stored = 0;
         bool weight = fp_value_is_weight(v);
-        if (!weight || !v->tensor || (!v->n_uses && !v->is_output) ||
-            !fp_shape_numel(&v->tensor->shape, &numel) || !fp_dtype_bytes(v->tensor->dtype, numel, &stored))
+        if (!weight || !v->tensor || (!v->n_uses && !v->is_output) || !fp_shape_numel(&v->tensor->shape, &numel) ||
+            !fp_dtype_bytes(v->tensor->dtype, numel, &stored))
             continue;
         bool changed = false;
         uint64_t b = p->weight == FP_DT_UNDEFINED ? stored : weight_bytes(v, numel, stored, p, &changed);

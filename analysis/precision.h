@@ -43,12 +43,12 @@ const char *fp_precision_dtype_name(fp_dtype t);
 
 /* The main graph's weights at a weight what-if. */
 typedef struct {
-    uint64_t stored_bytes;    /* every initializer and Constant a node or graph output reads, as stored */
-    uint64_t bytes;           /* the same initializers at the what-if */
-    uint64_t changed_stored;  /* of stored_bytes, the initializers the what-if converts */
-    uint64_t changed_bytes;   /* what they take converted (values, scales, zero points) */
+    uint64_t stored_bytes;   /* every initializer and Constant a node or graph output reads, as stored */
+    uint64_t bytes;          /* the same initializers at the what-if */
+    uint64_t changed_stored; /* of stored_bytes, the initializers the what-if converts */
+    uint64_t changed_bytes;  /* what they take converted (values, scales, zero points) */
     uint32_t n_changed;
-    uint64_t kept_bytes;      /* the initializers left in their own dtype (bytes - changed_bytes):
+    uint64_t kept_bytes; /* the initializers left in their own dtype (bytes - changed_bytes):
                                  embeddings, the LM head, norms and biases when quantizing; integer
                                  tensors always */
 } fp_weight_plan;

@@ -34,7 +34,8 @@ static uint64_t planned_peak(const fp_model *m, const fp_train_saved *s, const f
     fp_rc_plan plan;
     fp_rc_stages_make(m, s, cost, &stages);
     fp_rc_plan_best(&stages, budget_for(o, s->saved_bytes), &plan);
-    uint64_t peak = plan.feasible ? st->peak_bytes - MIN(st->peak_bytes, st->saved_bytes) + plan.peak_bytes : UINT64_MAX;
+    uint64_t peak = plan.feasible ? st->peak_bytes - MIN(st->peak_bytes, st->saved_bytes) + plan.peak_bytes
+                                  : UINT64_MAX;
     fp_rc_plan_clear(&plan);
     fp_rc_stages_clear(&stages);
     return peak;
@@ -101,7 +102,8 @@ static void plan(fp_training *t, const fp_training_opts *o)
     for (int i = 0; i < FP_TRAINING_CURVE; i++) {
         fp_training_point *pt = &t->curve[i];
         pt->share = shares[i];
-        pt->budget = shares[i] > 0 ? (uint64_t)((double)t->saved.saved_bytes * shares[i]) : fp_rc_min_budget(&t->stages);
+        pt->budget = shares[i] > 0 ? (uint64_t)((double)t->saved.saved_bytes * shares[i])
+                                   : fp_rc_min_budget(&t->stages);
         fp_rc_plan p;
         fp_rc_plan_best(&t->stages, pt->budget, &p);
         pt->feasible = p.feasible, pt->flops = p.flops, pt->time_s = p.time_s;
@@ -129,7 +131,8 @@ static bool graph_training(fp_training *t)
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             uint64_t e = 0, b = 0;
             const fp_value *v = n->outputs[k];
-            if (v && fp_shape_numel(&v->shape, &e) && fp_dtype_bytes(v->dtype, e, &b) && g_hash_table_add(vars, (gpointer)v))
+            if (v && fp_shape_numel(&v->shape, &e) && fp_dtype_bytes(v->dtype, e, &b) &&
+                g_hash_table_add(vars, (gpointer)v))
                 t->variable_bytes += b;
         }
     }

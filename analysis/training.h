@@ -10,20 +10,20 @@
 #include "passes/training/step.h"
 
 typedef struct {
-    fp_analysis_opts analysis;   /* the device, the bindings (batch 0: the model's own, a symbolic
+    fp_analysis_opts analysis; /* the device, the bindings (batch 0: the model's own, a symbolic
                                     batch bound to 1); its stop, cost and headroom are set here */
     fp_train_optimizer optimizer;
     fp_train_precision precision;
     fp_analysis_headroom headroom; /* on: search the largest batch that fits; the capacity (0: the
                                     device's), reserve (NULL: 10%) and max batch (0: 2^24) */
-    double budget_share;         /* --budget P%: of the saved activations (0: none) */
-    uint64_t budget_bytes;       /* --budget SIZE (0: none) */
+    double budget_share;           /* --budget P%: of the saved activations (0: none) */
+    uint64_t budget_bytes;         /* --budget SIZE (0: none) */
 } fp_training_opts;
 
-#define FP_TRAINING_CURVE 5      /* budget points: 100%, 75%, 50%, 25% of the saved activations, the minimum */
+#define FP_TRAINING_CURVE 5 /* budget points: 100%, 75%, 50%, 25% of the saved activations, the minimum */
 
 typedef struct {
-    double share;                /* of the saved activations; 0 for the minimum */
+    double share; /* of the saved activations; 0 for the minimum */
     uint64_t budget;
     bool feasible;
     uint64_t flops;
@@ -31,28 +31,28 @@ typedef struct {
 } fp_training_point;
 
 typedef struct {
-    fp_analysis *a;              /* the analysis at the batch asked (a->model: the trained graph) */
+    fp_analysis *a; /* the analysis at the batch asked (a->model: the trained graph) */
     const fp_device *device;
-    int64_t batch;               /* the batch analyzed (a->batch, or 0 for a model without one) */
+    int64_t batch; /* the batch analyzed (a->batch, or 0 for a model without one) */
     fp_train_saved saved;
     fp_train_step step;
-    bool searched;               /* the headroom was searched */
-    int64_t max_batch;           /* the training headroom; 0 when none fits (or not searched) */
-    char *headroom_note;         /* why it was not searched, or NULL */
-    uint64_t capacity_bytes;     /* the device memory (or the capacity asked) */
-    uint64_t reserve_bytes;      /* kept free of it */
-    uint64_t usable_bytes;       /* the capacity less the reserve */
-    bool planned;                /* a budget was given: the plan below */
-    uint64_t budget;             /* in bytes */
+    bool searched;           /* the headroom was searched */
+    int64_t max_batch;       /* the training headroom; 0 when none fits (or not searched) */
+    char *headroom_note;     /* why it was not searched, or NULL */
+    uint64_t capacity_bytes; /* the device memory (or the capacity asked) */
+    uint64_t reserve_bytes;  /* kept free of it */
+    uint64_t usable_bytes;   /* the capacity less the reserve */
+    bool planned;            /* a budget was given: the plan below */
+    uint64_t budget;         /* in bytes */
     fp_rc_stages stages;
-    fp_rc_plan plan, chen;       /* the best plan at the budget; Chen's sqrt(n) baseline */
+    fp_rc_plan plan, chen; /* the best plan at the budget; Chen's sqrt(n) baseline */
     fp_training_point curve[FP_TRAINING_CURVE];
-    int64_t max_batch_planned;   /* the headroom with a plan at the budget (its share, or its bytes) */
+    int64_t max_batch_planned; /* the headroom with a plan at the budget (its share, or its bytes) */
     /* a graph that holds its own backward (GE training graphs): its memory from its liveness */
-    uint32_t backward_ops;       /* ops of the backward pass (*Grad, *Backprop*), 0 for a forward graph */
-    uint32_t optimizer_ops;      /* Apply* ops */
-    uint64_t variable_bytes;     /* Variable outputs: parameters and optimizer state as the graph keeps them */
-    uint64_t graph_arena;        /* the activations' planned arena, variables apart */
+    uint32_t backward_ops;   /* ops of the backward pass (*Grad, *Backprop*), 0 for a forward graph */
+    uint32_t optimizer_ops;  /* Apply* ops */
+    uint64_t variable_bytes; /* Variable outputs: parameters and optimizer state as the graph keeps them */
+    uint64_t graph_arena;    /* the activations' planned arena, variables apart */
 } fp_training;
 
 /* Analyzes the training step of the model at path. NULL with a one-line error naming the file and

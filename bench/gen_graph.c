@@ -36,20 +36,20 @@
 enum { EMIT_NODES = 1, EMIT_INITS = 2 };
 
 typedef struct {
-    FILE *f;            /* NULL: only count */
-    unsigned mask;      /* EMIT_NODES | EMIT_INITS: which parts this walk writes */
-    uint64_t bytes;     /* bytes of graph content emitted (or counted) so far */
-    GByteArray *buf;    /* scratch for one packed part */
-    float *fbuf;        /* scratch for initializer values */
+    FILE *f;         /* NULL: only count */
+    unsigned mask;   /* EMIT_NODES | EMIT_INITS: which parts this walk writes */
+    uint64_t bytes;  /* bytes of graph content emitted (or counted) so far */
+    GByteArray *buf; /* scratch for one packed part */
+    float *fbuf;     /* scratch for initializer values */
     size_t fbuf_len;
     bool io_failed;
 } sink;
 
 typedef struct {
     sink *s;
-    uint64_t target;    /* nodes to produce */
-    uint64_t count;     /* nodes produced so far */
-    int64_t c, hw;      /* channels, spatial size */
+    uint64_t target;        /* nodes to produce */
+    uint64_t count;         /* nodes produced so far */
+    int64_t c, hw;          /* channels, spatial size */
     char cur[NAME_MAX_LEN]; /* the current activation (batch x C x HW x HW) */
 } gen;
 
@@ -230,8 +230,8 @@ static void batchnorm(gen *g, const char *name, const char *x)
 
 static void residual_block(gen *g, uint64_t b)
 {
-    char c1[NAME_MAX_LEN], n1[NAME_MAX_LEN], r1[NAME_MAX_LEN], c2[NAME_MAX_LEN], n2[NAME_MAX_LEN],
-        add[NAME_MAX_LEN], out[NAME_MAX_LEN];
+    char c1[NAME_MAX_LEN], n1[NAME_MAX_LEN], r1[NAME_MAX_LEN], c2[NAME_MAX_LEN], n2[NAME_MAX_LEN], add[NAME_MAX_LEN],
+        out[NAME_MAX_LEN];
     NAME(c1, "b%" G_GUINT64_FORMAT ".conv1", b);
     NAME(n1, "b%" G_GUINT64_FORMAT ".bn1", b);
     NAME(r1, "b%" G_GUINT64_FORMAT ".relu1", b);
@@ -285,9 +285,8 @@ static void dynamic_reshape(gen *g, const char *prefix, const char *x, const cha
 
 static void attention_block(gen *g, uint64_t b)
 {
-    char p1[NAME_MAX_LEN], p2[NAME_MAX_LEN], flat[NAME_MAX_LEN], tr[NAME_MAX_LEN], q[NAME_MAX_LEN],
-        qa[NAME_MAX_LEN], sm[NAME_MAX_LEN], v[NAME_MAX_LEN], res[NAME_MAX_LEN], tb[NAME_MAX_LEN],
-        out[NAME_MAX_LEN];
+    char p1[NAME_MAX_LEN], p2[NAME_MAX_LEN], flat[NAME_MAX_LEN], tr[NAME_MAX_LEN], q[NAME_MAX_LEN], qa[NAME_MAX_LEN],
+        sm[NAME_MAX_LEN], v[NAME_MAX_LEN], res[NAME_MAX_LEN], tb[NAME_MAX_LEN], out[NAME_MAX_LEN];
     NAME(p1, "b%" G_GUINT64_FORMAT ".flat", b);
     NAME(p2, "b%" G_GUINT64_FORMAT ".unflat", b);
     NAME(flat, "b%" G_GUINT64_FORMAT ".flat.reshape", b);
@@ -491,8 +490,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "fp_gen_graph: %s\n", err->message);
         return 2;
     }
-    if (!output || argc != 1 || nodes < 1 || nodes > (gint64)1 << 31 || channels < 2 || channels > 4096 ||
-        hw < 1 || hw > 4096) {
+    if (!output || argc != 1 || nodes < 1 || nodes > (gint64)1 << 31 || channels < 2 || channels > 4096 || hw < 1 ||
+        hw > 4096) {
         fprintf(stderr, "fp_gen_graph: usage: fp_gen_graph -n NODES (1..2^31) -o OUT.onnx [-c 2..4096] "
                         "[-s 1..4096]\n");
         return 2;

@@ -145,7 +145,7 @@ int main(int argc, char **argv)
     api = get_base()->get_api(API_VERSION);
     if (!api)
         fail("api", "OrtApi version 13 not available");
-    status_t probe = FN(API_CREATE_STATUS, status_t (*)(int, const char *))(1, "probe");
+    status_t probe = FN(API_CREATE_STATUS, status_t(*)(int, const char *))(1, "probe");
     if (FN(API_GET_ERROR_CODE, int (*)(status_t))(probe) != 1 ||
         strcmp(FN(API_GET_ERROR_MESSAGE, const char *(*)(status_t))(probe), "probe") != 0)
         fail("api", "the OrtApi table is not laid out as expected");
@@ -184,23 +184,23 @@ int main(int argc, char **argv)
     fclose(spec);
 
     void *env, *opts, *session, *mem;
-    check(FN(API_CREATE_ENV, status_t (*)(int, const char *, void **))(3, "fp_bench", &env), "env");
-    check(FN(API_CREATE_SESSION_OPTIONS, status_t (*)(void **))(&opts), "options");
-    check(FN(API_SET_INTRA_OP_THREADS, status_t (*)(void *, int))(opts, 1), "options");
-    check(FN(API_SET_INTER_OP_THREADS, status_t (*)(void *, int))(opts, 1), "options");
-    check(FN(API_SET_EXECUTION_MODE, status_t (*)(void *, int))(opts, 0), "options");
+    check(FN(API_CREATE_ENV, status_t(*)(int, const char *, void **))(3, "fp_bench", &env), "env");
+    check(FN(API_CREATE_SESSION_OPTIONS, status_t(*)(void **))(&opts), "options");
+    check(FN(API_SET_INTRA_OP_THREADS, status_t(*)(void *, int))(opts, 1), "options");
+    check(FN(API_SET_INTER_OP_THREADS, status_t(*)(void *, int))(opts, 1), "options");
+    check(FN(API_SET_EXECUTION_MODE, status_t(*)(void *, int))(opts, 0), "options");
     int opt_level = !strcmp(level, "disabled") ? 0 : !strcmp(level, "basic") ? 1 : !strcmp(level, "all") ? 99 : 2;
-    check(FN(API_SET_OPTIMIZATION_LEVEL, status_t (*)(void *, int))(opts, opt_level), "options");
-    check(FN(API_CREATE_SESSION, status_t (*)(void *, const char *, void *, void **))(env, model, opts, &session),
+    check(FN(API_SET_OPTIMIZATION_LEVEL, status_t(*)(void *, int))(opts, opt_level), "options");
+    check(FN(API_CREATE_SESSION, status_t(*)(void *, const char *, void *, void **))(env, model, opts, &session),
           "session");
-    check(FN(API_CREATE_CPU_MEMORY_INFO, status_t (*)(int, int, void **))(1, 0, &mem), "memory info");
+    check(FN(API_CREATE_CPU_MEMORY_INFO, status_t(*)(int, int, void **))(1, 0, &mem), "memory info");
     void *values[MAX_IO];
     const char *names[MAX_IO], *onames[MAX_IO];
     for (int i = 0; i < n_in; i++) {
         names[i] = in[i].name;
-        check(FN(API_CREATE_TENSOR_WITH_DATA, status_t (*)(void *, void *, size_t, const int64_t *, size_t, int,
-                                                           void **))(mem, in[i].data, in[i].bytes, in[i].dims,
-                                                                     (size_t)in[i].rank, in[i].type, &values[i]),
+        check(FN(API_CREATE_TENSOR_WITH_DATA, status_t(*)(void *, void *, size_t, const int64_t *, size_t, int,
+                                                          void **))(mem, in[i].data, in[i].bytes, in[i].dims,
+                                                                    (size_t)in[i].rank, in[i].type, &values[i]),
               "input tensor");
     }
     for (int i = 0; i < n_out; i++)

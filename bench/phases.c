@@ -135,7 +135,9 @@ int main(int argc, char **argv)
         .shapes = {.batch = symbolic(m) ? 1 : 0},
         .target = target,
         .device = dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
+        .memory = {.strategy = FP_MEMPLAN_BEST,
+                   .schedule = FP_SCHEDULE_GIVEN,
+                   .align = dev->align_bytes,
                    .reuse = reuse},
         .what_if = FP_DT_UNDEFINED,
     };
@@ -150,15 +152,24 @@ int main(int argc, char **argv)
     fp_headroom_result hr = {0};
     bool have = false;
     if (!no_headroom) {
-        fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10, .mem = po.memory,
-                               .plan_at_1 = po.shapes.batch == 1 ? res.memory : NULL, .shapes = po.shapes};
+        fp_headroom_opts ho = {.capacity = dev->memory_bytes,
+                               .reserve = dev->memory_bytes / 10,
+                               .mem = po.memory,
+                               .plan_at_1 = po.shapes.batch == 1 ? res.memory : NULL,
+                               .shapes = po.shapes};
         g_autoptr(GError) herr = NULL;
         have = fp_pass_headroom(m, &ho, &hr, NULL, &herr); /* no batch to vary: reported as such */
     }
     end_phase(&ph[n++], "headroom", &c);
 
-    fp_report rep = {.model = m, .target = target, .device = dev, .res = &res, .diag = diag,
-                     .what_if = FP_DT_UNDEFINED, .headroom = have ? &hr : NULL, .headroom_note = "not computed",
+    fp_report rep = {.model = m,
+                     .target = target,
+                     .device = dev,
+                     .res = &res,
+                     .diag = diag,
+                     .what_if = FP_DT_UNDEFINED,
+                     .headroom = have ? &hr : NULL,
+                     .headroom_note = "not computed",
                      .top = 10};
     char *text = NULL;
     size_t text_bytes = 0;
@@ -175,8 +186,8 @@ int main(int argc, char **argv)
            "evaluations=%u text_bytes=%zu",
            st.nodes, total, total_cpu, total_sys, rss_start, hr.evaluations, text_bytes);
     for (int i = 0; i < n; i++)
-        printf(" %s_ms=%.3f %s_cpu_ms=%.3f peak_kib_%s=%ld", ph[i].name, ph[i].ms, ph[i].name, ph[i].cpu_ms,
-               ph[i].name, ph[i].peak_kib);
+        printf(" %s_ms=%.3f %s_cpu_ms=%.3f peak_kib_%s=%ld", ph[i].name, ph[i].ms, ph[i].name, ph[i].cpu_ms, ph[i].name,
+               ph[i].peak_kib);
     printf("\n");
     return 0;
 }

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(fp-calibrate-error-quark, fp_calibrate_error)
+G_DEFINE_QUARK(fp-calibrate-error-quark, fp_calibrate_error);
 
-#define GEMM_N 576    /* square SGEMM per unit of work: a multiple of every MR and NR */
+#define GEMM_N 576 /* square SGEMM per unit of work: a multiple of every MR and NR */
 
 /* ---- STREAM triad ---- */
 
@@ -51,10 +51,10 @@ typedef struct {
     size_t reps;    /* triad passes per unit of work (small arrays: enough to time) */
     GMutex lock;
     GCond cond;
-    int ready;      /* workers done with set-up and warm-up */
-    int go;         /* set by the main thread: start the rounds */
+    int ready; /* workers done with set-up and warm-up */
+    int go;    /* set by the main thread: start the rounds */
     pthread_barrier_t barrier;
-    gint stop;      /* atomic; written by worker 0 (or the main thread before go) */
+    gint stop; /* atomic; written by worker 0 (or the main thread before go) */
     gint64 deadline_us;
     double round_work; /* work of one round, all threads */
     double best;       /* best round rate, written by worker 0 */
@@ -117,8 +117,7 @@ static void worker_free(worker *w)
 static double worker_unit(worker *w)
 {
     if (w->ph->kind == FP_CALIBRATE_WORK_SGEMM) {
-        fp_calibrate_sgemm_blocked(w->ph->ki, &w->ws, GEMM_N, GEMM_N, GEMM_N, w->a, GEMM_N, w->b, GEMM_N, w->c,
-                                   GEMM_N);
+        fp_calibrate_sgemm_blocked(w->ph->ki, &w->ws, GEMM_N, GEMM_N, GEMM_N, w->a, GEMM_N, w->b, GEMM_N, w->c, GEMM_N);
         return 2.0 * GEMM_N * GEMM_N * GEMM_N;
     }
     for (size_t r = 0; r < w->ph->reps; r++) {
@@ -192,7 +191,7 @@ bool fp_calibrate_phase_run(const fp_calibrate_phase_pos *pos, fp_calibrate_work
         g_atomic_int_set(&ph.stop, 1);
     pthread_barrier_init(&ph.barrier, NULL, (unsigned)MAX(started, 1));
     ph.round_work = kind == FP_CALIBRATE_WORK_SGEMM ? 2.0 * GEMM_N * GEMM_N * GEMM_N * threads
-                                       : 24.0 * (double)triad_n * (double)ph.reps * threads;
+                                                    : 24.0 * (double)triad_n * (double)ph.reps * threads;
     gint64 start = g_get_monotonic_time();
     ph.deadline_us = start + MAX((gint64)(o->seconds * 1e6), 1);
     ph.go = 1;
@@ -201,8 +200,8 @@ bool fp_calibrate_phase_run(const fp_calibrate_phase_pos *pos, fp_calibrate_work
 
     for (gint64 now = start; ok && !g_atomic_int_get(&ph.stop); now = g_get_monotonic_time()) {
         if (o->progress)
-            o->progress(pos->index, pos->count, what, MIN((double)(now - start) / (double)(ph.deadline_us - start), 1.0),
-                        -1, o->user);
+            o->progress(pos->index, pos->count, what,
+                        MIN((double)(now - start) / (double)(ph.deadline_us - start), 1.0), -1, o->user);
         g_usleep((gulong)CLAMP(ph.deadline_us - now, 1000, 100000));
     }
     for (int i = 0; i < started; i++) {

@@ -46,17 +46,17 @@ typedef void (*fp_calibrate_progress_fn)(int phase, int nphases, const char *wha
                                          void *user);
 
 typedef struct {
-    double seconds;             /* measuring time per phase, > 0 */
-    int threads;                /* >= 1; the N-thread phases are skipped when 1 */
-    uint64_t triad_bytes;       /* triad working set (3 arrays, all threads); 0: 4x the last-level
+    double seconds;                    /* measuring time per phase, > 0 */
+    int threads;                       /* >= 1; the N-thread phases are skipped when 1 */
+    uint64_t triad_bytes;              /* triad working set (3 arrays, all threads); 0: 4x the last-level
                                  * cache, clamped to [64 MiB, 512 MiB] */
-    fp_calibrate_kernel kernel; /* AUTO: fp_calibrate_kernel_best() */
+    fp_calibrate_kernel kernel;        /* AUTO: fp_calibrate_kernel_best() */
     fp_calibrate_progress_fn progress; /* may be NULL */
     void *user;
-    bool no_cache;              /* skip the cache sweep */
+    bool no_cache; /* skip the cache sweep */
 } fp_calibrate_opts;
 
-#define FP_CALIBRATE_LEVELS 3     /* L1d, L2, L3 */
+#define FP_CALIBRATE_LEVELS 3 /* L1d, L2, L3 */
 #define FP_CALIBRATE_SWEEP_MAX 24
 
 typedef struct {
@@ -67,12 +67,12 @@ typedef struct {
 typedef struct {
     fp_calibrate_kernel kernel; /* the kernel used */
     int threads;
-    double flops_1t, flops;     /* SGEMM FLOP/s: one thread, all threads */
-    double triad_1t, triad;     /* triad bytes/s (STREAM convention: 24 bytes per element) */
-    uint64_t triad_bytes;       /* working set of the triad arrays, all threads together */
+    double flops_1t, flops;                           /* SGEMM FLOP/s: one thread, all threads */
+    double triad_1t, triad;                           /* triad bytes/s (STREAM convention: 24 bytes per element) */
+    uint64_t triad_bytes;                             /* working set of the triad arrays, all threads together */
     fp_calibrate_point sweep[FP_CALIBRATE_SWEEP_MAX]; /* the cache sweep on `threads` threads */
     size_t n_sweep;
-    uint64_t cache_reported[FP_CALIBRATE_LEVELS]; /* L1d, L2, L3 as the OS reports them (0: unknown) */
+    uint64_t cache_reported[FP_CALIBRATE_LEVELS];  /* L1d, L2, L3 as the OS reports them (0: unknown) */
     fp_calibrate_point cache[FP_CALIBRATE_LEVELS]; /* the levels derived (bytes 0: none) */
 } fp_calibrate_result;
 
@@ -99,9 +99,9 @@ void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const 
  * direct NCHWc 3x3 and depthwise 3x3 kernels in blocks of the kernel ISA's vector width. */
 typedef struct {
     double conv, grouped_conv, nchwc_conv, nchwc_depthwise; /* FLOP/s on the big layers */
-    double conv_small, nchwc_conv_small; /* FLOP/s on the small 3x3 layer (the saturation) */
-    uint64_t conv_flops, small_flops, depthwise_flops; /* of one run of each layer */
-    uint64_t conv_operands, small_operands; /* elements of the 3x3 layers' GEMMs (M K + K N + M N, as
+    double conv_small, nchwc_conv_small;                    /* FLOP/s on the small 3x3 layer (the saturation) */
+    uint64_t conv_flops, small_flops, depthwise_flops;      /* of one run of each layer */
+    uint64_t conv_operands, small_operands;                 /* elements of the 3x3 layers' GEMMs (M K + K N + M N, as
                                                the cost model counts them) */
 } fp_calibrate_conv_rates;
 

@@ -12,9 +12,9 @@
 #define SWEEP_MAX ((uint64_t)512 << 20)            /* largest */
 #define SWEEP_UNIT_BYTES (32.0 * FP_CALIBRATE_MIB) /* triad traffic per unit of work: small arrays repeat */
 #define SWEEP_SHARE 8                              /* each point measures for --seconds / SWEEP_SHARE */
-#define LEVEL_OVER_MEMORY 1.5 /* a working set streams from a cache above this x memory */
-#define LEVEL_PLATEAU 0.5     /* half a level's size still streams at this x its best */
-#define LEVEL_DISTINCT 1.1    /* a level is kept when this much faster than the next */
+#define LEVEL_OVER_MEMORY 1.5                      /* a working set streams from a cache above this x memory */
+#define LEVEL_PLATEAU 0.5                          /* half a level's size still streams at this x its best */
+#define LEVEL_DISTINCT 1.1                         /* a level is kept when this much faster than the next */
 
 void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS])
 {
@@ -137,4 +137,3 @@ bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibr
         o->progress(pos->index, pos->count, what, 1.0, levels, o->user);
     return true;
 }
-

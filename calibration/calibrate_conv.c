@@ -29,6 +29,7 @@ enum { TAPS = 9, STRIP = 7, CONV_C = 64, CONV_HW = 56, SMALL_C = 32, SMALL_HW = 
  * (x padded: PHW x PHW per block of channels): FB blocks of output channels times STRIP output
  * pixels of accumulators in registers, each input element broadcast once to the FB blocks (as
  * MLAS's NCHWc kernels do). */
+/* clang-format off */
 #define DIRECT_CONV(NAME, ATTR, B, FB)                                                                              \
     ATTR static void NAME(const float *restrict x, const float *restrict wt, float *restrict y, int cblocks, int hw) \
     {                                                                                                             \
@@ -85,6 +86,7 @@ DIRECT_CONV(direct_conv_8, __attribute__((target("avx2,fma"))), 8, 2)
 DIRECT_DEPTHWISE(direct_dw_8, __attribute__((target("avx2,fma"))), 8)
 DIRECT_CONV(direct_conv_16, __attribute__((target("avx512f"))), 16, 4)
 DIRECT_DEPTHWISE(direct_dw_16, __attribute__((target("avx512f"))), 16)
+/* clang-format on */
 #endif
 
 typedef void (*direct_fn)(const float *x, const float *wt, float *y, int cblocks, int hw);
@@ -99,7 +101,8 @@ static void im2col(const float *x, int c0, int n, int hw, float *col)
         for (int t = 0; t < TAPS; t++) {
             float *row = col + ((size_t)c * TAPS + t) * hw * hw;
             for (int h = 0; h < hw; h++)
-                memcpy(row + (size_t)h * hw, x + ((size_t)(c0 + c) * phw + h + t / 3) * phw + t % 3, hw * sizeof(float));
+                memcpy(row + (size_t)h * hw, x + ((size_t)(c0 + c) * phw + h + t / 3) * phw + t % 3,
+                       hw * sizeof(float));
         }
 }
 

@@ -18,9 +18,9 @@
 #include <immintrin.h>
 #endif
 
-#define KC 256        /* depth of one packed block: A panel (MR x KC) + B panel (KC x NR) stay in L1/L2 */
-#define MC_PANELS 16  /* MC = MR * MC_PANELS rows of A per packed block (L2) */
-#define NC 4096       /* columns of B per packed block (L3) */
+#define KC 256       /* depth of one packed block: A panel (MR x KC) + B panel (KC x NR) stay in L1/L2 */
+#define MC_PANELS 16 /* MC = MR * MC_PANELS rows of A per packed block (L2) */
+#define NC 4096      /* columns of B per packed block (L3) */
 #define BUF_ALIGN 64
 
 /* C[mr x nr] += T[mr x nr] (row stride ldt): the edge tiles of every micro-kernel. */
@@ -36,6 +36,7 @@ static void tile_add(float *c, size_t ldc, const float *t, size_t ldt, size_t mr
 typedef float v4f __attribute__((vector_size(16), __may_alias__));
 
 /* 4x8 tile with 16-byte GCC vectors: SSE2 on x86-64, NEON or scalar code elsewhere. */
+/* clang-format off */
 static void ukernel_portable(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t mr, size_t nr)
 {
     v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
@@ -116,6 +117,7 @@ __attribute__((target("avx512f"))) static void ukernel_avx512(size_t kc, const f
 }
 #endif
 
+/* clang-format on */
 static const fp_calibrate_kernel_info kernels[FP_CALIBRATE_KERNEL_COUNT] = {
     [FP_CALIBRATE_KERNEL_AUTO] = {"auto", 0, 0, NULL},
     [FP_CALIBRATE_KERNEL_PORTABLE] = {"portable", 4, 8, ukernel_portable},

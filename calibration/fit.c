@@ -19,15 +19,15 @@
 #define MAX_LAUNCH_RATIO 1e3 /* a class's launch overhead within 1/1000..1000x the device's */
 #define MIN_HALF_WORK 1e-3   /* FLOP: in effect no saturation */
 #define MAX_HALF_WORK 1e12
-#define START_HALF_WORK 1e6  /* the fourth start: every class saturating, as ORT's convolutions do */
-#define MIN_GROUP_LAUNCH 1e-10 /* seconds per group: in effect none */
+#define START_HALF_WORK 1e6     /* the fourth start: every class saturating, as ORT's convolutions do */
+#define MIN_GROUP_LAUNCH 1e-10  /* seconds per group: in effect none */
 #define START_GROUP_LAUNCH 2e-7 /* the fourth start: ORT's depthwise convolutions, about 0.2 us a group */
-#define SAT_REF_WORK 1e6       /* FLOP: effect_of a half work */
-#define SAT_REF_LAUNCH 1e-6    /* s: effect_of a group overhead */
-#define MIN_RUN 1e-10          /* s: a run overhead in effect none */
-#define START_RUN 1e-6         /* s: where the run overhead starts when the base has none */
-#define REF_RUN 1e-5           /* s: effect_of a run overhead (its pull toward the base, in 10 us) */
-#define E2E_ROW_WEIGHT 0.1 /* E2E: weight of a model's rows together, next to its end-to-end term */
+#define SAT_REF_WORK 1e6        /* FLOP: effect_of a half work */
+#define SAT_REF_LAUNCH 1e-6     /* s: effect_of a group overhead */
+#define MIN_RUN 1e-10           /* s: a run overhead in effect none */
+#define START_RUN 1e-6          /* s: where the run overhead starts when the base has none */
+#define REF_RUN 1e-5            /* s: effect_of a run overhead (its pull toward the base, in 10 us) */
+#define E2E_ROW_WEIGHT 0.1      /* E2E: weight of a model's rows together, next to its end-to-end term */
 
 /* ---------------------------------------------------------------- statistics */
 
@@ -132,8 +132,12 @@ void fp_fit_data_add_row(fp_fit_data *d, uint32_t model, const char *name, const
                          double fixed_s, double measured_s)
 {
     g_assert(model < d->models->len);
-    fp_fit_row r = {.model = model, .first_op = d->ops->len, .n_ops = n, .fixed_s = fixed_s,
-                    .measured_s = measured_s, .name = g_strdup(name)};
+    fp_fit_row r = {.model = model,
+                    .first_op = d->ops->len,
+                    .n_ops = n,
+                    .fixed_s = fixed_s,
+                    .measured_s = measured_s,
+                    .name = g_strdup(name)};
     g_array_append_vals(d->ops, ops, n);
     g_array_append_val(d->rows, r);
 }
@@ -200,16 +204,22 @@ bool fp_fit_param_is_time(int i)
 /* theta: log efficiency per class, log bandwidth factor, log launch overhead, log cache factors,
  * log half work, log (class launch / device launch). Bounds of each, not logged (a half work at its
  * lower bound changes a kernel of 1000 FLOP by 0.1%: none): */
-static const double lo[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1e-4, [FP_FIT_BW] = 1e-3, [FP_FIT_LAUNCH] = 1e-9,
-                              [FP_FIT_CACHE ... FP_FIT_CACHE + FP_CACHE_LEVELS - 1] = 1e-3,
-                              [FP_FIT_SAT ... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MIN_HALF_WORK,
-                              [FP_FIT_CLASS_LAUNCH ... FP_FIT_GROUP_LAUNCH - 1] = 1.0 / MAX_LAUNCH_RATIO,
-                              [FP_FIT_GROUP_LAUNCH] = MIN_GROUP_LAUNCH, [FP_FIT_RUN] = MIN_RUN};
-static const double hi[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1.0, [FP_FIT_BW] = MAX_BW_FACTOR, [FP_FIT_LAUNCH] = 1e-2,
-                              [FP_FIT_CACHE ... FP_FIT_CACHE + FP_CACHE_LEVELS - 1] = MAX_BW_FACTOR,
-                              [FP_FIT_SAT ... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MAX_HALF_WORK,
-                              [FP_FIT_CLASS_LAUNCH ... FP_FIT_GROUP_LAUNCH - 1] = MAX_LAUNCH_RATIO,
-                              [FP_FIT_GROUP_LAUNCH] = 1e-4, [FP_FIT_RUN] = 1e-2};
+static const double lo[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1e-4,
+                              [FP_FIT_BW] = 1e-3,
+                              [FP_FIT_LAUNCH] = 1e-9,
+                              [FP_FIT_CACHE... FP_FIT_CACHE + FP_CACHE_LEVELS - 1] = 1e-3,
+                              [FP_FIT_SAT... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MIN_HALF_WORK,
+                              [FP_FIT_CLASS_LAUNCH... FP_FIT_GROUP_LAUNCH - 1] = 1.0 / MAX_LAUNCH_RATIO,
+                              [FP_FIT_GROUP_LAUNCH] = MIN_GROUP_LAUNCH,
+                              [FP_FIT_RUN] = MIN_RUN};
+static const double hi[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1.0,
+                              [FP_FIT_BW] = MAX_BW_FACTOR,
+                              [FP_FIT_LAUNCH] = 1e-2,
+                              [FP_FIT_CACHE... FP_FIT_CACHE + FP_CACHE_LEVELS - 1] = MAX_BW_FACTOR,
+                              [FP_FIT_SAT... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MAX_HALF_WORK,
+                              [FP_FIT_CLASS_LAUNCH... FP_FIT_GROUP_LAUNCH - 1] = MAX_LAUNCH_RATIO,
+                              [FP_FIT_GROUP_LAUNCH] = 1e-4,
+                              [FP_FIT_RUN] = 1e-2};
 
 /* The run overhead is a base parameter: microseconds per inference that every whole run informs. */
 static bool is_refinement(int j) { return j >= FP_FIT_CACHE && j != FP_FIT_RUN; }
@@ -283,17 +293,17 @@ double fp_fit_row_estimate(const fp_fit_data *d, const fp_fit_row *r, const fp_d
 typedef struct {
     const fp_fit_data *d;
     const fp_device *base;
-    GArray *rows;      /* guint: rows in the fit */
-    double *sqrt_w;    /* per entry of rows */
+    GArray *rows;          /* guint: rows in the fit */
+    double *sqrt_w;        /* per entry of rows */
     double sqrt_prior[NP]; /* per parameter: the base or the refinement prior */
     bool by_effect[NP];    /* half works, the group overhead, a view's launch: pulled by effect_of */
     double effect0[NP];    /* their base effect (0: the base lacks it, pulled toward none) */
     double theta0[NP];     /* the base's theta */
     fp_fit_objective objective;
-    guint n_models;    /* E2E: one residual per model */
-    double *model_w;   /* E2E: sqrt weight per model (0: no row) */
-    double *meas_sum;  /* E2E: measured sum of the used rows per model */
-    guint n_res;       /* rows [+ models] + NP prior terms */
+    guint n_models;   /* E2E: one residual per model */
+    double *model_w;  /* E2E: sqrt weight per model (0: no row) */
+    double *meas_sum; /* E2E: measured sum of the used rows per model */
+    guint n_res;      /* rows [+ models] + NP prior terms */
 } problem;
 
 /* The size of what a half work or group overhead does, for the pull of one the base lacks toward
@@ -324,8 +334,8 @@ static void residuals(const problem *pb, const double *theta, double *res)
     for (guint m = 0; est_sum && m < pb->n_models; m++)
         res[at++] = pb->model_w[m] > 0 ? pb->model_w[m] * (log(est_sum[m]) - log(pb->meas_sum[m])) : 0;
     for (int j = 0; j < NP; j++)
-        res[at + j] = pb->sqrt_prior[j] * (pb->by_effect[j] ? effect_of(j, theta) - pb->effect0[j]
-                                                            : theta[j] - pb->theta0[j]);
+        res[at + j] = pb->sqrt_prior[j] *
+                      (pb->by_effect[j] ? effect_of(j, theta) - pb->effect0[j] : theta[j] - pb->theta0[j]);
 }
 
 static double sum_sq(const double *r, guint n)
@@ -383,7 +393,7 @@ static bool solve(double *a, double *b, double *x, int n)
 static double levenberg_marquardt(const problem *pb, double *theta, int max_iter, uint32_t *iterations)
 {
     guint m = pb->n_res;
-    g_autofree double *res = g_new(double, m), *trial = g_new(double, m), *jac = g_new(double, (gsize)m * NP);
+    g_autofree double *res = g_new(double, m), *trial = g_new(double, m), *jac = g_new(double, (gsize)m *NP);
     clamp(theta);
     residuals(pb, theta, res);
     double cost = sum_sq(res, m), mu = 1e-3;
@@ -459,10 +469,18 @@ static void weights(problem *pb)
         const fp_fit_row *r = &g_array_index(d->rows, fp_fit_row, g_array_index(pb->rows, guint, i));
         double w = 1;
         switch (pb->objective) {
-        case FP_FIT_ROWS: w = 1; break;
-        case FP_FIT_MODELS: w = 1.0 / count[r->model]; break;
-        case FP_FIT_SHARE: w = MAX(r->measured_s / total[r->model], 1.0 / count[r->model]); break;
-        case FP_FIT_E2E: w = E2E_ROW_WEIGHT / count[r->model]; break;
+        case FP_FIT_ROWS:
+            w = 1;
+            break;
+        case FP_FIT_MODELS:
+            w = 1.0 / count[r->model];
+            break;
+        case FP_FIT_SHARE:
+            w = MAX(r->measured_s / total[r->model], 1.0 / count[r->model]);
+            break;
+        case FP_FIT_E2E:
+            w = E2E_ROW_WEIGHT / count[r->model];
+            break;
         }
         pb->sqrt_w[i] = sqrt(w);
     }
@@ -482,7 +500,6 @@ typedef struct {
     bool ok;        /* false: no row left to fit */
     double theta[NP];
 } fold;
-
 
 /* Fits on the used rows of every model but `skip` (-1: none). False when no row is left. */
 static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, int skip, double *theta,
@@ -506,7 +523,8 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
         /* a half work, the group overhead and a view's launch are pulled by what they do (the
          * saturation of a 1 MFLOP kernel, microseconds): in log space a base value near none
          * (a half work of 100 FLOP) would hold them with a force out of proportion to its effect */
-        pb.by_effect[j] = sat || j == FP_FIT_GROUP_LAUNCH || j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW || j == FP_FIT_RUN;
+        pb.by_effect[j] = sat || j == FP_FIT_GROUP_LAUNCH || j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW ||
+                          j == FP_FIT_RUN;
         pb.sqrt_prior[j] = sqrt(MAX(is_refinement(j) ? o->prior_refine : o->prior, 0));
     }
     double v[NP];

@@ -72,10 +72,10 @@ typedef struct {
 } fp_fit_row;
 
 typedef struct {
-    GArray *ops;           /* fp_fit_op */
-    GArray *rows;          /* fp_fit_row */
-    GPtrArray *models;     /* char *: a name per model (owned) */
-    GArray *unmatched_s;   /* double per model: measured time of kernels that are in no row */
+    GArray *ops;         /* fp_fit_op */
+    GArray *rows;        /* fp_fit_row */
+    GPtrArray *models;   /* char *: a name per model (owned) */
+    GArray *unmatched_s; /* double per model: measured time of kernels that are in no row */
 } fp_fit_data;
 
 fp_fit_data *fp_fit_data_new(void);
@@ -99,9 +99,9 @@ bool fp_fit_row_used(const fp_fit_row *r);
  * each class's launch overhead (seconds) and the overhead per group of a grouped convolution. */
 #define FP_FIT_BW FP_CLASS_COUNT
 #define FP_FIT_LAUNCH (FP_CLASS_COUNT + 1)
-#define FP_FIT_CACHE (FP_CLASS_COUNT + 2)                   /* + level index 0..FP_CACHE_LEVELS-1 */
-#define FP_FIT_SAT (FP_FIT_CACHE + FP_CACHE_LEVELS)         /* + op class */
-#define FP_FIT_CLASS_LAUNCH (FP_FIT_SAT + FP_CLASS_COUNT)   /* + op class */
+#define FP_FIT_CACHE (FP_CLASS_COUNT + 2)                 /* + level index 0..FP_CACHE_LEVELS-1 */
+#define FP_FIT_SAT (FP_FIT_CACHE + FP_CACHE_LEVELS)       /* + op class */
+#define FP_FIT_CLASS_LAUNCH (FP_FIT_SAT + FP_CLASS_COUNT) /* + op class */
 #define FP_FIT_GROUP_LAUNCH (FP_FIT_CLASS_LAUNCH + FP_CLASS_COUNT)
 #define FP_FIT_RUN (FP_FIT_GROUP_LAUNCH + 1) /* run_overhead (whole-run rows only) */
 #define FP_FIT_NPARAM (FP_FIT_GROUP_LAUNCH + 2)
@@ -124,10 +124,10 @@ bool fp_fit_objective_parse(const char *s, fp_fit_objective *out);
 
 typedef struct {
     fp_fit_objective objective;
-    double prior;  /* weight of the pull toward the base values (log space); default 1e-3 */
+    double prior;        /* weight of the pull toward the base values (log space); default 1e-3 */
     double prior_refine; /* the same for cache factors, half works and class launch ratios; default 0.1 */
-    int max_iter;  /* Levenberg-Marquardt iterations per start; default 200 */
-    bool no_cv;    /* skip leave-one-model-out cross-validation */
+    int max_iter;        /* Levenberg-Marquardt iterations per start; default 200 */
+    bool no_cv;          /* skip leave-one-model-out cross-validation */
 } fp_fit_opts;
 
 typedef struct {
@@ -138,23 +138,23 @@ typedef struct {
 } fp_fit_eval;
 
 typedef struct {
-    fp_device *device;             /* the base profile with the fitted values (owned) */
-    fp_fit_objective objective;    /* the row weights used */
-    double prior, prior_refine;    /* the prior weights used */
-    double params[FP_FIT_NPARAM];  /* fitted values (not logs) */
-    double base[FP_FIT_NPARAM];    /* base values */
+    fp_device *device;                /* the base profile with the fitted values (owned) */
+    fp_fit_objective objective;       /* the row weights used */
+    double prior, prior_refine;       /* the prior weights used */
+    double params[FP_FIT_NPARAM];     /* fitted values (not logs) */
+    double base[FP_FIT_NPARAM];       /* base values */
     uint32_t informed[FP_FIT_NPARAM]; /* rows whose estimate depends on the parameter at the fit */
     uint32_t rows_used, iterations;
-    double rms_log, base_rms_log;  /* root mean square of the log residuals (unweighted) */
+    double rms_log, base_rms_log; /* root mean square of the log residuals (unweighted) */
     uint32_t n_models;
-    fp_fit_eval *base_eval;        /* per model, with the base profile */
-    fp_fit_eval *fit_eval;         /* per model, with the profile fitted on every model */
-    fp_fit_eval *cv_eval;          /* per model, with the profile fitted on the others; NULL when
+    fp_fit_eval *base_eval;           /* per model, with the base profile */
+    fp_fit_eval *fit_eval;            /* per model, with the profile fitted on every model */
+    fp_fit_eval *cv_eval;             /* per model, with the profile fitted on the others; NULL when
                                       there is one model or no_cv */
-    double *row_fit_s, *row_cv_s;  /* per data row: estimate fitted on all / on the other models
+    double *row_fit_s, *row_cv_s;     /* per data row: estimate fitted on all / on the other models
                                       (row_cv_s NULL without cross-validation; NAN when a fold failed) */
     double spearman_fit, spearman_cv; /* rank correlation over every measured row of every model */
-    uint32_t within[3];            /* models whose end-to-end ratio is within 15%: base, fit, cv */
+    uint32_t within[3];               /* models whose end-to-end ratio is within 15%: base, fit, cv */
 } fp_fit_result;
 
 /* End-to-end tolerance counted in fp_fit_result.within. */

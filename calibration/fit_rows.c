@@ -24,7 +24,11 @@ static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, const 
             fp_fit_op op = {.dtype = c->dtype, .cls = FP_CLASS_VIEW};
             g_array_append_val(ops, op);
         } else {
-            fp_fit_op op = {.flops = c->flops, .bytes = c->bytes, .dtype = c->dtype, .cls = c->cls, .parts = c->parts,
+            fp_fit_op op = {.flops = c->flops,
+                            .bytes = c->bytes,
+                            .dtype = c->dtype,
+                            .cls = c->cls,
+                            .parts = c->parts,
                             .operands = c->operands};
             g_array_append_val(ops, op);
         }
@@ -54,8 +58,9 @@ static void add_rows(fp_fit_data *d, const char *name, const fp_match_result *m,
         const fp_match_row *row = &g_array_index(m->rows, fp_match_row, i);
         double fixed;
         g_autoptr(GArray) ops = row_ops(m, row, base, &fixed);
-        const char *rname = row->kernels->len ? fp_profile_kernel(m->profile, g_array_index(row->kernels, guint, 0))->name
-                                              : m->cost->ops[g_array_index(row->units, guint, 0)].node->name;
+        const char *rname = row->kernels->len
+                                ? fp_profile_kernel(m->profile, g_array_index(row->kernels, guint, 0))->name
+                                : m->cost->ops[g_array_index(row->units, guint, 0)].node->name;
         fp_fit_data_add_row(d, model, rname, (const fp_fit_op *)ops->data, ops->len, fixed, row->measured_s);
     }
 }

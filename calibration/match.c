@@ -239,8 +239,8 @@ static char *normalize_type(const char *t)
         n--;
     g_string_truncate(s, n);
     static const char *const alias[][2] = {
-        {"batchmatmul", "matmul"}, {"bmm", "matmul"}, {"mm", "matmul"}, {"addmm", "gemm"}, {"linear", "gemm"},
-        {"fullyconnection", "gemm"}, {"realdiv", "div"}, {"maxpoolwithargmax", "maxpool"},
+        {"batchmatmul", "matmul"}, {"bmm", "matmul"},           {"mm", "matmul"},   {"addmm", "gemm"},
+        {"linear", "gemm"},        {"fullyconnection", "gemm"}, {"realdiv", "div"}, {"maxpoolwithargmax", "maxpool"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(alias); i++)
         if (strcmp(s->str, alias[i][0]) == 0)
@@ -471,7 +471,8 @@ static void build_rows(matcher *mt, const bool *absorbed)
         int32_t root = find(mt->parent, (int32_t)x);
         if (row_of[root] < 0) {
             fp_match_row row = {.kernels = g_array_new(FALSE, FALSE, sizeof(guint)),
-                                .units = g_array_new(FALSE, FALSE, sizeof(guint)), .dominant = -1};
+                                .units = g_array_new(FALSE, FALSE, sizeof(guint)),
+                                .dominant = -1};
             g_array_append_val(r->rows, row);
             row_of[root] = (int32_t)r->rows->len - 1;
         }
@@ -805,8 +806,8 @@ fp_match_result *fp_match_run(const fp_model *m, const fp_cost_result *cost, con
     totals(&mt, absorbed);
     statistics(r);
     if (r->counted > r->matched)
-        fp_diag_add(diag, FP_DIAG_WARNING, "match", "kernel-unmatched", NULL,
-                    "%u of %u kernels match no node of %s", r->counted - r->matched, r->counted, m->path);
+        fp_diag_add(diag, FP_DIAG_WARNING, "match", "kernel-unmatched", NULL, "%u of %u kernels match no node of %s",
+                    r->counted - r->matched, r->counted, m->path);
     teardown(&mt);
     return r;
 }

@@ -55,21 +55,21 @@ typedef struct {
 } fp_match_kernel;
 
 typedef struct {
-    GArray *kernels;     /* guint: indices into the profile's kernels */
-    GArray *units;       /* guint: indices into cost->ops */
-    double measured_s;   /* per run */
-    double estimated_s;  /* sum of the units' estimates */
-    uint32_t absorbed;   /* units attributed here without a kernel of their own */
-    int32_t dominant;    /* cost op index with the largest estimate (its bound is reported); -1 */
-    fp_match_how how;    /* how its first kernel matched (NONE for a row without kernels) */
+    GArray *kernels;    /* guint: indices into the profile's kernels */
+    GArray *units;      /* guint: indices into cost->ops */
+    double measured_s;  /* per run */
+    double estimated_s; /* sum of the units' estimates */
+    uint32_t absorbed;  /* units attributed here without a kernel of their own */
+    int32_t dominant;   /* cost op index with the largest estimate (its bound is reported); -1 */
+    fp_match_how how;   /* how its first kernel matched (NONE for a row without kernels) */
 } fp_match_row;
 
 /* One fusion in the agreement table: a group of original nodes fused by fuseplan, by the
  * compiler (as the profile shows it), or by both. */
 typedef enum {
-    FP_AGREE_BOTH,     /* one real kernel ran exactly the predicted group (or more) */
+    FP_AGREE_BOTH,      /* one real kernel ran exactly the predicted group (or more) */
     FP_AGREE_PREDICTED, /* fuseplan predicted it; the compiler ran the nodes as separate kernels */
-    FP_AGREE_COMPILER, /* a real kernel ran several nodes no predicted fusion joins */
+    FP_AGREE_COMPILER,  /* a real kernel ran several nodes no predicted fusion joins */
 } fp_agree;
 
 /* "both", "fuseplan_only", "compiler_only" */
@@ -77,40 +77,40 @@ const char *fp_agree_name(fp_agree a);
 
 typedef struct {
     fp_agree status;
-    char *rules;        /* predicted: "conv_bn+conv_activation"; NULL for compiler-only */
-    char *kernel;       /* the real kernel's name (BOTH, COMPILER); NULL otherwise */
-    char *kernel_type;  /* its op type, or NULL */
-    GPtrArray *nodes;   /* char *: the predicted group (BOTH, PREDICTED) or the kernel's nodes */
-    GPtrArray *extra;   /* char *: BOTH: nodes the real kernel ran beyond the prediction */
+    char *rules;       /* predicted: "conv_bn+conv_activation"; NULL for compiler-only */
+    char *kernel;      /* the real kernel's name (BOTH, COMPILER); NULL otherwise */
+    char *kernel_type; /* its op type, or NULL */
+    GPtrArray *nodes;  /* char *: the predicted group (BOTH, PREDICTED) or the kernel's nodes */
+    GPtrArray *extra;  /* char *: BOTH: nodes the real kernel ran beyond the prediction */
 } fp_match_fusion;
 
 typedef struct {
-    uint32_t rows;            /* rows with a measurement and a non-zero estimate */
-    double median_ape;        /* median |estimate - measured| / measured x 100; NAN when no rows */
-    double spearman;          /* rank correlation of estimates and measurements; NAN below 3 rows */
-    double ratio;             /* estimated total / measured total (end to end) */
-    double matched_ratio;     /* the same over rows with a kernel */
+    uint32_t rows;        /* rows with a measurement and a non-zero estimate */
+    double median_ape;    /* median |estimate - measured| / measured x 100; NAN when no rows */
+    double spearman;      /* rank correlation of estimates and measurements; NAN below 3 rows */
+    double ratio;         /* estimated total / measured total (end to end) */
+    double matched_ratio; /* the same over rows with a kernel */
 } fp_match_stats;
 
 typedef struct {
     const fp_profile *profile;
     const fp_cost_result *cost;
-    fp_match_kernel *kernels;  /* parallel to profile->kernels */
-    GArray *rows;              /* fp_match_row */
-    int32_t *unit_row;         /* per cost op: its row, -1 (no time and no kernel) */
-    uint32_t steps;            /* runs or steps the measurement averages (1 when none) */
-    uint32_t counted, matched; /* kernels taking part, matched */
-    uint32_t by_how[4];        /* matched kernels per fp_match_how */
+    fp_match_kernel *kernels;                /* parallel to profile->kernels */
+    GArray *rows;                            /* fp_match_row */
+    int32_t *unit_row;                       /* per cost op: its row, -1 (no time and no kernel) */
+    uint32_t steps;                          /* runs or steps the measurement averages (1 when none) */
+    uint32_t counted, matched;               /* kernels taking part, matched */
+    uint32_t by_how[4];                      /* matched kernels per fp_match_how */
     double measured_s, measured_matched_s;   /* per run: all counted kernels, matched ones */
     double estimated_s, estimated_matched_s; /* all units, units in rows with a kernel */
-    uint32_t split;            /* units measured as several kernels (fuseplan fused, compiler did not) */
-    uint32_t absorbed;         /* units without a kernel attributed to a neighbouring row */
-    uint32_t unmeasured;       /* units with time and no kernel, attributed nowhere */
-    uint32_t zero_rows;        /* rows measured but estimated at 0 (views, folded, eliminated) */
-    double zero_rows_s;        /* their measured time */
+    uint32_t split;                          /* units measured as several kernels (fuseplan fused, compiler did not) */
+    uint32_t absorbed;                       /* units without a kernel attributed to a neighbouring row */
+    uint32_t unmeasured;                     /* units with time and no kernel, attributed nowhere */
+    uint32_t zero_rows;                      /* rows measured but estimated at 0 (views, folded, eliminated) */
+    double zero_rows_s;                      /* their measured time */
     fp_match_stats stats;
-    GPtrArray *fusions;        /* fp_match_fusion*, owned: predicted groups first, then compiler-only */
-    uint32_t agree[3];         /* fusions per fp_agree */
+    GPtrArray *fusions; /* fp_match_fusion*, owned: predicted groups first, then compiler-only */
+    uint32_t agree[3];  /* fusions per fp_agree */
 } fp_match_result;
 
 /* Matches the counted kernels of p to the units of `cost` (the cost model's ops of m's main

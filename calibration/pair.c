@@ -18,13 +18,17 @@ bool fp_pair_stage_parse(const char *s, fp_pair_stage *out)
     return false;
 }
 
-const char *fp_pair_stage_name(fp_pair_stage s) { return s == FP_PAIR_ORIGINAL ? "original" : s == FP_PAIR_FUSED ? "fused" : "auto"; }
+const char *fp_pair_stage_name(fp_pair_stage s)
+{
+    return s == FP_PAIR_ORIGINAL ? "original" : s == FP_PAIR_FUSED ? "fused" : "auto";
+}
 
 char *fp_pair_profile_unusable(const fp_profile *p)
 {
     if (p->format == FP_PROF_FUSION_RESULT)
         return g_strdup_printf("%s: a fusion_result.json lists fusion passes, not kernels: nothing to compare "
-                               "(give an op_summary / kernel_details CSV or an ORT profile)", p->path);
+                               "(give an op_summary / kernel_details CSV or an ORT profile)",
+                               p->path);
     guint counted = 0, aggregate = 0;
     for (guint k = 0; k < p->kernels->len; k++) {
         const fp_prof_kernel *pk = fp_profile_kernel(p, k);
@@ -33,8 +37,8 @@ char *fp_pair_profile_unusable(const fp_profile *p)
     }
     if (aggregate && !counted)
         return g_strdup_printf("%s: %s rows are totals per op type: they cannot be matched to nodes "
-                               "(give the kernel_details / op_summary CSV of the same run)", p->path,
-                               fp_prof_format_name(p->format));
+                               "(give the kernel_details / op_summary CSV of the same run)",
+                               p->path, fp_prof_format_name(p->format));
     if (!counted)
         return g_strdup_printf("%s: the profile holds no kernel", p->path);
     return NULL;
@@ -68,8 +72,8 @@ static const fp_prof_tensor *profile_dims(const fp_profile *p, const fp_value *v
             const fp_prof_tensor *t = use->port < k->n_inputs ? &k->inputs[use->port] : NULL;
             bool ok = t && t->rank >= 0 && (v->shape.rank < 0 || v->shape.rank == t->rank);
             for (int32_t d = 0; ok && d < t->rank; d++)
-                ok = t->dims[d] >= 0 && (v->shape.rank < 0 || !fp_dim_known(v->shape.dims[d]) ||
-                                         v->shape.dims[d].value == t->dims[d]);
+                ok = t->dims[d] >= 0 &&
+                     (v->shape.rank < 0 || !fp_dim_known(v->shape.dims[d]) || v->shape.dims[d].value == t->dims[d]);
             if (ok)
                 return t;
         }
@@ -132,8 +136,7 @@ static bool has_nchwc_kernel(const fp_profile *p)
 
 /* The target of p's level in place of t (see fp_pair_run), loaded into pr->level with its
  * note in *note; t when there is none. NULL with the error of a bad below_nchwc. */
-static const fp_target *level_target(fp_pair *pr, const fp_profile *p, const fp_target *t, char **note,
-                                     GError **error)
+static const fp_target *level_target(fp_pair *pr, const fp_profile *p, const fp_target *t, char **note, GError **error)
 {
     g_autofree char *below = g_key_file_get_string(t->keyfile, "target", "below_nchwc", NULL);
     if (!below || !g_key_file_get_boolean(t->keyfile, "layout", "nchwc", NULL) || has_nchwc_kernel(p))
@@ -143,13 +146,13 @@ static const fp_target *level_target(fp_pair *pr, const fp_profile *p, const fp_
         return NULL;
     }
     *note = g_strdup_printf("the profile has no NCHWc kernel (ReorderInput, ReorderOutput): compared with %s, "
-                            "not %s (-t to choose)", pr->level->name, t->name);
+                            "not %s (-t to choose)",
+                            pr->level->name, t->name);
     return pr->level;
 }
 
-bool fp_pair_run(fp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev,
-                     const fp_target *t, bool by_level, const fp_analysis_opts *base, fp_pair_stage stage,
-                     GError **error)
+bool fp_pair_run(fp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev, const fp_target *t,
+                 bool by_level, const fp_analysis_opts *base, fp_pair_stage stage, GError **error)
 {
     memset(pr, 0, sizeof *pr);
     g_autofree char *level_note = NULL;
@@ -176,7 +179,8 @@ bool fp_pair_run(fp_pair *pr, const char *path, const fp_profile *p, const fp_de
     if (stage != FP_PAIR_AUTO) {
         pr->stage = stage;
         pr->match = fused ? fused : orig;
-        pr->stage_note = g_strdup_printf("as asked (--stage)%s%s", level_note ? "; " : "", level_note ? level_note : "");
+        pr->stage_note = g_strdup_printf("as asked (--stage)%s%s", level_note ? "; " : "",
+                                         level_note ? level_note : "");
         fp_diag_move(pr->diag, fused ? dfused : dorig);
         return true;
     }
@@ -189,11 +193,11 @@ bool fp_pair_run(fp_pair *pr, const char *path, const fp_profile *p, const fp_de
     pr->match = pick_orig ? orig : fused;
     pr->other = pick_orig ? fused : orig;
     fp_diag_move(pr->diag, pick_orig ? dorig : dfused);
-    pr->stage_note = g_strdup_printf("auto: %u disagreements against the %s graph, %u against the %s graph "
-                                     "(units measured as several kernels, absorbed into a neighbour, or unmeasured)%s%s",
-                                     disagreements(pr->match), fp_pair_stage_name(pr->stage), disagreements(pr->other),
-                                     pick_orig ? "fused" : "original", level_note ? "; " : "",
-                                     level_note ? level_note : "");
+    pr->stage_note =
+        g_strdup_printf("auto: %u disagreements against the %s graph, %u against the %s graph "
+                        "(units measured as several kernels, absorbed into a neighbour, or unmeasured)%s%s",
+                        disagreements(pr->match), fp_pair_stage_name(pr->stage), disagreements(pr->other),
+                        pick_orig ? "fused" : "original", level_note ? "; " : "", level_note ? level_note : "");
     return true;
 }
 

@@ -11,16 +11,16 @@
 typedef enum { FP_PAIR_AUTO, FP_PAIR_ORIGINAL, FP_PAIR_FUSED } fp_pair_stage;
 
 typedef struct {
-    fp_analysis *a;           /* the model analyzed (its original graph too unless the stage is FUSED) */
-    const fp_model *final;    /* a->model: the model after the pipeline (the fused stage's graph) */
-    fp_match_result *match;   /* of the chosen stage */
-    fp_match_result *other;   /* auto: the stage not chosen; else NULL */
-    fp_pair_stage stage;       /* ORIGINAL or FUSED */
-    char *stage_note;         /* how the stage was chosen (one line) */
-    const char *inputs_note;  /* where the input shapes came from (one line), or NULL */
-    fp_diag *diag;            /* a->diag, with the chosen stage's matching findings after the analysis' */
-    fp_target *level;         /* the target the profile's level picked (see fp_pair_run), or NULL */
-    const char *target;       /* the name of the target compared with */
+    fp_analysis *a;          /* the model analyzed (its original graph too unless the stage is FUSED) */
+    const fp_model *final;   /* a->model: the model after the pipeline (the fused stage's graph) */
+    fp_match_result *match;  /* of the chosen stage */
+    fp_match_result *other;  /* auto: the stage not chosen; else NULL */
+    fp_pair_stage stage;     /* ORIGINAL or FUSED */
+    char *stage_note;        /* how the stage was chosen (one line) */
+    const char *inputs_note; /* where the input shapes came from (one line), or NULL */
+    fp_diag *diag;           /* a->diag, with the chosen stage's matching findings after the analysis' */
+    fp_target *level;        /* the target the profile's level picked (see fp_pair_run), or NULL */
+    const char *target;      /* the name of the target compared with */
 } fp_pair;
 
 /* Parses "auto", "original", "fused"; false for anything else. */
@@ -35,9 +35,8 @@ const char *fp_pair_stage_name(fp_pair_stage s);
  * below_nchwc` when t blocks to NCHWc (ONNX Runtime's level all against a run at level extended),
  * said in the stage note. False with a one-line error naming the file. Clear with
  * fp_pair_clear even after a failure. */
-bool fp_pair_run(fp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev,
-                     const fp_target *t, bool by_level, const fp_analysis_opts *base, fp_pair_stage stage,
-                     GError **error);
+bool fp_pair_run(fp_pair *pr, const char *path, const fp_profile *p, const fp_device *dev, const fp_target *t,
+                 bool by_level, const fp_analysis_opts *base, fp_pair_stage stage, GError **error);
 void fp_pair_clear(fp_pair *pr);
 
 /* One line explaining why p cannot be compared at all (no kernels, aggregate rows only), or NULL.

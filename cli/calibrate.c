@@ -31,10 +31,19 @@ static uint64_t host_nchwc_block(void)
 }
 
 static const double host_efficiency[FP_CLASS_COUNT] = {
-    [FP_CLASS_CONV] = 0.9,   [FP_CLASS_GROUPED_CONV] = HOST_GROUPED_CONV, [FP_CLASS_MATMUL] = 0.9,
-    [FP_CLASS_NCHWC_CONV] = 0.9, [FP_CLASS_NCHWC_DEPTHWISE] = HOST_GROUPED_CONV,
-    [FP_CLASS_EW] = 0.5,     [FP_CLASS_NORM] = 0.3, [FP_CLASS_POOL] = 0.3, [FP_CLASS_DILATED_POOL] = 0.3,
-    [FP_CLASS_REDUCE] = 0.3, [FP_CLASS_SOFTMAX] = 0.3, [FP_CLASS_DATA] = 0.5, [FP_CLASS_VIEW] = 0.3,
+    [FP_CLASS_CONV] = 0.9,
+    [FP_CLASS_GROUPED_CONV] = HOST_GROUPED_CONV,
+    [FP_CLASS_MATMUL] = 0.9,
+    [FP_CLASS_NCHWC_CONV] = 0.9,
+    [FP_CLASS_NCHWC_DEPTHWISE] = HOST_GROUPED_CONV,
+    [FP_CLASS_EW] = 0.5,
+    [FP_CLASS_NORM] = 0.3,
+    [FP_CLASS_POOL] = 0.3,
+    [FP_CLASS_DILATED_POOL] = 0.3,
+    [FP_CLASS_REDUCE] = 0.3,
+    [FP_CLASS_SOFTMAX] = 0.3,
+    [FP_CLASS_DATA] = 0.5,
+    [FP_CLASS_VIEW] = 0.3,
     [FP_CLASS_OTHER] = 0.3,
 };
 
@@ -100,9 +109,12 @@ static void conv_efficiencies(const fp_calibrate_result *r, const fp_calibrate_c
     const struct {
         const char *key;
         double rate;
-    } k[] = {{"conv_flops_1t", cr->conv}, {"conv_small_flops_1t", cr->conv_small},
-             {"grouped_conv_flops_1t", cr->grouped_conv}, {"nchwc_conv_flops_1t", cr->nchwc_conv},
-             {"nchwc_conv_small_flops_1t", cr->nchwc_conv_small}, {"nchwc_depthwise_flops_1t", cr->nchwc_depthwise}};
+    } k[] = {{"conv_flops_1t", cr->conv},
+             {"conv_small_flops_1t", cr->conv_small},
+             {"grouped_conv_flops_1t", cr->grouped_conv},
+             {"nchwc_conv_flops_1t", cr->nchwc_conv},
+             {"nchwc_conv_small_flops_1t", cr->nchwc_conv_small},
+             {"nchwc_depthwise_flops_1t", cr->nchwc_depthwise}};
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
     for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
         g_key_file_set_value(cal, "calibration", k[i].key, g_ascii_formatd(buf, sizeof buf, "%.6g", k[i].rate));
@@ -124,7 +136,8 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, const fp_calibrate_c
     g_key_file_set_value(cal, "calibration", "seconds", g_ascii_formatd(buf, sizeof buf, "%.6g", seconds));
     g_key_file_set_value(cal, "calibration", "fp32_flops_1t", g_ascii_formatd(buf, sizeof buf, "%.6g", r->flops_1t));
     g_key_file_set_value(cal, "calibration", "fp32_flops", g_ascii_formatd(buf, sizeof buf, "%.6g", r->flops));
-    g_key_file_set_value(cal, "calibration", "triad_bandwidth_1t", g_ascii_formatd(buf, sizeof buf, "%.6g", r->triad_1t));
+    g_key_file_set_value(cal, "calibration", "triad_bandwidth_1t",
+                         g_ascii_formatd(buf, sizeof buf, "%.6g", r->triad_1t));
     g_key_file_set_value(cal, "calibration", "triad_bandwidth", g_ascii_formatd(buf, sizeof buf, "%.6g", r->triad));
     if (r->n_sweep) {
         g_autofree char *sweep = sweep_text(r);
@@ -160,7 +173,6 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, const fp_calibrate_c
                            NULL);
     return kf;
 }
-
 
 /* Checks the options; prints one error line and returns false when one is bad. */
 static bool check_options(const char *output, double seconds, int threads, int triad_mib, const char *kernel,
@@ -208,8 +220,8 @@ int fp_cmd_calibrate(int argc, char **argv)
         {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
          "Threads the runtime will use, recorded in the profile (default: the physical cores, ONNX Runtime's default)",
          "N"},
-        {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel, "SGEMM micro-kernel: auto (default), avx512f, avx2-fma, portable",
-         "NAME"},
+        {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel,
+         "SGEMM micro-kernel: auto (default), avx512f, avx2-fma, portable", "NAME"},
         {"triad-mib", 0, 0, G_OPTION_ARG_INT, &triad_mib,
          "Triad working set in MiB (default: 4x the last-level cache, 64..512)", "MIB"},
         {"no-cache", 0, 0, G_OPTION_ARG_NONE, &no_cache, "Skip the cache sweep (no [cache] levels)", NULL},
@@ -243,9 +255,10 @@ int fp_cmd_calibrate(int argc, char **argv)
         fp_cli_error("calibrate: %s", err->message);
         return FP_EXIT_BAD;
     }
-    fprintf(stderr, "calibrate: convolution classes, 1 thread: conv %.1f, grouped_conv %.1f, nchwc_conv %.1f, "
-                    "nchwc_depthwise %.1f GFLOP/s\n", cr.conv / 1e9, cr.grouped_conv / 1e9, cr.nchwc_conv / 1e9,
-            cr.nchwc_depthwise / 1e9);
+    fprintf(stderr,
+            "calibrate: convolution classes, 1 thread: conv %.1f, grouped_conv %.1f, nchwc_conv %.1f, "
+            "nchwc_depthwise %.1f GFLOP/s\n",
+            cr.conv / 1e9, cr.grouped_conv / 1e9, cr.nchwc_conv / 1e9, cr.nchwc_depthwise / 1e9);
     g_autoptr(GKeyFile) kf = host_profile(&r, &cr, seconds);
     if (!fp_cli_write_device_profile(kf, output, "calibrate"))
         return FP_EXIT_BAD;

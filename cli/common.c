@@ -105,9 +105,9 @@ int fp_cli_module_command(const char *cmd, int argc, char **argv)
         return FP_EXIT_BAD;
     }
     fp_module_cmd fn = strcmp(cmd, "profile") == 0   ? m->profile
-                        : strcmp(cmd, "compare") == 0 ? m->compare
-                        : strcmp(cmd, "fit") == 0     ? m->fit
-                                                      : NULL;
+                       : strcmp(cmd, "compare") == 0 ? m->compare
+                       : strcmp(cmd, "fit") == 0     ? m->fit
+                                                     : NULL;
     if (!fn) {
         fp_cli_error("%s: not a command of the formats module", cmd);
         return FP_EXIT_BAD;

@@ -64,11 +64,18 @@ static int run(const char *path, const fp_cli_model_opts *o, const fp_cli_resolv
         rc = FP_EXIT_BAD;
     } else {
         fp_cli_analysis_warnings(pr.a); /* after the analysis: a failing run prints its one error line only */
-        fp_compare_report rep = {.model_path = path, .profile = p, .device = dev, .target = pr.target,
-                                 .stage = fp_pair_stage_name(pr.stage), .stage_note = pr.stage_note,
-                                 .inputs_note = pr.inputs_note, .match = pr.match,
-                                 .top = r->top, .outliers = (unsigned)co->outliers,
-                                 .diag = pr.diag, .verbose = o->verbose};
+        fp_compare_report rep = {.model_path = path,
+                                 .profile = p,
+                                 .device = dev,
+                                 .target = pr.target,
+                                 .stage = fp_pair_stage_name(pr.stage),
+                                 .stage_note = pr.stage_note,
+                                 .inputs_note = pr.inputs_note,
+                                 .match = pr.match,
+                                 .top = r->top,
+                                 .outliers = (unsigned)co->outliers,
+                                 .diag = pr.diag,
+                                 .verbose = o->verbose};
         if (strcmp(format, "json") == 0) {
             if (!fp_report_compare_json(&rep, o->output, &err)) {
                 fp_cli_error("%s: %s", o->output ? o->output : "stdout", err ? err->message : "write failed");
@@ -89,19 +96,22 @@ int fp_cmd_compare(int argc, char **argv)
     g_autofree char *profile = NULL, *device = NULL, *target = NULL, *stage = NULL;
     gint outliers = DEFAULT_OUTLIERS;
     GOptionEntry entries[] = {
-        {"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "Measured profile (ORT JSON, Ascend CSV, Chrome trace)", "FILE"},
+        {"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "Measured profile (ORT JSON, Ascend CSV, Chrome trace)",
+         "FILE"},
         {"device", 'd', 0, G_OPTION_ARG_STRING, &device, "Device profile name or .ini (default cpu-avx2)", "NAME"},
         {"target", 't', 0, G_OPTION_ARG_STRING, &target, "Fusion target (default: the device's)", "T"},
         {"stage", 0, 0, G_OPTION_ARG_STRING, &stage,
          "Graph the profile ran: original (no fusion, e.g. ORT level disabled), fused (after the target's "
-         "fusions, e.g. ORT extended) or auto (default: the one the kernels match better)", "STAGE"},
+         "fusions, e.g. ORT extended) or auto (default: the one the kernels match better)",
+         "STAGE"},
         {"outliers", 0, 0, G_OPTION_ARG_INT, &outliers, "Worst estimates listed (default 5)", "N"},
         {NULL},
     };
-    g_autoptr(GOptionContext) ctx =
-        g_option_context_new("MODEL - estimated vs measured time per op, error statistics, fusions the compiler made");
+    g_autoptr(GOptionContext) ctx = g_option_context_new(
+        "MODEL - estimated vs measured time per op, error statistics, fusions the compiler made");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS | FP_CLI_TOP, "Rows listed, longest measured first (default 20; 0: all)");
+    fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS | FP_CLI_TOP,
+                             "Rows listed, longest measured first (default 20; 0: all)");
     fp_cli_set_prgname("fuseplan compare");
     int rc = FP_EXIT_BAD;
     fp_cli_resolved r;

@@ -71,7 +71,8 @@ int fp_cmd_explain(int argc, char **argv)
     GOptionEntry entries[] = {
         {"target", 't', 0, G_OPTION_ARG_STRING, &target_name,
          "Fusion target: ort-cpu (default: ORT's default level, ort-cpu-all), ort-cpu-extended, ort-cpu-basic, cuda, "
-         "ascend910b, ascend310p, or a target .ini", "T"},
+         "ascend910b, ascend310p, or a target .ini",
+         "T"},
         {"node", 'n', 0, G_OPTION_ARG_STRING, &node, "Only candidates involving this node", "NAME"},
         {"rule", 'r', 0, G_OPTION_ARG_STRING, &rule, "Only this rule", "RULE"},
         {NULL},

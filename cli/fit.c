@@ -92,9 +92,14 @@ static bool read_one(const char *model, const char *profile, double run_us, cons
     } else {
         fp_cli_analysis_warnings(pr.a);
         fp_fit_rows_add(d, model, pr.match, base, run_us * 1e-6);
-        *pair = (fp_fit_pair){.model = model, .profile = profile, .stage = fp_pair_stage_name(pr.stage),
-                              .kernels = pr.match->counted, .matched = pr.match->matched,
-                              .time_share = pr.match->measured_s > 0 ? pr.match->measured_matched_s / pr.match->measured_s : 0};
+        *pair = (fp_fit_pair){.model = model,
+                              .profile = profile,
+                              .stage = fp_pair_stage_name(pr.stage),
+                              .kernels = pr.match->counted,
+                              .matched = pr.match->matched,
+                              .time_share = pr.match->measured_s > 0
+                                                ? pr.match->measured_matched_s / pr.match->measured_s
+                                                : 0};
     }
     fp_pair_clear(&pr);
     return ok;
@@ -140,8 +145,8 @@ static int run(const fit_opts *fo, GPtrArray *models, GPtrArray *profiles, GArra
     g_autoptr(fp_fit_data) d = fp_fit_data_new();
     g_autofree fp_fit_pair *pairs = g_new0(fp_fit_pair, models->len + 1);
     for (guint i = 0; i < models->len; i++)
-        if (!read_one(models->pdata[i], profiles->pdata[i], g_array_index(runs, double, i), base, t, !fo->target,
-                      stage, d, &pairs[i]))
+        if (!read_one(models->pdata[i], profiles->pdata[i], g_array_index(runs, double, i), base, t, !fo->target, stage,
+                      d, &pairs[i]))
             return FP_EXIT_BAD;
 
     g_autoptr(fp_fit_result) f = fp_fit_run(d, base, &opts, &err);
@@ -222,7 +227,8 @@ int fp_cmd_fit(int argc, char **argv)
 {
     fit_opts fo = {0};
     GOptionEntry entries[] = {
-        {"model", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &fo.models, "A model (repeatable; pairs with --profile)", "MODEL"},
+        {"model", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &fo.models, "A model (repeatable; pairs with --profile)",
+         "MODEL"},
         {"profile", 'p', 0, G_OPTION_ARG_FILENAME_ARRAY, &fo.profiles, "Its measured profile (repeatable)", "FILE"},
         {"pairs", 0, 0, G_OPTION_ARG_FILENAME, &fo.pairs,
          "More pairs from a file, one 'MODEL PROFILE [RUN_US]' per line (RUN_US: a whole run timed without profiler)",
@@ -230,16 +236,18 @@ int fp_cmd_fit(int argc, char **argv)
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &fo.output, "Write the fitted device profile (.ini) here", "FILE"},
         {"device", 'd', 0, G_OPTION_ARG_STRING, &fo.device, "Base device profile (default cpu-avx2)", "BASE"},
         {"target", 't', 0, G_OPTION_ARG_STRING, &fo.target, "Fusion target (default: the device's)", "T"},
-        {"stage", 0, 0, G_OPTION_ARG_STRING, &fo.stage, "Graph the profiles ran: auto (default), original, fused", "STAGE"},
+        {"stage", 0, 0, G_OPTION_ARG_STRING, &fo.stage, "Graph the profiles ran: auto (default), original, fused",
+         "STAGE"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &fo.format, "Output format: text (default) or json", "FMT"},
         {"objective", 0, 0, G_OPTION_ARG_STRING, &fo.objective,
          "Row weights: models (default: every model alike), rows, share (of the model's time), e2e", "OBJ"},
-        {"prior", 0, 0, G_OPTION_ARG_DOUBLE, &fo.prior, "Weight of the pull toward the base values (default 1e-3)", "W"},
+        {"prior", 0, 0, G_OPTION_ARG_DOUBLE, &fo.prior, "Weight of the pull toward the base values (default 1e-3)",
+         "W"},
         {"no-cv", 0, 0, G_OPTION_ARG_NONE, &fo.no_cv, "Skip leave-one-model-out cross-validation", NULL},
         {NULL},
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new(
-        "- fit a device profile's efficiencies and launch overhead to measured profiles");
+    g_autoptr(GOptionContext)
+        ctx = g_option_context_new("- fit a device profile's efficiencies and launch overhead to measured profiles");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_set_prgname("fuseplan fit");
     g_autoptr(GPtrArray) models = g_ptr_array_new_with_free_func(g_free);

@@ -92,11 +92,11 @@ static int verdict(const fp_gate_policy *p, const fp_analysis *a, const fp_cli_m
     fp_report rep = fp_report_of(a);
     g_autoptr(fp_gate_result) g = fp_gate_evaluate(p, &rep);
     if (go->device && p->device && strcmp(go->device, p->device) != 0)
-        g_ptr_array_add(g->notes, g_strdup_printf("device %s from --device; the policy names %s", go->device,
-                                                  p->device));
+        g_ptr_array_add(g->notes,
+                        g_strdup_printf("device %s from --device; the policy names %s", go->device, p->device));
     if (go->target && p->target && strcmp(go->target, p->target) != 0)
-        g_ptr_array_add(g->notes, g_strdup_printf("target %s from --target; the policy names %s", go->target,
-                                                  p->target));
+        g_ptr_array_add(g->notes,
+                        g_strdup_printf("target %s from --target; the policy names %s", go->target, p->target));
     int rc = g->not_evaluated ? FP_EXIT_BAD : g->failed ? FP_EXIT_GATE : FP_EXIT_OK;
     text_args t = {g, fp_cli_color(go->no_color, o->output), strcmp(format, "openmetrics") == 0};
     bool json = strcmp(format, "json") == 0;
@@ -132,15 +132,19 @@ int fp_cmd_gate(int argc, char **argv)
     fp_cli_model_opts o = {0};
     gate_opts go = {0};
     GOptionEntry entries[] = {
-        {"policy", 'p', 0, G_OPTION_ARG_FILENAME, &go.policy, "Policy file (.ini with a [gate] group; required)", "FILE"},
+        {"policy", 'p', 0, G_OPTION_ARG_FILENAME, &go.policy, "Policy file (.ini with a [gate] group; required)",
+         "FILE"},
         {"junit", 0, 0, G_OPTION_ARG_FILENAME, &go.junit, "Also write the checks as JUnit XML", "FILE"},
         {"sarif", 0, 0, G_OPTION_ARG_FILENAME, &go.sarif, "Also write the findings as SARIF 2.1.0", "FILE"},
-        {"device", 'd', 0, G_OPTION_ARG_STRING, &go.device, "Device profile (default: the policy's, else cpu-avx2)", "NAME"},
-        {"target", 't', 0, G_OPTION_ARG_STRING, &go.target, "Fusion target (default: the policy's, else the device's)", "T"},
+        {"device", 'd', 0, G_OPTION_ARG_STRING, &go.device, "Device profile (default: the policy's, else cpu-avx2)",
+         "NAME"},
+        {"target", 't', 0, G_OPTION_ARG_STRING, &go.target, "Fusion target (default: the policy's, else the device's)",
+         "T"},
         {"no-color", 0, 0, G_OPTION_ARG_NONE, &go.no_color, "No ANSI colour even on a terminal", NULL},
         {NULL},
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - check a deployment policy (exit 0 pass, 1 fail, 2 error)");
+    g_autoptr(GOptionContext)
+        ctx = g_option_context_new("MODEL - check a deployment policy (exit 0 pass, 1 fail, 2 error)");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS, NULL);
     g_option_context_set_description(ctx, "Formats (-f): text (default: one line per check and the verdict), "

@@ -40,8 +40,7 @@ static bool write_report(const fp_analysis *a, const fp_headroom_request *q, con
 }
 
 /* Searches and reports; the options are already checked. */
-static int run(const char *path, const char *device, const char *target, const fp_cli_model_opts *o,
-               fp_cli_resolved *r)
+static int run(const char *path, const char *device, const char *target, const fp_cli_model_opts *o, fp_cli_resolved *r)
 {
     fp_memory_opts plan = r->plan;
     fp_analysis_opts ao = r->ao;
@@ -57,8 +56,12 @@ static int run(const char *path, const char *device, const char *target, const f
         fp_cli_error("%s: headroom %s", path, a->headroom_note);
         return FP_EXIT_BAD;
     }
-    fp_headroom_request q = {device ? a->device->name : NULL, a->headroom_capacity, a->headroom_reserve, o->reserve,
-                             &a->res.memory->opts, o->batch_dim};
+    fp_headroom_request q = {device ? a->device->name : NULL,
+                             a->headroom_capacity,
+                             a->headroom_reserve,
+                             o->reserve,
+                             &a->res.memory->opts,
+                             o->batch_dim};
     q.dec = fp_headroom_decoder_of(a->kv, &a->precision, a->phase);
     q.batch_note = a->batch_note;
     q.unknown_values = a->res.unknown_values;
@@ -78,8 +81,8 @@ int fp_cmd_headroom(int argc, char **argv)
         {"target", 't', 0, G_OPTION_ARG_STRING, &target, "Fusion target (default: the device's)", "T"},
         {NULL},
     };
-    g_autoptr(GOptionContext) ctx =
-        g_option_context_new("MODEL - largest batch whose weights + activations + reserve fit in device memory");
+    g_autoptr(GOptionContext)
+        ctx = g_option_context_new("MODEL - largest batch whose weights + activations + reserve fit in device memory");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o, FP_CLI_BIND | FP_CLI_STEP | FP_CLI_WHATIF | FP_CLI_PLAN | FP_CLI_CAPACITY, NULL);
     fp_cli_set_prgname("fuseplan headroom");

@@ -8,19 +8,17 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: fuseplan COMMAND [OPTION...] MODEL\n"
-            "\n"
-            "Predicts what a target compiler will fuse, how much memory a model's activations\n"
-            "need after reuse, and how much faster the optimized graph should run.\n"
-            "\n"
-            "Commands:\n");
+    fprintf(out, "Usage: fuseplan COMMAND [OPTION...] MODEL\n"
+                 "\n"
+                 "Predicts what a target compiler will fuse, how much memory a model's activations\n"
+                 "need after reuse, and how much faster the optimized graph should run.\n"
+                 "\n"
+                 "Commands:\n");
     for (size_t i = 0; i < fp_cli_n_commands; i++)
         fprintf(out, "  %-10s %s\n", fp_cli_commands[i].name, fp_cli_commands[i].summary);
-    fprintf(out,
-            "\n"
-            "Run 'fuseplan COMMAND --help' for a command's options.\n"
-            "Exit status: 0 ok, 1 a gate or policy failed, 2 bad input or usage.\n");
+    fprintf(out, "\n"
+                 "Run 'fuseplan COMMAND --help' for a command's options.\n"
+                 "Exit status: 0 ok, 1 a gate or policy failed, 2 bad input or usage.\n");
 }
 
 int main(int argc, char **argv)

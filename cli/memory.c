@@ -81,8 +81,8 @@ int fp_cmd_memory(int argc, char **argv)
 {
     fp_cli_model_opts o = {0};
     fp_cli_resolved r;
-    g_autoptr(GOptionContext) ctx =
-        g_option_context_new("MODEL - activation memory after buffer reuse, its floor, and the peak explained");
+    g_autoptr(GOptionContext)
+        ctx = g_option_context_new("MODEL - activation memory after buffer reuse, its floor, and the peak explained");
     fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS | FP_CLI_PLAN | FP_CLI_TOP,
                              "Buffers listed at the peak (default 10; 0 = all)");
     fp_cli_set_prgname("fuseplan memory");

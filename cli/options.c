@@ -8,7 +8,10 @@
 #include "cli.h"
 
 /* The entries of one group (a NULL-terminated GOptionEntry array copied into ctx). */
-static void add(GOptionContext *ctx, const GOptionEntry *entries) { g_option_context_add_main_entries(ctx, entries, NULL); }
+static void add(GOptionContext *ctx, const GOptionEntry *entries)
+{
+    g_option_context_add_main_entries(ctx, entries, NULL);
+}
 
 /* --input, --batch (with FP_CLI_BATCH), --batch-dim, --dim. */
 static void add_bind(GOptionContext *ctx, fp_cli_model_opts *o, unsigned groups)
@@ -45,7 +48,8 @@ static void add_step_whatif(GOptionContext *ctx, fp_cli_model_opts *o, unsigned 
     GOptionEntry whatif[] = {
         {"weight-dtype", 0, 0, G_OPTION_ARG_STRING, &o->weight_dtype,
          "What-if: weights stored as fp32, fp16, bf16 (every float weight) or fp8, int8, int4 (MatMul/Gemm/Conv "
-         "weights, with their scales)", "DT"},
+         "weights, with their scales)",
+         "DT"},
         {"group-size", 0, 0, G_OPTION_ARG_STRING, &o->group_size, "Weights per scale for int4 (default 128)", "G"},
         {"kv-dtype", 0, 0, G_OPTION_ARG_STRING, &o->kv_dtype,
          "What-if: a decoder's KV cache stored as fp32, fp16, bf16, fp8 or int8", "DT"},
@@ -114,9 +118,9 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o)
 {
     g_strfreev(o->inputs);
     g_strfreev(o->dims);
-    char **strings[] = {&o->batch, &o->batch_dim, &o->context, &o->phase, &o->weight_dtype, &o->group_size,
-                        &o->kv_dtype, &o->kv_block, &o->precision_mode, &o->strategy, &o->schedule, &o->align,
-                        &o->memory, &o->reserve, &o->max_batch, &o->top, &o->format, &o->output};
+    char **strings[] = {&o->batch,    &o->batch_dim, &o->context,        &o->phase,    &o->weight_dtype, &o->group_size,
+                        &o->kv_dtype, &o->kv_block,  &o->precision_mode, &o->strategy, &o->schedule,     &o->align,
+                        &o->memory,   &o->reserve,   &o->max_batch,      &o->top,      &o->format,       &o->output};
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
         g_free(*strings[i]);
     memset(o, 0, sizeof *o);
@@ -145,9 +149,15 @@ static bool count(const char *name, const char *text, int64_t min, int64_t *out,
 static bool resolve_analysis(const fp_cli_model_opts *o, fp_cli_resolved *r, GError **error)
 {
     fp_analysis_opts *a = &r->ao;
-    *a = (fp_analysis_opts){.inputs = o->inputs, .batch_dim = o->batch_dim, .dims = o->dims, .phase = o->phase,
-                            .strict = o->strict, .weight_dtype = o->weight_dtype, .kv_dtype = o->kv_dtype,
-                            .precision_mode = o->precision_mode, .what_if = FP_DT_UNDEFINED};
+    *a = (fp_analysis_opts){.inputs = o->inputs,
+                            .batch_dim = o->batch_dim,
+                            .dims = o->dims,
+                            .phase = o->phase,
+                            .strict = o->strict,
+                            .weight_dtype = o->weight_dtype,
+                            .kv_dtype = o->kv_dtype,
+                            .precision_mode = o->precision_mode,
+                            .what_if = FP_DT_UNDEFINED};
     if (!count("--batch", o->batch, 1, &a->batch, error) || !count("--context", o->context, 1, &a->context, error) ||
         !count("--group-size", o->group_size, 1, &a->group_size, error) ||
         !count("--kv-block", o->kv_block, 1, &a->kv_block, error))
@@ -218,9 +228,20 @@ bool fp_cli_parse_size(const char *text, const char *what, uint64_t *bytes, GErr
         const char *unit;
         double scale;
     } units[] = {
-        {"", 1},           {"B", 1},           {"K", 1024.0},     {"KiB", 1024.0},         {"KB", 1e3},
-        {"M", 1048576.0},  {"MiB", 1048576.0}, {"MB", 1e6},       {"G", 1073741824.0},     {"GiB", 1073741824.0},
-        {"GB", 1e9},       {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+        {"", 1},
+        {"B", 1},
+        {"K", 1024.0},
+        {"KiB", 1024.0},
+        {"KB", 1e3},
+        {"M", 1048576.0},
+        {"MiB", 1048576.0},
+        {"MB", 1e6},
+        {"G", 1073741824.0},
+        {"GiB", 1073741824.0},
+        {"GB", 1e9},
+        {"T", 1099511627776.0},
+        {"TiB", 1099511627776.0},
+        {"TB", 1e12},
     };
     char *end = NULL;
     double v = g_ascii_strtod(text, &end);

@@ -31,7 +31,7 @@ enum {
 
 /* The options as given: every number a string until fp_cli_model_opts_resolve checks it. */
 typedef struct {
-    unsigned groups;            /* what fp_cli_add_model_options added */
+    unsigned groups; /* what fp_cli_add_model_options added */
     char **inputs, **dims;
     char *batch, *batch_dim, *context, *phase;
     char *weight_dtype, *group_size, *kv_dtype, *kv_block, *precision_mode;
@@ -44,13 +44,13 @@ typedef struct {
 
 /* What fp_cli_model_opts_resolve made of them. */
 typedef struct {
-    fp_analysis_opts ao;        /* bindings, step, what-ifs, strict; the rest as fp_analysis_opts' defaults */
-    fp_memory_opts plan;        /* FP_CLI_PLAN: strategy (best), schedule (given), align (0: the device's) */
+    fp_analysis_opts ao;           /* bindings, step, what-ifs, strict; the rest as fp_analysis_opts' defaults */
+    fp_memory_opts plan;           /* FP_CLI_PLAN: strategy (best), schedule (given), align (0: the device's) */
     fp_analysis_headroom headroom; /* FP_CLI_CAPACITY: capacity (0: the device's), reserve, max batch; not on.
                                   Its reserve points into this struct: use it in place */
     fp_reserve reserve;
-    unsigned top;               /* FP_CLI_TOP: the caller's default when not given */
-    const char *format;         /* "text" when not given */
+    unsigned top;       /* FP_CLI_TOP: the caller's default when not given */
+    const char *format; /* "text" when not given */
 } fp_cli_resolved;
 
 /* Adds the groups of shared options (FP_CLI_* bits) to ctx's main group, into o. --top's help

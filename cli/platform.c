@@ -70,8 +70,8 @@ static void heap_advise_huge(void)
 void fp_platform_tune(void)
 {
     (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
-    (void)mallopt(M_MMAP_MAX, 0); /* big blocks too come from the heap, in its huge pages */
-    (void)mallopt(M_ARENA_MAX, 1); /* the passes' second thread (ir/par.c) too: a thread's own malloc
+    (void)mallopt(M_MMAP_MAX, 0);       /* big blocks too come from the heap, in its huge pages */
+    (void)mallopt(M_ARENA_MAX, 1);      /* the passes' second thread (ir/par.c) too: a thread's own malloc
                                       arena would be 4 KiB pages, and could not grow past 64 MiB
                                       without mmap */
     (void)mallopt(M_TOP_PAD, 16 << 20); /* grow the heap by 16 MiB steps: fewer brk calls */

@@ -12,7 +12,7 @@
 
 typedef struct {
     const fp_report *r;
-    const char *format; /* text, markdown, html, dot, openmetrics */
+    const char *format;   /* text, markdown, html, dot, openmetrics */
     const fp_formats *fx; /* html: the formats module */
 } emit_args;
 

@@ -81,8 +81,12 @@ static int run(const char *path, const fp_cli_model_opts *mo, const fp_cli_resol
     }
     fp_cli_analysis_warnings(t->a);
     double reserve = t->capacity_bytes ? (double)t->reserve_bytes / (double)t->capacity_bytes : 0;
-    fp_train_report rep = {.model_path = path, .t = t, .optimizer = o->optimizer, .precision = o->precision,
-                           .reserve = reserve, .top = r->top};
+    fp_train_report rep = {.model_path = path,
+                           .t = t,
+                           .optimizer = o->optimizer,
+                           .precision = o->precision,
+                           .reserve = reserve,
+                           .top = r->top};
     return write_report(&rep, mo->output, r->format);
 }
 
@@ -99,8 +103,8 @@ int fp_cmd_train(int argc, char **argv)
         {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &to.no_headroom, "Skip the training-headroom search", NULL},
         {NULL},
     };
-    g_autoptr(GOptionContext) ctx =
-        g_option_context_new("MODEL - memory of a training step: saved activations, gradients, optimizer state, peak");
+    g_autoptr(GOptionContext) ctx = g_option_context_new(
+        "MODEL - memory of a training step: saved activations, gradients, optimizer state, peak");
     g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &mo, FP_CLI_BIND | FP_CLI_BATCH | FP_CLI_CAPACITY | FP_CLI_TOP,
                              "Saved tensors listed, largest first (default 10; 0: all)");

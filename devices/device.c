@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-G_DEFINE_QUARK(fp-device-error-quark, fp_device_error)
+G_DEFINE_QUARK(fp-device-error-quark, fp_device_error);
 
 static const char *const class_names[FP_CLASS_COUNT] = {
 #define X(id, name, parent) name,
@@ -29,12 +29,12 @@ static const fp_op_class class_parents[FP_CLASS_COUNT] = {
 #undef X
 };
 
-const char *fp_op_class_name(fp_op_class c)
-{
-    return (unsigned)c < FP_CLASS_COUNT ? class_names[c] : "other";
-}
+const char *fp_op_class_name(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT ? class_names[c] : "other"; }
 
-fp_op_class fp_op_class_parent(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT ? class_parents[c] : FP_CLASS_OTHER; }
+fp_op_class fp_op_class_parent(fp_op_class c)
+{
+    return (unsigned)c < FP_CLASS_COUNT ? class_parents[c] : FP_CLASS_OTHER;
+}
 
 /* [peak] keys and their dtypes, index by index, in display order. */
 static const char *const peak_names[] = {"fp64", "fp32", "fp16", "bf16", "fp8e4m3", "fp8e5m2", "int8", "int4"};
@@ -42,19 +42,32 @@ static const fp_dtype peak_order[] = {FP_DT_DOUBLE,       FP_DT_FLOAT,      FP_D
                                       FP_DT_FLOAT8E4M3FN, FP_DT_FLOAT8E5M2, FP_DT_INT8,    FP_DT_INT4};
 G_STATIC_ASSERT(G_N_ELEMENTS(peak_order) == G_N_ELEMENTS(peak_names));
 
-static const char *const targets[] = {"ort-cpu", "ort-cpu-all", "ort-cpu-extended", "ort-cpu-basic", "cuda",
-                                       "tensorrt", "ascend910b", "ascend310p", NULL};
-static const char *const device_keys[] = {"description", "target", "bandwidth", "memory_bytes", "launch_overhead",
-                                          "align_bytes", "run_overhead", "nchwc_block", "threads", NULL};
-static const char *const calibration_keys[] = {"date", "cpu", "kernel", "threads", "seconds",
-                                               "fp32_flops_1t", "fp32_flops", "triad_bandwidth_1t",
-                                               "triad_bandwidth", "triad_sweep", "conv_flops_1t",
-                                               "conv_small_flops_1t", "grouped_conv_flops_1t",
-                                               "nchwc_conv_flops_1t", "nchwc_conv_small_flops_1t",
-                                               "nchwc_depthwise_flops_1t", NULL};
+static const char *const targets[] = {"ort-cpu",       "ort-cpu-all", "ort-cpu-extended",
+                                      "ort-cpu-basic", "cuda",        "tensorrt",
+                                      "ascend910b",    "ascend310p",  NULL};
+static const char *const device_keys[] = {"description",     "target",      "bandwidth",    "memory_bytes",
+                                          "launch_overhead", "align_bytes", "run_overhead", "nchwc_block",
+                                          "threads",         NULL};
+static const char *const calibration_keys[] = {"date",
+                                               "cpu",
+                                               "kernel",
+                                               "threads",
+                                               "seconds",
+                                               "fp32_flops_1t",
+                                               "fp32_flops",
+                                               "triad_bandwidth_1t",
+                                               "triad_bandwidth",
+                                               "triad_sweep",
+                                               "conv_flops_1t",
+                                               "conv_small_flops_1t",
+                                               "grouped_conv_flops_1t",
+                                               "nchwc_conv_flops_1t",
+                                               "nchwc_conv_small_flops_1t",
+                                               "nchwc_depthwise_flops_1t",
+                                               NULL};
 /* [calibration] keys holding positive numbers (the others are free text). */
-static const char *const calibration_numbers[] = {"threads", "seconds", "fp32_flops_1t", "fp32_flops",
-                                                  "triad_bandwidth_1t", "triad_bandwidth", NULL};
+static const char *const calibration_numbers[] =
+    {"threads", "seconds", "fp32_flops_1t", "fp32_flops", "triad_bandwidth_1t", "triad_bandwidth", NULL};
 /* [cache] keys: l1_bytes, l1_bandwidth, l2_bytes, ... */
 static const char *const cache_keys[] = {"l1_bytes", "l1_bandwidth", "l2_bytes", "l2_bandwidth",
                                          "l3_bytes", "l3_bandwidth", NULL};
@@ -87,12 +100,18 @@ const char *const *fp_device_targets(void) { return targets; }
 static fp_dtype sibling(fp_dtype t)
 {
     switch (t) {
-    case FP_DT_UINT8: return FP_DT_INT8;
-    case FP_DT_UINT4: return FP_DT_INT4;
-    case FP_DT_FLOAT8E5M2: return FP_DT_FLOAT8E4M3FN;
-    case FP_DT_FLOAT8E4M3FNUZ: return FP_DT_FLOAT8E4M3FN;
-    case FP_DT_FLOAT8E5M2FNUZ: return FP_DT_FLOAT8E5M2;
-    default: return FP_DT_UNDEFINED;
+    case FP_DT_UINT8:
+        return FP_DT_INT8;
+    case FP_DT_UINT4:
+        return FP_DT_INT4;
+    case FP_DT_FLOAT8E5M2:
+        return FP_DT_FLOAT8E4M3FN;
+    case FP_DT_FLOAT8E4M3FNUZ:
+        return FP_DT_FLOAT8E4M3FN;
+    case FP_DT_FLOAT8E5M2FNUZ:
+        return FP_DT_FLOAT8E5M2;
+    default:
+        return FP_DT_UNDEFINED;
     }
 }
 
@@ -169,10 +188,7 @@ static bool G_GNUC_PRINTF(4, 5) fail(reader *r, const char *group, const char *k
     return false;
 }
 
-static bool in_list(const char *const *list, const char *s)
-{
-    return g_strv_contains(list, s);
-}
+static bool in_list(const char *const *list, const char *s) { return g_strv_contains(list, s); }
 
 /* Keys valid in `group`, NULL-terminated (caller frees the array, not the strings); NULL for a
  * [rule.*] group (anything goes) or an unknown group (*known = false). */
@@ -364,8 +380,8 @@ static bool read_device(reader *r, fp_device *d)
         return fail(r, "device", "align_bytes", "%s is not a power of two", al);
     }
     g_autofree char *nb = raw_value(r, "device", "nchwc_block");
-    if (nb && (!read_uint(r, "device", "nchwc_block", 1, 64, &d->nchwc_block) ||
-               (d->nchwc_block & (d->nchwc_block - 1))))
+    if (nb &&
+        (!read_uint(r, "device", "nchwc_block", 1, 64, &d->nchwc_block) || (d->nchwc_block & (d->nchwc_block - 1))))
         return d->nchwc_block ? fail(r, "device", "nchwc_block", "%s is not a power of two", nb) : false;
     g_autofree char *th = raw_value(r, "device", "threads");
     return !th || read_uint(r, "device", "threads", 1, 4096, &d->threads);
@@ -502,8 +518,7 @@ fp_device *fp_device_from_keyfile(GKeyFile *kf, const char *path, GError **error
     g_autofree char *base = g_path_get_basename(path);
     d->name = g_str_has_suffix(base, ".ini") ? g_strndup(base, strlen(base) - 4) : g_strdup(base);
     if (!read_device(&r, d) || !read_peaks(&r, d) || !read_efficiency(&r, d) || !read_saturation(&r, d) ||
-        !read_launch_group(&r, d) ||
-        !read_cache(&r, d) || !check_calibration(&r))
+        !read_launch_group(&r, d) || !read_cache(&r, d) || !check_calibration(&r))
         return NULL;
     return g_steal_pointer(&d);
 }
@@ -532,10 +547,7 @@ static bool valid_name(const char *s)
     return true;
 }
 
-static int cmp_str(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(gconstpointer a, gconstpointer b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 char **fp_device_list(void)
 {

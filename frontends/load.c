@@ -13,7 +13,7 @@
 #include "frontends/onnx/onnx.h"
 #include "frontends/onnx/onnx_text.h"
 
-G_DEFINE_QUARK(fp-load-error-quark, fp_load_error)
+G_DEFINE_QUARK(fp-load-error-quark, fp_load_error);
 
 /* Reads up to n leading bytes of path into buf; returns how many, or -1 with errno. */
 static gssize read_head(const char *path, uint8_t *buf, size_t n, GError **error)
@@ -66,8 +66,7 @@ static GBytes *gunzip(const char *path, GError **error)
             break;
         }
         if (buf->len + (guint64)n > GZIP_MAX) {
-            g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip content larger than %u MiB",
-                        GZIP_MAX >> 20);
+            g_set_error(error, FP_LOAD_ERROR, FP_LOAD_ERROR_FORMAT, "gzip content larger than %u MiB", GZIP_MAX >> 20);
             ok = false;
             break;
         }

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(fp-pbskel-error-quark, fp_pbskel_error)
+G_DEFINE_QUARK(fp-pbskel-error-quark, fp_pbskel_error);
 
 #define WINDOW (64 * 1024)
 /* The first read after a jump (a skipped payload) is this small, and each read that continues the
@@ -363,13 +363,13 @@ static void put_marker(outbuf *out, uint64_t num, uint64_t payload, uint64_t len
 /* Walks length-delimited field fa, its length at *p, and moves *p past its payload. `show`: the
  * field is still to be shown to s->skip. 1: written (walked, stripped) or left out; 0: to be
  * copied as it is; -1: an error. */
-static int walk_delimited(skel *s, const field_at *fa, uint64_t *p, uint64_t end, unsigned depth,
-                          const uint64_t *seen, bool show)
+static int walk_delimited(skel *s, const field_at *fa, uint64_t *p, uint64_t end, unsigned depth, const uint64_t *seen,
+                          bool show)
 {
     uint64_t len;
     const char *bad = src_varint(s, p, end, &len) ? "truncated length"
-                      : len > end - *p                 ? "length runs past the end of the data"
-                                                       : NULL;
+                      : len > end - *p            ? "length runs past the end of the data"
+                                                  : NULL;
     if (bad) {
         fail_at(s, fa, bad);
         return -1;
@@ -489,8 +489,8 @@ GBytes *fp_pbskel_build_fd_ex(const ProtobufCMessageDescriptor *d, int fd, uint6
     return build(&s, d, flags);
 }
 
-GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
-                        fp_pbskel_strip_fn strip, GError **error)
+GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len, fp_pbskel_strip_fn strip,
+                        GError **error)
 {
     return fp_pbskel_build_ex(d, data, len, strip, 0, error);
 }
@@ -501,8 +501,7 @@ GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t
     return fp_pbskel_build_fd_ex(d, fd, size, strip, 0, error);
 }
 
-int fp_pbskel_open(const char *path, GQuark domain, int io_code, int malformed_code, uint64_t *size,
-                   GError **error)
+int fp_pbskel_open(const char *path, GQuark domain, int io_code, int malformed_code, uint64_t *size, GError **error)
 {
     int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
     struct stat st;

@@ -38,14 +38,14 @@ typedef struct {
  * when none was (so a TensorProto's payload can be judged by its data_type, which protobuf writers
  * put first). `seen` NULL: the walk asks whether the field may be stripped in some message: answer
  * for the context that strips the most. */
-typedef bool (*fp_pbskel_strip_fn)(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
-                                   size_t len, const uint64_t *seen);
+typedef bool (*fp_pbskel_strip_fn)(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f, size_t len,
+                                   const uint64_t *seen);
 
 /* Builds the skeleton of the message of type `d` serialized in data[0..len). On success returns
  * a new GBytes the caller unrefs. On malformed input returns NULL and sets FP_PBSKEL_ERROR with the
  * byte offset and the message/field being read. Never reads outside [data, data+len). */
-GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
-                        fp_pbskel_strip_fn strip, GError **error);
+GBytes *fp_pbskel_build(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len, fp_pbskel_strip_fn strip,
+                        GError **error);
 
 /* The same, reading the first `size` bytes of the open file `fd` through a small window with
  * pread(): stripped payloads are skipped, never read, so they never enter the process's memory.
@@ -57,8 +57,7 @@ GBytes *fp_pbskel_build_fd(const ProtobufCMessageDescriptor *d, int fd, uint64_t
  * non-empty regular file and its size in *size, or -1 with an error in `domain`: `io_code`
  * "cannot read: <reason>" when it cannot be opened or stat'ed, `malformed_code` "empty file" or
  * "not a regular file". The caller closes the descriptor. */
-int fp_pbskel_open(const char *path, GQuark domain, int io_code, int malformed_code, uint64_t *size,
-                   GError **error);
+int fp_pbskel_open(const char *path, GQuark domain, int io_code, int malformed_code, uint64_t *size, GError **error);
 
 /* Sets *error to the message fmt formats from ap, in `domain` with `code`, unless error is NULL
  * or already set (the first fault stands): the body of a reader's own variadic fail(). */
@@ -104,7 +103,8 @@ bool fp_pbskel_next_field(const uint8_t **p, const uint8_t *end, fp_pbskel_field
 bool fp_pbskel_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
 /* Inline versions of fp_pbskel_varint and fp_pbskel_next_field, for loops over many small fields. */
-static inline __attribute__((always_inline)) bool fp_pbskel_varint_inline(const uint8_t **p, const uint8_t *end, uint64_t *v)
+static inline __attribute__((always_inline)) bool fp_pbskel_varint_inline(const uint8_t **p, const uint8_t *end,
+                                                                          uint64_t *v)
 {
     const uint8_t *q = *p;
     if (q < end && !(q[0] & 0x80)) { /* one byte: tags and short lengths */
@@ -155,7 +155,7 @@ static inline void fp_pbskel_put_le(uint8_t *p, uint64_t v, int bytes)
  * checked against end: f->payload is not set), for 0, 1 and 5 the value. Moves *p past the head
  * (for wire type 2, to the payload). */
 static inline __attribute__((always_inline)) bool fp_pbskel_next_field_head(const uint8_t **p, const uint8_t *end,
-                                                                             fp_pbskel_field *f)
+                                                                            fp_pbskel_field *f)
 {
     const uint8_t *q = *p;
     uint64_t tag, v = 0;
@@ -193,7 +193,7 @@ static inline __attribute__((always_inline)) bool fp_pbskel_next_field_head(cons
 }
 
 static inline __attribute__((always_inline)) bool fp_pbskel_next_field_inline(const uint8_t **p, const uint8_t *end,
-                                                                               fp_pbskel_field *f)
+                                                                              fp_pbskel_field *f)
 {
     const uint8_t *q = *p;
     if (!fp_pbskel_next_field_head(&q, end, f))

@@ -24,8 +24,8 @@ void fp_diag_free(fp_diag *d)
     g_free(d);
 }
 
-void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
-                 const char *fmt, ...)
+void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node, const char *fmt,
+                 ...)
 {
     if (!d)
         return;

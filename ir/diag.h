@@ -23,8 +23,8 @@ fp_diag *fp_diag_new(void);
 void fp_diag_free(fp_diag *d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_diag, fp_diag_free)
 /* Appends a finding; `node` may be NULL. d may be NULL (the finding is dropped). */
-void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
-                 const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+void fp_diag_add(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node, const char *fmt,
+                 ...) G_GNUC_PRINTF(6, 7);
 /* fp_diag_add with a message already formatted (g_malloc'd, taken over). */
 void fp_diag_add_message(fp_diag *d, fp_diag_level level, const char *pass, const char *code, const char *node,
                          char *message);

@@ -20,9 +20,17 @@ unsigned fp_dtype_bits(fp_dtype t) { return fp_dtype_valid(t) ? dtypes[t].bits :
 bool fp_dtype_is_float(fp_dtype t)
 {
     switch (t) {
-    case FP_DT_FLOAT: case FP_DT_DOUBLE: case FP_DT_FLOAT16: case FP_DT_BFLOAT16: case FP_DT_COMPLEX64:
-    case FP_DT_COMPLEX128: case FP_DT_FLOAT8E4M3FN: case FP_DT_FLOAT8E4M3FNUZ: case FP_DT_FLOAT8E5M2:
-    case FP_DT_FLOAT8E5M2FNUZ: case FP_DT_FLOAT4E2M1:
+    case FP_DT_FLOAT:
+    case FP_DT_DOUBLE:
+    case FP_DT_FLOAT16:
+    case FP_DT_BFLOAT16:
+    case FP_DT_COMPLEX64:
+    case FP_DT_COMPLEX128:
+    case FP_DT_FLOAT8E4M3FN:
+    case FP_DT_FLOAT8E4M3FNUZ:
+    case FP_DT_FLOAT8E5M2:
+    case FP_DT_FLOAT8E5M2FNUZ:
+    case FP_DT_FLOAT4E2M1:
         return true;
     default:
         return false;
@@ -34,7 +42,7 @@ fp_dtype fp_dtype_from_name(const char *name)
     static const struct {
         const char *alias;
         fp_dtype t;
-    } aliases[] = {{"fp32", FP_DT_FLOAT}, {"fp16", FP_DT_FLOAT16}, {"bf16", FP_DT_BFLOAT16},
+    } aliases[] = {{"fp32", FP_DT_FLOAT},  {"fp16", FP_DT_FLOAT16}, {"bf16", FP_DT_BFLOAT16},
                    {"fp64", FP_DT_DOUBLE}, {"half", FP_DT_FLOAT16}, {"float", FP_DT_FLOAT}};
     for (size_t i = 0; i < G_N_ELEMENTS(aliases); i++)
         if (g_ascii_strcasecmp(name, aliases[i].alias) == 0)

@@ -6,37 +6,37 @@
 #include <stdint.h>
 
 /* X(ID, onnx number, display name, bits per element; 0 = not a fixed-size type) */
-#define FP_DTYPES(X)                     \
-    X(UNDEFINED, 0, "undefined", 0)      \
-    X(FLOAT, 1, "float32", 32)           \
-    X(UINT8, 2, "uint8", 8)              \
-    X(INT8, 3, "int8", 8)                \
-    X(UINT16, 4, "uint16", 16)           \
-    X(INT16, 5, "int16", 16)             \
-    X(INT32, 6, "int32", 32)             \
-    X(INT64, 7, "int64", 64)             \
-    X(STRING, 8, "string", 0)            \
-    X(BOOL, 9, "bool", 8)                \
-    X(FLOAT16, 10, "float16", 16)        \
-    X(DOUBLE, 11, "float64", 64)         \
-    X(UINT32, 12, "uint32", 32)          \
-    X(UINT64, 13, "uint64", 64)          \
-    X(COMPLEX64, 14, "complex64", 64)    \
-    X(COMPLEX128, 15, "complex128", 128) \
-    X(BFLOAT16, 16, "bfloat16", 16)      \
-    X(FLOAT8E4M3FN, 17, "float8e4m3fn", 8) \
+#define FP_DTYPES(X)                           \
+    X(UNDEFINED, 0, "undefined", 0)            \
+    X(FLOAT, 1, "float32", 32)                 \
+    X(UINT8, 2, "uint8", 8)                    \
+    X(INT8, 3, "int8", 8)                      \
+    X(UINT16, 4, "uint16", 16)                 \
+    X(INT16, 5, "int16", 16)                   \
+    X(INT32, 6, "int32", 32)                   \
+    X(INT64, 7, "int64", 64)                   \
+    X(STRING, 8, "string", 0)                  \
+    X(BOOL, 9, "bool", 8)                      \
+    X(FLOAT16, 10, "float16", 16)              \
+    X(DOUBLE, 11, "float64", 64)               \
+    X(UINT32, 12, "uint32", 32)                \
+    X(UINT64, 13, "uint64", 64)                \
+    X(COMPLEX64, 14, "complex64", 64)          \
+    X(COMPLEX128, 15, "complex128", 128)       \
+    X(BFLOAT16, 16, "bfloat16", 16)            \
+    X(FLOAT8E4M3FN, 17, "float8e4m3fn", 8)     \
     X(FLOAT8E4M3FNUZ, 18, "float8e4m3fnuz", 8) \
-    X(FLOAT8E5M2, 19, "float8e5m2", 8)   \
+    X(FLOAT8E5M2, 19, "float8e5m2", 8)         \
     X(FLOAT8E5M2FNUZ, 20, "float8e5m2fnuz", 8) \
-    X(UINT4, 21, "uint4", 4)             \
-    X(INT4, 22, "int4", 4)               \
+    X(UINT4, 21, "uint4", 4)                   \
+    X(INT4, 22, "int4", 4)                     \
     X(FLOAT4E2M1, 23, "float4e2m1", 4)
 
 typedef enum {
 #define X(id, num, name, bits) FP_DT_##id = num,
     FP_DTYPES(X)
 #undef X
-    FP_DT_COUNT
+        FP_DT_COUNT
 } fp_dtype;
 
 /* Display name ("float32"); "dtype(N)" style names are not produced: unknown -> "undefined". */

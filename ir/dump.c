@@ -34,8 +34,7 @@ static void dump_graph(const fp_graph *g, FILE *out)
             else
                 fprintf(out, "_");
         }
-        fprintf(out, " = %s%s%s \"%s\"(", *n->domain ? n->domain : "", *n->domain ? "." : "", n->op_type,
-                n->name);
+        fprintf(out, " = %s%s%s \"%s\"(", *n->domain ? n->domain : "", *n->domain ? "." : "", n->op_type, n->name);
         for (uint32_t k = 0; k < n->n_inputs; k++)
             fprintf(out, "%s%%%s", k ? ", " : "", n->inputs[k] ? n->inputs[k]->name : "_");
         fprintf(out, ")%s\n", (n->flags & FP_NODE_FOLDED) ? " folded" : "");

@@ -5,14 +5,14 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(fp-ir-error-quark, fp_ir_error)
+G_DEFINE_QUARK(fp-ir-error-quark, fp_ir_error);
 
 /* What graph.c keeps per model for making nodes and values: the slab values are cut from, VALUE_SLAB
  * at a time, and a cache of fp_model_opset. */
 #define VALUE_SLAB 64
 
 struct fp_model_cache {
-    fp_value *slab;       /* values not handed out yet */
+    fp_value *slab; /* values not handed out yet */
     uint32_t slab_left;
     const char *opset_domain; /* fp_node_new's last domain and its opset ... */
     int64_t opset_version;
@@ -199,9 +199,11 @@ void fp_graph_values_len(fp_graph *g, size_t n, const char *const *names, const 
         }
         /* in order, each after the one before: a name may come twice, and the table may grow */
         for (size_t i = 0; i < k; i++)
-            out[b + i] = names[b + i] ? entry_value_add(g, fp_intern_entry_hashed(g->model, names[b + i], lens[b + i],
-                                                                                 h[i], true), &existed)
-                                      : NULL;
+            out[b + i] = names[b + i]
+                             ? entry_value_add(g,
+                                               fp_intern_entry_hashed(g->model, names[b + i], lens[b + i], h[i], true),
+                                               &existed)
+                             : NULL;
     }
 }
 
@@ -230,7 +232,10 @@ fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_
     fp_dim *dims = fp_arena_calloc(m->arena, 1, sizeof(fp_dim));
     dims[0] = (fp_dim){n, NULL};
     fp_tensor *t = fp_arena_calloc(m->arena, 1, sizeof(fp_tensor));
-    *t = (fp_tensor){.dtype = FP_DT_INT64, .where = FP_DATA_INLINE, .shape = {1, dims}, .nbytes = 8 * (uint64_t)n,
+    *t = (fp_tensor){.dtype = FP_DT_INT64,
+                     .where = FP_DATA_INLINE,
+                     .shape = {1, dims},
+                     .nbytes = 8 * (uint64_t)n,
                      .data = fp_arena_memdup(m->arena, vals, 8 * (size_t)n)};
     fp_dim *sval = fp_arena_calloc(m->arena, MAX(n, 1), sizeof(fp_dim));
     for (uint32_t i = 0; i < n; i++)

@@ -71,8 +71,8 @@ typedef enum {
 typedef struct {
     fp_dtype dtype;
     fp_data_where where;
-    fp_shape shape;  /* always static for a tensor */
-    uint64_t nbytes; /* payload size per dtype and dims (0 if it overflows or unsized) */
+    fp_shape shape;   /* always static for a tensor */
+    uint64_t nbytes;  /* payload size per dtype and dims (0 if it overflows or unsized) */
     const void *data; /* FP_DATA_INLINE: nbytes of values; for FP_DT_STRING an array of
                          numel `const char *` (nbytes is 0) */
     uint64_t offset, length;
@@ -105,14 +105,14 @@ typedef struct {
  * no fp_value_ext). Read through the accessors below (fp_value_layout, ...), written through the
  * setters. */
 typedef struct {
-    const char *layout;   /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
+    const char *layout;           /* memory format named by the file (GE: "NCHW", "NC1HWC0", "FRACTAL_Z:4"),
                              interned; NULL when the format does not say (ONNX) */
     const char *origin_layout;    /* GE origin_format: the framework's layout, interned, or NULL */
     const fp_shape *origin_shape; /* GE origin_shape (framework-side shape), or NULL */
     /* set by shape inference: */
     const fp_tensor *fold; /* constant content computed at analysis time (inline), else NULL */
-    fp_shape *elems;      /* SEQUENCE: each element's shape when the length is known */
-    int32_t n_elems;      /* n_elems < 0: length unknown (shape = common element shape) */
+    fp_shape *elems;       /* SEQUENCE: each element's shape when the length is known */
+    int32_t n_elems;       /* n_elems < 0: length unknown (shape = common element shape) */
 } fp_value_ext;
 
 /* Field order and widths keep the struct small (112 bytes: a million-node model has ~1.4 million
@@ -120,39 +120,36 @@ typedef struct {
  * the enums are stored as bytes; the rare fields are behind `rare`. */
 struct fp_value {
     fp_graph *graph;
-    fp_node *producer;    /* NULL for inputs, initializers, unresolved */
-    fp_use *uses;         /* consumers, rebuilt by fp_graph_link */
+    fp_node *producer; /* NULL for inputs, initializers, unresolved */
+    fp_use *uses;      /* consumers, rebuilt by fp_graph_link */
     uint32_t n_uses;
-    uint32_t id;          /* index in graph->values */
+    uint32_t id; /* index in graph->values */
     uint32_t producer_port;
-    uint8_t kind;         /* fp_value_kind */
-    uint8_t type;         /* fp_type_kind */
-    uint8_t elem_kind;    /* fp_type_kind; OPTIONAL: what it wraps (FP_TYPE_TENSOR or FP_TYPE_SEQUENCE) */
-    uint8_t dtype;        /* fp_dtype: element type (of the tensor, or of the sequence/optional element) */
-    uint8_t decl_dtype;   /* fp_dtype, as declared (see decl_shape) */
-    bool is_output;       /* listed among graph outputs */
-    bool declared;        /* appeared in a value_info/input/output declaration */
-    bool overridable;     /* an initializer the graph also lists as an input: a runtime lets the
+    uint8_t kind;       /* fp_value_kind */
+    uint8_t type;       /* fp_type_kind */
+    uint8_t elem_kind;  /* fp_type_kind; OPTIONAL: what it wraps (FP_TYPE_TENSOR or FP_TYPE_SEQUENCE) */
+    uint8_t dtype;      /* fp_dtype: element type (of the tensor, or of the sequence/optional element) */
+    uint8_t decl_dtype; /* fp_dtype, as declared (see decl_shape) */
+    bool is_output;     /* listed among graph outputs */
+    bool declared;      /* appeared in a value_info/input/output declaration */
+    bool overridable;   /* an initializer the graph also lists as an input: a runtime lets the
                              caller feed it, so optimizers (ONNX Runtime's) take it as no constant */
-    int32_t n_sval;       /* set by shape inference: elements in sval; n_sval < 0: sval unknown */
+    int32_t n_sval;     /* set by shape inference: elements in sval; n_sval < 0: sval unknown */
     const char *name;
-    fp_tensor *tensor;    /* initializer/constant metadata, else NULL */
+    fp_tensor *tensor; /* initializer/constant metadata, else NULL */
     fp_shape shape;
-    fp_shape decl_shape;  /* type and shape as declared in the file (frontends set decl_dtype/decl_shape
+    fp_shape decl_shape; /* type and shape as declared in the file (frontends set decl_dtype/decl_shape
                              and dtype/shape); shape inference recomputes dtype/shape from them */
-    fp_dim *sval;         /* set by shape inference: elements of a small integer vector/scalar (shape
+    fp_dim *sval;        /* set by shape inference: elements of a small integer vector/scalar (shape
                              arithmetic: Shape->Gather->Concat chains): sym NULL = the integer `value`
                              (may be < 0), sym = a symbol, sym = fp_sval_unknown = unknown */
-    uintptr_t rare;       /* the rare fields: 0 while none was set; a fold alone (the common case: a
+    uintptr_t rare;      /* the rare fields: 0 while none was set; a fold alone (the common case: a
                              folded shape computation) is its fp_tensor pointer with the low bit set
                              (tensors are 8-aligned); else an fp_value_ext pointer (fp_value_ext_get) */
 };
 
 /* v's fp_value_ext, or NULL when v has none (no rare field, or only a fold). */
-static inline fp_value_ext *fp_value_ext_get(const fp_value *v)
-{
-    return v->rare & 1 ? NULL : (fp_value_ext *)v->rare;
-}
+static inline fp_value_ext *fp_value_ext_get(const fp_value *v) { return v->rare & 1 ? NULL : (fp_value_ext *)v->rare; }
 static inline const fp_tensor *fp_value_fold(const fp_value *v)
 {
     if (v->rare & 1)
@@ -247,14 +244,14 @@ typedef struct {
         fp_graph **graphs;
     } u;
     fp_attr_type type;
-    uint32_t n;                /* element count for list types; string length for STRING */
+    uint32_t n; /* element count for list types; string length for STRING */
 } fp_attr;
 
 /* Node flags */
 enum {
-    FP_NODE_FOLDED = 1u << 0,  /* a shape computation evaluated at analysis time */
-    FP_NODE_REMOVED = 1u << 1, /* removed by a pass (kept for reports, not executed) */
-    FP_NODE_FUSED = 1u << 2,   /* the result of a fusion: metrics.flops is the sum of its members' */
+    FP_NODE_FOLDED = 1u << 0,        /* a shape computation evaluated at analysis time */
+    FP_NODE_REMOVED = 1u << 1,       /* removed by a pass (kept for reports, not executed) */
+    FP_NODE_FUSED = 1u << 2,         /* the result of a fusion: metrics.flops is the sum of its members' */
     FP_NODE_RUNTIME_SHAPE = 1u << 3, /* a Shape or Size the runtime evaluates at inference: the compiler
                                         optimizes before the dims its input declares are bound */
 };
@@ -262,11 +259,11 @@ enum {
 /* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas); whether it is known
  * is fp_node.metrics_known. */
 typedef struct {
-    uint64_t flops;       /* floating-point (or integer) operations; 2 per multiply-accumulate */
-    uint64_t bytes_act;   /* activation bytes read (inputs that are not weights) */
+    uint64_t flops;        /* floating-point (or integer) operations; 2 per multiply-accumulate */
+    uint64_t bytes_act;    /* activation bytes read (inputs that are not weights) */
     uint64_t bytes_weight; /* weight bytes read (initializers, constants, folded values) */
-    uint64_t bytes_out;   /* bytes written */
-    uint64_t params;      /* weight elements read */
+    uint64_t bytes_out;    /* bytes written */
+    uint64_t params;       /* weight elements read */
 } fp_metrics;
 
 /* What few nodes have, kept out of fp_node (fp_node.ext): edges that only control flow (implicit
@@ -282,29 +279,29 @@ typedef struct {
  * what every traversal reads (id, flags, the edge arrays and their counts) in the first 64 bytes;
  * the rare edges are in `ext`. */
 struct fp_node {
-    uint32_t id; /* index in graph->nodes */
-    uint16_t flags; /* FP_NODE_* */
+    uint32_t id;        /* index in graph->nodes */
+    uint16_t flags;     /* FP_NODE_* */
     bool metrics_known; /* `metrics` holds: false when an input or output shape is not static (a byte
                            of its own: the metrics pass writes it while other passes read flags) */
     uint32_t n_inputs;
     uint32_t n_outputs;
     uint32_t n_attrs;
     fp_op op;
-    uint32_t group; /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
+    uint32_t group;       /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
                        producer and every consumer share a group, and that is not a graph output,
                        is internal to the fused kernel: it never materializes in memory. */
-    int16_t opset;  /* version of `domain` in the model's opset imports, 0 if absent; clamped to
+    int16_t opset;        /* version of `domain` in the model's opset imports, 0 if absent; clamped to
                        INT16_MIN..INT16_MAX (every rule compares it with versions below 100) */
     uint16_t n_subgraphs; /* at most FP_MAX_GRAPHS */
-    fp_value **inputs; /* NULL entry: omitted optional input (keeps its port) */
-    fp_value **outputs; /* NULL entry: omitted optional output */
-    fp_node_ext *ext;  /* implicit inputs and control edges (fp_node_ext), NULL while none */
+    fp_value **inputs;    /* NULL entry: omitted optional input (keeps its port) */
+    fp_value **outputs;   /* NULL entry: omitted optional output */
+    fp_node_ext *ext;     /* implicit inputs and control edges (fp_node_ext), NULL while none */
     fp_graph *graph;
     fp_attr *attrs;
     fp_graph **subgraphs; /* graphs held in attributes, in attribute order */
-    const char *op_type; /* as written in the model ("Conv", "Conv2D") */
-    const char *domain;  /* "" for the default domain */
-    const char *name;    /* never NULL; synthesized "<op_type>_<index>" when the model has none */
+    const char *op_type;  /* as written in the model ("Conv", "Conv2D") */
+    const char *domain;   /* "" for the default domain */
+    const char *name;     /* never NULL; synthesized "<op_type>_<index>" when the model has none */
     fp_metrics metrics;
 };
 
@@ -346,22 +343,22 @@ struct fp_graph {
     fp_graph *parent; /* NULL for the main graph */
     fp_node *owner;   /* node whose attribute holds this graph */
     uint32_t depth;
-    GPtrArray *nodes;   /* fp_node*, in file order (not necessarily topological) */
-    GPtrArray *values;  /* fp_value*, every value of this graph */
-    GPtrArray *inputs;  /* fp_value*, graph inputs that are not initializers */
-    GPtrArray *outputs; /* fp_value*, in declared order */
+    GPtrArray *nodes;        /* fp_node*, in file order (not necessarily topological) */
+    GPtrArray *values;       /* fp_value*, every value of this graph */
+    GPtrArray *inputs;       /* fp_value*, graph inputs that are not initializers */
+    GPtrArray *outputs;      /* fp_value*, in declared order */
     GPtrArray *initializers; /* fp_value* of kind FP_VALUE_INITIALIZER */
-    GHashTable *by_name; /* interned name -> fp_value* of this graph, for the names whose intern
+    GHashTable *by_name;     /* interned name -> fp_value* of this graph, for the names whose intern
                             entry holds another graph's value (graph.c); NULL while none */
-    fp_use *use_pool;    /* storage of every value's use list (g_malloc, rebuilt by link) */
-    size_t node_base;    /* index of this graph's first node / value in model-wide arrays (fp_model_number) */
+    fp_use *use_pool;        /* storage of every value's use list (g_malloc, rebuilt by link) */
+    size_t node_base;        /* index of this graph's first node / value in model-wide arrays (fp_model_number) */
     size_t value_base;
-    size_t use_cap;      /* use_pool's size in uses: a link that needs no more reuses it (a pool of
+    size_t use_cap; /* use_pool's size in uses: a link that needs no more reuses it (a pool of
                             a million-node graph is fresh pages to fault in each time otherwise) */
-    fp_node **topo;      /* fp_graph_order's cache (g_malloc), NULL when not computed since the last
+    fp_node **topo; /* fp_graph_order's cache (g_malloc), NULL when not computed since the last
                             fp_model_link or new node */
     uint32_t n_topo;
-    GPtrArray *folded;   /* fp_node* of this graph that shape inference marked FP_NODE_FOLDED, so
+    GPtrArray *folded; /* fp_node* of this graph that shape inference marked FP_NODE_FOLDED, so
                             that its next run clears only those (passes/shape/shapes.c); NULL while none */
 };
 
@@ -372,10 +369,10 @@ typedef struct {
 
 struct fp_model {
     fp_arena *arena;
-    struct fp_strings *strings; /* intern table of fp_intern (intern.c; it points into the arena) */
-    struct fp_blobs *blobs; /* intern table of fp_intern_blob (intern.c; it points into the arena) */
+    struct fp_strings *strings;   /* intern table of fp_intern (intern.c; it points into the arena) */
+    struct fp_blobs *blobs;       /* intern table of fp_intern_blob (intern.c; it points into the arena) */
     struct fp_model_cache *cache; /* graph.c's: the slab new values are cut from, the last opset */
-    GPtrArray *graphs;   /* every fp_graph, main first (index, not owner) */
+    GPtrArray *graphs;            /* every fp_graph, main first (index, not owner) */
     fp_graph *main;
     const char *path;   /* file it came from */
     const char *format; /* "onnx", "onnx-text", "ge-text", ... */
@@ -532,9 +529,9 @@ bool fp_model_verify(const fp_model *m, GError **error);
 
 /* ---- statistics ---- */
 typedef struct {
-    uint64_t nodes;        /* all graphs, subgraphs included */
-    uint64_t params;       /* initializer elements, all graphs */
-    uint64_t param_bytes;  /* initializer bytes, all graphs */
+    uint64_t nodes;       /* all graphs, subgraphs included */
+    uint64_t params;      /* initializer elements, all graphs */
+    uint64_t param_bytes; /* initializer bytes, all graphs */
 } fp_model_stats;
 void fp_model_get_stats(const fp_model *m, fp_model_stats *st);
 

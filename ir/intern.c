@@ -49,8 +49,7 @@ static void blobs_clear(struct fp_blobs *t)
 static size_t blobs_find(const struct fp_blobs *t, const void *p, size_t size, uint64_t h)
 {
     size_t i = (size_t)h & (t->cap - 1);
-    while (t->data[i] &&
-           (t->hash[i] != h || t->size[i] != size || (size && memcmp(t->data[i], p, size) != 0)))
+    while (t->data[i] && (t->hash[i] != h || t->size[i] != size || (size && memcmp(t->data[i], p, size) != 0)))
         i = (i + 1) & (t->cap - 1);
     return i;
 }
@@ -83,9 +82,9 @@ static void blobs_grow(struct fp_blobs *t)
 #define MAX_CHUNKS (((size_t)1 << (32 - ENTRY_UNIT_BITS)) - 1) /* a reference + 1 fits 32 bits */
 
 struct fp_strings {
-    uint64_t *slot;       /* slots_alloc */
-    size_t cap, n;        /* cap a power of two; n entries */
-    char **chunk;         /* chunks of entries; the last one is filled up to `used` bytes */
+    uint64_t *slot; /* slots_alloc */
+    size_t cap, n;  /* cap a power of two; n entries */
+    char **chunk;   /* chunks of entries; the last one is filled up to `used` bytes */
     size_t n_chunks, used;
 };
 
@@ -311,4 +310,3 @@ fp_dim *fp_intern_dims(fp_model *m, const fp_dim *dims, int32_t rank)
         return NULL;
     return (fp_dim *)fp_intern_blob(m, rank ? dims : &none, sizeof *dims * (size_t)MAX(rank, 1));
 }
-

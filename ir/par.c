@@ -4,9 +4,9 @@
 
 static GThreadPool *pool;
 static _Thread_local bool on_side; /* this thread is the side thread: no job of its own */
-static gint allowed = 1;             /* fp_par_allow */
-static guint side_jobs;              /* fp_par_side_jobs */
-static gint busy;                    /* jobs pushed to the side thread and not finished there */
+static gint allowed = 1;           /* fp_par_allow */
+static guint side_jobs;            /* fp_par_side_jobs */
+static gint busy;                  /* jobs pushed to the side thread and not finished there */
 
 static void side_main(gpointer data, gpointer user_data)
 {

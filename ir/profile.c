@@ -7,13 +7,20 @@
 const char *fp_prof_format_name(fp_prof_format f)
 {
     switch (f) {
-    case FP_PROF_ORT: return "ort";
-    case FP_PROF_CHROME_TRACE: return "chrome_trace";
-    case FP_PROF_OP_SUMMARY: return "op_summary";
-    case FP_PROF_KERNEL_DETAILS: return "kernel_details";
-    case FP_PROF_OP_STATISTIC: return "op_statistic";
-    case FP_PROF_TASK_TIME: return "task_time";
-    case FP_PROF_FUSION_RESULT: return "fusion_result";
+    case FP_PROF_ORT:
+        return "ort";
+    case FP_PROF_CHROME_TRACE:
+        return "chrome_trace";
+    case FP_PROF_OP_SUMMARY:
+        return "op_summary";
+    case FP_PROF_KERNEL_DETAILS:
+        return "kernel_details";
+    case FP_PROF_OP_STATISTIC:
+        return "op_statistic";
+    case FP_PROF_TASK_TIME:
+        return "task_time";
+    case FP_PROF_FUSION_RESULT:
+        return "fusion_result";
     }
     return "unknown";
 }
@@ -95,7 +102,8 @@ void fp_prof_add_pass(fp_profile *p, fp_prof_pass_kind kind, const char *name, u
     /* saturating sums: counts come from the file */
     pass->match_times = pass->match_times + match < match ? UINT64_MAX : pass->match_times + match;
     pass->effect_times = pass->effect_times + effect < effect ? UINT64_MAX : pass->effect_times + effect;
-    pass->repository_hit_times = pass->repository_hit_times + hits < hits ? UINT64_MAX : pass->repository_hit_times + hits;
+    pass->repository_hit_times = pass->repository_hit_times + hits < hits ? UINT64_MAX
+                                                                          : pass->repository_hit_times + hits;
     pass->graphs++;
 }
 

@@ -87,10 +87,10 @@ typedef struct {
     GHashTable *strings; /* intern table: key = value = arena string */
     const char *path;
     fp_prof_format format;
-    uint64_t records;   /* data rows (CSV), kernel events (ORT, trace), pass entries (fusion_result) */
-    GArray *kernels;    /* fp_prof_kernel, in file / execution order */
-    GArray *passes;     /* fp_prof_pass, in first-seen order (fusion_result only; else empty) */
-    double total_us;    /* sum of dur_us over kernels without FP_PROF_K_NESTED */
+    uint64_t records;     /* data rows (CSV), kernel events (ORT, trace), pass entries (fusion_result) */
+    GArray *kernels;      /* fp_prof_kernel, in file / execution order */
+    GArray *passes;       /* fp_prof_pass, in first-seen order (fusion_result only; else empty) */
+    double total_us;      /* sum of dur_us over kernels without FP_PROF_K_NESTED */
     uint32_t runs;        /* ORT: model_run events (0 if none); trace: ProfilerStep# spans */
     uint32_t warmup_runs; /* ORT: leading runs skipped as warm-up (1 when runs >= 2) */
     uint32_t steps;       /* distinct step ids among kernels */
@@ -99,7 +99,6 @@ typedef struct {
     GPtrArray *warnings;  /* char*, one line each: data read with a doubt (a short CSV row) */
     GHashTable *by_name;  /* interned name -> GPtrArray* of fp_prof_kernel* (built after reading) */
 } fp_profile;
-
 
 /* ---- building (the readers) ---- */
 
@@ -111,8 +110,8 @@ const char *fp_prof_intern(fp_profile *p, const char *s, gssize len);
  * is valid until the next append. */
 fp_prof_kernel *fp_prof_add_kernel(fp_profile *p);
 /* Adds counts to the pass (kind, name), creating it on first sight (sums saturate). */
-void fp_prof_add_pass(fp_profile *p, fp_prof_pass_kind kind, const char *name, uint64_t match,
-                      uint64_t effect, uint64_t hits);
+void fp_prof_add_pass(fp_profile *p, fp_prof_pass_kind kind, const char *name, uint64_t match, uint64_t effect,
+                      uint64_t hits);
 /* Appends a warning line (printf format). */
 void fp_prof_warn(fp_profile *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Once every kernel is read: total_us, steps and the index of kernels by name. */
@@ -149,6 +148,5 @@ fp_prof_group *fp_profile_group(const fp_profile *p, fp_prof_group_by by, guint 
 
 /* Indices of kernels sorted by dur_us descending (ties: file order). Caller g_free()s. */
 guint *fp_profile_by_time(const fp_profile *p);
-
 
 #endif

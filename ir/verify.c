@@ -25,8 +25,8 @@ static bool verify_node(const fp_graph *g, const fp_node *n, GError **error)
             continue;
         if (!is_ancestor_or_self(v->graph, g)) {
             g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
-                        "graph '%s': node '%s' (%s): input %u '%s' belongs to an unrelated graph '%s'",
-                        g->name, n->name, n->op_type, k, v->name, v->graph->name);
+                        "graph '%s': node '%s' (%s): input %u '%s' belongs to an unrelated graph '%s'", g->name,
+                        n->name, n->op_type, k, v->name, v->graph->name);
             return false;
         }
         if (!value_defined(v)) {
@@ -49,8 +49,8 @@ static bool verify_node(const fp_graph *g, const fp_node *n, GError **error)
         }
         if (v->graph != g) {
             g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
-                        "graph '%s': node '%s' (%s): output '%s' belongs to graph '%s'", g->name, n->name,
-                        n->op_type, v->name, v->graph->name);
+                        "graph '%s': node '%s' (%s): output '%s' belongs to graph '%s'", g->name, n->name, n->op_type,
+                        v->name, v->graph->name);
             return false;
         }
     }
@@ -67,8 +67,8 @@ static bool verify_node(const fp_graph *g, const fp_node *n, GError **error)
     for (uint32_t k = 0; k < n->n_subgraphs; k++) {
         if (n->subgraphs[k]->parent != g || n->subgraphs[k]->owner != n) {
             g_set_error(error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
-                        "graph '%s': node '%s' (%s): subgraph '%s' is not linked to its owner", g->name,
-                        n->name, n->op_type, n->subgraphs[k]->name);
+                        "graph '%s': node '%s' (%s): subgraph '%s' is not linked to its owner", g->name, n->name,
+                        n->op_type, n->subgraphs[k]->name);
             return false;
         }
     }

@@ -39,8 +39,8 @@ static const fp_module *open_module(const char *path, char **why)
     }
     const fp_module *m = dlsym(h, "fp_module_entry");
     if (!m || m->abi != FP_MODULE_ABI) {
-        *why = m ? g_strdup_printf("built for interface %d, this fuseplan needs %d (a module of another build)",
-                                   m->abi, FP_MODULE_ABI)
+        *why = m ? g_strdup_printf("built for interface %d, this fuseplan needs %d (a module of another build)", m->abi,
+                                   FP_MODULE_ABI)
                  : g_strdup("no fp_module_entry symbol (not a fuseplan formats module)");
         dlclose(h);
         return NULL;

@@ -41,15 +41,27 @@ fp_op_class fp_cost_class(const fp_node *n)
     if (fp_op_has(n->op, FP_OPF_VIEW))
         return FP_CLASS_VIEW;
     switch (fp_op_fuse_kind(n->op)) {
-    case FP_FK_CONV: return conv_class(n);
-    case FP_FK_GEMM: case FP_FK_MATMUL: return FP_CLASS_MATMUL;
-    case FP_FK_EW: case FP_FK_ACT: return FP_CLASS_EW;
-    case FP_FK_NORM: return FP_CLASS_NORM;
-    case FP_FK_POOL: return dilated(n) ? FP_CLASS_DILATED_POOL : FP_CLASS_POOL;
-    case FP_FK_REDUCE: return FP_CLASS_REDUCE;
-    case FP_FK_SOFTMAX: return FP_CLASS_SOFTMAX;
-    case FP_FK_LAYOUT: case FP_FK_DATA: return FP_CLASS_DATA;
-    default: return FP_CLASS_OTHER;
+    case FP_FK_CONV:
+        return conv_class(n);
+    case FP_FK_GEMM:
+    case FP_FK_MATMUL:
+        return FP_CLASS_MATMUL;
+    case FP_FK_EW:
+    case FP_FK_ACT:
+        return FP_CLASS_EW;
+    case FP_FK_NORM:
+        return FP_CLASS_NORM;
+    case FP_FK_POOL:
+        return dilated(n) ? FP_CLASS_DILATED_POOL : FP_CLASS_POOL;
+    case FP_FK_REDUCE:
+        return FP_CLASS_REDUCE;
+    case FP_FK_SOFTMAX:
+        return FP_CLASS_SOFTMAX;
+    case FP_FK_LAYOUT:
+    case FP_FK_DATA:
+        return FP_CLASS_DATA;
+    default:
+        return FP_CLASS_OTHER;
     }
 }
 
@@ -119,11 +131,18 @@ static uint64_t conv_operands(const fp_node *n)
 uint64_t fp_cost_gemm_operands(const fp_node *n)
 {
     switch (n->op) {
-    case FP_OP_CONV: case FP_OP_CONV_INTEGER: case FP_OP_QLINEAR_CONV: case FP_OP_FUSED_CONV:
+    case FP_OP_CONV:
+    case FP_OP_CONV_INTEGER:
+    case FP_OP_QLINEAR_CONV:
+    case FP_OP_FUSED_CONV:
     case FP_OP_CONV_TRANSPOSE:
         return conv_operands(n);
-    case FP_OP_GEMM: case FP_OP_FUSED_GEMM:
-    case FP_OP_MATMUL: case FP_OP_MATMUL_INTEGER: case FP_OP_QLINEAR_MATMUL: case FP_OP_FUSED_MATMUL: {
+    case FP_OP_GEMM:
+    case FP_OP_FUSED_GEMM:
+    case FP_OP_MATMUL:
+    case FP_OP_MATMUL_INTEGER:
+    case FP_OP_QLINEAR_MATMUL:
+    case FP_OP_FUSED_MATMUL: {
         /* Y [..., M, N]: K from the FLOPs (2 x |Y| x K, docs/metrics.md; Gemm's bias adds |Y|) */
         uint64_t y[8];
         int ry = n->n_outputs > 0 ? known_dims(n->outputs[0], y) : -1;
@@ -192,7 +211,9 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
         fp_node *node = order[i];
         if (node->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED))
             continue;
-        fp_op_cost c = {.node = node, .cls = fp_cost_class(node), .parts = fp_cost_parts(node),
+        fp_op_cost c = {.node = node,
+                        .cls = fp_cost_class(node),
+                        .parts = fp_cost_parts(node),
                         .operands = fp_cost_gemm_operands(node)};
         c.dtype = what_if != FP_DT_UNDEFINED && compute_dtype(node) == FP_DT_FLOAT ? what_if : compute_dtype(node);
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);

@@ -15,17 +15,17 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
     fp_op_class cls;
-    fp_dtype dtype;    /* dtype it computes in (after a --dtype what-if) */
-    bool kernel;       /* launches a kernel (views and folded ops do not; a view still costs the
+    fp_dtype dtype; /* dtype it computes in (after a --dtype what-if) */
+    bool kernel;    /* launches a kernel (views and folded ops do not; a view still costs the
                           device's [launch] view, 0 unless the runtime dispatches views) */
 } fp_op_cost;
 
 typedef struct {
-    fp_op_cost *ops;   /* runtime ops of the main graph in topological order */
+    fp_op_cost *ops; /* runtime ops of the main graph in topological order */
     uint32_t n_ops;
     uint32_t kernels;
-    uint32_t unknown;  /* ops whose metrics are unknown: costed at their launch overhead */
-    double total_s;    /* sum over ops (sequential execution), control flow included, + the device's
+    uint32_t unknown; /* ops whose metrics are unknown: costed at their launch overhead */
+    double total_s;   /* sum over ops (sequential execution), control flow included, + the device's
                           run_overhead */
     uint64_t flops, bytes;
 } fp_cost_result;

@@ -24,8 +24,15 @@ bool fp_float16_value_ok(const char *value)
 static bool computes(const fp_node *n)
 {
     switch (fp_op_fuse_kind(n->op)) {
-    case FP_FK_EW: case FP_FK_ACT: case FP_FK_CONV: case FP_FK_GEMM: case FP_FK_MATMUL: case FP_FK_NORM:
-    case FP_FK_POOL: case FP_FK_REDUCE: case FP_FK_SOFTMAX:
+    case FP_FK_EW:
+    case FP_FK_ACT:
+    case FP_FK_CONV:
+    case FP_FK_GEMM:
+    case FP_FK_MATMUL:
+    case FP_FK_NORM:
+    case FP_FK_POOL:
+    case FP_FK_REDUCE:
+    case FP_FK_SOFTMAX:
         return !fp_op_has(n->op, FP_OPF_VIEW) && !fp_op_has(n->op, FP_OPF_CTRL);
     default:
         return false;
@@ -122,7 +129,8 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
     }
     if (diag)
         fp_diag_add(diag, FP_DIAG_INFO, "float16", "float16-casts", NULL,
-                    "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name, casts);
+                    "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name,
+                    casts);
     fp_model_link(m);
     return casts;
 }

@@ -20,13 +20,13 @@ enum { K_ORIGIN, K_5HD, K_SAME, K_AIPP };
 typedef struct {
     fp_model *m;
     fp_graph *g;
-    fp_dtype compute;      /* float32 computes at this dtype, or FP_DT_UNDEFINED */
-    bool c04;              /* small-channel tuning (ATC --enable_small_channel) */
-    bool matmul_nz;        /* matmul weights in FRACTAL_NZ */
-    const char **fmt;      /* per value id: storage format (interned), NULL for the origin one */
-    uint8_t *half;         /* per value id: float32 held at `compute` */
+    fp_dtype compute; /* float32 computes at this dtype, or FP_DT_UNDEFINED */
+    bool c04;         /* small-channel tuning (ATC --enable_small_channel) */
+    bool matmul_nz;   /* matmul weights in FRACTAL_NZ */
+    const char **fmt; /* per value id: storage format (interned), NULL for the origin one */
+    uint8_t *half;    /* per value id: float32 held at `compute` */
     uint32_t cap;
-    GHashTable *made;      /* "id/format" -> the conversion's output, made once */
+    GHashTable *made; /* "id/format" -> the conversion's output, made once */
     const char *nc1hwc0, *fz, *fz_c04, *fnz;
     fp_ge_format_result *res;
     fp_diag *diag;
@@ -102,7 +102,8 @@ static fp_value *cast_to(gef *z, fp_value *v, fp_dtype to, fp_value *out, const 
         z->res->cast_folded++;
     } else {
         z->res->cast++;
-        found(z, c, v, reader, to == FP_DT_FLOAT ? "back to float32, the output's dtype" : "float32 read as float16 (force_fp16)");
+        found(z, c, v, reader,
+              to == FP_DT_FLOAT ? "back to float32, the output's dtype" : "float32 read as float16 (force_fp16)");
     }
     remember(z, v, what, out);
     return out;
@@ -122,9 +123,13 @@ static fp_value *transdata(gef *z, fp_value *v, const char *to, fp_value *out, c
         out = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
     fp_value_set_layout(out, dst, origin_of(z, v), NULL);
     fp_node *t = fp_node_new_attrs(z->g, FP_OP_TRANS_DATA, "TransData", "", name, 1, 1, 2);
-    t->attrs[0] = (fp_attr){.name = fp_intern(z->m, "src_format", -1), .type = FP_ATTR_STRING, .u.s = from,
+    t->attrs[0] = (fp_attr){.name = fp_intern(z->m, "src_format", -1),
+                            .type = FP_ATTR_STRING,
+                            .u.s = from,
                             .n = (uint32_t)strlen(from)};
-    t->attrs[1] = (fp_attr){.name = fp_intern(z->m, "dst_format", -1), .type = FP_ATTR_STRING, .u.s = dst,
+    t->attrs[1] = (fp_attr){.name = fp_intern(z->m, "dst_format", -1),
+                            .type = FP_ATTR_STRING,
+                            .u.s = dst,
                             .n = (uint32_t)strlen(dst)};
     t->inputs[0] = v;
     fp_node_set_output(t, 0, out);
@@ -168,12 +173,18 @@ static int kind_of(const fp_node *n)
     const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
     bool r4 = x && x->shape.rank == 4;
     switch (n->op) {
-    case FP_OP_CONV: case FP_OP_FUSED_CONV: case FP_OP_MAX_POOL: case FP_OP_AVERAGE_POOL:
-    case FP_OP_GLOBAL_AVG_POOL: case FP_OP_GLOBAL_MAX_POOL: case FP_OP_BATCH_NORM:
+    case FP_OP_CONV:
+    case FP_OP_FUSED_CONV:
+    case FP_OP_MAX_POOL:
+    case FP_OP_AVERAGE_POOL:
+    case FP_OP_GLOBAL_AVG_POOL:
+    case FP_OP_GLOBAL_MAX_POOL:
+    case FP_OP_BATCH_NORM:
         return r4 ? K_5HD : K_ORIGIN;
     case FP_OP_GEMM:
         return strcmp(n->op_type, "FullyConnection") == 0 && r4 ? K_5HD : K_ORIGIN;
-    case FP_OP_SOFTMAX: case FP_OP_LOG_SOFTMAX:
+    case FP_OP_SOFTMAX:
+    case FP_OP_LOG_SOFTMAX:
         return r4 && softmax_axis(n, 4) == 1 ? K_SAME : K_ORIGIN;
     case FP_OP_CONCAT:
         return r4 && fp_node_attr_int(n, "axis", fp_node_attr_int(n, "concat_dim", 0)) == 1 ? K_SAME : K_ORIGIN;
@@ -235,7 +246,8 @@ static const char *want(const gef *z, const fp_node *n, uint32_t k, int kind, bo
             return NULL;
         return fp_value_is_fixed(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 ? fmt_of(z, v) : z->nc1hwc0;
     default:
-        if (z->matmul_nz && k == 1 && fp_value_is_fixed(v) && v->shape.rank >= 2 && (n->op == FP_OP_MATMUL || n->op == FP_OP_GEMM))
+        if (z->matmul_nz && k == 1 && fp_value_is_fixed(v) && v->shape.rank >= 2 &&
+            (n->op == FP_OP_MATMUL || n->op == FP_OP_GEMM))
             return z->fnz;
         return NULL;
     }
@@ -338,12 +350,18 @@ bool fp_pass_ge_format(fp_model *m, const fp_target *t, fp_dtype compute, fp_ge_
         res->preset = true;
         return false;
     }
-    gef z = {.m = m, .g = m->main, .compute = compute, .res = res, .diag = diag,
+    gef z = {.m = m,
+             .g = m->main,
+             .compute = compute,
+             .res = res,
+             .diag = diag,
              .c04 = g_key_file_get_boolean(t->keyfile, "layout", "enable_small_channel", NULL),
              .matmul_nz = g_key_file_get_boolean(t->keyfile, "layout", "matmul_weight_nz", NULL),
              .made = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-             .nc1hwc0 = fp_intern(m, "NC1HWC0", -1), .fz = fp_intern(m, "FRACTAL_Z", -1),
-             .fz_c04 = fp_intern(m, "FRACTAL_Z_C04", -1), .fnz = fp_intern(m, "FRACTAL_NZ", -1)};
+             .nc1hwc0 = fp_intern(m, "NC1HWC0", -1),
+             .fz = fp_intern(m, "FRACTAL_Z", -1),
+             .fz_c04 = fp_intern(m, "FRACTAL_Z_C04", -1),
+             .fnz = fp_intern(m, "FRACTAL_NZ", -1)};
     res->ran = true;
     res->c0 = compute != FP_DT_UNDEFINED && fp_dtype_bits(compute) == 8 ? 32 : 16;
     fit(&z);

@@ -12,18 +12,18 @@
 #include "passes/fusion/fuse.h"
 
 typedef struct {
-    bool ran;                   /* formats chosen (false: not asked, or the graph had its own) */
-    bool preset;                /* the graph already carries GE's formats: nothing inserted */
-    uint32_t c0;                /* NC1HWC0's C0: 32 for a 1-byte compute dtype, else 16 */
-    uint32_t ops_5hd;           /* ops that run in NC1HWC0 (Conv2D, pools, FullyConnection, ...) */
-    uint32_t transdata;         /* TransData ops on activations (run on the device) */
-    uint32_t cast;              /* Cast ops on activations (graph inputs and outputs) */
-    uint32_t transdata_folded;  /* TransData ops on weights, folded into them at build */
-    uint32_t cast_folded;       /* Cast ops on weights, folded into them at build */
-    uint32_t to_5hd;            /* TransData by destination: NC1HWC0 */
-    uint32_t to_fractal_z;      /* FRACTAL_Z (FRACTAL_Z_C04 included) */
-    uint32_t to_fractal_nz;     /* FRACTAL_NZ */
-    uint32_t to_origin;         /* back to NCHW or ND */
+    bool ran;                  /* formats chosen (false: not asked, or the graph had its own) */
+    bool preset;               /* the graph already carries GE's formats: nothing inserted */
+    uint32_t c0;               /* NC1HWC0's C0: 32 for a 1-byte compute dtype, else 16 */
+    uint32_t ops_5hd;          /* ops that run in NC1HWC0 (Conv2D, pools, FullyConnection, ...) */
+    uint32_t transdata;        /* TransData ops on activations (run on the device) */
+    uint32_t cast;             /* Cast ops on activations (graph inputs and outputs) */
+    uint32_t transdata_folded; /* TransData ops on weights, folded into them at build */
+    uint32_t cast_folded;      /* Cast ops on weights, folded into them at build */
+    uint32_t to_5hd;           /* TransData by destination: NC1HWC0 */
+    uint32_t to_fractal_z;     /* FRACTAL_Z (FRACTAL_Z_C04 included) */
+    uint32_t to_fractal_nz;    /* FRACTAL_NZ */
+    uint32_t to_origin;        /* back to NCHW or ND */
 } fp_ge_format_result;
 
 /* Gives m's main graph GE's formats when target t asks for it (`[layout] ge_formats = true`) and

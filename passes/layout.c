@@ -17,7 +17,7 @@ typedef struct {
     fp_layout_result *res;
     fp_diag *diag;
     bool drop_narrowing;
-    bool report; /* the final sweep: record refusals (earlier sweeps would repeat them) */
+    bool report;          /* the final sweep: record refusals (earlier sweeps would repeat them) */
     bool transposes_done; /* ONNX Runtime's transpose optimizer ran before (passes/transpose.c) */
     GHashTable *dirty;
 } pass;
@@ -89,10 +89,7 @@ static bool shaped(const fp_node *n)
 }
 
 /* shaped, and not touched in this sweep. */
-static bool live(const pass *p, const fp_node *n)
-{
-    return shaped(n) && !g_hash_table_contains(p->dirty, n);
-}
+static bool live(const pass *p, const fp_node *n) { return shaped(n) && !g_hash_table_contains(p->dirty, n); }
 
 /* Consumers of `from` read `to` instead; `from` loses its producer. */
 static void reroute(fp_value *from, fp_value *to)
@@ -199,9 +196,8 @@ static fp_node *partner(pass *p, fp_node *t, bool push, fp_node **chain, int *n_
 static bool cancel_pair(pass *p, fp_node *t, fp_node *next, fp_node *const *chain, int n_chain)
 {
     if (next->outputs[0]->is_output) {
-        refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
-               "Transpose %s and %s cancel but '%s' is a graph output: kept", t->name, next->name,
-               next->outputs[0]->name);
+        refuse(p, FP_DIAG_INFO, "layout-kept", t->name, "Transpose %s and %s cancel but '%s' is a graph output: kept",
+               t->name, next->name, next->outputs[0]->name);
         return false;
     }
     /* the chain now works in x's layout: its values take x's shape */
@@ -240,8 +236,8 @@ static void merge_pair(pass *p, fp_node *t, fp_node *next, const int64_t *c, int
     } else {
         fp_attr *attrs = fp_arena_calloc(p->m->arena, next->n_attrs + 1, sizeof(fp_attr));
         memcpy(attrs, next->attrs, sizeof(fp_attr) * next->n_attrs);
-        attrs[next->n_attrs] = (fp_attr){.name = fp_intern(p->m, "perm", -1), .type = FP_ATTR_INTS, .n = (uint32_t)r,
-                                        .u.ints = merged};
+        attrs[next->n_attrs] =
+            (fp_attr){.name = fp_intern(p->m, "perm", -1), .type = FP_ATTR_INTS, .n = (uint32_t)r, .u.ints = merged};
         next->attrs = attrs;
         next->n_attrs++;
     }
@@ -281,8 +277,8 @@ static bool try_transpose(pass *p, fp_node *t, bool push)
         return true;
     }
     refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
-           "Transpose %s and %s are separated by %d elementwise op(s) but do not cancel: kept", t->name,
-           next->name, n_chain);
+           "Transpose %s and %s are separated by %d elementwise op(s) but do not cancel: kept", t->name, next->name,
+           n_chain);
     return false;
 }
 
@@ -303,13 +299,12 @@ static bool try_transdata(pass *p, fp_node *t)
     const char *b_src = format_attr(next, "src_format"), *b_dst = format_attr(next, "dst_format");
     if (!a_src || !a_dst || !b_src || !b_dst) {
         refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
-                    "TransData %s -> %s: formats not recorded, cannot tell whether they cancel", t->name, next->name);
+               "TransData %s -> %s: formats not recorded, cannot tell whether they cancel", t->name, next->name);
         return false;
     }
     if (strcmp(a_src, b_dst) != 0 || strcmp(a_dst, b_src) != 0) {
-        refuse(p, FP_DIAG_INFO, "layout-kept", t->name,
-                    "TransData %s (%s->%s) then %s (%s->%s): not inverse, kept", t->name, a_src, a_dst, next->name,
-                    b_src, b_dst);
+        refuse(p, FP_DIAG_INFO, "layout-kept", t->name, "TransData %s (%s->%s) then %s (%s->%s): not inverse, kept",
+               t->name, a_src, a_dst, next->name, b_src, b_dst);
         return false;
     }
     if (next->outputs[0]->is_output)
@@ -331,16 +326,25 @@ static bool widens(fp_dtype from, fp_dtype to)
     if (from == to)
         return true;
     switch (from) {
-    case FP_DT_FLOAT16: case FP_DT_BFLOAT16:
+    case FP_DT_FLOAT16:
+    case FP_DT_BFLOAT16:
         return to == FP_DT_FLOAT || to == FP_DT_DOUBLE;
     case FP_DT_FLOAT:
         return to == FP_DT_DOUBLE;
-    case FP_DT_INT8: return to == FP_DT_INT16 || to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT || to == FP_DT_DOUBLE || to == FP_DT_FLOAT16;
-    case FP_DT_UINT8: return to == FP_DT_INT16 || to == FP_DT_UINT16 || to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT || to == FP_DT_DOUBLE;
-    case FP_DT_INT16: return to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT || to == FP_DT_DOUBLE;
-    case FP_DT_INT32: return to == FP_DT_INT64 || to == FP_DT_DOUBLE;
-    case FP_DT_BOOL: return to != FP_DT_STRING;
-    default: return false;
+    case FP_DT_INT8:
+        return to == FP_DT_INT16 || to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT || to == FP_DT_DOUBLE ||
+               to == FP_DT_FLOAT16;
+    case FP_DT_UINT8:
+        return to == FP_DT_INT16 || to == FP_DT_UINT16 || to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT ||
+               to == FP_DT_DOUBLE;
+    case FP_DT_INT16:
+        return to == FP_DT_INT32 || to == FP_DT_INT64 || to == FP_DT_FLOAT || to == FP_DT_DOUBLE;
+    case FP_DT_INT32:
+        return to == FP_DT_INT64 || to == FP_DT_DOUBLE;
+    case FP_DT_BOOL:
+        return to != FP_DT_STRING;
+    default:
+        return false;
     }
 }
 
@@ -363,9 +367,9 @@ static bool try_cast(pass *p, fp_node *c)
     bool exact = widens(x->dtype, y->dtype);
     if (!exact && !p->drop_narrowing) {
         refuse(p, FP_DIAG_WARNING, "layout-precision", c->name,
-                    "Cast %s -> %s is a round trip %s -> %s -> %s that loses precision: kept (set [layout] "
-                    "drop_narrowing_casts = true in the target to drop it)",
-                    c->name, next->name, t1, t2, t1);
+               "Cast %s -> %s is a round trip %s -> %s -> %s that loses precision: kept (set [layout] "
+               "drop_narrowing_casts = true in the target to drop it)",
+               c->name, next->name, t1, t2, t1);
         return false;
     }
     if (next->outputs[0]->is_output)
@@ -420,13 +424,14 @@ static void explain_kept(pass *p, const fp_node *n, GHashTable *explained)
         const char *a = format_attr(n, "src_format"), *b = format_attr(n, "dst_format");
         what = g_strdup_printf("converts %s -> %s", a ? a : "?", b ? b : "?");
     } else if (n->op == FP_OP_CAST) {
-        what = g_strdup_printf("casts %s -> %s", in ? fp_dtype_name(in->dtype) : "?", out ? fp_dtype_name(out->dtype) : "?");
+        what = g_strdup_printf("casts %s -> %s", in ? fp_dtype_name(in->dtype) : "?",
+                               out ? fp_dtype_name(out->dtype) : "?");
     } else {
         what = g_strdup("permutes");
     }
-    refuse(p, FP_DIAG_INFO, "layout-kept", n->name, "%s %s: %s '%s' (from %s) for %s%s%s; nothing downstream undoes it%s",
-           n->op_type, n->name, what, in ? in->name : "?", src, user ? user->op_type : "the graph output",
-           user ? " " : "", user ? user->name : "",
+    refuse(p, FP_DIAG_INFO, "layout-kept", n->name,
+           "%s %s: %s '%s' (from %s) for %s%s%s; nothing downstream undoes it%s", n->op_type, n->name, what,
+           in ? in->name : "?", src, user ? user->op_type : "the graph output", user ? " " : "", user ? user->name : "",
            weight ? " (prepares a weight fed at run time: a constant weight would be converted once at compile time)"
                   : "");
 }
@@ -572,8 +577,8 @@ bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_d
         p.drop_narrowing = g_key_file_get_boolean(t->keyfile, "layout", "drop_narrowing_casts", NULL);
     p.transposes_done = fp_transpose_optimizer_on(t);
     guint n_graphs = m->graphs->len;
-    GPtrArray **convs = conversions_of(m);                          /* file order */
-    GPtrArray **sweep_convs = g_new0(GPtrArray *, n_graphs + 1);  /* topological order, NULL: to make */
+    GPtrArray **convs = conversions_of(m);                       /* file order */
+    GPtrArray **sweep_convs = g_new0(GPtrArray *, n_graphs + 1); /* topological order, NULL: to make */
     res->conversions_before = count_conversions(convs, n_graphs);
     bool ok = sweeps(&p, sweep_convs, error);
     conversions_free(sweep_convs, n_graphs);

@@ -13,13 +13,13 @@
 typedef struct {
     uint32_t conversions_before; /* Transpose, TransData, Cast (runtime ops) before the pass */
     uint32_t conversions_after;
-    uint32_t removed;            /* conversion ops removed */
-    uint32_t merged;             /* Transpose pairs merged into one */
-    uint32_t pushed;             /* ops a Transpose pair was pushed through */
-    uint32_t refused;            /* candidates kept, each with a diagnostic */
-    bool rewrote;                /* the graph changed (false: every op, edge and type as before) */
-    fp_nchwc_result nchwc;       /* the NCHWc conversion after it (passes/nchwc.h; zeros: none) */
-    fp_ge_format_result ge;      /* GE's formats chosen after it (passes/ge_format.h; zeros: none) */
+    uint32_t removed;              /* conversion ops removed */
+    uint32_t merged;               /* Transpose pairs merged into one */
+    uint32_t pushed;               /* ops a Transpose pair was pushed through */
+    uint32_t refused;              /* candidates kept, each with a diagnostic */
+    bool rewrote;                  /* the graph changed (false: every op, edge and type as before) */
+    fp_nchwc_result nchwc;         /* the NCHWc conversion after it (passes/nchwc.h; zeros: none) */
+    fp_ge_format_result ge;        /* GE's formats chosen after it (passes/ge_format.h; zeros: none) */
     fp_transpose_result transpose; /* ONNX Runtime's transpose optimizer before the fusions
                                     (passes/transpose.h; zeros: none) */
 } fp_layout_result;

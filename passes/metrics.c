@@ -251,21 +251,78 @@ static uint64_t elementwise_flops(const fp_node *n, uint64_t out)
     return 0; /* data movement, shape computations, control flow */
 }
 
+/* FLOPs of the ops counted per element of input 0 (global pools, norms, softmax, reductions,
+ * TopK); elementwise_flops for every other op. */
+static uint64_t per_input_flops(const fp_node *n, uint64_t in, uint64_t out)
+{
+    switch (n->op) {
+    case FP_OP_GLOBAL_AVG_POOL:
+    case FP_OP_GLOBAL_MAX_POOL:
+    case FP_OP_GLOBAL_LP_POOL:
+        return in;
+    case FP_OP_BATCH_NORM:
+        return 2 * in; /* y = x * scale + shift with scale/shift precomputed */
+    case FP_OP_LAYER_NORM:
+    case FP_OP_INSTANCE_NORM:
+    case FP_OP_GROUP_NORM:
+    case FP_OP_MVN:
+    case FP_OP_SKIP_LAYER_NORM:
+        return 7 * in + (n->op == FP_OP_SKIP_LAYER_NORM ? 2 * in : 0);
+    case FP_OP_SIMPLIFIED_LAYER_NORM:
+    case FP_OP_SKIP_SIMPLIFIED_LAYER_NORM:
+        return 4 * in + (n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM ? 2 * in : 0);
+    case FP_OP_LRN:
+        return in * (uint64_t)(fp_node_attr_int(n, "size", 1) + 3);
+    case FP_OP_LP_NORM:
+        return 3 * in;
+    case FP_OP_SOFTMAX:
+    case FP_OP_LOG_SOFTMAX:
+        return 5 * in; /* max, subtract, exp, sum, divide */
+    case FP_OP_REDUCE_L2:
+    case FP_OP_REDUCE_SUM_SQUARE:
+        return 2 * in;
+    case FP_OP_REDUCE_LOG_SUM_EXP:
+        return 3 * in;
+    case FP_OP_REDUCE_L1:
+    case FP_OP_REDUCE_LOG_SUM:
+    case FP_OP_REDUCE_MAX:
+    case FP_OP_REDUCE_MEAN:
+    case FP_OP_REDUCE_MIN:
+    case FP_OP_REDUCE_PROD:
+    case FP_OP_REDUCE_SUM:
+    case FP_OP_ARG_MAX:
+    case FP_OP_ARG_MIN:
+    case FP_OP_HARDMAX:
+    case FP_OP_CUM_SUM:
+        return in;
+    case FP_OP_TOP_K:
+        return in * (uint64_t)MAX(1.0, ceil(log2((double)MAX(out, 2))));
+    default:
+        return elementwise_flops(n, out);
+    }
+}
+
 /* FLOPs per element of the output for elementwise-like ops; per element of input 0 for others.
  * in, out: the elements of input 0 and output 0 (0 when absent or not static), as the caller
  * has them already. */
 static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
 {
     switch (n->op) {
-    case FP_OP_CONV: case FP_OP_FUSED_CONV: case FP_OP_CONV_INTEGER:
+    case FP_OP_CONV:
+    case FP_OP_FUSED_CONV:
+    case FP_OP_CONV_INTEGER:
         return conv_flops(n, out);
     case FP_OP_QLINEAR_CONV:
         return 2 * conv_macs(n, 3, out) + out;
     case FP_OP_CONV_TRANSPOSE:
         return 2 * conv_transpose_macs(n, in) + (n->n_inputs > 2 && n->inputs[2] ? out : 0);
-    case FP_OP_GEMM: case FP_OP_FUSED_GEMM:
-        return 2 * matmul_macs(n, 1, out) + (n->n_inputs > 2 && n->inputs[2] ? out : 0) + (n->op == FP_OP_FUSED_GEMM ? out : 0);
-    case FP_OP_MATMUL: case FP_OP_MATMUL_INTEGER: case FP_OP_FUSED_MATMUL:
+    case FP_OP_GEMM:
+    case FP_OP_FUSED_GEMM:
+        return 2 * matmul_macs(n, 1, out) + (n->n_inputs > 2 && n->inputs[2] ? out : 0) +
+               (n->op == FP_OP_FUSED_GEMM ? out : 0);
+    case FP_OP_MATMUL:
+    case FP_OP_MATMUL_INTEGER:
+    case FP_OP_FUSED_MATMUL:
         return 2 * matmul_macs(n, 1, out);
     case FP_OP_QLINEAR_MATMUL:
         return 2 * matmul_macs(n, 3, out);
@@ -273,43 +330,27 @@ static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
         return 2 * einsum_macs(n);
     case FP_OP_ATTENTION:
         return attention_flops(n);
-    case FP_OP_GROUP_QUERY_ATTENTION: case FP_OP_MULTI_HEAD_ATTENTION:
+    case FP_OP_GROUP_QUERY_ATTENTION:
+    case FP_OP_MULTI_HEAD_ATTENTION:
         return mha_flops(n);
-    case FP_OP_LSTM: case FP_OP_GRU: case FP_OP_RNN:
+    case FP_OP_LSTM:
+    case FP_OP_GRU:
+    case FP_OP_RNN:
         return rnn_flops(n);
-    case FP_OP_AVERAGE_POOL: case FP_OP_MAX_POOL: case FP_OP_LP_POOL:
+    case FP_OP_AVERAGE_POOL:
+    case FP_OP_MAX_POOL:
+    case FP_OP_LP_POOL:
         return pool_flops(n, out);
-    case FP_OP_GLOBAL_AVG_POOL: case FP_OP_GLOBAL_MAX_POOL: case FP_OP_GLOBAL_LP_POOL:
-        return in;
-    case FP_OP_BATCH_NORM:
-        return 2 * in; /* y = x * scale + shift with scale/shift precomputed */
-    case FP_OP_LAYER_NORM: case FP_OP_INSTANCE_NORM: case FP_OP_GROUP_NORM: case FP_OP_MVN:
-    case FP_OP_SKIP_LAYER_NORM:
-        return 7 * in + (n->op == FP_OP_SKIP_LAYER_NORM ? 2 * in : 0);
-    case FP_OP_SIMPLIFIED_LAYER_NORM: case FP_OP_SKIP_SIMPLIFIED_LAYER_NORM:
-        return 4 * in + (n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM ? 2 * in : 0);
-    case FP_OP_LRN:
-        return in * (uint64_t)(fp_node_attr_int(n, "size", 1) + 3);
-    case FP_OP_LP_NORM:
-        return 3 * in;
-    case FP_OP_SOFTMAX: case FP_OP_LOG_SOFTMAX:
-        return 5 * in; /* max, subtract, exp, sum, divide */
-    case FP_OP_REDUCE_L2: case FP_OP_REDUCE_SUM_SQUARE:
-        return 2 * in;
-    case FP_OP_REDUCE_LOG_SUM_EXP:
-        return 3 * in;
-    case FP_OP_REDUCE_L1: case FP_OP_REDUCE_LOG_SUM: case FP_OP_REDUCE_MAX: case FP_OP_REDUCE_MEAN:
-    case FP_OP_REDUCE_MIN: case FP_OP_REDUCE_PROD: case FP_OP_REDUCE_SUM: case FP_OP_ARG_MAX: case FP_OP_ARG_MIN:
-    case FP_OP_HARDMAX: case FP_OP_CUM_SUM:
-        return in;
-    case FP_OP_TOP_K:
-        return in * (uint64_t)MAX(1.0, ceil(log2((double)MAX(out, 2))));
-    case FP_OP_RESIZE: case FP_OP_UPSAMPLE:
+    case FP_OP_RESIZE:
+    case FP_OP_UPSAMPLE:
         return resize_flops(n, out);
-    case FP_OP_BIAS_GELU: case FP_OP_FAST_GELU: case FP_OP_GELU: case FP_OP_QUICK_GELU:
+    case FP_OP_BIAS_GELU:
+    case FP_OP_FAST_GELU:
+    case FP_OP_GELU:
+    case FP_OP_QUICK_GELU:
         return 8 * out;
     default:
-        return elementwise_flops(n, out);
+        return per_input_flops(n, in, out);
     }
 }
 

@@ -13,11 +13,11 @@ typedef struct {
     fp_model *m;
     fp_graph *g;
     uint64_t block;
-    uint8_t *blocked;      /* per value id of g (grown as values are added): NCHWc */
+    uint8_t *blocked;       /* per value id of g (grown as values are added): NCHWc */
     GHashTable *to_blocked; /* value -> its ReorderInput output (the few values that get one) */
-    GHashTable *to_nchw;   /* value -> its ReorderOutput output */
+    GHashTable *to_nchw;    /* value -> its ReorderOutput output */
     uint32_t cap;
-    const char *domain;    /* "com.microsoft.nchwc", interned */
+    const char *domain; /* "com.microsoft.nchwc", interned */
     fp_nchwc_result *res;
     fp_diag *diag;
 } nchwc;
@@ -145,9 +145,11 @@ static const char *pool_refusal(const nchwc *z, const fp_node *n)
         return "not a float32 2-D pool";
     if (dim(x, 1) < 0 || dim(x, 1) % (int64_t)z->block)
         return "channels not a multiple of the block (pools pad none)";
-    if (n->op == FP_OP_MAX_POOL && n->n_outputs > 1 && n->outputs[1] && (n->outputs[1]->n_uses || n->outputs[1]->is_output))
+    if (n->op == FP_OP_MAX_POOL && n->n_outputs > 1 && n->outputs[1] &&
+        (n->outputs[1]->n_uses || n->outputs[1]->is_output))
         return "its Indices output is read";
-    if (n->op == FP_OP_AVERAGE_POOL && fp_node_attr_int(n, "ceil_mode", 0) && fp_node_attr_int(n, "count_include_pad", 0))
+    if (n->op == FP_OP_AVERAGE_POOL && fp_node_attr_int(n, "ceil_mode", 0) &&
+        fp_node_attr_int(n, "count_include_pad", 0))
         return "ceil_mode with count_include_pad";
     if (global && !is_blocked(z, x))
         return "its input is not blocked (a global pool converts only after its producer)";
@@ -173,8 +175,7 @@ static fp_node *foldable_conv(const nchwc *z, const fp_value *v, uint32_t reader
 {
     fp_node *c = v ? v->producer : NULL;
     bool conv = c && (c->op == FP_OP_CONV || c->op == FP_OP_FUSED_CONV || c->op == FP_OP_BATCH_NORM);
-    if (!c || c->domain != z->domain || !conv || v->n_uses != readers ||
-        v->is_output || fp_node_attr(c, "activation"))
+    if (!c || c->domain != z->domain || !conv || v->n_uses != readers || v->is_output || fp_node_attr(c, "activation"))
         return NULL;
     return c;
 }
@@ -194,8 +195,10 @@ static void set_activation(nchwc *z, fp_node *c, const char *act)
 {
     fp_attr *attrs = fp_arena_calloc(z->m->arena, c->n_attrs + 1, sizeof(fp_attr));
     memcpy(attrs, c->attrs, sizeof(fp_attr) * c->n_attrs);
-    attrs[c->n_attrs] = (fp_attr){.name = fp_intern(z->m, "activation", -1), .type = FP_ATTR_STRING,
-                                  .u.s = fp_intern(z->m, act, -1), .n = (uint32_t)strlen(act)};
+    attrs[c->n_attrs] = (fp_attr){.name = fp_intern(z->m, "activation", -1),
+                                  .type = FP_ATTR_STRING,
+                                  .u.s = fp_intern(z->m, act, -1),
+                                  .n = (uint32_t)strlen(act)};
     c->attrs = attrs;
     c->n_attrs++;
 }
@@ -271,8 +274,8 @@ static bool blocked_mul(nchwc *z, fp_node *n)
         /* measured (ONNX Runtime 1.30): not after a Conv of fewer channels than a block (8 on a
          * block of 16); after 16, and after 120 (7.5 blocks), folded */
         if (!c || !hs || hs->op != FP_OP_HARD_SIGMOID || hs->inputs[0] != x || h->n_uses != 1 ||
-            dim(x, 1) < (int64_t)z->block ||
-            fabs(fp_node_attr_float(hs, "alpha", 0.2) - 1.0 / 6.0) > 1e-6 || fabs(fp_node_attr_float(hs, "beta", 0.5) - 0.5) > 1e-6)
+            dim(x, 1) < (int64_t)z->block || fabs(fp_node_attr_float(hs, "alpha", 0.2) - 1.0 / 6.0) > 1e-6 ||
+            fabs(fp_node_attr_float(hs, "beta", 0.5) - 0.5) > 1e-6)
             continue;
         set_activation(z, c, "HardSwish");
         fold_into(z, c, n);
@@ -344,21 +347,31 @@ static bool visit_blocked(nchwc *z, fp_node *n)
 {
     const char *why;
     switch (n->op) {
-    case FP_OP_CONV: case FP_OP_FUSED_CONV:
+    case FP_OP_CONV:
+    case FP_OP_FUSED_CONV:
         if ((why = conv_refusal(z, n)))
             return keep_nchw(z, n, why);
         convert(z, n, fp_node_attr_int(n, "group", 1) == 1 && dim(n->inputs[0], 1) < (int64_t)z->block);
         return true;
-    case FP_OP_MAX_POOL: case FP_OP_AVERAGE_POOL: case FP_OP_GLOBAL_MAX_POOL: case FP_OP_GLOBAL_AVG_POOL:
+    case FP_OP_MAX_POOL:
+    case FP_OP_AVERAGE_POOL:
+    case FP_OP_GLOBAL_MAX_POOL:
+    case FP_OP_GLOBAL_AVG_POOL:
         if ((why = pool_refusal(z, n)))
             return keep_nchw(z, n, why);
         convert(z, n, false);
         return true;
-    case FP_OP_ADD: case FP_OP_SUM: return blocked_add(z, n);
-    case FP_OP_MUL: return blocked_mul(z, n);
-    case FP_OP_CONCAT: return blocked_concat(z, n);
-    case FP_OP_BATCH_NORM: return blocked_batch_norm(z, n);
-    case FP_OP_TRANSPOSE: return blocked_transpose(z, n);
+    case FP_OP_ADD:
+    case FP_OP_SUM:
+        return blocked_add(z, n);
+    case FP_OP_MUL:
+        return blocked_mul(z, n);
+    case FP_OP_CONCAT:
+        return blocked_concat(z, n);
+    case FP_OP_BATCH_NORM:
+        return blocked_batch_norm(z, n);
+    case FP_OP_TRANSPOSE:
+        return blocked_transpose(z, n);
     default:
         return fp_op_has(n->op, FP_OPF_ACT) && n->n_inputs >= 1 && n->n_outputs == 1 && blocked_activation(z, n);
     }
@@ -404,7 +417,11 @@ bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_res
     memset(res, 0, sizeof *res);
     if (block < 2 || !g_key_file_get_boolean(t->keyfile, "layout", "nchwc", NULL))
         return false;
-    nchwc z = {.m = m, .g = m->main, .block = block, .res = res, .diag = diag,
+    nchwc z = {.m = m,
+               .g = m->main,
+               .block = block,
+               .res = res,
+               .diag = diag,
                .domain = fp_intern(m, "com.microsoft.nchwc", -1)};
     z.to_blocked = g_hash_table_new(g_direct_hash, g_direct_equal);
     z.to_nchw = g_hash_table_new(g_direct_hash, g_direct_equal);

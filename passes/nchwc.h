@@ -11,13 +11,13 @@
 #include "passes/fusion/fuse.h"
 
 typedef struct {
-    uint32_t converted;     /* Convs and pools now in com.microsoft.nchwc */
-    uint32_t kept_nchw;     /* Convs and pools that stay NCHW (one finding each, with the reason) */
-    uint32_t blocked;       /* other ops that run on blocked tensors (Add, activations, Concat) */
-    uint32_t sum_fused;     /* Adds folded into the blocked Conv before them (its Sum input) */
-    uint32_t act_fused;     /* activations folded into it */
-    uint32_t reorder_in;    /* ReorderInput nodes inserted */
-    uint32_t reorder_out;   /* ReorderOutput nodes inserted */
+    uint32_t converted;         /* Convs and pools now in com.microsoft.nchwc */
+    uint32_t kept_nchw;         /* Convs and pools that stay NCHW (one finding each, with the reason) */
+    uint32_t blocked;           /* other ops that run on blocked tensors (Add, activations, Concat) */
+    uint32_t sum_fused;         /* Adds folded into the blocked Conv before them (its Sum input) */
+    uint32_t act_fused;         /* activations folded into it */
+    uint32_t reorder_in;        /* ReorderInput nodes inserted */
+    uint32_t reorder_out;       /* ReorderOutput nodes inserted */
     uint32_t transposes_folded; /* Transposes to or from NHWC folded into a reorder (channels_last) */
 } fp_nchwc_result;
 

@@ -12,10 +12,7 @@ double fp_roofline_intensity(uint64_t flops, uint64_t bytes)
     return (double)flops / (double)bytes;
 }
 
-double fp_roofline_ridge(const fp_device *d, fp_dtype t)
-{
-    return fp_device_peak(d, t) / d->bandwidth;
-}
+double fp_roofline_ridge(const fp_device *d, fp_dtype t) { return fp_device_peak(d, t) / d->bandwidth; }
 
 double fp_roofline_ridge_effective(const fp_device *d, fp_dtype t, fp_op_class c)
 {
@@ -62,10 +59,7 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     return r;
 }
 
-const char *fp_bound_name(fp_bound b)
-{
-    return b == FP_BOUND_COMPUTE ? "compute" : "memory";
-}
+const char *fp_bound_name(fp_bound b) { return b == FP_BOUND_COMPUTE ? "compute" : "memory"; }
 
 const char *fp_roofline_level_name(int level)
 {

@@ -34,7 +34,7 @@ typedef enum { FP_BOUND_COMPUTE, FP_BOUND_MEMORY } fp_bound;
 /* One kernel's work, as the cost model and the fit see it. */
 typedef struct {
     uint64_t flops, bytes;
-    fp_dtype dtype;    /* it computes in */
+    fp_dtype dtype; /* it computes in */
     fp_op_class cls;
     uint64_t parts;    /* sub-kernels: the groups of a grouped convolution; 0 or 1 = one */
     uint64_t operands; /* elements of the GEMM operands it lowers to, summed over its sub-GEMMs

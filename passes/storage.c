@@ -6,7 +6,7 @@ struct fp_storage {
 };
 
 typedef struct {
-    uint64_t bytes;  /* fixed bytes, when dtype is FP_DT_UNDEFINED */
+    uint64_t bytes; /* fixed bytes, when dtype is FP_DT_UNDEFINED */
     fp_dtype dtype;
 } stored;
 

@@ -36,12 +36,12 @@ typedef enum {
 typedef struct {
     fp_model *m;
     fp_graph *g;
-    uint8_t *leads;     /* a bit per value id at the start: a path of handled ops leads from it to a Transpose */
+    uint8_t *leads; /* a bit per value id at the start: a path of handled ops leads from it to a Transpose */
     uint32_t n_leads;
     GHashTable *readers; /* fp_value* -> GArray of fp_use: the readers of the values this pass rewired */
     GHashTable *consts;  /* fp_value* -> GPtrArray of its permuted copies (made ones reused) */
-    int64_t opset;      /* the model's ai.onnx opset (ONNX Runtime's handlers read it) */
-    uint32_t serial;    /* names of the values and nodes made */
+    int64_t opset;       /* the model's ai.onnx opset (ONNX Runtime's handlers read it) */
+    uint32_t serial;     /* names of the values and nodes made */
     fp_transpose_result *res;
     fp_diag *diag;
 } tp;
@@ -58,13 +58,45 @@ static bool live(const fp_node *n) { return n && !(n->flags & (FP_NODE_REMOVED |
 static handler unary_or_none(fp_op op)
 {
     switch (op) {
-    case FP_OP_CAST: case FP_OP_EXP: case FP_OP_IDENTITY: case FP_OP_LEAKY_RELU: case FP_OP_LOG:
-    case FP_OP_RECIPROCAL: case FP_OP_RELU: case FP_OP_SIGMOID: case FP_OP_SQRT: case FP_OP_TANH: case FP_OP_ABS:
-    case FP_OP_NOT: case FP_OP_CEIL: case FP_OP_FLOOR: case FP_OP_NEG: case FP_OP_ERF: case FP_OP_HARD_SIGMOID:
-    case FP_OP_ROUND: case FP_OP_IS_INF: case FP_OP_IS_NAN: case FP_OP_SELU: case FP_OP_SHRINK: case FP_OP_SIGN:
-    case FP_OP_SOFTPLUS: case FP_OP_SOFTSIGN: case FP_OP_THRESHOLDED_RELU: case FP_OP_CELU: case FP_OP_HARD_SWISH:
-    case FP_OP_SIN: case FP_OP_COS: case FP_OP_TAN: case FP_OP_SINH: case FP_OP_COSH: case FP_OP_ASIN:
-    case FP_OP_ACOS: case FP_OP_ATAN: case FP_OP_ASINH: case FP_OP_ACOSH: case FP_OP_ATANH:
+    case FP_OP_CAST:
+    case FP_OP_EXP:
+    case FP_OP_IDENTITY:
+    case FP_OP_LEAKY_RELU:
+    case FP_OP_LOG:
+    case FP_OP_RECIPROCAL:
+    case FP_OP_RELU:
+    case FP_OP_SIGMOID:
+    case FP_OP_SQRT:
+    case FP_OP_TANH:
+    case FP_OP_ABS:
+    case FP_OP_NOT:
+    case FP_OP_CEIL:
+    case FP_OP_FLOOR:
+    case FP_OP_NEG:
+    case FP_OP_ERF:
+    case FP_OP_HARD_SIGMOID:
+    case FP_OP_ROUND:
+    case FP_OP_IS_INF:
+    case FP_OP_IS_NAN:
+    case FP_OP_SELU:
+    case FP_OP_SHRINK:
+    case FP_OP_SIGN:
+    case FP_OP_SOFTPLUS:
+    case FP_OP_SOFTSIGN:
+    case FP_OP_THRESHOLDED_RELU:
+    case FP_OP_CELU:
+    case FP_OP_HARD_SWISH:
+    case FP_OP_SIN:
+    case FP_OP_COS:
+    case FP_OP_TAN:
+    case FP_OP_SINH:
+    case FP_OP_COSH:
+    case FP_OP_ASIN:
+    case FP_OP_ACOS:
+    case FP_OP_ATAN:
+    case FP_OP_ASINH:
+    case FP_OP_ACOSH:
+    case FP_OP_ATANH:
         return H_UNARY;
     default:
         return H_NONE;
@@ -77,29 +109,72 @@ static handler handler_of(const fp_node *n)
     if (*n->domain && strcmp(n->domain, "ai.onnx") != 0)
         return H_NONE;
     switch (n->op) {
-    case FP_OP_ADD: case FP_OP_MAX: case FP_OP_MIN: case FP_OP_MUL: case FP_OP_SUB: case FP_OP_DIV: case FP_OP_AND:
-    case FP_OP_OR: case FP_OP_XOR: case FP_OP_MOD: case FP_OP_PRELU: case FP_OP_BIT_SHIFT: case FP_OP_EQUAL:
-    case FP_OP_GREATER: case FP_OP_LESS: case FP_OP_GREATER_OR_EQUAL: case FP_OP_LESS_OR_EQUAL: case FP_OP_MEAN:
-    case FP_OP_SUM: case FP_OP_POW: case FP_OP_WHERE:
+    case FP_OP_ADD:
+    case FP_OP_MAX:
+    case FP_OP_MIN:
+    case FP_OP_MUL:
+    case FP_OP_SUB:
+    case FP_OP_DIV:
+    case FP_OP_AND:
+    case FP_OP_OR:
+    case FP_OP_XOR:
+    case FP_OP_MOD:
+    case FP_OP_PRELU:
+    case FP_OP_BIT_SHIFT:
+    case FP_OP_EQUAL:
+    case FP_OP_GREATER:
+    case FP_OP_LESS:
+    case FP_OP_GREATER_OR_EQUAL:
+    case FP_OP_LESS_OR_EQUAL:
+    case FP_OP_MEAN:
+    case FP_OP_SUM:
+    case FP_OP_POW:
+    case FP_OP_WHERE:
         return H_BROADCAST;
-    case FP_OP_CLIP: case FP_OP_CAST_LIKE: return H_FIRST;
-    case FP_OP_TRANSPOSE: return H_TRANSPOSE;
-    case FP_OP_CONCAT: return H_CONCAT;
-    case FP_OP_SPLIT: return H_SPLIT;
-    case FP_OP_SOFTMAX: case FP_OP_HARDMAX: case FP_OP_LOG_SOFTMAX: return H_SOFTMAX;
-    case FP_OP_REDUCE_LOG_SUM: case FP_OP_REDUCE_LOG_SUM_EXP: case FP_OP_REDUCE_MAX: case FP_OP_REDUCE_MEAN:
-    case FP_OP_REDUCE_MIN: case FP_OP_REDUCE_PROD: case FP_OP_REDUCE_SUM: case FP_OP_REDUCE_SUM_SQUARE:
-    case FP_OP_REDUCE_L1: case FP_OP_REDUCE_L2:
+    case FP_OP_CLIP:
+    case FP_OP_CAST_LIKE:
+        return H_FIRST;
+    case FP_OP_TRANSPOSE:
+        return H_TRANSPOSE;
+    case FP_OP_CONCAT:
+        return H_CONCAT;
+    case FP_OP_SPLIT:
+        return H_SPLIT;
+    case FP_OP_SOFTMAX:
+    case FP_OP_HARDMAX:
+    case FP_OP_LOG_SOFTMAX:
+        return H_SOFTMAX;
+    case FP_OP_REDUCE_LOG_SUM:
+    case FP_OP_REDUCE_LOG_SUM_EXP:
+    case FP_OP_REDUCE_MAX:
+    case FP_OP_REDUCE_MEAN:
+    case FP_OP_REDUCE_MIN:
+    case FP_OP_REDUCE_PROD:
+    case FP_OP_REDUCE_SUM:
+    case FP_OP_REDUCE_SUM_SQUARE:
+    case FP_OP_REDUCE_L1:
+    case FP_OP_REDUCE_L2:
         return H_REDUCE;
-    case FP_OP_SQUEEZE: return H_SQUEEZE;
-    case FP_OP_UNSQUEEZE: return H_UNSQUEEZE;
-    case FP_OP_PAD: case FP_OP_SLICE: case FP_OP_TILE: case FP_OP_ARG_MIN: case FP_OP_ARG_MAX:
-    case FP_OP_QUANTIZE_LINEAR: case FP_OP_DEQUANTIZE_LINEAR:
+    case FP_OP_SQUEEZE:
+        return H_SQUEEZE;
+    case FP_OP_UNSQUEEZE:
+        return H_UNSQUEEZE;
+    case FP_OP_PAD:
+    case FP_OP_SLICE:
+    case FP_OP_TILE:
+    case FP_OP_ARG_MIN:
+    case FP_OP_ARG_MAX:
+    case FP_OP_QUANTIZE_LINEAR:
+    case FP_OP_DEQUANTIZE_LINEAR:
         return H_OTHER;
-    case FP_OP_SHAPE: return H_OTHER_IN;
-    case FP_OP_RESHAPE: return H_RESHAPE;
-    case FP_OP_GATHER: return H_GATHER;
-    default: return unary_or_none(n->op);
+    case FP_OP_SHAPE:
+        return H_OTHER_IN;
+    case FP_OP_RESHAPE:
+        return H_RESHAPE;
+    case FP_OP_GATHER:
+        return H_GATHER;
+    default:
+        return unary_or_none(n->op);
     }
 }
 
@@ -142,7 +217,10 @@ static bool perm_of(const fp_node *n, int64_t *perm, int *r)
     return true;
 }
 
-static bool perm_eq(const int64_t *a, const int64_t *b, int r) { return memcmp(a, b, sizeof(int64_t) * (size_t)r) == 0; }
+static bool perm_eq(const int64_t *a, const int64_t *b, int r)
+{
+    return memcmp(a, b, sizeof(int64_t) * (size_t)r) == 0;
+}
 
 static bool is_identity(const int64_t *perm, int r)
 {
@@ -296,7 +374,8 @@ static fp_node *new_node(tp *p, fp_op op, const char *op_type, const char *base,
 
 static fp_attr ints_attr(tp *p, const char *name, const int64_t *vals, int n)
 {
-    return (fp_attr){.name = fp_intern(p->m, name, -1), .type = FP_ATTR_INTS,
+    return (fp_attr){.name = fp_intern(p->m, name, -1),
+                     .type = FP_ATTR_INTS,
                      .u.ints = fp_arena_memdup(p->m->arena, vals, sizeof(int64_t) * (size_t)MAX(n, 1)),
                      .n = (uint32_t)n};
 }
@@ -399,7 +478,8 @@ static fp_value *new_const(tp *p, fp_value *v, const fp_dim *dims, int r, const 
     ct->shape = c->shape;
     uint64_t numel = 0, esize = 0;
     bool movable = perm && t && t->where == FP_DATA_INLINE && fp_shape_numel(&t->shape, &numel) &&
-                   fp_dtype_bits(t->dtype) % 8 == 0 && fp_dtype_bytes(t->dtype, 1, &esize) && t->nbytes == numel * esize;
+                   fp_dtype_bits(t->dtype) % 8 == 0 && fp_dtype_bytes(t->dtype, 1, &esize) &&
+                   t->nbytes == numel * esize;
     if (movable) {
         uint8_t *data = fp_arena_alloc_raw(p->m->arena, MAX(t->nbytes, 1));
         permute_data(t->data, data, &t->shape, perm, r, esize, numel);
@@ -428,7 +508,8 @@ static fp_value *const_transposed(tp *p, fp_value *v, const int64_t *perm, int r
         const fp_tensor *t = v->tensor ? v->tensor : fp_value_fold(v);
         c = new_const(p, v, v->shape.dims, 1, NULL);
         uint64_t esize = 0;
-        if (t && t->where == FP_DATA_INLINE && fp_dtype_bytes(t->dtype, 1, &esize) && t->nbytes == esize * (uint64_t)r) {
+        if (t && t->where == FP_DATA_INLINE && fp_dtype_bytes(t->dtype, 1, &esize) &&
+            t->nbytes == esize * (uint64_t)r) {
             uint8_t *data = fp_arena_alloc_raw(p->m->arena, t->nbytes);
             for (int j = 0; j < r; j++)
                 memcpy(data + esize * (size_t)j, (const uint8_t *)t->data + esize * (size_t)perm[j], esize);
@@ -882,7 +963,10 @@ static int value_cost(const tp *p, const fp_value *v, const int64_t *perm, int r
 }
 
 /* Whether v (of p's graph) leads to a Transpose; values made by the pass do not. */
-static bool lead(const tp *p, const fp_value *v) { return v->id < p->n_leads && (p->leads[v->id / 8] >> (v->id % 8) & 1); }
+static bool lead(const tp *p, const fp_value *v)
+{
+    return v->id < p->n_leads && (p->leads[v->id / 8] >> (v->id % 8) & 1);
+}
 
 static void set_lead(tp *p, const fp_value *v) { p->leads[v->id / 8] |= (uint8_t)(1u << (v->id % 8)); }
 
@@ -959,21 +1043,34 @@ static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
     handler h = handler_of(n);
     uint64_t mask = transposable(n, h);
     switch (h) {
-    case H_UNARY: case H_FIRST: return push(p, n, perm, r, mask, false, perm, r);
-    case H_BROADCAST: return push(p, n, perm, r, mask, true, perm, r);
-    case H_SPLIT: return push_with_axis(p, n, perm, r, mask, true, 0);
-    case H_CONCAT: return push_with_axis(p, n, perm, r, mask, false, 0);
-    case H_SOFTMAX: return push_softmax(p, n, perm, r, mask);
-    case H_REDUCE: return push_reduce(p, n, perm, r, mask);
-    case H_SQUEEZE: return push_squeeze(p, n, perm, r, mask);
-    case H_UNSQUEEZE: return push_unsqueeze(p, n, perm, r, mask);
-    case H_GATHER: return push_gather(p, n, perm, r, mask);
-    case H_TRANSPOSE: case H_RESHAPE: return push_transpose(p, t, n, perm, r);
+    case H_UNARY:
+    case H_FIRST:
+        return push(p, n, perm, r, mask, false, perm, r);
+    case H_BROADCAST:
+        return push(p, n, perm, r, mask, true, perm, r);
+    case H_SPLIT:
+        return push_with_axis(p, n, perm, r, mask, true, 0);
+    case H_CONCAT:
+        return push_with_axis(p, n, perm, r, mask, false, 0);
+    case H_SOFTMAX:
+        return push_softmax(p, n, perm, r, mask);
+    case H_REDUCE:
+        return push_reduce(p, n, perm, r, mask);
+    case H_SQUEEZE:
+        return push_squeeze(p, n, perm, r, mask);
+    case H_UNSQUEEZE:
+        return push_unsqueeze(p, n, perm, r, mask);
+    case H_GATHER:
+        return push_gather(p, n, perm, r, mask);
+    case H_TRANSPOSE:
+    case H_RESHAPE:
+        return push_transpose(p, t, n, perm, r);
     default:
         p->res->unmodelled++;
         fp_diag_add(p->diag, FP_DIAG_INFO, "transpose", "transpose-unmodelled", n->name,
                     "%s '%s': ONNX Runtime's transpose optimizer pushes Transpose '%s' through it; fuseplan does "
-                    "not model that handler, so the Transpose stays here", n->op_type, n->name, t->name);
+                    "not model that handler, so the Transpose stays here",
+                    n->op_type, n->name, t->name);
         return false;
     }
 }
@@ -1013,7 +1110,8 @@ static bool optimize_graph(tp *p)
             fp_node *t = v ? v->producer : NULL;
             int64_t perm[MAXR];
             int r;
-            if (!live(t) || t == node || t->op != FP_OP_TRANSPOSE || !perm_of(t, perm, &r) || !wanted(p, node, perm, r, j))
+            if (!live(t) || t == node || t->op != FP_OP_TRANSPOSE || !perm_of(t, perm, &r) ||
+                !wanted(p, node, perm, r, j))
                 continue;
             handler h = handler_of(node);
             if (!own && h != H_OTHER && h != H_OTHER_IN) /* those change nothing */
@@ -1053,6 +1151,7 @@ bool fp_pass_transpose(fp_model *m, const fp_target *t, fp_transpose_result *res
     if (changed && diag)
         fp_diag_add(diag, FP_DIAG_INFO, "transpose", "transpose-optimized", NULL,
                     "ONNX Runtime's transpose optimizer: Transposes pushed through %u ops, %u cancelled, %u inserted, "
-                    "%u removed", res->pushed, res->cancelled, res->inserted, res->removed);
+                    "%u removed",
+                    res->pushed, res->cancelled, res->inserted, res->removed);
     return changed;
 }

@@ -11,7 +11,10 @@
 
 /* ---------------------------------------------------------------- rows */
 
-static const fp_match_row *row_at(const fp_match_result *m, guint i) { return &g_array_index(m->rows, fp_match_row, i); }
+static const fp_match_row *row_at(const fp_match_result *m, guint i)
+{
+    return &g_array_index(m->rows, fp_match_row, i);
+}
 
 static const fp_prof_kernel *first_kernel(const fp_match_result *m, const fp_match_row *row)
 {
@@ -27,7 +30,9 @@ static const fp_op_cost *dominant(const fp_match_result *m, const fp_match_row *
 static char *row_name(const fp_match_result *m, const fp_match_row *row)
 {
     const fp_prof_kernel *k = first_kernel(m, row);
-    const char *base = k ? k->name : row->units->len ? m->cost->ops[g_array_index(row->units, guint, 0)].node->name : "?";
+    const char *base = k                 ? k->name
+                       : row->units->len ? m->cost->ops[g_array_index(row->units, guint, 0)].node->name
+                                         : "?";
     guint more = k ? row->kernels->len - 1 : 0;
     return more ? g_strdup_printf("%s (+%u)", base, more) : g_strdup(base);
 }
@@ -53,7 +58,8 @@ static int row_cmp(gconstpointer a, gconstpointer b, gpointer data)
 {
     const sort_ctx *sc = data;
     const fp_match_row *x = row_at(sc->m, *(const guint *)a), *y = row_at(sc->m, *(const guint *)b);
-    double kx = sc->by_error ? fabs(log(ratio(x))) : x->measured_s, ky = sc->by_error ? fabs(log(ratio(y))) : y->measured_s;
+    double kx = sc->by_error ? fabs(log(ratio(x))) : x->measured_s,
+           ky = sc->by_error ? fabs(log(ratio(y))) : y->measured_s;
     if (kx != ky)
         return kx < ky ? 1 : -1;
     if (x->estimated_s != y->estimated_s)
@@ -89,9 +95,10 @@ static char *hint(const fp_match_result *m, const fp_match_row *row)
     else if (c->rl.memory_s < c->rl.launch_s)
         g_string_append_printf(s, "launch-dominated: launch overhead is too %s", q < 1 ? "low" : "high");
     else
-        g_string_append_printf(s, "memory-bound: %s", q < 1 ? "slower than its bytes at the bandwidth (layout, strides, "
-                                                              "small tensors)"
-                                                            : "faster than memory allows (data stays in cache)");
+        g_string_append_printf(s, "memory-bound: %s",
+                               q < 1 ? "slower than its bytes at the bandwidth (layout, strides, "
+                                       "small tensors)"
+                                     : "faster than memory allows (data stays in cache)");
     if (row->absorbed)
         g_string_append_printf(s, "; includes %u op%s without a kernel of its own", row->absorbed,
                                row->absorbed == 1 ? "" : "s");
@@ -127,12 +134,14 @@ static void text_header(const fp_compare_report *r, FILE *out)
     fprintf(out, "stage      %s (%s)\n", r->stage, r->stage_note);
     if (r->inputs_note)
         fprintf(out, "inputs     %s\n", r->inputs_note);
-    fprintf(out, "coverage   %u of %u kernels matched (%.1f%% of measured time): %u by name, %u by fused name, "
-                 "%u by op type and shapes\n",
+    fprintf(out,
+            "coverage   %u of %u kernels matched (%.1f%% of measured time): %u by name, %u by fused name, "
+            "%u by op type and shapes\n",
             m->matched, m->counted, pct(m->measured_matched_s, m->measured_s), m->by_how[FP_MATCH_NAME],
             m->by_how[FP_MATCH_FUSED_NAME], m->by_how[FP_MATCH_TYPE_SHAPE]);
-    fprintf(out, "           %.1f%% of the estimate is in measured rows; %u ops measured as several kernels, %u "
-                 "without a kernel of their own, %u unmeasured\n",
+    fprintf(out,
+            "           %.1f%% of the estimate is in measured rows; %u ops measured as several kernels, %u "
+            "without a kernel of their own, %u unmeasured\n",
             pct(m->estimated_matched_s, m->estimated_s), m->split, m->absorbed, m->unmeasured);
     fprintf(out, "\ntotals     measured %.3f us, estimated %.3f us: estimate / measured = %.3f (matched rows %.3f)\n",
             m->measured_s * US, m->estimated_s * US, m->stats.ratio, m->stats.matched_ratio);
@@ -194,13 +203,15 @@ static void text_unmatched(const fp_compare_report *r, FILE *out)
     const fp_match_result *m = r->match;
     if (m->matched == m->counted)
         return;
-    fprintf(out, "\nunmatched kernels (%u, %.3f us)\n", m->counted - m->matched, (m->measured_s - m->measured_matched_s) * US);
+    fprintf(out, "\nunmatched kernels (%u, %.3f us)\n", m->counted - m->matched,
+            (m->measured_s - m->measured_matched_s) * US);
     guint shown = 0;
     for (guint k = 0; k < m->profile->kernels->len && shown < 10; k++) {
         const fp_prof_kernel *pk = fp_profile_kernel(m->profile, k);
         if (!m->kernels[k].counted || m->kernels[k].how != FP_MATCH_NONE)
             continue;
-        fprintf(out, "  %-40s %-22s %12.3f\n", pk->name, pk->op_type ? pk->op_type : "?", m->kernels[k].measured_s * US);
+        fprintf(out, "  %-40s %-22s %12.3f\n", pk->name, pk->op_type ? pk->op_type : "?",
+                m->kernels[k].measured_s * US);
         shown++;
     }
     if (shown < m->counted - m->matched)
@@ -451,7 +462,10 @@ void fp_report_fit_text(const fp_fit_report *r, FILE *out)
     for (int j = 0; j < FP_FIT_NPARAM; j++) {
         bool launch = j == FP_FIT_LAUNCH;
         fprintf(out, "  %-16s %12.4g %12.4g  %u%s\n", fp_fit_param_name(j), r->fit->base[j] * (launch ? US : 1),
-                f->params[j] * (launch ? US : 1), f->informed[j], launch ? " (us)" : f->informed[j] ? "" : " (kept near base)");
+                f->params[j] * (launch ? US : 1), f->informed[j],
+                launch           ? " (us)"
+                : f->informed[j] ? ""
+                                 : " (kept near base)");
     }
     fprintf(out, "\nper model (end to end: estimated us, estimate / measured, median |error| per row)\n");
     fprintf(out, "  %-44s %-9s %10s |%9s %7s %7s |%9s %7s %7s |%9s %7s %7s\n", "model", "stage", "measured", "base",
@@ -466,7 +480,8 @@ void fp_report_fit_text(const fp_fit_report *r, FILE *out)
         text_eval(f->cv_eval ? &f->cv_eval[m] : NULL, out);
         fputc('\n', out);
     }
-    fprintf(out, "\nwithin +-%.0f%% end to end: base %u, fitted %u", FP_FIT_TOLERANCE * 100, f->within[0], f->within[1]);
+    fprintf(out, "\nwithin +-%.0f%% end to end: base %u, fitted %u", FP_FIT_TOLERANCE * 100, f->within[0],
+            f->within[1]);
     if (f->cv_eval)
         fprintf(out, ", leave-one-model-out %u", f->within[2]);
     fprintf(out, " of %u models\n", f->n_models);

@@ -21,10 +21,10 @@ typedef struct {
     const char *stage_note;  /* how the stage was chosen */
     const char *inputs_note; /* input shapes bound from the profile, or NULL */
     const fp_match_result *match;
-    unsigned top;            /* rows listed in text (0: all) */
-    unsigned outliers;       /* worst rows listed */
-    const fp_diag *diag;     /* the analysis' findings (shapes not inferred, kernels unmatched), or NULL */
-    bool verbose;            /* text: list them (else only their count) */
+    unsigned top;        /* rows listed in text (0: all) */
+    unsigned outliers;   /* worst rows listed */
+    const fp_diag *diag; /* the analysis' findings (shapes not inferred, kernels unmatched), or NULL */
+    bool verbose;        /* text: list them (else only their count) */
 } fp_compare_report;
 
 void fp_report_compare_text(const fp_compare_report *r, FILE *out);
@@ -35,9 +35,9 @@ bool fp_report_compare_json(const fp_compare_report *r, const char *path, GError
 /* What `fit` read per (model, profile) pair. */
 typedef struct {
     const char *model, *profile;
-    const char *stage;     /* "original" / "fused" */
+    const char *stage; /* "original" / "fused" */
     uint32_t kernels, matched;
-    double time_share;     /* matched measured time / measured time */
+    double time_share; /* matched measured time / measured time */
 } fp_fit_pair;
 
 typedef struct {

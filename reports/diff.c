@@ -86,8 +86,7 @@ fp_diff *fp_diff_compute(const fp_report *old_r, const fp_report *new_r, double 
     if (worse(o->latency_s, n->latency_s, tolerance))
         regress(d, FP_DIFF_LATENCY,
                 g_strdup_printf("final est. latency %.1f us -> %.1f us (%+.1f%%, more than %g%%)", o->latency_s * 1e6,
-                                n->latency_s * 1e6, 100 * fp_diff_change(o->latency_s, n->latency_s),
-                                100 * tolerance));
+                                n->latency_s * 1e6, 100 * fp_diff_change(o->latency_s, n->latency_s), 100 * tolerance));
     if (worse((double)o->activation_bytes, (double)n->activation_bytes, tolerance))
         regress(d, FP_DIFF_ACTIVATION,
                 g_strdup_printf("planned activation memory %.2f MB -> %.2f MB (%+.1f%%, more than %g%%)",
@@ -95,7 +94,8 @@ fp_diff *fp_diff_compute(const fp_report *old_r, const fp_report *new_r, double 
                                 100 * fp_diff_change((double)o->activation_bytes, (double)n->activation_bytes),
                                 100 * tolerance));
     if (d->lost->len)
-        regress(d, FP_DIFF_FUSION_LOST, g_strdup_printf("%u fusion%s lost", d->lost->len, d->lost->len == 1 ? "" : "s"));
+        regress(d, FP_DIFF_FUSION_LOST,
+                g_strdup_printf("%u fusion%s lost", d->lost->len, d->lost->len == 1 ? "" : "s"));
     return d;
 }
 
@@ -202,8 +202,8 @@ static void text_changed(FILE *out, const char *tag, const fp_diff_fusion *f, co
     g_autofree char *who = members(f->applied);
     fprintf(out, "  %s%-6s%s %-18s %s\n", col, tag, off, f->rule, who);
     if (!f->other) {
-        fprintf(out, "         %s\n", strcmp(tag, "lost") == 0 ? "no longer a candidate (the pattern is gone)"
-                                                               : "not a candidate before");
+        fprintf(out, "         %s\n",
+                strcmp(tag, "lost") == 0 ? "no longer a candidate (the pattern is gone)" : "not a candidate before");
         return;
     }
     for (guint k = 0; k < f->other->reasons->len; k++) {
@@ -237,7 +237,8 @@ void fp_diff_text(const fp_diff *d, FILE *out, bool color)
 {
     const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
     const char *red = color ? "\033[1;31m" : "", *green = color ? "\033[1;32m" : "";
-    fprintf(out, "%sold%s     %s\n%snew%s     %s\n", bold, off, d->old_r->model->path, bold, off, d->new_r->model->path);
+    fprintf(out, "%sold%s     %s\n%snew%s     %s\n", bold, off, d->old_r->model->path, bold, off,
+            d->new_r->model->path);
     fprintf(out, "%sdevice%s  %s, target %s\n", bold, off, d->new_r->device->name, d->new_r->target->name);
     if (d->new_r->batch_note)
         fprintf(out, "        %s\n", d->new_r->batch_note);

@@ -34,9 +34,9 @@ typedef struct {
 
 typedef struct {
     const fp_report *old_r, *new_r;
-    double tolerance;        /* fraction: 0.01 = 1% */
+    double tolerance;         /* fraction: 0.01 = 1% */
     GPtrArray *lost, *gained; /* fp_diff_fusion*, owned, in the order of their list */
-    GPtrArray *regressions;  /* fp_diff_regression*, owned; empty when NEW is not worse */
+    GPtrArray *regressions;   /* fp_diff_regression*, owned; empty when NEW is not worse */
 } fp_diff;
 
 /* Compares two reports (the result points into them: free it first). */

@@ -31,7 +31,7 @@ typedef struct {
     GPtrArray *members; /* fp_node*, not owned; NULL once merged into another group */
     GPtrArray *rules;   /* const char*, distinct */
     const fp_node *kernel;
-    guint index;        /* in dot_ctx.groups (never removed from it): its cluster's number */
+    guint index; /* in dot_ctx.groups (never removed from it): its cluster's number */
 } group;
 
 typedef struct {
@@ -154,7 +154,9 @@ static void emit_node(const dot_ctx *c, const fp_node *n, const group *g, const 
 {
     bool kernel = g && g->kernel == n, absorbed = g && !kernel;
     g_autofree char *label = g_strdup_printf("%s\n%s%s", n->name, n->op_type,
-                                             kernel ? " (kernel)" : absorbed ? " (absorbed)" : "");
+                                             kernel     ? " (kernel)"
+                                             : absorbed ? " (absorbed)"
+                                                        : "");
     g_autofree char *ql = fp_dot_quote(label);
     fprintf(c->out, "%sn%u [label=%s", indent, n->id, ql);
     if (kernel)
@@ -186,8 +188,10 @@ static void emit_clusters(const dot_ctx *c)
         g_autofree char *ql = fp_dot_quote(label);
         g_string_free(rules, TRUE);
         fprintf(c->out, "  subgraph cluster_%u {\n", i);
-        fprintf(c->out, "    label=%s; style=\"rounded,filled\"; fillcolor=\"#ebf4ff\"; color=\"#2b6cb0\"; "
-                        "fontcolor=\"#2b6cb0\";\n", ql);
+        fprintf(c->out,
+                "    label=%s; style=\"rounded,filled\"; fillcolor=\"#ebf4ff\"; color=\"#2b6cb0\"; "
+                "fontcolor=\"#2b6cb0\";\n",
+                ql);
         for (guint k = 0; k < g->members->len; k++)
             emit_node(c, g->members->pdata[k], g, "    ");
         for (guint k = 1; k < g->members->len; k++)
@@ -261,8 +265,10 @@ static void emit_edges(const dot_ctx *c)
             const fp_node *a = g_hash_table_lookup(c->by_name, f->nodes->pdata[k - 1]);
             const fp_node *b = g_hash_table_lookup(c->by_name, f->nodes->pdata[k]);
             if (a && b && (drawn(a) || group_of(c, a)) && (drawn(b) || group_of(c, b)))
-                fprintf(c->out, "  n%u -> n%u [style=dashed, color=\"#c53030\", fontcolor=\"#c53030\", label=%s, "
-                                "constraint=false];\n", a->id, b->id, ql);
+                fprintf(c->out,
+                        "  n%u -> n%u [style=dashed, color=\"#c53030\", fontcolor=\"#c53030\", label=%s, "
+                        "constraint=false];\n",
+                        a->id, b->id, ql);
         }
     }
 }
@@ -303,10 +309,13 @@ static void emit_header(const dot_ctx *c)
     g_autofree char *qt = fp_dot_quote(title);
     fputs("// fuseplan report -f dot: the final graph; render with `dot -Tsvg FILE -o FILE.svg`\n", c->out);
     fputs("digraph fuseplan {\n", c->out);
-    fprintf(c->out, "  graph [label=%s, labelloc=t, fontname=\"Helvetica\", fontsize=12, compound=true, "
-                    "nodesep=0.35, ranksep=0.4, charset=\"UTF-8\"];\n", qt);
+    fprintf(c->out,
+            "  graph [label=%s, labelloc=t, fontname=\"Helvetica\", fontsize=12, compound=true, "
+            "nodesep=0.35, ranksep=0.4, charset=\"UTF-8\"];\n",
+            qt);
     fputs("  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\", color=\"#4a5568\", "
-          "fontname=\"Helvetica\", fontsize=10];\n", c->out);
+          "fontname=\"Helvetica\", fontsize=10];\n",
+          c->out);
     fputs("  edge [color=\"#718096\", fontname=\"Helvetica\", fontsize=8, fontcolor=\"#4a5568\", arrowsize=0.7];\n",
           c->out);
 }

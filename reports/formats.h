@@ -22,8 +22,7 @@
 struct fp_formats_s {
     bool (*report_json)(const fp_report *r, const char *path, GError **error);
     bool (*memory_json)(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
-                        const char *path,
-                        GError **error);
+                        const char *path, GError **error);
     bool (*headroom_json)(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
                           const fp_diag *diag, const char *path, GError **error);
     bool (*info_json)(const fp_model *m, const char *path, GError **error);

@@ -5,13 +5,13 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(fp-gate-error-quark, fp_gate_error)
+G_DEFINE_QUARK(fp-gate-error-quark, fp_gate_error);
 
 static const char *const key_names[] = {
 #define X(id, name) name,
     FP_GATE_KEYS(X)
 #undef X
-    NULL, /* a GStrv for g_strv_contains and g_strjoinv */
+        NULL, /* a GStrv for g_strv_contains and g_strjoinv */
 };
 
 const char *fp_gate_key_name(fp_gate_key k) { return k < FP_GATE_KEY_COUNT ? key_names[k] : "?"; }
@@ -91,8 +91,8 @@ static bool get_number(GKeyFile *kf, const char *path, const char *key, bool int
     double d = g_ascii_strtod(v, &end);
     bool whole = !integer || (d == floor(d) && !strpbrk(v, ".eE"));
     if (!*v || *end || !isfinite(d) || d < 0 || !whole || (integer && d >= 9e15)) {
-        g_set_error(error, FP_GATE_ERROR, FP_GATE_ERROR_POLICY, "policy %s: [gate] %s = '%s': expected %s",
-                    path, key, v, integer ? "an integer in [0, 9e15)" : "a number >= 0");
+        g_set_error(error, FP_GATE_ERROR, FP_GATE_ERROR_POLICY, "policy %s: [gate] %s = '%s': expected %s", path, key,
+                    v, integer ? "an integer in [0, 9e15)" : "a number >= 0");
         return false;
     }
     *out = d;
@@ -294,15 +294,16 @@ static void check_headroom(fp_gate_result *g)
         fp_gate_check *c = add_check(g, FP_GATE_KEY_MIN_HEADROOM_BATCH, true, 0, (double)want);
         c->status = FP_GATE_NOT_EVALUATED;
         g->not_evaluated++;
-        c->summary = g_strdup_printf("max batch unknown (headroom %s)", r->headroom_note ? r->headroom_note : "not computed");
+        c->summary = g_strdup_printf("max batch unknown (headroom %s)",
+                                     r->headroom_note ? r->headroom_note : "not computed");
         return;
     }
     const fp_headroom_result *h = r->headroom;
     fp_gate_check *c = add_check(g, FP_GATE_KEY_MIN_HEADROOM_BATCH, h->max_batch >= want, (double)h->max_batch,
                                  (double)want);
     c->summary = g_strdup_printf("max batch %" G_GINT64_FORMAT "%s on %s %s %" G_GINT64_FORMAT, h->max_batch,
-                                 h->at_limit ? " or more" : "", r->device->name,
-                                 c->status == FP_GATE_PASS ? ">=" : "<", want);
+                                 h->at_limit ? " or more" : "", r->device->name, c->status == FP_GATE_PASS ? ">=" : "<",
+                                 want);
     c->detail = g_strdup_printf("%" G_GUINT64_FORMAT " bytes usable (capacity %" G_GUINT64_FORMAT
                                 " minus a 10%% reserve); %" G_GUINT64_FORMAT " bytes at that batch",
                                 h->usable, r->device->memory_bytes, h->bytes_at_max);
@@ -409,7 +410,8 @@ void fp_gate_text(const fp_gate_result *g, FILE *out, bool color)
 {
     const fp_report *r = g->report;
     const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
-    const char *red = color ? "\033[1;31m" : "", *green = color ? "\033[1;32m" : "", *yellow = color ? "\033[1;33m" : "";
+    const char *red = color ? "\033[1;31m" : "", *green = color ? "\033[1;32m" : "",
+               *yellow = color ? "\033[1;33m" : "";
     fprintf(out, "%sgate%s    %s against %s\n", bold, off, r->model->path, g->policy->path);
     fprintf(out, "%sdevice%s  %s, target %s\n", bold, off, r->device->name, r->target->name);
     if (r->batch_note)

@@ -14,21 +14,21 @@ GQuark fp_gate_error_quark(void);
 enum { FP_GATE_ERROR_POLICY };
 
 /* The policy keys, in the order checks are reported. */
-#define FP_GATE_KEYS(X)                                   \
-    X(MAX_ACTIVATION_MB, "max_activation_mb")             \
-    X(MAX_TOTAL_MB, "max_total_mb")                       \
-    X(MIN_HEADROOM_BATCH, "min_headroom_batch")           \
-    X(MIN_EST_SPEEDUP, "min_est_speedup")                 \
-    X(FORBID_UNFUSED, "forbid_unfused")                   \
-    X(MAX_LAYOUT_CONVERSIONS, "max_layout_conversions")   \
-    X(DEVICE, "device")                                   \
+#define FP_GATE_KEYS(X)                                 \
+    X(MAX_ACTIVATION_MB, "max_activation_mb")           \
+    X(MAX_TOTAL_MB, "max_total_mb")                     \
+    X(MIN_HEADROOM_BATCH, "min_headroom_batch")         \
+    X(MIN_EST_SPEEDUP, "min_est_speedup")               \
+    X(FORBID_UNFUSED, "forbid_unfused")                 \
+    X(MAX_LAYOUT_CONVERSIONS, "max_layout_conversions") \
+    X(DEVICE, "device")                                 \
     X(TARGET, "target")
 
 typedef enum {
 #define X(id, name) FP_GATE_KEY_##id,
     FP_GATE_KEYS(X)
 #undef X
-    FP_GATE_KEY_COUNT
+        FP_GATE_KEY_COUNT
 } fp_gate_key;
 
 /* "max_activation_mb", ... */
@@ -41,9 +41,9 @@ typedef struct {
     double max_total_mb;
     gint64 min_headroom_batch;
     double min_est_speedup;
-    char **forbid_unfused;       /* fusion rule ids (fp_rules), NULL-terminated, distinct */
+    char **forbid_unfused; /* fusion rule ids (fp_rules), NULL-terminated, distinct */
     gint64 max_layout_conversions;
-    char *device, *target;       /* used when the command line does not name them */
+    char *device, *target; /* used when the command line does not name them */
 } fp_gate_policy;
 
 /* Reads and validates a policy: the [gate] group only; unknown groups or keys, values that are not
@@ -65,15 +65,15 @@ typedef enum {
 
 /* One checked rule of the policy (forbid_unfused: one check per listed fusion rule). */
 typedef struct {
-    char *name;          /* "max_activation_mb", "forbid_unfused.conv_bn" */
+    char *name; /* "max_activation_mb", "forbid_unfused.conv_bn" */
     fp_gate_key key;
-    const char *rule;    /* forbid_unfused: the fusion rule id, else NULL */
+    const char *rule; /* forbid_unfused: the fusion rule id, else NULL */
     fp_gate_status status;
     double actual, limit; /* in the key's unit (MB, batch, x, count); forbid_unfused: candidates not applied, 0 */
-    char *summary;       /* one line with the numbers */
-    char *detail;        /* more lines (bytes; each candidate not applied with its reasons), or NULL */
-    GPtrArray *unfused;  /* forbid_unfused: const fp_fusion* not applied (not owned), else NULL */
-    const char *node;    /* node the check points at (the peak node for memory), or NULL */
+    char *summary;        /* one line with the numbers */
+    char *detail;         /* more lines (bytes; each candidate not applied with its reasons), or NULL */
+    GPtrArray *unfused;   /* forbid_unfused: const fp_fusion* not applied (not owned), else NULL */
+    const char *node;     /* node the check points at (the peak node for memory), or NULL */
 } fp_gate_check;
 
 typedef struct {
@@ -81,7 +81,7 @@ typedef struct {
     const fp_report *report;
     GPtrArray *checks; /* fp_gate_check*, owned, in FP_GATE_KEYS order */
     guint failed, not_evaluated;
-    GPtrArray *notes;  /* char*: e.g. a forbidden rule the target does not have */
+    GPtrArray *notes; /* char*: e.g. a forbidden rule the target does not have */
 } fp_gate_result;
 
 /* Checks every key the policy sets against r (keys device/target only chose r's device and

@@ -32,11 +32,14 @@ static void header(xmlNodePtr main, const fp_report *r)
     if (r->batch_note)
         elc(h, "p", "meta", r->batch_note);
     if (r->what_if != FP_DT_UNDEFINED)
-        elcf(h, "p", "meta", "what-if: computing in %s (float32 tensors scaled, %s peak)",
-            fp_dtype_name(r->what_if), fp_dtype_name(r->what_if));
+        elcf(h, "p", "meta", "what-if: computing in %s (float32 tensors scaled, %s peak)", fp_dtype_name(r->what_if),
+             fp_dtype_name(r->what_if));
     xmlNodePtr nav = el(h, "nav", NULL);
-    static const char *const links[][2] = {{"#stages", "Stages"}, {"#roofline", "Roofline"}, {"#memory", "Memory"},
-                                           {"#fusion", "Fusion"}, {"#hotspots", "Hotspots"}};
+    static const char *const links[][2] = {{"#stages", "Stages"},
+                                           {"#roofline", "Roofline"},
+                                           {"#memory", "Memory"},
+                                           {"#fusion", "Fusion"},
+                                           {"#hotspots", "Hotspots"}};
     for (guint i = 0; i < G_N_ELEMENTS(links); i++)
         attr(el(nav, "a", links[i][1]), "href", links[i][0]);
 }
@@ -51,11 +54,13 @@ static void kv_card(xmlNodePtr cs, const fp_report *r)
     fp_dtype dt = fp_report_kv_dtype(r);
     g_autofree char *now = r->kv_bytes ? fp_format_mb(r->kv_bytes) : g_strdup("\u2013");
     double pct = cap ? 100.0 / (double)cap : 0;
-    g_autofree char *sub = g_strdup_printf(
-        "%u layers, %" G_GUINT64_FORMAT " B/token (%s); of %s: weights %.1f%%, KV cache %.1f%%, "
-        "activations %.1f%%, reserve 10%%", kv->layers, fp_kv_cache_token_bytes(kv, r->precision.kv),
-        dt != FP_DT_UNDEFINED ? fp_dtype_name(dt) : "mixed dtypes", r->device->name,
-        pct * (double)r->weight_bytes, pct * (double)r->kv_bytes, pct * (double)r->res->memory->arena);
+    g_autofree char *sub = g_strdup_printf("%u layers, %" G_GUINT64_FORMAT
+                                           " B/token (%s); of %s: weights %.1f%%, KV cache %.1f%%, "
+                                           "activations %.1f%%, reserve 10%%",
+                                           kv->layers, fp_kv_cache_token_bytes(kv, r->precision.kv),
+                                           dt != FP_DT_UNDEFINED ? fp_dtype_name(dt) : "mixed dtypes", r->device->name,
+                                           pct * (double)r->weight_bytes, pct * (double)r->kv_bytes,
+                                           pct * (double)r->res->memory->arena);
     card(cs, "KV cache", now, sub);
 }
 
@@ -96,8 +101,9 @@ static void stages(xmlNodePtr main, const fp_report *r)
     xmlNodePtr s = section(main, "stages", "Stages");
     xmlNodePtr t = el(s, "table", NULL);
     attr(t, "id", "stage-table");
-    static const char *const cols[] = {"stage", "ops", "kernels", "activation memory", "weights", "est. latency",
-                                       "speedup", "layout conversions", NULL};
+    static const char *const cols[] = {"stage",   "ops",          "kernels", "activation memory",
+                                       "weights", "est. latency", "speedup", "layout conversions",
+                                       NULL};
     header_row(t, cols, "-nnnnnnn");
     xmlNodePtr tb = el(t, "tbody", NULL);
     for (int i = 0; i < 3; i++) {
@@ -125,11 +131,11 @@ static void stages(xmlNodePtr main, const fp_report *r)
     elf(s, "p", "Layout: %u conversions before, %u after (%u removed, %u merged, %u kept with a reason).",
         lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
     elcf(s, "p", "note",
-        "ops counts runtime ops (%u shape computations folded at analysis time are not counted); kernels leave out "
-        "views, which launch nothing. Activation memory is without reuse, then the planned arena (%s, %s order). "
-        "Latency is the sum of per-kernel roofline estimates on %s.",
-        res->stages[0].folded, res->memory->method ? res->memory->method : "best", res->memory->schedule,
-        r->device->name);
+         "ops counts runtime ops (%u shape computations folded at analysis time are not counted); kernels leave out "
+         "views, which launch nothing. Activation memory is without reuse, then the planned arena (%s, %s order). "
+         "Latency is the sum of per-kernel roofline estimates on %s.",
+         res->stages[0].folded, res->memory->method ? res->memory->method : "best", res->memory->schedule,
+         r->device->name);
 }
 
 /* ---------------------------------------------------------------- charts */
@@ -339,8 +345,8 @@ static void roofline_points_svg(xmlNodePtr svg, const frame *f, const GArray *pt
         attr(c, "r", "6");
         attr(c, "data-op", oc->node->name);
         g_autofree char *t = fp_format_time(oc->rl.time_s);
-        elf(c, "title", "%s (%s)\n%.2f FLOP/B, %.3g GFLOP/s attained, %s, %s-bound", oc->node->name,
-            oc->node->op_type, p->x, p->y / 1e9, t, fp_bound_name(oc->rl.bound));
+        elf(c, "title", "%s (%s)\n%.2f FLOP/B, %.3g GFLOP/s attained, %s, %s-bound", oc->node->name, oc->node->op_type,
+            p->x, p->y / 1e9, t, fp_bound_name(oc->rl.bound));
     }
     /* the three costliest plotted ops get their names; ops drawn on the same spot share a label */
     g_autoptr(GArray) hot = fp_report_hotspots(r->res->cost, 3);
@@ -389,7 +395,8 @@ static void roofline(xmlNodePtr main, const fp_report *r)
     roof(svg, &f, peak, bw);
     roofline_points_svg(svg, &f, pts, r);
     xmlNodePtr lg = elc(fig, "div", "legend", NULL);
-    static const char *const kinds[][2] = {{"compute", "compute-bound"}, {"memory", "memory-bound"},
+    static const char *const kinds[][2] = {{"compute", "compute-bound"},
+                                           {"memory", "memory-bound"},
                                            {"launch", "launch-bound (overhead dominates)"}};
     for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
         xmlNodePtr sp = el(lg, "span", NULL);
@@ -439,8 +446,7 @@ static void timeline_axes(xmlNodePtr svg, const frame *f, double ystep, uint32_t
     }
     line(ax, "axis", f->L, f->T + f->H, f->L + f->W, f->T + f->H);
     line(ax, "axis", f->L, f->T, f->L, f->T + f->H);
-    attr(svg_text(ax, f->L + f->W / 2, f->T + f->H + 40, "middle", "step of the planned order"), "class",
-         "axis-title");
+    attr(svg_text(ax, f->L + f->W / 2, f->T + f->H + 40, "middle", "step of the planned order"), "class", "axis-title");
     xmlNodePtr yt = svg_text(ax, 0, 0, "middle", "live activation bytes");
     attr(yt, "class", "axis-title");
     g_autofree char *tr = g_strdup_printf("translate(16 %d) rotate(-90)", (int)(f->T + f->H / 2));
@@ -495,7 +501,10 @@ static void timeline(xmlNodePtr s, const fp_report *r)
         double x = fx(&f, mem->peak_step + 0.5);
         g_autofree char *pl = g_strdup_printf("peak: step %u, %s", mem->peak_step, mem->peak_node->name);
         xmlNodePtr t = svg_text(svg, x, fy(&f, (double)mem->lower_bound) - 22,
-                                x > f.L + f.W * 0.7 ? "end" : x < f.L + f.W * 0.3 ? "start" : "middle", pl);
+                                x > f.L + f.W * 0.7   ? "end"
+                                : x < f.L + f.W * 0.3 ? "start"
+                                                      : "middle",
+                                pl);
         attr(t, "class", "mark");
     }
     xmlNodePtr lg = elc(fig, "div", "legend", NULL);
@@ -513,9 +522,12 @@ static void memory(xmlNodePtr main, const fp_report *r)
 {
     const fp_memory_result *mem = r->res->memory;
     xmlNodePtr s = section(main, "memory", "Memory timeline");
-    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena), *naive = fp_format_mb(mem->naive_bytes);
-    elf(s, "p", "LOAD %s (the floor for this order), arena %s (%s), without reuse %s; %u buffers, %u steps (%s "
-        "order).", load, arena, mem->method ? mem->method : "best", naive, mem->n_buffers, mem->n_order, mem->schedule);
+    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena),
+                    *naive = fp_format_mb(mem->naive_bytes);
+    elf(s, "p",
+        "LOAD %s (the floor for this order), arena %s (%s), without reuse %s; %u buffers, %u steps (%s "
+        "order).",
+        load, arena, mem->method ? mem->method : "best", naive, mem->n_buffers, mem->n_order, mem->schedule);
     timeline(s, r);
     if (mem->peak_node) {
         el(s, "h3", "Live at the peak");
@@ -667,8 +679,10 @@ static xmlDocPtr build(const fp_report *r)
     memory(main, r);
     fusion(main, r);
     hotspots(main, r);
-    elf(el(main, "footer", NULL), "span", "fuseplan %s \u00b7 estimates from the exported graph alone; no weights "
-        "were loaded and nothing was run.", FP_VERSION);
+    elf(el(main, "footer", NULL), "span",
+        "fuseplan %s \u00b7 estimates from the exported graph alone; no weights "
+        "were loaded and nothing was run.",
+        FP_VERSION);
     return doc;
 }
 

@@ -45,7 +45,8 @@ static inline xmlNodePtr elc(xmlNodePtr parent, const char *tag, const char *cls
     return n;
 }
 
-static inline xmlNodePtr elcf(xmlNodePtr parent, const char *tag, const char *cls, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static inline xmlNodePtr elcf(xmlNodePtr parent, const char *tag, const char *cls, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
 static inline xmlNodePtr elcf(xmlNodePtr parent, const char *tag, const char *cls, const char *fmt, ...)
 {
     va_list ap;
@@ -55,7 +56,10 @@ static inline xmlNodePtr elcf(xmlNodePtr parent, const char *tag, const char *cl
     return elc(parent, tag, cls, s);
 }
 
-static inline void attr(xmlNodePtr n, const char *name, const char *value) { xmlSetProp(n, BAD_CAST name, BAD_CAST value); }
+static inline void attr(xmlNodePtr n, const char *name, const char *value)
+{
+    xmlSetProp(n, BAD_CAST name, BAD_CAST value);
+}
 
 /* A number attribute, locale-independent (SVG and CSS need '.'). */
 static inline void attr_num(xmlNodePtr n, const char *name, double v)
@@ -98,6 +102,5 @@ static inline void card(xmlNodePtr cards, const char *key, const char *value, co
     if (sub)
         elc(c, "div", "s", sub);
 }
-
 
 #endif

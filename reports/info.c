@@ -62,7 +62,8 @@ void fp_report_info_text(const fp_model *m, FILE *out)
     fprintf(out, "ir version %" G_GINT64_FORMAT "\n", m->ir_version);
     fprintf(out, "opsets     ");
     for (uint32_t i = 0; i < m->n_opsets; i++)
-        fprintf(out, "%s%s %" G_GINT64_FORMAT, i ? ", " : "", fp_report_opset_domain(m->opsets[i].domain), m->opsets[i].version);
+        fprintf(out, "%s%s %" G_GINT64_FORMAT, i ? ", " : "", fp_report_opset_domain(m->opsets[i].domain),
+                m->opsets[i].version);
     fprintf(out, "\n");
     fprintf(out, "graphs     %u (%u subgraph%s)\n", m->graphs->len, m->graphs->len - 1, m->graphs->len == 2 ? "" : "s");
     fprintf(out, "nodes      %" G_GUINT64_FORMAT " (all graphs)\n", st.nodes);

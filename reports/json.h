@@ -24,8 +24,8 @@
  * as the model. */
 void fp_report_json(const fp_report *r, fp_jsonw *w);
 /* x as fp_report_memory_text's (may be NULL). */
-void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x,
-                           const fp_diag *diag, fp_jsonw *w);
+void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
+                           fp_jsonw *w);
 /* The `memory` object of the memory document, as member `member` (shared with report). */
 void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memory_result *r);
 /* The decoder's members of a "headroom" object (docs/json.md): activation_bytes, and kv_cache_bytes,

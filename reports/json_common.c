@@ -40,7 +40,10 @@ void fp_jsonw_diagnostics(fp_jsonw *w, const char *member, const fp_diag *diag)
     for (guint i = 0; diag && i < diag->entries->len; i++) {
         const fp_diag_entry *e = diag->entries->pdata[i];
         fp_jsonw_begin_object(w, NULL);
-        fp_jsonw_name(w, "level", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "info");
+        fp_jsonw_name(w, "level",
+                      e->level == FP_DIAG_WARNING ? "warning"
+                      : e->level == FP_DIAG_ERROR ? "error"
+                                                  : "info");
         fp_jsonw_str(w, "code", e->code);
         fp_jsonw_str(w, "node", e->node);
         fp_jsonw_str(w, "message", e->message);

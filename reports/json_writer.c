@@ -17,17 +17,17 @@
 enum { MAX_DEPTH = 64, FLUSH_BYTES = 1 << 20 };
 
 struct fp_jsonw {
-    GString *out;                 /* the text (a streamed writer's: not written yet) */
-    bool started;                 /* the document's value has begun */
-    bool streamed;                /* fp_jsonw_open: out goes to `file`, or stdout when NULL */
+    GString *out;  /* the text (a streamed writer's: not written yet) */
+    bool started;  /* the document's value has begun */
+    bool streamed; /* fp_jsonw_open: out goes to `file`, or stdout when NULL */
     fp_output_stream *file;
-    GError *error;                /* the first failed write of a streamed writer */
-    int depth;                    /* containers open */
-    bool is_object[MAX_DEPTH];    /* per open container */
-    uint32_t count[MAX_DEPTH];    /* items written in it so far */
-    JsonGenerator *gen;           /* scalars and names, compact */
-    JsonNode *scalar;             /* the value node scalars are generated from */
-    GHashTable *escaped;          /* a name (by pointer) -> its escaped form in quotes */
+    GError *error;             /* the first failed write of a streamed writer */
+    int depth;                 /* containers open */
+    bool is_object[MAX_DEPTH]; /* per open container */
+    uint32_t count[MAX_DEPTH]; /* items written in it so far */
+    JsonGenerator *gen;        /* scalars and names, compact */
+    JsonNode *scalar;          /* the value node scalars are generated from */
+    GHashTable *escaped;       /* a name (by pointer) -> its escaped form in quotes */
 };
 
 fp_jsonw *fp_jsonw_new(void)

@@ -5,7 +5,10 @@
 
 /* ---------------------------------------------------------------- hints */
 
-const char *fp_report_memory_tensor_name(const fp_memory_tensor *t) { return t->value ? t->value->name : t->ws_node->name; }
+const char *fp_report_memory_tensor_name(const fp_memory_tensor *t)
+{
+    return t->value ? t->value->name : t->ws_node->name;
+}
 
 static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
 
@@ -57,12 +60,14 @@ static void hint_long_lived(const fp_memory_result *r, GPtrArray *h)
             continue;
         g_autofree char *sz = fp_format_bytes(t->bytes);
         if (t->input) {
-            g_ptr_array_add(h, g_strdup_printf("graph input '%s' (%s) stays live until step %u, where '%s' reads it last",
-                                               t->value->name, sz, t->last, t->last_reader ? t->last_reader->name : "?"));
+            g_ptr_array_add(h,
+                            g_strdup_printf("graph input '%s' (%s) stays live until step %u, where '%s' reads it last",
+                                            t->value->name, sz, t->last, t->last_reader ? t->last_reader->name : "?"));
             shown++;
         } else if (t->output) {
-            g_ptr_array_add(h, g_strdup_printf("graph output '%s' (%s) is produced at step %u and stays allocated to the end",
-                                               t->value->name, sz, t->first));
+            g_ptr_array_add(
+                h, g_strdup_printf("graph output '%s' (%s) is produced at step %u and stays allocated to the end",
+                                   t->value->name, sz, t->first));
             shown++;
         } else if (r->peak_step - t->first >= 8 && t->last > r->peak_step && t->last_reader) {
             g_ptr_array_add(h, g_strdup_printf("'%s' (%s) lives from step %u ('%s') to step %u ('%s'): a skip "
@@ -85,7 +90,8 @@ GPtrArray *fp_report_memory_hints(const fp_memory_result *r)
         if (r->peak[i].ws_node) {
             g_autofree char *sz = fp_format_bytes(r->peak[i].bytes);
             g_ptr_array_add(h, g_strdup_printf("the subgraphs of %s '%s' need %s of workspace at step %u",
-                                               r->peak[i].ws_node->op_type, r->peak[i].ws_node->name, sz, r->peak[i].first));
+                                               r->peak[i].ws_node->op_type, r->peak[i].ws_node->name, sz,
+                                               r->peak[i].first));
         }
     if (r->schedule_searched) {
         g_autofree char *a = fp_format_bytes(r->lower_bound_given), *b = fp_format_bytes(r->lower_bound_optimized);
@@ -121,7 +127,10 @@ static void diag_text(const fp_diag *diag, FILE *out)
 {
     for (guint i = 0; diag && i < diag->entries->len; i++) {
         const fp_diag_entry *e = diag->entries->pdata[i];
-        fprintf(out, "%s: %s\n", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "note",
+        fprintf(out, "%s: %s\n",
+                e->level == FP_DIAG_WARNING ? "warning"
+                : e->level == FP_DIAG_ERROR ? "error"
+                                            : "note",
                 e->message);
     }
 }
@@ -144,8 +153,9 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
     }
     if (x && x->kv) {
         g_autofree char *k = kv == UINT64_MAX ? g_strdup("unknown") : fp_format_bytes(kv);
-        fprintf(out, "kv cache    %s held apart from the arena (%u layers, %" G_GUINT64_FORMAT " bytes per token, %s)\n",
-                k, x->kv->layers, x->kv_bytes_per_token,
+        fprintf(out,
+                "kv cache    %s held apart from the arena (%u layers, %" G_GUINT64_FORMAT " bytes per token, %s)\n", k,
+                x->kv->layers, x->kv_bytes_per_token,
                 x->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(x->kv_dtype) : "mixed dtypes");
     }
     fprintf(out, "activations %s planned (%s, %s), floor %s, fragmentation %.2f%%\n", a,
@@ -155,8 +165,8 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
             x && x->kv ? "KV cache + " : "", r->align);
 }
 
-void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x,
-                           const fp_diag *diag, unsigned top, bool verbose, FILE *out)
+void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
+                           unsigned top, bool verbose, FILE *out)
 {
     g_autofree char *lb = fp_format_bytes(r->lower_bound);
     fprintf(out, "model       %s (graph '%s', %u steps)\n", m->path, r->graph->name, r->n_order);
@@ -184,8 +194,9 @@ void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const f
     } else {
         fprintf(out, "schedule    %s\n", r->schedule);
     }
-    fprintf(out, "buffers     %u (%u views share their input's buffer, %u in-place, %u fused values not materialized, "
-                 "%u of unknown size)\n",
+    fprintf(out,
+            "buffers     %u (%u views share their input's buffer, %u in-place, %u fused values not materialized, "
+            "%u of unknown size)\n",
             r->n_buffers, r->n_views, r->n_inplace, r->n_fused, r->n_unknown);
     if (r->peak_node) {
         fprintf(out, "peak        step %u of %u: '%s' (%s), %u buffers live, %s\n", r->peak_step, r->n_order,
@@ -195,13 +206,14 @@ void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const f
         for (uint32_t i = 0; i < r->n_peak && (!top || i < top); i++) {
             const fp_memory_tensor *t = &r->peak[i];
             g_autofree char *b = fp_format_bytes(t->bytes);
-            g_autofree char *prod = t->ws_node  ? g_strdup_printf("(workspace of %s)", t->ws_node->name)
+            g_autofree char *prod = t->ws_node ? g_strdup_printf("(workspace of %s)", t->ws_node->name)
                                     : t->input ? g_strdup("(graph input)")
                                                : g_strdup_printf("%s (%u)", t->producer->name, t->first);
             g_autofree char *last = t->output        ? g_strdup("(graph output: end)")
                                     : t->last_reader ? g_strdup_printf("%s (%u)", t->last_reader->name, t->last)
                                                      : g_strdup("-");
-            fprintf(out, "  %-34s %10s %10" G_GUINT64_FORMAT "  %-28s %s\n", fp_report_memory_tensor_name(t), b, t->offset, prod, last);
+            fprintf(out, "  %-34s %10s %10" G_GUINT64_FORMAT "  %-28s %s\n", fp_report_memory_tensor_name(t), b,
+                    t->offset, prod, last);
         }
         if (top && r->n_peak > top)
             fprintf(out, "  ... %u more\n", r->n_peak - top);
@@ -221,8 +233,8 @@ fp_headroom_decoder fp_headroom_decoder_of(const fp_kv_cache *kv, const fp_preci
 {
     if (!kv)
         return (fp_headroom_decoder){0};
-    return (fp_headroom_decoder){kv, fp_kv_cache_dtype_at(kv, p->kv), fp_kv_cache_token_bytes(kv, p->kv), p->kv_block,
-                                 fp_kv_cache_tokens(kv), phase};
+    return (fp_headroom_decoder){kv,          fp_kv_cache_dtype_at(kv, p->kv), fp_kv_cache_token_bytes(kv, p->kv),
+                                 p->kv_block, fp_kv_cache_tokens(kv),          phase};
 }
 
 int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_headroom_result *res)
@@ -238,8 +250,7 @@ int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_he
 
 /* The decoder's lines: the step searched, the cache per token, and after the answer the KV
  * capacity in tokens. */
-static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, const fp_headroom_result *res,
-                                  FILE *out)
+static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, const fp_headroom_result *res, FILE *out)
 {
     if (!after) {
         if (dec->context > 0)
@@ -254,8 +265,10 @@ static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, co
     }
     int64_t tokens = fp_report_kv_capacity_tokens(dec, res);
     if (tokens >= 0)
-        fprintf(out, "kv capacity %" G_GINT64_FORMAT " tokens in the memory the weights and the activations at batch "
-                     "%" G_GINT64_FORMAT " leave\n", tokens, res->max_batch);
+        fprintf(out,
+                "kv capacity %" G_GINT64_FORMAT " tokens in the memory the weights and the activations at batch "
+                "%" G_GINT64_FORMAT " leave\n",
+                tokens, res->max_batch);
 }
 
 void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
@@ -266,12 +279,12 @@ void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, co
     g_autofree char *at = fp_format_bytes(res->bytes_at_max), *ar = fp_format_bytes(res->arena_at_max);
     fprintf(out, "model       %s\n", m->path);
     g_autofree char *spec = q->reserve_spec ? g_strdup_printf(" (%s)", q->reserve_spec) : g_strdup("");
-    fprintf(out, "capacity    %s%s%s%s, reserve %s%s: %s usable\n", cap, q->device ? " (" : "", q->device ? q->device : "",
-            q->device ? ")" : "", rsv, spec, use);
+    fprintf(out, "capacity    %s%s%s%s, reserve %s%s: %s usable\n", cap, q->device ? " (" : "",
+            q->device ? q->device : "", q->device ? ")" : "", rsv, spec, use);
     fprintf(out, "batch       %s\n", res->batch_desc);
     fprintf(out, "plan        %s strategy, %s schedule, %u batches planned\n",
-            fp_memplan_strategy_name(q->mem->strategy), q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given",
-            res->evaluations);
+            fp_memplan_strategy_name(q->mem->strategy),
+            q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given", res->evaluations);
     if (q->weight_dtype)
         fprintf(out, "weights     %s at %s (--weight-dtype)\n", w, q->weight_dtype);
     if (q->dec.kv)

@@ -34,8 +34,8 @@ typedef struct {
 /* Text report; at most `top` buffers live at the peak are listed (0 = all); with verbose, every
  * diagnostic too. x (may be NULL: nothing beside the plan) adds the weights at a what-if and the
  * KV cache to the totals. */
-void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x,
-                           const fp_diag *diag, unsigned top, bool verbose, FILE *out);
+void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
+                           unsigned top, bool verbose, FILE *out);
 
 /* A decoder's side of a headroom search: the cache at the what-ifs and the step searched. */
 typedef struct {
@@ -53,7 +53,7 @@ fp_headroom_decoder fp_headroom_decoder_of(const fp_kv_cache *kv, const fp_preci
 
 /* What `headroom` was asked: the capacity, its source, the reserve, and a decoder's cache. */
 typedef struct {
-    const char *device;  /* profile name, or NULL for --memory */
+    const char *device; /* profile name, or NULL for --memory */
     uint64_t capacity;
     uint64_t reserve;
     const char *reserve_spec; /* as given ("10%", "2GiB") */

@@ -76,8 +76,8 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
     fp_jsonw_end_object(w);
 }
 
-void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x,
-                           const fp_diag *diag, fp_jsonw *w)
+void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
+                           fp_jsonw *w)
 {
     fp_jsonw_begin_object(w, NULL);
     fp_jsonw_uint(w, "schema", FP_JSON_SCHEMA);
@@ -98,8 +98,9 @@ void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec
     const fp_headroom_decoder *d = dec->kv ? dec : NULL;
     fp_jsonw_uint(w, "activation_bytes", res->arena_at_max);
     if (!d) {
-        static const char *const none[] = {"kv_cache_bytes", "kv_bytes_per_token", "kv_dtype", "kv_block",
-                                           "kv_capacity_tokens", "context", "phase"};
+        static const char *const none[] = {"kv_cache_bytes", "kv_bytes_per_token", "kv_dtype",
+                                           "kv_block",       "kv_capacity_tokens", "context",
+                                           "phase"};
         for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
             fp_jsonw_null(w, none[i]);
         return;

@@ -96,12 +96,24 @@ typedef enum { FIG_OPS, FIG_KERNELS, FIG_ACTIVATION, FIG_WEIGHTS, FIG_LATENCY, F
 static void stage_sample(om_writer *w, const char *name, const char *stage, const fp_stage *s, stage_figure fig)
 {
     switch (fig) {
-    case FIG_OPS: sample_int(w, name, stage, s->ops); break;
-    case FIG_KERNELS: sample_int(w, name, stage, s->kernels); break;
-    case FIG_ACTIVATION: sample_int(w, name, stage, s->activation_bytes); break;
-    case FIG_WEIGHTS: sample_int(w, name, stage, s->weight_bytes); break;
-    case FIG_LATENCY: sample_double(w, name, stage, s->latency_s); break;
-    case FIG_SPEEDUP: sample_double(w, name, stage, s->speedup); break;
+    case FIG_OPS:
+        sample_int(w, name, stage, s->ops);
+        break;
+    case FIG_KERNELS:
+        sample_int(w, name, stage, s->kernels);
+        break;
+    case FIG_ACTIVATION:
+        sample_int(w, name, stage, s->activation_bytes);
+        break;
+    case FIG_WEIGHTS:
+        sample_int(w, name, stage, s->weight_bytes);
+        break;
+    case FIG_LATENCY:
+        sample_double(w, name, stage, s->latency_s);
+        break;
+    case FIG_SPEEDUP:
+        sample_double(w, name, stage, s->speedup);
+        break;
     }
 }
 
@@ -117,7 +129,8 @@ static void stage_families(om_writer *w, const fp_report *r)
         {"fuseplan_kernels", NULL, "Ops that launch a kernel at this stage (views launch nothing)", FIG_KERNELS},
         {"fuseplan_activation_bytes", "bytes",
          "Activation memory at this stage: without reuse for original and fusion; the final stage's is the planned "
-         "arena", FIG_ACTIVATION},
+         "arena",
+         FIG_ACTIVATION},
         {"fuseplan_weight_bytes", "bytes", "Weights the ops of this stage read (at the weight what-if, if any)",
          FIG_WEIGHTS},
         {"fuseplan_estimated_latency_seconds", "seconds",

@@ -49,9 +49,9 @@ bool fp_output_write(const char *path, const void *data, gssize len, GError **er
 }
 
 struct fp_output_stream {
-    char *path;    /* the file named */
-    char *tmp;     /* the new file beside it, NULL when path is written in place */
-    bool existed;  /* path was a regular file: the new file is synced before it replaces it */
+    char *path;   /* the file named */
+    char *tmp;    /* the new file beside it, NULL when path is written in place */
+    bool existed; /* path was a regular file: the new file is synced before it replaces it */
     int fd;
 };
 

@@ -106,8 +106,8 @@ static void text_passes(const fp_profile *p, FILE *out)
     fprintf(out, "  %-12s %-52s %8s %8s %7s\n", "kind", "pass", "match", "effect", "graphs");
     for (guint i = 0; i < p->passes->len; i++) {
         const fp_prof_pass *s = fp_profile_pass(p, order[i]);
-        fprintf(out, "  %-12s %-52s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT " %7u\n", fp_prof_pass_kind_name(s->kind),
-                s->name, s->match_times, s->effect_times, s->graphs);
+        fprintf(out, "  %-12s %-52s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT " %7u\n",
+                fp_prof_pass_kind_name(s->kind), s->name, s->match_times, s->effect_times, s->graphs);
     }
 }
 
@@ -116,8 +116,8 @@ void fp_report_profile_text(const fp_profile *p, guint top, FILE *out)
     fprintf(out, "profile    %s\n", p->path);
     if (p->format == FP_PROF_FUSION_RESULT) {
         fprintf(out, "format     fusion_result (%s layout)\n", p->layout);
-        fprintf(out, "graphs     %u, %" G_GUINT64_FORMAT " pass entries, %u distinct passes\n", p->graphs,
-                p->records, p->passes->len);
+        fprintf(out, "graphs     %u, %" G_GUINT64_FORMAT " pass entries, %u distinct passes\n", p->graphs, p->records,
+                p->passes->len);
         text_passes(p, out);
     } else {
         g_autofree char *recs = fp_format_count(p->records);

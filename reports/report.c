@@ -12,11 +12,24 @@
 
 fp_report fp_report_of(const fp_analysis *a)
 {
-    return (fp_report){.model = a->model, .target = a->target, .device = a->device, .res = &a->res,
-                       .diag = a->diag, .batch_note = a->batch_note, .what_if = a->what_if,
-                       .precision_mode = a->precision_mode, .precision = a->precision, .weights = &a->weights, .weight_bytes = a->weight_bytes,
-                       .kv = a->kv, .kv_bytes = a->kv_bytes, .phase = a->phase, .kv_past_bytes = a->kv_past_bytes, .headroom = a->headroom,
-                       .headroom_note = a->headroom_note, .top = 10};
+    return (fp_report){.model = a->model,
+                       .target = a->target,
+                       .device = a->device,
+                       .res = &a->res,
+                       .diag = a->diag,
+                       .batch_note = a->batch_note,
+                       .what_if = a->what_if,
+                       .precision_mode = a->precision_mode,
+                       .precision = a->precision,
+                       .weights = &a->weights,
+                       .weight_bytes = a->weight_bytes,
+                       .kv = a->kv,
+                       .kv_bytes = a->kv_bytes,
+                       .phase = a->phase,
+                       .kv_past_bytes = a->kv_past_bytes,
+                       .headroom = a->headroom,
+                       .headroom_note = a->headroom_note,
+                       .top = 10};
 }
 
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
@@ -52,10 +65,12 @@ char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
     uint64_t moved = mt->bytes_act + mt->bytes_weight + mt->bytes_out;
     if (oc->rl.bound == FP_BOUND_MEMORY && mt->bytes_weight * 2 > moved)
         return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.1f), mostly reading its weights: int8 or int4 "
-                               "weights (--weight-dtype) cut those bytes", oc->rl.intensity, ridge);
+                               "weights (--weight-dtype) cut those bytes",
+                               oc->rl.intensity, ridge);
     if (oc->rl.bound == FP_BOUND_MEMORY)
         return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.1f): fuse it with its neighbours or use a "
-                               "narrower dtype (%s)", oc->rl.intensity, ridge,
+                               "narrower dtype (%s)",
+                               oc->rl.intensity, ridge,
                                fp_dtype_bits(oc->dtype) > 16 ? "fp16 halves the bytes" : "8 bits halve the bytes");
     return g_strdup_printf("compute-bound (%.2f FLOP/B > ridge %.1f): a lower precision (fp16/int8) raises the roof",
                            oc->rl.intensity, ridge);
@@ -74,7 +89,7 @@ static rule_row *rule_rows(const fp_report *r, guint *n)
     guint cnt = g_strv_length(r->target->rules);
     rule_row *rows = g_new0(rule_row, cnt + 1);
     g_autoptr(GHashTable) row_of = g_hash_table_new(g_str_hash, g_str_equal); /* rule -> first row + 1 */
-    g_autofree GHashTable **reasons = g_new0(GHashTable *, cnt + 1);   /* per row: constraint -> count */
+    g_autofree GHashTable **reasons = g_new0(GHashTable *, cnt + 1);          /* per row: constraint -> count */
     for (guint i = 0; i < cnt; i++) {
         rows[i].rule = r->target->rules[i];
         if (!g_hash_table_contains(row_of, rows[i].rule))
@@ -128,11 +143,12 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
     fprintf(out, "%smodel%s   %s (%s)\n", b.on, b.off, r->model->path, r->model->format);
     if (r->batch_note)
         fprintf(out, "        %s\n", r->batch_note);
-    g_autofree char *threads = r->device->threads ? g_strdup_printf(" (rates for %" G_GUINT64_FORMAT " thread%s)",
-                                                                     r->device->threads, r->device->threads == 1 ? "" : "s")
-                                                  : g_strdup("");
-    fprintf(out, "%sdevice%s  %s: %s%s\n", b.on, b.off, r->device->name, r->device->description ? r->device->description : "",
-            threads);
+    g_autofree char *threads = r->device->threads
+                                   ? g_strdup_printf(" (rates for %" G_GUINT64_FORMAT " thread%s)", r->device->threads,
+                                                     r->device->threads == 1 ? "" : "s")
+                                   : g_strdup("");
+    fprintf(out, "%sdevice%s  %s: %s%s\n", b.on, b.off, r->device->name,
+            r->device->description ? r->device->description : "", threads);
     fprintf(out, "%starget%s  %s: %s\n", b.on, b.off, r->target->name, r->target->description);
     if (r->precision_mode && strcmp(r->precision_mode, "force_fp16") == 0)
         fprintf(out, "precision force_fp16 (ATC's default): float32 ops compute, and their tensors and weights are "
@@ -144,7 +160,8 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
             "est. latency", "speedup");
     for (int i = 0; i < 3; i++) {
         const fp_stage *s = &res->stages[i];
-        g_autofree char *act = fp_format_mb(s->activation_bytes), *w = fp_format_mb(s->weight_bytes), *lat = fp_format_time(s->latency_s);
+        g_autofree char *act = fp_format_mb(s->activation_bytes), *w = fp_format_mb(s->weight_bytes),
+                        *lat = fp_format_time(s->latency_s);
         g_autofree char *actl = g_strdup_printf("%s%s", act, s->planned ? " planned" : "");
         fprintf(out, "%-40s %6u %8u %18s %11s %13s %7.2fx\n", stage_label(s), s->ops, s->kernels, actl, w, lat,
                 s->speedup);
@@ -153,23 +170,28 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
             r->target->stage_meaning[0], r->target->stage_meaning[1], r->target->stage_meaning[2]);
     const fp_ge_format_result *ge = &res->layout.ge;
     if (ge->ran)
-        fprintf(out, "ops counts runtime ops: %u computations on constants are not counted (%u conversions of weights "
-                     "GE folds at build, %u folded at analysis time);\n",
+        fprintf(out,
+                "ops counts runtime ops: %u computations on constants are not counted (%u conversions of weights "
+                "GE folds at build, %u folded at analysis time);\n",
                 res->stages[0].folded, ge->transdata_folded + ge->cast_folded,
                 res->stages[0].folded - ge->transdata_folded - ge->cast_folded);
     else
-        fprintf(out, "ops counts runtime ops: %u shape computations folded at analysis time are not counted (ONNX "
-                     "Runtime's constant folding removes them);\n", res->stages[0].folded);
-    fprintf(out, "kernels leave out views (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which launch nothing. "
-                 "Activation memory is without reuse,\nthen the planned arena (%s, %s order).\n",
+        fprintf(out,
+                "ops counts runtime ops: %u shape computations folded at analysis time are not counted (ONNX "
+                "Runtime's constant folding removes them);\n",
+                res->stages[0].folded);
+    fprintf(out,
+            "kernels leave out views (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which launch nothing. "
+            "Activation memory is without reuse,\nthen the planned arena (%s, %s order).\n",
             res->memory->method ? res->memory->method : "best", res->memory->schedule);
     if (r->device->run_overhead > 0) {
         g_autofree char *run = fp_format_time(r->device->run_overhead);
         fprintf(out, "est. latency includes the profile's run_overhead, %s per inference outside every kernel.\n", run);
     }
     if (res->cost->unknown || res->unknown_values)
-        fprintf(out, "%swarning%s: %u values of the model and %u ops have unknown sizes: latency counts only their "
-                     "launches and memory counts them as 0; bind symbolic dims with --dim NAME=N or --input NAME:DIMS\n",
+        fprintf(out,
+                "%swarning%s: %u values of the model and %u ops have unknown sizes: latency counts only their "
+                "launches and memory counts them as 0; bind symbolic dims with --dim NAME=N or --input NAME:DIMS\n",
                 b.on, b.off, res->unknown_values, res->cost->unknown);
 }
 
@@ -196,24 +218,29 @@ static void text_fusion_layout(const fp_report *r, text_style b, FILE *out)
             b.off, lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
     const fp_transpose_result *tr = &lay->transpose;
     if (tr->pushed || tr->unmodelled)
-        fprintf(out, "  transpose optimizer (before fusion): Transposes pushed through %u ops, %u cancelled, %u inserted, "
-                     "%u removed%s\n", tr->pushed, tr->cancelled, tr->inserted, tr->removed,
+        fprintf(out,
+                "  transpose optimizer (before fusion): Transposes pushed through %u ops, %u cancelled, %u inserted, "
+                "%u removed%s\n",
+                tr->pushed, tr->cancelled, tr->inserted, tr->removed,
                 tr->unmodelled ? "; some pushes not modelled (see the transpose-unmodelled findings)" : "");
     const fp_nchwc_result *nc = &lay->nchwc;
     g_autofree char *transposes_folded = nc->transposes_folded ? g_strdup_printf(" (%u of them fold a Transpose to or "
-                                                                                  "from NHWC)", nc->transposes_folded)
+                                                                                 "from NHWC)",
+                                                                                 nc->transposes_folded)
                                                                : g_strdup("");
     if (nc->converted || nc->kept_nchw)
-        fprintf(out, "  NCHWc in blocks of %" G_GUINT64_FORMAT ": %u Convs and pools blocked, %u kept NCHW; %u other ops on "
-                     "blocked tensors; %u Adds and %u activations folded into blocked Convs; %u ReorderInput and %u "
-                     "ReorderOutput inserted%s\n",
+        fprintf(out,
+                "  NCHWc in blocks of %" G_GUINT64_FORMAT ": %u Convs and pools blocked, %u kept NCHW; %u other ops on "
+                "blocked tensors; %u Adds and %u activations folded into blocked Convs; %u ReorderInput and %u "
+                "ReorderOutput inserted%s\n",
                 r->device->nchwc_block, nc->converted, nc->kept_nchw, nc->blocked, nc->sum_fused, nc->act_fused,
                 nc->reorder_in, nc->reorder_out, transposes_folded);
     const fp_ge_format_result *ge = &lay->ge;
     if (ge->ran)
-        fprintf(out, "  GE formats (C0 = %u): %u ops in NC1HWC0; on the device %u TransData and %u Cast; folded into "
-                     "the weights at build %u TransData and %u Cast; TransData to NC1HWC0 %u, FRACTAL_Z %u, FRACTAL_NZ %u, "
-                     "origin format %u\n",
+        fprintf(out,
+                "  GE formats (C0 = %u): %u ops in NC1HWC0; on the device %u TransData and %u Cast; folded into "
+                "the weights at build %u TransData and %u Cast; TransData to NC1HWC0 %u, FRACTAL_Z %u, FRACTAL_NZ %u, "
+                "origin format %u\n",
                 ge->c0, ge->ops_5hd, ge->transdata, ge->cast, ge->transdata_folded, ge->cast_folded, ge->to_5hd,
                 ge->to_fractal_z, ge->to_fractal_nz, ge->to_origin);
     else if (ge->preset)
@@ -238,7 +265,8 @@ static void text_fusion_layout(const fp_report *r, text_style b, FILE *out)
 static void text_memory(const fp_report *r, text_style b, FILE *out)
 {
     const fp_memory_result *mem = r->res->memory;
-    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena), *naive = fp_format_mb(mem->naive_bytes);
+    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena),
+                    *naive = fp_format_mb(mem->naive_bytes);
     fprintf(out, "\n%smemory%s  LOAD %s (the floor for this order), arena %s (%s), without reuse %s\n", b.on, b.off,
             load, arena, mem->method ? mem->method : "best", naive);
     if (mem->peak_node) {
@@ -282,10 +310,7 @@ bool fp_report_step_of(const fp_report *r, fp_report_step *s)
     return true;
 }
 
-fp_dtype fp_report_kv_dtype(const fp_report *r)
-{
-    return fp_kv_cache_dtype_at(r->kv, r->precision.kv);
-}
+fp_dtype fp_report_kv_dtype(const fp_report *r) { return fp_kv_cache_dtype_at(r->kv, r->precision.kv); }
 
 /* Device memory at the analysed point: weights, the KV cache, the planned arena, the reserve the
  * headroom keeps (a tenth) and what is left, each as a share of the device's memory. */
@@ -312,9 +337,11 @@ static void text_step(const fp_report *r, FILE *out)
     if (!fp_report_step_of(r, &st))
         return;
     g_autofree char *step = fp_format_time(st.latency_s), *per = fp_format_time(st.per_token_s);
-    g_autofree char *fl = fp_format_time(st.floor_s), *w = fp_format_mb(r->weight_bytes), *k = fp_format_mb(r->kv_past_bytes);
-    fprintf(out, "  step est. %s for %" G_GINT64_FORMAT " new token%s x %" G_GINT64_FORMAT " sequence%s after %" G_GINT64_FORMAT
-                 " past: %s per token per sequence, %.0f tokens/s\n",
+    g_autofree char *fl = fp_format_time(st.floor_s), *w = fp_format_mb(r->weight_bytes),
+                    *k = fp_format_mb(r->kv_past_bytes);
+    fprintf(out,
+            "  step est. %s for %" G_GINT64_FORMAT " new token%s x %" G_GINT64_FORMAT
+            " sequence%s after %" G_GINT64_FORMAT " past: %s per token per sequence, %.0f tokens/s\n",
             step, st.new_tokens, st.new_tokens == 1 ? "" : "s", st.sequences, st.sequences == 1 ? "" : "s",
             st.past_tokens, per, st.tokens_per_s);
     fprintf(out, "  reading the weights (%s) and the cache's past (%s) takes %s at %.0f GB/s: the floor of any step\n",
@@ -358,15 +385,17 @@ static void text_weights(const fp_report *r, text_style b, FILE *out)
     g_autofree char *conv = fp_format_mb(w->changed_bytes), *kept = fp_format_mb(w->kept_bytes);
     fprintf(out, "\n%sweights%s at %s", b.on, b.off, fp_precision_dtype_name(dt));
     if (dt == FP_DT_INT4)
-        fprintf(out, " (groups of %" G_GINT64_FORMAT ")", r->precision.group > 0 ? r->precision.group
-                                                                               : (int64_t)FP_PRECISION_DEFAULT_GROUP);
+        fprintf(out, " (groups of %" G_GINT64_FORMAT ")",
+                r->precision.group > 0 ? r->precision.group : (int64_t)FP_PRECISION_DEFAULT_GROUP);
     fprintf(out, ": %s (stored: %s)\n", all, stored);
     bool cast = dt == FP_DT_FLOAT || dt == FP_DT_FLOAT16 || dt == FP_DT_BFLOAT16;
     fprintf(out, "  %u tensors converted: %s%s; %s kept in their own dtype (%s)\n", w->n_changed, conv,
-            cast ? "" : dt == FP_DT_INT4 ? " with fp16 scales and 4-bit zero points per group"
-                        : dt == FP_DT_INT8 ? " with an fp16 scale per output channel"
-                                           : " with an fp32 scale per tensor",
-            kept, cast ? "integer tensors" : "embeddings, the LM head, norms, biases: all but MatMul, Gemm and Conv weights");
+            cast               ? ""
+            : dt == FP_DT_INT4 ? " with fp16 scales and 4-bit zero points per group"
+            : dt == FP_DT_INT8 ? " with an fp16 scale per output channel"
+                               : " with an fp32 scale per tensor",
+            kept,
+            cast ? "integer tensors" : "embeddings, the LM head, norms, biases: all but MatMul, Gemm and Conv weights");
 }
 
 /* A decoder's headroom: the context searched, the breakdown at the maximum, the KV capacity. */
@@ -377,11 +406,12 @@ static void text_headroom_kv(const fp_report *r, const fp_headroom_result *h, FI
     g_autofree char *w = share_of("weights", h->weight_bytes, cap), *k = share_of("KV cache", h->outside_at_max, cap);
     g_autofree char *a = share_of("activations", h->arena_at_max, cap);
     if (dec.context > 0)
-        fprintf(out, "  at %" G_GINT64_FORMAT " tokens per sequence%s%s: %s, %s, %s\n", dec.context, dec.phase ? ", a " : "",
-                dec.phase ? dec.phase : "", w, k, a);
+        fprintf(out, "  at %" G_GINT64_FORMAT " tokens per sequence%s%s: %s, %s, %s\n", dec.context,
+                dec.phase ? ", a " : "", dec.phase ? dec.phase : "", w, k, a);
     int64_t tokens = fp_report_kv_capacity_tokens(&dec, h);
     if (tokens >= 0)
-        fprintf(out, "  KV capacity %" G_GINT64_FORMAT " tokens in what the weights and these activations leave\n", tokens);
+        fprintf(out, "  KV capacity %" G_GINT64_FORMAT " tokens in what the weights and these activations leave\n",
+                tokens);
 }
 
 /* The costliest kernels with their advice, and the headroom line. */
@@ -399,8 +429,9 @@ static void text_hotspots_headroom(const fp_report *r, text_style b, FILE *out)
     if (r->headroom) {
         const fp_headroom_result *h = r->headroom;
         g_autofree char *cap = fp_format_mb(h->usable), *at = fp_format_mb(h->bytes_at_max);
-        fprintf(out, "\n%sheadroom%s max batch %" G_GINT64_FORMAT "%s on %s (%s usable after a 10%% reserve; %s at "
-                     "that batch)\n",
+        fprintf(out,
+                "\n%sheadroom%s max batch %" G_GINT64_FORMAT "%s on %s (%s usable after a 10%% reserve; %s at "
+                "that batch)\n",
                 b.on, b.off, h->max_batch, h->at_limit ? " or more" : "", r->device->name, cap, at);
         if (r->kv)
             text_headroom_kv(r, h, out);
@@ -428,13 +459,14 @@ void fp_report_markdown(const fp_report *r, FILE *out)
 {
     const fp_pipeline_result *res = r->res;
     fprintf(out, "# fuseplan report: `%s`\n\n", r->model->path);
-    fprintf(out, "Device **%s**, target **%s**%s%s.\n\n", r->device->name, r->target->name,
-            r->batch_note ? "; " : "", r->batch_note ? r->batch_note : "");
+    fprintf(out, "Device **%s**, target **%s**%s%s.\n\n", r->device->name, r->target->name, r->batch_note ? "; " : "",
+            r->batch_note ? r->batch_note : "");
     fprintf(out, "| stage | ops | kernels | activation memory | weights | est. latency | speedup |\n");
     fprintf(out, "|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < 3; i++) {
         const fp_stage *s = &res->stages[i];
-        g_autofree char *act = fp_format_mb(s->activation_bytes), *w = fp_format_mb(s->weight_bytes), *lat = fp_format_time(s->latency_s);
+        g_autofree char *act = fp_format_mb(s->activation_bytes), *w = fp_format_mb(s->weight_bytes),
+                        *lat = fp_format_time(s->latency_s);
         fprintf(out, "| %s | %u | %u | %s%s | %s | %s | %.2fx |\n", s->name, s->ops, s->kernels, act,
                 s->planned ? " (planned arena)" : " (no reuse)", w, lat, s->speedup);
     }
@@ -444,7 +476,8 @@ void fp_report_markdown(const fp_report *r, FILE *out)
             res->stages[0].folded);
     if (r->device->run_overhead > 0) {
         g_autofree char *run = fp_format_time(r->device->run_overhead);
-        fprintf(out, "`est. latency` includes the profile's run_overhead, %s per inference outside every kernel.\n", run);
+        fprintf(out, "`est. latency` includes the profile's run_overhead, %s per inference outside every kernel.\n",
+                run);
     }
     guint nrows = 0;
     g_autofree rule_row *rows = rule_rows(r, &nrows);
@@ -454,7 +487,8 @@ void fp_report_markdown(const fp_report *r, FILE *out)
             fprintf(out, "| %s | %u | %u | %s |\n", rows[i].rule, rows[i].applied, rows[i].matched,
                     rows[i].top_reason ? rows[i].top_reason : "");
     const fp_memory_result *mem = res->memory;
-    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena), *naive = fp_format_mb(mem->naive_bytes);
+    g_autofree char *load = fp_format_mb(mem->lower_bound), *arena = fp_format_mb(mem->arena),
+                    *naive = fp_format_mb(mem->naive_bytes);
     fprintf(out, "\n## Memory\n\nLOAD %s, arena %s, without reuse %s; peak at step %u (`%s`).\n", load, arena, naive,
             mem->peak_step, mem->peak_node ? mem->peak_node->name : "-");
     g_autoptr(GArray) hot = fp_report_hotspots(res->cost, r->top);
@@ -462,8 +496,8 @@ void fp_report_markdown(const fp_report *r, FILE *out)
     for (guint i = 0; i < hot->len; i++) {
         const fp_op_cost *oc = &res->cost->ops[g_array_index(hot, guint, i)];
         g_autofree char *t = fp_format_time(oc->rl.time_s), *adv = fp_report_advice(oc, r->device);
-        fprintf(out, "| `%s` | %s | %s | %s | %s |\n", oc->node->name, oc->node->op_type, t, fp_bound_name(oc->rl.bound),
-                adv);
+        fprintf(out, "| `%s` | %s | %s | %s | %s |\n", oc->node->name, oc->node->op_type, t,
+                fp_bound_name(oc->rl.bound), adv);
     }
     if (r->headroom)
         fprintf(out, "\n## Headroom\n\nMax batch %" G_GINT64_FORMAT "%s on %s.\n", r->headroom->max_batch,

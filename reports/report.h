@@ -15,22 +15,22 @@ typedef struct {
     const fp_device *device;
     const fp_pipeline_result *res;
     const fp_diag *diag;
-    const char *batch_note;          /* how symbolic dims were bound, or NULL */
-    fp_dtype what_if;                /* --dtype, or FP_DT_UNDEFINED */
-    const char *precision_mode;      /* the target's precision mode (ATC), or NULL */
-    fp_precision precision;          /* the storage what-ifs */
-    const fp_weight_plan *weights;   /* the weights as stored and at precision.weight; NULL: no what-if
+    const char *batch_note;             /* how symbolic dims were bound, or NULL */
+    fp_dtype what_if;                   /* --dtype, or FP_DT_UNDEFINED */
+    const char *precision_mode;         /* the target's precision mode (ATC), or NULL */
+    fp_precision precision;             /* the storage what-ifs */
+    const fp_weight_plan *weights;      /* the weights as stored and at precision.weight; NULL: no what-if
                                         (weight_bytes unset: the memory plan's) */
-    uint64_t weight_bytes;           /* the final graph's weights at precision.weight */
-    const fp_kv_cache *kv;           /* a decoder's KV cache (held apart from the arena), or NULL */
-    uint64_t kv_bytes;               /* the cache held now (fp_analysis.kv_bytes); 0 when not known */
-    const char *phase;               /* the decoder's step when it bound the tokens, else NULL */
-    uint64_t kv_past_bytes;          /* the past inputs' copy of a runtime keeping them apart; 0 unknown */
+    uint64_t weight_bytes;              /* the final graph's weights at precision.weight */
+    const fp_kv_cache *kv;              /* a decoder's KV cache (held apart from the arena), or NULL */
+    uint64_t kv_bytes;                  /* the cache held now (fp_analysis.kv_bytes); 0 when not known */
+    const char *phase;                  /* the decoder's step when it bound the tokens, else NULL */
+    uint64_t kv_past_bytes;             /* the past inputs' copy of a runtime keeping them apart; 0 unknown */
     const fp_headroom_result *headroom; /* NULL when not computed */
-    const char *headroom_note;       /* why not, when NULL */
-    unsigned top;                    /* hotspots shown */
-    bool verbose;                    /* list every diagnostic (layout reasons, unknown shapes, ...) */
-    bool color;                      /* ANSI colour (TTY only) */
+    const char *headroom_note;          /* why not, when NULL */
+    unsigned top;                       /* hotspots shown */
+    bool verbose;                       /* list every diagnostic (layout reasons, unknown shapes, ...) */
+    bool color;                         /* ANSI colour (TTY only) */
 } fp_report;
 
 /* The report of analysis a as every command shows it by default: ten hotspots, not verbose, no
@@ -46,11 +46,11 @@ fp_headroom_decoder fp_report_headroom_decoder(const fp_report *r);
 /* A decoder's step as analysed and what it costs (text and JSON both show it). */
 typedef struct {
     int64_t sequences, past_tokens, new_tokens;
-    double latency_s;           /* the final stage's estimate */
-    double per_token_s;         /* latency / new tokens */
-    double tokens_per_s;        /* sequences x new tokens / latency */
-    uint64_t floor_bytes;       /* the weights (at the what-if) and the cache's past, read once */
-    double floor_s;             /* those at the device's bandwidth (0 without one) */
+    double latency_s;     /* the final stage's estimate */
+    double per_token_s;   /* latency / new tokens */
+    double tokens_per_s;  /* sequences x new tokens / latency */
+    uint64_t floor_bytes; /* the weights (at the what-if) and the cache's past, read once */
+    double floor_s;       /* those at the device's bandwidth (0 without one) */
 } fp_report_step;
 
 /* r's step; false when r has no KV cache, a size is unknown, or nothing is estimated. */

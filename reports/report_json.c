@@ -69,7 +69,8 @@ static void precision_json(fp_jsonw *w, const fp_report *r)
     const fp_weight_plan none = {0}, *wp = r->weights ? r->weights : &none; /* a report made by hand */
     fp_jsonw_begin_object(w, "precision");
     fp_jsonw_str(w, "weight_dtype", p->weight != FP_DT_UNDEFINED ? fp_precision_dtype_name(p->weight) : NULL);
-    fp_jsonw_int_or_null(w, "group_size", p->weight == FP_DT_INT4 ? (p->group > 0 ? p->group : FP_PRECISION_DEFAULT_GROUP) : -1);
+    fp_jsonw_int_or_null(w, "group_size",
+                         p->weight == FP_DT_INT4 ? (p->group > 0 ? p->group : FP_PRECISION_DEFAULT_GROUP) : -1);
     fp_jsonw_str(w, "kv_dtype", p->kv != FP_DT_UNDEFINED ? fp_precision_dtype_name(p->kv) : NULL);
     fp_jsonw_int_or_null(w, "kv_block", p->kv_block ? p->kv_block : -1);
     fp_jsonw_int(w, "weight_bytes", (gint64)(r->weights ? r->weight_bytes : r->res->memory->weight_bytes));

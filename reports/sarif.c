@@ -85,9 +85,10 @@ static void driver(fp_jsonw *w, const fp_gate_result *g, const GPtrArray *ids)
         for (int k = 0; gate && k < FP_GATE_KEY_COUNT; k++)
             if (strcmp(fp_gate_key_name(k), name) == 0)
                 desc = key_help[k], brief = key_short[k];
-        g_autofree char *fdesc = gate ? NULL : g_strdup_printf("Fusion rule %s: %s. fuseplan explain shows each "
-                                                               "candidate, the constraint that refused it and a fix.",
-                                                               name, fusion_title(name));
+        g_autofree char *fdesc = gate ? NULL
+                                      : g_strdup_printf("Fusion rule %s: %s. fuseplan explain shows each "
+                                                        "candidate, the constraint that refused it and a fix.",
+                                                        name, fusion_title(name));
         m_text(w, "shortDescription", gate ? brief : fusion_title(name));
         m_text(w, "fullDescription", gate ? desc : fdesc);
         fp_jsonw_begin_object(w, "defaultConfiguration");

@@ -65,12 +65,15 @@ void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, const char *b
         } else {
             g_autofree char *f = fp_format_count(mt->flops);
             g_autofree char *b = fp_format_bytes(mt->bytes_act + mt->bytes_weight + mt->bytes_out);
-            fprintf(out, "%-36s %-20s %-34s %12s %12s %9.2f\n", n->name, n->op_type, outs, f, b, fp_metrics_intensity(mt));
+            fprintf(out, "%-36s %-20s %-34s %12s %12s %9.2f\n", n->name, n->op_type, outs, f, b,
+                    fp_metrics_intensity(mt));
         }
     }
     g_autofree char *f = fp_format_count(t.flops), *b = fp_format_bytes(t.bytes), *p = fp_format_count(t.params);
-    fprintf(out, "\ntotal: %" G_GUINT64_FORMAT " runtime ops (%" G_GUINT64_FORMAT " shape computations folded, not counted), "
-                 "%s FLOPs, %s moved, %s parameters read\n",
+    fprintf(out,
+            "\ntotal: %" G_GUINT64_FORMAT " runtime ops (%" G_GUINT64_FORMAT
+            " shape computations folded, not counted), "
+            "%s FLOPs, %s moved, %s parameters read\n",
             t.runtime, t.folded, f, b, p);
     if (t.unknown)
         fprintf(out, "%" G_GUINT64_FORMAT " ops have unknown shapes and are not in the totals (--verbose lists them)\n",
@@ -79,7 +82,10 @@ void fp_report_shapes_text(const fp_model *m, const fp_diag *diag, const char *b
         fprintf(out, "bound: %s\n", batch_note);
     for (guint i = 0; verbose && diag && i < diag->entries->len; i++) {
         const fp_diag_entry *e = diag->entries->pdata[i];
-        fprintf(out, "%s: %s\n", e->level == FP_DIAG_WARNING ? "warning" : e->level == FP_DIAG_ERROR ? "error" : "note",
+        fprintf(out, "%s: %s\n",
+                e->level == FP_DIAG_WARNING ? "warning"
+                : e->level == FP_DIAG_ERROR ? "error"
+                                            : "note",
                 e->message);
     }
 }

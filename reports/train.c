@@ -9,9 +9,12 @@
 static const char *optimizer_state(fp_train_optimizer o)
 {
     switch (o) {
-    case FP_OPT_SGD: return "none";
-    case FP_OPT_MOMENTUM: return "one momentum buffer a parameter";
-    default: return "two moments a parameter";
+    case FP_OPT_SGD:
+        return "none";
+    case FP_OPT_MOMENTUM:
+        return "one momentum buffer a parameter";
+    default:
+        return "two moments a parameter";
     }
 }
 
@@ -51,7 +54,8 @@ static char *starts(const fp_training *t)
         if (t->plan.mode[i] != FP_RC_START)
             continue;
         if (n++ < 4)
-            g_string_append_printf(g, "%s%s", g->len ? ", " : "", t->stages.start[i] ? t->stages.start[i]->name : "the input");
+            g_string_append_printf(g, "%s%s", g->len ? ", " : "",
+                                   t->stages.start[i] ? t->stages.start[i]->name : "the input");
     }
     if (n > 4)
         g_string_append_printf(g, " and %u more", n - 4);
@@ -71,15 +75,19 @@ static void recompute_text(const fp_train_report *r, FILE *out)
         fprintf(out, "  no plan fits: the least any plan holds is %s\n", min);
     } else {
         g_autofree char *names = starts(t), *end = fp_format_mb(p->end_bytes);
-        fprintf(out, "  plan: %u segments recomputed, %s more in backward (est. %s on %s); saved activations at "
-                     "most %s, %s at the end of forward%s\n",
-                p->segments, flops, tm, t->device->name, peak, end, p->exact ? "" : " (search capped: not proven optimal)");
+        fprintf(out,
+                "  plan: %u segments recomputed, %s more in backward (est. %s on %s); saved activations at "
+                "most %s, %s at the end of forward%s\n",
+                p->segments, flops, tm, t->device->name, peak, end,
+                p->exact ? "" : " (search capped: not proven optimal)");
         if (*names)
             fprintf(out, "  kept to recompute from: %s\n", names);
     }
     g_autofree char *cpeak = fp_format_mb(c->peak_bytes), *cflops = fp_format_flops(c->flops);
-    fprintf(out, "  baseline (Chen et al., sqrt(n) segments): %u segments recomputed, %s more, saved activations "
-                 "at most %s\n", c->segments, cflops, cpeak);
+    fprintf(out,
+            "  baseline (Chen et al., sqrt(n) segments): %u segments recomputed, %s more, saved activations "
+            "at most %s\n",
+            c->segments, cflops, cpeak);
     fprintf(out, "  budget curve:");
     for (int i = 0; i < FP_TRAINING_CURVE; i++) {
         const fp_training_point *pt = &t->curve[i];
@@ -144,8 +152,8 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
             fprintf(out, "\nheadroom max batch %" G_GINT64_FORMAT " on %s (%s usable after a %.0f%% reserve)\n",
                     t->max_batch, t->device->name, usable, r->reserve * 100);
         else
-            fprintf(out, "\nheadroom not even batch 1 fits on %s (%s usable after a %.0f%% reserve)\n",
-                    t->device->name, usable, r->reserve * 100);
+            fprintf(out, "\nheadroom not even batch 1 fits on %s (%s usable after a %.0f%% reserve)\n", t->device->name,
+                    usable, r->reserve * 100);
         if (t->planned)
             fprintf(out, "         max batch %" G_GINT64_FORMAT " with recomputation at the budget's share\n",
                     t->max_batch_planned);

@@ -11,8 +11,8 @@ typedef struct {
     const fp_training *t;
     fp_train_optimizer optimizer;
     fp_train_precision precision;
-    double reserve;           /* share of the capacity kept free (t->reserve_bytes of t->capacity_bytes) */
-    unsigned top;             /* saved tensors listed, largest first (0: all) */
+    double reserve; /* share of the capacity kept free (t->reserve_bytes of t->capacity_bytes) */
+    unsigned top;   /* saved tensors listed, largest first (0: all) */
 } fp_train_report;
 
 void fp_report_train_text(const fp_train_report *r, FILE *out);

@@ -79,8 +79,10 @@ static void curve(xmlNodePtr sec, const fp_training *t)
         td(tr, pt->feasible ? pct : "", true);
         xmlNodePtr bar = elc(td(tr, NULL, false), "div", "bar", NULL);
         char w[G_ASCII_DTOSTR_BUF_SIZE];
-        g_autofree char *style = g_strdup_printf("width:%spx;height:10px;background:var(--accent)",
-                                                 g_ascii_formatd(w, sizeof w, "%.0f", pt->feasible ? 200.0 * MIN(1.0, (double)pt->flops / fwd) : 0));
+        g_autofree char *style =
+            g_strdup_printf("width:%spx;height:10px;background:var(--accent)",
+                            g_ascii_formatd(w, sizeof w, "%.0f",
+                                            pt->feasible ? 200.0 * MIN(1.0, (double)pt->flops / fwd) : 0));
         attr(bar, "style", style);
     }
 }
@@ -94,8 +96,10 @@ static void recompute(xmlNodePtr main, const fp_train_report *r)
     g_autofree char *budget = fp_format_mb(t->budget), *peak = fp_format_mb(t->plan.peak_bytes);
     g_autofree char *flops = fp_format_flops(t->plan.flops), *tm = fp_format_time(t->plan.time_s);
     if (t->plan.feasible)
-        elf(sec, "p", "Budget %s: %u segments recomputed, %s more in backward (est. %s on %s); saved activations "
-                      "at most %s.", budget, t->plan.segments, flops, tm, t->device->name, peak);
+        elf(sec, "p",
+            "Budget %s: %u segments recomputed, %s more in backward (est. %s on %s); saved activations "
+            "at most %s.",
+            budget, t->plan.segments, flops, tm, t->device->name, peak);
     else
         elf(sec, "p", "Budget %s: no plan fits.", budget);
     g_autofree char *cpeak = fp_format_mb(t->chen.peak_bytes), *cflops = fp_format_flops(t->chen.flops);

@@ -440,7 +440,8 @@ static void test_vit_sizes(void)
     CU_ASSERT(r->res.stages[0].folded < r->res.stages[0].ops); /* the shape computations stay ops */
     CU_ASSERT_EQUAL(rt->res.stages[0].activation_bytes, m->res.memory->naive_bytes);
     uint64_t kept = r->res.stages[0].activation_bytes - m->res.memory->naive_bytes; /* ORT's shape tensors */
-    CU_ASSERT(r->res.stages[0].activation_bytes > m->res.memory->naive_bytes && kept < 64 * (uint64_t)r->res.stages[0].ops);
+    CU_ASSERT(r->res.stages[0].activation_bytes > m->res.memory->naive_bytes &&
+              kept < 64 * (uint64_t)r->res.stages[0].ops);
     CU_ASSERT(t->saved.saved_bytes > m->res.memory->lower_bound); /* a training step saves more than inference holds */
 }
 

@@ -236,8 +236,9 @@ static void test_shapes_json(void)
     /* 2x16x6x6 outputs (no padding), 27 MACs each */
     CU_ASSERT_EQUAL(json_object_get_int_member(conv, "flops"), 2 * (2 * 16 * 6 * 6) * 27);
     CU_ASSERT_FALSE(json_object_get_boolean_member(conv, "folded"));
-    JsonArray *shape = json_object_get_array_member(
-        json_array_get_object_element(json_object_get_array_member(conv, "outputs"), 0), "shape");
+    JsonArray *shape =
+        json_object_get_array_member(json_array_get_object_element(json_object_get_array_member(conv, "outputs"), 0),
+                                     "shape");
     CU_ASSERT_EQUAL(json_array_get_int_element(shape, 0), 2);
     CU_ASSERT_EQUAL(json_array_get_int_element(shape, 2), 6);
     tu_run_clear(&r);
@@ -282,7 +283,8 @@ static void test_report_json(void)
      * level (all) the 3 Adds and 3 Relus left fold into the blocked Convs, one ReorderOutput added */
     CU_ASSERT_EQUAL(json_object_get_int_member(orig, "ops"), 32);
     CU_ASSERT_EQUAL(json_object_get_int_member(fin, "ops"), 32 - 9 - 4 - 3 - 3 + 1);
-    CU_ASSERT(json_object_get_int_member(fin, "activation_bytes") < json_object_get_int_member(orig, "activation_bytes"));
+    CU_ASSERT(json_object_get_int_member(fin, "activation_bytes") <
+              json_object_get_int_member(orig, "activation_bytes"));
     CU_ASSERT(json_object_get_double_member(fin, "speedup") > 1.0);
     JsonArray *ops = json_object_get_array_member(o, "ops");
     CU_ASSERT_EQUAL(json_array_get_length(ops), 32 - 9 - 4 - 3 - 3 + 1);

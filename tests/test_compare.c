@@ -100,8 +100,10 @@ static fp_profile *ort_profile(const char *const *kernels)
             g_autofree char *list = g_strjoinv(",", dims);
             g_string_printf(shape, ",\"output_type_shape\":[{\"float\":[%s]}]", list);
         }
-        g_string_append_printf(s, ",{\"cat\":\"Node\",\"name\":\"%s_kernel_time\",\"ts\":%g,\"dur\":%s,"
-                                  "\"args\":{\"op_name\":\"%s\"%s}}", f[0], ts, f[3], f[1], shape->str);
+        g_string_append_printf(s,
+                               ",{\"cat\":\"Node\",\"name\":\"%s_kernel_time\",\"ts\":%g,\"dur\":%s,"
+                               "\"args\":{\"op_name\":\"%s\"%s}}",
+                               f[0], ts, f[3], f[1], shape->str);
         g_string_free(shape, TRUE);
         ts += 1000;
     }
@@ -188,9 +190,9 @@ static void test_fused_names(void)
     g_autoptr(fp_device) d = fp_device_load("cpu-avx2", NULL);
     CU_ASSERT_FATAL(d != NULL);
     g_autoptr(fp_cost_result) cost = fp_pass_cost(m, d, FP_DT_UNDEFINED, NULL);
-    g_autoptr(fp_profile) p = ort_profile((const char *const[]){
-        "conv1_relu1|FusedConv||10", "sig + tanh_x|Fused||4", "Neg_4_token_2|Neg||2", "abs_y/AbsFusion/|Abs||3",
-        "Cast_7|Cast||1", NULL});
+    g_autoptr(fp_profile) p = ort_profile((const char *const[]){"conv1_relu1|FusedConv||10", "sig + tanh_x|Fused||4",
+                                                                "Neg_4_token_2|Neg||2", "abs_y/AbsFusion/|Abs||3",
+                                                                "Cast_7|Cast||1", NULL});
     g_autoptr(fp_match_result) r = fp_match_run(m, cost, NULL, p, NULL);
     CU_ASSERT_EQUAL(r->counted, 5);
     CU_ASSERT_EQUAL(r->matched, 4);
@@ -223,16 +225,16 @@ static void test_type_and_shape(void)
     g_autoptr(fp_device) d = fp_device_load("cpu-avx2", NULL);
     g_autoptr(fp_cost_result) cost = fp_pass_cost(m, d, FP_DT_UNDEFINED, NULL);
     /* no name matches: types and recorded dims pair them, in execution order */
-    g_autoptr(fp_profile) p = ort_profile((const char *const[]){
-        "k0|Conv2D|1x8x8x8|9", "k1|Relu|1x8x8x8|2", "k2|Sigmoid|1x8x8x8|2", NULL});
+    g_autoptr(fp_profile) p = ort_profile(
+        (const char *const[]){"k0|Conv2D|1x8x8x8|9", "k1|Relu|1x8x8x8|2", "k2|Sigmoid|1x8x8x8|2", NULL});
     g_autoptr(fp_match_result) r = fp_match_run(m, cost, NULL, p, NULL);
     CU_ASSERT_EQUAL(r->matched, 3);
     CU_ASSERT_EQUAL(r->by_how[FP_MATCH_TYPE_SHAPE], 3);
     CU_ASSERT_EQUAL(r->kernels[0].row, r->unit_row[0]); /* k0 ran conv1, the first unit */
-    CU_ASSERT_EQUAL(r->absorbed, 3);                      /* tanh, neg, abs: no kernel of their own */
+    CU_ASSERT_EQUAL(r->absorbed, 3);                    /* tanh, neg, abs: no kernel of their own */
     /* another model's kernels: same types, other dims: nothing */
-    g_autoptr(fp_profile) q = ort_profile((const char *const[]){
-        "k0|Conv|1x16x4x4|9", "k1|Relu|1x16x4x4|2", "k2|Sigmoid|1x16x4x4|2", NULL});
+    g_autoptr(fp_profile) q = ort_profile(
+        (const char *const[]){"k0|Conv|1x16x4x4|9", "k1|Relu|1x16x4x4|2", "k2|Sigmoid|1x16x4x4|2", NULL});
     g_autoptr(fp_match_result) s = fp_match_run(m, cost, NULL, q, NULL);
     CU_ASSERT_EQUAL(s->matched, 0);
     CU_ASSERT_EQUAL(s->stats.rows, 0);
@@ -321,8 +323,10 @@ static void test_target_names(void)
     g_autofree char *dir = tm_tmpdir(), *tdir = g_build_filename(dir, "targets", NULL);
     g_autofree char *p3 = g_build_filename(tdir, "ort-cpu-all.ini", NULL);
     CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(tdir, 0700), 0);
-    CU_ASSERT_FATAL(g_file_set_contents(p3, "[target]\nname = t\nrules = conv_bn\nbelow_nchwc = nowhere\n"
-                                            "[layout]\nnchwc = true\n", -1, NULL));
+    CU_ASSERT_FATAL(g_file_set_contents(p3,
+                                        "[target]\nname = t\nrules = conv_bn\nbelow_nchwc = nowhere\n"
+                                        "[layout]\nnchwc = true\n",
+                                        -1, NULL));
     g_setenv("FUSEPLAN_DEVICES", dir, TRUE);
     tu_expect_cli_error((const char *[]){"compare", MODELS "/resnet_tiny.onnx", "--profile",
                                          PROFILES "/ort/resnet_tiny.extended.json", NULL},
@@ -586,8 +590,8 @@ static void test_fit_refinements(void)
             fp_fit_data_add_row(d, mi, "conv", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
         }
         for (int i = 0; i < 3; i++) { /* depthwise: 32 .. 128 groups */
-            fp_fit_op op = {(uint64_t)(1e5 * f * (1 << i)), 40000, FP_DT_FLOAT, FP_CLASS_GROUPED_CONV,
-                            (uint64_t)(32 << i), 0};
+            fp_fit_op op =
+                {(uint64_t)(1e5 * f * (1 << i)), 40000, FP_DT_FLOAT, FP_CLASS_GROUPED_CONV, (uint64_t)(32 << i), 0};
             fp_fit_data_add_row(d, mi, "dw", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
         }
         for (int i = 0; i < 5; i++) { /* the same GEMMs as blocked convolutions, and blocked depthwise ones */
@@ -600,7 +604,8 @@ static void test_fit_refinements(void)
         }
         static const double ew_bytes[] = {1000, 30000, 300000, 700000, 8e6, 60e6};
         for (size_t i = 0; i < G_N_ELEMENTS(ew_bytes); i++) { /* streaming from L1, L2, L3, memory */
-            fp_fit_op op = {(uint64_t)(ew_bytes[i] * f / 8), (uint64_t)(ew_bytes[i] * f), FP_DT_FLOAT, FP_CLASS_EW, 1, 0};
+            fp_fit_op op =
+                {(uint64_t)(ew_bytes[i] * f / 8), (uint64_t)(ew_bytes[i] * f), FP_DT_FLOAT, FP_CLASS_EW, 1, 0};
             fp_fit_data_add_row(d, mi, "ew", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
         }
     }
@@ -655,13 +660,14 @@ static char *synthetic_profile(const char *model, const fp_device *truth, int64_
             if (!c->kernel)
                 continue;
             double us = c->rl.time_s * 1e6 * (run == 0 ? 3 : 1); /* the warm-up run is slower */
-            GString *dims = g_string_new(NULL); /* the graph input's dims, for the inputs binding */
+            GString *dims = g_string_new(NULL);                  /* the graph input's dims, for the inputs binding */
             for (int32_t d = 0; c->node->inputs[0] == in && d < shape->rank; d++)
                 g_string_append_printf(dims, "%s%" G_GINT64_FORMAT, d ? "," : "[{\"float\":[", shape->dims[d].value);
-            g_string_append_printf(s, "{\"cat\":\"Node\",\"name\":\"%s_kernel_time\",\"ts\":%.3f,\"dur\":%.6f,"
-                                      "\"args\":{\"op_name\":\"%s\"%s%s%s}},",
-                                   c->node->name, ts + 1, us, c->node->op_type, dims->len ? ",\"input_type_shape\":" : "",
-                                   dims->str, dims->len ? "]}]" : "");
+            g_string_append_printf(s,
+                                   "{\"cat\":\"Node\",\"name\":\"%s_kernel_time\",\"ts\":%.3f,\"dur\":%.6f,"
+                                   "\"args\":{\"op_name\":\"%s\"%s%s%s}},",
+                                   c->node->name, ts + 1, us, c->node->op_type,
+                                   dims->len ? ",\"input_type_shape\":" : "", dims->str, dims->len ? "]}]" : "");
             g_string_free(dims, TRUE);
             ts += us + 2;
         }
@@ -685,10 +691,11 @@ static void test_fit_cli(void)
     g_unlink(out);
     tu_run_result r;
     g_autoptr(JsonParser) parser = NULL;
-    JsonObject *o = run_json((const char *[]){"fit", "--stage", "original", "-d", "cpu-avx2", "-o", out, "-f", "json",
-                                              "--model", models[0], "--profile", profiles[0], "--model", models[1],
-                                              "--profile", profiles[1], "--model", models[2], "--profile", profiles[2],
-                                              NULL},
+    JsonObject *o = run_json((const char *[]){"fit",       "--stage",   "original",  "-d",      "cpu-avx2",
+                                              "-o",        out,         "-f",        "json",    "--model",
+                                              models[0],   "--profile", profiles[0], "--model", models[1],
+                                              "--profile", profiles[1], "--model",   models[2], "--profile",
+                                              profiles[2], NULL},
                              &r, &parser);
     if (!o)
         fprintf(stderr, "\n  %s", r.err);
@@ -737,8 +744,8 @@ static void test_fit_errors(void)
                                      "--profile", PROFILES "/ort/eps_story.extended.json", NULL},
                     "--objective median");
     g_autofree char *pairs = g_build_filename(g_get_tmp_dir(), "fp_test_fit_bad.pairs", NULL);
-    g_assert(g_file_set_contents(pairs, MODELS "/eps_story.onnx " PROFILES "/ort/eps_story.extended.json -3\n", -1,
-                                 NULL));
+    g_assert(
+        g_file_set_contents(pairs, MODELS "/eps_story.onnx " PROFILES "/ort/eps_story.extended.json -3\n", -1, NULL));
     expect_one_line((const char *[]){"fit", "-o", out, "--pairs", pairs, NULL},
                     "line 1: expected 'MODEL PROFILE [RUN_US]' (RUN_US a time > 0 in microseconds)");
     g_unlink(pairs);

@@ -114,10 +114,12 @@ static void test_bound(void)
     r = tu_run((const char *[]){"report", DECODER, "-f", "html", "--batch", "4000", "--no-headroom", NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "<div class=\"k\">KV cache</div>\n<div class=\"v\">4194.30 MB</div>"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "512 B/token (float32); of cpu-avx2: weights 0.0%, KV cache 13.1%, activations 13.5%"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.out, "512 B/token (float32); of cpu-avx2: weights 0.0%, KV cache 13.1%, activations 13.5%"));
     tu_run_clear(&r);
     /* a model without a KV cache writes null */
-    r = tu_run((const char *[]){"report", FP_SOURCE_DIR "/models/resnet_tiny.onnx", "-f", "json", "--no-headroom", NULL});
+    r = tu_run(
+        (const char *[]){"report", FP_SOURCE_DIR "/models/resnet_tiny.onnx", "-f", "json", "--no-headroom", NULL});
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"kv_cache\" : null"));
     tu_run_clear(&r);
 }
@@ -204,7 +206,8 @@ static char *masked_decoder(const char *mask_dim)
         "          dim { dim_value: 2 } dim { dim_param: 'past_sequence_length' } dim { dim_value: 8 } } } } }\n"
         "  output { name: 'present.0.key' type { tensor_type { elem_type: 1 } } }\n"
         "  output { name: 'mask_f' type { tensor_type { elem_type: 1 } } }\n"
-        "}\n", mask_dim);
+        "}\n",
+        mask_dim);
     return tu_write_temp(text, strlen(text), ".onnxtxt");
 }
 
@@ -242,7 +245,8 @@ static void test_phase_context(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_EQUAL(a->kv_bytes, 16 * a->kv->bytes_per_token);
     CU_ASSERT_EQUAL(a->kv_past_bytes, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(a->batch_note, "a prefill of 16 tokens (sequence_length=16, past_sequence_length=0)"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(a->batch_note, "a prefill of 16 tokens (sequence_length=16, past_sequence_length=0)"));
     fp_analysis_opts od = {.phase = "decode", .context = 100};
     g_autoptr(fp_analysis) d = fp_analysis_run(DECODER, &od, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
@@ -288,11 +292,18 @@ static void test_headroom_brute_force(void)
     const struct {
         const char *phase, *weight, *kv;
         int64_t block;
-    } cases[] = {{"decode", NULL, NULL, 0}, {"prefill", NULL, NULL, 0}, {"decode", "int4", "fp8", 96},
+    } cases[] = {{"decode", NULL, NULL, 0},
+                 {"prefill", NULL, NULL, 0},
+                 {"decode", "int4", "fp8", 96},
                  {"prefill", "fp16", "int8", 0}};
     for (size_t p = 0; p < G_N_ELEMENTS(cases); p++) {
-        fp_analysis_opts o = {.device_profile = dev, .phase = cases[p].phase, .context = 256, .headroom = {.on = true},
-                              .weight_dtype = cases[p].weight, .kv_dtype = cases[p].kv, .kv_block = cases[p].block};
+        fp_analysis_opts o = {.device_profile = dev,
+                              .phase = cases[p].phase,
+                              .context = 256,
+                              .headroom = {.on = true},
+                              .weight_dtype = cases[p].weight,
+                              .kv_dtype = cases[p].kv,
+                              .kv_block = cases[p].block};
         g_autoptr(fp_analysis) a = fp_analysis_run(DECODER, &o, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a->headroom);
@@ -381,6 +392,7 @@ static void test_report_no_flags(void)
 #define GE_DESC(d0, d2) "output_desc { dtype: DT_FLOAT16 shape { dim: [" d0 ", 2, " d2 ", 16] } layout: 'ND' }"
 static void test_ge_graph(void)
 {
+    /* clang-format off */
     const char *text =
         "graph { name: 'g'\n"
         " op { name: 'past_key' type: 'Data' input: '' attr { key: 'index' value { i: 0 } } " GE_DESC("1", "7") " }\n"
@@ -393,6 +405,7 @@ static void test_ge_graph(void)
         "      attr { key: 'concat_dim' value { i: 2 } } attr { key: 'N' value { i: 2 } } " GE_DESC("1", "8") " }\n"
         " op { name: 'out' type: 'NetOutput' input: 'cat_k:0' input: 'cat_v:0' }\n"
         "}\n";
+    /* clang-format on */
     g_autofree char *path = tu_write_temp(text, strlen(text), ".txt");
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_model) m = fp_load_model(path, &err);

@@ -75,7 +75,8 @@ static void expect_invalid(const char *text, const char *needle)
     g_unlink(path);
 }
 
-#define DEV "[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=5e-6\nalign_bytes=256\n"
+#define DEV \
+    "[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=5e-6\nalign_bytes=256\n"
 #define PEAK "[peak]\nfp32=1e12\n"
 
 static void test_invalid(void)
@@ -90,7 +91,8 @@ static void test_invalid(void)
 
     expect_invalid(DEV "[peak]\nfp32=1e12\nfp33=1e12\n",
                    "[peak] fp33: unknown key (valid keys: fp64, fp32, fp16, bf16, fp8e4m3, fp8e5m2, int8, int4)");
-    expect_invalid(DEV PEAK "[efficiency]\nconvolution=0.5\n", "[efficiency] convolution: unknown key (valid keys: conv,");
+    expect_invalid(DEV PEAK "[efficiency]\nconvolution=0.5\n",
+                   "[efficiency] convolution: unknown key (valid keys: conv,");
     expect_invalid(DEV PEAK "[devices]\nx=1\n", "[devices]: unknown group (valid groups: device, peak, efficiency");
     expect_invalid(DEV PEAK "[rule.]\nx=1\n", "[rule.]: unknown group");
     /* wrong type */
@@ -100,9 +102,10 @@ static void test_invalid(void)
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=lots\nlaunch_overhead=0\n"
                    "align_bytes=64\n" PEAK,
                    "[device] memory_bytes: 'lots' is not a number");
-    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1000000000.5\nlaunch_overhead=0\n"
-                   "align_bytes=64\n" PEAK,
-                   "[device] memory_bytes: '1000000000.5' is not a whole number");
+    expect_invalid(
+        "[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1000000000.5\nlaunch_overhead=0\n"
+        "align_bytes=64\n" PEAK,
+        "[device] memory_bytes: '1000000000.5' is not a whole number");
     expect_invalid(DEV "[peak]\nfp32=12 TFLOPS\n", "[peak] fp32: '12 TFLOPS' is not a number");
     /* missing required key or group */
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nmemory_bytes=1e9\nlaunch_overhead=0\nalign_bytes=64\n" PEAK,
@@ -133,9 +136,10 @@ static void test_invalid(void)
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
                    "align_bytes=48\n" PEAK,
                    "[device] align_bytes: 48 is not a power of two");
-    expect_invalid("[device]\ndescription=t\ntarget=tpu\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
-                   "align_bytes=64\n" PEAK,
-                   "[device] target: unknown target 'tpu' (one of: ort-cpu, ort-cpu-all, ort-cpu-extended, ort-cpu-basic, cuda, tensorrt, ascend910b, ascend310p)");
+    expect_invalid(
+        "[device]\ndescription=t\ntarget=tpu\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+        "align_bytes=64\n" PEAK,
+        "[device] target: unknown target 'tpu' (one of: ort-cpu, ort-cpu-all, ort-cpu-extended, ort-cpu-basic, cuda, tensorrt, ascend910b, ascend310p)");
     expect_invalid(DEV PEAK "[calibration]\nthreads=-2\n", "[calibration] threads: -2 must be > 0");
     expect_invalid(DEV "threads=0\n" PEAK, "[device] threads: 0 must be > 0");
     expect_invalid(DEV "threads=many\n" PEAK, "[device] threads: 'many' is not a number");
@@ -225,8 +229,8 @@ static void test_round_values(void)
     CU_ASSERT_DOUBLE_EQUAL(d->bw_efficiency, 0.5, 1e-12);
     /* peaks and their fallbacks */
     CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_FLOAT16), 2e12, 1);
-    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_UINT8), 4e12, 1);        /* uint8 -> int8 */
-    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_BFLOAT16), 1e12, 1);     /* none -> fp32 */
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_UINT8), 4e12, 1);          /* uint8 -> int8 */
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_BFLOAT16), 1e12, 1);       /* none -> fp32 */
     CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_FLOAT8E5M2FNUZ), 1e12, 1); /* chain ends at fp32 */
     CU_ASSERT_DOUBLE_EQUAL(fp_device_peak(d, FP_DT_INT64), 1e12, 1);
     /* [rule.*] kept for the fusion pass */
@@ -311,9 +315,9 @@ static void test_keyfile_roundtrip(void)
 
 /* A profile with every cost-model group, round numbers (1e12 FLOP/s, 1e11 B/s, 10 us launch). */
 #define MODEL_INI                                                                                       \
-    "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=1e11\nmemory_bytes=1e9\nlaunch_overhead=1e-5\n"     \
-    "align_bytes=64\n[peak]\nfp32=1e12\n[efficiency]\nconv=0.5\nmatmul=0.25\nbandwidth=0.5\n"              \
-    "[saturation]\nconv=16e6\nmatmul=2e6\n[launch]\nconv=4e-6\nelementwise=1e-6\ngroup=1e-7\n"              \
+    "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=1e11\nmemory_bytes=1e9\nlaunch_overhead=1e-5\n" \
+    "align_bytes=64\n[peak]\nfp32=1e12\n[efficiency]\nconv=0.5\nmatmul=0.25\nbandwidth=0.5\n"           \
+    "[saturation]\nconv=16e6\nmatmul=2e6\n[launch]\nconv=4e-6\nelementwise=1e-6\ngroup=1e-7\n"          \
     "[cache]\nl1_bytes=65536\nl1_bandwidth=8e11\nl2_bytes=1048576\nl2_bandwidth=4e11\n"
 
 static fp_device *load_text(const char *text)
@@ -522,7 +526,8 @@ static void test_saturation_fit(void)
 /* fp_calibrate_sgemm against a naive product, for every kernel this CPU runs, on odd shapes. */
 static void test_sgemm(void)
 {
-    static const size_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {6, 16, 256}, {37, 50, 300}, {100, 33, 17}, {13, 70, 600}};
+    static const size_t shapes[][3] = {{1, 1, 1},     {7, 13, 5},    {6, 16, 256},
+                                       {37, 50, 300}, {100, 33, 17}, {13, 70, 600}};
     GRand *rnd = g_rand_new_with_seed(11);
     int kernels_run = 0;
     for (int k = FP_CALIBRATE_KERNEL_AUTO; k < FP_CALIBRATE_KERNEL_COUNT; k++) {
@@ -532,8 +537,8 @@ static void test_sgemm(void)
         for (size_t s = 0; s < G_N_ELEMENTS(shapes); s++) {
             size_t m = shapes[s][0], n = shapes[s][1], kk = shapes[s][2];
             size_t lda = kk + 3, ldb = n + 1, ldc = n + 2; /* leading dimensions wider than the matrices */
-            float *a = g_new(float, m * lda), *b = g_new(float, kk * ldb), *c = g_new(float, m * ldc);
-            double *ref = g_new0(double, m * n);
+            float *a = g_new(float, m *lda), *b = g_new(float, kk *ldb), *c = g_new(float, m *ldc);
+            double *ref = g_new0(double, m *n);
             for (size_t i = 0; i < m * lda; i++)
                 a[i] = (float)g_rand_double_range(rnd, -1, 1);
             for (size_t i = 0; i < kk * ldb; i++)
@@ -666,7 +671,8 @@ static void test_cli_device_show(void)
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
     g_autoptr(JsonParser) p2 = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_data(p2, r.out, -1, NULL));
-    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)), "run_overhead"),
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
+                                                         "run_overhead"),
                            2.5e-6, 1e-15);
     tu_run_clear(&r);
     g_unlink(fitted);
@@ -684,8 +690,8 @@ static void test_cli_device_show(void)
 static void test_cli_calibrate(void)
 {
     g_autofree char *out = tu_write_temp("old", 3, ".ini");
-    tu_run_result r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "2",
-                                              "--triad-mib", "8", NULL});
+    tu_run_result r = tu_run(
+        (const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "2", "--triad-mib", "8", NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "wrote"));
     /* stderr is a pipe here: one line per phase (two SGEMM, two triad, the cache sweep, the
@@ -719,7 +725,8 @@ static void test_cli_calibrate(void)
     r = tu_run((const char *[]){"report", "--device", out, FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL});
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "(rates for 2 threads)"));
     tu_run_clear(&r);
-    r = tu_run((const char *[]){"report", "--device", out, "-f", "json", FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL});
+    r = tu_run(
+        (const char *[]){"report", "--device", out, "-f", "json", FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL});
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"device_threads\" : 2"));
     tu_run_clear(&r);
 

@@ -32,7 +32,8 @@ static tu_run_result run_traced(const char *const *args)
 static void expect_no_formats(const char *trace, const char *what)
 {
     CU_ASSERT_PTR_NOT_NULL(strstr(trace, "libglib-2.0.so"));
-    static const char *const banned[] = {"fuseplan-formats.so", "libxml2.so", "libjson-glib", "libgio-2.0.so", "libicu"};
+    static const char *const banned[] = {"fuseplan-formats.so", "libxml2.so", "libjson-glib", "libgio-2.0.so",
+                                         "libicu"};
     for (size_t i = 0; i < G_N_ELEMENTS(banned); i++)
         if (strstr(trace, banned[i])) {
             fprintf(stderr, "\n  %s maps %s\n", what, banned[i]);

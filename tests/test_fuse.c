@@ -120,8 +120,7 @@ static void expect(const fp_fusion_list *l, const char *rule, const char *anchor
     }
     if (!constraint) {
         if (!f->applied)
-            fprintf(stderr, "\n  %s at %s not applied: %s", rule, anchor,
-                    ((fp_reason *)f->reasons->pdata[0])->message);
+            fprintf(stderr, "\n  %s at %s not applied: %s", rule, anchor, ((fp_reason *)f->reasons->pdata[0])->message);
         CU_ASSERT(f->applied);
         return;
     }
@@ -224,9 +223,9 @@ static void test_conv_bn(void)
 static void test_min_epsilon(void)
 {
     /* min_epsilon through a user target that overrides a parameter without recompiling */
-    g_autofree char *ini = tu_write_temp("[target]\nname = strict\nrules = conv_bn\n[rule.conv_bn]\nmin_epsilon = 1e-4\n",
-                                         strlen("[target]\nname = strict\nrules = conv_bn\n[rule.conv_bn]\nmin_epsilon = 1e-4\n"),
-                                         ".ini");
+    g_autofree char *ini =
+        tu_write_temp("[target]\nname = strict\nrules = conv_bn\n[rule.conv_bn]\nmin_epsilon = 1e-4\n",
+                      strlen("[target]\nname = strict\nrules = conv_bn\n[rule.conv_bn]\nmin_epsilon = 1e-4\n"), ".ini");
     run_bn((bn_case){.eps = 1e-5f}, ini, "conv_bn", "min_epsilon");
     g_unlink(ini);
 }
@@ -583,7 +582,7 @@ static void test_slice_split(void)
 {
     slice_split((split_case){{{0, 4}, {4, 8}}, 2}, NULL);
     slice_split((split_case){{{5, 8}, {0, 2}, {2, 5}}, 3}, NULL); /* any order */
-    slice_split((split_case){{{0, 4}, {4, 100}}, 2}, NULL);        /* ends clamp */
+    slice_split((split_case){{{0, 4}, {4, 100}}, 2}, NULL);       /* ends clamp */
     slice_split((split_case){{{0, 4}, {3, 8}}, 2}, "split_intervals");
     slice_split((split_case){{{0, 4}, {5, 8}}, 2}, "split_intervals");
     slice_split((split_case){{{0, 4}, {4, 8}}, 2, .gather = true}, "split_intervals");
@@ -623,7 +622,7 @@ static void test_gather_split(void)
             CU_ASSERT_STRING_EQUAL(sp->op_type, "Split");
             CU_ASSERT_EQUAL(sp->n_outputs, 4);
             CU_ASSERT_STRING_EQUAL(node_named(m, "g2")->op_type, "Squeeze"); /* scalar index: squeezed */
-            CU_ASSERT(node_named(m, "g1")->flags & FP_NODE_REMOVED);      /* [1] index: the piece itself */
+            CU_ASSERT(node_named(m, "g1")->flags & FP_NODE_REMOVED);         /* [1] index: the piece itself */
             CU_ASSERT(node_named(m, "s3")->flags & FP_NODE_REMOVED);
             const fp_value *y0 = fp_graph_find(m->main, "y0");
             CU_ASSERT_EQUAL(y0->producer->op, FP_OP_SQUEEZE);
@@ -698,7 +697,7 @@ static void test_pad_fusion(void)
     pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "MaxPool"}, NULL);
     pad_fusion((pad_case){.pads = {0, 0, 1, 2, 0, 0, 1, 2}, .fill = 1.0f, .op = "Conv"}, "pad_foldable");
     pad_fusion((pad_case){.pads = {0, 1, 1, 2, 0, 0, 1, 2}, .op = "AveragePool"}, "pad_foldable"); /* channels */
-    pad_fusion((pad_case){.pads = {0, 0, -1, 0, 0, 0, 1, 2}, .op = "Conv"}, "pad_foldable"); /* crops */
+    pad_fusion((pad_case){.pads = {0, 0, -1, 0, 0, 0, 1, 2}, .op = "Conv"}, "pad_foldable");       /* crops */
     pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "Conv", .auto_pad = true}, "explicit_pads");
     pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "MaxPool", .indices = true}, "explicit_pads");
     pad_fusion((pad_case){.pads = {0, 0, 1, 1, 0, 0, 1, 1}, .op = "Conv", .opset = 21}, "max_opset");
@@ -929,7 +928,8 @@ static void test_ge_rope_gap(void)
     const fp_reason *why = f->reasons->pdata[0];
     CU_ASSERT_PTR_NOT_NULL(strstr(why->message, "Slice hi and the 6 ops after it: ascend910b has no fusion pass"));
     CU_ASSERT_PTR_NOT_NULL(strstr(why->hint, "RotaryMul (torch_npu.npu_rotary_mul)"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(why->hint, "ApplyRotaryPosEmb for q and k together (torch_npu.npu_apply_rotary_pos_emb)"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(why->hint, "ApplyRotaryPosEmb for q and k together (torch_npu.npu_apply_rotary_pos_emb)"));
     list_free(l);
     tb_free(b);
     rope_gap(rope_model(4, 16, true, false), "no_pass", NULL);
@@ -1166,11 +1166,13 @@ static void test_targets(void)
         const char *ini, *needle;
     } bad[] = {
         {"[target]\nname = x\nrules = conv_bn, nope\n", "no rule named 'nope'"},
-        {"[target]\nname = x\nrules = conv_bn\n[rule.conv_bn]\nmax_epsilonn = 1\n", "unknown key 'max_epsilonn' (valid:"},
+        {"[target]\nname = x\nrules = conv_bn\n[rule.conv_bn]\nmax_epsilonn = 1\n",
+         "unknown key 'max_epsilonn' (valid:"},
         {"[target]\nname = x\nrules = conv_bn\n[rule.conv_bn]\nmax_epsilon = big\n", "expected a number"},
         {"[target]\nrules = conv_bn\n", "needs keys 'name' and 'rules'"},
         {"[oops]\n", "needs keys"},
-        {"[target]\nname = x\nrules = conv_bn\n[stages]\norig = x\n", "[stages]: unknown key 'orig' (valid: original, "},
+        {"[target]\nname = x\nrules = conv_bn\n[stages]\norig = x\n",
+         "[stages]: unknown key 'orig' (valid: original, "},
         {"[target]\nname = x\nrules = conv_bn\n[layout]\nnchwc = maybe\n", "[layout] nchwc: expected true or false"},
         {"[target]\nname = x\nrules = conv_bn\n[staging]\n", "unknown group [staging] (valid: [target], [stages]"},
     };
@@ -1214,8 +1216,8 @@ static void test_target_stages(void)
 /* The sample models on every target: the lists and orders the pass keeps are a relink's. */
 static void test_links_models(void)
 {
-    const char *models[] = {"branchy", "eps_story", "eps_story_tap", "if_subgraph", "inception_bfs", "resnet_tiny",
-                            "transformer_block"};
+    const char *models[] = {"branchy",       "eps_story",   "eps_story_tap",    "if_subgraph",
+                            "inception_bfs", "resnet_tiny", "transformer_block"};
     const char *targets[] = {"ort-cpu", "cuda", "ascend910b", "ascend310p"};
     for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
         for (size_t k = 0; k < G_N_ELEMENTS(targets); k++) {
@@ -1332,14 +1334,16 @@ static void test_links_elim(void)
 static void test_golden_explain(void)
 {
     tu_golden((const char *[]){"explain", "models/eps_story.onnx", "--target", "ascend910b", NULL},
-           "explain_eps_story_ascend910b.txt");
+              "explain_eps_story_ascend910b.txt");
     tu_golden((const char *[]){"explain", "models/eps_story.onnx", "--target", "ascend910b", "-f", "json", NULL},
-           "explain_eps_story_ascend910b.json");
-    tu_golden((const char *[]){"explain", "models/transformer_block.onnx", NULL}, "explain_transformer_block_ort-cpu.txt");
+              "explain_eps_story_ascend910b.json");
+    tu_golden((const char *[]){"explain", "models/transformer_block.onnx", NULL},
+              "explain_transformer_block_ort-cpu.txt");
     tu_golden((const char *[]){"explain", "models/transformer_block.onnx", "-f", "json", NULL},
-           "explain_transformer_block_ort-cpu.json");
-    tu_golden((const char *[]){"explain", "models/resnet_tiny.onnx", "--target", "cuda", "--rule", "conv_activation", NULL},
-           "explain_resnet_tiny_cuda_conv_activation.txt");
+              "explain_transformer_block_ort-cpu.json");
+    tu_golden((const char *[]){"explain", "models/resnet_tiny.onnx", "--target", "cuda", "--rule", "conv_activation",
+                               NULL},
+              "explain_resnet_tiny_cuda_conv_activation.txt");
     /* a decoder: RMSNorm, the rotary Splits, K^T and the scale into FusedMatMul, the refused Gemms */
     tu_golden((const char *[]){"explain", "models/decoder_tiny.onnx", NULL}, "explain_decoder_tiny_ort-cpu.txt");
     tu_golden((const char *[]){"explain", "models/decoder_tiny.onnx", "-f", "json", NULL},
@@ -1469,7 +1473,7 @@ static void test_tensorrt_rules(void)
         bool scale_after;
         const char *refused; /* NULL: applied */
     } mha[] = {
-        {F16, 16, false, NULL}, {F16, 12, false, "head_dim"}, {F16, 264, false, "head_dim"},
+        {F16, 16, false, NULL},        {F16, 12, false, "head_dim"},         {F16, 264, false, "head_dim"},
         {F32, 16, false, "+dtype_in"}, {F16, 16, true, "scale_before_bmm1"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(mha); i++) {

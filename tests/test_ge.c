@@ -194,8 +194,8 @@ static GHashTable *count_types(const char *file)
     g_autofree char *out = g_build_filename(tmp_dir, "om_md.txt", NULL);
     g_assert(g_file_set_contents(in, g_bytes_get_data(md, NULL), (gssize)g_bytes_get_size(md), NULL));
     g_autofree char *err = NULL;
-    bool ran =
-        tm_protoc((const char *[]){"-I" GE_PROTO_DIR, "--decode=ge.proto.ModelDef", "ge_ir.proto", NULL}, in, out, &err);
+    bool ran = tm_protoc((const char *[]){"-I" GE_PROTO_DIR, "--decode=ge.proto.ModelDef", "ge_ir.proto", NULL}, in,
+                         out, &err);
     if (!ran)
         fprintf(stderr, "\n  protoc: %s\n", err);
     g_assert(ran);
@@ -607,6 +607,7 @@ static fp_model *load_text(const char *text, GError **err)
 
 static void test_mapping(void)
 {
+    /* clang-format off */
     const char *text =
         "graph { name: 'g'\n"
         " op { name: 'x' type: 'Data' input: '' attr { key: 'index' value { i: 1 } } " DESC_F32("dim: [1, 3, -1, 4]") " }\n"
@@ -622,6 +623,7 @@ static void test_mapping(void)
         "      output_desc { dtype: DT_FLOAT16 } }\n"
         " op { name: 'out' type: 'NetOutput' input: 'c:0' input: 'ec:0' }\n"
         "}\n";
+    /* clang-format on */
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_model) m = load_text(text, &err);
     if (!m)
@@ -671,6 +673,7 @@ static void test_mapping(void)
 
 static void test_subgraphs(void)
 {
+    /* clang-format off */
     const char *text = "graph { name: 'main'\n"
                        " op { name: 'd' type: 'Data' input: '' " DESC_F32("dim: 2") " }\n"
                        " op { name: 'call' type: 'PartitionedCall' input: 'd:0' subgraph_name: 'sub' " DESC_F32("dim: 2") " }\n"
@@ -680,6 +683,7 @@ static void test_subgraphs(void)
                        " op { name: 'r' type: 'Relu' input: 'sd:0' " DESC_F32("dim: 2") " }\n"
                        " op { name: 'so' type: 'NetOutput' input: 'r:0' } }\n"
                        "graph { name: 'orphan' op { name: 'k' type: 'Const' " DESC_F32("dim: 3") " } }\n";
+    /* clang-format on */
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_model) m = load_text(text, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -722,20 +726,26 @@ static void test_invalid_graphs(void)
     expect_text_error("graph { op { name: 'a' type: 'Relu' } op { name: 'a' type: 'Relu' } }", "two ops are named 'a'");
     expect_text_error("graph { op { name: 'a' } }", "op 'a' has no type");
     expect_text_error("graph { op { type: 'Relu' } }", "op 0 has no name");
-    expect_text_error("graph { op { name: 'a' type: 'P' subgraph_name: 'nope' } }", "subgraph 'nope' is not among the model's graphs");
-    expect_text_error("graph { name: 'm' op { name: 'a' type: 'P' subgraph_name: 's' } op { name: 'b' type: 'P' subgraph_name: 's' } }"
-                      " graph { name: 's' }",
-                      "op 'b' (P): subgraph 's' already belongs to another op");
-    expect_text_error("graph { name: 'm' op { name: 'a' type: 'P' subgraph_name: 'm' } }", "subgraph 'm' is the main graph");
+    expect_text_error("graph { op { name: 'a' type: 'P' subgraph_name: 'nope' } }",
+                      "subgraph 'nope' is not among the model's graphs");
+    expect_text_error(
+        "graph { name: 'm' op { name: 'a' type: 'P' subgraph_name: 's' } op { name: 'b' type: 'P' subgraph_name: 's' } }"
+        " graph { name: 's' }",
+        "op 'b' (P): subgraph 's' already belongs to another op");
+    expect_text_error("graph { name: 'm' op { name: 'a' type: 'P' subgraph_name: 'm' } }",
+                      "subgraph 'm' is the main graph");
     expect_text_error("graph { name: 'g' } graph { name: 'g' }", "two graphs are named 'g'");
     expect_text_error("name: 'only a name'", "ModelDef has no graph");
     expect_text_error("graph { op { name: 'a' type: 'Relu' input: 'b:0' } op { name: 'b' type: 'Relu' input: 'a:0' } }",
                       "cycle");
-    expect_text_error("graph { op { name: 'a' type: 'Relu' output_desc { shape { dim: [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
-                      "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1] } } } }",
-                      "output of op 'a': rank 66 exceeds the limit of 64");
-    expect_text_error("graph { op { name: 'a' type: 'Relu' bogus_field {\n  x: 1", "line 2:7: end of input inside 'bogus_field'");
-    expect_text_error("graph { op { name: 'a' type: 'Relu' input: 5 } }", "line 1:44: field 'input' expects a string, found '5'");
+    expect_text_error(
+        "graph { op { name: 'a' type: 'Relu' output_desc { shape { dim: [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
+        "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1] } } } }",
+        "output of op 'a': rank 66 exceeds the limit of 64");
+    expect_text_error("graph { op { name: 'a' type: 'Relu' bogus_field {\n  x: 1",
+                      "line 2:7: end of input inside 'bogus_field'");
+    expect_text_error("graph { op { name: 'a' type: 'Relu' input: 5 } }",
+                      "line 1:44: field 'input' expects a string, found '5'");
     /* an op cannot own more subgraphs than a model may have graphs (fp_node.n_subgraphs) */
     g_autoptr(GString) many = g_string_new("graph { op { name: 'a' type: 'P' subgraph_name: [");
     for (int i = 0; i <= FP_MAX_GRAPHS; i++)
@@ -766,12 +776,13 @@ static fp_model *load_json(const char *text, GError **err)
 static void test_json_forms(void)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_model) m = load_json("{\"graph\": [{\"name\": \"g\", \"future\": {\"a\": 1}, \"op\": [\n"
-                                      " {\"name\": \"a\", \"type\": \"LeakyRelu\", \"attr\": {\"negative_slope\": {\"f\": \"0.01\"},\n"
-                                      "   \"n\": {\"i\": \"-7\"}, \"b\": {\"b\": true}, \"s\": {\"s\": \"x\\\\001y\"}},\n"
-                                      "  \"output_desc\": [{\"dtype\": \"DT_FLOAT16\", \"shape\": {\"dim\": [1, \"2\"]}, \"layout\": \"ND\"},\n"
-                                      "                  {\"dtype\": 3}]}]}]}",
-                                      &err);
+    g_autoptr(fp_model) m = load_json(
+        "{\"graph\": [{\"name\": \"g\", \"future\": {\"a\": 1}, \"op\": [\n"
+        " {\"name\": \"a\", \"type\": \"LeakyRelu\", \"attr\": {\"negative_slope\": {\"f\": \"0.01\"},\n"
+        "   \"n\": {\"i\": \"-7\"}, \"b\": {\"b\": true}, \"s\": {\"s\": \"x\\\\001y\"}},\n"
+        "  \"output_desc\": [{\"dtype\": \"DT_FLOAT16\", \"shape\": {\"dim\": [1, \"2\"]}, \"layout\": \"ND\"},\n"
+        "                  {\"dtype\": 3}]}]}]}",
+        &err);
     if (!m)
         fprintf(stderr, "\n  %s\n", err->message);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -787,8 +798,10 @@ static void test_json_forms(void)
     CU_ASSERT_EQUAL(a->outputs[0]->shape.dims[1].value, 2);
     CU_ASSERT_EQUAL(a->outputs[1]->dtype, FP_DT_INT8);
     const char *bad[][2] = {
-        {"{\"graph\": [{\"op\": [{\"name\": \"a\", \"type\": 5}]}]}", "JSON member graph[0].op[0].type: expected a string"},
-        {"{\"graph\": [{\"op\": [{\"name\": \"a\", \"id\": \"x\"}]}]}", "graph[0].op[0].id: expected an integer, found \"x\""},
+        {"{\"graph\": [{\"op\": [{\"name\": \"a\", \"type\": 5}]}]}",
+         "JSON member graph[0].op[0].type: expected a string"},
+        {"{\"graph\": [{\"op\": [{\"name\": \"a\", \"id\": \"x\"}]}]}",
+         "graph[0].op[0].id: expected an integer, found \"x\""},
         {"{\"graph\": [{\"op\": [{\"output_desc\": [{\"dtype\": \"DT_NOPE\"}]}]}]}",
          "graph[0].op[0].output_desc[0].dtype: 'DT_NOPE' is not a value of enum ge.proto.DataType"},
         {"{\"graph\": [{\"op\": [{\"attr\": [{\"key\": \"k\", \"value\": {\"f\": \"abc\"}}]}]}]}",
@@ -837,7 +850,7 @@ static void test_sniff(void)
     CU_ASSERT_EQUAL(fp_ge_sniff((const uint8_t *)"\x0a\x02mm\x3a\x00", 6), FP_GE_BINARY);
     CU_ASSERT_EQUAL(fp_ge_sniff((const uint8_t *)"\x3a\x05\x0a\x03gg0", 7), FP_GE_BINARY);
     CU_ASSERT_EQUAL(fp_ge_sniff((const uint8_t *)"\x3a\x05\x0a\x03\x0a\x01x", 7), FP_GE_NONE); /* ONNX node */
-    CU_ASSERT_EQUAL(fp_ge_sniff((const uint8_t *)"\x08\x07\x12\x00", 4), FP_GE_NONE);       /* ONNX ir_version */
+    CU_ASSERT_EQUAL(fp_ge_sniff((const uint8_t *)"\x08\x07\x12\x00", 4), FP_GE_NONE);          /* ONNX ir_version */
 }
 
 /* ---------------------------------------------------------------- malformed input */
@@ -872,14 +885,17 @@ static void test_malformed_cli(void)
     bad[0x134] = 0x0b; /* first MODEL_DEF byte: a group start tag */
     expect_cli_error("wire.om", bad, n, "MODEL_DEF partition at byte 308: not a valid GE ModelDef");
     g_free(bad);
-    const char *txt = "graph {\n  name: \"g\"\n  op {\n    name: \"a\"\n    type: \"Relu\"\n    input: \"zz:0\"\n  }\n}\n";
+    const char *txt =
+        "graph {\n  name: \"g\"\n  op {\n    name: \"a\"\n    type: \"Relu\"\n    input: \"zz:0\"\n  }\n}\n";
     expect_cli_error("dangling.txt", txt, strlen(txt), "op 'a' (Relu): input 0 'zz:0' names no op of this graph");
     const char *syn = "graph {\n  name: \"g\"\n  op {\n    name: \"a\n  }\n}\n";
     expect_cli_error("syntax.txt", syn, strlen(syn), "line 4:11: string literal is not closed");
     expect_cli_error("bad.json", "{\"graph\": [1]}", 14, "JSON member graph[0]: expected an object");
     expect_cli_error("truncated.pb", "\x0a\x05mod", 5, "not a valid GE ModelDef");
-    const char *ge_onnx = "ir_version: 6\nproducer_name: \"GE\"\ngraph { node { name: 'a' op_type: 'ge:Relu' input: 'q:0' } }\n";
-    expect_cli_error("ge_onnx.pbtxt", ge_onnx, strlen(ge_onnx), "op 'a' (Relu): input 0 'q:0' names no op of this graph");
+    const char *ge_onnx =
+        "ir_version: 6\nproducer_name: \"GE\"\ngraph { node { name: 'a' op_type: 'ge:Relu' input: 'q:0' } }\n";
+    expect_cli_error("ge_onnx.pbtxt", ge_onnx, strlen(ge_onnx),
+                     "op 'a' (Relu): input 0 'q:0' names no op of this graph");
     const char *onnx_txt = "ir_version: 7\ngraph { node { op_type: 'Relu' input: 'x' output: 'y' } oops: 1 }\n";
     expect_cli_error("bad.pbtxt", onnx_txt, strlen(onnx_txt), "line 2:57: unknown field 'oops' in onnx.GraphProto");
 }

@@ -56,13 +56,14 @@ static void test_dump_pair(void)
     g_autoptr(GError) err = NULL;
     g_autofree char *ini = target_with("enable_small_channel = false", "enable_small_channel = true");
     fp_analysis_opts o = {.target = ini};
-    g_autoptr(fp_analysis) a =
-        fp_analysis_run(FP_SOURCE_DIR "/tests/data/ge/ge_proto_00017_OptimizeOriginalGraph_FeGraphFusionAfter.txt.gz", &o,
-                        &err);
+    g_autoptr(fp_analysis)
+        a = fp_analysis_run(FP_SOURCE_DIR
+                            "/tests/data/ge/ge_proto_00017_OptimizeOriginalGraph_FeGraphFusionAfter.txt.gz",
+                            &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     fp_analysis_opts plain = {.target = "ascend910b"};
-    g_autoptr(fp_analysis) b =
-        fp_analysis_run(FP_SOURCE_DIR "/tests/data/ge/ge_proto_00026_afterUBMatch.txt.gz", &plain, &err);
+    g_autoptr(fp_analysis)
+        b = fp_analysis_run(FP_SOURCE_DIR "/tests/data/ge/ge_proto_00026_afterUBMatch.txt.gz", &plain, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     g_autofree char *got = conversions(a->model->main), *want = conversions(b->model->main);
     if (strcmp(got, want) != 0)
@@ -81,9 +82,10 @@ static void test_dump_pair(void)
     CU_ASSERT_TRUE(b->res.layout.ge.preset);
     CU_ASSERT_FALSE(b->res.layout.ge.ran);
     /* ATC's default (no small-channel tuning): the first filter in FRACTAL_Z too */
-    g_autoptr(fp_analysis) c =
-        fp_analysis_run(FP_SOURCE_DIR "/tests/data/ge/ge_proto_00017_OptimizeOriginalGraph_FeGraphFusionAfter.txt.gz",
-                        &plain, &err);
+    g_autoptr(fp_analysis)
+        c = fp_analysis_run(FP_SOURCE_DIR
+                            "/tests/data/ge/ge_proto_00017_OptimizeOriginalGraph_FeGraphFusionAfter.txt.gz",
+                            &plain, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     g_autofree char *dflt = conversions(c->model->main);
     CU_ASSERT_PTR_NOT_NULL(strstr(dflt, "TransData>FRACTAL_Z 54"));
@@ -106,7 +108,7 @@ static void test_onnx_cnn(void)
     CU_ASSERT_EQUAL(ge->to_origin, 1);
     CU_ASSERT_EQUAL(ge->to_fractal_z, 9); /* one per Conv filter, folded */
     CU_ASSERT_EQUAL(ge->transdata_folded, 9);
-    CU_ASSERT_EQUAL(ge->to_fractal_nz, 0); /* 910B's matmul takes an ND weight */
+    CU_ASSERT_EQUAL(ge->to_fractal_nz, 0);                /* 910B's matmul takes an ND weight */
     CU_ASSERT_EQUAL(a->res.layout.conversions_before, 4); /* at every stage: GE's graph has them */
     CU_ASSERT_EQUAL(a->res.layout.conversions_after, 4);
     CU_ASSERT_EQUAL(a->res.stages[0].ops, a->res.stages[2].ops + 19); /* 19 ops fused away, none added */

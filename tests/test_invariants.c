@@ -69,9 +69,12 @@ static bool same_sizes(const char *path, const char *what, const GArray *a, cons
 /* The libonnx-testdata models whose sizes stay unknown with every input's shape bound: they read a
  * size from an input's contents (a window's length; a Loop's iteration), which no option binds. */
 static const char *const data_dependent[] = {
-    "node/test_blackmanwindow_expanded", "node/test_blackmanwindow_symmetric_expanded",
-    "node/test_hammingwindow_expanded",  "node/test_hammingwindow_symmetric_expanded",
-    "node/test_hannwindow_expanded",     "node/test_hannwindow_symmetric_expanded",
+    "node/test_blackmanwindow_expanded",
+    "node/test_blackmanwindow_symmetric_expanded",
+    "node/test_hammingwindow_expanded",
+    "node/test_hammingwindow_symmetric_expanded",
+    "node/test_hannwindow_expanded",
+    "node/test_hannwindow_symmetric_expanded",
     "node/test_loop11",
 };
 
@@ -287,14 +290,20 @@ static void test_commands_warn_alike(void)
     for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
         const char *m = models[i];
         const char *const cmds[][7] = {
-            {"shapes", m, NULL},          {"memory", m, NULL}, {"explain", m, NULL}, {"report", m, NULL},
-            {"train", "--no-headroom", m, NULL}, {"headroom", "--device", "h100", m, NULL},
+            {"shapes", m, NULL},
+            {"memory", m, NULL},
+            {"explain", m, NULL},
+            {"report", m, NULL},
+            {"train", "--no-headroom", m, NULL},
+            {"headroom", "--device", "h100", m, NULL},
         };
         g_autofree char *first = warnings_of(cmds[0]);
         CU_ASSERT_EQUAL(*first != 0, i == 0); /* transformer_block's sequence is left symbolic */
         const char *const json[][8] = {
-            {"shapes", "-f", "json", m, NULL},  {"memory", "-f", "json", m, NULL},
-            {"report", "-f", "json", m, NULL},  {"train", "--no-headroom", "-f", "json", m, NULL},
+            {"shapes", "-f", "json", m, NULL},
+            {"memory", "-f", "json", m, NULL},
+            {"report", "-f", "json", m, NULL},
+            {"train", "--no-headroom", "-f", "json", m, NULL},
             {"headroom", "--device", "h100", "-f", "json", m, NULL},
         };
         int64_t n = unknown_in_json(json[0]);

@@ -73,7 +73,7 @@ static void test_arena_lane(void)
     CU_ASSERT_PTR_EQUAL(q, p1); /* the lane was reset with a: its first block is handed out again */
     memset(q, 7, 40);           /* (ASan: no longer poisoned) */
     CU_ASSERT(fp_arena_reserved(a) < before + ((size_t)1 << 20)); /* the big piece went back */
-    fp_arena_free(a); /* frees the lane too (ASan: no leak) */
+    fp_arena_free(a);                                             /* frees the lane too (ASan: no leak) */
 
     /* the nodes of a model, one after the other in its arena's lane */
     g_autoptr(fp_model) m = fp_model_new("lane.onnx", "onnx");
@@ -189,7 +189,10 @@ static fp_model *diamond(bool cycle)
     g_ptr_array_add(g->inputs, x);
     struct {
         const char *name, *in0, *in1, *out;
-    } spec[] = {{"D", "b", "c", "out"}, {"C", "a", NULL, "c"}, {"B", "a", NULL, "b"}, {"A", cycle ? "out" : "x", NULL, "a"}};
+    } spec[] = {{"D", "b", "c", "out"},
+                {"C", "a", NULL, "c"},
+                {"B", "a", NULL, "b"},
+                {"A", cycle ? "out" : "x", NULL, "a"}};
     for (size_t i = 0; i < G_N_ELEMENTS(spec); i++) {
         fp_node *n = fp_node_new(g, FP_OP_ADD, NULL, "", spec[i].name, spec[i].in1 ? 2 : 1, 1);
         n->inputs[0] = fp_graph_value(g, spec[i].in0);

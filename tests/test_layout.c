@@ -282,13 +282,13 @@ static void test_grouped_cost(void)
 static void test_golden_report(void)
 {
     tu_golden((const char *[]){"report", "models/resnet_tiny.onnx", "--device", "tests/data/devices/round.ini",
-                                   "--no-headroom", "--no-color", NULL},
-                  "report_resnet_tiny_round.txt");
+                               "--no-headroom", "--no-color", NULL},
+              "report_resnet_tiny_round.txt");
     tu_golden((const char *[]){"report", "models/eps_story.onnx", "--device", "ascend910b", "--no-color", NULL},
-                  "report_eps_story_ascend910b.txt");
+              "report_eps_story_ascend910b.txt");
     tu_golden((const char *[]){"report", "models/resnet_tiny.onnx", "--device", "tests/data/devices/round.ini",
-                                   "--no-headroom", "-f", "markdown", NULL},
-                  "report_resnet_tiny_round.md");
+                               "--no-headroom", "-f", "markdown", NULL},
+              "report_resnet_tiny_round.md");
 }
 
 /* fuseplan report runs on every GE file; 00026 (after GE's UB match) keeps its 165 conversions,
@@ -304,12 +304,14 @@ static void test_ge_reports(void)
         if (g_str_has_suffix(name, ".md"))
             continue;
         g_autofree char *path = g_build_filename(dir, name, NULL);
-        tu_run_result r = tu_run((const char *[]){"report", "--device", "ascend910b", "--no-headroom", "-v", path, NULL});
+        tu_run_result r = tu_run(
+            (const char *[]){"report", "--device", "ascend910b", "--no-headroom", "-v", path, NULL});
         if (r.status != 0)
             fprintf(stderr, "\n  report %s: %s", name, r.err);
         CU_ASSERT_EQUAL(r.status, 0);
         if (strstr(name, "00026")) {
-            CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "layout  165 conversions before, 165 after (0 removed, 0 merged, 165 kept"));
+            CU_ASSERT_PTR_NOT_NULL(
+                strstr(r.out, "layout  165 conversions before, 165 after (0 removed, 0 merged, 165 kept"));
             unsigned weights = 0;
             for (const char *p = r.out; (p = strstr(p, "prepares a weight")); p++)
                 weights++;
@@ -342,7 +344,8 @@ static void test_nchwc_cost(void)
         ((fp_node *)m->main->nodes->pdata[i])->domain = fp_intern(m, "com.microsoft.nchwc", -1);
     g_autoptr(GError) err = NULL;
     g_autoptr(GKeyFile) kf = g_key_file_new();
-    CU_ASSERT_FATAL(g_key_file_load_from_file(kf, FP_SOURCE_DIR "/tests/data/devices/round.ini", G_KEY_FILE_NONE, &err));
+    CU_ASSERT_FATAL(
+        g_key_file_load_from_file(kf, FP_SOURCE_DIR "/tests/data/devices/round.ini", G_KEY_FILE_NONE, &err));
     for (int own = 0; own < 2; own++) {
         if (own) {
             g_key_file_set_double(kf, "efficiency", "nchwc_conv", 0.5);

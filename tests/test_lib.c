@@ -139,8 +139,7 @@ static void test_bad_input(void)
  * would exit the process), no command, a NULL argument. */
 static void test_refused(void)
 {
-    static const char *const cmds[][3] = {{"calibrate", NULL}, {"fit", "x.json", NULL},
-                                          {"report", "--help", NULL}};
+    static const char *const cmds[][3] = {{"calibrate", NULL}, {"fit", "x.json", NULL}, {"report", "--help", NULL}};
     static const char *const want[] = {"no library command 'calibrate'", "no library command 'fit'",
                                        "Unknown option --help"};
     for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {

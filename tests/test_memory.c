@@ -85,8 +85,10 @@ static fp_membuf *random_lifetimes(GRand *r, size_t n, uint32_t T, uint64_t max_
 {
     fp_membuf *b = g_new(fp_membuf, n + 1);
     for (size_t i = 0; i < n; i++) {
-        uint32_t f = (uint32_t)g_rand_int_range(r, 0, (gint32)T), l = (uint32_t)g_rand_int_range(r, (gint32)f, (gint32)T);
-        uint64_t s = g_rand_int_range(r, 0, 100) < zero_pct ? 0 : (uint64_t)g_rand_int_range(r, 1, (gint32)max_size + 1);
+        uint32_t f = (uint32_t)g_rand_int_range(r, 0, (gint32)T),
+                 l = (uint32_t)g_rand_int_range(r, (gint32)f, (gint32)T);
+        uint64_t s = g_rand_int_range(r, 0, 100) < zero_pct ? 0
+                                                            : (uint64_t)g_rand_int_range(r, 1, (gint32)max_size + 1);
         b[i] = (fp_membuf){s, f, l};
     }
     return b;
@@ -178,9 +180,17 @@ static void test_plan_exact(void)
  * (the hint's plan must not decide ties); where it reaches LOAD, the hint's method. */
 static void test_plan_arena_hint(void)
 {
-    static const char *const hints[] = {NULL, "greedy_by_size", "size_lowest_fit", "best_fit", "first_lowest_fit",
-                                        "breadth_smallest_gap", "length_lowest_fit", "area_smallest_gap", "bump",
-                                        "exact", "bogus"};
+    static const char *const hints[] = {NULL,
+                                        "greedy_by_size",
+                                        "size_lowest_fit",
+                                        "best_fit",
+                                        "first_lowest_fit",
+                                        "breadth_smallest_gap",
+                                        "length_lowest_fit",
+                                        "area_smallest_gap",
+                                        "bump",
+                                        "exact",
+                                        "bogus"};
     GRand *r = g_rand_new_with_seed(11);
     unsigned failures = 0, hint_hits = 0;
     for (int iter = 0; iter < 1500; iter++) {
@@ -316,7 +326,8 @@ static void test_plan_large(void)
     uint32_t step = 0;
     for (size_t i = 0; i < n; i++) {
         step += (uint32_t)g_rand_int_range(r, 0, 2);
-        uint32_t len = g_rand_int_range(r, 0, 20) ? (uint32_t)g_rand_int_range(r, 1, 4) : (uint32_t)g_rand_int_range(r, 4, 200);
+        uint32_t len = g_rand_int_range(r, 0, 20) ? (uint32_t)g_rand_int_range(r, 1, 4)
+                                                  : (uint32_t)g_rand_int_range(r, 4, 200);
         b[i] = (fp_membuf){(uint64_t)g_rand_int_range(r, 1, 1 << 20), step, step + len};
     }
     uint64_t *off = g_new(uint64_t, n), arena[FP_MEMPLAN_COUNT];
@@ -444,7 +455,10 @@ static void test_lifetimes_inplace(void)
 {
     /* b0 input -> n0 -> b1 -> n1 (in place) -> b2 -> n2 (in place) -> b3 -> n3 -> b4 output;
      * n4 reads b1 late in the second variant, so n1 cannot take b1 over there */
-    mg_spec s = {.n_nodes = 4, .n_bufs = 5, .bytes = {100, 40, 40, 40, 8}, .flags = {FP_BUF_INPUT, 0, 0, 0, FP_BUF_OUTPUT}};
+    mg_spec s = {.n_nodes = 4,
+                 .n_bufs = 5,
+                 .bytes = {100, 40, 40, 40, 8},
+                 .flags = {FP_BUF_INPUT, 0, 0, 0, FP_BUF_OUTPUT}};
     s.defs[0] = (int[]){1, -1};
     s.uses[0] = (int[]){0, -1};
     s.defs[1] = (int[]){2, -1};
@@ -629,7 +643,9 @@ static void test_schedule_branches(void)
 {
     /* n0: x -> b1 (root). n1: b1 -> b2 (big). n2: b1 -> b3 (big). n3: b2 -> b4. n4: b3 -> b5.
      * n5: b4, b5 -> b6 (output). */
-    mg_spec s = {.n_nodes = 6, .n_bufs = 7, .bytes = {10, 10, 1000, 1000, 5, 5, 10},
+    mg_spec s = {.n_nodes = 6,
+                 .n_bufs = 7,
+                 .bytes = {10, 10, 1000, 1000, 5, 5, 10},
                  .flags = {FP_BUF_INPUT, 0, 0, 0, 0, 0, FP_BUF_OUTPUT}};
     s.defs[0] = (int[]){1, -1}, s.uses[0] = (int[]){0, -1};
     s.defs[1] = (int[]){2, -1}, s.uses[1] = (int[]){1, -1};
@@ -802,7 +818,7 @@ static void test_liveness_inplace(void)
     vec(&x, "xr", 8), vec(&x, "a", 4), vec(&x, "b", 4), vec(&x, "c", 4), vec(&x, "d", 4);
     val(&x, "big", 2, (int64_t[]){4, 4}), val(&x, "z", 2, (int64_t[]){4, 4});
     output(&x, fp_graph_find(x.g, "z"));
-    op(&x, FP_OP_RELU, "relu0", "x", "xr");    /* x dies here, but a graph input is never reused */
+    op(&x, FP_OP_RELU, "relu0", "x", "xr"); /* x dies here, but a graph input is never reused */
     op(&x, FP_OP_MATMUL, "mm", "xr,w", "a");
     op(&x, FP_OP_RELU, "relu", "a", "b");      /* a dies here, same size: in place */
     op(&x, FP_OP_SIGMOID, "sig", "b", "c");    /* b dies here too: in place */
@@ -862,8 +878,8 @@ static void test_liveness_weights_fused_unknown(void)
     g_autoptr(fp_diag) diag = fp_diag_new();
     g_autoptr(fp_liveness) lv = fp_liveness_build(x.g, NULL, NULL, diag, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lv);
-    CU_ASSERT_EQUAL(lv->n_free, 2);          /* Constant and the folded Shape */
-    CU_ASSERT_EQUAL(lv->mg.n_nodes, 6);      /* f1 f2 reshape add sig unk */
+    CU_ASSERT_EQUAL(lv->n_free, 2);     /* Constant and the folded Shape */
+    CU_ASSERT_EQUAL(lv->mg.n_nodes, 6); /* f1 f2 reshape add sig unk */
     CU_ASSERT_EQUAL(lv->weight_bytes, 64 + 16 + 16);
     CU_ASSERT_EQUAL(lv->n_fused, 1);
     CU_ASSERT_EQUAL(lv->value_buf[fp_graph_find(x.g, "a")->id], -1);
@@ -936,7 +952,7 @@ static void test_liveness_naive_views(void)
     fp_memory_opts mo = {.strategy = FP_MEMPLAN_NAIVE, .align = 1};
     fp_memory_naive_result nv;
     CU_ASSERT_FATAL(fp_memory_naive(x.g, &mo, &nv, NULL, NULL));
-    CU_ASSERT_EQUAL(nv.n_unknown, 1); /* xu and its view */
+    CU_ASSERT_EQUAL(nv.n_unknown, 1);                        /* xu and its view */
     CU_ASSERT_EQUAL(nv.naive_bytes, 16 + 32 + 16 + 16 + 16); /* x, a with its views (v2: 32), f2 with fv, e, y */
     /* sizes whose sum overflows: the same error as the memory pass's, naming the same buffer */
     fp_value *e = fp_graph_find(x.g, "e"), *y = fp_graph_find(x.g, "y");

@@ -187,7 +187,9 @@ static void test_headroom_boundary(void)
         uint64_t at = total_at(m, want), above = total_at(m, want + 1);
         CU_ASSERT_FATAL(above > at);
         uint64_t reserve = 1000 + (uint64_t)want;
-        fp_headroom_opts ho = {.capacity = at + reserve, .reserve = reserve, .mem = {.strategy = FP_MEMPLAN_BEST},
+        fp_headroom_opts ho = {.capacity = at + reserve,
+                               .reserve = reserve,
+                               .mem = {.strategy = FP_MEMPLAN_BEST},
                                .shapes = {.batch = want + 1}}; /* as total_at left it */
         fp_headroom_result res;
         g_autoptr(GError) err = NULL;
@@ -284,8 +286,10 @@ static void test_headroom_leaves_shapes(void)
     g_autoptr(GHashTable) inputs = g_hash_table_new(g_str_hash, g_str_equal);
     g_hash_table_insert(inputs, (gpointer) "x", &free_x);
     for (int k = 0; k < 4; k++) {
-        fp_headroom_opts ho = {.capacity = k == 2 ? 1000 : at + 100, .reserve = 100,
-                               .mem = {.strategy = FP_MEMPLAN_BEST}, .shapes = so};
+        fp_headroom_opts ho = {.capacity = k == 2 ? 1000 : at + 100,
+                               .reserve = 100,
+                               .mem = {.strategy = FP_MEMPLAN_BEST},
+                               .shapes = so};
         fp_headroom_result res;
         g_autoptr(fp_diag) diag = k % 2 ? fp_diag_new() : NULL;
         g_autoptr(GError) err = NULL;
@@ -426,7 +430,8 @@ static void test_cli_headroom(void)
     g_autoptr(fp_model) m = load(path);
     uint64_t at = total_at(m, 50);
     g_autofree char *cap = g_strdup_printf("%" G_GUINT64_FORMAT, at + 100);
-    tu_run_result r = tu_run((const char *[]){"headroom", "--memory", cap, "--reserve", "100", "-f", "json", path, NULL});
+    tu_run_result r = tu_run(
+        (const char *[]){"headroom", "--memory", cap, "--reserve", "100", "-f", "json", path, NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
     g_autoptr(JsonParser) p = json_parser_new();
     JsonObject *o = parse(p, r.out);
@@ -446,12 +451,12 @@ static void test_cli_headroom(void)
 
     g_autofree char *fixed = mlp_model(8);
     const char *bad[][8] = {
-        {"headroom", path, NULL},                                    /* no capacity */
-        {"headroom", "--memory", "12 parsecs", path, NULL},          /* bad size */
+        {"headroom", path, NULL},                           /* no capacity */
+        {"headroom", "--memory", "12 parsecs", path, NULL}, /* bad size */
         {"headroom", "--memory", "1GiB", "--reserve", "120%", path, NULL},
         {"headroom", "--memory", "1GiB", "--batch", "4", path, NULL}, /* batch is the answer */
         {"headroom", "--device", "no-such-device", path, NULL},
-        {"headroom", "--memory", "1GiB", fixed, NULL},               /* no symbolic batch */
+        {"headroom", "--memory", "1GiB", fixed, NULL}, /* no symbolic batch */
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         r = tu_run(bad[i]);

@@ -161,7 +161,7 @@ static void test_mul_rules(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     const fp_node *scale = fp_node_lookup(a->model, "scale");
     CU_ASSERT_PTR_NOT_NULL_FATAL(scale);
-    CU_ASSERT_STRING_EQUAL(scale->domain, ""); /* not blocked */
+    CU_ASSERT_STRING_EQUAL(scale->domain, "");                         /* not blocked */
     CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "ReorderOutput"), 2); /* h and the scale */
     g_unlink(p);
     g_unlink(dev);

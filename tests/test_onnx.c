@@ -59,7 +59,7 @@ static void test_inline_limits(void)
     static const struct {
         const char *name;
         int where;
-    } want[] = {{"f64", FP_DATA_INLINE}, {"f65", FP_DATA_FILE}, {"d32", FP_DATA_INLINE},
+    } want[] = {{"f64", FP_DATA_INLINE}, {"f65", FP_DATA_FILE},    {"d32", FP_DATA_INLINE},
                 {"d33", FP_DATA_FILE},   {"i512", FP_DATA_INLINE}, {"i513", FP_DATA_FILE}};
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
         fp_value *v = fp_graph_find(m->main, want[i].name);
@@ -119,8 +119,8 @@ static void test_wire_paths(void)
     tb *b = tb_new(13);
     int64_t xd[] = {-1, 3, 8, 8}, wd[] = {4, 3, 3, 3};
     tb_input(b, "x", F32, 4, xd);
-    tb_init(b, "w", F32, 4, wd);                        /* a payload over the limit: a marker */
-    tb_init_i64(b, "shape", 2, (int64_t[]){-1, 256});   /* kept inline */
+    tb_init(b, "w", F32, 4, wd);                      /* a payload over the limit: a marker */
+    tb_init_i64(b, "shape", 2, (int64_t[]){-1, 256}); /* kept inline */
     tb_init_f32(b, "s", 1, (float[]){0.5f});
     tb_node_t *c = tb_node(b, "Conv", "conv", "x,w", "a");
     tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
@@ -135,7 +135,9 @@ static void test_wire_paths(void)
     ms->domain = "com.microsoft";
     tb_node_t *u = tb_node(b, "Reshape", "reshape", "m,shape", "y"); /* an unknown field: protobuf-c */
     static uint8_t five = 5;
-    static ProtobufCMessageUnknownField unknown = {.tag = 99, .wire_type = PROTOBUF_C_WIRE_TYPE_VARINT, .len = 1,
+    static ProtobufCMessageUnknownField unknown = {.tag = 99,
+                                                   .wire_type = PROTOBUF_C_WIRE_TYPE_VARINT,
+                                                   .len = 1,
                                                    .data = &five};
     u->base.n_unknown_fields = 1;
     u->base.unknown_fields = &unknown;
@@ -337,7 +339,7 @@ static void test_subgraph_outer(void)
     CU_ASSERT_PTR_NULL(fp_node_implicit(neg));
     CU_ASSERT_PTR_EQUAL(neg->inputs[0], px);
     CU_ASSERT_PTR_NULL(fp_graph_find(then_g, "px")); /* placeholder removed */
-    CU_ASSERT_EQUAL(px->n_uses, 3); /* Neg, Abs and the If (implicit) */
+    CU_ASSERT_EQUAL(px->n_uses, 3);                  /* Neg, Abs and the If (implicit) */
     /* topological order puts the producer of the outer value before the If */
     uint32_t n = 0;
     g_autofree fp_node **order = fp_graph_topo(m->main, &n, &err);

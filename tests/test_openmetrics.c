@@ -15,7 +15,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-
 /* Runs fuseplan from the source tree, asserts its exit status, returns its stdout (caller frees). */
 static char *fuseplan(const char *const *args, int status)
 {
@@ -77,19 +76,26 @@ static void add_doc(GPtrArray *docs, const char *what, const char *const *args, 
 static GPtrArray *documents(const char *odd)
 {
     GPtrArray *docs = g_ptr_array_new_with_free_func(om_doc_free);
-    add_doc(docs, "report resnet_tiny", (const char *[]){"report", "models/resnet_tiny.onnx", "--device", ROUND,
-                                                         "--no-headroom", "-f", "openmetrics", NULL}, 0);
-    add_doc(docs, "report decoder_tiny", (const char *[]){"report", "models/decoder_tiny.onnx", "--device", ROUND,
-                                                          "-f", "openmetrics", NULL}, 0);
-    add_doc(docs, "gate strict", (const char *[]){"gate", "models/eps_story.onnx", "--policy",
-                                                  "tests/data/policies/strict.ini", "-f", "openmetrics", NULL}, 1);
-    add_doc(docs, "gate pass", (const char *[]){"gate", "models/eps_story.onnx", "--policy",
-                                                "tests/data/policies/pass.ini", "-f", "openmetrics", NULL}, 0);
-    add_doc(docs, "gate not evaluated", (const char *[]){"gate", "models/eps_story.onnx", "--policy",
-                                                         "tests/data/policies/pass.ini", "--input=input:1x3x32x32",
-                                                         "-f", "openmetrics", NULL}, 2);
-    add_doc(docs, "report odd path", (const char *[]){"report", odd, "--device", ROUND, "--no-headroom", "-f",
-                                                      "openmetrics", NULL}, 0);
+    add_doc(docs, "report resnet_tiny",
+            (const char *[]){"report", "models/resnet_tiny.onnx", "--device", ROUND, "--no-headroom", "-f",
+                             "openmetrics", NULL},
+            0);
+    add_doc(docs, "report decoder_tiny",
+            (const char *[]){"report", "models/decoder_tiny.onnx", "--device", ROUND, "-f", "openmetrics", NULL}, 0);
+    add_doc(docs, "gate strict",
+            (const char *[]){"gate", "models/eps_story.onnx", "--policy", "tests/data/policies/strict.ini", "-f",
+                             "openmetrics", NULL},
+            1);
+    add_doc(docs, "gate pass",
+            (const char *[]){"gate", "models/eps_story.onnx", "--policy", "tests/data/policies/pass.ini", "-f",
+                             "openmetrics", NULL},
+            0);
+    add_doc(docs, "gate not evaluated",
+            (const char *[]){"gate", "models/eps_story.onnx", "--policy", "tests/data/policies/pass.ini",
+                             "--input=input:1x3x32x32", "-f", "openmetrics", NULL},
+            2);
+    add_doc(docs, "report odd path",
+            (const char *[]){"report", odd, "--device", ROUND, "--no-headroom", "-f", "openmetrics", NULL}, 0);
     return docs;
 }
 
@@ -174,8 +180,7 @@ static bool parse_descriptor(const char *line, char **family, bool in_samples, G
     if (!w[0] || !w[1] || !w[2])
         return false;
     if (!strcmp(w[0], "TYPE")) {
-        if (g_hash_table_contains(typed, w[1]) || strcmp(w[2], "gauge") != 0 ||
-            !valid_name(w[1], strlen(w[1]), true))
+        if (g_hash_table_contains(typed, w[1]) || strcmp(w[2], "gauge") != 0 || !valid_name(w[1], strlen(w[1]), true))
             return false; /* a family described twice, not a gauge, or a bad name */
         g_hash_table_add(typed, g_strdup(w[1]));
         g_free(*family);
@@ -264,7 +269,10 @@ static void test_escape(void)
         {"models/resnet_tiny.onnx", "models/resnet_tiny.onnx"},
         {"a\"b\\c\nd", "a\\\"b\\\\c\\nd"},
         {"tab\there", "tab\there"},
-        {"\xff" "x", "\xef\xbf\xbd" "x"}, /* invalid UTF-8: U+FFFD */
+        {"\xff"
+         "x",
+         "\xef\xbf\xbd"
+         "x"}, /* invalid UTF-8: U+FFFD */
         {"", ""},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -300,8 +308,8 @@ static void test_gate_golden(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "check=\"forbid_unfused.ge_conv_bn\"} 0\n"));
     g_autofree char *file = tu_write_temp("", 0, ".om");
     g_autofree char *none = fuseplan((const char *[]){"gate", "models/eps_story.onnx", "--policy",
-                                                      "tests/data/policies/strict.ini", "-f", "openmetrics", "-o",
-                                                      file, NULL},
+                                                      "tests/data/policies/strict.ini", "-f", "openmetrics", "-o", file,
+                                                      NULL},
                                      1);
     CU_ASSERT_STRING_EQUAL(none, "");
     g_autofree char *written = NULL;
@@ -317,8 +325,8 @@ static void test_report_output_file(void)
                           NULL};
     g_autofree char *out = fuseplan(base, 0);
     g_autofree char *file = tu_write_temp("", 0, ".om");
-    const char *to_file[] = {"report", "models/resnet_tiny.onnx", "--device", ROUND, "--no-headroom", "-f",
-                             "openmetrics", "-o", file, NULL};
+    const char *to_file[] = {
+        "report", "models/resnet_tiny.onnx", "--device", ROUND, "--no-headroom", "-f", "openmetrics", "-o", file, NULL};
     g_autofree char *none = fuseplan(to_file, 0);
     CU_ASSERT_STRING_EQUAL(none, "");
     g_autofree char *written = NULL;
@@ -338,11 +346,21 @@ static void test_families(void)
         const char *family;
         guint samples;
     } want[] = {
-        {0, "fuseplan_ops", 3}, {0, "fuseplan_activation_bytes", 3}, {0, "fuseplan_estimated_latency_seconds", 3},
-        {0, "fuseplan_memory_arena_bytes", 1}, {0, "fuseplan_kv_cache_bytes", 0}, {0, "fuseplan_headroom_max_batch", 0},
-        {1, "fuseplan_kv_cache_bytes", 1}, {1, "fuseplan_headroom_max_batch", 1}, {2, "fuseplan_gate_passed", 1},
-        {2, "fuseplan_gate_check_passed", 3}, {2, "fuseplan_gate_check_value", 3}, {3, "fuseplan_gate_check_limit", 7},
-        {4, "fuseplan_gate_check_evaluated", 7}, {4, "fuseplan_gate_check_value", 6}, {4, "fuseplan_gate_passed", 1},
+        {0, "fuseplan_ops", 3},
+        {0, "fuseplan_activation_bytes", 3},
+        {0, "fuseplan_estimated_latency_seconds", 3},
+        {0, "fuseplan_memory_arena_bytes", 1},
+        {0, "fuseplan_kv_cache_bytes", 0},
+        {0, "fuseplan_headroom_max_batch", 0},
+        {1, "fuseplan_kv_cache_bytes", 1},
+        {1, "fuseplan_headroom_max_batch", 1},
+        {2, "fuseplan_gate_passed", 1},
+        {2, "fuseplan_gate_check_passed", 3},
+        {2, "fuseplan_gate_check_value", 3},
+        {3, "fuseplan_gate_check_limit", 7},
+        {4, "fuseplan_gate_check_evaluated", 7},
+        {4, "fuseplan_gate_check_value", 6},
+        {4, "fuseplan_gate_passed", 1},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
         const om_doc *d = docs->pdata[want[i].doc];
@@ -419,18 +437,18 @@ static void test_parser_rejects(void)
 {
 #define L "{model=\"m\",device=\"d\",target=\"t\"}"
     static const char *const bad[] = {
-        "fp_x" L " 1\n# EOF\n",                                              /* a sample before its TYPE */
-        "# TYPE fp_x gauge\nfp_x" L " 1\n",                                   /* no # EOF */
-        "# TYPE fp_x gauge\nfp_x" L " 1\n# EOF",                              /* no newline after # EOF */
-        "# TYPE fp_x_bytes gauge\n# UNIT fp_x_bytes seconds\n# EOF\n",        /* unit not the suffix */
-        "# TYPE fp_x gauge\nfp_x" L " 1\n# HELP fp_x late\n# EOF\n",         /* HELP after a sample */
-        "# TYPE fp_x gauge\nfp_x" L " 1\nfp_x" L " 2\n# EOF\n",              /* the same label set twice */
+        "fp_x" L " 1\n# EOF\n",                                                          /* a sample before its TYPE */
+        "# TYPE fp_x gauge\nfp_x" L " 1\n",                                              /* no # EOF */
+        "# TYPE fp_x gauge\nfp_x" L " 1\n# EOF",                                         /* no newline after # EOF */
+        "# TYPE fp_x_bytes gauge\n# UNIT fp_x_bytes seconds\n# EOF\n",                   /* unit not the suffix */
+        "# TYPE fp_x gauge\nfp_x" L " 1\n# HELP fp_x late\n# EOF\n",                     /* HELP after a sample */
+        "# TYPE fp_x gauge\nfp_x" L " 1\nfp_x" L " 2\n# EOF\n",                          /* the same label set twice */
         "# TYPE fp_x gauge\nfp_x{model=\"a\\qb\",device=\"d\",target=\"t\"} 1\n# EOF\n", /* \q */
-        "# TYPE fp_x gauge\nfp_x{stage=\"final\"} 1\n# EOF\n",                /* no model label */
-        "# TYPE fp_x gauge\nfp_x" L " 1,5\n# EOF\n",                          /* a locale's comma */
-        "# TYPE fp_x counter\nfp_x" L " 1\n# EOF\n",                          /* not a gauge */
-        "# TYPE fp_x gauge\n# TYPE fp_y gauge\nfp_x" L " 1\n# EOF\n",        /* fp_x's sample after fp_y */
-        "# TYPE fp_x gauge\nfp_x" L " 1\n# TYPE fp_x gauge\n# EOF\n",        /* a family twice */
+        "# TYPE fp_x gauge\nfp_x{stage=\"final\"} 1\n# EOF\n",                           /* no model label */
+        "# TYPE fp_x gauge\nfp_x" L " 1,5\n# EOF\n",                                     /* a locale's comma */
+        "# TYPE fp_x counter\nfp_x" L " 1\n# EOF\n",                                     /* not a gauge */
+        "# TYPE fp_x gauge\n# TYPE fp_y gauge\nfp_x" L " 1\n# EOF\n",                    /* fp_x's sample after fp_y */
+        "# TYPE fp_x gauge\nfp_x" L " 1\n# TYPE fp_x gauge\n# EOF\n",                    /* a family twice */
     };
 #undef L
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {

@@ -18,7 +18,7 @@
 
 typedef struct {
     GThread *ran_on;
-    bool nested_worth; /* fp_par_worth of a big graph, asked from inside the job */
+    bool nested_worth;  /* fp_par_worth of a big graph, asked from inside the job */
     GThread *nested_on; /* where a job started from inside the job ran */
 } probe;
 
@@ -252,7 +252,9 @@ static void run_pipeline(run *r, const char *path, const fp_device *dev, const f
         .shapes = {.batch = 1},
         .target = t,
         .device = dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
+        .memory = {.strategy = FP_MEMPLAN_BEST,
+                   .schedule = FP_SCHEDULE_GIVEN,
+                   .align = dev->align_bytes,
                    .reuse = r->reuse = fp_memory_reuse_new(NULL)},
         .what_if = FP_DT_UNDEFINED,
     };
@@ -364,10 +366,15 @@ static void test_headroom_split(void)
         fp_par_allow(k == 0);
         run_pipeline(&r, path, dev, t);
         unsigned before = fp_par_side_jobs();
-        fp_memory_opts mem = {.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN, .align = dev->align_bytes,
+        fp_memory_opts mem = {.strategy = FP_MEMPLAN_BEST,
+                              .schedule = FP_SCHEDULE_GIVEN,
+                              .align = dev->align_bytes,
                               .reuse = r.reuse};
-        fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10, .mem = mem,
-                               .plan_at_1 = r.res.memory, .shapes = {.batch = 1}};
+        fp_headroom_opts ho = {.capacity = dev->memory_bytes,
+                               .reserve = dev->memory_bytes / 10,
+                               .mem = mem,
+                               .plan_at_1 = r.res.memory,
+                               .shapes = {.batch = 1}};
         CU_ASSERT_FATAL(fp_pass_headroom(r.m, &ho, &hr[k], NULL, &err));
         CU_ASSERT_EQUAL(fp_par_side_jobs() > before, k == 0 && g_get_num_processors() > 1);
         run_clear(&r);

@@ -38,19 +38,22 @@ static Ge__Proto__ModelDef *parse_op(const char *op_body, GError **err)
 static void test_nested_and_lists(void)
 {
     g_autoptr(GError) err = NULL;
-    Onnx__ModelProto *mp = parse_model("ir_version: 7\n"
-                                       "opset_import: [ { domain: \"\" version: 13 }, < domain: 'x' version: 1 > ]\n"
-                                       "graph: < name: \"g\" node { op_type: \"Relu\" input: [\"a\", \"b\"] input: \"c\" } >\n"
-                                       "graph_doc_is_not_here_so: 1\n",
-                                       &err);
+    Onnx__ModelProto *mp =
+        parse_model("ir_version: 7\n"
+                    "opset_import: [ { domain: \"\" version: 13 }, < domain: 'x' version: 1 > ]\n"
+                    "graph: < name: \"g\" node { op_type: \"Relu\" input: [\"a\", \"b\"] input: \"c\" } >\n"
+                    "graph_doc_is_not_here_so: 1\n",
+                    &err);
     CU_ASSERT_PTR_NULL(mp); /* unknown field: error by default */
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "line 4:1: unknown field 'graph_doc_is_not_here_so' in onnx.ModelProto"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err->message, "line 4:1: unknown field 'graph_doc_is_not_here_so' in onnx.ModelProto"));
     g_clear_error(&err);
-    mp = parse_model("ir_version: 7\n"
-                     "opset_import: [ { domain: \"\" version: 13 }, < domain: 'x' version: 1 > ]\n"
-                     "graph: < name: \"g\" node { op_type: \"Relu\" input: [\"a\", \"b\"] input: \"c\" }; node: {}, >\n",
-                     &err);
+    mp =
+        parse_model("ir_version: 7\n"
+                    "opset_import: [ { domain: \"\" version: 13 }, < domain: 'x' version: 1 > ]\n"
+                    "graph: < name: \"g\" node { op_type: \"Relu\" input: [\"a\", \"b\"] input: \"c\" }; node: {}, >\n",
+                    &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
     CU_ASSERT_EQUAL(mp->ir_version, 7);
     CU_ASSERT_EQUAL_FATAL(mp->n_opset_import, 2);
@@ -85,7 +88,8 @@ static void test_enums_and_maps(void)
     CU_ASSERT_EQUAL(op->attr[1]->value->list->n_i, 2);
     ge__proto__model_def__free_unpacked(md, NULL);
     /* an enum by number in ONNX (proto2): AttributeProto.type */
-    Onnx__ModelProto *mp = parse_model("graph { node { attribute { name: 'a' type: 7 ints: 1 } attribute { type: INTS } } }", &err);
+    Onnx__ModelProto *mp =
+        parse_model("graph { node { attribute { name: 'a' type: 7 ints: 1 } attribute { type: INTS } } }", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
     CU_ASSERT_EQUAL(mp->graph->node[0]->attribute[0]->type, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     CU_ASSERT_EQUAL(mp->graph->node[0]->attribute[1]->type, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
@@ -95,11 +99,12 @@ static void test_enums_and_maps(void)
 static void test_integers(void)
 {
     g_autoptr(GError) err = NULL;
-    Onnx__ModelProto *mp = parse_model("graph { initializer {\n"
-                                       "  int64_data: [-9223372036854775808, 9223372036854775807, 0x10, 017, -0x7fffffffffffffff]\n"
-                                       "  uint64_data: 18446744073709551615 uint64_data: 0\n"
-                                       "  int32_data: -2147483648 data_type: 2147483647 } }",
-                                       &err);
+    Onnx__ModelProto *mp =
+        parse_model("graph { initializer {\n"
+                    "  int64_data: [-9223372036854775808, 9223372036854775807, 0x10, 017, -0x7fffffffffffffff]\n"
+                    "  uint64_data: 18446744073709551615 uint64_data: 0\n"
+                    "  int32_data: -2147483648 data_type: 2147483647 } }",
+                    &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
     const Onnx__TensorProto *t = mp->graph->initializer[0];
     CU_ASSERT_EQUAL_FATAL(t->n_int64_data, 5);
@@ -117,10 +122,11 @@ static void test_integers(void)
 static void test_floats(void)
 {
     g_autoptr(GError) err = NULL;
-    Onnx__ModelProto *mp = parse_model("graph { initializer {\n"
-                                       "  float_data: [1e-05, -inf, nan, 1.0f, .5, inf, -0.0, 3, 2.5E+3F, Infinity, -NaN]\n"
-                                       "  double_data: 0.1 double_data: -1e300 double_data: 1e-320 } }",
-                                       &err);
+    Onnx__ModelProto *mp =
+        parse_model("graph { initializer {\n"
+                    "  float_data: [1e-05, -inf, nan, 1.0f, .5, inf, -0.0, 3, 2.5E+3F, Infinity, -NaN]\n"
+                    "  double_data: 0.1 double_data: -1e300 double_data: 1e-320 } }",
+                    &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
     const Onnx__TensorProto *t = mp->graph->initializer[0];
     CU_ASSERT_EQUAL_FATAL(t->n_float_data, 11);
@@ -162,16 +168,18 @@ static void test_bools(void)
 static void test_strings(void)
 {
     g_autoptr(GError) err = NULL;
-    Onnx__ModelProto *mp = parse_model("doc_string: \"a\\101\\x42\\n\\\"\\'\\\\\" 'c\"' \"d\\t\\u00e9\\U0001F600\\0\\7\\77\"\n"
-                                       "producer_name: 'it''s'\n",
-                                       &err);
+    Onnx__ModelProto *mp =
+        parse_model("doc_string: \"a\\101\\x42\\n\\\"\\'\\\\\" 'c\"' \"d\\t\\u00e9\\U0001F600\\0\\7\\77\"\n"
+                    "producer_name: 'it''s'\n",
+                    &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
     const char want[] = "aAB\n\"'\\c\"d\t\xc3\xa9\xf0\x9f\x98\x80";
     CU_ASSERT_EQUAL(memcmp(mp->doc_string, want, sizeof want - 1), 0);
     /* the \0 ends the C string of a `string` field; bytes fields keep everything (below) */
     CU_ASSERT_STRING_EQUAL(mp->producer_name, "its");
     onnx__model_proto__free_unpacked(mp, NULL);
-    Ge__Proto__ModelDef *md = parse_op("name: 'n' type: 'T' attr { key: 'k' value { s: \"\\0\\7\\77\\177\\377\\x0\\xfF\" } }", &err);
+    Ge__Proto__ModelDef *md =
+        parse_op("name: 'n' type: 'T' attr { key: 'k' value { s: \"\\0\\7\\77\\177\\377\\x0\\xfF\" } }", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(md);
     const ProtobufCBinaryData *s = &md->graph[0]->op[0]->attr[0]->value->s;
     CU_ASSERT_EQUAL_FATAL(s->len, 7);
@@ -255,22 +263,30 @@ static void expect_error(bool ge, const char *text, const char *needle)
 
 static void test_errors(void)
 {
-    expect_error(false, "ir_version: 1\ngraph {\n  name: 'x'\n", "line 4:1: end of input inside 'graph' opened at line 2:7 (missing '}')");
+    expect_error(false, "ir_version: 1\ngraph {\n  name: 'x'\n",
+                 "line 4:1: end of input inside 'graph' opened at line 2:7 (missing '}')");
     expect_error(false, "graph < name: 'x' }", "line 1:19: unexpected '}'");
     expect_error(false, "producer_name: \"abc\nx\"", "line 1:16: string literal is not closed");
-    expect_error(false, "producer_name: \"a\\qb\"", "line 1:18: invalid escape sequence in string of field 'producer_name'");
+    expect_error(false, "producer_name: \"a\\qb\"",
+                 "line 1:18: invalid escape sequence in string of field 'producer_name'");
     expect_error(false, "producer_name: \"\\x\"", "line 1:17: invalid escape");
-    expect_error(false, "ir_version: 1 ir_version: 2", "line 1:15: field 'ir_version' of onnx.ModelProto is given more than once");
+    expect_error(false, "ir_version: 1 ir_version: 2",
+                 "line 1:15: field 'ir_version' of onnx.ModelProto is given more than once");
     expect_error(false, "ir_version: [1, 2]", "line 1:13: field 'ir_version' is not repeated");
     expect_error(false, "ir_version 3", "line 1:12: expected ':' after field 'ir_version', found '3'");
     expect_error(false, "ir_version: 'x'", "line 1:13: field 'ir_version' expects an integer, found a string");
     expect_error(false, "ir_version: 1.5", "line 1:13: field 'ir_version' expects an integer, found '1.5'");
     expect_error(false, "ir_version: 99999999999999999999", "line 1:13: field 'ir_version': integer out of range");
-    expect_error(false, "graph { node { attribute { type: NOPE } } }", "line 1:34: field 'type': 'NOPE' is not a value of enum onnx.AttributeProto.AttributeType");
-    expect_error(false, "graph { initializer { data_type: 2147483648 } }", "line 1:34: field 'data_type': value 2147483648 is out of range");
-    expect_error(false, "graph { initializer { uint64_data: -1 } }", "line 1:36: field 'uint64_data': value -1 is out of range");
-    expect_error(false, "graph { initializer { float_data: [1, 2 3] } }", "line 1:41: expected ',' or ']' in the list of field 'float_data', found '3'");
-    expect_error(false, "graph { initializer { float_data: abc } }", "line 1:35: field 'float_data' expects a number, found 'abc'");
+    expect_error(false, "graph { node { attribute { type: NOPE } } }",
+                 "line 1:34: field 'type': 'NOPE' is not a value of enum onnx.AttributeProto.AttributeType");
+    expect_error(false, "graph { initializer { data_type: 2147483648 } }",
+                 "line 1:34: field 'data_type': value 2147483648 is out of range");
+    expect_error(false, "graph { initializer { uint64_data: -1 } }",
+                 "line 1:36: field 'uint64_data': value -1 is out of range");
+    expect_error(false, "graph { initializer { float_data: [1, 2 3] } }",
+                 "line 1:41: expected ',' or ']' in the list of field 'float_data', found '3'");
+    expect_error(false, "graph { initializer { float_data: abc } }",
+                 "line 1:35: field 'float_data' expects a number, found 'abc'");
     expect_error(false, "graph: 3", "line 1:8: field 'graph' expects a message in {} or <>, found '3'");
     expect_error(false, "[ext.field]: 1", "line 1:1: extension and Any fields ([...]) are not supported");
     expect_error(false, "ir_version: 12abc", "line 1:13: malformed number");
@@ -279,7 +295,8 @@ static void test_errors(void)
     expect_error(false, "ir_version: 1\n}", "line 2:1: unexpected '}' at top level");
     expect_error(true, "graph { op { attr { key: 'k' value { i: 1 f: 2 } } } }",
                  "line 1:43: fields 'i' and 'f' of ge.proto.AttrDef are both given but belong to one oneof");
-    expect_error(true, "graph { op { attr { key: 'k' value { b: maybe } } } }", "field 'b' expects true or false, found 'maybe'");
+    expect_error(true, "graph { op { attr { key: 'k' value { b: maybe } } } }",
+                 "field 'b' expects true or false, found 'maybe'");
     expect_error(true, "graph { op { attr { key: 'k' value { b: 2 } } } }", "field 'b': value 2 is out of range");
     /* nesting deeper than the limit */
     GString *deep = g_string_new("graph { op { attr { key: 'k' value {");
@@ -359,33 +376,36 @@ static void expect_same_as_protoc(const ProtobufCMessageDescriptor *d, const cha
 
 static void test_same_as_protoc(void)
 {
-    expect_same_as_protoc(&onnx__model_proto__descriptor, ONNX_PROTO_DIR, "onnx.proto",
-                          "# features\nir_version: 0x7 producer_name: 'p\\'q' doc_string: \"\\001\\x7f\\n\" \"more\"\n"
-                          "opset_import [{version: 13}, <domain: 'ai.onnx.ml' version: 2>]\n"
-                          "graph { name: \"g\" node: { input: [\"x\", \"\"] output: \"y\" op_type: \"LeakyRelu\"\n"
-                          "  attribute { name: \"alpha\" f: 1e-05 type: FLOAT }\n"
-                          "  attribute { name: \"v\" floats: [-inf, nan, 1.0f, .25, 3] type: FLOATS }\n"
-                          "  attribute { name: \"w\" ints: [-1, 9223372036854775807] type: 7 } }\n"
-                          "  initializer { dims: 2 data_type: 1 float_data: [1.5, -2] name: 'w'\n"
-                          "    uint64_data: 18446744073709551615 double_data: 1e-300 raw_data: '\\000\\377' }\n"
-                          "  input { name: 'x' type { tensor_type { elem_type: 1 shape { dim { dim_param: 'N' } dim { dim_value: 3 } } } } }\n"
-                          "}\n");
-    expect_same_as_protoc(&ge__proto__model_def__descriptor, GE_PROTO_DIR, "ge_ir.proto",
-                          "graph { name: 'g' op { name: 'c' type: 'Cast' input: 'x:0' input: 'y:-1' input: ''\n"
-                          "  attr { key: 'dst_type' value { i: 1 } } attr { key: 'z' value { b: false } }\n"
-                          "  attr { key: 'l' value { list { val_type: VT_LIST_FLOAT f: [1e-05, -0.0] } } }\n"
-                          "  output_desc { dtype: DT_FLOAT16 shape { } layout: 'NC1HWC0' attr { key: 'origin_shape' value { list { i: [1, 2] val_type: VT_LIST_INT } } } }\n"
-                          "  id: 0 is_input_const: [false, true] } }\n"
-                          "version: 2 attr { key: 'soc' value { s: \"Ascend\\3102\" } }\n");
+    expect_same_as_protoc(
+        &onnx__model_proto__descriptor, ONNX_PROTO_DIR, "onnx.proto",
+        "# features\nir_version: 0x7 producer_name: 'p\\'q' doc_string: \"\\001\\x7f\\n\" \"more\"\n"
+        "opset_import [{version: 13}, <domain: 'ai.onnx.ml' version: 2>]\n"
+        "graph { name: \"g\" node: { input: [\"x\", \"\"] output: \"y\" op_type: \"LeakyRelu\"\n"
+        "  attribute { name: \"alpha\" f: 1e-05 type: FLOAT }\n"
+        "  attribute { name: \"v\" floats: [-inf, nan, 1.0f, .25, 3] type: FLOATS }\n"
+        "  attribute { name: \"w\" ints: [-1, 9223372036854775807] type: 7 } }\n"
+        "  initializer { dims: 2 data_type: 1 float_data: [1.5, -2] name: 'w'\n"
+        "    uint64_data: 18446744073709551615 double_data: 1e-300 raw_data: '\\000\\377' }\n"
+        "  input { name: 'x' type { tensor_type { elem_type: 1 shape { dim { dim_param: 'N' } dim { dim_value: 3 } } } } }\n"
+        "}\n");
+    expect_same_as_protoc(
+        &ge__proto__model_def__descriptor, GE_PROTO_DIR, "ge_ir.proto",
+        "graph { name: 'g' op { name: 'c' type: 'Cast' input: 'x:0' input: 'y:-1' input: ''\n"
+        "  attr { key: 'dst_type' value { i: 1 } } attr { key: 'z' value { b: false } }\n"
+        "  attr { key: 'l' value { list { val_type: VT_LIST_FLOAT f: [1e-05, -0.0] } } }\n"
+        "  output_desc { dtype: DT_FLOAT16 shape { } layout: 'NC1HWC0' attr { key: 'origin_shape' value { list { i: [1, 2] val_type: VT_LIST_INT } } } }\n"
+        "  id: 0 is_input_const: [false, true] } }\n"
+        "version: 2 attr { key: 'soc' value { s: \"Ascend\\3102\" } }\n");
 }
 
 /* `fuseplan info` detects ONNX text by content, whatever the file is called. */
 static void test_cli_onnx_text(void)
 {
-    const char *text = "ir_version: 8\nopset_import { version: 13 }\n"
-                       "graph { node { op_type: 'Relu' input: 'x' output: 'y' } name: 'g'\n"
-                       "  input { name: 'x' type { tensor_type { elem_type: 1 shape { dim { dim_value: 4 } } } } }\n"
-                       "  output { name: 'y' type { tensor_type { elem_type: 1 shape { dim { dim_value: 4 } } } } } }\n";
+    const char *text =
+        "ir_version: 8\nopset_import { version: 13 }\n"
+        "graph { node { op_type: 'Relu' input: 'x' output: 'y' } name: 'g'\n"
+        "  input { name: 'x' type { tensor_type { elem_type: 1 shape { dim { dim_value: 4 } } } } }\n"
+        "  output { name: 'y' type { tensor_type { elem_type: 1 shape { dim { dim_value: 4 } } } } } }\n";
     g_autofree char *path = tu_write_temp(text, strlen(text), ".model");
     tu_run_result r = tu_run((const char *[]){"info", "--format", "json", path, NULL});
     CU_ASSERT_EQUAL(r.status, 0);
@@ -435,10 +455,11 @@ static void test_onnx_testdata_text(void)
     g_autofree char *dir = tm_tmpdir();
     g_autofree char *proto = g_build_filename(dir, "batch.proto", NULL);
     g_autofree char *bin = g_build_filename(dir, "batch.pb", NULL), *txt = g_build_filename(dir, "batch.txt", NULL);
-    CU_ASSERT_FATAL(g_file_set_contents(proto,
-                                        "syntax = \"proto2\";\nimport \"onnx.proto\";\noption optimize_for = LITE_RUNTIME;\n"
-                                        "message FpBatch { repeated onnx.ModelProto model = 1; }\n",
-                                        -1, NULL));
+    CU_ASSERT_FATAL(
+        g_file_set_contents(proto,
+                            "syntax = \"proto2\";\nimport \"onnx.proto\";\noption optimize_for = LITE_RUNTIME;\n"
+                            "message FpBatch { repeated onnx.ModelProto model = 1; }\n",
+                            -1, NULL));
     GByteArray *batch = g_byte_array_new();
     for (guint i = 0; i < paths->len; i++) {
         gchar *data = NULL;
@@ -452,8 +473,8 @@ static void test_onnx_testdata_text(void)
     CU_ASSERT_FATAL(g_file_set_contents(bin, (const char *)batch->data, batch->len, NULL));
     g_byte_array_free(batch, TRUE);
     g_autofree char *inc1 = g_strdup_printf("-I%s", dir), *perr = NULL;
-    bool ran = tm_protoc((const char *[]){inc1, "-I" ONNX_PROTO_DIR, "--decode=FpBatch", "batch.proto", NULL}, bin,
-                         txt, &perr);
+    bool ran = tm_protoc((const char *[]){inc1, "-I" ONNX_PROTO_DIR, "--decode=FpBatch", "batch.proto", NULL}, bin, txt,
+                         &perr);
     if (!ran)
         fprintf(stderr, "\n  protoc: %s\n", perr);
     CU_ASSERT_FATAL(ran);

@@ -123,8 +123,11 @@ static void test_kv_bytes(void)
         const char *name;
         fp_dtype dtype;
         unsigned bytes;
-    } dts[] = {{"fp32", FP_DT_FLOAT, 4}, {"fp16", FP_DT_FLOAT16, 2}, {"bf16", FP_DT_BFLOAT16, 2},
-               {"fp8", FP_DT_FLOAT8E4M3FN, 1}, {"int8", FP_DT_INT8, 1}};
+    } dts[] = {{"fp32", FP_DT_FLOAT, 4},
+               {"fp16", FP_DT_FLOAT16, 2},
+               {"bf16", FP_DT_BFLOAT16, 2},
+               {"fp8", FP_DT_FLOAT8E4M3FN, 1},
+               {"int8", FP_DT_INT8, 1}};
     const char *samples[] = {DECODER, FP_SOURCE_DIR "/models/decoder_gqa.onnx"}; /* the same 2 x 2 x 16 cache */
     for (size_t i = 0; i < 2 * G_N_ELEMENTS(dts); i++) {
         const char *path = samples[i / G_N_ELEMENTS(dts)];
@@ -191,7 +194,7 @@ static void test_bad_options(void)
         for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
             const char *model = cases[i].cnn ? FP_SOURCE_DIR "/models/resnet_tiny.onnx" : DECODER;
             const char *args[] = {commands[c], model, cases[i].opt, cases[i].value, c == 2 ? "--device" : NULL,
-                                  "h100", NULL};
+                                  "h100",      NULL};
             tu_expect_cli_error(args, cases[i].cnn ? "resnet_tiny.onnx" : NULL, cases[i].needle);
         }
     const char *odd[] = {"report", DECODER, "--weight-dtype", "int4", "--group-size", "33", NULL};

@@ -60,33 +60,60 @@ static const struct {
     {"hicann__cann-learning-hub/op_summary.csv", "op_summary", 20, NULL, 0},
     {"hicann__cann-learning-hub/task_time.csv", "task_time", 22, NULL, 0},
     {"hicann__cann-bench/fusion_result.json", "fusion_result", 12, "dict", 4},
-    {"Ascend__ModelZoo-TensorFlow/cv__AutoEncoder_ID2495_for_ACL__scripts__fusion_result.json", "fusion_result", 15, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/cv__DeepMatchVO_ID2363_for_ACL__DeepMatchVO-master_for_TensorFlow__fusion_result.json", "fusion_result", 18, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/cv__MONODEPTH_ID2099_for_ACL__monodepth__fusion_result.json", "fusion_result", 15, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/MONODEPTH_ID2099_for_ACL__om_picture__model__fusion_result.json", "fusion_result", 16, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/contrib__cv__Revisiting_self_supervised_ID0935_for_ACL__fusion_result.json", "fusion_result", 35, "concatenated", 2},
-    {"Ascend__ModelZoo-TensorFlow/built-in__audio__tacotron2_ID0018_for_TensorFlow__fusion_result.json", "fusion_result", 43, "concatenated", 2},
-    {"Ascend__ModelZoo-TensorFlow/cv__detection__NIMA_ID0158_for_TensorFlow__fusion_result.json", "fusion_result", 39, "concatenated", 3},
-    {"Ascend__ModelZoo-TensorFlow/cv__image_classification__SWA_ID0252_for_TensorFlow__fusion_result.json", "fusion_result", 18, "concatenated", 2},
-    {"Ascend__ModelZoo-TensorFlow/cv__image_classification__SqueezeNext_ID0513_For_Tensorflow__fusion_result.json", "fusion_result", 2, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/cv__image_segmentation__3d-DenseNet_for_TensorFlow__fusion_result.json", "fusion_result", 15, "concatenated", 2},
-    {"Ascend__ModelZoo-TensorFlow/cv__image_segmentation__ModelsGenesis_ID0902_for_TensorFlow__fusion_result.json", "fusion_result", 58, "concatenated", 19},
-    {"Ascend__ModelZoo-TensorFlow/built-in__nlp__FastText_ID0135_for_TensorFlow__fusion_result.json", "fusion_result", 31, "concatenated", 5},
-    {"Ascend__ModelZoo-TensorFlow/built-in__nlp__GNMT_for_TensorFlow__fusion_result.json", "fusion_result", 33, "concatenated", 2},
-    {"Ascend__ModelZoo-TensorFlow/built-in__nlp__RetinaNet_for_TensorFlow__fusion_result.json", "fusion_result", 36, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/reinforcement_learning__DDPG_for_TensorFlow__rl__fusion_result.json", "fusion_result", 18, "concatenated", 6},
-    {"Ascend__ModelZoo-TensorFlow/built-in__reinforcement_learning__MUZERO_for_TensorFlow__fusion_result.json", "fusion_result", 4, "concatenated", 2},
-    {"Ascend__ModelZoo-TensorFlow/reinforcement_learning__PPO_for_TensorFlow__rl__fusion_result.json", "fusion_result", 21, "concatenated", 2},
-    {"Ascend__ModelZoo-TensorFlow/DevNet_ID0223_for_TensorFlow__om__atc_output__fusion_result.json", "fusion_result", 2, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/cv__IEG_ID2049_for_TensorFlow__code__fusion_result.json", "fusion_result", 56, "concatenated", 5},
-    {"Ascend__ModelZoo-TensorFlow/contrib__cv__Polygen_ID2061_for_TensorFlow__fusion_result.json", "fusion_result", 159, "concatenated", 4},
-    {"Ascend__ModelZoo-TensorFlow/contrib__cv__Transferring-GAN_ID1252_for_Tensorflow__fusion_result.json", "fusion_result", 63, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/cv__east__EAST_tf_skywalk163__fusion_result.json", "fusion_result", 37, "concatenated", 2},
-    {"Ascend__ModelZoo-TensorFlow/stgan__STGAN_ID1473_for_TensorFlow__att_classification__fusion_result.json", "fusion_result", 13, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/cv__tprnn_ID1297_for_TensorFlow__post_tprnn_npu_code_chun__fusion_result.json", "fusion_result", 47, "concatenated", 3},
-    {"Ascend__ModelZoo-TensorFlow/afm_tf_hw49819254__om__atc_output__fusion_result.json", "fusion_result", 17, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/PIN_ID1987_for_TensorFlow__om__atc_output__fusion_result.json", "fusion_result", 11, "object", 1},
-    {"Ascend__ModelZoo-TensorFlow/image_classification__ResNet50_ID0360_for_TensorFlow2.X__tensorflow__fusion_result.json", "fusion_result", 6, "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/cv__AutoEncoder_ID2495_for_ACL__scripts__fusion_result.json", "fusion_result", 15,
+     "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/cv__DeepMatchVO_ID2363_for_ACL__DeepMatchVO-master_for_TensorFlow__fusion_result.json",
+     "fusion_result", 18, "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/cv__MONODEPTH_ID2099_for_ACL__monodepth__fusion_result.json", "fusion_result", 15,
+     "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/MONODEPTH_ID2099_for_ACL__om_picture__model__fusion_result.json", "fusion_result", 16,
+     "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/contrib__cv__Revisiting_self_supervised_ID0935_for_ACL__fusion_result.json",
+     "fusion_result", 35, "concatenated", 2},
+    {"Ascend__ModelZoo-TensorFlow/built-in__audio__tacotron2_ID0018_for_TensorFlow__fusion_result.json",
+     "fusion_result", 43, "concatenated", 2},
+    {"Ascend__ModelZoo-TensorFlow/cv__detection__NIMA_ID0158_for_TensorFlow__fusion_result.json", "fusion_result", 39,
+     "concatenated", 3},
+    {"Ascend__ModelZoo-TensorFlow/cv__image_classification__SWA_ID0252_for_TensorFlow__fusion_result.json",
+     "fusion_result", 18, "concatenated", 2},
+    {"Ascend__ModelZoo-TensorFlow/cv__image_classification__SqueezeNext_ID0513_For_Tensorflow__fusion_result.json",
+     "fusion_result", 2, "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/cv__image_segmentation__3d-DenseNet_for_TensorFlow__fusion_result.json",
+     "fusion_result", 15, "concatenated", 2},
+    {"Ascend__ModelZoo-TensorFlow/cv__image_segmentation__ModelsGenesis_ID0902_for_TensorFlow__fusion_result.json",
+     "fusion_result", 58, "concatenated", 19},
+    {"Ascend__ModelZoo-TensorFlow/built-in__nlp__FastText_ID0135_for_TensorFlow__fusion_result.json", "fusion_result",
+     31, "concatenated", 5},
+    {"Ascend__ModelZoo-TensorFlow/built-in__nlp__GNMT_for_TensorFlow__fusion_result.json", "fusion_result", 33,
+     "concatenated", 2},
+    {"Ascend__ModelZoo-TensorFlow/built-in__nlp__RetinaNet_for_TensorFlow__fusion_result.json", "fusion_result", 36,
+     "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/reinforcement_learning__DDPG_for_TensorFlow__rl__fusion_result.json", "fusion_result",
+     18, "concatenated", 6},
+    {"Ascend__ModelZoo-TensorFlow/built-in__reinforcement_learning__MUZERO_for_TensorFlow__fusion_result.json",
+     "fusion_result", 4, "concatenated", 2},
+    {"Ascend__ModelZoo-TensorFlow/reinforcement_learning__PPO_for_TensorFlow__rl__fusion_result.json", "fusion_result",
+     21, "concatenated", 2},
+    {"Ascend__ModelZoo-TensorFlow/DevNet_ID0223_for_TensorFlow__om__atc_output__fusion_result.json", "fusion_result", 2,
+     "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/cv__IEG_ID2049_for_TensorFlow__code__fusion_result.json", "fusion_result", 56,
+     "concatenated", 5},
+    {"Ascend__ModelZoo-TensorFlow/contrib__cv__Polygen_ID2061_for_TensorFlow__fusion_result.json", "fusion_result", 159,
+     "concatenated", 4},
+    {"Ascend__ModelZoo-TensorFlow/contrib__cv__Transferring-GAN_ID1252_for_Tensorflow__fusion_result.json",
+     "fusion_result", 63, "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/cv__east__EAST_tf_skywalk163__fusion_result.json", "fusion_result", 37,
+     "concatenated", 2},
+    {"Ascend__ModelZoo-TensorFlow/stgan__STGAN_ID1473_for_TensorFlow__att_classification__fusion_result.json",
+     "fusion_result", 13, "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/cv__tprnn_ID1297_for_TensorFlow__post_tprnn_npu_code_chun__fusion_result.json",
+     "fusion_result", 47, "concatenated", 3},
+    {"Ascend__ModelZoo-TensorFlow/afm_tf_hw49819254__om__atc_output__fusion_result.json", "fusion_result", 17, "object",
+     1},
+    {"Ascend__ModelZoo-TensorFlow/PIN_ID1987_for_TensorFlow__om__atc_output__fusion_result.json", "fusion_result", 11,
+     "object", 1},
+    {"Ascend__ModelZoo-TensorFlow/image_classification__ResNet50_ID0360_for_TensorFlow2.X__tensorflow__fusion_result.json",
+     "fusion_result", 6, "object", 1},
     {"Ascend__modelzoo/VAE+GAN_ID0401_for_PyTorch__fusion_result.json", "fusion_result", 18, "concatenated", 11},
     {"Ascend__modelzoo/simple__fusion_result.json", "fusion_result", 22, "concatenated", 11},
     {"Ascend__modelzoo/Retinanet_for_PyTorch__fusion_result.json", "fusion_result", 92, "concatenated", 45},
@@ -126,9 +153,8 @@ static void test_real_files(void)
         if (!p)
             continue;
         if (p->records != real_files[i].rows || strcmp(fp_prof_format_name(p->format), real_files[i].format) != 0)
-            fprintf(stderr, "\n  %s: %s %" G_GUINT64_FORMAT " rows, expected %s %" G_GUINT64_FORMAT,
-                    real_files[i].file, fp_prof_format_name(p->format), p->records, real_files[i].format,
-                    real_files[i].rows);
+            fprintf(stderr, "\n  %s: %s %" G_GUINT64_FORMAT " rows, expected %s %" G_GUINT64_FORMAT, real_files[i].file,
+                    fp_prof_format_name(p->format), p->records, real_files[i].format, real_files[i].rows);
         CU_ASSERT_EQUAL(p->records, real_files[i].rows);
         CU_ASSERT_STRING_EQUAL(fp_prof_format_name(p->format), real_files[i].format);
         if (p->format == FP_PROF_FUSION_RESULT) {
@@ -681,9 +707,10 @@ static void test_cli_bad_inputs(void)
                "$.session_and_graph_id_0_1.ub_fusion.YPass.effect_times: missing");
     expect_bad("[{\"graph_fusion\":{}},{\"graph_fusion\":[]}]", -1, ".json",
                "$[1].graph_fusion: expected an object of passes");
-    expect_bad("{\"graphId\":\"1\",\"graph_fusion\":{}}\n{\"graphId\":\"2\",\n\"graph_fusion\":{\"Z\":{\"match_times\":true,"
-               "\"effect_times\":\"1\"}}}",
-               -1, ".json", "object 2 (line 2): $.graph_fusion.Z.match_times: expected a count, got a boolean");
+    expect_bad(
+        "{\"graphId\":\"1\",\"graph_fusion\":{}}\n{\"graphId\":\"2\",\n\"graph_fusion\":{\"Z\":{\"match_times\":true,"
+        "\"effect_times\":\"1\"}}}",
+        -1, ".json", "object 2 (line 2): $.graph_fusion.Z.match_times: expected a count, got a boolean");
     expect_bad("{\"graphId\":\"1\",\"graph_fusion\":{}}\n{\"graphId\":\"2\",\n\"graph_fusion\":{", -1, ".json",
                "line 3");
     expect_bad("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"dur\":3}]}", -1, ".json",
@@ -694,8 +721,9 @@ static void test_cli_bad_inputs(void)
     /* CSV: missing column, wrong type, short row, unterminated quote, unknown header */
     expect_bad("Step Id,Name,Type,Accelerator Core,Start Time(us)\n1,a,Add,AI_CORE,5\n", -1, ".csv",
                "line 1: kernel_details header: missing column 'Duration(us)'");
-    expect_bad("Name,Type,Accelerator Core,Start Time(us),Duration(us)\r\na,Add,AI_CORE,5,1.5\r\nb,Mul,AI_CORE,7,abc\r\n",
-               -1, ".csv", "line 3, column 5 'Duration(us)': expected a number, got 'abc'");
+    expect_bad(
+        "Name,Type,Accelerator Core,Start Time(us),Duration(us)\r\na,Add,AI_CORE,5,1.5\r\nb,Mul,AI_CORE,7,abc\r\n", -1,
+        ".csv", "line 3, column 5 'Duration(us)': expected a number, got 'abc'");
     expect_bad("Op Name,OP Type,Task Type,Task Duration(us)\na,Add,AI_CORE,-2\n", -1, ".csv",
                "line 2, column 4 'Task Duration(us)': expected a duration of 0 or more, got '-2'");
     expect_bad("Name,Type,Accelerator Core,Start Time(us),Duration(us)\na,Add\n", -1, ".csv",

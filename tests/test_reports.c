@@ -61,8 +61,14 @@ static void analyze(analysis *a, const char *model, const char *target)
     };
     a->diag = fp_diag_new();
     CU_ASSERT_FATAL(fp_pipeline_run(a->m, &po, &a->res, a->diag, &err));
-    a->rep = (fp_report){.model = a->m, .target = a->t, .device = a->dev, .res = &a->res, .diag = a->diag,
-                         .what_if = FP_DT_UNDEFINED, .top = 10, .headroom_note = "not computed"};
+    a->rep = (fp_report){.model = a->m,
+                         .target = a->t,
+                         .device = a->dev,
+                         .res = &a->res,
+                         .diag = a->diag,
+                         .what_if = FP_DT_UNDEFINED,
+                         .top = 10,
+                         .headroom_note = "not computed"};
 }
 
 static void analysis_clear(analysis *a)
@@ -73,7 +79,6 @@ static void analysis_clear(analysis *a)
     fp_target_free(a->t);
     fp_device_free(a->dev);
 }
-
 
 /* Runs fuseplan from the source tree; returns its exit status, stdout in *out (caller frees). */
 static int fuseplan(const char *const *args, char **out, char **err)
@@ -503,7 +508,8 @@ static void test_gate_evaluate(void)
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_gate_policy) p = fp_gate_policy_from_data(
         "[gate]\nmax_activation_mb = 0.1\nmax_total_mb = 10\nmin_headroom_batch = 4\nforbid_unfused = ge_conv_bn, "
-        "conv_bn\nmax_layout_conversions = 0\n", "p.ini", &err);
+        "conv_bn\nmax_layout_conversions = 0\n",
+        "p.ini", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     g_autoptr(fp_gate_result) g = fp_gate_evaluate(p, &a.rep);
     CU_ASSERT_EQUAL(g->checks->len, 6);
@@ -546,8 +552,8 @@ static void test_gate_exit_codes(void)
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *out = NULL, *err = NULL;
-        int st = fuseplan((const char *[]){"gate", "models/eps_story.onnx", "--policy", cases[i].policy,
-                                           cases[i].extra, NULL},
+        int st = fuseplan((const char *[]){"gate", "models/eps_story.onnx", "--policy", cases[i].policy, cases[i].extra,
+                                           NULL},
                           &out, &err);
         if (st != cases[i].status)
             fprintf(stderr, "\n  gate case %u: exit %d: %s%s", i, st, out, err);
@@ -656,8 +662,8 @@ static void test_sarif_fields(void)
 {
     analysis a;
     analyze(&a, "eps_story.onnx", "ascend910b");
-    g_autoptr(fp_gate_policy) p =
-        fp_gate_policy_from_data("[gate]\nmax_activation_mb = 0.1\nforbid_unfused = ge_conv_bn\n", "p.ini", NULL);
+    g_autoptr(fp_gate_policy)
+        p = fp_gate_policy_from_data("[gate]\nmax_activation_mb = 0.1\nforbid_unfused = ge_conv_bn\n", "p.ini", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     g_autoptr(fp_gate_result) g = fp_gate_evaluate(p, &a.rep);
     fp_jsonw *w = fp_jsonw_new();
@@ -719,8 +725,8 @@ static void test_diff_exit_codes(void)
         {"models/eps_story.onnx", "models/no_such.onnx", NULL, 2},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-        int st = fuseplan((const char *[]){"diff", cases[i].old_m, cases[i].new_m, "--device", ROUND,
-                                           cases[i].flag, NULL},
+        int st = fuseplan((const char *[]){"diff", cases[i].old_m, cases[i].new_m, "--device", ROUND, cases[i].flag,
+                                           NULL},
                           NULL, NULL);
         if (st != cases[i].status)
             fprintf(stderr, "\n  diff case %u: exit %d", i, st);
@@ -844,13 +850,14 @@ static void tree_int(JsonBuilder *b, const char *member, gint64 v)
     json_builder_add_int_value(b, v);
 }
 
-static const double tricky[] = {0.0, -0.0, 1.0, -2.0, 0.1, 1e22, 1e-7, 123.456, 5e-324, 1.7976931348623157e308,
-                                3.0e15, 1.0 / 3.0, NAN, INFINITY};
+static const double tricky[] = {0.0,    -0.0,      1.0,     -2.0,    0.1,
+                                1e22,   1e-7,      123.456, 5e-324,  1.7976931348623157e308,
+                                3.0e15, 1.0 / 3.0, NAN,     INFINITY};
 
 static void add_both(JsonBuilder *b, fp_jsonw *w, int level)
 {
-    static const char *const strs[] = {"", "plain", "q\"uote", "back\\slash", "tab\tnl\ncr\r", "\x01\x1f\x7f",
-                                       "utf-8 \xc3\xa9\xe2\x82\xac", "/slash"};
+    static const char *const strs[] = {
+        "", "plain", "q\"uote", "back\\slash", "tab\tnl\ncr\r", "\x01\x1f\x7f", "utf-8 \xc3\xa9\xe2\x82\xac", "/slash"};
     for (guint i = 0; i < G_N_ELEMENTS(strs); i++) {
         g_autofree char *k = g_strdup_printf("s%u", i);
         tree_str(b, g_intern_string(k), strs[i]);
@@ -1060,9 +1067,22 @@ static char *chromium_dom(const char *chromium, const char *file)
     g_autofree char *profile = g_dir_make_tmp("fp-chromium-XXXXXX", NULL);
     g_autofree char *udd = g_strdup_printf("--user-data-dir=%s", profile);
     g_autofree char *uri = g_filename_to_uri(file, NULL, NULL);
-    const char *argv[] = {"timeout", "120", chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                          "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update",
-                          "--disable-sync", "--no-first-run", "--window-size=1400,2000", udd, "--dump-dom", uri, NULL};
+    const char *argv[] = {"timeout",
+                          "120",
+                          chromium,
+                          "--headless",
+                          "--no-sandbox",
+                          "--disable-gpu",
+                          "--disable-dev-shm-usage",
+                          "--disable-background-networking",
+                          "--disable-component-update",
+                          "--disable-sync",
+                          "--no-first-run",
+                          "--window-size=1400,2000",
+                          udd,
+                          "--dump-dom",
+                          uri,
+                          NULL};
     char *out = NULL, *err = NULL;
     int status = -1;
     gboolean ran = g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err, &status, NULL);
@@ -1112,8 +1132,9 @@ static void test_browser(void)
     xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
     xmlXPathObjectPtr o = xmlXPathEvalExpression(BAD_CAST "string(//pre[@id='fp-render-check'])", ctx);
     unsigned rows = 0, rw = 0, drawn = 0, roof = 0, tw = 0, bars = 0;
-    int got = sscanf((const char *)o->stringval, "rows %u roofline_width %u points %u roof %u timeline_width %u bars %u",
-                     &rows, &rw, &drawn, &roof, &tw, &bars);
+    int got = sscanf((const char *)o->stringval,
+                     "rows %u roofline_width %u points %u roof %u timeline_width %u bars %u", &rows, &rw, &drawn, &roof,
+                     &tw, &bars);
     if (got != 6)
         fprintf(stderr, "\n  render check: '%s'", o->stringval);
     CU_ASSERT_EQUAL(got, 6);
@@ -1152,8 +1173,8 @@ static void test_gate_json(void)
     CU_ASSERT_STRING_EQUAL(str(json_array_get_object_element(arr(u, "reasons"), 0), "constraint"), "max_epsilon");
     g_autofree char *path = tu_write_temp("[gate]\nmin_headroom_batch = 2\n", 30, ".ini");
     g_autofree char *err_out = NULL;
-    CU_ASSERT_EQUAL(fuseplan((const char *[]){"gate", "models/eps_story.onnx", "--policy", path, "--input", "input:2x3x32x32",
-                                              "-f", "json", NULL},
+    CU_ASSERT_EQUAL(fuseplan((const char *[]){"gate", "models/eps_story.onnx", "--policy", path, "--input",
+                                              "input:2x3x32x32", "-f", "json", NULL},
                              &err_out, NULL),
                     2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err_out, "\"verdict\" : \"error\""));

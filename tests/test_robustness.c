@@ -394,8 +394,7 @@ static void put_ge_ops(GByteArray *g, const char *prefix, int n)
 static void test_ge_model_node_limit(void)
 {
     int half = FP_MAX_NODES / 2 + 1;
-    GByteArray *g = g_byte_array_new(), *sub = g_byte_array_new(), *call = g_byte_array_new(),
-               *m = g_byte_array_new();
+    GByteArray *g = g_byte_array_new(), *sub = g_byte_array_new(), *call = g_byte_array_new(), *m = g_byte_array_new();
     put_str(g, 1, "g");
     put_str(call, 1, "call");
     put_str(call, 2, "P");
@@ -530,8 +529,8 @@ static void test_input_specs(void)
 static void expect_cli_error(tb *b, const char *opt, const char *needle)
 {
     g_autofree char *path = tb_write_temp(b, ".onnx");
-    tu_expect_cli_error(opt ? (const char *[]){"shapes", opt, path, NULL} : (const char *[]){"shapes", path, NULL}, path,
-                        needle);
+    tu_expect_cli_error(opt ? (const char *[]){"shapes", opt, path, NULL} : (const char *[]){"shapes", path, NULL},
+                        path, needle);
     g_unlink(path);
 }
 

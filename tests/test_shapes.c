@@ -36,13 +36,13 @@ static const char *shape_of(fp_model *m, const char *name, char *buf, size_t n)
     return buf;
 }
 
-#define ASSERT_SHAPE(m, name, want)                                                        \
-    do {                                                                                   \
-        char buf_[128];                                                                    \
-        const char *got_ = shape_of(m, name, buf_, sizeof buf_);                           \
-        if (strcmp(got_, want) != 0)                                                       \
-            fprintf(stderr, "\n  %s: got %s, want %s", name, got_, want);                  \
-        CU_ASSERT_STRING_EQUAL(got_, want);                                                \
+#define ASSERT_SHAPE(m, name, want)                                       \
+    do {                                                                  \
+        char buf_[128];                                                   \
+        const char *got_ = shape_of(m, name, buf_, sizeof buf_);          \
+        if (strcmp(got_, want) != 0)                                      \
+            fprintf(stderr, "\n  %s: got %s, want %s", name, got_, want); \
+        CU_ASSERT_STRING_EQUAL(got_, want);                               \
     } while (0)
 
 static fp_metrics metrics_of(fp_model *m, const char *node)
@@ -516,7 +516,8 @@ static void test_attention_errors(void)
         {gqa, 3, 64, all, 4, 0, "missing required attribute 'kv_num_heads' (INT)"},
         {gqa, 3, 64, all, -4, 2, "attribute 'num_heads' is -4: must be a positive head count"},
         {gqa, 3, 66, all, 4, 2, "query hidden size 66 is not a multiple of num_heads (4)"},
-        {gqa, 3, 100, "q,,,pk,pv,sl,tsl", 4, 2, "packed QKV query hidden size 100 is not a multiple of num_heads + 2 x kv_num_heads (8)"},
+        {gqa, 3, 100, "q,,,pk,pv,sl,tsl", 4, 2,
+         "packed QKV query hidden size 100 is not a multiple of num_heads + 2 x kv_num_heads (8)"},
         {gqa, 4, 64, all, 4, 2, "query rank 4, expected 3"},
         {gqa, 3, 64, "q,k,v,pk,pv,sl", 4, 2, "seqlens_k and total_sequence_length (inputs 5, 6) are required"},
         {gqa, 3, 64, "q,k,,pk,pv,sl,tsl", 4, 2, "key and value (inputs 1, 2) must both be given"},

@@ -91,9 +91,11 @@ static char *check_sequence(fp_model *m, fp_value *v, const char *file)
     if (!is_seq) { /* optional tensor */
         if (ref->len != 1)
             return g_strdup_printf("'%s': optional reference holds %u tensors", v->name, ref->len);
-        g_autofree char *got = fp_shape_to_string(&v->shape), *want = fp_shape_to_string(&g_array_index(ref, fp_shape, 0));
+        g_autofree char *got = fp_shape_to_string(&v->shape),
+                        *want = fp_shape_to_string(&g_array_index(ref, fp_shape, 0));
         return strcmp(got, want) == 0 && fp_shape_static(&v->shape)
-                   ? NULL : g_strdup_printf("'%s': inferred %s, reference %s", v->name, got, want);
+                   ? NULL
+                   : g_strdup_printf("'%s': inferred %s, reference %s", v->name, got, want);
     }
     if (fp_value_n_elems(v) >= 0) {
         if ((guint)fp_value_n_elems(v) != ref->len)

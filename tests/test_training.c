@@ -239,10 +239,12 @@ static void test_cli(void)
                         "--optimizer lamb: one of sgd, momentum, adam, adamw");
     tu_expect_cli_error((const char *[]){"train", "--precision", "fp8", model, NULL}, NULL,
                         "--precision fp8: one of fp32, amp-fp16, amp-bf16");
-    tu_expect_cli_error((const char *[]){"train", "--reserve", "120%", model, NULL}, NULL, "--reserve 120%: a percentage from 0% to below 100%");
+    tu_expect_cli_error((const char *[]){"train", "--reserve", "120%", model, NULL}, NULL,
+                        "--reserve 120%: a percentage from 0% to below 100%");
     tu_expect_cli_error((const char *[]){"train", "--batch", "-2", model, NULL}, NULL, "--batch -2");
     tu_expect_cli_error((const char *[]){"train", "--top", "-1", model, NULL}, NULL, "--top -1");
-    tu_expect_cli_error((const char *[]){"train", "--budget", "0%", model, NULL}, NULL, "--budget 0%: a share above 0%");
+    tu_expect_cli_error((const char *[]){"train", "--budget", "0%", model, NULL}, NULL,
+                        "--budget 0%: a share above 0%");
     tu_expect_cli_error((const char *[]){"train", "--budget", "lots", model, NULL}, NULL, "--budget");
     tu_expect_cli_error((const char *[]){"train", "-f", "xml", model, NULL}, NULL, "xml");
     tu_expect_cli_error((const char *[]){"train", "--device", "nowhere", model, NULL}, NULL, "nowhere");
@@ -254,7 +256,8 @@ static void test_cli(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "headroom max batch"));
     CU_ASSERT_PTR_NULL(strstr(r.out, "not even batch 1")); /* one headroom verdict, not two */
     tu_run_clear(&r);
-    tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--budget", "50%", NULL}, "train_resnet_tiny_budget.txt");
+    tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--budget", "50%", NULL},
+              "train_resnet_tiny_budget.txt");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--budget", "50%", "-f", "html", NULL},
               "train_resnet_tiny_budget.html");
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", "--optimizer", "momentum",

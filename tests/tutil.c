@@ -332,10 +332,7 @@ char *tb_write_temp(tb *b, const char *suffix)
     return tu_write_temp(data, len, suffix);
 }
 
-tu_run_result tu_run(const char *const *args)
-{
-    return tu_run_exe(FP_BINARY, NULL, args);
-}
+tu_run_result tu_run(const char *const *args) { return tu_run_exe(FP_BINARY, NULL, args); }
 
 tu_run_result tu_run_exe(const char *exe, const char *const *env, const char *const *args)
 {

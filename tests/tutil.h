@@ -75,8 +75,8 @@ void tu_golden_text(const char *text, const char *name);
  * registered function (sorted by name), so adding a suite never touches test_main.c. */
 typedef void (*fp_test_register_fn)(void);
 void fp_test_add_registrar(const char *name, fp_test_register_fn fn);
-#define FP_TEST_SUITE(fn)                                                          \
-    static void fn(void);                                                          \
+#define FP_TEST_SUITE(fn)                                                                        \
+    static void fn(void);                                                                        \
     __attribute__((constructor)) static void fn##_ctor(void) { fp_test_add_registrar(#fn, fn); } \
     static void fn(void)
 

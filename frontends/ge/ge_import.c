@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-G_DEFINE_QUARK(fp-ge-error-quark, fp_ge_error)
+G_DEFINE_QUARK(fp-ge-error-quark, fp_ge_error);
 
 typedef struct {
     fp_model *m;
@@ -140,8 +140,7 @@ static const char *attr_str(importer *im, const Ge__Proto__AttrDef *a, bool str_
 /* ---------------------------------------------------------------- tensor descriptors */
 
 /* GE dims: -1 an unknown dim, a lone -2 an unknown rank. */
-static bool convert_dims(importer *im, const int64_t *dims, size_t n, fp_shape *out, const char *what,
-                         const char *name)
+static bool convert_dims(importer *im, const int64_t *dims, size_t n, fp_shape *out, const char *what, const char *name)
 {
     if (n == 1 && dims[0] == -2) {
         out->rank = -1;
@@ -167,8 +166,7 @@ static bool convert_desc(importer *im, const Ge__Proto__TensorDescriptor *td, ge
         return true;
     out->dtype = fp_ge_dtype_from_proto(td->dtype);
     /* an absent ShapeDef is GE's default shape: a scalar */
-    if (!convert_dims(im, td->shape ? td->shape->dim : NULL, td->shape ? td->shape->n_dim : 0, &out->shape, what,
-                      name))
+    if (!convert_dims(im, td->shape ? td->shape->dim : NULL, td->shape ? td->shape->n_dim : 0, &out->shape, what, name))
         return false;
     out->layout = intern_nonempty(im, td->layout, td->layout ? strlen(td->layout) : 0);
     bool sv = false;
@@ -250,16 +248,23 @@ static int64_t *copy_ints(importer *im, const int64_t *v, uint32_t n)
 
 /* A list attribute; its type from val_type, or (VT_LIST_NONE) from the one field that holds
  * elements. Returns 0 to drop an empty untyped list (as GE does), 1 ok, -1 error. */
+/* The val_type of an untyped list (VT_LIST_NONE): the one field that holds elements; 0 for none. */
+static int list_type(const Ge__Proto__AttrDef__ListValue *lv)
+{
+    const size_t counts[] = {0,        lv->n_s, lv->n_i, lv->n_f,  lv->n_b, lv->n_bt,
+                             lv->n_td, lv->n_t, lv->n_g, lv->n_na, lv->n_dt};
+    for (int vt = 1; vt < (int)G_N_ELEMENTS(counts); vt++)
+        if (counts[vt])
+            return vt;
+    return 0;
+}
+
 static int convert_list(importer *im, const Ge__Proto__AttrDef__ListValue *lv, fp_attr *a)
 {
     fp_model *m = im->m;
     int vt = lv->val_type;
-    if (vt == GE__PROTO__ATTR_DEF__LIST_VALUE__LIST_VALUE_TYPE__VT_LIST_NONE) {
-        vt = lv->n_s ? 1 : lv->n_i ? 2 : lv->n_f ? 3 : lv->n_b ? 4 : lv->n_bt ? 5 : lv->n_td ? 6 : lv->n_t ? 7
-             : lv->n_g ? 8 : lv->n_na ? 9 : lv->n_dt ? 10 : 0;
-        if (!vt)
-            return 0;
-    }
+    if (vt == GE__PROTO__ATTR_DEF__LIST_VALUE__LIST_VALUE_TYPE__VT_LIST_NONE && !(vt = list_type(lv)))
+        return 0;
     switch (vt) {
     case GE__PROTO__ATTR_DEF__LIST_VALUE__LIST_VALUE_TYPE__VT_LIST_STRING:
         a->type = FP_ATTR_STRINGS;
@@ -354,7 +359,7 @@ static int convert_attr(importer *im, const char *name, bool str_val, const Ge__
     case GE__PROTO__ATTR_DEF__VALUE_EXPRESSION: {
         const ProtobufCBinaryData *b = ad->value_case == GE__PROTO__ATTR_DEF__VALUE_S    ? &ad->s
                                        : ad->value_case == GE__PROTO__ATTR_DEF__VALUE_BT ? &ad->bt
-                                                                                          : &ad->expression;
+                                                                                         : &ad->expression;
         a->type = FP_ATTR_STRING;
         a->n = count32(b->len);
         a->u.s = fp_arena_strndup(m->arena, (const char *)(b->data ? b->data : (uint8_t *)""), a->n);
@@ -494,7 +499,7 @@ typedef struct {
     ge_edge **edges;      /* per op: its parsed inputs */
     int64_t *max_port;    /* per op: highest output port referenced, -1 if none */
     fp_node **nodes;
-    guint8 *is_data;      /* per op: a Data op that reads a graph input */
+    guint8 *is_data; /* per op: a Data op that reads a graph input */
 } graph_ctx;
 
 /* Parses "src:k" (split at the last ':', as GE does). */
@@ -513,8 +518,8 @@ static bool parse_edge(importer *im, graph_ctx *c, const Ge__Proto__OpDef *op, s
     char *end = NULL;
     gint64 port = g_ascii_strtoll(colon + 1, &end, 10);
     if (end == colon + 1 || *end || port < -1 || port > G_MAXUINT16)
-        return fail(im, FP_GE_ERROR_INVALID, "graph '%s': op '%s' (%s): input %zu '%s' has an invalid port",
-                    c->g->name, op->name, op->type, i, s);
+        return fail(im, FP_GE_ERROR_INVALID, "graph '%s': op '%s' (%s): input %zu '%s' has an invalid port", c->g->name,
+                    op->name, op->type, i, s);
     gpointer idx = g_hash_table_lookup(c->op_index, src);
     if (!idx)
         return fail(im, FP_GE_ERROR_INVALID, "graph '%s': op '%s' (%s): input %zu '%s' names no op of this graph",
@@ -639,8 +644,9 @@ static bool create_node(importer *im, graph_ctx *c, size_t i, GArray *data_input
         fp_value *in = fp_graph_value(g, op->name);
         in->kind = FP_VALUE_INPUT;
         ge_desc d;
-        const Ge__Proto__TensorDescriptor *td = op->n_input_desc ? op->input_desc[0]
-                                                : op->n_output_desc ? op->output_desc[0] : NULL;
+        const Ge__Proto__TensorDescriptor *td = op->n_input_desc    ? op->input_desc[0]
+                                                : op->n_output_desc ? op->output_desc[0]
+                                                                    : NULL;
         if (!convert_desc(im, td, &d, "input of Data op", op->name))
             return false;
         if (td)
@@ -854,8 +860,8 @@ static void model_header(importer *im)
     m->n_opsets = 0;
 }
 
-fp_model *fp_ge_from_model_def(const char *path, const char *format, const Ge__Proto__ModelDef *md,
-                               uint64_t file_size, const fp_ge_locator *loc, GError **error)
+fp_model *fp_ge_from_model_def(const char *path, const char *format, const Ge__Proto__ModelDef *md, uint64_t file_size,
+                               const fp_ge_locator *loc, GError **error)
 {
     if (md->n_graph == 0) {
         g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_MALFORMED, "not a GE model: ModelDef has no graph");

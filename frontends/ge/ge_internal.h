@@ -17,8 +17,8 @@ typedef struct {
 
 /* Translates an unpacked ModelDef into a new, linked model (see fp_ge_load for the contract).
  * loc may be NULL (markers are offsets in the file itself). The protobuf may be freed afterwards. */
-fp_model *fp_ge_from_model_def(const char *path, const char *format, const Ge__Proto__ModelDef *md,
-                               uint64_t file_size, const fp_ge_locator *loc, GError **error);
+fp_model *fp_ge_from_model_def(const char *path, const char *format, const Ge__Proto__ModelDef *md, uint64_t file_size,
+                               const fp_ge_locator *loc, GError **error);
 
 /* True when an ONNX model was written by GE (producer "GE" or op types "ge:..."). */
 bool fp_ge_onnx_is_ge(const Onnx__ModelProto *mp);

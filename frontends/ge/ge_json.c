@@ -133,8 +133,8 @@ static bool j_value(jctx *c, const ProtobufCFieldDescriptor *f, JsonNode *n)
             if (!ev)
                 return jfail(c, "'%.60s' is not a value of enum %s", s,
                              ((const ProtobufCEnumDescriptor *)f->descriptor)->name);
-            fp_pbwire_int(c->w, f, ev->value < 0, ev->value < 0 ? (uint64_t)0 - (uint64_t)(int64_t)ev->value
-                                                                 : (uint64_t)ev->value);
+            fp_pbwire_int(c->w, f, ev->value < 0,
+                          ev->value < 0 ? (uint64_t)0 - (uint64_t)(int64_t)ev->value : (uint64_t)ev->value);
             return true;
         }
         return j_int(c, f, n);

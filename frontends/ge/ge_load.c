@@ -38,8 +38,9 @@ static bool sniff_field(unsigned depth, const char *name, bool message, void *us
 {
     static const char *const ge_model[] = {"name", "version", "custom_version", "attr", "attr_groups", NULL};
     static const char *const ge_graph[] = {"op", "attr", "attr_groups", NULL};
-    static const char *const onnx_graph[] = {"node", "initializer", "sparse_initializer", "doc_string", "value_info",
-                                             "quantization_annotation", "metadata_props", NULL};
+    static const char *const onnx_graph[] = {"node",           "initializer", "sparse_initializer",
+                                             "doc_string",     "value_info",  "quantization_annotation",
+                                             "metadata_props", NULL};
     text_sniff *s = user;
     if (depth == 0) {
         s->in_graph = strcmp(name, "graph") == 0;
@@ -122,7 +123,7 @@ static fp_model *from_text(const char *path, const char *text, size_t len, GErro
     /* GE adds fields from release to release: skip what the schema does not know (as protobuf
      * does for binary files) rather than refuse the dump */
     Ge__Proto__ModelDef *md = (Ge__Proto__ModelDef *)fp_pbtxt_parse(&ge__proto__model_def__descriptor, text, len,
-                                                                   FP_PBTXT_SKIP_UNKNOWN, NULL, error);
+                                                                    FP_PBTXT_SKIP_UNKNOWN, NULL, error);
     if (!md)
         return NULL;
     fp_model *m = fp_ge_from_model_def(path, "ge-text", md, len, NULL, error);
@@ -166,8 +167,8 @@ static fp_model *skeleton_failed(GError *err, uint64_t base, GError **error)
         g_set_error(error, FP_GE_ERROR, code, "MODEL_DEF partition at byte %" G_GUINT64_FORMAT ": %s%s", base,
                     code == FP_GE_ERROR_IO ? "" : "not a valid GE ModelDef: ", err->message);
     else
-        g_set_error(error, FP_GE_ERROR, code, "%s%s", code == FP_GE_ERROR_IO ? "" : "not a valid GE ModelDef: ",
-                    err->message);
+        g_set_error(error, FP_GE_ERROR, code, "%s%s",
+                    code == FP_GE_ERROR_IO ? "" : "not a valid GE ModelDef: ", err->message);
     g_error_free(err);
     return NULL;
 }
@@ -187,8 +188,8 @@ static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) 
 
 /* Reads the partition table in one layout (wide: 24-byte entries after a padded count; else
  * 12-byte entries). True when it is well formed: contiguous partitions that fit the file. */
-static bool om_table(const uint8_t *t, size_t tlen, uint64_t file_size, bool wide, om_partition *parts,
-                     uint32_t *count, uint64_t *data_start)
+static bool om_table(const uint8_t *t, size_t tlen, uint64_t file_size, bool wide, om_partition *parts, uint32_t *count,
+                     uint64_t *data_start)
 {
     if (tlen < 8)
         return false;
@@ -224,9 +225,8 @@ static bool om_locate(const uint8_t *head, size_t hlen, uint64_t file_size, uint
     om_partition parts[OM_MAX_PARTITIONS];
     uint32_t n = 0;
     uint64_t start = 0;
-    if (hlen < OM_HEADER + 8 ||
-        !(om_table(head + OM_HEADER, hlen - OM_HEADER, file_size, true, parts, &n, &start) ||
-          om_table(head + OM_HEADER, hlen - OM_HEADER, file_size, false, parts, &n, &start))) {
+    if (hlen < OM_HEADER + 8 || !(om_table(head + OM_HEADER, hlen - OM_HEADER, file_size, true, parts, &n, &start) ||
+                                  om_table(head + OM_HEADER, hlen - OM_HEADER, file_size, false, parts, &n, &start))) {
         g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_MALFORMED,
                     "offline model: the partition table at byte %u is not valid in either known layout", OM_HEADER);
         return false;
@@ -260,8 +260,8 @@ static fp_model *om_from_memory(const char *path, const uint8_t *data, size_t le
     if (!om_locate(data, MIN(len, (size_t)OM_HEAD_MAX), len, &off, &size, &loc, error))
         return NULL;
     GError *err = NULL;
-    g_autoptr(GBytes) skel =
-        fp_pbskel_build(&ge__proto__model_def__descriptor, data + off, (size_t)size, strip_payload, &err);
+    g_autoptr(GBytes)
+        skel = fp_pbskel_build(&ge__proto__model_def__descriptor, data + off, (size_t)size, strip_payload, &err);
     if (!skel)
         return skeleton_failed(err, off, error);
     return from_skeleton(path, "ge-om", skel, len, &loc, error);

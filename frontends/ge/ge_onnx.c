@@ -70,14 +70,22 @@ static size_t desc_key(const char *name, const char *prefix, uint32_t *index)
 static void set_flat(flat_desc *d, const char *key, size_t n, const Onnx__AttributeProto *a)
 {
 #define K(s) (n == strlen(s) && strncmp(key, s, n) == 0)
-    if (K("dtype")) d->dtype = a;
-    else if (K("shape")) d->shape = a;
-    else if (K("layout")) d->layout = a;
-    else if (K("origin_shape")) d->origin_shape = a;
-    else if (K("origin_layout")) d->origin_layout = a;
-    else if (K("origin_dtype")) d->origin_dtype = a;
-    else if (K("size")) d->size = a;
-    else if (K("device_type")) d->device_type = a;
+    if (K("dtype"))
+        d->dtype = a;
+    else if (K("shape"))
+        d->shape = a;
+    else if (K("layout"))
+        d->layout = a;
+    else if (K("origin_shape"))
+        d->origin_shape = a;
+    else if (K("origin_layout"))
+        d->origin_layout = a;
+    else if (K("origin_dtype"))
+        d->origin_dtype = a;
+    else if (K("size"))
+        d->size = a;
+    else if (K("device_type"))
+        d->device_type = a;
 #undef K
 }
 
@@ -156,9 +164,10 @@ static void put_desc(fp_pbwire *w, uint32_t field, const flat_desc *d)
 /* OpDef fields GE flattens into attributes; the importer does not use them. */
 static bool is_op_field(const char *name)
 {
-    static const char *const fields[] = {"id", "stream_id", "input_i", "output_i", "workspace", "workspace_bytes",
-                                         "is_input_const", "src_name", "src_index", "dst_name", "dst_index",
-                                         "input_name", "input_desc_nums", "output_desc_nums", NULL};
+    static const char *const fields[] =
+        {"id",       "stream_id", "input_i",  "output_i",  "workspace",  "workspace_bytes", "is_input_const",
+         "src_name", "src_index", "dst_name", "dst_index", "input_name", "input_desc_nums", "output_desc_nums",
+         NULL};
     for (const char *const *f = fields; *f; f++)
         if (strcmp(name, *f) == 0)
             return true;

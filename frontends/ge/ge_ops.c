@@ -141,13 +141,13 @@ fp_dtype fp_ge_dtype_from_proto(int64_t v)
 {
     /* ge.proto.DataType -> fp_dtype; quantized types map to their storage type (same size) */
     static const fp_dtype map[] = {
-        [1] = FP_DT_FLOAT,     [2] = FP_DT_FLOAT16,   [3] = FP_DT_INT8,        [4] = FP_DT_UINT8,
-        [5] = FP_DT_INT16,     [6] = FP_DT_UINT16,    [7] = FP_DT_INT32,       [8] = FP_DT_INT64,
-        [9] = FP_DT_UINT32,    [10] = FP_DT_UINT64,   [11] = FP_DT_BOOL,       [12] = FP_DT_DOUBLE,
-        [13] = FP_DT_STRING,   [14] = FP_DT_INT8,     [15] = FP_DT_UINT8,      [16] = FP_DT_COMPLEX64,
-        [17] = FP_DT_COMPLEX128, [18] = FP_DT_INT8,   [19] = FP_DT_INT16,      [20] = FP_DT_INT32,
-        [21] = FP_DT_UINT8,    [22] = FP_DT_UINT16,   [24] = FP_DT_STRING,     [27] = FP_DT_BFLOAT16,
-        [28] = FP_DT_INT4,     [34] = FP_DT_FLOAT8E5M2, [35] = FP_DT_FLOAT8E4M3FN, [39] = FP_DT_FLOAT4E2M1,
+        [1] = FP_DT_FLOAT,       [2] = FP_DT_FLOAT16,     [3] = FP_DT_INT8,          [4] = FP_DT_UINT8,
+        [5] = FP_DT_INT16,       [6] = FP_DT_UINT16,      [7] = FP_DT_INT32,         [8] = FP_DT_INT64,
+        [9] = FP_DT_UINT32,      [10] = FP_DT_UINT64,     [11] = FP_DT_BOOL,         [12] = FP_DT_DOUBLE,
+        [13] = FP_DT_STRING,     [14] = FP_DT_INT8,       [15] = FP_DT_UINT8,        [16] = FP_DT_COMPLEX64,
+        [17] = FP_DT_COMPLEX128, [18] = FP_DT_INT8,       [19] = FP_DT_INT16,        [20] = FP_DT_INT32,
+        [21] = FP_DT_UINT8,      [22] = FP_DT_UINT16,     [24] = FP_DT_STRING,       [27] = FP_DT_BFLOAT16,
+        [28] = FP_DT_INT4,       [34] = FP_DT_FLOAT8E5M2, [35] = FP_DT_FLOAT8E4M3FN, [39] = FP_DT_FLOAT4E2M1,
     };
     return v > 0 && v < (int64_t)G_N_ELEMENTS(map) ? map[v] : FP_DT_UNDEFINED;
 }
@@ -156,12 +156,12 @@ fp_dtype fp_ge_dtype_from_cpp(int64_t v)
 {
     /* C++ ge::DataType (inc/external/graph/types.h) -> fp_dtype */
     static const fp_dtype map[] = {
-        [0] = FP_DT_FLOAT,     [1] = FP_DT_FLOAT16,   [2] = FP_DT_INT8,        [3] = FP_DT_INT32,
-        [4] = FP_DT_UINT8,     [6] = FP_DT_INT16,     [7] = FP_DT_UINT16,      [8] = FP_DT_UINT32,
-        [9] = FP_DT_INT64,     [10] = FP_DT_UINT64,   [11] = FP_DT_DOUBLE,     [12] = FP_DT_BOOL,
-        [13] = FP_DT_STRING,   [14] = FP_DT_INT8,     [15] = FP_DT_UINT8,      [16] = FP_DT_COMPLEX64,
-        [17] = FP_DT_COMPLEX128, [18] = FP_DT_INT8,   [19] = FP_DT_INT16,      [20] = FP_DT_INT32,
-        [21] = FP_DT_UINT8,    [22] = FP_DT_UINT16,   [24] = FP_DT_STRING,     [27] = FP_DT_BFLOAT16,
+        [0] = FP_DT_FLOAT,       [1] = FP_DT_FLOAT16, [2] = FP_DT_INT8,    [3] = FP_DT_INT32,
+        [4] = FP_DT_UINT8,       [6] = FP_DT_INT16,   [7] = FP_DT_UINT16,  [8] = FP_DT_UINT32,
+        [9] = FP_DT_INT64,       [10] = FP_DT_UINT64, [11] = FP_DT_DOUBLE, [12] = FP_DT_BOOL,
+        [13] = FP_DT_STRING,     [14] = FP_DT_INT8,   [15] = FP_DT_UINT8,  [16] = FP_DT_COMPLEX64,
+        [17] = FP_DT_COMPLEX128, [18] = FP_DT_INT8,   [19] = FP_DT_INT16,  [20] = FP_DT_INT32,
+        [21] = FP_DT_UINT8,      [22] = FP_DT_UINT16, [24] = FP_DT_STRING, [27] = FP_DT_BFLOAT16,
         [29] = FP_DT_INT4,
     };
     if (v < 0 || v >= (int64_t)G_N_ELEMENTS(map))

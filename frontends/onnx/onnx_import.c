@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(fp-onnx-error-quark, fp_onnx_error)
+G_DEFINE_QUARK(fp-onnx-error-quark, fp_onnx_error);
 
 /* The error message when protobuf-c cannot unpack a (skeleton of a) ModelProto. */
 #define MALFORMED_MESSAGE "not a valid ONNX protobuf: a field has the wrong wire type for onnx.ModelProto"
@@ -58,13 +58,12 @@ static bool convert_dims_list(importer *im, const int64_t *dims, size_t n, fp_sh
                               const char *name)
 {
     if (n > FP_MAX_RANK)
-        return fail(im, FP_ONNX_ERROR_LIMIT, "%s '%s': rank %zu exceeds the limit of %d", what, name, n,
-                    FP_MAX_RANK);
+        return fail(im, FP_ONNX_ERROR_LIMIT, "%s '%s': rank %zu exceeds the limit of %d", what, name, n, FP_MAX_RANK);
     fp_dim d[FP_MAX_RANK];
     for (size_t i = 0; i < n; i++) {
         if (dims[i] < 0)
-            return fail(im, FP_ONNX_ERROR_INVALID, "%s '%s': dimension %zu is negative (%" G_GINT64_FORMAT ")",
-                        what, name, i, dims[i]);
+            return fail(im, FP_ONNX_ERROR_INVALID, "%s '%s': dimension %zu is negative (%" G_GINT64_FORMAT ")", what,
+                        name, i, dims[i]);
         d[i] = (fp_dim){dims[i], NULL};
     }
     out->rank = (int32_t)n;
@@ -88,8 +87,7 @@ static bool convert_shape_proto(importer *im, const Onnx__TensorShapeProto *sp, 
         dims[i] = (fp_dim){-1, NULL};
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
             dims[i].value = d->dim_value;
-        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
-                 *d->dim_param)
+        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param && *d->dim_param)
             dims[i].sym = fp_intern(im->m, d->dim_param, -1);
     }
     out->rank = (int32_t)sp->n_dim;
@@ -198,8 +196,7 @@ static void *pack_typed(importer *im, const Onnx__TensorProto *tp, fp_dtype dt, 
 }
 
 /* Fills t from a TensorProto (initializer, Constant value, attribute tensor). */
-static bool convert_tensor(importer *im, const Onnx__TensorProto *tp, fp_tensor *t, const char *what,
-                           const char *name)
+static bool convert_tensor(importer *im, const Onnx__TensorProto *tp, fp_tensor *t, const char *what, const char *name)
 {
     t->dtype = convert_dtype(tp->data_type);
     if (tp->has_data_type && !fp_dtype_valid(tp->data_type))
@@ -227,8 +224,7 @@ static bool convert_tensor(importer *im, const Onnx__TensorProto *tp, fp_tensor 
                 t->length = g_ascii_strtoull(v, NULL, 10);
         }
         if (!t->location)
-            return fail(im, FP_ONNX_ERROR_INVALID, "%s '%s': external data without a 'location' entry", what,
-                        name);
+            return fail(im, FP_ONNX_ERROR_INVALID, "%s '%s': external data without a 'location' entry", what, name);
         return true;
     }
     fp_pbskel_marker mk[4];
@@ -279,8 +275,7 @@ static fp_tensor *new_tensor(importer *im, const Onnx__TensorProto *tp, const ch
 }
 
 /* A sparse tensor as metadata: dense dims, payload = values + indices bytes. */
-static fp_tensor *new_sparse_tensor(importer *im, const Onnx__SparseTensorProto *sp, const char *what,
-                                    const char *name)
+static fp_tensor *new_sparse_tensor(importer *im, const Onnx__SparseTensorProto *sp, const char *what, const char *name)
 {
     fp_tensor *t = fp_arena_alloc(im->m->arena, sizeof *t);
     fp_tensor vals = {0}, idx = {0};
@@ -304,16 +299,26 @@ static int attr_type(const Onnx__AttributeProto *ap)
     int type = ap->has_type ? (int)ap->type : 0;
     if (type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
         return type;
-    if (ap->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-    if (ap->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-    if (ap->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-    if (ap->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-    if (ap->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
-    if (ap->n_floats) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-    if (ap->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-    if (ap->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
-    if (ap->n_tensors) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
-    if (ap->n_graphs) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+    if (ap->has_f)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    if (ap->has_i)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    if (ap->has_s)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (ap->t)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (ap->g)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (ap->n_floats)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    if (ap->n_ints)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    if (ap->n_strings)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    if (ap->n_tensors)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+    if (ap->n_graphs)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
     return type;
 }
 
@@ -396,8 +401,8 @@ static bool convert_graph_attr(importer *im, fp_node *n, const Onnx__AttributePr
     if (type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH) {
         a->type = FP_ATTR_GRAPH;
         if (!ap->g)
-            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type GRAPH has no graph",
-                        n->name, n->op_type, a->name);
+            return fail(im, FP_ONNX_ERROR_INVALID, "node '%s' (%s): attribute '%s' of type GRAPH has no graph", n->name,
+                        n->op_type, a->name);
         g_autofree char *gname = g_strdup_printf("%s/%s", n->name, a->name);
         a->u.g = fp_graph_new(im->m, gname, n->graph, n);
         return import_graph(im, ap->g, a->u.g);
@@ -582,8 +587,8 @@ static bool import_node(importer *im, const Onnx__NodeProto *np, const size_t *l
     const char *op_type = np->op_type ? np->op_type : "";
     const char *domain = np->domain ? np->domain : "";
     if (!*op_type)
-        return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': node %u ('%s') has no op_type", g->name,
-                    g->nodes->len, np->name ? np->name : "");
+        return fail(im, FP_ONNX_ERROR_INVALID, "graph '%s': node %u ('%s') has no op_type", g->name, g->nodes->len,
+                    np->name ? np->name : "");
     if (++im->n_nodes > im->max_nodes)
         return fail(im, FP_ONNX_ERROR_LIMIT,
                     "graph '%s': more than %" G_GUINT64_FORMAT " nodes in the model (all graphs), the limit", g->name,
@@ -703,8 +708,9 @@ static bool begin_graph(importer *im, fp_graph *g, const char *name)
         return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': subgraphs nested deeper than %d", g->name,
                     FP_MAX_GRAPH_DEPTH);
     if (im->m->graphs->len > FP_MAX_GRAPHS)
-        return fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': more than %d graphs in the model (subgraphs included), the limit",
-                    g->name, FP_MAX_GRAPHS);
+        return fail(im, FP_ONNX_ERROR_LIMIT,
+                    "graph '%s': more than %d graphs in the model (subgraphs included), the limit", g->name,
+                    FP_MAX_GRAPHS);
     if (name && *name && !g->parent)
         g->name = fp_intern(im->m, name, -1);
     return true;
@@ -888,8 +894,8 @@ static bool import_graph_wire(importer *im, fp_onnx_wire *wg, fp_graph *g)
               fp_onnx_wire_elements(wg, FP_ONNX_WIRE_SPARSE_INITIALIZER, &n_init, &sink, &malformed) &&
               fp_onnx_wire_elements(wg, FP_ONNX_WIRE_INPUT, &n_in, &sink, &malformed);
     if (ok && wg->n_node > im->max_nodes)
-        ok = fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %" G_GUINT64_FORMAT,
-                  g->name, wg->n_node, im->max_nodes);
+        ok = fail(im, FP_ONNX_ERROR_LIMIT, "graph '%s': %zu nodes, more than the limit of %" G_GUINT64_FORMAT, g->name,
+                  wg->n_node, im->max_nodes);
     ok = ok && fp_onnx_wire_elements(wg, FP_ONNX_WIRE_NODE, &n_node, &sink, &malformed) &&
          fp_onnx_wire_elements(wg, FP_ONNX_WIRE_OUTPUT, &n_out, &sink, &malformed) &&
          fp_onnx_wire_elements(wg, FP_ONNX_WIRE_VALUE_INFO, &n_vi, &sink, &malformed);
@@ -910,8 +916,7 @@ static fp_model *import_model(const char *path, const char *format, const Onnx__
     importer im = {.m = m, .error = error, .max_nodes = fp_max_nodes(file_size)};
     m->file_size = file_size;
     if (!mp->graph && !wg) {
-        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED,
-                    "not an ONNX model: ModelProto.graph is missing");
+        g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_MALFORMED, "not an ONNX model: ModelProto.graph is missing");
         return NULL;
     }
     m->ir_version = mp->has_ir_version ? mp->ir_version : 0;

@@ -19,8 +19,8 @@ static bool strip_payload(const ProtobufCMessageDescriptor *d, const ProtobufCFi
     case 4:  /* float_data */
     case 10: /* double_data */
         return len > FP_INLINE_FLOAT_MAX;
-    case 5:  /* int32_data (also float16 and bfloat16 payloads) */
-    case 9:  /* raw_data */
+    case 5: /* int32_data (also float16 and bfloat16 payloads) */
+    case 9: /* raw_data */
         return len > limit;
     case 7:  /* int64_data */
     case 11: /* uint64_data */
@@ -134,9 +134,13 @@ bool fp_onnx_sniff(const uint8_t *data, size_t len)
     uint8_t tag = data[0];
     switch (tag) {
     case 0x08: /* 1:varint */
-    case 0x12: case 0x1a: case 0x22: /* 2,3,4: bytes */
+    case 0x12:
+    case 0x1a:
+    case 0x22: /* 2,3,4: bytes */
     case 0x28: /* 5: varint */
-    case 0x32: case 0x3a: case 0x42: /* 6,7,8: bytes */
+    case 0x32:
+    case 0x3a:
+    case 0x42: /* 6,7,8: bytes */
     case 0x72: /* 14 */
         return true;
     default:

@@ -10,8 +10,8 @@
 #include "onnx_internal.h"
 
 static const char *const model_fields[] = {
-    "ir_version", "opset_import", "producer_name", "producer_version", "domain", "model_version",
-    "doc_string", "graph", "metadata_props", "training_info", "functions",
+    "ir_version", "opset_import", "producer_name",  "producer_version", "domain",    "model_version",
+    "doc_string", "graph",        "metadata_props", "training_info",    "functions",
 };
 
 static bool first_field(unsigned depth, const char *name, bool message, void *user)
@@ -34,8 +34,8 @@ bool fp_onnx_text_sniff(const uint8_t *head, size_t len)
 
 fp_model *fp_onnx_text_load_buffer(const char *path, const char *text, size_t len, GError **error)
 {
-    Onnx__ModelProto *mp =
-        (Onnx__ModelProto *)fp_pbtxt_parse(&onnx__model_proto__descriptor, text, len, 0, NULL, error);
+    Onnx__ModelProto *mp = (Onnx__ModelProto *)fp_pbtxt_parse(&onnx__model_proto__descriptor, text, len, 0, NULL,
+                                                              error);
     if (!mp)
         return NULL;
     fp_model *m = fp_ge_onnx_is_ge(mp) ? fp_ge_from_onnx(path, mp, len, error)

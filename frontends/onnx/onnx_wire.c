@@ -73,7 +73,7 @@ static const ProtobufCMessageDescriptor *element_descriptor(uint32_t field)
 static char *wire_str(fp_onnx_wire_mem *a, const fp_pbskel_field *f)
 {
     static char empty[1]; /* never written: the strings of a NodeProto are only read */
-    if (!f->len) /* most nodes' domain */
+    if (!f->len)          /* most nodes' domain */
         return empty;
     char *s = wire_alloc(a, f->len + 1);
     memcpy(s, f->payload, f->len);
@@ -130,7 +130,10 @@ static bool attr_wire_check(const uint8_t *p, const uint8_t *end, size_t *n_ints
         if (!fp_pbskel_next_field_inline(&p, end, &f))
             return false;
         switch (f.number) {
-        case 1: case 4: case 13: case 21: /* name, s, doc_string, ref_attr_name */
+        case 1:
+        case 4:
+        case 13:
+        case 21: /* name, s, doc_string, ref_attr_name */
             if (f.wire != 2)
                 return false;
             break;
@@ -171,7 +174,7 @@ static void attr_wire_fill(fp_onnx_wire_mem *a, const uint8_t *p, const uint8_t 
 {
     fp_pbskel_field f;
     while (p < end && fp_pbskel_next_field_inline(&p, end, &f)) { /* every field reads: checked */
-        uint32_t w = (uint32_t)f.value; /* f and floats: the float's bits */
+        uint32_t w = (uint32_t)f.value;                           /* f and floats: the float's bits */
         switch (f.number) {
         case 1:
             ap->name = wire_str(a, &f);
@@ -251,7 +254,9 @@ static bool tensor_wire_check(const uint8_t *p, const uint8_t *end, size_t *n_di
             if (f.wire != 0 || f.value > INT32_MAX)
                 return false;
             break;
-        case 8: case 9: case 12: /* name, raw_data, doc_string */
+        case 8:
+        case 9:
+        case 12: /* name, raw_data, doc_string */
             if (f.wire != 2)
                 return false;
             break;
@@ -382,8 +387,8 @@ static Onnx__NodeProto *node_from_wire(fp_onnx_wire_mem *a, ProtobufCAllocator *
         case 5: {
             Onnx__AttributeProto *ap = wire_alloc(a, sizeof *ap);
             if (!attr_from_wire(a, f.payload, f.len, ap)) {
-                ap = (Onnx__AttributeProto *)protobuf_c_message_unpack(&onnx__attribute_proto__descriptor, alloc,
-                                                                       f.len, f.payload);
+                ap = (Onnx__AttributeProto *)protobuf_c_message_unpack(&onnx__attribute_proto__descriptor, alloc, f.len,
+                                                                       f.payload);
                 if (!ap || !fp_pbskel_numbers_valid(&ap->base)) {
                     *malformed = true;
                     return NULL;
@@ -423,8 +428,7 @@ static const ProtobufCMessage *element_unpack(fp_onnx_wire *wg, const fp_pbskel_
 
 /* Unpacks element number `index` of field f->number and hands it to sink; the scratch arena is
  * reset after. */
-static bool element(fp_onnx_wire *wg, const fp_pbskel_field *f, size_t index, const fp_onnx_sink *sink,
-                    bool *malformed)
+static bool element(fp_onnx_wire *wg, const fp_pbskel_field *f, size_t index, const fp_onnx_sink *sink, bool *malformed)
 {
     size_t *lens = NULL; /* of a node read from the wire */
     const ProtobufCMessage *msg = element_unpack(wg, f, &lens, malformed);
@@ -464,8 +468,7 @@ static void prefetch_element(fp_onnx_wire *wg, uint32_t field, uint64_t pos, uin
 }
 
 /* fp_onnx_wire_elements from wg->reader: each element's skeleton is built when it is walked. */
-static bool elements_read(fp_onnx_wire *wg, uint32_t field, size_t *index, const fp_onnx_sink *sink,
-                          bool *malformed)
+static bool elements_read(fp_onnx_wire *wg, uint32_t field, size_t *index, const fp_onnx_sink *sink, bool *malformed)
 {
     uint64_t pos = wg->rfrom[field], end = wg->rto[field], payload;
     fp_pbskel_field f;
@@ -490,8 +493,7 @@ static bool elements_read(fp_onnx_wire *wg, uint32_t field, size_t *index, const
     return true;
 }
 
-bool fp_onnx_wire_elements(fp_onnx_wire *wg, uint32_t field, size_t *index, const fp_onnx_sink *sink,
-                           bool *malformed)
+bool fp_onnx_wire_elements(fp_onnx_wire *wg, uint32_t field, size_t *index, const fp_onnx_sink *sink, bool *malformed)
 {
     if (wg->reader)
         return elements_read(wg, field, index, sink, malformed);
@@ -648,8 +650,7 @@ bool fp_onnx_wire_open_reader(fp_onnx_wire *wg, uint64_t size, const Onnx__Model
     size_t len;
     model_split ms = {0};
     *mp = NULL;
-    if (!fp_pbskel_reader_build(wg->reader, &onnx__model_proto__descriptor, 0, size, 0, skip_graph, &ms, &data,
-                                &len) ||
+    if (!fp_pbskel_reader_build(wg->reader, &onnx__model_proto__descriptor, 0, size, 0, skip_graph, &ms, &data, &len) ||
         ms.n_graph != 1 || ms.odd)
         return false;
     Onnx__ModelProto *m = onnx__model_proto__unpack(&wg->keep_alloc, len, data);

@@ -45,18 +45,18 @@ typedef struct {
 typedef struct {
     const uint8_t *data; /* the GraphProto's fields, serialized */
     size_t len;
-    const Onnx__GraphProto *head; /* its other fields (name, doc_string, ...), unpacked */
-    size_t n_node, n_values; /* nodes, and initializers + inputs + nodes: a lower bound of the values */
-    const uint8_t *from[16], *to[16]; /* per element field (numbers below 16): from its first element
+    const Onnx__GraphProto *head;         /* its other fields (name, doc_string, ...), unpacked */
+    size_t n_node, n_values;              /* nodes, and initializers + inputs + nodes: a lower bound of the values */
+    const uint8_t *from[16], *to[16];     /* per element field (numbers below 16): from its first element
                                          to the end of its last one (split_graph); NULL when none */
-    fp_pbskel_reader *reader; /* else elements are read from here, at these offsets of its source */
-    uint64_t rfrom[16], rto[16]; /* (rto 0: none) */
-    bool odd;                    /* an element field that is not length-delimited */
-    fp_arena *keep;    /* the ModelProto and the graph's head */
-    fp_arena *scratch; /* one element at a time */
+    fp_pbskel_reader *reader;             /* else elements are read from here, at these offsets of its source */
+    uint64_t rfrom[16], rto[16];          /* (rto 0: none) */
+    bool odd;                             /* an element field that is not length-delimited */
+    fp_arena *keep;                       /* the ModelProto and the graph's head */
+    fp_arena *scratch;                    /* one element at a time */
     ProtobufCAllocator keep_alloc, alloc; /* protobuf-c's allocators from keep and from scratch */
-    fp_onnx_wire_mem mem; /* node_from_wire's, one node at a time */
-    GByteArray *model_rest, *graph_rest; /* fp_onnx_wire_open: what was unpacked besides the elements */
+    fp_onnx_wire_mem mem;                 /* node_from_wire's, one node at a time */
+    GByteArray *model_rest, *graph_rest;  /* fp_onnx_wire_open: what was unpacked besides the elements */
 } fp_onnx_wire;
 
 /* Sets wg up to read elements from r (NULL: from the skeleton fp_onnx_wire_open is given);
@@ -82,8 +82,7 @@ const Onnx__ModelProto *fp_onnx_wire_whole(fp_onnx_wire *wg, const uint8_t *data
  * order; *index counts them. False when sink->element says so, or when an element does not unpack
  * (*malformed set). Nodes and usual initializers are read straight from the wire (protobuf-c's
  * unpack costs most of a large graph's load), the rest by protobuf-c. */
-bool fp_onnx_wire_elements(fp_onnx_wire *wg, uint32_t field, size_t *index, const fp_onnx_sink *sink,
-                           bool *malformed);
+bool fp_onnx_wire_elements(fp_onnx_wire *wg, uint32_t field, size_t *index, const fp_onnx_sink *sink, bool *malformed);
 /* Whether every element of the opened graph unpacks, as an unpack of the whole graph would need
  * (true when read from a reader: that path gives no verdict of its own). */
 bool fp_onnx_wire_elements_valid(fp_onnx_wire *wg);

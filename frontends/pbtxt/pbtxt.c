@@ -12,7 +12,7 @@
 
 #include "pbwire.h"
 
-G_DEFINE_QUARK(fp-pbtxt-error-quark, fp_pbtxt_error)
+G_DEFINE_QUARK(fp-pbtxt-error-quark, fp_pbtxt_error);
 
 typedef enum { T_EOF, T_IDENT, T_NUMBER, T_STRING, T_SYM } tok_kind;
 
@@ -32,11 +32,11 @@ typedef struct {
     GError **error;
     unsigned flags;
     unsigned skipped;
-    fp_pbwire *w;         /* NULL when walking without writing */
-    GByteArray *str;      /* scratch for decoded strings */
+    fp_pbwire *w;          /* NULL when walking without writing */
+    GByteArray *str;       /* scratch for decoded strings */
     fp_pbtxt_peek_fn peek; /* fp_pbtxt_peek's callback, else NULL */
     void *peek_user;
-    bool stopped; /* the peek callback asked to stop */
+    bool stopped;    /* the peek callback asked to stop */
     size_t messages; /* parsed so far (FP_PBTXT_MAX_MESSAGES) */
 } parser;
 
@@ -209,10 +209,7 @@ static char *describe(const parser *p)
 
 /* ------------------------------------------------------------------------------ literals */
 
-static int hexval(char c)
-{
-    return g_ascii_xdigit_value(c);
-}
+static int hexval(char c) { return g_ascii_xdigit_value(c); }
 
 static void put_utf8(GByteArray *out, uint32_t cp)
 {
@@ -395,14 +392,21 @@ static bool parse_scalar_or_skip(parser *p, const ProtobufCFieldDescriptor *f, c
 static const char *type_word(const ProtobufCFieldDescriptor *f)
 {
     switch (f->type) {
-    case PROTOBUF_C_TYPE_STRING: return "a string";
-    case PROTOBUF_C_TYPE_BYTES: return "a string (bytes)";
-    case PROTOBUF_C_TYPE_BOOL: return "a bool";
-    case PROTOBUF_C_TYPE_ENUM: return "an enum name or number";
+    case PROTOBUF_C_TYPE_STRING:
+        return "a string";
+    case PROTOBUF_C_TYPE_BYTES:
+        return "a string (bytes)";
+    case PROTOBUF_C_TYPE_BOOL:
+        return "a bool";
+    case PROTOBUF_C_TYPE_ENUM:
+        return "an enum name or number";
     case PROTOBUF_C_TYPE_FLOAT:
-    case PROTOBUF_C_TYPE_DOUBLE: return "a number";
-    case PROTOBUF_C_TYPE_MESSAGE: return "a message";
-    default: return "an integer";
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return "a number";
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return "a message";
+    default:
+        return "an integer";
     }
 }
 
@@ -672,8 +676,7 @@ static bool parse_body(parser *p, const ProtobufCMessageDescriptor *d, unsigned 
             break;
         }
         if (p->t.kind == T_SYM && strchr("}>]", p->t.sym))
-            return FAIL(p, p->t, FP_PBTXT_ERROR_SYNTAX, "unexpected '%c'%s", p->t.sym,
-                        close ? "" : " at top level");
+            return FAIL(p, p->t, FP_PBTXT_ERROR_SYNTAX, "unexpected '%c'%s", p->t.sym, close ? "" : " at top level");
         if (!parse_field(p, d, depth, seen))
             return false;
         if ((is_sym(p, ',') || is_sym(p, ';')) && !next(p))

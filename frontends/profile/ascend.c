@@ -91,12 +91,13 @@ static bool map_header(csv_ctx *x, GError **error)
         g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_FORMAT,
                     "line %u: unrecognized CSV header: expected the columns of op_summary ('Op Name'), "
                     "kernel_details ('Name', 'Duration(us)'), op_statistic ('OP Type', 'Count', "
-                    "'Total Time(us)') or task_time ('kernel_name')", x->line);
+                    "'Total Time(us)') or task_time ('kernel_name')",
+                    x->line);
         return false;
     }
     if (x->col[COL_NAME] < 0 || x->col[COL_DUR] < 0) {
-        g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "line %u: %s header: missing column '%s'",
-                    x->line, fp_prof_format_name(x->p->format), x->col[COL_NAME] < 0 ? name_col : dur_col);
+        g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "line %u: %s header: missing column '%s'", x->line,
+                    fp_prof_format_name(x->p->format), x->col[COL_NAME] < 0 ? name_col : dur_col);
         return false;
     }
     return true;
@@ -179,8 +180,8 @@ static bool row_tensors(csv_ctx *x, col_id c, fp_prof_tensor **t, uint32_t *n, G
     g_autoptr(GError) err = NULL;
     if (fp_prof_ascend_tensors(x->p, cell(x, c), cell(x, c + 1), cell(x, c + 2), t, n, &err))
         return true;
-    g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "line %u, column %d '%s': %s", x->line,
-                x->col[c] + 1, (const char *)x->head->pdata[x->col[c]], err->message);
+    g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "line %u, column %d '%s': %s", x->line, x->col[c] + 1,
+                (const char *)x->head->pdata[x->col[c]], err->message);
     return false;
 }
 
@@ -289,8 +290,8 @@ static bool parse_dims(fp_profile *p, const char *entry, fp_prof_tensor *t, GErr
     t->dims = fp_arena_calloc(p->arena, rank, sizeof(int64_t));
     for (guint i = 0; i < rank; i++) {
         if (!fp_prof_parse_int(dims[i], &t->dims[i])) {
-            g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "shape '%s': dim %u '%s' is not an integer",
-                        e, i + 1, g_strstrip(dims[i]));
+            g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "shape '%s': dim %u '%s' is not an integer", e,
+                        i + 1, g_strstrip(dims[i]));
             return false;
         }
     }

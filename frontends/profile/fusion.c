@@ -34,8 +34,7 @@ static const char *json_kind(JsonNode *n)
 }
 
 /* A count written as a string ("12") or an integer; absent -> false with an error. */
-static bool count_member(fusion_ctx *x, JsonObject *o, const char *member, bool required, uint64_t *out,
-                         GError **error)
+static bool count_member(fusion_ctx *x, JsonObject *o, const char *member, bool required, uint64_t *out, GError **error)
 {
     *out = 0;
     JsonNode *n = json_object_get_member(o, member);
@@ -57,8 +56,7 @@ static bool count_member(fusion_ctx *x, JsonObject *o, const char *member, bool 
     return true;
 }
 
-static bool read_kind(fusion_ctx *x, JsonObject *entry, const char *kind_name, fp_prof_pass_kind kind,
-                      GError **error)
+static bool read_kind(fusion_ctx *x, JsonObject *entry, const char *kind_name, fp_prof_pass_kind kind, GError **error)
 {
     JsonNode *n = json_object_get_member(entry, kind_name);
     if (!n || JSON_NODE_HOLDS_NULL(n))

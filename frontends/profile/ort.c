@@ -72,7 +72,8 @@ static bool read_tensors(fp_profile *p, JsonObject *args, const char *member, gu
             JsonNode *dn = json_array_get_element(da, d);
             if (!JSON_NODE_HOLDS_VALUE(dn) || json_node_get_value_type(dn) != G_TYPE_INT64) {
                 g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE,
-                            "$[%u].args.%s[%u].%s[%u]: expected an integer", ev, member, i, (const char *)keys->data, d);
+                            "$[%u].args.%s[%u].%s[%u]: expected an integer", ev, member, i, (const char *)keys->data,
+                            d);
                 return false;
             }
             t[i].dims[d] = json_node_get_int(dn);

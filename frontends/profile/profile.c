@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-G_DEFINE_QUARK(fp-profile-error-quark, fp_profile_error)
+G_DEFINE_QUARK(fp-profile-error-quark, fp_profile_error);
 
 fp_dtype fp_prof_dtype(const char *s)
 {
@@ -17,10 +17,12 @@ fp_dtype fp_prof_dtype(const char *s)
         const char *name;
         fp_dtype t;
     } names[] = {
-        {"c10::Half", FP_DT_FLOAT16}, {"c10::BFloat16", FP_DT_BFLOAT16}, {"long int", FP_DT_INT64},
-        {"long", FP_DT_INT64},        {"int", FP_DT_INT32},             {"short int", FP_DT_INT16},
-        {"short", FP_DT_INT16},       {"signed char", FP_DT_INT8},      {"unsigned char", FP_DT_UINT8},
-        {"double", FP_DT_DOUBLE},     {"float32", FP_DT_FLOAT},         {"c10::complex<float>", FP_DT_COMPLEX64},
+        {"c10::Half", FP_DT_FLOAT16},   {"c10::BFloat16", FP_DT_BFLOAT16},
+        {"long int", FP_DT_INT64},      {"long", FP_DT_INT64},
+        {"int", FP_DT_INT32},           {"short int", FP_DT_INT16},
+        {"short", FP_DT_INT16},         {"signed char", FP_DT_INT8},
+        {"unsigned char", FP_DT_UINT8}, {"double", FP_DT_DOUBLE},
+        {"float32", FP_DT_FLOAT},       {"c10::complex<float>", FP_DT_COMPLEX64},
     };
     if (!s || !*s)
         return FP_DT_UNDEFINED;

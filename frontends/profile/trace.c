@@ -44,8 +44,8 @@ static bool read_inputs(fp_profile *p, const char *base, const trace_ev *op, fp_
     if (!dn)
         return true;
     if (!JSON_NODE_HOLDS_ARRAY(dn) || (tn && !JSON_NODE_HOLDS_ARRAY(tn))) {
-        g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "%s[%u].args.%s: expected an array", base, op->index,
-                    JSON_NODE_HOLDS_ARRAY(dn) ? "Input type" : "Input Dims");
+        g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "%s[%u].args.%s: expected an array", base,
+                    op->index, JSON_NODE_HOLDS_ARRAY(dn) ? "Input type" : "Input Dims");
         return false;
     }
     JsonArray *dims = json_node_get_array(dn);
@@ -106,8 +106,7 @@ static bool collect(fp_profile *p, const char *base, JsonArray *events, GArray *
         if (!device && !op && !step)
             continue;
         trace_ev e = {.o = o, .index = i, .name = fp_prof_intern(p, name, -1), .device = device, .ext = -1, .step = -1};
-        if (!fp_prof_json_number(o, "ts", false, &e.ts) || !fp_prof_json_number(o, "dur", false, &e.dur) ||
-            e.dur < 0) {
+        if (!fp_prof_json_number(o, "ts", false, &e.ts) || !fp_prof_json_number(o, "dur", false, &e.dur) || e.dur < 0) {
             const char *m = fp_prof_json_number(o, "ts", false, &e.ts) ? "dur" : "ts";
             g_set_error(error, FP_PROFILE_ERROR, FP_PROFILE_ERROR_VALUE, "%s[%u].%s: %s", base, i, m,
                         json_object_has_member(o, m) ? "expected a non-negative number" : "missing");

@@ -282,8 +282,8 @@ static void queue_fill(anchor_queue *q, const sweep_order *o, const uint8_t *kin
 
 /* The next anchor after i: q's first (taken off it), n when none. After a rewrite, which changes
  * kinds, q is emptied and looked up again from i. */
-static uint32_t queue_next(anchor_queue *q, const sweep_order *o, const uint8_t *kind, const bool *anchor_ok,
-                           int only, uint32_t i, uint32_t n, bool rewrote)
+static uint32_t queue_next(anchor_queue *q, const sweep_order *o, const uint8_t *kind, const bool *anchor_ok, int only,
+                           uint32_t i, uint32_t n, bool rewrote)
 {
     if (rewrote)
         *q = (anchor_queue){.from = i + 1};

@@ -21,15 +21,15 @@ enum { FP_FUSE_ERROR_TARGET };
 
 /* One node of a pattern. Node 0 is the anchor. */
 typedef struct {
-    const char *label;  /* used in messages: "conv", "bn", "act" */
-    fp_op ops[8];       /* accepted kinds, terminated by FP_OP_COUNT (empty: use `flags`) */
-    uint32_t flags;     /* or: any op with one of these FP_OPF_* traits */
-    int8_t from;        /* pattern node whose output 0 feeds this node (-1 for the anchor; FP_PAT_X:
+    const char *label; /* used in messages: "conv", "bn", "act" */
+    fp_op ops[8];      /* accepted kinds, terminated by FP_OP_COUNT (empty: use `flags`) */
+    uint32_t flags;    /* or: any op with one of these FP_OPF_* traits */
+    int8_t from;       /* pattern node whose output 0 feeds this node (-1 for the anchor; FP_PAT_X:
                            the node is another reader of the anchor's input 0) */
-    int8_t port;        /* which input receives it (-1: any) */
-    int8_t from2;       /* a second input from pattern node / FP_PAT_X, or -1 */
+    int8_t port;       /* which input receives it (-1: any) */
+    int8_t from2;      /* a second input from pattern node / FP_PAT_X, or -1 */
     int8_t port2;
-    uint8_t repeat;     /* last node only: match a chain of up to this many such nodes (0: one) */
+    uint8_t repeat; /* last node only: match a chain of up to this many such nodes (0: one) */
 } fp_pat_node;
 
 typedef enum {
@@ -56,19 +56,19 @@ typedef enum {
 /* A constraint of a rule: a named predicate with a parameter the target may override. */
 typedef struct {
     fp_constraint_id id; /* which predicate (fuse_constraints.c), named fp_fuse_constraint_names[id] */
-    int8_t node;       /* pattern node it looks at (-1: the whole match) */
-    int8_t port;       /* input port where relevant (-1: all / not used) */
-    const char *param; /* key in the target's [rule.ID] group that overrides the default */
-    double num;        /* default numeric parameter (thresholds, constants) */
-    const char *list;  /* default list parameter ("Relu,Sigmoid,...", "float32,float64") */
-    bool gate;         /* part of what the pattern means (e.g. the Add's operand is a constant bias):
+    int8_t node;         /* pattern node it looks at (-1: the whole match) */
+    int8_t port;         /* input port where relevant (-1: all / not used) */
+    const char *param;   /* key in the target's [rule.ID] group that overrides the default */
+    double num;          /* default numeric parameter (thresholds, constants) */
+    const char *list;    /* default list parameter ("Relu,Sigmoid,...", "float32,float64") */
+    bool gate;           /* part of what the pattern means (e.g. the Add's operand is a constant bias):
                           when it fails the match is not a candidate at all and is not recorded */
 } fp_constraint;
 
 typedef struct {
-    const char *id;       /* rule id; several entries may share one (pattern variants) */
+    const char *id; /* rule id; several entries may share one (pattern variants) */
     const char *title;
-    const char *source;   /* where its conditions come from (docs/rules.md cites it) */
+    const char *source; /* where its conditions come from (docs/rules.md cites it) */
     fp_pat_node pattern[FP_PAT_MAX];
     int n_pattern;
     fp_constraint constraints[FP_RULE_MAX_CONSTRAINTS];
@@ -76,7 +76,7 @@ typedef struct {
     fp_rewrite rewrite;
     const char *fused_op; /* op type of the result ("FusedConv"); NULL for FOLD/ELIMINATE */
     fp_op fused_kind;
-    int8_t act_node;      /* pattern node holding the activation (reported as `activation`), -1 */
+    int8_t act_node; /* pattern node holding the activation (reported as `activation`), -1 */
 } fp_rule;
 
 extern const fp_rule fp_rules[];
@@ -89,17 +89,17 @@ typedef struct {
     char *stage_meaning[3]; /* [stages] original, fusion, final: what the report's three stages stand
                                for on this compiler (e.g. its optimization levels); generic when
                                the target does not say */
-    char **rules;       /* rule ids in application order */
-    char **expand;      /* op types the runtime runs as their function body (passes/expand.h);
+    char **rules;           /* rule ids in application order */
+    char **expand;          /* op types the runtime runs as their function body (passes/expand.h);
                            NULL when none */
-    char *precision_mode; /* ATC's --precision_mode the target compiles with by default
+    char *precision_mode;   /* ATC's --precision_mode the target compiles with by default
                              (force_fp16, must_keep_origin_dtype), or NULL: no such option */
-    bool fold_declared; /* [target] shape_folding = declared: the compiler folds shape computations
+    bool fold_declared;     /* [target] shape_folding = declared: the compiler folds shape computations
                            on the dims the model declares, before a run binds its symbolic dims (ONNX
                            Runtime optimizes at session creation); `bound` (the default): on the
                            dims the analysis binds (ATC compiles for the given input shapes) */
-    GKeyFile *keyfile;  /* [rule.ID] parameter overrides */
-    GHashTable *params; /* constraint -> its parameter as read for its rule (fp_target_num and
+    GKeyFile *keyfile;      /* [rule.ID] parameter overrides */
+    GHashTable *params;     /* constraint -> its parameter as read for its rule (fp_target_num and
                            fp_target_list_param read the key file once per constraint); may be NULL */
 } fp_target;
 
@@ -136,20 +136,20 @@ typedef struct {
 } fp_reason;
 
 typedef struct {
-    const char *rule;     /* rule id (static) */
-    const char *anchor;   /* first node's name (the model's: a list lives no longer than its model) */
-    GPtrArray *nodes;     /* node names (the model's strings) */
+    const char *rule;   /* rule id (static) */
+    const char *anchor; /* first node's name (the model's: a list lives no longer than its model) */
+    GPtrArray *nodes;   /* node names (the model's strings) */
     bool applied;
-    const char *fused_op; /* op type of the result (or the anchor's for folds); NULL if eliminated */
+    const char *fused_op;   /* op type of the result (or the anchor's for folds); NULL if eliminated */
     const char *activation; /* activation op type for activation rules (the model's string), else NULL */
-    GPtrArray *reasons;   /* fp_reason* (in the list's arena); empty when applied (then a reference
+    GPtrArray *reasons;     /* fp_reason* (in the list's arena); empty when applied (then a reference
                              to the list's no_reasons: never add to it) */
 } fp_fusion;
 
 typedef struct {
     GPtrArray *fusions; /* fp_fusion*, in the order found (records live in `arena`) */
     char *target;
-    fp_arena *arena;    /* owns every record, name and reason: freed with the list */
+    fp_arena *arena;       /* owns every record, name and reason: freed with the list */
     GPtrArray *no_reasons; /* the empty reasons every applied record holds a reference to */
 } fp_fusion_list;
 
@@ -183,8 +183,8 @@ typedef struct {
                                        FP_RW_SPLIT: the anchor, then the other Slice and Gather
                                        readers of its input 0 */
     int n;
-    fp_value *x; /* the anchor's data input */
-    fp_arena *tmp; /* where a failing constraint formats its reason (a scratch arena the pass resets
+    fp_value *x;        /* the anchor's data input */
+    fp_arena *tmp;      /* where a failing constraint formats its reason (a scratch arena the pass resets
                       after each candidate; a recorded candidate's reasons are copied out) */
     fp_list_memo *memo; /* FP_LIST_MEMO entries (zeroed at first) the list predicates (dtype_in,
                            activation_in) keep their answers in for one target, or NULL */

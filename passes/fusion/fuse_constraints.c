@@ -122,10 +122,7 @@ static void reason(const fp_match *mt, GPtrArray *out, const fp_constraint *c, c
 }
 
 /* Matched node for pattern index k (a repeated last node: its first link). */
-static fp_node *node_at(const fp_match *mt, int k)
-{
-    return k >= 0 && k < mt->n ? mt->nodes[k] : NULL;
-}
+static fp_node *node_at(const fp_match *mt, int k) { return k >= 0 && k < mt->n ? mt->nodes[k] : NULL; }
 
 static const char *origin(const fp_value *v)
 {
@@ -156,7 +153,6 @@ static fp_value *other_input(const fp_match *mt, const fp_node *n)
 
 static bool const_scalar(const fp_value *v, double *out);
 
-
 /* Scalar value of a small constant, if it has exactly one element (or all equal). */
 static bool const_scalar(const fp_value *v, double *out)
 {
@@ -168,11 +164,22 @@ static bool const_scalar(const fp_value *v, double *out)
     double first = 0;
     for (uint64_t k = 0; k < n; k++) {
         double x;
-        if (t->dtype == FP_DT_FLOAT) { float f; memcpy(&f, p + 4 * k, 4); x = f; }
-        else if (t->dtype == FP_DT_DOUBLE) { memcpy(&x, p + 8 * k, 8); }
-        else if (t->dtype == FP_DT_INT64) { int64_t i; memcpy(&i, p + 8 * k, 8); x = (double)i; }
-        else if (t->dtype == FP_DT_INT32) { int32_t i; memcpy(&i, p + 4 * k, 4); x = i; }
-        else return false;
+        if (t->dtype == FP_DT_FLOAT) {
+            float f;
+            memcpy(&f, p + 4 * k, 4);
+            x = f;
+        } else if (t->dtype == FP_DT_DOUBLE) {
+            memcpy(&x, p + 8 * k, 8);
+        } else if (t->dtype == FP_DT_INT64) {
+            int64_t i;
+            memcpy(&i, p + 8 * k, 8);
+            x = (double)i;
+        } else if (t->dtype == FP_DT_INT32) {
+            int32_t i;
+            memcpy(&i, p + 4 * k, 4);
+            x = i;
+        } else
+            return false;
         if (k == 0)
             first = x;
         else if (x != first)
@@ -217,13 +224,13 @@ static bool check_single_consumer(const fp_constraint *c, const fp_match *mt, GP
                 fp_node *user = v->uses[u].node;
                 if (fp_fuse_in_match(mt, user))
                     continue;
-                reason(mt, out, c, fmt(mt, "%u consumers", v->n_uses),
-                       sdup(mt, "read only by the pattern"),
-                       fmt(mt, "%s %s: output '%s' also feeds %s '%s' outside the %s pattern", n->op_type,
-                                       n->name, v->name, user->op_type, user->name, mt->rule->id),
-                       fmt(mt, "the runtime cannot drop '%s' while '%s' reads it: give '%s' its own copy or "
-                                       "restructure so that only the pattern reads it",
-                                       v->name, user->name, user->name));
+                reason(mt, out, c, fmt(mt, "%u consumers", v->n_uses), sdup(mt, "read only by the pattern"),
+                       fmt(mt, "%s %s: output '%s' also feeds %s '%s' outside the %s pattern", n->op_type, n->name,
+                           v->name, user->op_type, user->name, mt->rule->id),
+                       fmt(mt,
+                           "the runtime cannot drop '%s' while '%s' reads it: give '%s' its own copy or "
+                           "restructure so that only the pattern reads it",
+                           v->name, user->name, user->name));
                 return false;
             }
         }
@@ -242,8 +249,8 @@ static bool check_not_graph_output(const fp_constraint *c, const fp_match *mt, G
             fp_value *v = n->outputs[k];
             if (v && v->is_output) {
                 reason(mt, out, c, sdup(mt, "graph output"), sdup(mt, "an internal value"),
-                       fmt(mt, "%s %s: output '%s' is a graph output, so it must stay materialized",
-                                       n->op_type, n->name, v->name),
+                       fmt(mt, "%s %s: output '%s' is a graph output, so it must stay materialized", n->op_type,
+                           n->name, v->name),
                        fmt(mt, "remove '%s' from the graph outputs if nothing downstream needs it", v->name));
                 return false;
             }
@@ -262,11 +269,12 @@ static bool check_const_inputs(const fp_constraint *c, const fp_match *mt, GPtrA
         if (!v || fp_value_is_constant(v))
             continue;
         reason(mt, out, c, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant initializer"),
-               fmt(mt, "%s %s: input %u '%s' is not a constant (it comes from %s)", n->op_type, n->name, i,
-                               v->name, origin(v)),
-               fmt(mt, "make '%s' an initializer (e.g. export with constant folding on, or fold it with "
-                               "onnxsim) so the compiler can precompute the fused weights",
-                               v->name));
+               fmt(mt, "%s %s: input %u '%s' is not a constant (it comes from %s)", n->op_type, n->name, i, v->name,
+                   origin(v)),
+               fmt(mt,
+                   "make '%s' an initializer (e.g. export with constant folding on, or fold it with "
+                   "onnxsim) so the compiler can precompute the fused weights",
+                   v->name));
         return false;
     }
     return true;
@@ -286,8 +294,7 @@ static bool check_const_other(const fp_constraint *c, const fp_match *mt, GPtrAr
         return false;
     }
     reason(mt, out, c, fmt(mt, "computed by %s", origin(v)), sdup(mt, "a constant"),
-           fmt(mt, "%s %s: operand '%s' is not a constant (it comes from %s)", n->op_type, n->name, v->name,
-                           origin(v)),
+           fmt(mt, "%s %s: operand '%s' is not a constant (it comes from %s)", n->op_type, n->name, v->name, origin(v)),
            fmt(mt, "fold '%s' into an initializer before deployment", v->name));
     return false;
 }
@@ -318,10 +325,9 @@ static bool check_dtype_in(const fp_constraint *c, const fp_match *mt, GPtrArray
     g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
     reason(mt, out, c, sdup(mt, fp_dtype_name(v->dtype)), fmt(mt, "one of %s", joined),
-           fmt(mt, "%s %s: input '%s' is %s; rule %s needs %s", n->op_type, n->name, v->name,
-                           fp_dtype_name(v->dtype), mt->rule->id, joined),
-           fmt(mt, "run the model in %s, or use a target whose kernels support %s", joined,
-                           fp_dtype_name(v->dtype)));
+           fmt(mt, "%s %s: input '%s' is %s; rule %s needs %s", n->op_type, n->name, v->name, fp_dtype_name(v->dtype),
+               mt->rule->id, joined),
+           fmt(mt, "run the model in %s, or use a target whose kernels support %s", joined, fp_dtype_name(v->dtype)));
     return false;
 }
 
@@ -336,11 +342,11 @@ static bool check_bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrA
             continue;
         if (v->shape.rank != 1 || (ch >= 0 && v->shape.dims[0].value != ch)) {
             const char *s = shape_str(mt, &v->shape);
-            reason(mt, out, c, fmt(mt, "'%s' has shape %s", v->name, s),
-                   fmt(mt, "1-D of length %" G_GINT64_FORMAT, ch),
-                   fmt(mt, "%s %s: parameter '%s' has shape %s, not [%" G_GINT64_FORMAT "]", bn->op_type,
-                                   bn->name, v->name, s, ch),
-                   sdup(mt, "store BatchNormalization's scale, bias, mean and var as 1-D tensors of the channel count"));
+            reason(mt, out, c, fmt(mt, "'%s' has shape %s", v->name, s), fmt(mt, "1-D of length %" G_GINT64_FORMAT, ch),
+                   fmt(mt, "%s %s: parameter '%s' has shape %s, not [%" G_GINT64_FORMAT "]", bn->op_type, bn->name,
+                       v->name, s, ch),
+                   sdup(mt,
+                        "store BatchNormalization's scale, bias, mean and var as 1-D tensors of the channel count"));
             return false;
         }
     }
@@ -365,10 +371,9 @@ static bool check_max_epsilon(const fp_constraint *c, const fp_match *mt, GPtrAr
     if (eps <= limit * (1 + 1e-9))
         return true;
     reason(mt, out, c, fmt_num(mt, eps), fmt(mt, "<= %g", limit),
-           fmt(mt, "%s %s: epsilon %g > max %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
-                           mt->rule->id, mt->target->name),
-           fmt(mt, "re-export with eps <= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
-                           c->param));
+           fmt(mt, "%s %s: epsilon %g > max %g for rule %s on %s", bn->op_type, bn->name, eps, limit, mt->rule->id,
+               mt->target->name),
+           fmt(mt, "re-export with eps <= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id, c->param));
     return false;
 }
 
@@ -382,10 +387,9 @@ static bool check_min_epsilon(const fp_constraint *c, const fp_match *mt, GPtrAr
     if (eps >= limit * (1 - 1e-9))
         return true;
     reason(mt, out, c, fmt_num(mt, eps), fmt(mt, ">= %g", limit),
-           fmt(mt, "%s %s: epsilon %g < min %g for rule %s on %s", bn->op_type, bn->name, eps, limit,
-                           mt->rule->id, mt->target->name),
-           fmt(mt, "re-export with eps >= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id,
-                           c->param));
+           fmt(mt, "%s %s: epsilon %g < min %g for rule %s on %s", bn->op_type, bn->name, eps, limit, mt->rule->id,
+               mt->target->name),
+           fmt(mt, "re-export with eps >= %g or set [rule.%s] %s in the target .ini", limit, mt->rule->id, c->param));
     return false;
 }
 
@@ -410,8 +414,8 @@ static bool check_per_channel(const fp_constraint *c, const fp_match *mt, GPtrAr
         return true;
     const char *s = shape_str(mt, &v->shape);
     reason(mt, out, c, fmt(mt, "shape %s", s), fmt(mt, "a scalar or [%" G_GINT64_FORMAT ",1,1]", ch),
-           fmt(mt, "%s %s: operand '%s' of shape %s does not scale per output channel", n->op_type, n->name,
-                           v->name, s),
+           fmt(mt, "%s %s: operand '%s' of shape %s does not scale per output channel", n->op_type, n->name, v->name,
+               s),
            sdup(mt, "only per-channel constants fold into the convolution's weights and bias"));
     return false;
 }
@@ -435,7 +439,8 @@ static bool model_inputs_static(const fp_graph *g)
 static bool check_gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *mm = node_at(mt, 0), *add = node_at(mt, 1);
-    fp_value *a = mm->inputs[0], *b = mm->n_inputs > 1 ? mm->inputs[1] : NULL, *bias = add ? other_input(mt, add) : NULL;
+    fp_value *a = mm->inputs[0], *b = mm->n_inputs > 1 ? mm->inputs[1] : NULL,
+             *bias = add ? other_input(mt, add) : NULL;
     const char *why = NULL, *hint = NULL;
     if (!b || b->shape.rank != 2 || !fp_shape_static(&b->shape)) {
         why = "B is not a 2-D matrix of known size";
@@ -486,10 +491,10 @@ static bool check_activation_in(const fp_constraint *c, const fp_match *mt, GPtr
     g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
     g_autofree char *joined = g_strjoinv(", ", list);
     reason(mt, out, c, sdup(mt, act->op_type), fmt(mt, "one of %s", joined),
-           fmt(mt, "%s %s: %s is not an activation %s fuses into %s on %s", act->op_type, act->name,
-                           act->op_type, mt->target->name, mt->rule->id, joined),
+           fmt(mt, "%s %s: %s is not an activation %s fuses into %s on %s", act->op_type, act->name, act->op_type,
+               mt->target->name, mt->rule->id, joined),
            fmt(mt, "use one of %s, or add %s to [rule.%s] %s if the target supports it", joined, act->op_type,
-                           mt->rule->id, c->param));
+               mt->rule->id, c->param));
     return false;
 }
 
@@ -524,7 +529,7 @@ static bool check_const_value(const fp_constraint *c, const fp_match *mt, GPtrAr
     bool known = v && const_scalar(v, &got);
     reason(mt, out, c, known ? fmt_num(mt, got) : sdup(mt, v ? "not a constant scalar" : "missing"), fmt_num(mt, want),
            fmt(mt, "%s %s: operand %s is %s, the %s pattern needs %g", n->op_type, n->name, v ? v->name : "?",
-                           known ? "a different constant" : "not a constant scalar", mt->rule->id, want),
+               known ? "a different constant" : "not a constant scalar", mt->rule->id, want),
            sdup(mt, "the subgraph computes something else than the fused op; nothing to change if that is intended"));
     return false;
 }
@@ -610,8 +615,7 @@ static bool check_batch_shapes(const fp_constraint *c, const fp_match *mt, GPtrA
     const fp_shape *sa = &mm->inputs[0]->shape, *sb = &mm->inputs[1]->shape;
     if (fp_shape_static(sa) && fp_shape_static(sb) && sa->rank == sb->rank)
         return true;
-    reason(mt, out, c, fmt(mt, "%s and %s", shape_str(mt, sa), shape_str(mt, sb)),
-           sdup(mt, "known shapes of one rank"),
+    reason(mt, out, c, fmt(mt, "%s and %s", shape_str(mt, sa), shape_str(mt, sb)), sdup(mt, "known shapes of one rank"),
            fmt(mt, "%s %s: moves the batch axis, and %s %s's inputs are %s and %s", t->op_type, t->name, mm->op_type,
                mm->name, shape_str(mt, sa), shape_str(mt, sb)),
            sdup(mt, "bind the symbolic dims (--dim, --input) or export with static shapes"));
@@ -736,7 +740,8 @@ static bool check_max_opset(const fp_constraint *c, const fp_match *mt, GPtrArra
     if (!n || n->opset <= want)
         return true;
     reason(mt, out, c, fmt(mt, "opset %d", n->opset), fmt(mt, "<= %.0f", want),
-           fmt(mt, "%s %s: opset %d, a version of %s the rule does not take", n->op_type, n->name, n->opset, n->op_type),
+           fmt(mt, "%s %s: opset %d, a version of %s the rule does not take", n->op_type, n->name, n->opset,
+               n->op_type),
            fmt(mt, "export at opset %.0f or below, or check a newer ONNX Runtime", want));
     return false;
 }
@@ -792,8 +797,10 @@ static bool check_no_pass(const fp_constraint *c, const fp_match *mt, GPtrArray 
     g_autofree char *op = instead && *instead ? g_strjoinv(", ", instead) : g_strdup("one fused op");
     fp_node *n = node_at(mt, 0);
     reason(mt, out, c, fmt(mt, "%d separate ops", mt->n), sdup(mt, "a fusion pass of the compiler"),
-           fmt(mt, "%s %s and the %d ops after it: %s has no fusion pass for this pattern (none in its fusion rule "
-                   "reference), so it runs them as separate kernels", n->op_type, n->name, mt->n - 1, mt->target->name),
+           fmt(mt,
+               "%s %s and the %d ops after it: %s has no fusion pass for this pattern (none in its fusion rule "
+               "reference), so it runs them as separate kernels",
+               n->op_type, n->name, mt->n - 1, mt->target->name),
            fmt(mt, "export it as %s", op));
     return false;
 }
@@ -805,8 +812,7 @@ static bool check_distinct_operands(const fp_constraint *c, const fp_match *mt, 
     if (!n || n->n_inputs < 2 || n->inputs[0] != n->inputs[1])
         return true;
     reason(mt, out, c, fmt(mt, "both inputs '%s'", n->inputs[0]->name), sdup(mt, "two different tensors"),
-           fmt(mt, "%s %s: reads '%s' as both operands", n->op_type, n->name, n->inputs[0]->name),
-           sdup(mt, "-"));
+           fmt(mt, "%s %s: reads '%s' as both operands", n->op_type, n->name, n->inputs[0]->name), sdup(mt, "-"));
     return false;
 }
 
@@ -831,8 +837,8 @@ static bool check_activation_operands(const fp_constraint *c, const fp_match *mt
     if (!out) /* a gate's verdict only */
         return false;
     reason(mt, out, c, fmt(mt, "%s and %s", sa, sb), sdup(mt, "two activations of the same shape"),
-           fmt(mt, "%s %s: operands '%s' %s and '%s' %s are not a residual pair", add->op_type, add->name,
-                           a->name, sa, b->name, sb),
+           fmt(mt, "%s %s: operands '%s' %s and '%s' %s are not a residual pair", add->op_type, add->name, a->name, sa,
+               b->name, sb),
            sdup(mt, "SkipLayerNormalization fuses a residual Add of two equal-shaped activations"));
     return false;
 }
@@ -845,8 +851,8 @@ static bool check_rank_is(const fp_constraint *c, const fp_match *mt, GPtrArray 
     if (!y || y->shape.rank == (int32_t)want)
         return true;
     reason(mt, out, c, fmt(mt, "rank %d", y->shape.rank), fmt(mt, "rank %g", want),
-           fmt(mt, "%s %s: output '%s' has rank %d, the fused kernel takes rank %g", n->op_type, n->name,
-                           y->name, y->shape.rank, want),
+           fmt(mt, "%s %s: output '%s' has rank %d, the fused kernel takes rank %g", n->op_type, n->name, y->name,
+               y->shape.rank, want),
            sdup(mt, "reshape to [batch, sequence, hidden] around the block"));
     return false;
 }
@@ -896,11 +902,11 @@ static bool check_max_chain(const fp_constraint *c, const fp_match *mt, GPtrArra
         return true;
     fp_node *first = node_at(mt, c->node);
     reason(mt, out, c, fmt(mt, "%d ops", links), fmt(mt, "<= %g ops", limit),
-           fmt(mt, "%s %s: a chain of %d elementwise ops follows the convolution; the fused kernel holds at "
-                           "most %g",
-                           first ? first->op_type : "?", first ? first->name : "?", links, limit),
-           fmt(mt, "split the tail or raise [rule.%s] %s if the target's buffer allows it", mt->rule->id,
-                           c->param));
+           fmt(mt,
+               "%s %s: a chain of %d elementwise ops follows the convolution; the fused kernel holds at "
+               "most %g",
+               first ? first->op_type : "?", first ? first->name : "?", links, limit),
+           fmt(mt, "split the tail or raise [rule.%s] %s if the target's buffer allows it", mt->rule->id, c->param));
     return false;
 }
 
@@ -982,8 +988,8 @@ static bool check_scale_before_bmm1(const fp_constraint *c, const fp_match *mt, 
     fp_node *s = node_at(mt, c->node), *bmm1 = node_at(mt, 0);
     reason(mt, out, c, fmt(mt, "%s %s after the first MatMul", s->op_type, s->name),
            sdup(mt, "Q or K scaled before the first MatMul"),
-           fmt(mt, "%s %s: scales the scores of %s %s; TensorRT's fused attention needs the scale on Q or K", s->op_type,
-               s->name, bmm1->op_type, bmm1->name),
+           fmt(mt, "%s %s: scales the scores of %s %s; TensorRT's fused attention needs the scale on Q or K",
+               s->op_type, s->name, bmm1->op_type, bmm1->name),
            sdup(mt, "scale Q (or K, or both by the square root) by 1/sqrt(head size) before the MatMul"));
     return false;
 }
@@ -1065,12 +1071,14 @@ static bool check_softmax_pass_on(const fp_constraint *c, const fp_match *mt, GP
         return true;
     const fp_node *n = node_at(mt, 0);
     reason(mt, out, c, fmt(mt, "%s = 0 (ATC's default)", c->param), fmt(mt, "%s = 1", c->param),
-           fmt(mt, "%s %s and the %d ops after it: SoftmaxSmallOpFusionPass is off by default in ATC "
-                   "(fusion_config.json), so %s runs them as separate kernels",
+           fmt(mt,
+               "%s %s and the %d ops after it: SoftmaxSmallOpFusionPass is off by default in ATC "
+               "(fusion_config.json), so %s runs them as separate kernels",
                n->op_type, n->name, mt->n - 1, mt->target->name),
-           fmt(mt, "switch the pass on with atc --fusion_switch_file (a line SoftmaxSmallOpFusionPass:on; then set "
-                   "[rule.%s] %s = 1 in the target), or export the softmax as one ONNX Softmax (torch.softmax), "
-                   "which GE maps to SoftmaxV2 directly",
+           fmt(mt,
+               "switch the pass on with atc --fusion_switch_file (a line SoftmaxSmallOpFusionPass:on; then set "
+               "[rule.%s] %s = 1 in the target), or export the softmax as one ONNX Softmax (torch.softmax), "
+               "which GE maps to SoftmaxV2 directly",
                mt->rule->id, c->param));
     return false;
 }
@@ -1149,8 +1157,8 @@ static bool check_same_reduce_axes(const fp_constraint *c, const fp_match *mt, G
     if (!why)
         return true;
     reason(mt, out, c, sdup(mt, why), sdup(mt, "keepdims 1 and the same axes in both reduces"),
-           fmt(mt, "%s %s: %s; the pass needs both reduces over the same axes with keepdims 1", bad->op_type,
-               bad->name, why),
+           fmt(mt, "%s %s: %s; the pass needs both reduces over the same axes with keepdims 1", bad->op_type, bad->name,
+               why),
            sdup(mt, "reduce over the same axes with keepdims=True (x.amax(dim, keepdim=True), "
                     "x.sum(dim, keepdim=True)), or export one Softmax"));
     return false;
@@ -1205,11 +1213,13 @@ static bool check_rotary_operands(const fp_constraint *c, const fp_match *mt, GP
         return true;
     const fp_node *n = node_at(mt, 0);
     reason(mt, out, c, sdup(mt, why), fmt(mt, "x, cos, sin 4-D of one dtype; head dim even, <= %g", limit),
-           fmt(mt, "%s %s: %s; ApplyRotaryPosEmb takes x, cos and sin 4-D of one dtype and an even head dim of at "
-                   "most %g",
+           fmt(mt,
+               "%s %s: %s; ApplyRotaryPosEmb takes x, cos and sin 4-D of one dtype and an even head dim of at "
+               "most %g",
                n->op_type, n->name, why, limit),
-           fmt(mt, "give the fused op x, cos and sin 4-D (BSND or BNSD) of x's dtype, head dim even and <= %g "
-                   "(reshape and cast around it)",
+           fmt(mt,
+               "give the fused op x, cos and sin 4-D (BSND or BNSD) of x's dtype, head dim even and <= %g "
+               "(reshape and cast around it)",
                limit));
     return false;
 }
@@ -1281,8 +1291,8 @@ static bool check_explicit_pads(const fp_constraint *c, const fp_match *mt, GPtr
     const fp_attr *pads = fp_node_attr(n, "pads");
     int32_t rank = n->n_inputs && n->inputs[0] ? n->inputs[0]->shape.rank : -1;
     const char *why = strcmp(auto_pad, "NOTSET") != 0 ? "auto_pad is set"
-                      : !pads                          ? "it has no pads attribute"
-                      : n->n_outputs > 1               ? "it has a second output (MaxPool's Indices)"
+                      : !pads                         ? "it has no pads attribute"
+                      : n->n_outputs > 1              ? "it has a second output (MaxPool's Indices)"
                       : pads->type != FP_ATTR_INTS || rank < 3 || pads->n != 2 * (uint32_t)(rank - 2)
                           ? "its pads do not give a start and an end per spatial dim"
                           : NULL;

@@ -15,36 +15,36 @@ typedef struct {
      * then per record (from rec_base on) the next one and its rule key; a record index is + 1 in
      * out->fusions, 0 for none. The anchors come in node order: a list, not a hash of them. */
     uint32_t *first_rec;
-    GArray *rec_next, *rec_rule; /* uint32_t */
-    guint rec_base;    /* out->fusions->len before this pass */
-    size_t *rule_key;  /* index in fp_rules -> the first index with its id (variants share records) */
-    const char **op_name, **domain; /* per rule index: its fused op and domain, interned in the model */
-    const char *activation; /* "activation", interned */
-    GPtrArray *ins, *outs; /* rewrite_fuse's scratch (fuse_rewrite.c) */
+    GArray *rec_next, *rec_rule;     /* uint32_t */
+    guint rec_base;                  /* out->fusions->len before this pass */
+    size_t *rule_key;                /* index in fp_rules -> the first index with its id (variants share records) */
+    const char **op_name, **domain;  /* per rule index: its fused op and domain, interned in the model */
+    const char *activation;          /* "activation", interned */
+    GPtrArray *ins, *outs;           /* rewrite_fuse's scratch (fuse_rewrite.c) */
     fp_list_memo memo[FP_LIST_MEMO]; /* fp_match.memo */
-    uint32_t *dirty;   /* per node of the model: the rule pass that rewrote it (not matched again in
+    uint32_t *dirty;                 /* per node of the model: the rule pass that rewrote it (not matched again in
                           that pass), 0 = never */
-    uint32_t pass;     /* the current rule pass, from 1 */
-    fp_arena *tmp;     /* a candidate's reasons while its constraints run (fp_match.tmp) */
+    uint32_t pass;                   /* the current rule pass, from 1 */
+    fp_arena *tmp;                   /* a candidate's reasons while its constraints run (fp_match.tmp) */
     uint32_t groups;
-    uint8_t *kind;     /* per node of the model: its op when it may be matched (op_ok's tests of the
+    uint8_t *kind;                     /* per node of the model: its op when it may be matched (op_ok's tests of the
                           node itself: live, not folded, has input 0 and output 0), else
                           FP_FUSE_KIND_SKIP, or FP_FUSE_KIND_REMOVED once a rewrite removed it; kept
                           up to date by the rewrites, so the sweeps and extend read a byte instead of
                           the node's fields */
-    uint32_t n_kind[256]; /* nodes of the model per kind (of `kind`), kept up to date with it */
+    uint32_t n_kind[256];              /* nodes of the model per kind (of `kind`), kept up to date with it */
     bool (*kind_tab)[FP_PAT_MAX][256]; /* per rule index: kind_row of each pattern node */
     bool *kind_tab_set;
-    int16_t *only;     /* per rule index: the one kind its anchor can have, or -1 (made with kind_tab) */
+    int16_t *only; /* per rule index: the one kind its anchor can have, or -1 (made with kind_tab) */
     /* the use lists are updated where a rewrite changes them (fuse_uses.c), not relinked */
-    GPtrArray *chg;    /* nodes whose inputs a rewrite changes (or removes) */
-    GArray *before, *after; /* their uses before and after it, by value and key (fuse_uses.c) */
+    GPtrArray *chg;                /* nodes whose inputs a rewrite changes (or removes) */
+    GArray *before, *after;        /* their uses before and after it, by value and key (fuse_uses.c) */
     size_t link_work, link_budget; /* use entries rewritten in this rule pass, and how many before a
                           whole fp_model_link at its end is the cheaper way (relink) */
-    bool relink;       /* gave up the local updates in this rule pass: fp_model_link at its end */
-    GArray *squeezes;  /* Split outputs that need a Squeeze after them, made at the end of the pass (a
+    bool relink;                   /* gave up the local updates in this rule pass: fp_model_link at its end */
+    GArray *squeezes;              /* Split outputs that need a Squeeze after them, made at the end of the pass (a
                           node added mid-pass would shift the per-node arrays; fuse_rewrite.c) */
-    bool order_broken; /* a rewrite in this rule pass made the graph's node array no longer topological */
+    bool order_broken;             /* a rewrite in this rule pass made the graph's node array no longer topological */
 } fp_fuser;
 
 /* fp_fuser.kind of a node no pattern node can stand for, and of a node a rewrite removed. */

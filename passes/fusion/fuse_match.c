@@ -120,8 +120,8 @@ static bool extend(fp_fuser *fz, fp_match *mt, int k)
     for (uint32_t u = 0; u < v->n_uses; u++) {
         fp_node *cand = v->uses[u].node;
         uint32_t port = v->uses[u].port;
-        if (port == UINT32_MAX || cand->graph != src->graph || fp_fuse_in_match(mt, cand) ||
-            !op_ok(fz, mt, k, cand) || is_dirty(fz, cand))
+        if (port == UINT32_MAX || cand->graph != src->graph || fp_fuse_in_match(mt, cand) || !op_ok(fz, mt, k, cand) ||
+            is_dirty(fz, cand))
             continue;
         if (p->port >= 0 && port != (uint32_t)p->port)
             continue;
@@ -192,7 +192,7 @@ bool fp_fuse_match_at(fp_fuser *fz, const fp_rule *r, fp_node *anchor, size_t id
 
 bool fp_fuse_match_possible(fp_fuser *fz, size_t ri)
 {
-    bool (*tab)[256] = fp_fuse_match_kinds(fz, ri);
+    bool(*tab)[256] = fp_fuse_match_kinds(fz, ri);
     for (int k = 0; k < fp_rules[ri].n_pattern; k++) {
         bool any = false;
         for (int op = 0; op < FP_OP_COUNT && !any; op++)

@@ -259,8 +259,10 @@ static fp_value *gather_to_squeeze(fp_fuser *fz, fp_node *g, int64_t axis, const
         ins[1] = fp_graph_int64_initializer(g->graph, axes_name, &axis, 1);
     } else {
         g->attrs = fp_arena_calloc(m->arena, 1, sizeof(fp_attr));
-        g->attrs[0] = (fp_attr){.name = fp_intern(m, "axes", -1), .type = FP_ATTR_INTS,
-                                .u.ints = fp_arena_memdup(m->arena, &axis, sizeof axis), .n = 1};
+        g->attrs[0] = (fp_attr){.name = fp_intern(m, "axes", -1),
+                                .type = FP_ATTR_INTS,
+                                .u.ints = fp_arena_memdup(m->arena, &axis, sizeof axis),
+                                .n = 1};
         g->n_attrs = 1;
     }
     g->inputs = ins;
@@ -297,7 +299,7 @@ static void rewrite_split(fp_fuser *fz, const fp_match *mt)
     for (int i = 0; i < n; i++) {
         sizes[i] = end[i] - start[i];
         outs[i] = squeeze[i] && by[i] != a ? gather_to_squeeze(fz, by[i], axis, mt->x, by[i]->outputs[0])
-                                            : by[i]->outputs[0];
+                                           : by[i]->outputs[0];
         if (squeeze[i] && by[i] == a) /* the anchor is the Split: its Squeeze comes at the end of the pass */
             g_array_append_val(fz->squeezes, ((split_squeeze){a, (uint32_t)i, axis}));
     }
@@ -359,8 +361,11 @@ static void rewrite_pad(fp_fuser *fz, const fp_match *mt)
         now[i] = a->u.ints[i] + (2 + i < half ? pads[2 + i] : 0);
         now[spatial + i] = a->u.ints[spatial + i] + (2 + i < half ? pads[half + 2 + i] : 0);
     }
-    set_attr(fz, last, (fp_attr){.name = fp_intern(fz->m, "pads", -1), .type = FP_ATTR_INTS,
-                                 .u.ints = fp_arena_memdup(fz->m->arena, now, sizeof(int64_t) * a->n), .n = a->n});
+    set_attr(fz, last,
+             (fp_attr){.name = fp_intern(fz->m, "pads", -1),
+                       .type = FP_ATTR_INTS,
+                       .u.ints = fp_arena_memdup(fz->m->arena, now, sizeof(int64_t) * a->n),
+                       .n = a->n});
     if (mt->n == 3)
         mt->nodes[1]->outputs[0]->shape = pad->inputs[0]->shape;
     rewrite_eliminate(mt);
@@ -390,12 +395,24 @@ void fp_fuse_rewrite(fp_fuser *fz, const fp_match *mt)
 {
     mark_dirty(fz, mt);
     switch (mt->rule->rewrite) {
-    case FP_RW_FOLD: rewrite_fold(fz, mt); break;
-    case FP_RW_FUSE: rewrite_fuse(fz, mt); break;
-    case FP_RW_ELIMINATE: rewrite_eliminate(mt); break;
-    case FP_RW_ABSORB: rewrite_absorb(fz, mt); break;
-    case FP_RW_SPLIT: rewrite_split(fz, mt); break;
-    case FP_RW_PAD: rewrite_pad(fz, mt); break;
+    case FP_RW_FOLD:
+        rewrite_fold(fz, mt);
+        break;
+    case FP_RW_FUSE:
+        rewrite_fuse(fz, mt);
+        break;
+    case FP_RW_ELIMINATE:
+        rewrite_eliminate(mt);
+        break;
+    case FP_RW_ABSORB:
+        rewrite_absorb(fz, mt);
+        break;
+    case FP_RW_SPLIT:
+        rewrite_split(fz, mt);
+        break;
+    case FP_RW_PAD:
+        rewrite_pad(fz, mt);
+        break;
     }
 }
 

@@ -3,6 +3,7 @@
  * their sources are listed in docs/rules.md. */
 #include "passes/fusion/fuse.h"
 
+/* clang-format off */
 #define END FP_OP_COUNT
 #define OPS(...) {__VA_ARGS__, END}
 /* pattern node helpers */
@@ -431,5 +432,6 @@ const fp_rule fp_rules[] = {
      .constraints = {G(pointwise_kind, -1, -1), C(single_consumer, -1, -1), C(not_graph_output, 0, -1)},
      .n_constraints = 3, .rewrite = FP_RW_FUSE, .fused_op = "PointWise", .fused_kind = FP_OP_SUM, .act_node = -1},
 };
+/* clang-format on */
 
 const size_t fp_n_rules = G_N_ELEMENTS(fp_rules);

@@ -10,7 +10,7 @@
 #include "passes/float16.h"
 #include "passes/fusion/fuse.h"
 
-G_DEFINE_QUARK(fp-fuse-error-quark, fp_fuse_error)
+G_DEFINE_QUARK(fp-fuse-error-quark, fp_fuse_error);
 
 /* A parameter as read for (rule, constraint): the number and the list, each read on first use. */
 typedef struct {
@@ -66,7 +66,6 @@ static GPtrArray *rule_params(const char *id)
     return keys;
 }
 
-
 /* GLib 2.74 sets its GError twice (a GLib warning) when a value holds an invalid escape and ends
  * in a lone backslash: refuse such values before g_key_file_get_string parses them. */
 bool fp_keyfile_check_escapes(GKeyFile *kf, const char *path, GError **error)
@@ -100,8 +99,9 @@ static bool param_is_list(const char *id, const char *key)
 }
 
 /* The [layout] keys, each true or false; the [stages] keys, each a sentence. */
-static const char *const layout_keys[] = {"drop_narrowing_casts", "nchwc", "ge_formats", "enable_small_channel",
-                                          "matmul_weight_nz", "transpose_optimizer", NULL};
+static const char *const layout_keys[] =
+    {"drop_narrowing_casts", "nchwc", "ge_formats", "enable_small_channel", "matmul_weight_nz",
+     "transpose_optimizer",  NULL};
 static const char *const stage_keys[] = {"original", "fusion", "final", NULL};
 
 /* Whether every key of group is one of valid and, when booleans, reads as true or false. */
@@ -140,8 +140,8 @@ static bool validate(fp_target *t, GError **error)
             continue;
         }
         if (strncmp(*g, "rule.", 5) != 0) {
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: unknown group [%s] (valid: [target], [stages], [layout], [rule.ID])",
-                        t->path, *g);
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                        "%s: unknown group [%s] (valid: [target], [stages], [layout], [rule.ID])", t->path, *g);
             return false;
         }
         const char *id = *g + 5;
@@ -168,8 +168,8 @@ static bool validate(fp_target *t, GError **error)
             if (!ok) {
                 g_ptr_array_add(valid, NULL);
                 g_autofree char *list = g_strjoinv(", ", (char **)valid->pdata);
-                g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s]: unknown key '%s' (valid: %s)", t->path,
-                            *g, *k, *list ? list : "none");
+                g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [%s]: unknown key '%s' (valid: %s)",
+                            t->path, *g, *k, *list ? list : "none");
                 return false;
             }
         }
@@ -177,7 +177,8 @@ static bool validate(fp_target *t, GError **error)
     for (char **r = t->rules; *r; r++) {
         g_strstrip(*r);
         if (!find_rule(*r)) {
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] rules: no rule named '%s'", t->path, *r);
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] rules: no rule named '%s'", t->path,
+                        *r);
             return false;
         }
     }
@@ -329,8 +330,9 @@ static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
     for (char **e = t->expand; e && *e; e++) {
         g_strstrip(*e);
         if (!fp_expand_supported(*e)) {
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] expand: '%s' is no op fuseplan expands (%s)",
-                        path, *e, fp_expand_supported_list());
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                        "%s: [target] expand: '%s' is no op fuseplan expands (%s)", path, *e,
+                        fp_expand_supported_list());
             fp_target_free(t);
             return NULL;
         }

@@ -12,7 +12,7 @@
 
 #include "passes/shape/shapes.h"
 
-G_DEFINE_QUARK(fp-headroom-error-quark, fp_headroom_error)
+G_DEFINE_QUARK(fp-headroom-error-quark, fp_headroom_error);
 
 typedef struct eval {
     uint64_t total, arena, weights, outside;
@@ -26,11 +26,11 @@ typedef struct {
     const fp_headroom_opts *o;
     fp_headroom_result *res;
     uint32_t unknown_at_1;
-    fp_memory_opts mem;      /* o->mem, with `reuse` */
-    bool checked;    /* a shapes run of the search succeeded: the attributes are checked (nothing
+    fp_memory_opts mem; /* o->mem, with `reuse` */
+    bool checked;       /* a shapes run of the search succeeded: the attributes are checked (nothing
                         the search runs changes them) */
-    bool inferred;   /* the search ran shape inference (m may no longer be as the caller left it) */
-    int64_t last_b;  /* the batch m is inferred at: of the last shapes run, which succeeded, or 1 with
+    bool inferred;      /* the search ran shape inference (m may no longer be as the caller left it) */
+    int64_t last_b;     /* the batch m is inferred at: of the last shapes run, which succeeded, or 1 with
                         the caller's plan at batch 1; 0 when unknown */
 } search;
 
@@ -74,8 +74,12 @@ static void summarize(search *s, uint64_t arena, uint64_t weights, uint32_t unkn
 /* Plans batch B; a 64-bit overflow of sizes is "does not fit", other failures are errors. */
 static bool evaluate(search *s, int64_t B, fp_diag *diag, eval *e, GError **error)
 {
-    fp_shape_opts so = {.input_shapes = s->o->input_shapes, .batch = B, .batch_dim = s->o->batch_dim,
-                        .dims = s->o->shapes.dims, .n_dims = s->o->shapes.n_dims, .attrs_checked = s->checked};
+    fp_shape_opts so = {.input_shapes = s->o->input_shapes,
+                        .batch = B,
+                        .batch_dim = s->o->batch_dim,
+                        .dims = s->o->shapes.dims,
+                        .n_dims = s->o->shapes.n_dims,
+                        .attrs_checked = s->checked};
     s->last_b = 0;
     s->inferred = true;
     if (!fp_pass_shapes(s->m, &so, diag, error))
@@ -255,8 +259,10 @@ static bool find_max_batch(search *s, fp_diag *diag, GError **error)
     const fp_headroom_opts *opts = s->o;
     fp_headroom_result *res = s->res;
     /* the inputs as declared, or bound by input_shapes with the batch left free */
-    fp_shape_opts unbound = {.input_shapes = opts->input_shapes, .batch_dim = opts->batch_dim,
-                             .dims = opts->shapes.dims, .n_dims = opts->shapes.n_dims};
+    fp_shape_opts unbound = {.input_shapes = opts->input_shapes,
+                             .batch_dim = opts->batch_dim,
+                             .dims = opts->shapes.dims,
+                             .n_dims = opts->shapes.n_dims};
     s->inferred = opts->input_shapes != NULL;
     if (opts->input_shapes && !fp_pass_shapes(s->m, &unbound, NULL, error))
         return false;
@@ -312,14 +318,13 @@ static bool restore_shapes(const search *s, GError **error)
     return fp_pass_shapes(s->m, &so, NULL, error);
 }
 
-bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag,
-                      GError **error)
+bool fp_pass_headroom(fp_model *m, const fp_headroom_opts *opts, fp_headroom_result *res, fp_diag *diag, GError **error)
 {
     memset(res, 0, sizeof *res);
     res->usable = opts->capacity > opts->reserve ? opts->capacity - opts->reserve : 0;
     res->batch_desc = opts->batch_dim ? opts->batch_dim : "first dimension of the inputs";
-    g_autoptr(fp_memory_reuse) own = opts->mem.reuse ? NULL
-                                                     : fp_memory_reuse_new(opts->plan_at_1 ? opts->plan_at_1->method : NULL);
+    g_autoptr(fp_memory_reuse)
+        own = opts->mem.reuse ? NULL : fp_memory_reuse_new(opts->plan_at_1 ? opts->plan_at_1->method : NULL);
     search s = {.m = m, .o = opts, .res = res, .mem = opts->mem};
     s.mem.reuse = opts->mem.reuse ? opts->mem.reuse : own;
     bool ok = find_max_batch(&s, diag, error);

@@ -34,12 +34,12 @@ typedef struct {
        batch 1 with these input_shapes and batch_dim (fp_pipeline_run's final plan when the batch is
        1): batch 1 is not planned again */
     const fp_memory_result *plan_at_1;
-    int64_t weight_delta;     /* added to the planned weight bytes (a weight-precision what-if) */
+    int64_t weight_delta; /* added to the planned weight bytes (a weight-precision what-if) */
     /* optional: the bytes held outside the arena (mem.outside: a decoder's KV cache) with m
        inferred at the batch being tried; UINT64_MAX when some size is unknown or overflows */
     uint64_t (*outside_bytes)(void *data);
     void *outside_data;
-    fp_shape_opts shapes;     /* how the caller inferred m (its fp_pass_shapes options): m is
+    fp_shape_opts shapes; /* how the caller inferred m (its fp_pass_shapes options): m is
                                  inferred so again when the search is over; its dims (--dim)
                                  stay bound at every batch of the search */
 } fp_headroom_opts;
@@ -49,13 +49,13 @@ typedef struct {
     uint64_t bytes_at_max; /* weights + arena + outside at max_batch (at batch 1 when max_batch is 0) */
     uint64_t arena_at_max;
     uint64_t outside_at_max; /* opts.outside_bytes at max_batch (0 without) */
-    uint64_t bytes_above;  /* weights + arena + outside at max_batch + 1; UINT64_MAX when sizes overflow; 0
+    uint64_t bytes_above;    /* weights + arena + outside at max_batch + 1; UINT64_MAX when sizes overflow; 0
                               when not evaluated (the search limit was reached) */
-    uint64_t weight_bytes; /* with opts.weight_delta */
-    uint64_t usable;       /* capacity - reserve */
-    uint32_t evaluations;  /* batches planned */
-    bool at_limit;         /* max_batch is the search limit: memory may allow more */
-    const char *batch_desc; /* what was bound: the symbol, or "first dimension of the inputs" */
+    uint64_t weight_bytes;   /* with opts.weight_delta */
+    uint64_t usable;         /* capacity - reserve */
+    uint32_t evaluations;    /* batches planned */
+    bool at_limit;           /* max_batch is the search limit: memory may allow more */
+    const char *batch_desc;  /* what was bound: the symbol, or "first dimension of the inputs" */
 } fp_headroom_result;
 
 /* Whether some main-graph input of m has a batch to vary: a symbolic or unknown first dimension,

@@ -123,8 +123,8 @@ bool fp_memgraph_has_workspace(const fp_memgraph *mg)
  * the entries' order (the same overflow error), LOAD by a difference array over the steps. The
  * steps are not renumbered as fp_memplan_load may do: that keeps their order, so LOAD and the
  * first step reaching it are the same. */
-bool fp_memgraph_load(const fp_memgraph *mg, const uint32_t *order, uint64_t align, uint64_t *load,
-                      uint32_t *peak_step, GError **error)
+bool fp_memgraph_load(const fp_memgraph *mg, const uint32_t *order, uint64_t align, uint64_t *load, uint32_t *peak_step,
+                      GError **error)
 {
     uint32_t n = mg->n_nodes, nb = mg->n_bufs, T = MAX(n, 1);
     uint32_t *pos = g_new(uint32_t, n + 1);
@@ -340,11 +340,11 @@ typedef struct {
     uint8_t *cls;
     uint32_t *uf;
     uint32_t *prod;
-    int32_t *dep;      /* make_nodes: per value id, lv->node_idx of its producer (prod, translated) */
-    u32vec cand;       /* ids of the outputs in g of live nodes, in topological order */
-    act_rec *acts;     /* the activations (before views), in value order */
+    int32_t *dep;  /* make_nodes: per value id, lv->node_idx of its producer (prod, translated) */
+    u32vec cand;   /* ids of the outputs in g of live nodes, in topological order */
+    act_rec *acts; /* the activations (before views), in value order */
     size_t n_acts;
-    u32vec eff;        /* make_nodes: lv->eff being filled (lv->eff_start is) */
+    u32vec eff; /* make_nodes: lv->eff being filled (lv->eff_start is) */
 } builder;
 
 static uint32_t uf_find(uint32_t *uf, uint32_t x)
@@ -757,8 +757,8 @@ static void make_nodes(builder *B, const uint64_t *workspace)
         mg->use_start[v + 1] = (uint32_t)uses.len;
         mg->workspace[v] = workspace ? workspace[nd->id] : 0;
         lv->inplace_a[v] = lv->inplace_o[v] = -1;
-        if (fp_op_has(nd->op, FP_OPF_INPLACE) && nd->n_inputs && nd->n_outputs && nd->inputs[0] &&
-            nd->outputs[0] && nd->inputs[0]->graph == B->g) {
+        if (fp_op_has(nd->op, FP_OPF_INPLACE) && nd->n_inputs && nd->n_outputs && nd->inputs[0] && nd->outputs[0] &&
+            nd->inputs[0]->graph == B->g) {
             int32_t a = lv->value_buf[nd->inputs[0]->id], o = lv->value_buf[nd->outputs[0]->id];
             if (a >= 0 && o >= 0 && a != o && mg->producer[o] == (int32_t)v) {
                 lv->inplace_a[v] = a;
@@ -825,7 +825,7 @@ fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, con
     lv->n_graph_values = nv;
     lv->node_idx = g_new(int32_t, nn + 1);
     memset(lv->node_idx, 0xff, (nn + 1) * sizeof(int32_t)); /* NO_IDX */
-    lv->node_state = g_new0(uint8_t, nn + 1);                /* removed */
+    lv->node_state = g_new0(uint8_t, nn + 1);               /* removed */
     lv->nodes = g_new(fp_node *, B.n_topo + 1);
     lv->free_nodes = g_new(fp_node *, B.n_topo + 1);
     B.cls = g_new(uint8_t, nv + 1);

@@ -30,15 +30,15 @@ enum {
  * and freed by fp_memgraph_clear. Tests build memgraphs by hand. */
 typedef struct {
     uint32_t n_nodes, n_bufs;
-    uint32_t *pred_start, *preds; /* per node: nodes that must run before it (each once) */
-    uint32_t *def_start, *defs;   /* per node: buffers it defines */
-    uint32_t *use_start, *uses;   /* per node: buffers it reads (each once) */
-    uint64_t *workspace;          /* per node: bytes live only while it runs (subgraphs) */
-    int32_t *inplace_in;          /* per node: buffer it may overwrite in place, or -1 */
-    int32_t *inplace_out;         /* per node: the output buffer written there, or -1 */
-    uint64_t *bytes;              /* per buffer */
-    uint32_t *flags;              /* per buffer: FP_BUF_* */
-    int32_t *producer;            /* per buffer: defining node, -1 for graph inputs */
+    uint32_t *pred_start, *preds;     /* per node: nodes that must run before it (each once) */
+    uint32_t *def_start, *defs;       /* per node: buffers it defines */
+    uint32_t *use_start, *uses;       /* per node: buffers it reads (each once) */
+    uint64_t *workspace;              /* per node: bytes live only while it runs (subgraphs) */
+    int32_t *inplace_in;              /* per node: buffer it may overwrite in place, or -1 */
+    int32_t *inplace_out;             /* per node: the output buffer written there, or -1 */
+    uint64_t *bytes;                  /* per buffer */
+    uint32_t *flags;                  /* per buffer: FP_BUF_* */
+    int32_t *producer;                /* per buffer: defining node, -1 for graph inputs */
     uint32_t *reader_start, *readers; /* per buffer: nodes reading it (each once) */
 } fp_memgraph;
 
@@ -65,25 +65,25 @@ bool fp_memgraph_has_workspace(const fp_memgraph *mg);
 
 /* LOAD of `order`: the largest live bytes (sizes rounded to align) at any step; peak_step may be
  * NULL. False only on 64-bit overflow. */
-bool fp_memgraph_load(const fp_memgraph *mg, const uint32_t *order, uint64_t align, uint64_t *load,
-                      uint32_t *peak_step, GError **error);
+bool fp_memgraph_load(const fp_memgraph *mg, const uint32_t *order, uint64_t align, uint64_t *load, uint32_t *peak_step,
+                      GError **error);
 
 /* ---- from the IR ---- */
 
 typedef struct {
     fp_memgraph mg;
     const fp_graph *graph;
-    fp_node **nodes;          /* per memgraph node: the IR node */
-    fp_node **free_nodes;     /* live nodes outside the memgraph (Constant, folded), topo order */
+    fp_node **nodes;      /* per memgraph node: the IR node */
+    fp_node **free_nodes; /* live nodes outside the memgraph (Constant, folded), topo order */
     uint32_t n_free;
     const fp_value **buf_value; /* per buffer: the value that defines it (first of its aliases) */
-    uint32_t *buf_aliases;    /* per buffer: number of values sharing it (1 = no alias) */
-    int32_t *value_buf;       /* per value id of the graph: its buffer, or -1 (weight, fused, ...) */
-    uint64_t weight_bytes;    /* initializers, constants and folded values of this graph */
-    uint32_t n_unknown;       /* activation values of unknown size (counted as 0) */
-    uint32_t n_fused;         /* values internal to a fused group (never materialized) */
-    uint32_t n_views;         /* values sharing the buffer of a view's input */
-    fp_dtype float_as;        /* fp_liveness_opts.float_as of the build */
+    uint32_t *buf_aliases;      /* per buffer: number of values sharing it (1 = no alias) */
+    int32_t *value_buf;         /* per value id of the graph: its buffer, or -1 (weight, fused, ...) */
+    uint64_t weight_bytes;      /* initializers, constants and folded values of this graph */
+    uint32_t n_unknown;         /* activation values of unknown size (counted as 0) */
+    uint32_t n_fused;           /* values internal to a fused group (never materialized) */
+    uint32_t n_views;           /* values sharing the buffer of a view's input */
+    fp_dtype float_as;          /* fp_liveness_opts.float_as of the build */
     /* what fp_liveness_resize needs: the weights read at run time (the bytes of those with a tensor
        from the model, which never change, and the others), per memgraph node the in-place pair
        its sizes permit or not (-1: none), and the structure the memgraph was built on */
@@ -91,9 +91,9 @@ typedef struct {
     const fp_value **weights;
     uint32_t n_weights;
     int32_t *inplace_a, *inplace_o;
-    uint8_t *node_state;      /* per IR node id: removed, free or scheduled */
+    uint8_t *node_state; /* per IR node id: removed, free or scheduled */
     uint32_t n_graph_nodes, n_graph_values;
-    int32_t *node_idx;        /* per IR node id: memgraph node (>= 0), free node k (-2 - k), or -1 */
+    int32_t *node_idx;         /* per IR node id: memgraph node (>= 0), free node k (-2 - k), or -1 */
     uint32_t *eff_start, *eff; /* per free node (CSR): the memgraph nodes it depends on, directly or
                                   through other free nodes */
 } fp_liveness;

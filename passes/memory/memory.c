@@ -17,7 +17,7 @@
 struct fp_memory_reuse {
     const fp_graph *graph; /* whose liveness lv is (NULL before the first plan) */
     fp_liveness *lv;
-    const char *method;    /* planner candidate that won last (a static string) */
+    const char *method; /* planner candidate that won last (a static string) */
 };
 
 fp_memory_reuse *fp_memory_reuse_new(const char *method)
@@ -173,8 +173,7 @@ static void peak_tensors(const fp_liveness *lv, const fp_membuf *out, size_t ne,
  * takeovers included: each buffer at its own size) of the memgraph, as fp_memplan_plan sums it on
  * that array of sizes (the same error on overflow); off (may be NULL) receives the offsets. No
  * plan of the same entries overflows when this sum does not. */
-static bool naive_arena(const fp_memgraph *mg, bool ws, uint64_t align, uint64_t *off, uint64_t *arena,
-                        GError **error)
+static bool naive_arena(const fp_memgraph *mg, bool ws, uint64_t align, uint64_t *off, uint64_t *arena, GError **error)
 {
     fp_memplan_naive nv = {0};
     for (uint32_t b = 0; b < mg->n_bufs; b++)
@@ -210,14 +209,14 @@ static fp_liveness *liveness(const fp_graph *g, const fp_memory_opts *opts, cons
 typedef struct {
     uint64_t align;
     totals t;
-    fp_liveness *lv, *owned;  /* g's liveness; owned: when it is not opts->reuse's */
-    uint32_t *given, *best;   /* memgraph orders: the given one, the searched one (NULL: no search) */
-    const uint32_t *order;    /* the one planned */
-    fp_schedule_result sr;    /* of the search, when best is set */
-    bool ws;                  /* the entries include the nodes' workspaces (some node has one) */
-    size_t ne;                /* entries: the buffers, then with ws the workspaces */
+    fp_liveness *lv, *owned; /* g's liveness; owned: when it is not opts->reuse's */
+    uint32_t *given, *best;  /* memgraph orders: the given one, the searched one (NULL: no search) */
+    const uint32_t *order;   /* the one planned */
+    fp_schedule_result sr;   /* of the search, when best is set */
+    bool ws;                 /* the entries include the nodes' workspaces (some node has one) */
+    size_t ne;               /* entries: the buffers, then with ws the workspaces */
     fp_membuf *out;
-    uint32_t *slot;           /* per buffer, the entry holding it (in-place chains) */
+    uint32_t *slot; /* per buffer, the entry holding it (in-place chains) */
     uint32_t n_inplace;
 } prep;
 
@@ -280,14 +279,17 @@ static bool plan_arena(const prep *p, const fp_memory_opts *opts, bool naive_fai
     if (is_naive) { /* no reuse at all, in-place takeovers included */
         pr.arena = naive;
         pr.method = fp_memplan_strategy_name(FP_MEMPLAN_NAIVE);
-    } else if (!fp_memplan_arena(p->out, p->ne, p->align, opts->strategy, opts->reuse ? opts->reuse->method : NULL,
-                                 &pr, error)) {
+    } else if (!fp_memplan_arena(p->out, p->ne, p->align, opts->strategy, opts->reuse ? opts->reuse->method : NULL, &pr,
+                                 error)) {
         return false;
     }
     if (opts->reuse)
         opts->reuse->method = pr.method;
-    *out = (fp_memory_arena_result){.arena = pr.arena, .method = pr.method, .weight_bytes = p->t.weight_bytes,
-                                    .workspace_bytes = p->t.workspace_bytes, .n_unknown = p->t.n_unknown};
+    *out = (fp_memory_arena_result){.arena = pr.arena,
+                                    .method = pr.method,
+                                    .weight_bytes = p->t.weight_bytes,
+                                    .workspace_bytes = p->t.workspace_bytes,
+                                    .n_unknown = p->t.n_unknown};
     return true;
 }
 
@@ -455,7 +457,8 @@ bool fp_memory_naive(const fp_graph *g, const fp_memory_opts *opts, fp_memory_na
     g_autofree uint64_t *ws = NULL;
     if (!workspaces(g, opts, true, diag, &ws, &t, error))
         return false;
-    g_autoptr(fp_liveness) lv = fp_liveness_build(g, ws, &(fp_liveness_opts){opts->outside, opts->float_as}, diag, error);
+    g_autoptr(fp_liveness)
+        lv = fp_liveness_build(g, ws, &(fp_liveness_opts){opts->outside, opts->float_as}, diag, error);
     if (!lv)
         return false;
     const fp_memgraph *mg = &lv->mg;

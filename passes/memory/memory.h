@@ -29,8 +29,8 @@ typedef struct fp_memory_reuse fp_memory_reuse;
 typedef struct {
     fp_memplan_strategy strategy;
     fp_schedule_mode schedule;
-    uint64_t align;   /* bytes; 0 = FP_MEMORY_DEFAULT_ALIGN */
-    bool every_strategy; /* fp_pass_memory also plans every other strategy on the planned order, for
+    uint64_t align;         /* bytes; 0 = FP_MEMORY_DEFAULT_ALIGN */
+    bool every_strategy;    /* fp_pass_memory also plans every other strategy on the planned order, for
                             the memory report's comparison; else naive and `strategy` only */
     GHashTable *outside;    /* optional: values held in memory the runtime allocates apart from the
                                arena (a decoder's KV cache: fp_kv_cache_outside), planned nowhere
@@ -44,14 +44,14 @@ typedef struct {
 
 /* One buffer live at the peak. */
 typedef struct {
-    const fp_value *value;       /* value that defines the buffer; NULL for a workspace */
-    const fp_node *producer;     /* NULL for a graph input */
-    const fp_node *last_reader;  /* node at its last read, NULL when nobody reads it */
-    const fp_node *ws_node;      /* for a workspace: the control-flow node */
-    uint64_t bytes;              /* as planned (rounded to the alignment) */
-    uint64_t offset;             /* in the arena */
-    uint32_t first, last;        /* steps of the full order */
-    uint32_t values;             /* values sharing it: 1 + views + in-place successors */
+    const fp_value *value;      /* value that defines the buffer; NULL for a workspace */
+    const fp_node *producer;    /* NULL for a graph input */
+    const fp_node *last_reader; /* node at its last read, NULL when nobody reads it */
+    const fp_node *ws_node;     /* for a workspace: the control-flow node */
+    uint64_t bytes;             /* as planned (rounded to the alignment) */
+    uint64_t offset;            /* in the arena */
+    uint32_t first, last;       /* steps of the full order */
+    uint32_t values;            /* values sharing it: 1 + views + in-place successors */
     bool input, output;
 } fp_memory_tensor;
 
@@ -59,38 +59,38 @@ typedef struct {
     const fp_graph *graph;
     fp_memory_opts opts;
     uint64_t align;
-    fp_node **order;           /* the planned order: every live node of the graph */
+    fp_node **order; /* the planned order: every live node of the graph */
     uint32_t n_order;
-    const char *schedule;      /* "given" or "optimized": the order planned */
-    const char *schedule_method; /* how the searched order was found: "dp", "greedy", "given" */
-    bool schedule_searched;    /* lower_bound_optimized was computed (schedule is not FP_SCHEDULE_GIVEN) */
-    bool schedule_exact;       /* the search proved lower_bound_optimized optimal */
-    uint32_t n_segments;       /* forced segments found by the search */
+    const char *schedule;           /* "given" or "optimized": the order planned */
+    const char *schedule_method;    /* how the searched order was found: "dp", "greedy", "given" */
+    bool schedule_searched;         /* lower_bound_optimized was computed (schedule is not FP_SCHEDULE_GIVEN) */
+    bool schedule_exact;            /* the search proved lower_bound_optimized optimal */
+    uint32_t n_segments;            /* forced segments found by the search */
     uint64_t lower_bound_given;     /* LOAD of the given order */
     uint64_t lower_bound_optimized; /* LOAD of the searched order (== given when not searched) */
-    uint64_t lower_bound;      /* LOAD of the planned order */
-    uint64_t arena;            /* arena of opts.strategy on the planned order */
+    uint64_t lower_bound;           /* LOAD of the planned order */
+    uint64_t arena;                 /* arena of opts.strategy on the planned order */
     uint64_t strategy_arena[FP_MEMPLAN_COUNT]; /* every strategy on the planned order */
     bool strategy_planned[FP_MEMPLAN_COUNT];   /* which of them ran: all with opts.every_strategy,
                                                   else naive and opts.strategy */
-    const char *method;        /* planner candidate behind `arena` */
-    uint64_t naive_bytes;      /* every activation in its own buffer */
-    uint64_t weight_bytes;     /* initializers, constants and folded values, subgraphs included */
-    uint64_t workspace_bytes;  /* largest subgraph workspace of a control-flow node */
-    uint64_t *live_bytes;      /* per step of `order` (n_order entries): the activation bytes live there,
+    const char *method;                        /* planner candidate behind `arena` */
+    uint64_t naive_bytes;                      /* every activation in its own buffer */
+    uint64_t weight_bytes;                     /* initializers, constants and folded values, subgraphs included */
+    uint64_t workspace_bytes;                  /* largest subgraph workspace of a control-flow node */
+    uint64_t *live_bytes;     /* per step of `order` (n_order entries): the activation bytes live there,
                                   sizes rounded to align, subgraph workspaces included; a Constant or
                                   folded node, which allocates nothing, has the bytes of the step
                                   before it (of the first step when it comes first). The largest is
                                   lower_bound, reached at peak_step */
-    uint32_t peak_step;        /* step of the full order where the planned order's LOAD is reached */
-    const fp_node *peak_node;  /* node run at the peak (NULL for an empty graph) */
-    fp_memory_tensor *peak;    /* buffers live at the peak, largest first */
+    uint32_t peak_step;       /* step of the full order where the planned order's LOAD is reached */
+    const fp_node *peak_node; /* node run at the peak (NULL for an empty graph) */
+    fp_memory_tensor *peak;   /* buffers live at the peak, largest first */
     uint32_t n_peak;
-    uint32_t n_buffers;        /* activation buffers (after views) */
-    uint32_t n_inplace;        /* in-place takeovers in the planned order */
-    uint32_t n_views;          /* values sharing their input's buffer */
-    uint32_t n_fused;          /* values internal to fused groups */
-    uint32_t n_unknown;        /* activation values of unknown size, counted as 0 (subgraphs too) */
+    uint32_t n_buffers; /* activation buffers (after views) */
+    uint32_t n_inplace; /* in-place takeovers in the planned order */
+    uint32_t n_views;   /* values sharing their input's buffer */
+    uint32_t n_fused;   /* values internal to fused groups */
+    uint32_t n_unknown; /* activation values of unknown size, counted as 0 (subgraphs too) */
 } fp_memory_result;
 
 /* Plans graph g (usually m->main; requires fp_model_link and shapes): liveness, the order of
@@ -105,12 +105,12 @@ void fp_memory_result_free(fp_memory_result *r);
 /* The activation bytes of a graph without reuse (fp_memory_naive), for the stages that reuse no
  * memory: the figures of fp_pass_memory with the same options that do not depend on an order. */
 typedef struct {
-    uint64_t naive_bytes;     /* every activation buffer, in-place outputs and workspaces included, in
+    uint64_t naive_bytes;                 /* every activation buffer, in-place outputs and workspaces included, in
                                  its own block (fp_memory_result.naive_bytes) */
-    uint64_t weight_bytes;    /* as fp_memory_result's, subgraphs included */
-    uint64_t workspace_bytes; /* largest subgraph workspace of a control-flow node */
+    uint64_t weight_bytes;                /* as fp_memory_result's, subgraphs included */
+    uint64_t workspace_bytes;             /* largest subgraph workspace of a control-flow node */
     uint32_t n_buffers, n_views, n_fused; /* of g, as fp_memory_result's */
-    uint32_t n_unknown;       /* activation values of unknown size (subgraphs too) */
+    uint32_t n_unknown;                   /* activation values of unknown size (subgraphs too) */
 } fp_memory_naive_result;
 
 /* Fills out for graph g (as fp_pass_memory requires) from its liveness: no order, no plan. Its
@@ -121,11 +121,11 @@ bool fp_memory_naive(const fp_graph *g, const fp_memory_opts *opts, fp_memory_na
 
 /* The arena of one strategy (fp_memory_arena), for searches that plan many sizes of one graph. */
 typedef struct {
-    uint64_t arena;           /* fp_pass_memory's arena with the same options */
-    const char *method;       /* planner candidate behind it: with a hint from opts->reuse, the hint
+    uint64_t arena;        /* fp_pass_memory's arena with the same options */
+    const char *method;    /* planner candidate behind it: with a hint from opts->reuse, the hint
                                  when it reaches LOAD, where fp_pass_memory may name an earlier
                                  candidate reaching LOAD too (fp_memplan_arena) */
-    uint64_t weight_bytes;    /* as fp_memory_result's */
+    uint64_t weight_bytes; /* as fp_memory_result's */
     uint64_t workspace_bytes;
     uint32_t n_unknown;
 } fp_memory_arena_result;

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(fp-memplan-error-quark, fp_memplan_error)
+G_DEFINE_QUARK(fp-memplan-error-quark, fp_memplan_error);
 
 static const char *const strategy_names[] = {
 #define X(id, name) name,
@@ -57,7 +57,7 @@ bool fp_memplan_align(uint64_t size, uint64_t align, uint64_t *out)
 /* The nonzero buffers, sizes rounded, steps compressed to 0..T-1 when they are sparse. */
 typedef struct {
     size_t n;
-    uint32_t *orig;  /* index in the caller's array */
+    uint32_t *orig; /* index in the caller's array */
     uint64_t *sz;
     uint32_t *first, *last;
     uint32_t T;
@@ -253,14 +253,14 @@ typedef struct {
 
 typedef struct {
     const prob *p;
-    uint32_t leaves;  /* power of two >= number of blocks */
-    slice *cover;     /* per step t: short buffers live at t */
-    slice *starts;    /* per step t: every placed buffer whose first step is t */
-    slice *tree;      /* 2 * leaves tree nodes: long buffers at that node */
+    uint32_t leaves;             /* power of two >= number of blocks */
+    slice *cover;                /* per step t: short buffers live at t */
+    slice *starts;               /* per step t: every placed buffer whose first step is t */
+    slice *tree;                 /* 2 * leaves tree nodes: long buffers at that node */
     uint32_t *cover_s, *start_s; /* the lists' buffers (their ranges: off[] of the decode, sz) */
-    tspan *tree_s;    /* NULL when no buffer is long: the query skips the tree */
-    const uint64_t *off; /* offsets of the buffers placed so far (the decode's) */
-    span *hits;       /* scratch: the overlapping placed buffers of one query */
+    tspan *tree_s;               /* NULL when no buffer is long: the query skips the tree */
+    const uint64_t *off;         /* offsets of the buffers placed so far (the decode's) */
+    span *hits;                  /* scratch: the overlapping placed buffers of one query */
     size_t hits_cap;
 } placer;
 
@@ -268,22 +268,22 @@ static bool is_short(const prob *p, uint32_t i) { return p->last[i] - p->first[i
 
 /* Runs body with x set to each canonical tree node covering blocks [first / SHORT_STEPS,
  * last / SHORT_STEPS]. */
-#define TREE_RANGE(pl, first, last, x, body)                                                                  \
-    do {                                                                                                     \
-        size_t l_ = (first) / SHORT_STEPS + (size_t)(pl)->leaves;                                             \
-        size_t r_ = (last) / SHORT_STEPS + (size_t)(pl)->leaves + 1;                                          \
-        while (l_ < r_) {                                                                                    \
-            if (l_ & 1) {                                                                                    \
-                size_t x = l_++;                                                                             \
-                body;                                                                                        \
-            }                                                                                                \
-            if (r_ & 1) {                                                                                    \
-                size_t x = --r_;                                                                             \
-                body;                                                                                        \
-            }                                                                                                \
-            l_ >>= 1;                                                                                        \
-            r_ >>= 1;                                                                                        \
-        }                                                                                                    \
+#define TREE_RANGE(pl, first, last, x, body)                         \
+    do {                                                             \
+        size_t l_ = (first) / SHORT_STEPS + (size_t)(pl)->leaves;    \
+        size_t r_ = (last) / SHORT_STEPS + (size_t)(pl)->leaves + 1; \
+        while (l_ < r_) {                                            \
+            if (l_ & 1) {                                            \
+                size_t x = l_++;                                     \
+                body;                                                \
+            }                                                        \
+            if (r_ & 1) {                                            \
+                size_t x = --r_;                                     \
+                body;                                                \
+            }                                                        \
+            l_ >>= 1;                                                \
+            r_ >>= 1;                                                \
+        }                                                            \
     } while (0)
 
 /* Turns the counts in s[x].end into slice starts (prefix sums); returns the total. */
@@ -573,7 +573,7 @@ static void order_keys(const prob *p, sort_key key, const uint64_t *key_breadth,
             k[w] = g_new(uint64_t, n + 1);
         for (size_t i = 0; i < n; i++) {
             if (key == KEY_LENGTH_DESC) {
-                k[0][i] = (uint32_t)~(p->last[i] - p->first[i]);
+                k[0][i] = (uint32_t) ~(p->last[i] - p->first[i]);
             } else if (key == KEY_AREA_DESC) {
                 double area = (double)p->sz[i] * (p->last[i] - p->first[i] + 1); /* > 0: bits order as values */
                 uint64_t bits;
@@ -845,8 +845,14 @@ static void exact_dfs(exact_ctx *c, size_t depth, uint64_t arena)
 /* Improves *arena/off when the exhaustive search finds better; returns true if it did. */
 static bool exact_search(const prob *p, uint64_t budget, uint64_t *arena, uint64_t *off)
 {
-    exact_ctx c = {p, g_new(uint64_t, p->n + 1), g_new(uint64_t, p->n + 1), g_new0(uint8_t, p->n + 1),
-                   g_new(uint32_t, p->n + 1), *arena, budget, true};
+    exact_ctx c = {p,
+                   g_new(uint64_t, p->n + 1),
+                   g_new(uint64_t, p->n + 1),
+                   g_new0(uint8_t, p->n + 1),
+                   g_new(uint32_t, p->n + 1),
+                   *arena,
+                   budget,
+                   true};
     exact_dfs(&c, 0, 0);
     bool better = c.best < *arena;
     if (better) {

@@ -24,17 +24,17 @@ typedef struct {
     uint32_t last;  /* last step it is live (its last use); first <= last */
 } fp_membuf;
 
-#define FP_MEMPLAN_STRATEGIES(X)                \
-    X(NAIVE, "naive")                           \
-    X(GREEDY_BY_SIZE, "greedy_by_size")         \
-    X(BEST_FIT, "best_fit")                     \
+#define FP_MEMPLAN_STRATEGIES(X)        \
+    X(NAIVE, "naive")                   \
+    X(GREEDY_BY_SIZE, "greedy_by_size") \
+    X(BEST_FIT, "best_fit")             \
     X(BEST, "best")
 
 typedef enum {
 #define X(id, name) FP_MEMPLAN_##id,
     FP_MEMPLAN_STRATEGIES(X)
 #undef X
-    FP_MEMPLAN_COUNT
+        FP_MEMPLAN_COUNT
 } fp_memplan_strategy;
 
 /* "greedy_by_size" ... */

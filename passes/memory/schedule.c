@@ -18,10 +18,10 @@
 
 typedef struct {
     const fp_memgraph *mg;
-    uint64_t *sz;     /* rounded bytes per buffer */
-    uint64_t *ws;     /* rounded workspace per node */
-    uint64_t m_init;  /* graph inputs live from step 0 that someone reads (or outputs) */
-    uint64_t extra0;  /* graph inputs nobody reads: live at step 0 only */
+    uint64_t *sz;    /* rounded bytes per buffer */
+    uint64_t *ws;    /* rounded workspace per node */
+    uint64_t m_init; /* graph inputs live from step 0 that someone reads (or outputs) */
+    uint64_t extra0; /* graph inputs nobody reads: live at step 0 only */
     uint32_t *succ_start, *succs;
 } sched_ctx;
 
@@ -118,8 +118,7 @@ static bool others_done(const sched_ctx *c, uint32_t b, uint32_t v, const done_s
 
 /* Running v at global step t after the set d, with M bytes live: returns the live bytes during v
  * and stores those live after it in *after. */
-static uint64_t step_cost(const sched_ctx *c, uint32_t v, uint64_t M, uint32_t t, const done_set *d,
-                          uint64_t *after)
+static uint64_t step_cost(const sched_ctx *c, uint32_t v, uint64_t M, uint32_t t, const done_set *d, uint64_t *after)
 {
     const fp_memgraph *mg = c->mg;
     uint64_t peak = M + c->ws[v] + (t == 0 ? c->extra0 : 0), m = M;
@@ -359,8 +358,8 @@ typedef struct {
     const uint32_t *nodes; /* segment-local -> memgraph node */
     uint32_t m;
     size_t words;
-    uint32_t t0;        /* global step of the segment's first node */
-    uint32_t seg;       /* segment number */
+    uint32_t t0;  /* global step of the segment's first node */
+    uint32_t seg; /* segment number */
     const uint32_t *seg_of;
     const int32_t *loc;
     uint32_t beam;
@@ -408,8 +407,13 @@ static void expand(dp_ctx *dc, const dp_layer *cur, uint32_t si, uint32_t k, dp_
     const fp_memgraph *mg = dc->c->mg;
     const dp_state s = g_array_index(cur->st, dp_state, si);
     const uint64_t *bits = &g_array_index(cur->bits, uint64_t, (size_t)si * dc->words);
-    done_set d = {.seg_of = dc->seg_of, .cur = dc->seg, .loc = dc->loc, .bits = bits, .last_seg = dc->last_seg,
-                  .lr_start = dc->lr_start, .lr = dc->lr};
+    done_set d = {.seg_of = dc->seg_of,
+                  .cur = dc->seg,
+                  .loc = dc->loc,
+                  .bits = bits,
+                  .last_seg = dc->last_seg,
+                  .lr_start = dc->lr_start,
+                  .lr = dc->lr};
     for (uint32_t r = 0; r < s.ready_len; r++) {
         uint32_t lr = g_array_index(cur->ready, uint32_t, s.ready_off + r), v = dc->nodes[lr];
         uint64_t after, peak = step_cost(dc->c, v, s.M, dc->t0 + k, &d, &after);

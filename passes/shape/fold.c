@@ -12,7 +12,7 @@ typedef struct {
     fp_dtype dt;
     fp_shape shape;
     uint64_t n;
-    bool isf;  /* values in f (floating types) or i (integers, bool) */
+    bool isf; /* values in f (floating types) or i (integers, bool) */
     double *f;
     int64_t *i;
 } num;
@@ -25,8 +25,15 @@ static bool is_float_type(fp_dtype t)
 static bool is_int_type(fp_dtype t)
 {
     switch (t) {
-    case FP_DT_INT8: case FP_DT_INT16: case FP_DT_INT32: case FP_DT_INT64: case FP_DT_UINT8:
-    case FP_DT_UINT16: case FP_DT_UINT32: case FP_DT_UINT64: case FP_DT_BOOL:
+    case FP_DT_INT8:
+    case FP_DT_INT16:
+    case FP_DT_INT32:
+    case FP_DT_INT64:
+    case FP_DT_UINT8:
+    case FP_DT_UINT16:
+    case FP_DT_UINT32:
+    case FP_DT_UINT64:
+    case FP_DT_BOOL:
         return true;
     default:
         return false;
@@ -99,10 +106,24 @@ static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
     if (out->isf) {
         out->f = fp_arena_calloc(a, n ? n : 1, sizeof(double));
         for (uint64_t k = 0; k < n; k++) {
-            if (t->dtype == FP_DT_FLOAT) { float f; memcpy(&f, p + 4 * k, 4); out->f[k] = f; }
-            else if (t->dtype == FP_DT_DOUBLE) { memcpy(&out->f[k], p + 8 * k, 8); }
-            else if (t->dtype == FP_DT_FLOAT16) { uint16_t h; memcpy(&h, p + 2 * k, 2); out->f[k] = half_to_double(h); }
-            else { uint16_t h; memcpy(&h, p + 2 * k, 2); uint32_t x = (uint32_t)h << 16; float f; memcpy(&f, &x, 4); out->f[k] = f; }
+            if (t->dtype == FP_DT_FLOAT) {
+                float f;
+                memcpy(&f, p + 4 * k, 4);
+                out->f[k] = f;
+            } else if (t->dtype == FP_DT_DOUBLE) {
+                memcpy(&out->f[k], p + 8 * k, 8);
+            } else if (t->dtype == FP_DT_FLOAT16) {
+                uint16_t h;
+                memcpy(&h, p + 2 * k, 2);
+                out->f[k] = half_to_double(h);
+            } else {
+                uint16_t h;
+                memcpy(&h, p + 2 * k, 2);
+                uint32_t x = (uint32_t)h << 16;
+                float f;
+                memcpy(&f, &x, 4);
+                out->f[k] = f;
+            }
         }
     } else {
         out->i = fp_arena_calloc(a, n ? n : 1, sizeof(int64_t));
@@ -168,11 +189,24 @@ static fp_tensor *num_store(sh_ctx *c, const num *x)
     uint8_t *p = t->nbytes <= sizeof buf ? (uint8_t *)buf : fp_arena_alloc_raw(sh_tmp(c), t->nbytes);
     unsigned sz = fp_dtype_bits(x->dt) / 8;
     for (uint64_t k = 0; k < x->n; k++) {
-        if (x->dt == FP_DT_FLOAT) { float f = (float)x->f[k]; memcpy(p + 4 * k, &f, 4); }
-        else if (x->dt == FP_DT_DOUBLE) { memcpy(p + 8 * k, &x->f[k], 8); }
-        else if (x->dt == FP_DT_FLOAT16) { uint16_t h = double_to_half(x->f[k]); memcpy(p + 2 * k, &h, 2); }
-        else if (x->dt == FP_DT_BFLOAT16) { float f = (float)x->f[k]; uint32_t u; memcpy(&u, &f, 4); uint16_t h = (uint16_t)(u >> 16); memcpy(p + 2 * k, &h, 2); }
-        else { uint64_t u = (uint64_t)x->i[k]; memcpy(p + sz * k, &u, sz); }
+        if (x->dt == FP_DT_FLOAT) {
+            float f = (float)x->f[k];
+            memcpy(p + 4 * k, &f, 4);
+        } else if (x->dt == FP_DT_DOUBLE) {
+            memcpy(p + 8 * k, &x->f[k], 8);
+        } else if (x->dt == FP_DT_FLOAT16) {
+            uint16_t h = double_to_half(x->f[k]);
+            memcpy(p + 2 * k, &h, 2);
+        } else if (x->dt == FP_DT_BFLOAT16) {
+            float f = (float)x->f[k];
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            uint16_t h = (uint16_t)(u >> 16);
+            memcpy(p + 2 * k, &h, 2);
+        } else {
+            uint64_t u = (uint64_t)x->i[k];
+            memcpy(p + sz * k, &u, sz);
+        }
     }
     t->where = FP_DATA_INLINE;
     t->data = fp_intern_blob(c->m, p, t->nbytes);
@@ -208,9 +242,15 @@ static bool eval_binary(fp_op op, const num *a, const num *b, num *o)
         double x = num_get(a, ia), y = num_get(b, ib);
         int64_t xi = num_geti(a, ia), yi = num_geti(b, ib);
         switch (op) {
-        case FP_OP_ADD: num_set(o, k, x + y, wrap_add(xi, yi), fl); break;
-        case FP_OP_SUB: num_set(o, k, x - y, wrap_sub(xi, yi), fl); break;
-        case FP_OP_MUL: num_set(o, k, x * y, wrap_mul(xi, yi), fl); break;
+        case FP_OP_ADD:
+            num_set(o, k, x + y, wrap_add(xi, yi), fl);
+            break;
+        case FP_OP_SUB:
+            num_set(o, k, x - y, wrap_sub(xi, yi), fl);
+            break;
+        case FP_OP_MUL:
+            num_set(o, k, x * y, wrap_mul(xi, yi), fl);
+            break;
         case FP_OP_DIV:
             if (!fl && yi == 0)
                 return false;
@@ -227,18 +267,41 @@ static bool eval_binary(fp_op op, const num *a, const num *b, num *o)
                 num_set(o, k, 0, r && ((r < 0) != (yi < 0)) ? r + yi : r, false);
             }
             break;
-        case FP_OP_POW: num_set(o, k, pow(x, y), f2i(pow((double)xi, (double)yi)), true); break;
-        case FP_OP_MAX: num_set(o, k, fmax(x, y), MAX(xi, yi), fl); break;
-        case FP_OP_MIN: num_set(o, k, fmin(x, y), MIN(xi, yi), fl); break;
-        case FP_OP_EQUAL: num_set(o, k, 0, fl ? x == y : xi == yi, false); break;
-        case FP_OP_LESS: num_set(o, k, 0, fl ? x < y : xi < yi, false); break;
-        case FP_OP_LESS_OR_EQUAL: num_set(o, k, 0, fl ? x <= y : xi <= yi, false); break;
-        case FP_OP_GREATER: num_set(o, k, 0, fl ? x > y : xi > yi, false); break;
-        case FP_OP_GREATER_OR_EQUAL: num_set(o, k, 0, fl ? x >= y : xi >= yi, false); break;
-        case FP_OP_AND: num_set(o, k, 0, xi && yi, false); break;
-        case FP_OP_OR: num_set(o, k, 0, xi || yi, false); break;
-        case FP_OP_XOR: num_set(o, k, 0, (!xi) != (!yi), false); break;
-        default: return false;
+        case FP_OP_POW:
+            num_set(o, k, pow(x, y), f2i(pow((double)xi, (double)yi)), true);
+            break;
+        case FP_OP_MAX:
+            num_set(o, k, fmax(x, y), MAX(xi, yi), fl);
+            break;
+        case FP_OP_MIN:
+            num_set(o, k, fmin(x, y), MIN(xi, yi), fl);
+            break;
+        case FP_OP_EQUAL:
+            num_set(o, k, 0, fl ? x == y : xi == yi, false);
+            break;
+        case FP_OP_LESS:
+            num_set(o, k, 0, fl ? x < y : xi < yi, false);
+            break;
+        case FP_OP_LESS_OR_EQUAL:
+            num_set(o, k, 0, fl ? x <= y : xi <= yi, false);
+            break;
+        case FP_OP_GREATER:
+            num_set(o, k, 0, fl ? x > y : xi > yi, false);
+            break;
+        case FP_OP_GREATER_OR_EQUAL:
+            num_set(o, k, 0, fl ? x >= y : xi >= yi, false);
+            break;
+        case FP_OP_AND:
+            num_set(o, k, 0, xi && yi, false);
+            break;
+        case FP_OP_OR:
+            num_set(o, k, 0, xi || yi, false);
+            break;
+        case FP_OP_XOR:
+            num_set(o, k, 0, (!xi) != (!yi), false);
+            break;
+        default:
+            return false;
         }
     }
     return true;
@@ -251,22 +314,52 @@ static bool eval_unary(fp_op op, const num *a, num *o)
         int64_t xi = num_geti(a, k);
         bool fl = a->isf;
         switch (op) {
-        case FP_OP_NEG: num_set(o, k, -x, wrap_sub(0, xi), fl); break;
-        case FP_OP_ABS: num_set(o, k, fabs(x), xi < 0 ? wrap_sub(0, xi) : xi, fl); break;
-        case FP_OP_SQRT: num_set(o, k, sqrt(x), 0, true); break;
-        case FP_OP_FLOOR: num_set(o, k, floor(x), xi, fl); break;
-        case FP_OP_CEIL: num_set(o, k, ceil(x), xi, fl); break;
-        case FP_OP_RECIPROCAL: num_set(o, k, 1.0 / x, 0, true); break;
-        case FP_OP_EXP: num_set(o, k, exp(x), 0, true); break;
-        case FP_OP_LOG: num_set(o, k, log(x), 0, true); break;
-        case FP_OP_RELU: num_set(o, k, x > 0 ? x : 0, xi > 0 ? xi : 0, fl); break;
-        case FP_OP_SIGN: num_set(o, k, (x > 0) - (x < 0), (xi > 0) - (xi < 0), fl); break;
-        case FP_OP_NOT: num_set(o, k, 0, !xi, false); break;
-        case FP_OP_CAST: case FP_OP_CAST_LIKE: case FP_OP_IDENTITY: case FP_OP_RESHAPE: case FP_OP_FLATTEN:
-        case FP_OP_SQUEEZE: case FP_OP_UNSQUEEZE: case FP_OP_DROPOUT: case FP_OP_EXPAND:
+        case FP_OP_NEG:
+            num_set(o, k, -x, wrap_sub(0, xi), fl);
+            break;
+        case FP_OP_ABS:
+            num_set(o, k, fabs(x), xi < 0 ? wrap_sub(0, xi) : xi, fl);
+            break;
+        case FP_OP_SQRT:
+            num_set(o, k, sqrt(x), 0, true);
+            break;
+        case FP_OP_FLOOR:
+            num_set(o, k, floor(x), xi, fl);
+            break;
+        case FP_OP_CEIL:
+            num_set(o, k, ceil(x), xi, fl);
+            break;
+        case FP_OP_RECIPROCAL:
+            num_set(o, k, 1.0 / x, 0, true);
+            break;
+        case FP_OP_EXP:
+            num_set(o, k, exp(x), 0, true);
+            break;
+        case FP_OP_LOG:
+            num_set(o, k, log(x), 0, true);
+            break;
+        case FP_OP_RELU:
+            num_set(o, k, x > 0 ? x : 0, xi > 0 ? xi : 0, fl);
+            break;
+        case FP_OP_SIGN:
+            num_set(o, k, (x > 0) - (x < 0), (xi > 0) - (xi < 0), fl);
+            break;
+        case FP_OP_NOT:
+            num_set(o, k, 0, !xi, false);
+            break;
+        case FP_OP_CAST:
+        case FP_OP_CAST_LIKE:
+        case FP_OP_IDENTITY:
+        case FP_OP_RESHAPE:
+        case FP_OP_FLATTEN:
+        case FP_OP_SQUEEZE:
+        case FP_OP_UNSQUEEZE:
+        case FP_OP_DROPOUT:
+        case FP_OP_EXPAND:
             num_set(o, k, x, xi, fl);
             break;
-        default: return false;
+        default:
+            return false;
         }
     }
     return true;
@@ -344,7 +437,8 @@ static bool eval_slice(sh_ctx *c, const num *x, num *o)
     int64_t starts[FP_MAX_RANK], ends[FP_MAX_RANK], axes[FP_MAX_RANK], steps[FP_MAX_RANK];
     int ns = 0, ne = 0, na = -1, nst = -1;
     if (c->opset < 10) {
-        if (!sh_attr_ints(c->n, "starts", starts, FP_MAX_RANK, &ns) || !sh_attr_ints(c->n, "ends", ends, FP_MAX_RANK, &ne))
+        if (!sh_attr_ints(c->n, "starts", starts, FP_MAX_RANK, &ns) ||
+            !sh_attr_ints(c->n, "ends", ends, FP_MAX_RANK, &ne))
             return false;
         if (!sh_attr_ints(c->n, "axes", axes, FP_MAX_RANK, &na))
             na = -1;
@@ -434,7 +528,10 @@ static bool eval_reduce(sh_ctx *c, const num *x, num *o)
     double *acc = g_new(double, o->n ? o->n : 1);
     uint64_t *cnt = g_new0(uint64_t, o->n ? o->n : 1);
     for (uint64_t k = 0; k < o->n; k++)
-        acc[k] = op == FP_OP_REDUCE_PROD ? 1 : op == FP_OP_REDUCE_MIN ? INFINITY : op == FP_OP_REDUCE_MAX ? -INFINITY : 0;
+        acc[k] = op == FP_OP_REDUCE_PROD  ? 1
+                 : op == FP_OP_REDUCE_MIN ? INFINITY
+                 : op == FP_OP_REDUCE_MAX ? -INFINITY
+                                          : 0;
     int64_t xi[FP_MAX_RANK], oi[FP_MAX_RANK];
     for (uint64_t k = 0; k < x->n; k++) {
         unravel(&x->shape, k, xi);
@@ -447,10 +544,18 @@ static bool eval_reduce(sh_ctx *c, const num *x, num *o)
         uint64_t dst = ravel(&o->shape, oi);
         double v = num_get(x, k);
         switch (op) {
-        case FP_OP_REDUCE_PROD: acc[dst] *= v; break;
-        case FP_OP_REDUCE_MIN: acc[dst] = fmin(acc[dst], v); break;
-        case FP_OP_REDUCE_MAX: acc[dst] = fmax(acc[dst], v); break;
-        default: acc[dst] += v; break;
+        case FP_OP_REDUCE_PROD:
+            acc[dst] *= v;
+            break;
+        case FP_OP_REDUCE_MIN:
+            acc[dst] = fmin(acc[dst], v);
+            break;
+        case FP_OP_REDUCE_MAX:
+            acc[dst] = fmax(acc[dst], v);
+            break;
+        default:
+            acc[dst] += v;
+            break;
         }
         cnt[dst]++;
     }
@@ -549,18 +654,46 @@ static bool eval_op(sh_ctx *c, const num *ins, uint32_t nin, num *o)
 {
     fp_op op = c->n->op;
     switch (op) {
-    case FP_OP_ADD: case FP_OP_SUB: case FP_OP_MUL: case FP_OP_DIV: case FP_OP_MOD: case FP_OP_POW:
-    case FP_OP_EQUAL: case FP_OP_LESS: case FP_OP_LESS_OR_EQUAL: case FP_OP_GREATER:
-    case FP_OP_GREATER_OR_EQUAL: case FP_OP_AND: case FP_OP_OR: case FP_OP_XOR:
+    case FP_OP_ADD:
+    case FP_OP_SUB:
+    case FP_OP_MUL:
+    case FP_OP_DIV:
+    case FP_OP_MOD:
+    case FP_OP_POW:
+    case FP_OP_EQUAL:
+    case FP_OP_LESS:
+    case FP_OP_LESS_OR_EQUAL:
+    case FP_OP_GREATER:
+    case FP_OP_GREATER_OR_EQUAL:
+    case FP_OP_AND:
+    case FP_OP_OR:
+    case FP_OP_XOR:
         return nin == 2 && eval_binary(op, &ins[0], &ins[1], o);
-    case FP_OP_MAX: case FP_OP_MIN: case FP_OP_SUM:
+    case FP_OP_MAX:
+    case FP_OP_MIN:
+    case FP_OP_SUM:
         if (nin == 1)
             return eval_unary(FP_OP_IDENTITY, &ins[0], o);
         return nin == 2 && eval_binary(op == FP_OP_SUM ? FP_OP_ADD : op, &ins[0], &ins[1], o);
-    case FP_OP_NEG: case FP_OP_ABS: case FP_OP_SQRT: case FP_OP_FLOOR: case FP_OP_CEIL: case FP_OP_RECIPROCAL:
-    case FP_OP_EXP: case FP_OP_LOG: case FP_OP_RELU: case FP_OP_SIGN: case FP_OP_NOT: case FP_OP_CAST:
-    case FP_OP_CAST_LIKE: case FP_OP_IDENTITY: case FP_OP_RESHAPE: case FP_OP_FLATTEN: case FP_OP_SQUEEZE:
-    case FP_OP_UNSQUEEZE: case FP_OP_DROPOUT:
+    case FP_OP_NEG:
+    case FP_OP_ABS:
+    case FP_OP_SQRT:
+    case FP_OP_FLOOR:
+    case FP_OP_CEIL:
+    case FP_OP_RECIPROCAL:
+    case FP_OP_EXP:
+    case FP_OP_LOG:
+    case FP_OP_RELU:
+    case FP_OP_SIGN:
+    case FP_OP_NOT:
+    case FP_OP_CAST:
+    case FP_OP_CAST_LIKE:
+    case FP_OP_IDENTITY:
+    case FP_OP_RESHAPE:
+    case FP_OP_FLATTEN:
+    case FP_OP_SQUEEZE:
+    case FP_OP_UNSQUEEZE:
+    case FP_OP_DROPOUT:
         return nin >= 1 && eval_unary(op, &ins[0], o);
     case FP_OP_EXPAND:
         eval_expand(&ins[0], o);
@@ -580,7 +713,10 @@ static bool eval_op(sh_ctx *c, const num *ins, uint32_t nin, num *o)
     case FP_OP_TILE:
         eval_tile(&ins[0], o);
         return true;
-    case FP_OP_REDUCE_PROD: case FP_OP_REDUCE_SUM: case FP_OP_REDUCE_MIN: case FP_OP_REDUCE_MAX:
+    case FP_OP_REDUCE_PROD:
+    case FP_OP_REDUCE_SUM:
+    case FP_OP_REDUCE_MIN:
+    case FP_OP_REDUCE_MAX:
     case FP_OP_REDUCE_MEAN:
         return eval_reduce(c, &ins[0], o);
     case FP_OP_RANGE:
@@ -650,13 +786,20 @@ static fp_dim sval_arith(fp_op op, fp_dim a, fp_dim b)
     fp_dim unk = {-1, fp_sval_unknown};
     if (!a.sym && !b.sym) {
         switch (op) {
-        case FP_OP_ADD: return (fp_dim){a.value + b.value, NULL};
-        case FP_OP_SUB: return (fp_dim){a.value - b.value, NULL};
-        case FP_OP_MUL: return (fp_dim){a.value * b.value, NULL};
-        case FP_OP_DIV: return b.value ? (fp_dim){a.value / b.value, NULL} : unk;
-        case FP_OP_MAX: return (fp_dim){MAX(a.value, b.value), NULL};
-        case FP_OP_MIN: return (fp_dim){MIN(a.value, b.value), NULL};
-        default: return unk;
+        case FP_OP_ADD:
+            return (fp_dim){a.value + b.value, NULL};
+        case FP_OP_SUB:
+            return (fp_dim){a.value - b.value, NULL};
+        case FP_OP_MUL:
+            return (fp_dim){a.value * b.value, NULL};
+        case FP_OP_DIV:
+            return b.value ? (fp_dim){a.value / b.value, NULL} : unk;
+        case FP_OP_MAX:
+            return (fp_dim){MAX(a.value, b.value), NULL};
+        case FP_OP_MIN:
+            return (fp_dim){MIN(a.value, b.value), NULL};
+        default:
+            return unk;
         }
     }
     if (a.sym == fp_sval_unknown || b.sym == fp_sval_unknown)
@@ -817,11 +960,17 @@ static void propagate_sval(sh_ctx *c)
     fp_dim d[SH_MAX_SVAL];
     int cnt;
     switch (n->op) {
-    case FP_OP_SHAPE: case FP_OP_SIZE:
+    case FP_OP_SHAPE:
+    case FP_OP_SIZE:
         cnt = sval_shape_size(c, d);
         break;
-    case FP_OP_IDENTITY: case FP_OP_RESHAPE: case FP_OP_SQUEEZE: case FP_OP_UNSQUEEZE: case FP_OP_FLATTEN:
-    case FP_OP_CAST: case FP_OP_DROPOUT:
+    case FP_OP_IDENTITY:
+    case FP_OP_RESHAPE:
+    case FP_OP_SQUEEZE:
+    case FP_OP_UNSQUEEZE:
+    case FP_OP_FLATTEN:
+    case FP_OP_CAST:
+    case FP_OP_DROPOUT:
         cnt = sval_pass(n, in, out, d);
         break;
     case FP_OP_GATHER:
@@ -833,7 +982,12 @@ static void propagate_sval(sh_ctx *c)
     case FP_OP_SLICE:
         cnt = sval_slice(c, in, d);
         break;
-    case FP_OP_ADD: case FP_OP_SUB: case FP_OP_MUL: case FP_OP_DIV: case FP_OP_MAX: case FP_OP_MIN:
+    case FP_OP_ADD:
+    case FP_OP_SUB:
+    case FP_OP_MUL:
+    case FP_OP_DIV:
+    case FP_OP_MAX:
+    case FP_OP_MIN:
         cnt = sval_binary(c, in, d);
         break;
     case FP_OP_CONSTANT_OF_SHAPE:
@@ -868,7 +1022,6 @@ static void fold_shape(sh_ctx *c)
 }
 
 static void fold_inputs(sh_ctx *c) { evaluate(c); }
-
 
 /* ---------------------------------------------------------------- memo */
 
@@ -966,9 +1119,16 @@ static void put_attrs(key_buf *k, const fp_node *n)
         put(k, a->n);
         uint64_t bits;
         switch (a->type) {
-        case FP_ATTR_INT: put(k, (uint64_t)a->u.i); break;
-        case FP_ATTR_FLOAT: memcpy(&bits, &a->u.f, 8); put(k, bits); break;
-        case FP_ATTR_STRING: put_bytes(k, a->u.s, a->n); break;
+        case FP_ATTR_INT:
+            put(k, (uint64_t)a->u.i);
+            break;
+        case FP_ATTR_FLOAT:
+            memcpy(&bits, &a->u.f, 8);
+            put(k, bits);
+            break;
+        case FP_ATTR_STRING:
+            put_bytes(k, a->u.s, a->n);
+            break;
         case FP_ATTR_INTS:
             for (uint32_t j = 0; j < a->n; j++)
                 put(k, (uint64_t)a->u.ints[j]);
@@ -979,7 +1139,9 @@ static void put_attrs(key_buf *k, const fp_node *n)
                 put(k, bits);
             }
             break;
-        default: put(k, (uint64_t)(uintptr_t)a->u.t); break; /* tensors, graphs...: by identity */
+        default:
+            put(k, (uint64_t)(uintptr_t)a->u.t);
+            break; /* tensors, graphs...: by identity */
         }
     }
 }

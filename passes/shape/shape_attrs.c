@@ -15,6 +15,7 @@ typedef struct {
     int16_t typed_from;    /* opset from which the type is checked (Cast `to` was a string before 6) */
 } attr_spec;
 
+/* clang-format off */
 #define OPT(op, name, type) {FP_OP_##op, name, FP_ATTR_##type, 0, 0},
 #define REQ(op, name, type, from) {FP_OP_##op, name, FP_ATTR_##type, from, 0},
 #define CONV_ATTRS(op) OPT(op, "kernel_shape", INTS) OPT(op, "strides", INTS) OPT(op, "pads", INTS) \
@@ -58,13 +59,23 @@ static const attr_spec specs[] = {
     REQ(LRN, "size", INT, 1) OPT(LEAKY_RELU, "alpha", FLOAT) OPT(ELU, "alpha", FLOAT)
     REQ(MAX_ROI_POOL, "pooled_shape", INTS, 1)
 };
+/* clang-format on */
 
 static const char *const type_names[] = {
-    [FP_ATTR_UNDEFINED] = "UNDEFINED", [FP_ATTR_FLOAT] = "FLOAT",   [FP_ATTR_INT] = "INT",
-    [FP_ATTR_STRING] = "STRING",       [FP_ATTR_TENSOR] = "TENSOR", [FP_ATTR_GRAPH] = "GRAPH",
-    [FP_ATTR_FLOATS] = "FLOATS",       [FP_ATTR_INTS] = "INTS",     [FP_ATTR_STRINGS] = "STRINGS",
-    [FP_ATTR_TENSORS] = "TENSORS",     [FP_ATTR_GRAPHS] = "GRAPHS", [FP_ATTR_TYPE] = "TYPE_PROTO",
-    [FP_ATTR_TYPES] = "TYPE_PROTOS",   [FP_ATTR_SPARSE_TENSOR] = "SPARSE_TENSOR",
+    [FP_ATTR_UNDEFINED] = "UNDEFINED",
+    [FP_ATTR_FLOAT] = "FLOAT",
+    [FP_ATTR_INT] = "INT",
+    [FP_ATTR_STRING] = "STRING",
+    [FP_ATTR_TENSOR] = "TENSOR",
+    [FP_ATTR_GRAPH] = "GRAPH",
+    [FP_ATTR_FLOATS] = "FLOATS",
+    [FP_ATTR_INTS] = "INTS",
+    [FP_ATTR_STRINGS] = "STRINGS",
+    [FP_ATTR_TENSORS] = "TENSORS",
+    [FP_ATTR_GRAPHS] = "GRAPHS",
+    [FP_ATTR_TYPE] = "TYPE_PROTO",
+    [FP_ATTR_TYPES] = "TYPE_PROTOS",
+    [FP_ATTR_SPARSE_TENSOR] = "SPARSE_TENSOR",
     [FP_ATTR_SPARSE_TENSORS] = "SPARSE_TENSORS",
 };
 
@@ -102,8 +113,8 @@ bool sh_check_attrs(sh_ctx *c)
 {
     static GOnce once = G_ONCE_INIT;
     const fp_node *n = c->n;
-    if (c->ge || (*n->domain && strcmp(n->domain, "ai.onnx") != 0) ||
-        n->op == FP_OP_OPAQUE || (unsigned)n->op >= FP_OP_COUNT)
+    if (c->ge || (*n->domain && strcmp(n->domain, "ai.onnx") != 0) || n->op == FP_OP_OPAQUE ||
+        (unsigned)n->op >= FP_OP_COUNT)
         return true;
     g_once(&once, index_specs, NULL);
     for (size_t i = first[n->op]; i < first[n->op + 1]; i++) {

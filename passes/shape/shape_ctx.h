@@ -20,7 +20,7 @@ typedef struct {
     int64_t opset;
     fp_diag *diag;
     GError **error;
-    char *reason; /* why SH_UNKNOWN (g_free'd by the driver) */
+    char *reason;  /* why SH_UNKNOWN (g_free'd by the driver) */
     fp_arena *tmp; /* scratch for what lives while the node is inferred (NULL: m->arena): the driver
                       interns the node's output shapes (fp_intern_dims) and then resets it */
     bool ge;       /* the model is a GE graph (its format starts with "ge"): tested once per pass */

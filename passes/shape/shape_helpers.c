@@ -15,8 +15,7 @@ const fp_shape *sh_in(sh_ctx *c, uint32_t i)
 
 const fp_tensor *sh_known(const fp_value *v)
 {
-    if (fp_value_is_weight(v) && v->tensor &&
-        v->tensor->where == FP_DATA_INLINE)
+    if (fp_value_is_weight(v) && v->tensor && v->tensor->where == FP_DATA_INLINE)
         return v->tensor;
     return fp_value_fold(v);
 }
@@ -58,15 +57,51 @@ static bool tensor_int(const fp_tensor *t, uint64_t k, int64_t *out)
 {
     const uint8_t *p = t->data;
     switch (t->dtype) {
-    case FP_DT_INT64: { int64_t x; memcpy(&x, p + 8 * k, 8); *out = x; return true; }
-    case FP_DT_UINT64: { uint64_t x; memcpy(&x, p + 8 * k, 8); *out = (int64_t)x; return true; }
-    case FP_DT_INT32: { int32_t x; memcpy(&x, p + 4 * k, 4); *out = x; return true; }
-    case FP_DT_UINT32: { uint32_t x; memcpy(&x, p + 4 * k, 4); *out = x; return true; }
-    case FP_DT_INT16: { int16_t x; memcpy(&x, p + 2 * k, 2); *out = x; return true; }
-    case FP_DT_UINT16: { uint16_t x; memcpy(&x, p + 2 * k, 2); *out = x; return true; }
-    case FP_DT_INT8: *out = (int8_t)p[k]; return true;
-    case FP_DT_UINT8: case FP_DT_BOOL: *out = p[k]; return true;
-    default: return false;
+    case FP_DT_INT64: {
+        int64_t x;
+        memcpy(&x, p + 8 * k, 8);
+        *out = x;
+        return true;
+    }
+    case FP_DT_UINT64: {
+        uint64_t x;
+        memcpy(&x, p + 8 * k, 8);
+        *out = (int64_t)x;
+        return true;
+    }
+    case FP_DT_INT32: {
+        int32_t x;
+        memcpy(&x, p + 4 * k, 4);
+        *out = x;
+        return true;
+    }
+    case FP_DT_UINT32: {
+        uint32_t x;
+        memcpy(&x, p + 4 * k, 4);
+        *out = x;
+        return true;
+    }
+    case FP_DT_INT16: {
+        int16_t x;
+        memcpy(&x, p + 2 * k, 2);
+        *out = x;
+        return true;
+    }
+    case FP_DT_UINT16: {
+        uint16_t x;
+        memcpy(&x, p + 2 * k, 2);
+        *out = x;
+        return true;
+    }
+    case FP_DT_INT8:
+        *out = (int8_t)p[k];
+        return true;
+    case FP_DT_UINT8:
+    case FP_DT_BOOL:
+        *out = p[k];
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -107,10 +142,21 @@ bool sh_scalar(sh_ctx *c, uint32_t i, double *out)
     const uint8_t *p = t->data;
     int64_t iv;
     switch (t->dtype) {
-    case FP_DT_FLOAT: { float f; memcpy(&f, p, 4); *out = f; return true; }
-    case FP_DT_DOUBLE: { double d; memcpy(&d, p, 8); *out = d; return true; }
+    case FP_DT_FLOAT: {
+        float f;
+        memcpy(&f, p, 4);
+        *out = f;
+        return true;
+    }
+    case FP_DT_DOUBLE: {
+        double d;
+        memcpy(&d, p, 8);
+        *out = d;
+        return true;
+    }
     case FP_DT_FLOAT16: {
-        uint16_t h; memcpy(&h, p, 2);
+        uint16_t h;
+        memcpy(&h, p, 2);
         int e = (h >> 10) & 0x1f, mnt = h & 0x3ff;
         double val = e == 0 ? ldexp(mnt, -24) : e == 31 ? (mnt ? NAN : INFINITY) : ldexp(mnt + 1024, e - 25);
         *out = (h & 0x8000) ? -val : val;
@@ -269,20 +315,41 @@ fp_dim sh_dim_div(fp_dim a, fp_dim b)
 /* One broadcast dim: equal, or one of them is 1. */
 static bool broadcast_dim(fp_dim a, fp_dim b, fp_dim *out)
 {
-    if (fp_dim_known(a) && a.value == 1) { *out = b; return true; }
-    if (fp_dim_known(b) && b.value == 1) { *out = a; return true; }
+    if (fp_dim_known(a) && a.value == 1) {
+        *out = b;
+        return true;
+    }
+    if (fp_dim_known(b) && b.value == 1) {
+        *out = a;
+        return true;
+    }
     if (fp_dim_known(a) && fp_dim_known(b)) {
         if (a.value != b.value)
             return false;
         *out = a;
         return true;
     }
-    if (sh_dim_eq(a, b)) { *out = a; return true; }
+    if (sh_dim_eq(a, b)) {
+        *out = a;
+        return true;
+    }
     /* a known size wins over a symbol or an unknown (the symbol must equal it or be 1) */
-    if (fp_dim_known(a)) { *out = a; return true; }
-    if (fp_dim_known(b)) { *out = b; return true; }
-    if (a.sym && !b.sym) { *out = a; return true; }
-    if (b.sym && !a.sym) { *out = b; return true; }
+    if (fp_dim_known(a)) {
+        *out = a;
+        return true;
+    }
+    if (fp_dim_known(b)) {
+        *out = b;
+        return true;
+    }
+    if (a.sym && !b.sym) {
+        *out = a;
+        return true;
+    }
+    if (b.sym && !a.sym) {
+        *out = b;
+        return true;
+    }
     *out = sh_dim_unknown();
     return true;
 }
@@ -317,8 +384,10 @@ bool sh_axis(int64_t axis, int32_t rank, int32_t *out)
 static void shape_range(const fp_node *n, int32_t rank, int32_t *start, int32_t *end)
 {
     int64_t s = fp_node_attr_int(n, "start", 0), e = fp_node_attr_int(n, "end", rank);
-    if (s < 0) s += rank;
-    if (e < 0) e += rank;
+    if (s < 0)
+        s += rank;
+    if (e < 0)
+        e += rank;
     *start = (int32_t)CLAMP(s, 0, rank);
     *end = (int32_t)CLAMP(e, 0, rank);
 }

@@ -5,6 +5,7 @@
 
 #include "shape_ctx.h"
 
+/* clang-format off */
 #define SH_RULES(X)                                                                                        \
     X(binary) X(compare) X(where) X(same) X(bool_same) X(cast) X(quantize) X(dyn_quantize)                 \
     X(conv) X(conv_transpose) X(pool) X(global_pool) X(roi) X(max_unpool) X(gemm) X(matmul) X(einsum)      \
@@ -18,6 +19,7 @@
     X(optional_get) X(optional_has) X(string_normalizer) X(tfidf) X(bias_gelu) X(attention) X(col2im)     \
     X(group_query_attention) X(multi_head_attention)
 
+/* clang-format on */
 typedef sh_result (*sh_rule)(sh_ctx *c);
 
 #define X(name) sh_result sh_rule_##name(sh_ctx *c);

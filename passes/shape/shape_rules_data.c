@@ -87,16 +87,23 @@ static sh_result reshape_infer(sh_ctx *c, const fp_shape *x, fp_shape *out, int 
     int nsin = 0, nsout = 0, unk = 0;
     for (int32_t i = 0; i < x->rank; i++) {
         if (fp_dim_known(x->dims[i])) {
-            if (__builtin_mul_overflow(kin, x->dims[i].value, &kin)) unk++;
-        } else if (x->dims[i].sym) sin[nsin++] = x->dims[i].sym;
-        else unk++;
+            if (__builtin_mul_overflow(kin, x->dims[i].value, &kin))
+                unk++;
+        } else if (x->dims[i].sym)
+            sin[nsin++] = x->dims[i].sym;
+        else
+            unk++;
     }
     for (int i = 0; i < out->rank; i++) {
-        if (i == infer) continue;
+        if (i == infer)
+            continue;
         if (fp_dim_known(out->dims[i])) {
-            if (__builtin_mul_overflow(kout, out->dims[i].value, &kout)) unk++;
-        } else if (out->dims[i].sym) sout[nsout++] = out->dims[i].sym;
-        else unk++;
+            if (__builtin_mul_overflow(kout, out->dims[i].value, &kout))
+                unk++;
+        } else if (out->dims[i].sym)
+            sout[nsout++] = out->dims[i].sym;
+        else
+            unk++;
     }
     for (int i = 0; i < nsout; i++)
         for (int j = 0; j < nsin; j++)
@@ -109,8 +116,8 @@ static sh_result reshape_infer(sh_ctx *c, const fp_shape *x, fp_shape *out, int 
         return SH_OK;
     if (nsin == 0) {
         if (kin % kout)
-            return sh_fail(c, "cannot reshape %" G_GINT64_FORMAT " elements into a multiple of %" G_GINT64_FORMAT,
-                           kin, kout);
+            return sh_fail(c, "cannot reshape %" G_GINT64_FORMAT " elements into a multiple of %" G_GINT64_FORMAT, kin,
+                           kout);
         out->dims[infer] = sh_dim(kin / kout);
     } else if (nsin == 1 && kin == kout) {
         out->dims[infer] = (fp_dim){-1, sin[0]};
@@ -415,7 +422,8 @@ sh_result sh_rule_slice(sh_ctx *c)
     int64_t starts[FP_MAX_RANK], ends[FP_MAX_RANK], axes[FP_MAX_RANK], steps[FP_MAX_RANK];
     int ns = 0, ne = 0, na = 0, nst = 0;
     if (c->opset < 10) {
-        if (!sh_attr_ints(c->n, "starts", starts, FP_MAX_RANK, &ns) || !sh_attr_ints(c->n, "ends", ends, FP_MAX_RANK, &ne))
+        if (!sh_attr_ints(c->n, "starts", starts, FP_MAX_RANK, &ns) ||
+            !sh_attr_ints(c->n, "ends", ends, FP_MAX_RANK, &ne))
             return sh_fail(c, "missing attribute starts or ends");
         if (!sh_attr_ints(c->n, "axes", axes, FP_MAX_RANK, &na))
             na = -1;
@@ -627,11 +635,14 @@ sh_result sh_rule_resize(sh_ctx *c)
             }
         }
         if (ns != nax)
-            return ns == 0 ? sh_unknown(c, "neither scales nor sizes given") : sh_fail(c, "%d scales for %d axes", ns, nax);
+            return ns == 0 ? sh_unknown(c, "neither scales nor sizes given")
+                           : sh_fail(c, "%d scales for %d axes", ns, nax);
         for (int i = 0; i < nax; i++) {
             int32_t a = have_axes ? (int32_t)(axes[i] < 0 ? axes[i] + rank : axes[i]) : i;
             fp_dim d = x->dims[a];
-            out.dims[a] = scales[i] == 1.0 ? d : fp_dim_known(d) ? sh_dim((int64_t)(d.value * scales[i])) : sh_dim_unknown();
+            out.dims[a] = scales[i] == 1.0  ? d
+                          : fp_dim_known(d) ? sh_dim((int64_t)(d.value * scales[i]))
+                                            : sh_dim_unknown();
         }
     }
     sh_set(c, 0, sh_dt(c, 0), out);
@@ -1231,7 +1242,8 @@ sh_result sh_rule_optional_get(sh_ctx *c)
     if (!out)
         return SH_OK;
     fp_type_kind kind = x->type == FP_TYPE_SEQUENCE || (x->type == FP_TYPE_OPTIONAL && x->elem_kind == FP_TYPE_SEQUENCE)
-                            ? FP_TYPE_SEQUENCE : FP_TYPE_TENSOR;
+                            ? FP_TYPE_SEQUENCE
+                            : FP_TYPE_TENSOR;
     set_typed(c, 0, kind, x->dtype, x->shape);
     fp_value_set_elems(out, fp_value_elems(x), fp_value_n_elems(x));
     return x->shape.rank >= 0 || kind == FP_TYPE_SEQUENCE ? SH_OK : sh_unknown(c, "element shape unknown");
@@ -1263,14 +1275,16 @@ sh_result sh_rule_string_normalizer(sh_ctx *c)
             for (uint64_t i = 0; i < numel; i++) {
                 bool drop = false;
                 for (uint32_t k = 0; k < stop->n && !drop; k++)
-                    drop = cs ? strcmp(strs[i], stop->u.strings[k]) == 0 : g_ascii_strcasecmp(strs[i], stop->u.strings[k]) == 0;
+                    drop = cs ? strcmp(strs[i], stop->u.strings[k]) == 0
+                              : g_ascii_strcasecmp(strs[i], stop->u.strings[k]) == 0;
                 kept += !drop;
             }
             out.dims[x->rank - 1] = sh_dim(kept ? kept : 1); /* all removed: one empty string */
         }
     }
     sh_set(c, 0, FP_DT_STRING, out);
-    return fp_dim_known(out.dims[x->rank - 1]) ? SH_OK : sh_unknown(c, "stop words make the size depend on the input strings");
+    return fp_dim_known(out.dims[x->rank - 1]) ? SH_OK
+                                               : sh_unknown(c, "stop words make the size depend on the input strings");
 }
 
 sh_result sh_rule_tfidf(sh_ctx *c)

@@ -102,11 +102,11 @@ sh_result sh_rule_dyn_quantize(sh_ctx *c)
 /* ---------------------------------------------------------------- convolution and pooling */
 
 typedef struct {
-    int nsp;                 /* spatial dims */
+    int nsp; /* spatial dims */
     int64_t k[FP_MAX_RANK], s[FP_MAX_RANK], d[FP_MAX_RANK], pb[FP_MAX_RANK], pe[FP_MAX_RANK];
-    int64_t group;           /* the group attribute (1 when absent) */
+    int64_t group; /* the group attribute (1 when absent) */
     const char *auto_pad;
-    bool same, valid;        /* auto_pad is SAME_UPPER or SAME_LOWER; VALID (read once per node) */
+    bool same, valid; /* auto_pad is SAME_UPPER or SAME_LOWER; VALID (read once per node) */
 } window;
 
 /* The attributes of a window, each the first of its name (as fp_node_attr finds it), NULL when
@@ -122,13 +122,26 @@ static void find_window_attrs(const fp_node *n, window_attrs *wa)
         const fp_attr *a = &n->attrs[i];
         const fp_attr **slot = NULL;
         switch (a->name[0]) {
-        case 'k': slot = strcmp(a->name, "kernel_shape") == 0 ? &wa->kernel_shape : NULL; break;
-        case 's': slot = strcmp(a->name, "strides") == 0 ? &wa->strides : NULL; break;
-        case 'd': slot = strcmp(a->name, "dilations") == 0 ? &wa->dilations : NULL; break;
-        case 'p': slot = strcmp(a->name, "pads") == 0 ? &wa->pads : NULL; break;
-        case 'a': slot = strcmp(a->name, "auto_pad") == 0 ? &wa->auto_pad : NULL; break;
-        case 'g': slot = strcmp(a->name, "group") == 0 ? &wa->group : NULL; break;
-        default: break;
+        case 'k':
+            slot = strcmp(a->name, "kernel_shape") == 0 ? &wa->kernel_shape : NULL;
+            break;
+        case 's':
+            slot = strcmp(a->name, "strides") == 0 ? &wa->strides : NULL;
+            break;
+        case 'd':
+            slot = strcmp(a->name, "dilations") == 0 ? &wa->dilations : NULL;
+            break;
+        case 'p':
+            slot = strcmp(a->name, "pads") == 0 ? &wa->pads : NULL;
+            break;
+        case 'a':
+            slot = strcmp(a->name, "auto_pad") == 0 ? &wa->auto_pad : NULL;
+            break;
+        case 'g':
+            slot = strcmp(a->name, "group") == 0 ? &wa->group : NULL;
+            break;
+        default:
+            break;
         }
         if (slot && !*slot)
             *slot = a;
@@ -220,8 +233,9 @@ sh_result sh_rule_conv(sh_ctx *c)
         return sh_fail(c, "weight rank %d differs from input rank %d", w->rank, x->rank);
     if (w && fp_dim_known(x->dims[1]) && fp_dim_known(w->dims[1]) && group > 0 &&
         x->dims[1].value != w->dims[1].value * group)
-        return sh_fail(c, "input has %" G_GINT64_FORMAT " channels but weight expects %" G_GINT64_FORMAT
-                          " (%" G_GINT64_FORMAT " per group x %" G_GINT64_FORMAT " groups)",
+        return sh_fail(c,
+                       "input has %" G_GINT64_FORMAT " channels but weight expects %" G_GINT64_FORMAT
+                       " (%" G_GINT64_FORMAT " per group x %" G_GINT64_FORMAT " groups)",
                        x->dims[1].value, w->dims[1].value * group, w->dims[1].value, group);
     fp_shape out = sh_new(c, x->rank);
     out.dims[0] = x->dims[0];
@@ -402,10 +416,25 @@ sh_result sh_rule_matmul(sh_ctx *c)
     int ar = a->rank, br = b->rank;
     memcpy(ad, a->dims, sizeof(fp_dim) * ar);
     memcpy(bd, b->dims, sizeof(fp_dim) * br);
-    if (ar == 1) { ad[1] = ad[0]; ad[0] = one; ar = 2; }
-    if (br == 1) { bd[1] = one; br = 2; }
-    if (ta) { fp_dim t = ad[ar - 1]; ad[ar - 1] = ad[ar - 2]; ad[ar - 2] = t; }
-    if (tb) { fp_dim t = bd[br - 1]; bd[br - 1] = bd[br - 2]; bd[br - 2] = t; }
+    if (ar == 1) {
+        ad[1] = ad[0];
+        ad[0] = one;
+        ar = 2;
+    }
+    if (br == 1) {
+        bd[1] = one;
+        br = 2;
+    }
+    if (ta) {
+        fp_dim t = ad[ar - 1];
+        ad[ar - 1] = ad[ar - 2];
+        ad[ar - 2] = t;
+    }
+    if (tb) {
+        fp_dim t = bd[br - 1];
+        bd[br - 1] = bd[br - 2];
+        bd[br - 2] = t;
+    }
     fp_dim ka = ad[ar - 1], kb = bd[br - 2];
     if (fp_dim_known(ka) && fp_dim_known(kb) && ka.value != kb.value)
         return sh_fail(c, "inner dimensions differ: %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, ka.value, kb.value);
@@ -528,8 +557,8 @@ static void einsum_implicit_letters(const einsum_dims *e, char *out_letters)
 
 /* The output shape of rank `rank`: with an explicit term o, its letters' dims and the ellipsis
  * dims where its "..." is; else the ellipsis dims (when out_ell) then out_letters' dims. */
-static fp_shape einsum_output(sh_ctx *c, const einsum_dims *e, const char *o, const char *out_letters,
-                              bool out_ell, int rank)
+static fp_shape einsum_output(sh_ctx *c, const einsum_dims *e, const char *o, const char *out_letters, bool out_ell,
+                              int rank)
 {
     fp_shape out = sh_new(c, rank);
     int k = 0;

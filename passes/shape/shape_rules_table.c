@@ -2,6 +2,7 @@
  * Ops not listed have no rule: their outputs keep the shapes declared in the file. */
 #include "shape_rules.h"
 
+/* clang-format off */
 #define R(op, rule) [FP_OP_##op] = sh_rule_##rule,
 
 const sh_rule fp_shape_rules[FP_OP_COUNT] = {
@@ -64,3 +65,4 @@ const sh_rule fp_shape_rules[FP_OP_COUNT] = {
     R(RANDOM_NORMAL_LIKE, random_like) R(RANDOM_UNIFORM_LIKE, random_like) R(MULTINOMIAL, multinomial)
     R(STRING_NORMALIZER, string_normalizer) R(TFIDF_VECTORIZER, tfidf) R(NLL_LOSS, loss) R(SOFTMAX_CE_LOSS, loss)
 };
+/* clang-format on */

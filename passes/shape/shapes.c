@@ -15,8 +15,8 @@ typedef struct {
     const fp_shape_opts *opts;
     fp_diag *diag;
     GError **error;
-    fp_arena *tmp; /* scratch of the node being inferred (sh_ctx.tmp) */
-    bool ge;       /* sh_ctx.ge */
+    fp_arena *tmp;      /* scratch of the node being inferred (sh_ctx.tmp) */
+    bool ge;            /* sh_ctx.ge */
     fp_fold_memo *memo; /* folds of this run (fp_fold_node) */
     bool attrs_checked; /* fp_shape_opts.attrs_checked */
 } pass;
@@ -176,11 +176,12 @@ static bool check_dims(pass *p, const fp_graph *g, GHashTable *from_inputs)
         }
         if (!declared) {
             g_set_error(p->error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
-                        "--dim %s: no input of the model declares a dimension '%s' (its symbolic dims: %s)",
-                        b->name, b->name, names);
+                        "--dim %s: no input of the model declares a dimension '%s' (its symbolic dims: %s)", b->name,
+                        b->name, names);
             return false;
         }
-        if (g_hash_table_lookup_extended(from_inputs, sym, NULL, &val) && (int64_t)GPOINTER_TO_SIZE(val) - 1 != b->value) {
+        if (g_hash_table_lookup_extended(from_inputs, sym, NULL, &val) &&
+            (int64_t)GPOINTER_TO_SIZE(val) - 1 != b->value) {
             g_set_error(p->error, FP_IR_ERROR, FP_IR_ERROR_INVALID,
                         "--dim %s=%" G_GINT64_FORMAT ": an --input shape binds '%s' to %" G_GINT64_FORMAT, b->name,
                         b->value, b->name, (int64_t)GPOINTER_TO_SIZE(val) - 1);
@@ -225,7 +226,8 @@ static bool bind_inputs(pass *p, fp_graph *g)
         return false;
     if (o && o->batch > 0) {
         if (o->batch_dim)
-            g_hash_table_insert(syms, (gpointer)fp_intern(p->m, o->batch_dim, -1), GSIZE_TO_POINTER((gsize)o->batch + 1));
+            g_hash_table_insert(syms, (gpointer)fp_intern(p->m, o->batch_dim, -1),
+                                GSIZE_TO_POINTER((gsize)o->batch + 1));
         for (guint i = 0; i < g->inputs->len && !o->batch_dim; i++) {
             fp_value *v = g->inputs->pdata[i];
             if (v->shape.rank < 1)
@@ -264,13 +266,21 @@ static bool foldable(const fp_node *n)
     if (n->op == FP_OP_OPAQUE || fp_op_has(n->op, FP_OPF_CTRL) || n->n_outputs == 0)
         return false;
     switch (n->op) {
-    case FP_OP_RANDOM_NORMAL: case FP_OP_RANDOM_NORMAL_LIKE: case FP_OP_RANDOM_UNIFORM:
-    case FP_OP_RANDOM_UNIFORM_LIKE: case FP_OP_BERNOULLI: case FP_OP_MULTINOMIAL:
-    case FP_OP_SEQUENCE_EMPTY: case FP_OP_SEQUENCE_CONSTRUCT: case FP_OP_OPTIONAL:
+    case FP_OP_RANDOM_NORMAL:
+    case FP_OP_RANDOM_NORMAL_LIKE:
+    case FP_OP_RANDOM_UNIFORM:
+    case FP_OP_RANDOM_UNIFORM_LIKE:
+    case FP_OP_BERNOULLI:
+    case FP_OP_MULTINOMIAL:
+    case FP_OP_SEQUENCE_EMPTY:
+    case FP_OP_SEQUENCE_CONSTRUCT:
+    case FP_OP_OPTIONAL:
         return false;
-    case FP_OP_DEQUANTIZE_LINEAR: case FP_OP_QUANTIZE_LINEAR:
+    case FP_OP_DEQUANTIZE_LINEAR:
+    case FP_OP_QUANTIZE_LINEAR:
         return false; /* ONNX Runtime keeps Q/DQ pairs for its QDQ kernels: not constant-folded */
-    case FP_OP_SHAPE: case FP_OP_SIZE:
+    case FP_OP_SHAPE:
+    case FP_OP_SIZE:
         return n->inputs[0] && sh_shape_folds(n, &n->inputs[0]->shape);
     default:
         break;
@@ -378,8 +388,7 @@ static bool trust_declared(const pass *p, const fp_node *n)
 
 static bool infer_node(pass *p, fp_node *n)
 {
-    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
-                .ge = p->ge};
+    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp, .ge = p->ge};
     if (trust_declared(p, n)) {
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
@@ -397,7 +406,8 @@ static bool infer_node(pass *p, fp_node *n)
     }
     sh_rule rule = fp_shape_rules[n->op];
     if (!rule && strcmp(n->domain, "ai.onnx.preview.training") == 0) {
-        if (strcmp(n->op_type, "Adagrad") == 0 || strcmp(n->op_type, "Adam") == 0 || strcmp(n->op_type, "Momentum") == 0)
+        if (strcmp(n->op_type, "Adagrad") == 0 || strcmp(n->op_type, "Adam") == 0 ||
+            strcmp(n->op_type, "Momentum") == 0)
             rule = rule_optimizer;
         else if (strcmp(n->op_type, "Gradient") == 0)
             rule = rule_gradient;
@@ -407,10 +417,10 @@ static bool infer_node(pass *p, fp_node *n)
                       n->op == FP_OP_SEQUENCE_EMPTY || n->op == FP_OP_OPTIONAL;
     if (rule && !takes_none && (!n->n_inputs || !n->inputs[0]))
         rule = NULL;
-    sh_result r = rule ? rule(&c)
-                       : fp_shape_rules[n->op] ? sh_unknown(&c, "input 0 is missing")
-                                               : sh_unknown(&c, "no shape rule for op type '%s%s%s'", n->domain,
-                                                            *n->domain ? "." : "", n->op_type);
+    sh_result r = rule                    ? rule(&c)
+                  : fp_shape_rules[n->op] ? sh_unknown(&c, "input 0 is missing")
+                                          : sh_unknown(&c, "no shape rule for op type '%s%s%s'", n->domain,
+                                                       *n->domain ? "." : "", n->op_type);
     if (r == SH_ERROR && p->ge && p->error && *p->error) {
         /* a GE op whose attributes differ from the ONNX op of the same kind: not a model error */
         fp_diag_add(p->diag, FP_DIAG_WARNING, "shapes", "shape-ge-rule", n->name,
@@ -708,7 +718,7 @@ static void intern_outputs(pass *p, fp_node *n)
         int32_t n_elems = fp_value_n_elems(v);
         if (!elems || n_elems < 0)
             continue;
-        size_t n = (size_t)MAX(n_elems, 1); /* as seq_set allocates them */
+        size_t n = (size_t)MAX(n_elems, 1);                  /* as seq_set allocates them */
         fp_shape *e = fp_arena_calloc(p->tmp, n, sizeof *e); /* padding zeroed */
         for (int32_t i = 0; i < n_elems; i++) {
             e[i].rank = elems[i].rank;
@@ -727,12 +737,12 @@ static bool infer_graph(pass *p, fp_graph *g)
     for (uint32_t i = 0; i < count; i++) {
         fp_node *n = order[i];
         fp_nodes_prefetch(order, count, i);
-        sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp,
-                .ge = p->ge};
+        sh_ctx c =
+            {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp, .ge = p->ge};
         if (!p->attrs_checked && !sh_check_attrs(&c))
             return false;
         bool ok = fp_op_has(n->op, FP_OPF_CTRL) ? infer_ctrl(p, n) : infer_node(p, n);
-        intern_outputs(p, n); /* on an error too: the model stays valid */
+        intern_outputs(p, n);   /* on an error too: the model stays valid */
         fp_arena_reset(p->tmp); /* nothing of n's inference is referenced any more */
         if (!ok)
             return false;
@@ -742,8 +752,13 @@ static bool infer_graph(pass *p, fp_graph *g)
 
 bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GError **error)
 {
-    pass p = {.m = m, .opts = opts, .diag = diag, .error = error, .tmp = fp_arena_new(),
-              .ge = g_str_has_prefix(m->format, "ge"), .memo = fp_fold_memo_new(),
+    pass p = {.m = m,
+              .opts = opts,
+              .diag = diag,
+              .error = error,
+              .tmp = fp_arena_new(),
+              .ge = g_str_has_prefix(m->format, "ge"),
+              .memo = fp_fold_memo_new(),
               .attrs_checked = opts && opts->attrs_checked};
     for (guint i = 0; i < m->graphs->len; i++)
         reset_graph(m, m->graphs->pdata[i]);

@@ -45,7 +45,8 @@ static uint32_t *cuts(const fp_graph *g, fp_node *const *order, uint32_t n)
         gpointer key;
         g_hash_table_iter_init(&it, open);
         while (g_hash_table_iter_next(&it, &key, NULL))
-            if (last[GPOINTER_TO_UINT(key) - 1] <= i && !((const fp_value *)g->values->pdata[GPOINTER_TO_UINT(key) - 1])->is_output)
+            if (last[GPOINTER_TO_UINT(key) - 1] <= i &&
+                !((const fp_value *)g->values->pdata[GPOINTER_TO_UINT(key) - 1])->is_output)
                 g_hash_table_iter_remove(&it);
         if (g_hash_table_size(open) == 1 && i + 1 < n) {
             g_hash_table_iter_init(&it, open);
@@ -178,7 +179,9 @@ uint64_t fp_rc_replay(const fp_rc_stages *s, const fp_rc_plan *p)
     uint64_t total = s->base, peak = s->base;
     for (uint32_t t = 0; t < s->n; t++) {
         bool kept = p->mode[t] == FP_RC_KEEP;
-        live[t] = kept ? s->own[t] : p->mode[t] == FP_RC_START ? start_held(s, t, t > 0 && p->mode[t - 1] == FP_RC_KEEP) : 0;
+        live[t] = kept                        ? s->own[t]
+                  : p->mode[t] == FP_RC_START ? start_held(s, t, t > 0 && p->mode[t - 1] == FP_RC_KEEP)
+                                              : 0;
         total += live[t];
     }
     peak = MAX(peak, total);
@@ -209,17 +212,17 @@ void fp_rc_plan_clear(fp_rc_plan *p)
 
 typedef struct {
     uint64_t held, peak, flops;
-    int32_t parent;   /* entry index, -1 for the empty prefix */
-    uint32_t l, r;    /* the segment this entry added: stages [l, r) */
+    int32_t parent; /* entry index, -1 for the empty prefix */
+    uint32_t l, r;  /* the segment this entry added: stages [l, r) */
     bool kept;
 } entry;
 
 typedef struct {
     const fp_rc_stages *s;
     uint64_t budget;
-    bool by_peak;     /* minimize the peak (flops ignored) instead of the flops */
-    GArray *all;      /* entry */
-    GArray **front;   /* per (position, kept): entry indices, 2 (n + 1) of them */
+    bool by_peak;   /* minimize the peak (flops ignored) instead of the flops */
+    GArray *all;    /* entry */
+    GArray **front; /* per (position, kept): entry indices, 2 (n + 1) of them */
     bool exact;
 } search;
 
@@ -267,12 +270,14 @@ static void extend(search *q, uint32_t pos)
         for (guint k = 0; k < f->len; k++) {
             guint at = g_array_index(f, guint, k);
             entry e = g_array_index(q->all, entry, at);
-            entry keep = {e.held + s->own[pos], MAX(e.peak, e.held + s->own[pos]), e.flops, (int32_t)at, pos, pos + 1, true};
+            entry keep =
+                {e.held + s->own[pos], MAX(e.peak, e.held + s->own[pos]), e.flops, (int32_t)at, pos, pos + 1, true};
             offer(q, pos + 1, keep);
             uint64_t start = start_held(s, pos, pos > 0 && kept), own = 0, flops = 0;
             for (uint32_t r = pos + 1; r <= s->n; r++) {
                 own += s->own[r - 1], flops += s->flops[r - 1];
-                entry rc = {e.held + start, MAX(e.peak, e.held + start + own), e.flops + flops, (int32_t)at, pos, r, false};
+                entry rc = {e.held + start, MAX(e.peak, e.held + start + own), e.flops + flops, (int32_t)at, pos, r,
+                            false};
                 if (rc.peak > q->budget)
                     break; /* longer segments only hold more */
                 offer(q, r, rc);
@@ -311,8 +316,12 @@ static bool best(search *q, fp_rc_plan *p)
 static void run_search(const fp_rc_stages *s, uint64_t budget, bool by_peak, fp_rc_plan *out)
 {
     plan_init(s, budget, out);
-    search q = {.s = s, .budget = budget, .by_peak = by_peak, .all = g_array_new(FALSE, FALSE, sizeof(entry)),
-                .front = g_new(GArray *, 2 * (s->n + 1)), .exact = true};
+    search q = {.s = s,
+                .budget = budget,
+                .by_peak = by_peak,
+                .all = g_array_new(FALSE, FALSE, sizeof(entry)),
+                .front = g_new(GArray *, 2 * (s->n + 1)),
+                .exact = true};
     for (uint32_t i = 0; i < 2 * (s->n + 1); i++)
         q.front[i] = g_array_new(FALSE, FALSE, sizeof(guint));
     offer(&q, 0, (entry){s->base, s->base, 0, -1, 0, 0, true});

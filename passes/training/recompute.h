@@ -14,27 +14,27 @@
 typedef enum { FP_RC_KEEP, FP_RC_START, FP_RC_CONTINUE } fp_rc_mode;
 
 typedef struct {
-    uint32_t n;                /* stages */
-    uint64_t base;             /* saved bytes no plan drops: the graph's inputs */
-    uint64_t *own;             /* per stage: the saved bytes of the storages it makes, auxiliaries too */
-    uint64_t *src;             /* per stage: bytes of the tensor it starts from (the cut before it) */
-    bool *src_owned;           /* that tensor is saved, and made by the stage just before (then held
+    uint32_t n;             /* stages */
+    uint64_t base;          /* saved bytes no plan drops: the graph's inputs */
+    uint64_t *own;          /* per stage: the saved bytes of the storages it makes, auxiliaries too */
+    uint64_t *src;          /* per stage: bytes of the tensor it starts from (the cut before it) */
+    bool *src_owned;        /* that tensor is saved, and made by the stage just before (then held
                                   when that one is kept) */
-    uint64_t *flops;           /* per stage: its forward FLOPs */
-    double *time_s;            /* per stage: its estimated time (0 without a cost) */
-    const fp_value **start;    /* per stage: the tensor it starts from (NULL for the first) */
+    uint64_t *flops;        /* per stage: its forward FLOPs */
+    double *time_s;         /* per stage: its estimated time (0 without a cost) */
+    const fp_value **start; /* per stage: the tensor it starts from (NULL for the first) */
 } fp_rc_stages;
 
 typedef struct {
-    uint64_t budget;           /* as asked */
-    bool feasible;             /* some plan fits the budget */
-    bool exact;                /* the search kept every Pareto-optimal partial plan */
-    uint64_t peak_bytes;       /* the most saved activations live at once under the plan */
-    uint64_t end_bytes;        /* held at the end of forward */
-    uint64_t flops;            /* recomputed in backward */
-    double time_s;             /* their estimated time */
-    uint32_t segments;         /* recomputed segments */
-    fp_rc_mode *mode;          /* per stage (n entries) */
+    uint64_t budget;     /* as asked */
+    bool feasible;       /* some plan fits the budget */
+    bool exact;          /* the search kept every Pareto-optimal partial plan */
+    uint64_t peak_bytes; /* the most saved activations live at once under the plan */
+    uint64_t end_bytes;  /* held at the end of forward */
+    uint64_t flops;      /* recomputed in backward */
+    double time_s;       /* their estimated time */
+    uint32_t segments;   /* recomputed segments */
+    fp_rc_mode *mode;    /* per stage (n entries) */
 } fp_rc_plan;
 
 /* The stages of m's main graph and their saved bytes (saved: fp_train_saved_run on m); per-op

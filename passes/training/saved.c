@@ -13,8 +13,8 @@ typedef struct {
     const fp_graph *g;
     const fp_train_opts *o;
     fp_train_saved *s;
-    uint8_t *seen;           /* per value id: storage counted */
-    GHashTable *kinds;       /* decomposed kind -> count, for the notes */
+    uint8_t *seen;     /* per value id: storage counted */
+    GHashTable *kinds; /* decomposed kind -> count, for the notes */
 } pass;
 
 /* ---------------------------------------------------------------- values */
@@ -82,11 +82,15 @@ static view_kind view_of(const fp_node *n)
     const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
     int64_t a;
     switch (n->op) {
-    case FP_OP_RESHAPE: case FP_OP_FLATTEN:
+    case FP_OP_RESHAPE:
+    case FP_OP_FLATTEN:
         return VIEW_RESHAPE;
-    case FP_OP_SQUEEZE: case FP_OP_UNSQUEEZE: case FP_OP_IDENTITY:
+    case FP_OP_SQUEEZE:
+    case FP_OP_UNSQUEEZE:
+    case FP_OP_IDENTITY:
         return VIEW_SAME;
-    case FP_OP_TRANSPOSE: case FP_OP_EXPAND:
+    case FP_OP_TRANSPOSE:
+    case FP_OP_EXPAND:
         return VIEW_STRIDED;
     case FP_OP_SPLIT:
         return leading_ones(x, fp_node_attr_int(n, "axis", 0)) ? VIEW_SAME : VIEW_STRIDED;
@@ -160,10 +164,24 @@ bool fp_train_is_product(fp_op op)
 static bool amp_fp32(fp_op op)
 {
     switch (op) {
-    case FP_OP_SOFTMAX: case FP_OP_LOG_SOFTMAX: case FP_OP_LAYER_NORM: case FP_OP_GROUP_NORM: case FP_OP_EXP:
-    case FP_OP_LOG: case FP_OP_POW: case FP_OP_REDUCE_SUM: case FP_OP_REDUCE_PROD: case FP_OP_REDUCE_L1:
-    case FP_OP_REDUCE_L2: case FP_OP_REDUCE_LOG_SUM_EXP: case FP_OP_SOFTPLUS: case FP_OP_RECIPROCAL:
-    case FP_OP_CUM_SUM: case FP_OP_NLL_LOSS: case FP_OP_SOFTMAX_CE_LOSS: case FP_OP_LP_NORM:
+    case FP_OP_SOFTMAX:
+    case FP_OP_LOG_SOFTMAX:
+    case FP_OP_LAYER_NORM:
+    case FP_OP_GROUP_NORM:
+    case FP_OP_EXP:
+    case FP_OP_LOG:
+    case FP_OP_POW:
+    case FP_OP_REDUCE_SUM:
+    case FP_OP_REDUCE_PROD:
+    case FP_OP_REDUCE_L1:
+    case FP_OP_REDUCE_L2:
+    case FP_OP_REDUCE_LOG_SUM_EXP:
+    case FP_OP_SOFTPLUS:
+    case FP_OP_RECIPROCAL:
+    case FP_OP_CUM_SUM:
+    case FP_OP_NLL_LOSS:
+    case FP_OP_SOFTMAX_CE_LOSS:
+    case FP_OP_LP_NORM:
         return true;
     default:
         return false;
@@ -293,7 +311,8 @@ static void save_norm(pass *p, const fp_node *n)
     uint64_t stats = 0;
     const char *what = "mean, inverse std";
     switch (n->op) {
-    case FP_OP_BATCH_NORM: case FP_OP_INSTANCE_NORM:
+    case FP_OP_BATCH_NORM:
+    case FP_OP_INSTANCE_NORM:
         stats = x && x->shape.rank >= 2 && fp_dim_known(x->shape.dims[1]) ? (uint64_t)x->shape.dims[1].value : 0;
         if (n->op == FP_OP_INSTANCE_NORM && x && fp_dim_known(x->shape.dims[0]))
             stats *= (uint64_t)x->shape.dims[0].value;
@@ -320,13 +339,63 @@ static void save_max_pool(pass *p, const fp_node *n)
 }
 
 /* The saves of one op whose inputs require grad (a recognized decomposed group: its fused op's). */
+/* Whether op's backward reads its output (1), its input 0 (0), or neither of them alone (-1). */
+static int reads_one(fp_op op)
+{
+    switch (op) {
+    case FP_OP_RELU:
+    case FP_OP_SIGMOID:
+    case FP_OP_TANH:
+    case FP_OP_SOFTMAX:
+    case FP_OP_LOG_SOFTMAX:
+    case FP_OP_SQRT:
+    case FP_OP_EXP:
+    case FP_OP_RECIPROCAL:
+        return 1;
+    case FP_OP_LEAKY_RELU:
+    case FP_OP_ELU:
+    case FP_OP_SELU:
+    case FP_OP_CELU:
+    case FP_OP_GELU:
+    case FP_OP_ERF:
+    case FP_OP_HARD_SIGMOID:
+    case FP_OP_HARD_SWISH:
+    case FP_OP_SOFTPLUS:
+    case FP_OP_MISH:
+    case FP_OP_CLIP:
+    case FP_OP_LOG:
+    case FP_OP_ABS:
+    case FP_OP_SIN:
+    case FP_OP_COS:
+    case FP_OP_POW:
+    case FP_OP_AVERAGE_POOL:
+    case FP_OP_PRELU:
+    case FP_OP_QUICK_GELU:
+    case FP_OP_FAST_GELU:
+    case FP_OP_SOFTSIGN:
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 static void save_op(pass *p, const fp_node *n)
 {
+    int one = reads_one(n->op);
+    if (one == 1)
+        save(p, n, out0(n), "output", "its backward reads its output");
+    else if (one == 0)
+        save(p, n, in(n, 0), "input 0", "its backward reads its input");
+    if (one >= 0)
+        return;
     switch (n->op) {
-    case FP_OP_CONV: case FP_OP_CONV_TRANSPOSE:
+    case FP_OP_CONV:
+    case FP_OP_CONV_TRANSPOSE:
         save(p, n, in(n, 0), "input 0", "convolution_backward reads the input and the weight");
         return;
-    case FP_OP_MATMUL: case FP_OP_GEMM: case FP_OP_EINSUM:
+    case FP_OP_MATMUL:
+    case FP_OP_GEMM:
+    case FP_OP_EINSUM:
         save_product(p, n, "for the gradient of input 0", "for the gradient of input 1 (the weight)");
         return;
     case FP_OP_MUL:
@@ -338,24 +407,18 @@ static void save_op(pass *p, const fp_node *n)
         if (rg(p, in(n, 1)))
             save(p, n, in(n, 0), "input 0", "the dividend, for the divisor's gradient");
         return;
-    case FP_OP_RELU: case FP_OP_SIGMOID: case FP_OP_TANH: case FP_OP_SOFTMAX: case FP_OP_LOG_SOFTMAX:
-    case FP_OP_SQRT: case FP_OP_EXP: case FP_OP_RECIPROCAL:
-        save(p, n, out0(n), "output", "its backward reads its output");
-        return;
-    case FP_OP_LEAKY_RELU: case FP_OP_ELU: case FP_OP_SELU: case FP_OP_CELU: case FP_OP_GELU: case FP_OP_ERF:
-    case FP_OP_HARD_SIGMOID: case FP_OP_HARD_SWISH: case FP_OP_SOFTPLUS: case FP_OP_MISH: case FP_OP_CLIP:
-    case FP_OP_LOG: case FP_OP_ABS: case FP_OP_SIN: case FP_OP_COS: case FP_OP_POW: case FP_OP_AVERAGE_POOL:
-    case FP_OP_PRELU: case FP_OP_QUICK_GELU: case FP_OP_FAST_GELU: case FP_OP_SOFTSIGN:
-        save(p, n, in(n, 0), "input 0", "its backward reads its input");
-        return;
     case FP_OP_GLOBAL_AVG_POOL:
         save(p, n, in(n, 0), "input 0", "adaptive_avg_pool2d keeps its input");
         return;
-    case FP_OP_BATCH_NORM: case FP_OP_LAYER_NORM: case FP_OP_GROUP_NORM: case FP_OP_INSTANCE_NORM:
+    case FP_OP_BATCH_NORM:
+    case FP_OP_LAYER_NORM:
+    case FP_OP_GROUP_NORM:
+    case FP_OP_INSTANCE_NORM:
     case FP_OP_SIMPLIFIED_LAYER_NORM:
         save_norm(p, n);
         return;
-    case FP_OP_MAX_POOL: case FP_OP_GLOBAL_MAX_POOL:
+    case FP_OP_MAX_POOL:
+    case FP_OP_GLOBAL_MAX_POOL:
         save_max_pool(p, n);
         return;
     case FP_OP_DROPOUT:
@@ -372,7 +435,8 @@ static void save_op(pass *p, const fp_node *n)
         save(p, n, in(n, 0), "input 0", "gather's formula takes the whole input");
         save(p, n, in(n, 1), "indices", "where to scatter the gradient");
         return;
-    case FP_OP_REDUCE_MAX: case FP_OP_REDUCE_MIN:
+    case FP_OP_REDUCE_MAX:
+    case FP_OP_REDUCE_MIN:
         save(p, n, in(n, 0), "input 0", "amax/amin compare the input with the result");
         save(p, n, out0(n), "output", "amax/amin compare the input with the result");
         return;
@@ -394,7 +458,6 @@ bool fp_train_records(const fp_train_saved *s, const fp_node *n)
 }
 
 static bool records(const pass *p, const fp_node *n) { return fp_train_records(p->s, n); }
-
 
 /* The one op reading v, or NULL (several, none, or a graph output). */
 static const fp_node *sole_use(const fp_value *v)
@@ -461,7 +524,8 @@ static bool ln_chain(const fp_node *m, const fp_node **group)
         sq->op != FP_OP_SQRT || sole_use(out0(sq)) != dv || in(dv, 0) != out0(sub))
         return false;
     const fp_node *mul = sole_use(out0(dv)), *add = mul && mul->op == FP_OP_MUL ? sole_use(out0(mul)) : NULL;
-    if (!add || add->op != FP_OP_ADD || !fp_value_is_fixed(other(mul, out0(dv))) || !fp_value_is_fixed(other(add, out0(mul))))
+    if (!add || add->op != FP_OP_ADD || !fp_value_is_fixed(other(mul, out0(dv))) ||
+        !fp_value_is_fixed(other(add, out0(mul))))
         return false;
     const fp_node *g[8] = {sub, pw, var, eps, sq, dv, mul, add};
     memcpy(group, g, sizeof g);
@@ -489,16 +553,19 @@ static bool save_decomposed(pass *p, const fp_node *n)
     const fp_node *group[8];
     if (n->op == FP_OP_REDUCE_MEAN && ln_chain(n, group)) {
         if (grouped(p, n, "LayerNorm as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add", group, 8)) {
-            save(p, n, in(n, 0), "input 0", "LayerNorm (exported as ReduceMean, Sub, Pow, ..., Div, Mul, Add) saves its input");
-            save_aux(p, n, 2 * rows_before(in(n, 0), -1), FP_DT_FLOAT, "mean, inverse std", "per-row statistics, in float32");
+            save(p, n, in(n, 0), "input 0",
+                 "LayerNorm (exported as ReduceMean, Sub, Pow, ..., Div, Mul, Add) saves its input");
+            save_aux(p, n, 2 * rows_before(in(n, 0), -1), FP_DT_FLOAT, "mean, inverse std",
+                     "per-row statistics, in float32");
         }
         return true;
     }
     if ((n->op == FP_OP_SIGMOID || n->op == FP_OP_HARD_SIGMOID) && (group[0] = gated(n))) {
         bool silu = n->op == FP_OP_SIGMOID;
         if (grouped(p, n, silu ? "SiLU as Sigmoid * Mul" : "HardSwish as HardSigmoid * Mul", group, 1))
-            save(p, n, in(n, 0), "input 0", silu ? "SiLU (exported as Sigmoid * Mul) saves its input"
-                                                 : "HardSwish (exported as HardSigmoid * Mul) saves its input");
+            save(p, n, in(n, 0), "input 0",
+                 silu ? "SiLU (exported as Sigmoid * Mul) saves its input"
+                      : "HardSwish (exported as HardSigmoid * Mul) saves its input");
         return true;
     }
     if (n->op == FP_OP_DIV && erf_gelu(n, group)) {
@@ -534,7 +601,11 @@ void fp_train_saved_run(const fp_model *m, const fp_train_opts *o, fp_train_save
 {
     memset(out, 0, sizeof *out);
     const fp_graph *g = m->main;
-    pass p = {.m = m, .g = g, .o = o, .s = out, .seen = g_new0(uint8_t, g->values->len),
+    pass p = {.m = m,
+              .g = g,
+              .o = o,
+              .s = out,
+              .seen = g_new0(uint8_t, g->values->len),
               .kinds = g_hash_table_new(g_str_hash, g_str_equal)};
     out->items = g_array_new(FALSE, FALSE, sizeof(fp_saved_item));
     out->requires_grad = g_new0(uint8_t, g->values->len);
@@ -558,8 +629,8 @@ void fp_train_saved_run(const fp_model *m, const fp_train_opts *o, fp_train_save
     gpointer k, v;
     g_hash_table_iter_init(&it, p.kinds);
     while (g_hash_table_iter_next(&it, &k, &v))
-        g_ptr_array_add(out->notes, g_strdup_printf("%zu %s, counted as the fused op (its saves)",
-                                                    GPOINTER_TO_SIZE(v), (const char *)k));
+        g_ptr_array_add(out->notes, g_strdup_printf("%zu %s, counted as the fused op (its saves)", GPOINTER_TO_SIZE(v),
+                                                    (const char *)k));
     g_ptr_array_sort(out->notes, by_text);
     g_hash_table_unref(p.kinds);
     g_free(p.seen);

@@ -20,7 +20,7 @@ typedef enum {
 
 typedef struct {
     fp_train_precision precision;
-    bool gpu;          /* a CUDA device: dropout keeps a 1-byte mask; on a CPU, a noise tensor of X's dtype */
+    bool gpu; /* a CUDA device: dropout keeps a 1-byte mask; on a CPU, a noise tensor of X's dtype */
 } fp_train_opts;
 
 typedef struct {
@@ -34,17 +34,17 @@ typedef struct {
 } fp_saved_item;
 
 typedef struct {
-    GArray *items;           /* fp_saved_item, in node order */
-    uint64_t saved_bytes;    /* distinct storages and auxiliaries (parameters not counted) */
+    GArray *items;            /* fp_saved_item, in node order */
+    uint64_t saved_bytes;     /* distinct storages and auxiliaries (parameters not counted) */
     uint64_t parameter_bytes; /* trainable parameters (float initializers; BatchNorm's running stats apart) */
-    uint64_t parameters;     /* their elements */
-    uint64_t buffer_bytes;   /* BatchNorm running mean and variance (not trained) */
-    uint8_t *requires_grad;  /* per value id of the main graph: depends on a parameter */
-    uint8_t *in_group;       /* per node id: 1 when a recognized decomposed op's later member */
-    uint8_t *half;           /* per value id under AMP: a float32 value autocast holds in 16 bits; else NULL */
-    uint32_t unknown;        /* saved tensors of unknown size (not counted) */
-    uint32_t decomposed;     /* decomposed ops recognized (each counted as the fused op) */
-    GPtrArray *notes;        /* one line each: the decomposed forms recognized, per kind */
+    uint64_t parameters;      /* their elements */
+    uint64_t buffer_bytes;    /* BatchNorm running mean and variance (not trained) */
+    uint8_t *requires_grad;   /* per value id of the main graph: depends on a parameter */
+    uint8_t *in_group;        /* per node id: 1 when a recognized decomposed op's later member */
+    uint8_t *half;            /* per value id under AMP: a float32 value autocast holds in 16 bits; else NULL */
+    uint32_t unknown;         /* saved tensors of unknown size (not counted) */
+    uint32_t decomposed;      /* decomposed ops recognized (each counted as the fused op) */
+    GPtrArray *notes;         /* one line each: the decomposed forms recognized, per kind */
 } fp_train_saved;
 
 /* Which tensors m's main graph keeps for backward, after shapes. The result is owned by the

@@ -221,7 +221,9 @@ void fp_train_step_run(const fp_model *m, const fp_train_saved *saved, fp_train_
     z.order = fp_graph_order(m->main, &z.n, NULL);
     out->parameter_bytes = saved->parameter_bytes;
     out->gradient_bytes = saved->parameter_bytes;
-    out->optimizer_bytes = opt == FP_OPT_SGD ? 0 : opt == FP_OPT_MOMENTUM ? saved->parameter_bytes : 2 * saved->parameter_bytes;
+    out->optimizer_bytes = opt == FP_OPT_SGD        ? 0
+                           : opt == FP_OPT_MOMENTUM ? saved->parameter_bytes
+                                                    : 2 * saved->parameter_bytes;
     out->amp_cache_bytes = saved->half ? 2 * saved->parameters : 0;
     out->saved_bytes = saved->saved_bytes;
     if (!z.order)

@@ -18,16 +18,16 @@ bool fp_train_precision_parse(const char *s, fp_train_precision *out);
 const char *fp_train_precision_name(fp_train_precision p);
 
 typedef struct {
-    uint64_t parameter_bytes;   /* the parameters as the model stores them (AMP: float32 masters) */
-    uint64_t gradient_bytes;    /* one gradient per parameter, in its dtype */
-    uint64_t optimizer_bytes;   /* momentum: one buffer a parameter; Adam(W): two */
-    uint64_t amp_cache_bytes;   /* AMP: autocast's 16-bit copies of the weights, forward and backward */
-    uint64_t saved_bytes;       /* saved activations at the end of forward */
-    uint64_t forward_peak;      /* activations live at once in forward (saved ones included) */
-    uint64_t backward_peak;     /* saved + gradient buffers + parameter gradients so far, at once */
-    uint64_t peak_bytes;        /* the whole step: model state + the largest of the phases */
-    const char *peak_phase;     /* "forward", "backward" or "optimizer step" */
-    const fp_node *peak_node;   /* the op at the peak (forward or backward), or NULL */
+    uint64_t parameter_bytes; /* the parameters as the model stores them (AMP: float32 masters) */
+    uint64_t gradient_bytes;  /* one gradient per parameter, in its dtype */
+    uint64_t optimizer_bytes; /* momentum: one buffer a parameter; Adam(W): two */
+    uint64_t amp_cache_bytes; /* AMP: autocast's 16-bit copies of the weights, forward and backward */
+    uint64_t saved_bytes;     /* saved activations at the end of forward */
+    uint64_t forward_peak;    /* activations live at once in forward (saved ones included) */
+    uint64_t backward_peak;   /* saved + gradient buffers + parameter gradients so far, at once */
+    uint64_t peak_bytes;      /* the whole step: model state + the largest of the phases */
+    const char *peak_phase;   /* "forward", "backward" or "optimizer step" */
+    const fp_node *peak_node; /* the op at the peak (forward or backward), or NULL */
     uint64_t forward_flops, backward_flops;
 } fp_train_step;
 

@@ -37,7 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     char *inputs[] = {spec, NULL};
-    fp_analysis_opts o = {.inputs = inputs, .batch = (int64_t)(size % 3), .stop = FP_PIPELINE_SHAPES,
+    fp_analysis_opts o = {.inputs = inputs,
+                          .batch = (int64_t)(size % 3),
+                          .stop = FP_PIPELINE_SHAPES,
                           .what_if = FP_DT_UNDEFINED};
     g_autoptr(GError) aerr = NULL;
     fp_analysis_free(fp_analysis_run(FZ_SPEC_MODEL, &o, &aerr));

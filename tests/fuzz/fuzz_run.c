@@ -114,10 +114,17 @@ static void emit_reports(const fp_report *rep, unsigned salt, const fp_gate_poli
         fp_gate_result_free(g);
     }
     switch (salt % 4) {
-    case 0: fp_report_markdown(rep, out); break;
-    case 1: fp_report_html(rep, out); break;
-    case 2: fp_report_dot(rep, out); break;
-    default: break;
+    case 0:
+        fp_report_markdown(rep, out);
+        break;
+    case 1:
+        fp_report_html(rep, out);
+        break;
+    case 2:
+        fp_report_dot(rep, out);
+        break;
+    default:
+        break;
     }
     fclose(out);
     free(buf);
@@ -137,8 +144,10 @@ static fz_outcome analyze(fp_model *m, const fp_device *dev, const fp_target *t,
         .shapes = {.batch = salt & 1 ? 1 : 0},
         .target = t,
         .device = dev,
-        .memory = {.strategy = FP_MEMPLAN_BEST, .schedule = salt & 2 ? FP_SCHEDULE_GIVEN : FP_SCHEDULE_COMPARE,
-                   .align = dev->align_bytes, .every_strategy = !(salt & 2)},
+        .memory = {.strategy = FP_MEMPLAN_BEST,
+                   .schedule = salt & 2 ? FP_SCHEDULE_GIVEN : FP_SCHEDULE_COMPARE,
+                   .align = dev->align_bytes,
+                   .every_strategy = !(salt & 2)},
         .what_if = salt & 4 ? FP_DT_FLOAT16 : FP_DT_UNDEFINED,
     };
     g_autoptr(fp_diag) diag = fp_diag_new();
@@ -152,8 +161,11 @@ static fz_outcome analyze(fp_model *m, const fp_device *dev, const fp_target *t,
     fp_headroom_result hr = {0};
     bool have = false;
     if (st.nodes <= FZ_HEADROOM_MAX_NODES) {
-        fp_headroom_opts ho = {.capacity = dev->memory_bytes, .reserve = dev->memory_bytes / 10,
-                               .mem = po.memory, .max_batch = FZ_HEADROOM_MAX_BATCH, .shapes = po.shapes};
+        fp_headroom_opts ho = {.capacity = dev->memory_bytes,
+                               .reserve = dev->memory_bytes / 10,
+                               .mem = po.memory,
+                               .max_batch = FZ_HEADROOM_MAX_BATCH,
+                               .shapes = po.shapes};
         g_autoptr(GError) herr = NULL;
         have = fp_pass_headroom(m, &ho, &hr, NULL, &herr);
         fz_outcome o = have || !herr ? FZ_OK : refused(herr);
@@ -162,8 +174,15 @@ static fz_outcome analyze(fp_model *m, const fp_device *dev, const fp_target *t,
             return o;
         }
     }
-    fp_report rep = {.model = m, .target = t, .device = dev, .res = &res, .diag = diag, .what_if = po.what_if,
-                     .headroom = have ? &hr : NULL, .headroom_note = "not computed", .top = 10};
+    fp_report rep = {.model = m,
+                     .target = t,
+                     .device = dev,
+                     .res = &res,
+                     .diag = diag,
+                     .what_if = po.what_if,
+                     .headroom = have ? &hr : NULL,
+                     .headroom_note = "not computed",
+                     .top = 10};
     /* after headroom, as `fuseplan report` emits them: the model is inferred as the plan saw it */
     emit_reports(&rep, salt, policy);
     fp_pipeline_result_clear(&res);

@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 typedef enum {
-    FZ_OK,       /* read and analyzed */
-    FZ_REJECTED, /* refused with a one-line error (the contract for bad input) */
+    FZ_OK,        /* read and analyzed */
+    FZ_REJECTED,  /* refused with a one-line error (the contract for bad input) */
     FZ_BAD_ERROR, /* refused, but without a message, or because a pass left the IR invalid:
                      a bug, the fuzz targets abort on it */
 } fz_outcome;

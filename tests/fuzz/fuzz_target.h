@@ -34,21 +34,21 @@ static inline void fz_glib_fatal(void)
     g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
 }
 
-#define FZ_TARGET(run)                                                                        \
-    int LLVMFuzzerInitialize(int *argc, char ***argv)                                         \
-    {                                                                                         \
-        (void)argc;                                                                           \
-        (void)argv;                                                                           \
-        fz_glib_fatal();                                                                      \
-        return 0;                                                                             \
-    }                                                                                         \
-    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                              \
-    {                                                                                         \
-        if (run(data, size) == FZ_BAD_ERROR) {                                                \
+#define FZ_TARGET(run)                                                                                       \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                                                        \
+    {                                                                                                        \
+        (void)argc;                                                                                          \
+        (void)argv;                                                                                          \
+        fz_glib_fatal();                                                                                     \
+        return 0;                                                                                            \
+    }                                                                                                        \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                                             \
+    {                                                                                                        \
+        if (run(data, size) == FZ_BAD_ERROR) {                                                               \
             fprintf(stderr, "fuzz: refusal without a message, or IR left invalid: '%s'\n", fz_last_error()); \
-            abort();                                                                          \
-        }                                                                                     \
-        return 0;                                                                             \
+            abort();                                                                                         \
+        }                                                                                                    \
+        return 0;                                                                                            \
     }
 
 #endif
