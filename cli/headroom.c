@@ -84,6 +84,8 @@ int fp_cmd_headroom(int argc, char **argv)
     g_autoptr(GOptionContext)
         ctx = g_option_context_new("MODEL - largest batch whose weights + activations + reserve fit in device memory");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx, "The batch is what headroom searches (no --batch): --batch-dim names its "
+                                          "symbol, '?' in an --input shape frees its dimension.");
     fp_cli_add_model_options(ctx, &o, FP_CLI_BIND | FP_CLI_STEP | FP_CLI_WHATIF | FP_CLI_PLAN | FP_CLI_CAPACITY, NULL);
     fp_cli_set_prgname("fuseplan headroom");
     int rc = FP_EXIT_BAD;
