@@ -26,8 +26,10 @@ void fp_report_json(const fp_report *r, fp_jsonw *w);
 /* x as fp_report_memory_text's (may be NULL). */
 void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
                            fp_jsonw *w);
-/* The `memory` object of the memory document, as member `member` (shared with report). */
-void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memory_result *r);
+/* The `memory` object of the memory document, as member `member` (shared with report): plan r, and
+ * the model's values of unknown size (fp_pipeline_result.unknown_values, the same from every
+ * command) beside the buffers of unknown size of r's own graph. */
+void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memory_result *r, uint32_t unknown_values);
 /* The decoder's members of a "headroom" object (docs/json.md): activation_bytes, and kv_cache_bytes,
  * kv_bytes_per_token, kv_dtype, kv_block, kv_capacity_tokens, context, phase (null without a KV
  * cache). */

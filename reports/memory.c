@@ -115,7 +115,7 @@ GPtrArray *fp_report_memory_hints(const fp_memory_result *r)
                                            pct(r->arena - r->lower_bound, r->lower_bound)));
     }
     if (r->n_unknown)
-        g_ptr_array_add(h, g_strdup_printf("%u value%s of unknown size count as 0 bytes: bind shapes with "
+        g_ptr_array_add(h, g_strdup_printf("%u buffer%s of unknown size count as 0 bytes: bind shapes with "
                                            "--dim NAME=N, --input NAME:DIMS or --batch N",
                                            r->n_unknown, r->n_unknown == 1 ? "" : "s"));
     return h;

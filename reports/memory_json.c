@@ -18,7 +18,7 @@ static void json_tensor(fp_jsonw *w, const fp_memory_tensor *t)
     fp_jsonw_end_object(w);
 }
 
-void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memory_result *r)
+void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memory_result *r, uint32_t unknown_values)
 {
     fp_jsonw_begin_object(w, member);
     fp_jsonw_name(w, "strategy", fp_memplan_strategy_name(r->opts.strategy));
@@ -61,7 +61,8 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
     fp_jsonw_uint(w, "views", r->n_views);
     fp_jsonw_uint(w, "inplace", r->n_inplace);
     fp_jsonw_uint(w, "fused_values", r->n_fused);
-    fp_jsonw_uint(w, "unknown_size_values", r->n_unknown);
+    fp_jsonw_uint(w, "unknown_size_values", unknown_values);
+    fp_jsonw_uint(w, "unknown_size_buffers", r->n_unknown);
     fp_jsonw_uint(w, "peak_step", r->peak_step);
     fp_jsonw_str(w, "peak_node", r->peak_node ? r->peak_node->name : NULL);
     fp_jsonw_begin_array(w, "peak_tensors");
@@ -84,7 +85,7 @@ void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const f
     fp_jsonw_str(w, "path", m->path);
     fp_jsonw_str(w, "graph", r->graph->name);
     fp_jsonw_bound(w, x ? x->batch_note : NULL, x ? x->unknown_values : r->n_unknown);
-    fp_report_memory_object_json(w, "memory", r);
+    fp_report_memory_object_json(w, "memory", r, x ? x->unknown_values : r->n_unknown);
     fp_jsonw_str(w, "weight_dtype", x ? x->weight_dtype : NULL);
     fp_jsonw_uint(w, "weight_bytes", x && x->weight_dtype ? x->weight_bytes : r->weight_bytes);
     bool kv = x && x->kv && x->kv_bytes != UINT64_MAX;

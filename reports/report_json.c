@@ -202,7 +202,7 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
     fp_jsonw_end_array(w);
     fp_report_fusions_json(w, res->fusions, NULL);
     layout_json(w, r);
-    fp_report_memory_object_json(w, "memory", res->memory);
+    fp_report_memory_object_json(w, "memory", res->memory, res->unknown_values);
     precision_json(w, r);
     kv_cache_json(w, r);
     if (r->headroom) {

@@ -265,8 +265,9 @@ static char *warnings_of(const char *const *args)
     return g_string_free(w, FALSE);
 }
 
-/* The "unknown_values" of a command's JSON document through the library; -1 when it has none. */
-static int64_t unknown_in_json(const char *const *args)
+/* The first integer member `member` of a command's JSON document through the library; -1 when it
+ * has none. */
+static int64_t int_in_json(const char *const *args, const char *member)
 {
     int argc = 0;
     while (args[argc])
@@ -274,8 +275,9 @@ static int64_t unknown_in_json(const char *const *args)
     char *out = NULL, *msg = NULL;
     size_t len = 0;
     fuseplan_run(argc, args, NULL, &out, &len, &msg);
-    const char *at = out ? strstr(out, "\"unknown_values\" : ") : NULL;
-    int64_t n = at ? g_ascii_strtoll(at + strlen("\"unknown_values\" : "), NULL, 10) : -1;
+    g_autofree char *key = g_strdup_printf("\"%s\" : ", member);
+    const char *at = out ? strstr(out, key) : NULL;
+    int64_t n = at ? g_ascii_strtoll(at + strlen(key), NULL, 10) : -1;
     fuseplan_free(out);
     fuseplan_free(msg);
     return n;
@@ -306,15 +308,18 @@ static void test_commands_warn_alike(void)
             {"train", "--no-headroom", "-f", "json", m, NULL},
             {"headroom", "--device", "h100", "-f", "json", m, NULL},
         };
-        int64_t n = unknown_in_json(json[0]);
+        int64_t n = int_in_json(json[0], "unknown_values");
         CU_ASSERT_EQUAL(n > 0, i == 0);
         for (size_t c = 1; c < G_N_ELEMENTS(json) - (i == 0); c++) { /* no headroom without sizes at batch 1 */
-            int64_t k = unknown_in_json(json[c]);
+            int64_t k = int_in_json(json[c], "unknown_values");
             if (k != n)
                 fprintf(stderr, "\n  %s: %s -f json: unknown_values %" G_GINT64_FORMAT ", shapes %" G_GINT64_FORMAT, m,
                         json[c][0], k, n);
             CU_ASSERT_EQUAL(k, n);
         }
+        /* the memory object of report (the final graph's plan) and of memory (the model as exported) */
+        CU_ASSERT_EQUAL(int_in_json(json[1], "unknown_size_values"), n);
+        CU_ASSERT_EQUAL(int_in_json(json[2], "unknown_size_values"), n);
         for (size_t c = 1; c < G_N_ELEMENTS(cmds); c++) {
             g_autofree char *w = warnings_of(cmds[c]);
             if (strcmp(w, first) != 0)

@@ -555,7 +555,7 @@ static void size_finish(fp_liveness *lv, uint8_t *unknown, fp_diag *diag)
     }
     if (lv->n_unknown)
         fp_diag_add(diag, FP_DIAG_WARNING, "memory", "memory-unknown-size", first_node,
-                    "graph '%s': %u activation value%s of unknown size counted as 0 bytes: %s%s", g->name,
+                    "graph '%s': %u activation buffer%s of unknown size counted as 0 bytes: %s%s", g->name,
                     lv->n_unknown, lv->n_unknown == 1 ? "" : "s", names->str, lv->n_unknown > 5 ? ", ..." : "");
     if (names)
         g_string_free(names, TRUE);

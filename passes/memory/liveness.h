@@ -80,7 +80,7 @@ typedef struct {
     uint32_t *buf_aliases;      /* per buffer: number of values sharing it (1 = no alias) */
     int32_t *value_buf;         /* per value id of the graph: its buffer, or -1 (weight, fused, ...) */
     uint64_t weight_bytes;      /* initializers, constants and folded values of this graph */
-    uint32_t n_unknown;         /* activation values of unknown size (counted as 0) */
+    uint32_t n_unknown;         /* activation buffers of unknown size (counted as 0) */
     uint32_t n_fused;           /* values internal to a fused group (never materialized) */
     uint32_t n_views;           /* values sharing the buffer of a view's input */
     fp_dtype float_as;          /* fp_liveness_opts.float_as of the build */

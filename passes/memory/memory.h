@@ -90,7 +90,7 @@ typedef struct {
     uint32_t n_inplace; /* in-place takeovers in the planned order */
     uint32_t n_views;   /* values sharing their input's buffer */
     uint32_t n_fused;   /* values internal to fused groups */
-    uint32_t n_unknown; /* activation values of unknown size, counted as 0 (subgraphs too) */
+    uint32_t n_unknown; /* activation buffers of unknown size, counted as 0 (subgraphs too) */
 } fp_memory_result;
 
 /* Plans graph g (usually m->main; requires fp_model_link and shapes): liveness, the order of
@@ -110,7 +110,7 @@ typedef struct {
     uint64_t weight_bytes;                /* as fp_memory_result's, subgraphs included */
     uint64_t workspace_bytes;             /* largest subgraph workspace of a control-flow node */
     uint32_t n_buffers, n_views, n_fused; /* of g, as fp_memory_result's */
-    uint32_t n_unknown;                   /* activation values of unknown size (subgraphs too) */
+    uint32_t n_unknown;                   /* activation buffers of unknown size (subgraphs too) */
 } fp_memory_naive_result;
 
 /* Fills out for graph g (as fp_pass_memory requires) from its liveness: no order, no plan. Its
