@@ -259,9 +259,10 @@ static bool run_plan(fp_model *m, const fp_pipeline_opts *o, bool plan, bool cos
 {
     if (plan && (!(res->memory = fp_pass_memory(m->main, &o->memory, diag, error)) || !after(m, o, "memory", error)))
         return false;
-    if (cost && !(res->cost = fp_pass_cost(m, o->device, o->what_if, diag)))
-        return false;
-    return !cost || after(m, o, "cost", error);
+    if (!cost)
+        return true;
+    res->cost = fp_pass_cost(m, o->device, o->what_if, diag);
+    return after(m, o, "cost", error);
 }
 
 bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)

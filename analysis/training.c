@@ -5,12 +5,9 @@
 
 #include <string.h>
 
-#include "analysis/bind.h"
 #include "devices/device.h"
 #include "passes/memory/headroom.h"
 #include "passes/memory/memory.h"
-
-#define MAX_BATCH ((int64_t)1 << 24)
 
 /* The autograd options on device d: an accelerator's dropout keeps a 1-byte mask, a CPU's a noise
  * tensor. */
@@ -154,7 +151,7 @@ static void search_headroom(fp_training *t, const fp_training_opts *o)
         t->headroom_note = g_strdup_printf("not searched: %s", why);
         return;
     }
-    int64_t limit = o->headroom.max_batch ? o->headroom.max_batch : MAX_BATCH;
+    int64_t limit = o->headroom.max_batch ? o->headroom.max_batch : FP_HEADROOM_MAX_BATCH;
     t->searched = true;
     t->max_batch = search(t->a, o, t->usable_bytes, limit, false);
     if (t->planned)

@@ -93,7 +93,6 @@ static void add_memory(GOptionContext *ctx, fp_cli_model_opts *o, unsigned group
 
 void fp_cli_add_model_options(GOptionContext *ctx, fp_cli_model_opts *o, unsigned groups, const char *top_help)
 {
-    o->groups = groups;
     if (groups & FP_CLI_BIND)
         add_bind(ctx, o, groups);
     add_step_whatif(ctx, o, groups);

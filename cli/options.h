@@ -31,7 +31,6 @@ enum {
 
 /* The options as given: every number a string until fp_cli_model_opts_resolve checks it. */
 typedef struct {
-    unsigned groups; /* what fp_cli_add_model_options added */
     char **inputs, **dims;
     char *batch, *batch_dim, *context, *phase;
     char *weight_dtype, *group_size, *kv_dtype, *kv_block, *precision_mode;
