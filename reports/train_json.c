@@ -49,6 +49,8 @@ static void recompute_json(fp_jsonw *w, const fp_training *t)
     fp_jsonw_int(w, "stages", t->stages.n);
     plan_members(w, &t->plan);
     fp_jsonw_bool(w, "exact", t->plan.exact);
+    fp_jsonw_uint(w, "lower_bound_flops", t->plan.lower_flops);
+    fp_jsonw_num(w, "gap", t->plan.flops ? (double)(t->plan.flops - t->plan.lower_flops) / (double)t->plan.flops : 0);
     fp_jsonw_begin_array(w, "checkpoints");
     for (uint32_t i = 0; i < t->stages.n; i++)
         if (t->plan.mode[i] == FP_RC_START && t->stages.start[i])

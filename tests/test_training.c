@@ -357,6 +357,167 @@ static void test_recompute(void)
     }
 }
 
+/* n stages of random sizes and FLOPs drawn from r, some of no FLOPs (a Reshape's), made by hand. */
+static void random_stages(GRand *r, uint32_t n, fp_rc_stages *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->base = (uint64_t)g_rand_int_range(r, 0, 64);
+    s->own = g_new0(uint64_t, n);
+    s->src = g_new0(uint64_t, n);
+    s->src_owned = g_new0(bool, n);
+    s->flops = g_new0(uint64_t, n);
+    s->time_s = g_new0(double, n);
+    s->start = g_new0(const fp_value *, n);
+    for (uint32_t t = 0; t < n; t++) {
+        s->own[t] = (uint64_t)g_rand_int_range(r, 1, 1000);
+        s->src[t] = t ? (uint64_t)g_rand_int_range(r, 1, 300) : 0;
+        s->src_owned[t] = t && g_rand_boolean(r);
+        s->flops[t] = g_rand_int_range(r, 0, 4) ? (uint64_t)g_rand_int_range(r, 1, 100000) : 0;
+    }
+}
+
+/* The planner at `budget` against every plan tried: the search's plan costs what the best costs and
+ * says it is exact; the bucketed search alone, however coarse, fits as often, stays within the
+ * budget replayed, and brackets the optimum between its bound and its plan; the least budget fits
+ * and a byte less does not. */
+static void check_exhaustive(const fp_rc_stages *st, uint64_t budget)
+{
+    fp_rc_plan best, ex;
+    fp_rc_plan_best(st, budget, &best);
+    fp_rc_plan_exhaustive(st, budget, &ex);
+    CU_ASSERT_EQUAL(best.feasible, ex.feasible);
+    CU_ASSERT(best.exact);
+    if (ex.feasible) {
+        CU_ASSERT_EQUAL(best.flops, ex.flops);
+        CU_ASSERT_EQUAL(best.lower_flops, ex.flops);
+        CU_ASSERT(best.peak_bytes <= budget);
+        CU_ASSERT_EQUAL(fp_rc_replay(st, &best), best.peak_bytes);
+    }
+    for (uint32_t buckets = 2; buckets <= 16; buckets *= 2) {
+        fp_rc_plan a;
+        fp_rc_plan_search(st, budget, buckets, 0, &a);
+        CU_ASSERT_EQUAL(a.feasible, ex.feasible);
+        if (ex.feasible) {
+            CU_ASSERT(fp_rc_replay(st, &a) <= budget);
+            CU_ASSERT(a.lower_flops <= ex.flops && ex.flops <= a.flops);
+            CU_ASSERT(!a.exact || a.flops == ex.flops);
+        }
+        fp_rc_plan_clear(&a);
+    }
+    fp_rc_plan_clear(&best);
+    fp_rc_plan_clear(&ex);
+}
+
+/* The least budget some plan fits, by trying every plan: it fits, a byte less does not. */
+static void check_least(const fp_rc_stages *st)
+{
+    uint64_t least = fp_rc_min_budget(st);
+    fp_rc_plan at, below;
+    fp_rc_plan_exhaustive(st, least, &at);
+    fp_rc_plan_exhaustive(st, least - 1, &below);
+    CU_ASSERT(at.feasible);
+    CU_ASSERT_FALSE(below.feasible);
+    fp_rc_plan_clear(&at);
+    fp_rc_plan_clear(&below);
+}
+
+/* Stage lists made by hand, 1 to 11 stages: the planner against every plan, at budgets from below
+ * the least to all of the saved bytes. */
+static void test_recompute_brute(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(39);
+    for (uint32_t round = 0; round < 60; round++) {
+        fp_rc_stages st;
+        random_stages(r, 1 + round % 11, &st);
+        uint64_t total = st.base, least = fp_rc_min_budget(&st);
+        for (uint32_t t = 0; t < st.n; t++)
+            total += st.own[t];
+        check_least(&st);
+        check_exhaustive(&st, least - 1);
+        for (int k = 0; k <= 6; k++)
+            check_exhaustive(&st, least + (total - least) * (uint64_t)k / 6);
+        fp_rc_stages_clear(&st);
+    }
+}
+
+/* x [1, 4, 8, 8] through n blocks: residual diamonds (x + Relu(Conv(x))), two-branch diamonds
+ * (Relu(x) * Sigmoid(x)) and plain Conv-Relu pairs, by seed. */
+static fp_model *diamonds(int n, unsigned seed)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 4, 8, 8});
+    char prev[16] = "x";
+    for (int i = 0; i < n; i++) {
+        char w[16], c[16], a[16], o[16];
+        g_snprintf(w, sizeof w, "w%d", i), g_snprintf(c, sizeof c, "c%d", i);
+        g_snprintf(a, sizeof a, "a%d", i), g_snprintf(o, sizeof o, "o%d", i);
+        unsigned kind = (seed + (unsigned)i + (unsigned)i * seed / 3) % 3;
+        tb_init(b, w, F32, 4, (int64_t[]){4, 4, 3, 3});
+        g_autofree char *conv_in = g_strdup_printf("%s,%s", prev, w);
+        g_autofree char *join = g_strdup_printf("%s,%s", kind == 0 ? prev : c, a);
+        if (kind != 1) {
+            tb_node_t *cv = tb_node(b, "Conv", c, conv_in, c);
+            tb_attr_ints(b, cv, "pads", 4, (int64_t[]){1, 1, 1, 1});
+            tb_node(b, "Relu", a, c, a);
+        } else {
+            tb_node(b, "Relu", c, prev, c);
+            tb_node(b, "Sigmoid", a, prev, a);
+        }
+        tb_node(b, kind == 2 ? "Relu" : kind == 0 ? "Add" : "Mul", o, kind == 2 ? a : join, o);
+        g_strlcpy(prev, o, sizeof prev);
+    }
+    tb_output(b, prev, F32, -1, NULL);
+    return load_tb(b);
+}
+
+/* Chains of diamonds: the planner against every plan on their stages. */
+static void test_recompute_diamonds(void)
+{
+    for (unsigned seed = 0; seed < 6; seed++) {
+        g_autoptr(fp_model) m = diamonds(7, seed);
+        fp_train_saved s;
+        fp_train_saved_run(m, &(fp_train_opts){0}, &s);
+        fp_rc_stages st;
+        fp_rc_stages_make(m, &s, NULL, &st);
+        CU_ASSERT_FATAL(st.n >= 7 && st.n <= 14);
+        uint64_t least = fp_rc_min_budget(&st);
+        check_least(&st);
+        for (int k = 0; k <= 8; k++)
+            check_exhaustive(&st, least + (s.saved_bytes - least) * (uint64_t)k / 8);
+        fp_rc_stages_clear(&st);
+        fp_train_saved_clear(&s);
+    }
+}
+
+/* Long stage lists (a network's size): every plan fits its budget, replayed, and its bound is at
+ * most its FLOPs (equal when exact), coarse searches and the planner's alike. */
+static void test_recompute_long(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(7);
+    for (uint32_t n = 60; n <= 200; n += 140) {
+        fp_rc_stages st;
+        random_stages(r, n, &st);
+        uint64_t total = st.base, least = fp_rc_min_budget(&st);
+        for (uint32_t t = 0; t < n; t++)
+            total += st.own[t];
+        for (int k = 0; k <= 4; k++) {
+            fp_rc_plan p;
+            uint64_t budget = least + (total - least) * (uint64_t)k / 4;
+            if (k == 2)
+                fp_rc_plan_best(&st, budget, &p);
+            else
+                fp_rc_plan_search(&st, budget, 64, 1u << 14, &p);
+            CU_ASSERT(p.feasible);
+            CU_ASSERT(fp_rc_replay(&st, &p) <= budget);
+            CU_ASSERT(p.lower_flops <= p.flops);
+            CU_ASSERT(p.exact == (p.lower_flops == p.flops));
+            fp_rc_plan_clear(&p);
+        }
+        fp_rc_stages_clear(&st);
+    }
+}
+
 /* A GE graph that holds its backward and optimizer ops: its memory from its own liveness, its
  * Variables (parameters and optimizer state) apart. */
 static void test_ge_graph(void)
@@ -405,6 +566,9 @@ FP_TEST_SUITE(register_training)
     CU_add_test(s, "chain", test_chain);
     CU_add_test(s, "ops", test_ops);
     CU_add_test(s, "recompute", test_recompute);
+    CU_add_test(s, "recompute_brute", test_recompute_brute);
+    CU_add_test(s, "recompute_diamonds", test_recompute_diamonds);
+    CU_add_test(s, "recompute_long", test_recompute_long);
     CU_add_test(s, "forward_peak", test_forward_peak);
     CU_add_test(s, "headroom", test_headroom);
     CU_add_test(s, "ge_graph", test_ge_graph);

@@ -9,8 +9,11 @@
  *             extra(g) the held start of a recomputed g (0 when kept): backward runs the segments in
  *             reverse, a recomputed one made again whole before it;
  *   cost    = the forward FLOPs of the recomputed segments.
- * The search runs over stage boundaries keeping, per boundary and whether the stage before it is
- * kept, the Pareto front of (sum held, peak, cost); every prefix off the front is dominated. */
+ * The searches run over stage boundaries. What a prefix of a plan leaves to what follows is its sum
+ * held and whether its last stage is kept (its peak is already within the budget), so per boundary
+ * and kept flag: the prefix holding least (whether any plan fits); one prefix per bucket of sum held
+ * (cheap plans); one per bucket of rounded-down cost (a lower bound on the optimum); the Pareto front
+ * of (sum held, cost, peak) when those two do not meet (the optimum, unless it grows too large). */
 #include "passes/training/recompute.h"
 
 #include <math.h>
@@ -18,7 +21,12 @@
 
 #include "passes/cost.h"
 
-#define FRONT_MAX 4096 /* entries per front; beyond it the costliest go and the plan is not exact */
+#define GRID_WORK (1u << 24)   /* segment offers a round of the bucketed search may make, about */
+#define GRID_CELLS (1u << 20)  /* cells of the bucketed search at most */
+#define GRID_BUCKETS 4096      /* buckets per (boundary, kept) at most */
+#define GRID_ROUNDS 3          /* rounds of the bucketed search by cost */
+#define HELD_ROUNDS 2          /* rounds of the bucketed search by held, before */
+#define PARETO_WORK (1u << 21) /* steps of the exact search before it gives up */
 
 /* ---------------------------------------------------------------- stages */
 
@@ -208,144 +216,293 @@ void fp_rc_plan_clear(fp_rc_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-/* ---------------------------------------------------------------- the search */
+/* ---------------------------------------------------------------- the searches */
 
+/* A prefix of a plan: the stages before boundary r, its last segment [l, r) kept or recomputed,
+ * the bytes it holds, its peak so far and its recomputed FLOPs. */
 typedef struct {
     uint64_t held, peak, flops;
-    int32_t parent; /* entry index, -1 for the empty prefix */
-    uint32_t l, r;  /* the segment this entry added: stages [l, r) */
+    int32_t parent; /* the prefix it extends (same array), -1 for the empty one */
+    uint32_t l, r;
     bool kept;
 } entry;
 
+typedef void (*offer_fn)(void *q, const entry *e);
+
+/* Offers every one-segment extension of prefix e (index `at`) whose peak fits the budget: stage
+ * e->r kept, or the segment [e->r, r) recomputed for each r. */
+static void successors(const fp_rc_stages *s, uint64_t budget, const entry *e, int32_t at, offer_fn offer, void *q)
+{
+    uint32_t pos = e->r;
+    entry k = {e->held + s->own[pos], MAX(e->peak, e->held + s->own[pos]), e->flops, at, pos, pos + 1, true};
+    if (k.peak <= budget)
+        offer(q, &k);
+    uint64_t start = start_held(s, pos, pos > 0 && e->kept), own = 0, flops = 0;
+    for (uint32_t r = pos + 1; r <= s->n; r++) {
+        own += s->own[r - 1], flops += s->flops[r - 1];
+        if (e->held + start + own > budget)
+            break; /* longer segments only hold more */
+        entry rc = {e->held + start, MAX(e->peak, e->held + start + own), e->flops + flops, at, pos, r, false};
+        offer(q, &rc);
+    }
+}
+
+/* The modes of the plan whose last prefix is es[at] into p. */
+static void trace(const entry *es, int32_t at, fp_rc_plan *p)
+{
+    for (; at >= 0 && es[at].parent >= 0; at = es[at].parent)
+        for (uint32_t t = es[at].l; t < es[at].r; t++)
+            p->mode[t] = es[at].kept ? FP_RC_KEEP : t == es[at].l ? FP_RC_START : FP_RC_CONTINUE;
+}
+
+/* (flops, peak) of a against b's, lexicographically: -1, 0 or 1. */
+static int cost_cmp(const entry *a, const entry *b)
+{
+    if (a->flops != b->flops)
+        return a->flops < b->flops ? -1 : 1;
+    return a->peak < b->peak ? -1 : a->peak > b->peak;
+}
+
+/* The bucketed searches keep one prefix per boundary, kept flag and bucket. By cost, a prefix's
+ * bucket is the sum over its recomputed segments of their FLOPs divided by delta, rounded down, and
+ * the prefix holding least stays (then the cheapest). That is exact over buckets: two prefixes in
+ * one cell differ only in what they hold, and holding less never hurts what follows. So the least
+ * bucket of a complete plan, times delta, bounds any plan's FLOPs from below; a plan whose bucket
+ * passes the last is dropped, which loses nothing when delta * buckets exceeds the optimum. By held,
+ * the bucket is the bytes held divided by delta and the cheapest prefix stays (then the one holding
+ * least): no bound, but cheap plans. */
 typedef struct {
     const fp_rc_stages *s;
-    uint64_t budget;
-    bool by_peak;   /* minimize the peak (flops ignored) instead of the flops */
-    GArray *all;    /* entry */
-    GArray **front; /* per (position, kept): entry indices, 2 (n + 1) of them */
-    bool exact;
-} search;
+    uint64_t delta;
+    uint32_t buckets; /* per (boundary, kept) */
+    bool by_held;
+    entry *cell;     /* 2 (n + 1) buckets of cells; an empty one holds UINT64_MAX */
+    uint64_t offers; /* prefixes offered: the search's work */
+} grid;
 
-static bool dominates(const search *q, const entry *a, const entry *b)
+static void grid_offer(void *qp, const entry *e)
 {
-    return a->held <= b->held && a->peak <= b->peak && (q->by_peak || a->flops <= b->flops);
-}
-
-/* Adds e to the front at (pos, kept) unless an entry there dominates it, dropping those it
- * dominates; a front past FRONT_MAX loses its costliest entry. */
-static void offer(search *q, uint32_t pos, entry e)
-{
-    if (e.peak > q->budget)
+    grid *q = qp;
+    q->offers++;
+    uint64_t b = q->by_held ? e->held / q->delta
+                            : (uint64_t)e->parent % q->buckets + (e->flops - q->cell[e->parent].flops) / q->delta;
+    if (b >= q->buckets)
         return;
-    GArray *f = q->front[2 * pos + e.kept];
-    for (guint i = 0; i < f->len;) {
-        const entry *o = &g_array_index(q->all, entry, g_array_index(f, guint, i));
-        if (dominates(q, o, &e))
-            return;
-        if (dominates(q, &e, o))
-            g_array_remove_index_fast(f, i);
+    entry *c = &q->cell[((size_t)e->r * 2 + e->kept) * q->buckets + b];
+    bool better = q->by_held ? c->held == UINT64_MAX || cost_cmp(e, c) < 0 || (cost_cmp(e, c) == 0 && e->held < c->held)
+                             : e->held < c->held || (e->held == c->held && cost_cmp(e, c) < 0);
+    if (better)
+        *c = *e;
+}
+
+/* Runs the bucketed search at `budget`: false when no plan fits, else the least bucket of a
+ * complete plan into *bucket and the cell of the cheapest complete plan (FLOPs, then peak) into
+ * *pick. Frees nothing: q->cell is the caller's to free. */
+static bool grid_run(grid *q, uint64_t budget, uint32_t *bucket, int32_t *pick)
+{
+    const fp_rc_stages *s = q->s;
+    size_t row = q->buckets, cells = 2 * ((size_t)s->n + 1) * row;
+    q->cell = g_new(entry, cells);
+    for (size_t i = 0; i < cells; i++)
+        q->cell[i].held = UINT64_MAX;
+    q->cell[row] = (entry){s->base, s->base, 0, -1, 0, 0, true}; /* boundary 0, kept, bucket 0 */
+    for (size_t i = 0; i < 2 * (size_t)s->n * row; i++)
+        if (q->cell[i].held != UINT64_MAX)
+            successors(s, budget, &q->cell[i], (int32_t)i, grid_offer, q);
+    *pick = -1;
+    *bucket = UINT32_MAX;
+    for (size_t i = 2 * (size_t)s->n * row; i < cells; i++) {
+        if (q->cell[i].held == UINT64_MAX)
+            continue;
+        *bucket = MIN(*bucket, (uint32_t)(i % row));
+        if (*pick < 0 || cost_cmp(&q->cell[i], &q->cell[*pick]) < 0)
+            *pick = (int32_t)i;
+    }
+    return *pick >= 0;
+}
+
+/* Whether some plan's saved activations stay within budget: the bucketed search with one bucket. */
+static bool fits(const fp_rc_stages *s, uint64_t budget)
+{
+    grid q = {.s = s, .delta = UINT64_MAX, .buckets = 1};
+    uint32_t bucket;
+    int32_t pick;
+    bool ok = grid_run(&q, budget, &bucket, &pick);
+    g_free(q.cell);
+    return ok;
+}
+
+/* Buckets per (boundary, kept) for n stages: those of the last round scaled so that the next makes
+ * about GRID_WORK offers (the first round assumes every prefix offers n segments), between 2 and as
+ * many as GRID_CELLS cells allow. */
+static uint32_t grid_buckets(uint32_t n, uint32_t last, uint64_t offers)
+{
+    uint64_t rows = 2 * ((uint64_t)n + 1), most = CLAMP(GRID_CELLS / rows, 2, GRID_BUCKETS);
+    uint64_t b = last ? (uint64_t)last * GRID_WORK / MAX(offers, 1) : GRID_WORK / (rows * MAX(n, 1));
+    return (uint32_t)CLAMP(b, 2, most);
+}
+
+/* One round of the bucketed search q at `budget`: its plan into p's modes when it costs less than
+ * *found (then its FLOPs into *found), its lower bound into *lower when higher; false when it found
+ * no plan. */
+static bool grid_round(grid *q, uint64_t budget, fp_rc_plan *p, uint64_t *found, uint64_t *lower)
+{
+    uint32_t bucket;
+    int32_t pick;
+    bool ok = grid_run(q, budget, &bucket, &pick);
+    if (ok && !q->by_held)
+        *lower = MAX(*lower, bucket * q->delta);
+    if (ok && q->cell[pick].flops < *found) {
+        *found = q->cell[pick].flops;
+        memset(p->mode, 0, sizeof(fp_rc_mode) * q->s->n);
+        trace(q->cell, pick, p);
+    }
+    g_free(q->cell);
+    q->cell = NULL;
+    return ok;
+}
+
+/* The bucketed searches, `buckets` each (0: as many as GRID_WORK allows, grid_buckets): HELD_ROUNDS
+ * by held (cheap plans: the cheapest bounds the optimum from above), then GRID_ROUNDS by cost, each
+ * with its step as fine as the cheapest plan so far allows. The cheapest plan's modes into p and its
+ * FLOPs returned, the best lower bound on any plan's FLOPs into *lower. The budget must fit some
+ * plan. */
+static uint64_t approx(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, fp_rc_plan *p, uint64_t *lower)
+{
+    uint64_t upper = 0, found = UINT64_MAX, offers = 0, step = 0;
+    for (uint32_t t = 0; t < s->n; t++)
+        upper += s->flops[t];
+    *lower = 0;
+    uint32_t last = 0;
+    for (int round = 0; round < HELD_ROUNDS + GRID_ROUNDS && (found == UINT64_MAX || *lower < found); round++) {
+        grid q = {.s = s,
+                  .buckets = buckets ? buckets : grid_buckets(s->n, last, offers),
+                  .by_held = round < HELD_ROUNDS};
+        uint64_t range = q.by_held ? budget : upper; /* a bucket past range / delta holds nothing */
+        q.buckets = (uint32_t)MIN(q.buckets, range + 2);
+        q.delta = range / (q.buckets - 1) + 1;
+        if (!q.by_held && q.delta == step)
+            break; /* the round before searched the same buckets */
+        bool ok = grid_round(&q, budget, p, &found, lower);
+        g_assert(ok || q.by_held); /* the budget fits some plan, none of at most `upper` FLOPs dropped */
+        upper = MIN(upper, found);
+        last = q.buckets, offers = q.offers, step = q.by_held ? 0 : q.delta;
+    }
+    return found;
+}
+
+/* The exact search: per boundary and kept flag, the prefixes no other dominates (holds no more and
+ * costs less, or as much at no higher peak), by bytes held ascending (then cost descending). Prefixes
+ * costing more than `limit` FLOPs are dropped; past `work_max` steps the search gives up. */
+typedef struct {
+    const fp_rc_stages *s;
+    uint64_t limit, work, work_max;
+    GArray *all;    /* entry */
+    GArray **front; /* per (boundary, kept): indices into all */
+} pareto;
+
+/* Adds e to its front unless an entry there dominates it, dropping those it dominates. */
+static void pareto_offer(void *qp, const entry *e)
+{
+    pareto *q = qp;
+    if (e->flops > q->limit || q->work > q->work_max)
+        return;
+    GArray *f = q->front[2 * e->r + e->kept];
+    const entry *all = (const entry *)(void *)q->all->data;
+    const guint *ix = (const guint *)(void *)f->data;
+    guint lo = 0, hi = f->len; /* the first entry holding as much as e or more */
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (all[ix[mid]].held < e->held)
+            lo = mid + 1;
         else
-            i++;
+            hi = mid;
     }
-    guint idx = q->all->len;
-    g_array_append_val(q->all, e);
-    g_array_append_val(f, idx);
-    if (f->len > FRONT_MAX) {
-        guint worst = 0;
-        for (guint i = 1; i < f->len; i++)
-            if (g_array_index(q->all, entry, g_array_index(f, guint, i)).flops >
-                g_array_index(q->all, entry, g_array_index(f, guint, worst)).flops)
-                worst = i;
-        g_array_remove_index_fast(f, worst);
-        q->exact = false;
-    }
+    if ((lo > 0 && cost_cmp(&all[ix[lo - 1]], e) <= 0) ||
+        (lo < f->len && all[ix[lo]].held == e->held && cost_cmp(&all[ix[lo]], e) <= 0))
+        return;
+    guint end = lo; /* entries from lo on hold as much or more: those costing as much or more go */
+    while (end < f->len && cost_cmp(&all[ix[end]], e) >= 0)
+        end++;
+    guint at = q->all->len;
+    g_array_append_val(q->all, *e);
+    if (end > lo)
+        g_array_remove_range(f, lo, end - lo);
+    g_array_insert_val(f, lo, at);
+    q->work += 1 + (f->len - lo) / 16;
 }
 
-/* Extends every prefix ending at stage boundary `pos` by one kept stage or one recomputed segment. */
-static void extend(search *q, uint32_t pos)
+/* Runs the exact search at `budget`: the cheapest plan (FLOPs, then peak) of at most q->limit FLOPs
+ * into p's modes and true, or false when the search gave up or found none. */
+static bool pareto_run(pareto *q, uint64_t budget, fp_rc_plan *p)
 {
     const fp_rc_stages *s = q->s;
-    for (int kept = 0; kept < 2; kept++) {
-        GArray *f = q->front[2 * pos + kept];
-        for (guint k = 0; k < f->len; k++) {
-            guint at = g_array_index(f, guint, k);
+    uint32_t fronts = 2 * (s->n + 1);
+    q->all = g_array_new(FALSE, FALSE, sizeof(entry));
+    q->front = g_new(GArray *, fronts);
+    for (uint32_t i = 0; i < fronts; i++)
+        q->front[i] = g_array_new(FALSE, FALSE, sizeof(guint));
+    pareto_offer(q, &(entry){s->base, s->base, 0, -1, 0, 0, true});
+    for (uint32_t i = 0; i < 2 * s->n && q->work <= q->work_max; i++)
+        for (guint k = 0; k < q->front[i]->len; k++) {
+            guint at = g_array_index(q->front[i], guint, k);
             entry e = g_array_index(q->all, entry, at);
-            entry keep =
-                {e.held + s->own[pos], MAX(e.peak, e.held + s->own[pos]), e.flops, (int32_t)at, pos, pos + 1, true};
-            offer(q, pos + 1, keep);
-            uint64_t start = start_held(s, pos, pos > 0 && kept), own = 0, flops = 0;
-            for (uint32_t r = pos + 1; r <= s->n; r++) {
-                own += s->own[r - 1], flops += s->flops[r - 1];
-                entry rc = {e.held + start, MAX(e.peak, e.held + start + own), e.flops + flops, (int32_t)at, pos, r,
-                            false};
-                if (rc.peak > q->budget)
-                    break; /* longer segments only hold more */
-                offer(q, r, rc);
-            }
+            successors(s, budget, &e, (int32_t)at, pareto_offer, q);
         }
-    }
-}
-
-/* The search's best plan (by flops, or by peak) into p's modes; false when none fits. */
-static bool best(search *q, fp_rc_plan *p)
-{
-    const fp_rc_stages *s = q->s;
     int32_t pick = -1;
-    for (int kept = 0; kept < 2; kept++) {
-        GArray *f = q->front[2 * s->n + kept];
-        for (guint k = 0; k < f->len; k++) {
-            int32_t at = (int32_t)g_array_index(f, guint, k);
-            const entry *e = &g_array_index(q->all, entry, at);
-            const entry *b = pick >= 0 ? &g_array_index(q->all, entry, pick) : NULL;
-            uint64_t ek = q->by_peak ? e->peak : e->flops, bk = b ? (q->by_peak ? b->peak : b->flops) : 0;
-            if (!b || ek < bk || (ek == bk && e->peak < b->peak))
+    for (uint32_t i = 2 * s->n; i < fronts; i++)
+        for (guint k = 0; k < q->front[i]->len; k++) {
+            int32_t at = (int32_t)g_array_index(q->front[i], guint, k);
+            if (pick < 0 || cost_cmp(&g_array_index(q->all, entry, at), &g_array_index(q->all, entry, pick)) < 0)
                 pick = at;
         }
+    bool done = q->work <= q->work_max && pick >= 0;
+    if (done) {
+        memset(p->mode, 0, sizeof(fp_rc_mode) * s->n);
+        trace((const entry *)(void *)q->all->data, pick, p);
     }
-    for (int32_t at = pick; at >= 0;) {
-        const entry *e = &g_array_index(q->all, entry, at);
-        if (e->parent < 0)
-            break;
-        for (uint32_t t = e->l; t < e->r; t++)
-            p->mode[t] = e->kept ? FP_RC_KEEP : t == e->l ? FP_RC_START : FP_RC_CONTINUE;
-        at = e->parent;
-    }
-    return pick >= 0;
+    for (uint32_t i = 0; i < fronts; i++)
+        g_array_free(q->front[i], TRUE);
+    g_free(q->front);
+    g_array_free(q->all, TRUE);
+    return done;
 }
 
-static void run_search(const fp_rc_stages *s, uint64_t budget, bool by_peak, fp_rc_plan *out)
+void fp_rc_plan_search(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, uint64_t exact_steps, fp_rc_plan *out)
 {
+    g_assert(buckets != 1);
     plan_init(s, budget, out);
-    search q = {.s = s,
-                .budget = budget,
-                .by_peak = by_peak,
-                .all = g_array_new(FALSE, FALSE, sizeof(entry)),
-                .front = g_new(GArray *, 2 * (s->n + 1)),
-                .exact = true};
-    for (uint32_t i = 0; i < 2 * (s->n + 1); i++)
-        q.front[i] = g_array_new(FALSE, FALSE, sizeof(guint));
-    offer(&q, 0, (entry){s->base, s->base, 0, -1, 0, 0, true});
-    for (uint32_t pos = 0; pos < s->n; pos++)
-        extend(&q, pos);
-    bool found = s->n ? best(&q, out) : s->base <= budget;
-    for (uint32_t i = 0; i < 2 * (s->n + 1); i++)
-        g_array_free(q.front[i], TRUE);
-    g_free(q.front);
-    g_array_free(q.all, TRUE);
+    bool ok = fits(s, budget), proven = true;
+    uint64_t lower = 0;
+    if (ok && s->n) {
+        uint64_t found = approx(s, budget, buckets, out, &lower);
+        pareto q = {.s = s, .limit = found, .work_max = exact_steps};
+        proven = found == lower || (exact_steps && pareto_run(&q, budget, out));
+    }
     fp_rc_plan_eval(s, out);
-    out->feasible = found && out->peak_bytes <= budget;
-    out->exact = q.exact;
+    out->feasible = ok && out->peak_bytes <= budget;
+    out->exact = proven;
+    out->lower_flops = proven ? out->flops : lower;
 }
 
-void fp_rc_plan_best(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *out) { run_search(s, budget, false, out); }
+void fp_rc_plan_best(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *out)
+{
+    fp_rc_plan_search(s, budget, 0, PARETO_WORK, out);
+}
 
 uint64_t fp_rc_min_budget(const fp_rc_stages *s)
 {
-    fp_rc_plan p;
-    run_search(s, UINT64_MAX, true, &p);
-    uint64_t b = p.peak_bytes;
-    fp_rc_plan_clear(&p);
-    return b;
+    uint64_t lo = s->base, hi = s->base; /* every plan holds base; keeping every stage fits `hi` */
+    for (uint32_t t = 0; t < s->n; t++)
+        hi += s->own[t];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fits(s, mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return hi;
 }
 
 /* Every mode of stages t.. tried, the best complete plan kept in *best (flops, then peak). */

@@ -3,9 +3,9 @@
  * budget at every point of the step, with the fewest extra FLOPs. The forward graph is cut into
  * stages at its articulation values (one tensor crosses the cut); a plan splits the stages into
  * segments, each kept (its saves held from forward) or recomputed (its start held, the segment run
- * forward again before its backward). The plan is optimal over these plans (dynamic programming over
- * the stages with Pareto fronts); Chen et al.'s sqrt(n) segmentation is the baseline. Rules:
- * docs/training.md, "Recompute". */
+ * forward again before its backward). The plan is proven optimal over these plans, or else comes
+ * with a lower bound on the optimum (dynamic programming over the stages: bucketed, then over Pareto
+ * fronts); Chen et al.'s sqrt(n) segmentation is the baseline. Rules: docs/training.md, "Recompute". */
 #ifndef FP_TRAINING_RECOMPUTE_H
 #define FP_TRAINING_RECOMPUTE_H
 
@@ -26,15 +26,16 @@ typedef struct {
 } fp_rc_stages;
 
 typedef struct {
-    uint64_t budget;     /* as asked */
-    bool feasible;       /* some plan fits the budget */
-    bool exact;          /* the search kept every Pareto-optimal partial plan */
-    uint64_t peak_bytes; /* the most saved activations live at once under the plan */
-    uint64_t end_bytes;  /* held at the end of forward */
-    uint64_t flops;      /* recomputed in backward */
-    double time_s;       /* their estimated time */
-    uint32_t segments;   /* recomputed segments */
-    fp_rc_mode *mode;    /* per stage (n entries) */
+    uint64_t budget;      /* as asked */
+    bool feasible;        /* some plan fits the budget */
+    bool exact;           /* proven optimal: no plan within the budget recomputes fewer FLOPs */
+    uint64_t lower_flops; /* no plan within the budget recomputes fewer FLOPs (flops when exact) */
+    uint64_t peak_bytes;  /* the most saved activations live at once under the plan */
+    uint64_t end_bytes;   /* held at the end of forward */
+    uint64_t flops;       /* recomputed in backward */
+    double time_s;        /* their estimated time */
+    uint32_t segments;    /* recomputed segments */
+    fp_rc_mode *mode;     /* per stage (n entries) */
 } fp_rc_plan;
 
 /* The stages of m's main graph and their saved bytes (saved: fp_train_saved_run on m); per-op
@@ -45,6 +46,13 @@ void fp_rc_stages_clear(fp_rc_stages *s);
 /* The plan of fewest recomputed FLOPs whose saved activations never exceed `budget` bytes
  * (feasible false when none fits). Clear with fp_rc_plan_clear. */
 void fp_rc_plan_best(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *out);
+/* The searches fp_rc_plan_best runs, with their sizes given: first the bucketed search (each
+ * recomputed segment's FLOPs rounded down to a multiple of a step, `buckets` >= 2 steps per
+ * boundary, 0: as many as its work allows; exact over the rounded costs, so it bounds the optimum from below), then, unless that
+ * plan already meets its bound, the exact search over Pareto fronts, which gives up after
+ * `exact_steps` steps (0: not tried). p->exact says whether the plan is proven optimal, p->lower_flops
+ * the bound. */
+void fp_rc_plan_search(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, uint64_t exact_steps, fp_rc_plan *out);
 /* The same by trying every plan (tests; n <= 16). */
 void fp_rc_plan_exhaustive(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *out);
 /* Chen et al.'s plan: segments of ceil(sqrt(n)) stages, each recomputed but the last. */
