@@ -366,6 +366,7 @@ static void random_stages(GRand *r, uint32_t n, fp_rc_stages *s)
     s->own = g_new0(uint64_t, n);
     s->src = g_new0(uint64_t, n);
     s->src_owned = g_new0(bool, n);
+    s->src_saved = g_new0(bool, n);
     s->flops = g_new0(uint64_t, n);
     s->time_s = g_new0(double, n);
     s->start = g_new0(const fp_value *, n);
@@ -373,6 +374,7 @@ static void random_stages(GRand *r, uint32_t n, fp_rc_stages *s)
         s->own[t] = (uint64_t)g_rand_int_range(r, 1, 1000);
         s->src[t] = t ? (uint64_t)g_rand_int_range(r, 1, 300) : 0;
         s->src_owned[t] = t && g_rand_boolean(r);
+        s->src_saved[t] = s->src_owned[t] && g_rand_boolean(r);
         s->flops[t] = g_rand_int_range(r, 0, 4) ? (uint64_t)g_rand_int_range(r, 1, 100000) : 0;
     }
 }

@@ -3,8 +3,9 @@
  * Stages: the topological order is cut after each op where exactly one tensor crosses (a storage
  * made before the cut and read after it); a stage owns the saved storages its ops make and its
  * ops' auxiliaries. A plan's memory, with segments g in forward order:
- *   held(g) = own(g) when kept; when recomputed, its start tensor unless the stage before is kept
- *             and saves it (then held already);
+ *   held(g) = own(g) when kept, plus its start tensor when an op of g saves it and the stage
+ *             before, which makes it, is recomputed; when recomputed, its start tensor unless the
+ *             stage before is kept and saves it (then held already);
  *   peak    = max over g of  base + sum of held(h) for h before g + extra(g) + own(g),
  *             extra(g) the held start of a recomputed g (0 when kept): backward runs the segments in
  *             reverse, a recomputed one made again whole before it;
@@ -71,9 +72,31 @@ static void alloc_stages(fp_rc_stages *s, uint32_t n)
     s->own = g_new0(uint64_t, n);
     s->src = g_new0(uint64_t, n);
     s->src_owned = g_new0(bool, n);
+    s->src_saved = g_new0(bool, n);
     s->flops = g_new0(uint64_t, n);
     s->time_s = g_new0(double, n);
     s->start = g_new0(const fp_value *, n);
+}
+
+/* Per stage from the second: its start's bytes, whether the stage before makes and saves it, and
+ * whether an op of the stage itself saves it. */
+static void starts(const fp_train_saved *saved, const uint32_t *stage_of, fp_rc_stages *out)
+{
+    for (uint32_t t = 1; t < out->n; t++) {
+        bool known;
+        out->src[t] = fp_train_value_bytes(saved, out->start[t], &known);
+        const fp_node *maker = out->start[t]->producer;
+        for (guint i = 0; maker && stage_of[maker->id] == t - 1 && i < saved->items->len && !out->src_owned[t]; i++) {
+            const fp_saved_item *it = &g_array_index(saved->items, fp_saved_item, i);
+            out->src_owned[t] = it->counted && it->storage == out->start[t];
+        }
+    }
+    for (guint i = 0; i < saved->items->len; i++) {
+        const fp_saved_item *it = &g_array_index(saved->items, fp_saved_item, i);
+        uint32_t t = stage_of[it->node->id];
+        if (t > 0 && it->storage && it->storage == out->start[t] && out->src_owned[t])
+            out->src_saved[t] = true;
+    }
 }
 
 void fp_rc_stages_make(const fp_model *m, const fp_train_saved *saved, const void *cost, fp_rc_stages *out)
@@ -111,15 +134,7 @@ void fp_rc_stages_make(const fp_model *m, const fp_train_saved *saved, const voi
         else
             out->own[stage_of[maker->id]] += it->bytes;
     }
-    for (uint32_t t = 1; t < stages; t++) {
-        bool known;
-        out->src[t] = fp_train_value_bytes(saved, out->start[t], &known);
-        const fp_node *maker = out->start[t]->producer;
-        for (guint i = 0; maker && stage_of[maker->id] == t - 1 && i < saved->items->len && !out->src_owned[t]; i++) {
-            const fp_saved_item *it = &g_array_index(saved->items, fp_saved_item, i);
-            out->src_owned[t] = it->counted && it->storage == out->start[t];
-        }
-    }
+    starts(saved, stage_of, out);
 }
 
 void fp_rc_stages_clear(fp_rc_stages *s)
@@ -127,6 +142,7 @@ void fp_rc_stages_clear(fp_rc_stages *s)
     g_free(s->own);
     g_free(s->src);
     g_free(s->src_owned);
+    g_free(s->src_saved);
     g_free(s->flops);
     g_free(s->time_s);
     g_free(s->start);
@@ -140,6 +156,13 @@ void fp_rc_stages_clear(fp_rc_stages *s)
 static uint64_t start_held(const fp_rc_stages *s, uint32_t l, bool prev_kept)
 {
     return l == 0 || (prev_kept && s->src_owned[l]) ? 0 : s->src[l];
+}
+
+/* The bytes kept stage l holds: its saves, and its start when an op of it saves that tensor and the
+ * stage before, which makes it, is recomputed (the start then lives on for this stage's backward). */
+static uint64_t keep_held(const fp_rc_stages *s, uint32_t l, bool prev_kept)
+{
+    return s->own[l] + (l > 0 && !prev_kept && s->src_saved[l] ? s->src[l] : 0);
 }
 
 static void plan_init(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *p)
@@ -163,6 +186,7 @@ void fp_rc_plan_eval(const fp_rc_stages *s, fp_rc_plan *p)
         for (uint32_t t = l; t < r; t++)
             own += s->own[t];
         if (p->mode[l] == FP_RC_KEEP) {
+            own = keep_held(s, l, l > 0 && p->mode[l - 1] == FP_RC_KEEP);
             peak = MAX(peak, held + own);
             held += own;
         } else {
@@ -187,7 +211,7 @@ uint64_t fp_rc_replay(const fp_rc_stages *s, const fp_rc_plan *p)
     uint64_t total = s->base, peak = s->base;
     for (uint32_t t = 0; t < s->n; t++) {
         bool kept = p->mode[t] == FP_RC_KEEP;
-        live[t] = kept                        ? s->own[t]
+        live[t] = kept                        ? keep_held(s, t, t > 0 && p->mode[t - 1] == FP_RC_KEEP)
                   : p->mode[t] == FP_RC_START ? start_held(s, t, t > 0 && p->mode[t - 1] == FP_RC_KEEP)
                                               : 0;
         total += live[t];
@@ -234,7 +258,8 @@ typedef void (*offer_fn)(void *q, const entry *e);
 static void successors(const fp_rc_stages *s, uint64_t budget, const entry *e, int32_t at, offer_fn offer, void *q)
 {
     uint32_t pos = e->r;
-    entry k = {e->held + s->own[pos], MAX(e->peak, e->held + s->own[pos]), e->flops, at, pos, pos + 1, true};
+    uint64_t held = e->held + keep_held(s, pos, pos > 0 && e->kept);
+    entry k = {held, MAX(e->peak, held), e->flops, at, pos, pos + 1, true};
     if (k.peak <= budget)
         offer(q, &k);
     uint64_t start = start_held(s, pos, pos > 0 && e->kept), own = 0, flops = 0;
@@ -362,33 +387,36 @@ static bool grid_round(grid *q, uint64_t budget, fp_rc_plan *p, uint64_t *found,
     return ok;
 }
 
-/* The bucketed searches, `buckets` each (0: as many as GRID_WORK allows, grid_buckets): HELD_ROUNDS
- * by held (cheap plans: the cheapest bounds the optimum from above), then GRID_ROUNDS by cost, each
- * with its step as fine as the cheapest plan so far allows. The cheapest plan's modes into p and its
- * FLOPs returned, the best lower bound on any plan's FLOPs into *lower. The budget must fit some
- * plan. */
-static uint64_t approx(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, fp_rc_plan *p, uint64_t *lower)
+/* The state of the bucketed searches' rounds. */
+typedef struct {
+    uint64_t found;  /* the cheapest plan's FLOPs (UINT64_MAX before one) */
+    uint64_t lower;  /* the best lower bound on any plan's FLOPs */
+    uint64_t upper;  /* at least the optimum: the cost rounds' range */
+    uint64_t offers; /* the last round's, for the next round's buckets */
+    uint64_t step;   /* the last cost round's delta */
+    uint32_t last;   /* the last round's buckets */
+} rounds;
+
+/* Rounds [from, to) of the bucketed searches, `buckets` each (0: as many as GRID_WORK allows,
+ * grid_buckets): rounds before HELD_ROUNDS by held (cheap plans, the cheapest bounding the optimum
+ * from above), the others by cost, each with its step as fine as the cheapest plan so far allows.
+ * The cheapest plan's modes into p, the rest into r. The budget must fit some plan. */
+static void approx(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, int from, int to, rounds *r, fp_rc_plan *p)
 {
-    uint64_t upper = 0, found = UINT64_MAX, offers = 0, step = 0;
-    for (uint32_t t = 0; t < s->n; t++)
-        upper += s->flops[t];
-    *lower = 0;
-    uint32_t last = 0;
-    for (int round = 0; round < HELD_ROUNDS + GRID_ROUNDS && (found == UINT64_MAX || *lower < found); round++) {
+    for (int round = from; round < to && (r->found == UINT64_MAX || r->lower < r->found); round++) {
         grid q = {.s = s,
-                  .buckets = buckets ? buckets : grid_buckets(s->n, last, offers),
+                  .buckets = buckets ? buckets : grid_buckets(s->n, r->last, r->offers),
                   .by_held = round < HELD_ROUNDS};
-        uint64_t range = q.by_held ? budget : upper; /* a bucket past range / delta holds nothing */
+        uint64_t range = q.by_held ? budget : r->upper; /* a bucket past range / delta holds nothing */
         q.buckets = (uint32_t)MIN(q.buckets, range + 2);
         q.delta = range / (q.buckets - 1) + 1;
-        if (!q.by_held && q.delta == step)
+        if (!q.by_held && q.delta == r->step)
             break; /* the round before searched the same buckets */
-        bool ok = grid_round(&q, budget, p, &found, lower);
+        bool ok = grid_round(&q, budget, p, &r->found, &r->lower);
         g_assert(ok || q.by_held); /* the budget fits some plan, none of at most `upper` FLOPs dropped */
-        upper = MIN(upper, found);
-        last = q.buckets, offers = q.offers, step = q.by_held ? 0 : q.delta;
+        r->upper = MIN(r->upper, r->found);
+        r->last = q.buckets, r->offers = q.offers, r->step = q.by_held ? 0 : q.delta;
     }
-    return found;
 }
 
 /* The exact search: per boundary and kept flag, the prefixes no other dominates (holds no more and
@@ -473,16 +501,21 @@ void fp_rc_plan_search(const fp_rc_stages *s, uint64_t budget, uint32_t buckets,
     g_assert(buckets != 1);
     plan_init(s, budget, out);
     bool ok = fits(s, budget), proven = true;
-    uint64_t lower = 0;
+    rounds r = {.found = UINT64_MAX};
+    for (uint32_t t = 0; t < s->n; t++)
+        r.upper += s->flops[t];
     if (ok && s->n) {
-        uint64_t found = approx(s, budget, buckets, out, &lower);
-        pareto q = {.s = s, .limit = found, .work_max = exact_steps};
-        proven = found == lower || (exact_steps && pareto_run(&q, budget, out));
+        approx(s, budget, buckets, 0, 1, &r, out); /* a cheap plan first, to bound the exact search */
+        pareto q = {.s = s, .limit = r.found, .work_max = exact_steps};
+        proven = exact_steps && pareto_run(&q, budget, out);
+        if (!proven)
+            approx(s, budget, buckets, 1, HELD_ROUNDS + GRID_ROUNDS, &r, out);
+        proven = proven || r.found == r.lower;
     }
     fp_rc_plan_eval(s, out);
     out->feasible = ok && out->peak_bytes <= budget;
     out->exact = proven;
-    out->lower_flops = proven ? out->flops : lower;
+    out->lower_flops = proven ? out->flops : r.lower;
 }
 
 void fp_rc_plan_best(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *out)

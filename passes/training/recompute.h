@@ -20,6 +20,8 @@ typedef struct {
     uint64_t *src;          /* per stage: bytes of the tensor it starts from (the cut before it) */
     bool *src_owned;        /* that tensor is saved, and made by the stage just before (then held
                                   when that one is kept) */
+    bool *src_saved;        /* src_owned, and an op of this stage saves it: held when this stage is
+                                  kept even if the one before is recomputed */
     uint64_t *flops;        /* per stage: its forward FLOPs */
     double *time_s;         /* per stage: its estimated time (0 without a cost) */
     const fp_value **start; /* per stage: the tensor it starts from (NULL for the first) */
@@ -46,12 +48,12 @@ void fp_rc_stages_clear(fp_rc_stages *s);
 /* The plan of fewest recomputed FLOPs whose saved activations never exceed `budget` bytes
  * (feasible false when none fits). Clear with fp_rc_plan_clear. */
 void fp_rc_plan_best(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *out);
-/* The searches fp_rc_plan_best runs, with their sizes given: first the bucketed search (each
- * recomputed segment's FLOPs rounded down to a multiple of a step, `buckets` >= 2 steps per
- * boundary, 0: as many as its work allows; exact over the rounded costs, so it bounds the optimum from below), then, unless that
- * plan already meets its bound, the exact search over Pareto fronts, which gives up after
- * `exact_steps` steps (0: not tried). p->exact says whether the plan is proven optimal, p->lower_flops
- * the bound. */
+/* The searches fp_rc_plan_best runs, with their sizes given: a search bucketed by bytes held (a
+ * cheap plan), the exact search over Pareto fronts bounded by that plan's cost, which gives up after
+ * `exact_steps` steps (0: not tried), and when it does, more bucketed searches: by held again, then
+ * by cost (each recomputed segment's FLOPs rounded down to a multiple of a step: exact over the
+ * rounded costs, so a lower bound on the optimum). `buckets` >= 2 per boundary in each, 0: as many
+ * as their work allows. p->exact says whether the plan is proven optimal, p->lower_flops the bound. */
 void fp_rc_plan_search(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, uint64_t exact_steps, fp_rc_plan *out);
 /* The same by trying every plan (tests; n <= 16). */
 void fp_rc_plan_exhaustive(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *out);
