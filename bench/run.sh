@@ -18,6 +18,7 @@
 #   BENCH_DOC=docs/benchmarks.md               the file whose measured part is rewritten
 #   BENCH_FIDELITY=0         skip bench/fidelity.py (the fusion, memory and cost fidelity tables)
 #   BENCH_TRAIN=0            skip the training-memory comparison with PyTorch (bench/train_memory.py)
+#   BENCH_TRAIN_PLANNER=0    skip the recompute planner's timings (bench/train_planner.py)
 #   BENCH_SAME=0             skip the cross-command check on torchvision exports with a dynamic batch
 #                            (bench/same_graph.py)
 #   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
@@ -52,6 +53,10 @@ gcc $CFLAGS -I"$BUILD_DIR/gen" -o "$TOOLS/fp_gen_graph" bench/gen_graph.c \
     "$BUILD_DIR/libfuseplan_core.a" $(pkg-config --cflags --libs $PKGS)
 # shellcheck disable=SC2046,SC2086
 gcc $CFLAGS -I. -I"$BUILD_DIR/gen" -o "$TOOLS/fp_bench_phases" bench/phases.c cli/platform.c \
+    "$BUILD_DIR/libfuseplan_core.a" $(pkg-config --cflags --libs $PKGS) -lm
+
+# shellcheck disable=SC2046,SC2086
+gcc $CFLAGS -I. -I"$BUILD_DIR/gen" -o "$TOOLS/fp_bench_train_planner" bench/train_planner.c \
     "$BUILD_DIR/libfuseplan_core.a" $(pkg-config --cflags --libs $PKGS) -lm
 
 # shellcheck disable=SC2046,SC2086
@@ -98,6 +103,14 @@ if [ "${BENCH_TRAIN:-1}" = 1 ]; then
     /usr/bin/python3 bench/train_memory.py --fuseplan "$BUILD_DIR/fuseplan" --out "$OUT/train" \
         --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
         echo "bench: bench/train_memory.py failed: the training section is not rewritten" >&2
+fi
+
+# ---- the recompute planner's time, exactness and gap on the torch exports of the fidelity corpus (made
+# by bench/gen_torch_models.py when missing) and two 32-layer decoders (needs python3-torch)
+if [ "${BENCH_TRAIN_PLANNER:-1}" = 1 ]; then
+    /usr/bin/python3 bench/train_planner.py --tool "$TOOLS/fp_bench_train_planner" --out "$OUT/train_planner" \
+        --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
+        echo "bench: bench/train_planner.py failed: its section is not rewritten" >&2
 fi
 
 # ---- every command sees the same graph: shapes, memory, report and train on torchvision exports with

@@ -5,7 +5,8 @@
  *
  * Analyzes MODEL's training step as `fuseplan train MODEL --batch N --no-headroom` does (its saved
  * activations and stages), then plans at each SHARE (default 0.3 0.5 0.7) of the unplanned saved
- * activations. Prints one line of key=value pairs per share: the stages, the saved bytes, the least
+ * activations, then at the least budget any plan fits. Prints one line of key=value pairs per
+ * budget (share 0: the least): the stages, the saved bytes, the least
  * budget any plan fits (fp_rc_min_budget), the budget, whether a plan fits, its peak, recomputed FLOPs,
  * the lower bound on them, whether it is proven optimal, and the median wall milliseconds of a plan
  * over the runs made (as many as fit in about 0.2 s, 3 at least). Exit 2 when the model cannot be
@@ -63,9 +64,9 @@ int main(int argc, char **argv)
     double least_ms = (double)(g_get_monotonic_time() - t0) / 1e3;
     static const char *defaults[] = {"0.3", "0.5", "0.7"};
     int n = argc > arg ? argc - arg : 3;
-    for (int i = 0; i < n; i++) {
-        double share = g_ascii_strtod(argc > arg ? argv[arg + i] : defaults[i], NULL);
-        uint64_t budget = (uint64_t)((double)t->saved.saved_bytes * share);
+    for (int i = 0; i <= n; i++) { /* the shares, then the least budget (share 0) */
+        double share = i < n ? g_ascii_strtod(argc > arg ? argv[arg + i] : defaults[i], NULL) : 0;
+        uint64_t budget = i < n ? (uint64_t)((double)t->saved.saved_bytes * share) : least;
         fp_rc_plan p;
         double ms = time_plan(&st, budget, &p);
         printf("share=%g stages=%u saved=%" G_GUINT64_FORMAT " least=%" G_GUINT64_FORMAT " least_ms=%.3f "
