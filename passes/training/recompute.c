@@ -66,8 +66,9 @@ static uint32_t *cuts(const fp_graph *g, fp_node *const *order, uint32_t n)
     return cut;
 }
 
-static void alloc_stages(fp_rc_stages *s, uint32_t n)
+void fp_rc_stages_alloc(fp_rc_stages *s, uint32_t n)
 {
+    memset(s, 0, sizeof *s);
     s->n = n;
     s->own = g_new0(uint64_t, n);
     s->src = g_new0(uint64_t, n);
@@ -114,7 +115,7 @@ void fp_rc_stages_make(const fp_model *m, const fp_train_saved *saved, const voi
         stage_of[order[i]->id] = stages - 1;
         stages += cut[i] != 0;
     }
-    alloc_stages(out, stages);
+    fp_rc_stages_alloc(out, stages);
     for (uint32_t i = 0, t = 1; i < n; i++)
         if (cut[i])
             out->start[t++] = g->values->pdata[cut[i] - 1];

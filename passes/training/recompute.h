@@ -43,6 +43,8 @@ typedef struct {
 /* The stages of m's main graph and their saved bytes (saved: fp_train_saved_run on m); per-op
  * times from `cost` when given (its ops in m's order; may be NULL). Free with fp_rc_stages_clear. */
 void fp_rc_stages_make(const fp_model *m, const fp_train_saved *saved, const void *cost, fp_rc_stages *out);
+/* n stages of zeros (stage lists made by hand); fp_rc_stages_clear frees them too. */
+void fp_rc_stages_alloc(fp_rc_stages *s, uint32_t n);
 void fp_rc_stages_clear(fp_rc_stages *s);
 
 /* The plan of fewest recomputed FLOPs whose saved activations never exceed `budget` bytes
