@@ -464,7 +464,8 @@ static void test_recompute_graphs(void)
 }
 
 /* Long stage lists (a network's size): every plan fits its budget, replayed, and its bound is at
- * most its FLOPs (equal when exact), coarse searches and the planner's alike. */
+ * most its FLOPs (equal when exact), coarse searches and the planner's alike; with all the saved
+ * bytes or more (the most a budget can be) nothing is recomputed. */
 static void test_recompute_long(void)
 {
     g_autoptr(GRand) r = g_rand_new_with_seed(7);
@@ -474,9 +475,9 @@ static void test_recompute_long(void)
         uint64_t total = st.base, least = fp_rc_min_budget(&st);
         for (uint32_t t = 0; t < n; t++)
             total += st.own[t];
-        for (int k = 0; k <= 4; k++) {
+        for (int k = 0; k <= 5; k++) {
             fp_rc_plan p;
-            uint64_t budget = least + (total - least) * (uint64_t)k / 4;
+            uint64_t budget = k == 5 ? UINT64_MAX : least + (total - least) * (uint64_t)k / 4; /* all, then more */
             if (k == 2)
                 fp_rc_plan_best(&st, budget, &p);
             else
@@ -485,6 +486,7 @@ static void test_recompute_long(void)
             CU_ASSERT(fp_rc_replay(&st, &p) <= budget);
             CU_ASSERT(p.lower_flops <= p.flops);
             CU_ASSERT(p.exact == (p.lower_flops == p.flops));
+            CU_ASSERT(k < 4 || p.flops == 0);
             fp_rc_plan_clear(&p);
         }
         fp_rc_stages_clear(&st);

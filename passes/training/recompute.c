@@ -409,8 +409,9 @@ static void approx(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, int
                   .buckets = buckets ? buckets : grid_buckets(s->n, r->last, r->offers),
                   .by_held = round < HELD_ROUNDS};
         uint64_t range = q.by_held ? budget : r->upper; /* a bucket past range / delta holds nothing */
-        q.buckets = (uint32_t)MIN(q.buckets, range + 2);
-        q.delta = range / (q.buckets - 1) + 1;
+        if (range < q.buckets - 2)
+            q.buckets = (uint32_t)range + 2;
+        q.delta = MAX(range / (q.buckets - 1) + (range % (q.buckets - 1) != 0), 1); /* rounded up */
         if (!q.by_held && q.delta == r->step)
             break; /* the round before searched the same buckets */
         bool ok = grid_round(&q, budget, p, &r->found, &r->lower);
