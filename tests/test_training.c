@@ -11,6 +11,9 @@
 #include "frontends/onnx/onnx.h"
 #include "passes/metrics.h"
 #include "passes/shape/shapes.h"
+#include "reports/json.h"
+#include "reports/json_writer.h"
+#include "reports/train.h"
 #include "tutil.h"
 
 enum { F32 = 1 };
@@ -493,6 +496,35 @@ static void test_recompute_long(void)
     }
 }
 
+/* An approximate plan in the reports: the text gives its gap and the bound, the JSON says it is not
+ * exact and gives the bound and the gap as a share of the plan's FLOPs. */
+static void test_recompute_report(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_training_opts o = {.optimizer = FP_OPT_ADAM, .budget_share = 0.5};
+    g_autoptr(fp_training) t = fp_training_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_FATAL(t->plan.feasible && t->plan.exact && t->plan.flops > 0);
+    t->plan.exact = false; /* as a search that gave up would leave it */
+    t->plan.lower_flops = t->plan.flops / 4;
+    fp_train_report r = {.model_path = "m.onnx", .t = t, .optimizer = FP_OPT_ADAM};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    fp_report_train_text(&r, f);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "search: approximate, at most"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "(75.00% of the plan's) above the optimum"));
+    free(text);
+    fp_jsonw *w = fp_jsonw_new();
+    fp_report_train_json(&r, w);
+    g_autofree char *json = fp_jsonw_finish(w, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"exact\" : false"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"gap\" : 0.75"));
+    g_autofree char *bound = g_strdup_printf("\"lower_bound_flops\" : %" G_GUINT64_FORMAT, t->plan.lower_flops);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, bound));
+}
+
 /* A GE graph that holds its backward and optimizer ops: its memory from its own liveness, its
  * Variables (parameters and optimizer state) apart. */
 static void test_ge_graph(void)
@@ -544,6 +576,7 @@ FP_TEST_SUITE(register_training)
     CU_add_test(s, "recompute_brute", test_recompute_brute);
     CU_add_test(s, "recompute_graphs", test_recompute_graphs);
     CU_add_test(s, "recompute_long", test_recompute_long);
+    CU_add_test(s, "recompute_report", test_recompute_report);
     CU_add_test(s, "forward_peak", test_forward_peak);
     CU_add_test(s, "headroom", test_headroom);
     CU_add_test(s, "ge_graph", test_ge_graph);
