@@ -13,8 +13,9 @@
  * The searches run over stage boundaries. What a prefix of a plan leaves to what follows is its sum
  * held and whether its last stage is kept (its peak is already within the budget), so per boundary
  * and kept flag: the prefix holding least (whether any plan fits); one prefix per bucket of sum held
- * (cheap plans); one per bucket of rounded-down cost (a lower bound on the optimum); the Pareto front
- * of (sum held, cost, peak) when those two do not meet (the optimum, unless it grows too large). */
+ * (cheap plans); the Pareto front of (sum held, cost, peak) bounded by such a plan (the optimum,
+ * unless it grows too large); else one per bucket of rounded-down cost and a Lagrangian relaxation
+ * of the end-of-forward bytes (lower bounds on the optimum, and more plans). */
 #include "passes/training/recompute.h"
 
 #include <math.h>
@@ -22,12 +23,13 @@
 
 #include "passes/cost.h"
 
-#define GRID_WORK (1u << 24)   /* segment offers a round of the bucketed search may make, about */
+#define GRID_WORK (1u << 23)   /* segment offers a round of the bucketed search may make, about */
 #define GRID_CELLS (1u << 20)  /* cells of the bucketed search at most */
 #define GRID_BUCKETS 4096      /* buckets per (boundary, kept) at most */
 #define GRID_ROUNDS 3          /* rounds of the bucketed search by cost */
 #define HELD_ROUNDS 2          /* rounds of the bucketed search by held, before */
 #define PARETO_WORK (1u << 21) /* steps of the exact search before it gives up */
+#define DUAL_STEPS 40          /* multipliers of the Lagrangian bound tried */
 
 /* ---------------------------------------------------------------- stages */
 
@@ -347,15 +349,26 @@ static bool grid_run(grid *q, uint64_t budget, uint32_t *bucket, int32_t *pick)
     return *pick >= 0;
 }
 
-/* Whether some plan's saved activations stay within budget: the bucketed search with one bucket. */
-static bool fits(const fp_rc_stages *s, uint64_t budget)
+/* Per boundary and kept flag, the least bytes a prefix within `budget` holds (UINT64_MAX where none
+ * gets): the bucketed search with one bucket. 2 (n + 1) of them, the caller's to free. */
+static uint64_t *least_held(const fp_rc_stages *s, uint64_t budget)
 {
     grid q = {.s = s, .delta = UINT64_MAX, .buckets = 1};
     uint32_t bucket;
     int32_t pick;
-    bool ok = grid_run(&q, budget, &bucket, &pick);
+    grid_run(&q, budget, &bucket, &pick);
+    uint64_t *least = g_new(uint64_t, 2 * ((size_t)s->n + 1));
+    for (size_t i = 0; i < 2 * ((size_t)s->n + 1); i++)
+        least[i] = q.cell[i].held;
     g_free(q.cell);
-    return ok;
+    return least;
+}
+
+/* Whether some plan's saved activations stay within budget. */
+static bool fits(const fp_rc_stages *s, uint64_t budget)
+{
+    g_autofree uint64_t *least = least_held(s, budget);
+    return MIN(least[2 * s->n], least[2 * s->n + 1]) != UINT64_MAX;
 }
 
 /* Buckets per (boundary, kept) for n stages: those of the last round scaled so that the next makes
@@ -419,6 +432,71 @@ static void approx(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, int
         r->upper = MIN(r->upper, r->found);
         r->last = q.buckets, r->offers = q.offers, r->step = q.by_held ? 0 : q.delta;
     }
+}
+
+/* The Lagrangian relaxation at multiplier lambda (FLOPs per byte): the least FLOPs plus lambda times
+ * the bytes held at the end of forward over the plans whose every step fits the budget from the
+ * least bytes held at its boundary (every plan within the budget among them), by a shortest path
+ * over (boundary, kept), 2 (n + 1) cells of cell and val (its value). Returns the cell of its best
+ * plan's last prefix (the prefixes' peaks are left 0), -1 when none gets to the end. */
+static int32_t dual_min(const fp_rc_stages *s, uint64_t budget, const uint64_t *least, double lambda, entry *cell,
+                        double *val)
+{
+    size_t cells = 2 * ((size_t)s->n + 1);
+    for (size_t i = 0; i < cells; i++)
+        val[i] = INFINITY;
+    val[1] = lambda * (double)s->base, cell[1] = (entry){s->base, 0, 0, -1, 0, 0, true};
+    for (size_t i = 0; i < 2 * (size_t)s->n; i++) {
+        uint32_t pos = (uint32_t)(i / 2);
+        bool prev_kept = pos > 0 && i % 2;
+        if (isinf(val[i]) || least[i] == UINT64_MAX)
+            continue;
+        uint64_t keep = keep_held(s, pos, prev_kept), start = start_held(s, pos, prev_kept), own = 0, flops = 0;
+        size_t next = 2 * (size_t)pos + 3; /* (pos + 1, kept) */
+        if (least[i] + keep <= budget && val[i] + lambda * (double)keep < val[next])
+            val[next] = val[i] + lambda * (double)keep,
+            cell[next] = (entry){cell[i].held + keep, 0, cell[i].flops, (int32_t)i, pos, pos + 1, true};
+        double v = val[i] + lambda * (double)start;
+        for (uint32_t r = pos + 1; r <= s->n && least[i] + start + (own += s->own[r - 1]) <= budget; r++)
+            if (v + (double)(flops += s->flops[r - 1]) < val[2 * r])
+                val[2 * r] = v + (double)flops,
+                        cell[2 * r] =
+                            (entry){cell[i].held + start, 0, cell[i].flops + flops, (int32_t)i, pos, r, false};
+    }
+    size_t end = 2 * (size_t)s->n + (val[2 * s->n + 1] < val[2 * s->n]);
+    return isinf(val[end]) ? -1 : (int32_t)end;
+}
+
+/* The Lagrangian dual of "the bytes held at the end of forward are at most the budget" (true of
+ * every plan within it): its best over DUAL_STEPS multipliers, bisected in log space on the sign of
+ * its slope (held - budget), raises r->lower when higher; each multiplier's plan that fits the
+ * budget and costs less than r->found goes into p and r->found. */
+static void dual_bound(const fp_rc_stages *s, uint64_t budget, rounds *r, fp_rc_plan *p)
+{
+    size_t cells = 2 * ((size_t)s->n + 1);
+    g_autofree uint64_t *least = least_held(s, budget);
+    g_autofree entry *cell = g_new0(entry, cells);
+    g_autofree double *val = g_new(double, cells);
+    fp_rc_plan t;
+    plan_init(s, budget, &t);
+    double lo = 1e-12, hi = (double)r->upper + 1, best = 0;
+    for (int i = 0; i < DUAL_STEPS; i++) {
+        double lambda = sqrt(lo * hi);
+        int32_t end = dual_min(s, budget, least, lambda, cell, val);
+        if (end < 0)
+            break;
+        double v = val[end] - lambda * (double)budget, slack = 1e-9 * (val[end] + lambda * (double)budget);
+        best = MAX(best, v - slack); /* the slack covers the rounding of the sums */
+        trace(cell, end, &t);
+        fp_rc_plan_eval(s, &t);
+        if (t.peak_bytes <= budget && t.flops < r->found) {
+            r->found = t.flops;
+            memcpy(p->mode, t.mode, sizeof(fp_rc_mode) * s->n);
+        }
+        *(cell[end].held > budget ? &lo : &hi) = lambda;
+    }
+    fp_rc_plan_clear(&t);
+    r->lower = MAX(r->lower, (uint64_t)best);
 }
 
 /* The exact search: per boundary and kept flag, the prefixes no other dominates (holds no more and
@@ -510,8 +588,11 @@ void fp_rc_plan_search(const fp_rc_stages *s, uint64_t budget, uint32_t buckets,
         approx(s, budget, buckets, 0, 1, &r, out); /* a cheap plan first, to bound the exact search */
         pareto q = {.s = s, .limit = r.found, .work_max = exact_steps};
         proven = exact_steps && pareto_run(&q, budget, out);
-        if (!proven)
+        if (!proven) {
             approx(s, budget, buckets, 1, HELD_ROUNDS + GRID_ROUNDS, &r, out);
+            if (r.found > r.lower)
+                dual_bound(s, budget, &r, out);
+        }
         proven = proven || r.found == r.lower;
     }
     fp_rc_plan_eval(s, out);

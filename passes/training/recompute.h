@@ -54,7 +54,8 @@ void fp_rc_plan_best(const fp_rc_stages *s, uint64_t budget, fp_rc_plan *out);
  * cheap plan), the exact search over Pareto fronts bounded by that plan's cost, which gives up after
  * `exact_steps` steps (0: not tried), and when it does, more bucketed searches: by held again, then
  * by cost (each recomputed segment's FLOPs rounded down to a multiple of a step: exact over the
- * rounded costs, so a lower bound on the optimum). `buckets` >= 2 per boundary in each, 0: as many
+ * rounded costs, so a lower bound on the optimum), then a Lagrangian relaxation of the bytes held
+ * at the end of forward (another lower bound). `buckets` >= 2 per boundary in each, 0: as many
  * as their work allows. p->exact says whether the plan is proven optimal, p->lower_flops the bound. */
 void fp_rc_plan_search(const fp_rc_stages *s, uint64_t budget, uint32_t buckets, uint64_t exact_steps, fp_rc_plan *out);
 /* The same by trying every plan (tests; n <= 16). */
