@@ -20,7 +20,10 @@ typedef enum {
 
 typedef struct {
     fp_train_precision precision;
-    bool gpu; /* a CUDA device: dropout keeps a 1-byte mask; on a CPU, a noise tensor of X's dtype */
+    bool gpu;                    /* a CUDA device: dropout keeps a 1-byte mask; on a CPU, a noise tensor of X's dtype */
+    const fp_value *loss_logits; /* a causal LM's logits [B, S, V] (a main-graph value): the step's
+                                    cross-entropy on them is counted (its saves); NULL: the
+                                    forward graph alone */
 } fp_train_opts;
 
 typedef struct {
