@@ -329,9 +329,12 @@ bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder
     }
     if (!kv || step->inputs)
         return true;
+    int64_t context = step->context ? step->context : FP_DECODER_DEFAULT_CONTEXT;
+    const fp_dim_binding *seq = step->training && kv->new_dim ? fp_bind_find(*dims, *n, kv->new_dim) : NULL;
+    if (seq) /* a training sequence bound by --dim: the total follows it */
+        context = seq->value;
     g_autofree char *said = NULL;
-    bind_tokens(kv, m, step->batch_dim, step->context ? step->context : FP_DECODER_DEFAULT_CONTEXT, phase, dims, n,
-                &said);
+    bind_tokens(kv, m, step->batch_dim, context, phase, dims, n, &said);
     *note = said ? g_strdup_printf("decoder: %s; %s to change", said,
                                    step->training ? "--seq N or --dim NAME=N" : "--dim NAME=N")
                  : NULL;

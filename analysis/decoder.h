@@ -57,7 +57,8 @@ typedef struct {
     bool inputs;           /* the tokens are bound otherwise (--input shapes, a profile's shapes):
                                no token dim is bound here */
     bool training;         /* a training step (phase NULL): the whole sequence of `context` tokens at
-                              once, no past (a prefill's binding), said as such */
+                              once, no past (a prefill's binding), said as such; a --dim binding
+                              the new tokens sets the context */
 } fp_decoder_step;
 
 /* Whether phase is a step fp_kv_cache_bind takes (decode, prefill; NULL: the default); false with

@@ -107,6 +107,9 @@ static fp_model *mlp(const char *middle)
     if (strcmp(middle, "silu") == 0) {
         tb_node(b, "Sigmoid", "sig", "h", "s");
         tb_node(b, "Mul", "silu", "h,s", "d");
+    } else if (strcmp(middle, "cast") == 0) {
+        tb_node(b, "Sigmoid", "sig", "h", "s");
+        tb_attr_i(b, tb_node(b, "Cast", "cast", "s", "d"), "to", F32); /* to its own dtype: s itself */
     } else if (strcmp(middle, "dropout") == 0) {
         tb_init_f32(b, "ratio", 1, (float[]){0.5f});
         tb_node(b, "Dropout", "drop", "h,ratio", "d");
@@ -165,6 +168,10 @@ static void test_ops(void)
     CU_ASSERT_EQUAL(s.saved_bytes, 256 + 256 + 256); /* x (mm1), h (SiLU's input), d (mm2) */
     CU_ASSERT_EQUAL(s.decomposed, 1);
     CU_ASSERT_EQUAL(s.notes->len, 1);
+    fp_train_saved_clear(&s);
+    g_autoptr(fp_model) cast = mlp("cast");
+    fp_train_saved_run(cast, &(fp_train_opts){0}, &s);
+    CU_ASSERT_EQUAL(s.saved_bytes, 256 + 256); /* x (mm1), s (Sigmoid's output, which mm2 saves again) */
     fp_train_saved_clear(&s);
     g_autoptr(fp_model) drop = mlp("dropout");
     fp_train_saved_run(drop, &(fp_train_opts){0}, &s);
@@ -280,9 +287,9 @@ static void test_cli(void)
               "train_resnet_tiny_amp.json");
 }
 
-/* The sample decoder trains as a full sequence: 2048 tokens unless --seq says, no past, its
- * present outputs no outputs of the step, the cross-entropy's log_softmax (float32) and labels
- * (int64) saved for its logits [B, S, 128]. */
+/* The sample decoder trains as a full sequence: 2048 tokens unless --seq (or a --dim binding the
+ * sequence) says, no past, its present outputs no outputs of the step, the cross-entropy's
+ * log_softmax (float32) and labels (int64) saved for its logits [B, S, 128]. */
 static void test_decoder(void)
 {
     g_autoptr(GError) err = NULL;
@@ -310,6 +317,14 @@ static void test_decoder(void)
         CU_ASSERT_EQUAL(ce, rows * 128 * 4);
         CU_ASSERT_EQUAL(labels, rows * 8);
     }
+    /* --dim binding the sequence of a decoder with a total length of its own: the total follows */
+    char *dims[] = {"sequence_length=32", NULL};
+    fp_training_opts gqa_o = {.analysis = {.dims = dims}};
+    g_autoptr(fp_training) gqa = fp_training_run(FP_SOURCE_DIR "/models/decoder_gqa.onnx", &gqa_o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gqa);
+    CU_ASSERT_EQUAL(gqa->sequence, 32);
+    CU_ASSERT_EQUAL(gqa->past, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gqa->a->batch_note, "past_sequence_length=0, total_sequence_length=32"));
     /* a model without a KV cache: no decoder, no loss */
     fp_training_opts o = {0};
     g_autoptr(fp_training) cnn = fp_training_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &o, &err);
