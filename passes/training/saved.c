@@ -89,6 +89,8 @@ static view_kind view_of(const fp_node *n)
     case FP_OP_UNSQUEEZE:
     case FP_OP_IDENTITY:
         return VIEW_SAME;
+    case FP_OP_CAST: /* to its own dtype: PyTorch's x.to(x.dtype) returns x itself */
+        return x && n->n_outputs && n->outputs[0] && n->outputs[0]->dtype == x->dtype ? VIEW_SAME : NOT_VIEW;
     case FP_OP_TRANSPOSE:
     case FP_OP_EXPAND:
         return VIEW_STRIDED;
