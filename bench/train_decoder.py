@@ -25,13 +25,11 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from train_memory import measure  # noqa: E402
+from train_memory import bench_args, fuseplan_saved, measure, tools  # noqa: E402
 
 D, HEADS, KV, FFN, VOCAB, LAYERS = 256, 8, 2, 512, 1000, 2
 DH = D // HEADS
@@ -141,29 +139,16 @@ def export(torch, dec, path):
     os.replace(tmp, path)
 
 
-def fuseplan_saved(exe, path, batch, seq):
-    r = subprocess.run([exe, "train", path, "--batch", str(batch), "--seq", str(seq), "--no-headroom", "-f", "json"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, r.stderr.strip()
-    return json.loads(r.stdout)["training"], None
-
-
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build", "fuseplan"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "train"))
+    bench_args(ap)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, action="append")
     a = ap.parse_args()
-    try:
-        import torch
-    except ImportError as e:
-        sys.stderr.write(f"train_decoder: {e} (apt-get install python3-torch)\n")
+    mods = tools("train_decoder", a.fuseplan, "torch")
+    if not mods:
         return 2
-    if not os.access(a.fuseplan, os.X_OK):
-        sys.stderr.write(f"train_decoder: {a.fuseplan}: no fuseplan build\n")
-        return 2
+    torch = mods[0]
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
     Decoder, WithLoss = build(torch)
@@ -175,7 +160,7 @@ def main():
     for seq in a.seq or [128, 512]:
         ids = torch.randint(0, VOCAB, (a.batch, seq))
         saved, storages = measure(torch, WithLoss(dec, torch.randint(0, VOCAB, (a.batch, seq))), ids)
-        fp, err = fuseplan_saved(a.fuseplan, path, a.batch, seq)
+        fp, err = fuseplan_saved(a.fuseplan, path, a.batch, "--seq", str(seq))
         row = {"batch": a.batch, "seq": seq, "torch_bytes": saved, "torch_storages": storages, "error": err,
                "fuseplan_bytes": fp["saved_activation_bytes"] if fp else None}
         if fp:
