@@ -131,7 +131,7 @@ static bool load_model(fp_analysis *a, const fp_analysis_opts *o, char **decode_
     w->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};
     /* the caller's binder, when it will run, binds the tokens too (a profile's shapes) */
     bool bound = o->inputs || (o->bind && !o->batch && !(o->dims && *o->dims) && !o->context && !o->phase);
-    fp_decoder_step step = {o->context, o->phase, o->batch_dim, bound};
+    fp_decoder_step step = {o->context, o->phase, o->batch_dim, bound, o->training};
     return fp_kv_cache_bind(a->kv, a->model, &step, &w->dims, &w->n_dims, decode_note, error);
 }
 
@@ -362,7 +362,7 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
         (o->original && o->stop == FP_PIPELINE_FULL && !load_original(a, o, error)))
         return NULL;
     if (decode_note) {
-        a->phase = o->phase && strcmp(o->phase, "prefill") == 0 ? "prefill" : "decode";
+        a->phase = o->training ? "train" : o->phase && strcmp(o->phase, "prefill") == 0 ? "prefill" : "decode";
         g_autofree char *batch_note = a->batch_note;
         a->batch_note = batch_note ? g_strdup_printf("%s; %s", batch_note, decode_note) : g_steal_pointer(&decode_note);
     }

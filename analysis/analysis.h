@@ -57,6 +57,8 @@ typedef struct {
     char **dims;                     /* NAME=N specs (--dim): symbolic dims bound by name; NULL: none */
     int64_t context;                 /* a decoder's tokens per sequence (--context); 0: FP_DECODER_DEFAULT_CONTEXT */
     const char *phase;               /* "decode" (default) or "prefill" (--phase); NULL: decode */
+    bool training;                   /* a decoder's step is a training step of `context` tokens
+                                        (fp_decoder_step.training); phase NULL */
     fp_analysis_bind_fn bind;        /* optional, used when neither inputs nor batch are given */
     void *bind_data;
     fp_dtype what_if;           /* compute float32 ops in this dtype; FP_DT_UNDEFINED: as the model */
@@ -108,7 +110,8 @@ typedef struct {
                                   tensors are held apart from the activation arena */
     uint64_t kv_bytes;          /* the cache held at the analysed point (fp_kv_cache_held at
                                   precision.kv and kv_block); 0 when not known */
-    const char *phase;          /* "decode" or "prefill" when the decoder's step bound the tokens, else NULL */
+    const char *phase;          /* "decode", "prefill" or "train" when the decoder's step bound the tokens,
+                                  else NULL */
     uint64_t kv_past_bytes;     /* the past inputs at precision.kv: the copy a runtime that keeps
                                   past and present apart holds besides (0 when not known) */
     uint64_t headroom_capacity, headroom_reserve; /* what the search had (when searched) */

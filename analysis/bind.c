@@ -87,13 +87,15 @@ void fp_bind_dims_free(fp_dim_binding *b, size_t n)
     g_free(b);
 }
 
-bool fp_bind_names(const fp_dim_binding *dims, size_t n, const char *sym)
+const fp_dim_binding *fp_bind_find(const fp_dim_binding *dims, size_t n, const char *sym)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(dims[i].name, sym) == 0)
-            return true;
-    return false;
+            return &dims[i];
+    return NULL;
 }
+
+bool fp_bind_names(const fp_dim_binding *dims, size_t n, const char *sym) { return fp_bind_find(dims, n, sym) != NULL; }
 
 char *fp_bind_symbolic_dims(const fp_model *m, const fp_dim_binding *dims, size_t n)
 {

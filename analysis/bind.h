@@ -32,6 +32,8 @@ bool fp_bind_parse_dims(char **specs, fp_dim_binding **out, size_t *n, GError **
 void fp_bind_dims_free(fp_dim_binding *b, size_t n);
 /* Whether one of the n bindings names sym. */
 bool fp_bind_names(const fp_dim_binding *dims, size_t n, const char *sym);
+/* The first of the n bindings naming sym, or NULL. */
+const fp_dim_binding *fp_bind_find(const fp_dim_binding *dims, size_t n, const char *sym);
 
 /* Symbolic dims of the main graph's inputs but those the n bindings name (dims may be NULL with n
  * 0), comma-separated, each once, or NULL. Caller frees. */

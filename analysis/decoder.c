@@ -247,8 +247,9 @@ GHashTable *fp_kv_cache_outside(const fp_kv_cache *kv)
     return set;
 }
 
-/* The step analysed: decode (1 new token, context - 1 past) or prefill (context new, no past). */
-typedef enum { FP_PHASE_DECODE, FP_PHASE_PREFILL } fp_decoder_phase;
+/* The step analysed: decode (1 new token, context - 1 past), prefill (context new, no past) or a
+ * training step (bound as a prefill: the whole sequence at once, without the cache). */
+typedef enum { FP_PHASE_DECODE, FP_PHASE_PREFILL, FP_PHASE_TRAIN } fp_decoder_phase;
 
 /* Parses "decode" or "prefill"; false for anything else. */
 static bool phase_parse(const char *s, fp_decoder_phase *out)
@@ -260,11 +261,25 @@ static bool phase_parse(const char *s, fp_decoder_phase *out)
     return false;
 }
 
+/* The binding note's line for `phase` at `context` tokens, `said` listing the dims bound. */
+static char *step_note(fp_decoder_phase phase, int64_t context, const char *said)
+{
+    switch (phase) {
+    case FP_PHASE_DECODE:
+        return g_strdup_printf("a decode step at a context of %" G_GINT64_FORMAT " tokens (%s)", context, said);
+    case FP_PHASE_PREFILL:
+        return g_strdup_printf("a prefill of %" G_GINT64_FORMAT " tokens (%s)", context, said);
+    default:
+        return g_strdup_printf("trained as a full sequence of %" G_GINT64_FORMAT " tokens (%s), its present "
+                               "outputs not kept",
+                               context, said);
+    }
+}
+
 /* Appends to *dims (n entries, g_renew'd; names g_strdup'd, as fp_bind_parse_dims makes them) the
  * bindings of kv's new, past and total token dims for `phase` at `context` tokens per sequence
  * (total = context), skipping those the entries already name and the batch (batch_dim as in
- * fp_bind_is_batch). *note (g_free) says what was added: "a decode step at a context of C tokens
- * (sequence_length=1, ...)"; NULL when nothing was. */
+ * fp_bind_is_batch). *note (g_free) says what was added (step_note); NULL when nothing was. */
 static void bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *batch_dim, int64_t context,
                         fp_decoder_phase phase, fp_dim_binding **dims, size_t *n, char **note)
 {
@@ -279,10 +294,7 @@ static void bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *ba
         (*dims)[(*n)++] = (fp_dim_binding){g_strdup(syms[i]), vals[i]};
         g_string_append_printf(said, "%s%s=%" G_GINT64_FORMAT, said->len ? ", " : "", syms[i], vals[i]);
     }
-    *note = !said->len ? NULL
-            : decode
-                ? g_strdup_printf("a decode step at a context of %" G_GINT64_FORMAT " tokens (%s)", context, said->str)
-                : g_strdup_printf("a prefill of %" G_GINT64_FORMAT " tokens (%s)", context, said->str);
+    *note = said->len ? step_note(phase, context, said->str) : NULL;
 }
 
 bool fp_decoder_phase_check(const char *phase, GError **error)
@@ -297,27 +309,34 @@ bool fp_decoder_phase_check(const char *phase, GError **error)
 bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder_step *step, fp_dim_binding **dims,
                       size_t *n, char **note, GError **error)
 {
-    fp_decoder_phase phase = FP_PHASE_DECODE;
+    fp_decoder_phase phase = step->training ? FP_PHASE_TRAIN : FP_PHASE_DECODE;
+    const char *opt = step->training ? "--seq" : "--context";
     *note = NULL;
     if (!fp_decoder_phase_check(step->phase, error))
         return false;
     if (step->phase)
         phase_parse(step->phase, &phase);
     if (step->context < 0) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--context %" G_GINT64_FORMAT ": must be positive",
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %" G_GINT64_FORMAT ": must be positive", opt,
                     step->context);
         return false;
     }
     if (!kv && (step->context || step->phase)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s: --context / --phase: the model has no KV cache (no past key and value inputs found)", m->path);
+                    "%s: %s: the model has no KV cache (no past key and value inputs found)", m->path,
+                    step->training ? "--seq" : "--context / --phase");
         return false;
     }
     if (!kv || step->inputs)
         return true;
+    int64_t context = step->context ? step->context : FP_DECODER_DEFAULT_CONTEXT;
+    const fp_dim_binding *seq = step->training && kv->new_dim ? fp_bind_find(*dims, *n, kv->new_dim) : NULL;
+    if (seq) /* a training sequence bound by --dim: the total follows it */
+        context = seq->value;
     g_autofree char *said = NULL;
-    bind_tokens(kv, m, step->batch_dim, step->context ? step->context : FP_DECODER_DEFAULT_CONTEXT, phase, dims, n,
-                &said);
-    *note = said ? g_strdup_printf("decoder: %s; --dim NAME=N to change", said) : NULL;
+    bind_tokens(kv, m, step->batch_dim, context, phase, dims, n, &said);
+    *note = said ? g_strdup_printf("decoder: %s; %s to change", said,
+                                   step->training ? "--seq N or --dim NAME=N" : "--dim NAME=N")
+                 : NULL;
     return true;
 }

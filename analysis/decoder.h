@@ -56,6 +56,9 @@ typedef struct {
     const char *batch_dim; /* as fp_bind_is_batch */
     bool inputs;           /* the tokens are bound otherwise (--input shapes, a profile's shapes):
                                no token dim is bound here */
+    bool training;         /* a training step (phase NULL): the whole sequence of `context` tokens at
+                              once, no past (a prefill's binding), said as such; a --dim binding
+                              the new tokens sets the context */
 } fp_decoder_step;
 
 /* Whether phase is a step fp_kv_cache_bind takes (decode, prefill; NULL: the default); false with
@@ -64,11 +67,11 @@ bool fp_decoder_phase_check(const char *phase, GError **error);
 
 /* Appends to *dims (n entries, g_renew'd, as fp_bind_parse_dims makes them) the bindings of the
  * decoder's token dims that no entry names, for the step asked: decode is 1 new token and
- * context - 1 past, prefill context new tokens and no past, the total is the context; the batch is
- * never bound here. kv may be NULL (a model without a KV cache: nothing to bind). *note (g_free;
- * NULL when nothing was added) is a line for the binding note. False, with an error naming the
- * option, for a phase that is neither decode nor prefill, a context below 1, or a step asked of a
- * model (m->path) without a KV cache. */
+ * context - 1 past, prefill and training context new tokens and no past, the total is the context;
+ * the batch is never bound here. kv may be NULL (a model without a KV cache: nothing to bind).
+ * *note (g_free; NULL when nothing was added) is a line for the binding note. False, with an error
+ * naming the option (--context / --phase, or --seq for training), for a phase that is neither
+ * decode nor prefill, a context below 1, or a step asked of a model (m->path) without a KV cache. */
 bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder_step *step, fp_dim_binding **dims,
                       size_t *n, char **note, GError **error);
 

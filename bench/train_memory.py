@@ -19,6 +19,7 @@ missing.
 """
 import argparse
 import datetime
+import importlib
 import json
 import os
 import subprocess
@@ -35,6 +36,26 @@ TITLE = "## Training memory: saved activations against PyTorch"
 KWARGS = {"efficientnet_b0": {"stochastic_depth_prob": 0.0}, "convnext_tiny": {"stochastic_depth_prob": 0.0}}
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "densenet121",
           "shufflenet_v2_x1_0", "squeezenet1_0", "regnet_y_400mf", "convnext_tiny", "vit_b_16"]
+
+
+def bench_args(ap):
+    """The options every training bench takes: the fuseplan executable and the output folder."""
+    ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build", "fuseplan"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "train"))
+
+
+def tools(name, exe, *modules):
+    """The modules imported, or None after saying on stderr why the bench `name` cannot run (a
+    module missing, no fuseplan build)."""
+    try:
+        mods = [importlib.import_module(m) for m in modules]
+    except ImportError as e:
+        sys.stderr.write(f"{name}: {e} (apt-get install {' '.join('python3-' + m for m in modules)})\n")
+        return None
+    if not os.access(exe, os.X_OK):
+        sys.stderr.write(f"{name}: {exe}: no fuseplan build\n")
+        return None
+    return mods
 
 
 def storage_of(t):
@@ -69,8 +90,10 @@ def export(torch, model, x, path):
     os.replace(tmp, path)
 
 
-def fuseplan_saved(exe, path, batch):
-    r = subprocess.run([exe, "train", path, "--batch", str(batch), "--no-headroom", "-f", "json"],
+def fuseplan_saved(exe, path, batch, *extra):
+    """`train PATH --batch B EXTRA... --no-headroom -f json`: its "training" object and None, or
+    None and the error."""
+    r = subprocess.run([exe, "train", path, "--batch", str(batch), *extra, "--no-headroom", "-f", "json"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
@@ -118,21 +141,15 @@ def table(rows, batch):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build", "fuseplan"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "train"))
+    bench_args(ap)
     ap.add_argument("--doc", default=None)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("models", nargs="*")
     a = ap.parse_args()
-    try:
-        import torch
-        import torchvision
-    except ImportError as e:
-        sys.stderr.write(f"train_memory: {e} (apt-get install python3-torch python3-torchvision)\n")
+    mods = tools("train_memory", a.fuseplan, "torch", "torchvision")
+    if not mods:
         return 2
-    if not os.access(a.fuseplan, os.X_OK):
-        sys.stderr.write(f"train_memory: {a.fuseplan}: no fuseplan build\n")
-        return 2
+    torch, torchvision = mods
     torch.set_num_threads(os.cpu_count() or 1)
     os.makedirs(a.out, exist_ok=True)
     rows = []

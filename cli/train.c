@@ -10,7 +10,7 @@
 #include "reports/train.h"
 
 typedef struct {
-    char *device, *optimizer, *precision, *budget;
+    char *device, *optimizer, *precision, *budget, *seq;
     gboolean no_headroom;
 } train_opts;
 
@@ -44,6 +44,10 @@ static bool resolve(const train_opts *to, fp_cli_resolved *r, fp_training_opts *
         return false;
     }
     g_autoptr(GError) err = NULL;
+    if (to->seq && !fp_cli_parse_count("--seq", to->seq, 1, FP_TRAINING_MAX_SEQ, &o->analysis.context, &err)) {
+        fp_cli_error("%s", err->message);
+        return false;
+    }
     if (to->budget && !fp_cli_parse_budget(to->budget, "--budget", &o->budget_share, &o->budget_bytes, &err)) {
         fp_cli_error("%s", err->message);
         return false;
@@ -100,6 +104,8 @@ int fp_cmd_train(int argc, char **argv)
         {"precision", 0, 0, G_OPTION_ARG_STRING, &to.precision, "fp32 (default), amp-fp16 or amp-bf16", "P"},
         {"budget", 0, 0, G_OPTION_ARG_STRING, &to.budget,
          "Plan recomputation so that saved activations stay within SIZE or P% of what they are unplanned", "SIZE|P%"},
+        {"seq", 0, 0, G_OPTION_ARG_STRING, &to.seq,
+         "A decoder's tokens per sequence, trained at once without its KV cache (default 2048)", "N"},
         {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &to.no_headroom, "Skip the training-headroom search", NULL},
         {NULL},
     };
@@ -122,6 +128,7 @@ int fp_cmd_train(int argc, char **argv)
     g_free(to.optimizer);
     g_free(to.precision);
     g_free(to.budget);
+    g_free(to.seq);
     fp_cli_model_opts_clear(&mo);
     return rc;
 }

@@ -125,6 +125,39 @@ static void graph_text(const fp_train_report *r, FILE *out)
     line(out, "peak", t->variable_bytes + t->graph_arena, NULL);
 }
 
+/* A decoder: the sequence it trains at, its cache left out, the loss counted. */
+static void decoder_text(const fp_training *t, FILE *out)
+{
+    if (!t->sequence)
+        return;
+    g_autofree char *seq = t->sequence > 0 ? g_strdup_printf("%" G_GINT64_FORMAT " tokens", t->sequence)
+                                           : g_strdup("unknown tokens");
+    fprintf(out, "decoder sequence of %s, %" G_GINT64_FORMAT " past, %u present outputs not kept", seq, t->past,
+            t->dropped_outputs);
+    if (t->train.loss_logits)
+        fprintf(out, ", cross-entropy on '%s'", t->train.loss_logits->name);
+    fprintf(out, "\n");
+}
+
+/* The headroom's lines: without recomputation, with the most of it, with the plan at the budget. */
+static void headroom_text(const fp_train_report *r, FILE *out)
+{
+    const fp_training *t = r->t;
+    g_autofree char *usable = fp_format_mb(t->usable_bytes);
+    if (t->max_batch)
+        fprintf(out, "\nheadroom max batch %" G_GINT64_FORMAT " on %s (%s usable after a %.0f%% reserve)\n",
+                t->max_batch, t->device->name, usable, r->reserve * 100);
+    else
+        fprintf(out, "\nheadroom not even batch 1 fits on %s (%s usable after a %.0f%% reserve)\n", t->device->name,
+                usable, r->reserve * 100);
+    fprintf(out,
+            "         max batch %" G_GINT64_FORMAT " with the most recomputation (the least budget any plan fits)\n",
+            t->max_batch_recompute);
+    if (t->planned)
+        fprintf(out, "         max batch %" G_GINT64_FORMAT " with recomputation at the budget's share\n",
+                t->max_batch_planned);
+}
+
 void fp_report_train_text(const fp_train_report *r, FILE *out)
 {
     const fp_training *t = r->t;
@@ -140,6 +173,7 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
     }
     fprintf(out, "train   batch %" G_GINT64_FORMAT ", optimizer %s, precision %s\n", t->batch,
             fp_train_optimizer_name(r->optimizer), fp_train_precision_name(r->precision));
+    decoder_text(t, out);
     g_autofree char *np = fp_format_count(t->saved.parameters);
     g_autofree char *pnote = g_strdup_printf("%s trainable values", np);
     fprintf(out, "\nstep memory\n");
@@ -158,18 +192,8 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
     saved_table(r, out);
     if (t->planned)
         recompute_text(r, out);
-    if (t->headroom_note) {
+    if (t->headroom_note)
         fprintf(out, "\nheadroom %s\n", t->headroom_note);
-    } else if (t->searched) {
-        g_autofree char *usable = fp_format_mb(t->usable_bytes);
-        if (t->max_batch)
-            fprintf(out, "\nheadroom max batch %" G_GINT64_FORMAT " on %s (%s usable after a %.0f%% reserve)\n",
-                    t->max_batch, t->device->name, usable, r->reserve * 100);
-        else
-            fprintf(out, "\nheadroom not even batch 1 fits on %s (%s usable after a %.0f%% reserve)\n", t->device->name,
-                    usable, r->reserve * 100);
-        if (t->planned)
-            fprintf(out, "         max batch %" G_GINT64_FORMAT " with recomputation at the budget's share\n",
-                    t->max_batch_planned);
-    }
+    else if (t->searched)
+        headroom_text(r, out);
 }

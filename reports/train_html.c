@@ -116,14 +116,21 @@ static xmlDocPtr build(const fp_train_report *r)
     elf(main, "h1", "Training step: %s", r->model_path);
     elcf(main, "p", "meta", "device %s \u00b7 batch %" G_GINT64_FORMAT " \u00b7 optimizer %s \u00b7 precision %s",
          r->t->device->name, r->t->batch, fp_train_optimizer_name(r->optimizer), fp_train_precision_name(r->precision));
+    if (r->t->sequence)
+        elcf(main, "p", "meta",
+             "decoder: a sequence of %" G_GINT64_FORMAT " tokens, %" G_GINT64_FORMAT " past, %u present outputs "
+             "not kept%s%s%s",
+             r->t->sequence, r->t->past, r->t->dropped_outputs, r->t->train.loss_logits ? ", cross-entropy on '" : "",
+             r->t->train.loss_logits ? r->t->train.loss_logits->name : "", r->t->train.loss_logits ? "'" : "");
     cards(main, r);
     saved(main, r);
     recompute(main, r);
     if (r->t->searched) {
         xmlNodePtr sec = section(main, "headroom", "Training headroom");
         g_autofree char *usable = fp_format_mb(r->t->usable_bytes);
-        elf(sec, "p", "Max batch %" G_GINT64_FORMAT " on %s (%s usable)%s", r->t->max_batch, r->t->device->name, usable,
-            r->t->planned ? "" : ".");
+        elf(sec, "p", "Max batch %" G_GINT64_FORMAT " on %s (%s usable).", r->t->max_batch, r->t->device->name, usable);
+        elf(sec, "p", "Max batch %" G_GINT64_FORMAT " with the most recomputation (the least budget any plan fits).",
+            r->t->max_batch_recompute);
         if (r->t->planned)
             elf(sec, "p", "Max batch %" G_GINT64_FORMAT " with recomputation at the budget's share.",
                 r->t->max_batch_planned);

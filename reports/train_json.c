@@ -77,6 +77,21 @@ static void recompute_json(fp_jsonw *w, const fp_training *t)
     fp_jsonw_end_object(w);
 }
 
+/* "decoder": the sequence a decoder trains at, or null for another model. */
+static void decoder_json(fp_jsonw *w, const fp_training *t)
+{
+    if (!t->sequence) {
+        fp_jsonw_null(w, "decoder");
+        return;
+    }
+    fp_jsonw_begin_object(w, "decoder");
+    fp_jsonw_int_or_null(w, "sequence", t->sequence);
+    fp_jsonw_int_or_null(w, "past", t->past);
+    fp_jsonw_int(w, "present_outputs_dropped", t->dropped_outputs);
+    fp_jsonw_name(w, "loss_logits", t->train.loss_logits ? t->train.loss_logits->name : NULL);
+    fp_jsonw_end_object(w);
+}
+
 void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
 {
     const fp_training *t = r->t;
@@ -105,6 +120,7 @@ void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
     fp_jsonw_uint(w, "backward_flops", st->backward_flops);
     fp_jsonw_int(w, "unknown_sizes", t->saved.unknown);
     fp_jsonw_bound(w, t->a->batch_note, t->a->res.unknown_values);
+    decoder_json(w, t);
     if (t->backward_ops) {
         fp_jsonw_begin_object(w, "graph");
         fp_jsonw_int(w, "backward_ops", t->backward_ops);
@@ -124,7 +140,9 @@ void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
         fp_jsonw_int(w, "max_batch", t->max_batch);
         fp_jsonw_uint(w, "usable_bytes", t->usable_bytes);
         fp_jsonw_num(w, "reserve", r->reserve);
+        fp_jsonw_int(w, "max_batch_most_recompute", t->max_batch_recompute);
         fp_jsonw_int_or_null(w, "max_batch_with_plan", t->planned ? t->max_batch_planned : -1);
+        fp_jsonw_int(w, "batches_analyzed", t->headroom_batches);
         fp_jsonw_end_object(w);
     } else {
         fp_jsonw_null(w, "headroom");

@@ -2,9 +2,11 @@
  * saves of a Conv-BN-ReLU-MaxPool-Gemm chain counted by hand (each storage once, graph input in,
  * parameters out), under AMP too; a decomposed SiLU saves what SiLU saves; dropout's noise on a
  * CPU and mask on a GPU; ops with no input requiring grad save nothing; optimizer bytes for every
- * optimizer and precision; the headroom is the largest batch that fits; the CLI's bad options and
- * its golden text and JSON. */
+ * optimizer and precision; the headroom is the largest batch that fits, without and with the most
+ * recomputation; a decoder trained as a full sequence with its loss; the CLI's bad options and its
+ * golden text and JSON. */
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
 
 #include "analysis/training.h"
@@ -108,6 +110,9 @@ static fp_model *mlp(const char *middle)
     if (strcmp(middle, "silu") == 0) {
         tb_node(b, "Sigmoid", "sig", "h", "s");
         tb_node(b, "Mul", "silu", "h,s", "d");
+    } else if (strcmp(middle, "cast") == 0) {
+        tb_node(b, "Sigmoid", "sig", "h", "s");
+        tb_attr_i(b, tb_node(b, "Cast", "cast", "s", "d"), "to", F32); /* to its own dtype: s itself */
     } else if (strcmp(middle, "dropout") == 0) {
         tb_init_f32(b, "ratio", 1, (float[]){0.5f});
         tb_node(b, "Dropout", "drop", "h,ratio", "d");
@@ -167,6 +172,10 @@ static void test_ops(void)
     CU_ASSERT_EQUAL(s.decomposed, 1);
     CU_ASSERT_EQUAL(s.notes->len, 1);
     fp_train_saved_clear(&s);
+    g_autoptr(fp_model) cast = mlp("cast");
+    fp_train_saved_run(cast, &(fp_train_opts){0}, &s);
+    CU_ASSERT_EQUAL(s.saved_bytes, 256 + 256); /* x (mm1), s (Sigmoid's output, which mm2 saves again) */
+    fp_train_saved_clear(&s);
     g_autoptr(fp_model) drop = mlp("dropout");
     fp_train_saved_run(drop, &(fp_train_opts){0}, &s);
     CU_ASSERT_EQUAL(s.saved_bytes, 256 + 256 + 256); /* x, the noise (float32), d */
@@ -225,6 +234,19 @@ static void test_headroom(void)
     CU_ASSERT(fits->step.peak_bytes <= t->usable_bytes);
     CU_ASSERT(over->step.peak_bytes > t->usable_bytes);
     CU_ASSERT_EQUAL(fits->batch, t->max_batch);
+    /* with the most recomputation: the step at the least budget fits at its answer, not one above */
+    CU_ASSERT_FATAL(t->max_batch_recompute >= t->max_batch);
+    for (int64_t b = t->max_batch_recompute; b <= t->max_batch_recompute + 1; b++) {
+        at.analysis.batch = b;
+        g_autoptr(fp_training) tb = fp_training_run(path, &at, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+        fp_rc_stages stages;
+        fp_rc_stages_make(tb->a->model, &tb->saved, tb->a->res.cost, &stages);
+        uint64_t peak = tb->step.peak_bytes - tb->step.saved_bytes + fp_rc_min_budget(&stages);
+        fp_rc_stages_clear(&stages);
+        CU_ASSERT_EQUAL(peak <= t->usable_bytes, b == t->max_batch_recompute);
+    }
+    CU_ASSERT(t->headroom_batches > 2);
     /* --dim binding the batch fixes it: no search (it ran to 2^24, every batch the same) */
     char *dims[] = {"batch=4", NULL};
     fp_training_opts d = o;
@@ -266,6 +288,85 @@ static void test_cli(void)
     tu_golden((const char *[]){"train", "models/resnet_tiny.onnx", "--batch", "4", "--optimizer", "momentum",
                                "--precision", "amp-fp16", "--device", "a100", "--budget", "2MB", "-f", "json", NULL},
               "train_resnet_tiny_amp.json");
+}
+
+/* The sample decoder trains as a full sequence: 2048 tokens unless --seq (or a --dim binding the
+ * sequence) says, no past, its present outputs no outputs of the step, the cross-entropy's
+ * log_softmax (float32) and labels (int64) saved for its logits [B, S, 128]. */
+static void test_decoder(void)
+{
+    g_autoptr(GError) err = NULL;
+    const char *path = FP_SOURCE_DIR "/models/decoder_tiny.onnx";
+    const struct {
+        int64_t seq, batch, expect;
+    } cases[] = {{0, 0, FP_DECODER_DEFAULT_CONTEXT}, {16, 3, 16}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        fp_training_opts o = {.analysis = {.context = cases[i].seq, .batch = cases[i].batch}};
+        g_autoptr(fp_training) t = fp_training_run(path, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_EQUAL(t->sequence, cases[i].expect);
+        CU_ASSERT_EQUAL(t->past, 0);
+        CU_ASSERT_EQUAL(t->dropped_outputs, 4);
+        CU_ASSERT_EQUAL(t->a->model->main->outputs->len, 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t->train.loss_logits);
+        CU_ASSERT_STRING_EQUAL(t->train.loss_logits->name, "lm_head_out");
+        CU_ASSERT_PTR_NOT_NULL(strstr(t->a->batch_note, "trained as a full sequence"));
+        uint64_t rows = (uint64_t)MAX(cases[i].batch, 1) * (uint64_t)cases[i].expect, ce = 0, labels = 0;
+        for (guint k = 0; k < t->saved.items->len; k++) {
+            const fp_saved_item *it = &g_array_index(t->saved.items, fp_saved_item, k);
+            ce += strcmp(it->what, "cross-entropy") == 0 ? it->bytes : 0;
+            labels += strcmp(it->what, "labels") == 0 ? it->bytes : 0;
+        }
+        CU_ASSERT_EQUAL(ce, rows * 128 * 4);
+        CU_ASSERT_EQUAL(labels, rows * 8);
+    }
+    /* --dim binding the sequence of a decoder with a total length of its own: the total follows */
+    char *dims[] = {"sequence_length=32", NULL};
+    fp_training_opts gqa_o = {.analysis = {.dims = dims}};
+    g_autoptr(fp_training) gqa = fp_training_run(FP_SOURCE_DIR "/models/decoder_gqa.onnx", &gqa_o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gqa);
+    CU_ASSERT_EQUAL(gqa->sequence, 32);
+    CU_ASSERT_EQUAL(gqa->past, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gqa->a->batch_note, "past_sequence_length=0, total_sequence_length=32"));
+    /* a model without a KV cache: no decoder, no loss */
+    fp_training_opts o = {0};
+    g_autoptr(fp_training) cnn = fp_training_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cnn);
+    CU_ASSERT_EQUAL(cnn->sequence, 0);
+    CU_ASSERT_PTR_NULL(cnn->train.loss_logits);
+}
+
+/* `train` on the sample decoder with no --dim: a plan, and what it bound, in text and JSON; a bad
+ * --seq, or one asked of a model without a KV cache, exits 2 naming it. */
+static void test_decoder_cli(void)
+{
+    const char *model = FP_SOURCE_DIR "/models/decoder_tiny.onnx";
+    tu_run_result r = tu_run((const char *[]){"train", model, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "trained as a full sequence of 2048 tokens (sequence_length=2048, "
+                                         "past_sequence_length=0)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "decoder sequence of 2048 tokens, 0 past, 4 present outputs not kept"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "headroom max batch"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"train", model, "--seq", "64", "--no-headroom", "-f", "json", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *dec = json_object_get_object_member(
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "training"), "decoder");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dec);
+    CU_ASSERT_EQUAL(json_object_get_int_member(dec, "sequence"), 64);
+    CU_ASSERT_EQUAL(json_object_get_int_member(dec, "past"), 0);
+    CU_ASSERT_EQUAL(json_object_get_int_member(dec, "present_outputs_dropped"), 4);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(dec, "loss_logits"), "lm_head_out");
+    tu_run_clear(&r);
+    const char *bad[] = {"0", "-3", "many", "16777217", "99999999999999999999"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *msg = g_strdup_printf("--seq %s: expected a whole number from 1 to 16777216", bad[i]);
+        tu_expect_cli_error((const char *[]){"train", "--seq", bad[i], model, NULL}, NULL, msg);
+    }
+    tu_expect_cli_error((const char *[]){"train", "--seq", "8", FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL},
+                        FP_SOURCE_DIR "/models/resnet_tiny.onnx", "--seq: the model has no KV cache");
 }
 
 /* A chain of n ops on [1, c, 8, 8]: Convs of varying widths between Relus and Sigmoids. */
@@ -581,4 +682,6 @@ FP_TEST_SUITE(register_training)
     CU_add_test(s, "headroom", test_headroom);
     CU_add_test(s, "ge_graph", test_ge_graph);
     CU_add_test(s, "cli", test_cli);
+    CU_add_test(s, "decoder", test_decoder);
+    CU_add_test(s, "decoder_cli", test_decoder_cli);
 }

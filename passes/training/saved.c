@@ -89,6 +89,8 @@ static view_kind view_of(const fp_node *n)
     case FP_OP_UNSQUEEZE:
     case FP_OP_IDENTITY:
         return VIEW_SAME;
+    case FP_OP_CAST: /* to its own dtype: PyTorch's x.to(x.dtype) returns x itself */
+        return x && n->n_outputs && n->outputs[0] && n->outputs[0]->dtype == x->dtype ? VIEW_SAME : NOT_VIEW;
     case FP_OP_TRANSPOSE:
     case FP_OP_EXPAND:
         return VIEW_STRIDED;
@@ -578,6 +580,24 @@ static bool save_decomposed(pass *p, const fp_node *n)
 
 /* ---------------------------------------------------------------- entry */
 
+/* The cross-entropy of a causal LM on its logits (PyTorch's cross_entropy: log_softmax, then
+ * nll_loss on one row per token): log_softmax's output, float32 as autocast runs it, and the
+ * labels nll_loss reads back (int64, one per row), as auxiliaries of the op making the logits. */
+static void save_loss(pass *p)
+{
+    const fp_value *y = p->o->loss_logits;
+    if (!y || y->graph != p->g || !y->producer || !rg(p, y) || y->shape.rank < 2)
+        return;
+    uint64_t numel = numel_of(y);
+    int64_t vocab = y->shape.dims[y->shape.rank - 1].value;
+    if (!numel || !fp_dim_known(y->shape.dims[y->shape.rank - 1]) || vocab <= 0) {
+        p->s->unknown++;
+        return;
+    }
+    save_aux(p, y->producer, numel, FP_DT_FLOAT, "cross-entropy", "log_softmax of the logits, for the loss's gradient");
+    save_aux(p, y->producer, numel / (uint64_t)vocab, FP_DT_INT64, "labels", "the targets nll_loss reads back");
+}
+
 static gint by_text(gconstpointer a, gconstpointer b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static void parameters(pass *p)
@@ -624,6 +644,7 @@ void fp_train_saved_run(const fp_model *m, const fp_train_opts *o, fp_train_save
             if (records(&p, nd))
                 save_op(&p, nd);
         }
+        save_loss(&p);
     }
     GHashTableIter it;
     gpointer k, v;

@@ -20,7 +20,10 @@ typedef enum {
 
 typedef struct {
     fp_train_precision precision;
-    bool gpu; /* a CUDA device: dropout keeps a 1-byte mask; on a CPU, a noise tensor of X's dtype */
+    bool gpu;                    /* a CUDA device: dropout keeps a 1-byte mask; on a CPU, a noise tensor of X's dtype */
+    const fp_value *loss_logits; /* a causal LM's logits [B, S, V] (a main-graph value): the step's
+                                    cross-entropy on them is counted (its saves); NULL: the
+                                    forward graph alone */
 } fp_train_opts;
 
 typedef struct {
@@ -57,7 +60,8 @@ void fp_train_saved_clear(fp_train_saved *s);
 bool fp_train_is_parameter(const fp_value *v);
 
 /* The value whose storage v shares: v, or the base of the views PyTorch makes without a copy
- * (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Split, Expand, a select). */
+ * (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Split, Expand, a select, a Cast to its
+ * own dtype). */
 const fp_value *fp_train_storage_of(const fp_value *v);
 
 /* Whether op n records for backward: an input of it requires grad (s: fp_train_saved_run's). */
