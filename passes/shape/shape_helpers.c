@@ -170,6 +170,23 @@ bool sh_scalar(sh_ctx *c, uint32_t i, double *out)
     }
 }
 
+sh_result sh_attr_int_in(sh_ctx *c, const char *name, bool required, int64_t dflt, int64_t lo, int64_t hi,
+                         const char *what, int64_t *out)
+{
+    const fp_attr *a = fp_node_attr(c->n, name);
+    *out = dflt;
+    if (!a)
+        return required ? sh_fail(c, "missing required attribute '%s' (INT)", name) : SH_OK;
+    if (a->ref_attr_name)
+        return sh_unknown(c, "attribute '%s' refers to a function attribute", name);
+    if (a->type != FP_ATTR_INT)
+        return sh_fail(c, "attribute '%s' is not an INT", name);
+    if (a->u.i < lo || a->u.i > hi)
+        return sh_fail(c, "attribute '%s' is %" G_GINT64_FORMAT ": must be %s", name, a->u.i, what);
+    *out = a->u.i;
+    return SH_OK;
+}
+
 bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count)
 {
     return sh_attr_ints_of(fp_node_attr(n, name), out, max, count);
@@ -253,6 +270,24 @@ sh_result sh_fail(sh_ctx *c, const char *fmt, ...)
     g_set_error(c->error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph '%s': node '%s' (%s): %s", c->n->graph->name,
                 c->n->name, c->n->op_type, msg);
     return SH_ERROR;
+}
+
+bool sh_gather_dims(sh_ctx *c, const fp_shape *x, const fp_shape *idx, int32_t axis, fp_shape *out)
+{
+    int32_t rank = x->rank - 1 + idx->rank;
+    if (rank > FP_MAX_RANK) {
+        sh_fail(c, "output rank %d exceeds %d", rank, FP_MAX_RANK);
+        return false;
+    }
+    *out = sh_new(c, rank);
+    int k = 0;
+    for (int32_t i = 0; i < axis; i++)
+        out->dims[k++] = x->dims[i];
+    for (int32_t i = 0; i < idx->rank; i++)
+        out->dims[k++] = idx->dims[i];
+    for (int32_t i = axis + 1; i < x->rank; i++)
+        out->dims[k++] = x->dims[i];
+    return true;
 }
 
 bool sh_dim_eq(fp_dim a, fp_dim b)

@@ -1,5 +1,6 @@
 /* shape_rules_attn.c - shape rules of the com.microsoft attention ops: Attention (and the fusion
- * pass's form of it), GroupQueryAttention and MultiHeadAttention. Shapes follow ONNX Runtime's
+ * pass's form of it), GroupQueryAttention, MultiHeadAttention, and the RotaryEmbedding that
+ * rotates their queries and keys. Shapes follow ONNX Runtime's
  * contrib op schemas and their type-and-shape inference (onnxruntime/core/graph/contrib_ops/
  * bert_defs.cc, docs/ContribOperators.md); where ORT's inference leaves a length to run time,
  * what this pass knows is used instead (docs/shape-coverage.md, "ONNX Runtime contrib ops"). */
@@ -29,17 +30,7 @@ static attn attn_new(void)
  * or outside [1, 2^31 - 1]; SH_UNKNOWN when it refers to a function's attribute. */
 static sh_result heads_attr(sh_ctx *c, const char *name, int64_t *out)
 {
-    const fp_attr *a = fp_node_attr(c->n, name);
-    if (!a)
-        return sh_fail(c, "missing required attribute '%s' (INT)", name);
-    if (a->ref_attr_name)
-        return sh_unknown(c, "attribute '%s' refers to a function attribute", name);
-    if (a->type != FP_ATTR_INT)
-        return sh_fail(c, "attribute '%s' is not an INT", name);
-    if (a->u.i <= 0 || a->u.i > G_MAXINT32)
-        return sh_fail(c, "attribute '%s' is %" G_GINT64_FORMAT ": must be a positive head count", name, a->u.i);
-    *out = a->u.i;
-    return SH_OK;
+    return sh_attr_int_in(c, name, true, 0, 1, G_MAXINT32, "a positive head count", out);
 }
 
 /* head = hidden / parts when hidden is known (SH_ERROR naming `what` and the divisor `by` when it
@@ -153,17 +144,111 @@ static void attn_output0(sh_ctx *c, const attn *a)
 
 /* ---------------------------------------------------------------- Attention */
 
+/* The Q (and K) and V widths of com.microsoft Attention into *qk, *v: qkv_hidden_sizes (three
+ * positive sizes, Q's equal to K's, summing to the weights' columns when known), else a third of
+ * the columns each; unknown when neither tells. */
+static sh_result attention_widths(sh_ctx *c, fp_dim cols, fp_dim *qk, fp_dim *v)
+{
+    int64_t sz[4];
+    int n = 0;
+    *qk = *v = sh_dim_unknown();
+    if (sh_attr_ints(c->n, "qkv_hidden_sizes", sz, 4, &n)) {
+        if (n != 3 || sz[0] <= 0 || sz[1] != sz[0] || sz[2] <= 0)
+            return sh_fail(c, "qkv_hidden_sizes must be 3 positive sizes, Q's equal to K's");
+        if (fp_dim_known(cols) && cols.value != sz[0] + sz[1] + sz[2])
+            return sh_fail(c, "weights have %" G_GINT64_FORMAT " columns, qkv_hidden_sizes sum to %" G_GINT64_FORMAT,
+                           cols.value, sz[0] + sz[1] + sz[2]);
+        *qk = sh_dim(sz[0]);
+        *v = sh_dim(sz[2]);
+        return SH_OK;
+    }
+    if (!fp_dim_known(cols))
+        return SH_OK;
+    if (cols.value % 3)
+        return sh_fail(c, "weights have %" G_GINT64_FORMAT " columns: not three equal Q, K, V widths", cols.value);
+    *qk = *v = sh_dim(cols.value / 3);
+    return SH_OK;
+}
+
+/* The packed past of com.microsoft Attention (input 4): rank 5, [2, B, heads, P, head size]. */
+static sh_result attention_past(sh_ctx *c, const attn *a, const fp_shape *past)
+{
+    if (past->rank != 5)
+        return sh_fail(c, "past rank %d, expected 5 (2, batch, heads, past tokens, head size)", past->rank);
+    sh_result r = expect_dim(c, "past", past, 0, sh_dim(2), "axis 0 (K and V)");
+    if (r == SH_OK)
+        r = expect_dim(c, "past", past, 1, a->batch, "batch");
+    if (r == SH_OK)
+        r = expect_dim(c, "past", past, 2, sh_dim(a->heads), "heads");
+    return r == SH_OK ? expect_dim(c, "past", past, 4, a->head, "head size") : r;
+}
+
+/* Output 1 of com.microsoft Attention, present [2, B, heads, T, head size] with the past's dtype
+ * (the input's without one): T = P + S, the past's P when past_present_share_buffer is set, S
+ * without a past. SH_UNKNOWN when T or the head size stays unknown. */
+static sh_result attention_present(sh_ctx *c, attn *a)
+{
+    const fp_shape *past = sh_in(c, 4);
+    bool has_past = sh_val(c, 4) != NULL;
+    if (past) {
+        sh_result r = attention_past(c, a, past);
+        if (r != SH_OK)
+            return r;
+        if (!fp_dim_known(a->head))
+            a->head = past->dims[4];
+    }
+    if (!sh_out(c, 1))
+        return SH_OK;
+    bool shared = fp_node_attr_int(c->n, "past_present_share_buffer", 0) != 0;
+    fp_dim len = !has_past ? a->seq
+                 : !past   ? sh_dim_unknown()
+                 : shared  ? past->dims[3]
+                           : sh_dim_add(past->dims[3], a->seq);
+    fp_shape p = sh_new(c, 5);
+    p.dims[0] = sh_dim(2);
+    p.dims[1] = a->batch;
+    p.dims[2] = sh_dim(a->heads);
+    p.dims[3] = len;
+    p.dims[4] = a->head;
+    sh_set(c, 1, has_past ? sh_dt(c, 4) : sh_dt(c, 0), p);
+    if (!fp_dim_known(len) && !len.sym)
+        return sh_unknown(c, "present sequence length unknown");
+    return fp_dim_known(a->head) ? SH_OK : sh_unknown(c, "head size unknown");
+}
+
+/* com.microsoft Attention(input [B, S, hidden], weights [hidden, Q + K + V widths], bias, mask,
+ * past, ...): output 0 [B, S, V width], output 1 the present. */
+static sh_result ms_attention(sh_ctx *c, const fp_shape *x, const fp_shape *w)
+{
+    attn a = attn_new();
+    fp_dim qk, v;
+    sh_result r = heads_attr(c, "num_heads", &a.heads);
+    if (r == SH_OK)
+        r = expect_dim(c, "weights", w, 0, x->dims[2], "rows (input hidden size)");
+    if (r == SH_OK)
+        r = attention_widths(c, w->dims[1], &qk, &v);
+    if (r == SH_OK)
+        r = split_hidden(c, qk, a.heads, "Q", "num_heads", &a.head);
+    if (r == SH_OK)
+        r = split_hidden(c, v, a.heads, "V", "num_heads", &a.v_head);
+    if (r != SH_OK)
+        return r;
+    a.batch = x->dims[0];
+    a.seq = a.kv_len = x->dims[1];
+    a.out_hidden = v;
+    attn_output0(c, &a);
+    return attention_present(c, &a);
+}
+
 sh_result sh_rule_attention(sh_ctx *c)
 {
     const fp_shape *x = sh_in(c, 0), *w = sh_in(c, 1);
-    if (x && w && x->rank == 3 && w->rank == 2) { /* com.microsoft Attention(input, weights, ...) */
-        fp_shape out = sh_copy(c, x);
-        out.dims[2] = sh_dim_div(w->dims[1], sh_dim(3));
-        sh_set(c, 0, sh_dt(c, 0), out);
-        return SH_OK;
-    }
+    bool fused = (c->n->flags & FP_NODE_FUSED) != 0;
+    if (!fused && x && w && x->rank == 3 && w->rank == 2) /* com.microsoft Attention(input, weights, ...) */
+        return ms_attention(c, x, w);
     /* the fusion pass's form (q, k, scale, [mask,] v): the context has q's shape with v's last dim */
-    const fp_shape *v = c->n->n_inputs > 2 ? sh_in(c, c->n->n_inputs - 1) : NULL;
+    const fp_value *vv = c->n->n_inputs > 2 ? sh_val(c, c->n->n_inputs - 1) : NULL;
+    const fp_shape *v = vv ? sh_in(c, c->n->n_inputs - 1) : NULL;
     if (!x || !v || x->rank < 2 || v->rank < 1)
         return sh_unknown(c, "input or weights of unknown rank");
     fp_shape out = sh_copy(c, x);
@@ -362,4 +447,64 @@ sh_result sh_rule_multi_head_attention(sh_ctx *c)
     bool shared = fp_node_attr_int(c->n, "past_present_share_buffer", 0) != 0 || (a.has_past && sh_val(c, 8));
     fp_dim len = !a.has_past ? a.kv_len : shared ? a.past_len : sh_dim_add(a.past_len, a.kv_len);
     return attn_outputs(c, &a, len);
+}
+
+/* ---------------------------------------------------------------- RotaryEmbedding */
+
+/* The cos and sin caches of a RotaryEmbedding (inputs 2, 3): rank 2, [positions, half] with half
+ * the rotary dim / 2 when known, both of one shape. */
+static sh_result rotary_caches(sh_ctx *c, fp_dim half)
+{
+    const fp_shape *cs[2] = {sh_in(c, 2), sh_in(c, 3)};
+    for (int i = 0; i < 2; i++) {
+        const char *what = i ? "sin_cache" : "cos_cache";
+        if (!cs[i])
+            continue;
+        if (cs[i]->rank != 2)
+            return sh_fail(c, "%s rank %d, expected 2 (positions, rotary dim / 2)", what, cs[i]->rank);
+        sh_result r = expect_dim(c, what, cs[i], 1, half, "rotary dim / 2");
+        if (r == SH_OK && cs[0])
+            r = expect_dim(c, what, cs[i], 0, cs[0]->dims[0], "positions (cos_cache's)");
+        if (r != SH_OK)
+            return r;
+    }
+    return SH_OK;
+}
+
+/* RotaryEmbedding (com.microsoft): input [B, S, hidden] or [B, heads, S, head size], position_ids,
+ * cos_cache and sin_cache; the output has the input's shape and dtype. The rotary dim is
+ * rotary_embedding_dim, else the head size (a 4-D input's axis 3, a 3-D input's hidden size over
+ * num_heads); the caches hold half of it. */
+sh_result sh_rule_rotary_embedding(sh_ctx *c)
+{
+    int64_t heads, rot, flag;
+    sh_result r = sh_attr_int_in(c, "num_heads", false, 0, 0, G_MAXINT32, "a head count (0: none given)", &heads);
+    if (r == SH_OK)
+        r = sh_attr_int_in(c, "rotary_embedding_dim", false, 0, 0, G_MAXINT32, "a rotary dim (0: the head size)", &rot);
+    if (r == SH_OK)
+        r = sh_attr_int_in(c, "interleaved", false, 0, 0, 1, "0 or 1", &flag);
+    if (r != SH_OK)
+        return r;
+    if (!sh_val(c, 1) || !sh_val(c, 2) || !sh_val(c, 3))
+        return sh_fail(c, "position_ids, cos_cache and sin_cache (inputs 1, 2, 3) are required");
+    if (rot % 2)
+        return sh_fail(c, "attribute 'rotary_embedding_dim' is %" G_GINT64_FORMAT ": must be even", rot);
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    if (x->rank != 3 && x->rank != 4)
+        return sh_fail(c, "input rank %d, expected 3 (batch, tokens, hidden) or 4 (batch, heads, tokens, head size)",
+                       x->rank);
+    fp_dim head = x->rank == 4 ? x->dims[3] : sh_dim_unknown();
+    if (x->rank == 3 && heads > 0)
+        r = split_hidden(c, x->dims[2], heads, "input", "num_heads", &head);
+    if (r != SH_OK)
+        return r;
+    if (rot && fp_dim_known(head) && rot > head.value)
+        return sh_fail(c, "rotary_embedding_dim %" G_GINT64_FORMAT " exceeds the head size %" G_GINT64_FORMAT, rot,
+                       head.value);
+    r = rotary_caches(c, rot ? sh_dim(rot / 2) : fp_dim_known(head) ? sh_dim(head.value / 2) : sh_dim_unknown());
+    if (r == SH_OK)
+        sh_set(c, 0, sh_dt(c, 0), sh_copy(c, x));
+    return r;
 }

@@ -676,6 +676,61 @@ sh_result sh_rule_skip_layer_norm(sh_ctx *c)
     return SH_OK;
 }
 
+/* Input i of an EmbedLayerNormalization, when its shape is known: rank `rank` with the hidden size
+ * h (when known) on its last axis. */
+static sh_result embed_input(sh_ctx *c, uint32_t i, const char *what, int32_t rank, fp_dim h)
+{
+    const fp_shape *s = sh_in(c, i);
+    if (!s)
+        return SH_OK;
+    if (s->rank != rank)
+        return sh_fail(c, "%s rank %d, expected %d", what, s->rank, rank);
+    fp_dim last = s->dims[rank - 1];
+    if (fp_dim_known(last) && fp_dim_known(h) && last.value != h.value)
+        return sh_fail(c, "%s has hidden size %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT " (word_embedding's)",
+                       what, last.value, h.value);
+    return SH_OK;
+}
+
+/* EmbedLayerNormalization (com.microsoft): input_ids [B, S] looks up word_embedding [V, H] and
+ * position_embedding [P, H] (segment_embedding too, with segment_ids), then normalizes over H with
+ * gamma and beta [H]. Output 0 and embedding_sum (output 2) are [B, S, H] of the tables' dtype;
+ * mask_index (output 1) is [B] int32. */
+sh_result sh_rule_embed_layer_norm(sh_ctx *c)
+{
+    if (!sh_val(c, 0) || !sh_val(c, 2) || !sh_val(c, 3) || !sh_val(c, 5) || !sh_val(c, 6))
+        return sh_fail(c, "input_ids, word_embedding, position_embedding, gamma and beta (inputs 0, 2, 3, 5, 6) "
+                          "are required");
+    if (!sh_val(c, 1) != !sh_val(c, 4))
+        return sh_fail(c, "segment_ids and segment_embedding (inputs 1, 4) must both be given or both omitted");
+    const fp_shape *ids = sh_in(c, 0), *we = sh_in(c, 2);
+    if (!ids || !we)
+        return sh_unknown(c, "input_ids or word_embedding of unknown rank");
+    if (ids->rank != 2)
+        return sh_fail(c, "input_ids rank %d, expected 2 (batch, tokens)", ids->rank);
+    if (we->rank != 2)
+        return sh_fail(c, "word_embedding rank %d, expected 2 (vocabulary, hidden)", we->rank);
+    fp_dim h = we->dims[1];
+    static const struct {
+        uint32_t i;
+        const char *what;
+        int32_t rank;
+    } rest[] = {{3, "position_embedding", 2}, {4, "segment_embedding", 2}, {5, "gamma", 1}, {6, "beta", 1}};
+    for (size_t k = 0; k < G_N_ELEMENTS(rest); k++) {
+        sh_result r = embed_input(c, rest[k].i, rest[k].what, rest[k].rank, h);
+        if (r != SH_OK)
+            return r;
+    }
+    fp_shape out = sh_new(c, 3), mask = sh_new(c, 1);
+    out.dims[0] = mask.dims[0] = ids->dims[0];
+    out.dims[1] = ids->dims[1];
+    out.dims[2] = h;
+    sh_set(c, 0, sh_dt(c, 2), out);
+    sh_set(c, 1, FP_DT_INT32, mask);
+    sh_set(c, 2, sh_dt(c, 2), out);
+    return SH_OK;
+}
+
 /* ---------------------------------------------------------------- reductions */
 
 /* Opset from which a Reduce op takes its axes as input 1 (ReduceSum 13, the others 18). */

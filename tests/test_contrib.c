@@ -1,0 +1,439 @@
+/* test_contrib.c - ONNX Runtime's contrib ops (com.microsoft) as fuseplan models them: the shape
+ * rules on the shapes of the op schemas (onnxruntime docs/ContribOperators.md), FLOPs and bytes
+ * against hand arithmetic (docs/metrics.md), and bad attributes or inputs as one error naming the
+ * node, through the library and the CLI (exit 2). */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "tutil.h"
+
+enum { F32 = 1, U8 = 2, I8 = 3, I32 = 6, I64 = 7 };
+
+/* A com.microsoft node in b. */
+static tb_node_t *ms(tb *b, const char *op, const char *name, const char *inputs, const char *outputs)
+{
+    tb_node_t *n = tb_node(b, op, name, inputs, outputs);
+    tb_domain(b, n, "com.microsoft");
+    return n;
+}
+
+/* Asserts value `name` of m has shape `want` ("2x3x4"). */
+static void expect_shape(const fp_model *m, const char *name, const char *want)
+{
+    fp_value *v = fp_graph_find(m->main, name);
+    g_autofree char *got = v ? fp_shape_to_string(&v->shape) : g_strdup("(none)");
+    if (strcmp(got, want) != 0)
+        fprintf(stderr, "\n  %s: got %s, want %s", name, got, want);
+    CU_ASSERT_STRING_EQUAL(got, want);
+}
+
+static const fp_node *node_of(const fp_model *m, const char *name)
+{
+    for (guint i = 0; i < m->main->nodes->len; i++) {
+        const fp_node *n = m->main->nodes->pdata[i];
+        if (strcmp(n->name, name) == 0)
+            return n;
+    }
+    CU_FAIL_FATAL("no such node");
+    return NULL;
+}
+
+/* Asserts that b does not analyze, with one error naming node 'bad' of op `op` and holding needle;
+ * frees b. */
+static void expect_bad(tb *b, const char *op, const char *needle)
+{
+    g_autoptr(GError) err = NULL;
+    fp_model *m = tu_analyze_tb(b, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NULL(m);
+    fp_model_free(m);
+    g_autofree char *full = g_strdup_printf("node 'bad' (%s): %s", op, needle);
+    tu_expect_error(err, full);
+}
+
+/* ---------------------------------------------------------------- MatMulNBits */
+
+/* A MatMulNBits "q" (com.microsoft) over A [2, 3, a_k] with the given attributes (0: absent) and
+ * initializers B [b0, b1, b2] uint8, scales (rank s_rank: [s0, s1] or [s0]) float, zero points
+ * [z0, z1] of dtype z_dt (0: none) and bias [n]. */
+typedef struct {
+    const char *name;
+    int64_t a_k, k, n, bits, block;
+    int64_t b[3], s_rank, s[2], z_dt, z[2];
+    bool bias;
+} nbits_case;
+
+static tb *nbits_model(const nbits_case *c)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "a", F32, 3, (int64_t[]){2, 3, c->a_k});
+    tb_init(b, "w", U8, 3, c->b);
+    tb_init(b, "s", F32, (int)c->s_rank, c->s);
+    if (c->z_dt)
+        tb_init(b, "z", (int)c->z_dt, 2, c->z);
+    if (c->bias)
+        tb_init(b, "bias", F32, 1, (int64_t[]){c->n});
+    const char *inputs = c->bias ? (c->z_dt ? "a,w,s,z,,bias" : "a,w,s,,,bias") : c->z_dt ? "a,w,s,z" : "a,w,s";
+    tb_node_t *q = ms(b, "MatMulNBits", c->name, inputs, "y");
+    const char *names[] = {"K", "N", "bits", "block_size"};
+    int64_t vals[] = {c->k, c->n, c->bits, c->block};
+    for (int i = 0; i < 4; i++)
+        if (vals[i])
+            tb_attr_i(b, q, names[i], vals[i]);
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+/* The schema's layout: K = 64, N = 32, 4 bits in blocks of 32: B [32, 2, 16], scales [32, 2],
+ * packed zero points [32, 1], bias [32]; Y [2, 3, 32]. FLOPs: 2 x 192 outputs x 64, the
+ * dequantization 2 x 32 x 64, the bias 192. Weight bytes are the stored ones: 1024 + 256 + 32 + 128;
+ * parameters 32 x 64 weights + 64 scales + 32 zero points + 32 biases. 8 bits in blocks of 16 with
+ * flattened scales, and K = 40 (not a multiple of the block: 2 blocks) analyze too. */
+static void test_matmul_nbits(void)
+{
+    nbits_case c = {"q", 64, 64, 32, 4, 32, {32, 2, 16}, 2, {32, 2}, U8, {32, 1}, true};
+    tb *b = nbits_model(&c);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m, "y", "2x3x32");
+    const fp_node *q = node_of(m, "q");
+    CU_ASSERT_EQUAL(q->op, FP_OP_MATMUL_NBITS);
+    CU_ASSERT_EQUAL(q->metrics.flops, 2 * 192 * 64 + 2 * 32 * 64 + 192);
+    CU_ASSERT_EQUAL(q->metrics.bytes_weight, 1024 + 256 + 32 + 128);
+    CU_ASSERT_EQUAL(q->metrics.bytes_act, 2 * 3 * 64 * 4);
+    CU_ASSERT_EQUAL(q->metrics.bytes_out, 192 * 4);
+    CU_ASSERT_EQUAL(q->metrics.params, 32 * 64 + 64 + 32 + 32);
+    nbits_case c8 = {"q8", 64, 64, 8, 8, 16, {8, 4, 16}, 1, {32}, 0, {0}, false};
+    b = nbits_model(&c8);
+    g_autoptr(fp_model) m8 = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m8, "y", "2x3x8");
+    CU_ASSERT_EQUAL(node_of(m8, "q8")->metrics.flops, 2 * 48 * 64 + 2 * 8 * 64);
+    CU_ASSERT_EQUAL(node_of(m8, "q8")->metrics.bytes_weight, 8 * 4 * 16 + 32 * 4);
+    nbits_case odd = {"q40", 40, 40, 16, 4, 32, {16, 2, 16}, 2, {16, 2}, 0, {0}, false};
+    b = nbits_model(&odd);
+    g_autoptr(fp_model) mo = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(mo, "y", "2x3x16");
+}
+
+/* Bad attributes and packed inputs of MatMulNBits: one error naming the node. */
+static void test_matmul_nbits_errors(void)
+{
+    struct {
+        nbits_case c;
+        const char *needle;
+    } cases[] = {
+        {{"bad", 64, 64, 32, 3, 32, {32, 2, 12}, 2, {32, 2}, 0, {0}, false}, "attribute 'bits' is 3: must be 2, 4 or 8"},
+        {{"bad", 64, 64, 32, 16, 32, {32, 2, 64}, 2, {32, 2}, 0, {0}, false}, "attribute 'bits' is 16: must be 2, 4 or 8"},
+        {{"bad", 64, 64, 32, 4, 24, {32, 3, 12}, 2, {32, 3}, 0, {0}, false},
+         "attribute 'block_size' is 24: must be a power of two >= 16"},
+        {{"bad", 64, 64, 32, 4, 8, {32, 8, 4}, 2, {32, 8}, 0, {0}, false},
+         "attribute 'block_size' is 8: must be a power of two >= 16"},
+        {{"bad", 64, 64, 32, 4, 0, {32, 2, 16}, 2, {32, 2}, 0, {0}, false},
+         "missing required attribute 'block_size' (INT)"},
+        {{"bad", 64, 0, 32, 4, 32, {32, 2, 16}, 2, {32, 2}, 0, {0}, false}, "missing required attribute 'K' (INT)"},
+        {{"bad", 64, 64, 32, 4, 32, {32, 2, 16}, 2, {32, 3}, 0, {0}, false},
+         "scales shape 32x3, expected 32x2 (or flattened)"},
+        {{"bad", 64, 64, 32, 4, 32, {32, 2, 16}, 1, {60}, 0, {0}, false},
+         "scales shape 60, expected 32x2 (or flattened)"},
+        {{"bad", 64, 64, 32, 4, 32, {32, 2, 8}, 2, {32, 2}, 0, {0}, false}, "B shape 32x2x8, expected 32x2x16"},
+        {{"bad", 64, 64, 32, 4, 32, {32, 2, 16}, 2, {32, 2}, U8, {32, 2}, false},
+         "zero_points shape 32x2, expected 32x1 (or flattened)"},
+        {{"bad", 60, 64, 32, 4, 32, {32, 2, 16}, 2, {32, 2}, 0, {0}, false},
+         "A has 60 features (last axis), expected K = 64"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+        expect_bad(nbits_model(&cases[i].c), "MatMulNBits", cases[i].needle);
+}
+
+/* The CLI: a bad block_size ends `fuseplan shapes` with exit 2 and one line naming the node. */
+static void test_matmul_nbits_cli(void)
+{
+    nbits_case c = {"bad", 64, 64, 32, 4, 48, {32, 2, 24}, 2, {32, 2}, 0, {0}, false};
+    tb *b = nbits_model(&c);
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    const char *args[] = {"shapes", path, NULL};
+    tu_expect_cli_error(args, path, "node 'bad' (MatMulNBits): attribute 'block_size' is 48");
+    g_unlink(path);
+}
+
+/* ---------------------------------------------------------------- GatherBlockQuantized */
+
+/* GatherBlockQuantized of uint8 data [100, 32] holding 4-bit values (64 a row), blocks of 32 along
+ * axis 1: scales [100, 2], zero points [100, 1]; indices [2, 5] give [2, 5, 64] float. FLOPs 2 per
+ * output; the weight traffic is the 10 rows of 100 read of data, scales and zero points. */
+static void test_gather_block_quantized(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "ids", I64, 2, (int64_t[]){2, 5});
+    tb_init(b, "data", U8, 2, (int64_t[]){100, 32});
+    tb_init(b, "scales", F32, 2, (int64_t[]){100, 2});
+    tb_init(b, "zp", U8, 2, (int64_t[]){100, 1});
+    tb_node_t *g = ms(b, "GatherBlockQuantized", "gbq", "data,ids,scales,zp", "e");
+    tb_attr_i(b, g, "block_size", 32);
+    tb_output(b, "e", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m, "e", "2x5x64");
+    const fp_node *n = node_of(m, "gbq");
+    CU_ASSERT_EQUAL(fp_graph_find(m->main, "e")->dtype, FP_DT_FLOAT);
+    CU_ASSERT_EQUAL(n->metrics.flops, 2 * 640);
+    CU_ASSERT_EQUAL(n->metrics.bytes_weight, 10 * 32 + 10 * 8 + 10);
+    CU_ASSERT_EQUAL(n->metrics.params, 3200 + 200 + 100);
+}
+
+/* A GatherBlockQuantized "bad" of uint8 data [100, 32] with scales [100, s1] and the attributes
+ * given (block_size, gather_axis: -1 absent). */
+static tb *gbq_model(int64_t block, int64_t gather_axis, int64_t s1)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "ids", I64, 1, (int64_t[]){4});
+    tb_init(b, "data", U8, 2, (int64_t[]){100, 32});
+    tb_init(b, "scales", F32, 2, (int64_t[]){100, s1});
+    tb_node_t *g = ms(b, "GatherBlockQuantized", "bad", "data,ids,scales", "e");
+    if (block >= 0)
+        tb_attr_i(b, g, "block_size", block);
+    if (gather_axis >= 0)
+        tb_attr_i(b, g, "gather_axis", gather_axis);
+    tb_output(b, "e", F32, -1, NULL);
+    return b;
+}
+
+static void test_gather_block_quantized_errors(void)
+{
+    const char *op = "GatherBlockQuantized";
+    expect_bad(gbq_model(0, -1, 1), op, "attribute 'block_size' is 0: must be a power of two >= 16");
+    expect_bad(gbq_model(100, -1, 1), op, "attribute 'block_size' is 100: must be a power of two >= 16");
+    expect_bad(gbq_model(32, -1, 3), op, "scales has 3 on axis 1, expected 2 (blocks of block_size on quantize_axis)");
+    expect_bad(gbq_model(-1, -1, 2), op, "scales has 2 on axis 1, expected 1"); /* default block 128 */
+    expect_bad(gbq_model(32, 1, 2), op, "uint8 data is gathered on axis 0 only (gather_axis 1)");
+}
+
+/* ---------------------------------------------------------------- MatMulIntegerToFloat */
+
+/* MatMulIntegerToFloat(A uint8 [2, 3, 16], B int8 [16, 8], a_scale scalar, b_scale [b_cols], ...,
+ * bias [8]): Y [2, 3, 8] float; FLOPs 2 x 48 x 16 products, a scale and a bias per output. */
+static tb *mitf_model(const char *name, int64_t b_cols)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "a", U8, 3, (int64_t[]){2, 3, 16});
+    tb_init(b, "w", I8, 2, (int64_t[]){16, 8});
+    tb_init_f32(b, "as", 0, (float[]){0.5f});
+    tb_init(b, "bs", F32, 1, (int64_t[]){b_cols});
+    tb_init(b, "bias", F32, 1, (int64_t[]){8});
+    ms(b, "MatMulIntegerToFloat", name, "a,w,as,bs,,,bias", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+static void test_matmul_integer_to_float(void)
+{
+    tb *b = mitf_model("mitf", 8);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m, "y", "2x3x8");
+    CU_ASSERT_EQUAL(fp_graph_find(m->main, "y")->dtype, FP_DT_FLOAT);
+    CU_ASSERT_EQUAL(node_of(m, "mitf")->metrics.flops, 2 * 48 * 16 + 48 + 48);
+    expect_bad(mitf_model("bad", 5), "MatMulIntegerToFloat", "b_scale has 5 elements, expected 1 or B's 8 columns");
+}
+
+/* ---------------------------------------------------------------- EmbedLayerNormalization */
+
+/* BERT's embedding (the schema's shapes): input_ids and segment_ids [2, 5] int32, word [100, 16],
+ * position [64, 16] and segment [2, 16] embeddings, gamma and beta [16]. Output and embedding_sum
+ * [2, 5, 16], mask_index [2] int32. FLOPs: 2 adds and 7 for the normalization per output; weight
+ * traffic: 10 rows of the word and position tables, the 2-row segment table, gamma and beta. */
+static void test_embed_layer_norm(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "ids", I32, 2, (int64_t[]){2, 5});
+    tb_input(b, "seg", I32, 2, (int64_t[]){2, 5});
+    tb_init(b, "word", F32, 2, (int64_t[]){100, 16});
+    tb_init(b, "pos", F32, 2, (int64_t[]){64, 16});
+    tb_init(b, "segw", F32, 2, (int64_t[]){2, 16});
+    tb_init(b, "gamma", F32, 1, (int64_t[]){16});
+    tb_init(b, "beta", F32, 1, (int64_t[]){16});
+    ms(b, "EmbedLayerNormalization", "emb", "ids,seg,word,pos,segw,gamma,beta", "y,mask,sum");
+    tb_output(b, "y", F32, -1, NULL);
+    tb_output(b, "sum", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m, "y", "2x5x16");
+    expect_shape(m, "mask", "2");
+    expect_shape(m, "sum", "2x5x16");
+    CU_ASSERT_EQUAL(fp_graph_find(m->main, "mask")->dtype, FP_DT_INT32);
+    const fp_node *n = node_of(m, "emb");
+    CU_ASSERT_EQUAL(n->metrics.flops, 160 * (7 + 2));
+    CU_ASSERT_EQUAL(n->metrics.bytes_weight, 10 * 64 + 10 * 64 + 2 * 64 + 64 + 64);
+    CU_ASSERT_EQUAL(n->metrics.params, 1600 + 1024 + 32 + 16 + 16);
+    CU_ASSERT_EQUAL(n->metrics.bytes_act, 2 * 10 * 4);
+    CU_ASSERT_EQUAL(n->metrics.bytes_out, 640 + 8 + 640);
+}
+
+/* An EmbedLayerNormalization "bad" over `inputs` with ids of rank ids_rank and a position table
+ * [64, pos_hidden]. */
+static tb *embed_model(const char *inputs, int ids_rank, int64_t pos_hidden)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "ids", I32, ids_rank, (int64_t[]){2, 5, 1});
+    tb_init(b, "word", F32, 2, (int64_t[]){100, 16});
+    tb_init(b, "pos", F32, 2, (int64_t[]){64, pos_hidden});
+    tb_init(b, "segw", F32, 2, (int64_t[]){2, 16});
+    tb_init(b, "g", F32, 1, (int64_t[]){16});
+    ms(b, "EmbedLayerNormalization", "bad", inputs, "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+static void test_embed_layer_norm_errors(void)
+{
+    const char *op = "EmbedLayerNormalization";
+    expect_bad(embed_model("ids,,word,pos,,g,g", 2, 8), op,
+               "position_embedding has hidden size 8, expected 16 (word_embedding's)");
+    expect_bad(embed_model("ids,,word,pos,segw,g,g", 2, 16), op,
+               "segment_ids and segment_embedding (inputs 1, 4) must both be given or both omitted");
+    expect_bad(embed_model("ids,,word,pos,,g,g", 3, 16), op, "input_ids rank 3, expected 2 (batch, tokens)");
+    expect_bad(embed_model("ids,,word,pos", 2, 16), op,
+               "input_ids, word_embedding, position_embedding, gamma and beta (inputs 0, 2, 3, 5, 6) are required");
+}
+
+/* ---------------------------------------------------------------- Attention (packed past) */
+
+/* com.microsoft Attention as GPT-2 exports it: input [2, 3, 32], weights [32, 96], bias [96], 4
+ * heads of 8, past [2, 2, 4, 5, 8]: output [2, 3, 32], present [2, 2, 4, 8, 8] (past + new tokens).
+ * With past_present_share_buffer the present keeps the past's 5; without a past it holds the 3 new
+ * ones; qkv_hidden_sizes [32, 32, 16] gives a V of 16. FLOPs per batch: projection 2 x 3 x 32 x 96
+ * and its bias 3 x 96, scores and context 2 x 3 x 8 x (32 + 32), softmax 5 x 3 x 8 x 4 heads. */
+static void test_attention_past(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 3, 32});
+    tb_input(b, "past", F32, 5, (int64_t[]){2, 2, 4, 5, 8});
+    tb_init(b, "w", F32, 2, (int64_t[]){32, 96});
+    tb_init(b, "bias", F32, 1, (int64_t[]){96});
+    tb_init(b, "w80", F32, 2, (int64_t[]){32, 80});
+    const char *nodes[][3] = {{"attn", "x,w,bias,,past", "y,present"},
+                              {"shared", "x,w,bias,,past", "ys,present_s"},
+                              {"first", "x,w,bias", "yf,present_f"},
+                              {"narrow_v", "x,w80", "yv,present_v"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(nodes); i++) {
+        tb_node_t *n = ms(b, "Attention", nodes[i][0], nodes[i][1], nodes[i][2]);
+        tb_attr_i(b, n, "num_heads", 4);
+        if (i == 1)
+            tb_attr_i(b, n, "past_present_share_buffer", 1);
+        if (i == 3)
+            tb_attr_ints(b, n, "qkv_hidden_sizes", 3, (int64_t[]){32, 32, 16});
+    }
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m, "y", "2x3x32");
+    expect_shape(m, "present", "2x2x4x8x8");
+    expect_shape(m, "present_s", "2x2x4x5x8");
+    expect_shape(m, "present_f", "2x2x4x3x8");
+    expect_shape(m, "yv", "2x3x16");
+    CU_ASSERT_EQUAL(node_of(m, "attn")->metrics.flops,
+                    2 * (2 * 3 * 32 * 96 + 3 * 96 + 2 * 3 * 8 * (32 + 32) + 5 * 3 * 8 * 4));
+    CU_ASSERT_EQUAL(node_of(m, "first")->metrics.flops,
+                    2 * (2 * 3 * 32 * 96 + 3 * 96 + 2 * 3 * 3 * (32 + 32) + 5 * 3 * 3 * 4));
+}
+
+/* An Attention "bad" over x [2, 3, 32], weights [32, cols] and past of rank past_rank with
+ * past_heads heads; num_heads 4 when `heads`. */
+static tb *attention_model(int64_t cols, int past_rank, int64_t past_heads, bool heads)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 3, 32});
+    tb_input(b, "past", F32, past_rank, (int64_t[]){2, 2, past_heads, 5, 8});
+    tb_init(b, "w", F32, 2, (int64_t[]){32, cols});
+    tb_node_t *n = ms(b, "Attention", "bad", "x,w,,,past", "y,present");
+    if (heads)
+        tb_attr_i(b, n, "num_heads", 4);
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+static void test_attention_past_errors(void)
+{
+    const char *op = "Attention";
+    expect_bad(attention_model(96, 4, 4, true), op, "past rank 4, expected 5 (2, batch, heads, past tokens, head size)");
+    expect_bad(attention_model(96, 5, 3, true), op, "past has heads 3, expected 4");
+    expect_bad(attention_model(95, 5, 4, true), op, "weights have 95 columns: not three equal Q, K, V widths");
+    expect_bad(attention_model(96, 5, 4, false), op, "missing required attribute 'num_heads' (INT)");
+}
+
+/* ---------------------------------------------------------------- RotaryEmbedding */
+
+/* RotaryEmbedding over [2, 3, 64] with 4 heads of 16 (caches [32, 8]) and over the same as BNSH
+ * [2, 4, 3, 16]: the input's shape, 3 FLOPs per element; with rotary_embedding_dim 8 (caches
+ * [32, 4]) half of each head rotates. The caches cost the 6 rows (2 x 3 tokens) read of 32. */
+static void test_rotary_embedding(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 3, 64});
+    tb_input(b, "x4", F32, 4, (int64_t[]){2, 4, 3, 16});
+    tb_input(b, "pos", I64, 2, (int64_t[]){2, 3});
+    tb_init(b, "cos", F32, 2, (int64_t[]){32, 8});
+    tb_init(b, "sin", F32, 2, (int64_t[]){32, 8});
+    tb_init(b, "cos4", F32, 2, (int64_t[]){32, 4});
+    tb_init(b, "sin4", F32, 2, (int64_t[]){32, 4});
+    tb_attr_i(b, ms(b, "RotaryEmbedding", "rope", "x,pos,cos,sin", "y"), "num_heads", 4);
+    ms(b, "RotaryEmbedding", "rope4", "x4,pos,cos,sin", "y4");
+    tb_node_t *p = ms(b, "RotaryEmbedding", "partial", "x,pos,cos4,sin4", "yp");
+    tb_attr_i(b, p, "num_heads", 4);
+    tb_attr_i(b, p, "rotary_embedding_dim", 8);
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m, "y", "2x3x64");
+    expect_shape(m, "y4", "2x4x3x16");
+    expect_shape(m, "yp", "2x3x64");
+    CU_ASSERT_EQUAL(node_of(m, "rope")->metrics.flops, 3 * 384);
+    CU_ASSERT_EQUAL(node_of(m, "rope4")->metrics.flops, 3 * 384);
+    CU_ASSERT_EQUAL(node_of(m, "partial")->metrics.flops, 3 * 384 / 2);
+    CU_ASSERT_EQUAL(node_of(m, "rope")->metrics.bytes_weight, 2 * 6 * 8 * 4);
+}
+
+/* A RotaryEmbedding "bad" over x of rank rank ([2, 3, 64] or [2, 4, 3, 16]) with caches [32, half],
+ * num_heads 4 and the interleaved attribute (-1: absent). */
+static tb *rotary_model(int rank, int64_t half, int64_t interleaved)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, rank, rank == 4 ? (int64_t[]){2, 4, 3, 16} : (int64_t[]){2, 3, 64});
+    tb_input(b, "pos", I64, 2, (int64_t[]){2, 3});
+    tb_init(b, "cos", F32, 2, (int64_t[]){32, half});
+    tb_node_t *n = ms(b, "RotaryEmbedding", "bad", "x,pos,cos,cos", "y");
+    tb_attr_i(b, n, "num_heads", 4);
+    if (interleaved >= 0)
+        tb_attr_i(b, n, "interleaved", interleaved);
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+static void test_rotary_embedding_errors(void)
+{
+    const char *op = "RotaryEmbedding";
+    expect_bad(rotary_model(3, 6, -1), op, "cos_cache has rotary dim / 2 6, expected 8");
+    expect_bad(rotary_model(4, 4, -1), op, "cos_cache has rotary dim / 2 4, expected 8");
+    expect_bad(rotary_model(2, 8, -1), op, "input rank 2, expected 3 (batch, tokens, hidden) or 4");
+    expect_bad(rotary_model(3, 8, 2), op, "attribute 'interleaved' is 2: must be 0 or 1");
+}
+
+FP_TEST_SUITE(register_contrib)
+{
+    CU_pSuite s = CU_add_suite("contrib", NULL, NULL);
+    CU_add_test(s, "matmul_nbits", test_matmul_nbits);
+    CU_add_test(s, "matmul_nbits_errors", test_matmul_nbits_errors);
+    CU_add_test(s, "matmul_nbits_cli", test_matmul_nbits_cli);
+    CU_add_test(s, "gather_block_quantized", test_gather_block_quantized);
+    CU_add_test(s, "gather_block_quantized_errors", test_gather_block_quantized_errors);
+    CU_add_test(s, "matmul_integer_to_float", test_matmul_integer_to_float);
+    CU_add_test(s, "embed_layer_norm", test_embed_layer_norm);
+    CU_add_test(s, "embed_layer_norm_errors", test_embed_layer_norm_errors);
+    CU_add_test(s, "attention_past", test_attention_past);
+    CU_add_test(s, "attention_past_errors", test_attention_past_errors);
+    CU_add_test(s, "rotary_embedding", test_rotary_embedding);
+    CU_add_test(s, "rotary_embedding_errors", test_rotary_embedding_errors);
+}
