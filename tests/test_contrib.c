@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "tutil.h"
 
 enum { F32 = 1, U8 = 2, I8 = 3, I32 = 6, I64 = 7 };
@@ -124,8 +125,10 @@ static void test_matmul_nbits_errors(void)
         nbits_case c;
         const char *needle;
     } cases[] = {
-        {{"bad", 64, 64, 32, 3, 32, {32, 2, 12}, 2, {32, 2}, 0, {0}, false}, "attribute 'bits' is 3: must be 2, 4 or 8"},
-        {{"bad", 64, 64, 32, 16, 32, {32, 2, 64}, 2, {32, 2}, 0, {0}, false}, "attribute 'bits' is 16: must be 2, 4 or 8"},
+        {{"bad", 64, 64, 32, 3, 32, {32, 2, 12}, 2, {32, 2}, 0, {0}, false},
+         "attribute 'bits' is 3: must be 2, 4 or 8"},
+        {{"bad", 64, 64, 32, 16, 32, {32, 2, 64}, 2, {32, 2}, 0, {0}, false},
+         "attribute 'bits' is 16: must be 2, 4 or 8"},
         {{"bad", 64, 64, 32, 4, 24, {32, 3, 12}, 2, {32, 3}, 0, {0}, false},
          "attribute 'block_size' is 24: must be a power of two >= 16"},
         {{"bad", 64, 64, 32, 4, 8, {32, 8, 4}, 2, {32, 8}, 0, {0}, false},
@@ -358,7 +361,8 @@ static tb *attention_model(int64_t cols, int past_rank, int64_t past_heads, bool
 static void test_attention_past_errors(void)
 {
     const char *op = "Attention";
-    expect_bad(attention_model(96, 4, 4, true), op, "past rank 4, expected 5 (2, batch, heads, past tokens, head size)");
+    expect_bad(attention_model(96, 4, 4, true), op,
+               "past rank 4, expected 5 (2, batch, heads, past tokens, head size)");
     expect_bad(attention_model(96, 5, 3, true), op, "past has heads 3, expected 4");
     expect_bad(attention_model(95, 5, 4, true), op, "weights have 95 columns: not three equal Q, K, V widths");
     expect_bad(attention_model(96, 5, 4, false), op, "missing required attribute 'num_heads' (INT)");
@@ -421,6 +425,41 @@ static void test_rotary_embedding_errors(void)
     expect_bad(rotary_model(3, 8, 2), op, "attribute 'interleaved' is 2: must be 0 or 1");
 }
 
+/* ---------------------------------------------------------------- the int4 sample */
+
+/* models/decoder_int4.onnx (models/gen_samples.py: onnxruntime-genai's int4 layout) at the default
+ * decode step: no opaque op, nothing of unknown size, and the weights are the bytes stored. By
+ * hand: a MatMulNBits of K x N holds N K / 2 bytes of B, N K / 32 float scales and N ceil(K / 64)
+ * bytes of packed zero points; per layer q, o (64 x 64), k, v (64 x 32), gate, up (64 x 128),
+ * down (128 x 64), and the LM head (64 x 128); the embedding 128 x 32 bytes and 128 x 2 scales;
+ * 5 RMSNorm weights of 64; cos and sin caches 2048 x 8; two int64 constants of the mask subgraph. */
+static uint64_t nbits_bytes(uint64_t k, uint64_t n) { return n * k / 2 + n * (k / 32) * 4 + n * ((k + 63) / 64); }
+
+static void test_decoder_int4(void)
+{
+    const char *path = FP_SOURCE_DIR "/models/decoder_int4.onnx";
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {0};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    CU_ASSERT_EQUAL(a->res.cost->unknown, 0);
+    for (guint i = 0; i < a->diag->entries->len; i++) {
+        const fp_diag_entry *e = a->diag->entries->pdata[i];
+        bool unknown = strcmp(e->code, "shape-unknown") == 0 || strcmp(e->code, "unknown-op") == 0;
+        if (unknown)
+            fprintf(stderr, "\n  %s: %s", e->code, e->message);
+        CU_ASSERT_FALSE(unknown);
+    }
+    uint64_t layer = 2 * nbits_bytes(64, 64) + 2 * nbits_bytes(64, 32) + 2 * nbits_bytes(64, 128) +
+                     nbits_bytes(128, 64);
+    uint64_t want = 2 * layer + nbits_bytes(64, 128) + 128 * 32 + 128 * 2 * 4 + 5 * 64 * 4 + 2 * 2048 * 8 * 4 + 2 * 8;
+    CU_ASSERT_EQUAL(a->res.memory->weight_bytes, want);
+    const fp_node *q = node_of(a->model, "/model/layers.0/attn/q_proj/MatMul_Q4");
+    CU_ASSERT_EQUAL(q->op, FP_OP_MATMUL_NBITS);
+    CU_ASSERT_EQUAL(q->metrics.flops, 2 * 64 * 64 + 2 * 64 * 64); /* one token, and the dequantization */
+}
+
 FP_TEST_SUITE(register_contrib)
 {
     CU_pSuite s = CU_add_suite("contrib", NULL, NULL);
@@ -436,4 +475,5 @@ FP_TEST_SUITE(register_contrib)
     CU_add_test(s, "attention_past_errors", test_attention_past_errors);
     CU_add_test(s, "rotary_embedding", test_rotary_embedding);
     CU_add_test(s, "rotary_embedding_errors", test_rotary_embedding_errors);
+    CU_add_test(s, "decoder_int4", test_decoder_int4);
 }
