@@ -9,8 +9,8 @@
 /* Whether dtype t is one of the 8- and 4-bit floats GatherBlockQuantized takes as data. */
 static bool small_float(fp_dtype t)
 {
-    return t == FP_DT_FLOAT8E4M3FN || t == FP_DT_FLOAT8E4M3FNUZ || t == FP_DT_FLOAT8E5M2 ||
-           t == FP_DT_FLOAT8E5M2FNUZ || t == FP_DT_FLOAT4E2M1;
+    return t == FP_DT_FLOAT8E4M3FN || t == FP_DT_FLOAT8E4M3FNUZ || t == FP_DT_FLOAT8E5M2 || t == FP_DT_FLOAT8E5M2FNUZ ||
+           t == FP_DT_FLOAT4E2M1;
 }
 
 /* The bits (default 4: one of 2, 4, 8; not read when `any_bits`) and block_size (default
