@@ -425,6 +425,48 @@ static void test_rotary_embedding_errors(void)
     expect_bad(rotary_model(3, 8, 2), op, "attribute 'interleaved' is 2: must be 0 or 1");
 }
 
+/* ---------------------------------------------------------------- QuantizeLinear, DequantizeLinear */
+
+/* A QuantizeLinear (ONNX, opset 21) or com.microsoft DequantizeLinear "name" over x [4, 64] with a
+ * scale (and zero point) of shape s (rank sr), axis 1 and block_size `block` (-1: absent). */
+static tb *qdq_model(const char *name, bool ms_dq, int sr, const int64_t *s, int64_t block)
+{
+    tb *b = tb_new(21);
+    tb_input(b, "x", ms_dq ? U8 : F32, 2, (int64_t[]){4, 64});
+    tb_init(b, "s", F32, sr, s);
+    tb_init(b, "z", U8, sr, s);
+    tb_node_t *n = ms_dq ? ms(b, "DequantizeLinear", name, "x,s,z", "y")
+                         : tb_node(b, "QuantizeLinear", name, "x,s,z", "y");
+    tb_attr_i(b, n, "axis", 1);
+    if (block != -1)
+        tb_attr_i(b, n, "block_size", block);
+    tb_output(b, "y", -1, -1, NULL);
+    return b;
+}
+
+/* Per tensor (a 1-element scale), per axis ([64] on axis 1) and blocked (block_size 32: [4, 2])
+ * parameters analyze, the output the input's shape; a scale that fits none is an error. */
+static void test_quantize_axes(void)
+{
+    const char *names[] = {"per_tensor", "per_axis", "blocked", "ms_per_axis"};
+    tb *in[] = {qdq_model(names[0], false, 1, (int64_t[]){1}, -1), qdq_model(names[1], false, 1, (int64_t[]){64}, -1),
+                qdq_model(names[2], false, 2, (int64_t[]){4, 2}, 32),
+                qdq_model(names[3], true, 1, (int64_t[]){64}, -1)};
+    for (size_t i = 0; i < G_N_ELEMENTS(in); i++) {
+        g_autoptr(fp_model) m = tu_load_tb(in[i]);
+        tb_free(in[i]);
+        expect_shape(m, "y", "4x64");
+        CU_ASSERT_EQUAL(fp_graph_find(m->main, "y")->dtype, i == 3 ? FP_DT_FLOAT : FP_DT_UINT8);
+    }
+    expect_bad(qdq_model("bad", false, 1, (int64_t[]){4}, -1), "QuantizeLinear",
+               "scale shape 4 does not fit input 4x64 on axis 1 (per axis: the axis' dim)");
+    expect_bad(qdq_model("bad", false, 2, (int64_t[]){4, 3}, 32), "QuantizeLinear",
+               "scale shape 4x3 does not fit input 4x64 on axis 1 (blocked");
+    expect_bad(qdq_model("bad", false, 1, (int64_t[]){64}, -2), "QuantizeLinear",
+               "attribute 'block_size' is -2: must be 0 or a positive block size");
+    expect_bad(qdq_model("bad", true, 1, (int64_t[]){63}, -1), "DequantizeLinear", "scale shape 63 does not fit");
+}
+
 /* ---------------------------------------------------------------- the int4 sample */
 
 /* models/decoder_int4.onnx (models/gen_samples.py: onnxruntime-genai's int4 layout) at the default
@@ -475,5 +517,6 @@ FP_TEST_SUITE(register_contrib)
     CU_add_test(s, "attention_past_errors", test_attention_past_errors);
     CU_add_test(s, "rotary_embedding", test_rotary_embedding);
     CU_add_test(s, "rotary_embedding_errors", test_rotary_embedding_errors);
+    CU_add_test(s, "quantize_axes", test_quantize_axes);
     CU_add_test(s, "decoder_int4", test_decoder_int4);
 }

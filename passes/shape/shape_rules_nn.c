@@ -72,9 +72,61 @@ sh_result sh_rule_cast(sh_ctx *c)
     return SH_OK;
 }
 
+/* Whether the known dims of s differ from what a quantization parameter over x needs: with block
+ * (> 0) x's shape with ceil(dim / block) on axis; else one element (per tensor) or, 1-D, x's dim
+ * on axis (per axis). */
+static bool quant_param_bad(const fp_shape *s, const fp_shape *x, int32_t axis, int64_t block)
+{
+    uint64_t numel;
+    if (block == 0) {
+        if (s->rank == 0 || (fp_shape_numel(s, &numel) && numel == 1))
+            return false;
+        return s->rank != 1 ||
+               (fp_dim_known(s->dims[0]) && fp_dim_known(x->dims[axis]) && s->dims[0].value != x->dims[axis].value);
+    }
+    if (s->rank != x->rank)
+        return true;
+    for (int32_t i = 0; i < x->rank; i++) {
+        fp_dim want = i != axis || !fp_dim_known(x->dims[i]) ? x->dims[i]
+                                                             : sh_dim((x->dims[i].value + block - 1) / block);
+        if (fp_dim_known(s->dims[i]) && fp_dim_known(want) && s->dims[i].value != want.value)
+            return true;
+    }
+    return false;
+}
+
+/* The scale and zero point (inputs 1, 2) of QuantizeLinear or DequantizeLinear over x (ONNX
+ * Operators.md, opset 21's blocked form): per tensor, per axis (`axis`, default 1) or per block of
+ * `block_size` along it; SH_ERROR naming the input whose shape is none of those. */
+static sh_result quant_params(sh_ctx *c, const fp_shape *x)
+{
+    int64_t block;
+    sh_result r = sh_attr_int_in(c, "block_size", false, 0, 0, G_MAXINT32, "0 or a positive block size", &block);
+    const fp_shape *s = sh_in(c, 1);
+    if (r != SH_OK || !s)
+        return r;
+    bool per_tensor = !block && (s->rank == 0 || (s->rank == 1 && fp_dim_known(s->dims[0]) && s->dims[0].value == 1));
+    int32_t axis = 0;
+    if (!per_tensor && !sh_axis(fp_node_attr_int(c->n, "axis", 1), x->rank, &axis))
+        return sh_fail(c, "axis out of range for rank %d", x->rank);
+    const char *what[] = {NULL, "scale", "zero point"};
+    for (uint32_t i = 1; i <= 2 && !per_tensor; i++) {
+        const fp_shape *p = sh_val(c, i) ? sh_in(c, i) : NULL;
+        if (!p || !quant_param_bad(p, x, axis, block))
+            continue;
+        g_autofree char *got = fp_shape_to_string(p), *xs = fp_shape_to_string(x);
+        return sh_fail(c, "%s shape %s does not fit input %s on axis %d (%s)", what[i], got, xs, axis,
+                       block ? "blocked: the input's shape with ceil(dim / block_size) on the axis"
+                             : "per axis: the axis' dim");
+    }
+    return SH_OK;
+}
+
 sh_result sh_rule_quantize(sh_ctx *c)
 {
     sh_result r = sh_rule_same(c);
+    if (r == SH_OK)
+        r = quant_params(c, sh_in(c, 0));
     if (r != SH_OK)
         return r;
     fp_dtype dt = FP_DT_UINT8;
