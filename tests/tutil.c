@@ -420,6 +420,17 @@ void tu_golden(const char *const *args, const char *name)
     tu_run_clear(&r);
 }
 
+void tu_expect_nothing_unknown(const fp_diag *diag)
+{
+    for (guint i = 0; i < diag->entries->len; i++) {
+        const fp_diag_entry *e = diag->entries->pdata[i];
+        bool unknown = strcmp(e->code, "shape-unknown") == 0 || strcmp(e->code, "unknown-op") == 0;
+        if (unknown)
+            fprintf(stderr, "\n  %s: %s", e->code, e->message);
+        CU_ASSERT_FALSE(unknown);
+    }
+}
+
 fp_model *tu_analyze_tb(tb *b, GError **err)
 {
     g_autoptr(GBytes) bytes = tb_pack(b);

@@ -91,6 +91,9 @@ fp_dim sh_dim_div(fp_dim a, fp_dim b); /* exact division only */
 /* Multidirectional broadcast of two shapes into *out (which may alias a or b); false with
  * sh_fail on a mismatch of known dims. */
 bool sh_broadcast(sh_ctx *c, const fp_shape *a, const fp_shape *b, fp_shape *out);
+/* SH_ERROR naming input `what` and its dim `name` when s is given, its dim d and `want` are known
+ * and they differ; else SH_OK. */
+sh_result sh_expect_dim(sh_ctx *c, const char *what, const fp_shape *s, int32_t d, fp_dim want, const char *name);
 /* The shape of a Gather of x on `axis` (normalized) by indices of shape idx into *out: x's dims
  * with idx's in place of axis; false with sh_fail when that rank exceeds FP_MAX_RANK. */
 bool sh_gather_dims(sh_ctx *c, const fp_shape *x, const fp_shape *idx, int32_t axis, fp_shape *out);

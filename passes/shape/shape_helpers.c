@@ -272,6 +272,14 @@ sh_result sh_fail(sh_ctx *c, const char *fmt, ...)
     return SH_ERROR;
 }
 
+sh_result sh_expect_dim(sh_ctx *c, const char *what, const fp_shape *s, int32_t d, fp_dim want, const char *name)
+{
+    if (!s || !fp_dim_known(s->dims[d]) || !fp_dim_known(want) || s->dims[d].value == want.value)
+        return SH_OK;
+    return sh_fail(c, "%s has %s %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT, what, name, s->dims[d].value,
+                   want.value);
+}
+
 bool sh_gather_dims(sh_ctx *c, const fp_shape *x, const fp_shape *idx, int32_t axis, fp_shape *out)
 {
     int32_t rank = x->rank - 1 + idx->rank;

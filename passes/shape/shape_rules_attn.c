@@ -47,15 +47,6 @@ static sh_result split_hidden(sh_ctx *c, fp_dim hidden, int64_t parts, const cha
     return SH_OK;
 }
 
-/* SH_ERROR when dim d of input `what` is known, `want` is known and they differ. */
-static sh_result expect_dim(sh_ctx *c, const char *what, const fp_shape *s, int32_t d, fp_dim want, const char *name)
-{
-    if (!s || !fp_dim_known(s->dims[d]) || !fp_dim_known(want) || s->dims[d].value == want.value)
-        return SH_OK;
-    return sh_fail(c, "%s has %s %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT, what, name, s->dims[d].value,
-                   want.value);
-}
-
 /* The past key and value at inputs k and k + 1: both given or both omitted, rank 4 (BNSH) with
  * kv_heads heads and the head size found so far (filled from them when unknown). */
 static sh_result attn_past(sh_ctx *c, attn *a, uint32_t k)
@@ -73,9 +64,9 @@ static sh_result attn_past(sh_ctx *c, attn *a, uint32_t k)
         if (ps[i]->rank != 4)
             return sh_fail(c, "%s rank %d, expected 4 (batch, kv heads, past tokens, head size)", what, ps[i]->rank);
         fp_dim *head = i ? &a->v_head : &a->head;
-        sh_result r = expect_dim(c, what, ps[i], 1, sh_dim(a->kv_heads), "heads");
+        sh_result r = sh_expect_dim(c, what, ps[i], 1, sh_dim(a->kv_heads), "heads");
         if (r == SH_OK)
-            r = expect_dim(c, what, ps[i], 3, *head, "head size");
+            r = sh_expect_dim(c, what, ps[i], 3, *head, "head size");
         if (r != SH_OK)
             return r;
         if (!fp_dim_known(*head))
@@ -175,12 +166,12 @@ static sh_result attention_past(sh_ctx *c, const attn *a, const fp_shape *past)
 {
     if (past->rank != 5)
         return sh_fail(c, "past rank %d, expected 5 (2, batch, heads, past tokens, head size)", past->rank);
-    sh_result r = expect_dim(c, "past", past, 0, sh_dim(2), "axis 0 (K and V)");
+    sh_result r = sh_expect_dim(c, "past", past, 0, sh_dim(2), "axis 0 (K and V)");
     if (r == SH_OK)
-        r = expect_dim(c, "past", past, 1, a->batch, "batch");
+        r = sh_expect_dim(c, "past", past, 1, a->batch, "batch");
     if (r == SH_OK)
-        r = expect_dim(c, "past", past, 2, sh_dim(a->heads), "heads");
-    return r == SH_OK ? expect_dim(c, "past", past, 4, a->head, "head size") : r;
+        r = sh_expect_dim(c, "past", past, 2, sh_dim(a->heads), "heads");
+    return r == SH_OK ? sh_expect_dim(c, "past", past, 4, a->head, "head size") : r;
 }
 
 /* Output 1 of com.microsoft Attention, present [2, B, heads, T, head size] with the past's dtype
@@ -224,7 +215,7 @@ static sh_result ms_attention(sh_ctx *c, const fp_shape *x, const fp_shape *w)
     fp_dim qk, v;
     sh_result r = heads_attr(c, "num_heads", &a.heads);
     if (r == SH_OK)
-        r = expect_dim(c, "weights", w, 0, x->dims[2], "rows (input hidden size)");
+        r = sh_expect_dim(c, "weights", w, 0, x->dims[2], "rows (input hidden size)");
     if (r == SH_OK)
         r = attention_widths(c, w->dims[1], &qk, &v);
     if (r == SH_OK)
@@ -280,7 +271,7 @@ static sh_result gqa_qkv(sh_ctx *c, attn *a)
         const char *what = i ? "value" : "key";
         if (kv[i] && kv[i]->rank != 3)
             return sh_fail(c, "%s rank %d, expected 3 (batch, tokens, kv_num_heads x head size)", what, kv[i]->rank);
-        r = expect_dim(c, what, kv[i], 2, kv_hidden, "hidden size (kv_num_heads x head size)");
+        r = sh_expect_dim(c, what, kv[i], 2, kv_hidden, "hidden size (kv_num_heads x head size)");
     }
     if (kv[0] && r == SH_OK)
         a->kv_len = kv[0]->dims[1];
@@ -368,11 +359,11 @@ static sh_result mha_key(sh_ctx *c, attn *a)
     if (k->rank == 5) {
         if (has_v)
             return sh_fail(c, "a packed KV key (rank 5) takes no value (input 2)");
-        sh_result r = expect_dim(c, "packed KV key", k, 2, sh_dim(a->heads), "heads");
+        sh_result r = sh_expect_dim(c, "packed KV key", k, 2, sh_dim(a->heads), "heads");
         if (r == SH_OK)
-            r = expect_dim(c, "packed KV key", k, 3, sh_dim(2), "parts");
+            r = sh_expect_dim(c, "packed KV key", k, 3, sh_dim(2), "parts");
         if (r == SH_OK)
-            r = expect_dim(c, "packed KV key", k, 4, a->head, "head size");
+            r = sh_expect_dim(c, "packed KV key", k, 4, a->head, "head size");
         a->kv_len = k->dims[1];
         a->v_head = fp_dim_known(a->head) ? a->head : k->dims[4];
         a->head = a->v_head;
@@ -386,15 +377,15 @@ static sh_result mha_key(sh_ctx *c, attn *a)
     if (v && v->rank != k->rank)
         return sh_fail(c, "value rank %d, expected %d as the key's", v->rank, k->rank);
     if (k->rank == 4) { /* cross attention: [B, heads, L, d] */
-        sh_result r = expect_dim(c, "key", k, 1, sh_dim(a->heads), "heads");
+        sh_result r = sh_expect_dim(c, "key", k, 1, sh_dim(a->heads), "heads");
         if (r == SH_OK)
-            r = expect_dim(c, "key", k, 3, a->head, "head size");
+            r = sh_expect_dim(c, "key", k, 3, a->head, "head size");
         a->kv_len = k->dims[2];
         a->head = fp_dim_known(a->head) ? a->head : k->dims[3];
         a->v_head = v ? v->dims[3] : a->head;
         return r;
     }
-    sh_result r = expect_dim(c, "key", k, 2, a->q->dims[2], "hidden size");
+    sh_result r = sh_expect_dim(c, "key", k, 2, a->q->dims[2], "hidden size");
     a->kv_len = k->dims[1];
     if (r != SH_OK || !v)
         return r;
@@ -411,9 +402,9 @@ static sh_result mha_qkv(sh_ctx *c, attn *a)
     if (q->rank == 5) {
         if (sh_val(c, 1) || sh_val(c, 2))
             return sh_fail(c, "a packed QKV query (rank 5) takes no key or value (inputs 1, 2)");
-        sh_result r = expect_dim(c, "packed QKV query", q, 2, sh_dim(a->heads), "heads");
+        sh_result r = sh_expect_dim(c, "packed QKV query", q, 2, sh_dim(a->heads), "heads");
         if (r == SH_OK)
-            r = expect_dim(c, "packed QKV query", q, 3, sh_dim(3), "parts");
+            r = sh_expect_dim(c, "packed QKV query", q, 3, sh_dim(3), "parts");
         a->head = a->v_head = q->dims[4];
         return r;
     }
@@ -462,9 +453,9 @@ static sh_result rotary_caches(sh_ctx *c, fp_dim half)
             continue;
         if (cs[i]->rank != 2)
             return sh_fail(c, "%s rank %d, expected 2 (positions, rotary dim / 2)", what, cs[i]->rank);
-        sh_result r = expect_dim(c, what, cs[i], 1, half, "rotary dim / 2");
+        sh_result r = sh_expect_dim(c, what, cs[i], 1, half, "rotary dim / 2");
         if (r == SH_OK && cs[0])
-            r = expect_dim(c, what, cs[i], 0, cs[0]->dims[0], "positions (cos_cache's)");
+            r = sh_expect_dim(c, what, cs[i], 0, cs[0]->dims[0], "positions (cos_cache's)");
         if (r != SH_OK)
             return r;
     }
