@@ -234,17 +234,20 @@ static uint64_t rotary_flops(const fp_node *n, uint64_t out)
     return mul_sat(3, out / head * (uint64_t)rot);
 }
 
-/* MoE over the `in` elements of its input [..., H]: per token the router's softmax and top k over
- * the E experts (5 E), then for each of its k experts fc1 (2 H x fc1's rows), the activation (one
- * per fc1 row), fc3 when given (2 H x inter) and fc2 (2 x inter x H). */
+/* MoE and QMoE over the `in` elements of their input [..., H]: per token the router's softmax and
+ * top k over the E experts (5 E), then for each of its k experts fc1 (2 H x fc1's rows), the
+ * activation (one per fc1 row), fc3 when given (2 H x inter) and fc2 (2 x inter x H). QMoE's
+ * weights pack H / (fc1's last dim) values a byte along their last axis. */
 static uint64_t moe_flops(const fp_node *n, uint64_t in)
 {
-    const fp_value *fc1 = input_at(n, 2), *fc2 = input_at(n, 4);
-    uint64_t e = dim_of(fc1, 3, 0), rows = dim_of(fc1, 3, 1), h = dim_of(fc1, 3, 2), inter = dim_of(fc2, 3, 2);
-    uint64_t k = (uint64_t)MAX(fp_node_attr_int(n, "k", 1), 1);
-    if (!e || !rows || !h || !inter)
+    bool q = n->op == FP_OP_QMOE;
+    const fp_value *x = input_at(n, 0), *fc1 = input_at(n, 2), *fc2 = input_at(n, q ? 5 : 4);
+    uint64_t h = x && x->shape.rank >= 2 ? dim_of(x, x->shape.rank, x->shape.rank - 1) : 0, cols = dim_of(fc1, 3, 2);
+    uint64_t e = dim_of(fc1, 3, 0), rows = dim_of(fc1, 3, 1), k = (uint64_t)MAX(fp_node_attr_int(n, "k", 1), 1);
+    if (!e || !rows || !h || !cols || h % cols)
         return 0;
-    uint64_t t = in / h, fc3 = input_at(n, 6) ? mul_sat(2 * h, inter) : 0;
+    uint64_t inter = mul_sat(dim_of(fc2, 3, 2), h / cols);
+    uint64_t t = in / h, fc3 = input_at(n, q ? 8 : 6) ? mul_sat(2 * h, inter) : 0;
     uint64_t expert = add_sat(add_sat(mul_sat(2 * h, rows), rows), add_sat(mul_sat(2 * inter, h), fc3));
     return add_sat(mul_sat(mul_sat(5, t), e), mul_sat(mul_sat(t, k), expert));
 }
@@ -387,6 +390,7 @@ static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
     case FP_OP_ROTARY_EMBEDDING:
         return rotary_flops(n, out);
     case FP_OP_MOE:
+    case FP_OP_QMOE:
         return moe_flops(n, in);
     case FP_OP_EINSUM:
         return 2 * einsum_macs(n);
@@ -432,7 +436,8 @@ static void gather_rows(const fp_node *n, fp_metrics *mt)
  * EmbedLayerNormalization's embeddings (inputs 2 to 4) a row per token of input_ids, RotaryEmbedding's
  * cos and sin caches (inputs 2, 3) a row per token of its input, GatherBlockQuantized's data,
  * scales and zero points (inputs 0, 2, 3; gathered on axis 0) a row per index, MoE's expert
- * weights and biases (inputs 2 to 7, an expert a row) k experts per token. 0: none. */
+ * weights and biases (inputs 2 to 7, an expert a row; QMoE's with their scales and zero points,
+ * 2 to 13) k experts per token. 0: none. */
 static uint64_t lookups(const fp_node *n, uint32_t *first, uint32_t *last)
 {
     const fp_value *x = input_at(n, 0);
@@ -446,9 +451,10 @@ static uint64_t lookups(const fp_node *n, uint32_t *first, uint32_t *last)
     case FP_OP_GATHER_BLOCK_QUANTIZED:
         *first = 0;
         return fp_node_attr_int(n, "gather_axis", 0) == 0 ? numel_of(input_at(n, 1)) : 0;
-    case FP_OP_MOE: {
+    case FP_OP_MOE:
+    case FP_OP_QMOE: {
         uint64_t h = x && x->shape.rank >= 2 ? dim_of(x, x->shape.rank, x->shape.rank - 1) : 0;
-        *last = 7;
+        *last = n->op == FP_OP_QMOE ? 13 : 7;
         return h ? numel_of(x) / h * (uint64_t)MAX(fp_node_attr_int(n, "k", 1), 1) : 0;
     }
     default:

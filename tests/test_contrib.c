@@ -472,6 +472,56 @@ static void test_moe(void)
     expect_bad(moe_model("bad", 2, 3, 8, 1), "MoE", "fc2_experts_weights has hidden size 8, expected 16");
 }
 
+/* A QMoE "name" of 4 experts over x [1, 1, 64] (a decode step; router_probs [1, 4], top 2), a
+ * fused SwiGLU of inter size 32: fc1 uint8 [4, 64, fc1_cols] with scales [4, 64, s1_blocks], fc2
+ * uint8 [4, 64, 16] with scales [4, 64, 1]; expert_weight_bits `bits` and block_size `block`
+ * (-1: absent), quant_type `quant` (NULL: absent). */
+static tb *qmoe_model(const char *name, int64_t bits, int64_t block, int64_t s1_blocks, int64_t fc1_cols,
+                      const char *quant)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 3, (int64_t[]){1, 1, 64});
+    tb_input(b, "router", F32, 2, (int64_t[]){1, 4});
+    tb_init(b, "fc1", U8, 3, (int64_t[]){4, 64, fc1_cols});
+    tb_init(b, "s1", F32, 3, (int64_t[]){4, 64, s1_blocks});
+    tb_init(b, "fc2", U8, 3, (int64_t[]){4, 64, 16});
+    tb_init(b, "s2", F32, 3, (int64_t[]){4, 64, 1});
+    tb_node_t *n = ms(b, "QMoE", name, "x,router,fc1,s1,,fc2,s2", "y");
+    tb_attr_i(b, n, "k", 2);
+    tb_attr_i(b, n, "swiglu_fusion", 1);
+    attr_unless_absent(b, n, "expert_weight_bits", bits);
+    attr_unless_absent(b, n, "block_size", block);
+    if (quant)
+        tb_attr_s(b, n, "quant_type", quant);
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+/* QMoE with 4-bit experts in blocks of 32 (2 weights a byte): the input's shape; FLOPs as MoE's
+ * over the unpacked dims (H 64, fc1 64 rows, inter 32): 5 x 4 for the router, 2 experts of
+ * 2 x 64 x 64 + 64 + 2 x 32 x 64; the 2 experts read of 4 cost half the packed weights and scales
+ * (8192 + 2048 + 4096 + 1024 bytes). Bad attributes and packed shapes are errors naming the node. */
+static void test_qmoe(void)
+{
+    tb *b = qmoe_model("qmoe", 4, 32, 2, 32, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m, "y", "1x1x64");
+    const fp_node *n = node_of(m, "qmoe");
+    CU_ASSERT_EQUAL(n->op, FP_OP_QMOE);
+    CU_ASSERT_EQUAL(n->metrics.flops, 5 * 4 + 2 * (2 * 64 * 64 + 64 + 2 * 32 * 64));
+    CU_ASSERT_EQUAL(n->metrics.bytes_weight, (8192 + 2048 + 4096 + 1024) / 2);
+    const char *op = "QMoE";
+    expect_bad(qmoe_model("bad", 3, 32, 2, 32, NULL), op, "attribute 'expert_weight_bits' is 3: must be 2, 4 or 8");
+    expect_bad(qmoe_model("bad", 4, 24, 2, 32, NULL), op,
+               "attribute 'block_size' is 24: must be a power of two >= 16 (or 0)");
+    expect_bad(qmoe_model("bad", 4, 32, 3, 32, NULL), op, "fc1_scales has blocks 3, expected 2");
+    expect_bad(qmoe_model("bad", 4, -1, 2, 32, NULL), op, "fc1_scales rank 3, expected 2 (experts, rows)");
+    expect_bad(qmoe_model("bad", 8, 32, 2, 32, NULL), op,
+               "fc1_experts_weights has columns (hidden size / weights a byte) 32, expected 64");
+    expect_bad(qmoe_model("bad", 4, 32, 2, 32, "int3"), op, "attribute 'quant_type' is 'int3': must be int, fp4");
+}
+
 /* ---------------------------------------------------------------- QuantizeLinear, DequantizeLinear */
 
 /* A QuantizeLinear (ONNX, opset 21) or com.microsoft DequantizeLinear "name" over x [4, 64] with a
@@ -558,6 +608,7 @@ FP_TEST_SUITE(register_contrib)
     CU_add_test(s, "rotary_embedding", test_rotary_embedding);
     CU_add_test(s, "rotary_embedding_errors", test_rotary_embedding_errors);
     CU_add_test(s, "moe", test_moe);
+    CU_add_test(s, "qmoe", test_qmoe);
     CU_add_test(s, "quantize_axes", test_quantize_axes);
     CU_add_test(s, "decoder_int4", test_decoder_int4);
 }

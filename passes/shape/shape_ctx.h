@@ -91,6 +91,11 @@ fp_dim sh_dim_div(fp_dim a, fp_dim b); /* exact division only */
 /* Multidirectional broadcast of two shapes into *out (which may alias a or b); false with
  * sh_fail on a mismatch of known dims. */
 bool sh_broadcast(sh_ctx *c, const fp_shape *a, const fp_shape *b, fp_shape *out);
+/* The bits (attribute bits_name, default 4: one of 2, 4, 8; not read when `any_bits`) and
+ * block_size (default dflt_block, required when that is -1: a power of two >= 16, or 0 when
+ * `zero_ok`) of a block-quantized op; SH_ERROR naming the attribute otherwise. */
+sh_result sh_block_attrs(sh_ctx *c, const char *bits_name, int64_t dflt_block, bool any_bits, bool zero_ok,
+                         int64_t *bits, int64_t *block);
 /* SH_ERROR naming input `what` and its dim `name` when s is given, its dim d and `want` are known
  * and they differ; else SH_OK. */
 sh_result sh_expect_dim(sh_ctx *c, const char *what, const fp_shape *s, int32_t d, fp_dim want, const char *name);

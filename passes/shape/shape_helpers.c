@@ -272,6 +272,26 @@ sh_result sh_fail(sh_ctx *c, const char *fmt, ...)
     return SH_ERROR;
 }
 
+sh_result sh_block_attrs(sh_ctx *c, const char *bits_name, int64_t dflt_block, bool any_bits, bool zero_ok,
+                         int64_t *bits, int64_t *block)
+{
+    sh_result r = SH_OK;
+    *bits = 8;
+    if (!any_bits)
+        r = sh_attr_int_in(c, bits_name, false, 4, 2, 8, "2, 4 or 8", bits);
+    if (r == SH_OK && *bits != 2 && *bits != 4 && *bits != 8)
+        return sh_fail(c, "attribute '%s' is %" G_GINT64_FORMAT ": must be 2, 4 or 8", bits_name, *bits);
+    if (r == SH_OK)
+        r = sh_attr_int_in(c, "block_size", dflt_block < 0, dflt_block, 0, G_MAXINT32, "a power of two >= 16", block);
+    if (r != SH_OK)
+        return r;
+    bool pow2 = *block >= 16 && (*block & (*block - 1)) == 0;
+    if (!pow2 && !(zero_ok && *block == 0))
+        return sh_fail(c, "attribute 'block_size' is %" G_GINT64_FORMAT ": must be a power of two >= 16%s", *block,
+                       zero_ok ? " (or 0)" : "");
+    return SH_OK;
+}
+
 sh_result sh_expect_dim(sh_ctx *c, const char *what, const fp_shape *s, int32_t d, fp_dim want, const char *name)
 {
     if (!s || !fp_dim_known(s->dims[d]) || !fp_dim_known(want) || s->dims[d].value == want.value)

@@ -18,7 +18,7 @@
     X(seq_insert) X(seq_erase) X(seq_length) X(split_to_seq) X(concat_from_seq) X(optional)                \
     X(optional_get) X(optional_has) X(string_normalizer) X(tfidf) X(bias_gelu) X(attention) X(col2im)     \
     X(group_query_attention) X(multi_head_attention) X(embed_layer_norm) X(rotary_embedding) X(matmul_nbits)     \
-    X(matmul_integer_to_float) X(gather_block_quantized) X(moe)
+    X(matmul_integer_to_float) X(gather_block_quantized) X(moe) X(qmoe)
 
 /* clang-format on */
 typedef sh_result (*sh_rule)(sh_ctx *c);

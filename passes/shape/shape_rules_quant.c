@@ -13,28 +13,6 @@ static bool small_float(fp_dtype t)
            t == FP_DT_FLOAT4E2M1;
 }
 
-/* The bits (default 4: one of 2, 4, 8; not read when `any_bits`) and block_size (default
- * dflt_block, required when that is -1: a power of two >= 16, or 0 when `zero_ok`) of a
- * block-quantized op. */
-static sh_result block_attrs(sh_ctx *c, int64_t dflt_block, bool any_bits, bool zero_ok, int64_t *bits, int64_t *block)
-{
-    sh_result r = SH_OK;
-    *bits = 8;
-    if (!any_bits)
-        r = sh_attr_int_in(c, "bits", false, 4, 2, 8, "2, 4 or 8", bits);
-    if (r == SH_OK && *bits != 2 && *bits != 4 && *bits != 8)
-        return sh_fail(c, "attribute 'bits' is %" G_GINT64_FORMAT ": must be 2, 4 or 8", *bits);
-    if (r == SH_OK)
-        r = sh_attr_int_in(c, "block_size", dflt_block < 0, dflt_block, 0, G_MAXINT32, "a power of two >= 16", block);
-    if (r != SH_OK)
-        return r;
-    bool pow2 = *block >= 16 && (*block & (*block - 1)) == 0;
-    if (!pow2 && !(zero_ok && *block == 0))
-        return sh_fail(c, "attribute 'block_size' is %" G_GINT64_FORMAT ": must be a power of two >= 16%s", *block,
-                       zero_ok ? " (or 0)" : "");
-    return SH_OK;
-}
-
 /* "d0xd1x..." of the n dims in want (caller frees). */
 static char *dims_string(const int64_t *want, int n)
 {
@@ -97,7 +75,7 @@ sh_result sh_rule_matmul_nbits(sh_ctx *c)
     if (r == SH_OK)
         r = sh_attr_int_in(c, "N", true, 0, 1, G_MAXINT32, "a positive size", &n);
     if (r == SH_OK)
-        r = block_attrs(c, -1, false, false, &bits, &block);
+        r = sh_block_attrs(c, "bits", -1, false, false, &bits, &block);
     if (r == SH_OK)
         r = nbits_inputs(c, k, n, bits, block);
     if (r != SH_OK)
@@ -170,7 +148,7 @@ sh_result sh_rule_gather_block_quantized(sh_ctx *c)
     fp_dtype dt = sh_dt(c, 0);
     bool fp = small_float(dt);
     int64_t bits, block;
-    sh_result r = block_attrs(c, 128, fp, fp, &bits, &block);
+    sh_result r = sh_block_attrs(c, "bits", 128, fp, fp, &bits, &block);
     if (r == SH_OK && !sh_val(c, 2))
         return sh_fail(c, "scales (input 2) is required");
     if (r == SH_OK && fp && sh_val(c, 3))

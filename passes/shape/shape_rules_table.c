@@ -27,7 +27,7 @@ const sh_rule fp_shape_rules[FP_OP_COUNT] = {
     R(MATMUL_INTEGER, matmul) R(QLINEAR_MATMUL, matmul) R(FUSED_MATMUL, matmul) R(EINSUM, einsum)
     R(DET, det) R(ATTENTION, attention) R(GROUP_QUERY_ATTENTION, group_query_attention)
     R(MULTI_HEAD_ATTENTION, multi_head_attention) R(ROTARY_EMBEDDING, rotary_embedding)
-    R(MATMUL_NBITS, matmul_nbits) R(MATMUL_INTEGER_TO_FLOAT, matmul_integer_to_float) R(MOE, moe)
+    R(MATMUL_NBITS, matmul_nbits) R(MATMUL_INTEGER_TO_FLOAT, matmul_integer_to_float) R(MOE, moe) R(QMOE, qmoe)
     /* normalization */
     R(BATCH_NORM, batch_norm) R(INSTANCE_NORM, same) R(LAYER_NORM, layer_norm) R(GROUP_NORM, same)
     R(LRN, same) R(LP_NORM, same) R(MVN, same) R(SKIP_LAYER_NORM, skip_layer_norm)
