@@ -434,7 +434,7 @@ static void gather_rows(const fp_node *n, fp_metrics *mt)
 
 /* The rows a contrib op reads of the tables it looks up, and its first and last table inputs:
  * EmbedLayerNormalization's embeddings (inputs 2 to 4) a row per token of input_ids, RotaryEmbedding's
- * cos and sin caches (inputs 2, 3) a row per token of its input, GatherBlockQuantized's data,
+ * cos and sin caches (inputs 2, 3; ONNX's 1, 2) a row per token of its input, GatherBlockQuantized's data,
  * scales and zero points (inputs 0, 2, 3; gathered on axis 0) a row per index, MoE's expert
  * weights and biases (inputs 2 to 7, an expert a row; QMoE's with their scales and zero points,
  * 2 to 13) k experts per token. 0: none. */
@@ -446,7 +446,9 @@ static uint64_t lookups(const fp_node *n, uint32_t *first, uint32_t *last)
     switch (n->op) {
     case FP_OP_EMBED_LAYER_NORM:
         return numel_of(x);
-    case FP_OP_ROTARY_EMBEDDING:
+    case FP_OP_ROTARY_EMBEDDING: /* com.microsoft's caches at 2, 3; ONNX's at 1, 2 */
+        *first = strcmp(n->domain, "com.microsoft") == 0 ? 2 : 1;
+        *last = *first + 1;
         return x && x->shape.rank == 4 ? dim_of(x, 4, 0) * dim_of(x, 4, 2) : dim_of(x, 3, 0) * dim_of(x, 3, 1);
     case FP_OP_GATHER_BLOCK_QUANTIZED:
         *first = 0;
@@ -476,7 +478,8 @@ static void contrib_traffic(const fp_node *n, fp_metrics *mt)
     uint64_t looked = lookups(n, &first, &last), bytes, e;
     for (uint32_t i = first; looked && i <= last; i++) {
         const fp_value *t = input_at(n, i);
-        if (i == 1 || !t || !fp_value_is_fixed(t) || t->shape.rank < 1 || !value_size(t, &bytes, &e))
+        bool indices = n->op == FP_OP_GATHER_BLOCK_QUANTIZED && i == 1;
+        if (indices || !t || !fp_value_is_fixed(t) || t->shape.rank < 1 || !value_size(t, &bytes, &e))
             continue;
         uint64_t rows = dim_of(t, t->shape.rank, 0);
         if (rows && looked < rows)

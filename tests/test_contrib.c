@@ -405,6 +405,36 @@ static void test_rotary_embedding(void)
     CU_ASSERT_EQUAL(node_of(m, "rope")->metrics.bytes_weight, 2 * 6 * 8 * 4);
 }
 
+/* ONNX's RotaryEmbedding (opset 23) takes cos_cache and sin_cache first and position_ids last and
+ * optional: without it the caches are [B, S, half] ([2, 3, 8]), with it [positions, half]. Shapes
+ * and FLOPs as com.microsoft's; the caches are required. */
+static void test_onnx_rotary_embedding(void)
+{
+    tb *b = tb_new(23);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 3, 64});
+    tb_input(b, "pos", I64, 2, (int64_t[]){2, 3});
+    tb_input(b, "cos_bs", F32, 3, (int64_t[]){2, 3, 8});
+    tb_input(b, "sin_bs", F32, 3, (int64_t[]){2, 3, 8});
+    tb_init(b, "cos", F32, 2, (int64_t[]){32, 8});
+    tb_init(b, "sin", F32, 2, (int64_t[]){32, 8});
+    tb_attr_i(b, tb_node(b, "RotaryEmbedding", "rope_bs", "x,cos_bs,sin_bs", "y"), "num_heads", 4);
+    tb_attr_i(b, tb_node(b, "RotaryEmbedding", "rope_pos", "x,cos,sin,pos", "yp"), "num_heads", 4);
+    tb_output(b, "y", F32, -1, NULL);
+    tb_output(b, "yp", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    expect_shape(m, "y", "2x3x64");
+    expect_shape(m, "yp", "2x3x64");
+    CU_ASSERT_EQUAL(node_of(m, "rope_bs")->metrics.flops, 3 * 384);
+    CU_ASSERT_EQUAL(node_of(m, "rope_pos")->metrics.bytes_weight, 2 * 6 * 8 * 4);
+    b = tb_new(23);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 3, 64});
+    tb_input(b, "cos", F32, 2, (int64_t[]){32, 8});
+    tb_node(b, "RotaryEmbedding", "bad", "x,cos", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    expect_bad(b, "RotaryEmbedding", "cos_cache and sin_cache (inputs 1, 2) are required");
+}
+
 /* A RotaryEmbedding "bad" over x of rank rank ([2, 3, 64] or [2, 4, 3, 16]) with caches [32, half],
  * num_heads 4 and the interleaved attribute (-1: absent). */
 static tb *rotary_model(int rank, int64_t half, int64_t interleaved)
@@ -607,6 +637,7 @@ FP_TEST_SUITE(register_contrib)
     CU_add_test(s, "attention_past_errors", test_attention_past_errors);
     CU_add_test(s, "rotary_embedding", test_rotary_embedding);
     CU_add_test(s, "rotary_embedding_errors", test_rotary_embedding_errors);
+    CU_add_test(s, "onnx_rotary_embedding", test_onnx_rotary_embedding);
     CU_add_test(s, "moe", test_moe);
     CU_add_test(s, "qmoe", test_qmoe);
     CU_add_test(s, "quantize_axes", test_quantize_axes);

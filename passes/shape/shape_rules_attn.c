@@ -4,6 +4,8 @@
  * contrib op schemas and their type-and-shape inference (onnxruntime/core/graph/contrib_ops/
  * bert_defs.cc, docs/ContribOperators.md); where ORT's inference leaves a length to run time,
  * what this pass knows is used instead (docs/shape-coverage.md, "ONNX Runtime contrib ops"). */
+#include <string.h>
+
 #include "shape_rules.h"
 
 /* What the rules know of one attention node: heads from the attributes, dims from the inputs. */
@@ -442,18 +444,19 @@ sh_result sh_rule_multi_head_attention(sh_ctx *c)
 
 /* ---------------------------------------------------------------- RotaryEmbedding */
 
-/* The cos and sin caches of a RotaryEmbedding (inputs 2, 3): rank 2, [positions, half] with half
- * the rotary dim / 2 when known, both of one shape. */
-static sh_result rotary_caches(sh_ctx *c, fp_dim half)
+/* The cos and sin caches of a RotaryEmbedding (inputs at and at + 1): of rank `rank`, [positions,
+ * half] (3: [batch, tokens, half]) with half the rotary dim / 2 when known, both of one shape. */
+static sh_result rotary_caches(sh_ctx *c, uint32_t at, int32_t rank, fp_dim half)
 {
-    const fp_shape *cs[2] = {sh_in(c, 2), sh_in(c, 3)};
+    const fp_shape *cs[2] = {sh_in(c, at), sh_in(c, at + 1)};
     for (int i = 0; i < 2; i++) {
         const char *what = i ? "sin_cache" : "cos_cache";
         if (!cs[i])
             continue;
-        if (cs[i]->rank != 2)
-            return sh_fail(c, "%s rank %d, expected 2 (positions, rotary dim / 2)", what, cs[i]->rank);
-        sh_result r = sh_expect_dim(c, what, cs[i], 1, half, "rotary dim / 2");
+        if (cs[i]->rank != rank)
+            return sh_fail(c, "%s rank %d, expected %d (%s)", what, cs[i]->rank, rank,
+                           rank == 2 ? "positions, rotary dim / 2" : "batch, tokens, rotary dim / 2");
+        sh_result r = sh_expect_dim(c, what, cs[i], rank - 1, half, "rotary dim / 2");
         if (r == SH_OK && cs[0])
             r = sh_expect_dim(c, what, cs[i], 0, cs[0]->dims[0], "positions (cos_cache's)");
         if (r != SH_OK)
@@ -462,10 +465,11 @@ static sh_result rotary_caches(sh_ctx *c, fp_dim half)
     return SH_OK;
 }
 
-/* RotaryEmbedding (com.microsoft): input [B, S, hidden] or [B, heads, S, head size], position_ids,
- * cos_cache and sin_cache; the output has the input's shape and dtype. The rotary dim is
- * rotary_embedding_dim, else the head size (a 4-D input's axis 3, a 3-D input's hidden size over
- * num_heads); the caches hold half of it. */
+/* RotaryEmbedding: input [B, S, hidden] or [B, heads, S, head size], then (com.microsoft)
+ * position_ids, cos_cache and sin_cache, or (ONNX, opset 23) cos_cache, sin_cache and optional
+ * position_ids, without which the caches are [B, S, half]; the output has the input's shape and
+ * dtype. The rotary dim is rotary_embedding_dim, else the head size (a 4-D input's axis 3, a 3-D
+ * input's hidden size over num_heads); the caches hold half of it. */
 sh_result sh_rule_rotary_embedding(sh_ctx *c)
 {
     int64_t heads, rot, flag;
@@ -476,8 +480,11 @@ sh_result sh_rule_rotary_embedding(sh_ctx *c)
         r = sh_attr_int_in(c, "interleaved", false, 0, 0, 1, "0 or 1", &flag);
     if (r != SH_OK)
         return r;
-    if (!sh_val(c, 1) || !sh_val(c, 2) || !sh_val(c, 3))
+    bool ms = strcmp(c->n->domain, "com.microsoft") == 0;
+    if (ms && (!sh_val(c, 1) || !sh_val(c, 2) || !sh_val(c, 3)))
         return sh_fail(c, "position_ids, cos_cache and sin_cache (inputs 1, 2, 3) are required");
+    if (!ms && (!sh_val(c, 1) || !sh_val(c, 2)))
+        return sh_fail(c, "cos_cache and sin_cache (inputs 1, 2) are required");
     if (rot % 2)
         return sh_fail(c, "attribute 'rotary_embedding_dim' is %" G_GINT64_FORMAT ": must be even", rot);
     const fp_shape *x = sh_in(c, 0);
@@ -494,7 +501,8 @@ sh_result sh_rule_rotary_embedding(sh_ctx *c)
     if (rot && fp_dim_known(head) && rot > head.value)
         return sh_fail(c, "rotary_embedding_dim %" G_GINT64_FORMAT " exceeds the head size %" G_GINT64_FORMAT, rot,
                        head.value);
-    r = rotary_caches(c, rot ? sh_dim(rot / 2) : fp_dim_known(head) ? sh_dim(head.value / 2) : sh_dim_unknown());
+    fp_dim half = rot ? sh_dim(rot / 2) : fp_dim_known(head) ? sh_dim(head.value / 2) : sh_dim_unknown();
+    r = rotary_caches(c, ms ? 2 : 1, ms || sh_val(c, 3) ? 2 : 3, half);
     if (r == SH_OK)
         sh_set(c, 0, sh_dt(c, 0), sh_copy(c, x));
     return r;
