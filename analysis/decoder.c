@@ -5,12 +5,13 @@
 
 #include "analysis/bind.h"
 
-typedef enum { ROLE_NONE, ROLE_KV, ROLE_KEY, ROLE_VALUE } kv_role;
+typedef enum { ROLE_NONE, ROLE_KV, ROLE_KEY, ROLE_VALUE, ROLE_PACKED } kv_role;
 
 /* The role that use u gives its value: the past input (the first) of a Concat on the sequence axis (axis 2 of
  * a rank-4 BNSH tensor; GE's ConcatD and ConcatV2D name it concat_dim) whose result is a graph
- * output, or a past key or value input of an attention op that owns the cache. *present receives
- * the tensor that extends it, or NULL. */
+ * output, a past key or value input of an attention op that owns the cache, or the packed past
+ * (input 4, K and V in one tensor) of com.microsoft Attention. *present receives the tensor that
+ * extends it, or NULL. */
 static kv_role use_role(const fp_use *u, const fp_value **present)
 {
     const fp_node *n = u->node;
@@ -22,6 +23,10 @@ static kv_role use_role(const fp_use *u, const fp_value **present)
         *present = n->outputs[0];
         return ROLE_KV;
     }
+    if (n->op == FP_OP_ATTENTION && u->port == 4 && !(n->flags & FP_NODE_FUSED)) {
+        *present = n->n_outputs > 1 ? n->outputs[1] : NULL;
+        return ROLE_PACKED;
+    }
     uint32_t k = n->op == FP_OP_GROUP_QUERY_ATTENTION ? 3 : n->op == FP_OP_MULTI_HEAD_ATTENTION ? 6 : UINT32_MAX;
     if (k == UINT32_MAX || (u->port != k && u->port != k + 1))
         return ROLE_NONE;
@@ -30,13 +35,10 @@ static kv_role use_role(const fp_use *u, const fp_value **present)
     return u->port == k ? ROLE_KEY : ROLE_VALUE;
 }
 
-/* The role of graph input v (rank 4 as declared) and its present tensor; through the Identity a GE
- * Data op becomes (it reads the graph input and passes it on). */
-static kv_role input_role(const fp_value *v, const fp_value **present)
+/* The first role a use of v gives it (use_role), directly or through the Identity a GE Data op
+ * becomes (it reads the graph input and passes it on), and its present tensor. */
+static kv_role uses_role(const fp_value *v, const fp_value **present)
 {
-    *present = NULL;
-    if (v->decl_shape.rank != 4 || !fp_dtype_is_float(v->decl_dtype))
-        return ROLE_NONE;
     for (uint32_t i = 0; i < v->n_uses; i++) {
         const fp_node *n = v->uses[i].node;
         const fp_value *via = n->op == FP_OP_IDENTITY && n->n_outputs == 1 ? n->outputs[0] : NULL;
@@ -52,6 +54,23 @@ static kv_role input_role(const fp_value *v, const fp_value **present)
     return ROLE_NONE;
 }
 
+/* The role of graph input v, a float tensor declared of rank 4 ([batch, kv_heads, tokens,
+ * head_dim]) or, as Attention's packed past, 5 ([2, batch, heads, tokens, head_dim]), and its
+ * present tensor. */
+static kv_role input_role(const fp_value *v, const fp_value **present)
+{
+    *present = NULL;
+    int32_t rank = v->decl_shape.rank;
+    if ((rank != 4 && rank != 5) || !fp_dtype_is_float(v->decl_dtype))
+        return ROLE_NONE;
+    kv_role r = uses_role(v, present);
+    if ((r == ROLE_PACKED) != (rank == 5)) {
+        *present = NULL;
+        return ROLE_NONE;
+    }
+    return r;
+}
+
 /* K or V for a past input found by a Concat: by the last part of its name when it says
  * ("past_key_values.0.key", "...value", "past_k", "past.0.v"), else by its place (K, V, K, ...). */
 static bool is_value(const fp_value *v, uint32_t nth)
@@ -64,14 +83,27 @@ static bool is_value(const fp_value *v, uint32_t nth)
     return nth % 2 == 1;
 }
 
-/* The symbol of axis `axis` shared by every tensor's past input, or NULL. */
+/* Dim `axis` of the BNSH layout ([batch, kv_heads, tokens, head_dim]) in tensor t's declared past:
+ * one axis further in a packed [2, batch, heads, tokens, head_dim] one. */
+static fp_dim past_dim(const fp_kv_tensor *t, int axis) { return t->past->decl_shape.dims[axis + t->packed]; }
+
+/* The symbol of BNSH axis `axis` shared by every tensor's past input, or NULL. */
 static const char *shared_sym(const fp_kv_cache *kv, int axis)
 {
-    const char *sym = kv->tensors[0].past->decl_shape.dims[axis].sym;
+    const char *sym = past_dim(&kv->tensors[0], axis).sym;
     for (uint32_t i = 1; i < kv->n_tensors && sym; i++)
-        if (g_strcmp0(kv->tensors[i].past->decl_shape.dims[axis].sym, sym) != 0)
+        if (g_strcmp0(past_dim(&kv->tensors[i], axis).sym, sym) != 0)
             sym = NULL;
     return sym;
+}
+
+/* Bytes one token of one sequence takes in tensor t (K and V for a packed one) at dtype; false
+ * when unknown. */
+static bool token_bytes(const fp_kv_tensor *t, fp_dtype dtype, uint64_t *bytes)
+{
+    fp_dim h = past_dim(t, 1), d = past_dim(t, 3);
+    return fp_dim_known(h) && fp_dim_known(d) &&
+           fp_dtype_bytes(dtype, (uint64_t)h.value * (uint64_t)d.value * (t->packed ? 2 : 1), bytes);
 }
 
 /* The new-token and total-token symbols: axis 1 of the rank-2 integer inputs whose axis 0 is the
@@ -96,24 +128,21 @@ static void token_dims(fp_kv_cache *kv, const fp_graph *g)
 /* Heads, head dim, dtype and bytes per token from the tensors' declared shapes. */
 static void summarize(fp_kv_cache *kv)
 {
-    const fp_shape *s0 = &kv->tensors[0].past->decl_shape;
-    kv->kv_heads = s0->dims[1].value;
-    kv->head_dim = s0->dims[3].value;
+    kv->kv_heads = past_dim(&kv->tensors[0], 1).value;
+    kv->head_dim = past_dim(&kv->tensors[0], 3).value;
     kv->dtype = kv->tensors[0].past->decl_dtype;
     uint64_t per_token = 0;
     bool known = true;
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
-        const fp_value *v = kv->tensors[i].past;
-        const fp_dim *d = v->decl_shape.dims;
-        if (d[1].value != kv->kv_heads)
+        const fp_kv_tensor *t = &kv->tensors[i];
+        if (past_dim(t, 1).value != kv->kv_heads)
             kv->kv_heads = -1;
-        if (d[3].value != kv->head_dim)
+        if (past_dim(t, 3).value != kv->head_dim)
             kv->head_dim = -1;
-        if (v->decl_dtype != kv->dtype)
+        if (t->past->decl_dtype != kv->dtype)
             kv->dtype = FP_DT_UNDEFINED;
         uint64_t b = 0;
-        known &= fp_dim_known(d[1]) && fp_dim_known(d[3]) &&
-                 fp_dtype_bytes(v->decl_dtype, (uint64_t)d[1].value * (uint64_t)d[3].value, &b);
+        known &= token_bytes(t, t->past->decl_dtype, &b);
         per_token += b;
     }
     kv->bytes_per_token = known ? per_token : 0;
@@ -131,9 +160,14 @@ fp_kv_cache *fp_kv_cache_find(const fp_model *m)
         kv_role r = input_role(v, &present);
         if (r == ROLE_NONE)
             continue;
-        bool value = r == ROLE_VALUE || (r == ROLE_KV && is_value(v, nth));
+        bool value = r == ROLE_VALUE || (r == ROLE_KV && is_value(v, nth)), packed = r == ROLE_PACKED;
         nth++;
-        fp_kv_tensor t = {.past = v, .present = present, .value = value, .layer = value ? values++ : keys++};
+        fp_kv_tensor t = {.past = v,
+                          .present = present,
+                          .value = value,
+                          .packed = packed,
+                          .layer = value ? values++ : keys++};
+        values += packed; /* a packed tensor holds the layer's V too */
         g_array_append_val(found, t);
     }
     if (!found->len)
@@ -155,19 +189,28 @@ void fp_kv_cache_free(fp_kv_cache *kv)
     g_free(kv);
 }
 
-/* Bytes of v (rank 4, as inferred now) with its token axis rounded up to a multiple of block (0:
- * not), at dtype (FP_DT_UNDEFINED: its own); false when unknown or on overflow. */
+/* Bytes of v (rank 4, or 5 packed, as inferred now) with its token axis (the one before the last)
+ * rounded up to a multiple of block (0: not), at dtype (FP_DT_UNDEFINED: its own); false when
+ * unknown or on overflow. */
 static bool tensor_bytes(const fp_value *v, fp_dtype dtype, int64_t block, uint64_t *bytes)
 {
-    if (v->shape.rank != 4)
+    int32_t rank = v->shape.rank, t = rank - 2;
+    if (rank != 4 && rank != 5)
         return false;
-    fp_dim d[4];
-    memcpy(d, v->shape.dims, sizeof d);
-    if (block > 0 && fp_dim_known(d[2]))
-        d[2].value = (d[2].value + block - 1) / block * block;
+    fp_dim d[5];
+    memcpy(d, v->shape.dims, sizeof(fp_dim) * (size_t)rank);
+    if (block > 0 && fp_dim_known(d[t]))
+        d[t].value = (d[t].value + block - 1) / block * block;
     uint64_t numel = 0;
-    return fp_shape_numel(&(fp_shape){4, d}, &numel) &&
+    return fp_shape_numel(&(fp_shape){rank, d}, &numel) &&
            fp_dtype_bytes(dtype != FP_DT_UNDEFINED ? dtype : v->dtype, numel, bytes);
+}
+
+/* Dim `axis` of the BNSH layout in v as inferred now (v rank 4, or 5 packed); unknown else. */
+static fp_dim now_dim(const fp_value *v, int axis)
+{
+    int32_t rank = v->shape.rank;
+    return rank == 4 || rank == 5 ? v->shape.dims[axis + rank - 4] : (fp_dim){-1, NULL};
 }
 
 /* The sum of tensor_bytes over kv's present tensors (their past inputs where none was found), or
@@ -200,19 +243,21 @@ uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype) { return sum_by
 int64_t fp_kv_cache_tokens(const fp_kv_cache *kv)
 {
     const fp_value *v = kv->tensors[0].present ? kv->tensors[0].present : kv->tensors[0].past;
-    return v->shape.rank == 4 && fp_dim_known(v->shape.dims[2]) ? v->shape.dims[2].value : -1;
+    fp_dim t = now_dim(v, 2);
+    return fp_dim_known(t) ? t.value : -1;
 }
 
 bool fp_kv_cache_step(const fp_kv_cache *kv, int64_t *batch, int64_t *past, int64_t *new_tokens)
 {
     const fp_value *p = kv->tensors[0].past, *q = kv->tensors[0].present;
-    if (!q || p->shape.rank != 4 || q->shape.rank != 4 || !fp_dim_known(p->shape.dims[0]) ||
-        !fp_dim_known(p->shape.dims[2]) || !fp_dim_known(q->shape.dims[2]) ||
-        q->shape.dims[2].value < p->shape.dims[2].value)
+    if (!q)
         return false;
-    *batch = p->shape.dims[0].value;
-    *past = p->shape.dims[2].value;
-    *new_tokens = q->shape.dims[2].value - *past;
+    fp_dim b = now_dim(p, 0), pt = now_dim(p, 2), qt = now_dim(q, 2);
+    if (!fp_dim_known(b) || !fp_dim_known(pt) || !fp_dim_known(qt) || qt.value < pt.value)
+        return false;
+    *batch = b.value;
+    *past = pt.value;
+    *new_tokens = qt.value - *past;
     return true;
 }
 
@@ -227,9 +272,8 @@ uint64_t fp_kv_cache_token_bytes(const fp_kv_cache *kv, fp_dtype dtype)
         return kv->bytes_per_token;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
-        const fp_dim *d = kv->tensors[i].past->decl_shape.dims;
         uint64_t b = 0;
-        if (!fp_dtype_bytes(dtype, (uint64_t)d[1].value * (uint64_t)d[3].value, &b))
+        if (!token_bytes(&kv->tensors[i], dtype, &b))
             return 0;
         sum += b;
     }

@@ -14,9 +14,11 @@
 
 /* One cached tensor: a past input and the present output that extends it. */
 typedef struct {
-    const fp_value *past;    /* graph input [batch, kv_heads, past tokens, head_dim] */
+    const fp_value *past;    /* graph input [batch, kv_heads, past tokens, head_dim], or packed */
     const fp_value *present; /* graph output holding past + new tokens, or NULL when none was found */
     bool value;              /* V (else K) */
+    bool packed;             /* K and V in one [2, batch, heads, tokens, head_dim] tensor: the past
+                                (input 4) and present (output 1) of com.microsoft Attention */
     uint32_t layer;          /* 0-based, in input order: the n-th K and the n-th V */
 } fp_kv_tensor;
 
@@ -44,7 +46,9 @@ typedef struct {
  * 4 that a Concat on axis 2 (or -2; GE: concat_dim) extends into a graph output as its first
  * input (directly or through a GE Data op), or that com.microsoft
  * GroupQueryAttention (inputs 3, 4) or MultiHeadAttention (inputs 6, 7) reads as past key and
- * value. NULL when the model has none. Free with fp_kv_cache_free. */
+ * value, and those of rank 5 com.microsoft Attention reads as its packed past (input 4). The axes
+ * the fields below name are those of the BNSH layout, one further in a packed tensor. NULL when
+ * the model has none. Free with fp_kv_cache_free. */
 fp_kv_cache *fp_kv_cache_find(const fp_model *m);
 void fp_kv_cache_free(fp_kv_cache *kv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_kv_cache, fp_kv_cache_free)
@@ -96,8 +100,8 @@ uint64_t fp_kv_sizing_held(void *sizing);
  * export). UINT64_MAX when unknown. */
 uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype);
 
-/* Tokens each sequence holds as m is inferred now: axis 2 of the first present tensor (of its
- * past input where none was found); -1 when unknown. */
+/* Tokens each sequence holds as m is inferred now: axis 2 (3 packed) of the first present tensor
+ * (of its past input where none was found); -1 when unknown. */
 int64_t fp_kv_cache_tokens(const fp_kv_cache *kv);
 
 /* The step m is inferred at, from the first cached tensor's inferred shapes: sequences (axis 0),

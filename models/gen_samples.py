@@ -28,6 +28,10 @@ Each model stays well under 1 MB. The files are committed; this script is how th
                           seqlens_k and total_sequence_length from attention_mask; inputs input_ids,
                           attention_mask [batch_size, total_sequence_length], past_key_values.N.key/value;
                           outputs logits and present.N.key/value [.., total_sequence_length, ..].
+  decoder_int4.onnx       decoder_gqa as onnxruntime-genai's int4 builder writes it for CPU: each projection
+                          and the LM head a com.microsoft MatMulNBits (bits 4, block_size 32, B
+                          [N, K / 32, 16] uint8, scales [N, K / 32], packed zero points), the embedding a
+                          GatherBlockQuantized (uint8 [vocab, d / 2], scales [vocab, d / 32]).
 """
 import os
 import sys
@@ -419,12 +423,88 @@ def rotary_caches(b, hd, positions, theta=10000.0):
     return "cos_cache", "sin_cache"
 
 
+def genai_matmul(b, x, din, dout, weight, name, scale):
+    """A float32 projection as the builder writes it for CPU fp32: MatMul(x, W [din, dout])."""
+    return b.node("MatMul", [x, b.weight(weight, (din, dout), scale=scale)], name=name)
+
+
+def genai_embedding(b, vocab, d):
+    """The token embedding of the fp32 builder: Gather from model.embed_tokens.weight [vocab, d]."""
+    return b.node("Gather", [b.weight("model.embed_tokens.weight", (vocab, d)), "input_ids"], name="/model/embed_tokens/Gather")
+
+
+def pack4(q):
+    """uint4 values (last axis even) packed two a byte, the first in the low nibble (MatMulNBits'
+    and GatherBlockQuantized's order)."""
+    q = q.astype(np.uint8)
+    return (q[..., 0::2] | (q[..., 1::2] << 4)).astype(np.uint8)
+
+
+def quantize4(w, block):
+    """w [rows, cols] in blocks of `block` along cols, asymmetric 4 bits: (q [rows, cols], scales
+    [rows, blocks], zero points [rows, blocks]) with w ~ (q - zp) x scale."""
+    rows, cols = w.shape
+    blocks = -(-cols // block)
+    wb = np.zeros((rows, blocks * block), np.float32)
+    wb[:, :cols] = w
+    wb = wb.reshape(rows, blocks, block)
+    lo, hi = np.minimum(wb.min(axis=2), 0), np.maximum(wb.max(axis=2), 0)
+    scales = np.maximum(hi - lo, 1e-8) / 15
+    zp = np.clip(np.round(-lo / scales), 0, 15)
+    q = np.clip(np.round(wb / scales[..., None]) + zp[..., None], 0, 15)
+    return q.reshape(rows, blocks * block), scales.astype(np.float32), zp.astype(np.uint8)
+
+
+def nbits_matmul(b, x, din, dout, weight, name, scale, block=32):
+    """MatMulNBits of onnxruntime-genai's int4 builder (docs/ContribOperators.md): W^T [dout, din]
+    quantized in blocks of 32 along din, B [N, k_blocks, 16] uint8, scales [N, k_blocks], zero
+    points packed [N, ceil(k_blocks / 2)]."""
+    w = b.rng.standard_normal((din, dout)).astype(np.float32) * scale
+    q, scales, zp = quantize4(w.T, block)
+    blocks = scales.shape[1]
+    if blocks % 2:
+        zp = np.concatenate([zp, np.zeros((dout, 1), np.uint8)], axis=1)
+    stem = (weight if ".MatMul." in weight else weight.replace(".weight", ".MatMul.weight")) + "_Q4"
+    b.inits += [numpy_helper.from_array(pack4(q).reshape(dout, blocks, block // 2), stem),
+                numpy_helper.from_array(scales, stem.replace("_Q4", "_scale")),
+                numpy_helper.from_array(pack4(zp), stem.replace("_Q4", "_zp"))]
+    return b.node("MatMulNBits", [x, stem, stem.replace("_Q4", "_scale"), stem.replace("_Q4", "_zp")],
+                  name=name.replace("MatMul", "MatMul_Q4"), domain="com.microsoft", K=din, N=dout, bits=4,
+                  block_size=block, accuracy_level=4)
+
+
+def quantized_embedding(b, vocab, d, block=32):
+    """The token embedding as GatherBlockQuantized: the table quantized symmetrically to 4 bits in
+    blocks of 32 along d (default zero point 8), data [vocab, d / 2] uint8, scales [vocab, d / 32]."""
+    w = b.rng.standard_normal((vocab, d)).astype(np.float32) * 0.1
+    wb = w.reshape(vocab, d // block, block)
+    scales = np.maximum(np.abs(wb).max(axis=2), 1e-8) / 7
+    q = np.clip(np.round(wb / scales[..., None]) + 8, 0, 15).reshape(vocab, d)
+    b.inits += [numpy_helper.from_array(pack4(q), "model.embed_tokens.weight_Q4"),
+                numpy_helper.from_array(scales.astype(np.float32), "model.embed_tokens.weight_scale")]
+    return b.node("GatherBlockQuantized", ["model.embed_tokens.weight_Q4", "input_ids", "model.embed_tokens.weight_scale"],
+                  name="/model/embed_tokens/GatherBlockQuantized", domain="com.microsoft", bits=4, block_size=block,
+                  gather_axis=0, quantize_axis=1)
+
+
 def decoder_gqa():
     """decoder_tiny's configuration in onnxruntime-genai's layout: GroupQueryAttention owns the KV
     cache (present = past + new tokens) and applies the rotary embeddings itself."""
-    b = Builder("decoder_gqa", 7)
+    genai_decoder(Builder("decoder_gqa", 7), "decoder_gqa.onnx", genai_matmul, genai_embedding)
+
+
+def decoder_int4():
+    """decoder_gqa as onnxruntime-genai's int4 builder writes it for CPU: every projection and the
+    LM head a MatMulNBits (4 bits, blocks of 32, packed zero points), the embedding a
+    GatherBlockQuantized."""
+    genai_decoder(Builder("decoder_int4", 11), "decoder_int4.onnx", nbits_matmul, quantized_embedding)
+
+
+def genai_decoder(b, filename, proj, embed):
+    """The decoder of decoder_gqa and decoder_int4: `proj` writes its projections, `embed` its token
+    embedding."""
     vocab, d, heads, kv_heads, hd, ff, layers, positions = 128, 64, 4, 2, 16, 128, 2, 2048
-    x = b.node("Gather", [b.weight("model.embed_tokens.weight", (vocab, d)), "input_ids"], name="/model/embed_tokens/Gather")
+    x = embed(b, vocab, d)
     seqlens, total = genai_mask(b)
     cos, sin = rotary_caches(b, hd, positions)
     residual, skip = x, None
@@ -433,8 +513,8 @@ def decoder_gqa():
         p = f"/model/layers.{i}"
         h, residual = genai_norm(b, residual, skip, d, f"{p}/input_layernorm/LayerNorm",
                                  f"model.layers.{i}.input_layernorm.weight")
-        q, k, v = (b.node("MatMul", [h, b.weight(f"model.layers.{i}.attn.{n}_proj.weight", (d, nh * hd), scale=d ** -0.5)],
-                          name=f"{p}/attn/{n}_proj/MatMul") for n, nh in (("q", heads), ("k", kv_heads), ("v", kv_heads)))
+        q, k, v = (proj(b, h, d, nh * hd, f"model.layers.{i}.attn.{n}_proj.weight", f"{p}/attn/{n}_proj/MatMul", d ** -0.5)
+                   for n, nh in (("q", heads), ("k", kv_heads), ("v", kv_heads)))
         past = [f"past_key_values.{i}.key", f"past_key_values.{i}.value"]
         present = [f"present.{i}.key", f"present.{i}.value"]
         attn = f"{p}/attn/GroupQueryAttention"
@@ -446,26 +526,23 @@ def decoder_gqa():
             kv_in.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch_size", kv_heads, "past_sequence_length", hd]))
         for n in present:
             kv_out.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch_size", kv_heads, "total_sequence_length", hd]))
-        o = b.node("MatMul", [f"{attn}/output_0", b.weight(f"model.layers.{i}.attn.o_proj.weight", (heads * hd, d), scale=d ** -0.5)],
-                   name=f"{p}/attn/o_proj/MatMul")
+        o = proj(b, f"{attn}/output_0", heads * hd, d, f"model.layers.{i}.attn.o_proj.weight", f"{p}/attn/o_proj/MatMul",
+                 d ** -0.5)
         h, residual = genai_norm(b, residual, o, d, f"{p}/post_attention_layernorm/SkipLayerNorm",
                                  f"model.layers.{i}.post_attention_layernorm.weight")
-        gate = b.node("MatMul", [h, b.weight(f"model.layers.{i}.mlp.gate_proj.weight", (d, ff), scale=d ** -0.5)],
-                      name=f"{p}/mlp/gate_proj/MatMul")
-        up = b.node("MatMul", [h, b.weight(f"model.layers.{i}.mlp.up_proj.weight", (d, ff), scale=d ** -0.5)],
-                    name=f"{p}/mlp/up_proj/MatMul")
+        gate = proj(b, h, d, ff, f"model.layers.{i}.mlp.gate_proj.weight", f"{p}/mlp/gate_proj/MatMul", d ** -0.5)
+        up = proj(b, h, d, ff, f"model.layers.{i}.mlp.up_proj.weight", f"{p}/mlp/up_proj/MatMul", d ** -0.5)
         act = b.node("Mul", [gate, b.node("Sigmoid", [gate], name=f"{p}/mlp/act_fn/Sigmoid")], name=f"{p}/mlp/act_fn/Mul")
-        skip = b.node("MatMul", [b.node("Mul", [act, up], name=f"{p}/mlp/Mul"),
-                                 b.weight(f"model.layers.{i}.mlp.down_proj.weight", (ff, d), scale=ff ** -0.5)],
-                      name=f"{p}/mlp/down_proj/MatMul")
+        skip = proj(b, b.node("Mul", [act, up], name=f"{p}/mlp/Mul"), ff, d, f"model.layers.{i}.mlp.down_proj.weight",
+                    f"{p}/mlp/down_proj/MatMul", ff ** -0.5)
     h, _ = genai_norm(b, residual, skip, d, f"/model/layers.{layers}/final_norm_layernorm/SkipLayerNorm",
                       f"model.layers.{layers}.final_norm_layernorm.weight", last=True)
-    b.nodes.append(helper.make_node("MatMul", [h, b.weight("lm_head.MatMul.weight", (d, vocab), scale=d ** -0.5)],
-                                    ["logits"], name="/lm_head/MatMul"))
+    logits = proj(b, h, d, vocab, "lm_head.MatMul.weight", "/lm_head/MatMul", d ** -0.5)
+    b.nodes[-1].output[0] = "logits"
     ids = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", "sequence_length"]),
            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch_size", "total_sequence_length"])]
     b.save(ids + kv_in, [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch_size", "sequence_length", vocab])]
-           + kv_out, "decoder_gqa.onnx", opsets=(("", 14), ("com.microsoft", 1)))
+           + kv_out, filename, opsets=(("", 14), ("com.microsoft", 1)))
 
 
 if __name__ == "__main__":
@@ -480,3 +557,4 @@ if __name__ == "__main__":
     if_subgraph()
     decoder_tiny()
     decoder_gqa()
+    decoder_int4()

@@ -128,6 +128,19 @@ static uint64_t conv_operands(const fp_node *n)
     return gemm_elems(mul_sat(y[0], g), w[0] / g, product(y, 2, ry), product(w, 1, rw));
 }
 
+/* MatMulNBits and MatMulIntegerToFloat, Y [..., M, N] from A [..., M, K]: one GEMM per batch of
+ * M x K, K x N (dequantized) and M x N elements (their FLOPs hold more than the products). */
+static uint64_t quant_operands(const fp_node *n)
+{
+    uint64_t a[8], y[8];
+    int ra = n->n_inputs > 0 ? known_dims(n->inputs[0], a) : -1;
+    int ry = n->n_outputs > 0 ? known_dims(n->outputs[0], y) : -1;
+    if (ra < 1 || ry != ra)
+        return 0;
+    uint64_t m = ry >= 2 ? y[ry - 2] : 1, mn = mul_sat(m, y[ry - 1]), numel = product(y, 0, ry);
+    return mn ? gemm_elems(numel / mn, m, y[ry - 1], a[ra - 1]) : 0;
+}
+
 uint64_t fp_cost_gemm_operands(const fp_node *n)
 {
     switch (n->op) {
@@ -137,6 +150,9 @@ uint64_t fp_cost_gemm_operands(const fp_node *n)
     case FP_OP_FUSED_CONV:
     case FP_OP_CONV_TRANSPOSE:
         return conv_operands(n);
+    case FP_OP_MATMUL_NBITS:
+    case FP_OP_MATMUL_INTEGER_TO_FLOAT:
+        return quant_operands(n);
     case FP_OP_GEMM:
     case FP_OP_FUSED_GEMM:
     case FP_OP_MATMUL:

@@ -387,13 +387,18 @@ static bool try_cast(pass *p, fp_node *c)
 
 /* Whether input `port` of n is a weight or bias input: inputs 1 and up of a convolution or a
  * contraction, but of the attention ops that read key, value and caches there only
- * MultiHeadAttention's bias (input 3). */
+ * MultiHeadAttention's bias (input 3) and Attention's weights and bias (inputs 1, 2: its past,
+ * mask and attention bias come at run time); MoE's and QMoE's expert weights, scales, biases and zero points (2 to 13). */
 static bool weight_port(const fp_node *n, uint32_t port)
 {
     if (n->op == FP_OP_GROUP_QUERY_ATTENTION)
         return false;
     if (n->op == FP_OP_MULTI_HEAD_ATTENTION)
         return port == 3;
+    if (n->op == FP_OP_ATTENTION)
+        return port == 1 || port == 2;
+    if (n->op == FP_OP_MOE || n->op == FP_OP_QMOE) /* router_probs (input 1), router_weights (14) */
+        return port >= 2 && port != 14;
     fp_fuse_kind fk = fp_op_fuse_kind(n->op);
     return port >= 1 && (fk == FP_FK_CONV || fk == FP_FK_GEMM || fk == FP_FK_MATMUL);
 }

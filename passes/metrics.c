@@ -131,20 +131,6 @@ static uint64_t conv_flops(const fp_node *n, uint64_t out)
     return f;
 }
 
-/* The contrib Attention op over input 0 (batch, sequence, hidden) and the packed QKV weights
- * (input 1, hidden x 3H); 0 when their ranks are not those. */
-static uint64_t attention_flops(const fp_node *n)
-{
-    /* QKV projection + scores + context: 2*S*H*3H + 2*S*S*H + 2*S*S*H per batch */
-    const fp_value *x = n->n_inputs ? n->inputs[0] : NULL;
-    const fp_value *w = n->inputs[1];
-    if (!x || x->shape.rank != 3 || !w || w->shape.rank != 2)
-        return 0;
-    uint64_t b = (uint64_t)x->shape.dims[0].value, s = (uint64_t)x->shape.dims[1].value;
-    uint64_t hin = (uint64_t)x->shape.dims[2].value, h3 = (uint64_t)w->shape.dims[1].value;
-    return b * (2 * s * hin * h3 + 4 * s * s * (h3 / 3) + 5 * s * s);
-}
-
 /* a x b, saturating at UINT64_MAX (absurd dims from a broken file must not wrap). */
 static uint64_t mul_sat(uint64_t a, uint64_t b)
 {
@@ -206,6 +192,73 @@ static uint64_t mha_flops(const fp_node *n)
     if (gqa && fp_node_attr_int(n, "do_rotary", 0) && kv_heads > 0)
         per = add_sat(per, mul_sat(mul_sat(3, s), add_sat(hk, mul_sat(hk / (uint64_t)heads, (uint64_t)kv_heads))));
     return mul_sat(b, per);
+}
+
+/* The com.microsoft Attention op over input 0 [B, S, hidden] and its packed QKV weights (input 1,
+ * [hidden, hk + hk + hv]), per batch: the projection 2 S hidden (2 hk + hv) (and its bias, one per
+ * column and token), scores 2 S T hk, context 2 S T hv, scale and softmax 5 S T per head; T the
+ * present's tokens (output 1, [2, B, heads, T, d]: past + new), S without one. 0 when the shapes
+ * are not those. */
+static uint64_t attention_flops(const fp_node *n)
+{
+    const fp_value *x = input_at(n, 0), *w = input_at(n, 1), *y = n->n_outputs ? n->outputs[0] : NULL;
+    uint64_t b = dim_of(x, 3, 0), s = dim_of(x, 3, 1), hin = dim_of(x, 3, 2), cols = dim_of(w, 2, 1);
+    uint64_t hv = dim_of(y, 3, 2), heads = (uint64_t)MAX(fp_node_attr_int(n, "num_heads", 1), 1);
+    if (!b || !s || !hin || !cols || !hv || hv >= cols)
+        return 0;
+    uint64_t hk = (cols - hv) / 2, t = n->n_outputs > 1 ? dim_of(n->outputs[1], 5, 3) : 0;
+    uint64_t st = mul_sat(s, t ? t : s);
+    uint64_t proj = mul_sat(mul_sat(2 * s, hin), cols), bias = input_at(n, 2) ? mul_sat(s, cols) : 0;
+    uint64_t attn = add_sat(mul_sat(mul_sat(2, st), hk + hv), mul_sat(mul_sat(5, st), heads));
+    return mul_sat(b, add_sat(add_sat(proj, bias), attn));
+}
+
+/* EmbedLayerNormalization of `out` output elements: the embedding adds (position, and segment
+ * with segment_ids) and the layer normalization's 7 per element. */
+static uint64_t embed_layer_norm_flops(const fp_node *n, uint64_t out)
+{
+    return mul_sat(out, 7 + 1 + (input_at(n, 1) ? 1 : 0));
+}
+
+/* RotaryEmbedding of `out` output elements: 3 per element it rotates (two products and a sum),
+ * rotary_embedding_dim of every head size of them (all without it). */
+static uint64_t rotary_flops(const fp_node *n, uint64_t out)
+{
+    const fp_value *x = input_at(n, 0);
+    int64_t rot = fp_node_attr_int(n, "rotary_embedding_dim", 0), heads = fp_node_attr_int(n, "num_heads", 0);
+    uint64_t head = dim_of(x, 4, 3);
+    if (!head && heads > 0 && dim_of(x, 3, 2))
+        head = dim_of(x, 3, 2) / (uint64_t)heads;
+    if (rot <= 0 || !head || (uint64_t)rot >= head)
+        return mul_sat(3, out);
+    return mul_sat(3, out / head * (uint64_t)rot);
+}
+
+/* MoE and QMoE over the `in` elements of their input [..., H]: per token the router's softmax and
+ * top k over the E experts (5 E), then for each of its k experts fc1 (2 H x fc1's rows), the
+ * activation (one per fc1 row), fc3 when given (2 H x inter) and fc2 (2 x inter x H). QMoE's
+ * weights pack H / (fc1's last dim) values a byte along their last axis. */
+static uint64_t moe_flops(const fp_node *n, uint64_t in)
+{
+    bool q = n->op == FP_OP_QMOE;
+    const fp_value *x = input_at(n, 0), *fc1 = input_at(n, 2), *fc2 = input_at(n, q ? 5 : 4);
+    uint64_t h = x && x->shape.rank >= 2 ? dim_of(x, x->shape.rank, x->shape.rank - 1) : 0, cols = dim_of(fc1, 3, 2);
+    uint64_t e = dim_of(fc1, 3, 0), rows = dim_of(fc1, 3, 1), k = (uint64_t)MAX(fp_node_attr_int(n, "k", 1), 1);
+    if (!e || !rows || !h || !cols || h % cols)
+        return 0;
+    uint64_t inter = mul_sat(dim_of(fc2, 3, 2), h / cols);
+    uint64_t t = in / h, fc3 = input_at(n, q ? 8 : 6) ? mul_sat(2 * h, inter) : 0;
+    uint64_t expert = add_sat(add_sat(mul_sat(2 * h, rows), rows), add_sat(mul_sat(2 * inter, h), fc3));
+    return add_sat(mul_sat(mul_sat(5, t), e), mul_sat(mul_sat(t, k), expert));
+}
+
+/* MatMulNBits of `out` output elements [..., N]: 2 K per output element, the dequantization of
+ * the N x K weights (a subtract and a multiply each), and the bias add when there is one. */
+static uint64_t matmul_nbits_flops(const fp_node *n, uint64_t out)
+{
+    uint64_t k = (uint64_t)MAX(fp_node_attr_int(n, "K", 0), 0), nn = (uint64_t)MAX(fp_node_attr_int(n, "N", 0), 0);
+    uint64_t f = add_sat(mul_sat(mul_sat(2, out), k), mul_sat(mul_sat(2, nn), k));
+    return add_sat(f, input_at(n, 5) ? out : 0);
 }
 
 /* A windowed pool of `out` output elements: one operation per window element (kernel_shape). */
@@ -326,6 +379,19 @@ static uint64_t op_flops(const fp_node *n, uint64_t in, uint64_t out)
         return 2 * matmul_macs(n, 1, out);
     case FP_OP_QLINEAR_MATMUL:
         return 2 * matmul_macs(n, 3, out);
+    case FP_OP_MATMUL_INTEGER_TO_FLOAT: /* the products, then a scale (and a bias, input 6) per output */
+        return 2 * matmul_macs(n, 1, out) + out + (input_at(n, 6) ? out : 0);
+    case FP_OP_MATMUL_NBITS:
+        return matmul_nbits_flops(n, out);
+    case FP_OP_GATHER_BLOCK_QUANTIZED: /* dequantization: a subtract and a multiply per output */
+        return 2 * out;
+    case FP_OP_EMBED_LAYER_NORM:
+        return embed_layer_norm_flops(n, out);
+    case FP_OP_ROTARY_EMBEDDING:
+        return rotary_flops(n, out);
+    case FP_OP_MOE:
+    case FP_OP_QMOE:
+        return moe_flops(n, in);
     case FP_OP_EINSUM:
         return 2 * einsum_macs(n);
     case FP_OP_ATTENTION:
@@ -364,6 +430,61 @@ static void gather_rows(const fp_node *n, fp_metrics *mt)
         !value_size(data, &table, &e) || !value_size(n->outputs[0], &rows, &e) || rows >= table)
         return;
     mt->bytes_weight -= table - rows;
+}
+
+/* The rows a contrib op reads of the tables it looks up, and its first and last table inputs:
+ * EmbedLayerNormalization's embeddings (inputs 2 to 4) a row per token of input_ids, RotaryEmbedding's
+ * cos and sin caches (inputs 2, 3; ONNX's 1, 2) a row per token of its input, GatherBlockQuantized's data,
+ * scales and zero points (inputs 0, 2, 3; gathered on axis 0) a row per index, MoE's expert
+ * weights and biases (inputs 2 to 7, an expert a row; QMoE's with their scales and zero points,
+ * 2 to 13) k experts per token. 0: none. */
+static uint64_t lookups(const fp_node *n, uint32_t *first, uint32_t *last)
+{
+    const fp_value *x = input_at(n, 0);
+    *first = 2;
+    *last = n->op == FP_OP_EMBED_LAYER_NORM ? 4 : 3;
+    switch (n->op) {
+    case FP_OP_EMBED_LAYER_NORM:
+        return numel_of(x);
+    case FP_OP_ROTARY_EMBEDDING: /* com.microsoft's caches at 2, 3; ONNX's at 1, 2 */
+        *first = strcmp(n->domain, "com.microsoft") == 0 ? 2 : 1;
+        *last = *first + 1;
+        return x && x->shape.rank == 4 ? dim_of(x, 4, 0) * dim_of(x, 4, 2) : dim_of(x, 3, 0) * dim_of(x, 3, 1);
+    case FP_OP_GATHER_BLOCK_QUANTIZED:
+        *first = 0;
+        return fp_node_attr_int(n, "gather_axis", 0) == 0 ? numel_of(input_at(n, 1)) : 0;
+    case FP_OP_MOE:
+    case FP_OP_QMOE: {
+        uint64_t h = x && x->shape.rank >= 2 ? dim_of(x, x->shape.rank, x->shape.rank - 1) : 0;
+        *last = n->op == FP_OP_QMOE ? 13 : 7;
+        return h ? numel_of(x) / h * (uint64_t)MAX(fp_node_attr_int(n, "k", 1), 1) : 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* A table a contrib op looks up by row (lookups) costs the rows it reads, not the table: its
+ * weight traffic is its bytes x rows read / rows (its parameters stay the table's). MatMulNBits
+ * holds N x K parameters in its packed B. */
+static void contrib_traffic(const fp_node *n, fp_metrics *mt)
+{
+    const fp_value *b = input_at(n, 1);
+    if (n->op == FP_OP_MATMUL_NBITS && b && fp_value_is_fixed(b)) {
+        uint64_t k = (uint64_t)MAX(fp_node_attr_int(n, "K", 0), 0), nn = (uint64_t)MAX(fp_node_attr_int(n, "N", 0), 0);
+        mt->params = mt->params - numel_of(b) + k * nn;
+    }
+    uint32_t first, last;
+    uint64_t looked = lookups(n, &first, &last), bytes, e;
+    for (uint32_t i = first; looked && i <= last; i++) {
+        const fp_value *t = input_at(n, i);
+        bool indices = n->op == FP_OP_GATHER_BLOCK_QUANTIZED && i == 1;
+        if (indices || !t || !fp_value_is_fixed(t) || t->shape.rank < 1 || !value_size(t, &bytes, &e))
+            continue;
+        uint64_t rows = dim_of(t, t->shape.rank, 0);
+        if (rows && looked < rows)
+            mt->bytes_weight -= bytes - bytes / rows * looked;
+    }
 }
 
 /* Computes n->metrics; returns false when shapes are missing. */
@@ -409,6 +530,7 @@ static bool node_metrics(fp_node *n)
     if (view) /* an alias: no data moves (Reshape, Flatten, Squeeze, Unsqueeze, Identity) */
         mt->bytes_weight = mt->params = 0;
     gather_rows(n, mt);
+    contrib_traffic(n, mt);
     if (n->flags & FP_NODE_FUSED)
         mt->flops = flops_kept; /* a fused kernel does its members' arithmetic */
     else

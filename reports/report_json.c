@@ -53,7 +53,7 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
         fp_jsonw_begin_object(w, NULL);
         fp_jsonw_str(w, "past", t->past->name);
         fp_jsonw_str(w, "present", t->present ? t->present->name : NULL);
-        fp_jsonw_name(w, "kind", t->value ? "value" : "key");
+        fp_jsonw_name(w, "kind", t->packed ? "key_value" : t->value ? "value" : "key");
         fp_jsonw_int(w, "layer", t->layer);
         fp_jsonw_shape(w, "shape", t->present ? &t->present->shape : &t->past->shape);
         fp_jsonw_end_object(w);

@@ -335,13 +335,7 @@ static void test_decoder_gqa(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
     CU_ASSERT_EQUAL(a->res.cost->unknown, 0);
-    for (guint i = 0; i < a->diag->entries->len; i++) {
-        const fp_diag_entry *e = a->diag->entries->pdata[i];
-        bool unknown = strcmp(e->code, "shape-unknown") == 0 || strcmp(e->code, "unknown-op") == 0;
-        if (unknown)
-            fprintf(stderr, "\n  %s: %s", e->code, e->message);
-        CU_ASSERT_FALSE(unknown);
-    }
+    tu_expect_nothing_unknown(a->diag);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv);
     CU_ASSERT_EQUAL(a->kv->n_tensors, 4);
     CU_ASSERT_EQUAL(a->kv_bytes, (uint64_t)FP_DECODER_DEFAULT_CONTEXT * a->kv->bytes_per_token);

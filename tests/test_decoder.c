@@ -162,6 +162,58 @@ static void test_group_query_attention(void)
     CU_ASSERT_STRING_EQUAL(kv->past_dim, "past");
 }
 
+/* GPT-2 as ONNX Runtime's transformers optimizer exports it: com.microsoft Attention reads K and V
+ * of a layer packed in one past [2, b, 4, past, 8] (input 4) and writes them to its present
+ * (output 1). Each packed tensor is a layer's K and V: 2 layers of 2 x 4 x 8 float32 per token. At
+ * 5 past and 1 new token the present tensors hold 6 tokens, the cache 6 x that. */
+static void test_packed_attention(void)
+{
+    GString *t = g_string_new("ir_version: 8\nopset_import { version: 17 } opset_import { domain: 'com.microsoft' "
+                              "version: 1 }\ngraph { name: 'g'\n");
+    for (int i = 0; i < 2; i++) {
+        g_string_append_printf(t,
+                               "  node { input: ['%s', 'w', '', '', 'past_%d'] output: ['y%d', 'present_%d'] "
+                               "op_type: 'Attention' domain: 'com.microsoft' name: 'attn%d'\n"
+                               "         attribute { name: 'num_heads' i: 4 type: INT } }\n",
+                               i ? "y0" : "x", i, i, i, i);
+        g_string_append_printf(t,
+                               "  input { name: 'past_%d' type { tensor_type { elem_type: 1 shape { dim { dim_value: 2 "
+                               "} dim { dim_param: 'b' } dim { dim_value: 4 } dim { dim_param: 'past' } dim { "
+                               "dim_value: 8 } } } } }\n  output { name: 'present_%d' type { tensor_type { elem_type: "
+                               "1 } } }\n",
+                               i, i);
+    }
+    g_string_append(t, "  input { name: 'x' type { tensor_type { elem_type: 1 shape { dim { dim_param: 'b' } dim { "
+                       "dim_param: 's' } dim { dim_value: 32 } } } } }\n"
+                       "  input { name: 'w' type { tensor_type { elem_type: 1 shape { dim { dim_value: 32 } dim { "
+                       "dim_value: 96 } } } } }\n  output { name: 'y1' type { tensor_type { elem_type: 1 } } }\n}\n");
+    g_autofree char *text = g_string_free(t, FALSE);
+    g_autoptr(fp_model) m = tm_load_text(text, ".onnxtxt");
+    g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_EQUAL(kv->layers, 2);
+    CU_ASSERT_EQUAL_FATAL(kv->n_tensors, 2);
+    CU_ASSERT_TRUE(kv->tensors[0].packed && kv->tensors[1].packed);
+    CU_ASSERT_STRING_EQUAL(kv->tensors[1].present->name, "present_1");
+    CU_ASSERT_EQUAL(kv->kv_heads, 4);
+    CU_ASSERT_EQUAL(kv->head_dim, 8);
+    CU_ASSERT_EQUAL(kv->bytes_per_token, (uint64_t)2 * 2 * 4 * 8 * 4);
+    CU_ASSERT_STRING_EQUAL(kv->batch_dim, "b");
+    CU_ASSERT_STRING_EQUAL(kv->past_dim, "past");
+    g_autofree char *path = tu_write_temp(text, strlen(text), ".onnxtxt");
+    char *dims[] = {"past=5", "s=1", NULL};
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.dims = dims};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    g_unlink(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    CU_ASSERT_EQUAL(a->kv_bytes, 6 * kv->bytes_per_token);
+    int64_t batch, past, fresh;
+    CU_ASSERT_FATAL(fp_kv_cache_step(a->kv, &batch, &past, &fresh));
+    CU_ASSERT(batch == 1 && past == 5 && fresh == 1);
+}
+
 /* With no option the decoder is analysed at a decode step of the default context: batch 1, 1 new
  * token, the rest past; nothing of unknown size; an option given keeps its value. */
 static void test_default_context(void)
@@ -437,6 +489,7 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "none", test_none);
     CU_add_test(s, "bound", test_bound);
     CU_add_test(s, "group_query_attention", test_group_query_attention);
+    CU_add_test(s, "packed_attention", test_packed_attention);
     CU_add_test(s, "default_context", test_default_context);
     CU_add_test(s, "token_dims", test_token_dims);
     CU_add_test(s, "phase_context", test_phase_context);

@@ -324,6 +324,33 @@ static void test_ge_reports(void)
     CU_ASSERT(ran >= 11);
 }
 
+/* A float16 com.microsoft Attention on the CPU target (float32 kernels): the casts of its weights
+ * fed at run time (input 1) prepare a weight, the cast of its past (input 4, the KV cache) does
+ * not. */
+static void test_attention_weight_ports(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F16, 3, (int64_t[]){1, 3, 32});
+    tb_input(b, "w", F16, 2, (int64_t[]){32, 96});
+    tb_input(b, "past", F16, 5, (int64_t[]){2, 1, 4, 5, 8});
+    tb_node_t *n = tb_node(b, "Attention", "attn", "x,w,,,past", "y,present");
+    tb_domain(b, n, "com.microsoft");
+    tb_attr_i(b, n, "num_heads", 4);
+    tb_output(b, "y", F16, -1, NULL);
+    tb_output(b, "present", F16, -1, NULL);
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    tu_run_result r = tu_run((const char *[]){"report", "-v", "--no-headroom", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    const char *w = strstr(r.out, "Cast w/to_float:"), *past = strstr(r.out, "Cast past/to_float:");
+    CU_ASSERT_FATAL(w && past);
+    CU_ASSERT_PTR_NOT_NULL(strstr(w, "prepares a weight"));
+    const char *eol = strchr(past, '\n'), *prep = strstr(past, "prepares a weight");
+    CU_ASSERT(!prep || (eol && prep > eol));
+    tu_run_clear(&r);
+    g_unlink(path);
+}
+
 /* ONNX Runtime's blocked kernels have classes of their own: a Conv in com.microsoft.nchwc is
  * nchwc_conv, a depthwise one nchwc_depthwise, each one kernel (no per-group parts); a profile
  * without them gives conv's and grouped_conv's (here conv's too) efficiency, one with them its own. */
@@ -383,4 +410,5 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "nchwc_cost", test_nchwc_cost);
     CU_add_test(s, "golden_report", test_golden_report);
     CU_add_test(s, "ge_reports", test_ge_reports);
+    CU_add_test(s, "attention_weight_ports", test_attention_weight_ports);
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ir/diag.h"
 #include "ir/graph.h"
 
 /* ---- ONNX model builder (protobuf-c structs, packed to bytes) ---- */
@@ -42,6 +43,8 @@ GBytes *tb_pack(tb *b);
 /* b packed and loaded (fp_onnx_load_buffer), its shapes inferred and metrics made; asserts each
  * step (b stays the caller's). */
 fp_model *tu_load_tb(tb *b);
+/* b packed, loaded, its shapes inferred and metrics made; NULL with *err when a step fails. */
+fp_model *tu_analyze_tb(tb *b, GError **err);
 /* Packs into a new temp file; caller g_free()s the path and unlinks it. */
 char *tb_write_temp(tb *b, const char *suffix);
 
@@ -61,6 +64,9 @@ void tu_run_clear(tu_run_result *r);
 int tu_lines(const char *s);
 /* Asserts a one-line error containing needle (prints both when it is missing). */
 void tu_expect_error(const GError *err, const char *needle);
+/* Asserts that diag holds no finding of a value of unknown shape ("shape-unknown") or an op type
+ * fuseplan does not know ("unknown-op"), printing those it holds. */
+void tu_expect_nothing_unknown(const fp_diag *diag);
 /* Runs fuseplan with args and asserts the bad-input contract: exit 2, nothing on stdout, exactly one
  * line on stderr naming path (when non-NULL) and containing needle. */
 void tu_expect_cli_error(const char *const *args, const char *path, const char *needle);

@@ -54,6 +54,11 @@ bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int
 /* sh_attr_ints of an attribute found already (NULL: absent). */
 bool sh_attr_ints_of(const fp_attr *a, int64_t *out, int max, int *count);
 bool sh_attr_floats(const fp_node *n, const char *name, double *out, int max, int *count);
+/* INT attribute `name` into *out, dflt when absent (required: SH_ERROR naming it when absent);
+ * SH_ERROR naming it and `what` (what it must be) when not an INT or outside [lo, hi]; SH_UNKNOWN
+ * when it refers to a function's attribute. */
+sh_result sh_attr_int_in(sh_ctx *c, const char *name, bool required, int64_t dflt, int64_t lo, int64_t hi,
+                         const char *what, int64_t *out);
 
 /* Attribute types and required attributes of an ONNX op (shape_attrs.c); false after sh_fail
  * naming the attribute. GE graphs and other domains pass unchecked. */
@@ -86,6 +91,17 @@ fp_dim sh_dim_div(fp_dim a, fp_dim b); /* exact division only */
 /* Multidirectional broadcast of two shapes into *out (which may alias a or b); false with
  * sh_fail on a mismatch of known dims. */
 bool sh_broadcast(sh_ctx *c, const fp_shape *a, const fp_shape *b, fp_shape *out);
+/* The bits (attribute bits_name, default 4: one of 2, 4, 8; not read when `any_bits`) and
+ * block_size (default dflt_block, required when that is -1: a power of two >= 16, or 0 when
+ * `zero_ok`) of a block-quantized op; SH_ERROR naming the attribute otherwise. */
+sh_result sh_block_attrs(sh_ctx *c, const char *bits_name, int64_t dflt_block, bool any_bits, bool zero_ok,
+                         int64_t *bits, int64_t *block);
+/* SH_ERROR naming input `what` and its dim `name` when s is given, its dim d and `want` are known
+ * and they differ; else SH_OK. */
+sh_result sh_expect_dim(sh_ctx *c, const char *what, const fp_shape *s, int32_t d, fp_dim want, const char *name);
+/* The shape of a Gather of x on `axis` (normalized) by indices of shape idx into *out: x's dims
+ * with idx's in place of axis; false with sh_fail when that rank exceeds FP_MAX_RANK. */
+bool sh_gather_dims(sh_ctx *c, const fp_shape *x, const fp_shape *idx, int32_t axis, fp_shape *out);
 /* Normalizes a possibly negative axis for `rank`; false when out of range. */
 bool sh_axis(int64_t axis, int32_t rank, int32_t *out);
 

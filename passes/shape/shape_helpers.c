@@ -170,6 +170,23 @@ bool sh_scalar(sh_ctx *c, uint32_t i, double *out)
     }
 }
 
+sh_result sh_attr_int_in(sh_ctx *c, const char *name, bool required, int64_t dflt, int64_t lo, int64_t hi,
+                         const char *what, int64_t *out)
+{
+    const fp_attr *a = fp_node_attr(c->n, name);
+    *out = dflt;
+    if (!a)
+        return required ? sh_fail(c, "missing required attribute '%s' (INT)", name) : SH_OK;
+    if (a->ref_attr_name)
+        return sh_unknown(c, "attribute '%s' refers to a function attribute", name);
+    if (a->type != FP_ATTR_INT)
+        return sh_fail(c, "attribute '%s' is not an INT", name);
+    if (a->u.i < lo || a->u.i > hi)
+        return sh_fail(c, "attribute '%s' is %" G_GINT64_FORMAT ": must be %s", name, a->u.i, what);
+    *out = a->u.i;
+    return SH_OK;
+}
+
 bool sh_attr_ints(const fp_node *n, const char *name, int64_t *out, int max, int *count)
 {
     return sh_attr_ints_of(fp_node_attr(n, name), out, max, count);
@@ -253,6 +270,52 @@ sh_result sh_fail(sh_ctx *c, const char *fmt, ...)
     g_set_error(c->error, FP_IR_ERROR, FP_IR_ERROR_INVALID, "graph '%s': node '%s' (%s): %s", c->n->graph->name,
                 c->n->name, c->n->op_type, msg);
     return SH_ERROR;
+}
+
+sh_result sh_block_attrs(sh_ctx *c, const char *bits_name, int64_t dflt_block, bool any_bits, bool zero_ok,
+                         int64_t *bits, int64_t *block)
+{
+    sh_result r = SH_OK;
+    *bits = 8;
+    if (!any_bits)
+        r = sh_attr_int_in(c, bits_name, false, 4, 2, 8, "2, 4 or 8", bits);
+    if (r == SH_OK && *bits != 2 && *bits != 4 && *bits != 8)
+        return sh_fail(c, "attribute '%s' is %" G_GINT64_FORMAT ": must be 2, 4 or 8", bits_name, *bits);
+    if (r == SH_OK)
+        r = sh_attr_int_in(c, "block_size", dflt_block < 0, dflt_block, 0, G_MAXINT32, "a power of two >= 16", block);
+    if (r != SH_OK)
+        return r;
+    bool pow2 = *block >= 16 && (*block & (*block - 1)) == 0;
+    if (!pow2 && !(zero_ok && *block == 0))
+        return sh_fail(c, "attribute 'block_size' is %" G_GINT64_FORMAT ": must be a power of two >= 16%s", *block,
+                       zero_ok ? " (or 0)" : "");
+    return SH_OK;
+}
+
+sh_result sh_expect_dim(sh_ctx *c, const char *what, const fp_shape *s, int32_t d, fp_dim want, const char *name)
+{
+    if (!s || !fp_dim_known(s->dims[d]) || !fp_dim_known(want) || s->dims[d].value == want.value)
+        return SH_OK;
+    return sh_fail(c, "%s has %s %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT, what, name, s->dims[d].value,
+                   want.value);
+}
+
+bool sh_gather_dims(sh_ctx *c, const fp_shape *x, const fp_shape *idx, int32_t axis, fp_shape *out)
+{
+    int32_t rank = x->rank - 1 + idx->rank;
+    if (rank > FP_MAX_RANK) {
+        sh_fail(c, "output rank %d exceeds %d", rank, FP_MAX_RANK);
+        return false;
+    }
+    *out = sh_new(c, rank);
+    int k = 0;
+    for (int32_t i = 0; i < axis; i++)
+        out->dims[k++] = x->dims[i];
+    for (int32_t i = 0; i < idx->rank; i++)
+        out->dims[k++] = idx->dims[i];
+    for (int32_t i = axis + 1; i < x->rank; i++)
+        out->dims[k++] = x->dims[i];
+    return true;
 }
 
 bool sh_dim_eq(fp_dim a, fp_dim b)

@@ -1,5 +1,5 @@
 /* shape_rules.h - the per-op shape rules (shape_rules_nn.c, shape_rules_data.c,
- * shape_rules_attn.c) and the table that hangs them off the op table (shape_rules_table.c). */
+ * shape_rules_attn.c, shape_rules_quant.c, shape_rules_moe.c) and the table that hangs them off the op table (shape_rules_table.c). */
 #ifndef FP_SHAPE_RULES_H
 #define FP_SHAPE_RULES_H
 
@@ -17,7 +17,8 @@
     X(stft) X(mel) X(random) X(random_like) X(multinomial) X(seq_construct) X(seq_empty) X(seq_at)         \
     X(seq_insert) X(seq_erase) X(seq_length) X(split_to_seq) X(concat_from_seq) X(optional)                \
     X(optional_get) X(optional_has) X(string_normalizer) X(tfidf) X(bias_gelu) X(attention) X(col2im)     \
-    X(group_query_attention) X(multi_head_attention)
+    X(group_query_attention) X(multi_head_attention) X(embed_layer_norm) X(rotary_embedding) X(matmul_nbits)     \
+    X(matmul_integer_to_float) X(gather_block_quantized) X(moe) X(qmoe)
 
 /* clang-format on */
 typedef sh_result (*sh_rule)(sh_ctx *c);

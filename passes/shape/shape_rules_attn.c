@@ -1,8 +1,11 @@
 /* shape_rules_attn.c - shape rules of the com.microsoft attention ops: Attention (and the fusion
- * pass's form of it), GroupQueryAttention and MultiHeadAttention. Shapes follow ONNX Runtime's
+ * pass's form of it), GroupQueryAttention, MultiHeadAttention, and the RotaryEmbedding that
+ * rotates their queries and keys. Shapes follow ONNX Runtime's
  * contrib op schemas and their type-and-shape inference (onnxruntime/core/graph/contrib_ops/
  * bert_defs.cc, docs/ContribOperators.md); where ORT's inference leaves a length to run time,
  * what this pass knows is used instead (docs/shape-coverage.md, "ONNX Runtime contrib ops"). */
+#include <string.h>
+
 #include "shape_rules.h"
 
 /* What the rules know of one attention node: heads from the attributes, dims from the inputs. */
@@ -29,17 +32,7 @@ static attn attn_new(void)
  * or outside [1, 2^31 - 1]; SH_UNKNOWN when it refers to a function's attribute. */
 static sh_result heads_attr(sh_ctx *c, const char *name, int64_t *out)
 {
-    const fp_attr *a = fp_node_attr(c->n, name);
-    if (!a)
-        return sh_fail(c, "missing required attribute '%s' (INT)", name);
-    if (a->ref_attr_name)
-        return sh_unknown(c, "attribute '%s' refers to a function attribute", name);
-    if (a->type != FP_ATTR_INT)
-        return sh_fail(c, "attribute '%s' is not an INT", name);
-    if (a->u.i <= 0 || a->u.i > G_MAXINT32)
-        return sh_fail(c, "attribute '%s' is %" G_GINT64_FORMAT ": must be a positive head count", name, a->u.i);
-    *out = a->u.i;
-    return SH_OK;
+    return sh_attr_int_in(c, name, true, 0, 1, G_MAXINT32, "a positive head count", out);
 }
 
 /* head = hidden / parts when hidden is known (SH_ERROR naming `what` and the divisor `by` when it
@@ -54,15 +47,6 @@ static sh_result split_hidden(sh_ctx *c, fp_dim hidden, int64_t parts, const cha
                        hidden.value, by, parts);
     *head = sh_dim(hidden.value / parts);
     return SH_OK;
-}
-
-/* SH_ERROR when dim d of input `what` is known, `want` is known and they differ. */
-static sh_result expect_dim(sh_ctx *c, const char *what, const fp_shape *s, int32_t d, fp_dim want, const char *name)
-{
-    if (!s || !fp_dim_known(s->dims[d]) || !fp_dim_known(want) || s->dims[d].value == want.value)
-        return SH_OK;
-    return sh_fail(c, "%s has %s %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT, what, name, s->dims[d].value,
-                   want.value);
 }
 
 /* The past key and value at inputs k and k + 1: both given or both omitted, rank 4 (BNSH) with
@@ -82,9 +66,9 @@ static sh_result attn_past(sh_ctx *c, attn *a, uint32_t k)
         if (ps[i]->rank != 4)
             return sh_fail(c, "%s rank %d, expected 4 (batch, kv heads, past tokens, head size)", what, ps[i]->rank);
         fp_dim *head = i ? &a->v_head : &a->head;
-        sh_result r = expect_dim(c, what, ps[i], 1, sh_dim(a->kv_heads), "heads");
+        sh_result r = sh_expect_dim(c, what, ps[i], 1, sh_dim(a->kv_heads), "heads");
         if (r == SH_OK)
-            r = expect_dim(c, what, ps[i], 3, *head, "head size");
+            r = sh_expect_dim(c, what, ps[i], 3, *head, "head size");
         if (r != SH_OK)
             return r;
         if (!fp_dim_known(*head))
@@ -153,17 +137,111 @@ static void attn_output0(sh_ctx *c, const attn *a)
 
 /* ---------------------------------------------------------------- Attention */
 
+/* The Q (and K) and V widths of com.microsoft Attention into *qk, *v: qkv_hidden_sizes (three
+ * positive sizes, Q's equal to K's, summing to the weights' columns when known), else a third of
+ * the columns each; unknown when neither tells. */
+static sh_result attention_widths(sh_ctx *c, fp_dim cols, fp_dim *qk, fp_dim *v)
+{
+    int64_t sz[4];
+    int n = 0;
+    *qk = *v = sh_dim_unknown();
+    if (sh_attr_ints(c->n, "qkv_hidden_sizes", sz, 4, &n)) {
+        if (n != 3 || sz[0] <= 0 || sz[1] != sz[0] || sz[2] <= 0)
+            return sh_fail(c, "qkv_hidden_sizes must be 3 positive sizes, Q's equal to K's");
+        if (fp_dim_known(cols) && cols.value != sz[0] + sz[1] + sz[2])
+            return sh_fail(c, "weights have %" G_GINT64_FORMAT " columns, qkv_hidden_sizes sum to %" G_GINT64_FORMAT,
+                           cols.value, sz[0] + sz[1] + sz[2]);
+        *qk = sh_dim(sz[0]);
+        *v = sh_dim(sz[2]);
+        return SH_OK;
+    }
+    if (!fp_dim_known(cols))
+        return SH_OK;
+    if (cols.value % 3)
+        return sh_fail(c, "weights have %" G_GINT64_FORMAT " columns: not three equal Q, K, V widths", cols.value);
+    *qk = *v = sh_dim(cols.value / 3);
+    return SH_OK;
+}
+
+/* The packed past of com.microsoft Attention (input 4): rank 5, [2, B, heads, P, head size]. */
+static sh_result attention_past(sh_ctx *c, const attn *a, const fp_shape *past)
+{
+    if (past->rank != 5)
+        return sh_fail(c, "past rank %d, expected 5 (2, batch, heads, past tokens, head size)", past->rank);
+    sh_result r = sh_expect_dim(c, "past", past, 0, sh_dim(2), "axis 0 (K and V)");
+    if (r == SH_OK)
+        r = sh_expect_dim(c, "past", past, 1, a->batch, "batch");
+    if (r == SH_OK)
+        r = sh_expect_dim(c, "past", past, 2, sh_dim(a->heads), "heads");
+    return r == SH_OK ? sh_expect_dim(c, "past", past, 4, a->head, "head size") : r;
+}
+
+/* Output 1 of com.microsoft Attention, present [2, B, heads, T, head size] with the past's dtype
+ * (the input's without one): T = P + S, the past's P when past_present_share_buffer is set, S
+ * without a past. SH_UNKNOWN when T or the head size stays unknown. */
+static sh_result attention_present(sh_ctx *c, attn *a)
+{
+    const fp_shape *past = sh_in(c, 4);
+    bool has_past = sh_val(c, 4) != NULL;
+    if (past) {
+        sh_result r = attention_past(c, a, past);
+        if (r != SH_OK)
+            return r;
+        if (!fp_dim_known(a->head))
+            a->head = past->dims[4];
+    }
+    if (!sh_out(c, 1))
+        return SH_OK;
+    bool shared = fp_node_attr_int(c->n, "past_present_share_buffer", 0) != 0;
+    fp_dim len = !has_past ? a->seq
+                 : !past   ? sh_dim_unknown()
+                 : shared  ? past->dims[3]
+                           : sh_dim_add(past->dims[3], a->seq);
+    fp_shape p = sh_new(c, 5);
+    p.dims[0] = sh_dim(2);
+    p.dims[1] = a->batch;
+    p.dims[2] = sh_dim(a->heads);
+    p.dims[3] = len;
+    p.dims[4] = a->head;
+    sh_set(c, 1, has_past ? sh_dt(c, 4) : sh_dt(c, 0), p);
+    if (!fp_dim_known(len) && !len.sym)
+        return sh_unknown(c, "present sequence length unknown");
+    return fp_dim_known(a->head) ? SH_OK : sh_unknown(c, "head size unknown");
+}
+
+/* com.microsoft Attention(input [B, S, hidden], weights [hidden, Q + K + V widths], bias, mask,
+ * past, ...): output 0 [B, S, V width], output 1 the present. */
+static sh_result ms_attention(sh_ctx *c, const fp_shape *x, const fp_shape *w)
+{
+    attn a = attn_new();
+    fp_dim qk, v;
+    sh_result r = heads_attr(c, "num_heads", &a.heads);
+    if (r == SH_OK)
+        r = sh_expect_dim(c, "weights", w, 0, x->dims[2], "rows (input hidden size)");
+    if (r == SH_OK)
+        r = attention_widths(c, w->dims[1], &qk, &v);
+    if (r == SH_OK)
+        r = split_hidden(c, qk, a.heads, "Q", "num_heads", &a.head);
+    if (r == SH_OK)
+        r = split_hidden(c, v, a.heads, "V", "num_heads", &a.v_head);
+    if (r != SH_OK)
+        return r;
+    a.batch = x->dims[0];
+    a.seq = a.kv_len = x->dims[1];
+    a.out_hidden = v;
+    attn_output0(c, &a);
+    return attention_present(c, &a);
+}
+
 sh_result sh_rule_attention(sh_ctx *c)
 {
     const fp_shape *x = sh_in(c, 0), *w = sh_in(c, 1);
-    if (x && w && x->rank == 3 && w->rank == 2) { /* com.microsoft Attention(input, weights, ...) */
-        fp_shape out = sh_copy(c, x);
-        out.dims[2] = sh_dim_div(w->dims[1], sh_dim(3));
-        sh_set(c, 0, sh_dt(c, 0), out);
-        return SH_OK;
-    }
+    bool fused = (c->n->flags & FP_NODE_FUSED) != 0;
+    if (!fused && x && w && x->rank == 3 && w->rank == 2) /* com.microsoft Attention(input, weights, ...) */
+        return ms_attention(c, x, w);
     /* the fusion pass's form (q, k, scale, [mask,] v): the context has q's shape with v's last dim */
-    const fp_shape *v = c->n->n_inputs > 2 ? sh_in(c, c->n->n_inputs - 1) : NULL;
+    const fp_value *vv = c->n->n_inputs > 2 ? sh_val(c, c->n->n_inputs - 1) : NULL;
+    const fp_shape *v = vv ? sh_in(c, c->n->n_inputs - 1) : NULL;
     if (!x || !v || x->rank < 2 || v->rank < 1)
         return sh_unknown(c, "input or weights of unknown rank");
     fp_shape out = sh_copy(c, x);
@@ -195,7 +273,7 @@ static sh_result gqa_qkv(sh_ctx *c, attn *a)
         const char *what = i ? "value" : "key";
         if (kv[i] && kv[i]->rank != 3)
             return sh_fail(c, "%s rank %d, expected 3 (batch, tokens, kv_num_heads x head size)", what, kv[i]->rank);
-        r = expect_dim(c, what, kv[i], 2, kv_hidden, "hidden size (kv_num_heads x head size)");
+        r = sh_expect_dim(c, what, kv[i], 2, kv_hidden, "hidden size (kv_num_heads x head size)");
     }
     if (kv[0] && r == SH_OK)
         a->kv_len = kv[0]->dims[1];
@@ -283,11 +361,11 @@ static sh_result mha_key(sh_ctx *c, attn *a)
     if (k->rank == 5) {
         if (has_v)
             return sh_fail(c, "a packed KV key (rank 5) takes no value (input 2)");
-        sh_result r = expect_dim(c, "packed KV key", k, 2, sh_dim(a->heads), "heads");
+        sh_result r = sh_expect_dim(c, "packed KV key", k, 2, sh_dim(a->heads), "heads");
         if (r == SH_OK)
-            r = expect_dim(c, "packed KV key", k, 3, sh_dim(2), "parts");
+            r = sh_expect_dim(c, "packed KV key", k, 3, sh_dim(2), "parts");
         if (r == SH_OK)
-            r = expect_dim(c, "packed KV key", k, 4, a->head, "head size");
+            r = sh_expect_dim(c, "packed KV key", k, 4, a->head, "head size");
         a->kv_len = k->dims[1];
         a->v_head = fp_dim_known(a->head) ? a->head : k->dims[4];
         a->head = a->v_head;
@@ -301,15 +379,15 @@ static sh_result mha_key(sh_ctx *c, attn *a)
     if (v && v->rank != k->rank)
         return sh_fail(c, "value rank %d, expected %d as the key's", v->rank, k->rank);
     if (k->rank == 4) { /* cross attention: [B, heads, L, d] */
-        sh_result r = expect_dim(c, "key", k, 1, sh_dim(a->heads), "heads");
+        sh_result r = sh_expect_dim(c, "key", k, 1, sh_dim(a->heads), "heads");
         if (r == SH_OK)
-            r = expect_dim(c, "key", k, 3, a->head, "head size");
+            r = sh_expect_dim(c, "key", k, 3, a->head, "head size");
         a->kv_len = k->dims[2];
         a->head = fp_dim_known(a->head) ? a->head : k->dims[3];
         a->v_head = v ? v->dims[3] : a->head;
         return r;
     }
-    sh_result r = expect_dim(c, "key", k, 2, a->q->dims[2], "hidden size");
+    sh_result r = sh_expect_dim(c, "key", k, 2, a->q->dims[2], "hidden size");
     a->kv_len = k->dims[1];
     if (r != SH_OK || !v)
         return r;
@@ -326,9 +404,9 @@ static sh_result mha_qkv(sh_ctx *c, attn *a)
     if (q->rank == 5) {
         if (sh_val(c, 1) || sh_val(c, 2))
             return sh_fail(c, "a packed QKV query (rank 5) takes no key or value (inputs 1, 2)");
-        sh_result r = expect_dim(c, "packed QKV query", q, 2, sh_dim(a->heads), "heads");
+        sh_result r = sh_expect_dim(c, "packed QKV query", q, 2, sh_dim(a->heads), "heads");
         if (r == SH_OK)
-            r = expect_dim(c, "packed QKV query", q, 3, sh_dim(3), "parts");
+            r = sh_expect_dim(c, "packed QKV query", q, 3, sh_dim(3), "parts");
         a->head = a->v_head = q->dims[4];
         return r;
     }
@@ -362,4 +440,70 @@ sh_result sh_rule_multi_head_attention(sh_ctx *c)
     bool shared = fp_node_attr_int(c->n, "past_present_share_buffer", 0) != 0 || (a.has_past && sh_val(c, 8));
     fp_dim len = !a.has_past ? a.kv_len : shared ? a.past_len : sh_dim_add(a.past_len, a.kv_len);
     return attn_outputs(c, &a, len);
+}
+
+/* ---------------------------------------------------------------- RotaryEmbedding */
+
+/* The cos and sin caches of a RotaryEmbedding (inputs at and at + 1): of rank `rank`, [positions,
+ * half] (3: [batch, tokens, half]) with half the rotary dim / 2 when known, both of one shape. */
+static sh_result rotary_caches(sh_ctx *c, uint32_t at, int32_t rank, fp_dim half)
+{
+    const fp_shape *cs[2] = {sh_in(c, at), sh_in(c, at + 1)};
+    for (int i = 0; i < 2; i++) {
+        const char *what = i ? "sin_cache" : "cos_cache";
+        if (!cs[i])
+            continue;
+        if (cs[i]->rank != rank)
+            return sh_fail(c, "%s rank %d, expected %d (%s)", what, cs[i]->rank, rank,
+                           rank == 2 ? "positions, rotary dim / 2" : "batch, tokens, rotary dim / 2");
+        sh_result r = sh_expect_dim(c, what, cs[i], rank - 1, half, "rotary dim / 2");
+        if (r == SH_OK && cs[0])
+            r = sh_expect_dim(c, what, cs[i], 0, cs[0]->dims[0], "positions (cos_cache's)");
+        if (r != SH_OK)
+            return r;
+    }
+    return SH_OK;
+}
+
+/* RotaryEmbedding: input [B, S, hidden] or [B, heads, S, head size], then (com.microsoft)
+ * position_ids, cos_cache and sin_cache, or (ONNX, opset 23) cos_cache, sin_cache and optional
+ * position_ids, without which the caches are [B, S, half]; the output has the input's shape and
+ * dtype. The rotary dim is rotary_embedding_dim, else the head size (a 4-D input's axis 3, a 3-D
+ * input's hidden size over num_heads); the caches hold half of it. */
+sh_result sh_rule_rotary_embedding(sh_ctx *c)
+{
+    int64_t heads, rot, flag;
+    sh_result r = sh_attr_int_in(c, "num_heads", false, 0, 0, G_MAXINT32, "a head count (0: none given)", &heads);
+    if (r == SH_OK)
+        r = sh_attr_int_in(c, "rotary_embedding_dim", false, 0, 0, G_MAXINT32, "a rotary dim (0: the head size)", &rot);
+    if (r == SH_OK)
+        r = sh_attr_int_in(c, "interleaved", false, 0, 0, 1, "0 or 1", &flag);
+    if (r != SH_OK)
+        return r;
+    bool ms = strcmp(c->n->domain, "com.microsoft") == 0;
+    if (ms && (!sh_val(c, 1) || !sh_val(c, 2) || !sh_val(c, 3)))
+        return sh_fail(c, "position_ids, cos_cache and sin_cache (inputs 1, 2, 3) are required");
+    if (!ms && (!sh_val(c, 1) || !sh_val(c, 2)))
+        return sh_fail(c, "cos_cache and sin_cache (inputs 1, 2) are required");
+    if (rot % 2)
+        return sh_fail(c, "attribute 'rotary_embedding_dim' is %" G_GINT64_FORMAT ": must be even", rot);
+    const fp_shape *x = sh_in(c, 0);
+    if (!x)
+        return sh_unknown(c, "input has unknown rank");
+    if (x->rank != 3 && x->rank != 4)
+        return sh_fail(c, "input rank %d, expected 3 (batch, tokens, hidden) or 4 (batch, heads, tokens, head size)",
+                       x->rank);
+    fp_dim head = x->rank == 4 ? x->dims[3] : sh_dim_unknown();
+    if (x->rank == 3 && heads > 0)
+        r = split_hidden(c, x->dims[2], heads, "input", "num_heads", &head);
+    if (r != SH_OK)
+        return r;
+    if (rot && fp_dim_known(head) && rot > head.value)
+        return sh_fail(c, "rotary_embedding_dim %" G_GINT64_FORMAT " exceeds the head size %" G_GINT64_FORMAT, rot,
+                       head.value);
+    fp_dim half = rot ? sh_dim(rot / 2) : fp_dim_known(head) ? sh_dim(head.value / 2) : sh_dim_unknown();
+    r = rotary_caches(c, ms ? 2 : 1, ms || sh_val(c, 3) ? 2 : 3, half);
+    if (r == SH_OK)
+        sh_set(c, 0, sh_dt(c, 0), sh_copy(c, x));
+    return r;
 }

@@ -469,17 +469,9 @@ sh_result sh_rule_gather(sh_ctx *c)
     int32_t axis;
     if (!sh_axis(fp_node_attr_int(c->n, "axis", 0), x->rank, &axis))
         return sh_fail(c, "axis out of range for rank %d", x->rank);
-    int32_t rank = x->rank - 1 + idx->rank;
-    if (rank > FP_MAX_RANK)
-        return sh_fail(c, "output rank %d exceeds %d", rank, FP_MAX_RANK);
-    fp_shape out = sh_new(c, rank);
-    int k = 0;
-    for (int32_t i = 0; i < axis; i++)
-        out.dims[k++] = x->dims[i];
-    for (int32_t i = 0; i < idx->rank; i++)
-        out.dims[k++] = idx->dims[i];
-    for (int32_t i = axis + 1; i < x->rank; i++)
-        out.dims[k++] = x->dims[i];
+    fp_shape out;
+    if (!sh_gather_dims(c, x, idx, axis, &out))
+        return SH_ERROR;
     sh_set(c, 0, sh_dt(c, 0), out);
     return SH_OK;
 }

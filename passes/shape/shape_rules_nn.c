@@ -72,9 +72,61 @@ sh_result sh_rule_cast(sh_ctx *c)
     return SH_OK;
 }
 
+/* Whether the known dims of s differ from what a quantization parameter over x needs: with block
+ * (> 0) x's shape with ceil(dim / block) on axis; else one element (per tensor) or, 1-D, x's dim
+ * on axis (per axis). */
+static bool quant_param_bad(const fp_shape *s, const fp_shape *x, int32_t axis, int64_t block)
+{
+    uint64_t numel;
+    if (block == 0) {
+        if (s->rank == 0 || (fp_shape_numel(s, &numel) && numel == 1))
+            return false;
+        return s->rank != 1 ||
+               (fp_dim_known(s->dims[0]) && fp_dim_known(x->dims[axis]) && s->dims[0].value != x->dims[axis].value);
+    }
+    if (s->rank != x->rank)
+        return true;
+    for (int32_t i = 0; i < x->rank; i++) {
+        fp_dim want = i != axis || !fp_dim_known(x->dims[i]) ? x->dims[i]
+                                                             : sh_dim((x->dims[i].value + block - 1) / block);
+        if (fp_dim_known(s->dims[i]) && fp_dim_known(want) && s->dims[i].value != want.value)
+            return true;
+    }
+    return false;
+}
+
+/* The scale and zero point (inputs 1, 2) of QuantizeLinear or DequantizeLinear over x (ONNX
+ * Operators.md, opset 21's blocked form): per tensor, per axis (`axis`, default 1) or per block of
+ * `block_size` along it; SH_ERROR naming the input whose shape is none of those. */
+static sh_result quant_params(sh_ctx *c, const fp_shape *x)
+{
+    int64_t block;
+    sh_result r = sh_attr_int_in(c, "block_size", false, 0, 0, G_MAXINT32, "0 or a positive block size", &block);
+    const fp_shape *s = sh_in(c, 1);
+    if (r != SH_OK || !s)
+        return r;
+    bool per_tensor = !block && (s->rank == 0 || (s->rank == 1 && fp_dim_known(s->dims[0]) && s->dims[0].value == 1));
+    int32_t axis = 0;
+    if (!per_tensor && !sh_axis(fp_node_attr_int(c->n, "axis", 1), x->rank, &axis))
+        return sh_fail(c, "axis out of range for rank %d", x->rank);
+    const char *what[] = {NULL, "scale", "zero point"};
+    for (uint32_t i = 1; i <= 2 && !per_tensor; i++) {
+        const fp_shape *p = sh_val(c, i) ? sh_in(c, i) : NULL;
+        if (!p || !quant_param_bad(p, x, axis, block))
+            continue;
+        g_autofree char *got = fp_shape_to_string(p), *xs = fp_shape_to_string(x);
+        return sh_fail(c, "%s shape %s does not fit input %s on axis %d (%s)", what[i], got, xs, axis,
+                       block ? "blocked: the input's shape with ceil(dim / block_size) on the axis"
+                             : "per axis: the axis' dim");
+    }
+    return SH_OK;
+}
+
 sh_result sh_rule_quantize(sh_ctx *c)
 {
     sh_result r = sh_rule_same(c);
+    if (r == SH_OK)
+        r = quant_params(c, sh_in(c, 0));
     if (r != SH_OK)
         return r;
     fp_dtype dt = FP_DT_UINT8;
@@ -673,6 +725,61 @@ sh_result sh_rule_skip_layer_norm(sh_ctx *c)
     sh_set(c, 1, FP_DT_FLOAT, stat);
     sh_set(c, 2, FP_DT_FLOAT, stat);
     sh_set(c, 3, sh_dt(c, 0), sh_copy(c, x));
+    return SH_OK;
+}
+
+/* Input i of an EmbedLayerNormalization, when its shape is known: rank `rank` with the hidden size
+ * h (when known) on its last axis. */
+static sh_result embed_input(sh_ctx *c, uint32_t i, const char *what, int32_t rank, fp_dim h)
+{
+    const fp_shape *s = sh_in(c, i);
+    if (!s)
+        return SH_OK;
+    if (s->rank != rank)
+        return sh_fail(c, "%s rank %d, expected %d", what, s->rank, rank);
+    fp_dim last = s->dims[rank - 1];
+    if (fp_dim_known(last) && fp_dim_known(h) && last.value != h.value)
+        return sh_fail(c, "%s has hidden size %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT " (word_embedding's)",
+                       what, last.value, h.value);
+    return SH_OK;
+}
+
+/* EmbedLayerNormalization (com.microsoft): input_ids [B, S] looks up word_embedding [V, H] and
+ * position_embedding [P, H] (segment_embedding too, with segment_ids), then normalizes over H with
+ * gamma and beta [H]. Output 0 and embedding_sum (output 2) are [B, S, H] of the tables' dtype;
+ * mask_index (output 1) is [B] int32. */
+sh_result sh_rule_embed_layer_norm(sh_ctx *c)
+{
+    if (!sh_val(c, 0) || !sh_val(c, 2) || !sh_val(c, 3) || !sh_val(c, 5) || !sh_val(c, 6))
+        return sh_fail(c, "input_ids, word_embedding, position_embedding, gamma and beta (inputs 0, 2, 3, 5, 6) "
+                          "are required");
+    if (!sh_val(c, 1) != !sh_val(c, 4))
+        return sh_fail(c, "segment_ids and segment_embedding (inputs 1, 4) must both be given or both omitted");
+    const fp_shape *ids = sh_in(c, 0), *we = sh_in(c, 2);
+    if (!ids || !we)
+        return sh_unknown(c, "input_ids or word_embedding of unknown rank");
+    if (ids->rank != 2)
+        return sh_fail(c, "input_ids rank %d, expected 2 (batch, tokens)", ids->rank);
+    if (we->rank != 2)
+        return sh_fail(c, "word_embedding rank %d, expected 2 (vocabulary, hidden)", we->rank);
+    fp_dim h = we->dims[1];
+    static const struct {
+        uint32_t i;
+        const char *what;
+        int32_t rank;
+    } rest[] = {{3, "position_embedding", 2}, {4, "segment_embedding", 2}, {5, "gamma", 1}, {6, "beta", 1}};
+    for (size_t k = 0; k < G_N_ELEMENTS(rest); k++) {
+        sh_result r = embed_input(c, rest[k].i, rest[k].what, rest[k].rank, h);
+        if (r != SH_OK)
+            return r;
+    }
+    fp_shape out = sh_new(c, 3), mask = sh_new(c, 1);
+    out.dims[0] = mask.dims[0] = ids->dims[0];
+    out.dims[1] = ids->dims[1];
+    out.dims[2] = h;
+    sh_set(c, 0, sh_dt(c, 2), out);
+    sh_set(c, 1, FP_DT_INT32, mask);
+    sh_set(c, 2, sh_dt(c, 2), out);
     return SH_OK;
 }
 

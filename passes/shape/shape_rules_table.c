@@ -26,11 +26,13 @@ const sh_rule fp_shape_rules[FP_OP_COUNT] = {
     R(CONV_TRANSPOSE, conv_transpose) R(GEMM, gemm) R(FUSED_GEMM, gemm) R(MATMUL, matmul)
     R(MATMUL_INTEGER, matmul) R(QLINEAR_MATMUL, matmul) R(FUSED_MATMUL, matmul) R(EINSUM, einsum)
     R(DET, det) R(ATTENTION, attention) R(GROUP_QUERY_ATTENTION, group_query_attention)
-    R(MULTI_HEAD_ATTENTION, multi_head_attention)
+    R(MULTI_HEAD_ATTENTION, multi_head_attention) R(ROTARY_EMBEDDING, rotary_embedding)
+    R(MATMUL_NBITS, matmul_nbits) R(MATMUL_INTEGER_TO_FLOAT, matmul_integer_to_float) R(MOE, moe) R(QMOE, qmoe)
     /* normalization */
     R(BATCH_NORM, batch_norm) R(INSTANCE_NORM, same) R(LAYER_NORM, layer_norm) R(GROUP_NORM, same)
     R(LRN, same) R(LP_NORM, same) R(MVN, same) R(SKIP_LAYER_NORM, skip_layer_norm)
     R(SIMPLIFIED_LAYER_NORM, layer_norm) R(SKIP_SIMPLIFIED_LAYER_NORM, skip_layer_norm)
+    R(EMBED_LAYER_NORM, embed_layer_norm)
     /* pooling */
     R(AVERAGE_POOL, pool) R(MAX_POOL, pool) R(LP_POOL, pool) R(GLOBAL_AVG_POOL, global_pool)
     R(GLOBAL_MAX_POOL, global_pool) R(GLOBAL_LP_POOL, global_pool) R(MAX_ROI_POOL, roi) R(ROI_ALIGN, roi)
@@ -43,7 +45,7 @@ const sh_rule fp_shape_rules[FP_OP_COUNT] = {
     /* views and data movement */
     R(RESHAPE, reshape) R(FLATTEN, flatten) R(SQUEEZE, squeeze) R(UNSQUEEZE, unsqueeze)
     R(IDENTITY, identity) R(REORDER_INPUT, same) R(REORDER_OUTPUT, same) R(TRANS_DATA, same) R(DROPOUT, dropout) R(TRANSPOSE, transpose) R(CONCAT, concat) R(SPLIT, split)
-    R(SLICE, slice) R(GATHER, gather) R(GATHER_ELEMENTS, gather_elements) R(GATHER_ND, gather_nd)
+    R(SLICE, slice) R(GATHER, gather) R(GATHER_BLOCK_QUANTIZED, gather_block_quantized) R(GATHER_ELEMENTS, gather_elements) R(GATHER_ND, gather_nd)
     R(SCATTER, same) R(SCATTER_ELEMENTS, same) R(SCATTER_ND, same) R(PAD, pad) R(TILE, tile)
     R(EXPAND, expand) R(RESIZE, resize) R(UPSAMPLE, resize) R(DEPTH_TO_SPACE, depth_space)
     R(SPACE_TO_DEPTH, depth_space) R(COMPRESS, compress) R(REVERSE_SEQUENCE, same) R(TRILU, same)

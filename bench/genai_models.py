@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""genai_models.py - onnxruntime-genai's test models through fuseplan: opaque ops, values of unknown
+size and weight bytes against the bytes the initializers store, before and after a change.
+
+  /usr/bin/python3 bench/genai_models.py --models DIR --fuseplan build/fuseplan \\
+      [--before OTHER/fuseplan] [--commit SHA]
+
+DIR holds the repository's test/models tree (extracted from a snapshot with `git show`). Every
+.onnx under it whose external data is present is run through `report -f json`, `shapes` and
+`memory` (`report` of the models exported for CUDA on --device a100) with each symbolic input dim bound: a decode step of 1 new token after 7 (batch 1,
+`batch_plus_1` 2, past 7, total and past-plus-new 8, every other dim 4). Per model: the op types
+fuseplan analyses as opaque (from its warning), the model's values of unknown size (the report's
+`unknown_values`), without and with the binding, and the memory plan's weight_bytes against the sum
+of the initializers' stored bytes (raw bytes, 4-bit types packed two a byte) and the Constant
+nodes' tensors. Prints a markdown table (docs/benchmarks.md); exit 1 when a command fails.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import onnx
+from onnx import TensorProto, mapping
+
+FOUR_BIT = {21, 22, 23}  # TensorProto UINT4, INT4, FLOAT4E2M1 (newer than Debian's onnx 1.12)
+
+
+def stored_bytes(t):
+    """Bytes tensor t holds: its raw data, else its element count at the dtype's size."""
+    if t.data_location == TensorProto.EXTERNAL:
+        return int(next((e.value for e in t.external_data if e.key == "length"), 0))
+    if t.raw_data:
+        return len(t.raw_data)
+    n = 1
+    for d in t.dims:
+        n *= d
+    if t.data_type in FOUR_BIT:
+        return (n + 1) // 2
+    if t.data_type == TensorProto.STRING:
+        return 0
+    return n * mapping.TENSOR_TYPE_TO_NP_TYPE[t.data_type].itemsize
+
+
+def model_facts(path):
+    """(stored weight bytes, symbolic dims of the inputs, external data present) of the model."""
+    m = onnx.load(path, load_external_data=False)
+    total = sum(stored_bytes(t) for t in m.graph.initializer)
+    for n in m.graph.node:
+        if n.op_type == "Constant" and not n.domain:
+            total += sum(stored_bytes(a.t) for a in n.attribute if a.name == "value")
+    syms = sorted({d.dim_param for v in m.graph.input for d in v.type.tensor_type.shape.dim if d.dim_param})
+    ext = [t for t in m.graph.initializer if t.data_location == TensorProto.EXTERNAL]
+    here = all(os.path.exists(os.path.join(os.path.dirname(path), e.value))
+               for t in ext for e in t.external_data if e.key == "location")
+    return total, syms, here
+
+
+def binding(sym):
+    """The value a decode step of 1 token after 7 gives symbolic dim `sym`."""
+    s = sym.lower()
+    if "plus_1" in s:
+        return 2
+    if "batch" in s:
+        return 1
+    if "past" in s and "plus" in s or "total" in s:
+        return 8
+    if "past" in s:
+        return 7
+    if "seq" in s or s == "num_tokens":
+        return 1
+    return 4
+
+
+def run(fuseplan, args):
+    r = subprocess.run([fuseplan] + args, capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def opaque(stderr):
+    """Opaque ops named by fuseplan's warning: 'op type unknown ...: dom.Op (n), ...'."""
+    m = re.search(r"unknown to fuseplan, analyzed as opaque[^:]*: (.*?)(; --strict|$)", stderr, re.M)
+    if not m:
+        return 0, ""
+    found = re.findall(r"([\w.]+) \((\d+)\)", m.group(1))
+    return sum(int(c) for _, c in found), ", ".join(f"{t} ({c})" for t, c in found)
+
+
+def measure(fuseplan, path, dims):
+    """(ok, opaque count, opaque names, unknown values, weight bytes) of `report` (with dims bound)."""
+    rc, out, err = run(fuseplan, ["report", "-f", "json", path] + dims)
+    if rc != 0:
+        return False, 0, err.strip(), None, None
+    d = json.loads(out)
+    n, names = opaque(err)
+    return True, n, names, d.get("unknown_values"), d["memory"]["weight_bytes"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--fuseplan", required=True)
+    ap.add_argument("--before")
+    ap.add_argument("--commit", default="?")
+    a = ap.parse_args()
+    failed = False
+    rows = []
+    for path in sorted(glob.glob(os.path.join(a.models, "**", "*.onnx"), recursive=True)):
+        stored, syms, here = model_facts(path)
+        rel = os.path.relpath(path, a.models)
+        if not here:
+            rows.append(f"| {rel} | external data absent: not run | | | | |")
+            continue
+        dims = [x for s in syms for x in ("--dim", f"{s}={binding(s)}")]
+        # exported for the CUDA EP: float16 kernels, no float32 copies of the weights
+        device = ["--device", "a100"] if "cuda" in rel else []
+        before = measure(a.before, path, dims + device) if a.before else None
+        ok, n_opaque, names, unknown, weights = measure(a.fuseplan, path, dims + device)
+        free = measure(a.fuseplan, path, device)
+        for cmd in ("shapes", "memory"):
+            rc, _, err = run(a.fuseplan, [cmd, path] + dims)
+            if rc != 0:
+                ok, names = False, f"{cmd}: {err.strip()}"
+        failed |= not ok
+        b = f"{before[1]} ({before[2]})" if before and before[1] else "0" if before else "-"
+        bu = str(before[3]) if before and before[0] else "-"
+        rows.append(f"| {rel} | {b} | {n_opaque}{f' ({names})' if names else ''} | {bu} | {free[3]} / {unknown} | "
+                    f"{weights} / {stored}{'' if weights == stored else ' (differ)'} |")
+    print(f"onnxruntime-genai test models (microsoft/onnxruntime-genai at {a.commit}), bound: "
+          "batch 1, 1 new token after 7 past (8 total), other dims 4\n")
+    print("| model | opaque ops before | opaque ops after | unknown sizes before (bound) | unknown sizes after "
+          "(free / bound) | weight bytes / stored bytes |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
