@@ -1011,6 +1011,54 @@ static void test_quick_gelu_alpha(void)
     }
 }
 
+/* NoopElimination's cases: x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1 go, the reader reading x; 0 - x,
+ * 1 / x, x * 2 and an Add of two zeros are no candidates; a no-op whose output is a graph output
+ * stays. */
+static void test_noop_elim(void)
+{
+    static const struct {
+        const char *op, *ins;
+        float k;
+        int n;
+        const char *refusal; /* NULL: removed; "-": no candidate */
+    } cases[] = {
+        {"Add", "x,k", 0, 0, NULL},
+        {"Add", "k,x", 0, 1, NULL},
+        {"Sub", "x,k", 0, 0, NULL},
+        {"Mul", "x,k", 1, 0, NULL},
+        {"Mul", "k,x", 1, 1, NULL},
+        {"Div", "x,k", 1, 0, NULL},
+        {"Sub", "k,x", 0, 0, "-"},
+        {"Div", "k,x", 1, 0, "-"},
+        {"Mul", "x,k", 2, 0, "-"},
+        {"Add", "x,k", 0, 2, "-"},
+        {"Add", "x,k", 0, 0, "not_graph_output"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        bool out = cases[i].refusal && strcmp(cases[i].refusal, "not_graph_output") == 0;
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 2, (int64_t[]){4, 2});
+        tb_init_f32(b, "k", cases[i].n, (const float[]){cases[i].k, cases[i].k});
+        tb_node(b, cases[i].op, "noop", cases[i].ins, "a");
+        tb_node(b, "Relu", "relu", "a", "y");
+        tb_output(b, "y", F32, -1, NULL);
+        if (out)
+            tb_output(b, "a", F32, -1, NULL);
+        fp_model *m = NULL;
+        fp_fusion_list *l = fuse_tb(b, "ort-cpu-basic", &m);
+        if (cases[i].refusal && !out) {
+            CU_ASSERT_PTR_NULL(find(l, "noop_elim", NULL));
+        } else {
+            expect(l, "noop_elim", "noop", cases[i].refusal);
+        }
+        fp_node *relu = fp_graph_find(m->main, "y")->producer;
+        CU_ASSERT_PTR_EQUAL(relu->inputs[0], fp_graph_find(m->main, cases[i].refusal ? "a" : "x"));
+        list_free(l);
+        fp_model_free(m);
+        tb_free(b);
+    }
+}
+
 static void test_ge_ub_chain(void)
 {
     /* Conv + 6 elementwise ops: over the UB limit of 5 */
@@ -1632,6 +1680,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "torch_forms", test_torch_forms);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
     CU_add_test(s, "quick_gelu_alpha", test_quick_gelu_alpha);
+    CU_add_test(s, "noop_elim", test_noop_elim);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);
     CU_add_test(s, "gating", test_gating);

@@ -1004,6 +1004,29 @@ static bool check_mask_unused(const fp_constraint *c, const fp_match *mt, GPtrAr
     return false;
 }
 
+/* The arithmetic anchor is a no-op as ONNX Runtime's NoopElimination finds one: x + 0, 0 + x, x - 0,
+ * x * 1, 1 * x or x / 1, exactly one input a constant (the second for Sub and Div) of at most one
+ * element and of no greater rank than x's (known). A gate: any other Add/Sub/Mul/Div is no candidate. */
+static bool check_noop_operand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    const fp_node *n = node_at(mt, c->node);
+    if (!n || n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
+        return false;
+    bool k0 = fp_value_is_constant(n->inputs[0]), k1 = fp_value_is_constant(n->inputs[1]);
+    if (k0 == k1 || (k0 && (n->op == FP_OP_SUB || n->op == FP_OP_DIV)))
+        return false;
+    const fp_value *k = n->inputs[k0 ? 0 : 1], *x = n->inputs[k0 ? 1 : 0];
+    uint64_t numel = 0;
+    double v;
+    if (x->shape.rank < 0 || k->shape.rank > x->shape.rank || !fp_shape_numel(&k->shape, &numel) || numel > 1)
+        return false;
+    if (numel == 0)
+        return true;
+    bool additive = n->op == FP_OP_ADD || n->op == FP_OP_SUB;
+    return const_scalar(k, &v) && (float)v == (additive ? 0.0f : 1.0f);
+}
+
 static bool check_const_scalar(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
