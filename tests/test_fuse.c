@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "frontends/load.h"
 #include "frontends/onnx/onnx.h"
 #include "passes/fusion/fuse.h"
@@ -1059,6 +1060,58 @@ static void test_noop_elim(void)
     }
 }
 
+/* The kernels of m's main graph (views aside: they launch nothing) as "OP=N" words in op order,
+ * the form of tests/data/fuse/paddle_like.ort. */
+static char *kernel_list(const fp_model *m)
+{
+    static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    g_autoptr(GTree) count = g_tree_new((GCompareFunc)strcmp);
+    for (guint i = 0; i < m->main->nodes->len; i++) {
+        const fp_node *n = m->main->nodes->pdata[i];
+        if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED) || g_strv_contains((const char *const *)views, n->op_type))
+            continue;
+        g_tree_insert(count, (gpointer)n->op_type,
+                      GUINT_TO_POINTER(GPOINTER_TO_UINT(g_tree_lookup(count, n->op_type)) + 1));
+    }
+    GString *s = g_string_new(NULL);
+    GTreeNode *t = g_tree_node_first(count);
+    for (; t; t = g_tree_node_next(t))
+        g_string_append_printf(s, "%s%s=%u", s->len ? " " : "", (const char *)g_tree_node_key(t),
+                               GPOINTER_TO_UINT(g_tree_node_value(t)));
+    return g_string_free(s, false);
+}
+
+/* Models written as paddle2onnx writes PaddleOCR (bench/gen_paddle_like.py): fuseplan's ort-cpu-*
+ * targets leave the kernels ONNX Runtime 1.30 leaves at each level (tests/data/fuse/paddle_like.ort,
+ * measured; level all on an AVX-512F host, so on devices/cpu-avx512.ini). The hard-swish after a
+ * Conv + BatchNorm and the learnable affine Mul(k[1], conv) stay; x * Sigmoid(1.702 x) is QuickGelu. */
+static void test_paddle_like_ort(void)
+{
+    g_autoptr(GBytes) data = tm_data("fuse/paddle_like.ort");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    g_autofree char *text = g_strndup(g_bytes_get_data(data, NULL), g_bytes_get_size(data));
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    guint checked = 0;
+    for (char **l = lines; *l; l++) {
+        if (!**l || **l == '#')
+            continue;
+        g_auto(GStrv) w = g_strsplit(*l, " ", 3);
+        CU_ASSERT_FATAL(g_strv_length(w) == 3);
+        g_autofree char *path = g_strdup_printf(FP_SOURCE_DIR "/tests/data/fuse/%s", w[0]);
+        g_autofree char *target = g_strdup_printf("ort-cpu-%s", w[1]);
+        fp_analysis_opts o = {.target = target, .device = strcmp(w[1], "all") == 0 ? "cpu-avx512" : NULL};
+        g_autoptr(GError) err = NULL;
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        g_autofree char *got = kernel_list(a->model);
+        if (strcmp(got, w[2]) != 0)
+            fprintf(stderr, "\n  %s at %s: ORT %s, fuseplan %s", w[0], w[1], w[2], got);
+        CU_ASSERT_STRING_EQUAL(got, w[2]);
+        checked++;
+    }
+    CU_ASSERT_EQUAL(checked, 6);
+}
+
 static void test_ge_ub_chain(void)
 {
     /* Conv + 6 elementwise ops: over the UB limit of 5 */
@@ -1681,6 +1734,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
     CU_add_test(s, "quick_gelu_alpha", test_quick_gelu_alpha);
     CU_add_test(s, "noop_elim", test_noop_elim);
+    CU_add_test(s, "paddle_like_ort", test_paddle_like_ort);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);
     CU_add_test(s, "gating", test_gating);
