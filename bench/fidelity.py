@@ -106,13 +106,10 @@ def fusion_section(a):
 
 
 def host_device(a):
-    """cpu-avx2 with the host's NCHWc block (MLAS: 16 with AVX-512F, else 8): a temp .ini path."""
-    block = 16 if " avx512f" in open("/proc/cpuinfo").read() else 8
-    text = open(os.path.join(ROOT, "devices", "cpu-avx2.ini")).read().replace("nchwc_block=8", f"nchwc_block={block}")
-    path = os.path.join(a.out, "cpu-host-nchwc.ini")
-    with open(path, "w") as f:
-        f.write(text)
-    return path, block
+    """The shipped profile with this host's NCHWc block (MLAS: 16 with AVX-512F, else 8): cpu-avx512
+    or cpu-avx2, and the block."""
+    avx512 = " avx512f" in open("/proc/cpuinfo").read()
+    return ("cpu-avx512", 16) if avx512 else ("cpu-avx2", 8)
 
 
 def fusion_level(a, models, level, target, device, what):
@@ -132,7 +129,7 @@ def fusion_all(a, models, extended):
     dev, block = host_device(a)
     return (extended + fusion_level(a, models, "basic", "ort-cpu-basic", None, "") +
             fusion_level(a, models, "all", "ort-cpu-all", dev,
-                         f" on `cpu-avx2` with this host's NCHWc block (`nchwc_block={block}`, as ORT's MLAS picks it)"))
+                         f" on `{dev}`, whose NCHWc block is this host's (`nchwc_block={block}`, as ORT's MLAS picks it)"))
 
 
 def head_of(rc):
