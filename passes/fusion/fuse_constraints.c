@@ -483,8 +483,8 @@ static bool check_channel_operand(const fp_constraint *c, const fp_match *mt, GP
                scalar ? ", or a rank-0 scalar" : ""),
            fmt(mt, "%s %s: operand '%s' of shape %s is not one value per output channel in a shape rule %s takes",
                n->op_type, n->name, k->name, ks, mt->rule->id),
-           sdup(mt, "store the constant as [C, 1, 1] (or a rank-0 scalar for a Mul): a shape [1] or [1, 1, 1, 1] "
-                    "broadcasts alike but is not folded"));
+           fmt(mt, "store the constant as [C, 1, 1]%s: a shape [1] or [1, 1, 1, 1] broadcasts alike but is not folded",
+               scalar ? " or a rank-0 scalar" : " (a scalar is not folded into the bias either)"));
     return false;
 }
 
