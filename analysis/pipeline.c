@@ -240,6 +240,11 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
         return false;
     res->layout.ge = ge;
     res->layout.transpose = transposes;
+    g_autofree char *why = g_key_file_get_boolean(o->target->keyfile, "layout", "nchwc", NULL)
+                               ? fp_device_nchwc_reason(o->device)
+                               : NULL;
+    if (why)
+        fp_diag_add_message(diag, FP_DIAG_INFO, "layout", "nchwc-block", NULL, g_steal_pointer(&why));
     if (fp_pass_nchwc(m, o->target, o->device->nchwc_block, &res->layout.nchwc, diag)) {
         res->layout.rewrote = true;
         res->layout.conversions_after += res->layout.nchwc.reorder_in + res->layout.nchwc.reorder_out;

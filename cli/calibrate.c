@@ -19,16 +19,25 @@
 #define HOST_ALIGN 64
 #define HOST_GROUPED_CONV 0.04
 
-/* ONNX Runtime's NCHWc block on this CPU as MLAS picks it: 16 with AVX-512F, 8 on other x86-64
- * (SSE2/AVX/AVX2 kernels); 0 elsewhere (ARM64 builds leave NCHWc off by default). */
-static uint64_t host_nchwc_block(void)
+/* The widest x86-64 vector ISA of this CPU among those ONNX Runtime's MLAS dispatches on, as
+ * cpuid and the OS's saved state (XCR0) allow it: "AVX-512F", "AVX2", "AVX" or "SSE2"; NULL off
+ * x86-64. */
+static const char *host_isa(void)
 {
 #if defined(__x86_64__)
-    return __builtin_cpu_supports("avx512f") ? 16 : 8;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? "AVX-512F"
+           : __builtin_cpu_supports("avx2")  ? "AVX2"
+           : __builtin_cpu_supports("avx")   ? "AVX"
+                                             : "SSE2";
 #else
-    return 0;
+    return NULL;
 #endif
 }
+
+/* ONNX Runtime's NCHWc block on this CPU as MLAS picks it (platform.cpp): 16 with AVX-512F, 8 on
+ * other x86-64 (SSE2/AVX/AVX2 kernels); 0 elsewhere (ARM64 builds leave NCHWc off by default). */
+static uint64_t host_nchwc_block(const char *isa) { return !isa ? 0 : strcmp(isa, "AVX-512F") == 0 ? 16 : 8; }
 
 static const double host_efficiency[FP_CLASS_COUNT] = {
     [FP_CLASS_CONV] = 0.9,
@@ -132,6 +141,9 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, const fp_calibrate_c
     g_key_file_set_string(cal, "calibration", "date", date);
     g_key_file_set_string(cal, "calibration", "cpu", cpu);
     g_key_file_set_string(cal, "calibration", "kernel", fp_calibrate_kernel_name(r->kernel));
+    const char *isa = host_isa();
+    if (isa)
+        g_key_file_set_string(cal, "calibration", "isa", isa);
     g_key_file_set_integer(cal, "calibration", "threads", r->threads);
     g_key_file_set_value(cal, "calibration", "seconds", g_ascii_formatd(buf, sizeof buf, "%.6g", seconds));
     g_key_file_set_value(cal, "calibration", "fp32_flops_1t", g_ascii_formatd(buf, sizeof buf, "%.6g", r->flops_1t));
@@ -152,7 +164,7 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, const fp_calibrate_c
         .memory_bytes = MAX(fp_calibrate_memory_bytes(), (uint64_t)1 << 30),
         .launch_overhead = HOST_LAUNCH_OVERHEAD,
         .align_bytes = HOST_ALIGN,
-        .nchwc_block = host_nchwc_block(),
+        .nchwc_block = host_nchwc_block(isa),
         .bw_efficiency = 1.0,
         .keyfile = cal,
     };

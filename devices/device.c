@@ -64,6 +64,7 @@ static const char *const calibration_keys[] = {"date",
                                                "nchwc_conv_flops_1t",
                                                "nchwc_conv_small_flops_1t",
                                                "nchwc_depthwise_flops_1t",
+                                               "isa",
                                                NULL};
 /* [calibration] keys holding positive numbers (the others are free text). */
 static const char *const calibration_numbers[] =
@@ -688,4 +689,27 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
         }
     }
     return kf;
+}
+
+char *fp_device_nchwc_reason(const fp_device *d)
+{
+    if (d->nchwc_block < 2)
+        return NULL;
+    g_autofree char *isa = d->keyfile ? g_key_file_get_string(d->keyfile, "calibration", "isa", NULL) : NULL;
+    const char *mlas = d->nchwc_block == 16  ? "AVX-512F"
+                       : d->nchwc_block == 8 ? "AVX2, AVX or SSE2, no AVX-512F"
+                                             : NULL;
+    const char *other = d->nchwc_block == 16 ? "a CPU without AVX-512F blocks by 8 (--device cpu-avx2)"
+                                             : "an AVX-512F host blocks by 16 (--device cpu-avx512)";
+    if (isa)
+        return g_strdup_printf("NCHWc block %" G_GUINT64_FORMAT ": device %s was calibrated on a CPU with %s, where "
+                               "ONNX Runtime's MLAS (platform.cpp, NchwcBlockSize) blocks by %" G_GUINT64_FORMAT,
+                               d->nchwc_block, d->name, isa, d->nchwc_block);
+    if (!mlas)
+        return g_strdup_printf("NCHWc block %" G_GUINT64_FORMAT ": device %s's nchwc_block (ONNX Runtime's MLAS "
+                               "blocks by 16 with AVX-512F, else 8 on x86-64)",
+                               d->nchwc_block, d->name);
+    return g_strdup_printf("NCHWc block %" G_GUINT64_FORMAT ": device %s's nchwc_block, ONNX Runtime's MLAS block on a "
+                           "CPU with %s (platform.cpp, NchwcBlockSize); %s, or use `fuseplan calibrate` on the host",
+                           d->nchwc_block, d->name, mlas, other);
 }

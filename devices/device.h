@@ -127,6 +127,10 @@ fp_device *fp_device_from_keyfile(GKeyFile *kf, const char *path, GError **error
  * empty, followed by every other group of
  * d->keyfile (when set) unchanged. Caller g_key_file_unref()s. */
 GKeyFile *fp_device_to_keyfile(const fp_device *d);
+/* Why d's NCHWc block is what it is, one line for the report's notes: the host ISA `fuseplan
+ * calibrate` found ([calibration] isa), else the profile's nchwc_block and the ISA ONNX Runtime's
+ * MLAS gives that block on; what another ISA would give. NULL when d has no block. Caller frees. */
+char *fp_device_nchwc_reason(const fp_device *d);
 /* Directories searched for profiles by name: $FUSEPLAN_DEVICES (when set and non-empty), then
  * the source tree's devices/. Caller g_strfreev()s. */
 char **fp_device_dirs(void);

@@ -1,6 +1,8 @@
 /* diag.c - the diagnostics list. */
 #include "diag.h"
 
+#include <string.h>
+
 static void entry_free(gpointer p)
 {
     fp_diag_entry *e = p;
@@ -69,4 +71,14 @@ guint fp_diag_count(const fp_diag *d, fp_diag_level level)
     for (guint i = 0; d && i < d->entries->len; i++)
         n += ((fp_diag_entry *)d->entries->pdata[i])->level >= level;
     return n;
+}
+
+const fp_diag_entry *fp_diag_find(const fp_diag *d, const char *code)
+{
+    for (guint i = 0; d && i < d->entries->len; i++) {
+        const fp_diag_entry *e = d->entries->pdata[i];
+        if (strcmp(e->code, code) == 0)
+            return e;
+    }
+    return NULL;
 }

@@ -30,6 +30,8 @@ void fp_diag_add_message(fp_diag *d, fp_diag_level level, const char *pass, cons
                          char *message);
 /* Moves every entry of `from` to the end of `to`, in order; `from` is left empty. */
 void fp_diag_move(fp_diag *to, fp_diag *from);
+/* The first entry of `code`, or NULL (d may be NULL). */
+const fp_diag_entry *fp_diag_find(const fp_diag *d, const char *code);
 /* Number of entries at `level` or above. */
 guint fp_diag_count(const fp_diag *d, fp_diag_level level);
 

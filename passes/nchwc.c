@@ -9,11 +9,22 @@
 #include <math.h>
 #include <string.h>
 
+/* Where a blocked tensor's spatial dims come from, as ONNX Runtime's NchwcTransformer tracks them to
+ * show two tensors of symbolic size equal (its NchwcArgument::Shape): per dim, the value whose dim
+ * it is (id + 1) and how many strides of 2 halved it since. */
+typedef struct {
+    uint32_t from[2];
+    uint32_t shifts[2];
+} nchwc_dims;
+
 typedef struct {
     fp_model *m;
     fp_graph *g;
     uint64_t block;
     uint8_t *blocked;       /* per value id of g (grown as values are added): NCHWc */
+    nchwc_dims *dims;       /* per value id of g: where a blocked tensor's spatial dims come from */
+    bool spatial_declared;  /* every input of g declares its dims after the first: ORT's shape
+                               inference knows the spatial dims at session creation */
     GHashTable *to_blocked; /* value -> its ReorderInput output (the few values that get one) */
     GHashTable *to_nchw;    /* value -> its ReorderOutput output */
     uint32_t cap;
@@ -31,10 +42,43 @@ static void fit(nchwc *z)
     uint32_t cap = MAX(n, z->cap * 2);
     z->blocked = g_renew(uint8_t, z->blocked, cap);
     memset(z->blocked + z->cap, 0, cap - z->cap);
+    z->dims = g_renew(nchwc_dims, z->dims, cap);
+    memset(z->dims + z->cap, 0, sizeof(nchwc_dims) * (cap - z->cap));
     z->cap = cap;
 }
 
 static bool is_blocked(const nchwc *z, const fp_value *v) { return v && v->graph == z->g && z->blocked[v->id]; }
+
+/* v's spatial dims are its own (a tensor entering the blocked layout, or a shape not inferred). */
+static void dims_own(nchwc *z, const fp_value *v) { z->dims[v->id] = (nchwc_dims){.from = {v->id + 1, v->id + 1}}; }
+
+/* ONNX Runtime's ConvPoolShapeInference: blocked Conv or pool n reading the blocked tensor in keeps
+ * a spatial dim of in where its padding keeps the size before the stride (pads + 1 = kernel, or
+ * auto_pad SAME_*), the dilation is 1 and the stride 1 or 2 (a 2 counts one more halving); each
+ * other dim is its output's own. */
+static void dims_conv_pool(nchwc *z, const fp_node *n, const fp_value *in)
+{
+    const fp_value *out = n->outputs[0];
+    dims_own(z, out);
+    const fp_attr *pads = fp_node_attr(n, "pads"), *strides = fp_node_attr(n, "strides");
+    const fp_attr *dil = fp_node_attr(n, "dilations"), *ks = fp_node_attr(n, "kernel_shape");
+    const char *auto_pad = fp_node_attr_string(n, "auto_pad", "NOTSET");
+    const fp_value *w = n->op == FP_OP_CONV || n->op == FP_OP_FUSED_CONV ? n->inputs[1] : NULL;
+    if ((pads && pads->n != 4) || (strides && strides->n != 2) || (dil && dil->n != 2) || (!w && (!ks || ks->n != 2)))
+        return;
+    bool same = g_str_has_prefix(auto_pad, "SAME_");
+    if (!same && strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0)
+        return;
+    for (int i = 0; i < 2; i++) {
+        int64_t stride = strides ? strides->u.ints[i] : 1,
+                pad = pads && !strcmp(auto_pad, "NOTSET") ? pads->u.ints[i] + pads->u.ints[i + 2] : 0;
+        int64_t kernel = w ? (w->shape.rank == 4 ? w->shape.dims[2 + i].value : -1) : ks->u.ints[i];
+        if ((dil && dil->u.ints[i] != 1) || (stride != 1 && stride != 2) || !(same || pad + 1 == kernel))
+            continue;
+        z->dims[out->id].from[i] = z->dims[in->id].from[i];
+        z->dims[out->id].shifts[i] = z->dims[in->id].shifts[i] + (uint32_t)(stride - 1);
+    }
+}
 
 /* A Reorder node of kind op reading v, writing a new value shaped as v; its output. */
 static fp_value *reorder(nchwc *z, fp_value *v, fp_op op)
@@ -47,6 +91,7 @@ static fp_value *reorder(nchwc *z, fp_value *v, fp_op op)
     fp_node_set_output(r, 0, out);
     fit(z);
     z->blocked[out->id] = in;
+    dims_own(z, out);
     (in ? &z->res->reorder_in : &z->res->reorder_out)[0]++;
     return out;
 }
@@ -160,7 +205,13 @@ static const char *pool_refusal(const nchwc *z, const fp_node *n)
  * the block reads NCHW: through a ReorderOutput when its input is blocked), its output blocked. */
 static void convert(nchwc *z, fp_node *n, bool nchw_input)
 {
+    const fp_value *in = n->inputs[0];
+    bool tracked = !nchw_input && is_blocked(z, in) && n->op != FP_OP_GLOBAL_MAX_POOL && n->op != FP_OP_GLOBAL_AVG_POOL;
     n->inputs[0] = nchw_input ? as_nchw(z, n->inputs[0]) : as_blocked(z, n->inputs[0]);
+    if (tracked)
+        dims_conv_pool(z, n, in);
+    else
+        dims_own(z, n->outputs[0]);
     n->domain = z->domain;
     if (n->op == FP_OP_FUSED_CONV) /* nchwc Conv carries the activation itself */
         n->op_type = fp_intern(z->m, "Conv", -1);
@@ -184,6 +235,7 @@ static fp_node *foldable_conv(const nchwc *z, const fp_value *v, uint32_t reader
 static void fold_into(nchwc *z, fp_node *c, fp_node *n)
 {
     fp_value *out = n->outputs[0];
+    z->dims[out->id] = z->dims[c->outputs[0]->id];
     c->outputs[0]->producer = NULL;
     fp_node_set_output(c, 0, out);
     z->blocked[out->id] = 1;
@@ -207,24 +259,43 @@ static void set_activation(nchwc *z, fp_node *c, const char *act)
 static bool run_blocked(nchwc *z, const fp_node *n)
 {
     z->blocked[n->outputs[0]->id] = 1;
+    z->dims[n->outputs[0]->id] = z->dims[n->inputs[0]->id];
     z->res->blocked++;
     return true;
 }
 
 /* Whether binary n's two inputs have one shape (the blocked Add and Mul broadcast nothing: a Mul
- * by a [N, C, 1, 1] scale, a squeeze-and-excitation's, runs NCHW). */
-static bool same_shape(const fp_node *n)
+ * by a [N, C, 1, 1] scale, a squeeze-and-excitation's, runs NCHW), and ONNX Runtime can tell: each
+ * spatial dim tracked from one value halved as often, or known from the declared input shapes. */
+static bool same_shape(const nchwc *z, const fp_node *n)
 {
-    g_autofree char *a = fp_shape_to_string(&n->inputs[0]->shape), *b = fp_shape_to_string(&n->inputs[1]->shape);
-    return strcmp(a, b) == 0;
+    const fp_value *a = n->inputs[0], *b = n->inputs[1];
+    g_autofree char *sa = fp_shape_to_string(&a->shape), *sb = fp_shape_to_string(&b->shape);
+    if (strcmp(sa, sb) != 0)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        const nchwc_dims *da = &z->dims[a->id], *db = &z->dims[b->id];
+        bool tracked = da->from[i] && da->from[i] == db->from[i] && da->shifts[i] == db->shifts[i];
+        if (!tracked && !(z->spatial_declared && dim(a, 2 + i) >= 0))
+            return false;
+    }
+    return true;
 }
 
 /* An Add (or Sum) of two blocked tensors of one shape: folded into the blocked Conv making one of
- * them as its Sum input, else run blocked. False when it cannot stay blocked. */
+ * them as its Sum input, else run blocked. Of one channel count but shapes ONNX Runtime cannot show
+ * equal, it runs blocked unfolded (ORT reshapes both to 5-D views around it). False when it cannot
+ * stay blocked. */
 static bool blocked_add(nchwc *z, fp_node *n)
 {
-    if (n->n_inputs != 2 || !is_blocked(z, n->inputs[0]) || !is_blocked(z, n->inputs[1]) || !same_shape(n))
+    if (n->n_inputs != 2 || !is_blocked(z, n->inputs[0]) || !is_blocked(z, n->inputs[1]) ||
+        dim(n->inputs[0], 1) != dim(n->inputs[1], 1) || dim(n->inputs[0], 1) < 0)
         return false;
+    if (!same_shape(z, n)) {
+        run_blocked(z, n);
+        dims_own(z, n->outputs[0]);
+        return true;
+    }
     for (int k = 0; k < 2; k++) {
         fp_node *c = foldable_conv(z, n->inputs[k], 1);
         if (!c || c->n_inputs >= 4)
@@ -266,7 +337,7 @@ static bool blocked_activation(nchwc *z, fp_node *n)
  * block. */
 static bool blocked_mul(nchwc *z, fp_node *n)
 {
-    if (n->n_inputs != 2 || !is_blocked(z, n->inputs[0]) || !is_blocked(z, n->inputs[1]) || !same_shape(n))
+    if (n->n_inputs != 2 || !is_blocked(z, n->inputs[0]) || !is_blocked(z, n->inputs[1]) || !same_shape(z, n))
         return false;
     for (int k = 0; k < 2; k++) {
         fp_value *x = n->inputs[k], *h = n->inputs[1 - k];
@@ -302,6 +373,7 @@ static bool blocked_batch_norm(nchwc *z, fp_node *n)
     n->domain = z->domain;
     n->op_type = fp_intern(z->m, "Conv", -1);
     z->blocked[n->outputs[0]->id] = 1;
+    z->dims[n->outputs[0]->id] = z->dims[n->inputs[0]->id];
     z->res->converted++;
     return true;
 }
@@ -385,6 +457,7 @@ static void reorder_graph_output(nchwc *z, fp_value *v)
     fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
     fit(z);
     z->blocked[inner->id] = 1;
+    z->dims[inner->id] = z->dims[v->id];
     z->blocked[v->id] = 0;
     fp_node *r = fp_node_new(z->g, FP_OP_REORDER_OUTPUT, "ReorderOutput", z->domain, name, 1, 1);
     r->inputs[0] = inner;
@@ -412,6 +485,20 @@ static void walk(nchwc *z, fp_node *const *order, uint32_t n_order)
     }
 }
 
+/* Whether every input of g declares a static size for each dim after the first (the batch). */
+static bool spatial_declared(const fp_graph *g)
+{
+    for (guint i = 0; i < g->inputs->len; i++) {
+        const fp_shape *d = &((const fp_value *)g->inputs->pdata[i])->decl_shape;
+        for (int32_t k = 1; k < d->rank; k++)
+            if (!fp_dim_known(d->dims[k]))
+                return false;
+        if (d->rank < 0)
+            return false;
+    }
+    return true;
+}
+
 bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_result *res, fp_diag *diag)
 {
     memset(res, 0, sizeof *res);
@@ -425,6 +512,7 @@ bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_res
                .domain = fp_intern(m, "com.microsoft.nchwc", -1)};
     z.to_blocked = g_hash_table_new(g_direct_hash, g_direct_equal);
     z.to_nchw = g_hash_table_new(g_direct_hash, g_direct_equal);
+    z.spatial_declared = spatial_declared(z.g);
     fit(&z);
     uint32_t n = 0;
     g_autofree fp_node **order = NULL;
@@ -434,6 +522,7 @@ bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_res
     if (order)
         walk(&z, order, n);
     g_free(z.blocked);
+    g_free(z.dims);
     g_hash_table_unref(z.to_blocked);
     g_hash_table_unref(z.to_nchw);
     bool changed = res->converted || res->blocked || res->reorder_in || res->reorder_out;

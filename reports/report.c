@@ -235,6 +235,9 @@ static void text_fusion_layout(const fp_report *r, text_style b, FILE *out)
                 "ReorderOutput inserted%s\n",
                 r->device->nchwc_block, nc->converted, nc->kept_nchw, nc->blocked, nc->sum_fused, nc->act_fused,
                 nc->reorder_in, nc->reorder_out, transposes_folded);
+    const fp_diag_entry *block = fp_diag_find(r->diag, "nchwc-block");
+    if (block && (nc->converted || nc->kept_nchw))
+        fprintf(out, "  %s\n", block->message);
     const fp_ge_format_result *ge = &lay->ge;
     if (ge->ran)
         fprintf(out,
@@ -248,7 +251,7 @@ static void text_fusion_layout(const fp_report *r, text_style b, FILE *out)
     guint shown = 0, more = 0;
     for (guint i = 0; r->diag && i < r->diag->entries->len; i++) {
         const fp_diag_entry *e = r->diag->entries->pdata[i];
-        if (strcmp(e->pass, "layout") != 0)
+        if (strcmp(e->pass, "layout") != 0 || strcmp(e->code, "nchwc-block") == 0)
             continue;
         if (r->verbose || shown < 3) {
             fprintf(out, "  %s\n", e->message);

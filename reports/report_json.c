@@ -134,6 +134,8 @@ static void layout_json(fp_jsonw *w, const fp_report *r)
     if (nc->converted || nc->kept_nchw) {
         fp_jsonw_begin_object(w, "nchwc");
         fp_jsonw_int(w, "block", (gint64)r->device->nchwc_block);
+        const fp_diag_entry *why = fp_diag_find(r->diag, "nchwc-block");
+        fp_jsonw_str(w, "block_reason", why ? why->message : NULL);
         fp_jsonw_int(w, "converted", nc->converted);
         fp_jsonw_int(w, "kept_nchw", nc->kept_nchw);
         fp_jsonw_int(w, "blocked_ops", nc->blocked);

@@ -711,6 +711,15 @@ static void test_cli_calibrate(void)
     CU_ASSERT(g_key_file_get_double(d->keyfile, "calibration", "fp32_flops_1t", NULL) > 0);
     CU_ASSERT(g_key_file_get_double(d->keyfile, "calibration", "triad_bandwidth_1t", NULL) > 0);
     CU_ASSERT_EQUAL(g_key_file_get_integer(d->keyfile, "calibration", "threads", NULL), 2);
+#if defined(__x86_64__)
+    /* the ISA MLAS dispatches on, and the NCHWc block it gives (16 with AVX-512F, else 8) */
+    g_autofree char *isa = g_key_file_get_string(d->keyfile, "calibration", "isa", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(isa);
+    CU_ASSERT_EQUAL(d->nchwc_block, strcmp(isa, "AVX-512F") == 0 ? 16 : 8);
+    CU_ASSERT_EQUAL(strcmp(isa, "AVX-512F") == 0, __builtin_cpu_supports("avx512f") != 0);
+    g_autofree char *why = fp_device_nchwc_reason(d);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, isa));
+#endif
 
     /* cache levels, when the sweep found any, load (grow outward) and beat memory */
     for (int i = 0; i < FP_CACHE_LEVELS; i++)

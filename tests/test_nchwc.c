@@ -167,6 +167,69 @@ static void test_mul_rules(void)
     g_unlink(dev);
 }
 
+/* An Add of two blocked Conv outputs whose spatial dims ONNX Runtime cannot show equal: with
+ * symbolic H and W, the Conv of 8 input channels between them reads NCHW and its shape is its own,
+ * so the Add runs blocked, unfolded (ORT 1.30, measured: Reshapes around a plain Add); with static
+ * H and W, shape inference knows them and the Add folds into the last Conv. */
+static void test_symbolic_add(void)
+{
+    for (int sym = 0; sym < 2; sym++) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 4, sym ? (int64_t[]){1, 16, -1, -1} : (int64_t[]){1, 16, 8, 8});
+        tb_init(b, "w1", F32, 4, (int64_t[]){8, 16, 1, 1});
+        tb_init(b, "w2", F32, 4, (int64_t[]){16, 8, 1, 1});
+        tb_node(b, "Conv", "c1", "x,w1", "a");
+        tb_node(b, "Conv", "c2", "a,w2", "h");
+        tb_node(b, "Conv", "c3", "h,w1", "c");
+        tb_node(b, "Add", "add", "a,c", "y");
+        tb_output(b, "y", F32, -1, NULL);
+        g_autofree char *path = tb_write_temp(b, ".onnx");
+        tb_free(b);
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Add"), sym ? 1 : 0);
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "ReorderOutput"), 2);
+        CU_ASSERT_EQUAL(a->res.layout.nchwc.sum_fused, sym ? 0 : 1);
+        g_unlink(path);
+    }
+}
+
+/* The shipped CPU profiles block as ONNX Runtime's MLAS does on their ISA: cpu-avx512 by 16
+ * (AVX-512F), cpu-avx2 by 8; the report's notes say which block the analysis assumed and why. */
+static void test_isa_profiles(void)
+{
+    static const struct {
+        const char *device, *isa, *other;
+        uint64_t block;
+    } p[] = {{"cpu-avx512", "AVX-512F", "--device cpu-avx2", 16},
+             {"cpu-avx2", "no AVX-512F", "--device cpu-avx512", 8}};
+    for (size_t i = 0; i < G_N_ELEMENTS(p); i++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = "ort-cpu-all", .device = p[i].device};
+        g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_EQUAL(a->device->nchwc_block, p[i].block);
+        const fp_diag_entry *why = fp_diag_find(a->diag, "nchwc-block");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(why);
+        g_autofree char *head = g_strdup_printf("NCHWc block %" G_GUINT64_FORMAT ": device %s's", p[i].block,
+                                                p[i].device);
+        CU_ASSERT(g_str_has_prefix(why->message, head));
+        CU_ASSERT_PTR_NOT_NULL(strstr(why->message, p[i].isa));
+        CU_ASSERT_PTR_NOT_NULL(strstr(why->message, p[i].other));
+    }
+    /* no note where nothing blocks: the extended level, a GPU */
+    fp_analysis_opts e = {.target = "ort-cpu-extended", .device = "cpu-avx512"},
+                     g = {.target = "ort-cpu-all", .device = "h100"};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_analysis) b = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &e, &err);
+    g_autoptr(fp_analysis) c = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &g, &err);
+    CU_ASSERT_FATAL(b && c);
+    CU_ASSERT_PTR_NULL(fp_diag_find(b->diag, "nchwc-block"));
+    CU_ASSERT_PTR_NULL(fp_diag_find(c->diag, "nchwc-block"));
+}
+
 static void test_bad_block(void)
 {
     const char *ini = "[device]\ndescription=x\ntarget=ort-cpu\nbandwidth=1e10\nmemory_bytes=1e9\n"
@@ -186,5 +249,7 @@ FP_TEST_SUITE(register_nchwc)
     CU_add_test(s, "resnet_tiny", test_resnet_tiny);
     CU_add_test(s, "conditions", test_conditions);
     CU_add_test(s, "mul_rules", test_mul_rules);
+    CU_add_test(s, "symbolic_add", test_symbolic_add);
+    CU_add_test(s, "isa_profiles", test_isa_profiles);
     CU_add_test(s, "bad_block", test_bad_block);
 }

@@ -420,6 +420,74 @@ static bool check_per_channel(const fp_constraint *c, const fp_match *mt, GPtrAr
     return false;
 }
 
+/* ONNX Runtime's ConvMulFusion and ConvAddFusion look for the constant at input 1 of the Mul or
+ * Add only: k * conv, the constant first, is no candidate for them. */
+static bool check_const_second(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    fp_value *second = n && n->n_inputs > 1 ? n->inputs[1] : NULL, *first = n && n->n_inputs ? n->inputs[0] : NULL;
+    if (!n || !second || !first || fp_value_is_constant(second))
+        return true;
+    reason(
+        mt, out, c, fmt(mt, "constant '%s' at input 0", first->name), sdup(mt, "the constant at input 1"),
+        fmt(mt,
+            "%s %s: its constant '%s' is input 0 and '%s' (from %s) input 1; rule %s reads the constant at input 1 only",
+            n->op_type, n->name, first->name, second->name, origin(second), mt->rule->id),
+        fmt(mt,
+            "write it as %s('%s', '%s'), the constant second (swap the inputs in the exporter or with onnx-graphsurgeon)",
+            n->op_type, second->name, first->name));
+    return false;
+}
+
+/* Whether constant k fits the weights w of rank wr as ONNX Runtime's ConvMulFusion/ConvAddFusion
+ * take it: of w's rank with the channels on axis 1 ([1, C, 1, 1]), or of one less with them on
+ * axis 0 ([C, 1, 1]), every other dim 1; a rank-0 scalar when `scalar`. */
+static bool channel_shape_fits(const fp_shape *k, const fp_shape *w, bool scalar)
+{
+    if (w->rank <= 2 || k->rank < 0)
+        return false;
+    if (k->rank == 0)
+        return scalar;
+    int axis = k->rank == w->rank ? 1 : k->rank == w->rank - 1 ? 0 : -1;
+    if (axis < 0 || w->dims[0].sym || w->dims[0].value < 0 || k->dims[axis].sym ||
+        k->dims[axis].value != w->dims[0].value)
+        return false;
+    for (int32_t d = 0; d < k->rank; d++)
+        if (d != axis && (k->dims[d].sym || k->dims[d].value != 1))
+            return false;
+    return true;
+}
+
+/* The Mul's or Add's constant has the shape and dtype ONNX Runtime folds into the Conv (param
+ * `scalar`: 1 lets a rank-0 scalar fold, as a Mul's does and an Add's does not). */
+static bool check_channel_operand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node), *conv = mt->nodes[0];
+    fp_value *k = n ? other_input(mt, n) : NULL;
+    fp_value *w = conv->n_inputs > 1 ? conv->inputs[1] : NULL;
+    if (!k || !w)
+        return true;
+    bool scalar = fp_target_num(mt->target, mt->rule->id, c) != 0;
+    if (channel_shape_fits(&k->shape, &w->shape, scalar) && k->dtype == w->dtype)
+        return true;
+    const char *ks = shape_str(mt, &k->shape), *ws = shape_str(mt, &w->shape);
+    if (k->dtype != w->dtype) {
+        reason(mt, out, c, sdup(mt, fp_dtype_name(k->dtype)), fmt(mt, "%s, as the weights", fp_dtype_name(w->dtype)),
+               fmt(mt, "%s %s: operand '%s' is %s, the weights '%s' %s", n->op_type, n->name, k->name,
+                   fp_dtype_name(k->dtype), w->name, fp_dtype_name(w->dtype)),
+               sdup(mt, "store the constant in the weights' dtype"));
+        return false;
+    }
+    reason(mt, out, c, fmt(mt, "shape %s", ks),
+           fmt(mt, "[C,1,...] or [1,C,1,...] of the weights' rank (C their dim 0; weights %s)%s", ws,
+               scalar ? ", or a rank-0 scalar" : ""),
+           fmt(mt, "%s %s: operand '%s' of shape %s is not one value per output channel in a shape rule %s takes",
+               n->op_type, n->name, k->name, ks, mt->rule->id),
+           fmt(mt, "store the constant as [C, 1, 1]%s: a shape [1] or [1, 1, 1, 1] broadcasts alike but is not folded",
+               scalar ? " or a rank-0 scalar" : " (a scalar is not folded into the bias either)"));
+    return false;
+}
+
 /* Whether every input of the main graph is declared with a static shape in the file (what a
  * runtime that has not been told the batch size sees). */
 static bool model_inputs_static(const fp_graph *g)
@@ -934,6 +1002,29 @@ static bool check_mask_unused(const fp_constraint *c, const fp_match *mt, GPtrAr
            fmt(mt, "%s %s: its mask output '%s' is read", n->op_type, n->name, mask->name),
            sdup(mt, "drop the use of the dropout mask for inference"));
     return false;
+}
+
+/* The arithmetic anchor is a no-op as ONNX Runtime's NoopElimination finds one: x + 0, 0 + x, x - 0,
+ * x * 1, 1 * x or x / 1, exactly one input a constant (the second for Sub and Div) of at most one
+ * element and of no greater rank than x's (known). A gate: any other Add/Sub/Mul/Div is no candidate. */
+static bool check_noop_operand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    const fp_node *n = node_at(mt, c->node);
+    if (!n || n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
+        return false;
+    bool k0 = fp_value_is_constant(n->inputs[0]), k1 = fp_value_is_constant(n->inputs[1]);
+    if (k0 == k1 || (k0 && (n->op == FP_OP_SUB || n->op == FP_OP_DIV)))
+        return false;
+    const fp_value *k = n->inputs[k0 ? 0 : 1], *x = n->inputs[k0 ? 1 : 0];
+    uint64_t numel = 0;
+    double v;
+    if (x->shape.rank < 0 || k->shape.rank > x->shape.rank || !fp_shape_numel(&k->shape, &numel) || numel > 1)
+        return false;
+    if (numel == 0)
+        return true;
+    bool additive = n->op == FP_OP_ADD || n->op == FP_OP_SUB;
+    return const_scalar(k, &v) && (float)v == (additive ? 0.0f : 1.0f);
 }
 
 static bool check_const_scalar(const fp_constraint *c, const fp_match *mt, GPtrArray *out)

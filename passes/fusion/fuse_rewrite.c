@@ -371,11 +371,14 @@ static void rewrite_pad(fp_fuser *fz, const fp_match *mt)
     rewrite_eliminate(mt);
 }
 
-/* The anchor disappears: its consumers read its input instead. */
+/* The anchor disappears: its consumers read its data input instead (input 0; input 1 of an
+ * arithmetic no-op written constant first, 1 * x). */
 static void rewrite_eliminate(const fp_match *mt)
 {
     fp_node *n = mt->nodes[0];
-    fp_value *in = n->inputs[0], *out = n->outputs[0];
+    bool arith = n->op == FP_OP_ADD || n->op == FP_OP_MUL || n->op == FP_OP_SUB || n->op == FP_OP_DIV;
+    fp_value *in = arith && n->n_inputs == 2 && fp_value_is_constant(n->inputs[0]) ? n->inputs[1] : n->inputs[0];
+    fp_value *out = n->outputs[0];
     for (uint32_t u = 0; out && u < out->n_uses; u++) {
         fp_node *c = out->uses[u].node;
         for (uint32_t k = 0; k < c->n_inputs; k++)

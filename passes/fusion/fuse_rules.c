@@ -60,6 +60,12 @@ const fp_rule fp_rules[] = {
      .constraints = {C(not_graph_output, 0, -1), C(mask_unused, 0, -1)}, .n_constraints = 2,
      .rewrite = FP_RW_ELIMINATE, .act_node = -1},
 
+    /* x + 0, x * 1 and the like (ORT level 1): the readers read x */
+    {.id = "noop_elim", .title = "remove an Add/Sub of 0 or a Mul/Div by 1", .source = "onnxruntime NoopElimination (level 1)",
+     .pattern = {ANCHOR("noop", FP_OP_ADD, FP_OP_SUB, FP_OP_MUL, FP_OP_DIV)}, .n_pattern = 1,
+     .constraints = {G(noop_operand, 0, -1), C(not_graph_output, 0, -1)}, .n_constraints = 2,
+     .rewrite = FP_RW_ELIMINATE, .act_node = -1},
+
     /* 1 / x1 * x2 -> x2 / x1 (ORT level 1): the Mul becomes the Div, the 1 / x1 goes */
     {.id = "div_mul", .title = "Div(1, x1) + Mul(x2, .) -> Div(x2, x1)",
      .source = "onnxruntime div_mul_fusion.cc, DivMulFusion (level 1)",
@@ -96,13 +102,15 @@ const fp_rule fp_rules[] = {
     {.id = "conv_mul", .title = "fold a constant Mul into Conv", .source = "onnxruntime ConvMulFusion (level 1)",
      .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("mul", 0, -1, FP_OP_MUL)}, .n_pattern = 2,
      .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1), C(const_inputs, 0, -1),
-                     G(const_other, 1, -1), C(per_channel, 1, -1), CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
-     .n_constraints = 6, .rewrite = FP_RW_FOLD, .act_node = -1},
+                     G(const_other, 1, -1), C(const_second, 1, -1), CN(channel_operand, 1, -1, "scalar", 1),
+                     CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
+     .n_constraints = 7, .rewrite = FP_RW_FOLD, .act_node = -1},
     {.id = "conv_add", .title = "fold a constant Add into Conv's bias", .source = "onnxruntime ConvAddFusion (level 1)",
      .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("add", 0, -1, FP_OP_ADD)}, .n_pattern = 2,
      .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1), C(const_inputs, 0, -1),
-                     G(const_other, 1, -1), C(per_channel, 1, -1), CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
-     .n_constraints = 6, .rewrite = FP_RW_FOLD, .act_node = -1},
+                     G(const_other, 1, -1), C(const_second, 1, -1), CN(channel_operand, 1, -1, "scalar", 0),
+                     CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
+     .n_constraints = 7, .rewrite = FP_RW_FOLD, .act_node = -1},
     {.id = "matmul_add_gemm", .title = "MatMul + Add -> Gemm (Reshapes around it for N-D inputs)",
      .source = "onnxruntime matmul_add_fusion.cc (level 2, CPU); onnxoptimizer fuse_matmul_add_bias_into_gemm",
      .pattern = {ANCHOR("matmul", FP_OP_MATMUL), NEXT("add", 0, -1, FP_OP_ADD)}, .n_pattern = 2,
@@ -148,6 +156,13 @@ const fp_rule fp_rules[] = {
      .pattern = {ANCHOR("sigmoid", FP_OP_SIGMOID), NEXT2("mul", 0, -1, FP_PAT_X, -1, FP_OP_MUL)}, .n_pattern = 2,
      .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1)},
      .n_constraints = 2, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
+    /* x * Sigmoid(alpha * x), alpha a constant scalar second (CLIP's and PP-OCR's 1.702) */
+    {.id = "quick_gelu", .title = "x * Sigmoid(alpha * x) -> QuickGelu", .source = "onnxruntime quick_gelu_fusion.cc (level 2)",
+     .pattern = {ANCHOR("mul_alpha", FP_OP_MUL), NEXT("sigmoid", 0, 0, FP_OP_SIGMOID),
+                 NEXT2("mul", 1, -1, FP_PAT_X, -1, FP_OP_MUL)},
+     .n_pattern = 3,
+     .constraints = {G(const_scalar, 0, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1)},
+     .n_constraints = 3, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
     /* LayerNorm decomposed as torch exports it before opset 17 */
     {.id = "layer_norm", .title = "ReduceMean/Sub/Pow/Sqrt/Div form -> LayerNormalization",
      .source = "onnxruntime layer_norm_fusion.cc (level 1/2)",
