@@ -659,7 +659,7 @@ static void pad_fusion(pad_case c, const char *constraint)
     tb_init_f32(b, "fill", 0, &c.fill);
     tb_node(b, "Pad", "pad", "x,pads,fill", "p");
     if (c.cast)
-        tb_attr_i(b, tb_node(b, "Cast", "cast", "p", "pc"), "to", 1);
+        tb_attr_i(b, tb_node(b, "Cast", "cast", "p", "pc"), "to", 11); /* to double: no no-op to remove */
     const char *in = c.cast ? "pc" : "p";
     g_autofree char *ins = strcmp(c.op, "Conv") == 0 ? g_strdup_printf("%s,w", in) : g_strdup(in);
     tb_node_t *n = tb_node(b, c.op, "consumer", ins, c.indices ? "y,idx" : "y");
