@@ -7,9 +7,15 @@
 static void set_dirty(fp_fuser *fz, const fp_node *n) { fz->dirty[fp_node_index(n)] = fz->pass; }
 
 /* Marks the nodes of mt, their consumers and their producers dirty: not matched again in this rule
- * pass (their inputs are rewired). */
+ * pass (their inputs are rewired). An elimination marks its anchor only: what reads it reads its
+ * input instead, whole, and may go in the same pass (a chain of no-op Casts goes at once, as ONNX
+ * Runtime's rewrite rules remove it). */
 static void mark_dirty(fp_fuser *fz, const fp_match *mt)
 {
+    if (mt->rule->rewrite == FP_RW_ELIMINATE) {
+        set_dirty(fz, mt->nodes[0]);
+        return;
+    }
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
         set_dirty(fz, n);
