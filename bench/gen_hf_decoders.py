@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """gen_hf_decoders.py - tiny Llama-style decoders exported by torch.onnx.export (opset 17) the way a
 Hugging Face-like module writes them, in several writings, for bench/hf_decoders_vs_ort.py and the
-fusion regression models of tests/data/fuse.
+fusion regression models of tests/data/fuse/hf_decoders.
 
   /usr/bin/python3 bench/gen_hf_decoders.py [--tiny] OUT_DIR [NAME...]
 
@@ -11,7 +11,9 @@ present.N.key / .value; 2 layers, hidden 64, 4 heads of 16, SiLU-gated MLP of 12
 The writings (NAME = hf_<attention>_<norm>_<mask>_<silu>_<softmax>):
 
   attention  mha: 4 KV heads; gqa: 2 KV heads repeated by transformers' repeat_kv
-             (x[:, :, None].expand(...).reshape(...))
+             (x[:, :, None].expand(...).reshape(...)). Not x.repeat_interleave(n, 1): torch 1.13
+             exports it with dynamic axes as a Reshape to [0, -1, 0, D] that swaps heads and
+             positions (bench/gen_torch_models.py's pt_llama_decoder has it, static)
   norm       rsqrt:  x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
              cast:   the same between x.to(torch.float32) and .to(input dtype) (transformers'
                      LlamaRMSNorm)
@@ -25,9 +27,9 @@ The writings (NAME = hf_<attention>_<norm>_<mask>_<silu>_<softmax>):
   softmax    hf: torch.softmax(w, -1, dtype=torch.float32).to(q.dtype) (two no-op Casts after it);
              plain: torch.softmax(w, -1)
 
-With --tiny (the regression models of tests/data/fuse, a few KB each): 1 layer, hidden 16, 2 heads
-of 8 (gqa: 1 KV head), MLP of 32, vocabulary 16, 16 positions. torch 1.13 cannot trace a float16
-Linear on the CPU, so every writing is float32.
+With --tiny (the regression models of tests/data/fuse/hf_decoders, 20 to 30 KB each): 1 layer,
+hidden 16, 2 heads of 8 (gqa: 1 KV head), MLP of 32, vocabulary 16, 16 positions, short names.
+torch 1.13 cannot trace a float16 Linear on the CPU, so every writing is float32.
 
 Needs Debian's python3-torch (1.13); exit 2 without it. A model OUT_DIR already holds is not
 exported again.
@@ -105,6 +107,7 @@ def modules(torch, attention, norm, mask, silu, softmax):
         if n_rep == 1:
             return x
         return x[:, :, None, :, :].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
+
 
     class Attention(nn.Module):
         def __init__(self):
