@@ -5,8 +5,8 @@
  * unless a path of handled ops leads from an output to a Transpose); its rewrites (the inputs
  * transposed by the inverse permutation, constants at compile time, the outputs by the
  * permutation; Transposes cancelled, composed, or reused). The handlers ONNX Runtime has for Pad,
- * Slice, Tile, ArgMin/ArgMax, Shape, Reshape and QuantizeLinear/DequantizeLinear count for the
- * estimate; a push through one is a diagnostic, not a rewrite. Facts: docs/rules.md. */
+ * Tile, ArgMin/ArgMax, Shape, Reshape and QuantizeLinear/DequantizeLinear count for the estimate;
+ * a push through one is a diagnostic, not a rewrite. Facts: docs/rules.md. */
 #include "passes/transpose.h"
 
 #include <string.h>
@@ -26,6 +26,7 @@ typedef enum {
     H_UNSQUEEZE,
     H_GATHER,    /* input 0 of a Gather of one constant index (rank 0): the axis remapped, one dim
                     fewer out (ONNX Runtime 1.30; microsoft/onnxruntime#28755) */
+    H_SLICE,     /* input 0, its axes (a constant) remapped in their order */
     H_TRANSPOSE, /* composed with the Transpose it reads, or both go */
     H_OTHER,     /* ONNX Runtime pushes through it; not modelled */
     H_RESHAPE,   /* a Reshape that only permutes the Transpose's output (dims of 1 move freely): as a
@@ -159,8 +160,9 @@ static handler handler_of(const fp_node *n)
         return H_SQUEEZE;
     case FP_OP_UNSQUEEZE:
         return H_UNSQUEEZE;
-    case FP_OP_PAD:
     case FP_OP_SLICE:
+        return H_SLICE;
+    case FP_OP_PAD:
     case FP_OP_TILE:
     case FP_OP_ARG_MIN:
     case FP_OP_ARG_MAX:
@@ -847,6 +849,35 @@ static bool push_gather(tp *p, fp_node *n, const int64_t *perm, int r, uint64_t 
     return push(p, n, perm, r, mask, false, out, m);
 }
 
+/* Slice of a Transpose's output: its axes (the attribute before opset 10, else input 3, a
+ * constant) become perm[axis] in their order, which lines up with the starts, ends and steps; the
+ * output transposed by the permutation (ONNX Runtime's HandleSlice). Axes computed at run time:
+ * no push. Not modelled: a Slice without axes (ORT then adds them), kept as it is. */
+static bool push_slice(tp *p, fp_node *n, const int64_t *perm, int r, uint64_t mask)
+{
+    int64_t axes[MAXR];
+    const fp_attr *a = fp_node_attr(n, "axes");
+    int na = p->opset >= 10 ? (n->n_inputs > 3 && n->inputs[3] ? fp_value_ints(n->inputs[3], axes, MAXR) : -1)
+                            : (a && a->type == FP_ATTR_INTS && a->n <= MAXR ? (int)a->n : -1);
+    if (na <= 0)
+        return false;
+    if (p->opset < 10)
+        memcpy(axes, a->u.ints, sizeof(int64_t) * (size_t)na);
+    for (int k = 0; k < na; k++) {
+        int64_t x = axes[k] < 0 ? axes[k] + r : axes[k];
+        if (x < 0 || x >= r)
+            return false;
+        axes[k] = perm[x];
+    }
+    if (p->opset < 10) {
+        set_attr(p, n, ints_attr(p, "axes", axes, na));
+    } else {
+        g_autofree char *name = fresh_name(p, n->name);
+        set_input(p, n, 3, fp_graph_int64_initializer(p->g, name, axes, (uint32_t)na));
+    }
+    return push(p, n, perm, r, mask, false, perm, r);
+}
+
 /* The permutation Reshape n of Transpose t's output (rank r) amounts to, into out: both shapes
  * static and of rank r, the dims other than 1 in the same order (ONNX Runtime's HandleReshape). */
 static bool reshape_perm(const fp_node *n, const fp_node *t, int r, int64_t *out)
@@ -1062,6 +1093,8 @@ static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
         return push_unsqueeze(p, n, perm, r, mask);
     case H_GATHER:
         return push_gather(p, n, perm, r, mask);
+    case H_SLICE:
+        return push_slice(p, n, perm, r, mask);
     case H_TRANSPOSE:
     case H_RESHAPE:
         return push_transpose(p, t, n, perm, r);
