@@ -382,15 +382,8 @@ static void rewrite_eliminate(const fp_match *mt)
 {
     fp_node *n = mt->nodes[0];
     fp_value *in = n->inputs[0], *out = n->outputs[0];
-    for (uint32_t u = 0; out && u < out->n_uses; u++) {
-        fp_node *c = out->uses[u].node;
-        for (uint32_t k = 0; k < c->n_inputs; k++)
-            if (c->inputs[k] == out)
-                c->inputs[k] = in;
-        for (uint32_t k = 0; k < fp_node_n_implicit(c); k++)
-            if (c->ext->implicit[k] == out)
-                c->ext->implicit[k] = in;
-    }
+    if (out)
+        fp_value_move_readers(out, in);
     n->flags |= FP_NODE_REMOVED;
     for (uint32_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k])
