@@ -20,26 +20,12 @@ import shutil
 import subprocess
 import sys
 
-import onnx
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from fidelity import DECODE_STEP  # noqa: E402
+from fidelity import static_copy  # noqa: E402
 from fusion_vs_ort import fuseplan_kernels, ort_kernels  # noqa: E402
 
 LEVELS = {"basic": "ort-cpu-basic", "extended": "ort-cpu-extended", "all": "ort-cpu-all"}
-
-
-def static_copy(model, out):
-    """model with its symbolic dims fixed at DECODE_STEP, written to out."""
-    m = onnx.load(model)
-    for vi in list(m.graph.input) + list(m.graph.output):
-        for d in vi.type.tensor_type.shape.dim:
-            if d.dim_param in DECODE_STEP:
-                d.dim_value = DECODE_STEP[d.dim_param]
-    del m.graph.value_info[:]
-    onnx.save(m, out)
-    return out
 
 
 def optimized(ort, models, out, level):
