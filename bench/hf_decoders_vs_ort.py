@@ -11,8 +11,8 @@ bench/fidelity.py's DECODE_STEP), where ORT's constant folding removes the shape
 
 NAMEs pick writings (all when none). Prints a Markdown table and the count of (writing, level)
 pairs equal. --expected DIR also writes each model as exported and its static copy to DIR
-(NAME.onnx, NAME_static.onnx) and ORT's histogram of the static copy at each level
-(NAME_static.LEVEL.txt, lines "OP COUNT"): the regression data tests/test_fuse.c reads without ORT.
+(NAME.onnx, NAME_static.onnx) and ORT's histogram of each at each level (NAME.LEVEL.txt,
+NAME_static.LEVEL.txt, lines "OP COUNT"): the regression data tests/test_fuse.c reads without ORT.
 """
 import argparse
 import os
@@ -55,11 +55,9 @@ def compare(a, models):
     return rows, hist
 
 
-def write_expected(d, models, statics, hist):
+def write_expected(d, models, hist):
     os.makedirs(d, exist_ok=True)
     for m in models:
-        shutil.copyfile(m, os.path.join(d, os.path.basename(m)))
-    for m in statics:
         name = os.path.basename(m)[:-len(".onnx")]
         shutil.copyfile(m, os.path.join(d, name + ".onnx"))
         for level in LEVELS:
@@ -94,7 +92,7 @@ def main():
         eq = sum(1 for m, _, c in rows if m in group and c.startswith("yes"))
         print(f"\n{what}: {eq} of {len(group) * len(LEVELS)} (writing, level) pairs equal")
     if a.expected:
-        write_expected(a.expected, models, statics, hist)
+        write_expected(a.expected, models + statics, hist)
 
 
 if __name__ == "__main__":
