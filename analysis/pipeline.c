@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "passes/cse.h"
 #include "passes/expand.h"
 #include "passes/float16.h"
 #include "passes/layout.h"
@@ -219,7 +220,11 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     }
     if (!after(m, o, "expand", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
         return false;
+    /* ONNX Runtime's level-1 loop: the elimination, the optimizer, the elimination of what its
+     * Shape pushes made alike */
+    fp_pass_cse(m, o->target, diag);
     fp_pass_transpose(m, o->target, &res->layout.transpose, diag);
+    fp_pass_cse(m, o->target, diag);
     if (!after(m, o, "transpose", error))
         return false;
     res->fusions = fp_fusion_list_new();

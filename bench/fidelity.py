@@ -51,25 +51,25 @@ DECODE_STEP = {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 12
                "past_sequence_length + sequence_length": 128}
 
 
-def static_decoders(models, outdir):
-    """Copies of the decoders among models with their symbolic dims fixed at DECODE_STEP (so ORT
-    folds the shape computations fuseplan folds at its bound step): their paths."""
+def static_copy(model, out):
+    """model with the symbolic dims of its inputs and outputs fixed at DECODE_STEP (so ORT folds the
+    shape computations fuseplan folds at its bound step), written to out: out."""
     import onnx
+    m = onnx.load(model)
+    for vi in list(m.graph.input) + list(m.graph.output):
+        for d in vi.type.tensor_type.shape.dim:
+            if d.dim_param in DECODE_STEP:
+                d.dim_value = DECODE_STEP[d.dim_param]
+    del m.graph.value_info[:]
+    onnx.save(m, out)
+    return out
+
+
+def static_decoders(models, outdir):
+    """static_copy of each decoder among models: their paths."""
     os.makedirs(outdir, exist_ok=True)
-    res = []
-    for m in models:
-        if "decoder" not in os.path.basename(m):
-            continue
-        model = onnx.load(m)
-        for vi in list(model.graph.input) + list(model.graph.output):
-            for d in vi.type.tensor_type.shape.dim:
-                if d.dim_param in DECODE_STEP:
-                    d.dim_value = DECODE_STEP[d.dim_param]
-        del model.graph.value_info[:]
-        out = os.path.join(outdir, os.path.basename(m).replace(".onnx", "_static.onnx"))
-        onnx.save(model, out)
-        res.append(out)
-    return res
+    return [static_copy(m, os.path.join(outdir, os.path.basename(m).replace(".onnx", "_static.onnx")))
+            for m in models if "decoder" in os.path.basename(m)]
 
 
 def torch_models(outdir):

@@ -225,6 +225,19 @@ void fp_node_set_output(fp_node *n, uint32_t port, fp_value *v)
     v->producer_port = port;
 }
 
+void fp_value_move_readers(const fp_value *from, fp_value *to)
+{
+    for (uint32_t u = 0; u < from->n_uses; u++) {
+        fp_node *r = from->uses[u].node;
+        for (uint32_t k = 0; k < r->n_inputs; k++)
+            if (r->inputs[k] == from)
+                r->inputs[k] = to;
+        for (uint32_t k = 0; k < fp_node_n_implicit(r); k++)
+            if (r->ext->implicit[k] == from)
+                r->ext->implicit[k] = to;
+    }
+}
+
 fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_t *vals, uint32_t n)
 {
     fp_model *m = g->model;

@@ -408,6 +408,9 @@ fp_value *fp_graph_value(fp_graph *g, const char *name);
 fp_value *fp_graph_value_like(fp_graph *g, const char *name, const fp_value *like, fp_dtype dtype);
 /* Output `port` of n is v, and v's producer n (the use lists wait for fp_model_link). */
 void fp_node_set_output(fp_node *n, uint32_t port, fp_value *v);
+/* Every reader of `from` that its use list names (inputs and a subgraph's implicit inputs) reads
+ * `to` instead; the use lists wait for fp_model_link, or for the caller's own update. */
+void fp_value_move_readers(const fp_value *from, fp_value *to);
 /* Makes room for ops between v's producer and v (a graph output a pass converts back): the
  * producer writes a new value `name` like v (of `dtype`; FP_DT_UNDEFINED: v's) instead, which every
  * node of g that read v reads, but those `keeps` (may be NULL) says go on reading v; returns the

@@ -91,20 +91,6 @@ static bool shaped(const fp_node *n)
 /* shaped, and not touched in this sweep. */
 static bool live(const pass *p, const fp_node *n) { return shaped(n) && !g_hash_table_contains(p->dirty, n); }
 
-/* Consumers of `from` read `to` instead; `from` loses its producer. */
-static void reroute(fp_value *from, fp_value *to)
-{
-    for (uint32_t u = 0; u < from->n_uses; u++) {
-        fp_node *c = from->uses[u].node;
-        for (uint32_t k = 0; k < c->n_inputs; k++)
-            if (c->inputs[k] == from)
-                c->inputs[k] = to;
-        for (uint32_t k = 0; k < fp_node_n_implicit(c); k++)
-            if (c->ext->implicit[k] == from)
-                c->ext->implicit[k] = to;
-    }
-}
-
 static void drop(pass *p, fp_node *n)
 {
     n->flags |= FP_NODE_REMOVED;
@@ -120,7 +106,7 @@ static void drop(pass *p, fp_node *n)
 static void bypass(pass *p, fp_node *first, fp_node *last)
 {
     fp_value *in = first->inputs[0], *out = last->outputs[0];
-    reroute(out, in);
+    fp_value_move_readers(out, in);
     for (uint32_t u = 0; u < out->n_uses; u++)
         g_hash_table_add(p->dirty, out->uses[u].node);
 }
@@ -208,7 +194,7 @@ static bool cancel_pair(pass *p, fp_node *t, fp_node *next, fp_node *const *chai
         for (uint32_t k = 0; k < chain[0]->n_inputs; k++)
             if (chain[0]->inputs[k] == t->outputs[0])
                 chain[0]->inputs[k] = t->inputs[0];
-        reroute(next->outputs[0], chain[n_chain - 1]->outputs[0]);
+        fp_value_move_readers(next->outputs[0], chain[n_chain - 1]->outputs[0]);
         for (uint32_t u = 0; u < next->outputs[0]->n_uses; u++)
             g_hash_table_add(p->dirty, next->outputs[0]->uses[u].node);
     } else {

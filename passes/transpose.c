@@ -5,8 +5,8 @@
  * unless a path of handled ops leads from an output to a Transpose); its rewrites (the inputs
  * transposed by the inverse permutation, constants at compile time, the outputs by the
  * permutation; Transposes cancelled, composed, or reused). The handlers ONNX Runtime has for Pad,
- * Slice, Tile, ArgMin/ArgMax, Shape, Reshape and QuantizeLinear/DequantizeLinear count for the
- * estimate; a push through one is a diagnostic, not a rewrite. Facts: docs/rules.md. */
+ * Tile, ArgMin/ArgMax and QuantizeLinear/DequantizeLinear count for the estimate; a push through
+ * one is a diagnostic, not a rewrite. Facts: docs/rules.md. */
 #include "passes/transpose.h"
 
 #include <string.h>
@@ -26,11 +26,12 @@ typedef enum {
     H_UNSQUEEZE,
     H_GATHER,    /* input 0 of a Gather of one constant index (rank 0): the axis remapped, one dim
                     fewer out (ONNX Runtime 1.30; microsoft/onnxruntime#28755) */
+    H_SLICE,     /* input 0, its axes (a constant) remapped in their order */
     H_TRANSPOSE, /* composed with the Transpose it reads, or both go */
     H_OTHER,     /* ONNX Runtime pushes through it; not modelled */
     H_RESHAPE,   /* a Reshape that only permutes the Transpose's output (dims of 1 move freely): as a
                     Transpose */
-    H_OTHER_IN,  /* like H_OTHER, and it leaves the outputs as they are (Shape) */
+    H_SHAPE,     /* Shape: of the Transpose's input, a Gather of the permutation after it */
 } handler;
 
 typedef struct {
@@ -159,8 +160,9 @@ static handler handler_of(const fp_node *n)
         return H_SQUEEZE;
     case FP_OP_UNSQUEEZE:
         return H_UNSQUEEZE;
-    case FP_OP_PAD:
     case FP_OP_SLICE:
+        return H_SLICE;
+    case FP_OP_PAD:
     case FP_OP_TILE:
     case FP_OP_ARG_MIN:
     case FP_OP_ARG_MAX:
@@ -168,7 +170,7 @@ static handler handler_of(const fp_node *n)
     case FP_OP_DEQUANTIZE_LINEAR:
         return H_OTHER;
     case FP_OP_SHAPE:
-        return H_OTHER_IN;
+        return H_SHAPE;
     case FP_OP_RESHAPE:
         return H_RESHAPE;
     case FP_OP_GATHER:
@@ -178,7 +180,7 @@ static handler handler_of(const fp_node *n)
     }
 }
 
-static bool transposes_outputs(handler h) { return h != H_TRANSPOSE && h != H_RESHAPE && h != H_OTHER_IN; }
+static bool transposes_outputs(handler h) { return h != H_TRANSPOSE && h != H_RESHAPE && h != H_SHAPE; }
 
 /* The inputs of n a push through it transposes, as a bit mask (0: none, or too many inputs). */
 static uint64_t transposable(const fp_node *n, handler h)
@@ -321,11 +323,14 @@ static void remove_node(tp *p, fp_node *n)
         p->res->removed++;
 }
 
-/* Transpose t goes when nothing reads its output any more. */
+static bool folded_readers_moved(tp *p, fp_node *t);
+
+/* Transpose t goes when nothing reads its output any more (a Shape folded at analysis time, which
+ * ONNX Runtime's constant folding made a constant before, reads t's input instead). */
 static void remove_if_unread(tp *p, fp_node *t)
 {
     bool hidden;
-    if (live(t) && live_readers(p, t->outputs[0], &hidden) == 0 && !hidden)
+    if (live(t) && live_readers(p, t->outputs[0], &hidden) == 0 && !hidden && folded_readers_moved(p, t))
         remove_node(p, t);
 }
 
@@ -407,6 +412,17 @@ static void set_attr(tp *p, fp_node *n, fp_attr a)
     attrs[n->n_attrs] = a;
     n->attrs = attrs;
     n->n_attrs++;
+}
+
+/* n without its attribute `name` (the others in order). */
+static void drop_attr(fp_node *n, const char *name)
+{
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) {
+            memmove(&n->attrs[i], &n->attrs[i + 1], sizeof(fp_attr) * (n->n_attrs - i - 1));
+            n->n_attrs--;
+            return;
+        }
 }
 
 static void set_int_attr(tp *p, fp_node *n, const char *name, int64_t v)
@@ -847,6 +863,113 @@ static bool push_gather(tp *p, fp_node *n, const int64_t *perm, int r, uint64_t 
     return push(p, n, perm, r, mask, false, out, m);
 }
 
+/* Slice of a Transpose's output: its axes (the attribute before opset 10, else input 3, a
+ * constant) become perm[axis] in their order, which lines up with the starts, ends and steps; the
+ * output transposed by the permutation (ONNX Runtime's HandleSlice). Axes computed at run time:
+ * no push. Not modelled: a Slice without axes (ORT then adds them), kept as it is. */
+static bool push_slice(tp *p, fp_node *n, const int64_t *perm, int r, uint64_t mask)
+{
+    int64_t axes[MAXR];
+    const fp_attr *a = fp_node_attr(n, "axes");
+    int na = p->opset >= 10 ? (n->n_inputs > 3 && n->inputs[3] ? fp_value_ints(n->inputs[3], axes, MAXR) : -1)
+                            : (a && a->type == FP_ATTR_INTS && a->n <= MAXR ? (int)a->n : -1);
+    if (na <= 0)
+        return false;
+    if (p->opset < 10)
+        memcpy(axes, a->u.ints, sizeof(int64_t) * (size_t)na);
+    for (int k = 0; k < na; k++) {
+        int64_t x = axes[k] < 0 ? axes[k] + r : axes[k];
+        if (x < 0 || x >= r)
+            return false;
+        axes[k] = perm[x];
+    }
+    if (p->opset < 10) {
+        set_attr(p, n, ints_attr(p, "axes", axes, na));
+    } else {
+        g_autofree char *name = fresh_name(p, n->name);
+        set_input(p, n, 3, fp_graph_int64_initializer(p->g, name, axes, (uint32_t)na));
+    }
+    return push(p, n, perm, r, mask, false, perm, r);
+}
+
+/* Shape n, which now reads the input of a Transpose of perm (rank r) in place of its output: its
+ * `start` and `end` gone, read by a new Gather (axis 0) of the permutation's entries in [start,
+ * end), which n's readers read; the Gather folded when n is. False (nothing changed) when n's
+ * output is not an int64 vector of those entries. */
+static bool shape_through(tp *p, fp_node *n, const int64_t *perm, int r)
+{
+    fp_value *o = n->outputs[0];
+    int64_t st = fp_node_attr_int(n, "start", 0), en = fp_node_attr_int(n, "end", r);
+    st = CLAMP(st < 0 ? st + r : st, 0, r);
+    en = CLAMP(en < 0 ? en + r : en, st, r);
+    if (!o || o->dtype != FP_DT_INT64 || st == en || o->shape.rank != 1 || o->shape.dims[0].value != en - st)
+        return false;
+    drop_attr(n, "start");
+    drop_attr(n, "end");
+    fp_dim dims[1] = {{r, NULL}};
+    fp_value *whole = new_value(p, o, dims, 1);
+    fp_node_set_output(n, 0, whole);
+    g_autofree char *name = fresh_name(p, n->name);
+    fp_node *g = new_node(p, FP_OP_GATHER, "Gather", n->name, 2, 1);
+    g->attrs[0] = (fp_attr){.name = fp_intern(p->m, "axis", -1), .type = FP_ATTR_INT, .u.i = 0};
+    set_input(p, g, 0, whole);
+    set_input(p, g, 1, fp_graph_int64_initializer(p->g, name, perm + st, (uint32_t)(en - st)));
+    fp_node_set_output(g, 0, o);
+    if (n->flags & FP_NODE_FOLDED) { /* listed for the next shapes run to clear, as it lists its own */
+        g->flags |= FP_NODE_FOLDED;
+        if (!p->g->folded)
+            p->g->folded = g_ptr_array_new();
+        g_ptr_array_add(p->g->folded, g);
+    }
+    return true;
+}
+
+/* Shape of a Transpose's output: the Shape of its input and a Gather of the permutation after it
+ * (ONNX Runtime's HandleShape). */
+static bool push_shape(tp *p, fp_node *n, const int64_t *perm, int r)
+{
+    const fp_value *o = n->outputs[0];
+    if (!o || o->dtype != FP_DT_INT64 || o->shape.rank != 1)
+        return false;
+    int64_t inv[MAXR];
+    invert(perm, r, inv);
+    fp_value *before = n->inputs[0];
+    transpose_input(p, n, 0, inv, perm, r);
+    if (!shape_through(p, n, perm, r)) {
+        set_input(p, n, 0, before);
+        return false;
+    }
+    p->res->pushed++;
+    return true;
+}
+
+/* The readers of Transpose t's output folded at analysis time, before t goes: a Shape reads t's
+ * input (shape_through); false, t kept, when another one reads it. */
+static bool folded_readers_moved(tp *p, fp_node *t)
+{
+    int64_t perm[MAXR];
+    int r;
+    uint32_t n;
+    const fp_use *u = readers_of(p, t->outputs[0], &n);
+    for (uint32_t k = 0; k < n; k++)
+        if (u[k].node->flags & FP_NODE_FOLDED && !(u[k].node->flags & FP_NODE_REMOVED) &&
+            (u[k].node->op != FP_OP_SHAPE || u[k].port != 0 || !perm_of(t, perm, &r)))
+            return false;
+    GPtrArray *shapes = g_ptr_array_new();
+    for (uint32_t k = 0; k < n; k++)
+        if ((u[k].node->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) == FP_NODE_FOLDED)
+            g_ptr_array_add(shapes, u[k].node);
+    bool moved = true;
+    for (guint i = 0; i < shapes->len && moved; i++) {
+        fp_node *s = shapes->pdata[i];
+        set_input(p, s, 0, t->inputs[0]);
+        if (!(moved = shape_through(p, s, perm, r)))
+            set_input(p, s, 0, t->outputs[0]);
+    }
+    g_ptr_array_free(shapes, TRUE);
+    return moved;
+}
+
 /* The permutation Reshape n of Transpose t's output (rank r) amounts to, into out: both shapes
  * static and of rank r, the dims other than 1 in the same order (ONNX Runtime's HandleReshape). */
 static bool reshape_perm(const fp_node *n, const fp_node *t, int r, int64_t *out)
@@ -1062,6 +1185,10 @@ static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
         return push_unsqueeze(p, n, perm, r, mask);
     case H_GATHER:
         return push_gather(p, n, perm, r, mask);
+    case H_SLICE:
+        return push_slice(p, n, perm, r, mask);
+    case H_SHAPE:
+        return push_shape(p, n, perm, r);
     case H_TRANSPOSE:
     case H_RESHAPE:
         return push_transpose(p, t, n, perm, r);
@@ -1114,7 +1241,7 @@ static bool optimize_graph(tp *p)
                 !wanted(p, node, perm, r, j))
                 continue;
             handler h = handler_of(node);
-            if (!own && h != H_OTHER && h != H_OTHER_IN) /* those change nothing */
+            if (!own && h != H_OTHER) /* that changes nothing */
                 order = own = g_memdup2(order, sizeof(fp_node *) * n);
             if (process(p, t, node, perm, r))
                 break;

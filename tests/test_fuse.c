@@ -674,7 +674,7 @@ static void pad_fusion(pad_case c, const char *constraint)
     tb_init_f32(b, "fill", 0, &c.fill);
     tb_node(b, "Pad", "pad", "x,pads,fill", "p");
     if (c.cast)
-        tb_attr_i(b, tb_node(b, "Cast", "cast", "p", "pc"), "to", 1);
+        tb_attr_i(b, tb_node(b, "Cast", "cast", "p", "pc"), "to", 11); /* to double: no no-op to remove */
     const char *in = c.cast ? "pc" : "p";
     g_autofree char *ins = strcmp(c.op, "Conv") == 0 ? g_strdup_printf("%s,w", in) : g_strdup(in);
     tb_node_t *n = tb_node(b, c.op, "consumer", ins, c.indices ? "y,idx" : "y");
@@ -1710,6 +1710,133 @@ static void test_skip_layer_norm_inputs(void)
     tb_free(b);
 }
 
+/* ---------------------------------------------------------------- Hugging Face-like decoders */
+
+/* Tiny Llama-style decoders of bench/gen_hf_decoders.py --tiny, each as exported and as a static
+ * copy at one decode step, and ONNX Runtime 1.30's kernel histogram of each static copy at levels
+ * basic, extended and all (bench/hf_decoders_vs_ort.py --expected wrote them). */
+#define HF_DIR FP_SOURCE_DIR "/tests/data/fuse/hf_decoders/"
+
+static const char *const hf_writings[] = {"hf_mha_rsqrt_add_silu_plain", "hf_gqa_cast_2d_silu_hf",
+                                          "hf_mha_div_bool_sig_plain", "hf_gqa_xx_bool_silu_plain"};
+
+static int cmp_op(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* The kernel histogram of the graph a's pipeline left, views aside (Reshape, Flatten, Squeeze,
+ * Unsqueeze, Identity: bench/fusion_vs_ort.py's VIEWS), as lines "OP COUNT" sorted by op. */
+static char *final_histogram(const fp_analysis *a)
+{
+    static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    g_autoptr(GHashTable) count = g_hash_table_new(g_str_hash, g_str_equal);
+    for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
+        const char *op = a->res.cost->ops[i].node->op_type;
+        bool view = false;
+        for (size_t k = 0; k < G_N_ELEMENTS(views); k++)
+            view |= strcmp(op, views[k]) == 0;
+        guint n = GPOINTER_TO_UINT(g_hash_table_lookup(count, op));
+        if (!view)
+            g_hash_table_insert(count, (gpointer)op, GUINT_TO_POINTER(n + 1));
+    }
+    guint n_ops = 0;
+    g_autofree gpointer *ops = g_hash_table_get_keys_as_array(count, &n_ops);
+    qsort(ops, n_ops, sizeof *ops, cmp_op);
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < n_ops; i++)
+        g_string_append_printf(s, "%s %u\n", (const char *)ops[i],
+                               GPOINTER_TO_UINT(g_hash_table_lookup(count, ops[i])));
+    return g_string_free(s, FALSE);
+}
+
+/* Histogram text h without the line of op `op` (NULL: h as it is); a new string. */
+static char *without_op(const char *h, const char *op)
+{
+    g_auto(GStrv) lines = g_strsplit(h, "\n", -1);
+    GString *s = g_string_new(NULL);
+    for (char **l = lines; *l && **l; l++)
+        if (!op || !g_str_has_prefix(*l, op) || (*l)[strlen(op)] != ' ')
+            g_string_append_printf(s, "%s\n", *l);
+    return g_string_free(s, FALSE);
+}
+
+/* fuseplan's final graph of HF_DIR/name.onnx on ort-cpu-<level> against ORT's histogram in
+ * HF_DIR/name.<level>.txt, the lines of op `skip` (NULL: none) left out of both. */
+static void hf_check(const char *name, const char *level, const char *skip)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *model = g_strdup_printf(HF_DIR "%s.onnx", name);
+    g_autofree char *want_path = g_strdup_printf(HF_DIR "%s.%s.txt", name, level);
+    g_autofree char *target = g_strdup_printf("ort-cpu-%s", level);
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(want_path, &text, NULL, &err));
+    fp_analysis_opts o = {.target = target};
+    g_autoptr(fp_analysis) a = fp_analysis_run(model, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    g_autofree char *hist = final_histogram(a);
+    g_autofree char *got = without_op(hist, skip), *want = without_op(text, skip);
+    if (strcmp(got, want) != 0)
+        fprintf(stderr, "\n  %s at %s: ORT 1.30 runs\n%sfuseplan predicts\n%s", name, level, want, got);
+    CU_ASSERT_STRING_EQUAL(got, want);
+}
+
+/* Every writing at every level, fuseplan's final graph against ONNX Runtime's kernels (the RMSNorms
+ * SimplifiedLayerNormalization but x * x ones, q @ k^T / sqrt(d) one FusedMatMul, no Attention,
+ * QuickGelu, the rotary halves Splits, the no-op Casts and Expands gone): the static copies whole;
+ * as exported too, the shape computations over symbolic dims included (the duplicates merged, the
+ * head Transposes pushed through Shape and Slice), but for the GQA writings' Concats, of which
+ * ORT's ReshapeFusion (not modelled) makes constants. */
+static void test_hf_decoders_vs_ort(void)
+{
+    const char *levels[] = {"basic", "extended", "all"};
+    for (size_t i = 0; i < G_N_ELEMENTS(hf_writings); i++) {
+        g_autofree char *fixed = g_strdup_printf("%s_static", hf_writings[i]);
+        bool gqa = strstr(hf_writings[i], "_gqa_") != NULL;
+        for (size_t k = 0; k < G_N_ELEMENTS(levels); k++) {
+            hf_check(fixed, levels[k], NULL);
+            hf_check(hf_writings[i], levels[k], gqa ? "Concat" : NULL);
+        }
+    }
+}
+
+/* Of rule's candidates in l: how many were applied, and how many refused by `constraint` alone. */
+static void rule_tally(const fp_fusion_list *l, const char *rule, const char *constraint, int *applied, int *refused)
+{
+    *applied = *refused = 0;
+    for (guint i = 0; i < l->fusions->len; i++) {
+        const fp_fusion *f = l->fusions->pdata[i];
+        if (strcmp(f->rule, rule) != 0)
+            continue;
+        *applied += f->applied;
+        *refused += !f->applied && f->reasons->len == 1 &&
+                    strcmp(((const fp_reason *)f->reasons->pdata[0])->constraint, constraint) == 0;
+    }
+}
+
+/* The decoders as exported, every symbolic dim bound: each additive-mask attention is a candidate
+ * that qkv_from_layer_norm refuses (ORT's AttentionFusion starts only below a LayerNormalization
+ * with a bias), every RMSNorm fuses, and the GQA's repeat_kv (Unsqueeze, Expand, Reshape of sizes
+ * computed by Shape, Gather, Concat) leaves no value of unknown size. */
+static void test_hf_decoders_exported(void)
+{
+    char *dims[] = {"batch_size=1", "sequence_length=1", "past_sequence_length=127", "total_sequence_length=128", NULL};
+    const int layers = 1, norms = 2 * layers + 1;
+    for (size_t i = 0; i < 2; i++) {
+        g_autoptr(GError) err = NULL;
+        g_autofree char *model = g_strdup_printf(HF_DIR "%s.onnx", hf_writings[i]);
+        fp_analysis_opts o = {.target = "ort-cpu-extended", .dims = dims};
+        g_autoptr(fp_analysis) a = fp_analysis_run(model, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_EQUAL(a->res.unknown_values, 0);
+        int applied, refused;
+        rule_tally(a->res.fusions, "attention", "qkv_from_layer_norm", &applied, &refused);
+        CU_ASSERT_EQUAL(applied, 0);
+        CU_ASSERT_EQUAL(refused, layers);
+        rule_tally(a->res.fusions, "simplified_layer_norm", "-", &applied, &refused);
+        CU_ASSERT_EQUAL(applied, norms);
+        rule_tally(a->res.fusions, "matmul_scale", "-", &applied, &refused);
+        CU_ASSERT_EQUAL(applied, layers);
+    }
+}
+
 FP_TEST_SUITE(register_fuse)
 {
     CU_pSuite s = CU_add_suite("fuse", NULL, NULL);
@@ -1739,6 +1866,8 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "gating", test_gating);
     CU_add_test(s, "constraint_table", test_constraint_table);
     CU_add_test(s, "skip_layer_norm_inputs", test_skip_layer_norm_inputs);
+    CU_add_test(s, "hf_decoders_vs_ort", test_hf_decoders_vs_ort);
+    CU_add_test(s, "hf_decoders_exported", test_hf_decoders_exported);
     CU_add_test(s, "targets", test_targets);
     CU_add_test(s, "target_stages", test_target_stages);
     CU_add_test(s, "links_models", test_links_models);

@@ -626,6 +626,36 @@ static void test_gather_rows(void)
     CU_ASSERT_EQUAL(mt.bytes_out, 4 * 200 * 4);
 }
 
+/* Split of a known vector folds, each part: torch's repeat_interleave writes the Expand target of
+ * the repeated heads as a Concat of one (Split of an Expand of a constant); and equal parts of a
+ * Split with no sizes feed a Reshape. */
+static void test_split_folds(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 5, (int64_t[]){1, 1, 1, 64, 32});
+    tb_input(b, "z", F32, 1, (int64_t[]){120});
+    tb_init_i64(b, "four", 1, (int64_t[]){4});
+    tb_init_i64(b, "two", 1, (int64_t[]){2});
+    tb_init_i64(b, "ones", 2, (int64_t[]){1, 1});
+    tb_init_i64(b, "tail", 2, (int64_t[]){64, 32});
+    tb_node(b, "Expand", "e", "four,two", "fours");
+    tb_node(b, "Split", "sp", "fours,ones", "s0,s1");
+    tb_attr_i(b, tb_node(b, "Concat", "cc", "ones,s0,tail", "target"), "axis", 0);
+    tb_node(b, "Expand", "rep", "x,target", "y");
+    tb_init_i64(b, "dims", 4, (int64_t[]){5, 2, 3, 4});
+    tb_node(b, "Split", "halves", "dims", "h0,h1");
+    tb_attr_i(b, tb_node(b, "Concat", "swap", "h1,h0", "to"), "axis", 0);
+    tb_node(b, "Reshape", "r", "z,to", "w");
+    tb_output(b, "y", F32, -1, NULL);
+    tb_output(b, "w", F32, -1, NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = analyze(b, 0, &err);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ASSERT_SHAPE(m, "y", "1x1x4x64x32");
+    ASSERT_SHAPE(m, "w", "3x4x5x2");
+}
+
 FP_TEST_SUITE(register_shapes)
 {
     CU_pSuite s = CU_add_suite("shapes", NULL, NULL);
@@ -644,4 +674,5 @@ FP_TEST_SUITE(register_shapes)
     CU_add_test(s, "attention_errors", test_attention_errors);
     CU_add_test(s, "simplified_layer_norm", test_simplified_layer_norm);
     CU_add_test(s, "gather_rows", test_gather_rows);
+    CU_add_test(s, "split_folds", test_split_folds);
 }

@@ -7,7 +7,7 @@
 #include "tmodel.h"
 #include "tutil.h"
 
-enum { F32 = 1 };
+enum { F32 = 1, I64 = 7 };
 
 /* Runs the pass under the ort-cpu-basic target; the result in *res. */
 static void optimize(fp_model *m, fp_transpose_result *res)
@@ -157,6 +157,65 @@ static void test_gather(void)
     CU_ASSERT_STRING_EQUAL(shape_of(fp_node_lookup(m, "mm1")->inputs[0], &s), "4x2x6x8");
 }
 
+/* A Slice of the heads axis of a head-split Transpose: the Transpose goes through it (its axes
+ * input becomes perm[axis]), through the Relu after it, and cancels against the inverse Transpose
+ * at the end (ONNX Runtime's HandleSlice). */
+static void test_slice(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 2, 8});
+    tb_init_i64(b, "st", 1, (int64_t[]){0});
+    tb_init_i64(b, "en", 1, (int64_t[]){1});
+    tb_init_i64(b, "ax", 1, (int64_t[]){1});
+    tb_attr_ints(b, tb_node(b, "Transpose", "t", "x", "tt"), "perm", 4, (int64_t[]){0, 2, 1, 3});
+    tb_node(b, "Slice", "sl", "tt,st,en,ax", "head");
+    tb_node(b, "Relu", "relu", "head", "hr");
+    tb_attr_ints(b, tb_node(b, "Transpose", "back", "hr", "y"), "perm", 4, (int64_t[]){0, 2, 1, 3});
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    fp_transpose_result res;
+    optimize(m, &res);
+    CU_ASSERT_EQUAL(transposes(m), 0);
+    const fp_node *sl = fp_node_lookup(m, "sl");
+    int64_t axes[2];
+    CU_ASSERT_EQUAL_FATAL(fp_value_ints(sl->inputs[3], axes, 2), 1);
+    CU_ASSERT_EQUAL(axes[0], 2);
+    CU_ASSERT_PTR_EQUAL(sl->inputs[0], fp_graph_find(m->main, "x"));
+    g_autofree char *s = NULL;
+    CU_ASSERT_STRING_EQUAL(shape_of(sl->outputs[0], &s), "1x3x1x8");
+}
+
+/* Shape of a head-split Transpose: Shape of its input and a Gather of the permutation (ONNX
+ * Runtime's HandleShape), so the Transpose goes through the Relu and cancels; with static dims the
+ * Shape was folded at analysis time (ORT's constant folding comes first) and reads the input too. */
+static void test_shape(void)
+{
+    for (int dyn = 0; dyn < 2; dyn++) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 4, (int64_t[]){dyn ? -1 : 1, 3, 2, 8});
+        tb_attr_ints(b, tb_node(b, "Transpose", "t", "x", "tt"), "perm", 4, (int64_t[]){0, 2, 1, 3});
+        tb_node(b, "Shape", "shape", "tt", "dims");
+        tb_node(b, "Relu", "relu", "tt", "r");
+        tb_attr_ints(b, tb_node(b, "Transpose", "back", "r", "y"), "perm", 4, (int64_t[]){0, 2, 1, 3});
+        tb_output(b, "y", F32, -1, NULL);
+        tb_output(b, "dims", I64, -1, NULL);
+        g_autoptr(fp_model) m = tu_load_tb(b);
+        tb_free(b);
+        fp_transpose_result res;
+        optimize(m, &res);
+        CU_ASSERT_EQUAL(transposes(m), 0);
+        const fp_node *shape = fp_node_lookup(m, "shape");
+        CU_ASSERT_PTR_EQUAL(shape->inputs[0], fp_graph_find(m->main, "x"));
+        const fp_node *g = fp_graph_find(m->main, "dims")->producer;
+        CU_ASSERT_FATAL(g && g->op == FP_OP_GATHER && g->inputs[0] == shape->outputs[0]);
+        int64_t idx[4];
+        CU_ASSERT_EQUAL_FATAL(fp_value_ints(g->inputs[1], idx, 4), 4);
+        CU_ASSERT(idx[0] == 0 && idx[1] == 2 && idx[2] == 1 && idx[3] == 3);
+        CU_ASSERT_EQUAL((g->flags & FP_NODE_FOLDED) != 0, !dyn);
+    }
+}
+
 /* A ReduceMean over the channels of an NHWC Transpose, keepdims 0: it reduces axis 1 of the input,
  * and what remains needs no Transpose. */
 static void test_reduce(void)
@@ -267,6 +326,8 @@ FP_TEST_SUITE(register_transpose)
     CU_add_test(s, "broadcast_cancel", test_broadcast_cancel);
     CU_add_test(s, "two_inputs", test_two_inputs);
     CU_add_test(s, "gather", test_gather);
+    CU_add_test(s, "slice", test_slice);
+    CU_add_test(s, "shape", test_shape);
     CU_add_test(s, "reduce", test_reduce);
     CU_add_test(s, "reshape", test_reshape);
     CU_add_test(s, "stays", test_stays);

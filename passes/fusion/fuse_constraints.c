@@ -1395,6 +1395,89 @@ static bool check_explicit_pads(const fp_constraint *c, const fp_match *mt, GPtr
     return false;
 }
 
+/* Gate: the Cast (node c->node) converts to the type its input already has (ONNX Runtime's
+ * CastElimination removes it at level 1, before the fusions look). */
+static bool check_noop_cast(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    fp_node *n = node_at(mt, c->node);
+    const fp_value *x = n && n->n_inputs && n->n_outputs ? n->inputs[0] : NULL, *y = x ? n->outputs[0] : NULL;
+    return y && n->op == FP_OP_CAST && x->dtype != FP_DT_UNDEFINED && y->dtype == x->dtype;
+}
+
+/* Gate: the Expand (node c->node) gives its input back: its shape input a constant 1-D int64 of at
+ * most the input's rank whose trailing entries are each 1 or the input's dim there (a symbolic dim
+ * takes 1 only); ONNX Runtime's ExpandElimination removes it at level 1. */
+static bool check_noop_expand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    fp_node *n = node_at(mt, c->node);
+    const fp_value *x = n && n->n_inputs == 2 && n->inputs[1] ? n->inputs[0] : NULL;
+    int64_t to[FP_MAX_RANK];
+    if (!x || n->op != FP_OP_EXPAND || n->inputs[1]->dtype != FP_DT_INT64)
+        return false;
+    int k = fp_value_ints(n->inputs[1], to, FP_MAX_RANK);
+    if (k < 1 || x->shape.rank < k)
+        return false;
+    for (int j = k - 1, i = x->shape.rank - 1; j >= 0; j--, i--) {
+        fp_dim d = x->shape.dims[i];
+        bool known = !d.sym && d.value >= 0;
+        if (to[j] > 1 && (!known || d.value != to[j]))
+            return false;
+    }
+    return true;
+}
+
+/* The op types of the Q path ONNX Runtime's AttentionFusion walks up from the scores MatMul's
+ * input 0, the node nearest the scores first. */
+static const fp_op q_path[] = {FP_OP_TRANSPOSE, FP_OP_RESHAPE, FP_OP_ADD, FP_OP_MATMUL};
+
+/* The root the Q path of the scores MatMul n reaches (its producers through input 0 of the
+ * q_path ops, in that order), or NULL; *stop the first node on the path that is not the op
+ * q_path names (NULL when none: a graph input or initializer). */
+static const fp_node *q_path_root(const fp_node *n, const fp_node **stop)
+{
+    const fp_value *v = n->n_inputs ? n->inputs[0] : NULL;
+    *stop = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(q_path); i++) {
+        const fp_node *p = v ? v->producer : NULL;
+        if (!p || p->op != q_path[i]) {
+            *stop = p;
+            return NULL;
+        }
+        v = p->n_inputs ? p->inputs[0] : NULL;
+    }
+    return v ? v->producer : NULL;
+}
+
+/* The scores MatMul's Q (node c->node, input 0) is the BERT projection ONNX Runtime's
+ * AttentionFusion starts from: Transpose <- Reshape <- Add(bias) <- MatMul <- a LayerNormalization
+ * with a bias (the pass looks for attention only below one; SkipLayerNormalization, which the
+ * LayerNormalization becomes later in ORT's order, counts as one). */
+static bool check_qkv_from_layer_norm(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *n = node_at(mt, c->node), *stop = NULL;
+    if (!n)
+        return true;
+    const fp_node *root = q_path_root(n, &stop);
+    bool biased = root && ((root->op == FP_OP_LAYER_NORM && root->n_inputs > 2 && root->inputs[2]) ||
+                           root->op == FP_OP_SKIP_LAYER_NORM);
+    if (biased)
+        return true;
+    char *actual = root   ? fmt(mt, "the Q projection reads %s %s", root->op_type, root->name)
+                   : stop ? fmt(mt, "Q comes from %s %s", stop->op_type, stop->name)
+                          : sdup(mt, "Q is a graph input or a constant");
+    reason(mt, out, c, actual, sdup(mt, "Q = Transpose(Reshape(Add(MatMul(LayerNormalization with a bias), bias)))"),
+           fmt(mt,
+               "%s %s: ONNX Runtime's AttentionFusion looks for attention only below a LayerNormalization with "
+               "a bias whose Q, K and V projections are MatMul + bias Add; %s",
+               n->op_type, n->name, actual),
+           sdup(mt, "an RMSNorm (SimplifiedLayerNormalization), bias-free projections or rotary embeddings get no "
+                    "Attention from ORT's optimizer: export com.microsoft MultiHeadAttention / GroupQueryAttention "
+                    "(onnxruntime.transformers or onnxruntime-genai's model builder) to get a fused kernel"));
+    return false;
+}
+
 typedef bool (*check_fn)(const fp_constraint *, const fp_match *, GPtrArray *);
 
 /* The predicates by id: one per row of fuse_constraints.def. */

@@ -7,9 +7,15 @@
 static void set_dirty(fp_fuser *fz, const fp_node *n) { fz->dirty[fp_node_index(n)] = fz->pass; }
 
 /* Marks the nodes of mt, their consumers and their producers dirty: not matched again in this rule
- * pass (their inputs are rewired). */
+ * pass (their inputs are rewired). An elimination marks its anchor only: what reads it reads its
+ * input instead, whole, and may go in the same pass (a chain of no-op Casts goes at once, as ONNX
+ * Runtime's rewrite rules remove it). */
 static void mark_dirty(fp_fuser *fz, const fp_match *mt)
 {
+    if (mt->rule->rewrite == FP_RW_ELIMINATE) {
+        set_dirty(fz, mt->nodes[0]);
+        return;
+    }
     for (int i = 0; i < mt->n; i++) {
         fp_node *n = mt->nodes[i];
         set_dirty(fz, n);
@@ -379,15 +385,8 @@ static void rewrite_eliminate(const fp_match *mt)
     bool arith = n->op == FP_OP_ADD || n->op == FP_OP_MUL || n->op == FP_OP_SUB || n->op == FP_OP_DIV;
     fp_value *in = arith && n->n_inputs == 2 && fp_value_is_constant(n->inputs[0]) ? n->inputs[1] : n->inputs[0];
     fp_value *out = n->outputs[0];
-    for (uint32_t u = 0; out && u < out->n_uses; u++) {
-        fp_node *c = out->uses[u].node;
-        for (uint32_t k = 0; k < c->n_inputs; k++)
-            if (c->inputs[k] == out)
-                c->inputs[k] = in;
-        for (uint32_t k = 0; k < fp_node_n_implicit(c); k++)
-            if (c->ext->implicit[k] == out)
-                c->ext->implicit[k] = in;
-    }
+    if (out)
+        fp_value_move_readers(out, in);
     n->flags |= FP_NODE_REMOVED;
     for (uint32_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k])

@@ -60,6 +60,19 @@ const fp_rule fp_rules[] = {
      .constraints = {C(not_graph_output, 0, -1), C(mask_unused, 0, -1)}, .n_constraints = 2,
      .rewrite = FP_RW_ELIMINATE, .act_node = -1},
 
+    /* a Cast to the type its input has (ORT level 1: CastElimination) */
+    {.id = "cast_elim", .title = "remove a Cast to its input's own type",
+     .source = "onnxruntime cast_elimination.cc, CastElimination (level 1)",
+     .pattern = {ANCHOR("cast", FP_OP_CAST)}, .n_pattern = 1,
+     .constraints = {G(noop_cast, 0, -1), C(not_graph_output, 0, -1)}, .n_constraints = 2,
+     .rewrite = FP_RW_ELIMINATE, .act_node = -1},
+
+    {.id = "expand_elim", .title = "remove an Expand to its input's own shape",
+     .source = "onnxruntime expand_elimination.cc, ExpandElimination (level 1)",
+     .pattern = {ANCHOR("expand", FP_OP_EXPAND)}, .n_pattern = 1,
+     .constraints = {G(noop_expand, 0, -1), C(not_graph_output, 0, -1)}, .n_constraints = 2,
+     .rewrite = FP_RW_ELIMINATE, .act_node = -1},
+
     /* x + 0, x * 1 and the like (ORT level 1): the readers read x */
     {.id = "noop_elim", .title = "remove an Add/Sub of 0 or a Mul/Div by 1", .source = "onnxruntime NoopElimination (level 1)",
      .pattern = {ANCHOR("noop", FP_OP_ADD, FP_OP_SUB, FP_OP_MUL, FP_OP_DIV)}, .n_pattern = 1,
@@ -234,16 +247,17 @@ const fp_rule fp_rules[] = {
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "SkipLayerNormalization",
      .fused_kind = FP_OP_SKIP_LAYER_NORM, .act_node = -1},
     /* attention core with an additive mask: scores = Q K^T / scale + mask, softmax, context = P V.
-     * ORT fuses attention only in the BERT-style subgraph that carries a mask; without one
-     * (measured: ORT 1.30 on models/transformer_block.onnx) the scale folds into FusedMatMul. */
+     * ORT fuses attention only in the BERT-style subgraph that carries a mask, below a
+     * LayerNormalization with a bias; elsewhere (models/transformer_block.onnx without a mask, Llama's
+     * RMSNorm and rotary embeddings) the scale folds into FusedMatMul. */
     {.id = "attention", .title = "MatMul-Softmax-MatMul core -> Attention",
      .source = "onnxruntime attention_fusion.cc (level 2; full BERT pattern there, core only here)",
      .pattern = {ANCHOR("scores", FP_OP_MATMUL), NEXT("scale", 0, 0, FP_OP_DIV, FP_OP_MUL),
                  NEXT("mask", 1, -1, FP_OP_ADD), NEXT("softmax", 2, 0, FP_OP_SOFTMAX), NEXT("context", 3, 0, FP_OP_MATMUL)},
      .n_pattern = 5,
      .constraints = {C(single_consumer, -1, -1), C(not_graph_output, -1, -1), G(const_other, 1, -1),
-                     C(last_axis, 3, -1)},
-     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "Attention", .fused_kind = FP_OP_ATTENTION, .act_node = -1},
+                     C(last_axis, 3, -1), C(qkv_from_layer_norm, 0, -1)},
+     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "Attention", .fused_kind = FP_OP_ATTENTION, .act_node = -1},
 
     /* ---- Ascend GE (ATC) ---- */
     {.id = "ge_layer_norm", .title = "LayerNormONNXFusionPass: ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add -> LayerNorm",

@@ -1021,6 +1021,62 @@ static void fold_shape(sh_ctx *c)
     fp_value_set_fold(out, num_store(c, &o));
 }
 
+/* The part sizes of Split c->n along an axis of `dim` elements into sizes (room for n_outputs):
+ * the `split` input (opset 13 on) or attribute, else equal parts, the last one smaller when they do
+ * not divide the axis (opset 18's num_outputs). False when they are not known or do not cover it. */
+static bool split_sizes(sh_ctx *c, int64_t dim, int64_t *sizes)
+{
+    const fp_node *n = c->n;
+    int parts = (int)n->n_outputs, ns = 0;
+    bool listed = sh_val(c, 1) || fp_node_attr(n, "split");
+    if (listed && !(sh_val(c, 1) ? sh_ints(c, 1, sizes, parts, &ns) : sh_attr_ints(n, "split", sizes, parts, &ns)))
+        return false;
+    for (int64_t k = 0, part = (dim + parts - 1) / parts; !listed && k < parts; k++)
+        sizes[k] = MIN(part, dim - MIN(dim, k * part));
+    ns = listed ? ns : parts;
+    int64_t sum = 0;
+    for (int k = 0; k < ns; k++) {
+        if (sizes[k] < 0)
+            return false;
+        sum += sizes[k];
+    }
+    return ns == parts && sum == dim;
+}
+
+/* Split c->n of a known tensor: each output's fold (of its static shape, at most
+ * SH_MAX_FOLD_ELEMS elements), seeded as an sval too; outputs past one the fold cannot hold are
+ * left without. */
+static void fold_split(sh_ctx *c)
+{
+    fp_node *n = c->n;
+    num x;
+    int32_t axis;
+    int64_t sizes[SH_MAX_SVAL], idx[FP_MAX_RANK], off = 0;
+    const fp_tensor *t = sh_known(n->inputs[0]);
+    if (!t || n->n_outputs > SH_MAX_SVAL || !num_load(sh_tmp(c), t, &x) || x.shape.rank < 1 ||
+        !sh_axis(fp_node_attr_int(n, "axis", 0), x.shape.rank, &axis) ||
+        !split_sizes(c, x.shape.dims[axis].value, sizes))
+        return;
+    for (uint32_t k = 0; k < n->n_outputs; off += sizes[k++]) {
+        fp_value *out = n->outputs[k];
+        uint64_t numel;
+        if (!out || !fp_shape_static(&out->shape) || out->shape.rank != x.shape.rank ||
+            out->shape.dims[axis].value != sizes[k] || !fp_shape_numel(&out->shape, &numel) ||
+            numel > SH_MAX_FOLD_ELEMS)
+            return;
+        num o;
+        num_alloc(sh_tmp(c), &o, out->dtype, &out->shape);
+        for (uint64_t e = 0; e < o.n; e++) {
+            unravel(&o.shape, e, idx);
+            idx[axis] += off;
+            uint64_t src = ravel(&x.shape, idx);
+            num_set(&o, e, num_get(&x, src), num_geti(&x, src), x.isf);
+        }
+        fp_value_set_fold(out, num_store(c, &o));
+        fp_fold_seed(c->m, out, fp_value_fold(out));
+    }
+}
+
 static void fold_inputs(sh_ctx *c) { evaluate(c); }
 
 /* ---------------------------------------------------------------- memo */
@@ -1240,6 +1296,9 @@ void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
         num_alloc(sh_tmp(c), &o, FP_DT_INT64, &n->outputs[0]->shape);
         o.i[0] = fp_value_n_elems(n->inputs[0]);
         fp_value_set_fold(n->outputs[0], num_store(c, &o));
+    } else if (n->op == FP_OP_SPLIT && n->n_inputs && n->inputs[0] && sh_known(n->inputs[0])) {
+        fold_split(c); /* several outputs: not memoized (a memo holds output 0) */
+        return;
     } else if (n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) {
         const fp_shape *s = sh_in(c, 0);
         fp_value *out = n->n_outputs ? n->outputs[0] : NULL;

@@ -1,0 +1,179 @@
+/* cse.c - ONNX Runtime's CommonSubexpressionElimination (level 1,
+ * onnxruntime/core/optimizer/common_subexpression_elimination.cc): value numbering over a graph in
+ * topological order. A node's number is its op type, domain, attributes and the numbers of its
+ * inputs; a node numbered as one before it is merged into it. Small constants are numbered by
+ * their contents, as ConstantSharing (constant_sharing.cc) has made equal ones one initializer. */
+#include "passes/cse.h"
+
+#include <string.h>
+
+typedef struct {
+    GHashTable *seen;   /* key (a GString: attribute strings may hold NULs) -> the first node of that key */
+    GHashTable *consts; /* contents key -> the first constant value of those contents */
+    GString *key;
+} cse;
+
+bool fp_cse_on(const fp_target *t)
+{
+    return t && t->keyfile && g_key_file_get_boolean(t->keyfile, "layout", "cse", NULL);
+}
+
+static void string_free(gpointer s) { g_string_free(s, TRUE); }
+static guint string_hash(gconstpointer s) { return g_string_hash(s); }
+static gboolean string_equal(gconstpointer a, gconstpointer b) { return g_string_equal(a, b); }
+
+/* The inline payload of constant v of at most FP_CSE_SHARED_ELEMS elements, or NULL. */
+static const fp_tensor *small_const(const fp_value *v)
+{
+    if (!fp_value_is_constant(v))
+        return NULL;
+    const fp_tensor *t = fp_value_is_weight(v) ? v->tensor : fp_value_fold(v);
+    uint64_t n;
+    if (!t || t->where != FP_DATA_INLINE || t->dtype == FP_DT_STRING || !fp_shape_numel(&t->shape, &n) ||
+        n > FP_CSE_SHARED_ELEMS)
+        return NULL;
+    return t;
+}
+
+/* The number of value v: the first constant of its contents for a small constant, else v. */
+static const fp_value *number_of(cse *c, const fp_value *v)
+{
+    const fp_tensor *t = v ? small_const(v) : NULL;
+    if (!t)
+        return v;
+    GString *k = g_string_new(NULL);
+    g_string_append_printf(k, "%d:%d:", (int)t->dtype, (int)t->shape.rank);
+    for (int32_t i = 0; i < t->shape.rank; i++)
+        g_string_append_printf(k, "%" G_GINT64_FORMAT ",", t->shape.dims[i].value);
+    g_string_append_len(k, t->data, (gssize)t->nbytes);
+    const fp_value *first = g_hash_table_lookup(c->consts, k);
+    if (first) {
+        g_string_free(k, TRUE);
+        return first;
+    }
+    g_hash_table_insert(c->consts, k, (gpointer)v);
+    return v;
+}
+
+/* Appends attribute a to the key; false when the elimination compares no attribute of its type
+ * (a tensor, a graph: the node is kept apart). */
+static bool key_attr(GString *k, const fp_attr *a)
+{
+    g_string_append_printf(k, "|%s=%d:", a->name, (int)a->type);
+    switch (a->type) {
+    case FP_ATTR_INT:
+        g_string_append_printf(k, "%" G_GINT64_FORMAT, a->u.i);
+        return true;
+    case FP_ATTR_FLOAT:
+        g_string_append_printf(k, "%a", a->u.f);
+        return true;
+    case FP_ATTR_STRING:
+        g_string_append_len(k, a->u.s, a->n);
+        return true;
+    case FP_ATTR_INTS:
+        for (uint32_t i = 0; i < a->n; i++)
+            g_string_append_printf(k, "%" G_GINT64_FORMAT ",", a->u.ints[i]);
+        return true;
+    case FP_ATTR_FLOATS:
+        for (uint32_t i = 0; i < a->n; i++)
+            g_string_append_printf(k, "%a,", a->u.floats[i]);
+        return true;
+    case FP_ATTR_STRINGS:
+        for (uint32_t i = 0; i < a->n; i++)
+            g_string_append_printf(k, "%zu:%s,", strlen(a->u.strings[i]), a->u.strings[i]);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether the elimination may merge n: live, run (not folded), deterministic (ORT's
+ * IsOperationDeterministic), no subgraph, no graph output. */
+static bool mergeable(const fp_node *n)
+{
+    static const char *const random[] = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
+                                         "Multinomial"};
+    if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED) || fp_node_n_implicit(n) || !n->n_outputs)
+        return false;
+    for (size_t i = 0; i < G_N_ELEMENTS(random); i++)
+        if (strcmp(n->op_type, random[i]) == 0)
+            return false;
+    for (uint32_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] && n->outputs[k]->is_output)
+            return false;
+    return true;
+}
+
+/* n's key into c->key; false when n is kept apart (an attribute no key holds). */
+static bool node_key(cse *c, const fp_node *n)
+{
+    GString *k = c->key;
+    g_string_truncate(k, 0);
+    g_string_append_printf(k, "%s|%s|%u|%u", n->op_type, n->domain ? n->domain : "", n->n_inputs, n->n_outputs);
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (!key_attr(k, &n->attrs[i]))
+            return false;
+    for (uint32_t i = 0; i < n->n_inputs; i++)
+        g_string_append_printf(k, "#%p", (const void *)number_of(c, n->inputs[i]));
+    return true;
+}
+
+/* n's readers read the outputs of `into` in place of its own; n goes. */
+static void merge(fp_node *n, const fp_node *into)
+{
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *from = n->outputs[k];
+        if (!from)
+            continue;
+        fp_value_move_readers(from, into->outputs[k]);
+        from->producer = NULL;
+    }
+    n->flags |= FP_NODE_REMOVED;
+}
+
+/* One graph; the count of nodes merged. */
+static uint32_t cse_graph(fp_graph *g)
+{
+    uint32_t n_order = 0, merged = 0;
+    fp_node *const *order = fp_graph_order(g, &n_order, NULL);
+    if (!order)
+        return 0;
+    g_autofree fp_node **nodes = g_memdup2(order, sizeof(fp_node *) * n_order);
+    cse c = {.seen = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
+             .consts = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
+             .key = g_string_new(NULL)};
+    for (uint32_t i = 0; i < n_order; i++) {
+        fp_node *n = nodes[i];
+        if (!mergeable(n) || !node_key(&c, n))
+            continue;
+        const fp_node *first = g_hash_table_lookup(c.seen, c.key);
+        if (first) {
+            merge(n, first);
+            merged++;
+        } else {
+            g_hash_table_insert(c.seen, g_string_new_len(c.key->str, (gssize)c.key->len), n);
+        }
+    }
+    g_hash_table_destroy(c.seen);
+    g_hash_table_destroy(c.consts);
+    g_string_free(c.key, TRUE);
+    return merged;
+}
+
+uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag)
+{
+    if (!fp_cse_on(t))
+        return 0;
+    uint32_t merged = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        uint32_t here = cse_graph(m->graphs->pdata[gi]);
+        if (here)
+            fp_model_link(m); /* the next graph's order reads the use lists */
+        merged += here;
+    }
+    if (merged)
+        fp_diag_add(diag, FP_DIAG_INFO, "cse", "cse-merged", NULL,
+                    "ONNX Runtime's common subexpression elimination: %u nodes merged into an equal one before them",
+                    merged);
+    return merged;
+}

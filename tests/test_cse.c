@@ -1,0 +1,81 @@
+/* test_cse.c - cse suite (passes/cse.c): ONNX Runtime's common subexpression elimination merges a
+ * node into an equal one before it (the same op, attributes and inputs, small constants compared
+ * by value), and keeps random ops, nodes with a graph output and nodes that differ; a target
+ * without `[layout] cse` merges nothing. */
+#include <string.h>
+
+#include "passes/cse.h"
+#include "tmodel.h"
+#include "tutil.h"
+
+enum { F32 = 1, I64 = 7 };
+
+/* x [batch, 4]: two Shapes of it, Gathers of equal indices in two initializers and of another,
+ * Concats of those; two Relus, the second a graph output; two RandomNormalLikes. */
+static fp_model *twins(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){-1, 4});
+    tb_init_i64(b, "i0", 1, (int64_t[]){0});
+    tb_init_i64(b, "j0", 1, (int64_t[]){0});
+    tb_init_i64(b, "j1", 1, (int64_t[]){1});
+    tb_node(b, "Shape", "s1", "x", "d1");
+    tb_node(b, "Shape", "s2", "x", "d2");
+    tb_attr_i(b, tb_node(b, "Gather", "g1", "d1,i0", "b1"), "axis", 0);
+    tb_attr_i(b, tb_node(b, "Gather", "g2", "d2,j0", "b2"), "axis", 0);
+    tb_attr_i(b, tb_node(b, "Gather", "g3", "d2,j1", "b3"), "axis", 0);
+    tb_attr_i(b, tb_node(b, "Concat", "c1", "b1,b3", "o1"), "axis", 0);
+    tb_attr_i(b, tb_node(b, "Concat", "c2", "b2,b3", "o2"), "axis", 0);
+    tb_node(b, "Add", "sum", "o1,o2", "s");
+    tb_node(b, "Relu", "r1", "x", "y1");
+    tb_node(b, "Relu", "r2", "x", "y2");
+    tb_node(b, "Mul", "sq", "y1,y1", "m");
+    tb_node(b, "RandomNormalLike", "n1", "x", "z1");
+    tb_node(b, "RandomNormalLike", "n2", "x", "z2");
+    tb_node(b, "Add", "noise", "z1,z2", "z");
+    for (const char *o = "s\0y2\0m\0z\0"; *o; o += strlen(o) + 1)
+        tb_output(b, o, strcmp(o, "s") == 0 ? I64 : F32, -1, NULL);
+    fp_model *m = tu_load_tb(b);
+    tb_free(b);
+    return m;
+}
+
+static bool gone(const fp_model *m, const char *node) { return fp_node_lookup(m, node)->flags & FP_NODE_REMOVED; }
+
+static void test_merges(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) t = fp_target_load("ort-cpu-basic", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(fp_cse_on(t));
+    g_autoptr(fp_model) m = twins();
+    g_autoptr(fp_diag) d = fp_diag_new();
+    CU_ASSERT_EQUAL(fp_pass_cse(m, t, d), 3);
+    CU_ASSERT_FATAL(fp_model_verify(m, &err));
+    CU_ASSERT(gone(m, "s2") && gone(m, "g2") && gone(m, "c2"));
+    CU_ASSERT(!gone(m, "s1") && !gone(m, "g1") && !gone(m, "g3") && !gone(m, "c1"));
+    const fp_node *sum = fp_node_lookup(m, "sum");
+    CU_ASSERT(sum->inputs[0] == sum->inputs[1] && sum->inputs[0] == fp_graph_find(m->main, "o1"));
+    CU_ASSERT_PTR_EQUAL(fp_node_lookup(m, "g3")->inputs[0], fp_graph_find(m->main, "d1"));
+    CU_ASSERT(!gone(m, "r2"));                /* its output is the graph's */
+    CU_ASSERT(!gone(m, "n2"));                /* random */
+    CU_ASSERT_EQUAL(fp_pass_cse(m, t, d), 0); /* nothing left to merge */
+}
+
+static void test_off(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) t = fp_target_load("tensorrt", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(!fp_cse_on(t));
+    g_autoptr(fp_model) m = twins();
+    CU_ASSERT_EQUAL(fp_pass_cse(m, t, NULL), 0);
+    CU_ASSERT(!gone(m, "s2"));
+}
+
+FP_TEST_SUITE(register_cse)
+{
+    CU_pSuite s = CU_add_suite("cse", NULL, NULL);
+    CU_add_test(s, "merges", test_merges);
+    CU_add_test(s, "off", test_off);
+}
