@@ -3,7 +3,8 @@
 random small variants of every rewrite fuseplan models (bench/difftest/gen.py), each optimized by ORT
 at levels basic, extended and all (bench/difftest/ort_batch.mjs, one node process per batch) and
 compared with fuseplan's `report` on the target of that level: the kernel histogram of the final
-graph, views aside (Reshape, Flatten, Squeeze, Unsqueeze, Identity).
+graph, views aside (Reshape, Flatten, Squeeze, Unsqueeze, Identity), and node by node, which nodes of
+the variant are left as they were (same name and op; both keep the names of the nodes they leave).
 
   /usr/bin/python3 bench/difftest/difftest.py [--count N] [--seed S] [--jobs J] [--fuseplan build/fuseplan]
       [--ort DIR] [--out bench/out/difftest] [--doc docs/benchmarks.md] [--minimize K] [--keep KEEP] [--data DIR]
@@ -22,6 +23,7 @@ import concurrent.futures
 import datetime
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,19 +63,30 @@ def ort_batch(a, paths, out):
     return res
 
 
-def ort_graph(saved):
-    """The kernel Counter of ORT's saved model, views aside."""
-    return collections.Counter(n.op_type for n in onnx.load(saved).graph.node if n.op_type not in VIEWS)
+def kept(pairs, original):
+    """Of (op, name) pairs, the names of the nodes of the original model left as they were (the same
+    name and op): the node-by-node part of the comparison; fused nodes are compared by op alone."""
+    return frozenset(name for op, name in pairs if original.get(name) == op)
 
 
-def fuseplan_graph(a, path, level):
-    """fuseplan's kernel Counter of path on ort-cpu-LEVEL, or the error text."""
+def ort_graph(saved, original):
+    """(kernel Counter, kept nodes, ops of NCHWc nodes) of ORT's saved model, views aside. The NCHWc
+    transformer names its nodes after their outputs, so the nodes of those ops are not compared by name."""
+    nodes = [n for n in onnx.load(saved).graph.node if n.op_type not in VIEWS]
+    nchwc = {n.op_type for n in nodes if n.domain == "com.microsoft.nchwc"}
+    pairs = [(n.op_type, n.name) for n in nodes if n.op_type not in nchwc]
+    return collections.Counter(n.op_type for n in nodes), kept(pairs, original), nchwc
+
+
+def fuseplan_graph(a, path, level, original):
+    """(kernel Counter, kept nodes) of fuseplan's final graph of path on ort-cpu-LEVEL, or the error text."""
     dev = ["--device", a.device] if level == "all" and a.device else []
     r = subprocess.run([a.fuseplan, "report", "-f", "json", "--no-headroom", "--target", "ort-cpu-" + level] + dev +
                        [path], capture_output=True, text=True)
     if r.returncode != 0:
-        return "fuseplan: " + (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0]
-    return collections.Counter(o["op"] for o in json.loads(r.stdout)["ops"] if o["op"] not in VIEWS)
+        return "fuseplan: " + (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0], frozenset()
+    pairs = [(o["op"], o["name"]) for o in json.loads(r.stdout)["ops"] if o["op"] not in VIEWS]
+    return collections.Counter(op for op, _ in pairs), kept(pairs, original)
 
 
 def fmt(c):
@@ -81,17 +94,22 @@ def fmt(c):
 
 
 def compare(a, items, out):
-    """items [(key, family, feat, seed, path)] -> {(key, level): (ort Counter, fuseplan Counter or error)},
-    pairs ORT rejected left out."""
+    """items [(key, family, feat, seed, path)] -> {(key, level): (ORT's kernels, fuseplan's kernels or
+    error, ORT's kept nodes, fuseplan's)}, pairs ORT rejected left out."""
     saved = ort_batch(a, [it[4] for it in items], out)
-    jobs = {}
+    jobs, originals = {}, {}
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         for key, _, _, _, path in items:
+            original = originals[key] = {n.name: n.op_type for n in onnx.load(path).graph.node}
             for level in LEVELS:
                 s = saved.get((os.path.abspath(path), level))
                 if s:
-                    jobs[(key, level)] = (ort_graph(s), ex.submit(fuseplan_graph, a, path, level))
-    return {k: (o, f.result()) for k, (o, f) in jobs.items()}
+                    jobs[(key, level)] = (ort_graph(s, original), ex.submit(fuseplan_graph, a, path, level, original))
+    out = {}
+    for k, ((o, ok, nchwc), fut) in jobs.items():
+        f, fk = fut.result()
+        out[k] = (o, f, ok, frozenset(n for n in fk if originals[k[0]][n] not in nchwc))
+    return out
 
 
 def kind(family, level, o, f):
@@ -128,7 +146,7 @@ def minimize(a, cases, out):
         for (k, j), fam, cand, seed, _ in items:
             r = res.get(((k, j), k[1]))
             if k not in taken and r and r[0] != r[1]:
-                now[k] = (now[k][0], fam, cand, seed, kind(fam, k[1], *r))
+                now[k] = (now[k][0], fam, cand, seed, kind(fam, k[1], r[0], r[1]))
                 taken.add(k)
         if not taken:
             break
@@ -171,7 +189,7 @@ def write_data(a, cases, out):
         for level in LEVELS:
             if (n, level) not in res:
                 continue
-            o, f = res[(n, level)]
+            o, f = res[(n, level)][:2]
             ort_lines.append(f"{n}.onnx {level} {fmt(o)}")
             if o != f:
                 why = f if isinstance(f, str) else f"ORT only: {fmt(o - f) or '-'}; fuseplan only: {fmt(f - o) or '-'}"
@@ -187,21 +205,21 @@ def write_data(a, cases, out):
 def table(stats, n, secs, seed):
     lines = [f"{n} variants (seed {seed}), each optimized by ONNX Runtime 1.30 (CPU EP, onnxruntime-node) at "
              f"levels basic, extended and all and compared with fuseplan's ort-cpu-LEVEL target (level all on "
-             f"`--device cpu-avx512`, an AVX-512F host): the kernel histogram of the final graph, views aside. "
-             f"Variants ORT rejects are left out. {secs:.0f} s in all, {datetime.date.today()}; "
-             f"`bench/difftest/difftest.py`.", "",
-             "| family | " + " | ".join(f"{lv}: variants | equal | differ" for lv in LEVELS) + " |",
-             "|---|" + "---:|---:|---:|" * len(LEVELS)]
-    tot = {lv: [0, 0] for lv in LEVELS}
+             f"`--device cpu-avx512`, an AVX-512F host). Equal: the same kernel histogram of the final graph, "
+             f"views aside, and the same nodes of the model left as they were (name and op); differ: another "
+             f"histogram; nodes: the same histogram but other nodes left. Variants ORT rejects are left out. "
+             f"{secs:.0f} s in all, {datetime.date.today()}; `bench/difftest/difftest.py`.", "",
+             "| family | " + " | ".join(f"{lv}: variants | equal | differ | nodes" for lv in LEVELS) + " |",
+             "|---|" + "---:|---:|---:|---:|" * len(LEVELS)]
+    tot = {lv: [0, 0, 0] for lv in LEVELS}
     for fam in sorted(stats):
         cells = []
         for lv in LEVELS:
-            eq, ne = stats[fam][lv]
-            tot[lv][0] += eq
-            tot[lv][1] += ne
-            cells.append(f"{eq + ne} | {eq} | {ne}")
+            c = stats[fam][lv]
+            tot[lv] = [t + x for t, x in zip(tot[lv], c)]
+            cells.append(f"{sum(c)} | {c[0]} | {c[1]} | {c[2]}")
         lines.append(f"| {fam} | " + " | ".join(cells) + " |")
-    lines.append("| **all** | " + " | ".join(f"{e + d} | {e} | {d}" for e, d in tot.values()) + " |")
+    lines.append("| **all** | " + " | ".join(f"{sum(c)} | {c[0]} | {c[1]} | {c[2]}" for c in tot.values()) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -215,16 +233,18 @@ def run(a):
                                                                a.seed * 100003 + i))
              for i, (name, fam, feat) in enumerate(vs)]
     res = compare(a, items, out)
-    stats = collections.defaultdict(lambda: {lv: [0, 0] for lv in LEVELS})
-    kinds = {}
+    stats = collections.defaultdict(lambda: {lv: [0, 0, 0] for lv in LEVELS})
+    kinds, nodes = {}, []
     for name, fam, feat, seed, _ in items:
         for lv in LEVELS:
             if (name, lv) in res:
-                o, f = res[(name, lv)]
-                stats[fam][lv][o != f] += 1
+                o, f, ok, fk = res[(name, lv)]
+                stats[fam][lv][0 if o == f and ok == fk else 1 if o != f else 2] += 1
                 if o != f:
                     kinds.setdefault(kind(fam, lv, o, f), (name, fam, feat, seed))
-    return t0, items, stats, kinds
+                elif ok != fk:
+                    nodes.append(f"nodes: {name} {lv} ORT keeps {sorted(ok - fk)} fuseplan keeps {sorted(fk - ok)}")
+    return t0, items, stats, kinds, nodes
 
 
 def main():
@@ -241,11 +261,12 @@ def main():
     ap.add_argument("--keep", type=int, default=80)
     ap.add_argument("--data")
     a = ap.parse_args()
-    t0, items, stats, kinds = run(a)
+    t0, items, stats, kinds, nodes = run(a)
     secs = time.time() - t0
     print(table(stats, len(items), secs, a.seed))
     for k in sorted(kinds):
         print("differ: %s %s ORT only [%s] fuseplan only [%s] e.g. %s" % (k[0], k[1], k[2], k[3], kinds[k][0]))
+    print("\n".join(nodes))
     if a.doc:
         write_section(a.doc, TITLE, BEGIN, END, table(stats, len(items), secs, a.seed))
     if a.data and kinds:
