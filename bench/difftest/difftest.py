@@ -23,7 +23,6 @@ import concurrent.futures
 import datetime
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -105,11 +104,11 @@ def compare(a, items, out):
                 s = saved.get((os.path.abspath(path), level))
                 if s:
                     jobs[(key, level)] = (ort_graph(s, original), ex.submit(fuseplan_graph, a, path, level, original))
-    out = {}
+    res = {}
     for k, ((o, ok, nchwc), fut) in jobs.items():
         f, fk = fut.result()
-        out[k] = (o, f, ok, frozenset(n for n in fk if originals[k[0]][n] not in nchwc))
-    return out
+        res[k] = (o, f, ok, frozenset(n for n in fk if originals[k[0]][n] not in nchwc))
+    return res
 
 
 def kind(family, level, o, f):
