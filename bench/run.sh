@@ -23,6 +23,9 @@
 #                            (bench/same_graph.py)
 #   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
 #                            and all on the networks (bench/speedup_vs_ort.py, ~5 min)
+#   BENCH_DIFFTEST=0         skip the differential test against ONNX Runtime (bench/difftest/difftest.py:
+#                            random variants of each rewrite at levels basic, extended and all)
+#   BENCH_DIFFTEST_COUNT=2000  variants of the differential test (each optimized at the three levels)
 #   BENCH_LLM=0              skip the LLM skeletons (bench/gen_llm_skeleton.py) and their KV cache, weight
 #                            and batch-headroom table (bench/llm_memory.py)
 # The measurements are also kept in bench/out/bench_results.json: after editing how they are shown,
@@ -95,6 +98,14 @@ if [ "${BENCH_LLM:-1}" = 1 ]; then
     /usr/bin/python3 bench/llm_memory.py --fuseplan "$BUILD_DIR/fuseplan" --models-dir "$OUT" \
         --doc "${BENCH_DOC:-docs/benchmarks.md}" --spawn "$TOOLS/fp_bench_spawn" ||
         echo "bench: bench/llm_memory.py failed: the LLM section is not rewritten" >&2
+fi
+
+# ---- differential test: random variants of each ORT rewrite fuseplan models, ORT's kernels at each
+# level against fuseplan's ort-cpu-LEVEL targets (a failure is reported and does not stop the rest)
+if [ "${BENCH_DIFFTEST:-1}" = 1 ]; then
+    /usr/bin/python3 bench/difftest/difftest.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench --out "$OUT/difftest" \
+        --count "${BENCH_DIFFTEST_COUNT:-2000}" --doc "${BENCH_DOC:-docs/benchmarks.md}" >/dev/null ||
+        echo "bench: bench/difftest/difftest.py failed: its section is not rewritten" >&2
 fi
 
 # ---- training memory: fuseplan's saved activations against PyTorch's on torchvision models (needs

@@ -1080,14 +1080,34 @@ static char *kernel_list(const fp_model *m)
     return g_string_free(s, false);
 }
 
-/* Models written as paddle2onnx writes PaddleOCR (bench/gen_paddle_like.py): fuseplan's ort-cpu-*
- * targets leave the kernels ONNX Runtime 1.30 leaves at each level (tests/data/fuse/paddle_like.ort,
- * measured; level all on an AVX-512F host, so on devices/cpu-avx512.ini). The hard-swish after a
- * Conv + BatchNorm and the learnable affine Mul(k[1], conv) stay; x * Sigmoid(1.702 x) is QuickGelu. */
-static void test_paddle_like_ort(void)
+/* The first two words of each line of tests/data/REL that is not a comment ("MODEL LEVEL"), as a
+ * set; an empty set when REL is NULL. */
+static GHashTable *line_keys(const char *rel)
 {
-    g_autoptr(GBytes) data = tm_data("fuse/paddle_like.ort");
+    GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GBytes) data = rel ? tm_data(rel) : NULL;
+    if (!data)
+        return keys;
+    g_autofree char *text = g_strndup(g_bytes_get_data(data, NULL), g_bytes_get_size(data));
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l; l++) {
+        g_auto(GStrv) w = g_strsplit(*l, " ", 3);
+        if (**l && **l != '#' && g_strv_length(w) >= 2)
+            g_hash_table_add(keys, g_strdup_printf("%s %s", w[0], w[1]));
+    }
+    return keys;
+}
+
+/* Each line "MODEL LEVEL OP=N..." of tests/data/DIR/LIST (ONNX Runtime 1.30's kernels of DIR/MODEL at
+ * LEVEL, views aside; level all measured on an AVX-512F host, so on devices/cpu-avx512.ini) against
+ * fuseplan's final graph on ort-cpu-LEVEL: equal, or, for the "MODEL LEVEL" pairs of tests/data/DIFFER
+ * (NULL: none), still different. Returns the number of lines checked. */
+static guint check_ort_kernels(const char *dir, const char *list, const char *differ)
+{
+    g_autofree char *rel = g_strdup_printf("%s/%s", dir, list);
+    g_autoptr(GBytes) data = tm_data(rel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    g_autoptr(GHashTable) known = line_keys(differ);
     g_autofree char *text = g_strndup(g_bytes_get_data(data, NULL), g_bytes_get_size(data));
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     guint checked = 0;
@@ -1096,19 +1116,37 @@ static void test_paddle_like_ort(void)
             continue;
         g_auto(GStrv) w = g_strsplit(*l, " ", 3);
         CU_ASSERT_FATAL(g_strv_length(w) == 3);
-        g_autofree char *path = g_strdup_printf(FP_SOURCE_DIR "/tests/data/fuse/%s", w[0]);
+        g_autofree char *path = g_strdup_printf(FP_SOURCE_DIR "/tests/data/%s/%s", dir, w[0]);
         g_autofree char *target = g_strdup_printf("ort-cpu-%s", w[1]);
+        g_autofree char *key = g_strdup_printf("%s %s", w[0], w[1]);
         fp_analysis_opts o = {.target = target, .device = strcmp(w[1], "all") == 0 ? "cpu-avx512" : NULL};
         g_autoptr(GError) err = NULL;
         g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
         g_autofree char *got = kernel_list(a->model);
-        if (strcmp(got, w[2]) != 0)
-            fprintf(stderr, "\n  %s at %s: ORT %s, fuseplan %s", w[0], w[1], w[2], got);
-        CU_ASSERT_STRING_EQUAL(got, w[2]);
+        bool same = strcmp(got, w[2]) == 0, expect_same = !g_hash_table_contains(known, key);
+        if (same != expect_same)
+            fprintf(stderr, "\n  %s at %s: ORT %s, fuseplan %s%s", w[0], w[1], w[2], got,
+                    same ? " (now equal: remove the line from the known differences)" : "");
+        CU_ASSERT_EQUAL(same, expect_same);
         checked++;
     }
-    CU_ASSERT_EQUAL(checked, 6);
+    return checked;
+}
+
+/* Models written as paddle2onnx writes PaddleOCR (bench/gen_paddle_like.py): fuseplan's ort-cpu-*
+ * targets leave the kernels ONNX Runtime 1.30 leaves at each level (tests/data/fuse/paddle_like.ort).
+ * The hard-swish after a Conv + BatchNorm and the learnable affine Mul(k[1], conv) stay; x *
+ * Sigmoid(1.702 x) is QuickGelu. */
+static void test_paddle_like_ort(void) { CU_ASSERT_EQUAL(check_ort_kernels("fuse", "paddle_like.ort", NULL), 6); }
+
+/* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
+ * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
+ * (tests/data/fuse/difftest/known_differ.txt, each with ORT's and fuseplan's kernels) still differ,
+ * until a fix of the rule makes one agree. */
+static void test_difftest_vs_ort(void)
+{
+    CU_ASSERT(check_ort_kernels("fuse/difftest", "difftest.ort", "fuse/difftest/known_differ.txt") > 0);
 }
 
 static void test_ge_ub_chain(void)
@@ -1861,6 +1899,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "quick_gelu_alpha", test_quick_gelu_alpha);
     CU_add_test(s, "noop_elim", test_noop_elim);
     CU_add_test(s, "paddle_like_ort", test_paddle_like_ort);
+    CU_add_test(s, "difftest_vs_ort", test_difftest_vs_ort);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);
     CU_add_test(s, "gating", test_gating);
