@@ -186,6 +186,7 @@ def corpus_section(a):
                             level, "--histogram", "--target", target,
                             "--out", os.path.join(a.out, "corpus_ort_" + level)] + d + models)
         text += f"\n#### At level `{level}` (fuseplan `{target}`{f' on `{dev}`, nchwc_block={block}' if device else ''})\n\n"
+        out = out.replace(os.path.relpath(a.out, ROOT) + "/", "")  # paths under the output folder
         text += out if out.strip() else f"`bench/fusion_vs_ort.py` failed (exit {rc}): {err.strip()[-400:]}\n"
     return text
 

@@ -6,7 +6,9 @@ static shapes, opset 17, constants folded, random weights (weights=None; torch.m
 name's CRC-32, so one model exported alone is the same):
 
   tv_<builder>    a classifier on 1x3x64x64 (ViTs built with image_size=64; inception_v3 at 1x3x96x96,
-                  the smallest its stem takes; maxvit_t at 1x3x224x224, its partitions need it)
+                  the smallest its stem takes; maxvit_t at 1x3x224x224, its partitions need it;
+                  alexnet at 1x3x224x224, torch exports its adaptive pool only to a divisor of
+                  the map's size)
   seg_<builder>   fcn_*, deeplabv3_*, lraspp_* on 1x3x64x64 (aux_loss off, no backbone weights),
                   the "out" map only
   nn_<variant>    torch.nn.TransformerEncoder / TransformerDecoder / Transformer, d 128, 4 heads,
