@@ -106,8 +106,26 @@ static bool token_bytes(const fp_kv_tensor *t, fp_dtype dtype, uint64_t *bytes)
            fp_dtype_bytes(dtype, (uint64_t)h.value * (uint64_t)d.value * (t->packed ? 2 : 1), bytes);
 }
 
+/* The symbol of the token axis every present output declares (a plain symbol, not a sum such as
+ * "past_sequence_length + sequence_length", and neither the past nor the new tokens'), or NULL. */
+static const char *present_total(const fp_kv_cache *kv)
+{
+    const char *sym = NULL;
+    for (uint32_t i = 0; i < kv->n_tensors; i++) {
+        const fp_kv_tensor *t = &kv->tensors[i];
+        const fp_shape *s = t->present ? &t->present->decl_shape : NULL;
+        const char *d = s && s->rank == 4 + t->packed ? s->dims[2 + t->packed].sym : NULL;
+        if (!d || strchr(d, '+') || (sym && strcmp(sym, d) != 0))
+            return NULL;
+        sym = d;
+    }
+    return g_strcmp0(sym, kv->past_dim) == 0 || g_strcmp0(sym, kv->new_dim) == 0 ? NULL : sym;
+}
+
 /* The new-token and total-token symbols: axis 1 of the rank-2 integer inputs whose axis 0 is the
- * batch (a sum such as "past_sequence_length + sequence_length" is neither: it follows from them). */
+ * batch (a sum such as "past_sequence_length + sequence_length" is neither: it follows from them);
+ * the total, when no such input names it, the present outputs' token axis (present_total: a model
+ * whose mask is [batch, 1, new, total] declares it there). */
 static void token_dims(fp_kv_cache *kv, const fp_graph *g)
 {
     for (guint i = 0; i < g->inputs->len && kv->batch_dim; i++) {
@@ -123,6 +141,8 @@ static void token_dims(fp_kv_cache *kv, const fp_graph *g)
         else if (!kv->total_dim && strcmp(sym, kv->new_dim) != 0)
             kv->total_dim = sym;
     }
+    if (!kv->total_dim && kv->batch_dim)
+        kv->total_dim = present_total(kv);
 }
 
 /* Heads, head dim, dtype and bytes per token from the tensors' declared shapes. */

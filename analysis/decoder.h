@@ -35,7 +35,8 @@ typedef struct {
     const char *new_dim;      /* the new tokens: the symbol of axis 1 of a rank-2 integer input
                                 (input_ids) whose axis 0 is batch_dim; NULL when none */
     const char *total_dim;    /* past + new tokens as a symbol of its own (axis 1 of another rank-2
-                                integer input: onnxruntime-genai's attention_mask); NULL when none */
+                                integer input: onnxruntime-genai's attention_mask), else the present
+                                outputs' token axis when they share a symbol of its own; NULL when none */
 } fp_kv_cache;
 
 /* Tokens held per sequence when nothing binds the token dims: a decode step (1 new token) at

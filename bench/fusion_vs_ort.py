@@ -10,6 +10,8 @@ python3-onnx; fuseplan's `explain --format json` is counted the same way. Compar
   - FusedConv nodes per `activation`      vs  conv_activation fusions per activation.
   - the op histogram of the final graph, views aside (Reshape, Flatten, Squeeze, Unsqueeze,
     Identity, which launch no kernel): ORT's optimized model vs fuseplan's `report` ops.
+At levels basic and all, or with --histogram, only the histograms, each differing model listed with
+the first op type (by name) whose count differs.
 Prints a Markdown table (for docs/benchmarks.md) and exits 1 if any count differs.
 """
 import argparse
@@ -96,7 +98,7 @@ def histogram_only(a):
     out = a.out or tempfile.mkdtemp(prefix="fp-ort-")
     optimized, failed = optimize(a, out)
     fmt = lambda c: ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "-"
-    rows, skipped = [], list(failed)
+    rows, skipped, first = [], list(failed), {}
     for m in a.models:
         if m not in optimized:
             continue
@@ -106,6 +108,8 @@ def histogram_only(a):
             skipped.append((m, str(e)))
             continue
         only_ort, only_fp = ort_k - fp_k, fp_k - ort_k
+        op = min(set(only_ort) | set(only_fp), default=None)
+        first[os.path.relpath(m)] = f"{op} (ORT {ort_k[op]}, fuseplan {fp_k[op]})" if op else ""
         cell = "yes (%d)" % sum(ort_k.values()) if not only_ort and not only_fp else \
             "ORT only: %s; fuseplan only: %s" % (fmt(only_ort), fmt(only_fp))
         rows.append((os.path.relpath(m), cell))
@@ -123,7 +127,7 @@ def histogram_only(a):
         extra = HISTOGRAM_DIFFERENCES_ALL.get(os.path.basename(m)) if a.level == "all" else None
         why = extra or HISTOGRAM_DIFFERENCES.get(os.path.basename(m))
         unexplained += why is None
-        print(f"- `{m}`: {why or '**not explained yet**'}")
+        print(f"- `{m}`: first difference {first[m]}; {why or '**not explained yet**'}")
     for m, why in skipped:
         print(f"- `{m}`: {why}")
     sys.exit(1 if unexplained or not rows else 0)
@@ -141,10 +145,12 @@ def main():
     ap.add_argument("--level", default="extended", choices=["basic", "extended", "all"],
                     help="ORT's graph optimization level (all: compare the kernel histogram only)")
     ap.add_argument("--target", default="ort-cpu-extended", help="fuseplan's target for the histogram")
+    ap.add_argument("--histogram", action="store_true",
+                    help="at level extended too, only the kernel histograms (and each difference's first op type)")
     ap.add_argument("--device", default=None, help="fuseplan's device (name or .ini: its nchwc_block)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
-    if a.level != "extended":
+    if a.level != "extended" or a.histogram:
         return histogram_only(a)
     out = a.out or tempfile.mkdtemp(prefix="fp-ort-")
     r = subprocess.run(["node", os.path.join(HERE, "ort_optimize.mjs"), "--ort", os.path.abspath(a.ort), "--out", out] + a.models,

@@ -3,7 +3,7 @@
 Hugging Face-like module writes them, in several writings, for bench/hf_decoders_vs_ort.py and the
 fusion regression models of tests/data/fuse/hf_decoders.
 
-  /usr/bin/python3 bench/gen_hf_decoders.py [--tiny] OUT_DIR [NAME...]
+  /usr/bin/python3 bench/gen_hf_decoders.py [--tiny | --kv] OUT_DIR [NAME...]
 
 Every model: input_ids [batch, seq], a mask over [batch, 1, seq, past + seq], position_ids
 [batch, seq], past_key_values.N.key / .value [batch, kv_heads, past, head_dim] -> logits and
@@ -29,6 +29,10 @@ The writings (NAME = hf_<attention>_<norm>_<mask>_<silu>_<softmax>):
 
 With --tiny (the regression models of tests/data/fuse/hf_decoders, 20 to 30 KB each): 1 layer,
 hidden 16, 2 heads of 8 (gqa: 1 KV head), MLP of 32, vocabulary 16, 16 positions, short names.
+With --kv (the headroom regression model of tests/data/decoder, 50 KB): the --tiny sizes but 2
+layers of 2 heads of 32, named NAME_kv: the KV cache is then most of a sequence's bytes at a long
+context, as in a real decoder (the attention scores of one layer against the cache of every layer:
+heads / (layers * kv_heads * head_dim), 1/64 here, 1/8 in the --tiny ones).
 torch 1.13 cannot trace a float16 Linear on the CPU, so every writing is float32.
 
 Needs Debian's python3-torch (1.13); exit 2 without it. A model OUT_DIR already holds is not
@@ -41,6 +45,7 @@ import warnings
 
 LAYERS, HIDDEN, HEADS, HEAD_DIM, FFN, VOCAB, MAX_POS = 2, 64, 4, 16, 128, 128, 256
 TINY = dict(LAYERS=1, HIDDEN=16, HEADS=2, HEAD_DIM=8, FFN=32, VOCAB=16, MAX_POS=16)
+KV = dict(TINY, LAYERS=2, HEAD_DIM=32)
 
 # Every writing: (attention, norm, mask, silu, softmax). The product of all would be 96 models; these
 # cover each choice against the others at least once.
@@ -240,7 +245,7 @@ def shorten_names(g):
 
 
 def main():
-    if len(sys.argv) < 2 or sys.argv[1:] == ["--tiny"]:
+    if len(sys.argv) < 2 or sys.argv[1:] in (["--tiny"], ["--kv"]):
         sys.stderr.write(__doc__)
         return 2
     try:
@@ -250,15 +255,15 @@ def main():
         return 2
     warnings.filterwarnings("ignore")
     args = sys.argv[1:]
-    tiny = args[0] == "--tiny"
+    tiny, suffix = args[0] in ("--tiny", "--kv"), "_kv" if args[0] == "--kv" else ""
     if tiny:
-        globals().update(TINY)
+        globals().update(TINY if args[0] == "--tiny" else KV)
         args = args[1:]
     out, only = args[0], set(args[1:])
     os.makedirs(out, exist_ok=True)
     for w in WRITINGS:
         name = name_of(w)
-        path = os.path.join(out, name + ".onnx")
+        path = os.path.join(out, name + suffix + ".onnx")
         if (only and name not in only) or os.path.exists(path):
             continue
         export(torch, w, path, tiny)

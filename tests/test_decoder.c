@@ -1,7 +1,9 @@
 /* test_decoder.c - decoder suite (analysis/decoder.c): the KV cache of the sample decoder (plain
  * Concat layout) and of a GroupQueryAttention graph found from the graph, its bytes per token from
  * the configuration, what it holds at a bound point and at the default decode step; the token dims
- * of Optimum's and genai's layouts; none on a CNN; the report's text and JSON. */
+ * of Optimum's and genai's layouts; none on a CNN; the report's text and JSON; Hugging Face-like
+ * decoders whose mask is rank 4: every dim bound, the headroom near the KV-cache bound, repeat_kv's
+ * expanded K and V at the peak. */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -482,6 +484,89 @@ static void test_ge_graph(void)
     g_unlink(path);
 }
 
+/* Hugging Face-like decoders of bench/gen_hf_decoders.py --kv: 2 layers of 2 heads of 32, a
+ * [batch, 1, new, total] boolean mask, MHA (hf_mha_div_bool_sig_plain_kv) and GQA with one KV head
+ * repeated by repeat_kv's Expand and Reshape (hf_gqa_xx_bool_silu_plain_kv). */
+#define HF_KV FP_SOURCE_DIR "/tests/data/decoder/"
+
+/* A decode step at 4096 tokens on the A100 profile, the headroom searched or not. */
+static fp_analysis *hf_step(const char *path, bool headroom)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.device = "a100", .context = 4096, .phase = "decode", .headroom = {.on = headroom}};
+    fp_analysis *a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NULL(err);
+    return a;
+}
+
+/* No input declares the total tokens but the mask (rank 4) and the present outputs: the total is
+ * found there, so a decode step binds every dim (no value of unknown size; the headroom is
+ * computed). The MHA decoder's largest batch is within 3% of the KV-cache bound, the usable memory
+ * less the weights over one sequence's cache: ORT's graph keeps no copy of K (its Transpose goes
+ * into FusedMatMul's transB; a copy would take a fourth of the cache per sequence), what is left
+ * being one layer's attention scores and the mask. */
+static void test_hf_mha_headroom(void)
+{
+    g_autoptr(fp_analysis) a = hf_step(HF_KV "hf_mha_div_bool_sig_plain_kv.onnx", true);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv);
+    CU_ASSERT(g_strcmp0(a->kv->total_dim, "total_sequence_length") == 0);
+    CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    CU_ASSERT_EQUAL(a->res.unknown_values, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->headroom);
+    uint64_t per_seq = a->kv->bytes_per_token * 4096;
+    CU_ASSERT_EQUAL(per_seq, (uint64_t)2 * 2 * 2 * 32 * 4 * 4096); /* layers, K and V, heads, dim, fp32 */
+    int64_t bound = (int64_t)((a->headroom->usable - a->headroom->weight_bytes) / per_seq);
+    CU_ASSERT(a->headroom->max_batch <= bound);
+    CU_ASSERT(a->headroom->max_batch * 100 >= bound * 97);
+    CU_ASSERT_EQUAL(a->headroom->outside_at_max, (uint64_t)a->headroom->max_batch * per_seq);
+    tu_run_result r = tu_run((const char *[]){"headroom", HF_KV "hf_mha_div_bool_sig_plain_kv.onnx", "--context",
+                                              "4096", "--phase", "decode", "-d", "a100", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+    g_autofree char *line = g_strdup_printf("max batch   %" G_GINT64_FORMAT "\n", a->headroom->max_batch);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, line));
+    tu_run_clear(&r);
+}
+
+/* The GQA decoder: the expanded K and V that ORT's graph materializes (repeat_kv's Expand, its
+ * Reshape a view) are live at the peak, each the size of every head's cache of one layer, and the
+ * report's JSON names them there (their producers), with no value of unknown size. */
+static void test_hf_gqa_peak(void)
+{
+    g_autoptr(fp_analysis) a = hf_step(HF_KV "hf_gqa_xx_bool_silu_plain_kv.onnx", false);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->res.unknown_values, 0);
+    const fp_memory_result *mem = a->res.memory;
+    g_autoptr(GPtrArray) expands = g_ptr_array_new();
+    for (uint32_t i = 0; i < mem->n_peak; i++)
+        if (mem->peak[i].producer && mem->peak[i].producer->op == FP_OP_EXPAND) {
+            CU_ASSERT(mem->peak[i].bytes >= (uint64_t)2 * 32 * 4 * 4096); /* heads, dim, fp32, tokens */
+            g_ptr_array_add(expands, (gpointer)mem->peak[i].producer->name);
+        }
+    CU_ASSERT_EQUAL_FATAL(expands->len, 2);
+    tu_run_result r = tu_run((const char *[]){"report", HF_KV "hf_gqa_xx_bool_silu_plain_kv.onnx", "-f", "json",
+                                              "--context", "4096", "-d", "a100", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    CU_ASSERT_EQUAL(json_object_get_int_member(root, "unknown_values"), 0);
+    JsonArray *peak = json_object_get_array_member(json_object_get_object_member(root, "memory"), "peak_tensors");
+    guint named = 0;
+    for (guint i = 0; i < json_array_get_length(peak); i++) {
+        JsonObject *t = json_array_get_object_element(peak, i);
+        const char *producer = json_object_get_null_member(t, "producer")
+                                   ? NULL
+                                   : json_object_get_string_member(t, "producer");
+        for (guint k = 0; k < expands->len; k++)
+            named += g_strcmp0(producer, expands->pdata[k]) == 0;
+    }
+    CU_ASSERT_EQUAL(named, 2);
+    tu_run_clear(&r);
+}
+
 FP_TEST_SUITE(register_decoder)
 {
     CU_pSuite s = CU_add_suite("decoder", NULL, NULL);
@@ -498,4 +583,6 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "step_latency", test_step_latency);
     CU_add_test(s, "report_no_flags", test_report_no_flags);
     CU_add_test(s, "ge_graph", test_ge_graph);
+    CU_add_test(s, "hf_mha_headroom", test_hf_mha_headroom);
+    CU_add_test(s, "hf_gqa_peak", test_hf_gqa_peak);
 }
