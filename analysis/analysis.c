@@ -111,6 +111,22 @@ static fp_storage *storage_of(const fp_model *m, const fp_kv_cache *kv, const fp
     return s;
 }
 
+/* The genai_config.json asked (o->genai_config), else the one beside the model that names its
+ * file, checked against a->kv, which takes its facts; true when there is none. */
+static bool apply_genai_config(fp_analysis *a, const fp_analysis_opts *o, GError **error)
+{
+    g_autofree char *beside = o->genai_config ? NULL : fp_genai_config_beside(a->path);
+    const char *path = o->genai_config ? o->genai_config : beside;
+    if (!path)
+        return true;
+    g_autoptr(fp_genai_config) c = fp_genai_config_load(path, error);
+    if (!c)
+        return false;
+    if (!o->genai_config && !fp_genai_config_names(c, a->path))
+        return true; /* the config of another model in the same folder */
+    return fp_kv_cache_configure(a->kv, c, a->model, error);
+}
+
 /* The model read, its op types checked; its KV cache (from the graph as declared, before fusion
  * rewrites it), the storage what-ifs and the precision mode; a decoder's step bound into the
  * dims. *decode_note: the step's line for the binding note (or NULL). */
@@ -122,6 +138,8 @@ static bool load_model(fp_analysis *a, const fp_analysis_opts *o, char **decode_
         !fp_bind_check_batch_dim(a->model, o->batch_dim, error))
         return false;
     a->kv = fp_kv_cache_find(a->model);
+    if (!apply_genai_config(a, o, error))
+        return false;
     if (!fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &a->precision, error) ||
         !fp_precision_check(&a->precision, a->kv != NULL, a->path, error) || !apply_precision_mode(a, o, error))
         return false;
@@ -131,7 +149,8 @@ static bool load_model(fp_analysis *a, const fp_analysis_opts *o, char **decode_
     w->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};
     /* the caller's binder, when it will run, binds the tokens too (a profile's shapes) */
     bool bound = o->inputs || (o->bind && !o->batch && !(o->dims && *o->dims) && !o->context && !o->phase);
-    fp_decoder_step step = {o->context, o->phase, o->batch_dim, bound, o->training};
+    int64_t context = o->context || !a->kv || o->training ? o->context : a->kv->max_length;
+    fp_decoder_step step = {context, o->phase, o->batch_dim, bound, o->training};
     return fp_kv_cache_bind(a->kv, a->model, &step, &w->dims, &w->n_dims, decode_note, error);
 }
 

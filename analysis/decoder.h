@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frontends/genai/genai.h"
 #include "ir/graph.h"
 #include "passes/shape/shapes.h"
 
@@ -36,6 +37,12 @@ typedef struct {
                                 (input_ids) whose axis 0 is batch_dim; NULL when none */
     const char *total_dim;    /* past + new tokens as a symbol of its own (axis 1 of another rank-2
                                 integer input: onnxruntime-genai's attention_mask); NULL when none */
+    char *config;             /* the genai_config.json the cache was checked against and read from
+                                 (fp_kv_cache_configure); NULL: the facts are the graph's alone */
+    int64_t max_length;       /* its search.max_length (else model.context_length); 0: none */
+    bool share_buffer;        /* its search.past_present_share_buffer: each past input and its present
+                                 output are one buffer of max_length tokens (at least the tokens held),
+                                 written in place */
 } fp_kv_cache;
 
 /* Tokens held per sequence when nothing binds the token dims: a decode step (1 new token) at
@@ -52,6 +59,13 @@ typedef struct {
 fp_kv_cache *fp_kv_cache_find(const fp_model *m);
 void fp_kv_cache_free(fp_kv_cache *kv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_kv_cache, fp_kv_cache_free)
+
+/* Checks kv (NULL: the model m has none) against onnxruntime-genai's config c and takes its
+ * max_length and past_present_share_buffer: the layers (num_hidden_layers), each layer's past
+ * inputs and present outputs by the name templates, the KV heads (num_key_value_heads) and the
+ * head size (head_size) where the graph declares them. False with one line naming c's file and
+ * the field that disagrees with the model. */
+bool fp_kv_cache_configure(fp_kv_cache *kv, const fp_genai_config *c, const fp_model *m, GError **error);
 
 /* The step an analysis asks of a decoder (--context, --phase). */
 typedef struct {
@@ -81,9 +95,10 @@ bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder
 
 /* The cache a runtime holds for the point m is inferred at, one buffer per tensor that past and
  * present share (as onnxruntime-genai's past_present_share_buffer, vLLM and TensorRT-LLM allocate
- * it): each present tensor (the past input where no present was found), its token axis (2) rounded
- * up to a multiple of `block` (0: not paged), at `dtype` (FP_DT_UNDEFINED: its own). UINT64_MAX
- * when some size is unknown or the sum overflows. */
+ * it): each present tensor (the past input where no present was found), its token axis (2) at
+ * least kv->max_length when kv->share_buffer, rounded up to a multiple of `block` (0: not paged),
+ * at `dtype` (FP_DT_UNDEFINED: its own). UINT64_MAX when some size is unknown or the sum
+ * overflows. */
 uint64_t fp_kv_cache_held(const fp_kv_cache *kv, fp_dtype dtype, int64_t block);
 
 /* A cache and its what-ifs, for a search that sizes it at each batch: fp_kv_sizing_held is an
@@ -97,7 +112,7 @@ uint64_t fp_kv_sizing_held(void *sizing);
 
 /* The past inputs as inferred now at `dtype` (FP_DT_UNDEFINED: their own): the copy a runtime
  * that keeps past and present apart holds besides the cache (ONNX Runtime running a Concat
- * export). UINT64_MAX when unknown. */
+ * export); 0 when kv->share_buffer (the past is the cache). UINT64_MAX when unknown. */
 uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype);
 
 /* Tokens each sequence holds as m is inferred now: axis 2 (3 packed) of the first present tensor

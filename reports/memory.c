@@ -157,6 +157,7 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
                 "kv cache    %s held apart from the arena (%u layers, %" G_GUINT64_FORMAT " bytes per token, %s)\n", k,
                 x->kv->layers, x->kv_bytes_per_token,
                 x->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(x->kv_dtype) : "mixed dtypes");
+        fp_report_kv_config_text(x->kv, out);
     }
     fprintf(out, "activations %s planned (%s, %s), floor %s, fragmentation %.2f%%\n", a,
             fp_memplan_strategy_name(r->opts.strategy), r->method, lb,
@@ -248,6 +249,19 @@ int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_he
     return (int64_t)MIN(tokens, (uint64_t)G_MAXINT64);
 }
 
+void fp_report_kv_config_text(const fp_kv_cache *kv, FILE *out)
+{
+    if (!kv->config)
+        return;
+    fprintf(out, "kv facts    from %s, which agrees with the graph (%u layers, names, heads)", kv->config, kv->layers);
+    if (kv->max_length)
+        fprintf(out, "; max_length %" G_GINT64_FORMAT, kv->max_length);
+    if (kv->share_buffer)
+        fprintf(out, "; past_present_share_buffer: one buffer of max_length tokens per K and V, written in place "
+                     "(no past copy)");
+    fputc('\n', out);
+}
+
 /* The decoder's lines: the step searched, the cache per token, and after the answer the KV
  * capacity in tokens. */
 static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, const fp_headroom_result *res, FILE *out)
@@ -261,6 +275,7 @@ static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, co
         if (dec->block)
             fprintf(out, ", blocks of %" G_GINT64_FORMAT " tokens", dec->block);
         fputc('\n', out);
+        fp_report_kv_config_text(dec->kv, out);
         return;
     }
     int64_t tokens = fp_report_kv_capacity_tokens(dec, res);

@@ -37,6 +37,10 @@ typedef struct {
 void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
                            unsigned top, bool verbose, FILE *out);
 
+/* The line saying where kv's facts came from when a genai_config.json gave some (its path, the
+ * max_length, a shared past/present buffer); nothing when the graph's alone. */
+void fp_report_kv_config_text(const fp_kv_cache *kv, FILE *out);
+
 /* A decoder's side of a headroom search: the cache at the what-ifs and the step searched. */
 typedef struct {
     const fp_kv_cache *kv;    /* NULL: the model has no KV cache (the other members are unset) */

@@ -101,7 +101,8 @@ void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec
     if (!d) {
         static const char *const none[] = {"kv_cache_bytes", "kv_bytes_per_token", "kv_dtype",
                                            "kv_block",       "kv_capacity_tokens", "context",
-                                           "phase"};
+                                           "phase",          "kv_config",          "kv_max_length",
+                                           "kv_share_buffer"};
         for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
             fp_jsonw_null(w, none[i]);
         return;
@@ -113,6 +114,9 @@ void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec
     fp_jsonw_int_or_null(w, "kv_capacity_tokens", fp_report_kv_capacity_tokens(d, res));
     fp_jsonw_int_or_null(w, "context", d->context > 0 ? d->context : -1);
     fp_jsonw_str(w, "phase", d->phase);
+    fp_jsonw_str(w, "kv_config", d->kv->config);
+    fp_jsonw_int_or_null(w, "kv_max_length", d->kv->config && d->kv->max_length ? d->kv->max_length : -1);
+    fp_jsonw_bool(w, "kv_share_buffer", d->kv->share_buffer);
 }
 
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
