@@ -144,6 +144,8 @@ static bool load_model(fp_analysis *a, const fp_analysis_opts *o, char **decode_
         !fp_precision_check(&a->precision, a->kv != NULL, a->path, error) || !apply_precision_mode(a, o, error))
         return false;
     w->storage = storage_of(a->model, a->kv, &a->precision, &a->weights);
+    if (!fp_precision_check_weights(&a->precision, &a->weights, a->path, error))
+        return false;
     if (a->kv)
         w->outside = fp_kv_cache_outside(a->kv);
     w->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};

@@ -135,6 +135,15 @@ static void diag_text(const fp_diag *diag, FILE *out)
     }
 }
 
+/* "; B already stored quantized, kept so" for the weight line of a what-if, or "" (g_free). */
+static char *quantized_kept(uint64_t quantized)
+{
+    if (!quantized)
+        return g_strdup("");
+    g_autofree char *q = fp_format_bytes(quantized);
+    return g_strdup_printf("; %s already stored quantized, kept so", q);
+}
+
 /* The weights, the KV cache beside the plan, the activations and their total. */
 static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FILE *out)
 {
@@ -147,7 +156,8 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
     g_autofree char *tot = fp_format_bytes(total);
     if (x && x->weight_dtype) {
         g_autofree char *stored = fp_format_bytes(r->weight_bytes);
-        fprintf(out, "weights     %s at %s (--weight-dtype; stored %s)\n", w, x->weight_dtype, stored);
+        g_autofree char *kept = quantized_kept(x->weight_quantized);
+        fprintf(out, "weights     %s at %s (--weight-dtype; stored %s%s)\n", w, x->weight_dtype, stored, kept);
     } else {
         fprintf(out, "weights     %s\n", w);
     }
@@ -300,8 +310,10 @@ void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, co
     fprintf(out, "plan        %s strategy, %s schedule, %u batches planned\n",
             fp_memplan_strategy_name(q->mem->strategy),
             q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given", res->evaluations);
-    if (q->weight_dtype)
-        fprintf(out, "weights     %s at %s (--weight-dtype)\n", w, q->weight_dtype);
+    if (q->weight_dtype) {
+        g_autofree char *kept = quantized_kept(q->weight_quantized);
+        fprintf(out, "weights     %s at %s (--weight-dtype%s)\n", w, q->weight_dtype, kept);
+    }
     if (q->dec.kv)
         headroom_decoder_text(&q->dec, false, res, out);
     g_autofree char *kv = q->dec.kv ? fp_format_bytes(res->outside_at_max) : NULL;

@@ -88,6 +88,7 @@ void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const f
     fp_report_memory_object_json(w, "memory", r, x ? x->unknown_values : r->n_unknown);
     fp_jsonw_str(w, "weight_dtype", x ? x->weight_dtype : NULL);
     fp_jsonw_uint(w, "weight_bytes", x && x->weight_dtype ? x->weight_bytes : r->weight_bytes);
+    fp_jsonw_uint(w, "weight_quantized_bytes", x && x->weight_dtype ? x->weight_quantized : 0);
     bool kv = x && x->kv && x->kv_bytes != UINT64_MAX;
     fp_jsonw_int_or_null(w, "kv_cache_bytes", kv ? (gint64)MIN(x->kv_bytes, (uint64_t)G_MAXINT64) : -1);
     fp_jsonw_diagnostics(w, "diagnostics", diag);
@@ -145,6 +146,7 @@ void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, co
     fp_jsonw_uint(w, "evaluations", res->evaluations);
     fp_jsonw_bool(w, "at_search_limit", res->at_limit);
     fp_jsonw_str(w, "weight_dtype", q->weight_dtype);
+    fp_jsonw_uint(w, "weight_quantized_bytes", q->weight_quantized);
     fp_report_headroom_decoder_json(w, &q->dec, res);
     fp_jsonw_end_object(w);
     fp_jsonw_diagnostics(w, "diagnostics", diag);
