@@ -38,7 +38,8 @@ static void test_sample(void)
 /* Defaults where members are absent: genai's names, max_length from model.context_length. */
 static void test_defaults(void)
 {
-    const char *text = "{\"model\": {\"context_length\": 512, \"decoder\": {\"inputs\": {\"past_names\": \"past_%d\"}}}}";
+    const char *text =
+        "{\"model\": {\"context_length\": 512, \"decoder\": {\"inputs\": {\"past_names\": \"past_%d\"}}}}";
     g_autofree char *path = tu_write_temp(text, strlen(text), ".json");
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_genai_config) c = fp_genai_config_load(path, &err);
@@ -73,7 +74,10 @@ static void test_bad(void)
     expect_bad("{\"model\": {\"decoder\": {\"num_hidden_layers\": \"2\"}}}",
                "model.decoder.num_hidden_layers: expected a whole number");
     expect_bad("{\"model\": {\"decoder\": {\"head_size\": 16.5}}}", "model.decoder.head_size: expected a whole number");
-    expect_bad("{\"model\": {\"decoder\": {}}, \"search\": {\"max_length\": -1}}", "search.max_length: must be 0 or more");
+    expect_bad("{\"model\": {\"decoder\": {}}, \"search\": {\"max_length\": -1}}",
+               "search.max_length: must be 0 or more");
+    expect_bad("{\"model\": {\"decoder\": {}}, \"search\": {\"max_length\": 2147483648}}",
+               "search.max_length: larger than 2147483647");
     expect_bad("{\"model\": {\"decoder\": {}}, \"search\": {\"past_present_share_buffer\": 1}}",
                "search.past_present_share_buffer: expected true or false");
     expect_bad("{\"model\": {\"decoder\": {\"inputs\": {\"past_key_names\": \"past.%s.key\"}}}}",

@@ -105,6 +105,27 @@ static void test_replay_ini(void)
     }
 }
 
+/* genai_config.json: the fuzz code path, then `fuseplan memory models/decoder_int4.onnx
+ * --genai-config FILE`. */
+static void test_replay_genai_config(void)
+{
+    g_auto(GStrv) files = regression_files("genai_config");
+    CU_ASSERT(g_strv_length(files) > 0);
+    for (char **f = files; *f; f++) {
+        size_t len = 0;
+        g_autofree uint8_t *data = fz_read_file(*f, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+        fz_outcome o = fz_run_genai_config(data, len);
+        if (o == FZ_BAD_ERROR)
+            fprintf(stderr, "\n  %s: %s", *f, fz_last_error());
+        CU_ASSERT_NOT_EQUAL(o, FZ_BAD_ERROR);
+        tu_run_result r = tu_run(
+            (const char *[]){"memory", FP_SOURCE_DIR "/models/decoder_int4.onnx", "--genai-config", *f, NULL});
+        expect_clean_exit(&r, *f);
+        tu_run_clear(&r);
+    }
+}
+
 /* --input specs: `fuseplan shapes --input SPEC MODEL` (the code path of the input_spec target). */
 static void test_replay_input_spec(void)
 {
@@ -748,6 +769,7 @@ FP_TEST_SUITE(register_robustness)
     CU_add_test(s, "replay ge", test_replay_ge);
     CU_add_test(s, "replay ini", test_replay_ini);
     CU_add_test(s, "replay input_spec", test_replay_input_spec);
+    CU_add_test(s, "replay genai_config", test_replay_genai_config);
     CU_add_test(s, "node and graph limits", test_node_limit);
     CU_add_test(s, "nesting limit", test_nesting_limit);
     CU_add_test(s, "rank and dims", test_rank_and_dims);

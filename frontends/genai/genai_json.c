@@ -1,6 +1,6 @@
 /* genai_json.c - genai_config.json into fp_genai_config (genai_json.h) with json-glib. Members
- * fuseplan does not use are skipped; those it uses must have their type: objects, whole numbers of
- * 0 or more, strings (name templates with one %d), booleans. */
+ * fuseplan does not use are skipped; those it uses must have their type: objects, whole numbers from
+ * 0 to 2^31 - 1, strings (name templates with one %d), booleans. */
 #include "frontends/genai/genai_json.h"
 
 #include <json-glib/json-glib.h>
@@ -34,7 +34,8 @@ static bool member_object(jctx *c, JsonObject *o, const char *name, const char *
     return true;
 }
 
-/* Member `name` of o as a whole number of 0 or more into *out (left as it is when absent). */
+/* Member `name` of o as a whole number from 0 to 2^31 - 1 (genai's int) into *out (left as it is
+ * when absent). */
 static bool member_count(jctx *c, JsonObject *o, const char *name, const char *field, int64_t *out)
 {
     JsonNode *n = o ? json_object_get_member(o, name) : NULL;
@@ -45,6 +46,8 @@ static bool member_count(jctx *c, JsonObject *o, const char *name, const char *f
     gint64 v = json_node_get_int(n);
     if (v < 0)
         return bad(c, field, "must be 0 or more");
+    if (v > G_MAXINT32)
+        return bad(c, field, "larger than 2147483647 (an int in onnxruntime-genai)");
     *out = v;
     return true;
 }
@@ -107,8 +110,8 @@ static bool read_config(jctx *c, JsonObject *root, fp_genai_config *g)
         !member_count(c, dec, "num_hidden_layers", "model.decoder.num_hidden_layers", &g->layers) ||
         !member_count(c, dec, "num_key_value_heads", "model.decoder.num_key_value_heads", &g->kv_heads) ||
         !member_count(c, dec, "head_size", "model.decoder.head_size", &g->head_size) ||
-        !member_count(c, dec, "hidden_size", "model.decoder.hidden_size", &g->hidden_size) ||
-        !read_names(c, dec, g) || !member_count(c, search, "max_length", "search.max_length", &g->max_length) ||
+        !member_count(c, dec, "hidden_size", "model.decoder.hidden_size", &g->hidden_size) || !read_names(c, dec, g) ||
+        !member_count(c, search, "max_length", "search.max_length", &g->max_length) ||
         !member_bool(c, search, "past_present_share_buffer", "search.past_present_share_buffer", &g->share_buffer))
         return false;
     if (!dec)
