@@ -112,7 +112,9 @@ static fp_storage *storage_of(const fp_model *m, const fp_kv_cache *kv, const fp
 }
 
 /* The genai_config.json asked (o->genai_config), else the one beside the model that names its
- * file, checked against a->kv, which takes its facts; true when there is none. */
+ * file, checked against a->kv, which takes its facts; true when there is none. One that cannot be
+ * read is an error; one that disagrees with the model an error when asked, else a->config_warning
+ * (the graph's facts stand). */
 static bool apply_genai_config(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
     g_autofree char *beside = o->genai_config ? NULL : fp_genai_config_beside(a->path);
@@ -124,7 +126,17 @@ static bool apply_genai_config(fp_analysis *a, const fp_analysis_opts *o, GError
         return false;
     if (!o->genai_config && !fp_genai_config_names(c, a->path))
         return true; /* the config of another model in the same folder */
-    return fp_kv_cache_configure(a->kv, c, a->model, error);
+    g_autoptr(GError) err = NULL;
+    if (fp_kv_cache_configure(&a->kv, c, a->model, o->genai_config != NULL, &err))
+        return true;
+    if (o->genai_config) {
+        g_propagate_error(error, g_steal_pointer(&err));
+        return false;
+    }
+    a->config_warning = g_strdup_printf("warning: %s; not used: the KV facts are the graph's (--genai-config FILE "
+                                        "makes this an error)",
+                                        err->message);
+    return true;
 }
 
 /* The model read, its op types checked; its KV cache (from the graph as declared, before fusion
@@ -425,6 +437,7 @@ void fp_analysis_free(fp_analysis *a)
     g_free(a->batch_note);
     g_free(a->inputs_note);
     g_free(a->warning);
+    g_free(a->config_warning);
     g_free(a->unknown_note);
     g_free(a->headroom_note);
     fp_memory_reuse_free(a->owned->reuse);

@@ -102,6 +102,8 @@ typedef struct {
     char *batch_note;           /* how symbolic dims were bound, or NULL */
     char *inputs_note;          /* the binder's note, or NULL */
     char *warning;              /* op types fuseplan does not know, one line for stderr, or NULL */
+    char *config_warning;       /* the genai_config.json beside the model disagrees with it and is not
+                                   used (the KV facts are the graph's): one line for stderr, or NULL */
     char *unknown_note;         /* res.unknown_values values of unknown size, the first named with why
                                   (an op type fuseplan does not know, a symbolic dim left unbound, a
                                   shape not inferred): one line for stderr, or NULL when there are none */

@@ -172,12 +172,18 @@ fp_kv_cache *fp_kv_cache_find(const fp_model *m)
     }
     if (!found->len)
         return NULL;
+    return fp_kv_cache_new(m, g_steal_pointer(&found), MAX(keys, values));
+}
+
+fp_kv_cache *fp_kv_cache_new(const fp_model *m, GArray *tensors, uint32_t layers)
+{
+    g_assert(tensors->len > 0);
     fp_kv_cache *kv = g_new0(fp_kv_cache, 1);
-    kv->n_tensors = found->len;
-    kv->tensors = (fp_kv_tensor *)g_array_free(g_steal_pointer(&found), FALSE);
-    kv->layers = MAX(keys, values);
+    kv->n_tensors = tensors->len;
+    kv->tensors = (fp_kv_tensor *)g_array_free(tensors, FALSE);
+    kv->layers = layers;
     summarize(kv);
-    token_dims(kv, g);
+    token_dims(kv, m->main);
     return kv;
 }
 

@@ -60,12 +60,22 @@ fp_kv_cache *fp_kv_cache_find(const fp_model *m);
 void fp_kv_cache_free(fp_kv_cache *kv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_kv_cache, fp_kv_cache_free)
 
-/* Checks kv (NULL: the model m has none) against onnxruntime-genai's config c and takes its
- * max_length and past_present_share_buffer: the layers (num_hidden_layers), each layer's past
- * inputs and present outputs by the name templates, the KV heads (num_key_value_heads) and the
- * head size (head_size) where the graph declares them. False with one line naming c's file and
- * the field that disagrees with the model. */
-bool fp_kv_cache_configure(fp_kv_cache *kv, const fp_genai_config *c, const fp_model *m, GError **error);
+/* The cache of these tensors (an array of fp_kv_tensor, taken; at least one) of m's main graph
+ * holding `layers` layers, its heads, head dim, dtype, bytes per token and token dims summarized
+ * from the tensors' declared shapes as fp_kv_cache_find does. */
+fp_kv_cache *fp_kv_cache_new(const fp_model *m, GArray *tensors, uint32_t layers);
+
+/* The cache onnxruntime-genai's config c names in m (analysis/decoder_config.c): the graph inputs
+ * that its past name templates (past_key_names, past_value_names, past_names) give for some layer
+ * number, with the outputs its present templates give for the same number; the layers are those
+ * named (a hybrid model's conv or linear-attention layers hold none), at most num_hidden_layers. It replaces *kv (the cache
+ * found from the graph, or NULL), which must name no other input, and takes c's max_length and
+ * past_present_share_buffer. When c names no input and the graph has no cache, *kv stays NULL:
+ * false only when `asked` (the config was given by option). False with one line naming c's file
+ * and the field that disagrees with the model: names, more layers than num_hidden_layers, a
+ * named tensor not a float one of rank 4 (5 for past_names), num_key_value_heads or head_size
+ * against the declared dims. */
+bool fp_kv_cache_configure(fp_kv_cache **kv, const fp_genai_config *c, const fp_model *m, bool asked, GError **error);
 
 /* The step an analysis asks of a decoder (--context, --phase). */
 typedef struct {

@@ -105,15 +105,22 @@ static void expect_disagree(const char *text, const char *needle)
 
 static void test_disagree(void)
 {
-    expect_disagree("{\"model\": {\"decoder\": {\"num_hidden_layers\": 3}}}",
-                    "model.decoder.num_hidden_layers: 3, but");
+    expect_disagree("{\"model\": {\"decoder\": {\"num_hidden_layers\": 1}}}",
+                    "model.decoder.num_hidden_layers: 1, but " SAMPLE " has KV inputs of 2 layers");
     expect_disagree("{\"model\": {\"decoder\": {\"num_key_value_heads\": 4}}}",
                     "model.decoder.num_key_value_heads: 4, but");
     expect_disagree("{\"model\": {\"decoder\": {\"head_size\": 8}}}", "model.decoder.head_size: 8, but");
     expect_disagree("{\"model\": {\"decoder\": {\"inputs\": {\"past_value_names\": \"past.%d.v\"}}}}",
-                    "model.decoder.inputs.past_value_names: 'past.%d.v' names 'past.0.v' for layer 0");
-    expect_disagree("{\"model\": {\"decoder\": {\"outputs\": {\"present_key_names\": \"present_key.%d\"}}}}",
-                    "model.decoder.outputs.present_key_names");
+                    "model.decoder.inputs.past_value_names: 'past.%d.v' does not name 'past_key_values.0.value', a "
+                    "past V input of " SAMPLE "'s KV cache");
+    expect_disagree("{\"model\": {\"decoder\": {\"inputs\": {\"past_key_names\": \"k%d\", \"past_value_names\": "
+                    "\"v%d\"}}}}",
+                    "model.decoder.inputs.past_key_names: 'k%d' names no input of " SAMPLE
+                    ", whose KV cache (found from its graph) reads 'past_key_values.0.key'");
+    expect_disagree("{\"model\": {\"decoder\": {\"inputs\": {\"past_value_names\": \"v%d\", \"past_names\": "
+                    "\"past_key_values.%d.value\"}}}}",
+                    "model.decoder.inputs.past_names: 'past_key_values.0.value' of " SAMPLE
+                    " is no float tensor of rank 5");
     /* a model without a KV cache */
     const char *text = "{\"model\": {\"decoder\": {}}}";
     g_autofree char *path = tu_write_temp(text, strlen(text), ".json");
@@ -121,8 +128,44 @@ static void test_disagree(void)
     fp_analysis_opts o = {.genai_config = path, .stop = FP_PIPELINE_SHAPES};
     g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &o, &err);
     CU_ASSERT_PTR_NULL(a);
-    tu_expect_error(err, "has no past key and value inputs");
+    tu_expect_error(err, "model.decoder.inputs.past_key_names: 'past_key_values.%d.key' names no input of");
     g_unlink(path);
+}
+
+/* A genai_config.json beside the model: one that names the model and disagrees with it leaves the
+ * graph's KV facts, with a warning; one naming another file is not read for it; one that is no
+ * config is an error all the same. */
+static void test_beside(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("fp_genai_XXXXXX", NULL);
+    g_autofree char *model = g_build_filename(dir, "decoder_int4.onnx", NULL);
+    g_autofree char *config = g_build_filename(dir, "genai_config.json", NULL);
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    CU_ASSERT_FATAL(g_file_get_contents(SAMPLE, &bytes, &len, NULL) && g_file_set_contents(model, bytes, len, NULL));
+    const char *texts[] = {"{\"model\": {\"decoder\": {\"filename\": \"decoder_int4.onnx\", \"head_size\": 8}}}",
+                           "{\"model\": {\"decoder\": {\"filename\": \"other.onnx\", \"head_size\": 8}}}",
+                           "{\"model\": {\"decoder\": {\"filename\": 7}}}"};
+    for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
+        CU_ASSERT_FATAL(g_file_set_contents(config, texts[i], -1, NULL));
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.stop = FP_PIPELINE_SHAPES};
+        g_autoptr(fp_analysis) a = fp_analysis_run(model, &o, &err);
+        if (i == 2) {
+            CU_ASSERT_PTR_NULL(a);
+            tu_expect_error(err, "model.decoder.filename: expected a string");
+            continue;
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NULL(a->kv->config);
+        CU_ASSERT_EQUAL(fp_kv_cache_tokens(a->kv), FP_DECODER_DEFAULT_CONTEXT);
+        bool warned = a->config_warning && strstr(a->config_warning, "model.decoder.head_size: 8, but") &&
+                      strstr(a->config_warning, "not used");
+        CU_ASSERT(i == 0 ? warned : a->config_warning == NULL);
+    }
+    g_unlink(config);
+    g_unlink(model);
+    g_rmdir(dir);
 }
 
 /* The command line: a bad --genai-config is one line naming the file and the field, exit 2. */
@@ -176,6 +219,7 @@ FP_TEST_SUITE(register_genai)
     CU_add_test(s, "defaults", test_defaults);
     CU_add_test(s, "bad", test_bad);
     CU_add_test(s, "disagree", test_disagree);
+    CU_add_test(s, "beside", test_beside);
     CU_add_test(s, "cli", test_cli);
     CU_add_test(s, "share_buffer", test_share_buffer);
 }
