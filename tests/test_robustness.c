@@ -57,8 +57,9 @@ static void expect_clean_exit(const tu_run_result *r, const char *path)
         fprintf(stderr, "\n  %s: exit %d: %.300s", path, r->status, r->err);
 }
 
-/* Every committed input of a model target: the fuzz code path, then `fuseplan report FILE`. */
-static void replay_models(const char *target, fz_run_fn run)
+/* Every committed input of `target`: the fuzz code path, then fuseplan with `args` (at most 6)
+ * followed by the file. */
+static void replay_inputs(const char *target, fz_run_fn run, const char *const *args)
 {
     g_auto(GStrv) files = regression_files(target);
     CU_ASSERT(g_strv_length(files) > 0);
@@ -70,10 +71,21 @@ static void replay_models(const char *target, fz_run_fn run)
         if (o == FZ_BAD_ERROR)
             fprintf(stderr, "\n  %s: %s", *f, fz_last_error());
         CU_ASSERT_NOT_EQUAL(o, FZ_BAD_ERROR);
-        tu_run_result r = tu_run((const char *[]){"report", "--no-color", *f, NULL});
+        const char *argv[8] = {0};
+        size_t n = 0;
+        for (; args[n] && n < 6; n++)
+            argv[n] = args[n];
+        argv[n] = *f;
+        tu_run_result r = tu_run(argv);
         expect_clean_exit(&r, *f);
         tu_run_clear(&r);
     }
+}
+
+/* Every committed input of a model target: the fuzz code path, then `fuseplan report FILE`. */
+static void replay_models(const char *target, fz_run_fn run)
+{
+    replay_inputs(target, run, (const char *[]){"report", "--no-color", NULL});
 }
 
 static void test_replay_onnx(void) { replay_models("onnx", fz_run_onnx); }
@@ -109,21 +121,8 @@ static void test_replay_ini(void)
  * --genai-config FILE`. */
 static void test_replay_genai_config(void)
 {
-    g_auto(GStrv) files = regression_files("genai_config");
-    CU_ASSERT(g_strv_length(files) > 0);
-    for (char **f = files; *f; f++) {
-        size_t len = 0;
-        g_autofree uint8_t *data = fz_read_file(*f, &len);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(data);
-        fz_outcome o = fz_run_genai_config(data, len);
-        if (o == FZ_BAD_ERROR)
-            fprintf(stderr, "\n  %s: %s", *f, fz_last_error());
-        CU_ASSERT_NOT_EQUAL(o, FZ_BAD_ERROR);
-        tu_run_result r = tu_run(
-            (const char *[]){"memory", FP_SOURCE_DIR "/models/decoder_int4.onnx", "--genai-config", *f, NULL});
-        expect_clean_exit(&r, *f);
-        tu_run_clear(&r);
-    }
+    replay_inputs("genai_config", fz_run_genai_config,
+                  (const char *[]){"memory", FP_SOURCE_DIR "/models/decoder_int4.onnx", "--genai-config", NULL});
 }
 
 /* --input specs: `fuseplan shapes --input SPEC MODEL` (the code path of the input_spec target). */

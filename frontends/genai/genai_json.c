@@ -21,12 +21,19 @@ static bool bad(jctx *c, const char *field, const char *what)
     return false;
 }
 
+/* Member `name` of o, or NULL when o is NULL or the member absent or null. */
+static JsonNode *member(JsonObject *o, const char *name)
+{
+    JsonNode *n = o ? json_object_get_member(o, name) : NULL;
+    return n && !JSON_NODE_HOLDS_NULL(n) ? n : NULL;
+}
+
 /* Member `name` of o (NULL o: absent) as an object into *out (NULL when absent); false on another type. */
 static bool member_object(jctx *c, JsonObject *o, const char *name, const char *field, JsonObject **out)
 {
-    JsonNode *n = o ? json_object_get_member(o, name) : NULL;
+    JsonNode *n = member(o, name);
     *out = NULL;
-    if (!n || JSON_NODE_HOLDS_NULL(n))
+    if (!n)
         return true;
     if (!JSON_NODE_HOLDS_OBJECT(n))
         return bad(c, field, "expected an object");
@@ -38,8 +45,8 @@ static bool member_object(jctx *c, JsonObject *o, const char *name, const char *
  * when absent). */
 static bool member_count(jctx *c, JsonObject *o, const char *name, const char *field, int64_t *out)
 {
-    JsonNode *n = o ? json_object_get_member(o, name) : NULL;
-    if (!n || JSON_NODE_HOLDS_NULL(n))
+    JsonNode *n = member(o, name);
+    if (!n)
         return true;
     if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_INT64)
         return bad(c, field, "expected a whole number");
@@ -55,8 +62,8 @@ static bool member_count(jctx *c, JsonObject *o, const char *name, const char *f
 /* Member `name` of o as a boolean into *out (left as it is when absent). */
 static bool member_bool(jctx *c, JsonObject *o, const char *name, const char *field, bool *out)
 {
-    JsonNode *n = o ? json_object_get_member(o, name) : NULL;
-    if (!n || JSON_NODE_HOLDS_NULL(n))
+    JsonNode *n = member(o, name);
+    if (!n)
         return true;
     if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_BOOLEAN)
         return bad(c, field, "expected true or false");
@@ -68,8 +75,8 @@ static bool member_bool(jctx *c, JsonObject *o, const char *name, const char *fi
  * template (tmpl) must hold one %d and no other '%'. */
 static bool member_string(jctx *c, JsonObject *o, const char *name, const char *field, bool tmpl, char **out)
 {
-    JsonNode *n = o ? json_object_get_member(o, name) : NULL;
-    if (!n || JSON_NODE_HOLDS_NULL(n))
+    JsonNode *n = member(o, name);
+    if (!n)
         return true;
     if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
         return bad(c, field, "expected a string");
