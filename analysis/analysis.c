@@ -111,13 +111,26 @@ static fp_storage *storage_of(const fp_model *m, const fp_kv_cache *kv, const fp
     return s;
 }
 
-/* The genai_config.json asked (o->genai_config), else the one beside the model that names its
- * file, checked against a->kv, which takes its facts; true when there is none. One that cannot be
+/* Whether m may be a decoder whose cache only a genai config names: a graph input called "past..."
+ * somewhere in its name (genai's past_key_values.%d.key, past_key_self_%d, past_%d). */
+static bool names_a_past(const fp_model *m)
+{
+    for (guint i = 0; i < m->main->inputs->len; i++)
+        if (strstr(((const fp_value *)m->main->inputs->pdata[i])->name, "past"))
+            return true;
+    return false;
+}
+
+/* The genai_config.json asked (o->genai_config), else the one beside a model that has a KV cache
+ * or a "past" input (names_a_past: reading JSON loads the formats module, which other models'
+ * text reports never need) and whose file it names, checked against a->kv, which takes its facts;
+ * true when there is none. One that cannot be
  * read is an error; one that disagrees with the model an error when asked, else a->config_warning
  * (the graph's facts stand). */
 static bool apply_genai_config(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
-    g_autofree char *beside = o->genai_config ? NULL : fp_genai_config_beside(a->path);
+    bool decoder = a->kv || names_a_past(a->model);
+    g_autofree char *beside = o->genai_config || !decoder ? NULL : fp_genai_config_beside(a->path);
     const char *path = o->genai_config ? o->genai_config : beside;
     if (!path)
         return true;

@@ -59,7 +59,8 @@ typedef struct {
                                         max_length, else FP_DECODER_DEFAULT_CONTEXT */
     const char *phase;               /* "decode" (default) or "prefill" (--phase); NULL: decode */
     const char *genai_config;        /* onnxruntime-genai's genai_config.json (--genai-config); NULL: the one
-                                        in the model's folder when it names the model's file (or none) */
+                                        in the model's folder when it names the model's file (or none)
+                                        and the model has a KV cache or an input named "past..." */
     bool training;                   /* a decoder's step is a training step of `context` tokens
                                         (fp_decoder_step.training); phase NULL */
     fp_analysis_bind_fn bind;        /* optional, used when neither inputs nor batch are given */
