@@ -176,7 +176,7 @@ static bool load_model(fp_analysis *a, const fp_analysis_opts *o, char **decode_
     w->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};
     /* the caller's binder, when it will run, binds the tokens too (a profile's shapes) */
     bool bound = o->inputs || (o->bind && !o->batch && !(o->dims && *o->dims) && !o->context && !o->phase);
-    int64_t context = o->context || !a->kv || o->training ? o->context : a->kv->max_length;
+    int64_t context = o->context || !a->kv ? o->context : a->kv->max_length;
     fp_decoder_step step = {context, o->phase, o->batch_dim, bound, o->training};
     return fp_kv_cache_bind(a->kv, a->model, &step, &w->dims, &w->n_dims, decode_note, error);
 }
