@@ -62,7 +62,7 @@ bench: build
 # models and test data; never part of make test (tests/fuzz/README.md).
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= onnx onnx_text ge ini input_spec
+FUZZ_TARGETS ?= onnx onnx_text ge ini input_spec genai_config
 fuzz:
 	@scripts/install-deps.sh fuzz
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DFP_FUZZ=ON -DFP_TESTS=OFF >/dev/null

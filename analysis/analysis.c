@@ -111,6 +111,47 @@ static fp_storage *storage_of(const fp_model *m, const fp_kv_cache *kv, const fp
     return s;
 }
 
+/* Whether m may be a decoder whose cache only a genai config names: a graph input called "past..."
+ * somewhere in its name (genai's past_key_values.%d.key, past_key_self_%d, past_%d). */
+static bool names_a_past(const fp_model *m)
+{
+    for (guint i = 0; i < m->main->inputs->len; i++)
+        if (strstr(((const fp_value *)m->main->inputs->pdata[i])->name, "past"))
+            return true;
+    return false;
+}
+
+/* The genai_config.json asked (o->genai_config), else the one beside a model that has a KV cache
+ * or a "past" input (names_a_past: reading JSON loads the formats module, which other models'
+ * text reports never need) and whose file it names, checked against a->kv, which takes its facts;
+ * true when there is none. One that cannot be
+ * read is an error; one that disagrees with the model an error when asked, else a->config_warning
+ * (the graph's facts stand). */
+static bool apply_genai_config(fp_analysis *a, const fp_analysis_opts *o, GError **error)
+{
+    bool decoder = a->kv || names_a_past(a->model);
+    g_autofree char *beside = o->genai_config || !decoder ? NULL : fp_genai_config_beside(a->path);
+    const char *path = o->genai_config ? o->genai_config : beside;
+    if (!path)
+        return true;
+    g_autoptr(fp_genai_config) c = fp_genai_config_load(path, error);
+    if (!c)
+        return false;
+    if (!o->genai_config && !fp_genai_config_names(c, a->path))
+        return true; /* the config of another model in the same folder */
+    g_autoptr(GError) err = NULL;
+    if (fp_kv_cache_configure(&a->kv, c, a->model, o->genai_config != NULL, &err))
+        return true;
+    if (o->genai_config) {
+        g_propagate_error(error, g_steal_pointer(&err));
+        return false;
+    }
+    a->config_warning = g_strdup_printf("warning: %s; not used: the KV facts are the graph's (--genai-config FILE "
+                                        "makes this an error)",
+                                        err->message);
+    return true;
+}
+
 /* The model read, its op types checked; its KV cache (from the graph as declared, before fusion
  * rewrites it), the storage what-ifs and the precision mode; a decoder's step bound into the
  * dims. *decode_note: the step's line for the binding note (or NULL). */
@@ -122,16 +163,21 @@ static bool load_model(fp_analysis *a, const fp_analysis_opts *o, char **decode_
         !fp_bind_check_batch_dim(a->model, o->batch_dim, error))
         return false;
     a->kv = fp_kv_cache_find(a->model);
+    if (!apply_genai_config(a, o, error))
+        return false;
     if (!fp_precision_parse(o->weight_dtype, o->group_size, o->kv_dtype, o->kv_block, &a->precision, error) ||
         !fp_precision_check(&a->precision, a->kv != NULL, a->path, error) || !apply_precision_mode(a, o, error))
         return false;
     w->storage = storage_of(a->model, a->kv, &a->precision, &a->weights);
+    if (!fp_precision_check_weights(&a->precision, &a->weights, a->path, error))
+        return false;
     if (a->kv)
         w->outside = fp_kv_cache_outside(a->kv);
     w->sizing = (fp_kv_sizing){a->kv, a->precision.kv, a->precision.kv_block};
     /* the caller's binder, when it will run, binds the tokens too (a profile's shapes) */
     bool bound = o->inputs || (o->bind && !o->batch && !(o->dims && *o->dims) && !o->context && !o->phase);
-    fp_decoder_step step = {o->context, o->phase, o->batch_dim, bound, o->training};
+    int64_t context = o->context || !a->kv ? o->context : a->kv->max_length;
+    fp_decoder_step step = {context, o->phase, o->batch_dim, bound, o->training};
     return fp_kv_cache_bind(a->kv, a->model, &step, &w->dims, &w->n_dims, decode_note, error);
 }
 
@@ -404,6 +450,7 @@ void fp_analysis_free(fp_analysis *a)
     g_free(a->batch_note);
     g_free(a->inputs_note);
     g_free(a->warning);
+    g_free(a->config_warning);
     g_free(a->unknown_note);
     g_free(a->headroom_note);
     fp_memory_reuse_free(a->owned->reuse);

@@ -55,8 +55,12 @@ typedef struct {
                                   to 1 when no input is given either) */
     const char *batch_dim;           /* the symbol --batch binds; NULL: first dim of each input */
     char **dims;                     /* NAME=N specs (--dim): symbolic dims bound by name; NULL: none */
-    int64_t context;                 /* a decoder's tokens per sequence (--context); 0: FP_DECODER_DEFAULT_CONTEXT */
+    int64_t context;                 /* a decoder's tokens per sequence (--context); 0: the genai config's
+                                        max_length, else FP_DECODER_DEFAULT_CONTEXT */
     const char *phase;               /* "decode" (default) or "prefill" (--phase); NULL: decode */
+    const char *genai_config;        /* onnxruntime-genai's genai_config.json (--genai-config); NULL: the one
+                                        in the model's folder when it names the model's file (or none)
+                                        and the model has a KV cache or an input named "past..." */
     bool training;                   /* a decoder's step is a training step of `context` tokens
                                         (fp_decoder_step.training); phase NULL */
     fp_analysis_bind_fn bind;        /* optional, used when neither inputs nor batch are given */
@@ -99,6 +103,8 @@ typedef struct {
     char *batch_note;           /* how symbolic dims were bound, or NULL */
     char *inputs_note;          /* the binder's note, or NULL */
     char *warning;              /* op types fuseplan does not know, one line for stderr, or NULL */
+    char *config_warning;       /* the genai_config.json beside the model disagrees with it and is not
+                                   used (the KV facts are the graph's): one line for stderr, or NULL */
     char *unknown_note;         /* res.unknown_values values of unknown size, the first named with why
                                   (an op type fuseplan does not know, a symbolic dim left unbound, a
                                   shape not inferred): one line for stderr, or NULL when there are none */

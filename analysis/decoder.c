@@ -192,12 +192,18 @@ fp_kv_cache *fp_kv_cache_find(const fp_model *m)
     }
     if (!found->len)
         return NULL;
+    return fp_kv_cache_new(m, g_steal_pointer(&found), MAX(keys, values));
+}
+
+fp_kv_cache *fp_kv_cache_new(const fp_model *m, GArray *tensors, uint32_t layers)
+{
+    g_assert(tensors->len > 0);
     fp_kv_cache *kv = g_new0(fp_kv_cache, 1);
-    kv->n_tensors = found->len;
-    kv->tensors = (fp_kv_tensor *)g_array_free(g_steal_pointer(&found), FALSE);
-    kv->layers = MAX(keys, values);
+    kv->n_tensors = tensors->len;
+    kv->tensors = (fp_kv_tensor *)g_array_free(tensors, FALSE);
+    kv->layers = layers;
     summarize(kv);
-    token_dims(kv, g);
+    token_dims(kv, m->main);
     return kv;
 }
 
@@ -206,19 +212,22 @@ void fp_kv_cache_free(fp_kv_cache *kv)
     if (!kv)
         return;
     g_free(kv->tensors);
+    g_free(kv->config);
     g_free(kv);
 }
 
 /* Bytes of v (rank 4, or 5 packed, as inferred now) with its token axis (the one before the last)
- * rounded up to a multiple of block (0: not), at dtype (FP_DT_UNDEFINED: its own); false when
- * unknown or on overflow. */
-static bool tensor_bytes(const fp_value *v, fp_dtype dtype, int64_t block, uint64_t *bytes)
+ * at least `tokens` and rounded up to a multiple of block (0: not), at dtype (FP_DT_UNDEFINED: its
+ * own); false when unknown or on overflow. */
+static bool tensor_bytes(const fp_value *v, fp_dtype dtype, int64_t tokens, int64_t block, uint64_t *bytes)
 {
     int32_t rank = v->shape.rank, t = rank - 2;
     if (rank != 4 && rank != 5)
         return false;
     fp_dim d[5];
     memcpy(d, v->shape.dims, sizeof(fp_dim) * (size_t)rank);
+    if (fp_dim_known(d[t]))
+        d[t].value = MAX(d[t].value, tokens);
     if (block > 0 && fp_dim_known(d[t]))
         d[t].value = (d[t].value + block - 1) / block * block;
     uint64_t numel = 0;
@@ -233,14 +242,15 @@ static fp_dim now_dim(const fp_value *v, int axis)
     return rank == 4 || rank == 5 ? v->shape.dims[axis + rank - 4] : (fp_dim){-1, NULL};
 }
 
-/* The sum of tensor_bytes over kv's present tensors (their past inputs where none was found), or
- * over its past inputs; UINT64_MAX when unknown. */
+/* The sum of tensor_bytes over kv's present tensors (their past inputs where none was found; at
+ * least max_length tokens in a shared buffer), or over its past inputs; UINT64_MAX when unknown. */
 static uint64_t sum_bytes(const fp_kv_cache *kv, bool present, fp_dtype dtype, int64_t block)
 {
     uint64_t sum = 0, b = 0;
+    int64_t tokens = present && kv->share_buffer ? kv->max_length : 0;
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
         const fp_kv_tensor *t = &kv->tensors[i];
-        if (!tensor_bytes(present && t->present ? t->present : t->past, dtype, block, &b) ||
+        if (!tensor_bytes(present && t->present ? t->present : t->past, dtype, tokens, block, &b) ||
             !g_uint64_checked_add(&sum, sum, b))
             return UINT64_MAX;
     }
@@ -258,7 +268,10 @@ uint64_t fp_kv_sizing_held(void *sizing)
     return fp_kv_cache_held(z->kv, z->dtype, z->block);
 }
 
-uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype) { return sum_bytes(kv, false, dtype, 0); }
+uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype)
+{
+    return kv->share_buffer ? 0 : sum_bytes(kv, false, dtype, 0);
+}
 
 int64_t fp_kv_cache_tokens(const fp_kv_cache *kv)
 {

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frontends/genai/genai.h"
 #include "ir/graph.h"
 #include "passes/shape/shapes.h"
 
@@ -37,6 +38,12 @@ typedef struct {
     const char *total_dim;    /* past + new tokens as a symbol of its own (axis 1 of another rank-2
                                 integer input: onnxruntime-genai's attention_mask), else the present
                                 outputs' token axis when they share a symbol of its own; NULL when none */
+    char *config;             /* the genai_config.json the cache was checked against and read from
+                                 (fp_kv_cache_configure); NULL: the facts are the graph's alone */
+    int64_t max_length;       /* its search.max_length (else model.context_length); 0: none */
+    bool share_buffer;        /* its search.past_present_share_buffer: each past input and its present
+                                 output are one buffer of max_length tokens (at least the tokens held),
+                                 written in place */
 } fp_kv_cache;
 
 /* Tokens held per sequence when nothing binds the token dims: a decode step (1 new token) at
@@ -53,6 +60,23 @@ typedef struct {
 fp_kv_cache *fp_kv_cache_find(const fp_model *m);
 void fp_kv_cache_free(fp_kv_cache *kv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_kv_cache, fp_kv_cache_free)
+
+/* The cache of these tensors (an array of fp_kv_tensor, taken; at least one) of m's main graph
+ * holding `layers` layers, its heads, head dim, dtype, bytes per token and token dims summarized
+ * from the tensors' declared shapes as fp_kv_cache_find does. */
+fp_kv_cache *fp_kv_cache_new(const fp_model *m, GArray *tensors, uint32_t layers);
+
+/* The cache onnxruntime-genai's config c names in m (analysis/decoder_config.c): the graph inputs
+ * that its past name templates (past_key_names, past_value_names, past_names) give for some layer
+ * number, with the outputs its present templates give for the same number; the layers are those
+ * named (a hybrid model's conv or linear-attention layers hold none), at most num_hidden_layers. It replaces *kv (the cache
+ * found from the graph, or NULL), which must name no other input, and takes c's max_length and
+ * past_present_share_buffer. When c names no input and the graph has no cache, *kv stays NULL:
+ * false only when `asked` (the config was given by option). False with one line naming c's file
+ * and the field that disagrees with the model: names, more layers than num_hidden_layers, a
+ * named tensor not a float one of rank 4 (5 for past_names), num_key_value_heads or head_size
+ * against the declared dims. */
+bool fp_kv_cache_configure(fp_kv_cache **kv, const fp_genai_config *c, const fp_model *m, bool asked, GError **error);
 
 /* The step an analysis asks of a decoder (--context, --phase). */
 typedef struct {
@@ -82,9 +106,10 @@ bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder
 
 /* The cache a runtime holds for the point m is inferred at, one buffer per tensor that past and
  * present share (as onnxruntime-genai's past_present_share_buffer, vLLM and TensorRT-LLM allocate
- * it): each present tensor (the past input where no present was found), its token axis (2) rounded
- * up to a multiple of `block` (0: not paged), at `dtype` (FP_DT_UNDEFINED: its own). UINT64_MAX
- * when some size is unknown or the sum overflows. */
+ * it): each present tensor (the past input where no present was found), its token axis (2) at
+ * least kv->max_length when kv->share_buffer, rounded up to a multiple of `block` (0: not paged),
+ * at `dtype` (FP_DT_UNDEFINED: its own). UINT64_MAX when some size is unknown or the sum
+ * overflows. */
 uint64_t fp_kv_cache_held(const fp_kv_cache *kv, fp_dtype dtype, int64_t block);
 
 /* A cache and its what-ifs, for a search that sizes it at each batch: fp_kv_sizing_held is an
@@ -98,7 +123,7 @@ uint64_t fp_kv_sizing_held(void *sizing);
 
 /* The past inputs as inferred now at `dtype` (FP_DT_UNDEFINED: their own): the copy a runtime
  * that keeps past and present apart holds besides the cache (ONNX Runtime running a Concat
- * export). UINT64_MAX when unknown. */
+ * export); 0 when kv->share_buffer (the past is the cache). UINT64_MAX when unknown. */
 uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype);
 
 /* Tokens each sequence holds as m is inferred now: axis 2 (3 packed) of the first present tensor

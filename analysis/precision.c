@@ -69,6 +69,20 @@ bool fp_precision_check(const fp_precision *p, bool has_kv, const char *path, GE
     return false;
 }
 
+bool fp_precision_check_weights(const fp_precision *p, const fp_weight_plan *w, const char *path, GError **error)
+{
+    bool quantize = p->weight == FP_DT_FLOAT8E4M3FN || p->weight == FP_DT_INT8 || p->weight == FP_DT_INT4;
+    if (!quantize || w->n_changed || !w->quantized_bytes)
+        return true;
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "%s: --weight-dtype %s: the model's weights are already stored quantized (%" G_GUINT64_FORMAT
+                " bytes of 8-bit or smaller integers: MatMulNBits, GatherBlockQuantized, QDQ) and no float MatMul, "
+                "Gemm or Conv weight is left to quantize; --weight-dtype fp16 or bf16 casts the float weights it keeps "
+                "(scales, norms, tables)",
+                path, fp_precision_dtype_name(p->weight), w->quantized_bytes);
+    return false;
+}
+
 bool fp_precision_any(const fp_precision *p)
 {
     return p->weight != FP_DT_UNDEFINED || p->kv != FP_DT_UNDEFINED || p->kv_block > 0;
@@ -158,6 +172,8 @@ void fp_precision_weights(const fp_model *m, const fp_precision *p, fp_weight_pl
             continue;
         bool changed = false;
         uint64_t b = p->weight == FP_DT_UNDEFINED ? stored : weight_bytes(v, numel, stored, p, &changed);
+        if (!fp_dtype_is_float(v->tensor->dtype) && fp_dtype_bits(v->tensor->dtype) <= 8 && v->tensor->shape.rank >= 2)
+            out->quantized_bytes += stored;
         out->stored_bytes += stored;
         out->bytes += b;
         if (changed) {

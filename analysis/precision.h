@@ -48,10 +48,19 @@ typedef struct {
     uint64_t changed_stored; /* of stored_bytes, the initializers the what-if converts */
     uint64_t changed_bytes;  /* what they take converted (values, scales, zero points) */
     uint32_t n_changed;
-    uint64_t kept_bytes; /* the initializers left in their own dtype (bytes - changed_bytes):
+    uint64_t kept_bytes;      /* the initializers left in their own dtype (bytes - changed_bytes):
                                  embeddings, the LM head, norms and biases when quantizing; integer
                                  tensors always */
+    uint64_t quantized_bytes; /* of stored_bytes, weights already stored quantized: integer tensors of
+                                 8 bits or less and rank 2 or more (MatMulNBits' packed B and zero
+                                 points, GatherBlockQuantized's table, QDQ's int8 weights); every
+                                 what-if keeps them as stored */
 } fp_weight_plan;
+
+/* False with one line naming the file and --weight-dtype when p quantizes (fp8, int8, int4) a model
+ * whose weights w (fp_precision_weights) are already stored quantized and that has no float
+ * MatMul, Gemm or Conv weight for the what-if to quantize: it would change nothing. */
+bool fp_precision_check_weights(const fp_precision *p, const fp_weight_plan *w, const char *path, GError **error);
 
 /* bytes - stored_bytes: what the weight what-if adds to the weights (fp_headroom_opts.weight_delta). */
 int64_t fp_weight_plan_delta(const fp_weight_plan *w);

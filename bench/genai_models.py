@@ -12,7 +12,11 @@ DIR holds the repository's test/models tree (extracted from a snapshot with `git
 fuseplan analyses as opaque (from its warning), the model's values of unknown size (the report's
 `unknown_values`), without and with the binding, and the memory plan's weight_bytes against the sum
 of the initializers' stored bytes (raw bytes, 4-bit types packed two a byte) and the Constant
-nodes' tensors. Prints a markdown table (docs/benchmarks.md); exit 1 when a command fails.
+nodes' tensors; for a model named by the genai_config.json beside it, the KV cache's bytes per
+token from the config's arithmetic (num_hidden_layers x 2 x num_key_value_heads x head_size x the
+bytes of the dtype of its first past input, found by the config's name templates) against the
+report's `kv_cache.bytes_per_token`. Prints a markdown table (docs/benchmarks.md); exit 1 when a
+command fails.
 """
 import argparse
 import glob
@@ -58,6 +62,27 @@ def model_facts(path):
     return total, syms, here
 
 
+def config_kv_bytes(path):
+    """(KV bytes per token by the config's arithmetic, the config's relative name) of the
+    genai_config.json beside model `path` that names it; (None, None) without one."""
+    cfg_path = os.path.join(os.path.dirname(path), "genai_config.json")
+    if not os.path.exists(cfg_path):
+        return None, None
+    with open(cfg_path) as f:
+        dec = json.load(f)["model"]["decoder"]
+    if dec.get("filename", os.path.basename(path)) != os.path.basename(path):
+        return None, None
+    names = dec.get("inputs", {})
+    templates = [names.get("past_names"), names.get("past_key_names", "past_key_values.%d.key")]
+    pattern = [re.compile("^" + re.escape(t).replace("%d", r"\d+") + "$") for t in templates if t]
+    m = onnx.load(path, load_external_data=False)
+    past = next((v for v in m.graph.input if any(p.match(v.name) for p in pattern)), None)
+    if past is None:
+        return None, "genai_config.json"
+    size = mapping.TENSOR_TYPE_TO_NP_TYPE[past.type.tensor_type.elem_type].itemsize
+    return dec["num_hidden_layers"] * 2 * dec["num_key_value_heads"] * dec["head_size"] * size, "genai_config.json"
+
+
 def binding(sym):
     """The value a decode step of 1 token after 7 gives symbolic dim `sym`."""
     s = sym.lower()
@@ -89,13 +114,22 @@ def opaque(stderr):
 
 
 def measure(fuseplan, path, dims):
-    """(ok, opaque count, opaque names, unknown values, weight bytes) of `report` (with dims bound)."""
+    """(ok, opaque count, opaque names, unknown values, weight bytes, KV bytes per token or None) of
+    `report` (with dims bound)."""
     rc, out, err = run(fuseplan, ["report", "-f", "json", path] + dims)
     if rc != 0:
-        return False, 0, err.strip(), None, None
+        return False, 0, err.strip(), None, None, None
     d = json.loads(out)
     n, names = opaque(err)
-    return True, n, names, d.get("unknown_values"), d["memory"]["weight_bytes"]
+    kv = (d.get("kv_cache") or {}).get("bytes_per_token")
+    return True, n, names, d.get("unknown_values"), d["memory"]["weight_bytes"], kv
+
+
+def kv_cell(hand, fuseplan):
+    """The KV bytes per token column: config / fuseplan, or '-' without a config."""
+    if hand is None:
+        return "-"
+    return f"{hand} / {'none' if fuseplan is None else fuseplan}{'' if hand == fuseplan else ' (differ)'}"
 
 
 def main():
@@ -111,13 +145,14 @@ def main():
         stored, syms, here = model_facts(path)
         rel = os.path.relpath(path, a.models)
         if not here:
-            rows.append(f"| {rel} | external data absent: not run | | | | |")
+            rows.append(f"| {rel} | external data absent: not run | | | | | |")
             continue
         dims = [x for s in syms for x in ("--dim", f"{s}={binding(s)}")]
         # exported for the CUDA EP: float16 kernels, no float32 copies of the weights
         device = ["--device", "a100"] if "cuda" in rel else []
         before = measure(a.before, path, dims + device) if a.before else None
-        ok, n_opaque, names, unknown, weights = measure(a.fuseplan, path, dims + device)
+        ok, n_opaque, names, unknown, weights, kv = measure(a.fuseplan, path, dims + device)
+        hand_kv, _ = config_kv_bytes(path)
         free = measure(a.fuseplan, path, device)
         for cmd in ("shapes", "memory"):
             rc, _, err = run(a.fuseplan, [cmd, path] + dims)
@@ -127,12 +162,12 @@ def main():
         b = f"{before[1]} ({before[2]})" if before and before[1] else "0" if before else "-"
         bu = str(before[3]) if before and before[0] else "-"
         rows.append(f"| {rel} | {b} | {n_opaque}{f' ({names})' if names else ''} | {bu} | {free[3]} / {unknown} | "
-                    f"{weights} / {stored}{'' if weights == stored else ' (differ)'} |")
+                    f"{weights} / {stored}{'' if weights == stored else ' (differ)'} | {kv_cell(hand_kv, kv)} |")
     print(f"onnxruntime-genai test models (microsoft/onnxruntime-genai at {a.commit}), bound: "
           "batch 1, 1 new token after 7 past (8 total), other dims 4\n")
     print("| model | opaque ops before | opaque ops after | unknown sizes before (bound) | unknown sizes after "
-          "(free / bound) | weight bytes / stored bytes |")
-    print("|---|---|---|---|---|---|")
+          "(free / bound) | weight bytes / stored bytes | KV bytes per token: config / fuseplan |")
+    print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     return 1 if failed else 0
 

@@ -9,6 +9,8 @@ void fp_cli_analysis_warnings(const fp_analysis *a)
 {
     if (a->warning)
         fp_cli_error("%s", a->warning);
+    if (a->config_warning)
+        fp_cli_error("%s", a->config_warning);
     if (a->unknown_note)
         fp_cli_error("%s", a->unknown_note);
 }

@@ -65,8 +65,10 @@ static int run(const char *path, const char *device, const char *target, const f
     q.dec = fp_headroom_decoder_of(a->kv, &a->precision, a->phase);
     q.batch_note = a->batch_note;
     q.unknown_values = a->res.unknown_values;
-    if (a->precision.weight != FP_DT_UNDEFINED)
+    if (a->precision.weight != FP_DT_UNDEFINED) {
         q.weight_dtype = fp_precision_dtype_name(a->precision.weight);
+        q.weight_quantized = a->weights.quantized_bytes;
+    }
     return write_report(a, &q, o, r) ? FP_EXIT_OK : FP_EXIT_BAD;
 }
 

@@ -31,6 +31,7 @@ static fp_memory_extra extra_of(const fp_analysis *a)
     if (a->precision.weight != FP_DT_UNDEFINED) {
         x.weight_dtype = fp_precision_dtype_name(a->precision.weight);
         x.weight_bytes = fp_weight_plan_apply(&a->weights, a->res.memory->weight_bytes);
+        x.weight_quantized = a->weights.quantized_bytes;
     }
     if (a->kv) {
         x.kv_dtype = fp_kv_cache_dtype_at(a->kv, a->precision.kv);

@@ -36,13 +36,17 @@ static void add_bind(GOptionContext *ctx, fp_cli_model_opts *o, unsigned groups)
     add(ctx, e);
 }
 
-/* --context, --phase; the what-ifs. */
+/* --context, --phase, --genai-config; the what-ifs. */
 static void add_step_whatif(GOptionContext *ctx, fp_cli_model_opts *o, unsigned groups)
 {
     GOptionEntry step[] = {
         {"context", 0, 0, G_OPTION_ARG_STRING, &o->context, "A decoder's tokens per sequence (default 2048)", "S"},
         {"phase", 0, 0, G_OPTION_ARG_STRING, &o->phase,
          "A decoder's step: decode (1 new token, S-1 past; default) or prefill (S new, no past)", "PHASE"},
+        {"genai-config", 0, 0, G_OPTION_ARG_FILENAME, &o->genai_config,
+         "onnxruntime-genai's genai_config.json for the decoder: KV names, layers, heads, max_length (the default "
+         "context), past_present_share_buffer (default: genai_config.json beside the model when it names the model)",
+         "FILE"},
         {NULL},
     };
     GOptionEntry whatif[] = {
@@ -117,9 +121,10 @@ void fp_cli_model_opts_clear(fp_cli_model_opts *o)
 {
     g_strfreev(o->inputs);
     g_strfreev(o->dims);
-    char **strings[] = {&o->batch,    &o->batch_dim, &o->context,        &o->phase,    &o->weight_dtype, &o->group_size,
-                        &o->kv_dtype, &o->kv_block,  &o->precision_mode, &o->strategy, &o->schedule,     &o->align,
-                        &o->memory,   &o->reserve,   &o->max_batch,      &o->top,      &o->format,       &o->output};
+    char **strings[] = {&o->batch,        &o->batch_dim,  &o->context,  &o->phase,    &o->genai_config,
+                        &o->weight_dtype, &o->group_size, &o->kv_dtype, &o->kv_block, &o->precision_mode,
+                        &o->strategy,     &o->schedule,   &o->align,    &o->memory,   &o->reserve,
+                        &o->max_batch,    &o->top,        &o->format,   &o->output};
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
         g_free(*strings[i]);
     memset(o, 0, sizeof *o);
@@ -152,6 +157,7 @@ static bool resolve_analysis(const fp_cli_model_opts *o, fp_cli_resolved *r, GEr
                             .batch_dim = o->batch_dim,
                             .dims = o->dims,
                             .phase = o->phase,
+                            .genai_config = o->genai_config,
                             .strict = o->strict,
                             .weight_dtype = o->weight_dtype,
                             .kv_dtype = o->kv_dtype,

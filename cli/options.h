@@ -1,6 +1,6 @@
 /* options.h - the options the analyzing commands share, parsed by GOption as given and validated
  * in one place (cli/options.c): the bindings (--input, --batch, --batch-dim, --dim), a decoder's
- * step (--context, --phase), the storage what-ifs, the memory planner (--strategy, --schedule,
+ * step (--context, --phase, --genai-config), the storage what-ifs, the memory planner (--strategy, --schedule,
  * --align), the device memory (--memory, --reserve, --max-batch), --top and the output. A value is
  * refused the same way, with the same one line naming the option and the value, by every command
  * that takes the option, and by the C library, which runs the commands. */
@@ -18,7 +18,7 @@
 enum {
     FP_CLI_BIND = 1u << 0,     /* --input, --batch-dim, --dim */
     FP_CLI_BATCH = 1u << 6,    /* --batch (not for headroom, which searches it) */
-    FP_CLI_STEP = 1u << 1,     /* --context, --phase */
+    FP_CLI_STEP = 1u << 1,     /* --context, --phase, --genai-config */
     FP_CLI_WHATIF = 1u << 2,   /* --weight-dtype, --group-size, --kv-dtype, --kv-block, --precision-mode */
     FP_CLI_PLAN = 1u << 3,     /* --strategy, --schedule, --align */
     FP_CLI_CAPACITY = 1u << 4, /* --memory, --reserve, --max-batch */
@@ -32,7 +32,7 @@ enum {
 /* The options as given: every number a string until fp_cli_model_opts_resolve checks it. */
 typedef struct {
     char **inputs, **dims;
-    char *batch, *batch_dim, *context, *phase;
+    char *batch, *batch_dim, *context, *phase, *genai_config;
     char *weight_dtype, *group_size, *kv_dtype, *kv_block, *precision_mode;
     char *strategy, *schedule, *align;
     char *memory, *reserve, *max_batch;

@@ -1,4 +1,4 @@
-/* readers.h - the input readers that need json-glib (GE JSON graphs), as one table built into the
+/* readers.h - the input readers that need json-glib (GE JSON graphs, genai_config.json), as one table built into the
  * formats module (module/module.h): the frontends reach them through fp_readers_get, so that the
  * executable never links json-glib and reads every other input without loading the module. The
  * readers return fuseplan's own types; protobuf-c types stay inside frontends/. */
@@ -8,12 +8,15 @@
 #include <glib.h>
 #include <stddef.h>
 
+#include "frontends/genai/genai.h"
 #include "ir/graph.h"
 #include "module/module.h"
 
 struct fp_readers_s {
     /* frontends/ge/ge_json.c: fp_ge_json_load (the contract of fp_ge_load, on text in memory). */
     fp_model *(*ge_json)(const char *path, const char *text, size_t len, GError **error);
+    /* frontends/genai/genai_json.c: the contract of fp_genai_config_load on the file's text. */
+    fp_genai_config *(*genai_config)(const char *path, const char *text, size_t len, GError **error);
 };
 
 /* The table (frontends/readers_table.c, in the module). */

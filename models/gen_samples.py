@@ -32,7 +32,12 @@ Each model stays well under 1 MB. The files are committed; this script is how th
                           and the LM head a com.microsoft MatMulNBits (bits 4, block_size 32, B
                           [N, K / 32, 16] uint8, scales [N, K / 32], packed zero points), the embedding a
                           GatherBlockQuantized (uint8 [vocab, d / 2], scales [vocab, d / 32]).
+  genai_config.json       onnxruntime-genai's config of decoder_int4.onnx (model.decoder.filename names it):
+                          its layers, KV heads, head size and KV names, search.max_length 4096 and
+                          past_present_share_buffer true (as the builder writes it for CUDA), which
+                          fuseplan reads beside the model (the other samples here are not named by it).
 """
+import json
 import os
 import sys
 
@@ -500,6 +505,32 @@ def decoder_int4():
     genai_decoder(Builder("decoder_int4", 11), "decoder_int4.onnx", nbits_matmul, quantized_embedding)
 
 
+def genai_config():
+    """onnxruntime-genai's genai_config.json of decoder_int4.onnx, in the builder's layout (the
+    members fuseplan reads and a few of the rest)."""
+    vocab, d, heads, kv_heads, hd, layers = 128, 64, 4, 2, 16, 2
+    config = {
+        "model": {
+            "type": "llama", "context_length": 2048, "vocab_size": vocab, "bos_token_id": 1, "eos_token_id": 2,
+            "pad_token_id": 0,
+            "decoder": {
+                "filename": "decoder_int4.onnx", "head_size": hd, "hidden_size": d, "num_attention_heads": heads,
+                "num_hidden_layers": layers, "num_key_value_heads": kv_heads,
+                "session_options": {"log_id": "onnxruntime-genai", "provider_options": []},
+                "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask",
+                           "past_key_names": "past_key_values.%d.key", "past_value_names": "past_key_values.%d.value"},
+                "outputs": {"logits": "logits", "present_key_names": "present.%d.key",
+                            "present_value_names": "present.%d.value"},
+            },
+        },
+        "search": {"do_sample": False, "max_length": 4096, "min_length": 0, "num_beams": 1,
+                   "num_return_sequences": 1, "past_present_share_buffer": True, "top_k": 1},
+    }
+    with open(os.path.join(HERE, "genai_config.json"), "w") as f:
+        json.dump(config, f, indent=4)
+        f.write("\n")
+
+
 def genai_decoder(b, filename, proj, embed):
     """The decoder of decoder_gqa and decoder_int4: `proj` writes its projections, `embed` its token
     embedding."""
@@ -558,3 +589,4 @@ if __name__ == "__main__":
     decoder_tiny()
     decoder_gqa()
     decoder_int4()
+    genai_config()

@@ -135,6 +135,15 @@ static void diag_text(const fp_diag *diag, FILE *out)
     }
 }
 
+/* "; B already stored quantized, kept so" for the weight line of a what-if, or "" (g_free). */
+static char *quantized_kept(uint64_t quantized)
+{
+    if (!quantized)
+        return g_strdup("");
+    g_autofree char *q = fp_format_bytes(quantized);
+    return g_strdup_printf("; %s already stored quantized, kept so", q);
+}
+
 /* The weights, the KV cache beside the plan, the activations and their total. */
 static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FILE *out)
 {
@@ -147,7 +156,8 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
     g_autofree char *tot = fp_format_bytes(total);
     if (x && x->weight_dtype) {
         g_autofree char *stored = fp_format_bytes(r->weight_bytes);
-        fprintf(out, "weights     %s at %s (--weight-dtype; stored %s)\n", w, x->weight_dtype, stored);
+        g_autofree char *kept = quantized_kept(x->weight_quantized);
+        fprintf(out, "weights     %s at %s (--weight-dtype; stored %s%s)\n", w, x->weight_dtype, stored, kept);
     } else {
         fprintf(out, "weights     %s\n", w);
     }
@@ -157,6 +167,7 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
                 "kv cache    %s held apart from the arena (%u layers, %" G_GUINT64_FORMAT " bytes per token, %s)\n", k,
                 x->kv->layers, x->kv_bytes_per_token,
                 x->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(x->kv_dtype) : "mixed dtypes");
+        fp_report_kv_config_text(x->kv, out);
     }
     fprintf(out, "activations %s planned (%s, %s), floor %s, fragmentation %.2f%%\n", a,
             fp_memplan_strategy_name(r->opts.strategy), r->method, lb,
@@ -248,6 +259,19 @@ int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_he
     return (int64_t)MIN(tokens, (uint64_t)G_MAXINT64);
 }
 
+void fp_report_kv_config_text(const fp_kv_cache *kv, FILE *out)
+{
+    if (!kv->config)
+        return;
+    fprintf(out, "kv facts    from %s, which agrees with the graph (%u layers, names, heads)", kv->config, kv->layers);
+    if (kv->max_length)
+        fprintf(out, "; max_length %" G_GINT64_FORMAT, kv->max_length);
+    if (kv->share_buffer)
+        fprintf(out, "; past_present_share_buffer: one buffer of max_length tokens per K and V, written in place "
+                     "(no past copy)");
+    fputc('\n', out);
+}
+
 /* The decoder's lines: the step searched, the cache per token, and after the answer the KV
  * capacity in tokens. */
 static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, const fp_headroom_result *res, FILE *out)
@@ -261,6 +285,7 @@ static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, co
         if (dec->block)
             fprintf(out, ", blocks of %" G_GINT64_FORMAT " tokens", dec->block);
         fputc('\n', out);
+        fp_report_kv_config_text(dec->kv, out);
         return;
     }
     int64_t tokens = fp_report_kv_capacity_tokens(dec, res);
@@ -285,8 +310,10 @@ void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, co
     fprintf(out, "plan        %s strategy, %s schedule, %u batches planned\n",
             fp_memplan_strategy_name(q->mem->strategy),
             q->mem->schedule == FP_SCHEDULE_OPTIMIZED ? "optimized" : "given", res->evaluations);
-    if (q->weight_dtype)
-        fprintf(out, "weights     %s at %s (--weight-dtype)\n", w, q->weight_dtype);
+    if (q->weight_dtype) {
+        g_autofree char *kept = quantized_kept(q->weight_quantized);
+        fprintf(out, "weights     %s at %s (--weight-dtype%s)\n", w, q->weight_dtype, kept);
+    }
     if (q->dec.kv)
         headroom_decoder_text(&q->dec, false, res, out);
     g_autofree char *kv = q->dec.kv ? fp_format_bytes(res->outside_at_max) : NULL;

@@ -21,13 +21,15 @@ const char *fp_report_memory_tensor_name(const fp_memory_tensor *t);
 /* What a memory plan leaves out: how the symbolic dims were bound, the weights at a weight what-if,
  * a decoder's KV cache (held apart from the arena). */
 typedef struct {
-    const char *batch_note;   /* how symbolic dims were bound, or NULL */
-    uint32_t unknown_values;  /* values of the model whose size is unknown (fp_pipeline_result's) */
-    const char *weight_dtype; /* the weight what-if (fp_precision_dtype_name), or NULL */
-    uint64_t weight_bytes;    /* the plan's weights at it (used when weight_dtype is set) */
-    const fp_kv_cache *kv;    /* NULL: no KV cache */
-    fp_dtype kv_dtype;        /* at the what-if */
-    uint64_t kv_bytes;        /* the cache held (fp_kv_cache_held); UINT64_MAX unknown */
+    const char *batch_note;    /* how symbolic dims were bound, or NULL */
+    uint32_t unknown_values;   /* values of the model whose size is unknown (fp_pipeline_result's) */
+    const char *weight_dtype;  /* the weight what-if (fp_precision_dtype_name), or NULL */
+    uint64_t weight_bytes;     /* the plan's weights at it (used when weight_dtype is set) */
+    uint64_t weight_quantized; /* weights already stored quantized, which the what-if keeps
+                                  (fp_weight_plan.quantized_bytes; used when weight_dtype is set) */
+    const fp_kv_cache *kv;     /* NULL: no KV cache */
+    fp_dtype kv_dtype;         /* at the what-if */
+    uint64_t kv_bytes;         /* the cache held (fp_kv_cache_held); UINT64_MAX unknown */
     uint64_t kv_bytes_per_token;
 } fp_memory_extra;
 
@@ -36,6 +38,10 @@ typedef struct {
  * KV cache to the totals. */
 void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
                            unsigned top, bool verbose, FILE *out);
+
+/* The line saying where kv's facts came from when a genai_config.json gave some (its path, the
+ * max_length, a shared past/present buffer); nothing when the graph's alone. */
+void fp_report_kv_config_text(const fp_kv_cache *kv, FILE *out);
 
 /* A decoder's side of a headroom search: the cache at the what-ifs and the step searched. */
 typedef struct {
@@ -60,9 +66,10 @@ typedef struct {
     const fp_memory_opts *mem;
     const char *batch_dim;
     fp_headroom_decoder dec;
-    const char *weight_dtype; /* the weight what-if (fp_precision_dtype_name), or NULL */
-    const char *batch_note;   /* how the analysis bound symbolic dims, or NULL */
-    uint32_t unknown_values;  /* values of the model whose size is unknown (fp_pipeline_result's) */
+    const char *weight_dtype;  /* the weight what-if (fp_precision_dtype_name), or NULL */
+    uint64_t weight_quantized; /* weights already stored quantized, which it keeps (as fp_memory_extra's) */
+    const char *batch_note;    /* how the analysis bound symbolic dims, or NULL */
+    uint32_t unknown_values;   /* values of the model whose size is unknown (fp_pipeline_result's) */
 } fp_headroom_request;
 
 /* The tokens the memory left at the maximum after weights and activations holds at

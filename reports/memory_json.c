@@ -88,6 +88,7 @@ void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const f
     fp_report_memory_object_json(w, "memory", r, x ? x->unknown_values : r->n_unknown);
     fp_jsonw_str(w, "weight_dtype", x ? x->weight_dtype : NULL);
     fp_jsonw_uint(w, "weight_bytes", x && x->weight_dtype ? x->weight_bytes : r->weight_bytes);
+    fp_jsonw_uint(w, "weight_quantized_bytes", x && x->weight_dtype ? x->weight_quantized : 0);
     bool kv = x && x->kv && x->kv_bytes != UINT64_MAX;
     fp_jsonw_int_or_null(w, "kv_cache_bytes", kv ? (gint64)MIN(x->kv_bytes, (uint64_t)G_MAXINT64) : -1);
     fp_jsonw_diagnostics(w, "diagnostics", diag);
@@ -101,7 +102,8 @@ void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec
     if (!d) {
         static const char *const none[] = {"kv_cache_bytes", "kv_bytes_per_token", "kv_dtype",
                                            "kv_block",       "kv_capacity_tokens", "context",
-                                           "phase"};
+                                           "phase",          "kv_config",          "kv_max_length",
+                                           "kv_share_buffer"};
         for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
             fp_jsonw_null(w, none[i]);
         return;
@@ -113,6 +115,9 @@ void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec
     fp_jsonw_int_or_null(w, "kv_capacity_tokens", fp_report_kv_capacity_tokens(d, res));
     fp_jsonw_int_or_null(w, "context", d->context > 0 ? d->context : -1);
     fp_jsonw_str(w, "phase", d->phase);
+    fp_jsonw_str(w, "kv_config", d->kv->config);
+    fp_jsonw_int_or_null(w, "kv_max_length", d->kv->config && d->kv->max_length ? d->kv->max_length : -1);
+    fp_jsonw_bool(w, "kv_share_buffer", d->kv->share_buffer);
 }
 
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,
@@ -141,6 +146,7 @@ void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, co
     fp_jsonw_uint(w, "evaluations", res->evaluations);
     fp_jsonw_bool(w, "at_search_limit", res->at_limit);
     fp_jsonw_str(w, "weight_dtype", q->weight_dtype);
+    fp_jsonw_uint(w, "weight_quantized_bytes", q->weight_quantized);
     fp_report_headroom_decoder_json(w, &q->dec, res);
     fp_jsonw_end_object(w);
     fp_jsonw_diagnostics(w, "diagnostics", diag);

@@ -601,7 +601,24 @@ static void test_quantize_axes(void)
  * bytes of packed zero points; per layer q, o (64 x 64), k, v (64 x 32), gate, up (64 x 128),
  * down (128 x 64), and the LM head (64 x 128); the embedding 128 x 32 bytes and 128 x 2 scales;
  * 5 RMSNorm weights of 64; cos and sin caches 2048 x 8; two int64 constants of the mask subgraph. */
-static uint64_t nbits_bytes(uint64_t k, uint64_t n) { return n * k / 2 + n * (k / 32) * 4 + n * ((k + 63) / 64); }
+static uint64_t int4_sample_weight_parts(uint64_t *ints, uint64_t *floats)
+{
+    static const uint64_t matmuls[][3] = {{64, 64, 4}, {64, 32, 4}, {64, 128, 4}, {128, 64, 2}, {64, 128, 1}};
+    *ints = 128 * 32;                                      /* the embedding's 4-bit table */
+    *floats = 128 * 2 * 4 + 5 * 64 * 4 + 2 * 2048 * 8 * 4; /* its scales, norms, cos and sin */
+    for (size_t i = 0; i < G_N_ELEMENTS(matmuls); i++) {   /* K, N, how many */
+        uint64_t k = matmuls[i][0], n = matmuls[i][1], count = matmuls[i][2];
+        *ints += count * (n * k / 2 + n * ((k + 63) / 64)); /* B and the packed zero points */
+        *floats += count * n * (k / 32) * 4;                /* the scales */
+    }
+    return *ints + *floats + 2 * 8; /* and the mask subgraph's two int64 constants */
+}
+
+static uint64_t int4_sample_weight_bytes(void)
+{
+    uint64_t ints, floats;
+    return int4_sample_weight_parts(&ints, &floats);
+}
 
 static void test_decoder_int4(void)
 {
@@ -613,13 +630,90 @@ static void test_decoder_int4(void)
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
     CU_ASSERT_EQUAL(a->res.cost->unknown, 0);
     tu_expect_nothing_unknown(a->diag);
-    uint64_t layer = 2 * nbits_bytes(64, 64) + 2 * nbits_bytes(64, 32) + 2 * nbits_bytes(64, 128) +
-                     nbits_bytes(128, 64);
-    uint64_t want = 2 * layer + nbits_bytes(64, 128) + 128 * 32 + 128 * 2 * 4 + 5 * 64 * 4 + 2 * 2048 * 8 * 4 + 2 * 8;
-    CU_ASSERT_EQUAL(a->res.memory->weight_bytes, want);
+    CU_ASSERT_EQUAL(a->res.memory->weight_bytes, int4_sample_weight_bytes());
     const fp_node *q = node_of(a->model, "/model/layers.0/attn/q_proj/MatMul_Q4");
     CU_ASSERT_EQUAL(q->op, FP_OP_MATMUL_NBITS);
     CU_ASSERT_EQUAL(q->metrics.flops, 2 * 64 * 64 + 2 * 64 * 64); /* one token, and the dequantization */
+}
+
+/* The weight what-ifs on the int4 sample, whose matrix weights are already stored quantized: fp16
+ * casts the float weights it keeps (scales, norms, rotary caches) and keeps the 4-bit ones as
+ * stored; fp8, int8 and int4 would change nothing and are refused in one line. */
+static void test_decoder_int4_weight_dtype(void)
+{
+    uint64_t ints, floats;
+    uint64_t stored = int4_sample_weight_parts(&ints, &floats);
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.weight_dtype = "fp16"};
+    g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/decoder_int4.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->weights.stored_bytes, stored);
+    CU_ASSERT_EQUAL(a->weights.quantized_bytes, ints);
+    CU_ASSERT_EQUAL(a->weights.bytes, ints + floats / 2 + 2 * 8);
+    CU_ASSERT_EQUAL(a->weight_bytes, ints + floats / 2 + 2 * 8);
+    const char *quantize[] = {"fp8", "int8", "int4"};
+    for (size_t i = 0; i < G_N_ELEMENTS(quantize); i++) {
+        o.weight_dtype = quantize[i];
+        g_autoptr(GError) e = NULL;
+        g_autoptr(fp_analysis) q = fp_analysis_run(FP_SOURCE_DIR "/models/decoder_int4.onnx", &o, &e);
+        CU_ASSERT_PTR_NULL(q);
+        tu_expect_error(e, "the model's weights are already stored quantized");
+    }
+    tu_expect_cli_error((const char *[]){"memory", "models/decoder_int4.onnx", "--weight-dtype", "int4", NULL},
+                        "models/decoder_int4.onnx", "--weight-dtype int4: the model's weights are already stored");
+    tu_run_result r = tu_run(
+        (const char *[]){"memory", FP_SOURCE_DIR "/models/decoder_int4.onnx", "--weight-dtype", "fp16", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "already stored quantized, kept so"));
+    tu_run_clear(&r);
+}
+
+/* n rounded up to h100's alignment (256 B). */
+static uint64_t align256(uint64_t n) { return (n + 255) / 256 * 256; }
+
+/* The int4 sample's memory at batch b, decoding at `context` tokens, by hand from its dims: the
+ * weights as stored; the KV cache of models/genai_config.json (past_present_share_buffer, max_length
+ * 4096): 2 layers x (K, V) x 2 KV heads x 16 x float32 per token, one buffer of
+ * max(4096, context) tokens per sequence; the activations at the decode step's peak, the attention-
+ * mask subgraph: attention_mask [b, context] int64, the embedding [b, 1, 64] float32, ReduceSum's
+ * [b, 1] int64 and its Cast's int32, each aligned to 256 B. */
+static uint64_t int4_sample_bytes(uint64_t b, uint64_t context, uint64_t *kv, uint64_t *act)
+{
+    *kv = b * 2 * 2 * 2 * 16 * 4 * MAX(context, 4096);
+    *act = align256(b * context * 8) + align256(b * 64 * 4) + align256(b * 8) + align256(b * 4);
+    return int4_sample_weight_bytes() + *kv + *act;
+}
+
+/* `headroom --context C --device h100` on the int4 sample with its genai_config.json: the weights
+ * stored, the shared-buffer KV cache and the activations at the answer as by hand, and the largest
+ * batch the same as a search of every batch from 1 over the hand components (usable: h100's 80 GB
+ * less the 10% reserve). At a context of 1024 the cache is still 4096 tokens a sequence. */
+static void test_decoder_int4_headroom(void)
+{
+    const uint64_t contexts[] = {4096, 1024};
+    for (size_t i = 0; i < G_N_ELEMENTS(contexts); i++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.device = "h100", .context = (int64_t)contexts[i], .headroom = {.on = true}};
+        g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/decoder_int4.onnx", &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a->headroom);
+        CU_ASSERT_EQUAL(a->device->align_bytes, 256);
+        CU_ASSERT_EQUAL(a->headroom->usable, 80000000000u - 8000000000u);
+        const fp_headroom_result *r = a->headroom;
+        uint64_t kv = 0, act = 0, best = 0;
+        for (uint64_t b = 1; b <= 100000; b++)
+            if (int4_sample_bytes(b, contexts[i], &kv, &act) <= r->usable)
+                best = b;
+        CU_ASSERT(best > 1000 && best < 100000);
+        CU_ASSERT_EQUAL((uint64_t)r->max_batch, best);
+        CU_ASSERT_EQUAL(r->weight_bytes, int4_sample_weight_bytes());
+        CU_ASSERT_EQUAL(r->bytes_at_max, int4_sample_bytes((uint64_t)r->max_batch, contexts[i], &kv, &act));
+        CU_ASSERT_EQUAL(r->outside_at_max, kv);
+        CU_ASSERT_EQUAL(r->arena_at_max, act);
+        CU_ASSERT_EQUAL(r->bytes_above, int4_sample_bytes((uint64_t)r->max_batch + 1, contexts[i], &kv, &act));
+    }
+    tu_golden((const char *[]){"headroom", "models/decoder_int4.onnx", "--context", "4096", "--device", "h100", NULL},
+              "headroom_decoder_int4.txt");
 }
 
 FP_TEST_SUITE(register_contrib)
@@ -642,4 +736,6 @@ FP_TEST_SUITE(register_contrib)
     CU_add_test(s, "qmoe", test_qmoe);
     CU_add_test(s, "quantize_axes", test_quantize_axes);
     CU_add_test(s, "decoder_int4", test_decoder_int4);
+    CU_add_test(s, "decoder_int4_headroom", test_decoder_int4_headroom);
+    CU_add_test(s, "decoder_int4_weight_dtype", test_decoder_int4_weight_dtype);
 }

@@ -57,8 +57,9 @@ static void expect_clean_exit(const tu_run_result *r, const char *path)
         fprintf(stderr, "\n  %s: exit %d: %.300s", path, r->status, r->err);
 }
 
-/* Every committed input of a model target: the fuzz code path, then `fuseplan report FILE`. */
-static void replay_models(const char *target, fz_run_fn run)
+/* Every committed input of `target`: the fuzz code path, then fuseplan with `args` (at most 6)
+ * followed by the file. */
+static void replay_inputs(const char *target, fz_run_fn run, const char *const *args)
 {
     g_auto(GStrv) files = regression_files(target);
     CU_ASSERT(g_strv_length(files) > 0);
@@ -70,10 +71,21 @@ static void replay_models(const char *target, fz_run_fn run)
         if (o == FZ_BAD_ERROR)
             fprintf(stderr, "\n  %s: %s", *f, fz_last_error());
         CU_ASSERT_NOT_EQUAL(o, FZ_BAD_ERROR);
-        tu_run_result r = tu_run((const char *[]){"report", "--no-color", *f, NULL});
+        const char *argv[8] = {0};
+        size_t n = 0;
+        for (; args[n] && n < 6; n++)
+            argv[n] = args[n];
+        argv[n] = *f;
+        tu_run_result r = tu_run(argv);
         expect_clean_exit(&r, *f);
         tu_run_clear(&r);
     }
+}
+
+/* Every committed input of a model target: the fuzz code path, then `fuseplan report FILE`. */
+static void replay_models(const char *target, fz_run_fn run)
+{
+    replay_inputs(target, run, (const char *[]){"report", "--no-color", NULL});
 }
 
 static void test_replay_onnx(void) { replay_models("onnx", fz_run_onnx); }
@@ -103,6 +115,14 @@ static void test_replay_ini(void)
         expect_clean_exit(&r, *f);
         tu_run_clear(&r);
     }
+}
+
+/* genai_config.json: the fuzz code path, then `fuseplan memory models/decoder_int4.onnx
+ * --genai-config FILE`. */
+static void test_replay_genai_config(void)
+{
+    replay_inputs("genai_config", fz_run_genai_config,
+                  (const char *[]){"memory", FP_SOURCE_DIR "/models/decoder_int4.onnx", "--genai-config", NULL});
 }
 
 /* --input specs: `fuseplan shapes --input SPEC MODEL` (the code path of the input_spec target). */
@@ -748,6 +768,7 @@ FP_TEST_SUITE(register_robustness)
     CU_add_test(s, "replay ge", test_replay_ge);
     CU_add_test(s, "replay ini", test_replay_ini);
     CU_add_test(s, "replay input_spec", test_replay_input_spec);
+    CU_add_test(s, "replay genai_config", test_replay_genai_config);
     CU_add_test(s, "node and graph limits", test_node_limit);
     CU_add_test(s, "nesting limit", test_nesting_limit);
     CU_add_test(s, "rank and dims", test_rank_and_dims);

@@ -13,6 +13,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "frontends/json_depth.h"
 #include "frontends/pbtxt/pbtxt.h"
 #include "frontends/pbtxt/pbwire.h"
 
@@ -205,30 +206,6 @@ static bool j_message(jctx *c, const ProtobufCMessageDescriptor *d, JsonObject *
     return true;
 }
 
-/* Byte offset where [ and { nest deeper than max (json-glib recurses without a limit), or -1. */
-static gssize too_deep(const char *s, size_t len, unsigned max)
-{
-    unsigned depth = 0;
-    bool in_str = false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (in_str) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_str = false;
-        } else if (c == '"') {
-            in_str = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > max)
-                return (gssize)i;
-        } else if ((c == ']' || c == '}') && depth) {
-            depth--;
-        }
-    }
-    return -1;
-}
-
 /* Parses GE's JSON of a ModelDef into a ModelDef; NULL with an error naming the JSON path of the
  * bad member. Free with ge__proto__model_def__free_unpacked(md, NULL). */
 static Ge__Proto__ModelDef *parse(const char *text, size_t len, GError **error)
@@ -237,7 +214,7 @@ static Ge__Proto__ModelDef *parse(const char *text, size_t len, GError **error)
         g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_LIMIT, "JSON text too large");
         return NULL;
     }
-    gssize deep = too_deep(text, len, 2 * FP_PBWIRE_MAX_DEPTH);
+    gssize deep = fp_json_too_deep(text, len, 2 * FP_PBWIRE_MAX_DEPTH);
     if (deep >= 0) {
         g_set_error(error, FP_GE_ERROR, FP_GE_ERROR_LIMIT, "JSON nested deeper than %d at byte %" G_GSSIZE_FORMAT,
                     2 * FP_PBWIRE_MAX_DEPTH, deep);

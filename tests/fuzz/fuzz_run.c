@@ -27,6 +27,8 @@
 /* Headroom re-infers the model at up to ~2 log2(max) batches: only on small graphs, bounded. */
 #define FZ_HEADROOM_MAX_NODES 64
 #define FZ_HEADROOM_MAX_BATCH 4096
+/* The decoder a fuzzed genai_config.json describes. */
+#define FZ_GENAI_MODEL FP_SOURCE_DIR "/models/decoder_int4.onnx"
 /* The model analyzed with a fuzzed device profile or target. */
 #define FZ_INI_MODEL FP_SOURCE_DIR "/models/eps_story.onnx"
 
@@ -253,6 +255,17 @@ static char *memfd_path(const uint8_t *data, size_t len, int *fd)
         done += (size_t)w;
     }
     return g_strdup_printf("/proc/self/fd/%d", *fd);
+}
+
+fz_outcome fz_run_genai_config(const uint8_t *data, size_t len)
+{
+    int fd = -1;
+    g_autofree char *path = memfd_path(data, len, &fd);
+    fp_analysis_opts o = {.genai_config = path, .stop = FP_PIPELINE_SHAPES, .what_if = FP_DT_UNDEFINED};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_analysis) a = fp_analysis_run(FZ_GENAI_MODEL, &o, &err);
+    close(fd);
+    return a ? FZ_OK : refused(err);
 }
 
 fz_outcome fz_run_ini(const uint8_t *data, size_t len)

@@ -28,6 +28,11 @@ fz_outcome fz_run_ge(const uint8_t *data, size_t len);
  * analysis of a small model (and the policy its gate evaluation). */
 fz_outcome fz_run_ini(const uint8_t *data, size_t len);
 
+/* onnxruntime-genai's genai_config.json (through a memfd path) driving the analysis, stopped after
+ * shapes, of models/decoder_int4.onnx, which it names: the reader, the check against the decoder's
+ * KV cache, the context and the shared buffer it sets. */
+fz_outcome fz_run_genai_config(const uint8_t *data, size_t len);
+
 /* The last FZ_REJECTED / FZ_BAD_ERROR message (static storage, until the next run). */
 const char *fz_last_error(void);
 

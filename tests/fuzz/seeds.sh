@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1
 proto_dir=/usr/include/onnx
 testdata=/usr/share/libonnx-testdata/data
-for t in onnx onnx_text ge ini input_spec; do
+for t in onnx onnx_text ge ini input_spec genai_config; do
     mkdir -p "$out/$t"
 done
 
@@ -48,8 +48,11 @@ for f in "$root"/passes/fusion/targets/*.ini; do
     cp "$f" "$out/ini/target_$(basename "$f")"
 done
 
+# genai_config: the int4 sample's config
+cp "$root"/models/genai_config.json "$out/genai_config/"
+
 # hand-written seeds and regression inputs, per target
-for t in onnx onnx_text ge ini input_spec; do
+for t in onnx onnx_text ge ini input_spec genai_config; do
     for d in "$root/tests/fuzz/seeds/$t" "$root/tests/fuzz-regressions/$t"; do
         if [ -d "$d" ] && [ -n "$(ls -A "$d")" ]; then
             cp "$d"/* "$out/$t/"
@@ -75,6 +78,10 @@ printf '"%s"\n' '[device]' '[peak]' '[efficiency]' '[saturation]' '[launch]' '[c
     max_activation_mb max_total_mb min_headroom_batch min_est_speedup forbid_unfused max_layout_conversions \
     '=' '\x0A' ',' ';' '1e308' '-1' 'nan' '\\' >"$out/ini.dict"
 printf '"%s"\n' ':' 'x' ',' '?' '4611686018427387904' '18446744073709551616' '-1' >"$out/input_spec.dict"
-for t in onnx onnx_text ge ini input_spec; do
+printf '"%s"\n' '{' '}' '[' ']' ':' ',' 'true' 'false' 'null' '-1' '4611686018427387904' '%d' '%s' model decoder search \
+    filename num_hidden_layers num_key_value_heads head_size hidden_size inputs outputs past_key_names \
+    past_value_names present_key_names present_value_names past_names present_names max_length \
+    context_length past_present_share_buffer >"$out/genai_config.dict"
+for t in onnx onnx_text ge ini input_spec genai_config; do
     printf '%s: %s seeds\n' "$t" "$(ls "$out/$t" | wc -l)"
 done

@@ -1,0 +1,166 @@
+/* decoder_config.c - a decoder's KV cache named by onnxruntime-genai's genai_config.json, checked
+ * against the cache found from the graph and the declared dims (decoder.h: fp_kv_cache_configure). */
+#include "analysis/decoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One line naming c's file and `field`. */
+static bool disagree(GError **error, const fp_genai_config *c, const char *field, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static bool disagree(GError **error, const fp_genai_config *c, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *why = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: %s: %s", c->path, field, why);
+    return false;
+}
+
+/* Whether name is template tmpl (NULL: none) with a layer number (decimal, no sign, no leading
+ * zero, below 2^31) for its %d; the number into *layer. */
+static bool matches(const char *tmpl, const char *name, uint32_t *layer)
+{
+    const char *d = tmpl ? strstr(tmpl, "%d") : NULL;
+    if (!d)
+        return false;
+    size_t pre = (size_t)(d - tmpl), post = strlen(d + 2), len = strlen(name);
+    if (len <= pre + post || strncmp(name, tmpl, pre) != 0 || strcmp(name + len - post, d + 2) != 0)
+        return false;
+    size_t digits = len - pre - post;
+    const char *num = name + pre;
+    if (digits > 10 || (num[0] == '0' && digits > 1))
+        return false;
+    for (size_t i = 0; i < digits; i++)
+        if (num[i] < '0' || num[i] > '9')
+            return false;
+    uint64_t v = strtoull(num, NULL, 10);
+    if (v > G_MAXINT32)
+        return false;
+    *layer = (uint32_t)v;
+    return true;
+}
+
+/* The value of `list` (graph inputs or outputs) called name, or NULL. */
+static const fp_value *named(const GPtrArray *list, const char *name)
+{
+    for (guint i = 0; i < list->len; i++)
+        if (strcmp(((const fp_value *)list->pdata[i])->name, name) == 0)
+            return list->pdata[i];
+    return NULL;
+}
+
+/* What one past template names: K, V or both (packed), the present template of the same tensor,
+ * and the field naming the template. */
+typedef struct {
+    const char *past, *present, *field;
+    bool value, packed;
+} kv_names;
+
+/* The tensor graph input v is under c's templates into *t: 1; 0 (t untouched) when no template
+ * names it; -1 with the error when it is named but not a KV tensor. */
+static int tensor_of(const fp_value *v, const fp_genai_config *c, const fp_model *m, fp_kv_tensor *t, GError **error)
+{
+    const kv_names names[] = {
+        {c->past_key, c->present_key, "model.decoder.inputs.past_key_names", false, false},
+        {c->past_value, c->present_value, "model.decoder.inputs.past_value_names", true, false},
+        {c->past_packed, c->present_packed, "model.decoder.inputs.past_names", true, true},
+    };
+    uint32_t layer = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        const kv_names *n = &names[i];
+        if (!matches(n->past, v->name, &layer))
+            continue;
+        int rank = n->packed ? 5 : 4;
+        if (v->decl_shape.rank != rank || !fp_dtype_is_float(v->decl_dtype))
+            return -!disagree(error, c, n->field, "'%s' of %s is no float tensor of rank %d (a KV cache's)", v->name,
+                              m->path, rank);
+        g_autofree char *present = n->present ? fp_genai_name(n->present, layer) : NULL;
+        *t = (fp_kv_tensor){.past = v,
+                            .present = present ? named(m->main->outputs, present) : NULL,
+                            .value = n->value,
+                            .packed = n->packed,
+                            .layer = layer};
+        return 1;
+    }
+    return 0;
+}
+
+/* The layers of found's tensors, each counted once. */
+static uint32_t count_layers(const GArray *found)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new(NULL, NULL);
+    for (guint i = 0; i < found->len; i++)
+        g_hash_table_add(seen, GUINT_TO_POINTER(g_array_index(found, fp_kv_tensor, i).layer + 1u));
+    return g_hash_table_size(seen);
+}
+
+/* Whether every past input of the cache found from the graph is among found's; false with the
+ * error naming the template that should name it. */
+static bool covers(const fp_kv_cache *graph, const GArray *found, const fp_genai_config *c, const fp_model *m,
+                   GError **error)
+{
+    for (uint32_t i = 0; i < graph->n_tensors; i++) {
+        const fp_kv_tensor *t = &graph->tensors[i];
+        bool in = false;
+        for (guint j = 0; j < found->len && !in; j++)
+            in = g_array_index(found, fp_kv_tensor, j).past == t->past;
+        if (in)
+            continue;
+        const char *field = t->packed  ? "model.decoder.inputs.past_names"
+                            : t->value ? "model.decoder.inputs.past_value_names"
+                                       : "model.decoder.inputs.past_key_names";
+        const char *tmpl = t->packed ? c->past_packed : t->value ? c->past_value : c->past_key;
+        return disagree(error, c, field, "'%s' does not name '%s', a past %s input of %s's KV cache", tmpl ? tmpl : "",
+                        t->past->name,
+                        t->packed  ? "K and V"
+                        : t->value ? "V"
+                                   : "K",
+                        m->path);
+    }
+    return true;
+}
+
+/* A count of c (-1: absent) against the graph's (-1: unknown or differing). */
+static bool same_count(int64_t config, int64_t graph, const fp_genai_config *c, const char *field, const fp_model *m,
+                       GError **error)
+{
+    if (config < 0 || graph < 0 || config == graph)
+        return true;
+    return disagree(error, c, field, "%" G_GINT64_FORMAT ", but %s declares %" G_GINT64_FORMAT, config, m->path, graph);
+}
+
+bool fp_kv_cache_configure(fp_kv_cache **kv, const fp_genai_config *c, const fp_model *m, bool asked, GError **error)
+{
+    g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(fp_kv_tensor));
+    for (guint i = 0; i < m->main->inputs->len; i++) {
+        fp_kv_tensor t;
+        int r = tensor_of(m->main->inputs->pdata[i], c, m, &t, error);
+        if (r < 0)
+            return false;
+        if (r)
+            g_array_append_val(found, t);
+    }
+    if (!found->len && (*kv || asked))
+        return disagree(error, c, "model.decoder.inputs.past_key_names", "'%s' names no input of %s%s%s%s",
+                        c->past_packed ? c->past_packed : c->past_key, m->path,
+                        *kv ? ", whose KV cache (found from its graph) reads '" : ", which has no KV cache",
+                        *kv ? (*kv)->tensors[0].past->name : "", *kv ? "'" : "");
+    if (!found->len || (*kv && !covers(*kv, found, c, m, error)))
+        return !found->len;
+    uint32_t layers = count_layers(found);
+    if (c->layers >= 0 && layers > c->layers)
+        return disagree(error, c, "model.decoder.num_hidden_layers",
+                        "%" G_GINT64_FORMAT ", but %s has KV inputs of %u layers", c->layers, m->path, layers);
+    g_autoptr(fp_kv_cache) named = fp_kv_cache_new(m, g_steal_pointer(&found), layers);
+    if (!same_count(c->kv_heads, named->kv_heads, c, "model.decoder.num_key_value_heads", m, error) ||
+        !same_count(c->head_size, named->head_dim, c, "model.decoder.head_size", m, error))
+        return false;
+    named->config = g_strdup(c->path);
+    named->max_length = c->max_length;
+    named->share_buffer = c->share_buffer;
+    fp_kv_cache_free(*kv);
+    *kv = g_steal_pointer(&named);
+    return true;
+}
