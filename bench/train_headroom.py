@@ -6,9 +6,9 @@ and what holds the memory at the peak (fuseplan train, its training headroom).
   /usr/bin/python3 bench/train_headroom.py --fuseplan build/fuseplan [--doc docs/benchmarks.md] \\
       [--model MODEL.onnx] [--budget 50%]
 
-The model: --model, by default OUT/resnet50.onnx, as
+The model: --model (with a symbolic batch), by default OUT/resnet50.onnx, as
 bench/train_memory.py exports it (training mode: BatchNormalization kept, a symbolic batch). Per
-capacity and precision, `train MODEL --memory CAP --precision P --budget B --optimizer adam -f json`
+capacity and precision, `train MODEL --memory CAP --precision P --budget B -f json` (Adam)
 (10% reserve); then `train` again at each answer's batch for the parts of its peak. Written to --doc
 between <!-- train-headroom:begin --> and <!-- train-headroom:end -->. Exit status 0, 2 when torch or
 fuseplan is missing.
@@ -44,6 +44,8 @@ def parts(t):
 def row(exe, model, cap, precision, budget):
     base = ["--memory", f"{cap}GiB", "--precision", precision]
     h = train(exe, model, *base, "--budget", budget)["headroom"]
+    if h is None:
+        sys.exit(f"train_headroom: {model}: no headroom searched (the model needs a symbolic batch)")
     cells = [f"{cap} GiB", precision, str(h["max_batch"]), str(h["max_batch_with_plan"]),
              str(h["max_batch_most_recompute"])]
     plain = train(exe, model, *base, "--batch", str(h["max_batch"]), "--no-headroom")["training"]
