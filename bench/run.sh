@@ -19,6 +19,8 @@
 #   BENCH_FIDELITY=0         skip bench/fidelity.py (the fusion, memory and cost fidelity tables)
 #   BENCH_TRAIN=0            skip the training-memory comparison with PyTorch (bench/train_memory.py)
 #   BENCH_TRAIN_PLANNER=0    skip the recompute planner's timings (bench/train_planner.py)
+#   BENCH_TRAIN_REPLAY=0     skip the recompute plans replayed in PyTorch (bench/train_replay.py) and
+#                            the ResNet-50 training headroom table (bench/train_headroom.py)
 #   BENCH_SAME=0             skip the cross-command check on torchvision exports with a dynamic batch
 #                            (bench/same_graph.py)
 #   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
@@ -122,6 +124,17 @@ if [ "${BENCH_TRAIN_PLANNER:-1}" = 1 ]; then
     /usr/bin/python3 bench/train_planner.py --tool "$TOOLS/fp_bench_train_planner" --out "$OUT/train_planner" \
         --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
         echo "bench: bench/train_planner.py failed: its section is not rewritten" >&2
+fi
+
+# ---- the recompute plans replayed in PyTorch with torch.utils.checkpoint, and ResNet-50's largest
+# training batch on 32 and 64 GiB at fp32 and AMP (need python3-torch, python3-torchvision, python3-onnx)
+if [ "${BENCH_TRAIN_REPLAY:-1}" = 1 ]; then
+    /usr/bin/python3 bench/train_replay.py --fuseplan "$BUILD_DIR/fuseplan" --out "$OUT/train_replay" \
+        --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
+        echo "bench: bench/train_replay.py failed: its section is not rewritten" >&2
+    /usr/bin/python3 bench/train_headroom.py --fuseplan "$BUILD_DIR/fuseplan" --out "$OUT/train" \
+        --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
+        echo "bench: bench/train_headroom.py failed: its section is not rewritten" >&2
 fi
 
 # ---- every command sees the same graph: shapes, memory, report and train on torchvision exports with

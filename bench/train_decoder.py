@@ -62,6 +62,11 @@ def build(torch):
             self.down = nn.Linear(FFN, D, bias=False)
 
         def forward(self, x, cos, sin, mask, past):
+            x, present = self.attend(x, cos, sin, mask, past)
+            return self.mlp(x), present
+
+        def attend(self, x, cos, sin, mask, past):
+            """The attention half: x + o(attention(n1(x))), and the present key and value."""
             b, s, _ = x.shape
             y = self.n1(x)
             q = self.q(y).view(b, s, HEADS, DH).transpose(1, 2)
@@ -75,9 +80,12 @@ def build(torch):
             vr = v[:, :, None].expand(b, KV, HEADS // KV, v.shape[2], DH).reshape(b, HEADS, v.shape[2], DH)
             w = torch.softmax(q @ kr.transpose(2, 3) / math.sqrt(DH) + mask, dim=-1, dtype=torch.float32)
             a = (w.to(q.dtype) @ vr).transpose(1, 2).reshape(b, s, D)
-            x = x + self.o(a)
+            return x + self.o(a), present
+
+        def mlp(self, x):
+            """The MLP half: x + down(silu(gate(n2(x))) * up(n2(x)))."""
             y = self.n2(x)
-            return x + self.down(nn.functional.silu(self.gate(y)) * self.up(y)), present
+            return x + self.down(nn.functional.silu(self.gate(y)) * self.up(y))
 
     class Decoder(nn.Module):
         def __init__(self):
@@ -93,17 +101,22 @@ def build(torch):
             self.register_buffer("sin", emb.sin(), persistent=False)
 
         def forward(self, ids, attention_mask, *past):
+            x, cos, sin, mask = self.prepare(ids, attention_mask)
+            presents = []
+            for n, layer in enumerate(self.layers):
+                x, p = layer(x, cos, sin, mask, (past[2 * n], past[2 * n + 1]) if past else None)
+                presents += p
+            return (self.lm_head(self.norm(x)).float(), *presents)
+
+        def prepare(self, ids, attention_mask):
+            """The embedded tokens and what every layer reads: the rotary cos and sin, the mask."""
             s, t = ids.shape[1], attention_mask.shape[1]
             start = t - s
             cos, sin = self.cos[start:t][None, None], self.sin[start:t][None, None]
             i = torch.arange(s)[:, None] + start
             causal = (torch.arange(t)[None, :] > i).to(torch.float32) * -1e9
             mask = causal[None, None] + (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -1e9
-            x, presents = self.embed(ids), []
-            for n, layer in enumerate(self.layers):
-                x, p = layer(x, cos, sin, mask, (past[2 * n], past[2 * n + 1]) if past else None)
-                presents += p
-            return (self.lm_head(self.norm(x)).float(), *presents)
+            return self.embed(ids), cos, sin, mask
 
     class WithLoss(nn.Module):
         """A training step's forward as Hugging Face runs it with labels and use_cache=False."""

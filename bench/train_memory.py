@@ -44,6 +44,36 @@ def bench_args(ap):
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "train"))
 
 
+def start(name, modules, *options):
+    """The bench `name`'s arguments (bench_args, --doc, and each (flags, keywords) of options) and its
+    modules imported (tools), or None after saying why it cannot run."""
+    ap = argparse.ArgumentParser()
+    bench_args(ap)
+    ap.add_argument("--doc", default=None)
+    for flags, kw in options:
+        ap.add_argument(*flags, **kw)
+    a = ap.parse_args()
+    mods = tools(name, a.fuseplan, *modules)
+    return (a, mods) if mods else None
+
+
+def run_all(name, names, run, line):
+    """run(model) for each model, a line on stderr each (line(row)); the rows."""
+    rows = []
+    for model in names:
+        rows.append(run(model))
+        sys.stderr.write(f"{name}: {model}: {line(rows[-1])}\n")
+    return rows
+
+
+def finish(a, rows, json_name, section):
+    """The rows into OUT/json_name; with --doc, section (title, begin, end, text) into the document."""
+    with open(os.path.join(a.out, json_name), "w") as f:
+        json.dump(rows, f, indent=1)
+    if a.doc:
+        write_section(a.doc, *section)
+
+
 def tools(name, exe, *modules):
     """The modules imported, or None after saying on stderr why the bench `name` cannot run (a
     module missing, no fuseplan build)."""
@@ -140,28 +170,17 @@ def table(rows, batch):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    bench_args(ap)
-    ap.add_argument("--doc", default=None)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("models", nargs="*")
-    a = ap.parse_args()
-    mods = tools("train_memory", a.fuseplan, "torch", "torchvision")
-    if not mods:
+    got = start("train_memory", ["torch", "torchvision"], (["--batch"], {"type": int, "default": 8}),
+                (["models"], {"nargs": "*"}))
+    if not got:
         return 2
-    torch, torchvision = mods
+    a, (torch, torchvision) = got
     torch.set_num_threads(os.cpu_count() or 1)
     os.makedirs(a.out, exist_ok=True)
-    rows = []
-    for name in a.models or MODELS:
-        row = run_model(torch, torchvision, name, a)
-        rows.append(row)
-        sys.stderr.write(f"train_memory: {name}: torch {row['torch_bytes']:,} fuseplan {row['fuseplan_bytes']} "
-                         f"{row.get('error_pct', float('nan')):+.2f}%\n")
-    with open(os.path.join(a.out, "train_memory.json"), "w") as f:
-        json.dump(rows, f, indent=1)
-    if a.doc:
-        write_section(a.doc, TITLE, BEGIN, END, table(rows, a.batch))
+    rows = run_all("train_memory", a.models or MODELS, lambda name: run_model(torch, torchvision, name, a),
+                   lambda r: f"torch {r['torch_bytes']:,} fuseplan {r['fuseplan_bytes']} "
+                             f"{r.get('error_pct', float('nan')):+.2f}%")
+    finish(a, rows, "train_memory.json", (TITLE, BEGIN, END, table(rows, a.batch)))
     return 0
 
 

@@ -36,8 +36,29 @@ static void plan_members(fp_jsonw *w, const fp_rc_plan *p)
     fp_jsonw_int(w, "segments", p->segments);
 }
 
-/* "recompute": the plan at the budget (its checkpoints: the tensors its segments start from),
- * Chen's baseline, the curve. */
+/* "recomputed": each recomputed segment of plan p as a replayer checkpoints it: the tensor it starts
+ * from (null: the graph's inputs), the tensor the stage after it starts from (null: it runs to the
+ * graph's end) and its stages. */
+static void segments_json(fp_jsonw *w, const fp_rc_stages *s, const fp_rc_plan *p)
+{
+    fp_jsonw_begin_array(w, "recomputed");
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (p->mode[i] != FP_RC_START)
+            continue;
+        uint32_t end = i + 1;
+        while (end < s->n && p->mode[end] == FP_RC_CONTINUE)
+            end++;
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_name(w, "from", s->start[i] ? s->start[i]->name : NULL);
+        fp_jsonw_name(w, "to", end < s->n ? s->start[end]->name : NULL);
+        fp_jsonw_int(w, "stages", (int)(end - i));
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+}
+
+/* "recompute": the plan at the budget (its checkpoints: the tensors its segments start from; its
+ * recomputed segments), Chen's baseline, the curve. */
 static void recompute_json(fp_jsonw *w, const fp_training *t)
 {
     if (!t->planned) {
@@ -56,6 +77,7 @@ static void recompute_json(fp_jsonw *w, const fp_training *t)
         if (t->plan.mode[i] == FP_RC_START && t->stages.start[i])
             fp_jsonw_name(w, NULL, t->stages.start[i]->name);
     fp_jsonw_end_array(w);
+    segments_json(w, &t->stages, &t->plan);
     fp_jsonw_begin_object(w, "baseline");
     plan_members(w, &t->chen);
     fp_jsonw_end_object(w);

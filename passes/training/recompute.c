@@ -34,7 +34,10 @@
 /* ---------------------------------------------------------------- stages */
 
 /* The cut positions: after order index i when the storages open across it are exactly one
- * (its id in *single), as one sweep counting them. cut[i] is that storage's id + 1, else 0. */
+ * (its id in *single), as one sweep counting them. cut[i] is that storage's id + 1, else 0. Of
+ * consecutive cuts across the same storage only the last is kept: the ops between them (constants,
+ * views of it) make nothing that lives on, and a stage of them alone would part the storage's maker
+ * from the op after them that saves it. */
 static uint32_t *cuts(const fp_graph *g, fp_node *const *order, uint32_t n)
 {
     g_autofree uint32_t *last = fp_train_last_reads(g, order, n);
@@ -45,6 +48,7 @@ static uint32_t *cuts(const fp_graph *g, fp_node *const *order, uint32_t n)
         if (v->n_uses)
             g_hash_table_add(open, GUINT_TO_POINTER(v->id + 1));
     }
+    uint32_t prev = n;
     for (uint32_t i = 0; i < n; i++) {
         const fp_node *nd = order[i];
         for (uint32_t k = 0; k < nd->n_outputs; k++) {
@@ -63,6 +67,9 @@ static uint32_t *cuts(const fp_graph *g, fp_node *const *order, uint32_t n)
             g_hash_table_iter_init(&it, open);
             g_hash_table_iter_next(&it, &key, NULL);
             cut[i] = GPOINTER_TO_UINT(key);
+            if (prev < n && cut[prev] == cut[i])
+                cut[prev] = 0;
+            prev = i;
         }
     }
     return cut;
