@@ -620,6 +620,29 @@ static bool check_bias_1d(const fp_constraint *c, const fp_match *mt, GPtrArray 
     return false;
 }
 
+/* ONNX Runtime's BiasGeluFusion: one operand of the Add is 1-D, constant or not, and its one dim
+ * equals the other operand's last dim, both known. */
+static bool check_bias_last_dim(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *add = node_at(mt, c->node);
+    for (uint32_t i = 0; add && add->n_inputs == 2 && i < 2; i++) {
+        fp_value *b = add->inputs[i], *x = add->inputs[1 - i];
+        if (!b || !x || b->shape.rank != 1 || x->shape.rank < 1)
+            continue;
+        fp_dim bd = b->shape.dims[0], xd = x->shape.dims[x->shape.rank - 1];
+        if (fp_dim_known(bd) && fp_dim_known(xd) && bd.value == xd.value)
+            return true;
+    }
+    if (!out) /* a gate's verdict only */
+        return false;
+    reason(mt, out, c, sdup(mt, "no 1-D operand matching the other's last dim"),
+           sdup(mt, "a 1-D bias of the last dim's length"),
+           fmt(mt, "%s %s: no 1-D operand whose length is the other operand's last dim", add ? add->op_type : "?",
+               add ? add->name : "?"),
+           sdup(mt, "BiasGelu needs Add(x, bias) with bias 1-D of x's last dim, both sizes known"));
+    return false;
+}
+
 /* The operand of node c->node that does not come from the pattern is a 1-D constant (a
  * normalization's scale). */
 static bool check_const_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)

@@ -34,6 +34,22 @@
     {ANCHOR("pow", FP_OP_POW), NEXT("mean", 0, 0, FP_OP_REDUCE_MEAN), NEXT("add_eps", 1, -1, FP_OP_ADD),             \
      NEXT("sqrt", 2, 0, FP_OP_SQRT), NEXT("recip", 3, 1, FP_OP_DIV), NEXT2("mul_x", 4, -1, FP_PAT_X, -1, FP_OP_MUL), \
      NEXT("mul_scale", 5, -1, FP_OP_MUL)}
+/* ONNX Runtime's erf-form Gelu rule over a 5-node pattern (the varargs) whose 0.5 Mul is node `half` */
+#define ORT_GELU_RULE(half, ...)                                                                                      \
+    {.id = "gelu", .title = "erf-form Gelu -> Gelu", .source = "onnxruntime gelu_fusion.cc (level 2)",               \
+     .pattern = __VA_ARGS__, .n_pattern = 5,                                                                          \
+     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, -1, -1),                                         \
+                     GN(const_value, 0, 1, "sqrt2", 1.4142135), GN(const_value, 2, -1, "one", 1.0),                   \
+                     GN(const_value, half, -1, "half", 0.5)},                                                         \
+     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "Gelu", .fused_kind = FP_OP_GELU, .act_node = -1}
+/* tanh-form Gelu up to 1 + tanh: Pow(x, 3), Mul(0.044715), Add(x, .), Mul(sqrt(2/pi)), Tanh, Add(1) */
+#define FAST_GELU_HEAD                                                                                                \
+    ANCHOR("pow", FP_OP_POW), NEXT("mul_c", 0, -1, FP_OP_MUL), NEXT2("add", 1, -1, FP_PAT_X, -1, FP_OP_ADD),        \
+        NEXT("mul_k", 2, -1, FP_OP_MUL), NEXT("tanh", 3, 0, FP_OP_TANH), NEXT("add_one", 4, -1, FP_OP_ADD)
+#define FAST_GELU_CONSTS                                                                                              \
+    C(single_consumer, -1, -1), C(not_graph_output, -1, -1), GN(const_value, 0, 1, "three", 3.0),                    \
+        GN(const_value, 1, -1, "c", 0.044715), GN(const_value, 3, -1, "sqrt_2_over_pi", 0.7978845608),              \
+        GN(const_value, 5, -1, "one", 1.0)
 /* erf-form Gelu, the 0.5 Mul last: Div(x, sqrt2), Erf, Add(1), Mul(x, .), Mul(., 0.5) */
 #define GELU_PATTERN                                                                                                  \
     {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),                           \
@@ -143,32 +159,35 @@ const fp_rule fp_rules[] = {
      .pattern = {ANCHOR("gemm", FP_OP_GEMM), NEXT_FLAGS("act", 0, FP_OPF_ACT)}, .n_pattern = 2,
      .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1),
                      CL(activation_in, 1, -1, "activations", "Relu,Sigmoid,Tanh,LeakyRelu,Elu,HardSigmoid"),
-                     CL(dtype_in, 0, 0, "dtypes", "float32")},
-     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "FusedGemm", .fused_kind = FP_OP_FUSED_GEMM, .act_node = 1},
-    /* Gelu, erf form: x * 0.5 * (1 + erf(x / sqrt(2))) in the two orders exporters emit */
-    {.id = "gelu", .title = "erf-form Gelu -> Gelu", .source = "onnxruntime gelu_fusion.cc (level 2)",
-     .pattern = GELU_PATTERN,
-     .n_pattern = 5,
-     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, -1, -1),
-                     GN(const_value, 0, 1, "sqrt2", 1.4142135), GN(const_value, 2, -1, "one", 1.0),
-                     GN(const_value, 4, -1, "half", 0.5)},
-     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "Gelu", .fused_kind = FP_OP_GELU, .act_node = -1},
-    {.id = "gelu", .title = "erf-form Gelu -> Gelu", .source = "onnxruntime gelu_fusion.cc (level 2)",
-     .pattern = {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
-                 NEXT("mul", 2, -1, FP_OP_MUL), NEXT2("mul_x", 3, -1, FP_PAT_X, -1, FP_OP_MUL)},
-     .n_pattern = 5,
-     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, -1, -1),
-                     GN(const_value, 0, 1, "sqrt2", 1.4142135), GN(const_value, 2, -1, "one", 1.0),
-                     GN(const_value, 3, -1, "half", 0.5)},
-     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "Gelu", .fused_kind = FP_OP_GELU, .act_node = -1},
+                     CL(dtype_in, 0, 0, "dtypes", "float32"), CN(rank_is, 0, -1, "rank", 2)},
+     .n_constraints = 5, .rewrite = FP_RW_FUSE, .fused_op = "FusedGemm", .fused_kind = FP_OP_FUSED_GEMM, .act_node = 1},
+    /* Gelu, erf form: x * 0.5 * (1 + erf(x / sqrt(2))) in the three orders exporters emit */
+    ORT_GELU_RULE(4, GELU_PATTERN),
+    ORT_GELU_RULE(3, {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
+                      NEXT("mul", 2, -1, FP_OP_MUL), NEXT2("mul_x", 3, -1, FP_PAT_X, -1, FP_OP_MUL)}),
+    /* (x * 0.5) * (1 + erf(x / sqrt2)): the half Mul on x, a branch of its own */
+    ORT_GELU_RULE(3, {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
+                      NEXT("mul_half", FP_PAT_X, -1, FP_OP_MUL), NEXT2("mul", 2, -1, 3, -1, FP_OP_MUL)}),
+    /* Gelu, tanh form: (x * 0.5) * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the half Mul on x (the
+     * only order ORT takes); FastGelu has a float kernel only on the CPU EP */
+    {.id = "fast_gelu", .title = "tanh-form Gelu -> FastGelu", .source = "onnxruntime fast_gelu_fusion.cc (level 2)",
+     .pattern = {FAST_GELU_HEAD, NEXT("mul_half", FP_PAT_X, -1, FP_OP_MUL), NEXT2("mul", 5, -1, 6, -1, FP_OP_MUL)},
+     .n_pattern = 8,
+     .constraints = {FAST_GELU_CONSTS, GN(const_value, 6, -1, "half", 0.5), CL(dtype_in, 0, 0, "dtypes", "float32")},
+     .n_constraints = 8, .rewrite = FP_RW_FUSE, .fused_op = "FastGelu", .fused_kind = FP_OP_FAST_GELU, .act_node = -1},
     {.id = "bias_gelu", .title = "Add(bias) + Gelu -> BiasGelu", .source = "onnxruntime bias_gelu_fusion.cc (level 2)",
      .pattern = {ANCHOR("add", FP_OP_ADD), NEXT("gelu", 0, 0, FP_OP_GELU)}, .n_pattern = 2,
-     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1), G(bias_1d, 0, -1)},
+     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1), G(bias_last_dim, 0, -1)},
      .n_constraints = 3, .rewrite = FP_RW_FUSE, .fused_op = "BiasGelu", .fused_kind = FP_OP_BIAS_GELU, .act_node = -1},
+    {.id = "bias_gelu", .title = "Add(bias) + FastGelu -> FastGelu(x, bias)", .source = "onnxruntime bias_gelu_fusion.cc (level 2)",
+     .pattern = {ANCHOR("add", FP_OP_ADD), NEXT("gelu", 0, 0, FP_OP_FAST_GELU)}, .n_pattern = 2,
+     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1), G(bias_last_dim, 0, -1)},
+     .n_constraints = 3, .rewrite = FP_RW_FUSE, .fused_op = "FastGelu", .fused_kind = FP_OP_FAST_GELU, .act_node = -1},
     {.id = "quick_gelu", .title = "x * Sigmoid(x) -> QuickGelu", .source = "onnxruntime quick_gelu_fusion.cc (level 2)",
      .pattern = {ANCHOR("sigmoid", FP_OP_SIGMOID), NEXT2("mul", 0, -1, FP_PAT_X, -1, FP_OP_MUL)}, .n_pattern = 2,
-     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1)},
-     .n_constraints = 2, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
+     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1),
+                     CL(dtype_in, 0, 0, "sigmoid_dtypes", "float32,float64")},
+     .n_constraints = 3, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
     /* x * Sigmoid(alpha * x), alpha a constant scalar second (CLIP's and PP-OCR's 1.702) */
     {.id = "quick_gelu", .title = "x * Sigmoid(alpha * x) -> QuickGelu", .source = "onnxruntime quick_gelu_fusion.cc (level 2)",
      .pattern = {ANCHOR("mul_alpha", FP_OP_MUL), NEXT("sigmoid", 0, 0, FP_OP_SIGMOID),
