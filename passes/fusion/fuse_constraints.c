@@ -280,6 +280,37 @@ static bool check_const_inputs(const fp_constraint *c, const fp_match *mt, GPtrA
     return true;
 }
 
+/* Gate: the node's operand from outside the match is fixed or fed by the caller: a constant, an
+ * initializer or a graph input (ONNX Runtime's LayerNormFusion takes gamma and beta so:
+ * NodeArgIsConstant or IsGraphInput). */
+static bool fixed_or_input(const fp_value *v)
+{
+    return v && (fp_value_is_constant(v) || fp_value_is_weight(v) || v->kind == FP_VALUE_INPUT);
+}
+
+static bool check_const_or_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    fp_node *n = node_at(mt, c->node);
+    return !n || fixed_or_input(other_input(mt, n));
+}
+
+/* Gate: the RMSNorm pattern whose last node is c->node is no whole LayerNorm that the layer_norm
+ * rule takes (ORT's LayerNormFusion runs before SimplifiedLayerNormFusion): its x is not `x - mean`,
+ * or the scale Mul's lone reader is no Add of a constant or graph input (the beta). */
+static bool check_not_layer_norm(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    const fp_node *mul = node_at(mt, c->node);
+    const fp_value *y = mul && mul->n_outputs ? mul->outputs[0] : NULL;
+    if (!mt->x || !mt->x->producer || mt->x->producer->op != FP_OP_SUB || !y || y->n_uses != 1)
+        return true;
+    const fp_node *add = y->uses[0].node;
+    if (add->op != FP_OP_ADD || add->n_inputs != 2)
+        return true;
+    return !fixed_or_input(add->inputs[add->inputs[0] == y ? 1 : 0]);
+}
+
 static bool check_const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
@@ -1015,6 +1046,31 @@ static bool check_no_control_edges(const fp_constraint *c, const fp_match *mt, G
     return true;
 }
 
+/* The node (c->node) is one ONNX Runtime's graph_utils::CanRemoveNode lets go: one of its inputs
+ * comes from another node (an edge; a Constant or a folded result is an initializer, no edge), or
+ * none does and it has a single input. An Expand or Dropout reading a graph input beside its
+ * constant operands has no edge and more than one input: it stays. */
+static bool check_one_input_edge(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    fp_node *n = node_at(mt, c->node);
+    uint32_t edges = 0, inputs = 0;
+    for (uint32_t i = 0; n && i < n->n_inputs; i++) {
+        const fp_value *v = n->inputs[i];
+        inputs += v != NULL;
+        edges += v && v->producer && v->producer->op != FP_OP_CONSTANT && !(v->producer->flags & FP_NODE_FOLDED);
+    }
+    if (!n || edges == 1 || (edges == 0 && inputs == 1))
+        return true;
+    reason(mt, out, c, fmt(mt, "%u input edges, %u inputs", edges, inputs),
+           sdup(mt, "one input edge, or a single input"),
+           fmt(mt,
+               "%s %s: ONNX Runtime removes a node only when one of its inputs comes from another node "
+               "or it has just one input",
+               n->op_type, n->name),
+           sdup(mt, "nothing to change: the op costs one copy; drop it from the export to save it"));
+    return false;
+}
+
 static bool check_mask_unused(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
@@ -1050,10 +1106,12 @@ static bool check_noop_operand(const fp_constraint *c, const fp_match *mt, GPtrA
     return const_scalar(k, &v) && (float)v == (additive ? 0.0f : 1.0f);
 }
 
+/* The node's operand at c->port (none: the one from outside the match) is a constant of one
+ * element. */
 static bool check_const_scalar(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
-    fp_value *v = n ? other_input(mt, n) : NULL;
+    fp_value *v = !n ? NULL : c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : other_input(mt, n);
     uint64_t numel = 0;
     double x;
     if (v && fp_value_is_constant(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))

@@ -73,7 +73,7 @@ const fp_rule fp_rules[] = {
      .rewrite = FP_RW_ELIMINATE, .act_node = -1},
     {.id = "dropout_elim", .title = "remove Dropout at inference", .source = "onnxruntime EliminateDropout (level 1)",
      .pattern = {ANCHOR("dropout", FP_OP_DROPOUT)}, .n_pattern = 1,
-     .constraints = {C(not_graph_output, 0, -1), C(mask_unused, 0, -1)}, .n_constraints = 2,
+     .constraints = {C(not_graph_output, 0, -1), C(mask_unused, 0, -1), C(one_input_edge, 0, -1)}, .n_constraints = 3,
      .rewrite = FP_RW_ELIMINATE, .act_node = -1},
 
     /* a Cast to the type its input has (ORT level 1: CastElimination) */
@@ -86,7 +86,8 @@ const fp_rule fp_rules[] = {
     {.id = "expand_elim", .title = "remove an Expand to its input's own shape",
      .source = "onnxruntime expand_elimination.cc, ExpandElimination (level 1)",
      .pattern = {ANCHOR("expand", FP_OP_EXPAND)}, .n_pattern = 1,
-     .constraints = {G(noop_expand, 0, -1), C(not_graph_output, 0, -1)}, .n_constraints = 2,
+     .constraints = {G(noop_expand, 0, -1), C(not_graph_output, 0, -1), C(one_input_edge, 0, -1)},
+     .n_constraints = 3,
      .rewrite = FP_RW_ELIMINATE, .act_node = -1},
 
     /* x + 0, x * 1 and the like (ORT level 1): the readers read x */
@@ -99,8 +100,9 @@ const fp_rule fp_rules[] = {
     {.id = "div_mul", .title = "Div(1, x1) + Mul(x2, .) -> Div(x2, x1)",
      .source = "onnxruntime div_mul_fusion.cc, DivMulFusion (level 1)",
      .pattern = {ANCHOR("div", FP_OP_DIV), NEXT("mul", 0, -1, FP_OP_MUL)}, .n_pattern = 2,
-     .constraints = {GN(const_value, 0, 0, "one", 1.0), C(single_consumer, -1, -1), C(not_graph_output, 0, -1)},
-     .n_constraints = 3, .rewrite = FP_RW_ABSORB, .fused_op = "Div", .fused_kind = FP_OP_DIV, .act_node = -1},
+     .constraints = {GN(const_value, 0, 0, "one", 1.0), G(const_scalar, 0, 0), C(single_consumer, -1, -1),
+                     C(not_graph_output, 0, -1)},
+     .n_constraints = 4, .rewrite = FP_RW_ABSORB, .fused_op = "Div", .fused_kind = FP_OP_DIV, .act_node = -1},
 
     /* a zero Pad of the spatial dims folded into the pads of the Conv or pool reading it, through a
      * Cast or not (ORT level 1; the op versions its rule knows end at opset 20 for Pad, 21 after) */
@@ -200,18 +202,18 @@ const fp_rule fp_rules[] = {
      .source = "onnxruntime layer_norm_fusion.cc (level 1/2)",
      .pattern = LAYER_NORM_PATTERN,
      .n_pattern = 9,
-     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, -1, -1), GN(const_value, 2, 1, "exponent", 2.0),
-                     G(const_other, 4, -1), G(const_other, 7, -1), G(const_other, 8, -1), C(last_axis, 0, -1),
-                     C(last_axis, 3, -1)},
-     .n_constraints = 8, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
+     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, -1, -1), G(const_other, 4, -1),
+                     G(const_or_input, 7, -1), G(const_or_input, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1)},
+     .n_constraints = 7, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
      .act_node = -1},
-    /* RMSNorm from primitive ops: x / sqrt(mean(x^2) + eps) * scale; not the variance part of a
-     * LayerNorm (x centred), which ORT's LayerNormFusion, running over the whole graph first, takes */
+    /* RMSNorm from primitive ops: x / sqrt(mean(x^2) + eps) * scale; x may be centred (x - mean)
+     * when no beta Add follows (a whole LayerNorm is the layer_norm rule's, maybe on a later sweep):
+     * ORT's SimplifiedLayerNormFusion takes what LayerNormFusion left as it is */
     {.id = "simplified_layer_norm", .title = "Pow/ReduceMean/Add/Sqrt/Div/Mul (RMSNorm) -> SimplifiedLayerNormalization",
      .source = "onnxruntime layer_norm_fusion.cc, SimplifiedLayerNormFusion (level 2, CPU and CUDA EPs)",
      .pattern = RMS_NORM_PATTERN,
      .n_pattern = 6,
-     .constraints = {G(not_centered, 0, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1),
+     .constraints = {G(not_layer_norm, 5, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1),
                      GN(const_value, 0, 1, "exponent", 2.0), G(const_other, 2, -1), G(const_other, 5, -1),
                      C(const_1d, 5, -1), C(last_axis, 1, -1), CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
      .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
