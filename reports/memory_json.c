@@ -87,6 +87,7 @@ static void json_ort(fp_jsonw *w, const fp_ort_memory_result *o)
     fp_jsonw_uint(w, "weight_prepacked_bytes", o->weight_prepacked);
     fp_jsonw_uint(w, "first_run_activation_bytes", o->first_run);
     fp_jsonw_uint(w, "pattern_bytes", o->pattern);
+    fp_jsonw_uint(w, "second_run_bytes", o->second_run);
     fp_jsonw_uint(w, "output_bytes", o->outputs);
     fp_jsonw_uint(w, "buffers", o->n_buffers);
     fp_jsonw_uint(w, "reused", o->n_reused);

@@ -391,56 +391,79 @@ static void bfc_free(bfc *a, int32_t h)
         bfc_merge(a, c->prev, h);
 }
 
-/* The arena's peak bytes in use over p's events: at each step its allocations (and working
- * buffers) in order, then the frees of the slots released there for good. A slot reused by a
- * later value stays allocated in between: the plan's reuse hands the buffer over without freeing
- * it. */
-static uint64_t bfc_peak(const planner *p)
+/* The freed slots of p bucketed by their last step: by_last[start[s] .. start[s + 1]) (caller
+ * frees both). */
+static void slots_by_last(const planner *p, uint32_t **by_last, uint32_t **start)
 {
-    const GArray *events = p->events;
-    bfc a = {.chunks = g_array_new(FALSE, FALSE, sizeof(bfc_chunk)), .region_bytes = BFC_INITIAL_REGION};
-    int32_t *held = g_new(int32_t, 2 * (size_t)p->mg->n_bufs + p->mg->n_nodes + 1);
-    g_autofree uint32_t *by_last = g_new(uint32_t, p->n_slots + 1), *start = g_new0(uint32_t, p->mg->n_nodes + 2);
-    for (uint32_t k = 0; k < p->n_slots; k++) /* the freed slots, bucketed by their last step */
-        start[p->slots[k].last + 1] += p->freed[k];
-    for (uint32_t s = 0; s < p->mg->n_nodes; s++)
-        start[s + 1] += start[s];
-    g_autofree uint32_t *fill = g_memdup2(start, (p->mg->n_nodes + 1) * sizeof *start);
+    uint32_t n = p->mg->n_nodes;
+    *by_last = g_new(uint32_t, p->n_slots + 1);
+    *start = g_new0(uint32_t, n + 2);
+    for (uint32_t k = 0; k < p->n_slots; k++)
+        (*start)[p->slots[k].last + 1] += p->freed[k];
+    for (uint32_t s = 0; s < n; s++)
+        (*start)[s + 1] += (*start)[s];
+    g_autofree uint32_t *fill = g_memdup2(*start, (n + 1) * sizeof **start);
     for (uint32_t k = 0; k < p->n_slots; k++)
         if (p->freed[k])
-            by_last[fill[p->slots[k].last]++] = k;
+            (*by_last)[fill[p->slots[k].last]++] = k;
+}
+
+/* One run through arena a: at each step its allocations and working buffers in order, then, in the
+ * first run, the frees of the slots released there for good (a slot reused by a later value stays
+ * allocated in between: the plan hands the buffer over without freeing it); a later run allocates
+ * the memory-pattern block first and the slots no more. Everything still held is freed at the end
+ * (the caller releases the outputs). Returns the run's peak in use. */
+static uint64_t run_arena(bfc *a, const planner *p, uint64_t block, int32_t *held)
+{
+    g_autofree uint32_t *by_last = NULL, *start = NULL;
+    g_autofree bool *live = g_new0(bool, 2 * (size_t)p->mg->n_bufs + p->mg->n_nodes + 1);
+    slots_by_last(p, &by_last, &start);
+    a->peak = a->in_use;
+    int32_t block_chunk = block ? bfc_alloc(a, block) : -1;
     guint i = 0;
     for (uint32_t s = 0; s < p->mg->n_nodes; s++) {
-        for (; i < events->len && g_array_index(events, arena_event, i).step == s; i++) {
-            const arena_event *e = &g_array_index(events, arena_event, i);
+        for (; i < p->events->len && g_array_index(p->events, arena_event, i).step == s; i++) {
+            const arena_event *e = &g_array_index(p->events, arena_event, i);
+            if (block && e->key < p->mg->n_bufs)
+                continue; /* a slot: in the pattern block */
             if (e->bytes)
-                held[e->key] = bfc_alloc(&a, e->bytes);
+                held[e->key] = bfc_alloc(a, e->bytes);
             else
-                bfc_free(&a, held[e->key]);
+                bfc_free(a, held[e->key]);
+            live[e->key] = e->bytes > 0;
         }
-        for (uint32_t j = start[s]; j < start[s + 1]; j++)
-            bfc_free(&a, held[by_last[j]]);
+        for (uint32_t j = start[s]; !block && j < start[s + 1]; j++) {
+            bfc_free(a, held[by_last[j]]);
+            live[by_last[j]] = false;
+        }
     }
-    g_free(held);
-    g_array_free(a.chunks, TRUE);
-    return a.peak;
+    for (uint32_t k = 0; k < 2 * p->mg->n_bufs + p->mg->n_nodes; k++)
+        if (live[k])
+            bfc_free(a, held[k]);
+    if (block_chunk >= 0)
+        bfc_free(a, block_chunk);
+    return a->peak;
 }
 
 /* The arena's figures from p's replay: the first run's peak in use (every request through the BFC
- * arena), the memory-pattern block of later runs, the outputs and the largest working buffer
- * beside it. False on a 64-bit overflow. */
+ * arena), the memory-pattern block and the second run's peak in the arena the first one left, the
+ * outputs and the largest working buffer. False on a 64-bit overflow. */
 static bool arena_figures(const planner *p, fp_ort_memory_result *out, GError **error)
 {
     for (uint32_t i = 0; i < p->n_outs; i++)
         add_sat(&out->outputs, round_to(p->outs[i].size, FP_ORT_ARENA_ROUND));
     for (uint32_t i = 0; i < p->n_scratch; i++)
         out->scratch = MAX(out->scratch, p->scratch[i].size);
-    out->first_run = bfc_peak(p);
     g_autofree uint64_t *off = g_new(uint64_t, p->n_slots + 1);
     fp_memplan_result pr;
     if (!fp_memplan_plan(p->slots, p->n_slots, FP_ORT_PATTERN_ALIGN, FP_MEMPLAN_BEST_FIT, off, &pr, error))
         return false;
     out->pattern = pr.arena ? round_to(pr.arena, FP_ORT_ARENA_ROUND) : 0;
+    bfc a = {.chunks = g_array_new(FALSE, FALSE, sizeof(bfc_chunk)), .region_bytes = BFC_INITIAL_REGION};
+    g_autofree int32_t *held = g_new(int32_t, 2 * (size_t)p->mg->n_bufs + p->mg->n_nodes + 1);
+    out->first_run = run_arena(&a, p, 0, held);
+    out->second_run = out->pattern ? run_arena(&a, p, out->pattern, held) : out->first_run;
+    g_array_free(a.chunks, TRUE);
     return true;
 }
 
@@ -479,9 +502,7 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
         out->total_first = out->weight_arena;
         add_sat(&out->total_first, out->first_run);
         out->total_steady = out->weight_arena;
-        add_sat(&out->total_steady, out->pattern);
-        add_sat(&out->total_steady, out->scratch);
-        add_sat(&out->total_steady, out->outputs);
+        add_sat(&out->total_steady, out->second_run);
     }
     g_free(p.outs);
     g_free(p.scratch);

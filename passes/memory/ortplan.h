@@ -29,10 +29,12 @@ typedef struct {
                                   (best fit, split only from twice the request, power-of-two regions)
                                   from allocation to release */
     uint64_t pattern;          /* later runs: the memory-pattern block of the plan's buffers, rounded */
+    uint64_t second_run;       /* the second run's peak in use: the block, the outputs and working
+                                  buffers allocated in the arena the first run left */
     uint64_t outputs;          /* graph outputs: allocated one by one, each arena-rounded */
-    uint64_t scratch;          /* the largest kernel working buffer (a float Conv's im2col), in both */
+    uint64_t scratch;          /* the largest kernel working buffer (a float Conv's im2col) */
     uint64_t total_first;      /* weight_arena + first_run: the arena's peak in use in the first run */
-    uint64_t total_steady;     /* weight_arena + pattern + scratch + outputs: in a later run */
+    uint64_t total_steady;     /* weight_arena + second_run: the arena's peak in a later run */
     uint32_t n_buffers;        /* allocations of the plan (after reuse) */
     uint32_t n_reused;         /* values taking a freed buffer of their shape */
     uint32_t n_inplace;        /* values written over their input in place */
