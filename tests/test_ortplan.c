@@ -1,6 +1,6 @@
 /* test_ortplan.c - ortplan suite: the ONNX Runtime allocation model (passes/memory/ortplan.c) on
- * hand-made graphs whose answer ORT's rules give: in-place only for unary ops at the input's last
- * reader, reuse only at the same shape, the BFC arena's chunks and regions, the initializer block
+ * hand-made graphs whose answer ORT's rules give: in-place only for activations at the input's
+ * last reader, reuse only at the same shape, the BFC arena's chunks and regions, the initializer block
  * with and without pre-packing, MLAS's Conv working buffer, the second run's pattern block; and
  * `memory --planner` on the command line. The byte counts asserted were also measured with ORT 1.30
  * (bench/ort_run.c, memory mode, level disabled: AllocatorGetStats MaxInUse after runs 1 and 2). */
@@ -54,6 +54,24 @@ static void test_inplace_unary(void)
     CU_ASSERT_EQUAL(r.n_buffers, 1);
     CU_ASSERT_EQUAL(r.first_run, 2 * MIB); /* a (holding b), then y */
     CU_ASSERT_EQUAL(r.total_steady, 2 * MIB);
+}
+
+/* Exp, a math op, writes no input in place (2 MiB in the first run, the block of a and b plus y in
+ * the second); HardSwish runs as HardSigmoid then Mul, holding a third tensor while it runs. */
+static void test_no_inplace_math(void)
+{
+    const char *ops[] = {"Exp", "HardSwish"};
+    for (int i = 0; i < 2; i++) {
+        tb *b = graph();
+        transpose(b, "x", "a");
+        tb_node(b, ops[i], NULL, "a", "b");
+        transpose(b, "b", "y");
+        fp_ort_memory_result r = ort(b, 3, X, true);
+        CU_ASSERT_EQUAL(r.n_inplace, 0);
+        CU_ASSERT_EQUAL(r.first_run, (uint64_t)(2 + i) * MIB);
+        if (i == 0)
+            CU_ASSERT_EQUAL(r.second_run, 3 * MIB);
+    }
 }
 
 /* Add(a, a2): a binary op declares no MayInplace, though each input dies there. */
@@ -177,6 +195,7 @@ FP_TEST_SUITE(register_ortplan)
 {
     CU_pSuite s = CU_add_suite("ortplan", NULL, NULL);
     CU_add_test(s, "in place: a unary op", test_inplace_unary);
+    CU_add_test(s, "in place: never a math op", test_no_inplace_math);
     CU_add_test(s, "in place: never a binary op", test_no_inplace_binary);
     CU_add_test(s, "in place: at the last reader", test_inplace_last_reader);
     CU_add_test(s, "reuse at the same shape only", test_reuse_same_shape);

@@ -112,10 +112,110 @@ static uint64_t conv_scratch(const fp_node *n)
     return round_to(floats * 4, FP_ORT_ARENA_ROUND);
 }
 
-/* ORT's SameSize: both static, the same element size and the same dims (not only the same bytes). */
-static bool same_shape(const fp_value *a, const fp_value *b)
+/* The input of n from which ORT's shape inference takes output dims as data (a Reshape's shape, an
+ * Expand's, a Slice's starts, ...): from it on, every input counts; UINT32_MAX when none does. ORT
+ * propagates no data through shape inference (its InferenceContextImpl::getSymbolicInput gives
+ * nothing), so such a shape is unknown unless that input is an initializer. */
+static uint32_t shape_data_input(const fp_node *n)
 {
-    if (!a || !b || a->shape.rank < 0 || a->shape.rank != b->shape.rank ||
+    static const struct {
+        const char *op;
+        uint32_t from;
+    } ops[] = {{"Reshape", 1},   {"Expand", 1}, {"Tile", 1},   {"ConstantOfShape", 0}, {"Range", 0},
+               {"Slice", 1},     {"Pad", 1},    {"Resize", 1}, {"Upsample", 1},        {"Squeeze", 1},
+               {"Unsqueeze", 1}, {"Split", 1},  {"TopK", 1},   {"OneHot", 1},          {"NonZero", 0}};
+    if (n->domain[0])
+        return UINT32_MAX;
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+        if (strcmp(n->op_type, ops[i].op) == 0)
+            return ops[i].from;
+    return UINT32_MAX;
+}
+
+/* Whether a graph input of g declares a dim that is not a number (a symbol or nothing). */
+static bool declares_symbolic_dims(const fp_graph *g)
+{
+    for (guint i = 0; i < g->inputs->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->inputs, i);
+        for (int32_t d = 0; d < v->decl_shape.rank; d++)
+            if (v->decl_shape.dims[d].sym || v->decl_shape.dims[d].value < 0)
+                return true;
+    }
+    return false;
+}
+
+/* Whether ORT's shape inference knows the values of n's outputs (its data propagation: the
+ * shape computations Shape, Size, Gather, Squeeze, Unsqueeze, Concat and the four arithmetic ops, over
+ * initializers and the shapes of tensors whose dims are all numbers): `known` is per value id. */
+static bool data_known(const fp_node *n, const uint8_t *known, const uint8_t *unknown, bool symbolic)
+{
+    static const char *const ops[] = {"Gather", "Squeeze", "Unsqueeze", "Concat", "Mul", "Add", "Sub", "Div"};
+    if (n->domain[0] || !n->n_inputs || !n->inputs[0])
+        return false;
+    if (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0)
+        return !symbolic && !unknown[n->inputs[0]->id];
+    bool ok = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(ops) && !ok; i++)
+        ok = strcmp(n->op_type, ops[i]) == 0;
+    for (uint32_t k = 0; k < n->n_inputs && ok; k++)
+        ok = !n->inputs[k] || known[n->inputs[k]->id];
+    return ok;
+}
+
+/* unknown (per value id of g) receives which values' shapes ORT's planner does not know: the
+ * outputs of a node whose shape-giving input (shape_data_input) holds values ORT's data
+ * propagation does not give (data_known; initializers and Constants it has), NonZero's, and what
+ * other ops compute from such a value (a shape given as known data makes the dims known again). A graph input's symbolic dims are known, as symbols, but
+ * not as the values of its Shape. False with an error on a cycle. */
+static bool ort_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **error)
+{
+    uint32_t n;
+    fp_node *const *order = fp_graph_order(g, &n, error);
+    if (!order)
+        return false;
+    bool symbolic = declares_symbolic_dims(g);
+    g_autofree uint8_t *known = g_new0(uint8_t, g->values->len + 1);
+    for (guint i = 0; i < g->values->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->values, i);
+        known[v->id] = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const fp_node *nd = order[i];
+        if (nd->flags & FP_NODE_REMOVED)
+            continue;
+        uint32_t from = shape_data_input(nd);
+        bool unk = strcmp(nd->op_type, "NonZero") == 0 && !nd->domain[0];
+        for (uint32_t k = 0; k < nd->n_inputs && !unk; k++) { /* a shape given as data resets the dims */
+            const fp_value *in = nd->inputs[k];
+            unk = in && (from == UINT32_MAX ? unknown[in->id] : k >= from && !known[in->id]);
+        }
+        bool dk = data_known(nd, known, unknown, symbolic);
+        for (uint32_t k = 0; k < nd->n_outputs; k++)
+            if (nd->outputs[k]) {
+                unknown[nd->outputs[k]->id] = unk;
+                known[nd->outputs[k]->id] |= dk;
+            }
+    }
+    return true;
+}
+
+/* Whether ORT's CPU kernel of n declares MayInplace(0, 0): its activations (Relu, Sigmoid, Tanh,
+ * Clip, LeakyRelu, HardSigmoid, Elu, ... and Softmax), not its math ops (Exp, Erf, Sqrt, Neg, ...)
+ * nor binary ones, as ORT 1.30 was measured to behave (docs/memory.md). HardSwish is not a kernel
+ * of its own there: ORT runs its function body. */
+static bool ort_may_inplace(const fp_node *n)
+{
+    if (n->op == FP_OP_SOFTMAX)
+        return true;
+    return fp_op_has(n->op, FP_OPF_UNARY) && fp_op_has(n->op, FP_OPF_ACT) && n->op != FP_OP_HARD_SWISH &&
+           n->op != FP_OP_SHRINK && n->op != FP_OP_MISH && n->op != FP_OP_GELU && n->domain[0] == '\0';
+}
+
+/* ORT's SameSize: both shapes known to ORT's planner (`unknown`: per value id, see
+ * ort_unknown_shapes), the same element size and the same dims (not only the same bytes). */
+static bool same_shape(const uint8_t *unknown, const fp_value *a, const fp_value *b)
+{
+    if (!a || !b || unknown[a->id] || unknown[b->id] || a->shape.rank < 0 || a->shape.rank != b->shape.rank ||
         fp_dtype_bits((fp_dtype)a->dtype) != fp_dtype_bits((fp_dtype)b->dtype))
         return false;
     for (int32_t i = 0; i < a->shape.rank; i++)
@@ -147,11 +247,22 @@ typedef struct {
     uint32_t n_outs;
     fp_membuf *scratch; /* kernels' working buffers, live at their step alone */
     uint32_t n_scratch;
-    GArray *events; /* arena_event: the first run's allocations (and working buffers' frees), in order */
-    bool *freed;    /* per slot: released for good (a freed slot taken again is held on) */
+    GArray *events;   /* arena_event: the first run's allocations (and working buffers' frees), in order */
+    bool *freed;      /* per slot: released for good (a freed slot taken again is held on) */
+    uint8_t *unknown; /* per value id: a shape ORT's planner does not know (ort_unknown_shapes) */
     uint32_t *free_list;
     uint32_t n_free;
 } planner;
+
+/* Bytes node v (memgraph numbering) holds besides its output because ORT runs it as its function
+ * body: HardSwish is HardSigmoid then Mul, the HardSigmoid's output as large as v's. */
+static uint64_t function_scratch(const planner *p, uint32_t v)
+{
+    const fp_node *n = p->lv->nodes[v];
+    if (n->op != FP_OP_HARD_SWISH || !n->outputs[0] || p->lv->value_buf[n->outputs[0]->id] < 0)
+        return 0;
+    return round_to(p->mg->bytes[p->lv->value_buf[n->outputs[0]->id]], FP_ORT_ARENA_ROUND);
+}
 
 /* Frees buffer b's slot after step s when b holds it (a buffer taken over in place holds it no more). */
 static void release(planner *p, uint32_t b, uint32_t s)
@@ -170,7 +281,7 @@ static int32_t take_free(planner *p, uint32_t b)
 {
     for (uint32_t i = p->n_free; i-- > 0;) {
         uint32_t k = p->free_list[i];
-        if (same_shape(p->lv->buf_value[p->first_buf[k]], p->lv->buf_value[b])) {
+        if (same_shape(p->unknown, p->lv->buf_value[p->first_buf[k]], p->lv->buf_value[b])) {
             memmove(p->free_list + i, p->free_list + i + 1, (p->n_free - i - 1) * sizeof *p->free_list);
             p->n_free--;
             p->freed[k] = false;
@@ -180,16 +291,19 @@ static int32_t take_free(planner *p, uint32_t b)
     return -1;
 }
 
-/* Gives buffer b, defined by node v at step s, its slot: v's input in place when v is a unary op
- * the memgraph allows it for (ORT's MayInplace: element-wise unary ops and activations; its binary
- * ops declare none), v is that input's last reader and the shapes match; else a freed slot of its
- * shape; else a new one. */
+/* Gives buffer b, defined by node v at step s, its slot: v's input 0 in place when v's kernel may
+ * (ort_may_inplace), b is its output 0, v reads that input last and the shapes match; else a freed
+ * slot of its shape; else a new one. */
 static void assign(planner *p, uint32_t v, uint32_t b, uint32_t s, fp_ort_memory_result *out)
 {
     const fp_memgraph *mg = p->mg;
-    int32_t a = mg->inplace_out[v] == (int32_t)b && fp_op_has(p->lv->nodes[v]->op, FP_OPF_UNARY) ? mg->inplace_in[v]
-                                                                                                 : -1;
-    if (a >= 0 && p->slot_of[a] >= 0 && p->remaining[a] == 1 && same_shape(p->lv->buf_value[a], p->lv->buf_value[b])) {
+    const fp_node *n = p->lv->nodes[v];
+    int32_t a = -1;
+    if (ort_may_inplace(n) && n->n_inputs && n->inputs[0] && n->outputs[0] &&
+        p->lv->value_buf[n->outputs[0]->id] == (int32_t)b)
+        a = p->lv->value_buf[n->inputs[0]->id];
+    if (a >= 0 && p->slot_of[a] >= 0 && p->remaining[a] == 1 &&
+        same_shape(p->unknown, p->lv->buf_value[a], p->lv->buf_value[b])) {
         p->slot_of[b] = p->slot_of[a];
         p->holder[p->slot_of[b]] = b;
         out->n_inplace++;
@@ -277,7 +391,7 @@ static void replay(planner *p, const uint32_t *order, fp_ort_memory_result *out)
             } else if (mg->bytes[b] && !(mg->flags[b] & FP_BUF_INPUT))
                 assign(p, v, b, s, out);
         }
-        uint64_t ws = conv_scratch(p->lv->nodes[v]);
+        uint64_t ws = conv_scratch(p->lv->nodes[v]) + function_scratch(p, v);
         if (ws) {
             p->scratch[p->n_scratch++] = (fp_membuf){.size = ws, .first = s, .last = s};
             uint32_t key = 2 * mg->n_bufs + s;
@@ -472,7 +586,8 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
 {
     memset(out, 0, sizeof *out);
     g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, NULL, diag, error);
-    if (!lv)
+    g_autofree uint8_t *unknown = g_new0(uint8_t, g->values->len + 1);
+    if (!lv || !ort_unknown_shapes(g, unknown, error))
         return false;
     const fp_memgraph *mg = &lv->mg;
     size_t nb = (size_t)mg->n_bufs + 1;
@@ -487,7 +602,8 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
                  .outs = g_new(fp_membuf, nb),
                  .scratch = g_new(fp_membuf, mg->n_nodes + 1),
                  .events = g_array_new(FALSE, FALSE, sizeof(arena_event)),
-                 .freed = g_new0(bool, nb)};
+                 .freed = g_new0(bool, nb),
+                 .unknown = unknown};
     memset(p.slot_of, 0xff, nb * sizeof *p.slot_of);
     memset(p.holder, 0xff, nb * sizeof *p.holder);
     g_autofree uint32_t *order = g_new(uint32_t, mg->n_nodes + 1);
