@@ -28,7 +28,7 @@
  * OrtApi::AllocatorGetStats: the BFC arena's counters InUse, MaxInUse, TotalAllocated, NumAllocs,
  * NumReserves, NumArenaExtensions, MaxAllocSize) after session creation and after each run, beside
  * the process's VmRSS / VmHWM (/proc/self/status, bytes) at the same points:
- *   {"session": {...}, "run1": {...}, "run2": {...}, "rss": [...], "hwm": [...], "error": null}
+ *   {"session": {...}, "run1": {...}, "run2": {...}, "rss": [...], "hwm": [...], "version": "1.30.0", "error": null}
  *
  * The OrtApi is a table of function pointers whose order is ONNX Runtime's public ABI (it only
  * grows at the end): the slot numbers below are the members' positions in `struct OrtApi` of
@@ -73,7 +73,7 @@ enum {
     API_ALLOCATOR_GET_STATS = 319,
 };
 #define API_VERSION 13        /* the oldest OrtApi version holding every slot above */
-#define API_MEMORY_VERSION 23 /* the oldest OrtApi version with AllocatorGetStats (slot 319) */
+#define API_MEMORY_VERSION 23 /* asked for in memory mode (ORT 1.30 gives its whole table, slot 319 included) */
 #define MAX_IO 64
 #define MAX_RANK 16
 #define MAX_RUNS 200000
@@ -206,7 +206,7 @@ typedef status_t (*run_fn)(void *, const void *, const char *const *, void *cons
 
 /* Memory mode: two runs, the allocator's statistics and the RSS after creation and after each. */
 static void measure_memory(void *session, void *mem, long long rss0, const char *const *names, void *const *values,
-                           int n_in, const char *const *onames, int n_out)
+                           int n_in, const char *const *onames, int n_out, const char *version)
 {
     void *allocator = NULL;
     check(FN(API_CREATE_ALLOCATOR, status_t(*)(const void *, const void *, void **))(session, mem, &allocator),
@@ -227,8 +227,8 @@ static void measure_memory(void *session, void *mem, long long rss0, const char 
         rss[r] = proc_status_bytes("VmRSS");
         hwm[r] = proc_status_bytes("VmHWM");
     }
-    printf(", \"rss\": [%lld, %lld, %lld], \"hwm\": [%lld, %lld, %lld], \"error\": null}\n", rss[0], rss[1], rss[2],
-           hwm[0], hwm[1], hwm[2]);
+    printf(", \"rss\": [%lld, %lld, %lld], \"hwm\": [%lld, %lld, %lld], \"version\": \"%s\", \"error\": null}\n",
+           rss[0], rss[1], rss[2], hwm[0], hwm[1], hwm[2], version);
     FN(API_RELEASE_ALLOCATOR, void (*)(void *))(allocator);
 }
 
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n_out; i++)
         onames[i] = out_names[i];
     if (memory) {
-        measure_memory(session, mem, rss0, names, values, n_in, onames, n_out);
+        measure_memory(session, mem, rss0, names, values, n_in, onames, n_out, get_base()->get_version_string());
         return 0;
     }
 
