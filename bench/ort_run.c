@@ -19,6 +19,16 @@
  *   input NAME TYPE RANK D1 .. DRANK DATAFILE   (TYPE: the ONNX TensorProto data type number; DATAFILE:
  *                                               the raw little-endian bytes)
  *   output NAME
+ *   mode time|memory                    (default time)
+ *   arena on|off                        (the CPU arena, default on; off: plain malloc per tensor)
+ *   prepack on|off                      (MLAS weight pre-packing, default on: session.disable_prepacking)
+ *
+ * Memory mode (bench/ort_memory.py) runs the model twice instead of timing it and prints what the
+ * session's CPU allocator reports (OrtApi::CreateAllocator on the session, then
+ * OrtApi::AllocatorGetStats: the BFC arena's counters InUse, MaxInUse, TotalAllocated, NumAllocs,
+ * NumReserves, NumArenaExtensions, MaxAllocSize) after session creation and after each run, beside
+ * the process's VmRSS / VmHWM (/proc/self/status, bytes) at the same points:
+ *   {"session": {...}, "run1": {...}, "run2": {...}, "rss": [...], "hwm": [...], "version": "1.30.0", "error": null}
  *
  * The OrtApi is a table of function pointers whose order is ONNX Runtime's public ABI (it only
  * grows at the end): the slot numbers below are the members' positions in `struct OrtApi` of
@@ -28,6 +38,7 @@
  * GetErrorMessage).
  */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +54,26 @@ enum {
     API_RUN = 9,
     API_CREATE_SESSION_OPTIONS = 10,
     API_SET_EXECUTION_MODE = 13,
+    API_DISABLE_CPU_MEM_ARENA = 19,
     API_SET_OPTIMIZATION_LEVEL = 23,
     API_SET_INTRA_OP_THREADS = 24,
     API_SET_INTER_OP_THREADS = 25,
     API_CREATE_TENSOR_WITH_DATA = 49,
     API_CREATE_CPU_MEMORY_INFO = 69,
     API_RELEASE_VALUE = 96,
+    API_ADD_SESSION_CONFIG_ENTRY = 130,
+    API_CREATE_ALLOCATOR = 131,
+    API_RELEASE_ALLOCATOR = 132,
+    API_GET_BUILD_INFO_STRING = 254,
+    API_CREATE_KEY_VALUE_PAIRS = 295,
+    API_ADD_KEY_VALUE_PAIR = 296,
+    API_GET_KEY_VALUE = 297,
+    API_GET_KEY_VALUE_PAIRS = 298,
+    API_RELEASE_KEY_VALUE_PAIRS = 300,
+    API_ALLOCATOR_GET_STATS = 319,
 };
-#define API_VERSION 13 /* the oldest OrtApi version holding every slot above */
+#define API_VERSION 13        /* the oldest OrtApi version holding every slot above */
+#define API_MEMORY_VERSION 23 /* asked for in memory mode (ORT 1.30 gives its whole table, slot 319 included) */
 #define MAX_IO 64
 #define MAX_RANK 16
 #define MAX_RUNS 200000
@@ -130,6 +153,85 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One of /proc/self/status's fields (kB) in bytes; -1 when missing. */
+static long long proc_status_bytes(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long long v = -1;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n) && line[n] == ':')
+            v = atoll(line + n + 1) * 1024;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Prints the allocator's statistics as a JSON object (every key AllocatorGetStats gives, its value
+ * as a number). */
+static void print_stats(void *allocator)
+{
+    void *kvp = NULL;
+    check(FN(API_ALLOCATOR_GET_STATS, status_t(*)(const void *, void **))(allocator, &kvp), "stats");
+    const char *const *keys, *const *vals;
+    size_t n = 0;
+    FN(API_GET_KEY_VALUE_PAIRS, void (*)(const void *, const char *const **, const char *const **, size_t *))
+    (kvp, &keys, &vals, &n);
+    printf("{");
+    for (size_t i = 0; i < n; i++)
+        printf("%s\"%s\": %lld", i ? ", " : "", keys[i], atoll(vals[i]));
+    printf("}");
+    FN(API_RELEASE_KEY_VALUE_PAIRS, void (*)(void *))(kvp);
+}
+
+/* The slots above API 13 are checked before use: a key-value pair set through slots 295/296 must
+ * read back through 297. */
+static void check_memory_slots(const api_base_t *base)
+{
+    api = base->get_api(API_MEMORY_VERSION);
+    if (!api)
+        fail("api", "OrtApi version 23 not available (AllocatorGetStats)");
+    void *kvp = NULL;
+    FN(API_CREATE_KEY_VALUE_PAIRS, void (*)(void **))(&kvp);
+    FN(API_ADD_KEY_VALUE_PAIR, void (*)(void *, const char *, const char *))(kvp, "probe", "42");
+    const char *v = FN(API_GET_KEY_VALUE, const char *(*)(const void *, const char *))(kvp, "probe");
+    if (!v || strcmp(v, "42") != 0)
+        fail("api", "the OrtApi key-value slots are not laid out as expected");
+    FN(API_RELEASE_KEY_VALUE_PAIRS, void (*)(void *))(kvp);
+}
+
+typedef status_t (*run_fn)(void *, const void *, const char *const *, void *const *, size_t, const char *const *,
+                           size_t, void **);
+
+/* Memory mode: two runs, the allocator's statistics and the RSS after creation and after each. */
+static void measure_memory(void *session, void *mem, long long rss0, const char *const *names, void *const *values,
+                           int n_in, const char *const *onames, int n_out, const char *version)
+{
+    void *allocator = NULL;
+    check(FN(API_CREATE_ALLOCATOR, status_t(*)(const void *, const void *, void **))(session, mem, &allocator),
+          "allocator");
+    long long rss[3], hwm[3];
+    rss[0] = proc_status_bytes("VmRSS");
+    hwm[0] = proc_status_bytes("VmHWM");
+    printf("{\"rss_before_session\": %lld, \"session\": ", rss0);
+    print_stats(allocator);
+    run_fn run = FN(API_RUN, run_fn);
+    for (int r = 1; r <= 2; r++) {
+        void *outs[MAX_IO] = {0};
+        check(run(session, NULL, names, values, (size_t)n_in, onames, (size_t)n_out, outs), "run");
+        printf(", \"run%d\": ", r);
+        print_stats(allocator); /* the outputs are still held here */
+        for (int i = 0; i < n_out; i++)
+            FN(API_RELEASE_VALUE, void (*)(void *))(outs[i]);
+        rss[r] = proc_status_bytes("VmRSS");
+        hwm[r] = proc_status_bytes("VmHWM");
+    }
+    printf(", \"rss\": [%lld, %lld, %lld], \"hwm\": [%lld, %lld, %lld], \"version\": \"%s\", \"error\": null}\n",
+           rss[0], rss[1], rss[2], hwm[0], hwm[1], hwm[2], version);
+    FN(API_RELEASE_ALLOCATOR, void (*)(void *))(allocator);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -150,7 +252,7 @@ int main(int argc, char **argv)
         strcmp(FN(API_GET_ERROR_MESSAGE, const char *(*)(status_t))(probe), "probe") != 0)
         fail("api", "the OrtApi table is not laid out as expected");
 
-    char model[4096] = "", level[32] = "extended", line[8192];
+    char model[4096] = "", level[32] = "extended", mode[32] = "time", arena[8] = "on", prepack[8] = "on", line[8192];
     double budget_ms = 1000;
     tensor_t in[MAX_IO];
     char out_names[MAX_IO][256];
@@ -164,6 +266,12 @@ int main(int argc, char **argv)
             copy(model, sizeof model, line + 6);
         } else if (!strncmp(line, "level ", 6)) {
             copy(level, sizeof level, line + 6);
+        } else if (!strncmp(line, "mode ", 5)) {
+            copy(mode, sizeof mode, line + 5);
+        } else if (!strncmp(line, "arena ", 6)) {
+            copy(arena, sizeof arena, line + 6);
+        } else if (!strncmp(line, "prepack ", 8)) {
+            copy(prepack, sizeof prepack, line + 8);
         } else if (!strncmp(line, "budget_ms ", 10)) {
             budget_ms = atof(line + 10);
         } else if (!strncmp(line, "output ", 7) && n_out < MAX_IO) {
@@ -183,6 +291,10 @@ int main(int argc, char **argv)
     }
     fclose(spec);
 
+    bool memory = !strcmp(mode, "memory");
+    if (memory)
+        check_memory_slots(get_base());
+    long long rss0 = proc_status_bytes("VmRSS");
     void *env, *opts, *session, *mem;
     check(FN(API_CREATE_ENV, status_t(*)(int, const char *, void **))(3, "fp_bench", &env), "env");
     check(FN(API_CREATE_SESSION_OPTIONS, status_t(*)(void **))(&opts), "options");
@@ -191,6 +303,12 @@ int main(int argc, char **argv)
     check(FN(API_SET_EXECUTION_MODE, status_t(*)(void *, int))(opts, 0), "options");
     int opt_level = !strcmp(level, "disabled") ? 0 : !strcmp(level, "basic") ? 1 : !strcmp(level, "all") ? 99 : 2;
     check(FN(API_SET_OPTIMIZATION_LEVEL, status_t(*)(void *, int))(opts, opt_level), "options");
+    if (!strcmp(arena, "off"))
+        check(FN(API_DISABLE_CPU_MEM_ARENA, status_t(*)(void *))(opts), "options");
+    if (!strcmp(prepack, "off"))
+        check(FN(API_ADD_SESSION_CONFIG_ENTRY,
+                 status_t(*)(void *, const char *, const char *))(opts, "session.disable_prepacking", "1"),
+              "options");
     check(FN(API_CREATE_SESSION, status_t(*)(void *, const char *, void *, void **))(env, model, opts, &session),
           "session");
     check(FN(API_CREATE_CPU_MEMORY_INFO, status_t(*)(int, int, void **))(1, 0, &mem), "memory info");
@@ -205,9 +323,11 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < n_out; i++)
         onames[i] = out_names[i];
+    if (memory) {
+        measure_memory(session, mem, rss0, names, values, n_in, onames, n_out, get_base()->get_version_string());
+        return 0;
+    }
 
-    typedef status_t (*run_fn)(void *, const void *, const char *const *, void *const *, size_t, const char *const *,
-                               size_t, void **);
     run_fn run = FN(API_RUN, run_fn);
     void (*release)(void *) = FN(API_RELEASE_VALUE, void (*)(void *));
     static double t[MAX_RUNS];

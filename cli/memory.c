@@ -60,9 +60,9 @@ static bool write_report(const fp_model *m, const fp_memory_result *r, const fp_
     return fp_cli_emit_text(o->output, emit, &a);
 }
 
-/* Analyzes the model as exported, plans it (a decoder's KV cache apart from the arena) and
- * reports; the options are checked. */
-static int run(const char *path, const fp_cli_model_opts *o, fp_cli_resolved *r)
+/* Analyzes the model as exported, plans it (a decoder's KV cache apart from the arena), with
+ * `ort` models ONNX Runtime's allocation of it too, and reports; the options are checked. */
+static int run(const char *path, bool ort, const fp_cli_model_opts *o, fp_cli_resolved *r)
 {
     fp_memory_opts plan = r->plan;
     if (plan.schedule == FP_SCHEDULE_GIVEN) /* the report compares the given order with a searched one */
@@ -75,6 +75,16 @@ static int run(const char *path, const fp_cli_model_opts *o, fp_cli_resolved *r)
     if (!a)
         return FP_EXIT_BAD;
     fp_memory_extra x = extra_of(a);
+    fp_ort_memory_result om;
+    if (ort) {
+        g_autoptr(GError) err = NULL;
+        fp_ort_memory_opts oo = {.prepack = true};
+        if (!fp_pass_ort_memory(a->model->main, &oo, &om, a->diag, &err)) {
+            fp_cli_error("%s: %s", path, err->message);
+            return FP_EXIT_BAD;
+        }
+        x.ort = &om;
+    }
     return write_report(a->model, a->res.memory, &x, a->diag, o, r) ? FP_EXIT_OK : FP_EXIT_BAD;
 }
 
@@ -82,8 +92,17 @@ int fp_cmd_memory(int argc, char **argv)
 {
     fp_cli_model_opts o = {0};
     fp_cli_resolved r;
+    g_autofree char *planner = NULL;
+    GOptionEntry entries[] = {
+        {"planner", 0, 0, G_OPTION_ARG_STRING, &planner,
+         "Beside the optimal plan: 'ort' adds what ONNX Runtime 1.30's CPU arena holds (its planner's reuse, "
+         "memory pattern and arena rounding, the initializers it keeps); default 'optimal' alone",
+         "optimal|ort"},
+        {NULL},
+    };
     g_autoptr(GOptionContext)
         ctx = g_option_context_new("MODEL - activation memory after buffer reuse, its floor, and the peak explained");
+    g_option_context_add_main_entries(ctx, entries, NULL);
     fp_cli_add_model_options(ctx, &o, FP_CLI_ANALYSIS | FP_CLI_PLAN | FP_CLI_TOP,
                              "Buffers listed at the peak (default 10; 0 = all)");
     fp_cli_set_prgname("fuseplan memory");
@@ -92,8 +111,10 @@ int fp_cmd_memory(int argc, char **argv)
         ;
     else if (argc != 2)
         fp_cli_error("memory: expected one MODEL argument (see 'fuseplan memory --help')");
+    else if (planner && strcmp(planner, "optimal") != 0 && strcmp(planner, "ort") != 0)
+        fp_cli_error("memory: --planner %s: one of optimal, ort", planner);
     else if (fp_cli_model_opts_resolve(&o, "memory", "text,json", 10, &r))
-        rc = run(argv[1], &o, &r);
+        rc = run(argv[1], planner && strcmp(planner, "ort") == 0, &o, &r);
     fp_cli_model_opts_clear(&o);
     return rc;
 }

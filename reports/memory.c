@@ -176,6 +176,20 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
             x && x->kv ? "KV cache + " : "", r->align);
 }
 
+/* The ORT allocation model beside the plan: the arena's peak and its parts. */
+static void ort_text(const fp_ort_memory_result *o, FILE *out)
+{
+    g_autofree char *t = fp_format_bytes(o->total_first), *w = fp_format_bytes(o->weight_arena);
+    g_autofree char *f = fp_format_bytes(o->first_run), *ts = fp_format_bytes(o->total_steady);
+    g_autofree char *a = fp_format_bytes(o->pattern), *op = fp_format_bytes(o->outputs);
+    g_autofree char *pp = fp_format_bytes(o->weight_prepacked);
+    fprintf(out,
+            "ort         %s in ONNX Runtime's CPU arena in the first run: initializers %s + activations %s "
+            "(%u buffers: %u reused at the same shape, %u in place, %u views); later runs %s (memory pattern %s + "
+            "outputs %s); pre-packed Conv weights %s apart\n",
+            t, w, f, o->n_buffers, o->n_reused, o->n_inplace, o->n_views, ts, a, op, pp);
+}
+
 void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
                            unsigned top, bool verbose, FILE *out)
 {
@@ -184,6 +198,8 @@ void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const f
     if (x && x->batch_note)
         fprintf(out, "bound       %s\n", x->batch_note);
     totals_text(r, x, out);
+    if (x && x->ort)
+        ort_text(x->ort, out);
     GString *st = g_string_new(NULL);
     for (unsigned s = 0; s < FP_MEMPLAN_COUNT; s++) {
         if (!r->strategy_planned[s])

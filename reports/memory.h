@@ -10,6 +10,7 @@
 #include "ir/graph.h"
 #include "passes/memory/headroom.h"
 #include "passes/memory/memory.h"
+#include "passes/memory/ortplan.h"
 
 /* Why the peak is where it is, one line each: multi-input nodes holding their inputs across it,
  * long-lived buffers (skip connections), graph inputs and outputs, subgraph workspace, what a
@@ -31,6 +32,7 @@ typedef struct {
     fp_dtype kv_dtype;         /* at the what-if */
     uint64_t kv_bytes;         /* the cache held (fp_kv_cache_held); UINT64_MAX unknown */
     uint64_t kv_bytes_per_token;
+    const fp_ort_memory_result *ort; /* what ONNX Runtime's CPU arena holds (--planner ort), or NULL */
 } fp_memory_extra;
 
 /* Text report; at most `top` buffers live at the peak are listed (0 = all); with verbose, every

@@ -77,6 +77,25 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
     fp_jsonw_end_object(w);
 }
 
+/* The ORT allocation model (fp_pass_ort_memory) as member "ort". */
+static void json_ort(fp_jsonw *w, const fp_ort_memory_result *o)
+{
+    fp_jsonw_begin_object(w, "ort");
+    fp_jsonw_uint(w, "total_first_run_bytes", o->total_first);
+    fp_jsonw_uint(w, "total_steady_bytes", o->total_steady);
+    fp_jsonw_uint(w, "weight_arena_bytes", o->weight_arena);
+    fp_jsonw_uint(w, "weight_prepacked_bytes", o->weight_prepacked);
+    fp_jsonw_uint(w, "first_run_activation_bytes", o->first_run);
+    fp_jsonw_uint(w, "pattern_bytes", o->pattern);
+    fp_jsonw_uint(w, "second_run_bytes", o->second_run);
+    fp_jsonw_uint(w, "output_bytes", o->outputs);
+    fp_jsonw_uint(w, "buffers", o->n_buffers);
+    fp_jsonw_uint(w, "reused", o->n_reused);
+    fp_jsonw_uint(w, "inplace", o->n_inplace);
+    fp_jsonw_uint(w, "views", o->n_views);
+    fp_jsonw_end_object(w);
+}
+
 void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
                            fp_jsonw *w)
 {
@@ -91,6 +110,8 @@ void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const f
     fp_jsonw_uint(w, "weight_quantized_bytes", x && x->weight_dtype ? x->weight_quantized : 0);
     bool kv = x && x->kv && x->kv_bytes != UINT64_MAX;
     fp_jsonw_int_or_null(w, "kv_cache_bytes", kv ? (gint64)MIN(x->kv_bytes, (uint64_t)G_MAXINT64) : -1);
+    if (x && x->ort)
+        json_ort(w, x->ort);
     fp_jsonw_diagnostics(w, "diagnostics", diag);
     fp_jsonw_end_object(w);
 }

@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""ort_memory.py - fuseplan's prediction of what ONNX Runtime's CPU arena holds (`memory --planner ort`)
+against what ORT 1.30 reports running the model (bench/ort_run.c in memory mode: OrtApi::AllocatorGetStats
+on the session's CPU allocator, one intra-op thread, sequential execution, the level given).
+
+  /usr/bin/python3 bench/ort_memory.py --fuseplan build/fuseplan --ort bench --out bench/out/ort_memory \\
+      [--models-dir bench/out/fidelity] [--level disabled] [--doc docs/benchmarks.md] [--reuse]
+
+The corpus: every model of MODELS-DIR/{torch,networks,static}/*.onnx at its own (batch 1) shapes, and
+the same torch networks exported with a dynamic batch (bench/gen_torch_models.py --dynamic-batch, into
+OUT/models; needs python3-torch) at batch 1 and 8. Per model and batch:
+
+  measured  the arena's MaxInUse after the first Run (bytes in use at the peak, the initializer block
+            ORT reserves at session creation included) and after a second Run (the memory pattern the
+            first one recorded is used from then on)
+  predicted fuseplan's total_first_run_bytes and total_steady_bytes (its JSON "ort" object)
+
+The level defaults to disabled, where ORT runs the graph as exported, the graph fuseplan plans. The
+table goes into --doc between <!-- ort-memory:begin --> and <!-- ort-memory:end -->, the raw numbers
+into OUT/ort_memory.json (--reuse: the table again from that file, nothing measured). Exit status 0
+when written, 2 when ORT or fuseplan is missing.
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from bench import write_section  # noqa: E402
+
+BEGIN, END = "<!-- ort-memory:begin -->", "<!-- ort-memory:end -->"
+TITLE = "## Memory against ONNX Runtime's arena"
+NP_OF = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
+MIB = 1 << 20
+
+
+def harness(a):
+    """(path of the compiled bench/ort_run.c, path of onnxruntime-node's libonnxruntime.so)."""
+    libs = sorted(glob.glob(os.path.join(a.ort, "node_modules/onnxruntime-node/bin/napi-v*/linux/x64/"
+                                                "libonnxruntime.so*")))
+    if not libs:
+        sys.stderr.write(f"ort_memory: no libonnxruntime.so under {a.ort}/node_modules/onnxruntime-node\n")
+        sys.exit(2)
+    exe = os.path.join(a.out, "fp_bench_ort_run")
+    src = os.path.join(HERE, "ort_run.c")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        subprocess.run(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe, src, "-ldl"], check=True)
+    return exe, libs[-1]
+
+
+def inputs_of(path, batch):
+    """[(name, elem type, dims)] of the graph inputs, the first symbolic dim bound to batch, others to 1."""
+    m = onnx.load(path, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    out = []
+    for vi in m.graph.input:
+        if vi.name in inits:
+            continue
+        dims = [d.dim_value if not d.dim_param else (batch if k == 0 else 1)
+                for k, d in enumerate(vi.type.tensor_type.shape.dim)]
+        out.append((vi.name, vi.type.tensor_type.elem_type, dims))
+    return out, [o.name for o in m.graph.output]
+
+
+def spec_file(a, key, path, batch):
+    """The bench/ort_run.c memory-mode spec of one model at one batch (float inputs 0, integer ones 1)."""
+    d = os.path.join(a.out, "inputs", key)
+    os.makedirs(d, exist_ok=True)
+    ins, outs = inputs_of(path, batch)
+    lines = ["mode memory", f"level {a.level}", f"model {os.path.abspath(path)}"]
+    for k, (name, code, dims) in enumerate(ins):
+        p = os.path.join(d, f"in{k}.bin")
+        fill = np.zeros if code in (1, 10, 11) else np.ones  # ids and masks of 1: attention over every token
+        fill(dims, NP_OF.get(code, np.float32)).tofile(p)
+        lines.append(" ".join(["input", name, str(code), str(len(dims))] + [str(x) for x in dims] + [p]))
+    lines += [f"output {o}" for o in outs]
+    sp = os.path.join(d, "memory.spec")
+    with open(sp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return sp, ins
+
+
+def measure(exe, lib, spec):
+    r = subprocess.run([exe, lib, spec], capture_output=True, text=True)
+    try:
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": (r.stderr.strip() or "no output")[:200]}
+    return res
+
+
+def predict(a, path, ins):
+    args = [a.fuseplan, "memory", "--planner", "ort", "--format", "json", path]
+    for name, _, dims in ins:
+        if dims:
+            args += ["--input", f"{name}:" + "x".join(str(x) for x in dims)]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:200]}
+    return json.loads(r.stdout)["ort"]
+
+
+def corpus(a):
+    """[(name, path, batch)]: the fidelity corpus at batch 1, the dynamic exports at 1 and 8."""
+    rows = []
+    for sub in ("torch", "networks", "static"):
+        for p in sorted(glob.glob(os.path.join(a.models_dir, sub, "*.onnx"))):
+            rows.append((f"{sub}/{os.path.basename(p)[:-5]}", p, 1))
+    dyn = os.path.join(a.out, "models")
+    r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_torch_models.py"), "--dynamic-batch", dyn],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(f"ort_memory: no dynamic-batch exports ({r.stderr.strip()[-200:]})\n")
+    for p in sorted(glob.glob(os.path.join(dyn, "*.onnx"))):
+        for batch in (1, 8):
+            rows.append((f"dynamic/{os.path.basename(p)[:-5]}", p, batch))
+    return rows
+
+
+def run(a):
+    exe, lib = harness(a)
+    results = []
+    for name, path, batch in corpus(a):
+        spec, ins = spec_file(a, f"{name.replace('/', '_')}_b{batch}", path, batch)
+        m, p = measure(exe, lib, spec), predict(a, path, ins)
+        results.append({"model": name, "batch": batch, "measured": m, "predicted": p})
+        sys.stderr.write(f"ort_memory: {name} batch {batch} done\n")
+    return results
+
+
+def err(pred, meas):
+    return pred / meas - 1 if meas else float("nan")
+
+
+def table(results, level, version):
+    lines = ["model                                  batch   ORT run 1  predicted   error    ORT run 2  predicted   "
+             "error   init ORT/pred",
+             f"(MiB; CPU arena MaxInUse, initializer block included; ORT {version}, level {level}, 1 thread)"]
+    within = {1: [0, 0], 8: [0, 0]}
+    for r in results:
+        m, p = r["measured"], r["predicted"]
+        if m.get("error") or p.get("error"):
+            why = m.get("error") or p.get("error")
+            lines.append(f"{r['model'][:38]:38s} {r['batch']:5d}   failed: {why[:80]}")
+            continue
+        m1, m2, init = m["run1"]["MaxInUse"], m["run2"]["MaxInUse"], m["session"]["InUse"]
+        p1 = p["total_first_run_bytes"]
+        p2 = max(p1, p["total_steady_bytes"])  # MaxInUse after run 2 is the peak over both runs
+        e1, e2 = err(p1, m1), err(p2, m2)
+        w = within.setdefault(r["batch"], [0, 0])
+        w[0] += abs(e1) <= 0.10
+        w[1] += 1
+        lines.append(f"{r['model'][:38]:38s} {r['batch']:5d} {m1 / MIB:10.2f} {p1 / MIB:10.2f} {e1:+7.1%} "
+                     f"{m2 / MIB:11.2f} {p2 / MIB:10.2f} {e2:+7.1%} {init / MIB:8.2f}/{p['weight_arena_bytes'] / MIB:.2f}")
+    summary = "; ".join(f"batch {b}: {w[0]} of {w[1]} within ±10%" for b, w in sorted(within.items()) if w[1])
+    return lines, summary
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build/fuseplan"))
+    ap.add_argument("--ort", default=os.path.join(ROOT, "bench"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/ort_memory"))
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "bench/out/fidelity"))
+    ap.add_argument("--level", default="disabled", choices=["disabled", "basic", "extended", "all"])
+    ap.add_argument("--doc", default=None)
+    ap.add_argument("--reuse", action="store_true", help="the table from OUT/ort_memory.json, nothing measured")
+    a = ap.parse_args()
+    saved = os.path.join(a.out, "ort_memory.json")
+    if not os.access(a.fuseplan, os.X_OK):
+        sys.stderr.write(f"ort_memory: {a.fuseplan} not built\n")
+        return 2
+    os.makedirs(a.out, exist_ok=True)
+    if a.reuse:
+        with open(saved) as f:
+            results = json.load(f)
+    else:
+        results = run(a)
+        with open(saved, "w") as f:
+            json.dump(results, f, indent=1)
+    version = next((r["measured"].get("version") for r in results if r["measured"].get("version")), "1.30")
+    lines, summary = table(results, a.level, version)
+    print("\n".join(lines))
+    print(summary)
+    if a.doc:
+        day = datetime.date.today().isoformat()
+        block = (f"`bench/ort_memory.py` ({day}): the first run's and a later run's peak of ONNX Runtime's CPU arena "
+                 "(`AllocatorGetStats` MaxInUse through bench/ort_run.c) against `fuseplan memory --planner ort`. "
+                 f"First run within ±10%: {summary}.\n\n```text\n" + "\n".join(lines) + "\n```\n")
+        write_section(a.doc, TITLE, BEGIN, END, block)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,634 @@
+/* ortplan.c - the ORT allocation pass: ONNX Runtime's CPU arena running a graph. Its sequential
+ * planner's buffer reuse replayed over its execution order, the BFC arena replayed over the first
+ * run's requests, the memory pattern of later runs, and the initializers it keeps. Rules and their
+ * sources in ORT: docs/memory.md, "ONNX Runtime's allocation". */
+#include "ortplan.h"
+
+#include <string.h>
+
+#include "passes/memory/liveness.h"
+#include "passes/memory/memplan.h"
+
+/* Rounds up to a multiple of `to`, saturating. */
+static uint64_t round_to(uint64_t bytes, uint64_t to)
+{
+    uint64_t r;
+    return fp_memplan_align(bytes, to, &r) ? r : UINT64_MAX;
+}
+
+static void add_sat(uint64_t *sum, uint64_t bytes)
+{
+    if (!g_uint64_checked_add(sum, *sum, bytes))
+        *sum = UINT64_MAX;
+}
+
+/* Whether ORT pre-packs weight w away: every consumer a Conv reading it as its filter (input 1),
+ * which MLAS packs at session creation, so that the initializer itself is no longer held. */
+static bool prepacked_away(const fp_value *w)
+{
+    if (w->n_uses == 0)
+        return false;
+    for (uint32_t k = 0; k < w->n_uses; k++) {
+        const fp_node *n = w->uses[k].node;
+        bool conv = (strcmp(n->op_type, "Conv") == 0 && n->domain[0] == '\0') ||
+                    (strcmp(n->op_type, "FusedConv") == 0 && strcmp(n->domain, "com.microsoft") == 0);
+        if (!conv || w->uses[k].port != 1)
+            return false;
+    }
+    return true;
+}
+
+/* The initializers of g ORT keeps in its arena (used ones: it drops the others when it loads the
+ * model), each aligned as the pattern aligns them and the block rounded by the arena, and those
+ * pre-packed away (opts->prepack). */
+static void weights(const fp_graph *g, const fp_ort_memory_opts *opts, fp_ort_memory_result *out)
+{
+    uint64_t block = 0;
+    for (guint i = 0; i < g->values->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->values, i);
+        if ((v->kind != FP_VALUE_INITIALIZER && v->kind != FP_VALUE_CONSTANT) || !v->tensor || v->n_uses == 0)
+            continue;
+        if (opts->prepack && prepacked_away(v))
+            add_sat(&out->weight_prepacked, v->tensor->nbytes);
+        else
+            add_sat(&block, round_to(v->tensor->nbytes, FP_ORT_PATTERN_ALIGN));
+    }
+    out->weight_arena = block ? round_to(block, FP_ORT_ARENA_ROUND) : 0;
+}
+
+/* MLAS's working buffer per thread (MLAS_SGEMM_STRIDEN * MLAS_SGEMM_STRIDEK floats). */
+#define MLAS_CONV_WORKING_FLOATS 16384u
+
+static int64_t attr_at(const fp_node *n, const char *name, uint32_t i, int64_t dflt)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    return a && a->type == FP_ATTR_INTS && i < a->n ? a->u.ints[i] : dflt;
+}
+
+/* Whether Conv node n pads nothing (its pads, or an auto_pad that adds none). */
+static bool no_padding(const fp_node *n, uint32_t rank)
+{
+    const char *ap = fp_node_attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0)
+        return false;
+    for (uint32_t i = 0; i < 2 * rank; i++)
+        if (attr_at(n, "pads", i, 0) != 0)
+            return false;
+    return true;
+}
+
+/* Bytes of the working buffer ORT's float Conv takes from the arena while it runs, on one thread
+ * (MlasConvPrepare's WorkingBufferSize): none for a pointwise convolution without stride or
+ * padding, the whole im2col matrix when the filters outnumber the output pixels, else one
+ * thread's slice, or for a batch or groups the largest of the im2col matrix, the output and the
+ * slice. 0 for other nodes or unknown shapes. */
+static uint64_t conv_scratch(const fp_node *n)
+{
+    if (strcmp(n->op_type, "Conv") != 0 || n->domain[0] || n->n_inputs < 2 || !n->n_outputs || !n->inputs[0] ||
+        !n->inputs[1] || !n->outputs[0] || n->outputs[0]->dtype != FP_DT_FLOAT)
+        return 0;
+    const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape, *y = &n->outputs[0]->shape;
+    if (!fp_shape_static(x) || !fp_shape_static(w) || !fp_shape_static(y) || x->rank < 3 || w->rank != x->rank ||
+        y->rank != x->rank)
+        return 0;
+    uint32_t rank = (uint32_t)x->rank - 2;
+    uint64_t groups = (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1), out = 1, k = (uint64_t)w->dims[1].value;
+    bool unit = no_padding(n, rank), pointwise = true;
+    for (uint32_t i = 0; i < rank; i++) {
+        out *= (uint64_t)y->dims[2 + i].value;
+        k *= (uint64_t)w->dims[2 + i].value;
+        unit = unit && attr_at(n, "strides", i, 1) == 1;
+        pointwise = pointwise && w->dims[2 + i].value == 1;
+    }
+    uint64_t filters = (uint64_t)w->dims[0].value / groups, batch = (uint64_t)x->dims[0].value, floats;
+    if (unit && pointwise)
+        return 0;
+    if (filters > out)
+        floats = out * k;
+    else if (batch > 1 || groups > 1)
+        floats = MAX(MAX(out * k, filters * out), (uint64_t)MLAS_CONV_WORKING_FLOATS);
+    else
+        floats = MLAS_CONV_WORKING_FLOATS;
+    return round_to(floats * 4, FP_ORT_ARENA_ROUND);
+}
+
+/* The input of n from which ORT's shape inference takes output dims as data (a Reshape's shape, an
+ * Expand's, a Slice's starts, ...): from it on, every input counts; UINT32_MAX when none does. ORT
+ * propagates no data through shape inference (its InferenceContextImpl::getSymbolicInput gives
+ * nothing), so such a shape is unknown unless that input is an initializer. */
+static uint32_t shape_data_input(const fp_node *n)
+{
+    static const struct {
+        const char *op;
+        uint32_t from;
+    } ops[] = {{"Reshape", 1},   {"Expand", 1}, {"Tile", 1},   {"ConstantOfShape", 0}, {"Range", 0},
+               {"Slice", 1},     {"Pad", 1},    {"Resize", 1}, {"Upsample", 1},        {"Squeeze", 1},
+               {"Unsqueeze", 1}, {"Split", 1},  {"TopK", 1},   {"OneHot", 1},          {"NonZero", 0}};
+    if (n->domain[0])
+        return UINT32_MAX;
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+        if (strcmp(n->op_type, ops[i].op) == 0)
+            return ops[i].from;
+    return UINT32_MAX;
+}
+
+/* Whether a graph input of g declares a dim that is not a number (a symbol or nothing). */
+static bool declares_symbolic_dims(const fp_graph *g)
+{
+    for (guint i = 0; i < g->inputs->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->inputs, i);
+        for (int32_t d = 0; d < v->decl_shape.rank; d++)
+            if (v->decl_shape.dims[d].sym || v->decl_shape.dims[d].value < 0)
+                return true;
+    }
+    return false;
+}
+
+/* Whether ORT's shape inference knows the values of n's outputs (its data propagation: the
+ * shape computations Shape, Size, Gather, Squeeze, Unsqueeze, Concat and the four arithmetic ops, over
+ * initializers and the shapes of tensors whose dims are all numbers): `known` is per value id. */
+static bool data_known(const fp_node *n, const uint8_t *known, const uint8_t *unknown, bool symbolic)
+{
+    static const char *const ops[] = {"Gather", "Squeeze", "Unsqueeze", "Concat", "Mul", "Add", "Sub", "Div"};
+    if (n->domain[0] || !n->n_inputs || !n->inputs[0])
+        return false;
+    if (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0)
+        return !symbolic && !unknown[n->inputs[0]->id];
+    bool ok = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(ops) && !ok; i++)
+        ok = strcmp(n->op_type, ops[i]) == 0;
+    for (uint32_t k = 0; k < n->n_inputs && ok; k++)
+        ok = !n->inputs[k] || known[n->inputs[k]->id];
+    return ok;
+}
+
+/* unknown (per value id of g) receives which values' shapes ORT's planner does not know: the
+ * outputs of a node whose shape-giving input (shape_data_input) holds values ORT's data
+ * propagation does not give (data_known; initializers and Constants it has), NonZero's, and what
+ * other ops compute from such a value (a shape given as known data makes the dims known again). A graph input's symbolic dims are known, as symbols, but
+ * not as the values of its Shape. False with an error on a cycle. */
+static bool ort_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **error)
+{
+    uint32_t n;
+    fp_node *const *order = fp_graph_order(g, &n, error);
+    if (!order)
+        return false;
+    bool symbolic = declares_symbolic_dims(g);
+    g_autofree uint8_t *known = g_new0(uint8_t, g->values->len + 1);
+    for (guint i = 0; i < g->values->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->values, i);
+        known[v->id] = v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const fp_node *nd = order[i];
+        if (nd->flags & FP_NODE_REMOVED)
+            continue;
+        uint32_t from = shape_data_input(nd);
+        bool unk = strcmp(nd->op_type, "NonZero") == 0 && !nd->domain[0];
+        for (uint32_t k = 0; k < nd->n_inputs && !unk; k++) { /* a shape given as data resets the dims */
+            const fp_value *in = nd->inputs[k];
+            unk = in && (from == UINT32_MAX ? unknown[in->id] : k >= from && !known[in->id]);
+        }
+        bool dk = data_known(nd, known, unknown, symbolic);
+        for (uint32_t k = 0; k < nd->n_outputs; k++)
+            if (nd->outputs[k]) {
+                unknown[nd->outputs[k]->id] = unk;
+                known[nd->outputs[k]->id] |= dk;
+            }
+    }
+    return true;
+}
+
+/* Whether ORT's CPU kernel of n declares MayInplace(0, 0): its activations (Relu, Sigmoid, Tanh,
+ * Clip, LeakyRelu, HardSigmoid, Elu, ... and Softmax), not its math ops (Exp, Erf, Sqrt, Neg, ...)
+ * nor binary ones, as ORT 1.30 was measured to behave (docs/memory.md). HardSwish is not a kernel
+ * of its own there: ORT runs its function body. */
+static bool ort_may_inplace(const fp_node *n)
+{
+    if (n->op == FP_OP_SOFTMAX)
+        return true;
+    return fp_op_has(n->op, FP_OPF_UNARY) && fp_op_has(n->op, FP_OPF_ACT) && n->op != FP_OP_HARD_SWISH &&
+           n->op != FP_OP_SHRINK && n->op != FP_OP_MISH && n->op != FP_OP_GELU && n->domain[0] == '\0';
+}
+
+/* ORT's SameSize: both shapes known to ORT's planner (`unknown`: per value id, see
+ * ort_unknown_shapes), the same element size and the same dims (not only the same bytes). */
+static bool same_shape(const uint8_t *unknown, const fp_value *a, const fp_value *b)
+{
+    if (!a || !b || unknown[a->id] || unknown[b->id] || a->shape.rank < 0 || a->shape.rank != b->shape.rank ||
+        fp_dtype_bits((fp_dtype)a->dtype) != fp_dtype_bits((fp_dtype)b->dtype))
+        return false;
+    for (int32_t i = 0; i < a->shape.rank; i++)
+        if (a->shape.dims[i].sym || a->shape.dims[i].value < 0 || a->shape.dims[i].value != b->shape.dims[i].value)
+            return false;
+    return true;
+}
+
+/* One request to the arena in the first run: an allocation (bytes > 0) or the free (bytes 0) of
+ * `key`: a slot k, an output (n_bufs + i) or a kernel's working buffer (2 n_bufs + step). */
+typedef struct {
+    uint32_t key, step;
+    uint64_t bytes;
+} arena_event;
+
+/* The planner's state: per buffer of the memgraph its slot (an allocation of the plan) and the
+ * readers still to run; per slot its lifetime, size and the buffer holding it now; the free slots,
+ * the most recently freed last. */
+typedef struct {
+    const fp_liveness *lv;
+    const fp_memgraph *mg;
+    int32_t *slot_of;
+    uint32_t *remaining;
+    fp_membuf *slots;
+    uint32_t *holder;
+    uint32_t *first_buf; /* per slot: the buffer it was allocated for */
+    uint32_t n_slots;
+    fp_membuf *outs; /* the graph outputs: allocated apart, held to the end */
+    uint32_t n_outs;
+    fp_membuf *scratch; /* kernels' working buffers, live at their step alone */
+    uint32_t n_scratch;
+    GArray *events;   /* arena_event: the first run's allocations (and working buffers' frees), in order */
+    bool *freed;      /* per slot: released for good (a freed slot taken again is held on) */
+    uint8_t *unknown; /* per value id: a shape ORT's planner does not know (ort_unknown_shapes) */
+    uint32_t *free_list;
+    uint32_t n_free;
+} planner;
+
+/* Bytes node v (memgraph numbering) holds besides its output because ORT runs it as its function
+ * body: HardSwish is HardSigmoid then Mul, the HardSigmoid's output as large as v's. */
+static uint64_t function_scratch(const planner *p, uint32_t v)
+{
+    const fp_node *n = p->lv->nodes[v];
+    if (n->op != FP_OP_HARD_SWISH || !n->outputs[0] || p->lv->value_buf[n->outputs[0]->id] < 0)
+        return 0;
+    return round_to(p->mg->bytes[p->lv->value_buf[n->outputs[0]->id]], FP_ORT_ARENA_ROUND);
+}
+
+/* Frees buffer b's slot after step s when b holds it (a buffer taken over in place holds it no more). */
+static void release(planner *p, uint32_t b, uint32_t s)
+{
+    int32_t k = p->slot_of[b];
+    if (k < 0 || p->holder[k] != b)
+        return;
+    p->slots[k].last = s;
+    p->free_list[p->n_free++] = (uint32_t)k;
+    p->freed[k] = true;
+}
+
+/* A free slot whose first value has buffer b's shape (ORT's FindReusableTensor: SameSize), the most
+ * recently freed first, taken off the free list; -1 when none. */
+static int32_t take_free(planner *p, uint32_t b)
+{
+    for (uint32_t i = p->n_free; i-- > 0;) {
+        uint32_t k = p->free_list[i];
+        if (same_shape(p->unknown, p->lv->buf_value[p->first_buf[k]], p->lv->buf_value[b])) {
+            memmove(p->free_list + i, p->free_list + i + 1, (p->n_free - i - 1) * sizeof *p->free_list);
+            p->n_free--;
+            p->freed[k] = false;
+            return (int32_t)k;
+        }
+    }
+    return -1;
+}
+
+/* Gives buffer b, defined by node v at step s, its slot: v's input 0 in place when v's kernel may
+ * (ort_may_inplace), b is its output 0, v reads that input last and the shapes match; else a freed
+ * slot of its shape; else a new one. */
+static void assign(planner *p, uint32_t v, uint32_t b, uint32_t s, fp_ort_memory_result *out)
+{
+    const fp_memgraph *mg = p->mg;
+    const fp_node *n = p->lv->nodes[v];
+    int32_t a = -1;
+    if (ort_may_inplace(n) && n->n_inputs && n->inputs[0] && n->outputs[0] &&
+        p->lv->value_buf[n->outputs[0]->id] == (int32_t)b)
+        a = p->lv->value_buf[n->inputs[0]->id];
+    if (a >= 0 && p->slot_of[a] >= 0 && p->remaining[a] == 1 &&
+        same_shape(p->unknown, p->lv->buf_value[a], p->lv->buf_value[b])) {
+        p->slot_of[b] = p->slot_of[a];
+        p->holder[p->slot_of[b]] = b;
+        out->n_inplace++;
+        return;
+    }
+    int32_t k = take_free(p, b);
+    if (k >= 0) {
+        out->n_reused++;
+        p->slots[k].last = s;
+    } else {
+        k = (int32_t)p->n_slots++;
+        p->slots[k] = (fp_membuf){.size = mg->bytes[b], .first = s, .last = s};
+        p->first_buf[k] = b;
+        g_array_append_val(p->events, ((arena_event){(uint32_t)k, s, mg->bytes[b]}));
+    }
+    p->slot_of[b] = k;
+    p->holder[k] = b;
+}
+
+/* Orders memgraph nodes by their IR node's index (ORT's NodeCompare: the node's index in the file). */
+static gint cmp_file_index(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const fp_liveness *lv = data;
+    uint32_t x = lv->nodes[*(const uint32_t *)a]->id, y = lv->nodes[*(const uint32_t *)b]->id;
+    return (x > y) - (x < y);
+}
+
+/* ORT's sequential order (GraphViewer's nodes_in_topological_order_, Graph::ReverseDFSFrom): a
+ * depth-first walk up from the leaves (nodes no node reads), which are pushed in file order; at a
+ * node, its producers are pushed in file order, so the last one is walked first; a node is emitted
+ * when the walk leaves it. order receives the n_nodes memgraph nodes. */
+static void ort_order(const fp_liveness *lv, uint32_t *order)
+{
+    const fp_memgraph *mg = &lv->mg;
+    uint32_t n = mg->n_nodes, np = mg->pred_start[n], emitted = 0, top = 0;
+    g_autofree uint32_t *readers = g_new0(uint32_t, n + 1);
+    g_autofree uint8_t *seen = g_new0(uint8_t, n + 1);
+    g_autofree uint32_t *stack = g_new(uint32_t, 2 * (size_t)n + np + 1); /* node << 1 | leaving */
+    for (uint32_t k = 0; k < np; k++)
+        readers[mg->preds[k]]++;
+    g_autofree uint32_t *leaves = g_new(uint32_t, n + 1);
+    uint32_t nl = 0;
+    for (uint32_t v = 0; v < n; v++)
+        if (!readers[v])
+            leaves[nl++] = v;
+    g_qsort_with_data(leaves, (gint)nl, sizeof *leaves, cmp_file_index, (gpointer)lv);
+    for (uint32_t i = 0; i < nl; i++)
+        stack[top++] = leaves[i] << 1;
+    while (top) {
+        uint32_t e = stack[--top], v = e >> 1;
+        if (e & 1) {
+            order[emitted++] = v;
+            continue;
+        }
+        if (seen[v])
+            continue;
+        seen[v] = 1;
+        stack[top++] = v << 1 | 1;
+        uint32_t first = top;
+        for (uint32_t k = mg->pred_start[v]; k < mg->pred_start[v + 1]; k++)
+            if (!seen[mg->preds[k]])
+                stack[top++] = mg->preds[k];
+        g_qsort_with_data(stack + first, (gint)(top - first), sizeof *stack, cmp_file_index, (gpointer)lv);
+        for (uint32_t k = first; k < top; k++)
+            stack[k] <<= 1;
+    }
+    g_assert(emitted == n);
+}
+
+/* Replays the planner over `order`: slots and their lifetimes (in steps of the order), and the
+ * outputs held apart, into p. */
+static void replay(planner *p, const uint32_t *order, fp_ort_memory_result *out)
+{
+    const fp_memgraph *mg = p->mg;
+    uint32_t last = mg->n_nodes ? mg->n_nodes - 1 : 0;
+    for (uint32_t b = 0; b < mg->n_bufs; b++)
+        p->remaining[b] = mg->reader_start[b + 1] - mg->reader_start[b];
+    for (uint32_t s = 0; s < mg->n_nodes; s++) {
+        uint32_t v = order[s];
+        for (uint32_t k = mg->def_start[v]; k < mg->def_start[v + 1]; k++) {
+            uint32_t b = mg->defs[k];
+            if (mg->flags[b] & FP_BUF_OUTPUT) {
+                g_array_append_val(p->events, ((arena_event){mg->n_bufs + p->n_outs, s, mg->bytes[b]}));
+                p->outs[p->n_outs++] = (fp_membuf){.size = mg->bytes[b], .first = s, .last = last};
+            } else if (mg->bytes[b] && !(mg->flags[b] & FP_BUF_INPUT))
+                assign(p, v, b, s, out);
+        }
+        uint64_t ws = conv_scratch(p->lv->nodes[v]) + function_scratch(p, v);
+        if (ws) {
+            p->scratch[p->n_scratch++] = (fp_membuf){.size = ws, .first = s, .last = s};
+            uint32_t key = 2 * mg->n_bufs + s;
+            g_array_append_val(p->events, ((arena_event){key, s, ws}));
+            g_array_append_val(p->events, ((arena_event){key, s, 0}));
+        }
+        for (uint32_t k = mg->use_start[v]; k < mg->use_start[v + 1]; k++)
+            if (--p->remaining[mg->uses[k]] == 0)
+                release(p, mg->uses[k], s);
+        for (uint32_t k = mg->def_start[v]; k < mg->def_start[v + 1]; k++)
+            if (p->remaining[mg->defs[k]] == 0)
+                release(p, mg->defs[k], s); /* never read: freed right after its node */
+    }
+    for (uint32_t k = 0; k < p->n_slots; k++)
+        if (p->holder[k] != UINT32_MAX && p->remaining[p->holder[k]] > 0)
+            p->slots[k].last = last;
+}
+
+/* ---- the BFC arena (ORT's bfc_arena.cc), replayed over the first run's requests ---- */
+
+#define BFC_INITIAL_REGION (1u << 20)             /* initial_chunk_size_bytes */
+#define BFC_MAX_DEAD_BYTES ((uint64_t)128u << 20) /* max_dead_bytes_per_chunk */
+
+typedef struct {
+    uint64_t off, size;
+    uint32_t region;
+    int32_t prev, next; /* neighbours in the region, -1 at its ends */
+    bool used, dead;    /* dead: merged into a neighbour */
+} bfc_chunk;
+
+typedef struct {
+    GArray *chunks; /* bfc_chunk */
+    uint64_t region_bytes, in_use, peak;
+    uint32_t regions;
+} bfc;
+
+static bfc_chunk *chunk_at(bfc *a, int32_t h) { return &g_array_index(a->chunks, bfc_chunk, h); }
+
+/* A new region (Extend, kNextPowerOfTwo): the region size doubles until it holds `bytes`, and
+ * doubles again after a region of the size it had; one free chunk spans it. */
+static int32_t bfc_extend(bfc *a, uint64_t bytes)
+{
+    bool grew = false;
+    while (bytes > a->region_bytes) {
+        a->region_bytes *= 2;
+        grew = true;
+    }
+    bfc_chunk c = {.size = a->region_bytes, .region = a->regions++, .prev = -1, .next = -1};
+    if (!grew)
+        a->region_bytes *= 2;
+    g_array_append_val(a->chunks, c);
+    return (int32_t)a->chunks->len - 1;
+}
+
+/* Allocates `bytes` as FindChunkPtr does: the smallest free chunk that holds them rounded to
+ * 256 (lowest region and offset on ties), split only when it is at least twice the request or
+ * wastes max_dead_bytes_per_chunk; the whole chunk counts as in use. Returns its handle. */
+static int32_t bfc_alloc(bfc *a, uint64_t bytes)
+{
+    uint64_t r = MAX(round_to(bytes, FP_ORT_ARENA_ROUND), (uint64_t)FP_ORT_ARENA_ROUND);
+    int32_t best = -1;
+    for (guint h = 0; h < a->chunks->len; h++) {
+        const bfc_chunk *c = chunk_at(a, (int32_t)h);
+        if (c->used || c->dead || c->size < r)
+            continue;
+        const bfc_chunk *b = best < 0 ? NULL : chunk_at(a, best);
+        if (!b || c->size < b->size ||
+            (c->size == b->size && (c->region < b->region || (c->region == b->region && c->off < b->off))))
+            best = (int32_t)h;
+    }
+    if (best < 0)
+        best = bfc_extend(a, r);
+    bfc_chunk *c = chunk_at(a, best);
+    if (c->size >= 2 * r || c->size - r >= BFC_MAX_DEAD_BYTES) {
+        bfc_chunk rest = {.off = c->off + r, .size = c->size - r, .region = c->region, .prev = best, .next = c->next};
+        c->size = r;
+        g_array_append_val(a->chunks, rest);
+        int32_t h = (int32_t)a->chunks->len - 1;
+        c = chunk_at(a, best);
+        if (c->next >= 0)
+            chunk_at(a, c->next)->prev = h;
+        c->next = h;
+    }
+    c->used = true;
+    a->in_use += c->size;
+    a->peak = MAX(a->peak, a->in_use);
+    return best;
+}
+
+/* Merges chunk h2, h1's next neighbour, into h1. */
+static void bfc_merge(bfc *a, int32_t h1, int32_t h2)
+{
+    bfc_chunk *c1 = chunk_at(a, h1), *c2 = chunk_at(a, h2);
+    c1->size += c2->size;
+    c1->next = c2->next;
+    c2->dead = true;
+    if (c1->next >= 0)
+        chunk_at(a, c1->next)->prev = h1;
+}
+
+/* Frees chunk h and coalesces it with free neighbours (FreeAndMaybeCoalesce). */
+static void bfc_free(bfc *a, int32_t h)
+{
+    bfc_chunk *c = chunk_at(a, h);
+    c->used = false;
+    a->in_use -= c->size;
+    if (c->next >= 0 && !chunk_at(a, c->next)->used)
+        bfc_merge(a, h, c->next);
+    c = chunk_at(a, h);
+    if (c->prev >= 0 && !chunk_at(a, c->prev)->used)
+        bfc_merge(a, c->prev, h);
+}
+
+/* The freed slots of p bucketed by their last step: by_last[start[s] .. start[s + 1]) (caller
+ * frees both). */
+static void slots_by_last(const planner *p, uint32_t **by_last, uint32_t **start)
+{
+    uint32_t n = p->mg->n_nodes;
+    *by_last = g_new(uint32_t, p->n_slots + 1);
+    *start = g_new0(uint32_t, n + 2);
+    for (uint32_t k = 0; k < p->n_slots; k++)
+        (*start)[p->slots[k].last + 1] += p->freed[k];
+    for (uint32_t s = 0; s < n; s++)
+        (*start)[s + 1] += (*start)[s];
+    g_autofree uint32_t *fill = g_memdup2(*start, (n + 1) * sizeof **start);
+    for (uint32_t k = 0; k < p->n_slots; k++)
+        if (p->freed[k])
+            (*by_last)[fill[p->slots[k].last]++] = k;
+}
+
+/* One run through arena a: at each step its allocations and working buffers in order, then, in the
+ * first run, the frees of the slots released there for good (a slot reused by a later value stays
+ * allocated in between: the plan hands the buffer over without freeing it); a later run allocates
+ * the memory-pattern block first and the slots no more. Everything still held is freed at the end
+ * (the caller releases the outputs). Returns the run's peak in use. */
+static uint64_t run_arena(bfc *a, const planner *p, uint64_t block, int32_t *held)
+{
+    g_autofree uint32_t *by_last = NULL, *start = NULL;
+    g_autofree bool *live = g_new0(bool, 2 * (size_t)p->mg->n_bufs + p->mg->n_nodes + 1);
+    slots_by_last(p, &by_last, &start);
+    a->peak = a->in_use;
+    int32_t block_chunk = block ? bfc_alloc(a, block) : -1;
+    guint i = 0;
+    for (uint32_t s = 0; s < p->mg->n_nodes; s++) {
+        for (; i < p->events->len && g_array_index(p->events, arena_event, i).step == s; i++) {
+            const arena_event *e = &g_array_index(p->events, arena_event, i);
+            if (block && e->key < p->mg->n_bufs)
+                continue; /* a slot: in the pattern block */
+            if (e->bytes)
+                held[e->key] = bfc_alloc(a, e->bytes);
+            else
+                bfc_free(a, held[e->key]);
+            live[e->key] = e->bytes > 0;
+        }
+        for (uint32_t j = start[s]; !block && j < start[s + 1]; j++) {
+            bfc_free(a, held[by_last[j]]);
+            live[by_last[j]] = false;
+        }
+    }
+    for (uint32_t k = 0; k < 2 * p->mg->n_bufs + p->mg->n_nodes; k++)
+        if (live[k])
+            bfc_free(a, held[k]);
+    if (block_chunk >= 0)
+        bfc_free(a, block_chunk);
+    return a->peak;
+}
+
+/* The arena's figures from p's replay: the first run's peak in use (every request through the BFC
+ * arena), the memory-pattern block and the second run's peak in the arena the first one left, the
+ * outputs and the largest working buffer. False on a 64-bit overflow. */
+static bool arena_figures(const planner *p, fp_ort_memory_result *out, GError **error)
+{
+    for (uint32_t i = 0; i < p->n_outs; i++)
+        add_sat(&out->outputs, round_to(p->outs[i].size, FP_ORT_ARENA_ROUND));
+    for (uint32_t i = 0; i < p->n_scratch; i++)
+        out->scratch = MAX(out->scratch, p->scratch[i].size);
+    g_autofree uint64_t *off = g_new(uint64_t, p->n_slots + 1);
+    fp_memplan_result pr;
+    if (!fp_memplan_plan(p->slots, p->n_slots, FP_ORT_PATTERN_ALIGN, FP_MEMPLAN_BEST_FIT, off, &pr, error))
+        return false;
+    out->pattern = pr.arena ? round_to(pr.arena, FP_ORT_ARENA_ROUND) : 0;
+    bfc a = {.chunks = g_array_new(FALSE, FALSE, sizeof(bfc_chunk)), .region_bytes = BFC_INITIAL_REGION};
+    g_autofree int32_t *held = g_new(int32_t, 2 * (size_t)p->mg->n_bufs + p->mg->n_nodes + 1);
+    out->first_run = run_arena(&a, p, 0, held);
+    out->second_run = out->pattern ? run_arena(&a, p, out->pattern, held) : out->first_run;
+    g_array_free(a.chunks, TRUE);
+    return true;
+}
+
+bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_ort_memory_result *out, fp_diag *diag,
+                        GError **error)
+{
+    memset(out, 0, sizeof *out);
+    g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, NULL, diag, error);
+    g_autofree uint8_t *unknown = g_new0(uint8_t, g->values->len + 1);
+    if (!lv || !ort_unknown_shapes(g, unknown, error))
+        return false;
+    const fp_memgraph *mg = &lv->mg;
+    size_t nb = (size_t)mg->n_bufs + 1;
+    planner p = {.lv = lv,
+                 .mg = mg,
+                 .slot_of = g_new(int32_t, nb),
+                 .remaining = g_new(uint32_t, nb),
+                 .slots = g_new(fp_membuf, nb),
+                 .holder = g_new(uint32_t, nb),
+                 .free_list = g_new(uint32_t, nb),
+                 .first_buf = g_new(uint32_t, nb),
+                 .outs = g_new(fp_membuf, nb),
+                 .scratch = g_new(fp_membuf, mg->n_nodes + 1),
+                 .events = g_array_new(FALSE, FALSE, sizeof(arena_event)),
+                 .freed = g_new0(bool, nb),
+                 .unknown = unknown};
+    memset(p.slot_of, 0xff, nb * sizeof *p.slot_of);
+    memset(p.holder, 0xff, nb * sizeof *p.holder);
+    g_autofree uint32_t *order = g_new(uint32_t, mg->n_nodes + 1);
+    ort_order(lv, order);
+    replay(&p, order, out);
+    bool ok = arena_figures(&p, out, error);
+    if (ok) {
+        out->n_buffers = p.n_slots;
+        out->n_views = lv->n_views;
+        out->n_unknown = lv->n_unknown;
+        weights(g, opts, out);
+        out->total_first = out->weight_arena;
+        add_sat(&out->total_first, out->first_run);
+        out->total_steady = out->weight_arena;
+        add_sat(&out->total_steady, out->second_run);
+    }
+    g_free(p.outs);
+    g_free(p.scratch);
+    g_array_free(p.events, TRUE);
+    g_free(p.freed);
+    g_free(p.first_buf);
+    g_free(p.slot_of);
+    g_free(p.remaining);
+    g_free(p.slots);
+    g_free(p.holder);
+    g_free(p.free_list);
+    return ok;
+}

@@ -1,0 +1,58 @@
+/* ortplan.h - what ONNX Runtime's CPU arena holds running a graph, modelled on its sequential
+ * allocation planner, memory pattern and BFC arena (passes/memory/ortplan.c). The rules and where
+ * ORT's source states them: docs/memory.md, "ONNX Runtime's allocation". */
+#ifndef FP_PASS_ORTPLAN_H
+#define FP_PASS_ORTPLAN_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+/* ORT's constants: tensors in a memory pattern are aligned to kAllocAlignment, and the BFC arena
+ * rounds every chunk up to its minimum allocation size. */
+#define FP_ORT_PATTERN_ALIGN 64
+#define FP_ORT_ARENA_ROUND 256
+
+typedef struct {
+    bool prepack; /* Conv weights pre-packed by MLAS and dropped from the initializer block (ORT's
+                     default; false: session.disable_prepacking=1) */
+} fp_ort_memory_opts;
+
+typedef struct {
+    uint64_t weight_arena;     /* initializers ORT keeps in its arena: one block, each aligned */
+    uint64_t weight_prepacked; /* Conv weights pre-packed: held outside the arena, not in weight_arena */
+    uint64_t first_run;        /* the first run's peak in use of the activations, outputs and working
+                                  buffers: each of the plan's buffers its own chunk of the BFC arena
+                                  (best fit, split only from twice the request, power-of-two regions)
+                                  from allocation to release */
+    uint64_t pattern;          /* later runs: the memory-pattern block of the plan's buffers, rounded */
+    uint64_t second_run;       /* the second run's peak in use: the block, the outputs and working
+                                  buffers allocated in the arena the first run left */
+    uint64_t outputs;          /* graph outputs: allocated one by one, each arena-rounded */
+    uint64_t scratch;          /* the largest kernel working buffer (a float Conv's im2col) */
+    uint64_t total_first;      /* weight_arena + first_run: the arena's peak in use in the first run */
+    uint64_t total_steady;     /* weight_arena + second_run: the arena's peak in a later run */
+    uint32_t n_buffers;        /* allocations of the plan (after reuse) */
+    uint32_t n_reused;         /* values taking a freed buffer of their shape */
+    uint32_t n_inplace;        /* values written over their input in place */
+    uint32_t n_views;          /* values sharing their input's buffer (ORT's Alias) */
+    uint32_t n_unknown;        /* activation buffers of unknown size (counted as 0) */
+} fp_ort_memory_result;
+
+/* Models ONNX Runtime 1.30's CPU allocation of graph g (as fp_pass_memory requires: linked, shapes
+ * inferred) run sequentially in its order (a depth-first walk up from the leaves): its planner
+ * gives each activation a buffer (an alias shares its input's; a unary element-wise op writes over
+ * an input it reads last when the shapes match; else a freed buffer of the same shape, the most
+ * recently freed first; else a new one). The first run allocates every buffer from the BFC arena
+ * (chunks rounded to 256 bytes; a free chunk under twice the request is taken whole); later runs hold the buffers in one memory-pattern block (64-byte
+ * aligned, each in the smallest gap among the buffers live with it, in allocation order). A float
+ * Conv takes MLAS's working buffer from the arena while it runs. Subgraphs are not planned. The
+ * arena is replayed chunk by chunk: O(allocations x chunks). False with an error on a cycle or a
+ * 64-bit overflow. */
+bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_ort_memory_result *out, fp_diag *diag,
+                        GError **error);
+
+#endif

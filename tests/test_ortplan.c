@@ -1,0 +1,205 @@
+/* test_ortplan.c - ortplan suite: the ONNX Runtime allocation model (passes/memory/ortplan.c) on
+ * hand-made graphs whose answer ORT's rules give: in-place only for activations at the input's
+ * last reader, reuse only at the same shape, the BFC arena's chunks and regions, the initializer block
+ * with and without pre-packing, MLAS's Conv working buffer, the second run's pattern block; and
+ * `memory --planner` on the command line. The byte counts asserted were also measured with ORT 1.30
+ * (bench/ort_run.c, memory mode, level disabled: AllocatorGetStats MaxInUse after runs 1 and 2). */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "passes/memory/ortplan.h"
+#include "tutil.h"
+
+#define F32 1
+#define MIB ((uint64_t)1 << 20)
+
+static const int64_t X[] = {1, 256, 1024}, XT[] = {1, 1024, 256}; /* 1 MiB of floats each */
+
+/* A graph over x [1,256,1024]; the caller adds nodes, then ort() loads and plans it. */
+static tb *graph(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 3, X);
+    return b;
+}
+
+static void transpose(tb *b, const char *in, const char *out)
+{
+    tb_attr_ints(b, tb_node(b, "Transpose", NULL, in, out), "perm", 3, (const int64_t[]){0, 2, 1});
+}
+
+/* Loads b (its output y of dims yd), frees it and plans it with prepack. */
+static fp_ort_memory_result ort(tb *b, int rank, const int64_t *yd, bool prepack)
+{
+    tb_output(b, "y", F32, rank, yd);
+    fp_model *m = tu_load_tb(b);
+    tb_free(b);
+    fp_ort_memory_result r;
+    g_autoptr(GError) err = NULL;
+    fp_ort_memory_opts o = {.prepack = prepack};
+    CU_ASSERT_FATAL(fp_pass_ort_memory(m->main, &o, &r, NULL, &err));
+    fp_model_free(m);
+    return r;
+}
+
+/* x -> Transpose a -> OP b -> Transpose y: a unary op writes over a, which it reads last. */
+static void test_inplace_unary(void)
+{
+    tb *b = graph();
+    transpose(b, "x", "a");
+    tb_node(b, "Tanh", NULL, "a", "b");
+    transpose(b, "b", "y");
+    fp_ort_memory_result r = ort(b, 3, X, true);
+    CU_ASSERT_EQUAL(r.n_inplace, 1);
+    CU_ASSERT_EQUAL(r.n_buffers, 1);
+    CU_ASSERT_EQUAL(r.first_run, 2 * MIB); /* a (holding b), then y */
+    CU_ASSERT_EQUAL(r.total_steady, 2 * MIB);
+}
+
+/* Exp, a math op, writes no input in place (2 MiB in the first run, the block of a and b plus y in
+ * the second); HardSwish runs as HardSigmoid then Mul, holding a third tensor while it runs. */
+static void test_no_inplace_math(void)
+{
+    const char *ops[] = {"Exp", "HardSwish"};
+    for (int i = 0; i < 2; i++) {
+        tb *b = graph();
+        transpose(b, "x", "a");
+        tb_node(b, ops[i], NULL, "a", "b");
+        transpose(b, "b", "y");
+        fp_ort_memory_result r = ort(b, 3, X, true);
+        CU_ASSERT_EQUAL(r.n_inplace, 0);
+        CU_ASSERT_EQUAL(r.first_run, (uint64_t)(2 + i) * MIB);
+        if (i == 0)
+            CU_ASSERT_EQUAL(r.second_run, 3 * MIB);
+    }
+}
+
+/* Add(a, a2): a binary op declares no MayInplace, though each input dies there. */
+static void test_no_inplace_binary(void)
+{
+    tb *b = graph();
+    transpose(b, "x", "a");
+    transpose(b, "x", "a2");
+    tb_node(b, "Add", NULL, "a,a2", "d");
+    transpose(b, "d", "y");
+    fp_ort_memory_result r = ort(b, 3, X, true);
+    CU_ASSERT_EQUAL(r.n_inplace, 0);
+    CU_ASSERT_EQUAL(r.n_buffers, 3);
+    CU_ASSERT_EQUAL(r.first_run, 3 * MIB);
+    /* the second run: the 3 MiB block takes the first run's 4 MiB region whole (under twice the
+       request, never split) and y the 1 MiB one */
+    CU_ASSERT_EQUAL(r.pattern, 3 * MIB);
+    CU_ASSERT_EQUAL(r.second_run, 5 * MIB);
+}
+
+/* a read by Sigmoid and Tanh: only the one that runs last may write over it. */
+static void test_inplace_last_reader(void)
+{
+    tb *b = graph();
+    transpose(b, "x", "a");
+    tb_node(b, "Sigmoid", NULL, "a", "b");
+    tb_node(b, "Tanh", NULL, "a", "c");
+    tb_node(b, "Add", NULL, "b,c", "d");
+    transpose(b, "d", "y");
+    fp_ort_memory_result r = ort(b, 3, X, true);
+    CU_ASSERT_EQUAL(r.n_inplace, 1);
+    CU_ASSERT_EQUAL(r.first_run, 3 * MIB); /* a (then b or c), the other one, d */
+    CU_ASSERT_EQUAL(r.second_run, 5 * MIB);
+}
+
+/* a [1,1024,256] dies at the second Transpose; c reuses it only when c has its shape, not merely
+ * its bytes (ORT's SameSize compares the dims). */
+static void test_reuse_same_shape(void)
+{
+    for (int same = 0; same < 2; same++) {
+        tb *b = graph();
+        transpose(b, "x", "a");
+        transpose(b, "a", "b");
+        tb_attr_ints(b, tb_node(b, "Transpose", NULL, "b", "c"), "perm", 3,
+                     same ? (const int64_t[]){0, 2, 1} : (const int64_t[]){0, 1, 2});
+        transpose(b, "c", "y");
+        fp_ort_memory_result r = ort(b, 3, same ? X : XT, true);
+        CU_ASSERT_EQUAL(r.n_reused, same ? 1 : 0);
+        CU_ASSERT_EQUAL(r.n_buffers, same ? 2 : 3);
+        CU_ASSERT_EQUAL(r.first_run, 2 * MIB); /* the arena reuses a's chunk either way */
+        CU_ASSERT_EQUAL(r.total_steady, 3 * MIB);
+    }
+}
+
+/* Chunks: 40 bytes take 256; a 3 MiB request in a fresh arena grows the region 1 -> 4 MiB and takes
+ * it whole (4 < 2 x 3), and the next one a second 4 MiB region. */
+static void test_arena_chunks(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 1, (const int64_t[]){10});
+    tb_node(b, "Relu", NULL, "x", "y");
+    fp_ort_memory_result r = ort(b, 1, (const int64_t[]){10}, true);
+    CU_ASSERT_EQUAL(r.outputs, 256);
+    CU_ASSERT_EQUAL(r.first_run, 256);
+
+    const int64_t big[] = {1, 3, 262144};
+    b = tb_new(17);
+    tb_input(b, "x", F32, 3, big);
+    transpose(b, "x", "a");
+    transpose(b, "a", "y");
+    r = ort(b, 3, big, true);
+    CU_ASSERT_EQUAL(r.first_run, 8 * MIB);
+    CU_ASSERT_EQUAL(r.total_steady, 8 * MIB);
+}
+
+/* A Conv's filter is pre-packed away; its bias stays in the block, each tensor 64-byte aligned and
+ * the block rounded to 256. Filters (64) outnumber the output pixels (16): MLAS expands the whole
+ * im2col matrix, 16 pixels x 16 x 3 x 3 floats; a pointwise 1x1 Conv needs none. */
+static void test_weights_and_conv(void)
+{
+    for (int prepack = 0; prepack < 2; prepack++) {
+        tb *b = tb_new(17);
+        tb_input(b, "x", F32, 4, (const int64_t[]){1, 16, 4, 4});
+        tb_init(b, "w", F32, 4, (const int64_t[]){64, 16, 3, 3}); /* 36864 bytes */
+        tb_init(b, "bias", F32, 1, (const int64_t[]){64});        /* 256 bytes */
+        tb_init(b, "w1", F32, 4, (const int64_t[]){8, 64, 1, 1}); /* 2048 bytes */
+        tb_attr_ints(b, tb_node(b, "Conv", NULL, "x,w,bias", "a"), "pads", 4, (const int64_t[]){1, 1, 1, 1});
+        tb_node(b, "Conv", NULL, "a,w1", "y");
+        fp_ort_memory_result r = ort(b, 4, (const int64_t[]){1, 8, 4, 4}, prepack);
+        CU_ASSERT_EQUAL(r.weight_prepacked, prepack ? 36864 + 2048 : 0);
+        CU_ASSERT_EQUAL(r.weight_arena, prepack ? 256 : 36864 + 256 + 2048);
+        CU_ASSERT_EQUAL(r.scratch, 16 * 16 * 9 * 4);
+    }
+}
+
+static void test_cli_planner(void)
+{
+    tb *b = graph();
+    transpose(b, "x", "y");
+    tb_output(b, "y", F32, 3, XT);
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    tu_run_result r = tu_run((const char *[]){"memory", "--planner", "arena", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "--planner arena"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"memory", "--planner", "ort", "-f", "json", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"total_first_run_bytes\" : 1048576"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"memory", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NULL(strstr(r.out, "ONNX Runtime's CPU arena"));
+    tu_run_clear(&r);
+    g_unlink(path);
+    g_free(path);
+}
+
+FP_TEST_SUITE(register_ortplan)
+{
+    CU_pSuite s = CU_add_suite("ortplan", NULL, NULL);
+    CU_add_test(s, "in place: a unary op", test_inplace_unary);
+    CU_add_test(s, "in place: never a math op", test_no_inplace_math);
+    CU_add_test(s, "in place: never a binary op", test_no_inplace_binary);
+    CU_add_test(s, "in place: at the last reader", test_inplace_last_reader);
+    CU_add_test(s, "reuse at the same shape only", test_reuse_same_shape);
+    CU_add_test(s, "arena chunks and regions", test_arena_chunks);
+    CU_add_test(s, "initializers, pre-packing, Conv working buffer", test_weights_and_conv);
+    CU_add_test(s, "memory --planner", test_cli_planner);
+}
