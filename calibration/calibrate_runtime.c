@@ -158,6 +158,28 @@ double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p)
     return p->long_s > 0 && p->short_s > 0 && d > 0 ? d : 0;
 }
 
+double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d)
+{
+    double t = 0;
+    for (guint k = 0; k < p->kernels->len; k++)
+        t += fp_roofline_kernel(d, &g_array_index(p->kernels, fp_fit_op, k)).time_s;
+    return t;
+}
+
+double fp_rt_set_best_rate(const fp_rt_set *s)
+{
+    double best = 0;
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        double flops = 0;
+        for (guint k = 0; k < p->kernels->len; k++)
+            flops += (double)g_array_index(p->kernels, fp_fit_op, k).flops;
+        if (fp_rt_point_kernel_s(s, p) > 0)
+            best = MAX(best, flops / (p->long_s - p->short_s));
+    }
+    return best;
+}
+
 fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error)
 {
     g_autoptr(fp_fit_data) d = fp_fit_data_new();

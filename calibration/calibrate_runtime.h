@@ -55,6 +55,14 @@ bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, 
 /* A point's time per kernel: (long_s - short_s) / (K - 1); 0 when not measured or not positive. */
 double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);
 
+/* The estimate on d of a point's kernels (the long chain's less the short chain's), seconds: the
+ * sum of their roofline times (passes/roofline.h). */
+double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
+
+/* The fastest rate a point's kernels reached: their FLOP over long_s - short_s, the largest over
+ * the measured points (FLOP/s; 0 when none measured did work). */
+double fp_rt_set_best_rate(const fp_rt_set *s);
+
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache
  * factors, the run overhead) to the measured points, no cross-validation. NULL with the fit's
  * error when no point was measured. */
