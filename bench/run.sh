@@ -162,11 +162,13 @@ speedup() {
 }
 
 # ---- `calibrate --runtime onnxruntime` (one thread) judged on networks that took no part in it:
-# the torchvision exports, the fidelity networks, PaddleOCR's and the static decoders
+# the torchvision exports, the fidelity networks, PaddleOCR's, the static decoders, the generated
+# ResNet-50 and four sample networks
 runtime_cal() {
     F=bench/out/fidelity
     /usr/bin/python3 bench/runtime_calibration.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench \
-        $F/torch/*.onnx $F/networks/*.onnx $F/paddle/*.onnx $F/static/*.onnx >/dev/null ||
+        $F/torch/*.onnx $F/networks/*.onnx $F/paddle/*.onnx $F/static/*.onnx "$OUT/resnet50.onnx" \
+        models/resnet_tiny.onnx models/transformer_block.onnx models/inception_bfs.onnx models/branchy.onnx >/dev/null ||
         echo "bench: bench/runtime_calibration.py failed: bench/results/runtime_calibration.md is not rewritten" >&2
 }
 

@@ -8,12 +8,14 @@ fuseplan's own kernels (`calibrate --threads 1 --seconds 3`, as bench/speedup_vs
 and so is the speedup disabled -> all.
 
   /usr/bin/python3 bench/runtime_calibration.py [--fuseplan build/fuseplan] [--ort bench]
-        [--out bench/out/runtime_calibration] [--passes 2] [--budget-ms 300] [--reuse]
+        [--out bench/out/runtime_calibration] [--passes 3] [--budget-ms 300] [--reuse]
         [-o bench/results/runtime_calibration.md] [--doc docs/benchmarks.md] MODEL.onnx...
 
 Measurement: bench/latency_vs_ort.py's (bench/ort_run.c through onnxruntime-node's
 libonnxruntime.so: one intra-op thread, no profiler; inputs: the model's dims, symbolic ones 1,
-a fixed pattern; a level's time the fastest of --passes passes, each pinned to the idlest CPU).
+a fixed pattern; each of --passes passes pinned to the idlest CPU). A level's time is its fastest
+run over the passes, as `calibrate --runtime` times its micro-models: on a machine shared with
+other work, noise only adds time, and more to a long run than to a short one.
 Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
 -o and into --doc between <!-- runtime-calibration:begin --> and <!-- runtime-calibration:end -->
 (a section added at its end when missing).
@@ -26,8 +28,11 @@ import subprocess
 import sys
 import time
 
+import onnx
+
 import latency_vs_ort as lvo
 from bench import write_section
+from ort_common import pinned
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOL = 0.10
@@ -37,7 +42,7 @@ BEGIN, END = "<!-- runtime-calibration:begin -->", "<!-- runtime-calibration:end
 
 def calibrate(a, lib):
     """Writes both profiles under --out; returns the seconds `calibrate --runtime` took and its
-    stdout (the fitted classes)."""
+    stdout (the fitted classes). It runs as the networks are timed: nice -20 on the idlest CPU."""
     a.rt_profile = os.path.join(a.out, "host_runtime_1t.ini")
     a.native_profile = os.path.join(a.out, "host_native_1t.ini")
     if a.reuse and os.path.exists(a.rt_profile) and os.path.exists(os.path.join(a.out, "calibrate.json")):
@@ -45,12 +50,29 @@ def calibrate(a, lib):
             d = json.load(f)
         return d["seconds"], d["stdout"]
     t0 = time.monotonic()
-    out = lvo.sh([a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--threads", "1", "-o", a.rt_profile])
+    cmd, _ = pinned([a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--threads", "1", "-o", a.rt_profile])
+    out = lvo.sh(cmd)
     seconds = time.monotonic() - t0
     lvo.sh([a.fuseplan, "calibrate", "--threads", "1", "--seconds", "3", "-o", a.native_profile])
     with open(os.path.join(a.out, "calibrate.json"), "w") as f:
         json.dump({"seconds": seconds, "stdout": out}, f)
     return seconds, out
+
+
+def check_micro(a):
+    """(passed, total, failures) of onnx.checker (full_check: shape inference too) on every micro-model
+    `calibrate --runtime` runs, as `calibrate --micro-models` writes them."""
+    d = os.path.join(a.out, "micro")
+    os.makedirs(d, exist_ok=True)
+    lvo.sh([a.fuseplan, "calibrate", "--micro-models", d])
+    names = sorted(f for f in os.listdir(d) if f.endswith(".onnx"))
+    bad = []
+    for f in names:
+        try:
+            onnx.checker.check_model(os.path.join(d, f), full_check=True)
+        except Exception as err:  # noqa: BLE001 - any checker failure is a finding
+            bad.append(f"{f}: {str(err).splitlines()[0][:160]}")
+    return len(names) - len(bad), len(names), bad
 
 
 def estimate(a, entry, profile, target):
@@ -72,7 +94,7 @@ def rows(a, entries, runs):
         kd, ka = f"{e['key']}|disabled", f"{e['key']}|all"
         if kd not in runs or ka not in runs:
             continue
-        md, ma = runs[kd]["us"] / 1e3, runs[ka]["us"] / 1e3
+        md, ma = runs[kd]["min_us"] / 1e3, runs[ka]["min_us"] / 1e3
         r = {"key": e["key"], "md": md, "ma": ma}
         try:
             for tag, prof in (("rt", a.rt_profile), ("nat", a.native_profile)):
@@ -98,13 +120,14 @@ def summary(rs, tag):
             f"{d30} and {a30} of {n}")
 
 
-def report(a, seconds, cal_out, rs, errors, log):
+def report(a, seconds, cal_out, rs, errors, log, micro):
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     fitted = [ln for ln in cal_out.splitlines() if ln.startswith("runtime") or ln.startswith("  ")]
     lines = [f"Written {stamp} by `bench/runtime_calibration.py` ({a.passes} passes of {a.budget_ms} ms per network "
-             f"and level; a level's time its fastest pass; one thread).", "",
+             f"and level; a level's time its fastest run; one thread).", "",
              f"**`fuseplan calibrate --runtime onnxruntime --threads 1` took {seconds:.1f} s** (asked: under 120 s).",
-             "", "Load while measuring:", ""] + [f"- {x}" for x in log] + [""]
+             "", f"Its micro-models (`calibrate --micro-models DIR`): {micro[0]} of {micro[1]} pass `onnx.checker` "
+             f"(onnx {onnx.__version__}, full_check)" + (": " + "; ".join(micro[2]) if micro[2] else "."), "", "Load while measuring:", ""] + [f"- {x}" for x in log] + [""]
     lines += [f"- runtime-calibrated profile: {summary(rs, 'rt')}",
               f"- profile of fuseplan's own kernels (`calibrate --threads 1 --seconds 3`): {summary(rs, 'nat')}", ""]
     if errors:
@@ -123,14 +146,15 @@ def report(a, seconds, cal_out, rs, errors, log):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build/fuseplan"))
-    ap.add_argument("--ort", default=os.path.join(ROOT, "bench"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/runtime_calibration"))
-    ap.add_argument("--passes", type=int, default=2)
-    ap.add_argument("--budget-ms", type=int, default=300)
+    ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build/fuseplan"), help="the executable judged")
+    ap.add_argument("--ort", default=os.path.join(ROOT, "bench"), help="folder of node_modules/onnxruntime-node")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/runtime_calibration"), help="work folder")
+    ap.add_argument("--passes", type=int, default=3, help="timing passes; a level's time is its fastest run")
+    ap.add_argument("--budget-ms", type=int, default=300, help="ORT's timing budget per network and level")
     ap.add_argument("--reuse", action="store_true", help="keep the profiles and timings --out holds")
-    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "bench/results/runtime_calibration.md"))
-    ap.add_argument("--doc", default=os.path.join(ROOT, "docs/benchmarks.md"))
+    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "bench/results/runtime_calibration.md"),
+                    help="the table as Markdown")
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs/benchmarks.md"), help="the document it goes into")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -141,7 +165,7 @@ def main():
     entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m)} for m in a.models]
     lvo.LEVELS = ("disabled", "all")
     runs, errors, log = lvo.measure(a, entries)
-    text = report(a, seconds, cal_out, rows(a, entries, runs), errors, log)
+    text = report(a, seconds, cal_out, rows(a, entries, runs), errors, log, check_micro(a))
     os.makedirs(os.path.dirname(a.output), exist_ok=True)
     with open(a.output, "w") as f:
         f.write(text)

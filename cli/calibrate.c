@@ -368,6 +368,33 @@ static void print_native(const fp_calibrate_result *r)
     }
 }
 
+/* Writes every micro-model chain to dir as CASE_N.onnx (N: its ops); the exit code. */
+static int write_micro_models(const char *dir)
+{
+    if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+        fp_cli_error("calibrate: --micro-models: %s: not a directory", dir);
+        return FP_EXIT_BAD;
+    }
+    g_autoptr(GArray) cs = fp_micro_cases();
+    for (guint i = 0; i < cs->len; i++) {
+        const fp_micro_case *c = &g_array_index(cs, fp_micro_case, i);
+        for (int n = 1; n <= c->chain; n += c->chain - 1) {
+            g_autoptr(GError) err = NULL;
+            g_autoptr(GBytes) b = fp_micro_bytes(c, n, &err);
+            g_autofree char *name = g_strdup_printf("%s_%d.onnx", c->name, n);
+            g_autofree char *path = g_build_filename(dir, name, NULL);
+            gsize len = 0;
+            const char *data = b ? g_bytes_get_data(b, &len) : NULL;
+            if (!b || !g_file_set_contents(path, data, (gssize)len, &err)) {
+                fp_cli_error("calibrate: --micro-models: %s: %s", path, err->message);
+                return FP_EXIT_BAD;
+            }
+        }
+    }
+    printf("wrote      %u micro-models to %s\n", cs->len * 2, dir);
+    return FP_EXIT_OK;
+}
+
 /* Measures, fits to the runtime at `runtime` (a library path) when one is given, writes the
  * profile; the exit code. */
 static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const char *output)
@@ -405,7 +432,7 @@ static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const c
 
 int fp_cmd_calibrate(int argc, char **argv)
 {
-    g_autofree char *output = NULL, *kernel = NULL, *runtime = NULL, *lib = NULL;
+    g_autofree char *output = NULL, *kernel = NULL, *runtime = NULL, *lib = NULL, *micro = NULL;
     double seconds = 1.0;
     int threads = -1, triad_mib = 0; /* threads -1: not given */
     gboolean no_cache = FALSE;
@@ -425,6 +452,8 @@ int fp_cmd_calibrate(int argc, char **argv)
          "Fit the profile to ONNX Runtime's kernels on this host: onnxruntime (an installed onnxruntime-node or "
          "Python onnxruntime) or onnxruntime=PATH (its libonnxruntime.so)",
          "RUNTIME"},
+        {"micro-models", 0, 0, G_OPTION_ARG_FILENAME, &micro,
+         "Only write the micro-models --runtime runs to DIR (CASE_N.onnx, N ops), measuring nothing", "DIR"},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- measure this machine and write a device profile");
@@ -436,6 +465,8 @@ int fp_cmd_calibrate(int argc, char **argv)
         fp_cli_error("calibrate: unexpected argument '%s' (see 'fuseplan calibrate --help')", argv[1]);
         return FP_EXIT_BAD;
     }
+    if (micro)
+        return write_micro_models(micro);
     if (!output)
         output = g_strdup("devices/host.ini");
     if (threads == -1)

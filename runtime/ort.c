@@ -45,10 +45,8 @@ enum {
 #define LOG_ERROR 3    /* OrtLoggingLevel ORT_LOGGING_LEVEL_ERROR */
 #define TYPE_FLOAT 1   /* ONNXTensorElementDataType FLOAT */
 #define WARMUP_RUNS 3
-#define MIN_RUNS 5
+#define MIN_RUNS 10
 #define MAX_RUNS 20000
-#define ROBUST_FACTOR 1.5 /* runs within this factor of the fastest count */
-#define ROBUST_MIN_US 2.0 /* or within this many us */
 
 typedef void *status_t;
 typedef struct {
@@ -213,28 +211,11 @@ const char *fp_ort_path(const fp_ort *o) { return o->path; }
 
 /* ---------------------------------------------------------------- sessions and runs */
 
-static double now_s(void)
+static double clock_s(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The mean of t[0..n) within ROBUST_FACTOR (or ROBUST_MIN_US) of the smallest; sorts t. */
-static double robust_mean(double *t, size_t n)
-{
-    qsort(t, n, sizeof *t, cmp_double);
-    double limit = MAX(t[0] * ROBUST_FACTOR, t[0] + ROBUST_MIN_US * 1e-6), sum = 0;
-    size_t kept = 0;
-    for (; kept < n && t[kept] <= limit; kept++)
-        sum += t[kept];
-    return sum / (double)kept;
 }
 
 /* A session of m's bytes at level with threads intra-op threads into *session. */
@@ -263,20 +244,21 @@ static bool new_session(fp_ort *o, const fp_ort_model *m, fp_ort_level level, in
 typedef status_t (*run_fn)(void *, const void *, const char *const *, void *const *, size_t, const char *const *,
                            size_t, void **);
 
-/* Runs the session until budget_s is spent after the warm-up; *seconds as fp_ort_time says. */
-static bool timed_runs(fp_ort *o, void *session, const fp_ort_model *m, void *input, double budget_s, double *seconds,
-                       GError **error)
+static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
+
+/* Runs the session until budget_s (of wall time) is spent after the warm-up; *seconds: the fastest
+ * run by `clock`. */
+static bool timed_runs(fp_ort *o, void *session, const fp_ort_model *m, void *input, clockid_t clock, double budget_s,
+                       double *seconds, GError **error)
 {
     run_fn run = FN(o, API_RUN, run_fn);
     void (*release)(void *) = FN(o, API_RELEASE_VALUE, void (*)(void *));
-    g_autofree double *t = g_new(double, MAX_RUNS);
-    size_t n = 0;
-    double start = now_s();
+    double best = G_MAXDOUBLE, start = now_s();
     for (int r = 0; r < WARMUP_RUNS + MAX_RUNS; r++) {
         void *out = NULL;
-        double t0 = now_s();
+        double t0 = clock_s(clock);
         status_t st = run(session, NULL, &m->input, &input, 1, &m->output, 1, &out);
-        double t1 = now_s();
+        double t1 = clock_s(clock);
         if (out)
             release(out);
         if (!ok_status(o, st, "run", error))
@@ -285,11 +267,11 @@ static bool timed_runs(fp_ort *o, void *session, const fp_ort_model *m, void *in
             start = now_s();
             continue;
         }
-        t[n++] = t1 - t0;
-        if (n >= MIN_RUNS && now_s() - start > budget_s)
+        best = MIN(best, t1 - t0);
+        if (r + 1 - WARMUP_RUNS >= MIN_RUNS && now_s() - start > budget_s)
             break;
     }
-    *seconds = robust_mean(t, n);
+    *seconds = best;
     return true;
 }
 
@@ -312,7 +294,8 @@ bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threa
                                        void **))(mem, data, count * sizeof *data, m->dims, (size_t)m->rank, TYPE_FLOAT,
                                                  &input),
                         "input", error) &&
-              timed_runs(o, session, m, input, budget_s, seconds, error);
+              timed_runs(o, session, m, input, threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, budget_s,
+                         seconds, error);
     if (input)
         FN(o, API_RELEASE_VALUE, void (*)(void *))(input);
     if (mem)

@@ -52,9 +52,12 @@ typedef struct {
 
 /* Times model m on the CPU execution provider: a session at `level` with `threads` intra-op
  * threads (sequential execution, one inter-op thread), the input filled with a fixed pattern,
- * 3 warm-up runs, then Run alone timed (CLOCK_MONOTONIC) until budget_s is spent (at least 5
- * runs). *seconds: the mean of the runs within 1.5x (or 2 us) of the fastest (a shared machine's
- * noise only adds time). False with FP_ORT_ERROR_RUN and ONNX Runtime's message. */
+ * 3 warm-up runs, then Run alone timed until budget_s of wall time is spent (at least 10 runs).
+ * *seconds: the fastest run. On one thread ONNX Runtime runs the kernels in the calling thread, and
+ * a run is timed by that thread's CPU time (CLOCK_THREAD_CPUTIME_ID): the time the neighbours of a
+ * shared machine take from it by preemption is not counted (a run of 25 ms on a loaded machine is
+ * preempted almost surely, one of 100 us seldom); on more threads, by CLOCK_MONOTONIC. False with
+ * FP_ORT_ERROR_RUN and ONNX Runtime's message. */
 bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, double budget_s, double *seconds,
                  GError **error);
 

@@ -1,7 +1,8 @@
 /* test_calibrate_runtime.c - calibrate_runtime suite: the micro-models load back through the ONNX
  * frontend and pass the IR verifier, their points pair each chain's kernels, the fit recovers a
- * profile's rates from timings made with it, and `calibrate --runtime` refuses a missing, wrong or
- * misnamed runtime with one line and exit 2. No ONNX Runtime is needed. */
+ * profile's rates from timings made with it, `calibrate --runtime` refuses a missing, wrong or
+ * misnamed runtime with one line and exit 2, and `calibrate --micro-models` writes them. No ONNX
+ * Runtime is needed. */
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -132,6 +133,31 @@ static void test_cli_errors(void)
     CU_ASSERT_FALSE(g_file_test("/tmp/fp-never-written.ini", G_FILE_TEST_EXISTS));
 }
 
+/* --micro-models writes both chains of every case, each loading back; a missing folder is refused. */
+static void test_cli_micro_models(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("fp-micro-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    tu_run_result r = tu_run((const char *[]){"calibrate", "--micro-models", dir, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    tu_run_clear(&r);
+    g_autoptr(GArray) cs = fp_micro_cases();
+    guint files = 0;
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    for (const char *f; d && (f = g_dir_read_name(d)); files++) {
+        g_autofree char *path = g_build_filename(dir, f, NULL);
+        g_autoptr(GError) err = NULL;
+        fp_model *m = fp_onnx_load(path, &err);
+        CU_ASSERT_PTR_NOT_NULL(m);
+        fp_model_free(m);
+        g_unlink(path);
+    }
+    CU_ASSERT_EQUAL(files, 2 * cs->len);
+    g_rmdir(dir);
+    tu_expect_cli_error((const char *[]){"calibrate", "--micro-models", "/nonexistent/dir", NULL}, "/nonexistent/dir",
+                        "not a directory");
+}
+
 FP_TEST_SUITE(register_calibrate_runtime)
 {
     CU_pSuite s = CU_add_suite("calibrate_runtime", NULL, NULL);
@@ -139,4 +165,5 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "writer", test_writer);
     CU_add_test(s, "fit_recovers", test_fit_recovers);
     CU_add_test(s, "cli_errors", test_cli_errors);
+    CU_add_test(s, "cli_micro_models", test_cli_micro_models);
 }
