@@ -25,6 +25,9 @@
 #                            (bench/same_graph.py)
 #   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
 #                            and all on the networks (bench/speedup_vs_ort.py, ~5 min)
+#   BENCH_RUNTIME_CAL=0      skip `calibrate --runtime onnxruntime` judged on 30 networks at levels disabled
+#                            and all (bench/runtime_calibration.py, ~6 min; its table goes into
+#                            docs/benchmarks.md, "Runtime calibration")
 #   BENCH_DIFFTEST=0         skip the differential test against ONNX Runtime (bench/difftest/difftest.py:
 #                            random variants of each rewrite at levels basic, extended and all)
 #   BENCH_DIFFTEST_COUNT=2000  variants of the differential test (each optimized at the three levels)
@@ -159,6 +162,17 @@ speedup() {
         echo "bench: bench/speedup_vs_ort.py failed: bench/results/speedup.md is not rewritten" >&2
 }
 
+# ---- `calibrate --runtime onnxruntime` (one thread) judged on networks that took no part in it:
+# the torchvision exports, the fidelity networks, PaddleOCR's, the static decoders, the generated
+# ResNet-50 and four sample networks
+runtime_cal() {
+    F=bench/out/fidelity
+    /usr/bin/python3 bench/runtime_calibration.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench \
+        $F/torch/*.onnx $F/networks/*.onnx $F/paddle/*.onnx $F/static/*.onnx "$OUT/resnet50.onnx" \
+        models/resnet_tiny.onnx models/transformer_block.onnx models/inception_bfs.onnx models/branchy.onnx >/dev/null ||
+        echo "bench: bench/runtime_calibration.py failed: bench/results/runtime_calibration.md is not rewritten" >&2
+}
+
 # ---- fidelity: fusion vs ORT and memory plans are measured here; the cost tables come from the
 # last runs of bench/latency_vs_ort.py and bench/ort_fit.sh (long ORT timings on a quiet machine)
 [ "${BENCH_FIDELITY:-1}" = 1 ] || exit 0
@@ -171,5 +185,6 @@ if [ "${BENCH_ORT_MEMORY:-1}" = 1 ]; then
         --doc "${BENCH_DOC:-docs/benchmarks.md}" >/dev/null ||
         echo "bench: bench/ort_memory.py failed: its section is not rewritten" >&2
 fi
+[ "${BENCH_RUNTIME_CAL:-1}" = 1 ] && runtime_cal
 exec /usr/bin/python3 bench/fidelity.py --build "$BUILD_DIR" --ort bench --doc "${BENCH_DOC:-docs/benchmarks.md}" \
     --only memory --only cost

@@ -65,6 +65,12 @@ static const char *const calibration_keys[] = {"date",
                                                "nchwc_conv_small_flops_1t",
                                                "nchwc_depthwise_flops_1t",
                                                "isa",
+                                               "runtime",
+                                               "runtime_version",
+                                               "runtime_library",
+                                               "runtime_points",
+                                               "runtime_seconds",
+                                               "runtime_rms_log",
                                                NULL};
 /* [calibration] keys holding positive numbers (the others are free text). */
 static const char *const calibration_numbers[] =

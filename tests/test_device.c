@@ -695,8 +695,9 @@ static void test_cli_calibrate(void)
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "wrote"));
     /* stderr is a pipe here: one line per phase (two SGEMM, two triad, the cache sweep, the
-     * convolution classes), no carriage returns */
-    CU_ASSERT_EQUAL(tu_lines(r.err), 6);
+     * convolution classes), no carriage returns, and the note on the accuracy to expect */
+    CU_ASSERT_EQUAL(tu_lines(r.err), 7);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "--runtime onnxruntime"));
     CU_ASSERT_PTR_NULL(strchr(r.err, '\r'));
     tu_run_clear(&r);
     g_autoptr(GError) err = NULL;
@@ -739,17 +740,17 @@ static void test_cli_calibrate(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"device_threads\" : 2"));
     tu_run_clear(&r);
 
-    /* the portable kernel and one thread: two phases, the sweep and the convolution classes;
-     * --no-cache: three */
+    /* the portable kernel and one thread: two phases, the sweep and the convolution classes, the
+     * note; --no-cache: one line fewer */
     r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "1", "--kernel", "portable",
                                 "--triad-mib", "8", NULL});
     CU_ASSERT_EQUAL(r.status, 0);
-    CU_ASSERT_EQUAL(tu_lines(r.err), 4);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 5);
     tu_run_clear(&r);
     r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", "1", "--kernel", "portable",
                                 "--triad-mib", "8", "--no-cache", NULL});
     CU_ASSERT_EQUAL(r.status, 0);
-    CU_ASSERT_EQUAL(tu_lines(r.err), 3);
+    CU_ASSERT_EQUAL(tu_lines(r.err), 4);
     tu_run_clear(&r);
     g_autoptr(fp_device) d2 = fp_device_load(out, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d2);

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""runtime_calibration.py - `fuseplan calibrate --runtime onnxruntime` judged on networks that took
+no part in it (issue 38): the command is timed (it must take under two minutes), then ONNX
+Runtime's measured latency of every network at ORT_DISABLE_ALL and ORT_ENABLE_ALL (one thread) is
+compared with fuseplan's estimates on the runtime-calibrated profile (stage "original" against
+level disabled, the final stage of target ort-cpu-all against level all) and on the profile of
+fuseplan's own kernels (`calibrate --threads 1 --seconds 3`, as bench/speedup_vs_ort.py makes it),
+and so is the speedup disabled -> all.
+
+  /usr/bin/python3 bench/runtime_calibration.py [--fuseplan build/fuseplan] [--ort bench]
+        [--out bench/out/runtime_calibration] [--passes 3] [--budget-ms 300] [--reuse]
+        [-o bench/results/runtime_calibration.md] [--doc docs/benchmarks.md] MODEL.onnx...
+
+Measurement: bench/latency_vs_ort.py's (bench/ort_run.c through onnxruntime-node's
+libonnxruntime.so: one intra-op thread, no profiler; inputs: the model's dims, symbolic ones 1,
+a fixed pattern; each of --passes passes pinned to the idlest CPU). A level's time is its fastest
+run over the passes, as `calibrate --runtime` times its micro-models: on a machine shared with
+other work, noise only adds time, and more to a long run than to a short one.
+Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
+-o and into --doc between <!-- runtime-calibration:begin --> and <!-- runtime-calibration:end -->
+(a section added at its end when missing).
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+import onnx
+
+import latency_vs_ort as lvo
+from bench import write_section
+from ort_common import pinned
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOL = 0.10
+TITLE = "## Runtime calibration: `calibrate --runtime onnxruntime` on networks it never saw (issue 38)"
+BEGIN, END = "<!-- runtime-calibration:begin -->", "<!-- runtime-calibration:end -->"
+
+
+def calibrate(a, lib):
+    """Writes both profiles under --out; returns the seconds `calibrate --runtime` took and its
+    stdout (the fitted classes). It runs as the networks are timed: nice -20 on the idlest CPU."""
+    a.rt_profile = os.path.join(a.out, "host_runtime_1t.ini")
+    a.native_profile = os.path.join(a.out, "host_native_1t.ini")
+    if a.reuse and os.path.exists(a.rt_profile) and os.path.exists(os.path.join(a.out, "calibrate.json")):
+        with open(os.path.join(a.out, "calibrate.json")) as f:
+            d = json.load(f)
+        return d["seconds"], d["stdout"]
+    t0 = time.monotonic()
+    cmd, _ = pinned([a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--threads", "1", "-o", a.rt_profile])
+    out = lvo.sh(cmd)
+    seconds = time.monotonic() - t0
+    lvo.sh([a.fuseplan, "calibrate", "--threads", "1", "--seconds", "3", "-o", a.native_profile])
+    with open(os.path.join(a.out, "calibrate.json"), "w") as f:
+        json.dump({"seconds": seconds, "stdout": out}, f)
+    return seconds, out
+
+
+def check_micro(a):
+    """(passed, total, failures) of onnx.checker (full_check: shape inference too) on every micro-model
+    `calibrate --runtime` runs, as `calibrate --micro-models` writes them."""
+    d = os.path.join(a.out, "micro")
+    os.makedirs(d, exist_ok=True)
+    lvo.sh([a.fuseplan, "calibrate", "--micro-models", d])
+    names = sorted(f for f in os.listdir(d) if f.endswith(".onnx"))
+    bad = []
+    for f in names:
+        try:
+            onnx.checker.check_model(os.path.join(d, f), full_check=True)
+        except Exception as err:  # noqa: BLE001 - any checker failure is a finding
+            bad.append(f"{f}: {str(err).splitlines()[0][:160]}")
+    return len(names) - len(bad), len(names), bad
+
+
+def estimate(a, entry, profile, target):
+    """(original, final) estimated seconds of entry on profile with target."""
+    out = lvo.sh([a.fuseplan, "report", "-f", "json", "--no-headroom", "--device", profile, "--target", target] +
+                 lvo.input_args(entry) + [entry["model"]])
+    st = json.loads(out)["stages"]
+    return st[0]["est_latency_s"], st[-1]["est_latency_s"]
+
+
+def within(x):
+    return abs(x - 1) <= TOL
+
+
+def rows(a, entries, runs):
+    """Per network: measured and estimated (both profiles) times in ms and their ratios."""
+    out = []
+    for e in entries:
+        kd, ka = f"{e['key']}|disabled", f"{e['key']}|all"
+        if kd not in runs or ka not in runs:
+            continue
+        md, ma = runs[kd]["min_us"] / 1e3, runs[ka]["min_us"] / 1e3
+        r = {"key": e["key"], "md": md, "ma": ma}
+        try:
+            for tag, prof in (("rt", a.rt_profile), ("nat", a.native_profile)):
+                orig, _ = estimate(a, e, prof, "ort-cpu-extended")
+                _, full = estimate(a, e, prof, "ort-cpu-all")
+                r[tag] = (orig * 1e3, full * 1e3)
+        except RuntimeError as err:
+            print(f"runtime_calibration: {e['key']}: {err}", file=sys.stderr)
+            continue
+        out.append(r)
+    return out
+
+
+def summary(rs, tag):
+    n = len(rs)
+    d = sum(within(r[tag][0] / r["md"]) for r in rs)
+    al = sum(within(r[tag][1] / r["ma"]) for r in rs)
+    sp = sum(within((r[tag][0] / r[tag][1]) / (r["md"] / r["ma"])) for r in rs)
+    d30 = sum(abs(r[tag][0] / r["md"] - 1) <= 0.3 for r in rs)
+    a30 = sum(abs(r[tag][1] / r["ma"] - 1) <= 0.3 for r in rs)
+    return (f"level disabled within +-10%: {d} of {n} ({100 * d / n:.0f}%), level all: {al} of {n} "
+            f"({100 * al / n:.0f}%), speedup disabled -> all: {sp} of {n} ({100 * sp / n:.0f}%); within +-30%: "
+            f"{d30} and {a30} of {n}")
+
+
+def report(a, seconds, cal_out, rs, errors, log, micro):
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    fitted = [ln for ln in cal_out.splitlines() if ln.startswith("runtime") or ln.startswith("  ")]
+    lines = [f"Written {stamp} by `bench/runtime_calibration.py` ({a.passes} passes of {a.budget_ms} ms per network "
+             f"and level; a level's time its fastest run; one thread).", "",
+             f"**`fuseplan calibrate --runtime onnxruntime --threads 1` took {seconds:.1f} s** (asked: under 120 s).",
+             "", f"Its micro-models (`calibrate --micro-models DIR`): {micro[0]} of {micro[1]} pass `onnx.checker` "
+             f"(onnx {onnx.__version__}, full_check)" + (": " + "; ".join(micro[2]) if micro[2] else "."), "", "Load while measuring:", ""] + [f"- {x}" for x in log] + [""]
+    lines += [f"- runtime-calibrated profile: {summary(rs, 'rt')}",
+              f"- profile of fuseplan's own kernels (`calibrate --threads 1 --seconds 3`): {summary(rs, 'nat')}", ""]
+    if errors:
+        lines += ["Not run by ONNX Runtime: " + "; ".join(f"{k} ({v[:120]})" for k, v in sorted(errors.items())), ""]
+    lines += ["| network | ORT disabled (ms) | est. (runtime) | ratio | ORT all (ms) | est. (runtime) | ratio | "
+              "ORT speedup | est. speedup (runtime) | own-kernel profile: ratio disabled | ratio all | est. speedup |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rs:
+        (od, oa), (nd, na) = r["rt"], r["nat"]
+        lines.append(f"| {r['key']} | {r['md']:.2f} | {od:.2f} | {od / r['md']:.2f} | {r['ma']:.2f} | {oa:.2f} | "
+                     f"{oa / r['ma']:.2f} | {r['md'] / r['ma']:.2f}x | {od / oa:.2f}x | {nd / r['md']:.2f} | "
+                     f"{na / r['ma']:.2f} | {nd / na:.2f}x |")
+    lines += ["", "The runtime-calibrated profile's fit (stdout of `calibrate --runtime`):", "", "```"] + fitted + ["```"]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build/fuseplan"), help="the executable judged")
+    ap.add_argument("--ort", default=os.path.join(ROOT, "bench"), help="folder of node_modules/onnxruntime-node")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/runtime_calibration"), help="work folder")
+    ap.add_argument("--passes", type=int, default=3, help="timing passes; a level's time is its fastest run")
+    ap.add_argument("--budget-ms", type=int, default=300, help="ORT's timing budget per network and level")
+    ap.add_argument("--reuse", action="store_true", help="keep the profiles and timings --out holds")
+    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "bench/results/runtime_calibration.md"),
+                    help="the table as Markdown")
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs/benchmarks.md"), help="the document it goes into")
+    ap.add_argument("models", nargs="+")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    a.fuseplan = os.path.abspath(a.fuseplan)
+    _, lib = lvo.harness(a)
+    seconds, cal_out = calibrate(a, lib)
+    print(f"runtime_calibration: calibrate --runtime took {seconds:.1f} s", file=sys.stderr)
+    entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m)} for m in a.models]
+    lvo.LEVELS = ("disabled", "all")
+    runs, errors, log = lvo.measure(a, entries)
+    text = report(a, seconds, cal_out, rows(a, entries, runs), errors, log, check_micro(a))
+    os.makedirs(os.path.dirname(a.output), exist_ok=True)
+    with open(a.output, "w") as f:
+        f.write(text)
+    write_section(a.doc, TITLE, BEGIN, END, text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

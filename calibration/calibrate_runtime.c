@@ -1,0 +1,202 @@
+/* calibrate_runtime.c - the micro-models' points: costed by fuseplan, timed by ONNX Runtime, and
+ * the fit of a profile to them (see calibrate_runtime.h). */
+#include "calibration/calibrate_runtime.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "calibration/calibrate.h"
+#include "calibration/fit_rows.h"
+
+static void point_clear(gpointer p)
+{
+    fp_rt_point *pt = p;
+    if (pt->short_ops)
+        g_array_unref(pt->short_ops);
+    if (pt->kernels)
+        g_array_unref(pt->kernels);
+}
+
+void fp_rt_set_free(fp_rt_set *s)
+{
+    if (!s)
+        return;
+    if (s->points)
+        g_array_unref(s->points);
+    if (s->cases)
+        g_array_unref(s->cases);
+    g_free(s);
+}
+
+const char *fp_rt_level_name(fp_ort_level level) { return level == FP_ORT_ALL ? "all" : "disabled"; }
+
+/* The ops of the chain of n ops of case c at level as fuseplan costs them on base (fp_fit_op each;
+ * the analysis reads the model from a temporary file); NULL with an error naming the case. */
+static GArray *chain_ops(const fp_micro_case *c, int n, fp_ort_level level, const fp_device *base, GError **error)
+{
+    g_autoptr(GBytes) bytes = fp_micro_bytes(c, n, error);
+    if (!bytes)
+        return NULL;
+    g_autofree char *path = NULL;
+    int fd = g_file_open_tmp("fuseplan-micro-XXXXXX.onnx", &path, error);
+    if (fd < 0)
+        return NULL;
+    gsize len;
+    const char *data = g_bytes_get_data(bytes, &len);
+    bool written = write(fd, data, len) == (ssize_t)len;
+    close(fd);
+    fp_analysis_opts o = {.device_profile = base, .what_if = FP_DT_UNDEFINED};
+    if (level == FP_ORT_ALL)
+        o.target = "ort-cpu-all";
+    else
+        o.stop = FP_PIPELINE_SHAPES, o.cost = true;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_analysis) a = written ? fp_analysis_run(path, &o, &err) : NULL;
+    g_unlink(path);
+    if (!a || !a->res.cost) {
+        g_set_error(error, FP_CALIBRATE_ERROR, FP_CALIBRATE_ERROR_UNSUPPORTED, "micro-model %s (%d ops): %s", c->name,
+                    n, err ? err->message : "cannot write a temporary file");
+        return NULL;
+    }
+    GArray *ops = g_array_new(FALSE, FALSE, sizeof(fp_fit_op));
+    for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
+        fp_fit_op op = fp_fit_rows_op(&a->res.cost->ops[i]);
+        g_array_append_val(ops, op);
+    }
+    return ops;
+}
+
+static bool same_op(const fp_fit_op *a, const fp_fit_op *b)
+{
+    return a->flops == b->flops && a->bytes == b->bytes && a->dtype == b->dtype && a->cls == b->cls &&
+           a->parts == b->parts && a->operands == b->operands;
+}
+
+/* The ops of `more` less one equal op for each of `less` (a multiset difference). */
+static GArray *ops_minus(const GArray *more, const GArray *less)
+{
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(fp_fit_op));
+    g_autofree bool *used = g_new0(bool, MAX(less->len, 1));
+    for (guint i = 0; i < more->len; i++) {
+        const fp_fit_op *op = &g_array_index(more, fp_fit_op, i);
+        guint j = 0;
+        while (j < less->len && (used[j] || !same_op(op, &g_array_index(less, fp_fit_op, j))))
+            j++;
+        if (j < less->len)
+            used[j] = true;
+        else
+            g_array_append_val(out, *op);
+    }
+    return out;
+}
+
+/* Adds case i's point at level to s. */
+static bool add_point(fp_rt_set *s, guint i, fp_ort_level level, const fp_device *base, GError **error)
+{
+    const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, i);
+    fp_rt_point p = {.index = i, .level = level};
+    g_autoptr(GArray) long_ops = chain_ops(c, c->chain, level, base, error);
+    if (!long_ops || !(p.short_ops = chain_ops(c, 1, level, base, error)))
+        return false;
+    p.kernels = ops_minus(long_ops, p.short_ops);
+    g_array_append_val(s->points, p);
+    return true;
+}
+
+fp_rt_set *fp_rt_set_new(const fp_device *base, GError **error)
+{
+    g_autoptr(fp_rt_set) s = g_new0(fp_rt_set, 1);
+    s->cases = fp_micro_cases();
+    s->points = g_array_new(FALSE, FALSE, sizeof(fp_rt_point));
+    g_array_set_clear_func(s->points, point_clear);
+    for (guint i = 0; i < s->cases->len; i++) {
+        unsigned flags = g_array_index(s->cases, fp_micro_case, i).flags;
+        if (!add_point(s, i, FP_ORT_DISABLED, base, error) ||
+            ((flags & FP_MICRO_ALL) && !add_point(s, i, FP_ORT_ALL, base, error)))
+            return NULL;
+    }
+    return g_steal_pointer(&s);
+}
+
+/* Times the chain of n ops of case c at level into *seconds. */
+static bool time_chain(fp_ort *ort, const fp_micro_case *c, int n, fp_ort_level level, int threads, double budget_s,
+                       double *seconds, GError **error)
+{
+    g_autoptr(GBytes) bytes = fp_micro_bytes(c, n, error);
+    if (!bytes)
+        return false;
+    fp_ort_model m = {bytes, "x0", c->dims, c->rank, "y"};
+    g_autoptr(GError) err = NULL;
+    if (!fp_ort_time(ort, &m, level, threads, budget_s, seconds, &err)) {
+        g_set_error(error, err->domain, err->code, "micro-model %s (%d ops) at level %s: %s", c->name, n,
+                    fp_rt_level_name(level), err->message);
+        return false;
+    }
+    return true;
+}
+
+bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, fp_rt_progress_fn progress, void *user,
+                       GError **error)
+{
+    for (guint i = 0; i < s->points->len; i++) {
+        fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        if (!time_chain(ort, c, 1, p->level, threads, budget_s, &p->short_s, error) ||
+            !time_chain(ort, c, c->chain, p->level, threads, budget_s, &p->long_s, error))
+            return false;
+        if (progress)
+            progress(i + 1, s->points->len, c, p->level, fp_rt_point_kernel_s(s, p), user);
+    }
+    return true;
+}
+
+double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p)
+{
+    const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+    double d = (p->long_s - p->short_s) / (c->chain - 1);
+    return p->long_s > 0 && p->short_s > 0 && d > 0 ? d : 0;
+}
+
+double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d)
+{
+    double t = 0;
+    for (guint k = 0; k < p->kernels->len; k++)
+        t += fp_roofline_kernel(d, &g_array_index(p->kernels, fp_fit_op, k)).time_s;
+    return t;
+}
+
+double fp_rt_set_best_rate(const fp_rt_set *s)
+{
+    double best = 0;
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        double flops = 0;
+        for (guint k = 0; k < p->kernels->len; k++)
+            flops += (double)g_array_index(p->kernels, fp_fit_op, k).flops;
+        if (fp_rt_point_kernel_s(s, p) > 0)
+            best = MAX(best, flops / (p->long_s - p->short_s));
+    }
+    return best;
+}
+
+fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error)
+{
+    g_autoptr(fp_fit_data) d = fp_fit_data_new();
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        double kernel_s = fp_rt_point_kernel_s(s, p);
+        if (kernel_s <= 0 || !p->kernels->len)
+            continue;
+        g_autofree char *name = g_strdup_printf("%s@%s", c->name, fp_rt_level_name(p->level));
+        uint32_t model = fp_fit_data_add_model(d, name, 0);
+        fp_fit_data_add_row(d, model, name, (const fp_fit_op *)p->kernels->data, p->kernels->len, 0,
+                            p->long_s - p->short_s);
+        if ((c->flags & FP_MICRO_TINY) && p->level == FP_ORT_DISABLED)
+            fp_fit_data_add_run(d, model, "(short chain)", (const fp_fit_op *)p->short_ops->data, p->short_ops->len, 0,
+                                p->short_s);
+    }
+    fp_fit_opts o = {.objective = FP_FIT_MODELS, .no_cv = true};
+    return fp_fit_run(d, base, &o, error);
+}

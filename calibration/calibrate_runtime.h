@@ -1,0 +1,71 @@
+/* calibrate_runtime.h - `fuseplan calibrate --runtime onnxruntime`: the micro-models
+ * (calibration/micro_models.h) run through ONNX Runtime on this host (runtime/ort.h), each case's
+ * per-kernel time by the chain difference, and a profile fitted to them with the fit of
+ * calibration/fit.h.
+ *
+ * A point is a case at one optimization level: ORT_DISABLE_ALL for every case (the NCHW kernels,
+ * against fuseplan's model as exported), ORT_ENABLE_ALL for the convolutions too (ORT's NCHWc
+ * kernels, against the final stage of target ort-cpu-all). fuseplan costs both chains of a point
+ * at its level; the long chain's kernels less the short chain's (matched by class, work, traffic
+ * and GEMM shape: the reorders and the ReduceMax cancel) are the point's row, measured
+ * t(K) - t(1). A tiny case's short chain at ORT_DISABLE_ALL is a whole run as well (measured
+ * t(1)): the run overhead. Every point is a model of its own to the fit (rows weighted alike). */
+#ifndef FP_CALIBRATE_RUNTIME_H
+#define FP_CALIBRATE_RUNTIME_H
+
+#include <glib.h>
+
+#include "calibration/fit.h"
+#include "calibration/micro_models.h"
+#include "runtime/ort.h"
+
+typedef struct {
+    guint index;            /* its case in the set's cases */
+    fp_ort_level level;     /* FP_ORT_DISABLED or FP_ORT_ALL */
+    GArray *short_ops;      /* fp_fit_op: the chain of one op as fuseplan costs it at level */
+    GArray *kernels;        /* fp_fit_op: the long chain's less the short chain's */
+    double short_s, long_s; /* measured per run (0: not measured) */
+} fp_rt_point;
+
+typedef struct {
+    GArray *cases;  /* fp_micro_case (fp_micro_cases()) */
+    GArray *points; /* fp_rt_point */
+} fp_rt_set;
+
+void fp_rt_set_free(fp_rt_set *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_rt_set, fp_rt_set_free)
+
+/* "disabled" or "all". */
+const char *fp_rt_level_name(fp_ort_level level);
+
+/* Every case's points, costed by fuseplan on `base` (its analysis of each chain: the model as
+ * exported at ORT_DISABLE_ALL, the final stage of target ort-cpu-all at ORT_ENABLE_ALL). NULL
+ * with the analysis' error naming the case (a bug in a case). */
+fp_rt_set *fp_rt_set_new(const fp_device *base, GError **error);
+
+/* Progress of point `i` of `n`: its case, level and per-kernel time (seconds), after it is timed. */
+typedef void (*fp_rt_progress_fn)(guint i, guint n, const fp_micro_case *c, fp_ort_level level, double kernel_s,
+                                  void *user);
+
+/* Times both chains of every point with fp_ort_time (threads, budget_s per chain) into
+ * short_s and long_s. False with ONNX Runtime's error naming the case and level. */
+bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, fp_rt_progress_fn progress, void *user,
+                       GError **error);
+
+/* A point's time per kernel: (long_s - short_s) / (K - 1); 0 when not measured or not positive. */
+double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);
+
+/* The estimate on d of a point's kernels (the long chain's less the short chain's), seconds: the
+ * sum of their roofline times (passes/roofline.h). */
+double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
+
+/* The fastest rate a point's kernels reached: their FLOP over long_s - short_s, the largest over
+ * the measured points (FLOP/s; 0 when none measured did work). */
+double fp_rt_set_best_rate(const fp_rt_set *s);
+
+/* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache
+ * factors, the run overhead) to the measured points, no cross-validation. NULL with the fit's
+ * error when no point was measured. */
+fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error);
+
+#endif

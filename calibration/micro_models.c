@@ -1,0 +1,235 @@
+/* micro_models.c - the calibration micro-models (see micro_models.h): the case list and each
+ * chain's ONNX text. */
+#include "calibration/micro_models.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "frontends/onnx/onnx_write.h"
+
+#define OPSET 17
+#define WORK_CHAIN 5 /* ops in a work case's long chain */
+#define TINY_CHAIN 9 /* in a tiny case's: its kernels are short, the difference needs more of them */
+
+static void case_clear(gpointer p)
+{
+    fp_micro_case *c = p;
+    g_free(c->name);
+    g_free(c->op);
+    g_free(c->extra);
+    g_free(c->inits);
+}
+
+/* Appends a case; dims is a 0-terminated list of up to FP_MICRO_MAX_RANK sizes. Takes name, extra
+ * and inits (may be NULL). */
+static void add(GArray *cs, char *name, const char *op, char *extra, char *inits, const int64_t *dims, int chain,
+                unsigned flags)
+{
+    fp_micro_case c = {.name = name,
+                       .op = g_strdup(op),
+                       .extra = extra ? extra : g_strdup(""),
+                       .inits = inits ? inits : g_strdup(""),
+                       .chain = chain,
+                       .flags = flags};
+    while (c.rank < FP_MICRO_MAX_RANK && dims[c.rank])
+        c.dims[c.rank] = dims[c.rank], c.rank++;
+    g_array_append_val(cs, c);
+}
+
+/* Initializer declarations, float without data (filled by the writer): (name, dims) pairs, each
+ * dims 0-terminated, the list ended by a NULL name. */
+static char *inits(const char *name, const int64_t *dims, ...)
+{
+    GString *s = g_string_new(NULL);
+    va_list ap;
+    va_start(ap, dims);
+    while (name) {
+        g_string_append_printf(s, "initializer { name: \"%s\" data_type: 1", name);
+        for (int i = 0; dims[i]; i++)
+            g_string_append_printf(s, " dims: %" G_GINT64_FORMAT, dims[i]);
+        g_string_append(s, " }\n");
+        if ((name = va_arg(ap, const char *)))
+            dims = va_arg(ap, const int64_t *);
+    }
+    va_end(ap);
+    return g_string_free(s, FALSE);
+}
+
+/* An INTS attribute of n values. */
+static char *attr_ints(const char *name, int n, ...)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, " attribute { name: \"%s\" type: INTS", name);
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(s, " ints: %d", va_arg(ap, int));
+    va_end(ap);
+    g_string_append(s, " }");
+    return g_string_free(s, FALSE);
+}
+
+/* A Conv case: c channels in and out, hw x hw pixels, k x k kernel, stride, group. */
+static void conv(GArray *cs, const char *name, int c, int hw, int k, int stride, int group, int chain, unsigned flags)
+{
+    int64_t x[] = {1, c, hw, hw, 0}, w[] = {c, c / group, k, k, 0};
+    g_autofree char *pads = attr_ints("pads", 4, k / 2, k / 2, k / 2, k / 2);
+    g_autofree char *strides = attr_ints("strides", 2, stride, stride);
+    g_autofree char *kernel = attr_ints("kernel_shape", 2, k, k);
+    add(cs, g_strdup(name), "Conv",
+        g_strdup_printf("input: \"w\"%s%s%s attribute { name: \"group\" type: INT i: %d }", pads, strides, kernel,
+                        group),
+        inits("w", w, NULL), x, chain, flags | FP_MICRO_ALL);
+}
+
+static void convolutions(GArray *cs)
+{
+    static const int dense[][2] = {{16, 56}, {32, 28}, {64, 28}, {64, 56}, {128, 14}, {256, 14}, {512, 7}, {20, 28}};
+    static const int point[][2] = {{32, 28}, {64, 56}, {256, 14}, {20, 28}};
+    static const int depth[][2] = {{16, 14}, {64, 28}, {32, 112}, {256, 14}, {512, 7}, {24, 28}};
+    char name[64];
+    for (size_t i = 0; i < G_N_ELEMENTS(dense); i++) {
+        g_snprintf(name, sizeof name, "conv3x3_c%d_%d", dense[i][0], dense[i][1]);
+        conv(cs, name, dense[i][0], dense[i][1], 3, 1, 1, WORK_CHAIN, 0);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(point); i++) {
+        g_snprintf(name, sizeof name, "conv1x1_c%d_%d", point[i][0], point[i][1]);
+        conv(cs, name, point[i][0], point[i][1], 1, 1, 1, WORK_CHAIN, 0);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(depth); i++) {
+        g_snprintf(name, sizeof name, "dwconv3x3_c%d_%d", depth[i][0], depth[i][1]);
+        conv(cs, name, depth[i][0], depth[i][1], 3, 1, depth[i][0], WORK_CHAIN, 0);
+    }
+    conv(cs, "dwconv5x5_c64_28", 64, 28, 5, 1, 64, WORK_CHAIN, 0);
+    conv(cs, "conv3x3s2_c16_112", 16, 112, 3, 2, 1, 4, 0); /* 112 -> 56 -> 28 -> 14 -> 7 */
+    conv(cs, "dwconv3x3s2_c32_112", 32, 112, 3, 2, 32, 4, 0);
+    conv(cs, "gconv3x3_c64_28_g4", 64, 28, 3, 1, 4, WORK_CHAIN, 0);
+    conv(cs, "gconv3x3_c128_14_g8", 128, 14, 3, 1, 8, WORK_CHAIN, 0);
+    conv(cs, "conv_tiny", 4, 2, 1, 1, 1, TINY_CHAIN, FP_MICRO_TINY);
+    conv(cs, "dwconv_tiny", 4, 2, 3, 1, 4, TINY_CHAIN, FP_MICRO_TINY);
+}
+
+/* x [m, k] times a [k, k] weight (MatMul), or Gemm with a bias and transB. */
+static void matmuls(GArray *cs)
+{
+    static const int mk[][2] = {{1, 256}, {1, 1024}, {16, 64}, {64, 256}, {128, 512}, {128, 768}};
+    char name[64];
+    for (size_t i = 0; i < G_N_ELEMENTS(mk); i++) {
+        int64_t x[] = {mk[i][0], mk[i][1], 0}, w[] = {mk[i][1], mk[i][1], 0};
+        g_snprintf(name, sizeof name, "matmul_%dx%d", mk[i][0], mk[i][1]);
+        add(cs, g_strdup(name), "MatMul", g_strdup("input: \"w\""), inits("w", w, NULL), x, WORK_CHAIN, 0);
+    }
+    int64_t gx[] = {64, 512, 0}, gw[] = {512, 512, 0}, gb[] = {512, 0};
+    add(cs, g_strdup("gemm_64x512"), "Gemm",
+        g_strdup("input: \"w\" input: \"b\" attribute { name: \"transB\" type: INT i: 1 }"),
+        inits("w", gw, "b", gb, NULL), gx, WORK_CHAIN, 0);
+    int64_t ax[] = {12, 128, 64, 0}, aw[] = {12, 64, 64, 0}; /* attention: a batched MatMul per head */
+    add(cs, g_strdup("bmatmul_12x128x64"), "MatMul", g_strdup("input: \"w\""), inits("w", aw, NULL), ax, WORK_CHAIN, 0);
+    int64_t tx[] = {1, 8, 0}, tw[] = {8, 8, 0};
+    add(cs, g_strdup("matmul_tiny"), "MatMul", g_strdup("input: \"w\""), inits("w", tw, NULL), tx, TINY_CHAIN,
+        FP_MICRO_TINY);
+}
+
+/* Elementwise ops, with and without broadcast, at working sets from the caches to memory. */
+static void elementwise(GArray *cs)
+{
+    static const int64_t sizes[] = {8, 16384, 262144, 1048576, 4194304};
+    char name[64];
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        int64_t x[] = {1, sizes[i], 0};
+        g_snprintf(name, sizeof name, i ? "add_%" G_GINT64_FORMAT : "add_tiny", sizes[i]);
+        add(cs, g_strdup(name), "Add", g_strdup("input: \"x0\""), NULL, x, i ? WORK_CHAIN : TINY_CHAIN,
+            i ? 0 : FP_MICRO_TINY);
+    }
+    int64_t x[] = {1, 64, 56, 56, 0}, b[] = {1, 64, 1, 1, 0}, s[] = {1, 0};
+    add(cs, g_strdup("add_bcast_c64_56"), "Add", g_strdup("input: \"b\""), inits("b", b, NULL), x, WORK_CHAIN, 0);
+    add(cs, g_strdup("mul_scalar_c64_56"), "Mul", g_strdup("input: \"s\""), inits("s", s, NULL), x, WORK_CHAIN, 0);
+    static const char *const unary[] = {"Relu", "Sigmoid", "Erf", "Tanh"};
+    for (size_t i = 0; i < G_N_ELEMENTS(unary); i++) {
+        g_autofree char *lower = g_ascii_strdown(unary[i], -1);
+        add(cs, g_strdup_printf("%s_c64_56", lower), unary[i], NULL, NULL, x, WORK_CHAIN, 0);
+    }
+}
+
+/* Norms, Softmax, pooling, reductions, Transpose and a view. */
+static void others(GArray *cs)
+{
+    int64_t x[] = {1, 64, 56, 56, 0}, c64[] = {64, 0}, tiny[] = {1, 4, 2, 2, 0}, c4[] = {4, 0};
+    const char *bn = "input: \"s\" input: \"b\" input: \"m\" input: \"v\"";
+    add(cs, g_strdup("batchnorm_c64_56"), "BatchNormalization", g_strdup(bn),
+        inits("s", c64, "b", c64, "m", c64, "v", c64, NULL), x, WORK_CHAIN, 0);
+    add(cs, g_strdup("batchnorm_tiny"), "BatchNormalization", g_strdup(bn),
+        inits("s", c4, "b", c4, "m", c4, "v", c4, NULL), tiny, TINY_CHAIN, FP_MICRO_TINY);
+    int64_t ln[] = {128, 768, 0}, h[] = {768, 0}, v8[] = {1, 8, 0}, h8[] = {8, 0};
+    const char *lnx = "input: \"s\" input: \"b\" attribute { name: \"axis\" type: INT i: -1 }";
+    add(cs, g_strdup("layernorm_128x768"), "LayerNormalization", g_strdup(lnx), inits("s", h, "b", h, NULL), ln,
+        WORK_CHAIN, 0);
+    add(cs, g_strdup("layernorm_tiny"), "LayerNormalization", g_strdup(lnx), inits("s", h8, "b", h8, NULL), v8,
+        TINY_CHAIN, FP_MICRO_TINY);
+    int64_t sm[] = {12, 128, 128, 0};
+    const char *axis = "attribute { name: \"axis\" type: INT i: -1 }";
+    add(cs, g_strdup("softmax_12x128x128"), "Softmax", g_strdup(axis), NULL, sm, WORK_CHAIN, 0);
+    add(cs, g_strdup("softmax_tiny"), "Softmax", g_strdup(axis), NULL, v8, TINY_CHAIN, FP_MICRO_TINY);
+    g_autofree char *k3 = attr_ints("kernel_shape", 2, 3, 3), *p1 = attr_ints("pads", 4, 1, 1, 1, 1),
+                    *s2 = attr_ints("strides", 2, 2, 2), *k1 = attr_ints("kernel_shape", 2, 1, 1);
+    add(cs, g_strdup("maxpool3x3_c64_56"), "MaxPool", g_strconcat(k3, p1, NULL), NULL, x, WORK_CHAIN, 0);
+    add(cs, g_strdup("avgpool3x3_c64_56"), "AveragePool", g_strconcat(k3, p1, NULL), NULL, x, WORK_CHAIN, 0);
+    int64_t big[] = {1, 64, 112, 112, 0}, gp[] = {1, 256, 14, 14, 0}, dil[] = {1, 4, 64, 64, 0};
+    add(cs, g_strdup("maxpool3x3s2_c64_112"), "MaxPool", g_strconcat(k3, p1, s2, NULL), NULL, big, 3, 0);
+    add(cs, g_strdup("globalavgpool_c256_14"), "GlobalAveragePool", NULL, NULL, gp, 2, 0);
+    g_autofree char *k5 = attr_ints("kernel_shape", 2, 5, 5), *p4 = attr_ints("pads", 4, 4, 4, 4, 4),
+                    *d2 = attr_ints("dilations", 2, 2, 2);
+    add(cs, g_strdup("maxpool5x5d2_c4_64"), "MaxPool", g_strconcat(k5, p4, d2, NULL), NULL, dil, WORK_CHAIN, 0);
+    add(cs, g_strdup("maxpool_tiny"), "MaxPool", g_strdup(k1), NULL, tiny, TINY_CHAIN, FP_MICRO_TINY);
+    g_autofree char *last = attr_ints("axes", 1, -1), *first = attr_ints("axes", 1, 0);
+    add(cs, g_strdup("reducemean_128x768"), "ReduceMean", g_strdup(last), NULL, ln, 2, 0);
+    add(cs, g_strdup("reducemean_tiny"), "ReduceMean", g_strdup(first), NULL, v8, TINY_CHAIN, FP_MICRO_TINY);
+    int64_t heads[] = {1, 128, 12, 64, 0};
+    add(cs, g_strdup("transpose_heads_128x12x64"), "Transpose", attr_ints("perm", 4, 0, 2, 1, 3), NULL, heads,
+        WORK_CHAIN, 0);
+    add(cs, g_strdup("transpose_c64_56"), "Transpose", attr_ints("perm", 4, 0, 1, 3, 2), NULL, x, WORK_CHAIN, 0);
+    add(cs, g_strdup("transpose_tiny"), "Transpose", attr_ints("perm", 4, 0, 1, 3, 2), NULL, tiny, TINY_CHAIN,
+        FP_MICRO_TINY);
+    add(cs, g_strdup("reshape_tiny"), "Reshape", g_strdup("input: \"shape\""),
+        g_strdup("initializer { name: \"shape\" data_type: 7 dims: 2 int64_data: 1 int64_data: 8 }\n"), v8, TINY_CHAIN,
+        FP_MICRO_TINY);
+}
+
+GArray *fp_micro_cases(void)
+{
+    GArray *cs = g_array_new(FALSE, FALSE, sizeof(fp_micro_case));
+    g_array_set_clear_func(cs, case_clear);
+    convolutions(cs);
+    matmuls(cs);
+    elementwise(cs);
+    others(cs);
+    return cs;
+}
+
+char *fp_micro_text(const fp_micro_case *c, int n)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s,
+                           "ir_version: 8\nproducer_name: \"fuseplan calibrate\"\n"
+                           "opset_import { domain: \"\" version: %d }\ngraph {\n  name: \"%s\"\n",
+                           OPSET, c->name);
+    g_string_append(s, "  input { name: \"x0\" type { tensor_type { elem_type: 1 shape {");
+    for (int i = 0; i < c->rank; i++)
+        g_string_append_printf(s, " dim { dim_value: %" G_GINT64_FORMAT " }", c->dims[i]);
+    g_string_append(s, " } } } }\n  output { name: \"y\" type { tensor_type { elem_type: 1 shape { } } } }\n");
+    g_string_append(s, c->inits);
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(s, "  node { name: \"n%d\" op_type: \"%s\" input: \"x%d\" %s output: \"x%d\" }\n", i,
+                               c->op, i, c->extra, i + 1);
+    g_string_append_printf(s,
+                           "  node { name: \"out\" op_type: \"ReduceMax\" input: \"x%d\" output: \"y\" "
+                           "attribute { name: \"keepdims\" type: INT i: 0 } }\n}\n",
+                           n);
+    return g_string_free(s, FALSE);
+}
+
+GBytes *fp_micro_bytes(const fp_micro_case *c, int n, GError **error)
+{
+    g_autofree char *text = fp_micro_text(c, n);
+    return fp_onnx_write_text(text, strlen(text), error);
+}

@@ -1,0 +1,45 @@
+/* micro_models.h - the micro-models `fuseplan calibrate --runtime` runs: per case, a chain of K
+ * identical ops (each consuming the previous one's output) ending in a ReduceMax to one element,
+ * and the same chain of one op; their time difference over K - 1 is one kernel's time, free of
+ * the runtime's per-run work. The cases cover the cost model's classes (passes/cost.h): dense,
+ * pointwise, strided, grouped and depthwise convolutions on and off the NCHWc block, MatMul and
+ * Gemm from vectors to square matrices, batched MatMul, Softmax and Transpose as attention's
+ * pieces, elementwise ops with and without broadcast, BatchNormalization and LayerNormalization,
+ * max, average, global and dilated pooling, reductions, views, and one tiny case per class for
+ * its launch overhead. Built in memory as ONNX bytes (frontends/onnx/onnx_write.h). */
+#ifndef FP_MICRO_MODELS_H
+#define FP_MICRO_MODELS_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FP_MICRO_MAX_RANK 4
+
+enum {
+    FP_MICRO_ALL = 1u << 0,  /* also run at ORT_ENABLE_ALL (convolutions: its NCHWc kernels) */
+    FP_MICRO_TINY = 1u << 1, /* a few elements: the class's launch overhead (and the run's) */
+};
+
+typedef struct {
+    char *name;  /* "conv3x3_c64_28" */
+    char *op;    /* the chain's op type */
+    char *extra; /* protobuf text inside each chain node after its input: more inputs, attributes */
+    char *inits; /* protobuf text of the graph's initializers (float ones without data: filled) */
+    int rank;    /* the input x0's shape */
+    int64_t dims[FP_MICRO_MAX_RANK];
+    int chain; /* K, the long chain's ops (>= 2) */
+    unsigned flags;
+} fp_micro_case;
+
+/* Every case, in a fixed order (an array of fp_micro_case; freeing it frees their strings). */
+GArray *fp_micro_cases(void);
+
+/* The ONNX protobuf text of case c's chain of n ops (opset 17): input "x0", output "y". Caller
+ * frees. */
+char *fp_micro_text(const fp_micro_case *c, int n);
+
+/* The same as the bytes of a .onnx file; NULL with the writer's error (a bug in a case). */
+GBytes *fp_micro_bytes(const fp_micro_case *c, int n, GError **error);
+
+#endif

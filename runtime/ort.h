@@ -1,0 +1,64 @@
+/* ort.h - ONNX Runtime on this host, loaded at run time (dlopen: nothing of it at build time):
+ * finding its shared library, creating CPU sessions from model bytes in memory and timing their
+ * runs. Used by `fuseplan calibrate --runtime onnxruntime`; nothing here prints. */
+#ifndef FP_RUNTIME_ORT_H
+#define FP_RUNTIME_ORT_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FP_ORT_ERROR (fp_ort_error_quark())
+GQuark fp_ort_error_quark(void);
+typedef enum {
+    FP_ORT_ERROR_NOT_FOUND, /* no library at the path, or none installed where fp_ort_find looks */
+    FP_ORT_ERROR_LOAD,      /* not loadable, not ONNX Runtime, or too old */
+    FP_ORT_ERROR_RUN,       /* ONNX Runtime refused a session or a run (its message) */
+} fp_ort_error_code;
+
+/* Graph optimization levels (GraphOptimizationLevel): ORT_DISABLE_ALL .. ORT_ENABLE_ALL. */
+typedef enum { FP_ORT_DISABLED = 0, FP_ORT_BASIC = 1, FP_ORT_EXTENDED = 2, FP_ORT_ALL = 99 } fp_ort_level;
+
+typedef struct fp_ort fp_ort;
+
+/* The path of an installed ONNX Runtime library, first found of: onnxruntime-node's
+ * bin/napi-v*\/linux/<arch>/libonnxruntime.so* in a node_modules folder (the current directory and
+ * its parents, $NODE_PATH, the global ones: /usr/lib, /usr/local/lib, ~/.npm-global/lib), then the
+ * Python package's onnxruntime/capi/libonnxruntime.so* in dist-packages or site-packages of
+ * /usr/lib/python3*, /usr/local/lib/python3*, ~/.local/lib/python3*. NULL with
+ * FP_ORT_ERROR_NOT_FOUND naming where it looked. Caller frees. */
+char *fp_ort_find(GError **error);
+
+/* Loads the library at path and checks that it is ONNX Runtime with the C API version the slot
+ * table in ort.c needs (1.13 or newer), then creates its environment (errors only logged). NULL
+ * with an error naming path when it is missing (FP_ORT_ERROR_NOT_FOUND), not loadable, or not
+ * ONNX Runtime (FP_ORT_ERROR_LOAD). One per process: ONNX Runtime keeps one environment. */
+fp_ort *fp_ort_open(const char *path, GError **error);
+void fp_ort_free(fp_ort *o);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_ort, fp_ort_free)
+
+/* The runtime's version string ("1.30.0") and the path it was loaded from. */
+const char *fp_ort_version(const fp_ort *o);
+const char *fp_ort_path(const fp_ort *o);
+
+/* What fp_ort_time runs: model bytes with one float input and the outputs named. */
+typedef struct {
+    GBytes *model;       /* a serialized ModelProto */
+    const char *input;   /* its one float input */
+    const int64_t *dims; /* the input's shape */
+    int rank;
+    const char *output; /* the output fetched */
+} fp_ort_model;
+
+/* Times model m on the CPU execution provider: a session at `level` with `threads` intra-op
+ * threads (sequential execution, one inter-op thread), the input filled with a fixed pattern,
+ * 3 warm-up runs, then Run alone timed until budget_s of wall time is spent (at least 10 runs).
+ * *seconds: the fastest run. On one thread ONNX Runtime runs the kernels in the calling thread, and
+ * a run is timed by that thread's CPU time (CLOCK_THREAD_CPUTIME_ID): the time the neighbours of a
+ * shared machine take from it by preemption is not counted (a run of 25 ms on a loaded machine is
+ * preempted almost surely, one of 100 us seldom); on more threads, by CLOCK_MONOTONIC. False with
+ * FP_ORT_ERROR_RUN and ONNX Runtime's message. */
+bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, double budget_s, double *seconds,
+                 GError **error);
+
+#endif

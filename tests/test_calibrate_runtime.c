@@ -1,0 +1,169 @@
+/* test_calibrate_runtime.c - calibrate_runtime suite: the micro-models load back through the ONNX
+ * frontend and pass the IR verifier, their points pair each chain's kernels, the fit recovers a
+ * profile's rates from timings made with it, `calibrate --runtime` refuses a missing, wrong or
+ * misnamed runtime with one line and exit 2, and `calibrate --micro-models` writes them. No ONNX
+ * Runtime is needed. */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "calibration/calibrate_runtime.h"
+#include "frontends/onnx/onnx.h"
+#include "frontends/onnx/onnx_write.h"
+#include "passes/roofline.h"
+#include "tutil.h"
+
+/* Every case's chains of one and K ops load and verify, with K + 2 nodes (the ReduceMax). */
+static void test_micro_models_load(void)
+{
+    g_autoptr(GArray) cs = fp_micro_cases();
+    CU_ASSERT_TRUE(cs->len >= 40);
+    for (guint i = 0; i < cs->len; i++) {
+        const fp_micro_case *c = &g_array_index(cs, fp_micro_case, i);
+        for (int n = 1; n <= c->chain; n += c->chain - 1) {
+            g_autoptr(GError) err = NULL;
+            g_autoptr(GBytes) b = fp_micro_bytes(c, n, &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+            gsize len;
+            const uint8_t *data = g_bytes_get_data(b, &len);
+            fp_model *m = fp_onnx_load_buffer(c->name, data, len, &err);
+            if (!m)
+                fprintf(stderr, "\n%s: %s\n", c->name, err->message);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+            CU_ASSERT_TRUE(fp_model_verify(m, &err));
+            CU_ASSERT_EQUAL(m->main->nodes->len, (guint)n + 1);
+            fp_model_free(m);
+        }
+    }
+}
+
+/* The writer fills float initializers declared without data and refuses text that is not a model. */
+static void test_writer(void)
+{
+    const char *text = "graph { initializer { name: \"w\" data_type: 1 dims: 4 dims: 3 } "
+                       "initializer { name: \"b\" data_type: 1 dims: 4 } }";
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GBytes) b = fp_onnx_write_text(text, strlen(text), &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_TRUE(g_bytes_get_size(b) > 16 * 4); /* both payloads are in it */
+    g_autoptr(GBytes) bad = fp_onnx_write_text("graph { nodes: 1 }", 18, &err);
+    CU_ASSERT_PTR_NULL(bad);
+    tu_expect_error(err, "nodes");
+}
+
+/* A copy of the profile d (key file round trip). */
+static fp_device *copy_device(const fp_device *d)
+{
+    g_autoptr(GKeyFile) kf = fp_device_to_keyfile(d);
+    return fp_device_from_keyfile(kf, "copy.ini", NULL);
+}
+
+/* The roofline time of the short chain's ops on d. */
+static double short_time(const fp_device *d, const fp_rt_point *p)
+{
+    double t = 0;
+    for (guint i = 0; i < p->short_ops->len; i++)
+        t += fp_roofline_kernel(d, &g_array_index(p->short_ops, fp_fit_op, i)).time_s;
+    return t;
+}
+
+/* Timings made with a known profile: the fit started from another one finds the efficiencies of
+ * the compute-bound classes and estimates every point as the known profile does. */
+static void test_fit_recovers(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    g_autoptr(fp_device) truth = copy_device(base);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
+    const struct {
+        fp_op_class c;
+        double e;
+    } known[] = {{FP_CLASS_CONV, 0.3}, {FP_CLASS_MATMUL, 0.4}, {FP_CLASS_NCHWC_CONV, 0.9}};
+    for (size_t i = 0; i < G_N_ELEMENTS(known); i++)
+        truth->efficiency[known[i].c] = known[i].e;
+    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_TRUE(s->points->len > s->cases->len); /* the convolutions at level all too */
+    for (guint i = 0; i < s->points->len; i++) {
+        fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        CU_ASSERT_TRUE(p->kernels->len >= (guint)c->chain - 1); /* the chain difference: K - 1 kernels at least */
+        p->short_s = short_time(truth, p) + truth->run_overhead;
+        p->long_s = p->short_s + fp_rt_point_estimate_s(p, truth);
+    }
+    g_autoptr(fp_fit_result) f = fp_rt_set_fit(s, base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_TRUE(f->rms_log < 0.05);
+    CU_ASSERT_TRUE(f->base_rms_log > 0.1);
+    for (size_t i = 0; i < G_N_ELEMENTS(known); i++) {
+        double got = f->device->efficiency[known[i].c];
+        if (fabs(got / known[i].e - 1) > 0.1)
+            fprintf(stderr, "\n%s: fitted %g, made with %g\n", fp_op_class_name(known[i].c), got, known[i].e);
+        CU_ASSERT_TRUE(fabs(got / known[i].e - 1) <= 0.1);
+    }
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        double made = fp_rt_point_estimate_s(p, truth), fitted = fp_rt_point_estimate_s(p, f->device);
+        CU_ASSERT_TRUE(made <= 0 || fabs(fitted / made - 1) <= 0.1); /* a view costs nothing: not fitted */
+    }
+}
+
+/* A missing library, a text file, a shared object that is not ONNX Runtime, an unknown runtime. */
+static void test_cli_errors(void)
+{
+    g_autofree char *text = tu_write_temp("not a library\n", 14, ".so");
+    g_autofree char *dir = g_path_get_dirname(FP_BINARY);
+    g_autofree char *module = g_build_filename(dir, "fuseplan-formats.so", NULL);
+    const struct {
+        const char *path, *needle;
+    } libs[] = {{"/nonexistent/libonnxruntime.so", "no such file"},
+                {text, "cannot load"},
+                {module, "not ONNX Runtime"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(libs); i++) {
+        g_autofree char *arg = g_strconcat("onnxruntime=", libs[i].path, NULL);
+        tu_expect_cli_error((const char *[]){"calibrate", "-o", "/tmp/fp-never-written.ini", "--runtime", arg, NULL},
+                            libs[i].path, libs[i].needle);
+    }
+    g_unlink(text);
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "tvm", NULL}, NULL, "unknown runtime 'tvm'");
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=", NULL}, NULL, "unknown runtime");
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--threads", "0", NULL}, NULL,
+                        "--threads must be in [1, 4096]");
+    CU_ASSERT_FALSE(g_file_test("/tmp/fp-never-written.ini", G_FILE_TEST_EXISTS));
+}
+
+/* --micro-models writes both chains of every case, each loading back; a missing folder is refused. */
+static void test_cli_micro_models(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("fp-micro-XXXXXX", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    tu_run_result r = tu_run((const char *[]){"calibrate", "--micro-models", dir, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    tu_run_clear(&r);
+    g_autoptr(GArray) cs = fp_micro_cases();
+    guint files = 0;
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    for (const char *f; d && (f = g_dir_read_name(d)); files++) {
+        g_autofree char *path = g_build_filename(dir, f, NULL);
+        g_autoptr(GError) err = NULL;
+        fp_model *m = fp_onnx_load(path, &err);
+        CU_ASSERT_PTR_NOT_NULL(m);
+        fp_model_free(m);
+        g_unlink(path);
+    }
+    CU_ASSERT_EQUAL(files, 2 * cs->len);
+    g_rmdir(dir);
+    tu_expect_cli_error((const char *[]){"calibrate", "--micro-models", "/nonexistent/dir", NULL}, "/nonexistent/dir",
+                        "not a directory");
+}
+
+FP_TEST_SUITE(register_calibrate_runtime)
+{
+    CU_pSuite s = CU_add_suite("calibrate_runtime", NULL, NULL);
+    CU_add_test(s, "micro_models_load", test_micro_models_load);
+    CU_add_test(s, "writer", test_writer);
+    CU_add_test(s, "fit_recovers", test_fit_recovers);
+    CU_add_test(s, "cli_errors", test_cli_errors);
+    CU_add_test(s, "cli_micro_models", test_cli_micro_models);
+}
