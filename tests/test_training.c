@@ -567,6 +567,63 @@ static void test_recompute_graphs(void)
     }
 }
 
+/* A decoder-like stack of n layers on h [1, 8, 16]: each a = MatMul(h, W), b = Mul(a, t),
+ * c = Relu(b), h' = h + Mul(c, cos), where cos is a graph input and t = Sin(pos) is computed once
+ * from another: both are read by every layer and no parameter flows into them. */
+static fp_model *shared_decoder(int n)
+{
+    tb *b = tb_new(13);
+    const int64_t dims[] = {1, 8, 16};
+    tb_input(b, "x", F32, 3, dims);
+    tb_input(b, "cos", F32, 3, dims);
+    tb_input(b, "pos", F32, 3, dims);
+    tb_node(b, "Sin", "table", "pos", "t");
+    char prev[16] = "x";
+    for (int i = 0; i < n; i++) {
+        char w[16], a[16], bb[16], c[16], d[16], o[16];
+        g_snprintf(w, sizeof w, "w%d", i), g_snprintf(a, sizeof a, "a%d", i), g_snprintf(bb, sizeof bb, "b%d", i);
+        g_snprintf(c, sizeof c, "c%d", i), g_snprintf(d, sizeof d, "d%d", i), g_snprintf(o, sizeof o, "o%d", i);
+        tb_init(b, w, F32, 2, (int64_t[]){16, 16});
+        g_autofree char *mm = g_strdup_printf("%s,%s", prev, w);
+        g_autofree char *mt = g_strdup_printf("%s,t", a);
+        g_autofree char *mc = g_strdup_printf("%s,cos", c);
+        g_autofree char *add = g_strdup_printf("%s,%s", prev, d);
+        tb_node(b, "MatMul", a, mm, a);
+        tb_node(b, "Mul", bb, mt, bb);
+        tb_node(b, "Relu", c, bb, c);
+        tb_node(b, "Mul", d, mc, d);
+        tb_node(b, "Add", o, add, o);
+        g_strlcpy(prev, o, sizeof prev);
+    }
+    tb_output(b, prev, F32, -1, NULL);
+    return load_tb(b);
+}
+
+/* Tensors every layer reads but no parameter flows into (a graph input, a table computed once from
+ * one) do not stop the cuts between layers: they are held for the whole step and counted once, in
+ * the bytes every plan holds; over the stages the planner matches every plan tried. */
+static void test_recompute_shared(void)
+{
+    for (int n = 4; n <= 8; n += 4) {
+        g_autoptr(fp_model) m = shared_decoder(n);
+        fp_train_saved s;
+        fp_rc_stages st;
+        stages_of(m, &s, &st);
+        CU_ASSERT_FATAL(st.n >= (uint32_t)n && st.n <= 16);
+        CU_ASSERT_EQUAL(st.base, 3 * 8 * 16 * 4); /* x, cos and t, each once */
+        uint64_t total = st.base, least = fp_rc_min_budget(&st);
+        for (uint32_t t = 0; t < st.n; t++)
+            total += st.own[t];
+        CU_ASSERT_EQUAL(total, s.saved_bytes);
+        CU_ASSERT(least < total);
+        check_least(&st);
+        for (int k = 0; k <= 8; k++)
+            check_exhaustive(&st, least + (total - least) * (uint64_t)k / 8);
+        fp_rc_stages_clear(&st);
+        fp_train_saved_clear(&s);
+    }
+}
+
 /* Long stage lists (a network's size): every plan fits its budget, replayed, and its bound is at
  * most its FLOPs (equal when exact), coarse searches and the planner's alike; with all the saved
  * bytes or more (the most a budget can be) nothing is recomputed. */
@@ -677,6 +734,7 @@ FP_TEST_SUITE(register_training)
     CU_add_test(s, "recompute_brute", test_recompute_brute);
     CU_add_test(s, "recompute_graphs", test_recompute_graphs);
     CU_add_test(s, "recompute_long", test_recompute_long);
+    CU_add_test(s, "recompute_shared", test_recompute_shared);
     CU_add_test(s, "recompute_report", test_recompute_report);
     CU_add_test(s, "forward_peak", test_forward_peak);
     CU_add_test(s, "headroom", test_headroom);
