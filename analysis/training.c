@@ -13,7 +13,9 @@
  * tensor. */
 static fp_train_opts train_opts(const fp_training_opts *o, const fp_device *d)
 {
-    return (fp_train_opts){.precision = o->precision, .gpu = !g_str_has_prefix(d->target, "ort-cpu")};
+    return (fp_train_opts){.precision = o->precision,
+                           .autograd = o->autograd,
+                           .gpu = !g_str_has_prefix(d->target, "ort-cpu")};
 }
 
 /* The budget in bytes of a plan for saved activations of `saved` bytes. */

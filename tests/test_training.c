@@ -153,6 +153,55 @@ static fp_model *ln_model(void)
     return load_tb(b);
 }
 
+/* x [2,4,8] -> MatMul -> h -> RMSNorm as torch.onnx exports one (Pow, ReduceMean over the last
+ * axis, or over everything without `axes`, Add eps, Sqrt, Div(1, .) for rsqrt, Mul by h, Mul by
+ * gamma) -> MatMul -> y. */
+static fp_model *rms_model(bool axes)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 4, 8});
+    tb_init_f32(b, "two", 1, (float[]){2.0f});
+    tb_init_f32(b, "eps", 1, (float[]){1e-6f});
+    tb_init_f32(b, "one", 1, (float[]){1.0f});
+    tb_init(b, "w0", F32, 2, (int64_t[]){8, 8});
+    tb_init(b, "gamma", F32, 1, (int64_t[]){8});
+    tb_init(b, "w", F32, 2, (int64_t[]){8, 8});
+    tb_node(b, "MatMul", "mm0", "x,w0", "h");
+    tb_node(b, "Pow", "pow", "h,two", "h2");
+    tb_node_t *m = tb_node(b, "ReduceMean", "mean", "h2", "ms");
+    if (axes)
+        tb_attr_ints(b, m, "axes", 1, (int64_t[]){-1});
+    tb_node(b, "Add", "add_eps", "ms,eps", "me");
+    tb_node(b, "Sqrt", "sqrt", "me", "sd");
+    tb_node(b, "Div", "rsqrt", "one,sd", "r");
+    tb_node(b, "Mul", "mul_r", "h,r", "n");
+    tb_node(b, "Mul", "mul_g", "n,gamma", "ng");
+    tb_node(b, "MatMul", "mm", "ng,w", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return load_tb(b);
+}
+
+/* The RMSNorm's saves: x (mm0), h (Pow, Mul), rsqrt's result (not the Sqrt before it: the pair is
+ * rsqrt), the normalized h (gamma's gradient), mm's input; under PyTorch 1.13's autograd also the
+ * square mean(dim) reads (MeanBackward1 keeps its input), not when the mean is over everything
+ * (MeanBackward0 keeps sizes). */
+static void test_rms_norm(void)
+{
+    const uint64_t row = 8 * 4, all = 256;
+    for (int axes = 0; axes < 2; axes++) {
+        g_autoptr(fp_model) m = rms_model(axes);
+        uint64_t r = axes ? row : 4; /* rsqrt's result: a row each, or one value */
+        for (int rel = FP_TRAIN_AUTOGRAD_2; rel <= FP_TRAIN_AUTOGRAD_1_13; rel++) {
+            fp_train_saved s;
+            fp_train_saved_run(m, &(fp_train_opts){.autograd = (fp_train_autograd)rel}, &s);
+            bool keeps = axes && rel == FP_TRAIN_AUTOGRAD_1_13;
+            CU_ASSERT_EQUAL(s.saved_bytes, 4 * all + r + (keeps ? all : 0));
+            CU_ASSERT_EQUAL(s.decomposed, 1);
+            fp_train_saved_clear(&s);
+        }
+    }
+}
+
 static void test_ops(void)
 {
     {
@@ -264,6 +313,8 @@ static void test_cli(void)
                         "--optimizer lamb: one of sgd, momentum, adam, adamw");
     tu_expect_cli_error((const char *[]){"train", "--precision", "fp8", model, NULL}, NULL,
                         "--precision fp8: one of fp32, amp-fp16, amp-bf16");
+    tu_expect_cli_error((const char *[]){"train", "--autograd", "1.12", model, NULL}, NULL,
+                        "--autograd 1.12: one of 2, 1.13");
     tu_expect_cli_error((const char *[]){"train", "--reserve", "120%", model, NULL}, NULL,
                         "--reserve 120%: a percentage from 0% to below 100%");
     tu_expect_cli_error((const char *[]){"train", "--batch", "-2", model, NULL}, NULL, "--batch -2");
@@ -730,6 +781,7 @@ FP_TEST_SUITE(register_training)
     CU_pSuite s = CU_add_suite("training", NULL, NULL);
     CU_add_test(s, "chain", test_chain);
     CU_add_test(s, "ops", test_ops);
+    CU_add_test(s, "rms_norm", test_rms_norm);
     CU_add_test(s, "recompute", test_recompute);
     CU_add_test(s, "recompute_brute", test_recompute_brute);
     CU_add_test(s, "recompute_graphs", test_recompute_graphs);

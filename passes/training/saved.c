@@ -381,6 +381,10 @@ static int reads_one(fp_op op)
     }
 }
 
+/* Whether ReduceMean n is PyTorch's mean over given dims (mean.dim): axes as its attribute or
+ * second input; without them it is mean() over everything, which keeps sizes only. */
+static bool mean_dim(const fp_node *n) { return fp_node_attr(n, "axes") != NULL || (n->n_inputs > 1 && n->inputs[1]); }
+
 static void save_op(pass *p, const fp_node *n)
 {
     int one = reads_one(n->op);
@@ -436,6 +440,10 @@ static void save_op(pass *p, const fp_node *n)
     case FP_OP_GATHER_ELEMENTS:
         save(p, n, in(n, 0), "input 0", "gather's formula takes the whole input");
         save(p, n, in(n, 1), "indices", "where to scatter the gradient");
+        return;
+    case FP_OP_REDUCE_MEAN:
+        if (p->o->autograd == FP_TRAIN_AUTOGRAD_1_13 && mean_dim(n))
+            save(p, n, in(n, 0), "input 0", "mean(dim) keeps its input in PyTorch 1.13 (MeanBackward1)");
         return;
     case FP_OP_REDUCE_MAX:
     case FP_OP_REDUCE_MIN:
@@ -497,6 +505,15 @@ static bool erf_gelu(const fp_node *d, const fp_node **group)
         return false;
     group[0] = e, group[1] = a, group[2] = m1, group[3] = m2;
     return true;
+}
+
+/* rsqrt as torch.onnx exports it, from its Sqrt: Div(a constant, Sqrt(x)); the Div, or NULL. */
+static const fp_node *rsqrt_div(const fp_node *sq)
+{
+    const fp_node *d = sole_use(out0(sq));
+    return sq->op == FP_OP_SQRT && d && d->op == FP_OP_DIV && fp_value_is_constant(in(d, 0)) && in(d, 1) == out0(sq)
+               ? d
+               : NULL;
 }
 
 /* The op reading v that is of kind op, when v has exactly two readers (a LayerNorm's centred x:
@@ -568,6 +585,11 @@ static bool save_decomposed(pass *p, const fp_node *n)
             save(p, n, in(n, 0), "input 0",
                  silu ? "SiLU (exported as Sigmoid * Mul) saves its input"
                       : "HardSwish (exported as HardSigmoid * Mul) saves its input");
+        return true;
+    }
+    if ((group[0] = rsqrt_div(n))) {
+        if (grouped(p, n, "rsqrt as Sqrt, Div(1, .)", group, 1))
+            save(p, n, out0(group[0]), "output", "rsqrt (exported as Sqrt, Div(1, .)) saves its result");
         return true;
     }
     if (n->op == FP_OP_DIV && erf_gelu(n, group)) {
