@@ -387,7 +387,7 @@ static void test_decoder(void)
     CU_ASSERT_PTR_NULL(cnn->train.loss_logits);
 }
 
-/* `train` on the sample decoder with no --dim: a plan, and what it bound, in text and JSON; a bad
+/* `train` on the sample decoder with no --dim: what it bound, in text and JSON, and a plan at 50%; a bad
  * --seq, or one asked of a model without a KV cache, exits 2 naming it. */
 static void test_decoder_cli(void)
 {
@@ -398,6 +398,13 @@ static void test_decoder_cli(void)
                                          "past_sequence_length=0)"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "decoder sequence of 2048 tokens, 0 past, 4 present outputs not kept"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "headroom max batch"));
+    tu_run_clear(&r);
+    /* with no --dim, a plan at a budget, and what was bound */
+    r = tu_run((const char *[]){"train", model, "--budget", "50%", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "trained as a full sequence of 2048 tokens"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "  plan: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "search: exact"));
     tu_run_clear(&r);
     r = tu_run((const char *[]){"train", model, "--seq", "64", "--no-headroom", "-f", "json", NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
