@@ -11,6 +11,7 @@
 
 typedef struct {
     char *device, *optimizer, *precision, *autograd, *budget, *seq;
+    char **frozen;
     gboolean no_headroom;
 } train_opts;
 
@@ -35,6 +36,7 @@ static bool resolve(const train_opts *to, fp_cli_resolved *r, fp_training_opts *
     *o = (fp_training_opts){.analysis = r->ao, .optimizer = FP_OPT_ADAM, .headroom = r->headroom};
     o->analysis.device = to->device;
     o->headroom.on = !to->no_headroom;
+    o->frozen = to->frozen;
     if (to->optimizer && !fp_train_optimizer_parse(to->optimizer, &o->optimizer)) {
         fp_cli_error("--optimizer %s: one of sgd, momentum, adam, adamw", to->optimizer);
         return false;
@@ -112,6 +114,8 @@ int fp_cmd_train(int argc, char **argv)
          "REL"},
         {"budget", 0, 0, G_OPTION_ARG_STRING, &to.budget,
          "Plan recomputation so that saved activations stay within SIZE or P% of what they are unplanned", "SIZE|P%"},
+        {"frozen", 0, 0, G_OPTION_ARG_STRING_ARRAY, &to.frozen,
+         "An initializer not trained: a buffer (a rotary cache) or a frozen weight (repeatable)", "NAME"},
         {"seq", 0, 0, G_OPTION_ARG_STRING, &to.seq,
          "A decoder's tokens per sequence, trained at once without its KV cache (default 2048)", "N"},
         {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &to.no_headroom, "Skip the training-headroom search", NULL},
@@ -138,6 +142,7 @@ int fp_cmd_train(int argc, char **argv)
     g_free(to.autograd);
     g_free(to.budget);
     g_free(to.seq);
+    g_strfreev(to.frozen);
     fp_cli_model_opts_clear(&mo);
     return rc;
 }

@@ -712,6 +712,46 @@ static void test_recompute_long(void)
     }
 }
 
+/* A decoder whose rotary tables are lookups into caches (Gather of cos_cached and sin_cached by
+ * position_ids, bench/gen_hf_decoders.py): named frozen, the caches are buffers, not parameters, so
+ * the tables need no gradient, Mul saves the table but not q and k, and the tables are held for the
+ * whole step: the layers are cut apart and the planner matches every plan; an unknown name exits 2
+ * naming the model and the name. */
+static void test_frozen(void)
+{
+    const char *path = FP_SOURCE_DIR "/tests/data/decoder/hf_gqa_xx_bool_silu_plain_kv.onnx";
+    char *caches[] = {"cos_cached", "sin_cached", NULL};
+    g_autoptr(GError) err = NULL;
+    fp_training_opts o = {.analysis = {.context = 64, .batch = 2}};
+    g_autoptr(fp_training) plain = fp_training_run(path, &o, &err);
+    o.frozen = caches;
+    g_autoptr(fp_training) frozen = fp_training_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(frozen);
+    const fp_value *cache = fp_graph_find(frozen->a->model->main, "cos_cached");
+    uint64_t cache_numel = 0;
+    CU_ASSERT_FATAL(cache && fp_shape_numel(&cache->shape, &cache_numel));
+    CU_ASSERT_EQUAL(plain->saved.parameters - frozen->saved.parameters, 2 * cache_numel);
+    CU_ASSERT(frozen->saved.saved_bytes < plain->saved.saved_bytes);
+    fp_rc_stages st;
+    fp_rc_stages_make(frozen->a->model, &frozen->saved, NULL, &st);
+    fp_rc_stages ps;
+    fp_rc_stages_make(plain->a->model, &plain->saved, NULL, &ps);
+    CU_ASSERT(st.n > ps.n);
+    CU_ASSERT_FATAL(st.n <= 16);
+    uint64_t total = st.base, least = fp_rc_min_budget(&st);
+    for (uint32_t t = 0; t < st.n; t++)
+        total += st.own[t];
+    CU_ASSERT_EQUAL(total, frozen->saved.saved_bytes);
+    check_least(&st);
+    for (int k = 0; k <= 4; k++)
+        check_exhaustive(&st, least + (total - least) * (uint64_t)k / 4);
+    fp_rc_stages_clear(&st);
+    fp_rc_stages_clear(&ps);
+    tu_expect_cli_error((const char *[]){"train", "--frozen", "nope", path, NULL}, path,
+                        "--frozen nope: no initializer of that name");
+}
+
 /* An approximate plan in the reports: the text gives its gap and the bound, the JSON says it is not
  * exact and gives the bound and the gap as a share of the plan's FLOPs. */
 static void test_recompute_report(void)
@@ -794,6 +834,7 @@ FP_TEST_SUITE(register_training)
     CU_add_test(s, "recompute_graphs", test_recompute_graphs);
     CU_add_test(s, "recompute_long", test_recompute_long);
     CU_add_test(s, "recompute_shared", test_recompute_shared);
+    CU_add_test(s, "frozen", test_frozen);
     CU_add_test(s, "recompute_report", test_recompute_report);
     CU_add_test(s, "forward_peak", test_forward_peak);
     CU_add_test(s, "headroom", test_headroom);

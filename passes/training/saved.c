@@ -31,6 +31,12 @@ bool fp_train_is_parameter(const fp_value *v)
     return true;
 }
 
+/* Whether v is trained in the step: a parameter that the options do not name frozen. */
+static bool trained(const pass *p, const fp_value *v)
+{
+    return fp_train_is_parameter(v) && !(p->o->frozen && g_strv_contains((const char *const *)p->o->frozen, v->name));
+}
+
 /* Whether v is an activation: computed by the forward pass or fed to it (not a weight). */
 static bool activation(const fp_value *v) { return v && !fp_value_is_fixed(v); }
 
@@ -134,12 +140,12 @@ const fp_value *fp_train_storage_of(const fp_value *v)
     return v;
 }
 
-/* requires_grad: a parameter, or a float output of an op reading a value that requires it (a
+/* requires_grad: a trained parameter, or a float output of an op reading a value that requires it (a
  * parameter transposed at export, which analysis folded, is the parameter to PyTorch). */
 static void propagate(pass *p, fp_node *const *order, uint32_t n)
 {
     for (guint i = 0; i < p->g->values->len; i++)
-        p->s->requires_grad[i] = fp_train_is_parameter(p->g->values->pdata[i]);
+        p->s->requires_grad[i] = trained(p, p->g->values->pdata[i]);
     for (uint32_t i = 0; i < n; i++) {
         const fp_node *nd = order[i];
         bool any = false;
@@ -630,7 +636,7 @@ static void parameters(pass *p)
         if (v->kind != FP_VALUE_INITIALIZER || !fp_dtype_is_float(v->dtype) || !fp_shape_numel(&v->shape, &b) ||
             !fp_dtype_bytes(v->dtype, b, &b))
             continue;
-        if (fp_train_is_parameter(v)) {
+        if (trained(p, v)) {
             p->s->parameter_bytes += b;
             p->s->parameters += numel_of(v);
         } else if (numel_of(v) > 1) {

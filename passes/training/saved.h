@@ -26,6 +26,8 @@ typedef enum {
 typedef struct {
     fp_train_precision precision;
     fp_train_autograd autograd;  /* the release whose derivative formulas are counted */
+    char *const *frozen;         /* names of initializers not trained (buffers such as a rotary
+                                    cache, frozen weights), NULL-terminated; NULL: none */
     bool gpu;                    /* a CUDA device: dropout keeps a 1-byte mask; on a CPU, a noise tensor of X's dtype */
     const fp_value *loss_logits; /* a causal LM's logits [B, S, V] (a main-graph value): the step's
                                     cross-entropy on them is counted (its saves); NULL: the
@@ -62,7 +64,8 @@ void fp_train_saved_run(const fp_model *m, const fp_train_opts *o, fp_train_save
 void fp_train_saved_clear(fp_train_saved *s);
 
 /* Whether value v of the main graph is a trainable parameter: a float initializer of more than one
- * element that no BatchNormalization reads as its running mean or variance. */
+ * element that no BatchNormalization reads as its running mean or variance (fp_train_opts.frozen
+ * may name more that are not trained). */
 bool fp_train_is_parameter(const fp_value *v);
 
 /* The value whose storage v shares: v, or the base of the views PyTorch makes without a copy
