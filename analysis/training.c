@@ -13,7 +13,10 @@
  * tensor. */
 static fp_train_opts train_opts(const fp_training_opts *o, const fp_device *d)
 {
-    return (fp_train_opts){.precision = o->precision, .gpu = !g_str_has_prefix(d->target, "ort-cpu")};
+    return (fp_train_opts){.precision = o->precision,
+                           .autograd = o->autograd,
+                           .frozen = o->frozen,
+                           .gpu = !g_str_has_prefix(d->target, "ort-cpu")};
 }
 
 /* The budget in bytes of a plan for saved activations of `saved` bytes. */
@@ -233,6 +236,21 @@ static int64_t batch_of(const fp_analysis *a)
     return a->batch;
 }
 
+/* Whether every name o->frozen gives is an initializer of a's main graph (the model at path); else
+ * false and the error. */
+static bool frozen_known(const char *path, const fp_analysis *a, const fp_training_opts *o, GError **error)
+{
+    for (char **n = o->frozen; n && *n; n++) {
+        const fp_value *v = fp_graph_find(a->model->main, *n);
+        if (!v || v->kind != FP_VALUE_INITIALIZER) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: --frozen %s: no initializer of that name",
+                        path, *n);
+            return false;
+        }
+    }
+    return true;
+}
+
 fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError **error)
 {
     fp_analysis_opts ao = o->analysis;
@@ -243,6 +261,10 @@ fp_training *fp_training_run(const char *path, const fp_training_opts *o, GError
     fp_analysis *a = fp_analysis_run(path, &ao, error);
     if (!a)
         return NULL;
+    if (!frozen_known(path, a, o, error)) {
+        fp_analysis_free(a);
+        return NULL;
+    }
     fp_training *t = g_new0(fp_training, 1);
     t->a = a;
     t->device = a->device;

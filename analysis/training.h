@@ -18,6 +18,8 @@ typedef struct {
                                     training are set here */
     fp_train_optimizer optimizer;
     fp_train_precision precision;
+    fp_train_autograd autograd;    /* the PyTorch release whose saves are counted (default 2) */
+    char **frozen;                 /* initializers not trained (--frozen), NULL-terminated; may be NULL */
     fp_analysis_headroom headroom; /* on: search the largest batch that fits; the capacity (0: the
                                     device's), reserve (NULL: 10%) and max batch (0: 2^24) */
     double budget_share;           /* --budget P%: of the saved activations (0: none) */

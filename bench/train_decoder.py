@@ -17,7 +17,8 @@ to the attention mask [B, 1, 1, T], softmax, SiLU MLP, lm_head, the cross-entrop
             no past, no present), and the loss, under torch.autograd.graph.saved_tensors_hooks:
             every tensor an op saves, counted once per storage (bench/train_memory.py's measure),
             parameters and buffers left out
-  fuseplan  `train MODEL --batch B --seq S --no-headroom -f json`: training.saved_activation_bytes
+  fuseplan  `train MODEL --batch B --seq S --autograd 1.13 --no-headroom -f json` (the release
+            measured: torch 1.13's mean(dim) keeps its input): training.saved_activation_bytes
 Prints one row per sequence length (error = fuseplan / PyTorch - 1) and writes
 OUT/train_decoder.json. Exit status 0, 2 when torch or fuseplan is missing.
 """
@@ -35,8 +36,9 @@ D, HEADS, KV, FFN, VOCAB, LAYERS = 256, 8, 2, 512, 1000, 2
 DH = D // HEADS
 
 
-def build(torch):
-    """The decoder (forward(ids, mask, past) -> logits, presents) and its loss wrapper."""
+def build(torch, layers=LAYERS):
+    """The decoder of `layers` layers (forward(ids, mask, past) -> logits, presents) and its loss
+    wrapper."""
     nn = torch.nn
 
     class RMSNorm(nn.Module):
@@ -91,7 +93,7 @@ def build(torch):
         def __init__(self):
             super().__init__()
             self.embed = nn.Embedding(VOCAB, D)
-            self.layers = nn.ModuleList([Layer() for _ in range(LAYERS)])
+            self.layers = nn.ModuleList([Layer() for _ in range(layers)])
             self.norm = RMSNorm()
             self.lm_head = nn.Linear(D, VOCAB, bias=False)
             inv = 1.0 / (10000 ** (torch.arange(0, DH, 2).float() / DH))
@@ -135,10 +137,10 @@ def build(torch):
 def export(torch, dec, path):
     if os.path.exists(path):
         return
-    b, s, p = 1, 4, 3
+    b, s, p, layers = 1, 4, 3, len(dec.layers)
     ids = torch.randint(0, VOCAB, (b, s))
-    past = [torch.randn(b, KV, p, DH) for _ in range(2 * LAYERS)]
-    names = [f"past_key_values.{n // 2}.{'value' if n % 2 else 'key'}" for n in range(2 * LAYERS)]
+    past = [torch.randn(b, KV, p, DH) for _ in range(2 * layers)]
+    names = [f"past_key_values.{n // 2}.{'value' if n % 2 else 'key'}" for n in range(2 * layers)]
     outs = ["logits"] + [n.replace("past_key_values", "present") for n in names]
     axes = {"input_ids": {0: "batch_size", 1: "sequence_length"},
             "attention_mask": {0: "batch_size", 1: "total_sequence_length"},
@@ -173,7 +175,7 @@ def main():
     for seq in a.seq or [128, 512]:
         ids = torch.randint(0, VOCAB, (a.batch, seq))
         saved, storages = measure(torch, WithLoss(dec, torch.randint(0, VOCAB, (a.batch, seq))), ids)
-        fp, err = fuseplan_saved(a.fuseplan, path, a.batch, "--seq", str(seq))
+        fp, err = fuseplan_saved(a.fuseplan, path, a.batch, "--seq", str(seq), "--autograd", "1.13")
         row = {"batch": a.batch, "seq": seq, "torch_bytes": saved, "torch_storages": storages, "error": err,
                "fuseplan_bytes": fp["saved_activation_bytes"] if fp else None}
         if fp:

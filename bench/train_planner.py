@@ -87,7 +87,7 @@ def table(results, batch):
            "| model | stages | saved | least | budget | fits | plan time | saved under the plan | within budget "
            "| recomputed | exact | gap |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    worst, over = 0.0, 0
+    worst, over, widest, unfit = 0.0, 0, 0.0, 0
     for name, rows in results:
         if isinstance(rows, str):
             out.append(f"| {name} | failed: {rows} | | | | | | | | | | |")
@@ -98,6 +98,8 @@ def table(results, batch):
             over += within is False
             worst = max(worst, r["ms"])
             gap = 0 if r["exact"] or not r["flops"] else (r["flops"] - r["lower"]) / r["flops"]
+            widest = max(widest, gap) if r["feasible"] else widest
+            unfit += not r["feasible"]
             share = f"{100 * r['share']:.0f}%" if r["share"] else "least"
             if not r["feasible"]:
                 out.append(f"| {name} | {r['stages']} | {r['saved'] / 1e6:,.2f} MB | {least} | {share} "
@@ -107,8 +109,11 @@ def table(results, batch):
                        f"{share} ({r['budget'] / 1e6:,.2f} MB) | yes | {r['ms']:.2f} ms | {r['peak'] / 1e6:,.2f} MB | "
                        f"{'yes' if within else 'NO'} | {r['flops'] / 1e9:,.3f} GFLOP | "
                        f"{'yes' if r['exact'] else 'approx'} | {100 * gap:.2f}% |")
-    out += ["", f"Slowest plan: {worst:.1f} ms; plans over their budget: {over}. dec_llama32 has 3 stages: "
-            "its rotary tables are graph inputs every layer reads, so no single tensor crosses between layers."]
+    out += ["", f"Slowest plan: {worst:.1f} ms; plans over their budget: {over}; largest gap to the lower "
+            f"bound: {100 * widest:.2f}%; budgets below the least any plan fits (no plan, as fp_rc_min_budget "
+            f"says): {unfit}. Tensors held for the whole step (graph inputs, values no parameter flows into, "
+            "such as dec_llama32's rotary tables) do not stop a cut between layers (docs/training.md, "
+            "\"Recompute\")."]
     return "\n".join(out), over
 
 

@@ -12,7 +12,7 @@ Per network (random weights, seed 0, model.train(), CPU, float32; bench/train_me
             a ResNet block and ViT's layers cut at their residual adds; each item ends at an ONNX
             node (the last whose name is under the item's module scope, as torch.onnx names nodes
             after module paths, or a node named outright)
-  plan      `train MODEL --batch B --budget P --no-headroom -f json`: recompute.recomputed, each
+  plan      `train MODEL --batch B --budget P --autograd 1.13 --no-headroom -f json`: recompute.recomputed, each
             segment's `from` and `to` tensors; a segment runs from the item after the one that makes
             `from` (the first item when null) to the item that makes `to` (the last when null); a
             tensor no item ends at is a boundary the sequence cannot express, and the network is
@@ -44,10 +44,11 @@ BEGIN, END = "<!-- train-replay:begin -->", "<!-- train-replay:end -->"
 TITLE = "## Training: the recompute plan replayed in PyTorch"
 # network: image size, batch (small: the bench runs on 2 shared cores)
 NETWORKS = {"resnet18": (64, 4), "resnet50": (64, 4), "mobilenet_v2": (64, 4), "efficientnet_b0": (64, 4),
-            "vit_b_16": (112, 2), "llama_decoder": (512, 2)}
-# the decoder's rotary tables and mask live across every layer, so its stages are few (cut only where
-# one tensor crosses): the least budget any plan fits is 77% of its saved activations at 512 tokens
-BUDGETS = {"llama_decoder": "85%"}
+            "vit_b_16": (112, 2), "llama_decoder": (256, 2), "llama_decoder_32": (256, 2)}
+# budgets per network (the others: 50%)
+BUDGETS = {"llama_decoder": ("30%", "50%", "70%"), "llama_decoder_32": ("30%", "50%", "70%")}
+# the PyTorch release measured: the machine's Debian torch (its mean(dim) keeps its input)
+AUTOGRAD = ("--autograd", "1.13")
 
 
 class Item:
@@ -298,13 +299,15 @@ def decoder_items(torch, dec, labels, vocab):
                     Item("loss", lambda y: loss(y.float().view(-1, vocab), labels.view(-1)), "/Cast_4")]
 
 
-def decoder_network(torch, out, batch, seq):
-    """(model, items, input, loss, export path, extra fuseplan options) for the decoder at seq."""
+def decoder_network(torch, out, batch, seq, layers):
+    """(model, items, input, loss, export path, extra fuseplan options) for the decoder of `layers`
+    layers at seq."""
     import train_decoder
-    Decoder, _ = train_decoder.build(torch)
+    Decoder, _ = train_decoder.build(torch, layers)
     dec = Decoder()
     dec.train()
-    path = os.path.join(out, "llama_kv_decoder.onnx")
+    path = os.path.join(out, "llama_kv_decoder.onnx" if layers == train_decoder.LAYERS else
+                        f"llama_kv_decoder_{layers}.onnx")
     train_decoder.export(torch, dec, path)
     ids = torch.randint(0, train_decoder.VOCAB, (batch, seq))
     labels = torch.randint(0, train_decoder.VOCAB, (batch, seq))
@@ -313,9 +316,10 @@ def decoder_network(torch, out, batch, seq):
 
 
 def plan_of(exe, path, batch, budget, *extra):
-    """`train PATH --batch B --budget P EXTRA... --no-headroom -f json`: (training, recompute), or an error."""
-    r = subprocess.run([exe, "train", path, "--batch", str(batch), "--budget", budget, *extra, "--no-headroom",
-                        "-f", "json"], capture_output=True, text=True)
+    """`train PATH --batch B --budget P --autograd 1.13 EXTRA... --no-headroom -f json`: (training,
+    recompute), or an error."""
+    r = subprocess.run([exe, "train", path, "--batch", str(batch), "--budget", budget, *AUTOGRAD, *extra,
+                        "--no-headroom", "-f", "json"], capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
     d = json.loads(r.stdout)
@@ -327,8 +331,8 @@ def network(torch, torchvision, name, a):
     torchvision model, exported once into --out at its image size with a symbolic batch."""
     size, batch = NETWORKS[name]
     torch.manual_seed(0)
-    if name == "llama_decoder":
-        return decoder_network(torch, a.out, batch, size)
+    if name.startswith("llama_decoder"):
+        return decoder_network(torch, a.out, batch, size, 32 if name.endswith("_32") else 2)
     kwargs = dict(KWARGS.get(name, {}), **({"image_size": size} if name.startswith("vit") else {}))
     model = getattr(torchvision.models, name)(**kwargs)
     model.train()
@@ -339,9 +343,16 @@ def network(torch, torchvision, name, a):
 
 
 def run_network(torch, torchvision, name, a):
-    model, items, x, loss, path, extra = network(torch, torchvision, name, a)
+    """One row per budget of the network (--budget, else BUDGETS', else 50%)."""
+    made = network(torch, torchvision, name, a)
+    budgets = (a.budget,) if a.budget else BUDGETS.get(name, ("50%",))
+    return [run_budget(torch, name, made, budget, a) for budget in budgets]
+
+
+def run_budget(torch, name, made, budget, a):
+    """The plan at `budget` for the network `made` (network's tuple), replayed: its table row."""
+    model, items, x, loss, path, extra = made
     batch = x.shape[0]
-    budget = a.budget or BUDGETS.get(name, "50%")
     row = {"network": name, "batch": batch, "size": NETWORKS[name][0], "budget": budget, "error": None}
     got, err = plan_of(a.fuseplan, path, batch, budget, *extra)
     if err:
@@ -366,7 +377,8 @@ def run_network(torch, torchvision, name, a):
 
 def table(rows):
     out = [f"Measured {datetime.date.today().isoformat()} by `make bench` (bench/train_replay.py): float32, CPU, "
-           "random weights, `train MODEL --batch B --budget P` on the export (TrainingMode.PRESERVE, opset 17) and "
+           "random weights, `train MODEL --batch B --budget P --autograd 1.13` on the export (TrainingMode.PRESERVE, "
+           "opset 17) and "
            "each of its recomputed segments run in PyTorch 1.13 as `torch.utils.checkpoint(..., "
            "use_reentrant=False)` on the module the export came from. Predicted: the plan's "
            "saved_activation_bytes (the most saved bytes live at once over the step); measured: the same over "
@@ -392,15 +404,17 @@ def table(rows):
 
 def main():
     got = start("train_replay", ["torch", "torchvision", "onnx"],
-                (["--budget"], {"default": None, "help": "for every network (default 50%%, the decoder 85%%)"}),
+                (["--budget"], {"default": None, "help": "for every network (default 50%%, the decoder 30%%, 50%% "
+                                                         "and 70%%)"}),
                 (["models"], {"nargs": "*"}))
     if not got:
         return 2
     a, (torch, torchvision, _) = got
     os.makedirs(a.out, exist_ok=True)
-    rows = run_all("train_replay", a.models or list(NETWORKS), lambda name: run_network(torch, torchvision, name, a),
-                   lambda r: f"predicted {r.get('predicted')} measured {r.get('measured')} "
-                             f"{r.get('diff_pct', float('nan')):+.2f}% {r['error'] or ''}")
+    runs = run_all("train_replay", a.models or list(NETWORKS), lambda name: run_network(torch, torchvision, name, a),
+                   lambda rs: "; ".join(f"{r['budget']}: predicted {r.get('predicted')} measured {r.get('measured')} "
+                                        f"{r.get('diff_pct', float('nan')):+.2f}% {r['error'] or ''}" for r in rs))
+    rows = [r for rs in runs for r in rs]
     finish(a, rows, "train_replay.json", (TITLE, BEGIN, END, table(rows)))
     return 0
 

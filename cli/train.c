@@ -10,7 +10,8 @@
 #include "reports/train.h"
 
 typedef struct {
-    char *device, *optimizer, *precision, *budget, *seq;
+    char *device, *optimizer, *precision, *autograd, *budget, *seq;
+    char **frozen;
     gboolean no_headroom;
 } train_opts;
 
@@ -35,12 +36,17 @@ static bool resolve(const train_opts *to, fp_cli_resolved *r, fp_training_opts *
     *o = (fp_training_opts){.analysis = r->ao, .optimizer = FP_OPT_ADAM, .headroom = r->headroom};
     o->analysis.device = to->device;
     o->headroom.on = !to->no_headroom;
+    o->frozen = to->frozen;
     if (to->optimizer && !fp_train_optimizer_parse(to->optimizer, &o->optimizer)) {
         fp_cli_error("--optimizer %s: one of sgd, momentum, adam, adamw", to->optimizer);
         return false;
     }
     if (to->precision && !fp_train_precision_parse(to->precision, &o->precision)) {
         fp_cli_error("--precision %s: one of fp32, amp-fp16, amp-bf16", to->precision);
+        return false;
+    }
+    if (to->autograd && !fp_train_autograd_parse(to->autograd, &o->autograd)) {
+        fp_cli_error("--autograd %s: one of 2, 1.13", to->autograd);
         return false;
     }
     g_autoptr(GError) err = NULL;
@@ -89,6 +95,7 @@ static int run(const char *path, const fp_cli_model_opts *mo, const fp_cli_resol
                            .t = t,
                            .optimizer = o->optimizer,
                            .precision = o->precision,
+                           .autograd = o->autograd,
                            .reserve = reserve,
                            .top = r->top};
     return write_report(&rep, mo->output, r->format);
@@ -102,8 +109,13 @@ int fp_cmd_train(int argc, char **argv)
         {"device", 'd', 0, G_OPTION_ARG_STRING, &to.device, "Device profile name or .ini (default cpu-avx2)", "NAME"},
         {"optimizer", 0, 0, G_OPTION_ARG_STRING, &to.optimizer, "sgd, momentum, adam (default) or adamw", "OPT"},
         {"precision", 0, 0, G_OPTION_ARG_STRING, &to.precision, "fp32 (default), amp-fp16 or amp-bf16", "P"},
+        {"autograd", 0, 0, G_OPTION_ARG_STRING, &to.autograd,
+         "PyTorch release whose autograd saves are counted: 2 (default) or 1.13 (its mean(dim) keeps its input)",
+         "REL"},
         {"budget", 0, 0, G_OPTION_ARG_STRING, &to.budget,
          "Plan recomputation so that saved activations stay within SIZE or P% of what they are unplanned", "SIZE|P%"},
+        {"frozen", 0, 0, G_OPTION_ARG_STRING_ARRAY, &to.frozen,
+         "An initializer not trained: a buffer (a rotary cache) or a frozen weight (repeatable)", "NAME"},
         {"seq", 0, 0, G_OPTION_ARG_STRING, &to.seq,
          "A decoder's tokens per sequence, trained at once without its KV cache (default 2048)", "N"},
         {"no-headroom", 0, 0, G_OPTION_ARG_NONE, &to.no_headroom, "Skip the training-headroom search", NULL},
@@ -127,8 +139,10 @@ int fp_cmd_train(int argc, char **argv)
     g_free(to.device);
     g_free(to.optimizer);
     g_free(to.precision);
+    g_free(to.autograd);
     g_free(to.budget);
     g_free(to.seq);
+    g_strfreev(to.frozen);
     fp_cli_model_opts_clear(&mo);
     return rc;
 }

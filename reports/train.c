@@ -171,8 +171,9 @@ void fp_report_train_text(const fp_train_report *r, FILE *out)
         graph_text(r, out);
         return;
     }
-    fprintf(out, "train   batch %" G_GINT64_FORMAT ", optimizer %s, precision %s\n", t->batch,
-            fp_train_optimizer_name(r->optimizer), fp_train_precision_name(r->precision));
+    fprintf(out, "train   batch %" G_GINT64_FORMAT ", optimizer %s, precision %s%s\n", t->batch,
+            fp_train_optimizer_name(r->optimizer), fp_train_precision_name(r->precision),
+            r->autograd == FP_TRAIN_AUTOGRAD_2 ? "" : ", saves as PyTorch 1.13's autograd makes them");
     decoder_text(t, out);
     g_autofree char *np = fp_format_count(t->saved.parameters);
     g_autofree char *pnote = g_strdup_printf("%s trainable values", np);

@@ -11,6 +11,7 @@ typedef struct {
     const fp_training *t;
     fp_train_optimizer optimizer;
     fp_train_precision precision;
+    fp_train_autograd autograd;
     double reserve; /* share of the capacity kept free (t->reserve_bytes of t->capacity_bytes) */
     unsigned top;   /* saved tensors listed, largest first (0: all) */
 } fp_train_report;

@@ -126,6 +126,7 @@ void fp_report_train_json(const fp_train_report *r, fp_jsonw *w)
     fp_jsonw_int(w, "batch", t->batch);
     fp_jsonw_str(w, "optimizer", fp_train_optimizer_name(r->optimizer));
     fp_jsonw_str(w, "precision", fp_train_precision_name(r->precision));
+    fp_jsonw_str(w, "autograd", fp_train_autograd_name(r->autograd));
     fp_jsonw_uint(w, "parameters", t->saved.parameters);
     fp_jsonw_uint(w, "parameter_bytes", st->parameter_bytes);
     fp_jsonw_uint(w, "gradient_bytes", st->gradient_bytes);

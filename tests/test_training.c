@@ -153,6 +153,55 @@ static fp_model *ln_model(void)
     return load_tb(b);
 }
 
+/* x [2,4,8] -> MatMul -> h -> RMSNorm as torch.onnx exports one (Pow, ReduceMean over the last
+ * axis, or over everything without `axes`, Add eps, Sqrt, Div(1, .) for rsqrt, Mul by h, Mul by
+ * gamma) -> MatMul -> y. */
+static fp_model *rms_model(bool axes)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 4, 8});
+    tb_init_f32(b, "two", 1, (float[]){2.0f});
+    tb_init_f32(b, "eps", 1, (float[]){1e-6f});
+    tb_init_f32(b, "one", 1, (float[]){1.0f});
+    tb_init(b, "w0", F32, 2, (int64_t[]){8, 8});
+    tb_init(b, "gamma", F32, 1, (int64_t[]){8});
+    tb_init(b, "w", F32, 2, (int64_t[]){8, 8});
+    tb_node(b, "MatMul", "mm0", "x,w0", "h");
+    tb_node(b, "Pow", "pow", "h,two", "h2");
+    tb_node_t *m = tb_node(b, "ReduceMean", "mean", "h2", "ms");
+    if (axes)
+        tb_attr_ints(b, m, "axes", 1, (int64_t[]){-1});
+    tb_node(b, "Add", "add_eps", "ms,eps", "me");
+    tb_node(b, "Sqrt", "sqrt", "me", "sd");
+    tb_node(b, "Div", "rsqrt", "one,sd", "r");
+    tb_node(b, "Mul", "mul_r", "h,r", "n");
+    tb_node(b, "Mul", "mul_g", "n,gamma", "ng");
+    tb_node(b, "MatMul", "mm", "ng,w", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return load_tb(b);
+}
+
+/* The RMSNorm's saves: x (mm0), h (Pow, Mul), rsqrt's result (not the Sqrt before it: the pair is
+ * rsqrt), the normalized h (gamma's gradient), mm's input; under PyTorch 1.13's autograd also the
+ * square mean(dim) reads (MeanBackward1 keeps its input), not when the mean is over everything
+ * (MeanBackward0 keeps sizes). */
+static void test_rms_norm(void)
+{
+    const uint64_t row = 8 * 4, all = 256;
+    for (int axes = 0; axes < 2; axes++) {
+        g_autoptr(fp_model) m = rms_model(axes);
+        uint64_t r = axes ? row : 4; /* rsqrt's result: a row each, or one value */
+        for (int rel = FP_TRAIN_AUTOGRAD_2; rel <= FP_TRAIN_AUTOGRAD_1_13; rel++) {
+            fp_train_saved s;
+            fp_train_saved_run(m, &(fp_train_opts){.autograd = (fp_train_autograd)rel}, &s);
+            bool keeps = axes && rel == FP_TRAIN_AUTOGRAD_1_13;
+            CU_ASSERT_EQUAL(s.saved_bytes, 4 * all + r + (keeps ? all : 0));
+            CU_ASSERT_EQUAL(s.decomposed, 1);
+            fp_train_saved_clear(&s);
+        }
+    }
+}
+
 static void test_ops(void)
 {
     {
@@ -264,6 +313,8 @@ static void test_cli(void)
                         "--optimizer lamb: one of sgd, momentum, adam, adamw");
     tu_expect_cli_error((const char *[]){"train", "--precision", "fp8", model, NULL}, NULL,
                         "--precision fp8: one of fp32, amp-fp16, amp-bf16");
+    tu_expect_cli_error((const char *[]){"train", "--autograd", "1.12", model, NULL}, NULL,
+                        "--autograd 1.12: one of 2, 1.13");
     tu_expect_cli_error((const char *[]){"train", "--reserve", "120%", model, NULL}, NULL,
                         "--reserve 120%: a percentage from 0% to below 100%");
     tu_expect_cli_error((const char *[]){"train", "--batch", "-2", model, NULL}, NULL, "--batch -2");
@@ -336,7 +387,7 @@ static void test_decoder(void)
     CU_ASSERT_PTR_NULL(cnn->train.loss_logits);
 }
 
-/* `train` on the sample decoder with no --dim: a plan, and what it bound, in text and JSON; a bad
+/* `train` on the sample decoder with no --dim: what it bound, in text and JSON, and a plan at 50%; a bad
  * --seq, or one asked of a model without a KV cache, exits 2 naming it. */
 static void test_decoder_cli(void)
 {
@@ -347,6 +398,13 @@ static void test_decoder_cli(void)
                                          "past_sequence_length=0)"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "decoder sequence of 2048 tokens, 0 past, 4 present outputs not kept"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "headroom max batch"));
+    tu_run_clear(&r);
+    /* with no --dim, a plan at a budget, and what was bound */
+    r = tu_run((const char *[]){"train", model, "--budget", "50%", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "trained as a full sequence of 2048 tokens"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "  plan: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "search: exact"));
     tu_run_clear(&r);
     r = tu_run((const char *[]){"train", model, "--seq", "64", "--no-headroom", "-f", "json", NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
@@ -567,6 +625,63 @@ static void test_recompute_graphs(void)
     }
 }
 
+/* A decoder-like stack of n layers on h [1, 8, 16]: each a = MatMul(h, W), b = Mul(a, t),
+ * c = Relu(b), h' = h + Mul(c, cos), where cos is a graph input and t = Sin(pos) is computed once
+ * from another: both are read by every layer and no parameter flows into them. */
+static fp_model *shared_decoder(int n)
+{
+    tb *b = tb_new(13);
+    const int64_t dims[] = {1, 8, 16};
+    tb_input(b, "x", F32, 3, dims);
+    tb_input(b, "cos", F32, 3, dims);
+    tb_input(b, "pos", F32, 3, dims);
+    tb_node(b, "Sin", "table", "pos", "t");
+    char prev[16] = "x";
+    for (int i = 0; i < n; i++) {
+        char w[16], a[16], bb[16], c[16], d[16], o[16];
+        g_snprintf(w, sizeof w, "w%d", i), g_snprintf(a, sizeof a, "a%d", i), g_snprintf(bb, sizeof bb, "b%d", i);
+        g_snprintf(c, sizeof c, "c%d", i), g_snprintf(d, sizeof d, "d%d", i), g_snprintf(o, sizeof o, "o%d", i);
+        tb_init(b, w, F32, 2, (int64_t[]){16, 16});
+        g_autofree char *mm = g_strdup_printf("%s,%s", prev, w);
+        g_autofree char *mt = g_strdup_printf("%s,t", a);
+        g_autofree char *mc = g_strdup_printf("%s,cos", c);
+        g_autofree char *add = g_strdup_printf("%s,%s", prev, d);
+        tb_node(b, "MatMul", a, mm, a);
+        tb_node(b, "Mul", bb, mt, bb);
+        tb_node(b, "Relu", c, bb, c);
+        tb_node(b, "Mul", d, mc, d);
+        tb_node(b, "Add", o, add, o);
+        g_strlcpy(prev, o, sizeof prev);
+    }
+    tb_output(b, prev, F32, -1, NULL);
+    return load_tb(b);
+}
+
+/* Tensors every layer reads but no parameter flows into (a graph input, a table computed once from
+ * one) do not stop the cuts between layers: they are held for the whole step and counted once, in
+ * the bytes every plan holds; over the stages the planner matches every plan tried. */
+static void test_recompute_shared(void)
+{
+    for (int n = 4; n <= 8; n += 4) {
+        g_autoptr(fp_model) m = shared_decoder(n);
+        fp_train_saved s;
+        fp_rc_stages st;
+        stages_of(m, &s, &st);
+        CU_ASSERT_FATAL(st.n >= (uint32_t)n && st.n <= 16);
+        CU_ASSERT_EQUAL(st.base, 3 * 8 * 16 * 4); /* x, cos and t, each once */
+        uint64_t total = st.base, least = fp_rc_min_budget(&st);
+        for (uint32_t t = 0; t < st.n; t++)
+            total += st.own[t];
+        CU_ASSERT_EQUAL(total, s.saved_bytes);
+        CU_ASSERT(least < total);
+        check_least(&st);
+        for (int k = 0; k <= 8; k++)
+            check_exhaustive(&st, least + (total - least) * (uint64_t)k / 8);
+        fp_rc_stages_clear(&st);
+        fp_train_saved_clear(&s);
+    }
+}
+
 /* Long stage lists (a network's size): every plan fits its budget, replayed, and its bound is at
  * most its FLOPs (equal when exact), coarse searches and the planner's alike; with all the saved
  * bytes or more (the most a budget can be) nothing is recomputed. */
@@ -595,6 +710,46 @@ static void test_recompute_long(void)
         }
         fp_rc_stages_clear(&st);
     }
+}
+
+/* A decoder whose rotary tables are lookups into caches (Gather of cos_cached and sin_cached by
+ * position_ids, bench/gen_hf_decoders.py): named frozen, the caches are buffers, not parameters, so
+ * the tables need no gradient, Mul saves the table but not q and k, and the tables are held for the
+ * whole step: the layers are cut apart and the planner matches every plan; an unknown name exits 2
+ * naming the model and the name. */
+static void test_frozen(void)
+{
+    const char *path = FP_SOURCE_DIR "/tests/data/decoder/hf_gqa_xx_bool_silu_plain_kv.onnx";
+    char *caches[] = {"cos_cached", "sin_cached", NULL};
+    g_autoptr(GError) err = NULL;
+    fp_training_opts o = {.analysis = {.context = 64, .batch = 2}};
+    g_autoptr(fp_training) plain = fp_training_run(path, &o, &err);
+    o.frozen = caches;
+    g_autoptr(fp_training) frozen = fp_training_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(frozen);
+    const fp_value *cache = fp_graph_find(frozen->a->model->main, "cos_cached");
+    uint64_t cache_numel = 0;
+    CU_ASSERT_FATAL(cache && fp_shape_numel(&cache->shape, &cache_numel));
+    CU_ASSERT_EQUAL(plain->saved.parameters - frozen->saved.parameters, 2 * cache_numel);
+    CU_ASSERT(frozen->saved.saved_bytes < plain->saved.saved_bytes);
+    fp_rc_stages st;
+    fp_rc_stages_make(frozen->a->model, &frozen->saved, NULL, &st);
+    fp_rc_stages ps;
+    fp_rc_stages_make(plain->a->model, &plain->saved, NULL, &ps);
+    CU_ASSERT(st.n > ps.n);
+    CU_ASSERT_FATAL(st.n <= 16);
+    uint64_t total = st.base, least = fp_rc_min_budget(&st);
+    for (uint32_t t = 0; t < st.n; t++)
+        total += st.own[t];
+    CU_ASSERT_EQUAL(total, frozen->saved.saved_bytes);
+    check_least(&st);
+    for (int k = 0; k <= 4; k++)
+        check_exhaustive(&st, least + (total - least) * (uint64_t)k / 4);
+    fp_rc_stages_clear(&st);
+    fp_rc_stages_clear(&ps);
+    tu_expect_cli_error((const char *[]){"train", "--frozen", "nope", path, NULL}, path,
+                        "--frozen nope: no initializer of that name");
 }
 
 /* An approximate plan in the reports: the text gives its gap and the bound, the JSON says it is not
@@ -673,10 +828,13 @@ FP_TEST_SUITE(register_training)
     CU_pSuite s = CU_add_suite("training", NULL, NULL);
     CU_add_test(s, "chain", test_chain);
     CU_add_test(s, "ops", test_ops);
+    CU_add_test(s, "rms_norm", test_rms_norm);
     CU_add_test(s, "recompute", test_recompute);
     CU_add_test(s, "recompute_brute", test_recompute_brute);
     CU_add_test(s, "recompute_graphs", test_recompute_graphs);
     CU_add_test(s, "recompute_long", test_recompute_long);
+    CU_add_test(s, "recompute_shared", test_recompute_shared);
+    CU_add_test(s, "frozen", test_frozen);
     CU_add_test(s, "recompute_report", test_recompute_report);
     CU_add_test(s, "forward_peak", test_forward_peak);
     CU_add_test(s, "headroom", test_headroom);

@@ -33,12 +33,41 @@
 
 /* ---------------------------------------------------------------- stages */
 
-/* The cut positions: after order index i when the storages open across it are exactly one
- * (its id in *single), as one sweep counting them. cut[i] is that storage's id + 1, else 0. Of
- * consecutive cuts across the same storage only the last is kept: the ops between them (constants,
- * views of it) make nothing that lives on, and a stage of them alone would part the storage's maker
- * from the op after them that saves it. */
-static uint32_t *cuts(const fp_graph *g, fp_node *const *order, uint32_t n)
+/* Whether v, open across a cut, is a tensor held for the whole step rather than an activation a
+ * recomputed segment would make again: a graph input, or a value no parameter flows into (a rotary
+ * table or attention mask computed once from the inputs and read by every layer). */
+static bool held_throughout(const fp_train_saved *saved, const fp_value *v)
+{
+    return !v->producer || !saved->requires_grad[v->id];
+}
+
+/* The one storage open across a cut that is not held throughout (id + 1), else 0; when every open
+ * storage is held throughout, the only one there is (else 0). */
+static uint32_t crossing(const fp_graph *g, const fp_train_saved *saved, GHashTable *open)
+{
+    uint32_t one = 0, own = 0, owned = 0;
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, open);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        one = GPOINTER_TO_UINT(key);
+        if (!held_throughout(saved, g->values->pdata[one - 1]))
+            own = one, owned++;
+    }
+    if (owned)
+        return owned == 1 ? own : 0;
+    return g_hash_table_size(open) == 1 ? one : 0;
+}
+
+/* The cut positions: after order index i when exactly one storage open across it (made before the
+ * cut, read after it) is not held throughout (held_throughout; those are pinned: their saves are
+ * held for the whole step), as one sweep counting them. cut[i] is that storage's id + 1, else 0;
+ * pinned[id] is set for the other storages open across a cut. Of consecutive cuts across the same
+ * storage only the last is kept: the ops between them (constants, views of it) make nothing that
+ * lives on, and a stage of them alone would part the storage's maker from the op after them that
+ * saves it. */
+static uint32_t *cuts(const fp_graph *g, const fp_train_saved *saved, fp_node *const *order, uint32_t n,
+                      uint8_t *pinned)
 {
     g_autofree uint32_t *last = fp_train_last_reads(g, order, n);
     uint32_t *cut = g_new0(uint32_t, n);
@@ -63,14 +92,17 @@ static uint32_t *cuts(const fp_graph *g, fp_node *const *order, uint32_t n)
             if (last[GPOINTER_TO_UINT(key) - 1] <= i &&
                 !((const fp_value *)g->values->pdata[GPOINTER_TO_UINT(key) - 1])->is_output)
                 g_hash_table_iter_remove(&it);
-        if (g_hash_table_size(open) == 1 && i + 1 < n) {
-            g_hash_table_iter_init(&it, open);
-            g_hash_table_iter_next(&it, &key, NULL);
-            cut[i] = GPOINTER_TO_UINT(key);
-            if (prev < n && cut[prev] == cut[i])
-                cut[prev] = 0;
-            prev = i;
-        }
+        uint32_t one = i + 1 < n ? crossing(g, saved, open) : 0;
+        if (!one)
+            continue;
+        cut[i] = one;
+        if (prev < n && cut[prev] == cut[i])
+            cut[prev] = 0;
+        prev = i;
+        g_hash_table_iter_init(&it, open);
+        while (g_hash_table_iter_next(&it, &key, NULL))
+            if (GPOINTER_TO_UINT(key) != one)
+                pinned[GPOINTER_TO_UINT(key) - 1] = 1;
     }
     return cut;
 }
@@ -117,7 +149,8 @@ void fp_rc_stages_make(const fp_model *m, const fp_train_saved *saved, const voi
     fp_node *const *order = fp_graph_order(g, &n, NULL);
     if (!order || !n)
         return;
-    g_autofree uint32_t *cut = cuts(g, order, n);
+    g_autofree uint8_t *pinned = g_new0(uint8_t, g->values->len);
+    g_autofree uint32_t *cut = cuts(g, saved, order, n, pinned);
     g_autofree uint32_t *stage_of = g_new0(uint32_t, g->nodes->len);
     uint32_t stages = 1;
     for (uint32_t i = 0; i < n; i++) {
@@ -139,8 +172,8 @@ void fp_rc_stages_make(const fp_model *m, const fp_train_saved *saved, const voi
         if (!it->counted)
             continue;
         const fp_node *maker = it->storage ? it->storage->producer : it->node;
-        if (!maker)
-            out->base += it->bytes; /* a graph input */
+        if (!maker || (it->storage && pinned[it->storage->id]))
+            out->base += it->bytes; /* a graph input, or a tensor held throughout */
         else
             out->own[stage_of[maker->id]] += it->bytes;
     }

@@ -1,7 +1,8 @@
 /* recompute.h - the recompute (checkpointing) planner (passes/training/recompute.c): which saved
  * tensors to drop in forward and recompute in backward so that saved activations stay within a
  * budget at every point of the step, with the fewest extra FLOPs. The forward graph is cut into
- * stages at its articulation values (one tensor crosses the cut); a plan splits the stages into
+ * stages at its articulation values (one tensor crosses the cut, besides tensors held for the whole
+ * step: graph inputs, values no parameter flows into, counted in base); a plan splits the stages into
  * segments, each kept (its saves held from forward) or recomputed (its start held, the segment run
  * forward again before its backward). The plan is proven optimal over these plans, or else comes
  * with a lower bound on the optimum (dynamic programming over the stages: bucketed, then over Pareto
@@ -15,7 +16,8 @@ typedef enum { FP_RC_KEEP, FP_RC_START, FP_RC_CONTINUE } fp_rc_mode;
 
 typedef struct {
     uint32_t n;             /* stages */
-    uint64_t base;          /* saved bytes no plan drops: the graph's inputs */
+    uint64_t base;          /* saved bytes no plan drops: the graph's inputs, the tensors held
+                                  throughout that cuts cross */
     uint64_t *own;          /* per stage: the saved bytes of the storages it makes, auxiliaries too */
     uint64_t *src;          /* per stage: bytes of the tensor it starts from (the cut before it) */
     bool *src_owned;        /* that tensor is saved, and made by the stage just before (then held

@@ -31,6 +31,12 @@ bool fp_train_is_parameter(const fp_value *v)
     return true;
 }
 
+/* Whether v is trained in the step: a parameter that the options do not name frozen. */
+static bool trained(const pass *p, const fp_value *v)
+{
+    return fp_train_is_parameter(v) && !(p->o->frozen && g_strv_contains((const char *const *)p->o->frozen, v->name));
+}
+
 /* Whether v is an activation: computed by the forward pass or fed to it (not a weight). */
 static bool activation(const fp_value *v) { return v && !fp_value_is_fixed(v); }
 
@@ -134,12 +140,12 @@ const fp_value *fp_train_storage_of(const fp_value *v)
     return v;
 }
 
-/* requires_grad: a parameter, or a float output of an op reading a value that requires it (a
+/* requires_grad: a trained parameter, or a float output of an op reading a value that requires it (a
  * parameter transposed at export, which analysis folded, is the parameter to PyTorch). */
 static void propagate(pass *p, fp_node *const *order, uint32_t n)
 {
     for (guint i = 0; i < p->g->values->len; i++)
-        p->s->requires_grad[i] = fp_train_is_parameter(p->g->values->pdata[i]);
+        p->s->requires_grad[i] = trained(p, p->g->values->pdata[i]);
     for (uint32_t i = 0; i < n; i++) {
         const fp_node *nd = order[i];
         bool any = false;
@@ -381,6 +387,10 @@ static int reads_one(fp_op op)
     }
 }
 
+/* Whether ReduceMean n is PyTorch's mean over given dims (mean.dim): axes as its attribute or
+ * second input; without them it is mean() over everything, which keeps sizes only. */
+static bool mean_dim(const fp_node *n) { return fp_node_attr(n, "axes") != NULL || (n->n_inputs > 1 && n->inputs[1]); }
+
 static void save_op(pass *p, const fp_node *n)
 {
     int one = reads_one(n->op);
@@ -436,6 +446,10 @@ static void save_op(pass *p, const fp_node *n)
     case FP_OP_GATHER_ELEMENTS:
         save(p, n, in(n, 0), "input 0", "gather's formula takes the whole input");
         save(p, n, in(n, 1), "indices", "where to scatter the gradient");
+        return;
+    case FP_OP_REDUCE_MEAN:
+        if (p->o->autograd == FP_TRAIN_AUTOGRAD_1_13 && mean_dim(n))
+            save(p, n, in(n, 0), "input 0", "mean(dim) keeps its input in PyTorch 1.13 (MeanBackward1)");
         return;
     case FP_OP_REDUCE_MAX:
     case FP_OP_REDUCE_MIN:
@@ -497,6 +511,15 @@ static bool erf_gelu(const fp_node *d, const fp_node **group)
         return false;
     group[0] = e, group[1] = a, group[2] = m1, group[3] = m2;
     return true;
+}
+
+/* rsqrt as torch.onnx exports it, from its Sqrt: Div(a constant, Sqrt(x)); the Div, or NULL. */
+static const fp_node *rsqrt_div(const fp_node *sq)
+{
+    const fp_node *d = sole_use(out0(sq));
+    return sq->op == FP_OP_SQRT && d && d->op == FP_OP_DIV && fp_value_is_constant(in(d, 0)) && in(d, 1) == out0(sq)
+               ? d
+               : NULL;
 }
 
 /* The op reading v that is of kind op, when v has exactly two readers (a LayerNorm's centred x:
@@ -570,6 +593,11 @@ static bool save_decomposed(pass *p, const fp_node *n)
                       : "HardSwish (exported as HardSigmoid * Mul) saves its input");
         return true;
     }
+    if ((group[0] = rsqrt_div(n))) {
+        if (grouped(p, n, "rsqrt as Sqrt, Div(1, .)", group, 1))
+            save(p, n, out0(group[0]), "output", "rsqrt (exported as Sqrt, Div(1, .)) saves its result");
+        return true;
+    }
     if (n->op == FP_OP_DIV && erf_gelu(n, group)) {
         if (grouped(p, n, "GELU as Div, Erf, Add, Mul, Mul", group, 4))
             save(p, n, in(n, 0), "input 0", "GELU (exported as Div, Erf, Add, Mul, Mul) saves its input");
@@ -608,7 +636,7 @@ static void parameters(pass *p)
         if (v->kind != FP_VALUE_INITIALIZER || !fp_dtype_is_float(v->dtype) || !fp_shape_numel(&v->shape, &b) ||
             !fp_dtype_bytes(v->dtype, b, &b))
             continue;
-        if (fp_train_is_parameter(v)) {
+        if (trained(p, v)) {
             p->s->parameter_bytes += b;
             p->s->parameters += numel_of(v);
         } else if (numel_of(v) > 1) {

@@ -2,7 +2,7 @@
  * saved.c): for every op of an exported forward graph, the tensors PyTorch autograd saves for its
  * derivative formula (inputs, outputs, auxiliaries such as max-pool indices and BatchNorm's
  * statistics), counted once per storage (views share their base's), parameters apart. Decomposed
- * exports of fused ops (SiLU, GELU, HardSwish, LayerNorm) save what the fused op saves. Facts and
+ * exports of fused ops (SiLU, GELU, HardSwish, LayerNorm, rsqrt) save what the fused op saves. Facts and
  * sources: shared/ref/training_memory_facts.md (sections 1-3), docs/training.md. */
 #ifndef FP_TRAINING_SAVED_H
 #define FP_TRAINING_SAVED_H
@@ -18,8 +18,16 @@ typedef enum {
     FP_TRAIN_AMP_BF16, /* the same in bfloat16 */
 } fp_train_precision;
 
+typedef enum {
+    FP_TRAIN_AUTOGRAD_2,    /* PyTorch 2: mean(dim) keeps its input's sizes only */
+    FP_TRAIN_AUTOGRAD_1_13, /* PyTorch 1.13: mean(dim) keeps its input (MeanBackward1's saved self) */
+} fp_train_autograd;
+
 typedef struct {
     fp_train_precision precision;
+    fp_train_autograd autograd;  /* the release whose derivative formulas are counted */
+    char *const *frozen;         /* names of initializers not trained (buffers such as a rotary
+                                    cache, frozen weights), NULL-terminated; NULL: none */
     bool gpu;                    /* a CUDA device: dropout keeps a 1-byte mask; on a CPU, a noise tensor of X's dtype */
     const fp_value *loss_logits; /* a causal LM's logits [B, S, V] (a main-graph value): the step's
                                     cross-entropy on them is counted (its saves); NULL: the
@@ -56,7 +64,8 @@ void fp_train_saved_run(const fp_model *m, const fp_train_opts *o, fp_train_save
 void fp_train_saved_clear(fp_train_saved *s);
 
 /* Whether value v of the main graph is a trainable parameter: a float initializer of more than one
- * element that no BatchNormalization reads as its running mean or variance. */
+ * element that no BatchNormalization reads as its running mean or variance (fp_train_opts.frozen
+ * may name more that are not trained). */
 bool fp_train_is_parameter(const fp_value *v);
 
 /* The value whose storage v shares: v, or the base of the views PyTorch makes without a copy

@@ -10,30 +10,46 @@
 
 static const char *const optimizers[] = {"sgd", "momentum", "adam", "adamw", NULL};
 static const char *const precisions[] = {"fp32", "amp-fp16", "amp-bf16", NULL};
+static const char *const autograds[] = {"2", "1.13", NULL};
+
+/* The index of s in the NULL-terminated names, or -1. */
+static int name_index(const char *const *names, const char *s)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
 
 bool fp_train_optimizer_parse(const char *s, fp_train_optimizer *out)
 {
-    for (int i = 0; optimizers[i]; i++)
-        if (strcmp(s, optimizers[i]) == 0) {
-            *out = (fp_train_optimizer)i;
-            return true;
-        }
-    return false;
+    int i = name_index(optimizers, s);
+    if (i >= 0)
+        *out = (fp_train_optimizer)i;
+    return i >= 0;
 }
 
 const char *fp_train_optimizer_name(fp_train_optimizer o) { return optimizers[o]; }
 
 bool fp_train_precision_parse(const char *s, fp_train_precision *out)
 {
-    for (int i = 0; precisions[i]; i++)
-        if (strcmp(s, precisions[i]) == 0) {
-            *out = (fp_train_precision)i;
-            return true;
-        }
-    return false;
+    int i = name_index(precisions, s);
+    if (i >= 0)
+        *out = (fp_train_precision)i;
+    return i >= 0;
 }
 
 const char *fp_train_precision_name(fp_train_precision p) { return precisions[p]; }
+
+bool fp_train_autograd_parse(const char *s, fp_train_autograd *out)
+{
+    int i = name_index(autograds, s);
+    if (i >= 0)
+        *out = (fp_train_autograd)i;
+    return i >= 0;
+}
+
+const char *fp_train_autograd_name(fp_train_autograd a) { return autograds[a]; }
 
 typedef struct {
     const fp_graph *g;

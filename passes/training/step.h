@@ -16,6 +16,9 @@ const char *fp_train_optimizer_name(fp_train_optimizer o);
 /* "fp32", "amp-fp16", "amp-bf16". */
 bool fp_train_precision_parse(const char *s, fp_train_precision *out);
 const char *fp_train_precision_name(fp_train_precision p);
+/* "2", "1.13": the PyTorch release whose autograd saves are counted. */
+bool fp_train_autograd_parse(const char *s, fp_train_autograd *out);
+const char *fp_train_autograd_name(fp_train_autograd a);
 
 typedef struct {
     uint64_t parameter_bytes; /* the parameters as the model stores them (AMP: float32 masters) */
