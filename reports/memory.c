@@ -158,6 +158,9 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
         g_autofree char *stored = fp_format_bytes(r->weight_bytes);
         g_autofree char *kept = quantized_kept(x->weight_quantized);
         fprintf(out, "weights     %s at %s (--weight-dtype; stored %s%s)\n", w, x->weight_dtype, stored, kept);
+    } else if (r->folded_bytes && r->folded_bytes <= weights) {
+        g_autofree char *st = fp_format_bytes(weights - r->folded_bytes), *fo = fp_format_bytes(r->folded_bytes);
+        fprintf(out, "weights     %s: %s stored in the file, %s folded from constants (made at load)\n", w, st, fo);
     } else {
         fprintf(out, "weights     %s\n", w);
     }

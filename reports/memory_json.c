@@ -30,6 +30,8 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
     fp_jsonw_uint(w, "naive_bytes", r->naive_bytes);
     fp_jsonw_num(w, "fragmentation", r->lower_bound ? (double)r->arena / (double)r->lower_bound - 1.0 : 0.0);
     fp_jsonw_uint(w, "weight_bytes", r->weight_bytes);
+    fp_jsonw_uint(w, "stored_weight_bytes", r->weight_bytes - MIN(r->folded_bytes, r->weight_bytes));
+    fp_jsonw_uint(w, "folded_weight_bytes", r->folded_bytes);
     uint64_t total;
     fp_jsonw_uint(w, "total_bytes", g_uint64_checked_add(&total, r->weight_bytes, r->arena) ? total : UINT64_MAX);
     fp_jsonw_uint(w, "workspace_bytes", r->workspace_bytes);
