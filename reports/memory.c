@@ -170,7 +170,8 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
                 "kv cache    %s held apart from the arena (%u layers, %" G_GUINT64_FORMAT " bytes per token, %s)\n", k,
                 x->kv->layers, x->kv_bytes_per_token,
                 x->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(x->kv_dtype) : "mixed dtypes");
-        fp_report_kv_config_text(x->kv, out);
+        fp_report_kv_cross_text(x->kv, x->kv_dtype, x->kv_block, "  ", out);
+        fp_report_kv_config_text(x->kv, "kv facts    ", out);
     }
     fprintf(out, "activations %s planned (%s, %s), floor %s, fragmentation %.2f%%\n", a,
             fp_memplan_strategy_name(r->opts.strategy), r->method, lb,
@@ -262,17 +263,42 @@ int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_he
     return (int64_t)MIN(tokens, (uint64_t)G_MAXINT64);
 }
 
-void fp_report_kv_config_text(const fp_kv_cache *kv, FILE *out)
+void fp_report_kv_config_text(const fp_kv_cache *kv, const char *label, FILE *out)
 {
-    if (!kv->config)
+    const fp_genai_config *c = kv->genai;
+    if (!c)
         return;
-    fprintf(out, "kv facts    from %s, which agrees with the graph (%u layers, names, heads)", kv->config, kv->layers);
-    if (kv->max_length)
-        fprintf(out, "; max_length %" G_GINT64_FORMAT, kv->max_length);
-    if (kv->share_buffer)
-        fprintf(out, "; past_present_share_buffer: one buffer of max_length tokens per K and V, written in place "
-                     "(no past copy)");
+    fprintf(out, "%sfrom %s", label, c->path);
+    if (c->model_type)
+        fprintf(out, " (model.type %s)", c->model_type);
+    fprintf(out, ", which agrees with the graph: %u layers, %s (%s)", kv->layers,
+            c->past_packed ? "K and V packed" : "K and V apart", c->past_packed ? c->past_packed : c->past_key);
+    if (c->kv_heads >= 0 || c->heads >= 0)
+        fprintf(out, ", %" G_GINT64_FORMAT " KV heads of %" G_GINT64_FORMAT " attention heads", c->kv_heads, c->heads);
+    if (c->head_size >= 0)
+        fprintf(out, ", head size %" G_GINT64_FORMAT, c->head_size);
+    if (c->max_length)
+        fprintf(out, "; max_length %" G_GINT64_FORMAT, c->max_length);
+    fprintf(out, "; past_present_share_buffer %s",
+            c->share_buffer ? "true: one buffer of max_length tokens per K and V, written in place (no past copy)"
+                            : "false");
     fputc('\n', out);
+}
+
+void fp_report_kv_cross_text(const fp_kv_cache *kv, fp_dtype dtype, int64_t block, const char *label, FILE *out)
+{
+    if (!kv->n_cross)
+        return;
+    uint64_t per_seq = fp_kv_cache_cross_per_sequence(kv, dtype), held = fp_kv_cache_cross(kv, dtype, block);
+    g_autofree char *tokens = kv->cross_tokens > 0 ? g_strdup_printf("%" G_GINT64_FORMAT, kv->cross_tokens)
+                                                   : g_strdup(kv->cross_dim ? kv->cross_dim : "?");
+    g_autofree char *h = held == UINT64_MAX ? g_strdup("unknown") : fp_format_bytes(held);
+    fprintf(out,
+            "%scross-attention K and V of %u layers at the encoder's %s tokens, fixed whatever the context: ", label,
+            kv->cross_layers, tokens);
+    if (per_seq)
+        fprintf(out, "%" G_GUINT64_FORMAT " bytes per sequence, ", per_seq);
+    fprintf(out, "%s held now (in the cache)\n", h);
 }
 
 /* The decoder's lines: the step searched, the cache per token, and after the answer the KV
@@ -288,7 +314,8 @@ static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, co
         if (dec->block)
             fprintf(out, ", blocks of %" G_GINT64_FORMAT " tokens", dec->block);
         fputc('\n', out);
-        fp_report_kv_config_text(dec->kv, out);
+        fp_report_kv_cross_text(dec->kv, dec->kv_dtype, dec->block, "  ", out);
+        fp_report_kv_config_text(dec->kv, "kv facts    ", out);
         return;
     }
     int64_t tokens = fp_report_kv_capacity_tokens(dec, res);

@@ -31,6 +31,7 @@ typedef struct {
     fp_dtype kv_dtype;         /* at the what-if */
     uint64_t kv_bytes;         /* the cache held (fp_kv_cache_held); UINT64_MAX unknown */
     uint64_t kv_bytes_per_token;
+    int64_t kv_block; /* --kv-block; 0: not paged */
 } fp_memory_extra;
 
 /* Text report; at most `top` buffers live at the peak are listed (0 = all); with verbose, every
@@ -39,9 +40,15 @@ typedef struct {
 void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
                            unsigned top, bool verbose, FILE *out);
 
-/* The line saying where kv's facts came from when a genai_config.json gave some (its path, the
- * max_length, a shared past/present buffer); nothing when the graph's alone. */
-void fp_report_kv_config_text(const fp_kv_cache *kv, FILE *out);
+/* The line, after `label`, saying where kv's facts came from when a genai_config.json gave some
+ * (its path and model.type, the layers, the layout and its names, the heads and head size, the
+ * max_length, past_present_share_buffer); nothing when the graph's alone. */
+void fp_report_kv_config_text(const fp_kv_cache *kv, const char *label, FILE *out);
+
+/* The line, after `label`, of an encoder-decoder's cross-attention K and V (their layers, the
+ * encoder's tokens, bytes per sequence and held now at `dtype` in blocks of `block`, as
+ * fp_kv_cache_cross); nothing without them. */
+void fp_report_kv_cross_text(const fp_kv_cache *kv, fp_dtype dtype, int64_t block, const char *label, FILE *out);
 
 /* A decoder's side of a headroom search: the cache at the what-ifs and the step searched. */
 typedef struct {
