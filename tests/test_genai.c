@@ -11,6 +11,7 @@
 
 #define SAMPLE FP_SOURCE_DIR "/models/decoder_int4.onnx"
 #define SAMPLE_CONFIG FP_SOURCE_DIR "/models/genai_config.json"
+#define WHISPER FP_SOURCE_DIR "/models/decoder_whisper.onnx"
 
 /* The sample's config (models/gen_samples.py: genai_config) as written there. */
 static void test_sample(void)
@@ -212,6 +213,53 @@ static void test_share_buffer(void)
     g_unlink(path);
 }
 
+/* An encoder-decoder's config (models/decoder_whisper.onnx in Optimum's names): the cross-attention
+ * K and V are those its cross_past_*_names name, checked against num_attention_heads and head_size;
+ * the report's facts keep the config. A template naming no input, or heads the tensors do not
+ * declare, fail naming the field. */
+static void test_cross(void)
+{
+    const char *names = "\"inputs\": {\"past_key_names\": \"past_key_values.%%d.decoder.key\", \"past_value_names\": "
+                        "\"past_key_values.%%d.decoder.value\", \"cross_past_key_names\": %s, "
+                        "\"cross_past_value_names\": \"past_key_values.%%d.encoder.value\"}, \"outputs\": "
+                        "{\"present_key_names\": \"present.%%d.decoder.key\", \"present_value_names\": "
+                        "\"present.%%d.decoder.value\"}";
+    const struct {
+        const char *key;
+        int heads;
+        const char *needle;
+    } cases[] = {{"\"past_key_values.%d.encoder.key\"", 4, NULL},
+                 {"\"enc.%d.k\"", 4, "model.decoder.inputs.cross_past_key_names: 'enc.%d.k' names no input of"},
+                 {"\"past_key_values.%d.encoder.key\"", 8,
+                  "model.decoder.num_attention_heads: 8, but " WHISPER " declares 'past_key_values.0.encoder.key' "
+                  "with 4"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *fmt =
+            g_strdup_printf("{\"model\": {\"type\": \"whisper\", \"decoder\": {\"num_attention_heads\": "
+                            "%d, \"head_size\": 16, %s}}}",
+                            cases[i].heads, names);
+        g_autofree char *text = g_strdup_printf(fmt, cases[i].key);
+        g_autofree char *path = tu_write_temp(text, strlen(text), ".json");
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.genai_config = path, .stop = FP_PIPELINE_SHAPES};
+        g_autoptr(fp_analysis) a = fp_analysis_run(WHISPER, &o, &err);
+        g_unlink(path);
+        if (cases[i].needle) {
+            CU_ASSERT_PTR_NULL(a);
+            tu_expect_error(err, cases[i].needle);
+            continue;
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv->genai);
+        CU_ASSERT_STRING_EQUAL(a->kv->genai->model_type, "whisper");
+        CU_ASSERT_EQUAL(a->kv->genai->heads, 4);
+        CU_ASSERT_EQUAL(a->kv->n_cross, 4);
+        CU_ASSERT_EQUAL(a->kv->cross_layers, 2);
+        CU_ASSERT_STRING_EQUAL(a->kv->tensors[0].present->name, "present.0.decoder.key");
+        CU_ASSERT_EQUAL(fp_kv_cache_cross(a->kv, FP_DT_UNDEFINED, 0), 2 * 2 * 4 * 1500 * 16 * 4);
+    }
+}
+
 FP_TEST_SUITE(register_genai)
 {
     CU_pSuite s = CU_add_suite("genai", NULL, NULL);
@@ -222,4 +270,5 @@ FP_TEST_SUITE(register_genai)
     CU_add_test(s, "beside", test_beside);
     CU_add_test(s, "cli", test_cli);
     CU_add_test(s, "share_buffer", test_share_buffer);
+    CU_add_test(s, "cross", test_cross);
 }
