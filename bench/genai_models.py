@@ -10,7 +10,8 @@ DIR holds the repository's test/models tree (extracted from a snapshot with `git
 `memory` (`report` of the models exported for CUDA on --device a100) with each symbolic input dim bound: a decode step of 1 new token after 7 (batch 1,
 `batch_plus_1` 2, past 7, total and past-plus-new 8, every other dim 4). Per model: the op types
 fuseplan analyses as opaque (from its warning), the model's values of unknown size (the report's
-`unknown_values`), without and with the binding, and the memory plan's weight_bytes against the sum
+`unknown_values`), without and with the binding, and `memory`'s stored_weight_bytes (the model as
+loaded, before a target's rewrites; folded constants apart) against the sum
 of the initializers' stored bytes (raw bytes, 4-bit types packed two a byte) and the Constant
 nodes' tensors; for a model named by the genai_config.json beside it, the KV cache's bytes per
 token from the config's arithmetic (num_hidden_layers x 2 x num_key_value_heads x head_size x the
@@ -180,9 +181,11 @@ def main():
         hand_cross = cross_bytes(path)
         free = measure(a.fuseplan, path, device)
         for cmd in ("shapes", "memory"):
-            rc, _, err = run(a.fuseplan, [cmd, path] + dims)
+            rc, out, err = run(a.fuseplan, [cmd, path] + dims + (["-f", "json"] if cmd == "memory" else []))
             if rc != 0:
                 ok, names = False, f"{cmd}: {err.strip()}"
+            elif cmd == "memory":  # the weights of the model as the file holds it, before any target's rewrite
+                weights = json.loads(out)["memory"]["stored_weight_bytes"]
         failed |= not ok
         b = f"{before[1]} ({before[2]})" if before and before[1] else "0" if before else "-"
         bu = str(before[3]) if before and before[0] else "-"
