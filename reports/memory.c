@@ -256,7 +256,8 @@ int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_he
 {
     if (!dec->kv || !dec->bytes_per_token || res->max_batch == 0)
         return -1;
-    uint64_t used = res->weight_bytes + res->arena_at_max;
+    uint64_t cross = fp_kv_cache_cross_per_sequence(dec->kv, dec->kv_dtype) * (uint64_t)res->max_batch;
+    uint64_t used = res->weight_bytes + res->arena_at_max + cross;
     uint64_t tokens = res->usable > used ? (res->usable - used) / dec->bytes_per_token : 0;
     if (dec->block > 0)
         tokens -= tokens % (uint64_t)dec->block;
@@ -321,9 +322,9 @@ static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, co
     int64_t tokens = fp_report_kv_capacity_tokens(dec, res);
     if (tokens >= 0)
         fprintf(out,
-                "kv capacity %" G_GINT64_FORMAT " tokens in the memory the weights and the activations at batch "
+                "kv capacity %" G_GINT64_FORMAT " tokens in the memory the weights and the activations%s at batch "
                 "%" G_GINT64_FORMAT " leave\n",
-                tokens, res->max_batch);
+                tokens, dec->kv->n_cross ? " and the cross-attention K and V" : "", res->max_batch);
 }
 
 void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,

@@ -79,9 +79,9 @@ typedef struct {
     uint32_t unknown_values;   /* values of the model whose size is unknown (fp_pipeline_result's) */
 } fp_headroom_request;
 
-/* The tokens the memory left at the maximum after weights and activations holds at
- * dec->bytes_per_token, in whole blocks (vLLM's "KV cache size"); -1 without a decoder or when
- * unknown. */
+/* The tokens the memory left at the maximum after weights, activations and the cross-attention K
+ * and V of max_batch sequences holds at dec->bytes_per_token, in whole blocks (vLLM's "KV cache
+ * size"); -1 without a decoder or when unknown. */
 int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_headroom_result *res);
 
 void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,

@@ -11,6 +11,7 @@
 #include "analysis/analysis.h"
 #include "devices/device.h"
 #include "frontends/load.h"
+#include "reports/memory.h"
 #include "tmodel.h"
 #include "tutil.h"
 
@@ -634,6 +635,11 @@ static void test_cross_attention_headroom(void)
     }
     CU_ASSERT(brute > 1 && brute < 64);
     CU_ASSERT_EQUAL(a->headroom->max_batch, brute);
+    /* the capacity in tokens leaves the cross part of every sequence out */
+    fp_headroom_decoder dec = fp_headroom_decoder_of(a->kv, &a->precision, NULL);
+    const fp_headroom_result *r = a->headroom;
+    uint64_t used = r->weight_bytes + r->arena_at_max + (uint64_t)brute * 2 * 2 * 4 * 1500 * 16 * 4;
+    CU_ASSERT_EQUAL(fp_report_kv_capacity_tokens(&dec, r), (int64_t)((usable - used) / (2 * 2 * 4 * 16 * 4)));
 }
 
 FP_TEST_SUITE(register_decoder)
