@@ -113,6 +113,7 @@ static void test_bound(void)
     JsonObject *t1 = json_array_get_object_element(ts, 1);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(t1, "kind"), "value");
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(t1, "present"), "present.0.value");
+    CU_ASSERT(json_object_get_null_member(kv, "cross") && json_object_get_null_member(kv, "config"));
     tu_run_clear(&r);
     /* the HTML page has its card */
     r = tu_run((const char *[]){"report", DECODER, "-f", "html", "--batch", "4000", "--no-headroom", NULL});
@@ -607,6 +608,41 @@ static void test_cross_attention(void)
     }
 }
 
+/* The commands on the Whisper-style sample at batch 2 and a context of 100: report's JSON
+ * kv_cache.cross and its text, memory's kv_cross_bytes, headroom's kv_cross_bytes_per_sequence. */
+static void test_cross_attention_cli(void)
+{
+    const uint64_t cross = 2 * 2 * 4 * 1500 * 16 * 4, self = 2 * 2 * 4 * 16 * 4;
+    tu_run_result r = tu_run(
+        (const char *[]){"report", WHISPER, "-f", "json", "--batch", "2", "--context", "100", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *kv = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "kv_cache");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "bytes"), 2 * (cross + 100 * self));
+    CU_ASSERT(json_object_get_null_member(kv, "config"));
+    JsonObject *c = json_object_get_object_member(kv, "cross");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "layers"), 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "tokens"), 1500);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "bytes_per_sequence"), cross);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "bytes"), 2 * cross);
+    CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(c, "tensors")), 4);
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", WHISPER, "--batch", "2", "--context", "100", "--no-headroom", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "cross-attention K and V of 2 layers at the encoder's 1500 tokens, fixed "
+                                         "whatever the context: 1536000 bytes per sequence"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "; 4 cross-attention tensors)"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"memory", WHISPER, "-f", "json", "--batch", "2", "--context", "100", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"kv_cross_bytes\" : 3072000"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"headroom", WHISPER, "-f", "json", "--memory", "1GiB", "--context", "100", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"kv_cross_bytes_per_sequence\" : 1536000"));
+    tu_run_clear(&r);
+}
+
 /* headroom on the Whisper-style sample: the cache at each batch holds the cross-attention K and V
  * of every sequence beside the self part, so the max batch is a brute-force search over weights +
  * arena + (cross + context x self) per batch. */
@@ -662,4 +698,5 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "hf_gqa_peak", test_hf_gqa_peak);
     CU_add_test(s, "cross_attention", test_cross_attention);
     CU_add_test(s, "cross_attention_headroom", test_cross_attention_headroom);
+    CU_add_test(s, "cross_attention_cli", test_cross_attention_cli);
 }

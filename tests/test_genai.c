@@ -3,6 +3,7 @@
  * decoder it describes (analysis/decoder_config.c). */
 #include <CUnit/CUnit.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -260,6 +261,38 @@ static void test_cross(void)
     }
 }
 
+/* The config's facts in report's JSON (kv_cache.config) and text, from the int4 sample's config. */
+static void test_report_config(void)
+{
+    tu_run_result r = tu_run((const char *[]){"report", SAMPLE, "-f", "json", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *kv = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "kv_cache");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    JsonObject *c = json_object_get_object_member(kv, "config");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(c, "path"), SAMPLE_CONFIG);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(c, "model_type"), "llama");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(c, "layout"), "separate");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(c, "past_key_names"), "past_key_values.%d.key");
+    CU_ASSERT(json_object_get_null_member(c, "past_names") && json_object_get_null_member(c, "cross_past_key_names"));
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "num_hidden_layers"), 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "num_attention_heads"), 4);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "num_key_value_heads"), 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "head_size"), 16);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "max_length"), 4096);
+    CU_ASSERT(json_object_get_boolean_member(c, "past_present_share_buffer"));
+    CU_ASSERT(json_object_get_null_member(kv, "cross"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", SAMPLE, "--no-headroom", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "  facts from " SAMPLE_CONFIG " (model.type llama), which agrees with the "
+                                         "graph: 2 layers, K and V apart (past_key_values.%d.key), 2 KV heads of 4 "
+                                         "attention heads, head size 16; max_length 4096; "
+                                         "past_present_share_buffer true"));
+    tu_run_clear(&r);
+}
+
 FP_TEST_SUITE(register_genai)
 {
     CU_pSuite s = CU_add_suite("genai", NULL, NULL);
@@ -271,4 +304,5 @@ FP_TEST_SUITE(register_genai)
     CU_add_test(s, "cli", test_cli);
     CU_add_test(s, "share_buffer", test_share_buffer);
     CU_add_test(s, "cross", test_cross);
+    CU_add_test(s, "report_config", test_report_config);
 }

@@ -1113,6 +1113,9 @@ static void test_folded_weights(void)
     g_autoptr(GError) err = NULL;
     fp_analysis_opts o = {0};
     g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    tu_run_result r = tu_run((const char *[]){"memory", path, "-f", "json", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"stored_weight_bytes\" : 16,\n    \"folded_weight_bytes\" : 8000"));
+    tu_run_clear(&r);
     g_unlink(path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_EQUAL(a->res.memory->weight_bytes, 16 + 2000 * 4);
