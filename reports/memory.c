@@ -299,7 +299,10 @@ void fp_report_kv_cross_text(const fp_kv_cache *kv, fp_dtype dtype, int64_t bloc
             kv->cross_layers, tokens);
     if (per_seq)
         fprintf(out, "%" G_GUINT64_FORMAT " bytes per sequence, ", per_seq);
-    fprintf(out, "%s held now (in the cache)\n", h);
+    fprintf(out, "%s held now (in the cache)", h);
+    if (held == UINT64_MAX && kv->cross_dim)
+        fprintf(out, ": bind %s (the encoder's length; Whisper's is 1500) with --dim NAME=N", kv->cross_dim);
+    fputc('\n', out);
 }
 
 /* The decoder's lines: the step searched, the cache per token, and after the answer the KV
