@@ -108,6 +108,8 @@ static fp_storage *storage_of(const fp_model *m, const fp_kv_cache *kv, const fp
         if (kv->tensors[i].present)
             fp_storage_set_dtype(s, kv->tensors[i].present, p->kv);
     }
+    for (uint32_t i = 0; kv && p->kv != FP_DT_UNDEFINED && i < kv->n_cross; i++)
+        fp_storage_set_dtype(s, kv->cross[i].past, p->kv);
     return s;
 }
 
@@ -140,7 +142,7 @@ static bool apply_genai_config(fp_analysis *a, const fp_analysis_opts *o, GError
     if (!o->genai_config && !fp_genai_config_names(c, a->path))
         return true; /* the config of another model in the same folder */
     g_autoptr(GError) err = NULL;
-    if (fp_kv_cache_configure(&a->kv, c, a->model, o->genai_config != NULL, &err))
+    if (fp_kv_cache_configure(&a->kv, &c, a->model, o->genai_config != NULL, &err))
         return true;
     if (o->genai_config) {
         g_propagate_error(error, g_steal_pointer(&err));

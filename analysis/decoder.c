@@ -106,9 +106,22 @@ static bool token_bytes(const fp_kv_tensor *t, fp_dtype dtype, uint64_t *bytes)
            fp_dtype_bytes(dtype, (uint64_t)h.value * (uint64_t)d.value * (t->packed ? 2 : 1), bytes);
 }
 
+/* Whether some input of g declares a dim called sym (only those can be bound). */
+static bool input_declares(const fp_graph *g, const char *sym)
+{
+    for (guint i = 0; i < g->inputs->len; i++) {
+        const fp_shape *s = &((const fp_value *)g->inputs->pdata[i])->decl_shape;
+        for (int32_t k = 0; k < s->rank; k++)
+            if (g_strcmp0(s->dims[k].sym, sym) == 0)
+                return true;
+    }
+    return false;
+}
+
 /* The symbol of the token axis every present output declares (a plain symbol, not a sum such as
- * "past_sequence_length + sequence_length", and neither the past nor the new tokens'), or NULL. */
-static const char *present_total(const fp_kv_cache *kv)
+ * "past_sequence_length + sequence_length", and neither the past nor the new tokens') when some
+ * input of g declares it too, or NULL. */
+static const char *present_total(const fp_kv_cache *kv, const fp_graph *g)
 {
     const char *sym = NULL;
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
@@ -119,7 +132,9 @@ static const char *present_total(const fp_kv_cache *kv)
             return NULL;
         sym = d;
     }
-    return g_strcmp0(sym, kv->past_dim) == 0 || g_strcmp0(sym, kv->new_dim) == 0 ? NULL : sym;
+    if (!sym || g_strcmp0(sym, kv->past_dim) == 0 || g_strcmp0(sym, kv->new_dim) == 0)
+        return NULL;
+    return input_declares(g, sym) ? sym : NULL;
 }
 
 /* The new-token and total-token symbols: axis 1 of the rank-2 integer inputs whose axis 0 is the
@@ -142,7 +157,7 @@ static void token_dims(fp_kv_cache *kv, const fp_graph *g)
             kv->total_dim = sym;
     }
     if (!kv->total_dim && kv->batch_dim)
-        kv->total_dim = present_total(kv);
+        kv->total_dim = present_total(kv, g);
 }
 
 /* Heads, head dim, dtype and bytes per token from the tensors' declared shapes. */
@@ -204,6 +219,7 @@ fp_kv_cache *fp_kv_cache_new(const fp_model *m, GArray *tensors, uint32_t layers
     kv->layers = layers;
     summarize(kv);
     token_dims(kv, m->main);
+    fp_kv_cache_find_cross(kv, m);
     return kv;
 }
 
@@ -212,7 +228,9 @@ void fp_kv_cache_free(fp_kv_cache *kv)
     if (!kv)
         return;
     g_free(kv->tensors);
+    g_free(kv->cross);
     g_free(kv->config);
+    fp_genai_config_free(kv->genai);
     g_free(kv);
 }
 
@@ -259,7 +277,8 @@ static uint64_t sum_bytes(const fp_kv_cache *kv, bool present, fp_dtype dtype, i
 
 uint64_t fp_kv_cache_held(const fp_kv_cache *kv, fp_dtype dtype, int64_t block)
 {
-    return sum_bytes(kv, true, dtype, block);
+    uint64_t self = sum_bytes(kv, true, dtype, block), cross = fp_kv_cache_cross(kv, dtype, block), sum = 0;
+    return self != UINT64_MAX && cross != UINT64_MAX && g_uint64_checked_add(&sum, self, cross) ? sum : UINT64_MAX;
 }
 
 uint64_t fp_kv_sizing_held(void *sizing)
@@ -321,6 +340,8 @@ GHashTable *fp_kv_cache_outside(const fp_kv_cache *kv)
         if (kv->tensors[i].present)
             g_hash_table_add(set, (gpointer)kv->tensors[i].present);
     }
+    for (uint32_t i = 0; i < kv->n_cross; i++)
+        g_hash_table_add(set, (gpointer)kv->cross[i].past);
     return set;
 }
 

@@ -44,11 +44,26 @@ typedef struct {
     bool share_buffer;        /* its search.past_present_share_buffer: each past input and its present
                                  output are one buffer of max_length tokens (at least the tokens held),
                                  written in place */
+    fp_genai_config *genai;   /* that config (owned), for the report's facts; NULL when config is */
+    fp_kv_tensor *cross;      /* an encoder-decoder's cross-attention K and V (present always NULL):
+                                 graph inputs [batch, heads, encoder tokens, head_dim] the encoder's
+                                 output fills once, of the encoder's length, whatever the context; in
+                                 input order; NULL when none */
+    uint32_t n_cross;
+    uint32_t cross_layers; /* pairs of cross K and V */
+    const char *cross_dim; /* the symbol of their token axis (2) when they all share one, else NULL */
+    int64_t cross_tokens;  /* their declared token axis when all declare the same number, else -1 */
 } fp_kv_cache;
 
 /* Tokens held per sequence when nothing binds the token dims: a decode step (1 new token) at
  * this context. */
 #define FP_DECODER_DEFAULT_CONTEXT 2048
+
+/* Cross-attention tensors are found by name (analysis/decoder_cross.c): graph inputs of rank 4
+ * and a float dtype, not in the self-attention cache, called as Hugging Face Optimum's Whisper and
+ * Marian exports call them (past_key_values.N.encoder.key / .value) or as onnxruntime-genai's
+ * Whisper (past_key_cross_N, past_value_cross_N); with a genai_config.json, by its
+ * cross_past_key_names and cross_past_value_names instead. */
 
 /* The KV cache of m's main graph as declared (before shapes are bound): the graph inputs of rank
  * 4 that a Concat on axis 2 (or -2; GE: concat_dim) extends into a graph output as its first
@@ -66,17 +81,27 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_kv_cache, fp_kv_cache_free)
  * from the tensors' declared shapes as fp_kv_cache_find does. */
 fp_kv_cache *fp_kv_cache_new(const fp_model *m, GArray *tensors, uint32_t layers);
 
+/* The cross-attention tensors found from m's graph inputs by name (above) into kv (whose self
+ * tensors they must not be), with their layers, token dim and length. */
+void fp_kv_cache_find_cross(fp_kv_cache *kv, const fp_model *m);
+
+/* Replaces kv's cross-attention tensors with `tensors` (an array of fp_kv_tensor, taken; may be
+ * empty) of `layers` layers, and sets their token dim and length. */
+void fp_kv_cache_set_cross(fp_kv_cache *kv, GArray *tensors, uint32_t layers);
+
 /* The cache onnxruntime-genai's config c names in m (analysis/decoder_config.c): the graph inputs
  * that its past name templates (past_key_names, past_value_names, past_names) give for some layer
  * number, with the outputs its present templates give for the same number; the layers are those
  * named (a hybrid model's conv or linear-attention layers hold none), at most num_hidden_layers. It replaces *kv (the cache
  * found from the graph, or NULL), which must name no other input, and takes c's max_length and
- * past_present_share_buffer. When c names no input and the graph has no cache, *kv stays NULL:
+ * past_present_share_buffer, and *c itself (set NULL). Its cross-attention tensors are those that
+ * c's cross_past_key_names and cross_past_value_names name (float, rank 4), else those found by
+ * name (fp_kv_cache_find_cross). When c names no input and the graph has no cache, *kv stays NULL:
  * false only when `asked` (the config was given by option). False with one line naming c's file
  * and the field that disagrees with the model: names, more layers than num_hidden_layers, a
  * named tensor not a float one of rank 4 (5 for past_names), num_key_value_heads or head_size
  * against the declared dims. */
-bool fp_kv_cache_configure(fp_kv_cache **kv, const fp_genai_config *c, const fp_model *m, bool asked, GError **error);
+bool fp_kv_cache_configure(fp_kv_cache **kv, fp_genai_config **c, const fp_model *m, bool asked, GError **error);
 
 /* The step an analysis asks of a decoder (--context, --phase). */
 typedef struct {
@@ -108,9 +133,18 @@ bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder
  * present share (as onnxruntime-genai's past_present_share_buffer, vLLM and TensorRT-LLM allocate
  * it): each present tensor (the past input where no present was found), its token axis (2) at
  * least kv->max_length when kv->share_buffer, rounded up to a multiple of `block` (0: not paged),
- * at `dtype` (FP_DT_UNDEFINED: its own). UINT64_MAX when some size is unknown or the sum
- * overflows. */
+ * at `dtype` (FP_DT_UNDEFINED: its own), plus the cross-attention tensors (fp_kv_cache_cross).
+ * UINT64_MAX when some size is unknown or the sum overflows. */
 uint64_t fp_kv_cache_held(const fp_kv_cache *kv, fp_dtype dtype, int64_t block);
+
+/* The cross-attention tensors as inferred now (every sequence's K and V at the encoder's length),
+ * at `dtype` (FP_DT_UNDEFINED: their own), rounded up to blocks as fp_kv_cache_held: 0 when there
+ * are none, UINT64_MAX when some size is unknown. Part of fp_kv_cache_held. */
+uint64_t fp_kv_cache_cross(const fp_kv_cache *kv, fp_dtype dtype, int64_t block);
+
+/* The cross-attention tensors' bytes for one sequence as inferred now (heads x encoder tokens x
+ * head_dim of each, at `dtype` as above); 0 when there are none or a size is unknown. */
+uint64_t fp_kv_cache_cross_per_sequence(const fp_kv_cache *kv, fp_dtype dtype);
 
 /* A cache and its what-ifs, for a search that sizes it at each batch: fp_kv_sizing_held is an
  * fp_headroom_opts.outside_bytes with a sizing as its data. */
@@ -142,8 +176,9 @@ fp_dtype fp_kv_cache_dtype_at(const fp_kv_cache *kv, fp_dtype what_if);
 /* kv->bytes_per_token at `dtype` (FP_DT_UNDEFINED: the tensors' own); 0 when unknown. */
 uint64_t fp_kv_cache_token_bytes(const fp_kv_cache *kv, fp_dtype dtype);
 
-/* The set (keys: const fp_value *) of kv's past inputs and present outputs, which live in the
- * cache rather than in the activation arena (fp_memory_opts.outside). g_hash_table_unref. */
+/* The set (keys: const fp_value *) of kv's past inputs, present outputs and cross-attention inputs,
+ * which live in the cache rather than in the activation arena (fp_memory_opts.outside).
+ * g_hash_table_unref. */
 GHashTable *fp_kv_cache_outside(const fp_kv_cache *kv);
 
 #endif

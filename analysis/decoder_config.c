@@ -131,8 +131,59 @@ static bool same_count(int64_t config, int64_t graph, const fp_genai_config *c, 
     return disagree(error, c, field, "%" G_GINT64_FORMAT ", but %s declares %" G_GINT64_FORMAT, config, m->path, graph);
 }
 
-bool fp_kv_cache_configure(fp_kv_cache **kv, const fp_genai_config *c, const fp_model *m, bool asked, GError **error)
+/* The declared dim `axis` of every tensor of `found` against count (-1: absent), the config's field. */
+static bool cross_count(const GArray *found, int axis, int64_t count, const fp_genai_config *c, const char *field,
+                        const fp_model *m, GError **error)
 {
+    for (guint i = 0; i < found->len; i++) {
+        const fp_value *v = g_array_index(found, fp_kv_tensor, i).past;
+        int64_t d = v->decl_shape.dims[axis].value;
+        if (count >= 0 && d >= 0 && d != count)
+            return disagree(error, c, field, "%" G_GINT64_FORMAT ", but %s declares '%s' with %" G_GINT64_FORMAT, count,
+                            m->path, v->name, d);
+    }
+    return true;
+}
+
+/* kv's cross-attention tensors from c's cross_past_key_names and cross_past_value_names, when it
+ * has them (else those found by name stay): float tensors of rank 4 whose heads (axis 1) and head
+ * size (axis 3) are c's num_attention_heads and head_size (onnxruntime-genai's CrossCache shape);
+ * false with the error when a template names no input or a tensor disagrees. */
+static bool configure_cross(fp_kv_cache *kv, const fp_genai_config *c, const fp_model *m, GError **error)
+{
+    const char *tmpl[] = {c->cross_key, c->cross_value};
+    const char *field[] = {"model.decoder.inputs.cross_past_key_names", "model.decoder.inputs.cross_past_value_names"};
+    g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(fp_kv_tensor));
+    g_autoptr(GHashTable) layers = g_hash_table_new(NULL, NULL);
+    for (size_t k = 0; k < G_N_ELEMENTS(tmpl); k++) {
+        guint before = found->len;
+        for (guint i = 0; tmpl[k] && i < m->main->inputs->len; i++) {
+            const fp_value *v = m->main->inputs->pdata[i];
+            uint32_t layer = 0;
+            if (!matches(tmpl[k], v->name, &layer))
+                continue;
+            if (v->decl_shape.rank != 4 || !fp_dtype_is_float(v->decl_dtype))
+                return disagree(error, c, field[k], "'%s' of %s is no float tensor of rank 4 (a KV cache's)", v->name,
+                                m->path);
+            fp_kv_tensor t = {.past = v, .value = k == 1, .layer = layer};
+            g_array_append_val(found, t);
+            g_hash_table_add(layers, GUINT_TO_POINTER(layer + 1u));
+        }
+        if (tmpl[k] && found->len == before)
+            return disagree(error, c, field[k], "'%s' names no input of %s", tmpl[k], m->path);
+    }
+    if (!c->cross_key && !c->cross_value)
+        return true;
+    if (!cross_count(found, 1, c->heads, c, "model.decoder.num_attention_heads", m, error) ||
+        !cross_count(found, 3, c->head_size, c, "model.decoder.head_size", m, error))
+        return false;
+    fp_kv_cache_set_cross(kv, g_steal_pointer(&found), g_hash_table_size(layers));
+    return true;
+}
+
+bool fp_kv_cache_configure(fp_kv_cache **kv, fp_genai_config **cp, const fp_model *m, bool asked, GError **error)
+{
+    const fp_genai_config *c = *cp;
     g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(fp_kv_tensor));
     for (guint i = 0; i < m->main->inputs->len; i++) {
         fp_kv_tensor t;
@@ -157,9 +208,12 @@ bool fp_kv_cache_configure(fp_kv_cache **kv, const fp_genai_config *c, const fp_
     if (!same_count(c->kv_heads, named->kv_heads, c, "model.decoder.num_key_value_heads", m, error) ||
         !same_count(c->head_size, named->head_dim, c, "model.decoder.head_size", m, error))
         return false;
+    if (!configure_cross(named, c, m, error))
+        return false;
     named->config = g_strdup(c->path);
     named->max_length = c->max_length;
     named->share_buffer = c->share_buffer;
+    named->genai = g_steal_pointer(cp);
     fp_kv_cache_free(*kv);
     *kv = g_steal_pointer(&named);
     return true;

@@ -10,7 +10,8 @@ DIR holds the repository's test/models tree (extracted from a snapshot with `git
 `memory` (`report` of the models exported for CUDA on --device a100) with each symbolic input dim bound: a decode step of 1 new token after 7 (batch 1,
 `batch_plus_1` 2, past 7, total and past-plus-new 8, every other dim 4). Per model: the op types
 fuseplan analyses as opaque (from its warning), the model's values of unknown size (the report's
-`unknown_values`), without and with the binding, and the memory plan's weight_bytes against the sum
+`unknown_values`), without and with the binding, and `memory`'s stored_weight_bytes (the model as
+loaded, before a target's rewrites; folded constants apart) against the sum
 of the initializers' stored bytes (raw bytes, 4-bit types packed two a byte) and the Constant
 nodes' tensors; for a model named by the genai_config.json beside it, the KV cache's bytes per
 token from the config's arithmetic (num_hidden_layers x 2 x num_key_value_heads x head_size x the
@@ -83,6 +84,29 @@ def config_kv_bytes(path):
     return dec["num_hidden_layers"] * 2 * dec["num_key_value_heads"] * dec["head_size"] * size, "genai_config.json"
 
 
+def cross_bytes(path):
+    """Cross-attention K and V bytes per sequence by hand: every rank-4 float input that the config
+    beside the model names by cross_past_key_names / cross_past_value_names (else named
+    past_key_values.N.encoder.* or past_*_cross_N), heads x encoder tokens x head size x dtype as
+    declared (fixed numbers); None when there are none."""
+    cfg_path = os.path.join(os.path.dirname(path), "genai_config.json")
+    names = {}
+    if os.path.exists(cfg_path):
+        with open(cfg_path) as f:
+            names = json.load(f)["model"]["decoder"].get("inputs", {})
+    templates = [names.get(k) for k in ("cross_past_key_names", "cross_past_value_names") if names.get(k)]
+    pattern = [re.compile("^" + re.escape(t).replace("%d", r"\d+") + "$") for t in templates]
+    if not pattern:
+        pattern = [re.compile(r"\.encoder\.(key|value)$"), re.compile(r"_cross")]
+    m = onnx.load(path, load_external_data=False)
+    total = 0
+    for v in m.graph.input:
+        dims = [d.dim_value for d in v.type.tensor_type.shape.dim]
+        if len(dims) == 4 and any(p.search(v.name) for p in pattern) and all(dims[1:]):
+            total += dims[1] * dims[2] * dims[3] * mapping.TENSOR_TYPE_TO_NP_TYPE[v.type.tensor_type.elem_type].itemsize
+    return total or None
+
+
 def binding(sym):
     """The value a decode step of 1 token after 7 gives symbolic dim `sym`."""
     s = sym.lower()
@@ -118,11 +142,12 @@ def measure(fuseplan, path, dims):
     `report` (with dims bound)."""
     rc, out, err = run(fuseplan, ["report", "-f", "json", path] + dims)
     if rc != 0:
-        return False, 0, err.strip(), None, None, None
+        return False, 0, err.strip(), None, None, None, None
     d = json.loads(out)
     n, names = opaque(err)
     kv = (d.get("kv_cache") or {}).get("bytes_per_token")
-    return True, n, names, d.get("unknown_values"), d["memory"]["weight_bytes"], kv
+    cross = ((d.get("kv_cache") or {}).get("cross") or {}).get("bytes_per_sequence")
+    return True, n, names, d.get("unknown_values"), d["memory"]["stored_weight_bytes"], kv, cross
 
 
 def kv_cell(hand, fuseplan):
@@ -145,29 +170,34 @@ def main():
         stored, syms, here = model_facts(path)
         rel = os.path.relpath(path, a.models)
         if not here:
-            rows.append(f"| {rel} | external data absent: not run | | | | | |")
+            rows.append(f"| {rel} | external data absent: not run | | | | | | |")
             continue
         dims = [x for s in syms for x in ("--dim", f"{s}={binding(s)}")]
         # exported for the CUDA EP: float16 kernels, no float32 copies of the weights
         device = ["--device", "a100"] if "cuda" in rel else []
         before = measure(a.before, path, dims + device) if a.before else None
-        ok, n_opaque, names, unknown, weights, kv = measure(a.fuseplan, path, dims + device)
+        ok, n_opaque, names, unknown, weights, kv, cross = measure(a.fuseplan, path, dims + device)
         hand_kv, _ = config_kv_bytes(path)
+        hand_cross = cross_bytes(path)
         free = measure(a.fuseplan, path, device)
         for cmd in ("shapes", "memory"):
-            rc, _, err = run(a.fuseplan, [cmd, path] + dims)
+            rc, out, err = run(a.fuseplan, [cmd, path] + dims + (["-f", "json"] if cmd == "memory" else []))
             if rc != 0:
                 ok, names = False, f"{cmd}: {err.strip()}"
+            elif cmd == "memory":  # the weights of the model as the file holds it, before any target's rewrite
+                weights = json.loads(out)["memory"]["stored_weight_bytes"]
         failed |= not ok
         b = f"{before[1]} ({before[2]})" if before and before[1] else "0" if before else "-"
         bu = str(before[3]) if before and before[0] else "-"
         rows.append(f"| {rel} | {b} | {n_opaque}{f' ({names})' if names else ''} | {bu} | {free[3]} / {unknown} | "
-                    f"{weights} / {stored}{'' if weights == stored else ' (differ)'} | {kv_cell(hand_kv, kv)} |")
+                    f"{weights} / {stored}{'' if weights == stored else ' (differ)'} | {kv_cell(hand_kv, kv)} | "
+                    f"{kv_cell(hand_cross, cross) if hand_cross else '-'} |")
     print(f"onnxruntime-genai test models (microsoft/onnxruntime-genai at {a.commit}), bound: "
           "batch 1, 1 new token after 7 past (8 total), other dims 4\n")
     print("| model | opaque ops before | opaque ops after | unknown sizes before (bound) | unknown sizes after "
-          "(free / bound) | weight bytes / stored bytes | KV bytes per token: config / fuseplan |")
-    print("|---|---|---|---|---|---|---|")
+          "(free / bound) | stored weight bytes: fuseplan / file | KV bytes per token: config / fuseplan | "
+          "cross KV bytes per sequence: by hand / fuseplan |")
+    print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     return 1 if failed else 0
 

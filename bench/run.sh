@@ -92,6 +92,22 @@ if [ ! -d bench/node_modules/onnxruntime-node ]; then
         echo "bench: onnxruntime-node not installed: the ORT column stays empty" >&2
 fi
 
+# ---- the committed decoder samples (models/decoder_*.onnx: Optimum, genai builder, int4, Whisper
+# layouts) load and run in onnxruntime-node: a decode step of 1 token after 7
+if [ -d bench/node_modules/onnxruntime-node ]; then
+    node bench/ort_samples.mjs --ort bench --dim batch_size=1 --dim sequence_length=1 --dim past_sequence_length=7 \
+        --dim past_decoder_sequence_length=7 --dim total_sequence_length=8 "$PWD"/models/decoder_*.onnx ||
+        { echo "bench: a sample model does not run in onnxruntime-node" >&2; exit 1; }
+fi
+
+# ---- onnxruntime-genai's test models (GENAI_MODELS=DIR holding its test/models tree; docs/benchmarks.md
+# says how to extract it): bench/genai_models.py prints the table of that section
+if [ -n "${GENAI_MODELS:-}" ]; then
+    /usr/bin/python3 bench/genai_models.py --models "$GENAI_MODELS" --fuseplan "$BUILD_DIR/fuseplan" \
+        --commit "${GENAI_COMMIT:-?}" >"$OUT/genai_models.md" ||
+        { echo "bench: bench/genai_models.py failed (see $OUT/genai_models.md)" >&2; exit 1; }
+fi
+
 BIG=""
 [ "${BENCH_BIG:-0}" = 1 ] && BIG=--big
 # shellcheck disable=SC2086

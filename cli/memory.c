@@ -37,6 +37,7 @@ static fp_memory_extra extra_of(const fp_analysis *a)
         x.kv_dtype = fp_kv_cache_dtype_at(a->kv, a->precision.kv);
         x.kv_bytes = fp_kv_cache_held(a->kv, a->precision.kv, a->precision.kv_block);
         x.kv_bytes_per_token = fp_kv_cache_token_bytes(a->kv, a->precision.kv);
+        x.kv_block = a->precision.kv_block;
     }
     return x;
 }

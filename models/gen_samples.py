@@ -32,6 +32,13 @@ Each model stays well under 1 MB. The files are committed; this script is how th
                           and the LM head a com.microsoft MatMulNBits (bits 4, block_size 32, B
                           [N, K / 32, 16] uint8, scales [N, K / 32], packed zero points), the embedding a
                           GatherBlockQuantized (uint8 [vocab, d / 2], scales [vocab, d / 32]).
+  decoder_whisper.onnx    a Whisper-style decoder with past in Hugging Face Optimum's encoder-decoder layout:
+                          2 layers of LayerNormalization, self-attention (4 heads of 16) whose
+                          past_key_values.N.decoder.key/value a Concat on the sequence axis extends into
+                          present.N.decoder.key/value, cross-attention reading the encoder's K and V
+                          past_key_values.N.encoder.key/value [batch_size, 4, 1500, 16] (Whisper's 1500
+                          encoder frames, fixed whatever the context) as they are, a Relu MLP; inputs
+                          input_ids [batch_size, sequence_length]; no positional embedding.
   genai_config.json       onnxruntime-genai's config of decoder_int4.onnx (model.decoder.filename names it):
                           its layers, KV heads, head size and KV names, search.max_length 4096 and
                           past_present_share_buffer true (as the builder writes it for CUDA), which
@@ -531,6 +538,72 @@ def genai_config():
         f.write("\n")
 
 
+def attend(b, q, k, v, hd, p):
+    """softmax(q k^T / sqrt(hd)) v over [batch, heads, tokens, hd] tensors."""
+    kt = b.node("Transpose", [k], name=f"{p}/k_t", perm=[0, 1, 3, 2])
+    b.inits.append(numpy_helper.from_array(np.array(hd ** -0.5, dtype=np.float32), f"{p}.scale"))
+    scores = b.node("Mul", [b.node("MatMul", [q, kt], name=f"{p}/qk"), f"{p}.scale"], name=f"{p}/scale")
+    return b.node("MatMul", [b.node("Softmax", [scores], name=f"{p}/softmax", axis=-1), v], name=f"{p}/av")
+
+
+def heads_of(b, x, heads, hd, p):
+    """[batch, tokens, heads x hd] into [batch, heads, tokens, hd]."""
+    r = b.node("Reshape", [x, b.const_i64(f"{p}.split_shape", [0, 0, heads, hd])], name=f"{p}/split")
+    return b.node("Transpose", [r], name=f"{p}/to_bhsd", perm=[0, 2, 1, 3])
+
+
+def merge_heads(b, x, heads, hd, p):
+    """[batch, heads, tokens, hd] into [batch, tokens, heads x hd]."""
+    t = b.node("Transpose", [x], name=f"{p}/to_bshd", perm=[0, 2, 1, 3])
+    return b.node("Reshape", [t, b.const_i64(f"{p}.merge_shape", [0, 0, heads * hd])], name=f"{p}/merge")
+
+
+def whisper_norm(b, x, d, p):
+    return b.node("LayerNormalization", [x, b.weight(f"{p}.weight", (d,), positive=True), b.weight(f"{p}.bias", (d,))],
+                  name=p, axis=-1, epsilon=1e-5)
+
+
+def decoder_whisper():
+    """A Whisper-style decoder with past in Optimum's layout: self-attention K and V extended by a
+    Concat on the sequence axis, cross-attention reading the encoder's K and V (1500 frames)."""
+    b = Builder("decoder_whisper", 13)
+    vocab, d, heads, hd, ff, layers, frames = 128, 64, 4, 16, 128, 2, 1500
+    x = b.node("Gather", [b.weight("model.decoder.embed_tokens.weight", (vocab, d)), "input_ids"], name="/embed")
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", "sequence_length"])]
+    outputs = []
+    for i in range(layers):
+        p = f"/model/decoder/layers.{i}"
+        h = whisper_norm(b, x, d, f"{p}/self_attn_layer_norm")
+        q, k, v = (heads_of(b, linear(b, h, d, heads * hd, f"{p}/self_attn/{n}_proj"), heads, hd, f"{p}/self_attn/{n}")
+                   for n in ("q", "k", "v"))
+        kv = []
+        for n, t in (("key", k), ("value", v)):
+            past, present = f"past_key_values.{i}.decoder.{n}", f"present.{i}.decoder.{n}"
+            b.nodes.append(helper.make_node("Concat", [past, t], [present], name=f"{p}/self_attn/concat_{n}", axis=2))
+            inputs.append(helper.make_tensor_value_info(past, TensorProto.FLOAT,
+                                                        ["batch_size", heads, "past_decoder_sequence_length", hd]))
+            outputs.append(helper.make_tensor_value_info(present, TensorProto.FLOAT,
+                                                         ["batch_size", heads, "past_decoder_sequence_length + 1", hd]))
+            kv.append(present)
+        a = merge_heads(b, attend(b, q, kv[0], kv[1], hd, f"{p}/self_attn"), heads, hd, f"{p}/self_attn")
+        x = b.node("Add", [x, linear(b, a, heads * hd, d, f"{p}/self_attn/out_proj")], name=f"{p}/self_attn/residual")
+        h = whisper_norm(b, x, d, f"{p}/encoder_attn_layer_norm")
+        q = heads_of(b, linear(b, h, d, heads * hd, f"{p}/encoder_attn/q_proj"), heads, hd, f"{p}/encoder_attn/q")
+        cross = [f"past_key_values.{i}.encoder.{n}" for n in ("key", "value")]
+        for n in cross:
+            inputs.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch_size", heads, frames, hd]))
+        a = merge_heads(b, attend(b, q, cross[0], cross[1], hd, f"{p}/encoder_attn"), heads, hd, f"{p}/encoder_attn")
+        x = b.node("Add", [x, linear(b, a, heads * hd, d, f"{p}/encoder_attn/out_proj")],
+                   name=f"{p}/encoder_attn/residual")
+        h = whisper_norm(b, x, d, f"{p}/final_layer_norm")
+        h = b.node("Relu", [linear(b, h, d, ff, f"{p}/fc1")], name=f"{p}/act")
+        x = b.node("Add", [x, linear(b, h, ff, d, f"{p}/fc2")], name=f"{p}/mlp/residual")
+    h = whisper_norm(b, x, d, "/model/decoder/layer_norm")
+    b.nodes.append(helper.make_node("MatMul", [h, b.weight("proj_out.weight", (d, vocab))], ["logits"], name="/proj_out"))
+    logits = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch_size", "sequence_length", vocab])
+    b.save(inputs, [logits] + outputs, "decoder_whisper.onnx", opsets=(("", 17),))
+
+
 def genai_decoder(b, filename, proj, embed):
     """The decoder of decoder_gqa and decoder_int4: `proj` writes its projections, `embed` its token
     embedding."""
@@ -590,3 +663,4 @@ if __name__ == "__main__":
     decoder_gqa()
     decoder_int4()
     genai_config()
+    decoder_whisper()

@@ -158,6 +158,9 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
         g_autofree char *stored = fp_format_bytes(r->weight_bytes);
         g_autofree char *kept = quantized_kept(x->weight_quantized);
         fprintf(out, "weights     %s at %s (--weight-dtype; stored %s%s)\n", w, x->weight_dtype, stored, kept);
+    } else if (r->folded_bytes && r->folded_bytes <= weights) {
+        g_autofree char *st = fp_format_bytes(weights - r->folded_bytes), *fo = fp_format_bytes(r->folded_bytes);
+        fprintf(out, "weights     %s: %s stored in the file, %s folded from constants (made at load)\n", w, st, fo);
     } else {
         fprintf(out, "weights     %s\n", w);
     }
@@ -167,7 +170,8 @@ static void totals_text(const fp_memory_result *r, const fp_memory_extra *x, FIL
                 "kv cache    %s held apart from the arena (%u layers, %" G_GUINT64_FORMAT " bytes per token, %s)\n", k,
                 x->kv->layers, x->kv_bytes_per_token,
                 x->kv_dtype != FP_DT_UNDEFINED ? fp_dtype_name(x->kv_dtype) : "mixed dtypes");
-        fp_report_kv_config_text(x->kv, out);
+        fp_report_kv_cross_text(x->kv, x->kv_dtype, x->kv_block, "  ", out);
+        fp_report_kv_config_text(x->kv, "kv facts    ", out);
     }
     fprintf(out, "activations %s planned (%s, %s), floor %s, fragmentation %.2f%%\n", a,
             fp_memplan_strategy_name(r->opts.strategy), r->method, lb,
@@ -268,23 +272,52 @@ int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_he
 {
     if (!dec->kv || !dec->bytes_per_token || res->max_batch == 0)
         return -1;
-    uint64_t used = res->weight_bytes + res->arena_at_max;
+    uint64_t cross = fp_kv_cache_cross_per_sequence(dec->kv, dec->kv_dtype) * (uint64_t)res->max_batch;
+    uint64_t used = res->weight_bytes + res->arena_at_max + cross;
     uint64_t tokens = res->usable > used ? (res->usable - used) / dec->bytes_per_token : 0;
     if (dec->block > 0)
         tokens -= tokens % (uint64_t)dec->block;
     return (int64_t)MIN(tokens, (uint64_t)G_MAXINT64);
 }
 
-void fp_report_kv_config_text(const fp_kv_cache *kv, FILE *out)
+void fp_report_kv_config_text(const fp_kv_cache *kv, const char *label, FILE *out)
 {
-    if (!kv->config)
+    const fp_genai_config *c = kv->genai;
+    if (!c)
         return;
-    fprintf(out, "kv facts    from %s, which agrees with the graph (%u layers, names, heads)", kv->config, kv->layers);
-    if (kv->max_length)
-        fprintf(out, "; max_length %" G_GINT64_FORMAT, kv->max_length);
-    if (kv->share_buffer)
-        fprintf(out, "; past_present_share_buffer: one buffer of max_length tokens per K and V, written in place "
-                     "(no past copy)");
+    fprintf(out, "%sfrom %s", label, c->path);
+    if (c->model_type)
+        fprintf(out, " (model.type %s)", c->model_type);
+    fprintf(out, ", which agrees with the graph: %u layers, %s (%s)", kv->layers,
+            c->past_packed ? "K and V packed" : "K and V apart", c->past_packed ? c->past_packed : c->past_key);
+    if (c->kv_heads >= 0 || c->heads >= 0)
+        fprintf(out, ", %" G_GINT64_FORMAT " KV heads of %" G_GINT64_FORMAT " attention heads", c->kv_heads, c->heads);
+    if (c->head_size >= 0)
+        fprintf(out, ", head size %" G_GINT64_FORMAT, c->head_size);
+    if (c->max_length)
+        fprintf(out, "; max_length %" G_GINT64_FORMAT, c->max_length);
+    fprintf(out, "; past_present_share_buffer %s",
+            c->share_buffer ? "true: one buffer of max_length tokens per K and V, written in place (no past copy)"
+                            : "false");
+    fputc('\n', out);
+}
+
+void fp_report_kv_cross_text(const fp_kv_cache *kv, fp_dtype dtype, int64_t block, const char *label, FILE *out)
+{
+    if (!kv->n_cross)
+        return;
+    uint64_t per_seq = fp_kv_cache_cross_per_sequence(kv, dtype), held = fp_kv_cache_cross(kv, dtype, block);
+    g_autofree char *tokens = kv->cross_tokens > 0 ? g_strdup_printf("%" G_GINT64_FORMAT, kv->cross_tokens)
+                                                   : g_strdup(kv->cross_dim ? kv->cross_dim : "?");
+    g_autofree char *h = held == UINT64_MAX ? g_strdup("unknown") : fp_format_bytes(held);
+    fprintf(out,
+            "%scross-attention K and V of %u layers at the encoder's %s tokens, fixed whatever the context: ", label,
+            kv->cross_layers, tokens);
+    if (per_seq)
+        fprintf(out, "%" G_GUINT64_FORMAT " bytes per sequence, ", per_seq);
+    fprintf(out, "%s held now (in the cache)", h);
+    if (held == UINT64_MAX && kv->cross_dim)
+        fprintf(out, ": bind %s (the encoder's length; Whisper's is 1500) with --dim NAME=N", kv->cross_dim);
     fputc('\n', out);
 }
 
@@ -301,15 +334,16 @@ static void headroom_decoder_text(const fp_headroom_decoder *dec, bool after, co
         if (dec->block)
             fprintf(out, ", blocks of %" G_GINT64_FORMAT " tokens", dec->block);
         fputc('\n', out);
-        fp_report_kv_config_text(dec->kv, out);
+        fp_report_kv_cross_text(dec->kv, dec->kv_dtype, dec->block, "  ", out);
+        fp_report_kv_config_text(dec->kv, "kv facts    ", out);
         return;
     }
     int64_t tokens = fp_report_kv_capacity_tokens(dec, res);
     if (tokens >= 0)
         fprintf(out,
-                "kv capacity %" G_GINT64_FORMAT " tokens in the memory the weights and the activations at batch "
+                "kv capacity %" G_GINT64_FORMAT " tokens in the memory the weights and the activations%s at batch "
                 "%" G_GINT64_FORMAT " leave\n",
-                tokens, res->max_batch);
+                tokens, dec->kv->n_cross ? " and the cross-attention K and V" : "", res->max_batch);
 }
 
 void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,

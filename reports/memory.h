@@ -32,6 +32,7 @@ typedef struct {
     fp_dtype kv_dtype;         /* at the what-if */
     uint64_t kv_bytes;         /* the cache held (fp_kv_cache_held); UINT64_MAX unknown */
     uint64_t kv_bytes_per_token;
+    int64_t kv_block; /* --kv-block; 0: not paged */
     const fp_ort_memory_result *ort; /* what ONNX Runtime's CPU arena holds (--planner ort), or NULL */
 } fp_memory_extra;
 
@@ -41,9 +42,15 @@ typedef struct {
 void fp_report_memory_text(const fp_model *m, const fp_memory_result *r, const fp_memory_extra *x, const fp_diag *diag,
                            unsigned top, bool verbose, FILE *out);
 
-/* The line saying where kv's facts came from when a genai_config.json gave some (its path, the
- * max_length, a shared past/present buffer); nothing when the graph's alone. */
-void fp_report_kv_config_text(const fp_kv_cache *kv, FILE *out);
+/* The line, after `label`, saying where kv's facts came from when a genai_config.json gave some
+ * (its path and model.type, the layers, the layout and its names, the heads and head size, the
+ * max_length, past_present_share_buffer); nothing when the graph's alone. */
+void fp_report_kv_config_text(const fp_kv_cache *kv, const char *label, FILE *out);
+
+/* The line, after `label`, of an encoder-decoder's cross-attention K and V (their layers, the
+ * encoder's tokens, bytes per sequence and held now at `dtype` in blocks of `block`, as
+ * fp_kv_cache_cross); nothing without them. */
+void fp_report_kv_cross_text(const fp_kv_cache *kv, fp_dtype dtype, int64_t block, const char *label, FILE *out);
 
 /* A decoder's side of a headroom search: the cache at the what-ifs and the step searched. */
 typedef struct {
@@ -74,9 +81,9 @@ typedef struct {
     uint32_t unknown_values;   /* values of the model whose size is unknown (fp_pipeline_result's) */
 } fp_headroom_request;
 
-/* The tokens the memory left at the maximum after weights and activations holds at
- * dec->bytes_per_token, in whole blocks (vLLM's "KV cache size"); -1 without a decoder or when
- * unknown. */
+/* The tokens the memory left at the maximum after weights, activations and the cross-attention K
+ * and V of max_batch sequences holds at dec->bytes_per_token, in whole blocks (vLLM's "KV cache
+ * size"); -1 without a decoder or when unknown. */
 int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_headroom_result *res);
 
 void fp_report_headroom_text(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,

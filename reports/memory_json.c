@@ -30,6 +30,8 @@ void fp_report_memory_object_json(fp_jsonw *w, const char *member, const fp_memo
     fp_jsonw_uint(w, "naive_bytes", r->naive_bytes);
     fp_jsonw_num(w, "fragmentation", r->lower_bound ? (double)r->arena / (double)r->lower_bound - 1.0 : 0.0);
     fp_jsonw_uint(w, "weight_bytes", r->weight_bytes);
+    fp_jsonw_uint(w, "stored_weight_bytes", r->weight_bytes - MIN(r->folded_bytes, r->weight_bytes));
+    fp_jsonw_uint(w, "folded_weight_bytes", r->folded_bytes);
     uint64_t total;
     fp_jsonw_uint(w, "total_bytes", g_uint64_checked_add(&total, r->weight_bytes, r->arena) ? total : UINT64_MAX);
     fp_jsonw_uint(w, "workspace_bytes", r->workspace_bytes);
@@ -110,6 +112,8 @@ void fp_report_memory_json(const fp_model *m, const fp_memory_result *r, const f
     fp_jsonw_uint(w, "weight_quantized_bytes", x && x->weight_dtype ? x->weight_quantized : 0);
     bool kv = x && x->kv && x->kv_bytes != UINT64_MAX;
     fp_jsonw_int_or_null(w, "kv_cache_bytes", kv ? (gint64)MIN(x->kv_bytes, (uint64_t)G_MAXINT64) : -1);
+    uint64_t cross = kv && x->kv->n_cross ? fp_kv_cache_cross(x->kv, x->kv_dtype, x->kv_block) : UINT64_MAX;
+    fp_jsonw_int_or_null(w, "kv_cross_bytes", cross != UINT64_MAX ? (gint64)MIN(cross, (uint64_t)G_MAXINT64) : -1);
     if (x && x->ort)
         json_ort(w, x->ort);
     fp_jsonw_diagnostics(w, "diagnostics", diag);
@@ -121,10 +125,17 @@ void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec
     const fp_headroom_decoder *d = dec->kv ? dec : NULL;
     fp_jsonw_uint(w, "activation_bytes", res->arena_at_max);
     if (!d) {
-        static const char *const none[] = {"kv_cache_bytes", "kv_bytes_per_token", "kv_dtype",
-                                           "kv_block",       "kv_capacity_tokens", "context",
-                                           "phase",          "kv_config",          "kv_max_length",
-                                           "kv_share_buffer"};
+        static const char *const none[] = {"kv_cache_bytes",
+                                           "kv_bytes_per_token",
+                                           "kv_dtype",
+                                           "kv_block",
+                                           "kv_capacity_tokens",
+                                           "context",
+                                           "phase",
+                                           "kv_config",
+                                           "kv_max_length",
+                                           "kv_share_buffer",
+                                           "kv_cross_bytes_per_sequence"};
         for (size_t i = 0; i < G_N_ELEMENTS(none); i++)
             fp_jsonw_null(w, none[i]);
         return;
@@ -139,6 +150,8 @@ void fp_report_headroom_decoder_json(fp_jsonw *w, const fp_headroom_decoder *dec
     fp_jsonw_str(w, "kv_config", d->kv->config);
     fp_jsonw_int_or_null(w, "kv_max_length", d->kv->config && d->kv->max_length ? d->kv->max_length : -1);
     fp_jsonw_bool(w, "kv_share_buffer", d->kv->share_buffer);
+    uint64_t cross = fp_kv_cache_cross_per_sequence(d->kv, d->kv_dtype);
+    fp_jsonw_int_or_null(w, "kv_cross_bytes_per_sequence", cross ? (gint64)cross : -1);
 }
 
 void fp_report_headroom_json(const fp_model *m, const fp_headroom_request *q, const fp_headroom_result *res,

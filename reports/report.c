@@ -365,9 +365,13 @@ static void text_kv_cache(const fp_report *r, text_style b, FILE *out)
     if (per_token)
         fprintf(out, ": %" G_GUINT64_FORMAT " bytes per token per sequence", per_token);
     fputc('\n', out);
+    fp_report_kv_cross_text(kv, r->precision.kv, r->precision.kv_block, "  ", out);
+    fp_report_kv_config_text(kv, "  facts ", out);
     if (r->kv_bytes) {
         g_autofree char *mb = fp_format_mb(r->kv_bytes);
         fprintf(out, "  held now %s (%u tensors, one buffer each that past and present share", mb, kv->n_tensors);
+        if (kv->n_cross)
+            fprintf(out, "; %u cross-attention tensors", kv->n_cross);
         if (r->precision.kv_block)
             fprintf(out, "; tokens in blocks of %" G_GINT64_FORMAT, r->precision.kv_block);
         fprintf(out, ")\n");

@@ -24,6 +24,62 @@ static void step_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_end_object(w);
 }
 
+/* "cross": an encoder-decoder's cross-attention K and V (docs/json.md), or null. */
+static void kv_cross_json(fp_jsonw *w, const fp_report *r)
+{
+    const fp_kv_cache *kv = r->kv;
+    if (!kv->n_cross) {
+        fp_jsonw_null(w, "cross");
+        return;
+    }
+    uint64_t held = fp_kv_cache_cross(kv, r->precision.kv, r->precision.kv_block);
+    uint64_t per_seq = fp_kv_cache_cross_per_sequence(kv, r->precision.kv);
+    fp_jsonw_begin_object(w, "cross");
+    fp_jsonw_int(w, "layers", kv->cross_layers);
+    fp_jsonw_int_or_null(w, "tokens", kv->cross_tokens);
+    fp_jsonw_str(w, "tokens_dim", kv->cross_dim);
+    fp_jsonw_int_or_null(w, "bytes_per_sequence", per_seq ? (gint64)per_seq : -1);
+    fp_jsonw_int_or_null(w, "bytes", held != UINT64_MAX ? (gint64)held : -1);
+    fp_jsonw_begin_array(w, "tensors");
+    for (uint32_t i = 0; i < kv->n_cross; i++) {
+        const fp_kv_tensor *t = &kv->cross[i];
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "past", t->past->name);
+        fp_jsonw_name(w, "kind", t->value ? "value" : "key");
+        fp_jsonw_int(w, "layer", t->layer);
+        fp_jsonw_shape(w, "shape", &t->past->shape);
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+}
+
+/* "config": the genai_config.json facts the cache was read with (docs/json.md), or null. */
+static void kv_config_json(fp_jsonw *w, const fp_kv_cache *kv)
+{
+    const fp_genai_config *c = kv->genai;
+    if (!c) {
+        fp_jsonw_null(w, "config");
+        return;
+    }
+    fp_jsonw_begin_object(w, "config");
+    fp_jsonw_str(w, "path", c->path);
+    fp_jsonw_str(w, "model_type", c->model_type);
+    fp_jsonw_str(w, "layout", c->past_packed ? "packed" : "separate");
+    fp_jsonw_str(w, "past_key_names", c->past_packed ? NULL : c->past_key);
+    fp_jsonw_str(w, "past_value_names", c->past_packed ? NULL : c->past_value);
+    fp_jsonw_str(w, "past_names", c->past_packed);
+    fp_jsonw_str(w, "cross_past_key_names", c->cross_key);
+    fp_jsonw_str(w, "cross_past_value_names", c->cross_value);
+    fp_jsonw_int_or_null(w, "num_hidden_layers", c->layers);
+    fp_jsonw_int_or_null(w, "num_attention_heads", c->heads);
+    fp_jsonw_int_or_null(w, "num_key_value_heads", c->kv_heads);
+    fp_jsonw_int_or_null(w, "head_size", c->head_size);
+    fp_jsonw_int_or_null(w, "max_length", c->max_length ? c->max_length : -1);
+    fp_jsonw_bool(w, "past_present_share_buffer", c->share_buffer);
+    fp_jsonw_end_object(w);
+}
+
 /* "kv_cache": the decoder's KV cache (docs/json.md), or null. */
 static void kv_cache_json(fp_jsonw *w, const fp_report *r)
 {
@@ -59,6 +115,8 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
         fp_jsonw_end_object(w);
     }
     fp_jsonw_end_array(w);
+    kv_cross_json(w, r);
+    kv_config_json(w, kv);
     fp_jsonw_end_object(w);
 }
 

@@ -11,10 +11,12 @@
 #include "analysis/analysis.h"
 #include "devices/device.h"
 #include "frontends/load.h"
+#include "reports/memory.h"
 #include "tmodel.h"
 #include "tutil.h"
 
 #define DECODER FP_SOURCE_DIR "/models/decoder_tiny.onnx"
+#define WHISPER FP_SOURCE_DIR "/models/decoder_whisper.onnx"
 /* models/gen_samples.py, decoder_tiny: layers, KV heads, head dim (float32) */
 enum { LAYERS = 2, KV_HEADS = 2, HEAD_DIM = 16 };
 
@@ -111,6 +113,7 @@ static void test_bound(void)
     JsonObject *t1 = json_array_get_object_element(ts, 1);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(t1, "kind"), "value");
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(t1, "present"), "present.0.value");
+    CU_ASSERT(json_object_get_null_member(kv, "cross") && json_object_get_null_member(kv, "config"));
     tu_run_clear(&r);
     /* the HTML page has its card */
     r = tu_run((const char *[]){"report", DECODER, "-f", "html", "--batch", "4000", "--no-headroom", NULL});
@@ -567,6 +570,114 @@ static void test_hf_gqa_peak(void)
     tu_run_clear(&r);
 }
 
+/* The Whisper-style sample (Optimum's names): the self-attention K and V a Concat extends (2 layers
+ * of 4 heads x 16, float32: 1024 bytes per token) and the cross-attention K and V of the encoder's
+ * 1500 frames, found by name, which hold 2 x 2 x 4 x 1500 x 16 x 4 = 1536000 bytes per sequence
+ * whatever the context: the cache held is the self part at the context plus that, at every
+ * batch, and the cross inputs are not in the arena. */
+static void test_cross_attention(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_model) m = fp_load_model(WHISPER, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_EQUAL(kv->n_tensors, 4);
+    CU_ASSERT_EQUAL(kv->layers, 2);
+    CU_ASSERT_EQUAL(kv->bytes_per_token, 2 * 2 * 4 * 16 * 4);
+    CU_ASSERT_STRING_EQUAL(kv->past_dim, "past_decoder_sequence_length");
+    CU_ASSERT_EQUAL_FATAL(kv->n_cross, 4);
+    CU_ASSERT_EQUAL(kv->cross_layers, 2);
+    CU_ASSERT_EQUAL(kv->cross_tokens, 1500);
+    CU_ASSERT_PTR_NULL(kv->cross_dim);
+    CU_ASSERT_STRING_EQUAL(kv->cross[3].past->name, "past_key_values.1.encoder.value");
+    CU_ASSERT(kv->cross[3].value && kv->cross[3].layer == 1 && !kv->cross[2].value);
+    const uint64_t cross = 2 * 2 * 4 * 1500 * 16 * 4, self = 2 * 2 * 4 * 16 * 4;
+    for (int64_t batch = 1; batch <= 3; batch += 2) {
+        for (int64_t context = 100; context <= 1000; context += 900) {
+            fp_analysis_opts o = {.batch = batch, .context = context};
+            g_autoptr(fp_analysis) a = fp_analysis_run(WHISPER, &o, &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+            CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+            CU_ASSERT_EQUAL(fp_kv_cache_cross(a->kv, FP_DT_UNDEFINED, 0), (uint64_t)batch * cross);
+            CU_ASSERT_EQUAL(fp_kv_cache_cross_per_sequence(a->kv, FP_DT_FLOAT16), cross / 2);
+            CU_ASSERT_EQUAL(a->kv_bytes, (uint64_t)batch * (cross + (uint64_t)context * self));
+            g_autoptr(GHashTable) outside = fp_kv_cache_outside(a->kv);
+            CU_ASSERT_EQUAL(g_hash_table_size(outside), 4 + 4 + 4);
+        }
+    }
+}
+
+/* The commands on the Whisper-style sample at batch 2 and a context of 100: report's JSON
+ * kv_cache.cross and its text, memory's kv_cross_bytes, headroom's kv_cross_bytes_per_sequence. */
+static void test_cross_attention_cli(void)
+{
+    const uint64_t cross = 2 * 2 * 4 * 1500 * 16 * 4, self = 2 * 2 * 4 * 16 * 4;
+    tu_run_result r = tu_run(
+        (const char *[]){"report", WHISPER, "-f", "json", "--batch", "2", "--context", "100", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *kv = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "kv_cache");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_EQUAL(json_object_get_int_member(kv, "bytes"), 2 * (cross + 100 * self));
+    CU_ASSERT(json_object_get_null_member(kv, "config"));
+    JsonObject *c = json_object_get_object_member(kv, "cross");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "layers"), 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "tokens"), 1500);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "bytes_per_sequence"), cross);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "bytes"), 2 * cross);
+    CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(c, "tensors")), 4);
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", WHISPER, "--batch", "2", "--context", "100", "--no-headroom", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "cross-attention K and V of 2 layers at the encoder's 1500 tokens, fixed "
+                                         "whatever the context: 1536000 bytes per sequence"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "; 4 cross-attention tensors)"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"memory", WHISPER, "-f", "json", "--batch", "2", "--context", "100", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"kv_cross_bytes\" : 3072000"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"headroom", WHISPER, "-f", "json", "--memory", "1GiB", "--context", "100", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"kv_cross_bytes_per_sequence\" : 1536000"));
+    tu_run_clear(&r);
+}
+
+/* headroom on the Whisper-style sample: the cache at each batch holds the cross-attention K and V
+ * of every sequence beside the self part, so the max batch is a brute-force search over weights +
+ * arena + (cross + context x self) per batch. */
+static void test_cross_attention_headroom(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load("cpu-avx2", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    dev->memory_bytes = (uint64_t)64 << 20;
+    fp_analysis_opts o = {.device_profile = dev, .context = 256, .headroom = {.on = true}};
+    g_autoptr(fp_analysis) a = fp_analysis_run(WHISPER, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->headroom);
+    uint64_t usable = dev->memory_bytes - dev->memory_bytes / 10;
+    int64_t brute = 0;
+    for (int64_t b = 1; b <= 64; b++) {
+        fp_analysis_opts ob = o;
+        ob.headroom.on = false;
+        ob.batch = b;
+        g_autoptr(fp_analysis) x = fp_analysis_run(WHISPER, &ob, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+        if (x->res.memory->weight_bytes + x->res.memory->arena + x->kv_bytes > usable)
+            break;
+        CU_ASSERT_EQUAL(x->kv_bytes, (uint64_t)b * (2 * 2 * 4 * 1500 * 16 * 4 + 256 * 2 * 2 * 4 * 16 * 4));
+        brute = b;
+    }
+    CU_ASSERT(brute > 1 && brute < 64);
+    CU_ASSERT_EQUAL(a->headroom->max_batch, brute);
+    /* the capacity in tokens leaves the cross part of every sequence out */
+    fp_headroom_decoder dec = fp_headroom_decoder_of(a->kv, &a->precision, NULL);
+    const fp_headroom_result *r = a->headroom;
+    uint64_t used = r->weight_bytes + r->arena_at_max + (uint64_t)brute * 2 * 2 * 4 * 1500 * 16 * 4;
+    CU_ASSERT_EQUAL(fp_report_kv_capacity_tokens(&dec, r), (int64_t)((usable - used) / (2 * 2 * 4 * 16 * 4)));
+}
+
 FP_TEST_SUITE(register_decoder)
 {
     CU_pSuite s = CU_add_suite("decoder", NULL, NULL);
@@ -585,4 +696,7 @@ FP_TEST_SUITE(register_decoder)
     CU_add_test(s, "ge_graph", test_ge_graph);
     CU_add_test(s, "hf_mha_headroom", test_hf_mha_headroom);
     CU_add_test(s, "hf_gqa_peak", test_hf_gqa_peak);
+    CU_add_test(s, "cross_attention", test_cross_attention);
+    CU_add_test(s, "cross_attention_headroom", test_cross_attention_headroom);
+    CU_add_test(s, "cross_attention_cli", test_cross_attention_cli);
 }

@@ -3,6 +3,7 @@
  * decoder it describes (analysis/decoder_config.c). */
 #include <CUnit/CUnit.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -11,6 +12,7 @@
 
 #define SAMPLE FP_SOURCE_DIR "/models/decoder_int4.onnx"
 #define SAMPLE_CONFIG FP_SOURCE_DIR "/models/genai_config.json"
+#define WHISPER FP_SOURCE_DIR "/models/decoder_whisper.onnx"
 
 /* The sample's config (models/gen_samples.py: genai_config) as written there. */
 static void test_sample(void)
@@ -212,6 +214,85 @@ static void test_share_buffer(void)
     g_unlink(path);
 }
 
+/* An encoder-decoder's config (models/decoder_whisper.onnx in Optimum's names): the cross-attention
+ * K and V are those its cross_past_*_names name, checked against num_attention_heads and head_size;
+ * the report's facts keep the config. A template naming no input, or heads the tensors do not
+ * declare, fail naming the field. */
+static void test_cross(void)
+{
+    const char *names = "\"inputs\": {\"past_key_names\": \"past_key_values.%%d.decoder.key\", \"past_value_names\": "
+                        "\"past_key_values.%%d.decoder.value\", \"cross_past_key_names\": %s, "
+                        "\"cross_past_value_names\": \"past_key_values.%%d.encoder.value\"}, \"outputs\": "
+                        "{\"present_key_names\": \"present.%%d.decoder.key\", \"present_value_names\": "
+                        "\"present.%%d.decoder.value\"}";
+    const struct {
+        const char *key;
+        int heads;
+        const char *needle;
+    } cases[] = {{"\"past_key_values.%d.encoder.key\"", 4, NULL},
+                 {"\"enc.%d.k\"", 4, "model.decoder.inputs.cross_past_key_names: 'enc.%d.k' names no input of"},
+                 {"\"past_key_values.%d.encoder.key\"", 8,
+                  "model.decoder.num_attention_heads: 8, but " WHISPER " declares 'past_key_values.0.encoder.key' "
+                  "with 4"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *fmt =
+            g_strdup_printf("{\"model\": {\"type\": \"whisper\", \"decoder\": {\"num_attention_heads\": "
+                            "%d, \"head_size\": 16, %s}}}",
+                            cases[i].heads, names);
+        g_autofree char *text = g_strdup_printf(fmt, cases[i].key);
+        g_autofree char *path = tu_write_temp(text, strlen(text), ".json");
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.genai_config = path, .stop = FP_PIPELINE_SHAPES};
+        g_autoptr(fp_analysis) a = fp_analysis_run(WHISPER, &o, &err);
+        g_unlink(path);
+        if (cases[i].needle) {
+            CU_ASSERT_PTR_NULL(a);
+            tu_expect_error(err, cases[i].needle);
+            continue;
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a->kv->genai);
+        CU_ASSERT_STRING_EQUAL(a->kv->genai->model_type, "whisper");
+        CU_ASSERT_EQUAL(a->kv->genai->heads, 4);
+        CU_ASSERT_EQUAL(a->kv->n_cross, 4);
+        CU_ASSERT_EQUAL(a->kv->cross_layers, 2);
+        CU_ASSERT_STRING_EQUAL(a->kv->tensors[0].present->name, "present.0.decoder.key");
+        CU_ASSERT_EQUAL(fp_kv_cache_cross(a->kv, FP_DT_UNDEFINED, 0), 2 * 2 * 4 * 1500 * 16 * 4);
+    }
+}
+
+/* The config's facts in report's JSON (kv_cache.config) and text, from the int4 sample's config. */
+static void test_report_config(void)
+{
+    tu_run_result r = tu_run((const char *[]){"report", SAMPLE, "-f", "json", "--no-headroom", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *kv = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "kv_cache");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    JsonObject *c = json_object_get_object_member(kv, "config");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(c, "path"), SAMPLE_CONFIG);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(c, "model_type"), "llama");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(c, "layout"), "separate");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(c, "past_key_names"), "past_key_values.%d.key");
+    CU_ASSERT(json_object_get_null_member(c, "past_names") && json_object_get_null_member(c, "cross_past_key_names"));
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "num_hidden_layers"), 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "num_attention_heads"), 4);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "num_key_value_heads"), 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "head_size"), 16);
+    CU_ASSERT_EQUAL(json_object_get_int_member(c, "max_length"), 4096);
+    CU_ASSERT(json_object_get_boolean_member(c, "past_present_share_buffer"));
+    CU_ASSERT(json_object_get_null_member(kv, "cross"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", SAMPLE, "--no-headroom", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "  facts from " SAMPLE_CONFIG " (model.type llama), which agrees with the "
+                                         "graph: 2 layers, K and V apart (past_key_values.%d.key), 2 KV heads of 4 "
+                                         "attention heads, head size 16; max_length 4096; "
+                                         "past_present_share_buffer true"));
+    tu_run_clear(&r);
+}
+
 FP_TEST_SUITE(register_genai)
 {
     CU_pSuite s = CU_add_suite("genai", NULL, NULL);
@@ -222,4 +303,6 @@ FP_TEST_SUITE(register_genai)
     CU_add_test(s, "beside", test_beside);
     CU_add_test(s, "cli", test_cli);
     CU_add_test(s, "share_buffer", test_share_buffer);
+    CU_add_test(s, "cross", test_cross);
+    CU_add_test(s, "report_config", test_report_config);
 }

@@ -1,13 +1,16 @@
 /* test_memory.c - memory suite: offset planners (property tests, exhaustive optimum on tiny
  * cases), liveness rules on crafted graphs (views, in-place, weights, fusion, unknown sizes), and
  * memory-aware scheduling (property tests, exhaustive optimum over all orders of tiny DAGs). */
+#include <glib/gstdio.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "ir/graph.h"
 #include "passes/memory/liveness.h"
 #include "passes/memory/memory.h"
 #include "passes/memory/memplan.h"
 #include "passes/memory/schedule.h"
+#include "reports/memory.h"
 #include "tutil.h"
 
 /* ---------------------------------------------------------------- independent references */
@@ -881,6 +884,7 @@ static void test_liveness_weights_fused_unknown(void)
     CU_ASSERT_EQUAL(lv->n_free, 2);     /* Constant and the folded Shape */
     CU_ASSERT_EQUAL(lv->mg.n_nodes, 6); /* f1 f2 reshape add sig unk */
     CU_ASSERT_EQUAL(lv->weight_bytes, 64 + 16 + 16);
+    CU_ASSERT_EQUAL(lv->folded_bytes, 16); /* s: folded, no tensor in the file */
     CU_ASSERT_EQUAL(lv->n_fused, 1);
     CU_ASSERT_EQUAL(lv->value_buf[fp_graph_find(x.g, "a")->id], -1);
     CU_ASSERT_EQUAL(lv->value_buf[fp_graph_find(x.g, "gone")->id], -1);
@@ -1093,6 +1097,37 @@ static void test_liveness_resize(void)
     fp_model_free(x.m);
 }
 
+/* A ConstantOfShape of a stored shape [2, 1000] (16 bytes) fills 2000 floats that the file does not
+ * store: the plan's weights are the 16 bytes stored plus the 8000 folded (made at load, as ONNX
+ * Runtime's constant folding makes them an initializer), and say which is which. */
+static void test_folded_weights(void)
+{
+    const char *text =
+        "ir_version: 8\nopset_import { version: 17 }\ngraph { name: 'g'\n"
+        "  node { input: ['shape'] output: ['zeros'] op_type: 'ConstantOfShape' name: 'fill' }\n"
+        "  node { input: ['x', 'zeros'] output: ['y'] op_type: 'Add' name: 'add' }\n"
+        "  initializer { name: 'shape' dims: 2 data_type: 7 int64_data: [2, 1000] }\n"
+        "  input { name: 'x' type { tensor_type { elem_type: 1 shape { dim { dim_value: 2 } dim { dim_value: 1000 } } "
+        "} } }\n  output { name: 'y' type { tensor_type { elem_type: 1 } } }\n}\n";
+    g_autofree char *path = tu_write_temp(text, strlen(text), ".onnxtxt");
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {0};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    tu_run_result r = tu_run((const char *[]){"memory", path, "-f", "json", NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"stored_weight_bytes\" : 16,\n    \"folded_weight_bytes\" : 8000"));
+    tu_run_clear(&r);
+    g_unlink(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->res.memory->weight_bytes, 16 + 2000 * 4);
+    CU_ASSERT_EQUAL(a->res.memory->folded_bytes, 2000 * 4);
+    g_autofree char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    fp_report_memory_text(a->model, a->res.memory, NULL, a->diag, 0, false, f);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "weights     7.8 KiB: 16 B stored in the file, 7.8 KiB folded from constants"));
+}
+
 FP_TEST_SUITE(register_memory)
 {
     CU_pSuite s = CU_add_suite("memory", NULL, NULL);
@@ -1115,4 +1150,5 @@ FP_TEST_SUITE(register_memory)
     CU_add_test(s, "liveness: weights, fusion, unknown sizes", test_liveness_weights_fused_unknown);
     CU_add_test(s, "liveness: the naive sum of views", test_liveness_naive_views);
     CU_add_test(s, "liveness resized to new shapes", test_liveness_resize);
+    CU_add_test(s, "weights stored and folded", test_folded_weights);
 }

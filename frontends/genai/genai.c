@@ -49,7 +49,8 @@ void fp_genai_config_free(fp_genai_config *c)
     if (!c)
         return;
     char *strings[] = {c->path,        c->filename,      c->past_key,    c->past_value,
-                       c->present_key, c->present_value, c->past_packed, c->present_packed};
+                       c->present_key, c->present_value, c->past_packed, c->present_packed,
+                       c->cross_key,   c->cross_value,   c->model_type};
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
         g_free(strings[i]);
     g_free(c);

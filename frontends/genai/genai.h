@@ -1,5 +1,6 @@
 /* genai.h - onnxruntime-genai's genai_config.json: the decoder facts fuseplan reads from it (the
- * KV cache's names, layers, heads and head size, search.max_length, search.past_present_share_buffer).
+ * KV cache's names, cross-attention cache names, layers, heads and head size, search.max_length,
+ * search.past_present_share_buffer).
  * The JSON is parsed by the formats module (frontends/genai/genai_json.c, json-glib) through
  * frontends/readers.h; the rest is here. Field meanings: onnxruntime-genai's src/config.h. */
 #ifndef FP_GENAI_H
@@ -14,6 +15,8 @@ typedef struct {
     char *filename;       /* model.decoder.filename; NULL when absent */
     int64_t layers;       /* model.decoder.num_hidden_layers; -1 when absent */
     int64_t kv_heads;     /* model.decoder.num_key_value_heads; -1 when absent */
+    int64_t heads;        /* model.decoder.num_attention_heads (the heads of genai's cross-attention
+                             cache); -1 when absent */
     int64_t head_size;    /* model.decoder.head_size; -1 when absent */
     int64_t hidden_size;  /* model.decoder.hidden_size; -1 when absent */
     char *past_key;       /* model.decoder.inputs.past_key_names (default past_key_values.%d.key) */
@@ -22,6 +25,10 @@ typedef struct {
     char *present_value;  /* ...present_value_names (default present.%d.value) */
     char *past_packed;    /* inputs.past_names: K and V of a layer in one tensor; NULL when absent */
     char *present_packed; /* outputs.present_names likewise */
+    char *cross_key;      /* inputs.cross_past_key_names: an encoder-decoder's cross-attention K, of
+                             the encoder's length; NULL when absent */
+    char *cross_value;    /* inputs.cross_past_value_names likewise */
+    char *model_type;     /* model.type ("llama", "whisper", ...); NULL when absent */
     int64_t max_length;   /* search.max_length, else (absent or 0) model.context_length; 0: neither */
     bool share_buffer;    /* search.past_present_share_buffer (default false) */
 } fp_genai_config;

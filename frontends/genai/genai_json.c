@@ -97,6 +97,10 @@ static bool read_names(jctx *c, JsonObject *dec, fp_genai_config *g)
            member_string(c, in, "past_key_names", "model.decoder.inputs.past_key_names", true, &g->past_key) &&
            member_string(c, in, "past_value_names", "model.decoder.inputs.past_value_names", true, &g->past_value) &&
            member_string(c, in, "past_names", "model.decoder.inputs.past_names", true, &g->past_packed) &&
+           member_string(c, in, "cross_past_key_names", "model.decoder.inputs.cross_past_key_names", true,
+                         &g->cross_key) &&
+           member_string(c, in, "cross_past_value_names", "model.decoder.inputs.cross_past_value_names", true,
+                         &g->cross_value) &&
            member_string(c, out, "present_key_names", "model.decoder.outputs.present_key_names", true,
                          &g->present_key) &&
            member_string(c, out, "present_value_names", "model.decoder.outputs.present_value_names", true,
@@ -116,6 +120,8 @@ static bool read_config(jctx *c, JsonObject *root, fp_genai_config *g)
         !member_string(c, dec, "filename", "model.decoder.filename", false, &g->filename) ||
         !member_count(c, dec, "num_hidden_layers", "model.decoder.num_hidden_layers", &g->layers) ||
         !member_count(c, dec, "num_key_value_heads", "model.decoder.num_key_value_heads", &g->kv_heads) ||
+        !member_count(c, dec, "num_attention_heads", "model.decoder.num_attention_heads", &g->heads) ||
+        !member_string(c, model, "type", "model.type", false, &g->model_type) ||
         !member_count(c, dec, "head_size", "model.decoder.head_size", &g->head_size) ||
         !member_count(c, dec, "hidden_size", "model.decoder.hidden_size", &g->hidden_size) || !read_names(c, dec, g) ||
         !member_count(c, search, "max_length", "search.max_length", &g->max_length) ||
@@ -152,6 +158,7 @@ fp_genai_config *fp_genai_json_load(const char *path, const char *text, size_t l
     *g = (fp_genai_config){.path = g_strdup(path),
                            .layers = -1,
                            .kv_heads = -1,
+                           .heads = -1,
                            .head_size = -1,
                            .hidden_size = -1,
                            .past_key = g_strdup("past_key_values.%d.key"),

@@ -483,19 +483,20 @@ static void walk_nodes(builder *B)
 }
 
 /* lv->weight_bytes: the bytes of the weights with a tensor from the model (no pass changes those)
- * plus the current sizes of the others, lv->weights (UINT64_MAX on overflow: a sum that saturates,
- * so the order of the terms does not matter). */
+ * plus the current sizes of the others, lv->weights, which are lv->folded_bytes (UINT64_MAX on
+ * overflow: sums that saturate, so the order of the terms does not matter). */
 static void sum_weights(fp_liveness *lv)
 {
-    uint64_t total = lv->weight_fixed;
+    uint64_t folded = 0, total = UINT64_MAX;
     for (uint32_t i = 0; i < lv->n_weights; i++) {
         uint64_t b = 0;
         if (!value_bytes(lv->weights[i], FP_DT_UNDEFINED, &b))
             b = 0;
-        if (!g_uint64_checked_add(&total, total, b))
-            total = UINT64_MAX;
+        if (!g_uint64_checked_add(&folded, folded, b))
+            folded = UINT64_MAX;
     }
-    lv->weight_bytes = total;
+    lv->folded_bytes = folded;
+    lv->weight_bytes = g_uint64_checked_add(&total, lv->weight_fixed, folded) ? total : UINT64_MAX;
 }
 
 /* Splits the weights collected by classify_values: those with a tensor from the model go into

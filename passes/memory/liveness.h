@@ -80,6 +80,9 @@ typedef struct {
     uint32_t *buf_aliases;      /* per buffer: number of values sharing it (1 = no alias) */
     int32_t *value_buf;         /* per value id of the graph: its buffer, or -1 (weight, fused, ...) */
     uint64_t weight_bytes;      /* initializers, constants and folded values of this graph */
+    uint64_t folded_bytes;      /* the part of weight_bytes that the file does not store: values folded
+                                   from constants (ConstantOfShape's fill), which a runtime's constant
+                                   folding makes at load */
     uint32_t n_unknown;         /* activation buffers of unknown size (counted as 0) */
     uint32_t n_fused;           /* values internal to a fused group (never materialized) */
     uint32_t n_views;           /* values sharing the buffer of a view's input */

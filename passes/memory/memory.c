@@ -47,17 +47,20 @@ void fp_memory_result_free(fp_memory_result *r)
 
 /* Weights, the largest workspace and the values of unknown size of a graph and its subgraphs. */
 typedef struct {
-    uint64_t weight_bytes, workspace_bytes;
+    uint64_t weight_bytes, folded_bytes, workspace_bytes;
     uint32_t n_unknown;
 } totals;
 
 static bool arena_of(const fp_graph *g, const fp_memory_opts *opts, bool naive_fails, fp_memory_arena_result *out,
                      fp_diag *diag, GError **error);
 
-static void add_weights(totals *t, uint64_t bytes)
+/* Adds weights of `bytes`, `folded` of them folded (fp_liveness.folded_bytes), to t. */
+static void add_weights(totals *t, uint64_t bytes, uint64_t folded)
 {
     if (!g_uint64_checked_add(&t->weight_bytes, t->weight_bytes, bytes))
         t->weight_bytes = UINT64_MAX;
+    if (!g_uint64_checked_add(&t->folded_bytes, t->folded_bytes, folded))
+        t->folded_bytes = UINT64_MAX;
 }
 
 /* Plans every subgraph of g's nodes (their arenas, without opts->reuse: it holds the outer
@@ -78,7 +81,7 @@ static bool subgraph_workspace(const fp_graph *g, const fp_memory_opts *opts, bo
                 return false;
             ws[n->id] = MAX(ws[n->id], sub.arena);
             t->workspace_bytes = MAX(t->workspace_bytes, sub.arena);
-            add_weights(t, sub.weight_bytes);
+            add_weights(t, sub.weight_bytes, sub.folded_bytes);
             t->n_unknown += sub.n_unknown;
         }
     }
@@ -243,7 +246,7 @@ static bool prepare(const fp_graph *g, const fp_memory_opts *opts, bool naive_fa
         !(p->lv = liveness(g, opts, ws, diag, &p->owned, error)))
         return false;
     const fp_memgraph *mg = &p->lv->mg;
-    add_weights(&p->t, p->lv->weight_bytes);
+    add_weights(&p->t, p->lv->weight_bytes, p->lv->folded_bytes);
     p->t.n_unknown += p->lv->n_unknown;
     p->given = g_new(uint32_t, mg->n_nodes + 1);
     for (uint32_t v = 0; v < mg->n_nodes; v++)
@@ -288,6 +291,7 @@ static bool plan_arena(const prep *p, const fp_memory_opts *opts, bool naive_fai
     *out = (fp_memory_arena_result){.arena = pr.arena,
                                     .method = pr.method,
                                     .weight_bytes = p->t.weight_bytes,
+                                    .folded_bytes = p->t.folded_bytes,
                                     .workspace_bytes = p->t.workspace_bytes,
                                     .n_unknown = p->t.n_unknown};
     return true;
@@ -402,6 +406,7 @@ static void fill_order(const prep *p, const fp_memplan_result *pr, const uint64_
 static void take_prep(fp_memory_result *r, const prep *p, const fp_memory_opts *opts)
 {
     r->weight_bytes = p->t.weight_bytes;
+    r->folded_bytes = p->t.folded_bytes;
     r->workspace_bytes = p->t.workspace_bytes;
     r->n_unknown = p->t.n_unknown;
     r->n_buffers = p->lv->mg.n_bufs;
@@ -462,12 +467,13 @@ bool fp_memory_naive(const fp_graph *g, const fp_memory_opts *opts, fp_memory_na
     if (!lv)
         return false;
     const fp_memgraph *mg = &lv->mg;
-    add_weights(&t, lv->weight_bytes);
+    add_weights(&t, lv->weight_bytes, lv->folded_bytes);
     t.n_unknown += lv->n_unknown;
     if (!naive_arena(mg, fp_memgraph_has_workspace(mg), opts->align ? opts->align : FP_MEMORY_DEFAULT_ALIGN, NULL,
                      &out->naive_bytes, error))
         return false;
     out->weight_bytes = t.weight_bytes;
+    out->folded_bytes = t.folded_bytes;
     out->workspace_bytes = t.workspace_bytes;
     out->n_unknown = t.n_unknown;
     out->n_buffers = mg->n_bufs;

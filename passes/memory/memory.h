@@ -76,6 +76,8 @@ typedef struct {
     const char *method;                        /* planner candidate behind `arena` */
     uint64_t naive_bytes;                      /* every activation in its own buffer */
     uint64_t weight_bytes;                     /* initializers, constants and folded values, subgraphs included */
+    uint64_t folded_bytes;                     /* of weight_bytes, the folded values: not stored in the file,
+                                                  made at load (fp_liveness.folded_bytes) */
     uint64_t workspace_bytes;                  /* largest subgraph workspace of a control-flow node */
     uint64_t *live_bytes;     /* per step of `order` (n_order entries): the activation bytes live there,
                                   sizes rounded to align, subgraph workspaces included; a Constant or
@@ -108,6 +110,7 @@ typedef struct {
     uint64_t naive_bytes;                 /* every activation buffer, in-place outputs and workspaces included, in
                                  its own block (fp_memory_result.naive_bytes) */
     uint64_t weight_bytes;                /* as fp_memory_result's, subgraphs included */
+    uint64_t folded_bytes;                /* likewise */
     uint64_t workspace_bytes;             /* largest subgraph workspace of a control-flow node */
     uint32_t n_buffers, n_views, n_fused; /* of g, as fp_memory_result's */
     uint32_t n_unknown;                   /* activation buffers of unknown size (subgraphs too) */
@@ -126,6 +129,7 @@ typedef struct {
                                  when it reaches LOAD, where fp_pass_memory may name an earlier
                                  candidate reaching LOAD too (fp_memplan_arena) */
     uint64_t weight_bytes; /* as fp_memory_result's */
+    uint64_t folded_bytes; /* likewise */
     uint64_t workspace_bytes;
     uint32_t n_unknown;
 } fp_memory_arena_result;
