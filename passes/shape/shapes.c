@@ -386,6 +386,21 @@ static bool trust_declared(const pass *p, const fp_node *n)
     return true;
 }
 
+/* fp_shape_opts.runtime_view after n is inferred: n's outputs keep their shape data (sval) only
+ * when n folds to a constant or is FP_NODE_RESHAPE_CONST. */
+static void runtime_view(fp_node *n)
+{
+    if (n->flags & (FP_NODE_FOLDED | FP_NODE_RESHAPE_CONST))
+        return;
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k];
+        if (v) {
+            v->sval = NULL;
+            v->n_sval = -1;
+        }
+    }
+}
+
 static bool infer_node(pass *p, fp_node *n)
 {
     sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp, .ge = p->ge};
@@ -450,6 +465,8 @@ static bool infer_node(pass *p, fp_node *n)
     if (foldable(n))
         mark_folded(n);
     fp_fold_node(&c, p->memo);
+    if (p->opts && p->opts->runtime_view)
+        runtime_view(n);
     return true;
 }
 
