@@ -116,9 +116,9 @@ LEVELS = ("basic", "extended", "all")
 VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}
 
 
-def expect(paths, ort_dir, out):
+def expect(paths, ort_dir, out, what="bench/gen_paddle_like.py's models"):
     """Writes out: per model and level, ORT's kernels as `MODEL LEVEL OP=N ...` lines."""
-    lines = ["# ONNX Runtime's optimized models of bench/gen_paddle_like.py's models (CPU EP, onnxruntime-node),",
+    lines = [f"# ONNX Runtime's optimized models of {what} (CPU EP, onnxruntime-node),",
              "# their kernels (views aside): MODEL LEVEL OP=COUNT...; level all on an AVX-512F host (NCHWc block 16)"]
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
