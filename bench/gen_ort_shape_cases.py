@@ -16,14 +16,11 @@ dims, no shape data propagated through Shape -> Gather -> Concat but constants),
 With --expect it also writes OUTDIR/ort_shapes.ort, ONNX Runtime's kernels of each model at levels
 basic, extended and all (bench/gen_paddle_like.py's expect).
 """
-import argparse
-import os
-
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from gen_paddle_like import expect
+from gen_paddle_like import cli
 
 rng = np.random.default_rng(36)
 
@@ -84,20 +81,8 @@ def reshape():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--expect", action="store_true", help="also write ORT's op lists (ort_shapes.ort)")
-    ap.add_argument("--ort", default=os.path.join(os.path.dirname(os.path.abspath(__file__))))
-    ap.add_argument("out", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data", "fuse"))
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    paths = []
-    for fname, make in (("ort_shape_skip.onnx", skip), ("ort_shape_reshape.onnx", reshape)):
-        paths.append(os.path.join(a.out, fname))
-        onnx.save(make(), paths[-1])
-        print(paths[-1])
-    if a.expect:
-        expect(paths, a.ort, os.path.join(a.out, "ort_shapes.ort"), "bench/gen_ort_shape_cases.py's models")
-        print(os.path.join(a.out, "ort_shapes.ort"))
+    cli(__doc__, (("ort_shape_skip.onnx", skip), ("ort_shape_reshape.onnx", reshape)), "ort_shapes.ort",
+        "bench/gen_ort_shape_cases.py's models")
 
 
 if __name__ == "__main__":
