@@ -191,7 +191,7 @@ static bool run_pipeline(fp_analysis *a, const fp_analysis_opts *o, GError **err
     if (!shapes)
         return false;
     if (a->target && a->target->fold_declared)
-        fp_declared_mark_runtime(a->model);
+        fp_declared_mark_runtime(a->model, a->target);
     w->reuse = fp_memory_reuse_new(NULL);
     fp_memory_opts mem = o->plan ? *o->plan
                                  : (fp_memory_opts){.strategy = FP_MEMPLAN_BEST, .schedule = FP_SCHEDULE_GIVEN};
@@ -256,7 +256,7 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
     if (!shapes)
         return false;
     if (a->target->fold_declared)
-        fp_declared_mark_runtime(a->original);
+        fp_declared_mark_runtime(a->original, a->target);
     fp_shape_opts so = {.input_shapes = shapes,
                         .batch = batch,
                         .batch_dim = o->batch_dim,

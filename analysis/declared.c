@@ -9,9 +9,10 @@
 
 #include <string.h>
 
+#include "passes/cse.h"
 #include "passes/shape/shapes.h"
 
-enum { MAX_SHAPE = 64 };
+enum { MAX_SHAPE = 64, MAX_ROUNDS = 3 };
 
 static bool live(const fp_node *n) { return n && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)); }
 
@@ -24,25 +25,20 @@ static uint32_t readers(const fp_value *v)
     return n;
 }
 
-/* Whether a and b have one shape as ONNX Runtime compares them: the same rank, each dim the same
- * number or the same symbol. */
-static bool same_shape(const fp_value *a, const fp_value *b)
+/* Whether dim pos of a and of b is one as ONNX Runtime compares them: the same number or the same
+ * symbol. */
+static bool same_dim_at(const fp_value *a, const fp_value *b, int64_t pos)
 {
-    if (a->shape.rank < 0 || a->shape.rank != b->shape.rank)
+    if (pos < 0 || pos >= a->shape.rank || pos >= b->shape.rank)
         return false;
-    for (int32_t i = 0; i < a->shape.rank; i++) {
-        fp_dim x = a->shape.dims[i], y = b->shape.dims[i];
-        bool eq = fp_dim_known(x) ? fp_dim_known(y) && x.value == y.value : x.sym && y.sym && strcmp(x.sym, y.sym) == 0;
-        if (!eq)
-            return false;
-    }
-    return true;
+    fp_dim x = a->shape.dims[pos], y = b->shape.dims[pos];
+    return fp_dim_known(x) ? fp_dim_known(y) && x.value == y.value : x.sym && y.sym && strcmp(x.sym, y.sym) == 0;
 }
 
 /* The one integer of constant v (a scalar or one element), or false. */
 static bool one_int(const fp_value *v, int64_t *out) { return v && fp_value_ints(v, out, 1) == 1; }
 
-/* Whether v is Unsqueeze(axes [0]) of Gather(Shape(x), pos) with x root or of root's shape: the
+/* Whether v is Unsqueeze(axes [0]) of Gather(Shape(x), pos) with x root or with root's dim pos: the
  * element that copies root's dim pos (0 in ReshapeFusion's constant). */
 static bool copies_dim(const fp_value *v, const fp_value *root, int64_t pos)
 {
@@ -57,16 +53,35 @@ static bool copies_dim(const fp_value *v, const fp_value *root, int64_t pos)
     if (!axes0 || !live(g) || g->op != FP_OP_GATHER || g->n_inputs < 2 || !one_int(g->inputs[1], &idx) || idx != pos)
         return false;
     s = g->inputs[0] ? g->inputs[0]->producer : NULL;
-    return live(s) && s->op == FP_OP_SHAPE && s->inputs[0] && (s->inputs[0] == root || same_shape(s->inputs[0], root));
+    return live(s) && s->op == FP_OP_SHAPE && s->inputs[0] &&
+           (s->inputs[0] == root || same_dim_at(s->inputs[0], root, pos));
+}
+
+/* The live readers of v and of the values ONNX Runtime's common subexpression elimination merges
+ * v with (same: fp_cse_same's map; NULL: none). */
+static uint32_t merged_readers(const fp_value *v, GHashTable *same)
+{
+    const fp_value *into = same ? g_hash_table_lookup(same, v) : NULL, *first = into ? into : v;
+    uint32_t n = readers(first);
+    if (!same)
+        return n;
+    GHashTableIter it;
+    gpointer from, to;
+    g_hash_table_iter_init(&it, same);
+    while (g_hash_table_iter_next(&it, &from, &to))
+        if (to == first)
+            n += readers(from);
+    return n;
 }
 
 /* Whether Reshape r's shape is a Concat ReshapeFusion makes constant: the Concat's only reader is
- * r, and its inputs give constants, copied dims and at most one -1. */
-static bool fuses(const fp_node *r)
+ * r, once the elimination merged the Concats equal to it (same), and its inputs give constants,
+ * copied dims and at most one -1. */
+static bool fuses(const fp_node *r, GHashTable *same)
 {
     const fp_value *s = r->n_inputs > 1 ? r->inputs[1] : NULL, *root = r->inputs[0];
     const fp_node *c = s ? s->producer : NULL;
-    if (!root || !live(c) || c->op != FP_OP_CONCAT || s->is_output || readers(s) != 1)
+    if (!root || !live(c) || c->op != FP_OP_CONCAT || s->is_output || merged_readers(s, same) != 1)
         return false;
     int64_t pos = 0, vals[MAX_SHAPE];
     int minus = 0;
@@ -121,27 +136,49 @@ static void mark_dead(const fp_node *n, uint8_t *dead)
     }
 }
 
-/* One graph: the Shape and Size nodes left unfolded, but those ReshapeFusion removes, marked. */
-static size_t mark_graph(fp_graph *g)
+/* One graph: the Shape and Size nodes left unfolded, but those ReshapeFusion removes, marked
+ * FP_NODE_RUNTIME_SHAPE; the nodes ReshapeFusion removes, FP_NODE_RESHAPE_CONST (the marks of an
+ * earlier call replaced). `cse`: the runtime's elimination runs first. Returns how many nodes have
+ * another mark than before. */
+static size_t mark_graph(fp_graph *g, bool cse)
 {
     g_autofree uint8_t *dead = g_new0(uint8_t, g->nodes->len + 1);
+    g_autoptr(GHashTable) same = cse ? fp_cse_same(g) : NULL;
     for (guint i = 0; i < g->nodes->len; i++) {
         fp_node *n = g->nodes->pdata[i];
-        if (live(n) && n->op == FP_OP_RESHAPE && fuses(n)) {
+        if (live(n) && n->op == FP_OP_RESHAPE && fuses(n, same)) {
             const fp_node *c = n->inputs[1]->producer;
             dead[c->id] = 1;
             mark_dead(c, dead);
         }
     }
-    size_t marked = 0;
+    size_t changed = 0;
+    const uint32_t marks = FP_NODE_RESHAPE_CONST | FP_NODE_RUNTIME_SHAPE;
     for (guint i = 0; i < g->nodes->len; i++) {
         fp_node *n = g->nodes->pdata[i];
-        if ((n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) && live(n) && !dead[n->id]) {
+        uint32_t was = n->flags & marks;
+        n->flags &= ~marks;
+        if (live(n) && dead[n->id])
+            n->flags |= FP_NODE_RESHAPE_CONST;
+        if ((n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) && live(n) && !dead[n->id])
             n->flags |= FP_NODE_RUNTIME_SHAPE;
-            marked++;
+        changed += (n->flags & marks) != was;
+    }
+    return changed;
+}
+
+/* Records each value's shape of m's last inference as its load shape (fp_value_load_shape). */
+static void record_load_shapes(fp_model *m)
+{
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->values->len; i++) {
+            fp_value *v = g->values->pdata[i];
+            fp_value_ext *e = fp_value_ext_ensure(v);
+            e->load_shape = v->shape;
+            e->has_load_shape = true;
         }
     }
-    return marked;
 }
 
 /* Whether m has a Shape or Size node (else there is nothing to mark, and no inference to run). */
@@ -158,16 +195,38 @@ static bool has_shape_ops(const fp_model *m)
     return false;
 }
 
-size_t fp_declared_mark_runtime(fp_model *m)
+/* The Shape and Size nodes of m marked FP_NODE_RUNTIME_SHAPE. */
+static size_t count_marked(const fp_model *m)
+{
+    size_t n = 0;
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++)
+            n += (((const fp_node *)g->nodes->pdata[i])->flags & FP_NODE_RUNTIME_SHAPE) != 0;
+    }
+    return n;
+}
+
+size_t fp_declared_mark_runtime(fp_model *m, const fp_target *t)
 {
     if (!has_shape_ops(m))
         return 0;
     g_autoptr(GError) err = NULL;
-    fp_shape_opts declared = {0};
-    if (!fp_pass_shapes(m, &declared, NULL, &err))
+    fp_shape_opts view = {.runtime_view = true};
+    if (!fp_pass_shapes(m, &view, NULL, &err))
         return 0;
-    size_t marked = 0;
-    for (guint gi = 0; gi < m->graphs->len; gi++)
-        marked += mark_graph(m->graphs->pdata[gi]);
-    return marked;
+    view.attrs_checked = true;
+    /* ReshapeFusion's constants make more shapes known, which may let it fuse another Reshape:
+     * the runtime's level-1 loop, a few rounds */
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        size_t changed = 0;
+        for (guint gi = 0; gi < m->graphs->len; gi++)
+            changed += mark_graph(m->graphs->pdata[gi], fp_cse_on(t));
+        if (!fp_pass_shapes(m, &view, NULL, &err))
+            return count_marked(m);
+        if (!changed)
+            break;
+    }
+    record_load_shapes(m);
+    return count_marked(m);
 }

@@ -116,9 +116,9 @@ LEVELS = ("basic", "extended", "all")
 VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}
 
 
-def expect(paths, ort_dir, out):
+def expect(paths, ort_dir, out, what="bench/gen_paddle_like.py's models"):
     """Writes out: per model and level, ORT's kernels as `MODEL LEVEL OP=N ...` lines."""
-    lines = ["# ONNX Runtime's optimized models of bench/gen_paddle_like.py's models (CPU EP, onnxruntime-node),",
+    lines = [f"# ONNX Runtime's optimized models of {what} (CPU EP, onnxruntime-node),",
              "# their kernels (views aside): MODEL LEVEL OP=COUNT...; level all on an AVX-512F host (NCHWc block 16)"]
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
@@ -135,21 +135,27 @@ def expect(paths, ort_dir, out):
         f.write("\n".join(lines) + "\n")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--expect", action="store_true", help="also write ORT's op lists (paddle_like.ort)")
+def cli(doc, models, listing, what="bench/gen_paddle_like.py's models"):
+    """The command line of a generator of models: writes each (file name, maker) of models to OUTDIR
+    (default tests/data/fuse), and with --expect ORT's op lists of them to OUTDIR/listing."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--expect", action="store_true", help=f"also write ORT's op lists ({listing})")
     ap.add_argument("--ort", default=os.path.join(os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("out", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data", "fuse"))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     paths = []
-    for fname, make in (("paddle_lcnet.onnx", lcnet), ("paddle_quick_gelu.onnx", quick_gelu)):
+    for fname, make in models:
         paths.append(os.path.join(a.out, fname))
         onnx.save(make(), paths[-1])
         print(paths[-1])
     if a.expect:
-        expect(paths, a.ort, os.path.join(a.out, "paddle_like.ort"))
-        print(os.path.join(a.out, "paddle_like.ort"))
+        expect(paths, a.ort, os.path.join(a.out, listing), what)
+        print(os.path.join(a.out, listing))
+
+
+def main():
+    cli(__doc__, (("paddle_lcnet.onnx", lcnet), ("paddle_quick_gelu.onnx", quick_gelu)), "paddle_like.ort")
 
 
 if __name__ == "__main__":

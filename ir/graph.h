@@ -113,6 +113,10 @@ typedef struct {
     const fp_tensor *fold; /* constant content computed at analysis time (inline), else NULL */
     fp_shape *elems;       /* SEQUENCE: each element's shape when the length is known */
     int32_t n_elems;       /* n_elems < 0: length unknown (shape = common element shape) */
+    /* set by analysis/declared.c for a target that optimizes on the declared dims: */
+    bool has_load_shape; /* load_shape holds */
+    fp_shape load_shape; /* the shape the target's runtime knows when it optimizes the model (ONNX
+                            Runtime: nothing bound, no shape data propagated but constants) */
 } fp_value_ext;
 
 /* Field order and widths keep the struct small (112 bytes: a million-node model has ~1.4 million
@@ -170,6 +174,13 @@ static inline const fp_shape *fp_value_origin_shape(const fp_value *v)
 {
     const fp_value_ext *e = fp_value_ext_get(v);
     return e ? e->origin_shape : NULL;
+}
+/* v's shape as the target's runtime knows it when it optimizes (fp_value_ext.load_shape), or NULL
+ * when none was recorded (the target optimizes on the bound shapes, or v is newer). */
+static inline const fp_shape *fp_value_load_shape(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e && e->has_load_shape ? &e->load_shape : NULL;
 }
 static inline fp_shape *fp_value_elems(const fp_value *v)
 {
@@ -254,6 +265,8 @@ enum {
     FP_NODE_FUSED = 1u << 2,         /* the result of a fusion: metrics.flops is the sum of its members' */
     FP_NODE_RUNTIME_SHAPE = 1u << 3, /* a Shape or Size the runtime evaluates at inference: the compiler
                                         optimizes before the dims its input declares are bound */
+    FP_NODE_RESHAPE_CONST = 1u << 4, /* computes only the shape of a Reshape that ONNX Runtime's
+                                        ReshapeFusion turns into a constant (analysis/declared.c) */
 };
 
 /* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas); whether it is known

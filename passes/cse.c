@@ -11,6 +11,8 @@ typedef struct {
     GHashTable *seen;   /* key (a GString: attribute strings may hold NULs) -> the first node of that key */
     GHashTable *consts; /* contents key -> the first constant value of those contents */
     GString *key;
+    GHashTable *same; /* NULL: merge; else nothing is merged, and each output of a node that would be
+                         merged maps to the output it would read instead */
 } cse;
 
 bool fp_cse_on(const fp_target *t)
@@ -38,6 +40,9 @@ static const fp_tensor *small_const(const fp_value *v)
 /* The number of value v: the first constant of its contents for a small constant, else v. */
 static const fp_value *number_of(cse *c, const fp_value *v)
 {
+    const fp_value *into = v && c->same ? g_hash_table_lookup(c->same, v) : NULL;
+    if (into)
+        return into;
     const fp_tensor *t = v ? small_const(v) : NULL;
     if (!t)
         return v;
@@ -131,8 +136,8 @@ static void merge(fp_node *n, const fp_node *into)
     n->flags |= FP_NODE_REMOVED;
 }
 
-/* One graph; the count of nodes merged. */
-static uint32_t cse_graph(fp_graph *g)
+/* One graph; the count of nodes merged (same: fp_cse_same's map, filled in place of merging). */
+static uint32_t cse_graph(fp_graph *g, GHashTable *same)
 {
     uint32_t n_order = 0, merged = 0;
     fp_node *const *order = fp_graph_order(g, &n_order, NULL);
@@ -141,13 +146,19 @@ static uint32_t cse_graph(fp_graph *g)
     g_autofree fp_node **nodes = g_memdup2(order, sizeof(fp_node *) * n_order);
     cse c = {.seen = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
              .consts = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
-             .key = g_string_new(NULL)};
+             .key = g_string_new(NULL),
+             .same = same};
     for (uint32_t i = 0; i < n_order; i++) {
         fp_node *n = nodes[i];
         if (!mergeable(n) || !node_key(&c, n))
             continue;
         const fp_node *first = g_hash_table_lookup(c.seen, c.key);
-        if (first) {
+        if (first && same) {
+            for (uint32_t k = 0; k < n->n_outputs; k++)
+                if (n->outputs[k])
+                    g_hash_table_insert(same, n->outputs[k], first->outputs[k]);
+            merged++;
+        } else if (first) {
             merge(n, first);
             merged++;
         } else {
@@ -166,7 +177,7 @@ uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag)
         return 0;
     uint32_t merged = 0;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
-        uint32_t here = cse_graph(m->graphs->pdata[gi]);
+        uint32_t here = cse_graph(m->graphs->pdata[gi], NULL);
         if (here)
             fp_model_link(m); /* the next graph's order reads the use lists */
         merged += here;
@@ -176,4 +187,11 @@ uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag)
                     "ONNX Runtime's common subexpression elimination: %u nodes merged into an equal one before them",
                     merged);
     return merged;
+}
+
+GHashTable *fp_cse_same(fp_graph *g)
+{
+    GHashTable *same = g_hash_table_new(NULL, NULL);
+    cse_graph(g, same);
+    return same;
 }

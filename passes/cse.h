@@ -20,6 +20,11 @@ bool fp_cse_on(const fp_target *t);
  * finding in diag; m linked again when it changed. Returns the count of nodes merged. */
 uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag);
 
+/* What the elimination would merge in g, g left as it is: a map (fp_value* -> fp_value*, to be
+ * destroyed by the caller) from each output of a node it would merge to the output of the node it
+ * would merge it into. */
+GHashTable *fp_cse_same(fp_graph *g);
+
 /* The most elements of a constant ONNX Runtime's ConstantSharing makes one initializer of, so
  * that the elimination sees equal ones as one value. */
 #define FP_CSE_SHARED_ELEMS 8

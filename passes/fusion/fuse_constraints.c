@@ -947,15 +947,49 @@ static bool check_matmul_operand(const fp_constraint *c, const fp_match *mt, GPt
     return !n || !prev || (n->n_inputs >= 2 && (n->inputs[0] == prev->outputs[0] || n->inputs[1] == prev->outputs[0]));
 }
 
+/* v's shape as the target's compiler reads it in its conditions: on a target that optimizes on the
+ * declared dims (ONNX Runtime), the shape it knows then (fp_value_load_shape: symbolic dims, no
+ * shape data propagated but constants), else the bound one. */
+static const fp_shape *cond_shape(const fp_match *mt, const fp_value *v)
+{
+    const fp_shape *s = mt->target->fold_declared ? fp_value_load_shape(v) : NULL;
+    return s ? s : &v->shape;
+}
+
+/* Whether dims a and b are one as ONNX Runtime compares them in its fusions: both known and
+ * equal, or both the same symbol. */
+static bool same_dim(fp_dim a, fp_dim b)
+{
+    if (fp_dim_known(a) || fp_dim_known(b))
+        return fp_dim_known(a) && fp_dim_known(b) && a.value == b.value;
+    return a.sym && b.sym && strcmp(a.sym, b.sym) == 0;
+}
+
+/* Two activations of one shape: on a target that optimizes on the declared dims (ONNX Runtime's
+ * CheckFirstAdd), every dim the same number or the same symbol, none unknown; else the same shape
+ * as printed. */
+static bool activations_alike(const fp_match *mt, const fp_shape *a, const fp_shape *b)
+{
+    if (!mt->target->fold_declared)
+        return strcmp(shape_str(mt, a), shape_str(mt, b)) == 0;
+    if (a->rank < 0 || a->rank != b->rank)
+        return false;
+    for (int32_t i = 0; i < a->rank; i++)
+        if (!same_dim(a->dims[i], b->dims[i]))
+            return false;
+    return true;
+}
+
 static bool check_activation_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *add = node_at(mt, c->node);
     if (!add || add->n_inputs != 2 || !add->inputs[0] || !add->inputs[1])
         return true;
     fp_value *a = add->inputs[0], *b = add->inputs[1];
-    const char *sa = shape_str(mt, &a->shape), *sb = shape_str(mt, &b->shape);
-    if (!fp_value_is_constant(a) && !fp_value_is_constant(b) && strcmp(sa, sb) == 0)
+    const fp_shape *xa = cond_shape(mt, a), *xb = cond_shape(mt, b);
+    if (!fp_value_is_constant(a) && !fp_value_is_constant(b) && activations_alike(mt, xa, xb))
         return true;
+    const char *sa = shape_str(mt, xa), *sb = shape_str(mt, xb);
     if (!out) /* a gate's verdict only */
         return false;
     reason(mt, out, c, fmt(mt, "%s and %s", sa, sb), sdup(mt, "two activations of the same shape"),
@@ -970,11 +1004,12 @@ static bool check_rank_is(const fp_constraint *c, const fp_match *mt, GPtrArray 
     fp_node *n = node_at(mt, c->node);
     fp_value *y = n && n->n_outputs ? n->outputs[0] : NULL;
     double want = fp_target_num(mt->target, mt->rule->id, c);
-    if (!y || y->shape.rank == (int32_t)want)
+    int32_t rank = y ? cond_shape(mt, y)->rank : -1;
+    if (!y || rank == (int32_t)want)
         return true;
-    reason(mt, out, c, fmt(mt, "rank %d", y->shape.rank), fmt(mt, "rank %g", want),
-           fmt(mt, "%s %s: output '%s' has rank %d, the fused kernel takes rank %g", n->op_type, n->name, y->name,
-               y->shape.rank, want),
+    reason(mt, out, c, fmt(mt, "rank %d", rank), fmt(mt, "rank %g", want),
+           fmt(mt, "%s %s: output '%s' has rank %d, the fused kernel takes rank %g", n->op_type, n->name, y->name, rank,
+               want),
            sdup(mt, "reshape to [batch, sequence, hidden] around the block"));
     return false;
 }

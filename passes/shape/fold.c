@@ -1274,6 +1274,28 @@ static bool fold_memo(sh_ctx *c, fp_fold_memo *memo, int kind, void (*fold)(sh_c
     return fp_value_fold(out) != NULL;
 }
 
+bool fp_fold_sval_ints(const fp_value *v)
+{
+    if (!v || v->n_sval < 0 || v->dtype != FP_DT_INT64 || v->shape.rank != 1 || v->shape.dims[0].value != v->n_sval)
+        return false;
+    for (int32_t k = 0; k < v->n_sval; k++)
+        if (v->sval[k].sym)
+            return false;
+    return true;
+}
+
+/* The Concat ReshapeFusion turns into a constant (FP_NODE_RESHAPE_CONST): its output's integers
+ * (fp_fold_sval_ints) as its fold. */
+static void fold_reshape_const(sh_ctx *c)
+{
+    fp_value *out = c->n->outputs[0];
+    num o;
+    num_alloc(sh_tmp(c), &o, FP_DT_INT64, &out->shape);
+    for (int32_t k = 0; k < out->n_sval; k++)
+        o.i[k] = out->sval[k].value;
+    fp_value_set_fold(out, num_store(c, &o));
+}
+
 void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
 {
     fp_node *n = c->n;
@@ -1319,8 +1341,11 @@ void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
         }
     }
     fp_value *out = n->n_outputs ? n->outputs[0] : NULL;
-    if (out && fp_value_fold(out))
+    if (out && fp_value_fold(out)) {
         fp_fold_seed(c->m, out, fp_value_fold(out));
-    else
-        propagate_sval(c);
+        return;
+    }
+    propagate_sval(c);
+    if (n->op == FP_OP_CONCAT && (n->flags & FP_NODE_RESHAPE_CONST) && n->n_outputs == 1 && fp_fold_sval_ints(out))
+        fold_reshape_const(c);
 }

@@ -20,10 +20,11 @@ typedef struct {
     int64_t opset;
     fp_diag *diag;
     GError **error;
-    char *reason;  /* why SH_UNKNOWN (g_free'd by the driver) */
-    fp_arena *tmp; /* scratch for what lives while the node is inferred (NULL: m->arena): the driver
+    char *reason;      /* why SH_UNKNOWN (g_free'd by the driver) */
+    fp_arena *tmp;     /* scratch for what lives while the node is inferred (NULL: m->arena): the driver
                       interns the node's output shapes (fp_intern_dims) and then resets it */
-    bool ge;       /* the model is a GE graph (its format starts with "ge"): tested once per pass */
+    bool ge;           /* the model is a GE graph (its format starts with "ge"): tested once per pass */
+    bool runtime_view; /* fp_shape_opts.runtime_view */
 } sh_ctx;
 
 /* Where a rule allocates its temporaries and new shapes: the scratch arena, else the model's. */
@@ -89,7 +90,8 @@ fp_dim sh_dim_add(fp_dim a, fp_dim b);
 fp_dim sh_dim_sub(fp_dim a, fp_dim b);
 fp_dim sh_dim_div(fp_dim a, fp_dim b); /* exact division only */
 /* Multidirectional broadcast of two shapes into *out (which may alias a or b); false with
- * sh_fail on a mismatch of known dims. */
+ * sh_fail on a mismatch of known dims. A symbol against an unknown dim gives the symbol, or, in
+ * c->runtime_view, an unknown dim (ONNX's broadcast: the unknown one may be 1). */
 bool sh_broadcast(sh_ctx *c, const fp_shape *a, const fp_shape *b, fp_shape *out);
 /* The bits (attribute bits_name, default 4: one of 2, 4, 8; not read when `any_bits`) and
  * block_size (default dflt_block, required when that is -1: a power of two >= 16, or 0 when

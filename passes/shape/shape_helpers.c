@@ -375,8 +375,9 @@ fp_dim sh_dim_div(fp_dim a, fp_dim b)
     return sh_dim_unknown();
 }
 
-/* One broadcast dim: equal, or one of them is 1. */
-static bool broadcast_dim(fp_dim a, fp_dim b, fp_dim *out)
+/* One broadcast dim: equal, or one of them is 1 (`onnx`: a symbol against an unknown dim gives an
+ * unknown dim, as ONNX broadcasts). */
+static bool broadcast_dim(fp_dim a, fp_dim b, bool onnx, fp_dim *out)
 {
     if (fp_dim_known(a) && a.value == 1) {
         *out = b;
@@ -405,11 +406,11 @@ static bool broadcast_dim(fp_dim a, fp_dim b, fp_dim *out)
         *out = b;
         return true;
     }
-    if (a.sym && !b.sym) {
+    if (a.sym && !b.sym && !onnx) {
         *out = a;
         return true;
     }
-    if (b.sym && !a.sym) {
+    if (b.sym && !a.sym && !onnx) {
         *out = b;
         return true;
     }
@@ -424,7 +425,7 @@ bool sh_broadcast(sh_ctx *c, const fp_shape *a, const fp_shape *b, fp_shape *res
     for (int32_t i = 0; i < r; i++) {
         int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
         fp_dim da = ia >= 0 ? a->dims[ia] : sh_dim(1), db = ib >= 0 ? b->dims[ib] : sh_dim(1);
-        if (!broadcast_dim(da, db, &out->dims[i])) {
+        if (!broadcast_dim(da, db, c->runtime_view, &out->dims[i])) {
             g_autofree char *sa = fp_shape_to_string(a), *sb = fp_shape_to_string(b);
             sh_fail(c, "shapes %s and %s do not broadcast (dimension %d: %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT ")",
                     sa, sb, i, da.value, db.value);

@@ -282,6 +282,10 @@ static bool foldable(const fp_node *n)
     case FP_OP_SHAPE:
     case FP_OP_SIZE:
         return n->inputs[0] && sh_shape_folds(n, &n->inputs[0]->shape);
+    case FP_OP_CONCAT: /* ReshapeFusion makes it a constant, its inputs run or not */
+        if ((n->flags & FP_NODE_RESHAPE_CONST) && n->n_outputs == 1 && fp_fold_sval_ints(n->outputs[0]))
+            return true;
+        break;
     default:
         break;
     }
@@ -386,9 +390,31 @@ static bool trust_declared(const pass *p, const fp_node *n)
     return true;
 }
 
+/* fp_shape_opts.runtime_view after n is inferred: n's outputs keep their shape data (sval) only
+ * when n folds to a constant or is FP_NODE_RESHAPE_CONST. */
+static void runtime_view(fp_node *n)
+{
+    if (n->flags & (FP_NODE_FOLDED | FP_NODE_RESHAPE_CONST))
+        return;
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        fp_value *v = n->outputs[k];
+        if (v) {
+            v->sval = NULL;
+            v->n_sval = -1;
+        }
+    }
+}
+
 static bool infer_node(pass *p, fp_node *n)
 {
-    sh_ctx c = {.m = p->m, .n = n, .opset = n->opset, .diag = p->diag, .error = p->error, .tmp = p->tmp, .ge = p->ge};
+    sh_ctx c = {.m = p->m,
+                .n = n,
+                .opset = n->opset,
+                .diag = p->diag,
+                .error = p->error,
+                .tmp = p->tmp,
+                .ge = p->ge,
+                .runtime_view = p->opts && p->opts->runtime_view};
     if (trust_declared(p, n)) {
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             fp_value *v = n->outputs[k];
@@ -447,9 +473,11 @@ static bool infer_node(pass *p, fp_node *n)
         fp_diag_add(p->diag, FP_DIAG_INFO, "shapes", "shape-unknown", n->name, "%s '%s': %s", n->op_type, n->name,
                     c.reason ? c.reason : "output shape unknown");
     g_free(c.reason);
+    fp_fold_node(&c, p->memo); /* first: a Concat ReshapeFusion makes constant folds on its result */
     if (foldable(n))
         mark_folded(n);
-    fp_fold_node(&c, p->memo);
+    if (p->opts && p->opts->runtime_view)
+        runtime_view(n);
     return true;
 }
 

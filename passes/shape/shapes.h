@@ -29,6 +29,10 @@ typedef struct {
     /* the node attributes were checked (per op: types, required ones) by an earlier successful run
      * on this model, and no attribute changed since: the check is not made again */
     bool attrs_checked;
+    /* infer as ONNX Runtime's graph knows shapes when it optimizes: the shape data (the integer
+     * contents Shape -> Gather -> Concat chains carry) of a node is kept only when the node folds
+     * to a constant or is FP_NODE_RESHAPE_CONST; no other node's result feeds a shape */
+    bool runtime_view;
 } fp_shape_opts;
 
 /* Infers dtype and shape of every value of every graph, folds shape computations whose inputs
