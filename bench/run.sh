@@ -139,10 +139,11 @@ if [ "${BENCH_TRAIN:-1}" = 1 ]; then
 fi
 
 # ---- the recompute planner's time, exactness and gap on the torch exports of the fidelity corpus (made
-# by bench/gen_torch_models.py when missing) and two 32-layer decoders (needs python3-torch)
+# by bench/gen_torch_models.py when missing), two 32-layer decoders and the broad corpus of
+# bench/gen_torch_corpus.py (made when missing; the fusion bench below uses the same files; needs python3-torch)
 if [ "${BENCH_TRAIN_PLANNER:-1}" = 1 ]; then
     /usr/bin/python3 bench/train_planner.py --tool "$TOOLS/fp_bench_train_planner" --out "$OUT/train_planner" \
-        --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
+        --corpus-dir "$OUT/fidelity/torch_corpus" --doc "${BENCH_DOC:-docs/benchmarks.md}" ||
         echo "bench: bench/train_planner.py failed: its section is not rewritten" >&2
 fi
 

@@ -5,12 +5,15 @@ train MODEL --budget P%` plans with) takes on every torch export of the fidelity
 plan fits, whether the plan is proven optimal (exact) and its gap to the lower bound otherwise.
 
   /usr/bin/python3 bench/train_planner.py --tool build/bench/fp_bench_train_planner \\
-      [--torch-dir bench/out/fidelity/torch] [--out bench/out/train_planner] [--doc docs/benchmarks.md]
+      [--torch-dir bench/out/fidelity/torch] [--corpus-dir DIR ...] [--out bench/out/train_planner]
+      [--doc docs/benchmarks.md]
 
 Models: every pt_*.onnx in --torch-dir (bench/gen_torch_models.py makes them there when none is
 found), and in --out, exported once: dec_gpt32 (a GPT-style decoder: nn.TransformerEncoder, 32
 pre-norm layers, d 256, 4 heads, a causal mask, sequence 128) and dec_llama32 (bench/gen_torch_models.py's
-Llama-style decoder with 32 layers). Each is planned in-process by bench/train_planner.c at batch 8
+Llama-style decoder with 32 layers), and every *.onnx in each --corpus-dir (the broad corpus of
+bench/gen_torch_corpus.py: every torchvision classifier and segmentation model, torch.nn transformers),
+summarized one line per model (made there by bench/gen_torch_corpus.py when it holds none). Each is planned in-process by bench/train_planner.c at batch 8
 (a static export keeps its own batch): median wall milliseconds of one plan over the runs made, and
 of fp_rc_min_budget once. The table goes to --doc between <!-- train-planner:begin --> and
 <!-- train-planner:end --> (added at the end when missing) and to OUT/train_planner.json. Exit 0
@@ -77,6 +80,39 @@ def plan(tool, path, batch):
     return rows
 
 
+def corpus_table(results):
+    """One line per corpus model: its stage count, least budget and each share's time and answer;
+    the text and the count of plans over their budget."""
+    out = ["", "Broad corpus (`--corpus-dir`): per budget, the plan's time and whether it fits (*no*: below "
+           "the least budget), stays within its budget and is exact.", "",
+           "| model | stages | least | 30% | 50% | 70% |", "|---|---|---|---|---|---|"]
+    worst, over, plans, exact, failed = 0.0, 0, 0, 0, 0
+    for name, rows in results:
+        if isinstance(rows, str):
+            failed += 1
+            out.append(f"| {name} | failed: {rows} | | | | |")
+            continue
+        cells = {}
+        for r in rows:
+            worst = max(worst, r["ms"])
+            if not r["share"]:
+                continue
+            if not r["feasible"]:
+                cells[r["share"]] = f"{r['ms']:.1f} ms, no"
+                continue
+            plans += 1
+            over += r["peak"] > r["budget"]
+            exact += bool(r["exact"])
+            cells[r["share"]] = (f"{r['ms']:.1f} ms, {'within' if r['peak'] <= r['budget'] else 'OVER'}, "
+                                 f"{'exact' if r['exact'] else 'approx'}")
+        r0 = rows[0]
+        out.append(f"| {name} | {r0['stages']} | {100 * r0['least'] / r0['saved']:.1f}% | " +
+                   " | ".join(cells.get(float(s), "") for s in SHARES) + " |")
+    out += ["", f"Broad corpus: {len(results)} models ({failed} failed), {plans} fitting plans, {over} over their "
+            f"budget, {exact} exact; slowest plan or least-budget search {worst:.1f} ms."]
+    return out, over
+
+
 def table(results, batch):
     out = [f"Measured {datetime.date.today().isoformat()} by `make bench` (bench/train_planner.py, "
            f"bench/train_planner.c): `fp_rc_plan_best` in-process at batch {batch} (static exports keep "
@@ -117,10 +153,23 @@ def table(results, batch):
     return "\n".join(out), over
 
 
+def plan_all(tool, paths, batch):
+    """[(model name, plan rows or an error string)] for every path, each logged to stderr."""
+    results = []
+    for path in paths:
+        name = os.path.basename(path)[:-len(".onnx")]
+        rows = plan(tool, path, batch)
+        results.append((name, rows))
+        sys.stderr.write(f"train_planner: {name}: " + (rows if isinstance(rows, str) else
+                         " ".join(f"{r['share']:.0%} {r['ms']:.1f} ms" for r in rows)) + "\n")
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "bench", "fp_bench_train_planner"))
     ap.add_argument("--torch-dir", default=os.path.join(ROOT, "bench", "out", "fidelity", "torch"))
+    ap.add_argument("--corpus-dir", action="append", default=[])
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "train_planner"))
     ap.add_argument("--doc", default=None)
     ap.add_argument("--batch", type=int, default=8)
@@ -137,16 +186,18 @@ def main():
     if not glob.glob(os.path.join(a.torch_dir, "pt_*.onnx")):
         subprocess.run([sys.executable, os.path.join(HERE, "gen_torch_models.py"), a.torch_dir], check=True)
     models = sorted(glob.glob(os.path.join(a.torch_dir, "pt_*.onnx"))) + export_decoders(a.out)
-    results = []
-    for path in models:
-        name = os.path.basename(path)[:-len(".onnx")]
-        rows = plan(a.tool, path, a.batch)
-        results.append((name, rows))
-        sys.stderr.write(f"train_planner: {name}: " + (rows if isinstance(rows, str) else
-                         " ".join(f"{r['share']:.0%} {r['ms']:.1f} ms" for r in rows)) + "\n")
+    for d in a.corpus_dir:
+        if not glob.glob(os.path.join(d, "*.onnx")):
+            subprocess.run([sys.executable, os.path.join(HERE, "gen_torch_corpus.py"), d], check=True)
+    results = plan_all(a.tool, models, a.batch)
+    corpus = plan_all(a.tool, sorted(p for d in a.corpus_dir for p in glob.glob(os.path.join(d, "*.onnx"))),
+                      a.batch)
     with open(os.path.join(a.out, "train_planner.json"), "w") as f:
-        json.dump([{"model": n, "plans": r} for n, r in results], f, indent=1)
+        json.dump([{"model": n, "plans": r} for n, r in results + corpus], f, indent=1)
     text, over = table(results, a.batch)
+    if corpus:
+        lines, corpus_over = corpus_table(corpus)
+        text, over = text + "\n".join(lines), over + corpus_over
     if a.doc:
         write_section(a.doc, TITLE, BEGIN, END, text)
     return 1 if over else 0
