@@ -428,7 +428,7 @@ static void rms_norm(const char *target, rms_case c, const char *constraint)
     tb_input(b, "x", dt, 3, (int64_t[]){2, 5, 8});
     tb_init_f32(b, "two", 0, (float[]){2.0f}); /* Pow's exponent may have its own type */
     if (c.fp16)
-        tb_init(b, "eps", dt, 0, NULL);
+        tb_init_f16_scalar(b, "eps", 0x0001); /* not 0: an Add of 0 is a no-op NoopElimination removes */
     else
         tb_init_f32(b, "eps", 0, (float[]){1e-6f});
     tb_init(b, "scale", dt, c.scale_3d ? 3 : 1, c.scale_3d ? (int64_t[]){1, 1, 8} : (int64_t[]){8});

@@ -174,6 +174,15 @@ void tb_init_f32(tb *b, const char *name, int n, const float *vals)
     g_ptr_array_add(b->inits, t);
 }
 
+void tb_init_f16_scalar(tb *b, const char *name, uint16_t bits)
+{
+    Onnx__TensorProto *t = tensor(b, name, 10, 0, NULL);
+    t->has_raw_data = 1;
+    t->raw_data.len = 2;
+    t->raw_data.data = keep(b, g_memdup2(&bits, 2));
+    g_ptr_array_add(b->inits, t);
+}
+
 static char **split_names(tb *b, const char *list, size_t *n)
 {
     if (!*list) {

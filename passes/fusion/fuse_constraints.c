@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "passes/fusion/fuse.h"
+#include "passes/float16.h"
 
 const char *const fp_fuse_constraint_names[FP_CONSTRAINT_COUNT] = {
 #define X(name) [FP_CONSTRAINT_##name] = #name,
@@ -170,6 +171,10 @@ static bool const_scalar(const fp_value *v, double *out)
             x = f;
         } else if (t->dtype == FP_DT_DOUBLE) {
             memcpy(&x, p + 8 * k, 8);
+        } else if (t->dtype == FP_DT_FLOAT16) {
+            uint16_t h;
+            memcpy(&h, p + 2 * k, 2);
+            x = fp_half_to_double(h);
         } else if (t->dtype == FP_DT_INT64) {
             int64_t i;
             memcpy(&i, p + 8 * k, 8);
@@ -234,6 +239,29 @@ static bool check_single_consumer(const fp_constraint *c, const fp_match *mt, GP
                 return false;
             }
         }
+    }
+    return true;
+}
+
+/* Every node of the match is assigned to the EP when the rule runs: on a target whose float16 ops
+ * get their Casts after the fusions (ONNX Runtime's basic and extended levels), a float16 node
+ * without a float16 kernel has no EP yet, and ORT's level-2 fusions leave it
+ * (graph_utils::IsSupportedProvider). */
+static bool check_assigned(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    if (fp_float16_stage_of(mt->target) != FP_FLOAT16_AFTER_FUSION)
+        return true;
+    for (int i = 0; i < mt->n; i++) {
+        const fp_node *n = mt->nodes[i];
+        if (!fp_float16_unassigned(n))
+            continue;
+        reason(mt, out, c, sdup(mt, "no EP"), sdup(mt, "assigned to the CPU EP"),
+               fmt(mt,
+                   "%s %s: reads float16 and the CPU EP has no float16 kernel for it, so no EP runs it "
+                   "when the fusions run (its Casts come after)",
+                   n->op_type, n->name),
+               sdup(mt, "run the model in float32 on the CPU EP, or use ORT_ENABLE_ALL, where the Casts come first"));
+        return false;
     }
     return true;
 }
