@@ -133,11 +133,11 @@ static uint32_t unfold(fp_graph *g)
     return count;
 }
 
-/* Float16 weight w, held inline, folded to float32 into out (as ORT's initializer folding makes a
+/* Float16 constant w (a weight or a folded result), held inline, folded to float32 into out (as ORT's initializer folding makes a
  * float32 initializer of it): the rules read its values. */
 static void fold_float(fp_model *m, const fp_value *w, fp_value *out)
 {
-    const fp_tensor *t = w->tensor;
+    const fp_tensor *t = w->tensor ? w->tensor : fp_value_fold(w);
     uint64_t n = 0;
     if (!t || t->where != FP_DATA_INLINE || t->dtype != FP_DT_FLOAT16 || !fp_shape_numel(&t->shape, &n) ||
         t->nbytes < 2 * n)
@@ -378,13 +378,20 @@ static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
 
 /* The float32 value a float32 reader of v reads instead of v when a Cast to float16 of a float32
  * value writes v: RemoveDuplicateCastTransformer removes that Cast with the one back that
- * InsertCastTransformer adds, and the Cast too when only float32 nodes read v. Else NULL. */
+ * InsertCastTransformer adds, and the Cast too when only float32 nodes read v. The same through an
+ * Identity fuseplan keeps where ORT's transpose optimizer removed an identity Transpose (its
+ * producer then writes the Identity's output). Else NULL. */
 static fp_value *cast_pair(fp_value *v, const uint8_t *conv)
 {
     fp_node *c = v->producer;
-    if (!c || c->op != FP_OP_CAST || !live(c) || !c->inputs[0] || c->inputs[0]->dtype != FP_DT_FLOAT)
+    if (c && c->op == FP_OP_IDENTITY && live(c) && c->inputs[0] && c->inputs[0]->producer &&
+        c->inputs[0]->producer->op == FP_OP_CAST)
+        c = c->inputs[0]->producer;
+    else if (!c || c->op != FP_OP_CAST)
         return NULL;
-    bool others = v->is_output;
+    if (!live(c) || !c->inputs[0] || c->inputs[0]->dtype != FP_DT_FLOAT)
+        return NULL;
+    bool others = v->is_output || v != c->outputs[0];
     for (uint32_t u = 0; u < v->n_uses && !others; u++)
         others = !conv[v->uses[u].node->id];
     if (!others)
@@ -436,7 +443,7 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
             if (!v || v->dtype != FP_DT_FLOAT16)
                 continue;
             if (!(f = g_hash_table_lookup(to_float, v)) && !(f = cast_pair(v, conv))) {
-                bool weight = fp_value_is_weight(v);
+                bool weight = fp_value_is_constant(v); /* an initializer after constant folding */
                 f = cast(m, v, FP_DT_FLOAT, NULL, weight && stage == FP_FLOAT16_BEFORE_FUSION);
                 g_hash_table_insert(to_float, v, f);
                 casts += !(f->producer->flags & FP_NODE_FOLDED);
