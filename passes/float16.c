@@ -419,6 +419,20 @@ static uint32_t mark(const fp_graph *g, uint8_t *conv)
     return n_conv;
 }
 
+/* Whether a node that runs in float32 reads a float16 constant: ORT's level-4 initializer folding
+ * (FuseInitializersTransformer) then changes the graph and its loop runs the fusions again on the
+ * float32 ops; without one they ran before the Casts. */
+static bool reads_half_constant(const fp_graph *g, const uint8_t *conv)
+{
+    for (guint i = 0; i < g->nodes->len; i++) {
+        const fp_node *n = g->nodes->pdata[i];
+        for (uint32_t k = 0; conv[i] && k < n->n_inputs; k++)
+            if (n->inputs[k] && n->inputs[k]->dtype == FP_DT_FLOAT16 && fp_value_is_constant(n->inputs[k]))
+                return true;
+    }
+    return false;
+}
+
 /* InsertCastTransformer: the marked nodes run in float32, their float16 inputs through one Cast
  * each (an initializer's folded at `stage` BEFORE), a Cast back where others read an output. */
 static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
@@ -427,7 +441,7 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
     guint nn = g->nodes->len;
     g_autofree uint8_t *conv = g_new0(uint8_t, nn + 1);
     uint32_t n_conv = mark(g, conv), casts = 0;
-    if (!n_conv)
+    if (!n_conv || (stage == FP_FLOAT16_BEFORE_FUSION && !reads_half_constant(g, conv)))
         return 0;
     for (guint i = 0; i < nn; i++) /* outputs first: a converted reader then sees float32 */
         for (uint32_t k = 0; conv[i] && k < ((fp_node *)g->nodes->pdata[i])->n_outputs; k++) {
@@ -465,5 +479,6 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
     if (stage == FP_FLOAT16_NONE || when == FP_FLOAT16_NONE)
         return 0;
     uint32_t changed = stage == FP_FLOAT16_BEFORE_FUSION ? partition(m) : 0;
-    return changed + (when == stage ? convert(m, t, stage, diag) : 0);
+    /* at AFTER, the Casts BEFORE left for after the fusions too (convert finds none else) */
+    return changed + (when == stage || stage == FP_FLOAT16_AFTER_FUSION ? convert(m, t, stage, diag) : 0);
 }

@@ -244,12 +244,11 @@ static bool check_single_consumer(const fp_constraint *c, const fp_match *mt, GP
 }
 
 /* Every node of the match is assigned to the EP when the rule runs: on a target whose float16 ops
- * get their Casts after the fusions (ONNX Runtime's basic and extended levels), a float16 node
- * without a float16 kernel has no EP yet, and ORT's level-2 fusions leave it
- * (graph_utils::IsSupportedProvider). */
+ * get Casts (passes/float16.c), a float16 node without a float16 kernel has no EP until they go
+ * in, and ORT's level-2 fusions leave it (graph_utils::IsSupportedProvider). */
 static bool check_assigned(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
-    if (fp_float16_stage_of(mt->target) != FP_FLOAT16_AFTER_FUSION)
+    if (fp_float16_stage_of(mt->target) == FP_FLOAT16_NONE)
         return true;
     for (int i = 0; i < mt->n; i++) {
         const fp_node *n = mt->nodes[i];
@@ -1620,8 +1619,8 @@ int fp_fuse_scale_operand(const fp_node *n, double *value_out)
     uint64_t numel = 0;
     for (int k = n->op == FP_OP_DIV ? 1 : 0; k < 2 && n->n_inputs == 2; k++) {
         const fp_value *s = n->inputs[k], *x = n->inputs[1 - k];
-        if (!s || !x || !fp_value_is_constant(s) || fp_value_is_constant(x) || !fp_shape_numel(&s->shape, &numel) ||
-            numel != 1 || !const_scalar(s, &v))
+        if (!s || !x || !fp_value_is_constant(s) || !fp_shape_numel(&s->shape, &numel) || numel != 1 ||
+            !const_scalar(s, &v))
             continue;
         if (value_out)
             *value_out = n->op == FP_OP_DIV ? 1.0 / v : v;

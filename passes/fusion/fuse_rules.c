@@ -93,7 +93,8 @@ const fp_rule fp_rules[] = {
     /* x + 0, x * 1 and the like (ORT level 1): the readers read x */
     {.id = "noop_elim", .title = "remove an Add/Sub of 0 or a Mul/Div by 1", .source = "onnxruntime NoopElimination (level 1)",
      .pattern = {ANCHOR("noop", FP_OP_ADD, FP_OP_SUB, FP_OP_MUL, FP_OP_DIV)}, .n_pattern = 1,
-     .constraints = {G(noop_operand, 0, -1), C(not_graph_output, 0, -1)}, .n_constraints = 2,
+     .constraints = {G(noop_operand, 0, -1), C(not_graph_output, 0, -1), C(one_input_edge, 0, -1)},
+     .n_constraints = 3,
      .rewrite = FP_RW_ELIMINATE, .act_node = -1},
 
     /* 1 / x1 * x2 -> x2 / x1 (ORT level 1): the Mul becomes the Div, the 1 / x1 goes */
