@@ -357,9 +357,9 @@ static bool isolated(const fp_node *n, const uint8_t *conv)
  * the converted readers read a float32 copy and a Cast writes v back in float16. */
 static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
 {
-    bool others = v->is_output;
+    bool others = v->is_output; /* a folded reader (a Shape) is no edge */
     for (uint32_t u = 0; u < v->n_uses && !others; u++)
-        others = !conv[v->uses[u].node->id];
+        others = !conv[v->uses[u].node->id] && live(v->uses[u].node);
     if (!others) {
         v->dtype = FP_DT_FLOAT;
         return 0;
@@ -433,6 +433,66 @@ static bool reads_half_constant(const fp_graph *g, const uint8_t *conv)
     return false;
 }
 
+/* Whether Cast c from dtype `from` to `to` loses precision as RemoveDuplicateCastTransformer's
+ * UnsafeCast sees it: to a narrower float type, unless InsertCastTransformer put c in (node id
+ * `inserted` on); float16 to bfloat16 and back; conservatively, any cast from or to a non-float. */
+static bool lossy(const fp_node *c, fp_dtype from, fp_dtype to, uint32_t inserted)
+{
+    if (!fp_dtype_is_float(from) || !fp_dtype_is_float(to))
+        return true;
+    if ((from == FP_DT_FLOAT16 && to == FP_DT_BFLOAT16) || (from == FP_DT_BFLOAT16 && to == FP_DT_FLOAT16))
+        return true;
+    return fp_dtype_bits(from) > fp_dtype_bits(to) && c->id < inserted;
+}
+
+/* Whether the live Cast readers of a's output all pair with a as RemoveDuplicateCastTransformer
+ * needs: when a loses precision, none of them undoes a lossy cast. */
+static bool pairs_ok(const fp_node *a, uint32_t inserted)
+{
+    const fp_value *x = a->inputs[0], *y = a->outputs[0];
+    if (!lossy(a, x->dtype, y->dtype, inserted))
+        return true;
+    for (uint32_t u = 0; u < y->n_uses; u++) {
+        const fp_node *b = y->uses[u].node;
+        if (b->op == FP_OP_CAST && live(b) && b->outputs[0] && lossy(b, b->outputs[0]->dtype, y->dtype, inserted))
+            return false;
+    }
+    return true;
+}
+
+/* RemoveDuplicateCastTransformer, in node order: of a Cast a, each Cast reader b back to a's input
+ * type that writes no graph output goes (its readers read a's input); a goes too when only Casts
+ * read it and it writes no graph output (the kept ones read its input). Nodes of id `inserted` on
+ * are InsertCastTransformer's. Returns whether it removed any. */
+static bool remove_cast_pairs(fp_graph *g, uint32_t inserted)
+{
+    bool removed = false;
+    for (guint i = 0; i < g->nodes->len; i++) {
+        fp_node *a = g->nodes->pdata[i];
+        if (a->op != FP_OP_CAST || !live(a) || !a->inputs[0] || !a->outputs[0] || !pairs_ok(a, inserted))
+            continue;
+        fp_value *x = a->inputs[0], *y = a->outputs[0];
+        uint32_t casts = 0;
+        for (uint32_t u = 0; u < y->n_uses; u++) {
+            fp_node *b = y->uses[u].node;
+            if (b->op != FP_OP_CAST || !live(b) || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
+                continue;
+            casts++;
+            if (!b->outputs[0]->is_output && b->outputs[0]->dtype == x->dtype) {
+                fp_value_move_readers(b->outputs[0], x);
+                b->flags |= FP_NODE_REMOVED;
+                removed = true;
+            }
+        }
+        if (!y->n_uses || casts < y->n_uses || y->is_output)
+            continue;
+        fp_value_move_readers(y, x);
+        a->flags |= FP_NODE_REMOVED;
+        removed = true;
+    }
+    return removed;
+}
+
 /* InsertCastTransformer: the marked nodes run in float32, their float16 inputs through one Cast
  * each (an initializer's folded at `stage` BEFORE), a Cast back where others read an output. */
 static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
@@ -470,6 +530,8 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
                     "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name,
                     casts);
     fp_model_link(m);
+    if (remove_cast_pairs(g, nn))
+        fp_model_link(m);
     return casts;
 }
 
