@@ -174,21 +174,10 @@ static fp_value *cast(fp_model *m, fp_value *from, fp_dtype to, fp_value *out, b
 
 /* A float32 scalar initializer of n's graph named after n and `what`, holding x (a constant of a
  * function body: CastLike(Constant, X) reads it). */
-static fp_value *scalar(fp_model *m, const fp_node *n, const char *what, float x)
+static fp_value *scalar(const fp_node *n, const char *what, float x)
 {
     g_autofree char *name = g_strdup_printf("%s/%s", n->name, what);
-    fp_value *v = fp_graph_value(n->graph, name);
-    fp_tensor *t = fp_arena_calloc(m->arena, 1, sizeof(fp_tensor));
-    *t = (fp_tensor){.dtype = FP_DT_FLOAT,
-                     .where = FP_DATA_INLINE,
-                     .nbytes = 4,
-                     .data = fp_arena_memdup(m->arena, &x, sizeof x)};
-    v->kind = FP_VALUE_INITIALIZER;
-    v->type = FP_TYPE_TENSOR;
-    v->dtype = v->decl_dtype = FP_DT_FLOAT;
-    v->shape = v->decl_shape = t->shape;
-    v->tensor = t;
-    v->declared = true;
+    fp_value *v = fp_graph_initializer(n->graph, name, FP_DT_FLOAT, (fp_shape){0, NULL}, &x, sizeof x);
     v->overridable = true; /* no constant to the rules: ORT inlines after its level-1 rules ran */
     return v;
 }
@@ -198,7 +187,7 @@ static fp_value *scalar(fp_model *m, const fp_node *n, const char *what, float x
  * removes that Cast with the one InsertCastTransformer puts after it, and the float32 scalar is read. */
 static fp_value *body_const(fp_model *m, const fp_node *n, const char *what, float x, bool half)
 {
-    fp_value *v = scalar(m, n, what, x);
+    fp_value *v = scalar(n, what, x);
     return half ? cast(m, v, FP_DT_FLOAT16, NULL, false) : v;
 }
 
