@@ -1613,6 +1613,8 @@ bool fp_fuse_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrAr
     return checks[c->id](c, mt, reasons);
 }
 
+bool fp_fuse_const_scalar(const fp_value *v, double *value) { return const_scalar(v, value); }
+
 int fp_fuse_scale_operand(const fp_node *n, double *value_out)
 {
     double v;
