@@ -211,7 +211,6 @@ static bool run_shapes(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
 static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
     bool ran = fp_pass_expand(m, o->target, diag); /* the runtime loads the model so: before every stage */
-    ran |= fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag) > 0;
     /* GE's formats are no optimization: its graph has them at every stage */
     ran |= fp_pass_ge_format(m, o->target, o->memory.float_as, &res->layout.ge, diag);
     if (ran) {
@@ -227,10 +226,14 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     fp_pass_cse(m, o->target, diag);
     if (!after(m, o, "transpose", error))
         return false;
+    /* ORT's partitioning, and at level all its Casts: after the level-1 loop, before the fusions */
+    fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag);
     res->fusions = fp_fusion_list_new();
     if (!fp_pass_fuse(m, o->target, res->fusions, diag, error) || !after(m, o, "fuse", error))
         return false;
     fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
+    if (!after(m, o, "float16", error))
+        return false;
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
     fp_pass_storage(m, o->storage);
     return stage_unplanned(m, o, &res->stages[1], "after fusion", error);

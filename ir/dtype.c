@@ -2,6 +2,7 @@
 #include "dtype.h"
 
 #include <glib.h>
+#include <math.h>
 #include <string.h>
 
 static const struct {
@@ -63,4 +64,11 @@ bool fp_dtype_bytes(fp_dtype t, uint64_t n, uint64_t *bytes)
         return true;
     }
     return g_uint64_checked_mul(bytes, n, bits / 8);
+}
+
+double fp_half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return (h & 0x8000) ? -v : v;
 }

@@ -50,5 +50,7 @@ bool fp_dtype_bytes(fp_dtype t, uint64_t n, uint64_t *bytes);
 static inline bool fp_dtype_valid(int t) { return t >= 0 && t < FP_DT_COUNT; }
 /* True for the floating-point types (complex and the 8- and 4-bit float formats included). */
 bool fp_dtype_is_float(fp_dtype t);
+/* The value of IEEE 754 half-precision bits h (float16 tensor data). */
+double fp_half_to_double(uint16_t h);
 
 #endif

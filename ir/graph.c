@@ -238,27 +238,35 @@ void fp_value_move_readers(const fp_value *from, fp_value *to)
     }
 }
 
-fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_t *vals, uint32_t n)
+fp_value *fp_graph_initializer(fp_graph *g, const char *name, fp_dtype dtype, fp_shape shape, const void *data,
+                               uint64_t nbytes)
 {
     fp_model *m = g->model;
     fp_value *v = fp_graph_value(g, name);
+    fp_tensor *t = fp_arena_calloc(m->arena, 1, sizeof(fp_tensor));
+    *t = (fp_tensor){.dtype = dtype,
+                     .where = FP_DATA_INLINE,
+                     .shape = shape,
+                     .nbytes = nbytes,
+                     .data = fp_arena_memdup(m->arena, data, (size_t)nbytes)};
+    v->kind = FP_VALUE_INITIALIZER;
+    v->type = FP_TYPE_TENSOR;
+    v->dtype = v->decl_dtype = dtype;
+    v->shape = v->decl_shape = shape;
+    v->tensor = t;
+    v->declared = true;
+    return v;
+}
+
+fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_t *vals, uint32_t n)
+{
+    fp_model *m = g->model;
     fp_dim *dims = fp_arena_calloc(m->arena, 1, sizeof(fp_dim));
     dims[0] = (fp_dim){n, NULL};
-    fp_tensor *t = fp_arena_calloc(m->arena, 1, sizeof(fp_tensor));
-    *t = (fp_tensor){.dtype = FP_DT_INT64,
-                     .where = FP_DATA_INLINE,
-                     .shape = {1, dims},
-                     .nbytes = 8 * (uint64_t)n,
-                     .data = fp_arena_memdup(m->arena, vals, 8 * (size_t)n)};
+    fp_value *v = fp_graph_initializer(g, name, FP_DT_INT64, (fp_shape){1, dims}, vals, 8 * (uint64_t)n);
     fp_dim *sval = fp_arena_calloc(m->arena, MAX(n, 1), sizeof(fp_dim));
     for (uint32_t i = 0; i < n; i++)
         sval[i] = (fp_dim){vals[i], NULL};
-    v->kind = FP_VALUE_INITIALIZER;
-    v->type = FP_TYPE_TENSOR;
-    v->dtype = v->decl_dtype = FP_DT_INT64;
-    v->shape = v->decl_shape = t->shape;
-    v->tensor = t;
-    v->declared = true;
     v->sval = sval;
     v->n_sval = (int32_t)n;
     return v;

@@ -430,6 +430,10 @@ void fp_value_move_readers(const fp_value *from, fp_value *to);
  * new value. The caller then writes v from it. The use lists wait for fp_model_link. */
 fp_value *fp_value_interpose(fp_graph *g, fp_value *v, const char *name, fp_dtype dtype,
                              bool (*keeps)(const fp_node *reader));
+/* A new initializer of g called `name` (not a name g has already): dtype, shape (arena-owned, or
+ * static storage), the nbytes of data copied inline. */
+fp_value *fp_graph_initializer(fp_graph *g, const char *name, fp_dtype dtype, fp_shape shape, const void *data,
+                               uint64_t nbytes);
 /* A new int64 initializer of g called `name` (not a name g has already) holding vals[0..n): a
  * 1-D tensor inline, its sval set (a pass's new axes, split sizes). */
 fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_t *vals, uint32_t n);

@@ -1,6 +1,10 @@
-/* float16.c - float16 compute ops run in float32 between Casts (float16.h), as ONNX Runtime's
- * InsertCastTransformer does on its CPU EP (measured on the fusion cases: a float16 Conv and Relu
- * run in float32 with a Cast on every float16 input and output). */
+/* float16.c - float16 ops on an execution provider without float16 kernels (float16.h), as ONNX
+ * Runtime 1.30's CPU EP runs them. The EP registers float16 kernels for few ops (half_kernel). A
+ * float16 node of another op is assigned to no EP: ORT's constant folding leaves it (unfold), the
+ * partitioner inlines the op's ONNX function body where the schema has one at the model's opset
+ * (inline_node), and InsertCastTransformer runs the rest in float32 between Casts (convert), the
+ * float16-kernel nodes between them too (isolated). Measured with onnxruntime-node on one-node
+ * float16 models; the ORT functions each step follows are cited in docs/rules.md. */
 #include "passes/float16.h"
 
 #include <string.h>
@@ -19,10 +23,47 @@ bool fp_float16_value_ok(const char *value)
     return strcmp(value, "cast_after_fusion") == 0 || strcmp(value, "cast_before_fusion") == 0;
 }
 
-/* Whether n computes (an EP without float16 kernels runs it in float32): not data movement, a
- * view, a Cast, a shape op, control flow or an op fuseplan does not know. */
-static bool computes(const fp_node *n)
+/* Whether the CPU EP has a float16 kernel for op (cpu_execution_provider.cc registers MLFloat16 for
+ * these, and for the data movement ops whose kernels take any type; measured: a float16 node of
+ * each runs without Casts). */
+static bool half_kernel(fp_op op)
 {
+    switch (op) {
+    case FP_OP_CAST:
+    case FP_OP_CONSTANT:
+    case FP_OP_CLIP:
+    case FP_OP_MAX:
+    case FP_OP_MIN:
+    case FP_OP_SIGN:
+    case FP_OP_ROUND:
+    case FP_OP_LAYER_NORM:
+    case FP_OP_TRANSPOSE:
+    case FP_OP_CONCAT:
+    case FP_OP_SLICE:
+    case FP_OP_SPLIT:
+    case FP_OP_GATHER:
+    case FP_OP_GATHER_ELEMENTS:
+    case FP_OP_EXPAND:
+    case FP_OP_IDENTITY:
+    case FP_OP_RESHAPE:
+    case FP_OP_SQUEEZE:
+    case FP_OP_UNSQUEEZE:
+    case FP_OP_FLATTEN:
+    case FP_OP_SHAPE:
+    case FP_OP_SIZE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether n, without a float16 kernel, runs in float32 (ORT has float32 kernels for all of them):
+ * a compute op, or a data movement op measured without a float16 kernel. Not control flow, nor an
+ * op fuseplan does not know. */
+static bool float_kernel(const fp_node *n)
+{
+    if (fp_op_has(n->op, FP_OPF_CTRL) || half_kernel(n->op))
+        return false;
     switch (fp_op_fuse_kind(n->op)) {
     case FP_FK_EW:
     case FP_FK_ACT:
@@ -33,21 +74,83 @@ static bool computes(const fp_node *n)
     case FP_FK_POOL:
     case FP_FK_REDUCE:
     case FP_FK_SOFTMAX:
-        return !fp_op_has(n->op, FP_OPF_VIEW) && !fp_op_has(n->op, FP_OPF_CTRL);
+        return !fp_op_has(n->op, FP_OPF_VIEW);
+    default:
+        break;
+    }
+    switch (n->op) {
+    case FP_OP_DROPOUT:
+    case FP_OP_TILE:
+    case FP_OP_PAD:
+    case FP_OP_RESIZE:
+    case FP_OP_DEPTH_TO_SPACE:
+    case FP_OP_CUM_SUM:
+        return true;
     default:
         return false;
     }
 }
 
-static bool reads_or_writes_half(const fp_node *n)
+static bool reads_half(const fp_node *n)
 {
     for (uint32_t k = 0; k < n->n_inputs; k++)
         if (n->inputs[k] && n->inputs[k]->dtype == FP_DT_FLOAT16)
             return true;
-    for (uint32_t k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] && n->outputs[k]->dtype == FP_DT_FLOAT16)
-            return true;
     return false;
+}
+
+static bool live(const fp_node *n) { return !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)); }
+
+bool fp_float16_unassigned(const fp_node *n)
+{
+    return !(n->flags & FP_NODE_REMOVED) && float_kernel(n) && reads_half(n);
+}
+
+/* ORT's constant folding (level 1, before partitioning) computes a node only with a CPU kernel for
+ * its types: an unassigned node stays, and so does every node that reads what one writes. Undoes
+ * the shape pass's folding of those, in topological order; returns how many. */
+static uint32_t unfold(fp_graph *g)
+{
+    uint32_t n_order = 0, count = 0;
+    fp_node *const *order = fp_graph_order(g, &n_order, NULL);
+    for (uint32_t i = 0; order && i < n_order; i++) {
+        fp_node *n = order[i];
+        if (!(n->flags & FP_NODE_FOLDED) || n->op == FP_OP_CONSTANT || fp_op_has(n->op, FP_OPF_SHAPEOF))
+            continue; /* Shape and Size fold on a static shape alone */
+        bool keep = fp_float16_unassigned(n);
+        for (uint32_t k = 0; k < n->n_inputs && !keep; k++) {
+            const fp_value *v = n->inputs[k];
+            keep = v && v->producer && live(v->producer);
+        }
+        if (!keep)
+            continue;
+        n->flags &= ~(uint16_t)FP_NODE_FOLDED;
+        for (uint32_t k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k])
+                fp_value_set_fold(n->outputs[k], NULL);
+        count++;
+    }
+    return count;
+}
+
+/* Float16 constant w (a weight or a folded result), held inline, folded to float32 into out (as ORT's initializer folding makes a
+ * float32 initializer of it): the rules read its values. */
+static void fold_float(fp_model *m, const fp_value *w, fp_value *out)
+{
+    const fp_tensor *t = w->tensor ? w->tensor : fp_value_fold(w);
+    uint64_t n = 0;
+    if (!t || t->where != FP_DATA_INLINE || t->dtype != FP_DT_FLOAT16 || !fp_shape_numel(&t->shape, &n) ||
+        t->nbytes < 2 * n)
+        return;
+    float *f = fp_arena_calloc(m->arena, MAX(n, 1), sizeof(float));
+    for (uint64_t k = 0; k < n; k++) {
+        uint16_t h;
+        memcpy(&h, (const uint8_t *)t->data + 2 * k, 2);
+        f[k] = (float)fp_half_to_double(h);
+    }
+    fp_tensor *ft = fp_arena_calloc(m->arena, 1, sizeof(fp_tensor));
+    *ft = (fp_tensor){.dtype = FP_DT_FLOAT, .where = FP_DATA_INLINE, .shape = t->shape, .nbytes = 4 * n, .data = f};
+    fp_value_set_fold(out, ft);
 }
 
 /* A Cast of `from` to dtype `to`, written to `out` (a new value named after `from` when NULL). */
@@ -62,18 +165,190 @@ static fp_value *cast(fp_model *m, fp_value *from, fp_dtype to, fp_value *out, b
     c->attrs[0] = (fp_attr){.name = fp_intern(m, "to", -1), .type = FP_ATTR_INT, .u.i = to};
     c->inputs[0] = from;
     fp_node_set_output(c, 0, out);
-    if (folded)
+    if (folded) {
         c->flags |= FP_NODE_FOLDED;
+        fold_float(m, from, out);
+    }
     return out;
+}
+
+/* A float32 scalar initializer of n's graph named after n and `what`, holding x (a constant of a
+ * function body: CastLike(Constant, X) reads it). */
+static fp_value *scalar(const fp_node *n, const char *what, float x)
+{
+    g_autofree char *name = g_strdup_printf("%s/%s", n->name, what);
+    fp_value *v = fp_graph_initializer(n->graph, name, FP_DT_FLOAT, (fp_shape){0, NULL}, &x, sizeof x);
+    v->overridable = true; /* no constant to the rules: ORT inlines after its level-1 rules ran */
+    return v;
+}
+
+/* A body constant x as the body reads it: CastLike to float16, a Cast ORT keeps where a float16
+ * kernel (Max, Min) reads it; where only float32 nodes read it, ORT's RemoveDuplicateCastTransformer
+ * removes that Cast with the one InsertCastTransformer puts after it, and the float32 scalar is read. */
+static fp_value *body_const(fp_model *m, const fp_node *n, const char *what, float x, bool half)
+{
+    fp_value *v = scalar(n, what, x);
+    return half ? cast(m, v, FP_DT_FLOAT16, NULL, false) : v;
+}
+
+/* A new node of n's graph of op `op` (type name `type`) named after n and `what`, reading ins[0..k)
+ * and writing one new value shaped as `like` (or `shape` when not NULL) of dtype dt. */
+static fp_value *body_node(fp_model *m, const fp_node *n, fp_op op, const char *type, const char *what,
+                           fp_value *const *ins, uint32_t k, const fp_value *like, const fp_shape *shape, fp_dtype dt)
+{
+    g_autofree char *name = g_strdup_printf("%s/%s", n->name, what);
+    fp_node *b = fp_node_new_attrs(n->graph, op, type, "", name, k, 1, 1);
+    memcpy(b->inputs, ins, k * sizeof *ins);
+    b->opset = n->opset;
+    b->attrs[0] = (fp_attr){.name = fp_intern(m, "keepdims", -1), .type = FP_ATTR_INT, .u.i = 1};
+    b->n_attrs = (op == FP_OP_REDUCE_MAX || op == FP_OP_REDUCE_SUM) ? 1 : 0;
+    fp_value *out = fp_graph_value_like(n->graph, name, like, dt);
+    if (shape)
+        out->shape = *shape;
+    fp_node_set_output(b, 0, out);
+    return out;
+}
+
+/* n becomes the last node of its body: op `op` reading ins[0..k), writing what n wrote. */
+static void retype(fp_model *m, fp_node *n, fp_op op, const char *type, fp_value *const *ins, uint32_t k)
+{
+    n->inputs = fp_arena_calloc(m->arena, k, sizeof(fp_value *));
+    memcpy(n->inputs, ins, k * sizeof *ins);
+    n->n_inputs = k;
+    n->n_attrs = 0;
+    n->op = op;
+    n->op_type = fp_intern(m, type, -1);
+    n->domain = fp_intern(m, "", -1);
+}
+
+/* Softmax-13's body: Div(Exp(Sub(x, ReduceMax(x))), ReduceSum(Exp(...))) over `axis`, kept dims. */
+static void inline_softmax(fp_model *m, fp_node *n)
+{
+    fp_value *x = n->inputs[0];
+    int64_t axis = fp_node_attr_int(n, "axis", -1);
+    if (axis < 0)
+        axis += x->shape.rank;
+    g_autofree char *aname = g_strdup_printf("%s/axes", n->name);
+    fp_value *axes = fp_graph_int64_initializer(n->graph, aname, &axis, 1);
+    fp_shape red = x->shape;
+    if (axis >= 0 && axis < red.rank) {
+        red.dims = fp_arena_memdup(m->arena, x->shape.dims, (size_t)red.rank * sizeof(fp_dim));
+        red.dims[axis] = (fp_dim){1, NULL};
+    }
+    fp_value *mx = body_node(m, n, FP_OP_REDUCE_MAX, "ReduceMax", "max", (fp_value *[]){x, axes}, 2, x, &red, x->dtype);
+    fp_value *sub = body_node(m, n, FP_OP_SUB, "Sub", "sub", (fp_value *[]){x, mx}, 2, x, NULL, x->dtype);
+    fp_value *ex = body_node(m, n, FP_OP_EXP, "Exp", "exp", (fp_value *[]){sub}, 1, x, NULL, x->dtype);
+    fp_value *sum = body_node(m, n, FP_OP_REDUCE_SUM, "ReduceSum", "sum", (fp_value *[]){ex, axes}, 2, x, &red,
+                              x->dtype);
+    retype(m, n, FP_OP_DIV, "Div", (fp_value *[]){ex, sum}, 2);
+}
+
+/* The function body of float16 node n as ORT 1.30 inlines it (Relu-14, LeakyRelu-16 and
+ * HardSigmoid-6 at the opsets measured, Softmax-13 from 13): its nodes added, n retyped as the
+ * last of them. Returns whether n had one. */
+static bool inline_node(fp_model *m, fp_node *n)
+{
+    fp_value *x = n->inputs[0];
+    fp_dtype h = FP_DT_FLOAT16;
+    if (n->op == FP_OP_RELU && n->opset == 18) {
+        retype(m, n, FP_OP_MAX, "Max", (fp_value *[]){x, body_const(m, n, "zero", 0, true)}, 2);
+    } else if (n->op == FP_OP_LEAKY_RELU && n->opset >= 16 && n->opset <= 18) {
+        float alpha = (float)fp_node_attr_float(n, "alpha", 0.01);
+        fp_value *lt = body_node(m, n, FP_OP_LESS, "Less", "less",
+                                 (fp_value *[]){x, body_const(m, n, "zero", 0, false)}, 2, x, NULL, FP_DT_BOOL);
+        fp_value *mul = body_node(m, n, FP_OP_MUL, "Mul", "mul",
+                                  (fp_value *[]){body_const(m, n, "alpha", alpha, false), x}, 2, x, NULL, h);
+        retype(m, n, FP_OP_WHERE, "Where", (fp_value *[]){lt, mul, x}, 3);
+    } else if (n->op == FP_OP_HARD_SIGMOID && n->opset == 18) {
+        float alpha = (float)fp_node_attr_float(n, "alpha", 0.2), beta = (float)fp_node_attr_float(n, "beta", 0.5);
+        fp_value *mul = body_node(m, n, FP_OP_MUL, "Mul", "mul",
+                                  (fp_value *[]){x, body_const(m, n, "alpha", alpha, false)}, 2, x, NULL, h);
+        fp_value *add = body_node(m, n, FP_OP_ADD, "Add", "add",
+                                  (fp_value *[]){mul, body_const(m, n, "beta", beta, false)}, 2, x, NULL, h);
+        fp_value *mn = body_node(m, n, FP_OP_MIN, "Min", "min", (fp_value *[]){add, body_const(m, n, "one", 1, true)},
+                                 2, x, NULL, h);
+        retype(m, n, FP_OP_MAX, "Max", (fp_value *[]){mn, body_const(m, n, "zero", 0, true)}, 2);
+    } else if (n->op == FP_OP_SOFTMAX && n->opset >= 13) {
+        inline_softmax(m, n);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* What ORT does to float16 nodes before its level-2 fusions: the constant folding they escape, the
+ * function bodies the partitioner inlines. Returns the nodes changed; m linked again when any. */
+static uint32_t partition(fp_model *m)
+{
+    fp_graph *g = m->main;
+    uint32_t count = unfold(g);
+    guint nn = g->nodes->len; /* the body nodes added here are not inlined again */
+    for (guint i = 0; i < nn; i++) {
+        fp_node *n = g->nodes->pdata[i];
+        if (live(n) && n->n_inputs >= 1 && n->inputs[0] && n->inputs[0]->dtype == FP_DT_FLOAT16 && inline_node(m, n))
+            count++;
+    }
+    if (count)
+        fp_model_link(m);
+    return count;
+}
+
+/* Whether input k of n is one InsertCastTransformer's IsIsolatedFp16NodeOnCpu looks at: it takes
+ * the first input of each formal parameter of the schema, so of a variadic op (Max, Min, Sum,
+ * Mean, Concat) the first only. */
+static bool formal_first(const fp_node *n, uint32_t k)
+{
+    switch (n->op) {
+    case FP_OP_MAX:
+    case FP_OP_MIN:
+    case FP_OP_SUM:
+    case FP_OP_MEAN:
+    case FP_OP_CONCAT:
+        return k == 0;
+    default:
+        return true;
+    }
+}
+
+/* Whether live node n, which has a float16 kernel, runs in float32 too (IsIsolatedFp16NodeOnCpu):
+ * it reads a node's output, writes no graph output, the float16 inputs it looks at (formal_first)
+ * come from nodes that run in float32 or from no node, and every node that reads a float16 output
+ * of it runs in float32. */
+static bool isolated(const fp_node *n, const uint8_t *conv)
+{
+    if (!half_kernel(n->op) || n->op == FP_OP_CAST || n->op == FP_OP_CONSTANT || fp_op_has(n->op, FP_OPF_CTRL))
+        return false;
+    bool edge = false, half_in = false, half_out = false;
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+        const fp_value *v = n->inputs[k];
+        bool from_node = v && v->producer && live(v->producer);
+        edge |= from_node;
+        if (!v || v->dtype != FP_DT_FLOAT16 || !formal_first(n, k))
+            continue;
+        half_in = true;
+        if (from_node && !conv[v->producer->id])
+            return false;
+    }
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        const fp_value *v = n->outputs[k];
+        if (v && v->is_output)
+            return false;
+        for (uint32_t u = 0; v && v->dtype == FP_DT_FLOAT16 && u < v->n_uses; u++) {
+            half_out = true;
+            if (!conv[v->uses[u].node->id])
+                return false;
+        }
+    }
+    return edge && half_in && half_out;
 }
 
 /* Output v of a converted node: float32; where an op that stays float16 or the graph reads it,
  * the converted readers read a float32 copy and a Cast writes v back in float16. */
 static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
 {
-    bool others = v->is_output;
+    bool others = v->is_output; /* a folded reader (a Shape) is no edge */
     for (uint32_t u = 0; u < v->n_uses && !others; u++)
-        others = !conv[v->uses[u].node->id];
+        others = !conv[v->uses[u].node->id] && live(v->uses[u].node);
     if (!others) {
         v->dtype = FP_DT_FLOAT;
         return 0;
@@ -90,20 +365,132 @@ static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
     return 1;
 }
 
-uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
+/* The float32 value a float32 reader of v reads instead of v when a Cast to float16 of a float32
+ * value writes v: RemoveDuplicateCastTransformer removes that Cast with the one back that
+ * InsertCastTransformer adds, and the Cast too when only float32 nodes read v. The same through an
+ * Identity fuseplan keeps where ORT's transpose optimizer removed an identity Transpose (its
+ * producer then writes the Identity's output). Else NULL. */
+static fp_value *cast_pair(fp_value *v, const uint8_t *conv)
 {
-    if (stage == FP_FLOAT16_NONE || fp_float16_stage_of(t) != stage)
-        return 0;
+    fp_node *c = v->producer;
+    if (c && c->op == FP_OP_IDENTITY && live(c) && c->inputs[0] && c->inputs[0]->producer &&
+        c->inputs[0]->producer->op == FP_OP_CAST)
+        c = c->inputs[0]->producer;
+    else if (!c || c->op != FP_OP_CAST)
+        return NULL;
+    if (!live(c) || !c->inputs[0] || c->inputs[0]->dtype != FP_DT_FLOAT)
+        return NULL;
+    bool others = v->is_output || v != c->outputs[0];
+    for (uint32_t u = 0; u < v->n_uses && !others; u++)
+        others = !conv[v->uses[u].node->id];
+    if (!others)
+        c->flags |= FP_NODE_REMOVED;
+    return c->inputs[0];
+}
+
+/* The nodes of g that run in float32 (conv[id] = 1): the unassigned ones, then, in node order, the
+ * isolated float16-kernel ones (each one found counts for the next). Returns how many. */
+static uint32_t mark(const fp_graph *g, uint8_t *conv)
+{
+    uint32_t n_conv = 0;
+    for (guint i = 0; i < g->nodes->len; i++) {
+        const fp_node *n = g->nodes->pdata[i];
+        conv[i] = live(n) && fp_float16_unassigned(n);
+        n_conv += conv[i];
+    }
+    for (guint i = 0; n_conv && i < g->nodes->len; i++) {
+        const fp_node *n = g->nodes->pdata[i];
+        if (!conv[i] && live(n) && isolated(n, conv)) {
+            conv[i] = 1;
+            n_conv++;
+        }
+    }
+    return n_conv;
+}
+
+/* Whether a node that runs in float32 reads a float16 constant: ORT's level-4 initializer folding
+ * (FuseInitializersTransformer) then changes the graph and its loop runs the fusions again on the
+ * float32 ops; without one they ran before the Casts. */
+static bool reads_half_constant(const fp_graph *g, const uint8_t *conv)
+{
+    for (guint i = 0; i < g->nodes->len; i++) {
+        const fp_node *n = g->nodes->pdata[i];
+        for (uint32_t k = 0; conv[i] && k < n->n_inputs; k++)
+            if (n->inputs[k] && n->inputs[k]->dtype == FP_DT_FLOAT16 && fp_value_is_constant(n->inputs[k]))
+                return true;
+    }
+    return false;
+}
+
+/* Whether Cast c from dtype `from` to `to` loses precision as RemoveDuplicateCastTransformer's
+ * UnsafeCast sees it: to a narrower float type, unless InsertCastTransformer put c in (node id
+ * `inserted` on); float16 to bfloat16 and back; conservatively, any cast from or to a non-float. */
+static bool lossy(const fp_node *c, fp_dtype from, fp_dtype to, uint32_t inserted)
+{
+    if (!fp_dtype_is_float(from) || !fp_dtype_is_float(to))
+        return true;
+    if ((from == FP_DT_FLOAT16 && to == FP_DT_BFLOAT16) || (from == FP_DT_BFLOAT16 && to == FP_DT_FLOAT16))
+        return true;
+    return fp_dtype_bits(from) > fp_dtype_bits(to) && c->id < inserted;
+}
+
+/* Whether the live Cast readers of a's output all pair with a as RemoveDuplicateCastTransformer
+ * needs: when a loses precision, none of them undoes a lossy cast. */
+static bool pairs_ok(const fp_node *a, uint32_t inserted)
+{
+    const fp_value *x = a->inputs[0], *y = a->outputs[0];
+    if (!lossy(a, x->dtype, y->dtype, inserted))
+        return true;
+    for (uint32_t u = 0; u < y->n_uses; u++) {
+        const fp_node *b = y->uses[u].node;
+        if (b->op == FP_OP_CAST && live(b) && b->outputs[0] && lossy(b, b->outputs[0]->dtype, y->dtype, inserted))
+            return false;
+    }
+    return true;
+}
+
+/* RemoveDuplicateCastTransformer, in node order: of a Cast a, each Cast reader b back to a's input
+ * type that writes no graph output goes (its readers read a's input); a goes too when only Casts
+ * read it and it writes no graph output (the kept ones read its input). Nodes of id `inserted` on
+ * are InsertCastTransformer's. Returns whether it removed any. */
+static bool remove_cast_pairs(fp_graph *g, uint32_t inserted)
+{
+    bool removed = false;
+    for (guint i = 0; i < g->nodes->len; i++) {
+        fp_node *a = g->nodes->pdata[i];
+        if (a->op != FP_OP_CAST || !live(a) || !a->inputs[0] || !a->outputs[0] || !pairs_ok(a, inserted))
+            continue;
+        fp_value *x = a->inputs[0], *y = a->outputs[0];
+        uint32_t casts = 0;
+        for (uint32_t u = 0; u < y->n_uses; u++) {
+            fp_node *b = y->uses[u].node;
+            if (b->op != FP_OP_CAST || !live(b) || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
+                continue;
+            casts++;
+            if (!b->outputs[0]->is_output && b->outputs[0]->dtype == x->dtype) {
+                fp_value_move_readers(b->outputs[0], x);
+                b->flags |= FP_NODE_REMOVED;
+                removed = true;
+            }
+        }
+        if (!y->n_uses || casts < y->n_uses || y->is_output)
+            continue;
+        fp_value_move_readers(y, x);
+        a->flags |= FP_NODE_REMOVED;
+        removed = true;
+    }
+    return removed;
+}
+
+/* InsertCastTransformer: the marked nodes run in float32, their float16 inputs through one Cast
+ * each (an initializer's folded at `stage` BEFORE), a Cast back where others read an output. */
+static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
+{
     fp_graph *g = m->main;
     guint nn = g->nodes->len;
     g_autofree uint8_t *conv = g_new0(uint8_t, nn + 1);
-    uint32_t n_conv = 0, casts = 0;
-    for (guint i = 0; i < nn; i++) {
-        const fp_node *n = g->nodes->pdata[i];
-        conv[i] = !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) && computes(n) && reads_or_writes_half(n);
-        n_conv += conv[i];
-    }
-    if (!n_conv)
+    uint32_t n_conv = mark(g, conv), casts = 0;
+    if (!n_conv || (stage == FP_FLOAT16_BEFORE_FUSION && !reads_half_constant(g, conv)))
         return 0;
     for (guint i = 0; i < nn; i++) /* outputs first: a converted reader then sees float32 */
         for (uint32_t k = 0; conv[i] && k < ((fp_node *)g->nodes->pdata[i])->n_outputs; k++) {
@@ -118,8 +505,8 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
             fp_value *v = n->inputs[k], *f;
             if (!v || v->dtype != FP_DT_FLOAT16)
                 continue;
-            if (!(f = g_hash_table_lookup(to_float, v))) {
-                bool weight = fp_value_is_weight(v);
+            if (!(f = g_hash_table_lookup(to_float, v)) && !(f = cast_pair(v, conv))) {
+                bool weight = fp_value_is_constant(v); /* an initializer after constant folding */
                 f = cast(m, v, FP_DT_FLOAT, NULL, weight && stage == FP_FLOAT16_BEFORE_FUSION);
                 g_hash_table_insert(to_float, v, f);
                 casts += !(f->producer->flags & FP_NODE_FOLDED);
@@ -132,5 +519,17 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
                     "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name,
                     casts);
     fp_model_link(m);
+    if (remove_cast_pairs(g, nn))
+        fp_model_link(m);
     return casts;
+}
+
+uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
+{
+    fp_float16_stage when = fp_float16_stage_of(t);
+    if (stage == FP_FLOAT16_NONE || when == FP_FLOAT16_NONE)
+        return 0;
+    uint32_t changed = stage == FP_FLOAT16_BEFORE_FUSION ? partition(m) : 0;
+    /* at AFTER, the Casts BEFORE left for after the fusions too (convert finds none else) */
+    return changed + (when == stage || stage == FP_FLOAT16_AFTER_FUSION ? convert(m, t, stage, diag) : 0);
 }

@@ -1,6 +1,7 @@
-/* float16.h - float16 ops on an execution provider without float16 kernels (passes/float16.c):
- * ONNX Runtime's InsertCastTransformer on its CPU EP runs them in float32 between Casts. A
- * target says when with `[target] float16 = cast_after_fusion | cast_before_fusion`. */
+/* float16.h - float16 ops on an execution provider with few float16 kernels (passes/float16.c):
+ * on ONNX Runtime's CPU EP, constant folding leaves them, the partitioner inlines the function
+ * bodies of some, and InsertCastTransformer runs the rest in float32 between Casts. A target says
+ * when the Casts come with `[target] float16 = cast_after_fusion | cast_before_fusion`. */
 #ifndef FP_PASS_FLOAT16_H
 #define FP_PASS_FLOAT16_H
 
@@ -21,12 +22,21 @@ fp_float16_stage fp_float16_stage_of(const fp_target *t);
 /* Whether `value` is one the key takes. */
 bool fp_float16_value_ok(const char *value);
 
-/* When t asks for `stage`: every compute op of m's main graph (data movement, views, Cast and
- * shape ops excluded: their kernels take any type) that reads or writes float16 runs in float32:
- * its float16 inputs through one Cast each (an initializer's Cast folded before fusion, as ORT's
- * level 4 folds it), its outputs float32, and a Cast back to float16 where an op that stays, or a
- * graph output, reads them. Returns the Casts inserted (m linked again when any); one info finding
- * in diag. Needs shapes. */
+/* Whether n reads float16 and is an op without a float16 kernel on ONNX Runtime's CPU EP (one
+ * that runs in float32 there): until InsertCastTransformer runs, no EP is assigned to it. */
+bool fp_float16_unassigned(const fp_node *n);
+
+/* On a target with the key, at `stage` BEFORE (called first, before the fusions, whatever the
+ * key says): the nodes of m's main graph that read float16 and have no float16 kernel
+ * (fp_float16_unassigned) are no longer folded, nor what reads them; a float16 Relu, LeakyRelu,
+ * HardSigmoid or Softmax becomes its ONNX function body where ORT 1.30 inlines it (by opset).
+ * Then, at the stage the key names: those nodes, and the float16-kernel nodes between them
+ * (InsertCastTransformer's isolated ones), run in float32: their float16 inputs through one Cast
+ * each (an initializer's Cast folded at BEFORE, as ORT's level 4 folds it; a Cast to float16 of a
+ * float32 value skipped, as RemoveDuplicateCastTransformer removes the pair), their outputs
+ * float32, a Cast back to float16 where another op or a graph output reads them. Returns the nodes
+ * changed and Casts inserted (m linked again when any); one info finding in diag when Casts went
+ * in. Needs shapes. */
 uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag);
 
 #endif

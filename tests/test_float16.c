@@ -1,7 +1,8 @@
 /* test_float16.c - float16 suite (passes/float16.c): a float16 Conv + BN + Relu on the CPU targets
  * has the Casts ONNX Runtime 1.30 writes (measured with onnxruntime-node: at basic and extended a
  * Cast on x, W, B and the output, the Relu apart; at all only x and the output, the Relu folded),
- * float32 inside; the cuda target keeps float16; a bad key value. */
+ * float32 inside; the cuda target keeps float16; a bad key value; the CPU EP's float16 kernels and
+ * the function bodies ORT inlines. */
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -55,8 +56,60 @@ static void test_casts(void)
     g_unlink(path);
 }
 
+/* x [2, 8] float16 at opset `opset`: Relu, Softmax, Mul by Add(c1, c2) of two initializers, then
+ * LayerNormalization. */
+static char *kernel_model(int64_t opset)
+{
+    tb *b = tb_new(opset);
+    tb_input(b, "x", F16, 2, (int64_t[]){2, 8});
+    const char *inits[] = {"c1", "c2", "g", "b"};
+    for (int i = 0; i < 4; i++)
+        tb_init(b, inits[i], F16, 1, (int64_t[]){8});
+    tb_node(b, "Relu", "relu", "x", "r");
+    tb_node(b, "Softmax", "softmax", "r", "s");
+    tb_node(b, "Add", "add", "c1,c2", "k");
+    tb_node(b, "Mul", "mul", "s,k", "m");
+    tb_node(b, "LayerNormalization", "ln", "m,g,b", "y");
+    tb_output(b, "y", F16, 2, (int64_t[]){2, 8});
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    return path;
+}
+
+/* ORT 1.30's kernels of kernel_model (measured with onnxruntime-node at basic, extended and all):
+ * the float16 Relu (opset 18) and Softmax run as their function bodies, the Max of Relu's in float32
+ * between float32 nodes, the Add of two initializers is not folded (no float16 kernel), the
+ * LayerNormalization keeps float16 (it has one); 4 Casts, 2 at level all. At opset 13 the Relu is
+ * no function ORT inlines. */
+static void test_kernels_and_bodies(void)
+{
+    g_autofree char *p18 = kernel_model(18), *p13 = kernel_model(13);
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts e = {.target = "ort-cpu-extended"}, all = {.target = "ort-cpu-all", .device = "cpu-avx512"};
+    g_autoptr(fp_analysis) a = fp_analysis_run(p18, &e, &err);
+    g_autoptr(fp_analysis) b = fp_analysis_run(p18, &all, &err);
+    g_autoptr(fp_analysis) c = fp_analysis_run(p13, &e, &err);
+    CU_ASSERT_FATAL(a && b && c);
+    static const char *const ops[] = {"Max", "ReduceMax", "Sub", "Exp", "ReduceSum", "Div", "Add", "Mul"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, ops[i]), 1);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Relu") + tm_count_ops(a->model->main, "Softmax"), 0);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Cast"), 4);
+    CU_ASSERT_EQUAL(tm_count_ops(b->model->main, "Cast"), 2);
+    const fp_node *ln = fp_node_lookup(a->model, "ln"), *relu = fp_node_lookup(a->model, "relu");
+    CU_ASSERT_FATAL(ln && relu);
+    CU_ASSERT_EQUAL(ln->inputs[0]->dtype, FP_DT_FLOAT16);
+    CU_ASSERT_STRING_EQUAL(relu->op_type, "Max");
+    CU_ASSERT_EQUAL(relu->outputs[0]->dtype, FP_DT_FLOAT);
+    CU_ASSERT_EQUAL(tm_count_ops(c->model->main, "Relu"), 1);
+    CU_ASSERT_EQUAL(tm_count_ops(c->model->main, "Softmax"), 0);
+    g_unlink(p18);
+    g_unlink(p13);
+}
+
 FP_TEST_SUITE(register_float16)
 {
     CU_pSuite s = CU_add_suite("float16", NULL, NULL);
     CU_add_test(s, "casts", test_casts);
+    CU_add_test(s, "kernels_and_bodies", test_kernels_and_bodies);
 }

@@ -137,14 +137,17 @@ void tb_init(tb *b, const char *name, int dtype, int rank, const int64_t *dims)
     g_ptr_array_add(b->inits, t);
 }
 
-void tb_init_i64_scalar(tb *b, const char *name, int64_t value)
+/* A scalar initializer (rank 0) of ONNX dtype `dtype` whose raw data is the `size` bytes at bytes. */
+static void init_scalar(tb *b, const char *name, int dtype, const void *bytes, size_t size)
 {
-    Onnx__TensorProto *t = tensor(b, name, 7, 0, NULL);
+    Onnx__TensorProto *t = tensor(b, name, dtype, 0, NULL);
     t->has_raw_data = 1;
-    t->raw_data.len = 8;
-    t->raw_data.data = keep(b, g_memdup2(&value, 8));
+    t->raw_data.len = size;
+    t->raw_data.data = keep(b, g_memdup2(bytes, size));
     g_ptr_array_add(b->inits, t);
 }
+
+void tb_init_i64_scalar(tb *b, const char *name, int64_t value) { init_scalar(b, name, 7, &value, 8); }
 
 void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals)
 {
@@ -173,6 +176,8 @@ void tb_init_f32(tb *b, const char *name, int n, const float *vals)
     memcpy(t->raw_data.data, vals, 4 * count);
     g_ptr_array_add(b->inits, t);
 }
+
+void tb_init_f16_scalar(tb *b, const char *name, uint16_t bits) { init_scalar(b, name, 10, &bits, 2); }
 
 static char **split_names(tb *b, const char *list, size_t *n)
 {

@@ -27,6 +27,8 @@ void tb_init_i64(tb *b, const char *name, int n, const int64_t *vals);
 void tb_init_i64_scalar(tb *b, const char *name, int64_t value);
 /* float32 initializer holding values; n 0 = a scalar holding vals[0] */
 void tb_init_f32(tb *b, const char *name, int n, const float *vals);
+/* A float16 scalar initializer (rank 0) holding the IEEE half bits `bits` (0x3c00 is 1.0). */
+void tb_init_f16_scalar(tb *b, const char *name, uint16_t bits);
 /* inputs/outputs: comma-separated names, "" entries allowed ("x,,b") */
 tb_node_t *tb_node(tb *b, const char *op, const char *name, const char *inputs, const char *outputs);
 /* Puts n in `domain` (e.g. "com.microsoft"), imported at version 1; one such domain per model. */

@@ -382,8 +382,33 @@ static bool fuse_graph(fp_fuser *fz, fp_graph *g, bool *changed, GError **error)
     return ok;
 }
 
+/* ORT's level-1 rewrite rules run before its constant folding: a Div(1, c) of a constant c, read by
+ * one Mul and no graph output, is DivMulFusion's before it is folded (the Div then reads the Mul's
+ * other input). Undoes the shape pass's folding of such Divs of g when the target has div_mul. */
+static void unfold_reciprocals(const fp_target *t, fp_graph *g)
+{
+    if (!g_strv_contains((const char *const *)t->rules, "div_mul"))
+        return;
+    for (guint i = 0; i < g->nodes->len; i++) {
+        fp_node *n = g->nodes->pdata[i];
+        fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
+        double one = 0;
+        uint64_t numel = 0;
+        if (n->op != FP_OP_DIV || (n->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) != FP_NODE_FOLDED ||
+            n->n_inputs != 2 || !n->inputs[0] || !y || y->is_output || y->n_uses != 1 ||
+            y->uses[0].node->op != FP_OP_MUL || (y->uses[0].node->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) ||
+            !fp_shape_numel(&n->inputs[0]->shape, &numel) || numel != 1 || !fp_fuse_const_scalar(n->inputs[0], &one) ||
+            one != 1.0)
+            continue;
+        n->flags &= ~(uint16_t)FP_NODE_FOLDED;
+        fp_value_set_fold(y, NULL);
+    }
+}
+
 bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error)
 {
+    for (guint gi = 0; gi < m->graphs->len; gi++)
+        unfold_reciprocals(t, m->graphs->pdata[gi]);
     fp_fuser fz = {.m = m, .t = t, .out = out, .tmp = fp_arena_new()};
     fz.rule_key = g_new(size_t, fp_n_rules + 1);
     for (size_t r = 0; r < fp_n_rules; r++)

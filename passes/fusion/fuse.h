@@ -213,8 +213,11 @@ bool fp_fuse_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrAr
  * rank below 2, or a perm that cannot be known. */
 bool fp_fuse_transpose_flags(const fp_node *t, bool *trans, bool *batch, const char **why);
 
-/* Which input (0 or 1) of Mul or Div n is a constant scalar scaling the other, a non-constant
- * tensor (a Div's divisor only), with the factor it multiplies by (1/c for a Div) in *value (may be
+/* The value of v when it is a constant of one element (or of equal elements), in *value. */
+bool fp_fuse_const_scalar(const fp_value *v, double *value);
+/* Which input (0 or 1) of Mul or Div n is a constant scalar scaling the other (a Div's divisor
+ * only; the other may be a constant too, a float16 one ORT's folding left: its GetScaleFromNode
+ * does not look at it), with the factor it multiplies by (1/c for a Div) in *value (may be
  * NULL); -1 when none. */
 int fp_fuse_scale_operand(const fp_node *n, double *value);
 

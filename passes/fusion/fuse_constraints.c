@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "passes/fusion/fuse.h"
+#include "passes/float16.h"
 
 const char *const fp_fuse_constraint_names[FP_CONSTRAINT_COUNT] = {
 #define X(name) [FP_CONSTRAINT_##name] = #name,
@@ -170,6 +171,10 @@ static bool const_scalar(const fp_value *v, double *out)
             x = f;
         } else if (t->dtype == FP_DT_DOUBLE) {
             memcpy(&x, p + 8 * k, 8);
+        } else if (t->dtype == FP_DT_FLOAT16) {
+            uint16_t h;
+            memcpy(&h, p + 2 * k, 2);
+            x = fp_half_to_double(h);
         } else if (t->dtype == FP_DT_INT64) {
             int64_t i;
             memcpy(&i, p + 8 * k, 8);
@@ -234,6 +239,28 @@ static bool check_single_consumer(const fp_constraint *c, const fp_match *mt, GP
                 return false;
             }
         }
+    }
+    return true;
+}
+
+/* Every node of the match is assigned to the EP when the rule runs: on a target whose float16 ops
+ * get Casts (passes/float16.c), a float16 node without a float16 kernel has no EP until they go
+ * in, and ORT's level-2 fusions leave it (graph_utils::IsSupportedProvider). */
+static bool check_assigned(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    if (fp_float16_stage_of(mt->target) == FP_FLOAT16_NONE)
+        return true;
+    for (int i = 0; i < mt->n; i++) {
+        const fp_node *n = mt->nodes[i];
+        if (!fp_float16_unassigned(n))
+            continue;
+        reason(mt, out, c, sdup(mt, "no EP"), sdup(mt, "assigned to the CPU EP"),
+               fmt(mt,
+                   "%s %s: reads float16 and the CPU EP has no float16 kernel for it, so no EP runs it "
+                   "when the fusions run (its Casts come after)",
+                   n->op_type, n->name),
+               sdup(mt, "run the model in float32 on the CPU EP, or use ORT_ENABLE_ALL, where the Casts come first"));
+        return false;
     }
     return true;
 }
@@ -621,7 +648,11 @@ static bool check_const_value(const fp_constraint *c, const fp_match *mt, GPtrAr
         return true;
     fp_value *v = c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : other_input(mt, n);
     double want = fp_target_num(mt->target, mt->rule->id, c), got;
-    if (v && const_scalar(v, &got) && fabs(got - want) <= 1e-3 * MAX(1.0, fabs(want)))
+    /* ONNX Runtime's rules compare in float32 within 1e-8 + 1e-5 |want| (optimizer/utils.cc,
+     * IsInitializerWithExpectedValue): a float16 sqrt(2) or 0.044715 is another constant there */
+    bool ort = mt->rule->source && g_str_has_prefix(mt->rule->source, "onnxruntime");
+    double tol = ort ? 1e-8 + 1e-5 * fabs(want) : 1e-3 * MAX(1.0, fabs(want));
+    if (v && const_scalar(v, &got) && fabs((double)(float)got - (double)(float)want) <= tol)
         return true;
     if (!out) /* a gate's verdict only */
         return false;
@@ -1617,14 +1648,16 @@ bool fp_fuse_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrAr
     return checks[c->id](c, mt, reasons);
 }
 
+bool fp_fuse_const_scalar(const fp_value *v, double *value) { return const_scalar(v, value); }
+
 int fp_fuse_scale_operand(const fp_node *n, double *value_out)
 {
     double v;
     uint64_t numel = 0;
     for (int k = n->op == FP_OP_DIV ? 1 : 0; k < 2 && n->n_inputs == 2; k++) {
         const fp_value *s = n->inputs[k], *x = n->inputs[1 - k];
-        if (!s || !x || !fp_value_is_constant(s) || fp_value_is_constant(x) || !fp_shape_numel(&s->shape, &numel) ||
-            numel != 1 || !const_scalar(s, &v))
+        if (!s || !x || !fp_value_is_constant(s) || !fp_shape_numel(&s->shape, &numel) || numel != 1 ||
+            !const_scalar(s, &v))
             continue;
         if (value_out)
             *value_out = n->op == FP_OP_DIV ? 1.0 / v : v;

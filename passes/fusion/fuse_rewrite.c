@@ -197,8 +197,9 @@ static void set_float_attr(fp_fuser *fz, fp_node *n, const char *name, double v)
 
 /* Node 1 absorbs the anchor (FP_RW_ABSORB) and becomes the rule's fused op: a Transpose (it reads
  * the Transpose's input at the port that read its output, transA/transB and transBatchA/B flipped
- * as fp_fuse_transpose_flags says), a scalar Mul/Div (its factor into alpha), or Div(1, x1) under a
- * Mul(x2, .) (the Mul becomes Div(x2, x1)); the anchor goes when nothing else reads it. */
+ * as fp_fuse_transpose_flags says) or a scalar Mul/Div (its factor into alpha); the anchor goes
+ * when nothing else reads it. Of Div(1, x1) under a Mul(x2, .) the Div stays instead, as
+ * Div(x2, x1) writing the Mul's output, and the Mul goes. */
 static void rewrite_absorb(fp_fuser *fz, const fp_match *mt)
 {
     fp_node *t = mt->nodes[0], *mm = mt->nodes[1];
@@ -213,8 +214,15 @@ static void rewrite_absorb(fp_fuser *fz, const fp_match *mt)
         set_int_attr(fz, mm, tr, fp_node_attr_int(mm, tr, 0) ^ trans);
         set_int_attr(fz, mm, tb, fp_node_attr_int(mm, tb, 0) ^ batch);
     } else if (t->op == FP_OP_DIV && mm->op == FP_OP_MUL && mt->rule->fused_kind == FP_OP_DIV) {
-        mm->inputs[0] = mm->inputs[port ? 0 : 1]; /* 1 / x1 * x2: the Mul becomes x2 / x1 */
-        mm->inputs[1] = t->inputs[1];
+        /* 1 / x1 * x2: the Div reads x2 and writes the Mul's output, the Mul goes (ORT's
+         * DivMulFusion::Apply, graph_utils::FinalizeNodeFusion: the Div node stays) */
+        t->inputs[0] = mm->inputs[port ? 0 : 1];
+        fp_node_set_output(t, 0, mm->outputs[0]);
+        out->producer = NULL;
+        t->flags |= FP_NODE_FUSED;
+        t->group = ++fz->groups;
+        mm->flags |= FP_NODE_REMOVED;
+        return;
     } else { /* a scalar Mul or Div: its factor into alpha */
         double f = 1;
         int k = fp_fuse_scale_operand(t, &f);

@@ -40,13 +40,6 @@ static bool is_int_type(fp_dtype t)
     }
 }
 
-static double half_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
 static uint16_t double_to_half(double d)
 {
     float f = (float)d;
@@ -115,7 +108,7 @@ static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
             } else if (t->dtype == FP_DT_FLOAT16) {
                 uint16_t h;
                 memcpy(&h, p + 2 * k, 2);
-                out->f[k] = half_to_double(h);
+                out->f[k] = fp_half_to_double(h);
             } else {
                 uint16_t h;
                 memcpy(&h, p + 2 * k, 2);
