@@ -108,15 +108,17 @@ bool fp_float16_unassigned(const fp_node *n)
 
 /* ORT's constant folding (level 1, before partitioning) computes a node only with a CPU kernel for
  * its types: an unassigned node stays, and so does every node that reads what one writes. Undoes
- * the shape pass's folding of those, in topological order; returns how many. */
+ * the shape pass's folding of those, in topological order (the Concat ReshapeFusion makes
+ * constant whatever its inputs, FP_NODE_RESHAPE_CONST, stays folded); returns how many. */
 static uint32_t unfold(fp_graph *g)
 {
     uint32_t n_order = 0, count = 0;
     fp_node *const *order = fp_graph_order(g, &n_order, NULL);
     for (uint32_t i = 0; order && i < n_order; i++) {
         fp_node *n = order[i];
-        if (!(n->flags & FP_NODE_FOLDED) || n->op == FP_OP_CONSTANT || fp_op_has(n->op, FP_OPF_SHAPEOF))
-            continue; /* Shape and Size fold on a static shape alone */
+        if (!(n->flags & FP_NODE_FOLDED) || (n->flags & FP_NODE_RESHAPE_CONST) || n->op == FP_OP_CONSTANT ||
+            fp_op_has(n->op, FP_OPF_SHAPEOF))
+            continue; /* Shape and Size fold on a static shape alone; ReshapeFusion's constant, on its own */
         bool keep = fp_float16_unassigned(n);
         for (uint32_t k = 0; k < n->n_inputs && !keep; k++) {
             const fp_value *v = n->inputs[k];
