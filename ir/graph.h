@@ -254,6 +254,8 @@ enum {
     FP_NODE_FUSED = 1u << 2,         /* the result of a fusion: metrics.flops is the sum of its members' */
     FP_NODE_RUNTIME_SHAPE = 1u << 3, /* a Shape or Size the runtime evaluates at inference: the compiler
                                         optimizes before the dims its input declares are bound */
+    FP_NODE_QUANTIZED = 1u << 4,     /* the kernel a QDQ node unit became (QLinearConv, MatMulNBits, an
+                                        int8 MaxPool): no later fusion rule matches it */
 };
 
 /* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas); whether it is known
