@@ -40,6 +40,8 @@ Each model stays well under 1 MB. The files are committed; this script is how th
                           tensor, int32 biases): Conv, MaxPool, Add, GlobalAveragePool, Flatten and a Gemm
                           head between QuantizeLinear / DequantizeLinear; the units ONNX Runtime turns into
                           QLinearConv, QLinearAdd, QLinearGlobalAveragePool, QGemm and one that stays.
+  qdq_cnn_branches.onnx   two QDQ Convs and a MaxPool whose int8 tensors also leave for float readers and
+                          graph outputs: where ONNX Runtime's channels-last region puts its Transposes.
   qdq_matmul.onnx         a Transformer-style block in QDQ form: QLinearMatMul, QLinearSoftmax,
                           QLinearSigmoid, QLinearMul, MatMulIntegerToFloat units and a MatMul that stays.
   qdq_int4.onnx           weight-only int4/uint4 DequantizeLinear + MatMul (opset 21): one becomes
@@ -694,6 +696,28 @@ def qdq_cnn():
            [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], "qdq_cnn.onnx")
 
 
+def qdq_cnn_branches():
+    """Two QDQ Convs with a MaxPool between them whose tensors also leave the int8 region: conv1's
+    quantized output is read by a DQ and a float Relu (a graph output) as well as by the pool, conv2's
+    is a graph output and is dequantized into another. At level all ONNX Runtime runs both Convs and
+    the pool channels-last, with one Transpose in and one out of each tensor that leaves."""
+    b = QdqBuilder("qdq_cnn_branches", 5)
+    x0, s0, z0 = b.q("input", 0.02, 128, name="input.q")
+    c1, s1, z1 = b.qconv(b.dq(x0, s0, z0, name="input.dq"), 0.02, "conv1", 3, 8, per_channel=True, out_scale=0.05)
+    b.node("Relu", [b.dq(c1, s1, z1, name="conv1.dq_relu")], name="relu")
+    b.nodes[-1].output[0] = "relu_out"
+    p = b.node("MaxPool", [b.dq(c1, s1, z1, name="conv1.dq_pool")], name="pool", kernel_shape=[2, 2], strides=[2, 2])
+    p, sp, zp = b.q(p, 0.05, 128, name="pool.q")
+    c2, s2, z2 = b.qconv(b.dq(p, sp, zp, name="pool.dq"), 0.05, "conv2", 8, 8, per_channel=False, out_scale=0.05)
+    b.node("DequantizeLinear", [c2, s2, z2], name="conv2.out_dq")
+    b.nodes[-1].output[0] = "output"
+    f32 = TensorProto.FLOAT
+    b.save([helper.make_tensor_value_info("input", f32, [1, 3, 16, 16])],
+           [helper.make_tensor_value_info("relu_out", f32, [1, 8, 16, 16]),
+            helper.make_tensor_value_info("output", f32, [1, 8, 8, 8]),
+            helper.make_tensor_value_info(c2, TensorProto.UINT8, [1, 8, 8, 8])], "qdq_cnn_branches.onnx")
+
+
 def qdq_matmul():
     """A small Transformer-style block in QDQ form: uint8 activations, int8 weights per tensor (q) and
     per column (k); scores through a QDQ Softmax, a QDQ Transpose and Reshape, a gated QDQ Sigmoid
@@ -782,5 +806,6 @@ if __name__ == "__main__":
     decoder_int4()
     genai_config()
     qdq_cnn()
+    qdq_cnn_branches()
     qdq_matmul()
     qdq_int4()

@@ -139,6 +139,35 @@ static void convert(nhwc *z, fp_node *n)
     z->last[n->outputs[0]->id] = 1;
 }
 
+/* Graph output v, channels-last, leaves in NCHW: its producer writes a new value, which a Transpose
+ * turns into v; the Transpose a reader of v got already (as_first) is that one: its readers read v. */
+static void transpose_output(nhwc *z, fp_value *v)
+{
+    g_autofree char *name = g_strdup_printf("%s/nhwc_out", v->name);
+    fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
+    fit(z);
+    z->last[inner->id] = 1;
+    fp_value *had = g_hash_table_lookup(z->to_first, v);
+    fp_node *t = had ? had->producer : NULL;
+    if (t) { /* read v, now reads inner (fp_value_interpose): it writes v instead of `had` */
+        for (guint i = 0; i < z->g->nodes->len; i++) {
+            fp_node *n = z->g->nodes->pdata[i];
+            for (uint32_t k = 0; k < n->n_inputs; k++)
+                if (n->inputs[k] == had)
+                    n->inputs[k] = v;
+        }
+        had->producer = NULL;
+        t->inputs[0] = inner;
+        fp_node_set_output(t, 0, v);
+        return;
+    }
+    t = fp_node_new_attrs(z->g, FP_OP_TRANSPOSE, "Transpose", "", name, 1, 1, 1);
+    t->attrs[0] = (fp_attr){.name = fp_intern(z->m, "perm", -1), .type = FP_ATTR_INTS, .u.ints = to_nchw_perm, .n = 4};
+    t->inputs[0] = inner;
+    fp_node_set_output(t, 0, v);
+    z->res->transposes++;
+}
+
 /* Walks g's nodes in order: each channels-last where it can be, else its channels-last inputs
  * transposed back; then the graph outputs. */
 static void walk(nhwc *z, fp_node *const *order, uint32_t n_order)
@@ -159,18 +188,8 @@ static void walk(nhwc *z, fp_node *const *order, uint32_t n_order)
     }
     for (guint i = 0; i < z->g->outputs->len; i++) {
         fp_value *v = z->g->outputs->pdata[i];
-        if (!is_last(z, v) || !v->producer)
-            continue;
-        g_autofree char *name = g_strdup_printf("%s/nhwc_out", v->name);
-        fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
-        fit(z);
-        z->last[inner->id] = 1;
-        fp_node *t = fp_node_new_attrs(z->g, FP_OP_TRANSPOSE, "Transpose", "", name, 1, 1, 1);
-        t->attrs[0] =
-            (fp_attr){.name = fp_intern(z->m, "perm", -1), .type = FP_ATTR_INTS, .u.ints = to_nchw_perm, .n = 4};
-        t->inputs[0] = inner;
-        fp_node_set_output(t, 0, v);
-        z->res->transposes++;
+        if (is_last(z, v) && v->producer)
+            transpose_output(z, v);
     }
 }
 
