@@ -1740,16 +1740,17 @@ static bool check_nbits_weight(const fp_constraint *c, const fp_match *mt, GPtrA
     if (!why)
         return true;
     int64_t bs = fp_node_attr_int(dq, "block_size", 0);
-    reason(mt, out, c,
-           fmt(mt, "%s %s, axis %" G_GINT64_FORMAT ", block_size %" G_GINT64_FORMAT, fp_dtype_name(w->dtype),
-               shape_str(mt, &w->shape), fp_node_attr_int(dq, "axis", 1), bs),
-           fmt(mt, "a constant [K, N] weight in blocks of a power of two >= %d along K", NBITS_MIN_BLOCK),
-           fmt(mt, "%s %s: DequantizeLinear %s cannot become MatMulNBits' packed weight: %s", a->op_type, a->name,
-               dq->name, why),
-           fmt(mt,
-               "quantize '%s' in blocks of 16 to 256 along K (axis 0), as onnxruntime's matmul_nbits_quantizer "
-               "writes QDQ",
-               w->name));
+    reason(
+        mt, out, c,
+        fmt(mt, "%s %s, axis %" G_GINT64_FORMAT ", block_size %" G_GINT64_FORMAT, fp_dtype_name(w->dtype),
+            shape_str(mt, &w->shape), fp_node_attr_int(dq, "axis", 1), bs),
+        fmt(mt, "a constant [K, N] weight in blocks of a power of two >= %d along K", NBITS_MIN_BLOCK),
+        fmt(mt, "%s %s: DequantizeLinear %s cannot become MatMulNBits' packed weight: %s", a->op_type, a->name,
+            dq->name, why),
+        fmt(mt,
+            "quantize '%s' in blocks of a power of two >= 16 along K (axis 0), as onnxruntime's matmul_nbits_quantizer "
+            "writes QDQ",
+            w->name));
     return false;
 }
 
