@@ -38,21 +38,28 @@ static bool is_last(const nhwc *z, const fp_value *v)
     return v && v->graph == z->g && v->id < z->cap && z->last[v->id];
 }
 
-/* A new Transpose of v (to NHWC or back), its output like v (shapes stay logical). */
-static fp_value *transpose(nhwc *z, fp_value *v, bool to_last)
+/* A new Transpose `name` of `in` into `out` (to NHWC when to_last, else back), counted. */
+static fp_node *new_transpose(nhwc *z, const char *name, fp_value *in, fp_value *out, bool to_last)
 {
-    g_autofree char *name = g_strdup_printf("%s/%s", v->name, to_last ? "nhwc" : "nchw");
-    fp_value *out = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
     fp_node *t = fp_node_new_attrs(z->g, FP_OP_TRANSPOSE, "Transpose", "", name, 1, 1, 1);
     t->attrs[0] = (fp_attr){.name = fp_intern(z->m, "perm", -1),
                             .type = FP_ATTR_INTS,
                             .u.ints = to_last ? to_nhwc_perm : to_nchw_perm,
                             .n = 4};
-    t->inputs[0] = v;
+    t->inputs[0] = in;
     fp_node_set_output(t, 0, out);
+    z->res->transposes++;
+    return t;
+}
+
+/* A new Transpose of v (to NHWC or back), its output like v (shapes stay logical). */
+static fp_value *transpose(nhwc *z, fp_value *v, bool to_last)
+{
+    g_autofree char *name = g_strdup_printf("%s/%s", v->name, to_last ? "nhwc" : "nchw");
+    fp_value *out = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
+    new_transpose(z, name, v, out, to_last);
     fit(z);
     z->last[out->id] = to_last;
-    z->res->transposes++;
     return out;
 }
 
@@ -143,29 +150,25 @@ static void convert(nhwc *z, fp_node *n)
  * turns into v; the Transpose a reader of v got already (as_first) is that one: its readers read v. */
 static void transpose_output(nhwc *z, fp_value *v)
 {
+    fp_value *had = g_hash_table_lookup(z->to_first, v);
     g_autofree char *name = g_strdup_printf("%s/nhwc_out", v->name);
     fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
     fit(z);
     z->last[inner->id] = 1;
-    fp_value *had = g_hash_table_lookup(z->to_first, v);
     fp_node *t = had ? had->producer : NULL;
-    if (t) { /* read v, now reads inner (fp_value_interpose): it writes v instead of `had` */
-        for (guint i = 0; i < z->g->nodes->len; i++) {
-            fp_node *n = z->g->nodes->pdata[i];
-            for (uint32_t k = 0; k < n->n_inputs; k++)
-                if (n->inputs[k] == had)
-                    n->inputs[k] = v;
-        }
-        had->producer = NULL;
-        t->inputs[0] = inner;
-        fp_node_set_output(t, 0, v);
+    if (!t) {
+        new_transpose(z, name, inner, v, false);
         return;
     }
-    t = fp_node_new_attrs(z->g, FP_OP_TRANSPOSE, "Transpose", "", name, 1, 1, 1);
-    t->attrs[0] = (fp_attr){.name = fp_intern(z->m, "perm", -1), .type = FP_ATTR_INTS, .u.ints = to_nchw_perm, .n = 4};
-    t->inputs[0] = inner;
+    for (guint i = 0; i < z->g->nodes->len; i++) { /* the readers of `had` read v */
+        fp_node *n = z->g->nodes->pdata[i];
+        for (uint32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] == had)
+                n->inputs[k] = v;
+    }
+    had->producer = NULL;
+    t->inputs[0] = inner; /* it read v: fp_value_interpose made it read inner */
     fp_node_set_output(t, 0, v);
-    z->res->transposes++;
 }
 
 /* Walks g's nodes in order: each channels-last where it can be, else its channels-last inputs
