@@ -8,6 +8,7 @@
 #include "passes/float16.h"
 #include "passes/layout.h"
 #include "passes/metrics.h"
+#include "passes/nhwc.h"
 #include "passes/transpose.h"
 
 #define FP_PASS_NAME(name) #name,
@@ -256,6 +257,10 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     if (fp_pass_nchwc(m, o->target, o->device->nchwc_block, &res->layout.nchwc, diag)) {
         res->layout.rewrote = true;
         res->layout.conversions_after += res->layout.nchwc.reorder_in + res->layout.nchwc.reorder_out;
+    }
+    if (fp_pass_nhwc(m, o->target, &res->layout.nhwc, diag)) {
+        res->layout.rewrote = true;
+        res->layout.conversions_after += res->layout.nhwc.transposes;
     }
     if (!after(m, o, "nchwc", error))
         return false;

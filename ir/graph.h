@@ -267,6 +267,8 @@ enum {
                                         optimizes before the dims its input declares are bound */
     FP_NODE_RESHAPE_CONST = 1u << 4, /* computes only the shape of a Reshape that ONNX Runtime's
                                         ReshapeFusion turns into a constant (analysis/declared.c) */
+    FP_NODE_QUANTIZED = 1u << 5,     /* the kernel a QDQ node unit became (QLinearConv, MatMulNBits, an
+                                        int8 MaxPool): no later fusion rule matches it */
 };
 
 /* Per-op work, filled by passes/metrics.c (docs/metrics.md gives the formulas); whether it is known

@@ -43,6 +43,16 @@ Each model stays well under 1 MB. The files are committed; this script is how th
                           its layers, KV heads, head size and KV names, search.max_length 4096 and
                           past_present_share_buffer true (as the builder writes it for CUDA), which
                           fuseplan reads beside the model (the other samples here are not named by it).
+  qdq_cnn.onnx            a residual CNN in QDQ form (uint8 activations, int8 weights per channel and per
+                          tensor, int32 biases): Conv, MaxPool, Add, GlobalAveragePool, Flatten and a Gemm
+                          head between QuantizeLinear / DequantizeLinear; the units ONNX Runtime turns into
+                          QLinearConv, QLinearAdd, QLinearGlobalAveragePool, QGemm and one that stays.
+  qdq_cnn_branches.onnx   two QDQ Convs and a MaxPool whose int8 tensors also leave for float readers and
+                          graph outputs: where ONNX Runtime's channels-last region puts its Transposes.
+  qdq_matmul.onnx         a Transformer-style block in QDQ form: QLinearMatMul, QLinearSoftmax,
+                          QLinearSigmoid, QLinearMul, MatMulIntegerToFloat units and a MatMul that stays.
+  qdq_int4.onnx           weight-only int4/uint4 DequantizeLinear + MatMul (opset 21): one becomes
+                          MatMulNBits, three stay (a Relu after, blocks of 8, blocks along N).
 """
 import json
 import os
@@ -649,6 +659,211 @@ def genai_decoder(b, filename, proj, embed):
            + kv_out, filename, opsets=(("", 14), ("com.microsoft", 1)))
 
 
+# ---------------------------------------------------------------- QDQ models (quantized, as the ONNX
+# Runtime quantizer writes them: QuantizeLinear / DequantizeLinear around each float op)
+
+U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+UINT4, INT4 = 21, 22  # TensorProto.UINT4 and INT4 (ONNX 1.16), which Debian's onnx 1.12 lacks
+QDQ_NP = {U8: np.uint8, I8: np.int8, I32: np.int32}
+
+
+class QdqBuilder(Builder):
+    """A Builder that writes QDQ node units: activations quantized per tensor (uint8 unless told),
+    weights int8 per tensor or per channel, biases int32 with scale = input scale x weight scale."""
+
+    def scalar(self, name, value, dtype=np.float32):
+        self.inits.append(numpy_helper.from_array(np.array(value, dtype=dtype), name))
+        return name
+
+    def q(self, x, scale, zp, dtype=U8, name=None):
+        """QuantizeLinear(x) with a per-tensor scale and zero point of `dtype`."""
+        p = name or self.uid("q_")
+        s = self.scalar(f"{p}.scale", scale)
+        z = self.scalar(f"{p}.zp", zp, QDQ_NP[dtype])
+        return self.node("QuantizeLinear", [x, s, z], name=p), s, z
+
+    def dq(self, xq, s, z, name=None, **attrs):
+        return self.node("DequantizeLinear", [xq, s, z] if z else [xq, s], name=name or self.uid("dq_"), **attrs)
+
+    def qdq_weight(self, p, shape, per_channel_axis=None, dtype=I8):
+        """A float weight quantized symmetrically to int8 (zero point 0): DQ of it, its scale."""
+        w = self.rng.standard_normal(shape).astype(np.float32) * 0.2
+        if per_channel_axis is None:
+            s = np.float32(np.abs(w).max() / 127)
+            q = np.clip(np.round(w / s), -127, 127)
+            sz = (np.array(s, np.float32), np.array(0, QDQ_NP[dtype]))
+            attrs = {}
+        else:
+            red = tuple(i for i in range(len(shape)) if i != per_channel_axis)
+            s = (np.abs(w).max(axis=red) / 127).astype(np.float32)
+            bshape = [1] * len(shape)
+            bshape[per_channel_axis] = shape[per_channel_axis]
+            q = np.clip(np.round(w / s.reshape(bshape)), -127, 127)
+            sz = (s, np.zeros(shape[per_channel_axis], QDQ_NP[dtype]))
+            attrs = {"axis": per_channel_axis}
+        if dtype == U8:
+            q = q + 128
+            sz = (sz[0], sz[1] + 128)
+        self.inits += [numpy_helper.from_array(q.astype(QDQ_NP[dtype]), f"{p}.weight_q"),
+                       numpy_helper.from_array(sz[0], f"{p}.weight_scale"),
+                       numpy_helper.from_array(sz[1], f"{p}.weight_zp")]
+        return self.dq(f"{p}.weight_q", f"{p}.weight_scale", f"{p}.weight_zp", name=f"{p}.weight_dq", **attrs), sz[0]
+
+    def qdq_bias(self, p, n, x_scale, w_scale):
+        """An int32 bias of n values, scale x_scale x w_scale (per channel when w_scale is), zero point 0."""
+        s = (np.float32(x_scale) * np.asarray(w_scale, np.float32)).astype(np.float32)
+        s = s if s.ndim else np.array(s, np.float32)
+        self.inits += [numpy_helper.from_array(self.rng.integers(-500, 500, n).astype(np.int32), f"{p}.bias_q"),
+                       numpy_helper.from_array(s, f"{p}.bias_scale")]
+        return self.dq(f"{p}.bias_q", f"{p}.bias_scale", None, name=f"{p}.bias_dq", **({"axis": 0} if s.ndim else {}))
+
+    def qconv(self, x, xs, p, cin, cout, per_channel, out_scale, out_dtype=U8, k=3, float_bias=False):
+        """DQ(w) + DQ(bias) -> Conv(x) -> Q: one QLinearConv node unit (a float bias: no DQ)."""
+        w, ws = self.qdq_weight(p, (cout, cin, k, k), 0 if per_channel else None)
+        bias = self.weight(f"{p}.bias", (cout,)) if float_bias else self.qdq_bias(p, cout, xs, ws)
+        ins = [x, w, bias]
+        y = self.node("Conv", ins, name=f"{p}.conv", kernel_shape=[k, k], pads=[k // 2] * 4)
+        return self.q(y, out_scale, 0 if out_dtype == I8 else 128, out_dtype, name=f"{p}.q")
+
+    def save_unchecked(self, inputs, outputs, filename, opsets):
+        """save() for opsets newer than Debian's onnx 1.12 checks (int4 DequantizeLinear, opset 21)."""
+        graph = helper.make_graph(self.nodes, self.name, inputs, outputs, self.inits)
+        model = helper.make_model(graph, producer_name="fuseplan-samples", producer_version="1",
+                                  opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+        model.ir_version = 10
+        path = os.path.join(HERE, filename)
+        onnx.save(model, path)
+        size = os.path.getsize(path)
+        assert size < 1 << 20, f"{filename} is {size} bytes"
+        print(f"{filename}: {len(self.nodes)} nodes, {size} bytes")
+
+
+def qdq_cnn():
+    """A small residual CNN in QDQ form (uint8 activations, int8 weights): per-channel and per-tensor
+    Conv units, a MaxPool and a Flatten between Q/DQ, a residual Add and a GlobalAveragePool in QDQ,
+    a Gemm head without an output Q, int8 activations from conv4 on. conv4's bias is float (no DQ),
+    which ONNX Runtime quantizes at load; the Flatten's Q has another scale than the DQ before it, so
+    that unit stays a DQ, a Flatten and a Q."""
+    b = QdqBuilder("qdq_cnn", 41)
+    x0, s0, z0 = b.q("input", 0.02, 128, name="input.q")
+    x = b.dq(x0, s0, z0, name="input.dq")
+    c1, s1, z1 = b.qconv(x, 0.02, "conv1", 3, 8, per_channel=True, out_scale=0.05)
+    p1 = b.node("MaxPool", [b.dq(c1, s1, z1, name="conv1.out_dq")], name="pool1", kernel_shape=[2, 2], strides=[2, 2])
+    p1, sp, zp = b.q(p1, 0.05, 128, name="pool1.q")
+    shared = b.dq(p1, sp, zp, name="pool1.out_dq")  # read by conv2 and by the residual Add
+    c2, s2, z2 = b.qconv(shared, 0.05, "conv2", 8, 8, per_channel=False, out_scale=0.05)
+    c3, s3, z3 = b.qconv(b.dq(c2, s2, z2, name="conv2.out_dq"), 0.05, "conv3", 8, 8, per_channel=True,
+                         out_scale=0.05)
+    a = b.node("Add", [b.dq(c3, s3, z3, name="conv3.out_dq"), shared], name="residual.add")
+    a, sa, za = b.q(a, 0.08, 128, name="residual.q")
+    c4, s4, z4 = b.qconv(b.dq(a, sa, za, name="residual.out_dq"), 0.08, "conv4", 8, 16, per_channel=True,
+                         out_scale=0.05, out_dtype=I8, float_bias=True)
+    g = b.node("GlobalAveragePool", [b.dq(c4, s4, z4, name="conv4.out_dq")], name="gap")
+    g, sg, zg = b.q(g, 0.05, 0, I8, name="gap.q")
+    f = b.node("Flatten", [b.dq(g, sg, zg, name="gap.out_dq")], name="flatten", axis=1)
+    f, sf, zf = b.q(f, 0.04, 0, I8, name="flatten.q")  # not gap's scale: the Flatten stays in float
+    w, ws = b.qdq_weight("fc", (16, 10))
+    b.node("Gemm", [b.dq(f, sf, zf, name="flatten.out_dq"), w, b.qdq_bias("fc", 10, 0.05, ws)], name="fc.gemm")
+    b.nodes[-1].output[0] = "logits"
+    b.save([helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
+           [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], "qdq_cnn.onnx")
+
+
+def qdq_cnn_branches():
+    """Two QDQ Convs with a MaxPool between them whose tensors also leave the int8 region: conv1's
+    quantized output is read by a DQ and a float Relu (a graph output) as well as by the pool, conv2's
+    is a graph output and is dequantized into another. At level all ONNX Runtime runs both Convs and
+    the pool channels-last, with one Transpose in and one out of each tensor that leaves."""
+    b = QdqBuilder("qdq_cnn_branches", 5)
+    x0, s0, z0 = b.q("input", 0.02, 128, name="input.q")
+    c1, s1, z1 = b.qconv(b.dq(x0, s0, z0, name="input.dq"), 0.02, "conv1", 3, 8, per_channel=True, out_scale=0.05)
+    b.node("Relu", [b.dq(c1, s1, z1, name="conv1.dq_relu")], name="relu")
+    b.nodes[-1].output[0] = "relu_out"
+    p = b.node("MaxPool", [b.dq(c1, s1, z1, name="conv1.dq_pool")], name="pool", kernel_shape=[2, 2], strides=[2, 2])
+    p, sp, zp = b.q(p, 0.05, 128, name="pool.q")
+    c2, s2, z2 = b.qconv(b.dq(p, sp, zp, name="pool.dq"), 0.05, "conv2", 8, 8, per_channel=False, out_scale=0.05)
+    b.node("DequantizeLinear", [c2, s2, z2], name="conv2.out_dq")
+    b.nodes[-1].output[0] = "output"
+    f32 = TensorProto.FLOAT
+    b.save([helper.make_tensor_value_info("input", f32, [1, 3, 16, 16])],
+           [helper.make_tensor_value_info("relu_out", f32, [1, 8, 16, 16]),
+            helper.make_tensor_value_info("output", f32, [1, 8, 8, 8]),
+            helper.make_tensor_value_info(c2, TensorProto.UINT8, [1, 8, 8, 8])], "qdq_cnn_branches.onnx")
+
+
+def qdq_matmul():
+    """A small Transformer-style block in QDQ form: uint8 activations, int8 weights per tensor (q) and
+    per column (k); scores through a QDQ Softmax, a QDQ Transpose and Reshape, a gated QDQ Sigmoid
+    and Mul, a MatMul with no output Q (MatMulIntegerToFloat) whose weight DQ also feeds a graph
+    output, v's output Q int8 while its input is uint8; final's weight is float (no DQ): it stays."""
+    b = QdqBuilder("qdq_matmul", 43)
+    d = 32
+    x0, s0, z0 = b.q("input", 0.03, 128, name="input.q")
+    x = b.dq(x0, s0, z0, name="input.dq")
+    q = b.node("MatMul", [x, b.qdq_weight("wq", (d, d))[0]], name="q.matmul")
+    q, sq, zq = b.q(q, 0.04, 128, name="q.q")
+    k = b.node("MatMul", [b.dq(x0, s0, z0, name="input.dq_k"), b.qdq_weight("wk", (d, d), per_channel_axis=1)[0]],
+               name="k.matmul")
+    k, sk, zk = b.q(k, 0.04, 128, name="k.q")
+    kt = b.node("Transpose", [b.dq(k, sk, zk, name="k.out_dq")], name="k.transpose", perm=[0, 2, 1])
+    kt, st, zt = b.q(kt, 0.04, 128, name="k.transpose.q")
+    sc = b.node("MatMul", [b.dq(q, sq, zq, name="q.out_dq"), b.dq(kt, st, zt, name="kt.out_dq")], name="scores.matmul")
+    sc, ss, zs = b.q(sc, 0.1, 128, name="scores.q")
+    p = b.node("Softmax", [b.dq(sc, ss, zs, name="scores.out_dq")], name="softmax", axis=-1)
+    p, sp, zp = b.q(p, 1.0 / 255, 0, name="softmax.q")
+    v = b.node("MatMul", [b.dq(x0, s0, z0, name="input.dq_v"), b.qdq_weight("wv", (d, d))[0]], name="v.matmul")
+    v, sv, zv = b.q(v, 0.04, 0, I8, name="v.q")
+    ctx = b.node("MatMul", [b.dq(p, sp, zp, name="softmax.out_dq"), b.dq(v, sv, zv, name="v.out_dq")],
+                 name="context.matmul")
+    ctx, sc2, zc2 = b.q(ctx, 0.04, 128, name="context.q")
+    r = b.node("Reshape", [b.dq(ctx, sc2, zc2, name="context.out_dq"), b.const_i64("reshape.shape", [8, d])],
+               name="context.reshape")
+    r, sr, zr = b.q(r, 0.04, 128, name="reshape.q")
+    gate = b.node("Sigmoid", [b.dq(r, sr, zr, name="reshape.out_dq_sig")], name="gate.sigmoid")
+    gate, sg, zg = b.q(gate, 1.0 / 255, 0, name="gate.q")
+    m = b.node("Mul", [b.dq(gate, sg, zg, name="gate.out_dq"), b.dq(r, sr, zr, name="reshape.out_dq_mul")],
+               name="gate.mul")
+    m, sm, zm = b.q(m, 0.04, 128, name="gate.mul.q")
+    wo, _ = b.qdq_weight("wo", (d, 16))
+    b.node("MatMul", [b.dq(m, sm, zm, name="gate.mul.out_dq"), wo], name="out.matmul")
+    b.nodes[-1].output[0] = "output"
+    b.node("MatMul", [b.dq(m, sm, zm, name="gate.mul.out_dq2"), b.weight("wf.weight", (d, 16))], name="final.matmul")
+    b.nodes[-1].output[0] = "final"
+    f32 = TensorProto.FLOAT
+    b.save([helper.make_tensor_value_info("input", f32, [1, 8, d])],
+           [helper.make_tensor_value_info("output", f32, [8, 16]), helper.make_tensor_value_info("final", f32, [8, 16]),
+            helper.make_tensor_value_info(wo, f32, [d, 16])], "qdq_matmul.onnx")
+
+
+def qdq_int4():
+    """Weight-only quantized MatMuls in QDQ form (opset 21): DequantizeLinear of a 4-bit weight [K, N]
+    quantized in blocks along K, then MatMul. fc0 (int4, blocks of 32) becomes MatMulNBits; fc1 (uint4,
+    blocks of 16) stays because a Relu reads it (ONNX Runtime then looks for a Q after the Relu);
+    fc2's blocks of 8 are under 16, fc3's run along N (axis 1): those stay a DQ and a MatMul too."""
+    b = QdqBuilder("qdq_int4", 47)
+    k = n = 64
+    x = "input"
+    for i, (block, axis, dtype) in enumerate([(32, 0, INT4), (16, 0, UINT4), (8, 0, INT4), (16, 1, INT4)]):
+        p = f"fc{i}"
+        shape = (k // block, n) if axis == 0 else (k, n // block)
+        lo = -8 if dtype == INT4 else 0
+        q = b.rng.integers(lo, lo + 16, (k, n)).astype(np.int8)
+        packed = ((q.reshape(-1)[0::2] & 15) | ((q.reshape(-1)[1::2] & 15) << 4)).astype(np.uint8)
+        b.inits.append(TensorProto(name=f"{p}.weight_q", data_type=dtype, dims=(k, n), raw_data=packed.tobytes()))
+        b.inits.append(numpy_helper.from_array((b.rng.random(shape) * 0.02 + 0.01).astype(np.float32), f"{p}.scale"))
+        w = b.dq(f"{p}.weight_q", f"{p}.scale", None, name=f"{p}.weight_dq", axis=axis, block_size=block)
+        x = b.node("MatMul", [x, w], name=f"{p}.matmul")
+        if i == 0:
+            x = b.node("Add", [x, b.weight(f"{p}.bias", (n,))], name=f"{p}.bias_add")
+        elif i == 1:
+            x = b.node("Relu", [x], name=f"{p}.relu")
+    b.nodes[-1].output[0] = "output"
+    f32 = TensorProto.FLOAT
+    b.save_unchecked([helper.make_tensor_value_info("input", f32, [2, k])],
+                     [helper.make_tensor_value_info("output", f32, [2, n])], "qdq_int4.onnx",
+                     opsets=(("", 21),))
+
+
 if __name__ == "__main__":
     if not hasattr(onnx, "helper"):
         sys.exit("needs Debian's python3-onnx: run with /usr/bin/python3")
@@ -664,3 +879,7 @@ if __name__ == "__main__":
     decoder_int4()
     genai_config()
     decoder_whisper()
+    qdq_cnn()
+    qdq_cnn_branches()
+    qdq_matmul()
+    qdq_int4()

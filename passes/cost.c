@@ -175,8 +175,16 @@ uint64_t fp_cost_gemm_operands(const fp_node *n)
     }
 }
 
+/* The dtype n's arithmetic runs in, whose peak its FLOPs take: its output's, but for the integer
+ * products with a float output: MatMulIntegerToFloat multiplies its 8-bit inputs (input 0's dtype),
+ * MatMulNBits at accuracy_level 4 quantizes A to int8 block by block and multiplies int8
+ * (docs/ContribOperators.md of microsoft/onnxruntime: "4 (int8)"). */
 static fp_dtype compute_dtype(const fp_node *n)
 {
+    if (n->op == FP_OP_MATMUL_INTEGER_TO_FLOAT && n->n_inputs && n->inputs[0])
+        return n->inputs[0]->dtype;
+    if (n->op == FP_OP_MATMUL_NBITS && fp_node_attr_int(n, "accuracy_level", 0) == 4)
+        return FP_DT_INT8;
     for (uint32_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] && n->outputs[k]->dtype != FP_DT_UNDEFINED)
             return n->outputs[k]->dtype;

@@ -8,6 +8,7 @@
 #include "passes/fusion/fuse.h"
 #include "passes/ge_format.h"
 #include "passes/nchwc.h"
+#include "passes/nhwc.h"
 #include "passes/transpose.h"
 
 typedef struct {
@@ -19,6 +20,7 @@ typedef struct {
     uint32_t refused;              /* candidates kept, each with a diagnostic */
     bool rewrote;                  /* the graph changed (false: every op, edge and type as before) */
     fp_nchwc_result nchwc;         /* the NCHWc conversion after it (passes/nchwc.h; zeros: none) */
+    fp_nhwc_result nhwc;           /* the int8 kernels run channels-last after that (passes/nhwc.h) */
     fp_ge_format_result ge;        /* GE's formats chosen after it (passes/ge_format.h; zeros: none) */
     fp_transpose_result transpose; /* ONNX Runtime's transpose optimizer before the fusions
                                     (passes/transpose.h; zeros: none) */

@@ -1100,14 +1100,14 @@ static GHashTable *line_keys(const char *rel)
     return keys;
 }
 
-/* Each line "MODEL LEVEL OP=N..." of tests/data/DIR/LIST (ONNX Runtime 1.30's kernels of DIR/MODEL at
+/* Each line "MODEL LEVEL OP=N..." of tests/data/LIST (ONNX Runtime 1.30's kernels of MODELS/MODEL at
  * LEVEL, views aside; level all measured on an AVX-512F host, so on devices/cpu-avx512.ini) against
  * fuseplan's final graph on ort-cpu-LEVEL: equal, or, for the "MODEL LEVEL" pairs of tests/data/DIFFER
- * (NULL: none), still different. Returns the number of lines checked. */
-static guint check_ort_kernels(const char *dir, const char *list, const char *differ)
+ * (NULL: none), still different. MODELS is a folder of the source tree. Returns the number of lines
+ * checked. */
+static guint check_ort_kernels(const char *models, const char *list, const char *differ)
 {
-    g_autofree char *rel = g_strdup_printf("%s/%s", dir, list);
-    g_autoptr(GBytes) data = tm_data(rel);
+    g_autoptr(GBytes) data = tm_data(list);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
     g_autoptr(GHashTable) known = line_keys(differ);
     g_autofree char *text = g_strndup(g_bytes_get_data(data, NULL), g_bytes_get_size(data));
@@ -1118,7 +1118,7 @@ static guint check_ort_kernels(const char *dir, const char *list, const char *di
             continue;
         g_auto(GStrv) w = g_strsplit(*l, " ", 3);
         CU_ASSERT_FATAL(g_strv_length(w) == 3);
-        g_autofree char *path = g_strdup_printf(FP_SOURCE_DIR "/tests/data/%s/%s", dir, w[0]);
+        g_autofree char *path = g_strdup_printf(FP_SOURCE_DIR "/%s/%s", models, w[0]);
         g_autofree char *target = g_strdup_printf("ort-cpu-%s", w[1]);
         g_autofree char *key = g_strdup_printf("%s %s", w[0], w[1]);
         fp_analysis_opts o = {.target = target, .device = strcmp(w[1], "all") == 0 ? "cpu-avx512" : NULL};
@@ -1140,14 +1140,17 @@ static guint check_ort_kernels(const char *dir, const char *list, const char *di
  * targets leave the kernels ONNX Runtime 1.30 leaves at each level (tests/data/fuse/paddle_like.ort).
  * The hard-swish after a Conv + BatchNorm and the learnable affine Mul(k[1], conv) stay; x *
  * Sigmoid(1.702 x) is QuickGelu. */
-static void test_paddle_like_ort(void) { CU_ASSERT_EQUAL(check_ort_kernels("fuse", "paddle_like.ort", NULL), 6); }
+static void test_paddle_like_ort(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/paddle_like.ort", NULL), 6);
+}
 
 /* Models whose fusions hinge on the shapes ONNX Runtime knows when it optimizes
  * (bench/gen_ort_shape_cases.py): a residual Add whose operand comes from a Reshape of a runtime
  * shape is no SkipLayerNormalization there (the bound shapes match, the declared ones do not), and
  * a Reshape's shape copying dim 0 of another tensor with the same symbolic dim 0 becomes
  * ReshapeFusion's constant (tests/data/fuse/ort_shapes.ort). */
-static void test_ort_shapes(void) { CU_ASSERT_EQUAL(check_ort_kernels("fuse", "ort_shapes.ort", NULL), 6); }
+static void test_ort_shapes(void) { CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/ort_shapes.ort", NULL), 6); }
 
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
@@ -1155,7 +1158,72 @@ static void test_ort_shapes(void) { CU_ASSERT_EQUAL(check_ort_kernels("fuse", "o
  * until a fix of the rule makes one agree. */
 static void test_difftest_vs_ort(void)
 {
-    CU_ASSERT(check_ort_kernels("fuse/difftest", "difftest.ort", "fuse/difftest/known_differ.txt") > 0);
+    CU_ASSERT(check_ort_kernels("tests/data/fuse/difftest", "fuse/difftest/difftest.ort",
+                                "fuse/difftest/known_differ.txt") > 0);
+}
+
+/* The QDQ samples (models/qdq_*.onnx, models/gen_samples.py): fuseplan's ort-cpu-* targets leave the
+ * kernels ONNX Runtime 1.30 leaves (tests/data/fuse/qdq.ort): the units that become QLinearConv,
+ * QLinearMatMul, MatMulIntegerToFloat, QGemm, QLinearAdd/Mul, the unary QLinear ops and MatMulNBits,
+ * and the DequantizeLinear, QuantizeLinear and float ops of those that stay; the known differences
+ * (tests/data/fuse/qdq_differ.txt) still differ. */
+static void test_qdq_vs_ort(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("models", "fuse/qdq.ort", "fuse/qdq_differ.txt"), 12);
+}
+
+/* The analysis of models/NAME on target ort-cpu-extended. */
+static fp_analysis *qdq_analysis(const char *name)
+{
+    g_autofree char *path = g_strdup_printf(FP_SOURCE_DIR "/models/%s", name);
+    fp_analysis_opts o = {.target = "ort-cpu-extended"};
+    g_autoptr(GError) err = NULL;
+    fp_analysis *a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    return a;
+}
+
+/* What explain says of the QDQ samples' units: each that becomes an int8 kernel, and each that
+ * stays with the constraint ONNX Runtime's selector refuses it by; the kernels read the quantized
+ * tensors with their scales and zero points in the op's order, a DQ read outside the unit stays. */
+static void test_qdq_units(void)
+{
+    g_autoptr(fp_analysis) cnn = qdq_analysis("qdq_cnn.onnx");
+    const fp_fusion_list *l = cnn->res.fusions;
+    expect(l, "qdq_conv", "conv1.conv", NULL);
+    expect(l, "qdq_conv", "conv4.conv", NULL); /* a float bias, quantized at load */
+    expect(l, "qdq_binary", "residual.add", NULL);
+    expect(l, "qdq_drop", "pool1", NULL);
+    expect(l, "qdq_drop", "flatten", "same_quant");
+    expect(l, "qdq_gemm", "fc.gemm", NULL);
+    const fp_node *conv = node_named(cnn->model, "conv2.conv");
+    CU_ASSERT_STRING_EQUAL(conv->op_type, "QLinearConv");
+    CU_ASSERT(conv->n_inputs == 11 && strcmp(conv->inputs[3]->name, "conv2.weight_q") == 0);
+    CU_ASSERT_STRING_EQUAL(conv->outputs[0]->name, "conv2.q_out");
+    CU_ASSERT(conv->outputs[0]->dtype == FP_DT_UINT8);
+    const fp_node *pool = node_named(cnn->model, "pool1");
+    CU_ASSERT(pool->op == FP_OP_MAX_POOL && pool->inputs[0]->dtype == FP_DT_UINT8);
+
+    g_autoptr(fp_analysis) mm = qdq_analysis("qdq_matmul.onnx");
+    l = mm->res.fusions;
+    expect(l, "qdq_matmul", "q.matmul", NULL);
+    expect(l, "qdq_matmul", "out.matmul", NULL);
+    expect(l, "qdq_matmul", "final.matmul", "dq_inputs");
+    expect(l, "qdq_unary", "softmax", NULL);
+    CU_ASSERT_STRING_EQUAL(node_named(mm->model, "out.matmul")->op_type, "MatMulIntegerToFloat");
+    const fp_node *wo = node_named(mm->model, "wo.weight_dq"); /* also a graph output: it stays */
+    CU_ASSERT(wo && !(wo->flags & FP_NODE_REMOVED));
+
+    g_autoptr(fp_analysis) q4 = qdq_analysis("qdq_int4.onnx");
+    l = q4->res.fusions;
+    expect(l, "qdq_matmul_nbits", "fc0.matmul", NULL);
+    expect(l, "qdq_matmul_nbits", "fc1.matmul", "no_clip_after");
+    expect(l, "qdq_matmul_nbits", "fc2.matmul", "nbits_weight");
+    expect(l, "qdq_matmul_nbits", "fc3.matmul", "nbits_weight");
+    const fp_node *nb = node_named(q4->model, "fc0.matmul");
+    CU_ASSERT_STRING_EQUAL(nb->op_type, "MatMulNBits");
+    CU_ASSERT(fp_node_attr_int(nb, "K", 0) == 64 && fp_node_attr_int(nb, "N", 0) == 64);
+    CU_ASSERT(fp_node_attr_int(nb, "bits", 0) == 4 && fp_node_attr_int(nb, "block_size", 0) == 32);
 }
 
 static void test_ge_ub_chain(void)
@@ -1910,6 +1978,8 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "paddle_like_ort", test_paddle_like_ort);
     CU_add_test(s, "difftest_vs_ort", test_difftest_vs_ort);
     CU_add_test(s, "ort_shapes", test_ort_shapes);
+    CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
+    CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
     CU_add_test(s, "more_constraints", test_more_constraints);
     CU_add_test(s, "gating", test_gating);

@@ -30,6 +30,10 @@ typedef struct {
     int8_t from2;      /* a second input from pattern node / FP_PAT_X, or -1 */
     int8_t port2;
     uint8_t repeat; /* last node only: match a chain of up to this many such nodes (0: one) */
+    bool up;        /* the node is the producer of input `port` of pattern node `from` (a DequantizeLinear
+                       feeding the anchor) rather than a reader of its output */
+    bool opt;       /* with `up`, after every other pattern node: when that input has no such producer,
+                       the match goes on without it (a constraint says what the unit then lacks) */
 } fp_pat_node;
 
 typedef enum {
@@ -43,6 +47,11 @@ typedef enum {
                         the pattern: fp_match) become one Split, its outputs theirs in order */
     FP_RW_PAD,       /* the anchor Pad disappears (its reader reads its input) and its padding is
                         added to the `pads` of the last node (a Conv or pool) */
+    FP_RW_QDQ,       /* a QDQ node unit (the anchor, the DequantizeLinears feeding it, the QuantizeLinear
+                        reading it) becomes one kernel: fused_op reading the quantized inputs with their
+                        scales and zero points, or with fused_op NULL the anchor's own op on the
+                        quantized tensor (MaxPool, Reshape); a DequantizeLinear that something else
+                        reads stays for it (ONNX Runtime gives each unit its own copy) */
 } fp_rewrite;
 
 /* The constraints, one per row of fuse_constraints.def: FP_CONSTRAINT_single_consumer, ... */
@@ -197,6 +206,13 @@ static inline bool fp_fuse_in_match(const fp_match *mt, const fp_node *n)
         if (mt->nodes[i] == n)
             return true;
     return false;
+}
+
+/* The DequantizeLinear of match mt that value v (an input of the anchor) comes from, or NULL. */
+static inline fp_node *fp_fuse_unit_dq(const fp_match *mt, const fp_value *v)
+{
+    fp_node *p = v ? v->producer : NULL;
+    return p && p->op == FP_OP_DEQUANTIZE_LINEAR && fp_fuse_in_match(mt, p) ? p : NULL;
 }
 
 /* The constraints' names ("single_consumer", ...), by fp_constraint_id: fuse_constraints.def's. */

@@ -1625,6 +1625,225 @@ static bool check_qkv_from_layer_norm(const fp_constraint *c, const fp_match *mt
     return false;
 }
 
+/* ---------------------------------------------------------------- quantized node units (QDQ) */
+
+/* Every input the anchor has comes from a DequantizeLinear of the unit (ONNX Runtime's
+ * NodeGroupSelector::CheckQDQNodes: as many DQ nodes as actual inputs), or is one ONNX Runtime
+ * quantizes at load (quantized_at_load). */
+/* Whether ONNX Runtime's WeightBiasQuantization (level 1) quantizes input k of the anchor of a unit
+ * with an output QuantizeLinear: a Conv, ConvTranspose or Gemm whose input 0 is dequantized with a
+ * scalar scale, and input k a float weight (1) or a 1-D bias (2) held in an initializer. */
+static bool quantized_at_load(const fp_match *mt, uint32_t k)
+{
+    const fp_node *a = mt->nodes[0], *dq = fp_fuse_unit_dq(mt, a->inputs[0]);
+    const fp_value *v = a->inputs[k], *s = dq && dq->n_inputs > 1 ? dq->inputs[1] : NULL;
+    bool has_q = false;
+    for (int i = 1; i < mt->n; i++)
+        has_q |= mt->nodes[i]->op == FP_OP_QUANTIZE_LINEAR;
+    if (!has_q || !s || s->shape.rank > 1 || (s->shape.rank == 1 && s->shape.dims[0].value != 1) ||
+        (a->op != FP_OP_CONV && a->op != FP_OP_CONV_TRANSPOSE && a->op != FP_OP_GEMM) ||
+        v->kind != FP_VALUE_INITIALIZER || v->overridable)
+        return false;
+    return k == 1 ? v->dtype == FP_DT_FLOAT : k == 2 && v->shape.rank == 1;
+}
+
+static bool check_dq_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *a = mt->nodes[0];
+    for (uint32_t k = 0; k < a->n_inputs; k++) {
+        const fp_value *v = a->inputs[k];
+        if (!v || fp_fuse_unit_dq(mt, v) || quantized_at_load(mt, k))
+            continue;
+        reason(mt, out, c, fmt(mt, "input %u from %s", k, origin(v)), sdup(mt, "every input dequantized"),
+               fmt(mt, "%s %s: input %u '%s' is not dequantized (it comes from %s), so the QDQ unit is not whole",
+                   a->op_type, a->name, k, v->name, origin(v)),
+               fmt(mt,
+                   "quantize '%s' too (a QuantizeLinear / DequantizeLinear pair, or a quantized initializer "
+                   "and its DequantizeLinear), or leave %s in float",
+                   v->name, a->name));
+        return false;
+    }
+    return true;
+}
+
+/* Gate: no QuantizeLinear reads the anchor's output (the unit without an output Q:
+ * MatMulIntegerToFloat, QGemm with a float output, MatMulNBits). */
+static bool check_no_q_reader(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)c;
+    (void)out;
+    const fp_value *v = mt->nodes[0]->outputs[0];
+    for (uint32_t u = 0; u < v->n_uses; u++)
+        if (v->uses[u].node->op == FP_OP_QUANTIZE_LINEAR)
+            return false;
+    return true;
+}
+
+/* The dtype list c allows holds the quantized tensor of the unit's DequantizeLinear at anchor
+ * input c->port, or with port -1 those at inputs 0 and 1 and the QuantizeLinear's output (its zero
+ * point's type, uint8 without one). */
+static bool check_quant_dtypes(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *a = mt->nodes[0];
+    const fp_value *t[3] = {0};
+    for (uint32_t k = 0; k < 2 && k < a->n_inputs; k++)
+        if ((c->port < 0 && k < 2) || (int)k == c->port) {
+            const fp_node *dq = fp_fuse_unit_dq(mt, a->inputs[k]);
+            t[k] = dq ? dq->inputs[0] : NULL;
+        }
+    if (c->port >= 2 && (uint32_t)c->port < a->n_inputs) {
+        const fp_node *dq = fp_fuse_unit_dq(mt, a->inputs[c->port]);
+        t[0] = dq ? dq->inputs[0] : NULL;
+    }
+    for (int i = 1; c->port < 0 && i < mt->n; i++)
+        if (mt->nodes[i]->op == FP_OP_QUANTIZE_LINEAR && mt->nodes[i]->n_inputs > 2)
+            t[2] = mt->nodes[i]->inputs[2];
+    for (int i = 0; i < 3; i++) {
+        if (!t[i] || list_has(mt, c, fp_dtype_name(t[i]->dtype)))
+            continue;
+        g_auto(GStrv) list = fp_target_list_param(mt->target, mt->rule->id, c);
+        g_autofree char *joined = g_strjoinv(", ", list);
+        const char *dt = fp_dtype_name(t[i]->dtype);
+        reason(mt, out, c, sdup(mt, dt), fmt(mt, "one of %s", joined),
+               fmt(mt, "%s %s: '%s' is quantized to %s; the %s kernel takes %s", a->op_type, a->name, t[i]->name, dt,
+                   mt->rule->fused_op ? mt->rule->fused_op : a->op_type, joined),
+               fmt(mt, "quantize '%s' to %s", t[i]->name, joined));
+        return false;
+    }
+    return true;
+}
+
+/* Whether constant scalars x and y hold the same value: scales by value, zero points (absent: 0 of
+ * the default type) by dtype and bytes. */
+static bool same_const(const fp_value *x, const fp_value *y)
+{
+    double a, b;
+    if (!x || !y)
+        return x == y;
+    if (const_scalar(x, &a) && const_scalar(y, &b))
+        return a == b;
+    const fp_tensor *s = x->tensor ? x->tensor : fp_value_fold(x), *t = y->tensor ? y->tensor : fp_value_fold(y);
+    return s && t && s->where == FP_DATA_INLINE && t->where == FP_DATA_INLINE && s->dtype == t->dtype &&
+           s->nbytes == t->nbytes && memcmp(s->data, t->data, s->nbytes) == 0;
+}
+
+/* The unit's QuantizeLinear quantizes as its DequantizeLinear dequantized: the same constant scale
+ * and zero point, and with num 1 a positive scale (a negative one reorders the values a MaxPool
+ * compares). ONNX Runtime's DropQDQNodeGroupSelector (IsQDQPairSupported,
+ * IsQOrDQScalePositiveConstantScalar). */
+static bool check_same_quant(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *a = mt->nodes[0], *dq = fp_fuse_unit_dq(mt, a->inputs[0]), *q = NULL;
+    for (int i = 1; i < mt->n; i++)
+        if (mt->nodes[i]->op == FP_OP_QUANTIZE_LINEAR)
+            q = mt->nodes[i];
+    if (!dq || !q)
+        return true;
+    const fp_value *qs = q->n_inputs > 1 ? q->inputs[1] : NULL, *ds = dq->n_inputs > 1 ? dq->inputs[1] : NULL;
+    const fp_value *qz = q->n_inputs > 2 ? q->inputs[2] : NULL, *dz = dq->n_inputs > 2 ? dq->inputs[2] : NULL;
+    double s = 0;
+    bool scalar = qs && const_scalar(qs, &s) && fp_value_is_constant(qs);
+    if (scalar && same_const(qs, ds) && same_const(qz, dz) &&
+        (fp_target_num(mt->target, mt->rule->id, c) == 0 || s > 0))
+        return true;
+    reason(mt, out, c, scalar ? fmt(mt, "scale %g", s) : sdup(mt, "scale not a constant scalar"),
+           sdup(mt, fp_target_num(mt->target, mt->rule->id, c)
+                        ? "the DQ's constant scalar scale and zero point, scale > 0"
+                        : "the DQ's constant scalar scale and zero point"),
+           fmt(mt,
+               "%s %s: QuantizeLinear %s does not quantize as DequantizeLinear %s dequantized (scale or zero point "
+               "differ, are not constant scalars, or the scale is not positive), so %s cannot run on the quantized "
+               "tensor",
+               a->op_type, a->name, q->name, dq->name, a->name),
+           fmt(mt, "give %s and %s one constant scale and zero point", q->name, dq->name));
+    return false;
+}
+
+/* Why DequantizeLinear dq's weight cannot become MatMulNBits' B (a static phrase), or NULL: a
+ * constant rank-2 [K, N] tensor quantized in blocks of block_size >= min_block (a power of two)
+ * along K (axis 0), a float or float16 scale [ceil(K / block_size), N] and a zero point of that
+ * shape or none, all constant. ONNX Runtime's DQMatMulNodeGroupSelector and its check of the DQ. */
+static const char *nbits_refusal(const fp_node *dq, int64_t min_block)
+{
+    const fp_value *w = dq->inputs[0], *s = dq->n_inputs > 1 ? dq->inputs[1] : NULL;
+    const fp_value *z = dq->n_inputs > 2 ? dq->inputs[2] : NULL;
+    int64_t bs = fp_node_attr_int(dq, "block_size", 0), axis = fp_node_attr_int(dq, "axis", 1);
+    if (!fp_value_is_constant(w) || !s || !fp_value_is_constant(s) || (z && !fp_value_is_constant(z)))
+        return "the weight, its scale and zero point are not all constants";
+    if (w->shape.rank != 2)
+        return "the weight is not a [K, N] matrix";
+    if (s->dtype != FP_DT_FLOAT && s->dtype != FP_DT_FLOAT16)
+        return "the scale is neither float nor float16";
+    if (bs <= 0)
+        return "the weight is not block-quantized (no block_size)";
+    if (axis != 0)
+        return "the blocks run along N (axis 1), not along K (axis 0)";
+    if (bs < min_block || (bs & (bs - 1)))
+        return "block_size is under 16 or not a power of two";
+    int64_t k = w->shape.dims[0].value, n = w->shape.dims[1].value;
+    bool fits = s->shape.rank == 2 && k >= 0 && s->shape.dims[0].value == (k + bs - 1) / bs &&
+                s->shape.dims[1].value == n;
+    if (!fits ||
+        (z && (z->shape.rank != 2 || z->shape.dims[0].value != s->shape.dims[0].value || z->shape.dims[1].value != n)))
+        return "the scale or zero point is not [ceil(K / block_size), N]";
+    return NULL;
+}
+
+#define NBITS_MIN_BLOCK 16 /* the smallest block MatMulNBits takes */
+
+/* The unit's weight DequantizeLinear (at anchor input 1) can become MatMulNBits' packed B: an
+ * activation not dequantized, a weight type of the list, and what nbits_refusal checks. */
+static bool check_nbits_weight(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *a = mt->nodes[0], *dq = a->n_inputs > 1 ? fp_fuse_unit_dq(mt, a->inputs[1]) : NULL;
+    if (!dq)
+        return true;
+    const fp_value *w = dq->inputs[0], *x = a->inputs[0];
+    const char *why = x && x->producer && x->producer->op == FP_OP_DEQUANTIZE_LINEAR
+                          ? "its input 0 is dequantized too (a unit of two DQs, not a weight-only one)"
+                      : list_has(mt, c, fp_dtype_name(w->dtype)) ? nbits_refusal(dq, NBITS_MIN_BLOCK)
+                                                                 : "the weight's type is not one MatMulNBits takes";
+    if (!why)
+        return true;
+    int64_t bs = fp_node_attr_int(dq, "block_size", 0);
+    reason(
+        mt, out, c,
+        fmt(mt, "%s %s, axis %" G_GINT64_FORMAT ", block_size %" G_GINT64_FORMAT, fp_dtype_name(w->dtype),
+            shape_str(mt, &w->shape), fp_node_attr_int(dq, "axis", 1), bs),
+        fmt(mt, "a constant [K, N] weight in blocks of a power of two >= %d along K", NBITS_MIN_BLOCK),
+        fmt(mt, "%s %s: DequantizeLinear %s cannot become MatMulNBits' packed weight: %s", a->op_type, a->name,
+            dq->name, why),
+        fmt(mt,
+            "quantize '%s' in blocks of a power of two >= 16 along K (axis 0), as onnxruntime's matmul_nbits_quantizer "
+            "writes QDQ",
+            w->name));
+    return false;
+}
+
+/* No lone Relu or Clip reads the anchor of a unit without an output QuantizeLinear: ONNX Runtime
+ * takes such an activation for one a Q after it may make redundant and selects a unit with that Q
+ * or none (NodeGroupSelector::GetQDQSelection). */
+static bool check_no_clip_after(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *a = mt->nodes[0];
+    const fp_value *v = a->outputs[0];
+    if (v->n_uses != 1 || (v->uses[0].node->op != FP_OP_RELU && v->uses[0].node->op != FP_OP_CLIP))
+        return true;
+    const fp_node *act = v->uses[0].node;
+    const fp_value *o = act->n_outputs ? act->outputs[0] : NULL;
+    if (!o || o->n_uses != 1 || o->is_output)
+        return true;
+    reason(mt, out, c, fmt(mt, "%s %s reads it, then %s", act->op_type, act->name, o->uses[0].node->op_type),
+           sdup(mt, "no lone Relu / Clip reading it"),
+           fmt(mt,
+               "%s %s: its only reader is %s %s, which ONNX Runtime takes for an activation a QuantizeLinear "
+               "after it may make redundant: it selects a unit at %s only with that QuantizeLinear (the %s "
+               "dropped), never one without",
+               a->op_type, a->name, act->op_type, act->name, a->name, act->op_type),
+           fmt(mt, "let %s keep a float output read by more than the %s, or quantize its output", a->name, act->name));
+    return false;
+}
+
 typedef bool (*check_fn)(const fp_constraint *, const fp_match *, GPtrArray *);
 
 /* The predicates by id: one per row of fuse_constraints.def. */

@@ -52,7 +52,7 @@ uint8_t fp_fuse_match_kind_of(const fp_node *n)
 {
     if (n->flags & FP_NODE_REMOVED)
         return FP_FUSE_KIND_REMOVED;
-    if (n->flags & FP_NODE_FOLDED)
+    if (n->flags & (FP_NODE_FOLDED | FP_NODE_QUANTIZED))
         return FP_FUSE_KIND_SKIP;
     /* every rewrite reads input 0 and output 0: a malformed node without them never matches */
     if (!n->n_inputs || !n->inputs[0] || !n->n_outputs || !n->outputs[0])
@@ -90,6 +90,28 @@ static bool has_input(const fp_node *n, const fp_value *v, int port)
     return false;
 }
 
+static bool extend(fp_fuser *fz, fp_match *mt, int k);
+
+/* Extends a match by pattern node k, the producer of input `port` of pattern node `from` (p->up),
+ * and the following ones. An optional one (p->opt: these come last, after the nodes the
+ * constraints name by index) that is not there is skipped. */
+static bool extend_up(fp_fuser *fz, fp_match *mt, int k)
+{
+    const fp_pat_node *p = &mt->rule->pattern[k];
+    const fp_node *to = mt->nodes[p->from];
+    fp_value *v = p->port >= 0 && (uint32_t)p->port < to->n_inputs ? to->inputs[p->port] : NULL;
+    fp_node *cand = v ? v->producer : NULL;
+    int n0 = mt->n;
+    if (cand && cand->graph == to->graph && cand->n_outputs && cand->outputs[0] == v && !fp_fuse_in_match(mt, cand) &&
+        op_ok(fz, mt, k, cand) && !is_dirty(fz, cand)) {
+        mt->nodes[mt->n++] = cand;
+        if (extend(fz, mt, k + 1))
+            return true;
+        mt->n = n0;
+    }
+    return p->opt && extend(fz, mt, k + 1);
+}
+
 /* Extends a match by pattern node k (and the following ones); backtracks over consumers. Node k
  * is a reader of pattern node `from`'s output 0, or with `from` FP_PAT_X of the anchor's data input
  * (another branch off x). */
@@ -113,10 +135,13 @@ static bool extend(fp_fuser *fz, fp_match *mt, int k)
         return true;
     }
     const fp_pat_node *p = &r->pattern[k];
+    if (p->up)
+        return extend_up(fz, mt, k);
     fp_node *src = mt->nodes[p->from == FP_PAT_X ? 0 : p->from];
     fp_value *v = p->from == FP_PAT_X ? mt->x : src->n_outputs ? src->outputs[0] : NULL;
     if (!v)
         return false;
+    int n0 = mt->n;
     for (uint32_t u = 0; u < v->n_uses; u++) {
         fp_node *cand = v->uses[u].node;
         uint32_t port = v->uses[u].port;
@@ -133,7 +158,7 @@ static bool extend(fp_fuser *fz, fp_match *mt, int k)
         mt->nodes[mt->n++] = cand;
         if (extend(fz, mt, k + 1))
             return true;
-        mt->n = k;
+        mt->n = n0;
     }
     return false;
 }

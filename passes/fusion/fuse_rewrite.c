@@ -59,10 +59,26 @@ static void rewrite_fold(fp_fuser *fz, const fp_match *mt)
 
 static const char *fused_domain(const fp_rule *r)
 {
+    if (r->rewrite == FP_RW_QDQ) /* QLinearConv and QLinearMatMul are ONNX ops, the others ONNX Runtime's */
+        return r->fused_kind == FP_OP_QLINEAR_CONV || r->fused_kind == FP_OP_QLINEAR_MATMUL ? "" : "com.microsoft";
     if (g_str_has_prefix(r->id, "ge_") || g_str_has_prefix(r->id, "trt_") || r->fused_kind == FP_OP_GEMM ||
         r->fused_kind == FP_OP_LAYER_NORM || r->fused_kind == FP_OP_DIV)
         return "";
     return "com.microsoft";
+}
+
+/* n becomes rule r's fused op (its kind, type and domain, interned once per rule) and FP_NODE_FUSED. */
+static void retype(fp_fuser *fz, fp_node *n, const fp_rule *r)
+{
+    size_t ri = (size_t)(r - fp_rules);
+    if (!fz->op_name[ri]) {
+        fz->op_name[ri] = fp_intern(fz->m, r->fused_op, -1);
+        fz->domain[ri] = fp_intern(fz->m, fused_domain(r), -1);
+    }
+    n->op = r->fused_kind;
+    n->op_type = fz->op_name[ri];
+    n->domain = fz->domain[ri];
+    n->flags |= FP_NODE_FUSED;
 }
 
 /* Whether the fused op of r takes its activation first and its bias last (ONNX Runtime's contrib
@@ -137,14 +153,7 @@ static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
     for (guint k = 0; k < outs->len; k++)
         fp_node_set_output(a, k, outs->pdata[k]);
     const fp_rule *r = mt->rule;
-    size_t ri = (size_t)(r - fp_rules);
-    if (!fz->op_name[ri]) {
-        fz->op_name[ri] = fp_intern(m, r->fused_op, -1);
-        fz->domain[ri] = fp_intern(m, fused_domain(r), -1);
-    }
-    a->op = r->fused_kind;
-    a->op_type = fz->op_name[ri];
-    a->domain = fz->domain[ri];
+    retype(fz, a, r);
     if (r->act_node >= 0 && r->act_node < mt->n) { /* FusedConv/FusedGemm carry the activation's name */
         fp_attr *attrs = fp_arena_calloc(m->arena, a->n_attrs + 1, sizeof(fp_attr));
         memcpy(attrs, a->attrs, sizeof(fp_attr) * a->n_attrs);
@@ -166,6 +175,97 @@ static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
         if (i > 0)
             mt->nodes[i]->flags |= FP_NODE_REMOVED;
     }
+}
+
+static void set_int_attr(fp_fuser *fz, fp_node *n, const char *name, int64_t v);
+
+/* Whether DequantizeLinear dq of match mt stays after the rewrite: a reader outside the match, or
+ * the graph, reads it too. */
+static bool dq_stays(const fp_match *mt, const fp_node *dq)
+{
+    const fp_value *v = dq->outputs[0];
+    bool other = v->is_output;
+    for (uint32_t u = 0; u < v->n_uses && !other; u++)
+        other = !fp_fuse_in_match(mt, v->uses[u].node);
+    return other;
+}
+
+/* Appends the tensor, scale and zero point (NULL when absent) DequantizeLinear or QuantizeLinear
+ * q reads to ins. */
+static void add_quantized(GPtrArray *ins, const fp_node *q)
+{
+    for (uint32_t k = 0; k < 3; k++)
+        g_ptr_array_add(ins, k < q->n_inputs ? q->inputs[k] : NULL);
+}
+
+/* MatMulNBits' attributes of a unit made from DequantizeLinear dq of a [K, N] weight: K, N, bits
+ * and block_size (the weight's own quantization), and accuracy_level 4 (int8 compute: ONNX
+ * Runtime's DQMatMulToMatMulNBitsAction sets session.qdq_matmulnbits_accuracy_level, default 4). */
+static void nbits_attrs(fp_fuser *fz, fp_node *a, const fp_node *dq)
+{
+    const fp_value *w = dq->inputs[0];
+    set_int_attr(fz, a, "K", w->shape.rank == 2 ? w->shape.dims[0].value : 0);
+    set_int_attr(fz, a, "N", w->shape.rank == 2 ? w->shape.dims[1].value : 0);
+    set_int_attr(fz, a, "bits", fp_dtype_bits(w->dtype));
+    set_int_attr(fz, a, "block_size", fp_node_attr_int(dq, "block_size", 0));
+    set_int_attr(fz, a, "accuracy_level", 4);
+}
+
+/* A QDQ node unit becomes its kernel (FP_RW_QDQ). The anchor reads, in its inputs' order, each
+ * dequantized input as its quantized tensor, scale and zero point (the op's own tensor alone when
+ * the rule keeps the op: fused_op NULL), then the output's scale and zero point when a
+ * QuantizeLinear ends the unit, whose output it writes. The unit's DequantizeLinears and
+ * QuantizeLinear go, but those that something else reads. */
+static void rewrite_qdq(fp_fuser *fz, const fp_match *mt)
+{
+    fp_node *a = mt->nodes[0], *q = NULL;
+    const fp_rule *r = mt->rule;
+    bool keep_op = !r->fused_op;
+    GPtrArray *ins = fz->ins;
+    g_ptr_array_set_size(ins, 0);
+    for (int i = 1; i < mt->n; i++)
+        if (mt->nodes[i]->op == FP_OP_QUANTIZE_LINEAR && mt->nodes[i]->inputs[0] == a->outputs[0])
+            q = mt->nodes[i];
+    for (uint32_t k = 0; k < a->n_inputs; k++) {
+        const fp_node *dq = fp_fuse_unit_dq(mt, a->inputs[k]);
+        if (!dq)
+            g_ptr_array_add(ins, a->inputs[k]);
+        else if (keep_op)
+            g_ptr_array_add(ins, dq->inputs[0]);
+        else
+            add_quantized(ins, dq);
+    }
+    if (q && !keep_op) {
+        add_quantized(ins, q);
+        g_ptr_array_remove_index(ins, ins->len - 3); /* the QuantizeLinear's input is the anchor's output */
+    }
+    const fp_node *w = a->n_inputs > 1 ? fp_fuse_unit_dq(mt, a->inputs[1]) : NULL;
+    if (r->fused_kind == FP_OP_MATMUL_NBITS && w)
+        nbits_attrs(fz, a, w);
+    uint64_t flops = a->metrics.flops;
+    uint32_t gid = ++fz->groups;
+    for (int i = 1; i < mt->n; i++) {
+        fp_node *n = mt->nodes[i];
+        if (n->op == FP_OP_DEQUANTIZE_LINEAR && dq_stays(mt, n))
+            continue;
+        flops += n->metrics.flops;
+        n->flags |= FP_NODE_REMOVED;
+        n->group = gid;
+        if (n != q)
+            n->outputs[0]->producer = NULL;
+    }
+    a->n_inputs = ins->len;
+    a->inputs = fp_arena_memdup(fz->m->arena, ins->pdata, sizeof(fp_value *) * MAX(ins->len, 1));
+    if (q) {
+        a->outputs[0]->producer = NULL; /* internal: never materialized */
+        fp_node_set_output(a, 0, q->outputs[0]);
+    }
+    a->group = gid;
+    a->flags |= FP_NODE_QUANTIZED;
+    if (keep_op)
+        return;
+    retype(fz, a, r);
+    a->metrics.flops = flops;
 }
 
 /* n's attribute a->name set to *a (added when n has none of its name and type), in the model's
@@ -230,16 +330,7 @@ static void rewrite_absorb(fp_fuser *fz, const fp_match *mt)
         mm->inputs[port] = t->inputs[1 - k];
         set_float_attr(fz, mm, "alpha", fp_node_attr_float(mm, "alpha", 1.0) * f);
     }
-    const fp_rule *r = mt->rule;
-    size_t ri = (size_t)(r - fp_rules);
-    if (!fz->op_name[ri]) {
-        fz->op_name[ri] = fp_intern(fz->m, r->fused_op, -1);
-        fz->domain[ri] = fp_intern(fz->m, fused_domain(r), -1);
-    }
-    mm->op = r->fused_kind;
-    mm->op_type = fz->op_name[ri];
-    mm->domain = fz->domain[ri];
-    mm->flags |= FP_NODE_FUSED;
+    retype(fz, mm, mt->rule);
     mm->group = ++fz->groups;
     if (out->n_uses > 1 || out->is_output) /* read by others still: it stays (the use lists are updated after) */
         return;
@@ -422,6 +513,9 @@ void fp_fuse_rewrite(fp_fuser *fz, const fp_match *mt)
         break;
     case FP_RW_PAD:
         rewrite_pad(fz, mt);
+        break;
+    case FP_RW_QDQ:
+        rewrite_qdq(fz, mt);
         break;
     }
 }

@@ -55,6 +55,27 @@
     {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),                           \
      NEXT2("mul", 2, -1, FP_PAT_X, -1, FP_OP_MUL), NEXT("mul_half", 3, -1, FP_OP_MUL)}
 
+/* QDQ node units (ONNX Runtime's QDQSelectorActionTransformer): the anchor, the QuantizeLinear
+ * reading it (node 1, when the unit has one), the DequantizeLinear feeding its input 0, then the
+ * optional ones feeding its other inputs (dq_inputs says when one is missing) */
+#define UP(lbl, p, opt_) {.label = lbl, .ops = OPS(FP_OP_DEQUANTIZE_LINEAR), .from = 0, .port = p, .from2 = -1, .port2 = -1, .up = true, .opt = opt_}
+#define Q_OUT NEXT("q", 0, 0, FP_OP_QUANTIZE_LINEAR)
+#define QDQ_SRC(what) "onnxruntime qdq_selector_action_transformer.cc " what ", qdq_selectors.cc (level 2, CPU EP)"
+#define QDQ_8BIT CL(quant_dtypes, -1, -1, "dtypes", "int8,uint8")
+#define QDQ_Q_UNIT C(single_consumer, 0, -1), C(not_graph_output, 0, -1), C(dq_inputs, -1, -1), QDQ_8BIT
+#define QDQ_NO_Q_UNIT G(no_q_reader, 0, -1), C(dq_inputs, -1, -1), QDQ_8BIT, C(no_clip_after, 0, -1)
+/* a unit matching pat (a parenthesized list of npat pattern nodes) becomes `fused` of kind `kind`,
+ * or keeps its op (fused NULL); the varargs are its constraints */
+#define UNPAREN(...) __VA_ARGS__
+#define QDQ_RULE(id_, title_, what, pat, npat, fused, kind, ...)                                                       \
+    {.id = id_, .title = title_, .source = QDQ_SRC(what), .pattern = {UNPAREN pat}, .n_pattern = npat,                          \
+     .constraints = {__VA_ARGS__}, .n_constraints = (int)(sizeof((fp_constraint[]){__VA_ARGS__}) / sizeof(fp_constraint)), \
+     .rewrite = FP_RW_QDQ, .fused_op = fused, .fused_kind = kind, .act_node = -1}
+#define QDQ_UNARY(op, name) QDQ_RULE("qdq_unary", "DQ + " #op " + Q -> " name, "UnaryOpQDQRules",                     \
+    (ANCHOR("op", op), Q_OUT, UP("dq", 0, false)), 3, name, op, QDQ_Q_UNIT)
+#define QDQ_BINARY(op, name) QDQ_RULE("qdq_binary", "2 DQ + " #op " + Q -> " name, "BinaryOpQDQRules",              \
+    (ANCHOR("op", op), Q_OUT, UP("dq_a", 0, false), UP("dq_b", 1, true)), 4, name, op, QDQ_Q_UNIT)
+
 #define ORT_ACTS "Relu,Sigmoid,Tanh,LeakyRelu,Clip,HardSigmoid"
 #define ORT_CONV_BN "onnxruntime/core/optimizer/conv_bn_fusion.cc (ConvBNFusion, level 1)"
 #define ORT_CONV_ACT "onnxruntime/core/optimizer/conv_activation_fusion.cc (level 2)"
@@ -149,6 +170,47 @@ const fp_rule fp_rules[] = {
      .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1), C(gemm_operands, 0, -1),
                      CL(dtype_in, 0, 0, "dtypes", "float32,float16,bfloat16")},
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "Gemm", .fused_kind = FP_OP_GEMM, .act_node = -1},
+
+    /* ---- QDQ node units into int8 kernels (ORT level 2, CPU EP: QDQSelectorActionTransformer) ---- */
+    QDQ_RULE("qdq_drop", "DQ + data movement + Q -> the op on the quantized tensor", "DropQDQNodesRules",
+             (ANCHOR("op", FP_OP_RESHAPE, FP_OP_TRANSPOSE, FP_OP_FLATTEN, FP_OP_SQUEEZE, FP_OP_UNSQUEEZE, FP_OP_SLICE,
+                      FP_OP_GATHER), Q_OUT, UP("dq", 0, false)), 3, NULL, FP_OP_COUNT,
+             C(single_consumer, 0, -1), C(not_graph_output, 0, -1), QDQ_8BIT, CN(same_quant, -1, -1, "positive_scale", 0)),
+    QDQ_RULE("qdq_drop", "DQ + data movement + Q -> the op on the quantized tensor", "DropQDQNodesRules",
+             (ANCHOR("op", FP_OP_GATHER_ELEMENTS, FP_OP_EXPAND, FP_OP_TILE), Q_OUT, UP("dq", 0, false)), 3, NULL,
+             FP_OP_COUNT, C(single_consumer, 0, -1), C(not_graph_output, 0, -1), QDQ_8BIT,
+             CN(same_quant, -1, -1, "positive_scale", 0)),
+    QDQ_RULE("qdq_drop", "DQ + MaxPool / ReduceMax / ReduceMin + Q -> the op on the quantized tensor",
+             "DropQDQNodesRules", (ANCHOR("op", FP_OP_MAX_POOL, FP_OP_REDUCE_MAX, FP_OP_REDUCE_MIN), Q_OUT,
+                                    UP("dq", 0, false)), 3, NULL, FP_OP_COUNT,
+             C(single_consumer, 0, -1), C(not_graph_output, 0, -1), QDQ_8BIT, CN(same_quant, -1, -1, "positive_scale", 1),
+             CN(min_opset, 0, -1, "opset", 12)),
+    QDQ_UNARY(FP_OP_AVERAGE_POOL, "QLinearAveragePool"),
+    QDQ_UNARY(FP_OP_LEAKY_RELU, "QLinearLeakyRelu"),
+    QDQ_UNARY(FP_OP_GLOBAL_AVG_POOL, "QLinearGlobalAveragePool"),
+    QDQ_UNARY(FP_OP_SIGMOID, "QLinearSigmoid"),
+    QDQ_UNARY(FP_OP_SOFTMAX, "QLinearSoftmax"),
+    QDQ_BINARY(FP_OP_ADD, "QLinearAdd"),
+    QDQ_BINARY(FP_OP_MUL, "QLinearMul"),
+    QDQ_RULE("qdq_conv", "DQ x, DQ w [, DQ bias] + Conv + Q -> QLinearConv", "ConvQDQRules",
+             (ANCHOR("conv", FP_OP_CONV), Q_OUT, UP("dq_x", 0, false), UP("dq_w", 1, true), UP("dq_b", 2, true)), 5,
+             "QLinearConv", FP_OP_QLINEAR_CONV, QDQ_Q_UNIT, CL(quant_dtypes, -1, 2, "bias_dtypes", "int32")),
+    QDQ_RULE("qdq_matmul", "DQ a, DQ b + MatMul + Q -> QLinearMatMul", "MatMulQDQRules",
+             (ANCHOR("matmul", FP_OP_MATMUL), Q_OUT, UP("dq_a", 0, false), UP("dq_b", 1, true)), 4, "QLinearMatMul",
+             FP_OP_QLINEAR_MATMUL, QDQ_Q_UNIT),
+    QDQ_RULE("qdq_matmul", "DQ a, DQ b + MatMul, a float output -> MatMulIntegerToFloat", "MatMulQDQRules",
+             (ANCHOR("matmul", FP_OP_MATMUL), UP("dq_a", 0, false), UP("dq_b", 1, true)), 3, "MatMulIntegerToFloat",
+             FP_OP_MATMUL_INTEGER_TO_FLOAT, QDQ_NO_Q_UNIT),
+    QDQ_RULE("qdq_gemm", "DQ a, DQ b [, DQ c] + Gemm + Q -> QGemm", "GemmQDQRules",
+             (ANCHOR("gemm", FP_OP_GEMM), Q_OUT, UP("dq_a", 0, false), UP("dq_b", 1, true), UP("dq_c", 2, true)), 5,
+             "QGemm", FP_OP_GEMM, QDQ_Q_UNIT, CL(quant_dtypes, -1, 2, "bias_dtypes", "int32")),
+    QDQ_RULE("qdq_gemm", "DQ a, DQ b [, DQ c] + Gemm, a float output -> QGemm", "GemmQDQRules",
+             (ANCHOR("gemm", FP_OP_GEMM), UP("dq_a", 0, false), UP("dq_b", 1, true), UP("dq_c", 2, true)), 4,
+             "QGemm", FP_OP_GEMM, QDQ_NO_Q_UNIT, CL(quant_dtypes, -1, 2, "bias_dtypes", "int32")),
+    QDQ_RULE("qdq_matmul_nbits", "DQ of a block-quantized 4-bit weight + MatMul / Gemm -> MatMulNBits",
+             "DQMatMulToMatMulNBitsRules",
+             (ANCHOR("matmul", FP_OP_MATMUL, FP_OP_GEMM), UP("dq_w", 1, false)), 2, "MatMulNBits", FP_OP_MATMUL_NBITS,
+             G(no_q_reader, 0, -1), CL(nbits_weight, -1, 1, "weight_dtypes", "int4,uint4"), C(no_clip_after, 0, -1)),
 
     /* ---- kernel fusions (ORT level 2, CPU EP unless a target says otherwise) ---- */
     {.id = "conv_activation", .title = "Conv + activation -> FusedConv", .source = ORT_CONV_ACT,
