@@ -32,7 +32,7 @@ typedef struct {
     fp_dtype kv_dtype;         /* at the what-if */
     uint64_t kv_bytes;         /* the cache held (fp_kv_cache_held); UINT64_MAX unknown */
     uint64_t kv_bytes_per_token;
-    int64_t kv_block; /* --kv-block; 0: not paged */
+    int64_t kv_block;                /* --kv-block; 0: not paged */
     const fp_ort_memory_result *ort; /* what ONNX Runtime's CPU arena holds (--planner ort), or NULL */
 } fp_memory_extra;
 

@@ -1150,7 +1150,10 @@ static void test_paddle_like_ort(void)
  * shape is no SkipLayerNormalization there (the bound shapes match, the declared ones do not), and
  * a Reshape's shape copying dim 0 of another tensor with the same symbolic dim 0 becomes
  * ReshapeFusion's constant (tests/data/fuse/ort_shapes.ort). */
-static void test_ort_shapes(void) { CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/ort_shapes.ort", NULL), 6); }
+static void test_ort_shapes(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/ort_shapes.ort", NULL), 6);
+}
 
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
