@@ -15,6 +15,7 @@ enum {
     FP_OPF_CTRL = 1u << 5,      /* control flow with subgraphs */
     FP_OPF_SHAPEOF = 1u << 6,   /* output depends only on the input's shape */
     FP_OPF_NOCOMPUTE = 1u << 7, /* no arithmetic at inference time */
+    FP_OPF_RANDOM = 1u << 8,    /* draws random numbers: never folded, never merged with its twin */
 };
 
 /* Role of an op in fusion patterns (FUSE_KIND column of ops.def). */

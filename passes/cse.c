@@ -93,16 +93,14 @@ static bool key_attr(GString *k, const fp_attr *a)
 }
 
 /* Whether the elimination may merge n: live, run (not folded), deterministic (ORT's
- * IsOperationDeterministic), no subgraph, no graph output. */
+ * IsOperationDeterministic: its kNonDeterministicOps are the random ops but Bernoulli), no
+ * subgraph, no graph output. */
 static bool mergeable(const fp_node *n)
 {
-    static const char *const random[] = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike",
-                                         "Multinomial"};
     if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED) || fp_node_n_implicit(n) || !n->n_outputs)
         return false;
-    for (size_t i = 0; i < G_N_ELEMENTS(random); i++)
-        if (strcmp(n->op_type, random[i]) == 0)
-            return false;
+    if (fp_op_has(n->op, FP_OPF_RANDOM) && n->op != FP_OP_BERNOULLI)
+        return false;
     for (uint32_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] && n->outputs[k]->is_output)
             return false;

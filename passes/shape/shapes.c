@@ -265,13 +265,9 @@ static bool foldable(const fp_node *n)
         return true;
     if (n->op == FP_OP_OPAQUE || fp_op_has(n->op, FP_OPF_CTRL) || n->n_outputs == 0)
         return false;
+    if (fp_op_has(n->op, FP_OPF_RANDOM))
+        return false;
     switch (n->op) {
-    case FP_OP_RANDOM_NORMAL:
-    case FP_OP_RANDOM_NORMAL_LIKE:
-    case FP_OP_RANDOM_UNIFORM:
-    case FP_OP_RANDOM_UNIFORM_LIKE:
-    case FP_OP_BERNOULLI:
-    case FP_OP_MULTINOMIAL:
     case FP_OP_SEQUENCE_EMPTY:
     case FP_OP_SEQUENCE_CONSTRUCT:
     case FP_OP_OPTIONAL:
