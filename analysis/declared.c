@@ -14,8 +14,6 @@
 
 enum { MAX_SHAPE = 64, MAX_ROUNDS = 3 };
 
-static bool live(const fp_node *n) { return n && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)); }
-
 /* The live readers of v (subgraph uses counted). */
 static uint32_t readers(const fp_value *v)
 {
@@ -44,16 +42,17 @@ static bool copies_dim(const fp_value *v, const fp_value *root, int64_t pos)
 {
     const fp_node *u = v->producer, *g, *s;
     int64_t axis, idx;
-    if (!live(u) || u->op != FP_OP_UNSQUEEZE || !u->inputs[0])
+    if (!fp_node_live(u) || u->op != FP_OP_UNSQUEEZE || !u->inputs[0])
         return false;
     const fp_attr *a = fp_node_attr(u, "axes");
     bool axes0 = a ? a->type == FP_ATTR_INTS && a->n == 1 && a->u.ints[0] == 0
                    : u->n_inputs > 1 && one_int(u->inputs[1], &axis) && axis == 0;
     g = u->inputs[0]->producer;
-    if (!axes0 || !live(g) || g->op != FP_OP_GATHER || g->n_inputs < 2 || !one_int(g->inputs[1], &idx) || idx != pos)
+    if (!axes0 || !fp_node_live(g) || g->op != FP_OP_GATHER || g->n_inputs < 2 || !one_int(g->inputs[1], &idx) ||
+        idx != pos)
         return false;
     s = g->inputs[0] ? g->inputs[0]->producer : NULL;
-    return live(s) && s->op == FP_OP_SHAPE && s->inputs[0] &&
+    return fp_node_live(s) && s->op == FP_OP_SHAPE && s->inputs[0] &&
            (s->inputs[0] == root || same_dim_at(s->inputs[0], root, pos));
 }
 
@@ -81,7 +80,7 @@ static bool fuses(const fp_node *r, GHashTable *same)
 {
     const fp_value *s = r->n_inputs > 1 ? r->inputs[1] : NULL, *root = r->inputs[0];
     const fp_node *c = s ? s->producer : NULL;
-    if (!root || !live(c) || c->op != FP_OP_CONCAT || s->is_output || merged_readers(s, same) != 1)
+    if (!root || !fp_node_live(c) || c->op != FP_OP_CONCAT || s->is_output || merged_readers(s, same) != 1)
         return false;
     int64_t pos = 0, vals[MAX_SHAPE];
     int minus = 0;
@@ -117,7 +116,7 @@ static void mark_dead(const fp_node *n, uint8_t *dead)
         const fp_node *x = g_ptr_array_steal_index(work, work->len - 1);
         for (uint32_t k = 0; k < x->n_inputs; k++) {
             const fp_node *p = x->inputs[k] ? x->inputs[k]->producer : NULL;
-            if (!live(p) || p->graph != n->graph || dead[p->id])
+            if (!fp_node_live(p) || p->graph != n->graph || dead[p->id])
                 continue;
             bool all = true;
             for (uint32_t o = 0; o < p->n_outputs && all; o++) {
@@ -146,7 +145,7 @@ static size_t mark_graph(fp_graph *g, bool cse)
     g_autoptr(GHashTable) same = cse ? fp_cse_same(g) : NULL;
     for (guint i = 0; i < g->nodes->len; i++) {
         fp_node *n = g->nodes->pdata[i];
-        if (live(n) && n->op == FP_OP_RESHAPE && fuses(n, same)) {
+        if (fp_node_live(n) && n->op == FP_OP_RESHAPE && fuses(n, same)) {
             const fp_node *c = n->inputs[1]->producer;
             dead[c->id] = 1;
             mark_dead(c, dead);
@@ -158,9 +157,9 @@ static size_t mark_graph(fp_graph *g, bool cse)
         fp_node *n = g->nodes->pdata[i];
         uint32_t was = n->flags & marks;
         n->flags &= ~marks;
-        if (live(n) && dead[n->id])
+        if (fp_node_live(n) && dead[n->id])
             n->flags |= FP_NODE_RESHAPE_CONST;
-        if ((n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) && live(n) && !dead[n->id])
+        if ((n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) && fp_node_live(n) && !dead[n->id])
             n->flags |= FP_NODE_RUNTIME_SHAPE;
         changed += (n->flags & marks) != was;
     }

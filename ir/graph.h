@@ -323,6 +323,8 @@ struct fp_node {
 /* n's implicit inputs and control edges (fp_node_ext): the count 0 and the array NULL when n has
  * no ext. */
 static inline uint32_t fp_node_n_implicit(const fp_node *n) { return n->ext ? n->ext->n_implicit : 0; }
+/* Whether n runs at inference: a node (not NULL), neither removed by a pass nor folded. */
+static inline bool fp_node_live(const fp_node *n) { return n && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)); }
 static inline fp_value **fp_node_implicit(const fp_node *n) { return n->ext ? n->ext->implicit : NULL; }
 static inline uint32_t fp_node_n_ctrl(const fp_node *n) { return n->ext ? n->ext->n_ctrl : 0; }
 static inline fp_node **fp_node_ctrl(const fp_node *n) { return n->ext ? n->ext->ctrl : NULL; }

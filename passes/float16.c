@@ -99,8 +99,6 @@ static bool reads_half(const fp_node *n)
     return false;
 }
 
-static bool live(const fp_node *n) { return !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)); }
-
 bool fp_float16_unassigned(const fp_node *n)
 {
     return !(n->flags & FP_NODE_REMOVED) && float_kernel(n) && reads_half(n);
@@ -122,7 +120,7 @@ static uint32_t unfold(fp_graph *g)
         bool keep = fp_float16_unassigned(n);
         for (uint32_t k = 0; k < n->n_inputs && !keep; k++) {
             const fp_value *v = n->inputs[k];
-            keep = v && v->producer && live(v->producer);
+            keep = v && v->producer && fp_node_live(v->producer);
         }
         if (!keep)
             continue;
@@ -287,7 +285,8 @@ static uint32_t partition(fp_model *m)
     guint nn = g->nodes->len; /* the body nodes added here are not inlined again */
     for (guint i = 0; i < nn; i++) {
         fp_node *n = g->nodes->pdata[i];
-        if (live(n) && n->n_inputs >= 1 && n->inputs[0] && n->inputs[0]->dtype == FP_DT_FLOAT16 && inline_node(m, n))
+        if (fp_node_live(n) && n->n_inputs >= 1 && n->inputs[0] && n->inputs[0]->dtype == FP_DT_FLOAT16 &&
+            inline_node(m, n))
             count++;
     }
     if (count)
@@ -323,7 +322,7 @@ static bool isolated(const fp_node *n, const uint8_t *conv)
     bool edge = false, half_in = false, half_out = false;
     for (uint32_t k = 0; k < n->n_inputs; k++) {
         const fp_value *v = n->inputs[k];
-        bool from_node = v && v->producer && live(v->producer);
+        bool from_node = v && v->producer && fp_node_live(v->producer);
         edge |= from_node;
         if (!v || v->dtype != FP_DT_FLOAT16 || !formal_first(n, k))
             continue;
@@ -350,7 +349,7 @@ static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
 {
     bool others = v->is_output; /* a folded reader (a Shape) is no edge */
     for (uint32_t u = 0; u < v->n_uses && !others; u++)
-        others = !conv[v->uses[u].node->id] && live(v->uses[u].node);
+        others = !conv[v->uses[u].node->id] && fp_node_live(v->uses[u].node);
     if (!others) {
         v->dtype = FP_DT_FLOAT;
         return 0;
@@ -375,12 +374,12 @@ static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
 static fp_value *cast_pair(fp_value *v, const uint8_t *conv)
 {
     fp_node *c = v->producer;
-    if (c && c->op == FP_OP_IDENTITY && live(c) && c->inputs[0] && c->inputs[0]->producer &&
+    if (c && c->op == FP_OP_IDENTITY && fp_node_live(c) && c->inputs[0] && c->inputs[0]->producer &&
         c->inputs[0]->producer->op == FP_OP_CAST)
         c = c->inputs[0]->producer;
     else if (!c || c->op != FP_OP_CAST)
         return NULL;
-    if (!live(c) || !c->inputs[0] || c->inputs[0]->dtype != FP_DT_FLOAT)
+    if (!fp_node_live(c) || !c->inputs[0] || c->inputs[0]->dtype != FP_DT_FLOAT)
         return NULL;
     bool others = v->is_output || v != c->outputs[0];
     for (uint32_t u = 0; u < v->n_uses && !others; u++)
@@ -397,12 +396,12 @@ static uint32_t mark(const fp_graph *g, uint8_t *conv)
     uint32_t n_conv = 0;
     for (guint i = 0; i < g->nodes->len; i++) {
         const fp_node *n = g->nodes->pdata[i];
-        conv[i] = live(n) && fp_float16_unassigned(n);
+        conv[i] = fp_node_live(n) && fp_float16_unassigned(n);
         n_conv += conv[i];
     }
     for (guint i = 0; n_conv && i < g->nodes->len; i++) {
         const fp_node *n = g->nodes->pdata[i];
-        if (!conv[i] && live(n) && isolated(n, conv)) {
+        if (!conv[i] && fp_node_live(n) && isolated(n, conv)) {
             conv[i] = 1;
             n_conv++;
         }
@@ -445,7 +444,8 @@ static bool pairs_ok(const fp_node *a, uint32_t inserted)
         return true;
     for (uint32_t u = 0; u < y->n_uses; u++) {
         const fp_node *b = y->uses[u].node;
-        if (b->op == FP_OP_CAST && live(b) && b->outputs[0] && lossy(b, b->outputs[0]->dtype, y->dtype, inserted))
+        if (b->op == FP_OP_CAST && fp_node_live(b) && b->outputs[0] &&
+            lossy(b, b->outputs[0]->dtype, y->dtype, inserted))
             return false;
     }
     return true;
@@ -460,13 +460,13 @@ static bool remove_cast_pairs(fp_graph *g, uint32_t inserted)
     bool removed = false;
     for (guint i = 0; i < g->nodes->len; i++) {
         fp_node *a = g->nodes->pdata[i];
-        if (a->op != FP_OP_CAST || !live(a) || !a->inputs[0] || !a->outputs[0] || !pairs_ok(a, inserted))
+        if (a->op != FP_OP_CAST || !fp_node_live(a) || !a->inputs[0] || !a->outputs[0] || !pairs_ok(a, inserted))
             continue;
         fp_value *x = a->inputs[0], *y = a->outputs[0];
         uint32_t casts = 0;
         for (uint32_t u = 0; u < y->n_uses; u++) {
             fp_node *b = y->uses[u].node;
-            if (b->op != FP_OP_CAST || !live(b) || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
+            if (b->op != FP_OP_CAST || !fp_node_live(b) || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
                 continue;
             casts++;
             if (!b->outputs[0]->is_output && b->outputs[0]->dtype == x->dtype) {

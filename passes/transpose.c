@@ -54,8 +54,6 @@ typedef struct {
     fp_value *v;
 } const_copy;
 
-static bool live(const fp_node *n) { return n && !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)); }
-
 static handler unary_or_none(fp_op op)
 {
     switch (op) {
@@ -303,7 +301,7 @@ static uint32_t live_readers(const tp *p, const fp_value *v, bool *hidden)
     for (uint32_t i = 0; i < n; i++) {
         if (u[i].port == UINT32_MAX)
             *hidden = true;
-        else if (live(u[i].node))
+        else if (fp_node_live(u[i].node))
             count++;
     }
     return count;
@@ -330,7 +328,7 @@ static bool folded_readers_moved(tp *p, fp_node *t);
 static void remove_if_unread(tp *p, fp_node *t)
 {
     bool hidden;
-    if (live(t) && live_readers(p, t->outputs[0], &hidden) == 0 && !hidden && folded_readers_moved(p, t))
+    if (fp_node_live(t) && live_readers(p, t->outputs[0], &hidden) == 0 && !hidden && folded_readers_moved(p, t))
         remove_node(p, t);
 }
 
@@ -569,7 +567,7 @@ static void unsqueeze_input(tp *p, fp_node *n, uint32_t i, int add)
         return;
     }
     fp_node *s = v->producer;
-    if (live(s) && s->op == FP_OP_SQUEEZE && s->inputs[0]) {
+    if (fp_node_live(s) && s->op == FP_OP_SQUEEZE && s->inputs[0]) {
         const fp_attr *a = fp_node_attr(s, "axes");
         int ns = p->opset >= 13 ? (s->n_inputs > 1 ? fp_value_ints(s->inputs[1], sq, MAXR) : -1)
                                 : (a && a->type == FP_ATTR_INTS && a->n <= MAXR ? (int)a->n : -1);
@@ -616,7 +614,7 @@ static void transpose_input(tp *p, fp_node *n, uint32_t i, const int64_t *perm, 
     fp_node *t = v->producer;
     int64_t p2[MAXR], c[MAXR];
     int r2;
-    if (live(t) && t->op == FP_OP_TRANSPOSE && perm_of(t, p2, &r2) && r2 == r) {
+    if (fp_node_live(t) && t->op == FP_OP_TRANSPOSE && perm_of(t, p2, &r2) && r2 == r) {
         if (perm_eq(p2, inv, r)) {
             set_input(p, n, i, t->inputs[0]);
             p->res->cancelled++;
@@ -631,7 +629,8 @@ static void transpose_input(tp *p, fp_node *n, uint32_t i, const int64_t *perm, 
     const fp_use *u = readers_of(p, v, &nr);
     for (uint32_t k = 0; k < nr; k++) {
         fp_node *o = u[k].node;
-        if (o != n && live(o) && o->op == FP_OP_TRANSPOSE && perm_of(o, p2, &r2) && r2 == r && perm_eq(p2, perm, r)) {
+        if (o != n && fp_node_live(o) && o->op == FP_OP_TRANSPOSE && perm_of(o, p2, &r2) && r2 == r &&
+            perm_eq(p2, perm, r)) {
             set_input(p, n, i, o->outputs[0]);
             return;
         }
@@ -1065,7 +1064,7 @@ static bool likely_removed(const tp *p, const fp_node *t)
     if (t->outputs[0]->is_output)
         return false;
     for (uint32_t i = 0; i < n; i++)
-        if (u[i].port == UINT32_MAX || (live(u[i].node) && handler_of(u[i].node) == H_NONE))
+        if (u[i].port == UINT32_MAX || (fp_node_live(u[i].node) && handler_of(u[i].node) == H_NONE))
             return false;
     return true;
 }
@@ -1080,7 +1079,7 @@ static int value_cost(const tp *p, const fp_value *v, const int64_t *perm, int r
     const fp_node *t = v->producer;
     int64_t p2[MAXR];
     int r2;
-    if (live(t) && t->op == FP_OP_TRANSPOSE && perm_of(t, p2, &r2))
+    if (fp_node_live(t) && t->op == FP_OP_TRANSPOSE && perm_of(t, p2, &r2))
         return r2 == r && perm_eq(p2, perm, r) && likely_removed(p, t) ? -est_rank(v) : 0;
     return est_rank(v);
 }
@@ -1129,7 +1128,7 @@ static void mark_leads(tp *p, fp_node *const *order, uint32_t n)
     p->leads = g_new0(uint8_t, p->n_leads / 8 + 1);
     for (uint32_t i = n; i-- > 0;) {
         const fp_node *node = order[i];
-        if (!live(node))
+        if (!fp_node_live(node))
             continue;
         if (node->op == FP_OP_TRANSPOSE) {
             if (node->n_inputs && node->inputs[0] && node->inputs[0]->graph == p->g)
@@ -1208,11 +1207,11 @@ static bool any_candidate(const tp *p)
 {
     for (guint i = 0; i < p->g->nodes->len; i++) {
         const fp_node *t = p->g->nodes->pdata[i];
-        if (t->op != FP_OP_TRANSPOSE || !live(t) || !t->n_outputs || !t->outputs[0])
+        if (t->op != FP_OP_TRANSPOSE || !fp_node_live(t) || !t->n_outputs || !t->outputs[0])
             continue;
         const fp_value *o = t->outputs[0];
         for (uint32_t u = 0; u < o->n_uses; u++)
-            if (live(o->uses[u].node) && handler_of(o->uses[u].node) != H_NONE)
+            if (fp_node_live(o->uses[u].node) && handler_of(o->uses[u].node) != H_NONE)
                 return true;
     }
     return false;
@@ -1232,12 +1231,12 @@ static bool optimize_graph(tp *p)
     uint32_t before = p->res->pushed;
     for (uint32_t i = 0; i < n; i++) {
         fp_node *node = order[i];
-        for (uint32_t j = 0; live(node) && j < node->n_inputs; j++) {
+        for (uint32_t j = 0; fp_node_live(node) && j < node->n_inputs; j++) {
             fp_value *v = node->inputs[j];
             fp_node *t = v ? v->producer : NULL;
             int64_t perm[MAXR];
             int r;
-            if (!live(t) || t == node || t->op != FP_OP_TRANSPOSE || !perm_of(t, perm, &r) ||
+            if (!fp_node_live(t) || t == node || t->op != FP_OP_TRANSPOSE || !perm_of(t, perm, &r) ||
                 !wanted(p, node, perm, r, j))
                 continue;
             handler h = handler_of(node);
