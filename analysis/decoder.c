@@ -234,13 +234,10 @@ void fp_kv_cache_free(fp_kv_cache *kv)
     g_free(kv);
 }
 
-/* Bytes of v (rank 4, or 5 packed, as inferred now) with its token axis (the one before the last)
- * at least `tokens` and rounded up to a multiple of block (0: not), at dtype (FP_DT_UNDEFINED: its
- * own); false when unknown or on overflow. */
-static bool tensor_bytes(const fp_value *v, fp_dtype dtype, int64_t tokens, int64_t block, uint64_t *bytes)
+bool fp_kv_tensor_bytes(const fp_value *v, int from, fp_dtype dtype, int64_t tokens, int64_t block, uint64_t *bytes)
 {
     int32_t rank = v->shape.rank, t = rank - 2;
-    if (rank != 4 && rank != 5)
+    if ((rank != 4 && rank != 5) || from < 0 || from >= rank)
         return false;
     fp_dim d[5];
     memcpy(d, v->shape.dims, sizeof(fp_dim) * (size_t)rank);
@@ -249,7 +246,7 @@ static bool tensor_bytes(const fp_value *v, fp_dtype dtype, int64_t tokens, int6
     if (block > 0 && fp_dim_known(d[t]))
         d[t].value = (d[t].value + block - 1) / block * block;
     uint64_t numel = 0;
-    return fp_shape_numel(&(fp_shape){rank, d}, &numel) &&
+    return fp_shape_numel(&(fp_shape){rank - from, d + from}, &numel) &&
            fp_dtype_bytes(dtype != FP_DT_UNDEFINED ? dtype : v->dtype, numel, bytes);
 }
 
@@ -260,7 +257,7 @@ static fp_dim now_dim(const fp_value *v, int axis)
     return rank == 4 || rank == 5 ? v->shape.dims[axis + rank - 4] : (fp_dim){-1, NULL};
 }
 
-/* The sum of tensor_bytes over kv's present tensors (their past inputs where none was found; at
+/* The sum of fp_kv_tensor_bytes over kv's present tensors (their past inputs where none was found; at
  * least max_length tokens in a shared buffer), or over its past inputs; UINT64_MAX when unknown. */
 static uint64_t sum_bytes(const fp_kv_cache *kv, bool present, fp_dtype dtype, int64_t block)
 {
@@ -268,7 +265,7 @@ static uint64_t sum_bytes(const fp_kv_cache *kv, bool present, fp_dtype dtype, i
     int64_t tokens = present && kv->share_buffer ? kv->max_length : 0;
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
         const fp_kv_tensor *t = &kv->tensors[i];
-        if (!tensor_bytes(present && t->present ? t->present : t->past, dtype, tokens, block, &b) ||
+        if (!fp_kv_tensor_bytes(present && t->present ? t->present : t->past, 0, dtype, tokens, block, &b) ||
             !g_uint64_checked_add(&sum, sum, b))
             return UINT64_MAX;
     }

@@ -141,6 +141,10 @@ uint64_t fp_kv_cache_held(const fp_kv_cache *kv, fp_dtype dtype, int64_t block);
  * at `dtype` (FP_DT_UNDEFINED: their own), rounded up to blocks as fp_kv_cache_held: 0 when there
  * are none, UINT64_MAX when some size is unknown. Part of fp_kv_cache_held. */
 uint64_t fp_kv_cache_cross(const fp_kv_cache *kv, fp_dtype dtype, int64_t block);
+/* Bytes of KV tensor v (rank 4, or 5 packed, as inferred now) from axis `from` on, its token axis
+ * (the one before the last) at least `tokens` and rounded up to a multiple of block (0: not), at
+ * dtype (FP_DT_UNDEFINED: its own); false when unknown, on overflow or for another rank. */
+bool fp_kv_tensor_bytes(const fp_value *v, int from, fp_dtype dtype, int64_t tokens, int64_t block, uint64_t *bytes);
 
 /* The cross-attention tensors' bytes for one sequence as inferred now (heads x encoder tokens x
  * head_dim of each, at `dtype` as above); 0 when there are none or a size is unknown. */

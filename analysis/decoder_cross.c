@@ -79,28 +79,17 @@ void fp_kv_cache_set_cross(fp_kv_cache *kv, GArray *tensors, uint32_t layers)
         cross_dims(kv);
 }
 
-/* Bytes of the dims of v as inferred now from axis `from` on (rank 4), at dtype (FP_DT_UNDEFINED:
- * its own), its token axis (2) rounded up to a multiple of block (0: not); false when unknown. */
-static bool dims_bytes(const fp_value *v, int from, fp_dtype dtype, int64_t block, uint64_t *bytes)
-{
-    if (v->shape.rank != 4)
-        return false;
-    fp_dim d[4];
-    memcpy(d, v->shape.dims, sizeof d);
-    if (block > 0 && fp_dim_known(d[2]))
-        d[2].value = (d[2].value + block - 1) / block * block;
-    uint64_t numel = 0;
-    return fp_shape_numel(&(fp_shape){4 - from, d + from}, &numel) &&
-           fp_dtype_bytes(dtype != FP_DT_UNDEFINED ? dtype : v->dtype, numel, bytes);
-}
-
-/* The sum of dims_bytes over kv's cross tensors from axis `from`; UINT64_MAX when unknown. */
+/* The sum of fp_kv_tensor_bytes over kv's cross tensors (rank 4) from axis `from`; UINT64_MAX when
+ * unknown. */
 static uint64_t cross_sum(const fp_kv_cache *kv, int from, fp_dtype dtype, int64_t block)
 {
     uint64_t sum = 0, b = 0;
-    for (uint32_t i = 0; i < kv->n_cross; i++)
-        if (!dims_bytes(kv->cross[i].past, from, dtype, block, &b) || !g_uint64_checked_add(&sum, sum, b))
+    for (uint32_t i = 0; i < kv->n_cross; i++) {
+        const fp_value *v = kv->cross[i].past;
+        if (v->shape.rank != 4 || !fp_kv_tensor_bytes(v, from, dtype, 0, block, &b) ||
+            !g_uint64_checked_add(&sum, sum, b))
             return UINT64_MAX;
+    }
     return sum;
 }
 
