@@ -227,7 +227,7 @@ def run(a):
     out = os.path.abspath(a.out)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(os.path.join(out, "models"))
-    vs = gen.variants(a.seed, a.count)
+    vs = [v for v in gen.variants(a.seed, a.count) if not a.family or v[1] in a.family.split(",")]
     items = [(name, fam, feat, a.seed * 100003 + i, gen.write(os.path.join(out, "models"), name, fam, feat,
                                                                a.seed * 100003 + i))
              for i, (name, fam, feat) in enumerate(vs)]
@@ -259,6 +259,7 @@ def main():
     ap.add_argument("--minimize", type=int, default=400)
     ap.add_argument("--keep", type=int, default=80)
     ap.add_argument("--data")
+    ap.add_argument("--family", help="comma-separated families to run (the same variants as in the full run)")
     a = ap.parse_args()
     t0, items, stats, kinds, nodes = run(a)
     secs = time.time() - t0
