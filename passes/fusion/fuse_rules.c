@@ -234,12 +234,14 @@ const fp_rule fp_rules[] = {
     ORT_GELU_RULE(3, {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
                       NEXT("mul_half", FP_PAT_X, -1, FP_OP_MUL), NEXT2("mul", 2, -1, 3, -1, FP_OP_MUL)}),
     /* Gelu, tanh form: (x * 0.5) * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the half Mul on x (the
-     * only order ORT takes); FastGelu has a float kernel only on the CPU EP */
+     * only order ORT takes); FastGelu has a float kernel only on the CPU EP; ORT checks its last Mul
+     * too for a graph output (the fused node writes a new value) */
     {.id = "fast_gelu", .title = "tanh-form Gelu -> FastGelu", .source = "onnxruntime fast_gelu_fusion.cc (level 2)",
      .pattern = {FAST_GELU_HEAD, NEXT("mul_half", FP_PAT_X, -1, FP_OP_MUL), NEXT2("mul", 5, -1, 6, -1, FP_OP_MUL)},
      .n_pattern = 8,
-     .constraints = {C(assigned, -1, -1), FAST_GELU_CONSTS, GN(const_value, 6, -1, "half", 0.5), CL(dtype_in, 0, 0, "dtypes", "float32")},
-     .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "FastGelu", .fused_kind = FP_OP_FAST_GELU, .act_node = -1},
+     .constraints = {C(assigned, -1, -1), FAST_GELU_CONSTS, GN(const_value, 6, -1, "half", 0.5), CL(dtype_in, 0, 0, "dtypes", "float32"),
+                     C(not_graph_output, 7, -1)},
+     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "FastGelu", .fused_kind = FP_OP_FAST_GELU, .act_node = -1},
     {.id = "bias_gelu", .title = "Add(bias) + Gelu -> BiasGelu", .source = "onnxruntime bias_gelu_fusion.cc (level 2)",
      .pattern = {ANCHOR("add", FP_OP_ADD), NEXT("gelu", 0, 0, FP_OP_GELU)}, .n_pattern = 2,
      .constraints = {C(assigned, -1, -1), C(single_consumer, -1, -1), C(not_graph_output, 0, -1), G(bias_last_dim, 0, -1)},
