@@ -265,6 +265,18 @@ static bool check_assigned(const fp_constraint *c, const fp_match *mt, GPtrArray
     return true;
 }
 
+/* Every node of the match is assigned to the EP unless the model's opset is at least param
+ * `level1_opset`: ONNX Runtime registers the rule's transformer at level 1 too, where it runs from
+ * that opset on, before partitioning, on nodes no EP holds yet (LayerNormFusion: the ONNX
+ * LayerNormalization of opset 17); below it runs at level 2, as `assigned` says. */
+static bool check_level2_assigned(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *n = node_at(mt, 0);
+    if (n && n->opset >= fp_target_num(mt->target, mt->rule->id, c))
+        return true;
+    return check_assigned(c, mt, out);
+}
+
 static bool check_not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int last = mt->n - 1;
