@@ -334,9 +334,44 @@ static bool check_const_or_input(const fp_constraint *c, const fp_match *mt, GPt
     return !n || fixed_or_input(other_input(mt, n));
 }
 
+/* The float16 value that the data input of a LayerNorm whose first ReduceMean is rm is cast from,
+ * where ONNX Runtime's level-2 LayerNormFusion refuses it for that, or NULL. Below the opset
+ * level1_opset that instance fuses, after partitioning: a Cast read only by the ReduceMean and the
+ * Sub is part of the match and x_input its input, which the CPU EP refuses in float16. Only on a
+ * target whose float16 ops get Casts (the CPU EP's); at its level all they come before the fusions. */
+static const fp_value *half_behind_cast(const fp_target *t, const fp_node *rm, double level1_opset)
+{
+    const fp_value *x = rm && rm->op == FP_OP_REDUCE_MEAN && rm->n_inputs ? rm->inputs[0] : NULL;
+    const fp_node *cast = x ? x->producer : NULL;
+    if (!cast || cast->op != FP_OP_CAST || rm->opset >= level1_opset || x->n_uses != 2 || x->is_output ||
+        !cast->n_inputs || !cast->inputs[0] || cast->inputs[0]->dtype != FP_DT_FLOAT16 ||
+        fp_float16_stage_of(t) == FP_FLOAT16_NONE)
+        return NULL;
+    return cast->inputs[0];
+}
+
+static bool check_cpu_half_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *rm = node_at(mt, 0);
+    const fp_value *half = half_behind_cast(mt->target, rm, fp_target_num(mt->target, mt->rule->id, c));
+    if (!half)
+        return true;
+    reason(mt, out, c, fmt(mt, "float16 '%s' through Cast %s", half->name, rm->inputs[0]->producer->name),
+           sdup(mt, "float32 or float64 on the CPU EP"),
+           fmt(mt,
+               "%s %s: its input is float16 '%s' behind Cast %s, which the fusion takes in: the CPU EP has no "
+               "float16 LayerNorm fusion below opset %.0f",
+               rm->op_type, rm->name, half->name, rm->inputs[0]->producer->name,
+               fp_target_num(mt->target, mt->rule->id, c)),
+           fmt(mt, "export at opset %.0f or later (LayerNormFusion then runs before partitioning) or in float32",
+               fp_target_num(mt->target, mt->rule->id, c)));
+    return false;
+}
+
 /* Gate: the RMSNorm pattern whose last node is c->node is no whole LayerNorm that the layer_norm
  * rule takes (ORT's LayerNormFusion runs before SimplifiedLayerNormFusion): its x is not `x - mean`,
- * or the scale Mul's lone reader is no Add of a constant or graph input (the beta). */
+ * or the scale Mul's lone reader is no Add of a constant or graph input (the beta), or layer_norm
+ * refuses the float16 input (cpu_half_input, param level1_opset). */
 static bool check_not_layer_norm(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
@@ -344,8 +379,11 @@ static bool check_not_layer_norm(const fp_constraint *c, const fp_match *mt, GPt
     const fp_value *y = mul && mul->n_outputs ? mul->outputs[0] : NULL;
     if (!mt->x || !mt->x->producer || mt->x->producer->op != FP_OP_SUB || !y || y->n_uses != 1)
         return true;
-    const fp_node *add = y->uses[0].node;
+    const fp_node *sub = mt->x->producer, *add = y->uses[0].node;
     if (add->op != FP_OP_ADD || add->n_inputs != 2)
+        return true;
+    const fp_node *rm = sub->n_inputs == 2 && sub->inputs[1] ? sub->inputs[1]->producer : NULL;
+    if (half_behind_cast(mt->target, rm, fp_target_num(mt->target, mt->rule->id, c)))
         return true;
     return !fixed_or_input(add->inputs[add->inputs[0] == y ? 1 : 0]);
 }

@@ -271,8 +271,9 @@ const fp_rule fp_rules[] = {
      .n_pattern = 9,
      .constraints = {CN(min_opset, 0, -1, "opset", 1), CN(level2_assigned, -1, -1, "level1_opset", 17),
                      C(single_consumer, -1, -1), C(not_graph_output, -1, -1), G(const_other, 4, -1),
-                     G(const_or_input, 7, -1), G(const_or_input, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1)},
-     .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
+                     G(const_or_input, 7, -1), G(const_or_input, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1),
+                     CN(cpu_half_input, 0, -1, "level1_opset", 17)},
+     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
      .act_node = -1},
     /* RMSNorm from primitive ops: x / sqrt(mean(x^2) + eps) * scale; x may be centred (x - mean)
      * when no beta Add follows (a whole LayerNorm is the layer_norm rule's, maybe on a later sweep):
@@ -281,7 +282,7 @@ const fp_rule fp_rules[] = {
      .source = "onnxruntime layer_norm_fusion.cc, SimplifiedLayerNormFusion (level 2, CPU and CUDA EPs)",
      .pattern = RMS_NORM_PATTERN,
      .n_pattern = 6,
-     .constraints = {C(assigned, -1, -1), G(not_layer_norm, 5, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1),
+     .constraints = {C(assigned, -1, -1), GN(not_layer_norm, 5, -1, "level1_opset", 17), C(single_consumer, -1, -1), C(not_graph_output, -1, -1),
                      GN(const_value, 0, 1, "exponent", 2.0), G(const_other, 2, -1), C(const_1d, 5, -1),
                      C(last_axis, 1, -1), CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
      .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
