@@ -319,21 +319,6 @@ static bool check_const_inputs(const fp_constraint *c, const fp_match *mt, GPtrA
     return true;
 }
 
-/* Gate: the node's operand from outside the match is fixed or fed by the caller: a constant, an
- * initializer or a graph input (ONNX Runtime's LayerNormFusion takes gamma and beta so:
- * NodeArgIsConstant or IsGraphInput). */
-static bool fixed_or_input(const fp_value *v)
-{
-    return v && (fp_value_is_constant(v) || fp_value_is_weight(v) || v->kind == FP_VALUE_INPUT);
-}
-
-static bool check_const_or_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
-{
-    (void)out;
-    fp_node *n = node_at(mt, c->node);
-    return !n || fixed_or_input(other_input(mt, n));
-}
-
 /* The float16 value that the data input of a LayerNorm whose first ReduceMean is rm is cast from,
  * where ONNX Runtime's level-2 LayerNormFusion refuses it for that, or NULL. Below the opset
  * level1_opset that instance fuses, after partitioning: a Cast read only by the ReduceMean and the
@@ -370,8 +355,8 @@ static bool check_cpu_half_input(const fp_constraint *c, const fp_match *mt, GPt
 
 /* Gate: the RMSNorm pattern whose last node is c->node is no whole LayerNorm that the layer_norm
  * rule takes (ORT's LayerNormFusion runs before SimplifiedLayerNormFusion): its x is not `x - mean`,
- * or the scale Mul's lone reader is no Add of a constant or graph input (the beta), or layer_norm
- * refuses the float16 input (cpu_half_input, param level1_opset). */
+ * or the scale Mul's lone reader is no Add of a 1-D operand (the beta, constant or not), or
+ * layer_norm refuses the float16 input (cpu_half_input, param level1_opset). */
 static bool check_not_layer_norm(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
@@ -385,7 +370,8 @@ static bool check_not_layer_norm(const fp_constraint *c, const fp_match *mt, GPt
     const fp_node *rm = sub->n_inputs == 2 && sub->inputs[1] ? sub->inputs[1]->producer : NULL;
     if (half_behind_cast(mt->target, rm, fp_target_num(mt->target, mt->rule->id, c)))
         return true;
-    return !fixed_or_input(add->inputs[add->inputs[0] == y ? 1 : 0]);
+    const fp_value *beta = add->inputs[add->inputs[0] == y ? 1 : 0];
+    return !beta || beta->shape.rank != 1;
 }
 
 static bool check_const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *out)

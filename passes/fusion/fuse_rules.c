@@ -271,7 +271,7 @@ const fp_rule fp_rules[] = {
      .n_pattern = 9,
      .constraints = {CN(min_opset, 0, -1, "opset", 1), CN(level2_assigned, -1, -1, "level1_opset", 17),
                      C(single_consumer, -1, -1), C(not_graph_output, -1, -1), G(const_other, 4, -1),
-                     G(const_or_input, 7, -1), G(const_or_input, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1),
+                     C(const_1d, 7, -1), C(const_1d, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1),
                      CN(cpu_half_input, 0, -1, "level1_opset", 17)},
      .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
      .act_node = -1},
