@@ -265,6 +265,18 @@ static bool check_assigned(const fp_constraint *c, const fp_match *mt, GPtrArray
     return true;
 }
 
+/* Every node of the match is assigned to the EP unless the model's opset is at least param
+ * `level1_opset`: ONNX Runtime registers the rule's transformer at level 1 too, where it runs from
+ * that opset on, before partitioning, on nodes no EP holds yet (LayerNormFusion: the ONNX
+ * LayerNormalization of opset 17); below it runs at level 2, as `assigned` says. */
+static bool check_level2_assigned(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *n = node_at(mt, 0);
+    if (n && n->opset >= fp_target_num(mt->target, mt->rule->id, c))
+        return true;
+    return check_assigned(c, mt, out);
+}
+
 static bool check_not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int last = mt->n - 1;
@@ -307,24 +319,44 @@ static bool check_const_inputs(const fp_constraint *c, const fp_match *mt, GPtrA
     return true;
 }
 
-/* Gate: the node's operand from outside the match is fixed or fed by the caller: a constant, an
- * initializer or a graph input (ONNX Runtime's LayerNormFusion takes gamma and beta so:
- * NodeArgIsConstant or IsGraphInput). */
-static bool fixed_or_input(const fp_value *v)
+/* The float16 value that the data input of a LayerNorm whose first ReduceMean is rm is cast from,
+ * where ONNX Runtime's level-2 LayerNormFusion refuses it for that, or NULL. Below the opset
+ * level1_opset that instance fuses, after partitioning: a Cast read only by the ReduceMean and the
+ * Sub is part of the match and x_input its input, which the CPU EP refuses in float16. Only on a
+ * target whose float16 ops get Casts (the CPU EP's); at its level all they come before the fusions. */
+static const fp_value *half_behind_cast(const fp_target *t, const fp_node *rm, double level1_opset)
 {
-    return v && (fp_value_is_constant(v) || fp_value_is_weight(v) || v->kind == FP_VALUE_INPUT);
+    const fp_value *x = rm && rm->op == FP_OP_REDUCE_MEAN && rm->n_inputs ? rm->inputs[0] : NULL;
+    const fp_node *cast = x ? x->producer : NULL;
+    if (!cast || cast->op != FP_OP_CAST || rm->opset >= level1_opset || x->n_uses != 2 || x->is_output ||
+        !cast->n_inputs || !cast->inputs[0] || cast->inputs[0]->dtype != FP_DT_FLOAT16 ||
+        fp_float16_stage_of(t) == FP_FLOAT16_NONE)
+        return NULL;
+    return cast->inputs[0];
 }
 
-static bool check_const_or_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+static bool check_cpu_half_input(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
-    (void)out;
-    fp_node *n = node_at(mt, c->node);
-    return !n || fixed_or_input(other_input(mt, n));
+    const fp_node *rm = node_at(mt, 0);
+    const fp_value *half = half_behind_cast(mt->target, rm, fp_target_num(mt->target, mt->rule->id, c));
+    if (!half)
+        return true;
+    reason(mt, out, c, fmt(mt, "float16 '%s' through Cast %s", half->name, rm->inputs[0]->producer->name),
+           sdup(mt, "float32 or float64 on the CPU EP"),
+           fmt(mt,
+               "%s %s: its input is float16 '%s' behind Cast %s, which the fusion takes in: the CPU EP has no "
+               "float16 LayerNorm fusion below opset %.0f",
+               rm->op_type, rm->name, half->name, rm->inputs[0]->producer->name,
+               fp_target_num(mt->target, mt->rule->id, c)),
+           fmt(mt, "export at opset %.0f or later (LayerNormFusion then runs before partitioning) or in float32",
+               fp_target_num(mt->target, mt->rule->id, c)));
+    return false;
 }
 
 /* Gate: the RMSNorm pattern whose last node is c->node is no whole LayerNorm that the layer_norm
  * rule takes (ORT's LayerNormFusion runs before SimplifiedLayerNormFusion): its x is not `x - mean`,
- * or the scale Mul's lone reader is no Add of a constant or graph input (the beta). */
+ * or the scale Mul's lone reader is no Add of a 1-D operand (the beta, constant or not), or
+ * layer_norm refuses the float16 input (cpu_half_input, param level1_opset). */
 static bool check_not_layer_norm(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
@@ -332,10 +364,14 @@ static bool check_not_layer_norm(const fp_constraint *c, const fp_match *mt, GPt
     const fp_value *y = mul && mul->n_outputs ? mul->outputs[0] : NULL;
     if (!mt->x || !mt->x->producer || mt->x->producer->op != FP_OP_SUB || !y || y->n_uses != 1)
         return true;
-    const fp_node *add = y->uses[0].node;
+    const fp_node *sub = mt->x->producer, *add = y->uses[0].node;
     if (add->op != FP_OP_ADD || add->n_inputs != 2)
         return true;
-    return !fixed_or_input(add->inputs[add->inputs[0] == y ? 1 : 0]);
+    const fp_node *rm = sub->n_inputs == 2 && sub->inputs[1] ? sub->inputs[1]->producer : NULL;
+    if (half_behind_cast(mt->target, rm, fp_target_num(mt->target, mt->rule->id, c)))
+        return true;
+    const fp_value *beta = add->inputs[add->inputs[0] == y ? 1 : 0];
+    return !beta || beta->shape.rank != 1;
 }
 
 static bool check_const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *out)

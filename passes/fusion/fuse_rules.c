@@ -234,12 +234,14 @@ const fp_rule fp_rules[] = {
     ORT_GELU_RULE(3, {ANCHOR("div", FP_OP_DIV), NEXT("erf", 0, 0, FP_OP_ERF), NEXT("add", 1, -1, FP_OP_ADD),
                       NEXT("mul_half", FP_PAT_X, -1, FP_OP_MUL), NEXT2("mul", 2, -1, 3, -1, FP_OP_MUL)}),
     /* Gelu, tanh form: (x * 0.5) * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the half Mul on x (the
-     * only order ORT takes); FastGelu has a float kernel only on the CPU EP */
+     * only order ORT takes); FastGelu has a float kernel only on the CPU EP; ORT checks its last Mul
+     * too for a graph output (the fused node writes a new value) */
     {.id = "fast_gelu", .title = "tanh-form Gelu -> FastGelu", .source = "onnxruntime fast_gelu_fusion.cc (level 2)",
      .pattern = {FAST_GELU_HEAD, NEXT("mul_half", FP_PAT_X, -1, FP_OP_MUL), NEXT2("mul", 5, -1, 6, -1, FP_OP_MUL)},
      .n_pattern = 8,
-     .constraints = {C(assigned, -1, -1), FAST_GELU_CONSTS, GN(const_value, 6, -1, "half", 0.5), CL(dtype_in, 0, 0, "dtypes", "float32")},
-     .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "FastGelu", .fused_kind = FP_OP_FAST_GELU, .act_node = -1},
+     .constraints = {C(assigned, -1, -1), FAST_GELU_CONSTS, GN(const_value, 6, -1, "half", 0.5), CL(dtype_in, 0, 0, "dtypes", "float32"),
+                     C(not_graph_output, 7, -1)},
+     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "FastGelu", .fused_kind = FP_OP_FAST_GELU, .act_node = -1},
     {.id = "bias_gelu", .title = "Add(bias) + Gelu -> BiasGelu", .source = "onnxruntime bias_gelu_fusion.cc (level 2)",
      .pattern = {ANCHOR("add", FP_OP_ADD), NEXT("gelu", 0, 0, FP_OP_GELU)}, .n_pattern = 2,
      .constraints = {C(assigned, -1, -1), C(single_consumer, -1, -1), C(not_graph_output, 0, -1), G(bias_last_dim, 0, -1)},
@@ -260,14 +262,18 @@ const fp_rule fp_rules[] = {
      .n_pattern = 3,
      .constraints = {C(assigned, -1, -1), G(const_scalar, 0, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1)},
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
-    /* LayerNorm decomposed as torch exports it before opset 17 */
+    /* LayerNorm decomposed as torch exports it before opset 17. ORT runs LayerNormFusion at level 1
+     * from opset 17 on (before partitioning: float16 too), at level 2 below: ort-cpu-basic raises
+     * min_opset to 17 */
     {.id = "layer_norm", .title = "ReduceMean/Sub/Pow/Sqrt/Div form -> LayerNormalization",
      .source = "onnxruntime layer_norm_fusion.cc (level 1/2)",
      .pattern = LAYER_NORM_PATTERN,
      .n_pattern = 9,
-     .constraints = {C(assigned, -1, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1), G(const_other, 4, -1),
-                     G(const_or_input, 7, -1), G(const_or_input, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1)},
-     .n_constraints = 8, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
+     .constraints = {CN(min_opset, 0, -1, "opset", 1), CN(level2_assigned, -1, -1, "level1_opset", 17),
+                     C(single_consumer, -1, -1), C(not_graph_output, -1, -1), G(const_other, 4, -1),
+                     C(const_1d, 7, -1), C(const_1d, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1),
+                     CN(cpu_half_input, 0, -1, "level1_opset", 17)},
+     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
      .act_node = -1},
     /* RMSNorm from primitive ops: x / sqrt(mean(x^2) + eps) * scale; x may be centred (x - mean)
      * when no beta Add follows (a whole LayerNorm is the layer_norm rule's, maybe on a later sweep):
@@ -276,10 +282,10 @@ const fp_rule fp_rules[] = {
      .source = "onnxruntime layer_norm_fusion.cc, SimplifiedLayerNormFusion (level 2, CPU and CUDA EPs)",
      .pattern = RMS_NORM_PATTERN,
      .n_pattern = 6,
-     .constraints = {C(assigned, -1, -1), G(not_layer_norm, 5, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1),
-                     GN(const_value, 0, 1, "exponent", 2.0), G(const_other, 2, -1), G(const_other, 5, -1),
-                     C(const_1d, 5, -1), C(last_axis, 1, -1), CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
-     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
+     .constraints = {C(assigned, -1, -1), GN(not_layer_norm, 5, -1, "level1_opset", 17), C(single_consumer, -1, -1), C(not_graph_output, -1, -1),
+                     GN(const_value, 0, 1, "exponent", 2.0), G(const_other, 2, -1), C(const_1d, 5, -1),
+                     C(last_axis, 1, -1), CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
+     .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
      .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM, .act_node = -1},
     {.id = "matmul_scale", .title = "MatMul + scalar Mul/Div -> FusedMatMul",
      .source = "onnxruntime matmul_scale_fusion.cc (level 2)",
