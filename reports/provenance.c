@@ -1,6 +1,7 @@
 /* provenance.c - the original nodes each runtime node came from (provenance.h), from the fusion
- * records the pipeline keeps: each applied record's result stands for the union of what its
- * matched nodes stood for. */
+ * records the pipeline keeps (each applied record's result stands for the union of what its
+ * matched nodes stood for) and from the final graph (a removed node whose tensor a live node now
+ * writes went into that node). */
 #include "reports/provenance.h"
 
 #include <string.h>
@@ -63,6 +64,76 @@ static void add_member(const fp_provenance *p, GPtrArray *set, const char *name)
             g_ptr_array_add(set, had->pdata[i]);
 }
 
+/* The live node that took over removed node n's output 0 (a pass made it write that tensor: the
+ * NCHWc conversion folding an Add or an activation into a blocked Conv, a fusion), following the
+ * removed readers (`readers`: value -> its removed readers) of a tensor no node writes any more;
+ * NULL when none did (an elimination, a cancelled Transpose: their readers read another tensor).
+ * memo: node -> answer already found (the graph itself for NULL). */
+static const fp_node *takeover(GHashTable *readers, GHashTable *memo, const fp_node *n, int depth)
+{
+    const fp_value *v = n->n_outputs ? n->outputs[0] : NULL;
+    if (!v || depth > 64)
+        return NULL;
+    gpointer known = g_hash_table_lookup(memo, n);
+    if (known)
+        return known == (gpointer)n->graph ? NULL : known;
+    const fp_node *t = NULL;
+    if (v->producer)
+        t = v->producer != n && fp_node_live(v->producer) ? v->producer : NULL;
+    else if (!v->n_uses) {
+        const GPtrArray *rs = g_hash_table_lookup(readers, v);
+        for (guint i = 0; rs && i < rs->len; i++) {
+            const fp_node *r = takeover(readers, memo, rs->pdata[i], depth + 1);
+            t = !r || (i && r != t) ? NULL : r;
+            if (!t)
+                break;
+        }
+    }
+    g_hash_table_insert(memo, (gpointer)n, t ? (gpointer)t : (gpointer)n->graph);
+    return t;
+}
+
+/* Whether n was removed by a pass (not folded at analysis time). */
+static bool removed(const fp_node *n) { return (n->flags & FP_NODE_REMOVED) && !(n->flags & FP_NODE_FOLDED); }
+
+/* Each removed node of the model as loaded that a live node took over (takeover) goes into that
+ * node's set. */
+static void add_takeovers(fp_provenance *p)
+{
+    g_autoptr(GHashTable) readers = g_hash_table_new_full(NULL, NULL, NULL, (GDestroyNotify)g_ptr_array_unref);
+    g_autoptr(GHashTable) memo = g_hash_table_new(NULL, NULL);
+    for (guint gi = 0; gi < p->m->graphs->len; gi++) {
+        const fp_graph *g = p->m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            const fp_node *n = g->nodes->pdata[i];
+            for (uint32_t k = 0; removed(n) && k < n->n_inputs; k++) {
+                if (!n->inputs[k])
+                    continue;
+                GPtrArray *rs = g_hash_table_lookup(readers, n->inputs[k]);
+                if (!rs)
+                    g_hash_table_insert(readers, n->inputs[k], rs = g_ptr_array_new());
+                g_ptr_array_add(rs, (gpointer)n);
+            }
+        }
+    }
+    for (guint gi = 0; gi < p->m->graphs->len && gi < p->res->n_loaded_graphs; gi++) {
+        const fp_graph *g = p->m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len && i < p->res->loaded_nodes[gi]; i++) {
+            const fp_node *n = g->nodes->pdata[i];
+            const fp_node *t = removed(n) ? takeover(readers, memo, n, 0) : NULL;
+            if (!t)
+                continue;
+            GPtrArray *set = g_hash_table_lookup(p->sets, t->name);
+            if (!set) {
+                g_hash_table_insert(p->sets, (gpointer)t->name, set = g_ptr_array_new());
+                add_member(p, set, t->name);
+            }
+            add_member(p, set, n->name);
+            g_ptr_array_sort_with_data(set, by_rank, p->rank);
+        }
+    }
+}
+
 fp_provenance *fp_provenance_new(const fp_model *m, const fp_pipeline_result *res)
 {
     fp_provenance *p = g_new0(fp_provenance, 1);
@@ -92,6 +163,7 @@ fp_provenance *fp_provenance_new(const fp_model *m, const fp_pipeline_result *re
         g_ptr_array_sort_with_data(set, by_rank, p->rank);
         g_hash_table_replace(p->sets, (gpointer)to, set);
     }
+    add_takeovers(p);
     return p;
 }
 

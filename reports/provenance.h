@@ -1,7 +1,8 @@
 /* provenance.h - the original nodes each runtime node of the final graph came from, read from the
- * pipeline's results: a node of the model as loaded stands for itself and for the nodes every
- * applied fusion merged into it (transitively, in the order the fusions applied); a node a pass
- * added (a reorder, a transpose, a cast) stands for none. */
+ * pipeline's results: a node of the model as loaded stands for itself, for the nodes every applied
+ * fusion merged into it (transitively, in the order the fusions applied) and for the removed nodes
+ * whose tensor it now writes (the NCHWc conversion's folds); a node a pass added (a reorder, a
+ * transpose, a cast) stands for none. */
 #ifndef FP_REPORT_PROVENANCE_H
 #define FP_REPORT_PROVENANCE_H
 

@@ -868,8 +868,9 @@ static void check_runtime_graph(const char *model, const char *target, const cha
 }
 
 /* `report -f json`'s ops with their tensors and provenance: fusions chained (Gelu then BiasGelu),
- * a scale a MatMul absorbs (its from names the Mul), Conv+BN+Relu into one FusedConv, and on
- * ort-cpu-all the NCHWc reorders, which come from no original node. */
+ * a scale a MatMul absorbs (its from names the Mul), and on ort-cpu-all Conv+BN folds, the Adds and
+ * Relus the NCHWc conversion folds into blocked Convs, and the reorders, which come from no
+ * original node. */
 static void test_report_provenance(void)
 {
     check_runtime_graph("transformer_block.onnx", "ort-cpu-extended", ROUND,
