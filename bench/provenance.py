@@ -8,9 +8,10 @@ form one cluster (an NCHWc chain with its reorders, a Split with its Squeezes): 
 boundary tensors can be placed in the original model. A cluster's cone is the original nodes
 between its tensors: those met walking back from its original outputs through the original model,
 stopping at tensors the runtime graph holds (materialized) and at tensors fixed before the model
-runs (initializers, Constants and what is computed from them alone: folding them is no fusion).
-Views (VIEWS) and Constants are walked through but not part of any cone or op list, as the kernel
-histogram leaves views aside; the NCHWc reorders (CONVERSIONS) join clusters but are in no op list:
+runs (initializers, Constants, the outputs of Shape and Size, and what is computed from them alone:
+the shape computations and constants a runtime folds when it knows the shapes; folding is no
+fusion). Views (VIEWS) and Constants are walked through, a view by its data input alone, but are
+part of no cone or op list, as the kernel histogram leaves views aside; the NCHWc reorders (CONVERSIONS) join clusters but are in no op list:
 they come from no original node, and which cluster a reorder falls in depends only on which of its
 tensors a runtime names anew (ONNX Runtime the blocked ones, fuseplan the NCHW copies), while the
 histogram counts them.
@@ -33,6 +34,7 @@ import collections
 VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}
 CONVERSIONS = {"com.microsoft.nchwc:ReorderInput", "com.microsoft.nchwc:ReorderOutput"}
 NOT_IN_CONE = VIEWS | {"Constant"}
+SHAPE_OPS = {"Shape", "Size"}
 RANDOM = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli"}
 AGREE = ("node", "cluster")
 
@@ -54,6 +56,8 @@ class Original:
                 if t:
                     self.producer[t] = name
             self.tensors.update(t for t in list(n.input) + list(n.output) if t)
+            if n.op_type in SHAPE_OPS or n.op_type == "Constant":
+                self.fixed.update(t for t in n.output if t)
         changed = True
         while changed:  # closure: a node reading only fixed tensors writes fixed ones
             changed = False
@@ -74,7 +78,8 @@ class Original:
             if n in seen:
                 continue
             seen.add(n)
-            stack.extend(self.producer[t] for t in self.inputs[n]
+            data = self.inputs[n][:1] if self.op[n] in VIEWS else self.inputs[n]
+            stack.extend(self.producer[t] for t in data
                          if t in self.producer and t not in materialized and t not in self.fixed)
         return frozenset(n for n in seen if self.op[n] not in NOT_IN_CONE)
 
@@ -213,8 +218,12 @@ def describe(ca, cb):
 
 
 def compare(orig, a_nodes, b_nodes, graph_inputs=()):
-    """The components of two runtime graphs of orig: [(kind, line)] (kind as verdict)."""
+    """The components of two runtime graphs of orig: [(kind, line)] (kind as verdict). An original
+    node in a cone of one graph and in none of the other (a no-op both drop, whose tensor one runtime
+    names after it and the other after its input: a Dropout before a view) is compared in neither."""
     ca, cb = clusters(orig, a_nodes, graph_inputs), clusters(orig, b_nodes, graph_inputs)
+    one_sided = frozenset().union(*(c.cone for c in ca)) ^ frozenset().union(*(c.cone for c in cb))
+    ca, cb = [c._replace(cone=c.cone - one_sided) for c in ca], [c._replace(cone=c.cone - one_sided) for c in cb]
     return [(verdict(x, y), describe(x, y)) for x, y in components(ca, cb)]
 
 

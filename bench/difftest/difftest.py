@@ -18,7 +18,9 @@ it still disagrees at that level); one per kind after minimization, KEEP (--keep
 families in turn, is written to DIR: DIR/NAME.onnx, its lines "NAME.onnx LEVEL OP=N..." (ORT's kernels at
 each level) in DIR/difftest.ort, and "NAME.onnx LEVEL reason" in DIR/known_differ.txt for the levels
 fuseplan still predicts otherwise (tests/test_fuse.c reads both without ORT). The table by family
-goes into --doc between <!-- difftest:begin --> and <!-- difftest:end -->.
+goes into --doc between <!-- difftest:begin --> and <!-- difftest:end -->; every node-by-node
+disagreement, and every node whose own provenance (fuseplan's `from`) is not the one derived from
+tensors, one line each (KIND, family, level, variant, both sides), into OUT/provenance.txt.
 """
 import argparse
 import collections
@@ -146,6 +148,7 @@ class Provenance:
         self.kinds = {lv: collections.Counter() for lv in LEVELS}
         self.agree = {lv: 0 for lv in LEVELS}
         self.examples, self.own, self.own_examples = {}, {lv: 0 for lv in LEVELS}, {}
+        self.all = []  # every disagreement and own-from difference, one line each
 
     def add(self, name, fam, lv, comps, own):
         """Counts one variant's components; its verdict: equal or provenance."""
@@ -154,9 +157,11 @@ class Provenance:
         self.agree[lv] += not bad
         for k, line in bad:
             self.examples.setdefault((fam, lv, k), f"{name}: {line}")
+            self.all.append(f"{k}\t{fam}\t{lv}\t{name}\t{line}")
         self.own[lv] += len(own)
         for node, mine, cone in own:
             self.own_examples.setdefault((fam, lv), f"{name} {node}: from {mine}, derived {cone}")
+            self.all.append(f"own\t{fam}\t{lv}\t{name}\t{node}: from {mine}, derived {cone}")
         return "provenance" if bad else "equal"
 
     def lines(self):
@@ -326,6 +331,7 @@ def main():
         print("differ: %s %s ORT only [%s] fuseplan only [%s] e.g. %s" % (k[0], k[1], k[2], k[3], kinds[k][0]))
     print("\n".join(nodes))
     print("\n".join(prov.lines()))
+    open(os.path.join(a.out, "provenance.txt"), "w").write("".join(line + "\n" for line in prov.all))
     if a.doc:
         write_section(a.doc, TITLE, BEGIN, END, table(stats, len(items), secs, a.seed))
     if a.data and kinds:
