@@ -831,14 +831,13 @@ static void names_line(GString *out, JsonObject *o, const char *k)
     g_string_append_c(out, ']');
 }
 
-/* The runtime graph `report -f json` gives of model on target (device dev), as golden text: one
- * line per op, "name op domain [inputs] -> [outputs] from [original nodes]". Every original node
- * named comes from the model as loaded. */
+/* The runtime graph `report -f json` gives of model (a path from the source tree's root) on target
+ * (device dev), as golden text: one line per op, "name op domain [inputs] -> [outputs] from
+ * [original nodes]". Every original node named comes from the model as loaded. */
 static void check_runtime_graph(const char *model, const char *target, const char *dev, const char *golden)
 {
     g_autofree char *json = NULL;
-    g_autofree char *path = g_build_filename("models", model, NULL);
-    CU_ASSERT_EQUAL_FATAL(fuseplan((const char *[]){"report", path, "--target", target, "--device", dev, "-f", "json",
+    CU_ASSERT_EQUAL_FATAL(fuseplan((const char *[]){"report", model, "--target", target, "--device", dev, "-f", "json",
                                                     "--no-headroom", NULL},
                                    &json, NULL),
                           0);
@@ -846,7 +845,7 @@ static void check_runtime_graph(const char *model, const char *target, const cha
     CU_ASSERT_FATAL(json_parser_load_from_data(parser, json, -1, NULL));
     JsonArray *ops = arr(json_node_get_object(json_parser_get_root(parser)), "ops");
     g_autoptr(GError) err = NULL;
-    g_autofree char *full = g_build_filename(FP_SOURCE_DIR, "models", model, NULL);
+    g_autofree char *full = g_build_filename(FP_SOURCE_DIR, model, NULL);
     g_autoptr(fp_model) m = fp_load_model(full, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     g_autoptr(GString) out = g_string_new(NULL);
@@ -868,14 +867,17 @@ static void check_runtime_graph(const char *model, const char *target, const cha
 }
 
 /* `report -f json`'s ops with their tensors and provenance: fusions chained (Gelu then BiasGelu),
- * a scale a MatMul absorbs (its from names the Mul), and on ort-cpu-all Conv+BN folds, the Adds and
+ * a scale fused after a MatMul and one the MatMul after it absorbs (each from names the Mul or Div), and on ort-cpu-all Conv+BN folds, the Adds and
  * Relus the NCHWc conversion folds into blocked Convs, and the reorders, which come from no
  * original node. */
 static void test_report_provenance(void)
 {
-    check_runtime_graph("transformer_block.onnx", "ort-cpu-extended", ROUND,
+    check_runtime_graph("models/transformer_block.onnx", "ort-cpu-extended", ROUND,
                         "runtime_transformer_block_ort-cpu-extended.txt");
-    check_runtime_graph("resnet_tiny.onnx", "ort-cpu-all", "cpu-avx512", "runtime_resnet_tiny_ort-cpu-all.txt");
+    check_runtime_graph("models/resnet_tiny.onnx", "ort-cpu-all", "cpu-avx512", "runtime_resnet_tiny_ort-cpu-all.txt");
+    /* a scalar Mul before the MatMul (matmul_scale's leading form: the MatMul absorbs the anchor) */
+    check_runtime_graph("tests/data/fuse/matmul_leading_scale.onnx", "ort-cpu-extended", ROUND,
+                        "runtime_matmul_leading_scale_ort-cpu-extended.txt");
 }
 
 /* The writer (reports/json_writer.c) against json-glib's generator on one document with every
