@@ -286,6 +286,10 @@ static bool run_plan(fp_model *m, const fp_pipeline_opts *o, bool plan, bool cos
 bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
     memset(res, 0, sizeof *res);
+    res->n_loaded_graphs = m->graphs->len;
+    res->loaded_nodes = g_new(uint32_t, MAX(m->graphs->len, 1));
+    for (guint i = 0; i < m->graphs->len; i++)
+        res->loaded_nodes[i] = ((const fp_graph *)m->graphs->pdata[i])->nodes->len;
     if (!run_shapes(m, o, res, diag, error))
         return false;
     if (o->stop == FP_PIPELINE_SHAPES)
@@ -308,5 +312,6 @@ void fp_pipeline_result_clear(fp_pipeline_result *res)
     fp_fusion_list_free(res->fusions);
     fp_memory_result_free(res->memory);
     fp_cost_result_free(res->cost);
+    g_free(res->loaded_nodes);
     memset(res, 0, sizeof *res);
 }

@@ -68,6 +68,10 @@ typedef struct {
     fp_memory_result *memory; /* of the final graph (at the shapes stop: of the model as exported,
                                  when asked; NULL otherwise) */
     fp_cost_result *cost;     /* likewise (the other stages keep their totals only) */
+    uint32_t *loaded_nodes;   /* nodes each graph of the model had as loaded, by its index in
+                                 m->graphs (g_malloc): a node of index (fp_node.id) past its graph's
+                                 count is one a pass added (reports/provenance.h) */
+    uint32_t n_loaded_graphs;
 } fp_pipeline_result;
 
 /* Runs the passes up to o->stop on m (modified in place: the final graph). False with an error

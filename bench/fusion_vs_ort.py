@@ -10,8 +10,10 @@ python3-onnx; fuseplan's `explain --format json` is counted the same way. Compar
   - FusedConv nodes per `activation`      vs  conv_activation fusions per activation.
   - the op histogram of the final graph, views aside (Reshape, Flatten, Squeeze, Unsqueeze,
     Identity, which launch no kernel): ORT's optimized model vs fuseplan's `report` ops.
-At levels basic and all, or with --histogram, only the histograms, each differing model listed with
-the first op type (by name) whose count differs.
+  - node by node, where the histograms are equal: each runtime node's op and the original nodes it
+    came from, derived from tensor names in both graphs alike (bench/provenance.py).
+At levels basic and all, or with --histogram, only the histograms (and node by node), each differing
+model listed with the first op type (by name) whose count differs.
 Prints a Markdown table (for docs/benchmarks.md) and exits 1 if any count differs.
 """
 import argparse
@@ -25,6 +27,8 @@ import tempfile
 import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import provenance  # noqa: E402
 
 
 def all_nodes(g):
@@ -56,13 +60,32 @@ def ort_kernels(opt):
     return collections.Counter(n.op_type for n in onnx.load(opt).graph.node if n.op_type not in VIEWS)
 
 
-def fuseplan_kernels(exe, model, target="ort-cpu-extended", device=None):
+def fuseplan_report(exe, model, target="ort-cpu-extended", device=None):
+    """fuseplan's `report -f json` document of model on target."""
     dev = ["--device", device] if device else []
     r = subprocess.run([exe, "report", "-f", "json", "--no-headroom", "--target", target] + dev + [model],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip())
-    return collections.Counter(o["op"] for o in json.loads(r.stdout)["ops"] if o["op"] not in VIEWS)
+    return json.loads(r.stdout)
+
+
+def fuseplan_kernels(doc):
+    return collections.Counter(o["op"] for o in doc["ops"] if o["op"] not in VIEWS)
+
+
+def node_by_node(model, opt, doc):
+    """The node-by-node cell of model: ORT's optimized model opt against fuseplan's report doc
+    (bench/provenance.py), and whether they agree."""
+    orig = onnx.load(model).graph
+    comps = provenance.compare(provenance.Original(orig), provenance.ort_nodes(onnx.load(opt)),
+                               provenance.fuseplan_nodes(doc), [t.name for t in orig.input])
+    kinds = collections.Counter(k for k, _ in comps)
+    bad = [line for k, line in comps if k not in provenance.AGREE]
+    if not bad:
+        return "yes (%d nodes, %d clusters)" % (kinds["node"], kinds["cluster"]), True
+    return "no: %s; e.g. %s" % (", ".join(f"{k} {v}" for k, v in sorted(kinds.items()) if k not in provenance.AGREE),
+                                bad[0].replace("|", "vs")), False
 
 
 def fuseplan_counts(exe, model, args):
@@ -98,12 +121,14 @@ def histogram_only(a):
     out = a.out or tempfile.mkdtemp(prefix="fp-ort-")
     optimized, failed = optimize(a, out)
     fmt = lambda c: ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "-"
-    rows, skipped, first = [], list(failed), {}
+    rows, skipped, first, agree = [], list(failed), {}, 0
     for m in a.models:
         if m not in optimized:
             continue
         try:
-            ort_k, fp_k = ort_kernels(optimized[m]), fuseplan_kernels(a.fuseplan, m, a.target, a.device)
+            doc = fuseplan_report(a.fuseplan, m, a.target, a.device)
+            ort_k, fp_k = ort_kernels(optimized[m]), fuseplan_kernels(doc)
+            nodes = node_by_node(m, optimized[m], doc) if ort_k == fp_k else ("-", False)
         except Exception as e:  # noqa: BLE001 - report and go on
             skipped.append((m, str(e)))
             continue
@@ -112,14 +137,15 @@ def histogram_only(a):
         first[os.path.relpath(m)] = f"{op} (ORT {ort_k[op]}, fuseplan {fp_k[op]})" if op else ""
         cell = "yes (%d)" % sum(ort_k.values()) if not only_ort and not only_fp else \
             "ORT only: %s; fuseplan only: %s" % (fmt(only_ort), fmt(only_fp))
-        rows.append((os.path.relpath(m), cell))
-    print("| model | kernel histogram equal (views aside) |")
-    print("|---|---|")
+        rows.append((os.path.relpath(m), cell, nodes[0]))
+        agree += nodes[1]
+    print("| model | kernel histogram equal (views aside) | node by node (op and original nodes) |")
+    print("|---|---|---|")
     for row in rows:
-        print("| `%s` | %s |" % row)
-    differing = [m for m, c in rows if not c.startswith("yes")]
-    print(f"\n{len(rows)} models compared: kernel histogram equal on {len(rows) - len(differing)}; "
-          f"{len(skipped)} not run")
+        print("| `%s` | %s | %s |" % row)
+    differing = [m for m, c, _ in rows if not c.startswith("yes")]
+    print(f"\n{len(rows)} models compared: kernel histogram equal on {len(rows) - len(differing)}, node by node "
+          f"on {agree}; {len(skipped)} not run")
     unexplained = 0
     if differing:
         print("\nWhy the kernel histograms differ:")
@@ -157,7 +183,7 @@ def main():
                        capture_output=True, text=True)
     optimized = dict(line.split("\t")[:2] for line in r.stdout.splitlines() if "\t" in line)
     failed = [l.split("\t") for l in r.stderr.splitlines() if "\tERROR\t" in l]
-    rows, bad, skipped, khist_bad = [], 0, [], 0
+    rows, bad, skipped, khist_bad, agree = [], 0, [], 0, 0
     for m in a.models:
         if m not in optimized:
             skipped.append((m, next((f[2] for f in failed if f[0] == m), "not optimized")))
@@ -165,7 +191,9 @@ def main():
         try:
             ort_bn, ort_act = ort_counts(m, optimized[m])
             fp_bn, fp_act = fuseplan_counts(a.fuseplan, m, [])
-            ort_k, fp_k = ort_kernels(optimized[m]), fuseplan_kernels(a.fuseplan, m)
+            doc = fuseplan_report(a.fuseplan, m)
+            ort_k, fp_k = ort_kernels(optimized[m]), fuseplan_kernels(doc)
+            nodes = node_by_node(m, optimized[m], doc) if ort_k == fp_k else ("-", False)
         except Exception as e:  # noqa: BLE001 - report and go on
             skipped.append((m, str(e)))
             continue
@@ -177,14 +205,17 @@ def main():
         khist_bad += not kernels_equal
         kcell = "yes (%d)" % sum(ort_k.values()) if kernels_equal else "ORT only: %s; fuseplan only: %s" % (
             fmt(kdiff[0]), fmt(kdiff[1]))
-        rows.append((os.path.relpath(m), ort_bn, fp_bn, fmt(ort_act), fmt(fp_act), "yes" if same else "**no**", kcell))
+        rows.append((os.path.relpath(m), ort_bn, fp_bn, fmt(ort_act), fmt(fp_act), "yes" if same else "**no**", kcell,
+                     nodes[0]))
+        agree += nodes[1]
     print("| model | BN folded by ORT | conv_bn by fuseplan | ORT FusedConv by activation | fuseplan conv_activation | "
-          "equal | kernel histogram equal (views aside) |")
-    print("|---|---|---|---|---|---|---|")
+          "equal | kernel histogram equal (views aside) | node by node (op and original nodes) |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows:
-        print("| `%s` | %d | %d | %s | %s | %s | %s |" % row)
+        print("| `%s` | %d | %d | %s | %s | %s | %s | %s |" % row)
     print(f"\n{len(rows)} models compared: BN folds and FusedConv activations equal on {len(rows) - bad}, different on "
-          f"{bad}; whole kernel histogram equal on {len(rows) - khist_bad}; {len(skipped)} not run")
+          f"{bad}; whole kernel histogram equal on {len(rows) - khist_bad}, node by node on {agree}; "
+          f"{len(skipped)} not run")
     differing = [r[0] for r in rows if not r[6].startswith("yes")]
     if differing:
         print("\nWhy the kernel histograms differ:")

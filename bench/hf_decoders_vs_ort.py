@@ -23,7 +23,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from fidelity import static_copy  # noqa: E402
-from fusion_vs_ort import fuseplan_kernels, ort_kernels  # noqa: E402
+from fusion_vs_ort import fuseplan_kernels, fuseplan_report, ort_kernels  # noqa: E402
 
 LEVELS = {"basic": "ort-cpu-basic", "extended": "ort-cpu-extended", "all": "ort-cpu-all"}
 
@@ -48,7 +48,7 @@ def compare(a, models):
             if m not in opt:
                 rows.append((m, level, "ORT failed"))
                 continue
-            o, f = ort_kernels(opt[m]), fuseplan_kernels(a.fuseplan, m, target)
+            o, f = ort_kernels(opt[m]), fuseplan_kernels(fuseplan_report(a.fuseplan, m, target))
             hist[(m, level)] = o
             cell = "yes (%d)" % sum(o.values()) if o == f else f"ORT only: {fmt(o - f)}; fuseplan only: {fmt(f - o)}"
             rows.append((m, level, cell))

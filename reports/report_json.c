@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "reports/json.h"
+#include "reports/provenance.h"
 
 /* "step": the decoder's step as analysed and its estimated latency per token, or null. */
 static void step_json(fp_jsonw *w, const fp_report *r)
@@ -210,6 +211,49 @@ static void layout_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_end_object(w);
 }
 
+/* Member `member`: the names of n values (null for an omitted optional one). */
+static void names_json(fp_jsonw *w, const char *member, fp_value *const *v, uint32_t n)
+{
+    fp_jsonw_begin_array(w, member);
+    for (uint32_t i = 0; i < n; i++)
+        fp_jsonw_str(w, NULL, v[i] ? v[i]->name : NULL);
+    fp_jsonw_end_array(w);
+}
+
+/* "ops": every runtime op of the final graph with its cost, its tensors and the original nodes it
+ * came from (reports/provenance.h). */
+static void ops_json(fp_jsonw *w, const fp_report *r)
+{
+    const fp_pipeline_result *res = r->res;
+    g_autoptr(fp_provenance) prov = fp_provenance_new(r->model, res);
+    fp_jsonw_begin_array(w, "ops");
+    for (uint32_t i = 0; i < res->cost->n_ops; i++) {
+        const fp_op_cost *oc = &res->cost->ops[i];
+        const fp_node *n = oc->node;
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_str(w, "name", n->name);
+        fp_jsonw_name(w, "op", n->op_type); /* interned by the model */
+        fp_jsonw_name(w, "domain", n->domain);
+        fp_jsonw_int(w, "flops", (gint64)oc->flops);
+        fp_jsonw_int(w, "bytes", (gint64)oc->bytes);
+        fp_jsonw_num(w, "intensity", oc->bytes ? (double)oc->flops / (double)oc->bytes : 0);
+        fp_jsonw_name(w, "bound", fp_bound_name(oc->rl.bound));
+        fp_jsonw_num(w, "est_time_s", oc->rl.time_s);
+        fp_jsonw_name(w, "class", fp_op_class_name(oc->cls));
+        fp_jsonw_bool(w, "kernel", oc->kernel);
+        names_json(w, "inputs", n->inputs, n->n_inputs);
+        names_json(w, "outputs", n->outputs, n->n_outputs);
+        const char *const *from = NULL;
+        uint32_t n_from = fp_provenance_of(prov, n, &from);
+        fp_jsonw_begin_array(w, "from");
+        for (uint32_t k = 0; k < n_from; k++)
+            fp_jsonw_str(w, NULL, from[k]);
+        fp_jsonw_end_array(w);
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+}
+
 void fp_report_json(const fp_report *r, fp_jsonw *w)
 {
     const fp_pipeline_result *res = r->res;
@@ -244,22 +288,7 @@ void fp_report_json(const fp_report *r, fp_jsonw *w)
         fp_jsonw_end_object(w);
     }
     fp_jsonw_end_array(w);
-    fp_jsonw_begin_array(w, "ops");
-    for (uint32_t i = 0; i < res->cost->n_ops; i++) {
-        const fp_op_cost *oc = &res->cost->ops[i];
-        fp_jsonw_begin_object(w, NULL);
-        fp_jsonw_str(w, "name", oc->node->name);
-        fp_jsonw_name(w, "op", oc->node->op_type); /* interned by the model */
-        fp_jsonw_int(w, "flops", (gint64)oc->flops);
-        fp_jsonw_int(w, "bytes", (gint64)oc->bytes);
-        fp_jsonw_num(w, "intensity", oc->bytes ? (double)oc->flops / (double)oc->bytes : 0);
-        fp_jsonw_name(w, "bound", fp_bound_name(oc->rl.bound));
-        fp_jsonw_num(w, "est_time_s", oc->rl.time_s);
-        fp_jsonw_name(w, "class", fp_op_class_name(oc->cls));
-        fp_jsonw_bool(w, "kernel", oc->kernel);
-        fp_jsonw_end_object(w);
-    }
-    fp_jsonw_end_array(w);
+    ops_json(w, r);
     fp_report_fusions_json(w, res->fusions, NULL);
     layout_json(w, r);
     fp_report_memory_object_json(w, "memory", res->memory, res->unknown_values);

@@ -819,6 +819,67 @@ static void test_report_json(void)
     analysis_clear(&a);
 }
 
+/* Strings of array member k of o joined by ", " (null: "-"), appended to out in brackets. */
+static void names_line(GString *out, JsonObject *o, const char *k)
+{
+    JsonArray *a = arr(o, k);
+    g_string_append_c(out, '[');
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonNode *n = json_array_get_element(a, i);
+        g_string_append_printf(out, "%s%s", i ? ", " : "", JSON_NODE_HOLDS_NULL(n) ? "-" : json_node_get_string(n));
+    }
+    g_string_append_c(out, ']');
+}
+
+/* The runtime graph `report -f json` gives of model (a path from the source tree's root) on target
+ * (device dev), as golden text: one line per op, "name op domain [inputs] -> [outputs] from
+ * [original nodes]". Every original node named comes from the model as loaded. */
+static void check_runtime_graph(const char *model, const char *target, const char *dev, const char *golden)
+{
+    g_autofree char *json = NULL;
+    CU_ASSERT_EQUAL_FATAL(fuseplan((const char *[]){"report", model, "--target", target, "--device", dev, "-f", "json",
+                                                    "--no-headroom", NULL},
+                                   &json, NULL),
+                          0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(parser, json, -1, NULL));
+    JsonArray *ops = arr(json_node_get_object(json_parser_get_root(parser)), "ops");
+    g_autoptr(GError) err = NULL;
+    g_autofree char *full = g_build_filename(FP_SOURCE_DIR, model, NULL);
+    g_autoptr(fp_model) m = fp_load_model(full, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g_autoptr(GString) out = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(ops); i++) {
+        JsonObject *o = json_array_get_object_element(ops, i);
+        g_string_append_printf(out, "%s %s %s ", str(o, "name"), str(o, "op"),
+                               *str(o, "domain") ? str(o, "domain") : "-");
+        names_line(out, o, "inputs");
+        g_string_append(out, " -> ");
+        names_line(out, o, "outputs");
+        g_string_append(out, " from ");
+        names_line(out, o, "from");
+        g_string_append_c(out, '\n');
+        JsonArray *from = arr(o, "from");
+        for (guint k = 0; k < json_array_get_length(from); k++)
+            CU_ASSERT_PTR_NOT_NULL(fp_node_lookup(m, json_array_get_string_element(from, k)));
+    }
+    tu_golden_text(out->str, golden);
+}
+
+/* `report -f json`'s ops with their tensors and provenance: fusions chained (Gelu then BiasGelu),
+ * a scale fused after a MatMul and one the MatMul after it absorbs (each from names the Mul or Div), and on ort-cpu-all Conv+BN folds, the Adds and
+ * Relus the NCHWc conversion folds into blocked Convs, and the reorders, which come from no
+ * original node. */
+static void test_report_provenance(void)
+{
+    check_runtime_graph("models/transformer_block.onnx", "ort-cpu-extended", ROUND,
+                        "runtime_transformer_block_ort-cpu-extended.txt");
+    check_runtime_graph("models/resnet_tiny.onnx", "ort-cpu-all", "cpu-avx512", "runtime_resnet_tiny_ort-cpu-all.txt");
+    /* a scalar Mul before the MatMul (matmul_scale's leading form: the MatMul absorbs the anchor) */
+    check_runtime_graph("tests/data/fuse/matmul_leading_scale.onnx", "ort-cpu-extended", ROUND,
+                        "runtime_matmul_leading_scale_ort-cpu-extended.txt");
+}
+
 /* The writer (reports/json_writer.c) against json-glib's generator on one document with every
  * layout case: empty and non-empty containers at several levels, strings that need escaping,
  * numbers at the edges of their formats, nulls, clamps, containers nested four deep. */
@@ -1207,6 +1268,7 @@ FP_TEST_SUITE(register_reports)
     CU_add_test(s, "diff_golden", test_diff_golden);
     CU_add_test(s, "diff_tolerance", test_diff_tolerance);
     CU_add_test(s, "report_json", test_report_json);
+    CU_add_test(s, "report_provenance", test_report_provenance);
     CU_add_test(s, "json_writer", test_json_writer);
     CU_add_test(s, "json_writer_file", test_json_writer_file);
     CU_add_test(s, "browser", test_browser);

@@ -3,8 +3,11 @@
 random small variants of every rewrite fuseplan models (bench/difftest/gen.py), each optimized by ORT
 at levels basic, extended and all (bench/difftest/ort_batch.mjs, one node process per batch) and
 compared with fuseplan's `report` on the target of that level: the kernel histogram of the final
-graph, views aside (Reshape, Flatten, Squeeze, Unsqueeze, Identity), and node by node, which nodes of
-the variant are left as they were (same name and op; both keep the names of the nodes they leave).
+graph, views aside (Reshape, Flatten, Squeeze, Unsqueeze, Identity); which nodes of the variant are
+left as they were (same name and op; both keep the names of the nodes they leave); and node by node,
+each runtime node's op and the original nodes it came from, derived from tensor names the same way
+in both graphs (bench/provenance.py: runtime nodes matched by the original tensors they write, a
+chain joined by generated tensors compared as one cluster).
 
   /usr/bin/python3 bench/difftest/difftest.py [--count N] [--seed S] [--jobs J] [--fuseplan build/fuseplan]
       [--ort DIR] [--out bench/out/difftest] [--doc docs/benchmarks.md] [--minimize K] [--keep KEEP] [--data DIR]
@@ -15,7 +18,9 @@ it still disagrees at that level); one per kind after minimization, KEEP (--keep
 families in turn, is written to DIR: DIR/NAME.onnx, its lines "NAME.onnx LEVEL OP=N..." (ORT's kernels at
 each level) in DIR/difftest.ort, and "NAME.onnx LEVEL reason" in DIR/known_differ.txt for the levels
 fuseplan still predicts otherwise (tests/test_fuse.c reads both without ORT). The table by family
-goes into --doc between <!-- difftest:begin --> and <!-- difftest:end -->.
+goes into --doc between <!-- difftest:begin --> and <!-- difftest:end -->; every node-by-node
+disagreement, and every node whose own provenance (fuseplan's `from`) is not the one derived from
+tensors, one line each (KIND, family, level, variant, both sides), into OUT/provenance.txt.
 """
 import argparse
 import collections
@@ -36,6 +41,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import gen  # noqa: E402
 from bench import write_section  # noqa: E402
 from fusion_vs_ort import VIEWS  # noqa: E402
+import provenance  # noqa: E402
 
 LEVELS = ("basic", "extended", "all")
 BEGIN, END = "<!-- difftest:begin -->", "<!-- difftest:end -->"
@@ -69,23 +75,29 @@ def kept(pairs, original):
 
 
 def ort_graph(saved, original):
-    """(kernel Counter, kept nodes, ops of NCHWc nodes) of ORT's saved model, views aside. The NCHWc
-    transformer names its nodes after their outputs, so the nodes of those ops are not compared by name."""
-    nodes = [n for n in onnx.load(saved).graph.node if n.op_type not in VIEWS]
+    """(kernel Counter, kept nodes, ops of NCHWc nodes, runtime nodes) of ORT's saved model, views aside
+    but in the runtime nodes (provenance.ort_nodes). The NCHWc transformer names its nodes after their
+    outputs, so the nodes of those ops are not compared by name."""
+    model = onnx.load(saved)
+    nodes = [n for n in model.graph.node if n.op_type not in VIEWS]
     nchwc = {n.op_type for n in nodes if n.domain == "com.microsoft.nchwc"}
     pairs = [(n.op_type, n.name) for n in nodes if n.op_type not in nchwc]
-    return collections.Counter(n.op_type for n in nodes), kept(pairs, original), nchwc
+    return collections.Counter(n.op_type for n in nodes), kept(pairs, original), nchwc, provenance.ort_nodes(model)
 
 
 def fuseplan_graph(a, path, level, original):
-    """(kernel Counter, kept nodes) of fuseplan's final graph of path on ort-cpu-LEVEL, or the error text."""
+    """(kernel Counter, kept nodes, runtime nodes, eliminated nodes) of fuseplan's final graph of path on
+    ort-cpu-LEVEL (the runtime nodes with fuseplan's own provenance: provenance.fuseplan_nodes), or the
+    error text."""
     dev = ["--device", a.device] if level == "all" and a.device else []
     r = subprocess.run([a.fuseplan, "report", "-f", "json", "--no-headroom", "--target", "ort-cpu-" + level] + dev +
                        [path], capture_output=True, text=True)
     if r.returncode != 0:
-        return "fuseplan: " + (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0], frozenset()
-    pairs = [(o["op"], o["name"]) for o in json.loads(r.stdout)["ops"] if o["op"] not in VIEWS]
-    return collections.Counter(op for op, _ in pairs), kept(pairs, original)
+        return "fuseplan: " + (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0], frozenset(), [], set()
+    doc = json.loads(r.stdout)
+    pairs = [(o["op"], o["name"]) for o in doc["ops"] if o["op"] not in VIEWS]
+    return (collections.Counter(op for op, _ in pairs), kept(pairs, original), provenance.fuseplan_nodes(doc),
+            provenance.eliminated(doc))
 
 
 def fmt(c):
@@ -94,20 +106,27 @@ def fmt(c):
 
 def compare(a, items, out):
     """items [(key, family, feat, seed, path)] -> {(key, level): (ORT's kernels, fuseplan's kernels or
-    error, ORT's kept nodes, fuseplan's)}, pairs ORT rejected left out."""
+    error, ORT's kept nodes, fuseplan's, the node-by-node components [(kind, line)] of
+    provenance.compare, fuseplan's own provenance where it is not the derived one
+    (provenance.own_mismatches))}, pairs ORT rejected left out."""
     saved = ort_batch(a, [it[4] for it in items], out)
-    jobs, originals = {}, {}
+    jobs, originals, graphs = {}, {}, {}
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         for key, _, _, _, path in items:
-            original = originals[key] = {n.name: n.op_type for n in onnx.load(path).graph.node}
+            g = onnx.load(path).graph
+            original = originals[key] = {n.name: n.op_type for n in g.node}
+            graphs[key] = (provenance.Original(g), [t.name for t in g.input])
             for level in LEVELS:
                 s = saved.get((os.path.abspath(path), level))
                 if s:
                     jobs[(key, level)] = (ort_graph(s, original), ex.submit(fuseplan_graph, a, path, level, original))
     res = {}
-    for k, ((o, ok, nchwc), fut) in jobs.items():
-        f, fk = fut.result()
-        res[k] = (o, f, ok, frozenset(n for n in fk if originals[k[0]][n] not in nchwc))
+    for k, ((o, ok, nchwc, onodes), fut) in jobs.items():
+        f, fk, fnodes, gone = fut.result()
+        orig, inputs = graphs[k[0]]
+        comps = provenance.compare(orig, onodes, fnodes, inputs) if fnodes else []
+        own = provenance.own_mismatches(orig, fnodes, inputs, gone)
+        res[k] = (o, f, ok, frozenset(n for n in fk if originals[k[0]][n] not in nchwc), comps, own)
     return res
 
 
@@ -115,6 +134,45 @@ def kind(family, level, o, f):
     if isinstance(f, str):
         return (family, level, fmt(o), f)
     return (family, level, fmt(o - f), fmt(f - o))
+
+
+VERDICTS = ("equal", "differ", "nodes", "provenance")
+
+
+class Provenance:
+    """The node-by-node comparison of the variants of the same histogram and nodes left: the
+    components by level and kind (provenance.verdict), an example of each disagreeing kind by family
+    and level, and fuseplan's own provenance ("from") where it is not the one derived from tensors."""
+
+    def __init__(self):
+        self.kinds = {lv: collections.Counter() for lv in LEVELS}
+        self.agree = {lv: 0 for lv in LEVELS}
+        self.examples, self.own, self.own_examples = {}, {lv: 0 for lv in LEVELS}, {}
+        self.all = []  # every disagreement and own-from difference, one line each
+
+    def add(self, name, fam, lv, comps, own):
+        """Counts one variant's components; its verdict: equal or provenance."""
+        bad = [(k, line) for k, line in comps if k not in provenance.AGREE]
+        self.kinds[lv].update(k for k, _ in comps)
+        self.agree[lv] += not bad
+        for k, line in bad:
+            self.examples.setdefault((fam, lv, k), f"{name}: {line}")
+            self.all.append(f"{k}\t{fam}\t{lv}\t{name}\t{line}")
+        self.own[lv] += len(own)
+        for node, mine, cone in own:
+            self.own_examples.setdefault((fam, lv), f"{name} {node}: from {mine}, derived {cone}")
+            self.all.append(f"own\t{fam}\t{lv}\t{name}\t{node}: from {mine}, derived {cone}")
+        return "provenance" if bad else "equal"
+
+    def lines(self):
+        out = []
+        for lv in LEVELS:
+            out.append(f"provenance {lv}: {self.agree[lv]} variants agree node by node; components " +
+                       " ".join(f"{k}={v}" for k, v in sorted(self.kinds[lv].items())) +
+                       f"; fuseplan's own from differs from the derived cone at {self.own[lv]} nodes")
+        out += [f"provenance: {f} {lv} {k} (ORT | fuseplan) {e}" for (f, lv, k), e in sorted(self.examples.items())]
+        out += [f"own from: {f} {lv} {e}" for (f, lv), e in sorted(self.own_examples.items())]
+        return out
 
 
 def shrink_candidates(feat):
@@ -205,20 +263,24 @@ def table(stats, n, secs, seed):
     lines = [f"{n} variants (seed {seed}), each optimized by ONNX Runtime 1.30 (CPU EP, onnxruntime-node) at "
              f"levels basic, extended and all and compared with fuseplan's ort-cpu-LEVEL target (level all on "
              f"`--device cpu-avx512`, an AVX-512F host). Equal: the same kernel histogram of the final graph, "
-             f"views aside, and the same nodes of the model left as they were (name and op); differ: another "
-             f"histogram; nodes: the same histogram but other nodes left. Variants ORT rejects are left out. "
-             f"{secs:.0f} s in all, {datetime.date.today()}; `bench/difftest/difftest.py`.", "",
-             "| family | " + " | ".join(f"{lv}: variants | equal | differ | nodes" for lv in LEVELS) + " |",
-             "|---|" + "---:|---:|---:|---:|" * len(LEVELS)]
-    tot = {lv: [0, 0, 0] for lv in LEVELS}
+             f"views aside, the same nodes of the model left as they were (name and op), and node by node the "
+             f"same runtime nodes: each the same op (domain-qualified) from the same original nodes, derived "
+             f"from tensor names in both graphs alike (`bench/provenance.py`; a chain joined by generated "
+             f"tensors, as ORT's NCHWc chains, compared as one); differ: another histogram; nodes: the same "
+             f"histogram but other nodes left; provenance: the same histogram and nodes left, but a runtime "
+             f"node covers other original nodes (or the nodes are grouped otherwise). Variants ORT rejects are "
+             f"left out. {secs:.0f} s in all, {datetime.date.today()}; `bench/difftest/difftest.py`.", "",
+             "| family | " + " | ".join(f"{lv}: variants | equal | differ | nodes | provenance" for lv in LEVELS) +
+             " |", "|---|" + "---:|---:|---:|---:|---:|" * len(LEVELS)]
+    tot = {lv: [0] * len(VERDICTS) for lv in LEVELS}
     for fam in sorted(stats):
         cells = []
         for lv in LEVELS:
             c = stats[fam][lv]
             tot[lv] = [t + x for t, x in zip(tot[lv], c)]
-            cells.append(f"{sum(c)} | {c[0]} | {c[1]} | {c[2]}")
+            cells.append(f"{sum(c)} | " + " | ".join(map(str, c)))
         lines.append(f"| {fam} | " + " | ".join(cells) + " |")
-    lines.append("| **all** | " + " | ".join(f"{sum(c)} | {c[0]} | {c[1]} | {c[2]}" for c in tot.values()) + " |")
+    lines.append("| **all** | " + " | ".join(f"{sum(c)} | " + " | ".join(map(str, c)) for c in tot.values()) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -232,18 +294,19 @@ def run(a):
                                                                a.seed * 100003 + i))
              for i, (name, fam, feat) in enumerate(vs)]
     res = compare(a, items, out)
-    stats = collections.defaultdict(lambda: {lv: [0, 0, 0] for lv in LEVELS})
-    kinds, nodes = {}, []
+    stats = collections.defaultdict(lambda: {lv: [0] * len(VERDICTS) for lv in LEVELS})
+    kinds, nodes, prov = {}, [], Provenance()
     for name, fam, feat, seed, _ in items:
         for lv in LEVELS:
             if (name, lv) in res:
-                o, f, ok, fk = res[(name, lv)]
-                stats[fam][lv][0 if o == f and ok == fk else 1 if o != f else 2] += 1
+                o, f, ok, fk, comps, own = res[(name, lv)]
+                v = "differ" if o != f else "nodes" if ok != fk else prov.add(name, fam, lv, comps, own)
+                stats[fam][lv][VERDICTS.index(v)] += 1
                 if o != f:
                     kinds.setdefault(kind(fam, lv, o, f), (name, fam, feat, seed))
                 elif ok != fk:
                     nodes.append(f"nodes: {name} {lv} ORT keeps {sorted(ok - fk)} fuseplan keeps {sorted(fk - ok)}")
-    return t0, items, stats, kinds, nodes
+    return t0, items, stats, kinds, nodes, prov
 
 
 def main():
@@ -261,12 +324,14 @@ def main():
     ap.add_argument("--data")
     ap.add_argument("--family", help="comma-separated families to run (the same variants as in the full run)")
     a = ap.parse_args()
-    t0, items, stats, kinds, nodes = run(a)
+    t0, items, stats, kinds, nodes, prov = run(a)
     secs = time.time() - t0
     print(table(stats, len(items), secs, a.seed))
     for k in sorted(kinds):
         print("differ: %s %s ORT only [%s] fuseplan only [%s] e.g. %s" % (k[0], k[1], k[2], k[3], kinds[k][0]))
     print("\n".join(nodes))
+    print("\n".join(prov.lines()))
+    open(os.path.join(a.out, "provenance.txt"), "w").write("".join(line + "\n" for line in prov.all))
     if a.doc:
         write_section(a.doc, TITLE, BEGIN, END, table(stats, len(items), secs, a.seed))
     if a.data and kinds:
