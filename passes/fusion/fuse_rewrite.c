@@ -57,12 +57,15 @@ static void rewrite_fold(fp_fuser *fz, const fp_match *mt)
             last->outputs[k]->producer = NULL;
 }
 
+/* The domain of r's fused op as the target writes it: ONNX's for Gemm, LayerNormalization, Div, the
+ * QLinear ops and SimplifiedLayerNormalization (ONNX Runtime registers that one in the ONNX domain),
+ * the GE and TensorRT ops; com.microsoft for the other ONNX Runtime contrib ops. */
 static const char *fused_domain(const fp_rule *r)
 {
     if (r->rewrite == FP_RW_QDQ) /* QLinearConv and QLinearMatMul are ONNX ops, the others ONNX Runtime's */
         return r->fused_kind == FP_OP_QLINEAR_CONV || r->fused_kind == FP_OP_QLINEAR_MATMUL ? "" : "com.microsoft";
     if (g_str_has_prefix(r->id, "ge_") || g_str_has_prefix(r->id, "trt_") || r->fused_kind == FP_OP_GEMM ||
-        r->fused_kind == FP_OP_LAYER_NORM || r->fused_kind == FP_OP_DIV)
+        r->fused_kind == FP_OP_LAYER_NORM || r->fused_kind == FP_OP_SIMPLIFIED_LAYER_NORM || r->fused_kind == FP_OP_DIV)
         return "";
     return "com.microsoft";
 }
