@@ -558,9 +558,18 @@ static bool model_inputs_static(const fp_graph *g)
     return true;
 }
 
+/* Whether the dims of a, MatMul mm's A, are all known when the target optimizes: on a target that
+ * optimizes on the declared dims, a's shape then (fp_value_load_shape) where recorded; else (and
+ * when none was recorded) whether the model's inputs are declared static. */
+static bool a_static_at_load(const fp_match *mt, const fp_node *mm, const fp_value *a)
+{
+    const fp_shape *s = mt->target->fold_declared ? fp_value_load_shape(a) : NULL;
+    return s ? fp_shape_static(s) : model_inputs_static(mm->graph);
+}
+
 /* ONNX Runtime's MatMulAddFusion: B is 2-D with known dims; an A of rank 2 takes a bias [N], [1,N],
- * [M,1] or [M,N]; any other A is reshaped to 2-D around the Gemm, which needs A's shape static as
- * exported and a bias [N]. (Newer ORT sources also skip attention output projections; ORT 1.30,
+ * [M,1] or [M,N]; any other A is reshaped to 2-D around the Gemm, which needs A's dims all known
+ * when the runtime optimizes (a_static_at_load) and a bias [N]. (Newer ORT sources also skip attention output projections; ORT 1.30,
  * measured, fuses them.) */
 static bool check_gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
@@ -588,7 +597,7 @@ static bool check_gemm_operands(const fp_constraint *c, const fp_match *mt, GPtr
                 why = "the Add's operand does not broadcast as Gemm's C";
                 hint = "Gemm's C must be [N], [1,N], [M,1] or [M,N]";
             }
-        } else if (!model_inputs_static(mm->graph)) {
+        } else if (!a_static_at_load(mt, mm, a)) {
             why = "A is not 2-D and the model's inputs have symbolic dims, so the reshape to 2-D cannot be fixed "
                   "at load time";
             hint = "export with static input shapes (or keep MatMul + Add)";
