@@ -1272,7 +1272,9 @@ static bool check_other_activation(const fp_constraint *c, const fp_match *mt, G
 }
 
 /* Gate: node c->node scales a tensor by a constant scalar: Div x / c, or Mul by c on either side;
- * x has a known rank >= 1, and c's rank is at most x's (ORT's MatMulScaleFusion, leading form). */
+ * x has a known rank >= 1, and c's rank is at most x's (ORT's MatMulScaleFusion, leading form), of
+ * the shapes the target's compiler knows (cond_shape: ORT reads its graph's, where a Squeeze of a
+ * tensor of unknown rank has none). */
 static bool check_leading_scale(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
@@ -1282,8 +1284,8 @@ static bool check_leading_scale(const fp_constraint *c, const fp_match *mt, GPtr
     int k = fp_fuse_scale_operand(n, NULL);
     if (k < 0)
         return false;
-    const fp_value *x = n->inputs[1 - k], *s = n->inputs[k];
-    return x->shape.rank >= 1 && s->shape.rank <= x->shape.rank;
+    const fp_shape *x = cond_shape(mt, n->inputs[1 - k]);
+    return x->rank >= 1 && n->inputs[k]->shape.rank <= x->rank;
 }
 
 /* Gate: the anchor carries no activation yet (a FusedConv made by an earlier rule may). */
