@@ -10,6 +10,12 @@ corpus (bench/fidelity.py's "corpus" section), for tests/test_fuse.c:
   corpus_gemm_load.onnx     x [1, 4, 16] and q [batch, 4, 16]: x @ W + b and q @ W + b. ORT's
                             MatMulAddFusion reshapes a 3-D A around a Gemm when it knows all of A's
                             dims: x's, not q's (a symbolic model input does not stop the first).
+  corpus_scale_reshape13.onnx  Reshape(x [batch, 4, 8], Shape(y [batch, 8, 4])) * 0.5 @ W at
+  corpus_scale_reshape14.onnx  opsets 13 and 14: ONNX's inference of Reshape-13 gives a Reshape
+                            whose target is no constant no shape, that of Reshape-14 its rank, and
+                            ORT's MatMulScaleFusion takes a scale only on an input of known rank:
+                            FusedMatMul at 14 alone (PaddleOCR's PP-OCRv4 recognizer, opset 9: its
+                            attention's q scale stays a Mul).
 
   /usr/bin/python3 bench/gen_corpus_cases.py [--expect] [--ort DIR] [OUTDIR]   (default tests/data/fuse)
 
@@ -25,12 +31,12 @@ from gen_paddle_like import cli
 rng = np.random.default_rng(36)
 
 
-def model(g, inputs, *ys):
-    """g's nodes as a model of opset 17 with inputs [(name, dims)] and outputs ys."""
+def model(g, inputs, *ys, opset=17):
+    """g's nodes as a model of `opset` with inputs [(name, dims)] and outputs ys."""
     ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, dims) for n, dims in inputs]
     outs = [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ys]
     m = helper.make_model(helper.make_graph(g.nodes, "corpus_case", ins, outs, g.inits),
-                          opset_imports=[helper.make_opsetid("", 17)], producer_name="gen_corpus_cases")
+                          opset_imports=[helper.make_opsetid("", opset)], producer_name="gen_corpus_cases")
     m.ir_version = 8
     return m
 
@@ -51,8 +57,17 @@ def gemm_load():
     return model(g, [("x", [1, 4, 16]), ("q", ["batch", 4, 16])], y1, y2)
 
 
+def scale_reshape(opset):
+    g = Graph()
+    r = g.op("Reshape", ["x", g.op("Shape", ["y"])])
+    y = g.op("MatMul", [g.op("Mul", [r, g.const(0.5)]), g.const(rng.standard_normal((4, 4)) * 0.2)])
+    return model(g, [("x", ["batch", 4, 8]), ("y", ["batch", 8, 4])], y, opset=opset)
+
+
 def main():
-    cli(__doc__, (("corpus_cse_identity.onnx", cse_identity), ("corpus_gemm_load.onnx", gemm_load)),
+    cli(__doc__, (("corpus_cse_identity.onnx", cse_identity), ("corpus_gemm_load.onnx", gemm_load),
+                  ("corpus_scale_reshape13.onnx", lambda: scale_reshape(13)),
+                  ("corpus_scale_reshape14.onnx", lambda: scale_reshape(14))),
         "corpus_cases.ort", "bench/gen_corpus_cases.py's models")
 
 
