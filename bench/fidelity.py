@@ -169,11 +169,34 @@ def corpus_models(out):
             genai_models(os.path.join(out, "genai")))
 
 
+# Transformer classifiers of torchvision, by file name prefix.
+TV_TRANSFORMERS = ("tv_vit_", "tv_swin_", "tv_maxvit_")
+
+
+def corpus_counts(models):
+    """The sentence counting corpus_models' files and networks (a static copy is no other network):
+    classifiers, segmentation models, transformers or decoders, third-party files."""
+    names = [os.path.basename(m) for m in models]
+    dirs = [os.path.basename(os.path.dirname(m)) for m in models]
+    static = sum(d == "hf_decoders_static" for d in dirs)
+    tv = sum(n.startswith("tv_") for n in names)
+    tvt = sum(n.startswith(TV_TRANSFORMERS) for n in names)
+    seg = sum(n.startswith("seg_") for n in names)
+    nn = sum(n.startswith("nn_") for n in names)
+    hf = sum(d == "hf_decoders" for d in dirs)
+    third = {d: dirs.count(d) for d in ("paddle", "silero", "genai")}
+    return (f"{len(models)} files, {len(models) - static} networks: {tv} torchvision classifiers ({tvt} of them "
+            f"transformers: ViT, Swin, MaxViT), {seg} segmentation models, {nn} torch.nn transformers, {hf} HF-like "
+            f"decoders (each also fixed at one decode step), {sum(third.values())} third-party files "
+            f"({third['paddle']} PaddleOCR, {third['silero']} Silero VAD, {third['genai']} onnxruntime-genai test "
+            f"decoders); transformers or decoders: {tvt + nn + hf + third['genai']}")
+
+
 def corpus_section(a):
     """fusion_vs_ort.py's kernel histograms on corpus_models at levels basic, extended and all."""
     models = corpus_models(a.out)
     dev, block = host_device(a)
-    text = (f"{len(models)} networks: every torchvision 0.14 classifier of up to 100 M parameters that "
+    text = (f"{corpus_counts(models)}. Every torchvision 0.14 classifier of up to 100 M parameters that "
             "torch 1.13 exports, its segmentation models and torch.nn transformers (`bench/gen_torch_corpus.py`, "
             "which names the ones left out), the HF-like decoders of `bench/gen_hf_decoders.py` as exported and "
             "fixed at one decode step, and third-party files (PaddleOCR, Silero VAD, onnxruntime-genai's test "
