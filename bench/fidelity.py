@@ -26,6 +26,7 @@ import argparse
 import datetime
 import glob
 import os
+import shutil
 import subprocess
 import sys
 
@@ -205,9 +206,10 @@ def corpus_section(a):
     for level, target, device in (("basic", "ort-cpu-basic", None), ("extended", "ort-cpu-extended", None),
                                   ("all", "ort-cpu-all", dev)):
         d = ["--device", device] if device else []
+        saved = os.path.join(a.out, "corpus_ort_" + level)
         rc, out, err = run([PY, "bench/fusion_vs_ort.py", "--ort", a.ort, "--fuseplan", a.fuseplan, "--level",
-                            level, "--histogram", "--target", target,
-                            "--out", os.path.join(a.out, "corpus_ort_" + level)] + d + models)
+                            level, "--histogram", "--target", target, "--out", saved] + d + models)
+        shutil.rmtree(saved, ignore_errors=True)  # ORT's saved models hold the weights: some GB a level
         text += f"\n#### At level `{level}` (fuseplan `{target}`{f' on `{dev}`, nchwc_block={block}' if device else ''})\n\n"
         out = out.replace(os.path.relpath(a.out, ROOT) + "/", "")  # paths under the output folder
         text += out if out.strip() else f"`bench/fusion_vs_ort.py` failed (exit {rc}): {err.strip()[-400:]}\n"
