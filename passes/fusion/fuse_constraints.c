@@ -569,8 +569,8 @@ static bool a_static_at_load(const fp_match *mt, const fp_node *mm, const fp_val
 
 /* ONNX Runtime's MatMulAddFusion: B is 2-D with known dims; an A of rank 2 takes a bias [N], [1,N],
  * [M,1] or [M,N]; any other A is reshaped to 2-D around the Gemm, which needs A's dims all known
- * when the runtime optimizes (a_static_at_load) and a bias [N]. (Newer ORT sources also skip attention output projections; ORT 1.30,
- * measured, fuses them.) */
+ * when the runtime optimizes (a_static_at_load) and a bias [N]. (Newer ORT sources also skip
+ * attention output projections; ORT 1.30, measured, fuses them.) */
 static bool check_gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *mm = node_at(mt, 0), *add = node_at(mt, 1);
