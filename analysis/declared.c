@@ -194,6 +194,17 @@ static bool has_shape_ops(const fp_model *m)
     return false;
 }
 
+/* Whether an input of m's main graph declares a dim that is not a number (the runtime's shapes then
+ * may differ from the bound ones). */
+static bool inputs_symbolic(const fp_model *m)
+{
+    const fp_graph *g = m->main;
+    for (guint i = 0; g && i < g->inputs->len; i++)
+        if (!fp_shape_static(&((const fp_value *)g->inputs->pdata[i])->decl_shape))
+            return true;
+    return false;
+}
+
 /* The Shape and Size nodes of m marked FP_NODE_RUNTIME_SHAPE. */
 static size_t count_marked(const fp_model *m)
 {
@@ -208,10 +219,14 @@ static size_t count_marked(const fp_model *m)
 
 size_t fp_declared_mark_runtime(fp_model *m, const fp_target *t)
 {
-    if (!has_shape_ops(m))
-        return 0;
     g_autoptr(GError) err = NULL;
     fp_shape_opts view = {.runtime_view = true};
+    if (!has_shape_ops(m)) {
+        /* nothing to mark; the shapes the runtime knows, where they may differ from the bound ones */
+        if (inputs_symbolic(m) && fp_pass_shapes(m, &view, NULL, &err))
+            record_load_shapes(m);
+        return 0;
+    }
     if (!fp_pass_shapes(m, &view, NULL, &err))
         return 0;
     view.attrs_checked = true;

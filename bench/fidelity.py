@@ -26,6 +26,7 @@ import argparse
 import datetime
 import glob
 import os
+import shutil
 import subprocess
 import sys
 
@@ -169,11 +170,34 @@ def corpus_models(out):
             genai_models(os.path.join(out, "genai")))
 
 
+# Transformer classifiers of torchvision, by file name prefix.
+TV_TRANSFORMERS = ("tv_vit_", "tv_swin_", "tv_maxvit_")
+
+
+def corpus_counts(models):
+    """The sentence counting corpus_models' files and networks (a static copy is no other network):
+    classifiers, segmentation models, transformers or decoders, third-party files."""
+    names = [os.path.basename(m) for m in models]
+    dirs = [os.path.basename(os.path.dirname(m)) for m in models]
+    static = sum(d == "hf_decoders_static" for d in dirs)
+    tv = sum(n.startswith("tv_") for n in names)
+    tvt = sum(n.startswith(TV_TRANSFORMERS) for n in names)
+    seg = sum(n.startswith("seg_") for n in names)
+    nn = sum(n.startswith("nn_") for n in names)
+    hf = sum(d == "hf_decoders" for d in dirs)
+    third = {d: dirs.count(d) for d in ("paddle", "silero", "genai")}
+    return (f"{len(models)} files, {len(models) - static} networks: {tv} torchvision classifiers ({tvt} of them "
+            f"transformers: ViT, Swin, MaxViT), {seg} segmentation models, {nn} torch.nn transformers, {hf} HF-like "
+            f"decoders (each also fixed at one decode step), {sum(third.values())} third-party files "
+            f"({third['paddle']} PaddleOCR, {third['silero']} Silero VAD, {third['genai']} onnxruntime-genai test "
+            f"decoders); transformers or decoders: {tvt + nn + hf + third['genai']}")
+
+
 def corpus_section(a):
     """fusion_vs_ort.py's kernel histograms on corpus_models at levels basic, extended and all."""
     models = corpus_models(a.out)
     dev, block = host_device(a)
-    text = (f"{len(models)} networks: every torchvision 0.14 classifier of up to 100 M parameters that "
+    text = (f"{corpus_counts(models)}. Every torchvision 0.14 classifier of up to 100 M parameters that "
             "torch 1.13 exports, its segmentation models and torch.nn transformers (`bench/gen_torch_corpus.py`, "
             "which names the ones left out), the HF-like decoders of `bench/gen_hf_decoders.py` as exported and "
             "fixed at one decode step, and third-party files (PaddleOCR, Silero VAD, onnxruntime-genai's test "
@@ -182,9 +206,10 @@ def corpus_section(a):
     for level, target, device in (("basic", "ort-cpu-basic", None), ("extended", "ort-cpu-extended", None),
                                   ("all", "ort-cpu-all", dev)):
         d = ["--device", device] if device else []
+        saved = os.path.join(a.out, "corpus_ort_" + level)
         rc, out, err = run([PY, "bench/fusion_vs_ort.py", "--ort", a.ort, "--fuseplan", a.fuseplan, "--level",
-                            level, "--histogram", "--target", target,
-                            "--out", os.path.join(a.out, "corpus_ort_" + level)] + d + models)
+                            level, "--histogram", "--target", target, "--out", saved] + d + models)
+        shutil.rmtree(saved, ignore_errors=True)  # ORT's saved models hold the weights: some GB a level
         text += f"\n#### At level `{level}` (fuseplan `{target}`{f' on `{dev}`, nchwc_block={block}' if device else ''})\n\n"
         out = out.replace(os.path.relpath(a.out, ROOT) + "/", "")  # paths under the output folder
         text += out if out.strip() else f"`bench/fusion_vs_ort.py` failed (exit {rc}): {err.strip()[-400:]}\n"

@@ -37,9 +37,22 @@ static const fp_tensor *small_const(const fp_value *v)
     return t;
 }
 
-/* The number of value v: the first constant of its contents for a small constant, else v. */
+/* v, or the value an Identity chain copies into v: ONNX Runtime's EliminateIdentity (level 1,
+ * identity_elimination.cc) has made its readers read the Identity's input before the elimination
+ * numbers them. An Identity whose output is a graph output stays. */
+static const fp_value *identity_source(const fp_value *v)
+{
+    while (v && !v->is_output && v->producer && v->producer->op == FP_OP_IDENTITY &&
+           !(v->producer->flags & FP_NODE_REMOVED) && v->producer->n_inputs == 1 && v->producer->inputs[0])
+        v = v->producer->inputs[0];
+    return v;
+}
+
+/* The number of value v: that of the value an Identity copies into it, the first constant of its
+ * contents for a small constant, else v. */
 static const fp_value *number_of(cse *c, const fp_value *v)
 {
+    v = identity_source(v);
     const fp_value *into = v && c->same ? g_hash_table_lookup(c->same, v) : NULL;
     if (into)
         return into;

@@ -1155,6 +1155,17 @@ static void test_ort_shapes(void)
     CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/ort_shapes.ort", NULL), 6);
 }
 
+/* The smallest forms of the differences found on the broad corpus (bench/gen_corpus_cases.py):
+ * ONNX Runtime's elimination merges two MatMuls of one input once an Identity no longer stands
+ * between one of them and its weights; its MatMulAddFusion makes a Gemm of a 3-D A whose dims it
+ * knows though another model input is symbolic; its MatMulScaleFusion leaves a scale on the output
+ * of a Reshape-13 whose target is no constant (no shape in its graph) and takes it after a
+ * Reshape-14 (tests/data/fuse/corpus_cases.ort). */
+static void test_corpus_cases(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/corpus_cases.ort", NULL), 12);
+}
+
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
  * (tests/data/fuse/difftest/known_differ.txt, each with ORT's and fuseplan's kernels) still differ,
@@ -1981,6 +1992,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "paddle_like_ort", test_paddle_like_ort);
     CU_add_test(s, "difftest_vs_ort", test_difftest_vs_ort);
     CU_add_test(s, "ort_shapes", test_ort_shapes);
+    CU_add_test(s, "corpus_cases", test_corpus_cases);
     CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
     CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);

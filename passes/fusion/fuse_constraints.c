@@ -594,10 +594,19 @@ static bool model_inputs_static(const fp_graph *g)
     return true;
 }
 
+/* Whether the dims of a, MatMul mm's A, are all known when the target optimizes: on a target that
+ * optimizes on the declared dims, a's shape then (fp_value_load_shape) where recorded; else (and
+ * when none was recorded) whether the model's inputs are declared static. */
+static bool a_static_at_load(const fp_match *mt, const fp_node *mm, const fp_value *a)
+{
+    const fp_shape *s = mt->target->fold_declared ? fp_value_load_shape(a) : NULL;
+    return s ? fp_shape_static(s) : model_inputs_static(mm->graph);
+}
+
 /* ONNX Runtime's MatMulAddFusion: B is 2-D with known dims; an A of rank 2 takes a bias [N], [1,N],
- * [M,1] or [M,N]; any other A is reshaped to 2-D around the Gemm, which needs A's shape static as
- * exported and a bias [N]. (Newer ORT sources also skip attention output projections; ORT 1.30,
- * measured, fuses them.) */
+ * [M,1] or [M,N]; any other A is reshaped to 2-D around the Gemm, which needs A's dims all known
+ * when the runtime optimizes (a_static_at_load) and a bias [N]. (Newer ORT sources also skip
+ * attention output projections; ORT 1.30, measured, fuses them.) */
 static bool check_gemm_operands(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *mm = node_at(mt, 0), *add = node_at(mt, 1);
@@ -624,7 +633,7 @@ static bool check_gemm_operands(const fp_constraint *c, const fp_match *mt, GPtr
                 why = "the Add's operand does not broadcast as Gemm's C";
                 hint = "Gemm's C must be [N], [1,N], [M,1] or [M,N]";
             }
-        } else if (!model_inputs_static(mm->graph)) {
+        } else if (!a_static_at_load(mt, mm, a)) {
             why = "A is not 2-D and the model's inputs have symbolic dims, so the reshape to 2-D cannot be fixed "
                   "at load time";
             hint = "export with static input shapes (or keep MatMul + Add)";
@@ -1299,7 +1308,9 @@ static bool check_other_activation(const fp_constraint *c, const fp_match *mt, G
 }
 
 /* Gate: node c->node scales a tensor by a constant scalar: Div x / c, or Mul by c on either side;
- * x has a known rank >= 1, and c's rank is at most x's (ORT's MatMulScaleFusion, leading form). */
+ * x has a known rank >= 1, and c's rank is at most x's (ORT's MatMulScaleFusion, leading form), of
+ * the shapes the target's compiler knows (cond_shape: ORT reads its graph's, where a Squeeze of a
+ * tensor of unknown rank has none). */
 static bool check_leading_scale(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
@@ -1309,8 +1320,8 @@ static bool check_leading_scale(const fp_constraint *c, const fp_match *mt, GPtr
     int k = fp_fuse_scale_operand(n, NULL);
     if (k < 0)
         return false;
-    const fp_value *x = n->inputs[1 - k], *s = n->inputs[k];
-    return x->shape.rank >= 1 && s->shape.rank <= x->shape.rank;
+    const fp_shape *x = cond_shape(mt, n->inputs[1 - k]);
+    return x->rank >= 1 && n->inputs[k]->shape.rank <= x->rank;
 }
 
 /* Gate: the anchor carries no activation yet (a FusedConv made by an earlier rule may). */
