@@ -54,6 +54,19 @@ static void kv_cross_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_end_object(w);
 }
 
+/* One cached tensor's object: past, present, kind (NULL: none), layer, shape. */
+static void kv_tensor_json(fp_jsonw *w, const fp_kv_tensor *t, const char *kind, const fp_shape *shape)
+{
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_str(w, "past", t->past->name);
+    fp_jsonw_str(w, "present", t->present ? t->present->name : NULL);
+    if (kind)
+        fp_jsonw_name(w, "kind", kind);
+    fp_jsonw_int(w, "layer", t->layer);
+    fp_jsonw_shape(w, "shape", shape);
+    fp_jsonw_end_object(w);
+}
+
 /* "paged": onnxruntime-genai's paged cache (docs/json.md), or null. */
 static void kv_paged_json(fp_jsonw *w, const fp_kv_cache *kv)
 {
@@ -84,15 +97,8 @@ static void kv_state_json(fp_jsonw *w, const fp_kv_cache *kv)
     fp_jsonw_int(w, "layers", kv->n_state);
     fp_jsonw_int_or_null(w, "bytes_per_sequence", per_seq ? (gint64)per_seq : -1);
     fp_jsonw_begin_array(w, "tensors");
-    for (uint32_t i = 0; i < kv->n_state; i++) {
-        const fp_kv_tensor *t = &kv->state[i];
-        fp_jsonw_begin_object(w, NULL);
-        fp_jsonw_str(w, "past", t->past->name);
-        fp_jsonw_str(w, "present", t->present ? t->present->name : NULL);
-        fp_jsonw_int(w, "layer", t->layer);
-        fp_jsonw_shape(w, "shape", &t->past->shape);
-        fp_jsonw_end_object(w);
-    }
+    for (uint32_t i = 0; i < kv->n_state; i++)
+        kv_tensor_json(w, &kv->state[i], NULL, &kv->state[i].past->shape);
     fp_jsonw_end_array(w);
     fp_jsonw_end_object(w);
 }
@@ -157,13 +163,11 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_begin_array(w, "tensors");
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
         const fp_kv_tensor *t = &kv->tensors[i];
-        fp_jsonw_begin_object(w, NULL);
-        fp_jsonw_str(w, "past", t->past->name);
-        fp_jsonw_str(w, "present", t->present ? t->present->name : NULL);
-        fp_jsonw_name(w, "kind", t->packed ? "key_value" : t->value ? "value" : "key");
-        fp_jsonw_int(w, "layer", t->layer);
-        fp_jsonw_shape(w, "shape", t->present ? &t->present->shape : &t->past->shape);
-        fp_jsonw_end_object(w);
+        kv_tensor_json(w, t,
+                       t->packed  ? "key_value"
+                       : t->value ? "value"
+                                  : "key",
+                       t->present ? &t->present->shape : &t->past->shape);
     }
     fp_jsonw_end_array(w);
     kv_cross_json(w, r);
