@@ -87,28 +87,39 @@ static fp_value *quantizable_bias(const fp_node *n)
     return weight_scale_ok(n, w, b->shape.dims[0].value) ? b : NULL;
 }
 
-/* A new initializer of g called `name` of dtype and shape, zeros (its contents are the runtime's). */
-static fp_value *zeros(fp_graph *g, const char *name, fp_dtype dtype, fp_shape shape)
+/* A new node of n's graph, folded at load (ORT's ConstantFolding: its inputs are constants), op
+ * `op` of type op_type named `name` reading a and b (NULL: none), writing a new value `name` of a's
+ * shape (`like`'s when given) and `dtype`. */
+static fp_value *folded(fp_model *m, const fp_node *n, fp_op op, const char *op_type, const char *name, fp_value *a,
+                        fp_value *b, const fp_value *like, fp_dtype dtype)
 {
-    uint64_t numel = 0, bytes = 0;
-    if (!fp_shape_numel(&shape, &numel) || !fp_dtype_bytes(dtype, numel, &bytes))
-        bytes = 0;
-    g_autofree void *data = g_malloc0(MAX(bytes, 1));
-    return fp_graph_initializer(g, name, dtype, shape, data, bytes);
+    fp_graph *g = n->graph;
+    fp_node *f = fp_node_new_attrs(g, op, op_type, "", name, b ? 2 : 1, 1, op == FP_OP_CAST);
+    f->inputs[0] = a;
+    if (b)
+        f->inputs[1] = b;
+    if (op == FP_OP_CAST)
+        f->attrs[0] = (fp_attr){.name = fp_intern(m, "to", -1), .type = FP_ATTR_INT, .u.i = dtype};
+    f->opset = n->opset;
+    f->flags |= FP_NODE_FOLDED;
+    fp_value *out = fp_graph_value_like(g, name, like ? like : a, dtype);
+    fp_node_set_output(f, 0, out);
+    return out;
 }
 
-/* n reads a new DequantizeLinear "<n>_bias_dq" of int32 initializer "<n>_bias_int32" (bias b
- * quantized) at scale "<n>_bias_scale" (input scale x weight scale, of the weight scale's shape;
- * axis 0 per channel) instead of b. */
+/* n reads a new DequantizeLinear "<n>_bias_dq" instead of bias b: of b quantized to int32
+ * ("<n>_bias_int32", a folded Cast standing for ORT's Cast(Round(Div)) of b) at the scale input
+ * scale x weight scale ("<n>_bias_scale", a folded Mul of the weight scale's shape), axis 0 per
+ * channel. Both are folded at load, so they are no weights of the file. */
 static void quantize_bias(fp_model *m, fp_node *n, fp_value *b)
 {
     fp_graph *g = n->graph;
-    const fp_value *ws = n->inputs[1]->producer->inputs[1];
+    fp_value *in_scale = n->inputs[0]->producer->inputs[1], *ws = n->inputs[1]->producer->inputs[1];
     g_autofree char *qname = g_strdup_printf("%s_bias_int32", n->name);
     g_autofree char *sname = g_strdup_printf("%s_bias_scale", n->name);
     g_autofree char *dname = g_strdup_printf("%s_bias_dq", n->name);
-    fp_value *q = zeros(g, qname, FP_DT_INT32, b->shape);
-    fp_value *s = zeros(g, sname, FP_DT_FLOAT, ws->shape);
+    fp_value *s = folded(m, n, FP_OP_MUL, "Mul", sname, in_scale, ws, ws, FP_DT_FLOAT);
+    fp_value *q = folded(m, n, FP_OP_CAST, "Cast", qname, b, NULL, NULL, FP_DT_INT32);
     fp_value *out = fp_graph_value_like(g, dname, b, FP_DT_UNDEFINED);
     bool per_channel = !scalar(ws);
     fp_node *dq = fp_node_new_attrs(g, FP_OP_DEQUANTIZE_LINEAR, "DequantizeLinear", "", dname, 2, 1, per_channel);

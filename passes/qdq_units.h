@@ -18,12 +18,14 @@
  *   nodes, whose weight comes from a DequantizeLinear (per tensor, or per channel on axis 0; on 1
  *   for a Gemm without transB; a float weight, which ORT quantizes too, is not modelled: such a
  *   node is left) and whose bias is a 1-D constant initializer gets a new
- *   DequantizeLinear of a new int32 initializer (the bias quantized at load, its scale the input's
- *   times the weight's: the Mul, Div, Round and Cast ORT adds are folded at load) as its bias;
+ *   DequantizeLinear of the bias quantized to int32 at the input's scale times the weight's, both
+ *   folded at load (ORT's Mul, Div, Round and Cast: here a folded Mul and a folded Cast, so that
+ *   they count as folded weights, not the file's) as its bias;
  * - then every live DequantizeLinear read by more than one node input, or read and a graph output,
  *   is copied (same inputs and attributes, a new output) for each reading input but the first (all
  *   of them when it is a graph output), each copy read by that input alone.
- * One info finding in diag; m linked again when it changed. Returns the count of nodes added. */
+ * One info finding in diag; m linked again when it changed. Returns the count of DequantizeLinear
+ * nodes added. */
 uint32_t fp_pass_qdq_units(fp_model *m, const fp_target *t, fp_diag *diag);
 
 #endif

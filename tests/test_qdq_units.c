@@ -119,6 +119,9 @@ static void test_bias(void)
             continue;
         CU_ASSERT_STRING_EQUAL(dq->name, "conv_bias_dq");
         CU_ASSERT(dq->inputs[0]->dtype == FP_DT_INT32 && dq->inputs[0]->shape.dims[0].value == 3);
+        /* folded at load, from the float bias: no weight of the file */
+        CU_ASSERT(fp_value_is_constant(dq->inputs[0]) && !fp_value_is_weight(dq->inputs[0]));
+        CU_ASSERT_PTR_EQUAL(dq->inputs[0]->producer->inputs[0], fp_graph_find(m->main, "bias"));
         CU_ASSERT_EQUAL(dq->inputs[1]->shape.rank, cases[i].per_channel ? 1 : 0);
         CU_ASSERT_EQUAL(fp_node_attr_int(dq, "axis", -1), cases[i].per_channel ? 0 : -1);
     }
