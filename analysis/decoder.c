@@ -84,8 +84,14 @@ static bool is_value(const fp_value *v, uint32_t nth)
 }
 
 /* Dim `axis` of the BNSH layout ([batch, kv_heads, tokens, head_dim]) in tensor t's declared past:
- * one axis further in a packed [2, batch, heads, tokens, head_dim] one. */
-static fp_dim past_dim(const fp_kv_tensor *t, int axis) { return t->past->decl_shape.dims[axis + t->packed]; }
+ * one axis further in a packed [2, batch, heads, tokens, head_dim] one; in a paged [blocks,
+ * block_size, kv_heads, head_dim] one the heads and head dim, the batch and tokens unknown. */
+static fp_dim past_dim(const fp_kv_tensor *t, int axis)
+{
+    if (t->paged)
+        return axis == 1 || axis == 3 ? t->past->decl_shape.dims[axis == 1 ? 2 : 3] : (fp_dim){-1, NULL};
+    return t->past->decl_shape.dims[axis + t->packed];
+}
 
 /* The symbol of BNSH axis `axis` shared by every tensor's past input, or NULL. */
 static const char *shared_sym(const fp_kv_cache *kv, int axis)
@@ -229,6 +235,7 @@ void fp_kv_cache_free(fp_kv_cache *kv)
         return;
     g_free(kv->tensors);
     g_free(kv->cross);
+    g_free(kv->state);
     g_free(kv->config);
     fp_genai_config_free(kv->genai);
     g_free(kv);
@@ -262,7 +269,9 @@ static fp_dim now_dim(const fp_value *v, int axis)
 static uint64_t sum_bytes(const fp_kv_cache *kv, bool present, fp_dtype dtype, int64_t block)
 {
     uint64_t sum = 0, b = 0;
-    int64_t tokens = present && kv->share_buffer ? kv->max_length : 0;
+    bool paged = fp_kv_cache_paged(kv); /* a pool: its block slots are not a token axis */
+    int64_t tokens = present && kv->share_buffer && !paged ? kv->max_length : 0;
+    block = paged ? 0 : block;
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
         const fp_kv_tensor *t = &kv->tensors[i];
         if (!fp_kv_tensor_bytes(present && t->present ? t->present : t->past, 0, dtype, tokens, block, &b) ||
@@ -286,11 +295,27 @@ uint64_t fp_kv_sizing_held(void *sizing)
 
 uint64_t fp_kv_cache_past(const fp_kv_cache *kv, fp_dtype dtype)
 {
-    return kv->share_buffer ? 0 : sum_bytes(kv, false, dtype, 0);
+    return kv->share_buffer || fp_kv_cache_paged(kv) ? 0 : sum_bytes(kv, false, dtype, 0);
+}
+
+bool fp_kv_cache_paged(const fp_kv_cache *kv) { return kv->tensors[0].paged; }
+
+uint64_t fp_kv_cache_state_per_sequence(const fp_kv_cache *kv)
+{
+    uint64_t sum = 0, numel = 0, b = 0;
+    for (uint32_t i = 0; i < kv->n_state; i++) {
+        const fp_shape *s = &kv->state[i].past->shape;
+        if (s->rank < 1 || !fp_shape_numel(&(fp_shape){s->rank - 1, s->dims + 1}, &numel) ||
+            !fp_dtype_bytes(kv->state[i].past->dtype, numel, &b) || !g_uint64_checked_add(&sum, sum, b))
+            return 0;
+    }
+    return sum;
 }
 
 int64_t fp_kv_cache_tokens(const fp_kv_cache *kv)
 {
+    if (fp_kv_cache_paged(kv))
+        return -1;
     const fp_value *v = kv->tensors[0].present ? kv->tensors[0].present : kv->tensors[0].past;
     fp_dim t = now_dim(v, 2);
     return fp_dim_known(t) ? t.value : -1;
@@ -299,7 +324,7 @@ int64_t fp_kv_cache_tokens(const fp_kv_cache *kv)
 bool fp_kv_cache_step(const fp_kv_cache *kv, int64_t *batch, int64_t *past, int64_t *new_tokens)
 {
     const fp_value *p = kv->tensors[0].past, *q = kv->tensors[0].present;
-    if (!q)
+    if (!q || fp_kv_cache_paged(kv))
         return false;
     fp_dim b = now_dim(p, 0), pt = now_dim(p, 2), qt = now_dim(q, 2);
     if (!fp_dim_known(b) || !fp_dim_known(pt) || !fp_dim_known(qt) || qt.value < pt.value)
@@ -392,6 +417,23 @@ static void bind_tokens(const fp_kv_cache *kv, const fp_model *m, const char *ba
     *note = said->len ? step_note(phase, context, said->str) : NULL;
 }
 
+/* Appends to *dims the binding of kv's cross-attention token dim (a symbol no entry names, that
+ * some input declares) to the encoder length its genai_config.json gives
+ * (fp_genai_encoder_tokens); *note (g_free) says so, NULL when nothing was bound. */
+static void bind_cross(const fp_kv_cache *kv, const fp_model *m, fp_dim_binding **dims, size_t *n, char **note)
+{
+    int64_t tokens = kv->genai ? fp_genai_encoder_tokens(kv->genai) : -1;
+    *note = NULL;
+    if (!kv->cross_dim || tokens < 1 || fp_bind_names(*dims, *n, kv->cross_dim) ||
+        !input_declares(m->main, kv->cross_dim))
+        return;
+    *dims = g_renew(fp_dim_binding, *dims, *n + 1);
+    (*dims)[(*n)++] = (fp_dim_binding){g_strdup(kv->cross_dim), tokens};
+    *note = g_strdup_printf("the encoder's length %s=%" G_GINT64_FORMAT " (%s: model.type %s, onnxruntime-genai's "
+                            "3000 audio frames halved by the encoder)",
+                            kv->cross_dim, tokens, kv->config, kv->genai->model_type);
+}
+
 bool fp_decoder_phase_check(const char *phase, GError **error)
 {
     fp_decoder_phase p;
@@ -428,10 +470,11 @@ bool fp_kv_cache_bind(const fp_kv_cache *kv, const fp_model *m, const fp_decoder
     const fp_dim_binding *seq = step->training && kv->new_dim ? fp_bind_find(*dims, *n, kv->new_dim) : NULL;
     if (seq) /* a training sequence bound by --dim: the total follows it */
         context = seq->value;
-    g_autofree char *said = NULL;
+    g_autofree char *said = NULL, *cross = NULL;
     bind_tokens(kv, m, step->batch_dim, context, phase, dims, n, &said);
-    *note = said ? g_strdup_printf("decoder: %s; %s to change", said,
-                                   step->training ? "--seq N or --dim NAME=N" : "--dim NAME=N")
-                 : NULL;
+    bind_cross(kv, m, dims, n, &cross);
+    if (said || cross)
+        *note = g_strdup_printf("decoder: %s%s%s; %s to change", said ? said : "", said && cross ? "; " : "",
+                                cross ? cross : "", step->training ? "--seq N or --dim NAME=N" : "--dim NAME=N");
     return true;
 }

@@ -20,6 +20,9 @@ typedef struct {
     bool value;              /* V (else K) */
     bool packed;             /* K and V in one [2, batch, heads, tokens, head_dim] tensor: the past
                                 (input 4) and present (output 1) of com.microsoft Attention */
+    bool paged;              /* in onnxruntime-genai's paged layout [blocks, block_size, kv_heads,
+                                head_dim]: one pool of block slots every sequence shares, past and
+                                present one buffer (src/engine/paged_key_value_cache.cpp) */
     uint32_t layer;          /* 0-based, in input order: the n-th K and the n-th V */
 } fp_kv_tensor;
 
@@ -53,6 +56,11 @@ typedef struct {
     uint32_t cross_layers; /* pairs of cross K and V */
     const char *cross_dim; /* the symbol of their token axis (2) when they all share one, else NULL */
     int64_t cross_tokens;  /* their declared token axis when all declare the same number, else -1 */
+    fp_kv_tensor *state;   /* a hybrid decoder's fixed-size state per sequence, not per token: the
+                              conv layers of onnxruntime-genai's LFM2Cache, graph inputs [batch,
+                              channels, conv_cache_size] its config's past_conv_names name, with the
+                              present_conv_names outputs; in input order; NULL when none */
+    uint32_t n_state;
 } fp_kv_cache;
 
 /* Tokens held per sequence when nothing binds the token dims: a decode step (1 new token) at
@@ -92,16 +100,29 @@ void fp_kv_cache_set_cross(fp_kv_cache *kv, GArray *tensors, uint32_t layers);
 /* The cache onnxruntime-genai's config c names in m (analysis/decoder_config.c): the graph inputs
  * that its past name templates (past_key_names, past_value_names, past_names) give for some layer
  * number, with the outputs its present templates give for the same number; the layers are those
- * named (a hybrid model's conv or linear-attention layers hold none), at most num_hidden_layers. It replaces *kv (the cache
- * found from the graph, or NULL), which must name no other input, and takes c's max_length and
+ * named (a hybrid model's conv or linear-attention layers hold none), at most num_hidden_layers,
+ * each a "full_attention" one where c has layer_types. With c's engine.dynamic_batching the named
+ * tensors are paged ([blocks, block_size, kv_heads, head_size]). It replaces *kv (the cache found
+ * from the graph, or NULL), which must name no other input, and takes c's max_length and
  * past_present_share_buffer, and *c itself (set NULL). Its cross-attention tensors are those that
  * c's cross_past_key_names and cross_past_value_names name (float, rank 4), else those found by
- * name (fp_kv_cache_find_cross). When c names no input and the graph has no cache, *kv stays NULL:
- * false only when `asked` (the config was given by option). False with one line naming c's file
- * and the field that disagrees with the model: names, more layers than num_hidden_layers, a
- * named tensor not a float one of rank 4 (5 for past_names), num_key_value_heads or head_size
- * against the declared dims. */
+ * name (fp_kv_cache_find_cross); its state tensors those c's past_conv_names names (float, rank
+ * 3, of layers that do not attend). When c names no input and the graph has no cache, *kv stays
+ * NULL: false only when `asked` (the config was given by option). False with one line naming c's
+ * file and the field that disagrees with the model: names, more layers than num_hidden_layers, a
+ * named tensor not a float one of rank 4 (5 for past_names, 3 for past_conv_names), layer_types
+ * of another length than num_hidden_layers or calling a KV layer otherwise, num_key_value_heads,
+ * head_size, block_size or num_blocks against the declared dims. */
 bool fp_kv_cache_configure(fp_kv_cache **kv, fp_genai_config **c, const fp_model *m, bool asked, GError **error);
+
+/* Whether kv is onnxruntime-genai's paged cache (its tensors' `paged`): a pool of a fixed number
+ * of token slots, not per sequence; it has no batch, past or total dim and no step. */
+bool fp_kv_cache_paged(const fp_kv_cache *kv);
+
+/* The state tensors' bytes for one sequence as inferred now (each input's axes from 1 on, at its
+ * own dtype; one copy: onnxruntime-genai holds a past and a present buffer of each); 0 when there
+ * are none or a size is unknown. */
+uint64_t fp_kv_cache_state_per_sequence(const fp_kv_cache *kv);
 
 /* The step an analysis asks of a decoder (--context, --phase). */
 typedef struct {

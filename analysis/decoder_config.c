@@ -51,6 +51,15 @@ static const fp_value *named(const GPtrArray *list, const char *name)
     return NULL;
 }
 
+/* The kind c's layer_types gives layer `layer` ("absent" past its end). */
+static const char *layer_kind(const fp_genai_config *c, uint32_t layer)
+{
+    for (uint32_t i = 0; c->layer_types && c->layer_types[i]; i++)
+        if (i == layer)
+            return c->layer_types[i];
+    return "absent";
+}
+
 /* What one past template names: K, V or both (packed), the present template of the same tensor,
  * and the field naming the template. */
 typedef struct {
@@ -77,10 +86,15 @@ static int tensor_of(const fp_value *v, const fp_genai_config *c, const fp_model
             return -!disagree(error, c, n->field, "'%s' of %s is no float tensor of rank %d (a KV cache's)", v->name,
                               m->path, rank);
         g_autofree char *present = n->present ? fp_genai_name(n->present, layer) : NULL;
+        if (!fp_genai_layer_attends(c, layer))
+            return -!disagree(error, c, "model.decoder.layer_types",
+                              "layer %u is '%s', but %s has its KV input '%s' (only full_attention layers have one)",
+                              layer, layer_kind(c, layer), m->path, v->name);
         *t = (fp_kv_tensor){.past = v,
                             .present = present ? named(m->main->outputs, present) : NULL,
                             .value = n->value,
                             .packed = n->packed,
+                            .paged = c->paged && !n->packed,
                             .layer = layer};
         return 1;
     }
@@ -145,6 +159,56 @@ static bool cross_count(const GArray *found, int axis, int64_t count, const fp_g
     return true;
 }
 
+/* A paged cache's declared blocks (axis 0) and block slots (axis 1) against c's
+ * engine.dynamic_batching num_blocks (-1: absent) and block_size. */
+static bool paged_counts(const fp_kv_cache *kv, const fp_genai_config *c, const fp_model *m, GError **error)
+{
+    g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(fp_kv_tensor));
+    g_array_append_vals(found, kv->tensors, kv->n_tensors);
+    return !fp_kv_cache_paged(kv) ||
+           (cross_count(found, 0, c->num_blocks, c, "engine.dynamic_batching.num_blocks", m, error) &&
+            cross_count(found, 1, c->block_size, c, "engine.dynamic_batching.block_size", m, error));
+}
+
+/* Into kv, the state tensors c's past_conv_names names in m (float, rank 3 [batch, channels,
+ * conv_cache_size], as onnxruntime-genai's LFM2Cache requires, of layers that do not attend), each
+ * with the output present_conv_names gives for its layer; false with the error when one is not. */
+static bool configure_state(fp_kv_cache *kv, const fp_genai_config *c, const fp_model *m, GError **error)
+{
+    g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(fp_kv_tensor));
+    const char *field = "model.decoder.inputs.past_conv_names";
+    for (guint i = 0; c->past_conv && i < m->main->inputs->len; i++) {
+        const fp_value *v = m->main->inputs->pdata[i];
+        uint32_t layer = 0;
+        if (!matches(c->past_conv, v->name, &layer))
+            continue;
+        if (v->decl_shape.rank != 3 || !fp_dtype_is_float(v->decl_dtype))
+            return disagree(error, c, field, "'%s' of %s is no float tensor of rank 3 (a conv state's)", v->name,
+                            m->path);
+        if (c->layer_types && fp_genai_layer_attends(c, layer))
+            return disagree(error, c, "model.decoder.layer_types",
+                            "layer %u is 'full_attention', but %s has its conv state input '%s'", layer, m->path,
+                            v->name);
+        g_autofree char *present = c->present_conv ? fp_genai_name(c->present_conv, layer) : NULL;
+        fp_kv_tensor t = {.past = v, .present = present ? named(m->main->outputs, present) : NULL, .layer = layer};
+        g_array_append_val(found, t);
+    }
+    kv->n_state = found->len;
+    kv->state = found->len ? (fp_kv_tensor *)g_array_free(g_steal_pointer(&found), FALSE) : NULL;
+    return true;
+}
+
+/* c's layer_types against its num_hidden_layers (onnxruntime-genai's LFM2Cache requires one kind
+ * per layer). */
+static bool layer_types_ok(const fp_genai_config *c, GError **error)
+{
+    guint n = c->layer_types ? g_strv_length(c->layer_types) : 0;
+    if (!c->layer_types || c->layers < 0 || n == (guint)c->layers)
+        return true;
+    return disagree(error, c, "model.decoder.layer_types",
+                    "%u kinds, but num_hidden_layers is %" G_GINT64_FORMAT " (one kind per layer)", n, c->layers);
+}
+
 /* kv's cross-attention tensors from c's cross_past_key_names and cross_past_value_names, when it
  * has them (else those found by name stay): float tensors of rank 4 whose heads (axis 1) and head
  * size (axis 3) are c's num_attention_heads and head_size (onnxruntime-genai's CrossCache shape);
@@ -185,6 +249,8 @@ bool fp_kv_cache_configure(fp_kv_cache **kv, fp_genai_config **cp, const fp_mode
 {
     const fp_genai_config *c = *cp;
     g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(fp_kv_tensor));
+    if (!layer_types_ok(c, error))
+        return false;
     for (guint i = 0; i < m->main->inputs->len; i++) {
         fp_kv_tensor t;
         int r = tensor_of(m->main->inputs->pdata[i], c, m, &t, error);
@@ -208,7 +274,8 @@ bool fp_kv_cache_configure(fp_kv_cache **kv, fp_genai_config **cp, const fp_mode
     if (!same_count(c->kv_heads, named->kv_heads, c, "model.decoder.num_key_value_heads", m, error) ||
         !same_count(c->head_size, named->head_dim, c, "model.decoder.head_size", m, error))
         return false;
-    if (!configure_cross(named, c, m, error))
+    if (!paged_counts(named, c, m, error) || !configure_cross(named, c, m, error) ||
+        !configure_state(named, c, m, error))
         return false;
     named->config = g_strdup(c->path);
     named->max_length = c->max_length;

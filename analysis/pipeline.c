@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "passes/cse.h"
+#include "passes/qdq_units.h"
 #include "passes/expand.h"
 #include "passes/float16.h"
 #include "passes/layout.h"
@@ -225,6 +226,10 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     fp_pass_cse(m, o->target, diag);
     fp_pass_transpose(m, o->target, &res->layout.transpose, diag);
     fp_pass_cse(m, o->target, diag);
+    if (fp_pass_qdq_units(m, o->target, diag)) { /* the QDQ rewrites that follow the loop at level 1 */
+        fp_pass_metrics(m, NULL);
+        fp_pass_storage(m, o->storage);
+    }
     if (!after(m, o, "transpose", error))
         return false;
     /* ORT's partitioning, and at level all its Casts: after the level-1 loop, before the fusions */

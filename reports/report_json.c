@@ -55,6 +55,55 @@ static void kv_cross_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_end_object(w);
 }
 
+/* One cached tensor's object: past, present, kind (NULL: none), layer, shape. */
+static void kv_tensor_json(fp_jsonw *w, const fp_kv_tensor *t, const char *kind, const fp_shape *shape)
+{
+    fp_jsonw_begin_object(w, NULL);
+    fp_jsonw_str(w, "past", t->past->name);
+    fp_jsonw_str(w, "present", t->present ? t->present->name : NULL);
+    if (kind)
+        fp_jsonw_name(w, "kind", kind);
+    fp_jsonw_int(w, "layer", t->layer);
+    fp_jsonw_shape(w, "shape", shape);
+    fp_jsonw_end_object(w);
+}
+
+/* "paged": onnxruntime-genai's paged cache (docs/json.md), or null. */
+static void kv_paged_json(fp_jsonw *w, const fp_kv_cache *kv)
+{
+    if (!fp_kv_cache_paged(kv)) {
+        fp_jsonw_null(w, "paged");
+        return;
+    }
+    const fp_shape *s = &kv->tensors[0].past->decl_shape;
+    fp_jsonw_begin_object(w, "paged");
+    fp_jsonw_int_or_null(w, "blocks", s->dims[0].value);
+    fp_jsonw_int_or_null(w, "block_size", s->dims[1].value);
+    fp_jsonw_int_or_null(w, "token_slots",
+                         fp_dim_known(s->dims[0]) && fp_dim_known(s->dims[1]) ? s->dims[0].value * s->dims[1].value
+                                                                              : -1);
+    fp_jsonw_end_object(w);
+}
+
+/* "state": a hybrid decoder's fixed-size state per sequence (docs/json.md), or null. */
+static void kv_state_json(fp_jsonw *w, const fp_kv_cache *kv)
+{
+    if (!kv->n_state) {
+        fp_jsonw_null(w, "state");
+        return;
+    }
+    uint64_t per_seq = fp_kv_cache_state_per_sequence(kv);
+    fp_jsonw_begin_object(w, "state");
+    fp_jsonw_name(w, "kind", "conv");
+    fp_jsonw_int(w, "layers", kv->n_state);
+    fp_jsonw_int_or_null(w, "bytes_per_sequence", per_seq ? (gint64)per_seq : -1);
+    fp_jsonw_begin_array(w, "tensors");
+    for (uint32_t i = 0; i < kv->n_state; i++)
+        kv_tensor_json(w, &kv->state[i], NULL, &kv->state[i].past->shape);
+    fp_jsonw_end_array(w);
+    fp_jsonw_end_object(w);
+}
+
 /* "config": the genai_config.json facts the cache was read with (docs/json.md), or null. */
 static void kv_config_json(fp_jsonw *w, const fp_kv_cache *kv)
 {
@@ -66,7 +115,7 @@ static void kv_config_json(fp_jsonw *w, const fp_kv_cache *kv)
     fp_jsonw_begin_object(w, "config");
     fp_jsonw_str(w, "path", c->path);
     fp_jsonw_str(w, "model_type", c->model_type);
-    fp_jsonw_str(w, "layout", c->past_packed ? "packed" : "separate");
+    fp_jsonw_str(w, "layout", c->past_packed ? "packed" : c->paged ? "paged" : "separate");
     fp_jsonw_str(w, "past_key_names", c->past_packed ? NULL : c->past_key);
     fp_jsonw_str(w, "past_value_names", c->past_packed ? NULL : c->past_value);
     fp_jsonw_str(w, "past_names", c->past_packed);
@@ -76,6 +125,14 @@ static void kv_config_json(fp_jsonw *w, const fp_kv_cache *kv)
     fp_jsonw_int_or_null(w, "num_attention_heads", c->heads);
     fp_jsonw_int_or_null(w, "num_key_value_heads", c->kv_heads);
     fp_jsonw_int_or_null(w, "head_size", c->head_size);
+    if (c->layer_types) {
+        fp_jsonw_begin_array(w, "layer_types");
+        for (char **k = c->layer_types; *k; k++)
+            fp_jsonw_str(w, NULL, *k);
+        fp_jsonw_end_array(w);
+    } else {
+        fp_jsonw_null(w, "layer_types");
+    }
     fp_jsonw_int_or_null(w, "max_length", c->max_length ? c->max_length : -1);
     fp_jsonw_bool(w, "past_present_share_buffer", c->share_buffer);
     fp_jsonw_end_object(w);
@@ -107,16 +164,16 @@ static void kv_cache_json(fp_jsonw *w, const fp_report *r)
     fp_jsonw_begin_array(w, "tensors");
     for (uint32_t i = 0; i < kv->n_tensors; i++) {
         const fp_kv_tensor *t = &kv->tensors[i];
-        fp_jsonw_begin_object(w, NULL);
-        fp_jsonw_str(w, "past", t->past->name);
-        fp_jsonw_str(w, "present", t->present ? t->present->name : NULL);
-        fp_jsonw_name(w, "kind", t->packed ? "key_value" : t->value ? "value" : "key");
-        fp_jsonw_int(w, "layer", t->layer);
-        fp_jsonw_shape(w, "shape", t->present ? &t->present->shape : &t->past->shape);
-        fp_jsonw_end_object(w);
+        kv_tensor_json(w, t,
+                       t->packed  ? "key_value"
+                       : t->value ? "value"
+                                  : "key",
+                       t->present ? &t->present->shape : &t->past->shape);
     }
     fp_jsonw_end_array(w);
     kv_cross_json(w, r);
+    kv_paged_json(w, kv);
+    kv_state_json(w, kv);
     kv_config_json(w, kv);
     fp_jsonw_end_object(w);
 }

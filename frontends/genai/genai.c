@@ -48,12 +48,28 @@ void fp_genai_config_free(fp_genai_config *c)
 {
     if (!c)
         return;
-    char *strings[] = {c->path,        c->filename,      c->past_key,    c->past_value,
-                       c->present_key, c->present_value, c->past_packed, c->present_packed,
-                       c->cross_key,   c->cross_value,   c->model_type};
+    char *strings[] = {c->path,          c->filename,    c->past_key,       c->past_value, c->present_key,
+                       c->present_value, c->past_packed, c->present_packed, c->cross_key,  c->cross_value,
+                       c->model_type,    c->past_conv,   c->present_conv};
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
         g_free(strings[i]);
+    g_strfreev(c->layer_types);
     g_free(c);
+}
+
+bool fp_genai_layer_attends(const fp_genai_config *c, uint32_t layer)
+{
+    if (!c->layer_types)
+        return true;
+    for (uint32_t i = 0; c->layer_types[i]; i++)
+        if (i == layer)
+            return strcmp(c->layer_types[i], "full_attention") == 0;
+    return false;
+}
+
+int64_t fp_genai_encoder_tokens(const fp_genai_config *c)
+{
+    return g_strcmp0(c->model_type, "whisper") == 0 ? 1500 : -1;
 }
 
 char *fp_genai_config_beside(const char *model_path)

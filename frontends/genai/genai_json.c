@@ -88,6 +88,46 @@ static bool member_string(jctx *c, JsonObject *o, const char *name, const char *
     return true;
 }
 
+/* Member `name` of o as an array of strings into *out (a NULL-terminated vector, g_strfreev'd and
+ * replaced; left as it is when absent). */
+static bool member_strings(jctx *c, JsonObject *o, const char *name, const char *field, char ***out)
+{
+    JsonNode *n = member(o, name);
+    if (!n)
+        return true;
+    if (!JSON_NODE_HOLDS_ARRAY(n))
+        return bad(c, field, "expected an array of strings");
+    JsonArray *a = json_node_get_array(n);
+    guint len = json_array_get_length(a);
+    g_auto(GStrv) v = g_new0(char *, len + 1);
+    for (guint i = 0; i < len; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (!JSON_NODE_HOLDS_VALUE(e) || json_node_get_value_type(e) != G_TYPE_STRING)
+            return bad(c, field, "expected an array of strings");
+        v[i] = g_strdup(json_node_get_string(e));
+    }
+    g_strfreev(*out);
+    *out = g_steal_pointer(&v);
+    return true;
+}
+
+/* engine.dynamic_batching: the paged KV cache's block size and block count (src/config.h's
+ * Engine::DynamicBatching; block_size defaults to 256 there). */
+static bool read_engine(jctx *c, JsonObject *root, fp_genai_config *g)
+{
+    JsonObject *engine = NULL, *dyn = NULL;
+    if (!member_object(c, root, "engine", "engine", &engine) ||
+        !member_object(c, engine, "dynamic_batching", "engine.dynamic_batching", &dyn))
+        return false;
+    g->paged = dyn != NULL;
+    if (!member_count(c, dyn, "block_size", "engine.dynamic_batching.block_size", &g->block_size) ||
+        !member_count(c, dyn, "num_blocks", "engine.dynamic_batching.num_blocks", &g->num_blocks))
+        return false;
+    if (g->paged && g->block_size < 1)
+        return bad(c, "engine.dynamic_batching.block_size", "must be 1 or more");
+    return true;
+}
+
 /* model.decoder's inputs and outputs: the KV cache's name templates. */
 static bool read_names(jctx *c, JsonObject *dec, fp_genai_config *g)
 {
@@ -105,7 +145,10 @@ static bool read_names(jctx *c, JsonObject *dec, fp_genai_config *g)
                          &g->present_key) &&
            member_string(c, out, "present_value_names", "model.decoder.outputs.present_value_names", true,
                          &g->present_value) &&
-           member_string(c, out, "present_names", "model.decoder.outputs.present_names", true, &g->present_packed);
+           member_string(c, out, "present_names", "model.decoder.outputs.present_names", true, &g->present_packed) &&
+           member_string(c, in, "past_conv_names", "model.decoder.inputs.past_conv_names", true, &g->past_conv) &&
+           member_string(c, out, "present_conv_names", "model.decoder.outputs.present_conv_names", true,
+                         &g->present_conv);
 }
 
 /* model (context_length), model.decoder and search into g. */
@@ -124,7 +167,8 @@ static bool read_config(jctx *c, JsonObject *root, fp_genai_config *g)
         !member_string(c, model, "type", "model.type", false, &g->model_type) ||
         !member_count(c, dec, "head_size", "model.decoder.head_size", &g->head_size) ||
         !member_count(c, dec, "hidden_size", "model.decoder.hidden_size", &g->hidden_size) || !read_names(c, dec, g) ||
-        !member_count(c, search, "max_length", "search.max_length", &g->max_length) ||
+        !member_strings(c, dec, "layer_types", "model.decoder.layer_types", &g->layer_types) ||
+        !read_engine(c, root, g) || !member_count(c, search, "max_length", "search.max_length", &g->max_length) ||
         !member_bool(c, search, "past_present_share_buffer", "search.past_present_share_buffer", &g->share_buffer))
         return false;
     if (!dec)
@@ -164,6 +208,10 @@ fp_genai_config *fp_genai_json_load(const char *path, const char *text, size_t l
                            .past_key = g_strdup("past_key_values.%d.key"),
                            .past_value = g_strdup("past_key_values.%d.value"),
                            .present_key = g_strdup("present.%d.key"),
-                           .present_value = g_strdup("present.%d.value")};
+                           .present_value = g_strdup("present.%d.value"),
+                           .past_conv = g_strdup("past_conv.%d"),
+                           .present_conv = g_strdup("present_conv.%d"),
+                           .block_size = 256,
+                           .num_blocks = -1};
     return read_config(&c, json_node_get_object(root), g) ? g_steal_pointer(&g) : NULL;
 }

@@ -107,6 +107,7 @@ static const char *const layout_keys[] = {"drop_narrowing_casts",
                                           "transpose_optimizer",
                                           "cse",
                                           "nhwc",
+                                          "qdq_units",
                                           NULL};
 static const char *const stage_keys[] = {"original", "fusion", "final", NULL};
 
