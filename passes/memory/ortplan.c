@@ -196,6 +196,21 @@ static uint32_t shape_data_input(const fp_node *n)
     return UINT32_MAX;
 }
 
+/* Whether n is a Reshape to a constant shape of positive sizes only, which gives every output dim
+ * whatever ORT knows of the input's (a 0 copies an input dim, a -1 divides its size). */
+static bool full_reshape(const fp_node *n)
+{
+    int64_t d[FP_MAX_RANK];
+    int k = strcmp(n->op_type, "Reshape") == 0 && n->n_inputs >= 2 && n->inputs[1] &&
+                    (n->inputs[1]->kind == FP_VALUE_INITIALIZER || n->inputs[1]->kind == FP_VALUE_CONSTANT)
+                ? fp_value_ints(n->inputs[1], d, FP_MAX_RANK)
+                : -1;
+    for (int i = 0; i < k; i++)
+        if (d[i] <= 0)
+            return false;
+    return k > 0;
+}
+
 /* Whether a graph input of g declares a dim that is not a number (a symbol or nothing). */
 static bool declares_symbolic_dims(const fp_graph *g)
 {
@@ -229,7 +244,9 @@ static bool data_known(const fp_node *n, const uint8_t *known, const uint8_t *un
 /* unknown (per value id of g) receives which values' shapes ORT's planner does not know: the
  * outputs of a node whose shape-giving input (shape_data_input) holds values ORT's data
  * propagation does not give (data_known; initializers and Constants it has), NonZero's, and what
- * other ops compute from such a value (a shape given as known data makes the dims known again). A graph input's symbolic dims are known, as symbols, but
+ * other ops compute from such a value, a Slice's, Expand's, ... data input included (only a shape
+ * of known data that names every dim makes the dims known again: ConstantOfShape, Range,
+ * full_reshape). A graph input's symbolic dims are known, as symbols, but
  * not as the values of its Shape. False with an error on a cycle. */
 static bool ort_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **error)
 {
@@ -249,9 +266,10 @@ static bool ort_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **err
             continue;
         uint32_t from = shape_data_input(nd);
         bool unk = strcmp(nd->op_type, "NonZero") == 0 && !nd->domain[0];
-        for (uint32_t k = 0; k < nd->n_inputs && !unk; k++) { /* a shape given as data resets the dims */
+        bool resets = from != UINT32_MAX && (from == 0 || full_reshape(nd));
+        for (uint32_t k = 0; k < nd->n_inputs && !unk; k++) {
             const fp_value *in = nd->inputs[k];
-            unk = in && (from == UINT32_MAX ? unknown[in->id] : k >= from && !known[in->id]);
+            unk = in && (from == UINT32_MAX || k < from ? !resets && unknown[in->id] : !known[in->id]);
         }
         bool dk = data_known(nd, known, unknown, symbolic);
         for (uint32_t k = 0; k < nd->n_outputs; k++)
