@@ -126,6 +126,33 @@ static void test_reuse_same_shape(void)
     }
 }
 
+/* a = Transpose(x); r = Reshape(a, shape); c = Slice(r) of constant bounds; e = Transpose(c), a's
+ * shape. With a shape ORT's data propagation does not give (a Cast of a Shape), r's dims are
+ * unknown to it, so are the Slice's and the Transpose's after it, and e takes no freed buffer; with
+ * a constant shape of positive sizes every dim is known again and e reuses a's. */
+static void test_unknown_through_slice(void)
+{
+    for (int constant = 0; constant < 2; constant++) {
+        tb *b = graph();
+        transpose(b, "x", "a");
+        if (constant)
+            tb_init_i64(b, "s", 3, XT);
+        else {
+            tb_node(b, "Shape", NULL, "a", "s0");
+            tb_attr_i(b, tb_node(b, "Cast", NULL, "s0", "s"), "to", 7);
+        }
+        tb_node(b, "Reshape", NULL, "a,s", "r");
+        tb_init_i64(b, "starts", 1, (const int64_t[]){0});
+        tb_init_i64(b, "ends", 1, (const int64_t[]){1024});
+        tb_init_i64(b, "axes", 1, (const int64_t[]){1});
+        tb_node(b, "Slice", NULL, "r,starts,ends,axes", "c");
+        tb_attr_ints(b, tb_node(b, "Transpose", NULL, "c", "e"), "perm", 3, (const int64_t[]){0, 1, 2});
+        transpose(b, "e", "y");
+        fp_ort_memory_result r = ort(b, 3, X, true);
+        CU_ASSERT_EQUAL(r.n_reused, constant ? 1 : 0);
+    }
+}
+
 /* Chunks: 40 bytes take 256; a 3 MiB request in a fresh arena grows the region 1 -> 4 MiB and takes
  * it whole (4 < 2 x 3), and the next one a second 4 MiB region. */
 static void test_arena_chunks(void)
@@ -230,6 +257,7 @@ FP_TEST_SUITE(register_ortplan)
     CU_add_test(s, "in place: never a binary op", test_no_inplace_binary);
     CU_add_test(s, "in place: at the last reader", test_inplace_last_reader);
     CU_add_test(s, "reuse at the same shape only", test_reuse_same_shape);
+    CU_add_test(s, "unknown shapes through a Slice", test_unknown_through_slice);
     CU_add_test(s, "arena chunks and regions", test_arena_chunks);
     CU_add_test(s, "initializers, pre-packing, Conv working buffer", test_weights_and_conv);
     CU_add_test(s, "Conv batches and groups, ConvTranspose", test_conv_batch_transpose);
