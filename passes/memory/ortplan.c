@@ -224,11 +224,13 @@ static bool declares_symbolic_dims(const fp_graph *g)
 }
 
 /* Whether ORT's shape inference knows the values of n's outputs (its data propagation: the
- * shape computations Shape, Size, Gather, Squeeze, Unsqueeze, Concat and the four arithmetic ops, over
+ * shape computations Shape, Size, Gather, Squeeze, Unsqueeze, Concat and the four arithmetic ops, and
+ * as ORT 1.30 was measured to know them ConstantOfShape, Equal, Where, Expand and Split, over
  * initializers and the shapes of tensors whose dims are all numbers): `known` is per value id. */
 static bool data_known(const fp_node *n, const uint8_t *known, const uint8_t *unknown, bool symbolic)
 {
-    static const char *const ops[] = {"Gather", "Squeeze", "Unsqueeze", "Concat", "Mul", "Add", "Sub", "Div"};
+    static const char *const ops[] = {"Gather", "Squeeze", "Unsqueeze",       "Concat", "Mul",    "Add",  "Sub",
+                                      "Div",    "Equal",   "ConstantOfShape", "Where",  "Expand", "Split"};
     if (n->domain[0] || !n->n_inputs || !n->inputs[0])
         return false;
     if (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0)
