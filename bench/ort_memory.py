@@ -113,7 +113,9 @@ def predict(a, path, ins):
 def rebatched(path, out, batch):
     """A copy of batch-1 model path, written to out, at `batch` times its first axis: every graph input's
     and output's first dim multiplied, a Reshape's literal leading 1 made 0 (copy the input's first dim,
-    the same at batch 1), value_info dropped for ORT to infer again. out."""
+    the same at batch 1), value_info dropped for ORT to infer again; kept when out is newer than path. out."""
+    if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(path):
+        return out
     m = onnx.load(path)
     for vi in list(m.graph.input) + list(m.graph.output):
         dims = vi.type.tensor_type.shape.dim
