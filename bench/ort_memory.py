@@ -4,11 +4,17 @@ against what ORT 1.30 reports running the model (bench/ort_run.c in memory mode:
 on the session's CPU allocator, one intra-op thread, sequential execution, the level given).
 
   /usr/bin/python3 bench/ort_memory.py --fuseplan build/fuseplan --ort bench --out bench/out/ort_memory \\
-      [--models-dir bench/out/fidelity] [--level disabled] [--doc docs/benchmarks.md] [--reuse]
+      [--models-dir bench/out/fidelity] [--level disabled] [--doc docs/benchmarks.md] [--reuse] \\
+      [--batches 1,8] [--only REGEX]
 
-The corpus: every model of MODELS-DIR/{torch,networks,static}/*.onnx at its own (batch 1) shapes, and
-the same torch networks exported with a dynamic batch (bench/gen_torch_models.py --dynamic-batch, into
-OUT/models; needs python3-torch) at batch 1 and 8. Per model and batch:
+The corpus, at each batch of --batches: the PyTorch exports of MODELS-DIR/torch (at another batch
+exported again by bench/gen_torch_models.py --batch, into OUT/torch_b<N>), the generated networks of
+MODELS-DIR/networks (at another batch rebatched into OUT/networks_b<N>: first dims times N), the sample
+decoders of models/ fixed at bench/fidelity.py's decode step (MODELS-DIR/static at batch 1, else
+OUT/static_b<N> with batch_size N), and the same torch networks exported with a dynamic batch
+(bench/gen_torch_models.py --dynamic-batch, into OUT/models; needs python3-torch) bound to it.
+--only keeps the rows whose name matches (and the other rows of OUT/ort_memory.json). Per model and
+batch:
 
   measured  the arena's MaxInUse after the first Run (bytes in use at the peak, the initializer block
             ORT reserves at session creation included) and after a second Run (the memory pattern the
