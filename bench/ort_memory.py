@@ -16,8 +16,8 @@ OUT/static_b<N> with batch_size N), and the same torch networks exported with a 
 --only keeps the rows whose name matches (and the other rows of OUT/ort_memory.json). Per model and
 batch:
 
-  measured  the arena's MaxInUse after the first Run (bytes in use at the peak, the initializer block
-            ORT reserves at session creation included) and after a second Run (the memory pattern the
+  measured  the arena's MaxInUse after the first Run (bytes in use at the peak, the initializers
+            ORT holds in it from session creation included) and after a second Run (the memory pattern the
             first one recorded is used from then on)
   predicted fuseplan's total_first_run_bytes and total_steady_bytes (its JSON "ort" object)
 
