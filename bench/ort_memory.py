@@ -210,7 +210,7 @@ def err(pred, meas):
 def table(results, level, version):
     lines = ["model                                  batch   ORT run 1  predicted   error    ORT run 2  predicted   "
              "error   init ORT/pred",
-             f"(MiB; CPU arena MaxInUse, initializer block included; ORT {version}, level {level}, 1 thread)"]
+             f"(MiB; CPU arena MaxInUse, initializers in it included; ORT {version}, level {level}, 1 thread)"]
     within = {1: [0, 0], 8: [0, 0]}
     for r in results:
         m, p = r["measured"], r["predicted"]
