@@ -57,15 +57,16 @@ DECODE_STEP = {"batch_size": 1, "sequence_length": 1, "past_sequence_length": 12
                "past_sequence_length + sequence_length": 128}
 
 
-def static_copy(model, out):
-    """model with the symbolic dims of its inputs and outputs fixed at DECODE_STEP (so ORT folds the
-    shape computations fuseplan folds at its bound step), written to out: out."""
+def static_copy(model, out, step=None):
+    """model with the symbolic dims of its inputs and outputs fixed at step (default DECODE_STEP; so ORT
+    folds the shape computations fuseplan folds at its bound step), written to out: out."""
+    step = step or DECODE_STEP
     import onnx
     m = onnx.load(model)
     for vi in list(m.graph.input) + list(m.graph.output):
         for d in vi.type.tensor_type.shape.dim:
-            if d.dim_param in DECODE_STEP:
-                d.dim_value = DECODE_STEP[d.dim_param]
+            if d.dim_param in step:
+                d.dim_value = step[d.dim_param]
     del m.graph.value_info[:]
     onnx.save(m, out)
     return out

@@ -23,10 +23,11 @@ and these torchvision image classifiers on a 1x3x224x224 input:
   pt_convnext_tiny       depthwise 7x7 Conv, channels-last LayerNorm and Linear (Transposes), GELU
   pt_swin_t              Swin-T: shifted windows (Roll as Slice/Concat), window attention, LayerNorm
 
-  /usr/bin/python3 bench/gen_torch_models.py [--dynamic-batch] OUT_DIR [NAME ...]
+  /usr/bin/python3 bench/gen_torch_models.py [--dynamic-batch | --batch N] OUT_DIR [NAME ...]
 
 --dynamic-batch exports with the first axis of every input and output named "batch" (for
-bench/ort_memory.py, which binds it to 1 and 8); NAMEs restrict the export to those models.
+bench/ort_memory.py, which binds it to 1 and 8); --batch N exports static shapes with every input's
+first axis N instead of 1 (the same weights); NAMEs restrict the export to those models.
 
 A model whose file OUT_DIR already holds is not exported again (delete it to redo it). All
 fourteen: 70 to 95 s on 2 cores, 2.2 GB of memory at most, 0.8 GB in OUT_DIR (ViT-B/16 0.35 GB;
@@ -107,7 +108,10 @@ def main():
     args = sys.argv[1:]
     dynamic = "--dynamic-batch" in args
     args = [a for a in args if a != "--dynamic-batch"]
-    if not args or any(n not in NAMES for n in args[1:]):
+    batch = 1
+    if args[:1] == ["--batch"] and len(args) > 1 and args[1].isdigit() and int(args[1]) > 0 and not dynamic:
+        batch, args = int(args[1]), args[2:]
+    if not args or args[0].startswith("-") or any(n not in NAMES for n in args[1:]):
         sys.stderr.write(__doc__)
         return 2
     try:
@@ -136,7 +140,8 @@ def main():
         torch.manual_seed(NAMES.index(name))
         model, x = make()
         model.eval()
-        xs = x if isinstance(x, tuple) else (x,)
+        xs = tuple(t.repeat(batch, *[1] * (t.dim() - 1)) for t in (x if isinstance(x, tuple) else (x,)))
+        x = xs if isinstance(x, tuple) else xs[0]
         names = [f"input{i}" for i in range(len(xs))] if dynamic else None
         axes = {n: {0: "batch"} for n in names + ["output"]} if dynamic else None
         torch.onnx.export(model, x, path + ".tmp", opset_version=17, do_constant_folding=True, input_names=names,

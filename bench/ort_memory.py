@@ -4,14 +4,20 @@ against what ORT 1.30 reports running the model (bench/ort_run.c in memory mode:
 on the session's CPU allocator, one intra-op thread, sequential execution, the level given).
 
   /usr/bin/python3 bench/ort_memory.py --fuseplan build/fuseplan --ort bench --out bench/out/ort_memory \\
-      [--models-dir bench/out/fidelity] [--level disabled] [--doc docs/benchmarks.md] [--reuse]
+      [--models-dir bench/out/fidelity] [--level disabled] [--doc docs/benchmarks.md] [--reuse] \\
+      [--batches 1,8] [--only REGEX]
 
-The corpus: every model of MODELS-DIR/{torch,networks,static}/*.onnx at its own (batch 1) shapes, and
-the same torch networks exported with a dynamic batch (bench/gen_torch_models.py --dynamic-batch, into
-OUT/models; needs python3-torch) at batch 1 and 8. Per model and batch:
+The corpus, at each batch of --batches: the PyTorch exports of MODELS-DIR/torch (at another batch
+exported again by bench/gen_torch_models.py --batch, into OUT/torch_b<N>), the generated networks of
+MODELS-DIR/networks (at another batch rebatched into OUT/networks_b<N>: first dims times N), the sample
+decoders of models/ fixed at bench/fidelity.py's decode step (MODELS-DIR/static at batch 1, else
+OUT/static_b<N> with batch_size N), and the same torch networks exported with a dynamic batch
+(bench/gen_torch_models.py --dynamic-batch, into OUT/models; needs python3-torch) bound to it.
+--only keeps the rows whose name matches (and the other rows of OUT/ort_memory.json). Per model and
+batch:
 
-  measured  the arena's MaxInUse after the first Run (bytes in use at the peak, the initializer block
-            ORT reserves at session creation included) and after a second Run (the memory pattern the
+  measured  the arena's MaxInUse after the first Run (bytes in use at the peak, the initializers
+            ORT holds in it from session creation included) and after a second Run (the memory pattern the
             first one recorded is used from then on)
   predicted fuseplan's total_first_run_bytes and total_steady_bytes (its JSON "ort" object)
 
@@ -25,11 +31,13 @@ import datetime
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -108,21 +116,80 @@ def predict(a, path, ins):
     return json.loads(r.stdout)["ort"]
 
 
+def rebatched(path, out, batch):
+    """A copy of batch-1 model path, written to out, at `batch` times its first axis: every graph input's
+    and output's first dim multiplied, a Reshape's literal leading 1 made 0 (copy the input's first dim,
+    the same at batch 1), value_info dropped for ORT to infer again; kept when out is newer than path. out."""
+    if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(path):
+        return out
+    m = onnx.load(path)
+    for vi in list(m.graph.input) + list(m.graph.output):
+        dims = vi.type.tensor_type.shape.dim
+        if dims and dims[0].dim_value:
+            dims[0].dim_value *= batch
+    inits = {t.name: t for t in m.graph.initializer}
+    for n in m.graph.node:
+        t = inits.get(n.input[1]) if n.op_type == "Reshape" and len(n.input) > 1 else None
+        if t is not None:
+            shape = numpy_helper.to_array(t).copy()
+            if shape.size and shape[0] == 1:
+                shape[0] = 0
+                t.CopyFrom(numpy_helper.from_array(shape, t.name))
+    del m.graph.value_info[:]
+    onnx.save(m, out)
+    return out
+
+
+def decoders_at(a, batch):
+    """The sample decoders (ROOT/models/decoder_*.onnx) fixed at bench/fidelity.py's decode step with
+    batch_size `batch`: their paths under OUT/static_b<batch>."""
+    from fidelity import DECODE_STEP, static_copy
+    d = os.path.join(a.out, f"static_b{batch}")
+    os.makedirs(d, exist_ok=True)
+    step = dict(DECODE_STEP, batch_size=batch)
+    return [static_copy(p, os.path.join(d, os.path.basename(p)[:-5] + "_static.onnx"), step)
+            for p in sorted(glob.glob(os.path.join(ROOT, "models", "decoder_*.onnx")))]
+
+
+def torch_exports(a, batch):
+    """[path] of bench/gen_torch_models.py's exports: the fidelity corpus's at batch 1, else exported at
+    `batch` into OUT/torch_b<batch> (static shapes, the same weights)."""
+    if batch == 1:
+        return sorted(glob.glob(os.path.join(a.models_dir, "torch", "*.onnx")))
+    d = os.path.join(a.out, f"torch_b{batch}")
+    r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_torch_models.py"), "--batch", str(batch), d],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(f"ort_memory: no batch-{batch} exports ({r.stderr.strip()[-200:]})\n")
+    return sorted(glob.glob(os.path.join(d, "*.onnx")))
+
+
 def corpus(a):
-    """[(name, path, batch)]: the fidelity corpus at batch 1, the dynamic exports at 1 and 8."""
+    """[(name, path, batch)] for each batch asked: the fidelity corpus's PyTorch exports, generated
+    networks and static decoders (at batch 1 as they are; at another batch re-exported, rebatched
+    and fixed again), and the same PyTorch networks exported with a dynamic batch, bound to it."""
+    from gen_torch_models import NAMES
+    wanted = {g: any(re.search(a.only, f"{g}/{n}") for n in NAMES) for g in ("torch", "dynamic")}
     rows = []
-    for sub in ("torch", "networks", "static"):
-        for p in sorted(glob.glob(os.path.join(a.models_dir, sub, "*.onnx"))):
-            rows.append((f"{sub}/{os.path.basename(p)[:-5]}", p, 1))
+    for batch in a.batches:
+        for p in torch_exports(a, batch) if wanted["torch"] else []:
+            rows.append((f"torch/{os.path.basename(p)[:-5]}", p, batch))
+        nets = sorted(glob.glob(os.path.join(a.models_dir, "networks", "*.onnx")))
+        if batch != 1:
+            d = os.path.join(a.out, f"networks_b{batch}")
+            os.makedirs(d, exist_ok=True)
+            nets = [rebatched(p, os.path.join(d, os.path.basename(p)), batch) for p in nets]
+        rows += [(f"networks/{os.path.basename(p)[:-5]}", p, batch) for p in nets]
+        dec = sorted(glob.glob(os.path.join(a.models_dir, "static", "*.onnx"))) if batch == 1 else decoders_at(a, batch)
+        rows += [(f"static/{os.path.basename(p)[:-5]}", p, batch) for p in dec]
     dyn = os.path.join(a.out, "models")
-    r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_torch_models.py"), "--dynamic-batch", dyn],
+    r = subprocess.run(["true"]) if not wanted["dynamic"] else subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_torch_models.py"), "--dynamic-batch", dyn],
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.stderr.write(f"ort_memory: no dynamic-batch exports ({r.stderr.strip()[-200:]})\n")
     for p in sorted(glob.glob(os.path.join(dyn, "*.onnx"))):
-        for batch in (1, 8):
-            rows.append((f"dynamic/{os.path.basename(p)[:-5]}", p, batch))
-    return rows
+        rows += [(f"dynamic/{os.path.basename(p)[:-5]}", p, batch) for batch in a.batches]
+    return [r for r in rows if re.search(a.only, r[0])]
 
 
 def run(a):
@@ -143,7 +210,7 @@ def err(pred, meas):
 def table(results, level, version):
     lines = ["model                                  batch   ORT run 1  predicted   error    ORT run 2  predicted   "
              "error   init ORT/pred",
-             f"(MiB; CPU arena MaxInUse, initializer block included; ORT {version}, level {level}, 1 thread)"]
+             f"(MiB; CPU arena MaxInUse, initializers in it included; ORT {version}, level {level}, 1 thread)"]
     within = {1: [0, 0], 8: [0, 0]}
     for r in results:
         m, p = r["measured"], r["predicted"]
@@ -172,8 +239,11 @@ def main():
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "bench/out/fidelity"))
     ap.add_argument("--level", default="disabled", choices=["disabled", "basic", "extended", "all"])
     ap.add_argument("--doc", default=None)
+    ap.add_argument("--batches", default="1,8", help="the batches, comma-separated (default 1,8)")
+    ap.add_argument("--only", default="", help="only the models whose name (torch/pt_resnet18, ...) matches this regex")
     ap.add_argument("--reuse", action="store_true", help="the table from OUT/ort_memory.json, nothing measured")
     a = ap.parse_args()
+    a.batches = [int(b) for b in a.batches.split(",")]
     saved = os.path.join(a.out, "ort_memory.json")
     if not os.access(a.fuseplan, os.X_OK):
         sys.stderr.write(f"ort_memory: {a.fuseplan} not built\n")
@@ -184,6 +254,11 @@ def main():
             results = json.load(f)
     else:
         results = run(a)
+        if a.only and os.path.exists(saved):  # the other rows kept from the last run
+            with open(saved) as f:
+                old = json.load(f)
+            new = {(r["model"], r["batch"]): r for r in results}
+            results = [new.pop((r["model"], r["batch"]), r) for r in old] + list(new.values())
         with open(saved, "w") as f:
             json.dump(results, f, indent=1)
     version = next((r["measured"].get("version") for r in results if r["measured"].get("version")), "1.30")

@@ -186,11 +186,11 @@ static void ort_text(const fp_ort_memory_result *o, FILE *out)
     g_autofree char *t = fp_format_bytes(o->total_first), *w = fp_format_bytes(o->weight_arena);
     g_autofree char *f = fp_format_bytes(o->first_run), *ts = fp_format_bytes(o->total_steady);
     g_autofree char *a = fp_format_bytes(o->pattern), *op = fp_format_bytes(o->outputs);
-    g_autofree char *pp = fp_format_bytes(o->weight_prepacked);
+    g_autofree char *pp = fp_format_bytes(o->weight_outside);
     fprintf(out,
             "ort         %s in ONNX Runtime's CPU arena in the first run: initializers %s + activations %s "
             "(%u buffers: %u reused at the same shape, %u in place, %u views); later runs %s (memory pattern %s + "
-            "outputs %s); pre-packed Conv weights %s apart\n",
+            "outputs %s); initializers %s outside the arena\n",
             t, w, f, o->n_buffers, o->n_reused, o->n_inplace, o->n_views, ts, a, op, pp);
 }
 

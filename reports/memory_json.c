@@ -86,7 +86,7 @@ static void json_ort(fp_jsonw *w, const fp_ort_memory_result *o)
     fp_jsonw_uint(w, "total_first_run_bytes", o->total_first);
     fp_jsonw_uint(w, "total_steady_bytes", o->total_steady);
     fp_jsonw_uint(w, "weight_arena_bytes", o->weight_arena);
-    fp_jsonw_uint(w, "weight_prepacked_bytes", o->weight_prepacked);
+    fp_jsonw_uint(w, "weight_outside_bytes", o->weight_outside);
     fp_jsonw_uint(w, "first_run_activation_bytes", o->first_run);
     fp_jsonw_uint(w, "pattern_bytes", o->pattern);
     fp_jsonw_uint(w, "second_run_bytes", o->second_run);

@@ -22,25 +22,74 @@ static void add_sat(uint64_t *sum, uint64_t bytes)
         *sum = UINT64_MAX;
 }
 
-/* Whether ORT pre-packs weight w away: every consumer a Conv reading it as its filter (input 1),
- * which MLAS packs at session creation, so that the initializer itself is no longer held. */
-static bool prepacked_away(const fp_value *w)
+/* Initializers under this many bytes stay in the session's arena; larger ones are held by the
+ * loaded graph outside it (ORT keeps tensors above 127 bytes as in-memory external data). */
+#define ORT_SMALL_INITIALIZER 128u
+
+/* Whether input `port` of n is a float GEMM's B that MLAS pre-packs: MatMul's input 1 or Gemm's,
+ * float and 2-D (GemmPackBFp32 packs only a 2-D matrix). */
+static bool packs_as_gemm_b(const fp_node *n, uint32_t port, const fp_value *w)
 {
-    if (w->n_uses == 0)
+    if (n->domain[0] || port != 1 || w->dtype != FP_DT_FLOAT || w->shape.rank != 2 || !fp_shape_static(&w->shape))
         return false;
+    return strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0;
+}
+
+/* Bytes of MLAS's packed copy of w, the B input of n (packs_as_gemm_b): K rows of N floats, N
+ * rounded up to 16 (MlasGemmPackBSize); B is N x K under Gemm's transB. */
+static uint64_t gemm_b_packed(const fp_node *n, const fp_value *w)
+{
+    bool tb = strcmp(n->op_type, "Gemm") == 0 && fp_node_attr_int(n, "transB", 0) != 0;
+    uint64_t k = (uint64_t)w->shape.dims[tb ? 1 : 0].value, cols = (uint64_t)w->shape.dims[tb ? 0 : 1].value;
+    return k * round_to(cols, 16) * 4;
+}
+
+/* Bytes of the packed copy MatMulNBits n makes of its weight w (input 1) and of its scales at
+ * accuracy_level 4 (int8 compute, 4 bits): the quantized data, the scales, one block sum per
+ * column (rounded to 16) and K block, and two 64-byte alignments (MlasQNBitGemmPackQuantBDataSize);
+ * 0 for other levels and widths, whose layout was not measured. */
+static uint64_t nbits_packed(const fp_node *n, const fp_value *w)
+{
+    if (strcmp(n->op_type, "MatMulNBits") != 0 || strcmp(n->domain, "com.microsoft") != 0 ||
+        fp_node_attr_int(n, "accuracy_level", 0) != 4 || fp_node_attr_int(n, "bits", 4) != 4 || !w->tensor)
+        return 0;
+    int64_t kk = fp_node_attr_int(n, "K", 0), nn = fp_node_attr_int(n, "N", 0),
+            blk = fp_node_attr_int(n, "block_size", 0);
+    if (kk <= 0 || nn <= 0 || blk <= 0)
+        return 0;
+    uint64_t blocks = ((uint64_t)kk + (uint64_t)blk - 1) / (uint64_t)blk;
+    return w->tensor->nbytes + (uint64_t)nn * blocks * 4 + round_to((uint64_t)nn, 16) * blocks * 4 + 2 * 63;
+}
+
+/* Bytes of the arena that initializer w takes at session creation with pre-packing: a GEMM's B
+ * its packed copy (one, the largest, when several kernels read it), a ConvTranspose's float filter
+ * its transposed copy, a MatMulNBits weight its packed copy (scales included), nothing for the inputs MatMulNBits packs with it (scales, zero points)
+ * or for what is held outside the arena; else its bytes when it is small. */
+static uint64_t prepacked_weight(const fp_value *w, bool *outside)
+{
+    uint64_t packed = 0;
+    bool folded_in = false;
     for (uint32_t k = 0; k < w->n_uses; k++) {
         const fp_node *n = w->uses[k].node;
-        bool conv = (strcmp(n->op_type, "Conv") == 0 && n->domain[0] == '\0') ||
-                    (strcmp(n->op_type, "FusedConv") == 0 && strcmp(n->domain, "com.microsoft") == 0);
-        if (!conv || w->uses[k].port != 1)
-            return false;
+        uint32_t port = w->uses[k].port;
+        if (packs_as_gemm_b(n, port, w))
+            packed = MAX(packed, gemm_b_packed(n, w));
+        else if (port == 1 && strcmp(n->op_type, "ConvTranspose") == 0 && !n->domain[0] && w->dtype == FP_DT_FLOAT)
+            packed = MAX(packed, w->tensor->nbytes); /* its filter transposed (ConvTranspose::PrePack) */
+        else if (port == 1 && nbits_packed(n, w))
+            packed = MAX(packed, nbits_packed(n, w));
+        else if (port >= 2 && strcmp(n->op_type, "MatMulNBits") == 0 && nbits_packed(n, n->inputs[1]))
+            folded_in = true;
     }
-    return true;
+    *outside = !packed && (folded_in || w->tensor->nbytes >= ORT_SMALL_INITIALIZER);
+    return packed ? packed : *outside ? 0 : w->tensor->nbytes;
 }
 
 /* The initializers of g ORT keeps in its arena (used ones: it drops the others when it loads the
- * model), each aligned as the pattern aligns them and the block rounded by the arena, and those
- * pre-packed away (opts->prepack). */
+ * model). With pre-packing (opts->prepack, ORT's default): the small ones at their bytes and the
+ * packed copies of GEMM and MatMulNBits weights (prepacked_weight), the rest held outside the arena
+ * (weight_outside); without: all of them, each aligned as the pattern aligns them and the block
+ * rounded by the arena. */
 static void weights(const fp_graph *g, const fp_ort_memory_opts *opts, fp_ort_memory_result *out)
 {
     uint64_t block = 0;
@@ -48,12 +97,16 @@ static void weights(const fp_graph *g, const fp_ort_memory_opts *opts, fp_ort_me
         const fp_value *v = g_ptr_array_index(g->values, i);
         if ((v->kind != FP_VALUE_INITIALIZER && v->kind != FP_VALUE_CONSTANT) || !v->tensor || v->n_uses == 0)
             continue;
-        if (opts->prepack && prepacked_away(v))
-            add_sat(&out->weight_prepacked, v->tensor->nbytes);
-        else
+        bool outside = false;
+        if (opts->prepack) {
+            add_sat(&out->weight_arena, prepacked_weight(v, &outside));
+            if (outside)
+                add_sat(&out->weight_outside, v->tensor->nbytes);
+        } else
             add_sat(&block, round_to(v->tensor->nbytes, FP_ORT_PATTERN_ALIGN));
     }
-    out->weight_arena = block ? round_to(block, FP_ORT_ARENA_ROUND) : 0;
+    if (block)
+        out->weight_arena = round_to(block, FP_ORT_ARENA_ROUND);
 }
 
 /* MLAS's working buffer per thread (MLAS_SGEMM_STRIDEN * MLAS_SGEMM_STRIDEK floats). */
@@ -77,36 +130,47 @@ static bool no_padding(const fp_node *n, uint32_t rank)
     return true;
 }
 
+/* Whether n is a float convolution of the default domain named op (Conv, ConvTranspose) with static
+ * input, filter and output shapes of one rank, at least 3. */
+static bool static_float_conv(const fp_node *n, const char *op)
+{
+    if (strcmp(n->op_type, op) != 0 || n->domain[0] || n->n_inputs < 2 || !n->n_outputs || !n->inputs[0] ||
+        !n->inputs[1] || !n->outputs[0] || n->outputs[0]->dtype != FP_DT_FLOAT)
+        return false;
+    const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape, *y = &n->outputs[0]->shape;
+    return fp_shape_static(x) && fp_shape_static(w) && fp_shape_static(y) && x->rank >= 3 && w->rank == x->rank &&
+           y->rank == x->rank;
+}
+
 /* Bytes of the working buffer ORT's float Conv takes from the arena while it runs, on one thread
  * (MlasConvPrepare's WorkingBufferSize): none for a pointwise convolution without stride or
- * padding, the whole im2col matrix when the filters outnumber the output pixels, else one
- * thread's slice, or for a batch or groups the largest of the im2col matrix, the output and the
- * slice. 0 for other nodes or unknown shapes. */
+ * padding, the whole im2col matrix (output pixels x C/group x kernel) when a group's filters
+ * outnumber the output pixels, else one thread's slice, whatever the batch and the groups (as ORT
+ * 1.30 was measured to allocate). A ConvTranspose's column buffer: C_out/group x kernel x input
+ * pixels (ConvTranspose::DoConvTranspose). 0 for other nodes or unknown shapes. */
 static uint64_t conv_scratch(const fp_node *n)
 {
-    if (strcmp(n->op_type, "Conv") != 0 || n->domain[0] || n->n_inputs < 2 || !n->n_outputs || !n->inputs[0] ||
-        !n->inputs[1] || !n->outputs[0] || n->outputs[0]->dtype != FP_DT_FLOAT)
+    bool transposed = static_float_conv(n, "ConvTranspose");
+    if (!transposed && !static_float_conv(n, "Conv"))
         return 0;
     const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape, *y = &n->outputs[0]->shape;
-    if (!fp_shape_static(x) || !fp_shape_static(w) || !fp_shape_static(y) || x->rank < 3 || w->rank != x->rank ||
-        y->rank != x->rank)
-        return 0;
     uint32_t rank = (uint32_t)x->rank - 2;
-    uint64_t groups = (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1), out = 1, k = (uint64_t)w->dims[1].value;
+    uint64_t groups = (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1), out = 1, in = 1, kernel = 1;
     bool unit = no_padding(n, rank), pointwise = true;
     for (uint32_t i = 0; i < rank; i++) {
         out *= (uint64_t)y->dims[2 + i].value;
-        k *= (uint64_t)w->dims[2 + i].value;
+        in *= (uint64_t)x->dims[2 + i].value;
+        kernel *= (uint64_t)w->dims[2 + i].value;
         unit = unit && attr_at(n, "strides", i, 1) == 1;
         pointwise = pointwise && w->dims[2 + i].value == 1;
     }
-    uint64_t filters = (uint64_t)w->dims[0].value / groups, batch = (uint64_t)x->dims[0].value, floats;
-    if (unit && pointwise)
+    uint64_t floats;
+    if (transposed)
+        floats = (uint64_t)w->dims[1].value * kernel * in; /* W is C_in x C_out/group x kernel */
+    else if (unit && pointwise)
         return 0;
-    if (filters > out)
-        floats = out * k;
-    else if (batch > 1 || groups > 1)
-        floats = MAX(MAX(out * k, filters * out), (uint64_t)MLAS_CONV_WORKING_FLOATS);
+    else if ((uint64_t)w->dims[0].value / groups > out)
+        floats = out * (uint64_t)w->dims[1].value * kernel;
     else
         floats = MLAS_CONV_WORKING_FLOATS;
     return round_to(floats * 4, FP_ORT_ARENA_ROUND);
@@ -132,6 +196,21 @@ static uint32_t shape_data_input(const fp_node *n)
     return UINT32_MAX;
 }
 
+/* Whether n is a Reshape to a constant shape of positive sizes only, which gives every output dim
+ * whatever ORT knows of the input's (a 0 copies an input dim, a -1 divides its size). */
+static bool full_reshape(const fp_node *n)
+{
+    int64_t d[FP_MAX_RANK];
+    int k = strcmp(n->op_type, "Reshape") == 0 && n->n_inputs >= 2 && n->inputs[1] &&
+                    (n->inputs[1]->kind == FP_VALUE_INITIALIZER || n->inputs[1]->kind == FP_VALUE_CONSTANT)
+                ? fp_value_ints(n->inputs[1], d, FP_MAX_RANK)
+                : -1;
+    for (int i = 0; i < k; i++)
+        if (d[i] <= 0)
+            return false;
+    return k > 0;
+}
+
 /* Whether a graph input of g declares a dim that is not a number (a symbol or nothing). */
 static bool declares_symbolic_dims(const fp_graph *g)
 {
@@ -145,11 +224,13 @@ static bool declares_symbolic_dims(const fp_graph *g)
 }
 
 /* Whether ORT's shape inference knows the values of n's outputs (its data propagation: the
- * shape computations Shape, Size, Gather, Squeeze, Unsqueeze, Concat and the four arithmetic ops, over
+ * shape computations Shape, Size, Gather, Squeeze, Unsqueeze, Concat and the four arithmetic ops, and
+ * as ORT 1.30 was measured to know them ConstantOfShape, Equal, Where, Expand and Split, over
  * initializers and the shapes of tensors whose dims are all numbers): `known` is per value id. */
 static bool data_known(const fp_node *n, const uint8_t *known, const uint8_t *unknown, bool symbolic)
 {
-    static const char *const ops[] = {"Gather", "Squeeze", "Unsqueeze", "Concat", "Mul", "Add", "Sub", "Div"};
+    static const char *const ops[] = {"Gather", "Squeeze", "Unsqueeze",       "Concat", "Mul",    "Add",  "Sub",
+                                      "Div",    "Equal",   "ConstantOfShape", "Where",  "Expand", "Split"};
     if (n->domain[0] || !n->n_inputs || !n->inputs[0])
         return false;
     if (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0)
@@ -165,7 +246,9 @@ static bool data_known(const fp_node *n, const uint8_t *known, const uint8_t *un
 /* unknown (per value id of g) receives which values' shapes ORT's planner does not know: the
  * outputs of a node whose shape-giving input (shape_data_input) holds values ORT's data
  * propagation does not give (data_known; initializers and Constants it has), NonZero's, and what
- * other ops compute from such a value (a shape given as known data makes the dims known again). A graph input's symbolic dims are known, as symbols, but
+ * other ops compute from such a value, a Slice's, Expand's, ... data input included (only a shape
+ * of known data that names every dim makes the dims known again: ConstantOfShape, Range,
+ * full_reshape). A graph input's symbolic dims are known, as symbols, but
  * not as the values of its Shape. False with an error on a cycle. */
 static bool ort_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **error)
 {
@@ -185,9 +268,10 @@ static bool ort_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **err
             continue;
         uint32_t from = shape_data_input(nd);
         bool unk = strcmp(nd->op_type, "NonZero") == 0 && !nd->domain[0];
-        for (uint32_t k = 0; k < nd->n_inputs && !unk; k++) { /* a shape given as data resets the dims */
+        bool resets = from != UINT32_MAX && (from == 0 || full_reshape(nd));
+        for (uint32_t k = 0; k < nd->n_inputs && !unk; k++) {
             const fp_value *in = nd->inputs[k];
-            unk = in && (from == UINT32_MAX ? unknown[in->id] : k >= from && !known[in->id]);
+            unk = in && (from == UINT32_MAX || k < from ? !resets && unknown[in->id] : !known[in->id]);
         }
         bool dk = data_known(nd, known, unknown, symbolic);
         for (uint32_t k = 0; k < nd->n_outputs; k++)

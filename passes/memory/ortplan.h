@@ -17,29 +17,32 @@
 #define FP_ORT_ARENA_ROUND 256
 
 typedef struct {
-    bool prepack; /* Conv weights pre-packed by MLAS and dropped from the initializer block (ORT's
-                     default; false: session.disable_prepacking=1) */
+    bool prepack; /* ORT's default: GEMM weights pre-packed by MLAS into the arena, initializers of
+                     128 bytes or more held outside it (false: session.disable_prepacking=1, every
+                     initializer in one block of the arena) */
 } fp_ort_memory_opts;
 
 typedef struct {
-    uint64_t weight_arena;     /* initializers ORT keeps in its arena: one block, each aligned */
-    uint64_t weight_prepacked; /* Conv weights pre-packed: held outside the arena, not in weight_arena */
-    uint64_t first_run;        /* the first run's peak in use of the activations, outputs and working
+    uint64_t weight_arena;   /* initializers ORT keeps in its arena: the small ones and the packed
+                                  copies (with pre-packing), else one block, each aligned */
+    uint64_t weight_outside; /* initializers held outside the arena (with pre-packing): not in
+                                  weight_arena */
+    uint64_t first_run;      /* the first run's peak in use of the activations, outputs and working
                                   buffers: each of the plan's buffers its own chunk of the BFC arena
                                   (best fit, split only from twice the request, power-of-two regions)
                                   from allocation to release */
-    uint64_t pattern;          /* later runs: the memory-pattern block of the plan's buffers, rounded */
-    uint64_t second_run;       /* the second run's peak in use: the block, the outputs and working
+    uint64_t pattern;        /* later runs: the memory-pattern block of the plan's buffers, rounded */
+    uint64_t second_run;     /* the second run's peak in use: the block, the outputs and working
                                   buffers allocated in the arena the first run left */
-    uint64_t outputs;          /* graph outputs: allocated one by one, each arena-rounded */
-    uint64_t scratch;          /* the largest kernel working buffer (a float Conv's im2col) */
-    uint64_t total_first;      /* weight_arena + first_run: the arena's peak in use in the first run */
-    uint64_t total_steady;     /* weight_arena + second_run: the arena's peak in a later run */
-    uint32_t n_buffers;        /* allocations of the plan (after reuse) */
-    uint32_t n_reused;         /* values taking a freed buffer of their shape */
-    uint32_t n_inplace;        /* values written over their input in place */
-    uint32_t n_views;          /* values sharing their input's buffer (ORT's Alias) */
-    uint32_t n_unknown;        /* activation buffers of unknown size (counted as 0) */
+    uint64_t outputs;        /* graph outputs: allocated one by one, each arena-rounded */
+    uint64_t scratch;        /* the largest kernel working buffer (a float Conv's im2col) */
+    uint64_t total_first;    /* weight_arena + first_run: the arena's peak in use in the first run */
+    uint64_t total_steady;   /* weight_arena + second_run: the arena's peak in a later run */
+    uint32_t n_buffers;      /* allocations of the plan (after reuse) */
+    uint32_t n_reused;       /* values taking a freed buffer of their shape */
+    uint32_t n_inplace;      /* values written over their input in place */
+    uint32_t n_views;        /* values sharing their input's buffer (ORT's Alias) */
+    uint32_t n_unknown;      /* activation buffers of unknown size (counted as 0) */
 } fp_ort_memory_result;
 
 /* Models ONNX Runtime 1.30's CPU allocation of graph g (as fp_pass_memory requires: linked, shapes
