@@ -1,8 +1,9 @@
 /* nchwc.c - ONNX Runtime's NCHWc layout (nchwc.h), in its order: the nodes in topological order;
  * a 2-D Conv or pool whose channels suit the block runs blocked (domain com.microsoft.nchwc), a
- * tensor entering such a node from NCHW gets one ReorderInput, an Add, Mul, activation or Concat
- * whose inputs are all blocked stays blocked (an Add or activation right after a blocked Conv folds
- * into it), and any other reader of a blocked tensor, or a graph output, gets one ReorderOutput.
+ * tensor entering such a node from NCHW gets one ReorderInput, an Add, Mul, Relu, Sigmoid, Tanh,
+ * HardSigmoid, Gelu, QuickGelu or Concat whose inputs are all blocked stays blocked (an Add or one of
+ * the first four activations right after a blocked Conv folds into it), and a blocked tensor that
+ * any other op or a graph output reads gets one ReorderOutput, shared by all of them.
  * Shapes stay logical: the channel padding to the block is not counted. */
 #include "passes/nchwc.h"
 
@@ -312,24 +313,21 @@ static bool blocked_add(nchwc *z, fp_node *n)
     return run_blocked(z, n);
 }
 
-/* An activation on a blocked tensor: Relu, Sigmoid, Tanh, HardSigmoid fold into the blocked Conv
- * whose output only it reads; HardSigmoid(1/6, 1/2) then Mul with the Conv's output (its two
- * readers) folds as HardSwish; any other runs blocked. */
+/* A Relu, Sigmoid, Tanh or HardSigmoid on a blocked tensor: folded into the blocked Conv whose
+ * output only it reads, else run blocked. (HardSigmoid(1/6, 1/2) then Mul with the Conv's output,
+ * its two readers, folds as HardSwish: blocked_mul.) */
 static bool blocked_activation(nchwc *z, fp_node *n)
 {
-    fp_value *x = n->inputs[0];
-    if (!is_blocked(z, x))
+    if (n->n_inputs < 1 || n->n_outputs != 1 || !is_blocked(z, n->inputs[0]))
         return false;
-    static const fp_op folds[] = {FP_OP_RELU, FP_OP_SIGMOID, FP_OP_TANH, FP_OP_HARD_SIGMOID};
+    fp_value *x = n->inputs[0];
     fp_node *c = foldable_conv(z, x, 1);
-    for (size_t i = 0; c && i < G_N_ELEMENTS(folds); i++)
-        if (n->op == folds[i]) {
-            set_activation(z, c, n->op_type);
-            fold_into(z, c, n);
-            z->res->act_fused++;
-            return true;
-        }
-    return run_blocked(z, n);
+    if (!c)
+        return run_blocked(z, n);
+    set_activation(z, c, n->op_type);
+    fold_into(z, c, n);
+    z->res->act_fused++;
+    return true;
 }
 
 /* A Mul of two blocked tensors of one shape runs blocked; x * HardSigmoid(x) on a blocked Conv's
@@ -444,8 +442,16 @@ static bool visit_blocked(nchwc *z, fp_node *n)
         return blocked_batch_norm(z, n);
     case FP_OP_TRANSPOSE:
         return blocked_transpose(z, n);
+    case FP_OP_RELU:
+    case FP_OP_SIGMOID:
+    case FP_OP_TANH:
+    case FP_OP_HARD_SIGMOID:
+        return blocked_activation(z, n);
+    case FP_OP_GELU:
+    case FP_OP_QUICK_GELU: /* measured: run blocked, never folded into the Conv */
+        return n->n_outputs == 1 && is_blocked(z, n->inputs[0]) && run_blocked(z, n);
     default:
-        return fp_op_has(n->op, FP_OPF_ACT) && n->n_inputs >= 1 && n->n_outputs == 1 && blocked_activation(z, n);
+        return false;
     }
 }
 
