@@ -136,16 +136,40 @@ static fp_value *as_blocked(nchwc *z, fp_value *v)
     return r;
 }
 
-/* v in NCHW (its ReorderOutput output, made once). */
+/* A graph output left blocked: its producer writes a blocked copy, which all of v's readers read
+ * (the caller reorders those that stay NCHW), and a ReorderOutput writes the output itself. The
+ * blocked copy. */
+static fp_value *reorder_graph_output(nchwc *z, fp_value *v)
+{
+    g_autofree char *name = g_strdup_printf("%s/nchwc_out", v->name);
+    fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
+    fit(z);
+    z->blocked[inner->id] = 1;
+    z->dims[inner->id] = z->dims[v->id];
+    z->blocked[v->id] = 0;
+    fp_node *r = fp_node_new(z->g, FP_OP_REORDER_OUTPUT, "ReorderOutput", z->domain, name, 1, 1);
+    r->inputs[0] = inner;
+    fp_node_set_output(r, 0, v);
+    z->res->reorder_out++;
+    return inner;
+}
+
+/* v in NCHW (its ReorderOutput output, made once). A graph output is that output itself, as in
+ * ONNX Runtime, whose one ReorderOutput per blocked tensor writes the original tensor: its producer
+ * now writes a blocked copy, which v's other readers read. */
 static fp_value *as_nchw(nchwc *z, fp_value *v)
 {
     if (!is_blocked(z, v))
         return v;
     fp_value *r = g_hash_table_lookup(z->to_nchw, v);
-    if (!r) {
-        r = reorder(z, v, FP_OP_REORDER_OUTPUT);
-        g_hash_table_insert(z->to_nchw, v, r);
+    if (r)
+        return r;
+    if (v->is_output && v->producer) {
+        g_hash_table_insert(z->to_nchw, reorder_graph_output(z, v), v);
+        return v;
     }
+    r = reorder(z, v, FP_OP_REORDER_OUTPUT);
+    g_hash_table_insert(z->to_nchw, v, r);
     return r;
 }
 
@@ -453,22 +477,6 @@ static bool visit_blocked(nchwc *z, fp_node *n)
     default:
         return false;
     }
-}
-
-/* A graph output left blocked: its producer writes a blocked copy, which the readers that stayed
- * blocked read, and a ReorderOutput writes the output itself. */
-static void reorder_graph_output(nchwc *z, fp_value *v)
-{
-    g_autofree char *name = g_strdup_printf("%s/nchwc_out", v->name);
-    fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
-    fit(z);
-    z->blocked[inner->id] = 1;
-    z->dims[inner->id] = z->dims[v->id];
-    z->blocked[v->id] = 0;
-    fp_node *r = fp_node_new(z->g, FP_OP_REORDER_OUTPUT, "ReorderOutput", z->domain, name, 1, 1);
-    r->inputs[0] = inner;
-    fp_node_set_output(r, 0, v);
-    z->res->reorder_out++;
 }
 
 /* Walks g's nodes in order: each blocked where it can be, else its blocked inputs reordered. */
