@@ -179,12 +179,19 @@ static int64_t dim(const fp_value *v, int k)
     return v && v->shape.rank > k && fp_dim_known(v->shape.dims[k]) ? v->shape.dims[k].value : -1;
 }
 
+/* Conv n's bias, NULL when none: a FusedConv of a Clip and a Conv without one has the Clip's
+ * scalar bounds after its weights. */
+static const fp_value *conv_bias(const fp_node *n)
+{
+    const fp_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    return b && n->op == FP_OP_FUSED_CONV && b->shape.rank == 0 ? NULL : b;
+}
+
 /* Why 2-D Conv n cannot run blocked (NULL: it can). A FusedConv holding a Sum input converts only
  * when that input is blocked already. */
 static const char *conv_refusal(const nchwc *z, const fp_node *n)
 {
-    const fp_value *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
-    const fp_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const fp_value *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *b = conv_bias(n);
     int64_t group = fp_node_attr_int(n, "group", 1), cin = dim(x, 1), cout = dim(w, 0);
     if (!x || x->shape.rank != 4 || !w || w->shape.rank != 4)
         return "not a 2-D convolution";
