@@ -99,15 +99,9 @@ static bool param_is_list(const char *id, const char *key)
 }
 
 /* The [layout] keys, each true or false; the [stages] keys, each a sentence. */
-static const char *const layout_keys[] = {"drop_narrowing_casts",
-                                          "nchwc",
-                                          "ge_formats",
-                                          "enable_small_channel",
-                                          "matmul_weight_nz",
-                                          "transpose_optimizer",
-                                          "cse",
-                                          "nhwc",
-                                          NULL};
+static const char *const layout_keys[] =
+    {"drop_narrowing_casts", "nchwc", "ge_formats", "enable_small_channel", "matmul_weight_nz",
+     "transpose_optimizer",  "cse",   "nhwc",       "conv_add_activation",  NULL};
 static const char *const stage_keys[] = {"original", "fusion", "final", NULL};
 
 /* Whether every key of group is one of valid and, when booleans, reads as true or false. */
