@@ -2,7 +2,8 @@
  * layout leaves NCHW (group 2, 6 output channels) + an Add of one shape + Relu become one FusedConv
  * with the Add's other operand as its Sum input, as ONNX Runtime 1.30 runs it (measured, the
  * differential test's conv_add_17); a broadcast Add, a Conv without a bias, a Conv output that a
- * graph output also is, and the extended level keep them apart; a Clip of a computed bound stays out. */
+ * graph output also is, and the extended level keep them apart; a Clip of a computed bound stays out;
+ * the Add's first Conv operand is taken even when its output is a graph output too. */
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -12,10 +13,11 @@
 
 enum { F32 = 1 };
 
-typedef enum { PLAIN, BROADCAST, NO_BIAS, CONV_OUT, CLIP_COMPUTED } variant;
+typedef enum { PLAIN, BROADCAST, NO_BIAS, CONV_OUT, CLIP_COMPUTED, TWO_CONVS } variant;
 
 /* x [1, 4, 6, 6] -> Conv (group 2, 6 out, 3x3, pads 1) -> Add(z) -> Relu (Clip with a bound from
- * Abs at CLIP_COMPUTED) -> y; z a [1, 6, 6, 6] input ([1, 6, 1, 1] at BROADCAST). */
+ * Abs at CLIP_COMPUTED) -> y; z a [1, 6, 6, 6] input ([1, 6, 1, 1] at BROADCAST; at TWO_CONVS a
+ * second such Conv's output, the first Conv's output a graph output too). */
 static char *model(variant v)
 {
     tb *b = tb_new(13);
@@ -26,7 +28,12 @@ static char *model(variant v)
     tb_node_t *c = tb_node(b, "Conv", "conv", v == NO_BIAS ? "x,w" : "x,w,bias", "h");
     tb_attr_i(b, c, "group", 2);
     tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
-    tb_node(b, "Add", "add", "h,z", "s");
+    if (v == TWO_CONVS) {
+        tb_node_t *c2 = tb_node(b, "Conv", "conv2", "x,w,bias", "z2");
+        tb_attr_i(b, c2, "group", 2);
+        tb_attr_ints(b, c2, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    }
+    tb_node(b, "Add", "add", v == TWO_CONVS ? "h,z2" : "h,z", "s");
     if (v == CLIP_COMPUTED) {
         tb_input(b, "lo", F32, 0, NULL);
         tb_node(b, "Abs", "abs", "lo", "lo_abs");
@@ -35,7 +42,7 @@ static char *model(variant v)
         tb_node(b, "Relu", "act", "s", "y");
     }
     tb_output(b, "y", F32, -1, NULL);
-    if (v == CONV_OUT)
+    if (v == CONV_OUT || v == TWO_CONVS)
         tb_output(b, "h", F32, -1, NULL);
     char *path = tb_write_temp(b, ".onnx");
     tb_free(b);
@@ -90,9 +97,29 @@ static void test_refused(void)
     CU_ASSERT_EQUAL(tm_count_ops(c->model->main, "Clip"), 1);
 }
 
+/* ONNX Runtime's selector starts from a Conv whose output no graph output is, then takes the Add's
+ * first Conv operand with one output edge, a graph output or not (measured, the differential test's
+ * v1_02606_nchwc): that Conv is fused, the graph output left unwritten, with a warning. */
+static void test_graph_output_operand(void)
+{
+    g_autoptr(fp_analysis) a = run(TWO_CONVS, "ort-cpu-all");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->res.layout.conv_add_act, 1);
+    const fp_node *c = fp_node_lookup(a->model, "conv"), *c2 = fp_node_lookup(a->model, "conv2");
+    CU_ASSERT_FATAL(c && c2);
+    CU_ASSERT_STRING_EQUAL(c->op_type, "FusedConv");
+    CU_ASSERT_STRING_EQUAL(c2->op_type, "Conv");
+    CU_ASSERT_STRING_EQUAL(c->inputs[3]->name, "z2");
+    bool warned = false;
+    for (guint i = 0; i < a->diag->entries->len; i++)
+        warned |= strcmp(((const fp_diag_entry *)a->diag->entries->pdata[i])->code, "conv-add-act-output") == 0;
+    CU_ASSERT(warned);
+}
+
 FP_TEST_SUITE(register_conv_add_act)
 {
     CU_pSuite s = CU_add_suite("conv_add_act", NULL, NULL);
     CU_add_test(s, "fused", test_fused);
     CU_add_test(s, "refused", test_refused);
+    CU_add_test(s, "graph_output_operand", test_graph_output_operand);
 }
