@@ -251,14 +251,14 @@ static void convert(nchwc *z, fp_node *n, bool nchw_input)
     z->res->converted++;
 }
 
-/* The blocked Conv producing v, when v had `readers` readers before the pass (its use lists are
- * linked again only after it) and the Conv takes another input or activation: n_inputs < 4 and no
- * activation yet. */
+/* The blocked Conv producing v (a Conv, or a BatchNormalization or Mul run as one), when v had
+ * `readers` readers before the pass (its use lists are linked again only after it) and the Conv
+ * takes another input or activation: no activation yet. */
 static fp_node *foldable_conv(const nchwc *z, const fp_value *v, uint32_t readers)
 {
     fp_node *c = v ? v->producer : NULL;
-    bool conv = c && (c->op == FP_OP_CONV || c->op == FP_OP_FUSED_CONV || c->op == FP_OP_BATCH_NORM);
-    if (!c || c->domain != z->domain || !conv || v->n_uses != readers || v->is_output || fp_node_attr(c, "activation"))
+    if (!c || c->domain != z->domain || strcmp(c->op_type, "Conv") != 0 || v->n_uses != readers || v->is_output ||
+        fp_node_attr(c, "activation"))
         return NULL;
     return c;
 }
@@ -359,6 +359,39 @@ static bool blocked_activation(nchwc *z, fp_node *n)
     fold_into(z, c, n);
     z->res->act_fused++;
     return true;
+}
+
+/* Whether constant s holds one value per channel of c channels: [1, c, 1, 1] or [c, 1, 1]. */
+static bool per_channel(const fp_value *s, int64_t c)
+{
+    const fp_shape *d = &s->shape;
+    int lead = d->rank == 4 ? 1 : 0;
+    if (c < 1 || (d->rank != 4 && d->rank != 3) || (lead && dim(s, 0) != 1) || dim(s, lead) != c)
+        return false;
+    return dim(s, lead + 1) == 1 && dim(s, lead + 2) == 1;
+}
+
+/* A Mul of a blocked tensor by a float32 constant of one value per channel runs as a blocked
+ * depthwise 1x1 Conv of that scale (measured, ONNX Runtime 1.30: any channel count, either operand
+ * order; not a scalar, [1, 1, 1, 1] or [1, C, 1, W] constant, nor a computed scale, nor an Add, Sub
+ * or Div). Like a BatchNormalization it keeps its op kind and is named Conv: inputs the tensor,
+ * then the scale. */
+static bool blocked_scale(nchwc *z, fp_node *n)
+{
+    for (int k = 0; n->n_inputs == 2 && k < 2; k++) {
+        fp_value *x = n->inputs[k], *s = n->inputs[1 - k];
+        if (!is_blocked(z, x) || !fp_value_is_constant(s) || s->dtype != FP_DT_FLOAT || !per_channel(s, dim(x, 1)))
+            continue;
+        n->inputs[0] = x;
+        n->inputs[1] = s;
+        n->domain = z->domain;
+        n->op_type = fp_intern(z->m, "Conv", -1);
+        z->blocked[n->outputs[0]->id] = 1;
+        z->dims[n->outputs[0]->id] = z->dims[x->id];
+        z->res->converted++;
+        return true;
+    }
+    return false;
 }
 
 /* A Mul of two blocked tensors of one shape runs blocked; x * HardSigmoid(x) on a blocked Conv's
@@ -466,7 +499,7 @@ static bool visit_blocked(nchwc *z, fp_node *n)
     case FP_OP_SUM:
         return blocked_add(z, n);
     case FP_OP_MUL:
-        return blocked_mul(z, n);
+        return blocked_scale(z, n) || blocked_mul(z, n);
     case FP_OP_CONCAT:
         return blocked_concat(z, n);
     case FP_OP_BATCH_NORM:
