@@ -45,16 +45,16 @@ static bool plain_conv(const fp_node *n)
 }
 
 /* The Conv Add a takes (NULL: none): of a's operands' producers in node order, the first plain
- * Conv of at most 3 inputs, a bias among them, whose output only a reads (SelectProducerConv: one
- * output edge; unlike the selector's first test, a graph output does not count, so such a Conv is
- * taken too and the graph output is no longer written). */
+ * Conv of at most 3 inputs, a bias among them, whose output only a reads (SelectProducerConv). ORT
+ * tests that Conv for one output edge only, so it may take one whose output a graph output also is
+ * and leave that output unwritten; fuseplan, whose IR needs a producer for each graph output, takes
+ * the other operand's Conv then: the same kernels. */
 static fp_node *producer_conv(const fp_node *a)
 {
     fp_node *best = NULL;
     for (uint32_t k = 0; k < 2; k++) {
         fp_node *c = a->inputs[k]->producer;
-        const fp_value *y = c ? c->outputs[0] : NULL;
-        if (c && plain_conv(c) && c->n_inputs == 3 && c->inputs[2] && y->n_uses == 1 && y->uses[0].node == a &&
+        if (c && plain_conv(c) && c->n_inputs == 3 && c->inputs[2] && lone_reader(c->outputs[0]) == a &&
             (!best || c->id < best->id))
             best = c;
     }
@@ -150,11 +150,6 @@ uint32_t fp_pass_conv_add_act(fp_model *m, const fp_target *t, fp_diag *diag)
             fp_diag_add(diag, FP_DIAG_INFO, "layout", "conv-add-act", c->name,
                         "level 3: Conv %s + Add %s%s%s -> FusedConv (the Add's other operand its Sum input)", c->name,
                         a->name, act ? " + " : "", act ? act->op_type : "");
-        if (diag && c->outputs[0]->is_output)
-            fp_diag_add(diag, FP_DIAG_WARNING, "layout", "conv-add-act-output", c->name,
-                        "level 3: graph output '%s' of Conv %s is read by Add %s alone and fused away: ONNX Runtime "
-                        "1.30 leaves it unwritten",
-                        c->outputs[0]->name, c->name, a->name);
         fuse(m, c, a, act);
         fused++;
     }
