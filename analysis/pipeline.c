@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "passes/conv_add_act.h"
 #include "passes/cse.h"
 #include "passes/qdq_units.h"
 #include "passes/expand.h"
@@ -267,6 +268,8 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
         res->layout.rewrote = true;
         res->layout.conversions_after += res->layout.nhwc.transposes;
     }
+    if ((res->layout.conv_add_act = fp_pass_conv_add_act(m, o->target, diag)))
+        res->layout.rewrote = true;
     if (!after(m, o, "nchwc", error))
         return false;
     if (res->layout.rewrote) {

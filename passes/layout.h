@@ -21,6 +21,7 @@ typedef struct {
     bool rewrote;                  /* the graph changed (false: every op, edge and type as before) */
     fp_nchwc_result nchwc;         /* the NCHWc conversion after it (passes/nchwc.h; zeros: none) */
     fp_nhwc_result nhwc;           /* the int8 kernels run channels-last after that (passes/nhwc.h) */
+    uint32_t conv_add_act;         /* then Conv + Add [+ activation] -> FusedConv (passes/conv_add_act.h) */
     fp_ge_format_result ge;        /* GE's formats chosen after it (passes/ge_format.h; zeros: none) */
     fp_transpose_result transpose; /* ONNX Runtime's transpose optimizer before the fusions
                                     (passes/transpose.h; zeros: none) */

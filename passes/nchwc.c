@@ -1,8 +1,9 @@
 /* nchwc.c - ONNX Runtime's NCHWc layout (nchwc.h), in its order: the nodes in topological order;
  * a 2-D Conv or pool whose channels suit the block runs blocked (domain com.microsoft.nchwc), a
- * tensor entering such a node from NCHW gets one ReorderInput, an Add, Mul, activation or Concat
- * whose inputs are all blocked stays blocked (an Add or activation right after a blocked Conv folds
- * into it), and any other reader of a blocked tensor, or a graph output, gets one ReorderOutput.
+ * tensor entering such a node from NCHW gets one ReorderInput, an Add, Mul, Relu, Sigmoid, Tanh,
+ * HardSigmoid, Gelu, QuickGelu or Concat whose inputs are all blocked stays blocked (an Add or one of
+ * the first four activations right after a blocked Conv folds into it), and a blocked tensor that
+ * any other op or a graph output reads gets one ReorderOutput, shared by all of them.
  * Shapes stay logical: the channel padding to the block is not counted. */
 #include "passes/nchwc.h"
 
@@ -135,16 +136,40 @@ static fp_value *as_blocked(nchwc *z, fp_value *v)
     return r;
 }
 
-/* v in NCHW (its ReorderOutput output, made once). */
+/* A graph output left blocked: its producer writes a blocked copy, which all of v's readers read
+ * (the caller reorders those that stay NCHW), and a ReorderOutput writes the output itself. The
+ * blocked copy. */
+static fp_value *reorder_graph_output(nchwc *z, fp_value *v)
+{
+    g_autofree char *name = g_strdup_printf("%s/nchwc_out", v->name);
+    fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
+    fit(z);
+    z->blocked[inner->id] = 1;
+    z->dims[inner->id] = z->dims[v->id];
+    z->blocked[v->id] = 0;
+    fp_node *r = fp_node_new(z->g, FP_OP_REORDER_OUTPUT, "ReorderOutput", z->domain, name, 1, 1);
+    r->inputs[0] = inner;
+    fp_node_set_output(r, 0, v);
+    z->res->reorder_out++;
+    return inner;
+}
+
+/* v in NCHW (its ReorderOutput output, made once). A graph output is that output itself, as in
+ * ONNX Runtime, whose one ReorderOutput per blocked tensor writes the original tensor: its producer
+ * now writes a blocked copy, which v's other readers read. */
 static fp_value *as_nchw(nchwc *z, fp_value *v)
 {
     if (!is_blocked(z, v))
         return v;
     fp_value *r = g_hash_table_lookup(z->to_nchw, v);
-    if (!r) {
-        r = reorder(z, v, FP_OP_REORDER_OUTPUT);
-        g_hash_table_insert(z->to_nchw, v, r);
+    if (r)
+        return r;
+    if (v->is_output && v->producer) {
+        g_hash_table_insert(z->to_nchw, reorder_graph_output(z, v), v);
+        return v;
     }
+    r = reorder(z, v, FP_OP_REORDER_OUTPUT);
+    g_hash_table_insert(z->to_nchw, v, r);
     return r;
 }
 
@@ -154,12 +179,19 @@ static int64_t dim(const fp_value *v, int k)
     return v && v->shape.rank > k && fp_dim_known(v->shape.dims[k]) ? v->shape.dims[k].value : -1;
 }
 
+/* Conv n's bias, NULL when none: a FusedConv of a Clip and a Conv without one has the Clip's
+ * scalar bounds after its weights. */
+static const fp_value *conv_bias(const fp_node *n)
+{
+    const fp_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    return b && n->op == FP_OP_FUSED_CONV && b->shape.rank == 0 ? NULL : b;
+}
+
 /* Why 2-D Conv n cannot run blocked (NULL: it can). A FusedConv holding a Sum input converts only
  * when that input is blocked already. */
 static const char *conv_refusal(const nchwc *z, const fp_node *n)
 {
-    const fp_value *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
-    const fp_value *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    const fp_value *x = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *b = conv_bias(n);
     int64_t group = fp_node_attr_int(n, "group", 1), cin = dim(x, 1), cout = dim(w, 0);
     if (!x || x->shape.rank != 4 || !w || w->shape.rank != 4)
         return "not a 2-D convolution";
@@ -219,14 +251,14 @@ static void convert(nchwc *z, fp_node *n, bool nchw_input)
     z->res->converted++;
 }
 
-/* The blocked Conv producing v, when v had `readers` readers before the pass (its use lists are
- * linked again only after it) and the Conv takes another input or activation: n_inputs < 4 and no
- * activation yet. */
+/* The blocked Conv producing v (a Conv, or a BatchNormalization or Mul run as one), when v had
+ * `readers` readers before the pass (its use lists are linked again only after it) and the Conv
+ * takes another input or activation: no activation yet. */
 static fp_node *foldable_conv(const nchwc *z, const fp_value *v, uint32_t readers)
 {
     fp_node *c = v ? v->producer : NULL;
-    bool conv = c && (c->op == FP_OP_CONV || c->op == FP_OP_FUSED_CONV || c->op == FP_OP_BATCH_NORM);
-    if (!c || c->domain != z->domain || !conv || v->n_uses != readers || v->is_output || fp_node_attr(c, "activation"))
+    if (!c || c->domain != z->domain || strcmp(c->op_type, "Conv") != 0 || v->n_uses != readers || v->is_output ||
+        fp_node_attr(c, "activation"))
         return NULL;
     return c;
 }
@@ -312,24 +344,54 @@ static bool blocked_add(nchwc *z, fp_node *n)
     return run_blocked(z, n);
 }
 
-/* An activation on a blocked tensor: Relu, Sigmoid, Tanh, HardSigmoid fold into the blocked Conv
- * whose output only it reads; HardSigmoid(1/6, 1/2) then Mul with the Conv's output (its two
- * readers) folds as HardSwish; any other runs blocked. */
+/* A Relu, Sigmoid, Tanh or HardSigmoid on a blocked tensor: folded into the blocked Conv whose
+ * output only it reads, else run blocked. (HardSigmoid(1/6, 1/2) then Mul with the Conv's output,
+ * its two readers, folds as HardSwish: blocked_mul.) */
 static bool blocked_activation(nchwc *z, fp_node *n)
 {
-    fp_value *x = n->inputs[0];
-    if (!is_blocked(z, x))
+    if (n->n_inputs < 1 || n->n_outputs != 1 || !is_blocked(z, n->inputs[0]))
         return false;
-    static const fp_op folds[] = {FP_OP_RELU, FP_OP_SIGMOID, FP_OP_TANH, FP_OP_HARD_SIGMOID};
+    fp_value *x = n->inputs[0];
     fp_node *c = foldable_conv(z, x, 1);
-    for (size_t i = 0; c && i < G_N_ELEMENTS(folds); i++)
-        if (n->op == folds[i]) {
-            set_activation(z, c, n->op_type);
-            fold_into(z, c, n);
-            z->res->act_fused++;
-            return true;
-        }
-    return run_blocked(z, n);
+    if (!c)
+        return run_blocked(z, n);
+    set_activation(z, c, n->op_type);
+    fold_into(z, c, n);
+    z->res->act_fused++;
+    return true;
+}
+
+/* Whether constant s holds one value per channel of c channels: [1, c, 1, 1] or [c, 1, 1]. */
+static bool per_channel(const fp_value *s, int64_t c)
+{
+    const fp_shape *d = &s->shape;
+    int lead = d->rank == 4 ? 1 : 0;
+    if (c < 1 || (d->rank != 4 && d->rank != 3) || (lead && dim(s, 0) != 1) || dim(s, lead) != c)
+        return false;
+    return dim(s, lead + 1) == 1 && dim(s, lead + 2) == 1;
+}
+
+/* A Mul of a blocked tensor by a float32 constant of one value per channel runs as a blocked
+ * depthwise 1x1 Conv of that scale (measured, ONNX Runtime 1.30: any channel count, either operand
+ * order; not a scalar, [1, 1, 1, 1] or [1, C, 1, W] constant, nor a computed scale, nor an Add, Sub
+ * or Div). Like a BatchNormalization it keeps its op kind and is named Conv: inputs the tensor,
+ * then the scale. */
+static bool blocked_scale(nchwc *z, fp_node *n)
+{
+    for (int k = 0; n->n_inputs == 2 && k < 2; k++) {
+        fp_value *x = n->inputs[k], *s = n->inputs[1 - k];
+        if (!is_blocked(z, x) || !fp_value_is_constant(s) || s->dtype != FP_DT_FLOAT || !per_channel(s, dim(x, 1)))
+            continue;
+        n->inputs[0] = x;
+        n->inputs[1] = s;
+        n->domain = z->domain;
+        n->op_type = fp_intern(z->m, "Conv", -1);
+        z->blocked[n->outputs[0]->id] = 1;
+        z->dims[n->outputs[0]->id] = z->dims[x->id];
+        z->res->converted++;
+        return true;
+    }
+    return false;
 }
 
 /* A Mul of two blocked tensors of one shape runs blocked; x * HardSigmoid(x) on a blocked Conv's
@@ -437,32 +499,24 @@ static bool visit_blocked(nchwc *z, fp_node *n)
     case FP_OP_SUM:
         return blocked_add(z, n);
     case FP_OP_MUL:
-        return blocked_mul(z, n);
+        return blocked_scale(z, n) || blocked_mul(z, n);
     case FP_OP_CONCAT:
         return blocked_concat(z, n);
     case FP_OP_BATCH_NORM:
         return blocked_batch_norm(z, n);
     case FP_OP_TRANSPOSE:
         return blocked_transpose(z, n);
+    case FP_OP_RELU:
+    case FP_OP_SIGMOID:
+    case FP_OP_TANH:
+    case FP_OP_HARD_SIGMOID:
+        return blocked_activation(z, n);
+    case FP_OP_GELU:
+    case FP_OP_QUICK_GELU: /* measured: run blocked, never folded into the Conv */
+        return n->n_outputs == 1 && is_blocked(z, n->inputs[0]) && run_blocked(z, n);
     default:
-        return fp_op_has(n->op, FP_OPF_ACT) && n->n_inputs >= 1 && n->n_outputs == 1 && blocked_activation(z, n);
+        return false;
     }
-}
-
-/* A graph output left blocked: its producer writes a blocked copy, which the readers that stayed
- * blocked read, and a ReorderOutput writes the output itself. */
-static void reorder_graph_output(nchwc *z, fp_value *v)
-{
-    g_autofree char *name = g_strdup_printf("%s/nchwc_out", v->name);
-    fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
-    fit(z);
-    z->blocked[inner->id] = 1;
-    z->dims[inner->id] = z->dims[v->id];
-    z->blocked[v->id] = 0;
-    fp_node *r = fp_node_new(z->g, FP_OP_REORDER_OUTPUT, "ReorderOutput", z->domain, name, 1, 1);
-    r->inputs[0] = inner;
-    fp_node_set_output(r, 0, v);
-    z->res->reorder_out++;
 }
 
 /* Walks g's nodes in order: each blocked where it can be, else its blocked inputs reordered. */

@@ -108,6 +108,7 @@ static const char *const layout_keys[] = {"drop_narrowing_casts",
                                           "cse",
                                           "nhwc",
                                           "qdq_units",
+                                          "conv_add_activation",
                                           NULL};
 static const char *const stage_keys[] = {"original", "fusion", "final", NULL};
 
