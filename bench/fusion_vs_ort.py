@@ -112,9 +112,6 @@ HISTOGRAM_DIFFERENCES = {
     "layout_transform_reshape.qdq.onnx": "at all, ORT's transpose optimizer moves the channels-last QLinearConv's "
     "output Transpose through the Reshape, QLinearMul, QLinearAdd and Squeeze after it and cancels it against the "
     "model's own Transpose; fuseplan's nhwc pass leaves 3 Transposes (tests/data/fuse/qdq_third_differ.txt)",
-    "qdq_with_multi_consumer_q_dq_axis.onnx": "at all, ORT's NCHWc reorders only the last MaxPool (after a "
-    "DequantizeLinear: 1 ReorderInput, 1 ReorderOutput); fuseplan's nchwc pass gives 1 ReorderInput and 2 "
-    "ReorderOutput, not yet understood (the NCHWc pass, not a QDQ rule; tests/data/fuse/qdq_third_differ.txt)",
 }
 
 
