@@ -276,12 +276,12 @@ static bool inline_node(fp_model *m, fp_node *n)
     return true;
 }
 
-/* What ORT does to float16 nodes before its level-2 fusions: the constant folding they escape, the
- * function bodies the partitioner inlines. Returns the nodes changed; m linked again when any. */
+/* What ORT's partitioner does to float16 nodes before its level-2 fusions: the function bodies it
+ * inlines. Returns the nodes changed; m linked again when any. */
 static uint32_t partition(fp_model *m)
 {
     fp_graph *g = m->main;
-    uint32_t count = unfold(g);
+    uint32_t count = 0;
     guint nn = g->nodes->len; /* the body nodes added here are not inlined again */
     for (guint i = 0; i < nn; i++) {
         fp_node *n = g->nodes->pdata[i];
@@ -531,6 +531,12 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
     fp_float16_stage when = fp_float16_stage_of(t);
     if (stage == FP_FLOAT16_NONE || when == FP_FLOAT16_NONE)
         return 0;
+    if (stage == FP_FLOAT16_CONSTANT_FOLDING) {
+        uint32_t count = unfold(m->main);
+        if (count)
+            fp_model_link(m);
+        return count;
+    }
     uint32_t changed = stage == FP_FLOAT16_BEFORE_FUSION ? partition(m) : 0;
     /* at AFTER, the Casts BEFORE left for after the fusions too (convert finds none else) */
     return changed + (when == stage || stage == FP_FLOAT16_AFTER_FUSION ? convert(m, t, stage, diag) : 0);
