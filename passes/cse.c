@@ -2,7 +2,8 @@
  * onnxruntime/core/optimizer/common_subexpression_elimination.cc): value numbering over a graph in
  * topological order. A node's number is its op type, domain, attributes and the numbers of its
  * inputs; a node numbered as one before it is merged into it. Small constants are numbered by
- * their contents, as ConstantSharing (constant_sharing.cc) has made equal ones one initializer. */
+ * their contents, as ConstantSharing (constant_sharing.cc) has made equal ones one initializer, and
+ * the nodes that read one read the first. */
 #include "passes/cse.h"
 
 #include <string.h>
@@ -134,8 +135,28 @@ static void merge(fp_node *n, const fp_node *into)
     n->flags |= FP_NODE_REMOVED;
 }
 
-/* One graph; the count of nodes merged (same: fp_cse_same's map, filled in place of merging). */
-static uint32_t cse_graph(fp_graph *g, GHashTable *same)
+/* Each input of live node n that is a small constant equal to one numbered before it now reads that
+ * one, as ConstantSharing left the graph (a float16 node ORT's constant folding leaves then reads
+ * one initializer, and InsertCastTransformer casts it once). Returns how many inputs changed. */
+static uint32_t share_constants(cse *c, fp_node *n)
+{
+    uint32_t shared = 0;
+    if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED))
+        return 0;
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+        fp_value *v = n->inputs[k];
+        const fp_value *first = v && small_const(v) ? number_of(c, v) : v;
+        if (first != v) {
+            n->inputs[k] = (fp_value *)first;
+            shared++;
+        }
+    }
+    return shared;
+}
+
+/* One graph; the count of nodes merged (same: fp_cse_same's map, filled in place of merging; else
+ * equal small constants shared too, *shared counting the inputs changed). */
+static uint32_t cse_graph(fp_graph *g, GHashTable *same, uint32_t *shared)
 {
     uint32_t n_order = 0, merged = 0;
     fp_node *const *order = fp_graph_order(g, &n_order, NULL);
@@ -148,6 +169,8 @@ static uint32_t cse_graph(fp_graph *g, GHashTable *same)
              .same = same};
     for (uint32_t i = 0; i < n_order; i++) {
         fp_node *n = nodes[i];
+        if (!same)
+            *shared += share_constants(&c, n);
         if (!mergeable(n) || !node_key(&c, n))
             continue;
         const fp_node *first = g_hash_table_lookup(c.seen, c.key);
@@ -175,8 +198,8 @@ uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag)
         return 0;
     uint32_t merged = 0;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
-        uint32_t here = cse_graph(m->graphs->pdata[gi], NULL);
-        if (here)
+        uint32_t shared = 0, here = cse_graph(m->graphs->pdata[gi], NULL, &shared);
+        if (here || shared)
             fp_model_link(m); /* the next graph's order reads the use lists */
         merged += here;
     }
@@ -190,6 +213,6 @@ uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag)
 GHashTable *fp_cse_same(fp_graph *g)
 {
     GHashTable *same = g_hash_table_new(NULL, NULL);
-    cse_graph(g, same);
+    cse_graph(g, same, NULL);
     return same;
 }
