@@ -1433,6 +1433,8 @@ static void test_targets(void)
          "[stages]: unknown key 'orig' (valid: original, "},
         {"[target]\nname = x\nrules = conv_bn\n[layout]\nnchwc = maybe\n", "[layout] nchwc: expected true or false"},
         {"[target]\nname = x\nrules = conv_bn\n[staging]\n", "unknown group [staging] (valid: [target], [stages]"},
+        {"[target]\nname = x\nrules = conv_bn\nbefore_partition = conv_bn, noop_elim\n",
+         "[target] before_partition: 'noop_elim' is none of the target's rules"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
         tm_expect_target_error(bad[i].ini, bad[i].needle);
