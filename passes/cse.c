@@ -9,8 +9,9 @@
 #include <string.h>
 
 typedef struct {
-    GHashTable *seen;   /* key (a GString: attribute strings may hold NULs) -> the first node of that key */
-    GHashTable *consts; /* contents key -> the first constant value of those contents */
+    GHashTable *seen;    /* key (a GString: attribute strings may hold NULs) -> the first node of that key */
+    GHashTable *consts;  /* contents key -> the first constant value of those contents */
+    GHashTable *weights; /* contents key -> the first weight of those contents (share_constants) */
     GString *key;
     GHashTable *same; /* NULL: merge; else nothing is merged, and each output of a node that would be
                          merged maps to the output it would read instead */
@@ -38,6 +39,24 @@ static const fp_tensor *small_const(const fp_value *v)
     return t;
 }
 
+/* The first value of `table` (contents key -> value) of the contents of small constant v (payload
+ * t), v when it is the first (then entered). */
+static const fp_value *first_of(GHashTable *table, const fp_value *v, const fp_tensor *t)
+{
+    GString *k = g_string_new(NULL);
+    g_string_append_printf(k, "%d:%d:", (int)t->dtype, (int)t->shape.rank);
+    for (int32_t i = 0; i < t->shape.rank; i++)
+        g_string_append_printf(k, "%" G_GINT64_FORMAT ",", t->shape.dims[i].value);
+    g_string_append_len(k, t->data, (gssize)t->nbytes);
+    const fp_value *first = g_hash_table_lookup(table, k);
+    if (first) {
+        g_string_free(k, TRUE);
+        return first;
+    }
+    g_hash_table_insert(table, k, (gpointer)v);
+    return v;
+}
+
 /* The number of value v: the first constant of its contents for a small constant, else v. */
 static const fp_value *number_of(cse *c, const fp_value *v)
 {
@@ -45,20 +64,7 @@ static const fp_value *number_of(cse *c, const fp_value *v)
     if (into)
         return into;
     const fp_tensor *t = v ? small_const(v) : NULL;
-    if (!t)
-        return v;
-    GString *k = g_string_new(NULL);
-    g_string_append_printf(k, "%d:%d:", (int)t->dtype, (int)t->shape.rank);
-    for (int32_t i = 0; i < t->shape.rank; i++)
-        g_string_append_printf(k, "%" G_GINT64_FORMAT ",", t->shape.dims[i].value);
-    g_string_append_len(k, t->data, (gssize)t->nbytes);
-    const fp_value *first = g_hash_table_lookup(c->consts, k);
-    if (first) {
-        g_string_free(k, TRUE);
-        return first;
-    }
-    g_hash_table_insert(c->consts, k, (gpointer)v);
-    return v;
+    return t ? first_of(c->consts, v, t) : v;
 }
 
 /* Appends attribute a to the key; false when the elimination compares no attribute of its type
@@ -135,9 +141,10 @@ static void merge(fp_node *n, const fp_node *into)
     n->flags |= FP_NODE_REMOVED;
 }
 
-/* Each input of live node n that is a small constant equal to one numbered before it now reads that
- * one, as ConstantSharing left the graph (a float16 node ORT's constant folding leaves then reads
- * one initializer, and InsertCastTransformer casts it once). Returns how many inputs changed. */
+/* Each input of live node n that is a small weight (an initializer or Constant: not a folded
+ * result, which ORT does not share) equal to one seen before now reads that one, as ORT's graph has
+ * them (a float16 node its constant folding leaves then reads one initializer, and
+ * InsertCastTransformer casts it once). Returns how many inputs changed. */
 static uint32_t share_constants(cse *c, fp_node *n)
 {
     uint32_t shared = 0;
@@ -145,7 +152,8 @@ static uint32_t share_constants(cse *c, fp_node *n)
         return 0;
     for (uint32_t k = 0; k < n->n_inputs; k++) {
         fp_value *v = n->inputs[k];
-        const fp_value *first = v && small_const(v) ? number_of(c, v) : v;
+        const fp_tensor *t = v && fp_value_is_weight(v) ? small_const(v) : NULL;
+        const fp_value *first = t ? first_of(c->weights, v, t) : v;
         if (first != v) {
             n->inputs[k] = (fp_value *)first;
             shared++;
@@ -165,6 +173,7 @@ static uint32_t cse_graph(fp_graph *g, GHashTable *same, uint32_t *shared)
     g_autofree fp_node **nodes = g_memdup2(order, sizeof(fp_node *) * n_order);
     cse c = {.seen = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
              .consts = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
+             .weights = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
              .key = g_string_new(NULL),
              .same = same};
     for (uint32_t i = 0; i < n_order; i++) {
@@ -188,6 +197,7 @@ static uint32_t cse_graph(fp_graph *g, GHashTable *same, uint32_t *shared)
     }
     g_hash_table_destroy(c.seen);
     g_hash_table_destroy(c.consts);
+    g_hash_table_destroy(c.weights);
     g_string_free(c.key, TRUE);
     return merged;
 }
