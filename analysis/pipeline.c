@@ -222,8 +222,10 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     }
     if (!after(m, o, "expand", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
         return false;
-    /* ONNX Runtime's level-1 loop: the elimination, the optimizer, the elimination of what its
-     * Shape pushes made alike */
+    /* ONNX Runtime's level-1 loop: its constant folding (which leaves float16 ops without a CPU
+     * kernel), the elimination, the optimizer, the elimination of what its Shape pushes made
+     * alike, the level-1 rules */
+    fp_pass_float16(m, o->target, FP_FLOAT16_CONSTANT_FOLDING, diag);
     fp_pass_cse(m, o->target, diag);
     fp_pass_transpose(m, o->target, &res->layout.transpose, diag);
     fp_pass_cse(m, o->target, diag);
@@ -233,10 +235,12 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     }
     if (!after(m, o, "transpose", error))
         return false;
+    res->fusions = fp_fusion_list_new();
+    if (!fp_pass_fuse(m, o->target, FP_FUSE_BEFORE_PARTITION, res->fusions, diag, error))
+        return false;
     /* ORT's partitioning, and at level all its Casts: after the level-1 loop, before the fusions */
     fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag);
-    res->fusions = fp_fusion_list_new();
-    if (!fp_pass_fuse(m, o->target, res->fusions, diag, error) || !after(m, o, "fuse", error))
+    if (!fp_pass_fuse(m, o->target, FP_FUSE_AFTER_PARTITION, res->fusions, diag, error) || !after(m, o, "fuse", error))
         return false;
     fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
     if (!after(m, o, "float16", error))

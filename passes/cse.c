@@ -2,14 +2,16 @@
  * onnxruntime/core/optimizer/common_subexpression_elimination.cc): value numbering over a graph in
  * topological order. A node's number is its op type, domain, attributes and the numbers of its
  * inputs; a node numbered as one before it is merged into it. Small constants are numbered by
- * their contents, as ConstantSharing (constant_sharing.cc) has made equal ones one initializer. */
+ * their contents, as ConstantSharing (constant_sharing.cc) has made equal ones one initializer, and
+ * the nodes that read one read the first. */
 #include "passes/cse.h"
 
 #include <string.h>
 
 typedef struct {
-    GHashTable *seen;   /* key (a GString: attribute strings may hold NULs) -> the first node of that key */
-    GHashTable *consts; /* contents key -> the first constant value of those contents */
+    GHashTable *seen;    /* key (a GString: attribute strings may hold NULs) -> the first node of that key */
+    GHashTable *consts;  /* contents key -> the first constant value of those contents */
+    GHashTable *weights; /* contents key -> the first weight of those contents (share_constants) */
     GString *key;
     GHashTable *same; /* NULL: merge; else nothing is merged, and each output of a node that would be
                          merged maps to the output it would read instead */
@@ -48,6 +50,24 @@ static const fp_value *identity_source(const fp_value *v)
     return v;
 }
 
+/* The first value of `table` (contents key -> value) of the contents of small constant v (payload
+ * t), v when it is the first (then entered). */
+static const fp_value *first_of(GHashTable *table, const fp_value *v, const fp_tensor *t)
+{
+    GString *k = g_string_new(NULL);
+    g_string_append_printf(k, "%d:%d:", (int)t->dtype, (int)t->shape.rank);
+    for (int32_t i = 0; i < t->shape.rank; i++)
+        g_string_append_printf(k, "%" G_GINT64_FORMAT ",", t->shape.dims[i].value);
+    g_string_append_len(k, t->data, (gssize)t->nbytes);
+    const fp_value *first = g_hash_table_lookup(table, k);
+    if (first) {
+        g_string_free(k, TRUE);
+        return first;
+    }
+    g_hash_table_insert(table, k, (gpointer)v);
+    return v;
+}
+
 /* The number of value v: that of the value an Identity copies into it, the first constant of its
  * contents for a small constant, else v. */
 static const fp_value *number_of(cse *c, const fp_value *v)
@@ -57,20 +77,7 @@ static const fp_value *number_of(cse *c, const fp_value *v)
     if (into)
         return into;
     const fp_tensor *t = v ? small_const(v) : NULL;
-    if (!t)
-        return v;
-    GString *k = g_string_new(NULL);
-    g_string_append_printf(k, "%d:%d:", (int)t->dtype, (int)t->shape.rank);
-    for (int32_t i = 0; i < t->shape.rank; i++)
-        g_string_append_printf(k, "%" G_GINT64_FORMAT ",", t->shape.dims[i].value);
-    g_string_append_len(k, t->data, (gssize)t->nbytes);
-    const fp_value *first = g_hash_table_lookup(c->consts, k);
-    if (first) {
-        g_string_free(k, TRUE);
-        return first;
-    }
-    g_hash_table_insert(c->consts, k, (gpointer)v);
-    return v;
+    return t ? first_of(c->consts, v, t) : v;
 }
 
 /* Appends attribute a to the key; false when the elimination compares no attribute of its type
@@ -150,8 +157,30 @@ static void merge(fp_node *n, const fp_node *into)
     n->flags |= FP_NODE_REMOVED;
 }
 
-/* One graph; the count of nodes merged (same: fp_cse_same's map, filled in place of merging). */
-static uint32_t cse_graph(fp_graph *g, GHashTable *same)
+/* Each input of live node n that is a small weight (an initializer or Constant: not a folded
+ * result, which ORT does not share) equal to one seen before now reads that one, as ORT's graph has
+ * them (a float16 node its constant folding leaves then reads one initializer, and
+ * InsertCastTransformer casts it once). Returns how many inputs changed. */
+static uint32_t share_constants(cse *c, fp_node *n)
+{
+    uint32_t shared = 0;
+    if (n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED))
+        return 0;
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+        fp_value *v = n->inputs[k];
+        const fp_tensor *t = v && fp_value_is_weight(v) ? small_const(v) : NULL;
+        const fp_value *first = t ? first_of(c->weights, v, t) : v;
+        if (first != v) {
+            n->inputs[k] = (fp_value *)first;
+            shared++;
+        }
+    }
+    return shared;
+}
+
+/* One graph; the count of nodes merged (same: fp_cse_same's map, filled in place of merging; else
+ * equal small constants shared too, *shared counting the inputs changed). */
+static uint32_t cse_graph(fp_graph *g, GHashTable *same, uint32_t *shared)
 {
     uint32_t n_order = 0, merged = 0;
     fp_node *const *order = fp_graph_order(g, &n_order, NULL);
@@ -160,10 +189,13 @@ static uint32_t cse_graph(fp_graph *g, GHashTable *same)
     g_autofree fp_node **nodes = g_memdup2(order, sizeof(fp_node *) * n_order);
     cse c = {.seen = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
              .consts = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
+             .weights = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
              .key = g_string_new(NULL),
              .same = same};
     for (uint32_t i = 0; i < n_order; i++) {
         fp_node *n = nodes[i];
+        if (!same)
+            *shared += share_constants(&c, n);
         if (!mergeable(n) || !node_key(&c, n))
             continue;
         const fp_node *first = g_hash_table_lookup(c.seen, c.key);
@@ -181,6 +213,7 @@ static uint32_t cse_graph(fp_graph *g, GHashTable *same)
     }
     g_hash_table_destroy(c.seen);
     g_hash_table_destroy(c.consts);
+    g_hash_table_destroy(c.weights);
     g_string_free(c.key, TRUE);
     return merged;
 }
@@ -191,8 +224,8 @@ uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag)
         return 0;
     uint32_t merged = 0;
     for (guint gi = 0; gi < m->graphs->len; gi++) {
-        uint32_t here = cse_graph(m->graphs->pdata[gi], NULL);
-        if (here)
+        uint32_t shared = 0, here = cse_graph(m->graphs->pdata[gi], NULL, &shared);
+        if (here || shared)
             fp_model_link(m); /* the next graph's order reads the use lists */
         merged += here;
     }
@@ -206,6 +239,6 @@ uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag)
 GHashTable *fp_cse_same(fp_graph *g)
 {
     GHashTable *same = g_hash_table_new(NULL, NULL);
-    cse_graph(g, same);
+    cse_graph(g, same, NULL);
     return same;
 }

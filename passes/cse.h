@@ -16,8 +16,10 @@ bool fp_cse_on(const fp_target *t);
  * domain, attributes and inputs of one before it (constants of up to FP_CSE_SHARED_ELEMS elements
  * compared by value, other values by identity) is merged into that one: its readers read the
  * earlier node's outputs and it goes. Not merged: nodes folded at analysis time, nodes with a
- * subgraph, tensor or graph attribute, random ops, and nodes with a graph output. One info
- * finding in diag; m linked again when it changed. Returns the count of nodes merged. */
+ * subgraph, tensor or graph attribute, random ops, and nodes with a graph output. Every live node
+ * reading such a small constant equal to one numbered before reads that one (ConstantSharing's one
+ * initializer). One info finding in diag; m linked again when it changed. Returns the count of
+ * nodes merged. */
 uint32_t fp_pass_cse(fp_model *m, const fp_target *t, fp_diag *diag);
 
 /* What the elimination would merge in g, g left as it is: a map (fp_value* -> fp_value*, to be

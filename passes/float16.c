@@ -276,12 +276,12 @@ static bool inline_node(fp_model *m, fp_node *n)
     return true;
 }
 
-/* What ORT does to float16 nodes before its level-2 fusions: the constant folding they escape, the
- * function bodies the partitioner inlines. Returns the nodes changed; m linked again when any. */
+/* What ORT's partitioner does to float16 nodes before its level-2 fusions: the function bodies it
+ * inlines. Returns the nodes changed; m linked again when any. */
 static uint32_t partition(fp_model *m)
 {
     fp_graph *g = m->main;
-    uint32_t count = unfold(g);
+    uint32_t count = 0;
     guint nn = g->nodes->len; /* the body nodes added here are not inlined again */
     for (guint i = 0; i < nn; i++) {
         fp_node *n = g->nodes->pdata[i];
@@ -368,7 +368,9 @@ static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
 
 /* The float32 value a float32 reader of v reads instead of v when a Cast to float16 of a float32
  * value writes v: RemoveDuplicateCastTransformer removes that Cast with the one back that
- * InsertCastTransformer adds, and the Cast too when only float32 nodes read v. The same through an
+ * InsertCastTransformer adds, and the Cast too when only float32 nodes read v. Not when that
+ * Cast reads a Cast from float16: the remover, in node order, cancels that earlier pair first
+ * (remove_cast_pairs), and the inserted Cast then reads the float16 value. The same through an
  * Identity fuseplan keeps where ORT's transpose optimizer removed an identity Transpose (its
  * producer then writes the Identity's output). Else NULL. */
 static fp_value *cast_pair(fp_value *v, const uint8_t *conv)
@@ -381,6 +383,10 @@ static fp_value *cast_pair(fp_value *v, const uint8_t *conv)
         return NULL;
     if (!fp_node_live(c) || !c->inputs[0] || c->inputs[0]->dtype != FP_DT_FLOAT)
         return NULL;
+    const fp_node *p = c->inputs[0]->producer;
+    if (p && p->op == FP_OP_CAST && fp_node_live(p) && p->inputs[0] && p->inputs[0]->dtype == v->dtype &&
+        !c->outputs[0]->is_output)
+        return NULL; /* p, before the inserted Cast, cancels c: the inserted Cast reads p's input */
     bool others = v->is_output || v != c->outputs[0];
     for (uint32_t u = 0; u < v->n_uses && !others; u++)
         others = !conv[v->uses[u].node->id];
@@ -409,17 +415,35 @@ static uint32_t mark(const fp_graph *g, uint8_t *conv)
     return n_conv;
 }
 
-/* Whether a node that runs in float32 reads a float16 constant: ORT's level-4 initializer folding
- * (FuseInitializersTransformer) then changes the graph and its loop runs the fusions again on the
- * float32 ops; without one they ran before the Casts. */
-static bool reads_half_constant(const fp_graph *g, const uint8_t *conv)
+/* The float16 constants the nodes that run in float32 read, each with the count of those inputs
+ * (value -> count): the output edges of the one Cast InsertCastTransformer puts after each. */
+static GHashTable *half_constant_reads(const fp_graph *g, const uint8_t *conv)
 {
+    GHashTable *reads = g_hash_table_new(NULL, NULL);
     for (guint i = 0; i < g->nodes->len; i++) {
         const fp_node *n = g->nodes->pdata[i];
-        for (uint32_t k = 0; conv[i] && k < n->n_inputs; k++)
-            if (n->inputs[k] && n->inputs[k]->dtype == FP_DT_FLOAT16 && fp_value_is_constant(n->inputs[k]))
-                return true;
+        for (uint32_t k = 0; conv[i] && k < n->n_inputs; k++) {
+            const fp_value *v = n->inputs[k];
+            if (v && v->dtype == FP_DT_FLOAT16 && fp_value_is_constant(v))
+                g_hash_table_insert(reads, (gpointer)v,
+                                    GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(reads, v)) + 1));
+        }
     }
+    return reads;
+}
+
+/* Whether ORT's level-4 initializer folding (FuseInitializersTransformer) folds the Cast of a
+ * float16 constant of `reads` (half_constant_reads): one of one output edge. It then changes the
+ * graph and ORT's loop runs the fusions again on the float32 ops; without one they ran before the
+ * Casts. */
+static bool folds_a_cast(GHashTable *reads)
+{
+    GHashTableIter it;
+    gpointer count;
+    g_hash_table_iter_init(&it, reads);
+    while (g_hash_table_iter_next(&it, NULL, &count))
+        if (GPOINTER_TO_UINT(count) == 1)
+            return true;
     return false;
 }
 
@@ -485,14 +509,20 @@ static bool remove_cast_pairs(fp_graph *g, uint32_t inserted)
 }
 
 /* InsertCastTransformer: the marked nodes run in float32, their float16 inputs through one Cast
- * each (an initializer's folded at `stage` BEFORE), a Cast back where others read an output. */
+ * each (an initializer's folded at `stage` BEFORE when one input reads it: FuseInitializers-
+ * Transformer's IsCastNodeWithConstraints wants one output edge), a Cast back where others read an
+ * output. RemoveDuplicateCastTransformer then, again after a relink while it removes any (ORT
+ * rewires the edges as it removes, so a later Cast sees the readers an earlier removal gave it). */
 static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
 {
     fp_graph *g = m->main;
     guint nn = g->nodes->len;
     g_autofree uint8_t *conv = g_new0(uint8_t, nn + 1);
     uint32_t n_conv = mark(g, conv), casts = 0;
-    if (!n_conv || (stage == FP_FLOAT16_BEFORE_FUSION && !reads_half_constant(g, conv)))
+    if (!n_conv)
+        return 0;
+    g_autoptr(GHashTable) reads = half_constant_reads(g, conv);
+    if (stage == FP_FLOAT16_BEFORE_FUSION && !folds_a_cast(reads))
         return 0;
     for (guint i = 0; i < nn; i++) /* outputs first: a converted reader then sees float32 */
         for (uint32_t k = 0; conv[i] && k < ((fp_node *)g->nodes->pdata[i])->n_outputs; k++) {
@@ -508,8 +538,9 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
             if (!v || v->dtype != FP_DT_FLOAT16)
                 continue;
             if (!(f = g_hash_table_lookup(to_float, v)) && !(f = cast_pair(v, conv))) {
-                bool weight = fp_value_is_constant(v); /* an initializer after constant folding */
-                f = cast(m, v, FP_DT_FLOAT, NULL, weight && stage == FP_FLOAT16_BEFORE_FUSION);
+                /* an initializer after constant folding, its Cast of one output edge */
+                bool fold = GPOINTER_TO_UINT(g_hash_table_lookup(reads, v)) == 1;
+                f = cast(m, v, FP_DT_FLOAT, NULL, fold && stage == FP_FLOAT16_BEFORE_FUSION);
                 g_hash_table_insert(to_float, v, f);
                 casts += !(f->producer->flags & FP_NODE_FOLDED);
             }
@@ -521,7 +552,7 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
                     "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name,
                     casts);
     fp_model_link(m);
-    if (remove_cast_pairs(g, nn))
+    for (int round = 0; round < 8 && remove_cast_pairs(g, nn); round++) /* the removed ones' readers */
         fp_model_link(m);
     return casts;
 }
@@ -531,6 +562,12 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
     fp_float16_stage when = fp_float16_stage_of(t);
     if (stage == FP_FLOAT16_NONE || when == FP_FLOAT16_NONE)
         return 0;
+    if (stage == FP_FLOAT16_CONSTANT_FOLDING) {
+        uint32_t count = unfold(m->main);
+        if (count)
+            fp_model_link(m);
+        return count;
+    }
     uint32_t changed = stage == FP_FLOAT16_BEFORE_FUSION ? partition(m) : 0;
     /* at AFTER, the Casts BEFORE left for after the fusions too (convert finds none else) */
     return changed + (when == stage || stage == FP_FLOAT16_AFTER_FUSION ? convert(m, t, stage, diag) : 0);

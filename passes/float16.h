@@ -14,8 +14,14 @@
 
 /* When the Casts go in: after the fusions (ORT's basic and extended levels: the fusions saw float16
  * ops and refused them), or before (level all: the initializer Casts its level-4 transformer
- * folds change the graph, and ORT's loop runs the fusions again on the float32 ops). */
-typedef enum { FP_FLOAT16_NONE, FP_FLOAT16_AFTER_FUSION, FP_FLOAT16_BEFORE_FUSION } fp_float16_stage;
+ * folds change the graph, and ORT's loop runs the fusions again on the float32 ops). The pass is
+ * also called at FP_FLOAT16_CONSTANT_FOLDING, first, before the runtime's level-1 rewrites. */
+typedef enum {
+    FP_FLOAT16_NONE,
+    FP_FLOAT16_AFTER_FUSION,
+    FP_FLOAT16_BEFORE_FUSION,
+    FP_FLOAT16_CONSTANT_FOLDING,
+} fp_float16_stage;
 
 /* The stage target t asks for (FP_FLOAT16_NONE when it says nothing). */
 fp_float16_stage fp_float16_stage_of(const fp_target *t);
@@ -26,11 +32,12 @@ bool fp_float16_value_ok(const char *value);
  * that runs in float32 there): until InsertCastTransformer runs, no EP is assigned to it. */
 bool fp_float16_unassigned(const fp_node *n);
 
-/* On a target with the key, at `stage` BEFORE (called first, before the fusions, whatever the
- * key says): the nodes of m's main graph that read float16 and have no float16 kernel
- * (fp_float16_unassigned) are no longer folded, nor what reads them; a float16 Relu, LeakyRelu,
- * HardSigmoid or Softmax becomes its ONNX function body where ORT 1.30 inlines it (by opset).
- * Then, at the stage the key names: those nodes, and the float16-kernel nodes between them
+/* On a target with the key, at `stage` CONSTANT_FOLDING (called first, before the transpose
+ * optimizer and the level-1 rules): the nodes of m's main graph that read float16 and have no
+ * float16 kernel (fp_float16_unassigned) are no longer folded, nor what reads them. At BEFORE
+ * (called after the level-1 rules, before the others, whatever the key says): a float16 Relu,
+ * LeakyRelu, HardSigmoid or Softmax becomes its ONNX function body where ORT 1.30 inlines it (by
+ * opset). Then, at the stage the key names: those nodes, and the float16-kernel nodes between them
  * (InsertCastTransformer's isolated ones), run in float32: their float16 inputs through one Cast
  * each (an initializer's Cast folded at BEFORE, as ORT's level 4 folds it; a Cast to float16 of a
  * float32 value skipped, as RemoveDuplicateCastTransformer removes the pair), their outputs

@@ -79,7 +79,7 @@ static fp_fusion_list *fuse_tb(tb *b, const char *target, fp_model **model_out)
     g_autoptr(fp_target) t = fp_target_load(target, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     fp_fusion_list *l = fp_fusion_list_new();
-    CU_ASSERT_FATAL(fp_pass_fuse(m, t, l, NULL, &err));
+    CU_ASSERT_FATAL(fp_pass_fuse(m, t, FP_FUSE_ALL, l, NULL, &err));
     check_links(m);
     CU_ASSERT(fp_model_verify(m, &err)); /* rewrites keep the IR valid */
     if (err)
@@ -395,7 +395,7 @@ static void test_transformer_rules(void)
     fp_pass_metrics(m, NULL);
     g_autoptr(fp_target) t = fp_target_load("ort-cpu", &err);
     g_autoptr(fp_fusion_list) l = fp_fusion_list_new();
-    CU_ASSERT_FATAL(fp_pass_fuse(m, t, l, NULL, &err));
+    CU_ASSERT_FATAL(fp_pass_fuse(m, t, FP_FUSE_ALL, l, NULL, &err));
     expect(l, "layer_norm", "ln1.mean", NULL);
     expect(l, "layer_norm", "ln2.mean", NULL);
     expect(l, "gelu", "gelu.div", NULL);
@@ -732,7 +732,7 @@ static fp_fusion_list *fuse_model(const char *path, const char *target, char **d
     fp_pass_metrics(m, NULL);
     g_autoptr(fp_target) t = fp_target_load(target, &err);
     fp_fusion_list *l = fp_fusion_list_new();
-    CU_ASSERT_FATAL(fp_pass_fuse(m, t, l, NULL, &err));
+    CU_ASSERT_FATAL(fp_pass_fuse(m, t, FP_FUSE_ALL, l, NULL, &err));
     g_hash_table_insert(owners(), l, m);
     return l;
 }
@@ -1335,7 +1335,7 @@ static void test_more_constraints(void)
     fp_pass_metrics(m, NULL);
     g_autoptr(fp_target) t = fp_target_load("ascend910b", &err);
     g_autoptr(fp_fusion_list) gl = fp_fusion_list_new();
-    CU_ASSERT_FATAL(fp_pass_fuse(m, t, gl, NULL, &err));
+    CU_ASSERT_FATAL(fp_pass_fuse(m, t, FP_FUSE_ALL, gl, NULL, &err));
     expect(gl, "ge_conv_ub", "conv", "no_control_edges");
 }
 
@@ -1454,6 +1454,8 @@ static void test_targets(void)
          "[stages]: unknown key 'orig' (valid: original, "},
         {"[target]\nname = x\nrules = conv_bn\n[layout]\nnchwc = maybe\n", "[layout] nchwc: expected true or false"},
         {"[target]\nname = x\nrules = conv_bn\n[staging]\n", "unknown group [staging] (valid: [target], [stages]"},
+        {"[target]\nname = x\nrules = conv_bn\nbefore_partition = conv_bn, noop_elim\n",
+         "[target] before_partition: 'noop_elim' is none of the target's rules"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
         tm_expect_target_error(bad[i].ini, bad[i].needle);
@@ -1509,7 +1511,7 @@ static void test_links_models(void)
             g_autoptr(fp_target) t = fp_target_load(targets[k], &err);
             CU_ASSERT_PTR_NOT_NULL_FATAL(t);
             g_autoptr(fp_fusion_list) l = fp_fusion_list_new();
-            CU_ASSERT_FATAL(fp_pass_fuse(m, t, l, NULL, &err));
+            CU_ASSERT_FATAL(fp_pass_fuse(m, t, FP_FUSE_ALL, l, NULL, &err));
             check_links(m);
         }
     }

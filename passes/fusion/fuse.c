@@ -347,13 +347,24 @@ static bool sweep_rule(fp_fuser *fz, const sweep_order *o, size_t ri)
     return changed;
 }
 
-/* The rules of target t, in its order, over graph g (one sweep of the pass). */
+/* Whether phase applies rule `id` of target t. */
+static bool in_phase(const fp_target *t, fp_fuse_phase phase, const char *id)
+{
+    if (phase == FP_FUSE_ALL)
+        return true;
+    bool before = t->before_partition && g_strv_contains((const char *const *)t->before_partition, id);
+    return before == (phase == FP_FUSE_BEFORE_PARTITION);
+}
+
+/* The rules of target t of this call's phase, in its order, over graph g (one sweep of the pass). */
 static bool fuse_graph(fp_fuser *fz, fp_graph *g, bool *changed, GError **error)
 {
     const fp_target *t = fz->t;
     sweep_order o = {.g = g};
     bool ok = true, have = false;
     for (char **id = t->rules; *id && ok; id++) {
+        if (!in_phase(t, fz->phase, *id))
+            continue;
         if (!have && !(ok = have = order_make(fz, &o, error)))
             break;
         fz->link_work = 0;
@@ -384,10 +395,11 @@ static bool fuse_graph(fp_fuser *fz, fp_graph *g, bool *changed, GError **error)
 
 /* ORT's level-1 rewrite rules run before its constant folding: a Div(1, c) of a constant c, read by
  * one Mul and no graph output, is DivMulFusion's before it is folded (the Div then reads the Mul's
- * other input). Undoes the shape pass's folding of such Divs of g when the target has div_mul. */
-static void unfold_reciprocals(const fp_target *t, fp_graph *g)
+ * other input). Undoes the shape pass's folding of such Divs of g when the target has div_mul and
+ * phase applies it. */
+static void unfold_reciprocals(const fp_target *t, fp_fuse_phase phase, fp_graph *g)
 {
-    if (!g_strv_contains((const char *const *)t->rules, "div_mul"))
+    if (!g_strv_contains((const char *const *)t->rules, "div_mul") || !in_phase(t, phase, "div_mul"))
         return;
     for (guint i = 0; i < g->nodes->len; i++) {
         fp_node *n = g->nodes->pdata[i];
@@ -405,11 +417,14 @@ static void unfold_reciprocals(const fp_target *t, fp_graph *g)
     }
 }
 
-bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error)
+bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fuse_phase phase, fp_fusion_list *out, fp_diag *diag,
+                  GError **error)
 {
+    if (phase == FP_FUSE_BEFORE_PARTITION && !t->before_partition)
+        return true;
     for (guint gi = 0; gi < m->graphs->len; gi++)
-        unfold_reciprocals(t, m->graphs->pdata[gi]);
-    fp_fuser fz = {.m = m, .t = t, .out = out, .tmp = fp_arena_new()};
+        unfold_reciprocals(t, phase, m->graphs->pdata[gi]);
+    fp_fuser fz = {.m = m, .t = t, .phase = phase, .out = out, .tmp = fp_arena_new()};
     fz.rule_key = g_new(size_t, fp_n_rules + 1);
     for (size_t r = 0; r < fp_n_rules; r++)
         for (fz.rule_key[r] = 0; strcmp(fp_rules[fz.rule_key[r]].id, fp_rules[r].id) != 0; fz.rule_key[r]++)
@@ -445,7 +460,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag 
     g_array_free(fz.rec_rule, TRUE);
     g_free(fz.rule_key);
     fp_arena_free(fz.tmp);
-    if (ok) {
+    if (ok && phase != FP_FUSE_BEFORE_PARTITION) {
         guint applied = 0;
         for (guint i = 0; i < out->fusions->len; i++)
             applied += ((fp_fusion *)out->fusions->pdata[i])->applied;

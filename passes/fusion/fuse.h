@@ -95,20 +95,23 @@ extern const size_t fp_n_rules;
 
 typedef struct {
     char *name, *description, *path;
-    char *stage_meaning[3]; /* [stages] original, fusion, final: what the report's three stages stand
+    char *stage_meaning[3];  /* [stages] original, fusion, final: what the report's three stages stand
                                for on this compiler (e.g. its optimization levels); generic when
                                the target does not say */
-    char **rules;           /* rule ids in application order */
-    char **expand;          /* op types the runtime runs as their function body (passes/expand.h);
+    char **rules;            /* rule ids in application order */
+    char **before_partition; /* [target] before_partition: the rules of `rules` the runtime applies
+                                before it assigns the nodes to its execution providers (ONNX
+                                Runtime's level 1), each once before the others; NULL when none */
+    char **expand;           /* op types the runtime runs as their function body (passes/expand.h);
                            NULL when none */
-    char *precision_mode;   /* ATC's --precision_mode the target compiles with by default
+    char *precision_mode;    /* ATC's --precision_mode the target compiles with by default
                              (force_fp16, must_keep_origin_dtype), or NULL: no such option */
-    bool fold_declared;     /* [target] shape_folding = declared: the compiler folds shape computations
+    bool fold_declared;      /* [target] shape_folding = declared: the compiler folds shape computations
                            on the dims the model declares, before a run binds its symbolic dims (ONNX
                            Runtime optimizes at session creation); `bound` (the default): on the
                            dims the analysis binds (ATC compiles for the given input shapes) */
-    GKeyFile *keyfile;      /* [rule.ID] parameter overrides */
-    GHashTable *params;     /* constraint -> its parameter as read for its rule (fp_target_num and
+    GKeyFile *keyfile;       /* [rule.ID] parameter overrides */
+    GHashTable *params;      /* constraint -> its parameter as read for its rule (fp_target_num and
                            fp_target_list_param read the key file once per constraint); may be NULL */
 } fp_target;
 
@@ -166,12 +169,19 @@ fp_fusion_list *fp_fusion_list_new(void);
 void fp_fusion_list_free(fp_fusion_list *l);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_fusion_list, fp_fusion_list_free)
 
-/* Applies the target's rules to every graph until nothing changes. Matched nodes are rewritten
+/* Which of the target's rules a call of fp_pass_fuse applies: all, or those of `before_partition`
+ * (ONNX Runtime's level 1, before the partitioner inlines function bodies and InsertCastTransformer
+ * runs float16 ops in float32), or the others (after it). */
+typedef enum { FP_FUSE_ALL, FP_FUSE_BEFORE_PARTITION, FP_FUSE_AFTER_PARTITION } fp_fuse_phase;
+
+/* Applies the target's rules of `phase` to every graph until nothing changes. Matched nodes are rewritten
  * (removed nodes keep FP_NODE_REMOVED; fused kernels get FP_NODE_FUSED and a group id). Every
  * candidate is recorded in `out`. The use lists and the kept orders (fp_graph_order) are left as
  * fp_model_link and fp_graph_topo would make them (the pass updates what its rewrites change
- * rather than relinking). Needs shapes, metrics and a linked model. */
-bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fusion_list *out, fp_diag *diag, GError **error);
+ * rather than relinking). Needs shapes, metrics and a linked model. The summary finding goes to diag
+ * at the phases ALL and AFTER (counting the records of every call into `out`). */
+bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fuse_phase phase, fp_fusion_list *out, fp_diag *diag,
+                  GError **error);
 
 /* ---------------------------------------------------------------- constraints (fuse_constraints.c) */
 

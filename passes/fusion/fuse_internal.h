@@ -10,6 +10,7 @@
 typedef struct {
     fp_model *m;
     const fp_target *t;
+    fp_fuse_phase phase; /* which of t's rules this call applies */
     fp_fusion_list *out;
     /* the records of this pass by anchor: per node of the model, the first record anchored there,
      * then per record (from rec_base on) the next one and its rule key; a record index is + 1 in

@@ -1,6 +1,6 @@
 /* target.c - fusion targets: which rules a compiler applies, in which order, with which
  * parameters. A target is a GKeyFile (passes/fusion/targets/NAME.ini):
- *   [target] name, description, rules = id, id, ...
+ *   [target] name, description, rules = id, id, ..., before_partition = id, ... (of rules)
  *   [stages] original, fusion, final: what the report's three stages mean on this compiler
  *   [rule.ID] parameter overrides (keys named by the rule's constraints, e.g. max_epsilon)
  */
@@ -190,6 +190,14 @@ static bool validate(fp_target *t, GError **error)
             return false;
         }
     }
+    for (char **r = t->before_partition; r && *r; r++) {
+        g_strstrip(*r);
+        if (!g_strv_contains((const char *const *)t->rules, *r)) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                        "%s: [target] before_partition: '%s' is none of the target's rules", t->path, *r);
+            return false;
+        }
+    }
     return true;
 }
 
@@ -335,6 +343,7 @@ static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
     }
     t->fold_declared = folding && strcmp(folding, "declared") == 0;
     t->expand = g_key_file_get_string_list(t->keyfile, "target", "expand", NULL, NULL);
+    t->before_partition = g_key_file_get_string_list(t->keyfile, "target", "before_partition", NULL, NULL);
     for (char **e = t->expand; e && *e; e++) {
         g_strstrip(*e);
         if (!fp_expand_supported(*e)) {
@@ -368,6 +377,7 @@ void fp_target_free(fp_target *t)
     g_free(t->path);
     g_strfreev(t->rules);
     g_strfreev(t->expand);
+    g_strfreev(t->before_partition);
     g_free(t->precision_mode);
     if (t->keyfile)
         g_key_file_free(t->keyfile);
