@@ -764,14 +764,22 @@ static void test_cli_calibrate(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(why, isa));
 #endif
 
-    /* cache levels, when the sweep found any, load (grow outward) and beat memory */
+    /* cache levels, when the sweep found any, load (grow outward: checked by the loader) with a
+     * bandwidth; how they and the convolution classes rank is timing, checked on a longer
+     * calibration in `make bench` (bench/runtime_calibration.py), not here */
     for (int i = 0; i < FP_CACHE_LEVELS; i++)
-        CU_ASSERT(d->cache[i].bytes == 0 || d->cache[i].bandwidth > d->bandwidth);
+        CU_ASSERT(d->cache[i].bytes == 0 || d->cache[i].bandwidth > 0);
     CU_ASSERT(g_key_file_has_key(d->keyfile, "calibration", "triad_sweep", NULL));
-    CU_ASSERT(d->efficiency[FP_CLASS_GROUPED_CONV] < d->efficiency[FP_CLASS_CONV]);
-    /* the convolution classes measured: the blocked depthwise kernel beats the expansion per channel */
-    CU_ASSERT(d->efficiency[FP_CLASS_NCHWC_DEPTHWISE] > d->efficiency[FP_CLASS_GROUPED_CONV]);
-    CU_ASSERT(g_key_file_get_double(d->keyfile, "calibration", "nchwc_conv_flops_1t", NULL) > 0);
+    /* every convolution class measured, its efficiency a fraction; the refinements their parents' */
+    static const char *const rates[] = {"conv_flops_1t",       "conv_small_flops_1t",       "grouped_conv_flops_1t",
+                                        "nchwc_conv_flops_1t", "nchwc_conv_small_flops_1t", "nchwc_depthwise_flops_1t"};
+    for (size_t i = 0; i < G_N_ELEMENTS(rates); i++)
+        CU_ASSERT(g_key_file_get_double(d->keyfile, "calibration", rates[i], NULL) > 0);
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        CU_ASSERT(d->efficiency[c] > 0 && d->efficiency[c] <= 1);
+        if (fp_op_class_refines((fp_op_class)c))
+            CU_ASSERT_DOUBLE_EQUAL(d->efficiency[c], d->efficiency[fp_op_class_parent((fp_op_class)c)], 1e-6);
+    }
     /* the threads the rates are for: in the profile, and in what report prints */
     CU_ASSERT_EQUAL(d->threads, 2);
     r = tu_run((const char *[]){"report", "--device", out, FP_SOURCE_DIR "/models/resnet_tiny.onnx", NULL});
