@@ -95,7 +95,9 @@ def prepare(a):
 def input_spec(entry):
     """{name: (elem type, dims, raw bytes)} of the graph inputs as measured: the manifest's tensors,
     or the model's dims with its symbolic ones bound as the manifest says (unbound: 1), filled with a
-    fixed pattern (floats in [-0.5, 0.5), integers 0, booleans true)."""
+    fixed pattern (floats in [-0.5, 0.5), integers 0, booleans true; an attention mask ones: every
+    position attended, as a decoder's caller passes it; a mask of zeros gives GroupQueryAttention
+    a total length of -1, which ONNX Runtime refuses)."""
     m = onnx.load(entry["model"], load_external_data=False)
     inits = {i.name for i in m.graph.initializer}
     out = {}
@@ -113,7 +115,7 @@ def input_spec(entry):
         if code in (1, 11):
             arr = (np.arange(n) % 97) / 97 - 0.5
         else:
-            arr = np.ones(n) if code == 9 else np.zeros(n)
+            arr = np.ones(n) if code == 9 or vi.name.endswith("attention_mask") else np.zeros(n)
         out[vi.name] = (code, dims, arr.astype(NP_OF.get(code, np.float32)).tobytes())
     return out
 

@@ -185,6 +185,7 @@ speedup() {
 runtime_cal() {
     F=bench/out/fidelity
     /usr/bin/python3 bench/runtime_calibration.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench \
+        --dims p2o.DynamicDimension.1=320 \
         $F/torch/*.onnx $F/networks/*.onnx $F/paddle/*.onnx $F/static/*.onnx "$OUT/resnet50.onnx" \
         models/resnet_tiny.onnx models/transformer_block.onnx models/inception_bfs.onnx models/branchy.onnx >/dev/null ||
         echo "bench: bench/runtime_calibration.py failed: bench/results/runtime_calibration.md is not rewritten" >&2

@@ -9,11 +9,14 @@ and so is the speedup disabled -> all.
 
   /usr/bin/python3 bench/runtime_calibration.py [--fuseplan build/fuseplan] [--ort bench]
         [--out bench/out/runtime_calibration] [--passes 3] [--budget-ms 300] [--reuse]
-        [-o bench/results/runtime_calibration.md] [--doc docs/benchmarks.md] MODEL.onnx...
+        [--dims NAME=VALUE...] [-o bench/results/runtime_calibration.md] [--doc docs/benchmarks.md]
+        MODEL.onnx...
 
 Measurement: bench/latency_vs_ort.py's (bench/ort_run.c through onnxruntime-node's
 libonnxruntime.so: one intra-op thread, no profiler; inputs: the model's dims, symbolic ones 1,
-a fixed pattern; each of --passes passes pinned to the idlest CPU). A level's time is its fastest
+a fixed pattern; each of --passes passes pinned to the idlest CPU). --dims binds a symbolic dim
+by name in every network that has it (PP-OCR's recognizer reads text lines 48 pixels high and of
+any width: bound to 1 its width pools to 0). A level's time is its fastest
 run over the passes, as `calibrate --runtime` times its micro-models: on a machine shared with
 other work, noise only adds time, and more to a long run than to a short one.
 Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
@@ -21,6 +24,7 @@ Estimates: `fuseplan report --device P --target T` with the same input shapes. T
 (a section added at its end when missing).
 """
 import argparse
+import configparser
 import datetime
 import json
 import os
@@ -75,6 +79,24 @@ def check_micro(a):
     return len(names) - len(bad), len(names), bad
 
 
+def native_checks(a):
+    """Lines on how the profile of fuseplan's own kernels ranks what it measured (the timing checks
+    the unit test `device/cli_calibrate` leaves to this longer calibration), and whether all hold:
+    every cache level streams faster than memory; the convolution expanded per group is slower
+    than the dense one; the blocked depthwise kernel is faster than the expansion per channel."""
+    cp = configparser.ConfigParser()
+    cp.read(a.native_profile)
+    eff = cp["efficiency"]
+    mem = float(cp["device"]["bandwidth"])
+    checks = [(f"cache level {k[:2]} ({float(cp['cache'][k]) / 1e9:.1f} GB/s) faster than memory "
+               f"({mem / 1e9:.1f} GB/s)", float(cp["cache"][k]) > mem)
+              for k in (cp["cache"] if cp.has_section("cache") else []) if k.endswith("_bandwidth")]
+    g, c, n = float(eff["grouped_conv"]), float(eff["conv"]), float(eff["nchwc_depthwise"])
+    checks += [(f"efficiency grouped_conv {g:.3g} below conv {c:.3g}", g < c),
+               (f"efficiency nchwc_depthwise {n:.3g} above grouped_conv {g:.3g}", n > g)]
+    return [f"{'holds' if ok else 'FAILS'}: {what}" for what, ok in checks], all(ok for _, ok in checks)
+
+
 def estimate(a, entry, profile, target):
     """(original, final) estimated seconds of entry on profile with target."""
     out = lvo.sh([a.fuseplan, "report", "-f", "json", "--no-headroom", "--device", profile, "--target", target] +
@@ -120,7 +142,7 @@ def summary(rs, tag):
             f"{d30} and {a30} of {n}")
 
 
-def report(a, seconds, cal_out, rs, errors, log, micro):
+def report(a, seconds, cal_out, rs, errors, log, micro, native):
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     fitted = [ln for ln in cal_out.splitlines() if ln.startswith("runtime") or ln.startswith("  ")]
     lines = [f"Written {stamp} by `bench/runtime_calibration.py` ({a.passes} passes of {a.budget_ms} ms per network "
@@ -130,6 +152,7 @@ def report(a, seconds, cal_out, rs, errors, log, micro):
              f"(onnx {onnx.__version__}, full_check)" + (": " + "; ".join(micro[2]) if micro[2] else "."), "", "Load while measuring:", ""] + [f"- {x}" for x in log] + [""]
     lines += [f"- runtime-calibrated profile: {summary(rs, 'rt')}",
               f"- profile of fuseplan's own kernels (`calibrate --threads 1 --seconds 3`): {summary(rs, 'nat')}", ""]
+    lines += ["The own-kernel profile's ranking of what it measured:", ""] + [f"- {x}" for x in native] + [""]
     if errors:
         lines += ["Not run by ONNX Runtime: " + "; ".join(f"{k} ({v[:120]})" for k, v in sorted(errors.items())), ""]
     lines += ["| network | ORT disabled (ms) | est. (runtime) | ratio | ORT all (ms) | est. (runtime) | ratio | "
@@ -152,6 +175,8 @@ def main():
     ap.add_argument("--passes", type=int, default=3, help="timing passes; a level's time is its fastest run")
     ap.add_argument("--budget-ms", type=int, default=300, help="ORT's timing budget per network and level")
     ap.add_argument("--reuse", action="store_true", help="keep the profiles and timings --out holds")
+    ap.add_argument("--dims", action="append", default=[], metavar="NAME=VALUE",
+                    help="bind the symbolic dim NAME to VALUE in every network that has it")
     ap.add_argument("-o", "--output", default=os.path.join(ROOT, "bench/results/runtime_calibration.md"),
                     help="the table as Markdown")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs/benchmarks.md"), help="the document it goes into")
@@ -162,15 +187,20 @@ def main():
     _, lib = lvo.harness(a)
     seconds, cal_out = calibrate(a, lib)
     print(f"runtime_calibration: calibrate --runtime took {seconds:.1f} s", file=sys.stderr)
-    entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m)} for m in a.models]
+    dims = {k: int(v) for k, v in (x.split("=", 1) for x in a.dims)}
+    entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m), "dims": dims} for m in a.models]
     lvo.LEVELS = ("disabled", "all")
     runs, errors, log = lvo.measure(a, entries)
-    text = report(a, seconds, cal_out, rows(a, entries, runs), errors, log, check_micro(a))
+    native, native_ok = native_checks(a)
+    text = report(a, seconds, cal_out, rows(a, entries, runs), errors, log, check_micro(a), native)
     os.makedirs(os.path.dirname(a.output), exist_ok=True)
     with open(a.output, "w") as f:
         f.write(text)
     write_section(a.doc, TITLE, BEGIN, END, text)
     sys.stdout.write(text)
+    if not native_ok:
+        sys.exit("runtime_calibration: the own-kernel profile ranks its classes wrongly: " +
+                 "; ".join(x for x in native if x.startswith("FAILS")))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@
 #define START_RUN 1e-6          /* s: where the run overhead starts when the base has none */
 #define REF_RUN 1e-5            /* s: effect_of a run overhead (its pull toward the base, in 10 us) */
 #define E2E_ROW_WEIGHT 0.1      /* E2E: weight of a model's rows together, next to its end-to-end term */
+#define LOW_START 1e-3          /* the fifth start: every efficiency this times the base's */
 
 /* ---------------------------------------------------------------- statistics */
 
@@ -163,12 +164,12 @@ bool fp_fit_objective_parse(const char *s, fp_fit_objective *out)
 
 static const char *const cache_param_names[FP_CACHE_LEVELS] = {"bandwidth.l1", "bandwidth.l2", "bandwidth.l3"};
 static const char *const sat_param_names[FP_CLASS_COUNT] = {
-#define X(id, name, parent) "saturation." name,
+#define X(id, name, parent, refines) "saturation." name,
     FP_OP_CLASSES(X)
 #undef X
 };
 static const char *const launch_param_names[FP_CLASS_COUNT] = {
-#define X(id, name, parent) "launch." name,
+#define X(id, name, parent, refines) "launch." name,
     FP_OP_CLASSES(X)
 #undef X
 };
@@ -544,14 +545,16 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
         whole_runs = whole_runs || g_array_index(d->rows, fp_fit_row, g_array_index(pb.rows, guint, i)).whole_run;
     /* starts: the base; efficiencies 10x lower (compute-bound everywhere); efficiencies and the
      * bandwidth at their peaks; efficiencies at their peaks, every class saturating (half work
-     * START_HALF_WORK) and groups costing START_GROUP_LAUNCH. Cache factors and class launches
-     * start at the base's. */
+     * START_HALF_WORK) and groups costing START_GROUP_LAUNCH; efficiencies LOW_START times lower
+     * (a class far slower than the base, a transcendental op or a transpose, is memory-bound at
+     * the base and 10x below it: no gradient reaches its efficiency there). Cache factors and
+     * class launches start at the base's. */
     double best = INFINITY;
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < 5; s++) {
         double t[NP];
         memcpy(t, pb.theta0, sizeof t);
         for (int j = 0; j < FP_CLASS_COUNT && s > 0; j++) {
-            t[j] = s == 1 ? t[j] + log(0.1) : 0;
+            t[j] = s == 1 ? t[j] + log(0.1) : s == 4 ? MAX(t[j] + log(LOW_START), log(lo[j])) : 0;
             if (s == 3)
                 t[FP_FIT_SAT + j] = log(START_HALF_WORK);
         }

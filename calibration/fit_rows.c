@@ -8,7 +8,7 @@ fp_fit_op fp_fit_rows_op(const fp_op_cost *c)
 {
     if (!c->kernel)
         return (fp_fit_op){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-    return (fp_fit_op){.flops = c->flops,
+    return (fp_fit_op){.flops = c->work,
                        .bytes = c->bytes,
                        .dtype = c->dtype,
                        .cls = c->cls,

@@ -85,7 +85,7 @@ static void conv(GArray *cs, const char *name, int c, int hw, int k, int stride,
 static void convolutions(GArray *cs)
 {
     static const int dense[][2] = {{16, 56}, {32, 28}, {64, 28}, {64, 56}, {128, 14}, {256, 14}, {512, 7}, {20, 28}};
-    static const int point[][2] = {{32, 28}, {64, 56}, {256, 14}, {20, 28}};
+    static const int point[][2] = {{32, 28}, {64, 56}, {256, 14}, {20, 28}, {128, 28}, {512, 7}};
     static const int depth[][2] = {{16, 14}, {64, 28}, {32, 112}, {256, 14}, {512, 7}, {24, 28}};
     char name[64];
     for (size_t i = 0; i < G_N_ELEMENTS(dense); i++) {
@@ -105,14 +105,15 @@ static void convolutions(GArray *cs)
     conv(cs, "dwconv3x3s2_c32_112", 32, 112, 3, 2, 32, 4, 0);
     conv(cs, "gconv3x3_c64_28_g4", 64, 28, 3, 1, 4, WORK_CHAIN, 0);
     conv(cs, "gconv3x3_c128_14_g8", 128, 14, 3, 1, 8, WORK_CHAIN, 0);
-    conv(cs, "conv_tiny", 4, 2, 1, 1, 1, TINY_CHAIN, FP_MICRO_TINY);
+    conv(cs, "conv_tiny", 4, 2, 3, 1, 1, TINY_CHAIN, FP_MICRO_TINY);
+    conv(cs, "conv1x1_tiny", 4, 2, 1, 1, 1, TINY_CHAIN, FP_MICRO_TINY);
     conv(cs, "dwconv_tiny", 4, 2, 3, 1, 4, TINY_CHAIN, FP_MICRO_TINY);
 }
 
-/* x [m, k] times a [k, k] weight (MatMul), or Gemm with a bias and transB. */
+/* x [m, k] times a [k, k] weight (MatMul; one row: the GEMV path), or Gemm with a bias and transB. */
 static void matmuls(GArray *cs)
 {
-    static const int mk[][2] = {{1, 256}, {1, 1024}, {16, 64}, {64, 256}, {128, 512}, {128, 768}};
+    static const int mk[][2] = {{1, 256}, {1, 512}, {1, 1024}, {16, 64}, {64, 256}, {128, 512}, {128, 768}};
     char name[64];
     for (size_t i = 0; i < G_N_ELEMENTS(mk); i++) {
         int64_t x[] = {mk[i][0], mk[i][1], 0}, w[] = {mk[i][1], mk[i][1], 0};
@@ -125,8 +126,14 @@ static void matmuls(GArray *cs)
         inits("w", gw, "b", gb, NULL), gx, WORK_CHAIN, 0);
     int64_t ax[] = {12, 128, 64, 0}, aw[] = {12, 64, 64, 0}; /* attention: a batched MatMul per head */
     add(cs, g_strdup("bmatmul_12x128x64"), "MatMul", g_strdup("input: \"w\""), inits("w", aw, NULL), ax, WORK_CHAIN, 0);
-    int64_t tx[] = {1, 8, 0}, tw[] = {8, 8, 0};
+    int64_t g1[] = {1, 768, 0}, gw1[] = {768, 768, 0}, gb1[] = {768, 0};
+    add(cs, g_strdup("gemm_1x768"), "Gemm",
+        g_strdup("input: \"w\" input: \"b\" attribute { name: \"transB\" type: INT i: 1 }"),
+        inits("w", gw1, "b", gb1, NULL), g1, WORK_CHAIN, 0);
+    int64_t tx[] = {2, 8, 0}, vx[] = {1, 8, 0}, tw[] = {8, 8, 0};
     add(cs, g_strdup("matmul_tiny"), "MatMul", g_strdup("input: \"w\""), inits("w", tw, NULL), tx, TINY_CHAIN,
+        FP_MICRO_TINY);
+    add(cs, g_strdup("gemv_tiny"), "MatMul", g_strdup("input: \"w\""), inits("w", tw, NULL), vx, TINY_CHAIN,
         FP_MICRO_TINY);
 }
 
@@ -144,11 +151,16 @@ static void elementwise(GArray *cs)
     int64_t x[] = {1, 64, 56, 56, 0}, b[] = {1, 64, 1, 1, 0}, s[] = {1, 0};
     add(cs, g_strdup("add_bcast_c64_56"), "Add", g_strdup("input: \"b\""), inits("b", b, NULL), x, WORK_CHAIN, 0);
     add(cs, g_strdup("mul_scalar_c64_56"), "Mul", g_strdup("input: \"s\""), inits("s", s, NULL), x, WORK_CHAIN, 0);
-    static const char *const unary[] = {"Relu", "Sigmoid", "Erf", "Tanh"};
+    static const char *const unary[] = {"Relu", "Sigmoid", "Erf", "Tanh", "Exp"};
     for (size_t i = 0; i < G_N_ELEMENTS(unary); i++) {
         g_autofree char *lower = g_ascii_strdown(unary[i], -1);
         add(cs, g_strdup_printf("%s_c64_56", lower), unary[i], NULL, NULL, x, WORK_CHAIN, 0);
     }
+    /* the transcendental class across working sets, and its launch */
+    int64_t small[] = {1, 16384, 0}, large[] = {1, 1048576, 0}, v8[] = {1, 8, 0};
+    add(cs, g_strdup("sigmoid_16384"), "Sigmoid", NULL, NULL, small, WORK_CHAIN, 0);
+    add(cs, g_strdup("tanh_1048576"), "Tanh", NULL, NULL, large, WORK_CHAIN, 0);
+    add(cs, g_strdup("sigmoid_tiny"), "Sigmoid", NULL, NULL, v8, TINY_CHAIN, FP_MICRO_TINY);
 }
 
 /* Norms, Softmax, pooling, reductions, Transpose and a view. */
@@ -188,6 +200,15 @@ static void others(GArray *cs)
     add(cs, g_strdup("transpose_heads_128x12x64"), "Transpose", attr_ints("perm", 4, 0, 2, 1, 3), NULL, heads,
         WORK_CHAIN, 0);
     add(cs, g_strdup("transpose_c64_56"), "Transpose", attr_ints("perm", 4, 0, 1, 3, 2), NULL, x, WORK_CHAIN, 0);
+    int64_t keys[] = {1, 12, 128, 64, 0}, wide[] = {1, 512, 8, 64, 0};
+    add(cs, g_strdup("transpose_keys_12x128x64"), "Transpose", attr_ints("perm", 4, 0, 1, 3, 2), NULL, keys, WORK_CHAIN,
+        0);
+    add(cs, g_strdup("transpose_heads_512x8x64"), "Transpose", attr_ints("perm", 4, 0, 2, 1, 3), NULL, wide, WORK_CHAIN,
+        0);
+    /* a float-to-float Cast: ONNX Runtime's copy, the data class's rate */
+    const char *to_float = "attribute { name: \"to\" type: INT i: 1 }";
+    add(cs, g_strdup("copy_c64_56"), "Cast", g_strdup(to_float), NULL, x, WORK_CHAIN, 0);
+    add(cs, g_strdup("copy_tiny"), "Cast", g_strdup(to_float), NULL, tiny, TINY_CHAIN, FP_MICRO_TINY);
     add(cs, g_strdup("transpose_tiny"), "Transpose", attr_ints("perm", 4, 0, 1, 3, 2), NULL, tiny, TINY_CHAIN,
         FP_MICRO_TINY);
     add(cs, g_strdup("reshape_tiny"), "Reshape", g_strdup("input: \"shape\""),

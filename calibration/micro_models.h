@@ -2,10 +2,12 @@
  * identical ops (each consuming the previous one's output) ending in a ReduceMax to one element,
  * and the same chain of one op; their time difference over K - 1 is one kernel's time, free of
  * the runtime's per-run work. The cases cover the cost model's classes (passes/cost.h): dense,
- * pointwise, strided, grouped and depthwise convolutions on and off the NCHWc block, MatMul and
- * Gemm from vectors to square matrices, batched MatMul, Softmax and Transpose as attention's
- * pieces, elementwise ops with and without broadcast, BatchNormalization and LayerNormalization,
- * max, average, global and dilated pooling, reductions, views, and one tiny case per class for
+ * pointwise (1x1), strided, grouped and depthwise convolutions on and off the NCHWc block, MatMul
+ * and Gemm from one row (the GEMV path) to square matrices, batched MatMul, Softmax and
+ * Transposes of attention's heads and keys, simple and transcendental elementwise ops (Relu, Add;
+ * Sigmoid, Tanh, Erf, Exp) with and without broadcast, a copy (a float-to-float Cast),
+ * BatchNormalization and LayerNormalization, max, average, global and dilated pooling,
+ * reductions, views, and one tiny case per class for
  * its launch overhead. Built in memory as ONNX bytes (frontends/onnx/onnx_write.h). */
 #ifndef FP_MICRO_MODELS_H
 #define FP_MICRO_MODELS_H

@@ -181,6 +181,7 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, const fp_calibrate_c
     d.half_work[FP_CLASS_CONV] = d.half_work[FP_CLASS_NCHWC_CONV] = HOST_HALF_WORK_CONV;
     d.threads = (uint64_t)r->threads;
     conv_efficiencies(r, cr, &d, cal);
+    fp_device_refine_from_parents(&d);
     d.launch_group = HOST_LAUNCH_GROUP;
     for (int i = 0; i < FP_CALIBRATE_LEVELS && i < FP_CACHE_LEVELS; i++)
         d.cache[i] = (fp_cache_level){r->cache[i].bytes, r->cache[i].bandwidth};

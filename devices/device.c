@@ -18,16 +18,24 @@
 G_DEFINE_QUARK(fp-device-error-quark, fp_device_error);
 
 static const char *const class_names[FP_CLASS_COUNT] = {
-#define X(id, name, parent) name,
+#define X(id, name, parent, refines) name,
     FP_OP_CLASSES(X)
 #undef X
 };
 
 static const fp_op_class class_parents[FP_CLASS_COUNT] = {
-#define X(id, name, parent) FP_CLASS_##parent,
+#define X(id, name, parent, refines) FP_CLASS_##parent,
     FP_OP_CLASSES(X)
 #undef X
 };
+
+static const bool class_refines[FP_CLASS_COUNT] = {
+#define X(id, name, parent, refines) refines,
+    FP_OP_CLASSES(X)
+#undef X
+};
+
+bool fp_op_class_refines(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT && class_refines[c]; }
 
 const char *fp_op_class_name(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT ? class_names[c] : "other"; }
 
@@ -442,11 +450,12 @@ static bool read_efficiency(reader *r, fp_device *d)
 }
 
 /* [saturation]: per op class, the work (FLOP, > 0) of one kernel (of one group, for grouped_conv) at
- * which its efficiency is half the [efficiency] value; a class without a key has none (0). */
+ * which its efficiency is half the [efficiency] value; a class without a key has none, but a
+ * refinement (device.h) takes its parent's (parents come first in the table) unless it says 0. */
 static bool read_saturation(reader *r, fp_device *d)
 {
     for (int c = 0; c < FP_CLASS_COUNT; c++) {
-        d->half_work[c] = 0;
+        d->half_work[c] = class_refines[c] ? d->half_work[class_parents[c]] : 0;
         bool found = false;
         double x = 0;
         if (!read_number(r, "saturation", class_names[c], false, &x, &found))
@@ -454,13 +463,25 @@ static bool read_saturation(reader *r, fp_device *d)
         if (!found)
             continue;
         g_autofree char *v = raw_value(r, "saturation", class_names[c]);
-        if (!(x > 0))
-            return fail(r, "saturation", class_names[c], "%s must be > 0 (FLOP)", v);
+        if (class_refines[c] ? !(x >= 0) : !(x > 0))
+            return fail(r, "saturation", class_names[c],
+                        class_refines[c] ? "%s must be >= 0 (FLOP; 0: none)" : "%s must be > 0 (FLOP)", v);
         if (x > MAX_HALF_WORK)
             return fail(r, "saturation", class_names[c], "%s is implausibly large: the unit is FLOP", v);
         d->half_work[c] = x;
     }
     return true;
+}
+
+void fp_device_refine_from_parents(fp_device *d)
+{
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        if (!class_refines[c])
+            continue;
+        d->efficiency[c] = d->efficiency[class_parents[c]];
+        d->half_work[c] = d->half_work[class_parents[c]];
+        d->launch_own[c] = false;
+    }
 }
 
 /* [launch]: a launch overhead per op class (classes without a key use fp_device_launch's fallback)
@@ -667,8 +688,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         set_number(kf, "efficiency", class_names[c], d->efficiency[c]);
     set_number(kf, "efficiency", "bandwidth", d->bw_efficiency);
-    for (int c = 0; c < FP_CLASS_COUNT; c++)
-        if (d->half_work[c] > 0)
+    for (int c = 0; c < FP_CLASS_COUNT; c++) /* a refinement's none, where its parent has one: 0 */
+        if (d->half_work[c] > 0 || (class_refines[c] && d->half_work[class_parents[c]] > 0))
             set_number(kf, "saturation", class_names[c], d->half_work[c]);
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         if (d->launch_own[c])

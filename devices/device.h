@@ -27,25 +27,40 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * have none: ONNX Runtime runs it in its generic loop). VIEW is an op that moves no data (Reshape,
  * Flatten, Squeeze, Unsqueeze, Identity, Dropout): it costs only its [launch] view, which is 0
  * unless the profile gives one (a runtime that dispatches views as kernels, as ONNX Runtime
- * does). */
-#define FP_OP_CLASSES(X)                                \
-    X(CONV, "conv", CONV)                               \
-    X(GROUPED_CONV, "grouped_conv", CONV)               \
-    X(NCHWC_CONV, "nchwc_conv", CONV)                   \
-    X(NCHWC_DEPTHWISE, "nchwc_depthwise", GROUPED_CONV) \
-    X(MATMUL, "matmul", MATMUL)                         \
-    X(EW, "elementwise", EW)                            \
-    X(NORM, "norm", NORM)                               \
-    X(POOL, "pool", POOL)                               \
-    X(DILATED_POOL, "dilated_pool", POOL)               \
-    X(REDUCE, "reduce", REDUCE)                         \
-    X(SOFTMAX, "softmax", SOFTMAX)                      \
-    X(DATA, "data", DATA)                               \
-    X(VIEW, "view", VIEW)                               \
-    X(OTHER, "other", OTHER)
+ * does).
+ *
+ * The fourth column marks a refinement: a kernel of its parent's that runs a different code path
+ * in ONNX Runtime's MLAS, so that its rates differ, and that a profile written before the class
+ * existed counts as its parent. A refinement the profile gives no value for takes every value of
+ * its parent, its [saturation] half work included (other classes take none). POINTWISE_CONV is an
+ * NCHW 1x1 convolution of stride 1 without padding or groups (MLAS's GemmDirect: one GEMM on the
+ * input as it is, no im2col). GEMV is a MatMul or Gemm of one row (MLAS's GEMV kernel: a pass
+ * over the weights, no packing). TRANSCENDENTAL is an elementwise op that evaluates a polynomial
+ * or a table per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's
+ * TRANSCENDENTAL trait) rather than one instruction. TRANSPOSE is a Transpose (a strided gather
+ * per element, slower than the copies of the data class). */
+#define FP_OP_CLASSES(X)                                       \
+    X(CONV, "conv", CONV, false)                               \
+    X(GROUPED_CONV, "grouped_conv", CONV, false)               \
+    X(NCHWC_CONV, "nchwc_conv", CONV, false)                   \
+    X(NCHWC_DEPTHWISE, "nchwc_depthwise", GROUPED_CONV, false) \
+    X(POINTWISE_CONV, "pointwise_conv", CONV, true)            \
+    X(MATMUL, "matmul", MATMUL, false)                         \
+    X(GEMV, "gemv", MATMUL, true)                              \
+    X(EW, "elementwise", EW, false)                            \
+    X(TRANSCENDENTAL, "transcendental", EW, true)              \
+    X(NORM, "norm", NORM, false)                               \
+    X(POOL, "pool", POOL, false)                               \
+    X(DILATED_POOL, "dilated_pool", POOL, false)               \
+    X(REDUCE, "reduce", REDUCE, false)                         \
+    X(SOFTMAX, "softmax", SOFTMAX, false)                      \
+    X(DATA, "data", DATA, false)                               \
+    X(TRANSPOSE, "transpose", DATA, true)                      \
+    X(VIEW, "view", VIEW, false)                               \
+    X(OTHER, "other", OTHER, false)
 
 typedef enum {
-#define X(id, name, parent) FP_CLASS_##id,
+#define X(id, name, parent, refines) FP_CLASS_##id,
     FP_OP_CLASSES(X)
 #undef X
         FP_CLASS_COUNT
@@ -54,6 +69,8 @@ typedef enum {
 const char *fp_op_class_name(fp_op_class c);
 /* The class whose values class c takes when a profile gives none for it (c itself: none). */
 fp_op_class fp_op_class_parent(fp_op_class c);
+/* True when class c is a refinement of its parent (the fourth column above). */
+bool fp_op_class_refines(fp_op_class c);
 
 /* Cache levels of a hierarchical (cache-aware) roofline: [cache] l1_*, l2_*, l3_*. */
 #define FP_CACHE_LEVELS 3
@@ -127,6 +144,10 @@ fp_device *fp_device_from_keyfile(GKeyFile *kf, const char *path, GError **error
  * empty, followed by every other group of
  * d->keyfile (when set) unchanged. Caller g_key_file_unref()s. */
 GKeyFile *fp_device_to_keyfile(const fp_device *d);
+/* Gives every refinement class (FP_OP_CLASSES) its parent's efficiency and half work, and no
+ * launch overhead of its own (it takes its parent's): a profile built in memory whose refinements
+ * were not measured then estimates them as its parent. */
+void fp_device_refine_from_parents(fp_device *d);
 /* Why d's NCHWc block is what it is, one line for the report's notes: the host ISA `fuseplan
  * calibrate` found ([calibration] isa), else the profile's nchwc_block and the ISA ONNX Runtime's
  * MLAS gives that block on; what another ISA would give. NULL when d has no block. Caller frees. */

@@ -14,6 +14,7 @@
 #define SHAPEOF FP_OPF_SHAPEOF
 #define NOCOMPUTE FP_OPF_NOCOMPUTE
 #define RANDOM FP_OPF_RANDOM
+#define TRANSC FP_OPF_TRANSC
 
 const fp_op_info fp_op_table[FP_OP_COUNT] = {
 #define X(id, name, flags, fk) [FP_OP_##id] = {name, (flags), FP_FK_##fk},

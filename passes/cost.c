@@ -22,18 +22,61 @@ static bool dilated(const fp_node *n)
     return false;
 }
 
+/* True when INTS attribute `name` of n is absent or every entry of it equals v. */
+static bool attr_all(const fp_node *n, const char *name, int64_t v)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    if (!a)
+        return true;
+    if (a->type == FP_ATTR_INT)
+        return a->u.i == v;
+    for (uint32_t i = 0; a->type == FP_ATTR_INTS && i < a->n; i++)
+        if (a->u.ints[i] != v)
+            return false;
+    return a->type == FP_ATTR_INTS;
+}
+
+/* An NCHW Conv that MLAS runs as one GEMM on its input as it is (its GemmDirect algorithm, no
+ * im2col): group 1, a 1x1... kernel, stride 1, no padding (auto_pad SAME gives none at 1x1). */
+static bool pointwise(const fp_node *n, const fp_value *w)
+{
+    if ((n->op != FP_OP_CONV && n->op != FP_OP_FUSED_CONV) || fp_node_attr_int(n, "group", 1) != 1 || !w ||
+        w->shape.rank < 3)
+        return false;
+    for (int32_t i = 2; i < w->shape.rank; i++)
+        if (!fp_dim_known(w->shape.dims[i]) || w->shape.dims[i].value != 1)
+            return false;
+    return attr_all(n, "strides", 1) && attr_all(n, "pads", 0);
+}
+
 /* The class of a convolution: ONNX Runtime's blocked NCHWc kernels (domain com.microsoft.nchwc) or
  * its NCHW ones; either way a depthwise one (one input channel a group) apart: the NCHW one runs
- * per channel a one-row GEMM (grouped_conv), the blocked one a kernel of its own. Any other NCHW
- * conv, grouped or not, is conv: each group one dense GEMM, its saturation from that GEMM's shape. */
+ * per channel a one-row GEMM (grouped_conv), the blocked one a kernel of its own. An NCHW 1x1
+ * convolution MLAS runs without im2col is pointwise_conv; any other NCHW conv, grouped or not, is
+ * conv: each group one dense GEMM, its saturation from that GEMM's shape. */
 static fp_op_class conv_class(const fp_node *n)
 {
     const fp_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
     bool depthwise = fp_node_attr_int(n, "group", 1) > 1 && w && w->shape.rank >= 2 && fp_dim_known(w->shape.dims[1]) &&
                      w->shape.dims[1].value == 1;
     if (strcmp(n->domain, "com.microsoft.nchwc") != 0)
-        return depthwise ? FP_CLASS_GROUPED_CONV : FP_CLASS_CONV;
+        return depthwise ? FP_CLASS_GROUPED_CONV : pointwise(n, w) ? FP_CLASS_POINTWISE_CONV : FP_CLASS_CONV;
     return depthwise ? FP_CLASS_NCHWC_DEPTHWISE : FP_CLASS_NCHWC_CONV;
+}
+
+/* A float MatMul or Gemm of one row (its output's second-to-last dim 1, or a vector): MLAS's GEMV
+ * path, a pass over the weights. */
+static fp_op_class matmul_class(const fp_node *n)
+{
+    bool float_op = n->op == FP_OP_MATMUL || n->op == FP_OP_GEMM || n->op == FP_OP_FUSED_MATMUL ||
+                    n->op == FP_OP_FUSED_GEMM;
+    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
+    if (!float_op || !y || y->shape.rank < 1)
+        return FP_CLASS_MATMUL;
+    if (y->shape.rank == 1)
+        return FP_CLASS_GEMV;
+    const fp_dim *m = &y->shape.dims[y->shape.rank - 2];
+    return fp_dim_known(*m) && m->value == 1 ? FP_CLASS_GEMV : FP_CLASS_MATMUL;
 }
 
 fp_op_class fp_cost_class(const fp_node *n)
@@ -45,10 +88,10 @@ fp_op_class fp_cost_class(const fp_node *n)
         return conv_class(n);
     case FP_FK_GEMM:
     case FP_FK_MATMUL:
-        return FP_CLASS_MATMUL;
+        return matmul_class(n);
     case FP_FK_EW:
     case FP_FK_ACT:
-        return FP_CLASS_EW;
+        return fp_op_has(n->op, FP_OPF_TRANSC) ? FP_CLASS_TRANSCENDENTAL : FP_CLASS_EW;
     case FP_FK_NORM:
         return FP_CLASS_NORM;
     case FP_FK_POOL:
@@ -59,7 +102,7 @@ fp_op_class fp_cost_class(const fp_node *n)
         return FP_CLASS_SOFTMAX;
     case FP_FK_LAYOUT:
     case FP_FK_DATA:
-        return FP_CLASS_DATA;
+        return n->op == FP_OP_TRANSPOSE ? FP_CLASS_TRANSPOSE : FP_CLASS_DATA;
     default:
         return FP_CLASS_OTHER;
     }
@@ -68,7 +111,7 @@ fp_op_class fp_cost_class(const fp_node *n)
 uint64_t fp_cost_parts(const fp_node *n)
 {
     fp_op_class c = fp_cost_class(n);
-    if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_CONV)
+    if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_CONV && c != FP_CLASS_POINTWISE_CONV)
         return 1;
     return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }
@@ -200,6 +243,33 @@ static uint64_t scaled_bytes(const fp_node *n, fp_dtype what_if)
     return (uint64_t)((double)total * fp_dtype_bits(what_if) / 32.0);
 }
 
+/* c rounded up to a multiple of block (block 0: c). */
+static uint64_t round_up(uint64_t c, uint64_t block) { return block ? (c + block - 1) / block * block : c; }
+
+/* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a blocked NCHWc
+ * convolution's on its channels padded to d's block (ONNX Runtime pads the output channels, and
+ * the input channels of one that reads a blocked input, with zeros: passes/nchwc.c keeps the
+ * logical shapes), and a transpose's elements moved (it has no FLOPs; its class's efficiency is
+ * then the rate of its strided gather). */
+static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *d)
+{
+    uint64_t flops = n->metrics.flops;
+    if (cls == FP_CLASS_TRANSPOSE) {
+        uint64_t elems = 0;
+        return n->n_outputs && n->outputs[0] && fp_shape_numel(&n->outputs[0]->shape, &elems) ? elems : flops;
+    }
+    if ((cls != FP_CLASS_NCHWC_CONV && cls != FP_CLASS_NCHWC_DEPTHWISE) || !d->nchwc_block || n->n_inputs < 2)
+        return flops;
+    const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape;
+    if (x->rank < 2 || w->rank < 2 || !fp_dim_known(x->dims[1]) || !fp_dim_known(w->dims[0]) || w->dims[0].value <= 0)
+        return flops;
+    uint64_t cin = (uint64_t)x->dims[1].value, cout = (uint64_t)w->dims[0].value, b = d->nchwc_block;
+    double f = (double)round_up(cout, b) / (double)cout;
+    if (cls == FP_CLASS_NCHWC_CONV && cin >= b)
+        f *= (double)round_up(cin, b) / (double)cin;
+    return (uint64_t)((double)flops * f);
+}
+
 static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, GArray *out, uint32_t *unknown);
 
 /* Trip count of a Loop (input M) or Scan (scan axis length), 1 when unknown. */
@@ -252,8 +322,9 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             if (!node->metrics_known)
                 (*unknown)++;
             c.flops = node->metrics.flops;
+            c.work = kernel_work(node, c.cls, d);
             c.bytes = scaled_bytes(node, what_if);
-            fp_kernel k = {c.flops, c.bytes, c.dtype, c.cls, c.parts, c.operands};
+            fp_kernel k = {c.work, c.bytes, c.dtype, c.cls, c.parts, c.operands};
             c.rl = fp_roofline_kernel(d, &k);
         }
         total += c.rl.time_s;
@@ -268,7 +339,7 @@ static fp_kernel kernel_of(const fp_op_cost *c)
 {
     if (!c->kernel)
         return (fp_kernel){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-    return (fp_kernel){c->flops, c->bytes, c->dtype, c->cls, c->parts, c->operands};
+    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

@@ -11,6 +11,8 @@
 typedef struct { /* fields ordered for size: one per runtime op of a graph of any size */
     fp_node *node;
     uint64_t flops, bytes;
+    uint64_t work;     /* the work the roofline counts (fp_kernel.flops): flops, but a blocked
+                          convolution's on its channels padded to the block, a transpose's elements */
     uint64_t parts;    /* sub-kernels it runs as: the groups of a grouped convolution, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
@@ -31,7 +33,9 @@ typedef struct {
 } fp_cost_result;
 
 /* Class of an op for the device's efficiency factors and launch overheads (a convolution with
- * group > 1 is grouped_conv, a pooling with a dilation > 1 dilated_pool, a view op view). */
+ * group > 1 is grouped_conv, an NCHW 1x1 one MLAS runs without im2col pointwise_conv, a one-row
+ * MatMul or Gemm gemv, an op with the TRANSC trait transcendental, a Transpose transpose, a
+ * pooling with a dilation > 1 dilated_pool, a view op view; devices/device.h). */
 fp_op_class fp_cost_class(const fp_node *n);
 /* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count, else 1. */
 uint64_t fp_cost_parts(const fp_node *n);

@@ -67,20 +67,39 @@ static double short_time(const fp_device *d, const fp_rt_point *p)
     return t;
 }
 
-/* Timings made with a known profile: the fit started from another one finds the efficiencies of
- * the compute-bound classes and estimates every point as the known profile does. */
-static void test_fit_recovers(void)
+typedef struct {
+    fp_op_class c;
+    double e;
+} known_rate;
+
+/* The kernel of class c with the most work among the points of s; NULL when none. */
+static const fp_fit_op *largest_kernel(const fp_rt_set *s, fp_op_class c)
+{
+    const fp_fit_op *best = NULL;
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        for (guint k = 0; k < p->kernels->len; k++) {
+            const fp_fit_op *op = &g_array_index(p->kernels, fp_fit_op, k);
+            if (op->cls == c && (!best || op->flops > best->flops))
+                best = op;
+        }
+    }
+    return best;
+}
+
+/* Timings of every micro-model made with the base profile whose classes known[0..n) have the
+ * given efficiencies: the fit started from the base finds their rates (within 10%: the
+ * efficiency, lowered by the saturation, of each class's largest kernel; a GEMV's saturation is
+ * the same at every size, so only the product is known) and estimates every point as the known
+ * profile does. */
+static void check_fit_recovers(const known_rate *known, size_t n)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(base);
     g_autoptr(fp_device) truth = copy_device(base);
     CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
-    const struct {
-        fp_op_class c;
-        double e;
-    } known[] = {{FP_CLASS_CONV, 0.3}, {FP_CLASS_MATMUL, 0.4}, {FP_CLASS_NCHWC_CONV, 0.9}};
-    for (size_t i = 0; i < G_N_ELEMENTS(known); i++)
+    for (size_t i = 0; i < n; i++)
         truth->efficiency[known[i].c] = known[i].e;
     g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -96,17 +115,56 @@ static void test_fit_recovers(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_TRUE(f->rms_log < 0.05);
     CU_ASSERT_TRUE(f->base_rms_log > 0.1);
-    for (size_t i = 0; i < G_N_ELEMENTS(known); i++) {
-        double got = f->device->efficiency[known[i].c];
-        if (fabs(got / known[i].e - 1) > 0.1)
-            fprintf(stderr, "\n%s: fitted %g, made with %g\n", fp_op_class_name(known[i].c), got, known[i].e);
-        CU_ASSERT_TRUE(fabs(got / known[i].e - 1) <= 0.1);
+    for (size_t i = 0; i < n; i++) { /* the rate of the class's largest kernel, saturation included */
+        const fp_fit_op *k = largest_kernel(s, known[i].c);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+        double got = fp_roofline_efficiency(f->device, k), made = fp_roofline_efficiency(truth, k);
+        if (fabs(got / made - 1) > 0.1)
+            fprintf(stderr, "\n%s: fitted %g, made with %g\n", fp_op_class_name(known[i].c), got, made);
+        CU_ASSERT_TRUE(fabs(got / made - 1) <= 0.1);
     }
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         double made = fp_rt_point_estimate_s(p, truth), fitted = fp_rt_point_estimate_s(p, f->device);
         CU_ASSERT_TRUE(made <= 0 || fabs(fitted / made - 1) <= 0.1); /* a view costs nothing: not fitted */
     }
+}
+
+static void test_fit_recovers(void)
+{
+    const known_rate known[] = {{FP_CLASS_CONV, 0.3}, {FP_CLASS_MATMUL, 0.4}, {FP_CLASS_NCHWC_CONV, 0.9}};
+    check_fit_recovers(known, G_N_ELEMENTS(known));
+}
+
+/* The refinement classes, each at a rate its parent does not have (slow enough that its
+ * micro-models are bound by it): the fit tells them from their parents. */
+static void test_fit_recovers_refinements(void)
+{
+    const known_rate known[] = {{FP_CLASS_CONV, 0.3},   {FP_CLASS_POINTWISE_CONV, 0.8},   {FP_CLASS_MATMUL, 0.5},
+                                {FP_CLASS_GEMV, 0.004}, {FP_CLASS_TRANSCENDENTAL, 0.002}, {FP_CLASS_TRANSPOSE, 0.0005}};
+    check_fit_recovers(known, G_N_ELEMENTS(known));
+}
+
+/* Each refinement class has micro-models whose kernels are of that class (at level disabled). */
+static void test_refinements_covered(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    guint seen[FP_CLASS_COUNT] = {0};
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        for (guint k = 0; p->level == FP_ORT_DISABLED && k < p->kernels->len; k++)
+            seen[g_array_index(p->kernels, fp_fit_op, k).cls]++;
+    }
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        if (fp_op_class_refines((fp_op_class)c)) {
+            if (seen[c] < 2 * 4) /* two work cases at least, chains of 5: 4 kernels each */
+                fprintf(stderr, "\n%s: %u kernels\n", fp_op_class_name((fp_op_class)c), seen[c]);
+            CU_ASSERT_TRUE(seen[c] >= 2 * 4);
+        }
 }
 
 /* A missing library, a text file, a shared object that is not ONNX Runtime, an unknown runtime. */
@@ -164,6 +222,8 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "micro_models_load", test_micro_models_load);
     CU_add_test(s, "writer", test_writer);
     CU_add_test(s, "fit_recovers", test_fit_recovers);
+    CU_add_test(s, "fit_recovers_refinements", test_fit_recovers_refinements);
+    CU_add_test(s, "refinements_covered", test_refinements_covered);
     CU_add_test(s, "cli_errors", test_cli_errors);
     CU_add_test(s, "cli_micro_models", test_cli_micro_models);
 }
