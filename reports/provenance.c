@@ -10,7 +10,6 @@ struct fp_provenance {
     const fp_model *m;
     const fp_pipeline_result *res;
     GHashTable *graphs; /* fp_graph * of the model as loaded -> its node count then + 1 */
-    GHashTable *nodes;  /* name of a node of the model as loaded -> the node (the first of that name) */
     GHashTable *rank;   /* name of a node of the model as loaded -> its position + 1, all graphs */
     GHashTable *sets;   /* name of a fusion's result -> GPtrArray of original names, in rank order */
 };
@@ -22,41 +21,12 @@ static bool loaded(const fp_provenance *p, const fp_node *n)
     return n->id + 1 < count;
 }
 
-/* Whether pattern node pn may stand for an op of kind op (a pattern of traits alone may). */
-static bool pattern_takes(const fp_pat_node *pn, fp_op op)
-{
-    for (size_t k = 0; k < G_N_ELEMENTS(pn->ops) && pn->ops[k] != FP_OP_COUNT; k++)
-        if (pn->ops[k] == op)
-            return true;
-    return pn->ops[0] == FP_OP_COUNT;
-}
-
-/* The rule of record fu: of the variants of its id, the first whose anchor may be fu's anchor as
- * it is now (a variant that absorbs a scale into the MatMul after it, against one that fuses the
- * scale after a MatMul: the absorbed anchor keeps its op, the fused one becomes the fused op). */
-static const fp_rule *rule_of(const fp_provenance *p, const fp_fusion *fu)
-{
-    const fp_node *a = g_hash_table_lookup(p->nodes, fu->anchor);
-    const fp_rule *first = NULL;
-    for (size_t i = 0; i < fp_n_rules; i++) {
-        const fp_rule *r = &fp_rules[i];
-        if (r->id != fu->rule && strcmp(r->id, fu->rule) != 0)
-            continue;
-        if (!first)
-            first = r;
-        bool became = r->fused_op && r->rewrite != FP_RW_ABSORB && a && a->op == r->fused_kind;
-        if (a && (pattern_takes(&r->pattern[0], a->op) || became))
-            return r;
-    }
-    return first;
-}
-
 /* The node a rule's applied match became, of the record's matched nodes: the anchor (folds, fusions,
  * QDQ units, splits), the node the anchor folds into (a Pad), the reader that absorbs it (a
  * Transpose or a scale; the Div that stays of Div(1, x) * y), none for an elimination. */
-static const char *result_of(const fp_provenance *p, const fp_fusion *fu)
+static const char *result_of(const fp_fusion *fu)
 {
-    const fp_rule *r = rule_of(p, fu);
+    const fp_rule *r = fu->variant;
     g_assert(r && fu->nodes->len > 0);
     switch (r->rewrite) {
     case FP_RW_ELIMINATE:
@@ -168,7 +138,6 @@ fp_provenance *fp_provenance_new(const fp_model *m, const fp_pipeline_result *re
     p->res = res;
     p->graphs = g_hash_table_new(NULL, NULL);
     p->rank = g_hash_table_new(g_str_hash, g_str_equal);
-    p->nodes = g_hash_table_new(g_str_hash, g_str_equal);
     p->sets = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
     guint next = 0;
     for (guint gi = 0; gi < m->graphs->len && gi < res->n_loaded_graphs; gi++) {
@@ -176,15 +145,13 @@ fp_provenance *fp_provenance_new(const fp_model *m, const fp_pipeline_result *re
         g_hash_table_insert(p->graphs, (gpointer)g, GUINT_TO_POINTER(res->loaded_nodes[gi] + 1));
         for (guint i = 0; i < g->nodes->len && i < res->loaded_nodes[gi]; i++) {
             const fp_node *n = g->nodes->pdata[i];
-            if (!g_hash_table_contains(p->rank, n->name)) {
+            if (!g_hash_table_contains(p->rank, n->name))
                 g_hash_table_insert(p->rank, (gpointer)n->name, GUINT_TO_POINTER(++next));
-                g_hash_table_insert(p->nodes, (gpointer)n->name, (gpointer)n);
-            }
         }
     }
     for (guint i = 0; res->fusions && i < res->fusions->fusions->len; i++) {
         const fp_fusion *fu = res->fusions->fusions->pdata[i];
-        const char *to = fu->applied ? result_of(p, fu) : NULL;
+        const char *to = fu->applied ? result_of(fu) : NULL;
         if (!to)
             continue;
         GPtrArray *set = g_ptr_array_new();
@@ -203,7 +170,6 @@ void fp_provenance_free(fp_provenance *p)
         return;
     g_hash_table_destroy(p->graphs);
     g_hash_table_destroy(p->rank);
-    g_hash_table_destroy(p->nodes);
     g_hash_table_destroy(p->sets);
     g_free(p);
 }

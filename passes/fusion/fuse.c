@@ -88,7 +88,10 @@ static fp_fusion *record(fp_fuser *fz, size_t ri, const fp_match *mt, const GPtr
         g_array_append_val(fz->rec_next, none);
         g_array_append_val(fz->rec_rule, rule);
     }
-    *f = (fp_fusion){.rule = mt->rule->id, .anchor = mt->nodes[0]->name, .applied = reasons->len == 0};
+    *f = (fp_fusion){.rule = mt->rule->id,
+                     .variant = mt->rule,
+                     .anchor = mt->nodes[0]->name,
+                     .applied = reasons->len == 0};
     f->nodes = nodes ? nodes : g_ptr_array_sized_new((guint)mt->n);
     g_ptr_array_set_size(f->nodes, mt->n);
     for (int i = 0; i < mt->n; i++)

@@ -148,9 +148,10 @@ typedef struct {
 } fp_reason;
 
 typedef struct {
-    const char *rule;   /* rule id (static) */
-    const char *anchor; /* first node's name (the model's: a list lives no longer than its model) */
-    GPtrArray *nodes;   /* node names (the model's strings) */
+    const char *rule;       /* rule id (static) */
+    const fp_rule *variant; /* the rule of that id the record's match is of (static) */
+    const char *anchor;     /* first node's name (the model's: a list lives no longer than its model) */
+    GPtrArray *nodes;       /* node names (the model's strings) */
     bool applied;
     const char *fused_op;   /* op type of the result (or the anchor's for folds); NULL if eliminated */
     const char *activation; /* activation op type for activation rules (the model's string), else NULL */
