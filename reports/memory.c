@@ -12,7 +12,7 @@ const char *fp_report_memory_tensor_name(const fp_memory_tensor *t)
 
 static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
 
-/* Nodes that read, at or after the peak, several buffers live there as their last read. */
+/* Nodes that read, at or after the peak, several buffers live there as their last read, in step order. */
 static void hint_joins(const fp_memory_result *r, GPtrArray *h)
 {
     g_autoptr(GHashTable) count = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -30,19 +30,13 @@ static void hint_joins(const fp_memory_result *r, GPtrArray *h)
         }
         *b += t->bytes;
     }
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, count);
-    while (g_hash_table_iter_next(&it, &k, &v)) {
-        const fp_node *n = k;
-        unsigned c = GPOINTER_TO_UINT(v);
-        uint64_t b = *(uint64_t *)g_hash_table_lookup(bytes, k);
+    for (uint32_t step = 0; step < r->n_order; step++) { /* in step order: the table's order is the heap's */
+        const fp_node *n = r->order[step];
+        unsigned c = GPOINTER_TO_UINT(g_hash_table_lookup(count, n));
+        const uint64_t *bp = g_hash_table_lookup(bytes, n);
+        uint64_t b = bp ? *bp : 0;
         if (c < 3 && !(c == 2 && pct(b, r->lower_bound) >= 25.0))
             continue;
-        uint32_t step = 0;
-        for (uint32_t s = 0; s < r->n_order; s++)
-            if (r->order[s] == n)
-                step = s;
         g_autofree char *sz = fp_format_bytes(b);
         g_ptr_array_add(h, g_strdup_printf("%s '%s' at step %u keeps %u of its inputs alive across the peak "
                                            "(%s, %.0f%% of it): they wait until it reads them",
