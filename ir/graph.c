@@ -429,6 +429,22 @@ const fp_attr *fp_node_attr(const fp_node *n, const char *name)
     return NULL;
 }
 
+void fp_node_set_attr(fp_model *m, fp_node *n, fp_attr a)
+{
+    a.name = fp_intern(m, a.name, -1);
+    for (uint32_t i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, a.name) == 0) {
+            n->attrs[i] = a;
+            return;
+        }
+    fp_attr *attrs = fp_arena_calloc(m->arena, n->n_attrs + 1, sizeof(fp_attr));
+    if (n->n_attrs)
+        memcpy(attrs, n->attrs, sizeof(fp_attr) * n->n_attrs);
+    attrs[n->n_attrs] = a;
+    n->attrs = attrs;
+    n->n_attrs++;
+}
+
 int64_t fp_node_attr_int(const fp_node *n, const char *name, int64_t dflt)
 {
     const fp_attr *a = fp_node_attr(n, name);

@@ -483,6 +483,9 @@ fp_node *fp_node_lookup(const fp_model *m, const char *name);
 
 /* Attribute lookup by name; NULL if absent. */
 const fp_attr *fp_node_attr(const fp_node *n, const char *name);
+/* Sets n's attribute of a.name to a, a.name interned in m; added (in m's arena, after the others)
+ * when n has none of that name. */
+void fp_node_set_attr(fp_model *m, fp_node *n, fp_attr a);
 int64_t fp_node_attr_int(const fp_node *n, const char *name, int64_t dflt);
 double fp_node_attr_float(const fp_node *n, const char *name, double dflt);
 const char *fp_node_attr_string(const fp_node *n, const char *name, const char *dflt);

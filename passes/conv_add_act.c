@@ -99,14 +99,11 @@ static void fuse(fp_model *m, fp_node *c, fp_node *a, fp_node *act)
     c->outputs[0]->producer = NULL;
     fp_node_set_output(c, 0, last->outputs[0]);
     if (act) {
-        fp_attr *attrs = fp_arena_calloc(m->arena, c->n_attrs + 1, sizeof(fp_attr));
-        memcpy(attrs, c->attrs, sizeof(fp_attr) * c->n_attrs);
-        attrs[c->n_attrs] = (fp_attr){.name = fp_intern(m, "activation", -1),
-                                      .type = FP_ATTR_STRING,
-                                      .u.s = act->op_type,
-                                      .n = (uint32_t)strlen(act->op_type)};
-        c->attrs = attrs;
-        c->n_attrs++;
+        fp_node_set_attr(m, c,
+                         (fp_attr){.name = "activation",
+                                   .type = FP_ATTR_STRING,
+                                   .u.s = act->op_type,
+                                   .n = (uint32_t)strlen(act->op_type)});
         act->flags |= FP_NODE_REMOVED;
     }
     c->op = FP_OP_FUSED_CONV;

@@ -215,18 +215,8 @@ static bool cancel_pair(pass *p, fp_node *t, fp_node *next, fp_node *const *chai
  * r) and reads t's input; t is removed. */
 static void merge_pair(pass *p, fp_node *t, fp_node *next, const int64_t *c, int r)
 {
-    fp_attr *a = (fp_attr *)fp_node_attr(next, "perm");
     int64_t *merged = fp_arena_memdup(p->m->arena, c, sizeof(int64_t) * (size_t)r);
-    if (a && a->type == FP_ATTR_INTS) {
-        a->u.ints = merged;
-    } else {
-        fp_attr *attrs = fp_arena_calloc(p->m->arena, next->n_attrs + 1, sizeof(fp_attr));
-        memcpy(attrs, next->attrs, sizeof(fp_attr) * next->n_attrs);
-        attrs[next->n_attrs] =
-            (fp_attr){.name = fp_intern(p->m, "perm", -1), .type = FP_ATTR_INTS, .n = (uint32_t)r, .u.ints = merged};
-        next->attrs = attrs;
-        next->n_attrs++;
-    }
+    fp_node_set_attr(p->m, next, (fp_attr){.name = "perm", .type = FP_ATTR_INTS, .n = (uint32_t)r, .u.ints = merged});
     next->inputs[0] = t->inputs[0];
     drop(p, t);
     g_hash_table_add(p->dirty, next);

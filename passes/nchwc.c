@@ -277,14 +277,11 @@ static void fold_into(nchwc *z, fp_node *c, fp_node *n)
 /* c's activation attribute set to `act` (an op type). */
 static void set_activation(nchwc *z, fp_node *c, const char *act)
 {
-    fp_attr *attrs = fp_arena_calloc(z->m->arena, c->n_attrs + 1, sizeof(fp_attr));
-    memcpy(attrs, c->attrs, sizeof(fp_attr) * c->n_attrs);
-    attrs[c->n_attrs] = (fp_attr){.name = fp_intern(z->m, "activation", -1),
-                                  .type = FP_ATTR_STRING,
-                                  .u.s = fp_intern(z->m, act, -1),
-                                  .n = (uint32_t)strlen(act)};
-    c->attrs = attrs;
-    c->n_attrs++;
+    fp_node_set_attr(z->m, c,
+                     (fp_attr){.name = "activation",
+                               .type = FP_ATTR_STRING,
+                               .u.s = fp_intern(z->m, act, -1),
+                               .n = (uint32_t)strlen(act)});
 }
 
 /* n runs blocked as it is: its output 0 is blocked. True. */

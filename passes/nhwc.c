@@ -121,11 +121,7 @@ static bool pushable(const nhwc *z, const fp_node *n)
 /* n's attribute `channels_last` set to 1 (added: the fused kernels carry none). */
 static void set_channels_last(nhwc *z, fp_node *n)
 {
-    fp_attr *attrs = fp_arena_calloc(z->m->arena, n->n_attrs + 1, sizeof(fp_attr));
-    memcpy(attrs, n->attrs, sizeof(fp_attr) * n->n_attrs);
-    attrs[n->n_attrs] = (fp_attr){.name = fp_intern(z->m, "channels_last", -1), .type = FP_ATTR_INT, .u.i = 1};
-    n->attrs = attrs;
-    n->n_attrs++;
+    fp_node_set_attr(z->m, n, (fp_attr){.name = "channels_last", .type = FP_ATTR_INT, .u.i = 1});
 }
 
 /* n runs channels-last: its 4-D inputs as such, its output channels-last; a MaxPool becomes

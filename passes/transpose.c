@@ -396,22 +396,6 @@ static fp_value *add_transpose(tp *p, fp_value *x, const int64_t *perm, int r)
     return y;
 }
 
-/* Sets n's attribute `name` to a (adding it when n has none of that name). */
-static void set_attr(tp *p, fp_node *n, fp_attr a)
-{
-    for (uint32_t i = 0; i < n->n_attrs; i++)
-        if (strcmp(n->attrs[i].name, a.name) == 0) {
-            n->attrs[i] = a;
-            return;
-        }
-    fp_attr *attrs = fp_arena_calloc(p->m->arena, n->n_attrs + 1, sizeof(fp_attr));
-    if (n->n_attrs)
-        memcpy(attrs, n->attrs, sizeof(fp_attr) * n->n_attrs);
-    attrs[n->n_attrs] = a;
-    n->attrs = attrs;
-    n->n_attrs++;
-}
-
 /* n without its attribute `name` (the others in order). */
 static void drop_attr(fp_node *n, const char *name)
 {
@@ -425,7 +409,7 @@ static void drop_attr(fp_node *n, const char *name)
 
 static void set_int_attr(tp *p, fp_node *n, const char *name, int64_t v)
 {
-    set_attr(p, n, (fp_attr){.name = fp_intern(p->m, name, -1), .type = FP_ATTR_INT, .u.i = v});
+    fp_node_set_attr(p->m, n, (fp_attr){.name = fp_intern(p->m, name, -1), .type = FP_ATTR_INT, .u.i = v});
 }
 
 /* ---------------------------------------------------------------- constants */
@@ -762,7 +746,7 @@ static int axes_moved(const tp *p, const fp_node *n, int64_t from_opset, const i
 static void set_axes(tp *p, fp_node *n, int64_t from_opset, const int64_t *new_axes, int na)
 {
     if (p->opset < from_opset) {
-        set_attr(p, n, ints_attr(p, "axes", new_axes, na));
+        fp_node_set_attr(p->m, n, ints_attr(p, "axes", new_axes, na));
         return;
     }
     g_autofree char *name = fresh_name(p, n->name);
@@ -883,7 +867,7 @@ static bool push_slice(tp *p, fp_node *n, const int64_t *perm, int r, uint64_t m
         axes[k] = perm[x];
     }
     if (p->opset < 10) {
-        set_attr(p, n, ints_attr(p, "axes", axes, na));
+        fp_node_set_attr(p->m, n, ints_attr(p, "axes", axes, na));
     } else {
         g_autofree char *name = fresh_name(p, n->name);
         set_input(p, n, 3, fp_graph_int64_initializer(p->g, name, axes, (uint32_t)na));
@@ -1034,7 +1018,7 @@ static bool push_transpose(tp *p, fp_node *t, fp_node *n, const int64_t *perm, i
         p->res->cancelled += 2;
     } else {
         compose(perm, np, r, c);
-        set_attr(p, n, ints_attr(p, "perm", c, r));
+        fp_node_set_attr(p->m, n, ints_attr(p, "perm", c, r));
         set_input(p, n, 0, x);
     }
     remove_if_unread(p, t);

@@ -20,7 +20,6 @@ typedef struct {
     guint rec_base;                  /* out->fusions->len before this pass */
     size_t *rule_key;                /* index in fp_rules -> the first index with its id (variants share records) */
     const char **op_name, **domain;  /* per rule index: its fused op and domain, interned in the model */
-    const char *activation;          /* "activation", interned */
     GPtrArray *ins, *outs;           /* rewrite_fuse's scratch (fuse_rewrite.c) */
     fp_list_memo memo[FP_LIST_MEMO]; /* fp_match.memo */
     uint32_t *dirty;                 /* per node of the model: the rule pass that rewrote it (not matched again in

@@ -158,17 +158,9 @@ static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
     const fp_rule *r = mt->rule;
     retype(fz, a, r);
     if (r->act_node >= 0 && r->act_node < mt->n) { /* FusedConv/FusedGemm carry the activation's name */
-        fp_attr *attrs = fp_arena_calloc(m->arena, a->n_attrs + 1, sizeof(fp_attr));
-        memcpy(attrs, a->attrs, sizeof(fp_attr) * a->n_attrs);
-        fp_attr *act = &attrs[a->n_attrs];
-        if (!fz->activation)
-            fz->activation = fp_intern(m, "activation", -1);
-        act->name = fz->activation;
-        act->type = FP_ATTR_STRING;
-        act->u.s = mt->nodes[r->act_node]->op_type;
-        act->n = (uint32_t)strlen(act->u.s);
-        a->attrs = attrs;
-        a->n_attrs++;
+        const char *act = mt->nodes[r->act_node]->op_type;
+        fp_node_set_attr(
+            m, a, (fp_attr){.name = "activation", .type = FP_ATTR_STRING, .u.s = act, .n = (uint32_t)strlen(act)});
     }
     a->flags |= FP_NODE_FUSED;
     a->metrics.flops = flops;
@@ -271,31 +263,14 @@ static void rewrite_qdq(fp_fuser *fz, const fp_match *mt)
     a->metrics.flops = flops;
 }
 
-/* n's attribute a->name set to *a (added when n has none of its name and type), in the model's
- * arena. */
-static void set_attr(fp_fuser *fz, fp_node *n, fp_attr a)
-{
-    a.name = fp_intern(fz->m, a.name, -1);
-    for (uint32_t k = 0; k < n->n_attrs; k++)
-        if (strcmp(n->attrs[k].name, a.name) == 0 && n->attrs[k].type == a.type) {
-            n->attrs[k] = a;
-            return;
-        }
-    fp_attr *attrs = fp_arena_calloc(fz->m->arena, n->n_attrs + 1, sizeof(fp_attr));
-    memcpy(attrs, n->attrs, sizeof(fp_attr) * n->n_attrs);
-    attrs[n->n_attrs] = a;
-    n->attrs = attrs;
-    n->n_attrs++;
-}
-
 static void set_int_attr(fp_fuser *fz, fp_node *n, const char *name, int64_t v)
 {
-    set_attr(fz, n, (fp_attr){.name = name, .type = FP_ATTR_INT, .u.i = v});
+    fp_node_set_attr(fz->m, n, (fp_attr){.name = name, .type = FP_ATTR_INT, .u.i = v});
 }
 
 static void set_float_attr(fp_fuser *fz, fp_node *n, const char *name, double v)
 {
-    set_attr(fz, n, (fp_attr){.name = name, .type = FP_ATTR_FLOAT, .u.f = v});
+    fp_node_set_attr(fz->m, n, (fp_attr){.name = name, .type = FP_ATTR_FLOAT, .u.f = v});
 }
 
 /* Node 1 absorbs the anchor (FP_RW_ABSORB) and becomes the rule's fused op: a Transpose (it reads
@@ -469,11 +444,11 @@ static void rewrite_pad(fp_fuser *fz, const fp_match *mt)
         now[i] = a->u.ints[i] + (2 + i < half ? pads[2 + i] : 0);
         now[spatial + i] = a->u.ints[spatial + i] + (2 + i < half ? pads[half + 2 + i] : 0);
     }
-    set_attr(fz, last,
-             (fp_attr){.name = fp_intern(fz->m, "pads", -1),
-                       .type = FP_ATTR_INTS,
-                       .u.ints = fp_arena_memdup(fz->m->arena, now, sizeof(int64_t) * a->n),
-                       .n = a->n});
+    fp_node_set_attr(fz->m, last,
+                     (fp_attr){.name = fp_intern(fz->m, "pads", -1),
+                               .type = FP_ATTR_INTS,
+                               .u.ints = fp_arena_memdup(fz->m->arena, now, sizeof(int64_t) * a->n),
+                               .n = a->n});
     if (mt->n == 3)
         mt->nodes[1]->outputs[0]->shape = pad->inputs[0]->shape;
     rewrite_eliminate(mt);
