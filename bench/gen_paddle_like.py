@@ -116,17 +116,22 @@ LEVELS = ("basic", "extended", "all")
 VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}
 
 
+def ort_saved(paths, ort_dir, level, tmp):
+    """ORT's optimized models of paths at level, saved under tmp: {absolute model path: saved path}."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run(["node", os.path.join(here, "ort_optimize.mjs"), "--ort", os.path.abspath(ort_dir), "--out",
+                        tmp, "--level", level] + [os.path.abspath(p) for p in paths],
+                       capture_output=True, text=True, check=True)
+    return dict(line.split("\t")[:2] for line in r.stdout.splitlines() if "\t" in line)
+
+
 def expect(paths, ort_dir, out, what="bench/gen_paddle_like.py's models"):
     """Writes out: per model and level, ORT's kernels as `MODEL LEVEL OP=N ...` lines."""
     lines = [f"# ONNX Runtime's optimized models of {what} (CPU EP, onnxruntime-node),",
              "# their kernels (views aside): MODEL LEVEL OP=COUNT...; level all on an AVX-512F host (NCHWc block 16)"]
-    here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
         for level in LEVELS:
-            r = subprocess.run(["node", os.path.join(here, "ort_optimize.mjs"), "--ort", os.path.abspath(ort_dir), "--out",
-                                tmp, "--level", level] + [os.path.abspath(p) for p in paths],
-                               capture_output=True, text=True, check=True)
-            saved = dict(line.split("\t")[:2] for line in r.stdout.splitlines() if "\t" in line)
+            saved = ort_saved(paths, ort_dir, level, tmp)
             for p in paths:
                 ops = collections.Counter(n.op_type for n in onnx.load(saved[os.path.abspath(p)]).graph.node
                                           if n.op_type not in VIEWS)
@@ -137,7 +142,8 @@ def expect(paths, ort_dir, out, what="bench/gen_paddle_like.py's models"):
 
 def cli(doc, models, listing, what="bench/gen_paddle_like.py's models"):
     """The command line of a generator of models: writes each (file name, maker) of models to OUTDIR
-    (default tests/data/fuse), and with --expect ORT's op lists of them to OUTDIR/listing."""
+    (default tests/data/fuse), and with --expect ORT's op lists of them to OUTDIR/listing. Returns
+    the parsed arguments."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--expect", action="store_true", help=f"also write ORT's op lists ({listing})")
     ap.add_argument("--ort", default=os.path.join(os.path.dirname(os.path.abspath(__file__))))
@@ -152,6 +158,7 @@ def cli(doc, models, listing, what="bench/gen_paddle_like.py's models"):
     if a.expect:
         expect(paths, a.ort, os.path.join(a.out, listing), what)
         print(os.path.join(a.out, listing))
+    return a
 
 
 def main():

@@ -542,6 +542,14 @@ void fp_model_link(fp_model *m);
  * respect to file order. On a cycle returns NULL and sets FP_IR_ERROR_CYCLE naming a node on it.
  * Requires fp_model_link. Caller frees the array (g_free); *n_out receives the count. */
 fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error);
+/* ONNX Runtime's default topological order of g's live nodes (GraphViewer's
+ * nodes_in_topological_order_: Graph::ReverseDFSFrom the leaves with NodeCompare): a depth-first
+ * walk up from the nodes no node reads, taken in array order so that the last is walked first; at
+ * a node its producers are pushed in ascending id, so the highest is walked first; a node is
+ * emitted when the walk leaves it. Constant nodes (initializers to ORT, joined by no edge) come
+ * first, in array order. Control edges are not followed. Requires fp_model_link and an acyclic g.
+ * Caller frees the array (g_free); *n_out receives the count. */
+fp_node **fp_graph_ort_order(const fp_graph *g, uint32_t *n_out);
 /* fp_graph_topo's order, computed once and kept in g until the next fp_model_link (which every
  * rewrite of edges or removal of nodes is followed by) or new node of g: the array belongs to g and
  * is invalid after either. Every pass walks the graph in this order, several of them several

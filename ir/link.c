@@ -385,3 +385,76 @@ fp_node *const *fp_graph_order(const fp_graph *g, uint32_t *n_out, GError **erro
         *n_out = cache->n_topo;
     return cache->topo;
 }
+
+/* Whether live node n is one the reverse walk below takes: not a Constant (ONNX Runtime holds
+ * those as initializers, with no node nor edge). */
+static bool walked(const fp_node *n) { return n && !(n->flags & FP_NODE_REMOVED) && n->op != FP_OP_CONSTANT; }
+
+/* Whether no walked node of g reads an output of n (implicit reads counted on their owner). */
+static bool is_leaf(const fp_graph *g, const fp_node *n)
+{
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        const fp_value *v = n->outputs[k];
+        for (uint32_t u = 0; v && u < v->n_uses; u++)
+            if (walked(owner_in(g, v->uses[u].node)))
+                return false;
+    }
+    return true;
+}
+
+static gint cmp_node_id(gconstpointer a, gconstpointer b)
+{
+    uint32_t x = (*(fp_node *const *)a)->id, y = (*(fp_node *const *)b)->id;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    fp_node *node;
+    bool leave; /* the walk leaves node (emits it) rather than enters it */
+} walk_step;
+
+/* Pushes onto stack the walked producers in g of n's inputs (implicit ones included) not yet
+ * entered, each once, in ascending id: the last pushed, the highest, is walked first. */
+static void push_producers(const fp_graph *g, const fp_node *n, const uint8_t *entered, GArray *stack)
+{
+    g_autoptr(GPtrArray) in = g_ptr_array_new();
+    uint32_t ni = fp_node_n_implicit(n);
+    for (uint32_t k = 0; k < n->n_inputs + ni; k++) {
+        const fp_value *v = k < n->n_inputs ? n->inputs[k] : n->ext->implicit[k - n->n_inputs];
+        fp_node *p = v && v->graph == g ? v->producer : NULL;
+        if (walked(p) && !entered[p->id])
+            g_ptr_array_add(in, p);
+    }
+    g_ptr_array_sort(in, cmp_node_id);
+    for (guint i = 0; i < in->len; i++)
+        if (i == 0 || in->pdata[i - 1] != in->pdata[i])
+            g_array_append_val(stack, ((walk_step){in->pdata[i], false}));
+}
+
+fp_node **fp_graph_ort_order(const fp_graph *g, uint32_t *n_out)
+{
+    uint32_t nn = g->nodes->len, done = 0;
+    fp_node **order = g_new(fp_node *, nn ? nn : 1);
+    g_autofree uint8_t *entered = g_new0(uint8_t, nn ? nn : 1);
+    g_autoptr(GArray) stack = g_array_new(FALSE, FALSE, sizeof(walk_step));
+    for (uint32_t i = 0; i < nn; i++) {
+        fp_node *n = g_ptr_array_index(g->nodes, i);
+        if (!(n->flags & FP_NODE_REMOVED) && n->op == FP_OP_CONSTANT)
+            order[done++] = n;
+        else if (walked(n) && is_leaf(g, n))
+            g_array_append_val(stack, ((walk_step){n, false}));
+    }
+    while (stack->len) {
+        walk_step s = g_array_index(stack, walk_step, stack->len - 1);
+        g_array_set_size(stack, stack->len - 1);
+        if (s.leave) {
+            order[done++] = s.node;
+        } else if (!entered[s.node->id]) {
+            entered[s.node->id] = 1;
+            g_array_append_val(stack, ((walk_step){s.node, true}));
+            push_producers(g, s.node, entered, stack);
+        }
+    }
+    *n_out = done;
+    return order;
+}

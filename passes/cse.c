@@ -1,9 +1,11 @@
 /* cse.c - ONNX Runtime's CommonSubexpressionElimination (level 1,
  * onnxruntime/core/optimizer/common_subexpression_elimination.cc): value numbering over a graph in
- * topological order. A node's number is its op type, domain, attributes and the numbers of its
- * inputs; a node numbered as one before it is merged into it. Small constants are numbered by
- * their contents, as ConstantSharing (constant_sharing.cc) has made equal ones one initializer, and
- * the nodes that read one read the first. */
+ * ONNX Runtime's topological order (GraphViewer's, fp_graph_ort_order: the first node of a number
+ * in that order is the one kept, which is not always the first in the file). A node's number is
+ * its op type, domain, attributes and the numbers of its inputs; a node numbered as one before it
+ * is merged into it. Small constants are numbered by their contents, as ConstantSharing
+ * (constant_sharing.cc) has made equal ones one initializer, and the nodes that read one read the
+ * first. */
 #include "passes/cse.h"
 
 #include <string.h>
@@ -183,10 +185,9 @@ static uint32_t share_constants(cse *c, fp_node *n)
 static uint32_t cse_graph(fp_graph *g, GHashTable *same, uint32_t *shared)
 {
     uint32_t n_order = 0, merged = 0;
-    fp_node *const *order = fp_graph_order(g, &n_order, NULL);
-    if (!order)
-        return 0;
-    g_autofree fp_node **nodes = g_memdup2(order, sizeof(fp_node *) * n_order);
+    if (!fp_graph_order(g, NULL, NULL))
+        return 0; /* a cycle */
+    g_autofree fp_node **nodes = fp_graph_ort_order(g, &n_order);
     cse c = {.seen = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
              .consts = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),
              .weights = g_hash_table_new_full(string_hash, string_equal, string_free, NULL),

@@ -1082,6 +1082,27 @@ static char *kernel_list(const fp_model *m)
     return g_string_free(s, false);
 }
 
+static gint cmp_words(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The live nodes of m's main graph (views aside) as "OP:NAME" words in byte order, the form of
+ * tests/data/fuse/corpus_nodes.ort. */
+static char *node_list(const fp_model *m)
+{
+    static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", NULL};
+    g_autoptr(GPtrArray) words = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < m->main->nodes->len; i++) {
+        const fp_node *n = m->main->nodes->pdata[i];
+        if (fp_node_live(n) && !g_strv_contains(views, n->op_type))
+            g_ptr_array_add(words, g_strdup_printf("%s:%s", n->op_type, n->name));
+    }
+    g_ptr_array_sort(words, cmp_words);
+    g_ptr_array_add(words, NULL);
+    return g_strjoinv(" ", (char **)words->pdata);
+}
+
 /* The first two words of each line of tests/data/REL that is not a comment ("MODEL LEVEL"), as a
  * set; an empty set when REL is NULL. */
 static GHashTable *line_keys(const char *rel)
@@ -1100,12 +1121,13 @@ static GHashTable *line_keys(const char *rel)
     return keys;
 }
 
-/* Each line "MODEL LEVEL OP=N..." of tests/data/LIST (ONNX Runtime 1.30's kernels of MODELS/MODEL at
- * LEVEL, views aside; level all measured on an AVX-512F host, so on devices/cpu-avx512.ini) against
- * fuseplan's final graph on ort-cpu-LEVEL: equal, or, for the "MODEL LEVEL" pairs of tests/data/DIFFER
- * (NULL: none), still different. MODELS is a folder of the source tree. Returns the number of lines
- * checked. */
-static guint check_ort_kernels(const char *models, const char *list, const char *differ)
+/* Each line "MODEL LEVEL WORDS" of tests/data/LIST (ONNX Runtime 1.30's result on MODELS/MODEL at
+ * LEVEL; level all measured on an AVX-512F host, so on devices/cpu-avx512.ini) against list_of of
+ * fuseplan's final graph on ort-cpu-LEVEL: equal, or, for the "MODEL LEVEL" pairs of
+ * tests/data/DIFFER (NULL: none), still different. MODELS is a folder of the source tree. Returns
+ * the number of lines checked. */
+static guint check_ort_lines(const char *models, const char *list, const char *differ,
+                             char *(*list_of)(const fp_model *))
 {
     g_autoptr(GBytes) data = tm_data(list);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
@@ -1125,7 +1147,7 @@ static guint check_ort_kernels(const char *models, const char *list, const char 
         g_autoptr(GError) err = NULL;
         g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-        g_autofree char *got = kernel_list(a->model);
+        g_autofree char *got = list_of(a->model);
         bool same = strcmp(got, w[2]) == 0, expect_same = !g_hash_table_contains(known, key);
         if (same != expect_same)
             fprintf(stderr, "\n  %s at %s: ORT %s, fuseplan %s%s", w[0], w[1], w[2], got,
@@ -1134,6 +1156,21 @@ static guint check_ort_kernels(const char *models, const char *list, const char 
         checked++;
     }
     return checked;
+}
+
+/* Each line "MODEL LEVEL OP=N..." of tests/data/LIST (ONNX Runtime 1.30's kernels of MODELS/MODEL at
+ * LEVEL, views aside) against fuseplan's, as check_ort_lines. */
+static guint check_ort_kernels(const char *models, const char *list, const char *differ)
+{
+    return check_ort_lines(models, list, differ, kernel_list);
+}
+
+/* Each line "MODEL LEVEL OP:NAME..." of tests/data/LIST (ONNX Runtime 1.30's nodes of MODELS/MODEL
+ * at LEVEL by op and name, views aside) against fuseplan's, as check_ort_lines: which node of
+ * several alike ORT keeps. */
+static guint check_ort_nodes(const char *models, const char *list)
+{
+    return check_ort_lines(models, list, NULL, node_list);
 }
 
 /* Models written as paddle2onnx writes PaddleOCR (bench/gen_paddle_like.py): fuseplan's ort-cpu-*
@@ -1163,8 +1200,14 @@ static void test_ort_shapes(void)
  * Reshape-14 (tests/data/fuse/corpus_cases.ort). */
 static void test_corpus_cases(void)
 {
-    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/corpus_cases.ort", NULL), 12);
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/corpus_cases.ort", NULL), 15);
 }
+
+/* Of nodes ONNX Runtime's elimination finds alike, the one it keeps is the first in its graph's
+ * topological order, a walk up from the last leaf (torch's nn.TransformerDecoder keeps the last
+ * layer's cross-attention K/V projection of the shared memory): the node names of
+ * tests/data/fuse/corpus_nodes.ort. */
+static void test_corpus_nodes(void) { CU_ASSERT_EQUAL(check_ort_nodes("tests/data/fuse", "fuse/corpus_nodes.ort"), 3); }
 
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
@@ -2005,6 +2048,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "difftest_vs_ort", test_difftest_vs_ort);
     CU_add_test(s, "ort_shapes", test_ort_shapes);
     CU_add_test(s, "corpus_cases", test_corpus_cases);
+    CU_add_test(s, "corpus_nodes", test_corpus_nodes);
     CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
     CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "qdq_third_vs_ort", test_qdq_third_vs_ort);

@@ -227,6 +227,20 @@ static void test_topo(void)
     CU_ASSERT_EQUAL(a->n_uses, 2);
 }
 
+/* ONNX Runtime's order walks up from the leaf D and takes the highest producer first: B (index 2)
+ * and what it reads before C (index 1). */
+static void test_ort_order(void)
+{
+    g_autoptr(fp_model) m = diamond(false);
+    uint32_t n = 0;
+    g_autofree fp_node **order = fp_graph_ort_order(m->main, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    CU_ASSERT_STRING_EQUAL(order[0]->name, "A");
+    CU_ASSERT_STRING_EQUAL(order[1]->name, "B");
+    CU_ASSERT_STRING_EQUAL(order[2]->name, "C");
+    CU_ASSERT_STRING_EQUAL(order[3]->name, "D");
+}
+
 static void test_cycle(void)
 {
     g_autoptr(fp_model) m = diamond(true);
@@ -266,6 +280,7 @@ FP_TEST_SUITE(register_ir)
     CU_add_test(s, "dtype", test_dtype);
     CU_add_test(s, "shape", test_shape);
     CU_add_test(s, "topo", test_topo);
+    CU_add_test(s, "ort_order", test_ort_order);
     CU_add_test(s, "cycle", test_cycle);
     CU_add_test(s, "verify_dangling", test_verify_dangling);
 }
