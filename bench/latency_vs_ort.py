@@ -51,7 +51,7 @@ import time
 import numpy as np
 import onnx
 
-from ort_common import idlest_cpu, pinned
+from ort_common import idlest_cpu, ort_run_tool, pinned
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3"
@@ -131,14 +131,7 @@ def input_args(entry):
 
 def harness(a):
     """(path of the compiled bench/ort_run.c, path of onnxruntime-node's libonnxruntime.so)."""
-    libs = sorted(glob.glob(os.path.join(a.ort, "node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so*")))
-    if not libs:
-        raise SystemExit(f"no libonnxruntime.so under {a.ort}/node_modules/onnxruntime-node (npm install it there)")
-    exe = os.path.join(a.out, "fp_bench_ort_run")
-    src = os.path.join(ROOT, "bench/ort_run.c")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        sh(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe, src, "-ldl"])
-    return exe, libs[-1]
+    return ort_run_tool(a.ort, a.out)
 
 
 def spec_file(a, entry, level):

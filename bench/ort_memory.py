@@ -43,6 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from bench import write_section  # noqa: E402
+from ort_common import ort_run_tool  # noqa: E402
 
 BEGIN, END = "<!-- ort-memory:begin -->", "<!-- ort-memory:end -->"
 TITLE = "## Memory against ONNX Runtime's arena"
@@ -52,16 +53,11 @@ MIB = 1 << 20
 
 def harness(a):
     """(path of the compiled bench/ort_run.c, path of onnxruntime-node's libonnxruntime.so)."""
-    libs = sorted(glob.glob(os.path.join(a.ort, "node_modules/onnxruntime-node/bin/napi-v*/linux/x64/"
-                                                "libonnxruntime.so*")))
-    if not libs:
-        sys.stderr.write(f"ort_memory: no libonnxruntime.so under {a.ort}/node_modules/onnxruntime-node\n")
+    try:
+        return ort_run_tool(a.ort, a.out)
+    except SystemExit as e:
+        sys.stderr.write(f"ort_memory: {e}\n")
         sys.exit(2)
-    exe = os.path.join(a.out, "fp_bench_ort_run")
-    src = os.path.join(HERE, "ort_run.c")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        subprocess.run(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe, src, "-ldl"], check=True)
-    return exe, libs[-1]
 
 
 def inputs_of(path, batch):
