@@ -138,7 +138,8 @@ def spec_file(a, entry, level):
     """The bench/ort_run.c spec of one model at one level (inputs written once under --out)."""
     d = os.path.join(a.out, "inputs", entry["key"])
     os.makedirs(d, exist_ok=True)
-    lines = [f"level {level}", f"budget_ms {a.budget_ms}", f"model {entry['model']}"]
+    lines = [f"level {level}", f"budget_ms {a.budget_ms}", f"model {entry['model']}",
+             f"threads {getattr(a, 'ort_threads', 1)}"]
     for k, (name, (code, dims, raw)) in enumerate(input_spec(entry).items()):
         p = os.path.join(d, f"in{k}.bin")
         if not os.path.exists(p):
@@ -163,14 +164,15 @@ def measure(a, entries):
     exe, lib = harness(a)
     runs, errors, log = {}, {}, []
     for p in range(a.passes):
-        cpu = idlest_cpu()
+        pin = getattr(a, "ort_threads", 1) == 1  # more threads: on every CPU
+        cpu = idlest_cpu() if pin else None
         start, l0 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
         for e in entries:
             for level in LEVELS:
                 k = f"{e['key']}|{level}"
                 if k in errors:
                     continue
-                cmd, _ = pinned([exe, lib, spec_file(a, e, level)], cpu)
+                cmd, _ = pinned([exe, lib, spec_file(a, e, level)], cpu, pin)
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 try:
                     res = json.loads(r.stdout.strip().splitlines()[-1])
@@ -183,7 +185,7 @@ def measure(a, entries):
                 runs[k]["passes"].append(res["robust_us"])
                 runs[k].setdefault("min_passes", []).append(res["min_us"])
                 runs[k]["runs"] += res["runs"]
-        log.append(f"pass {p + 1} on cpu {cpu}: {start} to {time.strftime('%H:%M:%S', time.gmtime())} UTC, load "
+        log.append(f"pass {p + 1} on {'cpu ' + str(cpu) if pin else 'every cpu'}: {start} to {time.strftime('%H:%M:%S', time.gmtime())} UTC, load "
                    f"{l0} -> {loadavg()}")
         print(log[-1], file=sys.stderr)
     for v in runs.values():

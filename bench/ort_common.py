@@ -44,9 +44,10 @@ def idlest_cpu():
     return min(load, key=load.get) if load else None
 
 
-def pinned(cmd, cpu=None):
-    """cmd at nice -20 (when allowed) on `cpu` (default: the idlest one). Returns (argv, cpu)."""
-    cpu = idlest_cpu() if cpu is None else cpu
+def pinned(cmd, cpu=None, pin=True):
+    """cmd at nice -20 (when allowed) on `cpu` (default: the idlest one; pin False: on every CPU, for a
+    run on more than one thread). Returns (argv, cpu)."""
+    cpu = None if not pin else idlest_cpu() if cpu is None else cpu
     pre = []
     if cpu is not None and shutil.which("taskset"):
         pre += ["taskset", "-c", str(cpu)]
