@@ -32,7 +32,8 @@
 #   BENCH_DIFFTEST=0         skip the differential test against ONNX Runtime (bench/difftest/difftest.py:
 #                            random variants of each rewrite at levels basic, extended and all)
 #   BENCH_DIFFTEST_COUNT=2000  variants of the differential test (each optimized at the three levels)
-#   BENCH_ORT_MEMORY=0       skip the memory comparison with ONNX Runtime's arena (bench/ort_memory.py)
+#   BENCH_ORT_MEMORY=0       skip the memory comparison with ONNX Runtime's arena at levels disabled and all
+#                            (bench/ort_memory.py)
 #   BENCH_LLM=0              skip the LLM skeletons (bench/gen_llm_skeleton.py) and their KV cache, weight
 #                            and batch-headroom table (bench/llm_memory.py)
 # The measurements are also kept in bench/out/bench_results.json: after editing how they are shown,
@@ -203,9 +204,11 @@ runtime_cal() {
 # ---- memory against ONNX Runtime's arena: `memory --planner ort` against AllocatorGetStats on the
 # fidelity corpus at batch 1 and on torch exports with a dynamic batch at 1 and 8 (bench/ort_memory.py)
 if [ "${BENCH_ORT_MEMORY:-1}" = 1 ]; then
-    /usr/bin/python3 bench/ort_memory.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench --out "$OUT/ort_memory" \
-        --doc "${BENCH_DOC:-docs/benchmarks.md}" >/dev/null ||
-        echo "bench: bench/ort_memory.py failed: its section is not rewritten" >&2
+    for level in disabled all; do
+        /usr/bin/python3 bench/ort_memory.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench --out "$OUT/ort_memory" \
+            --level $level --doc "${BENCH_DOC:-docs/benchmarks.md}" >/dev/null ||
+            echo "bench: bench/ort_memory.py --level $level failed: its section is not rewritten" >&2
+    done
 fi
 [ "${BENCH_RUNTIME_CAL:-1}" = 1 ] && runtime_cal
 exec /usr/bin/python3 bench/fidelity.py --build "$BUILD_DIR" --ort bench --doc "${BENCH_DOC:-docs/benchmarks.md}" \

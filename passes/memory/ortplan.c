@@ -26,20 +26,28 @@ static void add_sat(uint64_t *sum, uint64_t bytes)
  * loaded graph outside it (ORT keeps tensors above 127 bytes as in-memory external data). */
 #define ORT_SMALL_INITIALIZER 128u
 
-/* Whether input `port` of n is a float GEMM's B that MLAS pre-packs: MatMul's input 1 or Gemm's,
- * float and 2-D (GemmPackBFp32 packs only a 2-D matrix). */
+/* Whether n is a Gemm: ONNX's, or the FusedGemm (com.microsoft) of a Gemm and its activation that
+ * ORT's level-2 fusion makes, whose kernel packs as Gemm's. */
+static bool is_gemm(const fp_node *n)
+{
+    return (!n->domain[0] && strcmp(n->op_type, "Gemm") == 0) ||
+           (strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "FusedGemm") == 0);
+}
+
+/* Whether input `port` of n is a float GEMM's B that MLAS pre-packs: MatMul's input 1 or a Gemm's
+ * (is_gemm), float and 2-D (GemmPackBFp32 packs only a 2-D matrix). */
 static bool packs_as_gemm_b(const fp_node *n, uint32_t port, const fp_value *w)
 {
-    if (n->domain[0] || port != 1 || w->dtype != FP_DT_FLOAT || w->shape.rank != 2 || !fp_shape_static(&w->shape))
+    if (port != 1 || w->dtype != FP_DT_FLOAT || w->shape.rank != 2 || !fp_shape_static(&w->shape))
         return false;
-    return strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0;
+    return (!n->domain[0] && strcmp(n->op_type, "MatMul") == 0) || is_gemm(n);
 }
 
 /* Bytes of MLAS's packed copy of w, the B input of n (packs_as_gemm_b): K rows of N floats, N
  * rounded up to 16 (MlasGemmPackBSize); B is N x K under Gemm's transB. */
 static uint64_t gemm_b_packed(const fp_node *n, const fp_value *w)
 {
-    bool tb = strcmp(n->op_type, "Gemm") == 0 && fp_node_attr_int(n, "transB", 0) != 0;
+    bool tb = is_gemm(n) && fp_node_attr_int(n, "transB", 0) != 0;
     uint64_t k = (uint64_t)w->shape.dims[tb ? 1 : 0].value, cols = (uint64_t)w->shape.dims[tb ? 0 : 1].value;
     return k * round_to(cols, 16) * 4;
 }
