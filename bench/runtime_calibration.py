@@ -206,7 +206,8 @@ def main():
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     if not (all_cores(a) or a.threads.isdigit()):
-        sys.exit(f"runtime_calibration: --threads {a.threads}: a count, or 0 or all")
+        sys.stderr.write(f"runtime_calibration: --threads {a.threads}: a count, or 0 or all\n")
+        sys.exit(2)
     suffix = "_all" if all_cores(a) else ("" if a.threads == "1" else f"_{a.threads}t")
     a.out = a.out or os.path.join(ROOT, f"bench/out/runtime_calibration{suffix}")
     a.output = a.output or os.path.join(ROOT, f"bench/results/runtime_calibration{suffix}.md")
