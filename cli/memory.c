@@ -84,7 +84,7 @@ static int run(const char *path, bool ort, const char *device, const char *targe
     fp_ort_memory_result om;
     if (ort) {
         g_autoptr(GError) err = NULL;
-        fp_ort_memory_opts oo = {.prepack = true};
+        fp_ort_memory_opts oo = {.prepack = true, .folded = a->target && a->target->fold_declared};
         if (!fp_pass_ort_memory(a->model->main, &oo, &om, a->diag, &err)) {
             fp_cli_error("%s: %s", path, err->message);
             return FP_EXIT_BAD;

@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "analysis/declared.h"
 #include "passes/memory/ortplan.h"
 #include "tutil.h"
 
@@ -151,6 +152,39 @@ static void test_unknown_through_slice(void)
         fp_ort_memory_result r = ort(b, 3, X, true);
         CU_ASSERT_EQUAL(r.n_reused, constant ? 1 : 0);
     }
+}
+
+/* The same graph as ONNX Runtime's optimizing session knows it: its constant folding takes the
+ * Shape of a tensor of numeric dims and the Cast, so r's dims are known (the load shapes of
+ * analysis/declared.c, the view the fusion conditions read) and e reuses a's buffer; at
+ * ORT_DISABLE_ALL (folded false) it does not. */
+static void test_unknown_folded(void)
+{
+    tb *b = graph();
+    transpose(b, "x", "a");
+    tb_node(b, "Shape", NULL, "a", "s0");
+    tb_attr_i(b, tb_node(b, "Cast", NULL, "s0", "s"), "to", 7);
+    tb_node(b, "Reshape", NULL, "a,s", "r");
+    tb_init_i64(b, "starts", 1, (const int64_t[]){0});
+    tb_init_i64(b, "ends", 1, (const int64_t[]){1024});
+    tb_init_i64(b, "axes", 1, (const int64_t[]){1});
+    tb_node(b, "Slice", NULL, "r,starts,ends,axes", "c");
+    tb_attr_ints(b, tb_node(b, "Transpose", NULL, "c", "e"), "perm", 3, (const int64_t[]){0, 1, 2});
+    transpose(b, "e", "y");
+    tb_output(b, "y", F32, 3, X);
+    fp_model *m = tu_load_tb(b);
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) t = fp_target_load("ort-cpu-extended", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    fp_declared_mark_runtime(m, t);
+    for (int folded = 0; folded < 2; folded++) {
+        fp_ort_memory_opts o = {.prepack = true, .folded = folded};
+        fp_ort_memory_result r;
+        CU_ASSERT_FATAL(fp_pass_ort_memory(m->main, &o, &r, NULL, &err));
+        CU_ASSERT_EQUAL(r.n_reused, folded ? 1 : 0);
+    }
+    fp_model_free(m);
 }
 
 /* Chunks: 40 bytes take 256; a 3 MiB request in a fresh arena grows the region 1 -> 4 MiB and takes
@@ -307,6 +341,7 @@ FP_TEST_SUITE(register_ortplan)
     CU_add_test(s, "in place: at the last reader", test_inplace_last_reader);
     CU_add_test(s, "reuse at the same shape only", test_reuse_same_shape);
     CU_add_test(s, "unknown shapes through a Slice", test_unknown_through_slice);
+    CU_add_test(s, "shapes an optimizing session folds", test_unknown_folded);
     CU_add_test(s, "arena chunks and regions", test_arena_chunks);
     CU_add_test(s, "initializers, pre-packing, Conv working buffer", test_weights_and_conv);
     CU_add_test(s, "Conv batches and groups, ConvTranspose", test_conv_batch_transpose);

@@ -291,6 +291,44 @@ static bool ort_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **err
     return true;
 }
 
+/* Whether s names every dim: a number or a symbol. */
+static bool dims_named(const fp_shape *s)
+{
+    for (int32_t d = 0; s->rank >= 0 && d < s->rank; d++)
+        if (!fp_dim_known(s->dims[d]) && !s->dims[d].sym)
+            return false;
+    return s->rank >= 0;
+}
+
+/* unknown (per value id of g) as an optimized session's planner knows shapes: a value whose load
+ * shape (fp_value_load_shape: the shapes ORT's constant folding and ReshapeFusion leave, recorded
+ * by analysis/declared.c, the view the fusion conditions read) does not name every dim; a value
+ * without one (written by a later pass: a fused node's, a reorder's) is unknown when an input of
+ * its producer is; none is unknown when no load shape was recorded (static dims and no shape
+ * computation: the inferred shapes are the runtime's). False with an error on a cycle. */
+static bool loaded_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **error)
+{
+    uint32_t n;
+    fp_node *const *order = fp_graph_order(g, &n, error);
+    if (!order)
+        return false;
+    for (guint i = 0; i < g->values->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->values, i);
+        const fp_shape *ls = fp_value_load_shape(v);
+        unknown[v->id] = ls && !dims_named(ls);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const fp_node *nd = order[i];
+        bool unk = false;
+        for (uint32_t k = 0; k < nd->n_inputs && !unk; k++)
+            unk = nd->inputs[k] && unknown[nd->inputs[k]->id];
+        for (uint32_t k = 0; k < nd->n_outputs; k++)
+            if (nd->outputs[k] && !fp_value_load_shape(nd->outputs[k]))
+                unknown[nd->outputs[k]->id] = unk;
+    }
+    return true;
+}
+
 /* Whether ORT's CPU kernel of n declares MayInplace(0, 0): its activations (Relu, Sigmoid, Tanh,
  * Clip, LeakyRelu, HardSigmoid, Elu, ... and Softmax), not its math ops (Exp, Erf, Sqrt, Neg, ...)
  * nor binary ones, as ORT 1.30 was measured to behave (docs/memory.md). HardSwish is not a kernel
@@ -679,7 +717,7 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
     memset(out, 0, sizeof *out);
     g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, NULL, diag, error);
     g_autofree uint8_t *unknown = g_new0(uint8_t, g->values->len + 1);
-    if (!lv || !ort_unknown_shapes(g, unknown, error))
+    if (!lv || !(opts->folded ? loaded_unknown_shapes(g, unknown, error) : ort_unknown_shapes(g, unknown, error)))
         return false;
     const fp_memgraph *mg = &lv->mg;
     size_t nb = (size_t)mg->n_bufs + 1;
