@@ -51,7 +51,7 @@ import time
 import numpy as np
 import onnx
 
-from ort_common import idlest_cpu, pinned
+from ort_common import idlest_cpu, ort_run_tool, pinned
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3"
@@ -131,21 +131,15 @@ def input_args(entry):
 
 def harness(a):
     """(path of the compiled bench/ort_run.c, path of onnxruntime-node's libonnxruntime.so)."""
-    libs = sorted(glob.glob(os.path.join(a.ort, "node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so*")))
-    if not libs:
-        raise SystemExit(f"no libonnxruntime.so under {a.ort}/node_modules/onnxruntime-node (npm install it there)")
-    exe = os.path.join(a.out, "fp_bench_ort_run")
-    src = os.path.join(ROOT, "bench/ort_run.c")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        sh(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe, src, "-ldl"])
-    return exe, libs[-1]
+    return ort_run_tool(a.ort, a.out)
 
 
 def spec_file(a, entry, level):
     """The bench/ort_run.c spec of one model at one level (inputs written once under --out)."""
     d = os.path.join(a.out, "inputs", entry["key"])
     os.makedirs(d, exist_ok=True)
-    lines = [f"level {level}", f"budget_ms {a.budget_ms}", f"model {entry['model']}"]
+    lines = [f"level {level}", f"budget_ms {a.budget_ms}", f"model {entry['model']}",
+             f"threads {getattr(a, 'ort_threads', 1)}"]
     for k, (name, (code, dims, raw)) in enumerate(input_spec(entry).items()):
         p = os.path.join(d, f"in{k}.bin")
         if not os.path.exists(p):
@@ -170,14 +164,15 @@ def measure(a, entries):
     exe, lib = harness(a)
     runs, errors, log = {}, {}, []
     for p in range(a.passes):
-        cpu = idlest_cpu()
+        pin = getattr(a, "ort_threads", 1) == 1  # more threads: on every CPU
+        cpu = idlest_cpu() if pin else None
         start, l0 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
         for e in entries:
             for level in LEVELS:
                 k = f"{e['key']}|{level}"
                 if k in errors:
                     continue
-                cmd, _ = pinned([exe, lib, spec_file(a, e, level)], cpu)
+                cmd, _ = pinned([exe, lib, spec_file(a, e, level)], cpu, pin)
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 try:
                     res = json.loads(r.stdout.strip().splitlines()[-1])
@@ -190,7 +185,7 @@ def measure(a, entries):
                 runs[k]["passes"].append(res["robust_us"])
                 runs[k].setdefault("min_passes", []).append(res["min_us"])
                 runs[k]["runs"] += res["runs"]
-        log.append(f"pass {p + 1} on cpu {cpu}: {start} to {time.strftime('%H:%M:%S', time.gmtime())} UTC, load "
+        log.append(f"pass {p + 1} on {'cpu ' + str(cpu) if pin else 'every cpu'}: {start} to {time.strftime('%H:%M:%S', time.gmtime())} UTC, load "
                    f"{l0} -> {loadavg()}")
         print(log[-1], file=sys.stderr)
     for v in runs.values():

@@ -44,15 +44,35 @@ def idlest_cpu():
     return min(load, key=load.get) if load else None
 
 
-def pinned(cmd, cpu=None):
-    """cmd at nice -20 (when allowed) on `cpu` (default: the idlest one). Returns (argv, cpu)."""
-    cpu = idlest_cpu() if cpu is None else cpu
+def pinned(cmd, cpu=None, pin=True):
+    """cmd at nice -20 (when allowed) on `cpu` (default: the idlest one; pin False: on every CPU, for a
+    run on more than one thread). Returns (argv, cpu)."""
+    cpu = None if not pin else idlest_cpu() if cpu is None else cpu
     pre = []
     if cpu is not None and shutil.which("taskset"):
         pre += ["taskset", "-c", str(cpu)]
     if subprocess.run(["nice", "-n", "-20", "true"], capture_output=True).returncode == 0:
         pre += ["nice", "-n", "-20"]
     return pre + cmd, cpu
+
+
+def ort_run_tool(ort, out):
+    """(fp_bench_ort_run, libonnxruntime.so): bench/ort_run.c built under out with the product's ONNX
+    Runtime loader runtime/ort.c (again when a source is newer), and the library onnxruntime-node
+    ships under ort/node_modules. SystemExit naming the folder when there is none."""
+    import glob
+    libs = sorted(glob.glob(os.path.join(ort, "node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so*")))
+    if not libs:
+        raise SystemExit(f"no libonnxruntime.so under {ort}/node_modules/onnxruntime-node (npm install it there)")
+    root = os.path.dirname(HERE)
+    srcs = [os.path.join(root, p) for p in ("bench/ort_run.c", "runtime/ort.c", "runtime/ort.h")]
+    exe = os.path.join(out, "fp_bench_ort_run")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < max(os.path.getmtime(p) for p in srcs):
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "json-glib-1.0"], capture_output=True, text=True,
+                               check=True).stdout.split()
+        subprocess.run(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I", root, "-o", exe] + srcs[:2] +
+                       flags + ["-ldl"], check=True)
+    return exe, libs[-1]
 
 
 def upgraded(model, outdir):

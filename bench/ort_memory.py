@@ -4,8 +4,8 @@ against what ORT 1.30 reports running the model (bench/ort_run.c in memory mode:
 on the session's CPU allocator, one intra-op thread, sequential execution, the level given).
 
   /usr/bin/python3 bench/ort_memory.py --fuseplan build/fuseplan --ort bench --out bench/out/ort_memory \\
-      [--models-dir bench/out/fidelity] [--level disabled] [--doc docs/benchmarks.md] [--reuse] \\
-      [--batches 1,8] [--only REGEX]
+      [--models-dir bench/out/fidelity] [--level disabled|basic|extended|all] [--device cpu-avx512] \\
+      [--doc docs/benchmarks.md] [--reuse] [--batches 1,8] [--only REGEX]
 
 The corpus, at each batch of --batches: the PyTorch exports of MODELS-DIR/torch (at another batch
 exported again by bench/gen_torch_models.py --batch, into OUT/torch_b<N>), the generated networks of
@@ -21,9 +21,13 @@ batch:
             first one recorded is used from then on)
   predicted fuseplan's total_first_run_bytes and total_steady_bytes (its JSON "ort" object)
 
-The level defaults to disabled, where ORT runs the graph as exported, the graph fuseplan plans. The
-table goes into --doc between <!-- ort-memory:begin --> and <!-- ort-memory:end -->, the raw numbers
-into OUT/ort_memory.json (--reuse: the table again from that file, nothing measured). Exit status 0
+The level defaults to disabled, where ORT runs the graph as exported, the graph fuseplan plans. At
+another level fuseplan plans the graph its target ort-cpu-LEVEL leaves on --device (default
+cpu-avx512: the NCHWc block of 16 of an AVX-512 host; level all's blocked tensors are padded to it):
+`memory --planner ort --target ort-cpu-LEVEL --device D`. The table goes into --doc between
+<!-- ort-memory:begin --> and <!-- ort-memory:end --> (another level: <!-- ort-memory-LEVEL:begin -->
+and <!-- ort-memory-LEVEL:end -->), the raw numbers into OUT/ort_memory.json (another level:
+OUT/ort_memory_LEVEL.json; --reuse: the table again from that file, nothing measured). Exit status 0
 when written, 2 when ORT or fuseplan is missing.
 """
 import argparse
@@ -43,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from bench import write_section  # noqa: E402
+from ort_common import ort_run_tool  # noqa: E402
 
 BEGIN, END = "<!-- ort-memory:begin -->", "<!-- ort-memory:end -->"
 TITLE = "## Memory against ONNX Runtime's arena"
@@ -52,16 +57,11 @@ MIB = 1 << 20
 
 def harness(a):
     """(path of the compiled bench/ort_run.c, path of onnxruntime-node's libonnxruntime.so)."""
-    libs = sorted(glob.glob(os.path.join(a.ort, "node_modules/onnxruntime-node/bin/napi-v*/linux/x64/"
-                                                "libonnxruntime.so*")))
-    if not libs:
-        sys.stderr.write(f"ort_memory: no libonnxruntime.so under {a.ort}/node_modules/onnxruntime-node\n")
+    try:
+        return ort_run_tool(a.ort, a.out)
+    except SystemExit as e:
+        sys.stderr.write(f"ort_memory: {e}\n")
         sys.exit(2)
-    exe = os.path.join(a.out, "fp_bench_ort_run")
-    src = os.path.join(HERE, "ort_run.c")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        subprocess.run(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe, src, "-ldl"], check=True)
-    return exe, libs[-1]
 
 
 def inputs_of(path, batch):
@@ -107,6 +107,8 @@ def measure(exe, lib, spec):
 
 def predict(a, path, ins):
     args = [a.fuseplan, "memory", "--planner", "ort", "--format", "json", path]
+    if a.level != "disabled":
+        args += ["--target", f"ort-cpu-{a.level}", "--device", a.device]
     for name, _, dims in ins:
         if dims:
             args += ["--input", f"{name}:" + "x".join(str(x) for x in dims)]
@@ -238,13 +240,16 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/ort_memory"))
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "bench/out/fidelity"))
     ap.add_argument("--level", default="disabled", choices=["disabled", "basic", "extended", "all"])
+    ap.add_argument("--device", default="cpu-avx512", help="the device fuseplan plans for at a level other than "
+                    "disabled (its NCHWc block)")
     ap.add_argument("--doc", default=None)
     ap.add_argument("--batches", default="1,8", help="the batches, comma-separated (default 1,8)")
     ap.add_argument("--only", default="", help="only the models whose name (torch/pt_resnet18, ...) matches this regex")
     ap.add_argument("--reuse", action="store_true", help="the table from OUT/ort_memory.json, nothing measured")
     a = ap.parse_args()
     a.batches = [int(b) for b in a.batches.split(",")]
-    saved = os.path.join(a.out, "ort_memory.json")
+    suffix = "" if a.level == "disabled" else f"_{a.level}"
+    saved = os.path.join(a.out, f"ort_memory{suffix}.json")
     if not os.access(a.fuseplan, os.X_OK):
         sys.stderr.write(f"ort_memory: {a.fuseplan} not built\n")
         return 2
@@ -268,9 +273,14 @@ def main():
     if a.doc:
         day = datetime.date.today().isoformat()
         block = (f"`bench/ort_memory.py` ({day}): the first run's and a later run's peak of ONNX Runtime's CPU arena "
-                 "(`AllocatorGetStats` MaxInUse through bench/ort_run.c) against `fuseplan memory --planner ort`. "
+                 "(`AllocatorGetStats` MaxInUse through bench/ort_run.c) against `fuseplan memory --planner ort`" +
+                 ("" if a.level == "disabled" else f" --target ort-cpu-{a.level} --device {a.device}") + ". "
                  f"First run within ±10%: {summary}.\n\n```text\n" + "\n".join(lines) + "\n```\n")
-        write_section(a.doc, TITLE, BEGIN, END, block)
+        if a.level == "disabled":
+            write_section(a.doc, TITLE, BEGIN, END, block)
+        else:
+            write_section(a.doc, f"{TITLE} at level {a.level}", f"<!-- ort-memory-{a.level}:begin -->",
+                          f"<!-- ort-memory-{a.level}:end -->", block)
     return 0
 
 

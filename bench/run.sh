@@ -26,12 +26,14 @@
 #   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
 #                            and all on the networks (bench/speedup_vs_ort.py, ~5 min)
 #   BENCH_RUNTIME_CAL=0      skip `calibrate --runtime onnxruntime` judged on 30 networks at levels disabled
-#                            and all (bench/runtime_calibration.py, ~6 min; its table goes into
-#                            docs/benchmarks.md, "Runtime calibration")
+#                            and all, on one thread and on all cores (bench/runtime_calibration.py, ~6 min
+#                            each; its tables go into docs/benchmarks.md, "Runtime calibration" and
+#                            "Runtime calibration at all cores")
 #   BENCH_DIFFTEST=0         skip the differential test against ONNX Runtime (bench/difftest/difftest.py:
 #                            random variants of each rewrite at levels basic, extended and all)
 #   BENCH_DIFFTEST_COUNT=2000  variants of the differential test (each optimized at the three levels)
-#   BENCH_ORT_MEMORY=0       skip the memory comparison with ONNX Runtime's arena (bench/ort_memory.py)
+#   BENCH_ORT_MEMORY=0       skip the memory comparison with ONNX Runtime's arena at levels disabled and all
+#                            (bench/ort_memory.py)
 #   BENCH_LLM=0              skip the LLM skeletons (bench/gen_llm_skeleton.py) and their KV cache, weight
 #                            and batch-headroom table (bench/llm_memory.py)
 # The measurements are also kept in bench/out/bench_results.json: after editing how they are shown,
@@ -179,16 +181,19 @@ speedup() {
         echo "bench: bench/speedup_vs_ort.py failed: bench/results/speedup.md is not rewritten" >&2
 }
 
-# ---- `calibrate --runtime onnxruntime` (one thread) judged on networks that took no part in it:
-# the torchvision exports, the fidelity networks, PaddleOCR's, the static decoders, the generated
-# ResNet-50 and four sample networks
+# ---- `calibrate --runtime onnxruntime` (one thread, then all cores) judged on networks that took
+# no part in it: the torchvision exports, the fidelity networks, PaddleOCR's, the static decoders,
+# the generated ResNet-50 and four sample networks
 runtime_cal() {
     F=bench/out/fidelity
-    /usr/bin/python3 bench/runtime_calibration.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench \
-        --dims p2o.DynamicDimension.1=320 \
-        $F/torch/*.onnx $F/networks/*.onnx $F/paddle/*.onnx $F/static/*.onnx "$OUT/resnet50.onnx" \
-        models/resnet_tiny.onnx models/transformer_block.onnx models/inception_bfs.onnx models/branchy.onnx >/dev/null ||
-        echo "bench: bench/runtime_calibration.py failed: bench/results/runtime_calibration.md is not rewritten" >&2
+    for threads in 1 all; do
+        /usr/bin/python3 bench/runtime_calibration.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench \
+            --threads $threads --dims p2o.DynamicDimension.1=320 \
+            $F/torch/*.onnx $F/networks/*.onnx $F/paddle/*.onnx $F/static/*.onnx "$OUT/resnet50.onnx" \
+            models/resnet_tiny.onnx models/transformer_block.onnx models/inception_bfs.onnx models/branchy.onnx \
+            >/dev/null ||
+            echo "bench: bench/runtime_calibration.py --threads $threads failed: its table is not rewritten" >&2
+    done
 }
 
 # ---- fidelity: fusion vs ORT and memory plans are measured here; the cost tables come from the
@@ -199,9 +204,11 @@ runtime_cal() {
 # ---- memory against ONNX Runtime's arena: `memory --planner ort` against AllocatorGetStats on the
 # fidelity corpus at batch 1 and on torch exports with a dynamic batch at 1 and 8 (bench/ort_memory.py)
 if [ "${BENCH_ORT_MEMORY:-1}" = 1 ]; then
-    /usr/bin/python3 bench/ort_memory.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench --out "$OUT/ort_memory" \
-        --doc "${BENCH_DOC:-docs/benchmarks.md}" >/dev/null ||
-        echo "bench: bench/ort_memory.py failed: its section is not rewritten" >&2
+    for level in disabled all; do
+        /usr/bin/python3 bench/ort_memory.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench --out "$OUT/ort_memory" \
+            --level $level --doc "${BENCH_DOC:-docs/benchmarks.md}" >/dev/null ||
+            echo "bench: bench/ort_memory.py --level $level failed: its section is not rewritten" >&2
+    done
 fi
 [ "${BENCH_RUNTIME_CAL:-1}" = 1 ] && runtime_cal
 exec /usr/bin/python3 bench/fidelity.py --build "$BUILD_DIR" --ort bench --doc "${BENCH_DOC:-docs/benchmarks.md}" \

@@ -1,34 +1,35 @@
 #!/usr/bin/python3
 """runtime_calibration.py - `fuseplan calibrate --runtime onnxruntime` judged on networks that took
 no part in it (issue 38): the command is timed (it must take under two minutes), then ONNX
-Runtime's measured latency of every network at ORT_DISABLE_ALL and ORT_ENABLE_ALL (one thread) is
-compared with fuseplan's estimates on the runtime-calibrated profile (stage "original" against
+Runtime's measured latency of every network at ORT_DISABLE_ALL and ORT_ENABLE_ALL (on --threads
+intra-op threads: 1, or 0 / all for all cores) is compared with fuseplan's estimates on the runtime-calibrated profile (stage "original" against
 level disabled, the final stage of target ort-cpu-all against level all) and on the profile of
-fuseplan's own kernels (`calibrate --threads 1 --seconds 3`, as bench/speedup_vs_ort.py makes it),
-and so is the speedup disabled -> all.
+fuseplan's own kernels (`calibrate --threads N --seconds 3`, as bench/speedup_vs_ort.py makes it),
+and so is the speedup disabled -> all. Each thread count has its own table, work folder and section.
 
   /usr/bin/python3 bench/runtime_calibration.py [--fuseplan build/fuseplan] [--ort bench]
-        [--out bench/out/runtime_calibration] [--passes 3] [--budget-ms 300] [--reuse]
-        [--dims NAME=VALUE...] [-o bench/results/runtime_calibration.md] [--doc docs/benchmarks.md]
+        [--threads 1|all] [--out bench/out/runtime_calibration[_all]] [--passes 3] [--budget-ms 300] [--reuse]
+        [--dims NAME=VALUE...] [-o bench/results/runtime_calibration[_all].md] [--doc docs/benchmarks.md]
         MODEL.onnx...
 
 Measurement: bench/latency_vs_ort.py's (bench/ort_run.c through onnxruntime-node's
-libonnxruntime.so: one intra-op thread, no profiler; inputs: the model's dims, symbolic ones 1,
-a fixed pattern; each of --passes passes pinned to the idlest CPU). --dims binds a symbolic dim
+libonnxruntime.so: --threads intra-op threads, all cores being as many as the profile's [device]
+threads, no profiler; inputs: the model's dims, symbolic ones 1, a fixed pattern; on one thread
+each of --passes passes pinned to the idlest CPU, on more not pinned). --dims binds a symbolic dim
 by name in every network that has it (PP-OCR's recognizer reads text lines 48 pixels high and of
 any width: bound to 1 its width pools to 0). A level's time is its fastest
 run over the passes, as `calibrate --runtime` times its micro-models: on a machine shared with
 other work, noise only adds time, and more to a long run than to a short one.
 Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
 -o and into --doc between <!-- runtime-calibration:begin --> and <!-- runtime-calibration:end -->
-(a section added at its end when missing).
+(one thread; all cores: <!-- runtime-calibration-all-cores:begin --> and
+<!-- runtime-calibration-all-cores:end -->; a section added at its end when missing).
 """
 import argparse
 import configparser
 import datetime
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -42,25 +43,42 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOL = 0.10
 TITLE = "## Runtime calibration: `calibrate --runtime onnxruntime` on networks it never saw (issue 38)"
 BEGIN, END = "<!-- runtime-calibration:begin -->", "<!-- runtime-calibration:end -->"
+TITLE_ALL = "## Runtime calibration at all cores: `calibrate --runtime onnxruntime --threads all`"
+BEGIN_ALL, END_ALL = "<!-- runtime-calibration-all-cores:begin -->", "<!-- runtime-calibration-all-cores:end -->"
+
+
+def all_cores(a):
+    """Whether --threads asks for all cores."""
+    return a.threads in ("0", "all")
+
+
+def threads_text(a):
+    """How the tables name the threads: "one thread" or "N threads (all cores)"."""
+    return "one thread" if not all_cores(a) else f"{a.ort_threads} threads (all cores)"
 
 
 def calibrate(a, lib):
     """Writes both profiles under --out; returns the seconds `calibrate --runtime` took and its
-    stdout (the fitted classes). It runs as the networks are timed: nice -20 on the idlest CPU."""
-    a.rt_profile = os.path.join(a.out, "host_runtime_1t.ini")
-    a.native_profile = os.path.join(a.out, "host_native_1t.ini")
-    if a.reuse and os.path.exists(a.rt_profile) and os.path.exists(os.path.join(a.out, "calibrate.json")):
-        with open(os.path.join(a.out, "calibrate.json")) as f:
-            d = json.load(f)
-        return d["seconds"], d["stdout"]
-    t0 = time.monotonic()
-    cmd, _ = pinned([a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--threads", "1", "-o", a.rt_profile])
-    out = lvo.sh(cmd)
-    seconds = time.monotonic() - t0
-    lvo.sh([a.fuseplan, "calibrate", "--threads", "1", "--seconds", "3", "-o", a.native_profile])
-    with open(os.path.join(a.out, "calibrate.json"), "w") as f:
-        json.dump({"seconds": seconds, "stdout": out}, f)
-    return seconds, out
+    stdout (the fitted classes), and sets a.ort_threads to the threads the profile records. It runs
+    as the networks are timed: nice -20, on one thread on the idlest CPU."""
+    tag = "all" if all_cores(a) else "1t"
+    a.rt_profile = os.path.join(a.out, f"host_runtime_{tag}.ini")
+    a.native_profile = os.path.join(a.out, f"host_native_{tag}.ini")
+    threads = "all" if all_cores(a) else a.threads
+    if not (a.reuse and os.path.exists(a.rt_profile) and os.path.exists(os.path.join(a.out, "calibrate.json"))):
+        t0 = time.monotonic()
+        cmd = [a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--threads", threads, "-o", a.rt_profile]
+        out = lvo.sh(pinned(cmd, pin=not all_cores(a))[0])
+        seconds = time.monotonic() - t0
+        lvo.sh([a.fuseplan, "calibrate", "--threads", threads, "--seconds", "3", "-o", a.native_profile])
+        with open(os.path.join(a.out, "calibrate.json"), "w") as f:
+            json.dump({"seconds": seconds, "stdout": out}, f)
+    with open(os.path.join(a.out, "calibrate.json")) as f:
+        d = json.load(f)
+    cp = configparser.ConfigParser()
+    cp.read(a.rt_profile)
+    a.ort_threads = int(cp["device"].get("threads", "1"))
+    return d["seconds"], d["stdout"]
 
 
 def check_micro(a):
@@ -146,12 +164,14 @@ def report(a, seconds, cal_out, rs, errors, log, micro, native):
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     fitted = [ln for ln in cal_out.splitlines() if ln.startswith("runtime") or ln.startswith("  ")]
     lines = [f"Written {stamp} by `bench/runtime_calibration.py` ({a.passes} passes of {a.budget_ms} ms per network "
-             f"and level; a level's time its fastest run; one thread).", "",
-             f"**`fuseplan calibrate --runtime onnxruntime --threads 1` took {seconds:.1f} s** (asked: under 120 s).",
+             f"and level; a level's time its fastest run; {threads_text(a)}).", "",
+             f"**`fuseplan calibrate --runtime onnxruntime --threads {a.threads}` took {seconds:.1f} s** "
+             "(asked: under 120 s).",
              "", f"Its micro-models (`calibrate --micro-models DIR`): {micro[0]} of {micro[1]} pass `onnx.checker` "
              f"(onnx {onnx.__version__}, full_check)" + (": " + "; ".join(micro[2]) if micro[2] else "."), "", "Load while measuring:", ""] + [f"- {x}" for x in log] + [""]
     lines += [f"- runtime-calibrated profile: {summary(rs, 'rt')}",
-              f"- profile of fuseplan's own kernels (`calibrate --threads 1 --seconds 3`): {summary(rs, 'nat')}", ""]
+              f"- profile of fuseplan's own kernels (`calibrate --threads {a.threads} --seconds 3`): "
+              f"{summary(rs, 'nat')}", ""]
     lines += ["The own-kernel profile's ranking of what it measured:", ""] + [f"- {x}" for x in native] + [""]
     if errors:
         lines += ["Not run by ONNX Runtime: " + "; ".join(f"{k} ({v[:120]})" for k, v in sorted(errors.items())), ""]
@@ -171,17 +191,26 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fuseplan", default=os.path.join(ROOT, "build/fuseplan"), help="the executable judged")
     ap.add_argument("--ort", default=os.path.join(ROOT, "bench"), help="folder of node_modules/onnxruntime-node")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench/out/runtime_calibration"), help="work folder")
+    ap.add_argument("--threads", default="1", help="ONNX Runtime's intra-op threads: a count, or 0 or 'all' for all "
+                    "cores (the profile's [device] threads; default 1)")
+    ap.add_argument("--out", default=None, help="work folder (default bench/out/runtime_calibration, with _all at "
+                    "all cores)")
     ap.add_argument("--passes", type=int, default=3, help="timing passes; a level's time is its fastest run")
     ap.add_argument("--budget-ms", type=int, default=300, help="ORT's timing budget per network and level")
     ap.add_argument("--reuse", action="store_true", help="keep the profiles and timings --out holds")
     ap.add_argument("--dims", action="append", default=[], metavar="NAME=VALUE",
                     help="bind the symbolic dim NAME to VALUE in every network that has it")
-    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "bench/results/runtime_calibration.md"),
-                    help="the table as Markdown")
+    ap.add_argument("-o", "--output", default=None,
+                    help="the table as Markdown (default bench/results/runtime_calibration.md, with _all at all cores)")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs/benchmarks.md"), help="the document it goes into")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
+    if not (all_cores(a) or a.threads.isdigit()):
+        sys.stderr.write(f"runtime_calibration: --threads {a.threads}: a count, or 0 or all\n")
+        sys.exit(2)
+    suffix = "_all" if all_cores(a) else ("" if a.threads == "1" else f"_{a.threads}t")
+    a.out = a.out or os.path.join(ROOT, f"bench/out/runtime_calibration{suffix}")
+    a.output = a.output or os.path.join(ROOT, f"bench/results/runtime_calibration{suffix}.md")
     os.makedirs(a.out, exist_ok=True)
     a.fuseplan = os.path.abspath(a.fuseplan)
     _, lib = lvo.harness(a)
@@ -196,7 +225,10 @@ def main():
     os.makedirs(os.path.dirname(a.output), exist_ok=True)
     with open(a.output, "w") as f:
         f.write(text)
-    write_section(a.doc, TITLE, BEGIN, END, text)
+    if all_cores(a):
+        write_section(a.doc, TITLE_ALL, BEGIN_ALL, END_ALL, text)
+    else:
+        write_section(a.doc, TITLE, BEGIN, END, text)
     sys.stdout.write(text)
     if not native_ok:
         sys.exit("runtime_calibration: the own-kernel profile ranks its classes wrongly: " +

@@ -17,7 +17,6 @@ stage within +-30% of level disabled on >= 90%.
 """
 import argparse
 import datetime
-import glob
 import json
 import os
 import subprocess
@@ -26,7 +25,7 @@ import sys
 import numpy as np
 import onnx
 
-from ort_common import pinned
+from ort_common import ort_run_tool, pinned
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEVELS = ("disabled", "extended", "all")
@@ -41,12 +40,7 @@ def sh(cmd):
 
 def harness(a):
     """(compiled bench/ort_run.c, onnxruntime-node's libonnxruntime.so)."""
-    libs = sorted(glob.glob(os.path.join(a.ort, "node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so*")))
-    if not libs:
-        raise SystemExit(f"no libonnxruntime.so under {a.ort}/node_modules/onnxruntime-node (npm install it there)")
-    exe = os.path.join(a.out, "fp_bench_ort_run")
-    sh(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe, os.path.join(ROOT, "bench/ort_run.c"), "-ldl"])
-    return exe, libs[-1]
+    return ort_run_tool(a.ort, a.out)
 
 
 def spec(a, model, level):

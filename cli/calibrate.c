@@ -195,16 +195,34 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, const fp_calibrate_c
     return kf;
 }
 
+/* The threads --threads names into *threads: a number in [1, 4096], 0 or "all" for all cores (the
+ * physical ones, as ONNX Runtime counts them); not given: all cores, but 1 with --runtime. False
+ * after printing one line naming the option when the text is none of these. */
+static bool threads_option(const char *text, bool runtime, int *threads)
+{
+    if (!text) {
+        *threads = runtime ? 1 : fp_calibrate_runtime_threads();
+        return true;
+    }
+    char *end = NULL;
+    gint64 n = g_ascii_strtoll(text, &end, 10);
+    if (strcmp(text, "all") == 0 || (*text && end && !*end && n == 0)) {
+        *threads = fp_calibrate_runtime_threads();
+        return true;
+    }
+    if (!*text || !end || *end || n < 1 || n > 4096) {
+        fp_cli_error("calibrate: --threads '%s': a count in [1, 4096], or 0 or 'all' for all cores", text);
+        return false;
+    }
+    *threads = (int)n;
+    return true;
+}
+
 /* Checks the options; prints one error line and returns false when one is bad. */
-static bool check_options(const char *output, double seconds, int threads, int triad_mib, const char *kernel,
-                          fp_calibrate_kernel *k)
+static bool check_options(const char *output, double seconds, int triad_mib, const char *kernel, fp_calibrate_kernel *k)
 {
     if (!(seconds > 0 && seconds <= 600)) {
         fp_cli_error("calibrate: --seconds must be in (0, 600]");
-        return false;
-    }
-    if (threads < 1 || threads > 4096) {
-        fp_cli_error("calibrate: --threads must be in [1, 4096]");
         return false;
     }
     if (triad_mib < 0 || triad_mib > 65536) {
@@ -433,16 +451,16 @@ static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const c
 
 int fp_cmd_calibrate(int argc, char **argv)
 {
-    g_autofree char *output = NULL, *kernel = NULL, *runtime = NULL, *lib = NULL, *micro = NULL;
+    g_autofree char *output = NULL, *kernel = NULL, *runtime = NULL, *lib = NULL, *micro = NULL, *nthreads = NULL;
     double seconds = 1.0;
-    int threads = -1, triad_mib = 0; /* threads -1: not given */
+    int threads = 1, triad_mib = 0;
     gboolean no_cache = FALSE;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Profile to write (default devices/host.ini)", "FILE"},
         {"seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Measuring time per phase (default 1)", "S"},
-        {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
-         "Threads the runtime will use, recorded in the profile (default: the physical cores, ONNX Runtime's "
-         "default; with --runtime: 1)",
+        {"threads", 't', 0, G_OPTION_ARG_STRING, &nthreads,
+         "Threads the runtime will use, recorded in the profile: N, or 0 or 'all' for all cores (the physical "
+         "ones, ONNX Runtime's default; the default, but 1 with --runtime)",
          "N"},
         {"kernel", 0, 0, G_OPTION_ARG_STRING, &kernel,
          "SGEMM micro-kernel: auto (default), avx512f, avx2-fma, portable", "NAME"},
@@ -470,11 +488,9 @@ int fp_cmd_calibrate(int argc, char **argv)
         return write_micro_models(micro);
     if (!output)
         output = g_strdup("devices/host.ini");
-    if (threads == -1)
-        threads = runtime ? 1 : fp_calibrate_runtime_threads();
     fp_calibrate_kernel k = FP_CALIBRATE_KERNEL_AUTO;
-    if (!check_options(output, seconds, threads, triad_mib, kernel ? kernel : "auto", &k) ||
-        !runtime_path(runtime, &lib))
+    if (!threads_option(nthreads, runtime != NULL, &threads) ||
+        !check_options(output, seconds, triad_mib, kernel ? kernel : "auto", &k) || !runtime_path(runtime, &lib))
         return FP_EXIT_BAD;
     progress_state ps = {isatty(STDERR_FILENO) == 1, 0, -1};
     fp_calibrate_opts opts = {seconds, threads, (uint64_t)triad_mib << 20, k, progress, &ps, no_cache};

@@ -61,16 +61,21 @@ static bool write_report(const fp_model *m, const fp_memory_result *r, const fp_
     return fp_cli_emit_text(o->output, emit, &a);
 }
 
-/* Analyzes the model as exported, plans it (a decoder's KV cache apart from the arena), with
- * `ort` models ONNX Runtime's allocation of it too, and reports; the options are checked. */
-static int run(const char *path, bool ort, const fp_cli_model_opts *o, fp_cli_resolved *r)
+/* Analyzes the model as exported, or with a target the graph its passes leave (fusion, layout:
+ * ONNX Runtime's at the target's level on the device), plans it (a decoder's KV cache apart from the
+ * arena), with `ort` models ONNX Runtime's allocation of it too, and reports; the options are
+ * checked. */
+static int run(const char *path, bool ort, const char *device, const char *target, const fp_cli_model_opts *o,
+               fp_cli_resolved *r)
 {
     fp_memory_opts plan = r->plan;
     if (plan.schedule == FP_SCHEDULE_GIVEN) /* the report compares the given order with a searched one */
         plan.schedule = FP_SCHEDULE_COMPARE;
     plan.every_strategy = true;
     fp_analysis_opts ao = r->ao;
-    ao.stop = FP_PIPELINE_SHAPES;
+    ao.stop = target ? FP_PIPELINE_FULL : FP_PIPELINE_SHAPES;
+    ao.device = device;
+    ao.target = target;
     ao.plan = &plan;
     g_autoptr(fp_analysis) a = fp_cli_analyze(path, &ao);
     if (!a)
@@ -79,7 +84,7 @@ static int run(const char *path, bool ort, const fp_cli_model_opts *o, fp_cli_re
     fp_ort_memory_result om;
     if (ort) {
         g_autoptr(GError) err = NULL;
-        fp_ort_memory_opts oo = {.prepack = true};
+        fp_ort_memory_opts oo = {.prepack = true, .folded = a->target && a->target->fold_declared};
         if (!fp_pass_ort_memory(a->model->main, &oo, &om, a->diag, &err)) {
             fp_cli_error("%s: %s", path, err->message);
             return FP_EXIT_BAD;
@@ -93,8 +98,13 @@ int fp_cmd_memory(int argc, char **argv)
 {
     fp_cli_model_opts o = {0};
     fp_cli_resolved r;
-    g_autofree char *planner = NULL;
+    g_autofree char *planner = NULL, *device = NULL, *target = NULL;
     GOptionEntry entries[] = {
+        {"device", 'd', 0, G_OPTION_ARG_STRING, &device, "Device profile name or .ini (default cpu-avx2)", "NAME"},
+        {"target", 't', 0, G_OPTION_ARG_STRING, &target,
+         "Plan the graph this target's passes leave (e.g. ort-cpu-all: ONNX Runtime's graph at ORT_ENABLE_ALL, "
+         "NCHWc tensors padded to the device's block); default: the model as exported",
+         "T"},
         {"planner", 0, 0, G_OPTION_ARG_STRING, &planner,
          "Beside the optimal plan: 'ort' adds what ONNX Runtime 1.30's CPU arena holds (its planner's reuse, "
          "memory pattern and arena rounding, the initializers it keeps); default 'optimal' alone",
@@ -115,7 +125,7 @@ int fp_cmd_memory(int argc, char **argv)
     else if (planner && strcmp(planner, "optimal") != 0 && strcmp(planner, "ort") != 0)
         fp_cli_error("memory: --planner %s: one of optimal, ort", planner);
     else if (fp_cli_model_opts_resolve(&o, "memory", "text,json", 10, &r))
-        rc = run(argv[1], planner && strcmp(planner, "ort") == 0, &o, &r);
+        rc = run(argv[1], planner && strcmp(planner, "ort") == 0, device, target, &o, &r);
     fp_cli_model_opts_clear(&o);
     return rc;
 }

@@ -4,7 +4,8 @@
  * HardSigmoid, Gelu, QuickGelu or Concat whose inputs are all blocked stays blocked (an Add or one of
  * the first four activations right after a blocked Conv folds into it), and a blocked tensor that
  * any other op or a graph output reads gets one ReorderOutput, shared by all of them.
- * Shapes stay logical: the channel padding to the block is not counted. */
+ * Shapes stay logical; a blocked tensor's layout is named (fp_value_layout "NCHW16c"), and the
+ * memory passes count its channels padded to the block. */
 #include "passes/nchwc.h"
 
 #include <math.h>
@@ -550,6 +551,20 @@ static bool spatial_declared(const fp_graph *g)
     return true;
 }
 
+/* Names the layout of every tensor left blocked, "NCHW16c" on a block of 16 (fp_value_layout): the
+ * memory passes size it with its channels padded to the block, as ONNX Runtime allocates it. */
+static void name_blocked(nchwc *z)
+{
+    fit(z);
+    g_autofree char *name = g_strdup_printf("NCHW%uc", (unsigned)z->block);
+    const char *layout = fp_intern(z->m, name, -1);
+    for (guint i = 0; i < z->g->values->len; i++) {
+        fp_value *v = z->g->values->pdata[i];
+        if (z->blocked[v->id])
+            fp_value_set_layout(v, layout, NULL, NULL);
+    }
+}
+
 bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_result *res, fp_diag *diag)
 {
     memset(res, 0, sizeof *res);
@@ -572,6 +587,7 @@ bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_res
         order = g_memdup2(o, sizeof(fp_node *) * n); /* the walk adds nodes: the order is its own */
     if (order)
         walk(&z, order, n);
+    name_blocked(&z);
     g_free(z.blocked);
     g_free(z.dims);
     g_hash_table_unref(z.to_blocked);

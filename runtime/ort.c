@@ -6,7 +6,8 @@
  * of include/onnxruntime/core/session/onnxruntime_c_api.h (microsoft/onnxruntime), counted by hand
  * (the header is not needed to build): CreateStatus is member 0, CreateEnv 3, CreateSessionFromArray
  * 8, Run 9, ..., CreateCpuMemoryInfo 69, the Release functions from 92 (Env) to 100
- * (SessionOptions). A library whose GetApi(13) answers NULL is older than 1.13 and refused; one
+ * (SessionOptions), AllocatorGetStats 319 (C API 23, asked for only when the counters are read,
+ * its key-value slots checked first). A library whose GetApi(13) answers NULL is older than 1.13 and refused; one
  * that answers is checked at open: a status made with CreateStatus must read back through
  * GetErrorCode and GetErrorMessage, and GetVersionString must read "MAJOR.MINOR...". */
 #include "runtime/ort.h"
@@ -25,10 +26,12 @@ enum {
     API_GET_ERROR_CODE = 1,            /* GetErrorCode */
     API_GET_ERROR_MESSAGE = 2,         /* GetErrorMessage */
     API_CREATE_ENV = 3,                /* CreateEnv */
+    API_CREATE_SESSION = 7,            /* CreateSession */
     API_CREATE_SESSION_FROM_ARRAY = 8, /* CreateSessionFromArray */
     API_RUN = 9,                       /* Run */
     API_CREATE_SESSION_OPTIONS = 10,   /* CreateSessionOptions */
     API_SET_EXECUTION_MODE = 13,       /* SetSessionExecutionMode */
+    API_DISABLE_CPU_MEM_ARENA = 19,    /* DisableCpuMemArena */
     API_SET_OPTIMIZATION_LEVEL = 23,   /* SetSessionGraphOptimizationLevel */
     API_SET_INTRA_OP_THREADS = 24,     /* SetIntraOpNumThreads */
     API_SET_INTER_OP_THREADS = 25,     /* SetInterOpNumThreads */
@@ -40,10 +43,20 @@ enum {
     API_RELEASE_SESSION = 95,          /* ReleaseSession */
     API_RELEASE_VALUE = 96,            /* ReleaseValue */
     API_RELEASE_SESSION_OPTIONS = 100, /* ReleaseSessionOptions */
+    API_ADD_SESSION_CONFIG = 130,      /* AddSessionConfigEntry */
+    API_CREATE_ALLOCATOR = 131,        /* CreateAllocator */
+    API_RELEASE_ALLOCATOR = 132,       /* ReleaseAllocator */
+    API_CREATE_KEY_VALUES = 295,       /* CreateKeyValuePairs (C API 23) */
+    API_ADD_KEY_VALUE = 296,           /* AddKeyValuePair */
+    API_GET_KEY_VALUE = 297,           /* GetKeyValue */
+    API_GET_KEY_VALUES = 298,          /* GetKeyValuePairs */
+    API_RELEASE_KEY_VALUES = 300,      /* ReleaseKeyValuePairs */
+    API_ALLOCATOR_GET_STATS = 319,     /* AllocatorGetStats */
 };
-#define API_VERSION 13 /* the oldest OrtApi version holding every slot above (ONNX Runtime 1.13) */
-#define LOG_ERROR 3    /* OrtLoggingLevel ORT_LOGGING_LEVEL_ERROR */
-#define TYPE_FLOAT 1   /* ONNXTensorElementDataType FLOAT */
+#define API_VERSION 13       /* the oldest OrtApi version holding every slot up to 132 (ONNX Runtime 1.13) */
+#define API_STATS_VERSION 23 /* the oldest holding the key-value slots and AllocatorGetStats (1.23) */
+#define LOG_ERROR 3          /* OrtLoggingLevel ORT_LOGGING_LEVEL_ERROR */
+#define TYPE_FLOAT 1         /* ONNXTensorElementDataType FLOAT */
 #define WARMUP_RUNS 3
 #define MIN_RUNS 10
 #define MAX_RUNS 20000
@@ -56,6 +69,7 @@ typedef struct {
 
 struct fp_ort {
     void *lib;
+    const api_base_t *base;
     void *const *api;
     void *env;
     char *path, *version;
@@ -186,6 +200,7 @@ fp_ort *fp_ort_open(const char *path, GError **error)
                     base->get_version_string ? base->get_version_string() : "?", API_VERSION);
         return NULL;
     }
+    o->base = base;
     if (!check_api(o, base, error))
         return NULL;
     status_t st = FN(o, API_CREATE_ENV, status_t(*)(int, const char *, void **))(LOG_ERROR, "fuseplan", &o->env);
@@ -211,6 +226,15 @@ const char *fp_ort_path(const fp_ort *o) { return o->path; }
 
 /* ---------------------------------------------------------------- sessions and runs */
 
+struct fp_ort_session {
+    fp_ort *o;
+    void *session, *mem;
+    int n_in, n_out;
+    const char *in_names[FP_ORT_MAX_IO], *out_names[FP_ORT_MAX_IO];
+    char *names; /* the names' text, in_names and out_names point into it */
+    void *in_values[FP_ORT_MAX_IO], *out_values[FP_ORT_MAX_IO];
+};
+
 static double clock_s(clockid_t clock)
 {
     struct timespec ts;
@@ -218,62 +242,211 @@ static double clock_s(clockid_t clock)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* A session of m's bytes at level with threads intra-op threads into *session. */
-static bool new_session(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, void **session,
-                        GError **error)
+/* The session options of opts into *opts_out (the caller releases them). */
+static bool new_options(fp_ort *o, const fp_ort_session_opts *opts, void **out, GError **error)
 {
-    void *opts = NULL;
-    if (!ok_status(o, FN(o, API_CREATE_SESSION_OPTIONS, status_t(*)(void **))(&opts), "session options", error))
+    if (!ok_status(o, FN(o, API_CREATE_SESSION_OPTIONS, status_t(*)(void **))(out), "session options", error))
         return false;
-    status_t st = FN(o, API_SET_INTRA_OP_THREADS, status_t(*)(void *, int))(opts, threads);
+    status_t st = FN(o, API_SET_INTRA_OP_THREADS, status_t(*)(void *, int))(*out, opts->threads);
     if (!st)
-        st = FN(o, API_SET_INTER_OP_THREADS, status_t(*)(void *, int))(opts, 1);
+        st = FN(o, API_SET_INTER_OP_THREADS, status_t(*)(void *, int))(*out, 1);
     if (!st)
-        st = FN(o, API_SET_EXECUTION_MODE, status_t(*)(void *, int))(opts, 0);
+        st = FN(o, API_SET_EXECUTION_MODE, status_t(*)(void *, int))(*out, 0);
     if (!st)
-        st = FN(o, API_SET_OPTIMIZATION_LEVEL, status_t(*)(void *, int))(opts, (int)level);
-    gsize len = 0;
-    const void *data = g_bytes_get_data(m->model, &len);
-    if (!st)
+        st = FN(o, API_SET_OPTIMIZATION_LEVEL, status_t(*)(void *, int))(*out, (int)opts->level);
+    if (!st && opts->no_arena)
+        st = FN(o, API_DISABLE_CPU_MEM_ARENA, status_t(*)(void *))(*out);
+    if (!st && opts->no_prepack)
+        st = FN(o, API_ADD_SESSION_CONFIG,
+                status_t(*)(void *, const char *, const char *))(*out, "session.disable_prepacking", "1");
+    return ok_status(o, st, "session options", error);
+}
+
+fp_ort_session *fp_ort_session_new(fp_ort *o, const char *path, GBytes *model, const fp_ort_session_opts *opts,
+                                   GError **error)
+{
+    g_autoptr(fp_ort_session) s = g_new0(fp_ort_session, 1);
+    s->o = o;
+    void *so = NULL;
+    if (!new_options(o, opts, &so, error)) {
+        if (so)
+            FN(o, API_RELEASE_SESSION_OPTIONS, void (*)(void *))(so);
+        return NULL;
+    }
+    status_t st;
+    if (model) {
+        gsize len = 0;
+        const void *data = g_bytes_get_data(model, &len);
         st = FN(o, API_CREATE_SESSION_FROM_ARRAY,
-                status_t(*)(void *, const void *, size_t, void *, void **))(o->env, data, len, opts, session);
-    FN(o, API_RELEASE_SESSION_OPTIONS, void (*)(void *))(opts);
-    return ok_status(o, st, "session", error);
+                status_t(*)(void *, const void *, size_t, void *, void **))(o->env, data, len, so, &s->session);
+    } else {
+        st = FN(o, API_CREATE_SESSION, status_t(*)(void *, const char *, void *, void **))(o->env, path, so,
+                                                                                           &s->session);
+    }
+    FN(o, API_RELEASE_SESSION_OPTIONS, void (*)(void *))(so);
+    if (!ok_status(o, st, "session", error) ||
+        !ok_status(o, FN(o, API_CREATE_CPU_MEMORY_INFO, status_t(*)(int, int, void **))(1, 0, &s->mem), "memory info",
+                   error))
+        return NULL;
+    return g_steal_pointer(&s);
+}
+
+void fp_ort_session_release(fp_ort_session *s)
+{
+    for (int i = 0; i < s->n_out; i++)
+        if (s->out_values[i]) {
+            FN(s->o, API_RELEASE_VALUE, void (*)(void *))(s->out_values[i]);
+            s->out_values[i] = NULL;
+        }
+}
+
+/* Releases the bound inputs and the held outputs. */
+static void unbind(fp_ort_session *s)
+{
+    fp_ort_session_release(s);
+    for (int i = 0; i < s->n_in; i++)
+        if (s->in_values[i])
+            FN(s->o, API_RELEASE_VALUE, void (*)(void *))(s->in_values[i]);
+    s->n_in = s->n_out = 0;
+    g_clear_pointer(&s->names, g_free);
+}
+
+void fp_ort_session_free(fp_ort_session *s)
+{
+    if (!s)
+        return;
+    unbind(s);
+    if (s->mem)
+        FN(s->o, API_RELEASE_MEMORY_INFO, void (*)(void *))(s->mem);
+    if (s->session)
+        FN(s->o, API_RELEASE_SESSION, void (*)(void *))(s->session);
+    g_free(s);
+}
+
+/* Copies the names of inputs and outputs into s->names, in_names and out_names pointing into it. */
+static void keep_names(fp_ort_session *s, const fp_ort_tensor *inputs, const char *const *outputs)
+{
+    GString *text = g_string_new(NULL);
+    gsize at[2 * FP_ORT_MAX_IO];
+    for (int i = 0; i < s->n_in + s->n_out; i++) {
+        at[i] = text->len;
+        g_string_append_len(text, i < s->n_in ? inputs[i].name : outputs[i - s->n_in],
+                            (gssize)strlen(i < s->n_in ? inputs[i].name : outputs[i - s->n_in]) + 1);
+    }
+    s->names = g_string_free(text, FALSE);
+    for (int i = 0; i < s->n_in + s->n_out; i++)
+        *(i < s->n_in ? &s->in_names[i] : &s->out_names[i - s->n_in]) = s->names + at[i];
+}
+
+bool fp_ort_session_bind(fp_ort_session *s, const fp_ort_tensor *inputs, int n_inputs, const char *const *outputs,
+                         int n_outputs, GError **error)
+{
+    unbind(s);
+    if (n_inputs < 0 || n_inputs > FP_ORT_MAX_IO || n_outputs < 1 || n_outputs > FP_ORT_MAX_IO) {
+        g_set_error(error, FP_ORT_ERROR, FP_ORT_ERROR_RUN, "%d inputs and %d outputs: 0 to %d inputs, 1 to %d outputs",
+                    n_inputs, n_outputs, FP_ORT_MAX_IO, FP_ORT_MAX_IO);
+        return false;
+    }
+    s->n_in = n_inputs;
+    s->n_out = n_outputs;
+    keep_names(s, inputs, outputs);
+    for (int i = 0; i < n_inputs; i++) {
+        const fp_ort_tensor *t = &inputs[i];
+        status_t st = FN(s->o, API_CREATE_TENSOR_WITH_DATA,
+                         status_t(*)(void *, void *, size_t, const int64_t *, size_t, int,
+                                     void **))(s->mem, (void *)t->data, t->bytes, t->dims, (size_t)t->rank, t->type,
+                                               &s->in_values[i]);
+        if (!ok_status(s->o, st, "input", error))
+            return false;
+    }
+    return true;
 }
 
 typedef status_t (*run_fn)(void *, const void *, const char *const *, void *const *, size_t, const char *const *,
                            size_t, void **);
 
-static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
-
-/* Runs the session until budget_s (of wall time) is spent after the warm-up; *seconds: the fastest
- * run by `clock`. */
-static bool timed_runs(fp_ort *o, void *session, const fp_ort_model *m, void *input, clockid_t clock, double budget_s,
-                       double *seconds, GError **error)
+bool fp_ort_session_run(fp_ort_session *s, GError **error)
 {
-    run_fn run = FN(o, API_RUN, run_fn);
-    void (*release)(void *) = FN(o, API_RELEASE_VALUE, void (*)(void *));
-    double best = G_MAXDOUBLE, start = now_s();
-    for (int r = 0; r < WARMUP_RUNS + MAX_RUNS; r++) {
-        void *out = NULL;
+    fp_ort_session_release(s);
+    status_t st = FN(s->o, API_RUN, run_fn)(s->session, NULL, s->in_names, s->in_values, (size_t)s->n_in, s->out_names,
+                                            (size_t)s->n_out, s->out_values);
+    return ok_status(s->o, st, "run", error);
+}
+
+bool fp_ort_session_times(fp_ort_session *s, clockid_t clock, int warmup, int min_runs, int max_runs, double budget_s,
+                          GArray *times, GError **error)
+{
+    double start = clock_s(CLOCK_MONOTONIC);
+    for (int r = 0; r < warmup + max_runs; r++) {
         double t0 = clock_s(clock);
-        status_t st = run(session, NULL, &m->input, &input, 1, &m->output, 1, &out);
-        double t1 = clock_s(clock);
-        if (out)
-            release(out);
-        if (!ok_status(o, st, "run", error))
+        bool ok = fp_ort_session_run(s, error);
+        double t = clock_s(clock) - t0;
+        fp_ort_session_release(s);
+        if (!ok)
             return false;
-        if (r < WARMUP_RUNS) {
-            start = now_s();
+        if (r < warmup) { /* the arena grows, pages fault in */
+            start = clock_s(CLOCK_MONOTONIC);
             continue;
         }
-        best = MIN(best, t1 - t0);
-        if (r + 1 - WARMUP_RUNS >= MIN_RUNS && now_s() - start > budget_s)
+        g_array_append_val(times, t);
+        if (r + 1 - warmup >= min_runs && clock_s(CLOCK_MONOTONIC) - start > budget_s)
             break;
     }
-    *seconds = best;
     return true;
 }
+
+/* ---------------------------------------------------------------- the arena's counters */
+
+/* The C API 23 table, its key-value slots checked (a pair set must read back); NULL with an error. */
+static void *const *stats_api(fp_ort *o, GError **error)
+{
+    void *const *api = o->base->get_api(API_STATS_VERSION);
+    bool ok = api != NULL;
+    void *kvp = NULL;
+    if (ok) {
+        ((void (*)(void **))api[API_CREATE_KEY_VALUES])(&kvp);
+        ((void (*)(void *, const char *, const char *))api[API_ADD_KEY_VALUE])(kvp, "probe", "42");
+        const char *v = ((const char *(*)(const void *, const char *))api[API_GET_KEY_VALUE])(kvp, "probe");
+        ok = v && strcmp(v, "42") == 0;
+        ((void (*)(void *))api[API_RELEASE_KEY_VALUES])(kvp);
+    }
+    if (!ok)
+        g_set_error(error, FP_ORT_ERROR, FP_ORT_ERROR_LOAD,
+                    "%s: ONNX Runtime %s has no allocator statistics (C API %d)", o->path, o->version,
+                    API_STATS_VERSION);
+    return ok ? api : NULL;
+}
+
+static void stat_clear(gpointer p) { g_free(((fp_ort_stat *)p)->key); }
+
+GArray *fp_ort_session_stats(fp_ort_session *s, GError **error)
+{
+    void *const *api = stats_api(s->o, error), *allocator = NULL, *kvp = NULL;
+    if (!api || !ok_status(s->o,
+                           ((status_t(*)(const void *, const void *,
+                                         void **))api[API_CREATE_ALLOCATOR])(s->session, s->mem, &allocator),
+                           "allocator", error))
+        return NULL;
+    status_t st = ((status_t(*)(const void *, void **))api[API_ALLOCATOR_GET_STATS])(allocator, &kvp);
+    GArray *out = NULL;
+    if (ok_status(s->o, st, "allocator statistics", error)) {
+        const char *const *keys, *const *vals;
+        size_t n = 0;
+        ((void (*)(const void *, const char *const **, const char *const **,
+                   size_t *))api[API_GET_KEY_VALUES])(kvp, &keys, &vals, &n);
+        out = g_array_new(FALSE, FALSE, sizeof(fp_ort_stat));
+        g_array_set_clear_func(out, stat_clear);
+        for (size_t i = 0; i < n; i++) {
+            fp_ort_stat v = {g_strdup(keys[i]), g_ascii_strtoll(vals[i], NULL, 10)};
+            g_array_append_val(out, v);
+        }
+        ((void (*)(void *))api[API_RELEASE_KEY_VALUES])(kvp);
+    }
+    ((void (*)(void *))api[API_RELEASE_ALLOCATOR])(allocator);
+    return out;
+}
+
+/* ---------------------------------------------------------------- timing a micro-model */
 
 bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, double budget_s, double *seconds,
                  GError **error)
@@ -284,23 +457,17 @@ bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threa
     g_autofree float *data = g_new(float, MAX(count, 1));
     for (size_t i = 0; i < count; i++)
         data[i] = (float)(i % 97) / 97.0f - 0.5f;
-    void *session = NULL, *mem = NULL, *input = NULL;
-    bool ok = new_session(o, m, level, threads, &session, error) &&
-              ok_status(o, FN(o, API_CREATE_CPU_MEMORY_INFO, status_t(*)(int, int, void **))(1, 0, &mem), "memory info",
-                        error) &&
-              ok_status(o,
-                        FN(o, API_CREATE_TENSOR_WITH_DATA,
-                           status_t(*)(void *, void *, size_t, const int64_t *, size_t, int,
-                                       void **))(mem, data, count * sizeof *data, m->dims, (size_t)m->rank, TYPE_FLOAT,
-                                                 &input),
-                        "input", error) &&
-              timed_runs(o, session, m, input, threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, budget_s,
-                         seconds, error);
-    if (input)
-        FN(o, API_RELEASE_VALUE, void (*)(void *))(input);
-    if (mem)
-        FN(o, API_RELEASE_MEMORY_INFO, void (*)(void *))(mem);
-    if (session)
-        FN(o, API_RELEASE_SESSION, void (*)(void *))(session);
-    return ok;
+    fp_ort_session_opts so = {.level = level, .threads = threads};
+    fp_ort_tensor in = {m->input, TYPE_FLOAT, m->dims, m->rank, data, count * sizeof *data};
+    g_autoptr(fp_ort_session) s = fp_ort_session_new(o, NULL, m->model, &so, error);
+    g_autoptr(GArray) times = g_array_new(FALSE, FALSE, sizeof(double));
+    if (!s || !fp_ort_session_bind(s, &in, 1, &m->output, 1, error) ||
+        !fp_ort_session_times(s, threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, WARMUP_RUNS, MIN_RUNS,
+                              MAX_RUNS, budget_s, times, error))
+        return false;
+    double best = G_MAXDOUBLE;
+    for (guint i = 0; i < times->len; i++)
+        best = MIN(best, g_array_index(times, double, i));
+    *seconds = best;
+    return true;
 }

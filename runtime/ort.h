@@ -1,12 +1,14 @@
 /* ort.h - ONNX Runtime on this host, loaded at run time (dlopen: nothing of it at build time):
- * finding its shared library, creating CPU sessions from model bytes in memory and timing their
- * runs. Used by `fuseplan calibrate --runtime onnxruntime`; nothing here prints. */
+ * finding its shared library, creating CPU sessions (of model bytes in memory or a file), timing their
+ * runs, and reading its arena's counters. Used by `fuseplan calibrate --runtime onnxruntime` and by
+ * the bench tool bench/ort_run.c; nothing here prints. */
 #ifndef FP_RUNTIME_ORT_H
 #define FP_RUNTIME_ORT_H
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #define FP_ORT_ERROR (fp_ort_error_quark())
 GQuark fp_ort_error_quark(void);
@@ -40,6 +42,62 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_ort, fp_ort_free)
 /* The runtime's version string ("1.30.0") and the path it was loaded from. */
 const char *fp_ort_version(const fp_ort *o);
 const char *fp_ort_path(const fp_ort *o);
+
+/* A session's options: CPU execution provider, sequential execution, one inter-op thread. */
+typedef struct {
+    fp_ort_level level;
+    int threads;     /* intra-op threads */
+    bool no_arena;   /* DisableCpuMemArena: a plain allocation per tensor instead of the BFC arena */
+    bool no_prepack; /* the session config entry session.disable_prepacking */
+} fp_ort_session_opts;
+
+typedef struct fp_ort_session fp_ort_session;
+
+/* A session of the model at path (when model is NULL) or of the serialized ModelProto model. NULL
+ * with FP_ORT_ERROR_RUN and ONNX Runtime's message. */
+fp_ort_session *fp_ort_session_new(fp_ort *o, const char *path, GBytes *model, const fp_ort_session_opts *opts,
+                                   GError **error);
+void fp_ort_session_free(fp_ort_session *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_ort_session, fp_ort_session_free)
+
+/* An input of a run: `bytes` of raw little-endian data of ONNX TensorProto data type `type`
+ * (1: float) and shape dims[rank]. The data is not copied: it must outlive the session. */
+typedef struct {
+    const char *name;
+    int type;
+    const int64_t *dims;
+    int rank;
+    const void *data;
+    size_t bytes;
+} fp_ort_tensor;
+
+/* Sets the inputs and the outputs fetched of every later run (at most FP_ORT_MAX_IO of each). False
+ * with FP_ORT_ERROR_RUN when ONNX Runtime refuses a tensor or there are too many. */
+#define FP_ORT_MAX_IO 64
+bool fp_ort_session_bind(fp_ort_session *s, const fp_ort_tensor *inputs, int n_inputs, const char *const *outputs,
+                         int n_outputs, GError **error);
+
+/* One run; its outputs stay held (in the arena) until the next run or fp_ort_session_release. */
+bool fp_ort_session_run(fp_ort_session *s, GError **error);
+void fp_ort_session_release(fp_ort_session *s);
+
+/* Runs warmup times, then Run alone, each timed by `clock` and appended to times (double,
+ * seconds), until budget_s of wall time is spent after the warm-up (at least min_runs runs, at
+ * most max_runs). False with FP_ORT_ERROR_RUN. */
+bool fp_ort_session_times(fp_ort_session *s, clockid_t clock, int warmup, int min_runs, int max_runs, double budget_s,
+                          GArray *times, GError **error);
+
+/* A counter of the session's CPU allocator (OrtApi::AllocatorGetStats: the BFC arena's InUse,
+ * MaxInUse, TotalAllocated, NumAllocs, ...). */
+typedef struct {
+    char *key;
+    int64_t value;
+} fp_ort_stat;
+
+/* The counters of the session's CPU allocator, in ONNX Runtime's order (fp_ort_stat; the array
+ * frees the keys). Needs C API 23 (ONNX Runtime 1.23); NULL with FP_ORT_ERROR_LOAD when the
+ * library is older or its key-value slots do not read back, FP_ORT_ERROR_RUN when it refuses. */
+GArray *fp_ort_session_stats(fp_ort_session *s, GError **error);
 
 /* What fp_ort_time runs: model bytes with one float input and the outputs named. */
 typedef struct {

@@ -186,8 +186,8 @@ static void test_cli_errors(void)
     g_unlink(text);
     tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "tvm", NULL}, NULL, "unknown runtime 'tvm'");
     tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=", NULL}, NULL, "unknown runtime");
-    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--threads", "0", NULL}, NULL,
-                        "--threads must be in [1, 4096]");
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--threads", "-2", NULL}, NULL,
+                        "--threads '-2': a count in [1, 4096], or 0 or 'all' for all cores");
     CU_ASSERT_FALSE(g_file_test("/tmp/fp-never-written.ini", G_FILE_TEST_EXISTS));
 }
 

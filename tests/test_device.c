@@ -806,9 +806,25 @@ static void test_cli_calibrate(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(d2);
     g_autofree char *kernel = g_key_file_get_string(d2->keyfile, "calibration", "kernel", NULL);
     CU_ASSERT_STRING_EQUAL(kernel, "portable");
+    /* --threads all and 0: all cores (the physical ones), recorded */
+    const char *const all[] = {"all", "0"};
+    for (size_t i = 0; i < G_N_ELEMENTS(all); i++) {
+        r = tu_run((const char *[]){"calibrate", "-o", out, "--seconds", "0.01", "--threads", all[i], "--kernel",
+                                    "portable", "--triad-mib", "8", "--no-cache", NULL});
+        CU_ASSERT_EQUAL(r.status, 0);
+        tu_run_clear(&r);
+        g_autoptr(fp_device) d3 = fp_device_load(out, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d3);
+        CU_ASSERT_EQUAL(d3->threads, (uint64_t)fp_calibrate_runtime_threads());
+    }
 
     expect_cli_bad((const char *[]){"calibrate", "--seconds", "0", NULL}, "--seconds must be in (0, 600]");
-    expect_cli_bad((const char *[]){"calibrate", "--threads", "0", NULL}, "--threads must be in [1, 4096]");
+    const char *const bad_threads[] = {"-1", "5000", "many", "2x", ""};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_threads); i++) {
+        g_autofree char *needle = g_strdup_printf("--threads '%s': a count in [1, 4096], or 0 or 'all'",
+                                                  bad_threads[i]);
+        expect_cli_bad((const char *[]){"calibrate", "--threads", bad_threads[i], NULL}, needle);
+    }
     expect_cli_bad((const char *[]){"calibrate", "--kernel", "sse9", NULL}, "unknown kernel 'sse9'");
     expect_cli_bad((const char *[]){"calibrate", "-o", "/nonexistent/dir/host.ini", NULL},
                    "directory '/nonexistent/dir' does not exist");

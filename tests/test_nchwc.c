@@ -29,6 +29,18 @@ static void test_resnet_tiny(void)
     CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Relu"), 0);
     CU_ASSERT_EQUAL(a->res.layout.nchwc.converted, 11);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    /* the blocked tensors' layout is named with the block (cpu-avx2's 8), the NCHW ones' is not */
+    uint32_t blocked = 0;
+    for (guint i = 0; i < a->model->main->values->len; i++) {
+        const fp_value *v = a->model->main->values->pdata[i];
+        const char *l = fp_value_layout(v);
+        bool nchwc_out = fp_node_live(v->producer) && strcmp(v->producer->domain, "com.microsoft.nchwc") == 0 &&
+                         strcmp(v->producer->op_type, "ReorderOutput") != 0;
+        if (fp_node_live(v->producer))
+            CU_ASSERT_EQUAL(l != NULL, nchwc_out);
+        blocked += l && strcmp(l, "NCHW8c") == 0;
+    }
+    CU_ASSERT(blocked >= 11);
     /* the extended level, and a device without NCHWc kernels, leave it NCHW */
     fp_analysis_opts e = {.target = "ort-cpu-extended"}, g = {.target = "ort-cpu-all", .device = "h100"};
     g_autoptr(fp_analysis) b = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &e, &err);

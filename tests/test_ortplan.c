@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "analysis/declared.h"
 #include "passes/memory/ortplan.h"
 #include "tutil.h"
 
@@ -127,30 +128,59 @@ static void test_reuse_same_shape(void)
 }
 
 /* a = Transpose(x); r = Reshape(a, shape); c = Slice(r) of constant bounds; e = Transpose(c), a's
- * shape. With a shape ORT's data propagation does not give (a Cast of a Shape), r's dims are
+ * shape; y = Transpose(e). The shape: constant ([1, 1024, 256]) or a Cast of a Shape of a. */
+static tb *slice_graph(bool constant)
+{
+    tb *b = graph();
+    transpose(b, "x", "a");
+    if (constant)
+        tb_init_i64(b, "s", 3, XT);
+    else {
+        tb_node(b, "Shape", NULL, "a", "s0");
+        tb_attr_i(b, tb_node(b, "Cast", NULL, "s0", "s"), "to", 7);
+    }
+    tb_node(b, "Reshape", NULL, "a,s", "r");
+    tb_init_i64(b, "starts", 1, (const int64_t[]){0});
+    tb_init_i64(b, "ends", 1, (const int64_t[]){1024});
+    tb_init_i64(b, "axes", 1, (const int64_t[]){1});
+    tb_node(b, "Slice", NULL, "r,starts,ends,axes", "c");
+    tb_attr_ints(b, tb_node(b, "Transpose", NULL, "c", "e"), "perm", 3, (const int64_t[]){0, 1, 2});
+    transpose(b, "e", "y");
+    return b;
+}
+
+/* slice_graph: with a shape ORT's data propagation does not give (a Cast of a Shape), r's dims are
  * unknown to it, so are the Slice's and the Transpose's after it, and e takes no freed buffer; with
  * a constant shape of positive sizes every dim is known again and e reuses a's. */
 static void test_unknown_through_slice(void)
 {
     for (int constant = 0; constant < 2; constant++) {
-        tb *b = graph();
-        transpose(b, "x", "a");
-        if (constant)
-            tb_init_i64(b, "s", 3, XT);
-        else {
-            tb_node(b, "Shape", NULL, "a", "s0");
-            tb_attr_i(b, tb_node(b, "Cast", NULL, "s0", "s"), "to", 7);
-        }
-        tb_node(b, "Reshape", NULL, "a,s", "r");
-        tb_init_i64(b, "starts", 1, (const int64_t[]){0});
-        tb_init_i64(b, "ends", 1, (const int64_t[]){1024});
-        tb_init_i64(b, "axes", 1, (const int64_t[]){1});
-        tb_node(b, "Slice", NULL, "r,starts,ends,axes", "c");
-        tb_attr_ints(b, tb_node(b, "Transpose", NULL, "c", "e"), "perm", 3, (const int64_t[]){0, 1, 2});
-        transpose(b, "e", "y");
-        fp_ort_memory_result r = ort(b, 3, X, true);
+        fp_ort_memory_result r = ort(slice_graph(constant), 3, X, true);
         CU_ASSERT_EQUAL(r.n_reused, constant ? 1 : 0);
     }
+}
+
+/* slice_graph of a Cast of a Shape as ONNX Runtime's optimizing session knows it: its constant
+ * folding takes the Shape of a tensor of numeric dims and the Cast, so r's dims are known (the
+ * load shapes of analysis/declared.c, the view the fusion conditions read) and e reuses a's buffer;
+ * at ORT_DISABLE_ALL (folded false) it does not. */
+static void test_unknown_folded(void)
+{
+    tb *b = slice_graph(false);
+    tb_output(b, "y", F32, 3, X);
+    fp_model *m = tu_load_tb(b);
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_target) t = fp_target_load("ort-cpu-extended", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    fp_declared_mark_runtime(m, t);
+    for (int folded = 0; folded < 2; folded++) {
+        fp_ort_memory_opts o = {.prepack = true, .folded = folded};
+        fp_ort_memory_result r;
+        CU_ASSERT_FATAL(fp_pass_ort_memory(m->main, &o, &r, NULL, &err));
+        CU_ASSERT_EQUAL(r.n_reused, folded ? 1 : 0);
+    }
+    fp_model_free(m);
 }
 
 /* Chunks: 40 bytes take 256; a 3 MiB request in a fresh arena grows the region 1 -> 4 MiB and takes
@@ -225,6 +255,55 @@ static void test_conv_batch_transpose(void)
     CU_ASSERT_EQUAL(r.scratch, 8 * 4 * 16 * 4);
 }
 
+/* FusedGemm (com.microsoft: a Gemm and its activation, ORT's level-2 fusion) packs its B as Gemm
+ * does: vgg11_112 at level all holds 21.94 MiB after session creation, as at level disabled. */
+static void test_fused_gemm_prepacked(void)
+{
+    tb *b = graph();
+    tb_init(b, "fc", F32, 2, (const int64_t[]){1024, 100});
+    tb_init_i64(b, "shape", 2, (const int64_t[]){256, 1024});
+    tb_node(b, "Reshape", NULL, "x,shape", "x2");
+    tb_node_t *n = tb_node(b, "FusedGemm", NULL, "x2,fc", "y");
+    tb_domain(b, n, "com.microsoft");
+    tb_attr_s(b, n, "activation", "Relu");
+    fp_ort_memory_result r = ort(b, 2, (const int64_t[]){256, 100}, true);
+    CU_ASSERT_EQUAL(r.weight_outside, 0);
+    CU_ASSERT_EQUAL(r.weight_arena, 1024 * 112 * 4 + 16); /* N = 100 rounded to 112; the shape, small */
+}
+
+/* With --target the graph the target's passes leave is planned: at ort-cpu-all a 1x1 Conv of 16 to
+ * 24 channels runs blocked, its output padded to the device's block (32 channels on cpu-avx512's
+ * 16, 24 on cpu-avx2's 8): 2048 bytes more. A bad target or device: one line naming it, exit 2. */
+static void test_cli_target(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 4, (const int64_t[]){1, 16, 8, 8});
+    tb_init(b, "w", F32, 4, (const int64_t[]){24, 16, 1, 1});
+    tb_node(b, "Conv", NULL, "x,w", "y");
+    tb_output(b, "y", F32, 4, (const int64_t[]){1, 24, 8, 8});
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    uint64_t total[2] = {0, 0};
+    const char *const devices[] = {"cpu-avx512", "cpu-avx2"};
+    for (int i = 0; i < 2; i++) {
+        tu_run_result r = tu_run((const char *[]){"memory", "--planner", "ort", "--target", "ort-cpu-all", "--device",
+                                                  devices[i], "-f", "json", path, NULL});
+        CU_ASSERT_EQUAL(r.status, 0);
+        const char *at = strstr(r.out, "\"total_first_run_bytes\" : ");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        total[i] = g_ascii_strtoull(at + strlen("\"total_first_run_bytes\" : "), NULL, 10);
+        tu_run_clear(&r);
+    }
+    CU_ASSERT_EQUAL(total[0], total[1] + 2048);
+    tu_expect_cli_error((const char *[]){"memory", "--planner", "ort", "--target", "no-such-target", path, NULL}, NULL,
+                        "no target named 'no-such-target'");
+    tu_expect_cli_error((const char *[]){"memory", "--planner", "ort", "--target", "ort-cpu-all", "--device",
+                                         "no-such-device", path, NULL},
+                        NULL, "no device profile 'no-such-device'");
+    g_unlink(path);
+    g_free(path);
+}
+
 static void test_cli_planner(void)
 {
     tb *b = graph();
@@ -258,8 +337,11 @@ FP_TEST_SUITE(register_ortplan)
     CU_add_test(s, "in place: at the last reader", test_inplace_last_reader);
     CU_add_test(s, "reuse at the same shape only", test_reuse_same_shape);
     CU_add_test(s, "unknown shapes through a Slice", test_unknown_through_slice);
+    CU_add_test(s, "shapes an optimizing session folds", test_unknown_folded);
     CU_add_test(s, "arena chunks and regions", test_arena_chunks);
     CU_add_test(s, "initializers, pre-packing, Conv working buffer", test_weights_and_conv);
     CU_add_test(s, "Conv batches and groups, ConvTranspose", test_conv_batch_transpose);
     CU_add_test(s, "memory --planner", test_cli_planner);
+    CU_add_test(s, "FusedGemm pre-packs as Gemm", test_fused_gemm_prepacked);
+    CU_add_test(s, "memory --target: the target's graph, NCHWc padded", test_cli_target);
 }

@@ -209,18 +209,32 @@ static const fp_node *owner_in(const fp_graph *g, const fp_node *n)
     return n;
 }
 
+/* The channel block of a 4-D layout that pads channels: C0 of GE's NC1HWC0 (passes/ge_format.c: 32
+ * for a 1-byte dtype, else 16), the block of ONNX Runtime's NCHWc ("NCHW16c", passes/nchwc.c); 0
+ * for any other layout. */
+static uint64_t channel_block(const char *layout, fp_dtype dt)
+{
+    if (!layout)
+        return 0;
+    if (strcmp(layout, "NC1HWC0") == 0)
+        return fp_dtype_bits(dt) == 8 ? 32 : 16;
+    char *end = NULL;
+    uint64_t block = g_str_has_prefix(layout, "NCHW") ? g_ascii_strtoull(layout + 4, &end, 10) : 0;
+    return end && end != layout + 4 && strcmp(end, "c") == 0 ? block : 0;
+}
+
 /* Bytes of a tensor value with known dtype and shape (a float32 one at float_as, unless that is
- * FP_DT_UNDEFINED). A 4-D value GE stores in NC1HWC0 (passes/ge_format.c) takes its channels
- * padded to C0: 32 for a 1-byte dtype, else 16. */
+ * FP_DT_UNDEFINED). A 4-D value whose layout blocks its channels (channel_block) takes them padded
+ * to the block. */
 static bool value_bytes(const fp_value *v, fp_dtype float_as, uint64_t *bytes)
 {
     uint64_t n;
     if (v->type != FP_TYPE_TENSOR || !fp_shape_numel(&v->shape, &n))
         return false;
     fp_dtype dt = float_as != FP_DT_UNDEFINED && v->dtype == FP_DT_FLOAT ? float_as : v->dtype;
-    const char *layout = fp_value_layout(v);
-    if (layout && v->shape.rank == 4 && v->shape.dims[1].value > 0 && strcmp(layout, "NC1HWC0") == 0) {
-        uint64_t c = (uint64_t)v->shape.dims[1].value, c0 = fp_dtype_bits(dt) == 8 ? 32 : 16;
+    uint64_t c0 = channel_block(fp_value_layout(v), dt);
+    if (c0 > 1 && v->shape.rank == 4 && v->shape.dims[1].value > 0) {
+        uint64_t c = (uint64_t)v->shape.dims[1].value;
         n = n / c * ((c + c0 - 1) / c0 * c0);
     }
     return fp_dtype_bytes(dt, n, bytes);

@@ -26,20 +26,28 @@ static void add_sat(uint64_t *sum, uint64_t bytes)
  * loaded graph outside it (ORT keeps tensors above 127 bytes as in-memory external data). */
 #define ORT_SMALL_INITIALIZER 128u
 
-/* Whether input `port` of n is a float GEMM's B that MLAS pre-packs: MatMul's input 1 or Gemm's,
- * float and 2-D (GemmPackBFp32 packs only a 2-D matrix). */
+/* Whether n is a Gemm: ONNX's, or the FusedGemm (com.microsoft) of a Gemm and its activation that
+ * ORT's level-2 fusion makes, whose kernel packs as Gemm's. */
+static bool is_gemm(const fp_node *n)
+{
+    return (!n->domain[0] && strcmp(n->op_type, "Gemm") == 0) ||
+           (strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "FusedGemm") == 0);
+}
+
+/* Whether input `port` of n is a float GEMM's B that MLAS pre-packs: MatMul's input 1 or a Gemm's
+ * (is_gemm), float and 2-D (GemmPackBFp32 packs only a 2-D matrix). */
 static bool packs_as_gemm_b(const fp_node *n, uint32_t port, const fp_value *w)
 {
-    if (n->domain[0] || port != 1 || w->dtype != FP_DT_FLOAT || w->shape.rank != 2 || !fp_shape_static(&w->shape))
+    if (port != 1 || w->dtype != FP_DT_FLOAT || w->shape.rank != 2 || !fp_shape_static(&w->shape))
         return false;
-    return strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0;
+    return (!n->domain[0] && strcmp(n->op_type, "MatMul") == 0) || is_gemm(n);
 }
 
 /* Bytes of MLAS's packed copy of w, the B input of n (packs_as_gemm_b): K rows of N floats, N
  * rounded up to 16 (MlasGemmPackBSize); B is N x K under Gemm's transB. */
 static uint64_t gemm_b_packed(const fp_node *n, const fp_value *w)
 {
-    bool tb = strcmp(n->op_type, "Gemm") == 0 && fp_node_attr_int(n, "transB", 0) != 0;
+    bool tb = is_gemm(n) && fp_node_attr_int(n, "transB", 0) != 0;
     uint64_t k = (uint64_t)w->shape.dims[tb ? 1 : 0].value, cols = (uint64_t)w->shape.dims[tb ? 0 : 1].value;
     return k * round_to(cols, 16) * 4;
 }
@@ -279,6 +287,44 @@ static bool ort_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **err
                 unknown[nd->outputs[k]->id] = unk;
                 known[nd->outputs[k]->id] |= dk;
             }
+    }
+    return true;
+}
+
+/* Whether s names every dim: a number or a symbol. */
+static bool dims_named(const fp_shape *s)
+{
+    for (int32_t d = 0; s->rank >= 0 && d < s->rank; d++)
+        if (!fp_dim_known(s->dims[d]) && !s->dims[d].sym)
+            return false;
+    return s->rank >= 0;
+}
+
+/* unknown (per value id of g) as an optimized session's planner knows shapes: a value whose load
+ * shape (fp_value_load_shape: the shapes ORT's constant folding and ReshapeFusion leave, recorded
+ * by analysis/declared.c, the view the fusion conditions read) does not name every dim; a value
+ * without one (written by a later pass: a fused node's, a reorder's) is unknown when an input of
+ * its producer is; none is unknown when no load shape was recorded (static dims and no shape
+ * computation: the inferred shapes are the runtime's). False with an error on a cycle. */
+static bool loaded_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **error)
+{
+    uint32_t n;
+    fp_node *const *order = fp_graph_order(g, &n, error);
+    if (!order)
+        return false;
+    for (guint i = 0; i < g->values->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->values, i);
+        const fp_shape *ls = fp_value_load_shape(v);
+        unknown[v->id] = ls && !dims_named(ls);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const fp_node *nd = order[i];
+        bool unk = false;
+        for (uint32_t k = 0; k < nd->n_inputs && !unk; k++)
+            unk = nd->inputs[k] && unknown[nd->inputs[k]->id];
+        for (uint32_t k = 0; k < nd->n_outputs; k++)
+            if (nd->outputs[k] && !fp_value_load_shape(nd->outputs[k]))
+                unknown[nd->outputs[k]->id] = unk;
     }
     return true;
 }
@@ -671,7 +717,7 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
     memset(out, 0, sizeof *out);
     g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, NULL, diag, error);
     g_autofree uint8_t *unknown = g_new0(uint8_t, g->values->len + 1);
-    if (!lv || !ort_unknown_shapes(g, unknown, error))
+    if (!lv || !(opts->folded ? loaded_unknown_shapes(g, unknown, error) : ort_unknown_shapes(g, unknown, error)))
         return false;
     const fp_memgraph *mg = &lv->mg;
     size_t nb = (size_t)mg->n_bufs + 1;

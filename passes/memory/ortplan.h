@@ -20,6 +20,10 @@ typedef struct {
     bool prepack; /* ORT's default: GEMM weights pre-packed by MLAS into the arena, initializers of
                      128 bytes or more held outside it (false: session.disable_prepacking=1, every
                      initializer in one block of the arena) */
+    bool folded;  /* the session optimizes (ORT_ENABLE_BASIC and above): its planner knows the shapes
+                     its constant folding and ReshapeFusion make known, the load shapes
+                     analysis/declared.c records (fp_value_load_shape), which the fusion conditions
+                     read too; false (ORT_DISABLE_ALL): what its shape inference propagates alone */
 } fp_ort_memory_opts;
 
 typedef struct {
