@@ -16,7 +16,7 @@ enum { FP_FUSE_ERROR_TARGET };
 /* ---------------------------------------------------------------- rules (fuse_rules.c) */
 
 #define FP_PAT_MAX 12
-#define FP_RULE_MAX_CONSTRAINTS 10
+#define FP_RULE_MAX_CONSTRAINTS 11
 #define FP_PAT_X (-2) /* in fp_pat_node.from or from2: the anchor's input 0 (the pattern's data input) */
 
 /* One node of a pattern. Node 0 is the anchor. */
@@ -199,6 +199,7 @@ typedef struct {
 typedef struct {
     const fp_rule *rule;
     const fp_target *target;
+    fp_fuse_phase phase;            /* the phase of the call that matched it (fp_pass_fuse) */
     fp_node *nodes[FP_PAT_MAX + 8]; /* matched nodes; a repeated chain node appears once per link;
                                        FP_RW_SPLIT: the anchor, then the other Slice and Gather
                                        readers of its input 0 */

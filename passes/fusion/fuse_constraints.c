@@ -277,6 +277,21 @@ static bool check_level2_assigned(const fp_constraint *c, const fp_match *mt, GP
     return check_assigned(c, mt, out);
 }
 
+/* Gate: the match is the one of this call's phase where the rule is in the target's
+ * `before_partition` and split between the phases by the model opset param `level1_opset`: ONNX
+ * Runtime registers its transformer at levels 1 and 2, and the level-1 instance takes the nodes of
+ * that opset on, before partitioning, the level-2 one those below it, after (LayerNormFusion). */
+static bool check_level1_phase(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    const fp_target *t = mt->target;
+    const fp_node *n = node_at(mt, 0);
+    if (mt->phase == FP_FUSE_ALL || !n || !t->before_partition ||
+        !g_strv_contains((const char *const *)t->before_partition, mt->rule->id))
+        return true;
+    return (n->opset >= fp_target_num(t, mt->rule->id, c)) == (mt->phase == FP_FUSE_BEFORE_PARTITION);
+}
+
 static bool check_not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int last = mt->n - 1;

@@ -263,17 +263,18 @@ const fp_rule fp_rules[] = {
      .constraints = {C(assigned, -1, -1), G(const_scalar, 0, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1)},
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
     /* LayerNorm decomposed as torch exports it before opset 17. ORT runs LayerNormFusion at level 1
-     * from opset 17 on (before partitioning: float16 too), at level 2 below: ort-cpu-basic raises
-     * min_opset to 17 */
+     * from opset 17 on (before partitioning: float16 too), at level 2 below (level1_phase gives each
+     * phase its nodes): ort-cpu-basic, which has no level 2, raises min_opset to 17 */
     {.id = "layer_norm", .title = "ReduceMean/Sub/Pow/Sqrt/Div form -> LayerNormalization",
      .source = "onnxruntime layer_norm_fusion.cc (level 1/2)",
      .pattern = LAYER_NORM_PATTERN,
      .n_pattern = 9,
-     .constraints = {CN(min_opset, 0, -1, "opset", 1), CN(level2_assigned, -1, -1, "level1_opset", 17),
+     .constraints = {GN(level1_phase, 0, -1, "level1_opset", 17), CN(min_opset, 0, -1, "opset", 1),
+                     CN(level2_assigned, -1, -1, "level1_opset", 17),
                      C(single_consumer, -1, -1), C(not_graph_output, -1, -1), G(const_other, 4, -1),
                      C(const_1d, 7, -1), C(const_1d, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1),
                      CN(cpu_half_input, 0, -1, "level1_opset", 17)},
-     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
+     .n_constraints = 11, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
      .act_node = -1},
     /* RMSNorm from primitive ops: x / sqrt(mean(x^2) + eps) * scale; x may be centred (x - mean)
      * when no beta Add follows (a whole LayerNorm is the layer_norm rule's, maybe on a later sweep):
