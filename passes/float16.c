@@ -343,17 +343,14 @@ static bool isolated(const fp_node *n, const uint8_t *conv)
     return edge && half_in && half_out;
 }
 
-/* Output v of a converted node: float32; where an op that stays float16 or the graph reads it,
- * the converted readers read a float32 copy and a Cast writes v back in float16. */
+/* Output v of a converted node: a float32 value of a name of its own that the converted readers
+ * read (InsertCastTransformer names the float32 output anew, whoever reads it); where an op that
+ * stays float16 or the graph reads v, a Cast writes v from it in float16, else v goes. */
 static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
 {
     bool others = v->is_output; /* a folded reader (a Shape) is no edge */
     for (uint32_t u = 0; u < v->n_uses && !others; u++)
         others = !conv[v->uses[u].node->id] && fp_node_live(v->uses[u].node);
-    if (!others) {
-        v->dtype = FP_DT_FLOAT;
-        return 0;
-    }
     g_autofree char *name = g_strdup_printf("%s/float", v->name);
     fp_value *inner = fp_graph_value_like(v->graph, name, v, FP_DT_FLOAT);
     fp_node_set_output(v->producer, v->producer_port, inner);
@@ -361,6 +358,10 @@ static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
         fp_node *r = v->uses[u].node;
         if (conv[r->id] && v->uses[u].port != UINT32_MAX)
             r->inputs[v->uses[u].port] = inner;
+    }
+    if (!others) {
+        v->producer = NULL;
+        return 0;
     }
     cast(m, inner, FP_DT_FLOAT16, v, false);
     return 1;

@@ -2,7 +2,7 @@
  * has the Casts ONNX Runtime 1.30 writes (measured with onnxruntime-node: at basic and extended a
  * Cast on x, W, B and the output, the Relu apart; at all only x and the output, the Relu folded),
  * float32 inside; the cuda target keeps float16; a bad key value; the CPU EP's float16 kernels and
- * the function bodies ORT inlines. */
+ * the function bodies ORT inlines; the names of the float32 outputs of the ops it converts. */
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -109,9 +109,37 @@ static void test_kernels_and_bodies(void)
     g_unlink(p13);
 }
 
+/* A float16 Sub of two initializers, views, then Neg, Add and Add, each run in float32: ONNX Runtime
+ * 1.30's InsertCastTransformer names every float32 output anew ("InsertedPrecisionFreeCast_"
+ * + the name, measured on tests/data/fuse/difftest/difftest_constant_folding_f16_names.onnx at
+ * basic, extended and all), and a Cast back writes the original name only where a float16 op or
+ * the graph reads it: the Neg and the inner Add write no tensor of the model, so
+ * bench/provenance.py joins them with the Casts and the last Add into one cluster, as in ORT's. */
+static void test_converted_names(void)
+{
+    const char *path = "tests/data/fuse/difftest/difftest_constant_folding_f16_names.onnx";
+    static const char *const targets[] = {"ort-cpu-basic", "ort-cpu-all"};
+    for (size_t t = 0; t < G_N_ELEMENTS(targets); t++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = targets[t], .device = "cpu-avx512"};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_FATAL(a != NULL);
+        const fp_node *neg = fp_node_lookup(a->model, "n9_Neg"), *add = fp_node_lookup(a->model, "n11_Add"),
+                      *sub = fp_node_lookup(a->model, "n4_Sub");
+        CU_ASSERT_FATAL(neg && add && sub);
+        CU_ASSERT_STRING_EQUAL(neg->outputs[0]->name, "n9_Neg_o0/float");
+        CU_ASSERT_STRING_EQUAL(add->outputs[0]->name, "n11_Add_o0/float");
+        CU_ASSERT_STRING_EQUAL(sub->outputs[0]->name, "n4_Sub_o0/float"); /* its Cast back writes n4_Sub_o0 */
+        CU_ASSERT_EQUAL(add->outputs[0]->dtype, FP_DT_FLOAT);
+        const fp_value *y = a->model->main->outputs->pdata[0];
+        CU_ASSERT_STRING_EQUAL(y->producer->op_type, "Cast");
+    }
+}
+
 FP_TEST_SUITE(register_float16)
 {
     CU_pSuite s = CU_add_suite("float16", NULL, NULL);
     CU_add_test(s, "casts", test_casts);
     CU_add_test(s, "kernels_and_bodies", test_kernels_and_bodies);
+    CU_add_test(s, "converted_names", test_converted_names);
 }

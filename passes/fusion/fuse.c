@@ -350,12 +350,26 @@ static bool sweep_rule(fp_fuser *fz, const sweep_order *o, size_t ri)
     return changed;
 }
 
-/* Whether phase applies rule `id` of target t. */
+/* Whether a variant of rule `id` is split between the phases by the model's opset (its gate
+ * level1_phase): the runtime registers it at both levels. */
+static bool split_by_opset(const char *id)
+{
+    for (size_t r = 0; r < fp_n_rules; r++)
+        for (int k = 0; k < fp_rules[r].n_constraints && strcmp(fp_rules[r].id, id) == 0; k++)
+            if (fp_rules[r].constraints[k].id == FP_CONSTRAINT_level1_phase)
+                return true;
+    return false;
+}
+
+/* Whether phase applies rule `id` of target t: a rule of `before_partition` before, the others
+ * after, and one split by opset in both (its gate takes the nodes of each phase). */
 static bool in_phase(const fp_target *t, fp_fuse_phase phase, const char *id)
 {
     if (phase == FP_FUSE_ALL)
         return true;
     bool before = t->before_partition && g_strv_contains((const char *const *)t->before_partition, id);
+    if (before && phase == FP_FUSE_AFTER_PARTITION && split_by_opset(id))
+        return true;
     return before == (phase == FP_FUSE_BEFORE_PARTITION);
 }
 

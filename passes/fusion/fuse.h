@@ -16,7 +16,7 @@ enum { FP_FUSE_ERROR_TARGET };
 /* ---------------------------------------------------------------- rules (fuse_rules.c) */
 
 #define FP_PAT_MAX 12
-#define FP_RULE_MAX_CONSTRAINTS 10
+#define FP_RULE_MAX_CONSTRAINTS 11
 #define FP_PAT_X (-2) /* in fp_pat_node.from or from2: the anchor's input 0 (the pattern's data input) */
 
 /* One node of a pattern. Node 0 is the anchor. */
@@ -86,6 +86,12 @@ typedef struct {
     const char *fused_op; /* op type of the result ("FusedConv"); NULL for FOLD/ELIMINATE */
     fp_op fused_kind;
     int8_t act_node; /* pattern node holding the activation (reported as `activation`), -1 */
+    /* FP_RW_FUSE: the fused op's inputs in the order of its signature, each the input from outside
+     * the match of that pattern node (fp_fuse_other_input; FP_PAT_X: the pattern's data input), so
+     * the constants the op takes as attributes or drops (epsilon, the exponent) go; n_operands 0:
+     * every input from outside the match */
+    int8_t operands[4];
+    int8_t n_operands;
 } fp_rule;
 
 extern const fp_rule fp_rules[];
@@ -199,6 +205,7 @@ typedef struct {
 typedef struct {
     const fp_rule *rule;
     const fp_target *target;
+    fp_fuse_phase phase;            /* the phase of the call that matched it (fp_pass_fuse) */
     fp_node *nodes[FP_PAT_MAX + 8]; /* matched nodes; a repeated chain node appears once per link;
                                        FP_RW_SPLIT: the anchor, then the other Slice and Gather
                                        readers of its input 0 */
@@ -240,6 +247,10 @@ bool fp_fuse_constraint_check(const fp_constraint *c, const fp_match *mt, GPtrAr
  * rank below 2, or a perm that cannot be known. */
 bool fp_fuse_transpose_flags(const fp_node *t, bool *trans, bool *batch, const char **why);
 
+/* Input of n (a node of match mt) not produced by a matched node, the "other" operand of a binary
+ * op, or NULL. The pattern's data input counts as part of the match only where the pattern names
+ * it (from or from2 FP_PAT_X). */
+fp_value *fp_fuse_other_input(const fp_match *mt, const fp_node *n);
 /* The value of v when it is a constant of one element (or of equal elements), in *value. */
 bool fp_fuse_const_scalar(const fp_value *v, double *value);
 /* Which input (0 or 1) of Mul or Div n is a constant scalar scaling the other (a Div's divisor

@@ -134,10 +134,7 @@ static const char *origin(const fp_value *v)
     return "nothing";
 }
 
-/* Input of n not produced by a matched node (the "other" operand of a binary op), or NULL. The
- * pattern's data input x counts as part of the match only where the pattern names it (from or
- * from2 FP_PAT_X). */
-static fp_value *other_input(const fp_match *mt, const fp_node *n)
+fp_value *fp_fuse_other_input(const fp_match *mt, const fp_node *n)
 {
     int idx = 0;
     while (idx < mt->n && mt->nodes[idx] != n)
@@ -277,6 +274,21 @@ static bool check_level2_assigned(const fp_constraint *c, const fp_match *mt, GP
     return check_assigned(c, mt, out);
 }
 
+/* Gate: the match is the one of this call's phase where the rule is in the target's
+ * `before_partition` and split between the phases by the model opset param `level1_opset`: ONNX
+ * Runtime registers its transformer at levels 1 and 2, and the level-1 instance takes the nodes of
+ * that opset on, before partitioning, the level-2 one those below it, after (LayerNormFusion). */
+static bool check_level1_phase(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    (void)out;
+    const fp_target *t = mt->target;
+    const fp_node *n = node_at(mt, 0);
+    if (mt->phase == FP_FUSE_ALL || !n || !t->before_partition ||
+        !g_strv_contains((const char *const *)t->before_partition, mt->rule->id))
+        return true;
+    return (n->opset >= fp_target_num(t, mt->rule->id, c)) == (mt->phase == FP_FUSE_BEFORE_PARTITION);
+}
+
 static bool check_not_graph_output(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     int last = mt->n - 1;
@@ -377,7 +389,7 @@ static bool check_not_layer_norm(const fp_constraint *c, const fp_match *mt, GPt
 static bool check_const_other(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
-    fp_value *v = n ? other_input(mt, n) : NULL;
+    fp_value *v = n ? fp_fuse_other_input(mt, n) : NULL;
     if (!n || (v && fp_value_is_constant(v)))
         return true;
     if (!out) /* a gate's verdict only */
@@ -490,7 +502,7 @@ static bool check_min_epsilon(const fp_constraint *c, const fp_match *mt, GPtrAr
 static bool check_per_channel(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node), *conv = mt->nodes[0];
-    fp_value *v = n ? other_input(mt, n) : NULL;
+    fp_value *v = n ? fp_fuse_other_input(mt, n) : NULL;
     fp_value *w = conv->n_inputs > 1 ? conv->inputs[1] : NULL;
     if (!v || !w || w->shape.rank < 1)
         return true;
@@ -557,7 +569,7 @@ static bool channel_shape_fits(const fp_shape *k, const fp_shape *w, bool scalar
 static bool check_channel_operand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node), *conv = mt->nodes[0];
-    fp_value *k = n ? other_input(mt, n) : NULL;
+    fp_value *k = n ? fp_fuse_other_input(mt, n) : NULL;
     fp_value *w = conv->n_inputs > 1 ? conv->inputs[1] : NULL;
     if (!k || !w)
         return true;
@@ -611,7 +623,7 @@ static bool check_gemm_operands(const fp_constraint *c, const fp_match *mt, GPtr
 {
     fp_node *mm = node_at(mt, 0), *add = node_at(mt, 1);
     fp_value *a = mm->inputs[0], *b = mm->n_inputs > 1 ? mm->inputs[1] : NULL,
-             *bias = add ? other_input(mt, add) : NULL;
+             *bias = add ? fp_fuse_other_input(mt, add) : NULL;
     const char *why = NULL, *hint = NULL;
     if (!b || b->shape.rank != 2 || !fp_shape_static(&b->shape)) {
         why = "B is not a 2-D matrix of known size";
@@ -691,7 +703,7 @@ static bool check_const_value(const fp_constraint *c, const fp_match *mt, GPtrAr
     fp_node *n = node_at(mt, c->node);
     if (!n)
         return true;
-    fp_value *v = c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : other_input(mt, n);
+    fp_value *v = c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : fp_fuse_other_input(mt, n);
     double want = fp_target_num(mt->target, mt->rule->id, c), got;
     /* ONNX Runtime's rules compare in float32 within 1e-8 + 1e-5 |want| (optimizer/utils.cc,
      * IsInitializerWithExpectedValue): a float16 sqrt(2) or 0.044715 is another constant there */
@@ -755,7 +767,7 @@ static bool check_bias_last_dim(const fp_constraint *c, const fp_match *mt, GPtr
 static bool check_const_1d(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
-    fp_value *v = n ? other_input(mt, n) : NULL;
+    fp_value *v = n ? fp_fuse_other_input(mt, n) : NULL;
     if (!v || v->shape.rank == 1)
         return true;
     reason(mt, out, c, fmt(mt, "rank %d (%s)", v->shape.rank, shape_str(mt, &v->shape)), sdup(mt, "rank 1"),
@@ -969,7 +981,7 @@ static bool check_static_input(const fp_constraint *c, const fp_match *mt, GPtrA
 static bool check_const_at_most(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
-    fp_value *v = n ? other_input(mt, n) : NULL;
+    fp_value *v = n ? fp_fuse_other_input(mt, n) : NULL;
     double x, limit = fp_target_num(mt->target, mt->rule->id, c);
     if (!v || !const_scalar(v, &x) || x <= limit)
         return true;
@@ -1222,7 +1234,9 @@ static bool check_noop_operand(const fp_constraint *c, const fp_match *mt, GPtrA
 static bool check_const_scalar(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
-    fp_value *v = !n ? NULL : c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : other_input(mt, n);
+    fp_value *v = !n                                                ? NULL
+                  : c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port]
+                                                                    : fp_fuse_other_input(mt, n);
     uint64_t numel = 0;
     double x;
     if (v && fp_value_is_constant(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))
@@ -1303,7 +1317,7 @@ static bool check_other_activation(const fp_constraint *c, const fp_match *mt, G
 {
     (void)out;
     fp_node *n = node_at(mt, c->node);
-    fp_value *v = n ? other_input(mt, n) : NULL;
+    fp_value *v = n ? fp_fuse_other_input(mt, n) : NULL;
     return v && !fp_value_is_constant(v);
 }
 
@@ -1482,7 +1496,7 @@ static bool check_rotary_operands(const fp_constraint *c, const fp_match *mt, GP
     const char *why = NULL;
     for (int i = 0; x && i < mt->n && !why; i++) {
         fp_node *n = mt->nodes[i];
-        const fp_value *v = i == 0 ? x : n->op == FP_OP_MUL ? other_input(mt, n) : NULL;
+        const fp_value *v = i == 0 ? x : n->op == FP_OP_MUL ? fp_fuse_other_input(mt, n) : NULL;
         if (!v)
             continue;
         if (v->shape.rank != 4)

@@ -194,6 +194,7 @@ bool fp_fuse_match_at(fp_fuser *fz, const fp_rule *r, fp_node *anchor, size_t id
         return false;
     mt->rule = r; /* nodes past mt->n are never read */
     mt->target = fz->t;
+    mt->phase = fz->phase;
     mt->tmp = fz->tmp;
     mt->memo = fz->memo;
     mt->nodes[0] = anchor;

@@ -112,8 +112,30 @@ static void anchor_fixed_last(GPtrArray *ins, uint32_t n)
     memcpy(ins->pdata + ins->len - nf, fixed, sizeof(gpointer) * nf);
 }
 
-/* All nodes become the anchor, retyped as the fused op, reading the match's external inputs and
- * producing its external outputs. */
+/* The fused node's inputs into ins: the rule's operands (fp_rule.operands) where it names them,
+ * else the match's inputs from outside it, the anchor's first. */
+static void fused_inputs(const fp_match *mt, GPtrArray *ins)
+{
+    const fp_rule *r = mt->rule;
+    for (int j = 0; j < r->n_operands; j++) {
+        int k = r->operands[j];
+        g_ptr_array_add(ins, k == FP_PAT_X ? mt->x : fp_fuse_other_input(mt, mt->nodes[k]));
+    }
+    for (int i = 0; i < mt->n && !r->n_operands; i++) {
+        const fp_node *n = mt->nodes[i];
+        for (uint32_t k = 0; k < n->n_inputs; k++) {
+            fp_value *v = n->inputs[k];
+            if (i == 0 ? true
+                       : (v && !(v->producer && fp_fuse_in_match(mt, v->producer)) && !g_ptr_array_find(ins, v, NULL)))
+                g_ptr_array_add(ins, v);
+        }
+    }
+    if (bias_last(r))
+        anchor_fixed_last(ins, mt->nodes[0]->n_inputs);
+}
+
+/* All nodes become the anchor, retyped as the fused op, reading the match's external inputs (its
+ * operands) and producing its external outputs. */
 static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
 {
     fp_model *m = fz->m;
@@ -122,18 +144,9 @@ static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
     g_ptr_array_set_size(ins, 0);
     g_ptr_array_set_size(outs, 0);
     uint64_t flops = 0;
-    for (int i = 0; i < mt->n; i++) {
-        fp_node *n = mt->nodes[i];
-        flops += n->metrics.flops;
-        for (uint32_t k = 0; k < n->n_inputs; k++) {
-            fp_value *v = n->inputs[k];
-            if (i == 0 ? true
-                       : (v && !(v->producer && fp_fuse_in_match(mt, v->producer)) && !g_ptr_array_find(ins, v, NULL)))
-                g_ptr_array_add(ins, v);
-        }
-    }
-    if (bias_last(mt->rule))
-        anchor_fixed_last(ins, a->n_inputs);
+    for (int i = 0; i < mt->n; i++)
+        flops += mt->nodes[i]->metrics.flops;
+    fused_inputs(mt, ins);
     for (int i = 0; i < mt->n; i++) { /* outputs only now: producers of internal values are cleared */
         fp_node *n = mt->nodes[i];
         for (uint32_t k = 0; k < n->n_outputs; k++) {

@@ -41,7 +41,8 @@
      .constraints = {C(assigned, -1, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1),                                         \
                      GN(const_value, 0, 1, "sqrt2", 1.4142135), GN(const_value, 2, -1, "one", 1.0),                   \
                      GN(const_value, half, -1, "half", 0.5)},                                                         \
-     .n_constraints = 6, .rewrite = FP_RW_FUSE, .fused_op = "Gelu", .fused_kind = FP_OP_GELU, .act_node = -1}
+     .n_constraints = 6, .rewrite = FP_RW_FUSE, .fused_op = "Gelu", .fused_kind = FP_OP_GELU, .act_node = -1,       \
+     .operands = {FP_PAT_X}, .n_operands = 1}
 /* tanh-form Gelu up to 1 + tanh: Pow(x, 3), Mul(0.044715), Add(x, .), Mul(sqrt(2/pi)), Tanh, Add(1) */
 #define FAST_GELU_HEAD                                                                                                \
     ANCHOR("pow", FP_OP_POW), NEXT("mul_c", 0, -1, FP_OP_MUL), NEXT2("add", 1, -1, FP_PAT_X, -1, FP_OP_ADD),        \
@@ -241,7 +242,8 @@ const fp_rule fp_rules[] = {
      .n_pattern = 8,
      .constraints = {C(assigned, -1, -1), FAST_GELU_CONSTS, GN(const_value, 6, -1, "half", 0.5), CL(dtype_in, 0, 0, "dtypes", "float32"),
                      C(not_graph_output, 7, -1)},
-     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "FastGelu", .fused_kind = FP_OP_FAST_GELU, .act_node = -1},
+     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "FastGelu", .fused_kind = FP_OP_FAST_GELU, .act_node = -1,
+     .operands = {FP_PAT_X}, .n_operands = 1},
     {.id = "bias_gelu", .title = "Add(bias) + Gelu -> BiasGelu", .source = "onnxruntime bias_gelu_fusion.cc (level 2)",
      .pattern = {ANCHOR("add", FP_OP_ADD), NEXT("gelu", 0, 0, FP_OP_GELU)}, .n_pattern = 2,
      .constraints = {C(assigned, -1, -1), C(single_consumer, -1, -1), C(not_graph_output, 0, -1), G(bias_last_dim, 0, -1)},
@@ -263,18 +265,20 @@ const fp_rule fp_rules[] = {
      .constraints = {C(assigned, -1, -1), G(const_scalar, 0, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1)},
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
     /* LayerNorm decomposed as torch exports it before opset 17. ORT runs LayerNormFusion at level 1
-     * from opset 17 on (before partitioning: float16 too), at level 2 below: ort-cpu-basic raises
-     * min_opset to 17 */
+     * from opset 17 on (before partitioning: float16 too), at level 2 below (level1_phase gives each
+     * phase its nodes): ort-cpu-basic, which has no level 2, raises min_opset to 17. The fused node
+     * reads x, gamma and beta (epsilon becomes its attribute) */
     {.id = "layer_norm", .title = "ReduceMean/Sub/Pow/Sqrt/Div form -> LayerNormalization",
      .source = "onnxruntime layer_norm_fusion.cc (level 1/2)",
      .pattern = LAYER_NORM_PATTERN,
      .n_pattern = 9,
-     .constraints = {CN(min_opset, 0, -1, "opset", 1), CN(level2_assigned, -1, -1, "level1_opset", 17),
+     .constraints = {GN(level1_phase, 0, -1, "level1_opset", 17), CN(min_opset, 0, -1, "opset", 1),
+                     CN(level2_assigned, -1, -1, "level1_opset", 17),
                      C(single_consumer, -1, -1), C(not_graph_output, -1, -1), G(const_other, 4, -1),
                      C(const_1d, 7, -1), C(const_1d, 8, -1), C(last_axis, 0, -1), C(last_axis, 3, -1),
                      CN(cpu_half_input, 0, -1, "level1_opset", 17)},
-     .n_constraints = 10, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
-     .act_node = -1},
+     .n_constraints = 11, .rewrite = FP_RW_FUSE, .fused_op = "LayerNormalization", .fused_kind = FP_OP_LAYER_NORM,
+     .act_node = -1, .operands = {FP_PAT_X, 7, 8}, .n_operands = 3},
     /* RMSNorm from primitive ops: x / sqrt(mean(x^2) + eps) * scale; x may be centred (x - mean)
      * when no beta Add follows (a whole LayerNorm is the layer_norm rule's, maybe on a later sweep):
      * ORT's SimplifiedLayerNormFusion takes what LayerNormFusion left as it is */
@@ -286,7 +290,7 @@ const fp_rule fp_rules[] = {
                      GN(const_value, 0, 1, "exponent", 2.0), G(const_other, 2, -1), C(const_1d, 5, -1),
                      C(last_axis, 1, -1), CL(dtype_in, 0, 0, "dtypes", "float32,float64")},
      .n_constraints = 9, .rewrite = FP_RW_FUSE, .fused_op = "SimplifiedLayerNormalization",
-     .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM, .act_node = -1},
+     .fused_kind = FP_OP_SIMPLIFIED_LAYER_NORM, .act_node = -1, .operands = {FP_PAT_X, 5}, .n_operands = 2},
     {.id = "matmul_scale", .title = "MatMul + scalar Mul/Div -> FusedMatMul",
      .source = "onnxruntime matmul_scale_fusion.cc (level 2)",
      .pattern = {ANCHOR("matmul", FP_OP_MATMUL), NEXT("scale", 0, -1, FP_OP_DIV, FP_OP_MUL)}, .n_pattern = 2,
