@@ -439,12 +439,25 @@ static bool blocked_batch_norm(nchwc *z, fp_node *n)
 }
 
 /* A Transpose to NHWC (perm 0, 2, 3, 1) of a blocked tensor becomes a ReorderOutput that writes
- * NHWC (channels_last). */
+ * NHWC (channels_last). When it was the tensor's one reader, the tensor is no longer there in NCHW:
+ * its producer writes a blocked tensor of a new name (ONNX Runtime's NCHWc tensors are all new
+ * ones; only a ReorderOutput writes the original), which the reorder reads. */
 static bool blocked_transpose(nchwc *z, fp_node *n)
 {
     static const int64_t to_nhwc[4] = {0, 2, 3, 1};
-    if (!is_blocked(z, n->inputs[0]) || !transpose_4d(n, to_nhwc))
+    fp_value *v = n->inputs[0];
+    if (!is_blocked(z, v) || !transpose_4d(n, to_nhwc))
         return false;
+    if (v->producer && v->n_uses == 1 && !v->is_output && !g_hash_table_contains(z->to_nchw, v)) {
+        g_autofree char *name = g_strdup_printf("%s/nchwc", v->name);
+        fp_value *b = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
+        fit(z);
+        z->blocked[b->id] = 1;
+        z->dims[b->id] = z->dims[v->id];
+        fp_node_set_output(v->producer, v->producer_port, b);
+        v->producer = NULL;
+        n->inputs[0] = b;
+    }
     n->op = FP_OP_REORDER_OUTPUT;
     n->op_type = fp_intern(z->m, "ReorderOutput", -1);
     n->domain = z->domain;
