@@ -12,6 +12,12 @@ Runtime 1.30 at level all on an AVX-512F host (NCHWc block 16), for tests/test_f
                        (torchvision's segmentation models: DeepLabV3, FCN, LRASPP).
   nchwc_resize10.onnx  the same Conv then Resize-10 (opset 10: scales its second input) nearest by 2:
                        blocked Upsample.
+  nchwc_half_pool.onnx       float16 x [1, 32, 6, 6] and weights w (a graph input) -> Conv ->
+  nchwc_half_pool_init.onnx  MaxPool 2x2 -> Relu; in the second w is a float16 initializer. ORT runs
+                       its level-3 NchwcTransformer before InsertCastTransformer puts the float16
+                       ops in float32 between Casts, so the pool it sees is float16 and stays NCHW;
+                       only when its level 4 folds an initializer's Cast does it run levels 1-3
+                       again, on float32 ops, and the Conv and the pool run blocked.
 
   /usr/bin/python3 bench/gen_nchwc_cases.py [--expect] [--ort DIR] [OUTDIR]   (default tests/data/fuse)
 
@@ -64,8 +70,25 @@ def resize10():
     return model(g, [1, 16, 8, 8], [y], 10)
 
 
+def half_pool(init):
+    g = Graph()
+    w = g.const(rng.standard_normal((32, 32, 3, 3)) * 0.1, np.float16) if init else "w"
+    c = g.op("Conv", ["x", w], pads=[1, 1, 1, 1])
+    y = g.op("Relu", [g.op("MaxPool", [c], kernel_shape=[2, 2], strides=[2, 2])])
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 32, 6, 6])]
+    if not init:
+        ins.append(helper.make_tensor_value_info("w", TensorProto.FLOAT16, [32, 32, 3, 3]))
+    outs = [helper.make_tensor_value_info(y, TensorProto.FLOAT16, None)]
+    m = helper.make_model(helper.make_graph(g.nodes, "nchwc_case", ins, outs, g.inits),
+                          opset_imports=[helper.make_opsetid("", 17)], producer_name="gen_nchwc_cases")
+    m.ir_version = 8
+    return m
+
+
 def main():
-    cli(__doc__, (("nchwc_resize.onnx", resize), ("nchwc_resize10.onnx", resize10)),
+    cli(__doc__, (("nchwc_resize.onnx", resize), ("nchwc_resize10.onnx", resize10),
+                  ("nchwc_half_pool.onnx", lambda: half_pool(False)),
+                  ("nchwc_half_pool_init.onnx", lambda: half_pool(True))),
         "nchwc_cases.ort", "bench/gen_nchwc_cases.py's models")
 
 
