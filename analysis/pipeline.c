@@ -209,6 +209,15 @@ static bool run_shapes(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     return after(m, o, "metrics", error);
 }
 
+/* Whether target t's float16 Casts that go in after the fusions (those no folded initializer Cast
+ * brought before them) wait for its level-3 layout passes too: ONNX Runtime's level all runs its
+ * NchwcTransformer and ConvAddActivationFusion before InsertCastTransformer, on the float16 ops,
+ * which they leave as they are. */
+static bool casts_after_layout(const fp_target *t)
+{
+    return g_key_file_get_boolean(t->keyfile, "layout", "nchwc", NULL);
+}
+
 /* The target's load-time rewrites, stage "original", the transpose optimizer and the fusions,
  * stage "after fusion". */
 static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
@@ -242,7 +251,8 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag);
     if (!fp_pass_fuse(m, o->target, FP_FUSE_AFTER_PARTITION, res->fusions, diag, error) || !after(m, o, "fuse", error))
         return false;
-    fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
+    if (!casts_after_layout(o->target))
+        fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
     if (!after(m, o, "float16", error))
         return false;
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
@@ -273,6 +283,8 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
         res->layout.conversions_after += res->layout.nhwc.transposes;
     }
     if ((res->layout.conv_add_act = fp_pass_conv_add_act(m, o->target, diag)))
+        res->layout.rewrote = true;
+    if (casts_after_layout(o->target) && fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag))
         res->layout.rewrote = true;
     if (!after(m, o, "nchwc", error))
         return false;

@@ -272,13 +272,33 @@ fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_
     return v;
 }
 
-int fp_value_ints(const fp_value *v, int64_t *out, int max)
+/* The inline tensor holding constant v's contents (its own, or folded) when it has at most max
+ * elements, their count in *numel; else NULL. */
+static const fp_tensor *inline_constant(const fp_value *v, int max, uint64_t *numel)
 {
     if (!fp_value_is_constant(v))
-        return -1;
+        return NULL;
     const fp_tensor *t = v->tensor && v->tensor->where == FP_DATA_INLINE ? v->tensor : fp_value_fold(v);
+    if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, numel) || *numel > (uint64_t)max)
+        return NULL;
+    return t;
+}
+
+int fp_value_floats(const fp_value *v, float *out, int max)
+{
     uint64_t numel = 0;
-    if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, &numel) || numel > (uint64_t)max)
+    const fp_tensor *t = inline_constant(v, max, &numel);
+    if (!t || t->dtype != FP_DT_FLOAT || t->nbytes < 4 * numel)
+        return -1;
+    memcpy(out, t->data, 4 * numel);
+    return (int)numel;
+}
+
+int fp_value_ints(const fp_value *v, int64_t *out, int max)
+{
+    uint64_t numel = 0;
+    const fp_tensor *t = inline_constant(v, max, &numel);
+    if (!t)
         return -1;
     unsigned size = t->dtype == FP_DT_INT64 ? 8 : t->dtype == FP_DT_INT32 ? 4 : 0;
     if (!size || t->nbytes < size * numel)

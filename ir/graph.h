@@ -444,6 +444,9 @@ fp_value *fp_graph_int64_initializer(fp_graph *g, const char *name, const int64_
 /* The contents of v when it is a constant (fp_value_is_constant) int64 or int32 tensor held inline
  * (its own, or folded) of at most max elements: written to out, their count returned; else -1. */
 int fp_value_ints(const fp_value *v, int64_t *out, int max);
+/* The contents of v when it is a constant float32 tensor held inline (its own, or folded) of at
+ * most max elements: written to out, their count returned; else -1. */
+int fp_value_floats(const fp_value *v, float *out, int max);
 /* fp_graph_value of the len bytes at name (no NUL among them; need not be NUL-terminated). */
 fp_value *fp_graph_value_len(fp_graph *g, const char *name, size_t len);
 /* fp_graph_value_len, telling whether the value was there already (*existed). */

@@ -4,14 +4,17 @@
 
 #include <string.h>
 
-/* v's one reader when exactly one node input reads it and it is no graph output (ORT's
- * CheckOutputEdges with one edge), else NULL. */
-static fp_node *lone_reader(const fp_value *v)
+/* v's one reader when exactly one node input reads it (ORT's one output edge: a graph output is
+ * none), else NULL. */
+static fp_node *edge_reader(const fp_value *v)
 {
-    if (!v || v->is_output || v->n_uses != 1 || v->uses[0].port == UINT32_MAX)
+    if (!v || v->n_uses != 1 || v->uses[0].port == UINT32_MAX)
         return NULL;
     return fp_node_live(v->uses[0].node) ? v->uses[0].node : NULL;
 }
+
+/* edge_reader of v when it is no graph output too (ORT's GetLoneConsumerNode), else NULL. */
+static fp_node *lone_reader(const fp_value *v) { return v && !v->is_output ? edge_reader(v) : NULL; }
 
 /* Whether dims a and b are one size as ONNX Runtime's shape inference shows it: one known size,
  * or one symbol. */
@@ -46,15 +49,14 @@ static bool plain_conv(const fp_node *n)
 
 /* The Conv Add a takes (NULL: none): of a's operands' producers in node order, the first plain
  * Conv of at most 3 inputs, a bias among them, whose output only a reads (SelectProducerConv). ORT
- * tests that Conv for one output edge only, so it may take one whose output a graph output also is
- * and leave that output unwritten; fuseplan, whose IR needs a producer for each graph output, takes
- * the other operand's Conv then: the same kernels. */
+ * tests that Conv for one output edge only, so it takes one whose output a graph output also is
+ * too (and leaves that output unwritten: fuse). */
 static fp_node *producer_conv(const fp_node *a)
 {
     fp_node *best = NULL;
     for (uint32_t k = 0; k < 2; k++) {
         fp_node *c = a->inputs[k]->producer;
-        if (c && plain_conv(c) && c->n_inputs == 3 && c->inputs[2] && lone_reader(c->outputs[0]) == a &&
+        if (c && plain_conv(c) && c->n_inputs == 3 && c->inputs[2] && edge_reader(c->outputs[0]) == a &&
             (!best || c->id < best->id))
             best = c;
     }
@@ -82,10 +84,26 @@ static bool fusable_activation(const fp_node *n)
     }
 }
 
+/* A graph output that c's output also was, which no node writes once c is fused: ONNX Runtime 1.30
+ * leaves it unwritten (measured: its optimized graph lists the output, produced by no node), so it
+ * is no graph output here; a warning in diag names it. */
+static void drop_unwritten_output(fp_node *c, fp_value *v, fp_diag *diag)
+{
+    g_ptr_array_remove(c->graph->outputs, v);
+    v->is_output = false;
+    if (diag)
+        fp_diag_add(diag, FP_DIAG_WARNING, "layout", "conv-add-act-output", c->name,
+                    "graph output %s: ONNX Runtime's ConvAddActivationFusion fuses its Conv %s into the Add "
+                    "after it and leaves the output unwritten",
+                    v->name, c->name);
+}
+
 /* Conv c becomes the FusedConv of c, Add a and activation act (NULL: none): it reads its own
  * inputs, a's other operand, then a Clip's bounds; it writes the last node's output. */
-static void fuse(fp_model *m, fp_node *c, fp_node *a, fp_node *act)
+static void fuse(fp_model *m, fp_node *c, fp_node *a, fp_node *act, fp_diag *diag)
 {
+    if (c->outputs[0]->is_output)
+        drop_unwritten_output(c, c->outputs[0], diag);
     fp_node *last = act ? act : a;
     uint32_t extra = act && act->op == FP_OP_CLIP ? act->n_inputs - 1 : 0;
     fp_value **ins = fp_arena_calloc(m->arena, 4 + extra, sizeof(fp_value *));
@@ -147,7 +165,7 @@ uint32_t fp_pass_conv_add_act(fp_model *m, const fp_target *t, fp_diag *diag)
             fp_diag_add(diag, FP_DIAG_INFO, "layout", "conv-add-act", c->name,
                         "level 3: Conv %s + Add %s%s%s -> FusedConv (the Add's other operand its Sum input)", c->name,
                         a->name, act ? " + " : "", act ? act->op_type : "");
-        fuse(m, c, a, act);
+        fuse(m, c, a, act, diag);
         fused++;
     }
     if (fused)

@@ -2,7 +2,8 @@
  * a 2-D Conv or pool whose channels suit the block runs blocked (domain com.microsoft.nchwc), a
  * tensor entering such a node from NCHW gets one ReorderInput, an Add, Mul, Relu, Sigmoid, Tanh,
  * HardSigmoid, Gelu, QuickGelu or Concat whose inputs are all blocked stays blocked (an Add or one of
- * the first four activations right after a blocked Conv folds into it), and a blocked tensor that
+ * the first four activations right after a blocked Conv folds into it), a Resize of a blocked tensor
+ * by whole-number spatial scales becomes the blocked Upsample, and a blocked tensor that
  * any other op or a graph output reads gets one ReorderOutput, shared by all of them.
  * Shapes stay logical; a blocked tensor's layout is named (fp_value_layout "NCHW16c"), and the
  * memory passes count its channels padded to the block. */
@@ -439,17 +440,128 @@ static bool blocked_batch_norm(nchwc *z, fp_node *n)
 }
 
 /* A Transpose to NHWC (perm 0, 2, 3, 1) of a blocked tensor becomes a ReorderOutput that writes
- * NHWC (channels_last). */
+ * NHWC (channels_last). When it was the tensor's one reader, the tensor is no longer there in NCHW:
+ * its producer writes a blocked tensor of a new name (ONNX Runtime's NCHWc tensors are all new
+ * ones; only a ReorderOutput writes the original), which the reorder reads. */
 static bool blocked_transpose(nchwc *z, fp_node *n)
 {
     static const int64_t to_nhwc[4] = {0, 2, 3, 1};
-    if (!is_blocked(z, n->inputs[0]) || !transpose_4d(n, to_nhwc))
+    fp_value *v = n->inputs[0];
+    if (!is_blocked(z, v) || !transpose_4d(n, to_nhwc))
         return false;
+    if (v->producer && v->n_uses == 1 && !v->is_output && !g_hash_table_contains(z->to_nchw, v)) {
+        g_autofree char *name = g_strdup_printf("%s/nchwc", v->name);
+        fp_value *b = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
+        fit(z);
+        z->blocked[b->id] = 1;
+        z->dims[b->id] = z->dims[v->id];
+        fp_node_set_output(v->producer, v->producer_port, b);
+        v->producer = NULL;
+        n->inputs[0] = b;
+    }
     n->op = FP_OP_REORDER_OUTPUT;
     n->op_type = fp_intern(z->m, "ReorderOutput", -1);
     n->domain = z->domain;
     set_channels_last(z, n);
     z->res->reorder_out++;
+    return true;
+}
+
+/* Dim k of v as ONNX Runtime knows it when it optimizes (the load shape where one was recorded),
+ * else -1. */
+static int64_t load_dim(const fp_value *v, int k)
+{
+    const fp_shape *s = fp_value_load_shape(v) ? fp_value_load_shape(v) : &v->shape;
+    return s->rank > k && fp_dim_known(s->dims[k]) ? s->dims[k].value : -1;
+}
+
+/* Whether Resize or Upsample n's attributes suit the blocked Upsample: mode nearest or linear; from
+ * Resize-11 on, nearest only with coordinate_transformation_mode asymmetric and nearest_mode floor,
+ * linear with asymmetric, align_corners or half_pixel (the ONNX defaults apply: half_pixel,
+ * round_prefer_floor). */
+static bool resize_mode_ok(const fp_node *n, bool since_11)
+{
+    const char *mode = fp_node_attr_string(n, "mode", "nearest");
+    bool nearest = strcmp(mode, "nearest") == 0;
+    if (!nearest && strcmp(mode, "linear") != 0)
+        return false;
+    if (!since_11)
+        return true;
+    const char *ctm = fp_node_attr_string(n, "coordinate_transformation_mode", "half_pixel");
+    if (nearest)
+        return !strcmp(ctm, "asymmetric") &&
+               !strcmp(fp_node_attr_string(n, "nearest_mode", "round_prefer_floor"), "floor");
+    return !strcmp(ctm, "asymmetric") || !strcmp(ctm, "align_corners") || !strcmp(ctm, "half_pixel");
+}
+
+/* The whole-number scales[0..4) of Resize or Upsample n reading x: from a constant float32 scales
+ * tensor of 4 positive whole numbers, or (Resize-11 on, when it has a 4th input) a constant int64
+ * sizes tensor of 4 multiples of x's dims, all known. False when neither. */
+static bool resize_scales(const fp_node *n, const fp_value *x, bool since_11, int64_t *scales)
+{
+    if (since_11 && n->n_inputs >= 4) {
+        int64_t sizes[4];
+        if (fp_value_ints(n->inputs[3], sizes, 4) != 4 || n->inputs[3]->dtype != FP_DT_INT64 ||
+            n->inputs[3]->shape.rank != 1)
+            return false;
+        for (int i = 0; i < 4; i++) {
+            int64_t d = load_dim(x, i);
+            if (d <= 0 || sizes[i] % d)
+                return false;
+            scales[i] = sizes[i] / d;
+        }
+        return true;
+    }
+    uint32_t k = since_11 ? 2 : 1;
+    float f[4];
+    if (n->n_inputs <= k || fp_value_floats(n->inputs[k], f, 4) != 4 || n->inputs[k]->shape.rank != 1)
+        return false;
+    for (int i = 0; i < 4; i++) {
+        scales[i] = (int64_t)f[i];
+        if (scales[i] <= 0 || (float)scales[i] != f[i])
+            return false;
+    }
+    return true;
+}
+
+/* A Resize (ONNX Resize-10 on, or Upsample-9) of a blocked tensor by constant whole-number scales,
+ * 1 on N and C, runs as the blocked Upsample (NchwcTransformerImpl::TransformResize): it reads the
+ * blocked tensor alone and carries the scales, mode and coordinate_transformation_mode as
+ * attributes. Its other inputs must be absent or constant (ORT transforms it only with no input
+ * edge left). */
+static bool blocked_resize(nchwc *z, fp_node *n)
+{
+    fp_value *x = n->inputs[0];
+    bool since_11 = n->op == FP_OP_RESIZE && n->opset >= 11;
+    if ((n->domain && *n->domain) || (n->op == FP_OP_UPSAMPLE && n->opset != 9) || !is_blocked(z, x))
+        return false;
+    for (uint32_t k = 1; k < n->n_inputs; k++)
+        if (n->inputs[k] && !fp_value_is_constant(n->inputs[k]))
+            return false;
+    int64_t scales[4];
+    if (!resize_mode_ok(n, since_11) || !resize_scales(n, x, since_11, scales) || scales[0] != 1 || scales[1] != 1)
+        return false;
+    const char *mode = fp_intern(z->m, fp_node_attr_string(n, "mode", "nearest"), -1);
+    const char *ctm =
+        fp_intern(z->m,
+                  fp_node_attr_string(n, "coordinate_transformation_mode", since_11 ? "half_pixel" : "asymmetric"), -1);
+    int64_t *ints = fp_arena_alloc(z->m->arena, sizeof scales);
+    memcpy(ints, scales, sizeof scales);
+    n->n_attrs = 0;
+    fp_node_set_attr(z->m, n, (fp_attr){.name = "scales", .type = FP_ATTR_INTS, .u.ints = ints, .n = 4});
+    fp_node_set_attr(z->m, n,
+                     (fp_attr){.name = "mode", .type = FP_ATTR_STRING, .u.s = mode, .n = (uint32_t)strlen(mode)});
+    fp_node_set_attr(z->m, n,
+                     (fp_attr){.name = "coordinate_transformation_mode",
+                               .type = FP_ATTR_STRING,
+                               .u.s = ctm,
+                               .n = (uint32_t)strlen(ctm)});
+    n->n_inputs = 1;
+    n->domain = z->domain;
+    n->op_type = fp_intern(z->m, "Upsample", -1);
+    z->blocked[n->outputs[0]->id] = 1;
+    dims_own(z, n->outputs[0]);
+    z->res->converted++;
     return true;
 }
 
@@ -504,6 +616,9 @@ static bool visit_blocked(nchwc *z, fp_node *n)
         return blocked_batch_norm(z, n);
     case FP_OP_TRANSPOSE:
         return blocked_transpose(z, n);
+    case FP_OP_RESIZE:
+    case FP_OP_UPSAMPLE:
+        return blocked_resize(z, n);
     case FP_OP_RELU:
     case FP_OP_SIGMOID:
     case FP_OP_TANH:

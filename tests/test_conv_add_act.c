@@ -3,8 +3,9 @@
  * with the Add's other operand as its Sum input, as ONNX Runtime 1.30 runs it (measured, the
  * differential test's conv_add_17); a broadcast Add, a Conv without a bias, a Conv output that a
  * graph output also is, and the extended level keep them apart; a Clip of a computed bound stays out;
- * of two Conv operands, the one whose output no graph output is. */
+ * of two Conv operands, the first, even one whose output a graph output also is (left unwritten). */
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include "analysis/analysis.h"
 #include "tmodel.h"
@@ -98,7 +99,8 @@ static void test_refused(void)
 
 /* ONNX Runtime's selector takes the Add's first Conv operand with one output edge, even one whose
  * output a graph output also is, and leaves that output unwritten (measured, the differential
- * test's v1_02606_nchwc); fuseplan takes the other Conv: the same kernels, a valid graph. */
+ * test's v1_02606_nchwc): the first Conv becomes the FusedConv, the second's output its Sum input,
+ * and h is no graph output any more (a warning names it). */
 static void test_graph_output_operand(void)
 {
     g_autoptr(fp_analysis) a = run(TWO_CONVS, "ort-cpu-all");
@@ -106,10 +108,21 @@ static void test_graph_output_operand(void)
     CU_ASSERT_EQUAL(a->res.layout.conv_add_act, 1);
     const fp_node *c = fp_node_lookup(a->model, "conv"), *c2 = fp_node_lookup(a->model, "conv2");
     CU_ASSERT_FATAL(c && c2);
-    CU_ASSERT_STRING_EQUAL(c->op_type, "Conv");
-    CU_ASSERT_STRING_EQUAL(c2->op_type, "FusedConv");
-    CU_ASSERT_STRING_EQUAL(c2->inputs[3]->name, "h");
+    CU_ASSERT_STRING_EQUAL(c->op_type, "FusedConv");
+    CU_ASSERT_STRING_EQUAL(c2->op_type, "Conv");
+    CU_ASSERT_STRING_EQUAL(c->inputs[3]->name, "z2");
     CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Add"), 0);
+    CU_ASSERT_EQUAL(a->model->main->outputs->len, 1);
+    const fp_value *h = fp_graph_find(a->model->main, "h");
+    CU_ASSERT_FATAL(h != NULL);
+    CU_ASSERT_FALSE(h->is_output);
+    CU_ASSERT_PTR_NULL(h->producer);
+    bool warned = false;
+    for (guint i = 0; i < a->diag->entries->len; i++) {
+        const fp_diag_entry *e = a->diag->entries->pdata[i];
+        warned |= strcmp(e->code, "conv-add-act-output") == 0 && e->level == FP_DIAG_WARNING;
+    }
+    CU_ASSERT(warned);
 }
 
 FP_TEST_SUITE(register_conv_add_act)

@@ -1209,6 +1209,16 @@ static void test_corpus_cases(void)
  * tests/data/fuse/corpus_nodes.ort. */
 static void test_corpus_nodes(void) { CU_ASSERT_EQUAL(check_ort_nodes("tests/data/fuse", "fuse/corpus_nodes.ort"), 3); }
 
+/* Models on which the NCHWc layout once disagreed with ONNX Runtime at level all
+ * (bench/gen_nchwc_cases.py): a Resize of a blocked tensor by whole-number scales, linear or nearest
+ * asymmetric floor, runs as the blocked Upsample, other Resizes stay; a float16 pool stays NCHW
+ * when no initializer Cast is folded (the Casts come after the layout), and runs blocked when one
+ * is (tests/data/fuse/nchwc_cases.ort). */
+static void test_nchwc_cases(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/nchwc_cases.ort", NULL), 12);
+}
+
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
  * (tests/data/fuse/difftest/known_differ.txt, each with ORT's and fuseplan's kernels) still differ,
@@ -2049,6 +2059,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "ort_shapes", test_ort_shapes);
     CU_add_test(s, "corpus_cases", test_corpus_cases);
     CU_add_test(s, "corpus_nodes", test_corpus_nodes);
+    CU_add_test(s, "nchwc_cases", test_nchwc_cases);
     CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
     CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "qdq_third_vs_ort", test_qdq_third_vs_ort);

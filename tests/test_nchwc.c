@@ -289,6 +289,41 @@ static void test_scale_mul(void)
     g_unlink(p2);
 }
 
+/* x -> Conv (16 channels) h -> Transpose to NHWC -> Softmax (and, when `second`, h -> Neg): the
+ * Transpose becomes a ReorderOutput writing NHWC. Read by it alone, h is no longer there in NCHW: the
+ * Conv writes a blocked tensor of a new name, as ONNX Runtime's NCHWc tensors are (its graph of
+ * ConvNeXt has no Conv output name left before the blocks' Transposes); with a second reader, h
+ * stays the blocked tensor's name. */
+static void test_transpose_reorder(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
+    for (int second = 0; second < 2; second++) {
+        tb *b = tb_new(17);
+        tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 8, 8});
+        tb_init(b, "w", F32, 4, (int64_t[]){16, 16, 1, 1});
+        tb_init(b, "bias", F32, 1, (int64_t[]){16});
+        tb_node(b, "Conv", "conv", "x,w,bias", "h");
+        tb_attr_ints(b, tb_node(b, "Transpose", "t", "h", "n"), "perm", 4, (int64_t[]){0, 2, 3, 1});
+        tb_node(b, "Softmax", "sm", "n", "y");
+        tb_output(b, "y", F32, -1, NULL);
+        if (second) {
+            tb_node(b, "Neg", "neg", "h", "z");
+            tb_output(b, "z", F32, -1, NULL);
+        }
+        g_autofree char *p = tb_write_temp(b, ".onnx");
+        tb_free(b);
+        g_autoptr(fp_analysis) a = fp_analysis_run(p, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        const fp_node *t = fp_node_lookup(a->model, "t");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_STRING_EQUAL(t->op_type, "ReorderOutput");
+        CU_ASSERT_STRING_EQUAL(t->inputs[0]->name, second ? "h" : "h/nchwc");
+        CU_ASSERT_PTR_EQUAL(t->inputs[0]->producer, fp_node_lookup(a->model, "conv"));
+        g_unlink(p);
+    }
+}
+
 static void test_bad_block(void)
 {
     const char *ini = "[device]\ndescription=x\ntarget=ort-cpu\nbandwidth=1e10\nmemory_bytes=1e9\n"
@@ -311,5 +346,6 @@ FP_TEST_SUITE(register_nchwc)
     CU_add_test(s, "symbolic_add", test_symbolic_add);
     CU_add_test(s, "isa_profiles", test_isa_profiles);
     CU_add_test(s, "scale_mul", test_scale_mul);
+    CU_add_test(s, "transpose_reorder", test_transpose_reorder);
     CU_add_test(s, "bad_block", test_bad_block);
 }
