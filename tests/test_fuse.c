@@ -1166,6 +1166,15 @@ static void test_corpus_cases(void)
     CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/corpus_cases.ort", NULL), 12);
 }
 
+/* ONNX Runtime's transpose optimizer on MaxViT's grid attention (bench/gen_transpose_cases.py):
+ * the swap back before the departition's Reshape goes after it, the Reshape now splitting the
+ * dims of the tensor before the swap, and meets the departition's Transpose
+ * (tests/data/fuse/transpose_cases.ort). */
+static void test_transpose_cases(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/transpose_cases.ort", NULL), 3);
+}
+
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
  * (tests/data/fuse/difftest/known_differ.txt, each with ORT's and fuseplan's kernels) still differ,
@@ -2005,6 +2014,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "difftest_vs_ort", test_difftest_vs_ort);
     CU_add_test(s, "ort_shapes", test_ort_shapes);
     CU_add_test(s, "corpus_cases", test_corpus_cases);
+    CU_add_test(s, "transpose_cases", test_transpose_cases);
     CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
     CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "qdq_third_vs_ort", test_qdq_third_vs_ort);

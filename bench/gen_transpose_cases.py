@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""Small ONNX models of ONNX Runtime's transpose optimizer on the grid attention of torchvision's
+MaxViT, for tests/test_fuse.c:
+
+  transpose_grid.onnx  x [1, 16, 8, 8]: MaxViT's grid partition (Reshape to [1, 16, 2, 4, 2, 4],
+                       Transpose, Reshape to [1, 4, 16, 16], the swap Transpose(0, 2, 1, 3)), a
+                       residual MatMul, and the departition (the swap back, Reshape to
+                       [1, 2, 2, 4, 4, 16], Transpose(0, 5, 1, 3, 2, 4), Reshape to [1, 16, 8, 8]).
+                       ORT 1.30's HandleReshape splits: the swap back goes after the Reshape, which
+                       now splits x's dims, and meets the departition's Transpose.
+
+  /usr/bin/python3 bench/gen_transpose_cases.py [--expect] [--ort DIR] [OUTDIR]   (default tests/data/fuse)
+
+With --expect it also writes OUTDIR/transpose_cases.ort, ONNX Runtime's kernels of each model at
+levels basic, extended and all (bench/gen_paddle_like.py's expect).
+"""
+import numpy as np
+from onnx import TensorProto, helper
+
+from gen_ort_shape_cases import Graph
+from gen_paddle_like import cli
+
+rng = np.random.default_rng(36)
+
+
+def model(g, inputs, *ys, opset=17):
+    """g's nodes as a model of `opset` with inputs [(name, dims)] and outputs ys."""
+    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, dims) for n, dims in inputs]
+    outs = [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ys]
+    m = helper.make_model(helper.make_graph(g.nodes, "transpose_case", ins, outs, g.inits),
+                          opset_imports=[helper.make_opsetid("", opset)], producer_name="gen_transpose_cases")
+    m.ir_version = 8
+    return m
+
+
+def shape(g, dims):
+    return g.const(dims, np.int64)
+
+
+def grid():
+    """x [1, C, H, W], grid of G x G cells of P x P: partition, a residual MatMul, departition."""
+    c, g_, p = 16, 2, 4
+    g = Graph()
+    r = g.op("Reshape", ["x", shape(g, [1, c, p, g_, p, g_])])
+    t = g.op("Transpose", [r], perm=[0, 2, 4, 3, 5, 1])
+    part = g.op("Transpose", [g.op("Reshape", [t, shape(g, [1, p * p, g_ * g_, c])])], perm=[0, 2, 1, 3])
+    y = g.op("Add", [part, g.op("MatMul", [part, g.const(rng.standard_normal((c, c)) * 0.2)])])
+    back = g.op("Reshape", [g.op("Transpose", [y], perm=[0, 2, 1, 3]), shape(g, [1, p, p, g_, g_, c])])
+    t = g.op("Transpose", [back], perm=[0, 5, 1, 3, 2, 4])
+    return model(g, [("x", [1, c, p * g_, p * g_])], g.op("Reshape", [t, shape(g, [1, c, p * g_, p * g_])]))
+
+
+def main():
+    cli(__doc__, (("transpose_grid.onnx", grid),), "transpose_cases.ort", "bench/gen_transpose_cases.py's models")
+
+
+if __name__ == "__main__":
+    main()
