@@ -250,6 +250,21 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     return stage_unplanned(m, o, &res->stages[1], "after fusion", error);
 }
 
+/* ONNX Runtime's NhwcTransformer runs the transpose optimizer again once it made a kernel
+ * channels-last: it may take the Transposes nhwc.c left further (through a QLinearAdd/Mul, a
+ * Reshape, a Squeeze) to meet others; its counts add to the first run's. */
+static void nhwc_transposes(fp_model *m, const fp_target *t, fp_transpose_result *sum, fp_diag *diag)
+{
+    fp_transpose_result again;
+    if (!fp_pass_transpose(m, t, &again, diag))
+        return;
+    sum->pushed += again.pushed;
+    sum->cancelled += again.cancelled;
+    sum->inserted += again.inserted;
+    sum->removed += again.removed;
+    sum->unmodelled += again.unmodelled;
+}
+
 /* The layout passes: the target's conversions, then its blocked layout. */
 static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
@@ -271,6 +286,7 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     if (fp_pass_nhwc(m, o->target, &res->layout.nhwc, diag)) {
         res->layout.rewrote = true;
         res->layout.conversions_after += res->layout.nhwc.transposes;
+        nhwc_transposes(m, o->target, &res->layout.transpose, diag);
     }
     if ((res->layout.conv_add_act = fp_pass_conv_add_act(m, o->target, diag)))
         res->layout.rewrote = true;

@@ -4,7 +4,8 @@
  * those of an input whose inverse Transpose can go, 0 for a constant, plus the largest output's
  * unless a path of handled ops leads from an output to a Transpose); its rewrites (the inputs
  * transposed by the inverse permutation, constants at compile time, the outputs by the
- * permutation; Transposes cancelled, composed, or reused). The handlers ONNX Runtime has for Pad,
+ * permutation; Transposes cancelled, composed, or reused); of ort_transpose_optimization.cc's
+ * extended handlers, QLinearAdd/QLinearMul's (after the NHWC pass, where they exist). The handlers ONNX Runtime has for Pad,
  * Tile, ArgMin/ArgMax and QuantizeLinear/DequantizeLinear count for the estimate; a push through
  * one is a diagnostic, not a rewrite. Facts: docs/rules.md. */
 #include "passes/transpose.h"
@@ -32,6 +33,8 @@ typedef enum {
     H_RESHAPE,   /* a Reshape that only permutes the Transpose's output (dims of 1 move freely): as a
                     Transpose; one that splits each of its dims: before it, a Transpose after it */
     H_SHAPE,     /* Shape: of the Transpose's input, a Gather of the permutation after it */
+    H_QLINEAR_BINARY, /* QLinearAdd/QLinearMul (a QDQ unit's fused Add/Mul): its A and B (inputs 0
+                         and 3) as a broadcasting op's, its output */
 } handler;
 
 typedef struct {
@@ -105,6 +108,8 @@ static handler unary_or_none(fp_op op)
 /* ONNX Runtime's handler for n (its handler_map, ai.onnx ops). */
 static handler handler_of(const fp_node *n)
 {
+    if ((n->op == FP_OP_ADD || n->op == FP_OP_MUL) && (n->flags & FP_NODE_QUANTIZED) && (n->flags & FP_NODE_FUSED))
+        return H_QLINEAR_BINARY; /* the com.microsoft op: ONNX Runtime's extended handler */
     if (*n->domain && strcmp(n->domain, "ai.onnx") != 0)
         return H_NONE;
     switch (n->op) {
@@ -185,6 +190,8 @@ static uint64_t transposable(const fp_node *n, handler h)
 {
     if (n->n_inputs == 0 || n->n_inputs > MAX_PUSH_INPUTS)
         return 0;
+    if (h == H_QLINEAR_BINARY) /* ONNX Runtime's QLinearBinaryOpInputs: A and B, scalars too */
+        return (n->inputs[0] ? 1 : 0) | (n->n_inputs > 3 && n->inputs[3] ? 8 : 0);
     if (h != H_UNARY && h != H_BROADCAST && h != H_CONCAT)
         return n->inputs[0] ? 1 : 0;
     uint64_t mask = 0;
@@ -1207,6 +1214,7 @@ static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
     case H_FIRST:
         return push(p, n, perm, r, mask, false, perm, r);
     case H_BROADCAST:
+    case H_QLINEAR_BINARY:
         return push(p, n, perm, r, mask, true, perm, r);
     case H_SPLIT:
         return push_with_axis(p, n, perm, r, mask, true, 0);
