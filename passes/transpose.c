@@ -33,8 +33,9 @@ typedef enum {
     H_RESHAPE,   /* a Reshape that only permutes the Transpose's output (dims of 1 move freely): as a
                     Transpose; one that splits each of its dims: before it, a Transpose after it */
     H_SHAPE,     /* Shape: of the Transpose's input, a Gather of the permutation after it */
-    H_QLINEAR_BINARY, /* QLinearAdd/QLinearMul (a QDQ unit's fused Add/Mul): its A and B (inputs 0
-                         and 3) as a broadcasting op's, its output */
+    /* QLinearAdd/QLinearMul (a QDQ unit's fused Add/Mul): A and B (inputs 0 and 3) as a
+     * broadcasting op's inputs, its output */
+    H_QLINEAR_BINARY,
 } handler;
 
 typedef struct {
@@ -990,13 +991,12 @@ static bool reshape_perm(const fp_node *n, const fp_node *t, int r, int64_t *out
  * runs in t's input order into shape (the rank returned), and into out the permutation that
  * takes them back to n's order; else 0 (ONNX Runtime 1.30's HandleReshape, its split-axes path,
  * microsoft/onnxruntime#29660). */
-static int reshape_split(const fp_node *n, const fp_node *t, const int64_t *perm, int r, int64_t *shape,
-                         int64_t *out)
+static int reshape_split(const fp_node *n, const fp_node *t, const int64_t *perm, int r, int64_t *shape, int64_t *out)
 {
     const fp_value *x = t->outputs[0], *y = n->outputs[0];
     int start[MAXR], end[MAXR], at = 0, len = 0;
-    if (n->n_inputs < 2 || !n->inputs[1] || !fp_value_is_constant(n->inputs[1]) || !y ||
-        !fp_shape_static(&x->shape) || !fp_shape_static(&y->shape) || x->shape.rank != r || y->shape.rank <= r)
+    if (n->n_inputs < 2 || !n->inputs[1] || !fp_value_is_constant(n->inputs[1]) || !y || !fp_shape_static(&x->shape) ||
+        !fp_shape_static(&y->shape) || x->shape.rank != r || y->shape.rank <= r)
         return 0;
     for (int j = 0; j < r; j++) {
         int64_t want = x->shape.dims[j].value, prod = 1;
