@@ -5,6 +5,7 @@
 
 #include "passes/conv_add_act.h"
 #include "passes/cse.h"
+#include "passes/reshape_chain.h"
 #include "passes/qdq_units.h"
 #include "passes/expand.h"
 #include "passes/float16.h"
@@ -223,12 +224,14 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     if (!after(m, o, "expand", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
         return false;
     /* ONNX Runtime's level-1 loop: its constant folding (which leaves float16 ops without a CPU
-     * kernel), the elimination, the optimizer, the elimination of what its Shape pushes made
-     * alike, the level-1 rules */
+     * kernel), the elimination, its ReshapeFusion, the optimizer, the elimination of what its Shape
+     * pushes made alike and the Reshapes it made contiguous, the level-1 rules */
     fp_pass_float16(m, o->target, FP_FLOAT16_CONSTANT_FOLDING, diag);
     fp_pass_cse(m, o->target, diag);
+    fp_pass_reshape_chain(m, o->target, diag);
     fp_pass_transpose(m, o->target, &res->layout.transpose, diag);
     fp_pass_cse(m, o->target, diag);
+    fp_pass_reshape_chain(m, o->target, diag);
     if (fp_pass_qdq_units(m, o->target, diag)) { /* the QDQ rewrites that follow the loop at level 1 */
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);

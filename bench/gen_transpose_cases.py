@@ -8,6 +8,12 @@ MaxViT, for tests/test_fuse.c:
                        [1, 2, 2, 4, 4, 16], Transpose(0, 5, 1, 3, 2, 4), Reshape to [1, 16, 8, 8]).
                        ORT 1.30's HandleReshape splits: the swap back goes after the Reshape, which
                        now splits x's dims, and meets the departition's Transpose.
+  transpose_last_stage.onnx  x [1, 1, 16, 16]: MaxViT's last stage, whose window is the whole map
+                       (4 x 4): the window departition (Reshape to [1, 1, 1, 4, 4, 16], Transpose,
+                       Reshape to [1, 16, 4, 4]) then the grid partition (Reshape to
+                       [1, 16, 4, 1, 4, 1], Transpose, Reshape, the swap) and a MatMul. ORT's
+                       ReshapeFusion joins the two Reshapes between the Transposes into one, which
+                       then only moves dims of 1 (HandleReshape), and the Transposes compose.
 
   /usr/bin/python3 bench/gen_transpose_cases.py [--expect] [--ort DIR] [OUTDIR]   (default tests/data/fuse)
 
@@ -50,8 +56,22 @@ def grid():
     return model(g, [("x", [1, c, p * g_, p * g_])], g.op("Reshape", [t, shape(g, [1, c, p * g_, p * g_])]))
 
 
+def last_stage():
+    """x [1, 1, P * P, C] a window of the whole map: departition, grid partition, a MatMul."""
+    c, p = 16, 4
+    g = Graph()
+    r = g.op("Reshape", ["x", shape(g, [1, 1, 1, p, p, c])])
+    t = g.op("Transpose", [r], perm=[0, 5, 1, 3, 2, 4])
+    back = g.op("Reshape", [t, shape(g, [1, c, p, p])])
+    r = g.op("Reshape", [back, shape(g, [1, c, p, 1, p, 1])])
+    t = g.op("Transpose", [r], perm=[0, 2, 4, 3, 5, 1])
+    part = g.op("Transpose", [g.op("Reshape", [t, shape(g, [1, p * p, 1, c])])], perm=[0, 2, 1, 3])
+    return model(g, [("x", [1, 1, p * p, c])], g.op("MatMul", [part, g.const(rng.standard_normal((c, c)) * 0.2)]))
+
+
 def main():
-    cli(__doc__, (("transpose_grid.onnx", grid),), "transpose_cases.ort", "bench/gen_transpose_cases.py's models")
+    cli(__doc__, (("transpose_grid.onnx", grid), ("transpose_last_stage.onnx", last_stage)), "transpose_cases.ort",
+        "bench/gen_transpose_cases.py's models")
 
 
 if __name__ == "__main__":
