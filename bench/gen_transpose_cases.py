@@ -21,22 +21,16 @@ With --expect it also writes OUTDIR/transpose_cases.ort, ONNX Runtime's kernels 
 levels basic, extended and all (bench/gen_paddle_like.py's expect).
 """
 import numpy as np
-from onnx import TensorProto, helper
 
+from gen_corpus_cases import model as corpus_model
 from gen_ort_shape_cases import Graph
 from gen_paddle_like import cli
 
 rng = np.random.default_rng(36)
 
 
-def model(g, inputs, *ys, opset=17):
-    """g's nodes as a model of `opset` with inputs [(name, dims)] and outputs ys."""
-    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, dims) for n, dims in inputs]
-    outs = [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ys]
-    m = helper.make_model(helper.make_graph(g.nodes, "transpose_case", ins, outs, g.inits),
-                          opset_imports=[helper.make_opsetid("", opset)], producer_name="gen_transpose_cases")
-    m.ir_version = 8
-    return m
+def model(g, inputs, *ys):
+    return corpus_model(g, inputs, *ys, producer="gen_transpose_cases")
 
 
 def shape(g, dims):

@@ -3,8 +3,6 @@
  * the only reader of the one before, into one Reshape to the last one's static shape; a second
  * reader, a graph output on the way or a symbolic last shape stop it; a target without `[layout]
  * contiguous_reshapes` joins nothing. */
-#include <string.h>
-
 #include "passes/reshape_chain.h"
 #include "tmodel.h"
 #include "tutil.h"
@@ -38,14 +36,13 @@ static fp_model *chains(void)
     tb_node(b, "Relu", "p3", "c1", "out4");
     tb_node(b, "Reshape", "w1", "z,s6", "out5");
     tb_node(b, "Reshape", "w2", "out5,s5", "out6");
-    for (const char *o = "out1\0out2\0out3\0out4\0out5\0out6\0"; *o; o += strlen(o) + 1)
-        tb_output(b, o, F32, -1, NULL);
+    static const char *const outs[] = {"out1", "out2", "out3", "out4", "out5", "out6"};
+    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++)
+        tb_output(b, outs[i], F32, -1, NULL);
     fp_model *m = tu_load_tb(b);
     tb_free(b);
     return m;
 }
-
-static bool gone(const fp_model *m, const char *node) { return fp_node_lookup(m, node)->flags & FP_NODE_REMOVED; }
 
 static void test_joins(void)
 {
@@ -56,16 +53,16 @@ static void test_joins(void)
     g_autoptr(fp_diag) d = fp_diag_new();
     CU_ASSERT_EQUAL(fp_pass_reshape_chain(m, t, d), 2);
     CU_ASSERT_FATAL(fp_model_verify(m, &err));
-    CU_ASSERT(gone(m, "r2") && gone(m, "u3") && !gone(m, "r1"));
+    CU_ASSERT(tu_removed(m, "r2") && tu_removed(m, "u3") && !tu_removed(m, "r1"));
     const fp_node *r1 = fp_node_lookup(m, "r1");
     CU_ASSERT_PTR_EQUAL(r1->outputs[0], fp_graph_find(m->main, "a3"));
     int64_t shape[4];
     CU_ASSERT_EQUAL_FATAL(fp_value_ints(r1->inputs[1], shape, 4), 3);
     CU_ASSERT(shape[0] == 1 && shape[1] == 1 && shape[2] == 32);
     CU_ASSERT_PTR_EQUAL(fp_node_lookup(m, "act")->inputs[0], fp_graph_find(m->main, "a3"));
-    CU_ASSERT(!gone(m, "q2"));                          /* [n, 8]: a dim ORT does not know */
-    CU_ASSERT(!gone(m, "p1"));                          /* two readers */
-    CU_ASSERT(!gone(m, "w2"));                          /* out5 is a graph output */
+    CU_ASSERT(!tu_removed(m, "q2"));                    /* [n, 8]: a dim ORT does not know */
+    CU_ASSERT(!tu_removed(m, "p1"));                    /* two readers */
+    CU_ASSERT(!tu_removed(m, "w2"));                    /* out5 is a graph output */
     CU_ASSERT_EQUAL(fp_pass_reshape_chain(m, t, d), 0); /* nothing left to join */
 }
 
@@ -76,7 +73,7 @@ static void test_off(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     g_autoptr(fp_model) m = chains();
     CU_ASSERT_EQUAL(fp_pass_reshape_chain(m, t, NULL), 0);
-    CU_ASSERT(!gone(m, "r2"));
+    CU_ASSERT(!tu_removed(m, "r2"));
 }
 
 FP_TEST_SUITE(register_reshape_chain)
