@@ -5,6 +5,7 @@
 
 #include "passes/conv_add_act.h"
 #include "passes/cse.h"
+#include "passes/reshape_chain.h"
 #include "passes/qdq_units.h"
 #include "passes/expand.h"
 #include "passes/float16.h"
@@ -232,12 +233,14 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     if (!after(m, o, "expand", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
         return false;
     /* ONNX Runtime's level-1 loop: its constant folding (which leaves float16 ops without a CPU
-     * kernel), the elimination, the optimizer, the elimination of what its Shape pushes made
-     * alike, the level-1 rules */
+     * kernel), the elimination, its ReshapeFusion, the optimizer, the elimination of what its Shape
+     * pushes made alike and the Reshapes it made contiguous, the level-1 rules */
     fp_pass_float16(m, o->target, FP_FLOAT16_CONSTANT_FOLDING, diag);
     fp_pass_cse(m, o->target, diag);
+    fp_pass_reshape_chain(m, o->target, diag);
     fp_pass_transpose(m, o->target, &res->layout.transpose, diag);
     fp_pass_cse(m, o->target, diag);
+    fp_pass_reshape_chain(m, o->target, diag);
     if (fp_pass_qdq_units(m, o->target, diag)) { /* the QDQ rewrites that follow the loop at level 1 */
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);
@@ -258,6 +261,21 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
     fp_pass_storage(m, o->storage);
     return stage_unplanned(m, o, &res->stages[1], "after fusion", error);
+}
+
+/* ONNX Runtime's NhwcTransformer runs the transpose optimizer again once it made a kernel
+ * channels-last: it may take the Transposes nhwc.c left further (through a QLinearAdd/Mul, a
+ * Reshape, a Squeeze) to meet others; its counts add to the first run's. */
+static void nhwc_transposes(fp_model *m, const fp_target *t, fp_transpose_result *sum, fp_diag *diag)
+{
+    fp_transpose_result again;
+    if (!fp_pass_transpose(m, t, &again, diag))
+        return;
+    sum->pushed += again.pushed;
+    sum->cancelled += again.cancelled;
+    sum->inserted += again.inserted;
+    sum->removed += again.removed;
+    sum->unmodelled += again.unmodelled;
 }
 
 /* The layout passes: the target's conversions, then its blocked layout. */
@@ -281,6 +299,7 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     if (fp_pass_nhwc(m, o->target, &res->layout.nhwc, diag)) {
         res->layout.rewrote = true;
         res->layout.conversions_after += res->layout.nhwc.transposes;
+        nhwc_transposes(m, o->target, &res->layout.transpose, diag);
     }
     if ((res->layout.conv_add_act = fp_pass_conv_add_act(m, o->target, diag)))
         res->layout.rewrote = true;

@@ -42,12 +42,12 @@ from gen_paddle_like import LEVELS, VIEWS, cli, ort_saved
 rng = np.random.default_rng(36)
 
 
-def model(g, inputs, *ys, opset=17):
+def model(g, inputs, *ys, opset=17, producer="gen_corpus_cases"):
     """g's nodes as a model of `opset` with inputs [(name, dims)] and outputs ys."""
     ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, dims) for n, dims in inputs]
     outs = [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ys]
     m = helper.make_model(helper.make_graph(g.nodes, "corpus_case", ins, outs, g.inits),
-                          opset_imports=[helper.make_opsetid("", opset)], producer_name="gen_corpus_cases")
+                          opset_imports=[helper.make_opsetid("", opset)], producer_name=producer)
     m.ir_version = 8
     return m
 

@@ -1,5 +1,6 @@
 /* nhwc.c - ONNX Runtime's NhwcTransformer on int8 kernels (nhwc.h), as its result looks after the
- * transpose optimizer ran: the nodes in topological order; a 4-D QLinearConv of an 8-bit tensor runs
+ * transpose optimizer ran (which runs again after this pass: analysis/pipeline.c): the nodes in
+ * topological order; a 4-D QLinearConv of an 8-bit tensor runs
  * channels-last (com.microsoft QLinearConv, channels_last 1), and so does a kernel whose tensor
  * inputs are all channels-last and that the optimizer has a handler for (MaxPool of an 8-bit
  * tensor becomes NhwcMaxPool, the QLinear pools take channels_last, QLinearAdd/Mul and the QLinear

@@ -4,7 +4,8 @@
  * those of an input whose inverse Transpose can go, 0 for a constant, plus the largest output's
  * unless a path of handled ops leads from an output to a Transpose); its rewrites (the inputs
  * transposed by the inverse permutation, constants at compile time, the outputs by the
- * permutation; Transposes cancelled, composed, or reused). The handlers ONNX Runtime has for Pad,
+ * permutation; Transposes cancelled, composed, or reused); of ort_transpose_optimization.cc's
+ * extended handlers, QLinearAdd/QLinearMul's (after the NHWC pass, where they exist). The handlers ONNX Runtime has for Pad,
  * Tile, ArgMin/ArgMax and QuantizeLinear/DequantizeLinear count for the estimate; a push through
  * one is a diagnostic, not a rewrite. Facts: docs/rules.md. */
 #include "passes/transpose.h"
@@ -30,8 +31,11 @@ typedef enum {
     H_TRANSPOSE, /* composed with the Transpose it reads, or both go */
     H_OTHER,     /* ONNX Runtime pushes through it; not modelled */
     H_RESHAPE,   /* a Reshape that only permutes the Transpose's output (dims of 1 move freely): as a
-                    Transpose */
+                    Transpose; one that splits each of its dims: before it, a Transpose after it */
     H_SHAPE,     /* Shape: of the Transpose's input, a Gather of the permutation after it */
+    /* QLinearAdd/QLinearMul (a QDQ unit's fused Add/Mul): A and B (inputs 0 and 3) as a
+     * broadcasting op's inputs, its output */
+    H_QLINEAR_BINARY,
 } handler;
 
 typedef struct {
@@ -105,6 +109,8 @@ static handler unary_or_none(fp_op op)
 /* ONNX Runtime's handler for n (its handler_map, ai.onnx ops). */
 static handler handler_of(const fp_node *n)
 {
+    if ((n->op == FP_OP_ADD || n->op == FP_OP_MUL) && (n->flags & FP_NODE_QUANTIZED) && (n->flags & FP_NODE_FUSED))
+        return H_QLINEAR_BINARY; /* the com.microsoft op: ONNX Runtime's extended handler */
     if (*n->domain && strcmp(n->domain, "ai.onnx") != 0)
         return H_NONE;
     switch (n->op) {
@@ -185,6 +191,8 @@ static uint64_t transposable(const fp_node *n, handler h)
 {
     if (n->n_inputs == 0 || n->n_inputs > MAX_PUSH_INPUTS)
         return 0;
+    if (h == H_QLINEAR_BINARY) /* ONNX Runtime's QLinearBinaryOpInputs: A and B, scalars too */
+        return (n->inputs[0] ? 1 : 0) | (n->n_inputs > 3 && n->inputs[3] ? 8 : 0);
     if (h != H_UNARY && h != H_BROADCAST && h != H_CONCAT)
         return n->inputs[0] ? 1 : 0;
     uint64_t mask = 0;
@@ -978,13 +986,65 @@ static bool reshape_perm(const fp_node *n, const fp_node *t, int r, int64_t *out
     return true;
 }
 
+/* When Reshape n of Transpose t's output (perm, rank r) splits each dim of that output into a run
+ * of its own of n's output dims (n's shape a constant, both shapes static, n's rank above r): the
+ * runs in t's input order into shape (the rank returned), and into out the permutation that
+ * takes them back to n's order; else 0 (ONNX Runtime 1.30's HandleReshape, its split-axes path,
+ * microsoft/onnxruntime#29660). */
+static int reshape_split(const fp_node *n, const fp_node *t, const int64_t *perm, int r, int64_t *shape, int64_t *out)
+{
+    const fp_value *x = t->outputs[0], *y = n->outputs[0];
+    int start[MAXR], end[MAXR], at = 0, len = 0;
+    if (n->n_inputs < 2 || !n->inputs[1] || !fp_value_is_constant(n->inputs[1]) || !y || !fp_shape_static(&x->shape) ||
+        !fp_shape_static(&y->shape) || x->shape.rank != r || y->shape.rank <= r)
+        return 0;
+    for (int j = 0; j < r; j++) {
+        int64_t want = x->shape.dims[j].value, prod = 1;
+        start[perm[j]] = at;
+        do {
+            if (at == y->shape.rank || y->shape.dims[at].value <= 0)
+                return 0;
+            prod *= y->shape.dims[at++].value;
+        } while (prod < want);
+        if (prod != want)
+            return 0;
+        end[perm[j]] = at;
+    }
+    if (at != y->shape.rank)
+        return 0;
+    for (int a = 0; a < r; a++)
+        for (int k = start[a]; k < end[a]; k++) {
+            out[k] = len;
+            shape[len++] = y->shape.dims[k].value;
+        }
+    return len;
+}
+
+/* The split push: Reshape n reads t's input with the shape reshape_split gives, and a new
+ * Transpose after it gives n's readers what n gave; t goes when nothing reads it any more. */
+static bool push_reshape_split(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
+{
+    int64_t shape[MAXR], out[MAXR];
+    int nr = reshape_split(n, t, perm, r, shape, out);
+    if (!nr)
+        return false;
+    g_autofree char *name = fresh_name(p, n->inputs[1]->name);
+    fp_value *s = fp_graph_int64_initializer(p->g, name, shape, (uint32_t)nr);
+    set_input(p, n, 1, s);
+    set_input(p, n, 0, t->inputs[0]);
+    transpose_outputs(p, n, out, nr);
+    remove_if_unread(p, t);
+    p->res->pushed++;
+    return true;
+}
+
 /* A Transpose n (or a Reshape that amounts to one: it becomes that Transpose) reading Transpose t
  * of perm: both go when they cancel (n's readers read t's input; a graph output keeps its name
  * through an Identity), else n reads t's input with the composed permutation; t goes when nothing
  * reads it any more (ONNX Runtime's HandleTranspose and HandleReshape). */
 static bool push_transpose(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
 {
-    int64_t np[MAXR], inv[MAXR], c[MAXR];
+    int64_t np[MAXR], inv[MAXR] = {0}, c[MAXR];
     int nr;
     bool reshape = n->op == FP_OP_RESHAPE;
     if (reshape ? !reshape_perm(n, t, r, np) : !perm_of(n, np, &nr) || nr != r)
@@ -1137,9 +1197,10 @@ static bool wanted(const tp *p, const fp_node *n, const int64_t *perm, int r, ui
 {
     handler h = handler_of(n);
     uint64_t mask = h == H_NONE ? 0 : transposable(n, h);
-    int64_t np[MAXR];
+    int64_t np[MAXR], shape[MAXR];
     return (mask >> j & 1) && worth_it(p, n, h, mask, perm, r) &&
-           (h != H_RESHAPE || reshape_perm(n, n->inputs[0]->producer, r, np));
+           (h != H_RESHAPE || reshape_perm(n, n->inputs[0]->producer, r, np) ||
+            reshape_split(n, n->inputs[0]->producer, perm, r, shape, np));
 }
 
 /* The push wanted() asked for, by n's handler; false when the handler finds it cannot (nothing
@@ -1153,6 +1214,7 @@ static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
     case H_FIRST:
         return push(p, n, perm, r, mask, false, perm, r);
     case H_BROADCAST:
+    case H_QLINEAR_BINARY:
         return push(p, n, perm, r, mask, true, perm, r);
     case H_SPLIT:
         return push_with_axis(p, n, perm, r, mask, true, 0);
@@ -1173,8 +1235,9 @@ static bool process(tp *p, fp_node *t, fp_node *n, const int64_t *perm, int r)
     case H_SHAPE:
         return push_shape(p, n, perm, r);
     case H_TRANSPOSE:
-    case H_RESHAPE:
         return push_transpose(p, t, n, perm, r);
+    case H_RESHAPE:
+        return push_transpose(p, t, n, perm, r) || push_reshape_split(p, t, n, perm, r);
     default:
         p->res->unmodelled++;
         fp_diag_add(p->diag, FP_DIAG_INFO, "transpose", "transpose-unmodelled", n->name,

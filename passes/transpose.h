@@ -1,6 +1,7 @@
 /* transpose.h - ONNX Runtime's transpose optimizer (passes/transpose.c): Transposes pushed through
  * the ops it has a handler for, when its estimate says the transposed dimensions fall, cancelled
- * against their inverse and composed with one another, before the fusions. */
+ * against their inverse and composed with one another, before the fusions (and again after the
+ * NHWC pass, as ONNX Runtime's NhwcTransformer runs it). */
 #ifndef FP_PASS_TRANSPOSE_H
 #define FP_PASS_TRANSPOSE_H
 

@@ -40,8 +40,6 @@ static fp_model *twins(void)
     return m;
 }
 
-static bool gone(const fp_model *m, const char *node) { return fp_node_lookup(m, node)->flags & FP_NODE_REMOVED; }
-
 static void test_merges(void)
 {
     g_autoptr(GError) err = NULL;
@@ -54,13 +52,13 @@ static void test_merges(void)
     CU_ASSERT_FATAL(fp_model_verify(m, &err));
     /* ORT's order walks up from sum through c2, its higher producer, first: the second of each
      * pair is kept */
-    CU_ASSERT(gone(m, "s1") && gone(m, "g1") && gone(m, "c1"));
-    CU_ASSERT(!gone(m, "s2") && !gone(m, "g2") && !gone(m, "g3") && !gone(m, "c2"));
+    CU_ASSERT(tu_removed(m, "s1") && tu_removed(m, "g1") && tu_removed(m, "c1"));
+    CU_ASSERT(!tu_removed(m, "s2") && !tu_removed(m, "g2") && !tu_removed(m, "g3") && !tu_removed(m, "c2"));
     const fp_node *sum = fp_node_lookup(m, "sum");
     CU_ASSERT(sum->inputs[0] == sum->inputs[1] && sum->inputs[0] == fp_graph_find(m->main, "o2"));
     CU_ASSERT_PTR_EQUAL(fp_node_lookup(m, "g3")->inputs[0], fp_graph_find(m->main, "d2"));
-    CU_ASSERT(!gone(m, "r2"));                /* its output is the graph's */
-    CU_ASSERT(!gone(m, "n2"));                /* random */
+    CU_ASSERT(!tu_removed(m, "r2"));                /* its output is the graph's */
+    CU_ASSERT(!tu_removed(m, "n2"));                /* random */
     CU_ASSERT_EQUAL(fp_pass_cse(m, t, d), 0); /* nothing left to merge */
 }
 
@@ -72,7 +70,7 @@ static void test_off(void)
     CU_ASSERT(!fp_cse_on(t));
     g_autoptr(fp_model) m = twins();
     CU_ASSERT_EQUAL(fp_pass_cse(m, t, NULL), 0);
-    CU_ASSERT(!gone(m, "s2"));
+    CU_ASSERT(!tu_removed(m, "s2"));
 }
 
 FP_TEST_SUITE(register_cse)

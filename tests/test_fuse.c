@@ -1219,6 +1219,17 @@ static void test_nchwc_cases(void)
     CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/nchwc_cases.ort", NULL), 12);
 }
 
+/* ONNX Runtime's transpose optimizer on MaxViT's grid attention (bench/gen_transpose_cases.py):
+ * the swap back before the departition's Reshape goes after it, the Reshape now splitting the
+ * dims of the tensor before the swap, and meets the departition's Transpose; in the last stage,
+ * whose window is the whole map, ReshapeFusion first joins the two Reshapes between the window
+ * departition's and the grid partition's Transposes, which then compose
+ * (tests/data/fuse/transpose_cases.ort). */
+static void test_transpose_cases(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/transpose_cases.ort", NULL), 6);
+}
+
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
  * (tests/data/fuse/difftest/known_differ.txt, each with ORT's and fuseplan's kernels) still differ,
@@ -2060,6 +2071,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "corpus_cases", test_corpus_cases);
     CU_add_test(s, "corpus_nodes", test_corpus_nodes);
     CU_add_test(s, "nchwc_cases", test_nchwc_cases);
+    CU_add_test(s, "transpose_cases", test_transpose_cases);
     CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
     CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "qdq_third_vs_ort", test_qdq_third_vs_ort);

@@ -451,6 +451,13 @@ fp_model *tu_analyze_tb(tb *b, GError **err)
     return m;
 }
 
+bool tu_removed(const fp_model *m, const char *name)
+{
+    const fp_node *n = fp_node_lookup(m, name);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    return n->flags & FP_NODE_REMOVED;
+}
+
 fp_model *tu_load_tb(tb *b)
 {
     g_autoptr(GError) err = NULL;

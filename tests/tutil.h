@@ -45,6 +45,8 @@ GBytes *tb_pack(tb *b);
 /* b packed and loaded (fp_onnx_load_buffer), its shapes inferred and metrics made; asserts each
  * step (b stays the caller's). */
 fp_model *tu_load_tb(tb *b);
+/* Whether node `name` of m was removed by a pass (it must exist). */
+bool tu_removed(const fp_model *m, const char *name);
 /* b packed, loaded, its shapes inferred and metrics made; NULL with *err when a step fails. */
 fp_model *tu_analyze_tb(tb *b, GError **err);
 /* Packs into a new temp file; caller g_free()s the path and unlinks it. */

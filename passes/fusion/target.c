@@ -109,6 +109,7 @@ static const char *const layout_keys[] = {"drop_narrowing_casts",
                                           "nhwc",
                                           "qdq_units",
                                           "conv_add_activation",
+                                          "contiguous_reshapes",
                                           NULL};
 static const char *const stage_keys[] = {"original", "fusion", "final", NULL};
 
