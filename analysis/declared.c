@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "passes/cse.h"
+#include "passes/shape/reshape_const.h"
 #include "passes/shape/shapes.h"
 
 enum { MAX_SHAPE = 64, MAX_ROUNDS = 3 };
@@ -21,39 +22,6 @@ static uint32_t readers(const fp_value *v)
     for (uint32_t i = 0; i < v->n_uses; i++)
         n += !(v->uses[i].node->flags & FP_NODE_REMOVED);
     return n;
-}
-
-/* Whether dim pos of a and of b is one as ONNX Runtime compares them: the same number or the same
- * symbol. */
-static bool same_dim_at(const fp_value *a, const fp_value *b, int64_t pos)
-{
-    if (pos < 0 || pos >= a->shape.rank || pos >= b->shape.rank)
-        return false;
-    fp_dim x = a->shape.dims[pos], y = b->shape.dims[pos];
-    return fp_dim_known(x) ? fp_dim_known(y) && x.value == y.value : x.sym && y.sym && strcmp(x.sym, y.sym) == 0;
-}
-
-/* The one integer of constant v (a scalar or one element), or false. */
-static bool one_int(const fp_value *v, int64_t *out) { return v && fp_value_ints(v, out, 1) == 1; }
-
-/* Whether v is Unsqueeze(axes [0]) of Gather(Shape(x), pos) with x root or with root's dim pos: the
- * element that copies root's dim pos (0 in ReshapeFusion's constant). */
-static bool copies_dim(const fp_value *v, const fp_value *root, int64_t pos)
-{
-    const fp_node *u = v->producer, *g, *s;
-    int64_t axis, idx;
-    if (!fp_node_live(u) || u->op != FP_OP_UNSQUEEZE || !u->inputs[0])
-        return false;
-    const fp_attr *a = fp_node_attr(u, "axes");
-    bool axes0 = a ? a->type == FP_ATTR_INTS && a->n == 1 && a->u.ints[0] == 0
-                   : u->n_inputs > 1 && one_int(u->inputs[1], &axis) && axis == 0;
-    g = u->inputs[0]->producer;
-    if (!axes0 || !fp_node_live(g) || g->op != FP_OP_GATHER || g->n_inputs < 2 || !one_int(g->inputs[1], &idx) ||
-        idx != pos)
-        return false;
-    s = g->inputs[0] ? g->inputs[0]->producer : NULL;
-    return fp_node_live(s) && s->op == FP_OP_SHAPE && s->inputs[0] &&
-           (s->inputs[0] == root || same_dim_at(s->inputs[0], root, pos));
 }
 
 /* The live readers of v and of the values ONNX Runtime's common subexpression elimination merges
@@ -75,35 +43,13 @@ static uint32_t merged_readers(const fp_value *v, GHashTable *same)
 
 /* Whether Reshape r's shape is a Concat ReshapeFusion makes constant: the Concat's only reader is
  * r, once the elimination merged the Concats equal to it (same), and its inputs give constants,
- * copied dims and at most one -1. */
+ * copied dims and at most one -1 (fp_reshape_const). */
 static bool fuses(const fp_node *r, GHashTable *same)
 {
     const fp_value *s = r->n_inputs > 1 ? r->inputs[1] : NULL, *root = r->inputs[0];
     const fp_node *c = s ? s->producer : NULL;
-    if (!root || !fp_node_live(c) || c->op != FP_OP_CONCAT || s->is_output || merged_readers(s, same) != 1)
-        return false;
-    int64_t pos = 0, vals[MAX_SHAPE];
-    int minus = 0;
-    uint64_t numel;
-    for (uint32_t i = 0; i < c->n_inputs; i++) {
-        const fp_value *v = c->inputs[i];
-        int n = v && fp_value_is_constant(v) ? fp_value_ints(v, vals, MAX_SHAPE) : -1;
-        if (!v)
-            return false;
-        if (n >= 0) {
-            for (int k = 0; k < n; k++)
-                minus += vals[k] == -1;
-            pos += n;
-        } else if (copies_dim(v, root, pos)) {
-            pos++;
-        } else if (fp_shape_static(&v->shape) && fp_shape_numel(&v->shape, &numel) && numel == 1) {
-            minus++;
-            pos++;
-        } else {
-            return false;
-        }
-    }
-    return minus <= 1;
+    return root && fp_reshape_const_present(c) && c->op == FP_OP_CONCAT && !s->is_output &&
+           merged_readers(s, same) == 1 && fp_reshape_const(c, root, NULL, MAX_SHAPE) >= 0;
 }
 
 /* Marks dead[] the nodes that compute only what node n reads, upward from n's inputs: a live
@@ -116,7 +62,7 @@ static void mark_dead(const fp_node *n, uint8_t *dead)
         const fp_node *x = g_ptr_array_steal_index(work, work->len - 1);
         for (uint32_t k = 0; k < x->n_inputs; k++) {
             const fp_node *p = x->inputs[k] ? x->inputs[k]->producer : NULL;
-            if (!fp_node_live(p) || p->graph != n->graph || dead[p->id])
+            if (!fp_reshape_const_present(p) || p->graph != n->graph || dead[p->id])
                 continue;
             bool all = true;
             for (uint32_t o = 0; o < p->n_outputs && all; o++) {
@@ -157,9 +103,9 @@ static size_t mark_graph(fp_graph *g, bool cse)
         fp_node *n = g->nodes->pdata[i];
         uint32_t was = n->flags & marks;
         n->flags &= ~marks;
-        if (fp_node_live(n) && dead[n->id])
+        if (fp_reshape_const_present(n) && dead[n->id])
             n->flags |= FP_NODE_RESHAPE_CONST;
-        if ((n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) && fp_node_live(n) && !dead[n->id])
+        if ((n->op == FP_OP_SHAPE || n->op == FP_OP_SIZE) && fp_reshape_const_present(n) && !dead[n->id])
             n->flags |= FP_NODE_RUNTIME_SHAPE;
         changed += (n->flags & marks) != was;
     }

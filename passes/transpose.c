@@ -1088,15 +1088,25 @@ static bool push_transpose(tp *p, fp_node *t, fp_node *n, const int64_t *perm, i
 
 /* ---------------------------------------------------------------- the estimate */
 
+/* The shape of v ONNX Runtime's estimate reads (its NodeArg's): the one it knew when it optimized
+ * (fp_value_load_shape: recorded on a target that optimizes on the declared dims, where a Reshape
+ * of a computed target shape before opset 14 has no rank), else v's. */
+static const fp_shape *est_shape(const fp_value *v)
+{
+    const fp_shape *s = fp_value_load_shape(v);
+    return s ? s : &v->shape;
+}
+
 /* ONNX Runtime's EstimateValueRank: v's dims other than 1 (an unknown one counts), 5 when its
  * rank is unknown. */
 static int est_rank(const fp_value *v)
 {
-    if (!v || v->shape.rank < 0)
+    const fp_shape *s = v ? est_shape(v) : NULL;
+    if (!s || s->rank < 0)
         return 5;
     int r = 0;
-    for (int32_t i = 0; i < v->shape.rank; i++)
-        r += !(fp_dim_known(v->shape.dims[i]) && v->shape.dims[i].value == 1);
+    for (int32_t i = 0; i < s->rank; i++)
+        r += !(fp_dim_known(s->dims[i]) && s->dims[i].value == 1);
     return r;
 }
 

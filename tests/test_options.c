@@ -159,7 +159,9 @@ static void test_executable_alike(void)
                         "--align -64: expected a whole number");
 }
 
-/* A policy resnet_tiny fails (its activations are above 1 byte): exit 1 under any accepted option. */
+/* A policy resnet_tiny fails (its activations are above 1 byte): exit 1 under any accepted option.
+ * An input of an unknown batch has it bound by --batch: left unknown, no activation has a size (the
+ * flatten's shape computation, the only one, is ReshapeFusion's constant on the default target). */
 static void test_gate_still_fails(void)
 {
     g_assert(g_chdir(FP_SOURCE_DIR) == 0);
@@ -170,7 +172,7 @@ static void test_gate_still_fails(void)
         {"--batch", "1", NULL},
         {"--batch", "7", NULL},
         {"--input", "input:2x3x64x64", NULL},
-        {"--input", "input:?x3x64x64", NULL},
+        {"--input", "input:?x3x64x64", "--batch", "3", NULL},
         {"--dim", "batch=3", NULL},
         {"--batch-dim", "batch", "--batch", "2", NULL},
         {"--weight-dtype", "int8", NULL},

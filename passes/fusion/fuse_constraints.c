@@ -1208,7 +1208,8 @@ static bool check_mask_unused(const fp_constraint *c, const fp_match *mt, GPtrAr
 
 /* The arithmetic anchor is a no-op as ONNX Runtime's NoopElimination finds one: x + 0, 0 + x, x - 0,
  * x * 1, 1 * x or x / 1, exactly one input a constant (the second for Sub and Div) of at most one
- * element and of no greater rank than x's (known). A gate: any other Add/Sub/Mul/Div is no candidate. */
+ * element and of no greater rank than x's, known in the shape the target's conditions read
+ * (cond_shape). A gate: any other Add/Sub/Mul/Div is no candidate. */
 static bool check_noop_operand(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     (void)out;
@@ -1221,7 +1222,8 @@ static bool check_noop_operand(const fp_constraint *c, const fp_match *mt, GPtrA
     const fp_value *k = n->inputs[k0 ? 0 : 1], *x = n->inputs[k0 ? 1 : 0];
     uint64_t numel = 0;
     double v;
-    if (x->shape.rank < 0 || k->shape.rank > x->shape.rank || !fp_shape_numel(&k->shape, &numel) || numel > 1)
+    int32_t x_rank = cond_shape(mt, x)->rank;
+    if (x_rank < 0 || k->shape.rank > x_rank || !fp_shape_numel(&k->shape, &numel) || numel > 1)
         return false;
     if (numel == 0)
         return true;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fold.h"
+#include "reshape_const.h"
 
 /* ---------------------------------------------------------------- numeric arrays */
 
@@ -877,17 +878,28 @@ static int sval_concat(const fp_node *n, fp_dim *d)
     return cnt;
 }
 
-/* sval of a Slice (opset 10 on) of `in`'s vector by known one-element starts, ends, axes (0 or -1)
- * and steps into d; the count (0 for a zero step), or -1 when those are not known. */
+/* The one-element starts, ends, axes and steps of Slice c->n into st, en, ax, sp: its attributes
+ * before opset 10 (steps 1), its known inputs after. False when they are not known so. */
+static bool slice_params(sh_ctx *c, int64_t *st, int64_t *en, int64_t *ax, int64_t *sp)
+{
+    int k = 0;
+    if (c->opset < 10)
+        return sh_attr_ints(c->n, "starts", st, 1, &k) && k == 1 && sh_attr_ints(c->n, "ends", en, 1, &k) && k == 1 &&
+               (!fp_node_attr(c->n, "axes") || (sh_attr_ints(c->n, "axes", ax, 1, &k) && k == 1));
+    if (!sh_ints(c, 1, st, 1, &k) || !sh_ints(c, 2, en, 1, &k))
+        return false;
+    if (sh_val(c, 3) && !sh_ints(c, 3, ax, 1, &k))
+        return false;
+    return !sh_val(c, 4) || sh_ints(c, 4, sp, 1, &k);
+}
+
+/* sval of a Slice of `in`'s vector by known one-element starts, ends, axes (0 or -1) and steps
+ * into d; the count (0 for a zero step), or -1 when those are not known. */
 static int sval_slice(sh_ctx *c, const fp_value *in, fp_dim *d)
 {
     int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
-    int k = 0, cnt = 0;
-    if (!in || in->n_sval < 0 || c->opset < 10 || !sh_ints(c, 1, st, 1, &k) || !sh_ints(c, 2, en, 1, &k))
-        return -1;
-    if (sh_val(c, 3) && (!sh_ints(c, 3, ax, 1, &k) || (ax[0] != 0 && ax[0] != -1)))
-        return -1;
-    if (sh_val(c, 4) && !sh_ints(c, 4, sp, 1, &k))
+    int cnt = 0;
+    if (!in || in->n_sval < 0 || !slice_params(c, st, en, ax, sp) || (ax[0] != 0 && ax[0] != -1))
         return -1;
     int64_t dim = in->n_sval, s = st[0] < 0 ? st[0] + dim : st[0], e = en[0] < 0 ? en[0] + dim : en[0];
     if (sp[0] > 0) {
@@ -1267,26 +1279,37 @@ static bool fold_memo(sh_ctx *c, fp_fold_memo *memo, int kind, void (*fold)(sh_c
     return fp_value_fold(out) != NULL;
 }
 
-bool fp_fold_sval_ints(const fp_value *v)
+/* The input of the live Reshape that reads v as its target shape, or NULL. */
+static const fp_value *reshape_root(const fp_value *v)
 {
-    if (!v || v->n_sval < 0 || v->dtype != FP_DT_INT64 || v->shape.rank != 1 || v->shape.dims[0].value != v->n_sval)
-        return false;
-    for (int32_t k = 0; k < v->n_sval; k++)
-        if (v->sval[k].sym)
-            return false;
-    return true;
+    for (uint32_t i = 0; i < v->n_uses; i++) {
+        const fp_node *r = v->uses[i].node;
+        if (fp_node_live(r) && r->op == FP_OP_RESHAPE && r->n_inputs > 1 && r->inputs[1] == v)
+            return r->inputs[0];
+    }
+    return NULL;
 }
 
-/* The Concat ReshapeFusion turns into a constant (FP_NODE_RESHAPE_CONST): its output's integers
- * (fp_fold_sval_ints) as its fold. */
+bool fp_fold_reshape_ints(const fp_node *concat, int64_t *vals)
+{
+    const fp_value *out = concat->n_outputs == 1 ? concat->outputs[0] : NULL;
+    if (!out || out->dtype != FP_DT_INT64 || out->shape.rank != 1 || !fp_dim_known(out->shape.dims[0]) ||
+        out->shape.dims[0].value > INT32_MAX)
+        return false;
+    int len = (int)out->shape.dims[0].value;
+    return fp_reshape_const(concat, reshape_root(out), vals, len) == len;
+}
+
+/* The Concat ReshapeFusion turns into a constant (FP_NODE_RESHAPE_CONST): ReshapeFusion's
+ * constant (fp_fold_reshape_ints) as its fold and its sval. */
 static void fold_reshape_const(sh_ctx *c)
 {
     fp_value *out = c->n->outputs[0];
     num o;
     num_alloc(sh_tmp(c), &o, FP_DT_INT64, &out->shape);
-    for (int32_t k = 0; k < out->n_sval; k++)
-        o.i[k] = out->sval[k].value;
+    fp_fold_reshape_ints(c->n, o.i);
     fp_value_set_fold(out, num_store(c, &o));
+    fp_fold_seed(c->m, out, fp_value_fold(out));
 }
 
 void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
@@ -1339,6 +1362,7 @@ void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
         return;
     }
     propagate_sval(c);
-    if (n->op == FP_OP_CONCAT && (n->flags & FP_NODE_RESHAPE_CONST) && n->n_outputs == 1 && fp_fold_sval_ints(out))
+    if (n->op == FP_OP_CONCAT && (n->flags & FP_NODE_RESHAPE_CONST) && n->n_outputs == 1 &&
+        fp_fold_reshape_ints(n, NULL))
         fold_reshape_const(c);
 }

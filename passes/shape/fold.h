@@ -15,8 +15,10 @@ typedef struct fp_fold_memo fp_fold_memo;
  * With a memo (NULL: none), a node that reads the same things as one folded before in the run
  * (op, opset, attributes, input contents, output type and shape) takes that node's result. */
 void fp_fold_node(sh_ctx *c, fp_fold_memo *memo);
-/* Whether v's sval holds all the integers of v, an int64 vector, none a symbol or unknown. */
-bool fp_fold_sval_ints(const fp_value *v);
+/* ONNX Runtime's ReshapeFusion constant of Concat `concat`, the int64 vector a Reshape reads as
+ * its target shape (fp_reshape_const, the Reshape's input as root), into vals (room for its
+ * length; NULL: only whether there is one). */
+bool fp_fold_reshape_ints(const fp_node *concat, int64_t *vals);
 /* A memo for one run of the pass; freed with fp_fold_memo_free (interned results stay valid). */
 fp_fold_memo *fp_fold_memo_new(void);
 void fp_fold_memo_free(fp_fold_memo *memo);

@@ -148,10 +148,10 @@ sh_result sh_rule_reshape(sh_ctx *c)
                 return sh_fail(c, "more than one -1 in the target shape");
             infer = i;
         } else if (t[i].value == 0 && !allowzero) {
-            if (!x || i >= x->rank)
-                return x ? sh_fail(c, "target dim %d is 0 but the input has rank %d", i, x->rank)
-                         : sh_unknown(c, "input rank unknown");
-            out.dims[i] = x->dims[i];
+            /* copies the input's dim; unknown (the rank kept) when the input's rank is */
+            if (x && i >= x->rank)
+                return sh_fail(c, "target dim %d is 0 but the input has rank %d", i, x->rank);
+            out.dims[i] = x ? x->dims[i] : sh_dim_unknown();
         } else if (t[i].value < 0) {
             return sh_fail(c, "invalid target dim %" G_GINT64_FORMAT, t[i].value);
         } else {
@@ -416,6 +416,17 @@ static int64_t slice_len(int64_t dim, int64_t start, int64_t end, int64_t step)
     return start > end ? (start - end + (-step) - 1) / (-step) : 0;
 }
 
+/* A Slice whose starts, ends, axes or steps are not known constants: the input's rank, every dim
+ * unknown (ONNX's Slice-10 on inference). */
+static sh_result slice_rank_only(sh_ctx *c, const fp_shape *x)
+{
+    fp_shape out = sh_new(c, x->rank);
+    for (int32_t d = 0; d < x->rank; d++)
+        out.dims[d] = sh_dim_unknown();
+    sh_set(c, 0, sh_dt(c, 0), out);
+    return sh_unknown(c, "starts, ends, axes or steps are not known constants");
+}
+
 sh_result sh_rule_slice(sh_ctx *c)
 {
     const fp_shape *x = sh_in(c, 0);
@@ -431,13 +442,11 @@ sh_result sh_rule_slice(sh_ctx *c)
             na = -1;
         nst = -1;
     } else {
-        if (!sh_ints(c, 1, starts, FP_MAX_RANK, &ns) || !sh_ints(c, 2, ends, FP_MAX_RANK, &ne))
-            return sh_unknown(c, "starts/ends are not known constants");
         na = nst = -1;
-        if (sh_val(c, 3) && !sh_ints(c, 3, axes, FP_MAX_RANK, &na))
-            return sh_unknown(c, "axes are not known constants");
-        if (sh_val(c, 4) && !sh_ints(c, 4, steps, FP_MAX_RANK, &nst))
-            return sh_unknown(c, "steps are not known constants");
+        if (!sh_ints(c, 1, starts, FP_MAX_RANK, &ns) || !sh_ints(c, 2, ends, FP_MAX_RANK, &ne) ||
+            (sh_val(c, 3) && !sh_ints(c, 3, axes, FP_MAX_RANK, &na)) ||
+            (sh_val(c, 4) && !sh_ints(c, 4, steps, FP_MAX_RANK, &nst)))
+            return slice_rank_only(c, x);
     }
     if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
         return sh_fail(c, "starts, ends, axes and steps differ in length");

@@ -277,12 +277,15 @@ static bool foldable(const fp_node *n)
         return false; /* ONNX Runtime keeps Q/DQ pairs for its QDQ kernels: not constant-folded */
     case FP_OP_SHAPE:
     case FP_OP_SIZE:
-        return n->inputs[0] && sh_shape_folds(n, &n->inputs[0]->shape);
-    case FP_OP_CONCAT: /* ReshapeFusion makes it a constant, its inputs run or not */
-        if ((n->flags & FP_NODE_RESHAPE_CONST) && n->n_outputs == 1 && fp_fold_sval_ints(n->outputs[0]))
+        return (n->flags & FP_NODE_RESHAPE_CONST) || (n->inputs[0] && sh_shape_folds(n, &n->inputs[0]->shape));
+    case FP_OP_CONCAT: /* ReshapeFusion makes it a constant */
+        if ((n->flags & FP_NODE_RESHAPE_CONST) && fp_fold_reshape_ints(n, NULL))
             return true;
         break;
     default:
+        /* what computes only such a Concat goes with it (RemoveNodesWithOneOutputBottomUp) */
+        if (n->flags & FP_NODE_RESHAPE_CONST)
+            return true;
         break;
     }
     bool any = false;
