@@ -23,6 +23,25 @@ bool fp_float16_value_ok(const char *value)
     return strcmp(value, "cast_after_fusion") == 0 || strcmp(value, "cast_before_fusion") == 0;
 }
 
+/* Whether the CPU EP has a float16 kernel for contrib op `op` (contrib_ops/cpu/cpu_contrib_kernels.cc
+ * registers MLFloat16 for these outside `MLAS_F16VEC_INTRINSICS_SUPPORTED`; measured: a float16
+ * node of each runs without Casts). Attention, MultiHeadAttention, EmbedLayerNormalization and the
+ * Gelu family have float kernels only. */
+static bool contrib_half_kernel(fp_op op)
+{
+    switch (op) {
+    case FP_OP_SKIP_LAYER_NORM:
+    case FP_OP_SIMPLIFIED_LAYER_NORM:
+    case FP_OP_SKIP_SIMPLIFIED_LAYER_NORM:
+    case FP_OP_GROUP_QUERY_ATTENTION:
+    case FP_OP_ROTARY_EMBEDDING:
+    case FP_OP_MATMUL_NBITS:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Whether the CPU EP has a float16 kernel for op (cpu_execution_provider.cc registers MLFloat16 for
  * these, and for the data movement ops whose kernels take any type; measured: a float16 node of
  * each runs without Casts). */
@@ -53,7 +72,7 @@ static bool half_kernel(fp_op op)
     case FP_OP_SIZE:
         return true;
     default:
-        return false;
+        return contrib_half_kernel(op);
     }
 }
 
