@@ -86,6 +86,8 @@ typedef struct {
     const char *fused_op; /* op type of the result ("FusedConv"); NULL for FOLD/ELIMINATE */
     fp_op fused_kind;
     int8_t act_node; /* pattern node holding the activation (reported as `activation`), -1 */
+    int8_t x_input;  /* the anchor's input that is the pattern's data input x (FP_PAT_X): 0 unless
+                        set; where set, the fused op reads x first and the constants last */
 } fp_rule;
 
 extern const fp_rule fp_rules[];

@@ -132,7 +132,7 @@ static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
                 g_ptr_array_add(ins, v);
         }
     }
-    if (bias_last(mt->rule))
+    if (bias_last(mt->rule) || mt->rule->x_input)
         anchor_fixed_last(ins, a->n_inputs);
     for (int i = 0; i < mt->n; i++) { /* outputs only now: producers of internal values are cleared */
         fp_node *n = mt->nodes[i];
