@@ -1166,6 +1166,17 @@ static void test_corpus_cases(void)
     CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/corpus_cases.ort", NULL), 12);
 }
 
+/* Cuts of onnxruntime-genai's float16 test decoders (bench/gen_float16_cases.py): ONNX Runtime's CPU
+ * EP inlines a float16 FastGelu (with and without a bias), Gelu and QuickGelu of com.microsoft as
+ * their function bodies in float32 between Casts (at level all the FastGelu scale goes into the next
+ * MatMul, the QuickGelu body is QuickGelu again), and keeps SkipLayerNormalization,
+ * SkipSimplifiedLayerNormalization, GroupQueryAttention and MatMulNBits float16
+ * (tests/data/fuse/float16_cases.ort). */
+static void test_float16_cases(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/float16_cases.ort", NULL), 9);
+}
+
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
  * (tests/data/fuse/difftest/known_differ.txt, each with ORT's and fuseplan's kernels) still differ,
@@ -2005,6 +2016,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "difftest_vs_ort", test_difftest_vs_ort);
     CU_add_test(s, "ort_shapes", test_ort_shapes);
     CU_add_test(s, "corpus_cases", test_corpus_cases);
+    CU_add_test(s, "float16_cases", test_float16_cases);
     CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
     CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "qdq_third_vs_ort", test_qdq_third_vs_ort);
