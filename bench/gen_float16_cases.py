@@ -11,6 +11,9 @@ runs contrib ops otherwise than float32 between Casts (passes/float16.c), for te
   float16_gelus.onnx        x [2, 8]: FastGelu without a bias (its body's Identity), com.microsoft's
                             Gelu and QuickGelu, one after another: each inlined; at level all the
                             QuickGelu body, its alpha first, is QuickGelu again.
+  float16_gelu20.onnx       x [2, 8] at opset 20: ONNX's Gelu, then its tanh form. The CPU EP has a
+                            float Gelu-20 only: ORT inlines the ONNX function body of each, its
+                            constants float32 (the CastLike pairs cancel), Sqrt(2) unfolded.
   float16_qwen_block.onnx   a decoder layer as onnxruntime-genai's tiny-qwen35 CUDA decoder writes
                             it: LayerNormalization, the q/k/v MatMuls, GroupQueryAttention with its
                             past, the output MatMul, SkipLayerNormalization, the MLP (Relu), then
@@ -82,6 +85,12 @@ def gelus():
     return g.model([("x", F16, [2, 8])], [(y, F16, None)])
 
 
+def gelu20():
+    g = Graph()
+    y = g.op("Gelu", [g.op("Gelu", ["x"])], approximate="tanh")
+    return g.model([("x", F16, [2, 8])], [(y, F16, None)], opset=20)
+
+
 def qwen_block():
     g = Graph()
     ln = g.op("LayerNormalization", ["x", g.const(rng.random(64) + 0.5), g.weight(64, scale=0.1)], axis=-1)
@@ -106,7 +115,7 @@ def qwen_block():
 
 def main():
     cli(__doc__, (("float16_gpt2_mlp.onnx", gpt2_mlp), ("float16_gelus.onnx", gelus),
-                  ("float16_qwen_block.onnx", qwen_block)),
+                  ("float16_gelu20.onnx", gelu20), ("float16_qwen_block.onnx", qwen_block)),
         "float16_cases.ort", "bench/gen_float16_cases.py's models")
 
 

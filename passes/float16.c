@@ -296,6 +296,42 @@ static bool inline_node(fp_model *m, fp_node *n)
     return true;
 }
 
+/* Gelu-20's body at opset 20 on (onnx/defs/math/defs.cc, Gelu's context-dependent function):
+ * approximate "none": Mul(Mul(Half, X), Sum(One, Erf(Div(X, Sqrt(Two))))); "tanh":
+ * Mul(Mul(Half, X), Sum(One, Tanh(Mul(Sqrt(TwoOverPi), Sum(X, Mul(C0, Pow(X, Three))))))). Its
+ * constants pass through CastLike, as body_const says; the Sqrt of one, which nothing folds after
+ * the level-1 loop, reads and writes float32. Returns whether n is such a Gelu. */
+static bool inline_gelu(fp_model *m, fp_node *n)
+{
+    if (n->op != FP_OP_GELU || strcmp(n->domain, "") != 0 || n->opset < 20)
+        return false;
+    fp_value *x = n->inputs[0], *t, *s;
+    fp_dtype h = FP_DT_FLOAT16;
+    const fp_shape scalar = {0, NULL};
+    bool approx = strcmp(fp_node_attr_string(n, "approximate", "none"), "tanh") == 0;
+    fp_value *half_x = body_node(m, n, FP_OP_MUL, "Mul", "MultX",
+                                 (fp_value *[]){body_const(m, n, "Half", 0.5f, false), x}, 2, x, NULL, h);
+    if (approx) {
+        t = body_node(m, n, FP_OP_POW, "Pow", "XCubed", (fp_value *[]){x, body_const(m, n, "Three", 3, false)}, 2, x,
+                      NULL, h);
+        t = body_node(m, n, FP_OP_MUL, "Mul", "XCubedC0", (fp_value *[]){body_const(m, n, "C0", 0.044715f, false), t},
+                      2, x, NULL, h);
+        t = body_node(m, n, FP_OP_SUM, "Sum", "XC0XCubed", (fp_value *[]){x, t}, 2, x, NULL, h);
+        s = body_node(m, n, FP_OP_SQRT, "Sqrt", "SqrtTwoOverPi",
+                      (fp_value *[]){body_const(m, n, "TwoOverPi", (float)M_2_PI, false)}, 1, x, &scalar, FP_DT_FLOAT);
+        t = body_node(m, n, FP_OP_MUL, "Mul", "TanhInput", (fp_value *[]){s, t}, 2, x, NULL, h);
+        t = body_node(m, n, FP_OP_TANH, "Tanh", "ErfApprox", (fp_value *[]){t}, 1, x, NULL, h);
+    } else {
+        s = body_node(m, n, FP_OP_SQRT, "Sqrt", "SqrtTwo", (fp_value *[]){body_const(m, n, "Two", 2, false)}, 1, x,
+                      &scalar, FP_DT_FLOAT);
+        t = body_node(m, n, FP_OP_DIV, "Div", "XSqrt", (fp_value *[]){x, s}, 2, x, NULL, h);
+        t = body_node(m, n, FP_OP_ERF, "Erf", "ErfXSqrt", (fp_value *[]){t}, 1, x, NULL, h);
+    }
+    t = body_node(m, n, FP_OP_SUM, "Sum", "Phi", (fp_value *[]){body_const(m, n, "One", 1, false), t}, 2, x, NULL, h);
+    retype(m, n, FP_OP_MUL, "Mul", (fp_value *[]){half_x, t}, 2);
+    return true;
+}
+
 /* A float16 scalar initializer of n's graph named after n and `what`, holding x: a constant of a
  * contrib op's function body, which builds it in the input's type (`ToTensor(x, elem_type)`) and
  * ORT's inliner makes an initializer; level 4 folds its Cast like a weight's. */
@@ -385,7 +421,7 @@ static uint32_t partition(fp_model *m)
     for (guint i = 0; i < nn; i++) {
         fp_node *n = g->nodes->pdata[i];
         if (fp_node_live(n) && n->n_inputs >= 1 && n->inputs[0] && n->inputs[0]->dtype == FP_DT_FLOAT16 &&
-            (inline_node(m, n) || inline_contrib(m, n)))
+            (inline_node(m, n) || inline_gelu(m, n) || inline_contrib(m, n)))
             count++;
     }
     if (count)

@@ -1169,12 +1169,12 @@ static void test_corpus_cases(void)
 /* Cuts of onnxruntime-genai's float16 test decoders (bench/gen_float16_cases.py): ONNX Runtime's CPU
  * EP inlines a float16 FastGelu (with and without a bias), Gelu and QuickGelu of com.microsoft as
  * their function bodies in float32 between Casts (at level all the FastGelu scale goes into the next
- * MatMul, the QuickGelu body is QuickGelu again), and keeps SkipLayerNormalization,
+ * MatMul, the QuickGelu body is QuickGelu again), ONNX's float16 Gelu-20 too, and keeps SkipLayerNormalization,
  * SkipSimplifiedLayerNormalization, GroupQueryAttention and MatMulNBits float16
  * (tests/data/fuse/float16_cases.ort). */
 static void test_float16_cases(void)
 {
-    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/float16_cases.ort", NULL), 9);
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/float16_cases.ort", NULL), 12);
 }
 
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
