@@ -27,8 +27,9 @@ With --expect it also writes OUTDIR/float16_cases.ort, ONNX Runtime's kernels of
 basic, extended and all (bench/gen_paddle_like.py's expect).
 """
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
+import gen_ort_shape_cases
 from gen_paddle_like import cli
 
 rng = np.random.default_rng(16)
@@ -36,25 +37,22 @@ F16 = TensorProto.FLOAT16
 MS = "com.microsoft"
 
 
-class Graph:
-    """Nodes in the order they are added; float16 constants (and others) as initializers."""
-
-    def __init__(self):
-        self.nodes, self.inits = [], []
+class Graph(gen_ort_shape_cases.Graph):
+    """gen_ort_shape_cases' graph with float16 constants, nodes of any domain and outputs, and a model
+    of any inputs and outputs."""
 
     def const(self, value, dtype=np.float16):
-        n = f"c{len(self.inits)}"
-        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), n))
-        return n
+        return super().const(value, dtype)
 
     def weight(self, *shape, scale=0.2):
         return self.const(rng.standard_normal(shape) * scale)
 
     def op(self, op, inputs, outputs=1, domain="", **attrs):
-        n = f"{op.lower()}{len(self.nodes)}"
-        outs = [n] + [f"{n}_{i}" for i in range(1, outputs)]
-        self.nodes.append(helper.make_node(op, inputs, outs, name=n, domain=domain, **attrs))
-        return outs if outputs > 1 else n
+        n = super().op(op, inputs, **attrs)
+        node = self.nodes[-1]
+        node.domain = domain
+        node.output.extend(f"{n}_{i}" for i in range(1, outputs))
+        return list(node.output) if outputs > 1 else n
 
     def model(self, inputs, outputs, opset=17):
         """The model of opset `opset` (and com.microsoft 1) with inputs and outputs [(name, dtype, dims)]."""
