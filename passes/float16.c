@@ -296,7 +296,7 @@ static bool inline_node(fp_model *m, fp_node *n)
     return true;
 }
 
-/* Gelu-20's body at opset 20 on (onnx/defs/math/defs.cc, Gelu's context-dependent function):
+/* Gelu-20's body at opset 20 on (onnx/defs/math/defs.cc, BuildContextDependentFunctionBodyGelu):
  * approximate "none": Mul(Mul(Half, X), Sum(One, Erf(Div(X, Sqrt(Two))))); "tanh":
  * Mul(Mul(Half, X), Sum(One, Tanh(Mul(Sqrt(TwoOverPi), Sum(X, Mul(C0, Pow(X, Three))))))). Its
  * constants pass through CastLike, as body_const says; the Sqrt of one, which nothing folds after
