@@ -72,3 +72,24 @@ double fp_half_to_double(uint16_t h)
     double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
     return (h & 0x8000) ? -v : v;
 }
+
+uint16_t fp_double_to_half(double d)
+{
+    float f = (float)d;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t m = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff)
+        return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
+    if (e >= 31)
+        return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10)
+            return (uint16_t)sign;
+        m |= 0x800000;
+        return (uint16_t)(sign | ((m >> (14 - e)) + ((m >> (13 - e)) & 1)));
+    }
+    return (uint16_t)(sign | (uint32_t)(e << 10) | ((m >> 13) + ((m >> 12) & 1)));
+}

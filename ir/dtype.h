@@ -52,5 +52,8 @@ static inline bool fp_dtype_valid(int t) { return t >= 0 && t < FP_DT_COUNT; }
 bool fp_dtype_is_float(fp_dtype t);
 /* The value of IEEE 754 half-precision bits h (float16 tensor data). */
 double fp_half_to_double(uint16_t h);
+/* The IEEE 754 half-precision bits of d, rounded to float32 and then to float16 (the dropped
+ * bits' top one rounds the magnitude up; overflow gives infinity, NaN stays NaN). */
+uint16_t fp_double_to_half(double d);
 
 #endif

@@ -2,11 +2,12 @@
  * Runtime 1.30's CPU EP runs them. The EP registers float16 kernels for few ops (half_kernel). A
  * float16 node of another op is assigned to no EP: ORT's constant folding leaves it (unfold), the
  * partitioner inlines the op's ONNX function body where the schema has one at the model's opset
- * (inline_node), and InsertCastTransformer runs the rest in float32 between Casts (convert), the
- * float16-kernel nodes between them too (isolated). Measured with onnxruntime-node on one-node
+ * (inline_node), or the contrib op's (inline_contrib), and InsertCastTransformer runs the rest in
+ * float32 between Casts (convert), the float16-kernel nodes between them too (isolated). Measured with onnxruntime-node on one-node
  * float16 models; the ORT functions each step follows are cited in docs/rules.md. */
 #include "passes/float16.h"
 
+#include <math.h>
 #include <string.h>
 
 fp_float16_stage fp_float16_stage_of(const fp_target *t)
@@ -21,6 +22,25 @@ fp_float16_stage fp_float16_stage_of(const fp_target *t)
 bool fp_float16_value_ok(const char *value)
 {
     return strcmp(value, "cast_after_fusion") == 0 || strcmp(value, "cast_before_fusion") == 0;
+}
+
+/* Whether the CPU EP has a float16 kernel for contrib op `op` (contrib_ops/cpu/cpu_contrib_kernels.cc
+ * registers MLFloat16 for these outside `MLAS_F16VEC_INTRINSICS_SUPPORTED`; measured: a float16
+ * node of each runs without Casts). Attention, MultiHeadAttention, EmbedLayerNormalization and the
+ * Gelu family have float kernels only. */
+static bool contrib_half_kernel(fp_op op)
+{
+    switch (op) {
+    case FP_OP_SKIP_LAYER_NORM:
+    case FP_OP_SIMPLIFIED_LAYER_NORM:
+    case FP_OP_SKIP_SIMPLIFIED_LAYER_NORM:
+    case FP_OP_GROUP_QUERY_ATTENTION:
+    case FP_OP_ROTARY_EMBEDDING:
+    case FP_OP_MATMUL_NBITS:
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* Whether the CPU EP has a float16 kernel for op (cpu_execution_provider.cc registers MLFloat16 for
@@ -53,7 +73,7 @@ static bool half_kernel(fp_op op)
     case FP_OP_SIZE:
         return true;
     default:
-        return false;
+        return contrib_half_kernel(op);
     }
 }
 
@@ -276,6 +296,121 @@ static bool inline_node(fp_model *m, fp_node *n)
     return true;
 }
 
+/* Gelu-20's body at opset 20 on (onnx/defs/math/defs.cc, BuildContextDependentFunctionBodyGelu):
+ * approximate "none": Mul(Mul(Half, X), Sum(One, Erf(Div(X, Sqrt(Two))))); "tanh":
+ * Mul(Mul(Half, X), Sum(One, Tanh(Mul(Sqrt(TwoOverPi), Sum(X, Mul(C0, Pow(X, Three))))))). Its
+ * constants pass through CastLike, as body_const says; the Sqrt of one, which nothing folds after
+ * the level-1 loop, reads and writes float32. Returns whether n is such a Gelu. */
+static bool inline_gelu(fp_model *m, fp_node *n)
+{
+    if (n->op != FP_OP_GELU || strcmp(n->domain, "") != 0 || n->opset < 20)
+        return false;
+    fp_value *x = n->inputs[0], *t, *s;
+    fp_dtype h = FP_DT_FLOAT16;
+    const fp_shape scalar = {0, NULL};
+    bool approx = strcmp(fp_node_attr_string(n, "approximate", "none"), "tanh") == 0;
+    fp_value *half_x = body_node(m, n, FP_OP_MUL, "Mul", "MultX",
+                                 (fp_value *[]){body_const(m, n, "Half", 0.5f, false), x}, 2, x, NULL, h);
+    if (approx) {
+        t = body_node(m, n, FP_OP_POW, "Pow", "XCubed", (fp_value *[]){x, body_const(m, n, "Three", 3, false)}, 2, x,
+                      NULL, h);
+        t = body_node(m, n, FP_OP_MUL, "Mul", "XCubedC0", (fp_value *[]){body_const(m, n, "C0", 0.044715f, false), t},
+                      2, x, NULL, h);
+        t = body_node(m, n, FP_OP_SUM, "Sum", "XC0XCubed", (fp_value *[]){x, t}, 2, x, NULL, h);
+        s = body_node(m, n, FP_OP_SQRT, "Sqrt", "SqrtTwoOverPi",
+                      (fp_value *[]){body_const(m, n, "TwoOverPi", (float)M_2_PI, false)}, 1, x, &scalar, FP_DT_FLOAT);
+        t = body_node(m, n, FP_OP_MUL, "Mul", "TanhInput", (fp_value *[]){s, t}, 2, x, NULL, h);
+        t = body_node(m, n, FP_OP_TANH, "Tanh", "ErfApprox", (fp_value *[]){t}, 1, x, NULL, h);
+    } else {
+        s = body_node(m, n, FP_OP_SQRT, "Sqrt", "SqrtTwo", (fp_value *[]){body_const(m, n, "Two", 2, false)}, 1, x,
+                      &scalar, FP_DT_FLOAT);
+        t = body_node(m, n, FP_OP_DIV, "Div", "XSqrt", (fp_value *[]){x, s}, 2, x, NULL, h);
+        t = body_node(m, n, FP_OP_ERF, "Erf", "ErfXSqrt", (fp_value *[]){t}, 1, x, NULL, h);
+    }
+    t = body_node(m, n, FP_OP_SUM, "Sum", "Phi", (fp_value *[]){body_const(m, n, "One", 1, false), t}, 2, x, NULL, h);
+    retype(m, n, FP_OP_MUL, "Mul", (fp_value *[]){half_x, t}, 2);
+    return true;
+}
+
+/* A float16 scalar initializer of n's graph named after n and `what`, holding x: a constant of a
+ * contrib op's function body, which builds it in the input's type (`ToTensor(x, elem_type)`) and
+ * ORT's inliner makes an initializer; level 4 folds its Cast like a weight's. */
+static fp_value *half_scalar(const fp_node *n, const char *what, float x)
+{
+    g_autofree char *name = g_strdup_printf("%s/%s", n->name, what);
+    uint16_t h = fp_double_to_half(x);
+    return fp_graph_initializer(n->graph, name, FP_DT_FLOAT16, (fp_shape){0, NULL}, &h, sizeof h);
+}
+
+/* body_node for a contrib op's body, whose nodes are of the model's ai.onnx opset. */
+static fp_value *contrib_body_node(fp_model *m, const fp_node *n, fp_op op, const char *type, const char *what,
+                                   fp_value *const *ins, uint32_t k)
+{
+    fp_value *out = body_node(m, n, op, type, what, ins, k, n->inputs[0], NULL, FP_DT_FLOAT16);
+    out->producer->opset = (int16_t)fp_model_opset(m, "");
+    return out;
+}
+
+/* FastGelu-1's body (onnxruntime/core/graph/contrib_ops/bert_defs.cc): X_bias = Add(X, bias), or
+ * Identity(X) without one; a * X_bias * (one + Tanh(X_bias * (b + c * X_bias * X_bias))). */
+static void inline_fast_gelu(fp_model *m, fp_node *n)
+{
+    fp_value *x = n->inputs[0], *bias = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    fp_value *xb = bias ? contrib_body_node(m, n, FP_OP_ADD, "Add", "X_bias", (fp_value *[]){x, bias}, 2)
+                        : contrib_body_node(m, n, FP_OP_IDENTITY, "Identity", "X_bias", (fp_value *[]){x}, 1);
+    fp_value *a = half_scalar(n, "a", 0.5f), *b = half_scalar(n, "b", 0.797885f);
+    fp_value *c = half_scalar(n, "c", 0.035677f), *one = half_scalar(n, "one", 1.0f);
+    fp_value *t = contrib_body_node(m, n, FP_OP_MUL, "Mul", "T1", (fp_value *[]){xb, xb}, 2);
+    t = contrib_body_node(m, n, FP_OP_MUL, "Mul", "T2", (fp_value *[]){c, t}, 2);
+    t = contrib_body_node(m, n, FP_OP_ADD, "Add", "T3", (fp_value *[]){b, t}, 2);
+    t = contrib_body_node(m, n, FP_OP_MUL, "Mul", "T4", (fp_value *[]){xb, t}, 2);
+    t = contrib_body_node(m, n, FP_OP_TANH, "Tanh", "T5", (fp_value *[]){t}, 1);
+    t = contrib_body_node(m, n, FP_OP_ADD, "Add", "T6", (fp_value *[]){one, t}, 2);
+    t = contrib_body_node(m, n, FP_OP_MUL, "Mul", "T7", (fp_value *[]){xb, t}, 2);
+    retype(m, n, FP_OP_MUL, "Mul", (fp_value *[]){a, t}, 2);
+}
+
+/* Gelu-1's body (com.microsoft; onnxruntime/core/graph/contrib_ops/contrib_defs.cc):
+ * Mul(X, Mul(Add(Erf(Mul(C, X)), One), Half)), C = sqrt(1/2). */
+static void inline_ms_gelu(fp_model *m, fp_node *n)
+{
+    fp_value *x = n->inputs[0], *c = half_scalar(n, "C", (float)M_SQRT1_2);
+    fp_value *t = contrib_body_node(m, n, FP_OP_MUL, "Mul", "CX", (fp_value *[]){c, x}, 2);
+    t = contrib_body_node(m, n, FP_OP_ERF, "Erf", "ERFCX", (fp_value *[]){t}, 1);
+    t = contrib_body_node(m, n, FP_OP_ADD, "Add", "ERFCXPlus1", (fp_value *[]){t, half_scalar(n, "One", 1.0f)}, 2);
+    t = contrib_body_node(m, n, FP_OP_MUL, "Mul", "PhiX", (fp_value *[]){t, half_scalar(n, "Half", 0.5f)}, 2);
+    retype(m, n, FP_OP_MUL, "Mul", (fp_value *[]){x, t}, 2);
+}
+
+/* QuickGelu-1's body (contrib_defs.cc): Mul(X, Sigmoid(Mul(Alpha, X))), Alpha the attribute. */
+static void inline_quick_gelu(fp_model *m, fp_node *n)
+{
+    fp_value *x = n->inputs[0], *alpha = half_scalar(n, "Alpha", (float)fp_node_attr_float(n, "alpha", 1.702));
+    fp_value *t = contrib_body_node(m, n, FP_OP_MUL, "Mul", "CX", (fp_value *[]){alpha, x}, 2);
+    t = contrib_body_node(m, n, FP_OP_SIGMOID, "Sigmoid", "SIGMOIDCX", (fp_value *[]){t}, 1);
+    retype(m, n, FP_OP_MUL, "Mul", (fp_value *[]){x, t}, 2);
+}
+
+/* The function body of float16 contrib node n as ORT 1.30 inlines it (FastGelu, Gelu and QuickGelu
+ * of com.microsoft: their schemas build one for any input type, and the CPU EP has no float16
+ * kernel for them; BiasGelu and FusedMatMul have no body and run in float32): its nodes added, n
+ * retyped as the last of them. Returns whether n had one. */
+static bool inline_contrib(fp_model *m, fp_node *n)
+{
+    if (strcmp(n->domain, "com.microsoft") != 0)
+        return false;
+    if (n->op == FP_OP_FAST_GELU)
+        inline_fast_gelu(m, n);
+    else if (n->op == FP_OP_GELU)
+        inline_ms_gelu(m, n);
+    else if (n->op == FP_OP_QUICK_GELU)
+        inline_quick_gelu(m, n);
+    else
+        return false;
+    n->opset = (int16_t)fp_model_opset(m, "");
+    return true;
+}
+
 /* What ORT's partitioner does to float16 nodes before its level-2 fusions: the function bodies it
  * inlines. Returns the nodes changed; m linked again when any. */
 static uint32_t partition(fp_model *m)
@@ -286,7 +421,7 @@ static uint32_t partition(fp_model *m)
     for (guint i = 0; i < nn; i++) {
         fp_node *n = g->nodes->pdata[i];
         if (fp_node_live(n) && n->n_inputs >= 1 && n->inputs[0] && n->inputs[0]->dtype == FP_DT_FLOAT16 &&
-            inline_node(m, n))
+            (inline_node(m, n) || inline_gelu(m, n) || inline_contrib(m, n)))
             count++;
     }
     if (count)

@@ -1233,6 +1233,17 @@ static void test_transpose_cases(void)
     CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/transpose_cases.ort", NULL), 6);
 }
 
+/* Cuts of onnxruntime-genai's float16 test decoders (bench/gen_float16_cases.py): ONNX Runtime's CPU
+ * EP inlines a float16 FastGelu (with and without a bias), Gelu and QuickGelu of com.microsoft as
+ * their function bodies in float32 between Casts (at level all the FastGelu scale goes into the next
+ * MatMul, the QuickGelu body is QuickGelu again), ONNX's float16 Gelu-20 too, and keeps SkipLayerNormalization,
+ * SkipSimplifiedLayerNormalization, GroupQueryAttention and MatMulNBits float16
+ * (tests/data/fuse/float16_cases.ort). */
+static void test_float16_cases(void)
+{
+    CU_ASSERT_EQUAL(check_ort_kernels("tests/data/fuse", "fuse/float16_cases.ort", NULL), 12);
+}
+
 /* The minimized disagreements of the differential test (bench/difftest/difftest.py --data): at the
  * levels where fuseplan agrees with ONNX Runtime it still does, and the known differences
  * (tests/data/fuse/difftest/known_differ.txt, each with ORT's and fuseplan's kernels) still differ,
@@ -2075,6 +2086,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "corpus_nodes", test_corpus_nodes);
     CU_add_test(s, "nchwc_cases", test_nchwc_cases);
     CU_add_test(s, "transpose_cases", test_transpose_cases);
+    CU_add_test(s, "float16_cases", test_float16_cases);
     CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
     CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "qdq_third_vs_ort", test_qdq_third_vs_ort);

@@ -199,7 +199,7 @@ bool fp_fuse_match_at(fp_fuser *fz, const fp_rule *r, fp_node *anchor, size_t id
     mt->memo = fz->memo;
     mt->nodes[0] = anchor;
     mt->n = 1;
-    mt->x = anchor->n_inputs ? anchor->inputs[0] : NULL;
+    mt->x = anchor->n_inputs > (uint32_t)r->x_input ? anchor->inputs[r->x_input] : NULL;
     if (!extend(fz, mt, 1) || (r->rewrite == FP_RW_SPLIT && !siblings(fz, mt)))
         return false;
     /* the rewrites carry output 0 of each node over: a node whose other outputs are read cannot go

@@ -130,7 +130,7 @@ static void fused_inputs(const fp_match *mt, GPtrArray *ins)
                 g_ptr_array_add(ins, v);
         }
     }
-    if (bias_last(r))
+    if (bias_last(r) || r->x_input)
         anchor_fixed_last(ins, mt->nodes[0]->n_inputs);
 }
 

@@ -264,6 +264,15 @@ const fp_rule fp_rules[] = {
      .n_pattern = 3,
      .constraints = {C(assigned, -1, -1), G(const_scalar, 0, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1)},
      .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1},
+    /* x * Sigmoid(alpha * x), alpha first (ORT looks for the scalar at either input of the Mul; the
+     * body of a float16 QuickGelu, which ORT inlines, writes it so) */
+    {.id = "quick_gelu", .title = "x * Sigmoid(alpha * x) -> QuickGelu", .source = "onnxruntime quick_gelu_fusion.cc (level 2)",
+     .pattern = {ANCHOR("mul_alpha", FP_OP_MUL), NEXT("sigmoid", 0, 0, FP_OP_SIGMOID),
+                 NEXT2("mul", 1, -1, FP_PAT_X, -1, FP_OP_MUL)},
+     .n_pattern = 3,
+     .constraints = {C(assigned, -1, -1), G(const_scalar, 0, -1), C(single_consumer, -1, -1), C(not_graph_output, -1, -1)},
+     .n_constraints = 4, .rewrite = FP_RW_FUSE, .fused_op = "QuickGelu", .fused_kind = FP_OP_QUICK_GELU, .act_node = -1,
+     .x_input = 1},
     /* LayerNorm decomposed as torch exports it before opset 17. ORT runs LayerNormFusion at level 1
      * from opset 17 on (before partitioning: float16 too), at level 2 below (level1_phase gives each
      * phase its nodes): ort-cpu-basic, which has no level 2, raises min_opset to 17. The fused node

@@ -41,27 +41,6 @@ static bool is_int_type(fp_dtype t)
     }
 }
 
-static uint16_t double_to_half(double d)
-{
-    float f = (float)d;
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t m = x & 0x7fffff;
-    if (((x >> 23) & 0xff) == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
-    if (e >= 31)
-        return (uint16_t)(sign | 0x7c00);
-    if (e <= 0) {
-        if (e < -10)
-            return (uint16_t)sign;
-        m |= 0x800000;
-        return (uint16_t)(sign | ((m >> (14 - e)) + ((m >> (13 - e)) & 1)));
-    }
-    return (uint16_t)(sign | (uint32_t)(e << 10) | ((m >> 13) + ((m >> 12) & 1)));
-}
-
 /* The first n elements of the inline integer (or bool) tensor t as int64: signed types sign-extended,
  * the others zero-extended. */
 static void load_ints(const fp_tensor *t, uint64_t n, int64_t *out)
@@ -189,7 +168,7 @@ static fp_tensor *num_store(sh_ctx *c, const num *x)
         } else if (x->dt == FP_DT_DOUBLE) {
             memcpy(p + 8 * k, &x->f[k], 8);
         } else if (x->dt == FP_DT_FLOAT16) {
-            uint16_t h = double_to_half(x->f[k]);
+            uint16_t h = fp_double_to_half(x->f[k]);
             memcpy(p + 2 * k, &h, 2);
         } else if (x->dt == FP_DT_BFLOAT16) {
             float f = (float)x->f[k];
