@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "passes/cost.h"
 #include "tmodel.h"
 #include "tutil.h"
 
@@ -29,6 +30,11 @@ static void test_resnet_tiny(void)
     CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Relu"), 0);
     CU_ASSERT_EQUAL(a->res.layout.nchwc.converted, 11);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    for (guint i = 0; i < a->model->main->nodes->len; i++) { /* a reorder is costed as a transpose */
+        const fp_node *x = a->model->main->nodes->pdata[i];
+        if (x->op == FP_OP_REORDER_OUTPUT)
+            CU_ASSERT_EQUAL(fp_cost_class(x), FP_CLASS_TRANSPOSE);
+    }
     /* the extended level, and a device without NCHWc kernels, leave it NCHW */
     fp_analysis_opts e = {.target = "ort-cpu-extended"}, g = {.target = "ort-cpu-all", .device = "h100"};
     g_autoptr(fp_analysis) b = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &e, &err);
