@@ -9,7 +9,7 @@ and so is the speedup disabled -> all. Each thread count has its own table, work
 
   /usr/bin/python3 bench/runtime_calibration.py [--fuseplan build/fuseplan] [--ort bench]
         [--threads 1|all] [--out bench/out/runtime_calibration[_all]] [--passes 3] [--budget-ms 300] [--reuse]
-        [--dims NAME=VALUE...] [-o bench/results/runtime_calibration[_all].md] [--doc docs/benchmarks.md]
+        [--dims [NETWORK:]NAME=VALUE...] [-o bench/results/runtime_calibration[_all].md] [--doc docs/benchmarks.md]
         MODEL.onnx...
 
 Measurement: bench/latency_vs_ort.py's (bench/ort_run.c through onnxruntime-node's
@@ -17,7 +17,9 @@ libonnxruntime.so: --threads intra-op threads, all cores being as many as the pr
 threads, no profiler; inputs: the model's dims, symbolic ones 1, a fixed pattern; on one thread
 each of --passes passes pinned to the idlest CPU, on more not pinned). --dims binds a symbolic dim
 by name in every network that has it (PP-OCR's recognizer reads text lines 48 pixels high and of
-any width: bound to 1 its width pools to 0). A level's time is its fastest
+any width: bound to 1 its width pools to 0), or, prefixed NETWORK:, in one network only: PaddleOCR's
+exports name their dims alike (p2o.DynamicDimension.1 is the recognizer's width but the detector's
+and the classifier's height, which a bare binding left at an image 1 pixel wide). A level's time is its fastest
 run over the passes, as `calibrate --runtime` times its micro-models: on a machine shared with
 other work, noise only adds time, and more to a long run than to a short one.
 Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
@@ -123,6 +125,18 @@ def estimate(a, entry, profile, target):
     return st[0]["est_latency_s"], st[-1]["est_latency_s"]
 
 
+def bound_dims(specs, key):
+    """{dim name: value} of the --dims that bind network `key`'s dims: NAME=VALUE binds it in every
+    network, NETWORK:NAME=VALUE only in that one (and wins)."""
+    out, own = {}, {}
+    for x in specs:
+        name, value = x.split("=", 1)
+        net, _, name = name.rpartition(":")
+        if not net or net == key:
+            (own if net else out)[name] = int(value)
+    return {**out, **own}
+
+
 def within(x):
     return abs(x - 1) <= TOL
 
@@ -199,7 +213,8 @@ def main():
     ap.add_argument("--budget-ms", type=int, default=300, help="ORT's timing budget per network and level")
     ap.add_argument("--reuse", action="store_true", help="keep the profiles and timings --out holds")
     ap.add_argument("--dims", action="append", default=[], metavar="NAME=VALUE",
-                    help="bind the symbolic dim NAME to VALUE in every network that has it")
+                    help="bind the symbolic dim NAME to VALUE in every network that has it; "
+                         "NETWORK:NAME=VALUE in that network only (its file name without .onnx)")
     ap.add_argument("-o", "--output", default=None,
                     help="the table as Markdown (default bench/results/runtime_calibration.md, with _all at all cores)")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs/benchmarks.md"), help="the document it goes into")
@@ -216,8 +231,9 @@ def main():
     _, lib = lvo.harness(a)
     seconds, cal_out = calibrate(a, lib)
     print(f"runtime_calibration: calibrate --runtime took {seconds:.1f} s", file=sys.stderr)
-    dims = {k: int(v) for k, v in (x.split("=", 1) for x in a.dims)}
-    entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m), "dims": dims} for m in a.models]
+    entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m)} for m in a.models]
+    for e in entries:
+        e["dims"] = bound_dims(a.dims, e["key"])
     lvo.LEVELS = ("disabled", "all")
     runs, errors, log = lvo.measure(a, entries)
     native, native_ok = native_checks(a)

@@ -227,6 +227,26 @@ GArray *fp_micro_cases(void)
     return cs;
 }
 
+/* text with every name that inits declares (`name: "w"`) written as name_i, where it is declared
+ * (`name: "w"`) and where a node reads it (`input: "w"`): op i's own copy of the case's weights. */
+static char *own_names(const char *text, const char *inits, int i)
+{
+    g_autoptr(GRegex) decl = g_regex_new("name: \"([^\"]+)\"", 0, 0, NULL);
+    g_autoptr(GMatchInfo) m = NULL;
+    char *out = g_strdup(text);
+    for (g_regex_match(decl, inits, 0, &m); g_match_info_matches(m); g_match_info_next(m, NULL)) {
+        g_autofree char *name = g_match_info_fetch(m, 1);
+        g_autofree char *quoted = g_regex_escape_string(name, -1);
+        g_autofree char *pattern = g_strdup_printf("(name|input): \"%s\"", quoted);
+        g_autofree char *repl = g_strdup_printf("\\1: \"%s_%d\"", name, i);
+        g_autoptr(GRegex) use = g_regex_new(pattern, 0, 0, NULL);
+        char *next = g_regex_replace(use, out, -1, 0, repl, 0, NULL);
+        g_free(out);
+        out = next;
+    }
+    return out;
+}
+
 char *fp_micro_text(const fp_micro_case *c, int n)
 {
     GString *s = g_string_new(NULL);
@@ -238,10 +258,12 @@ char *fp_micro_text(const fp_micro_case *c, int n)
     for (int i = 0; i < c->rank; i++)
         g_string_append_printf(s, " dim { dim_value: %" G_GINT64_FORMAT " }", c->dims[i]);
     g_string_append(s, " } } } }\n  output { name: \"y\" type { tensor_type { elem_type: 1 shape { } } } }\n");
-    g_string_append(s, c->inits);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        g_autofree char *inits = own_names(c->inits, c->inits, i), *extra = own_names(c->extra, c->inits, i);
+        g_string_append(s, inits);
         g_string_append_printf(s, "  node { name: \"n%d\" op_type: \"%s\" input: \"x%d\" %s output: \"x%d\" }\n", i,
-                               c->op, i, c->extra, i + 1);
+                               c->op, i, extra, i + 1);
+    }
     g_string_append_printf(s,
                            "  node { name: \"out\" op_type: \"ReduceMax\" input: \"x%d\" output: \"y\" "
                            "attribute { name: \"keepdims\" type: INT i: 0 } }\n}\n",

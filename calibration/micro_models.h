@@ -1,5 +1,6 @@
 /* micro_models.h - the micro-models `fuseplan calibrate --runtime` runs: per case, a chain of K
- * identical ops (each consuming the previous one's output) ending in a ReduceMax to one element,
+ * identical ops (each consuming the previous one's output, each with weights of its own, as a
+ * network's layers have) ending in a ReduceMax to one element,
  * and the same chain of one op; their time difference over K - 1 is one kernel's time, free of
  * the runtime's per-run work. The cases cover the cost model's classes (passes/cost.h): dense,
  * pointwise (1x1), strided, grouped and depthwise convolutions on and off the NCHWc block, MatMul
@@ -37,7 +38,8 @@ typedef struct {
 /* Every case, in a fixed order (an array of fp_micro_case; freeing it frees their strings). */
 GArray *fp_micro_cases(void);
 
-/* The ONNX protobuf text of case c's chain of n ops (opset 17): input "x0", output "y". Caller
+/* The ONNX protobuf text of case c's chain of n ops (opset 17): input "x0", output "y"; op i reads
+ * its own copy of each initializer of the case, NAME_i. Caller
  * frees. */
 char *fp_micro_text(const fp_micro_case *c, int n);
 

@@ -101,8 +101,10 @@ fp_op_class fp_cost_class(const fp_node *n)
     case FP_FK_SOFTMAX:
         return FP_CLASS_SOFTMAX;
     case FP_FK_LAYOUT:
-    case FP_FK_DATA:
-        return n->op == FP_OP_TRANSPOSE ? FP_CLASS_TRANSPOSE : FP_CLASS_DATA;
+    case FP_FK_DATA: /* a reorder to and from NCHWc is a transpose into channel blocks */
+        return n->op == FP_OP_TRANSPOSE || n->op == FP_OP_REORDER_INPUT || n->op == FP_OP_REORDER_OUTPUT
+                   ? FP_CLASS_TRANSPOSE
+                   : FP_CLASS_DATA;
     default:
         return FP_CLASS_OTHER;
     }

@@ -13,7 +13,8 @@
 #include "passes/roofline.h"
 #include "tutil.h"
 
-/* Every case's chains of one and K ops load and verify, with K + 2 nodes (the ReduceMax). */
+/* Every case's chains of one and K ops load and verify, with K + 2 nodes (the ReduceMax), and each
+ * op of a chain reads weights of its own (one consumer per initializer), as a network's layers do. */
 static void test_micro_models_load(void)
 {
     g_autoptr(GArray) cs = fp_micro_cases();
@@ -32,6 +33,10 @@ static void test_micro_models_load(void)
             CU_ASSERT_PTR_NOT_NULL_FATAL(m);
             CU_ASSERT_TRUE(fp_model_verify(m, &err));
             CU_ASSERT_EQUAL(m->main->nodes->len, (guint)n + 1);
+            for (guint k = 0; k < m->main->initializers->len; k++)
+                CU_ASSERT_EQUAL(((fp_value *)m->main->initializers->pdata[k])->n_uses, 1);
+            if (c->inits[0])
+                CU_ASSERT_EQUAL(m->main->initializers->len % (guint)n, 0);
             fp_model_free(m);
         }
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "passes/cost.h"
 #include "tmodel.h"
 #include "tutil.h"
 
@@ -41,6 +42,11 @@ static void test_resnet_tiny(void)
         blocked += l && strcmp(l, "NCHW8c") == 0;
     }
     CU_ASSERT(blocked >= 11);
+    for (guint i = 0; i < a->model->main->nodes->len; i++) { /* a reorder is costed as a transpose */
+        const fp_node *x = a->model->main->nodes->pdata[i];
+        if (x->op == FP_OP_REORDER_OUTPUT)
+            CU_ASSERT_EQUAL(fp_cost_class(x), FP_CLASS_TRANSPOSE);
+    }
     /* the extended level, and a device without NCHWc kernels, leave it NCHW */
     fp_analysis_opts e = {.target = "ort-cpu-extended"}, g = {.target = "ort-cpu-all", .device = "h100"};
     g_autoptr(fp_analysis) b = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &e, &err);
