@@ -303,8 +303,10 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     }
     if ((res->layout.conv_add_act = fp_pass_conv_add_act(m, o->target, diag)))
         res->layout.rewrote = true;
-    if (casts_after_layout(o->target) && fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag))
+    if (casts_after_layout(o->target) && fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag)) {
         res->layout.rewrote = true;
+        fp_layout_add_casts(m, &res->layout, diag);
+    }
     if (!after(m, o, "nchwc", error))
         return false;
     if (res->layout.rewrote) {

@@ -550,6 +550,22 @@ static void explain_remaining(pass *p, GPtrArray *const *convs, guint n_graphs)
         }
 }
 
+void fp_layout_add_casts(fp_model *m, fp_layout_result *res, fp_diag *diag)
+{
+    pass p = {.m = m, .res = res, .diag = diag};
+    guint n_graphs = m->graphs->len;
+    GPtrArray **convs = conversions_of(m);
+    for (guint gi = 0; gi < n_graphs; gi++) /* the Casts, of the conversions */
+        for (guint i = convs[gi]->len; i-- > 0;)
+            if (((const fp_node *)convs[gi]->pdata[i])->op != FP_OP_CAST)
+                g_ptr_array_remove_index(convs[gi], i);
+    uint32_t before = res->refused;
+    explain_remaining(&p, convs, n_graphs);
+    res->conversions_before += res->refused - before;
+    res->conversions_after += res->refused - before;
+    conversions_free(convs, n_graphs);
+}
+
 bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error)
 {
     memset(res, 0, sizeof *res);

@@ -35,4 +35,9 @@ bool fp_layout_is_conversion(const fp_node *n);
  * removing precision-changing Cast round trips (fp32 -> fp16 -> fp32); default false. Re-links. */
 bool fp_pass_layout(fp_model *m, const fp_target *t, fp_layout_result *res, fp_diag *diag, GError **error);
 
+/* Counts and explains the Casts that went in after fp_pass_layout (a target whose float16 Casts
+ * follow its layout passes, as ONNX Runtime's InsertCastTransformer follows its level-3 ones): each
+ * live Cast no layout finding names yet is a conversion before and after, kept with its reason. */
+void fp_layout_add_casts(fp_model *m, fp_layout_result *res, fp_diag *diag);
+
 #endif

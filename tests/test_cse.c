@@ -57,8 +57,8 @@ static void test_merges(void)
     const fp_node *sum = fp_node_lookup(m, "sum");
     CU_ASSERT(sum->inputs[0] == sum->inputs[1] && sum->inputs[0] == fp_graph_find(m->main, "o2"));
     CU_ASSERT_PTR_EQUAL(fp_node_lookup(m, "g3")->inputs[0], fp_graph_find(m->main, "d2"));
-    CU_ASSERT(!tu_removed(m, "r2"));                /* its output is the graph's */
-    CU_ASSERT(!tu_removed(m, "n2"));                /* random */
+    CU_ASSERT(!tu_removed(m, "r2"));          /* its output is the graph's */
+    CU_ASSERT(!tu_removed(m, "n2"));          /* random */
     CU_ASSERT_EQUAL(fp_pass_cse(m, t, d), 0); /* nothing left to merge */
 }
 

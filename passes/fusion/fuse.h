@@ -92,7 +92,7 @@ typedef struct {
      * every input from outside the match */
     int8_t operands[4];
     int8_t n_operands;
-    int8_t x_input;  /* the anchor's input that is the pattern's data input x (FP_PAT_X): 0 unless
+    int8_t x_input; /* the anchor's input that is the pattern's data input x (FP_PAT_X): 0 unless
                         set; where set, the fused op reads x first and the constants last */
 } fp_rule;
 
