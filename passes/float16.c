@@ -489,9 +489,9 @@ static uint32_t convert_output(fp_model *m, fp_value *v, const uint8_t *conv)
     g_autofree char *name = g_strdup_printf("%s/float", v->name);
     fp_value *inner = fp_graph_value_like(v->graph, name, v, FP_DT_FLOAT);
     fp_node_set_output(v->producer, v->producer_port, inner);
-    for (uint32_t u = 0; u < v->n_uses; u++) {
+    for (uint32_t u = 0; u < v->n_uses; u++) { /* with no Cast back, the folded readers too */
         fp_node *r = v->uses[u].node;
-        if (conv[r->id] && v->uses[u].port != UINT32_MAX)
+        if ((conv[r->id] || !others) && v->uses[u].port != UINT32_MAX)
             r->inputs[v->uses[u].port] = inner;
     }
     if (!others) {
