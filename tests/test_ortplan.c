@@ -328,6 +328,17 @@ static void test_cli_planner(void)
     g_free(path);
 }
 
+/* A graph output of unknown size (a symbolic dim left unbound) allocates nothing in the replayed
+ * arena, and is freed by no one: models/transformer_block.onnx with seq unbound. */
+static void test_unknown_output(void)
+{
+    tu_run_result r = tu_run((const char *[]){"memory", "--planner", "ort", "-f", "json",
+                                              FP_SOURCE_DIR "/models/transformer_block.onnx", NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"second_run_bytes\" : 0"));
+    tu_run_clear(&r);
+}
+
 FP_TEST_SUITE(register_ortplan)
 {
     CU_pSuite s = CU_add_suite("ortplan", NULL, NULL);
@@ -342,6 +353,7 @@ FP_TEST_SUITE(register_ortplan)
     CU_add_test(s, "initializers, pre-packing, Conv working buffer", test_weights_and_conv);
     CU_add_test(s, "Conv batches and groups, ConvTranspose", test_conv_batch_transpose);
     CU_add_test(s, "memory --planner", test_cli_planner);
+    CU_add_test(s, "an output of unknown size", test_unknown_output);
     CU_add_test(s, "FusedGemm pre-packs as Gemm", test_fused_gemm_prepacked);
     CU_add_test(s, "memory --target: the target's graph, NCHWc padded", test_cli_target);
 }

@@ -516,7 +516,8 @@ static void replay(planner *p, const uint32_t *order, fp_ort_memory_result *out)
         for (uint32_t k = mg->def_start[v]; k < mg->def_start[v + 1]; k++) {
             uint32_t b = mg->defs[k];
             if (mg->flags[b] & FP_BUF_OUTPUT) {
-                g_array_append_val(p->events, ((arena_event){mg->n_bufs + p->n_outs, s, mg->bytes[b]}));
+                if (mg->bytes[b]) /* an event of 0 bytes is a free: an output of unknown size allocates none */
+                    g_array_append_val(p->events, ((arena_event){mg->n_bufs + p->n_outs, s, mg->bytes[b]}));
                 p->outs[p->n_outs++] = (fp_membuf){.size = mg->bytes[b], .first = s, .last = last};
             } else if (mg->bytes[b] && !(mg->flags[b] & FP_BUF_INPUT))
                 assign(p, v, b, s, out);
