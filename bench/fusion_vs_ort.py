@@ -102,17 +102,7 @@ def fuseplan_counts(exe, model, args):
 
 # The differences of the kernel histogram understood so far, by model file name (what fuseplan does
 # not model, or models otherwise); a differing model not listed here is printed as not explained.
-HISTOGRAM_DIFFERENCES = {
-    "tv_maxvit_t.onnx": "13 Transposes more in fuseplan (every level): ORT 1.30's saved graph has no grid attention "
-                        "`departition_swap` Transpose (perm 0,2,1,3 of [1, 64, 49, 64]) and, for the last block, no "
-                        "window `departition_op` one: it moved each through the Reshape after it, which splits both "
-                        "swapped dims (the Reshape to [1, 7, 7, 8, 8, 64] becomes one to [1, 8, 8, 7, 7, 64]), into the "
-                        "next Transpose; fuseplan's transpose pass takes a Reshape only where it amounts to a "
-                        "permutation (dims of 1 moving: HandleReshape), not one that splits dims",
-    "layout_transform_reshape.qdq.onnx": "at all, ORT's transpose optimizer moves the channels-last QLinearConv's "
-    "output Transpose through the Reshape, QLinearMul, QLinearAdd and Squeeze after it and cancels it against the "
-    "model's own Transpose; fuseplan's nhwc pass leaves 3 Transposes (tests/data/fuse/qdq_third_differ.txt)",
-}
+HISTOGRAM_DIFFERENCES = {}
 
 
 def optimize(a, out):
