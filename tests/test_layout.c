@@ -280,8 +280,9 @@ static void test_grouped_cost(void)
 }
 
 /* A MatMul is gemv when the GEMM ONNX Runtime runs has one row: [1, 1, K] x [K, N], and a batch of
- * one-row matrices by matrices ([3, 1, K] x [3, K, N]); [5, 1, K] x [K, N] folds into one GEMM of
- * 5 rows (matmul), as does a Gemm whose output the IR keeps at rank 3. */
+ * one-row matrices by matrices ([3, 1, K] x [3, K, N]); [5, 1, K] x [K, N] and [5, 1, K] x
+ * [1, K, N] fold into one GEMM of 5 rows (matmul), as does a Gemm whose output the IR keeps at
+ * rank 3. */
 static void test_gemv_class(void)
 {
     tb *b = tb_new(13);
@@ -290,22 +291,27 @@ static void test_gemv_class(void)
     tb_input(b, "h", F32, 3, (int64_t[]){3, 1, 8});
     tb_init(b, "w", F32, 2, (int64_t[]){8, 4});
     tb_init(b, "wb", F32, 3, (int64_t[]){3, 8, 4});
+    tb_init(b, "w1", F32, 3, (int64_t[]){1, 8, 4});
     tb_node(b, "MatMul", "one", "a,w", "y1");
     tb_node(b, "MatMul", "rows", "l,w", "y2");
     tb_node(b, "MatMul", "batch", "h,wb", "y3");
+    tb_node(b, "MatMul", "rows1", "l,w1", "y4");
     tb_output(b, "y1", F32, -1, NULL);
     tb_output(b, "y2", F32, -1, NULL);
     tb_output(b, "y3", F32, -1, NULL);
+    tb_output(b, "y4", F32, -1, NULL);
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
-    fp_node *order[3];
-    for (guint i = 0; i < 3; i++)
-        order[i] = g_ptr_array_index(m->main->nodes, i); /* file order: one, rows, batch */
+    fp_node *order[4];
+    for (guint i = 0; i < 4; i++)
+        order[i] = g_ptr_array_index(m->main->nodes, i); /* file order: one, rows, batch, rows1 */
     CU_ASSERT_EQUAL(fp_cost_class(order[0]), FP_CLASS_GEMV);
     CU_ASSERT_EQUAL(fp_cost_class(order[1]), FP_CLASS_MATMUL);
     CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[1]), 5 * 8 + 8 * 4 + 5 * 4);
     CU_ASSERT_EQUAL(fp_cost_class(order[2]), FP_CLASS_GEMV);
     CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[2]), 3 * (8 + 8 * 4 + 4));
+    CU_ASSERT_EQUAL(fp_cost_class(order[3]), FP_CLASS_MATMUL);
+    CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[3]), 5 * 8 + 8 * 4 + 5 * 4);
     order[1]->op = FP_OP_GEMM; /* a fused MatMul + Add at rank 3: its Reshapes make it 2-D */
     CU_ASSERT_EQUAL(fp_cost_class(order[1]), FP_CLASS_MATMUL);
 }
