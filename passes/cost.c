@@ -67,16 +67,18 @@ static fp_op_class conv_class(const fp_node *n)
 /* True when ONNX Runtime runs MatMul-like n as one GEMM over all rows of its output: a Gemm (its
  * output a matrix; an output of higher rank in the IR is the fused MatMul + Add whose Reshapes
  * ONNX Runtime's MatMulAddFusion inserts around it), or a MatMul (also MatMulInteger,
- * QLinearMatMul, FusedMatMul without transA) whose B is one matrix ([K, N], or [1, ..., 1, K, N]
- * of a rank at most A's): MatMulComputeHelper (onnxruntime/core/providers/cpu/math/matmul_helper.h)
- * folds A's leading dims into M, so A [L, 1, K] x B [K, N] is one GEMM of L rows, not L GEMVs. */
+ * QLinearMatMul, FusedMatMul without transA or transBatchA) whose B is one matrix ([K, N], or
+ * [1, ..., 1, K, N] of a rank at most A's): MatMulComputeHelper
+ * (onnxruntime/core/providers/cpu/math/matmul_helper.h) folds A's leading dims into M, so
+ * A [L, 1, K] x B [K, N] is one GEMM of L rows, not L GEMVs. */
 static bool folds_rows(const fp_node *n)
 {
     if (n->op == FP_OP_GEMM || n->op == FP_OP_FUSED_GEMM)
         return true;
     uint32_t bi = n->op == FP_OP_QLINEAR_MATMUL ? 3 : 1;
     bool matmul = n->op == FP_OP_MATMUL || n->op == FP_OP_MATMUL_INTEGER || n->op == FP_OP_QLINEAR_MATMUL ||
-                  (n->op == FP_OP_FUSED_MATMUL && !fp_node_attr_int(n, "transA", 0));
+                  (n->op == FP_OP_FUSED_MATMUL && !fp_node_attr_int(n, "transA", 0) &&
+                   !fp_node_attr_int(n, "transBatchA", 0));
     if (!matmul || n->n_inputs <= bi || !n->inputs[0] || !n->inputs[bi])
         return false;
     const fp_shape *a = &n->inputs[0]->shape, *b = &n->inputs[bi]->shape;
