@@ -64,7 +64,34 @@ static fp_op_class conv_class(const fp_node *n)
     return depthwise ? FP_CLASS_NCHWC_DEPTHWISE : FP_CLASS_NCHWC_CONV;
 }
 
-/* A float MatMul or Gemm of one row (its output's second-to-last dim 1, or a vector): MLAS's GEMV
+/* True when ONNX Runtime runs MatMul-like n as one GEMM over all rows of its output: a Gemm (its
+ * output a matrix; an output of higher rank in the IR is the fused MatMul + Add whose Reshapes
+ * ONNX Runtime's MatMulAddFusion inserts around it), or a MatMul (also MatMulInteger,
+ * QLinearMatMul, FusedMatMul without transA or transBatchA) whose B is one matrix ([K, N], or
+ * [1, ..., 1, K, N] of a rank at most A's): MatMulComputeHelper
+ * (onnxruntime/core/providers/cpu/math/matmul_helper.h) folds A's leading dims into M, so
+ * A [L, 1, K] x B [K, N] is one GEMM of L rows, not L GEMVs. */
+static bool folds_rows(const fp_node *n)
+{
+    if (n->op == FP_OP_GEMM || n->op == FP_OP_FUSED_GEMM)
+        return true;
+    uint32_t bi = n->op == FP_OP_QLINEAR_MATMUL ? 3 : 1;
+    bool matmul = n->op == FP_OP_MATMUL || n->op == FP_OP_MATMUL_INTEGER || n->op == FP_OP_QLINEAR_MATMUL ||
+                  (n->op == FP_OP_FUSED_MATMUL && !fp_node_attr_int(n, "transA", 0) &&
+                   !fp_node_attr_int(n, "transBatchA", 0));
+    if (!matmul || n->n_inputs <= bi || !n->inputs[0] || !n->inputs[bi])
+        return false;
+    const fp_shape *a = &n->inputs[0]->shape, *b = &n->inputs[bi]->shape;
+    if (a->rank < 2 || b->rank < 2 || a->rank < b->rank)
+        return false;
+    for (int32_t i = 0; i < b->rank - 2; i++)
+        if (!fp_dim_known(b->dims[i]) || b->dims[i].value != 1)
+            return false;
+    return true;
+}
+
+/* A float MatMul or Gemm of one row (the M of the GEMM ONNX Runtime runs is 1: its output's
+ * second-to-last dim, or every dim but the last when it folds A's rows, or a vector): MLAS's GEMV
  * path, a pass over the weights. */
 static fp_op_class matmul_class(const fp_node *n)
 {
@@ -75,8 +102,13 @@ static fp_op_class matmul_class(const fp_node *n)
         return FP_CLASS_MATMUL;
     if (y->shape.rank == 1)
         return FP_CLASS_GEMV;
-    const fp_dim *m = &y->shape.dims[y->shape.rank - 2];
-    return fp_dim_known(*m) && m->value == 1 ? FP_CLASS_GEMV : FP_CLASS_MATMUL;
+    int32_t from = folds_rows(n) ? 0 : y->shape.rank - 2;
+    for (int32_t i = from; i < y->shape.rank - 1; i++) {
+        const fp_dim *m = &y->shape.dims[i];
+        if (!fp_dim_known(*m) || m->value != 1)
+            return FP_CLASS_MATMUL;
+    }
+    return FP_CLASS_GEMV;
 }
 
 fp_op_class fp_cost_class(const fp_node *n)
@@ -209,7 +241,8 @@ uint64_t fp_cost_gemm_operands(const fp_node *n)
         int ry = n->n_outputs > 0 ? known_dims(n->outputs[0], y) : -1;
         if (ry < 1 || !n->metrics_known)
             return 0;
-        uint64_t numel = product(y, 0, ry), m = ry >= 2 ? y[ry - 2] : 1, nn = y[ry - 1], mn = mul_sat(m, nn);
+        uint64_t numel = product(y, 0, ry), nn = y[ry - 1];
+        uint64_t m = folds_rows(n) ? product(y, 0, ry - 1) : ry >= 2 ? y[ry - 2] : 1, mn = mul_sat(m, nn);
         uint64_t twice = mul_sat(numel, 2);
         if (numel == 0 || numel == UINT64_MAX || mn == 0 || twice == UINT64_MAX || n->metrics.flops < twice)
             return 0;

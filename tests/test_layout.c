@@ -232,8 +232,8 @@ static void test_roofline_cost(void)
 
 /* A depthwise convolution is grouped_conv, runs as one part per group, and its GEMMs are
  * (1 x 9) x (9 x pixels) per group; a grouped one of 4 channels a group is conv, one part and one
- * (4 x 36) x (36 x pixels) GEMM per group, saturating by that GEMM's shape; a batched MatMul is one
- * GEMM per matrix. */
+ * (4 x 36) x (36 x pixels) GEMM per group, saturating by that GEMM's shape; a MatMul of a batch of
+ * matrices by one matrix is one GEMM over all their rows (ONNX Runtime's MatMulComputeHelper). */
 static void test_grouped_cost(void)
 {
     tb *b = tb_new(13);
@@ -265,7 +265,7 @@ static void test_grouped_cost(void)
     CU_ASSERT_DOUBLE_EQUAL(dw->rl.compute_s, (double)dw->flops / 0.25e12, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(dw->rl.launch_s, 1e-5, 1e-15);
     CU_ASSERT_EQUAL(mm->cls, FP_CLASS_MATMUL);
-    CU_ASSERT_EQUAL(mm->operands, 2 * 8 * (10 * 10 + 10 * 4 + 10 * 4)); /* [2, 8, 10, 10] x [10, 4] */
+    CU_ASSERT_EQUAL(mm->operands, 160 * 10 + 10 * 4 + 160 * 4); /* [2, 8, 10, 10] x [10, 4]: M 160 */
     CU_ASSERT_EQUAL(g2->cls, FP_CLASS_CONV);
     CU_ASSERT_EQUAL(g2->parts, 2);
     CU_ASSERT_EQUAL(g2->operands, 2 * 2 * (4 * 36 + 36 * 100 + 4 * 100));
@@ -277,6 +277,43 @@ static void test_grouped_cost(void)
     double eff = dev->efficiency[FP_CLASS_CONV] / (1 + cbrt(1e6) / 1.5 * (double)s2->operands / (double)s2->flops);
     CU_ASSERT_DOUBLE_EQUAL(s2->rl.compute_s, (double)s2->flops / (1e12 * eff), 1e-15);
     CU_ASSERT(eff < 0.1);
+}
+
+/* A MatMul is gemv when the GEMM ONNX Runtime runs has one row: [1, 1, K] x [K, N], and a batch of
+ * one-row matrices by matrices ([3, 1, K] x [3, K, N]); [5, 1, K] x [K, N] and [5, 1, K] x
+ * [1, K, N] fold into one GEMM of 5 rows (matmul), as does a Gemm whose output the IR keeps at
+ * rank 3. */
+static void test_gemv_class(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "a", F32, 3, (int64_t[]){1, 1, 8});
+    tb_input(b, "l", F32, 3, (int64_t[]){5, 1, 8});
+    tb_input(b, "h", F32, 3, (int64_t[]){3, 1, 8});
+    tb_init(b, "w", F32, 2, (int64_t[]){8, 4});
+    tb_init(b, "wb", F32, 3, (int64_t[]){3, 8, 4});
+    tb_init(b, "w1", F32, 3, (int64_t[]){1, 8, 4});
+    tb_node(b, "MatMul", "one", "a,w", "y1");
+    tb_node(b, "MatMul", "rows", "l,w", "y2");
+    tb_node(b, "MatMul", "batch", "h,wb", "y3");
+    tb_node(b, "MatMul", "rows1", "l,w1", "y4");
+    tb_output(b, "y1", F32, -1, NULL);
+    tb_output(b, "y2", F32, -1, NULL);
+    tb_output(b, "y3", F32, -1, NULL);
+    tb_output(b, "y4", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    fp_node *order[4];
+    for (guint i = 0; i < 4; i++)
+        order[i] = g_ptr_array_index(m->main->nodes, i); /* file order: one, rows, batch, rows1 */
+    CU_ASSERT_EQUAL(fp_cost_class(order[0]), FP_CLASS_GEMV);
+    CU_ASSERT_EQUAL(fp_cost_class(order[1]), FP_CLASS_MATMUL);
+    CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[1]), 5 * 8 + 8 * 4 + 5 * 4);
+    CU_ASSERT_EQUAL(fp_cost_class(order[2]), FP_CLASS_GEMV);
+    CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[2]), 3 * (8 + 8 * 4 + 4));
+    CU_ASSERT_EQUAL(fp_cost_class(order[3]), FP_CLASS_MATMUL);
+    CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[3]), 5 * 8 + 8 * 4 + 5 * 4);
+    order[1]->op = FP_OP_GEMM; /* a fused MatMul + Add at rank 3: its Reshapes make it 2-D */
+    CU_ASSERT_EQUAL(fp_cost_class(order[1]), FP_CLASS_MATMUL);
 }
 
 static void test_golden_report(void)
@@ -407,6 +444,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
+    CU_add_test(s, "gemv_class", test_gemv_class);
     CU_add_test(s, "nchwc_cost", test_nchwc_cost);
     CU_add_test(s, "golden_report", test_golden_report);
     CU_add_test(s, "ge_reports", test_ge_reports);
