@@ -4,8 +4,9 @@
  * channels-last (com.microsoft QLinearConv, channels_last 1), and so does a kernel whose tensor
  * inputs are all channels-last and that the optimizer has a handler for (MaxPool of an 8-bit
  * tensor becomes NhwcMaxPool, the QLinear pools take channels_last, QLinearAdd/Mul and the QLinear
- * activations run as they are). A tensor entering such a node from NCHW gets one Transpose, any other
- * reader of a channels-last tensor, or a graph output, one Transpose back. Shapes stay logical. */
+ * activations run as they are). A tensor entering such a node from NCHW gets one Transpose. Such a
+ * node writes a new value (the transpose optimizer's node outputs are new); any other reader of it,
+ * or the graph, reads the model's value, which one Transpose back writes. Shapes stay logical. */
 #include "passes/nhwc.h"
 
 #include <string.h>
@@ -17,7 +18,8 @@ typedef struct {
     uint32_t cap;
     GHashTable *to_last; /* value -> its Transpose to NHWC (made once) */
     GHashTable *to_first;
-    const char *ms; /* "com.microsoft", interned */
+    GHashTable *model_value; /* a converted node's new output -> the model's value it stands for */
+    const char *ms;          /* "com.microsoft", interned */
     fp_nhwc_result *res;
 } nhwc;
 
@@ -75,13 +77,24 @@ static fp_value *as_last(nhwc *z, fp_value *v)
     return r;
 }
 
+/* v channels-first: v, or the Transpose back made once; that of a converted node's output writes the
+ * model's value. */
 static fp_value *as_first(nhwc *z, fp_value *v)
 {
     if (!is_last(z, v))
         return v;
     fp_value *r = g_hash_table_lookup(z->to_first, v);
-    if (!r)
-        g_hash_table_insert(z->to_first, v, r = transpose(z, v, false));
+    if (r)
+        return r;
+    fp_value *mv = g_hash_table_lookup(z->model_value, v);
+    if (mv) {
+        g_autofree char *name = g_strdup_printf("%s/nchw", mv->name);
+        new_transpose(z, name, v, mv, false);
+        r = mv;
+    } else {
+        r = transpose(z, v, false);
+    }
+    g_hash_table_insert(z->to_first, v, r);
     return r;
 }
 
@@ -139,37 +152,21 @@ static void convert(nhwc *z, fp_node *n)
         n->domain = z->ms;
         set_channels_last(z, n);
     }
-    fit(z);
-    z->last[n->outputs[0]->id] = 1;
-}
-
-/* Graph output v, channels-last, leaves in NCHW: its producer writes a new value, which a Transpose
- * turns into v; the Transpose a reader of v got already (as_first) is that one: its readers read v. */
-static void transpose_output(nhwc *z, fp_value *v)
-{
-    fp_value *had = g_hash_table_lookup(z->to_first, v);
+    fp_value *v = n->outputs[0];
     g_autofree char *name = g_strdup_printf("%s/nhwc_out", v->name);
-    fp_value *inner = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL);
+    fp_value *inner = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
+    fp_value_move_readers(v, inner); /* not visited yet: their inputs and v's use list agree */
+    fp_node_set_output(n, 0, inner);
+    v->producer = NULL;
     fit(z);
     z->last[inner->id] = 1;
-    fp_node *t = had ? had->producer : NULL;
-    if (!t) {
-        new_transpose(z, name, inner, v, false);
-        return;
-    }
-    for (guint i = 0; i < z->g->nodes->len; i++) { /* the readers of `had` read v */
-        fp_node *n = z->g->nodes->pdata[i];
-        for (uint32_t k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k] == had)
-                n->inputs[k] = v;
-    }
-    had->producer = NULL;
-    t->inputs[0] = inner; /* it read v: fp_value_interpose made it read inner */
-    fp_node_set_output(t, 0, v);
+    g_hash_table_insert(z->model_value, inner, v);
+    if (v->is_output)
+        as_first(z, inner);
 }
 
 /* Walks g's nodes in order: each channels-last where it can be, else its channels-last inputs
- * transposed back; then the graph outputs. */
+ * transposed back. */
 static void walk(nhwc *z, fp_node *const *order, uint32_t n_order)
 {
     for (uint32_t i = 0; i < n_order; i++) {
@@ -186,11 +183,6 @@ static void walk(nhwc *z, fp_node *const *order, uint32_t n_order)
             if (n->inputs[k])
                 n->inputs[k] = as_first(z, n->inputs[k]);
     }
-    for (guint i = 0; i < z->g->outputs->len; i++) {
-        fp_value *v = z->g->outputs->pdata[i];
-        if (is_last(z, v) && v->producer)
-            transpose_output(z, v);
-    }
 }
 
 bool fp_pass_nhwc(fp_model *m, const fp_target *t, fp_nhwc_result *res, fp_diag *diag)
@@ -201,6 +193,7 @@ bool fp_pass_nhwc(fp_model *m, const fp_target *t, fp_nhwc_result *res, fp_diag 
     nhwc z = {.m = m, .g = m->main, .res = res, .ms = fp_intern(m, "com.microsoft", -1)};
     z.to_last = g_hash_table_new(g_direct_hash, g_direct_equal);
     z.to_first = g_hash_table_new(g_direct_hash, g_direct_equal);
+    z.model_value = g_hash_table_new(g_direct_hash, g_direct_equal);
     fit(&z);
     uint32_t n = 0;
     fp_node *const *o = fp_graph_order(z.g, &n, NULL);
@@ -210,6 +203,7 @@ bool fp_pass_nhwc(fp_model *m, const fp_target *t, fp_nhwc_result *res, fp_diag 
     g_free(z.last);
     g_hash_table_unref(z.to_last);
     g_hash_table_unref(z.to_first);
+    g_hash_table_unref(z.model_value);
     if (!res->converted)
         return false;
     fp_diag_add(diag, FP_DIAG_INFO, "layout", "nhwc", NULL,

@@ -1274,6 +1274,27 @@ static void test_qdq_third_vs_ort(void)
                     12);
 }
 
+/* ONNX Runtime's NHWC naming at level all (ApiGraph::MoveOutput): a channels-last node writes a new
+ * tensor, the Transpose back the model's; a tensor no NCHW reader needs keeps no producer
+ * (models/qdq_cnn_branches.onnx: conv1's int8 output goes to a float reader and to the pool). */
+static void test_nhwc_names(void)
+{
+    fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/qdq_cnn_branches.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    const fp_graph *g = a->model->main;
+    const fp_value *c1 = fp_graph_find(g, "conv1.q_out"), *c2 = fp_graph_find(g, "conv2.q_out");
+    CU_ASSERT_FATAL(c1 && c2 && c1->producer && c2->producer);
+    CU_ASSERT_STRING_EQUAL(c1->producer->op_type, "Transpose");
+    CU_ASSERT_STRING_EQUAL(c2->producer->op_type, "Transpose");
+    const fp_node *conv1 = c1->producer->inputs[0]->producer;
+    CU_ASSERT_FATAL(conv1 != NULL);
+    CU_ASSERT_STRING_EQUAL(conv1->op_type, "QLinearConv");
+    const fp_value *pool = fp_graph_find(g, "pool.q_out");
+    CU_ASSERT(!pool || !fp_node_live(pool->producer));
+}
+
 /* The analysis of models/NAME on target ort-cpu-extended. */
 static fp_analysis *qdq_analysis(const char *name)
 {
@@ -2088,6 +2109,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "transpose_cases", test_transpose_cases);
     CU_add_test(s, "float16_cases", test_float16_cases);
     CU_add_test(s, "qdq_vs_ort", test_qdq_vs_ort);
+    CU_add_test(s, "nhwc_names", test_nhwc_names);
     CU_add_test(s, "qdq_units", test_qdq_units);
     CU_add_test(s, "qdq_third_vs_ort", test_qdq_third_vs_ort);
     CU_add_test(s, "ge_ub_chain", test_ge_ub_chain);
