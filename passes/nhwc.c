@@ -16,8 +16,7 @@ typedef struct {
     fp_graph *g;
     uint8_t *last; /* per value id of g (grown as values are added): channels-last */
     uint32_t cap;
-    GHashTable *to_last; /* value -> its Transpose to NHWC (made once) */
-    GHashTable *to_first;
+    GHashTable *to_last;     /* value -> its Transpose to NHWC (made once) */
     GHashTable *model_value; /* a converted node's new output -> the model's value it stands for */
     const char *ms;          /* "com.microsoft", interned */
     fp_nhwc_result *res;
@@ -55,14 +54,14 @@ static fp_node *new_transpose(nhwc *z, const char *name, fp_value *in, fp_value 
     return t;
 }
 
-/* A new Transpose of v (to NHWC or back), its output like v (shapes stay logical). */
-static fp_value *transpose(nhwc *z, fp_value *v, bool to_last)
+/* A new Transpose of v to NHWC, its output like v (shapes stay logical). */
+static fp_value *transpose_to_last(nhwc *z, fp_value *v)
 {
-    g_autofree char *name = g_strdup_printf("%s/%s", v->name, to_last ? "nhwc" : "nchw");
+    g_autofree char *name = g_strdup_printf("%s/nhwc", v->name);
     fp_value *out = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
-    new_transpose(z, name, v, out, to_last);
+    new_transpose(z, name, v, out, true);
     fit(z);
-    z->last[out->id] = to_last;
+    z->last[out->id] = 1;
     return out;
 }
 
@@ -73,29 +72,25 @@ static fp_value *as_last(nhwc *z, fp_value *v)
         return v;
     fp_value *r = g_hash_table_lookup(z->to_last, v);
     if (!r)
-        g_hash_table_insert(z->to_last, v, r = transpose(z, v, true));
+        g_hash_table_insert(z->to_last, v, r = transpose_to_last(z, v));
     return r;
 }
 
-/* v channels-first: v, or the Transpose back made once; that of a converted node's output writes the
- * model's value. */
+/* v channels-first: v, or the model's value that a converted node's output v stands for, which
+ * one Transpose back (made on the first call) writes. Only a converted node's output is
+ * channels-last where an NCHW reader or the graph reads it: a Transpose to NHWC feeds converted
+ * nodes alone. */
 static fp_value *as_first(nhwc *z, fp_value *v)
 {
     if (!is_last(z, v))
         return v;
-    fp_value *r = g_hash_table_lookup(z->to_first, v);
-    if (r)
-        return r;
     fp_value *mv = g_hash_table_lookup(z->model_value, v);
-    if (mv) {
+    g_assert(mv);
+    if (!mv->producer) {
         g_autofree char *name = g_strdup_printf("%s/nchw", mv->name);
         new_transpose(z, name, v, mv, false);
-        r = mv;
-    } else {
-        r = transpose(z, v, false);
     }
-    g_hash_table_insert(z->to_first, v, r);
-    return r;
+    return mv;
 }
 
 static bool eight_bit(const fp_value *v) { return v && (v->dtype == FP_DT_UINT8 || v->dtype == FP_DT_INT8); }
@@ -192,7 +187,6 @@ bool fp_pass_nhwc(fp_model *m, const fp_target *t, fp_nhwc_result *res, fp_diag 
         return false;
     nhwc z = {.m = m, .g = m->main, .res = res, .ms = fp_intern(m, "com.microsoft", -1)};
     z.to_last = g_hash_table_new(g_direct_hash, g_direct_equal);
-    z.to_first = g_hash_table_new(g_direct_hash, g_direct_equal);
     z.model_value = g_hash_table_new(g_direct_hash, g_direct_equal);
     fit(&z);
     uint32_t n = 0;
@@ -202,7 +196,6 @@ bool fp_pass_nhwc(fp_model *m, const fp_target *t, fp_nhwc_result *res, fp_diag 
         walk(&z, order, n);
     g_free(z.last);
     g_hash_table_unref(z.to_last);
-    g_hash_table_unref(z.to_first);
     g_hash_table_unref(z.model_value);
     if (!res->converted)
         return false;
