@@ -270,6 +270,20 @@ static fp_dtype compute_dtype(const fp_node *n)
 }
 
 /* Bytes of n's traffic under a dtype what-if (float32 tensors rescaled). */
+/* Whether ONNX Runtime's kernel of n moves no data: a Cast to the type it reads copies only when its
+ * output has a buffer of its own (cast_op.cc), and its MayInplace(0, 0) lets the allocation planner
+ * hand the input's buffer to the output when n is the input's last reader; that holds for a node's
+ * output that n alone reads and that is no graph output (the planner keeps graph inputs and outputs
+ * out of place). */
+static bool inplace_copy(const fp_node *n)
+{
+    if (n->op != FP_OP_CAST || n->n_inputs < 1 || n->n_outputs < 1 || !n->inputs[0] || !n->outputs[0])
+        return false;
+    const fp_value *x = n->inputs[0], *y = n->outputs[0];
+    return x->dtype == y->dtype && x->producer && x->kind == FP_VALUE_INTERMEDIATE && x->n_uses == 1 && !x->is_output &&
+           !y->is_output;
+}
+
 static uint64_t scaled_bytes(const fp_node *n, fp_dtype what_if)
 {
     uint64_t total = n->metrics.bytes_act + n->metrics.bytes_weight + n->metrics.bytes_out;
@@ -358,7 +372,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
                 (*unknown)++;
             c.flops = node->metrics.flops;
             c.work = kernel_work(node, c.cls, d);
-            c.bytes = scaled_bytes(node, what_if);
+            c.bytes = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
             fp_kernel k = {c.work, c.bytes, c.dtype, c.cls, c.parts, c.operands};
             c.rl = fp_roofline_kernel(d, &k);
         }

@@ -230,6 +230,43 @@ static void test_roofline_cost(void)
     CU_ASSERT_DOUBLE_EQUAL(half->ops[0].rl.compute_s, flops / 0.5e12, 1e-12);
 }
 
+/* A Cast to the type it reads moves nothing when ONNX Runtime hands it its input's buffer (its
+ * MayInplace and its copy skipped for one buffer): "b" reads a Relu's output that only it reads; a
+ * Cast of the graph input ("a"), of a value read twice ("c", "d": the first reader is not the
+ * last) and one writing a graph output ("e") copy, as does a Cast that converts ("f"). */
+static void test_inplace_cast_cost(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){64, 64});
+    static const char *const casts[][3] = {{"a", "x", "xa"},  {"b", "r", "xb"},  {"c", "xb", "xc"},
+                                           {"d", "xb", "xd"}, {"e", "xd", "ye"}, {"f", "xc", "yf"}};
+    tb_node(b, "Relu", "relu", "x", "r");
+    for (guint i = 0; i < G_N_ELEMENTS(casts); i++)
+        tb_attr_i(b, tb_node(b, "Cast", casts[i][0], casts[i][1], casts[i][2]), "to", i == 5 ? 7 : 1);
+    tb_node(b, "Add", "add", "xa,xc", "ya");
+    tb_output(b, "ya", F32, -1, NULL);
+    tb_output(b, "ye", F32, -1, NULL);
+    tb_output(b, "yf", 7, -1, NULL); /* int64 */
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    guint seen = 0;
+    for (uint32_t i = 0; i < cost->n_ops; i++) {
+        const fp_op_cost *c = &cost->ops[i];
+        if (c->node->op != FP_OP_CAST)
+            continue;
+        seen++;
+        bool none = strcmp(c->node->name, "b") == 0;
+        CU_ASSERT_EQUAL(c->bytes, none ? 0 : (strcmp(c->node->name, "f") == 0 ? 4096 * 12 : 4096 * 8));
+        CU_ASSERT_EQUAL(c->cls, FP_CLASS_DATA);
+        CU_ASSERT(c->rl.time_s >= fp_device_launch(dev, FP_CLASS_DATA));
+    }
+    CU_ASSERT_EQUAL(seen, 6);
+}
+
 /* A depthwise convolution is grouped_conv, runs as one part per group, and its GEMMs are
  * (1 x 9) x (9 x pixels) per group; a grouped one of 4 channels a group is conv, one part and one
  * (4 x 36) x (36 x pixels) GEMM per group, saturating by that GEMM's shape; a MatMul of a batch of
@@ -444,6 +481,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
+    CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
     CU_add_test(s, "gemv_class", test_gemv_class);
     CU_add_test(s, "nchwc_cost", test_nchwc_cost);
     CU_add_test(s, "golden_report", test_golden_report);

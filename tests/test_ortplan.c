@@ -57,6 +57,23 @@ static void test_inplace_unary(void)
     CU_ASSERT_EQUAL(r.total_steady, 2 * MIB);
 }
 
+/* Cast declares MayInplace: to float both Casts write over a (one buffer; ORT 1.30's arena counts two
+ * allocations, a and y); to int64 the sizes differ, b takes a buffer of its own and c, float again,
+ * a's freed one. */
+static void test_inplace_cast(void)
+{
+    for (int wide = 0; wide < 2; wide++) {
+        tb *b = graph();
+        transpose(b, "x", "a");
+        tb_attr_i(b, tb_node(b, "Cast", NULL, "a", "b"), "to", wide ? 7 : 1);
+        tb_attr_i(b, tb_node(b, "Cast", NULL, "b", "c"), "to", 1);
+        transpose(b, "c", "y");
+        fp_ort_memory_result r = ort(b, 3, X, true);
+        CU_ASSERT_EQUAL(r.n_inplace, wide ? 0 : 2);
+        CU_ASSERT_EQUAL(r.n_buffers, wide ? 2 : 1); /* wide: c takes a's freed buffer */
+    }
+}
+
 /* Exp, a math op, writes no input in place (2 MiB in the first run, the block of a and b plus y in
  * the second); HardSwish runs as HardSigmoid then Mul, holding a third tensor while it runs. */
 static void test_no_inplace_math(void)
@@ -343,6 +360,7 @@ FP_TEST_SUITE(register_ortplan)
 {
     CU_pSuite s = CU_add_suite("ortplan", NULL, NULL);
     CU_add_test(s, "in place: a unary op", test_inplace_unary);
+    CU_add_test(s, "in place: a Cast between types of one size", test_inplace_cast);
     CU_add_test(s, "in place: never a math op", test_no_inplace_math);
     CU_add_test(s, "in place: never a binary op", test_no_inplace_binary);
     CU_add_test(s, "in place: at the last reader", test_inplace_last_reader);

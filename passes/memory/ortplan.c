@@ -330,12 +330,13 @@ static bool loaded_unknown_shapes(const fp_graph *g, uint8_t *unknown, GError **
 }
 
 /* Whether ORT's CPU kernel of n declares MayInplace(0, 0): its activations (Relu, Sigmoid, Tanh,
- * Clip, LeakyRelu, HardSigmoid, Elu, ... and Softmax), not its math ops (Exp, Erf, Sqrt, Neg, ...)
+ * Clip, LeakyRelu, HardSigmoid, Elu, ... and Softmax) and Cast (cast_op.cc; the planner's size
+ * check keeps it to casts between types of one size), not its math ops (Exp, Erf, Sqrt, Neg, ...)
  * nor binary ones, as ORT 1.30 was measured to behave (docs/memory.md). HardSwish is not a kernel
  * of its own there: ORT runs its function body. */
 static bool ort_may_inplace(const fp_node *n)
 {
-    if (n->op == FP_OP_SOFTMAX)
+    if (n->op == FP_OP_SOFTMAX || n->op == FP_OP_CAST)
         return true;
     return fp_op_has(n->op, FP_OPF_UNARY) && fp_op_has(n->op, FP_OPF_ACT) && n->op != FP_OP_HARD_SWISH &&
            n->op != FP_OP_SHRINK && n->op != FP_OP_MISH && n->op != FP_OP_GELU && n->domain[0] == '\0';
