@@ -12,9 +12,10 @@
 #define SWEEP_MAX ((uint64_t)512 << 20)            /* largest */
 #define SWEEP_UNIT_BYTES (32.0 * FP_CALIBRATE_MIB) /* triad traffic per unit of work: small arrays repeat */
 #define SWEEP_SHARE 8                              /* each point measures for --seconds / SWEEP_SHARE */
-#define LEVEL_OVER_MEMORY 1.5                      /* a working set streams from a cache above this x memory */
-#define LEVEL_PLATEAU 0.5                          /* half a level's size still streams at this x its best */
-#define LEVEL_DISTINCT 1.1                         /* a level is kept when this much faster than the next */
+#define SWEEP_PASSES 3        /* passes over the working sets; a point's best counts (another load only slows it) */
+#define LEVEL_OVER_MEMORY 1.5 /* a working set streams from a cache above this x memory */
+#define LEVEL_PLATEAU 0.5     /* half a level's size still streams at this x its best */
+#define LEVEL_DISTINCT 1.1    /* a level is kept when this much faster than the next */
 
 void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS])
 {
@@ -117,17 +118,27 @@ bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibr
     int npoints = 0, at_memory = 0;
     for (uint64_t ws = SWEEP_MIN; ws <= top; ws *= 2)
         npoints++;
-    for (uint64_t ws = SWEEP_MIN; ws <= top && r->n_sweep < FP_CALIBRATE_SWEEP_MAX && at_memory < 2; ws *= 2) {
-        if (o->progress)
-            o->progress(pos->index, pos->count, what, (double)r->n_sweep / npoints, -1, o->user);
-        size_t n = fp_calibrate_triad_elements(ws, threads);
-        double bytes = 24.0 * (double)n;
-        size_t reps = (size_t)MAX(SWEEP_UNIT_BYTES / bytes, 1.0);
-        double bw = 0;
-        if (!fp_calibrate_phase_run(&sp, FP_CALIBRATE_WORK_TRIAD, ki, threads, n, reps, what, &bw, error))
-            return false;
-        r->sweep[r->n_sweep++] = (fp_calibrate_point){(uint64_t)bytes * (uint64_t)threads, bw};
-        at_memory = bw < LEVEL_OVER_MEMORY * r->triad ? at_memory + 1 : 0;
+    npoints *= SWEEP_PASSES;
+    for (int pass = 0, done = 0; pass < SWEEP_PASSES; pass++) {
+        size_t k = 0; /* the first pass sets the working sets (up to two at memory speed), the others repeat them */
+        for (uint64_t ws = SWEEP_MIN;
+             ws <= top && (pass ? k < r->n_sweep : r->n_sweep < FP_CALIBRATE_SWEEP_MAX && at_memory < 2);
+             ws *= 2, k++) {
+            if (o->progress)
+                o->progress(pos->index, pos->count, what, (double)done++ / npoints, -1, o->user);
+            size_t n = fp_calibrate_triad_elements(ws, threads);
+            double bytes = 24.0 * (double)n;
+            size_t reps = (size_t)MAX(SWEEP_UNIT_BYTES / bytes, 1.0);
+            double bw = 0;
+            if (!fp_calibrate_phase_run(&sp, FP_CALIBRATE_WORK_TRIAD, ki, threads, n, reps, what, &bw, error))
+                return false;
+            if (pass) {
+                r->sweep[k].bandwidth = MAX(r->sweep[k].bandwidth, bw);
+                continue;
+            }
+            r->sweep[r->n_sweep++] = (fp_calibrate_point){(uint64_t)bytes * (uint64_t)threads, bw};
+            at_memory = bw < LEVEL_OVER_MEMORY * r->triad ? at_memory + 1 : 0;
+        }
     }
     fp_calibrate_cache_levels(r->sweep, r->n_sweep, r->cache_reported, r->triad, r->cache);
     int levels = 0;

@@ -64,8 +64,10 @@ size_t fp_calibrate_triad_elements(uint64_t total, int threads);
 /* ---------------------------------------------------------------- cache sweep (calibrate_cache.c) */
 
 /* Triad on `threads` threads at working sets from 16 KiB doubling up to twice the largest reported
- * cache (or until two points in a row stream at memory speed), into r->sweep; then the levels
- * (r->cache_reported, r->cache). r->triad must hold the memory bandwidth. */
+ * cache (or until two points in a row stream at memory speed), into r->sweep, in three passes, a
+ * working set's best pass counting (a level's size is where its bandwidth falls off: one slow point
+ * on a shared machine would move it); then the levels (r->cache_reported, r->cache). r->triad must
+ * hold the memory bandwidth. */
 bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibrate_kernel_info *ki, int threads,
                               fp_calibrate_result *r, const char *what, GError **error);
 

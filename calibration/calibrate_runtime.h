@@ -48,11 +48,15 @@ typedef void (*fp_rt_progress_fn)(guint i, guint n, const fp_micro_case *c, fp_o
                                   void *user);
 
 /* Times both chains of every point with fp_ort_time (threads, budget_s per chain) into
- * short_s and long_s. False with ONNX Runtime's error naming the case and level. */
-bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, fp_rt_progress_fn progress, void *user,
-                       GError **error);
+ * short_s and long_s, `rounds` times over the whole set, keeping each chain's fastest: on a
+ * shared machine a burst of another load slows the points timed during it, and a point timed
+ * again minutes later escapes it. Progress counts every timing of every round. False with ONNX
+ * Runtime's error naming the case and level. */
+bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, int rounds, fp_rt_progress_fn progress,
+                       void *user, GError **error);
 
-/* A point's time per kernel: (long_s - short_s) / (K - 1); 0 when not measured or not positive. */
+/* A point's time per kernel: (long_s - short_s) / (K - 1); 0 when not measured or when the
+ * difference is within the timings' noise (under a tenth of short_s). */
 double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);
 
 /* The estimate on d of a point's kernels (the long chain's less the short chain's), seconds: the

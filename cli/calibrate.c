@@ -24,6 +24,7 @@
 #define HOST_ALIGN 64
 #define HOST_GROUPED_CONV 0.04
 #define RUNTIME_BUDGET_S 0.08 /* timing of each micro-model chain */
+#define RUNTIME_ROUNDS 3      /* times each chain is timed, spread over the calibration: its fastest counts */
 #define RUNTIME_OFF 0.25      /* points estimated further off than this are listed */
 #define RUNTIME_PEAK_ROOM 2.0 /* the peak at least this many times the runtime's fastest kernel rate */
 
@@ -327,7 +328,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
             fp_ort_path(ort), threads, threads == 1 ? "" : "s", s->points->len);
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(fp_fit_result) f = NULL;
-    if (!fp_rt_set_measure(s, ort, threads, RUNTIME_BUDGET_S, runtime_progress, ps, &err) ||
+    if (!fp_rt_set_measure(s, ort, threads, RUNTIME_BUDGET_S, RUNTIME_ROUNDS, runtime_progress, ps, &err) ||
         !(f = fp_rt_set_fit(s, with_room(base, fp_rt_set_best_rate(s)), &err))) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
         return false;
