@@ -102,6 +102,15 @@ void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const 
     }
 }
 
+/* The triad's bandwidth at working set ws (bytes over all threads) into *bw. */
+static bool sweep_point(const fp_calibrate_phase_pos *sp, const fp_calibrate_kernel_info *ki, int threads, uint64_t ws,
+                        const char *what, double *bw, GError **error)
+{
+    size_t n = fp_calibrate_triad_elements(ws, threads);
+    size_t reps = (size_t)MAX(SWEEP_UNIT_BYTES / (24.0 * (double)n), 1.0);
+    return fp_calibrate_phase_run(sp, FP_CALIBRATE_WORK_TRIAD, ki, threads, n, reps, what, bw, error);
+}
+
 bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibrate_kernel_info *ki, int threads,
                               fp_calibrate_result *r, const char *what, GError **error)
 {
@@ -115,29 +124,29 @@ bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibr
     for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)
         top = MAX(top, r->cache_reported[i]);
     top = CLAMP(top ? 2 * top : 64 * FP_CALIBRATE_MIB, SWEEP_MIN, SWEEP_MAX);
-    int npoints = 0, at_memory = 0;
+    int npoints = 0, at_memory = 0, done = 0;
     for (uint64_t ws = SWEEP_MIN; ws <= top; ws *= 2)
         npoints++;
     npoints *= SWEEP_PASSES;
-    for (int pass = 0, done = 0; pass < SWEEP_PASSES; pass++) {
-        size_t k = 0; /* the first pass sets the working sets (up to two at memory speed), the others repeat them */
-        for (uint64_t ws = SWEEP_MIN;
-             ws <= top && (pass ? k < r->n_sweep : r->n_sweep < FP_CALIBRATE_SWEEP_MAX && at_memory < 2);
-             ws *= 2, k++) {
+    /* the first pass picks the working sets (until two stream at memory speed), the others repeat them */
+    for (uint64_t ws = SWEEP_MIN; ws <= top && r->n_sweep < FP_CALIBRATE_SWEEP_MAX && at_memory < 2; ws *= 2) {
+        if (o->progress)
+            o->progress(pos->index, pos->count, what, (double)done++ / npoints, -1, o->user);
+        size_t n = fp_calibrate_triad_elements(ws, threads);
+        double bw = 0;
+        if (!sweep_point(&sp, ki, threads, ws, what, &bw, error))
+            return false;
+        r->sweep[r->n_sweep++] = (fp_calibrate_point){(uint64_t)(24 * n) * (uint64_t)threads, bw};
+        at_memory = bw < LEVEL_OVER_MEMORY * r->triad ? at_memory + 1 : 0;
+    }
+    for (int pass = 1; pass < SWEEP_PASSES; pass++) {
+        for (size_t k = 0; k < r->n_sweep; k++) {
             if (o->progress)
                 o->progress(pos->index, pos->count, what, (double)done++ / npoints, -1, o->user);
-            size_t n = fp_calibrate_triad_elements(ws, threads);
-            double bytes = 24.0 * (double)n;
-            size_t reps = (size_t)MAX(SWEEP_UNIT_BYTES / bytes, 1.0);
             double bw = 0;
-            if (!fp_calibrate_phase_run(&sp, FP_CALIBRATE_WORK_TRIAD, ki, threads, n, reps, what, &bw, error))
+            if (!sweep_point(&sp, ki, threads, SWEEP_MIN << k, what, &bw, error))
                 return false;
-            if (pass) {
-                r->sweep[k].bandwidth = MAX(r->sweep[k].bandwidth, bw);
-                continue;
-            }
-            r->sweep[r->n_sweep++] = (fp_calibrate_point){(uint64_t)bytes * (uint64_t)threads, bw};
-            at_memory = bw < LEVEL_OVER_MEMORY * r->triad ? at_memory + 1 : 0;
+            r->sweep[k].bandwidth = MAX(r->sweep[k].bandwidth, bw);
         }
     }
     fp_calibrate_cache_levels(r->sweep, r->n_sweep, r->cache_reported, r->triad, r->cache);
