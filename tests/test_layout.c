@@ -183,6 +183,17 @@ static void test_transdata(void)
     CU_ASSERT(diag_has(d, "layout-kept", "not inverse"));
 }
 
+/* b loaded into *m (b freed) and costed on tests/data/devices/round.ini (*dev). */
+static fp_cost_result *cost_on_round(tb *b, fp_model **m, fp_device **dev)
+{
+    *m = tu_load_tb(b);
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    *dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*dev);
+    return fp_pass_cost(*m, *dev, FP_DT_UNDEFINED, NULL);
+}
+
 static void test_roofline_cost(void)
 {
     /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) on the round profile: 1e12 FLOP/s x conv
@@ -194,12 +205,9 @@ static void test_roofline_cost(void)
     tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
     tb_node(b, "Relu", "relu", "y", "z");
     tb_output(b, "z", F32, -1, NULL);
-    g_autoptr(fp_model) m = tu_load_tb(b);
-    tb_free(b);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-    g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
     CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
     const fp_op_cost *conv = &cost->ops[0];
     double flops = 2.0 * 32 * 32 * 32 * 16 * 9; /* 9,437,184 */
@@ -247,12 +255,9 @@ static void test_inplace_cast_cost(void)
     tb_output(b, "ya", F32, -1, NULL);
     tb_output(b, "ye", F32, -1, NULL);
     tb_output(b, "yf", 7, -1, NULL); /* int64 */
-    g_autoptr(fp_model) m = tu_load_tb(b);
-    tb_free(b);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-    g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
     guint seen = 0;
     for (uint32_t i = 0; i < cost->n_ops; i++) {
         const fp_op_cost *c = &cost->ops[i];
@@ -287,12 +292,9 @@ static void test_grouped_cost(void)
     tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
     tb_attr_i(b, c, "group", 2);
     tb_output(b, "yg", F32, -1, NULL);
-    g_autoptr(fp_model) m = tu_load_tb(b);
-    tb_free(b);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-    g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
     CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
     const fp_op_cost *dw = &cost->ops[0], *mm = &cost->ops[1], *g2 = &cost->ops[2];
     CU_ASSERT_EQUAL(dw->cls, FP_CLASS_GROUPED_CONV);
