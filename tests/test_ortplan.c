@@ -74,6 +74,27 @@ static void test_inplace_cast(void)
     }
 }
 
+/* A FusedConv's Sum input (3) takes its output in place (MayInplace(3, 0)), as the NCHWc Conv's: z
+ * dies there, so y0 needs no buffer of its own. */
+static void test_inplace_fused_sum(void)
+{
+    static const int64_t xd[] = {1, 64, 64, 64}; /* 1 MiB */
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 4, xd);
+    tb_init(b, "w1", F32, 4, (int64_t[]){64, 64, 1, 1});
+    tb_init(b, "w2", F32, 4, (int64_t[]){64, 64, 1, 1});
+    tb_init(b, "bias", F32, 1, (int64_t[]){64});
+    tb_node(b, "Conv", "c", "x,w1", "z");
+    tb_node_t *f = tb_node(b, "FusedConv", "f", "x,w2,bias,z", "y0");
+    tb_domain(b, f, "com.microsoft");
+    tb_attr_s(b, f, "activation", "Relu");
+    tb_attr_ints(b, tb_node(b, "Transpose", NULL, "y0", "y"), "perm", 4, (const int64_t[]){0, 1, 3, 2});
+    fp_ort_memory_result r = ort(b, 4, xd, true);
+    CU_ASSERT_EQUAL(r.n_inplace, 1);
+    CU_ASSERT_EQUAL(r.n_buffers, 1);
+    CU_ASSERT_EQUAL(r.first_run, 2 * MIB); /* z (then y0), y */
+}
+
 /* Exp, a math op, writes no input in place (2 MiB in the first run, the block of a and b plus y in
  * the second); HardSwish runs as HardSigmoid then Mul, holding a third tensor while it runs. */
 static void test_no_inplace_math(void)
@@ -361,6 +382,7 @@ FP_TEST_SUITE(register_ortplan)
     CU_pSuite s = CU_add_suite("ortplan", NULL, NULL);
     CU_add_test(s, "in place: a unary op", test_inplace_unary);
     CU_add_test(s, "in place: a Cast between types of one size", test_inplace_cast);
+    CU_add_test(s, "in place: a fused convolution over its Sum", test_inplace_fused_sum);
     CU_add_test(s, "in place: never a math op", test_no_inplace_math);
     CU_add_test(s, "in place: never a binary op", test_no_inplace_binary);
     CU_add_test(s, "in place: at the last reader", test_inplace_last_reader);

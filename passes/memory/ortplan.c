@@ -342,6 +342,17 @@ static bool ort_may_inplace(const fp_node *n)
            n->op != FP_OP_SHRINK && n->op != FP_OP_MISH && n->op != FP_OP_GELU && n->domain[0] == '\0';
 }
 
+/* The input ORT's planner may hand n's output 0 in place: input 0 of a MayInplace(0, 0) kernel
+ * (ort_may_inplace); the Sum input (3) of a convolution ONNX Runtime fused with an Add, FusedConv
+ * (fused_conv.cc) or the NCHWc Conv (nchwc_ops.cc), both MayInplace(3, 0); else -1. */
+static int32_t ort_inplace_input(const fp_node *n)
+{
+    if (ort_may_inplace(n))
+        return 0;
+    bool fused = n->op == FP_OP_FUSED_CONV || (n->op == FP_OP_CONV && strcmp(n->domain, "com.microsoft.nchwc") == 0);
+    return fused && n->n_inputs > 3 && n->inputs[3] ? 3 : -1;
+}
+
 /* ORT's SameSize: both shapes known to ORT's planner (`unknown`: per value id, see
  * ort_unknown_shapes), the same element size and the same dims (not only the same bytes). */
 static bool same_shape(const uint8_t *unknown, const fp_value *a, const fp_value *b)
@@ -422,17 +433,17 @@ static int32_t take_free(planner *p, uint32_t b)
     return -1;
 }
 
-/* Gives buffer b, defined by node v at step s, its slot: v's input 0 in place when v's kernel may
- * (ort_may_inplace), b is its output 0, v reads that input last and the shapes match; else a freed
- * slot of its shape; else a new one. */
+/* Gives buffer b, defined by node v at step s, its slot: the input ort_inplace_input names, in
+ * place, when b is v's output 0, v reads that input last and the shapes match; else a freed slot of
+ * its shape; else a new one. */
 static void assign(planner *p, uint32_t v, uint32_t b, uint32_t s, fp_ort_memory_result *out)
 {
     const fp_memgraph *mg = p->mg;
     const fp_node *n = p->lv->nodes[v];
-    int32_t a = -1;
-    if (ort_may_inplace(n) && n->n_inputs && n->inputs[0] && n->outputs[0] &&
+    int32_t a = -1, in = ort_inplace_input(n);
+    if (in >= 0 && (uint32_t)in < n->n_inputs && n->inputs[in] && n->outputs[0] &&
         p->lv->value_buf[n->outputs[0]->id] == (int32_t)b)
-        a = p->lv->value_buf[n->inputs[0]->id];
+        a = p->lv->value_buf[n->inputs[in]->id];
     if (a >= 0 && p->slot_of[a] >= 0 && p->remaining[a] == 1 &&
         same_shape(p->unknown, p->lv->buf_value[a], p->lv->buf_value[b])) {
         p->slot_of[b] = p->slot_of[a];
