@@ -305,6 +305,9 @@ struct fp_node {
     uint32_t group;       /* fusion group id + 1 (set by the fusion pass); 0 = not fused. A value whose
                        producer and every consumer share a group, and that is not a graph output,
                        is internal to the fused kernel: it never materializes in memory. */
+    uint32_t ort_index;   /* the index ONNX Runtime gives the node when a pass of its makes it anew
+                           (passes/nchwc.c), ordered after every node of the graph before that
+                           pass; 0: its id (fp_node_ort_index) */
     int16_t opset;        /* version of `domain` in the model's opset imports, 0 if absent; clamped to
                        INT16_MIN..INT16_MAX (every rule compares it with versions below 100) */
     uint16_t n_subgraphs; /* at most FP_MAX_GRAPHS */
@@ -320,6 +323,8 @@ struct fp_node {
     fp_metrics metrics;
 };
 
+/* The index ONNX Runtime's NodeCompare orders n by: its ort_index when a pass set one, else its id. */
+static inline uint32_t fp_node_ort_index(const fp_node *n) { return n->ort_index ? n->ort_index : n->id; }
 /* n's implicit inputs and control edges (fp_node_ext): the count 0 and the array NULL when n has
  * no ext. */
 static inline uint32_t fp_node_n_implicit(const fp_node *n) { return n->ext ? n->ext->n_implicit : 0; }
@@ -547,8 +552,9 @@ void fp_model_link(fp_model *m);
 fp_node **fp_graph_topo(const fp_graph *g, uint32_t *n_out, GError **error);
 /* ONNX Runtime's default topological order of g's live nodes (GraphViewer's
  * nodes_in_topological_order_: Graph::ReverseDFSFrom the leaves with NodeCompare): a depth-first
- * walk up from the nodes no node reads, taken in array order so that the last is walked first; at
- * a node its producers are pushed in ascending id, so the highest is walked first; a node is
+ * walk up from the nodes no node reads, taken in ascending ORT index (fp_node_ort_index: the id
+ * unless a pass gave the node the index ORT gives it) so that the last is walked first; at a node
+ * its producers are pushed in ascending ORT index, so the highest is walked first; a node is
  * emitted when the walk leaves it. Constant nodes (initializers to ORT, joined by no edge) come
  * first, in array order. Control edges are not followed. Requires fp_model_link and an acyclic g.
  * Caller frees the array (g_free); *n_out receives the count. */

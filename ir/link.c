@@ -404,7 +404,7 @@ static bool is_leaf(const fp_graph *g, const fp_node *n)
 
 static gint cmp_node_id(gconstpointer a, gconstpointer b)
 {
-    uint32_t x = (*(fp_node *const *)a)->id, y = (*(fp_node *const *)b)->id;
+    uint32_t x = fp_node_ort_index(*(fp_node *const *)a), y = fp_node_ort_index(*(fp_node *const *)b);
     return (x > y) - (x < y);
 }
 
@@ -437,13 +437,17 @@ fp_node **fp_graph_ort_order(const fp_graph *g, uint32_t *n_out)
     fp_node **order = g_new(fp_node *, nn ? nn : 1);
     g_autofree uint8_t *entered = g_new0(uint8_t, nn ? nn : 1);
     g_autoptr(GArray) stack = g_array_new(FALSE, FALSE, sizeof(walk_step));
+    g_autoptr(GPtrArray) leaves = g_ptr_array_new();
     for (uint32_t i = 0; i < nn; i++) {
         fp_node *n = g_ptr_array_index(g->nodes, i);
         if (!(n->flags & FP_NODE_REMOVED) && n->op == FP_OP_CONSTANT)
             order[done++] = n;
         else if (walked(n) && is_leaf(g, n))
-            g_array_append_val(stack, ((walk_step){n, false}));
+            g_ptr_array_add(leaves, n);
     }
+    g_ptr_array_sort(leaves, cmp_node_id); /* in ORT index order (ids unless a pass renumbered) */
+    for (guint i = 0; i < leaves->len; i++)
+        g_array_append_val(stack, ((walk_step){leaves->pdata[i], false}));
     while (stack->len) {
         walk_step s = g_array_index(stack, walk_step, stack->len - 1);
         g_array_set_size(stack, stack->len - 1);

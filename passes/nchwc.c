@@ -31,7 +31,8 @@ typedef struct {
     GHashTable *to_blocked; /* value -> its ReorderInput output (the few values that get one) */
     GHashTable *to_nchw;    /* value -> its ReorderOutput output */
     uint32_t cap;
-    const char *domain; /* "com.microsoft.nchwc", interned */
+    const char *domain;  /* "com.microsoft.nchwc", interned */
+    uint32_t next_index; /* the ORT index the next node ORT would add gets (fp_node.ort_index) */
     fp_nchwc_result *res;
     fp_diag *diag;
 } nchwc;
@@ -632,23 +633,43 @@ static bool visit_blocked(nchwc *z, fp_node *n)
     }
 }
 
-/* Walks g's nodes in order: each blocked where it can be, else its blocked inputs reordered. */
+/* Gives the nodes made since node index `first` (the reorders of one visit), then n when the visit
+ * put it in the NCHWc domain, the next ORT indices: ONNX Runtime's NchwcTransformer adds a node for
+ * each, in the order it visits the graph, and its later execution order follows those indices. */
+static void number_new(nchwc *z, fp_node *n, const char *was_domain, uint32_t first)
+{
+    for (uint32_t i = first; i < z->g->nodes->len; i++)
+        ((fp_node *)g_ptr_array_index(z->g->nodes, i))->ort_index = z->next_index++;
+    if (n && n->domain == z->domain && was_domain != z->domain)
+        n->ort_index = z->next_index++;
+}
+
+/* Walks g's nodes in ONNX Runtime's topological order (its transformer's): each blocked where it
+ * can be, else its blocked inputs reordered; numbers what ORT would add (number_new). */
 static void walk(nchwc *z, fp_node *const *order, uint32_t n_order)
 {
+    z->next_index = z->g->nodes->len;
     for (uint32_t i = 0; i < n_order; i++) {
         fp_node *n = order[i];
-        if ((n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) || !n->n_outputs || !n->outputs[0] || visit_blocked(z, n))
+        uint32_t first = z->g->nodes->len;
+        const char *was = n->domain;
+        if ((n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED)) || !n->n_outputs || !n->outputs[0])
             continue;
-        for (uint32_t k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k])
-                n->inputs[k] = as_nchw(z, n->inputs[k]);
-        for (uint32_t k = 0; k < fp_node_n_implicit(n); k++)
-            n->ext->implicit[k] = as_nchw(z, n->ext->implicit[k]);
+        if (!visit_blocked(z, n)) {
+            for (uint32_t k = 0; k < n->n_inputs; k++)
+                if (n->inputs[k])
+                    n->inputs[k] = as_nchw(z, n->inputs[k]);
+            for (uint32_t k = 0; k < fp_node_n_implicit(n); k++)
+                n->ext->implicit[k] = as_nchw(z, n->ext->implicit[k]);
+        }
+        number_new(z, n, was, first);
     }
     for (guint i = 0; i < z->g->outputs->len; i++) {
         fp_value *v = z->g->outputs->pdata[i];
+        uint32_t first = z->g->nodes->len;
         if (is_blocked(z, v) && v->producer)
             reorder_graph_output(z, v);
+        number_new(z, NULL, NULL, first);
     }
 }
 
@@ -696,10 +717,7 @@ bool fp_pass_nchwc(fp_model *m, const fp_target *t, uint64_t block, fp_nchwc_res
     z.spatial_declared = spatial_declared(z.g);
     fit(&z);
     uint32_t n = 0;
-    g_autofree fp_node **order = NULL;
-    fp_node *const *o = fp_graph_order(z.g, &n, NULL);
-    if (o)
-        order = g_memdup2(o, sizeof(fp_node *) * n); /* the walk adds nodes: the order is its own */
+    g_autofree fp_node **order = fp_graph_order(z.g, NULL, NULL) ? fp_graph_ort_order(z.g, &n) : NULL;
     if (order)
         walk(&z, order, n);
     name_blocked(&z);

@@ -186,6 +186,20 @@ static void test_mul_rules(void)
     g_unlink(dev);
 }
 
+/* b written to a temporary file (b freed) and analyzed for target ort-cpu-all on device (NULL: the
+ * default); the analysis must succeed. */
+static fp_analysis *analyze_all(tb *b, const char *device)
+{
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ort-cpu-all", .device = device};
+    fp_analysis *a = fp_analysis_run(path, &o, &err);
+    g_unlink(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    return a;
+}
+
 /* An Add of two blocked Conv outputs whose spatial dims ONNX Runtime cannot show equal: with
  * symbolic H and W, the Conv of 8 input channels between them reads NCHW and its shape is its own,
  * so the Add runs blocked, unfolded (ORT 1.30, measured: Reshapes around a plain Add); with static
@@ -202,16 +216,10 @@ static void test_symbolic_add(void)
         tb_node(b, "Conv", "c3", "h,w1", "c");
         tb_node(b, "Add", "add", "a,c", "y");
         tb_output(b, "y", F32, -1, NULL);
-        g_autofree char *path = tb_write_temp(b, ".onnx");
-        tb_free(b);
-        g_autoptr(GError) err = NULL;
-        fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
-        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        g_autoptr(fp_analysis) a = analyze_all(b, "cpu-avx512");
         CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Add"), sym ? 1 : 0);
         CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "ReorderOutput"), 2);
         CU_ASSERT_EQUAL(a->res.layout.nchwc.sum_fused, sym ? 0 : 1);
-        g_unlink(path);
     }
 }
 
@@ -330,6 +338,37 @@ static void test_transpose_reorder(void)
     }
 }
 
+/* A bottleneck block (file order c1, c2, c3, down, then the Add folded into c3): ONNX Runtime's
+ * NCHWc transformer adds its blocked nodes in its topological order (down first: the last input of
+ * c3 walked first), and its execution order then walks the highest new index first, so c1 and c2
+ * run before down (ResNet-50's first run at level all, docs/memory.md). */
+static void test_ort_order(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 32, 8, 8});
+    tb_init(b, "w1", F32, 4, (int64_t[]){16, 32, 1, 1});
+    tb_init(b, "w2", F32, 4, (int64_t[]){16, 16, 3, 3});
+    tb_init(b, "w3", F32, 4, (int64_t[]){32, 16, 1, 1});
+    tb_init(b, "wd", F32, 4, (int64_t[]){32, 32, 1, 1});
+    tb_node(b, "Conv", "c1", "x,w1", "h1");
+    tb_attr_ints(b, tb_node(b, "Conv", "c2", "h1,w2", "h2"), "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node(b, "Conv", "c3", "h2,w3", "h3");
+    tb_node(b, "Conv", "down", "x,wd", "d");
+    tb_node(b, "Add", "add", "h3,d", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(fp_analysis) a = analyze_all(b, NULL);
+    CU_ASSERT_EQUAL(a->res.layout.nchwc.converted, 4);
+    uint32_t n = 0;
+    g_autofree fp_node **order = fp_graph_ort_order(a->model->main, &n);
+    int at[3] = {-1, -1, -1};
+    static const char *const names[] = {"c1", "c2", "down"};
+    for (uint32_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            if (strcmp(order[i]->name, names[k]) == 0)
+                at[k] = (int)i;
+    CU_ASSERT(at[0] >= 0 && at[0] < at[1] && at[1] < at[2]);
+}
+
 static void test_bad_block(void)
 {
     const char *ini = "[device]\ndescription=x\ntarget=ort-cpu\nbandwidth=1e10\nmemory_bytes=1e9\n"
@@ -354,4 +393,5 @@ FP_TEST_SUITE(register_nchwc)
     CU_add_test(s, "scale_mul", test_scale_mul);
     CU_add_test(s, "transpose_reorder", test_transpose_reorder);
     CU_add_test(s, "bad_block", test_bad_block);
+    CU_add_test(s, "ort_order", test_ort_order);
 }

@@ -465,11 +465,13 @@ static void assign(planner *p, uint32_t v, uint32_t b, uint32_t s, fp_ort_memory
     p->holder[k] = b;
 }
 
-/* Orders memgraph nodes by their IR node's index (ORT's NodeCompare: the node's index in the file). */
+/* Orders memgraph nodes by their IR node's ORT index (ORT's NodeCompare: the node's index in the file,
+ * or the one an ORT pass gave the node it made anew: fp_node_ort_index). */
 static gint cmp_file_index(gconstpointer a, gconstpointer b, gpointer data)
 {
     const fp_liveness *lv = data;
-    uint32_t x = lv->nodes[*(const uint32_t *)a]->id, y = lv->nodes[*(const uint32_t *)b]->id;
+    uint32_t x = fp_node_ort_index(lv->nodes[*(const uint32_t *)a]);
+    uint32_t y = fp_node_ort_index(lv->nodes[*(const uint32_t *)b]);
     return (x > y) - (x < y);
 }
 
