@@ -26,7 +26,7 @@
 #   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
 #                            and all on the networks (bench/speedup_vs_ort.py, ~5 min)
 #   BENCH_RUNTIME_CAL=0      skip `calibrate --runtime onnxruntime` judged on 30 networks at levels disabled
-#                            and all, on one thread and on all cores (bench/runtime_calibration.py, ~6 min
+#                            and all, on one thread and on all cores (bench/runtime_calibration.py, ~7 min
 #                            each; its tables go into docs/benchmarks.md, "Runtime calibration" and
 #                            "Runtime calibration at all cores")
 #   BENCH_DIFFTEST=0         skip the differential test against ONNX Runtime (bench/difftest/difftest.py:
