@@ -310,8 +310,6 @@ static void test_scale_mul(void)
  * stays the blocked tensor's name. */
 static void test_transpose_reorder(void)
 {
-    g_autoptr(GError) err = NULL;
-    fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
     for (int second = 0; second < 2; second++) {
         tb *b = tb_new(17);
         tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 8, 8});
@@ -325,16 +323,12 @@ static void test_transpose_reorder(void)
             tb_node(b, "Neg", "neg", "h", "z");
             tb_output(b, "z", F32, -1, NULL);
         }
-        g_autofree char *p = tb_write_temp(b, ".onnx");
-        tb_free(b);
-        g_autoptr(fp_analysis) a = fp_analysis_run(p, &o, &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        g_autoptr(fp_analysis) a = analyze_all(b, "cpu-avx512");
         const fp_node *t = fp_node_lookup(a->model, "t");
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         CU_ASSERT_STRING_EQUAL(t->op_type, "ReorderOutput");
         CU_ASSERT_STRING_EQUAL(t->inputs[0]->name, second ? "h" : "h/nchwc");
         CU_ASSERT_PTR_EQUAL(t->inputs[0]->producer, fp_node_lookup(a->model, "conv"));
-        g_unlink(p);
     }
 }
 
