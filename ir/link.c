@@ -402,7 +402,8 @@ static bool is_leaf(const fp_graph *g, const fp_node *n)
     return true;
 }
 
-static gint cmp_node_id(gconstpointer a, gconstpointer b)
+/* Orders nodes by ORT index (fp_node_ort_index), ONNX Runtime's NodeCompare. */
+static gint cmp_ort_index(gconstpointer a, gconstpointer b)
 {
     uint32_t x = fp_node_ort_index(*(fp_node *const *)a), y = fp_node_ort_index(*(fp_node *const *)b);
     return (x > y) - (x < y);
@@ -414,7 +415,7 @@ typedef struct {
 } walk_step;
 
 /* Pushes onto stack the walked producers in g of n's inputs (implicit ones included) not yet
- * entered, each once, in ascending id: the last pushed, the highest, is walked first. */
+ * entered, each once, in ascending ORT index: the last pushed, the highest, is walked first. */
 static void push_producers(const fp_graph *g, const fp_node *n, const uint8_t *entered, GArray *stack)
 {
     g_autoptr(GPtrArray) in = g_ptr_array_new();
@@ -425,7 +426,7 @@ static void push_producers(const fp_graph *g, const fp_node *n, const uint8_t *e
         if (walked(p) && !entered[p->id])
             g_ptr_array_add(in, p);
     }
-    g_ptr_array_sort(in, cmp_node_id);
+    g_ptr_array_sort(in, cmp_ort_index);
     for (guint i = 0; i < in->len; i++)
         if (i == 0 || in->pdata[i - 1] != in->pdata[i])
             g_array_append_val(stack, ((walk_step){in->pdata[i], false}));
@@ -445,7 +446,7 @@ fp_node **fp_graph_ort_order(const fp_graph *g, uint32_t *n_out)
         else if (walked(n) && is_leaf(g, n))
             g_ptr_array_add(leaves, n);
     }
-    g_ptr_array_sort(leaves, cmp_node_id); /* in ORT index order (ids unless a pass renumbered) */
+    g_ptr_array_sort(leaves, cmp_ort_index);
     for (guint i = 0; i < leaves->len; i++)
         g_array_append_val(stack, ((walk_step){leaves->pdata[i], false}));
     while (stack->len) {

@@ -467,7 +467,7 @@ static void assign(planner *p, uint32_t v, uint32_t b, uint32_t s, fp_ort_memory
 
 /* Orders memgraph nodes by their IR node's ORT index (ORT's NodeCompare: the node's index in the file,
  * or the one an ORT pass gave the node it made anew: fp_node_ort_index). */
-static gint cmp_file_index(gconstpointer a, gconstpointer b, gpointer data)
+static gint cmp_ort_index(gconstpointer a, gconstpointer b, gpointer data)
 {
     const fp_liveness *lv = data;
     uint32_t x = fp_node_ort_index(lv->nodes[*(const uint32_t *)a]);
@@ -493,7 +493,7 @@ static void ort_order(const fp_liveness *lv, uint32_t *order)
     for (uint32_t v = 0; v < n; v++)
         if (!readers[v])
             leaves[nl++] = v;
-    g_qsort_with_data(leaves, (gint)nl, sizeof *leaves, cmp_file_index, (gpointer)lv);
+    g_qsort_with_data(leaves, (gint)nl, sizeof *leaves, cmp_ort_index, (gpointer)lv);
     for (uint32_t i = 0; i < nl; i++)
         stack[top++] = leaves[i] << 1;
     while (top) {
@@ -510,7 +510,7 @@ static void ort_order(const fp_liveness *lv, uint32_t *order)
         for (uint32_t k = mg->pred_start[v]; k < mg->pred_start[v + 1]; k++)
             if (!seen[mg->preds[k]])
                 stack[top++] = mg->preds[k];
-        g_qsort_with_data(stack + first, (gint)(top - first), sizeof *stack, cmp_file_index, (gpointer)lv);
+        g_qsort_with_data(stack + first, (gint)(top - first), sizeof *stack, cmp_ort_index, (gpointer)lv);
         for (uint32_t k = first; k < top; k++)
             stack[k] <<= 1;
     }
