@@ -269,7 +269,6 @@ static fp_dtype compute_dtype(const fp_node *n)
     return n->n_inputs && n->inputs[0] ? n->inputs[0]->dtype : FP_DT_FLOAT;
 }
 
-/* Bytes of n's traffic under a dtype what-if (float32 tensors rescaled). */
 /* Whether ONNX Runtime's kernel of n moves no data: a Cast to the type it reads copies only when its
  * output has a buffer of its own (cast_op.cc), and its MayInplace(0, 0) lets the allocation planner
  * hand the input's buffer to the output when n is the input's last reader; that holds for a node's
@@ -284,6 +283,7 @@ static bool inplace_copy(const fp_node *n)
            !y->is_output;
 }
 
+/* Bytes of n's traffic under a dtype what-if (float32 tensors rescaled). */
 static uint64_t scaled_bytes(const fp_node *n, fp_dtype what_if)
 {
     uint64_t total = n->metrics.bytes_act + n->metrics.bytes_weight + n->metrics.bytes_out;
