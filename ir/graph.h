@@ -182,6 +182,13 @@ static inline const fp_shape *fp_value_load_shape(const fp_value *v)
     const fp_value_ext *e = fp_value_ext_get(v);
     return e && e->has_load_shape ? &e->load_shape : NULL;
 }
+/* fp_value_load_shape(v) where one was recorded, else v's shape: the shape the passes that
+ * follow a runtime's optimizer read. */
+static inline const fp_shape *fp_value_opt_shape(const fp_value *v)
+{
+    const fp_shape *s = fp_value_load_shape(v);
+    return s ? s : &v->shape;
+}
 static inline fp_shape *fp_value_elems(const fp_value *v)
 {
     const fp_value_ext *e = fp_value_ext_get(v);

@@ -472,7 +472,7 @@ static bool blocked_transpose(nchwc *z, fp_node *n)
  * else -1. */
 static int64_t load_dim(const fp_value *v, int k)
 {
-    const fp_shape *s = fp_value_load_shape(v) ? fp_value_load_shape(v) : &v->shape;
+    const fp_shape *s = fp_value_opt_shape(v);
     return s->rank > k && fp_dim_known(s->dims[k]) ? s->dims[k].value : -1;
 }
 

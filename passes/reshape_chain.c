@@ -36,9 +36,7 @@ static bool is_view(const fp_node *n)
  * optimizes on the declared dims, the shape recorded then); its rank, else -1. */
 static int known_dims(const fp_target *t, const fp_value *v, int64_t *dims)
 {
-    const fp_shape *s = t->fold_declared ? fp_value_load_shape(v) : NULL;
-    if (!s)
-        s = &v->shape;
+    const fp_shape *s = t->fold_declared ? fp_value_opt_shape(v) : &v->shape;
     if (s->rank < 0 || s->rank > MAX_DIMS || !fp_shape_static(s))
         return -1;
     for (int32_t i = 0; i < s->rank; i++)

@@ -1088,20 +1088,12 @@ static bool push_transpose(tp *p, fp_node *t, fp_node *n, const int64_t *perm, i
 
 /* ---------------------------------------------------------------- the estimate */
 
-/* The shape of v ONNX Runtime's estimate reads (its NodeArg's): the one it knew when it optimized
- * (fp_value_load_shape: recorded on a target that optimizes on the declared dims, where a Reshape
- * of a computed target shape before opset 14 has no rank), else v's. */
-static const fp_shape *est_shape(const fp_value *v)
-{
-    const fp_shape *s = fp_value_load_shape(v);
-    return s ? s : &v->shape;
-}
-
 /* ONNX Runtime's EstimateValueRank: v's dims other than 1 (an unknown one counts), 5 when its
- * rank is unknown. */
+ * rank is unknown; v's shape as ORT's NodeArg holds it, the one it knew when it optimized
+ * (fp_value_opt_shape: where a Reshape of a computed target shape before opset 14 has no rank). */
 static int est_rank(const fp_value *v)
 {
-    const fp_shape *s = v ? est_shape(v) : NULL;
+    const fp_shape *s = v ? fp_value_opt_shape(v) : NULL;
     if (!s || s->rank < 0)
         return 5;
     int r = 0;

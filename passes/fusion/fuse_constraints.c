@@ -1040,8 +1040,7 @@ static bool check_matmul_operand(const fp_constraint *c, const fp_match *mt, GPt
  * shape data propagated but constants), else the bound one. */
 static const fp_shape *cond_shape(const fp_match *mt, const fp_value *v)
 {
-    const fp_shape *s = mt->target->fold_declared ? fp_value_load_shape(v) : NULL;
-    return s ? s : &v->shape;
+    return mt->target->fold_declared ? fp_value_opt_shape(v) : &v->shape;
 }
 
 /* Whether dims a and b are one as ONNX Runtime compares them in its fusions: both known and
