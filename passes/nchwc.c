@@ -452,13 +452,11 @@ static bool blocked_transpose(nchwc *z, fp_node *n)
         return false;
     if (v->producer && v->n_uses == 1 && !v->is_output && !g_hash_table_contains(z->to_nchw, v)) {
         g_autofree char *name = g_strdup_printf("%s/nchwc", v->name);
-        fp_value *b = fp_graph_value_like(z->g, name, v, FP_DT_UNDEFINED);
+        fp_value *b = fp_value_interpose(z->g, v, name, FP_DT_UNDEFINED, NULL); /* n, v's reader, reads b */
         fit(z);
         z->blocked[b->id] = 1;
         z->dims[b->id] = z->dims[v->id];
-        fp_node_set_output(v->producer, v->producer_port, b);
         v->producer = NULL;
-        n->inputs[0] = b;
     }
     n->op = FP_OP_REORDER_OUTPUT;
     n->op_type = fp_intern(z->m, "ReorderOutput", -1);
