@@ -698,12 +698,19 @@ static bool check_clip_const_bounds(const fp_constraint *c, const fp_match *mt, 
     return true;
 }
 
+/* The input of n the constraint's port names, else (no port) n's operand from outside the match
+ * (fp_fuse_other_input). */
+static fp_value *port_or_other(const fp_constraint *c, const fp_match *mt, const fp_node *n)
+{
+    return c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : fp_fuse_other_input(mt, n);
+}
+
 static bool check_const_value(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
     if (!n)
         return true;
-    fp_value *v = c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port] : fp_fuse_other_input(mt, n);
+    fp_value *v = port_or_other(c, mt, n);
     double want = fp_target_num(mt->target, mt->rule->id, c), got;
     /* ONNX Runtime's rules compare in float32 within 1e-8 + 1e-5 |want| (optimizer/utils.cc,
      * IsInitializerWithExpectedValue): a float16 sqrt(2) or 0.044715 is another constant there */
@@ -1235,9 +1242,7 @@ static bool check_noop_operand(const fp_constraint *c, const fp_match *mt, GPtrA
 static bool check_const_scalar(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);
-    fp_value *v = !n                                                ? NULL
-                  : c->port >= 0 && (uint32_t)c->port < n->n_inputs ? n->inputs[c->port]
-                                                                    : fp_fuse_other_input(mt, n);
+    fp_value *v = n ? port_or_other(c, mt, n) : NULL;
     uint64_t numel = 0;
     double x;
     if (v && fp_value_is_constant(v) && fp_shape_numel(&v->shape, &numel) && numel == 1 && const_scalar(v, &x))
