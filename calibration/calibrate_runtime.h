@@ -63,8 +63,8 @@ double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);
  * sum of their roofline times (passes/roofline.h). */
 double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
 
-/* The fastest rate a point's kernels reached: their FLOP over long_s - short_s, the largest over
- * the measured points (FLOP/s; 0 when none measured did work). */
+/* The fastest rate the points' kernels reached: their FLOP over long_s - short_s, the third largest
+ * over the measured points that did work (the largest when fewer; FLOP/s; 0 when none did). */
 double fp_rt_set_best_rate(const fp_rt_set *s);
 
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache

@@ -110,6 +110,27 @@ static void convolutions(GArray *cs)
     conv(cs, "dwconv_tiny", 4, 2, 3, 1, 4, TINY_CHAIN, FP_MICRO_TINY);
 }
 
+/* A decoder's step through GroupQueryAttention: the query of one token [1, 1, heads x d] (the
+ * previous op's output), a new key and value of kv_heads x d, a past of `past` tokens, no rotary
+ * (ONNX Runtime's CPU kernel; its present key and value are the op's other outputs). */
+static void attention(GArray *cs, int heads, int kv_heads, int d, int past)
+{
+    int64_t q[] = {1, 1, (int64_t)heads * d, 0}, kv[] = {1, 1, (int64_t)kv_heads * d, 0};
+    int64_t cache[] = {1, kv_heads, past, d, 0};
+    char *decl = inits("k", kv, "v", kv, "pk", cache, "pv", cache, NULL);
+    char *ints = g_strdup_printf("%sinitializer { name: \"sk\" data_type: 6 dims: 1 int32_data: %d }\n"
+                                 "initializer { name: \"tl\" data_type: 6 int32_data: %d }\n",
+                                 decl, past, past + 1);
+    g_free(decl);
+    add(cs, g_strdup_printf("gqa_h%d_kv%d_d%d_past%d", heads, kv_heads, d, past), "GroupQueryAttention",
+        g_strdup_printf("input: \"k\" input: \"v\" input: \"pk\" input: \"pv\" input: \"sk\" input: \"tl\""
+                        " attribute { name: \"num_heads\" type: INT i: %d }"
+                        " attribute { name: \"kv_num_heads\" type: INT i: %d }",
+                        heads, kv_heads),
+        ints, q, WORK_CHAIN, FP_MICRO_CONTRIB);
+    g_array_index(cs, fp_micro_case, cs->len - 1).outputs = 2;
+}
+
 /* x [m, k] times a [k, k] weight (MatMul; one row: the GEMV path), or Gemm with a bias and transB. */
 static void matmuls(GArray *cs)
 {
@@ -130,6 +151,8 @@ static void matmuls(GArray *cs)
     add(cs, g_strdup("gemm_1x768"), "Gemm",
         g_strdup("input: \"w\" input: \"b\" attribute { name: \"transB\" type: INT i: 1 }"),
         inits("w", gw1, "b", gb1, NULL), g1, WORK_CHAIN, 0);
+    attention(cs, 4, 2, 16, 127);
+    attention(cs, 8, 2, 64, 255);
     int64_t tx[] = {2, 8, 0}, vx[] = {1, 8, 0}, tw[] = {8, 8, 0};
     add(cs, g_strdup("matmul_tiny"), "MatMul", g_strdup("input: \"w\""), inits("w", tw, NULL), tx, TINY_CHAIN,
         FP_MICRO_TINY);
@@ -252,8 +275,10 @@ char *fp_micro_text(const fp_micro_case *c, int n)
     GString *s = g_string_new(NULL);
     g_string_append_printf(s,
                            "ir_version: 8\nproducer_name: \"fuseplan calibrate\"\n"
-                           "opset_import { domain: \"\" version: %d }\ngraph {\n  name: \"%s\"\n",
-                           OPSET, c->name);
+                           "opset_import { domain: \"\" version: %d }\n%sgraph {\n  name: \"%s\"\n",
+                           OPSET,
+                           c->flags & FP_MICRO_CONTRIB ? "opset_import { domain: \"com.microsoft\" version: 1 }\n" : "",
+                           c->name);
     g_string_append(s, "  input { name: \"x0\" type { tensor_type { elem_type: 1 shape {");
     for (int i = 0; i < c->rank; i++)
         g_string_append_printf(s, " dim { dim_value: %" G_GINT64_FORMAT " }", c->dims[i]);
@@ -261,8 +286,11 @@ char *fp_micro_text(const fp_micro_case *c, int n)
     for (int i = 0; i < n; i++) {
         g_autofree char *inits = own_names(c->inits, c->inits, i), *extra = own_names(c->extra, c->inits, i);
         g_string_append(s, inits);
-        g_string_append_printf(s, "  node { name: \"n%d\" op_type: \"%s\" input: \"x%d\" %s output: \"x%d\" }\n", i,
-                               c->op, i, extra, i + 1);
+        g_string_append_printf(s, "  node { name: \"n%d\" op_type: \"%s\" input: \"x%d\" %s output: \"x%d\"", i, c->op,
+                               i, extra, i + 1);
+        for (int k = 1; k <= c->outputs; k++)
+            g_string_append_printf(s, " output: \"x%d_%d\"", i + 1, k);
+        g_string_append_printf(s, "%s }\n", c->flags & FP_MICRO_CONTRIB ? " domain: \"com.microsoft\"" : "");
     }
     g_string_append_printf(s,
                            "  node { name: \"out\" op_type: \"ReduceMax\" input: \"x%d\" output: \"y\" "

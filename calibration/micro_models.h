@@ -5,11 +5,11 @@
  * the runtime's per-run work. The cases cover the cost model's classes (passes/cost.h): dense,
  * pointwise (1x1), strided, grouped and depthwise convolutions on and off the NCHWc block, MatMul
  * and Gemm from one row (the GEMV path) to square matrices, batched MatMul, Softmax and
- * Transposes of attention's heads and keys, simple and transcendental elementwise ops (Relu, Add;
- * Sigmoid, Tanh, Erf, Exp) with and without broadcast, a copy (a float-to-float Cast),
- * BatchNormalization and LayerNormalization, max, average, global and dilated pooling,
- * reductions, views, and one tiny case per class for
- * its launch overhead. Built in memory as ONNX bytes (frontends/onnx/onnx_write.h). */
+ * Transposes of attention's heads and keys, a decoder step's GroupQueryAttention, simple and
+ * transcendental elementwise ops (Relu, Add; Sigmoid, Tanh, Erf, Exp) with and without
+ * broadcast, a copy (a float-to-float Cast), BatchNormalization and LayerNormalization, max,
+ * average, global and dilated pooling, reductions, views, and one tiny case per class for its
+ * launch overhead. Built in memory as ONNX bytes (frontends/onnx/onnx_write.h). */
 #ifndef FP_MICRO_MODELS_H
 #define FP_MICRO_MODELS_H
 
@@ -20,8 +20,9 @@
 #define FP_MICRO_MAX_RANK 4
 
 enum {
-    FP_MICRO_ALL = 1u << 0,  /* also run at ORT_ENABLE_ALL (convolutions: its NCHWc kernels) */
-    FP_MICRO_TINY = 1u << 1, /* a few elements: the class's launch overhead (and the run's) */
+    FP_MICRO_ALL = 1u << 0,     /* also run at ORT_ENABLE_ALL (convolutions: its NCHWc kernels) */
+    FP_MICRO_TINY = 1u << 1,    /* a few elements: the class's launch overhead (and the run's) */
+    FP_MICRO_CONTRIB = 1u << 2, /* the op is ONNX Runtime's (domain com.microsoft) */
 };
 
 typedef struct {
@@ -31,16 +32,17 @@ typedef struct {
     char *inits; /* protobuf text of the graph's initializers (float ones without data: filled) */
     int rank;    /* the input x0's shape */
     int64_t dims[FP_MICRO_MAX_RANK];
-    int chain; /* K, the long chain's ops (>= 2) */
+    int chain;   /* K, the long chain's ops (>= 2) */
+    int outputs; /* each op's outputs after the one the next op reads (never read) */
     unsigned flags;
 } fp_micro_case;
 
 /* Every case, in a fixed order (an array of fp_micro_case; freeing it frees their strings). */
 GArray *fp_micro_cases(void);
 
-/* The ONNX protobuf text of case c's chain of n ops (opset 17): input "x0", output "y"; op i reads
- * its own copy of each initializer of the case, NAME_i. Caller
- * frees. */
+/* The ONNX protobuf text of case c's chain of n ops (opset 17; com.microsoft 1 for a contrib op):
+ * input "x0", output "y"; op i reads its own copy of each initializer of the case, NAME_i, and
+ * writes x(i+1) and c->outputs more (x(i+1)_1, ...), read by no op. Caller frees. */
 char *fp_micro_text(const fp_micro_case *c, int n);
 
 /* The same as the bytes of a .onnx file; NULL with the writer's error (a bug in a case). */

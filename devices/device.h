@@ -35,8 +35,11 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * its parent, its [saturation] half work included (other classes take none). POINTWISE_CONV is an
  * NCHW 1x1 convolution of stride 1 without padding or groups (MLAS's GemmDirect: one GEMM on the
  * input as it is, no im2col). GEMV is a MatMul or Gemm of one row (MLAS's GEMV kernel: a pass
- * over the weights, no packing). TRANSCENDENTAL is an elementwise op that evaluates a polynomial
- * or a table per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's
+ * over the weights, no packing). ATTENTION is a fused attention op of ONNX Runtime's contrib
+ * domain (Attention, MultiHeadAttention, GroupQueryAttention): its CPU kernel loops over batch and
+ * heads with a small GEMM each, a softmax and the KV cache's concatenation, a fixed cost per call
+ * that a decoder's step, tiny in FLOPs, pays in full. TRANSCENDENTAL is an elementwise op that
+ * evaluates a polynomial or a table per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's
  * TRANSCENDENTAL trait) rather than one instruction. TRANSPOSE is a Transpose (a strided gather
  * per element, slower than the copies of the data class). */
 #define FP_OP_CLASSES(X)                                       \
@@ -47,6 +50,7 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
     X(POINTWISE_CONV, "pointwise_conv", CONV, true)            \
     X(MATMUL, "matmul", MATMUL, false)                         \
     X(GEMV, "gemv", MATMUL, true)                              \
+    X(ATTENTION, "attention", MATMUL, true)                    \
     X(EW, "elementwise", EW, false)                            \
     X(TRANSCENDENTAL, "transcendental", EW, true)              \
     X(NORM, "norm", NORM, false)                               \

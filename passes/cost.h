@@ -34,7 +34,8 @@ typedef struct {
 
 /* Class of an op for the device's efficiency factors and launch overheads (a convolution with
  * group > 1 is grouped_conv, an NCHW 1x1 one MLAS runs without im2col pointwise_conv, a one-row
- * MatMul or Gemm gemv, an op with the TRANSC trait transcendental, a Transpose transpose, a
+ * MatMul or Gemm gemv, a contrib Attention, MultiHeadAttention or GroupQueryAttention attention,
+ * an op with the TRANSC trait transcendental, a Transpose transpose, a
  * pooling with a dilation > 1 dilated_pool, a view op view; devices/device.h). */
 fp_op_class fp_cost_class(const fp_node *n);
 /* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count, else 1. */

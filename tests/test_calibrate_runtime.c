@@ -145,8 +145,13 @@ static void test_fit_recovers(void)
  * micro-models are bound by it): the fit tells them from their parents. */
 static void test_fit_recovers_refinements(void)
 {
-    const known_rate known[] = {{FP_CLASS_CONV, 0.3},   {FP_CLASS_POINTWISE_CONV, 0.8},   {FP_CLASS_MATMUL, 0.5},
-                                {FP_CLASS_GEMV, 0.004}, {FP_CLASS_TRANSCENDENTAL, 0.002}, {FP_CLASS_TRANSPOSE, 0.0005}};
+    const known_rate known[] = {{FP_CLASS_CONV, 0.3},
+                                {FP_CLASS_POINTWISE_CONV, 0.8},
+                                {FP_CLASS_MATMUL, 0.5},
+                                {FP_CLASS_GEMV, 0.004},
+                                {FP_CLASS_TRANSCENDENTAL, 0.002},
+                                {FP_CLASS_TRANSPOSE, 0.0005},
+                                {FP_CLASS_ATTENTION, 0.001}};
     check_fit_recovers(known, G_N_ELEMENTS(known));
 }
 
@@ -170,6 +175,34 @@ static void test_refinements_covered(void)
                 fprintf(stderr, "\n%s: %u kernels\n", fp_op_class_name((fp_op_class)c), seen[c]);
             CU_ASSERT_TRUE(seen[c] >= 2 * 4);
         }
+}
+
+/* The best rate is one several points reach: a point whose chain difference came out at half
+ * (its kernels at twice the rate of any other) does not move it. */
+static void test_best_rate(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    guint fastest = 0;
+    double top = 0;
+    for (guint i = 0; i < s->points->len; i++) {
+        fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        double work = fp_rt_point_estimate_s(p, base), flops = 0;
+        for (guint k = 0; k < p->kernels->len; k++)
+            flops += (double)g_array_index(p->kernels, fp_fit_op, k).flops;
+        p->short_s = 1e-6;
+        p->long_s = p->short_s + work;
+        if (work > 0 && flops / work > top)
+            top = flops / work, fastest = i;
+    }
+    double before = fp_rt_set_best_rate(s);
+    CU_ASSERT_TRUE(before > 0 && before <= top);
+    fp_rt_point *p = &g_array_index(s->points, fp_rt_point, fastest);
+    p->long_s = p->short_s + (p->long_s - p->short_s) / 2;
+    CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_best_rate(s), before, before * 1e-12);
 }
 
 /* A missing library, a text file, a shared object that is not ONNX Runtime, an unknown runtime. */
@@ -229,6 +262,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "fit_recovers", test_fit_recovers);
     CU_add_test(s, "fit_recovers_refinements", test_fit_recovers_refinements);
     CU_add_test(s, "refinements_covered", test_refinements_covered);
+    CU_add_test(s, "best_rate", test_best_rate);
     CU_add_test(s, "cli_errors", test_cli_errors);
     CU_add_test(s, "cli_micro_models", test_cli_micro_models);
 }

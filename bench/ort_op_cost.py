@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""What one op of a network costs in ONNX Runtime, measured without its profiler.
+
+  /usr/bin/python3 bench/ort_op_cost.py [--ort bench] [--out bench/out/op_cost] [--rounds 3] SPEC OP_TYPE...
+
+SPEC is a bench/ort_run.c spec (level, threads, model, inputs, outputs), e.g. one that
+bench/runtime_calibration.py wrote under bench/out/runtime_calibration/inputs/NETWORK/. For each
+OP_TYPE the model is copied with a second copy of every node of that type (same inputs, outputs
+renamed and made graph outputs, so that no level prunes them) and both models are timed by
+fp_bench_ort_run (fastest run of --rounds timings, pinned to the idlest CPU); the difference over
+the number of copies is one such op's time in the network, its inputs as warm as the network
+leaves them. Each extra graph output adds its own fetch: about 0.1-0.2 us each on this host (a
+model of 8 inputs and outputs runs 0.2 us per pair slower than a chain of 8 ops).
+
+Why not ONNX Runtime's profiler: at one thread it adds several microseconds to every node (a
+decoder of 35 nodes measured 219 us profiled, 34 us not), so the per-node times of small ops in
+its profile say little about their cost.
+
+Prints one line per op type: copies, added us, us per op. Not part of the tests.
+"""
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import onnx
+from onnx import helper
+
+from ort_common import ort_run_tool, pinned
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fastest_us(tool, lib, spec, rounds):
+    """The fastest run of `rounds` timings of spec (us); SystemExit naming the spec on an error."""
+    best = float("inf")
+    for _ in range(rounds):
+        cmd, _ = pinned([tool, lib, spec])
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            d = json.loads(out.stdout)
+        except json.JSONDecodeError:
+            raise SystemExit(f"ort_op_cost: {spec}: no result ({out.stderr.strip()[:200]})")
+        if d.get("error"):
+            raise SystemExit(f"ort_op_cost: {spec}: {d['error']}")
+        best = min(best, d["min_us"])
+    return best
+
+
+def with_copies(model_path, op_type, out_dir):
+    """(model path, spec output lines, copies): the model with every op_type node doubled."""
+    m = onnx.load(model_path)
+    g = m.graph
+    copies, outs = [], []
+    for n in list(g.node):
+        if n.op_type != op_type:
+            continue
+        d = copy.deepcopy(n)
+        d.name = n.name + "_copy"
+        del d.output[:]
+        d.output.extend([o + "_copy" if o else "" for o in n.output])
+        copies.append(d)
+        outs += [o for o in d.output if o]
+    g.node.extend(copies)
+    for o in outs:
+        g.output.append(helper.make_empty_tensor_value_info(o))
+    path = os.path.join(out_dir, f"copies_{op_type}.onnx")
+    onnx.save(m, path)
+    return path, [f"output {o}" for o in outs], len(copies)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ort", default=HERE, help="folder whose node_modules holds onnxruntime-node")
+    ap.add_argument("--out", default=os.path.join(HERE, "out", "op_cost"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("spec")
+    ap.add_argument("ops", nargs="+")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    tool, lib = ort_run_tool(a.ort, a.out)
+    with open(a.spec) as f:
+        lines = f.read().splitlines()
+    model = next((ln.split(None, 1)[1] for ln in lines if ln.startswith("model ")), None)
+    if not model:
+        raise SystemExit(f"ort_op_cost: {a.spec}: no 'model' line")
+    base = fastest_us(tool, lib, a.spec, a.rounds)
+    print(f"{os.path.basename(model)}: {base:.2f} us")
+    for op in a.ops:
+        path, outs, n = with_copies(model, op, a.out)
+        if not n:
+            print(f"{op:36s} none in the model", file=sys.stderr)
+            continue
+        spec = os.path.join(a.out, f"copies_{op}.spec")
+        with open(spec, "w") as f:
+            f.write("\n".join([ln for ln in lines if not ln.startswith("model ")] + [f"model {path}"] + outs) + "\n")
+        added = fastest_us(tool, lib, spec, a.rounds) - base
+        print(f"{op:36s} {n:3d} copies  +{added:8.2f} us  {added / n:7.2f} us each")
+
+
+if __name__ == "__main__":
+    main()
