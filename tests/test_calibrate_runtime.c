@@ -77,6 +77,17 @@ typedef struct {
     double e;
 } known_rate;
 
+/* The micro-model set costed on the cpu-avx512 profile, which *base receives. */
+static fp_rt_set *avx512_set(fp_device **base)
+{
+    g_autoptr(GError) err = NULL;
+    *base = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*base);
+    fp_rt_set *s = fp_rt_set_new(*base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    return s;
+}
+
 /* The kernel of class c with the most work among the points of s; NULL when none. */
 static const fp_fit_op *largest_kernel(const fp_rt_set *s, fp_op_class c)
 {
@@ -100,14 +111,12 @@ static const fp_fit_op *largest_kernel(const fp_rt_set *s, fp_op_class c)
 static void check_fit_recovers(const known_rate *known, size_t n)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
     g_autoptr(fp_device) truth = copy_device(base);
     CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
     for (size_t i = 0; i < n; i++)
         truth->efficiency[known[i].c] = known[i].e;
-    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_TRUE(s->points->len > s->cases->len); /* the convolutions at level all too */
     for (guint i = 0; i < s->points->len; i++) {
         fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
@@ -158,11 +167,8 @@ static void test_fit_recovers_refinements(void)
 /* Each refinement class has micro-models whose kernels are of that class (at level disabled). */
 static void test_refinements_covered(void)
 {
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
-    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
     guint seen[FP_CLASS_COUNT] = {0};
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
@@ -181,11 +187,8 @@ static void test_refinements_covered(void)
  * (its kernels at twice the rate of any other) does not move it. */
 static void test_best_rate(void)
 {
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
-    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
     guint fastest = 0;
     double top = 0;
     for (guint i = 0; i < s->points->len; i++) {
