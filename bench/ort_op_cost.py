@@ -1,16 +1,21 @@
 #!/usr/bin/python3
 """What one op of a network costs in ONNX Runtime, measured without its profiler.
 
-  /usr/bin/python3 bench/ort_op_cost.py [--ort bench] [--out bench/out/op_cost] [--rounds 3] SPEC OP_TYPE...
+  /usr/bin/python3 bench/ort_op_cost.py [--ort bench] [--out bench/out/op_cost] [--rounds 3] SPEC OP_TYPE[:NAME_PART]...
 
 SPEC is a bench/ort_run.c spec (level, threads, model, inputs, outputs), e.g. one that
 bench/runtime_calibration.py wrote under bench/out/runtime_calibration/inputs/NETWORK/. For each
-OP_TYPE the model is copied with a second copy of every node of that type (same inputs, outputs
+OP_TYPE the model is copied with a second copy of every node of that type (whose name contains
+NAME_PART, when given) (same inputs, outputs
 renamed and made graph outputs, so that no level prunes them) and both models are timed by
 fp_bench_ort_run (fastest run of --rounds timings, pinned to the idlest CPU); the difference over
 the number of copies is one such op's time in the network, its inputs as warm as the network
 leaves them. Each extra graph output adds its own fetch: about 0.1-0.2 us each on this host (a
-model of 8 inputs and outputs runs 0.2 us per pair slower than a chain of 8 ops).
+model of 8 inputs and outputs runs 0.2 us per pair slower than a chain of 8 ops). Meant for ops
+with small outputs (a decoder's step): a graph output is allocated for every run outside the
+arena's plan, so a copy whose output is megabytes also pays that allocation and its page faults
+(MobileNetV2's 16 depthwise convolutions doubled add 8.5 ms to a 15.1 ms run whose profile gives
+them 6.5 ms).
 
 Why not ONNX Runtime's profiler: at one thread it adds several microseconds to every node (a
 decoder of 35 nodes measured 219 us profiled, 34 us not), so the per-node times of small ops in
@@ -49,13 +54,14 @@ def fastest_us(tool, lib, spec, rounds):
     return best
 
 
-def with_copies(model_path, op_type, out_dir):
-    """(model path, spec output lines, copies): the model with every op_type node doubled."""
+def with_copies(model_path, op, out_dir):
+    """(model path, spec output lines, copies): the model with every node op names doubled."""
+    op_type, _, part = op.partition(":")
     m = onnx.load(model_path)
     g = m.graph
     copies, outs = [], []
     for n in list(g.node):
-        if n.op_type != op_type:
+        if n.op_type != op_type or part not in n.name:
             continue
         d = copy.deepcopy(n)
         d.name = n.name + "_copy"
@@ -66,7 +72,7 @@ def with_copies(model_path, op_type, out_dir):
     g.node.extend(copies)
     for o in outs:
         g.output.append(helper.make_empty_tensor_value_info(o))
-    path = os.path.join(out_dir, f"copies_{op_type}.onnx")
+    path = os.path.join(out_dir, "copies.onnx")
     onnx.save(m, path)
     return path, [f"output {o}" for o in outs], len(copies)
 
@@ -93,7 +99,7 @@ def main():
         if not n:
             print(f"{op:36s} none in the model", file=sys.stderr)
             continue
-        spec = os.path.join(a.out, f"copies_{op}.spec")
+        spec = os.path.join(a.out, "copies.spec")
         with open(spec, "w") as f:
             f.write("\n".join([ln for ln in lines if not ln.startswith("model ")] + [f"model {path}"] + outs) + "\n")
         added = fastest_us(tool, lib, spec, a.rounds) - base
