@@ -12,10 +12,10 @@ fp_bench_ort_run (fastest run of --rounds timings, pinned to the idlest CPU); th
 the number of copies is one such op's time in the network, its inputs as warm as the network
 leaves them. Each extra graph output adds its own fetch: about 0.1-0.2 us each on this host (a
 model of 8 inputs and outputs runs 0.2 us per pair slower than a chain of 8 ops). Meant for ops
-with small outputs (a decoder's step): a graph output is allocated for every run outside the
-arena's plan, so a copy whose output is megabytes also pays that allocation and its page faults
+with small outputs (a decoder's step): with outputs of megabytes the copies cost more than the ops
 (MobileNetV2's 16 depthwise convolutions doubled add 8.5 ms to a 15.1 ms run whose profile gives
-them 6.5 ms).
+them 6.5 ms; a graph output is allocated for every run outside the arena's plan, likely with its
+page faults).
 
 Why not ONNX Runtime's profiler: at one thread it adds several microseconds to every node (a
 decoder of 35 nodes measured 219 us profiled, 34 us not), so the per-node times of small ops in
