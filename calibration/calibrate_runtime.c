@@ -23,6 +23,8 @@ static void point_clear(gpointer p)
     fp_rt_point *pt = p;
     if (pt->short_ops)
         g_array_unref(pt->short_ops);
+    if (pt->long_ops)
+        g_array_unref(pt->long_ops);
     if (pt->kernels)
         g_array_unref(pt->kernels);
 }
@@ -105,10 +107,14 @@ static bool add_point(fp_rt_set *s, guint i, fp_ort_level level, const fp_device
 {
     const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, i);
     fp_rt_point p = {.index = i, .level = level};
-    g_autoptr(GArray) long_ops = chain_ops(c, c->chain, level, base, error);
-    if (!long_ops || !(p.short_ops = chain_ops(c, 1, level, base, error)))
+    if (!(p.long_ops = chain_ops(c, c->chain, level, base, error)) ||
+        !(p.short_ops = chain_ops(c, 1, level, base, error))) {
+        point_clear(&p);
         return false;
-    p.kernels = ops_minus(long_ops, p.short_ops);
+    }
+    p.kernels = ops_minus(p.long_ops, p.short_ops);
+    g_autoptr(GArray) left = ops_minus(p.short_ops, p.long_ops);
+    p.balanced = left->len == 0;
     g_array_append_val(s->points, p);
     return true;
 }
@@ -171,12 +177,18 @@ double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p)
     return p->long_s > 0 && p->short_s > 0 && d > MIN_SIGNAL * p->short_s ? d / (c->chain - 1) : 0;
 }
 
-double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d)
+/* The roofline time of ops on d. */
+static double ops_time(const GArray *ops, const fp_device *d)
 {
     double t = 0;
-    for (guint k = 0; k < p->kernels->len; k++)
-        t += fp_roofline_kernel(d, &g_array_index(p->kernels, fp_fit_op, k)).time_s;
+    for (guint k = 0; k < ops->len; k++)
+        t += fp_roofline_kernel(d, &g_array_index(ops, fp_fit_op, k)).time_s;
     return t;
+}
+
+double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d)
+{
+    return p->balanced ? ops_time(p->kernels, d) : ops_time(p->long_ops, d) - ops_time(p->short_ops, d);
 }
 
 static int cmp_desc(gconstpointer a, gconstpointer b)
@@ -193,7 +205,7 @@ double fp_rt_set_best_rate(const fp_rt_set *s)
         double flops = 0;
         for (guint k = 0; k < p->kernels->len; k++)
             flops += (double)g_array_index(p->kernels, fp_fit_op, k).flops;
-        if (fp_rt_point_kernel_s(s, p) > 0 && flops > 0) {
+        if (p->balanced && fp_rt_point_kernel_s(s, p) > 0 && flops > 0) {
             double r = flops / (p->long_s - p->short_s);
             g_array_append_val(rates, r);
         }
@@ -208,10 +220,19 @@ fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError *
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
-        double kernel_s = fp_rt_point_kernel_s(s, p);
-        if (kernel_s <= 0 || !p->kernels->len)
-            continue;
         g_autofree char *name = g_strdup_printf("%s@%s", c->name, fp_rt_level_name(p->level));
+        if (!p->balanced) { /* t(K) - t(1) is no sum of kernels: both chains as whole runs */
+            if (p->long_s <= 0 || p->short_s <= 0)
+                continue;
+            uint32_t model = fp_fit_data_add_model(d, name, 0);
+            fp_fit_data_add_run(d, model, "(long chain)", (const fp_fit_op *)p->long_ops->data, p->long_ops->len, 0,
+                                p->long_s);
+            fp_fit_data_add_run(d, model, "(short chain)", (const fp_fit_op *)p->short_ops->data, p->short_ops->len, 0,
+                                p->short_s);
+            continue;
+        }
+        if (fp_rt_point_kernel_s(s, p) <= 0 || !p->kernels->len)
+            continue;
         uint32_t model = fp_fit_data_add_model(d, name, 0);
         fp_fit_data_add_row(d, model, name, (const fp_fit_op *)p->kernels->data, p->kernels->len, 0,
                             p->long_s - p->short_s);

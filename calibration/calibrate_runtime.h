@@ -8,8 +8,11 @@
  * kernels, against the final stage of target ort-cpu-all). fuseplan costs both chains of a point
  * at its level; the long chain's kernels less the short chain's (matched by class, work, traffic
  * and GEMM shape: the reorders and the ReduceMax cancel) are the point's row, measured
- * t(K) - t(1). A tiny case's short chain at ORT_DISABLE_ALL is a whole run as well (measured
- * t(1)): the run overhead. Every point is a model of its own to the fit (rows weighted alike). */
+ * t(K) - t(1). Where the short chain has ops the long one has not (a strided chain's last output,
+ * and so its ReduceMax and reorders, shrinks with K), that difference is no sum of kernels: both
+ * chains are then whole runs instead (measured t(K) and t(1)). A tiny case's short chain at
+ * ORT_DISABLE_ALL is a whole run as well (measured t(1)): the run overhead. Every point is a model
+ * of its own to the fit (rows weighted alike). */
 #ifndef FP_CALIBRATE_RUNTIME_H
 #define FP_CALIBRATE_RUNTIME_H
 
@@ -23,7 +26,9 @@ typedef struct {
     guint index;            /* its case in the set's cases */
     fp_ort_level level;     /* FP_ORT_DISABLED or FP_ORT_ALL */
     GArray *short_ops;      /* fp_fit_op: the chain of one op as fuseplan costs it at level */
+    GArray *long_ops;       /* fp_fit_op: the chain of K ops */
     GArray *kernels;        /* fp_fit_op: the long chain's less the short chain's */
+    bool balanced;          /* every op of the short chain has its equal in the long one */
     double short_s, long_s; /* measured per run (0: not measured) */
 } fp_rt_point;
 
@@ -59,12 +64,13 @@ bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, 
  * difference is within the timings' noise (under a tenth of short_s). */
 double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);
 
-/* The estimate on d of a point's kernels (the long chain's less the short chain's), seconds: the
- * sum of their roofline times (passes/roofline.h). */
+/* The estimate on d of t(K) - t(1), seconds: the long chain's ops' roofline times (passes/roofline.h)
+ * less the short chain's (for a balanced point, its kernels' times). */
 double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
 
 /* The fastest rate the points' kernels reached: their FLOP over long_s - short_s, the third largest
- * over the measured points that did work (the largest when fewer; FLOP/s; 0 when none did). */
+ * over the balanced measured points that did work (the largest when fewer; FLOP/s; 0 when none
+ * did). */
 double fp_rt_set_best_rate(const fp_rt_set *s);
 
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache

@@ -183,6 +183,28 @@ static void test_refinements_covered(void)
         }
 }
 
+/* A point's estimate is its long chain's time less its short chain's, whether the two cancel op
+ * for op (a chain whose shapes stay) or not (a strided chain, whose last output and so its
+ * ReduceMax shrink with K: no sum of kernels, fitted as two whole runs). */
+static void test_point_estimates(void)
+{
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
+    guint unbalanced = 0;
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        const char *name = g_array_index(s->cases, fp_micro_case, p->index).name;
+        double whole = 0;
+        for (guint k = 0; k < p->long_ops->len; k++)
+            whole += fp_roofline_kernel(base, &g_array_index(p->long_ops, fp_fit_op, k)).time_s;
+        double diff = whole - short_time(base, p);
+        CU_ASSERT_DOUBLE_EQUAL(fp_rt_point_estimate_s(p, base), diff, 1e-9 * whole);
+        CU_ASSERT_EQUAL(!p->balanced, strstr(name, "s2_") != NULL); /* the strided chains, and they only */
+        unbalanced += !p->balanced;
+    }
+    CU_ASSERT_TRUE(unbalanced >= 3);
+}
+
 /* The best rate is one several points reach: a point whose chain difference came out at half
  * (its kernels at twice the rate of any other) does not move it. */
 static void test_best_rate(void)
@@ -265,6 +287,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "fit_recovers", test_fit_recovers);
     CU_add_test(s, "fit_recovers_refinements", test_fit_recovers_refinements);
     CU_add_test(s, "refinements_covered", test_refinements_covered);
+    CU_add_test(s, "point_estimates", test_point_estimates);
     CU_add_test(s, "best_rate", test_best_rate);
     CU_add_test(s, "cli_errors", test_cli_errors);
     CU_add_test(s, "cli_micro_models", test_cli_micro_models);
