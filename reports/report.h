@@ -63,7 +63,8 @@ fp_dtype fp_report_kv_dtype(const fp_report *r);
 /* Indices of the costliest kernels of the final graph, longest estimated time first, the earlier
  * in topological order first among equal times; at most n. */
 GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n);
-/* One line of advice for an op given its roofline estimate. Caller frees. */
+/* One line of advice for an op given its roofline estimate; the ridge it quotes is the op's own
+ * (fp_roofline_ridge_at), the one its bound was decided by. Caller frees. */
 char *fp_report_advice(const fp_op_cost *oc, const fp_device *d);
 
 #endif

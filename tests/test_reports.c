@@ -13,9 +13,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "frontends/load.h"
 #include "passes/memory/headroom.h"
 #include "passes/memory/liveness.h"
+#include "passes/roofline.h"
 #include "passes/shape/shapes.h"
 #include "reports/diff.h"
 #include "reports/dot.h"
@@ -866,6 +868,46 @@ static void check_runtime_graph(const char *model, const char *target, const cha
     tu_golden_text(out->str, golden);
 }
 
+/* The ridge an op's advice quotes is the one its bound was decided by: its class's efficiency
+ * lowered by the saturation at its work, against the roof its traffic streams from. With MatMul
+ * far from saturating (a half work of 1 GFLOP) the transformer block's MatMuls are compute-bound
+ * below the class's unsaturated ridge; the advice must not say "0.18 FLOP/B > ridge 0.5". */
+static void test_advice_ridge(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    d->half_work[FP_CLASS_MATMUL] = 1e9;
+    char *dims[] = {"seq=128", NULL};
+    fp_analysis_opts o = {.device_profile = d,
+                          .dims = dims,
+                          .what_if = FP_DT_UNDEFINED,
+                          .stop = FP_PIPELINE_SHAPES,
+                          .cost = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run("models/transformer_block.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a->res.cost);
+    guint under = 0, quoted = 0;
+    for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
+        const fp_op_cost *oc = &a->res.cost->ops[i];
+        if (!oc->kernel)
+            continue;
+        g_autofree char *advice = fp_report_advice(oc, d);
+        double x, ridge; /* printed %.2f and %.1f: compared within their rounding */
+        if (sscanf(advice, "compute-bound (%lf FLOP/B > ridge %lf)", &x, &ridge) == 2) {
+            CU_ASSERT_TRUE(x >= ridge - 0.06);
+            quoted++;
+            under += oc->cls == FP_CLASS_MATMUL &&
+                     oc->rl.intensity < fp_roofline_ridge_effective(d, oc->dtype, oc->cls);
+        } else if (sscanf(advice, "memory-bound (%lf FLOP/B < ridge %lf)", &x, &ridge) == 2) {
+            CU_ASSERT_TRUE(x <= ridge + 0.06);
+            quoted++;
+        }
+    }
+    CU_ASSERT_TRUE(quoted > 0);
+    CU_ASSERT_TRUE(under > 0); /* the case the class's own ridge gets wrong is there */
+}
+
 /* `report -f json`'s ops with their tensors and provenance: fusions chained (Gelu then BiasGelu),
  * a scale fused after a MatMul and one the MatMul after it absorbs (each from names the Mul or Div), and on ort-cpu-all Conv+BN folds, the Adds and
  * Relus the NCHWc conversion folds into blocked Convs, and the reorders, which come from no
@@ -1269,6 +1311,7 @@ FP_TEST_SUITE(register_reports)
     CU_add_test(s, "diff_tolerance", test_diff_tolerance);
     CU_add_test(s, "report_json", test_report_json);
     CU_add_test(s, "report_provenance", test_report_provenance);
+    CU_add_test(s, "advice_ridge", test_advice_ridge);
     CU_add_test(s, "json_writer", test_json_writer);
     CU_add_test(s, "json_writer_file", test_json_writer_file);
     CU_add_test(s, "browser", test_browser);
