@@ -65,15 +65,15 @@ char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
     const fp_metrics *mt = &oc->node->metrics;
     uint64_t moved = mt->bytes_act + mt->bytes_weight + mt->bytes_out;
     if (oc->rl.bound == FP_BOUND_MEMORY && mt->bytes_weight * 2 > moved)
-        return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.1f), mostly reading its weights: int8 or int4 "
+        return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.3g), mostly reading its weights: int8 or int4 "
                                "weights (--weight-dtype) cut those bytes",
                                oc->rl.intensity, ridge);
     if (oc->rl.bound == FP_BOUND_MEMORY)
-        return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.1f): fuse it with its neighbours or use a "
+        return g_strdup_printf("memory-bound (%.2f FLOP/B < ridge %.3g): fuse it with its neighbours or use a "
                                "narrower dtype (%s)",
                                oc->rl.intensity, ridge,
                                fp_dtype_bits(oc->dtype) > 16 ? "fp16 halves the bytes" : "8 bits halve the bytes");
-    return g_strdup_printf("compute-bound (%.2f FLOP/B > ridge %.1f): a lower precision (fp16/int8) raises the roof",
+    return g_strdup_printf("compute-bound (%.2f FLOP/B > ridge %.3g): a lower precision (fp16/int8) raises the roof",
                            oc->rl.intensity, ridge);
 }
 
