@@ -103,6 +103,8 @@ static void convolutions(GArray *cs)
     conv(cs, "dwconv5x5_c64_28", 64, 28, 5, 1, 64, WORK_CHAIN, 0);
     conv(cs, "conv3x3s2_c16_112", 16, 112, 3, 2, 1, 4, 0); /* 112 -> 56 -> 28 -> 14 -> 7 */
     conv(cs, "dwconv3x3s2_c32_112", 32, 112, 3, 2, 32, 4, 0);
+    conv(cs, "dwconv3x3s2_c96_112", 96, 112, 3, 2, 96, 4, 0); /* MobileNetV2's first strided one */
+    conv(cs, "dwconv5x5s2_c64_56", 64, 56, 5, 2, 64, 4, 0);
     conv(cs, "gconv3x3_c64_28_g4", 64, 28, 3, 1, 4, WORK_CHAIN, 0);
     conv(cs, "gconv3x3_c128_14_g8", 128, 14, 3, 1, 8, WORK_CHAIN, 0);
     conv(cs, "conv_tiny", 4, 2, 3, 1, 1, TINY_CHAIN, FP_MICRO_TINY);

@@ -34,7 +34,9 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * existed counts as its parent. A refinement the profile gives no value for takes every value of
  * its parent, its [saturation] half work included (other classes take none). POINTWISE_CONV is an
  * NCHW 1x1 convolution of stride 1 without padding or groups (MLAS's GemmDirect: one GEMM on the
- * input as it is, no im2col). GEMV is a MatMul or Gemm of one row (MLAS's GEMV kernel: a pass
+ * input as it is, no im2col). STRIDED_DEPTHWISE is an NCHW depthwise convolution with a stride
+ * above 1: MLAS's im2col copies its inputs one at a time where a stride of 1 copies four at a
+ * time, and a depthwise one's GEMM (one row) is too small to hide it. GEMV is a MatMul or Gemm of one row (MLAS's GEMV kernel: a pass
  * over the weights, no packing). ATTENTION is a fused attention op of ONNX Runtime's contrib
  * domain (Attention, MultiHeadAttention, GroupQueryAttention): its CPU kernel loops over batch and
  * heads with a small GEMM each, a softmax and the KV cache's concatenation, a fixed cost per call
@@ -42,25 +44,26 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * evaluates a polynomial or a table per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's
  * TRANSCENDENTAL trait) rather than one instruction. TRANSPOSE is a Transpose (a strided gather
  * per element, slower than the copies of the data class). */
-#define FP_OP_CLASSES(X)                                       \
-    X(CONV, "conv", CONV, false)                               \
-    X(GROUPED_CONV, "grouped_conv", CONV, false)               \
-    X(NCHWC_CONV, "nchwc_conv", CONV, false)                   \
-    X(NCHWC_DEPTHWISE, "nchwc_depthwise", GROUPED_CONV, false) \
-    X(POINTWISE_CONV, "pointwise_conv", CONV, true)            \
-    X(MATMUL, "matmul", MATMUL, false)                         \
-    X(GEMV, "gemv", MATMUL, true)                              \
-    X(ATTENTION, "attention", MATMUL, true)                    \
-    X(EW, "elementwise", EW, false)                            \
-    X(TRANSCENDENTAL, "transcendental", EW, true)              \
-    X(NORM, "norm", NORM, false)                               \
-    X(POOL, "pool", POOL, false)                               \
-    X(DILATED_POOL, "dilated_pool", POOL, false)               \
-    X(REDUCE, "reduce", REDUCE, false)                         \
-    X(SOFTMAX, "softmax", SOFTMAX, false)                      \
-    X(DATA, "data", DATA, false)                               \
-    X(TRANSPOSE, "transpose", DATA, true)                      \
-    X(VIEW, "view", VIEW, false)                               \
+#define FP_OP_CLASSES(X)                                          \
+    X(CONV, "conv", CONV, false)                                  \
+    X(GROUPED_CONV, "grouped_conv", CONV, false)                  \
+    X(NCHWC_CONV, "nchwc_conv", CONV, false)                      \
+    X(NCHWC_DEPTHWISE, "nchwc_depthwise", GROUPED_CONV, false)    \
+    X(POINTWISE_CONV, "pointwise_conv", CONV, true)               \
+    X(STRIDED_DEPTHWISE, "strided_depthwise", GROUPED_CONV, true) \
+    X(MATMUL, "matmul", MATMUL, false)                            \
+    X(GEMV, "gemv", MATMUL, true)                                 \
+    X(ATTENTION, "attention", MATMUL, true)                       \
+    X(EW, "elementwise", EW, false)                               \
+    X(TRANSCENDENTAL, "transcendental", EW, true)                 \
+    X(NORM, "norm", NORM, false)                                  \
+    X(POOL, "pool", POOL, false)                                  \
+    X(DILATED_POOL, "dilated_pool", POOL, false)                  \
+    X(REDUCE, "reduce", REDUCE, false)                            \
+    X(SOFTMAX, "softmax", SOFTMAX, false)                         \
+    X(DATA, "data", DATA, false)                                  \
+    X(TRANSPOSE, "transpose", DATA, true)                         \
+    X(VIEW, "view", VIEW, false)                                  \
     X(OTHER, "other", OTHER, false)
 
 typedef enum {

@@ -51,7 +51,8 @@ static bool pointwise(const fp_node *n, const fp_value *w)
 
 /* The class of a convolution: ONNX Runtime's blocked NCHWc kernels (domain com.microsoft.nchwc) or
  * its NCHW ones; either way a depthwise one (one input channel a group) apart: the NCHW one runs
- * per channel a one-row GEMM (grouped_conv), the blocked one a kernel of its own. An NCHW 1x1
+ * per channel a one-row GEMM (grouped_conv; strided_depthwise with a stride above 1), the blocked
+ * one a kernel of its own. An NCHW 1x1
  * convolution MLAS runs without im2col is pointwise_conv; any other NCHW conv, grouped or not, is
  * conv: each group one dense GEMM, its saturation from that GEMM's shape. */
 static fp_op_class conv_class(const fp_node *n)
@@ -60,7 +61,9 @@ static fp_op_class conv_class(const fp_node *n)
     bool depthwise = fp_node_attr_int(n, "group", 1) > 1 && w && w->shape.rank >= 2 && fp_dim_known(w->shape.dims[1]) &&
                      w->shape.dims[1].value == 1;
     if (strcmp(n->domain, "com.microsoft.nchwc") != 0)
-        return depthwise ? FP_CLASS_GROUPED_CONV : pointwise(n, w) ? FP_CLASS_POINTWISE_CONV : FP_CLASS_CONV;
+        return depthwise         ? (attr_all(n, "strides", 1) ? FP_CLASS_GROUPED_CONV : FP_CLASS_STRIDED_DEPTHWISE)
+               : pointwise(n, w) ? FP_CLASS_POINTWISE_CONV
+                                 : FP_CLASS_CONV;
     return depthwise ? FP_CLASS_NCHWC_DEPTHWISE : FP_CLASS_NCHWC_CONV;
 }
 
@@ -148,7 +151,8 @@ fp_op_class fp_cost_class(const fp_node *n)
 uint64_t fp_cost_parts(const fp_node *n)
 {
     fp_op_class c = fp_cost_class(n);
-    if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_CONV && c != FP_CLASS_POINTWISE_CONV)
+    if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_STRIDED_DEPTHWISE && c != FP_CLASS_CONV &&
+        c != FP_CLASS_POINTWISE_CONV)
         return 1;
     return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }
