@@ -72,7 +72,7 @@ static GArray *chain_ops(const fp_micro_case *c, int n, fp_ort_level level, cons
     }
     GArray *ops = g_array_new(FALSE, FALSE, sizeof(fp_fit_op));
     for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
-        fp_fit_op op = fp_fit_rows_op(&a->res.cost->ops[i]);
+        fp_fit_op op = fp_cost_kernel(&a->res.cost->ops[i]);
         g_array_append_val(ops, op);
     }
     return ops;

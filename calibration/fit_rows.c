@@ -4,18 +4,6 @@
 
 #include <math.h>
 
-fp_fit_op fp_fit_rows_op(const fp_op_cost *c)
-{
-    if (!c->kernel)
-        return (fp_fit_op){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-    return (fp_fit_op){.flops = c->work,
-                       .bytes = c->bytes,
-                       .dtype = c->dtype,
-                       .cls = c->cls,
-                       .parts = c->parts,
-                       .operands = c->operands};
-}
-
 /* Most kernels a control-flow op's bodies may expand to in the fit (a Loop of many trips stays a
  * fixed time at the base). */
 #define MAX_BODY_KERNELS 4096
@@ -33,7 +21,7 @@ static GArray *row_ops(const fp_match_result *m, const fp_match_row *row, const 
             if (!fp_cost_control_kernels(c->node, base, ops, ops->len + MAX_BODY_KERNELS))
                 *fixed += c->rl.time_s;
         } else {
-            fp_fit_op op = fp_fit_rows_op(c);
+            fp_fit_op op = fp_cost_kernel(c);
             g_array_append_val(ops, op);
         }
     }

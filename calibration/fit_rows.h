@@ -8,10 +8,6 @@
 #include "calibration/fit.h"
 #include "calibration/match.h"
 
-/* An op that is not control flow as the fit sees it: its kernel, or (no kernel) a view of class
- * view without work. */
-fp_fit_op fp_fit_rows_op(const fp_op_cost *c);
-
 /* Adds model `name`'s match m to d: its rows with their measured times, or with run_s finite the
  * whole run of the stage its profile ran, measured run_s seconds. */
 void fp_fit_rows_add(fp_fit_data *d, const char *name, const fp_match_result *m, const fp_device *base, double run_s);

@@ -60,11 +60,11 @@ static fp_op_class conv_class(const fp_node *n)
     const fp_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
     bool depthwise = fp_node_attr_int(n, "group", 1) > 1 && w && w->shape.rank >= 2 && fp_dim_known(w->shape.dims[1]) &&
                      w->shape.dims[1].value == 1;
-    if (strcmp(n->domain, "com.microsoft.nchwc") != 0)
-        return depthwise         ? (attr_all(n, "strides", 1) ? FP_CLASS_GROUPED_CONV : FP_CLASS_STRIDED_DEPTHWISE)
-               : pointwise(n, w) ? FP_CLASS_POINTWISE_CONV
-                                 : FP_CLASS_CONV;
-    return depthwise ? FP_CLASS_NCHWC_DEPTHWISE : FP_CLASS_NCHWC_CONV;
+    if (strcmp(n->domain, "com.microsoft.nchwc") == 0)
+        return depthwise ? FP_CLASS_NCHWC_DEPTHWISE : FP_CLASS_NCHWC_CONV;
+    if (depthwise)
+        return attr_all(n, "strides", 1) ? FP_CLASS_GROUPED_CONV : FP_CLASS_STRIDED_DEPTHWISE;
+    return pointwise(n, w) ? FP_CLASS_POINTWISE_CONV : FP_CLASS_CONV;
 }
 
 /* True when ONNX Runtime runs MatMul-like n as one GEMM over all rows of its output: a Gemm (its
@@ -390,8 +390,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
     return total;
 }
 
-/* The kernel of op cost c as the roofline sees it (a view: class view, no work). */
-static fp_kernel kernel_of(const fp_op_cost *c)
+fp_kernel fp_cost_kernel(const fp_op_cost *c)
 {
     if (!c->kernel)
         return (fp_kernel){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
@@ -445,7 +444,7 @@ static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, gui
                 return false;
             continue;
         }
-        fp_kernel k = kernel_of(c);
+        fp_kernel k = fp_cost_kernel(c);
         g_array_append_val(out, k);
     }
     return out->len <= max;

@@ -57,6 +57,8 @@ void fp_cost_result_free(fp_cost_result *r);
 double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if);
 /* Adds the warning fp_pass_cost gives when ops have unknown shapes (r computed without a diag). */
 void fp_cost_warn_unknown(const fp_cost_result *r, fp_diag *diag);
+/* The kernel of op cost c as the roofline sees it (a view: class view, no work). */
+fp_kernel fp_cost_kernel(const fp_op_cost *c);
 /* The kernels control-flow op n (If, Loop, Scan) costs on d, as fp_kernel (views: class view, no
  * work), appended to out: n's own (its class's launch), then its body's as the cost model counts
  * them (If: the dearer branch on d; Loop/Scan: the body trip-count times; nested control flow

@@ -58,7 +58,7 @@ GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
 
 char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
 {
-    fp_kernel k = {oc->work, oc->bytes, oc->dtype, oc->cls, oc->parts, oc->operands};
+    fp_kernel k = fp_cost_kernel(oc);
     double ridge = fp_roofline_ridge_at(d, &k); /* where its bound flips: its saturation, its cache level */
     if (oc->rl.launch_s > MAX(oc->rl.compute_s, oc->rl.memory_s))
         return g_strdup("launch-bound: too little work per kernel; fusing it with its neighbours saves the launch");
