@@ -36,13 +36,14 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * NCHW 1x1 convolution of stride 1 without padding or groups (MLAS's GemmDirect: one GEMM on the
  * input as it is, no im2col). STRIDED_DEPTHWISE is an NCHW depthwise convolution with a stride
  * above 1: MLAS's im2col copies its inputs one at a time where a stride of 1 copies four at a
- * time, and a depthwise one's GEMM (one row) is too small to hide it. GEMV is a MatMul or Gemm of one row (MLAS's GEMV kernel: a pass
- * over the weights, no packing). ATTENTION is a fused attention op of ONNX Runtime's contrib
- * domain (Attention, MultiHeadAttention, GroupQueryAttention): its CPU kernel loops over batch and
- * heads with a small GEMM each, a softmax and the KV cache's concatenation, a fixed cost per call
- * that a decoder's step, tiny in FLOPs, pays in full. TRANSCENDENTAL is an elementwise op that
- * evaluates a polynomial or a table per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's
- * TRANSCENDENTAL trait) rather than one instruction. TRANSPOSE is a Transpose (a strided gather
+ * time, and a depthwise one's GEMM (one row) is too small to hide it. GEMV is a MatMul or Gemm of
+ * one row (MLAS's GEMV kernel: a pass over the weights, no packing). ATTENTION is a fused
+ * attention op of ONNX Runtime's contrib domain (Attention, MultiHeadAttention,
+ * GroupQueryAttention): its CPU kernel loops over batch and heads with a small GEMM each, a
+ * softmax and the KV cache's concatenation, a fixed cost per call that a decoder's step, tiny in
+ * FLOPs, pays in full. TRANSCENDENTAL is an elementwise op that evaluates a polynomial or a table
+ * per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's TRANSCENDENTAL
+ * trait) rather than one instruction. TRANSPOSE is a Transpose (a strided gather
  * per element, slower than the copies of the data class). */
 #define FP_OP_CLASSES(X)                                          \
     X(CONV, "conv", CONV, false)                                  \
