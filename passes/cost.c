@@ -380,7 +380,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.flops = node->metrics.flops;
             c.work = kernel_work(node, c.cls, d);
             c.bytes = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
-            fp_kernel k = {c.work, c.bytes, c.dtype, c.cls, c.parts, c.operands};
+            fp_kernel k = fp_cost_kernel(&c);
             c.rl = fp_roofline_kernel(d, &k);
         }
         total += c.rl.time_s;
