@@ -51,6 +51,26 @@ static void test_writer(void)
     g_autoptr(GBytes) b = fp_onnx_write_text(text, strlen(text), &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     CU_ASSERT_TRUE(g_bytes_get_size(b) > 16 * 4); /* both payloads are in it */
+    /* two initializers declared alike get values of their own */
+    const char *two = "graph { initializer { name: \"w\" data_type: 1 dims: 4 dims: 3 } "
+                      "initializer { name: \"v\" data_type: 1 dims: 4 dims: 3 } }";
+    g_autoptr(GBytes) tb = fp_onnx_write_text(two, strlen(two), &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tb);
+    gsize len;
+    const uint8_t *data = g_bytes_get_data(tb, &len);
+    fp_model *m = fp_onnx_load_buffer("two", data, len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const void *p[2] = {NULL, NULL};
+    for (guint k = 0; k < 2 && k < m->main->initializers->len; k++) {
+        const fp_tensor *t = ((fp_value *)m->main->initializers->pdata[k])->tensor;
+        CU_ASSERT_EQUAL(t->nbytes, 48);
+        p[k] = t->where == FP_DATA_INLINE                          ? t->data
+               : t->where == FP_DATA_FILE && t->offset + 48 <= len ? data + t->offset
+                                                                   : NULL;
+    }
+    CU_ASSERT_TRUE_FATAL(p[0] && p[1]);
+    CU_ASSERT_NOT_EQUAL(memcmp(p[0], p[1], 48), 0);
+    fp_model_free(m);
     g_autoptr(GBytes) bad = fp_onnx_write_text("graph { nodes: 1 }", 18, &err);
     CU_ASSERT_PTR_NULL(bad);
     tu_expect_error(err, "nodes");

@@ -24,16 +24,17 @@ static bool elements(const Onnx__TensorProto *t, uint64_t max, uint64_t *n)
     return true;
 }
 
-/* Fills t's raw_data with n floats of the pattern onnx_write.h describes (a multiplicative hash of
- * the index gives u in [-1, 1); the scale sqrt(3 / fan_in) makes its variance 1 / fan_in). */
-static void fill(Onnx__TensorProto *t, uint64_t n)
+/* Fills t, the model's initializer number `seed`, with n floats of the pattern onnx_write.h
+ * describes (a multiplicative hash of the index, shifted by the seed, gives u in [-1, 1); the scale
+ * sqrt(3 / fan_in) makes its variance 1 / fan_in). */
+static void fill(Onnx__TensorProto *t, uint64_t n, uint64_t seed)
 {
     float *v = g_malloc(MAX(n, 1) * sizeof *v);
     bool weight = t->n_dims >= 2;
     uint64_t fan_in = weight && t->dims[0] > 0 ? MAX(n / (uint64_t)t->dims[0], 1) : 1;
     double scale = sqrt(3.0 / (double)fan_in);
     for (uint64_t i = 0; i < n; i++) {
-        double u = (double)((i * 2654435761u) % 65536) / 32768.0 - 1.0;
+        double u = (double)(((i + seed * 7919u) * 2654435761u) % 65536) / 32768.0 - 1.0;
         v[i] = weight ? (float)(u * scale) : (float)(1.0 + u / 2);
     }
     t->has_raw_data = 1;
@@ -65,7 +66,7 @@ GBytes *fp_onnx_write_text(const char *text, size_t len, GError **error)
             onnx__model_proto__free_unpacked(mp, NULL);
             return NULL;
         }
-        fill(t, n);
+        fill(t, n, i);
     }
     size_t size = onnx__model_proto__get_packed_size(mp);
     uint8_t *buf = g_malloc(MAX(size, 1));

@@ -10,7 +10,9 @@
  * serializes it. Every float initializer (data_type 1) declared with dims and no data gets a fixed
  * pattern: rank 0 or 1 (scales, biases, variances), values in [0.5, 1.5]; higher rank (weights),
  * zero-mean values of variance 1 / (its elements over dims[0]), so that a chain of such layers
- * keeps its activations of the same order and away from denormals. NULL with the parser's error
+ * keeps its activations of the same order and away from denormals. Each initializer's pattern is
+ * shifted by its position: no two hold the same values (ONNX Runtime keeps one copy of identical
+ * initializers, and a chain of layers sharing one weight would read it from a cache). NULL with the parser's error
  * (line:column and field) when the text is not a ModelProto, or an FP_ONNX_ERROR_LIMIT when an
  * initializer would exceed 1 GiB. */
 GBytes *fp_onnx_write_text(const char *text, size_t len, GError **error);
