@@ -81,7 +81,7 @@ static GArray *chain_ops(const fp_micro_case *c, int n, fp_ort_level level, cons
 static bool same_op(const fp_fit_op *a, const fp_fit_op *b)
 {
     return a->flops == b->flops && a->bytes == b->bytes && a->dtype == b->dtype && a->cls == b->cls &&
-           a->parts == b->parts && a->operands == b->operands;
+           a->parts == b->parts && a->operands == b->operands && a->cold == b->cold;
 }
 
 /* The ops of `more` less one equal op for each of `less` (a multiset difference). */
@@ -189,6 +189,26 @@ static double ops_time(const GArray *ops, const fp_device *d)
 double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d)
 {
     return p->balanced ? ops_time(p->kernels, d) : ops_time(p->long_ops, d) - ops_time(p->short_ops, d);
+}
+
+double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d)
+{
+    fp_device unbounded = *d;
+    unbounded.weight_bandwidth = G_MAXDOUBLE;
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        if (!(c->flags & FP_MICRO_COLD) || p->level != FP_ORT_DISABLED || fp_rt_point_kernel_s(s, p) <= 0)
+            continue;
+        double cold = 0;
+        for (guint k = 0; k < p->long_ops->len; k++)
+            cold += (double)g_array_index(p->long_ops, fp_fit_op, k).cold;
+        for (guint k = 0; k < p->short_ops->len; k++)
+            cold -= (double)g_array_index(p->short_ops, fp_fit_op, k).cold;
+        double left = p->long_s - p->short_s - fp_rt_point_estimate_s(p, &unbounded);
+        return cold > 0 && left > MIN_SIGNAL * (p->long_s - p->short_s) ? cold / left : 0;
+    }
+    return 0;
 }
 
 static int cmp_desc(gconstpointer a, gconstpointer b)

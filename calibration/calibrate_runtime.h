@@ -68,6 +68,14 @@ double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);
  * less the short chain's (for a balanced point, its kernels' times). */
 double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
 
+/* The rate at which the kernels read weights no cache holds (fp_device.weight_bandwidth), from the
+ * first measured FP_MICRO_COLD point at level disabled: its long chain's weights overflow the last
+ * cache level of d (a copy of d whose weight_bandwidth is unbounded gives the rest of its roofline
+ * time), its short chain's do not. C / (t(K) - t(1) - (est(K) - est(1))), C the long chain's cold
+ * bytes; 0 when no such point was measured, its chains read no cold bytes on d, or the remainder
+ * is under a tenth of t(K) - t(1) (no reads past the caches measurable). */
+double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d);
+
 /* The fastest rate the points' kernels reached: their FLOP over long_s - short_s, the third largest
  * over the balanced measured points that did work (the largest when fewer; FLOP/s; 0 when none
  * did). */

@@ -113,22 +113,27 @@ static void convolutions(GArray *cs)
 }
 
 /* A decoder's step through GroupQueryAttention: the query of one token [1, 1, heads x d] (the
- * previous op's output), a new key and value of kv_heads x d, a past of `past` tokens, no rotary
- * (ONNX Runtime's CPU kernel; its present key and value are the op's other outputs). */
-static void attention(GArray *cs, int heads, int kv_heads, int d, int past)
+ * previous op's output), a new key and value of kv_heads x d, a past of `past` tokens, with rotary
+ * embeddings of Q and K (cos and sin caches of past + 1 rows of d / 2: onnxruntime-genai's builder
+ * layout) or not (ONNX Runtime's CPU kernel; its present key and value are the op's other
+ * outputs). */
+static void attention(GArray *cs, int heads, int kv_heads, int d, int past, bool rotary)
 {
     int64_t q[] = {1, 1, (int64_t)heads * d, 0}, kv[] = {1, 1, (int64_t)kv_heads * d, 0};
-    int64_t cache[] = {1, kv_heads, past, d, 0};
-    char *decl = inits("k", kv, "v", kv, "pk", cache, "pv", cache, NULL);
+    int64_t cache[] = {1, kv_heads, past, d, 0}, rot[] = {past + 1, d / 2, 0};
+    char *decl = rotary ? inits("k", kv, "v", kv, "pk", cache, "pv", cache, "cos", rot, "sin", rot, NULL)
+                        : inits("k", kv, "v", kv, "pk", cache, "pv", cache, NULL);
     char *ints = g_strdup_printf("%sinitializer { name: \"sk\" data_type: 6 dims: 1 int32_data: %d }\n"
                                  "initializer { name: \"tl\" data_type: 6 int32_data: %d }\n",
                                  decl, past, past + 1);
     g_free(decl);
-    add(cs, g_strdup_printf("gqa_h%d_kv%d_d%d_past%d", heads, kv_heads, d, past), "GroupQueryAttention",
-        g_strdup_printf("input: \"k\" input: \"v\" input: \"pk\" input: \"pv\" input: \"sk\" input: \"tl\""
+    add(cs, g_strdup_printf("gqa_h%d_kv%d_d%d_past%d%s", heads, kv_heads, d, past, rotary ? "_rotary" : ""),
+        "GroupQueryAttention",
+        g_strdup_printf("input: \"k\" input: \"v\" input: \"pk\" input: \"pv\" input: \"sk\" input: \"tl\"%s"
                         " attribute { name: \"num_heads\" type: INT i: %d }"
-                        " attribute { name: \"kv_num_heads\" type: INT i: %d }",
-                        heads, kv_heads),
+                        " attribute { name: \"kv_num_heads\" type: INT i: %d }%s",
+                        rotary ? " input: \"cos\" input: \"sin\"" : "", heads, kv_heads,
+                        rotary ? " attribute { name: \"do_rotary\" type: INT i: 1 }" : ""),
         ints, q, WORK_CHAIN, FP_MICRO_CONTRIB);
     g_array_index(cs, fp_micro_case, cs->len - 1).outputs = 2;
 }
@@ -136,13 +141,18 @@ static void attention(GArray *cs, int heads, int kv_heads, int d, int past)
 /* x [m, k] times a [k, k] weight (MatMul; one row: the GEMV path), or Gemm with a bias and transB. */
 static void matmuls(GArray *cs)
 {
-    static const int mk[][2] = {{1, 256}, {1, 512}, {1, 1024}, {16, 64}, {64, 256}, {128, 512}, {128, 768}};
+    static const int mk[][2] = {{1, 256}, {1, 512}, {16, 64}, {64, 256}, {128, 512}, {128, 768}};
     char name[64];
     for (size_t i = 0; i < G_N_ELEMENTS(mk); i++) {
         int64_t x[] = {mk[i][0], mk[i][1], 0}, w[] = {mk[i][1], mk[i][1], 0};
         g_snprintf(name, sizeof name, "matmul_%dx%d", mk[i][0], mk[i][1]);
         add(cs, g_strdup(name), "MatMul", g_strdup("input: \"w\""), inits("w", w, NULL), x, WORK_CHAIN, 0);
     }
+    /* 16 one-row MatMuls of 4 MB weights each: 64 MB, past twice any CPU's last cache level of up
+     * to 32 MB (passes/cost.h: all read from memory), the single one's 4 MB in it */
+    int64_t cx[] = {1, 1024, 0}, cw[] = {1024, 1024, 0};
+    add(cs, g_strdup("matmul_cold_1x1024"), "MatMul", g_strdup("input: \"w\""), inits("w", cw, NULL), cx, 16,
+        FP_MICRO_COLD);
     int64_t gx[] = {64, 512, 0}, gw[] = {512, 512, 0}, gb[] = {512, 0};
     add(cs, g_strdup("gemm_64x512"), "Gemm",
         g_strdup("input: \"w\" input: \"b\" attribute { name: \"transB\" type: INT i: 1 }"),
@@ -153,8 +163,11 @@ static void matmuls(GArray *cs)
     add(cs, g_strdup("gemm_1x768"), "Gemm",
         g_strdup("input: \"w\" input: \"b\" attribute { name: \"transB\" type: INT i: 1 }"),
         inits("w", gw1, "b", gb1, NULL), g1, WORK_CHAIN, 0);
-    attention(cs, 4, 2, 16, 127);
-    attention(cs, 8, 2, 64, 255);
+    /* launch, rate and cost per score (passes/cost.h) need three shapes at least */
+    attention(cs, 4, 2, 16, 127, false);
+    attention(cs, 8, 2, 64, 255, false);
+    attention(cs, 2, 1, 32, 63, false);
+    attention(cs, 8, 2, 32, 127, true);
     int64_t tx[] = {2, 8, 0}, vx[] = {1, 8, 0}, tw[] = {8, 8, 0};
     add(cs, g_strdup("matmul_tiny"), "MatMul", g_strdup("input: \"w\""), inits("w", tw, NULL), tx, TINY_CHAIN,
         FP_MICRO_TINY);

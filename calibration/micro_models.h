@@ -23,6 +23,8 @@ enum {
     FP_MICRO_ALL = 1u << 0,     /* also run at ORT_ENABLE_ALL (convolutions: its NCHWc kernels) */
     FP_MICRO_TINY = 1u << 1,    /* a few elements: the class's launch overhead (and the run's) */
     FP_MICRO_CONTRIB = 1u << 2, /* the op is ONNX Runtime's (domain com.microsoft) */
+    FP_MICRO_COLD = 1u << 3,    /* the long chain's weights overflow the caches, the short one's do not:
+                                   the rate of weights read from memory (fp_device.weight_bandwidth) */
 };
 
 typedef struct {

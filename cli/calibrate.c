@@ -314,6 +314,16 @@ static fp_device *with_room(fp_device *base, double best)
     return base;
 }
 
+/* base with the rate of weights read from memory the cold micro-model measured (unchanged when it
+ * measured none). */
+static fp_device *with_weights(fp_device *base, const fp_rt_set *s)
+{
+    double rate = fp_rt_set_weight_bandwidth(s, base);
+    if (rate > 0)
+        base->weight_bandwidth = rate;
+    return base;
+}
+
 /* Runs the micro-models through ort on `threads` threads, fits base to them and writes the profile
  * to output; false after printing one line. */
 static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progress_state *ps, const char *output)
@@ -329,7 +339,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(fp_fit_result) f = NULL;
     if (!fp_rt_set_measure(s, ort, threads, RUNTIME_BUDGET_S, RUNTIME_ROUNDS, runtime_progress, ps, &err) ||
-        !(f = fp_rt_set_fit(s, with_room(base, fp_rt_set_best_rate(s)), &err))) {
+        !(f = fp_rt_set_fit(s, with_weights(with_room(base, fp_rt_set_best_rate(s)), s), &err))) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
         return false;
     }
@@ -344,6 +354,8 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
         return false;
     printf("runtime    ONNX Runtime %s, %u points in %.1f s, fit rms log error %.3f (base %.3f)\n", fp_ort_version(ort),
            s->points->len, seconds, f->rms_log, f->base_rms_log);
+    if (dev.weight_bandwidth > 0)
+        printf("  weights read from memory at %.1f GB/s (past the caches)\n", dev.weight_bandwidth / 1e9);
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         printf("  %-16s efficiency %.3g, launch %.2f us%s\n", fp_op_class_name(c), dev.efficiency[c],
                fp_device_launch(&dev, c) * 1e6, dev.half_work[c] > 0 ? ", saturating" : "");

@@ -53,9 +53,10 @@ G_STATIC_ASSERT(G_N_ELEMENTS(peak_order) == G_N_ELEMENTS(peak_names));
 static const char *const targets[] = {"ort-cpu",       "ort-cpu-all", "ort-cpu-extended",
                                       "ort-cpu-basic", "cuda",        "tensorrt",
                                       "ascend910b",    "ascend310p",  NULL};
-static const char *const device_keys[] = {"description",     "target",      "bandwidth",    "memory_bytes",
-                                          "launch_overhead", "align_bytes", "run_overhead", "nchwc_block",
-                                          "threads",         NULL};
+static const char *const device_keys[] =
+    {"description", "target",       "bandwidth",   "memory_bytes", "launch_overhead",
+     "align_bytes", "run_overhead", "nchwc_block", "threads",      "weight_bandwidth",
+     NULL};
 static const char *const calibration_keys[] = {"date",
                                                "cpu",
                                                "kernel",
@@ -382,7 +383,9 @@ static bool read_device(reader *r, fp_device *d)
     }
     if (!read_positive(r, "device", "bandwidth", true, MIN_RATE, "bytes/s (2.039e12 is 2039 GB/s)", &d->bandwidth))
         return false;
-    if (!read_uint(r, "device", "memory_bytes", MIN_MEMORY, G_MAXUINT64, &d->memory_bytes))
+    if (!read_uint(r, "device", "memory_bytes", MIN_MEMORY, G_MAXUINT64, &d->memory_bytes) ||
+        !read_positive(r, "device", "weight_bandwidth", false, MIN_RATE, "bytes/s (2e10 is 20 GB/s)",
+                       &d->weight_bandwidth))
         return false;
     bool found = false;
     if (!read_launch(r, "device", "launch_overhead", true, &d->launch_overhead, &found) ||
@@ -682,6 +685,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
         g_key_file_set_uint64(kf, "device", "threads", d->threads);
     if (d->run_overhead > 0)
         set_number(kf, "device", "run_overhead", d->run_overhead);
+    if (d->weight_bandwidth > 0)
+        set_number(kf, "device", "weight_bandwidth", d->weight_bandwidth);
     for (size_t i = 0; i < G_N_ELEMENTS(peak_names); i++)
         if (d->peak_flops[peak_order[i]] > 0)
             set_number(kf, "peak", peak_names[i], d->peak_flops[peak_order[i]]);

@@ -95,6 +95,9 @@ typedef struct {
     char *target;                          /* default fusion rule set ("ort-cpu", "cuda", "ascend910b") */
     double peak_flops[FP_DT_COUNT];        /* FLOP/s per dtype; 0 = not supported */
     double bandwidth;                      /* bytes/s of device memory */
+    double weight_bandwidth;               /* bytes/s at which a kernel reads weights no cache holds between
+                                runs (a model whose weights and activations overflow the last cache level:
+                                passes/cost.h), on top of its roofline time; 0 = none (the roofline alone) */
     uint64_t memory_bytes;                 /* device memory capacity */
     double launch_overhead;                /* seconds per kernel launch (classes without their own [launch] value) */
     double run_overhead;                   /* seconds per inference outside every kernel (session set-up, input

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "passes/cost.h"
+#include "passes/metrics.h"
 
 /* True when n has a `dilations` attribute with an entry above 1. */
 static bool dilated(const fp_node *n)
@@ -255,6 +256,10 @@ uint64_t fp_cost_gemm_operands(const fp_node *n)
             return 0;
         return gemm_elems(numel / mn, m, nn, n->metrics.flops / twice);
     }
+    case FP_OP_ATTENTION: /* its surface: the scores its softmax passes over, head by head */
+    case FP_OP_GROUP_QUERY_ATTENTION:
+    case FP_OP_MULTI_HEAD_ATTENTION:
+        return n->metrics_known ? fp_metrics_attention_scores(n) : 0;
     default:
         return 0;
     }
@@ -290,13 +295,40 @@ static bool inplace_copy(const fp_node *n)
            !y->is_output;
 }
 
-/* Bytes of n's traffic under a dtype what-if (float32 tensors rescaled). */
+/* `bytes` of n's traffic under a dtype what-if (float32 tensors rescaled). */
+static uint64_t scaled(const fp_node *n, fp_dtype what_if, uint64_t bytes)
+{
+    if (what_if == FP_DT_UNDEFINED || compute_dtype(n) != FP_DT_FLOAT)
+        return bytes;
+    return (uint64_t)((double)bytes * fp_dtype_bits(what_if) / 32.0);
+}
+
+/* Bytes of n's traffic under a dtype what-if. */
 static uint64_t scaled_bytes(const fp_node *n, fp_dtype what_if)
 {
-    uint64_t total = n->metrics.bytes_act + n->metrics.bytes_weight + n->metrics.bytes_out;
-    if (what_if == FP_DT_UNDEFINED || compute_dtype(n) != FP_DT_FLOAT)
-        return total;
-    return (uint64_t)((double)total * fp_dtype_bits(what_if) / 32.0);
+    return scaled(n, what_if, n->metrics.bytes_act + n->metrics.bytes_weight + n->metrics.bytes_out);
+}
+
+/* Whether node n of a graph runs as a kernel of its own that the cost model times by its traffic. */
+static bool costed_kernel(const fp_node *n)
+{
+    return !(n->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED)) && !fp_op_has(n->op, FP_OPF_VIEW) &&
+           !fp_op_has(n->op, FP_OPF_CTRL);
+}
+
+double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if)
+{
+    uint64_t capacity = 0, weights = 0, act = 0;
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        capacity = MAX(capacity, d->cache[i].bytes);
+    for (guint i = 0; capacity && i < g->nodes->len; i++) {
+        const fp_node *n = g_ptr_array_index(g->nodes, i);
+        if (!costed_kernel(n))
+            continue;
+        weights += scaled(n, what_if, n->metrics.bytes_weight);
+        act += scaled(n, what_if, n->metrics.bytes_out);
+    }
+    return capacity ? CLAMP((double)(weights + act) / (double)capacity - 1, 0, 1) : 0;
 }
 
 /* c rounded up to a multiple of block (block 0: c). */
@@ -326,7 +358,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *
     return (uint64_t)((double)flops * f);
 }
 
-static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, GArray *out, uint32_t *unknown);
+static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, double cold, GArray *out,
+                         uint32_t *unknown);
 
 /* Trip count of a Loop (input M) or Scan (scan axis length), 1 when unknown. */
 static double trips(const fp_node *n)
@@ -345,14 +378,17 @@ static double control_cost(const fp_node *n, const fp_device *d, fp_dtype what_i
 {
     double best = 0, sum = 0;
     for (uint32_t k = 0; k < n->n_subgraphs; k++) {
-        double c = graph_cost(n->subgraphs[k], d, what_if, NULL, unknown);
+        double c = graph_cost(n->subgraphs[k], d, what_if, 0, NULL, unknown);
         best = MAX(best, c);
         sum += c;
     }
     return n->op == FP_OP_IF ? best : trips(n) * sum;
 }
 
-static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, GArray *out, uint32_t *unknown)
+/* The time of g's ops on d (each appended to out when given), a fraction `cold` of every kernel's
+ * weight bytes read from memory (fp_cost_cold_fraction); control-flow bodies count theirs cached. */
+static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, double cold, GArray *out,
+                         uint32_t *unknown)
 {
     uint32_t n = 0;
     fp_node *const *order = fp_graph_order(g, &n, NULL);
@@ -380,6 +416,9 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.flops = node->metrics.flops;
             c.work = kernel_work(node, c.cls, d);
             c.bytes = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
+            c.cold = c.bytes
+                         ? MIN((uint64_t)(cold * (double)scaled(node, what_if, node->metrics.bytes_weight)), c.bytes)
+                         : 0;
             fp_kernel k = fp_cost_kernel(&c);
             c.rl = fp_roofline_kernel(d, &k);
         }
@@ -394,7 +433,7 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
 {
     if (!c->kernel)
         return (fp_kernel){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands};
+    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands, c->cold};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);
@@ -409,7 +448,7 @@ static bool control_kernels(const fp_node *n, const fp_device *d, fp_dtype t, GA
         double best = -1;
         uint32_t unknown = 0;
         for (uint32_t k = 0; k < n->n_subgraphs; k++) {
-            double c = graph_cost(n->subgraphs[k], d, FP_DT_UNDEFINED, NULL, &unknown);
+            double c = graph_cost(n->subgraphs[k], d, FP_DT_UNDEFINED, 0, NULL, &unknown);
             if (c > best) {
                 best = c;
                 dear = n->subgraphs[k];
@@ -434,7 +473,7 @@ static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, gui
 {
     uint32_t unknown = 0;
     g_autoptr(GArray) ops = g_array_new(FALSE, TRUE, sizeof(fp_op_cost));
-    graph_cost(g, d, FP_DT_UNDEFINED, ops, &unknown);
+    graph_cost(g, d, FP_DT_UNDEFINED, 0, ops, &unknown);
     for (guint i = 0; i < ops->len; i++) {
         const fp_op_cost *c = &g_array_index(ops, fp_op_cost, i);
         if (out->len >= max)
@@ -466,7 +505,7 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
     /* room for every node at once, then trimmed: no copies while it grows and no unused capacity
      * kept (the final stage's array lives until the report is written) */
     GArray *ops = g_array_sized_new(FALSE, FALSE, sizeof(fp_op_cost), m->main->nodes->len + 1);
-    r->total_s = graph_cost(m->main, d, what_if, ops, &r->unknown);
+    r->total_s = graph_cost(m->main, d, what_if, fp_cost_cold_fraction(m->main, d, what_if), ops, &r->unknown);
     r->n_ops = ops->len;
     r->ops = g_renew(fp_op_cost, g_array_free(ops, FALSE), MAX(r->n_ops, 1));
     for (uint32_t i = 0; i < r->n_ops; i++) {
@@ -482,7 +521,8 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
 double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if)
 {
     uint32_t unknown = 0;
-    return graph_cost(m->main, d, what_if, NULL, &unknown) + d->run_overhead;
+    return graph_cost(m->main, d, what_if, fp_cost_cold_fraction(m->main, d, what_if), NULL, &unknown) +
+           d->run_overhead;
 }
 
 void fp_cost_warn_unknown(const fp_cost_result *r, fp_diag *diag)

@@ -15,6 +15,7 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
                           convolution's on its channels padded to the block, a transpose's elements */
     uint64_t parts;    /* sub-kernels it runs as: the groups of a grouped convolution, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
+    uint64_t cold;     /* of bytes: weight bytes read from memory (fp_cost_cold_fraction of its weights) */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
     fp_op_class cls;
     fp_dtype dtype; /* dtype it computes in (after a --dtype what-if) */
@@ -38,12 +39,27 @@ typedef struct {
  * an op with the TRANSC trait transcendental, a Transpose transpose, a
  * pooling with a dilation > 1 dilated_pool, a view op view; devices/device.h). */
 fp_op_class fp_cost_class(const fp_node *n);
+/* The fraction of its weights a run of g reads from memory rather than a cache on d: a runtime
+ * reads every kernel's weights once per run and writes every activation, cyclically; with the
+ * footprint F (the weight bytes and the output bytes of g's kernels: an arena need not hand an
+ * activation the lines an earlier one had) against the capacity C of d's last cache level, 0 while
+ * F <= C, rising linearly to 1 at F = 2C (measured: chains of one-row MatMuls of 4 MB weights each
+ * in ONNX Runtime on a 16 MB L3 read them at the L3's rate up to 13 MB, a third of the way to
+ * memory's at 21 MB, at memory's from 34 MB; MobileNetV3-small's two Gemms, 6.5 MB of its 10 MB of
+ * weights, at 20 GB/s; docs/benchmarks.md). 0 on a profile without [cache]. The cost model
+ * (fp_op_cost.cold) and the roofline (fp_kernel.cold) take that fraction of every kernel's weights
+ * from memory. */
+double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if);
 /* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count, else 1. */
 uint64_t fp_cost_parts(const fp_node *n);
 /* Elements of the GEMM operands op n lowers to, summed over its sub-GEMMs (M K + K N + M N each:
  * a convolution per image and group as im2col + GEMM, M = output channels, K = input channels x
  * kernel, N = output pixels; a ConvTranspose as GEMM + col2im; Gemm; MatMul per batch matrix), for
- * the shape-aware saturation of passes/roofline.h. 0 for other ops and unknown shapes. */
+ * the shape-aware saturation of passes/roofline.h; for a fused attention op (class attention) its
+ * scores (fp_metrics_attention_scores), which ONNX Runtime's kernel writes, scales, normalizes and
+ * reads back head by head at a cost per score its FLOPs do not tell (a GroupQueryAttention step:
+ * 3.3 us + 0.053 ns a FLOP + 4.8 ns a score within 15% over 12 shapes, docs/benchmarks.md). 0 for other ops and unknown
+ * shapes. */
 uint64_t fp_cost_gemm_operands(const fp_node *n);
 
 /* Costs the main graph on device d. `what_if` != FP_DT_UNDEFINED runs the what-if of computing in

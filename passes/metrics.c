@@ -194,6 +194,24 @@ static uint64_t mha_flops(const fp_node *n)
     return mul_sat(b, per);
 }
 
+uint64_t fp_metrics_attention_scores(const fp_node *n)
+{
+    int64_t heads = fp_node_attr_int(n, "num_heads", 0);
+    if (heads <= 0)
+        return 0;
+    if (n->op == FP_OP_ATTENTION) { /* input 0 [B, S, hidden]; present [2, B, heads, T, d] */
+        const fp_value *x = input_at(n, 0);
+        uint64_t b = dim_of(x, 3, 0), s = dim_of(x, 3, 1), t = n->n_outputs > 1 ? dim_of(n->outputs[1], 5, 3) : 0;
+        return mul_sat(mul_sat(b, (uint64_t)heads), mul_sat(s, t ? t : s));
+    }
+    if (n->op != FP_OP_GROUP_QUERY_ATTENTION && n->op != FP_OP_MULTI_HEAD_ATTENTION)
+        return 0;
+    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
+    uint64_t b = dim_of(y, 3, 0), s = dim_of(y, 3, 1);
+    uint64_t t = attn_keys(n, n->op == FP_OP_GROUP_QUERY_ATTENTION ? 3 : 6, new_keys(n, s));
+    return mul_sat(mul_sat(b, (uint64_t)heads), mul_sat(s, t));
+}
+
 /* The com.microsoft Attention op over input 0 [B, S, hidden] and its packed QKV weights (input 1,
  * [hidden, hk + hk + hv]), per batch: the projection 2 S hidden (2 hk + hv) (and its bias, one per
  * column and token), scores 2 S T hk, context 2 S T hv, scale and softmax 5 S T per head; T the

@@ -12,5 +12,9 @@ bool fp_pass_metrics(fp_model *m, fp_diag *diag);
 
 /* FLOPs per byte moved (activations + weights + output); 0 when nothing moves. */
 double fp_metrics_intensity(const fp_metrics *mt);
+/* The attention scores a fused attention op (com.microsoft Attention, MultiHeadAttention,
+ * GroupQueryAttention) computes, B x heads x S x T (S query tokens, T key tokens: past and new);
+ * 0 for another op or when its shapes are not known. */
+uint64_t fp_metrics_attention_scores(const fp_node *n);
 
 #endif

@@ -21,6 +21,12 @@
  * than square ones of the same work. A kernel made of `parts` sub-kernels (a grouped convolution:
  * one per group, as ONNX Runtime's MLAS runs it) saturates with the work of one part and pays
  * [launch] group per part on top of launch(c). The cost model sums these per fused kernel.
+ *
+ * Cold weights: on a profile with [device] weight_bandwidth, the kernel's `cold` bytes (weights
+ * evicted between runs) leave the roofline's traffic and add cold / weight_bandwidth to its time:
+ * a CPU kernel reads such weights from memory at that rate while it computes, not overlapped with
+ * it (a 1x1 convolution of 440 channels at 7x7 in ONNX Runtime: 220 us with its 774 KB of weights
+ * in the cache, 270 us without; docs/benchmarks.md).
  */
 #ifndef FP_PASS_ROOFLINE_H
 #define FP_PASS_ROOFLINE_H
@@ -39,15 +45,17 @@ typedef struct {
     uint64_t parts;    /* sub-kernels: the groups of a grouped convolution; 0 or 1 = one */
     uint64_t operands; /* elements of the GEMM operands it lowers to, summed over its sub-GEMMs
                           (M K + K N + M N each); 0 = not a GEMM or unknown */
+    uint64_t cold;     /* of bytes: weight bytes no cache holds between runs (passes/cost.h) */
 } fp_kernel;
 
 typedef struct {
     double compute_s; /* flops / (peak(dtype) * eff_class) */
     double memory_s;  /* bytes / (bandwidth(bytes) * bw_efficiency) */
     double launch_s;  /* the class's launch overhead (+ the per-group one per part) */
-    double time_s;    /* max(compute_s, memory_s) + launch_s */
+    double cold_s;    /* cold / weight_bandwidth, where the profile has one (else 0: cold in memory_s) */
+    double time_s;    /* max(compute_s, memory_s) + cold_s + launch_s */
     double intensity; /* fp_roofline_intensity(flops, bytes) */
-    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s */
+    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s */
     int level;        /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
 } fp_roofline;
 

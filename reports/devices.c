@@ -81,6 +81,10 @@ static void text_show(const fp_device *d, FILE *out)
         g_autofree char *run = duration(d->run_overhead);
         fprintf(out, "run          %s per inference, outside every kernel\n", run);
     }
+    if (d->weight_bandwidth > 0) {
+        g_autofree char *wb = si(d->weight_bandwidth, "B/s");
+        fprintf(out, "weights      %s where no cache holds them between runs\n", wb);
+    }
     fprintf(out, "alignment    %" G_GUINT64_FORMAT " B\n", d->align_bytes);
     fprintf(out, "peaks        %-8s  %-14s  %s\n", "dtype", "peak", "ridge point");
     size_t n = 0;

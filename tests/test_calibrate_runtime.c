@@ -181,6 +181,52 @@ static void test_fit_recovers_refinements(void)
     check_fit_recovers(known, G_N_ELEMENTS(known));
 }
 
+/* Times every point of s as profile d runs them. */
+static void time_points(fp_rt_set *s, const fp_device *d)
+{
+    for (guint i = 0; i < s->points->len; i++) {
+        fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        p->short_s = short_time(d, p) + d->run_overhead;
+        p->long_s = p->short_s + fp_rt_point_estimate_s(p, d);
+    }
+}
+
+/* On a profile whose last cache level holds 16 MB, the cold micro-model's long chain reads all its
+ * weights from memory and its single op none; timings made with weights read at 15 GB/s give that
+ * rate back, timings in which they cost nothing none. */
+static void test_weight_bandwidth(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    base->cache[0] = (fp_cache_level){32768, 200e9};
+    base->cache[1] = (fp_cache_level){1 << 20, 120e9};
+    base->cache[2] = (fp_cache_level){16 << 20, 90e9};
+    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    uint64_t cold_long = 0, cold_short = 0;
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        if (!(g_array_index(s->cases, fp_micro_case, p->index).flags & FP_MICRO_COLD))
+            continue;
+        for (guint k = 0; k < p->long_ops->len; k++)
+            cold_long += g_array_index(p->long_ops, fp_fit_op, k).cold;
+        for (guint k = 0; k < p->short_ops->len; k++)
+            cold_short += g_array_index(p->short_ops, fp_fit_op, k).cold;
+        CU_ASSERT_FALSE(p->balanced);
+    }
+    CU_ASSERT_EQUAL(cold_long, 16 * 1024 * 1024 * 4ull); /* every weight of the 16 ops */
+    CU_ASSERT_EQUAL(cold_short, 0);
+    g_autoptr(fp_device) truth = copy_device(base);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
+    truth->weight_bandwidth = 15e9;
+    time_points(s, truth);
+    CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_weight_bandwidth(s, base) / 15e9, 1, 0.01);
+    truth->weight_bandwidth = G_MAXDOUBLE; /* weights past the caches read in no time */
+    time_points(s, truth);
+    CU_ASSERT_EQUAL(fp_rt_set_weight_bandwidth(s, base), 0);
+}
+
 /* Each refinement class has micro-models whose kernels are of that class (at level disabled). */
 static void test_refinements_covered(void)
 {
@@ -304,6 +350,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "fit_recovers", test_fit_recovers);
     CU_add_test(s, "fit_recovers_refinements", test_fit_recovers_refinements);
     CU_add_test(s, "refinements_covered", test_refinements_covered);
+    CU_add_test(s, "weight_bandwidth", test_weight_bandwidth);
     CU_add_test(s, "point_estimates", test_point_estimates);
     CU_add_test(s, "best_rate", test_best_rate);
     CU_add_test(s, "cli_errors", test_cli_errors);

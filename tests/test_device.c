@@ -134,6 +134,15 @@ static void test_invalid(void)
                    "run_overhead=3\nalign_bytes=64\n" PEAK,
                    "[device] run_overhead: 3 is implausibly large: the unit is seconds");
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "weight_bandwidth=0\nalign_bytes=64\n" PEAK,
+                   "[device] weight_bandwidth: 0 must be > 0");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "weight_bandwidth=20\nalign_bytes=64\n" PEAK,
+                   "[device] weight_bandwidth: 20 is implausibly small: the unit is bytes/s");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "weight_bandwidth=fast\nalign_bytes=64\n" PEAK,
+                   "[device] weight_bandwidth");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
                    "align_bytes=48\n" PEAK,
                    "[device] align_bytes: 48 is not a power of two");
     expect_invalid(
@@ -702,12 +711,13 @@ static void test_cli_device_show(void)
     g_autofree char *fitted = g_build_filename(g_get_tmp_dir(), "fp_test_run_overhead.ini", NULL);
     char *at = strstr(text, "[device]\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    g_autofree char *edited = g_strdup_printf("%.*s[device]\nrun_overhead=2.5e-6\n%s", (int)(at - text), text,
-                                              at + strlen("[device]\n"));
+    g_autofree char *edited = g_strdup_printf("%.*s[device]\nrun_overhead=2.5e-6\nweight_bandwidth=2.2e10\n%s",
+                                              (int)(at - text), text, at + strlen("[device]\n"));
     CU_ASSERT_FATAL(g_file_set_contents(fitted, edited, -1, NULL));
     r = tu_run((const char *[]){"devices", fitted, NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "run          2.5 us per inference"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "weights      22 GB/s where no cache holds them"));
     tu_run_clear(&r);
     r = tu_run((const char *[]){"devices", "-f", "json", fitted, NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
@@ -716,6 +726,9 @@ static void test_cli_device_show(void)
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
                                                          "run_overhead"),
                            2.5e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
+                                                         "weight_bandwidth"),
+                           2.2e10, 1);
     tu_run_clear(&r);
     g_unlink(fitted);
 

@@ -194,6 +194,44 @@ static fp_cost_result *cost_on_round(tb *b, fp_model **m, fp_device **dev)
     return fp_pass_cost(*m, *dev, FP_DT_UNDEFINED, NULL);
 }
 
+/* Cold weights: the round profile given one cache level of capacity C, the Conv and Relu graph's
+ * footprint F (the conv's 18,432 weight bytes and both kernels' 131,072 output bytes) reads
+ * clamp(F / C - 1, 0, 1) of its weights from memory; with a weight_bandwidth they leave the roofline's
+ * traffic and cost their bytes at that rate on top, without one the cost stays as it was. */
+static void test_cold_weights(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 32, 32});
+    tb_init(b, "w", F32, 4, (int64_t[]){32, 16, 3, 3});
+    tb_node_t *c = tb_node(b, "Conv", "conv", "x,w", "y");
+    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node(b, "Relu", "relu", "y", "z");
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) warm = cost_on_round(b, &m, &dev);
+    const double weights = 4.0 * 32 * 16 * 9, footprint = weights + 4.0 * 2 * 32 * 32 * 32;
+    CU_ASSERT_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 0); /* no [cache] */
+    CU_ASSERT_EQUAL(warm->ops[0].cold, 0);
+    dev->cache[0] = (fp_cache_level){(uint64_t)footprint, 1e12};
+    CU_ASSERT_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 0);
+    dev->cache[0].bytes = (uint64_t)(footprint / 2);
+    CU_ASSERT_DOUBLE_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 1, 1e-12);
+    dev->cache[0].bytes = (uint64_t)(footprint / 1.25);
+    CU_ASSERT_DOUBLE_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 0.25, 1e-5);
+    g_autoptr(fp_cost_result) unpriced = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    CU_ASSERT_EQUAL(unpriced->ops[0].cold, (uint64_t)(0.25 * weights));
+    CU_ASSERT_EQUAL(unpriced->ops[1].cold, 0); /* a Relu reads no weights */
+    CU_ASSERT_DOUBLE_EQUAL(unpriced->ops[0].rl.cold_s, 0, 0);
+    dev->weight_bandwidth = 1e8;
+    g_autoptr(fp_cost_result) cold = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    const fp_roofline *r = &cold->ops[0].rl;
+    CU_ASSERT_DOUBLE_EQUAL(r->cold_s, 0.25 * weights / 1e8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r->time_s, fmax(r->compute_s, r->memory_s) + r->cold_s + r->launch_s, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r->time_s - unpriced->ops[0].rl.time_s, r->cold_s, 1e-12); /* compute-bound */
+    CU_ASSERT_DOUBLE_EQUAL(cold->ops[1].rl.time_s, unpriced->ops[1].rl.time_s, 1e-15);
+}
+
 static void test_roofline_cost(void)
 {
     /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) on the round profile: 1e12 FLOP/s x conv
@@ -482,6 +520,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "casts", test_casts);
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
+    CU_add_test(s, "cold_weights", test_cold_weights);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
     CU_add_test(s, "gemv_class", test_gemv_class);
