@@ -37,6 +37,15 @@ static bool attr_all(const fp_node *n, const char *name, int64_t v)
     return a->type == FP_ATTR_INTS;
 }
 
+/* The innermost (width) entry of n's `strides`, 1 without one. */
+static int64_t width_stride(const fp_node *n)
+{
+    const fp_attr *a = fp_node_attr(n, "strides");
+    if (a && a->type == FP_ATTR_INTS && a->n)
+        return a->u.ints[a->n - 1];
+    return a && a->type == FP_ATTR_INT ? a->u.i : 1;
+}
+
 /* An NCHW Conv that MLAS runs as one GEMM on its input as it is (its GemmDirect algorithm, no
  * im2col): group 1, a 1x1... kernel, stride 1, no padding (auto_pad SAME gives none at 1x1). */
 static bool pointwise(const fp_node *n, const fp_value *w)
@@ -52,8 +61,10 @@ static bool pointwise(const fp_node *n, const fp_value *w)
 
 /* The class of a convolution: ONNX Runtime's blocked NCHWc kernels (domain com.microsoft.nchwc) or
  * its NCHW ones; either way a depthwise one (one input channel a group) apart: the NCHW one runs
- * per channel a one-row GEMM (grouped_conv; strided_depthwise with a stride above 1), the blocked
- * one a kernel of its own. An NCHW 1x1
+ * per channel a one-row GEMM (grouped_conv; strided_depthwise with a width stride above 1, where
+ * MLAS's im2col, MlasConvIm2Col in onnxruntime/core/mlas/lib/convolve.cpp, copies one input at a
+ * time instead of four: a stride along the height alone keeps the fast copy), the blocked one a
+ * kernel of its own. An NCHW 1x1
  * convolution MLAS runs without im2col is pointwise_conv; any other NCHW conv, grouped or not, is
  * conv: each group one dense GEMM, its saturation from that GEMM's shape. */
 static fp_op_class conv_class(const fp_node *n)
@@ -64,7 +75,7 @@ static fp_op_class conv_class(const fp_node *n)
     if (strcmp(n->domain, "com.microsoft.nchwc") == 0)
         return depthwise ? FP_CLASS_NCHWC_DEPTHWISE : FP_CLASS_NCHWC_CONV;
     if (depthwise)
-        return attr_all(n, "strides", 1) ? FP_CLASS_GROUPED_CONV : FP_CLASS_STRIDED_DEPTHWISE;
+        return width_stride(n) > 1 ? FP_CLASS_STRIDED_DEPTHWISE : FP_CLASS_GROUPED_CONV;
     return pointwise(n, w) ? FP_CLASS_POINTWISE_CONV : FP_CLASS_CONV;
 }
 

@@ -356,6 +356,30 @@ static void test_grouped_cost(void)
     CU_ASSERT(eff < 0.1);
 }
 
+/* A depthwise convolution strided along its width is strided_depthwise (MLAS's im2col copies one
+ * input at a time), one strided along its height alone (PaddleOCR's [2, 1]) grouped_conv. */
+static void test_strided_depthwise_class(void)
+{
+    static const int64_t strides[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}};
+    static const fp_op_class want[] = {FP_CLASS_GROUPED_CONV, FP_CLASS_GROUPED_CONV, FP_CLASS_STRIDED_DEPTHWISE,
+                                       FP_CLASS_STRIDED_DEPTHWISE};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 4, (int64_t[]){1, 8, 12, 12});
+        tb_init(b, "w", F32, 4, (int64_t[]){8, 1, 3, 3});
+        tb_node_t *c = tb_node(b, "Conv", "dw", "x,w", "y");
+        tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+        tb_attr_ints(b, c, "strides", 2, strides[i]);
+        tb_attr_i(b, c, "group", 8);
+        tb_output(b, "y", F32, -1, NULL);
+        g_autoptr(fp_model) m = NULL;
+        g_autoptr(fp_device) dev = NULL;
+        g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 1);
+        CU_ASSERT_EQUAL(cost->ops[0].cls, want[i]);
+    }
+}
+
 /* A MatMul is gemv when the GEMM ONNX Runtime runs has one row: [1, 1, K] x [K, N], and a batch of
  * one-row matrices by matrices ([3, 1, K] x [3, K, N]); [5, 1, K] x [K, N] and [5, 1, K] x
  * [1, K, N] fold into one GEMM of 5 rows (matmul), as does a Gemm whose output the IR keeps at
@@ -521,6 +545,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "cold_weights", test_cold_weights);
+    CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
     CU_add_test(s, "gemv_class", test_gemv_class);
