@@ -194,11 +194,8 @@ static fp_cost_result *cost_on_round(tb *b, fp_model **m, fp_device **dev)
     return fp_pass_cost(*m, *dev, FP_DT_UNDEFINED, NULL);
 }
 
-/* Cold weights: the round profile given one cache level of capacity C, the Conv and Relu graph's
- * footprint F (the conv's 18,432 weight bytes and both kernels' 131,072 output bytes) reads
- * clamp(F / C - 1, 0, 1) of its weights from memory; with a weight_bandwidth they leave the roofline's
- * traffic and cost their bytes at that rate on top, without one the cost stays as it was. */
-static void test_cold_weights(void)
+/* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) and a Relu, costed by cost_on_round. */
+static fp_cost_result *conv_relu_on_round(fp_model **m, fp_device **dev)
 {
     tb *b = tb_new(13);
     tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 32, 32});
@@ -207,9 +204,18 @@ static void test_cold_weights(void)
     tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
     tb_node(b, "Relu", "relu", "y", "z");
     tb_output(b, "z", F32, -1, NULL);
+    return cost_on_round(b, m, dev);
+}
+
+/* Cold weights: the round profile given one cache level of capacity C, the Conv and Relu graph's
+ * footprint F (the conv's 18,432 weight bytes and both kernels' 131,072 output bytes) reads
+ * clamp(F / C - 1, 0, 1) of its weights from memory; with a weight_bandwidth they leave the roofline's
+ * traffic and cost their bytes at that rate on top, without one the cost stays as it was. */
+static void test_cold_weights(void)
+{
     g_autoptr(fp_model) m = NULL;
     g_autoptr(fp_device) dev = NULL;
-    g_autoptr(fp_cost_result) warm = cost_on_round(b, &m, &dev);
+    g_autoptr(fp_cost_result) warm = conv_relu_on_round(&m, &dev);
     const double weights = 4.0 * 32 * 16 * 9, footprint = weights + 4.0 * 2 * 32 * 32 * 32;
     CU_ASSERT_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 0); /* no [cache] */
     CU_ASSERT_EQUAL(warm->ops[0].cold, 0);
@@ -236,16 +242,9 @@ static void test_roofline_cost(void)
 {
     /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) on the round profile: 1e12 FLOP/s x conv
      * efficiency 0.25, 1e11 B/s x 0.5, 10 us launch */
-    tb *b = tb_new(13);
-    tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 32, 32});
-    tb_init(b, "w", F32, 4, (int64_t[]){32, 16, 3, 3});
-    tb_node_t *c = tb_node(b, "Conv", "conv", "x,w", "y");
-    tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
-    tb_node(b, "Relu", "relu", "y", "z");
-    tb_output(b, "z", F32, -1, NULL);
     g_autoptr(fp_model) m = NULL;
     g_autoptr(fp_device) dev = NULL;
-    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
+    g_autoptr(fp_cost_result) cost = conv_relu_on_round(&m, &dev);
     CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
     const fp_op_cost *conv = &cost->ops[0];
     double flops = 2.0 * 32 * 32 * 32 * 16 * 9; /* 9,437,184 */
