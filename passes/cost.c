@@ -345,11 +345,18 @@ double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype wha
 /* c rounded up to a multiple of block (block 0: c). */
 static uint64_t round_up(uint64_t c, uint64_t block) { return block ? (c + block - 1) / block * block : c; }
 
+/* Vector operations per element of MLAS's Erf (onnxruntime/core/mlas/lib/erf.cpp: both branches'
+ * polynomials, of degree 6 in x^2 and 7 in |x|, and an exp, for every element, blended) over those
+ * of its Exp, Logistic and Tanh kernels (compute.cpp, logistic.cpp, tanh.cpp: one polynomial or
+ * rational evaluation each), about 38 against 15-17: the transcendental class's unit is one
+ * element of the latter. */
+#define ERF_PER_ELEMENT 2.4
+
 /* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a blocked NCHWc
  * convolution's on its channels padded to d's block (ONNX Runtime pads the output channels, and
  * the input channels of one that reads a blocked input, with zeros: passes/nchwc.c keeps the
- * logical shapes), and a transpose's elements moved (it has no FLOPs; its class's efficiency is
- * then the rate of its strided gather). */
+ * logical shapes), a transpose's elements moved (it has no FLOPs; its class's efficiency is
+ * then the rate of its strided gather), and an Erf's its elements times ERF_PER_ELEMENT. */
 static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *d)
 {
     uint64_t flops = n->metrics.flops;
@@ -357,6 +364,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *
         uint64_t elems = 0;
         return n->n_outputs && n->outputs[0] && fp_shape_numel(&n->outputs[0]->shape, &elems) ? elems : flops;
     }
+    if (n->op == FP_OP_ERF)
+        return (uint64_t)((double)flops * ERF_PER_ELEMENT);
     if ((cls != FP_CLASS_NCHWC_CONV && cls != FP_CLASS_NCHWC_DEPTHWISE) || !d->nchwc_block || n->n_inputs < 2)
         return flops;
     const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape;

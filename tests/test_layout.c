@@ -379,6 +379,26 @@ static void test_strided_depthwise_class(void)
     }
 }
 
+/* An Erf is transcendental and counts 2.4 elements of work each (MLAS evaluates both of its
+ * branches); a Sigmoid one, its FLOPs. */
+static void test_erf_work(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){4, 250});
+    tb_node(b, "Erf", "erf", "x", "y");
+    tb_node(b, "Sigmoid", "sig", "y", "z");
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
+    CU_ASSERT_EQUAL(cost->ops[0].cls, FP_CLASS_TRANSCENDENTAL);
+    CU_ASSERT_EQUAL(cost->ops[0].flops, 1000);
+    CU_ASSERT_EQUAL(cost->ops[0].work, 2400);
+    CU_ASSERT_EQUAL(cost->ops[1].cls, FP_CLASS_TRANSCENDENTAL);
+    CU_ASSERT_EQUAL(cost->ops[1].work, cost->ops[1].flops);
+}
+
 /* A MatMul is gemv when the GEMM ONNX Runtime runs has one row: [1, 1, K] x [K, N], and a batch of
  * one-row matrices by matrices ([3, 1, K] x [3, K, N]); [5, 1, K] x [K, N] and [5, 1, K] x
  * [1, K, N] fold into one GEMM of 5 rows (matmul), as does a Gemm whose output the IR keeps at
@@ -545,6 +565,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "cold_weights", test_cold_weights);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
+    CU_add_test(s, "erf_work", test_erf_work);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
     CU_add_test(s, "gemv_class", test_gemv_class);
