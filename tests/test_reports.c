@@ -908,6 +908,41 @@ static void test_advice_ridge(void)
     CU_ASSERT_TRUE(under > 0); /* the case the class's own ridge gets wrong is there */
 }
 
+/* A kernel bound by weights read past the caches (a profile with weight_bandwidth, a model whose
+ * footprint overflows its last cache level) says so, not a ridge its own traffic would meet; with
+ * no cold weights, the ridge advice as before. */
+static void test_advice_cold(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    d->cache[0] = (fp_cache_level){4096, 1e12};
+    d->weight_bandwidth = 1e7; /* slow enough that the cold weights outweigh every launch */
+    fp_analysis_opts o = {.device_profile = d, .what_if = FP_DT_UNDEFINED, .stop = FP_PIPELINE_SHAPES, .cost = true};
+    g_autoptr(fp_analysis) a = fp_analysis_run("models/resnet_tiny.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    guint cold = 0;
+    for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
+        const fp_op_cost *oc = &a->res.cost->ops[i];
+        if (!oc->kernel || oc->rl.cold_s <= 0 || oc->rl.bound != FP_BOUND_MEMORY ||
+            oc->rl.launch_s > oc->rl.memory_s + oc->rl.cold_s)
+            continue;
+        g_autofree char *advice = fp_report_advice(oc, d);
+        CU_ASSERT_PTR_NOT_NULL(strstr(advice, "reading weights no cache holds between runs"));
+        CU_ASSERT_PTR_NULL(strstr(advice, "ridge"));
+        cold++;
+    }
+    CU_ASSERT_TRUE(cold > 0);
+    d->weight_bandwidth = 0;
+    g_autoptr(fp_analysis) warm = fp_analysis_run("models/resnet_tiny.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(warm);
+    for (uint32_t i = 0; i < warm->res.cost->n_ops; i++)
+        if (warm->res.cost->ops[i].kernel) {
+            g_autofree char *advice = fp_report_advice(&warm->res.cost->ops[i], d);
+            CU_ASSERT_PTR_NULL(strstr(advice, "no cache holds"));
+        }
+}
+
 /* `report -f json`'s ops with their tensors and provenance: fusions chained (Gelu then BiasGelu),
  * a scale fused after a MatMul and one the MatMul after it absorbs (each from names the Mul or Div), and on ort-cpu-all Conv+BN folds, the Adds and
  * Relus the NCHWc conversion folds into blocked Convs, and the reorders, which come from no
@@ -1312,6 +1347,7 @@ FP_TEST_SUITE(register_reports)
     CU_add_test(s, "report_json", test_report_json);
     CU_add_test(s, "report_provenance", test_report_provenance);
     CU_add_test(s, "advice_ridge", test_advice_ridge);
+    CU_add_test(s, "advice_cold", test_advice_cold);
     CU_add_test(s, "json_writer", test_json_writer);
     CU_add_test(s, "json_writer_file", test_json_writer_file);
     CU_add_test(s, "browser", test_browser);
