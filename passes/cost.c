@@ -436,9 +436,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.flops = node->metrics.flops;
             c.work = kernel_work(node, c.cls, d);
             c.bytes = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
-            c.cold = c.bytes
-                         ? MIN((uint64_t)(cold * (double)scaled(node, what_if, node->metrics.bytes_weight)), c.bytes)
-                         : 0;
+            c.cold = MIN((uint64_t)(cold * (double)scaled(node, what_if, node->metrics.bytes_weight)), c.bytes);
             fp_kernel k = fp_cost_kernel(&c);
             c.rl = fp_roofline_kernel(d, &k);
         }

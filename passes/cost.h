@@ -58,8 +58,8 @@ uint64_t fp_cost_parts(const fp_node *n);
  * the shape-aware saturation of passes/roofline.h; for a fused attention op (class attention) its
  * scores (fp_metrics_attention_scores), which ONNX Runtime's kernel writes, scales, normalizes and
  * reads back head by head at a cost per score its FLOPs do not tell (a GroupQueryAttention step:
- * 3.3 us + 0.053 ns a FLOP + 4.8 ns a score within 15% over 12 shapes, docs/benchmarks.md). 0 for other ops and unknown
- * shapes. */
+ * 3.3 us + 0.053 ns a FLOP + 4.8 ns a score within 15% over 12 shapes, docs/benchmarks.md). 0 for
+ * other ops and unknown shapes. */
 uint64_t fp_cost_gemm_operands(const fp_node *n);
 
 /* Costs the main graph on device d. `what_if` != FP_DT_UNDEFINED runs the what-if of computing in

@@ -172,6 +172,21 @@ static uint64_t new_keys(const fp_node *n, uint64_t s)
     return k->shape.rank == 4 ? dim_of(k, 4, 2) : dim_of(k, k->shape.rank, 1);
 }
 
+/* S T, query tokens times key tokens, of a GroupQueryAttention or MultiHeadAttention of s query
+ * tokens (attn_keys). */
+static uint64_t mha_query_keys(const fp_node *n, uint64_t s)
+{
+    return mul_sat(s, attn_keys(n, n->op == FP_OP_GROUP_QUERY_ATTENTION ? 3 : 6, new_keys(n, s)));
+}
+
+/* S T of the com.microsoft Attention op of s query tokens: T the present's tokens (output 1,
+ * [2, B, heads, T, d]: past + new), s without one. */
+static uint64_t attention_query_keys(const fp_node *n, uint64_t s)
+{
+    uint64_t t = n->n_outputs > 1 ? dim_of(n->outputs[1], 5, 3) : 0;
+    return mul_sat(s, t ? t : s);
+}
+
 /* GroupQueryAttention and MultiHeadAttention from output 0 [B, S, heads x dv], per batch: scores
  * 2 S T hk, context 2 S T hv, scale and softmax 5 S T per head (hk, hv: the Q/K and V widths of
  * all heads); rotary embeddings (GQA do_rotary) 3 per element of Q and of the new K. 0 when the
@@ -186,7 +201,7 @@ static uint64_t mha_flops(const fp_node *n)
     bool gqa = n->op == FP_OP_GROUP_QUERY_ATTENTION;
     bool packed_qkv = gqa ? !input_at(n, 1) : q->shape.rank == 5;
     uint64_t hk = packed_qkv ? hv : dim_of(q, 3, 2);
-    uint64_t st = mul_sat(s, attn_keys(n, gqa ? 3 : 6, new_keys(n, s)));
+    uint64_t st = mha_query_keys(n, s);
     uint64_t per = add_sat(mul_sat(mul_sat(2, st), add_sat(hk, hv)), mul_sat(mul_sat(5, st), (uint64_t)heads));
     int64_t kv_heads = fp_node_attr_int(n, "kv_num_heads", 0);
     if (gqa && fp_node_attr_int(n, "do_rotary", 0) && kv_heads > 0)
@@ -199,17 +214,14 @@ uint64_t fp_metrics_attention_scores(const fp_node *n)
     int64_t heads = fp_node_attr_int(n, "num_heads", 0);
     if (heads <= 0)
         return 0;
-    if (n->op == FP_OP_ATTENTION) { /* input 0 [B, S, hidden]; present [2, B, heads, T, d] */
+    if (n->op == FP_OP_ATTENTION) { /* input 0 [B, S, hidden] */
         const fp_value *x = input_at(n, 0);
-        uint64_t b = dim_of(x, 3, 0), s = dim_of(x, 3, 1), t = n->n_outputs > 1 ? dim_of(n->outputs[1], 5, 3) : 0;
-        return mul_sat(mul_sat(b, (uint64_t)heads), mul_sat(s, t ? t : s));
+        return mul_sat(mul_sat(dim_of(x, 3, 0), (uint64_t)heads), attention_query_keys(n, dim_of(x, 3, 1)));
     }
     if (n->op != FP_OP_GROUP_QUERY_ATTENTION && n->op != FP_OP_MULTI_HEAD_ATTENTION)
         return 0;
-    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
-    uint64_t b = dim_of(y, 3, 0), s = dim_of(y, 3, 1);
-    uint64_t t = attn_keys(n, n->op == FP_OP_GROUP_QUERY_ATTENTION ? 3 : 6, new_keys(n, s));
-    return mul_sat(mul_sat(b, (uint64_t)heads), mul_sat(s, t));
+    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL; /* output 0 [B, S, heads x dv] */
+    return mul_sat(mul_sat(dim_of(y, 3, 0), (uint64_t)heads), mha_query_keys(n, dim_of(y, 3, 1)));
 }
 
 /* The com.microsoft Attention op over input 0 [B, S, hidden] and its packed QKV weights (input 1,
@@ -224,8 +236,7 @@ static uint64_t attention_flops(const fp_node *n)
     uint64_t hv = dim_of(y, 3, 2), heads = (uint64_t)MAX(fp_node_attr_int(n, "num_heads", 1), 1);
     if (!b || !s || !hin || !cols || !hv || hv >= cols)
         return 0;
-    uint64_t hk = (cols - hv) / 2, t = n->n_outputs > 1 ? dim_of(n->outputs[1], 5, 3) : 0;
-    uint64_t st = mul_sat(s, t ? t : s);
+    uint64_t hk = (cols - hv) / 2, st = attention_query_keys(n, s);
     uint64_t proj = mul_sat(mul_sat(2 * s, hin), cols), bias = input_at(n, 2) ? mul_sat(s, cols) : 0;
     uint64_t attn = add_sat(mul_sat(mul_sat(2, st), hk + hv), mul_sat(mul_sat(5, st), heads));
     return mul_sat(b, add_sat(add_sat(proj, bias), attn));
