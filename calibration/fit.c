@@ -22,6 +22,8 @@
 #define START_HALF_WORK 1e6     /* the fourth start: every class saturating, as ORT's convolutions do */
 #define MIN_GROUP_LAUNCH 1e-10  /* seconds per group: in effect none */
 #define START_GROUP_LAUNCH 2e-7 /* the fourth start: ORT's depthwise convolutions, about 0.2 us a group */
+#define MIN_ROW_LAUNCH 1e-14    /* seconds per im2col row: none (a network has at most millions) */
+#define START_ROW_LAUNCH 3e-9   /* and 3 ns a row of their im2col */
 #define SAT_REF_WORK 1e6        /* FLOP: effect_of a half work */
 #define SAT_REF_LAUNCH 1e-6     /* s: effect_of a group overhead */
 #define MIN_RUN 1e-10           /* s: a run overhead in effect none */
@@ -188,6 +190,8 @@ const char *fp_fit_param_name(int i)
         return launch_param_names[i - FP_FIT_CLASS_LAUNCH];
     if (i == FP_FIT_GROUP_LAUNCH)
         return "launch.group";
+    if (i == FP_FIT_ROW_LAUNCH)
+        return "launch.im2col_row";
     if (i == FP_FIT_RUN)
         return "run_overhead";
     return fp_op_class_name((fp_op_class)i);
@@ -197,7 +201,8 @@ static bool is_class_launch(int i) { return i >= FP_FIT_CLASS_LAUNCH && i < FP_F
 
 bool fp_fit_param_is_time(int i)
 {
-    return i == FP_FIT_LAUNCH || is_class_launch(i) || i == FP_FIT_GROUP_LAUNCH || i == FP_FIT_RUN;
+    return i == FP_FIT_LAUNCH || is_class_launch(i) || i == FP_FIT_GROUP_LAUNCH || i == FP_FIT_ROW_LAUNCH ||
+           i == FP_FIT_RUN;
 }
 
 /* ---------------------------------------------------------------- model */
@@ -212,6 +217,7 @@ static const double lo[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1e-4,
                               [FP_FIT_SAT... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MIN_HALF_WORK,
                               [FP_FIT_CLASS_LAUNCH... FP_FIT_GROUP_LAUNCH - 1] = 1.0 / MAX_LAUNCH_RATIO,
                               [FP_FIT_GROUP_LAUNCH] = MIN_GROUP_LAUNCH,
+                              [FP_FIT_ROW_LAUNCH] = MIN_ROW_LAUNCH,
                               [FP_FIT_RUN] = MIN_RUN};
 static const double hi[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1.0,
                               [FP_FIT_BW] = MAX_BW_FACTOR,
@@ -220,6 +226,7 @@ static const double hi[NP] = {[0 ... FP_CLASS_COUNT - 1] = 1.0,
                               [FP_FIT_SAT... FP_FIT_SAT + FP_CLASS_COUNT - 1] = MAX_HALF_WORK,
                               [FP_FIT_CLASS_LAUNCH... FP_FIT_GROUP_LAUNCH - 1] = MAX_LAUNCH_RATIO,
                               [FP_FIT_GROUP_LAUNCH] = 1e-4,
+                              [FP_FIT_ROW_LAUNCH] = 1e-6,
                               [FP_FIT_RUN] = 1e-2};
 
 /* The run overhead is a base parameter: microseconds per inference that every whole run informs. */
@@ -240,6 +247,7 @@ static void get_params(const fp_device *d, double *v)
         v[FP_FIT_CLASS_LAUNCH + c] = fp_device_launch(d, (fp_op_class)c);
     }
     v[FP_FIT_GROUP_LAUNCH] = d->launch_group;
+    v[FP_FIT_ROW_LAUNCH] = d->launch_row;
     v[FP_FIT_RUN] = d->run_overhead;
 }
 
@@ -278,6 +286,7 @@ static void apply(const fp_device *base, const double *theta, fp_device *dev)
         dev->launch_own[c] = true;
     }
     dev->launch_group = exp(theta[FP_FIT_GROUP_LAUNCH]);
+    dev->launch_row = exp(theta[FP_FIT_ROW_LAUNCH]);
     dev->run_overhead = exp(theta[FP_FIT_RUN]);
 }
 
@@ -316,6 +325,8 @@ static double effect_of(int j, const double *theta)
         return exp(theta[j] + theta[FP_FIT_LAUNCH]) / SAT_REF_LAUNCH;
     if (j == FP_FIT_RUN)
         return exp(theta[j]) / REF_RUN;
+    if (j == FP_FIT_ROW_LAUNCH) /* per 100 rows, in us */
+        return exp(theta[j]) * 100 / SAT_REF_LAUNCH;
     return j == FP_FIT_GROUP_LAUNCH ? exp(theta[j]) / SAT_REF_LAUNCH : cbrt(exp(theta[j]) / SAT_REF_WORK);
 }
 
@@ -521,11 +532,11 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
     weights(&pb);
     for (int j = 0; j < NP; j++) {
         bool sat = j >= FP_FIT_SAT && j < FP_FIT_SAT + FP_CLASS_COUNT;
-        /* a half work, the group overhead and a view's launch are pulled by what they do (the
+        /* a half work, the group and row overheads and a view's launch are pulled by what they do (the
          * saturation of a 1 MFLOP kernel, microseconds): in log space a base value near none
          * (a half work of 100 FLOP) would hold them with a force out of proportion to its effect */
-        pb.by_effect[j] = sat || j == FP_FIT_GROUP_LAUNCH || j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW ||
-                          j == FP_FIT_RUN;
+        pb.by_effect[j] = sat || j == FP_FIT_GROUP_LAUNCH || j == FP_FIT_ROW_LAUNCH ||
+                          j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW || j == FP_FIT_RUN;
         pb.sqrt_prior[j] = sqrt(MAX(is_refinement(j) ? o->prior_refine : o->prior, 0));
     }
     double v[NP];
@@ -535,6 +546,7 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
         bool sat = j >= FP_FIT_SAT && j < FP_FIT_SAT + FP_CLASS_COUNT;
         bool lacks = (sat && !(base->half_work[j - FP_FIT_SAT] > 0)) ||
                      (j == FP_FIT_GROUP_LAUNCH && !(base->launch_group > 0)) ||
+                     (j == FP_FIT_ROW_LAUNCH && !(base->launch_row > 0)) ||
                      (j == FP_FIT_CLASS_LAUNCH + FP_CLASS_VIEW && !base->launch_own[FP_CLASS_VIEW]) ||
                      (j == FP_FIT_RUN && !(base->run_overhead > 0));
         pb.effect0[j] = pb.by_effect[j] && !lacks ? effect_of(j, pb.theta0) : 0;
@@ -558,8 +570,10 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
             if (s == 3)
                 t[FP_FIT_SAT + j] = log(START_HALF_WORK);
         }
-        if (s == 3)
+        if (s == 3) {
             t[FP_FIT_GROUP_LAUNCH] = log(START_GROUP_LAUNCH);
+            t[FP_FIT_ROW_LAUNCH] = log(START_ROW_LAUNCH);
+        }
         if (s == 2)
             t[FP_FIT_BW] = 0;
         if (whole_runs) /* none has no gradient */
@@ -659,6 +673,7 @@ static void informed(const fp_fit_data *d, const fp_device *dev, uint32_t *count
             }
             seen[FP_FIT_CLASS_LAUNCH + op->cls] = true;
             seen[FP_FIT_GROUP_LAUNCH] = seen[FP_FIT_GROUP_LAUNCH] || op->parts > 1;
+            seen[FP_FIT_ROW_LAUNCH] = seen[FP_FIT_ROW_LAUNCH] || op->rows > 0;
         }
         seen[FP_FIT_LAUNCH] = true;
         seen[FP_FIT_RUN] = r->whole_run;
@@ -692,6 +707,8 @@ static fp_device *device_with(const fp_device *base, const double *v, const uint
     }
     bool group = informed[FP_FIT_GROUP_LAUNCH] > 0 || base->launch_group > 0;
     dev->launch_group = group && v[FP_FIT_GROUP_LAUNCH] > MIN_GROUP_LAUNCH * 1.001 ? v[FP_FIT_GROUP_LAUNCH] : 0;
+    bool row = informed[FP_FIT_ROW_LAUNCH] > 0 || base->launch_row > 0;
+    dev->launch_row = row && v[FP_FIT_ROW_LAUNCH] > MIN_ROW_LAUNCH * 1.001 ? v[FP_FIT_ROW_LAUNCH] : 0;
     if (informed[FP_FIT_RUN]) /* fitted where whole runs informed it, else the base's */
         dev->run_overhead = v[FP_FIT_RUN] > MIN_RUN * 1.001 ? v[FP_FIT_RUN] : 0;
     return dev;

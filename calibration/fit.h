@@ -96,19 +96,22 @@ bool fp_fit_row_used(const fp_fit_row *r);
 
 /* Parameters: the efficiency of each op class, the bandwidth efficiency, the device's launch
  * overhead, a factor on each cache level's bandwidth, each class's half work (FLOP, [saturation]),
- * each class's launch overhead (seconds) and the overhead per group of a grouped convolution. */
+ * each class's launch overhead (seconds), the overhead per group of a grouped convolution and per
+ * row a depthwise convolution's im2col copies. */
 #define FP_FIT_BW FP_CLASS_COUNT
 #define FP_FIT_LAUNCH (FP_CLASS_COUNT + 1)
 #define FP_FIT_CACHE (FP_CLASS_COUNT + 2)                 /* + level index 0..FP_CACHE_LEVELS-1 */
 #define FP_FIT_SAT (FP_FIT_CACHE + FP_CACHE_LEVELS)       /* + op class */
 #define FP_FIT_CLASS_LAUNCH (FP_FIT_SAT + FP_CLASS_COUNT) /* + op class */
 #define FP_FIT_GROUP_LAUNCH (FP_FIT_CLASS_LAUNCH + FP_CLASS_COUNT)
-#define FP_FIT_RUN (FP_FIT_GROUP_LAUNCH + 1) /* run_overhead (whole-run rows only) */
-#define FP_FIT_NPARAM (FP_FIT_GROUP_LAUNCH + 2)
+#define FP_FIT_ROW_LAUNCH (FP_FIT_GROUP_LAUNCH + 1)
+#define FP_FIT_RUN (FP_FIT_GROUP_LAUNCH + 2) /* run_overhead (whole-run rows only) */
+#define FP_FIT_NPARAM (FP_FIT_GROUP_LAUNCH + 3)
 /* "conv", ..., "other", "bandwidth", "launch_overhead", "bandwidth.l1".."bandwidth.l3",
- * "saturation.conv", ..., "launch.conv", ..., "launch.other", "launch.group", "run_overhead" */
+ * "saturation.conv", ..., "launch.conv", ..., "launch.other", "launch.group", "launch.im2col_row",
+ * "run_overhead" */
 const char *fp_fit_param_name(int i);
-/* True for the parameters in seconds (launch_overhead, launch.*, launch.group, run_overhead). */
+/* True for the parameters in seconds (launch_overhead, launch.*, run_overhead). */
 bool fp_fit_param_is_time(int i);
 
 typedef enum {

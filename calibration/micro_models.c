@@ -101,6 +101,12 @@ static void convolutions(GArray *cs)
         conv(cs, name, depth[i][0], depth[i][1], 3, 1, depth[i][0], WORK_CHAIN, 0);
     }
     conv(cs, "dwconv5x5_c64_28", 64, 28, 5, 1, 64, WORK_CHAIN, 0);
+    /* larger filters on fewer pixels (EfficientNet's, MnasNet's, ConvNeXt's): per tap less work and
+     * as many im2col rows, the points that tell a row's cost from the work's */
+    conv(cs, "dwconv5x5_c256_14", 256, 14, 5, 1, 256, WORK_CHAIN, 0);
+    conv(cs, "dwconv5x5_c512_7", 512, 7, 5, 1, 512, WORK_CHAIN, 0);
+    conv(cs, "dwconv7x7_c192_28", 192, 28, 7, 1, 192, WORK_CHAIN, 0);
+    conv(cs, "dwconv7x7_c768_7", 768, 7, 7, 1, 768, WORK_CHAIN, 0);
     conv(cs, "conv3x3s2_c16_112", 16, 112, 3, 2, 1, 4, 0); /* 112 -> 56 -> 28 -> 14 -> 7 */
     conv(cs, "dwconv3x3s2_c32_112", 32, 112, 3, 2, 32, 4, 0);
     conv(cs, "dwconv3x3s2_c96_112", 96, 112, 3, 2, 96, 4, 0); /* MobileNetV2's first strided one */

@@ -225,8 +225,10 @@ static const char **group_keys(const char *group, bool *known)
     } else if (strcmp(group, "launch") == 0 || strcmp(group, "saturation") == 0) {
         for (int c = 0; c < FP_CLASS_COUNT; c++)
             g_ptr_array_add(a, (gpointer)class_names[c]);
-        if (strcmp(group, "launch") == 0)
+        if (strcmp(group, "launch") == 0) {
             g_ptr_array_add(a, (gpointer) "group");
+            g_ptr_array_add(a, (gpointer) "im2col_row");
+        }
     } else if (strcmp(group, "cache") == 0) {
         for (size_t i = 0; cache_keys[i]; i++)
             g_ptr_array_add(a, (gpointer)cache_keys[i]);
@@ -487,8 +489,9 @@ void fp_device_refine_from_parents(fp_device *d)
     }
 }
 
-/* [launch]: a launch overhead per op class (classes without a key use fp_device_launch's fallback)
- * and `group`, the overhead per group of a grouped convolution (default 0). */
+/* [launch]: a launch overhead per op class (classes without a key use fp_device_launch's fallback),
+ * `group`, the overhead per group of a grouped convolution, and `im2col_row`, per row a depthwise
+ * convolution's im2col copies (both default 0). */
 static bool read_launch_group(reader *r, fp_device *d)
 {
     for (int c = 0; c < FP_CLASS_COUNT; c++) {
@@ -498,7 +501,8 @@ static bool read_launch_group(reader *r, fp_device *d)
         d->launch_own[c] = found;
     }
     bool found = false;
-    return read_launch(r, "launch", "group", false, &d->launch_group, &found);
+    return read_launch(r, "launch", "group", false, &d->launch_group, &found) &&
+           read_launch(r, "launch", "im2col_row", false, &d->launch_row, &found);
 }
 
 /* [cache]: each level lN is absent or has both lN_bytes (a whole number >= 1 KiB) and lN_bandwidth
@@ -701,6 +705,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
             set_number(kf, "launch", class_names[c], d->launch[c]);
     if (d->launch_group > 0)
         set_number(kf, "launch", "group", d->launch_group);
+    if (d->launch_row > 0)
+        set_number(kf, "launch", "im2col_row", d->launch_row);
     for (int i = 0; i < FP_CACHE_LEVELS; i++) {
         if (!d->cache[i].bytes)
             continue;

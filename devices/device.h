@@ -89,32 +89,34 @@ typedef struct {
 } fp_cache_level;
 
 typedef struct {
-    char *name;                            /* profile name ("a100") */
-    char *description;                     /* one line */
-    char *path;                            /* file it was read from */
-    char *target;                          /* default fusion rule set ("ort-cpu", "cuda", "ascend910b") */
-    double peak_flops[FP_DT_COUNT];        /* FLOP/s per dtype; 0 = not supported */
-    double bandwidth;                      /* bytes/s of device memory */
-    double weight_bandwidth;               /* bytes/s at which a kernel reads weights no cache holds between
+    char *name;                        /* profile name ("a100") */
+    char *description;                 /* one line */
+    char *path;                        /* file it was read from */
+    char *target;                      /* default fusion rule set ("ort-cpu", "cuda", "ascend910b") */
+    double peak_flops[FP_DT_COUNT];    /* FLOP/s per dtype; 0 = not supported */
+    double bandwidth;                  /* bytes/s of device memory */
+    double weight_bandwidth;           /* bytes/s at which a kernel reads weights no cache holds between
                                 runs (a model whose weights and activations overflow the last cache level:
                                 passes/cost.h), on top of its roofline time; 0 = none (the roofline alone) */
-    uint64_t memory_bytes;                 /* device memory capacity */
-    double launch_overhead;                /* seconds per kernel launch (classes without their own [launch] value) */
-    double run_overhead;                   /* seconds per inference outside every kernel (session set-up, input
+    uint64_t memory_bytes;             /* device memory capacity */
+    double launch_overhead;            /* seconds per kernel launch (classes without their own [launch] value) */
+    double run_overhead;               /* seconds per inference outside every kernel (session set-up, input
                                 checks, handing outputs over); 0 = none */
-    uint64_t align_bytes;                  /* buffer alignment of the memory planner */
-    uint64_t nchwc_block;                  /* channels per block of ONNX Runtime's NCHWc kernels on this CPU (MLAS:
+    uint64_t align_bytes;              /* buffer alignment of the memory planner */
+    uint64_t nchwc_block;              /* channels per block of ONNX Runtime's NCHWc kernels on this CPU (MLAS:
                                 8 with AVX2, 16 with AVX-512F); 0: none (not a CPU, or not known) */
-    uint64_t threads;                      /* threads the profile's rates are for (the runtime's intra-op threads;
+    uint64_t threads;                  /* threads the profile's rates are for (the runtime's intra-op threads;
                                 `fuseplan calibrate --threads`); 0: not said */
-    double efficiency[FP_CLASS_COUNT];     /* 0 < e <= 1; compute efficiency per op class */
-    double bw_efficiency;                  /* fraction of peak bandwidth reached by streaming kernels */
-    double half_work[FP_CLASS_COUNT];      /* [saturation] per class: work (FLOP) of one kernel at which it
+    double efficiency[FP_CLASS_COUNT]; /* 0 < e <= 1; compute efficiency per op class */
+    double bw_efficiency;              /* fraction of peak bandwidth reached by streaming kernels */
+    double half_work[FP_CLASS_COUNT];  /* [saturation] per class: work (FLOP) of one kernel at which it
                                         reaches half its efficiency; 0 = efficiency independent of work */
-    double launch[FP_CLASS_COUNT];         /* [launch] per class, seconds; used where launch_own[c] */
-    bool launch_own[FP_CLASS_COUNT];       /* false: the class takes launch_overhead (grouped_conv: conv's) */
-    double launch_group;                   /* [launch] group: overhead per group of a grouped convolution, seconds
+    double launch[FP_CLASS_COUNT];     /* [launch] per class, seconds; used where launch_own[c] */
+    bool launch_own[FP_CLASS_COUNT];   /* false: the class takes launch_overhead (grouped_conv: conv's) */
+    double launch_group;               /* [launch] group: overhead per group of a grouped convolution, seconds
                                 (one sub-kernel per group, as ONNX Runtime runs them); 0 = none */
+    double launch_row;                 /* [launch] im2col_row: overhead per row a depthwise convolution's im2col copies
+                          (fp_kernel.rows), seconds; 0 = none */
     fp_cache_level cache[FP_CACHE_LEVELS]; /* [cache] l1..l3, innermost first; bytes 0 = absent */
     GKeyFile *keyfile;                     /* the whole file: other groups ([rule.*]) are read by their passes */
 } fp_device;

@@ -169,6 +169,29 @@ uint64_t fp_cost_parts(const fp_node *n)
     return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }
 
+uint64_t fp_cost_im2col_rows(const fp_node *n)
+{
+    fp_op_class c = fp_cost_class(n);
+    const fp_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->n_outputs ? n->outputs[0] : NULL;
+    if ((c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_STRIDED_DEPTHWISE) || !w || !y || w->shape.rank < 3 ||
+        y->shape.rank != w->shape.rank)
+        return 0;
+    if (!fp_dim_known(y->shape.dims[0]))
+        return 0;
+    uint64_t rows = (uint64_t)y->shape.dims[0].value * fp_cost_parts(n); /* images x channels */
+    for (int32_t i = 2; i < w->shape.rank; i++)                          /* the kernel's taps */
+        if (fp_dim_known(w->shape.dims[i]))
+            rows *= (uint64_t)w->shape.dims[i].value;
+        else
+            return 0;
+    for (int32_t i = 2; i < y->shape.rank - 1; i++) /* the output's rows: all its dims but the last */
+        if (fp_dim_known(y->shape.dims[i]))
+            rows *= (uint64_t)y->shape.dims[i].value;
+        else
+            return 0;
+    return rows;
+}
+
 /* The known dims of value v (rank > 0, every dim known) into d (at most 8); its rank, else -1. */
 static int known_dims(const fp_value *v, uint64_t *d)
 {
@@ -420,6 +443,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
         fp_op_cost c = {.node = node,
                         .cls = fp_cost_class(node),
                         .parts = fp_cost_parts(node),
+                        .rows = fp_cost_im2col_rows(node),
                         .operands = fp_cost_gemm_operands(node)};
         c.dtype = what_if != FP_DT_UNDEFINED && compute_dtype(node) == FP_DT_FLOAT ? what_if : compute_dtype(node);
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);
@@ -451,7 +475,7 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
 {
     if (!c->kernel)
         return (fp_kernel){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands, c->cold};
+    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands, c->cold, c->rows};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

@@ -20,7 +20,8 @@
  * so skinny GEMMs (a 3x3 convolution with 16 output channels, a matmul of 8 rows) saturate later
  * than square ones of the same work. A kernel made of `parts` sub-kernels (a grouped convolution:
  * one per group, as ONNX Runtime's MLAS runs it) saturates with the work of one part and pays
- * [launch] group per part on top of launch(c). The cost model sums these per fused kernel.
+ * [launch] group per part on top of launch(c), and a depthwise one [launch] im2col_row per row its
+ * im2col copies (`rows`). The cost model sums these per fused kernel.
  *
  * Cold weights: on a profile with [device] weight_bandwidth, the kernel's `cold` bytes (weights
  * evicted between runs) leave the roofline's traffic and add cold / weight_bandwidth to its time:
@@ -46,6 +47,7 @@ typedef struct {
     uint64_t operands; /* elements of the GEMM operands it lowers to, summed over its sub-GEMMs
                           (M K + K N + M N each); 0 = not a GEMM or unknown */
     uint64_t cold;     /* of bytes: weight bytes no cache holds between runs (passes/cost.h) */
+    uint64_t rows;     /* rows a depthwise convolution's im2col copies (fp_cost_im2col_rows), else 0 */
 } fp_kernel;
 
 typedef struct {

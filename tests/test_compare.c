@@ -575,6 +575,7 @@ static void test_fit_refinements(void)
     truth->cache[1].bandwidth = 0.6 * base->cache[1].bandwidth;
     truth->half_work[FP_CLASS_CONV] = 4e6;
     truth->launch_group = 3e-7;
+    truth->launch_row = 3e-9;
     truth->efficiency[FP_CLASS_NCHWC_CONV] = 0.95; /* the blocked classes, which the base takes from */
     truth->half_work[FP_CLASS_NCHWC_CONV] = 1e6;   /* conv and grouped_conv */
     truth->efficiency[FP_CLASS_NCHWC_DEPTHWISE] = 0.6;
@@ -589,9 +590,11 @@ static void test_fit_refinements(void)
                             (uint64_t)(3 * n * n)};
             fp_fit_data_add_row(d, mi, "conv", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
         }
-        for (int i = 0; i < 3; i++) { /* depthwise: 32 .. 128 groups */
+        for (int i = 0; i < 3; i++) { /* depthwise: 32 .. 128 groups of 3x3 to 7x7 taps, 7 to 28 rows out */
+            static const uint64_t taps[] = {9, 25, 49}, out_rows[] = {7, 14, 28};
             fp_fit_op op =
                 {(uint64_t)(1e5 * f * (1 << i)), 40000, FP_DT_FLOAT, FP_CLASS_GROUPED_CONV, (uint64_t)(32 << i), 0};
+            op.rows = op.parts * taps[i] * out_rows[m];
             fp_fit_data_add_row(d, mi, "dw", &op, 1, 0, fp_roofline_kernel(truth, &op).time_s);
         }
         for (int i = 0; i < 5; i++) { /* the same GEMMs as blocked convolutions, and blocked depthwise ones */
@@ -617,12 +620,15 @@ static void test_fit_refinements(void)
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_CACHE + 1], 0.6, 0.02);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_SAT + FP_CLASS_CONV] / 4e6, 1, 0.1);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_GROUP_LAUNCH] / 3e-7, 1, 0.05);
+    CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_ROW_LAUNCH] / 3e-9, 1, 0.05);
+    CU_ASSERT_DOUBLE_EQUAL(r->device->launch_row / 3e-9, 1, 0.05);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_CLASS_NCHWC_CONV], 0.95, 0.02);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_FIT_SAT + FP_CLASS_NCHWC_CONV] / 1e6, 1, 0.1);
     CU_ASSERT_DOUBLE_EQUAL(r->params[FP_CLASS_NCHWC_DEPTHWISE], 0.6, 0.02);
     CU_ASSERT_DOUBLE_EQUAL(r->device->efficiency[FP_CLASS_NCHWC_DEPTHWISE], 0.6, 0.02);
     CU_ASSERT(r->rms_log < 0.01);
-    CU_ASSERT(r->informed[FP_FIT_CACHE + 1] > 0 && r->informed[FP_FIT_GROUP_LAUNCH] > 0);
+    CU_ASSERT(r->informed[FP_FIT_CACHE + 1] > 0 && r->informed[FP_FIT_GROUP_LAUNCH] > 0 &&
+              r->informed[FP_FIT_ROW_LAUNCH] > 0);
     /* nothing informs softmax: its launch and half work stay the base's (none) */
     CU_ASSERT_EQUAL(r->informed[FP_FIT_CLASS_LAUNCH + FP_CLASS_SOFTMAX], 0);
     CU_ASSERT_DOUBLE_EQUAL(r->device->half_work[FP_CLASS_SOFTMAX], 0, 0);

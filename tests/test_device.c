@@ -157,6 +157,9 @@ static void test_invalid(void)
     expect_invalid(DEV PEAK "[launch]\nconvolution=1e-6\n", "[launch] convolution: unknown key (valid keys: conv,");
     expect_invalid(DEV PEAK "[launch]\nconv=-1e-6\n", "[launch] conv: -1e-6 must be >= 0");
     expect_invalid(DEV PEAK "[launch]\ngroup=2\n", "[launch] group: 2 is implausibly large: the unit is seconds");
+    expect_invalid(DEV PEAK "[launch]\nim2col_row=-3e-9\n", "[launch] im2col_row: -3e-9 must be >= 0");
+    expect_invalid(DEV PEAK "[launch]\nim2col_row=fast\n", "[launch] im2col_row: 'fast' is not a number");
+    expect_invalid(DEV PEAK "[launch]\nrow=3e-9\n", "[launch] row: unknown key (valid keys: conv,");
     expect_invalid(DEV PEAK "[saturation]\nmatmul=0\n", "[saturation] matmul: 0 must be > 0 (FLOP)");
     expect_invalid(DEV PEAK "[saturation]\ngemv=-1\n", "[saturation] gemv: -1 must be >= 0 (FLOP; 0: none)");
     expect_invalid(DEV PEAK "[saturation]\nconv=1e20\n", "[saturation] conv: 1e20 is implausibly large");
@@ -328,6 +331,7 @@ static void test_keyfile_roundtrip(void)
     "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=1e11\nmemory_bytes=1e9\nlaunch_overhead=1e-5\n" \
     "align_bytes=64\n[peak]\nfp32=1e12\n[efficiency]\nconv=0.5\nmatmul=0.25\nbandwidth=0.5\n"           \
     "[saturation]\nconv=16e6\nmatmul=2e6\n[launch]\nconv=4e-6\nelementwise=1e-6\ngroup=1e-7\n"          \
+    "im2col_row=2e-9\n"                                                                                 \
     "[cache]\nl1_bytes=65536\nl1_bandwidth=8e11\nl2_bytes=1048576\nl2_bandwidth=4e11\n"
 
 static fp_device *load_text(const char *text)
@@ -352,6 +356,7 @@ static void test_model_groups(void)
     CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(d, FP_CLASS_EW), 1e-6, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(d, FP_CLASS_POOL), 1e-5, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(d->launch_group, 1e-7, 1e-18);
+    CU_ASSERT_DOUBLE_EQUAL(d->launch_row, 2e-9, 1e-20);
     /* half works: only where given (grouped_conv does not inherit conv's) */
     CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_CONV], 16e6, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_GROUPED_CONV], 0, 0);
@@ -432,11 +437,14 @@ static void test_roofline_model(void)
     /* a class without a half work keeps its efficiency whatever the work */
     fp_kernel e = {.flops = 10, .bytes = 10, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_EW};
     CU_ASSERT_DOUBLE_EQUAL(fp_roofline_efficiency(d, &e), d->efficiency[FP_CLASS_EW], 1e-12);
-    /* a grouped convolution of 32 groups: per-group launch, saturation with one group's work
-     * (grouped_conv has no half work here: efficiency 0.5, its launch conv's 4 us) */
+    /* a depthwise convolution of 32 groups: per-group and per-im2col-row launch, saturation with one
+     * group's work (grouped_conv has no half work here: efficiency 0.5, its launch conv's 4 us) */
     fp_kernel g = {.flops = 3200000, .bytes = 1000, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_GROUPED_CONV, .parts = 32};
     r = fp_roofline_kernel(d, &g);
     CU_ASSERT_DOUBLE_EQUAL(r.launch_s, 4e-6 + 32 * 1e-7, 1e-15);
+    g.rows = 32 * 9 * 14;
+    r = fp_roofline_kernel(d, &g);
+    CU_ASSERT_DOUBLE_EQUAL(r.launch_s, 4e-6 + 32 * 1e-7 + 32 * 9 * 14 * 2e-9, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(r.compute_s, 3.2e6 / 5e11, 1e-15);
     /* the ridge of a kernel: its saturated efficiency against its level's roof */
     k.operands = 0;
@@ -461,6 +469,8 @@ static void test_model_roundtrip(void)
         CU_ASSERT_EQUAL(b->launch_own[c], a->launch_own[c]);
     }
     CU_ASSERT_DOUBLE_EQUAL(b->launch_group, a->launch_group, 1e-18);
+    CU_ASSERT_DOUBLE_EQUAL(b->launch_row, a->launch_row, 1e-20);
+    CU_ASSERT(b->launch_row > 0);
     for (int i = 0; i < FP_CACHE_LEVELS; i++) {
         CU_ASSERT_EQUAL(b->cache[i].bytes, a->cache[i].bytes);
         CU_ASSERT_DOUBLE_EQUAL(b->cache[i].bandwidth, a->cache[i].bandwidth, 1);

@@ -340,10 +340,13 @@ static void test_grouped_cost(void)
     /* round.ini has neither a grouped_conv efficiency nor [launch] group: conv's, nothing per part */
     CU_ASSERT_DOUBLE_EQUAL(dw->rl.compute_s, (double)dw->flops / 0.25e12, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(dw->rl.launch_s, 1e-5, 1e-15);
+    CU_ASSERT_EQUAL(dw->rows, 2 * 8 * 9 * 10); /* images x channels x taps x output rows */
     CU_ASSERT_EQUAL(mm->cls, FP_CLASS_MATMUL);
     CU_ASSERT_EQUAL(mm->operands, 160 * 10 + 10 * 4 + 160 * 4); /* [2, 8, 10, 10] x [10, 4]: M 160 */
     CU_ASSERT_EQUAL(g2->cls, FP_CLASS_CONV);
     CU_ASSERT_EQUAL(g2->parts, 2);
+    CU_ASSERT_EQUAL(g2->rows, 0);
+    CU_ASSERT_EQUAL(mm->rows, 0);
     CU_ASSERT_EQUAL(g2->operands, 2 * 2 * (4 * 36 + 36 * 100 + 4 * 100));
     /* with conv's saturation the per-group GEMMs' shape sets the efficiency: 1 TFLOP/s peak x
      * conv 0.25 / (1 + cbrt(h / 2) / 1.5 x operands / FLOPs) */
@@ -356,7 +359,9 @@ static void test_grouped_cost(void)
 }
 
 /* A depthwise convolution strided along its width is strided_depthwise (MLAS's im2col copies one
- * input at a time), one strided along its height alone (PaddleOCR's [2, 1]) grouped_conv. */
+ * input at a time), one strided along its height alone (PaddleOCR's [2, 1]) grouped_conv; either
+ * pays [launch] im2col_row per row its im2col copies (channels x taps x output rows) and [launch]
+ * group per channel. */
 static void test_strided_depthwise_class(void)
 {
     static const int64_t strides[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}};
@@ -376,6 +381,13 @@ static void test_strided_depthwise_class(void)
         g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
         CU_ASSERT_EQUAL_FATAL(cost->n_ops, 1);
         CU_ASSERT_EQUAL(cost->ops[0].cls, want[i]);
+        uint64_t rows = 8 * 9 * (uint64_t)(12 / strides[i][0]);
+        CU_ASSERT_EQUAL(cost->ops[0].rows, rows);
+        dev->launch_group = 2e-7;
+        dev->launch_row = 3e-9;
+        g_autoptr(fp_cost_result) paid = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+        CU_ASSERT_DOUBLE_EQUAL(paid->ops[0].rl.launch_s - cost->ops[0].rl.launch_s, 8 * 2e-7 + (double)rows * 3e-9,
+                               1e-15);
     }
 }
 
