@@ -222,6 +222,13 @@ static void others(GArray *cs)
         WORK_CHAIN, 0);
     add(cs, g_strdup("layernorm_tiny"), "LayerNormalization", g_strdup(lnx), inits("s", h8, "b", h8, NULL), v8,
         TINY_CHAIN, FP_MICRO_TINY);
+    /* ONNX Runtime's fusion of a residual Add and a LayerNormalization: BERT's tokens, one token */
+    int64_t sln[] = {1, 128, 768, 0}, sln1[] = {1, 1, 2048, 0}, h2k[] = {2048, 0};
+    const char *slnx = "input: \"k\" input: \"s\" input: \"b\" attribute { name: \"epsilon\" type: FLOAT f: 1e-05 }";
+    add(cs, g_strdup("skiplayernorm_128x768"), "SkipLayerNormalization", g_strdup(slnx),
+        inits("k", sln, "s", h, "b", h, NULL), sln, WORK_CHAIN, FP_MICRO_CONTRIB);
+    add(cs, g_strdup("skiplayernorm_1x2048"), "SkipLayerNormalization", g_strdup(slnx),
+        inits("k", sln1, "s", h2k, "b", h2k, NULL), sln1, WORK_CHAIN, FP_MICRO_CONTRIB);
     int64_t sm[] = {12, 128, 128, 0};
     const char *axis = "attribute { name: \"axis\" type: INT i: -1 }";
     add(cs, g_strdup("softmax_12x128x128"), "Softmax", g_strdup(axis), NULL, sm, WORK_CHAIN, 0);

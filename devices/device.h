@@ -43,8 +43,10 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * softmax and the KV cache's concatenation, a fixed cost per call that a decoder's step, tiny in
  * FLOPs, pays in full. TRANSCENDENTAL is an elementwise op that evaluates a polynomial or a table
  * per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's TRANSCENDENTAL
- * trait) rather than one instruction. TRANSPOSE is a Transpose (a strided gather
- * per element, slower than the copies of the data class). */
+ * trait) rather than one instruction. SKIP_NORM is ONNX Runtime's SkipLayerNormalization (the
+ * residual Add and LayerNormalization its level-2 fusion makes one op): its CPU kernel runs
+ * scalar loops several times slower per element than the LayerNormalization kernel's. TRANSPOSE is
+ * a Transpose (a strided gather per element, slower than the copies of the data class). */
 #define FP_OP_CLASSES(X)                                          \
     X(CONV, "conv", CONV, false)                                  \
     X(GROUPED_CONV, "grouped_conv", CONV, false)                  \
@@ -58,6 +60,7 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
     X(EW, "elementwise", EW, false)                               \
     X(TRANSCENDENTAL, "transcendental", EW, true)                 \
     X(NORM, "norm", NORM, false)                                  \
+    X(SKIP_NORM, "skip_norm", NORM, true)                         \
     X(POOL, "pool", POOL, false)                                  \
     X(DILATED_POOL, "dilated_pool", POOL, false)                  \
     X(REDUCE, "reduce", REDUCE, false)                            \

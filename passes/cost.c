@@ -143,7 +143,7 @@ fp_op_class fp_cost_class(const fp_node *n)
     case FP_FK_ACT:
         return fp_op_has(n->op, FP_OPF_TRANSC) ? FP_CLASS_TRANSCENDENTAL : FP_CLASS_EW;
     case FP_FK_NORM:
-        return FP_CLASS_NORM;
+        return n->op == FP_OP_SKIP_LAYER_NORM ? FP_CLASS_SKIP_NORM : FP_CLASS_NORM;
     case FP_FK_POOL:
         return dilated(n) ? FP_CLASS_DILATED_POOL : FP_CLASS_POOL;
     case FP_FK_REDUCE:

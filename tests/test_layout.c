@@ -391,6 +391,29 @@ static void test_strided_depthwise_class(void)
     }
 }
 
+/* ONNX Runtime's SkipLayerNormalization is skip_norm (its CPU kernel's scalar loops); the simplified
+ * one and LayerNormalization stay norm. */
+static void test_skip_norm_class(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 3, (int64_t[]){1, 4, 8});
+    tb_init(b, "k", F32, 3, (int64_t[]){1, 4, 8});
+    tb_init(b, "g", F32, 1, (int64_t[]){8});
+    tb_init(b, "be", F32, 1, (int64_t[]){8});
+    tb_domain(b, tb_node(b, "SkipLayerNormalization", "sln", "x,k,g,be", "y"), "com.microsoft");
+    tb_domain(b, tb_node(b, "SkipSimplifiedLayerNormalization", "ssln", "y,k,g", "z"), "com.microsoft");
+    tb_node(b, "LayerNormalization", "ln", "z,g,be", "w");
+    tb_output(b, "w", F32, -1, NULL);
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
+    CU_ASSERT_EQUAL(cost->ops[0].cls, FP_CLASS_SKIP_NORM);
+    CU_ASSERT_EQUAL(cost->ops[1].cls, FP_CLASS_NORM);
+    CU_ASSERT_EQUAL(cost->ops[2].cls, FP_CLASS_NORM);
+    CU_ASSERT(fp_op_class_refines(FP_CLASS_SKIP_NORM));
+}
+
 /* An Erf is transcendental and counts 2.4 elements of work each (MLAS evaluates both of its
  * branches); a Sigmoid one, its FLOPs. */
 static void test_erf_work(void)
@@ -577,6 +600,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "cold_weights", test_cold_weights);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
+    CU_add_test(s, "skip_norm_class", test_skip_norm_class);
     CU_add_test(s, "erf_work", test_erf_work);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
