@@ -144,6 +144,24 @@ static void attention(GArray *cs, int heads, int kv_heads, int d, int past, bool
     g_array_index(cs, fp_micro_case, cs->len - 1).outputs = 2;
 }
 
+/* One row [1, 1, k] times a k x k weight of 4 bits in blocks of 32 (MatMulNBits, accuracy_level 4:
+ * int8 compute): the packed weight [k, k / 32, 16] uint8 and its scales. */
+static void nbits(GArray *cs, int k)
+{
+    int64_t x[] = {1, 1, k, 0}, sc[] = {(int64_t)k * (k / 32), 0};
+    char *decl = inits("sc", sc, NULL);
+    char *all = g_strdup_printf("initializer { name: \"q\" data_type: 2 dims: %d dims: %d dims: 16 }\n%s", k, k / 32,
+                                decl);
+    g_free(decl);
+    add(cs, g_strdup_printf("matmulnbits4_1x%d", k), "MatMulNBits",
+        g_strdup_printf("input: \"q\" input: \"sc\" attribute { name: \"K\" type: INT i: %d }"
+                        " attribute { name: \"N\" type: INT i: %d } attribute { name: \"bits\" type: INT i: 4 }"
+                        " attribute { name: \"block_size\" type: INT i: 32 }"
+                        " attribute { name: \"accuracy_level\" type: INT i: 4 }",
+                        k, k),
+        all, x, WORK_CHAIN, FP_MICRO_CONTRIB);
+}
+
 /* x [m, k] times a [k, k] weight (MatMul; one row: the GEMV path), or Gemm with a bias and transB. */
 static void matmuls(GArray *cs)
 {
@@ -169,6 +187,9 @@ static void matmuls(GArray *cs)
     add(cs, g_strdup("gemm_1x768"), "Gemm",
         g_strdup("input: \"w\" input: \"b\" attribute { name: \"transB\" type: INT i: 1 }"),
         inits("w", gw1, "b", gb1, NULL), g1, WORK_CHAIN, 0);
+    /* a decoder's int4 projections as onnxruntime-genai's builder writes them for the CPU */
+    for (int k = 64; k <= 1024; k *= 4)
+        nbits(cs, k);
     /* launch, rate and cost per score (passes/cost.h) need three shapes at least */
     attention(cs, 4, 2, 16, 127, false);
     attention(cs, 8, 2, 64, 255, false);

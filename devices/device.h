@@ -41,7 +41,9 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * attention op of ONNX Runtime's contrib domain (Attention, MultiHeadAttention,
  * GroupQueryAttention): its CPU kernel loops over batch and heads with a small GEMM each, a
  * softmax and the KV cache's concatenation, a fixed cost per call that a decoder's step, tiny in
- * FLOPs, pays in full. TRANSCENDENTAL is an elementwise op that evaluates a polynomial or a table
+ * FLOPs, pays in full. MATMUL_NBITS is ONNX Runtime's MatMulNBits at accuracy_level 4: MLAS
+ * quantizes A to int8 block by block and multiplies it with the 4-bit weights unpacked to int8
+ * (its SQNBitGemm kernels), a path of its own whatever the dtype's peak. TRANSCENDENTAL is an elementwise op that evaluates a polynomial or a table
  * per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's TRANSCENDENTAL
  * trait) rather than one instruction. SKIP_NORM is ONNX Runtime's SkipLayerNormalization (the
  * residual Add and LayerNormalization its level-2 fusion makes one op): its CPU kernel runs
@@ -57,6 +59,7 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
     X(MATMUL, "matmul", MATMUL, false)                            \
     X(GEMV, "gemv", MATMUL, true)                                 \
     X(ATTENTION, "attention", MATMUL, true)                       \
+    X(MATMUL_NBITS, "matmul_nbits", MATMUL, true)                 \
     X(EW, "elementwise", EW, false)                               \
     X(TRANSCENDENTAL, "transcendental", EW, true)                 \
     X(NORM, "norm", NORM, false)                                  \

@@ -106,13 +106,15 @@ static bool folds_rows(const fp_node *n)
 }
 
 /* A fused attention op (contrib Attention, MultiHeadAttention, GroupQueryAttention) is attention; a
- * float MatMul or Gemm of one row (the M of the GEMM ONNX Runtime runs is 1: its output's
+ * MatMulNBits at accuracy_level 4 (int8 compute) matmul_nbits; a float MatMul or Gemm of one row (the M of the GEMM ONNX Runtime runs is 1: its output's
  * second-to-last dim, or every dim but the last when it folds A's rows, or a vector) MLAS's GEMV
  * path, a pass over the weights; any other matmul. */
 static fp_op_class matmul_class(const fp_node *n)
 {
     if (n->op == FP_OP_ATTENTION || n->op == FP_OP_GROUP_QUERY_ATTENTION || n->op == FP_OP_MULTI_HEAD_ATTENTION)
         return FP_CLASS_ATTENTION;
+    if (n->op == FP_OP_MATMUL_NBITS && fp_node_attr_int(n, "accuracy_level", 0) == 4)
+        return FP_CLASS_MATMUL_NBITS;
     bool float_op = n->op == FP_OP_MATMUL || n->op == FP_OP_GEMM || n->op == FP_OP_FUSED_MATMUL ||
                     n->op == FP_OP_FUSED_GEMM;
     const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;

@@ -71,6 +71,18 @@ static void test_writer(void)
     CU_ASSERT_TRUE_FATAL(p[0] && p[1]);
     CU_ASSERT_NOT_EQUAL(memcmp(p[0], p[1], 48), 0);
     fp_model_free(m);
+    /* a uint8 initializer (packed 4-bit weights) gets bytes of its own; one with data keeps it */
+    const char *packed = "graph { initializer { name: \"q\" data_type: 2 dims: 8 dims: 16 } "
+                         "initializer { name: \"z\" data_type: 2 dims: 2 raw_data: \"\\001\\002\" } }";
+    g_autoptr(GBytes) pb = fp_onnx_write_text(packed, strlen(packed), &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pb);
+    data = g_bytes_get_data(pb, &len);
+    m = fp_onnx_load_buffer("packed", data, len, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL_FATAL(m->main->initializers->len, 2);
+    CU_ASSERT_EQUAL(((fp_value *)m->main->initializers->pdata[0])->tensor->nbytes, 128);
+    CU_ASSERT_EQUAL(((fp_value *)m->main->initializers->pdata[1])->tensor->nbytes, 2);
+    fp_model_free(m);
     g_autoptr(GBytes) bad = fp_onnx_write_text("graph { nodes: 1 }", 18, &err);
     CU_ASSERT_PTR_NULL(bad);
     tu_expect_error(err, "nodes");
@@ -175,9 +187,10 @@ static void test_fit_recovers(void)
 static void test_fit_recovers_refinements(void)
 {
     const known_rate known[] =
-        {{FP_CLASS_CONV, 0.3},        {FP_CLASS_POINTWISE_CONV, 0.8},      {FP_CLASS_MATMUL, 0.5},
-         {FP_CLASS_GEMV, 0.004},      {FP_CLASS_TRANSCENDENTAL, 0.002},    {FP_CLASS_TRANSPOSE, 0.0005},
-         {FP_CLASS_ATTENTION, 0.001}, {FP_CLASS_STRIDED_DEPTHWISE, 0.002}, {FP_CLASS_SKIP_NORM, 0.0008}};
+        {{FP_CLASS_CONV, 0.3},          {FP_CLASS_POINTWISE_CONV, 0.8},      {FP_CLASS_MATMUL, 0.5},
+         {FP_CLASS_GEMV, 0.004},        {FP_CLASS_TRANSCENDENTAL, 0.002},    {FP_CLASS_TRANSPOSE, 0.0005},
+         {FP_CLASS_ATTENTION, 0.001},   {FP_CLASS_STRIDED_DEPTHWISE, 0.002}, {FP_CLASS_SKIP_NORM, 0.0008},
+         {FP_CLASS_MATMUL_NBITS, 0.002}};
     check_fit_recovers(known, G_N_ELEMENTS(known));
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "passes/cost.h"
 #include "tutil.h"
 
 enum { F32 = 1, U8 = 2, I8 = 3, I32 = 6, I64 = 7 };
@@ -634,6 +635,16 @@ static void test_decoder_int4(void)
     const fp_node *q = node_of(a->model, "/model/layers.0/attn/q_proj/MatMul_Q4");
     CU_ASSERT_EQUAL(q->op, FP_OP_MATMUL_NBITS);
     CU_ASSERT_EQUAL(q->metrics.flops, 2 * 64 * 64 + 2 * 64 * 64); /* one token, and the dequantization */
+    /* the builder's CPU layout, accuracy_level 4: MLAS's int8 path, a class of its own; another
+     * level stays matmul */
+    CU_ASSERT_EQUAL(fp_node_attr_int(q, "accuracy_level", 0), 4);
+    CU_ASSERT_EQUAL(fp_cost_class(q), FP_CLASS_MATMUL_NBITS);
+    tb *b = nbits_model(&(nbits_case){"q", 64, 64, 32, 4, 32, {32, 2, 16}, 2, {32, 2}, 0, {0}, false});
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const fp_node *l0 = node_of(m, "q");
+    CU_ASSERT_EQUAL(fp_cost_class(l0), FP_CLASS_MATMUL);
 }
 
 /* The weight what-ifs on the int4 sample, whose matrix weights are already stored quantized: fp16

@@ -1,4 +1,4 @@
-/* onnx_write.c - binary ONNX from protobuf text, float initializers filled with a fixed pattern
+/* onnx_write.c - binary ONNX from protobuf text, float and uint8 initializers filled with a fixed pattern
  * (see onnx_write.h). */
 #include "frontends/onnx/onnx_write.h"
 
@@ -10,6 +10,7 @@
 #include "onnx.pb-c.h"
 
 #define FLOAT_TYPE 1                       /* onnx.TensorProto.FLOAT */
+#define UINT8_TYPE 2                       /* onnx.TensorProto.UINT8 */
 #define MAX_FILL_BYTES ((uint64_t)1 << 30) /* an initializer this writer fills */
 
 /* Elements of t (its dims' product); false when a dim is negative or the product exceeds max. */
@@ -42,11 +43,23 @@ static void fill(Onnx__TensorProto *t, uint64_t n, uint64_t seed)
     t->raw_data.data = (uint8_t *)v;
 }
 
-/* True when t is a float tensor declared without any data. */
+/* Fills t, the model's initializer number `seed`, with n bytes of the same hash (packed 4-bit
+ * weights: each nibble in 0..15). */
+static void fill_bytes(Onnx__TensorProto *t, uint64_t n, uint64_t seed)
+{
+    uint8_t *v = g_malloc(MAX(n, 1));
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = (uint8_t)(((i + seed * 7919u) * 2654435761u) >> 8);
+    t->has_raw_data = 1;
+    t->raw_data.len = n;
+    t->raw_data.data = v;
+}
+
+/* True when t is a float or uint8 tensor declared without any data. */
 static bool needs_data(const Onnx__TensorProto *t)
 {
-    return t->has_data_type && t->data_type == FLOAT_TYPE && !t->has_raw_data && t->n_float_data == 0 &&
-           t->n_external_data == 0;
+    return t->has_data_type && (t->data_type == FLOAT_TYPE || t->data_type == UINT8_TYPE) && !t->has_raw_data &&
+           t->n_float_data == 0 && t->n_int32_data == 0 && t->n_external_data == 0;
 }
 
 GBytes *fp_onnx_write_text(const char *text, size_t len, GError **error)
@@ -60,13 +73,16 @@ GBytes *fp_onnx_write_text(const char *text, size_t len, GError **error)
         uint64_t n;
         if (!needs_data(t))
             continue;
-        if (!elements(t, MAX_FILL_BYTES / sizeof(float), &n)) {
+        if (!elements(t, MAX_FILL_BYTES / (t->data_type == UINT8_TYPE ? 1 : sizeof(float)), &n)) {
             g_set_error(error, FP_ONNX_ERROR, FP_ONNX_ERROR_LIMIT, "initializer '%s': over 1 GiB or a negative dim",
                         t->name ? t->name : "");
             onnx__model_proto__free_unpacked(mp, NULL);
             return NULL;
         }
-        fill(t, n, i);
+        if (t->data_type == UINT8_TYPE)
+            fill_bytes(t, n, i);
+        else
+            fill(t, n, i);
     }
     size_t size = onnx__model_proto__get_packed_size(mp);
     uint8_t *buf = g_malloc(MAX(size, 1));
