@@ -194,6 +194,16 @@ uint64_t fp_cost_im2col_rows(const fp_node *n)
     return rows;
 }
 
+uint64_t fp_cost_post_bytes(const fp_node *n)
+{
+    fp_op_class c = fp_cost_class(n);
+    const fp_attr *a = fp_node_attr(n, "activation");
+    if ((c != FP_CLASS_NCHWC_CONV && c != FP_CLASS_NCHWC_DEPTHWISE) || !a || a->type != FP_ATTR_STRING ||
+        strcmp(a->u.s, "Relu") == 0 || !n->n_outputs || !n->outputs[0])
+        return 0;
+    return n->metrics_known ? n->metrics.bytes_out : 0;
+}
+
 /* The known dims of value v (rank > 0, every dim known) into d (at most 8); its rank, else -1. */
 static int known_dims(const fp_value *v, uint64_t *d)
 {
@@ -446,6 +456,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
                         .cls = fp_cost_class(node),
                         .parts = fp_cost_parts(node),
                         .rows = fp_cost_im2col_rows(node),
+                        .post = fp_cost_post_bytes(node),
                         .operands = fp_cost_gemm_operands(node)};
         c.dtype = what_if != FP_DT_UNDEFINED && compute_dtype(node) == FP_DT_FLOAT ? what_if : compute_dtype(node);
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);
@@ -477,7 +488,7 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
 {
     if (!c->kernel)
         return (fp_kernel){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands, c->cold, c->rows};
+    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands, c->cold, c->rows, c->post};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

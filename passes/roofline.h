@@ -21,7 +21,9 @@
  * than square ones of the same work. A kernel made of `parts` sub-kernels (a grouped convolution:
  * one per group, as ONNX Runtime's MLAS runs it) saturates with the work of one part and pays
  * [launch] group per part on top of launch(c), and a depthwise one [launch] im2col_row per row its
- * im2col copies (`rows`). The cost model sums these per fused kernel.
+ * im2col copies (`rows`). The cost model sums these per fused kernel. A fused activation the
+ * runtime applies in a pass of its own over the output the kernel wrote (`post` bytes) adds that
+ * pass's memory time, streaming from the level the output fits.
  *
  * Cold weights: on a profile with [device] weight_bandwidth, the kernel's `cold` bytes (weights
  * evicted between runs) leave the roofline's traffic and add cold / weight_bandwidth to its time:
@@ -48,6 +50,8 @@ typedef struct {
                           (M K + K N + M N each); 0 = not a GEMM or unknown */
     uint64_t cold;     /* of bytes: weight bytes no cache holds between runs (passes/cost.h) */
     uint64_t rows;     /* rows a depthwise convolution's im2col copies (fp_cost_im2col_rows), else 0 */
+    uint64_t post;     /* bytes of its output a fused activation reads and writes again in a pass of
+                          its own (fp_cost_post_bytes), else 0 */
 } fp_kernel;
 
 typedef struct {
@@ -55,7 +59,8 @@ typedef struct {
     double memory_s;  /* bytes / (bandwidth(bytes) * bw_efficiency) */
     double launch_s;  /* the class's launch overhead (+ the per-group one per part) */
     double cold_s;    /* cold / weight_bandwidth, where the profile has one (else 0: cold in memory_s) */
-    double time_s;    /* max(compute_s, memory_s) + cold_s + launch_s */
+    double post_s;    /* 2 x post / (bandwidth(post) * bw_efficiency): the activation's pass */
+    double time_s;    /* max(compute_s, memory_s) + cold_s + post_s + launch_s */
     double intensity; /* fp_roofline_intensity(flops, bytes) */
     fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s */
     int level;        /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */

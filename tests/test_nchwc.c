@@ -5,6 +5,7 @@
  * Conv as its Sum input; a Mul by a per-channel constant runs as a blocked depthwise Conv; nothing
  * without the target's key or the device's block; a bad block. */
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -303,6 +304,53 @@ static void test_scale_mul(void)
     g_unlink(p2);
 }
 
+/* The blocked Conv's cost of a fused activation: a Clip (ReLU6) is a pass of its own over the
+ * output MLAS wrote (post bytes, post_s in its time), a Relu none (applied in the kernel). */
+static void test_activation_pass(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 8, 8});
+    tb_init(b, "w1", F32, 4, (int64_t[]){16, 16, 3, 3});
+    tb_init(b, "w2", F32, 4, (int64_t[]){16, 16, 3, 3});
+    tb_init_f32(b, "lo", 0, (float[]){0});
+    tb_init_f32(b, "hi", 0, (float[]){6});
+    tb_attr_ints(b, tb_node(b, "Conv", "c1", "x,w1", "h"), "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node(b, "Clip", "six", "h,lo,hi", "a");
+    tb_attr_ints(b, tb_node(b, "Conv", "c2", "a,w2", "g"), "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node(b, "Relu", "relu", "g", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    int seen = 0, clip = 0;
+    for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
+        const fp_op_cost *c = &a->res.cost->ops[i];
+        if (c->cls != FP_CLASS_NCHWC_CONV)
+            continue;
+        const char *act = fp_node_attr_string(c->node, "activation", "");
+        seen++;
+        if (strcmp(act, "Clip") == 0) {
+            clip++;
+            CU_ASSERT_EQUAL(c->post, c->node->metrics.bytes_out);
+            CU_ASSERT_TRUE(c->post >= 16 * 8 * 8 * 4);
+            CU_ASSERT_TRUE(c->rl.post_s > 0);
+            CU_ASSERT_DOUBLE_EQUAL(c->rl.time_s,
+                                   fmax(c->rl.compute_s, c->rl.memory_s) + c->rl.cold_s + c->rl.post_s + c->rl.launch_s,
+                                   1e-15);
+        } else {
+            CU_ASSERT_STRING_EQUAL(act, "Relu");
+            CU_ASSERT_EQUAL(c->post, 0);
+            CU_ASSERT_DOUBLE_EQUAL(c->rl.post_s, 0, 0);
+        }
+    }
+    CU_ASSERT_EQUAL(seen, 2);
+    CU_ASSERT_EQUAL(clip, 1);
+    g_unlink(path);
+}
+
 /* x -> Conv (16 channels) h -> Transpose to NHWC -> Softmax (and, when `second`, h -> Neg): the
  * Transpose becomes a ReorderOutput writing NHWC. Read by it alone, h is no longer there in NCHW: the
  * Conv writes a blocked tensor of a new name, as ONNX Runtime's NCHWc tensors are (its graph of
@@ -384,6 +432,7 @@ FP_TEST_SUITE(register_nchwc)
     CU_add_test(s, "mul_rules", test_mul_rules);
     CU_add_test(s, "symbolic_add", test_symbolic_add);
     CU_add_test(s, "isa_profiles", test_isa_profiles);
+    CU_add_test(s, "activation_pass", test_activation_pass);
     CU_add_test(s, "scale_mul", test_scale_mul);
     CU_add_test(s, "transpose_reorder", test_transpose_reorder);
     CU_add_test(s, "bad_block", test_bad_block);
