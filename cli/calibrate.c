@@ -357,8 +357,8 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     if (dev.weight_bandwidth > 0)
         printf("  weights read from memory at %.1f GB/s (past the caches)\n", dev.weight_bandwidth / 1e9);
     if (dev.launch_group > 0 || dev.launch_row > 0)
-        printf("  grouped convolutions %.3f us a group, depthwise ones %.2f ns a row of their im2col\n",
-               dev.launch_group * 1e6, dev.launch_row * 1e9);
+        printf("  grouped convolutions %.3f us a group and %.2f ns a row of their im2col\n", dev.launch_group * 1e6,
+               dev.launch_row * 1e9);
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         printf("  %-16s efficiency %.3g, launch %.2f us%s\n", fp_op_class_name(c), dev.efficiency[c],
                fp_device_launch(&dev, c) * 1e6, dev.half_work[c] > 0 ? ", saturating" : "");

@@ -490,7 +490,7 @@ void fp_device_refine_from_parents(fp_device *d)
 }
 
 /* [launch]: a launch overhead per op class (classes without a key use fp_device_launch's fallback),
- * `group`, the overhead per group of a grouped convolution, and `im2col_row`, per row a depthwise
+ * `group`, the overhead per group of a grouped convolution, and `im2col_row`, per row a grouped
  * convolution's im2col copies (both default 0). */
 static bool read_launch_group(reader *r, fp_device *d)
 {

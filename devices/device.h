@@ -121,7 +121,7 @@ typedef struct {
     bool launch_own[FP_CLASS_COUNT];   /* false: the class takes launch_overhead (grouped_conv: conv's) */
     double launch_group;               /* [launch] group: overhead per group of a grouped convolution, seconds
                                 (one sub-kernel per group, as ONNX Runtime runs them); 0 = none */
-    double launch_row;                 /* [launch] im2col_row: overhead per row a depthwise convolution's im2col copies
+    double launch_row;                 /* [launch] im2col_row: overhead per row a grouped convolution's im2col copies
                           (fp_kernel.rows), seconds; 0 = none */
     fp_cache_level cache[FP_CACHE_LEVELS]; /* [cache] l1..l3, innermost first; bytes 0 = absent */
     GKeyFile *keyfile;                     /* the whole file: other groups ([rule.*]) are read by their passes */

@@ -175,13 +175,14 @@ uint64_t fp_cost_im2col_rows(const fp_node *n)
 {
     fp_op_class c = fp_cost_class(n);
     const fp_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->n_outputs ? n->outputs[0] : NULL;
-    if ((c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_STRIDED_DEPTHWISE) || !w || !y || w->shape.rank < 3 ||
-        y->shape.rank != w->shape.rank)
+    bool grouped = c == FP_CLASS_GROUPED_CONV || c == FP_CLASS_STRIDED_DEPTHWISE ||
+                   (c == FP_CLASS_CONV && fp_cost_parts(n) > 1);
+    if (!grouped || !w || !y || w->shape.rank < 3 || y->shape.rank != w->shape.rank)
         return 0;
     if (!fp_dim_known(y->shape.dims[0]))
         return 0;
-    uint64_t rows = (uint64_t)y->shape.dims[0].value * fp_cost_parts(n); /* images x channels */
-    for (int32_t i = 2; i < w->shape.rank; i++)                          /* the kernel's taps */
+    uint64_t rows = (uint64_t)y->shape.dims[0].value * fp_cost_parts(n); /* images x groups */
+    for (int32_t i = 1; i < w->shape.rank; i++)                          /* channels a group x the kernel's taps */
         if (fp_dim_known(w->shape.dims[i]))
             rows *= (uint64_t)w->shape.dims[i].value;
         else

@@ -20,8 +20,8 @@
  * so skinny GEMMs (a 3x3 convolution with 16 output channels, a matmul of 8 rows) saturate later
  * than square ones of the same work. A kernel made of `parts` sub-kernels (a grouped convolution:
  * one per group, as ONNX Runtime's MLAS runs it) saturates with the work of one part and pays
- * [launch] group per part on top of launch(c), and a depthwise one [launch] im2col_row per row its
- * im2col copies (`rows`). The cost model sums these per fused kernel. A fused activation the
+ * [launch] group per part on top of launch(c), and [launch] im2col_row per row its im2col copies
+ * (`rows`). The cost model sums these per fused kernel. A fused activation the
  * runtime applies in a pass of its own over the output the kernel wrote (`post` bytes) adds that
  * pass's memory time, streaming from the level the output fits.
  *
@@ -49,7 +49,7 @@ typedef struct {
     uint64_t operands; /* elements of the GEMM operands it lowers to, summed over its sub-GEMMs
                           (M K + K N + M N each); 0 = not a GEMM or unknown */
     uint64_t cold;     /* of bytes: weight bytes no cache holds between runs (passes/cost.h) */
-    uint64_t rows;     /* rows a depthwise convolution's im2col copies (fp_cost_im2col_rows), else 0 */
+    uint64_t rows;     /* rows a grouped convolution's im2col copies (fp_cost_im2col_rows), else 0 */
     uint64_t post;     /* bytes of its output a fused activation reads and writes again in a pass of
                           its own (fp_cost_post_bytes), else 0 */
 } fp_kernel;
