@@ -97,7 +97,7 @@ bool fp_fit_row_used(const fp_fit_row *r);
 /* Parameters: the efficiency of each op class, the bandwidth efficiency, the device's launch
  * overhead, a factor on each cache level's bandwidth, each class's half work (FLOP, [saturation]),
  * each class's launch overhead (seconds), the overhead per group of a grouped convolution and per
- * row a depthwise convolution's im2col copies. */
+ * row a grouped convolution's im2col copies. */
 #define FP_FIT_BW FP_CLASS_COUNT
 #define FP_FIT_LAUNCH (FP_CLASS_COUNT + 1)
 #define FP_FIT_CACHE (FP_CLASS_COUNT + 2)                 /* + level index 0..FP_CACHE_LEVELS-1 */

@@ -43,7 +43,8 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * softmax and the KV cache's concatenation, a fixed cost per call that a decoder's step, tiny in
  * FLOPs, pays in full. MATMUL_NBITS is ONNX Runtime's MatMulNBits at accuracy_level 4: MLAS
  * quantizes A to int8 block by block and multiplies it with the 4-bit weights unpacked to int8
- * (its SQNBitGemm kernels), a path of its own whatever the dtype's peak. TRANSCENDENTAL is an elementwise op that evaluates a polynomial or a table
+ * (its SQNBitGemm kernels), a path of its own whatever the dtype's peak. TRANSCENDENTAL is an
+ * elementwise op that evaluates a polynomial or a table
  * per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's TRANSCENDENTAL
  * trait) rather than one instruction. SKIP_NORM is ONNX Runtime's SkipLayerNormalization (the
  * residual Add and LayerNormalization its level-2 fusion makes one op): its CPU kernel runs

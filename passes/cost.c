@@ -106,9 +106,10 @@ static bool folds_rows(const fp_node *n)
 }
 
 /* A fused attention op (contrib Attention, MultiHeadAttention, GroupQueryAttention) is attention; a
- * MatMulNBits at accuracy_level 4 (int8 compute) matmul_nbits; a float MatMul or Gemm of one row (the M of the GEMM ONNX Runtime runs is 1: its output's
- * second-to-last dim, or every dim but the last when it folds A's rows, or a vector) MLAS's GEMV
- * path, a pass over the weights; any other matmul. */
+ * MatMulNBits at accuracy_level 4 (int8 compute) matmul_nbits; a float MatMul or Gemm of one row
+ * (the M of the GEMM ONNX Runtime runs is 1: its output's second-to-last dim, or every dim but the
+ * last when it folds A's rows, or a vector) MLAS's GEMV path, a pass over the weights; any other
+ * matmul. */
 static fp_op_class matmul_class(const fp_node *n)
 {
     if (n->op == FP_OP_ATTENTION || n->op == FP_OP_GROUP_QUERY_ATTENTION || n->op == FP_OP_MULTI_HEAD_ATTENTION)

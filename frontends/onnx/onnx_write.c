@@ -1,5 +1,5 @@
-/* onnx_write.c - binary ONNX from protobuf text, float and uint8 initializers filled with a fixed pattern
- * (see onnx_write.h). */
+/* onnx_write.c - binary ONNX from protobuf text, float and uint8 initializers filled with a fixed
+ * pattern (see onnx_write.h). */
 #include "frontends/onnx/onnx_write.h"
 
 #include <math.h>

@@ -13,9 +13,9 @@
  * keeps its activations of the same order and away from denormals. Each initializer's pattern is
  * shifted by its position: no two hold the same values (ONNX Runtime keeps one copy of identical
  * initializers, and a chain of layers sharing one weight would read it from a cache). A uint8
- * initializer declared likewise (packed 4-bit weights) gets hashed bytes. NULL with the parser's error
- * (line:column and field) when the text is not a ModelProto, or an FP_ONNX_ERROR_LIMIT when an
- * initializer would exceed 1 GiB. */
+ * initializer declared likewise (packed 4-bit weights) gets hashed bytes. NULL with the parser's
+ * error (line:column and field) when the text is not a ModelProto, or an FP_ONNX_ERROR_LIMIT when
+ * an initializer would exceed 1 GiB. */
 GBytes *fp_onnx_write_text(const char *text, size_t len, GError **error);
 
 #endif
