@@ -172,18 +172,23 @@ uint64_t fp_cost_parts(const fp_node *n)
     return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }
 
-uint64_t fp_cost_im2col_rows(const fp_node *n)
+/* The rows an NCHW grouped convolution n (of class c, `parts` groups > 1: depthwise, class
+ * grouped_conv or strided_depthwise, or dense, class conv) has MLAS's im2col copy
+ * (fp_kernel.rows): images x input channels x kernel taps x output rows, each a loop over one
+ * output row's pixels with its padding checked and copied one at a time (MlasConvIm2Col,
+ * onnxruntime/core/mlas/lib/convolve.cpp); a group's GEMM (one to a few dozen output channels) is
+ * too small to hide them. 0 for any other op (a convolution of one group multiplies each copied
+ * element by all its output channels: its class's rate holds the rows) or unknown shapes. */
+static uint64_t im2col_rows(const fp_node *n, fp_op_class c, uint64_t parts)
 {
-    fp_op_class c = fp_cost_class(n);
     const fp_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->n_outputs ? n->outputs[0] : NULL;
-    bool grouped = c == FP_CLASS_GROUPED_CONV || c == FP_CLASS_STRIDED_DEPTHWISE ||
-                   (c == FP_CLASS_CONV && fp_cost_parts(n) > 1);
+    bool grouped = c == FP_CLASS_GROUPED_CONV || c == FP_CLASS_STRIDED_DEPTHWISE || (c == FP_CLASS_CONV && parts > 1);
     if (!grouped || !w || !y || w->shape.rank < 3 || y->shape.rank != w->shape.rank)
         return 0;
     if (!fp_dim_known(y->shape.dims[0]))
         return 0;
-    uint64_t rows = (uint64_t)y->shape.dims[0].value * fp_cost_parts(n); /* images x groups */
-    for (int32_t i = 1; i < w->shape.rank; i++)                          /* channels a group x the kernel's taps */
+    uint64_t rows = (uint64_t)y->shape.dims[0].value * parts; /* images x groups */
+    for (int32_t i = 1; i < w->shape.rank; i++)               /* channels a group x the kernel's taps */
         if (fp_dim_known(w->shape.dims[i]))
             rows *= (uint64_t)w->shape.dims[i].value;
         else
@@ -196,9 +201,12 @@ uint64_t fp_cost_im2col_rows(const fp_node *n)
     return rows;
 }
 
-uint64_t fp_cost_post_bytes(const fp_node *n)
+/* The output bytes of a blocked (NCHWc) convolution n (of class c) whose fused activation MLAS
+ * applies in a pass of its own over the rows the kernel wrote (fp_kernel.post): any but Relu,
+ * which its kernels apply in registers (MLAS_CONV_KERNEL_FLAG_RELU_ACTIVATION against
+ * _OTHER_ACTIVATION, onnxruntime/core/mlas/lib/snchwc.cpp); 0 for any other op. */
+static uint64_t post_bytes(const fp_node *n, fp_op_class c)
 {
-    fp_op_class c = fp_cost_class(n);
     const fp_attr *a = fp_node_attr(n, "activation");
     if ((c != FP_CLASS_NCHWC_CONV && c != FP_CLASS_NCHWC_DEPTHWISE) || !a || a->type != FP_ATTR_STRING ||
         strcmp(a->u.s, "Relu") == 0 || !n->n_outputs || !n->outputs[0])
@@ -457,9 +465,9 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
         fp_op_cost c = {.node = node,
                         .cls = fp_cost_class(node),
                         .parts = fp_cost_parts(node),
-                        .rows = fp_cost_im2col_rows(node),
-                        .post = fp_cost_post_bytes(node),
                         .operands = fp_cost_gemm_operands(node)};
+        c.rows = im2col_rows(node, c.cls, c.parts);
+        c.post = post_bytes(node, c.cls);
         c.dtype = what_if != FP_DT_UNDEFINED && compute_dtype(node) == FP_DT_FLOAT ? what_if : compute_dtype(node);
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);
         if (fp_op_has(node->op, FP_OPF_CTRL)) {

@@ -16,8 +16,8 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t parts;    /* sub-kernels it runs as: the groups of a grouped convolution, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     uint64_t cold;     /* of bytes: weight bytes read from memory (fp_cost_cold_fraction of its weights) */
-    uint64_t rows;     /* rows its im2col copies when a grouped convolution (fp_cost_im2col_rows) */
-    uint64_t post;     /* output bytes a fused activation passes over again (fp_cost_post_bytes) */
+    uint64_t rows;     /* rows its im2col copies when a grouped convolution (passes/cost.c) */
+    uint64_t post;     /* output bytes a fused activation passes over again (passes/cost.c) */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
     fp_op_class cls;
     fp_dtype dtype; /* dtype it computes in (after a --dtype what-if) */
@@ -54,19 +54,6 @@ fp_op_class fp_cost_class(const fp_node *n);
 double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if);
 /* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count, else 1. */
 uint64_t fp_cost_parts(const fp_node *n);
-/* The rows an NCHW grouped convolution n (group > 1: depthwise, class grouped_conv or
- * strided_depthwise, or dense, class conv) has MLAS's im2col copy (fp_kernel.rows): images x input
- * channels x kernel taps x output rows, each a loop over one output row's pixels with its padding
- * checked and copied one at a time (MlasConvIm2Col, onnxruntime/core/mlas/lib/convolve.cpp); a
- * group's GEMM (one to a few dozen output channels) is too small to hide them. 0 for any other op
- * (a convolution of one group multiplies each copied element by all its output channels: its
- * class's rate holds the rows) or unknown shapes. */
-uint64_t fp_cost_im2col_rows(const fp_node *n);
-/* The output bytes of a blocked (NCHWc) convolution n whose fused activation MLAS applies in a
- * pass of its own over the rows the kernel wrote (fp_kernel.post): any but Relu, which its kernels
- * apply in registers (MLAS_CONV_KERNEL_FLAG_RELU_ACTIVATION against _OTHER_ACTIVATION,
- * onnxruntime/core/mlas/lib/snchwc.cpp); 0 for any other op. */
-uint64_t fp_cost_post_bytes(const fp_node *n);
 /* Elements of the GEMM operands op n lowers to, summed over its sub-GEMMs (M K + K N + M N each:
  * a convolution per image and group as im2col + GEMM, M = output channels, K = input channels x
  * kernel, N = output pixels; a ConvTranspose as GEMM + col2im; Gemm; MatMul per batch matrix), for

@@ -49,9 +49,9 @@ typedef struct {
     uint64_t operands; /* elements of the GEMM operands it lowers to, summed over its sub-GEMMs
                           (M K + K N + M N each); 0 = not a GEMM or unknown */
     uint64_t cold;     /* of bytes: weight bytes no cache holds between runs (passes/cost.h) */
-    uint64_t rows;     /* rows a grouped convolution's im2col copies (fp_cost_im2col_rows), else 0 */
+    uint64_t rows;     /* rows a grouped convolution's im2col copies (passes/cost.c), else 0 */
     uint64_t post;     /* bytes of its output a fused activation reads and writes again in a pass of
-                          its own (fp_cost_post_bytes), else 0 */
+                          its own (passes/cost.c), else 0 */
 } fp_kernel;
 
 typedef struct {

@@ -25,6 +25,10 @@ static bool elements(const Onnx__TensorProto *t, uint64_t max, uint64_t *n)
     return true;
 }
 
+/* The writer's pattern at index i of initializer number `seed`: a multiplicative hash, shifted by
+ * the seed. */
+static uint64_t pattern(uint64_t i, uint64_t seed) { return (i + seed * 7919u) * 2654435761u; }
+
 /* Fills t, the model's initializer number `seed`, with n floats of the pattern onnx_write.h
  * describes (a multiplicative hash of the index, shifted by the seed, gives u in [-1, 1); the scale
  * sqrt(3 / fan_in) makes its variance 1 / fan_in). */
@@ -35,7 +39,7 @@ static void fill(Onnx__TensorProto *t, uint64_t n, uint64_t seed)
     uint64_t fan_in = weight && t->dims[0] > 0 ? MAX(n / (uint64_t)t->dims[0], 1) : 1;
     double scale = sqrt(3.0 / (double)fan_in);
     for (uint64_t i = 0; i < n; i++) {
-        double u = (double)(((i + seed * 7919u) * 2654435761u) % 65536) / 32768.0 - 1.0;
+        double u = (double)(pattern(i, seed) % 65536) / 32768.0 - 1.0;
         v[i] = weight ? (float)(u * scale) : (float)(1.0 + u / 2);
     }
     t->has_raw_data = 1;
@@ -49,7 +53,7 @@ static void fill_bytes(Onnx__TensorProto *t, uint64_t n, uint64_t seed)
 {
     uint8_t *v = g_malloc(MAX(n, 1));
     for (uint64_t i = 0; i < n; i++)
-        v[i] = (uint8_t)(((i + seed * 7919u) * 2654435761u) >> 8);
+        v[i] = (uint8_t)(pattern(i, seed) >> 8);
     t->has_raw_data = 1;
     t->raw_data.len = n;
     t->raw_data.data = v;
