@@ -270,7 +270,8 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
     g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(a->original);
     g_autoptr(fp_storage) st = storage_of(a->original, kv, &a->precision, NULL);
     fp_pass_storage(a->original, st);
-    a->original_cost = fp_pass_cost(a->original, a->device, a->what_if, NULL);
+    a->original_cost = fp_pass_cost(a->original, a->device, a->what_if, fp_pipeline_original_cost_flags(a->target),
+                                    NULL);
     return true;
 }
 

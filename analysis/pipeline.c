@@ -123,14 +123,21 @@ static void stage(fp_model *m, fp_stage *st, const char *name, bool planned, uin
     st->latency_s = latency_s;
 }
 
-/* A stage before memory reuse: every activation in its own buffer, the estimated total latency.
- * Its findings are those of the final stage, which the pipeline reports once. */
-static bool stage_unplanned(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const char *name, GError **error)
+unsigned fp_pipeline_original_cost_flags(const fp_target *t)
+{
+    return t && t->original_runs_folded ? FP_COST_RUN_FOLDED : 0;
+}
+
+/* A stage before memory reuse: every activation in its own buffer, the estimated total latency
+ * (fp_cost_total with `cost_flags`). Its findings are those of the final stage, which the pipeline
+ * reports once. */
+static bool stage_unplanned(fp_model *m, const fp_pipeline_opts *o, fp_stage *st, const char *name, unsigned cost_flags,
+                            GError **error)
 {
     fp_memory_naive_result naive;
     if (!fp_memory_naive(m->main, &o->memory, &naive, NULL, error))
         return false;
-    stage(m, st, name, false, naive.naive_bytes, fp_cost_total(m, o->device, o->what_if));
+    stage(m, st, name, false, naive.naive_bytes, fp_cost_total(m, o->device, o->what_if, cost_flags));
     return true;
 }
 
@@ -230,7 +237,8 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);
     }
-    if (!after(m, o, "expand", error) || !stage_unplanned(m, o, &res->stages[0], "original", error))
+    if (!after(m, o, "expand", error) ||
+        !stage_unplanned(m, o, &res->stages[0], "original", fp_pipeline_original_cost_flags(o->target), error))
         return false;
     /* ONNX Runtime's level-1 loop: its constant folding (which leaves float16 ops without a CPU
      * kernel), the elimination, its ReshapeFusion, the optimizer, the elimination of what its Shape
@@ -260,7 +268,7 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
         return false;
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
     fp_pass_storage(m, o->storage);
-    return stage_unplanned(m, o, &res->stages[1], "after fusion", error);
+    return stage_unplanned(m, o, &res->stages[1], "after fusion", 0, error);
 }
 
 /* ONNX Runtime's NhwcTransformer runs the transpose optimizer again once it made a kernel
@@ -324,7 +332,7 @@ static bool run_plan(fp_model *m, const fp_pipeline_opts *o, bool plan, bool cos
         return false;
     if (!cost)
         return true;
-    res->cost = fp_pass_cost(m, o->device, o->what_if, diag);
+    res->cost = fp_pass_cost(m, o->device, o->what_if, 0, diag);
     return after(m, o, "cost", error);
 }
 

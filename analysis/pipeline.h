@@ -80,6 +80,9 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
 void fp_pipeline_result_clear(fp_pipeline_result *res);
 /* True when `name` is a pass --dump-after accepts. */
 bool fp_pipeline_has_pass(const char *name);
+/* fp_pass_cost's flags for the stage "original" on target t (NULL: none): FP_COST_RUN_FOLDED when
+ * its runtime folds nothing there ([target] original_runs_shape_ops). */
+unsigned fp_pipeline_original_cost_flags(const fp_target *t);
 /* The pass names, comma-separated, in pipeline order (a static string). */
 const char *fp_pipeline_pass_names(void);
 

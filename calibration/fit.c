@@ -166,12 +166,12 @@ bool fp_fit_objective_parse(const char *s, fp_fit_objective *out)
 
 static const char *const cache_param_names[FP_CACHE_LEVELS] = {"bandwidth.l1", "bandwidth.l2", "bandwidth.l3"};
 static const char *const sat_param_names[FP_CLASS_COUNT] = {
-#define X(id, name, parent, refines) "saturation." name,
+#define X(id, name, parent, refines, phased) "saturation." name,
     FP_OP_CLASSES(X)
 #undef X
 };
 static const char *const launch_param_names[FP_CLASS_COUNT] = {
-#define X(id, name, parent, refines) "launch." name,
+#define X(id, name, parent, refines, phased) "launch." name,
     FP_OP_CLASSES(X)
 #undef X
 };

@@ -195,6 +195,8 @@ static void matmuls(GArray *cs)
     attention(cs, 8, 2, 64, 255, false);
     attention(cs, 2, 1, 32, 63, false);
     attention(cs, 8, 2, 32, 127, true);
+    attention(cs, 1, 1, 16, 15, false);
+    attention(cs, 12, 12, 64, 255, false);
     int64_t tx[] = {2, 8, 0}, vx[] = {1, 8, 0}, tw[] = {8, 8, 0};
     add(cs, g_strdup("matmul_tiny"), "MatMul", g_strdup("input: \"w\""), inits("w", tw, NULL), tx, TINY_CHAIN,
         FP_MICRO_TINY);

@@ -18,24 +18,32 @@
 G_DEFINE_QUARK(fp-device-error-quark, fp_device_error);
 
 static const char *const class_names[FP_CLASS_COUNT] = {
-#define X(id, name, parent, refines) name,
+#define X(id, name, parent, refines, phased) name,
     FP_OP_CLASSES(X)
 #undef X
 };
 
 static const fp_op_class class_parents[FP_CLASS_COUNT] = {
-#define X(id, name, parent, refines) FP_CLASS_##parent,
+#define X(id, name, parent, refines, phased) FP_CLASS_##parent,
     FP_OP_CLASSES(X)
 #undef X
 };
 
 static const bool class_refines[FP_CLASS_COUNT] = {
-#define X(id, name, parent, refines) refines,
+#define X(id, name, parent, refines, phased) refines,
+    FP_OP_CLASSES(X)
+#undef X
+};
+
+static const bool class_phased[FP_CLASS_COUNT] = {
+#define X(id, name, parent, refines, phased) phased,
     FP_OP_CLASSES(X)
 #undef X
 };
 
 bool fp_op_class_refines(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT && class_refines[c]; }
+
+bool fp_op_class_phased(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT && class_phased[c]; }
 
 const char *fp_op_class_name(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT ? class_names[c] : "other"; }
 

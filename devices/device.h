@@ -49,33 +49,39 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * trait) rather than one instruction. SKIP_NORM is ONNX Runtime's SkipLayerNormalization (the
  * residual Add and LayerNormalization its level-2 fusion makes one op): its CPU kernel runs
  * scalar loops several times slower per element than the LayerNormalization kernel's. TRANSPOSE is
- * a Transpose (a strided gather per element, slower than the copies of the data class). */
-#define FP_OP_CLASSES(X)                                          \
-    X(CONV, "conv", CONV, false)                                  \
-    X(GROUPED_CONV, "grouped_conv", CONV, false)                  \
-    X(NCHWC_CONV, "nchwc_conv", CONV, false)                      \
-    X(NCHWC_DEPTHWISE, "nchwc_depthwise", GROUPED_CONV, false)    \
-    X(POINTWISE_CONV, "pointwise_conv", CONV, true)               \
-    X(STRIDED_DEPTHWISE, "strided_depthwise", GROUPED_CONV, true) \
-    X(MATMUL, "matmul", MATMUL, false)                            \
-    X(GEMV, "gemv", MATMUL, true)                                 \
-    X(ATTENTION, "attention", MATMUL, true)                       \
-    X(MATMUL_NBITS, "matmul_nbits", MATMUL, true)                 \
-    X(EW, "elementwise", EW, false)                               \
-    X(TRANSCENDENTAL, "transcendental", EW, true)                 \
-    X(NORM, "norm", NORM, false)                                  \
-    X(SKIP_NORM, "skip_norm", NORM, true)                         \
-    X(POOL, "pool", POOL, false)                                  \
-    X(DILATED_POOL, "dilated_pool", POOL, false)                  \
-    X(REDUCE, "reduce", REDUCE, false)                            \
-    X(SOFTMAX, "softmax", SOFTMAX, false)                         \
-    X(DATA, "data", DATA, false)                                  \
-    X(TRANSPOSE, "transpose", DATA, true)                         \
-    X(VIEW, "view", VIEW, false)                                  \
-    X(OTHER, "other", OTHER, false)
+ * a Transpose (a strided gather per element, slower than the copies of the data class).
+ *
+ * The fifth column marks a phased class: its kernel moves its data and computes one after the
+ * other, so that its roofline adds the two times where others take the larger. ATTENTION is: for
+ * each head, ONNX Runtime's CPU kernels copy the past key and value into the present ones
+ * (ConcatStateChunkGQA in contrib_ops/cpu/bert/gqa_attention_base.h, ConcatStateChunk in
+ * attention_helper.h), then run that head's GEMMs and softmax on them. */
+#define FP_OP_CLASSES(X)                                                 \
+    X(CONV, "conv", CONV, false, false)                                  \
+    X(GROUPED_CONV, "grouped_conv", CONV, false, false)                  \
+    X(NCHWC_CONV, "nchwc_conv", CONV, false, false)                      \
+    X(NCHWC_DEPTHWISE, "nchwc_depthwise", GROUPED_CONV, false, false)    \
+    X(POINTWISE_CONV, "pointwise_conv", CONV, true, false)               \
+    X(STRIDED_DEPTHWISE, "strided_depthwise", GROUPED_CONV, true, false) \
+    X(MATMUL, "matmul", MATMUL, false, false)                            \
+    X(GEMV, "gemv", MATMUL, true, false)                                 \
+    X(ATTENTION, "attention", MATMUL, true, true)                        \
+    X(MATMUL_NBITS, "matmul_nbits", MATMUL, true, false)                 \
+    X(EW, "elementwise", EW, false, false)                               \
+    X(TRANSCENDENTAL, "transcendental", EW, true, false)                 \
+    X(NORM, "norm", NORM, false, false)                                  \
+    X(SKIP_NORM, "skip_norm", NORM, true, false)                         \
+    X(POOL, "pool", POOL, false, false)                                  \
+    X(DILATED_POOL, "dilated_pool", POOL, false, false)                  \
+    X(REDUCE, "reduce", REDUCE, false, false)                            \
+    X(SOFTMAX, "softmax", SOFTMAX, false, false)                         \
+    X(DATA, "data", DATA, false, false)                                  \
+    X(TRANSPOSE, "transpose", DATA, true, false)                         \
+    X(VIEW, "view", VIEW, false, false)                                  \
+    X(OTHER, "other", OTHER, false, false)
 
 typedef enum {
-#define X(id, name, parent, refines) FP_CLASS_##id,
+#define X(id, name, parent, refines, phased) FP_CLASS_##id,
     FP_OP_CLASSES(X)
 #undef X
         FP_CLASS_COUNT
@@ -86,6 +92,9 @@ const char *fp_op_class_name(fp_op_class c);
 fp_op_class fp_op_class_parent(fp_op_class c);
 /* True when class c is a refinement of its parent (the fourth column above). */
 bool fp_op_class_refines(fp_op_class c);
+/* True when a kernel of class c moves its data and computes in phases one after the other (the
+ * fifth column above): its roofline adds the memory time to the compute time. */
+bool fp_op_class_phased(fp_op_class c);
 
 /* Cache levels of a hierarchical (cache-aware) roofline: [cache] l1_*, l2_*, l3_*. */
 #define FP_CACHE_LEVELS 3

@@ -423,8 +423,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *
     return (uint64_t)((double)flops * f);
 }
 
-static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, double cold, GArray *out,
-                         uint32_t *unknown);
+static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags, double cold,
+                         GArray *out, uint32_t *unknown);
 
 /* Trip count of a Loop (input M) or Scan (scan axis length), 1 when unknown. */
 static double trips(const fp_node *n)
@@ -439,28 +439,37 @@ static double trips(const fp_node *n)
     return 1;
 }
 
-static double control_cost(const fp_node *n, const fp_device *d, fp_dtype what_if, uint32_t *unknown)
+static double control_cost(const fp_node *n, const fp_device *d, fp_dtype what_if, unsigned flags, uint32_t *unknown)
 {
     double best = 0, sum = 0;
     for (uint32_t k = 0; k < n->n_subgraphs; k++) {
-        double c = graph_cost(n->subgraphs[k], d, what_if, 0, NULL, unknown);
+        double c = graph_cost(n->subgraphs[k], d, what_if, flags, 0, NULL, unknown);
         best = MAX(best, c);
         sum += c;
     }
     return n->op == FP_OP_IF ? best : trips(n) * sum;
 }
 
+/* Whether graph_cost leaves n out: removed by a pass, or folded at analysis time unless `flags` has
+ * FP_COST_RUN_FOLDED (a Constant never runs). */
+static bool not_run(const fp_node *n, unsigned flags)
+{
+    if (n->flags & FP_NODE_REMOVED)
+        return true;
+    return (n->flags & FP_NODE_FOLDED) && (!(flags & FP_COST_RUN_FOLDED) || n->op == FP_OP_CONSTANT);
+}
+
 /* The time of g's ops on d (each appended to out when given), a fraction `cold` of every kernel's
  * weight bytes read from memory (fp_cost_cold_fraction); control-flow bodies count theirs cached. */
-static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, double cold, GArray *out,
-                         uint32_t *unknown)
+static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags, double cold,
+                         GArray *out, uint32_t *unknown)
 {
     uint32_t n = 0;
     fp_node *const *order = fp_graph_order(g, &n, NULL);
     double total = 0;
     for (uint32_t i = 0; order && i < n; i++) {
         fp_node *node = order[i];
-        if (node->flags & (FP_NODE_FOLDED | FP_NODE_REMOVED))
+        if (not_run(node, flags))
             continue;
         fp_op_cost c = {.node = node,
                         .cls = fp_cost_class(node),
@@ -472,7 +481,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);
         if (fp_op_has(node->op, FP_OPF_CTRL)) {
             c.rl = fp_roofline_eval(d, 0, 0, c.dtype, c.cls);
-            c.rl.time_s += control_cost(node, d, what_if, unknown);
+            c.rl.time_s += control_cost(node, d, what_if, flags, unknown);
         } else if (!c.kernel) {
             /* an alias: no kernel, no traffic; a runtime that dispatches it pays [launch] view */
             double launch = fp_device_launch(d, FP_CLASS_VIEW);
@@ -513,7 +522,7 @@ static bool control_kernels(const fp_node *n, const fp_device *d, fp_dtype t, GA
         double best = -1;
         uint32_t unknown = 0;
         for (uint32_t k = 0; k < n->n_subgraphs; k++) {
-            double c = graph_cost(n->subgraphs[k], d, FP_DT_UNDEFINED, 0, NULL, &unknown);
+            double c = graph_cost(n->subgraphs[k], d, FP_DT_UNDEFINED, 0, 0, NULL, &unknown);
             if (c > best) {
                 best = c;
                 dear = n->subgraphs[k];
@@ -538,7 +547,7 @@ static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, gui
 {
     uint32_t unknown = 0;
     g_autoptr(GArray) ops = g_array_new(FALSE, TRUE, sizeof(fp_op_cost));
-    graph_cost(g, d, FP_DT_UNDEFINED, 0, ops, &unknown);
+    graph_cost(g, d, FP_DT_UNDEFINED, 0, 0, ops, &unknown);
     for (guint i = 0; i < ops->len; i++) {
         const fp_op_cost *c = &g_array_index(ops, fp_op_cost, i);
         if (out->len >= max)
@@ -564,13 +573,13 @@ bool fp_cost_control_kernels(const fp_node *n, const fp_device *d, GArray *out, 
     return false;
 }
 
-fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, fp_diag *diag)
+fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags, fp_diag *diag)
 {
     fp_cost_result *r = g_new0(fp_cost_result, 1);
     /* room for every node at once, then trimmed: no copies while it grows and no unused capacity
      * kept (the final stage's array lives until the report is written) */
     GArray *ops = g_array_sized_new(FALSE, FALSE, sizeof(fp_op_cost), m->main->nodes->len + 1);
-    r->total_s = graph_cost(m->main, d, what_if, fp_cost_cold_fraction(m->main, d, what_if), ops, &r->unknown);
+    r->total_s = graph_cost(m->main, d, what_if, flags, fp_cost_cold_fraction(m->main, d, what_if), ops, &r->unknown);
     r->n_ops = ops->len;
     r->ops = g_renew(fp_op_cost, g_array_free(ops, FALSE), MAX(r->n_ops, 1));
     for (uint32_t i = 0; i < r->n_ops; i++) {
@@ -583,10 +592,10 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
     return r;
 }
 
-double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if)
+double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags)
 {
     uint32_t unknown = 0;
-    return graph_cost(m->main, d, what_if, fp_cost_cold_fraction(m->main, d, what_if), NULL, &unknown) +
+    return graph_cost(m->main, d, what_if, flags, fp_cost_cold_fraction(m->main, d, what_if), NULL, &unknown) +
            d->run_overhead;
 }
 

@@ -64,15 +64,21 @@ uint64_t fp_cost_parts(const fp_node *n);
  * other ops and unknown shapes. */
 uint64_t fp_cost_gemm_operands(const fp_node *n);
 
+/* fp_pass_cost's flags. FP_COST_RUN_FOLDED: the shape computations shape inference evaluated
+ * (FP_NODE_FOLDED) run as kernels, each at its class's launch (their tensors are a few integers),
+ * as in a runtime that folds nothing: ONNX Runtime at ORT_DISABLE_ALL, whose constant folding is a
+ * level-1 rewrite; a Constant is an initializer to every runtime. */
+enum { FP_COST_RUN_FOLDED = 1u << 0 };
+
 /* Costs the main graph on device d. `what_if` != FP_DT_UNDEFINED runs the what-if of computing in
  * that dtype: float32 tensors scale their bytes by bits(what_if)/32 and use its peak. If/Loop/Scan
- * cost their bodies (If: the dearer branch; Loop/Scan: the trip count, 1 when unknown). Caller frees
- * with fp_cost_result_free. */
-fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, fp_diag *diag);
+ * cost their bodies (If: the dearer branch; Loop/Scan: the trip count, 1 when unknown). `flags`:
+ * FP_COST_* above. Caller frees with fp_cost_result_free. */
+fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags, fp_diag *diag);
 void fp_cost_result_free(fp_cost_result *r);
-/* fp_pass_cost(m, d, what_if, NULL)->total_s, without the per-op array (a stage that keeps only
- * its total). */
-double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if);
+/* fp_pass_cost(m, d, what_if, flags, NULL)->total_s, without the per-op array (a stage that keeps
+ * only its total). */
+double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags);
 /* Adds the warning fp_pass_cost gives when ops have unknown shapes (r computed without a diag). */
 void fp_cost_warn_unknown(const fp_cost_result *r, fp_diag *diag);
 /* The kernel of op cost c as the roofline sees it (a view: class view, no work). */

@@ -58,7 +58,8 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     r.launch_s = fp_device_launch(d, k->cls) + (parts > 1 ? (double)parts * d->launch_group : 0) +
                  (double)k->rows * d->launch_row;
     r.bound = r.compute_s > r.memory_s + r.cold_s ? FP_BOUND_COMPUTE : FP_BOUND_MEMORY;
-    r.time_s = fmax(r.compute_s, r.memory_s) + r.cold_s + r.post_s + r.launch_s;
+    double body = fp_op_class_phased(k->cls) ? r.compute_s + r.memory_s : fmax(r.compute_s, r.memory_s);
+    r.time_s = body + r.cold_s + r.post_s + r.launch_s;
     r.intensity = fp_roofline_intensity(k->flops, k->bytes);
     return r;
 }

@@ -131,11 +131,14 @@ static void stages(xmlNodePtr main, const fp_report *r)
     elf(s, "p", "Layout: %u conversions before, %u after (%u removed, %u merged, %u kept with a reason).",
         lay->conversions_before, lay->conversions_after, lay->removed, lay->merged, lay->refused);
     elcf(s, "p", "note",
-         "ops counts runtime ops (%u shape computations folded at analysis time are not counted); kernels leave out "
-         "views, which launch nothing. Activation memory is without reuse, then the planned arena (%s, %s order). "
-         "Latency is the sum of per-kernel roofline estimates on %s.",
-         res->stages[0].folded, res->memory->method ? res->memory->method : "best", res->memory->schedule,
-         r->device->name);
+         "ops counts runtime ops (%u shape computations folded at analysis time are not counted%s); kernels leave "
+         "out views, which launch nothing. Activation memory is without reuse, then the planned arena (%s, %s "
+         "order). Latency is the sum of per-kernel roofline estimates on %s.",
+         res->stages[0].folded,
+         r->target->original_runs_folded && res->stages[0].folded
+             ? "; the stage original runs them, its latency has their launches"
+             : "",
+         res->memory->method ? res->memory->method : "best", res->memory->schedule, r->device->name);
 }
 
 /* ---------------------------------------------------------------- charts */

@@ -181,6 +181,12 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
                 "GE folds at build, %u folded at analysis time);\n",
                 res->stages[0].folded, ge->transdata_folded + ge->cast_folded,
                 res->stages[0].folded - ge->transdata_folded - ge->cast_folded);
+    else if (r->target->original_runs_folded && res->stages[0].folded)
+        fprintf(out,
+                "ops counts runtime ops: %u shape computations folded at analysis time are not counted (ONNX "
+                "Runtime's constant folding removes them;\nthe stage original runs them: its est. latency has "
+                "their launches);\n",
+                res->stages[0].folded);
     else
         fprintf(out,
                 "ops counts runtime ops: %u shape computations folded at analysis time are not counted (ONNX "
@@ -485,8 +491,11 @@ void fp_report_markdown(const fp_report *r, FILE *out)
     }
     fprintf(out, "\nStages on %s: original = %s; after fusion = %s; final = %s.\n", r->target->name,
             r->target->stage_meaning[0], r->target->stage_meaning[1], r->target->stage_meaning[2]);
-    fprintf(out, "\n`ops` counts runtime ops; %u shape computations folded at analysis time are not counted.\n",
-            res->stages[0].folded);
+    fprintf(out, "\n`ops` counts runtime ops; %u shape computations folded at analysis time are not counted%s.\n",
+            res->stages[0].folded,
+            r->target->original_runs_folded && res->stages[0].folded
+                ? " (the stage original runs them: its `est. latency` has their launches)"
+                : "");
     if (r->device->run_overhead > 0) {
         g_autofree char *run = fp_format_time(r->device->run_overhead);
         fprintf(out, "`est. latency` includes the profile's run_overhead, %s per inference outside every kernel.\n",

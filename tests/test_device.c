@@ -446,6 +446,19 @@ static void test_roofline_model(void)
     r = fp_roofline_kernel(d, &g);
     CU_ASSERT_DOUBLE_EQUAL(r.launch_s, 4e-6 + 32 * 1e-7 + 32 * 9 * 14 * 2e-9, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(r.compute_s, 3.2e6 / 5e11, 1e-15);
+    /* a phased class (attention: the KV cache copied, then the heads' GEMMs) adds its memory time
+     * to its compute time; matmul, with the same rates here (a refinement without values of its
+     * own), takes the larger */
+    CU_ASSERT_TRUE(fp_op_class_phased(FP_CLASS_ATTENTION));
+    CU_ASSERT_FALSE(fp_op_class_phased(FP_CLASS_MATMUL));
+    fp_kernel a = {.flops = 4000000, .bytes = 524288, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_ATTENTION};
+    fp_roofline ra = fp_roofline_kernel(d, &a);
+    a.cls = FP_CLASS_MATMUL;
+    fp_roofline rm = fp_roofline_kernel(d, &a);
+    CU_ASSERT_TRUE(ra.memory_s > 0 && ra.compute_s > 0);
+    CU_ASSERT_DOUBLE_EQUAL(ra.time_s, ra.compute_s + ra.memory_s + ra.launch_s, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(rm.time_s, fmax(rm.compute_s, rm.memory_s) + rm.launch_s, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(ra.time_s - rm.time_s, fmin(rm.compute_s, rm.memory_s), 1e-15);
     /* the ridge of a kernel: its saturated efficiency against its level's roof */
     k.operands = 0;
     k.flops = 2000000;

@@ -5,11 +5,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "frontends/onnx/onnx.h"
 #include "passes/cost.h"
 #include "passes/layout.h"
 #include "passes/metrics.h"
 #include "passes/shape/shapes.h"
+#include "tmodel.h"
 #include "tutil.h"
 
 enum { F32 = 1, F16 = 10 };
@@ -191,7 +193,7 @@ static fp_cost_result *cost_on_round(tb *b, fp_model **m, fp_device **dev)
     g_autoptr(GError) err = NULL;
     *dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(*dev);
-    return fp_pass_cost(*m, *dev, FP_DT_UNDEFINED, NULL);
+    return fp_pass_cost(*m, *dev, FP_DT_UNDEFINED, 0, NULL);
 }
 
 /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) and a Relu, costed by cost_on_round. */
@@ -205,6 +207,66 @@ static fp_cost_result *conv_relu_on_round(fp_model **m, fp_device **dev)
     tb_node(b, "Relu", "relu", "y", "z");
     tb_output(b, "z", F32, -1, NULL);
     return cost_on_round(b, m, dev);
+}
+
+/* x [2, 4, 8] reshaped to [2, -1] through Shape, Gather (its index from a Constant), Unsqueeze and
+ * Concat, then a Relu. */
+static tb *folded_graph(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 3, (int64_t[]){2, 4, 8});
+    tb_init_i64(b, "minus1", 1, (int64_t[]){-1});
+    tb_attr_i(b, tb_node(b, "Constant", "idx", "", "i0"), "value_int", 0);
+    tb_node(b, "Shape", "shape", "x", "s");
+    tb_attr_i(b, tb_node(b, "Gather", "gather", "s,i0", "d0"), "axis", 0);
+    tb_attr_ints(b, tb_node(b, "Unsqueeze", "unsq", "d0", "d0u"), "axes", 1, (int64_t[]){0});
+    tb_attr_i(b, tb_node(b, "Concat", "concat", "d0u,minus1", "target"), "axis", 0);
+    tb_node(b, "Reshape", "reshape", "x,target", "r");
+    tb_node(b, "Relu", "relu", "r", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    return b;
+}
+
+/* The shape computations of folded_graph, folded at analysis time, cost nothing by default and one
+ * launch each with FP_COST_RUN_FOLDED (ONNX Runtime at ORT_DISABLE_ALL runs them), the Constant
+ * still nothing: an initializer to every runtime. The stage "original" counts them on an ONNX
+ * Runtime target, not on GE's, and the analysis's per-op costs of that stage agree with it. */
+static void test_folded_cost(void)
+{
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) folded = cost_on_round(folded_graph(), &m, &dev);
+    g_autoptr(fp_cost_result) run = fp_pass_cost(m, dev, FP_DT_UNDEFINED, FP_COST_RUN_FOLDED, NULL);
+    double launches = 0;
+    for (const char *const *n = (const char *[]){"shape", "gather", "unsq", "concat", NULL}; *n; n++) {
+        const fp_node *nd = fp_node_lookup(m, *n);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(nd);
+        CU_ASSERT_TRUE(nd->flags & FP_NODE_FOLDED);
+        launches += fp_device_launch(dev, fp_cost_class(nd));
+    }
+    CU_ASSERT_TRUE(fp_node_lookup(m, "idx")->flags & FP_NODE_FOLDED);
+    CU_ASSERT_EQUAL(run->n_ops, folded->n_ops + 4); /* not the Constant */
+    CU_ASSERT(launches > 0);
+    CU_ASSERT_DOUBLE_EQUAL(run->total_s - folded->total_s, launches, 1e-12);
+
+    tb *b = folded_graph();
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    const char *targets[] = {"ort-cpu-basic", "ascend910b"};
+    uint32_t original[2];
+    for (int t = 0; t < 2; t++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = targets[t], .device = "cpu-avx512", .original = true};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        if (t == 0) /* GE's stage "original" has its formats, which the kept model has not */
+            CU_ASSERT_DOUBLE_EQUAL(a->original_cost->total_s, a->res.stages[0].latency_s, 1e-12);
+        original[t] = a->original_cost->n_ops;
+    }
+    CU_ASSERT_EQUAL(original[0], original[1] + 4);
+    g_unlink(path);
+    tm_expect_target_error("[target]\nname = t\nrules = conv_bn\noriginal_runs_shape_ops = maybe\n",
+                           "[target] original_runs_shape_ops: 'maybe' (expected true or false)");
 }
 
 /* Cold weights: the round profile given one cache level of capacity C, the Conv and Relu graph's
@@ -225,12 +287,12 @@ static void test_cold_weights(void)
     CU_ASSERT_DOUBLE_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 1, 1e-12);
     dev->cache[0].bytes = (uint64_t)(footprint / 1.25);
     CU_ASSERT_DOUBLE_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 0.25, 1e-5);
-    g_autoptr(fp_cost_result) unpriced = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    g_autoptr(fp_cost_result) unpriced = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     CU_ASSERT_EQUAL(unpriced->ops[0].cold, (uint64_t)(0.25 * weights));
     CU_ASSERT_EQUAL(unpriced->ops[1].cold, 0); /* a Relu reads no weights */
     CU_ASSERT_DOUBLE_EQUAL(unpriced->ops[0].rl.cold_s, 0, 0);
     dev->weight_bandwidth = 1e8;
-    g_autoptr(fp_cost_result) cold = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    g_autoptr(fp_cost_result) cold = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     const fp_roofline *r = &cold->ops[0].rl;
     CU_ASSERT_DOUBLE_EQUAL(r->cold_s, 0.25 * weights / 1e8, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(r->time_s, fmax(r->compute_s, r->memory_s) + r->cold_s + r->launch_s, 1e-15);
@@ -265,12 +327,12 @@ static void test_roofline_cost(void)
     CU_ASSERT_DOUBLE_EQUAL(cost->total_s, conv->rl.time_s + relu->rl.time_s, 1e-12);
     /* a runtime's time per inference outside its kernels: 20 us */
     dev->run_overhead = 2e-5;
-    g_autoptr(fp_cost_result) over = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    g_autoptr(fp_cost_result) over = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     CU_ASSERT_DOUBLE_EQUAL(over->total_s, cost->total_s + 2e-5, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(over->ops[0].rl.time_s, conv->rl.time_s, 1e-15); /* not the ops' own */
     dev->run_overhead = 0;
     /* fp16 what-if: float32 bytes halve and the fp16 peak (2e12) applies */
-    g_autoptr(fp_cost_result) half = fp_pass_cost(m, dev, FP_DT_FLOAT16, NULL);
+    g_autoptr(fp_cost_result) half = fp_pass_cost(m, dev, FP_DT_FLOAT16, 0, NULL);
     CU_ASSERT_EQUAL(half->ops[0].bytes, (uint64_t)(bytes / 2));
     CU_ASSERT_DOUBLE_EQUAL(half->ops[0].rl.compute_s, flops / 0.5e12, 1e-12);
 }
@@ -351,7 +413,7 @@ static void test_grouped_cost(void)
     /* with conv's saturation the per-group GEMMs' shape sets the efficiency: 1 TFLOP/s peak x
      * conv 0.25 / (1 + cbrt(h / 2) / 1.5 x operands / FLOPs) */
     dev->half_work[FP_CLASS_CONV] = 2e6;
-    g_autoptr(fp_cost_result) sat = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+    g_autoptr(fp_cost_result) sat = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     const fp_op_cost *s2 = &sat->ops[2];
     double eff = dev->efficiency[FP_CLASS_CONV] / (1 + cbrt(1e6) / 1.5 * (double)s2->operands / (double)s2->flops);
     CU_ASSERT_DOUBLE_EQUAL(s2->rl.compute_s, (double)s2->flops / (1e12 * eff), 1e-15);
@@ -385,7 +447,7 @@ static void test_strided_depthwise_class(void)
         CU_ASSERT_EQUAL(cost->ops[0].rows, rows);
         dev->launch_group = 2e-7;
         dev->launch_row = 3e-9;
-        g_autoptr(fp_cost_result) paid = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+        g_autoptr(fp_cost_result) paid = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
         CU_ASSERT_DOUBLE_EQUAL(paid->ops[0].rl.launch_s - cost->ops[0].rl.launch_s, 8 * 2e-7 + (double)rows * 3e-9,
                                1e-15);
     }
@@ -574,7 +636,7 @@ static void test_nchwc_cost(void)
         g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
         g_autoptr(fp_device) dev = fp_device_load(path, &err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-        g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, NULL);
+        g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
         CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
         const fp_op_cost *c = &cost->ops[0], *d = &cost->ops[1];
         CU_ASSERT_EQUAL(c->cls, FP_CLASS_NCHWC_CONV);
@@ -599,6 +661,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "cold_weights", test_cold_weights);
+    CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
     CU_add_test(s, "skip_norm_class", test_skip_norm_class);
     CU_add_test(s, "erf_work", test_erf_work);

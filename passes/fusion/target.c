@@ -343,6 +343,15 @@ static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
         return NULL;
     }
     t->fold_declared = folding && strcmp(folding, "declared") == 0;
+    g_autoptr(GError) bad = NULL;
+    t->original_runs_folded = g_key_file_get_boolean(t->keyfile, "target", "original_runs_shape_ops", &bad);
+    if (bad && !g_error_matches(bad, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND)) {
+        g_autofree char *v = g_key_file_get_string(t->keyfile, "target", "original_runs_shape_ops", NULL);
+        g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                    "%s: [target] original_runs_shape_ops: '%s' (expected true or false)", path, v ? v : "");
+        fp_target_free(t);
+        return NULL;
+    }
     t->expand = g_key_file_get_string_list(t->keyfile, "target", "expand", NULL, NULL);
     t->before_partition = g_key_file_get_string_list(t->keyfile, "target", "before_partition", NULL, NULL);
     for (char **e = t->expand; e && *e; e++) {
