@@ -7,7 +7,7 @@
  * and Gemm from one row (the GEMV path) to square matrices, batched MatMul, Softmax and
  * Transposes of attention's heads and keys, a decoder step's GroupQueryAttention, simple and
  * transcendental elementwise ops (Relu, Add; Sigmoid, Tanh, Erf, Exp) with and without
- * broadcast, a copy (a float-to-float Cast), BatchNormalization and LayerNormalization, max,
+ * broadcast, a copy (a Gather of every channel), BatchNormalization and LayerNormalization, max,
  * average, global and dilated pooling, reductions, views, and one tiny case per class for its
  * launch overhead. Built in memory as ONNX bytes (frontends/onnx/onnx_write.h). */
 #ifndef FP_MICRO_MODELS_H

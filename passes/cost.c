@@ -390,27 +390,74 @@ double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype wha
 /* c rounded up to a multiple of block (block 0: c). */
 static uint64_t round_up(uint64_t c, uint64_t block) { return block ? (c + block - 1) / block * block : c; }
 
-/* Vector operations per element of MLAS's Erf (onnxruntime/core/mlas/lib/erf.cpp: both branches'
- * polynomials, of degree 6 in x^2 and 7 in |x|, and an exp, for every element, blended) over those
- * of its Exp, Logistic and Tanh kernels (compute.cpp, logistic.cpp, tanh.cpp: one polynomial or
- * rational evaluation each), about 38 against 15-17: the transcendental class's unit is one
- * element of the latter. */
-#define ERF_PER_ELEMENT 2.4
+/* The work of one FLOP of transcendental op `op` (docs/metrics.md: one per element, eight for the
+ * Gelu family), in units of one element of MLAS's Logistic (Sigmoid) and Tanh kernels
+ * (onnxruntime/core/mlas/lib/logistic.cpp, tanh.cpp: one rational evaluation each). Measured with
+ * ONNX Runtime 1.31.1 on one core of an AVX-512 host, compute-bound chains of 200K elements, ns an
+ * element: Sigmoid 0.26, Tanh 0.24, Exp 0.11 (one polynomial, no division), Erf 0.35 (both
+ * branches' polynomials and an exp for every element), QuickGelu 0.15, Gelu 0.45, FastGelu 0.42,
+ * BiasGelu 0.96 (docs/devices.md, "transcendental"). */
+static double transcendental_work(fp_op op)
+{
+    switch (op) {
+    case FP_OP_EXP:
+        return 0.42;
+    case FP_OP_ERF:
+        return 1.4;
+    case FP_OP_QUICK_GELU:
+        return 0.6 / 8;
+    case FP_OP_GELU:
+        return 1.7 / 8;
+    case FP_OP_FAST_GELU:
+        return 1.6 / 8;
+    case FP_OP_BIAS_GELU:
+        return 3.7 / 8;
+    default:
+        return 1;
+    }
+}
 
-/* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a blocked NCHWc
- * convolution's on its channels padded to d's block (ONNX Runtime pads the output channels, and
- * the input channels of one that reads a blocked input, with zeros: passes/nchwc.c keeps the
- * logical shapes), a transpose's elements moved (it has no FLOPs; its class's efficiency is
- * then the rate of its strided gather), and an Erf's its elements times ERF_PER_ELEMENT. */
+/* The columns of the GEMM kernel n of class cls runs as (the N of C[M,N] = A[M,K] B[K,N]): a
+ * MatMul's or Gemm's last output dim, a convolution's output pixels (its im2col GEMM multiplies
+ * the weights by one column per pixel); 0 for other classes or an unknown shape. */
+static uint64_t gemm_columns(const fp_node *n, fp_op_class cls)
+{
+    if ((cls != FP_CLASS_MATMUL && cls != FP_CLASS_CONV && cls != FP_CLASS_POINTWISE_CONV) || !n->n_outputs ||
+        !n->outputs[0])
+        return 0;
+    const fp_shape *y = &n->outputs[0]->shape;
+    int32_t from = cls == FP_CLASS_MATMUL ? y->rank - 1 : 2;
+    if (y->rank < 1 || from < 0 || from >= y->rank)
+        return 0;
+    uint64_t cols = 1;
+    for (int32_t i = from; i < y->rank; i++) {
+        if (!fp_dim_known(y->dims[i]) || y->dims[i].value <= 0)
+            return 0;
+        cols *= (uint64_t)y->dims[i].value;
+    }
+    return cols;
+}
+
+/* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a GEMM's on its
+ * columns rounded up to d's nchwc_block (MLAS's SGEMM kernels compute the output in whole vectors
+ * of columns: 16 floats with AVX-512F, 8 with AVX2, the NCHWc block of the same ISA), a blocked
+ * NCHWc convolution's on its channels padded to d's block (ONNX Runtime pads the output channels,
+ * and the input channels of one that reads a blocked input, with zeros: passes/nchwc.c keeps the
+ * logical shapes), a transpose's elements moved (it has no FLOPs; its class's efficiency is then
+ * the rate of its strided gather), and a transcendental op's its elements times its
+ * transcendental_work. */
 static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *d)
 {
     uint64_t flops = n->metrics.flops;
+    uint64_t cols = gemm_columns(n, cls);
+    if (cols && d->nchwc_block)
+        return (uint64_t)((double)flops * (double)round_up(cols, d->nchwc_block) / (double)cols);
     if (cls == FP_CLASS_TRANSPOSE) {
         uint64_t elems = 0;
         return n->n_outputs && n->outputs[0] && fp_shape_numel(&n->outputs[0]->shape, &elems) ? elems : flops;
     }
-    if (n->op == FP_OP_ERF)
-        return (uint64_t)((double)flops * ERF_PER_ELEMENT);
+    if (cls == FP_CLASS_TRANSCENDENTAL)
+        return (uint64_t)((double)flops * transcendental_work(n->op));
     if ((cls != FP_CLASS_NCHWC_CONV && cls != FP_CLASS_NCHWC_DEPTHWISE) || !d->nchwc_block || n->n_inputs < 2)
         return flops;
     const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape;

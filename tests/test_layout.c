@@ -476,24 +476,79 @@ static void test_skip_norm_class(void)
     CU_ASSERT(fp_op_class_refines(FP_CLASS_SKIP_NORM));
 }
 
-/* An Erf is transcendental and counts 2.4 elements of work each (MLAS evaluates both of its
- * branches); a Sigmoid one, its FLOPs. */
-static void test_erf_work(void)
+/* A transcendental op's work is its FLOPs times its kernel's cost an element against a Sigmoid's:
+ * an Erf 1.4, an Exp 0.42, a QuickGelu (eight FLOPs an element) 0.6 in all; a Sigmoid its FLOPs. */
+static void test_transcendental_work(void)
 {
     tb *b = tb_new(13);
     tb_input(b, "x", F32, 2, (int64_t[]){4, 250});
     tb_node(b, "Erf", "erf", "x", "y");
     tb_node(b, "Sigmoid", "sig", "y", "z");
-    tb_output(b, "z", F32, -1, NULL);
+    tb_node(b, "Exp", "exp", "z", "e");
+    tb_domain(b, tb_node(b, "QuickGelu", "qg", "e", "q"), "com.microsoft");
+    tb_output(b, "q", F32, -1, NULL);
     g_autoptr(fp_model) m = NULL;
     g_autoptr(fp_device) dev = NULL;
     g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
-    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
-    CU_ASSERT_EQUAL(cost->ops[0].cls, FP_CLASS_TRANSCENDENTAL);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(cost->ops[i].cls, FP_CLASS_TRANSCENDENTAL);
     CU_ASSERT_EQUAL(cost->ops[0].flops, 1000);
-    CU_ASSERT_EQUAL(cost->ops[0].work, 2400);
-    CU_ASSERT_EQUAL(cost->ops[1].cls, FP_CLASS_TRANSCENDENTAL);
+    CU_ASSERT_EQUAL(cost->ops[0].work, 1400);
     CU_ASSERT_EQUAL(cost->ops[1].work, cost->ops[1].flops);
+    CU_ASSERT_EQUAL(cost->ops[2].work, 420);
+    CU_ASSERT_EQUAL(cost->ops[3].flops, 8000);
+    CU_ASSERT_EQUAL(cost->ops[3].work, 600);
+}
+
+/* A GEMM's work counts its columns rounded up to the profile's nchwc_block (MLAS's SGEMM computes
+ * whole vectors of columns): a MatMul of 49 columns as 64 and a 1x1 Conv at 7x7 pixels as 64,
+ * one of 48 columns or at 8x8 as it is, a one-row MatMul (gemv) as it is; without nchwc_block
+ * every one's FLOPs. */
+static void test_gemm_columns(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "a", F32, 2, (int64_t[]){32, 16});
+    tb_input(b, "v", F32, 2, (int64_t[]){1, 16});
+    tb_input(b, "p", F32, 4, (int64_t[]){1, 16, 7, 7});
+    tb_input(b, "q", F32, 4, (int64_t[]){1, 16, 8, 8});
+    tb_init(b, "w49", F32, 2, (int64_t[]){16, 49});
+    tb_init(b, "w48", F32, 2, (int64_t[]){16, 48});
+    tb_init(b, "k", F32, 4, (int64_t[]){32, 16, 1, 1});
+    tb_node(b, "MatMul", "m49", "a,w49", "y1");
+    tb_node(b, "MatMul", "m48", "a,w48", "y2");
+    tb_node(b, "MatMul", "gemv", "v,w49", "y3");
+    tb_node(b, "Conv", "c7", "p,k", "y4");
+    tb_node(b, "Conv", "c8", "q,k", "y5");
+    for (const char *const *o = (const char *[]){"y1", "y2", "y3", "y4", "y5", NULL}; *o; o++)
+        tb_output(b, *o, F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    CU_ASSERT_FATAL(
+        g_key_file_load_from_file(kf, FP_SOURCE_DIR "/tests/data/devices/round.ini", G_KEY_FILE_NONE, &err));
+    for (int blocked = 0; blocked < 2; blocked++) {
+        if (blocked)
+            g_key_file_set_integer(kf, "device", "nchwc_block", 16);
+        g_autofree char *text = g_key_file_to_data(kf, NULL, NULL);
+        g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
+        g_autoptr(fp_device) dev = fp_device_load(path, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+        g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 5);
+        const fp_op_cost *c = cost->ops;
+        CU_ASSERT_EQUAL(c[0].flops, 2 * 32 * 16 * 49);
+        CU_ASSERT_EQUAL(c[0].work, blocked ? 2 * 32 * 16 * 64 : c[0].flops);
+        CU_ASSERT_EQUAL(c[1].work, c[1].flops);
+        CU_ASSERT_EQUAL(c[2].cls, FP_CLASS_GEMV);
+        CU_ASSERT_EQUAL(c[2].work, c[2].flops);
+        CU_ASSERT_EQUAL(c[3].cls, FP_CLASS_POINTWISE_CONV);
+        CU_ASSERT_EQUAL(c[3].flops, 2 * 32 * 16 * 49);
+        CU_ASSERT_EQUAL(c[3].work, blocked ? 2 * 32 * 16 * 64 : c[3].flops);
+        CU_ASSERT_EQUAL(c[4].work, c[4].flops);
+        g_unlink(path);
+    }
 }
 
 /* A MatMul is gemv when the GEMM ONNX Runtime runs has one row: [1, 1, K] x [K, N], and a batch of
@@ -664,7 +719,8 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
     CU_add_test(s, "skip_norm_class", test_skip_norm_class);
-    CU_add_test(s, "erf_work", test_erf_work);
+    CU_add_test(s, "transcendental_work", test_transcendental_work);
+    CU_add_test(s, "gemm_columns", test_gemm_columns);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
     CU_add_test(s, "gemv_class", test_gemv_class);
