@@ -196,6 +196,28 @@ static fp_cost_result *cost_on_round(tb *b, fp_model **m, fp_device **dev)
     return fp_pass_cost(*m, *dev, FP_DT_UNDEFINED, 0, NULL);
 }
 
+/* tests/data/devices/round.ini as a key file, for a test to change before cost_on_keyfile. */
+static GKeyFile *round_keyfile(void)
+{
+    g_autoptr(GError) err = NULL;
+    GKeyFile *kf = g_key_file_new();
+    CU_ASSERT_FATAL(
+        g_key_file_load_from_file(kf, FP_SOURCE_DIR "/tests/data/devices/round.ini", G_KEY_FILE_NONE, &err));
+    return kf;
+}
+
+/* m costed on the profile kf holds. */
+static fp_cost_result *cost_on_keyfile(fp_model *m, GKeyFile *kf)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *text = g_key_file_to_data(kf, NULL, NULL);
+    g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
+    g_autoptr(fp_device) dev = fp_device_load(path, &err);
+    g_unlink(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    return fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+}
+
 /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) and a Relu, costed by cost_on_round. */
 static fp_cost_result *conv_relu_on_round(fp_model **m, fp_device **dev)
 {
@@ -524,18 +546,11 @@ static void test_gemm_columns(void)
         tb_output(b, *o, F32, -1, NULL);
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GKeyFile) kf = g_key_file_new();
-    CU_ASSERT_FATAL(
-        g_key_file_load_from_file(kf, FP_SOURCE_DIR "/tests/data/devices/round.ini", G_KEY_FILE_NONE, &err));
+    g_autoptr(GKeyFile) kf = round_keyfile();
     for (int blocked = 0; blocked < 2; blocked++) {
         if (blocked)
             g_key_file_set_integer(kf, "device", "nchwc_block", 16);
-        g_autofree char *text = g_key_file_to_data(kf, NULL, NULL);
-        g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
-        g_autoptr(fp_device) dev = fp_device_load(path, &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-        g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
         CU_ASSERT_EQUAL_FATAL(cost->n_ops, 5);
         const fp_op_cost *c = cost->ops;
         CU_ASSERT_EQUAL(c[0].flops, 2 * 32 * 16 * 49);
@@ -547,7 +562,6 @@ static void test_gemm_columns(void)
         CU_ASSERT_EQUAL(c[3].flops, 2 * 32 * 16 * 49);
         CU_ASSERT_EQUAL(c[3].work, blocked ? 2 * 32 * 16 * 64 : c[3].flops);
         CU_ASSERT_EQUAL(c[4].work, c[4].flops);
-        g_unlink(path);
     }
 }
 
@@ -678,20 +692,13 @@ static void test_nchwc_cost(void)
     tb_free(b);
     for (guint i = 0; i < m->main->nodes->len; i++) /* as passes/nchwc.c leaves them */
         ((fp_node *)m->main->nodes->pdata[i])->domain = fp_intern(m, "com.microsoft.nchwc", -1);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GKeyFile) kf = g_key_file_new();
-    CU_ASSERT_FATAL(
-        g_key_file_load_from_file(kf, FP_SOURCE_DIR "/tests/data/devices/round.ini", G_KEY_FILE_NONE, &err));
+    g_autoptr(GKeyFile) kf = round_keyfile();
     for (int own = 0; own < 2; own++) {
         if (own) {
             g_key_file_set_double(kf, "efficiency", "nchwc_conv", 0.5);
             g_key_file_set_double(kf, "efficiency", "nchwc_depthwise", 0.125);
         }
-        g_autofree char *text = g_key_file_to_data(kf, NULL, NULL);
-        g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
-        g_autoptr(fp_device) dev = fp_device_load(path, &err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-        g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
         CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
         const fp_op_cost *c = &cost->ops[0], *d = &cost->ops[1];
         CU_ASSERT_EQUAL(c->cls, FP_CLASS_NCHWC_CONV);
@@ -703,7 +710,6 @@ static void test_nchwc_cost(void)
         CU_ASSERT_DOUBLE_EQUAL(c->rl.compute_s, (double)c->flops / (own ? 0.5e12 : 0.25e12), 1e-15);
         CU_ASSERT_DOUBLE_EQUAL(d->rl.compute_s, (double)d->flops / (own ? 0.125e12 : 0.25e12), 1e-15);
         CU_ASSERT_DOUBLE_EQUAL(d->rl.launch_s, 1e-5, 1e-15); /* conv's launch, no per-group part */
-        g_unlink(path);
     }
 }
 
