@@ -475,6 +475,26 @@ static void test_strided_depthwise_class(void)
     }
 }
 
+/* A global pooling reduces each channel to one value, a reduction (reduce); a windowed one is pool. */
+static void test_global_pool_class(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 8, 6, 6});
+    tb_node(b, "GlobalAveragePool", "gap", "x", "g");
+    tb_node(b, "GlobalMaxPool", "gmp", "x", "h");
+    tb_attr_ints(b, tb_node(b, "MaxPool", "mp", "x", "p"), "kernel_shape", 2, (int64_t[]){2, 2});
+    tb_output(b, "g", F32, -1, NULL);
+    tb_output(b, "h", F32, -1, NULL);
+    tb_output(b, "p", F32, -1, NULL);
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
+    CU_ASSERT_EQUAL(cost->ops[0].cls, FP_CLASS_REDUCE);
+    CU_ASSERT_EQUAL(cost->ops[1].cls, FP_CLASS_REDUCE);
+    CU_ASSERT_EQUAL(cost->ops[2].cls, FP_CLASS_POOL);
+}
+
 /* ONNX Runtime's SkipLayerNormalization is skip_norm (its CPU kernel's scalar loops); the simplified
  * one and LayerNormalization stay norm. */
 static void test_skip_norm_class(void)
@@ -725,6 +745,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
     CU_add_test(s, "skip_norm_class", test_skip_norm_class);
+    CU_add_test(s, "global_pool_class", test_global_pool_class);
     CU_add_test(s, "transcendental_work", test_transcendental_work);
     CU_add_test(s, "gemm_columns", test_gemm_columns);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
