@@ -196,6 +196,17 @@ static fp_cost_result *cost_on_round(tb *b, fp_model **m, fp_device **dev)
     return fp_pass_cost(*m, *dev, FP_DT_UNDEFINED, 0, NULL);
 }
 
+/* b costed by cost_on_round: its ops are of the n classes want, in order. */
+static void expect_classes(tb *b, const fp_op_class *want, uint32_t n)
+{
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, n);
+    for (uint32_t i = 0; i < n; i++)
+        CU_ASSERT_EQUAL(cost->ops[i].cls, want[i]);
+}
+
 /* tests/data/devices/round.ini as a key file, for a test to change before cost_on_keyfile. */
 static GKeyFile *round_keyfile(void)
 {
@@ -486,13 +497,7 @@ static void test_global_pool_class(void)
     tb_output(b, "g", F32, -1, NULL);
     tb_output(b, "h", F32, -1, NULL);
     tb_output(b, "p", F32, -1, NULL);
-    g_autoptr(fp_model) m = NULL;
-    g_autoptr(fp_device) dev = NULL;
-    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
-    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
-    CU_ASSERT_EQUAL(cost->ops[0].cls, FP_CLASS_REDUCE);
-    CU_ASSERT_EQUAL(cost->ops[1].cls, FP_CLASS_REDUCE);
-    CU_ASSERT_EQUAL(cost->ops[2].cls, FP_CLASS_POOL);
+    expect_classes(b, (const fp_op_class[]){FP_CLASS_REDUCE, FP_CLASS_REDUCE, FP_CLASS_POOL}, 3);
 }
 
 /* ONNX Runtime's SkipLayerNormalization is skip_norm (its CPU kernel's scalar loops); the simplified
@@ -508,13 +513,7 @@ static void test_skip_norm_class(void)
     tb_domain(b, tb_node(b, "SkipSimplifiedLayerNormalization", "ssln", "y,k,g", "z"), "com.microsoft");
     tb_node(b, "LayerNormalization", "ln", "z,g,be", "w");
     tb_output(b, "w", F32, -1, NULL);
-    g_autoptr(fp_model) m = NULL;
-    g_autoptr(fp_device) dev = NULL;
-    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
-    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
-    CU_ASSERT_EQUAL(cost->ops[0].cls, FP_CLASS_SKIP_NORM);
-    CU_ASSERT_EQUAL(cost->ops[1].cls, FP_CLASS_NORM);
-    CU_ASSERT_EQUAL(cost->ops[2].cls, FP_CLASS_NORM);
+    expect_classes(b, (const fp_op_class[]){FP_CLASS_SKIP_NORM, FP_CLASS_NORM, FP_CLASS_NORM}, 3);
     CU_ASSERT(fp_op_class_refines(FP_CLASS_SKIP_NORM));
 }
 
