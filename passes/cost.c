@@ -419,15 +419,21 @@ static double transcendental_work(fp_op op)
     }
 }
 
-/* The columns of the GEMM kernel n of class cls runs as (the N of C[M,N] = A[M,K] B[K,N]): a
- * MatMul's or Gemm's last output dim, a convolution's output pixels (its im2col GEMM multiplies
- * the weights by one column per pixel); 0 for other classes or an unknown shape. */
+/* The columns of the float GEMM (MLAS's SGEMM) kernel n of class cls runs as (the N of C[M,N] =
+ * A[M,K] B[K,N]): a MatMul's or Gemm's last output dim, a convolution's output pixels (its im2col
+ * GEMM multiplies the weights by one column per pixel), a ConvTranspose's input pixels (its GEMM
+ * multiplies the transposed weights by the input, then scatters the columns to the output); 0 for
+ * other classes, another dtype (the integer GEMMs block otherwise) or an unknown shape. */
 static uint64_t gemm_columns(const fp_node *n, fp_op_class cls)
 {
-    if ((cls != FP_CLASS_MATMUL && cls != FP_CLASS_CONV && cls != FP_CLASS_POINTWISE_CONV) || !n->n_outputs ||
-        !n->outputs[0])
+    if ((cls != FP_CLASS_MATMUL && cls != FP_CLASS_CONV && cls != FP_CLASS_POINTWISE_CONV) ||
+        compute_dtype(n) != FP_DT_FLOAT)
         return 0;
-    const fp_shape *y = &n->outputs[0]->shape;
+    const fp_value *v = n->op == FP_OP_CONV_TRANSPOSE ? (n->n_inputs ? n->inputs[0] : NULL)
+                                                      : (n->n_outputs ? n->outputs[0] : NULL);
+    if (!v)
+        return 0;
+    const fp_shape *y = &v->shape;
     int32_t from = cls == FP_CLASS_MATMUL ? y->rank - 1 : 2;
     if (y->rank < 1 || from < 0 || from >= y->rank)
         return 0;

@@ -14,7 +14,7 @@
 #include "tmodel.h"
 #include "tutil.h"
 
-enum { F32 = 1, F16 = 10 };
+enum { F32 = 1, I8 = 3, I32 = 6, F16 = 10 };
 
 /* Runs the layout pass; returns the diagnostics (caller frees). */
 static fp_diag *layout(fp_model *m, const char *target, fp_layout_result *res)
@@ -542,10 +542,11 @@ static void test_transcendental_work(void)
     CU_ASSERT_EQUAL(cost->ops[3].work, 600);
 }
 
-/* A GEMM's work counts its columns rounded up to the profile's nchwc_block (MLAS's SGEMM computes
- * whole vectors of columns): a MatMul of 49 columns as 64 and a 1x1 Conv at 7x7 pixels as 64,
- * one of 48 columns or at 8x8 as it is, a one-row MatMul (gemv) as it is; without nchwc_block
- * every one's FLOPs. */
+/* A float GEMM's work counts its columns rounded up to the profile's nchwc_block (MLAS's SGEMM
+ * computes whole vectors of columns): a MatMul of 49 columns as 64 and a 1x1 Conv at 7x7 pixels as
+ * 64, one of 48 columns or at 8x8 as it is, a one-row MatMul (gemv) as it is, a ConvTranspose by
+ * its input's pixels (7x7: 64 for 49) and not its output's (14x14), an integer MatMul as it is;
+ * without nchwc_block every one's FLOPs. */
 static void test_gemm_columns(void)
 {
     tb *b = tb_new(13);
@@ -561,8 +562,15 @@ static void test_gemm_columns(void)
     tb_node(b, "MatMul", "gemv", "v,w49", "y3");
     tb_node(b, "Conv", "c7", "p,k", "y4");
     tb_node(b, "Conv", "c8", "q,k", "y5");
-    for (const char *const *o = (const char *[]){"y1", "y2", "y3", "y4", "y5", NULL}; *o; o++)
+    tb_init(b, "kt", F32, 4, (int64_t[]){16, 8, 2, 2});
+    tb_node_t *t = tb_node(b, "ConvTranspose", "ct", "p,kt", "y6");
+    tb_attr_ints(b, t, "strides", 2, (int64_t[]){2, 2});
+    tb_input(b, "ia", I8, 2, (int64_t[]){32, 16});
+    tb_init(b, "iw", I8, 2, (int64_t[]){16, 49});
+    tb_node(b, "MatMulInteger", "mi", "ia,iw", "y7");
+    for (const char *const *o = (const char *[]){"y1", "y2", "y3", "y4", "y5", "y6", NULL}; *o; o++)
         tb_output(b, *o, F32, -1, NULL);
+    tb_output(b, "y7", I32, -1, NULL);
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
     g_autoptr(GKeyFile) kf = round_keyfile();
@@ -570,7 +578,7 @@ static void test_gemm_columns(void)
         if (blocked)
             g_key_file_set_integer(kf, "device", "nchwc_block", 16);
         g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
-        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 5);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 7);
         const fp_op_cost *c = cost->ops;
         CU_ASSERT_EQUAL(c[0].flops, 2 * 32 * 16 * 49);
         CU_ASSERT_EQUAL(c[0].work, blocked ? 2 * 32 * 16 * 64 : c[0].flops);
@@ -581,6 +589,12 @@ static void test_gemm_columns(void)
         CU_ASSERT_EQUAL(c[3].flops, 2 * 32 * 16 * 49);
         CU_ASSERT_EQUAL(c[3].work, blocked ? 2 * 32 * 16 * 64 : c[3].flops);
         CU_ASSERT_EQUAL(c[4].work, c[4].flops);
+        CU_ASSERT_EQUAL(c[5].cls, FP_CLASS_CONV);
+        CU_ASSERT(c[5].flops > 0);
+        CU_ASSERT_EQUAL(c[5].work, blocked ? c[5].flops / 49 * 64 : c[5].flops);
+        CU_ASSERT_EQUAL(c[6].cls, FP_CLASS_MATMUL);
+        CU_ASSERT(c[6].flops > 0);
+        CU_ASSERT_EQUAL(c[6].work, c[6].flops);
     }
 }
 
