@@ -93,6 +93,11 @@ void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS]
  * come out with bytes 0. Pure: for tests. */
 void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const uint64_t reported[FP_CALIBRATE_LEVELS],
                                double memory_bw, fp_calibrate_point out[FP_CALIBRATE_LEVELS]);
+/* Raises r's triad (r->triad_1t too when threads is 1) to the fastest sweep point at the triad's
+ * working set (r->triad_bytes) or beyond: the same measurement, repeated each pass, and a
+ * neighbour's burst only slows one (on a shared VM one triad measured 22.6 GB/s where the
+ * sweep's 512 MiB point had 35.6). Pure: for tests. */
+void fp_calibrate_raise_triad(fp_calibrate_result *r, int threads);
 
 /* FLOP/s on one thread of fuseplan's kernels for the convolution classes ONNX Runtime's CPU EP runs
  * (calibration/calibrate_conv.c): NCHW 3x3 expand-then-GEMM, NCHW depthwise 3x3 (per channel), and the

@@ -111,6 +111,17 @@ static bool sweep_point(const fp_calibrate_phase_pos *sp, const fp_calibrate_ker
     return fp_calibrate_phase_run(sp, FP_CALIBRATE_WORK_TRIAD, ki, threads, n, reps, what, bw, error);
 }
 
+void fp_calibrate_raise_triad(fp_calibrate_result *r, int threads)
+{
+    for (size_t k = 0; k < r->n_sweep; k++) {
+        if (r->sweep[k].bytes < r->triad_bytes)
+            continue;
+        r->triad = MAX(r->triad, r->sweep[k].bandwidth);
+        if (threads == 1)
+            r->triad_1t = r->triad;
+    }
+}
+
 bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibrate_kernel_info *ki, int threads,
                               fp_calibrate_result *r, const char *what, GError **error)
 {
@@ -149,6 +160,7 @@ bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibr
             r->sweep[k].bandwidth = MAX(r->sweep[k].bandwidth, bw);
         }
     }
+    fp_calibrate_raise_triad(r, threads);
     fp_calibrate_cache_levels(r->sweep, r->n_sweep, r->cache_reported, r->triad, r->cache);
     int levels = 0;
     for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)

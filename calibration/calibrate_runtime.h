@@ -23,13 +23,14 @@
 #include "runtime/ort.h"
 
 typedef struct {
-    guint index;            /* its case in the set's cases */
-    fp_ort_level level;     /* FP_ORT_DISABLED or FP_ORT_ALL */
-    GArray *short_ops;      /* fp_fit_op: the chain of one op as fuseplan costs it at level */
-    GArray *long_ops;       /* fp_fit_op: the chain of K ops */
-    GArray *kernels;        /* fp_fit_op: the long chain's less the short chain's */
-    bool balanced;          /* every op of the short chain has its equal in the long one */
-    double short_s, long_s; /* measured per run (0: not measured) */
+    guint index;              /* its case in the set's cases */
+    fp_ort_level level;       /* FP_ORT_DISABLED or FP_ORT_ALL */
+    GArray *short_ops;        /* fp_fit_op: the chain of one op as fuseplan costs it at level */
+    GArray *long_ops;         /* fp_fit_op: the chain of K ops */
+    GArray *kernels;          /* fp_fit_op: the long chain's less the short chain's */
+    bool balanced;            /* every op of the short chain has its equal in the long one */
+    double short_s, long_s;   /* measured per run, each chain's fastest round (0: not measured) */
+    double short2_s, long2_s; /* each chain's second fastest round (0: timed once) */
 } fp_rt_point;
 
 typedef struct {
@@ -48,17 +49,26 @@ const char *fp_rt_level_name(fp_ort_level level);
  * with the analysis' error naming the case (a bug in a case). */
 fp_rt_set *fp_rt_set_new(const fp_device *base, GError **error);
 
-/* Progress of point `i` of `n`: its case, level and per-kernel time (seconds), after it is timed. */
+/* Progress of point `i` of `n`: its case, level and per-kernel time (seconds), after it is timed;
+ * n 0 while unconfirmed points are timed again (i counts those timings). */
 typedef void (*fp_rt_progress_fn)(guint i, guint n, const fp_micro_case *c, fp_ort_level level, double kernel_s,
                                   void *user);
 
 /* Times both chains of every point with fp_ort_time (threads, budget_s per chain) into
  * short_s and long_s, `rounds` times over the whole set, keeping each chain's fastest: on a
  * shared machine a burst of another load slows the points timed during it, and a point timed
- * again minutes later escapes it. Progress counts every timing of every round. False with ONNX
- * Runtime's error naming the case and level. */
-bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, int rounds, fp_rt_progress_fn progress,
-                       void *user, GError **error);
+ * again minutes later escapes it. Then, for up to confirm_s seconds, it times again the points
+ * with a chain not confirmed (fp_rt_point_confirmed), in passes over them, until none is left.
+ * Progress counts every timing. False with ONNX Runtime's error naming the case and level. */
+bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, int rounds, double confirm_s,
+                       fp_rt_progress_fn progress, void *user, GError **error);
+
+/* Whether both chains of p have a second round within FP_RT_CONFIRM of their fastest: a fastest
+ * time that a noisy neighbour did not inflate in every round (one that did is reached once). */
+#define FP_RT_CONFIRM 0.03
+bool fp_rt_point_confirmed(const fp_rt_point *p);
+/* The points of s not confirmed. */
+guint fp_rt_set_unconfirmed(const fp_rt_set *s);
 
 /* A point's time per kernel: (long_s - short_s) / (K - 1); 0 when not measured or when the
  * difference is within the timings' noise (under a tenth of short_s). */
@@ -72,8 +82,9 @@ double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
  * first measured FP_MICRO_COLD point at level disabled: its long chain's weights overflow the last
  * cache level of d (a copy of d whose weight_bandwidth is unbounded gives the rest of its roofline
  * time), its short chain's do not. C / (t(K) - t(1) - (est(K) - est(1))), C the long chain's cold
- * bytes; 0 when no such point was measured, its chains read no cold bytes on d, or the remainder
- * is under a tenth of t(K) - t(1) (no reads past the caches measurable). */
+ * bytes; 0 when no such point was measured, its chains read no cold bytes on d, the remainder
+ * is under a tenth of t(K) - t(1) (no reads past the caches measurable), or the rate is not within
+ * 4x of d's bandwidth either way (the chain's weights were not cold, or its timing disturbed). */
 double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d);
 
 /* The fastest rate the points' kernels reached: their FLOP over long_s - short_s, the third largest

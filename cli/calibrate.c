@@ -25,6 +25,7 @@
 #define HOST_GROUPED_CONV 0.04
 #define RUNTIME_BUDGET_S 0.08 /* timing of each micro-model chain */
 #define RUNTIME_ROUNDS 3      /* times each chain is timed, spread over the calibration: its fastest counts */
+#define RUNTIME_CONFIRM_S 25  /* then at most this long timing again the chains whose fastest is unconfirmed */
 #define RUNTIME_OFF 0.25      /* points estimated further off than this are listed */
 #define RUNTIME_PEAK_ROOM 2.0 /* the peak at least this many times the runtime's fastest kernel rate */
 
@@ -271,8 +272,12 @@ static bool runtime_path(const char *spec, char **path)
 static void runtime_progress(guint i, guint n, const fp_micro_case *c, fp_ort_level level, double kernel_s, void *user)
 {
     progress_state *ps = user;
-    fprintf(stderr, "%scalibrate: [runtime %u/%u] %s at %s: %.2f us per kernel%s\n", ps->tty ? "\r" : "", i, n, c->name,
-            fp_rt_level_name(level), kernel_s * 1e6, ps->tty ? "\033[K" : "");
+    if (n)
+        fprintf(stderr, "%scalibrate: [runtime %u/%u] %s at %s: %.2f us per kernel%s\n", ps->tty ? "\r" : "", i, n,
+                c->name, fp_rt_level_name(level), kernel_s * 1e6, ps->tty ? "\033[K" : "");
+    else
+        fprintf(stderr, "%scalibrate: [runtime, unconfirmed, again %u] %s at %s: %.2f us per kernel%s\n",
+                ps->tty ? "\r" : "", i, c->name, fp_rt_level_name(level), kernel_s * 1e6, ps->tty ? "\033[K" : "");
 }
 
 /* The [calibration] record of the runtime's fit. */
@@ -283,6 +288,7 @@ static void runtime_record(GKeyFile *kf, const fp_ort *ort, const fp_rt_set *s, 
     g_key_file_set_string(kf, "calibration", "runtime_version", fp_ort_version(ort));
     g_key_file_set_string(kf, "calibration", "runtime_library", fp_ort_path(ort));
     g_key_file_set_integer(kf, "calibration", "runtime_points", (gint)s->points->len);
+    g_key_file_set_integer(kf, "calibration", "runtime_unconfirmed", (gint)fp_rt_set_unconfirmed(s));
     g_key_file_set_value(kf, "calibration", "runtime_seconds", g_ascii_formatd(buf, sizeof buf, "%.3g", seconds));
     g_key_file_set_value(kf, "calibration", "runtime_rms_log", g_ascii_formatd(buf, sizeof buf, "%.3g", f->rms_log));
     g_key_file_set_comment(kf, NULL, NULL,
@@ -338,7 +344,8 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
             fp_ort_path(ort), threads, threads == 1 ? "" : "s", s->points->len);
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(fp_fit_result) f = NULL;
-    if (!fp_rt_set_measure(s, ort, threads, RUNTIME_BUDGET_S, RUNTIME_ROUNDS, runtime_progress, ps, &err) ||
+    if (!fp_rt_set_measure(s, ort, threads, RUNTIME_BUDGET_S, RUNTIME_ROUNDS, RUNTIME_CONFIRM_S, runtime_progress, ps,
+                           &err) ||
         !(f = fp_rt_set_fit(s, with_weights(with_room(base, fp_rt_set_best_rate(s)), s), &err))) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
         return false;
@@ -352,8 +359,8 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     runtime_record(kf, ort, s, f, seconds);
     if (!fp_cli_write_device_profile(kf, output, "calibrate"))
         return false;
-    printf("runtime    ONNX Runtime %s, %u points in %.1f s, fit rms log error %.3f (base %.3f)\n", fp_ort_version(ort),
-           s->points->len, seconds, f->rms_log, f->base_rms_log);
+    printf("runtime    ONNX Runtime %s, %u points in %.1f s (%u unconfirmed), fit rms log error %.3f (base %.3f)\n",
+           fp_ort_version(ort), s->points->len, seconds, fp_rt_set_unconfirmed(s), f->rms_log, f->base_rms_log);
     if (dev.weight_bandwidth > 0)
         printf("  weights read from memory at %.1f GB/s (past the caches)\n", dev.weight_bandwidth / 1e9);
     if (dev.launch_group > 0 || dev.launch_row > 0)

@@ -86,6 +86,7 @@ static const char *const calibration_keys[] = {"date",
                                                "runtime_version",
                                                "runtime_library",
                                                "runtime_points",
+                                               "runtime_unconfirmed",
                                                "runtime_seconds",
                                                "runtime_rms_log",
                                                NULL};

@@ -194,6 +194,30 @@ static void test_fit_recovers_refinements(void)
     check_fit_recovers(known, G_N_ELEMENTS(known));
 }
 
+/* A point is confirmed once both chains have a second round within 3% of their fastest; a chain
+ * timed once, or whose second round is further off, leaves it unconfirmed. */
+static void test_confirmed(void)
+{
+    fp_rt_point p = {.short_s = 100e-6, .short2_s = 102e-6, .long_s = 500e-6, .long2_s = 505e-6};
+    CU_ASSERT_TRUE(fp_rt_point_confirmed(&p));
+    p.long2_s = 530e-6;
+    CU_ASSERT_FALSE(fp_rt_point_confirmed(&p));
+    p.long2_s = 505e-6, p.short2_s = 0;
+    CU_ASSERT_FALSE(fp_rt_point_confirmed(&p));
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(fp_rt_set_unconfirmed(s), s->points->len); /* none timed */
+    p.short2_s = 101e-6;
+    g_array_index(s->points, fp_rt_point, 0).short_s = p.short_s;
+    g_array_index(s->points, fp_rt_point, 0).short2_s = p.short2_s;
+    g_array_index(s->points, fp_rt_point, 0).long_s = p.long_s;
+    g_array_index(s->points, fp_rt_point, 0).long2_s = p.long2_s;
+    CU_ASSERT_EQUAL(fp_rt_set_unconfirmed(s), s->points->len - 1);
+}
+
 /* Times every point of s as profile d runs them. */
 static void time_points(fp_rt_set *s, const fp_device *d)
 {
@@ -206,7 +230,8 @@ static void time_points(fp_rt_set *s, const fp_device *d)
 
 /* On a profile whose last cache level holds 16 MB, the cold micro-model's long chain reads all its
  * weights from memory and its single op none; timings made with weights read at 15 GB/s give that
- * rate back, timings in which they cost nothing none. */
+ * rate back, timings in which they cost nothing none, and timings with a rate 40x below the
+ * memory's none (the chain's weights were not what slowed it). */
 static void test_weight_bandwidth(void)
 {
     g_autoptr(GError) err = NULL;
@@ -215,6 +240,7 @@ static void test_weight_bandwidth(void)
     base->cache[0] = (fp_cache_level){32768, 200e9};
     base->cache[1] = (fp_cache_level){1 << 20, 120e9};
     base->cache[2] = (fp_cache_level){16 << 20, 90e9};
+    base->bandwidth = 40e9;
     g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     uint64_t cold_long = 0, cold_short = 0;
@@ -236,6 +262,9 @@ static void test_weight_bandwidth(void)
     time_points(s, truth);
     CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_weight_bandwidth(s, base) / 15e9, 1, 0.01);
     truth->weight_bandwidth = G_MAXDOUBLE; /* weights past the caches read in no time */
+    time_points(s, truth);
+    CU_ASSERT_EQUAL(fp_rt_set_weight_bandwidth(s, base), 0);
+    truth->weight_bandwidth = 1e9;
     time_points(s, truth);
     CU_ASSERT_EQUAL(fp_rt_set_weight_bandwidth(s, base), 0);
 }
@@ -364,6 +393,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "fit_recovers_refinements", test_fit_recovers_refinements);
     CU_add_test(s, "refinements_covered", test_refinements_covered);
     CU_add_test(s, "weight_bandwidth", test_weight_bandwidth);
+    CU_add_test(s, "confirmed", test_confirmed);
     CU_add_test(s, "point_estimates", test_point_estimates);
     CU_add_test(s, "best_rate", test_best_rate);
     CU_add_test(s, "cli_errors", test_cli_errors);

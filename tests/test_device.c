@@ -571,6 +571,24 @@ static void test_cache_levels(void)
         CU_ASSERT_EQUAL(out[i].bytes, 0);
 }
 
+/* The triad is raised to the sweep's fastest point at its working set or beyond, not to one inside
+ * the caches, and only the one-thread value of a one-thread calibration. */
+static void test_raise_triad(void)
+{
+    fp_calibrate_result r = {.triad = 22.6e9, .triad_1t = 30e9, .triad_bytes = (uint64_t)512 << 20, .n_sweep = 3};
+    r.sweep[0] = (fp_calibrate_point){(uint64_t)32 << 20, 70e9};
+    r.sweep[1] = (fp_calibrate_point){(uint64_t)256 << 20, 39.5e9};
+    r.sweep[2] = (fp_calibrate_point){(uint64_t)512 << 20, 35.6e9};
+    fp_calibrate_raise_triad(&r, 4);
+    CU_ASSERT_DOUBLE_EQUAL(r.triad, 35.6e9, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r.triad_1t, 30e9, 1);
+    fp_calibrate_raise_triad(&r, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r.triad_1t, 35.6e9, 1);
+    r.sweep[2].bandwidth = 20e9; /* a slower repeat lowers nothing */
+    fp_calibrate_raise_triad(&r, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r.triad, 35.6e9, 1);
+}
+
 /* The saturation fit of a convolution class's big and small layers, on hand-made rates: a pair on
  * a line of e <= 1 gives that line; a small layer no slower per FLOP, no saturation; a pair no e <= 1
  * explains (the development VM's conv rates; a big layer above the peak), e = 1 and both estimates
@@ -884,6 +902,7 @@ FP_TEST_SUITE(register_device)
     CU_add_test(s, "model_roundtrip", test_model_roundtrip);
     CU_add_test(s, "model_refinements", test_model_refinements);
     CU_add_test(s, "cache_levels", test_cache_levels);
+    CU_add_test(s, "raise_triad", test_raise_triad);
     CU_add_test(s, "saturation_fit", test_saturation_fit);
     CU_add_test(s, "sgemm", test_sgemm);
     CU_add_test(s, "cli_devices", test_cli_devices);
