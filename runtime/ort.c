@@ -448,6 +448,21 @@ GArray *fp_ort_session_stats(fp_ort_session *s, GError **error)
 
 /* ---------------------------------------------------------------- timing a micro-model */
 
+double fp_ort_window_best(const double *t, size_t n, double window_s)
+{
+    double best = G_MAXDOUBLE, sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        while (k < n && sum < window_s)
+            sum += t[k++];
+        if (sum < window_s && i > 0)
+            break; /* the tail: shorter than a window */
+        best = MIN(best, sum / (double)(k - i));
+        sum -= t[i];
+    }
+    return n ? best : 0;
+}
+
 bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, double budget_s, double *seconds,
                  GError **error)
 {
@@ -465,9 +480,6 @@ bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threa
         !fp_ort_session_times(s, threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, WARMUP_RUNS, MIN_RUNS,
                               MAX_RUNS, budget_s, times, error))
         return false;
-    double best = G_MAXDOUBLE;
-    for (guint i = 0; i < times->len; i++)
-        best = MIN(best, g_array_index(times, double, i));
-    *seconds = best;
+    *seconds = fp_ort_window_best((const double *)times->data, times->len, FP_ORT_WINDOW_S);
     return true;
 }

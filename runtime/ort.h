@@ -108,10 +108,21 @@ typedef struct {
     const char *output; /* the output fetched */
 } fp_ort_model;
 
+/* The time a run takes in the fastest stretch of t (n runs' times, in the order run) at least
+ * window_s long: the least mean over consecutive runs summing to window_s or more (one run when it
+ * alone is longer; all of them when together they are shorter); 0 for none. */
+double fp_ort_window_best(const double *t, size_t n, double window_s);
+
+/* The window of fp_ort_time: a network's run of milliseconds on a shared host bears its
+ * neighbours' interference averaged, a micro-model's run of 100 us can slip between it
+ * (docs/devices.md, runtime calibration) */
+#define FP_ORT_WINDOW_S 0.01
+
 /* Times model m on the CPU execution provider: a session at `level` with `threads` intra-op
  * threads (sequential execution, one inter-op thread), the input filled with a fixed pattern,
  * 3 warm-up runs, then Run alone timed until budget_s of wall time is spent (at least 10 runs).
- * *seconds: the fastest run. On one thread ONNX Runtime runs the kernels in the calling thread, and
+ * *seconds: a run's time in the fastest stretch of FP_ORT_WINDOW_S (fp_ort_window_best; the
+ * fastest run when runs are longer). On one thread ONNX Runtime runs the kernels in the calling thread, and
  * a run is timed by that thread's CPU time (CLOCK_THREAD_CPUTIME_ID): the time the neighbours of a
  * shared machine take from it by preemption is not counted (a run of 25 ms on a loaded machine is
  * preempted almost surely, one of 100 us seldom); on more threads, by CLOCK_MONOTONIC. False with

@@ -1,7 +1,8 @@
 /* test_calibrate_runtime.c - calibrate_runtime suite: the micro-models load back through the ONNX
  * frontend and pass the IR verifier, their points pair each chain's kernels, the fit recovers a
  * profile's rates from timings made with it, `calibrate --runtime` refuses a missing, wrong or
- * misnamed runtime with one line and exit 2, and `calibrate --micro-models` writes them. No ONNX
+ * misnamed runtime with one line and exit 2, `calibrate --micro-models` writes them, and the
+ * timing keeps the fastest stretch of runs a window long. No ONNX
  * Runtime is needed. */
 #include <glib/gstdio.h>
 #include <math.h>
@@ -11,6 +12,7 @@
 #include "frontends/onnx/onnx.h"
 #include "frontends/onnx/onnx_write.h"
 #include "passes/roofline.h"
+#include "runtime/ort.h"
 #include "tutil.h"
 
 /* Every case's chains of one and K ops load and verify, with K + 2 nodes (the ReduceMax), and each
@@ -218,6 +220,21 @@ static void test_confirmed(void)
     CU_ASSERT_EQUAL(fp_rt_set_unconfirmed(s), s->points->len - 1);
 }
 
+/* The calibration's timing statistic (runtime/ort.c): the fastest stretch of runs at least the
+ * window long, its mean; runs longer than the window are each their own stretch; fewer runs than
+ * a window, their mean. */
+static void test_window_best(void)
+{
+    /* 1 ms runs: a 3 ms window; the stretch 2, 2, 1 is slowed, 1, 1, 1 is not */
+    const double t[] = {2e-3, 2e-3, 1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 1e-3};
+    CU_ASSERT_DOUBLE_EQUAL(fp_ort_window_best(t, G_N_ELEMENTS(t), 3e-3), 1e-3, 1e-12);
+    const double noisy[] = {1e-3, 3e-3, 1e-3, 3e-3, 1e-3, 3e-3}; /* no quiet stretch: the mean */
+    CU_ASSERT_DOUBLE_EQUAL(fp_ort_window_best(noisy, G_N_ELEMENTS(noisy), 4e-3), 2e-3, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(fp_ort_window_best(t, G_N_ELEMENTS(t), 1e-4), 1e-3, 1e-12); /* the fastest run */
+    CU_ASSERT_DOUBLE_EQUAL(fp_ort_window_best(t, 2, 1.0), 2e-3, 1e-12);                /* too few: their mean */
+    CU_ASSERT_DOUBLE_EQUAL(fp_ort_window_best(t, 0, 1e-3), 0, 0);
+}
+
 /* Times every point of s as profile d runs them. */
 static void time_points(fp_rt_set *s, const fp_device *d)
 {
@@ -394,6 +411,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "refinements_covered", test_refinements_covered);
     CU_add_test(s, "weight_bandwidth", test_weight_bandwidth);
     CU_add_test(s, "confirmed", test_confirmed);
+    CU_add_test(s, "window_best", test_window_best);
     CU_add_test(s, "point_estimates", test_point_estimates);
     CU_add_test(s, "best_rate", test_best_rate);
     CU_add_test(s, "cli_errors", test_cli_errors);
