@@ -154,6 +154,66 @@ def spec_file(a, entry, level):
     return path
 
 
+CONFIRM = 0.03  # a fastest pass is trusted once a second comes within 3% of it (calibration/calibrate_runtime.h)
+
+
+def confirmed(passes):
+    """Whether the two fastest of passes are within CONFIRM of each other."""
+    best = sorted(passes)[:2]
+    return len(best) == 2 and best[1] <= best[0] * (1 + CONFIRM)
+
+
+def timing_pass(a, exe, lib, keys, runs, errors, log, what, end=None):
+    """Times every (entry, level) of keys once (until time.monotonic() passes end, when given), adding
+    each result's statistics to runs (a list per statistic) or its error to errors; logs the pass
+    (unless log is None)."""
+    pin = getattr(a, "ort_threads", 1) == 1  # more threads: on every CPU
+    cpu = idlest_cpu() if pin else None
+    start, l0 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
+    for e, level in keys:
+        k = f"{e['key']}|{level}"
+        if k in errors or (end is not None and time.monotonic() > end):
+            continue
+        cmd, _ = pinned([exe, lib, spec_file(a, e, level)], cpu, pin)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            res = json.loads(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            res = {"error": (r.stderr.strip() or "no output")[:300]}
+        if res.get("error"):
+            errors[k] = res["error"].splitlines()[0][:300]
+            continue
+        runs.setdefault(k, {"passes": [], "runs": 0, "version": res.get("version")})
+        runs[k]["passes"].append(res["robust_us"])
+        runs[k].setdefault("min_passes", []).append(res["min_us"])
+        runs[k].setdefault("window_passes", []).append(res.get("window_us", res["min_us"]))
+        runs[k]["runs"] += res["runs"]
+    if log is not None:
+        log.append(f"{what} on {'cpu ' + str(cpu) if pin else 'every cpu'}: {start} to "
+                   f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {l0} -> {loadavg()}")
+        print(log[-1], file=sys.stderr)
+
+
+def confirm(a, exe, lib, keys, runs, errors, log):
+    """Times again, pass after pass for up to a.confirm_s seconds (0 when unset), the keys whose fastest
+    stretch no second pass came within CONFIRM of; one line in log for all of it."""
+    end = time.monotonic() + getattr(a, "confirm_s", 0)
+    start, l0, passes, timings = time.strftime("%H:%M:%S", time.gmtime()), loadavg(), 0, 0
+    while time.monotonic() < end:
+        left = [(e, level) for e, level in keys if f"{e['key']}|{level}" in runs and
+                not confirmed(runs[f"{e['key']}|{level}"].get("window_passes", []))]
+        if not left:
+            break
+        timing_pass(a, exe, lib, left, runs, errors, None, "confirmation", end)
+        passes, timings = passes + 1, timings + len(left)
+    if passes:
+        unconfirmed = sum(1 for v in runs.values() if not confirmed(v.get("window_passes", [])))
+        log.append(f"confirmation: {passes} passes, {timings} timings: {start} to "
+                   f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {l0} -> {loadavg()}; "
+                   f"{unconfirmed} left unconfirmed")
+        print(log[-1], file=sys.stderr)
+
+
 def measure(a, entries):
     """{"key|level": {"us": fastest pass's robust time, "passes": [...], ...}} and {"key|level": error}."""
     path = os.path.join(a.out, "runs.json")
@@ -163,34 +223,15 @@ def measure(a, entries):
         return d["runs"], d["errors"], d["log"]
     exe, lib = harness(a)
     runs, errors, log = {}, {}, []
+    keys = [(e, level) for e in entries for level in LEVELS]
     for p in range(a.passes):
-        pin = getattr(a, "ort_threads", 1) == 1  # more threads: on every CPU
-        cpu = idlest_cpu() if pin else None
-        start, l0 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
-        for e in entries:
-            for level in LEVELS:
-                k = f"{e['key']}|{level}"
-                if k in errors:
-                    continue
-                cmd, _ = pinned([exe, lib, spec_file(a, e, level)], cpu, pin)
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                try:
-                    res = json.loads(r.stdout.strip().splitlines()[-1])
-                except (ValueError, IndexError):
-                    res = {"error": (r.stderr.strip() or "no output")[:300]}
-                if res.get("error"):
-                    errors[k] = res["error"].splitlines()[0][:300]
-                    continue
-                runs.setdefault(k, {"passes": [], "runs": 0, "version": res.get("version")})
-                runs[k]["passes"].append(res["robust_us"])
-                runs[k].setdefault("min_passes", []).append(res["min_us"])
-                runs[k]["runs"] += res["runs"]
-        log.append(f"pass {p + 1} on {'cpu ' + str(cpu) if pin else 'every cpu'}: {start} to {time.strftime('%H:%M:%S', time.gmtime())} UTC, load "
-                   f"{l0} -> {loadavg()}")
-        print(log[-1], file=sys.stderr)
+        timing_pass(a, exe, lib, keys, runs, errors, log, f"pass {p + 1}")
+    confirm(a, exe, lib, keys, runs, errors, log)
     for v in runs.values():
         v["us"] = min(v["passes"])
-        v["min_us"] = min(v["min_passes"])  # the fastest single run (bench/runtime_calibration.py)
+        v["min_us"] = min(v["min_passes"])  # the fastest single run
+        v["window_us"] = min(v["window_passes"])  # the fastest 10 ms stretch (bench/runtime_calibration.py)
+        v["confirmed"] = confirmed(v["window_passes"])
         v["spread"] = max(v["passes"]) / v["us"] - 1
     with open(path, "w") as f:
         json.dump({"runs": runs, "errors": errors, "log": log}, f, indent=1)

@@ -9,9 +9,11 @@
  * One session (CPU EP, sequential execution, one inter-op thread, the level and intra-op threads
  * SPEC names), the SPEC's inputs bound, OrtApi::Run alone timed with CLOCK_MONOTONIC: 10 warm-up
  * runs, then runs until the budget is spent (at least 20). Prints one JSON line:
- * {"runs": N, "kept", "min_us", "median_us", "robust_us", "threads", "version", "error": null},
+ * {"runs": N, "kept", "min_us", "median_us", "robust_us", "window_us", "threads", "version", "error": null},
  * where robust_us is the mean of the runs within 1.5x (or 2 us) of the fastest (noise on a shared
- * machine only adds time; bench/ort_robust.py uses the same statistic on profiles). On failure: a
+ * machine only adds time; bench/ort_robust.py uses the same statistic on profiles) and window_us a
+ * run's time in the fastest stretch of runs FP_ORT_WINDOW_S long (runtime/ort.h: the statistic
+ * `calibrate --runtime` times its micro-models by). On failure: a
  * JSON line with "error" and "stage", exit status 2.
  *
  * SPEC (text, one item per line):
@@ -241,6 +243,7 @@ static void measure_time(JsonBuilder *b, fp_ort_session *s, const spec *sp)
     g_autoptr(GError) err = NULL;
     check(fp_ort_session_times(s, CLOCK_MONOTONIC, WARMUP, MIN_RUNS, MAX_RUNS, sp->budget_ms * 1e-3, t, &err), "run",
           err);
+    double window = fp_ort_window_best((const double *)t->data, t->len, FP_ORT_WINDOW_S) * 1e6;
     g_array_sort(t, cmp_double);
     double lo = g_array_index(t, double, 0) * 1e6, limit = MAX(lo * 1.5, lo + 2), sum = 0;
     int kept = 0;
@@ -251,6 +254,7 @@ static void measure_time(JsonBuilder *b, fp_ort_session *s, const spec *sp)
     add_double(b, "min_us", lo);
     add_double(b, "median_us", g_array_index(t, double, t->len / 2) * 1e6);
     add_double(b, "robust_us", sum / kept);
+    add_double(b, "window_us", window);
     add_int(b, "threads", sp->opts.threads);
 }
 
