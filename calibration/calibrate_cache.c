@@ -113,13 +113,11 @@ static bool sweep_point(const fp_calibrate_phase_pos *sp, const fp_calibrate_ker
 
 void fp_calibrate_raise_triad(fp_calibrate_result *r, int threads)
 {
-    for (size_t k = 0; k < r->n_sweep; k++) {
-        if (r->sweep[k].bytes < r->triad_bytes)
-            continue;
-        r->triad = MAX(r->triad, r->sweep[k].bandwidth);
-        if (threads == 1)
-            r->triad_1t = r->triad;
-    }
+    for (size_t k = 0; k < r->n_sweep; k++)
+        if (r->sweep[k].bytes >= r->triad_bytes)
+            r->triad = MAX(r->triad, r->sweep[k].bandwidth);
+    if (threads == 1)
+        r->triad_1t = r->triad;
 }
 
 bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibrate_kernel_info *ki, int threads,

@@ -272,12 +272,9 @@ static bool runtime_path(const char *spec, char **path)
 static void runtime_progress(guint i, guint n, const fp_micro_case *c, fp_ort_level level, double kernel_s, void *user)
 {
     progress_state *ps = user;
-    if (n)
-        fprintf(stderr, "%scalibrate: [runtime %u/%u] %s at %s: %.2f us per kernel%s\n", ps->tty ? "\r" : "", i, n,
-                c->name, fp_rt_level_name(level), kernel_s * 1e6, ps->tty ? "\033[K" : "");
-    else
-        fprintf(stderr, "%scalibrate: [runtime, unconfirmed, again %u] %s at %s: %.2f us per kernel%s\n",
-                ps->tty ? "\r" : "", i, c->name, fp_rt_level_name(level), kernel_s * 1e6, ps->tty ? "\033[K" : "");
+    g_autofree char *at = n ? g_strdup_printf("%u/%u", i, n) : g_strdup_printf(", unconfirmed, again %u", i);
+    fprintf(stderr, "%scalibrate: [runtime%s%s] %s at %s: %.2f us per kernel%s\n", ps->tty ? "\r" : "", n ? " " : "",
+            at, c->name, fp_rt_level_name(level), kernel_s * 1e6, ps->tty ? "\033[K" : "");
 }
 
 /* The [calibration] record of the runtime's fit. */
