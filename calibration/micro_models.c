@@ -25,6 +25,7 @@ static void case_clear(gpointer p)
 static void add(GArray *cs, char *name, const char *op, char *extra, char *inits, const int64_t *dims, int chain,
                 unsigned flags)
 {
+    g_assert(!(flags & FP_MICRO_FAN) || !(flags & FP_MICRO_ALL)); /* a fan is timed at ORT_DISABLE_ALL only */
     fp_micro_case c = {.name = name,
                        .op = g_strdup(op),
                        .extra = extra ? extra : g_strdup(""),
@@ -275,14 +276,19 @@ static void others(GArray *cs)
     add(cs, g_strdup("maxpool3x3_c64_56"), "MaxPool", g_strconcat(k3, p1, NULL), NULL, x, WORK_CHAIN, 0);
     add(cs, g_strdup("avgpool3x3_c64_56"), "AveragePool", g_strconcat(k3, p1, NULL), NULL, x, WORK_CHAIN, 0);
     int64_t big[] = {1, 64, 112, 112, 0}, gp[] = {1, 256, 14, 14, 0}, dil[] = {1, 4, 64, 64, 0};
-    add(cs, g_strdup("maxpool3x3s2_c64_112"), "MaxPool", g_strconcat(k3, p1, s2, NULL), NULL, big, 3, 0);
-    add(cs, g_strdup("globalavgpool_c256_14"), "GlobalAveragePool", NULL, NULL, gp, 2, 0);
+    add(cs, g_strdup("maxpool3x3s2_c64_112"), "MaxPool", g_strconcat(k3, p1, s2, NULL), NULL, big, WORK_CHAIN,
+        FP_MICRO_FAN);
+    /* global pooling from an early SE block's large image to a late one's 49 pixels a channel */
+    int64_t gp7[] = {1, 1152, 7, 7, 0}, gp112[] = {1, 32, 112, 112, 0};
+    add(cs, g_strdup("globalavgpool_c256_14"), "GlobalAveragePool", NULL, NULL, gp, WORK_CHAIN, FP_MICRO_FAN);
+    add(cs, g_strdup("globalavgpool_c1152_7"), "GlobalAveragePool", NULL, NULL, gp7, WORK_CHAIN, FP_MICRO_FAN);
+    add(cs, g_strdup("globalavgpool_c32_112"), "GlobalAveragePool", NULL, NULL, gp112, WORK_CHAIN, FP_MICRO_FAN);
     g_autofree char *k5 = attr_ints("kernel_shape", 2, 5, 5), *p4 = attr_ints("pads", 4, 4, 4, 4, 4),
                     *d2 = attr_ints("dilations", 2, 2, 2);
     add(cs, g_strdup("maxpool5x5d2_c4_64"), "MaxPool", g_strconcat(k5, p4, d2, NULL), NULL, dil, WORK_CHAIN, 0);
     add(cs, g_strdup("maxpool_tiny"), "MaxPool", g_strdup(k1), NULL, tiny, TINY_CHAIN, FP_MICRO_TINY);
     g_autofree char *last = attr_ints("axes", 1, -1), *first = attr_ints("axes", 1, 0);
-    add(cs, g_strdup("reducemean_128x768"), "ReduceMean", g_strdup(last), NULL, ln, 2, 0);
+    add(cs, g_strdup("reducemean_128x768"), "ReduceMean", g_strdup(last), NULL, ln, WORK_CHAIN, FP_MICRO_FAN);
     add(cs, g_strdup("reducemean_tiny"), "ReduceMean", g_strdup(first), NULL, v8, TINY_CHAIN, FP_MICRO_TINY);
     int64_t heads[] = {1, 128, 12, 64, 0};
     add(cs, g_strdup("transpose_heads_128x12x64"), "Transpose", attr_ints("perm", 4, 0, 2, 1, 3), NULL, heads,
@@ -350,7 +356,7 @@ char *fp_micro_text(const fp_micro_case *c, int n)
         g_autofree char *inits = own_names(c->inits, c->inits, i), *extra = own_names(c->extra, c->inits, i);
         g_string_append(s, inits);
         g_string_append_printf(s, "  node { name: \"n%d\" op_type: \"%s\" input: \"x%d\" %s output: \"x%d\"", i, c->op,
-                               i, extra, i + 1);
+                               c->flags & FP_MICRO_FAN ? 0 : i, extra, i + 1);
         for (int k = 1; k <= c->outputs; k++)
             g_string_append_printf(s, " output: \"x%d_%d\"", i + 1, k);
         g_string_append_printf(s, "%s }\n", c->flags & FP_MICRO_CONTRIB ? " domain: \"com.microsoft\"" : "");

@@ -25,6 +25,10 @@ enum {
     FP_MICRO_CONTRIB = 1u << 2, /* the op is ONNX Runtime's (domain com.microsoft) */
     FP_MICRO_COLD = 1u << 3,    /* the long chain's weights overflow the caches, the short one's do not:
                                    the rate of weights read from memory (fp_device.weight_bandwidth) */
+    FP_MICRO_FAN = 1u << 4,     /* a fan, not a chain: every op reads x0 (a reduction's output, fed to
+                                   the next op, would leave it no work); ONNX Runtime runs the ops whose
+                                   output no one reads at ORT_DISABLE_ALL, the only level such a case
+                                   is timed at (its levels above merge them as common subexpressions) */
 };
 
 typedef struct {
@@ -43,8 +47,9 @@ typedef struct {
 GArray *fp_micro_cases(void);
 
 /* The ONNX protobuf text of case c's chain of n ops (opset 17; com.microsoft 1 for a contrib op):
- * input "x0", output "y"; op i reads its own copy of each initializer of the case, NAME_i, and
- * writes x(i+1) and c->outputs more (x(i+1)_1, ...), read by no op. Caller frees. */
+ * input "x0", output "y"; op i reads x(i) (x0 in a FP_MICRO_FAN case) and its own copy of each
+ * initializer of the case, NAME_i, and writes x(i+1) and c->outputs more (x(i+1)_1, ...), read by
+ * no op; the ReduceMax reads x(n). Caller frees. */
 char *fp_micro_text(const fp_micro_case *c, int n);
 
 /* The same as the bytes of a .onnx file; NULL with the writer's error (a bug in a case). */

@@ -50,6 +50,9 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * residual Add and LayerNormalization its level-2 fusion makes one op): its CPU kernel runs
  * scalar loops several times slower per element than the LayerNormalization kernel's. TRANSPOSE is
  * a Transpose (a strided gather per element, slower than the copies of the data class).
+ * GLOBAL_POOL is a global pooling (GlobalAveragePool and its kin): a reduction of each channel's
+ * image, which ONNX Runtime's kernel runs at about half the rate per element of a ReduceMean over
+ * a row of a matrix (docs/devices.md, "Global pooling").
  *
  * The fifth column marks a phased class: its kernel moves its data and computes one after the
  * other, so that its roofline adds the two times where others take the larger. ATTENTION is: for
@@ -74,6 +77,7 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
     X(POOL, "pool", POOL, false, false)                                  \
     X(DILATED_POOL, "dilated_pool", POOL, false, false)                  \
     X(REDUCE, "reduce", REDUCE, false, false)                            \
+    X(GLOBAL_POOL, "global_pool", REDUCE, true, false)                   \
     X(SOFTMAX, "softmax", SOFTMAX, false, false)                         \
     X(DATA, "data", DATA, false, false)                                  \
     X(TRANSPOSE, "transpose", DATA, true, false)                         \

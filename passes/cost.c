@@ -149,7 +149,7 @@ fp_op_class fp_cost_class(const fp_node *n)
         return n->op == FP_OP_SKIP_LAYER_NORM ? FP_CLASS_SKIP_NORM : FP_CLASS_NORM;
     case FP_FK_POOL: /* a global pooling reduces each channel to one value: a reduction */
         if (n->op == FP_OP_GLOBAL_AVG_POOL || n->op == FP_OP_GLOBAL_MAX_POOL || n->op == FP_OP_GLOBAL_LP_POOL)
-            return FP_CLASS_REDUCE;
+            return FP_CLASS_GLOBAL_POOL;
         return dilated(n) ? FP_CLASS_DILATED_POOL : FP_CLASS_POOL;
     case FP_FK_REDUCE:
         return FP_CLASS_REDUCE;

@@ -5,6 +5,7 @@
  * timing keeps the fastest stretch of runs a window long. No ONNX
  * Runtime is needed. */
 #include <glib/gstdio.h>
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -316,13 +317,27 @@ static void test_point_estimates(void)
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const char *name = g_array_index(s->cases, fp_micro_case, p->index).name;
+        unsigned flags = g_array_index(s->cases, fp_micro_case, p->index).flags;
         double whole = 0;
         for (guint k = 0; k < p->long_ops->len; k++)
             whole += fp_roofline_kernel(base, &g_array_index(p->long_ops, fp_fit_op, k)).time_s;
         double diff = whole - short_time(base, p);
         CU_ASSERT_DOUBLE_EQUAL(fp_rt_point_estimate_s(p, base), diff, 1e-9 * whole);
-        CU_ASSERT_EQUAL(!p->balanced, strstr(name, "s2_") != NULL); /* the strided chains, and they only */
+        CU_ASSERT_EQUAL(!p->balanced, strstr(name, "s2_") != NULL && !(flags & FP_MICRO_FAN)); /* the strided chains */
         unbalanced += !p->balanced;
+        /* a balanced point's kernels repeat its short chain's op, each doing its work (a reduction
+         * chained to its own output would leave the next one nothing to reduce) */
+        for (guint k = 0; p->balanced && k < p->kernels->len; k++) {
+            const fp_fit_op *a = &g_array_index(p->kernels, fp_fit_op, k);
+            bool repeats = false;
+            for (guint j = 0; j < p->short_ops->len; j++) {
+                const fp_fit_op *b = &g_array_index(p->short_ops, fp_fit_op, j);
+                repeats |= a->flops == b->flops && a->bytes == b->bytes && a->cls == b->cls;
+            }
+            if (!repeats)
+                fprintf(stderr, "\n%s: kernel %u (%" PRIu64 " FLOP) repeats no op of one\n", name, k, a->flops);
+            CU_ASSERT_TRUE(repeats);
+        }
     }
     CU_ASSERT_TRUE(unbalanced >= 3);
 }

@@ -486,7 +486,8 @@ static void test_strided_depthwise_class(void)
     }
 }
 
-/* A global pooling reduces each channel to one value, a reduction (reduce); a windowed one is pool. */
+/* A global pooling reduces each channel to one value: global_pool, a refinement of reduce; a
+ * windowed one is pool. */
 static void test_global_pool_class(void)
 {
     tb *b = tb_new(13);
@@ -497,7 +498,8 @@ static void test_global_pool_class(void)
     tb_output(b, "g", F32, -1, NULL);
     tb_output(b, "h", F32, -1, NULL);
     tb_output(b, "p", F32, -1, NULL);
-    expect_classes(b, (const fp_op_class[]){FP_CLASS_REDUCE, FP_CLASS_REDUCE, FP_CLASS_POOL}, 3);
+    expect_classes(b, (const fp_op_class[]){FP_CLASS_GLOBAL_POOL, FP_CLASS_GLOBAL_POOL, FP_CLASS_POOL}, 3);
+    CU_ASSERT_EQUAL(fp_op_class_parent(FP_CLASS_GLOBAL_POOL), FP_CLASS_REDUCE);
 }
 
 /* ONNX Runtime's SkipLayerNormalization is skip_norm (its CPU kernel's scalar loops); the simplified
