@@ -179,7 +179,7 @@ def summary(rs, tag):
 
 def confirmed_text(runs):
     n = sum(1 for v in runs.values() if v.get("confirmed"))
-    return f"{n} of {len(runs)} confirmed by a second pass within 3%"
+    return f"{n} of {len(runs)} confirmed by a second pass within {lvo.CONFIRM:.0%}"
 
 
 def report(a, seconds, cal_out, rs, errors, log, micro, native, runs):
@@ -220,7 +220,7 @@ def main():
                     "all cores)")
     ap.add_argument("--passes", type=int, default=3, help="timing passes; a level's time is its fastest 10 ms stretch")
     ap.add_argument("--confirm-s", type=int, default=240, help="then passes over the networks and levels whose fastest "
-                    "stretch no second pass came within 3% of, for up to this many seconds")
+                    f"stretch no second pass came within {lvo.CONFIRM * 100:.0f}%% of, for up to this many seconds")
     ap.add_argument("--budget-ms", type=int, default=300, help="ORT's timing budget per network and level")
     ap.add_argument("--reuse", action="store_true", help="keep the profiles and timings --out holds")
     ap.add_argument("--dims", action="append", default=[], metavar="NAME=VALUE",

@@ -316,14 +316,15 @@ static void test_point_estimates(void)
     guint unbalanced = 0;
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
-        const char *name = g_array_index(s->cases, fp_micro_case, p->index).name;
-        unsigned flags = g_array_index(s->cases, fp_micro_case, p->index).flags;
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        const char *name = c->name;
         double whole = 0;
         for (guint k = 0; k < p->long_ops->len; k++)
             whole += fp_roofline_kernel(base, &g_array_index(p->long_ops, fp_fit_op, k)).time_s;
         double diff = whole - short_time(base, p);
         CU_ASSERT_DOUBLE_EQUAL(fp_rt_point_estimate_s(p, base), diff, 1e-9 * whole);
-        CU_ASSERT_EQUAL(!p->balanced, strstr(name, "s2_") != NULL && !(flags & FP_MICRO_FAN)); /* the strided chains */
+        CU_ASSERT_EQUAL(!p->balanced,
+                        strstr(name, "s2_") != NULL && !(c->flags & FP_MICRO_FAN)); /* the strided chains */
         unbalanced += !p->balanced;
         /* a balanced point's kernels repeat its short chain's op, each doing its work (a reduction
          * chained to its own output would leave the next one nothing to reduce) */
