@@ -513,6 +513,52 @@ typedef struct {
     double theta[NP];
 } fold;
 
+/* The class of the kernels that take most of row r's time on dev: FP_CLASS_COUNT when no class
+ * takes over half of it. */
+static fp_op_class main_class(const fp_fit_data *d, const fp_fit_row *r, const fp_device *dev)
+{
+    double by[FP_CLASS_COUNT] = {0}, total = 0;
+    for (uint32_t k = 0; k < r->n_ops; k++) {
+        const fp_fit_op *op = &g_array_index(d->ops, fp_fit_op, r->first_op + k);
+        double t = fp_roofline_kernel(dev, op).time_s;
+        by[op->cls] += t;
+        total += t;
+    }
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        if (total > 0 && by[c] > total / 2)
+            return (fp_op_class)c;
+    return FP_CLASS_COUNT;
+}
+
+/* The last start, t the best fit so far: each class's efficiency scaled by the median of
+ * estimate / measured over the used rows whose time that class takes most of (its own
+ * micro-models say its rate; a class the other starts left stranded, far off its rows, starts
+ * near them, the others where they are). */
+static void own_rates(const problem *pb, double *t)
+{
+    for (int c = 0; c < FP_CLASS_COUNT; c++) { /* a stranded launch or saturation back to the base's */
+        t[FP_FIT_CLASS_LAUNCH + c] = pb->theta0[FP_FIT_CLASS_LAUNCH + c];
+        t[FP_FIT_SAT + c] = pb->theta0[FP_FIT_SAT + c];
+    }
+    fp_device dev;
+    apply(pb->base, t, &dev);
+    GArray *ratios[FP_CLASS_COUNT];
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        ratios[c] = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < pb->rows->len; i++) {
+        const fp_fit_row *r = &g_array_index(pb->d->rows, fp_fit_row, g_array_index(pb->rows, guint, i));
+        fp_op_class c = main_class(pb->d, r, &dev);
+        double ratio = fp_fit_row_estimate(pb->d, r, &dev) / r->measured_s;
+        if (c < FP_CLASS_COUNT && ratio > 0 && isfinite(ratio))
+            g_array_append_val(ratios[c], ratio);
+    }
+    for (int c = 0; c < FP_CLASS_COUNT; c++) {
+        if (ratios[c]->len)
+            t[c] = CLAMP(t[c] + log(fp_fit_median((double *)ratios[c]->data, ratios[c]->len)), log(lo[c]), log(hi[c]));
+        g_array_free(ratios[c], TRUE);
+    }
+}
+
 /* Fits on the used rows of every model but `skip` (-1: none). False when no row is left. */
 static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, int skip, double *theta,
                    uint32_t *iterations)
@@ -559,13 +605,16 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
      * bandwidth at their peaks; efficiencies at their peaks, every class saturating (half work
      * START_HALF_WORK) and groups costing START_GROUP_LAUNCH; efficiencies LOW_START times lower
      * (a class far slower than the base, a transcendental op or a transpose, is memory-bound at
-     * the base and 10x below it: no gradient reaches its efficiency there). Cache factors and
-     * class launches start at the base's. */
+     * the base and 10x below it: no gradient reaches its efficiency there); the best of those
+     * with each class's efficiency rescaled to its own rows (own_rates). Cache factors and class
+     * launches start at the base's. */
     double best = INFINITY;
-    for (int s = 0; s < 5; s++) {
+    for (int s = 0; s < 6; s++) {
         double t[NP];
-        memcpy(t, pb.theta0, sizeof t);
-        for (int j = 0; j < FP_CLASS_COUNT && s > 0; j++) {
+        memcpy(t, s == 5 ? theta : pb.theta0, sizeof t);
+        if (s == 5)
+            own_rates(&pb, t);
+        for (int j = 0; j < FP_CLASS_COUNT && s > 0 && s < 5; j++) {
             t[j] = s == 1 ? t[j] + log(0.1) : s == 4 ? MAX(t[j] + log(LOW_START), log(lo[j])) : 0;
             if (s == 3)
                 t[FP_FIT_SAT + j] = log(START_HALF_WORK);

@@ -446,14 +446,85 @@ static uint64_t gemm_columns(const fp_node *n, fp_op_class cls)
     return cols;
 }
 
+/* FLOPs' worth of what MLAS's blocked depthwise kernel (MLAS_NCHWC_CONV_DEPTHWISE_ALGORITHM,
+ * onnxruntime/core/mlas/lib/snchwc.cpp) does besides its multiply-adds (two FLOPs a tap of an
+ * output): per output, clearing its accumulator and storing it, as much as DW_OUTPUT of its taps;
+ * per call, one output row of one channel block (its effective kernel height and its padded
+ * columns one vector at a time), as much as DW_ROW taps of an output. Fitted to eleven
+ * convolutions of 3x3, 5x5 and 7x7 timed as chains with ONNX Runtime 1.31.1 on one core of an
+ * AVX-512 host (docs/devices.md, "nchwc_depthwise"): rms log error 0.11, against 0.23 for FLOPs
+ * alone. */
+#define DW_OUTPUT 3.5
+#define DW_ROW 1100.0
+
+/* The work of blocked depthwise convolution n (output y, channels padded to block b): its FLOPs
+ * plus its per output and per row share (DW_OUTPUT, DW_ROW), all on the padded channels. */
+static uint64_t depthwise_work(uint64_t flops, const fp_shape *y, uint64_t cout, uint64_t b)
+{
+    double f = (double)round_up(cout, b) / (double)cout;
+    uint64_t outputs = 0, rows = 1;
+    if (y->rank < 3 || !fp_shape_numel(y, &outputs))
+        return (uint64_t)((double)flops * f);
+    for (int32_t i = 0; i < y->rank - 1; i++)
+        rows *= i == 1 ? 1 : (uint64_t)y->dims[i].value; /* images x output rows (x depth) */
+    rows *= (cout + b - 1) / b;
+    return (uint64_t)(((double)flops + 2 * DW_OUTPUT * (double)outputs) * f + 2 * DW_ROW * (double)rows);
+}
+
+/* Elements' worth of work a row-wise kernel spends on each row besides its elements (ONNX
+ * Runtime's LayerNormalization and Softmax kernels loop over rows, each with its own setup and
+ * its reductions' tails). Measured with ONNX Runtime 1.31.1 on one core of an AVX-512 host,
+ * chains of five over 460,800 elements in rows of 16 to 768 (docs/devices.md, "Rows of a norm
+ * or a softmax"): LayerNormalization 22 ns a row and 0.41 ns an element; Softmax 9.4 ns a row and
+ * 0.19 ns an element, and 12-14 ns more a row whose length is not a whole number of vectors. */
+#define NORM_ROW 54.0
+#define SOFTMAX_ROW 49.0
+#define SOFTMAX_TAIL 68.0
+
+/* The length of the rows row-wise op n (a LayerNormalization-like norm or a Softmax) works
+ * along: the product of its input's dims from `axis` on (a Softmax from opset 13: the last dim
+ * when `axis` is the last); 0 when it has none or they are not known. */
+static uint64_t row_length(const fp_node *n)
+{
+    const fp_shape *x = n->n_inputs && n->inputs[0] ? &n->inputs[0]->shape : NULL;
+    bool softmax = n->op == FP_OP_SOFTMAX || n->op == FP_OP_LOG_SOFTMAX;
+    if (!x || x->rank < 1)
+        return 0;
+    int64_t axis = fp_node_attr_int(n, "axis", softmax && n->opset > 0 && n->opset < 13 ? 1 : -1);
+    axis = axis < 0 ? axis + x->rank : axis;
+    if (axis < 0 || axis >= x->rank || (softmax && n->opset >= 13 && axis != x->rank - 1))
+        return 0;
+    uint64_t len = 1;
+    for (int32_t i = (int32_t)axis; i < x->rank; i++) {
+        if (!fp_dim_known(x->dims[i]) || x->dims[i].value <= 0)
+            return 0;
+        len *= (uint64_t)x->dims[i].value;
+    }
+    return len;
+}
+
+/* The work of row-wise op n with `flops` FLOPs on d: its FLOPs plus its rows' share (NORM_ROW,
+ * SOFTMAX_ROW, and SOFTMAX_TAIL when a row is not a whole number of d's vectors of nchwc_block
+ * floats), priced at its FLOPs an element. */
+static uint64_t row_work(const fp_node *n, uint64_t flops, const fp_device *d)
+{
+    bool softmax = n->op == FP_OP_SOFTMAX || n->op == FP_OP_LOG_SOFTMAX;
+    uint64_t len = row_length(n), elems = 0;
+    if (!len || !fp_shape_numel(&n->inputs[0]->shape, &elems) || elems == 0)
+        return flops;
+    double per_row = softmax ? SOFTMAX_ROW + (d->nchwc_block && len % d->nchwc_block ? SOFTMAX_TAIL : 0) : NORM_ROW;
+    return (uint64_t)((double)flops * (1 + per_row * (double)(elems / len) / (double)elems));
+}
+
 /* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a GEMM's on its
  * columns rounded up to d's nchwc_block (MLAS's SGEMM kernels compute the output in whole vectors
  * of columns: 16 floats with AVX-512F, 8 with AVX2, the NCHWc block of the same ISA), a blocked
  * NCHWc convolution's on its channels padded to d's block (ONNX Runtime pads the output channels,
  * and the input channels of one that reads a blocked input, with zeros: passes/nchwc.c keeps the
- * logical shapes), a transpose's elements moved (it has no FLOPs; its class's efficiency is then
- * the rate of its strided gather), and a transcendental op's its elements times its
- * transcendental_work. */
+ * logical shapes; a depthwise one's with its per output and per row work, depthwise_work), a
+ * transpose's elements moved (it has no FLOPs; its class's efficiency is then
+ * the rate of its strided gather), a transcendental op's its elements times its
+ * transcendental_work, and a row-wise norm's or softmax's with its rows' share (row_work). */
 static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *d)
 {
     uint64_t flops = n->metrics.flops;
@@ -466,12 +537,17 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *
     }
     if (cls == FP_CLASS_TRANSCENDENTAL)
         return (uint64_t)((double)flops * transcendental_work(n->op));
+    if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM ||
+        n->op == FP_OP_SKIP_LAYER_NORM || n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM)
+        return row_work(n, flops, d);
     if ((cls != FP_CLASS_NCHWC_CONV && cls != FP_CLASS_NCHWC_DEPTHWISE) || !d->nchwc_block || n->n_inputs < 2)
         return flops;
     const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape;
     if (x->rank < 2 || w->rank < 2 || !fp_dim_known(x->dims[1]) || !fp_dim_known(w->dims[0]) || w->dims[0].value <= 0)
         return flops;
     uint64_t cin = (uint64_t)x->dims[1].value, cout = (uint64_t)w->dims[0].value, b = d->nchwc_block;
+    if (cls == FP_CLASS_NCHWC_DEPTHWISE && n->n_outputs && n->outputs[0])
+        return depthwise_work(flops, &n->outputs[0]->shape, cout, b);
     double f = (double)round_up(cout, b) / (double)cout;
     if (cls == FP_CLASS_NCHWC_CONV && cin >= b)
         f *= (double)round_up(cin, b) / (double)cin;

@@ -748,6 +748,76 @@ static void test_nchwc_cost(void)
     }
 }
 
+/* A blocked depthwise convolution's work on a profile with nchwc_block 16: its FLOPs and 3.5 taps
+ * an output, on 24 channels padded to 32, and 1100 taps a row of a channel block (14 rows of 2
+ * blocks); without nchwc_block its FLOPs. A dense blocked one is not touched. */
+static void test_depthwise_work(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 24, 14, 14});
+    tb_init(b, "wd", F32, 4, (int64_t[]){24, 1, 3, 3});
+    tb_init(b, "w", F32, 4, (int64_t[]){24, 24, 1, 1});
+    tb_node_t *dw = tb_node(b, "Conv", "dw", "x,wd", "y");
+    tb_attr_ints(b, dw, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_attr_i(b, dw, "group", 24);
+    tb_node(b, "Conv", "pw", "y,w", "z");
+    tb_output(b, "z", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    for (guint i = 0; i < m->main->nodes->len; i++) /* as passes/nchwc.c leaves them */
+        ((fp_node *)m->main->nodes->pdata[i])->domain = fp_intern(m, "com.microsoft.nchwc", -1);
+    g_autoptr(GKeyFile) kf = round_keyfile();
+    for (int blocked = 0; blocked < 2; blocked++) {
+        if (blocked)
+            g_key_file_set_integer(kf, "device", "nchwc_block", 16);
+        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
+        const fp_op_cost *d = &cost->ops[0], *c = &cost->ops[1];
+        CU_ASSERT_EQUAL(d->cls, FP_CLASS_NCHWC_DEPTHWISE);
+        CU_ASSERT_EQUAL(d->flops, 2 * 24 * 9 * 196);
+        uint64_t want = (uint64_t)((2 * 24 * 9 * 196 + 2 * 3.5 * 24 * 196) * 32 / 24 + 2 * 1100 * 14 * 2);
+        CU_ASSERT_DOUBLE_EQUAL(d->work, blocked ? want : d->flops, 1);
+        CU_ASSERT_EQUAL(c->cls, FP_CLASS_NCHWC_CONV);
+        CU_ASSERT_EQUAL(c->work, blocked ? c->flops / 24 * 32 * 32 / 24 : c->flops);
+    }
+}
+
+/* A row-wise op's work adds its rows: a LayerNormalization's 54 elements a row (rows of 16: 4.375x
+ * its FLOPs), a Softmax's 49, and 68 more a row that is not whole vectors of nchwc_block floats
+ * (rows of 49 with nchwc_block 16; not without one); none for a Softmax along an axis not the
+ * last (opset 13), or for a BatchNormalization. */
+static void test_row_work(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 2, (int64_t[]){32, 16});
+    tb_input(b, "s", F32, 2, (int64_t[]){4, 49});
+    tb_input(b, "t", F32, 2, (int64_t[]){4, 48});
+    tb_init(b, "g", F32, 1, (int64_t[]){16});
+    tb_init(b, "be", F32, 1, (int64_t[]){16});
+    tb_node(b, "LayerNormalization", "ln", "x,g,be", "y");
+    tb_node(b, "Softmax", "s49", "s", "p");
+    tb_node(b, "Softmax", "s48", "t", "q");
+    tb_attr_i(b, tb_node(b, "Softmax", "s0", "s", "r"), "axis", 0);
+    for (const char *const *o = (const char *[]){"y", "p", "q", "r", NULL}; *o; o++)
+        tb_output(b, *o, F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    g_autoptr(GKeyFile) kf = round_keyfile();
+    for (int blocked = 0; blocked < 2; blocked++) {
+        if (blocked)
+            g_key_file_set_integer(kf, "device", "nchwc_block", 16);
+        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
+        const fp_op_cost *c = cost->ops;
+        CU_ASSERT_EQUAL(c[0].flops, 7 * 512);
+        CU_ASSERT_DOUBLE_EQUAL(c[0].work, 7 * 512 * (16 + 54) / 16, 1);
+        CU_ASSERT_EQUAL(c[1].flops, 5 * 196);
+        CU_ASSERT_DOUBLE_EQUAL(c[1].work, 5 * 196 * (1 + (blocked ? 49 + 68 : 49) * 4 / 196.0), 1);
+        CU_ASSERT_DOUBLE_EQUAL(c[2].work, 5 * 192 * (48 + 49) / 48, 1);
+        CU_ASSERT_EQUAL(c[3].work, c[3].flops);
+    }
+}
+
 FP_TEST_SUITE(register_layout)
 {
     CU_pSuite s = CU_add_suite("layout", NULL, NULL);
@@ -762,6 +832,8 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "skip_norm_class", test_skip_norm_class);
     CU_add_test(s, "global_pool_class", test_global_pool_class);
     CU_add_test(s, "transcendental_work", test_transcendental_work);
+    CU_add_test(s, "depthwise_work", test_depthwise_work);
+    CU_add_test(s, "row_work", test_row_work);
     CU_add_test(s, "gemm_columns", test_gemm_columns);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
