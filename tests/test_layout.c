@@ -229,6 +229,15 @@ static fp_cost_result *cost_on_keyfile(fp_model *m, GKeyFile *kf)
     return fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
 }
 
+/* m costed on round.ini, with nchwc_block 16 when blocked. */
+static fp_cost_result *cost_on_round_blocked(fp_model *m, bool blocked)
+{
+    g_autoptr(GKeyFile) kf = round_keyfile();
+    if (blocked)
+        g_key_file_set_integer(kf, "device", "nchwc_block", 16);
+    return cost_on_keyfile(m, kf);
+}
+
 /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) and a Relu, costed by cost_on_round. */
 static fp_cost_result *conv_relu_on_round(fp_model **m, fp_device **dev)
 {
@@ -575,11 +584,8 @@ static void test_gemm_columns(void)
     tb_output(b, "y7", I32, -1, NULL);
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
-    g_autoptr(GKeyFile) kf = round_keyfile();
     for (int blocked = 0; blocked < 2; blocked++) {
-        if (blocked)
-            g_key_file_set_integer(kf, "device", "nchwc_block", 16);
-        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
+        g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
         CU_ASSERT_EQUAL_FATAL(cost->n_ops, 7);
         const fp_op_cost *c = cost->ops;
         CU_ASSERT_EQUAL(c[0].flops, 2 * 32 * 16 * 49);
@@ -766,11 +772,8 @@ static void test_depthwise_work(void)
     tb_free(b);
     for (guint i = 0; i < m->main->nodes->len; i++) /* as passes/nchwc.c leaves them */
         ((fp_node *)m->main->nodes->pdata[i])->domain = fp_intern(m, "com.microsoft.nchwc", -1);
-    g_autoptr(GKeyFile) kf = round_keyfile();
     for (int blocked = 0; blocked < 2; blocked++) {
-        if (blocked)
-            g_key_file_set_integer(kf, "device", "nchwc_block", 16);
-        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
+        g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
         CU_ASSERT_EQUAL_FATAL(cost->n_ops, 2);
         const fp_op_cost *d = &cost->ops[0], *c = &cost->ops[1];
         CU_ASSERT_EQUAL(d->cls, FP_CLASS_NCHWC_DEPTHWISE);
@@ -802,11 +805,8 @@ static void test_row_work(void)
         tb_output(b, *o, F32, -1, NULL);
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
-    g_autoptr(GKeyFile) kf = round_keyfile();
     for (int blocked = 0; blocked < 2; blocked++) {
-        if (blocked)
-            g_key_file_set_integer(kf, "device", "nchwc_block", 16);
-        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
+        g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
         CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
         const fp_op_cost *c = cost->ops;
         CU_ASSERT_EQUAL(c[0].flops, 7 * 512);
