@@ -31,6 +31,7 @@
 #define REF_RUN 1e-5            /* s: effect_of a run overhead (its pull toward the base, in 10 us) */
 #define E2E_ROW_WEIGHT 0.1      /* E2E: weight of a model's rows together, next to its end-to-end term */
 #define LOW_START 1e-3          /* the fifth start: every efficiency this times the base's */
+#define NSTARTS 6               /* starts of the fit (start_point) */
 
 /* ---------------------------------------------------------------- statistics */
 
@@ -559,6 +560,33 @@ static void own_rates(const problem *pb, double *t)
     }
 }
 
+/* Start s of the fit in t. The starts: the base; efficiencies 10x lower (compute-bound
+ * everywhere); efficiencies and the bandwidth at their peaks; efficiencies at their peaks, every
+ * class saturating (half work START_HALF_WORK) and groups costing START_GROUP_LAUNCH;
+ * efficiencies LOW_START times lower (a class far slower than the base, a transcendental op or a
+ * transpose, is memory-bound at the base and 10x below it: no gradient reaches its efficiency
+ * there); last, the best of those (best) with each class's efficiency rescaled to its own rows
+ * (own_rates). Cache factors and class launches start at the base's. */
+static void start_point(const problem *pb, int s, const double *best, bool whole_runs, double *t)
+{
+    memcpy(t, s == NSTARTS - 1 ? best : pb->theta0, sizeof(double) * NP);
+    if (s == NSTARTS - 1)
+        own_rates(pb, t);
+    for (int j = 0; j < FP_CLASS_COUNT && s > 0 && s < NSTARTS - 1; j++) {
+        t[j] = s == 1 ? t[j] + log(0.1) : s == 4 ? MAX(t[j] + log(LOW_START), log(lo[j])) : 0;
+        if (s == 3)
+            t[FP_FIT_SAT + j] = log(START_HALF_WORK);
+    }
+    if (s == 3) {
+        t[FP_FIT_GROUP_LAUNCH] = log(START_GROUP_LAUNCH);
+        t[FP_FIT_ROW_LAUNCH] = log(START_ROW_LAUNCH);
+    }
+    if (s == 2)
+        t[FP_FIT_BW] = 0;
+    if (whole_runs) /* none has no gradient */
+        t[FP_FIT_RUN] = MAX(t[FP_FIT_RUN], log(START_RUN));
+}
+
 /* Fits on the used rows of every model but `skip` (-1: none). False when no row is left. */
 static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opts *o, int skip, double *theta,
                    uint32_t *iterations)
@@ -601,32 +629,12 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
     bool whole_runs = false;
     for (guint i = 0; i < pb.rows->len; i++)
         whole_runs = whole_runs || g_array_index(d->rows, fp_fit_row, g_array_index(pb.rows, guint, i)).whole_run;
-    /* starts: the base; efficiencies 10x lower (compute-bound everywhere); efficiencies and the
-     * bandwidth at their peaks; efficiencies at their peaks, every class saturating (half work
-     * START_HALF_WORK) and groups costing START_GROUP_LAUNCH; efficiencies LOW_START times lower
-     * (a class far slower than the base, a transcendental op or a transpose, is memory-bound at
-     * the base and 10x below it: no gradient reaches its efficiency there); the best of those
-     * with each class's efficiency rescaled to its own rows (own_rates). Cache factors and class
-     * launches start at the base's. */
     double best = INFINITY;
-    for (int s = 0; s < 6; s++) {
+    for (int s = 0; s < NSTARTS; s++) {
+        if (s == NSTARTS - 1 && !(best < INFINITY))
+            break; /* no start converged: no best to rescale */
         double t[NP];
-        memcpy(t, s == 5 ? theta : pb.theta0, sizeof t);
-        if (s == 5)
-            own_rates(&pb, t);
-        for (int j = 0; j < FP_CLASS_COUNT && s > 0 && s < 5; j++) {
-            t[j] = s == 1 ? t[j] + log(0.1) : s == 4 ? MAX(t[j] + log(LOW_START), log(lo[j])) : 0;
-            if (s == 3)
-                t[FP_FIT_SAT + j] = log(START_HALF_WORK);
-        }
-        if (s == 3) {
-            t[FP_FIT_GROUP_LAUNCH] = log(START_GROUP_LAUNCH);
-            t[FP_FIT_ROW_LAUNCH] = log(START_ROW_LAUNCH);
-        }
-        if (s == 2)
-            t[FP_FIT_BW] = 0;
-        if (whole_runs) /* none has no gradient */
-            t[FP_FIT_RUN] = MAX(t[FP_FIT_RUN], log(START_RUN));
+        start_point(&pb, s, theta, whole_runs, t);
         double c = levenberg_marquardt(&pb, t, o->max_iter > 0 ? o->max_iter : DEFAULT_ITER, iterations);
         if (c < best) {
             best = c;
