@@ -457,17 +457,16 @@ static uint64_t gemm_columns(const fp_node *n, fp_op_class cls)
 #define DW_OUTPUT 3.5
 #define DW_ROW 1100.0
 
-/* The work of blocked depthwise convolution n (output y, channels padded to block b): its FLOPs
- * plus its per output and per row share (DW_OUTPUT, DW_ROW), all on the padded channels. */
-static uint64_t depthwise_work(uint64_t flops, const fp_shape *y, uint64_t cout, uint64_t b)
+/* The work of a blocked depthwise convolution (output y, `blocks` channel blocks, f its padded
+ * channels over its channels): its FLOPs plus its per output and per row share (DW_OUTPUT,
+ * DW_ROW), all on the padded channels. */
+static uint64_t depthwise_work(uint64_t flops, const fp_shape *y, double f, uint64_t blocks)
 {
-    double f = (double)round_up(cout, b) / (double)cout;
-    uint64_t outputs = 0, rows = 1;
+    uint64_t outputs = 0, rows = blocks;
     if (y->rank < 3 || !fp_shape_numel(y, &outputs))
         return (uint64_t)((double)flops * f);
     for (int32_t i = 0; i < y->rank - 1; i++)
         rows *= i == 1 ? 1 : (uint64_t)y->dims[i].value; /* images x output rows (x depth) */
-    rows *= (cout + b - 1) / b;
     return (uint64_t)(((double)flops + 2 * DW_OUTPUT * (double)outputs) * f + 2 * DW_ROW * (double)rows);
 }
 
@@ -481,13 +480,16 @@ static uint64_t depthwise_work(uint64_t flops, const fp_shape *y, uint64_t cout,
 #define SOFTMAX_ROW 49.0
 #define SOFTMAX_TAIL 68.0
 
+/* Whether n is a Softmax or a LogSoftmax. */
+static bool softmax_op(const fp_node *n) { return n->op == FP_OP_SOFTMAX || n->op == FP_OP_LOG_SOFTMAX; }
+
 /* The length of the rows row-wise op n (a LayerNormalization-like norm or a Softmax) works
  * along: the product of its input's dims from `axis` on (a Softmax from opset 13: the last dim
  * when `axis` is the last); 0 when it has none or they are not known. */
 static uint64_t row_length(const fp_node *n)
 {
     const fp_shape *x = n->n_inputs && n->inputs[0] ? &n->inputs[0]->shape : NULL;
-    bool softmax = n->op == FP_OP_SOFTMAX || n->op == FP_OP_LOG_SOFTMAX;
+    bool softmax = softmax_op(n);
     if (!x || x->rank < 1)
         return 0;
     int64_t axis = fp_node_attr_int(n, "axis", softmax && n->opset > 0 && n->opset < 13 ? 1 : -1);
@@ -505,15 +507,15 @@ static uint64_t row_length(const fp_node *n)
 
 /* The work of row-wise op n with `flops` FLOPs on d: its FLOPs plus its rows' share (NORM_ROW,
  * SOFTMAX_ROW, and SOFTMAX_TAIL when a row is not a whole number of d's vectors of nchwc_block
- * floats), priced at its FLOPs an element. */
+ * floats), priced at its FLOPs an element: per element, the row's share over its length. */
 static uint64_t row_work(const fp_node *n, uint64_t flops, const fp_device *d)
 {
-    bool softmax = n->op == FP_OP_SOFTMAX || n->op == FP_OP_LOG_SOFTMAX;
-    uint64_t len = row_length(n), elems = 0;
-    if (!len || !fp_shape_numel(&n->inputs[0]->shape, &elems) || elems == 0)
+    uint64_t len = row_length(n);
+    if (!len)
         return flops;
-    double per_row = softmax ? SOFTMAX_ROW + (d->nchwc_block && len % d->nchwc_block ? SOFTMAX_TAIL : 0) : NORM_ROW;
-    return (uint64_t)((double)flops * (1 + per_row * (double)(elems / len) / (double)elems));
+    double per_row = softmax_op(n) ? SOFTMAX_ROW + (d->nchwc_block && len % d->nchwc_block ? SOFTMAX_TAIL : 0)
+                                   : NORM_ROW;
+    return (uint64_t)((double)flops * (1 + per_row / (double)len));
 }
 
 /* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a GEMM's on its
@@ -546,9 +548,9 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *
     if (x->rank < 2 || w->rank < 2 || !fp_dim_known(x->dims[1]) || !fp_dim_known(w->dims[0]) || w->dims[0].value <= 0)
         return flops;
     uint64_t cin = (uint64_t)x->dims[1].value, cout = (uint64_t)w->dims[0].value, b = d->nchwc_block;
-    if (cls == FP_CLASS_NCHWC_DEPTHWISE && n->n_outputs && n->outputs[0])
-        return depthwise_work(flops, &n->outputs[0]->shape, cout, b);
     double f = (double)round_up(cout, b) / (double)cout;
+    if (cls == FP_CLASS_NCHWC_DEPTHWISE && n->n_outputs && n->outputs[0])
+        return depthwise_work(flops, &n->outputs[0]->shape, f, round_up(cout, b) / b);
     if (cls == FP_CLASS_NCHWC_CONV && cin >= b)
         f *= (double)round_up(cin, b) / (double)cin;
     return (uint64_t)((double)flops * f);
