@@ -174,18 +174,36 @@ uint64_t fp_cost_parts(const fp_node *n)
     return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }
 
-/* The rows an NCHW grouped convolution n (of class c, `parts` groups > 1: depthwise, class
- * grouped_conv or strided_depthwise, or dense, class conv) has MLAS's im2col copy
+/* The dtype n's arithmetic runs in, whose peak its FLOPs take: its output's, but for the integer
+ * products with a float output: MatMulIntegerToFloat multiplies its 8-bit inputs (input 0's dtype),
+ * MatMulNBits at accuracy_level 4 quantizes A to int8 block by block and multiplies int8
+ * (docs/ContribOperators.md of microsoft/onnxruntime: "4 (int8)"). */
+static fp_dtype compute_dtype(const fp_node *n)
+{
+    if (n->op == FP_OP_MATMUL_INTEGER_TO_FLOAT && n->n_inputs && n->inputs[0])
+        return n->inputs[0]->dtype;
+    if (n->op == FP_OP_MATMUL_NBITS && fp_node_attr_int(n, "accuracy_level", 0) == 4)
+        return FP_DT_INT8;
+    for (uint32_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] && n->outputs[k]->dtype != FP_DT_UNDEFINED)
+            return n->outputs[k]->dtype;
+    return n->n_inputs && n->inputs[0] ? n->inputs[0]->dtype : FP_DT_FLOAT;
+}
+
+/* The rows an NCHW convolution n (of class c, `parts` groups) has MLAS's im2col copy
  * (fp_kernel.rows): images x input channels x kernel taps x output rows, each a loop over one
  * output row's pixels with its padding checked and copied one at a time (MlasConvIm2Col,
- * onnxruntime/core/mlas/lib/convolve.cpp); a group's GEMM (one to a few dozen output channels) is
- * too small to hide them. 0 for any other op (a convolution of one group multiplies each copied
- * element by all its output channels: its class's rate holds the rows) or unknown shapes. */
+ * onnxruntime/core/mlas/lib/convolve.cpp). A depthwise one's (class grouped_conv or
+ * strided_depthwise), a grouped one's (class conv) and a dense float one's (class conv; a
+ * ConvTranspose's GEMM precedes a col2im instead, an integer convolution copies its own way). 0 for
+ * any other op or unknown shapes. */
 static uint64_t im2col_rows(const fp_node *n, fp_op_class c, uint64_t parts)
 {
     const fp_value *w = n->n_inputs > 1 ? n->inputs[1] : NULL, *y = n->n_outputs ? n->outputs[0] : NULL;
-    bool grouped = c == FP_CLASS_GROUPED_CONV || c == FP_CLASS_STRIDED_DEPTHWISE || (c == FP_CLASS_CONV && parts > 1);
-    if (!grouped || !w || !y || w->shape.rank < 3 || y->shape.rank != w->shape.rank)
+    bool dense = c == FP_CLASS_CONV && n->op != FP_OP_CONV_TRANSPOSE && compute_dtype(n) == FP_DT_FLOAT;
+    bool copied = c == FP_CLASS_GROUPED_CONV || c == FP_CLASS_STRIDED_DEPTHWISE || (c == FP_CLASS_CONV && parts > 1) ||
+                  dense;
+    if (!copied || !w || !y || w->shape.rank < 3 || y->shape.rank != w->shape.rank)
         return 0;
     if (!fp_dim_known(y->shape.dims[0]))
         return 0;
@@ -201,6 +219,24 @@ static uint64_t im2col_rows(const fp_node *n, fp_op_class c, uint64_t parts)
         else
             return 0;
     return rows;
+}
+
+/* FLOPs' worth of one element MLAS's im2col copies for a convolution of class conv (its
+ * padding checked and the element stored one at a time, MlasConvIm2Col), on top of the GEMM's
+ * FLOPs and [launch] im2col_row a row. The copy is paid once per input channel x tap x output
+ * pixel, the GEMM's FLOPs once more per output channel: a convolution of few output channels is
+ * slower per FLOP. Fitted to 18 dense 3x3 convolutions of 8 to 512 channels at 7x7 to 28x28
+ * pixels timed as chains with ONNX Runtime 1.31.1 on one core of an AVX-512 host (docs/devices.md,
+ * "conv"): rms log error 0.044, against 0.54 for FLOPs alone. */
+#define IM2COL_ELEMENT 32.0
+
+/* The elements n's im2col copies: its rows (im2col_rows) times its output rows' length; 0 when it
+ * has none or the length is unknown. */
+static uint64_t im2col_elements(const fp_node *n, fp_op_class cls)
+{
+    uint64_t rows = im2col_rows(n, cls, fp_cost_parts(n));
+    const fp_shape *y = rows ? &n->outputs[0]->shape : NULL;
+    return y && fp_dim_known(y->dims[y->rank - 1]) ? rows * (uint64_t)MAX(y->dims[y->rank - 1].value, 0) : 0;
 }
 
 /* The output bytes of a blocked (NCHWc) convolution n (of class c) whose fused activation MLAS
@@ -321,22 +357,6 @@ uint64_t fp_cost_gemm_operands(const fp_node *n)
     default:
         return 0;
     }
-}
-
-/* The dtype n's arithmetic runs in, whose peak its FLOPs take: its output's, but for the integer
- * products with a float output: MatMulIntegerToFloat multiplies its 8-bit inputs (input 0's dtype),
- * MatMulNBits at accuracy_level 4 quantizes A to int8 block by block and multiplies int8
- * (docs/ContribOperators.md of microsoft/onnxruntime: "4 (int8)"). */
-static fp_dtype compute_dtype(const fp_node *n)
-{
-    if (n->op == FP_OP_MATMUL_INTEGER_TO_FLOAT && n->n_inputs && n->inputs[0])
-        return n->inputs[0]->dtype;
-    if (n->op == FP_OP_MATMUL_NBITS && fp_node_attr_int(n, "accuracy_level", 0) == 4)
-        return FP_DT_INT8;
-    for (uint32_t k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] && n->outputs[k]->dtype != FP_DT_UNDEFINED)
-            return n->outputs[k]->dtype;
-    return n->n_inputs && n->inputs[0] ? n->inputs[0]->dtype : FP_DT_FLOAT;
 }
 
 /* Whether ONNX Runtime's kernel of n moves no data: a Cast to the type it reads copies only when its
@@ -518,9 +538,20 @@ static uint64_t row_work(const fp_node *n, uint64_t flops, const fp_device *d)
     return (uint64_t)((double)flops * (1 + per_row / (double)len));
 }
 
+/* Whether n's work on d counts its im2col copy (kernel_work): a float convolution of class conv
+ * with rows, on a blocked (MLAS) profile. The copy, the K N of its GEMM's M K + K N + M N
+ * operands, is then that GEMM's surface, and its saturation is that of its size alone
+ * (graph_cost leaves its operands out): the surface term would count the copy twice and charge
+ * the weights (M K), which MLAS multiplies in place, as well. */
+static bool copies_counted(const fp_node *n, fp_op_class cls, const fp_device *d)
+{
+    return cls == FP_CLASS_CONV && d->nchwc_block && gemm_columns(n, cls) && im2col_elements(n, cls);
+}
+
 /* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a GEMM's on its
  * columns rounded up to d's nchwc_block (MLAS's SGEMM kernels compute the output in whole vectors
- * of columns: 16 floats with AVX-512F, 8 with AVX2, the NCHWc block of the same ISA), a blocked
+ * of columns: 16 floats with AVX-512F, 8 with AVX2, the NCHWc block of the same ISA) and a
+ * convolution's with its im2col copy when copies_counted (IM2COL_ELEMENT an element), a blocked
  * NCHWc convolution's on its channels padded to d's block (ONNX Runtime pads the output channels,
  * and the input channels of one that reads a blocked input, with zeros: passes/nchwc.c keeps the
  * logical shapes; a depthwise one's with its per output and per row work, depthwise_work), a
@@ -531,8 +562,10 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *
 {
     uint64_t flops = n->metrics.flops;
     uint64_t cols = gemm_columns(n, cls);
-    if (cols && d->nchwc_block)
-        return (uint64_t)((double)flops * (double)round_up(cols, d->nchwc_block) / (double)cols);
+    if (cols && d->nchwc_block) {
+        double copies = copies_counted(n, cls, d) ? IM2COL_ELEMENT * (double)im2col_elements(n, cls) : 0;
+        return (uint64_t)((double)flops * (double)round_up(cols, d->nchwc_block) / (double)cols + copies);
+    }
     if (cls == FP_CLASS_TRANSPOSE) {
         uint64_t elems = 0;
         return n->n_outputs && n->outputs[0] && fp_shape_numel(&n->outputs[0]->shape, &elems) ? elems : flops;
@@ -604,11 +637,9 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
         fp_node *node = order[i];
         if (not_run(node, flags))
             continue;
-        fp_op_cost c = {.node = node,
-                        .cls = fp_cost_class(node),
-                        .parts = fp_cost_parts(node),
-                        .operands = fp_cost_gemm_operands(node)};
+        fp_op_cost c = {.node = node, .cls = fp_cost_class(node), .parts = fp_cost_parts(node)};
         c.rows = im2col_rows(node, c.cls, c.parts);
+        c.operands = copies_counted(node, c.cls, d) ? 0 : fp_cost_gemm_operands(node);
         c.post = post_bytes(node, c.cls);
         c.dtype = what_if != FP_DT_UNDEFINED && compute_dtype(node) == FP_DT_FLOAT ? what_if : compute_dtype(node);
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);

@@ -16,7 +16,7 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t parts;    /* sub-kernels it runs as: the groups of a grouped convolution, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     uint64_t cold;     /* of bytes: weight bytes read from memory (fp_cost_cold_fraction of its weights) */
-    uint64_t rows;     /* rows its im2col copies when a grouped convolution (passes/cost.c) */
+    uint64_t rows;     /* rows its im2col copies when an NCHW convolution (passes/cost.c) */
     uint64_t post;     /* output bytes a fused activation passes over again (passes/cost.c) */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
     fp_op_class cls;

@@ -238,6 +238,16 @@ static fp_cost_result *cost_on_round_blocked(fp_model *m, bool blocked)
     return cost_on_keyfile(m, kf);
 }
 
+/* The model of b (freed) with the float outputs named by NULL-terminated `outputs`. */
+static fp_model *load_with_outputs(tb *b, const char *const *outputs)
+{
+    for (; *outputs; outputs++)
+        tb_output(b, *outputs, F32, -1, NULL);
+    fp_model *m = tu_load_tb(b);
+    tb_free(b);
+    return m;
+}
+
 /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) and a Relu, costed by cost_on_round. */
 static fp_cost_result *conv_relu_on_round(fp_model **m, fp_device **dev)
 {
@@ -606,6 +616,47 @@ static void test_gemm_columns(void)
     }
 }
 
+/* A dense float convolution (class conv) has the rows MLAS's im2col copies (images x input
+ * channels x taps x output rows; a 1-D one's output is one row) and, on a blocked (MLAS) profile,
+ * works IM2COL_ELEMENT more a copied element (rows x output width) besides its GEMM's rounded
+ * FLOPs, and its saturation leaves the GEMM's operands out (the copy is their surface); a 1x1 one
+ * without im2col (pointwise_conv) and a ConvTranspose (a col2im) copy none and keep theirs. */
+static void test_im2col_work(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 7, 7});
+    tb_init(b, "w", F32, 4, (int64_t[]){32, 16, 3, 3});
+    tb_attr_ints(b, tb_node(b, "Conv", "c3", "x,w", "y"), "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_input(b, "s", F32, 3, (int64_t[]){2, 4, 10});
+    tb_init(b, "w1", F32, 3, (int64_t[]){6, 4, 3});
+    tb_attr_ints(b, tb_node(b, "Conv", "c1d", "s,w1", "y1"), "pads", 2, (int64_t[]){1, 1});
+    tb_init(b, "k", F32, 4, (int64_t[]){32, 16, 1, 1});
+    tb_node(b, "Conv", "pw", "x,k", "y2");
+    tb_init(b, "kt", F32, 4, (int64_t[]){16, 8, 3, 3});
+    tb_node(b, "ConvTranspose", "ct", "x,kt", "y3");
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y", "y1", "y2", "y3", NULL});
+    for (int blocked = 0; blocked < 2; blocked++) {
+        g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
+        const fp_op_cost *c = cost->ops;
+        CU_ASSERT_EQUAL(c[0].cls, FP_CLASS_CONV);
+        CU_ASSERT_EQUAL(c[0].flops, 2 * 32 * 144 * 49);
+        CU_ASSERT_EQUAL(c[0].rows, 16 * 9 * 7);
+        CU_ASSERT_EQUAL(c[0].work, blocked ? 2 * 32 * 144 * 64 + 32 * (16 * 9 * 7 * 7) : c[0].flops);
+        CU_ASSERT_EQUAL(c[0].operands, blocked ? 0 : 32 * 144 + 144 * 49 + 32 * 49);
+        CU_ASSERT_EQUAL(c[1].cls, FP_CLASS_CONV);
+        CU_ASSERT_EQUAL(c[1].rows, 2 * 4 * 3);
+        CU_ASSERT_EQUAL(c[1].work, blocked ? c[1].flops / 10 * 16 + 32 * (2 * 4 * 3 * 10) : c[1].flops);
+        CU_ASSERT_EQUAL(c[2].cls, FP_CLASS_POINTWISE_CONV);
+        CU_ASSERT_EQUAL(c[2].rows, 0);
+        CU_ASSERT(c[2].operands > 0);
+        CU_ASSERT_EQUAL(c[3].cls, FP_CLASS_CONV);
+        CU_ASSERT(c[3].operands > 0);
+        CU_ASSERT_EQUAL(c[3].rows, 0);
+        CU_ASSERT_EQUAL(c[3].work, blocked ? c[3].flops / 49 * 64 : c[3].flops);
+    }
+}
+
 /* A MatMul is gemv when the GEMM ONNX Runtime runs has one row: [1, 1, K] x [K, N], and a batch of
  * one-row matrices by matrices ([3, 1, K] x [3, K, N]); [5, 1, K] x [K, N] and [5, 1, K] x
  * [1, K, N] fold into one GEMM of 5 rows (matmul), as does a Gemm whose output the IR keeps at
@@ -801,10 +852,7 @@ static void test_row_work(void)
     tb_node(b, "Softmax", "s49", "s", "p");
     tb_node(b, "Softmax", "s48", "t", "q");
     tb_attr_i(b, tb_node(b, "Softmax", "s0", "s", "r"), "axis", 0);
-    for (const char *const *o = (const char *[]){"y", "p", "q", "r", NULL}; *o; o++)
-        tb_output(b, *o, F32, -1, NULL);
-    g_autoptr(fp_model) m = tu_load_tb(b);
-    tb_free(b);
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y", "p", "q", "r", NULL});
     for (int blocked = 0; blocked < 2; blocked++) {
         g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
         CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
@@ -833,6 +881,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "global_pool_class", test_global_pool_class);
     CU_add_test(s, "transcendental_work", test_transcendental_work);
     CU_add_test(s, "depthwise_work", test_depthwise_work);
+    CU_add_test(s, "im2col_work", test_im2col_work);
     CU_add_test(s, "row_work", test_row_work);
     CU_add_test(s, "gemm_columns", test_gemm_columns);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
