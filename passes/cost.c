@@ -230,15 +230,6 @@ static uint64_t im2col_rows(const fp_node *n, fp_op_class c, uint64_t parts)
  * "conv"): rms log error 0.044, against 0.54 for FLOPs alone. */
 #define IM2COL_ELEMENT 32.0
 
-/* The elements n's im2col copies: its rows (im2col_rows) times its output rows' length; 0 when it
- * has none or the length is unknown. */
-static uint64_t im2col_elements(const fp_node *n, fp_op_class cls)
-{
-    uint64_t rows = im2col_rows(n, cls, fp_cost_parts(n));
-    const fp_shape *y = rows ? &n->outputs[0]->shape : NULL;
-    return y && fp_dim_known(y->dims[y->rank - 1]) ? rows * (uint64_t)MAX(y->dims[y->rank - 1].value, 0) : 0;
-}
-
 /* The output bytes of a blocked (NCHWc) convolution n (of class c) whose fused activation MLAS
  * applies in a pass of its own over the rows the kernel wrote (fp_kernel.post): any but Relu,
  * which its kernels apply in registers (MLAS_CONV_KERNEL_FLAG_RELU_ACTIVATION against
@@ -538,34 +529,38 @@ static uint64_t row_work(const fp_node *n, uint64_t flops, const fp_device *d)
     return (uint64_t)((double)flops * (1 + per_row / (double)len));
 }
 
-/* Whether n's work on d counts its im2col copy (kernel_work): a float convolution of class conv
- * with rows, on a blocked (MLAS) profile. The copy, the K N of its GEMM's M K + K N + M N
- * operands, is then that GEMM's surface, and its saturation is that of its size alone
- * (graph_cost leaves its operands out): the surface term would count the copy twice and charge
- * the weights (M K), which MLAS multiplies in place, as well. */
-static bool copies_counted(const fp_node *n, fp_op_class cls, const fp_device *d)
+/* The elements n's im2col copy moves (its `rows`, im2col_rows, times its output rows' length)
+ * when its work on d counts them (kernel_work): a float convolution of class conv on a blocked
+ * (MLAS) profile; else 0. The copy, the K N of its GEMM's M K + K N + M N operands, is then that
+ * GEMM's surface, and its saturation is that of its size alone (graph_cost leaves its operands
+ * out): the surface term would count the copy twice and charge the weights (M K), which MLAS
+ * multiplies in place, as well. */
+static uint64_t counted_copies(const fp_node *n, fp_op_class cls, uint64_t rows, const fp_device *d)
 {
-    return cls == FP_CLASS_CONV && d->nchwc_block && gemm_columns(n, cls) && im2col_elements(n, cls);
+    if (cls != FP_CLASS_CONV || !rows || !d->nchwc_block || !gemm_columns(n, cls))
+        return 0;
+    const fp_shape *y = &n->outputs[0]->shape; /* rows > 0: a known output of im2col_rows's rank */
+    return fp_dim_known(y->dims[y->rank - 1]) ? rows * (uint64_t)MAX(y->dims[y->rank - 1].value, 0) : 0;
 }
 
 /* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a GEMM's on its
  * columns rounded up to d's nchwc_block (MLAS's SGEMM kernels compute the output in whole vectors
  * of columns: 16 floats with AVX-512F, 8 with AVX2, the NCHWc block of the same ISA) and a
- * convolution's with its im2col copy when copies_counted (IM2COL_ELEMENT an element), a blocked
+ * convolution's with the `copies` elements its im2col moves (counted_copies; IM2COL_ELEMENT
+ * each), a blocked
  * NCHWc convolution's on its channels padded to d's block (ONNX Runtime pads the output channels,
  * and the input channels of one that reads a blocked input, with zeros: passes/nchwc.c keeps the
  * logical shapes; a depthwise one's with its per output and per row work, depthwise_work), a
  * transpose's elements moved (it has no FLOPs; its class's efficiency is then
  * the rate of its strided gather), a transcendental op's its elements times its
  * transcendental_work, and a row-wise norm's or softmax's with its rows' share (row_work). */
-static uint64_t kernel_work(const fp_node *n, fp_op_class cls, const fp_device *d)
+static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, const fp_device *d)
 {
     uint64_t flops = n->metrics.flops;
     uint64_t cols = gemm_columns(n, cls);
-    if (cols && d->nchwc_block) {
-        double copies = copies_counted(n, cls, d) ? IM2COL_ELEMENT * (double)im2col_elements(n, cls) : 0;
-        return (uint64_t)((double)flops * (double)round_up(cols, d->nchwc_block) / (double)cols + copies);
-    }
+    if (cols && d->nchwc_block)
+        return (uint64_t)((double)flops * (double)round_up(cols, d->nchwc_block) / (double)cols +
+                          IM2COL_ELEMENT * (double)copies);
     if (cls == FP_CLASS_TRANSPOSE) {
         uint64_t elems = 0;
         return n->n_outputs && n->outputs[0] && fp_shape_numel(&n->outputs[0]->shape, &elems) ? elems : flops;
@@ -639,7 +634,8 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             continue;
         fp_op_cost c = {.node = node, .cls = fp_cost_class(node), .parts = fp_cost_parts(node)};
         c.rows = im2col_rows(node, c.cls, c.parts);
-        c.operands = copies_counted(node, c.cls, d) ? 0 : fp_cost_gemm_operands(node);
+        uint64_t copies = counted_copies(node, c.cls, c.rows, d);
+        c.operands = copies ? 0 : fp_cost_gemm_operands(node);
         c.post = post_bytes(node, c.cls);
         c.dtype = what_if != FP_DT_UNDEFINED && compute_dtype(node) == FP_DT_FLOAT ? what_if : compute_dtype(node);
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);
@@ -654,7 +650,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             if (!node->metrics_known)
                 (*unknown)++;
             c.flops = node->metrics.flops;
-            c.work = kernel_work(node, c.cls, d);
+            c.work = kernel_work(node, c.cls, copies, d);
             c.bytes = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
             c.cold = MIN((uint64_t)(cold * (double)scaled(node, what_if, node->metrics.bytes_weight)), c.bytes);
             fp_kernel k = fp_cost_kernel(&c);

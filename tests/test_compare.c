@@ -772,8 +772,8 @@ static void test_fit_whole_runs(void)
     g_autofree char *out = g_build_filename(g_get_tmp_dir(), "fp_test_fit_runs.ini", NULL);
     g_autofree char *pairs = g_build_filename(g_get_tmp_dir(), "fp_test_fit_runs.pairs", NULL);
     GString *lines = g_string_new(NULL);
-    double run_us[4];
-    for (int i = 0; i < 4; i++) {
+    double run_us[G_N_ELEMENTS(models)];
+    for (guint i = 0; i < G_N_ELEMENTS(models); i++) {
         g_autofree char *model = g_strdup_printf(MODELS "/%s.onnx", models[i]);
         g_autofree char *prof = g_strdup_printf(PROFILES "/ort/%s.disabled.json", models[i]);
         tu_run_result r;
@@ -795,13 +795,13 @@ static void test_fit_whole_runs(void)
     if (!o)
         fprintf(stderr, "\n  %s", r.err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-    CU_ASSERT_EQUAL(member_int(o, "summary", "within_fit"), 4);
+    CU_ASSERT_EQUAL(member_int(o, "summary", "within_fit"), (int)G_N_ELEMENTS(models));
     tu_run_clear(&r);
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_device) fitted = fp_device_load(out, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fitted);
     CU_ASSERT_DOUBLE_EQUAL(fitted->run_overhead / 7e-6, 1, 0.1);
-    for (int i = 0; i < 4; i++) {
+    for (guint i = 0; i < G_N_ELEMENTS(models); i++) {
         g_autofree char *model = g_strdup_printf(MODELS "/%s.onnx", models[i]);
         g_autoptr(JsonParser) p2 = NULL;
         o = run_json((const char *[]){"report", model, "-d", out, "-f", "json", "--no-headroom", "--input", inputs[i],
