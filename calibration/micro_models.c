@@ -198,6 +198,18 @@ static void matmuls(GArray *cs)
         inits("w", gw, "b", gb, NULL), gx, WORK_CHAIN, 0);
     int64_t ax[] = {12, 128, 64, 0}, aw[] = {12, 64, 64, 0}; /* attention: a batched MatMul per head */
     add(cs, g_strdup("bmatmul_12x128x64"), "MatMul", g_strdup("input: \"w\""), inits("w", aw, NULL), ax, WORK_CHAIN, 0);
+    /* B packed on every call or read where it lies (passes/cost.c, packed_once): a batch of
+     * matrices, which ONNX Runtime does not prepack; one row each on MLAS's one-row kernel, or,
+     * scaled (MatMulScaleFusion's FusedMatMul), on its general one */
+    int64_t rx[] = {4, 1, 256, 0}, rw[] = {4, 256, 256, 0}, sx[] = {8, 1, 64, 0}, sw[] = {8, 64, 64, 0};
+    add(cs, g_strdup("bmatmul_4x1x256"), "MatMul", g_strdup("input: \"w\""), inits("w", rw, NULL), rx, WORK_CHAIN, 0);
+    add(cs, g_strdup("bmatmul_8x1x64"), "MatMul", g_strdup("input: \"w\""), inits("w", sw, NULL), sx, WORK_CHAIN, 0);
+    const char *scaled = "input: \"w\" attribute { name: \"transB\" type: INT i: 1 }"
+                         " attribute { name: \"alpha\" type: FLOAT f: 0.125 }";
+    add(cs, g_strdup("fmatmul_t_4x1x256"), "FusedMatMul", g_strdup(scaled), inits("w", rw, NULL), rx, WORK_CHAIN,
+        FP_MICRO_CONTRIB);
+    add(cs, g_strdup("fmatmul_t_12x128x64"), "FusedMatMul", g_strdup(scaled), inits("w", aw, NULL), ax, WORK_CHAIN,
+        FP_MICRO_CONTRIB);
     int64_t g1[] = {1, 768, 0}, gw1[] = {768, 768, 0}, gb1[] = {768, 0};
     add(cs, g_strdup("gemm_1x768"), "Gemm",
         g_strdup("input: \"w\" input: \"b\" attribute { name: \"transB\" type: INT i: 1 }"),

@@ -4,7 +4,8 @@
  * and the same chain of one op; their time difference over K - 1 is one kernel's time, free of
  * the runtime's per-run work. The cases cover the cost model's classes (passes/cost.h): dense,
  * pointwise (1x1), strided, grouped and depthwise convolutions on and off the NCHWc block, MatMul
- * and Gemm from one row (the GEMV path) to square matrices, batched MatMul, Softmax and
+ * and Gemm from one row (the GEMV path) to square matrices, batched MatMul (B packed on every call
+ * or read where it lies; one row, or scaled as MatMulScaleFusion writes it), Softmax and
  * Transposes of attention's heads and keys, a decoder step's GroupQueryAttention, simple and
  * transcendental elementwise ops (Relu, Add; Sigmoid, Tanh, Erf, Exp) with and without
  * broadcast, a copy (a Gather of every channel), BatchNormalization and LayerNormalization, max,

@@ -37,7 +37,10 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * input as it is, no im2col). STRIDED_DEPTHWISE is an NCHW depthwise convolution with a stride
  * above 1: MLAS's im2col copies its inputs one at a time where a stride of 1 copies four at a
  * time, and a depthwise one's GEMM (one row) is too small to hide it. GEMV is a MatMul or Gemm of
- * one row (MLAS's GEMV kernel: a pass over the weights, no packing). ATTENTION is a fused
+ * one row by a 2-D weight, which ONNX Runtime packs once. MATMUL_RT and GEMV_RT are a float MatMul
+ * or Gemm whose B is not packed once (an activation, a batch of matrices): MLAS packs that B on
+ * every call (MATMUL_RT), except for one row with alpha 1, which its one-row kernels read where
+ * it lies (GEMV_RT). ATTENTION is a fused
  * attention op of ONNX Runtime's contrib domain (Attention, MultiHeadAttention,
  * GroupQueryAttention): its CPU kernel loops over batch and heads with a small GEMM each, a
  * softmax and the KV cache's concatenation, a fixed cost per call that a decoder's step, tiny in
@@ -68,6 +71,8 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
     X(STRIDED_DEPTHWISE, "strided_depthwise", GROUPED_CONV, true, false) \
     X(MATMUL, "matmul", MATMUL, false, false)                            \
     X(GEMV, "gemv", MATMUL, true, false)                                 \
+    X(MATMUL_RT, "matmul_rt", MATMUL, true, false)                       \
+    X(GEMV_RT, "gemv_rt", GEMV, true, false)                             \
     X(ATTENTION, "attention", MATMUL, true, true)                        \
     X(MATMUL_NBITS, "matmul_nbits", MATMUL, true, false)                 \
     X(EW, "elementwise", EW, false, false)                               \

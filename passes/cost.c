@@ -105,11 +105,44 @@ static bool folds_rows(const fp_node *n)
     return true;
 }
 
+/* True when the GEMM ONNX Runtime runs for float MatMul or Gemm n has one row (M = 1: its
+ * output's second-to-last dim, or every dim but the last when it folds A's rows, or a vector). */
+static bool one_row(const fp_node *n)
+{
+    const fp_shape *y = &n->outputs[0]->shape;
+    int32_t from = y->rank == 1 ? 1 : folds_rows(n) ? 0 : y->rank - 2;
+    for (int32_t i = from; i < y->rank - 1; i++)
+        if (!fp_dim_known(y->dims[i]) || y->dims[i].value != 1)
+            return false;
+    return true;
+}
+
+/* True when ONNX Runtime packs n's B once, at session creation: a 2-D weight (GemmPackBFp32 of
+ * onnxruntime/core/providers/cpu/math/gemm_matmul_common.cc, which MatMul, FusedMatMul and Gemm
+ * prepack with, refuses any other rank). Any other B, an activation or a batch of matrices, is packed again on
+ * every call or read where it lies. */
+static bool packed_once(const fp_node *n)
+{
+    const fp_value *b = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    return b && fp_value_is_constant(b) && b->shape.rank == 2;
+}
+
+/* True when MLAS may take its one-row kernels (MlasSgemmKernelM1, M1TransposeB) for n: only for
+ * alpha 1 and beta 0 or 1 (MlasSgemmOperation, onnxruntime/core/mlas/lib/sgemm.cpp). A FusedMatMul
+ * that ONNX Runtime's MatMulScaleFusion gave a scale packs B and runs the general kernel. */
+static bool one_row_kernel(const fp_node *n)
+{
+    if (n->op != FP_OP_FUSED_MATMUL && n->op != FP_OP_GEMM && n->op != FP_OP_FUSED_GEMM)
+        return true;
+    double beta = n->op == FP_OP_FUSED_MATMUL ? 0 : fp_node_attr_float(n, "beta", 1.0);
+    return fp_node_attr_float(n, "alpha", 1.0) == 1.0 && (beta == 0.0 || beta == 1.0);
+}
+
 /* A fused attention op (contrib Attention, MultiHeadAttention, GroupQueryAttention) is attention; a
- * MatMulNBits at accuracy_level 4 (int8 compute) matmul_nbits; a float MatMul or Gemm of one row
- * (the M of the GEMM ONNX Runtime runs is 1: its output's second-to-last dim, or every dim but the
- * last when it folds A's rows, or a vector) MLAS's GEMV path, a pass over the weights; any other
- * matmul. */
+ * MatMulNBits at accuracy_level 4 (int8 compute) matmul_nbits. A float MatMul or Gemm whose B is
+ * packed once (packed_once): gemv with one row, else matmul. Any other float one: gemv_rt with one
+ * row on MLAS's one-row kernels (a pass over B where it lies), else matmul_rt (B packed on every
+ * call). Any other product: matmul. */
 static fp_op_class matmul_class(const fp_node *n)
 {
     if (n->op == FP_OP_ATTENTION || n->op == FP_OP_GROUP_QUERY_ATTENTION || n->op == FP_OP_MULTI_HEAD_ATTENTION)
@@ -118,18 +151,11 @@ static fp_op_class matmul_class(const fp_node *n)
         return FP_CLASS_MATMUL_NBITS;
     bool float_op = n->op == FP_OP_MATMUL || n->op == FP_OP_GEMM || n->op == FP_OP_FUSED_MATMUL ||
                     n->op == FP_OP_FUSED_GEMM;
-    const fp_value *y = n->n_outputs ? n->outputs[0] : NULL;
-    if (!float_op || !y || y->shape.rank < 1)
+    if (!float_op || !n->n_outputs || !n->outputs[0] || n->outputs[0]->shape.rank < 1)
         return FP_CLASS_MATMUL;
-    if (y->shape.rank == 1)
-        return FP_CLASS_GEMV;
-    int32_t from = folds_rows(n) ? 0 : y->shape.rank - 2;
-    for (int32_t i = from; i < y->shape.rank - 1; i++) {
-        const fp_dim *m = &y->shape.dims[i];
-        if (!fp_dim_known(*m) || m->value != 1)
-            return FP_CLASS_MATMUL;
-    }
-    return FP_CLASS_GEMV;
+    if (packed_once(n))
+        return one_row(n) ? FP_CLASS_GEMV : FP_CLASS_MATMUL;
+    return one_row(n) && one_row_kernel(n) ? FP_CLASS_GEMV_RT : FP_CLASS_MATMUL_RT;
 }
 
 fp_op_class fp_cost_class(const fp_node *n)
@@ -437,7 +463,8 @@ static double transcendental_work(fp_op op)
  * other classes, another dtype (the integer GEMMs block otherwise) or an unknown shape. */
 static uint64_t gemm_columns(const fp_node *n, fp_op_class cls)
 {
-    if ((cls != FP_CLASS_MATMUL && cls != FP_CLASS_CONV && cls != FP_CLASS_POINTWISE_CONV) ||
+    if ((cls != FP_CLASS_MATMUL && cls != FP_CLASS_MATMUL_RT && cls != FP_CLASS_CONV &&
+         cls != FP_CLASS_POINTWISE_CONV) ||
         compute_dtype(n) != FP_DT_FLOAT)
         return 0;
     const fp_value *v = n->op == FP_OP_CONV_TRANSPOSE ? (n->n_inputs ? n->inputs[0] : NULL)
@@ -445,7 +472,7 @@ static uint64_t gemm_columns(const fp_node *n, fp_op_class cls)
     if (!v)
         return 0;
     const fp_shape *y = &v->shape;
-    int32_t from = cls == FP_CLASS_MATMUL ? y->rank - 1 : 2;
+    int32_t from = cls == FP_CLASS_MATMUL || cls == FP_CLASS_MATMUL_RT ? y->rank - 1 : 2;
     if (y->rank < 1 || from < 0 || from >= y->rank)
         return 0;
     uint64_t cols = 1;

@@ -190,10 +190,10 @@ static void test_fit_recovers(void)
 static void test_fit_recovers_refinements(void)
 {
     const known_rate known[] =
-        {{FP_CLASS_CONV, 0.3},          {FP_CLASS_POINTWISE_CONV, 0.8},      {FP_CLASS_MATMUL, 0.5},
-         {FP_CLASS_GEMV, 0.004},        {FP_CLASS_TRANSCENDENTAL, 0.002},    {FP_CLASS_TRANSPOSE, 0.0005},
-         {FP_CLASS_ATTENTION, 0.001},   {FP_CLASS_STRIDED_DEPTHWISE, 0.002}, {FP_CLASS_SKIP_NORM, 0.0008},
-         {FP_CLASS_MATMUL_NBITS, 0.002}};
+        {{FP_CLASS_CONV, 0.3},           {FP_CLASS_POINTWISE_CONV, 0.8},      {FP_CLASS_MATMUL, 0.5},
+         {FP_CLASS_GEMV, 0.004},         {FP_CLASS_TRANSCENDENTAL, 0.002},    {FP_CLASS_TRANSPOSE, 0.0005},
+         {FP_CLASS_ATTENTION, 0.001},    {FP_CLASS_STRIDED_DEPTHWISE, 0.002}, {FP_CLASS_SKIP_NORM, 0.0008},
+         {FP_CLASS_MATMUL_NBITS, 0.002}, {FP_CLASS_MATMUL_RT, 0.05},          {FP_CLASS_GEMV_RT, 0.002}};
     check_fit_recovers(known, G_N_ELEMENTS(known));
 }
 

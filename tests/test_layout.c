@@ -657,39 +657,58 @@ static void test_im2col_work(void)
     }
 }
 
-/* A MatMul is gemv when the GEMM ONNX Runtime runs has one row: [1, 1, K] x [K, N], and a batch of
- * one-row matrices by matrices ([3, 1, K] x [3, K, N]); [5, 1, K] x [K, N] and [5, 1, K] x
- * [1, K, N] fold into one GEMM of 5 rows (matmul), as does a Gemm whose output the IR keeps at
- * rank 3. */
+/* A MatMul is gemv when the GEMM ONNX Runtime runs has one row and its B is a 2-D weight, which
+ * ONNX Runtime packs once: [1, 1, K] x [K, N]; [5, 1, K] x [K, N] folds into one GEMM of 5 rows
+ * (matmul), as does a Gemm whose output the IR keeps at rank 3. A B of another rank, or an
+ * activation, is packed on every call or read where it lies: a batch of one-row matrices by
+ * matrices ([3, 1, K] x [3, K, N]) or a row by an activation is gemv_rt; [5, 1, K] x [1, K, N]
+ * (folded rows, a 3-D B) matmul_rt; a scaled FusedMatMul of one row by an activation (MLAS's
+ * one-row kernels take alpha 1 only) matmul_rt, by a 2-D weight gemv. */
 static void test_gemv_class(void)
 {
     tb *b = tb_new(13);
     tb_input(b, "a", F32, 3, (int64_t[]){1, 1, 8});
     tb_input(b, "l", F32, 3, (int64_t[]){5, 1, 8});
     tb_input(b, "h", F32, 3, (int64_t[]){3, 1, 8});
+    tb_input(b, "k", F32, 3, (int64_t[]){1, 4, 8});
     tb_init(b, "w", F32, 2, (int64_t[]){8, 4});
+    tb_init(b, "wt", F32, 2, (int64_t[]){4, 8});
     tb_init(b, "wb", F32, 3, (int64_t[]){3, 8, 4});
     tb_init(b, "w1", F32, 3, (int64_t[]){1, 8, 4});
     tb_node(b, "MatMul", "one", "a,w", "y1");
     tb_node(b, "MatMul", "rows", "l,w", "y2");
     tb_node(b, "MatMul", "batch", "h,wb", "y3");
     tb_node(b, "MatMul", "rows1", "l,w1", "y4");
-    tb_output(b, "y1", F32, -1, NULL);
-    tb_output(b, "y2", F32, -1, NULL);
-    tb_output(b, "y3", F32, -1, NULL);
-    tb_output(b, "y4", F32, -1, NULL);
+    tb_attr_ints(b, tb_node(b, "Transpose", "kt", "k", "kt"), "perm", 3, (int64_t[]){0, 2, 1});
+    tb_node(b, "MatMul", "act", "a,kt", "y5");
+    const char *scaled[][3] = {{"scaled_act", "a,k", "y6"}, {"scaled_w", "a,wt", "y7"}};
+    for (int i = 0; i < 2; i++) {
+        tb_node_t *f = tb_node(b, "FusedMatMul", scaled[i][0], scaled[i][1], scaled[i][2]);
+        tb_domain(b, f, "com.microsoft");
+        tb_attr_i(b, f, "transB", 1);
+        tb_attr_f(b, f, "alpha", 0.125f);
+    }
+    for (int i = 1; i <= 7; i++) {
+        g_autofree char *y = g_strdup_printf("y%d", i);
+        tb_output(b, y, F32, -1, NULL);
+    }
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
-    fp_node *order[4];
-    for (guint i = 0; i < 4; i++)
-        order[i] = g_ptr_array_index(m->main->nodes, i); /* file order: one, rows, batch, rows1 */
+    fp_node *order[8];
+    for (guint i = 0; i < 8; i++) /* file order: one, rows, batch, rows1, kt, act, scaled_act, scaled_w */
+        order[i] = g_ptr_array_index(m->main->nodes, i);
     CU_ASSERT_EQUAL(fp_cost_class(order[0]), FP_CLASS_GEMV);
     CU_ASSERT_EQUAL(fp_cost_class(order[1]), FP_CLASS_MATMUL);
     CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[1]), 5 * 8 + 8 * 4 + 5 * 4);
-    CU_ASSERT_EQUAL(fp_cost_class(order[2]), FP_CLASS_GEMV);
+    CU_ASSERT_EQUAL(fp_cost_class(order[2]), FP_CLASS_GEMV_RT);
     CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[2]), 3 * (8 + 8 * 4 + 4));
-    CU_ASSERT_EQUAL(fp_cost_class(order[3]), FP_CLASS_MATMUL);
+    CU_ASSERT_EQUAL(fp_cost_class(order[3]), FP_CLASS_MATMUL_RT);
     CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[3]), 5 * 8 + 8 * 4 + 5 * 4);
+    CU_ASSERT_EQUAL(fp_cost_class(order[5]), FP_CLASS_GEMV_RT);
+    CU_ASSERT_EQUAL(fp_cost_class(order[6]), FP_CLASS_MATMUL_RT);
+    CU_ASSERT_EQUAL(fp_cost_class(order[7]), FP_CLASS_GEMV);
+    fp_node_set_attr(m, order[6], (fp_attr){.name = fp_intern(m, "alpha", -1), .type = FP_ATTR_FLOAT, .u.f = 1.0});
+    CU_ASSERT_EQUAL(fp_cost_class(order[6]), FP_CLASS_GEMV_RT); /* unscaled: MLAS's one-row kernel */
     order[1]->op = FP_OP_GEMM; /* a fused MatMul + Add at rank 3: its Reshapes make it 2-D */
     CU_ASSERT_EQUAL(fp_cost_class(order[1]), FP_CLASS_MATMUL);
 }
