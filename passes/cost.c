@@ -119,8 +119,8 @@ static bool one_row(const fp_node *n)
 
 /* True when ONNX Runtime packs n's B once, at session creation: a 2-D weight (GemmPackBFp32 of
  * onnxruntime/core/providers/cpu/math/gemm_matmul_common.cc, which MatMul, FusedMatMul and Gemm
- * prepack with, refuses any other rank). Any other B, an activation or a batch of matrices, is packed again on
- * every call or read where it lies. */
+ * prepack with, refuses any other rank). Any other B, an activation or a batch of matrices, is
+ * packed again on every call or read where it lies. */
 static bool packed_once(const fp_node *n)
 {
     const fp_value *b = n->n_inputs > 1 ? n->inputs[1] : NULL;
