@@ -410,6 +410,11 @@ static void test_transformer_rules(void)
     for (guint i = 0; i < m->main->nodes->len; i++) {
         fp_node *n = m->main->nodes->pdata[i];
         kernels += !(n->flags & (FP_NODE_REMOVED | FP_NODE_FOLDED));
+        if (strcmp(n->name, "attn.scores") == 0) { /* the Div by 4 in alpha, as ORT writes it: two inputs */
+            CU_ASSERT_EQUAL(n->op, FP_OP_FUSED_MATMUL);
+            CU_ASSERT_EQUAL(n->n_inputs, 2);
+            CU_ASSERT_DOUBLE_EQUAL(fp_node_attr_float(n, "alpha", 1.0), 0.25, 1e-12);
+        }
     }
     CU_ASSERT_EQUAL(kernels, 23);
 }

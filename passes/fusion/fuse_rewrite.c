@@ -134,6 +134,8 @@ static void fused_inputs(const fp_match *mt, GPtrArray *ins)
         anchor_fixed_last(ins, mt->nodes[0]->n_inputs);
 }
 
+static void set_float_attr(fp_fuser *fz, fp_node *n, const char *name, double v);
+
 /* All nodes become the anchor, retyped as the fused op, reading the match's external inputs (its
  * operands) and producing its external outputs. */
 static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
@@ -147,6 +149,14 @@ static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
     for (int i = 0; i < mt->n; i++)
         flops += mt->nodes[i]->metrics.flops;
     fused_inputs(mt, ins);
+    double scale = 1;
+    if (a->op == FP_OP_MATMUL && mt->rule->fused_kind == FP_OP_FUSED_MATMUL && mt->n == 2) {
+        /* MatMul + a scalar Mul/Div: its factor into alpha (ORT's MatMulScaleFusion), the scalar
+         * no input of the FusedMatMul */
+        int k = fp_fuse_scale_operand(mt->nodes[1], &scale);
+        g_assert(k >= 0);
+        g_ptr_array_remove(ins, mt->nodes[1]->inputs[k]);
+    }
     for (int i = 0; i < mt->n; i++) { /* outputs only now: producers of internal values are cleared */
         fp_node *n = mt->nodes[i];
         for (uint32_t k = 0; k < n->n_outputs; k++) {
@@ -170,6 +180,8 @@ static void rewrite_fuse(fp_fuser *fz, const fp_match *mt)
         fp_node_set_output(a, k, outs->pdata[k]);
     const fp_rule *r = mt->rule;
     retype(fz, a, r);
+    if (scale != 1)
+        set_float_attr(fz, a, "alpha", scale);
     if (r->act_node >= 0 && r->act_node < mt->n) { /* FusedConv/FusedGemm carry the activation's name */
         const char *act = mt->nodes[r->act_node]->op_type;
         fp_node_set_attr(
