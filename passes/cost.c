@@ -463,16 +463,15 @@ static double transcendental_work(fp_op op)
  * other classes, another dtype (the integer GEMMs block otherwise) or an unknown shape. */
 static uint64_t gemm_columns(const fp_node *n, fp_op_class cls)
 {
-    if ((cls != FP_CLASS_MATMUL && cls != FP_CLASS_MATMUL_RT && cls != FP_CLASS_CONV &&
-         cls != FP_CLASS_POINTWISE_CONV) ||
-        compute_dtype(n) != FP_DT_FLOAT)
+    bool matmul = cls == FP_CLASS_MATMUL || cls == FP_CLASS_MATMUL_RT;
+    if ((!matmul && cls != FP_CLASS_CONV && cls != FP_CLASS_POINTWISE_CONV) || compute_dtype(n) != FP_DT_FLOAT)
         return 0;
     const fp_value *v = n->op == FP_OP_CONV_TRANSPOSE ? (n->n_inputs ? n->inputs[0] : NULL)
                                                       : (n->n_outputs ? n->outputs[0] : NULL);
     if (!v)
         return 0;
     const fp_shape *y = &v->shape;
-    int32_t from = cls == FP_CLASS_MATMUL || cls == FP_CLASS_MATMUL_RT ? y->rank - 1 : 2;
+    int32_t from = matmul ? y->rank - 1 : 2;
     if (y->rank < 1 || from < 0 || from >= y->rank)
         return 0;
     uint64_t cols = 1;

@@ -37,10 +37,10 @@ typedef struct {
 
 /* Class of an op for the device's efficiency factors and launch overheads (a convolution with
  * group > 1 is grouped_conv, an NCHW 1x1 one MLAS runs without im2col pointwise_conv, a one-row
- * MatMul or Gemm gemv, one whose B is not a 2-D weight gemv_rt or matmul_rt, a contrib Attention, MultiHeadAttention or GroupQueryAttention attention,
- * an op with the TRANSC trait transcendental, a Transpose transpose, a
- * pooling with a dilation > 1 dilated_pool, a global pooling reduce, a view op view;
- * devices/device.h). */
+ * MatMul or Gemm gemv, one whose B is not a 2-D weight gemv_rt or matmul_rt, a contrib Attention,
+ * MultiHeadAttention or GroupQueryAttention attention, an op with the TRANSC trait
+ * transcendental, a Transpose transpose, a pooling with a dilation > 1 dilated_pool, a global
+ * pooling reduce, a view op view; devices/device.h). */
 fp_op_class fp_cost_class(const fp_node *n);
 /* The fraction of its weights a run of g reads from memory rather than a cache on d: a runtime
  * reads every kernel's weights once per run and writes every activation, cyclically; with the

@@ -688,12 +688,7 @@ static void test_gemv_class(void)
         tb_attr_i(b, f, "transB", 1);
         tb_attr_f(b, f, "alpha", 0.125f);
     }
-    for (int i = 1; i <= 7; i++) {
-        g_autofree char *y = g_strdup_printf("y%d", i);
-        tb_output(b, y, F32, -1, NULL);
-    }
-    g_autoptr(fp_model) m = tu_load_tb(b);
-    tb_free(b);
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y1", "y2", "y3", "y4", "y5", "y6", "y7", NULL});
     fp_node *order[8];
     for (guint i = 0; i < 8; i++) /* file order: one, rows, batch, rows1, kt, act, scaled_act, scaled_w */
         order[i] = g_ptr_array_index(m->main->nodes, i);
