@@ -39,13 +39,13 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * time, and a depthwise one's GEMM (one row) is too small to hide it. GEMV is a MatMul or Gemm of
  * one row by a 2-D weight, which ONNX Runtime packs once. MATMUL_RT and GEMV_RT are a float MatMul
  * or Gemm whose B is not packed once (an activation, a batch of matrices): MLAS packs that B on
- * every call (MATMUL_RT), except for one row with alpha 1, which its one-row kernels read where
- * it lies (GEMV_RT). ATTENTION is a fused attention op of ONNX Runtime's contrib domain
- * (Attention, MultiHeadAttention, GroupQueryAttention): its CPU kernel loops over batch and heads
- * with a small GEMM each, a softmax and the KV cache's concatenation, a fixed cost per call that a decoder's step, tiny in
- * FLOPs, pays in full. MATMUL_NBITS is ONNX Runtime's MatMulNBits at accuracy_level 4: MLAS
- * quantizes A to int8 block by block and multiplies it with the 4-bit weights unpacked to int8
- * (its SQNBitGemm kernels), a path of its own whatever the dtype's peak. TRANSCENDENTAL is an
+ * every call (MATMUL_RT), except for one row with alpha 1, which its one-row kernels read where it
+ * lies (GEMV_RT). ATTENTION is a fused attention op of ONNX Runtime's contrib domain (Attention,
+ * MultiHeadAttention, GroupQueryAttention): its CPU kernel loops over batch and heads with a small
+ * GEMM each, a softmax and the KV cache's concatenation, a fixed cost per call that a decoder's
+ * step, tiny in FLOPs, pays in full. MATMUL_NBITS is ONNX Runtime's MatMulNBits at accuracy_level
+ * 4: MLAS quantizes A to int8 block by block and multiplies it with the 4-bit weights unpacked to
+ * int8 (its SQNBitGemm kernels), a path of its own whatever the dtype's peak. TRANSCENDENTAL is an
  * elementwise op that evaluates a polynomial or a table
  * per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's TRANSCENDENTAL
  * trait) rather than one instruction. SKIP_NORM is ONNX Runtime's SkipLayerNormalization (the
