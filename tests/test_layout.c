@@ -14,7 +14,7 @@
 #include "tmodel.h"
 #include "tutil.h"
 
-enum { F32 = 1, I8 = 3, I32 = 6, F16 = 10 };
+enum { F32 = 1, I8 = 3, I32 = 6, BOOL = 9, F16 = 10 };
 
 /* Runs the layout pass; returns the diagnostics (caller frees). */
 static fp_diag *layout(fp_model *m, const char *target, fp_layout_result *res)
@@ -880,6 +880,47 @@ static void test_row_work(void)
     }
 }
 
+/* A binary elementwise op's work on a blocked profile adds ONNX Runtime's broadcast loop: 70
+ * elements a span beyond the first, and 1.2x its elements when both inputs vary along a span. A
+ * bias along the last dim (256 spans of 96, both varying; the same for a Pow by it), one value a
+ * row (256 spans of 96, one input a scalar a span), a channel's value over its pixels (96 spans of
+ * 256), a scalar and equal shapes (one span each), and Where (its own loop: none). Without
+ * nchwc_block, FLOPs only. */
+static void test_broadcast_work(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 3, (int64_t[]){1, 256, 96});
+    tb_input(b, "c", F32, 3, (int64_t[]){1, 96, 256});
+    tb_input(b, "k", BOOL, 3, (int64_t[]){1, 256, 96});
+    tb_init(b, "v", F32, 1, (int64_t[]){96});
+    tb_init(b, "r", F32, 3, (int64_t[]){1, 256, 1});
+    tb_init(b, "h", F32, 3, (int64_t[]){1, 96, 1});
+    tb_init(b, "s", F32, 0, NULL);
+    tb_node(b, "Add", "bias", "x,v", "y0");
+    tb_node(b, "Mul", "row", "x,r", "y1");
+    tb_node(b, "Add", "chan", "c,h", "y2");
+    tb_node(b, "Mul", "scalar", "x,s", "y3");
+    tb_node(b, "Add", "same", "x,x", "y4");
+    tb_node(b, "Pow", "pow", "x,v", "y5");
+    tb_node(b, "Where", "where", "k,x,v", "y6");
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y0", "y1", "y2", "y3", "y4", "y5", "y6", NULL});
+    const double n = 256 * 96;
+    for (int blocked = 0; blocked < 2; blocked++) {
+        g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 7);
+        const fp_op_cost *c = cost->ops;
+        for (int i = 0; i < 6; i++)
+            CU_ASSERT_EQUAL(c[i].flops, (uint64_t)n);
+        CU_ASSERT_DOUBLE_EQUAL(c[0].work, blocked ? 1.2 * n + 70 * 255 : n, 1);
+        CU_ASSERT_DOUBLE_EQUAL(c[1].work, blocked ? n + 70 * 255 : n, 1);
+        CU_ASSERT_DOUBLE_EQUAL(c[2].work, blocked ? n + 70 * 95 : n, 1);
+        CU_ASSERT_EQUAL(c[3].work, c[3].flops);
+        CU_ASSERT_EQUAL(c[4].work, c[4].flops);
+        CU_ASSERT_DOUBLE_EQUAL(c[5].work, c[0].work, 0);
+        CU_ASSERT_EQUAL(c[6].work, c[6].flops);
+    }
+}
+
 FP_TEST_SUITE(register_layout)
 {
     CU_pSuite s = CU_add_suite("layout", NULL, NULL);
@@ -897,6 +938,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "depthwise_work", test_depthwise_work);
     CU_add_test(s, "im2col_work", test_im2col_work);
     CU_add_test(s, "row_work", test_row_work);
+    CU_add_test(s, "broadcast_work", test_broadcast_work);
     CU_add_test(s, "gemm_columns", test_gemm_columns);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
