@@ -8,6 +8,7 @@
 
 #include "passes/cost.h"
 #include "passes/metrics.h"
+#include "passes/reuse.h"
 
 /* True when n has a `dilations` attribute with an entry above 1. */
 static bool dilated(const fp_node *n)
@@ -411,11 +412,18 @@ static bool costed_kernel(const fp_node *n)
            !fp_op_has(n->op, FP_OPF_CTRL);
 }
 
-double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if)
+/* The capacity of d's last cache level; 0 without [cache]. */
+static uint64_t last_level(const fp_device *d)
 {
-    uint64_t capacity = 0, weights = 0, act = 0;
+    uint64_t capacity = 0;
     for (int i = 0; i < FP_CACHE_LEVELS; i++)
         capacity = MAX(capacity, d->cache[i].bytes);
+    return capacity;
+}
+
+double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if)
+{
+    uint64_t capacity = last_level(d), weights = 0, act = 0;
     for (guint i = 0; capacity && i < g->nodes->len; i++) {
         const fp_node *n = g_ptr_array_index(g->nodes, i);
         if (!costed_kernel(n))
@@ -671,8 +679,16 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
     return (uint64_t)((double)flops * f);
 }
 
-static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags, double cold,
-                         GArray *out, uint32_t *unknown);
+/* What a run of a graph moves from and to memory past the caches: a fraction of every kernel's
+ * weights (fp_cost_cold_fraction) and, per node of its fp_graph_order, activation bytes
+ * (fp_reuse_cold; NULL: none). */
+typedef struct {
+    double weights;
+    const uint64_t *activations;
+} cold_bytes;
+
+static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags,
+                         const cold_bytes *cold, GArray *out, uint32_t *unknown);
 
 /* Trip count of a Loop (input M) or Scan (scan axis length), 1 when unknown. */
 static double trips(const fp_node *n)
@@ -691,7 +707,7 @@ static double control_cost(const fp_node *n, const fp_device *d, fp_dtype what_i
 {
     double best = 0, sum = 0;
     for (uint32_t k = 0; k < n->n_subgraphs; k++) {
-        double c = graph_cost(n->subgraphs[k], d, what_if, flags, 0, NULL, unknown);
+        double c = graph_cost(n->subgraphs[k], d, what_if, flags, NULL, NULL, unknown);
         best = MAX(best, c);
         sum += c;
     }
@@ -707,10 +723,44 @@ static bool not_run(const fp_node *n, unsigned flags)
     return (n->flags & FP_NODE_FOLDED) && (!(flags & FP_COST_RUN_FOLDED) || n->op == FP_OP_CONSTANT);
 }
 
-/* The time of g's ops on d (each appended to out when given), a fraction `cold` of every kernel's
- * weight bytes read from memory (fp_cost_cold_fraction); control-flow bodies count theirs cached. */
-static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags, double cold,
-                         GArray *out, uint32_t *unknown)
+/* The bytes each of the n nodes of `order` moves when it runs as a kernel on its own (graph_cost's
+ * fp_op_cost.bytes; 0 for a view), FP_REUSE_SKIP when it does not run or is control flow. */
+static uint64_t *run_traffic(fp_node *const *order, uint32_t n, fp_dtype what_if, unsigned flags)
+{
+    uint64_t *t = g_new0(uint64_t, MAX(n, 1));
+    for (uint32_t i = 0; i < n; i++) {
+        const fp_node *node = order[i];
+        if (not_run(node, flags) || fp_op_has(node->op, FP_OPF_CTRL))
+            t[i] = FP_REUSE_SKIP;
+        else if (!fp_op_has(node->op, FP_OPF_VIEW))
+            t[i] = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
+    }
+    return t;
+}
+
+/* The time of m's main graph on d (its ops appended to out when given): a fraction of every
+ * kernel's weight bytes read from memory (fp_cost_cold_fraction) and, on a profile with [cache],
+ * the activation bytes fp_reuse_cold finds past its last level streamed from memory
+ * (fp_op_cost.far). */
+static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags, GArray *out,
+                        uint32_t *unknown)
+{
+    const fp_graph *g = m->main;
+    cold_bytes cold = {.weights = fp_cost_cold_fraction(g, d, what_if)};
+    g_autofree uint64_t *activations = NULL;
+    uint32_t n = 0;
+    fp_node *const *order = fp_graph_order(g, &n, NULL);
+    if (order && last_level(d)) {
+        g_autofree uint64_t *traffic = run_traffic(order, n, what_if, flags);
+        cold.activations = activations = fp_reuse_cold(g, order, n, traffic, last_level(d));
+    }
+    return graph_cost(g, d, what_if, flags, &cold, out, unknown);
+}
+
+/* The time of g's ops on d (each appended to out when given), with the bytes `cold` says a run
+ * reads from memory (NULL: none; control-flow bodies count theirs cached). */
+static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags,
+                         const cold_bytes *cold, GArray *out, uint32_t *unknown)
 {
     uint32_t n = 0;
     fp_node *const *order = fp_graph_order(g, &n, NULL);
@@ -739,7 +789,10 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.flops = node->metrics.flops;
             c.work = kernel_work(node, c.cls, copies, d);
             c.bytes = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
-            c.cold = MIN((uint64_t)(cold * (double)scaled(node, what_if, node->metrics.bytes_weight)), c.bytes);
+            c.cold = cold ? MIN((uint64_t)(cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight)),
+                                c.bytes)
+                          : 0;
+            c.far = cold && cold->activations ? MIN(scaled(node, what_if, cold->activations[i]), c.bytes - c.cold) : 0;
             fp_kernel k = fp_cost_kernel(&c);
             c.rl = fp_roofline_kernel(d, &k);
         }
@@ -754,7 +807,7 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
 {
     if (!c->kernel)
         return (fp_kernel){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands, c->cold, c->rows, c->post};
+    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands, c->cold, c->rows, c->post, c->far};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);
@@ -769,7 +822,7 @@ static bool control_kernels(const fp_node *n, const fp_device *d, fp_dtype t, GA
         double best = -1;
         uint32_t unknown = 0;
         for (uint32_t k = 0; k < n->n_subgraphs; k++) {
-            double c = graph_cost(n->subgraphs[k], d, FP_DT_UNDEFINED, 0, 0, NULL, &unknown);
+            double c = graph_cost(n->subgraphs[k], d, FP_DT_UNDEFINED, 0, NULL, NULL, &unknown);
             if (c > best) {
                 best = c;
                 dear = n->subgraphs[k];
@@ -794,7 +847,7 @@ static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, gui
 {
     uint32_t unknown = 0;
     g_autoptr(GArray) ops = g_array_new(FALSE, TRUE, sizeof(fp_op_cost));
-    graph_cost(g, d, FP_DT_UNDEFINED, 0, 0, ops, &unknown);
+    graph_cost(g, d, FP_DT_UNDEFINED, 0, NULL, ops, &unknown);
     for (guint i = 0; i < ops->len; i++) {
         const fp_op_cost *c = &g_array_index(ops, fp_op_cost, i);
         if (out->len >= max)
@@ -826,7 +879,7 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
     /* room for every node at once, then trimmed: no copies while it grows and no unused capacity
      * kept (the final stage's array lives until the report is written) */
     GArray *ops = g_array_sized_new(FALSE, FALSE, sizeof(fp_op_cost), m->main->nodes->len + 1);
-    r->total_s = graph_cost(m->main, d, what_if, flags, fp_cost_cold_fraction(m->main, d, what_if), ops, &r->unknown);
+    r->total_s = main_cost(m, d, what_if, flags, ops, &r->unknown);
     r->n_ops = ops->len;
     r->ops = g_renew(fp_op_cost, g_array_free(ops, FALSE), MAX(r->n_ops, 1));
     for (uint32_t i = 0; i < r->n_ops; i++) {
@@ -842,8 +895,7 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
 double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags)
 {
     uint32_t unknown = 0;
-    return graph_cost(m->main, d, what_if, flags, fp_cost_cold_fraction(m->main, d, what_if), NULL, &unknown) +
-           d->run_overhead;
+    return main_cost(m, d, what_if, flags, NULL, &unknown) + d->run_overhead;
 }
 
 void fp_cost_warn_unknown(const fp_cost_result *r, fp_diag *diag)

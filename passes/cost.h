@@ -18,6 +18,7 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t cold;     /* of bytes: weight bytes read from memory (fp_cost_cold_fraction of its weights) */
     uint64_t rows;     /* rows its im2col copies when an NCHW convolution (passes/cost.c) */
     uint64_t post;     /* output bytes a fused activation passes over again (passes/cost.c) */
+    uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
     fp_op_class cls;
     fp_dtype dtype; /* dtype it computes in (after a --dtype what-if) */

@@ -30,6 +30,11 @@
  * a CPU kernel reads such weights from memory at that rate while it computes, not overlapped with
  * it (a 1x1 convolution of 440 channels at 7x7 in ONNX Runtime: 220 us with its 774 KB of weights
  * in the cache, 270 us without; docs/benchmarks.md).
+ *
+ * Far activations: the kernel's `far` bytes (activations whose buffer the last cache level lost
+ * since their last touch, passes/reuse.h) leave the roofline's traffic too and add far /
+ * (bandwidth * bw_efficiency), memory's roof, not overlapped either (docs/devices.md,
+ * "Activations past the last level").
  */
 #ifndef FP_PASS_ROOFLINE_H
 #define FP_PASS_ROOFLINE_H
@@ -52,6 +57,7 @@ typedef struct {
     uint64_t rows;     /* rows a grouped convolution's im2col copies (passes/cost.c), else 0 */
     uint64_t post;     /* bytes of its output a fused activation reads and writes again in a pass of
                           its own (passes/cost.c), else 0 */
+    uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
 } fp_kernel;
 
 typedef struct {
@@ -59,10 +65,11 @@ typedef struct {
     double memory_s;  /* bytes / (bandwidth(bytes) * bw_efficiency) */
     double launch_s;  /* the class's launch overhead (+ the per-group one per part) */
     double cold_s;    /* cold / weight_bandwidth, where the profile has one (else 0: cold in memory_s) */
+    double far_s;     /* far / (bandwidth * bw_efficiency): activations past the last cache level */
     double post_s;    /* 2 x post / (bandwidth(post) * bw_efficiency): the activation's pass */
-    double time_s;    /* max(compute_s, memory_s) + cold_s + post_s + launch_s */
+    double time_s;    /* max(compute_s, memory_s) + cold_s + far_s + post_s + launch_s */
     double intensity; /* fp_roofline_intensity(flops, bytes) */
-    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s */
+    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s + far_s */
     int level;        /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
 } fp_roofline;
 

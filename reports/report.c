@@ -60,13 +60,18 @@ char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
 {
     fp_kernel k = fp_cost_kernel(oc);
     double ridge = fp_roofline_ridge_at(d, &k); /* where its bound flips: its saturation, its cache level */
-    if (oc->rl.launch_s > MAX(oc->rl.compute_s, oc->rl.memory_s + oc->rl.cold_s))
+    if (oc->rl.launch_s > MAX(oc->rl.compute_s, oc->rl.memory_s + oc->rl.cold_s + oc->rl.far_s))
         return g_strdup("launch-bound: too little work per kernel; fusing it with its neighbours saves the launch");
     if (oc->rl.bound == FP_BOUND_MEMORY && oc->rl.cold_s > 0)
         return g_strdup_printf("memory-bound, %.3g of its %.3g us reading weights no cache holds between runs (the "
                                "model's weights and activations overflow the last cache level): int8 or int4 weights "
                                "(--weight-dtype) cut those bytes",
-                               oc->rl.cold_s * 1e6, (oc->rl.memory_s + oc->rl.cold_s) * 1e6);
+                               oc->rl.cold_s * 1e6, (oc->rl.memory_s + oc->rl.cold_s + oc->rl.far_s) * 1e6);
+    if (oc->rl.bound == FP_BOUND_MEMORY && oc->rl.far_s > 0)
+        return g_strdup_printf("memory-bound, %.3g of its %.3g us moving activations the last cache level lost "
+                               "since they were last touched (too much traffic in between): fusing it with its "
+                               "producer or consumer keeps them in the cache",
+                               oc->rl.far_s * 1e6, (oc->rl.memory_s + oc->rl.cold_s + oc->rl.far_s) * 1e6);
     const fp_metrics *mt = &oc->node->metrics;
     uint64_t moved = mt->bytes_act + mt->bytes_weight + mt->bytes_out;
     if (oc->rl.bound == FP_BOUND_MEMORY && mt->bytes_weight * 2 > moved)

@@ -352,6 +352,39 @@ static void test_cold_weights(void)
     CU_ASSERT_DOUBLE_EQUAL(cold->ops[1].rl.time_s, unpriced->ops[1].rl.time_s, 1e-15);
 }
 
+/* Activations past the last level: on the round profile given one cache level of 20 KB, a
+ * residual r = Exp(x) read back by an Add after four more Exps (8 KB of traffic each) was last
+ * touched 24 KB back: the Add moves r's 4 KB from memory, at memory's roof (1e11 x 0.5) on top of
+ * its time; every other op and every op without [cache] has none. */
+static void test_far_activations(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 2, (int64_t[]){1, 1024});
+    tb_node(b, "Exp", "r", "x", "y0");
+    for (int i = 1; i <= 4; i++) {
+        g_autofree char *name = g_strdup_printf("e%d", i), *in = g_strdup_printf("y%d", i - 1);
+        g_autofree char *out = g_strdup_printf("y%d", i);
+        tb_node(b, "Exp", name, in, out);
+    }
+    tb_node(b, "Add", "add", "y4,y0", "z");
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"z", NULL});
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    g_autoptr(fp_cost_result) none = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    dev->cache[0] = (fp_cache_level){20 * 1024, 1e12};
+    g_autoptr(fp_cost_result) far = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL_FATAL(far->n_ops, 6);
+    for (uint32_t i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(none->ops[i].far, 0);
+        CU_ASSERT_EQUAL(far->ops[i].far, i == 5 ? 4096 : 0);
+    }
+    const fp_roofline *r = &far->ops[5].rl;
+    CU_ASSERT_DOUBLE_EQUAL(r->far_s, 4096 / (1e11 * 0.5), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r->time_s, fmax(r->compute_s, r->memory_s) + r->far_s + r->launch_s, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r->memory_s, 8192 / (1e12 * 0.5), 1e-15); /* the rest from the cache */
+}
+
 static void test_roofline_cost(void)
 {
     /* Conv 1x16x32x32 -> 1x32x32x32 (3x3, pad 1) on the round profile: 1e12 FLOP/s x conv
@@ -930,6 +963,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transdata", test_transdata);
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "cold_weights", test_cold_weights);
+    CU_add_test(s, "far_activations", test_far_activations);
     CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
     CU_add_test(s, "skip_norm_class", test_skip_norm_class);

@@ -342,10 +342,7 @@ static bool ort_may_inplace(const fp_node *n)
            n->op != FP_OP_SHRINK && n->op != FP_OP_MISH && n->op != FP_OP_GELU && n->domain[0] == '\0';
 }
 
-/* The input ORT's planner may hand n's output 0 in place: input 0 of a MayInplace(0, 0) kernel
- * (ort_may_inplace); the Sum input (3) of a convolution ONNX Runtime fused with an Add, FusedConv
- * (fused_conv.cc) or the NCHWc Conv (nchwc_ops.cc), both MayInplace(3, 0); else -1. */
-static int32_t ort_inplace_input(const fp_node *n)
+int32_t fp_ort_inplace_input(const fp_node *n)
 {
     if (ort_may_inplace(n))
         return 0;
@@ -433,14 +430,14 @@ static int32_t take_free(planner *p, uint32_t b)
     return -1;
 }
 
-/* Gives buffer b, defined by node v at step s, its slot: the input ort_inplace_input names, in
+/* Gives buffer b, defined by node v at step s, its slot: the input fp_ort_inplace_input names, in
  * place, when b is v's output 0, v reads that input last and the shapes match; else a freed slot of
  * its shape; else a new one. */
 static void assign(planner *p, uint32_t v, uint32_t b, uint32_t s, fp_ort_memory_result *out)
 {
     const fp_memgraph *mg = p->mg;
     const fp_node *n = p->lv->nodes[v];
-    int32_t a = -1, in = ort_inplace_input(n);
+    int32_t a = -1, in = fp_ort_inplace_input(n);
     if (in >= 0 && (uint32_t)in < n->n_inputs && n->inputs[in] && n->outputs[0] &&
         p->lv->value_buf[n->outputs[0]->id] == (int32_t)b)
         a = p->lv->value_buf[n->inputs[in]->id];

@@ -62,4 +62,10 @@ typedef struct {
 bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_ort_memory_result *out, fp_diag *diag,
                         GError **error);
 
+/* The input ORT's planner may hand n's output 0 in place: input 0 of a MayInplace(0, 0) kernel
+ * (its activations, Softmax and Cast; not its math or binary ops); the Sum input (3) of a
+ * convolution ONNX Runtime fused with an Add, FusedConv (fused_conv.cc) or the NCHWc Conv
+ * (nchwc_ops.cc), both MayInplace(3, 0); else -1. */
+int32_t fp_ort_inplace_input(const fp_node *n);
+
 #endif

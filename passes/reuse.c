@@ -1,0 +1,167 @@
+/* reuse.c - the reuse distance of activation buffers (reuse.h): a run of a graph replayed twice
+ * over a simplified ONNX Runtime buffer plan, each buffer stamped with the traffic clock of its
+ * last touch; a touch further back than the last cache level's capacity goes to memory. */
+#include "passes/reuse.h"
+
+#include "ir/dtype.h"
+#include "passes/memory/ortplan.h"
+
+/* A buffer of the plan. */
+typedef struct {
+    const fp_value *first; /* the value it was made for: the dims and dtype a reuse must match */
+    uint64_t last;         /* the traffic clock of its last touch */
+    int64_t refs;          /* reads still to come in this run (+1 for a graph output: kept) */
+} buffer;
+
+typedef struct {
+    GArray *bufs;     /* buffer, in creation order */
+    GHashTable *free; /* bytes (uint64_t *) -> GArray of guint indices into bufs of buffers of that
+                         size, the most recently freed last */
+    GArray *prev;     /* the previous run's bufs (NULL in the first run) */
+    int32_t *buf_of;  /* per value id: its buffer, -1 for none */
+    uint64_t clock;   /* bytes of traffic so far, across runs */
+    uint64_t capacity;
+} replay;
+
+static buffer *buf_at(const replay *r, int32_t b) { return &g_array_index(r->bufs, buffer, b); }
+
+/* Bytes of value v; 0 when unknown. */
+static uint64_t value_bytes(const fp_value *v)
+{
+    uint64_t n = 0, bytes = 0;
+    return v && fp_shape_numel(&v->shape, &n) && fp_dtype_bytes((fp_dtype)v->dtype, n, &bytes) ? bytes : 0;
+}
+
+/* Whether a and b have the same dims and element size (ORT's planner reuses a freed buffer for
+ * such a value only). */
+static bool same_kind(const fp_value *a, const fp_value *b)
+{
+    if (a->shape.rank != b->shape.rank || fp_dtype_bits((fp_dtype)a->dtype) != fp_dtype_bits((fp_dtype)b->dtype))
+        return false;
+    for (int32_t i = 0; i < a->shape.rank; i++)
+        if (a->shape.dims[i].sym || a->shape.dims[i].value != b->shape.dims[i].value)
+            return false;
+    return true;
+}
+
+/* Whether a touch at clock `last` lies further back than the capacity. */
+static bool far(const replay *r, uint64_t last) { return r->clock - last > r->capacity; }
+
+/* The buffer node n's output k takes (fp_reuse_cold's rules), made when none fits; *cold set when
+ * that buffer was last touched further back than the capacity (for a new one: in the run before,
+ * as its creation index then says). */
+static int32_t place(replay *r, const fp_node *n, uint32_t k, bool *cold)
+{
+    const fp_value *v = n->outputs[k];
+    int32_t in = k == 0 ? fp_ort_inplace_input(n) : -1;
+    const fp_value *x = in >= 0 && (uint32_t)in < n->n_inputs ? n->inputs[in] : NULL;
+    if (x && r->buf_of[x->id] >= 0 && buf_at(r, r->buf_of[x->id])->refs == 1 && same_kind(x, v)) {
+        *cold = false; /* its input's buffer, which this node reads now */
+        return r->buf_of[x->id];
+    }
+    uint64_t bytes = value_bytes(v);
+    GArray *sized = g_hash_table_lookup(r->free, &bytes);
+    for (guint i = sized ? sized->len : 0; i-- > 0;) {
+        int32_t b = (int32_t)g_array_index(sized, guint, i);
+        if (same_kind(buf_at(r, b)->first, v)) {
+            g_array_remove_index(sized, i);
+            *cold = far(r, buf_at(r, b)->last);
+            return b;
+        }
+    }
+    guint made = r->bufs->len;
+    *cold = !r->prev || made >= r->prev->len || far(r, g_array_index(r->prev, buffer, made).last);
+    g_array_append_val(r->bufs, ((buffer){.first = v}));
+    return (int32_t)made;
+}
+
+/* Kernel n's cold bytes before it runs: its inputs' buffers last touched far back, then its
+ * outputs' (placing them). */
+static uint64_t kernel_cold(replay *r, const fp_node *n)
+{
+    uint64_t cold = 0;
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+        const fp_value *v = n->inputs[k];
+        if (v && r->buf_of[v->id] >= 0 && far(r, buf_at(r, r->buf_of[v->id])->last))
+            cold += value_bytes(v);
+    }
+    for (uint32_t k = 0; k < n->n_outputs; k++) {
+        const fp_value *v = n->outputs[k];
+        uint64_t bytes = value_bytes(v);
+        if (!bytes || v->kind != FP_VALUE_INTERMEDIATE)
+            continue;
+        bool c = false;
+        int32_t b = place(r, n, k, &c);
+        cold += c ? bytes : 0;
+        r->buf_of[v->id] = b;
+        buf_at(r, b)->refs += v->n_uses + (v->is_output ? 1 : 0);
+    }
+    return cold;
+}
+
+/* Puts buffer b on the free list of its size. */
+static void release(replay *r, int32_t b)
+{
+    uint64_t bytes = value_bytes(buf_at(r, b)->first);
+    GArray *sized = g_hash_table_lookup(r->free, &bytes);
+    if (!sized) {
+        sized = g_array_new(FALSE, FALSE, sizeof(guint));
+        g_hash_table_insert(r->free, g_memdup2(&bytes, sizeof bytes), sized);
+    }
+    guint id = (guint)b;
+    g_array_append_val(sized, id);
+}
+
+/* After node n ran (the clock past its traffic): its reads spent (a buffer read for the last time
+ * freed), and every buffer it touched stamped; a view's output shares its input's buffer. */
+static void ran(replay *r, const fp_node *n, bool view)
+{
+    if (view && n->n_inputs && n->inputs[0] && n->n_outputs && n->outputs[0] && r->buf_of[n->inputs[0]->id] >= 0) {
+        const fp_value *y = n->outputs[0];
+        r->buf_of[y->id] = r->buf_of[n->inputs[0]->id];
+        buf_at(r, r->buf_of[y->id])->refs += y->n_uses + (y->is_output ? 1 : 0);
+    }
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+        const fp_value *v = n->inputs[k];
+        if (!v || r->buf_of[v->id] < 0)
+            continue;
+        buffer *b = buf_at(r, r->buf_of[v->id]);
+        b->last = view ? b->last : r->clock;
+        if (--b->refs == 0)
+            release(r, r->buf_of[v->id]);
+    }
+    for (uint32_t k = 0; !view && k < n->n_outputs; k++)
+        if (n->outputs[k] && r->buf_of[n->outputs[k]->id] >= 0)
+            buf_at(r, r->buf_of[n->outputs[k]->id])->last = r->clock;
+}
+
+uint64_t *fp_reuse_cold(const fp_graph *g, fp_node *const *order, uint32_t n, const uint64_t *traffic,
+                        uint64_t capacity)
+{
+    uint64_t *cold = g_new0(uint64_t, MAX(n, 1));
+    if (!capacity)
+        return cold;
+    replay r = {.buf_of = g_new(int32_t, MAX(g->values->len, 1)), .capacity = capacity};
+    for (int run = 0; run < 2; run++) {
+        r.bufs = g_array_new(FALSE, FALSE, sizeof(buffer));
+        r.free = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+        for (guint i = 0; i < g->values->len; i++)
+            r.buf_of[i] = -1;
+        for (uint32_t i = 0; i < n; i++) {
+            if (traffic[i] == FP_REUSE_SKIP)
+                continue;
+            bool view = fp_op_has(order[i]->op, FP_OPF_VIEW);
+            uint64_t c = view ? 0 : kernel_cold(&r, order[i]);
+            cold[i] = run ? c : 0;
+            r.clock += view ? 0 : traffic[i];
+            ran(&r, order[i], view);
+        }
+        g_hash_table_destroy(r.free);
+        if (r.prev)
+            g_array_free(r.prev, TRUE);
+        r.prev = r.bufs;
+    }
+    g_array_free(r.prev, TRUE);
+    g_free(r.buf_of);
+    return cold;
+}

@@ -1,0 +1,120 @@
+/* test_reuse.c - passes/reuse.c: which activation bytes a steady-state run moves past the last
+ * cache level, on hand-made graphs with hand-set traffic. */
+#include <CUnit/CUnit.h>
+
+#include "passes/reuse.h"
+#include "tutil.h"
+
+enum { F32 = 1 };
+#define T 8192 /* bytes of traffic a kernel moves, unless set otherwise */
+#define V 4096 /* bytes of every activation: 1 x 1024 floats */
+
+/* A chain x -> op[0] -> ... -> op[n-1], each node "n<i>" writing "y<i>"; `reads` (or NULL) names,
+ * per node, a second input ("" for none). The last output is the graph's. */
+static fp_model *chain(const char *const *ops, const char *const *reads, int n)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 2, (int64_t[]){1, 1024});
+    for (int i = 0; i < n; i++) {
+        g_autofree char *name = g_strdup_printf("n%d", i), *out = g_strdup_printf("y%d", i);
+        g_autofree char *in = i ? g_strdup_printf("y%d", i - 1) : g_strdup("x");
+        g_autofree char *ins = reads && reads[i][0] ? g_strdup_printf("%s,%s", in, reads[i]) : g_strdup(in);
+        tb_node(b, ops[i], name, ins, out);
+    }
+    g_autofree char *last = g_strdup_printf("y%d", n - 1);
+    tb_output(b, last, F32, -1, NULL);
+    fp_model *m = tu_load_tb(b);
+    tb_free(b);
+    return m;
+}
+
+/* fp_reuse_cold on m's main graph, every kernel moving traffic[i] (T when NULL). */
+static uint64_t *cold_of(const fp_model *m, const uint64_t *traffic, uint64_t capacity, uint32_t *n)
+{
+    fp_node *const *order = fp_graph_order(m->main, n, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(order);
+    g_autofree uint64_t *t = g_new(uint64_t, *n);
+    for (uint32_t i = 0; i < *n; i++)
+        t[i] = traffic ? traffic[i] : T;
+    return fp_reuse_cold(m->main, order, *n, t, capacity);
+}
+
+/* A residual read back after the buffers it was last touched among saw more than the capacity:
+ * r = Exp(x), three Exps on r, then Add(y3, r). With traffic T, T, 4T, T, T and a capacity of
+ * 2.5T, r (last read by n1) is 5T back at n4: cold, its 4 KB. Every output is hot: the chain's
+ * buffers ping-pong (y2's new buffer was last touched 2T back in the run before), the Add takes the
+ * buffer y2 freed. With capacity 6T nothing is cold; with 0, nothing either (no cache level). */
+static void test_far_residual(void)
+{
+    static const char *const ops[] = {"Exp", "Exp", "Exp", "Exp", "Add"};
+    static const char *const reads[] = {"", "", "", "", "y0"};
+    g_autoptr(fp_model) m = chain(ops, reads, 5);
+    const uint64_t traffic[] = {T, T, 4 * T, T, T};
+    uint32_t n = 0;
+    g_autofree uint64_t *c = cold_of(m, traffic, 5 * T / 2, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 5);
+    for (uint32_t i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(c[i], 0);
+    CU_ASSERT_EQUAL(c[4], V);
+    g_autofree uint64_t *big = cold_of(m, traffic, 6 * T, &n);
+    g_autofree uint64_t *none = cold_of(m, traffic, 0, &n);
+    for (uint32_t i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(big[i], 0);
+        CU_ASSERT_EQUAL(none[i], 0);
+    }
+}
+
+/* A buffer's first use in a run goes back to its last in the run before; an op ONNX Runtime runs in
+ * place writes over the input it reads last. a = Exp(x), b = Relu(a): b takes a's buffer, touched
+ * at the end of the run before: nothing cold even at a capacity of one byte. b = Exp(a) (no in-place
+ * kernel) takes a buffer of its own, last touched a kernel's traffic back: cold. A node that does
+ * not run (FP_REUSE_SKIP) moves the clock by nothing. */
+static void test_in_place_and_runs(void)
+{
+    uint32_t n = 0;
+    g_autoptr(fp_model) relu = chain((const char *const[]){"Exp", "Relu"}, NULL, 2);
+    g_autofree uint64_t *r = cold_of(relu, NULL, 1, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_EQUAL(r[0], 0);
+    CU_ASSERT_EQUAL(r[1], 0);
+    g_autoptr(fp_model) exp = chain((const char *const[]){"Exp", "Exp"}, NULL, 2);
+    g_autofree uint64_t *e = cold_of(exp, NULL, 1, &n);
+    CU_ASSERT_EQUAL(e[0], 0);
+    CU_ASSERT_EQUAL(e[1], V);
+    g_autofree uint64_t *s = cold_of(exp, (const uint64_t[]){FP_REUSE_SKIP, T}, 1, &n);
+    CU_ASSERT_EQUAL(s[0], 0);
+    CU_ASSERT_EQUAL(s[1], 0); /* a skipped producer gives its output no buffer */
+}
+
+/* A view shares its input's buffer: r = Exp(x), v = Reshape(r), two Exps, then Add(y3, v) reads r's
+ * buffer, cold as in test_far_residual; the view itself moves nothing. */
+static void test_view_alias(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 2, (int64_t[]){1, 1024});
+    tb_init_i64(b, "s", 2, (int64_t[]){1, 1024});
+    tb_node(b, "Exp", "n0", "x", "r");
+    tb_node(b, "Reshape", "n1", "r,s", "v");
+    tb_node(b, "Exp", "n2", "v", "e1");
+    tb_node(b, "Exp", "n3", "e1", "e2");
+    tb_node(b, "Exp", "n4", "e2", "e3");
+    tb_node(b, "Add", "n5", "e3,v", "y");
+    tb_output(b, "y", F32, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    uint32_t n = 0;
+    g_autofree uint64_t *c = cold_of(m, (const uint64_t[]){T, 0, T, 4 * T, T, T}, 5 * T / 2, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 6);
+    CU_ASSERT_STRING_EQUAL(fp_graph_order(m->main, &n, NULL)[5]->name, "n5");
+    for (uint32_t i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(c[i], 0);
+    CU_ASSERT_EQUAL(c[5], V);
+}
+
+FP_TEST_SUITE(register_reuse)
+{
+    CU_pSuite s = CU_add_suite("reuse", NULL, NULL);
+    CU_add_test(s, "far_residual", test_far_residual);
+    CU_add_test(s, "in_place_and_runs", test_in_place_and_runs);
+    CU_add_test(s, "view_alias", test_view_alias);
+}
