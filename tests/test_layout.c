@@ -11,6 +11,7 @@
 #include "passes/layout.h"
 #include "passes/metrics.h"
 #include "passes/shape/shapes.h"
+#include "reports/report.h"
 #include "tmodel.h"
 #include "tutil.h"
 
@@ -383,6 +384,10 @@ static void test_far_activations(void)
     CU_ASSERT_DOUBLE_EQUAL(r->far_s, 4096 / (1e11 * 0.5), 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(r->time_s, fmax(r->compute_s, r->memory_s) + r->far_s + r->launch_s, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(r->memory_s, 8192 / (1e12 * 0.5), 1e-15); /* the rest from the cache */
+    dev->launch_overhead = 0; /* past its launch, the advice names the far bytes */
+    g_autoptr(fp_cost_result) bare = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    g_autofree char *advice = fp_report_advice(&bare->ops[5], dev);
+    CU_ASSERT_PTR_NOT_NULL(strstr(advice, "activations the last cache level lost"));
 }
 
 static void test_roofline_cost(void)
