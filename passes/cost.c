@@ -405,6 +405,13 @@ static uint64_t scaled_bytes(const fp_node *n, fp_dtype what_if)
     return scaled(n, what_if, n->metrics.bytes_act + n->metrics.bytes_weight + n->metrics.bytes_out);
 }
 
+/* The bytes kernel n moves under a dtype what-if (fp_op_cost.bytes): none for a Cast ONNX Runtime
+ * runs in place (inplace_copy). */
+static uint64_t kernel_bytes(const fp_node *n, fp_dtype what_if)
+{
+    return inplace_copy(n) ? 0 : scaled_bytes(n, what_if);
+}
+
 /* Whether node n of a graph runs as a kernel of its own that the cost model times by its traffic. */
 static bool costed_kernel(const fp_node *n)
 {
@@ -733,7 +740,7 @@ static uint64_t *run_traffic(fp_node *const *order, uint32_t n, fp_dtype what_if
         if (not_run(node, flags) || fp_op_has(node->op, FP_OPF_CTRL))
             t[i] = FP_REUSE_SKIP;
         else if (!fp_op_has(node->op, FP_OPF_VIEW))
-            t[i] = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
+            t[i] = kernel_bytes(node, what_if);
     }
     return t;
 }
@@ -750,9 +757,10 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
     g_autofree uint64_t *activations = NULL;
     uint32_t n = 0;
     fp_node *const *order = fp_graph_order(g, &n, NULL);
-    if (order && last_level(d)) {
+    uint64_t capacity = last_level(d);
+    if (order && capacity) {
         g_autofree uint64_t *traffic = run_traffic(order, n, what_if, flags);
-        cold.activations = activations = fp_reuse_cold(g, order, n, traffic, last_level(d));
+        cold.activations = activations = fp_reuse_cold(g, order, n, traffic, capacity);
     }
     return graph_cost(g, d, what_if, flags, &cold, out, unknown);
 }
@@ -788,10 +796,9 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
                 (*unknown)++;
             c.flops = node->metrics.flops;
             c.work = kernel_work(node, c.cls, copies, d);
-            c.bytes = inplace_copy(node) ? 0 : scaled_bytes(node, what_if);
-            c.cold = cold ? MIN((uint64_t)(cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight)),
-                                c.bytes)
-                          : 0;
+            c.bytes = kernel_bytes(node, what_if);
+            double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
+            c.cold = MIN((uint64_t)weights, c.bytes);
             c.far = cold && cold->activations ? MIN(scaled(node, what_if, cold->activations[i]), c.bytes - c.cold) : 0;
             fp_kernel k = fp_cost_kernel(&c);
             c.rl = fp_roofline_kernel(d, &k);

@@ -32,18 +32,6 @@ static uint64_t value_bytes(const fp_value *v)
     return v && fp_shape_numel(&v->shape, &n) && fp_dtype_bytes((fp_dtype)v->dtype, n, &bytes) ? bytes : 0;
 }
 
-/* Whether a and b have the same dims and element size (ORT's planner reuses a freed buffer for
- * such a value only). */
-static bool same_kind(const fp_value *a, const fp_value *b)
-{
-    if (a->shape.rank != b->shape.rank || fp_dtype_bits((fp_dtype)a->dtype) != fp_dtype_bits((fp_dtype)b->dtype))
-        return false;
-    for (int32_t i = 0; i < a->shape.rank; i++)
-        if (a->shape.dims[i].sym || a->shape.dims[i].value != b->shape.dims[i].value)
-            return false;
-    return true;
-}
-
 /* Whether a touch at clock `last` lies further back than the capacity. */
 static bool far(const replay *r, uint64_t last) { return r->clock - last > r->capacity; }
 
@@ -55,7 +43,7 @@ static int32_t place(replay *r, const fp_node *n, uint32_t k, bool *cold)
     const fp_value *v = n->outputs[k];
     int32_t in = k == 0 ? fp_ort_inplace_input(n) : -1;
     const fp_value *x = in >= 0 && (uint32_t)in < n->n_inputs ? n->inputs[in] : NULL;
-    if (x && r->buf_of[x->id] >= 0 && buf_at(r, r->buf_of[x->id])->refs == 1 && same_kind(x, v)) {
+    if (x && r->buf_of[x->id] >= 0 && buf_at(r, r->buf_of[x->id])->refs == 1 && fp_ort_same_size(NULL, x, v)) {
         *cold = false; /* its input's buffer, which this node reads now */
         return r->buf_of[x->id];
     }
@@ -63,7 +51,7 @@ static int32_t place(replay *r, const fp_node *n, uint32_t k, bool *cold)
     GArray *sized = g_hash_table_lookup(r->free, &bytes);
     for (guint i = sized ? sized->len : 0; i-- > 0;) {
         int32_t b = (int32_t)g_array_index(sized, guint, i);
-        if (same_kind(buf_at(r, b)->first, v)) {
+        if (fp_ort_same_size(NULL, buf_at(r, b)->first, v)) {
             g_array_remove_index(sized, i);
             *cold = far(r, buf_at(r, b)->last);
             return b;

@@ -19,7 +19,7 @@
  * a buffer's first use in a run goes back to its last in the run before. A view op (FP_OPF_VIEW)
  * shares its input's buffer. A kernel's output 0 takes over the input ONNX Runtime runs in place
  * (fp_ort_inplace_input) when it reads that input last and the shapes match; any other output a
- * freed buffer of its dtype's size and its dims, the most recently freed first; else a new one.
+ * freed buffer of its size and dims (fp_ort_same_size), the most recently freed first; else a new one.
  * Graph inputs, initializers, constants and values of unknown size hold none. capacity 0: none
  * is cold. A g_free'd array of n. */
 uint64_t *fp_reuse_cold(const fp_graph *g, fp_node *const *order, uint32_t n, const uint64_t *traffic,

@@ -350,12 +350,10 @@ int32_t fp_ort_inplace_input(const fp_node *n)
     return fused && n->n_inputs > 3 && n->inputs[3] ? 3 : -1;
 }
 
-/* ORT's SameSize: both shapes known to ORT's planner (`unknown`: per value id, see
- * ort_unknown_shapes), the same element size and the same dims (not only the same bytes). */
-static bool same_shape(const uint8_t *unknown, const fp_value *a, const fp_value *b)
+bool fp_ort_same_size(const uint8_t *unknown, const fp_value *a, const fp_value *b)
 {
-    if (!a || !b || unknown[a->id] || unknown[b->id] || a->shape.rank < 0 || a->shape.rank != b->shape.rank ||
-        fp_dtype_bits((fp_dtype)a->dtype) != fp_dtype_bits((fp_dtype)b->dtype))
+    if (!a || !b || (unknown && (unknown[a->id] || unknown[b->id])) || a->shape.rank < 0 ||
+        a->shape.rank != b->shape.rank || fp_dtype_bits((fp_dtype)a->dtype) != fp_dtype_bits((fp_dtype)b->dtype))
         return false;
     for (int32_t i = 0; i < a->shape.rank; i++)
         if (a->shape.dims[i].sym || a->shape.dims[i].value < 0 || a->shape.dims[i].value != b->shape.dims[i].value)
@@ -420,7 +418,7 @@ static int32_t take_free(planner *p, uint32_t b)
 {
     for (uint32_t i = p->n_free; i-- > 0;) {
         uint32_t k = p->free_list[i];
-        if (same_shape(p->unknown, p->lv->buf_value[p->first_buf[k]], p->lv->buf_value[b])) {
+        if (fp_ort_same_size(p->unknown, p->lv->buf_value[p->first_buf[k]], p->lv->buf_value[b])) {
             memmove(p->free_list + i, p->free_list + i + 1, (p->n_free - i - 1) * sizeof *p->free_list);
             p->n_free--;
             p->freed[k] = false;
@@ -442,7 +440,7 @@ static void assign(planner *p, uint32_t v, uint32_t b, uint32_t s, fp_ort_memory
         p->lv->value_buf[n->outputs[0]->id] == (int32_t)b)
         a = p->lv->value_buf[n->inputs[in]->id];
     if (a >= 0 && p->slot_of[a] >= 0 && p->remaining[a] == 1 &&
-        same_shape(p->unknown, p->lv->buf_value[a], p->lv->buf_value[b])) {
+        fp_ort_same_size(p->unknown, p->lv->buf_value[a], p->lv->buf_value[b])) {
         p->slot_of[b] = p->slot_of[a];
         p->holder[p->slot_of[b]] = b;
         out->n_inplace++;

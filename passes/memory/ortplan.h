@@ -68,4 +68,10 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
  * (nchwc_ops.cc), both MayInplace(3, 0); else -1. */
 int32_t fp_ort_inplace_input(const fp_node *n);
 
+/* ORT's SameSize, whether its planner may hand b a buffer made for a (or run b over a in place):
+ * both shapes known to its planner (`unknown`: per value id, a shape its planner does not know,
+ * as fp_pass_ort_memory marks them; NULL: every shape fuseplan knows), the same element size and the same
+ * dims (not only the same bytes). */
+bool fp_ort_same_size(const uint8_t *unknown, const fp_value *a, const fp_value *b);
+
 #endif
