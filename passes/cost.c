@@ -592,8 +592,8 @@ static uint64_t broadcast_spans(const fp_node *n, bool *general)
     if (n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1] || !n->n_outputs || !n->outputs[0])
         return 1;
     const fp_shape *a = &n->inputs[0]->shape, *b = &n->inputs[1]->shape, *y = &n->outputs[0]->shape;
-    uint64_t na = 0, nb = 0, total = 0, span = 0;
-    if (!fp_shape_numel(a, &na) || !fp_shape_numel(b, &nb) || !fp_shape_numel(y, &total) || total == 0)
+    uint64_t total = 0, span = 0;
+    if (!fp_shape_static(a) || !fp_shape_static(b) || !fp_shape_numel(y, &total) || total == 0)
         return 1;
     bool one_a = false, one_b = false;
     for (int32_t i = 1; i <= y->rank; i++) {
