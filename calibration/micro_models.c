@@ -71,8 +71,8 @@ static char *attr_ints(const char *name, int n, ...)
 }
 
 /* A Gather of every channel of dims (axis 1, the indices 0..C-1 in order): a copy in blocks of
- * one channel's elements that no level of ONNX Runtime removes, the data class's rate (its
- * Concat, Split, Slice and Gather copy blocks alike; a Cast to the type it reads is a no-op). */
+ * one channel's elements that no level of ONNX Runtime removes, the data class's rate (a Cast to
+ * the type it reads is a no-op; Concat, Split, Slice and Tile are the copy class: copies()). */
 static void gather_all(GArray *cs, const char *name, const int64_t *dims, int chain, unsigned flags)
 {
     GString *idx = g_string_new(NULL);
@@ -257,6 +257,45 @@ static void elementwise(GArray *cs)
     add(cs, g_strdup("sigmoid_tiny"), "Sigmoid", NULL, NULL, v8, TINY_CHAIN, FP_MICRO_TINY);
 }
 
+/* An int64 initializer of n values, the list's length its one dim. */
+static char *int_init(const char *name, int n, ...)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "initializer { name: \"%s\" data_type: 7 dims: %d", name, n);
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(s, " int64_data: %d", va_arg(ap, int));
+    va_end(ap);
+    g_string_append(s, " }\n");
+    return g_string_free(s, FALSE);
+}
+
+/* The copy class (Concat, Split, Slice, Tile): fans, their outputs shaped unlike their input.
+ * Tiny ones as a decoder's rotary embedding splits a head (its launch), a past key's
+ * concatenation and a Tile on ONNX Runtime's general path (a tiled axis behind a dim of size > 1
+ * other than the first: a copy per row of the last dim, as a grouped-query decoder repeats its key
+ * heads), all in the L1 and L2 caches: larger copies, timed as the bandwidths' cases are, pull the
+ * fitted bandwidths up rather than the copy rate (docs/devices.md). */
+static void copies(GArray *cs)
+{
+    int64_t head[] = {1, 4, 1, 16, 0}, half[] = {1, 4, 1, 8, 0}, kv[] = {1, 2, 127, 16, 0};
+    int64_t rows[] = {1, 2, 128, 16, 0};
+    const unsigned tiny = FP_MICRO_FAN | FP_MICRO_TINY;
+    add(cs, g_strdup("concat_tiny"), "Concat", g_strdup("input: \"x0\" attribute { name: \"axis\" type: INT i: 3 }"),
+        NULL, half, TINY_CHAIN, tiny);
+    const char *sl = "input: \"st\" input: \"en\" input: \"ax\"";
+    g_autofree char *st = int_init("st", 1, 0), *en = int_init("en", 1, 8), *ax = int_init("ax", 1, 3);
+    add(cs, g_strdup("slice_tiny"), "Slice", g_strdup(sl), g_strconcat(st, en, ax, NULL), head, TINY_CHAIN, tiny);
+    add(cs, g_strdup("split_tiny"), "Split", g_strdup("input: \"sp\" attribute { name: \"axis\" type: INT i: 3 }"),
+        int_init("sp", 2, 8, 8), head, TINY_CHAIN, tiny);
+    g_array_index(cs, fp_micro_case, cs->len - 1).outputs = 1;
+    add(cs, g_strdup("concat_kv_2x127x16"), "Concat",
+        g_strdup("input: \"x0\" attribute { name: \"axis\" type: INT i: 2 }"), NULL, kv, WORK_CHAIN, FP_MICRO_FAN);
+    add(cs, g_strdup("tile_rows_2x128x16"), "Tile", g_strdup("input: \"reps\""), int_init("reps", 4, 1, 1, 2, 1), rows,
+        WORK_CHAIN, FP_MICRO_FAN);
+}
+
 /* Norms, Softmax, pooling, reductions, Transpose and a view. */
 static void others(GArray *cs)
 {
@@ -327,6 +366,7 @@ GArray *fp_micro_cases(void)
     convolutions(cs);
     matmuls(cs);
     elementwise(cs);
+    copies(cs);
     others(cs);
     return cs;
 }

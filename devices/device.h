@@ -51,7 +51,11 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * trait) rather than one instruction. SKIP_NORM is ONNX Runtime's SkipLayerNormalization (the
  * residual Add and LayerNormalization its level-2 fusion makes one op): its CPU kernel runs
  * scalar loops several times slower per element than the LayerNormalization kernel's. TRANSPOSE is
- * a Transpose (a strided gather per element, slower than the copies of the data class).
+ * a Transpose (a strided gather per element, slower than the copies of the data class). COPY is a
+ * Concat, Split, Slice or Tile: ONNX Runtime's kernels for them work out a copy plan on every call
+ * (the blocks each input or output gives, their strides), which makes a tiny one cost more than a
+ * Gather of the data class, and move each output element at a rate of their own (fp_op_cost.work:
+ * the output elements).
  * GLOBAL_POOL is a global pooling (GlobalAveragePool and its kin): a reduction of each channel's
  * image, which ONNX Runtime's kernel runs at about half the rate per element of a ReduceMean over
  * a row of a matrix (docs/devices.md, "Global pooling").
@@ -84,6 +88,7 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
     X(GLOBAL_POOL, "global_pool", REDUCE, true, false)                   \
     X(SOFTMAX, "softmax", SOFTMAX, false, false)                         \
     X(DATA, "data", DATA, false, false)                                  \
+    X(COPY, "copy", DATA, true, false)                                   \
     X(TRANSPOSE, "transpose", DATA, true, false)                         \
     X(VIEW, "view", VIEW, false, false)                                  \
     X(OTHER, "other", OTHER, false, false)

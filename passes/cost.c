@@ -184,8 +184,10 @@ fp_op_class fp_cost_class(const fp_node *n)
         return FP_CLASS_SOFTMAX;
     case FP_FK_LAYOUT:
     case FP_FK_DATA: /* a reorder to and from NCHWc is a transpose into channel blocks */
-        return n->op == FP_OP_TRANSPOSE || n->op == FP_OP_REORDER_INPUT || n->op == FP_OP_REORDER_OUTPUT
-                   ? FP_CLASS_TRANSPOSE
+        if (n->op == FP_OP_TRANSPOSE || n->op == FP_OP_REORDER_INPUT || n->op == FP_OP_REORDER_OUTPUT)
+            return FP_CLASS_TRANSPOSE;
+        return n->op == FP_OP_CONCAT || n->op == FP_OP_SPLIT || n->op == FP_OP_SLICE || n->op == FP_OP_TILE
+                   ? FP_CLASS_COPY
                    : FP_CLASS_DATA;
     default:
         return FP_CLASS_OTHER;
@@ -642,16 +644,29 @@ static uint64_t counted_copies(const fp_node *n, fp_op_class cls, uint64_t rows,
     return fp_dim_known(y->dims[y->rank - 1]) ? rows * (uint64_t)MAX(y->dims[y->rank - 1].value, 0) : 0;
 }
 
+/* Elements n writes, over all its outputs; `unknown` when a shape is not static. */
+static uint64_t output_elements(const fp_node *n, uint64_t unknown)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n->n_outputs; i++) {
+        uint64_t elems = 0;
+        if (!n->outputs[i] || !fp_shape_numel(&n->outputs[i]->shape, &elems))
+            return unknown;
+        total += elems;
+    }
+    return total;
+}
+
 /* The work kernel n of class cls does on d (fp_op_cost.work): its FLOPs, but a GEMM's on its
  * columns rounded up to d's nchwc_block (MLAS's SGEMM kernels compute the output in whole vectors
  * of columns: 16 floats with AVX-512F, 8 with AVX2, the NCHWc block of the same ISA) and a
  * convolution's with the `copies` elements its im2col moves (counted_copies; IM2COL_ELEMENT
- * each), a blocked
- * NCHWc convolution's on its channels padded to d's block (ONNX Runtime pads the output channels,
- * and the input channels of one that reads a blocked input, with zeros: passes/nchwc.c keeps the
- * logical shapes; a depthwise one's with its per output and per row work, depthwise_work), a
- * transpose's elements moved (it has no FLOPs; its class's efficiency is then
- * the rate of its strided gather), a transcendental op's its elements times its
+ * each), a blocked NCHWc convolution's on its channels padded to d's block (ONNX Runtime pads the
+ * output channels, and the input channels of one that reads a blocked input, with zeros:
+ * passes/nchwc.c keeps the logical shapes; a depthwise one's with its per output and per row
+ * work, depthwise_work), a transpose's or a copy's (class copy) output elements (they have no
+ * FLOPs; their class's efficiency is then the rate of a strided gather or of block copies), a
+ * transcendental op's its elements times its
  * transcendental_work, an elementwise op's on a blocked (MLAS) profile with its broadcast loop's
  * share (broadcast_work), and a row-wise norm's or softmax's with its rows' share (row_work). */
 static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, const fp_device *d)
@@ -661,10 +676,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
     if (cols && d->nchwc_block)
         return (uint64_t)((double)flops * (double)round_up(cols, d->nchwc_block) / (double)cols +
                           IM2COL_ELEMENT * (double)copies);
-    if (cls == FP_CLASS_TRANSPOSE) {
-        uint64_t elems = 0;
-        return n->n_outputs && n->outputs[0] && fp_shape_numel(&n->outputs[0]->shape, &elems) ? elems : flops;
-    }
+    if (cls == FP_CLASS_TRANSPOSE || cls == FP_CLASS_COPY)
+        return output_elements(n, flops);
     if (cls == FP_CLASS_TRANSCENDENTAL)
         return (uint64_t)((double)flops * transcendental_work(n->op));
     if (cls == FP_CLASS_EW)

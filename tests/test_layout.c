@@ -959,6 +959,45 @@ static void test_broadcast_work(void)
     }
 }
 
+/* A Concat, Split, Slice or Tile is copy (ONNX Runtime's kernels plan their block copies on every
+ * call), its work the elements it writes over all its outputs; a Gather stays data. A profile that
+ * gives copy no launch of its own costs it at data's; one that does, at its own. */
+static void test_copy_class(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 4, 1, 16});
+    tb_init_i64(b, "st", 1, (int64_t[]){0});
+    tb_init_i64(b, "en", 1, (int64_t[]){8});
+    tb_init_i64(b, "ax", 1, (int64_t[]){3});
+    tb_init_i64(b, "sp", 2, (int64_t[]){8, 8});
+    tb_init_i64(b, "reps", 4, (int64_t[]){1, 1, 2, 1});
+    tb_init_i64(b, "idx", 2, (int64_t[]){0, 2});
+    tb_node(b, "Slice", "slice", "x,st,en,ax", "a");
+    tb_attr_i(b, tb_node(b, "Concat", "concat", "a,a", "c"), "axis", 3);
+    tb_attr_i(b, tb_node(b, "Split", "split", "c,sp", "s0,s1"), "axis", 3);
+    tb_node(b, "Tile", "tile", "s0,reps", "t");
+    tb_attr_i(b, tb_node(b, "Gather", "gather", "x,idx", "g"), "axis", 3);
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"s1", "t", "g", NULL});
+    g_autoptr(GKeyFile) kf = round_keyfile();
+    g_key_file_set_double(kf, "launch", "data", 1e-6);
+    g_autoptr(fp_cost_result) plain = cost_on_keyfile(m, kf);
+    g_key_file_set_double(kf, "launch", "copy", 5e-6);
+    g_autoptr(fp_cost_result) own = cost_on_keyfile(m, kf);
+    CU_ASSERT_EQUAL_FATAL(plain->n_ops, 5);
+    CU_ASSERT_EQUAL_FATAL(own->n_ops, 5);
+    static const uint64_t work[] = {32, 64, 64, 64};
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(plain->ops[i].cls, FP_CLASS_COPY);
+        CU_ASSERT_EQUAL(plain->ops[i].work, work[i]);
+        CU_ASSERT_DOUBLE_EQUAL(plain->ops[i].rl.launch_s, 1e-6, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(own->ops[i].rl.launch_s, 5e-6, 1e-12);
+    }
+    CU_ASSERT_EQUAL(plain->ops[4].cls, FP_CLASS_DATA);
+    CU_ASSERT_DOUBLE_EQUAL(own->ops[4].rl.launch_s, 1e-6, 1e-12);
+    CU_ASSERT(fp_op_class_refines(FP_CLASS_COPY));
+    CU_ASSERT_EQUAL(fp_op_class_parent(FP_CLASS_COPY), FP_CLASS_DATA);
+}
+
 FP_TEST_SUITE(register_layout)
 {
     CU_pSuite s = CU_add_suite("layout", NULL, NULL);
@@ -978,6 +1017,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "im2col_work", test_im2col_work);
     CU_add_test(s, "row_work", test_row_work);
     CU_add_test(s, "broadcast_work", test_broadcast_work);
+    CU_add_test(s, "copy_class", test_copy_class);
     CU_add_test(s, "gemm_columns", test_gemm_columns);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
