@@ -210,6 +210,12 @@ static void matmuls(GArray *cs)
         FP_MICRO_CONTRIB);
     add(cs, g_strdup("fmatmul_t_12x128x64"), "FusedMatMul", g_strdup(scaled), inits("w", aw, NULL), ax, WORK_CHAIN,
         FP_MICRO_CONTRIB);
+    /* a decoder step's attention products of a few keys: each head's call into MLAS */
+    int64_t hx[] = {4, 1, 16, 0}, hw[] = {4, 16, 16, 0};
+    add(cs, g_strdup("bmatmul_tiny"), "MatMul", g_strdup("input: \"w\""), inits("w", hw, NULL), hx, TINY_CHAIN,
+        FP_MICRO_TINY);
+    add(cs, g_strdup("fmatmul_t_tiny"), "FusedMatMul", g_strdup(scaled), inits("w", hw, NULL), hx, TINY_CHAIN,
+        FP_MICRO_TINY | FP_MICRO_CONTRIB);
     int64_t g1[] = {1, 768, 0}, gw1[] = {768, 768, 0}, gb1[] = {768, 0};
     add(cs, g_strdup("gemm_1x768"), "Gemm",
         g_strdup("input: \"w\" input: \"b\" attribute { name: \"transB\" type: INT i: 1 }"),

@@ -194,9 +194,28 @@ fp_op_class fp_cost_class(const fp_node *n)
     }
 }
 
+/* The GEMMs ONNX Runtime runs for a product n whose B is not packed once: one per matrix of the
+ * output's batch dims (every dim but the last two), or one when it folds A's rows (folds_rows). 1
+ * when a dim is unknown. */
+static uint64_t batch_gemms(const fp_node *n)
+{
+    const fp_shape *y = n->n_outputs && n->outputs[0] ? &n->outputs[0]->shape : NULL;
+    if (!y || folds_rows(n))
+        return 1;
+    uint64_t gemms = 1;
+    for (int32_t i = 0; i < y->rank - 2; i++) {
+        if (!fp_dim_known(y->dims[i]))
+            return 1;
+        gemms *= (uint64_t)MAX(y->dims[i].value, 1);
+    }
+    return gemms;
+}
+
 uint64_t fp_cost_parts(const fp_node *n)
 {
     fp_op_class c = fp_cost_class(n);
+    if (c == FP_CLASS_MATMUL_RT || c == FP_CLASS_GEMV_RT)
+        return batch_gemms(n);
     if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_STRIDED_DEPTHWISE && c != FP_CLASS_CONV &&
         c != FP_CLASS_POINTWISE_CONV)
         return 1;

@@ -13,7 +13,7 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t flops, bytes;
     uint64_t work;     /* the work the roofline counts (fp_kernel.flops): flops, but a blocked
                           convolution's on its channels padded to the block, a transpose's elements */
-    uint64_t parts;    /* sub-kernels it runs as: the groups of a grouped convolution, else 1 */
+    uint64_t parts;    /* sub-kernels it runs as (fp_cost_parts): groups, a batch's GEMMs, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     uint64_t cold;     /* of bytes: weight bytes read from memory (fp_cost_cold_fraction of its weights) */
     uint64_t rows;     /* rows its im2col copies when an NCHW convolution (passes/cost.c) */
@@ -54,7 +54,9 @@ fp_op_class fp_cost_class(const fp_node *n);
  * (fp_op_cost.cold) and the roofline (fp_kernel.cold) take that fraction of every kernel's weights
  * from memory. */
 double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if);
-/* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count, else 1. */
+/* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count; for a float
+ * product whose B is not packed once (matmul_rt, gemv_rt), the GEMMs of its batch (MLAS is called
+ * once per matrix: a decoder's attention, one per head); else 1. */
 uint64_t fp_cost_parts(const fp_node *n);
 /* Elements of the GEMM operands op n lowers to, summed over its sub-GEMMs (M K + K N + M N each:
  * a convolution per image and group as im2col + GEMM, M = output channels, K = input channels x

@@ -19,8 +19,9 @@
  *   sat_c = (h / W_part)^(1/3)               else (the cubic case: D / W = 1.5 / n, W = 2 n^3)
  * so skinny GEMMs (a 3x3 convolution with 16 output channels, a matmul of 8 rows) saturate later
  * than square ones of the same work. A kernel made of `parts` sub-kernels (a grouped convolution:
- * one per group, as ONNX Runtime's MLAS runs it) saturates with the work of one part and pays
- * [launch] group per part on top of launch(c), and [launch] im2col_row per row its im2col copies
+ * one per group, as ONNX Runtime's MLAS runs it; a batched product whose B is not packed once: one
+ * GEMM per matrix) saturates with the work of one part (when its operands are unknown) and pays
+ * [launch] group per part on top of launch(c) (one call into MLAS each), and [launch] im2col_row per row its im2col copies
  * (`rows`). The cost model sums these per fused kernel. A fused activation the
  * runtime applies in a pass of its own over the output the kernel wrote (`post` bytes) adds that
  * pass's memory time, streaming from the level the output fits.
@@ -50,7 +51,8 @@ typedef struct {
     uint64_t flops, bytes;
     fp_dtype dtype; /* it computes in */
     fp_op_class cls;
-    uint64_t parts;    /* sub-kernels: the groups of a grouped convolution; 0 or 1 = one */
+    uint64_t parts;    /* sub-kernels: the groups of a grouped convolution, the GEMMs of a batched
+                          product (passes/cost.h, fp_cost_parts); 0 or 1 = one */
     uint64_t operands; /* elements of the GEMM operands it lowers to, summed over its sub-GEMMs
                           (M K + K N + M N each); 0 = not a GEMM or unknown */
     uint64_t cold;     /* of bytes: weight bytes no cache holds between runs (passes/cost.h) */

@@ -726,10 +726,19 @@ static void test_gemv_class(void)
         tb_attr_i(b, f, "transB", 1);
         tb_attr_f(b, f, "alpha", 0.125f);
     }
-    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y1", "y2", "y3", "y4", "y5", "y6", "y7", NULL});
-    fp_node *order[8];
-    for (guint i = 0; i < 8; i++) /* file order: one, rows, batch, rows1, kt, act, scaled_act, scaled_w */
+    tb_input(b, "q4", F32, 4, (int64_t[]){1, 4, 1, 8});
+    tb_input(b, "k4", F32, 4, (int64_t[]){1, 4, 8, 6});
+    tb_node(b, "MatMul", "heads", "q4,k4", "y8");
+    g_autoptr(fp_model)
+        m = load_with_outputs(b, (const char *[]){"y1", "y2", "y3", "y4", "y5", "y6", "y7", "y8", NULL});
+    fp_node *order[9];
+    for (guint i = 0; i < 9; i++) /* file order: one, rows, batch, rows1, kt, act, scaled_act, scaled_w, heads */
         order[i] = g_ptr_array_index(m->main->nodes, i);
+    /* one call into MLAS per matrix of a batch whose B is not packed once; one for folded rows */
+    static const uint64_t parts[] = {1, 1, 3, 1, 1, 1, 1, 1, 4};
+    for (guint i = 0; i < 9; i++)
+        CU_ASSERT_EQUAL(fp_cost_parts(order[i]), parts[i]);
+    CU_ASSERT_EQUAL(fp_cost_class(order[8]), FP_CLASS_GEMV_RT);
     CU_ASSERT_EQUAL(fp_cost_class(order[0]), FP_CLASS_GEMV);
     CU_ASSERT_EQUAL(fp_cost_class(order[1]), FP_CLASS_MATMUL);
     CU_ASSERT_EQUAL(fp_cost_gemm_operands(order[1]), 5 * 8 + 8 * 4 + 5 * 4);
