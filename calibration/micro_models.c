@@ -56,18 +56,25 @@ static char *inits(const char *name, const int64_t *dims, ...)
     return g_string_free(s, FALSE);
 }
 
+/* head, then n ints of ap each as " field: value", then tail. Frees head. */
+static char *int_list(char *head, const char *field, int n, va_list ap, const char *tail)
+{
+    GString *s = g_string_new(head);
+    g_free(head);
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(s, " %s: %d", field, va_arg(ap, int));
+    g_string_append(s, tail);
+    return g_string_free(s, FALSE);
+}
+
 /* An INTS attribute of n values. */
 static char *attr_ints(const char *name, int n, ...)
 {
-    GString *s = g_string_new(NULL);
-    g_string_append_printf(s, " attribute { name: \"%s\" type: INTS", name);
     va_list ap;
     va_start(ap, n);
-    for (int i = 0; i < n; i++)
-        g_string_append_printf(s, " ints: %d", va_arg(ap, int));
+    char *s = int_list(g_strdup_printf(" attribute { name: \"%s\" type: INTS", name), "ints", n, ap, " }");
     va_end(ap);
-    g_string_append(s, " }");
-    return g_string_free(s, FALSE);
+    return s;
 }
 
 /* A Gather of every channel of dims (axis 1, the indices 0..C-1 in order): a copy in blocks of
@@ -266,15 +273,12 @@ static void elementwise(GArray *cs)
 /* An int64 initializer of n values, the list's length its one dim. */
 static char *int_init(const char *name, int n, ...)
 {
-    GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "initializer { name: \"%s\" data_type: 7 dims: %d", name, n);
     va_list ap;
     va_start(ap, n);
-    for (int i = 0; i < n; i++)
-        g_string_append_printf(s, " int64_data: %d", va_arg(ap, int));
+    char *s = int_list(g_strdup_printf("initializer { name: \"%s\" data_type: 7 dims: %d", name, n), "int64_data", n,
+                       ap, " }\n");
     va_end(ap);
-    g_string_append(s, " }\n");
-    return g_string_free(s, FALSE);
+    return s;
 }
 
 /* The copy class (Concat, Split, Slice, Tile): fans, their outputs shaped unlike their input.
