@@ -25,6 +25,10 @@ fastest 10 ms stretch of runs over the passes (bench/ort_run.c's window_us), the
 adds time, but a run of milliseconds bears it averaged while one of 100 us slips between the
 bursts. After --passes passes, the networks and levels whose fastest stretch no second pass came
 within 3% of are timed again, pass after pass, for up to --confirm-s seconds.
+Host pace: resnet_tiny (else the first network) is timed at level disabled right before and right
+after the calibration, and its times in the network passes are set against those: this VM's pace
+moves by up to 1.8x within minutes, and a calibration made in a fast phase puts every estimate of
+networks timed in a slow one low by as much; the table's header says by how much.
 Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
 -o and into --doc between <!-- runtime-calibration:begin --> and <!-- runtime-calibration:end -->
 (one thread; all cores: <!-- runtime-calibration-all-cores:begin --> and
@@ -62,28 +66,61 @@ def threads_text(a):
     return "one thread" if not all_cores(a) else f"{a.ort_threads} threads (all cores)"
 
 
-def calibrate(a, lib):
-    """Writes both profiles under --out; returns the seconds `calibrate --runtime` took and its
-    stdout (the fitted classes), and sets a.ort_threads to the threads the profile records. It runs
-    as the networks are timed: nice -20, on one thread on the idlest CPU."""
+PACE_PROBE = "resnet_tiny"  # the network timed right before and after the calibration
+
+
+def pace_time(a, exe, lib, entry):
+    """entry's time at level disabled now (its fastest 10 ms stretch, us), None when it fails."""
+    runs, errors = {}, {}
+    lvo.timing_pass(a, exe, lib, [(entry, "disabled")], runs, errors, None, "pace")
+    v = runs.get(f"{entry['key']}|disabled")
+    return v["window_passes"][0] if v else None
+
+
+def calibrate(a, exe, lib, probe):
+    """Writes both profiles under --out; returns the seconds `calibrate --runtime` took, its stdout
+    (the fitted classes) and probe's times right before and right after it (the host's pace while it
+    ran, which the network passes' times of probe are set against), and sets a.ort_threads to the
+    threads the profile records. It runs as the networks are timed: nice -20, on one thread on the
+    idlest CPU."""
     tag = "all" if all_cores(a) else "1t"
     a.rt_profile = os.path.join(a.out, f"host_runtime_{tag}.ini")
     a.native_profile = os.path.join(a.out, f"host_native_{tag}.ini")
     threads = "all" if all_cores(a) else a.threads
     if not (a.reuse and os.path.exists(a.rt_profile) and os.path.exists(os.path.join(a.out, "calibrate.json"))):
+        a.ort_threads = os.cpu_count() if all_cores(a) else int(a.threads)
+        before = pace_time(a, exe, lib, probe)
         t0 = time.monotonic()
         cmd = [a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--threads", threads, "-o", a.rt_profile]
         out = lvo.sh(pinned(cmd, pin=not all_cores(a))[0])
         seconds = time.monotonic() - t0
+        after = pace_time(a, exe, lib, probe)
         lvo.sh([a.fuseplan, "calibrate", "--threads", threads, "--seconds", "3", "-o", a.native_profile])
         with open(os.path.join(a.out, "calibrate.json"), "w") as f:
-            json.dump({"seconds": seconds, "stdout": out}, f)
+            json.dump({"seconds": seconds, "stdout": out, "pace": [probe["key"], before, after]}, f)
     with open(os.path.join(a.out, "calibrate.json")) as f:
         d = json.load(f)
     cp = configparser.ConfigParser()
     cp.read(a.rt_profile)
     a.ort_threads = int(cp["device"].get("threads", "1"))
-    return d["seconds"], d["stdout"]
+    return d["seconds"], d["stdout"], d.get("pace")
+
+
+def pace_text(pace, runs):
+    """One line: the probe's time around the calibration and in each network pass, and the ratio of
+    the passes' median to the calibration's (above 1: the networks ran slower than the host did while
+    it was calibrated, so every estimate reads low by about that much)."""
+    if not pace or None in pace[1:]:
+        return "Host pace: not measured (a reused calibration, or the probe failed)."
+    key, before, after = pace
+    passes = runs.get(f"{key}|disabled", {}).get("window_passes", [])
+    if not passes:
+        return f"Host pace: {key} at level disabled {before:.1f} us before the calibration, {after:.1f} us after."
+    mid = sorted(passes)[len(passes) // 2]
+    return (f"Host pace ({key} at level disabled, its fastest 10 ms stretch): {before:.1f} us right before the "
+            f"calibration, {after:.1f} us right after; in the network passes " +
+            ", ".join(f"{x:.1f}" for x in passes) + f" us: the passes' median {mid / ((before + after) / 2):.3f} "
+            "times the calibration's (above 1: the networks ran slower than the host did while calibrated).")
 
 
 def check_micro(a):
@@ -239,15 +276,17 @@ def main():
     a.output = a.output or os.path.join(ROOT, f"bench/results/runtime_calibration{suffix}.md")
     os.makedirs(a.out, exist_ok=True)
     a.fuseplan = os.path.abspath(a.fuseplan)
-    _, lib = lvo.harness(a)
-    seconds, cal_out = calibrate(a, lib)
-    print(f"runtime_calibration: calibrate --runtime took {seconds:.1f} s", file=sys.stderr)
+    exe, lib = lvo.harness(a)
     entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m)} for m in a.models]
     for e in entries:
         e["dims"] = bound_dims(a.dims, e["key"])
+    probe = next((e for e in entries if e["key"] == PACE_PROBE), entries[0])
+    seconds, cal_out, pace = calibrate(a, exe, lib, probe)
+    print(f"runtime_calibration: calibrate --runtime took {seconds:.1f} s", file=sys.stderr)
     lvo.LEVELS = ("disabled", "all")
     runs, errors, log = lvo.measure(a, entries)
     native, native_ok = native_checks(a)
+    log.append(pace_text(pace, runs))
     text = report(a, seconds, cal_out, rows(a, entries, runs), errors, log, check_micro(a), native, runs)
     os.makedirs(os.path.dirname(a.output), exist_ok=True)
     with open(a.output, "w") as f:
