@@ -194,34 +194,6 @@ fp_op_class fp_cost_class(const fp_node *n)
     }
 }
 
-/* The GEMMs ONNX Runtime runs for a product n whose B is not packed once: one per matrix of the
- * output's batch dims (every dim but the last two), or one when it folds A's rows (folds_rows). 1
- * when a dim is unknown. */
-static uint64_t batch_gemms(const fp_node *n)
-{
-    const fp_shape *y = n->n_outputs && n->outputs[0] ? &n->outputs[0]->shape : NULL;
-    if (!y || folds_rows(n))
-        return 1;
-    uint64_t gemms = 1;
-    for (int32_t i = 0; i < y->rank - 2; i++) {
-        if (!fp_dim_known(y->dims[i]))
-            return 1;
-        gemms *= (uint64_t)MAX(y->dims[i].value, 1);
-    }
-    return gemms;
-}
-
-uint64_t fp_cost_parts(const fp_node *n)
-{
-    fp_op_class c = fp_cost_class(n);
-    if (c == FP_CLASS_MATMUL_RT || c == FP_CLASS_GEMV_RT)
-        return batch_gemms(n);
-    if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_STRIDED_DEPTHWISE && c != FP_CLASS_CONV &&
-        c != FP_CLASS_POINTWISE_CONV)
-        return 1;
-    return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
-}
-
 /* The dtype n's arithmetic runs in, whose peak its FLOPs take: its output's, but for the integer
  * products with a float output: MatMulIntegerToFloat multiplies its 8-bit inputs (input 0's dtype),
  * MatMulNBits at accuracy_level 4 quantizes A to int8 block by block and multiplies int8
@@ -328,6 +300,27 @@ static uint64_t product(const uint64_t *d, int from, int to)
     for (int i = from; i < to; i++)
         p = mul_sat(p, d[i]);
     return p;
+}
+
+/* The GEMMs ONNX Runtime runs for a product n whose B is not packed once: one per matrix of the
+ * output's batch dims (every dim but the last two, their product saturating), or one when it folds
+ * A's rows (folds_rows), an output dim is unknown or the batch is empty. */
+static uint64_t batch_gemms(const fp_node *n)
+{
+    uint64_t y[8];
+    int ry = n->n_outputs > 0 ? known_dims(n->outputs[0], y) : -1;
+    return ry < 3 || folds_rows(n) ? 1 : MAX(product(y, 0, ry - 2), 1);
+}
+
+uint64_t fp_cost_parts(const fp_node *n)
+{
+    fp_op_class c = fp_cost_class(n);
+    if (c == FP_CLASS_MATMUL_RT || c == FP_CLASS_GEMV_RT)
+        return batch_gemms(n);
+    if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_STRIDED_DEPTHWISE && c != FP_CLASS_CONV &&
+        c != FP_CLASS_POINTWISE_CONV)
+        return 1;
+    return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }
 
 /* Convolutions: im2col + one GEMM per image and group (ConvTranspose: GEMM + col2im). */

@@ -21,10 +21,10 @@
  * than square ones of the same work. A kernel made of `parts` sub-kernels (a grouped convolution:
  * one per group, as ONNX Runtime's MLAS runs it; a batched product whose B is not packed once: one
  * GEMM per matrix) saturates with the work of one part (when its operands are unknown) and pays
- * [launch] group per part on top of launch(c) (one call into MLAS each), and [launch] im2col_row per row its im2col copies
- * (`rows`). The cost model sums these per fused kernel. A fused activation the
- * runtime applies in a pass of its own over the output the kernel wrote (`post` bytes) adds that
- * pass's memory time, streaming from the level the output fits.
+ * [launch] group per part on top of launch(c) (one call into MLAS each), and [launch] im2col_row
+ * per row its im2col copies (`rows`). The cost model sums these per fused kernel. A fused
+ * activation the runtime applies in a pass of its own over the output the kernel wrote (`post`
+ * bytes) adds that pass's memory time, streaming from the level the output fits.
  *
  * Cold weights: on a profile with [device] weight_bandwidth, the kernel's `cold` bytes (weights
  * evicted between runs) leave the roofline's traffic and add cold / weight_bandwidth to its time:
