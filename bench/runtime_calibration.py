@@ -29,6 +29,9 @@ Host pace: resnet_tiny (else the first network) is timed at level disabled right
 after the calibration, and its times in the network passes are set against those: this VM's pace
 moves by up to 1.8x within minutes, and a calibration made in a fast phase puts every estimate of
 networks timed in a slow one low by as much; the table's header says by how much.
+Repeatability: the previous run's timings (--out's runs.json) are kept as runs_previous.json, and
+the header counts the networks whose time in this run is within +-10% of that run's at each level:
+no estimate can be shown closer than the measurement repeats.
 Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
 -o and into --doc between <!-- runtime-calibration:begin --> and <!-- runtime-calibration:end -->
 (one thread; all cores: <!-- runtime-calibration-all-cores:begin --> and
@@ -121,6 +124,49 @@ def pace_text(pace, runs):
             f"calibration, {after:.1f} us right after; in the network passes " +
             ", ".join(f"{x:.1f}" for x in passes) + f" us: the passes' median {mid / ((before + after) / 2):.3f} "
             "times the calibration's (above 1: the networks ran slower than the host did while calibrated).")
+
+
+def keep_previous(a):
+    """Copies the previous run's timings (--out's runs.json) to runs_previous.json, stamped with the
+    time they were written, before this run's replace them (not with --reuse, which keeps them)."""
+    path = os.path.join(a.out, "runs.json")
+    if a.reuse or not os.path.exists(path):
+        return
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as err:
+        print(f"runtime_calibration: {path}: {err} (no repeatability this run)", file=sys.stderr)
+        return
+    d["written"] = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M UTC")
+    with open(os.path.join(a.out, "runs_previous.json"), "w") as f:
+        json.dump(d, f, indent=1)
+
+
+def repeat_text(a, runs):
+    """One line: how many of this run's ONNX Runtime times (per level) are within +-10% of the previous
+    run's on this host (runs_previous.json), the bound on how close any estimate can be shown to be."""
+    path = os.path.join(a.out, "runs_previous.json")
+    if not os.path.exists(path):
+        return "Repeatability: no previous run's timings under --out to compare with."
+    try:
+        with open(path) as f:
+            prev = json.load(f)
+        prev["runs"].items()
+    except (OSError, ValueError, KeyError, AttributeError) as err:
+        return f"Repeatability: {path} unreadable ({err})."
+    parts = []
+    for level in ("disabled", "all"):
+        pairs = [(v["window_us"], prev["runs"][k]["window_us"]) for k, v in runs.items()
+                 if k.endswith("|" + level) and k in prev["runs"] and "window_us" in prev["runs"][k]]
+        if pairs:
+            ratios = sorted(x / y for x, y in pairs)
+            parts.append(f"level {level} {sum(within(r) for r in ratios)} of {len(ratios)} (median ratio "
+                         f"{ratios[len(ratios) // 2]:.3f}, range {ratios[0]:.2f}-{ratios[-1]:.2f})")
+    return (f"Repeatability: ONNX Runtime's times in this run within +-10% of the previous run's on this host "
+            f"(written {prev.get('written', 'earlier')}): " + "; ".join(parts) + ". A network whose own time moves "
+            "further between runs cannot be shown within +-10% by any estimate.")
 
 
 def check_micro(a):
@@ -281,12 +327,14 @@ def main():
     for e in entries:
         e["dims"] = bound_dims(a.dims, e["key"])
     probe = next((e for e in entries if e["key"] == PACE_PROBE), entries[0])
+    keep_previous(a)
     seconds, cal_out, pace = calibrate(a, exe, lib, probe)
     print(f"runtime_calibration: calibrate --runtime took {seconds:.1f} s", file=sys.stderr)
     lvo.LEVELS = ("disabled", "all")
     runs, errors, log = lvo.measure(a, entries)
     native, native_ok = native_checks(a)
     log.append(pace_text(pace, runs))
+    log.append(repeat_text(a, runs))
     text = report(a, seconds, cal_out, rows(a, entries, runs), errors, log, check_micro(a), native, runs)
     os.makedirs(os.path.dirname(a.output), exist_ok=True)
     with open(a.output, "w") as f:
