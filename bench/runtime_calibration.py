@@ -153,17 +153,21 @@ def repeat_text(a, runs):
     try:
         with open(path) as f:
             prev = json.load(f)
-        prev["runs"].items()
-    except (OSError, ValueError, KeyError, AttributeError) as err:
+    except (OSError, ValueError) as err:
         return f"Repeatability: {path} unreadable ({err})."
+    before = prev.get("runs") if isinstance(prev, dict) else None
+    if not isinstance(before, dict):
+        return f"Repeatability: {path} has no timings (no \"runs\" object)."
     parts = []
     for level in ("disabled", "all"):
-        pairs = [(v["window_us"], prev["runs"][k]["window_us"]) for k, v in runs.items()
-                 if k.endswith("|" + level) and k in prev["runs"] and "window_us" in prev["runs"][k]]
+        pairs = [(v["window_us"], before[k]["window_us"]) for k, v in runs.items()
+                 if k.endswith("|" + level) and isinstance(before.get(k), dict) and "window_us" in before[k]]
         if pairs:
             ratios = sorted(x / y for x, y in pairs)
             parts.append(f"level {level} {sum(within(r) for r in ratios)} of {len(ratios)} (median ratio "
                          f"{ratios[len(ratios) // 2]:.3f}, range {ratios[0]:.2f}-{ratios[-1]:.2f})")
+    if not parts:
+        return f"Repeatability: no network timed both in this run and in {path}."
     return (f"Repeatability: ONNX Runtime's times in this run within +-10% of the previous run's on this host "
             f"(written {prev.get('written', 'earlier')}): " + "; ".join(parts) + ". A network whose own time moves "
             "further between runs cannot be shown within +-10% by any estimate.")

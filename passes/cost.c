@@ -312,9 +312,9 @@ static uint64_t batch_gemms(const fp_node *n)
     return ry < 3 || folds_rows(n) ? 1 : MAX(product(y, 0, ry - 2), 1);
 }
 
-uint64_t fp_cost_parts(const fp_node *n)
+/* fp_cost_parts of n, whose class (fp_cost_class) is c. */
+static uint64_t class_parts(const fp_node *n, fp_op_class c)
 {
-    fp_op_class c = fp_cost_class(n);
     if (c == FP_CLASS_MATMUL_RT || c == FP_CLASS_GEMV_RT)
         return batch_gemms(n);
     if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_STRIDED_DEPTHWISE && c != FP_CLASS_CONV &&
@@ -322,6 +322,8 @@ uint64_t fp_cost_parts(const fp_node *n)
         return 1;
     return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }
+
+uint64_t fp_cost_parts(const fp_node *n) { return class_parts(n, fp_cost_class(n)); }
 
 /* Convolutions: im2col + one GEMM per image and group (ConvTranspose: GEMM + col2im). */
 static uint64_t conv_operands(const fp_node *n)
@@ -802,7 +804,8 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
         fp_node *node = order[i];
         if (not_run(node, flags))
             continue;
-        fp_op_cost c = {.node = node, .cls = fp_cost_class(node), .parts = fp_cost_parts(node)};
+        fp_op_cost c = {.node = node, .cls = fp_cost_class(node)};
+        c.parts = class_parts(node, c.cls);
         c.rows = im2col_rows(node, c.cls, c.parts);
         uint64_t copies = counted_copies(node, c.cls, c.rows, d);
         c.operands = copies ? 0 : fp_cost_gemm_operands(node);
