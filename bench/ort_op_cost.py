@@ -100,7 +100,7 @@ def main():
     model = next((ln.split(None, 1)[1] for ln in lines if ln.startswith("model ")), None)
     if not model:
         raise SystemExit(f"ort_op_cost: {a.spec}: no 'model' line")
-    level = next((ln.split(None, 1)[1].strip() for ln in lines if ln.startswith("level ")), None)
+    level = next((ln.split(None, 1)[1].strip() for ln in lines if ln.startswith("level ")), "extended")  # ort_run.c's
     if level != "disabled":
         raise SystemExit(f"ort_op_cost: {a.spec}: level {level}: copies are measured at level disabled only "
                          "(from level basic on, common-subexpression elimination merges them)")
