@@ -57,12 +57,14 @@ def spec_lines(path):
 def prefix(m, count, lines, out_dir):
     """(spec path, model path) of m's first `count` nodes and all its Constant nodes, whose inputs
     are the network's inputs they read and whose outputs are the values later nodes or the
-    network's caller read; SystemExit when more values cross than bench/ort_run.c fetches."""
+    network's caller read; SystemExit when no value or more than bench/ort_run.c fetches cross."""
     nodes = list(m.graph.node)
     consts = [n for n in nodes if n.op_type == "Constant"]
     head = [n for n in nodes[:count] if n.op_type != "Constant"]
     later = {i for n in nodes[count:] for i in n.input} | {o.name for o in m.graph.output}
     outs = [o for n in head for o in n.output if o in later]
+    if not outs:
+        raise SystemExit(f"ort_segments: {m.graph.name}: the first {count} nodes hand on no value: cut later")
     if len(outs) > MAX_IO:
         raise SystemExit(f"ort_segments: {m.graph.name}: the first {count} nodes hand on {len(outs)} values, "
                          f"bench/ort_run.c fetches at most {MAX_IO}: cut elsewhere")
