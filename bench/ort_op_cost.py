@@ -41,6 +41,21 @@ from onnx import helper
 from ort_common import ort_run_tool, pinned
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.basename(sys.argv[0]).removesuffix(".py")  # the tool that names itself in an error
+
+
+def disabled_spec(path, why):
+    """(lines, model path) of a bench/ort_run.c spec at level disabled (without a level line it is
+    at ort_run.c's default, extended); SystemExit naming the spec, and `why` for another level."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    model = next((ln.split(None, 1)[1] for ln in lines if ln.startswith("model ")), None)
+    if not model:
+        raise SystemExit(f"{TOOL}: {path}: no 'model' line")
+    level = next((ln.split(None, 1)[1].strip() for ln in lines if ln.startswith("level ")), "extended")
+    if level != "disabled":
+        raise SystemExit(f"{TOOL}: {path}: level {level}: {why}")
+    return lines, model
 
 
 def run_us(tool, lib, spec):
@@ -50,9 +65,9 @@ def run_us(tool, lib, spec):
     try:
         d = json.loads(out.stdout)
     except json.JSONDecodeError:
-        raise SystemExit(f"ort_op_cost: {spec}: no result ({out.stderr.strip()[:200]})")
+        raise SystemExit(f"{TOOL}: {spec}: no result ({out.stderr.strip()[:200]})")
     if d.get("error"):
-        raise SystemExit(f"ort_op_cost: {spec}: {d['error']}")
+        raise SystemExit(f"{TOOL}: {spec}: {d['error']}")
     return d["min_us"]
 
 
@@ -95,15 +110,8 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     tool, lib = ort_run_tool(a.ort, a.out)
-    with open(a.spec) as f:
-        lines = f.read().splitlines()
-    model = next((ln.split(None, 1)[1] for ln in lines if ln.startswith("model ")), None)
-    if not model:
-        raise SystemExit(f"ort_op_cost: {a.spec}: no 'model' line")
-    level = next((ln.split(None, 1)[1].strip() for ln in lines if ln.startswith("level ")), "extended")  # ort_run.c's
-    if level != "disabled":
-        raise SystemExit(f"ort_op_cost: {a.spec}: level {level}: copies are measured at level disabled only "
-                         "(from level basic on, common-subexpression elimination merges them)")
+    lines, model = disabled_spec(a.spec, "copies are measured at level disabled only (from level basic on, "
+                                 "common-subexpression elimination merges them)")
     for op in a.ops:
         path, outs, n = with_copies(model, op, a.out)
         if not n:

@@ -34,24 +34,10 @@ import onnx
 from onnx import helper
 
 from ort_common import ort_run_tool
-from ort_op_cost import run_us
+from ort_op_cost import disabled_spec, run_us
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_IO = 64  # runtime/ort.h FP_ORT_MAX_IO: the outputs bench/ort_run.c fetches
-
-
-def spec_lines(path):
-    """(lines, model path) of a level-disabled spec; SystemExit naming the spec otherwise."""
-    with open(path) as f:
-        lines = f.read().splitlines()
-    model = next((ln.split(None, 1)[1] for ln in lines if ln.startswith("model ")), None)
-    if not model:
-        raise SystemExit(f"ort_segments: {path}: no 'model' line")
-    level = next((ln.split(None, 1)[1].strip() for ln in lines if ln.startswith("level ")), "extended")
-    if level != "disabled":
-        raise SystemExit(f"ort_segments: {path}: level {level}: segments are compared with stage original, "
-                         "which is level disabled")
-    return lines, model
 
 
 def prefix(m, count, lines, out_dir):
@@ -113,7 +99,7 @@ def main():
     ap.add_argument("cuts", nargs="+", type=int)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    lines, model = spec_lines(a.spec)
+    lines, model = disabled_spec(a.spec, "segments are compared with stage original, which is level disabled")
     m = onnx.load(model)
     nodes = list(m.graph.node)
     cuts = sorted({c for c in a.cuts if 0 < c < len(nodes)})
