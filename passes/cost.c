@@ -444,6 +444,31 @@ static uint64_t last_level(const fp_device *d)
     return capacity;
 }
 
+/* The capacity of the level before d's last; 0 with fewer than two levels. */
+static uint64_t private_levels(const fp_device *d)
+{
+    uint64_t last = last_level(d), below = 0;
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        if (d->cache[i].bytes < last)
+            below = MAX(below, d->cache[i].bytes);
+    return below;
+}
+
+/* Float bytes under a dtype what-if (FP_DT_UNDEFINED: as they are). */
+static uint64_t float_scaled(uint64_t bytes, fp_dtype what_if)
+{
+    return what_if == FP_DT_UNDEFINED ? bytes : (uint64_t)((double)bytes * fp_dtype_bits(what_if) / 32.0);
+}
+
+/* Bytes of graph input v, a float one under a dtype what-if scaled to it; 0 when unknown. */
+static uint64_t input_bytes(const fp_value *v, fp_dtype what_if)
+{
+    uint64_t n = 0, bytes = 0;
+    if (!fp_shape_numel(&v->shape, &n) || !fp_dtype_bytes((fp_dtype)v->dtype, n, &bytes))
+        return 0;
+    return v->dtype == FP_DT_FLOAT ? float_scaled(bytes, what_if) : bytes;
+}
+
 double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if)
 {
     uint64_t capacity = last_level(d), weights = 0, act = 0;
@@ -455,6 +480,33 @@ double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype wha
         act += scaled(n, what_if, n->metrics.bytes_out);
     }
     return capacity ? CLAMP((double)(weights + act) / (double)capacity - 1, 0, 1) : 0;
+}
+
+uint64_t fp_cost_kept_bytes(const fp_graph *g, fp_dtype what_if)
+{
+    uint64_t bytes = 0;
+    for (guint i = 0; i < g->nodes->len; i++) {
+        const fp_node *n = g_ptr_array_index(g->nodes, i);
+        if (costed_kernel(n))
+            bytes += scaled(n, what_if, n->metrics.bytes_weight);
+    }
+    for (guint i = 0; i < g->inputs->len; i++)
+        bytes += input_bytes(g_ptr_array_index(g->inputs, i), what_if);
+    return bytes;
+}
+
+/* The bytes kernel n reads from graph inputs, directly or through views, under a dtype what-if. */
+static uint64_t graph_input_reads(const fp_node *n, fp_dtype what_if)
+{
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+        const fp_value *v = n->inputs[k];
+        while (v && v->producer && fp_op_has(v->producer->op, FP_OPF_VIEW) && v->producer->n_inputs)
+            v = v->producer->inputs[0];
+        if (v && v->kind == FP_VALUE_INPUT)
+            bytes += input_bytes(n->inputs[k], FP_DT_UNDEFINED);
+    }
+    return scaled(n, what_if, bytes);
 }
 
 /* c rounded up to a multiple of block (block 0: c). */
@@ -719,6 +771,9 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
 typedef struct {
     double weights;
     const uint64_t *activations;
+    double kept;       /* the fraction of graph-input reads that come from the last level */
+    uint64_t resident; /* the run's footprint (fp_cost_kept_bytes and the replayed plan's buffers), at
+                          most the last level's capacity */
 } cold_bytes;
 
 static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags,
@@ -780,14 +835,17 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
                         uint32_t *unknown)
 {
     const fp_graph *g = m->main;
+    uint64_t capacity = last_level(d), arena = 0;
     cold_bytes cold = {.weights = fp_cost_cold_fraction(g, d, what_if)};
     g_autofree uint64_t *activations = NULL;
     uint32_t n = 0;
     fp_node *const *order = fp_graph_order(g, &n, NULL);
-    uint64_t capacity = last_level(d);
     if (order && capacity) {
         g_autofree uint64_t *traffic = run_traffic(order, n, what_if, flags);
-        cold.activations = activations = fp_reuse_cold(g, order, n, traffic, capacity);
+        cold.activations = activations = fp_reuse_cold(g, order, n, traffic, capacity, &arena);
+        uint64_t footprint = fp_cost_kept_bytes(g, what_if) + float_scaled(arena, what_if), below = private_levels(d);
+        cold.kept = below ? CLAMP((double)footprint / (double)below - 1, 0, 1) : 0;
+        cold.resident = MIN(footprint, capacity);
     }
     return graph_cost(g, d, what_if, flags, &cold, out, unknown);
 }
@@ -828,6 +886,11 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
             c.cold = MIN((uint64_t)weights, c.bytes);
             c.far = cold && cold->activations ? MIN(scaled(node, what_if, cold->activations[i]), c.bytes - c.cold) : 0;
+            if (cold && cold->kept > 0) {
+                c.kept = MIN((uint64_t)(cold->kept * (double)graph_input_reads(node, what_if)),
+                             c.bytes - c.cold - c.far);
+                c.resident = cold->resident;
+            }
             fp_kernel k = fp_cost_kernel(&c);
             c.rl = fp_roofline_kernel(d, &k);
         }
@@ -842,7 +905,18 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
 {
     if (!c->kernel)
         return (fp_kernel){.dtype = c->dtype, .cls = FP_CLASS_VIEW};
-    return (fp_kernel){c->work, c->bytes, c->dtype, c->cls, c->parts, c->operands, c->cold, c->rows, c->post, c->far};
+    return (fp_kernel){.flops = c->work,
+                       .bytes = c->bytes,
+                       .dtype = c->dtype,
+                       .cls = c->cls,
+                       .parts = c->parts,
+                       .operands = c->operands,
+                       .cold = c->cold,
+                       .rows = c->rows,
+                       .post = c->post,
+                       .far = c->far,
+                       .kept = c->kept,
+                       .resident = c->resident};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

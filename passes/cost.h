@@ -19,6 +19,8 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t rows;     /* rows its im2col copies when an NCHW convolution (passes/cost.c) */
     uint64_t post;     /* output bytes a fused activation passes over again (passes/cost.c) */
     uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
+    uint64_t kept;     /* of bytes: graph-input bytes read from the last cache level (fp_kernel.kept) */
+    uint64_t resident; /* the run's footprint they come back from (fp_kernel.resident) */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
     fp_op_class cls;
     fp_dtype dtype; /* dtype it computes in (after a --dtype what-if) */
@@ -54,6 +56,16 @@ fp_op_class fp_cost_class(const fp_node *n);
  * (fp_op_cost.cold) and the roofline (fp_kernel.cold) take that fraction of every kernel's weights
  * from memory. */
 double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if);
+/* The bytes a run of g reads that outlive it, under a dtype what-if: its kernels' weight bytes
+ * (a weight read by two kernels counted twice) and its graph inputs' bytes, which a caller binds
+ * again for every run. With the bytes of the buffers ONNX Runtime's plan hands out (fp_reuse_cold's
+ * arena) they make the run's footprint F: against the capacity P of d's levels before the last
+ * (its L2), a fraction clamp(F / P - 1, 0, 1) of every graph-input read comes from the last level
+ * (fp_op_cost.kept; measured: whisper-shaped 384 KB key inputs, each transposed and multiplied,
+ * 2.3 us more each in ONNX Runtime when four of them outgrew the L2 than when all four were one;
+ * chains of distinct weights of 1.3 and 2.6 MB, by one-row MatMuls and int4 MatMulNBits, showed no
+ * such step, so weights are not counted; docs/devices.md, "Graph inputs past the L2"). */
+uint64_t fp_cost_kept_bytes(const fp_graph *g, fp_dtype what_if);
 /* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count; for a float
  * product whose B is not packed once (matmul_rt, gemv_rt), the GEMMs of its batch (MLAS is called
  * once per matrix: a decoder's attention, one per head); else 1. */

@@ -124,9 +124,11 @@ static void ran(replay *r, const fp_node *n, bool view)
 }
 
 uint64_t *fp_reuse_cold(const fp_graph *g, fp_node *const *order, uint32_t n, const uint64_t *traffic,
-                        uint64_t capacity)
+                        uint64_t capacity, uint64_t *arena)
 {
     uint64_t *cold = g_new0(uint64_t, MAX(n, 1));
+    if (arena)
+        *arena = 0;
     if (!capacity)
         return cold;
     replay r = {.buf_of = g_new(int32_t, MAX(g->values->len, 1)), .capacity = capacity};
@@ -149,6 +151,8 @@ uint64_t *fp_reuse_cold(const fp_graph *g, fp_node *const *order, uint32_t n, co
             g_array_free(r.prev, TRUE);
         r.prev = r.bufs;
     }
+    for (guint b = 0; arena && b < r.prev->len; b++)
+        *arena += value_bytes(g_array_index(r.prev, buffer, b).first);
     g_array_free(r.prev, TRUE);
     g_free(r.buf_of);
     return cold;

@@ -21,8 +21,9 @@
  * (fp_ort_inplace_input) when it reads that input last and the shapes match; any other output a
  * freed buffer of its size and dims (fp_ort_same_size), the most recently freed first; else a new one.
  * Graph inputs, initializers, constants and values of unknown size hold none. capacity 0: none
- * is cold. A g_free'd array of n. */
+ * is cold. *arena (when not NULL): the bytes of the buffers the second run made (0 when capacity
+ * is 0). A g_free'd array of n. */
 uint64_t *fp_reuse_cold(const fp_graph *g, fp_node *const *order, uint32_t n, const uint64_t *traffic,
-                        uint64_t capacity);
+                        uint64_t capacity, uint64_t *arena);
 
 #endif

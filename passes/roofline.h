@@ -36,6 +36,14 @@
  * since their last touch, passes/reuse.h) leave the roofline's traffic too and add far /
  * (bandwidth * bw_efficiency), memory's roof, not overlapped either (docs/devices.md,
  * "Activations past the last level").
+ *
+ * Graph inputs past the L2: the kernel's `kept` bytes (graph inputs, bound again for every run and
+ * last touched a run ago) come from the level that holds the run's footprint `resident`, not from
+ * the one the kernel's own bytes fit. Where that level is further out, the difference of the two
+ * levels' times for those bytes is added, not overlapped (`kept_s`): four transposes of 384 KB graph
+ * inputs in ONNX Runtime took 2.3 us more each when the inputs outgrew the L2 together than when
+ * they were one, the L2's and L3's rates on that host 2.25 us (docs/devices.md, "Graph inputs past
+ * the L2").
  */
 #ifndef FP_PASS_ROOFLINE_H
 #define FP_PASS_ROOFLINE_H
@@ -60,6 +68,8 @@ typedef struct {
     uint64_t post;     /* bytes of its output a fused activation reads and writes again in a pass of
                           its own (passes/cost.c), else 0 */
     uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
+    uint64_t kept;     /* of bytes: graph-input bytes that come from the level holding `resident` */
+    uint64_t resident; /* bytes: the run's footprint (passes/cost.h, fp_cost_kept_bytes) */
 } fp_kernel;
 
 typedef struct {
@@ -69,9 +79,10 @@ typedef struct {
     double cold_s;    /* cold / weight_bandwidth, where the profile has one (else 0: cold in memory_s) */
     double far_s;     /* far / (bandwidth * bw_efficiency): activations past the last cache level */
     double post_s;    /* 2 x post / (bandwidth(post) * bw_efficiency): the activation's pass */
-    double time_s;    /* max(compute_s, memory_s) + cold_s + far_s + post_s + launch_s */
+    double kept_s;    /* kept x (1 / bandwidth(resident) - 1 / bandwidth(bytes)) / bw_efficiency */
+    double time_s;    /* max(compute_s, memory_s) + cold_s + far_s + kept_s + post_s + launch_s */
     double intensity; /* fp_roofline_intensity(flops, bytes) */
-    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s + far_s */
+    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s + far_s + kept_s */
     int level;        /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
 } fp_roofline;
 

@@ -56,22 +56,30 @@ GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
     return idx;
 }
 
+/* The time kernel rl spends moving bytes: its roofline memory term and the terms added to it. */
+static double moving_s(const fp_roofline *rl) { return rl->memory_s + rl->cold_s + rl->far_s + rl->kept_s; }
+
 char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
 {
     fp_kernel k = fp_cost_kernel(oc);
     double ridge = fp_roofline_ridge_at(d, &k); /* where its bound flips: its saturation, its cache level */
-    if (oc->rl.launch_s > MAX(oc->rl.compute_s, oc->rl.memory_s + oc->rl.cold_s + oc->rl.far_s))
+    if (oc->rl.launch_s > MAX(oc->rl.compute_s, moving_s(&oc->rl)))
         return g_strdup("launch-bound: too little work per kernel; fusing it with its neighbours saves the launch");
     if (oc->rl.bound == FP_BOUND_MEMORY && oc->rl.cold_s > 0)
         return g_strdup_printf("memory-bound, %.3g of its %.3g us reading weights no cache holds between runs (the "
                                "model's weights and activations overflow the last cache level): int8 or int4 weights "
                                "(--weight-dtype) cut those bytes",
-                               oc->rl.cold_s * 1e6, (oc->rl.memory_s + oc->rl.cold_s + oc->rl.far_s) * 1e6);
+                               oc->rl.cold_s * 1e6, moving_s(&oc->rl) * 1e6);
     if (oc->rl.bound == FP_BOUND_MEMORY && oc->rl.far_s > 0)
         return g_strdup_printf("memory-bound, %.3g of its %.3g us moving activations the last cache level lost "
                                "since they were last touched (too much traffic in between): fusing it with its "
                                "producer or consumer keeps them in the cache",
-                               oc->rl.far_s * 1e6, (oc->rl.memory_s + oc->rl.cold_s + oc->rl.far_s) * 1e6);
+                               oc->rl.far_s * 1e6, moving_s(&oc->rl) * 1e6);
+    if (oc->rl.bound == FP_BOUND_MEMORY && oc->rl.kept_s > 0)
+        return g_strdup_printf("memory-bound, %.3g of its %.3g us reading graph inputs back from the last cache "
+                               "level (the run's weights, inputs and arena outgrow the levels before it): a "
+                               "smaller batch or context, or narrower weights (--weight-dtype), shrink them",
+                               oc->rl.kept_s * 1e6, moving_s(&oc->rl) * 1e6);
     const fp_metrics *mt = &oc->node->metrics;
     uint64_t moved = mt->bytes_act + mt->bytes_weight + mt->bytes_out;
     if (oc->rl.bound == FP_BOUND_MEMORY && mt->bytes_weight * 2 > moved)

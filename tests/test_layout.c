@@ -323,7 +323,7 @@ static void test_folded_cost(void)
 }
 
 /* Cold weights: the round profile given one cache level of capacity C, the Conv and Relu graph's
- * footprint F (the conv's 18,432 weight bytes and both kernels' 131,072 output bytes) reads
+ * footprint F (the conv's 18,432 weight bytes and both kernels' 262,144 output bytes) reads
  * clamp(F / C - 1, 0, 1) of its weights from memory; with a weight_bandwidth they leave the roofline's
  * traffic and cost their bytes at that rate on top, without one the cost stays as it was. */
 static void test_cold_weights(void)
@@ -388,6 +388,62 @@ static void test_far_activations(void)
     g_autoptr(fp_cost_result) bare = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     g_autofree char *advice = fp_report_advice(&bare->ops[5], dev);
     CU_ASSERT_PTR_NOT_NULL(strstr(advice, "activations the last cache level lost"));
+}
+
+/* Graph inputs past the L2: graph inputs x1..x3 [1, 2048] each through an Exp, the first Exp's
+ * output times a weight w of the same size, the other two added. On the round profile given an L1
+ * of 32 KB (1e12 B/s) and an L2 of 1 MB (2e11 B/s), every kernel's own bytes (16-24 KB) fit the
+ * L1, and the run's footprint F is 64 KB (24 KB of inputs, 8 KB of weights and the plan's four
+ * buffers of 8 KB, the Add's output taking the first Exp's): F / 32 KB - 1 = all of an Exp's 8 KB
+ * of input comes from the L2, its time at the L2's rate less its time at the L1's added on top.
+ * The Mul (a weight) and the Add (activations) have none; with a private level of 40 KB, 60% of
+ * it; with one level of 1 MB, or without [cache], none. */
+static void test_kept_bytes(void)
+{
+    tb *b = tb_new(13);
+    for (int i = 1; i <= 3; i++) {
+        g_autofree char *x = g_strdup_printf("x%d", i), *e = g_strdup_printf("e%d", i);
+        tb_input(b, x, F32, 2, (int64_t[]){1, 2048});
+        tb_node(b, "Exp", e, x, e);
+    }
+    tb_init(b, "w", F32, 2, (int64_t[]){1, 2048});
+    tb_node(b, "Mul", "mul", "e1,w", "m");
+    tb_node(b, "Add", "add", "e2,e3", "a");
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"m", "a", NULL});
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    CU_ASSERT_EQUAL(fp_cost_kept_bytes(m->main, FP_DT_UNDEFINED), 32 * 1024);
+    g_autoptr(fp_cost_result) flat = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    dev->cache[0] = (fp_cache_level){1024 * 1024, 2e11};
+    g_autoptr(fp_cost_result) one = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    dev->cache[0] = (fp_cache_level){32 * 1024, 1e12};
+    dev->cache[1] = (fp_cache_level){1024 * 1024, 2e11};
+    g_autoptr(fp_cost_result) two = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL_FATAL(two->n_ops, 5);
+    dev->cache[0].bytes = 40 * 1024;
+    g_autoptr(fp_cost_result) part = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    for (uint32_t i = 0; i < 5; i++) {
+        const fp_op_cost *c = &two->ops[i];
+        bool exp = c->node->op == FP_OP_EXP;
+        CU_ASSERT_EQUAL(c->kept, exp ? 8192 : 0);
+        CU_ASSERT_EQUAL(part->ops[i].kept, exp ? (uint64_t)(0.6 * 8192) : 0);
+        CU_ASSERT_EQUAL(flat->ops[i].kept, 0);
+        CU_ASSERT_EQUAL(one->ops[i].kept, 0);
+        CU_ASSERT_DOUBLE_EQUAL(one->ops[i].rl.kept_s, 0, 0);
+        CU_ASSERT_DOUBLE_EQUAL(c->rl.kept_s, exp ? 8192 * (1 / 2e11 - 1 / 1e12) / 0.5 : 0, 1e-18);
+        CU_ASSERT_DOUBLE_EQUAL(c->rl.time_s, fmax(c->rl.compute_s, c->rl.memory_s) + c->rl.kept_s + c->rl.launch_s,
+                               1e-15);
+        CU_ASSERT_EQUAL(c->rl.level, 1); /* its own bytes, from the L1 */
+        if (exp)
+            CU_ASSERT_EQUAL(c->resident, 64 * 1024);
+    }
+    dev->cache[0].bytes = 32 * 1024;
+    dev->launch_overhead = 0; /* past its launch, the advice names the inputs read back */
+    g_autoptr(fp_cost_result) bare = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL_FATAL(bare->ops[0].node->op, FP_OP_EXP);
+    g_autofree char *advice = fp_report_advice(&bare->ops[0], dev);
+    CU_ASSERT_PTR_NOT_NULL(strstr(advice, "reading graph inputs back from the last cache level"));
 }
 
 static void test_roofline_cost(void)
@@ -1017,6 +1073,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "roofline_cost", test_roofline_cost);
     CU_add_test(s, "cold_weights", test_cold_weights);
     CU_add_test(s, "far_activations", test_far_activations);
+    CU_add_test(s, "kept_bytes", test_kept_bytes);
     CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
     CU_add_test(s, "skip_norm_class", test_skip_norm_class);

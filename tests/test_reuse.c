@@ -28,15 +28,16 @@ static fp_model *chain(const char *const *ops, const char *const *reads, int n)
     return m;
 }
 
-/* fp_reuse_cold on m's main graph, every kernel moving traffic[i] (T when NULL). */
-static uint64_t *cold_of(const fp_model *m, const uint64_t *traffic, uint64_t capacity, uint32_t *n)
+/* fp_reuse_cold on m's main graph, every kernel moving traffic[i] (T when NULL); *arena (when not
+ * NULL) the bytes of its plan's buffers. */
+static uint64_t *cold_of(const fp_model *m, const uint64_t *traffic, uint64_t capacity, uint32_t *n, uint64_t *arena)
 {
     fp_node *const *order = fp_graph_order(m->main, n, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(order);
     g_autofree uint64_t *t = g_new(uint64_t, *n);
     for (uint32_t i = 0; i < *n; i++)
         t[i] = traffic ? traffic[i] : T;
-    return fp_reuse_cold(m->main, order, *n, t, capacity);
+    return fp_reuse_cold(m->main, order, *n, t, capacity, arena);
 }
 
 /* A residual read back after the buffers it was last touched among saw more than the capacity:
@@ -51,13 +52,16 @@ static void test_far_residual(void)
     g_autoptr(fp_model) m = chain(ops, reads, 5);
     const uint64_t traffic[] = {T, T, 4 * T, T, T};
     uint32_t n = 0;
-    g_autofree uint64_t *c = cold_of(m, traffic, 5 * T / 2, &n);
+    uint64_t arena = 0;
+    g_autofree uint64_t *c = cold_of(m, traffic, 5 * T / 2, &n, &arena);
+    CU_ASSERT_EQUAL(arena, 3 * V); /* y0, y1 and y2's: y3 and the Add take y1's and y2's again */
     CU_ASSERT_EQUAL_FATAL(n, 5);
     for (uint32_t i = 0; i < 4; i++)
         CU_ASSERT_EQUAL(c[i], 0);
     CU_ASSERT_EQUAL(c[4], V);
-    g_autofree uint64_t *big = cold_of(m, traffic, 6 * T, &n);
-    g_autofree uint64_t *none = cold_of(m, traffic, 0, &n);
+    g_autofree uint64_t *big = cold_of(m, traffic, 6 * T, &n, NULL);
+    g_autofree uint64_t *none = cold_of(m, traffic, 0, &n, &arena);
+    CU_ASSERT_EQUAL(arena, 0);
     for (uint32_t i = 0; i < 5; i++) {
         CU_ASSERT_EQUAL(big[i], 0);
         CU_ASSERT_EQUAL(none[i], 0);
@@ -73,15 +77,18 @@ static void test_in_place_and_runs(void)
 {
     uint32_t n = 0;
     g_autoptr(fp_model) relu = chain((const char *const[]){"Exp", "Relu"}, NULL, 2);
-    g_autofree uint64_t *r = cold_of(relu, NULL, 1, &n);
+    uint64_t arena = 0;
+    g_autofree uint64_t *r = cold_of(relu, NULL, 1, &n, &arena);
+    CU_ASSERT_EQUAL(arena, V); /* the Relu writes over the Exp's buffer */
     CU_ASSERT_EQUAL_FATAL(n, 2);
     CU_ASSERT_EQUAL(r[0], 0);
     CU_ASSERT_EQUAL(r[1], 0);
     g_autoptr(fp_model) exp = chain((const char *const[]){"Exp", "Exp"}, NULL, 2);
-    g_autofree uint64_t *e = cold_of(exp, NULL, 1, &n);
+    g_autofree uint64_t *e = cold_of(exp, NULL, 1, &n, &arena);
+    CU_ASSERT_EQUAL(arena, 2 * V);
     CU_ASSERT_EQUAL(e[0], 0);
     CU_ASSERT_EQUAL(e[1], V);
-    g_autofree uint64_t *s = cold_of(exp, (const uint64_t[]){FP_REUSE_SKIP, T}, 1, &n);
+    g_autofree uint64_t *s = cold_of(exp, (const uint64_t[]){FP_REUSE_SKIP, T}, 1, &n, NULL);
     CU_ASSERT_EQUAL(s[0], 0);
     CU_ASSERT_EQUAL(s[1], 0); /* a skipped producer gives its output no buffer */
 }
@@ -103,7 +110,7 @@ static void test_view_alias(void)
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
     uint32_t n = 0;
-    g_autofree uint64_t *c = cold_of(m, (const uint64_t[]){T, 0, T, 4 * T, T, T}, 5 * T / 2, &n);
+    g_autofree uint64_t *c = cold_of(m, (const uint64_t[]){T, 0, T, 4 * T, T, T}, 5 * T / 2, &n, NULL);
     CU_ASSERT_EQUAL_FATAL(n, 6);
     CU_ASSERT_STRING_EQUAL(fp_graph_order(m->main, &n, NULL)[5]->name, "n5");
     for (uint32_t i = 0; i < 5; i++)
