@@ -56,7 +56,8 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     double kept_bw = kept && k->resident > warm ? fp_device_bandwidth_for(d, k->resident, NULL) : bw;
     r.compute_s = k->flops ? (double)k->flops / (fp_device_peak(d, k->dtype) * fp_roofline_efficiency(d, k)) : 0;
     r.memory_s = warm ? (double)warm / (bw * d->bw_efficiency) : 0;
-    r.kept_s = (double)kept * (1 / kept_bw - 1 / bw) / d->bw_efficiency;
+    /* none where a profile's outer level is the faster */
+    r.kept_s = fmax(0, (double)kept * (1 / kept_bw - 1 / bw) / d->bw_efficiency);
     r.cold_s = cold ? (double)cold / d->weight_bandwidth : 0;
     r.far_s = far ? (double)far / (d->bandwidth * d->bw_efficiency) : 0;
     r.post_s = k->post ? 2.0 * (double)k->post / (fp_device_bandwidth_for(d, k->post, NULL) * d->bw_efficiency) : 0;

@@ -397,7 +397,7 @@ static void test_far_activations(void)
  * buffers of 8 KB, the Add's output taking the first Exp's): F / 32 KB - 1 = all of an Exp's 8 KB
  * of input comes from the L2, its time at the L2's rate less its time at the L1's added on top.
  * The Mul (a weight) and the Add (activations) have none; with a private level of 40 KB, 60% of
- * it; with one level of 1 MB, or without [cache], none. */
+ * it; with one level of 1 MB, or without [cache], none; with an L2 faster than the L1, no time. */
 static void test_kept_bytes(void)
 {
     tb *b = tb_new(13);
@@ -439,6 +439,11 @@ static void test_kept_bytes(void)
             CU_ASSERT_EQUAL(c->resident, 64 * 1024);
     }
     dev->cache[0].bytes = 32 * 1024;
+    dev->cache[1].bandwidth = 2e12; /* an outer level the faster: nothing added */
+    g_autoptr(fp_cost_result) odd = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL(odd->ops[0].kept, 8192);
+    CU_ASSERT_DOUBLE_EQUAL(odd->ops[0].rl.kept_s, 0, 0);
+    dev->cache[1].bandwidth = 2e11;
     dev->launch_overhead = 0; /* past its launch, the advice names the inputs read back */
     g_autoptr(fp_cost_result) bare = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     CU_ASSERT_EQUAL_FATAL(bare->ops[0].node->op, FP_OP_EXP);
