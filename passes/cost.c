@@ -767,7 +767,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
 
 /* What a run of a graph moves from and to memory past the caches: a fraction of every kernel's
  * weights (fp_cost_cold_fraction) and, per node of its fp_graph_order, activation bytes
- * (fp_reuse_cold; NULL: none). */
+ * (fp_reuse_cold; NULL: none); and the fraction of its graph-input reads that come back from the
+ * last level (fp_cost_kept_bytes). */
 typedef struct {
     double weights;
     const uint64_t *activations;
@@ -830,7 +831,8 @@ static uint64_t *run_traffic(fp_node *const *order, uint32_t n, fp_dtype what_if
 /* The time of m's main graph on d (its ops appended to out when given): a fraction of every
  * kernel's weight bytes read from memory (fp_cost_cold_fraction) and, on a profile with [cache],
  * the activation bytes fp_reuse_cold finds past its last level streamed from memory
- * (fp_op_cost.far). */
+ * (fp_op_cost.far) and, with two levels or more, graph-input bytes read back from the last
+ * (fp_op_cost.kept). */
 static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags, GArray *out,
                         uint32_t *unknown)
 {
