@@ -341,6 +341,13 @@ static inline fp_value **fp_node_implicit(const fp_node *n) { return n->ext ? n-
 static inline uint32_t fp_node_n_ctrl(const fp_node *n) { return n->ext ? n->ext->n_ctrl : 0; }
 static inline fp_node **fp_node_ctrl(const fp_node *n) { return n->ext ? n->ext->ctrl : NULL; }
 
+/* Bytes of v's tensor; 0 for NULL or a size not known. */
+static inline uint64_t fp_value_bytes(const fp_value *v)
+{
+    uint64_t n = 0, bytes = 0;
+    return v && fp_shape_numel(&v->shape, &n) && fp_dtype_bytes((fp_dtype)v->dtype, n, &bytes) ? bytes : 0;
+}
+
 /* Whether v is a weight: an initializer or a Constant's tensor, stored in the model. */
 static inline bool fp_value_is_weight(const fp_value *v)
 {

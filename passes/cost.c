@@ -407,12 +407,16 @@ static bool inplace_copy(const fp_node *n)
            !y->is_output;
 }
 
+/* Float bytes under a dtype what-if (FP_DT_UNDEFINED: as they are). */
+static uint64_t float_scaled(uint64_t bytes, fp_dtype what_if)
+{
+    return what_if == FP_DT_UNDEFINED ? bytes : (uint64_t)((double)bytes * fp_dtype_bits(what_if) / 32.0);
+}
+
 /* `bytes` of n's traffic under a dtype what-if (float32 tensors rescaled). */
 static uint64_t scaled(const fp_node *n, fp_dtype what_if, uint64_t bytes)
 {
-    if (what_if == FP_DT_UNDEFINED || compute_dtype(n) != FP_DT_FLOAT)
-        return bytes;
-    return (uint64_t)((double)bytes * fp_dtype_bits(what_if) / 32.0);
+    return compute_dtype(n) == FP_DT_FLOAT ? float_scaled(bytes, what_if) : bytes;
 }
 
 /* Bytes of n's traffic under a dtype what-if. */
@@ -454,18 +458,10 @@ static uint64_t private_levels(const fp_device *d)
     return below;
 }
 
-/* Float bytes under a dtype what-if (FP_DT_UNDEFINED: as they are). */
-static uint64_t float_scaled(uint64_t bytes, fp_dtype what_if)
-{
-    return what_if == FP_DT_UNDEFINED ? bytes : (uint64_t)((double)bytes * fp_dtype_bits(what_if) / 32.0);
-}
-
 /* Bytes of graph input v, a float one under a dtype what-if scaled to it; 0 when unknown. */
 static uint64_t input_bytes(const fp_value *v, fp_dtype what_if)
 {
-    uint64_t n = 0, bytes = 0;
-    if (!fp_shape_numel(&v->shape, &n) || !fp_dtype_bytes((fp_dtype)v->dtype, n, &bytes))
-        return 0;
+    uint64_t bytes = fp_value_bytes(v);
     return v->dtype == FP_DT_FLOAT ? float_scaled(bytes, what_if) : bytes;
 }
 
@@ -504,7 +500,7 @@ static uint64_t graph_input_reads(const fp_node *n, fp_dtype what_if)
         while (v && v->producer && fp_op_has(v->producer->op, FP_OPF_VIEW) && v->producer->n_inputs)
             v = v->producer->inputs[0];
         if (v && v->kind == FP_VALUE_INPUT)
-            bytes += input_bytes(n->inputs[k], FP_DT_UNDEFINED);
+            bytes += fp_value_bytes(n->inputs[k]);
     }
     return scaled(n, what_if, bytes);
 }

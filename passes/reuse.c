@@ -3,7 +3,6 @@
  * last touch; a touch further back than the last cache level's capacity goes to memory. */
 #include "passes/reuse.h"
 
-#include "ir/dtype.h"
 #include "passes/memory/ortplan.h"
 
 /* A buffer of the plan. */
@@ -25,13 +24,6 @@ typedef struct {
 
 static buffer *buf_at(const replay *r, int32_t b) { return &g_array_index(r->bufs, buffer, b); }
 
-/* Bytes of value v; 0 when unknown. */
-static uint64_t value_bytes(const fp_value *v)
-{
-    uint64_t n = 0, bytes = 0;
-    return v && fp_shape_numel(&v->shape, &n) && fp_dtype_bytes((fp_dtype)v->dtype, n, &bytes) ? bytes : 0;
-}
-
 /* Whether a touch at clock `last` lies further back than the capacity. */
 static bool far(const replay *r, uint64_t last) { return r->clock - last > r->capacity; }
 
@@ -47,7 +39,7 @@ static int32_t place(replay *r, const fp_node *n, uint32_t k, bool *cold)
         *cold = false; /* its input's buffer, which this node reads now */
         return r->buf_of[x->id];
     }
-    uint64_t bytes = value_bytes(v);
+    uint64_t bytes = fp_value_bytes(v);
     GArray *sized = g_hash_table_lookup(r->free, &bytes);
     for (guint i = sized ? sized->len : 0; i-- > 0;) {
         int32_t b = (int32_t)g_array_index(sized, guint, i);
@@ -71,11 +63,11 @@ static uint64_t kernel_cold(replay *r, const fp_node *n)
     for (uint32_t k = 0; k < n->n_inputs; k++) {
         const fp_value *v = n->inputs[k];
         if (v && r->buf_of[v->id] >= 0 && far(r, buf_at(r, r->buf_of[v->id])->last))
-            cold += value_bytes(v);
+            cold += fp_value_bytes(v);
     }
     for (uint32_t k = 0; k < n->n_outputs; k++) {
         const fp_value *v = n->outputs[k];
-        uint64_t bytes = value_bytes(v);
+        uint64_t bytes = fp_value_bytes(v);
         if (!bytes || v->kind != FP_VALUE_INTERMEDIATE)
             continue;
         bool c = false;
@@ -90,7 +82,7 @@ static uint64_t kernel_cold(replay *r, const fp_node *n)
 /* Puts buffer b on the free list of its size. */
 static void release(replay *r, int32_t b)
 {
-    uint64_t bytes = value_bytes(buf_at(r, b)->first);
+    uint64_t bytes = fp_value_bytes(buf_at(r, b)->first);
     GArray *sized = g_hash_table_lookup(r->free, &bytes);
     if (!sized) {
         sized = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -152,7 +144,7 @@ uint64_t *fp_reuse_cold(const fp_graph *g, fp_node *const *order, uint32_t n, co
         r.prev = r.bufs;
     }
     for (guint b = 0; arena && b < r.prev->len; b++)
-        *arena += value_bytes(g_array_index(r.prev, buffer, b).first);
+        *arena += fp_value_bytes(g_array_index(r.prev, buffer, b).first);
     g_array_free(r.prev, TRUE);
     g_free(r.buf_of);
     return cold;
