@@ -7,6 +7,8 @@
 #include "analysis/bind.h"
 #include "analysis/declared.h"
 #include "frontends/load.h"
+#include "passes/expand.h"
+#include "passes/float16.h"
 #include "passes/metrics.h"
 
 struct fp_analysis_owned {
@@ -245,7 +247,11 @@ static void note_unknown(fp_analysis *a)
                         p ? p->name : "", p ? "')" : "", why);
 }
 
-/* The model before fusion: read again, bound the same way, shapes and metrics, and its cost. */
+/* The model before fusion: read again, bound the same way, shapes and metrics, and its cost (kept
+ * when o->original). When the pipeline's float16 pass changed the model (res.float16_changed),
+ * the copy becomes the graph the runtime runs unoptimized (its load-time rewrites, then
+ * passes/float16.c at FP_FLOAT16_UNOPTIMIZED: ONNX Runtime casts at every level) and stage
+ * "original" is set from it. */
 static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
     if (!(a->original = fp_load_model(a->path, error)))
@@ -255,7 +261,7 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
     g_autoptr(GHashTable) shapes = bind_inputs(a->original, o, a->owned, &batch, &batch_note, &inputs_note, error);
     if (!shapes)
         return false;
-    if (a->target->fold_declared)
+    if (a->target && a->target->fold_declared)
         fp_declared_mark_runtime(a->original, a->target);
     fp_shape_opts so = {.input_shapes = shapes,
                         .batch = batch,
@@ -266,12 +272,23 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
         g_prefix_error(error, "%s: ", a->path);
         return false;
     }
-    fp_pass_metrics(a->original, NULL);
     g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(a->original);
     g_autoptr(fp_storage) st = storage_of(a->original, kv, &a->precision, NULL);
+    if (a->res.float16_changed) {
+        fp_pass_expand(a->original, a->target, NULL);
+        fp_pass_float16(a->original, a->target, FP_FLOAT16_UNOPTIMIZED, NULL);
+    }
+    fp_pass_metrics(a->original, NULL);
     fp_pass_storage(a->original, st);
-    a->original_cost = fp_pass_cost(a->original, a->device, a->what_if, fp_pipeline_original_cost_flags(a->target),
-                                    NULL);
+    if (a->res.float16_changed && !fp_pipeline_original_stage(a->original, &a->owned->po, &a->res, error)) {
+        g_prefix_error(error, "%s: ", a->path);
+        return false;
+    }
+    if (o->original)
+        a->original_cost = fp_pass_cost(a->original, a->device, a->what_if, fp_pipeline_original_cost_flags(a->target),
+                                        NULL);
+    else
+        g_clear_pointer(&a->original, fp_model_free);
     return true;
 }
 
@@ -408,7 +425,7 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
     g_autofree char *decode_note = NULL;
     if (!fp_bind_parse_dims(o->dims, &a->owned->dims, &a->owned->n_dims, error) || !load_profiles(a, o, error) ||
         !load_model(a, o, &decode_note, error) || !run_pipeline(a, o, error) ||
-        (o->original && o->stop == FP_PIPELINE_FULL && !load_original(a, o, error)))
+        ((o->original || a->res.float16_changed) && o->stop == FP_PIPELINE_FULL && !load_original(a, o, error)))
         return NULL;
     if (decode_note) {
         a->phase = o->training ? "train" : o->phase && strcmp(o->phase, "prefill") == 0 ? "prefill" : "decode";

@@ -259,11 +259,11 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     if (!fp_pass_fuse(m, o->target, FP_FUSE_BEFORE_PARTITION, res->fusions, diag, error))
         return false;
     /* ORT's partitioning, and at level all its Casts: after the level-1 loop, before the fusions */
-    fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag);
+    res->float16_changed += fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag);
     if (!fp_pass_fuse(m, o->target, FP_FUSE_AFTER_PARTITION, res->fusions, diag, error) || !after(m, o, "fuse", error))
         return false;
     if (!casts_after_layout(o->target))
-        fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
+        res->float16_changed += fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
     if (!after(m, o, "float16", error))
         return false;
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
@@ -311,7 +311,9 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     }
     if ((res->layout.conv_add_act = fp_pass_conv_add_act(m, o->target, diag)))
         res->layout.rewrote = true;
-    if (casts_after_layout(o->target) && fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag)) {
+    uint32_t casts = casts_after_layout(o->target) ? fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag) : 0;
+    if (casts) {
+        res->float16_changed += casts;
         res->layout.rewrote = true;
         fp_layout_add_casts(m, &res->layout, diag);
     }
@@ -336,6 +338,14 @@ static bool run_plan(fp_model *m, const fp_pipeline_opts *o, bool plan, bool cos
     return after(m, o, "cost", error);
 }
 
+/* Each stage's speedup: the latency of stage "original" over its own. */
+static void speedups(fp_pipeline_result *res)
+{
+    for (int i = 0; i < 3; i++)
+        res->stages[i].speedup = res->stages[i].latency_s > 0 ? res->stages[0].latency_s / res->stages[i].latency_s
+                                                              : 1.0;
+}
+
 bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
     memset(res, 0, sizeof *res);
@@ -354,9 +364,16 @@ bool fp_pipeline_run(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result 
     if (!run_layout(m, o, res, diag, error) || !run_plan(m, o, true, true, res, diag, error))
         return false;
     stage(m, &res->stages[2], "final (fusion + layout + memory reuse)", true, res->memory->arena, res->cost->total_s);
-    for (int i = 0; i < 3; i++)
-        res->stages[i].speedup = res->stages[i].latency_s > 0 ? res->stages[0].latency_s / res->stages[i].latency_s
-                                                              : 1.0;
+    speedups(res);
+    return true;
+}
+
+bool fp_pipeline_original_stage(fp_model *copy, const fp_pipeline_opts *o, fp_pipeline_result *res, GError **error)
+{
+    g_assert(o->stop == FP_PIPELINE_FULL && res->cost);
+    if (!stage_unplanned(copy, o, &res->stages[0], "original", fp_pipeline_original_cost_flags(o->target), error))
+        return false;
+    speedups(res);
     return true;
 }
 

@@ -704,6 +704,8 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
             fp_model_link(m);
         return count;
     }
+    if (stage == FP_FLOAT16_UNOPTIMIZED)
+        return partition(m) + convert(m, t, stage, diag);
     uint32_t changed = stage == FP_FLOAT16_BEFORE_FUSION ? partition(m) : 0;
     /* at AFTER, the Casts BEFORE left for after the fusions too (convert finds none else) */
     return changed + (when == stage || stage == FP_FLOAT16_AFTER_FUSION ? convert(m, t, stage, diag) : 0);

@@ -15,12 +15,16 @@
 /* When the Casts go in: after the fusions (ORT's basic and extended levels: the fusions saw float16
  * ops and refused them), or before (level all: the initializer Casts its level-4 transformer
  * folds change the graph, and ORT's loop runs the fusions again on the float32 ops). The pass is
- * also called at FP_FLOAT16_CONSTANT_FOLDING, first, before the runtime's level-1 rewrites. */
+ * also called at FP_FLOAT16_CONSTANT_FOLDING, first, before the runtime's level-1 rewrites, and at
+ * FP_FLOAT16_UNOPTIMIZED on a model no other pass has changed: the graph ORT runs with its
+ * optimizations off (ORT_DISABLE_ALL), whose partitioning and InsertCastTransformer run at every
+ * level. */
 typedef enum {
     FP_FLOAT16_NONE,
     FP_FLOAT16_AFTER_FUSION,
     FP_FLOAT16_BEFORE_FUSION,
     FP_FLOAT16_CONSTANT_FOLDING,
+    FP_FLOAT16_UNOPTIMIZED,
 } fp_float16_stage;
 
 /* The stage target t asks for (FP_FLOAT16_NONE when it says nothing). */
@@ -43,7 +47,8 @@ bool fp_float16_unassigned(const fp_node *n);
  * float32 value skipped, as RemoveDuplicateCastTransformer removes the pair), their outputs
  * float32, a Cast back to float16 where another op or a graph output reads them. Returns the nodes
  * changed and Casts inserted (m linked again when any); one info finding in diag when Casts went
- * in. Needs shapes. */
+ * in. At UNOPTIMIZED: the function bodies, then the Casts, none folded (no constant folding
+ * runs at that level: each initializer's Cast is a kernel of every run). Needs shapes. */
 uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag);
 
 #endif

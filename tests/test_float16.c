@@ -1,6 +1,7 @@
 /* test_float16.c - float16 suite (passes/float16.c): a float16 Conv + BN + Relu on the CPU targets
  * has the Casts ONNX Runtime 1.30 writes (measured with onnxruntime-node: at basic and extended a
- * Cast on x, W, B and the output, the Relu apart; at all only x and the output, the Relu folded),
+ * Cast on x, W, B and the output, the Relu apart; at all only x and the output, the Relu folded;
+ * with the optimizations off one on every float16 input and the output, in stage "original"),
  * float32 inside; the cuda target keeps float16; a bad key value; the CPU EP's float16 kernels and
  * the function bodies ORT inlines; the names of the float32 outputs of the ops it converts. */
 #include <glib/gstdio.h>
@@ -51,6 +52,23 @@ static void test_casts(void)
     CU_ASSERT_EQUAL(tm_count_ops(b->model->main, "Relu"), 0); /* folded into the float32 Conv */
     CU_ASSERT_EQUAL(tm_count_ops(c->model->main, "Cast"), 0);
     CU_ASSERT_EQUAL(a->res.memory->n_unknown, 0);
+    /* ORT_DISABLE_ALL runs the Casts too, none folded (measured: 10 ops, Casts of x, w, the four
+     * BatchNormalization initializers and the output): stage original, and the kept original */
+    all.original = true;
+    g_autoptr(fp_analysis) d = fp_analysis_run(path, &all, &err);
+    CU_ASSERT_FATAL(d != NULL);
+    const fp_analysis *const cpu[] = {a, b, d};
+    for (size_t i = 0; i < G_N_ELEMENTS(cpu); i++) {
+        CU_ASSERT_EQUAL(cpu[i]->res.stages[0].ops, 10);
+        CU_ASSERT_EQUAL(cpu[i]->res.stages[0].conversions, 7);
+        CU_ASSERT(cpu[i]->res.stages[0].latency_s > cpu[i]->res.stages[2].latency_s);
+        CU_ASSERT_DOUBLE_EQUAL(cpu[i]->res.stages[2].speedup,
+                               cpu[i]->res.stages[0].latency_s / cpu[i]->res.stages[2].latency_s, 1e-12);
+    }
+    CU_ASSERT_PTR_NULL(a->original);
+    CU_ASSERT_EQUAL(tm_count_ops(d->original->main, "Cast"), 7);
+    CU_ASSERT_DOUBLE_EQUAL(d->original_cost->total_s, d->res.stages[0].latency_s, 1e-12);
+    CU_ASSERT_EQUAL(c->res.stages[0].ops, 3);
     tm_expect_target_error("[target]\nname = t\nrules = conv_bn\nfloat16 = always\n",
                            "[target] float16: 'always' (expected cast_after_fusion or cast_before_fusion)");
     g_unlink(path);

@@ -24,13 +24,16 @@
 enum { SIZE_UNKNOWN = -1, SIZE_NONE = -2 };
 
 /* Every value's byte size, graph by graph in model order: the bytes, SIZE_UNKNOWN, or SIZE_NONE for
- * what holds no tensor of a sized type (a sequence, a string). */
-static GArray *value_sizes(const fp_model *m)
+ * what holds no tensor of a sized type (a sequence, a string). With `like` (the same file, loaded
+ * again), of each graph as many values as like's graph of that index has: the model as loaded,
+ * without the values m's passes appended (report's original has the runtime's Casts). */
+static GArray *value_sizes(const fp_model *m, const fp_model *like)
 {
     GArray *sizes = g_array_new(FALSE, FALSE, sizeof(int64_t));
     for (guint gi = 0; gi < m->graphs->len; gi++) {
         const fp_graph *g = m->graphs->pdata[gi];
-        for (guint i = 0; i < g->values->len; i++) {
+        guint n = like && gi < like->graphs->len ? ((const fp_graph *)like->graphs->pdata[gi])->values->len : 0;
+        for (guint i = 0; i < (like ? MIN(n, g->values->len) : g->values->len); i++) {
             const fp_value *v = g->values->pdata[i];
             uint64_t numel = 0, bytes = 0, one = 0;
             int64_t s = SIZE_NONE;
@@ -132,8 +135,9 @@ static bool check_model(const char *path, const fp_analysis_opts *base, uint32_t
             fprintf(stderr, "\n  %s: warnings differ: '%s' / '%s'", path, a->unknown_note, notes[i]);
             ok = false;
         }
-    g_autoptr(GArray) sa = value_sizes(a->model), sb = value_sizes(b->model), sd = value_sizes(d->original),
-                      st = value_sizes(t->a->model), sp = value_sizes(ta->model);
+    g_autoptr(GArray) sa = value_sizes(a->model, NULL), sb = value_sizes(b->model, NULL),
+                      sd = value_sizes(d->original, a->model), st = value_sizes(t->a->model, NULL),
+                      sp = value_sizes(ta->model, NULL);
     ok = ok && same_sizes(path, "memory", sa, sb, a->model) && same_sizes(path, "report", sa, sd, a->model) &&
          same_sizes(path, "train", sp, st, ta->model);
     *unknown = n;
