@@ -25,7 +25,7 @@
 #                            (bench/same_graph.py)
 #   BENCH_SPEEDUP=0          skip the stage speedups against ONNX Runtime at levels disabled, extended
 #                            and all on the networks (bench/speedup_vs_ort.py, ~5 min)
-#   BENCH_RUNTIME_CAL=0      skip `calibrate --runtime onnxruntime` judged on 30 networks at levels disabled
+#   BENCH_RUNTIME_CAL=0      skip `calibrate --runtime onnxruntime` judged on 40 networks at levels disabled
 #                            and all, on one thread and on all cores (bench/runtime_calibration.py, ~7 min
 #                            each; its tables go into docs/benchmarks.md, "Runtime calibration" and
 #                            "Runtime calibration at all cores")
@@ -191,7 +191,7 @@ runtime_cal() {
     F=bench/out/fidelity
     for threads in 1 all; do
         /usr/bin/python3 bench/runtime_calibration.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench \
-            --threads $threads --dims p2o.DynamicDimension.1=320 \
+            --threads $threads --genai --dims p2o.DynamicDimension.1=320 \
             --dims ch_PP-OCRv4_det_infer:p2o.DynamicDimension.1=320 --dims ch_PP-OCRv4_det_infer:p2o.DynamicDimension.2=320 \
             --dims ch_ppocr_mobile_v2.0_cls_infer:p2o.DynamicDimension.1=48 \
             --dims ch_ppocr_mobile_v2.0_cls_infer:p2o.DynamicDimension.2=192 \

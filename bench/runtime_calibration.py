@@ -10,7 +10,7 @@ and so is the speedup disabled -> all. Each thread count has its own table, work
   /usr/bin/python3 bench/runtime_calibration.py [--fuseplan build/fuseplan] [--ort bench]
         [--threads 1|all] [--out bench/out/runtime_calibration[_all]] [--passes 3] [--budget-ms 300] [--reuse]
         [--dims [NETWORK:]NAME=VALUE...] [-o bench/results/runtime_calibration[_all].md] [--doc docs/benchmarks.md]
-        MODEL.onnx...
+        [--genai] MODEL.onnx...
 
 Measurement: bench/latency_vs_ort.py's (bench/ort_run.c through onnxruntime-node's
 libonnxruntime.so: --threads intra-op threads, all cores being as many as the profile's [device]
@@ -32,6 +32,10 @@ networks timed in a slow one low by as much; the table's header says by how much
 Repeatability: the previous run's timings (--out's runs.json) are kept as runs_previous.json, and
 the header counts the networks whose time in this run is within +-10% of that run's at each level:
 no estimate can be shown closer than the measurement repeats.
+--genai adds third-party decoders: onnxruntime-genai's test models that read a past (a KV cache),
+from the repository's snapshot (bench/fidelity.py's genai_models, GENAI_GIT; none without it),
+each file once, fixed at fidelity.py's decode step (one new token after 127) under the names that
+model builder gives the dims, as genai_NAME_static under --out/genai.
 Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
 -o and into --doc between <!-- runtime-calibration:begin --> and <!-- runtime-calibration:end -->
 (one thread; all cores: <!-- runtime-calibration-all-cores:begin --> and
@@ -40,6 +44,7 @@ Estimates: `fuseplan report --device P --target T` with the same input shapes. T
 import argparse
 import configparser
 import datetime
+import hashlib
 import json
 import os
 import sys
@@ -47,6 +52,7 @@ import time
 
 import onnx
 
+import fidelity
 import latency_vs_ort as lvo
 from bench import write_section
 from ort_common import pinned
@@ -227,6 +233,27 @@ def bound_dims(specs, key):
     return {**out, **own}
 
 
+# onnxruntime-genai's model builder names the decode step's dims so
+GENAI_STEP = {**fidelity.DECODE_STEP, "seq_len": 1, "past_seq_len": 127, "total_seq_len": 128}
+
+
+def genai_decoders(a):
+    """The static copies (--out/genai/NAME_static.onnx) of onnxruntime-genai's test models that read
+    a past, each distinct file once (under a name without "cuda" where it has one); [] without the
+    repository's snapshot."""
+    src, out = os.path.join(a.out, "genai", "src"), os.path.join(a.out, "genai")
+    seen, res = set(), []
+    for m in sorted(fidelity.genai_models(src), key=lambda m: ("cuda" in m, m)):  # a copy for CUDA: the other name
+        with open(m, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        g = onnx.load(m, load_external_data=False).graph
+        if digest in seen or not any("past" in i.name for i in g.input):
+            continue
+        seen.add(digest)
+        res.append(fidelity.static_copy(m, os.path.join(out, os.path.basename(m)[:-5] + "_static.onnx"), GENAI_STEP))
+    return res
+
+
 def within(x):
     return abs(x - 1) <= TOL
 
@@ -316,6 +343,8 @@ def main():
     ap.add_argument("-o", "--output", default=None,
                     help="the table as Markdown (default bench/results/runtime_calibration.md, with _all at all cores)")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs/benchmarks.md"), help="the document it goes into")
+    ap.add_argument("--genai", action="store_true", help="also onnxruntime-genai's test decoders, fixed at one "
+                    "decode step (from the repository's snapshot; none without it)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     if not (all_cores(a) or a.threads.isdigit()):
@@ -327,7 +356,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     a.fuseplan = os.path.abspath(a.fuseplan)
     exe, lib = lvo.harness(a)
-    entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m)} for m in a.models]
+    models = a.models + (genai_decoders(a) if a.genai else [])
+    entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m)} for m in models]
     for e in entries:
         e["dims"] = bound_dims(a.dims, e["key"])
     probe = next((e for e in entries if e["key"] == PACE_PROBE), entries[0])
