@@ -10,6 +10,7 @@
 #include "passes/expand.h"
 #include "passes/float16.h"
 #include "passes/metrics.h"
+#include "passes/qdq_units.h"
 
 struct fp_analysis_owned {
     fp_device *device;      /* when loaded here */
@@ -248,9 +249,10 @@ static void note_unknown(fp_analysis *a)
 }
 
 /* The model before fusion: read again, bound the same way, shapes and metrics, and its cost (kept
- * when o->original). When the pipeline's float16 pass changed the model (res.float16_changed),
- * the copy becomes the graph the runtime runs unoptimized (its load-time rewrites, then
- * passes/float16.c at FP_FLOAT16_UNOPTIMIZED: ONNX Runtime casts at every level) and stage
+ * when o->original). When the pipeline made rewrites that the runtime makes at every level
+ * (res.unoptimized_changed), the copy becomes the graph it runs unoptimized (its load-time
+ * rewrites, each DequantizeLinear copied for its readers, then passes/float16.c at
+ * FP_FLOAT16_UNOPTIMIZED: ONNX Runtime does both with its optimizations off too) and stage
  * "original" is set from it. */
 static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **error)
 {
@@ -274,13 +276,14 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
     }
     g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(a->original);
     g_autoptr(fp_storage) st = storage_of(a->original, kv, &a->precision, NULL);
-    if (a->res.float16_changed) {
+    if (a->res.unoptimized_changed) {
         fp_pass_expand(a->original, a->target, NULL);
+        fp_pass_qdq_units(a->original, a->target, true, NULL);
         fp_pass_float16(a->original, a->target, FP_FLOAT16_UNOPTIMIZED, NULL);
     }
     fp_pass_metrics(a->original, NULL);
     fp_pass_storage(a->original, st);
-    if (a->res.float16_changed && !fp_pipeline_original_stage(a->original, &a->owned->po, &a->res, error)) {
+    if (a->res.unoptimized_changed && !fp_pipeline_original_stage(a->original, &a->owned->po, &a->res, error)) {
         g_prefix_error(error, "%s: ", a->path);
         return false;
     }
@@ -425,7 +428,7 @@ fp_analysis *fp_analysis_run(const char *path, const fp_analysis_opts *o, GError
     g_autofree char *decode_note = NULL;
     if (!fp_bind_parse_dims(o->dims, &a->owned->dims, &a->owned->n_dims, error) || !load_profiles(a, o, error) ||
         !load_model(a, o, &decode_note, error) || !run_pipeline(a, o, error) ||
-        ((o->original || a->res.float16_changed) && o->stop == FP_PIPELINE_FULL && !load_original(a, o, error)))
+        ((o->original || a->res.unoptimized_changed) && o->stop == FP_PIPELINE_FULL && !load_original(a, o, error)))
         return NULL;
     if (decode_note) {
         a->phase = o->training ? "train" : o->phase && strcmp(o->phase, "prefill") == 0 ? "prefill" : "decode";

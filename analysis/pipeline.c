@@ -249,7 +249,9 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     fp_pass_transpose(m, o->target, &res->layout.transpose, diag);
     fp_pass_cse(m, o->target, diag);
     fp_pass_reshape_chain(m, o->target, diag);
-    if (fp_pass_qdq_units(m, o->target, diag)) { /* the QDQ rewrites that follow the loop at level 1 */
+    uint32_t dqs = fp_pass_qdq_units(m, o->target, false, diag);
+    if (dqs) { /* the QDQ rewrites that follow the loop at level 1 */
+        res->unoptimized_changed += dqs;
         fp_pass_metrics(m, NULL);
         fp_pass_storage(m, o->storage);
     }
@@ -259,11 +261,11 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
     if (!fp_pass_fuse(m, o->target, FP_FUSE_BEFORE_PARTITION, res->fusions, diag, error))
         return false;
     /* ORT's partitioning, and at level all its Casts: after the level-1 loop, before the fusions */
-    res->float16_changed += fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag);
+    res->unoptimized_changed += fp_pass_float16(m, o->target, FP_FLOAT16_BEFORE_FUSION, diag);
     if (!fp_pass_fuse(m, o->target, FP_FUSE_AFTER_PARTITION, res->fusions, diag, error) || !after(m, o, "fuse", error))
         return false;
     if (!casts_after_layout(o->target))
-        res->float16_changed += fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
+        res->unoptimized_changed += fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
     if (!after(m, o, "float16", error))
         return false;
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */
@@ -313,7 +315,7 @@ static bool run_layout(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
         res->layout.rewrote = true;
     uint32_t casts = casts_after_layout(o->target) ? fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag) : 0;
     if (casts) {
-        res->float16_changed += casts;
+        res->unoptimized_changed += casts;
         res->layout.rewrote = true;
         fp_layout_add_casts(m, &res->layout, diag);
     }

@@ -176,7 +176,7 @@ static uint32_t unique_dq(fp_node *d)
     return made;
 }
 
-uint32_t fp_pass_qdq_units(fp_model *m, const fp_target *t, fp_diag *diag)
+uint32_t fp_pass_qdq_units(fp_model *m, const fp_target *t, bool unoptimized, fp_diag *diag)
 {
     if (!t || !t->keyfile || !g_key_file_get_boolean(t->keyfile, "layout", "qdq_units", NULL))
         return 0;
@@ -186,7 +186,7 @@ uint32_t fp_pass_qdq_units(fp_model *m, const fp_target *t, fp_diag *diag)
     if (!order)
         return 0;
     g_autofree fp_node **nodes = g_memdup2(order, sizeof(fp_node *) * n);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && !unoptimized; i++) {
         fp_value *b = quantizable_bias(nodes[i]);
         if (b) {
             quantize_bias(m, nodes[i], b);

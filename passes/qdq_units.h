@@ -6,6 +6,7 @@
 #ifndef FP_PASS_QDQ_UNITS_H
 #define FP_PASS_QDQ_UNITS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ir/diag.h"
@@ -24,8 +25,9 @@
  * - then every live DequantizeLinear read by more than one node input, or read and a graph output,
  *   is copied (same inputs and attributes, a new output) for each reading input but the first (all
  *   of them when it is a graph output), each copy read by that input alone.
- * One info finding in diag; m linked again when it changed. Returns the count of DequantizeLinear
- * nodes added. */
-uint32_t fp_pass_qdq_units(fp_model *m, const fp_target *t, fp_diag *diag);
+ * With `unoptimized` the copies alone: ORT runs EnsureUniqueDQForNodeUnit at every level, its
+ * optimizations off too, and WeightBiasQuantization from level 1 on. One info finding in diag; m
+ * linked again when it changed. Returns the count of DequantizeLinear nodes added. */
+uint32_t fp_pass_qdq_units(fp_model *m, const fp_target *t, bool unoptimized, fp_diag *diag);
 
 #endif

@@ -2,9 +2,11 @@
  * DequantizeLinear gets a copy for each reading input but the first (all, when it is also a graph
  * output); a quantized Conv's float bias a DequantizeLinear of int32 when its input is quantized
  * per tensor, its weight per tensor or per output channel, and its output reaches a QuantizeLinear
- * through single-reader Relus; a target without `[layout] qdq_units` changes nothing. */
+ * through single-reader Relus; with ORT's optimizations off the copies alone, in stage original; a
+ * target without `[layout] qdq_units` changes nothing. */
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "passes/cse.h"
 #include "passes/qdq_units.h"
 #include "tmodel.h"
@@ -46,7 +48,7 @@ static void test_unique_dq(void)
     g_autoptr(GError) err = NULL;
     for (int output = 0; output < 2; output++) {
         g_autoptr(fp_model) m = shared_dq(output);
-        CU_ASSERT_EQUAL(fp_pass_qdq_units(m, t, NULL), output ? 2u : 1u);
+        CU_ASSERT_EQUAL(fp_pass_qdq_units(m, t, false, NULL), output ? 2u : 1u);
         CU_ASSERT_FATAL(fp_model_verify(m, &err));
         CU_ASSERT_EQUAL(tm_count_ops(m->main, "DequantizeLinear"), output ? 3u : 2u);
         const fp_node *r1 = fp_node_lookup(m, "r1"), *r2 = fp_node_lookup(m, "r2");
@@ -54,7 +56,7 @@ static void test_unique_dq(void)
         CU_ASSERT_EQUAL(r1->inputs[0]->n_uses + r2->inputs[0]->n_uses, 2);
         CU_ASSERT_STRING_EQUAL(r2->inputs[0]->producer->op_type, "DequantizeLinear");
         CU_ASSERT_PTR_EQUAL(r2->inputs[0]->producer->inputs[0], fp_graph_find(m->main, "x"));
-        CU_ASSERT_EQUAL(fp_pass_qdq_units(m, t, NULL), 0); /* each DQ has one reader now */
+        CU_ASSERT_EQUAL(fp_pass_qdq_units(m, t, false, NULL), 0); /* each DQ has one reader now */
     }
     /* ONNX Runtime's elimination leaves equal DQs apart (merged, one would be shared), not Casts */
     tb *b = tb_new(13);
@@ -111,7 +113,7 @@ static void test_bias(void)
     } cases[] = {{false, 1, false, true}, {true, 0, false, true}, {true, 1, false, false}, {false, 1, true, true}};
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(fp_model) m = qconv(cases[i].per_channel, cases[i].axis, cases[i].branch);
-        fp_pass_qdq_units(m, t, NULL);
+        fp_pass_qdq_units(m, t, false, NULL);
         CU_ASSERT_FATAL(fp_model_verify(m, &err));
         const fp_value *bias = fp_node_lookup(m, "conv")->inputs[2];
         const fp_node *dq = bias->producer;
@@ -148,15 +150,42 @@ static void test_bias_branch(void)
     tb_output(b, "r", F32, -1, NULL);
     g_autoptr(fp_model) m = tu_load_tb(b);
     tb_free(b);
-    CU_ASSERT_EQUAL(fp_pass_qdq_units(m, t, NULL), 0);
+    CU_ASSERT_EQUAL(fp_pass_qdq_units(m, t, false, NULL), 0);
     CU_ASSERT_STRING_EQUAL(fp_node_lookup(m, "conv")->inputs[2]->name, "bias");
+}
+
+/* With `unoptimized` (ONNX Runtime's optimizations off): the copies, not the bias. Stage original
+ * counts ORT's saved graph at level disabled (measured with ORT 1.31.1: models/qdq_cnn.onnx 37
+ * nodes, pool1.out_dq/duplicated among them; the third-party qdq_with_multi_consumer_q_dq_axis 26,
+ * eight copies). */
+static void test_unoptimized(void)
+{
+    g_autoptr(fp_target) t = target("ort-cpu-basic");
+    g_autoptr(fp_model) shared = shared_dq(false), conv = qconv(false, 1, false);
+    CU_ASSERT_EQUAL(fp_pass_qdq_units(shared, t, true, NULL), 1);
+    CU_ASSERT_EQUAL(fp_pass_qdq_units(conv, t, true, NULL), 0);
+    CU_ASSERT_STRING_EQUAL(fp_node_lookup(conv, "conv")->inputs[2]->name, "bias");
+    static const struct {
+        const char *path;
+        uint32_t ops, dqs;
+    } cases[] = {{"models/qdq_cnn.onnx", 37, 19},
+                 {"tests/data/fuse/qdq_third/qdq_with_multi_consumer_q_dq_axis.onnx", 26, 17}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = "ort-cpu-basic", .original = true};
+        g_autoptr(fp_analysis) a = fp_analysis_run(cases[i].path, &o, &err);
+        CU_ASSERT_FATAL(a != NULL);
+        CU_ASSERT_EQUAL(a->res.stages[0].ops, cases[i].ops);
+        CU_ASSERT_EQUAL(tm_count_ops(a->original->main, "DequantizeLinear"), cases[i].dqs);
+        CU_ASSERT_DOUBLE_EQUAL(a->original_cost->total_s, a->res.stages[0].latency_s, 1e-12);
+    }
 }
 
 static void test_off(void)
 {
     g_autoptr(fp_target) t = target("tensorrt");
     g_autoptr(fp_model) m = shared_dq(true);
-    CU_ASSERT_EQUAL(fp_pass_qdq_units(m, t, NULL), 0);
+    CU_ASSERT_EQUAL(fp_pass_qdq_units(m, t, false, NULL), 0);
     CU_ASSERT_EQUAL(tm_count_ops(m->main, "DequantizeLinear"), 1);
 }
 
@@ -166,5 +195,6 @@ FP_TEST_SUITE(register_qdq_units)
     CU_add_test(s, "unique_dq", test_unique_dq);
     CU_add_test(s, "bias", test_bias);
     CU_add_test(s, "bias_branch", test_bias_branch);
+    CU_add_test(s, "unoptimized", test_unoptimized);
     CU_add_test(s, "off", test_off);
 }
