@@ -72,10 +72,10 @@ typedef struct {
                                  m->graphs (g_malloc): a node of index (fp_node.id) past its graph's
                                  count is one a pass added (reports/provenance.h) */
     uint32_t n_loaded_graphs;
-    uint32_t unoptimized_changed; /* nodes changed or added after stage "original" by the rewrites
-                                     the runtime makes at every level (passes/float16.c's Casts,
-                                     passes/qdq_units.c's DequantizeLinear copies): when any, that
-                                     stage is not yet the graph it runs unoptimized
+    uint32_t unoptimized_changed; /* nodes that passes/float16.c and passes/qdq_units.c changed or
+                                     added after stage "original" (some the runtime's rewrites at
+                                     every level: its Casts, its DequantizeLinear copies): when
+                                     any, that stage may not be the graph it runs unoptimized
                                      (fp_pipeline_original_stage) */
 } fp_pipeline_result;
 
@@ -86,8 +86,7 @@ void fp_pipeline_result_clear(fp_pipeline_result *res);
 /* Stage "original" of res (a FULL run's) set again from `copy`, the model read again and brought
  * to the graph the runtime runs unoptimized (shapes, metrics, passes/qdq_units.c's copies and
  * passes/float16.c at FP_FLOAT16_UNOPTIMIZED, as fp_analysis does when res->unoptimized_changed);
- * the speedups again.
- * False with an error when its memory cannot be sized. */
+ * the speedups again. False with an error when its memory cannot be sized. */
 bool fp_pipeline_original_stage(fp_model *copy, const fp_pipeline_opts *o, fp_pipeline_result *res, GError **error);
 /* True when `name` is a pass --dump-after accepts. */
 bool fp_pipeline_has_pass(const char *name);
