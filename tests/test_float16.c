@@ -154,10 +154,48 @@ static void test_converted_names(void)
     }
 }
 
+/* A float16 MatMul [1, 1, 32] x [32, 128] into a com.microsoft FastGelu with a bias: the CPU EP has
+ * no float16 FastGelu, the partitioner inlines its body, and ONNX Runtime 1.31.1's MatMulAddFusion
+ * takes the MatMul and the body's bias Add at levels extended and all (Gemm, Reshapes around it),
+ * not at basic (measured with onnxruntime-node's saved graphs). The fusion list keeps one record of
+ * a candidate both phases look at: decoder_tiny's four refused MatMul + Add. */
+static void test_matmul_add_after_partition(void)
+{
+    tb *b = tb_new(17);
+    tb_input(b, "x", F16, 3, (int64_t[]){1, 1, 32});
+    tb_init(b, "w", F16, 2, (int64_t[]){32, 128});
+    tb_init(b, "bias", F16, 1, (int64_t[]){128});
+    tb_node(b, "MatMul", "mm", "x,w", "m");
+    tb_domain(b, tb_node(b, "FastGelu", "fg", "m,bias", "y"), "com.microsoft");
+    tb_output(b, "y", F16, 3, (int64_t[]){1, 1, 128});
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    static const char *const targets[] = {"ort-cpu-basic", "ort-cpu-extended", "ort-cpu-all"};
+    for (size_t i = 0; i < G_N_ELEMENTS(targets); i++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = targets[i]};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_FATAL(a != NULL);
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Gemm"), i > 0);
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "MatMul"), i == 0);
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Add"), i > 0 ? 2 : 3);
+    }
+    g_unlink(path);
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ort-cpu-all", .stop = FP_PIPELINE_FUSION};
+    g_autoptr(fp_analysis) d = fp_analysis_run("models/decoder_tiny.onnx", &o, &err);
+    CU_ASSERT_FATAL(d != NULL);
+    guint records = 0;
+    for (guint i = 0; i < d->res.fusions->fusions->len; i++)
+        records += strcmp(((const fp_fusion *)d->res.fusions->fusions->pdata[i])->rule, "matmul_add_gemm") == 0;
+    CU_ASSERT_EQUAL(records, 4);
+}
+
 FP_TEST_SUITE(register_float16)
 {
     CU_pSuite s = CU_add_suite("float16", NULL, NULL);
     CU_add_test(s, "casts", test_casts);
     CU_add_test(s, "kernels_and_bodies", test_kernels_and_bodies);
     CU_add_test(s, "converted_names", test_converted_names);
+    CU_add_test(s, "matmul_add_after_partition", test_matmul_add_after_partition);
 }

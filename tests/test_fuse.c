@@ -1560,6 +1560,8 @@ static void test_targets(void)
         {"[target]\nname = x\nrules = conv_bn\n[staging]\n", "unknown group [staging] (valid: [target], [stages]"},
         {"[target]\nname = x\nrules = conv_bn\nbefore_partition = conv_bn, noop_elim\n",
          "[target] before_partition: 'noop_elim' is none of the target's rules"},
+        {"[target]\nname = x\nrules = conv_bn, noop_elim\nbefore_partition = conv_bn\nagain_after_partition = noop_elim\n",
+         "[target] again_after_partition: 'noop_elim' is none of before_partition's rules"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
         tm_expect_target_error(bad[i].ini, bad[i].needle);

@@ -361,14 +361,21 @@ static bool split_by_opset(const char *id)
     return false;
 }
 
+/* Whether rule `id` of target t runs again after partitioning (`again_after_partition`). */
+static bool again(const fp_target *t, const char *id)
+{
+    return t->again_after_partition && g_strv_contains((const char *const *)t->again_after_partition, id);
+}
+
 /* Whether phase applies rule `id` of target t: a rule of `before_partition` before, the others
- * after, and one split by opset in both (its gate takes the nodes of each phase). */
+ * after, and in both one split by opset (its gate takes the nodes of each phase) or one the
+ * runtime applies again. */
 static bool in_phase(const fp_target *t, fp_fuse_phase phase, const char *id)
 {
     if (phase == FP_FUSE_ALL)
         return true;
     bool before = t->before_partition && g_strv_contains((const char *const *)t->before_partition, id);
-    if (before && phase == FP_FUSE_AFTER_PARTITION && split_by_opset(id))
+    if (before && phase == FP_FUSE_AFTER_PARTITION && (split_by_opset(id) || again(t, id)))
         return true;
     return before == (phase == FP_FUSE_BEFORE_PARTITION);
 }
@@ -434,6 +441,26 @@ static void unfold_reciprocals(const fp_target *t, fp_fuse_phase phase, fp_graph
     }
 }
 
+/* Links the refused records of the phase before partitioning of the rules that run again
+ * (`again_after_partition`) to their anchor nodes, so that a candidate refused again keeps its one
+ * record and one taken now replaces it. The records from index 0 on are this pass's then. */
+static void seed_records(fp_fuser *fz)
+{
+    fp_fusion_list *l = fz->out;
+    fz->rec_base = 0;
+    for (guint i = 0; i < l->fusions->len; i++) {
+        const fp_fusion *f = l->fusions->pdata[i];
+        size_t ri = (size_t)(f->variant - fp_rules);
+        uint32_t none = 0, rule = (uint32_t)fz->rule_key[ri];
+        g_array_append_val(fz->rec_next, none);
+        g_array_append_val(fz->rec_rule, rule);
+        const fp_node *n = !f->applied && again(fz->t, f->rule) ? fp_node_lookup(fz->m, f->anchor) : NULL;
+        uint32_t *slot = n && fp_node_live(n) ? rec_slot(fz, fp_node_index(n), rule) : NULL;
+        if (slot && !*slot)
+            *slot = i + 1;
+    }
+}
+
 bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fuse_phase phase, fp_fusion_list *out, fp_diag *diag,
                   GError **error)
 {
@@ -453,6 +480,8 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fuse_phase phase, fp_fusio
     fz.rec_next = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     fz.rec_rule = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     fz.rec_base = out->fusions->len;
+    if (phase == FP_FUSE_AFTER_PARTITION)
+        seed_records(&fz);
     fp_fuse_match_init(&fz, total);
     fp_fuse_rewrite_init(&fz);
     fp_fuse_uses_init(&fz, total);

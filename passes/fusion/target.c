@@ -1,6 +1,7 @@
 /* target.c - fusion targets: which rules a compiler applies, in which order, with which
  * parameters. A target is a GKeyFile (passes/fusion/targets/NAME.ini):
- *   [target] name, description, rules = id, id, ..., before_partition = id, ... (of rules)
+ *   [target] name, description, rules = id, id, ..., before_partition = id, ... (of rules),
+ *            again_after_partition = id, ... (of before_partition)
  *   [stages] original, fusion, final: what the report's three stages mean on this compiler
  *   [rule.ID] parameter overrides (keys named by the rule's constraints, e.g. max_epsilon)
  */
@@ -199,6 +200,14 @@ static bool validate(fp_target *t, GError **error)
             return false;
         }
     }
+    for (char **r = t->again_after_partition; r && *r; r++) {
+        g_strstrip(*r);
+        if (!t->before_partition || !g_strv_contains((const char *const *)t->before_partition, *r)) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
+                        "%s: [target] again_after_partition: '%s' is none of before_partition's rules", t->path, *r);
+            return false;
+        }
+    }
     return true;
 }
 
@@ -354,6 +363,7 @@ static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
     }
     t->expand = g_key_file_get_string_list(t->keyfile, "target", "expand", NULL, NULL);
     t->before_partition = g_key_file_get_string_list(t->keyfile, "target", "before_partition", NULL, NULL);
+    t->again_after_partition = g_key_file_get_string_list(t->keyfile, "target", "again_after_partition", NULL, NULL);
     for (char **e = t->expand; e && *e; e++) {
         g_strstrip(*e);
         if (!fp_expand_supported(*e)) {
@@ -388,6 +398,7 @@ void fp_target_free(fp_target *t)
     g_strfreev(t->rules);
     g_strfreev(t->expand);
     g_strfreev(t->before_partition);
+    g_strfreev(t->again_after_partition);
     g_free(t->precision_mode);
     if (t->keyfile)
         g_key_file_free(t->keyfile);
