@@ -441,12 +441,29 @@ static void unfold_reciprocals(const fp_target *t, fp_fuse_phase phase, fp_graph
     }
 }
 
+/* The live nodes of m by name, a name that several hold mapped to `m` itself (no node). */
+static GHashTable *nodes_by_name(const fp_model *m)
+{
+    GHashTable *h = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint gi = 0; gi < m->graphs->len; gi++) {
+        const fp_graph *g = m->graphs->pdata[gi];
+        for (guint i = 0; i < g->nodes->len; i++) {
+            fp_node *n = g->nodes->pdata[i];
+            if (fp_node_live(n) && n->name)
+                g_hash_table_insert(h, (gpointer)n->name, g_hash_table_contains(h, n->name) ? (gpointer)m : n);
+        }
+    }
+    return h;
+}
+
 /* Links the refused records of the phase before partitioning of the rules that run again
- * (`again_after_partition`) to their anchor nodes, so that a candidate refused again keeps its one
- * record and one taken now replaces it. The records from index 0 on are this pass's then. */
+ * (`again_after_partition`) to their anchor nodes (one a name names alone), so that a candidate
+ * refused again keeps its one record and one taken now replaces it. The records from index 0 on
+ * are this pass's then. */
 static void seed_records(fp_fuser *fz)
 {
     fp_fusion_list *l = fz->out;
+    g_autoptr(GHashTable) names = nodes_by_name(fz->m);
     fz->rec_base = 0;
     for (guint i = 0; i < l->fusions->len; i++) {
         const fp_fusion *f = l->fusions->pdata[i];
@@ -454,8 +471,8 @@ static void seed_records(fp_fuser *fz)
         uint32_t none = 0, rule = (uint32_t)fz->rule_key[ri];
         g_array_append_val(fz->rec_next, none);
         g_array_append_val(fz->rec_rule, rule);
-        const fp_node *n = !f->applied && again(fz->t, f->rule) ? fp_node_lookup(fz->m, f->anchor) : NULL;
-        uint32_t *slot = n && fp_node_live(n) ? rec_slot(fz, fp_node_index(n), rule) : NULL;
+        const fp_node *n = !f->applied && again(fz->t, f->rule) ? g_hash_table_lookup(names, f->anchor) : NULL;
+        uint32_t *slot = n && n != (const void *)fz->m ? rec_slot(fz, fp_node_index(n), rule) : NULL;
         if (slot && !*slot)
             *slot = i + 1;
     }
@@ -480,7 +497,7 @@ bool fp_pass_fuse(fp_model *m, const fp_target *t, fp_fuse_phase phase, fp_fusio
     fz.rec_next = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     fz.rec_rule = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     fz.rec_base = out->fusions->len;
-    if (phase == FP_FUSE_AFTER_PARTITION)
+    if (phase == FP_FUSE_AFTER_PARTITION && t->again_after_partition)
         seed_records(&fz);
     fp_fuse_match_init(&fz, total);
     fp_fuse_rewrite_init(&fz);
