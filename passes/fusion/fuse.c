@@ -361,12 +361,6 @@ static bool split_by_opset(const char *id)
     return false;
 }
 
-/* Whether rule `id` of target t runs again after partitioning (`again_after_partition`). */
-static bool again(const fp_target *t, const char *id)
-{
-    return t->again_after_partition && g_strv_contains((const char *const *)t->again_after_partition, id);
-}
-
 /* Whether phase applies rule `id` of target t: a rule of `before_partition` before, the others
  * after, and in both one split by opset (its gate takes the nodes of each phase) or one the
  * runtime applies again. */
@@ -374,8 +368,9 @@ static bool in_phase(const fp_target *t, fp_fuse_phase phase, const char *id)
 {
     if (phase == FP_FUSE_ALL)
         return true;
-    bool before = t->before_partition && g_strv_contains((const char *const *)t->before_partition, id);
-    if (before && phase == FP_FUSE_AFTER_PARTITION && (split_by_opset(id) || again(t, id)))
+    bool before = fp_target_listed(t->before_partition, id);
+    if (before && phase == FP_FUSE_AFTER_PARTITION &&
+        (split_by_opset(id) || fp_target_listed(t->again_after_partition, id)))
         return true;
     return before == (phase == FP_FUSE_BEFORE_PARTITION);
 }
@@ -471,7 +466,9 @@ static void seed_records(fp_fuser *fz)
         uint32_t none = 0, rule = (uint32_t)fz->rule_key[ri];
         g_array_append_val(fz->rec_next, none);
         g_array_append_val(fz->rec_rule, rule);
-        const fp_node *n = !f->applied && again(fz->t, f->rule) ? g_hash_table_lookup(names, f->anchor) : NULL;
+        const fp_node *n = !f->applied && fp_target_listed(fz->t->again_after_partition, f->rule)
+                               ? g_hash_table_lookup(names, f->anchor)
+                               : NULL;
         uint32_t *slot = n && n != (const void *)fz->m ? rec_slot(fz, fp_node_index(n), rule) : NULL;
         if (slot && !*slot)
             *slot = i + 1;

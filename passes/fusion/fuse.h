@@ -141,6 +141,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_target, fp_target_free)
 /* Whether `mode` is a precision_mode fuseplan models: force_fp16 (float32 computes and is stored
  * in float16) or must_keep_origin_dtype (as the model). */
 bool fp_target_precision_mode_ok(const char *mode);
+/* Whether rule id `id` is in `list`, one of a target's lists of rules (NULL: none). */
+bool fp_target_listed(char *const *list, const char *id);
 
 /* Names of the shipped targets; caller g_strfreev()s. */
 char **fp_target_list(void);

@@ -283,8 +283,7 @@ static bool check_level1_phase(const fp_constraint *c, const fp_match *mt, GPtrA
     (void)out;
     const fp_target *t = mt->target;
     const fp_node *n = node_at(mt, 0);
-    if (mt->phase == FP_FUSE_ALL || !n || !t->before_partition ||
-        !g_strv_contains((const char *const *)t->before_partition, mt->rule->id))
+    if (mt->phase == FP_FUSE_ALL || !n || !fp_target_listed(t->before_partition, mt->rule->id))
         return true;
     return (n->opset >= fp_target_num(t, mt->rule->id, c)) == (mt->phase == FP_FUSE_BEFORE_PARTITION);
 }

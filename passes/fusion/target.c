@@ -137,6 +137,21 @@ static bool check_keys(const fp_target *t, const char *group, const char *const 
     return true;
 }
 
+/* Whether every rule id of `list` ([target] `key`; stripped here, NULL: none) is one of `of`
+ * (`of_what` in the error that names the first that is not). */
+static bool subset(const fp_target *t, const char *key, char **list, char **of, const char *of_what, GError **error)
+{
+    for (char **r = list; r && *r; r++) {
+        g_strstrip(*r);
+        if (!fp_target_listed(of, *r)) {
+            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET, "%s: [target] %s: '%s' is none of %s", t->path, key,
+                        *r, of_what);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool validate(fp_target *t, GError **error)
 {
     g_auto(GStrv) groups = g_key_file_get_groups(t->keyfile, NULL);
@@ -192,23 +207,9 @@ static bool validate(fp_target *t, GError **error)
             return false;
         }
     }
-    for (char **r = t->before_partition; r && *r; r++) {
-        g_strstrip(*r);
-        if (!g_strv_contains((const char *const *)t->rules, *r)) {
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
-                        "%s: [target] before_partition: '%s' is none of the target's rules", t->path, *r);
-            return false;
-        }
-    }
-    for (char **r = t->again_after_partition; r && *r; r++) {
-        g_strstrip(*r);
-        if (!t->before_partition || !g_strv_contains((const char *const *)t->before_partition, *r)) {
-            g_set_error(error, FP_FUSE_ERROR, FP_FUSE_ERROR_TARGET,
-                        "%s: [target] again_after_partition: '%s' is none of before_partition's rules", t->path, *r);
-            return false;
-        }
-    }
-    return true;
+    return subset(t, "before_partition", t->before_partition, t->rules, "the target's rules", error) &&
+           subset(t, "again_after_partition", t->again_after_partition, t->before_partition, "before_partition's rules",
+                  error);
 }
 
 static fp_target *load_path(const char *path, GKeyFile *kf, GError **error);
@@ -384,6 +385,11 @@ static fp_target *load_path(const char *path, GKeyFile *kf, GError **error)
 bool fp_target_precision_mode_ok(const char *mode)
 {
     return strcmp(mode, "force_fp16") == 0 || strcmp(mode, "must_keep_origin_dtype") == 0;
+}
+
+bool fp_target_listed(char *const *list, const char *id)
+{
+    return list && g_strv_contains((const char *const *)list, id);
 }
 
 void fp_target_free(fp_target *t)
