@@ -273,7 +273,7 @@ def fusion_all(a, models, extended):
 def head_of(rc):
     return ("ONNX Runtime's optimized model (CPU EP, `extended` level, saved with "
             "`optimizedModelFilePath`) against fuseplan's `ort-cpu-extended` target (`explain -f json`, "
-            "`report -f json`): BatchNormalization nodes ORT removed vs `conv_bn` fusions, "
+            "`report -f json`): BatchNormalization nodes ORT removed vs `conv_bn` and `conv_transpose_bn` fusions, "
             "`FusedConv` nodes per `activation` vs `conv_activation` fusions, and the kernel "
             "histogram of the final graph (views aside). libonnx-testdata models of opset 6, which ORT "
             "no longer implements, are converted to opset 13 first (`onnx.version_converter`; "

@@ -6,7 +6,7 @@ ort-cpu-extended target.
 
 For each model: ORT's optimized model is saved (bench/ort_optimize.mjs) and counted with
 python3-onnx; fuseplan's `explain --format json` is counted the same way. Compared:
-  - BatchNormalization nodes ORT removed  vs  conv_bn fusions fuseplan applied;
+  - BatchNormalization nodes ORT removed  vs  conv_bn and conv_transpose_bn fusions fuseplan applied;
   - FusedConv nodes per `activation`      vs  conv_activation fusions per activation.
   - the op histogram of the final graph, views aside (Reshape, Flatten, Squeeze, Unsqueeze,
     Identity, which launch no kernel): ORT's optimized model vs fuseplan's `report` ops.
@@ -94,7 +94,7 @@ def fuseplan_counts(exe, model, args):
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip())
     doc = json.loads(r.stdout)
-    bn = sum(1 for f in doc["fusions"] if f["rule"] == "conv_bn" and f["applied"])
+    bn = sum(1 for f in doc["fusions"] if f["rule"] in ("conv_bn", "conv_transpose_bn") and f["applied"])
     acts = collections.Counter(f["activation"] for f in doc["fusions"]
                                if f["rule"] == "conv_activation" and f["applied"])
     return bn, acts
@@ -207,7 +207,7 @@ def main():
         rows.append((os.path.relpath(m), ort_bn, fp_bn, fmt(ort_act), fmt(fp_act), "yes" if same else "**no**", kcell,
                      nodes[0]))
         agree += nodes[1]
-    print("| model | BN folded by ORT | conv_bn by fuseplan | ORT FusedConv by activation | fuseplan conv_activation | "
+    print("| model | BN folded by ORT | conv_bn and conv_transpose_bn by fuseplan | ORT FusedConv by activation | fuseplan conv_activation | "
           "equal | kernel histogram equal (views aside) | node by node (op and original nodes) |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:

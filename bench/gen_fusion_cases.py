@@ -217,6 +217,8 @@ CASES = {
     "conv3d": lambda: conv_bn("Relu", dims=3),
     "depthwise": lambda: conv_bn("Relu", group=8),
     "conv_transpose_bn": lambda: conv_bn("Relu", transpose=True),
+    "conv_transpose_bn_bias": lambda: conv_bn("Relu", transpose=True, bias=True),
+    "conv_transpose_bn_group2": lambda: conv_bn("Relu", transpose=True, group=2),
     "bn_after_concat": bn_after_concat,
     "conv_mul_add_relu": conv_mul_add_relu,
     "const_node_weights": const_node_weights,

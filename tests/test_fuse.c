@@ -231,6 +231,58 @@ static void test_min_epsilon(void)
     g_unlink(ini);
 }
 
+/* A ConvTranspose of 4 channels into `cout` (in `group` groups, W [4, cout / group, 3, 3]), a
+ * BatchNormalization of cout, a Relu; the weight a graph input when `dynamic`. */
+static tb *conv_transpose_bn_model(int64_t cout, int64_t group, bool dynamic)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 4, 8, 8});
+    int64_t w[] = {4, cout / group, 3, 3};
+    if (dynamic)
+        tb_input(b, "w", F32, 4, w);
+    else
+        tb_init(b, "w", F32, 4, w);
+    tb_node_t *ct = tb_node(b, "ConvTranspose", "conv", "x,w", "c");
+    tb_attr_i(b, ct, "group", group);
+    tb_attr_ints(b, ct, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    const char *names[] = {"scale", "bias", "mean", "var"};
+    for (int i = 0; i < 4; i++)
+        tb_init(b, names[i], F32, 1, (int64_t[]){cout});
+    tb_node(b, "BatchNormalization", "bn", "c,scale,bias,mean,var", "y");
+    tb_node(b, "Relu", "relu", "y", "out");
+    tb_output(b, "out", F32, -1, NULL);
+    return b;
+}
+
+/* ORT 1.31.1 folds the BatchNormalization into a ConvTranspose at level basic, grouped or not, its
+ * channels those of W's second dim times the groups (each case measured with onnxruntime-node); it
+ * keeps it when the weight is not constant. The ascend910b target has no such rule. */
+static void test_conv_transpose_bn(void)
+{
+    const struct {
+        int64_t cout, group;
+        bool dynamic;
+        const char *target, *constraint;
+    } cases[] = {{8, 1, false, "ort-cpu-basic", NULL},
+                 {8, 2, false, "ort-cpu-basic", NULL},
+                 {16, 4, false, "ort-cpu-all", NULL},
+                 {8, 1, true, "ort-cpu-basic", "const_inputs"},
+                 {8, 1, false, "cuda", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        tb *b = conv_transpose_bn_model(cases[i].cout, cases[i].group, cases[i].dynamic);
+        fp_fusion_list *l = fuse_tb(b, cases[i].target, NULL);
+        expect(l, "conv_transpose_bn", "conv", cases[i].constraint);
+        list_free(l);
+        tb_free(b);
+    }
+    tb *b = conv_transpose_bn_model(8, 1, false);
+    fp_fusion_list *l = fuse_tb(b, "ascend910b", NULL);
+    CU_ASSERT_PTR_NULL(find(l, "conv_transpose_bn", NULL));
+    CU_ASSERT_EQUAL(l->fusions->len, 0);
+    list_free(l);
+    tb_free(b);
+}
+
 /* ---------------------------------------------------------------- Conv + Mul / Add, MatMul + Add */
 
 /* The Mul or Add constant k after a Conv of 8 channels as ONNX Runtime 1.30 folds it or not (each
@@ -2089,6 +2141,7 @@ FP_TEST_SUITE(register_fuse)
     CU_pSuite s = CU_add_suite("fuse", NULL, NULL);
     CU_add_test(s, "conv_bn", test_conv_bn);
     CU_add_test(s, "min_epsilon", test_min_epsilon);
+    CU_add_test(s, "conv_transpose_bn", test_conv_transpose_bn);
     CU_add_test(s, "conv_mul_add", test_conv_mul_add);
     CU_add_test(s, "matmul_add_gemm", test_matmul_add_gemm);
     CU_add_test(s, "conv_activation", test_conv_activation);

@@ -441,6 +441,10 @@ static bool check_bn_params_1d(const fp_constraint *c, const fp_match *mt, GPtrA
     fp_node *bn = node_at(mt, c->node), *conv = mt->nodes[0];
     fp_value *w = conv->n_inputs > 1 ? conv->inputs[1] : NULL;
     int64_t ch = w && w->shape.rank > 2 ? w->shape.dims[0].value : -1;
+    if (ch >= 0 && conv->op == FP_OP_CONV_TRANSPOSE) { /* W is [C_in, C_out / group, k...] */
+        int64_t per_group = w->shape.dims[1].value, group = fp_node_attr_int(conv, "group", 1);
+        ch = per_group >= 0 && group > 0 && per_group <= G_MAXINT64 / group ? per_group * group : -1;
+    }
     for (uint32_t i = 1; bn && i < 5 && i < bn->n_inputs; i++) {
         fp_value *v = bn->inputs[i];
         if (!v)

@@ -79,6 +79,7 @@
 
 #define ORT_ACTS "Relu,Sigmoid,Tanh,LeakyRelu,Clip,HardSigmoid"
 #define ORT_CONV_BN "onnxruntime/core/optimizer/conv_bn_fusion.cc (ConvBNFusion, level 1)"
+#define ORT_CONVT_BN ORT_CONV_BN ", ConvTranspose from ONNX Runtime 1.31 (measured; microsoft/onnxruntime#14270)"
 #define ORT_CONV_ACT "onnxruntime/core/optimizer/conv_activation_fusion.cc (level 2)"
 #define GE_ATTN_SRC "CANN fusion rule reference: no pass builds FlashAttentionScore, PromptFlashAttention or IncreFlashAttention from primitive ops (fact sheet B.3)"
 #define GE_ATTN_OP "FlashAttentionScore (torch_npu.npu_fusion_attention, or scaled_dot_product_attention under torch_npu), PromptFlashAttention / IncreFlashAttention for inference"
@@ -148,6 +149,13 @@ const fp_rule fp_rules[] = {
     /* ---- folds into Conv (ORT level 1; onnxoptimizer fuse_bn_into_conv) ---- */
     {.id = "conv_bn", .title = "fold BatchNormalization into Conv", .source = ORT_CONV_BN,
      .pattern = {ANCHOR("conv", FP_OP_CONV), NEXT("bn", 0, 0, FP_OP_BATCH_NORM)}, .n_pattern = 2,
+     .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1), C(const_inputs, 0, -1),
+                     C(const_inputs, 1, -1), C(bn_outputs_unused, 1, -1),
+                     CL(dtype_in, 0, 0, "dtypes", "float32,float64,float16"), C(bn_params_1d, 1, -1),
+                     CN(max_epsilon, 1, -1, "max_epsilon", 0), CN(min_epsilon, 1, -1, "min_epsilon", 0)},
+     .n_constraints = 9, .rewrite = FP_RW_FOLD, .act_node = -1},
+    {.id = "conv_transpose_bn", .title = "fold BatchNormalization into ConvTranspose", .source = ORT_CONVT_BN,
+     .pattern = {ANCHOR("conv", FP_OP_CONV_TRANSPOSE), NEXT("bn", 0, 0, FP_OP_BATCH_NORM)}, .n_pattern = 2,
      .constraints = {C(single_consumer, -1, -1), C(not_graph_output, 0, -1), C(const_inputs, 0, -1),
                      C(const_inputs, 1, -1), C(bn_outputs_unused, 1, -1),
                      CL(dtype_in, 0, 0, "dtypes", "float32,float64,float16"), C(bn_params_1d, 1, -1),
