@@ -230,6 +230,8 @@ static bool casts_after_layout(const fp_target *t)
  * stage "after fusion". */
 static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_result *res, fp_diag *diag, GError **error)
 {
+    /* Casts the runtime removes at every level: the unoptimized graph is a copy without them */
+    res->unoptimized_changed += fp_pass_float16(m, o->target, FP_FLOAT16_LOAD, diag);
     bool ran = fp_pass_expand(m, o->target, diag); /* the runtime loads the model so: before every stage */
     /* GE's formats are no optimization: its graph has them at every stage */
     ran |= fp_pass_ge_format(m, o->target, o->memory.float_as, &res->layout.ge, diag);
@@ -266,6 +268,8 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
         return false;
     if (!casts_after_layout(o->target))
         res->unoptimized_changed += fp_pass_float16(m, o->target, FP_FLOAT16_AFTER_FUSION, diag);
+    else /* the runtime's remover of duplicate Casts at the levels below, its Casts after the layout */
+        fp_pass_float16(m, o->target, FP_FLOAT16_REMOVE_CASTS, diag);
     if (!after(m, o, "float16", error))
         return false;
     fp_pass_metrics(m, NULL); /* fused kernels read and write only their external tensors */

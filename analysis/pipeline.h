@@ -73,10 +73,11 @@ typedef struct {
                                  count is one a pass added (reports/provenance.h) */
     uint32_t n_loaded_graphs;
     uint32_t unoptimized_changed; /* nodes that passes/float16.c and passes/qdq_units.c changed or
-                                     added after stage "original" (some the runtime's rewrites at
-                                     every level: its Casts, its DequantizeLinear copies): when
-                                     any, that stage may not be the graph it runs unoptimized
-                                     (fp_pipeline_original_stage) */
+                                     added after stage "original", and the model's Casts the
+                                     runtime removes (some the runtime's rewrites at every level:
+                                     its Casts, its DequantizeLinear copies, its duplicate-Cast
+                                     removal): when any, that stage may not be the graph it runs
+                                     unoptimized (fp_pipeline_original_stage) */
 } fp_pipeline_result;
 
 /* Runs the passes up to o->stop on m (modified in place: the final graph). False with an error

@@ -583,63 +583,121 @@ static bool folds_a_cast(GHashTable *reads)
     return false;
 }
 
-/* Whether Cast c from dtype `from` to `to` loses precision as RemoveDuplicateCastTransformer's
- * UnsafeCast sees it: to a narrower float type, unless InsertCastTransformer put c in (node id
- * `inserted` on); float16 to bfloat16 and back; conservatively, any cast from or to a non-float. */
-static bool lossy(const fp_node *c, fp_dtype from, fp_dtype to, uint32_t inserted)
+/* The type groups of RemoveDuplicateCastTransformer's UnsafeCast (insert_cast_transformer.cc). */
+typedef enum { CAST_UNKNOWN, CAST_BOOL, CAST_SIGNED, CAST_UNSIGNED, CAST_FLOAT } cast_group;
+
+static cast_group group_of(fp_dtype t)
 {
-    if (!fp_dtype_is_float(from) || !fp_dtype_is_float(to))
-        return true;
-    if ((from == FP_DT_FLOAT16 && to == FP_DT_BFLOAT16) || (from == FP_DT_BFLOAT16 && to == FP_DT_FLOAT16))
-        return true;
-    return fp_dtype_bits(from) > fp_dtype_bits(to) && c->id < inserted;
+    switch (t) {
+    case FP_DT_BOOL:
+        return CAST_BOOL;
+    case FP_DT_INT8:
+    case FP_DT_INT16:
+    case FP_DT_INT32:
+    case FP_DT_INT64:
+        return CAST_SIGNED;
+    case FP_DT_UINT8:
+    case FP_DT_UINT16:
+    case FP_DT_UINT32:
+    case FP_DT_UINT64:
+        return CAST_UNSIGNED;
+    case FP_DT_FLOAT16:
+    case FP_DT_BFLOAT16:
+    case FP_DT_FLOAT:
+    case FP_DT_DOUBLE:
+        return CAST_FLOAT;
+    default:
+        return CAST_UNKNOWN;
+    }
 }
 
-/* Whether the live Cast readers of a's output all pair with a as RemoveDuplicateCastTransformer
- * needs: when a loses precision, none of them undoes a lossy cast. */
-static bool pairs_ok(const fp_node *a, uint32_t inserted)
+/* Whether Cast c from dtype `from` to `to` loses precision as RemoveDuplicateCastTransformer's
+ * UnsafeCast sees it: a type outside its groups; a signed or float type to an unsigned one; a
+ * float to a non-float; an unsigned to a signed or any integer to a float type no wider; float16
+ * to bfloat16 and back; else a narrower type, unless InsertCastTransformer put c in (node id
+ * `inserted` on). Bool counts one bit. */
+static bool lossy(const fp_node *c, fp_dtype from, fp_dtype to, uint32_t inserted)
+{
+    cast_group f = group_of(from), g = group_of(to);
+    unsigned fb = from == FP_DT_BOOL ? 1 : fp_dtype_bits(from), tb = to == FP_DT_BOOL ? 1 : fp_dtype_bits(to);
+    if (f == CAST_UNKNOWN || g == CAST_UNKNOWN || (f != CAST_BOOL && f != CAST_UNSIGNED && g == CAST_UNSIGNED) ||
+        (f == CAST_FLOAT && g != CAST_FLOAT))
+        return true;
+    if ((f == CAST_UNSIGNED && g == CAST_SIGNED) || ((f == CAST_SIGNED || f == CAST_UNSIGNED) && g == CAST_FLOAT))
+        return tb <= fb;
+    if ((from == FP_DT_FLOAT16 && to == FP_DT_BFLOAT16) || (from == FP_DT_BFLOAT16 && to == FP_DT_FLOAT16))
+        return true;
+    return fb > tb && c->id < inserted;
+}
+
+/* Whether n is in the graph: none of the flags `skip` set. */
+static bool present(const fp_node *n, unsigned skip) { return n && !(n->flags & skip); }
+
+/* Whether the Cast readers of a's output (present: none of `skip`) all pair with a as
+ * RemoveDuplicateCastTransformer needs: when a loses precision, none of them undoes a lossy cast. */
+static bool pairs_ok(const fp_node *a, uint32_t inserted, unsigned skip)
 {
     const fp_value *x = a->inputs[0], *y = a->outputs[0];
     if (!lossy(a, x->dtype, y->dtype, inserted))
         return true;
     for (uint32_t u = 0; u < y->n_uses; u++) {
         const fp_node *b = y->uses[u].node;
-        if (b->op == FP_OP_CAST && fp_node_live(b) && b->outputs[0] &&
+        if (b->op == FP_OP_CAST && present(b, skip) && b->outputs[0] &&
             lossy(b, b->outputs[0]->dtype, y->dtype, inserted))
             return false;
     }
     return true;
 }
 
-/* RemoveDuplicateCastTransformer, in node order: of a Cast a, each Cast reader b back to a's input
- * type that writes no graph output goes (its readers read a's input); a goes too when only Casts
- * read it and it writes no graph output (the kept ones read its input). Nodes of id `inserted` on
- * are InsertCastTransformer's. Returns whether it removed any. */
-static bool remove_cast_pairs(fp_graph *g, uint32_t inserted)
+/* RemoveDuplicateCastTransformer, in node order, on the nodes without the flags `skip`: of a Cast
+ * a, each Cast reader b back to a's input type that writes no graph output goes (its readers read
+ * a's input); a goes too when only Casts read it and it writes no graph output (the kept ones read
+ * its input), unless a loses precision and a kept one casts to bool. Nodes of id `inserted` on are InsertCastTransformer's. Returns the Casts removed;
+ * with `dry`, those it would remove, g unchanged (0 exactly when it would remove none). */
+static uint32_t remove_cast_pairs(fp_graph *g, uint32_t inserted, unsigned skip, bool dry)
 {
-    bool removed = false;
+    uint32_t removed = 0;
     for (guint i = 0; i < g->nodes->len; i++) {
         fp_node *a = g->nodes->pdata[i];
-        if (a->op != FP_OP_CAST || !fp_node_live(a) || !a->inputs[0] || !a->outputs[0] || !pairs_ok(a, inserted))
+        if (a->op != FP_OP_CAST || !present(a, skip) || !a->inputs[0] || !a->outputs[0] || !pairs_ok(a, inserted, skip))
             continue;
         fp_value *x = a->inputs[0], *y = a->outputs[0];
         uint32_t casts = 0;
+        bool kept_bool = false; /* a kept reader casts to bool */
         for (uint32_t u = 0; u < y->n_uses; u++) {
             fp_node *b = y->uses[u].node;
-            if (b->op != FP_OP_CAST || !fp_node_live(b) || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
+            if (b->op != FP_OP_CAST || !present(b, skip) || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
                 continue;
             casts++;
             if (!b->outputs[0]->is_output && b->outputs[0]->dtype == x->dtype) {
-                fp_value_move_readers(b->outputs[0], x);
-                b->flags |= FP_NODE_REMOVED;
-                removed = true;
-            }
+                if (!dry) {
+                    fp_value_move_readers(b->outputs[0], x);
+                    b->flags |= FP_NODE_REMOVED;
+                }
+                removed++;
+            } else
+                kept_bool |= b->outputs[0]->dtype == FP_DT_BOOL;
         }
-        if (!y->n_uses || casts < y->n_uses || y->is_output)
+        if (!y->n_uses || casts < y->n_uses || y->is_output || (kept_bool && lossy(a, x->dtype, y->dtype, inserted)))
             continue;
-        fp_value_move_readers(y, x);
-        a->flags |= FP_NODE_REMOVED;
-        removed = true;
+        if (!dry) {
+            fp_value_move_readers(y, x);
+            a->flags |= FP_NODE_REMOVED;
+        }
+        removed++;
+    }
+    return removed;
+}
+
+/* remove_cast_pairs until none goes, m linked again after each round that removed some (ORT
+ * rewires the edges as it removes, so a later Cast sees the readers an earlier removal gave it);
+ * the Casts removed. */
+static uint32_t remove_casts(fp_model *m, uint32_t inserted, unsigned skip)
+{
+    uint32_t removed = 0, now = 0;
+    for (int round = 0; round < 8 && (now = remove_cast_pairs(m->main, inserted, skip, false)); round++) {
+        removed += now;
+        fp_model_link(m);
     }
     return removed;
 }
@@ -647,8 +705,7 @@ static bool remove_cast_pairs(fp_graph *g, uint32_t inserted)
 /* InsertCastTransformer: the marked nodes run in float32, their float16 inputs through one Cast
  * each (an initializer's folded at `stage` BEFORE when one input reads it: FuseInitializers-
  * Transformer's IsCastNodeWithConstraints wants one output edge), a Cast back where others read an
- * output. RemoveDuplicateCastTransformer then, again after a relink while it removes any (ORT
- * rewires the edges as it removes, so a later Cast sees the readers an earlier removal gave it). */
+ * output. RemoveDuplicateCastTransformer then (remove_casts). */
 static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
 {
     fp_graph *g = m->main;
@@ -688,8 +745,7 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
                     "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name,
                     casts);
     fp_model_link(m);
-    for (int round = 0; round < 8 && remove_cast_pairs(g, nn); round++) /* the removed ones' readers */
-        fp_model_link(m);
+    remove_casts(m, nn, FP_NODE_REMOVED | FP_NODE_FOLDED);
     return casts;
 }
 
@@ -704,9 +760,21 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
             fp_model_link(m);
         return count;
     }
-    if (stage == FP_FLOAT16_UNOPTIMIZED)
-        return partition(m) + convert(m, t, stage, diag);
-    uint32_t changed = stage == FP_FLOAT16_BEFORE_FUSION ? partition(m) : 0;
+    /* at level disabled ORT runs the shape computations: their Casts too */
+    if (stage == FP_FLOAT16_LOAD)
+        return remove_cast_pairs(m->main, m->main->nodes->len, FP_NODE_REMOVED, true);
+    if (stage == FP_FLOAT16_UNOPTIMIZED) {
+        uint32_t nn = m->main->nodes->len, changed = partition(m) + convert(m, t, stage, diag);
+        fp_model_link(m);
+        return changed + remove_casts(m, nn, FP_NODE_REMOVED);
+    }
+    uint32_t nn = m->main->nodes->len, changed = stage == FP_FLOAT16_BEFORE_FUSION ? partition(m) : 0;
     /* at AFTER, the Casts BEFORE left for after the fusions too (convert finds none else) */
-    return changed + (when == stage || stage == FP_FLOAT16_AFTER_FUSION ? convert(m, t, stage, diag) : 0);
+    if (when == stage || stage == FP_FLOAT16_AFTER_FUSION)
+        changed += convert(m, t, stage, diag);
+    if (stage == FP_FLOAT16_AFTER_FUSION || stage == FP_FLOAT16_REMOVE_CASTS) { /* the model's own Casts too */
+        fp_model_link(m);
+        remove_casts(m, nn, FP_NODE_REMOVED | FP_NODE_FOLDED);
+    }
+    return changed;
 }

@@ -18,13 +18,15 @@
  * also called at FP_FLOAT16_CONSTANT_FOLDING, first, before the runtime's level-1 rewrites, and at
  * FP_FLOAT16_UNOPTIMIZED on a model no other pass has changed: the graph ORT runs with its
  * optimizations off (ORT_DISABLE_ALL), whose partitioning and InsertCastTransformer run at every
- * level. */
+ * level; and at FP_FLOAT16_LOAD, before every other stage, to count what that graph lacks. */
 typedef enum {
     FP_FLOAT16_NONE,
     FP_FLOAT16_AFTER_FUSION,
     FP_FLOAT16_BEFORE_FUSION,
     FP_FLOAT16_CONSTANT_FOLDING,
     FP_FLOAT16_UNOPTIMIZED,
+    FP_FLOAT16_LOAD,
+    FP_FLOAT16_REMOVE_CASTS,
 } fp_float16_stage;
 
 /* The stage target t asks for (FP_FLOAT16_NONE when it says nothing). */
@@ -48,7 +50,14 @@ bool fp_float16_unassigned(const fp_node *n);
  * float32, a Cast back to float16 where another op or a graph output reads them. Returns the nodes
  * changed and Casts inserted (m linked again when any); one info finding in diag when Casts went
  * in. At UNOPTIMIZED: the function bodies, then the Casts, none folded (no constant folding
- * runs at that level: each initializer's Cast is a kernel of every run). Needs shapes. */
+ * runs at that level: each initializer's Cast is a kernel of every run), then
+ * RemoveDuplicateCastTransformer on every Cast, the model's own and the shape computations'
+ * (InsertCastTransformer runs it at every level, even with nothing to insert): a Cast read back to
+ * its input's type goes with its reader, and a Cast that only Casts read goes, unless a cast loses
+ * precision (its UnsafeCast). AFTER ends with that remover too (the shape computations aside:
+ * constant folding has removed them), and REMOVE_CASTS is the remover alone (returns 0). At LOAD,
+ * on the model as loaded: the Casts the remover would remove first, m unchanged (0: none; the
+ * pipeline then needs no copy at UNOPTIMIZED). Needs shapes. */
 uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag);
 
 #endif

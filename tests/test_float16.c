@@ -191,6 +191,75 @@ static void test_matmul_add_after_partition(void)
     CU_ASSERT_EQUAL(records, 4);
 }
 
+/* x int32 [4] through an Abs, then eight Cast pairs: to int64 and back (twice more, once with an
+ * Abs on the int64, once the int32 a graph output), to uint32 and back, to float32 and back, to
+ * float64 and back, to int64 then float32, to uint32 then bool, each read by an Abs (a Not). */
+static char *cast_pairs_model(void)
+{
+    enum { I32 = 6, I64 = 7, F32 = 1, U32 = 12, F64 = 11, BOOL = 9 };
+    static const struct {
+        int mid, dst;
+        bool reader, output;
+    } chains[] = {{I64, I32, false, false}, {U32, I32, false, false}, {F32, I32, false, false},
+                  {F64, I32, false, false}, {I64, I32, true, false},  {I64, F32, false, false},
+                  {I64, I32, false, true},  {U32, BOOL, false, false}};
+    tb *b = tb_new(17);
+    tb_input(b, "x", I32, 1, (int64_t[]){4});
+    tb_node(b, "Abs", "pre", "x", "p");
+    for (int i = 0; i < (int)G_N_ELEMENTS(chains); i++) {
+        g_autofree char *a = g_strdup_printf("a%d", i + 1), *c = g_strdup_printf("b%d", i + 1),
+                        *z = g_strdup_printf("z%d", i + 1), *r = g_strdup_printf("r%d", i + 1);
+        tb_attr_i(b, tb_node(b, "Cast", a, "p", a), "to", chains[i].mid);
+        tb_attr_i(b, tb_node(b, "Cast", c, a, c), "to", chains[i].dst);
+        if (chains[i].output) {
+            tb_output(b, c, chains[i].dst, 1, (int64_t[]){4});
+            continue;
+        }
+        tb_node(b, chains[i].dst == BOOL ? "Not" : "Abs", z, c, z);
+        tb_output(b, z, chains[i].dst, 1, (int64_t[]){4});
+        if (chains[i].reader) {
+            tb_node(b, "Abs", r, a, r);
+            tb_output(b, r, chains[i].mid, 1, (int64_t[]){4});
+        }
+    }
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    return path;
+}
+
+/* ONNX Runtime's RemoveDuplicateCastTransformer runs at every level (measured with onnxruntime-node
+ * 1.31.1's saved graphs of cast_pairs_model): at level disabled 18 nodes, Casts a2, b2, a3, b3 (a
+ * uint32 and a float32 round trip lose precision), a5 (an Abs reads it), b6 (to float32), b7 (a
+ * graph output), a8 and b8 (a lossy cast before a cast to bool); at basic, extended and all 17,
+ * after its common-subexpression elimination made a1, a5, a6 and a7 one, and a2 and a8. The cuda
+ * target keeps all 16 Casts. */
+static void test_duplicate_casts(void)
+{
+    g_autofree char *path = cast_pairs_model();
+    static const char *const targets[] = {"ort-cpu-basic", "ort-cpu-extended", "ort-cpu-all"};
+    for (size_t i = 0; i < G_N_ELEMENTS(targets); i++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = targets[i], .original = true};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_FATAL(a != NULL);
+        CU_ASSERT_EQUAL(a->res.stages[0].ops, 18);
+        CU_ASSERT_EQUAL(a->res.stages[1].ops, 17);
+        CU_ASSERT_EQUAL(a->res.stages[2].ops, 17);
+        CU_ASSERT_EQUAL(tm_count_ops(a->original->main, "Cast"), 9);
+        static const char *const kept[] = {"a2", "b2", "a3", "b3", "a5", "b6", "b7", "a8", "b8"};
+        for (size_t k = 0; k < G_N_ELEMENTS(kept); k++)
+            CU_ASSERT(fp_node_live(fp_node_lookup(a->original, kept[k])));
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Cast"), 8);
+        CU_ASSERT_DOUBLE_EQUAL(a->original_cost->total_s, a->res.stages[0].latency_s, 1e-12);
+    }
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "cuda"};
+    g_autoptr(fp_analysis) c = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_FATAL(c != NULL);
+    CU_ASSERT_EQUAL(c->res.stages[0].ops, 25);
+    g_unlink(path);
+}
+
 FP_TEST_SUITE(register_float16)
 {
     CU_pSuite s = CU_add_suite("float16", NULL, NULL);
@@ -198,4 +267,5 @@ FP_TEST_SUITE(register_float16)
     CU_add_test(s, "kernels_and_bodies", test_kernels_and_bodies);
     CU_add_test(s, "converted_names", test_converted_names);
     CU_add_test(s, "matmul_add_after_partition", test_matmul_add_after_partition);
+    CU_add_test(s, "duplicate_casts", test_duplicate_casts);
 }
