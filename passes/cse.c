@@ -114,9 +114,9 @@ static bool key_attr(GString *k, const fp_attr *a)
     }
 }
 
-/* Whether the elimination may merge n: live, run (not folded), deterministic (ORT's
- * IsOperationDeterministic: its kNonDeterministicOps are the random ops but Bernoulli), no
- * subgraph, no graph output, and no ONNX DequantizeLinear (IsNodeSupported in
+/* Whether the elimination may merge n or merge others into it: live, run (not folded),
+ * deterministic (ORT's IsOperationDeterministic: its kNonDeterministicOps are the random ops but
+ * Bernoulli), no subgraph, and no ONNX DequantizeLinear (IsNodeSupported in
  * common_subexpression_elimination.cc: a DQ is one QDQ unit's, EnsureUniqueDQForNodeUnit's rule). */
 static bool mergeable(const fp_node *n)
 {
@@ -124,12 +124,17 @@ static bool mergeable(const fp_node *n)
         return false;
     if (n->op == FP_OP_DEQUANTIZE_LINEAR && (!*n->domain || strcmp(n->domain, "ai.onnx") == 0))
         return false;
-    if (fp_op_has(n->op, FP_OPF_RANDOM) && n->op != FP_OP_BERNOULLI)
-        return false;
+    return !fp_op_has(n->op, FP_OPF_RANDOM) || n->op == FP_OP_BERNOULLI;
+}
+
+/* Whether n writes a graph output: ORT keeps such a node (it does not eliminate the graph's
+ * outputs), though the first of its class takes the others' readers. */
+static bool writes_output(const fp_node *n)
+{
     for (uint32_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] && n->outputs[k]->is_output)
-            return false;
-    return true;
+            return true;
+    return false;
 }
 
 /* n's key into c->key; false when n is kept apart (an attribute no key holds). */
@@ -200,6 +205,8 @@ static uint32_t cse_graph(fp_graph *g, GHashTable *same, uint32_t *shared)
         if (!mergeable(n) || !node_key(&c, n))
             continue;
         const fp_node *first = g_hash_table_lookup(c.seen, c.key);
+        if (first && writes_output(n))
+            continue;
         if (first && same) {
             for (uint32_t k = 0; k < n->n_outputs; k++)
                 if (n->outputs[k])

@@ -16,7 +16,8 @@ bool fp_cse_on(const fp_target *t);
  * domain, attributes and inputs of one before it (constants of up to FP_CSE_SHARED_ELEMS elements
  * compared by value, other values by identity) is merged into that one: its readers read the
  * earlier node's outputs and it goes. Not merged: nodes folded at analysis time, nodes with a
- * subgraph, tensor or graph attribute, random ops, and nodes with a graph output. Every live node
+ * subgraph, tensor or graph attribute, random ops, and nodes with a graph output (which others may
+ * merge into). Every live node
  * reading such a small constant equal to one numbered before reads that one (ConstantSharing's one
  * initializer). One info finding in diag; m linked again when it changed. Returns the count of
  * nodes merged. */

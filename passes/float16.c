@@ -3,8 +3,10 @@
  * float16 node of another op is assigned to no EP: ORT's constant folding leaves it (unfold), the
  * partitioner inlines the op's ONNX function body where the schema has one at the model's opset
  * (inline_node), or the contrib op's (inline_contrib), and InsertCastTransformer runs the rest in
- * float32 between Casts (convert), the float16-kernel nodes between them too (isolated). Measured with onnxruntime-node on one-node
- * float16 models; the ORT functions each step follows are cited in docs/rules.md. */
+ * float32 between Casts (convert), the float16-kernel nodes between them too (isolated), then
+ * removes Cast pairs, the model's own too, at every level (remove_casts). Measured with
+ * onnxruntime-node on one-node float16 models and Cast-pair probes; the ORT functions each step
+ * follows are cited in docs/rules.md. */
 #include "passes/float16.h"
 
 #include <math.h>
@@ -652,8 +654,9 @@ static bool pairs_ok(const fp_node *a, uint32_t inserted, unsigned skip)
 /* RemoveDuplicateCastTransformer, in node order, on the nodes without the flags `skip`: of a Cast
  * a, each Cast reader b back to a's input type that writes no graph output goes (its readers read
  * a's input); a goes too when only Casts read it and it writes no graph output (the kept ones read
- * its input), unless a loses precision and a kept one casts to bool. Nodes of id `inserted` on are InsertCastTransformer's. Returns the Casts removed;
- * with `dry`, those it would remove, g unchanged (0 exactly when it would remove none). */
+ * its input), unless a loses precision and a kept one casts to bool. Nodes of id `inserted` on are
+ * InsertCastTransformer's. Returns the Casts removed; with `dry`, those it would remove, g
+ * unchanged (0 exactly when it would remove none). */
 static uint32_t remove_cast_pairs(fp_graph *g, uint32_t inserted, unsigned skip, bool dry)
 {
     uint32_t removed = 0;
@@ -662,10 +665,11 @@ static uint32_t remove_cast_pairs(fp_graph *g, uint32_t inserted, unsigned skip,
         if (a->op != FP_OP_CAST || !present(a, skip) || !a->inputs[0] || !a->outputs[0] || !pairs_ok(a, inserted, skip))
             continue;
         fp_value *x = a->inputs[0], *y = a->outputs[0];
-        uint32_t casts = 0;
-        bool kept_bool = false; /* a kept reader casts to bool */
+        uint32_t casts = 0, readers = 0; /* of the present readers (a skipped one is no edge) */
+        bool kept_bool = false;          /* a kept reader casts to bool */
         for (uint32_t u = 0; u < y->n_uses; u++) {
             fp_node *b = y->uses[u].node;
+            readers += present(b, skip);
             if (b->op != FP_OP_CAST || !present(b, skip) || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
                 continue;
             casts++;
@@ -678,7 +682,7 @@ static uint32_t remove_cast_pairs(fp_graph *g, uint32_t inserted, unsigned skip,
             } else
                 kept_bool |= b->outputs[0]->dtype == FP_DT_BOOL;
         }
-        if (!y->n_uses || casts < y->n_uses || y->is_output || (kept_bool && lossy(a, x->dtype, y->dtype, inserted)))
+        if (!readers || casts < readers || y->is_output || (kept_bool && lossy(a, x->dtype, y->dtype, inserted)))
             continue;
         if (!dry) {
             fp_value_move_readers(y, x);
@@ -745,7 +749,8 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
                     "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name,
                     casts);
     fp_model_link(m);
-    remove_casts(m, nn, FP_NODE_REMOVED | FP_NODE_FOLDED);
+    /* a folded reader is no edge once constant folding ran, and a kernel when none runs */
+    remove_casts(m, nn, stage == FP_FLOAT16_UNOPTIMIZED ? FP_NODE_REMOVED : FP_NODE_REMOVED | FP_NODE_FOLDED);
     return casts;
 }
 

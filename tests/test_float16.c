@@ -260,6 +260,41 @@ static void test_duplicate_casts(void)
     g_unlink(path);
 }
 
+/* A float16 Relu (opset 13: no function body ORT inlines, no float16 kernel) read by a Cast to
+ * float32 into a Resize and by the Shape whose Slice and Concat size the Resize. ONNX Runtime
+ * 1.31.1 (measured with onnxruntime-node's saved graphs): at level disabled the Cast back to
+ * float16 that the Shape reads stays and the model's Cast goes with it (7 nodes: Cast, Relu, Cast,
+ * Shape, Slice, Concat, Resize); at basic and all the Shape is folded, and the Cast back goes too
+ * (Cast, Relu, Resize): a folded reader is no edge for the remover. */
+static void test_folded_reader(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F16, 4, (int64_t[]){1, 4, 8, 8});
+    tb_init_i64(b, "st", 1, (int64_t[]){0});
+    tb_init_i64(b, "en", 1, (int64_t[]){2});
+    tb_init_i64(b, "hw", 2, (int64_t[]){16, 16});
+    tb_node(b, "Relu", "relu", "x", "r");
+    tb_attr_i(b, tb_node(b, "Cast", "cast", "r", "rc"), "to", 1);
+    tb_node(b, "Shape", "shape", "r", "s");
+    tb_node(b, "Slice", "slice", "s,st,en", "sl");
+    tb_attr_i(b, tb_node(b, "Concat", "concat", "sl,hw", "sz"), "axis", 0);
+    tb_attr_s(b, tb_node(b, "Resize", "resize", "rc,,,sz", "y"), "mode", "nearest");
+    tb_output(b, "y", 1, 4, (int64_t[]){1, 4, 16, 16});
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    static const char *const targets[] = {"ort-cpu-basic", "ort-cpu-all"};
+    for (size_t i = 0; i < G_N_ELEMENTS(targets); i++) {
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = targets[i], .device = "cpu-avx512"};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_FATAL(a != NULL);
+        CU_ASSERT_EQUAL(a->res.stages[0].ops + a->res.stages[0].folded, 7);
+        CU_ASSERT_EQUAL(a->res.stages[2].ops, 3);
+        CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Cast"), 1);
+    }
+    g_unlink(path);
+}
+
 FP_TEST_SUITE(register_float16)
 {
     CU_pSuite s = CU_add_suite("float16", NULL, NULL);
@@ -268,4 +303,5 @@ FP_TEST_SUITE(register_float16)
     CU_add_test(s, "converted_names", test_converted_names);
     CU_add_test(s, "matmul_add_after_partition", test_matmul_add_after_partition);
     CU_add_test(s, "duplicate_casts", test_duplicate_casts);
+    CU_add_test(s, "folded_reader", test_folded_reader);
 }
