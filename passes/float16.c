@@ -58,6 +58,7 @@ static bool half_kernel(fp_op op)
     case FP_OP_MIN:
     case FP_OP_SIGN:
     case FP_OP_ROUND:
+    case FP_OP_MOD:
     case FP_OP_LAYER_NORM:
     case FP_OP_TRANSPOSE:
     case FP_OP_CONCAT:

@@ -295,6 +295,27 @@ static void test_folded_reader(void)
     g_unlink(path);
 }
 
+/* A float16 Mod (fmod 1) of two inputs runs as one Mod at every level, no Cast (measured with
+ * onnxruntime-node 1.31.1: the CPU EP has a float16 Mod kernel). */
+static void test_mod_kernel(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F16, 1, (int64_t[]){6});
+    tb_input(b, "y", F16, 1, (int64_t[]){6});
+    tb_attr_i(b, tb_node(b, "Mod", "mod", "x,y", "z"), "fmod", 1);
+    tb_output(b, "z", F16, 1, (int64_t[]){6});
+    g_autofree char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
+    g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+    CU_ASSERT_FATAL(a != NULL);
+    CU_ASSERT_EQUAL(a->res.stages[0].ops, 1);
+    CU_ASSERT_EQUAL(a->res.stages[2].ops, 1);
+    CU_ASSERT_EQUAL(tm_count_ops(a->model->main, "Cast"), 0);
+    g_unlink(path);
+}
+
 FP_TEST_SUITE(register_float16)
 {
     CU_pSuite s = CU_add_suite("float16", NULL, NULL);
@@ -304,4 +325,5 @@ FP_TEST_SUITE(register_float16)
     CU_add_test(s, "matmul_add_after_partition", test_matmul_add_after_partition);
     CU_add_test(s, "duplicate_casts", test_duplicate_casts);
     CU_add_test(s, "folded_reader", test_folded_reader);
+    CU_add_test(s, "mod_kernel", test_mod_kernel);
 }
