@@ -670,8 +670,9 @@ static uint32_t remove_cast_pairs(fp_graph *g, uint32_t inserted, unsigned skip,
         bool kept_bool = false;          /* a kept reader casts to bool */
         for (uint32_t u = 0; u < y->n_uses; u++) {
             fp_node *b = y->uses[u].node;
-            readers += present(b, skip);
-            if (b->op != FP_OP_CAST || !present(b, skip) || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
+            bool here = present(b, skip);
+            readers += here;
+            if (b->op != FP_OP_CAST || !here || !b->outputs[0] || y->uses[u].port == UINT32_MAX)
                 continue;
             casts++;
             if (!b->outputs[0]->is_output && b->outputs[0]->dtype == x->dtype) {
@@ -710,7 +711,8 @@ static uint32_t remove_casts(fp_model *m, uint32_t inserted, unsigned skip)
 /* InsertCastTransformer: the marked nodes run in float32, their float16 inputs through one Cast
  * each (an initializer's folded at `stage` BEFORE when one input reads it: FuseInitializers-
  * Transformer's IsCastNodeWithConstraints wants one output edge), a Cast back where others read an
- * output. RemoveDuplicateCastTransformer then (remove_casts). */
+ * output. At BEFORE RemoveDuplicateCastTransformer then (remove_casts; fp_pass_float16 runs it after
+ * the other stages). */
 static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
 {
     fp_graph *g = m->main;
@@ -750,8 +752,8 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
                     "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name,
                     casts);
     fp_model_link(m);
-    /* a folded reader is no edge once constant folding ran, and a kernel when none runs */
-    remove_casts(m, nn, stage == FP_FLOAT16_UNOPTIMIZED ? FP_NODE_REMOVED : FP_NODE_REMOVED | FP_NODE_FOLDED);
+    if (stage == FP_FLOAT16_BEFORE_FUSION) /* at the others fp_pass_float16 runs it next, on every Cast */
+        remove_casts(m, nn, FP_NODE_REMOVED | FP_NODE_FOLDED);
     return casts;
 }
 
@@ -769,7 +771,7 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
     /* at level disabled ORT runs the shape computations: their Casts too */
     if (stage == FP_FLOAT16_LOAD)
         return remove_cast_pairs(m->main, m->main->nodes->len, FP_NODE_REMOVED, true);
-    if (stage == FP_FLOAT16_UNOPTIMIZED) {
+    if (stage == FP_FLOAT16_UNOPTIMIZED) { /* a folded reader is a kernel when no constant folding runs */
         uint32_t nn = m->main->nodes->len, changed = partition(m) + convert(m, t, stage, diag);
         fp_model_link(m);
         return changed + remove_casts(m, nn, FP_NODE_REMOVED);
@@ -778,7 +780,7 @@ uint32_t fp_pass_float16(fp_model *m, const fp_target *t, fp_float16_stage stage
     /* at AFTER, the Casts BEFORE left for after the fusions too (convert finds none else) */
     if (when == stage || stage == FP_FLOAT16_AFTER_FUSION)
         changed += convert(m, t, stage, diag);
-    if (stage == FP_FLOAT16_AFTER_FUSION || stage == FP_FLOAT16_REMOVE_CASTS) { /* the model's own Casts too */
+    if (stage == FP_FLOAT16_AFTER_FUSION || stage == FP_FLOAT16_REMOVE_CASTS) { /* the inserted and the model's */
         fp_model_link(m);
         remove_casts(m, nn, FP_NODE_REMOVED | FP_NODE_FOLDED);
     }
