@@ -103,31 +103,30 @@ extern const size_t fp_n_rules;
 
 typedef struct {
     char *name, *description, *path;
-    char *stage_meaning[3];       /* [stages] original, fusion, final: what the report's three stages stand
-                               for on this compiler (e.g. its optimization levels); generic when
-                               the target does not say */
+    char *stage_meaning[3];       /* [stages] original, fusion, final: what the report's three stages stand for on this
+                                     compiler (e.g. its optimization levels); generic when the target does not say */
     char **rules;                 /* rule ids in application order */
-    char **before_partition;      /* [target] before_partition: the rules of `rules` the runtime applies
-                                before it assigns the nodes to its execution providers (ONNX
-                                Runtime's level 1), each once before the others; NULL when none */
-    char **again_after_partition; /* [target] again_after_partition: rules of `before_partition` the
-                                runtime applies after partitioning too, to what the partitioner
-                                made (a float16 op's inlined body); NULL when none */
-    char **expand;                /* op types the runtime runs as their function body (passes/expand.h);
-                           NULL when none */
-    char *precision_mode;         /* ATC's --precision_mode the target compiles with by default
-                             (force_fp16, must_keep_origin_dtype), or NULL: no such option */
-    bool fold_declared;           /* [target] shape_folding = declared: the compiler folds shape computations
-                           on the dims the model declares, before a run binds its symbolic dims (ONNX
-                           Runtime optimizes at session creation); `bound` (the default): on the
-                           dims the analysis binds (ATC compiles for the given input shapes) */
-    bool original_runs_folded;    /* [target] original_runs_shape_ops = true: at the stage "original" the
-                             runtime folds nothing, and the shape computations the analysis folds
-                             run as kernels (ONNX Runtime at ORT_DISABLE_ALL: its constant folding is
-                             a level-1 rewrite); false (the default): they are folded there too */
+    char **before_partition;      /* [target] before_partition: the rules of `rules` the runtime applies before it
+                                     assigns the nodes to its execution providers (ONNX Runtime's level 1), each once
+                                     before the others; NULL when none */
+    char **again_after_partition; /* [target] again_after_partition: rules of `before_partition` the runtime applies
+                                     after partitioning too, to what the partitioner made (a float16 op's inlined body);
+                                     NULL when none */
+    char **expand;                /* op types the runtime runs as their function body (passes/expand.h); NULL when
+                                     none */
+    char *precision_mode;         /* ATC's --precision_mode the target compiles with by default (force_fp16,
+                                     must_keep_origin_dtype), or NULL: no such option */
+    bool fold_declared;           /* [target] shape_folding = declared: the compiler folds shape computations on the
+                                     dims the model declares, before a run binds its symbolic dims (ONNX Runtime
+                                     optimizes at session creation); `bound` (the default): on the dims the analysis
+                                     binds (ATC compiles for the given input shapes) */
+    bool original_runs_folded;    /* [target] original_runs_shape_ops = true: at the stage "original" the runtime folds
+                                     nothing, and the shape computations the analysis folds run as kernels (ONNX Runtime
+                                     at ORT_DISABLE_ALL: its constant folding is a level-1 rewrite); false (the
+                                     default): they are folded there too */
     GKeyFile *keyfile;            /* [rule.ID] parameter overrides */
     GHashTable *params;           /* constraint -> its parameter as read for its rule (fp_target_num and
-                           fp_target_list_param read the key file once per constraint); may be NULL */
+                                     fp_target_list_param read the key file once per constraint); may be NULL */
 } fp_target;
 
 /* Loads a target by name (passes/fusion/targets/NAME.ini, or $FUSEPLAN_DEVICES/targets) or .ini path.
