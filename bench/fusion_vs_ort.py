@@ -18,6 +18,7 @@ Prints a Markdown table (for docs/benchmarks.md) and exits 1 if any count differ
 """
 import argparse
 import collections
+import contextlib
 import json
 import os
 import subprocess
@@ -114,10 +115,20 @@ def optimize(a, out):
     return optimized, failed
 
 
-def histogram_only(a):
-    """The kernel histograms of ORT at a.level and of fuseplan's a.target: a Markdown table; exit 1
-    when one differs that HISTOGRAM_DIFFERENCES does not explain."""
-    out = a.out or tempfile.mkdtemp(prefix="fp-ort-")
+@contextlib.contextmanager
+def saved_graphs(a, prefix="fp-ort-"):
+    """The folder for ORT's saved graphs: a.out, else a temporary one removed afterwards (the graphs
+    hold the weights: some GB for a corpus)."""
+    if a.out:
+        yield a.out
+    else:
+        with tempfile.TemporaryDirectory(prefix=prefix) as d:
+            yield d
+
+
+def histogram_only(a, out):
+    """The kernel histograms of ORT at a.level (its graphs saved under out) and of fuseplan's
+    a.target: a Markdown table; exit 1 when one differs that HISTOGRAM_DIFFERENCES does not explain."""
     optimized, failed = optimize(a, out)
     fmt = lambda c: ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "-"
     rows, skipped, first, agree = [], list(failed), {}, 0
@@ -175,9 +186,13 @@ def main():
     ap.add_argument("--device", default=None, help="fuseplan's device (name or .ini: its nchwc_block)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
-    if a.level != "extended" or a.histogram:
-        return histogram_only(a)
-    out = a.out or tempfile.mkdtemp(prefix="fp-ort-")
+    with saved_graphs(a) as out:
+        return histogram_only(a, out) if a.level != "extended" or a.histogram else counts(a, out)
+
+
+def counts(a, out):
+    """BN folds, FusedConv activations and kernel histograms of ORT at level extended (its graphs
+    saved under out) and of fuseplan: a Markdown table; exit 1 when a count differs."""
     r = subprocess.run(["node", os.path.join(HERE, "ort_optimize.mjs"), "--ort", os.path.abspath(a.ort), "--out", out] + a.models,
                        capture_output=True, text=True)
     optimized = dict(line.split("\t")[:2] for line in r.stdout.splitlines() if "\t" in line)
