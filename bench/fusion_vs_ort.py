@@ -193,14 +193,11 @@ def main():
 def counts(a, out):
     """BN folds, FusedConv activations and kernel histograms of ORT at level extended (its graphs
     saved under out) and of fuseplan: a Markdown table; exit 1 when a count differs."""
-    r = subprocess.run(["node", os.path.join(HERE, "ort_optimize.mjs"), "--ort", os.path.abspath(a.ort), "--out", out] + a.models,
-                       capture_output=True, text=True)
-    optimized = dict(line.split("\t")[:2] for line in r.stdout.splitlines() if "\t" in line)
-    failed = [l.split("\t") for l in r.stderr.splitlines() if "\tERROR\t" in l]
+    optimized, failed = optimize(a, out)
     rows, bad, skipped, khist_bad, agree = [], 0, [], 0, 0
     for m in a.models:
         if m not in optimized:
-            skipped.append((m, next((f[2] for f in failed if f[0] == m), "not optimized")))
+            skipped.append((m, dict(failed).get(m, "not optimized")))
             continue
         try:
             ort_bn, ort_act = ort_counts(m, optimized[m])
