@@ -70,6 +70,14 @@ bool fp_rt_point_confirmed(const fp_rt_point *p);
 /* The points of s not confirmed. */
 guint fp_rt_set_unconfirmed(const fp_rt_set *s);
 
+/* Whether the host was busy through the calibration: more than FP_RT_BUSY of the points still
+ * unconfirmed after the confirmation passes. On the development VM (2026-12-05, eleven one-thread
+ * calibrations within two hours) those that left 0 to 8 of 141 points unconfirmed put 29 to 33 of
+ * 36 networks within +-10% at ORT_DISABLE_ALL; those that left 58 to 112, 10 to 30, estimating
+ * them 3-16% slow as a whole (docs/devices.md). */
+#define FP_RT_BUSY 0.25
+bool fp_rt_set_busy(const fp_rt_set *s);
+
 /* A point's time per kernel: (long_s - short_s) / (K - 1); 0 when not measured or when the
  * difference is within the timings' noise (under a tenth of short_s). */
 double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);

@@ -358,6 +358,11 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
         return false;
     printf("runtime    ONNX Runtime %s, %u points in %.1f s (%u unconfirmed), fit rms log error %.3f (base %.3f)\n",
            fp_ort_version(ort), s->points->len, seconds, fp_rt_set_unconfirmed(s), f->rms_log, f->base_rms_log);
+    if (fp_rt_set_busy(s))
+        fprintf(stderr,
+                "calibrate: warning: %u of %u points unconfirmed: the host was busy while they were timed, and "
+                "this profile's estimates can be 10%% off or more; calibrate again when it is quiet\n",
+                fp_rt_set_unconfirmed(s), s->points->len);
     if (dev.weight_bandwidth > 0)
         printf("  weights read from memory at %.1f GB/s (past the caches)\n", dev.weight_bandwidth / 1e9);
     if (dev.launch_group > 0 || dev.launch_row > 0)

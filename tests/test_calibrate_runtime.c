@@ -198,7 +198,8 @@ static void test_fit_recovers_refinements(void)
 }
 
 /* A point is confirmed once both chains have a second round within 3% of their fastest; a chain
- * timed once, or whose second round is further off, leaves it unconfirmed. */
+ * timed once, or whose second round is further off, leaves it unconfirmed. A set with more than a
+ * quarter of its points unconfirmed was timed on a busy host. */
 static void test_confirmed(void)
 {
     fp_rt_point p = {.short_s = 100e-6, .short2_s = 102e-6, .long_s = 500e-6, .long2_s = 505e-6};
@@ -219,6 +220,18 @@ static void test_confirmed(void)
     g_array_index(s->points, fp_rt_point, 0).long_s = p.long_s;
     g_array_index(s->points, fp_rt_point, 0).long2_s = p.long2_s;
     CU_ASSERT_EQUAL(fp_rt_set_unconfirmed(s), s->points->len - 1);
+    CU_ASSERT_TRUE(fp_rt_set_busy(s));
+    /* a quarter of the points unconfirmed is a quiet host's calibration; one more, a busy one's */
+    guint quiet = s->points->len - (guint)(FP_RT_BUSY * s->points->len);
+    for (guint i = 0; i < s->points->len; i++) {
+        fp_rt_point *q = &g_array_index(s->points, fp_rt_point, i);
+        q->short_s = p.short_s, q->short2_s = i < quiet ? p.short2_s : 0;
+        q->long_s = p.long_s, q->long2_s = p.long2_s;
+    }
+    CU_ASSERT_EQUAL(fp_rt_set_unconfirmed(s), s->points->len - quiet);
+    CU_ASSERT_FALSE(fp_rt_set_busy(s));
+    g_array_index(s->points, fp_rt_point, quiet - 1).short2_s = 0;
+    CU_ASSERT_TRUE(fp_rt_set_busy(s));
 }
 
 /* The calibration's timing statistic (runtime/ort.c): the fastest stretch of runs at least the
