@@ -222,7 +222,7 @@ static void test_confirmed(void)
     CU_ASSERT_EQUAL(fp_rt_set_unconfirmed(s), s->points->len - 1);
     CU_ASSERT_TRUE(fp_rt_set_busy(s));
     /* a quarter of the points unconfirmed is a quiet host's calibration; one more, a busy one's */
-    guint quiet = s->points->len - (guint)(FP_RT_BUSY * s->points->len);
+    guint quiet = s->points->len - s->points->len / 4;
     for (guint i = 0; i < s->points->len; i++) {
         fp_rt_point *q = &g_array_index(s->points, fp_rt_point, i);
         q->short_s = p.short_s, q->short2_s = i < quiet ? p.short2_s : 0;
