@@ -711,8 +711,8 @@ static uint32_t remove_casts(fp_model *m, uint32_t inserted, unsigned skip)
 /* InsertCastTransformer: the marked nodes run in float32, their float16 inputs through one Cast
  * each (an initializer's folded at `stage` BEFORE when one input reads it: FuseInitializers-
  * Transformer's IsCastNodeWithConstraints wants one output edge), a Cast back where others read an
- * output. At BEFORE RemoveDuplicateCastTransformer then (remove_casts; fp_pass_float16 runs it after
- * the other stages). */
+ * output. At BEFORE, m linked again and RemoveDuplicateCastTransformer then (remove_casts); at the
+ * other stages fp_pass_float16 does both after it. */
 static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage, fp_diag *diag)
 {
     fp_graph *g = m->main;
@@ -751,9 +751,10 @@ static uint32_t convert(fp_model *m, const fp_target *t, fp_float16_stage stage,
         fp_diag_add(diag, FP_DIAG_INFO, "float16", "float16-casts", NULL,
                     "%u float16 ops run in float32 on %s (no float16 kernels): %u Casts inserted", n_conv, t->name,
                     casts);
-    fp_model_link(m);
-    if (stage == FP_FLOAT16_BEFORE_FUSION) /* at the others fp_pass_float16 runs it next, on every Cast */
+    if (stage == FP_FLOAT16_BEFORE_FUSION) { /* at the others fp_pass_float16 links m and runs it next */
+        fp_model_link(m);
         remove_casts(m, nn, FP_NODE_REMOVED | FP_NODE_FOLDED);
+    }
     return casts;
 }
 
