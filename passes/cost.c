@@ -47,6 +47,58 @@ static int64_t width_stride(const fp_node *n)
     return a && a->type == FP_ATTR_INT ? a->u.i : 1;
 }
 
+/* Entry i of n's int-list attribute `name` (a single INT: that one), dflt without it. */
+static int64_t attr_at(const fp_node *n, const char *name, int i, int64_t dflt)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    if (a && a->type == FP_ATTR_INTS && (uint32_t)i < a->n)
+        return a->u.ints[i];
+    return a && a->type == FP_ATTR_INT ? a->u.i : dflt;
+}
+
+/* floor(a / b) for b > 0. */
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* The share of one spatial dim's taps (out windows of k taps, stride s, dilation d, pb padding
+ * before) that read inside an input of `in` along it: for tap t, the windows o with 0 <= o*s - pb + t*d < in. */
+static double dim_inside(int64_t in, int64_t k, int64_t out, int64_t s, int64_t d, int64_t pb)
+{
+    int64_t inside = 0;
+    for (int64_t t = 0; t < k; t++) {
+        int64_t lo = MAX(0, floor_div(pb - t * d + s - 1, s)), hi = MIN(out - 1, floor_div(in - 1 + pb - t * d, s));
+        inside += MAX(0, hi - lo + 1);
+    }
+    return (double)inside / ((double)out * (double)k);
+}
+
+/* The share of a 2-D convolution n's kernel rows, over all its output rows, that fall inside its
+ * input rather than on the padding above or below it: 1 without such padding, 2/5 for a 5x5
+ * kernel over a map two rows high padded to keep its size (each output row reads 2 of the
+ * kernel's 5 rows). MLAS's blocked depthwise kernel runs each output row with the kernel rows
+ * that are inside (it steps through padded columns); its im2col copies only those (and zeroes
+ * the rest). 1 for other ranks and when a shape, the kernel size or an attribute is unknown or
+ * out of range. */
+static double inside_rows(const fp_node *n)
+{
+    if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] || !n->n_outputs || !n->outputs[0])
+        return 1;
+    const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape, *y = &n->outputs[0]->shape;
+    if (x->rank != 4 || w->rank != 4 || y->rank != 4)
+        return 1;
+    const char *auto_pad = fp_node_attr_string(n, "auto_pad", "NOTSET");
+    fp_dim in = x->dims[2], k = w->dims[2], out = y->dims[2];
+    int64_t s = attr_at(n, "strides", 0, 1), d = attr_at(n, "dilations", 0, 1);
+    int64_t pb = strcmp(auto_pad, "VALID") == 0 ? 0 : attr_at(n, "pads", 0, 0);
+    if (!fp_dim_known(in) || !fp_dim_known(k) || !fp_dim_known(out) || in.value <= 0 || k.value <= 0 ||
+        out.value <= 0 || s <= 0 || d <= 0 || pb < 0)
+        return 1;
+    if (g_str_has_prefix(auto_pad, "SAME_")) {
+        int64_t total = MAX(0, (out.value - 1) * s + (k.value - 1) * d + 1 - in.value);
+        pb = strcmp(auto_pad, "SAME_LOWER") == 0 ? total - total / 2 : total / 2;
+    }
+    return dim_inside(in.value, k.value, out.value, s, d, pb);
+}
+
 /* An NCHW Conv that MLAS runs as one GEMM on its input as it is (its GemmDirect algorithm, no
  * im2col): group 1, a 1x1... kernel, stride 1, no padding (auto_pad SAME gives none at 1x1). */
 static bool pointwise(const fp_node *n, const fp_value *w)
@@ -564,14 +616,15 @@ static uint64_t gemm_columns(const fp_node *n, fp_op_class cls)
 
 /* FLOPs' worth of what MLAS's blocked depthwise kernel (MLAS_NCHWC_CONV_DEPTHWISE_ALGORITHM,
  * onnxruntime/core/mlas/lib/snchwc.cpp) does besides its multiply-adds (two FLOPs a tap of an
- * output): per output, clearing its accumulator and storing it, as much as DW_OUTPUT of its taps;
- * per call, one output row of one channel block (its effective kernel height and its padded
- * columns one vector at a time), as much as DW_ROW taps of an output. Fitted to eleven
- * convolutions of 3x3, 5x5 and 7x7 timed as chains with ONNX Runtime 1.31.1 on one core of an
- * AVX-512 host (docs/devices.md, "nchwc_depthwise"): rms log error 0.11, against 0.23 for FLOPs
- * alone. */
-#define DW_OUTPUT 3.5
-#define DW_ROW 1100.0
+ * output that falls inside the input's rows, inside_rows): per output, clearing its accumulator
+ * and storing it, as much as DW_OUTPUT of its taps; per call, one output row of one channel block
+ * (its effective kernel height and its padded columns one vector at a time), as much as DW_ROW
+ * taps of an output. Fitted to twenty convolutions of 3x3, 5x5 and 7x7, square maps of 7x7 to
+ * 112x112 and maps of 1 to 32 rows of 96, timed as chains with ONNX Runtime 1.31.1 on one core of
+ * an AVX-512 host (docs/devices.md, "nchwc_depthwise"): rms log error 0.096, against 0.34 with
+ * every tap counted. */
+#define DW_OUTPUT 1.5
+#define DW_ROW 1650.0
 
 /* The work of a blocked depthwise convolution (output y, `blocks` channel blocks, f its padded
  * channels over its channels): its FLOPs plus its per output and per row share (DW_OUTPUT,
@@ -747,6 +800,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
     if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM ||
         n->op == FP_OP_SKIP_LAYER_NORM || n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM)
         return row_work(n, flops, d);
+    if (cls == FP_CLASS_GROUPED_CONV)
+        return (uint64_t)((double)flops * (1 + inside_rows(n)) / 2);
     if ((cls != FP_CLASS_NCHWC_CONV && cls != FP_CLASS_NCHWC_DEPTHWISE) || !d->nchwc_block || n->n_inputs < 2)
         return flops;
     const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape;
@@ -755,7 +810,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
     uint64_t cin = (uint64_t)x->dims[1].value, cout = (uint64_t)w->dims[0].value, b = d->nchwc_block;
     double f = (double)round_up(cout, b) / (double)cout;
     if (cls == FP_CLASS_NCHWC_DEPTHWISE && n->n_outputs && n->outputs[0])
-        return depthwise_work(flops, &n->outputs[0]->shape, f, round_up(cout, b) / b);
+        return depthwise_work((uint64_t)((double)flops * inside_rows(n)), &n->outputs[0]->shape, f,
+                              round_up(cout, b) / b);
     if (cls == FP_CLASS_NCHWC_CONV && cin >= b)
         f *= (double)round_up(cin, b) / (double)cin;
     return (uint64_t)((double)flops * f);

@@ -550,8 +550,11 @@ static void test_grouped_cost(void)
     CU_ASSERT_EQUAL(dw->cls, FP_CLASS_GROUPED_CONV);
     CU_ASSERT_EQUAL(dw->parts, 8);
     CU_ASSERT_EQUAL(dw->operands, 2 * 8 * (1 * 9 + 9 * 100 + 1 * 100));
-    /* round.ini has neither a grouped_conv efficiency nor [launch] group: conv's, nothing per part */
-    CU_ASSERT_DOUBLE_EQUAL(dw->rl.compute_s, (double)dw->flops / 0.25e12, 1e-15);
+    /* round.ini has neither a grouped_conv efficiency nor [launch] group: conv's, nothing per part;
+     * half its work on every tap, half on the 28/30 inside the input's 10 rows */
+    double inside = 28.0 / 30;
+    CU_ASSERT_EQUAL(dw->work, (uint64_t)((double)dw->flops * (1 + inside) / 2));
+    CU_ASSERT_DOUBLE_EQUAL(dw->rl.compute_s, (double)dw->work / 0.25e12, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(dw->rl.launch_s, 1e-5, 1e-15);
     CU_ASSERT_EQUAL(dw->rows, 2 * 8 * 9 * 10); /* images x channels x taps x output rows */
     CU_ASSERT_EQUAL(mm->cls, FP_CLASS_MATMUL);
@@ -927,9 +930,10 @@ static void test_nchwc_cost(void)
     }
 }
 
-/* A blocked depthwise convolution's work on a profile with nchwc_block 16: its FLOPs and 3.5 taps
- * an output, on 24 channels padded to 32, and 1100 taps a row of a channel block (14 rows of 2
- * blocks); without nchwc_block its FLOPs. A dense blocked one is not touched. */
+/* A blocked depthwise convolution's work on a profile with nchwc_block 16: its FLOPs on the taps
+ * inside its input's rows (40/42 of them at 14 rows, padding 1) and 1.5 taps an output, on 24
+ * channels padded to 32, and 1650 taps a row of a channel block (14 rows of 2 blocks); without
+ * nchwc_block its FLOPs. A dense blocked one (1x1, no padding) is only padded to the block. */
 static void test_depthwise_work(void)
 {
     tb *b = tb_new(13);
@@ -951,10 +955,56 @@ static void test_depthwise_work(void)
         const fp_op_cost *d = &cost->ops[0], *c = &cost->ops[1];
         CU_ASSERT_EQUAL(d->cls, FP_CLASS_NCHWC_DEPTHWISE);
         CU_ASSERT_EQUAL(d->flops, 2 * 24 * 9 * 196);
-        uint64_t want = (uint64_t)((2 * 24 * 9 * 196 + 2 * 3.5 * 24 * 196) * 32 / 24 + 2 * 1100 * 14 * 2);
+        double inside = (double)(uint64_t)(2 * 24 * 9 * 196 * (40.0 / 42));
+        uint64_t want = (uint64_t)((inside + 2 * 1.5 * 24 * 196) * 32 / 24 + 2 * 1650 * 14 * 2);
         CU_ASSERT_DOUBLE_EQUAL(d->work, blocked ? want : d->flops, 1);
         CU_ASSERT_EQUAL(c->cls, FP_CLASS_NCHWC_CONV);
         CU_ASSERT_EQUAL(c->work, blocked ? c->flops / 24 * 32 * 32 / 24 : c->flops);
+    }
+}
+
+/* A depthwise convolution by im2col (grouped_conv) counts half its FLOPs on every tap and half
+ * on the kernel rows that fall inside its input's rows: 3x3 with padding 1 over 3 rows, 7/9;
+ * 3x1 SAME_UPPER or SAME_LOWER with stride 2 over 8 rows (4 outputs), 11 of 12 either way; 3x1
+ * dilated by 2 with VALID padding, all; 1-D, all. */
+static void test_inside_rows(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x3", F32, 4, (int64_t[]){1, 16, 3, 8});
+    tb_input(b, "x8", F32, 4, (int64_t[]){1, 16, 8, 3});
+    tb_input(b, "x1d", F32, 3, (int64_t[]){1, 16, 8});
+    tb_init(b, "w3", F32, 4, (int64_t[]){16, 1, 3, 3});
+    tb_init(b, "w31", F32, 4, (int64_t[]){16, 1, 3, 1});
+    tb_init(b, "w1d", F32, 3, (int64_t[]){16, 1, 3});
+    tb_node_t *n[5];
+    n[0] = tb_node(b, "Conv", "pad1", "x3,w3", "a");
+    tb_attr_ints(b, n[0], "pads", 4, (int64_t[]){1, 1, 1, 1});
+    const char *modes[] = {"SAME_UPPER", "SAME_LOWER"};
+    for (int i = 0; i < 2; i++) {
+        n[1 + i] = tb_node(b, "Conv", modes[i], "x8,w31", i ? "c" : "b");
+        tb_attr_s(b, n[1 + i], "auto_pad", modes[i]);
+        tb_attr_ints(b, n[1 + i], "strides", 2, (int64_t[]){2, 1});
+    }
+    n[3] = tb_node(b, "Conv", "dilated", "x8,w31", "d");
+    tb_attr_s(b, n[3], "auto_pad", "VALID");
+    tb_attr_ints(b, n[3], "dilations", 2, (int64_t[]){2, 1});
+    n[4] = tb_node(b, "Conv", "one_d", "x1d,w1d", "e");
+    tb_attr_ints(b, n[4], "pads", 2, (int64_t[]){1, 1});
+    const char *outs[] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++) {
+        tb_attr_i(b, n[i], "group", 16);
+        tb_output(b, outs[i], F32, -1, NULL);
+    }
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, 1);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 5);
+    const double share[] = {7.0 / 9, 11.0 / 12, 11.0 / 12, 1, 1};
+    for (int i = 0; i < 5; i++) {
+        const fp_op_cost *c = &cost->ops[i];
+        CU_ASSERT_EQUAL(c->cls, FP_CLASS_GROUPED_CONV);
+        CU_ASSERT(c->flops > 0);
+        CU_ASSERT_EQUAL(c->work, (uint64_t)((double)c->flops * (1 + share[i]) / 2));
     }
 }
 
@@ -1085,6 +1135,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "global_pool_class", test_global_pool_class);
     CU_add_test(s, "transcendental_work", test_transcendental_work);
     CU_add_test(s, "depthwise_work", test_depthwise_work);
+    CU_add_test(s, "inside_rows", test_inside_rows);
     CU_add_test(s, "im2col_work", test_im2col_work);
     CU_add_test(s, "row_work", test_row_work);
     CU_add_test(s, "broadcast_work", test_broadcast_work);
