@@ -71,6 +71,10 @@ static double dim_inside(int64_t in, int64_t k, int64_t out, int64_t s, int64_t 
     return (double)inside / ((double)out * (double)k);
 }
 
+/* Whether v is in 1..2^24: a size, stride, dilation or padding inside_rows works with (no product
+ * of two overflows; a kernel loop stays short). */
+static bool in_range(int64_t v) { return v >= 1 && v <= (int64_t)1 << 24; }
+
 /* The share of a 2-D convolution n's kernel rows, over all its output rows, that fall inside its
  * input rather than on the padding above or below it: 1 without such padding, 2/5 for a 5x5
  * kernel over a map two rows high padded to keep its size (each output row reads 2 of the
@@ -89,8 +93,8 @@ static double inside_rows(const fp_node *n)
     fp_dim in = x->dims[2], k = w->dims[2], out = y->dims[2];
     int64_t s = attr_at(n, "strides", 0, 1), d = attr_at(n, "dilations", 0, 1);
     int64_t pb = strcmp(auto_pad, "VALID") == 0 ? 0 : attr_at(n, "pads", 0, 0);
-    if (!fp_dim_known(in) || !fp_dim_known(k) || !fp_dim_known(out) || in.value <= 0 || k.value <= 0 ||
-        out.value <= 0 || s <= 0 || d <= 0 || pb < 0)
+    if (!fp_dim_known(in) || !fp_dim_known(k) || !fp_dim_known(out) || !in_range(in.value) || !in_range(k.value) ||
+        !in_range(out.value) || !in_range(s) || !in_range(d) || !in_range(pb + 1))
         return 1;
     if (g_str_has_prefix(auto_pad, "SAME_")) {
         int64_t total = MAX(0, (out.value - 1) * s + (k.value - 1) * d + 1 - in.value);
