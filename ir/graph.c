@@ -471,6 +471,12 @@ int64_t fp_node_attr_int(const fp_node *n, const char *name, int64_t dflt)
     return a && a->type == FP_ATTR_INT ? a->u.i : dflt;
 }
 
+int64_t fp_node_attr_ints_at(const fp_node *n, const char *name, uint32_t i, int64_t dflt)
+{
+    const fp_attr *a = fp_node_attr(n, name);
+    return a && a->type == FP_ATTR_INTS && i < a->n ? a->u.ints[i] : dflt;
+}
+
 double fp_node_attr_float(const fp_node *n, const char *name, double dflt)
 {
     const fp_attr *a = fp_node_attr(n, name);

@@ -511,6 +511,8 @@ void fp_node_set_attr(fp_model *m, fp_node *n, fp_attr a);
 int64_t fp_node_attr_int(const fp_node *n, const char *name, int64_t dflt);
 double fp_node_attr_float(const fp_node *n, const char *name, double dflt);
 const char *fp_node_attr_string(const fp_node *n, const char *name, const char *dflt);
+/* Entry i of n's INTS attribute `name`; dflt when it is absent, not INTS, or has no entry i. */
+int64_t fp_node_attr_ints_at(const fp_node *n, const char *name, uint32_t i, int64_t dflt);
 
 /* Opset version of `domain` ("" = ai.onnx) in the model, 0 if not imported. */
 int64_t fp_model_opset(const fp_model *m, const char *domain);

@@ -47,15 +47,6 @@ static int64_t width_stride(const fp_node *n)
     return a && a->type == FP_ATTR_INT ? a->u.i : 1;
 }
 
-/* Entry i of n's int-list attribute `name` (a single INT: that one), dflt without it. */
-static int64_t attr_at(const fp_node *n, const char *name, int i, int64_t dflt)
-{
-    const fp_attr *a = fp_node_attr(n, name);
-    if (a && a->type == FP_ATTR_INTS && (uint32_t)i < a->n)
-        return a->u.ints[i];
-    return a && a->type == FP_ATTR_INT ? a->u.i : dflt;
-}
-
 /* floor(a / b) for b > 0. */
 static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -91,8 +82,8 @@ static double inside_rows(const fp_node *n)
         return 1;
     const char *auto_pad = fp_node_attr_string(n, "auto_pad", "NOTSET");
     fp_dim in = x->dims[2], k = w->dims[2], out = y->dims[2];
-    int64_t s = attr_at(n, "strides", 0, 1), d = attr_at(n, "dilations", 0, 1);
-    int64_t pb = strcmp(auto_pad, "VALID") == 0 ? 0 : attr_at(n, "pads", 0, 0);
+    int64_t s = fp_node_attr_ints_at(n, "strides", 0, 1), d = fp_node_attr_ints_at(n, "dilations", 0, 1);
+    int64_t pb = strcmp(auto_pad, "VALID") == 0 ? 0 : fp_node_attr_ints_at(n, "pads", 0, 0);
     if (!fp_dim_known(in) || !fp_dim_known(k) || !fp_dim_known(out) || !in_range(in.value) || !in_range(k.value) ||
         !in_range(out.value) || !in_range(s) || !in_range(d) || !in_range(pb + 1))
         return 1;

@@ -120,12 +120,6 @@ static void weights(const fp_graph *g, const fp_ort_memory_opts *opts, fp_ort_me
 /* MLAS's working buffer per thread (MLAS_SGEMM_STRIDEN * MLAS_SGEMM_STRIDEK floats). */
 #define MLAS_CONV_WORKING_FLOATS 16384u
 
-static int64_t attr_at(const fp_node *n, const char *name, uint32_t i, int64_t dflt)
-{
-    const fp_attr *a = fp_node_attr(n, name);
-    return a && a->type == FP_ATTR_INTS && i < a->n ? a->u.ints[i] : dflt;
-}
-
 /* Whether Conv node n pads nothing (its pads, or an auto_pad that adds none). */
 static bool no_padding(const fp_node *n, uint32_t rank)
 {
@@ -133,7 +127,7 @@ static bool no_padding(const fp_node *n, uint32_t rank)
     if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0)
         return false;
     for (uint32_t i = 0; i < 2 * rank; i++)
-        if (attr_at(n, "pads", i, 0) != 0)
+        if (fp_node_attr_ints_at(n, "pads", i, 0) != 0)
             return false;
     return true;
 }
@@ -169,7 +163,7 @@ static uint64_t conv_scratch(const fp_node *n)
         out *= (uint64_t)y->dims[2 + i].value;
         in *= (uint64_t)x->dims[2 + i].value;
         kernel *= (uint64_t)w->dims[2 + i].value;
-        unit = unit && attr_at(n, "strides", i, 1) == 1;
+        unit = unit && fp_node_attr_ints_at(n, "strides", i, 1) == 1;
         pointwise = pointwise && w->dims[2 + i].value == 1;
     }
     uint64_t floats;
