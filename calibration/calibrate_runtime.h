@@ -101,7 +101,8 @@ double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d);
 double fp_rt_set_best_rate(const fp_rt_set *s);
 
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache
- * factors, the run overhead) to the measured points, no cross-validation. NULL with the fit's
+ * factors, the run overhead) to the measured points with Huber's loss (fp_fit_opts.robust: a point
+ * a busy host slowed does not drag the classes), no cross-validation. NULL with the fit's
  * error when no point was measured. */
 fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error);
 

@@ -311,6 +311,7 @@ typedef struct {
     double effect0[NP];    /* their base effect (0: the base lacks it, pulled toward none) */
     double theta0[NP];     /* the base's theta */
     fp_fit_objective objective;
+    double robust;    /* Huber's scale on the rows' log residuals (0: least squares) */
     guint n_models;   /* E2E: one residual per model */
     double *model_w;  /* E2E: sqrt weight per model (0: no row) */
     double *meas_sum; /* E2E: measured sum of the used rows per model */
@@ -331,6 +332,13 @@ static double effect_of(int j, const double *theta)
     return j == FP_FIT_GROUP_LAUNCH ? exp(theta[j]) / SAT_REF_LAUNCH : cbrt(exp(theta[j]) / SAT_REF_WORK);
 }
 
+/* The residual whose square is Huber's loss of log residual e at scale c (e itself within c, or
+ * when c is 0). */
+static double huber(double e, double c)
+{
+    return c > 0 && fabs(e) > c ? copysign(sqrt(2 * c * fabs(e) - c * c), e) : e;
+}
+
 static void residuals(const problem *pb, const double *theta, double *res)
 {
     fp_device dev;
@@ -340,7 +348,7 @@ static void residuals(const problem *pb, const double *theta, double *res)
     for (guint i = 0; i < n; i++) {
         const fp_fit_row *r = &g_array_index(pb->d->rows, fp_fit_row, g_array_index(pb->rows, guint, i));
         double est = fp_fit_row_estimate(pb->d, r, &dev);
-        res[i] = pb->sqrt_w[i] * (log(est) - log(r->measured_s));
+        res[i] = pb->sqrt_w[i] * huber(log(est) - log(r->measured_s), pb->robust);
         if (est_sum)
             est_sum[r->model] += est;
     }
@@ -603,6 +611,7 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
     }
     pb.sqrt_w = g_new(double, pb.rows->len);
     pb.objective = o->objective;
+    pb.robust = MAX(o->robust, 0);
     weights(&pb);
     for (int j = 0; j < NP; j++) {
         bool sat = j >= FP_FIT_SAT && j < FP_FIT_SAT + FP_CLASS_COUNT;

@@ -4,10 +4,12 @@
  * cross-validation; and the error statistics `compare` and `fit` share.
  *
  * Estimator: weighted least squares on log time,
- *   minimize  sum_rows w_r (log est_r(theta) - log meas_r)^2
+ *   minimize  sum_rows w_r rho(log est_r(theta) - log meas_r)
  *             + prior * |theta_base - theta_base0|^2 + prior_refine * |theta_refine - theta_refine0|^2,
  * theta = logs of the parameters, est_r the roofline estimate of a row (passes/roofline.h) summed
- * over its kernels. The base parameters are the efficiencies, the bandwidth factor and the device's
+ * over its kernels, rho(e) = e^2, or with a robust scale c Huber's loss: e^2 within c, 2c|e| - c^2
+ * beyond (a row off by more pulls with a constant force, not one growing with its error, so a few
+ * timings a busy host inflated do not move every class to meet them). The base parameters are the efficiencies, the bandwidth factor and the device's
  * launch overhead; the refinements are a factor per cache level on its bandwidth, each class's half
  * work (the work per kernel at which it reaches half its efficiency), each class's launch overhead
  * as a ratio to the device's, and the overhead per group of grouped convolutions. Half works, the
@@ -131,6 +133,8 @@ typedef struct {
     double prior_refine; /* the same for cache factors, half works and class launch ratios; default 0.1 */
     int max_iter;        /* Levenberg-Marquardt iterations per start; default 200 */
     bool no_cv;          /* skip leave-one-model-out cross-validation */
+    double robust;       /* Huber's scale on a row's log residual: beyond it the row's pull stops
+                            growing (a disturbed timing cannot drag the fit); 0: least squares */
 } fp_fit_opts;
 
 typedef struct {
