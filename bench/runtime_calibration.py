@@ -46,6 +46,7 @@ import configparser
 import datetime
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -315,6 +316,19 @@ def summary(rs, tag):
             f"{d30} and {a30} of {n}")
 
 
+def level_text(rs, tag):
+    """The profile's level (geometric mean of estimate / measured at each level) and the counts
+    within +-10% once each level's estimates are divided by it: what the shape of the estimates
+    gets right, apart from a level the host's pace between calibration and timing moves."""
+    n = len(rs)
+    gm = [math.exp(sum(math.log(r[tag][i] / r[m]) for r in rs) / n) for i, m in ((0, "md"), (1, "ma"))]
+    d = sum(within(r[tag][0] / r["md"] / gm[0]) for r in rs)
+    al = sum(within(r[tag][1] / r["ma"] / gm[1]) for r in rs)
+    return (f"geometric mean estimate / measured {gm[0]:.3f} at level disabled and {gm[1]:.3f} at level all; "
+            f"with each level's estimates divided by it (not the acceptance: the level is), {d} and {al} of {n} "
+            "within +-10%")
+
+
 def confirmed_text(runs):
     n = sum(1 for v in runs.values() if v.get("confirmed"))
     return f"{n} of {len(runs)} confirmed by a second pass within {lvo.CONFIRM:.0%}"
@@ -340,6 +354,7 @@ def report(a, seconds, cal_out, rs, errors, log, micro, native, runs):
              "", f"Its micro-models (`calibrate --micro-models DIR`): {micro[0]} of {micro[1]} pass `onnx.checker` "
              f"(onnx {onnx.__version__}, full_check)" + (": " + "; ".join(micro[2]) if micro[2] else "."), "", "Load while measuring:", ""] + [f"- {x}" for x in log] + [""]
     lines += [f"- runtime-calibrated profile: {summary(rs, 'rt')}",
+              f"- runtime-calibrated profile's level: {level_text(rs, 'rt')}",
               f"- profile of fuseplan's own kernels (`calibrate --threads {a.threads} --seconds 3`): "
               f"{summary(rs, 'nat')}", ""]
     lines += ["The own-kernel profile's ranking of what it measured:", ""] + [f"- {x}" for x in native] + [""]
