@@ -190,6 +190,8 @@ guint fp_rt_set_unconfirmed(const fp_rt_set *s)
 
 bool fp_rt_set_busy(const fp_rt_set *s) { return fp_rt_set_unconfirmed(s) > FP_RT_BUSY * s->points->len; }
 
+bool fp_rt_fit_scattered(const fp_fit_result *f) { return f->rms_log > FP_RT_SCATTERED; }
+
 /* Times p's chains once more (all: both; else those not confirmed), keeping the rounds. */
 static bool time_point(const fp_rt_set *s, fp_rt_point *p, fp_ort *ort, int threads, double budget_s, bool all,
                        GError **error)

@@ -78,6 +78,14 @@ guint fp_rt_set_unconfirmed(const fp_rt_set *s);
 #define FP_RT_BUSY 0.25
 bool fp_rt_set_busy(const fp_rt_set *s);
 
+/* Whether the fit f of a set's points left them scattered as a busy host's are: an rms log error
+ * above FP_RT_SCATTERED. On the development VM (2026-12-05 and 06, 27 one-thread calibrations)
+ * the fits were at 0.101-0.138, but for four at 0.171-0.227, two of which left too few points
+ * unconfirmed for fp_rt_set_busy (16 and 27 of 141); one of those estimated 36 networks 10% slower
+ * than the two calibrations beside it (docs/devices.md). */
+#define FP_RT_SCATTERED 0.15
+bool fp_rt_fit_scattered(const fp_fit_result *f);
+
 /* A point's time per kernel: (long_s - short_s) / (K - 1); 0 when not measured or when the
  * difference is within the timings' noise (under a tenth of short_s). */
 double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);

@@ -363,6 +363,11 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
                 "calibrate: warning: %u of %u points unconfirmed: the host was busy while they were timed, and "
                 "this profile's estimates can be 10%% off or more; calibrate again when it is quiet\n",
                 fp_rt_set_unconfirmed(s), s->points->len);
+    else if (fp_rt_fit_scattered(f))
+        fprintf(stderr,
+                "calibrate: warning: fit rms log error %.3f over %.2f: the points scatter as on a busy host, and "
+                "this profile's estimates can be 10%% off or more; calibrate again when it is quiet\n",
+                f->rms_log, FP_RT_SCATTERED);
     if (dev.weight_bandwidth > 0)
         printf("  weights read from memory at %.1f GB/s (past the caches)\n", dev.weight_bandwidth / 1e9);
     if (dev.launch_group > 0 || dev.launch_row > 0)

@@ -168,6 +168,7 @@ static void check_fit_recovers(const known_rate *known, size_t n, guint disturb)
     g_autoptr(fp_fit_result) f = fp_rt_set_fit(s, base, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_TRUE(f->rms_log < (disturb ? log(DISTURBED) : 0.05));
+    CU_ASSERT_FALSE(!disturb && fp_rt_fit_scattered(f));
     CU_ASSERT_TRUE(f->base_rms_log > 0.1);
     for (size_t i = 0; i < n; i++) { /* the rate of the class's largest kernel, saturation included */
         const fp_fit_op *k = largest_kernel(s, known[i].c);
@@ -253,6 +254,15 @@ static void test_confirmed(void)
     CU_ASSERT_FALSE(fp_rt_set_busy(s));
     g_array_index(s->points, fp_rt_point, quiet - 1).short2_s = 0;
     CU_ASSERT_TRUE(fp_rt_set_busy(s));
+}
+
+/* A fit is scattered above an rms log error of 0.15: the quiet host's fits were at 0.10-0.14, the
+ * scattered ones' at 0.17-0.23. */
+static void test_scattered(void)
+{
+    fp_fit_result quiet = {.rms_log = 0.138}, scattered = {.rms_log = 0.171};
+    CU_ASSERT_FALSE(fp_rt_fit_scattered(&quiet));
+    CU_ASSERT_TRUE(fp_rt_fit_scattered(&scattered));
 }
 
 /* The calibration's timing statistic (runtime/ort.c): the fastest stretch of runs at least the
@@ -462,6 +472,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "refinements_covered", test_refinements_covered);
     CU_add_test(s, "weight_bandwidth", test_weight_bandwidth);
     CU_add_test(s, "confirmed", test_confirmed);
+    CU_add_test(s, "scattered", test_scattered);
     CU_add_test(s, "window_best", test_window_best);
     CU_add_test(s, "point_estimates", test_point_estimates);
     CU_add_test(s, "best_rate", test_best_rate);
