@@ -3,21 +3,22 @@
  * convolution) to measured kernel times (calibration/fit.c), with leave-one-model-out
  * cross-validation; and the error statistics `compare` and `fit` share.
  *
- * Estimator: weighted least squares on log time,
+ * Estimator: weighted least squares on log time, or a robust variant of it,
  *   minimize  sum_rows w_r rho(log est_r(theta) - log meas_r)
  *             + prior * |theta_base - theta_base0|^2 + prior_refine * |theta_refine - theta_refine0|^2,
  * theta = logs of the parameters, est_r the roofline estimate of a row (passes/roofline.h) summed
  * over its kernels, rho(e) = e^2, or with a robust scale c Huber's loss: e^2 within c, 2c|e| - c^2
  * beyond (a row off by more pulls with a constant force, not one growing with its error, so a few
- * timings a busy host inflated do not move every class to meet them). The base parameters are the efficiencies, the bandwidth factor and the device's
- * launch overhead; the refinements are a factor per cache level on its bandwidth, each class's half
- * work (the work per kernel at which it reaches half its efficiency), each class's launch overhead
- * as a ratio to the device's, and the overhead per group of grouped convolutions. Half works, the
- * group overhead and a view's launch overhead (class view) are pulled toward the base's by their
- * effect, not in log space: the saturation a half work gives a 1 MFLOP kernel, the overheads in us
- * (toward none when the base lacks them). In log space a base half work near none (100 FLOP)
- * would hold the fit far from the data with a pull out of proportion to what it does. Views take part as ops of class view without
- * work (their [launch] view alone); control-flow ops as their own launch and their bodies' kernels
+ * timings a busy host inflated do not move every class to meet them). The base parameters are the
+ * efficiencies, the bandwidth factor and the device's launch overhead; the refinements are a factor
+ * per cache level on its bandwidth, each class's half work (the work per kernel at which it reaches
+ * half its efficiency), each class's launch overhead as a ratio to the device's, and the overhead
+ * per group of grouped convolutions. Half works, the group overhead and a view's launch overhead
+ * (class view) are pulled toward the base's by their effect, not in log space: the saturation a
+ * half work gives a 1 MFLOP kernel, the overheads in us (toward none when the base lacks them). In
+ * log space a base half work near none (100 FLOP) would hold the fit far from the data with a pull
+ * out of proportion to what it does. Views take part as ops of class view without work (their
+ * [launch] view alone); control-flow ops as their own launch and their bodies' kernels
  * (passes/cost.h, fp_cost_control_kernels).
  *
  * A whole-run row (fp_fit_data_add_run) holds every op of a model and the time of a whole run
