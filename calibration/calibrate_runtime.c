@@ -24,7 +24,7 @@
 #define BEST_RATE_RANK 3
 
 /* The fit's robust scale (Huber's, on log time): a calibration on a quiet host fits its points
- * with an rms log error of 0.10 to 0.11; a point further off than this pulls with a constant force,
+ * with an rms log error of 0.10 to 0.12; a point further off than this pulls with a constant force,
  * so a few chains a busy host slowed in every round do not drag every class toward them */
 #define FIT_ROBUST 0.15
 
