@@ -297,6 +297,20 @@ static uint64_t im2col_rows(const fp_node *n, fp_op_class c, uint64_t parts)
  * "conv"): rms log error 0.044, against 0.54 for FLOPs alone. */
 #define IM2COL_ELEMENT 32.0
 
+/* A copied element at a width stride above 1 costs IM2COL_STRIDED times IM2COL_ELEMENT, but for the
+ * first IM2COL_ROW_HEAD elements of each output row, which cost IM2COL_ELEMENT either way:
+ * MlasConvIm2Col copies a row's inside elements four at a time at a width stride of 1 and one at
+ * a time at any other (a stride along the height alone keeps the fast copy), and on rows of a few
+ * elements the unit stride's set-up and remainder cost as much. Fitted to nine strided
+ * convolutions (dense 1-D at strides 2 and 4, dense and grouped 2-D at stride 2; 32 to 256
+ * channels, rows of 14 to 1000), each against the same convolution at stride 1 on the same
+ * output, timed as fans of five with ONNX Runtime 1.31.1 on one core of an AVX-512 host
+ * (docs/devices.md, "Strided im2col"): geometric mean 0.997 of the stride-1 twin's ratio, rms
+ * 1.8%; five held out (1-D strides 2 and 5, 5x5, 16 channels at 112 wide, 55 groups at 7 wide):
+ * 0.998, rms 2.5%; the unit cost gave 0.82, rms 23%. */
+#define IM2COL_STRIDED 2.4
+#define IM2COL_ROW_HEAD 8
+
 /* The output bytes of a blocked (NCHWc) convolution n (of class c) whose fused activation MLAS
  * applies in a pass of its own over the rows the kernel wrote (fp_kernel.post): any but Relu,
  * which its kernels apply in registers (MLAS_CONV_KERNEL_FLAG_RELU_ACTIVATION against
@@ -754,6 +768,17 @@ static uint64_t counted_copies(const fp_node *n, fp_op_class cls, uint64_t rows,
     return fp_dim_known(y->dims[y->rank - 1]) ? rows * (uint64_t)MAX(y->dims[y->rank - 1].value, 0) : 0;
 }
 
+/* What the `copies` elements n's im2col moves cost more, in elements, at a width stride above 1
+ * (IM2COL_STRIDED - 1 times each, but for each output row's first IM2COL_ROW_HEAD); else 0. */
+static double strided_copies(const fp_node *n, uint64_t copies)
+{
+    if (!copies || width_stride(n) <= 1)
+        return 0;
+    const fp_shape *y = &n->outputs[0]->shape; /* copies > 0: a known output (counted_copies) */
+    double width = (double)y->dims[y->rank - 1].value;
+    return (IM2COL_STRIDED - 1) * (double)copies * MAX(0, width - IM2COL_ROW_HEAD) / width;
+}
+
 /* Elements n writes, over all its outputs; `unknown` when a shape is not static. */
 static uint64_t output_elements(const fp_node *n, uint64_t unknown)
 {
@@ -771,12 +796,12 @@ static uint64_t output_elements(const fp_node *n, uint64_t unknown)
  * columns rounded up to d's nchwc_block (MLAS's SGEMM kernels compute the output in whole vectors
  * of columns: 16 floats with AVX-512F, 8 with AVX2, the NCHWc block of the same ISA) and a
  * convolution's with the `copies` elements its im2col moves (counted_copies; IM2COL_ELEMENT
- * each), a blocked NCHWc convolution's on its channels padded to d's block (ONNX Runtime pads the
- * output channels, and the input channels of one that reads a blocked input, with zeros:
- * passes/nchwc.c keeps the logical shapes; a depthwise one's with its per output and per row
- * work, depthwise_work), a transpose's or a copy's (class copy) output elements (they have no
- * FLOPs; their class's efficiency is then the rate of a strided gather or of block copies), a
- * transcendental op's its elements times its
+ * each, more at a width stride above 1: strided_copies), a blocked NCHWc convolution's on
+ * its channels padded to d's block (ONNX Runtime pads the output channels, and the input channels
+ * of one that reads a blocked input, with zeros: passes/nchwc.c keeps the logical shapes; a
+ * depthwise one's with its per output and per row work, depthwise_work), a transpose's or a
+ * copy's (class copy) output elements (they have no FLOPs; their class's efficiency is then the
+ * rate of a strided gather or of block copies), a transcendental op's its elements times its
  * transcendental_work, an elementwise op's on a blocked (MLAS) profile with its broadcast loop's
  * share (broadcast_work), and a row-wise norm's or softmax's with its rows' share (row_work). */
 static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, const fp_device *d)
@@ -785,7 +810,7 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
     uint64_t cols = gemm_columns(n, cls);
     if (cols && d->nchwc_block)
         return (uint64_t)((double)flops * (double)round_up(cols, d->nchwc_block) / (double)cols +
-                          IM2COL_ELEMENT * (double)copies);
+                          IM2COL_ELEMENT * ((double)copies + strided_copies(n, copies)));
     if (cls == FP_CLASS_TRANSPOSE || cls == FP_CLASS_COPY)
         return output_elements(n, flops);
     if (cls == FP_CLASS_TRANSCENDENTAL)

@@ -722,7 +722,10 @@ static void test_gemm_columns(void)
  * channels x taps x output rows; a 1-D one's output is one row) and, on a blocked (MLAS) profile,
  * works IM2COL_ELEMENT more a copied element (rows x output width) besides its GEMM's rounded
  * FLOPs, and its saturation leaves the GEMM's operands out (the copy is their surface); a 1x1 one
- * without im2col (pointwise_conv) and a ConvTranspose (a col2im) copy none and keep theirs. */
+ * without im2col (pointwise_conv) and a ConvTranspose (a col2im) copy none and keep theirs. At a
+ * width stride above 1 an element costs IM2COL_STRIDED (2.4) times as much (MLAS copies it alone,
+ * not four at a time), but for each output row's first IM2COL_ROW_HEAD (8); a stride along the
+ * height alone keeps the unit cost. */
 static void test_im2col_work(void)
 {
     tb *b = tb_new(13);
@@ -736,10 +739,24 @@ static void test_im2col_work(void)
     tb_node(b, "Conv", "pw", "x,k", "y2");
     tb_init(b, "kt", F32, 4, (int64_t[]){16, 8, 3, 3});
     tb_node(b, "ConvTranspose", "ct", "x,kt", "y3");
-    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y", "y1", "y2", "y3", NULL});
+    const struct {
+        const char *in, *out;
+        int64_t stride_h, stride_w, h, w; /* the input's height and width */
+    } strided[] = {{"xtwin", "y4", 1, 1, 7, 20},
+                   {"xwide", "y5", 1, 2, 7, 40},
+                   {"xtall", "y6", 2, 1, 14, 20},
+                   {"xnarrow", "y7", 1, 2, 7, 14}}; /* outputs 32 x 7 x 20, but narrow's 32 x 7 x 7 */
+    for (int k = 0; k < 4; k++) {
+        tb_input(b, strided[k].in, F32, 4, (int64_t[]){1, 16, strided[k].h, strided[k].w});
+        g_autofree char *io = g_strdup_printf("%s,w", strided[k].in);
+        tb_node_t *c = tb_node(b, "Conv", strided[k].in + 1, io, strided[k].out);
+        tb_attr_ints(b, c, "pads", 4, (int64_t[]){1, 1, 1, 1});
+        tb_attr_ints(b, c, "strides", 2, (int64_t[]){strided[k].stride_h, strided[k].stride_w});
+    }
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y", "y1", "y2", "y3", "y4", "y5", "y6", "y7", NULL});
     for (int blocked = 0; blocked < 2; blocked++) {
         g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
-        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 8);
         const fp_op_cost *c = cost->ops;
         CU_ASSERT_EQUAL(c[0].cls, FP_CLASS_CONV);
         CU_ASSERT_EQUAL(c[0].flops, 2 * 32 * 144 * 49);
@@ -756,6 +773,14 @@ static void test_im2col_work(void)
         CU_ASSERT(c[3].operands > 0);
         CU_ASSERT_EQUAL(c[3].rows, 0);
         CU_ASSERT_EQUAL(c[3].work, blocked ? c[3].flops / 49 * 64 : c[3].flops);
+        for (int k = 5; k < 7; k++) { /* twin's GEMM and copies, strided along the width, then the height */
+            CU_ASSERT_EQUAL(c[k].flops, c[4].flops);
+            CU_ASSERT_EQUAL(c[k].rows, 16 * 9 * 7);
+        }
+        double copies = 16 * 9 * 7 * 20, wide = (double)c[4].work + (blocked ? 32 * 1.4 * copies * 12 / 20 : 0);
+        CU_ASSERT(fabs((double)c[5].work - wide) <= 1);
+        CU_ASSERT_EQUAL(c[6].work, c[4].work);
+        CU_ASSERT_EQUAL(c[7].work, c[0].work); /* rows of 7: no more than at stride 1 */
     }
 }
 
