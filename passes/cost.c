@@ -303,7 +303,7 @@ static uint64_t im2col_rows(const fp_node *n, fp_op_class c, uint64_t parts)
  * a time at any other (a stride along the height alone keeps the fast copy), and on rows of a few
  * elements the unit stride's set-up and remainder cost as much. Fitted to nine strided
  * convolutions (dense 1-D at strides 2 and 4, dense and grouped 2-D at stride 2; 32 to 256
- * channels, rows of 14 to 1000), each against the same convolution at stride 1 on the same
+ * channels, rows of 7 to 1000), each against the same convolution at stride 1 on the same
  * output, timed as fans of five with ONNX Runtime 1.31.1 on one core of an AVX-512 host
  * (docs/devices.md, "Strided im2col"): geometric mean 0.997 of the stride-1 twin's ratio, rms
  * 1.8%; five held out (1-D strides 2 and 5, 5x5, 16 channels at 112 wide, 55 groups at 7 wide):
