@@ -611,7 +611,7 @@ static bool fit_on(const fp_fit_data *d, const fp_device *base, const fp_fit_opt
     }
     pb.sqrt_w = g_new(double, pb.rows->len);
     pb.objective = o->objective;
-    pb.robust = MAX(o->robust, 0);
+    pb.robust = o->robust; /* huber: least squares at 0 or below */
     weights(&pb);
     for (int j = 0; j < NP; j++) {
         bool sat = j >= FP_FIT_SAT && j < FP_FIT_SAT + FP_CLASS_COUNT;

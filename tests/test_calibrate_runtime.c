@@ -114,6 +114,9 @@ typedef struct {
 
 #define DISTURBED 1.5 /* a disturbed chain's time against its true time */
 
+/* Whether point i is disturbed when every disturb-th one is (none at 0). */
+static bool disturbed(guint i, guint disturb) { return disturb && i % disturb == disturb / 2; }
+
 /* The micro-model set costed on the cpu-avx512 profile, which *base receives. */
 static fp_rt_set *avx512_set(fp_device **base)
 {
@@ -162,7 +165,7 @@ static void check_fit_recovers(const known_rate *known, size_t n, guint disturb)
         CU_ASSERT_TRUE(p->kernels->len >= (guint)c->chain - 1); /* the chain difference: K - 1 kernels at least */
         p->short_s = short_time(truth, p) + truth->run_overhead;
         p->long_s = p->short_s + fp_rt_point_estimate_s(p, truth);
-        if (disturb && i % disturb == disturb / 2) /* a chain slowed in every round */
+        if (disturbed(i, disturb)) /* a chain slowed in every round */
             p->long_s *= DISTURBED;
     }
     g_autoptr(fp_fit_result) f = fp_rt_set_fit(s, base, &err);
@@ -182,7 +185,7 @@ static void check_fit_recovers(const known_rate *known, size_t n, guint disturb)
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         double made = fp_rt_point_estimate_s(p, truth), fitted = fp_rt_point_estimate_s(p, f->device);
-        if (!(disturb && i % disturb == disturb / 2))
+        if (!disturbed(i, disturb))
             off += made > 0 && fabs(fitted / made - 1) > 0.1; /* a view costs nothing: not fitted */
     }
     if (disturb && off > s->points->len / 20)
