@@ -134,11 +134,12 @@ def harness(a):
     return ort_run_tool(a.ort, a.out)
 
 
-def spec_file(a, entry, level):
-    """The bench/ort_run.c spec of one model at one level (inputs written once under --out)."""
+def spec_file(a, entry, level, budget_ms=None, name=None):
+    """The bench/ort_run.c spec of one model at one level (inputs written once under --out), timed for
+    budget_ms (default --budget-ms), written as name (default LEVEL.spec)."""
     d = os.path.join(a.out, "inputs", entry["key"])
     os.makedirs(d, exist_ok=True)
-    lines = [f"level {level}", f"budget_ms {a.budget_ms}", f"model {entry['model']}",
+    lines = [f"level {level}", f"budget_ms {budget_ms or a.budget_ms}", f"model {entry['model']}",
              f"threads {getattr(a, 'ort_threads', 1)}"]
     for k, (name, (code, dims, raw)) in enumerate(input_spec(entry).items()):
         p = os.path.join(d, f"in{k}.bin")
@@ -148,13 +149,17 @@ def spec_file(a, entry, level):
         lines.append(" ".join(["input", name, str(code), str(len(dims))] + [str(x) for x in dims] + [p]))
     m = onnx.load(entry["model"], load_external_data=False)
     lines += [f"output {o.name}" for o in m.graph.output]
-    path = os.path.join(d, f"{level}.spec")
+    path = os.path.join(d, name or f"{level}.spec")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
 
 
 CONFIRM = 0.03  # a fastest pass is trusted once a second comes within 3% of it (calibration/calibrate_runtime.h)
+# The host's phase: a timing is in its fast phase when the phase probe (a.phase_probe, a short network
+# at level disabled) ran within PHASE_TOL of its fastest time right before and right after it
+PHASE_TOL = 0.20
+PHASE_PROBE_MS = 60
 
 
 def confirmed(passes):
@@ -163,13 +168,43 @@ def confirmed(passes):
     return len(best) == 2 and best[1] <= best[0] * (1 + CONFIRM)
 
 
-def timing_pass(a, exe, lib, keys, runs, errors, log, what, end=None):
+def fast_phase(a, v):
+    """Whether one of the passes of v (a runs entry) was timed in the host's fast phase; True when no
+    phase probe ran."""
+    phases = v.get("phase_passes")
+    best = getattr(a, "phase_best", None)
+    return not phases or best is None or min(phases) <= best * (1 + PHASE_TOL)
+
+
+def settled(a, v):
+    """Whether v (a runs entry) needs no more passes: confirmed, and timed in the host's fast phase."""
+    return confirmed(v.get("window_passes", [])) and fast_phase(a, v)
+
+
+def probe_us(a, exe, lib, cpu, pin):
+    """a.phase_probe's fastest 10 ms stretch at level disabled now (us; PHASE_PROBE_MS of runs), kept
+    in a.phase_best when the fastest yet; None when it fails."""
+    spec = spec_file(a, a.phase_probe, "disabled", PHASE_PROBE_MS, "phase.spec")
+    r = subprocess.run(pinned([exe, lib, spec], cpu, pin)[0], capture_output=True, text=True)
+    try:
+        us = json.loads(r.stdout.strip().splitlines()[-1]).get("window_us")
+    except (ValueError, IndexError):
+        return None
+    if us:
+        a.phase_best = min(us, getattr(a, "phase_best", None) or us)
+    return us
+
+
+def timing_pass(a, exe, lib, keys, runs, errors, log, what, end=None, gate=True):
     """Times every (entry, level) of keys once (until time.monotonic() passes end, when given), adding
     each result's statistics to runs (a list per statistic) or its error to errors; logs the pass
-    (unless log is None)."""
+    (unless log is None). With a.phase_probe set (and gate), the probe is timed between the timings
+    and each timing's phase_passes gets the slower of the probe's times right before and after it."""
     pin = getattr(a, "ort_threads", 1) == 1  # more threads: on every CPU
     cpu = idlest_cpu() if pin else None
     start, l0 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
+    gate = gate and getattr(a, "phase_probe", None) is not None
+    before = probe_us(a, exe, lib, cpu, pin) if gate else None
     for e, level in keys:
         k = f"{e['key']}|{level}"
         if k in errors or (end is not None and time.monotonic() > end):
@@ -188,6 +223,10 @@ def timing_pass(a, exe, lib, keys, runs, errors, log, what, end=None):
         runs[k].setdefault("min_passes", []).append(res["min_us"])
         runs[k].setdefault("window_passes", []).append(res.get("window_us", res["min_us"]))
         runs[k]["runs"] += res["runs"]
+        if gate:
+            after = probe_us(a, exe, lib, cpu, pin)
+            runs[k].setdefault("phase_passes", []).append(max(before or math.inf, after or math.inf))
+            before = after
     if log is not None:
         log.append(f"{what} on {'cpu ' + str(cpu) if pin else 'every cpu'}: {start} to "
                    f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {l0} -> {loadavg()}")
@@ -201,16 +240,18 @@ def confirm(a, exe, lib, keys, runs, errors, log):
     start, l0, passes, timings = time.strftime("%H:%M:%S", time.gmtime()), loadavg(), 0, 0
     while time.monotonic() < end:
         left = [(e, level) for e, level in keys if f"{e['key']}|{level}" in runs and
-                not confirmed(runs[f"{e['key']}|{level}"].get("window_passes", []))]
+                not settled(a, runs[f"{e['key']}|{level}"])]
         if not left:
             break
         timing_pass(a, exe, lib, left, runs, errors, None, "confirmation", end)
         passes, timings = passes + 1, timings + len(left)
     if passes:
         unconfirmed = sum(1 for v in runs.values() if not confirmed(v.get("window_passes", [])))
+        slow = sum(1 for v in runs.values() if not fast_phase(a, v))
         log.append(f"confirmation: {passes} passes, {timings} timings: {start} to "
                    f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, load {l0} -> {loadavg()}; "
-                   f"{unconfirmed} left unconfirmed")
+                   f"{unconfirmed} left unconfirmed" +
+                   (f", {slow} never timed in the host's fast phase" if getattr(a, "phase_probe", None) else ""))
         print(log[-1], file=sys.stderr)
 
 
@@ -232,6 +273,7 @@ def measure(a, entries):
         v["min_us"] = min(v["min_passes"])  # the fastest single run
         v["window_us"] = min(v["window_passes"])  # the fastest 10 ms stretch (bench/runtime_calibration.py)
         v["confirmed"] = confirmed(v["window_passes"])
+        v["fast_phase"] = fast_phase(a, v)
         v["spread"] = max(v["passes"]) / v["us"] - 1
     with open(path, "w") as f:
         json.dump({"runs": runs, "errors": errors, "log": log}, f, indent=1)
