@@ -181,15 +181,20 @@ def settled(a, v):
     return confirmed(v.get("window_passes", [])) and fast_phase(a, v)
 
 
+def run_spec(exe, lib, spec, cpu, pin):
+    """bench/ort_run.c's JSON result for spec (pinned as `pinned` pins), or {"error": its stderr}."""
+    r = subprocess.run(pinned([exe, lib, spec], cpu, pin)[0], capture_output=True, text=True)
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": (r.stderr.strip() or "no output")[:300]}
+
+
 def probe_us(a, exe, lib, cpu, pin):
     """a.phase_probe's fastest 10 ms stretch at level disabled now (us; PHASE_PROBE_MS of runs), kept
     in a.phase_best when the fastest yet; None when it fails."""
-    spec = spec_file(a, a.phase_probe, "disabled", PHASE_PROBE_MS, "phase.spec")
-    r = subprocess.run(pinned([exe, lib, spec], cpu, pin)[0], capture_output=True, text=True)
-    try:
-        us = json.loads(r.stdout.strip().splitlines()[-1]).get("window_us")
-    except (ValueError, IndexError):
-        return None
+    us = run_spec(exe, lib, spec_file(a, a.phase_probe, "disabled", PHASE_PROBE_MS, "phase.spec"), cpu,
+                  pin).get("window_us")
     if us:
         a.phase_best = min(us, getattr(a, "phase_best", None) or us)
     return us
@@ -209,12 +214,7 @@ def timing_pass(a, exe, lib, keys, runs, errors, log, what, end=None, gate=True)
         k = f"{e['key']}|{level}"
         if k in errors or (end is not None and time.monotonic() > end):
             continue
-        cmd, _ = pinned([exe, lib, spec_file(a, e, level)], cpu, pin)
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        try:
-            res = json.loads(r.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            res = {"error": (r.stderr.strip() or "no output")[:300]}
+        res = run_spec(exe, lib, spec_file(a, e, level), cpu, pin)
         if res.get("error"):
             errors[k] = res["error"].splitlines()[0][:300]
             continue
