@@ -6,6 +6,7 @@
 #include "passes/conv_add_act.h"
 #include "passes/cse.h"
 #include "passes/reshape_chain.h"
+#include "passes/denormal.h"
 #include "passes/qdq_units.h"
 #include "passes/expand.h"
 #include "passes/float16.h"
@@ -214,7 +215,10 @@ static bool run_shapes(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
         return false;
     fp_pass_metrics(m, diag);
     fp_pass_storage(m, o->storage);
-    return after(m, o, "metrics", error);
+    if (!after(m, o, "metrics", error))
+        return false;
+    fp_pass_denormal(m, diag);
+    return after(m, o, "denormal", error);
 }
 
 /* Whether target t's float16 Casts that go in after the fusions (those no folded initializer Cast

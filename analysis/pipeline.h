@@ -20,7 +20,7 @@
 
 /* The passes --dump-after names, in pipeline order: X(name) each. */
 #define FP_PIPELINE_PASS_LIST(X) \
-    X(shapes) X(metrics) X(expand) X(transpose) X(fuse) X(float16) X(layout) X(nchwc) X(memory) X(cost)
+    X(shapes) X(metrics) X(denormal) X(expand) X(transpose) X(fuse) X(float16) X(layout) X(nchwc) X(memory) X(cost)
 
 /* Where the pipeline stops; FULL (0) runs every pass. */
 typedef enum {

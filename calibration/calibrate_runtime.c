@@ -2,12 +2,16 @@
  * the fit of a profile to them (see calibrate_runtime.h). */
 #include "calibration/calibrate_runtime.h"
 
+#include <float.h>
 #include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "calibration/calibrate.h"
 #include "calibration/fit_rows.h"
+#include "passes/denormal.h"
 
 /* A point is measured when its long chain takes this much longer than its short one (the two
  * timings' noise is a few percent: a smaller difference, kernels ONNX Runtime runs as no-ops, is
@@ -152,7 +156,7 @@ static bool time_chain(fp_ort *ort, const fp_micro_case *c, int n, fp_ort_level 
     g_autoptr(GBytes) bytes = fp_micro_bytes(c, n, error);
     if (!bytes)
         return false;
-    fp_ort_model m = {bytes, "x0", c->dims, c->rank, "y"};
+    fp_ort_model m = {bytes, "x0", c->dims, c->rank, "y", c->scale};
     g_autoptr(GError) err = NULL;
     if (!fp_ort_time(ort, &m, level, threads, budget_s, seconds, &err)) {
         g_set_error(error, err->domain, err->code, "micro-model %s (%d ops) at level %s: %s", c->name, n,
@@ -283,6 +287,39 @@ double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d)
     return 0;
 }
 
+/* The denormal operations one kernel of FP_MICRO_DENORMAL case c does (passes/denormal.h): a
+ * MatMul's multiply-adds on x0's denormal elements (its kernel k's FLOPs / 2 times their share), a
+ * Softmax's denormal results (fp_denormal_fraction of x0 along its last dim, times its elements). */
+static double denormal_events(const fp_micro_case *c, const fp_fit_op *k)
+{
+    size_t n = 1, denormal = 0;
+    for (int i = 0; i < c->rank; i++)
+        n *= (size_t)c->dims[i];
+    g_autofree float *x = g_new(float, n);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = fp_ort_pattern(i, c->scale);
+        denormal += x[i] != 0 && fabsf(x[i]) < FLT_MIN;
+    }
+    if (strcmp(c->op, "Softmax") == 0)
+        return fmax(fp_denormal_fraction(x, n, (uint64_t)c->dims[c->rank - 1]), 0) * (double)n;
+    return (double)k->flops / 2 * (double)denormal / (double)n;
+}
+
+double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op)
+{
+    for (guint i = 1; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i), *twin = p - 1;
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        if (!(c->flags & FP_MICRO_DENORMAL) || strcmp(c->op, op) != 0)
+            continue;
+        g_assert(twin->index + 1 == p->index && twin->level == p->level && p->kernels->len);
+        double normal = fp_rt_point_kernel_s(s, twin), denormal = fp_rt_point_kernel_s(s, p);
+        double events = denormal_events(c, &g_array_index(p->kernels, fp_fit_op, 0));
+        return normal > 0 && denormal > 0 && events > 0 ? MAX(denormal - normal, 0) / events : 0;
+    }
+    return 0;
+}
+
 static int cmp_desc(gconstpointer a, gconstpointer b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -313,6 +350,8 @@ fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError *
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         g_autofree char *name = g_strdup_printf("%s@%s", c->name, fp_rt_level_name(p->level));
+        if (c->flags & FP_MICRO_DENORMAL)
+            continue;
         if (!p->balanced) { /* t(K) - t(1) is no sum of kernels: both chains as whole runs */
             if (p->long_s <= 0 || p->short_s <= 0)
                 continue;

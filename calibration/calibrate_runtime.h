@@ -103,13 +103,20 @@ double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
  * 4x of d's bandwidth either way (the chain's weights were not cold, or its timing disturbed). */
 double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d);
 
+/* The time of one denormal operation of op `op` ("MatMul": a multiply-add on a denormal operand,
+ * the profile's denormal_mac_s; "Softmax": a denormal result, its denormal_exp_s;
+ * passes/denormal.h): its FP_MICRO_DENORMAL point's time per kernel less its twin's (the case
+ * before it, on the unscaled x0), over the denormal operations of a kernel (of x0's fill,
+ * fp_ort_pattern), at least 0; 0 when either point was not measured or there are none. */
+double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op);
+
 /* The fastest rate the points' kernels reached: their FLOP over long_s - short_s, the third largest
  * over the balanced measured points that did work (the largest when fewer; FLOP/s; 0 when none
  * did). */
 double fp_rt_set_best_rate(const fp_rt_set *s);
 
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache
- * factors, the run overhead) to the measured points with Huber's loss (fp_fit_opts.robust: a point
+ * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL one with Huber's loss (fp_fit_opts.robust: a point
  * a busy host slowed does not drag the classes), no cross-validation. NULL with the fit's
  * error when no point was measured. */
 fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error);

@@ -217,6 +217,14 @@ static void matmuls(GArray *cs)
         FP_MICRO_CONTRIB);
     add(cs, g_strdup("fmatmul_t_12x128x64"), "FusedMatMul", g_strdup(scaled), inits("w", aw, NULL), ax, WORK_CHAIN,
         FP_MICRO_CONTRIB);
+    /* Swin's attention weights times its values, on normal floats and on denormals (x0 within
+     * +-5e-41; a fan: along a chain the products would underflow to 0) */
+    int64_t dx[] = {12, 49, 49, 0}, dw[] = {12, 49, 32, 0};
+    add(cs, g_strdup("bmatmul_12x49x49"), "MatMul", g_strdup("input: \"w\""), inits("w", dw, NULL), dx, 4,
+        FP_MICRO_FAN);
+    add(cs, g_strdup("bmatmul_12x49x49_denormal"), "MatMul", g_strdup("input: \"w\""), inits("w", dw, NULL), dx, 4,
+        FP_MICRO_FAN | FP_MICRO_DENORMAL);
+    g_array_index(cs, fp_micro_case, cs->len - 1).scale = 1e-40;
     /* a decoder step's attention products of a few keys: each head's call into MLAS */
     int64_t hx[] = {4, 1, 16, 0}, hw[] = {4, 16, 16, 0};
     add(cs, g_strdup("bmatmul_tiny"), "MatMul", g_strdup("input: \"w\""), inits("w", hw, NULL), hx, TINY_CHAIN,
@@ -331,6 +339,16 @@ static void others(GArray *cs)
     int64_t sm[] = {12, 128, 128, 0};
     const char *axis = "attribute { name: \"axis\" type: INT i: -1 }";
     add(cs, g_strdup("softmax_12x128x128"), "Softmax", g_strdup(axis), NULL, sm, WORK_CHAIN, 0);
+    /* Swin's attention Softmax on logits a mask of -100 moved into the denormal band: x0 within
+     * +-50, a row that wraps the fill's period spread over 100, those 87-100 below their row's
+     * largest (a tenth of x0) making denormal weights and none below the band (whose exp() would
+     * underflow to 0 through other assists: with x0 within +-100, 48 ns a denormal result
+     * against Swin-T's 18) */
+    int64_t ds[] = {12, 49, 49, 0};
+    add(cs, g_strdup("softmax_12x49x49"), "Softmax", g_strdup(axis), NULL, ds, 4, FP_MICRO_FAN);
+    add(cs, g_strdup("softmax_12x49x49_denormal"), "Softmax", g_strdup(axis), NULL, ds, 4,
+        FP_MICRO_FAN | FP_MICRO_DENORMAL);
+    g_array_index(cs, fp_micro_case, cs->len - 1).scale = 100;
     add(cs, g_strdup("softmax_tiny"), "Softmax", g_strdup(axis), NULL, v8, TINY_CHAIN, FP_MICRO_TINY);
     g_autofree char *k3 = attr_ints("kernel_shape", 2, 3, 3), *p1 = attr_ints("pads", 4, 1, 1, 1, 1),
                     *s2 = attr_ints("strides", 2, 2, 2), *k1 = attr_ints("kernel_shape", 2, 1, 1);

@@ -9,8 +9,9 @@
  * Transposes of attention's heads and keys, a decoder step's GroupQueryAttention, simple and
  * transcendental elementwise ops (Relu, Add; Sigmoid, Tanh, Erf, Exp) with and without
  * broadcast, a copy (a Gather of every channel), BatchNormalization and LayerNormalization, max,
- * average, global and dilated pooling, reductions, views, and one tiny case per class for its
- * launch overhead. Built in memory as ONNX bytes (frontends/onnx/onnx_write.h). */
+ * average, global and dilated pooling, reductions, views, one tiny case per class for its
+ * launch overhead, and a batched MatMul of attention weights and a Softmax of attention logits on
+ * denormal floats (read, written) beside their twins on normal ones. Built in memory as ONNX bytes (frontends/onnx/onnx_write.h). */
 #ifndef FP_MICRO_MODELS_H
 #define FP_MICRO_MODELS_H
 
@@ -21,15 +22,20 @@
 #define FP_MICRO_MAX_RANK 4
 
 enum {
-    FP_MICRO_ALL = 1u << 0,     /* also run at ORT_ENABLE_ALL (convolutions: its NCHWc kernels) */
-    FP_MICRO_TINY = 1u << 1,    /* a few elements: the class's launch overhead (and the run's) */
-    FP_MICRO_CONTRIB = 1u << 2, /* the op is ONNX Runtime's (domain com.microsoft) */
-    FP_MICRO_COLD = 1u << 3,    /* the long chain's weights overflow the caches, the short one's do not:
+    FP_MICRO_ALL = 1u << 0,      /* also run at ORT_ENABLE_ALL (convolutions: its NCHWc kernels) */
+    FP_MICRO_TINY = 1u << 1,     /* a few elements: the class's launch overhead (and the run's) */
+    FP_MICRO_CONTRIB = 1u << 2,  /* the op is ONNX Runtime's (domain com.microsoft) */
+    FP_MICRO_COLD = 1u << 3,     /* the long chain's weights overflow the caches, the short one's do not:
                                    the rate of weights read from memory (fp_device.weight_bandwidth) */
-    FP_MICRO_FAN = 1u << 4,     /* a fan, not a chain: every op reads x0 (a reduction's output, fed to
+    FP_MICRO_FAN = 1u << 4,      /* a fan, not a chain: every op reads x0 (a reduction's output, fed to
                                    the next op, would leave it no work); ONNX Runtime runs the ops whose
                                    output no one reads at ORT_DISABLE_ALL, the only level such a case
                                    is timed at (its levels above merge them as common subexpressions) */
+    FP_MICRO_DENORMAL = 1u << 5, /* x0 scaled (fp_micro_case.scale) so that the op reads denormal floats
+                                    (a MatMul) or writes them (a Softmax), a fan like the case before it,
+                                    its twin on the unscaled x0: their kernels' difference gives the
+                                    profile's denormal_mac_s or denormal_exp_s (passes/denormal.h);
+                                    fuseplan costs it as the twin, so it is no point of the fit */
 };
 
 typedef struct {
@@ -39,8 +45,9 @@ typedef struct {
     char *inits; /* protobuf text of the graph's initializers (float ones without data: filled) */
     int rank;    /* the input x0's shape */
     int64_t dims[FP_MICRO_MAX_RANK];
-    int chain;   /* K, the long chain's ops (>= 2) */
-    int outputs; /* each op's outputs after the one the next op reads (never read) */
+    int chain;    /* K, the long chain's ops (>= 2) */
+    int outputs;  /* each op's outputs after the one the next op reads (never read) */
+    double scale; /* x0's fill: the runner's pattern times this (fp_ort_pattern); 0: 1 */
     unsigned flags;
 } fp_micro_case;
 

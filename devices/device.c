@@ -62,9 +62,8 @@ static const char *const targets[] = {"ort-cpu",       "ort-cpu-all", "ort-cpu-e
                                       "ort-cpu-basic", "cuda",        "tensorrt",
                                       "ascend910b",    "ascend310p",  NULL};
 static const char *const device_keys[] =
-    {"description", "target",       "bandwidth",   "memory_bytes", "launch_overhead",
-     "align_bytes", "run_overhead", "nchwc_block", "threads",      "weight_bandwidth",
-     NULL};
+    {"description", "target",  "bandwidth",        "memory_bytes",   "launch_overhead", "align_bytes", "run_overhead",
+     "nchwc_block", "threads", "weight_bandwidth", "denormal_mac_s", "denormal_exp_s",  NULL};
 static const char *const calibration_keys[] = {"date",
                                                "cpu",
                                                "kernel",
@@ -400,7 +399,9 @@ static bool read_device(reader *r, fp_device *d)
         return false;
     bool found = false;
     if (!read_launch(r, "device", "launch_overhead", true, &d->launch_overhead, &found) ||
-        !read_launch(r, "device", "run_overhead", false, &d->run_overhead, &found))
+        !read_launch(r, "device", "run_overhead", false, &d->run_overhead, &found) ||
+        !read_launch(r, "device", "denormal_mac_s", false, &d->denormal_mac_s, &found) ||
+        !read_launch(r, "device", "denormal_exp_s", false, &d->denormal_exp_s, &found))
         return false;
     if (!read_uint(r, "device", "align_bytes", 1, MAX_ALIGN, &d->align_bytes))
         return false;
@@ -700,6 +701,10 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
         set_number(kf, "device", "run_overhead", d->run_overhead);
     if (d->weight_bandwidth > 0)
         set_number(kf, "device", "weight_bandwidth", d->weight_bandwidth);
+    if (d->denormal_mac_s > 0)
+        set_number(kf, "device", "denormal_mac_s", d->denormal_mac_s);
+    if (d->denormal_exp_s > 0)
+        set_number(kf, "device", "denormal_exp_s", d->denormal_exp_s);
     for (size_t i = 0; i < G_N_ELEMENTS(peak_names); i++)
         if (d->peak_flops[peak_order[i]] > 0)
             set_number(kf, "peak", peak_names[i], d->peak_flops[peak_order[i]]);

@@ -127,6 +127,10 @@ typedef struct {
     double weight_bandwidth;           /* bytes/s at which a kernel reads weights no cache holds between
                                 runs (a model whose weights and activations overflow the last cache level:
                                 passes/cost.h), on top of its roofline time; 0 = none (the roofline alone) */
+    double denormal_mac_s;             /* seconds a product's multiply-add on a denormal operand takes beyond a
+                                normal one's (x86 microcode assists; passes/denormal.h); 0 = none costed */
+    double denormal_exp_s;             /* seconds more per denormal float a Softmax writes (its exp() of a masked
+                                logit; passes/denormal.h); 0 = none costed */
     uint64_t memory_bytes;             /* device memory capacity */
     double launch_overhead;            /* seconds per kernel launch (classes without their own [launch] value) */
     double run_overhead;               /* seconds per inference outside every kernel (session set-up, input

@@ -117,6 +117,8 @@ typedef struct {
     bool has_load_shape; /* load_shape holds */
     fp_shape load_shape; /* the shape the target's runtime knows when it optimizes the model (ONNX
                             Runtime: nothing bound, no shape data propagated but constants) */
+    /* set by passes/denormal.c: */
+    float denormal; /* the fraction of its elements that are denormal floats (0: none known) */
 } fp_value_ext;
 
 /* Field order and widths keep the struct small (112 bytes: a million-node model has ~1.4 million
@@ -198,6 +200,13 @@ static inline int32_t fp_value_n_elems(const fp_value *v)
 {
     const fp_value_ext *e = fp_value_ext_get(v);
     return e ? e->n_elems : -1;
+}
+
+/* The fraction of v's elements that are denormal floats, as passes/denormal.c found (0: none). */
+static inline float fp_value_denormal(const fp_value *v)
+{
+    const fp_value_ext *e = fp_value_ext_get(v);
+    return e ? e->denormal : 0;
 }
 
 /* v's fp_value_ext, allocated in v's model's arena when v has none (all NULL, n_elems -1, the fold

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "passes/cost.h"
+
+#include "passes/denormal.h"
 #include "passes/metrics.h"
 #include "passes/reuse.h"
 
@@ -956,6 +958,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
                 (*unknown)++;
             c.flops = node->metrics.flops;
             c.work = kernel_work(node, c.cls, copies, d);
+            c.denormal = fp_denormal_events(node);
             c.bytes = kernel_bytes(node, what_if);
             double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
             c.cold = MIN((uint64_t)weights, c.bytes);
@@ -988,6 +991,7 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
                        .cold = c->cold,
                        .rows = c->rows,
                        .post = c->post,
+                       .denormal = c->denormal,
                        .far = c->far,
                        .kept = c->kept,
                        .resident = c->resident};

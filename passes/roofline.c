@@ -63,9 +63,10 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     r.post_s = k->post ? 2.0 * (double)k->post / (fp_device_bandwidth_for(d, k->post, NULL) * d->bw_efficiency) : 0;
     r.launch_s = fp_device_launch(d, k->cls) + (parts > 1 ? (double)parts * d->launch_group : 0) +
                  (double)k->rows * d->launch_row;
+    r.denormal_s = (double)k->denormal * (k->cls == FP_CLASS_SOFTMAX ? d->denormal_exp_s : d->denormal_mac_s);
     r.bound = r.compute_s > r.memory_s + r.cold_s + r.far_s + r.kept_s ? FP_BOUND_COMPUTE : FP_BOUND_MEMORY;
     double body = fp_op_class_phased(k->cls) ? r.compute_s + r.memory_s : fmax(r.compute_s, r.memory_s);
-    r.time_s = body + r.cold_s + r.far_s + r.kept_s + r.post_s + r.launch_s;
+    r.time_s = body + r.cold_s + r.far_s + r.kept_s + r.post_s + r.denormal_s + r.launch_s;
     r.intensity = fp_roofline_intensity(k->flops, k->bytes);
     return r;
 }

@@ -44,6 +44,13 @@
  * inputs in ONNX Runtime took 2.3 us more each when the inputs outgrew the L2 together than when
  * they were one, the L2's and L3's rates on that host 2.25 us (docs/devices.md, "Graph inputs past
  * the L2").
+ *
+ * Denormal floats: each of the kernel's `denormal` operations adds, not overlapped, the time of
+ * the microcode assist the CPU makes for it: a Softmax's denormal results (exp() of masked logits,
+ * passes/denormal.h) [device] denormal_exp_s each, a product's multiply-adds on a denormal operand
+ * (the weights those make) denormal_mac_s each (Swin-T in ONNX Runtime on an Intel Xeon: both
+ * alike per operation in its three stages, whose shares of denormal weights are 12, 23 and 43%;
+ * docs/benchmarks.md).
  */
 #ifndef FP_PASS_ROOFLINE_H
 #define FP_PASS_ROOFLINE_H
@@ -70,20 +77,23 @@ typedef struct {
     uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
     uint64_t kept;     /* of bytes: graph-input bytes that come from the level holding `resident` */
     uint64_t resident; /* bytes: the run's footprint (passes/cost.h, fp_cost_kept_bytes) */
+    uint64_t denormal; /* denormal operations (passes/denormal.h, fp_denormal_events): a product's
+                          multiply-adds with a denormal operand, a Softmax's denormal results */
 } fp_kernel;
 
 typedef struct {
-    double compute_s; /* flops / (peak(dtype) * eff_class) */
-    double memory_s;  /* bytes / (bandwidth(bytes) * bw_efficiency) */
-    double launch_s;  /* the class's launch overhead (+ the per-group one per part) */
-    double cold_s;    /* cold / weight_bandwidth, where the profile has one (else 0: cold in memory_s) */
-    double far_s;     /* far / (bandwidth * bw_efficiency): activations past the last cache level */
-    double post_s;    /* 2 x post / (bandwidth(post) * bw_efficiency): the activation's pass */
-    double kept_s;    /* kept x (1 / bandwidth(resident) - 1 / bandwidth(bytes)) / bw_efficiency */
-    double time_s;    /* max(compute_s, memory_s) + cold_s + far_s + kept_s + post_s + launch_s */
-    double intensity; /* fp_roofline_intensity(flops, bytes) */
-    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s + far_s + kept_s */
-    int level;        /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
+    double compute_s;  /* flops / (peak(dtype) * eff_class) */
+    double memory_s;   /* bytes / (bandwidth(bytes) * bw_efficiency) */
+    double launch_s;   /* the class's launch overhead (+ the per-group one per part) */
+    double cold_s;     /* cold / weight_bandwidth, where the profile has one (else 0: cold in memory_s) */
+    double far_s;      /* far / (bandwidth * bw_efficiency): activations past the last cache level */
+    double post_s;     /* 2 x post / (bandwidth(post) * bw_efficiency): the activation's pass */
+    double kept_s;     /* kept x (1 / bandwidth(resident) - 1 / bandwidth(bytes)) / bw_efficiency */
+    double denormal_s; /* denormal x denormal_exp_s (a Softmax) or denormal_mac_s: microcode assists */
+    double time_s;     /* max(compute_s, memory_s) + cold_s + far_s + kept_s + post_s + denormal_s + launch_s */
+    double intensity;  /* fp_roofline_intensity(flops, bytes) */
+    fp_bound bound;    /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s + far_s + kept_s */
+    int level;         /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
 } fp_roofline;
 
 /* Roofline estimate of kernel k (peak per fp_device_peak). */

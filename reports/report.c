@@ -63,6 +63,11 @@ char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
 {
     fp_kernel k = fp_cost_kernel(oc);
     double ridge = fp_roofline_ridge_at(d, &k); /* where its bound flips: its saturation, its cache level */
+    if (oc->rl.denormal_s > oc->rl.time_s / 2)
+        return g_strdup_printf("denormal-bound, %.0f of its %.0f us the CPU's assists on denormal floats (exp() of "
+                               "logits the attention mask moved far down): a mask of -inf, or ONNX Runtime's "
+                               "session.set_denormal_as_zero with more than one intra-op thread, removes them",
+                               oc->rl.denormal_s * 1e6, oc->rl.time_s * 1e6);
     if (oc->rl.launch_s > MAX(oc->rl.compute_s, moving_s(&oc->rl)))
         return g_strdup("launch-bound: too little work per kernel; fusing it with its neighbours saves the launch");
     if (oc->rl.bound == FP_BOUND_MEMORY && oc->rl.cold_s > 0)

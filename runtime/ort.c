@@ -463,6 +463,11 @@ double fp_ort_window_best(const double *t, size_t n, double window_s)
     return n ? best : 0;
 }
 
+float fp_ort_pattern(size_t i, double scale)
+{
+    return (float)(((double)(i % 97) / 97.0 - 0.5) * (scale != 0 ? scale : 1));
+}
+
 bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, double budget_s, double *seconds,
                  GError **error)
 {
@@ -471,7 +476,7 @@ bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threa
         count *= (size_t)MAX(m->dims[i], 0);
     g_autofree float *data = g_new(float, MAX(count, 1));
     for (size_t i = 0; i < count; i++)
-        data[i] = (float)(i % 97) / 97.0f - 0.5f;
+        data[i] = fp_ort_pattern(i, m->scale);
     fp_ort_session_opts so = {.level = level, .threads = threads};
     fp_ort_tensor in = {m->input, TYPE_FLOAT, m->dims, m->rank, data, count * sizeof *data};
     g_autoptr(fp_ort_session) s = fp_ort_session_new(o, NULL, m->model, &so, error);

@@ -106,7 +106,11 @@ typedef struct {
     const int64_t *dims; /* the input's shape */
     int rank;
     const char *output; /* the output fetched */
+    double scale;       /* the input's fill: fp_ort_pattern with this scale (0: 1) */
 } fp_ort_model;
+
+/* Element i of the input fp_ort_time fills: ((i mod 97) / 97 - 0.5) times scale (0: 1). */
+float fp_ort_pattern(size_t i, double scale);
 
 /* The time a run takes in the fastest stretch of t (n runs' times, in the order run) at least
  * window_s long: the least mean over consecutive runs summing to window_s or more (one run when it
@@ -119,7 +123,7 @@ double fp_ort_window_best(const double *t, size_t n, double window_s);
 #define FP_ORT_WINDOW_S 0.01
 
 /* Times model m on the CPU execution provider: a session at `level` with `threads` intra-op
- * threads (sequential execution, one inter-op thread), the input filled with a fixed pattern,
+ * threads (sequential execution, one inter-op thread), the input filled with fp_ort_pattern (m->scale),
  * 3 warm-up runs, then Run alone timed until budget_s of wall time is spent (at least 10 runs).
  * *seconds: a run's time in the fastest stretch of FP_ORT_WINDOW_S (fp_ort_window_best; the
  * fastest run when runs are longer). On one thread ONNX Runtime runs the kernels in the calling thread, and

@@ -14,6 +14,7 @@
 #include "frontends/onnx/onnx_write.h"
 #include "passes/roofline.h"
 #include "runtime/ort.h"
+#include "passes/denormal.h"
 #include "tutil.h"
 
 /* Every case's chains of one and K ops load and verify, with K + 2 nodes (the ReduceMax), and each
@@ -334,6 +335,58 @@ static void test_weight_bandwidth(void)
     CU_ASSERT_EQUAL(fp_rt_set_weight_bandwidth(s, base), 0);
 }
 
+/* The denormal operations of one kernel of a DENORMAL case of op `op`: a MatMul's multiply-adds
+ * (all of x0, within +-5e-41, is denormal), a Softmax's denormal results over x0 spread within
+ * +-50. */
+static double denormal_events(const fp_micro_case *c, const char *op)
+{
+    if (strcmp(op, "MatMul") == 0)
+        return 12.0 * 49 * 49 * 32;
+    g_autofree float *x = g_new(float, 12 * 49 * 49);
+    for (int i = 0; i < 12 * 49 * 49; i++)
+        x[i] = (float)(((i % 97) / 97.0 - 0.5) * c->scale);
+    double share = fp_denormal_fraction(x, 12 * 49 * 49, 49);
+    CU_ASSERT_DOUBLE_EQUAL(share, 3066.0 / (12 * 49 * 49), 1e-9); /* numpy's float32 exp gives 3066 */
+    return share * 12 * 49 * 49;
+}
+
+/* Per op (MatMul, Softmax): the denormal point's time per kernel less its twin's, over its
+ * denormal operations, gives the profile's denormal_mac_s and denormal_exp_s: from timings 40x the
+ * twin's, 39 twin kernels' time over them; 0 when faster than the twin or with the twin
+ * unmeasured. fuseplan costs both points alike. */
+static void test_denormal_s(void)
+{
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
+    time_points(s, base);
+    for (const char *const *op = (const char *const[]){"MatMul", "Softmax", NULL}; *op; op++) {
+        fp_rt_point *p = NULL;
+        for (guint i = 0; i < s->points->len && !p; i++) {
+            const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case,
+                                                    g_array_index(s->points, fp_rt_point, i).index);
+            if ((c->flags & FP_MICRO_DENORMAL) && strcmp(c->op, *op) == 0)
+                p = &g_array_index(s->points, fp_rt_point, i);
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index), *twin = c - 1;
+        CU_ASSERT_EQUAL(c->flags & FP_MICRO_FAN, FP_MICRO_FAN);
+        CU_ASSERT_STRING_EQUAL(c->op, twin->op);
+        CU_ASSERT_EQUAL(memcmp(c->dims, twin->dims, sizeof c->dims), 0);
+        CU_ASSERT_EQUAL(twin->scale, 0);
+        CU_ASSERT_DOUBLE_EQUAL(fp_rt_point_estimate_s(p, base), fp_rt_point_estimate_s(p - 1, base), 1e-15);
+        CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_denormal_s(s, *op), 0, 1e-18);
+        double kernel_s = fp_rt_point_kernel_s(s, p - 1);
+        CU_ASSERT(kernel_s > 0);
+        p->long_s = p->short_s + 40 * ((p - 1)->long_s - (p - 1)->short_s);
+        CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_denormal_s(s, *op) / (39 * kernel_s / denormal_events(c, *op)), 1, 1e-6);
+        p->long_s = p->short_s + 0.5 * ((p - 1)->long_s - (p - 1)->short_s);
+        CU_ASSERT_EQUAL(fp_rt_set_denormal_s(s, *op), 0);
+        (p - 1)->long_s = 0;
+        CU_ASSERT_EQUAL(fp_rt_set_denormal_s(s, *op), 0);
+    }
+    CU_ASSERT_EQUAL(fp_rt_set_denormal_s(s, "Conv"), 0);
+}
+
 /* Each refinement class has micro-models whose kernels are of that class (at level disabled). */
 static void test_refinements_covered(void)
 {
@@ -474,6 +527,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "fit_robust", test_fit_robust);
     CU_add_test(s, "refinements_covered", test_refinements_covered);
     CU_add_test(s, "weight_bandwidth", test_weight_bandwidth);
+    CU_add_test(s, "denormal_s", test_denormal_s);
     CU_add_test(s, "confirmed", test_confirmed);
     CU_add_test(s, "scattered", test_scattered);
     CU_add_test(s, "window_best", test_window_best);

@@ -62,12 +62,14 @@ static void load_ints(const fp_tensor *t, uint64_t n, int64_t *out)
     }
 }
 
-/* Loads an inline tensor; false for types we do not evaluate or sizes over the limit. */
-static bool num_load(fp_arena *a, const fp_tensor *t, num *out)
+/* Loads an inline tensor into c's scratch; false for types we do not evaluate or sizes over c's
+ * limit (sh_fold_max). */
+static bool num_load(const sh_ctx *c, const fp_tensor *t, num *out)
 {
     uint64_t n;
+    fp_arena *a = sh_tmp(c);
     if (!t || t->where != FP_DATA_INLINE || t->shape.rank > FP_MAX_RANK || !fp_shape_numel(&t->shape, &n) ||
-        n > SH_MAX_FOLD_ELEMS)
+        n > sh_fold_max(c))
         return false;
     if (!is_float_type(t->dtype) && !is_int_type(t->dtype))
         return false;
@@ -182,6 +184,11 @@ static fp_tensor *num_store(sh_ctx *c, const num *x)
         }
     }
     t->where = FP_DATA_INLINE;
+    if (c->keep) {
+        fp_tensor *kept = fp_arena_memdup(c->keep, t, sizeof *t);
+        kept->data = p == (uint8_t *)buf ? fp_arena_memdup(c->keep, p, t->nbytes ? t->nbytes : 1) : p;
+        return kept;
+    }
     t->data = fp_intern_blob(c->m, p, t->nbytes);
     return (fp_tensor *)fp_intern_blob(c->m, t, sizeof *t);
 }
@@ -207,10 +214,16 @@ static uint64_t bcast_offset(const fp_shape *out, const fp_shape *in, uint64_t k
 
 /* ---------------------------------------------------------------- evaluators */
 
+/* Offset in `in` (broadcast into o) of o's linear index k: k itself when in has o's elements. */
+static uint64_t bcast_at(const num *o, const num *in, uint64_t k)
+{
+    return in->n == o->n ? k : bcast_offset(&o->shape, &in->shape, k);
+}
+
 static bool eval_binary(fp_op op, const num *a, const num *b, num *o)
 {
     for (uint64_t k = 0; k < o->n; k++) {
-        uint64_t ia = bcast_offset(&o->shape, &a->shape, k), ib = bcast_offset(&o->shape, &b->shape, k);
+        uint64_t ia = bcast_at(o, a, k), ib = bcast_at(o, b, k);
         bool fl = a->isf || b->isf;
         double x = num_get(a, ia), y = num_get(b, ib);
         int64_t xi = num_geti(a, ia), yi = num_geti(b, ib);
@@ -384,6 +397,50 @@ static bool eval_gather(sh_ctx *c, const num *x, const num *ind, num *o)
     return true;
 }
 
+/* ScatterND (opset 11-18) of data x, indices ind (its last dim a prefix of x's dims) and updates
+ * upd into o: x, then each index tuple's slice written (reduction "none"), added or multiplied;
+ * false for another reduction or an index out of range. */
+static bool eval_scatter_nd(sh_ctx *c, const num *x, const num *ind, const num *upd, num *o)
+{
+    const char *red = fp_node_attr_string(c->n, "reduction", "none");
+    int32_t q = ind->shape.rank, r = x->shape.rank;
+    int64_t k = q ? ind->shape.dims[q - 1].value : 0;
+    if (!q || k > r || (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul")))
+        return false;
+    uint64_t slice = 1, tuples = k ? ind->n / (uint64_t)k : 0;
+    for (int32_t d = (int32_t)k; d < r; d++)
+        slice *= (uint64_t)x->shape.dims[d].value;
+    if (upd->n != tuples * slice)
+        return false;
+    for (uint64_t e = 0; e < o->n; e++)
+        num_set(o, e, num_get(x, e), num_geti(x, e), x->isf);
+    for (uint64_t t = 0; t < tuples; t++) {
+        uint64_t base = 0;
+        for (int64_t d = 0; d < k; d++) {
+            int64_t size = x->shape.dims[d].value, j = num_geti(ind, t * (uint64_t)k + (uint64_t)d);
+            j += j < 0 ? size : 0;
+            if (j < 0 || j >= size)
+                return false;
+            base = base * (uint64_t)size + (uint64_t)j;
+        }
+        for (uint64_t e = 0; e < slice; e++) {
+            uint64_t at = base * slice + e, from = t * slice + e;
+            double v = num_get(upd, from), old = num_get(o, at);
+            int64_t iv = num_geti(upd, from), iold = num_geti(o, at);
+            bool add = !strcmp(red, "add"), mul = !strcmp(red, "mul");
+            num_set(o, at,
+                    add   ? old + v
+                    : mul ? old * v
+                          : v,
+                    add   ? wrap_add(iold, iv)
+                    : mul ? wrap_mul(iold, iv)
+                          : iv,
+                    upd->isf);
+        }
+    }
+    return true;
+}
+
 static bool eval_concat(sh_ctx *c, const num *ins, uint32_t nin, num *o)
 {
     int32_t axis;
@@ -545,7 +602,7 @@ static bool eval_reduce(sh_ctx *c, const num *x, num *o)
 static void eval_expand(const num *x, num *o)
 {
     for (uint64_t k = 0; k < o->n; k++) {
-        uint64_t src = bcast_offset(&o->shape, &x->shape, k);
+        uint64_t src = bcast_at(o, x, k);
         num_set(o, k, num_get(x, src), num_geti(x, src), x->isf);
     }
 }
@@ -554,9 +611,9 @@ static void eval_expand(const num *x, num *o)
 static void eval_where(const num *ins, num *o)
 {
     for (uint64_t k = 0; k < o->n; k++) {
-        bool cond = num_geti(&ins[0], bcast_offset(&o->shape, &ins[0].shape, k)) != 0;
+        bool cond = num_geti(&ins[0], bcast_at(o, &ins[0], k)) != 0;
         const num *src = cond ? &ins[1] : &ins[2];
-        uint64_t off = bcast_offset(&o->shape, &src->shape, k);
+        uint64_t off = bcast_at(o, src, k);
         num_set(o, k, num_get(src, off), num_geti(src, off), src->isf);
     }
 }
@@ -584,7 +641,7 @@ static void eval_range(const num *ins, num *o)
 }
 
 /* Output 0 of c->n when it can hold a fold: the only output, of static shape (rank up to
- * FP_MAX_RANK, which the evaluators' per-dim arrays hold) and at most SH_MAX_FOLD_ELEMS numeric
+ * FP_MAX_RANK, which the evaluators' per-dim arrays hold) and at most sh_fold_max numeric
  * elements, with input 0 present. NULL otherwise. */
 static fp_value *fold_target(const sh_ctx *c)
 {
@@ -593,7 +650,7 @@ static fp_value *fold_target(const sh_ctx *c)
     if (!out || n->n_outputs != 1 || !fp_shape_static(&out->shape) || out->shape.rank > FP_MAX_RANK)
         return NULL;
     uint64_t numel;
-    if (!fp_shape_numel(&out->shape, &numel) || numel > SH_MAX_FOLD_ELEMS)
+    if (!fp_shape_numel(&out->shape, &numel) || numel > sh_fold_max(c))
         return NULL;
     if (!is_float_type(out->dtype) && !is_int_type(out->dtype))
         return NULL;
@@ -615,7 +672,7 @@ static bool load_inputs(sh_ctx *c, num *ins, uint32_t max, uint32_t *nin)
             continue;
         if (*nin == max)
             return false;
-        if (!num_load(sh_tmp(c), sh_known(n->inputs[i]), &ins[(*nin)++]))
+        if (!num_load(c, sh_known(n->inputs[i]), &ins[(*nin)++]))
             return false;
     }
     return true;
@@ -696,6 +753,8 @@ static bool eval_op(sh_ctx *c, const num *ins, uint32_t nin, num *o)
         if (nin == 3)
             eval_range(ins, o);
         return nin == 3;
+    case FP_OP_SCATTER_ND:
+        return nin == 3 && ins[0].n == o->n && eval_scatter_nd(c, &ins[0], &ins[1], &ins[2], o);
     default:
         return false;
     }
@@ -922,7 +981,7 @@ static int sval_constant_of_shape(sh_ctx *c, const fp_value *out, fp_dim *d)
     const fp_attr *val = fp_node_attr(c->n, "value");
     num x;
     int64_t fill = 0;
-    if (val && val->type == FP_ATTR_TENSOR && num_load(sh_tmp(c), val->u.t, &x) && x.n == 1)
+    if (val && val->type == FP_ATTR_TENSOR && num_load(c, val->u.t, &x) && x.n == 1)
         fill = num_geti(&x, 0);
     if (!is_int_type(out->dtype))
         return -1;
@@ -1028,7 +1087,7 @@ static bool split_sizes(sh_ctx *c, int64_t dim, int64_t *sizes)
 }
 
 /* Split c->n of a known tensor: each output's fold (of its static shape, at most
- * SH_MAX_FOLD_ELEMS elements), seeded as an sval too; outputs past one the fold cannot hold are
+ * sh_fold_max elements), seeded as an sval too; outputs past one the fold cannot hold are
  * left without. */
 static void fold_split(sh_ctx *c)
 {
@@ -1037,7 +1096,7 @@ static void fold_split(sh_ctx *c)
     int32_t axis;
     int64_t sizes[SH_MAX_SVAL], idx[FP_MAX_RANK], off = 0;
     const fp_tensor *t = sh_known(n->inputs[0]);
-    if (!t || n->n_outputs > SH_MAX_SVAL || !num_load(sh_tmp(c), t, &x) || x.shape.rank < 1 ||
+    if (!t || n->n_outputs > SH_MAX_SVAL || !num_load(c, t, &x) || x.shape.rank < 1 ||
         !sh_axis(fp_node_attr_int(n, "axis", 0), x.shape.rank, &axis) ||
         !split_sizes(c, x.shape.dims[axis].value, sizes))
         return;
@@ -1045,8 +1104,7 @@ static void fold_split(sh_ctx *c)
         fp_value *out = n->outputs[k];
         uint64_t numel;
         if (!out || !fp_shape_static(&out->shape) || out->shape.rank != x.shape.rank ||
-            out->shape.dims[axis].value != sizes[k] || !fp_shape_numel(&out->shape, &numel) ||
-            numel > SH_MAX_FOLD_ELEMS)
+            out->shape.dims[axis].value != sizes[k] || !fp_shape_numel(&out->shape, &numel) || numel > sh_fold_max(c))
             return;
         num o;
         num_alloc(sh_tmp(c), &o, out->dtype, &out->shape);
@@ -1300,9 +1358,9 @@ void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
         uint64_t numel;
         const fp_attr *val = fp_node_attr(n, "value");
         num x, o;
-        if (fp_shape_numel(&out->shape, &numel) && numel <= SH_MAX_FOLD_ELEMS) {
+        if (fp_shape_numel(&out->shape, &numel) && numel <= sh_fold_max(c)) {
             num_alloc(sh_tmp(c), &o, out->dtype, &out->shape);
-            bool have = val && val->type == FP_ATTR_TENSOR && num_load(sh_tmp(c), val->u.t, &x) && x.n == 1;
+            bool have = val && val->type == FP_ATTR_TENSOR && num_load(c, val->u.t, &x) && x.n == 1;
             for (uint64_t k = 0; k < o.n; k++)
                 num_set(&o, k, have ? num_get(&x, 0) : 0, have ? num_geti(&x, 0) : 0, have && x.isf);
             fp_value_set_fold(out, num_store(c, &o));
@@ -1344,4 +1402,81 @@ void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
     if (n->op == FP_OP_CONCAT && (n->flags & FP_NODE_RESHAPE_CONST) && n->n_outputs == 1 &&
         fp_fold_reshape_ints(n, NULL))
         fold_reshape_const(c);
+}
+
+/* ---------------------------------------------------------------- evaluation on demand */
+
+/* A value's state before fp_shape_evaluate folded it, put back after. */
+typedef struct {
+    fp_value *v;
+    const fp_tensor *fold;
+    fp_dim *sval;
+    int32_t n_sval;
+} saved_value;
+
+typedef struct {
+    GPtrArray *order; /* the nodes to fold, each after the producers of its inputs */
+    GHashTable *seen; /* fp_node * visited */
+    guint max_nodes;
+} cone;
+
+/* Appends n and, first, the producers of its inputs not known yet to k->order (a Shape or Size
+ * reads no content); false when an input is neither known nor produced (a graph input), or the
+ * cone outgrows k->max_nodes or depth levels. */
+static bool cone_add(cone *k, fp_node *n, int depth)
+{
+    if (g_hash_table_contains(k->seen, n))
+        return true;
+    g_hash_table_add(k->seen, n);
+    if (depth <= 0 || k->order->len >= k->max_nodes || n->n_subgraphs)
+        return false;
+    bool reads_content = n->op != FP_OP_SHAPE && n->op != FP_OP_SIZE;
+    for (uint32_t i = 0; reads_content && i < n->n_inputs; i++) {
+        fp_value *x = n->inputs[i];
+        if (!x || sh_known(x))
+            continue;
+        if (!x->producer || !cone_add(k, x->producer, depth - 1))
+            return false;
+    }
+    g_ptr_array_add(k->order, n);
+    return true;
+}
+
+static void save_outputs(GArray *saved, fp_node *n)
+{
+    for (uint32_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k]) {
+            fp_value *v = n->outputs[k];
+            saved_value s = {v, fp_value_fold(v), v->sval, v->n_sval};
+            g_array_append_val(saved, s);
+        }
+}
+
+const fp_tensor *fp_shape_evaluate(fp_model *m, fp_value *v, uint64_t max_elems, fp_arena *arena)
+{
+    if (sh_known(v) || !v->producer)
+        return sh_known(v);
+    cone k = {g_ptr_array_new(), g_hash_table_new(NULL, NULL), 4096};
+    g_autoptr(GArray) saved = g_array_new(false, false, sizeof(saved_value));
+    const fp_tensor *out = NULL;
+    if (cone_add(&k, v->producer, 256)) {
+        for (guint i = 0; i < k.order->len; i++) {
+            fp_node *n = k.order->pdata[i];
+            save_outputs(saved, n);
+            sh_ctx c = {.m = m, .n = n, .opset = n->opset, .tmp = arena, .keep = arena, .fold_max = max_elems};
+            fp_fold_node(&c, NULL);
+            if (!n->n_outputs || !n->outputs[0] || !fp_value_fold(n->outputs[0]))
+                break;
+        }
+        out = fp_value_fold(v);
+    }
+    for (guint i = saved->len; i-- > 0;) {
+        saved_value *s = &g_array_index(saved, saved_value, i);
+        fp_value_set_fold(s->v, s->fold);
+        s->v->sval = s->sval;
+        s->v->n_sval = s->n_sval;
+    }
+    g_ptr_array_free(k.order, true);
+    g_hash_table_destroy(k.seen);
+    return out;
 }

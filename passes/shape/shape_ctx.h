@@ -25,7 +25,12 @@ typedef struct {
                       interns the node's output shapes (fp_intern_dims) and then resets it */
     bool ge;           /* the model is a GE graph (its format starts with "ge"): tested once per pass */
     bool runtime_view; /* fp_shape_opts.runtime_view */
+    uint64_t fold_max; /* largest tensor folded (0: SH_MAX_FOLD_ELEMS) */
+    fp_arena *keep;    /* where folds are stored (with tmp as the scratch; NULL: interned in m) */
 } sh_ctx;
+
+/* The largest tensor c folds. */
+static inline uint64_t sh_fold_max(const sh_ctx *c) { return c->fold_max ? c->fold_max : SH_MAX_FOLD_ELEMS; }
 
 /* Where a rule allocates its temporaries and new shapes: the scratch arena, else the model's. */
 static inline fp_arena *sh_tmp(const sh_ctx *c) { return c->tmp ? c->tmp : c->m->arena; }
