@@ -477,6 +477,36 @@ static void text_hotspots_headroom(const fp_report *r, text_style b, FILE *out)
     }
 }
 
+/* The Softmaxes whose weights a mask makes denormal (passes/denormal.h): their count, the first
+ * one's warning, and the time the estimate gives their assists, or why it gives none. */
+static void text_denormals(const fp_report *r, text_style b, FILE *out)
+{
+    guint n = 0;
+    const fp_diag_entry *first = NULL;
+    for (guint i = 0; r->diag && i < r->diag->entries->len; i++) {
+        const fp_diag_entry *e = r->diag->entries->pdata[i];
+        if (strcmp(e->code, "denormal-softmax") == 0 && n++ == 0)
+            first = e;
+    }
+    if (!n)
+        return;
+    double s = 0;
+    for (uint32_t i = 0; i < r->res->cost->n_ops; i++)
+        s += r->res->cost->ops[i].rl.denormal_s;
+    g_autofree char *t = fp_format_time(s);
+    fprintf(out,
+            "\n%sdenormals%s %u Softmax%s write denormal attention weights (`fuseplan shapes --verbose` lists each)",
+            b.on, b.off, n, n == 1 ? "" : "es");
+    if (r->device->denormal_mac_s > 0 || r->device->denormal_exp_s > 0)
+        fprintf(out, ": %s of the estimate on %s\n", t, r->device->name);
+    else
+        fprintf(out,
+                ": not in the estimate, profile %s has no denormal rates (`fuseplan calibrate --runtime "
+                "onnxruntime` measures this host's)\n",
+                r->device->name);
+    fprintf(out, "  %s\n", first->message);
+}
+
 void fp_report_text(const fp_report *r, FILE *out)
 {
     text_style b = {r->color ? "\033[1m" : "", r->color ? "\033[0m" : ""};
@@ -488,6 +518,7 @@ void fp_report_text(const fp_report *r, FILE *out)
     if (r->kv)
         text_kv_cache(r, b, out);
     text_hotspots_headroom(r, b, out);
+    text_denormals(r, b, out);
 }
 
 /* ---------------------------------------------------------------- Markdown */

@@ -179,6 +179,27 @@ static void test_file_mask(void)
     attention(b, 128, "mask");
     g_autofree char *path = tb_write_temp(b, ".onnx");
     tb_free(b);
+    /* the report's line, on a profile without the rates */
+    tu_run_result r = tu_run((const char *[]){"report", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "denormals 1 Softmax write denormal attention weights"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "not in the estimate, profile cpu-avx2 has no denormal rates"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "75.0% of its weights are denormal"));
+    tu_run_clear(&r);
+    /* and on one with them: their time in the estimate */
+    g_autofree char *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(FP_SOURCE_DIR "/devices/cpu-avx2.ini", &text, NULL, NULL));
+    char *at = strstr(text, "[device]\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    g_autofree char *ini = g_strdup_printf("%.*s[device]\ndenormal_mac_s=2e-9\ndenormal_exp_s=2e-8\n%s",
+                                           (int)(at - text), text, at + strlen("[device]\n"));
+    g_autofree char *ini_path = tu_write_temp(ini, strlen(ini), ".ini");
+    r = tu_run((const char *[]){"report", "-d", ini_path, path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "denormals 1 Softmax write denormal attention weights"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "of the estimate on fuseplan-test-"));
+    tu_run_clear(&r);
+    g_unlink(ini_path);
     g_autoptr(GError) err = NULL;
     for (int gone = 0; gone < 2; gone++) {
         g_autoptr(fp_model) m = fp_load_model(path, &err);
