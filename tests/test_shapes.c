@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "frontends/onnx/onnx.h"
+#include "ir/arena.h"
 #include "passes/metrics.h"
 #include "passes/shape/shapes.h"
 #include "tutil.h"
@@ -656,10 +657,42 @@ static void test_split_folds(void)
     ASSERT_SHAPE(m, "w", "3x4x5x2");
 }
 
+/* fp_shape_evaluate: a chain of 20 Negs of a 48 x 48 constant (ConstantOfShape, past the pass's
+ * fold limit) evaluates with a limit of 1M elements, not with one of 2304 (every tensor fits, but
+ * 21 of them pass 16 times it in all), nor with one under a tensor; the model keeps no fold. */
+static void test_evaluate_budget(void)
+{
+    tb *b = tb_new(17);
+    tb_init_i64(b, "dims", 2, (int64_t[]){48, 48});
+    tb_input(b, "x", 1, 2, (int64_t[]){48, 48});
+    tb_node(b, "ConstantOfShape", "c", "dims", "n0");
+    for (int i = 0; i < 20; i++) {
+        g_autofree char *in = g_strdup_printf("n%d", i), *out = g_strdup_printf("n%d", i + 1);
+        tb_node(b, "Neg", out, in, out);
+    }
+    tb_node(b, "Add", "sum", "x,n20", "y");
+    tb_output(b, "y", 1, -1, NULL);
+    g_autoptr(fp_model) m = tu_load_tb(b);
+    tb_free(b);
+    fp_value *last = fp_graph_find(m->main, "n20");
+    CU_ASSERT_PTR_NULL(fp_value_fold(last));
+    fp_arena *a = fp_arena_new();
+    const fp_tensor *t = fp_shape_evaluate(m, last, 1u << 20, a);
+    CU_ASSERT_PTR_NOT_NULL(t);
+    CU_ASSERT(t && t->nbytes == 48 * 48 * 4);
+    CU_ASSERT_PTR_NULL(fp_shape_evaluate(m, last, 48 * 48, a));
+    CU_ASSERT_PTR_NULL(fp_shape_evaluate(m, last, 1000, a));
+    CU_ASSERT_PTR_NULL(fp_shape_evaluate(m, fp_graph_find(m->main, "y"), 1u << 20, a)); /* reads x */
+    CU_ASSERT_PTR_NULL(fp_value_fold(last));
+    CU_ASSERT_PTR_NULL(fp_value_fold(fp_graph_find(m->main, "n1")));
+    fp_arena_free(a);
+}
+
 FP_TEST_SUITE(register_shapes)
 {
     CU_pSuite s = CU_add_suite("shapes", NULL, NULL);
     CU_add_test(s, "conv_family", test_conv_family);
+    CU_add_test(s, "evaluate_budget", test_evaluate_budget);
     CU_add_test(s, "gemm_matmul_pool", test_gemm_matmul_pool);
     CU_add_test(s, "symbolic_batch", test_symbolic_batch);
     CU_add_test(s, "reshape_split_slice", test_reshape_split_slice);

@@ -1406,6 +1406,9 @@ void fp_fold_node(sh_ctx *c, fp_fold_memo *memo)
 
 /* ---------------------------------------------------------------- evaluation on demand */
 
+/* The elements fp_shape_evaluate folds in all, in units of its largest tensor. */
+#define FOLD_CONE_BUDGET 16
+
 /* A value's state before fp_shape_evaluate folded it, put back after. */
 typedef struct {
     fp_value *v;
@@ -1452,6 +1455,26 @@ static void save_outputs(GArray *saved, fp_node *n)
         }
 }
 
+/* Folds k's nodes in order into arena (saving each one's outputs' state first in saved); false at
+ * the first that does not fold, or once their outputs together pass FOLD_CONE_BUDGET times
+ * max_elems elements (a hostile graph's thousands of large folds would take gigabytes). */
+static bool fold_cone(fp_model *m, const cone *k, uint64_t max_elems, fp_arena *arena, GArray *saved)
+{
+    uint64_t total = 0, numel;
+    for (guint i = 0; i < k->order->len; i++) {
+        fp_node *n = k->order->pdata[i];
+        if (!n->n_outputs || !n->outputs[0] || !fp_shape_numel(&n->outputs[0]->shape, &numel) ||
+            (total += numel) > FOLD_CONE_BUDGET * max_elems)
+            return false;
+        save_outputs(saved, n);
+        sh_ctx c = {.m = m, .n = n, .opset = n->opset, .tmp = arena, .keep = arena, .fold_max = max_elems};
+        fp_fold_node(&c, NULL);
+        if (!fp_value_fold(n->outputs[0]))
+            return false;
+    }
+    return true;
+}
+
 const fp_tensor *fp_shape_evaluate(fp_model *m, fp_value *v, uint64_t max_elems, fp_arena *arena)
 {
     if (sh_known(v) || !v->producer)
@@ -1459,17 +1482,8 @@ const fp_tensor *fp_shape_evaluate(fp_model *m, fp_value *v, uint64_t max_elems,
     cone k = {g_ptr_array_new(), g_hash_table_new(NULL, NULL), 4096};
     g_autoptr(GArray) saved = g_array_new(false, false, sizeof(saved_value));
     const fp_tensor *out = NULL;
-    if (cone_add(&k, v->producer, 256)) {
-        for (guint i = 0; i < k.order->len; i++) {
-            fp_node *n = k.order->pdata[i];
-            save_outputs(saved, n);
-            sh_ctx c = {.m = m, .n = n, .opset = n->opset, .tmp = arena, .keep = arena, .fold_max = max_elems};
-            fp_fold_node(&c, NULL);
-            if (!n->n_outputs || !n->outputs[0] || !fp_value_fold(n->outputs[0]))
-                break;
-        }
+    if (cone_add(&k, v->producer, 256) && fold_cone(m, &k, max_elems, arena, saved))
         out = fp_value_fold(v);
-    }
     for (guint i = saved->len; i-- > 0;) {
         saved_value *s = &g_array_index(saved, saved_value, i);
         fp_value_set_fold(s->v, s->fold);

@@ -44,9 +44,9 @@ bool fp_pass_shapes(fp_model *m, const fp_shape_opts *opts, fp_diag *diag, GErro
 
 /* The content of v after fp_pass_shapes, evaluated on demand from the constants it derives from
  * (initializers, Constants, folds, the shapes Shape reads) with the ops the pass folds, through
- * tensors of up to max_elems elements (the pass itself folds small ones only): NULL when v is not
- * evaluable so (a graph input's content on the way, an op not evaluated, a larger tensor, over
- * 4096 nodes). The result and every temporary live in `arena` (the caller's); the model is left as
+ * tensors of up to max_elems elements (the pass itself folds small ones only), 16 max_elems in
+ * all: NULL when v is not evaluable so (a graph input's content on the way, an op not evaluated, a
+ * larger tensor, more elements in all, over 4096 nodes). The result and every temporary live in `arena` (the caller's); the model is left as
  * it was. */
 const fp_tensor *fp_shape_evaluate(fp_model *m, fp_value *v, uint64_t max_elems, fp_arena *arena);
 
