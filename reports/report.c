@@ -477,34 +477,39 @@ static void text_hotspots_headroom(const fp_report *r, text_style b, FILE *out)
     }
 }
 
-/* The Softmaxes whose weights a mask makes denormal (passes/denormal.h): their count, the first
- * one's warning, and the time the estimate gives their assists, or why it gives none. */
-static void text_denormals(const fp_report *r, text_style b, FILE *out)
+/* The Softmaxes whose weights a mask makes denormal (passes/denormal.h): their count and the time
+ * the estimate gives their assists, or why it gives none, as a sentence; *first the first one's
+ * warning. NULL when there are none. */
+static char *denormals_summary(const fp_report *r, const fp_diag_entry **first)
 {
     guint n = 0;
-    const fp_diag_entry *first = NULL;
     for (guint i = 0; r->diag && i < r->diag->entries->len; i++) {
         const fp_diag_entry *e = r->diag->entries->pdata[i];
         if (strcmp(e->code, "denormal-softmax") == 0 && n++ == 0)
-            first = e;
+            *first = e;
     }
     if (!n)
-        return;
+        return NULL;
     double s = 0;
     for (uint32_t i = 0; i < r->res->cost->n_ops; i++)
         s += r->res->cost->ops[i].rl.denormal_s;
     g_autofree char *t = fp_format_time(s);
-    fprintf(out,
-            "\n%sdenormals%s %u Softmax%s write denormal attention weights (`fuseplan shapes --verbose` lists each)",
-            b.on, b.off, n, n == 1 ? "" : "es");
-    if (r->device->denormal_mac_s > 0 || r->device->denormal_exp_s > 0)
-        fprintf(out, ": %s of the estimate on %s\n", t, r->device->name);
-    else
-        fprintf(out,
-                ": not in the estimate, profile %s has no denormal rates (`fuseplan calibrate --runtime "
-                "onnxruntime` measures this host's)\n",
-                r->device->name);
-    fprintf(out, "  %s\n", first->message);
+    g_autofree char *priced =
+        r->device->denormal_mac_s > 0 || r->device->denormal_exp_s > 0
+            ? g_strdup_printf("%s of the estimate on %s", t, r->device->name)
+            : g_strdup_printf("not in the estimate, profile %s has no denormal rates (`fuseplan calibrate "
+                              "--runtime onnxruntime` measures this host's)",
+                              r->device->name);
+    return g_strdup_printf("%u Softmax%s write denormal attention weights (`fuseplan shapes --verbose` lists each): %s",
+                           n, n == 1 ? "" : "es", priced);
+}
+
+static void text_denormals(const fp_report *r, text_style b, FILE *out)
+{
+    const fp_diag_entry *first = NULL;
+    g_autofree char *summary = denormals_summary(r, &first);
+    if (summary)
+        fprintf(out, "\n%sdenormals%s %s\n  %s\n", b.on, b.off, summary, first->message);
 }
 
 void fp_report_text(const fp_report *r, FILE *out)
@@ -573,4 +578,8 @@ void fp_report_markdown(const fp_report *r, FILE *out)
     if (r->headroom)
         fprintf(out, "\n## Headroom\n\nMax batch %" G_GINT64_FORMAT "%s on %s.\n", r->headroom->max_batch,
                 r->headroom->at_limit ? " or more" : "", r->device->name);
+    const fp_diag_entry *first = NULL;
+    g_autofree char *summary = denormals_summary(r, &first);
+    if (summary)
+        fprintf(out, "\n## Denormals\n\n%s.\n\n%s\n", summary, first->message);
 }

@@ -186,6 +186,10 @@ static void test_file_mask(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "not in the estimate, profile cpu-avx2 has no denormal rates"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "75.0% of its weights are denormal"));
     tu_run_clear(&r);
+    r = tu_run((const char *[]){"report", "-f", "markdown", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\n## Denormals\n\n1 Softmax write denormal attention weights"));
+    tu_run_clear(&r);
     /* and on one with them: their time in the estimate */
     g_autofree char *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(FP_SOURCE_DIR "/devices/cpu-avx2.ini", &text, NULL, NULL));
