@@ -275,7 +275,7 @@ static bool load_original(fp_analysis *a, const fp_analysis_opts *o, GError **er
         g_prefix_error(error, "%s: ", a->path);
         return false;
     }
-    fp_pass_denormal(a->original, NULL); /* as the pipeline's run_shapes does */
+    fp_denormal_copy(a->model, a->original); /* what the pipeline's run_shapes found */
     g_autoptr(fp_kv_cache) kv = fp_kv_cache_find(a->original);
     g_autoptr(fp_storage) st = storage_of(a->original, kv, &a->precision, NULL);
     if (a->res.unoptimized_changed) {

@@ -2,7 +2,6 @@
  * the fit of a profile to them (see calibrate_runtime.h). */
 #include "calibration/calibrate_runtime.h"
 
-#include <float.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -298,7 +297,7 @@ static double denormal_events(const fp_micro_case *c, const fp_fit_op *k)
     g_autofree float *x = g_new(float, n);
     for (size_t i = 0; i < n; i++) {
         x[i] = fp_ort_pattern(i, c->scale);
-        denormal += x[i] != 0 && fabsf(x[i]) < FLT_MIN;
+        denormal += fp_denormal_float(x[i]);
     }
     if (strcmp(c->op, "Softmax") == 0)
         return fmax(fp_denormal_fraction(x, n, (uint64_t)c->dims[c->rank - 1]), 0) * (double)n;

@@ -116,9 +116,9 @@ double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op);
 double fp_rt_set_best_rate(const fp_rt_set *s);
 
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache
- * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL one with Huber's loss (fp_fit_opts.robust: a point
- * a busy host slowed does not drag the classes), no cross-validation. NULL with the fit's
- * error when no point was measured. */
+ * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL ones with Huber's
+ * loss (fp_fit_opts.robust: a point a busy host slowed does not drag the classes), no
+ * cross-validation. NULL with the fit's error when no point was measured. */
 fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error);
 
 #endif

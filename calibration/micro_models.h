@@ -11,7 +11,8 @@
  * broadcast, a copy (a Gather of every channel), BatchNormalization and LayerNormalization, max,
  * average, global and dilated pooling, reductions, views, one tiny case per class for its
  * launch overhead, and a batched MatMul of attention weights and a Softmax of attention logits on
- * denormal floats (read, written) beside their twins on normal ones. Built in memory as ONNX bytes (frontends/onnx/onnx_write.h). */
+ * denormal floats (read, written) beside their twins on normal ones. Built in memory as ONNX bytes
+ * (frontends/onnx/onnx_write.h). */
 #ifndef FP_MICRO_MODELS_H
 #define FP_MICRO_MODELS_H
 

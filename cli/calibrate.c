@@ -301,11 +301,10 @@ static void print_off(const fp_rt_set *s, const fp_device *d)
 {
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         double kernel_s = fp_rt_point_kernel_s(s, p), ratio = fp_rt_point_estimate_s(p, d) / (p->long_s - p->short_s);
-        bool denormal = g_array_index(s->cases, fp_micro_case, p->index).flags & FP_MICRO_DENORMAL;
-        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF && !denormal)
-            printf("  off: %s at %s, estimate / measured %.2f\n", g_array_index(s->cases, fp_micro_case, p->index).name,
-                   fp_rt_level_name(p->level), ratio);
+        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF && !(c->flags & FP_MICRO_DENORMAL))
+            printf("  off: %s at %s, estimate / measured %.2f\n", c->name, fp_rt_level_name(p->level), ratio);
     }
 }
 

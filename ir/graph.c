@@ -525,3 +525,30 @@ void fp_model_get_stats(const fp_model *m, fp_model_stats *st)
         }
     }
 }
+
+bool fp_tensor_number(const fp_tensor *t, uint64_t k, double *out)
+{
+    const uint8_t *p = t->data;
+    if (t->dtype == FP_DT_FLOAT) {
+        float f;
+        memcpy(&f, p + 4 * k, 4);
+        *out = f;
+    } else if (t->dtype == FP_DT_DOUBLE) {
+        memcpy(out, p + 8 * k, 8);
+    } else if (t->dtype == FP_DT_FLOAT16) {
+        uint16_t h;
+        memcpy(&h, p + 2 * k, 2);
+        *out = fp_half_to_double(h);
+    } else if (t->dtype == FP_DT_INT64) {
+        int64_t i;
+        memcpy(&i, p + 8 * k, 8);
+        *out = (double)i;
+    } else if (t->dtype == FP_DT_INT32) {
+        int32_t i;
+        memcpy(&i, p + 4 * k, 4);
+        *out = i;
+    } else {
+        return false;
+    }
+    return true;
+}

@@ -154,6 +154,10 @@ struct fp_value {
                              (tensors are 8-aligned); else an fp_value_ext pointer (fp_value_ext_get) */
 };
 
+/* Element k (< its element count) of t, whose data is inline, as a double into *out: float,
+ * double, float16, int64 and int32 tensors; false for other dtypes. */
+bool fp_tensor_number(const fp_tensor *t, uint64_t k, double *out);
+
 /* v's fp_value_ext, or NULL when v has none (no rare field, or only a fold). */
 static inline fp_value_ext *fp_value_ext_get(const fp_value *v) { return v->rare & 1 ? NULL : (fp_value_ext *)v->rare; }
 static inline const fp_tensor *fp_value_fold(const fp_value *v)

@@ -14,11 +14,9 @@
 #include "ir/op.h"
 #include "passes/shape/shapes.h"
 
-bool fp_denormal_exp(double d)
-{
-    float e = expf((float)d);
-    return e != 0 && e < FLT_MIN;
-}
+bool fp_denormal_float(float x) { return x != 0 && fabsf(x) < FLT_MIN; }
+
+bool fp_denormal_exp(double d) { return fp_denormal_float(expf((float)d)); }
 
 double fp_denormal_fraction(const float *mask, uint64_t n, uint64_t row)
 {
@@ -59,26 +57,12 @@ uint64_t fp_denormal_events(const fp_node *n)
     return (uint64_t)(fp_denormal_share(n) * (double)(n->metrics.flops / 2));
 }
 
-/* Element k of an inline float tensor t as a double (float, float16 or double; else NAN). */
+/* Element k of an inline float tensor t as a double (float, float16 or double: fp_tensor_number;
+ * else NAN). */
 static double float_at(const fp_tensor *t, uint64_t k)
 {
-    const uint8_t *p = t->data;
-    if (t->dtype == FP_DT_FLOAT) {
-        float f;
-        memcpy(&f, p + 4 * k, 4);
-        return f;
-    }
-    if (t->dtype == FP_DT_DOUBLE) {
-        double d;
-        memcpy(&d, p + 8 * k, 8);
-        return d;
-    }
-    if (t->dtype == FP_DT_FLOAT16) {
-        uint16_t h;
-        memcpy(&h, p + 2 * k, 2);
-        return fp_half_to_double(h);
-    }
-    return NAN;
+    double x;
+    return fp_dtype_is_float(t->dtype) && fp_tensor_number(t, k, &x) ? x : NAN;
 }
 
 /* v's constant scalar (an inline initializer, Constant or fold of one element) into *d. */
@@ -260,4 +244,16 @@ uint32_t fp_pass_denormal(fp_model *m, fp_diag *diag)
             found += softmax(m, n, diag);
     }
     return found;
+}
+
+void fp_denormal_copy(const fp_model *from, fp_model *to)
+{
+    const fp_graph *g = from->main;
+    for (guint i = 0; i < g->values->len; i++) {
+        const fp_value *v = g->values->pdata[i];
+        float share = fp_value_denormal(v);
+        fp_value *twin = share > 0 ? fp_graph_find(to->main, v->name) : NULL;
+        if (twin)
+            fp_value_ext_ensure(twin)->denormal = share;
+    }
 }

@@ -26,7 +26,9 @@ uint64_t fp_denormal_events(const fp_node *n);
 /* Largest mask evaluated (fp_shape_evaluate) to count its denormal entries. */
 #define FP_DENORMAL_EVAL_MAX (1u << 20)
 
-/* Whether exp(d) is a denormal float (not 0, below FLT_MIN): d about -103.97 to -87.34. */
+/* Whether x is a denormal float: not 0, below FLT_MIN in magnitude. */
+bool fp_denormal_float(float x);
+/* Whether exp(d) is a denormal float (fp_denormal_float): d about -103.97 to -87.34. */
 bool fp_denormal_exp(double d);
 
 /* The fraction of the Softmax weights that are denormal under a mask of n elements, rows of
@@ -44,5 +46,10 @@ double fp_denormal_fraction(const float *mask, uint64_t n, uint64_t row);
  * scalar constant in the band gets the warning without a share. Shares found by an earlier run
  * are cleared first. Returns the count of Softmaxes with a share. */
 uint32_t fp_pass_denormal(fp_model *m, fp_diag *diag);
+
+/* The shares fp_pass_denormal recorded on the main graph of `from`, set on the values of the same
+ * names in `to`'s, a load of the same file bound alike (analysis/analysis.c's model as exported):
+ * what the pass would find there, without evaluating the masks again. */
+void fp_denormal_copy(const fp_model *from, fp_model *to);
 
 #endif

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "devices/device.h"
 #include "frontends/load.h"
 #include "passes/metrics.h"
@@ -198,6 +199,17 @@ static void test_file_mask(void)
     g_autofree char *ini = g_strdup_printf("%.*s[device]\ndenormal_mac_s=2e-9\ndenormal_exp_s=2e-8\n%s",
                                            (int)(at - text), text, at + strlen("[device]\n"));
     g_autofree char *ini_path = tu_write_temp(ini, strlen(ini), ".ini");
+    /* the model as exported, read again for the stage original, has the shares of the pipeline's */
+    g_autoptr(GError) aerr = NULL;
+    g_autoptr(fp_analysis)
+        a = fp_analysis_run(path, &(fp_analysis_opts){.device = ini_path, .what_if = FP_DT_UNDEFINED, .original = true},
+                            &aerr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_DOUBLE_EQUAL(fp_value_denormal(fp_graph_find(a->original->main, "p")), 0.75, 1e-6);
+    uint64_t events = 0;
+    for (uint32_t i = 0; i < a->original_cost->n_ops; i++)
+        events += a->original_cost->ops[i].denormal;
+    CU_ASSERT_EQUAL(events, 2 * 128 * 96 + 2 * 128 * 128 * 3 * 96 / 128); /* the Softmax's, the MatMul's */
     r = tu_run((const char *[]){"report", "-d", ini_path, path, NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "denormals 1 Softmax write denormal attention weights"));

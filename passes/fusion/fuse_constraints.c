@@ -158,29 +158,10 @@ static bool const_scalar(const fp_value *v, double *out)
     uint64_t n;
     if (!t || t->where != FP_DATA_INLINE || !fp_shape_numel(&t->shape, &n) || n == 0)
         return false;
-    const uint8_t *p = t->data;
     double first = 0;
     for (uint64_t k = 0; k < n; k++) {
         double x;
-        if (t->dtype == FP_DT_FLOAT) {
-            float f;
-            memcpy(&f, p + 4 * k, 4);
-            x = f;
-        } else if (t->dtype == FP_DT_DOUBLE) {
-            memcpy(&x, p + 8 * k, 8);
-        } else if (t->dtype == FP_DT_FLOAT16) {
-            uint16_t h;
-            memcpy(&h, p + 2 * k, 2);
-            x = fp_half_to_double(h);
-        } else if (t->dtype == FP_DT_INT64) {
-            int64_t i;
-            memcpy(&i, p + 8 * k, 8);
-            x = (double)i;
-        } else if (t->dtype == FP_DT_INT32) {
-            int32_t i;
-            memcpy(&i, p + 4 * k, 4);
-            x = i;
-        } else
+        if (!fp_tensor_number(t, k, &x))
             return false;
         if (k == 0)
             first = x;
