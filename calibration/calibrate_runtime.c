@@ -265,6 +265,20 @@ double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d)
     return p->balanced ? ops_time(p->kernels, d) : ops_time(p->long_ops, d) - ops_time(p->short_ops, d);
 }
 
+bool fp_rt_set_cold_fits(const fp_rt_set *s)
+{
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        if (!(g_array_index(s->cases, fp_micro_case, p->index).flags & FP_MICRO_COLD) || p->level != FP_ORT_DISABLED)
+            continue;
+        for (guint k = 0; k < p->long_ops->len; k++)
+            if (g_array_index(p->long_ops, fp_fit_op, k).cold)
+                return false;
+        return true;
+    }
+    return false;
+}
+
 double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d)
 {
     fp_device unbounded = *d;
@@ -282,6 +296,32 @@ double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d)
         double left = p->long_s - p->short_s - fp_rt_point_estimate_s(p, &unbounded);
         double rate = cold > 0 && left > MIN_SIGNAL * (p->long_s - p->short_s) ? cold / left : 0;
         return rate > d->bandwidth / WEIGHT_RATE_SPAN && rate < d->bandwidth * WEIGHT_RATE_SPAN ? rate : 0;
+    }
+    return 0;
+}
+
+/* The spill bytes of ops (fp_fit_op). */
+static double ops_spill(const GArray *ops)
+{
+    double spill = 0;
+    for (guint k = 0; k < ops->len; k++)
+        spill += (double)g_array_index(ops, fp_fit_op, k).spill;
+    return spill;
+}
+
+double fp_rt_set_spill_bandwidth(const fp_rt_set *s)
+{
+    for (guint i = 1; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i), *twin = p - 1;
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        if (!(c->flags & FP_MICRO_SPILL) || p->level != FP_ORT_DISABLED)
+            continue;
+        g_assert(twin->index + 1 == p->index && twin->level == p->level);
+        double weights = (double)c->dims[1] * (double)c->dims[1] * sizeof(float); /* its K x K weight */
+        double spill = p->balanced ? ops_spill(p->kernels) : ops_spill(p->long_ops) - ops_spill(p->short_ops);
+        spill /= c->chain - 1;
+        double hot = fp_rt_point_kernel_s(s, twin), more = fp_rt_point_kernel_s(s, p) - hot;
+        return hot > 0 && more > FP_RT_CONFIRM * hot && spill > weights / 2 ? spill / more : 0;
     }
     return 0;
 }
@@ -349,7 +389,7 @@ fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError *
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         g_autofree char *name = g_strdup_printf("%s@%s", c->name, fp_rt_level_name(p->level));
-        if (c->flags & FP_MICRO_DENORMAL)
+        if (c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED))
             continue;
         if (!p->balanced) { /* t(K) - t(1) is no sum of kernels: both chains as whole runs */
             if (p->long_s <= 0 || p->short_s <= 0)

@@ -102,7 +102,19 @@ double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
  * is under a tenth of t(K) - t(1) (no reads past the caches measurable), or the rate is not within
  * 4x of d's bandwidth either way (the chain's weights were not cold, or its timing disturbed). */
 double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d);
+/* Whether the FP_MICRO_COLD point's long chain reads no weight from memory on the profile the set
+ * was costed on: its last cache level holds the chain (a server's L3 of 64 MB or more), so no rate
+ * of weights from memory can be measured (false when the set has no such point). */
+bool fp_rt_set_cold_fits(const fp_rt_set *s);
 
+/* The rate at which a GEMM reads packed weights past the L2 (fp_device.weight_l3_bandwidth): the
+ * spill bytes per kernel (fp_kernel.spill, counted as fp_rt_point_estimate_s counts its time) of
+ * the FP_MICRO_SPILL point at level disabled over its time per kernel less its FP_MICRO_SHARED
+ * twin's (the case before it, whose one weight the L2 holds); 0 when either was not measured, the
+ * spill point reads less than half a kernel's weights past the L2 on the profile it was costed on
+ * (an L2 that holds its chain), or its time exceeds the twin's by less than FP_RT_CONFIRM of it (no
+ * reads past the L2 measurable). */
+double fp_rt_set_spill_bandwidth(const fp_rt_set *s);
 /* The time of one denormal operation of op `op` ("MatMul": a multiply-add on a denormal operand,
  * the profile's denormal_mac_s; "Softmax": a denormal result, its denormal_exp_s;
  * passes/denormal.h): its FP_MICRO_DENORMAL point's time per kernel less its twin's (the case
@@ -116,9 +128,9 @@ double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op);
 double fp_rt_set_best_rate(const fp_rt_set *s);
 
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache
- * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL ones with Huber's
- * loss (fp_fit_opts.robust: a point a busy host slowed does not drag the classes), no
- * cross-validation. NULL with the fit's error when no point was measured. */
+ * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL and FP_MICRO_SHARED
+ * ones with Huber's loss (fp_fit_opts.robust: a point a busy host slowed does not drag the
+ * classes), no cross-validation. NULL with the fit's error when no point was measured. */
 fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error);
 
 #endif

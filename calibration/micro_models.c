@@ -8,8 +8,9 @@
 #include "frontends/onnx/onnx_write.h"
 
 #define OPSET 17
-#define WORK_CHAIN 5 /* ops in a work case's long chain */
-#define TINY_CHAIN 9 /* in a tiny case's: its kernels are short, the difference needs more of them */
+#define WORK_CHAIN 5   /* ops in a work case's long chain */
+#define TINY_CHAIN 9   /* in a tiny case's: its kernels are short, the difference needs more of them */
+#define SPILL_CHAIN 12 /* in a FP_MICRO_SPILL case's */
 
 static void case_clear(gpointer p)
 {
@@ -194,6 +195,12 @@ static void matmuls(GArray *cs)
         g_snprintf(name, sizeof name, "matmul_%dx%d", mk[i][0], mk[i][1]);
         add(cs, g_strdup(name), "MatMul", g_strdup("input: \"w\""), inits("w", w, NULL), x, WORK_CHAIN, 0);
     }
+    /* 32 rows times 1 MB of weights: one weight the L2 holds, then SPILL_CHAIN of them, 12 MB in all */
+    int64_t px[] = {32, 512, 0}, pw[] = {512, 512, 0};
+    add(cs, g_strdup("matmul_32x512_shared"), "MatMul", g_strdup("input: \"w\""), inits("w", pw, NULL), px, WORK_CHAIN,
+        FP_MICRO_SHARED);
+    add(cs, g_strdup("matmul_32x512_spill"), "MatMul", g_strdup("input: \"w\""), inits("w", pw, NULL), px, SPILL_CHAIN,
+        FP_MICRO_SPILL);
     /* 16 one-row MatMuls of 4 MB weights each: 64 MB, past twice any CPU's last cache level of up
      * to 32 MB (passes/cost.h: all read from memory), the single one's 4 MB in it */
     int64_t cx[] = {1, 1024, 0}, cw[] = {1024, 1024, 0};
@@ -433,7 +440,9 @@ char *fp_micro_text(const fp_micro_case *c, int n)
         g_string_append_printf(s, " dim { dim_value: %" G_GINT64_FORMAT " }", c->dims[i]);
     g_string_append(s, " } } } }\n  output { name: \"y\" type { tensor_type { elem_type: 1 shape { } } } }\n");
     for (int i = 0; i < n; i++) {
-        g_autofree char *inits = own_names(c->inits, c->inits, i), *extra = own_names(c->extra, c->inits, i);
+        bool shared = c->flags & FP_MICRO_SHARED;
+        g_autofree char *inits = shared ? g_strdup(i ? "" : c->inits) : own_names(c->inits, c->inits, i);
+        g_autofree char *extra = shared ? g_strdup(c->extra) : own_names(c->extra, c->inits, i);
         g_string_append(s, inits);
         g_string_append_printf(s, "  node { name: \"n%d\" op_type: \"%s\" input: \"x%d\" %s output: \"x%d\"", i, c->op,
                                c->flags & FP_MICRO_FAN ? 0 : i, extra, i + 1);

@@ -10,8 +10,9 @@
  * transcendental elementwise ops (Relu, Add; Sigmoid, Tanh, Erf, Exp) with and without
  * broadcast, a copy (a Gather of every channel), BatchNormalization and LayerNormalization, max,
  * average, global and dilated pooling, reductions, views, one tiny case per class for its
- * launch overhead, and a batched MatMul of attention weights and a Softmax of attention logits on
- * denormal floats (read, written) beside their twins on normal ones. Built in memory as ONNX bytes
+ * launch overhead, a MatMul chain whose weights overflow the L2 beside its twin that shares one
+ * weight the L2 holds, and a batched MatMul of attention weights and a Softmax of attention logits
+ * on denormal floats (read, written) beside their twins on normal ones. Built in memory as ONNX bytes
  * (frontends/onnx/onnx_write.h). */
 #ifndef FP_MICRO_MODELS_H
 #define FP_MICRO_MODELS_H
@@ -37,6 +38,13 @@ enum {
                                     its twin on the unscaled x0: their kernels' difference gives the
                                     profile's denormal_mac_s or denormal_exp_s (passes/denormal.h);
                                     fuseplan costs it as the twin, so it is no point of the fit */
+    FP_MICRO_SHARED = 1u << 6,   /* every op of the chain reads one copy of the weights, which the L2 holds
+                                    (fuseplan counts a weight once per op that reads it, so it is no point of
+                                    the fit): the twin of the FP_MICRO_SPILL case after it */
+    FP_MICRO_SPILL = 1u << 7,    /* a MatMul chain like the case before it, each op with weights of its own,
+                                    their sum past any L2: the two kernels' difference gives the rate at which
+                                    a GEMM reads packed weights past the L2 (the profile's weight_l3_bandwidth,
+                                    passes/roofline.h); a point of the fit */
 };
 
 typedef struct {
@@ -57,8 +65,9 @@ GArray *fp_micro_cases(void);
 
 /* The ONNX protobuf text of case c's chain of n ops (opset 17; com.microsoft 1 for a contrib op):
  * input "x0", output "y"; op i reads x(i) (x0 in a FP_MICRO_FAN case) and its own copy of each
- * initializer of the case, NAME_i, and writes x(i+1) and c->outputs more (x(i+1)_1, ...), read by
- * no op; the ReduceMax reads x(n). Caller frees. */
+ * initializer of the case, NAME_i (in a FP_MICRO_SHARED case every op the one NAME), and writes
+ * x(i+1) and c->outputs more (x(i+1)_1, ...), read by no op; the ReduceMax reads x(n). Caller
+ * frees. */
 char *fp_micro_text(const fp_micro_case *c, int n);
 
 /* The same as the bytes of a .onnx file; NULL with the writer's error (a bug in a case). */

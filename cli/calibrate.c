@@ -303,7 +303,7 @@ static void print_off(const fp_rt_set *s, const fp_device *d)
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         double kernel_s = fp_rt_point_kernel_s(s, p), ratio = fp_rt_point_estimate_s(p, d) / (p->long_s - p->short_s);
-        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF && !(c->flags & FP_MICRO_DENORMAL))
+        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF && !(c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED)))
             printf("  off: %s at %s, estimate / measured %.2f\n", c->name, fp_rt_level_name(p->level), ratio);
     }
 }
@@ -317,13 +317,20 @@ static fp_device *with_room(fp_device *base, double best)
     return base;
 }
 
-/* base with the rate of weights read from memory the cold micro-model measured (unchanged when it
- * measured none). */
+/* base with the rates of weights read from memory and of packed weights read past the L2 the cold
+ * and spill micro-models measured (each unchanged when they measured none); where the last cache
+ * level holds the cold chain, weights from memory at the triad's bandwidth (measured on the
+ * development VM, whose L3 is 300 MB: ViT-B/16's 331 MB of weights, 0.87 of ONNX Runtime's time
+ * with its cold weights overlapped, 0.96 with them at that rate; docs/devices.md). */
 static fp_device *with_weights(fp_device *base, const fp_rt_set *s)
 {
-    double rate = fp_rt_set_weight_bandwidth(s, base);
+    double rate = fp_rt_set_weight_bandwidth(s, base), spill = fp_rt_set_spill_bandwidth(s);
     if (rate > 0)
         base->weight_bandwidth = rate;
+    else if (fp_rt_set_cold_fits(s))
+        base->weight_bandwidth = base->bandwidth;
+    if (spill > 0)
+        base->weight_l3_bandwidth = spill;
     return base;
 }
 
@@ -371,7 +378,10 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
                 "this profile's estimates can be 10%% off or more; calibrate again when it is quiet\n",
                 f->rms_log, FP_RT_SCATTERED);
     if (dev.weight_bandwidth > 0)
-        printf("  weights read from memory at %.1f GB/s (past the caches)\n", dev.weight_bandwidth / 1e9);
+        printf("  weights read from memory at %.1f GB/s (past the caches%s)\n", dev.weight_bandwidth / 1e9,
+               fp_rt_set_cold_fits(s) ? "; the triad's: the last level holds the cold micro-model" : "");
+    if (dev.weight_l3_bandwidth > 0)
+        printf("  packed weights read past the L2 at %.1f GB/s\n", dev.weight_l3_bandwidth / 1e9);
     if (dev.denormal_mac_s > 0 || dev.denormal_exp_s > 0)
         printf("  denormal floats: %.2f ns more per multiply-add on one, %.1f ns more per Softmax result that is one\n",
                dev.denormal_mac_s * 1e9, dev.denormal_exp_s * 1e9);

@@ -62,8 +62,9 @@ static const char *const targets[] = {"ort-cpu",       "ort-cpu-all", "ort-cpu-e
                                       "ort-cpu-basic", "cuda",        "tensorrt",
                                       "ascend910b",    "ascend310p",  NULL};
 static const char *const device_keys[] =
-    {"description", "target",  "bandwidth",        "memory_bytes",   "launch_overhead", "align_bytes", "run_overhead",
-     "nchwc_block", "threads", "weight_bandwidth", "denormal_mac_s", "denormal_exp_s",  NULL};
+    {"description",    "target",      "bandwidth", "memory_bytes",     "launch_overhead",     "align_bytes",
+     "run_overhead",   "nchwc_block", "threads",   "weight_bandwidth", "weight_l3_bandwidth", "denormal_mac_s",
+     "denormal_exp_s", NULL};
 static const char *const calibration_keys[] = {"date",
                                                "cpu",
                                                "kernel",
@@ -395,7 +396,9 @@ static bool read_device(reader *r, fp_device *d)
         return false;
     if (!read_uint(r, "device", "memory_bytes", MIN_MEMORY, G_MAXUINT64, &d->memory_bytes) ||
         !read_positive(r, "device", "weight_bandwidth", false, MIN_RATE, "bytes/s (2e10 is 20 GB/s)",
-                       &d->weight_bandwidth))
+                       &d->weight_bandwidth) ||
+        !read_positive(r, "device", "weight_l3_bandwidth", false, MIN_RATE, "bytes/s (5e10 is 50 GB/s)",
+                       &d->weight_l3_bandwidth))
         return false;
     bool found = false;
     if (!read_launch(r, "device", "launch_overhead", true, &d->launch_overhead, &found) ||
@@ -701,6 +704,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
         set_number(kf, "device", "run_overhead", d->run_overhead);
     if (d->weight_bandwidth > 0)
         set_number(kf, "device", "weight_bandwidth", d->weight_bandwidth);
+    if (d->weight_l3_bandwidth > 0)
+        set_number(kf, "device", "weight_l3_bandwidth", d->weight_l3_bandwidth);
     if (d->denormal_mac_s > 0)
         set_number(kf, "device", "denormal_mac_s", d->denormal_mac_s);
     if (d->denormal_exp_s > 0)

@@ -127,6 +127,9 @@ typedef struct {
     double weight_bandwidth;           /* bytes/s at which a kernel reads weights no cache holds between
                                 runs (a model whose weights and activations overflow the last cache level:
                                 passes/cost.h), on top of its roofline time; 0 = none (the roofline alone) */
+    double weight_l3_bandwidth;        /* bytes/s at which a GEMM with prepacked weights (class matmul) reads
+                                those past the L2 (a run whose footprint overflows the levels before the last:
+                                passes/cost.h), on top of its roofline time; 0 = none */
     double denormal_mac_s;             /* seconds a product's multiply-add on a denormal operand takes beyond a
                                 normal one's (x86 microcode assists; passes/denormal.h); 0 = none costed */
     double denormal_exp_s;             /* seconds more per denormal float a Softmax writes (its exp() of a masked

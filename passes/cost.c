@@ -963,6 +963,8 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
             c.cold = MIN((uint64_t)weights, c.bytes);
             c.far = cold && cold->activations ? MIN(scaled(node, what_if, cold->activations[i]), c.bytes - c.cold) : 0;
+            if (cold && cold->kept > 0 && c.cls == FP_CLASS_MATMUL)
+                c.spill = (uint64_t)(cold->kept * (double)(scaled(node, what_if, node->metrics.bytes_weight) - c.cold));
             if (cold && cold->kept > 0) {
                 c.kept = MIN((uint64_t)(cold->kept * (double)graph_input_reads(node, what_if)),
                              c.bytes - c.cold - c.far);
@@ -989,6 +991,7 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
                        .parts = c->parts,
                        .operands = c->operands,
                        .cold = c->cold,
+                       .spill = c->spill,
                        .rows = c->rows,
                        .post = c->post,
                        .denormal = c->denormal,

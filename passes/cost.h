@@ -16,6 +16,9 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t parts;    /* sub-kernels it runs as (fp_cost_parts): groups, a batch's GEMMs, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     uint64_t cold;     /* of bytes: weight bytes read from memory (fp_cost_cold_fraction of its weights) */
+    uint64_t spill;    /* of bytes: a GEMM's packed weight bytes (class matmul) read from the last cache
+                          level: of those not cold, the fraction of the run's footprint past the L2
+                          (fp_cost_kept_bytes and the plan's buffers against the levels before the last) */
     uint64_t rows;     /* rows its im2col copies when an NCHW convolution (passes/cost.c) */
     uint64_t post;     /* output bytes a fused activation passes over again (passes/cost.c) */
     uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */

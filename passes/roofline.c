@@ -49,7 +49,8 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     g_assert((unsigned)k->cls < FP_CLASS_COUNT);
     uint64_t parts = MAX(k->parts, 1);
     uint64_t cold = d->weight_bandwidth > 0 ? MIN(k->cold, k->bytes) : 0;
-    uint64_t far = MIN(k->far, k->bytes - cold), warm = k->bytes - cold - far;
+    uint64_t spill = d->weight_l3_bandwidth > 0 ? MIN(k->spill, k->bytes - cold) : 0;
+    uint64_t far = MIN(k->far, k->bytes - cold - spill), warm = k->bytes - cold - spill - far;
     fp_roofline r;
     uint64_t kept = MIN(k->kept, warm);
     double bw = fp_device_bandwidth_for(d, warm, &r.level);
@@ -59,14 +60,15 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     /* none where a profile's outer level is the faster */
     r.kept_s = fmax(0, (double)kept * (1 / kept_bw - 1 / bw) / d->bw_efficiency);
     r.cold_s = cold ? (double)cold / d->weight_bandwidth : 0;
+    r.spill_s = spill ? (double)spill / d->weight_l3_bandwidth : 0;
     r.far_s = far ? (double)far / (d->bandwidth * d->bw_efficiency) : 0;
     r.post_s = k->post ? 2.0 * (double)k->post / (fp_device_bandwidth_for(d, k->post, NULL) * d->bw_efficiency) : 0;
     r.launch_s = fp_device_launch(d, k->cls) + (parts > 1 ? (double)parts * d->launch_group : 0) +
                  (double)k->rows * d->launch_row;
     r.denormal_s = (double)k->denormal * (k->cls == FP_CLASS_SOFTMAX ? d->denormal_exp_s : d->denormal_mac_s);
-    r.bound = r.compute_s > r.memory_s + r.cold_s + r.far_s + r.kept_s ? FP_BOUND_COMPUTE : FP_BOUND_MEMORY;
+    r.bound = r.compute_s > r.memory_s + r.cold_s + r.spill_s + r.far_s + r.kept_s ? FP_BOUND_COMPUTE : FP_BOUND_MEMORY;
     double body = fp_op_class_phased(k->cls) ? r.compute_s + r.memory_s : fmax(r.compute_s, r.memory_s);
-    r.time_s = body + r.cold_s + r.far_s + r.kept_s + r.post_s + r.denormal_s + r.launch_s;
+    r.time_s = body + r.cold_s + r.spill_s + r.far_s + r.kept_s + r.post_s + r.denormal_s + r.launch_s;
     r.intensity = fp_roofline_intensity(k->flops, k->bytes);
     return r;
 }

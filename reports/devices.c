@@ -85,6 +85,10 @@ static void text_show(const fp_device *d, FILE *out)
         g_autofree char *wb = si(d->weight_bandwidth, "B/s");
         fprintf(out, "weights      %s where no cache holds them between runs\n", wb);
     }
+    if (d->weight_l3_bandwidth > 0) {
+        g_autofree char *wb = si(d->weight_l3_bandwidth, "B/s");
+        fprintf(out, "weights L3   %s where a GEMM reads its packed weights from past the L2\n", wb);
+    }
     if (d->denormal_mac_s > 0 || d->denormal_exp_s > 0)
         fprintf(out, "denormals    %.3g ns more per multiply-add on one, %.3g ns per Softmax result that is one\n",
                 d->denormal_mac_s * 1e9, d->denormal_exp_s * 1e9);

@@ -27,6 +27,7 @@ static void json_device(fp_jsonw *w, const fp_device *d)
     fp_jsonw_num(w, "launch_overhead", d->launch_overhead);
     fp_jsonw_num(w, "run_overhead", d->run_overhead);
     fp_jsonw_num(w, "weight_bandwidth", d->weight_bandwidth);
+    fp_jsonw_num(w, "weight_l3_bandwidth", d->weight_l3_bandwidth);
     fp_jsonw_num(w, "denormal_mac_s", d->denormal_mac_s);
     fp_jsonw_num(w, "denormal_exp_s", d->denormal_exp_s);
     fp_jsonw_int(w, "align_bytes", (gint64)d->align_bytes);

@@ -18,7 +18,8 @@
 #include "tutil.h"
 
 /* Every case's chains of one and K ops load and verify, with K + 2 nodes (the ReduceMax), and each
- * op of a chain reads weights of its own (one consumer per initializer), as a network's layers do. */
+ * op of a chain reads weights of its own (one consumer per initializer), as a network's layers do,
+ * but in a FP_MICRO_SHARED case (every op the one weight). */
 static void test_micro_models_load(void)
 {
     g_autoptr(GArray) cs = fp_micro_cases();
@@ -37,10 +38,11 @@ static void test_micro_models_load(void)
             CU_ASSERT_PTR_NOT_NULL_FATAL(m);
             CU_ASSERT_TRUE(fp_model_verify(m, &err));
             CU_ASSERT_EQUAL(m->main->nodes->len, (guint)n + 1);
+            bool shared = c->flags & FP_MICRO_SHARED;
             for (guint k = 0; k < m->main->initializers->len; k++)
-                CU_ASSERT_EQUAL(((fp_value *)m->main->initializers->pdata[k])->n_uses, 1);
+                CU_ASSERT_EQUAL(((fp_value *)m->main->initializers->pdata[k])->n_uses, shared ? (guint)n : 1);
             if (c->inits[0])
-                CU_ASSERT_EQUAL(m->main->initializers->len % (guint)n, 0);
+                CU_ASSERT_EQUAL(m->main->initializers->len % (guint)(shared ? 1 : n), 0);
             fp_model_free(m);
         }
     }
@@ -297,7 +299,8 @@ static void time_points(fp_rt_set *s, const fp_device *d)
 /* On a profile whose last cache level holds 16 MB, the cold micro-model's long chain reads all its
  * weights from memory and its single op none; timings made with weights read at 15 GB/s give that
  * rate back, timings in which they cost nothing none, and timings with a rate 40x below the
- * memory's none (the chain's weights were not what slowed it). */
+ * memory's none (the chain's weights were not what slowed it). On one whose L3 holds 300 MB the
+ * chain fits it (fp_rt_set_cold_fits) and gives no rate. */
 static void test_weight_bandwidth(void)
 {
     g_autoptr(GError) err = NULL;
@@ -333,6 +336,78 @@ static void test_weight_bandwidth(void)
     truth->weight_bandwidth = 1e9;
     time_points(s, truth);
     CU_ASSERT_EQUAL(fp_rt_set_weight_bandwidth(s, base), 0);
+    CU_ASSERT_FALSE(fp_rt_set_cold_fits(s));
+    base->cache[2] = (fp_cache_level){300 << 20, 40e9}; /* a server's L3 holds the chain: nothing to measure */
+    g_autoptr(fp_rt_set) big = fp_rt_set_new(base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    CU_ASSERT_TRUE(fp_rt_set_cold_fits(big));
+    time_points(big, truth);
+    CU_ASSERT_EQUAL(fp_rt_set_weight_bandwidth(big, base), 0);
+}
+
+/* The SPILL point on base with an L2 of l2 bytes (*p; its twin the point before), the caches fast
+ * enough that its kernels are compute-bound (as on a CPU: on the development VM 16.8 MFLOP on 1.1 MB
+ * take 73 us, the L3 streams them in 30). */
+static fp_rt_set *spill_set(fp_device *base, uint64_t l2, fp_rt_point **p)
+{
+    base->cache[0] = (fp_cache_level){49152, 2e12};
+    base->cache[1] = (fp_cache_level){l2, 1e12};
+    base->cache[2] = (fp_cache_level){300 << 20, 5e11};
+    fp_rt_set *s = fp_rt_set_new(base, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    *p = NULL;
+    for (guint i = 1; i < s->points->len && !*p; i++)
+        if (g_array_index(s->cases, fp_micro_case, g_array_index(s->points, fp_rt_point, i).index).flags &
+            FP_MICRO_SPILL)
+            *p = &g_array_index(s->points, fp_rt_point, i);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*p);
+    return s;
+}
+
+/* Times the points of s as `hot` runs them, the spill point p as `truth` does. */
+static void time_spill(fp_rt_set *s, fp_rt_point *p, const fp_device *hot, const fp_device *truth)
+{
+    time_points(s, hot);
+    p->long_s = p->short_s + fp_rt_point_estimate_s(p, truth);
+}
+
+/* The spill point's chain of 1 MB weights, each op its own, overflows a 2 MB L2: fuseplan reads
+ * every weight of the long chain past it, none of the short one; its twin shares one weight (the
+ * same MatMul). Timings in which the spill point reads them at 50 GB/s and the twin at no cost give
+ * that rate back; timings alike none; on an L2 that holds the chain, none. The twin is no point of
+ * the fit. */
+static void test_spill_bandwidth(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = fp_device_load("cpu-avx512", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    fp_rt_point *p = NULL;
+    g_autoptr(fp_rt_set) s = spill_set(base, 2 << 20, &p);
+    const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index), *twin = c - 1;
+    CU_ASSERT_EQUAL(twin->flags, FP_MICRO_SHARED);
+    CU_ASSERT_STRING_EQUAL(c->op, twin->op);
+    CU_ASSERT_EQUAL(memcmp(c->dims, twin->dims, sizeof c->dims), 0);
+    g_autofree char *text = fp_micro_text(twin, 3), *own = fp_micro_text(c, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "input: \"w\"")); /* every op reads the one weight */
+    CU_ASSERT_PTR_NULL(strstr(text, "w_1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(own, "input: \"w_2\"")); /* each its own */
+    uint64_t spill = 0, weight = (uint64_t)c->dims[1] * (uint64_t)c->dims[1] * 4;
+    for (guint k = 0; k < p->long_ops->len; k++)
+        spill += g_array_index(p->long_ops, fp_fit_op, k).spill;
+    CU_ASSERT_EQUAL(spill, c->chain * weight); /* every weight of the long chain */
+    CU_ASSERT(c->chain * weight >= 12u << 20);
+    g_autoptr(fp_device) truth = copy_device(base);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
+    truth->weight_l3_bandwidth = 50e9;
+    time_spill(s, p, base, truth);
+    CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_spill_bandwidth(s) / 50e9, 1, 0.01);
+    time_spill(s, p, base, base); /* packed weights past the L2 cost nothing more */
+    CU_ASSERT_EQUAL(fp_rt_set_spill_bandwidth(s), 0);
+    (p - 1)->long_s = 0;
+    CU_ASSERT_EQUAL(fp_rt_set_spill_bandwidth(s), 0);
+    g_autoptr(fp_rt_set) big = spill_set(base, 32 << 20, &p); /* an L2 that holds the chain */
+    time_spill(big, p, base, truth);
+    CU_ASSERT_EQUAL(fp_rt_set_spill_bandwidth(big), 0);
 }
 
 /* The denormal operations of one kernel of a DENORMAL case of op `op`: a MatMul's multiply-adds
@@ -528,6 +603,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "refinements_covered", test_refinements_covered);
     CU_add_test(s, "weight_bandwidth", test_weight_bandwidth);
     CU_add_test(s, "denormal_s", test_denormal_s);
+    CU_add_test(s, "spill_bandwidth", test_spill_bandwidth);
     CU_add_test(s, "confirmed", test_confirmed);
     CU_add_test(s, "scattered", test_scattered);
     CU_add_test(s, "window_best", test_window_best);

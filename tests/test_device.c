@@ -143,6 +143,12 @@ static void test_invalid(void)
                    "weight_bandwidth=fast\nalign_bytes=64\n" PEAK,
                    "[device] weight_bandwidth");
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "weight_l3_bandwidth=-5e10\nalign_bytes=64\n" PEAK,
+                   "[device] weight_l3_bandwidth: -5e10 must be > 0");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "weight_l3_bandwidth=50\nalign_bytes=64\n" PEAK,
+                   "[device] weight_l3_bandwidth: 50 is implausibly small: the unit is bytes/s");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
                    "denormal_mac_s=-2e-9\nalign_bytes=64\n" PEAK,
                    "[device] denormal_mac_s: -2e-9 must be >= 0");
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
@@ -764,14 +770,17 @@ static void test_cli_device_show(void)
     g_autofree char *fitted = g_build_filename(g_get_tmp_dir(), "fp_test_run_overhead.ini", NULL);
     char *at = strstr(text, "[device]\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    g_autofree char *edited = g_strdup_printf("%.*s[device]\nrun_overhead=2.5e-6\nweight_bandwidth=2.2e10\n"
-                                              "denormal_mac_s=2.1e-9\ndenormal_exp_s=2.5e-8\n%s",
-                                              (int)(at - text), text, at + strlen("[device]\n"));
+    g_autofree char *edited =
+        g_strdup_printf("%.*s[device]\nrun_overhead=2.5e-6\nweight_bandwidth=2.2e10\n"
+                        "weight_l3_bandwidth=5.1e10\ndenormal_mac_s=2.1e-9\ndenormal_exp_s=2.5e-8\n%s",
+                        (int)(at - text), text, at + strlen("[device]\n"));
     CU_ASSERT_FATAL(g_file_set_contents(fitted, edited, -1, NULL));
     r = tu_run((const char *[]){"devices", fitted, NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "run          2.5 us per inference"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "weights      22 GB/s where no cache holds them"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.out, "weights L3   51 GB/s where a GEMM reads its packed weights from past the L2"));
     CU_ASSERT_PTR_NOT_NULL(
         strstr(r.out, "denormals    2.1 ns more per multiply-add on one, 25 ns per Softmax result that is one"));
     tu_run_clear(&r);
@@ -785,6 +794,9 @@ static void test_cli_device_show(void)
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
                                                          "weight_bandwidth"),
                            2.2e10, 1);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
+                                                         "weight_l3_bandwidth"),
+                           5.1e10, 1);
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
                                                          "denormal_mac_s"),
                            2.1e-9, 1e-18);

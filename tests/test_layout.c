@@ -353,6 +353,51 @@ static void test_cold_weights(void)
     CU_ASSERT_DOUBLE_EQUAL(cold->ops[1].rl.time_s, unpriced->ops[1].rl.time_s, 1e-15);
 }
 
+/* Weights past the L2: on the round profile given an L1 of 32 KB and an L2 of 128 KB, a MatMul of
+ * 64 rows by a 256 KB weight (prepacked: class matmul) and a Relu make a footprint (the weight, the
+ * 64 KB input, the plan's buffers) past twice the L2: all the MatMul's weight bytes are spill, the
+ * Relu's none. With weight_l3_bandwidth they leave the roofline's traffic and cost their bytes at
+ * that rate on top; without it the cost stays as it was. An L2 of 1 MB, or a single level, holds the footprint: none. */
+static void test_spill_weights(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){64, 256});
+    tb_init(b, "w", F32, 2, (int64_t[]){256, 256});
+    tb_node(b, "MatMul", "mm", "x,w", "y");
+    tb_node(b, "Relu", "relu", "y", "r");
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"r", NULL});
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    dev->cache[0] = (fp_cache_level){32 * 1024, 1e12};
+    dev->cache[1] = (fp_cache_level){128 * 1024, 2e11};
+    dev->cache[2] = (fp_cache_level){64 << 20, 1e11};
+    g_autoptr(fp_cost_result) unpriced = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL_FATAL(unpriced->n_ops, 2);
+    CU_ASSERT_EQUAL(unpriced->ops[0].cls, FP_CLASS_MATMUL);
+    CU_ASSERT_EQUAL(unpriced->ops[0].spill, 256 * 256 * 4);
+    CU_ASSERT_EQUAL(unpriced->ops[1].spill, 0);
+    CU_ASSERT_DOUBLE_EQUAL(unpriced->ops[0].rl.spill_s, 0, 0);
+    dev->weight_l3_bandwidth = 1e11;
+    g_autoptr(fp_cost_result) spill = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    const fp_roofline *r = &spill->ops[0].rl;
+    CU_ASSERT_EQUAL(r->bound, FP_BOUND_COMPUTE);
+    CU_ASSERT_DOUBLE_EQUAL(r->spill_s, 256 * 256 * 4 / 1e11, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r->time_s, fmax(r->compute_s, r->memory_s) + r->spill_s + r->kept_s + r->launch_s, 1e-15);
+    /* compute-bound: the spill on top, and the input read back from the L3 now that the rest of its
+     * traffic fits the L2 */
+    CU_ASSERT_DOUBLE_EQUAL(r->time_s - unpriced->ops[0].rl.time_s, r->spill_s + r->kept_s - unpriced->ops[0].rl.kept_s,
+                           1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(spill->ops[1].rl.time_s, unpriced->ops[1].rl.time_s, 1e-15);
+    dev->cache[1].bytes = 1 << 20;
+    g_autoptr(fp_cost_result) held = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL(held->ops[0].spill, 0);
+    dev->cache[1] = dev->cache[2] = (fp_cache_level){0, 0};
+    dev->cache[0] = (fp_cache_level){128 * 1024, 1e12};
+    g_autoptr(fp_cost_result) one = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL(one->ops[0].spill, 0);
+}
+
 /* Activations past the last level: on the round profile given one cache level of 20 KB, a
  * residual r = Exp(x) read back by an Add after four more Exps (8 KB of traffic each) was last
  * touched 24 KB back: the Add moves r's 4 KB from memory, at memory's roof (1e11 x 0.5) on top of
@@ -1154,6 +1199,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "cold_weights", test_cold_weights);
     CU_add_test(s, "far_activations", test_far_activations);
     CU_add_test(s, "kept_bytes", test_kept_bytes);
+    CU_add_test(s, "spill_weights", test_spill_weights);
     CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
     CU_add_test(s, "skip_norm_class", test_skip_norm_class);
