@@ -926,6 +926,21 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
     return graph_cost(g, d, what_if, flags, &cold, out, unknown);
 }
 
+/* Sets c's bytes that a run whose footprint outgrows the levels before the last (cold->kept > 0)
+ * reads from the last: of a GEMM with prepacked weights (class matmul), that fraction of its
+ * weights not cold (fp_op_cost.spill); of its graph-input reads, and of a one-row product's weights
+ * not cold (gemv: a stream of them), that fraction (fp_op_cost.kept), from the level holding the
+ * run's footprint. */
+static void past_l2(fp_op_cost *c, const cold_bytes *cold, fp_dtype what_if)
+{
+    uint64_t weights = scaled(c->node, what_if, c->node->metrics.bytes_weight) - c->cold;
+    if (c->cls == FP_CLASS_MATMUL)
+        c->spill = (uint64_t)(cold->kept * (double)weights);
+    uint64_t reads = graph_input_reads(c->node, what_if) + (c->cls == FP_CLASS_GEMV ? weights : 0);
+    c->kept = MIN((uint64_t)(cold->kept * (double)reads), c->bytes - c->cold - c->far);
+    c->resident = cold->resident;
+}
+
 /* The time of g's ops on d (each appended to out when given), with the bytes `cold` says a run
  * reads from memory (NULL: none; control-flow bodies count theirs cached). */
 static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags,
@@ -963,13 +978,8 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
             c.cold = MIN((uint64_t)weights, c.bytes);
             c.far = cold && cold->activations ? MIN(scaled(node, what_if, cold->activations[i]), c.bytes - c.cold) : 0;
-            if (cold && cold->kept > 0 && c.cls == FP_CLASS_MATMUL)
-                c.spill = (uint64_t)(cold->kept * (double)(scaled(node, what_if, node->metrics.bytes_weight) - c.cold));
-            if (cold && cold->kept > 0) {
-                c.kept = MIN((uint64_t)(cold->kept * (double)graph_input_reads(node, what_if)),
-                             c.bytes - c.cold - c.far);
-                c.resident = cold->resident;
-            }
+            if (cold && cold->kept > 0)
+                past_l2(&c, cold, what_if);
             fp_kernel k = fp_cost_kernel(&c);
             c.rl = fp_roofline_kernel(d, &k);
         }

@@ -46,8 +46,8 @@
  * "Activations past the last level").
  *
  * Graph inputs past the L2: the kernel's `kept` bytes (graph inputs, bound again for every run and
- * last touched a run ago) come from the level that holds the run's footprint `resident`, not from
- * the one the kernel's own bytes fit. Where that level is further out, the difference of the two
+ * last touched a run ago, and a one-row product's weights, which it streams once) come from the
+ * level that holds the run's footprint `resident`, not from the one the kernel's own bytes fit. Where that level is further out, the difference of the two
  * levels' times for those bytes is added, not overlapped (`kept_s`): four transposes of 384 KB graph
  * inputs in ONNX Runtime took 2.3 us more each when the inputs outgrew the L2 together than when
  * they were one, the L2's and L3's rates on that host 2.25 us (docs/devices.md, "Graph inputs past
@@ -84,7 +84,8 @@ typedef struct {
     uint64_t post;     /* bytes of its output a fused activation reads and writes again in a pass of
                           its own (passes/cost.c), else 0 */
     uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
-    uint64_t kept;     /* of bytes: graph-input bytes that come from the level holding `resident` */
+    uint64_t kept;     /* of bytes: graph-input bytes (and a one-row product's weights) that come from the
+                          level holding `resident` */
     uint64_t resident; /* bytes: the run's footprint (passes/cost.h, fp_cost_kept_bytes) */
     uint64_t denormal; /* denormal operations (passes/denormal.h, fp_denormal_events): a product's
                           multiply-adds with a denormal operand, a Softmax's denormal results */

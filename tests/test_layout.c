@@ -353,6 +353,19 @@ static void test_cold_weights(void)
     CU_ASSERT_DOUBLE_EQUAL(cold->ops[1].rl.time_s, unpriced->ops[1].rl.time_s, 1e-15);
 }
 
+/* The round profile with an L1 of 32 KB (1e12 B/s), an L2 of l2 bytes (2e11 B/s) and an L3 of
+ * 64 MB (1e11 B/s). */
+static fp_device *round_with_l2(uint64_t l2)
+{
+    g_autoptr(GError) err = NULL;
+    fp_device *dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    dev->cache[0] = (fp_cache_level){32 * 1024, 1e12};
+    dev->cache[1] = (fp_cache_level){l2, 2e11};
+    dev->cache[2] = (fp_cache_level){64 << 20, 1e11};
+    return dev;
+}
+
 /* Weights past the L2: on the round profile given an L1 of 32 KB and an L2 of 128 KB, a MatMul of
  * 64 rows by a 256 KB weight (prepacked: class matmul) and a Relu make a footprint (the weight, the
  * 64 KB input, the plan's buffers) past twice the L2: all the MatMul's weight bytes are spill, the
@@ -366,12 +379,7 @@ static void test_spill_weights(void)
     tb_node(b, "MatMul", "mm", "x,w", "y");
     tb_node(b, "Relu", "relu", "y", "r");
     g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"r", NULL});
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-    dev->cache[0] = (fp_cache_level){32 * 1024, 1e12};
-    dev->cache[1] = (fp_cache_level){128 * 1024, 2e11};
-    dev->cache[2] = (fp_cache_level){64 << 20, 1e11};
+    g_autoptr(fp_device) dev = round_with_l2(128 * 1024);
     g_autoptr(fp_cost_result) unpriced = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     CU_ASSERT_EQUAL_FATAL(unpriced->n_ops, 2);
     CU_ASSERT_EQUAL(unpriced->ops[0].cls, FP_CLASS_MATMUL);
@@ -396,6 +404,39 @@ static void test_spill_weights(void)
     dev->cache[0] = (fp_cache_level){128 * 1024, 1e12};
     g_autoptr(fp_cost_result) one = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     CU_ASSERT_EQUAL(one->ops[0].spill, 0);
+}
+
+/* One-row products' weights past the L2: two MatMuls of one row (class gemv) by 256 KB weights of
+ * their own, each kernel's traffic within an L2 of 384 KB that the run's footprint (512 KB of
+ * weights, the input, the plan's buffers) outgrows: each reads that fraction of its weights, the
+ * first also of its graph input, as a stream from the level that holds the footprint
+ * (fp_op_cost.kept: at the L3's rate on top of their time at the L2's), and has no spill; with an
+ * L2 that holds the footprint, none. */
+static void test_gemv_weights_past_l2(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){1, 256});
+    tb_init(b, "w1", F32, 2, (int64_t[]){256, 256});
+    tb_init(b, "w2", F32, 2, (int64_t[]){256, 256});
+    tb_node(b, "MatMul", "mm1", "x,w1", "y1");
+    tb_node(b, "MatMul", "mm2", "y1,w2", "y2");
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y2", NULL});
+    g_autoptr(fp_device) dev = round_with_l2(384 * 1024);
+    dev->weight_l3_bandwidth = 1e11;
+    g_autoptr(fp_cost_result) r = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL_FATAL(r->n_ops, 2);
+    const double weights = 256 * 256 * 4, fraction = (double)r->ops[1].kept / weights;
+    CU_ASSERT(fraction > 0.3 && fraction < 0.4); /* 512 KB and a few of activations against 384 KB */
+    CU_ASSERT_DOUBLE_EQUAL((double)r->ops[0].kept, fraction * (weights + 256 * 4), 2);
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(r->ops[i].cls, FP_CLASS_GEMV);
+        CU_ASSERT_EQUAL(r->ops[i].spill, 0);
+        CU_ASSERT_EQUAL(r->ops[i].rl.level, 2); /* its own traffic fits the L2 */
+        CU_ASSERT_DOUBLE_EQUAL(r->ops[i].rl.kept_s, (double)r->ops[i].kept * (1 / 1e11 - 1 / 2e11) / 0.5, 1e-12);
+    }
+    dev->cache[1].bytes = 1 << 20;
+    g_autoptr(fp_cost_result) held = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL(held->ops[0].kept + held->ops[1].kept, 0);
 }
 
 /* Activations past the last level: on the round profile given one cache level of 20 KB, a
@@ -1200,6 +1241,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "far_activations", test_far_activations);
     CU_add_test(s, "kept_bytes", test_kept_bytes);
     CU_add_test(s, "spill_weights", test_spill_weights);
+    CU_add_test(s, "gemv_weights_past_l2", test_gemv_weights_past_l2);
     CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
     CU_add_test(s, "skip_norm_class", test_skip_norm_class);
