@@ -370,7 +370,8 @@ static fp_device *round_with_l2(uint64_t l2)
  * 64 rows by a 256 KB weight (prepacked: class matmul) and a Relu make a footprint (the weight, the
  * 64 KB input, the plan's buffers) past twice the L2: all the MatMul's weight bytes are spill, the
  * Relu's none. With weight_l3_bandwidth they leave the roofline's traffic and cost their bytes at
- * that rate on top; without it the cost stays as it was. An L2 of 1 MB, or a single level, holds the footprint: none. */
+ * that rate on top, and past its launch the hotspot advice names them; without it the cost stays
+ * as it was. An L2 of 1 MB, or a single level, holds the footprint: none. */
 static void test_spill_weights(void)
 {
     tb *b = tb_new(13);
@@ -397,6 +398,12 @@ static void test_spill_weights(void)
     CU_ASSERT_DOUBLE_EQUAL(r->time_s - unpriced->ops[0].rl.time_s, r->spill_s + r->kept_s - unpriced->ops[0].rl.kept_s,
                            1e-12);
     CU_ASSERT_DOUBLE_EQUAL(spill->ops[1].rl.time_s, unpriced->ops[1].rl.time_s, 1e-15);
+    dev->launch_overhead = 0; /* past its launch (10 us here), the advice names the weights read back */
+    g_autoptr(fp_cost_result) bare = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    g_autofree char *advice = fp_report_advice(&bare->ops[0], dev), *plain = fp_report_advice(&unpriced->ops[0], dev);
+    CU_ASSERT_PTR_NOT_NULL(strstr(advice, "compute-bound, 2.62 of its"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(advice, "reading its packed weights back from the last cache level"));
+    CU_ASSERT_PTR_NULL(strstr(plain, "packed weights"));
     dev->cache[1].bytes = 1 << 20;
     g_autoptr(fp_cost_result) held = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     CU_ASSERT_EQUAL(held->ops[0].spill, 0);
