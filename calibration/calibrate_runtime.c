@@ -265,65 +265,64 @@ double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d)
     return p->balanced ? ops_time(p->kernels, d) : ops_time(p->long_ops, d) - ops_time(p->short_ops, d);
 }
 
-bool fp_rt_set_cold_fits(const fp_rt_set *s)
+/* The point at level disabled of the first case of s with `flag` (and op `op` when not NULL);
+ * NULL when there is none. A twin case's point is the one before it (asserted). */
+static const fp_rt_point *flagged_point(const fp_rt_set *s, unsigned flag, const char *op)
 {
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
-        if (!(g_array_index(s->cases, fp_micro_case, p->index).flags & FP_MICRO_COLD) || p->level != FP_ORT_DISABLED)
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        if (!(c->flags & flag) || p->level != FP_ORT_DISABLED || (op && strcmp(c->op, op) != 0))
             continue;
-        for (guint k = 0; k < p->long_ops->len; k++)
-            if (g_array_index(p->long_ops, fp_fit_op, k).cold)
-                return false;
-        return true;
+        g_assert(!(flag & (FP_MICRO_SPILL | FP_MICRO_DENORMAL)) ||
+                 (i > 0 && (p - 1)->index + 1 == p->index && (p - 1)->level == p->level));
+        return p;
     }
-    return false;
+    return NULL;
+}
+
+/* The sum over ops (fp_fit_op) of the uint64_t field at offset `field` (cold, spill). */
+static double ops_sum(const GArray *ops, size_t field)
+{
+    double sum = 0;
+    for (guint k = 0; k < ops->len; k++)
+        sum += (double)G_STRUCT_MEMBER(uint64_t, &g_array_index(ops, fp_fit_op, k), field);
+    return sum;
+}
+
+bool fp_rt_set_cold_fits(const fp_rt_set *s)
+{
+    const fp_rt_point *p = flagged_point(s, FP_MICRO_COLD, NULL);
+    return p && ops_sum(p->long_ops, G_STRUCT_OFFSET(fp_fit_op, cold)) == 0;
 }
 
 double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d)
 {
+    const fp_rt_point *p = flagged_point(s, FP_MICRO_COLD, NULL);
+    if (!p || fp_rt_point_kernel_s(s, p) <= 0)
+        return 0;
     fp_device unbounded = *d;
     unbounded.weight_bandwidth = G_MAXDOUBLE;
-    for (guint i = 0; i < s->points->len; i++) {
-        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
-        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
-        if (!(c->flags & FP_MICRO_COLD) || p->level != FP_ORT_DISABLED || fp_rt_point_kernel_s(s, p) <= 0)
-            continue;
-        double cold = 0;
-        for (guint k = 0; k < p->long_ops->len; k++)
-            cold += (double)g_array_index(p->long_ops, fp_fit_op, k).cold;
-        for (guint k = 0; k < p->short_ops->len; k++)
-            cold -= (double)g_array_index(p->short_ops, fp_fit_op, k).cold;
-        double left = p->long_s - p->short_s - fp_rt_point_estimate_s(p, &unbounded);
-        double rate = cold > 0 && left > MIN_SIGNAL * (p->long_s - p->short_s) ? cold / left : 0;
-        return rate > d->bandwidth / WEIGHT_RATE_SPAN && rate < d->bandwidth * WEIGHT_RATE_SPAN ? rate : 0;
-    }
-    return 0;
-}
-
-/* The spill bytes of ops (fp_fit_op). */
-static double ops_spill(const GArray *ops)
-{
-    double spill = 0;
-    for (guint k = 0; k < ops->len; k++)
-        spill += (double)g_array_index(ops, fp_fit_op, k).spill;
-    return spill;
+    size_t field = G_STRUCT_OFFSET(fp_fit_op, cold);
+    double cold = ops_sum(p->long_ops, field) - ops_sum(p->short_ops, field);
+    double left = p->long_s - p->short_s - fp_rt_point_estimate_s(p, &unbounded);
+    double rate = cold > 0 && left > MIN_SIGNAL * (p->long_s - p->short_s) ? cold / left : 0;
+    return rate > d->bandwidth / WEIGHT_RATE_SPAN && rate < d->bandwidth * WEIGHT_RATE_SPAN ? rate : 0;
 }
 
 double fp_rt_set_spill_bandwidth(const fp_rt_set *s)
 {
-    for (guint i = 1; i < s->points->len; i++) {
-        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i), *twin = p - 1;
-        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
-        if (!(c->flags & FP_MICRO_SPILL) || p->level != FP_ORT_DISABLED)
-            continue;
-        g_assert(twin->index + 1 == p->index && twin->level == p->level);
-        double weights = (double)c->dims[1] * (double)c->dims[1] * sizeof(float); /* its K x K weight */
-        double spill = p->balanced ? ops_spill(p->kernels) : ops_spill(p->long_ops) - ops_spill(p->short_ops);
-        spill /= c->chain - 1;
-        double hot = fp_rt_point_kernel_s(s, twin), more = fp_rt_point_kernel_s(s, p) - hot;
-        return hot > 0 && more > FP_RT_CONFIRM * hot && spill > weights / 2 ? spill / more : 0;
-    }
-    return 0;
+    const fp_rt_point *p = flagged_point(s, FP_MICRO_SPILL, NULL);
+    if (!p)
+        return 0;
+    const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+    size_t field = G_STRUCT_OFFSET(fp_fit_op, spill);
+    double weights = (double)c->dims[1] * (double)c->dims[1] * sizeof(float); /* its K x K weight */
+    double spill = p->balanced ? ops_sum(p->kernels, field)
+                               : ops_sum(p->long_ops, field) - ops_sum(p->short_ops, field);
+    spill /= c->chain - 1;
+    double hot = fp_rt_point_kernel_s(s, p - 1), more = fp_rt_point_kernel_s(s, p) - hot;
+    return hot > 0 && more > FP_RT_CONFIRM * hot && spill > weights / 2 ? spill / more : 0;
 }
 
 /* The denormal operations one kernel of FP_MICRO_DENORMAL case c does (passes/denormal.h): a
@@ -346,17 +345,14 @@ static double denormal_events(const fp_micro_case *c, const fp_fit_op *k)
 
 double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op)
 {
-    for (guint i = 1; i < s->points->len; i++) {
-        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i), *twin = p - 1;
-        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
-        if (!(c->flags & FP_MICRO_DENORMAL) || strcmp(c->op, op) != 0)
-            continue;
-        g_assert(twin->index + 1 == p->index && twin->level == p->level && p->kernels->len);
-        double normal = fp_rt_point_kernel_s(s, twin), denormal = fp_rt_point_kernel_s(s, p);
-        double events = denormal_events(c, &g_array_index(p->kernels, fp_fit_op, 0));
-        return normal > 0 && denormal > 0 && events > 0 ? MAX(denormal - normal, 0) / events : 0;
-    }
-    return 0;
+    const fp_rt_point *p = flagged_point(s, FP_MICRO_DENORMAL, op);
+    if (!p)
+        return 0;
+    g_assert(p->kernels->len);
+    double normal = fp_rt_point_kernel_s(s, p - 1), denormal = fp_rt_point_kernel_s(s, p);
+    double events = denormal_events(&g_array_index(s->cases, fp_micro_case, p->index),
+                                    &g_array_index(p->kernels, fp_fit_op, 0));
+    return normal > 0 && denormal > 0 && events > 0 ? MAX(denormal - normal, 0) / events : 0;
 }
 
 static int cmp_desc(gconstpointer a, gconstpointer b)

@@ -95,9 +95,9 @@ double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p);
 double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
 
 /* The rate at which the kernels read weights no cache holds (fp_device.weight_bandwidth), from the
- * first measured FP_MICRO_COLD point at level disabled: its long chain's weights overflow the last
- * cache level of d (a copy of d whose weight_bandwidth is unbounded gives the rest of its roofline
- * time), its short chain's do not. C / (t(K) - t(1) - (est(K) - est(1))), C the long chain's cold
+ * FP_MICRO_COLD point at level disabled: its long chain's weights overflow the last cache level of
+ * d (a copy of d whose weight_bandwidth is unbounded gives the rest of its roofline time), its
+ * short chain's do not. C / (t(K) - t(1) - (est(K) - est(1))), C the long chain's cold
  * bytes; 0 when no such point was measured, its chains read no cold bytes on d, the remainder
  * is under a tenth of t(K) - t(1) (no reads past the caches measurable), or the rate is not within
  * 4x of d's bandwidth either way (the chain's weights were not cold, or its timing disturbed). */
