@@ -3,6 +3,7 @@
 
 #include "intern_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 G_DEFINE_QUARK(fp-ir-error-quark, fp_ir_error);
@@ -551,4 +552,13 @@ bool fp_tensor_number(const fp_tensor *t, uint64_t k, double *out)
         return false;
     }
     return true;
+}
+
+bool fp_value_scalar(const fp_value *v, double *out)
+{
+    const fp_tensor *t = fp_value_fold(v);
+    if (!t && v->tensor && v->tensor->where == FP_DATA_INLINE)
+        t = v->tensor;
+    uint64_t n;
+    return t && t->data && fp_shape_numel(&t->shape, &n) && n == 1 && fp_tensor_number(t, 0, out) && !isnan(*out);
 }

@@ -158,6 +158,10 @@ struct fp_value {
  * double, float16, int64 and int32 tensors; false for other dtypes. */
 bool fp_tensor_number(const fp_tensor *t, uint64_t k, double *out);
 
+/* v's value when v is a constant of one element (an inline initializer, a Constant or a fold) of a
+ * dtype fp_tensor_number reads, into *out; else false. */
+bool fp_value_scalar(const fp_value *v, double *out);
+
 /* v's fp_value_ext, or NULL when v has none (no rare field, or only a fold). */
 static inline fp_value_ext *fp_value_ext_get(const fp_value *v) { return v->rare & 1 ? NULL : (fp_value_ext *)v->rare; }
 static inline const fp_tensor *fp_value_fold(const fp_value *v)

@@ -16,8 +16,10 @@ enum {
     FP_OPF_SHAPEOF = 1u << 6,   /* output depends only on the input's shape */
     FP_OPF_NOCOMPUTE = 1u << 7, /* no arithmetic at inference time */
     FP_OPF_RANDOM = 1u << 8,    /* draws random numbers: never folded, never merged with its twin */
-    FP_OPF_TRANSC = 1u << 9,    /* elementwise through a transcendental function (exp, erf, tanh, a
-                                   trigonometric one): a polynomial per element, not one instruction */
+    FP_OPF_TRANSC = 1u << 9,    /* elementwise at a cost per element above its traffic's: a
+                                   transcendental function (exp, erf, tanh, a trigonometric one: a
+                                   polynomial per element), a square root or reciprocal (the divider's
+                                   throughput), a power (a scalar loop or the C library's pow) */
 };
 
 /* Role of an op in fusion patterns (FUSE_KIND column of ops.def). */

@@ -571,16 +571,18 @@ static uint64_t graph_input_reads(const fp_node *n, fp_dtype what_if)
 /* c rounded up to a multiple of block (block 0: c). */
 static uint64_t round_up(uint64_t c, uint64_t block) { return block ? (c + block - 1) / block * block : c; }
 
-/* The work of one FLOP of transcendental op `op` (docs/metrics.md: one per element, eight for the
+/* The work of one FLOP of transcendental op n (docs/metrics.md: one per element, eight for the
  * Gelu family), in units of one element of MLAS's Logistic (Sigmoid) and Tanh kernels
  * (onnxruntime/core/mlas/lib/logistic.cpp, tanh.cpp: one rational evaluation each). Measured with
  * ONNX Runtime 1.31.1 on one core of an AVX-512 host, compute-bound chains of 200K elements, ns an
- * element: Sigmoid 0.26, Tanh 0.24, Exp 0.11 (one polynomial, no division), Erf 0.35 (both
+ * element: Sigmoid 0.26-0.27, Tanh 0.24, Exp 0.11 (one polynomial, no division), Erf 0.35 (both
  * branches' polynomials and an exp for every element), QuickGelu 0.15, Gelu 0.45, FastGelu 0.42,
- * BiasGelu 0.96 (docs/devices.md, "transcendental"). */
-static double transcendental_work(fp_op op)
+ * BiasGelu 0.96, Sqrt and Reciprocal 0.195 (the divider's throughput), Pow 0.30 by a constant 2,
+ * 0.49 by 3 and 4.4 by any other exponent (docs/devices.md, "transcendental"). */
+static double transcendental_work(const fp_node *n)
 {
-    switch (op) {
+    double e = 0;
+    switch (n->op) {
     case FP_OP_EXP:
         return 0.42;
     case FP_OP_ERF:
@@ -593,6 +595,13 @@ static double transcendental_work(fp_op op)
         return 1.6 / 8;
     case FP_OP_BIAS_GELU:
         return 3.7 / 8;
+    case FP_OP_SQRT:
+    case FP_OP_RECIPROCAL:
+        return 0.72;
+    case FP_OP_POW:
+        if (n->n_inputs > 1 && n->inputs[1] && fp_value_scalar(n->inputs[1], &e) && (e == 2 || e == 3))
+            return e == 2 ? 1.1 : 1.8;
+        return 16.2;
     default:
         return 1;
     }
@@ -804,7 +813,7 @@ static uint64_t output_elements(const fp_node *n, uint64_t unknown)
  * depthwise one's with its per output and per row work, depthwise_work), a transpose's or a
  * copy's (class copy) output elements (they have no FLOPs; their class's efficiency is then the
  * rate of a strided gather or of block copies), a transcendental op's its elements times its
- * transcendental_work, an elementwise op's on a blocked (MLAS) profile with its broadcast loop's
+ * transcendental_work (and a binary one's broadcast loop on a blocked profile), an elementwise op's on a blocked (MLAS) profile with its broadcast loop's
  * share (broadcast_work), and a row-wise norm's or softmax's with its rows' share (row_work). */
 static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, const fp_device *d)
 {
@@ -815,8 +824,9 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
                           IM2COL_ELEMENT * ((double)copies + strided_copies(n, copies)));
     if (cls == FP_CLASS_TRANSPOSE || cls == FP_CLASS_COPY)
         return output_elements(n, flops);
-    if (cls == FP_CLASS_TRANSCENDENTAL)
-        return (uint64_t)((double)flops * transcendental_work(n->op));
+    if (cls == FP_CLASS_TRANSCENDENTAL) /* a binary one (Pow) through the broadcast loop too */
+        return (uint64_t)((double)flops * transcendental_work(n)) +
+               (d->nchwc_block ? broadcast_work(n, flops) - flops : 0);
     if (cls == FP_CLASS_EW)
         return d->nchwc_block ? broadcast_work(n, flops) : flops;
     if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM ||

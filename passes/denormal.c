@@ -65,19 +65,6 @@ static double float_at(const fp_tensor *t, uint64_t k)
     return fp_dtype_is_float(t->dtype) && fp_tensor_number(t, k, &x) ? x : NAN;
 }
 
-/* v's constant scalar (an inline initializer, Constant or fold of one element) into *d. */
-static bool scalar_of(const fp_value *v, double *d)
-{
-    const fp_tensor *t = fp_value_fold(v);
-    if (!t && v->tensor && v->tensor->where == FP_DATA_INLINE)
-        t = v->tensor;
-    uint64_t n;
-    if (!t || !t->data || !fp_shape_numel(&t->shape, &n) || n != 1)
-        return false;
-    *d = float_at(t, 0);
-    return !isnan(*d);
-}
-
 /* The producer of v through views, Expands and Casts (NULL for none). */
 static fp_node *source(const fp_value *v)
 {
@@ -96,7 +83,7 @@ static bool masking_constant(const fp_value *mask, double *value)
     if (!p || (p->op != FP_OP_WHERE && p->op != FP_OP_MUL))
         return false;
     for (uint32_t i = p->op == FP_OP_WHERE ? 1 : 0; i < p->n_inputs; i++)
-        if (p->inputs[i] && scalar_of(p->inputs[i], value) && fp_denormal_exp(*value))
+        if (p->inputs[i] && fp_value_scalar(p->inputs[i], value) && fp_denormal_exp(*value))
             return true;
     return false;
 }

@@ -734,21 +734,32 @@ static void test_skip_norm_class(void)
 }
 
 /* A transcendental op's work is its FLOPs times its kernel's cost an element against a Sigmoid's:
- * an Erf 1.4, an Exp 0.42, a QuickGelu (eight FLOPs an element) 0.6 in all; a Sigmoid its FLOPs. */
+ * an Erf 1.4, an Exp 0.42, a QuickGelu (eight FLOPs an element) 0.6 in all, a Sqrt and a Reciprocal
+ * 0.72, a Pow by a constant 2 (float or int64) 1.1, by 3 1.8, by 0.5 16.2; a Sigmoid its FLOPs. */
 static void test_transcendental_work(void)
 {
     tb *b = tb_new(13);
     tb_input(b, "x", F32, 2, (int64_t[]){4, 250});
+    tb_init_f32(b, "two", 0, (float[]){2});
+    tb_init_i64_scalar(b, "two_i", 2);
+    tb_init_f32(b, "three", 0, (float[]){3});
+    tb_init_f32(b, "half", 0, (float[]){0.5f});
     tb_node(b, "Erf", "erf", "x", "y");
     tb_node(b, "Sigmoid", "sig", "y", "z");
     tb_node(b, "Exp", "exp", "z", "e");
     tb_domain(b, tb_node(b, "QuickGelu", "qg", "e", "q"), "com.microsoft");
-    tb_output(b, "q", F32, -1, NULL);
+    tb_node(b, "Sqrt", "sqrt", "q", "r");
+    tb_node(b, "Reciprocal", "rec", "r", "s");
+    tb_node(b, "Pow", "pow2", "s,two", "p2");
+    tb_node(b, "Pow", "pow2i", "p2,two_i", "p2i");
+    tb_node(b, "Pow", "pow3", "p2i,three", "p3");
+    tb_node(b, "Pow", "pow_half", "p3,half", "ph");
+    tb_output(b, "ph", F32, -1, NULL);
     g_autoptr(fp_model) m = NULL;
     g_autoptr(fp_device) dev = NULL;
     g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
-    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
-    for (int i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 10);
+    for (int i = 0; i < 10; i++)
         CU_ASSERT_EQUAL(cost->ops[i].cls, FP_CLASS_TRANSCENDENTAL);
     CU_ASSERT_EQUAL(cost->ops[0].flops, 1000);
     CU_ASSERT_EQUAL(cost->ops[0].work, 1400);
@@ -756,6 +767,11 @@ static void test_transcendental_work(void)
     CU_ASSERT_EQUAL(cost->ops[2].work, 420);
     CU_ASSERT_EQUAL(cost->ops[3].flops, 8000);
     CU_ASSERT_EQUAL(cost->ops[3].work, 600);
+    const uint64_t work[] = {720, 720, 1100, 1100, 1800, 16200};
+    for (int i = 4; i < 10; i++) {
+        CU_ASSERT_EQUAL(cost->ops[i].flops, 1000);
+        CU_ASSERT_EQUAL(cost->ops[i].work, work[i - 4]);
+    }
 }
 
 /* A float GEMM's work counts its columns rounded up to the profile's nchwc_block (MLAS's SGEMM
@@ -1158,7 +1174,8 @@ static void test_row_work(void)
 
 /* A binary elementwise op's work on a blocked profile adds ONNX Runtime's broadcast loop: 70
  * elements a span beyond the first, and 1.2x its elements when both inputs vary along a span. A
- * bias along the last dim (256 spans of 96, both varying; the same for a Pow by it), one value a
+ * bias along the last dim (256 spans of 96, both varying; the same loop for a Pow by it, whose
+ * elements each take 16.2 of a Sigmoid's: the C library's pow for an exponent not 2 or 3), one value a
  * row (256 spans of 96, one input a scalar a span), a channel's value over its pixels (96 spans of
  * 256), a scalar and equal shapes (one span each), and Where (its own loop: none). Without
  * nchwc_block, FLOPs only. */
@@ -1192,7 +1209,7 @@ static void test_broadcast_work(void)
         CU_ASSERT_DOUBLE_EQUAL(c[2].work, blocked ? n + 70 * 95 : n, 1);
         CU_ASSERT_EQUAL(c[3].work, c[3].flops);
         CU_ASSERT_EQUAL(c[4].work, c[4].flops);
-        CU_ASSERT_DOUBLE_EQUAL(c[5].work, c[0].work, 0);
+        CU_ASSERT_DOUBLE_EQUAL(c[5].work, 16.2 * n + (c[0].work - n), 1);
         CU_ASSERT_EQUAL(c[6].work, c[6].flops);
     }
 }
