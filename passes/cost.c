@@ -9,6 +9,7 @@
 #include "passes/cost.h"
 
 #include "passes/denormal.h"
+#include "passes/layout.h"
 #include "passes/metrics.h"
 #include "passes/reuse.h"
 
@@ -313,17 +314,26 @@ static uint64_t im2col_rows(const fp_node *n, fp_op_class c, uint64_t parts)
 #define IM2COL_STRIDED 2.4
 #define IM2COL_ROW_HEAD 8
 
-/* The output bytes of a blocked (NCHWc) convolution n (of class c) whose fused activation MLAS
- * applies in a pass of its own over the rows the kernel wrote (fp_kernel.post): any but Relu,
- * which its kernels apply in registers (MLAS_CONV_KERNEL_FLAG_RELU_ACTIVATION against
- * _OTHER_ACTIVATION, onnxruntime/core/mlas/lib/snchwc.cpp); 0 for any other op. */
-static uint64_t post_bytes(const fp_node *n, fp_op_class c)
+/* The output bytes kernel n (of class c) passes over again on d (fp_kernel.post): a blocked (NCHWc)
+ * convolution's whose fused activation MLAS applies in a pass of its own over the rows the kernel
+ * wrote (any but Relu, which its kernels apply in registers: MLAS_CONV_KERNEL_FLAG_RELU_ACTIVATION
+ * against _OTHER_ACTIVATION, onnxruntime/core/mlas/lib/snchwc.cpp), and on a blocked (MLAS)
+ * profile a Gemm's with a C and beta not 0: ONNX Runtime writes C, broadcast, into the output, then
+ * MLAS's GEMM reads it back with beta (GemmBroadcastBias, onnxruntime/core/providers/cpu/math/gemm.cc;
+ * measured: a bias made ConvNeXt-T's 3136x96 by 96x384 product 287 us slower, its 4.8 MB output past
+ * the L2, and one of 0.6 MB 20-29 us; docs/devices.md, "A Gemm's bias"); 0 for any other op. */
+static uint64_t post_bytes(const fp_node *n, fp_op_class c, const fp_device *d)
 {
+    if (!n->n_outputs || !n->outputs[0] || !n->metrics_known)
+        return 0;
+    if ((n->op == FP_OP_GEMM || n->op == FP_OP_FUSED_GEMM) && d->nchwc_block && n->n_inputs > 2 && n->inputs[2] &&
+        fp_node_attr_float(n, "beta", 1.0) != 0)
+        return n->metrics.bytes_out;
     const fp_attr *a = fp_node_attr(n, "activation");
     if ((c != FP_CLASS_NCHWC_CONV && c != FP_CLASS_NCHWC_DEPTHWISE) || !a || a->type != FP_ATTR_STRING ||
-        strcmp(a->u.s, "Relu") == 0 || !n->n_outputs || !n->outputs[0])
+        strcmp(a->u.s, "Relu") == 0)
         return 0;
-    return n->metrics_known ? n->metrics.bytes_out : 0;
+    return n->metrics.bytes_out;
 }
 
 /* The known dims of value v (rank > 0, every dim known) into d (at most 8); its rank, else -1. */
@@ -337,6 +347,62 @@ static int known_dims(const fp_value *v, uint64_t *d)
         d[i] = (uint64_t)v->shape.dims[i].value;
     }
     return v->shape.rank;
+}
+
+/* The rows M and columns N of the matrix ONNX Runtime's Transpose hands MLAS (MlasTranspose, 4x4
+ * blocks of 4-byte elements) per loop for permutation p of dims x (rank r), and the loops: a
+ * permutation that moves one axis, either the last out (p = 0..to-1, from, to..from-1) or one axis
+ * in to the last place (p = 0..from-1, from+1..r-1, from); ORT tries the outward move first
+ * (TransposeSingleAxisOutwards / Inwards, onnxruntime/core/providers/cpu/tensor/transpose.cc). False
+ * for any other permutation (block copies or its element-wise loop). */
+static bool mlas_transpose(const int64_t *p, int r, const uint64_t *x, uint64_t *m, uint64_t *n, uint64_t *loops)
+{
+    int at = 0;
+    while (at < r && p[at] == at)
+        at++;
+    if (at >= r - 1)
+        return false;
+    bool out = p[at] == r - 1, in = true;
+    for (int i = at; i < r; i++) {
+        out = out && (i == at || p[i] == i - 1);
+        in = in && p[i] == (i == r - 1 ? at : i + 1);
+    }
+    if (!out && !in)
+        return false;
+    *loops = *m = 1;
+    for (int i = 0; i < at; i++)
+        *loops *= x[i];
+    for (int i = at; i < r - 1; i++)
+        *m *= x[i + (out ? 0 : 1)];
+    *n = out ? x[r - 1] : x[at];
+    if (!out) { /* inward: rows are the moved axis, columns the dims after it */
+        uint64_t t = *m;
+        *m = *n, *n = t;
+    }
+    return true;
+}
+
+/* The bytes Transpose n re-reads on d (fp_kernel.reread): MLAS transposes 4 columns at a time down
+ * all M rows, one 16-byte piece of each row's line per pass. Where the M lines a pass touches
+ * outgrow what the L1 can hold at their stride (its ways, L1 / 4 KB, times the sets the stride
+ * reaches: an x86 L1's 64 sets repeat every 4 KB), each pass loads them again: ceil(N / 4) loads of
+ * each row's lines instead of one per line. 0 on a profile without MLAS (nchwc_block) or [cache],
+ * for another op, dtype or permutation, or rows of under 16 elements. */
+static uint64_t transpose_rereads(const fp_node *n, const fp_device *d)
+{
+    uint64_t x[FP_MAX_RANK], m, cols, loops;
+    int64_t p[FP_MAX_RANK];
+    int r;
+    uint64_t l1 = d->cache[0].bytes;
+    if (n->op != FP_OP_TRANSPOSE || !d->nchwc_block || l1 < 4096 || l1 % 4096 || !n->n_inputs ||
+        fp_dtype_bits(n->inputs[0]->dtype) != 32 || known_dims(n->inputs[0], x) < 2 || !fp_layout_perm(n, p, &r) ||
+        r != n->inputs[0]->shape.rank || !mlas_transpose(p, r, x, &m, &cols, &loops) || cols < 16)
+        return 0;
+    uint64_t row = cols * 4, stride = row & (~row + 1); /* the stride's largest power-of-two factor */
+    uint64_t sets = 4096 / MIN(MAX(stride, 64), 4096), lines = row / 64 + (row % 64 != 0);
+    if (m <= l1 / 4096 * sets)
+        return 0;
+    return loops * m * ((cols + 3) / 4 - lines) * 64;
 }
 
 /* count x (M K + K N + M N), saturating at UINT64_MAX; 0 when a factor is 0. */
@@ -968,7 +1034,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
         c.rows = im2col_rows(node, c.cls, c.parts);
         uint64_t copies = counted_copies(node, c.cls, c.rows, d);
         c.operands = copies ? 0 : fp_cost_gemm_operands(node);
-        c.post = post_bytes(node, c.cls);
+        c.post = post_bytes(node, c.cls, d);
         c.dtype = what_if != FP_DT_UNDEFINED && compute_dtype(node) == FP_DT_FLOAT ? what_if : compute_dtype(node);
         c.kernel = !fp_op_has(node->op, FP_OPF_VIEW);
         if (fp_op_has(node->op, FP_OPF_CTRL)) {
@@ -984,6 +1050,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.flops = node->metrics.flops;
             c.work = kernel_work(node, c.cls, copies, d);
             c.denormal = fp_denormal_events(node);
+            c.reread = transpose_rereads(node, d);
             c.bytes = kernel_bytes(node, what_if);
             double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
             c.cold = MIN((uint64_t)weights, c.bytes);
@@ -1017,7 +1084,8 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
                        .denormal = c->denormal,
                        .far = c->far,
                        .kept = c->kept,
-                       .resident = c->resident};
+                       .resident = c->resident,
+                       .reread = c->reread};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

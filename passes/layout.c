@@ -45,7 +45,7 @@ bool fp_layout_is_conversion(const fp_node *n)
 
 /* ---------------------------------------------------------------- helpers */
 
-static bool perm_of(const fp_node *n, int64_t *perm, int *rank)
+bool fp_layout_perm(const fp_node *n, int64_t *perm, int *rank)
 {
     const fp_attr *a = fp_node_attr(n, "perm");
     const fp_value *x = n->inputs[0];
@@ -232,7 +232,7 @@ static bool try_transpose(pass *p, fp_node *t, bool push)
 {
     int64_t p1[FP_MAX_RANK], p2[FP_MAX_RANK];
     int r1, r2;
-    if (!perm_of(t, p1, &r1))
+    if (!fp_layout_perm(t, p1, &r1))
         return false;
     if (is_identity(p1, r1))
         return drop_identity(p, t);
@@ -240,7 +240,7 @@ static bool try_transpose(pass *p, fp_node *t, bool push)
     fp_node *chain[32];
     int n_chain = 0;
     fp_node *next = partner(p, t, push, chain, &n_chain);
-    if (!next || !perm_of(next, p2, &r2) || r1 != r2)
+    if (!next || !fp_layout_perm(next, p2, &r2) || r1 != r2)
         return false;
     /* composite: y = T2(T1(x)) has perm c[i] = p1[p2[i]] */
     int64_t c[FP_MAX_RANK];

@@ -29,6 +29,9 @@ typedef struct {
 
 /* True for the ops the pass counts as layout conversions. */
 bool fp_layout_is_conversion(const fp_node *n);
+/* Transpose n's permutation into perm (FP_MAX_RANK entries) and its length into *rank: its `perm`
+ * attribute, or without one its input's dims reversed; false when neither is known. */
+bool fp_layout_perm(const fp_node *n, int64_t *perm, int *rank);
 
 /* Runs on every graph until nothing changes; Transposes are left to passes/transpose.c on a
  * target that runs ONNX Runtime's transpose optimizer. The target's `[layout] drop_narrowing_casts` allows

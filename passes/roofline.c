@@ -44,6 +44,18 @@ fp_roofline fp_roofline_eval(const fp_device *d, uint64_t flops, uint64_t bytes,
     return fp_roofline_kernel(d, &k);
 }
 
+/* The time of kernel k's reread bytes on d (roofline.h, "Transposes past the L1"). */
+static double reread_time(const fp_device *d, const fp_kernel *k)
+{
+    int level = 0;
+    double near = fp_device_bandwidth_for(d, k->bytes / 2, &level);
+    if (!k->reread || level == 0)
+        return k->reread ? (double)k->reread / near : 0;
+    double cap = (double)d->cache[level - 1].bytes, far = fp_device_bandwidth_for(d, (uint64_t)cap + 1, NULL);
+    double f = CLAMP((double)k->bytes / cap - 1, 0, 1);
+    return (double)k->reread * ((1 - f) / near + f / far);
+}
+
 fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
 {
     g_assert((unsigned)k->cls < FP_CLASS_COUNT);
@@ -66,9 +78,11 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     r.launch_s = fp_device_launch(d, k->cls) + (parts > 1 ? (double)parts * d->launch_group : 0) +
                  (double)k->rows * d->launch_row;
     r.denormal_s = (double)k->denormal * (k->cls == FP_CLASS_SOFTMAX ? d->denormal_exp_s : d->denormal_mac_s);
-    r.bound = r.compute_s > r.memory_s + r.cold_s + r.spill_s + r.far_s + r.kept_s ? FP_BOUND_COMPUTE : FP_BOUND_MEMORY;
+    r.reread_s = reread_time(d, k);
+    r.bound = r.compute_s > r.memory_s + r.cold_s + r.spill_s + r.far_s + r.kept_s + r.reread_s ? FP_BOUND_COMPUTE
+                                                                                                : FP_BOUND_MEMORY;
     double body = fp_op_class_phased(k->cls) ? r.compute_s + r.memory_s : fmax(r.compute_s, r.memory_s);
-    r.time_s = body + r.cold_s + r.spill_s + r.far_s + r.kept_s + r.post_s + r.denormal_s + r.launch_s;
+    r.time_s = body + r.cold_s + r.spill_s + r.far_s + r.kept_s + r.post_s + r.denormal_s + r.reread_s + r.launch_s;
     r.intensity = fp_roofline_intensity(k->flops, k->bytes);
     return r;
 }

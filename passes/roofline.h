@@ -53,6 +53,14 @@
  * they were one, the L2's and L3's rates on that host 2.25 us (docs/devices.md, "Graph inputs past
  * the L2").
  *
+ * Transposes past the L1: a transpose's `reread` bytes (lines MLAS loads into the L1 again on every
+ * pass of four columns, where a pass's lines outgrow the L1 at their stride, passes/cost.c) add
+ * their time at the rate of the level that holds its input, the next level's for the share of its
+ * traffic past that level's capacity (0 at it, all at twice it), not overlapped and without
+ * bw_efficiency (line loads alone; ONNX Runtime on an Intel Xeon, NHWC to NCHW at 96, 192 and 384
+ * channels: 39, 18 and 8.8 us more than NCHW to NHWC, these 38, 15 and 7.6; docs/devices.md,
+ * "Transposes past the L1").
+ *
  * Denormal floats: each of the kernel's `denormal` operations adds, not overlapped, the time of
  * the microcode assist the CPU makes for it: a Softmax's denormal results (exp() of masked logits,
  * passes/denormal.h) [device] denormal_exp_s each, a product's multiply-adds on a denormal operand
@@ -89,6 +97,7 @@ typedef struct {
     uint64_t resident; /* bytes: the run's footprint (passes/cost.h, fp_cost_kept_bytes) */
     uint64_t denormal; /* denormal operations (passes/denormal.h, fp_denormal_events): a product's
                           multiply-adds with a denormal operand, a Softmax's denormal results */
+    uint64_t reread;   /* bytes a transpose loads again into the L1, pass after pass (passes/cost.c) */
 } fp_kernel;
 
 typedef struct {
@@ -101,10 +110,12 @@ typedef struct {
     double post_s;     /* 2 x post / (bandwidth(post) * bw_efficiency): the activation's pass */
     double kept_s;     /* kept x (1 / bandwidth(resident) - 1 / bandwidth(bytes)) / bw_efficiency */
     double denormal_s; /* denormal x denormal_exp_s (a Softmax) or denormal_mac_s: microcode assists */
-    double time_s; /* max(compute_s, memory_s) + cold_s + spill_s + far_s + kept_s + post_s + denormal_s + launch_s */
-    double intensity; /* fp_roofline_intensity(flops, bytes) */
-    fp_bound bound;   /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s + spill_s + far_s + kept_s */
-    int level;        /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
+    double reread_s;   /* reread at the rate of the level its input fits, ramping to the next's */
+    double time_s;     /* max(compute_s, memory_s) + cold_s + spill_s + far_s + kept_s + post_s + denormal_s +
+                      reread_s + launch_s */
+    double intensity;  /* fp_roofline_intensity(flops, bytes) */
+    fp_bound bound;    /* FP_BOUND_COMPUTE when compute_s > memory_s + cold_s + spill_s + far_s + kept_s */
+    int level;         /* where the traffic streams from: 1..FP_CACHE_LEVELS a cache level, 0 memory */
 } fp_roofline;
 
 /* Roofline estimate of kernel k (peak per fp_device_peak). */

@@ -59,7 +59,7 @@ GArray *fp_report_hotspots(const fp_cost_result *c, unsigned n)
 /* The time kernel rl spends moving bytes: its roofline memory term and the terms added to it. */
 static double moving_s(const fp_roofline *rl)
 {
-    return rl->memory_s + rl->cold_s + rl->spill_s + rl->far_s + rl->kept_s;
+    return rl->memory_s + rl->cold_s + rl->spill_s + rl->far_s + rl->kept_s + rl->reread_s;
 }
 
 char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)

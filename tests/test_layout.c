@@ -219,14 +219,21 @@ static GKeyFile *round_keyfile(void)
 }
 
 /* m costed on the profile kf holds. */
-static fp_cost_result *cost_on_keyfile(fp_model *m, GKeyFile *kf)
+/* The device profile kf says (asserted to load). */
+static fp_device *device_of_keyfile(GKeyFile *kf)
 {
     g_autoptr(GError) err = NULL;
     g_autofree char *text = g_key_file_to_data(kf, NULL, NULL);
     g_autofree char *path = tu_write_temp(text, strlen(text), ".ini");
-    g_autoptr(fp_device) dev = fp_device_load(path, &err);
+    fp_device *dev = fp_device_load(path, &err);
     g_unlink(path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+    return dev;
+}
+
+static fp_cost_result *cost_on_keyfile(fp_model *m, GKeyFile *kf)
+{
+    g_autoptr(fp_device) dev = device_of_keyfile(kf);
     return fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
 }
 
@@ -364,6 +371,80 @@ static fp_device *round_with_l2(uint64_t l2)
     dev->cache[1] = (fp_cache_level){l2, 2e11};
     dev->cache[2] = (fp_cache_level){64 << 20, 1e11};
     return dev;
+}
+
+/* Transposes past the L1: on a blocked profile with an L1 of 48 KB (12 ways of 64 sets) and an L2
+ * of 2 MB, MLAS's 4-column passes load again the lines of rows that outgrow what the L1 holds at
+ * their stride: NHWC to NCHW at 192 channels (784 rows of 768 bytes: 16 sets, 192 lines) 48 loads of
+ * each row's 12 lines; the same keys swapped for a decoder's scores (1500 rows of 16: 64 sets, 768
+ * lines) 4 of each row's one, per head; not NCHW to NHWC (192 rows), a heads transpose (its rows
+ * copied in blocks), nor a profile without nchwc_block. The reread time is at the L2's rate for
+ * traffic it holds, ramping to the L3's past it (2.4 MB: a fifth). */
+static void test_transpose_reread(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "h", F32, 4, (int64_t[]){1, 28, 28, 192});
+    tb_input(b, "c", F32, 4, (int64_t[]){1, 192, 28, 28});
+    tb_input(b, "k", F32, 4, (int64_t[]){1, 4, 1500, 16});
+    tb_input(b, "q", F32, 4, (int64_t[]){1, 128, 12, 64});
+    tb_attr_ints(b, tb_node(b, "Transpose", "to_nchw", "h", "y0"), "perm", 4, (int64_t[]){0, 3, 1, 2});
+    tb_attr_ints(b, tb_node(b, "Transpose", "to_nhwc", "c", "y1"), "perm", 4, (int64_t[]){0, 2, 3, 1});
+    tb_attr_ints(b, tb_node(b, "Transpose", "keys", "k", "y2"), "perm", 4, (int64_t[]){0, 1, 3, 2});
+    tb_attr_ints(b, tb_node(b, "Transpose", "heads", "q", "y3"), "perm", 4, (int64_t[]){0, 2, 1, 3});
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y0", "y1", "y2", "y3", NULL});
+    for (int blocked = 0; blocked < 2; blocked++) {
+        g_autoptr(GKeyFile) kf = round_keyfile();
+        if (blocked)
+            g_key_file_set_integer(kf, "device", "nchwc_block", 16);
+        g_key_file_set_string(kf, "cache", "l1_bytes", "49152");
+        g_key_file_set_string(kf, "cache", "l1_bandwidth", "1e12");
+        g_key_file_set_string(kf, "cache", "l2_bytes", "2097152");
+        g_key_file_set_string(kf, "cache", "l2_bandwidth", "2e11");
+        g_key_file_set_string(kf, "cache", "l3_bytes", "67108864");
+        g_key_file_set_string(kf, "cache", "l3_bandwidth", "1e11");
+        g_autoptr(fp_device) dev = device_of_keyfile(kf);
+        g_autoptr(fp_cost_result) cost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
+        const fp_op_cost *c = cost->ops;
+        CU_ASSERT_EQUAL(c[0].reread, blocked ? 784 * (48 - 12) * 64 : 0);
+        CU_ASSERT_EQUAL(c[1].reread, 0);
+        CU_ASSERT_EQUAL(c[2].reread, blocked ? 4 * 1500 * (4 - 1) * 64 : 0);
+        CU_ASSERT_EQUAL(c[3].reread, 0);
+        for (int i = 0; i < 4; i++) {
+            fp_kernel k = fp_cost_kernel(&c[i]);
+            k.reread = 0;
+            CU_ASSERT_DOUBLE_EQUAL(c[i].rl.time_s - c[i].rl.reread_s, fp_roofline_kernel(dev, &k).time_s, 1e-12);
+        }
+        CU_ASSERT_DOUBLE_EQUAL(c[0].rl.reread_s, (double)c[0].reread / 2e11, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(c[2].rl.reread_s, (double)c[2].reread / 2e11, 1e-12);
+    }
+    fp_kernel past = {.bytes = 2516582, .reread = 1000000, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_TRANSPOSE};
+    g_autoptr(fp_device) l2 = round_with_l2(2097152);
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(l2, &past).reread_s, 1e6 * (0.8 / 2e11 + 0.2 / 1e11), 1e-12);
+}
+
+/* A Gemm's bias on a blocked profile: ONNX Runtime writes C into the output and MLAS reads it back,
+ * a pass over the output (fp_op_cost.post) that a MatMul does not make; none with beta 0, without C,
+ * or on a profile without nchwc_block. */
+static void test_gemm_bias_pass(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 2, (int64_t[]){64, 128});
+    tb_init(b, "w", F32, 2, (int64_t[]){128, 256});
+    tb_init(b, "bias", F32, 1, (int64_t[]){256});
+    tb_node(b, "Gemm", "with_c", "x,w,bias", "y0");
+    tb_attr_f(b, tb_node(b, "Gemm", "beta0", "x,w,bias", "y1"), "beta", 0);
+    tb_node(b, "Gemm", "no_c", "x,w", "y2");
+    tb_node(b, "MatMul", "mm", "x,w", "y3");
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y0", "y1", "y2", "y3", NULL});
+    for (int blocked = 0; blocked < 2; blocked++) {
+        g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 4);
+        CU_ASSERT_EQUAL(cost->ops[0].post, blocked ? 64 * 256 * 4 : 0);
+        for (int i = 1; i < 4; i++)
+            CU_ASSERT_EQUAL(cost->ops[i].post, 0);
+        CU_ASSERT(blocked ? cost->ops[0].rl.post_s > 0 : cost->ops[0].rl.post_s == 0);
+    }
 }
 
 /* Weights past the L2: on the round profile given an L1 of 32 KB and an L2 of 128 KB, a MatMul of
@@ -1265,6 +1346,8 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "far_activations", test_far_activations);
     CU_add_test(s, "kept_bytes", test_kept_bytes);
     CU_add_test(s, "spill_weights", test_spill_weights);
+    CU_add_test(s, "transpose_reread", test_transpose_reread);
+    CU_add_test(s, "gemm_bias_pass", test_gemm_bias_pass);
     CU_add_test(s, "gemv_weights_past_l2", test_gemv_weights_past_l2);
     CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
