@@ -336,7 +336,8 @@ static void others(GArray *cs)
         WORK_CHAIN, 0);
     add(cs, g_strdup("layernorm_tiny"), "LayerNormalization", g_strdup(lnx), inits("s", h8, "b", h8, NULL), v8,
         TINY_CHAIN, FP_MICRO_TINY);
-    /* ONNX Runtime's fusion of a residual Add and a LayerNormalization: BERT's tokens, one token */
+    /* ONNX Runtime's fusion of a residual Add and a LayerNormalization: BERT's tokens, one token (a
+     * tiny decoder's token below) */
     int64_t sln[] = {1, 128, 768, 0}, sln1[] = {1, 1, 2048, 0}, h2k[] = {2048, 0};
     const char *slnx = "input: \"k\" input: \"s\" input: \"b\" attribute { name: \"epsilon\" type: FLOAT f: 1e-05 }";
     add(cs, g_strdup("skiplayernorm_128x768"), "SkipLayerNormalization", g_strdup(slnx),
@@ -392,6 +393,9 @@ static void others(GArray *cs)
     add(cs, g_strdup("reshape_tiny"), "Reshape", g_strdup("input: \"shape\""),
         g_strdup("initializer { name: \"shape\" data_type: 7 dims: 2 int64_data: 1 int64_data: 8 }\n"), v8, TINY_CHAIN,
         FP_MICRO_TINY);
+    int64_t sln32[] = {1, 1, 32, 0}, h32[] = {32, 0}; /* a tiny decoder's token: the kernel's launch */
+    add(cs, g_strdup("skiplayernorm_tiny"), "SkipLayerNormalization", g_strdup(slnx),
+        inits("k", sln32, "s", h32, "b", h32, NULL), sln32, TINY_CHAIN, FP_MICRO_TINY | FP_MICRO_CONTRIB);
 }
 
 GArray *fp_micro_cases(void)

@@ -223,7 +223,8 @@ fp_op_class fp_cost_class(const fp_node *n)
     case FP_FK_ACT:
         return fp_op_has(n->op, FP_OPF_TRANSC) ? FP_CLASS_TRANSCENDENTAL : FP_CLASS_EW;
     case FP_FK_NORM:
-        return n->op == FP_OP_SKIP_LAYER_NORM ? FP_CLASS_SKIP_NORM : FP_CLASS_NORM;
+        return n->op == FP_OP_SKIP_LAYER_NORM || n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM ? FP_CLASS_SKIP_NORM
+                                                                                           : FP_CLASS_NORM;
     case FP_FK_POOL: /* a global pooling reduces each channel to one value: a reduction */
         if (n->op == FP_OP_GLOBAL_AVG_POOL || n->op == FP_OP_GLOBAL_MAX_POOL || n->op == FP_OP_GLOBAL_LP_POOL)
             return FP_CLASS_GLOBAL_POOL;
@@ -637,6 +638,14 @@ static uint64_t graph_input_reads(const fp_node *n, fp_dtype what_if)
 /* c rounded up to a multiple of block (block 0: c). */
 static uint64_t round_up(uint64_t c, uint64_t block) { return block ? (c + block - 1) / block * block : c; }
 
+/* The work of one FLOP of a SkipSimplifiedLayerNormalization in units of its class skip_norm's, a
+ * SkipLayerNormalization's FLOP: ONNX Runtime runs both through one kernel (skip_layer_norm.cc,
+ * `simplified` without the mean and beta), 6 FLOPs an element against 9 (docs/metrics.md). Measured
+ * with ONNX Runtime 1.31.1 on one core of the Intel Xeon VM, chains of 9 against 1, ns an element
+ * (simplified, full): 128 x 768 0.71 and 4.46, 1 x 2048 0.85 and 4.62, 1 x 896 1.05 and 4.84: a FLOP
+ * of the simplified form 0.24-0.33 of the full one's (docs/devices.md, "skip_norm"). */
+#define SKIP_SIMPLIFIED_WORK 0.27
+
 /* The work of one FLOP of transcendental op n (docs/metrics.md: one per element, eight for the
  * Gelu family), in units of one element of MLAS's Logistic (Sigmoid) and Tanh kernels
  * (onnxruntime/core/mlas/lib/logistic.cpp, tanh.cpp: one rational evaluation each). Measured with
@@ -895,8 +904,10 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
                (d->nchwc_block ? broadcast_work(n, flops) - flops : 0);
     if (cls == FP_CLASS_EW)
         return d->nchwc_block ? broadcast_work(n, flops) : flops;
+    if (n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM) /* skip_norm's kernel, less work an element */
+        return (uint64_t)((double)row_work(n, flops, d) * SKIP_SIMPLIFIED_WORK);
     if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM ||
-        n->op == FP_OP_SKIP_LAYER_NORM || n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM)
+        n->op == FP_OP_SKIP_LAYER_NORM)
         return row_work(n, flops, d);
     if (cls == FP_CLASS_GROUPED_CONV)
         return (uint64_t)((double)flops * (1 + inside_rows(n)) / 2);
