@@ -18,7 +18,7 @@ enum {
     FP_OPF_RANDOM = 1u << 8,    /* draws random numbers: never folded, never merged with its twin */
     FP_OPF_TRANSC = 1u << 9,    /* elementwise at a cost per element above its traffic's: a
                                    transcendental function (exp, erf, tanh, a trigonometric one: a
-                                   polynomial per element), a square root or reciprocal (the divider's
+                                   polynomial per element), a division, square root or reciprocal (the divider's
                                    throughput), a power (a scalar loop or the C library's pow) */
 };
 

@@ -652,8 +652,8 @@ static uint64_t round_up(uint64_t c, uint64_t block) { return block ? (c + block
  * ONNX Runtime 1.31.1 on one core of an AVX-512 host, compute-bound chains of 200K elements, ns an
  * element: Sigmoid 0.26-0.27, Tanh 0.24, Exp 0.11 (one polynomial, no division), Erf 0.35 (both
  * branches' polynomials and an exp for every element), QuickGelu 0.15, Gelu 0.45, FastGelu 0.42,
- * BiasGelu 0.96, Sqrt and Reciprocal 0.195 (the divider's throughput), Pow 0.30 by a constant 2,
- * 0.49 by 3 and 4.4 by any other exponent (docs/devices.md, "transcendental"). */
+ * BiasGelu 0.96, Sqrt, Reciprocal and Div 0.17-0.22 (the divider's throughput), Pow 0.30 by a
+ * constant 2, 0.49 by 3 and 4.4 by any other exponent (docs/devices.md, "transcendental"). */
 static double transcendental_work(const fp_node *n)
 {
     double e = 0;
@@ -672,6 +672,7 @@ static double transcendental_work(const fp_node *n)
         return 3.7 / 8;
     case FP_OP_SQRT:
     case FP_OP_RECIPROCAL:
+    case FP_OP_DIV:
         return 0.72;
     case FP_OP_POW:
         if (n->n_inputs > 1 && n->inputs[1] && fp_value_scalar(n->inputs[1], &e) && (e == 2 || e == 3))

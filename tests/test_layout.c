@@ -824,8 +824,9 @@ static void test_skip_norm_class(void)
 }
 
 /* A transcendental op's work is its FLOPs times its kernel's cost an element against a Sigmoid's:
- * an Erf 1.4, an Exp 0.42, a QuickGelu (eight FLOPs an element) 0.6 in all, a Sqrt and a Reciprocal
- * 0.72, a Pow by a constant 2 (float or int64) 1.1, by 3 1.8, by 0.5 16.2; a Sigmoid its FLOPs. */
+ * an Erf 1.4, an Exp 0.42, a QuickGelu (eight FLOPs an element) 0.6 in all, a Sqrt, a Reciprocal
+ * and a Div 0.72, a Pow by a constant 2 (float or int64) 1.1, by 3 1.8, by 0.5 16.2; a Sigmoid its
+ * FLOPs. */
 static void test_transcendental_work(void)
 {
     tb *b = tb_new(13);
@@ -844,12 +845,13 @@ static void test_transcendental_work(void)
     tb_node(b, "Pow", "pow2i", "p2,two_i", "p2i");
     tb_node(b, "Pow", "pow3", "p2i,three", "p3");
     tb_node(b, "Pow", "pow_half", "p3,half", "ph");
-    tb_output(b, "ph", F32, -1, NULL);
+    tb_node(b, "Div", "div", "ph,two", "dv");
+    tb_output(b, "dv", F32, -1, NULL);
     g_autoptr(fp_model) m = NULL;
     g_autoptr(fp_device) dev = NULL;
     g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
-    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 10);
-    for (int i = 0; i < 10; i++)
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 11);
+    for (int i = 0; i < 11; i++)
         CU_ASSERT_EQUAL(cost->ops[i].cls, FP_CLASS_TRANSCENDENTAL);
     CU_ASSERT_EQUAL(cost->ops[0].flops, 1000);
     CU_ASSERT_EQUAL(cost->ops[0].work, 1400);
@@ -857,8 +859,8 @@ static void test_transcendental_work(void)
     CU_ASSERT_EQUAL(cost->ops[2].work, 420);
     CU_ASSERT_EQUAL(cost->ops[3].flops, 8000);
     CU_ASSERT_EQUAL(cost->ops[3].work, 600);
-    const uint64_t work[] = {720, 720, 1100, 1100, 1800, 16200};
-    for (int i = 4; i < 10; i++) {
+    const uint64_t work[] = {720, 720, 1100, 1100, 1800, 16200, 720};
+    for (int i = 4; i < 11; i++) {
         CU_ASSERT_EQUAL(cost->ops[i].flops, 1000);
         CU_ASSERT_EQUAL(cost->ops[i].work, work[i - 4]);
     }
