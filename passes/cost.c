@@ -638,13 +638,6 @@ static uint64_t graph_input_reads(const fp_node *n, fp_dtype what_if)
 /* c rounded up to a multiple of block (block 0: c). */
 static uint64_t round_up(uint64_t c, uint64_t block) { return block ? (c + block - 1) / block * block : c; }
 
-/* The work of one FLOP of elementwise op `op` on ONNX Runtime's CPU kernels, in units of a binary
- * op's by a scalar (an Add, a Mul): a Relu's 0.67 and a Clip's 0.385 (two FLOPs an element) run
- * as one min or max a vector with no broadcast helper. Measured with ONNX Runtime 1.31.1 on one
- * core of the Intel Xeon VM, chains of 9 against 1 at 983 KB, ns an element: Relu 0.087, Clip 0.100,
- * an Add by a scalar 0.130, a Mul by one 0.149 (docs/devices.md, "elementwise"). */
-static double clamp_work(fp_op op) { return op == FP_OP_RELU ? 0.67 : op == FP_OP_CLIP ? 0.385 : 1; }
-
 /* The work of one FLOP of a SkipSimplifiedLayerNormalization in units of its class skip_norm's, a
  * SkipLayerNormalization's FLOP: ONNX Runtime runs both through one kernel (skip_layer_norm.cc,
  * `simplified` without the mean and beta), 6 FLOPs an element against 9 (docs/metrics.md). Measured
@@ -911,7 +904,7 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
         return (uint64_t)((double)flops * transcendental_work(n)) +
                (d->nchwc_block ? broadcast_work(n, flops) - flops : 0);
     if (cls == FP_CLASS_EW)
-        return d->nchwc_block ? (uint64_t)((double)broadcast_work(n, flops) * clamp_work(n->op)) : flops;
+        return d->nchwc_block ? broadcast_work(n, flops) : flops;
     if (n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM) /* skip_norm's kernel, less work an element */
         return (uint64_t)((double)row_work(n, flops, d) * SKIP_SIMPLIFIED_WORK);
     if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM ||

@@ -1306,30 +1306,6 @@ static void test_broadcast_work(void)
     }
 }
 
-/* On a blocked profile a Relu's work is 0.67 of its FLOPs and a Clip's 0.385 (two FLOPs an
- * element): one min or max a vector against a binary op's broadcast helper; an Add by a scalar its
- * FLOPs. Without nchwc_block, FLOPs only. */
-static void test_clamp_work(void)
-{
-    tb *b = tb_new(13);
-    tb_input(b, "x", F32, 2, (int64_t[]){4, 250});
-    tb_init_f32(b, "lo", 0, (float[]){0});
-    tb_init_f32(b, "hi", 0, (float[]){6});
-    tb_node(b, "Relu", "relu", "x", "y0");
-    tb_node(b, "Clip", "clip", "y0,lo,hi", "y1");
-    tb_node(b, "Add", "add", "y1,hi", "y2");
-    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y2", NULL});
-    for (int blocked = 0; blocked < 2; blocked++) {
-        g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
-        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
-        const fp_op_cost *c = cost->ops;
-        CU_ASSERT_EQUAL(c[0].cls, FP_CLASS_EW);
-        CU_ASSERT_EQUAL(c[0].work, blocked ? (uint64_t)(0.67 * (double)c[0].flops) : c[0].flops);
-        CU_ASSERT_EQUAL(c[1].work, blocked ? (uint64_t)(0.385 * (double)c[1].flops) : c[1].flops);
-        CU_ASSERT_EQUAL(c[2].work, c[2].flops);
-    }
-}
-
 /* A Concat, Split, Slice or Tile is copy (ONNX Runtime's kernels plan their block copies on every
  * call), its work the elements it writes over all its outputs; a Gather stays data. A profile that
  * gives copy no launch of its own costs it at data's; one that does, at its own. */
@@ -1383,7 +1359,6 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "spill_weights", test_spill_weights);
     CU_add_test(s, "transpose_reread", test_transpose_reread);
     CU_add_test(s, "gemm_bias_pass", test_gemm_bias_pass);
-    CU_add_test(s, "clamp_work", test_clamp_work);
     CU_add_test(s, "gemv_weights_past_l2", test_gemv_weights_past_l2);
     CU_add_test(s, "folded_cost", test_folded_cost);
     CU_add_test(s, "strided_depthwise_class", test_strided_depthwise_class);
