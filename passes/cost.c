@@ -395,7 +395,7 @@ static uint64_t transpose_rereads(const fp_node *n, const fp_device *d)
     int64_t p[FP_MAX_RANK];
     int r;
     uint64_t l1 = d->cache[0].bytes;
-    if (n->op != FP_OP_TRANSPOSE || !d->nchwc_block || l1 < 4096 || l1 % 4096 || !n->n_inputs ||
+    if (n->op != FP_OP_TRANSPOSE || !d->nchwc_block || l1 < 4096 || l1 % 4096 || !n->n_inputs || !n->inputs[0] ||
         fp_dtype_bits(n->inputs[0]->dtype) != 32 || known_dims(n->inputs[0], x) < 2 || !fp_layout_perm(n, p, &r) ||
         r != n->inputs[0]->shape.rank || !mlas_transpose(p, r, x, &m, &cols, &loops) || cols < 16)
         return 0;
@@ -605,7 +605,7 @@ double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype wha
         weights += scaled(n, what_if, n->metrics.bytes_weight);
         act += scaled(n, what_if, n->metrics.bytes_out);
     }
-    return capacity ? CLAMP((double)(weights + act) / (double)capacity - 1, 0, 1) : 0;
+    return fp_roofline_past((double)(weights + act), (double)capacity);
 }
 
 uint64_t fp_cost_kept_bytes(const fp_graph *g, fp_dtype what_if)
@@ -1008,7 +1008,7 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
         g_autofree uint64_t *traffic = run_traffic(order, n, what_if, flags);
         cold.activations = activations = fp_reuse_cold(g, order, n, traffic, capacity, &arena);
         uint64_t footprint = fp_cost_kept_bytes(g, what_if) + float_scaled(arena, what_if), below = private_levels(d);
-        cold.kept = below ? CLAMP((double)footprint / (double)below - 1, 0, 1) : 0;
+        cold.kept = fp_roofline_past((double)footprint, (double)below);
         cold.resident = MIN(footprint, capacity);
     }
     return graph_cost(g, d, what_if, flags, &cold, out, unknown);

@@ -44,16 +44,20 @@ fp_roofline fp_roofline_eval(const fp_device *d, uint64_t flops, uint64_t bytes,
     return fp_roofline_kernel(d, &k);
 }
 
+double fp_roofline_past(double bytes, double capacity) { return capacity > 0 ? CLAMP(bytes / capacity - 1, 0, 1) : 0; }
+
 /* The time of kernel k's reread bytes on d (roofline.h, "Transposes past the L1"). */
 static double reread_time(const fp_device *d, const fp_kernel *k)
 {
+    if (!k->reread)
+        return 0;
     int level = 0;
     double near = fp_device_bandwidth_for(d, k->bytes / 2, &level);
-    if (!k->reread || level == 0)
-        return k->reread ? (double)k->reread / near : 0;
-    double cap = (double)d->cache[level - 1].bytes, far = fp_device_bandwidth_for(d, (uint64_t)cap + 1, NULL);
-    double f = CLAMP((double)k->bytes / cap - 1, 0, 1);
-    return (double)k->reread * ((1 - f) / near + f / far);
+    if (level == 0) /* its input is past every cache level */
+        return (double)k->reread / near;
+    uint64_t cap = d->cache[level - 1].bytes;
+    double f = fp_roofline_past((double)k->bytes, (double)cap);
+    return (double)k->reread * ((1 - f) / near + f / fp_device_bandwidth_for(d, cap + 1, NULL));
 }
 
 fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)

@@ -125,6 +125,10 @@ fp_roofline fp_roofline_eval(const fp_device *d, uint64_t flops, uint64_t bytes,
 /* eff_c of kernel k: efficiency[class], lowered by the class's [saturation] half work when the
  * profile has one (see above). */
 double fp_roofline_efficiency(const fp_device *d, const fp_kernel *k);
+/* The share of `bytes`, touched in turn run after run, that a cache level of `capacity` does not
+ * keep: 0 while they fit, rising linearly to 1 at twice the capacity; 0 for a capacity of 0 (cold
+ * weights, graph inputs past the L2 and a transpose's rereads past its level: passes/cost.h). */
+double fp_roofline_past(double bytes, double capacity);
 /* Arithmetic intensity flops / bytes in FLOP/byte; 0 when flops is 0, INFINITY when only bytes is 0. */
 double fp_roofline_intensity(uint64_t flops, uint64_t bytes);
 /* Ridge point peak(t) / bandwidth in FLOP/byte: the datasheet intensity where the roofs meet. */
