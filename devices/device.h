@@ -48,7 +48,8 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * int8 (its SQNBitGemm kernels), a path of its own whatever the dtype's peak. TRANSCENDENTAL is an
  * elementwise op that evaluates a polynomial or a table
  * per element (Sigmoid, Tanh, Erf, Exp, Log, Gelu and their kin: ir/ops.def's TRANSC trait)
- * rather than one instruction, or waits on the divider (Sqrt, Reciprocal) or on pow (Pow). SKIP_NORM is ONNX Runtime's SkipLayerNormalization (the
+ * rather than one instruction, or waits on the divider (Div, Sqrt, Reciprocal) or on pow (Pow).
+ * SKIP_NORM is ONNX Runtime's SkipLayerNormalization and SkipSimplifiedLayerNormalization (the
  * residual Add and LayerNormalization its level-2 fusion makes one op): its CPU kernel runs
  * scalar loops several times slower per element than the LayerNormalization kernel's. TRANSPOSE is
  * a Transpose (a strided gather per element, slower than the copies of the data class). COPY is a
