@@ -29,7 +29,7 @@ import { arg, fill } from "./ort_util.mjs";
 function fromBase64(ort, e) {
   const buf = Buffer.from(e.data, "base64");
   const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
-  const views = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array };
+  const views = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array, float16: Uint16Array };
   return new ort.Tensor(e.dtype, new views[e.dtype](ab), e.dims);
 }
 
@@ -46,7 +46,9 @@ function feeds(ort, session, entry) {
     const type = meta && meta.type ? meta.type : "float32";
     const n = shape.reduce((x, y) => x * y, 1);
     if (type === "bool") out[name] = new ort.Tensor("bool", new Uint8Array(n).fill(1), shape);
-    else if (type === "int64") out[name] = new ort.Tensor("int64", new BigInt64Array(n), shape);
+    else if (type === "int64") out[name] = new ort.Tensor("int64", new BigInt64Array(n).fill(1n), shape);
+    else if (type === "int32") out[name] = new ort.Tensor("int32", new Int32Array(n).fill(1), shape);
+    else if (type === "float16") out[name] = new ort.Tensor("float16", new Uint16Array(n).fill(0x3c00), shape);
     else out[name] = new ort.Tensor("float32", fill(n, 7 + k), shape);
   });
   return out;
