@@ -398,6 +398,20 @@ static void others(GArray *cs)
         inits("k", sln32, "s", h32, "b", h32, NULL), sln32, TINY_CHAIN, FP_MICRO_TINY | FP_MICRO_CONTRIB);
 }
 
+/* A decode step's one-row attention products on matrices the L2 keeps (2 heads of 128 x 128, 640 KB
+ * along a chain), beside matmuls()'s that outgrow it: MLAS's one-row kernel reads B where it lies,
+ * and a scaled one packs B first (cost.c, past_l2). Listed last, so the cases before keep their
+ * places. */
+static void decode_products(GArray *cs)
+{
+    int64_t x[] = {2, 1, 128, 0}, w[] = {2, 128, 128, 0};
+    add(cs, g_strdup("bmatmul_2x1x128"), "MatMul", g_strdup("input: \"w\""), inits("w", w, NULL), x, WORK_CHAIN, 0);
+    add(cs, g_strdup("fmatmul_t_2x1x128"), "FusedMatMul",
+        g_strdup("input: \"w\" attribute { name: \"transB\" type: INT i: 1 }"
+                 " attribute { name: \"alpha\" type: FLOAT f: 0.125 }"),
+        inits("w", w, NULL), x, WORK_CHAIN, FP_MICRO_CONTRIB);
+}
+
 GArray *fp_micro_cases(void)
 {
     GArray *cs = g_array_new(FALSE, FALSE, sizeof(fp_micro_case));
@@ -407,6 +421,7 @@ GArray *fp_micro_cases(void)
     elementwise(cs);
     copies(cs);
     others(cs);
+    decode_products(cs);
     return cs;
 }
 

@@ -646,6 +646,26 @@ static uint64_t round_up(uint64_t c, uint64_t block) { return block ? (c + block
  * of the simplified form 0.24-0.33 of the full one's (docs/devices.md, "skip_norm"). */
 #define SKIP_SIMPLIFIED_WORK 0.27
 
+/* The work of one FLOP of a float16 or bfloat16 attention op (class attention) in units of a float
+ * one's, on a profile without a peak of its own for that type (a CPU): ONNX Runtime's CPU kernels
+ * (GroupQueryAttention, MultiHeadAttention) widen each head's keys and values to float before their
+ * products. Measured with ONNX Runtime 1.31.1 on one core of the Intel Xeon VM, GroupQueryAttention
+ * of one new token, four of them in a run, float16 against float32 with their data in the L2
+ * (heads, KV heads, head size, past): 4,2,16,127 1.09; 4,2,64,127 1.23; 8,2,64,127 1.50; 8,2,64,255
+ * 1.46; 16,4,64,63 1.46; 8,2,128,127 1.53 of the time; with the factor the estimates of all eight
+ * shapes timed lie at 0.86-1.00 of the measured times, 0.72-0.82 without (docs/devices.md,
+ * "attention"). */
+#define HALF_ATTENTION_WORK 1.35
+
+/* The work of one element of ONNX Runtime's NCHWc reorders (ReorderInput, ReorderOutput: MLAS's
+ * MlasReorderInputNchw and MlasReorderOutputNchw, whole 16-float blocks) in units of one of class
+ * transpose's, whose [efficiency] the calibration fits to Transpose ops (MlasTranspose, 4 floats a
+ * step). Measured with ONNX Runtime 1.31.1 on one core of the Intel Xeon VM: in PP-OCRv4 det's run
+ * at ORT_ENABLE_ALL 8.3-9.6 us for a 0.31 MB tensor against 12.9 estimated at the transpose rate;
+ * chains of a ReorderInput and a ReorderOutput of one tensor, 0.41 and 0.82 MB: 9.2 and 19.6 us
+ * each, 0.53-0.57 of that rate (docs/devices.md, "transpose"). */
+#define REORDER_WORK 0.7
+
 /* The work of one FLOP of transcendental op n (docs/metrics.md: one per element, eight for the
  * Gelu family), in units of one element of MLAS's Logistic (Sigmoid) and Tanh kernels
  * (onnxruntime/core/mlas/lib/logistic.cpp, tanh.cpp: one rational evaluation each). Measured with
@@ -898,8 +918,12 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
     if (cols && d->nchwc_block)
         return (uint64_t)((double)flops * (double)round_up(cols, d->nchwc_block) / (double)cols +
                           IM2COL_ELEMENT * ((double)copies + strided_copies(n, copies)));
+    if (n->op == FP_OP_REORDER_INPUT || n->op == FP_OP_REORDER_OUTPUT)
+        return (uint64_t)((double)output_elements(n, flops) * REORDER_WORK);
     if (cls == FP_CLASS_TRANSPOSE || cls == FP_CLASS_COPY)
         return output_elements(n, flops);
+    if (cls == FP_CLASS_ATTENTION && fp_dtype_bits(compute_dtype(n)) == 16 && d->peak_flops[compute_dtype(n)] <= 0)
+        return (uint64_t)((double)flops * HALF_ATTENTION_WORK);
     if (cls == FP_CLASS_TRANSCENDENTAL) /* a binary one (Pow) through the broadcast loop too */
         return (uint64_t)((double)flops * transcendental_work(n)) +
                (d->nchwc_block ? broadcast_work(n, flops) - flops : 0);
@@ -936,7 +960,8 @@ typedef struct {
     const uint64_t *activations;
     double kept;       /* the fraction of graph-input reads that come from the last level */
     uint64_t resident; /* the run's footprint (fp_cost_kept_bytes and the replayed plan's buffers), at
-                          most the last level's capacity */
+                          least past the levels before the last (the bytes `kept` says they lose come
+                          from the last, fp_roofline_evicted) and at most the last level's capacity */
 } cold_bytes;
 
 static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags,
@@ -1008,23 +1033,25 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
         g_autofree uint64_t *traffic = run_traffic(order, n, what_if, flags);
         cold.activations = activations = fp_reuse_cold(g, order, n, traffic, capacity, &arena);
         uint64_t footprint = fp_cost_kept_bytes(g, what_if) + float_scaled(arena, what_if), below = private_levels(d);
-        cold.kept = fp_roofline_past((double)footprint, (double)below);
-        cold.resident = MIN(footprint, capacity);
+        cold.kept = fp_roofline_evicted((double)footprint, (double)below);
+        cold.resident = MIN(MAX(footprint, below + 1), capacity);
     }
     return graph_cost(g, d, what_if, flags, &cold, out, unknown);
 }
 
 /* Sets c's bytes that a run whose footprint outgrows the levels before the last (cold->kept > 0)
  * reads from the last: of a GEMM with prepacked weights (class matmul), that fraction of its
- * weights not cold (fp_op_cost.spill); of its graph-input reads, and of a one-row product's weights
- * not cold (gemv: a stream of them), that fraction (fp_op_cost.kept), from the level holding the
+ * weights not cold (fp_op_cost.spill); of its graph-input reads, and of the weights not cold of a
+ * product that streams them (gemv: a one-row one; gemv_rt and matmul_rt: B not packed once, read or
+ * packed where it lies on every call), that fraction (fp_op_cost.kept), from the level holding the
  * run's footprint. */
 static void past_l2(fp_op_cost *c, const cold_bytes *cold, fp_dtype what_if)
 {
     uint64_t weights = scaled(c->node, what_if, c->node->metrics.bytes_weight) - c->cold;
     if (c->cls == FP_CLASS_MATMUL)
         c->spill = (uint64_t)(cold->kept * (double)weights);
-    uint64_t reads = graph_input_reads(c->node, what_if) + (c->cls == FP_CLASS_GEMV ? weights : 0);
+    bool streamed = c->cls == FP_CLASS_GEMV || c->cls == FP_CLASS_GEMV_RT || c->cls == FP_CLASS_MATMUL_RT;
+    uint64_t reads = graph_input_reads(c->node, what_if) + (streamed ? weights : 0);
     c->kept = MIN((uint64_t)(cold->kept * (double)reads), c->bytes - c->cold - c->far);
     c->resident = cold->resident;
 }

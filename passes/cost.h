@@ -22,8 +22,8 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t rows;     /* rows its im2col copies when an NCHW convolution (passes/cost.c) */
     uint64_t post;     /* output bytes a fused activation passes over again (passes/cost.c) */
     uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
-    uint64_t kept;     /* of bytes: graph-input bytes, and a one-row product's weight bytes not cold, read
-                          from the last cache level (fp_kernel.kept) */
+    uint64_t kept;     /* of bytes: graph-input bytes, and a streaming product's weight bytes not cold,
+                          read from the last cache level (fp_kernel.kept) */
     uint64_t resident; /* the run's footprint they come back from (fp_kernel.resident) */
     uint64_t denormal; /* denormal operations (fp_denormal_events) */
     uint64_t reread;   /* bytes a transpose loads into the L1 again (fp_kernel.reread) */
@@ -66,8 +66,9 @@ double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype wha
  * (a weight read by two kernels counted twice) and its graph inputs' bytes, which a caller binds
  * again for every run. With the bytes of the buffers ONNX Runtime's plan hands out (fp_reuse_cold's
  * arena) they make the run's footprint F: against the capacity P of d's levels before the last
- * (its L2), a fraction clamp(F / P - 1, 0, 1) of every graph-input read, and of a one-row
- * product's weights (class gemv), comes from the last level (fp_op_cost.kept; measured:
+ * (its L2), a fraction fp_roofline_evicted(F, P) of every graph-input read, and of the weights of
+ * a product that streams them (a one-row one, class gemv, and one whose B is not packed once,
+ * classes gemv_rt and matmul_rt), comes from the last level (fp_op_cost.kept; measured:
  * whisper-shaped 384 KB key inputs, each transposed and multiplied, 2.3 us more each in ONNX
  * Runtime when four of them outgrew the L2 than when all four were one; one-row MatMuls by 1 MB
  * weights of their own, 5 MB in all, 39.5 us each on an Intel Xeon with a 2 MB L2, the L3's rate,

@@ -127,8 +127,14 @@ fp_roofline fp_roofline_eval(const fp_device *d, uint64_t flops, uint64_t bytes,
 double fp_roofline_efficiency(const fp_device *d, const fp_kernel *k);
 /* The share of `bytes`, touched in turn run after run, that a cache level of `capacity` does not
  * keep: 0 while they fit, rising linearly to 1 at twice the capacity; 0 for a capacity of 0 (cold
- * weights, graph inputs past the L2 and a transpose's rereads past its level: passes/cost.h). */
+ * weights and a transpose's rereads past its level: passes/cost.h). */
 double fp_roofline_past(double bytes, double capacity);
+/* The share of a run's footprint of `bytes` that a private cache level of `capacity` (the L2) does
+ * not keep from one run to the next: a run's footprint starts to lose the level before it fills it
+ * (other data, the code, a replacement that is not LRU): 0 up to 0.7 times the capacity, rising
+ * linearly to 1 at 1.6 times it (measured, roofline.c); 0 for a capacity of 0 (graph inputs and
+ * streamed weights read back from the last level: passes/cost.h). */
+double fp_roofline_evicted(double bytes, double capacity);
 /* Arithmetic intensity flops / bytes in FLOP/byte; 0 when flops is 0, INFINITY when only bytes is 0. */
 double fp_roofline_intensity(uint64_t flops, uint64_t bytes);
 /* Ridge point peak(t) / bandwidth in FLOP/byte: the datasheet intensity where the roofs meet. */

@@ -48,6 +48,18 @@ static void test_resnet_tiny(void)
         if (x->op == FP_OP_REORDER_OUTPUT)
             CU_ASSERT_EQUAL(fp_cost_class(x), FP_CLASS_TRANSPOSE);
     }
+    /* at 0.7 of a transpose's work an element (MLAS's whole-block reorders, passes/cost.c) */
+    uint32_t reorders = 0;
+    for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
+        const fp_op_cost *c = &a->res.cost->ops[i];
+        if (c->node->op != FP_OP_REORDER_OUTPUT)
+            continue;
+        uint64_t elements = fp_value_bytes(c->node->outputs[0]) / 4;
+        CU_ASSERT(elements > 0);
+        CU_ASSERT_EQUAL(c->work, (uint64_t)((double)elements * 0.7));
+        reorders++;
+    }
+    CU_ASSERT_EQUAL(reorders, 1);
     /* the extended level, and a device without NCHWc kernels, leave it NCHW */
     fp_analysis_opts e = {.target = "ort-cpu-extended"}, g = {.target = "ort-cpu-all", .device = "h100"};
     g_autoptr(fp_analysis) b = fp_analysis_run(FP_SOURCE_DIR "/models/resnet_tiny.onnx", &e, &err);
