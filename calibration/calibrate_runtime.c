@@ -10,6 +10,7 @@
 #include "analysis/analysis.h"
 #include "calibration/calibrate.h"
 #include "calibration/fit_rows.h"
+#include "frontends/onnx/onnx_write.h"
 #include "passes/denormal.h"
 
 /* A point is measured when its long chain takes this much longer than its short one (the two
@@ -359,6 +360,53 @@ static int cmp_desc(gconstpointer a, gconstpointer b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x < y) - (x > y);
+}
+
+/* The least of FP_RT_IO_ROUNDS timings of fp_micro_io_text's model (`inputs`, `outputs`) at
+ * ORT_DISABLE_ALL, each budget_s: *seconds a run. */
+static bool time_io(fp_ort *ort, bool inputs, bool outputs, int threads, double budget_s, double *seconds,
+                    GError **error)
+{
+    g_autofree char *text = fp_micro_io_text(inputs, outputs);
+    g_autoptr(GBytes) model = fp_onnx_write_text(text, strlen(text), error);
+    if (!model)
+        return false;
+    static const int64_t dims[] = {1, 16};
+    float data[16];
+    for (int i = 0; i < 16; i++)
+        data[i] = fp_ort_pattern((size_t)i, 0);
+    char in_names[FP_MICRO_IO_OPS + 1][8], out_names[FP_MICRO_IO_OPS][8];
+    fp_ort_tensor in[FP_MICRO_IO_OPS + 1];
+    const char *out[FP_MICRO_IO_OPS];
+    int n_in = inputs ? FP_MICRO_IO_OPS + 1 : 1, n_out = 0;
+    for (int i = 0; i < n_in; i++) {
+        g_snprintf(in_names[i], sizeof in_names[i], "x%d", i);
+        in[i] = (fp_ort_tensor){in_names[i], 1, dims, 2, data, sizeof data};
+    }
+    for (int i = outputs ? 1 : FP_MICRO_IO_OPS; i <= FP_MICRO_IO_OPS; i++, n_out++) {
+        g_snprintf(out_names[n_out], sizeof out_names[n_out], "a%d", i);
+        out[n_out] = out_names[n_out];
+    }
+    *seconds = INFINITY;
+    for (int r = 0; r < FP_RT_IO_ROUNDS; r++) {
+        double t = 0;
+        if (!fp_ort_time_bound(ort, model, in, n_in, out, n_out, FP_ORT_DISABLED, threads, budget_s, &t, error))
+            return false;
+        *seconds = MIN(*seconds, t);
+    }
+    return true;
+}
+
+bool fp_rt_io_overheads(fp_ort *ort, int threads, double budget_s, double *input_s, double *output_s, GError **error)
+{
+    double base = 0, inputs = 0, outputs = 0;
+    if (!time_io(ort, false, false, threads, budget_s, &base, error) ||
+        !time_io(ort, true, false, threads, budget_s, &inputs, error) ||
+        !time_io(ort, false, true, threads, budget_s, &outputs, error))
+        return false;
+    *input_s = MAX(inputs - base, 0) / FP_MICRO_IO_OPS;
+    *output_s = MAX(outputs - base, 0) / (FP_MICRO_IO_OPS - 1);
+    return true;
 }
 
 double fp_rt_set_best_rate(const fp_rt_set *s)

@@ -122,6 +122,13 @@ double fp_rt_set_spill_bandwidth(const fp_rt_set *s);
  * fp_ort_pattern), at least 0; 0 when either point was not measured or there are none. */
 double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op);
 
+/* The time a run of ONNX Runtime spends per graph input past the first (*input_s) and per graph
+ * output past the first (*output_s) on `threads` threads at ORT_DISABLE_ALL: the differences of
+ * fp_micro_io_text's models (the least of FP_RT_IO_ROUNDS timings each, budget_s a timing), per
+ * input or output, at least 0. False with the runtime's error. */
+#define FP_RT_IO_ROUNDS 3
+bool fp_rt_io_overheads(fp_ort *ort, int threads, double budget_s, double *input_s, double *output_s, GError **error);
+
 /* The fastest rate the points' kernels reached: their FLOP over long_s - short_s, the third largest
  * over the balanced measured points that did work (the largest when fewer; FLOP/s; 0 when none
  * did). */

@@ -476,6 +476,22 @@ char *fp_micro_text(const fp_micro_case *c, int n)
     return g_string_free(s, FALSE);
 }
 
+char *fp_micro_io_text(bool inputs, bool outputs)
+{
+    GString *s = g_string_new("ir_version: 8\nproducer_name: \"fuseplan calibrate\"\n"
+                              "opset_import { domain: \"\" version: 17 }\ngraph {\n  name: \"run_io\"\n");
+    const char *f16 = "type { tensor_type { elem_type: 1 shape { dim { dim_value: 1 } dim { dim_value: 16 } } } }";
+    for (int i = 0; i <= (inputs ? FP_MICRO_IO_OPS : 0); i++)
+        g_string_append_printf(s, "  input { name: \"x%d\" %s }\n", i, f16);
+    for (int i = outputs ? 1 : FP_MICRO_IO_OPS; i <= FP_MICRO_IO_OPS; i++)
+        g_string_append_printf(s, "  output { name: \"a%d\" %s }\n", i, f16);
+    for (int i = 1; i <= FP_MICRO_IO_OPS; i++)
+        g_string_append_printf(s, "  node { op_type: \"Add\" input: \"%s%d\" input: \"x%d\" output: \"a%d\" }\n",
+                               i == 1 ? "x" : "a", i - 1, inputs ? i : 0, i);
+    g_string_append(s, "}\n");
+    return g_string_free(s, FALSE);
+}
+
 GBytes *fp_micro_bytes(const fp_micro_case *c, int n, GError **error)
 {
     g_autofree char *text = fp_micro_text(c, n);

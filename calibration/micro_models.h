@@ -73,4 +73,13 @@ char *fp_micro_text(const fp_micro_case *c, int n);
 /* The same as the bytes of a .onnx file; NULL with the writer's error (a bug in a case). */
 GBytes *fp_micro_bytes(const fp_micro_case *c, int n, GError **error);
 
+/* Adds in the run-overhead models: a0 = x0, then a(i) = a(i-1) + x(i) for i = 1..FP_MICRO_IO_OPS on
+ * [1, 16] floats, x(i) graph inputs x0..x(FP_MICRO_IO_OPS) when `inputs`, else every x(i) is x0;
+ * graph outputs a1..a(FP_MICRO_IO_OPS) when `outputs`, else the last alone. Between the four the
+ * kernels are the same: their times differ by FP_MICRO_IO_OPS graph inputs, or by
+ * FP_MICRO_IO_OPS - 1 outputs, of a run (the device's input_overhead and output_overhead). ONNX
+ * protobuf text (opset 17); caller frees. */
+#define FP_MICRO_IO_OPS 9
+char *fp_micro_io_text(bool inputs, bool outputs);
+
 #endif

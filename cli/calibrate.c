@@ -15,6 +15,7 @@
 #include "calibration/calibrate.h"
 #include "calibration/calibrate_runtime.h"
 #include "devices/device.h"
+#include "frontends/onnx/onnx_write.h"
 
 /* Defaults of the written profile that are not measured (see docs/devices.md, "host"): ONNX
  * Runtime's costs on one core as bench/ort_calibrate.py measured them on synthetic kernels. */
@@ -23,11 +24,12 @@
 #define HOST_HALF_WORK_CONV 2e6     /* [saturation] conv, FLOP */
 #define HOST_ALIGN 64
 #define HOST_GROUPED_CONV 0.04
-#define RUNTIME_BUDGET_S 0.08 /* timing of each micro-model chain */
-#define RUNTIME_ROUNDS 3      /* times each chain is timed, spread over the calibration: its fastest counts */
-#define RUNTIME_CONFIRM_S 25  /* then at most this long timing again the chains whose fastest is unconfirmed */
-#define RUNTIME_OFF 0.25      /* points estimated further off than this are listed */
-#define RUNTIME_PEAK_ROOM 2.0 /* the peak at least this many times the runtime's fastest kernel rate */
+#define RUNTIME_BUDGET_S 0.08   /* timing of each micro-model chain */
+#define RUNTIME_IO_BUDGET_S 0.2 /* each timing of the run-overhead models (3 of each of 3) */
+#define RUNTIME_ROUNDS 3        /* times each chain is timed, spread over the calibration: its fastest counts */
+#define RUNTIME_CONFIRM_S 25    /* then at most this long timing again the chains whose fastest is unconfirmed */
+#define RUNTIME_OFF 0.25        /* points estimated further off than this are listed */
+#define RUNTIME_PEAK_ROOM 2.0   /* the peak at least this many times the runtime's fastest kernel rate */
 
 /* The widest x86-64 vector ISA of this CPU among those ONNX Runtime's MLAS dispatches on, as
  * cpuid and the OS's saved state (XCR0) allow it: "AVX-512F", "AVX2", "AVX" or "SSE2"; NULL off
@@ -358,6 +360,10 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     fp_device dev = *f->device;
     dev.denormal_mac_s = fp_rt_set_denormal_s(s, "MatMul");
     dev.denormal_exp_s = fp_rt_set_denormal_s(s, "Softmax");
+    if (!fp_rt_io_overheads(ort, threads, RUNTIME_IO_BUDGET_S, &dev.input_overhead, &dev.output_overhead, &err)) {
+        fp_cli_error("calibrate: --runtime: %s", err->message);
+        return false;
+    }
     g_autofree char *desc = g_strdup_printf("%s, ONNX Runtime %s's kernels fitted", base->description,
                                             fp_ort_version(ort));
     dev.description = desc;
@@ -385,6 +391,8 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     if (dev.denormal_mac_s > 0 || dev.denormal_exp_s > 0)
         printf("  denormal floats: %.2f ns more per multiply-add on one, %.1f ns more per Softmax result that is one\n",
                dev.denormal_mac_s * 1e9, dev.denormal_exp_s * 1e9);
+    printf("  a run's graph inputs and outputs past the first %.3f and %.3f us each\n", dev.input_overhead * 1e6,
+           dev.output_overhead * 1e6);
     if (dev.launch_group > 0 || dev.launch_row > 0)
         printf("  grouped convolutions %.3f us a group and %.2f ns a row of their im2col\n", dev.launch_group * 1e6,
                dev.launch_row * 1e9);
@@ -432,7 +440,22 @@ static void print_native(const fp_calibrate_result *r)
     }
 }
 
-/* Writes every micro-model chain to dir as CASE_N.onnx (N: its ops); the exit code. */
+/* Writes model bytes b (NULL: err says why) to dir/name; false after printing one line. */
+static bool write_model(const char *dir, const char *name, GBytes *b, GError *err)
+{
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    gsize len = 0;
+    const char *data = b ? g_bytes_get_data(b, &len) : NULL;
+    if (!b || !g_file_set_contents(path, data, (gssize)len, &err)) {
+        fp_cli_error("calibrate: --micro-models: %s: %s", path, err->message);
+        g_clear_error(&err);
+        return false;
+    }
+    return true;
+}
+
+/* Writes every micro-model chain to dir as CASE_N.onnx (N: its ops), and the run-overhead models
+ * as run_io_IO.onnx (I, O: 1 for the many inputs or outputs); the exit code. */
 static int write_micro_models(const char *dir)
 {
     if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
@@ -443,19 +466,22 @@ static int write_micro_models(const char *dir)
     for (guint i = 0; i < cs->len; i++) {
         const fp_micro_case *c = &g_array_index(cs, fp_micro_case, i);
         for (int n = 1; n <= c->chain; n += c->chain - 1) {
-            g_autoptr(GError) err = NULL;
+            GError *err = NULL;
             g_autoptr(GBytes) b = fp_micro_bytes(c, n, &err);
             g_autofree char *name = g_strdup_printf("%s_%d.onnx", c->name, n);
-            g_autofree char *path = g_build_filename(dir, name, NULL);
-            gsize len = 0;
-            const char *data = b ? g_bytes_get_data(b, &len) : NULL;
-            if (!b || !g_file_set_contents(path, data, (gssize)len, &err)) {
-                fp_cli_error("calibrate: --micro-models: %s: %s", path, err->message);
+            if (!write_model(dir, name, b, err))
                 return FP_EXIT_BAD;
-            }
         }
     }
-    printf("wrote      %u micro-models to %s\n", cs->len * 2, dir);
+    for (int io = 0; io < 4; io++) {
+        GError *err = NULL;
+        g_autofree char *text = fp_micro_io_text(io & 2, io & 1);
+        g_autoptr(GBytes) b = fp_onnx_write_text(text, strlen(text), &err);
+        g_autofree char *name = g_strdup_printf("run_io_%d%d.onnx", io >> 1, io & 1);
+        if (!write_model(dir, name, b, err))
+            return FP_EXIT_BAD;
+    }
+    printf("wrote      %u micro-models to %s\n", cs->len * 2 + 4, dir);
     return FP_EXIT_OK;
 }
 

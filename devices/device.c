@@ -62,9 +62,10 @@ static const char *const targets[] = {"ort-cpu",       "ort-cpu-all", "ort-cpu-e
                                       "ort-cpu-basic", "cuda",        "tensorrt",
                                       "ascend910b",    "ascend310p",  NULL};
 static const char *const device_keys[] =
-    {"description",    "target",      "bandwidth", "memory_bytes",     "launch_overhead",     "align_bytes",
-     "run_overhead",   "nchwc_block", "threads",   "weight_bandwidth", "weight_l3_bandwidth", "denormal_mac_s",
-     "denormal_exp_s", NULL};
+    {"description",     "target",           "bandwidth",           "memory_bytes",
+     "launch_overhead", "align_bytes",      "run_overhead",        "nchwc_block",
+     "threads",         "weight_bandwidth", "weight_l3_bandwidth", "denormal_mac_s",
+     "denormal_exp_s",  "input_overhead",   "output_overhead",     NULL};
 static const char *const calibration_keys[] = {"date",
                                                "cpu",
                                                "kernel",
@@ -404,7 +405,9 @@ static bool read_device(reader *r, fp_device *d)
     if (!read_launch(r, "device", "launch_overhead", true, &d->launch_overhead, &found) ||
         !read_launch(r, "device", "run_overhead", false, &d->run_overhead, &found) ||
         !read_launch(r, "device", "denormal_mac_s", false, &d->denormal_mac_s, &found) ||
-        !read_launch(r, "device", "denormal_exp_s", false, &d->denormal_exp_s, &found))
+        !read_launch(r, "device", "denormal_exp_s", false, &d->denormal_exp_s, &found) ||
+        !read_launch(r, "device", "input_overhead", false, &d->input_overhead, &found) ||
+        !read_launch(r, "device", "output_overhead", false, &d->output_overhead, &found))
         return false;
     if (!read_uint(r, "device", "align_bytes", 1, MAX_ALIGN, &d->align_bytes))
         return false;
@@ -710,6 +713,10 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
         set_number(kf, "device", "denormal_mac_s", d->denormal_mac_s);
     if (d->denormal_exp_s > 0)
         set_number(kf, "device", "denormal_exp_s", d->denormal_exp_s);
+    if (d->input_overhead > 0)
+        set_number(kf, "device", "input_overhead", d->input_overhead);
+    if (d->output_overhead > 0)
+        set_number(kf, "device", "output_overhead", d->output_overhead);
     for (size_t i = 0; i < G_N_ELEMENTS(peak_names); i++)
         if (d->peak_flops[peak_order[i]] > 0)
             set_number(kf, "peak", peak_names[i], d->peak_flops[peak_order[i]]);

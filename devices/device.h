@@ -139,6 +139,10 @@ typedef struct {
     double launch_overhead;            /* seconds per kernel launch (classes without their own [launch] value) */
     double run_overhead;               /* seconds per inference outside every kernel (session set-up, input
                                 checks, handing outputs over); 0 = none */
+    double input_overhead;             /* seconds per inference per graph input past the first, and */
+    double output_overhead;            /* per graph output past the first, that the runtime binds or
+                                          hands back (an ONNX Runtime run's feeds and fetches:
+                                          calibrate --runtime measures both; 0: none) */
     uint64_t align_bytes;              /* buffer alignment of the memory planner */
     uint64_t nchwc_block;              /* channels per block of ONNX Runtime's NCHWc kernels on this CPU (MLAS:
                                 8 with AVX2, 16 with AVX-512F); 0: none (not a CPU, or not known) */

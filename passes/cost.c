@@ -1190,6 +1190,15 @@ bool fp_cost_control_kernels(const fp_node *n, const fp_device *d, GArray *out, 
     return false;
 }
 
+/* What a run of g spends on d outside its kernels: the profile's run_overhead (a run of one input
+ * and one output) and its input_overhead and output_overhead for each graph input and output past
+ * the first (an ONNX Runtime run checks each feed and hands back each fetch). */
+static double run_overhead(const fp_graph *g, const fp_device *d)
+{
+    guint in = g->inputs->len, out = g->outputs->len;
+    return d->run_overhead + (in > 1 ? in - 1 : 0) * d->input_overhead + (out > 1 ? out - 1 : 0) * d->output_overhead;
+}
+
 fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags, fp_diag *diag)
 {
     fp_cost_result *r = g_new0(fp_cost_result, 1);
@@ -1204,7 +1213,7 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
         r->flops += r->ops[i].flops;
         r->bytes += r->ops[i].bytes;
     }
-    r->total_s += d->run_overhead;
+    r->total_s += run_overhead(m->main, d);
     fp_cost_warn_unknown(r, diag);
     return r;
 }
@@ -1212,7 +1221,7 @@ fp_cost_result *fp_pass_cost(const fp_model *m, const fp_device *d, fp_dtype wha
 double fp_cost_total(const fp_model *m, const fp_device *d, fp_dtype what_if, unsigned flags)
 {
     uint32_t unknown = 0;
-    return main_cost(m, d, what_if, flags, NULL, &unknown) + d->run_overhead;
+    return main_cost(m, d, what_if, flags, NULL, &unknown) + run_overhead(m->main, d);
 }
 
 void fp_cost_warn_unknown(const fp_cost_result *r, fp_diag *diag)

@@ -81,6 +81,10 @@ static void text_show(const fp_device *d, FILE *out)
         g_autofree char *run = duration(d->run_overhead);
         fprintf(out, "run          %s per inference, outside every kernel\n", run);
     }
+    if (d->input_overhead > 0 || d->output_overhead > 0) {
+        g_autofree char *in = duration(d->input_overhead), *o = duration(d->output_overhead);
+        fprintf(out, "run I/O      %s per graph input and %s per output past the first\n", in, o);
+    }
     if (d->weight_bandwidth > 0) {
         g_autofree char *wb = si(d->weight_bandwidth, "B/s");
         fprintf(out, "weights      %s where no cache holds them between runs\n", wb);

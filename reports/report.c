@@ -169,6 +169,17 @@ typedef struct {
 } text_style;
 
 /* The model, device, target and what-if lines, and the stage table with its notes. */
+/* Ends run_overhead's sentence: with the profile's overheads per graph input and output past the
+ * first when it has them. */
+static void io_overheads(FILE *out, const fp_device *d)
+{
+    if (d->input_overhead > 0 || d->output_overhead > 0) {
+        g_autofree char *in = fp_format_time(d->input_overhead), *o = fp_format_time(d->output_overhead);
+        fprintf(out, ", and %s per graph input and %s per output past the first", in, o);
+    }
+    fprintf(out, ".\n");
+}
+
 static void text_stages(const fp_report *r, text_style b, FILE *out)
 {
     const fp_pipeline_result *res = r->res;
@@ -224,7 +235,8 @@ static void text_stages(const fp_report *r, text_style b, FILE *out)
             res->memory->method ? res->memory->method : "best", res->memory->schedule);
     if (r->device->run_overhead > 0) {
         g_autofree char *run = fp_format_time(r->device->run_overhead);
-        fprintf(out, "est. latency includes the profile's run_overhead, %s per inference outside every kernel.\n", run);
+        fprintf(out, "est. latency includes the profile's run_overhead, %s per inference outside every kernel", run);
+        io_overheads(out, r->device);
     }
     if (res->cost->unknown || res->unknown_values)
         fprintf(out,
@@ -560,8 +572,8 @@ void fp_report_markdown(const fp_report *r, FILE *out)
                 : "");
     if (r->device->run_overhead > 0) {
         g_autofree char *run = fp_format_time(r->device->run_overhead);
-        fprintf(out, "`est. latency` includes the profile's run_overhead, %s per inference outside every kernel.\n",
-                run);
+        fprintf(out, "`est. latency` includes the profile's run_overhead, %s per inference outside every kernel", run);
+        io_overheads(out, r->device);
     }
     guint nrows = 0;
     g_autofree rule_row *rows = rule_rows(r, &nrows);

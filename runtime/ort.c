@@ -468,6 +468,20 @@ float fp_ort_pattern(size_t i, double scale)
     return (float)(((double)(i % 97) / 97.0 - 0.5) * (scale != 0 ? scale : 1));
 }
 
+bool fp_ort_time_bound(fp_ort *o, GBytes *model, const fp_ort_tensor *inputs, int n_inputs, const char *const *outputs,
+                       int n_outputs, fp_ort_level level, int threads, double budget_s, double *seconds, GError **error)
+{
+    fp_ort_session_opts so = {.level = level, .threads = threads};
+    g_autoptr(fp_ort_session) s = fp_ort_session_new(o, NULL, model, &so, error);
+    g_autoptr(GArray) times = g_array_new(FALSE, FALSE, sizeof(double));
+    if (!s || !fp_ort_session_bind(s, inputs, n_inputs, outputs, n_outputs, error) ||
+        !fp_ort_session_times(s, threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, WARMUP_RUNS, MIN_RUNS,
+                              MAX_RUNS, budget_s, times, error))
+        return false;
+    *seconds = fp_ort_window_best((const double *)times->data, times->len, FP_ORT_WINDOW_S);
+    return true;
+}
+
 bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, double budget_s, double *seconds,
                  GError **error)
 {
@@ -477,14 +491,6 @@ bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threa
     g_autofree float *data = g_new(float, MAX(count, 1));
     for (size_t i = 0; i < count; i++)
         data[i] = fp_ort_pattern(i, m->scale);
-    fp_ort_session_opts so = {.level = level, .threads = threads};
     fp_ort_tensor in = {m->input, TYPE_FLOAT, m->dims, m->rank, data, count * sizeof *data};
-    g_autoptr(fp_ort_session) s = fp_ort_session_new(o, NULL, m->model, &so, error);
-    g_autoptr(GArray) times = g_array_new(FALSE, FALSE, sizeof(double));
-    if (!s || !fp_ort_session_bind(s, &in, 1, &m->output, 1, error) ||
-        !fp_ort_session_times(s, threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, WARMUP_RUNS, MIN_RUNS,
-                              MAX_RUNS, budget_s, times, error))
-        return false;
-    *seconds = fp_ort_window_best((const double *)times->data, times->len, FP_ORT_WINDOW_S);
-    return true;
+    return fp_ort_time_bound(o, m->model, &in, 1, &m->output, 1, level, threads, budget_s, seconds, error);
 }

@@ -133,5 +133,10 @@ double fp_ort_window_best(const double *t, size_t n, double window_s);
  * FP_ORT_ERROR_RUN and ONNX Runtime's message. */
 bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, double budget_s, double *seconds,
                  GError **error);
+/* fp_ort_time's timing of the serialized ModelProto `model` with the inputs given (their data
+ * outliving the call) and the outputs named fetched. */
+bool fp_ort_time_bound(fp_ort *o, GBytes *model, const fp_ort_tensor *inputs, int n_inputs, const char *const *outputs,
+                       int n_outputs, fp_ort_level level, int threads, double budget_s, double *seconds,
+                       GError **error);
 
 #endif

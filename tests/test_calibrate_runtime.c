@@ -17,6 +17,27 @@
 #include "passes/denormal.h"
 #include "tutil.h"
 
+/* The run-overhead models load and verify: FP_MICRO_IO_OPS Adds each, one graph input or one more
+ * than the Adds, one output or one an Add. */
+static void test_io_models_load(void)
+{
+    for (int inputs = 0; inputs < 2; inputs++)
+        for (int outputs = 0; outputs < 2; outputs++) {
+            g_autofree char *text = fp_micro_io_text(inputs, outputs);
+            g_autoptr(GError) err = NULL;
+            g_autoptr(GBytes) b = fp_onnx_write_text(text, strlen(text), &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+            gsize len;
+            const uint8_t *data = g_bytes_get_data(b, &len);
+            g_autoptr(fp_model) m = fp_onnx_load_buffer("run_io", data, len, &err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+            CU_ASSERT_TRUE(fp_model_verify(m, &err));
+            CU_ASSERT_EQUAL(m->main->nodes->len, FP_MICRO_IO_OPS);
+            CU_ASSERT_EQUAL(m->main->inputs->len, inputs ? FP_MICRO_IO_OPS + 1 : 1);
+            CU_ASSERT_EQUAL(m->main->outputs->len, outputs ? FP_MICRO_IO_OPS : 1);
+        }
+}
+
 /* Every case's chains of one and K ops load and verify, with K + 2 nodes (the ReduceMax), and each
  * op of a chain reads weights of its own (one consumer per initializer), as a network's layers do,
  * but in a FP_MICRO_SHARED case (every op the one weight). */
@@ -567,7 +588,8 @@ static void test_cli_errors(void)
     CU_ASSERT_FALSE(g_file_test("/tmp/fp-never-written.ini", G_FILE_TEST_EXISTS));
 }
 
-/* --micro-models writes both chains of every case, each loading back; a missing folder is refused. */
+/* --micro-models writes both chains of every case and the run-overhead models, each loading back; a
+ * missing folder is refused. */
 static void test_cli_micro_models(void)
 {
     g_autofree char *dir = g_dir_make_tmp("fp-micro-XXXXXX", NULL);
@@ -586,7 +608,7 @@ static void test_cli_micro_models(void)
         fp_model_free(m);
         g_unlink(path);
     }
-    CU_ASSERT_EQUAL(files, 2 * cs->len);
+    CU_ASSERT_EQUAL(files, 2 * cs->len + 4); /* and the four run-overhead models */
     g_rmdir(dir);
     tu_expect_cli_error((const char *[]){"calibrate", "--micro-models", "/nonexistent/dir", NULL}, "/nonexistent/dir",
                         "not a directory");
@@ -596,6 +618,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
 {
     CU_pSuite s = CU_add_suite("calibrate_runtime", NULL, NULL);
     CU_add_test(s, "micro_models_load", test_micro_models_load);
+    CU_add_test(s, "io_models_load", test_io_models_load);
     CU_add_test(s, "writer", test_writer);
     CU_add_test(s, "fit_recovers", test_fit_recovers);
     CU_add_test(s, "fit_recovers_refinements", test_fit_recovers_refinements);

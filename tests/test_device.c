@@ -134,6 +134,12 @@ static void test_invalid(void)
                    "run_overhead=3\nalign_bytes=64\n" PEAK,
                    "[device] run_overhead: 3 is implausibly large: the unit is seconds");
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "input_overhead=-7e-8\nalign_bytes=64\n" PEAK,
+                   "[device] input_overhead: -7e-8 must be >= 0");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
+                   "output_overhead=fast\nalign_bytes=64\n" PEAK,
+                   "[device] output_overhead");
+    expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
                    "weight_bandwidth=0\nalign_bytes=64\n" PEAK,
                    "[device] weight_bandwidth: 0 must be > 0");
     expect_invalid("[device]\ndescription=t\ntarget=cuda\nbandwidth=1e12\nmemory_bytes=1e9\nlaunch_overhead=0\n"
@@ -771,13 +777,15 @@ static void test_cli_device_show(void)
     char *at = strstr(text, "[device]\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(at);
     g_autofree char *edited =
-        g_strdup_printf("%.*s[device]\nrun_overhead=2.5e-6\nweight_bandwidth=2.2e10\n"
+        g_strdup_printf("%.*s[device]\nrun_overhead=2.5e-6\ninput_overhead=7e-8\noutput_overhead=1.3e-7\n"
+                        "weight_bandwidth=2.2e10\n"
                         "weight_l3_bandwidth=5.1e10\ndenormal_mac_s=2.1e-9\ndenormal_exp_s=2.5e-8\n%s",
                         (int)(at - text), text, at + strlen("[device]\n"));
     CU_ASSERT_FATAL(g_file_set_contents(fitted, edited, -1, NULL));
     r = tu_run((const char *[]){"devices", fitted, NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "run          2.5 us per inference"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "run I/O      0.07 us per graph input and 0.13 us per output past the first"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "weights      22 GB/s where no cache holds them"));
     CU_ASSERT_PTR_NOT_NULL(
         strstr(r.out, "weights L3   51 GB/s where a GEMM reads its packed weights from past the L2"));
@@ -791,6 +799,9 @@ static void test_cli_device_show(void)
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
                                                          "run_overhead"),
                            2.5e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
+                                                         "output_overhead"),
+                           1.3e-7, 1e-18);
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(json_node_get_object(json_parser_get_root(p2)),
                                                          "weight_bandwidth"),
                            2.2e10, 1);

@@ -904,6 +904,37 @@ static void test_transcendental_work(void)
     }
 }
 
+/* A run of three graph inputs and two outputs costs the profile's run_overhead, two
+ * input_overhead and one output_overhead more than its kernels; a run of one input and one output
+ * run_overhead alone. */
+static void test_io_overhead(void)
+{
+    for (int many = 0; many < 2; many++) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 2, (int64_t[]){1, 16});
+        if (many) {
+            tb_input(b, "y", F32, 2, (int64_t[]){1, 16});
+            tb_input(b, "z", F32, 2, (int64_t[]){1, 16});
+            tb_node(b, "Add", "a1", "x,y", "s");
+            tb_node(b, "Add", "a2", "s,z", "t");
+            tb_output(b, "s", F32, -1, NULL);
+        } else {
+            tb_node(b, "Add", "a1", "x,x", "s");
+            tb_node(b, "Add", "a2", "s,x", "t");
+        }
+        tb_output(b, "t", F32, -1, NULL);
+        g_autoptr(fp_model) m = NULL;
+        g_autoptr(fp_device) dev = NULL;
+        g_autoptr(fp_cost_result) bare = cost_on_round(b, &m, &dev);
+        dev->run_overhead = 1e-6;
+        dev->input_overhead = 1e-7;
+        dev->output_overhead = 3e-7;
+        g_autoptr(fp_cost_result) io = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+        CU_ASSERT_DOUBLE_EQUAL(io->total_s - bare->total_s, many ? 1e-6 + 2e-7 + 3e-7 : 1e-6, 1e-15);
+        CU_ASSERT_DOUBLE_EQUAL(fp_cost_total(m, dev, FP_DT_UNDEFINED, 0), io->total_s, 1e-15);
+    }
+}
+
 /* A GroupQueryAttention of one new token (4 heads on 2 KV heads of 16, 127 past tokens) in float16
  * works 1.35 times its FLOPs on a profile without a float16 peak (ONNX Runtime's CPU kernel widens
  * keys and values to float, passes/cost.c), its FLOPs on the round profile (a float16 peak of its
@@ -1441,6 +1472,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "global_pool_class", test_global_pool_class);
     CU_add_test(s, "transcendental_work", test_transcendental_work);
     CU_add_test(s, "half_attention_work", test_half_attention_work);
+    CU_add_test(s, "io_overhead", test_io_overhead);
     CU_add_test(s, "depthwise_work", test_depthwise_work);
     CU_add_test(s, "inside_rows", test_inside_rows);
     CU_add_test(s, "im2col_work", test_im2col_work);
