@@ -904,6 +904,33 @@ static void test_transcendental_work(void)
     }
 }
 
+/* A Tile on ONNX Runtime's general path (a dim above 1 other than the first before its tiled axis:
+ * a grouped-query decoder's key heads, [1, 2, 1, 128, 16] by [1, 1, 2, 1, 1]) works 1.67 per
+ * element it writes; the same repeat as [2, 1, 128, 16] by [1, 2, 1, 1] (block copies) 1, as a
+ * Concat does. */
+static void test_tile_work(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "k", F32, 5, (int64_t[]){1, 2, 1, 128, 16});
+    tb_input(b, "v", F32, 4, (int64_t[]){2, 1, 128, 16});
+    tb_init_i64(b, "r5", 5, (int64_t[]){1, 1, 2, 1, 1});
+    tb_init_i64(b, "r4", 4, (int64_t[]){1, 2, 1, 1});
+    tb_node(b, "Tile", "rows", "k,r5", "kt");
+    tb_node(b, "Tile", "blocks", "v,r4", "vt");
+    tb_attr_i(b, tb_node(b, "Concat", "cat", "v,v", "vc"), "axis", 0);
+    for (const char *const *o = (const char *[]){"kt", "vt", "vc", NULL}; *o; o++)
+        tb_output(b, *o, F32, -1, NULL);
+    g_autoptr(fp_model) m = NULL;
+    g_autoptr(fp_device) dev = NULL;
+    g_autoptr(fp_cost_result) cost = cost_on_round(b, &m, &dev);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(cost->ops[i].cls, FP_CLASS_COPY);
+    CU_ASSERT_EQUAL(cost->ops[0].work, (uint64_t)(8192 * 1.67));
+    CU_ASSERT_EQUAL(cost->ops[1].work, 8192);
+    CU_ASSERT_EQUAL(cost->ops[2].work, 8192);
+}
+
 /* A run of three graph inputs and two outputs costs the profile's run_overhead, two
  * input_overhead and one output_overhead more than its kernels; a run of one input and one output
  * run_overhead alone. */
@@ -1412,7 +1439,8 @@ static void test_broadcast_work(void)
 }
 
 /* A Concat, Split, Slice or Tile is copy (ONNX Runtime's kernels plan their block copies on every
- * call), its work the elements it writes over all its outputs; a Gather stays data. A profile that
+ * call), its work the elements it writes over all its outputs (a Tile by rows 1.67 each:
+ * test_tile_work); a Gather stays data. A profile that
  * gives copy no launch of its own costs it at data's; one that does, at its own. */
 static void test_copy_class(void)
 {
@@ -1437,7 +1465,7 @@ static void test_copy_class(void)
     g_autoptr(fp_cost_result) own = cost_on_keyfile(m, kf);
     CU_ASSERT_EQUAL_FATAL(plain->n_ops, 5);
     CU_ASSERT_EQUAL_FATAL(own->n_ops, 5);
-    static const uint64_t work[] = {32, 64, 64, 64};
+    static const uint64_t work[] = {32, 64, 64, (uint64_t)(64 * 1.67)}; /* the Tile on the general path */
     for (int i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL(plain->ops[i].cls, FP_CLASS_COPY);
         CU_ASSERT_EQUAL(plain->ops[i].work, work[i]);
@@ -1473,6 +1501,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transcendental_work", test_transcendental_work);
     CU_add_test(s, "half_attention_work", test_half_attention_work);
     CU_add_test(s, "io_overhead", test_io_overhead);
+    CU_add_test(s, "tile_work", test_tile_work);
     CU_add_test(s, "depthwise_work", test_depthwise_work);
     CU_add_test(s, "inside_rows", test_inside_rows);
     CU_add_test(s, "im2col_work", test_im2col_work);
