@@ -445,15 +445,20 @@ static char *own_names(const char *text, const char *inits, int i)
     return out;
 }
 
-char *fp_micro_text(const fp_micro_case *c, int n)
+/* A new model text up to its graph's name: IR 8, opset OPSET, com.microsoft 1 when `contrib`. */
+static GString *model_head(bool contrib, const char *name)
 {
     GString *s = g_string_new(NULL);
     g_string_append_printf(s,
                            "ir_version: 8\nproducer_name: \"fuseplan calibrate\"\n"
                            "opset_import { domain: \"\" version: %d }\n%sgraph {\n  name: \"%s\"\n",
-                           OPSET,
-                           c->flags & FP_MICRO_CONTRIB ? "opset_import { domain: \"com.microsoft\" version: 1 }\n" : "",
-                           c->name);
+                           OPSET, contrib ? "opset_import { domain: \"com.microsoft\" version: 1 }\n" : "", name);
+    return s;
+}
+
+char *fp_micro_text(const fp_micro_case *c, int n)
+{
+    GString *s = model_head(c->flags & FP_MICRO_CONTRIB, c->name);
     g_string_append(s, "  input { name: \"x0\" type { tensor_type { elem_type: 1 shape {");
     for (int i = 0; i < c->rank; i++)
         g_string_append_printf(s, " dim { dim_value: %" G_GINT64_FORMAT " }", c->dims[i]);
@@ -478,8 +483,7 @@ char *fp_micro_text(const fp_micro_case *c, int n)
 
 char *fp_micro_io_text(bool inputs, bool outputs)
 {
-    GString *s = g_string_new("ir_version: 8\nproducer_name: \"fuseplan calibrate\"\n"
-                              "opset_import { domain: \"\" version: 17 }\ngraph {\n  name: \"run_io\"\n");
+    GString *s = model_head(false, "run_io");
     const char *f16 = "type { tensor_type { elem_type: 1 shape { dim { dim_value: 1 } dim { dim_value: 16 } } } }";
     for (int i = 0; i <= (inputs ? FP_MICRO_IO_OPS : 0); i++)
         g_string_append_printf(s, "  input { name: \"x%d\" %s }\n", i, f16);

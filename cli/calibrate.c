@@ -440,7 +440,8 @@ static void print_native(const fp_calibrate_result *r)
     }
 }
 
-/* Writes model bytes b (NULL: err says why) to dir/name; false after printing one line. */
+/* Writes model bytes b (NULL: err says why) to dir/name; false after printing one line. Takes err
+ * (freed here when set). */
 static bool write_model(const char *dir, const char *name, GBytes *b, GError *err)
 {
     g_autofree char *path = g_build_filename(dir, name, NULL);

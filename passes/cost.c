@@ -934,9 +934,13 @@ static bool tile_by_rows(const fp_node *n)
  * of one that reads a blocked input, with zeros: passes/nchwc.c keeps the logical shapes; a
  * depthwise one's with its per output and per row work, depthwise_work), a transpose's or a
  * copy's (class copy) output elements (they have no FLOPs; their class's efficiency is then the
- * rate of a strided gather or of block copies), a transcendental op's its elements times its
- * transcendental_work (and a binary one's broadcast loop on a blocked profile), an elementwise op's on a blocked (MLAS) profile with its broadcast loop's
- * share (broadcast_work), and a row-wise norm's or softmax's with its rows' share (row_work). */
+ * rate of a strided gather or of block copies; an NCHWc reorder's times REORDER_WORK, a Tile's on
+ * ONNX Runtime's general path times TILE_ROW_WORK), a float16 attention op's FLOPs times
+ * HALF_ATTENTION_WORK on a profile without a float16 peak, a transcendental op's its elements times
+ * its transcendental_work (and a binary one's broadcast loop on a blocked profile), an elementwise
+ * op's on a blocked (MLAS) profile with its broadcast loop's share (broadcast_work), and a row-wise
+ * norm's or softmax's with its rows' share (row_work; a SkipSimplifiedLayerNormalization's times
+ * SKIP_SIMPLIFIED_WORK). */
 static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, const fp_device *d)
 {
     uint64_t flops = n->metrics.flops;
