@@ -13,10 +13,12 @@
 #define FP_REUSE_SKIP UINT64_MAX
 
 /* For each of the n nodes of `order` (graph g's, in the order they run), the bytes of its
- * activation inputs and outputs whose buffer saw more than `capacity` bytes of traffic since it
- * was last touched: the traffic of the kernels run in between (traffic[i]: the bytes order[i]
- * moves, FP_REUSE_SKIP for a node that does not run), counted in the second of two runs, so that
- * a buffer's first use in a run goes back to its last in the run before. A view op (FP_OPF_VIEW)
+ * activation inputs and outputs whose buffer lies more than `capacity` distinct bytes back (its
+ * stack distance): the bytes of the buffers touched since its last touch, each once, and the rest
+ * of the traffic of the kernels run in between (traffic[i]: the bytes order[i] moves, FP_REUSE_SKIP
+ * for a node that does not run; what is not its buffers' bytes counts as distinct: weights, graph
+ * inputs), counted in the second of two runs, so that a buffer's first use in a run goes back to
+ * its last in the run before. A view op (FP_OPF_VIEW)
  * shares its input's buffer. A kernel's output 0 takes over the input ONNX Runtime runs in place
  * (fp_ort_inplace_input) when it reads that input last and the shapes match; any other output a
  * freed buffer of its size and dims (fp_ort_same_size), the most recently freed first; else a new one.

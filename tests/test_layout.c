@@ -560,19 +560,21 @@ static void test_gemv_weights_past_l2(void)
     CU_ASSERT_EQUAL(held->ops[0].kept + held->ops[1].kept, 0);
 }
 
-/* Activations past the last level: on the round profile given one cache level of 20 KB, a
- * residual r = Exp(x) read back by an Add after four more Exps (8 KB of traffic each) was last
- * touched 24 KB back: the Add moves r's 4 KB from memory, at memory's roof (1e11 x 0.5) on top of
- * its time; every other op and every op without [cache] has none. */
+/* Activations past the last level: on the round profile given one cache level of 16 KB, a
+ * residual r = Exp(x) read back by an Add after four Adds of a 4 KB weight each: since r was last
+ * touched, 20 KB of distinct bytes (the one buffer the chain's Adds write in place, and the four
+ * weights), though 48 KB of traffic: the final Add moves r's 4 KB from memory, at memory's roof (1e11 x 0.5) on top of its time; every
+ * other op and every op without [cache] has none. */
 static void test_far_activations(void)
 {
     tb *b = tb_new(17);
     tb_input(b, "x", F32, 2, (int64_t[]){1, 1024});
     tb_node(b, "Exp", "r", "x", "y0");
     for (int i = 1; i <= 4; i++) {
-        g_autofree char *name = g_strdup_printf("e%d", i), *in = g_strdup_printf("y%d", i - 1);
-        g_autofree char *out = g_strdup_printf("y%d", i);
-        tb_node(b, "Exp", name, in, out);
+        g_autofree char *name = g_strdup_printf("e%d", i), *w = g_strdup_printf("w%d", i);
+        g_autofree char *in = g_strdup_printf("y%d,%s", i - 1, w), *out = g_strdup_printf("y%d", i);
+        tb_init(b, w, F32, 2, (int64_t[]){1, 1024});
+        tb_node(b, "Add", name, in, out);
     }
     tb_node(b, "Add", "add", "y4,y0", "z");
     g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"z", NULL});
@@ -580,7 +582,7 @@ static void test_far_activations(void)
     g_autoptr(fp_device) dev = fp_device_load(FP_SOURCE_DIR "/tests/data/devices/round.ini", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
     g_autoptr(fp_cost_result) none = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
-    dev->cache[0] = (fp_cache_level){20 * 1024, 1e12};
+    dev->cache[0] = (fp_cache_level){16 * 1024, 1e12};
     g_autoptr(fp_cost_result) far = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     CU_ASSERT_EQUAL_FATAL(far->n_ops, 6);
     for (uint32_t i = 0; i < 6; i++) {

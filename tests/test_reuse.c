@@ -40,11 +40,12 @@ static uint64_t *cold_of(const fp_model *m, const uint64_t *traffic, uint64_t ca
     return fp_reuse_cold(m->main, order, *n, t, capacity, arena);
 }
 
-/* A residual read back after the buffers it was last touched among saw more than the capacity:
- * r = Exp(x), three Exps on r, then Add(y3, r). With traffic T, T, 4T, T, T and a capacity of
- * 2.5T, r (last read by n1) is 5T back at n4: cold, its 4 KB. Every output is hot: the chain's
- * buffers ping-pong (y2's new buffer was last touched 2T back in the run before), the Add takes the
- * buffer y2 freed. With capacity 6T nothing is cold; with 0, nothing either (no cache level). */
+/* A residual read back after more distinct bytes than the capacity: r = Exp(x), three Exps on r,
+ * then Add(y3, r). With traffic T, T, 4T, T, T (3T of it at n2 beyond its buffers) and a capacity
+ * of 2.5T, r (last read by n1) is 4T back at n4 (3T, y1's buffer and y2's): cold, its 4 KB. Every
+ * output is hot: the chain's buffers ping-pong (y2's new buffer was last touched 1.5T back in the
+ * run before: x's read, y0's and y1's buffers), the Add takes the buffer y2 freed. With capacity
+ * 6T nothing is cold; with 0, nothing either (no cache level). */
 static void test_far_residual(void)
 {
     static const char *const ops[] = {"Exp", "Exp", "Exp", "Exp", "Add"};
@@ -66,6 +67,27 @@ static void test_far_residual(void)
         CU_ASSERT_EQUAL(big[i], 0);
         CU_ASSERT_EQUAL(none[i], 0);
     }
+}
+
+/* The distance is in distinct bytes, not traffic: r = Exp(x), five Exps, then Add(y5, r). Each Exp
+ * moves T = 2V, all of it its two buffers', which ping-pong: since r's last touch (n1), 40 KB of
+ * traffic but two 4 KB buffers. At a capacity of 3V r stays; at 1.5V it is cold. A kernel's traffic
+ * beyond its buffers (weights, graph inputs: 3T more at n3) counts in full: r cold at 3V. */
+static void test_distinct_bytes(void)
+{
+    static const char *const ops[] = {"Exp", "Exp", "Exp", "Exp", "Exp", "Exp", "Add"};
+    static const char *const reads[] = {"", "", "", "", "", "", "y0"};
+    g_autoptr(fp_model) m = chain(ops, reads, 7);
+    uint32_t n = 0;
+    g_autofree uint64_t *near = cold_of(m, NULL, 3 * V, &n, NULL);
+    CU_ASSERT_EQUAL_FATAL(n, 7);
+    g_autofree uint64_t *small = cold_of(m, NULL, 3 * V / 2, &n, NULL);
+    g_autofree uint64_t *fresh = cold_of(m, (const uint64_t[]){T, T, T, 4 * T, T, T, T}, 3 * V, &n, NULL);
+    for (uint32_t i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(near[i] + fresh[i], 0);
+    CU_ASSERT_EQUAL(near[6], 0);
+    CU_ASSERT_EQUAL(small[6], V);
+    CU_ASSERT_EQUAL(fresh[6], V);
 }
 
 /* A buffer's first use in a run goes back to its last in the run before; an op ONNX Runtime runs in
@@ -123,5 +145,6 @@ FP_TEST_SUITE(register_reuse)
     CU_pSuite s = CU_add_suite("reuse", NULL, NULL);
     CU_add_test(s, "far_residual", test_far_residual);
     CU_add_test(s, "in_place_and_runs", test_in_place_and_runs);
+    CU_add_test(s, "distinct_bytes", test_distinct_bytes);
     CU_add_test(s, "view_alias", test_view_alias);
 }
