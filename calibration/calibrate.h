@@ -74,6 +74,7 @@ typedef struct {
     size_t n_sweep;
     uint64_t cache_reported[FP_CALIBRATE_LEVELS];  /* L1d, L2, L3 as the OS reports them (0: unknown) */
     fp_calibrate_point cache[FP_CALIBRATE_LEVELS]; /* the levels derived (bytes 0: none) */
+    double last_from; /* where a footprint starts to lose the last level (fp_calibrate_last_from); 0: not seen */
 } fp_calibrate_result;
 
 /* Runs the phases. Fails (nothing measured) when the kernel is unsupported or memory or threads
@@ -93,6 +94,14 @@ void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS]
  * come out with bytes 0. Pure: for tests. */
 void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const uint64_t reported[FP_CALIBRATE_LEVELS],
                                double memory_bw, fp_calibrate_point out[FP_CALIBRATE_LEVELS]);
+/* The share of the last of `levels` (fp_calibrate_cache_levels') capacity C at which a cyclic
+ * footprint starts to lose it, for a loss rising linearly to all one capacity further
+ * (fp_roofline_lost): each sweep point of more than C / 2 and at most 2C whose time per byte lies
+ * between the level's and memory's (a share f of the way from the one to the other, 0.05 < f <
+ * 0.95) says it starts at its working set / C - f; the median of those, at least 0.25. 0 when no
+ * point says (no level, or the sweep steps over the ramp). Pure: for tests. */
+double fp_calibrate_last_from(const fp_calibrate_point *sweep, size_t n,
+                              const fp_calibrate_point levels[FP_CALIBRATE_LEVELS], double memory_bw);
 /* Raises r's triad (r->triad_1t too when threads is 1) to the fastest sweep point at the triad's
  * working set (r->triad_bytes) or beyond: the same measurement, repeated each pass, and a
  * neighbour's burst only slows one (on a shared VM one triad measured 22.6 GB/s where the

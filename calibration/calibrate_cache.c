@@ -16,6 +16,8 @@
 #define LEVEL_OVER_MEMORY 1.5 /* a working set streams from a cache above this x memory */
 #define LEVEL_PLATEAU 0.5     /* half a level's size still streams at this x its best */
 #define LEVEL_DISTINCT 1.1    /* a level is kept when this much faster than the next */
+#define LOST_SETTLED 0.05     /* a point this near the last level's rate or memory's says nothing of the loss */
+#define LOST_FROM_MIN 0.25    /* the least fp_calibrate_last_from gives */
 
 void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS])
 {
@@ -102,6 +104,29 @@ void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const 
     }
 }
 
+double fp_calibrate_last_from(const fp_calibrate_point *sweep, size_t n,
+                              const fp_calibrate_point levels[FP_CALIBRATE_LEVELS], double memory_bw)
+{
+    const fp_calibrate_point *last = NULL;
+    for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)
+        if (levels[i].bytes)
+            last = &levels[i];
+    if (!last || !(memory_bw > 0) || !(last->bandwidth > memory_bw))
+        return 0;
+    double span = 1 / memory_bw - 1 / last->bandwidth, from[FP_CALIBRATE_SWEEP_MAX];
+    size_t m = 0;
+    for (size_t k = 0; k < n && m < G_N_ELEMENTS(from); k++) {
+        double x = (double)sweep[k].bytes / (double)last->bytes;
+        double f = (1 / sweep[k].bandwidth - 1 / last->bandwidth) / span;
+        if (x > 0.5 && x <= 2 && f > LOST_SETTLED && f < 1 - LOST_SETTLED)
+            from[m++] = x - f;
+    }
+    if (m == 0)
+        return 0;
+    qsort(from, m, sizeof *from, point_cmp);
+    return MAX(m % 2 ? from[m / 2] : (from[m / 2 - 1] + from[m / 2]) / 2, LOST_FROM_MIN);
+}
+
 /* The triad's bandwidth at working set ws (bytes over all threads) into *bw. */
 static bool sweep_point(const fp_calibrate_phase_pos *sp, const fp_calibrate_kernel_info *ki, int threads, uint64_t ws,
                         const char *what, double *bw, GError **error)
@@ -160,6 +185,7 @@ bool fp_calibrate_cache_sweep(const fp_calibrate_phase_pos *pos, const fp_calibr
     }
     fp_calibrate_raise_triad(r, threads);
     fp_calibrate_cache_levels(r->sweep, r->n_sweep, r->cache_reported, r->triad, r->cache);
+    r->last_from = fp_calibrate_last_from(r->sweep, r->n_sweep, r->cache, r->triad);
     int levels = 0;
     for (int i = 0; i < FP_CALIBRATE_LEVELS; i++)
         levels += r->cache[i].bytes > 0;

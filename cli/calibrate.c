@@ -189,6 +189,7 @@ static GKeyFile *host_profile(const fp_calibrate_result *r, const fp_calibrate_c
     d.launch_group = HOST_LAUNCH_GROUP;
     for (int i = 0; i < FP_CALIBRATE_LEVELS && i < FP_CACHE_LEVELS; i++)
         d.cache[i] = (fp_cache_level){r->cache[i].bytes, r->cache[i].bandwidth};
+    d.last_from = r->last_from;
     GKeyFile *kf = fp_device_to_keyfile(&d);
     g_key_file_set_comment(kf, NULL, NULL,
                            " Written by `fuseplan calibrate`: peak fp32 = blocked SGEMM on `threads` threads,\n"
@@ -438,6 +439,8 @@ static void print_native(const fp_calibrate_result *r)
         g_autofree char *size = g_format_size_full(r->cache[i].bytes, G_FORMAT_SIZE_IEC_UNITS);
         printf("cache L%d   %s at %.1f GB/s (triad)\n", i + 1, size, r->cache[i].bandwidth / 1e9);
     }
+    if (r->last_from > 0)
+        printf("last level a run's footprint starts to lose it at %.2f of its capacity\n", r->last_from);
 }
 
 /* Writes model bytes b (NULL: err says why) to dir/name; false after printing one line. Takes err

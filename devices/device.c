@@ -99,6 +99,7 @@ static const char *const cache_keys[] = {"l1_bytes", "l1_bandwidth", "l2_bytes",
                                          "l3_bytes", "l3_bandwidth", NULL};
 G_STATIC_ASSERT(G_N_ELEMENTS(cache_keys) == 2 * FP_CACHE_LEVELS + 1);
 #define VALID_GROUPS "device, peak, efficiency, saturation, launch, cache, calibration, rule.*"
+#define MAX_LAST_FROM 4.0  /* [cache] last_from: a share of the last level's capacity */
 #define MAX_HALF_WORK 1e15 /* FLOP: beyond any one kernel */
 /* Values below these are unit mistakes (GB/s written as a plain number, microseconds as seconds). */
 #define MIN_RATE 1e6
@@ -242,6 +243,7 @@ static const char **group_keys(const char *group, bool *known)
     } else if (strcmp(group, "cache") == 0) {
         for (size_t i = 0; cache_keys[i]; i++)
             g_ptr_array_add(a, (gpointer)cache_keys[i]);
+        g_ptr_array_add(a, (gpointer) "last_from");
     } else if (strcmp(group, "calibration") == 0) {
         for (size_t i = 0; calibration_keys[i]; i++)
             g_ptr_array_add(a, (gpointer)calibration_keys[i]);
@@ -522,7 +524,7 @@ static bool read_launch_group(reader *r, fp_device *d)
 }
 
 /* [cache]: each level lN is absent or has both lN_bytes (a whole number >= 1 KiB) and lN_bandwidth
- * (bytes/s); capacities grow outward. */
+ * (bytes/s); capacities grow outward; last_from, when given, in (0, MAX_LAST_FROM]. */
 static bool read_cache(reader *r, fp_device *d)
 {
     uint64_t inner = 0;
@@ -544,6 +546,12 @@ static bool read_cache(reader *r, fp_device *d)
         }
         inner = lv->bytes;
         inner_key = kb;
+    }
+    if (!read_positive(r, "cache", "last_from", false, 0, "", &d->last_from))
+        return false;
+    if (d->last_from > MAX_LAST_FROM) {
+        g_autofree char *v = raw_value(r, "cache", "last_from");
+        return fail(r, "cache", "last_from", "%s is above %g: a share of the last level's capacity", v, MAX_LAST_FROM);
     }
     return true;
 }
@@ -739,6 +747,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
         g_key_file_set_uint64(kf, "cache", cache_keys[2 * i], d->cache[i].bytes);
         set_number(kf, "cache", cache_keys[2 * i + 1], d->cache[i].bandwidth);
     }
+    if (d->last_from > 0)
+        set_number(kf, "cache", "last_from", d->last_from);
     if (!d->keyfile)
         return kf;
     static const char *const own[] = {"device", "peak", "efficiency", "saturation", "launch", "cache", NULL};

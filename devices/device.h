@@ -159,6 +159,10 @@ typedef struct {
     double launch_row;                 /* [launch] im2col_row: overhead per row a grouped convolution's im2col copies
                           (fp_kernel.rows), seconds; 0 = none */
     fp_cache_level cache[FP_CACHE_LEVELS]; /* [cache] l1..l3, innermost first; bytes 0 = absent */
+    double last_from;                      /* [cache] last_from: the share of the last level's capacity at
+                                              which a run's footprint starts to lose it (all lost one
+                                              capacity further; passes/cost.h fp_cost_cold_fraction);
+                                              0: not said, taken as 1 */
     GKeyFile *keyfile;                     /* the whole file: other groups ([rule.*]) are read by their passes */
 } fp_device;
 

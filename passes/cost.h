@@ -55,10 +55,11 @@ fp_op_class fp_cost_class(const fp_node *n);
  * reads every kernel's weights once per run and writes every activation, cyclically; with the
  * footprint F (the weight bytes and the output bytes of g's kernels: an arena need not hand an
  * activation the lines an earlier one had) against the capacity C of d's last cache level, 0 while
- * F <= C, rising linearly to 1 at F = 2C (measured: chains of one-row MatMuls of 4 MB weights each
- * in ONNX Runtime on a 16 MB L3 read them at the L3's rate up to 13 MB, a third of the way to
- * memory's at 21 MB, at memory's from 34 MB; MobileNetV3-small's two Gemms, 6.5 MB of its 10 MB of
- * weights, at 20 GB/s; docs/benchmarks.md). 0 on a profile without [cache]. The cost model
+ * F <= a C, rising linearly to 1 at F = (a + 1) C, a the profile's [cache] last_from (1 when it has
+ * none; fp_roofline_lost). Measured: chains of one-row MatMuls of 4 MB weights each in ONNX Runtime
+ * on a 16 MB L3 read them at the L3's rate up to 13 MB, a third of the way to memory's at 21 MB, at
+ * memory's from 34 MB (a = 1); on a VM's shared 300 MB L3, from about 0.66 of it (docs/devices.md,
+ * "Cold weights"). 0 on a profile without [cache]. The cost model
  * (fp_op_cost.cold) and the roofline (fp_kernel.cold) take that fraction of every kernel's weights
  * from memory. */
 double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if);

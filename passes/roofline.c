@@ -62,6 +62,8 @@ static double ramp(double bytes, double capacity, double from, double to)
 
 double fp_roofline_past(double bytes, double capacity) { return ramp(bytes, capacity, 1, 2); }
 
+double fp_roofline_lost(double bytes, double capacity, double from) { return ramp(bytes, capacity, from, from + 1); }
+
 double fp_roofline_evicted(double bytes, double capacity) { return ramp(bytes, capacity, EVICTED_FROM, EVICTED_TO); }
 
 /* The time of kernel k's reread bytes on d (roofline.h, "Transposes past the L1"). */

@@ -126,9 +126,14 @@ fp_roofline fp_roofline_eval(const fp_device *d, uint64_t flops, uint64_t bytes,
  * profile has one (see above). */
 double fp_roofline_efficiency(const fp_device *d, const fp_kernel *k);
 /* The share of `bytes`, touched in turn run after run, that a cache level of `capacity` does not
- * keep: 0 while they fit, rising linearly to 1 at twice the capacity; 0 for a capacity of 0 (cold
- * weights and a transpose's rereads past its level: passes/cost.h). */
+ * keep: 0 while they fit, rising linearly to 1 at twice the capacity; 0 for a capacity of 0 (a
+ * transpose's rereads past its level: passes/cost.h). */
 double fp_roofline_past(double bytes, double capacity);
+/* The share of a run's footprint of `bytes` that a last cache level of `capacity` does not keep
+ * from one run to the next: 0 up to `from` times the capacity, rising linearly to 1 one capacity
+ * further ([cache] last_from, which calibrate measures; fp_device.last_from); 0 for a capacity of
+ * 0 (cold weights: passes/cost.h). */
+double fp_roofline_lost(double bytes, double capacity, double from);
 /* The share of a run's footprint of `bytes` that a private cache level of `capacity` (the L2) does
  * not keep from one run to the next: a run's footprint starts to lose the level before it fills it
  * (other data, the code, a replacement that is not LRU): 0 up to 0.7 times the capacity, rising

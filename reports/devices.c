@@ -64,6 +64,24 @@ static void text_list(GPtrArray *devs, FILE *out)
     }
 }
 
+/* The "cache" line: each [cache] level's capacity and rate, and where a run's footprint starts
+ * to lose the last; nothing without levels. */
+static void cache_text(const fp_device *d, FILE *out)
+{
+    const char *sep = "cache        ";
+    for (int i = 0; i < FP_CACHE_LEVELS; i++) {
+        if (!d->cache[i].bytes)
+            continue;
+        g_autofree char *size = fp_format_bytes(d->cache[i].bytes);
+        g_autofree char *bw = si(d->cache[i].bandwidth, "B/s");
+        fprintf(out, "%sL%d %s at %s", sep, i + 1, size, bw);
+        sep = ", ";
+    }
+    if (*sep == ',')
+        fprintf(out, "; a run's footprint loses the last from %g of its capacity%s\n",
+                d->last_from > 0 ? d->last_from : 1, d->last_from > 0 ? "" : " (not measured)");
+}
+
 static void text_show(const fp_device *d, FILE *out)
 {
     g_autofree char *mem = si((double)d->memory_bytes, "B");
@@ -96,6 +114,7 @@ static void text_show(const fp_device *d, FILE *out)
     if (d->denormal_mac_s > 0 || d->denormal_exp_s > 0)
         fprintf(out, "denormals    %.3g ns more per multiply-add on one, %.3g ns per Softmax result that is one\n",
                 d->denormal_mac_s * 1e9, d->denormal_exp_s * 1e9);
+    cache_text(d, out);
     fprintf(out, "alignment    %" G_GUINT64_FORMAT " B\n", d->align_bytes);
     fprintf(out, "peaks        %-8s  %-14s  %s\n", "dtype", "peak", "ridge point");
     size_t n = 0;

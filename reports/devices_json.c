@@ -33,6 +33,21 @@ static void json_device(fp_jsonw *w, const fp_device *d)
     fp_jsonw_num(w, "denormal_mac_s", d->denormal_mac_s);
     fp_jsonw_num(w, "denormal_exp_s", d->denormal_exp_s);
     fp_jsonw_int(w, "align_bytes", (gint64)d->align_bytes);
+    fp_jsonw_begin_array(w, "cache");
+    for (int i = 0; i < FP_CACHE_LEVELS; i++) {
+        if (!d->cache[i].bytes)
+            continue;
+        fp_jsonw_begin_object(w, NULL);
+        fp_jsonw_int(w, "level", i + 1);
+        fp_jsonw_uint(w, "bytes", d->cache[i].bytes);
+        fp_jsonw_num(w, "bandwidth", d->cache[i].bandwidth);
+        fp_jsonw_end_object(w);
+    }
+    fp_jsonw_end_array(w);
+    if (d->last_from > 0)
+        fp_jsonw_num(w, "cache_last_from", d->last_from);
+    else
+        fp_jsonw_null(w, "cache_last_from");
     fp_jsonw_begin_object(w, "efficiency");
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         fp_jsonw_num(w, fp_op_class_name(c), d->efficiency[c]);

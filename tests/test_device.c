@@ -195,6 +195,11 @@ static void test_invalid(void)
     expect_invalid(DEV PEAK "[cache]\nl1_bytes=1048576\nl1_bandwidth=4e11\nl3_bytes=65536\nl3_bandwidth=1e11\n",
                    "[cache] l3_bytes: 65536 is not larger than l1_bytes: levels grow outward");
     expect_invalid(DEV PEAK "[cache]\nl4_bytes=65536\n", "[cache] l4_bytes: unknown key (valid keys: l1_bytes,");
+    expect_invalid(DEV PEAK "[cache]\nl3_bytes=33554432\nl3_bandwidth=1e11\nlast_from=0\n",
+                   "[cache] last_from: 0 must be > 0");
+    expect_invalid(DEV PEAK "[cache]\nl3_bytes=33554432\nl3_bandwidth=1e11\nlast_from=5\n",
+                   "[cache] last_from: 5 is above 4: a share of the last level's capacity");
+    expect_invalid(DEV PEAK "[cache]\nlast_from=most\n", "[cache] last_from: 'most' is not a number");
     /* not an .ini at all */
     expect_invalid("fp32 = 1e12\n", "");
 }
@@ -613,6 +618,76 @@ static void test_raise_triad(void)
     CU_ASSERT_DOUBLE_EQUAL(r.triad, 35.6e9, 1);
 }
 
+/* fp_calibrate_last_from on the triad sweep of this project's VM (2026-12-06: an L3 of 300 MiB at
+ * 34.0 GB/s, memory 19.4): its 256 MiB point, 0.853 of the L3, ran at 30.2 GB/s, 0.167 of the
+ * way in time per byte to memory's: the loss starts at 0.686 of the L3. A point settled at the
+ * level's rate or memory's says nothing (0); the least it gives is 0.25; no level, 0. */
+static void test_last_from(void)
+{
+    static const double gbs[] = {179.4, 177.5, 129.4, 127.9, 128.0, 127.6, 128.1, 123.4,
+                                 34.0,  34.0,  34.0,  34.0,  33.9,  33.5,  30.2,  19.4};
+    fp_calibrate_point sweep[G_N_ELEMENTS(gbs)];
+    for (size_t i = 0; i < G_N_ELEMENTS(gbs); i++)
+        sweep[i] = (fp_calibrate_point){(uint64_t)16384 << i, gbs[i] * 1e9};
+    uint64_t reported[FP_CALIBRATE_LEVELS] = {49152, 2097152, 314572800};
+    fp_calibrate_point levels[FP_CALIBRATE_LEVELS];
+    fp_calibrate_cache_levels(sweep, G_N_ELEMENTS(gbs), reported, 19.4e9, levels);
+    CU_ASSERT_EQUAL_FATAL(levels[2].bytes, 314572800);
+    CU_ASSERT_DOUBLE_EQUAL(levels[2].bandwidth, 34e9, 1);
+    const double x = 268435456.0 / 314572800, f = (1 / 30.2 - 1 / 34.0) / (1 / 19.4 - 1 / 34.0);
+    CU_ASSERT_DOUBLE_EQUAL(fp_calibrate_last_from(sweep, G_N_ELEMENTS(gbs), levels, 19.4e9), x - f, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(x - f, 0.686, 1e-3);
+    sweep[14].bandwidth = 33.9e9; /* the L3 holds 256 MiB: no point on the ramp */
+    CU_ASSERT_EQUAL(fp_calibrate_last_from(sweep, G_N_ELEMENTS(gbs), levels, 19.4e9), 0);
+    sweep[14].bandwidth = 20e9; /* nearly memory's rate at 0.85 of the level: at least 0.25 */
+    CU_ASSERT_DOUBLE_EQUAL(fp_calibrate_last_from(sweep, G_N_ELEMENTS(gbs), levels, 19.4e9), 0.25, 1e-12);
+    fp_calibrate_point none[FP_CALIBRATE_LEVELS] = {{0, 0}};
+    CU_ASSERT_EQUAL(fp_calibrate_last_from(sweep, G_N_ELEMENTS(gbs), none, 19.4e9), 0);
+}
+
+/* `devices` shows a profile's [cache] levels and where a run's footprint starts to lose the last
+ * (text and JSON; "not measured" and null without last_from, which a round trip keeps); a profile
+ * without [cache] shows none. */
+static void test_cli_device_cache(void)
+{
+    const char *with = MODEL_INI "last_from=0.7\n";
+    g_autofree char *path = tu_write_temp(with, strlen(with), ".ini");
+    tu_run_result r = tu_run((const char *[]){"devices", path, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "cache        L1 64.0 KiB at 800 GB/s, L2 1.0 MiB at 400 GB/s; a run's "
+                                         "footprint loses the last from 0.7 of its capacity\n"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"devices", "-f", "json", path, NULL});
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "cache_last_from"), 0.7, 1e-12);
+    JsonArray *levels = json_object_get_array_member(o, "cache");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(levels), 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(json_array_get_object_element(levels, 1), "bytes"), 1048576);
+    tu_run_clear(&r);
+    g_unlink(path);
+    g_autoptr(fp_device) d = load_text(with);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    g_autoptr(GKeyFile) kf = fp_device_to_keyfile(d);
+    CU_ASSERT_DOUBLE_EQUAL(g_key_file_get_double(kf, "cache", "last_from", NULL), 0.7, 1e-12);
+
+    g_autofree char *bare = tu_write_temp(MODEL_INI, strlen(MODEL_INI), ".ini");
+    r = tu_run((const char *[]){"devices", bare, NULL});
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "loses the last from 1 of its capacity (not measured)\n"));
+    tu_run_clear(&r);
+    r = tu_run((const char *[]){"devices", "-f", "json", bare, NULL});
+    g_autoptr(JsonParser) p2 = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_data(p2, r.out, -1, NULL));
+    CU_ASSERT(json_object_get_null_member(json_node_get_object(json_parser_get_root(p2)), "cache_last_from"));
+    tu_run_clear(&r);
+    g_unlink(bare);
+    r = tu_run((const char *[]){"devices", ROUND_INI, NULL});
+    CU_ASSERT_PTR_NULL(strstr(r.out, "cache  "));
+    tu_run_clear(&r);
+}
+
 /* The saturation fit of a convolution class's big and small layers, on hand-made rates: a pair on
  * a line of e <= 1 gives that line; a small layer no slower per FLOP, no saturation; a pair no e <= 1
  * explains (the development VM's conv rates; a big layer above the peak), e = 1 and both estimates
@@ -947,9 +1022,11 @@ FP_TEST_SUITE(register_device)
     CU_add_test(s, "model_refinements", test_model_refinements);
     CU_add_test(s, "cache_levels", test_cache_levels);
     CU_add_test(s, "raise_triad", test_raise_triad);
+    CU_add_test(s, "last_from", test_last_from);
     CU_add_test(s, "saturation_fit", test_saturation_fit);
     CU_add_test(s, "sgemm", test_sgemm);
     CU_add_test(s, "cli_devices", test_cli_devices);
     CU_add_test(s, "cli_device_show", test_cli_device_show);
+    CU_add_test(s, "cli_device_cache", test_cli_device_cache);
     CU_add_test(s, "cli_calibrate", test_cli_calibrate);
 }

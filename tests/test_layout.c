@@ -331,7 +331,8 @@ static void test_folded_cost(void)
 
 /* Cold weights: the round profile given one cache level of capacity C, the Conv and Relu graph's
  * footprint F (the conv's 18,432 weight bytes and both kernels' 262,144 output bytes) reads
- * clamp(F / C - 1, 0, 1) of its weights from memory; with a weight_bandwidth they leave the roofline's
+ * clamp(F / C - 1, 0, 1) of its weights from memory ([cache] last_from: from 1, the default; at
+ * 0.7, clamp(F / C - 0.7, 0, 1)); with a weight_bandwidth they leave the roofline's
  * traffic and cost their bytes at that rate on top, without one the cost stays as it was. */
 static void test_cold_weights(void)
 {
@@ -358,6 +359,14 @@ static void test_cold_weights(void)
     CU_ASSERT_DOUBLE_EQUAL(r->time_s, fmax(r->compute_s, r->memory_s) + r->cold_s + r->launch_s, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(r->time_s - unpriced->ops[0].rl.time_s, r->cold_s, 1e-12); /* compute-bound */
     CU_ASSERT_DOUBLE_EQUAL(cold->ops[1].rl.time_s, unpriced->ops[1].rl.time_s, 1e-15);
+    /* [cache] last_from 0.7: the loss starts at 0.7 C, all lost at 1.7 C */
+    dev->last_from = 0.7;
+    dev->cache[0].bytes = (uint64_t)footprint;
+    CU_ASSERT_DOUBLE_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 0.3, 1e-12);
+    dev->cache[0].bytes = (uint64_t)(footprint / 0.65);
+    CU_ASSERT_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 0);
+    dev->cache[0].bytes = (uint64_t)(footprint / 1.7);
+    CU_ASSERT_DOUBLE_EQUAL(fp_cost_cold_fraction(m->main, dev, FP_DT_UNDEFINED), 1, 1e-5);
 }
 
 /* The round profile with an L1 of 32 KB (1e12 B/s), an L2 of l2 bytes (2e11 B/s) and an L3 of
