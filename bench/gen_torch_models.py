@@ -24,6 +24,13 @@ and these torchvision image classifiers on a 1x3x224x224 input:
   pt_swin_t              Swin-T: shifted windows (Roll as Slice/Concat), window attention, LayerNorm
 
   /usr/bin/python3 bench/gen_torch_models.py [--dynamic-batch | --batch N] OUT_DIR [NAME ...]
+  /usr/bin/python3 bench/gen_torch_models.py --held-out OUT_DIR [NAME ...]
+
+--held-out writes instead torchvision classifiers in no corpus of the bench (HELD_OUT, as
+OUT_DIR/ho_<name>.onnx, 1x3x224x224, seeded 100 + the index in HELD_OUT), to check the runtime
+calibration on networks nobody tuned it on: bench/runtime_calibration.py --out DIR --doc COPY -o
+TABLE.md OUT_DIR/*.onnx (docs/benchmarks.md, "Runtime calibration: reuse by distinct bytes, the
+last level's loss measured (stop 72)"); about 20 s, 0.75 GB (ViT-B/32 0.35 GB).
 
 --dynamic-batch exports with the first axis of every input and output named "batch" (for
 bench/ort_memory.py, which binds it to 1 and 8); --batch N exports static shapes with every input's
@@ -104,14 +111,28 @@ NAMES = ("pt_vit_b_16", "pt_bert_encoder", "pt_mobilenet_v3_small", "pt_llama_de
     tuple("pt_" + v for v in VISION)
 
 
+# Classifiers of torchvision in no corpus of the bench (--held-out).
+HELD_OUT = ("mobilenet_v3_large", "googlenet", "regnet_x_400mf", "squeezenet1_1", "shufflenet_v2_x0_5",
+            "efficientnet_b1", "densenet169", "resnet34", "vit_b_32", "mnasnet0_5", "resnext50_32x4d")
+
+
+def held_out(torch, torchvision):
+    """{name: make} of the --held-out models, make() giving (module, input)."""
+    def make(v):
+        kw = {"aux_logits": False, "init_weights": True} if v == "googlenet" else {}
+        return getattr(torchvision.models, v)(**kw), torch.randn(1, 3, 224, 224)
+    return {"ho_" + v: lambda v=v: make(v) for v in HELD_OUT}
+
+
 def main():
     args = sys.argv[1:]
-    dynamic = "--dynamic-batch" in args
-    args = [a for a in args if a != "--dynamic-batch"]
+    dynamic, held = "--dynamic-batch" in args, "--held-out" in args
+    args = [a for a in args if a not in ("--dynamic-batch", "--held-out")]
+    known = tuple("ho_" + v for v in HELD_OUT) if held else NAMES
     batch = 1
     if args[:1] == ["--batch"] and len(args) > 1 and args[1].isdigit() and int(args[1]) > 0 and not dynamic:
         batch, args = int(args[1]), args[2:]
-    if not args or args[0].startswith("-") or any(n not in NAMES for n in args[1:]):
+    if not args or args[0].startswith("-") or any(n not in known for n in args[1:]) or (held and (dynamic or batch > 1)):
         sys.stderr.write(__doc__)
         return 2
     try:
@@ -121,7 +142,7 @@ def main():
         sys.stderr.write(f"gen_torch_models: {e} (apt-get install python3-torch python3-torchvision)\n")
         return 2
     warnings.filterwarnings("ignore")
-    out, only = args[0], set(args[1:]) or set(NAMES)
+    out, only = args[0], set(args[1:]) or set(known)
     os.makedirs(out, exist_ok=True)
     models = {"pt_vit_b_16": lambda: (torchvision.models.vit_b_16(), torch.randn(1, 3, 224, 224)),
               "pt_bert_encoder": lambda: (torch.nn.TransformerEncoder(
@@ -132,12 +153,14 @@ def main():
     for v in VISION:
         models["pt_" + v] = lambda v=v: (getattr(torchvision.models, v)(), torch.randn(1, 3, 224, 224))
     assert tuple(models) == NAMES
+    if held:
+        models = held_out(torch, torchvision)
     for name, make in models.items():
         path = os.path.join(out, name + ".onnx")
         if os.path.exists(path) or name not in only:
             continue
         # each model seeded by itself, so one exported alone (the others present) is the same
-        torch.manual_seed(NAMES.index(name))
+        torch.manual_seed(100 + known.index(name) if held else NAMES.index(name))
         model, x = make()
         model.eval()
         xs = tuple(t.repeat(batch, *[1] * (t.dim() - 1)) for t in (x if isinstance(x, tuple) else (x,)))
