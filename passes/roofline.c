@@ -80,25 +80,6 @@ static double reread_time(const fp_device *d, const fp_kernel *k)
     return (double)k->reread * ((1 - f) / near + f / fp_device_bandwidth_for(d, cap + 1, NULL));
 }
 
-/* The bandwidth at which a kernel streams its `bytes` (*level: fp_device_bandwidth_for's level): the
- * rate of the first level that holds them, but where they lie in a level's ramp (0.7 to 1.6 times
- * the capacity of a level before the last, fp_roofline_evicted) a share f of them moves at the next
- * level's rate and the rest at that level's. */
-static double stream_bandwidth(const fp_device *d, uint64_t bytes, int *level)
-{
-    double bw = fp_device_bandwidth_for(d, bytes, level);
-    uint64_t last = 0;
-    for (int i = 0; i < FP_CACHE_LEVELS; i++)
-        last = MAX(last, d->cache[i].bytes);
-    for (int i = 0; i < FP_CACHE_LEVELS; i++) {
-        uint64_t cap = d->cache[i].bytes;
-        double f = cap && cap < last ? fp_roofline_evicted((double)bytes, (double)cap) : 0;
-        if (f > 0 && f < 1)
-            return 1 / (f / fp_device_bandwidth_for(d, cap + 1, NULL) + (1 - f) / d->cache[i].bandwidth);
-    }
-    return bw;
-}
-
 fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
 {
     g_assert((unsigned)k->cls < FP_CLASS_COUNT);
@@ -108,7 +89,7 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     uint64_t far = MIN(k->far, k->bytes - cold - spill), warm = k->bytes - cold - spill - far;
     fp_roofline r;
     uint64_t kept = MIN(k->kept, warm);
-    double bw = stream_bandwidth(d, warm, &r.level);
+    double bw = fp_device_bandwidth_for(d, warm, &r.level);
     double kept_bw = kept && k->resident > warm ? fp_device_bandwidth_for(d, k->resident, NULL) : bw;
     r.compute_s = k->flops ? (double)k->flops / (fp_device_peak(d, k->dtype) * fp_roofline_efficiency(d, k)) : 0;
     r.memory_s = warm ? (double)warm / (bw * d->bw_efficiency) : 0;

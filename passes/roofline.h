@@ -7,9 +7,8 @@
  * and is compute-bound when the first term is the larger, memory-bound otherwise (ties, and a
  * kernel that does nothing, count as memory-bound). bandwidth(bytes) is the hierarchical
  * (cache-aware) memory roof: the bandwidth of the first [cache] level whose capacity holds the
- * kernel's traffic, else the device memory's (fp_device_bandwidth_for), but for traffic within 0.7
- * to 1.6 times a level before the last a share fp_roofline_evicted of it at the next level's rate
- * (the level starts to lose it before it fills); a profile without [cache] has the one roof. launch(c) is the class's [launch] value, else the device's launch overhead
+ * kernel's traffic, else the device memory's (fp_device_bandwidth_for); a profile without [cache]
+ * has the one roof. launch(c) is the class's [launch] value, else the device's launch overhead
  * (fp_device_launch).
  *
  * sat_c is the surface-to-volume overhead of a GEMM-like kernel (convolution, matmul): besides its

@@ -495,36 +495,6 @@ static void test_roofline_model(void)
     CU_ASSERT_DOUBLE_EQUAL(fp_roofline_ridge_at(d, &k), 1e12 * (0.5 / 3) / (8e11 * 0.5), 1e-9);
 }
 
-/* A kernel whose traffic lies in a level's ramp (0.7 to 1.6 times the capacity of a level before
- * the last, fp_roofline_evicted) streams a share f of it at the next level's rate: MODEL_INI's
- * L1 of 64 KiB (8e11 B/s) before its L2 of 1 MiB (4e11), memory 1e11, bw_efficiency 0.5. The
- * last level keeps its step. */
-static void test_stream_ramp(void)
-{
-    g_autoptr(fp_device) d = load_text(MODEL_INI);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    const double l1 = 65536;
-    fp_roofline r = fp_roofline_eval(d, 0, (uint64_t)(0.6 * l1), FP_DT_FLOAT, FP_CLASS_EW);
-    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, (double)(uint64_t)(0.6 * l1) / 4e11, 1e-15); /* all from the L1 */
-    uint64_t b = (uint64_t)(0.8 * l1);
-    double f = ((double)b / l1 - 0.7) / 0.9;
-    r = fp_roofline_eval(d, 0, b, FP_DT_FLOAT, FP_CLASS_EW);
-    CU_ASSERT_EQUAL(r.level, 1);
-    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, (double)b * (f / 4e11 + (1 - f) / 8e11) / 0.5, 1e-15);
-    b = (uint64_t)(1.15 * l1);
-    f = ((double)b / l1 - 0.7) / 0.9;
-    r = fp_roofline_eval(d, 0, b, FP_DT_FLOAT, FP_CLASS_EW);
-    CU_ASSERT_EQUAL(r.level, 2);
-    CU_ASSERT_DOUBLE_EQUAL(f, 0.5, 1e-4);
-    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, (double)b * (f / 4e11 + (1 - f) / 8e11) / 0.5, 1e-15);
-    r = fp_roofline_eval(d, 0, (uint64_t)(1.7 * l1), FP_DT_FLOAT, FP_CLASS_EW);
-    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, (double)(uint64_t)(1.7 * l1) / 2e11, 1e-15); /* all from the L2 */
-    r = fp_roofline_eval(d, 0, 943718, FP_DT_FLOAT, FP_CLASS_EW); /* 0.9 of the last level: its rate */
-    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, 943718 / 2e11, 1e-15);
-    r = fp_roofline_eval(d, 0, 1258291, FP_DT_FLOAT, FP_CLASS_EW); /* 1.2 of it: memory's */
-    CU_ASSERT_DOUBLE_EQUAL(r.memory_s, 1258291 / 5e10, 1e-15);
-}
-
 static void test_model_roundtrip(void)
 {
     g_autoptr(fp_device) a = load_text(MODEL_INI);
@@ -1048,7 +1018,6 @@ FP_TEST_SUITE(register_device)
     CU_add_test(s, "model_groups", test_model_groups);
     CU_add_test(s, "model_pool_view", test_model_pool_view);
     CU_add_test(s, "roofline_model", test_roofline_model);
-    CU_add_test(s, "stream_ramp", test_stream_ramp);
     CU_add_test(s, "model_roundtrip", test_model_roundtrip);
     CU_add_test(s, "model_refinements", test_model_refinements);
     CU_add_test(s, "cache_levels", test_cache_levels);
