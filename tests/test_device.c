@@ -567,14 +567,20 @@ static void test_model_refinements(void)
     CU_ASSERT_DOUBLE_EQUAL(back->half_work[FP_CLASS_CONV], 16e6, 1);
 }
 
+/* sweep[i]: a working set of 16 KiB << i at gbs[i] GB/s, for i < n. */
+static void doubling_sweep(const double *gbs, size_t n, fp_calibrate_point *sweep)
+{
+    for (size_t i = 0; i < n; i++)
+        sweep[i] = (fp_calibrate_point){(uint64_t)16384 << i, gbs[i] * 1e9};
+}
+
 /* fp_calibrate_cache_levels on sweeps shaped like this project's VM (a 48 KiB L1, a 1 MiB L2 and
  * an L3 reported as 508 MiB that streams like memory beyond 32 MiB). */
 static void test_cache_levels(void)
 {
     static const double gbs[] = {165, 170, 150, 155, 154, 156, 128, 100, 92, 87, 90, 55, 49, 39, 31, 25};
     fp_calibrate_point sweep[G_N_ELEMENTS(gbs)];
-    for (size_t i = 0; i < G_N_ELEMENTS(gbs); i++)
-        sweep[i] = (fp_calibrate_point){(uint64_t)16384 << i, gbs[i] * 1e9};
+    doubling_sweep(gbs, G_N_ELEMENTS(gbs), sweep);
     uint64_t reported[FP_CALIBRATE_LEVELS] = {49152, 1048576, 532676608};
     fp_calibrate_point out[FP_CALIBRATE_LEVELS];
     fp_calibrate_cache_levels(sweep, G_N_ELEMENTS(gbs), reported, 25e9, out);
@@ -627,8 +633,7 @@ static void test_last_from(void)
     static const double gbs[] = {179.4, 177.5, 129.4, 127.9, 128.0, 127.6, 128.1, 123.4,
                                  34.0,  34.0,  34.0,  34.0,  33.9,  33.5,  30.2,  19.4};
     fp_calibrate_point sweep[G_N_ELEMENTS(gbs)];
-    for (size_t i = 0; i < G_N_ELEMENTS(gbs); i++)
-        sweep[i] = (fp_calibrate_point){(uint64_t)16384 << i, gbs[i] * 1e9};
+    doubling_sweep(gbs, G_N_ELEMENTS(gbs), sweep);
     uint64_t reported[FP_CALIBRATE_LEVELS] = {49152, 2097152, 314572800};
     fp_calibrate_point levels[FP_CALIBRATE_LEVELS];
     fp_calibrate_cache_levels(sweep, G_N_ELEMENTS(gbs), reported, 19.4e9, levels);
