@@ -3,6 +3,8 @@
  * derived from the two. */
 #include "calibrate_internal.h"
 
+#include "calibration/fit.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +30,6 @@ void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS]
         uint64_t per = v > 0 ? (uint64_t)v : 0;
         out[i] = i < 2 ? per * (uint64_t)MAX(threads, 1) : per; /* L1d and L2 are private to a core */
     }
-}
-
-static int point_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Capacity of a level reported as `size` after level `prev`: the size, when half of it still
@@ -89,8 +85,7 @@ void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const 
             continue;
         if (m == 0)
             inside[m++] = largest->bandwidth;
-        qsort(inside, m, sizeof *inside, point_cmp);
-        out[i] = (fp_calibrate_point){cap, m % 2 ? inside[m / 2] : (inside[m / 2 - 1] + inside[m / 2]) / 2};
+        out[i] = (fp_calibrate_point){cap, fp_fit_median(inside, m)};
         prev = cap;
     }
     double outer = memory_bw; /* outermost first: each level must beat the one outside it */
@@ -121,10 +116,7 @@ double fp_calibrate_last_from(const fp_calibrate_point *sweep, size_t n,
         if (x > 0.5 && x <= 2 && f > LOST_SETTLED && f < 1 - LOST_SETTLED)
             from[m++] = x - f;
     }
-    if (m == 0)
-        return 0;
-    qsort(from, m, sizeof *from, point_cmp);
-    return MAX(m % 2 ? from[m / 2] : (from[m / 2 - 1] + from[m / 2]) / 2, LOST_FROM_MIN);
+    return m ? MAX(fp_fit_median(from, m), LOST_FROM_MIN) : 0;
 }
 
 /* The triad's bandwidth at working set ws (bytes over all threads) into *bw. */

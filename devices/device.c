@@ -170,6 +170,8 @@ double fp_device_bandwidth_for(const fp_device *d, uint64_t bytes, int *level)
     return d->bandwidth;
 }
 
+double fp_device_last_from(const fp_device *d) { return d->last_from > 0 ? d->last_from : 1; }
+
 double fp_device_peak(const fp_device *d, fp_dtype t)
 {
     for (int hops = 0; hops < 3 && fp_dtype_valid(t) && t != FP_DT_UNDEFINED; hops++) {

@@ -183,6 +183,9 @@ double fp_device_launch(const fp_device *d, fp_op_class c);
  * capacity holds them, else device memory. *level receives 1..FP_CACHE_LEVELS for a cache level, 0
  * for device memory (may be NULL). A profile without [cache] always gives `bandwidth`. */
 double fp_device_bandwidth_for(const fp_device *d, uint64_t bytes, int *level);
+/* The share of the last [cache] level's capacity at which a run's footprint starts to lose it:
+ * [cache] last_from, 1 when the profile does not say. */
+double fp_device_last_from(const fp_device *d);
 
 /* ---- helpers for the CLI, calibrate and the cost model ---- */
 

@@ -605,7 +605,7 @@ double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype wha
         weights += scaled(n, what_if, n->metrics.bytes_weight);
         act += scaled(n, what_if, n->metrics.bytes_out);
     }
-    return fp_roofline_lost((double)(weights + act), (double)capacity, d->last_from > 0 ? d->last_from : 1);
+    return fp_roofline_lost((double)(weights + act), (double)capacity, fp_device_last_from(d));
 }
 
 uint64_t fp_cost_kept_bytes(const fp_graph *g, fp_dtype what_if)

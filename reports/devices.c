@@ -78,8 +78,8 @@ static void cache_text(const fp_device *d, FILE *out)
         sep = ", ";
     }
     if (*sep == ',')
-        fprintf(out, "; a run's footprint loses the last from %g of its capacity%s\n",
-                d->last_from > 0 ? d->last_from : 1, d->last_from > 0 ? "" : " (not measured)");
+        fprintf(out, "; a run's footprint loses the last from %g of its capacity%s\n", fp_device_last_from(d),
+                d->last_from > 0 ? "" : " (not measured)");
 }
 
 static void text_show(const fp_device *d, FILE *out)

@@ -168,7 +168,6 @@ typedef struct {
     const char *on, *off;
 } text_style;
 
-/* The model, device, target and what-if lines, and the stage table with its notes. */
 /* Ends run_overhead's sentence: with the profile's overheads per graph input and output past the
  * first when it has them. */
 static void io_overheads(FILE *out, const fp_device *d)
@@ -180,6 +179,7 @@ static void io_overheads(FILE *out, const fp_device *d)
     fprintf(out, ".\n");
 }
 
+/* The model, device, target and what-if lines, and the stage table with its notes. */
 static void text_stages(const fp_report *r, text_style b, FILE *out)
 {
     const fp_pipeline_result *res = r->res;
