@@ -96,7 +96,7 @@ static bool same_op(const fp_fit_op *a, const fp_fit_op *b)
 {
     return a->flops == b->flops && a->bytes == b->bytes && a->dtype == b->dtype && a->cls == b->cls &&
            a->parts == b->parts && a->operands == b->operands && a->cold == b->cold && a->rows == b->rows &&
-           a->post == b->post;
+           a->post == b->post && a->outputs == b->outputs;
 }
 
 /* The ops of `more` less one equal op for each of `less` (a multiset difference). */
@@ -275,7 +275,7 @@ static const fp_rt_point *flagged_point(const fp_rt_set *s, unsigned flag, const
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         if (!(c->flags & flag) || p->level != FP_ORT_DISABLED || (op && strcmp(c->op, op) != 0))
             continue;
-        g_assert(!(flag & (FP_MICRO_SPILL | FP_MICRO_DENORMAL)) ||
+        g_assert(!(flag & (FP_MICRO_SPILL | FP_MICRO_DENORMAL | FP_MICRO_OUTPUTS)) ||
                  (i > 0 && (p - 1)->index + 1 == p->index && (p - 1)->level == p->level));
         return p;
     }
@@ -356,6 +356,16 @@ double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op)
     return normal > 0 && denormal > 0 && events > 0 ? MAX(denormal - normal, 0) / events : 0;
 }
 
+double fp_rt_set_output_s(const fp_rt_set *s)
+{
+    const fp_rt_point *p = flagged_point(s, FP_MICRO_OUTPUTS, NULL);
+    if (!p)
+        return 0;
+    int outputs = g_array_index(s->cases, fp_micro_case, p->index).outputs;
+    double one = fp_rt_point_kernel_s(s, p - 1), more = fp_rt_point_kernel_s(s, p);
+    return one > 0 && more > 0 && outputs > 0 ? MAX(more - one, 0) / outputs : 0;
+}
+
 static int cmp_desc(gconstpointer a, gconstpointer b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -433,7 +443,7 @@ fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError *
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         g_autofree char *name = g_strdup_printf("%s@%s", c->name, fp_rt_level_name(p->level));
-        if (c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED))
+        if (c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED | FP_MICRO_OUTPUTS))
             continue;
         if (!p->balanced) { /* t(K) - t(1) is no sum of kernels: both chains as whole runs */
             if (p->long_s <= 0 || p->short_s <= 0)

@@ -121,6 +121,11 @@ double fp_rt_set_spill_bandwidth(const fp_rt_set *s);
  * before it, on the unscaled x0), over the denormal operations of a kernel (of x0's fill,
  * fp_ort_pattern), at least 0; 0 when either point was not measured or there are none. */
 double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op);
+/* The time a kernel spends per output past its first ([launch] output): the FP_MICRO_OUTPUTS
+ * point's time per kernel at level disabled less its twin's (the case before it, the same op
+ * without those outputs), over the outputs it adds, at least 0; 0 when either point was not
+ * measured. */
+double fp_rt_set_output_s(const fp_rt_set *s);
 
 /* The time a run of ONNX Runtime spends per graph input past the first (*input_s) and per graph
  * output past the first (*output_s) on `threads` threads at ORT_DISABLE_ALL: the differences of
@@ -135,8 +140,8 @@ bool fp_rt_io_overheads(fp_ort *ort, int threads, double budget_s, double *input
 double fp_rt_set_best_rate(const fp_rt_set *s);
 
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache
- * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL and FP_MICRO_SHARED
- * ones with Huber's loss (fp_fit_opts.robust: a point a busy host slowed does not drag the
+ * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL, FP_MICRO_SHARED and
+ * FP_MICRO_OUTPUTS ones with Huber's loss (fp_fit_opts.robust: a point a busy host slowed does not drag the
  * classes), no cross-validation. NULL with the fit's error when no point was measured. */
 fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error);
 

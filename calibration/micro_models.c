@@ -412,6 +412,20 @@ static void decode_products(GArray *cs)
         inits("w", w, NULL), x, WORK_CHAIN, FP_MICRO_CONTRIB);
 }
 
+/* A decoder token's LayerNormalization [1, 1, 64], then the same with its Mean and InvStdDev
+ * outputs, which no op reads: their difference is the runtime's cost of a kernel's output. Listed
+ * last too. */
+static void kernel_outputs(GArray *cs)
+{
+    int64_t x[] = {1, 1, 64, 0}, h[] = {64, 0};
+    const char *lnx = "input: \"s\" input: \"b\" attribute { name: \"axis\" type: INT i: -1 }";
+    add(cs, g_strdup("layernorm_1x64"), "LayerNormalization", g_strdup(lnx), inits("s", h, "b", h, NULL), x, TINY_CHAIN,
+        FP_MICRO_TINY);
+    add(cs, g_strdup("layernorm_1x64_outputs"), "LayerNormalization", g_strdup(lnx), inits("s", h, "b", h, NULL), x,
+        TINY_CHAIN, FP_MICRO_TINY | FP_MICRO_OUTPUTS);
+    g_array_index(cs, fp_micro_case, cs->len - 1).outputs = 2;
+}
+
 GArray *fp_micro_cases(void)
 {
     GArray *cs = g_array_new(FALSE, FALSE, sizeof(fp_micro_case));
@@ -422,6 +436,7 @@ GArray *fp_micro_cases(void)
     copies(cs);
     others(cs);
     decode_products(cs);
+    kernel_outputs(cs);
     return cs;
 }
 

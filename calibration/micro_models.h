@@ -45,6 +45,10 @@ enum {
                                     their sum past any L2: the two kernels' difference gives the rate at which
                                     a GEMM reads packed weights past the L2 (the profile's weight_l3_bandwidth,
                                     passes/roofline.h); a point of the fit */
+    FP_MICRO_OUTPUTS = 1u << 8,  /* the case before it, each op with fp_micro_case.outputs more outputs that no
+                                    op reads: the two kernels' difference per output is what the runtime spends
+                                    allocating and releasing one (the profile's [launch] output); no point of
+                                    the fit */
 };
 
 typedef struct {

@@ -321,7 +321,8 @@ static fp_device *with_room(fp_device *base, double best)
 }
 
 /* base with the rates of weights read from memory and of packed weights read past the L2 the cold
- * and spill micro-models measured (each unchanged when they measured none); where the last cache
+ * and spill micro-models measured (each unchanged when they measured none), and the time per kernel
+ * output past the first its outputs micro-model measured; where the last cache
  * level holds the cold chain, weights from memory at the triad's bandwidth (measured on the
  * development VM, whose L3 is 300 MB: ViT-B/16's 331 MB of weights, 0.87 of ONNX Runtime's time
  * with its cold weights overlapped, 0.96 with them at that rate; docs/devices.md). */
@@ -334,6 +335,7 @@ static fp_device *with_weights(fp_device *base, const fp_rt_set *s)
         base->weight_bandwidth = base->bandwidth;
     if (spill > 0)
         base->weight_l3_bandwidth = spill;
+    base->launch_output = fp_rt_set_output_s(s);
     return base;
 }
 
@@ -394,6 +396,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
                dev.denormal_mac_s * 1e9, dev.denormal_exp_s * 1e9);
     printf("  a run's graph inputs and outputs past the first %.3f and %.3f us each\n", dev.input_overhead * 1e6,
            dev.output_overhead * 1e6);
+    printf("  a kernel's outputs past the first %.3f us each\n", dev.launch_output * 1e6);
     if (dev.launch_group > 0 || dev.launch_row > 0)
         printf("  grouped convolutions %.3f us a group and %.2f ns a row of their im2col\n", dev.launch_group * 1e6,
                dev.launch_row * 1e9);

@@ -241,6 +241,7 @@ static const char **group_keys(const char *group, bool *known)
         if (strcmp(group, "launch") == 0) {
             g_ptr_array_add(a, (gpointer) "group");
             g_ptr_array_add(a, (gpointer) "im2col_row");
+            g_ptr_array_add(a, (gpointer) "output");
         }
     } else if (strcmp(group, "cache") == 0) {
         for (size_t i = 0; cache_keys[i]; i++)
@@ -510,8 +511,9 @@ void fp_device_refine_from_parents(fp_device *d)
 }
 
 /* [launch]: a launch overhead per op class (classes without a key use fp_device_launch's fallback),
- * `group`, the overhead per group of a grouped convolution, and `im2col_row`, per row a grouped
- * convolution's im2col copies (both default 0). */
+ * `group`, the overhead per group of a grouped convolution, `im2col_row`, per row a grouped
+ * convolution's im2col copies, and `output`, per output of a kernel past its first (all three
+ * default 0). */
 static bool read_launch_group(reader *r, fp_device *d)
 {
     for (int c = 0; c < FP_CLASS_COUNT; c++) {
@@ -522,7 +524,8 @@ static bool read_launch_group(reader *r, fp_device *d)
     }
     bool found = false;
     return read_launch(r, "launch", "group", false, &d->launch_group, &found) &&
-           read_launch(r, "launch", "im2col_row", false, &d->launch_row, &found);
+           read_launch(r, "launch", "im2col_row", false, &d->launch_row, &found) &&
+           read_launch(r, "launch", "output", false, &d->launch_output, &found);
 }
 
 /* [cache]: each level lN is absent or has both lN_bytes (a whole number >= 1 KiB) and lN_bandwidth
@@ -743,6 +746,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
         set_number(kf, "launch", "group", d->launch_group);
     if (d->launch_row > 0)
         set_number(kf, "launch", "im2col_row", d->launch_row);
+    if (d->launch_output > 0)
+        set_number(kf, "launch", "output", d->launch_output);
     for (int i = 0; i < FP_CACHE_LEVELS; i++) {
         if (!d->cache[i].bytes)
             continue;

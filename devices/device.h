@@ -158,6 +158,8 @@ typedef struct {
                                 (one sub-kernel per group, as ONNX Runtime runs them); 0 = none */
     double launch_row;                 /* [launch] im2col_row: overhead per row a grouped convolution's im2col copies
                           (fp_kernel.rows), seconds; 0 = none */
+    double launch_output;              /* [launch] output: overhead per output of a kernel past its first (the
+                          runtime allocates and releases each; fp_kernel.outputs), seconds; 0 = none */
     fp_cache_level cache[FP_CACHE_LEVELS]; /* [cache] l1..l3, innermost first; bytes 0 = absent */
     double last_from;                      /* [cache] last_from: the share of the last level's capacity at
                                               which a run's footprint starts to lose it (all lost one

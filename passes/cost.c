@@ -760,7 +760,10 @@ static uint64_t depthwise_work(uint64_t flops, const fp_shape *y, double f, uint
  * its reductions' tails). Measured with ONNX Runtime 1.31.1 on one core of an AVX-512 host,
  * chains of five over 460,800 elements in rows of 16 to 768 (docs/devices.md, "Rows of a norm
  * or a softmax"): LayerNormalization 22 ns a row and 0.41 ns an element; Softmax 9.4 ns a row and
- * 0.19 ns an element, and 12-14 ns more a row whose length is not a whole number of vectors. */
+ * 0.19 ns an element, and 12-14 ns more a row whose length is not a whole number of vectors. The
+ * skip forms' kernel (skip_norm) shows no such share: over 12,288 elements in rows of 16 to 768,
+ * SkipLayerNormalization 4.6 ns an element and none a row, the simplified one 0.62 ns an element
+ * and 4 ns a row (where its row of 54 elements would be 33 ns); they count their FLOPs alone. */
 #define NORM_ROW 54.0
 #define SOFTMAX_ROW 49.0
 #define SOFTMAX_TAIL 68.0
@@ -962,9 +965,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
     if (cls == FP_CLASS_EW)
         return d->nchwc_block ? broadcast_work(n, flops) : flops;
     if (n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM) /* skip_norm's kernel, less work an element */
-        return (uint64_t)((double)row_work(n, flops, d) * SKIP_SIMPLIFIED_WORK);
-    if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM ||
-        n->op == FP_OP_SKIP_LAYER_NORM)
+        return (uint64_t)((double)flops * SKIP_SIMPLIFIED_WORK);
+    if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM)
         return row_work(n, flops, d);
     if (cls == FP_CLASS_GROUPED_CONV)
         return (uint64_t)((double)flops * (1 + inside_rows(n)) / 2);
@@ -1088,6 +1090,16 @@ static void past_l2(fp_op_cost *c, const cold_bytes *cold, fp_dtype what_if)
     c->resident = cold->resident;
 }
 
+/* n's outputs past its first (omitted optional ones not counted): the runtime allocates each,
+ * whether an op reads it or not. */
+static uint64_t extra_outputs(const fp_node *n)
+{
+    uint64_t outputs = 0;
+    for (uint32_t i = 0; i < n->n_outputs; i++)
+        outputs += n->outputs[i] != NULL;
+    return outputs > 1 ? outputs - 1 : 0;
+}
+
 /* The time of g's ops on d (each appended to out when given), with the bytes `cold` says a run
  * reads from memory (NULL: none; control-flow bodies count theirs cached). */
 static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags,
@@ -1122,6 +1134,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.work = kernel_work(node, c.cls, copies, d);
             c.denormal = fp_denormal_events(node);
             c.reread = transpose_rereads(node, d);
+            c.outputs = extra_outputs(node);
             c.bytes = kernel_bytes(node, what_if);
             double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
             c.cold = MIN((uint64_t)weights, c.bytes);
@@ -1156,7 +1169,8 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
                        .far = c->far,
                        .kept = c->kept,
                        .resident = c->resident,
-                       .reread = c->reread};
+                       .reread = c->reread,
+                       .outputs = c->outputs};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

@@ -98,6 +98,7 @@ typedef struct {
     uint64_t denormal; /* denormal operations (passes/denormal.h, fp_denormal_events): a product's
                           multiply-adds with a denormal operand, a Softmax's denormal results */
     uint64_t reread;   /* bytes a transpose loads again into the L1, pass after pass (passes/cost.c) */
+    uint64_t outputs;  /* its outputs past the first, each allocated whether read or not ([launch] output) */
 } fp_kernel;
 
 typedef struct {

@@ -94,7 +94,12 @@ static void text_show(const fp_device *d, FILE *out)
     fprintf(out, "target       %s\n", d->target);
     fprintf(out, "memory       %s (%" G_GUINT64_FORMAT " bytes, %s)\n", mem, d->memory_bytes, gib);
     fprintf(out, "bandwidth    %s, streaming efficiency %g\n", bw, d->bw_efficiency);
-    fprintf(out, "launch       %s per kernel\n", launch);
+    if (d->launch_output > 0) {
+        g_autofree char *o = duration(d->launch_output);
+        fprintf(out, "launch       %s per kernel, %s per output of one past its first\n", launch, o);
+    } else {
+        fprintf(out, "launch       %s per kernel\n", launch);
+    }
     if (d->run_overhead > 0) {
         g_autofree char *run = duration(d->run_overhead);
         fprintf(out, "run          %s per inference, outside every kernel\n", run);

@@ -483,6 +483,48 @@ static void test_denormal_s(void)
     CU_ASSERT_EQUAL(fp_rt_set_denormal_s(s, "Conv"), 0);
 }
 
+/* The outputs point's time per kernel less its twin's (the same LayerNormalization with Y alone),
+ * per output it adds, gives the profile's [launch] output: timings made with 0.15 us an output give
+ * it back, timings without one about none (a float more an output: picoseconds), and none with
+ * the twin unmeasured. The point is no point of the fit: a fit to timings 40x slower there moves
+ * no class. */
+static void test_output_s(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
+    fp_rt_point *p = NULL;
+    for (guint i = 0; i < s->points->len && !p; i++)
+        if (g_array_index(s->cases, fp_micro_case, g_array_index(s->points, fp_rt_point, i).index).flags &
+            FP_MICRO_OUTPUTS)
+            p = &g_array_index(s->points, fp_rt_point, i);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index), *twin = c - 1;
+    CU_ASSERT_EQUAL(p->level, FP_ORT_DISABLED);
+    CU_ASSERT_STRING_EQUAL(c->op, twin->op);
+    CU_ASSERT_EQUAL(memcmp(c->dims, twin->dims, sizeof c->dims), 0);
+    CU_ASSERT_EQUAL(twin->outputs, 0);
+    CU_ASSERT_EQUAL(c->outputs, 2);
+    CU_ASSERT_EQUAL(g_array_index(p->kernels, fp_fit_op, 0).outputs, 2);
+    g_autoptr(fp_device) truth = copy_device(base);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
+    truth->launch_output = 1.5e-7;
+    time_points(s, truth);
+    CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_output_s(s) / 1.5e-7, 1, 1e-3);
+    time_points(s, base);
+    CU_ASSERT(fp_rt_set_output_s(s) < 1e-10);
+    g_autoptr(fp_fit_result) before = fp_rt_set_fit(s, base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(before);
+    p->long_s = p->short_s + 40 * (p->long_s - p->short_s);
+    g_autoptr(fp_fit_result) after = fp_rt_set_fit(s, base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(after);
+    CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(after->device, FP_CLASS_NORM) /
+                               fp_device_launch(before->device, FP_CLASS_NORM),
+                           1, 1e-9);
+    (p - 1)->long_s = 0;
+    CU_ASSERT_EQUAL(fp_rt_set_output_s(s), 0);
+}
+
 /* Each refinement class has micro-models whose kernels are of that class (at level disabled). */
 static void test_refinements_covered(void)
 {
@@ -627,6 +669,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "weight_bandwidth", test_weight_bandwidth);
     CU_add_test(s, "denormal_s", test_denormal_s);
     CU_add_test(s, "spill_bandwidth", test_spill_bandwidth);
+    CU_add_test(s, "output_s", test_output_s);
     CU_add_test(s, "confirmed", test_confirmed);
     CU_add_test(s, "scattered", test_scattered);
     CU_add_test(s, "window_best", test_window_best);

@@ -184,6 +184,8 @@ static void test_invalid(void)
     expect_invalid(DEV PEAK "[launch]\nim2col_row=-3e-9\n", "[launch] im2col_row: -3e-9 must be >= 0");
     expect_invalid(DEV PEAK "[launch]\nim2col_row=fast\n", "[launch] im2col_row: 'fast' is not a number");
     expect_invalid(DEV PEAK "[launch]\nrow=3e-9\n", "[launch] row: unknown key (valid keys: conv,");
+    expect_invalid(DEV PEAK "[launch]\noutput=-1e-7\n", "[launch] output: -1e-7 must be >= 0");
+    expect_invalid(DEV PEAK "[launch]\noutput=many\n", "[launch] output: 'many' is not a number");
     expect_invalid(DEV PEAK "[saturation]\nmatmul=0\n", "[saturation] matmul: 0 must be > 0 (FLOP)");
     expect_invalid(DEV PEAK "[saturation]\ngemv=-1\n", "[saturation] gemv: -1 must be >= 0 (FLOP; 0: none)");
     expect_invalid(DEV PEAK "[saturation]\nconv=1e20\n", "[saturation] conv: 1e20 is implausibly large");
@@ -360,7 +362,7 @@ static void test_keyfile_roundtrip(void)
     "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=1e11\nmemory_bytes=1e9\nlaunch_overhead=1e-5\n" \
     "align_bytes=64\n[peak]\nfp32=1e12\n[efficiency]\nconv=0.5\nmatmul=0.25\nbandwidth=0.5\n"           \
     "[saturation]\nconv=16e6\nmatmul=2e6\n[launch]\nconv=4e-6\nelementwise=1e-6\ngroup=1e-7\n"          \
-    "im2col_row=2e-9\n"                                                                                 \
+    "im2col_row=2e-9\noutput=1.5e-7\n"                                                                  \
     "[cache]\nl1_bytes=65536\nl1_bandwidth=8e11\nl2_bytes=1048576\nl2_bandwidth=4e11\n"
 
 static fp_device *load_text(const char *text)
@@ -386,6 +388,12 @@ static void test_model_groups(void)
     CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(d, FP_CLASS_POOL), 1e-5, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(d->launch_group, 1e-7, 1e-18);
     CU_ASSERT_DOUBLE_EQUAL(d->launch_row, 2e-9, 1e-20);
+    CU_ASSERT_DOUBLE_EQUAL(d->launch_output, 1.5e-7, 1e-20);
+    /* a kernel's outputs past its first, each at [launch] output */
+    fp_kernel one = {.flops = 1000, .bytes = 4000, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_NORM}, three = one;
+    three.outputs = 2;
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &three).launch_s - fp_roofline_kernel(d, &one).launch_s, 3e-7, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &three).time_s - fp_roofline_kernel(d, &one).time_s, 3e-7, 1e-15);
     /* half works: only where given (grouped_conv does not inherit conv's) */
     CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_CONV], 16e6, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_GROUPED_CONV], 0, 0);
@@ -513,6 +521,7 @@ static void test_model_roundtrip(void)
     CU_ASSERT_DOUBLE_EQUAL(b->launch_group, a->launch_group, 1e-18);
     CU_ASSERT_DOUBLE_EQUAL(b->launch_row, a->launch_row, 1e-20);
     CU_ASSERT(b->launch_row > 0);
+    CU_ASSERT_DOUBLE_EQUAL(b->launch_output, a->launch_output, 1e-20);
     for (int i = 0; i < FP_CACHE_LEVELS; i++) {
         CU_ASSERT_EQUAL(b->cache[i].bytes, a->cache[i].bytes);
         CU_ASSERT_DOUBLE_EQUAL(b->cache[i].bandwidth, a->cache[i].bandwidth, 1);
@@ -652,7 +661,7 @@ static void test_last_from(void)
 
 /* `devices` shows a profile's [cache] levels and where a run's footprint starts to lose the last
  * (text and JSON; "not measured" and null without last_from, which a round trip keeps); a profile
- * without [cache] shows none. */
+ * without [cache] shows none. The launch line adds [launch] output where the profile has it. */
 static void test_cli_device_cache(void)
 {
     const char *with = MODEL_INI "last_from=0.7\n";
@@ -661,6 +670,7 @@ static void test_cli_device_cache(void)
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "cache        L1 64.0 KiB at 800 GB/s, L2 1.0 MiB at 400 GB/s; a run's "
                                          "footprint loses the last from 0.7 of its capacity\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "launch       10 us per kernel, 0.15 us per output of one past its first\n"));
     tu_run_clear(&r);
     r = tu_run((const char *[]){"devices", "-f", "json", path, NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
@@ -668,6 +678,7 @@ static void test_cli_device_cache(void)
     CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
     JsonObject *o = json_node_get_object(json_parser_get_root(p));
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "cache_last_from"), 0.7, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "launch_output"), 1.5e-7, 1e-20);
     JsonArray *levels = json_object_get_array_member(o, "cache");
     CU_ASSERT_EQUAL_FATAL(json_array_get_length(levels), 2);
     CU_ASSERT_EQUAL(json_object_get_int_member(json_array_get_object_element(levels, 1), "bytes"), 1048576);
@@ -690,6 +701,7 @@ static void test_cli_device_cache(void)
     g_unlink(bare);
     r = tu_run((const char *[]){"devices", ROUND_INI, NULL});
     CU_ASSERT_PTR_NULL(strstr(r.out, "cache  "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "launch       10 us per kernel\n")); /* no [launch] output */
     tu_run_clear(&r);
 }
 

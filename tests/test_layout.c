@@ -847,8 +847,8 @@ static void test_global_pool_class(void)
 }
 
 /* ONNX Runtime's SkipLayerNormalization and SkipSimplifiedLayerNormalization are skip_norm (one CPU
- * kernel's scalar loops), the simplified one at 0.27 of the work a FLOP (its rows' share as the
- * other's); LayerNormalization stays norm. */
+ * kernel's scalar loops), their work their FLOPs (no rows' share), the simplified one's at 0.27 a
+ * FLOP; LayerNormalization stays norm, its rows of 8 adding their share. */
 static void test_skip_norm_class(void)
 {
     tb *b = tb_new(17);
@@ -867,8 +867,9 @@ static void test_skip_norm_class(void)
     const fp_op_class want[] = {FP_CLASS_SKIP_NORM, FP_CLASS_SKIP_NORM, FP_CLASS_NORM};
     for (int i = 0; i < 3; i++)
         CU_ASSERT_EQUAL(cost->ops[i].cls, want[i]);
-    const double rows = (double)cost->ops[0].work / (double)cost->ops[0].flops; /* the same rows' share */
-    CU_ASSERT_DOUBLE_EQUAL((double)cost->ops[1].work, 0.27 * rows * (double)cost->ops[1].flops, 1);
+    CU_ASSERT_EQUAL(cost->ops[0].work, cost->ops[0].flops);
+    CU_ASSERT_DOUBLE_EQUAL((double)cost->ops[1].work, 0.27 * (double)cost->ops[1].flops, 1);
+    CU_ASSERT(cost->ops[2].work > 2 * cost->ops[2].flops); /* 54 elements a row of 8 */
     CU_ASSERT(fp_op_class_refines(FP_CLASS_SKIP_NORM));
 }
 
@@ -970,6 +971,34 @@ static void test_io_overhead(void)
         g_autoptr(fp_cost_result) io = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
         CU_ASSERT_DOUBLE_EQUAL(io->total_s - bare->total_s, many ? 1e-6 + 2e-7 + 3e-7 : 1e-6, 1e-15);
         CU_ASSERT_DOUBLE_EQUAL(fp_cost_total(m, dev, FP_DT_UNDEFINED, 0), io->total_s, 1e-15);
+    }
+}
+
+/* A LayerNormalization with its Mean and InvStdDev outputs, which no op reads, costs two [launch]
+ * output more than one with Y alone; with InvStdDev alone (Mean omitted), one more. Without the key
+ * they cost their bytes alone (a float each at the round profile's streaming rate). */
+static void test_kernel_outputs(void)
+{
+    static const char *const outputs[] = {"y", "y,,v", "y,m,v"};
+    double alone = 0;
+    for (int k = 0; k < 3; k++) {
+        tb *b = tb_new(17);
+        tb_input(b, "x", F32, 3, (int64_t[]){1, 1, 64});
+        tb_init(b, "s", F32, 1, (int64_t[]){64});
+        tb_init(b, "c", F32, 1, (int64_t[]){64});
+        tb_node(b, "LayerNormalization", "ln", "x,s,c", outputs[k]);
+        tb_output(b, "y", F32, -1, NULL);
+        g_autoptr(fp_model) m = NULL;
+        g_autoptr(fp_device) dev = NULL;
+        g_autoptr(fp_cost_result) bare = cost_on_round(b, &m, &dev);
+        CU_ASSERT_EQUAL_FATAL(bare->n_ops, 1);
+        CU_ASSERT_EQUAL(bare->ops[0].outputs, (uint64_t)k);
+        dev->launch_output = 2e-7;
+        g_autoptr(fp_cost_result) c = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+        CU_ASSERT_DOUBLE_EQUAL(c->total_s - bare->total_s, k * 2e-7, 1e-15);
+        if (k == 0)
+            alone = bare->total_s;
+        CU_ASSERT_DOUBLE_EQUAL(bare->total_s - alone, k * 4 / (1e11 * 0.5), 1e-16); /* a float each, streamed */
     }
 }
 
@@ -1512,6 +1541,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "transcendental_work", test_transcendental_work);
     CU_add_test(s, "half_attention_work", test_half_attention_work);
     CU_add_test(s, "io_overhead", test_io_overhead);
+    CU_add_test(s, "kernel_outputs", test_kernel_outputs);
     CU_add_test(s, "tile_work", test_tile_work);
     CU_add_test(s, "depthwise_work", test_depthwise_work);
     CU_add_test(s, "inside_rows", test_inside_rows);
