@@ -1090,6 +1090,23 @@ static void past_l2(fp_op_cost *c, const cold_bytes *cold, fp_dtype what_if)
     c->resident = cold->resident;
 }
 
+/* The Reshapes ONNX Runtime dispatches around Gemm n when its A has more than two dims (its
+ * MatMulAddFusion flattens A to 2-D before the Gemm and restores the N-D shape after it; fuseplan's
+ * graph keeps the N-D Gemm): one before unless A comes from a Reshape it alone reads, one after
+ * unless its output's one reader is a Reshape, which ORT merges into the inserted one (ViT-Tiny's
+ * graph at ORT_ENABLE_ALL: 12 N-D Gemms, 16 Reshapes added and 8 of its 9 merged; tiny-random
+ * GPT-2's 5 Gemms 10 added, none merged; ONNX Runtime 1.31.1's saved graphs). Else 0. */
+static uint64_t gemm_reshapes(const fp_node *n)
+{
+    if (n->op != FP_OP_GEMM || !n->n_inputs || !n->inputs[0] || n->inputs[0]->shape.rank <= 2 || !n->n_outputs ||
+        !n->outputs[0])
+        return 0;
+    const fp_value *a = n->inputs[0], *y = n->outputs[0];
+    bool before = !(a->producer && a->producer->op == FP_OP_RESHAPE && a->n_uses == 1);
+    bool after = !(!y->is_output && y->n_uses == 1 && y->uses[0].node->op == FP_OP_RESHAPE);
+    return (uint64_t)before + (uint64_t)after;
+}
+
 /* n's outputs past its first (omitted optional ones not counted): the runtime allocates each,
  * whether an op reads it or not. */
 static uint64_t extra_outputs(const fp_node *n)
@@ -1135,6 +1152,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.denormal = fp_denormal_events(node);
             c.reread = transpose_rereads(node, d);
             c.outputs = extra_outputs(node);
+            c.views = gemm_reshapes(node);
             c.bytes = kernel_bytes(node, what_if);
             double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
             c.cold = MIN((uint64_t)weights, c.bytes);
@@ -1170,7 +1188,8 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
                        .kept = c->kept,
                        .resident = c->resident,
                        .reread = c->reread,
-                       .outputs = c->outputs};
+                       .outputs = c->outputs,
+                       .views = c->views};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

@@ -28,6 +28,7 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t denormal; /* denormal operations (fp_denormal_events) */
     uint64_t reread;   /* bytes a transpose loads into the L1 again (fp_kernel.reread) */
     uint64_t outputs;  /* its outputs past the first (fp_kernel.outputs) */
+    uint64_t views;    /* Reshapes the runtime dispatches around it (fp_kernel.views) */
     fp_roofline rl;    /* time_s includes the class's launch overhead */
     fp_op_class cls;
     fp_dtype dtype; /* dtype it computes in (after a --dtype what-if) */

@@ -99,6 +99,8 @@ typedef struct {
                           multiply-adds with a denormal operand, a Softmax's denormal results */
     uint64_t reread;   /* bytes a transpose loads again into the L1, pass after pass (passes/cost.c) */
     uint64_t outputs;  /* its outputs past the first, each allocated whether read or not ([launch] output) */
+    uint64_t views;    /* Reshapes the runtime dispatches around it, each at [launch] view (an N-D Gemm's,
+                          passes/cost.c) */
 } fp_kernel;
 
 typedef struct {

@@ -394,6 +394,15 @@ static void test_model_groups(void)
     three.outputs = 2;
     CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &three).launch_s - fp_roofline_kernel(d, &one).launch_s, 3e-7, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &three).time_s - fp_roofline_kernel(d, &one).time_s, 3e-7, 1e-15);
+    /* the Reshapes dispatched around it (an N-D Gemm's), each at [launch] view */
+    fp_kernel reshaped = one;
+    reshaped.views = 2;
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &reshaped).launch_s, fp_roofline_kernel(d, &one).launch_s, 1e-15);
+    d->launch[FP_CLASS_VIEW] = 2.5e-7;
+    d->launch_own[FP_CLASS_VIEW] = true;
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &reshaped).launch_s - fp_roofline_kernel(d, &one).launch_s, 5e-7,
+                           1e-15);
+    d->launch[FP_CLASS_VIEW] = 0, d->launch_own[FP_CLASS_VIEW] = false;
     /* half works: only where given (grouped_conv does not inherit conv's) */
     CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_CONV], 16e6, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(d->half_work[FP_CLASS_GROUPED_CONV], 0, 0);

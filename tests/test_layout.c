@@ -1002,6 +1002,54 @@ static void test_kernel_outputs(void)
     }
 }
 
+/* The model of a MatMul of a 3-D A [2, 4, 8] and its bias Add, A made from the graph's input [8, 8]
+ * by a Reshape when `in`, the result read by a Reshape back to [8, 16] when `out`. */
+static char *nd_matmul_add(bool in, bool out)
+{
+    tb *b = tb_new(17);
+    if (in)
+        tb_input(b, "x", F32, 2, (int64_t[]){8, 8});
+    else
+        tb_input(b, "x", F32, 3, (int64_t[]){2, 4, 8});
+    tb_init(b, "w", F32, 2, (int64_t[]){8, 16});
+    tb_init(b, "c", F32, 1, (int64_t[]){16});
+    tb_init_i64(b, "to3", 3, (int64_t[]){2, 4, 8});
+    tb_init_i64(b, "to2", 2, (int64_t[]){8, 16});
+    if (in)
+        tb_node(b, "Reshape", "in", "x,to3", "a");
+    tb_node(b, "MatMul", "mm", in ? "a,w" : "x,w", "p");
+    tb_node(b, "Add", "bias", "p,c", "s");
+    if (out)
+        tb_node(b, "Reshape", "out", "s,to2", "y");
+    tb_output(b, out ? "y" : "s", F32, -1, NULL);
+    char *path = tb_write_temp(b, ".onnx");
+    tb_free(b);
+    return path;
+}
+
+/* ort-cpu-all's MatMulAddFusion makes a Gemm of a 3-D A: ONNX Runtime dispatches a Reshape before
+ * it (A to 2-D) and one after (back to 3-D), which the Gemm's kernel counts as views; a Reshape
+ * that makes A, or that alone reads the result, takes the inserted one's place (ORT merges them). */
+static void test_gemm_reshapes(void)
+{
+    for (int k = 0; k < 4; k++) {
+        bool in = k & 1, out = k & 2;
+        g_autofree char *path = nd_matmul_add(in, out);
+        g_autoptr(GError) err = NULL;
+        fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
+        g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        const fp_op_cost *gemm = NULL;
+        for (uint32_t i = 0; i < a->res.cost->n_ops; i++)
+            if (a->res.cost->ops[i].node->op == FP_OP_GEMM)
+                gemm = &a->res.cost->ops[i];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(gemm);
+        CU_ASSERT_EQUAL(gemm->node->inputs[0]->shape.rank, 3);
+        CU_ASSERT_EQUAL(gemm->views, (uint64_t)(!in + !out));
+        g_unlink(path);
+    }
+}
+
 /* A GroupQueryAttention of one new token (4 heads on 2 KV heads of 16, 127 past tokens) in float16
  * works 1.35 times its FLOPs on a profile without a float16 peak (ONNX Runtime's CPU kernel widens
  * keys and values to float, passes/cost.c), its FLOPs on the round profile (a float16 peak of its
@@ -1542,6 +1590,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "half_attention_work", test_half_attention_work);
     CU_add_test(s, "io_overhead", test_io_overhead);
     CU_add_test(s, "kernel_outputs", test_kernel_outputs);
+    CU_add_test(s, "gemm_reshapes", test_gemm_reshapes);
     CU_add_test(s, "tile_work", test_tile_work);
     CU_add_test(s, "depthwise_work", test_depthwise_work);
     CU_add_test(s, "inside_rows", test_inside_rows);
