@@ -321,8 +321,7 @@ static fp_device *with_room(fp_device *base, double best)
 }
 
 /* base with the rates of weights read from memory and of packed weights read past the L2 the cold
- * and spill micro-models measured (each unchanged when they measured none), and the time per kernel
- * output past the first its outputs micro-model measured; where the last cache
+ * and spill micro-models measured (each unchanged when they measured none); where the last cache
  * level holds the cold chain, weights from memory at the triad's bandwidth (measured on the
  * development VM, whose L3 is 300 MB: ViT-B/16's 331 MB of weights, 0.87 of ONNX Runtime's time
  * with its cold weights overlapped, 0.96 with them at that rate; docs/devices.md). */
@@ -335,6 +334,13 @@ static fp_device *with_weights(fp_device *base, const fp_rt_set *s)
         base->weight_bandwidth = base->bandwidth;
     if (spill > 0)
         base->weight_l3_bandwidth = spill;
+    return base;
+}
+
+/* base with the time per kernel output past the first that the outputs micro-model measured, so
+ * that the fit charges it to the cases whose kernels have more outputs. */
+static fp_device *with_outputs(fp_device *base, const fp_rt_set *s)
+{
     base->launch_output = fp_rt_set_output_s(s);
     return base;
 }
@@ -355,7 +361,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     g_autoptr(fp_fit_result) f = NULL;
     if (!fp_rt_set_measure(s, ort, threads, RUNTIME_BUDGET_S, RUNTIME_ROUNDS, RUNTIME_CONFIRM_S, runtime_progress, ps,
                            &err) ||
-        !(f = fp_rt_set_fit(s, with_weights(with_room(base, fp_rt_set_best_rate(s)), s), &err))) {
+        !(f = fp_rt_set_fit(s, with_outputs(with_weights(with_room(base, fp_rt_set_best_rate(s)), s), s), &err))) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
         return false;
     }
