@@ -11,6 +11,8 @@
 #define WORK_CHAIN 5   /* ops in a work case's long chain */
 #define TINY_CHAIN 9   /* in a tiny case's: its kernels are short, the difference needs more of them */
 #define SPILL_CHAIN 12 /* in a FP_MICRO_SPILL case's */
+/* a LayerNormalization case's scale and bias, over the last axis */
+#define LN_EXTRA "input: \"s\" input: \"b\" attribute { name: \"axis\" type: INT i: -1 }"
 
 static void case_clear(gpointer p)
 {
@@ -331,10 +333,9 @@ static void others(GArray *cs)
     add(cs, g_strdup("batchnorm_tiny"), "BatchNormalization", g_strdup(bn),
         inits("s", c4, "b", c4, "m", c4, "v", c4, NULL), tiny, TINY_CHAIN, FP_MICRO_TINY);
     int64_t ln[] = {128, 768, 0}, h[] = {768, 0}, v8[] = {1, 8, 0}, h8[] = {8, 0};
-    const char *lnx = "input: \"s\" input: \"b\" attribute { name: \"axis\" type: INT i: -1 }";
-    add(cs, g_strdup("layernorm_128x768"), "LayerNormalization", g_strdup(lnx), inits("s", h, "b", h, NULL), ln,
+    add(cs, g_strdup("layernorm_128x768"), "LayerNormalization", g_strdup(LN_EXTRA), inits("s", h, "b", h, NULL), ln,
         WORK_CHAIN, 0);
-    add(cs, g_strdup("layernorm_tiny"), "LayerNormalization", g_strdup(lnx), inits("s", h8, "b", h8, NULL), v8,
+    add(cs, g_strdup("layernorm_tiny"), "LayerNormalization", g_strdup(LN_EXTRA), inits("s", h8, "b", h8, NULL), v8,
         TINY_CHAIN, FP_MICRO_TINY);
     /* ONNX Runtime's fusion of a residual Add and a LayerNormalization: BERT's tokens, one token (a
      * tiny decoder's token below) */
@@ -418,11 +419,10 @@ static void decode_products(GArray *cs)
 static void kernel_outputs(GArray *cs)
 {
     int64_t x[] = {1, 1, 64, 0}, h[] = {64, 0};
-    const char *lnx = "input: \"s\" input: \"b\" attribute { name: \"axis\" type: INT i: -1 }";
-    add(cs, g_strdup("layernorm_1x64"), "LayerNormalization", g_strdup(lnx), inits("s", h, "b", h, NULL), x, TINY_CHAIN,
-        FP_MICRO_TINY);
-    add(cs, g_strdup("layernorm_1x64_outputs"), "LayerNormalization", g_strdup(lnx), inits("s", h, "b", h, NULL), x,
-        TINY_CHAIN, FP_MICRO_TINY | FP_MICRO_OUTPUTS);
+    add(cs, g_strdup("layernorm_1x64"), "LayerNormalization", g_strdup(LN_EXTRA), inits("s", h, "b", h, NULL), x,
+        TINY_CHAIN, FP_MICRO_TINY);
+    add(cs, g_strdup("layernorm_1x64_outputs"), "LayerNormalization", g_strdup(LN_EXTRA), inits("s", h, "b", h, NULL),
+        x, TINY_CHAIN, FP_MICRO_TINY | FP_MICRO_OUTPUTS);
     g_array_index(cs, fp_micro_case, cs->len - 1).outputs = 2;
 }
 
