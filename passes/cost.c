@@ -755,6 +755,39 @@ static uint64_t depthwise_work(uint64_t flops, const fp_shape *y, double f, uint
     return (uint64_t)(((double)flops + 2 * DW_OUTPUT * (double)outputs) * f + 2 * DW_ROW * (double)rows);
 }
 
+/* The fewest elements of K whose work a MatMulNBits at accuracy_level 4 (class matmul_nbits) does
+ * per output: MLAS's int8 kernel for block-quantized weights (SQNBitGemm, CompInt8) sets up and
+ * reduces each output column whatever its K. Measured with ONNX Runtime 1.31.1 on one core of an
+ * AVX-512 host, one row (fans of nine against one, 4 bits in blocks of 32): K = 64 over N = 32 to
+ * 512, 3.1 ns a column; K = 128 as K = 64; from K = 256 on, the time grows with N x K
+ * (docs/devices.md, "matmul_nbits"). */
+#define NBITS_MIN_K 128
+
+/* FLOPs' worth of one filter vector (one channel block of one input channel and tap) that MLAS's
+ * convolution of an NCHW input into blocked output (MLAS_NCHWC_CONV_NCHW_ALGORITHM, snchwc.cpp)
+ * loads for one output row: it walks the whole filter once per output row, a load that the few
+ * output columns of a patch embedding's row do not hide once the filter is past the L1. Measured
+ * with ONNX Runtime 1.31.1 on one core of an AVX-512 host, chains of four convolutions of 3
+ * channels with 16x16 and 32x32 kernels of stride 16 and 32 (docs/devices.md, "A patch
+ * embedding"): 0.30-0.32 ns a vector past the FLOPs, about 84 FLOPs at nchwc_conv's rate. */
+#define NCHW_FILTER_LOAD 84.0
+
+/* The filter vectors a blocked convolution n reading an NCHW input (cin channels, fewer than d's
+ * block b) loads past d's L1 (NCHW_FILTER_LOAD): images x output rows x its filter's vectors,
+ * when its filter, output channels padded to b, exceeds d's L1; else 0 (unknown shapes too). */
+static uint64_t nchw_filter_loads(const fp_node *n, uint64_t cin, uint64_t b, const fp_device *d)
+{
+    uint64_t w[8], y[8];
+    int rw = n->n_inputs > 1 ? known_dims(n->inputs[1], w) : -1;
+    int ry = n->n_outputs ? known_dims(n->outputs[0], y) : -1;
+    if (rw < 3 || ry != rw || !d->cache[0].bytes)
+        return 0;
+    uint64_t vectors = mul_sat(round_up(w[0], b) / b, mul_sat(cin, product(w, 2, rw)));
+    if (mul_sat(vectors, b * sizeof(float)) <= d->cache[0].bytes)
+        return 0;
+    return mul_sat(vectors, mul_sat(y[0], product(y, 2, ry - 1))); /* x images x output rows */
+}
+
 /* Elements' worth of work a row-wise kernel spends on each row besides its elements (ONNX
  * Runtime's LayerNormalization and Softmax kernels loop over rows, each with its own setup and
  * its reductions' tails). Measured with ONNX Runtime 1.31.1 on one core of an AVX-512 host,
@@ -943,7 +976,9 @@ static bool tile_by_rows(const fp_node *n)
  * its transcendental_work (and a binary one's broadcast loop on a blocked profile), an elementwise
  * op's on a blocked (MLAS) profile with its broadcast loop's share (broadcast_work), and a row-wise
  * norm's or softmax's with its rows' share (row_work; a SkipSimplifiedLayerNormalization's times
- * SKIP_SIMPLIFIED_WORK). */
+ * SKIP_SIMPLIFIED_WORK; a fused skip norm's on its op's own FLOPs, fp_metrics_op_flops, which
+ * ONNX Runtime's kernel does whatever members it replaced), a blocked convolution of an NCHW input's
+ * with its filter's loads past the L1 (nchw_filter_loads). */
 static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, const fp_device *d)
 {
     uint64_t flops = n->metrics.flops;
@@ -964,12 +999,17 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
                (d->nchwc_block ? broadcast_work(n, flops) - flops : 0);
     if (cls == FP_CLASS_EW)
         return d->nchwc_block ? broadcast_work(n, flops) : flops;
+    if (cls == FP_CLASS_SKIP_NORM && (n->flags & FP_NODE_FUSED) && fp_metrics_op_flops(n))
+        flops = fp_metrics_op_flops(n);            /* the kernel's own count, not its members' */
     if (n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM) /* skip_norm's kernel, less work an element */
         return (uint64_t)((double)flops * SKIP_SIMPLIFIED_WORK);
     if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM)
         return row_work(n, flops, d);
     if (cls == FP_CLASS_GROUPED_CONV)
         return (uint64_t)((double)flops * (1 + inside_rows(n)) / 2);
+    int64_t k = cls == FP_CLASS_MATMUL_NBITS ? fp_node_attr_int(n, "K", 0) : 0;
+    if (k > 0 && k < NBITS_MIN_K) /* its products and dequantization on K raised to NBITS_MIN_K */
+        return (uint64_t)((double)flops * NBITS_MIN_K / (double)k);
     if ((cls != FP_CLASS_NCHWC_CONV && cls != FP_CLASS_NCHWC_DEPTHWISE) || !d->nchwc_block || n->n_inputs < 2)
         return flops;
     const fp_shape *x = &n->inputs[0]->shape, *w = &n->inputs[1]->shape;
@@ -982,7 +1022,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
                               round_up(cout, b) / b);
     if (cls == FP_CLASS_NCHWC_CONV && cin >= b)
         f *= (double)round_up(cin, b) / (double)cin;
-    return (uint64_t)((double)flops * f);
+    double loads = cls == FP_CLASS_NCHWC_CONV && cin < b ? (double)nchw_filter_loads(n, cin, b, d) : 0;
+    return (uint64_t)((double)flops * f + NCHW_FILTER_LOAD * loads);
 }
 
 /* What a run of a graph moves from and to memory past the caches: a fraction of every kernel's

@@ -516,6 +516,11 @@ static void contrib_traffic(const fp_node *n, fp_metrics *mt)
     }
 }
 
+uint64_t fp_metrics_op_flops(const fp_node *n)
+{
+    return op_flops(n, n->n_inputs ? numel_of(n->inputs[0]) : 0, n->n_outputs ? numel_of(n->outputs[0]) : 0);
+}
+
 /* Computes n->metrics; returns false when shapes are missing. */
 static bool node_metrics(fp_node *n)
 {

@@ -17,4 +17,8 @@ double fp_metrics_intensity(const fp_metrics *mt);
  * 0 for another op or when its shapes are not known. */
 uint64_t fp_metrics_attention_scores(const fp_node *n);
 
+/* The FLOPs n's op does by its own count (docs/metrics.md), also for a fused node, whose metrics
+ * keep its members' sum: what the runtime's kernel for that op computes. 0 when unknown. */
+uint64_t fp_metrics_op_flops(const fp_node *n);
+
 #endif

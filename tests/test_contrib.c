@@ -647,6 +647,30 @@ static void test_decoder_int4(void)
     CU_ASSERT_EQUAL(fp_cost_class(l0), FP_CLASS_MATMUL);
 }
 
+/* The int4 sample's MatMulNBits of K = 64 work as if K were 128 (MLAS's int8 kernel sets up and
+ * reduces each output column whatever its K: passes/cost.c NBITS_MIN_K), those of K = 128 their
+ * FLOPs. */
+static void test_decoder_int4_nbits_work(void)
+{
+    g_autoptr(GError) err = NULL;
+    fp_analysis_opts o = {0};
+    g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/decoder_int4.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    int seen[2] = {0, 0};
+    for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
+        const fp_op_cost *c = &a->res.cost->ops[i];
+        if (c->node->op != FP_OP_MATMUL_NBITS)
+            continue;
+        CU_ASSERT_EQUAL(c->cls, FP_CLASS_MATMUL_NBITS);
+        int64_t k = fp_node_attr_int(c->node, "K", 0);
+        CU_ASSERT(k == 64 || k == 128);
+        seen[k == 128]++;
+        CU_ASSERT_EQUAL(c->work, k == 64 ? 2 * c->flops : c->flops);
+    }
+    CU_ASSERT_EQUAL(seen[0], 13); /* q, k, v, o, gate, up in two layers, and the LM head */
+    CU_ASSERT_EQUAL(seen[1], 2);  /* down */
+}
+
 /* The weight what-ifs on the int4 sample, whose matrix weights are already stored quantized: fp16
  * casts the float weights it keeps (scales, norms, rotary caches) and keeps the 4-bit ones as
  * stored; fp8, int8 and int4 would change nothing and are refused in one line. */
@@ -747,6 +771,7 @@ FP_TEST_SUITE(register_contrib)
     CU_add_test(s, "qmoe", test_qmoe);
     CU_add_test(s, "quantize_axes", test_quantize_axes);
     CU_add_test(s, "decoder_int4", test_decoder_int4);
+    CU_add_test(s, "decoder_int4_nbits_work", test_decoder_int4_nbits_work);
     CU_add_test(s, "decoder_int4_headroom", test_decoder_int4_headroom);
     CU_add_test(s, "decoder_int4_weight_dtype", test_decoder_int4_weight_dtype);
 }

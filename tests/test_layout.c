@@ -1050,6 +1050,32 @@ static void test_gemm_reshapes(void)
     }
 }
 
+/* The SkipLayerNormalizations ort-cpu fuses from transformer_block's residual Adds and decomposed
+ * LayerNormalizations work 9 FLOPs an element, as ONNX Runtime's kernel does, not their members' sum,
+ * which their FLOPs keep. */
+static void test_fused_skip_norm_work(void)
+{
+    g_autoptr(GError) err = NULL;
+    char *dims[] = {"input:1x16x64", NULL};
+    fp_analysis_opts o = {.target = "ort-cpu", .device = "cpu-avx512", .inputs = dims};
+    g_autoptr(fp_analysis) a = fp_analysis_run(FP_SOURCE_DIR "/models/transformer_block.onnx", &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    int seen = 0;
+    for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
+        const fp_op_cost *c = &a->res.cost->ops[i];
+        uint64_t elems = 0;
+        if (c->cls != FP_CLASS_SKIP_NORM)
+            continue;
+        seen++;
+        CU_ASSERT(c->node->op == FP_OP_SKIP_LAYER_NORM && (c->node->flags & FP_NODE_FUSED));
+        CU_ASSERT_FATAL(fp_shape_numel(&c->node->inputs[0]->shape, &elems) && elems > 0);
+        CU_ASSERT_EQUAL(elems, 16 * 64);
+        CU_ASSERT_EQUAL(c->work, 9 * elems);
+        CU_ASSERT_NOT_EQUAL(c->flops, c->work);
+    }
+    CU_ASSERT_EQUAL(seen, 2);
+}
+
 /* A GroupQueryAttention of one new token (4 heads on 2 KV heads of 16, 127 past tokens) in float16
  * works 1.35 times its FLOPs on a profile without a float16 peak (ONNX Runtime's CPU kernel widens
  * keys and values to float, passes/cost.c), its FLOPs on the round profile (a float16 peak of its
@@ -1409,6 +1435,41 @@ static void test_depthwise_work(void)
     }
 }
 
+/* A blocked convolution of an NCHW input (3 channels, under the block of 16) works 84 FLOPs more per
+ * filter vector it loads for an output row once its filter is past the L1: a 16x16 patch embedding
+ * of stride 16 on 64x64 into 40 channels (padded to 48: 3 blocks x 3 channels x 256 taps, 147 KB)
+ * loads 2304 vectors for each of its 4 rows; with an L1 of 160 KB, or a 4x4 kernel (9 KB), or
+ * without nchwc_block, nothing. */
+static void test_nchw_filter_loads(void)
+{
+    static const int64_t k[] = {16, 16, 4};
+    static const uint64_t l1[] = {49152, 163840, 49152};
+    for (size_t i = 0; i < G_N_ELEMENTS(k); i++) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 4, (int64_t[]){1, 3, 64, 64});
+        tb_init(b, "w", F32, 4, (int64_t[]){40, 3, k[i], k[i]});
+        tb_attr_ints(b, tb_node(b, "Conv", "patch", "x,w", "y"), "strides", 2, (int64_t[]){k[i], k[i]});
+        tb_output(b, "y", F32, -1, NULL);
+        g_autoptr(fp_model) m = tu_load_tb(b);
+        tb_free(b);
+        fp_node *n = m->main->nodes->pdata[0]; /* as passes/nchwc.c leaves it */
+        n->domain = fp_intern(m, "com.microsoft.nchwc", -1);
+        g_autoptr(GKeyFile) kf = round_keyfile();
+        g_key_file_set_uint64(kf, "cache", "l1_bytes", l1[i]);
+        g_key_file_set_double(kf, "cache", "l1_bandwidth", 4e11);
+        g_autoptr(fp_cost_result) flat = cost_on_keyfile(m, kf);
+        g_key_file_set_integer(kf, "device", "nchwc_block", 16);
+        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 1);
+        const fp_op_cost *c = &cost->ops[0];
+        CU_ASSERT_EQUAL(c->cls, FP_CLASS_NCHWC_CONV);
+        uint64_t rows = (uint64_t)(64 / k[i]), padded = c->flops / 40 * 48;
+        CU_ASSERT_DOUBLE_EQUAL((double)c->work, (double)(i == 0 ? padded + 84 * 4 * 2304 : padded), 1);
+        CU_ASSERT_EQUAL(flat->ops[0].work, flat->ops[0].flops);
+        CU_ASSERT_EQUAL(c->flops, 2 * 40 * 3 * (uint64_t)(k[i] * k[i]) * rows * rows);
+    }
+}
+
 /* A depthwise convolution by im2col (grouped_conv) counts half its FLOPs on every tap and half
  * on the kernel rows that fall inside its input's rows: 3x3 with padding 1 over 3 rows, 7/9;
  * 3x1 SAME_UPPER or SAME_LOWER with stride 2 over 8 rows (4 outputs), 11 of 12 either way; 3x1
@@ -1591,6 +1652,8 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "io_overhead", test_io_overhead);
     CU_add_test(s, "kernel_outputs", test_kernel_outputs);
     CU_add_test(s, "gemm_reshapes", test_gemm_reshapes);
+    CU_add_test(s, "nchw_filter_loads", test_nchw_filter_loads);
+    CU_add_test(s, "fused_skip_norm_work", test_fused_skip_norm_work);
     CU_add_test(s, "tile_work", test_tile_work);
     CU_add_test(s, "depthwise_work", test_depthwise_work);
     CU_add_test(s, "inside_rows", test_inside_rows);
