@@ -317,7 +317,8 @@ static void test_scale_mul(void)
 }
 
 /* The blocked Conv's cost of a fused activation: a Clip (ReLU6) is a pass of its own over the
- * output MLAS wrote (post bytes, post_s in its time), a Relu none (applied in the kernel). */
+ * output MLAS wrote (post bytes, post_s in its time), a HardSigmoid one that counts those bytes
+ * twice (MlasActivation's rate for it), a Relu none (applied in the kernel). */
 static void test_activation_pass(void)
 {
     tb *b = tb_new(13);
@@ -328,8 +329,11 @@ static void test_activation_pass(void)
     tb_init_f32(b, "hi", 0, (float[]){6});
     tb_attr_ints(b, tb_node(b, "Conv", "c1", "x,w1", "h"), "pads", 4, (int64_t[]){1, 1, 1, 1});
     tb_node(b, "Clip", "six", "h,lo,hi", "a");
+    tb_init(b, "w3", F32, 4, (int64_t[]){16, 16, 3, 3});
     tb_attr_ints(b, tb_node(b, "Conv", "c2", "a,w2", "g"), "pads", 4, (int64_t[]){1, 1, 1, 1});
-    tb_node(b, "Relu", "relu", "g", "y");
+    tb_node(b, "HardSigmoid", "hard", "g", "k");
+    tb_attr_ints(b, tb_node(b, "Conv", "c3", "k,w3", "m"), "pads", 4, (int64_t[]){1, 1, 1, 1});
+    tb_node(b, "Relu", "relu", "m", "y");
     tb_output(b, "y", F32, -1, NULL);
     g_autofree char *path = tb_write_temp(b, ".onnx");
     tb_free(b);
@@ -337,7 +341,7 @@ static void test_activation_pass(void)
     fp_analysis_opts o = {.target = "ort-cpu-all", .device = "cpu-avx512"};
     g_autoptr(fp_analysis) a = fp_analysis_run(path, &o, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    int seen = 0, clip = 0;
+    int seen = 0, clip = 0, hard = 0;
     for (uint32_t i = 0; i < a->res.cost->n_ops; i++) {
         const fp_op_cost *c = &a->res.cost->ops[i];
         if (c->cls != FP_CLASS_NCHWC_CONV)
@@ -352,14 +356,18 @@ static void test_activation_pass(void)
             CU_ASSERT_DOUBLE_EQUAL(c->rl.time_s,
                                    fmax(c->rl.compute_s, c->rl.memory_s) + c->rl.cold_s + c->rl.post_s + c->rl.launch_s,
                                    1e-15);
+        } else if (strcmp(act, "HardSigmoid") == 0) {
+            hard++;
+            CU_ASSERT_EQUAL(c->post, 2 * c->node->metrics.bytes_out);
         } else {
             CU_ASSERT_STRING_EQUAL(act, "Relu");
             CU_ASSERT_EQUAL(c->post, 0);
             CU_ASSERT_DOUBLE_EQUAL(c->rl.post_s, 0, 0);
         }
     }
-    CU_ASSERT_EQUAL(seen, 2);
+    CU_ASSERT_EQUAL(seen, 3);
     CU_ASSERT_EQUAL(clip, 1);
+    CU_ASSERT_EQUAL(hard, 1);
     g_unlink(path);
 }
 
