@@ -1012,8 +1012,9 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
                (d->nchwc_block ? broadcast_work(n, flops) - flops : 0);
     if (cls == FP_CLASS_EW)
         return d->nchwc_block ? broadcast_work(n, flops) : flops;
-    if (cls == FP_CLASS_SKIP_NORM && (n->flags & FP_NODE_FUSED) && fp_metrics_op_flops(n))
-        flops = fp_metrics_op_flops(n);            /* the kernel's own count, not its members' */
+    uint64_t own = cls == FP_CLASS_SKIP_NORM && (n->flags & FP_NODE_FUSED) ? fp_metrics_op_flops(n) : 0;
+    if (own) /* the kernel's own count, not its members' */
+        flops = own;
     if (n->op == FP_OP_SKIP_SIMPLIFIED_LAYER_NORM) /* skip_norm's kernel, less work an element */
         return (uint64_t)((double)flops * SKIP_SIMPLIFIED_WORK);
     if (cls == FP_CLASS_SOFTMAX || n->op == FP_OP_LAYER_NORM || n->op == FP_OP_SIMPLIFIED_LAYER_NORM)
