@@ -396,7 +396,7 @@ static bool blocked_scale(nchwc *z, fp_node *n)
 
 /* A Mul of two blocked tensors of one shape runs blocked; x * HardSigmoid(x) on a blocked Conv's
  * output read by those two folds into the Conv as HardSwish unless it has fewer channels than a
- * block. */
+ * block or the Mul's output is a graph output. */
 static bool blocked_mul(nchwc *z, fp_node *n)
 {
     if (n->n_inputs != 2 || !is_blocked(z, n->inputs[0]) || !is_blocked(z, n->inputs[1]) || !same_shape(z, n))
@@ -405,9 +405,11 @@ static bool blocked_mul(nchwc *z, fp_node *n)
         fp_value *x = n->inputs[k], *h = n->inputs[1 - k];
         fp_node *hs = h->producer, *c = foldable_conv(z, x, 2);
         /* measured (ONNX Runtime 1.30): not after a Conv of fewer channels than a block (8 on a
-         * block of 16); after 16, and after 120 (7.5 blocks), folded */
-        if (!c || !hs || hs->op != FP_OP_HARD_SIGMOID || hs->inputs[0] != x || h->n_uses != 1 ||
-            dim(x, 1) < (int64_t)z->block || fabs(fp_node_attr_float(hs, "alpha", 0.2) - 1.0 / 6.0) > 1e-6 ||
+         * block of 16); after 16, and after 120 (7.5 blocks), folded. ONNX Runtime 1.31.1: not when
+         * the Mul's output is a graph output, which a Relu, Sigmoid or HardSigmoid does not stop */
+        if (!c || n->outputs[0]->is_output || !hs || hs->op != FP_OP_HARD_SIGMOID || hs->inputs[0] != x ||
+            h->n_uses != 1 || dim(x, 1) < (int64_t)z->block ||
+            fabs(fp_node_attr_float(hs, "alpha", 0.2) - 1.0 / 6.0) > 1e-6 ||
             fabs(fp_node_attr_float(hs, "beta", 0.5) - 0.5) > 1e-6)
             continue;
         set_activation(z, c, "HardSwish");
