@@ -206,6 +206,8 @@ CASES = {
     "selu": lambda: conv_bn("Selu"),
     "softplus": lambda: conv_bn("Softplus"),
     "hardswish": lambda: conv_bn("HardSwish", opset=14),
+    "hardswish_c32": lambda: conv_bn("HardSwish", c=32, opset=14),
+    "relu_c32": lambda: conv_bn("Relu", c=32),
     "eps_large": lambda: conv_bn("Relu", eps=1e-3),
     "shared_conv_out": lambda: conv_bn("Relu", shared=True),
     "conv_out_is_output": lambda: conv_bn("Relu", conv_out_graph_output=True),
