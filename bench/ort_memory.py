@@ -11,7 +11,8 @@ The corpus, at each batch of --batches: the PyTorch exports of MODELS-DIR/torch 
 exported again by bench/gen_torch_models.py --batch, into OUT/torch_b<N>), the generated networks of
 MODELS-DIR/networks (at another batch rebatched into OUT/networks_b<N>: first dims times N), the sample
 decoders of models/ fixed at bench/fidelity.py's decode step (MODELS-DIR/static at batch 1, else
-OUT/static_b<N> with batch_size N), and the same torch networks exported with a dynamic batch
+OUT/static_b<N> with batch_size N), the PaddleOCR models of MODELS-DIR/paddle (at PaddleOCR's image
+sizes, PADDLE_DIMS), and the same torch networks exported with a dynamic batch
 (bench/gen_torch_models.py --dynamic-batch, into OUT/models; needs python3-torch) bound to it.
 --only keeps the rows whose name matches (and the other rows of OUT/ort_memory.json). Per model and
 batch:
@@ -64,15 +65,26 @@ def harness(a):
         sys.exit(2)
 
 
+# PaddleOCR's image sizes (its tools' defaults: the recognizer's rec_image_shape 3,48,320, the direction
+# classifier's cls_image_shape 3,48,192; the detector at 320 x 320), by symbolic dim of each export.
+PADDLE_DIMS = {
+    "ch_PP-OCRv4_det_infer": {"p2o.DynamicDimension.1": 320, "p2o.DynamicDimension.2": 320},
+    "ch_PP-OCRv4_rec_infer": {"p2o.DynamicDimension.1": 320},
+    "ch_ppocr_mobile_v2.0_cls_infer": {"p2o.DynamicDimension.1": 48, "p2o.DynamicDimension.2": 192},
+}
+
+
 def inputs_of(path, batch):
-    """[(name, elem type, dims)] of the graph inputs, the first symbolic dim bound to batch, others to 1."""
+    """[(name, elem type, dims)] of the graph inputs, the first symbolic dim bound to batch, the others
+    to PADDLE_DIMS' value for the model, else 1."""
     m = onnx.load(path, load_external_data=False)
     inits = {i.name for i in m.graph.initializer}
+    bind = PADDLE_DIMS.get(os.path.basename(path)[:-5], {})
     out = []
     for vi in m.graph.input:
         if vi.name in inits:
             continue
-        dims = [d.dim_value if not d.dim_param else (batch if k == 0 else 1)
+        dims = [d.dim_value if not d.dim_param else (batch if k == 0 else bind.get(d.dim_param, 1))
                 for k, d in enumerate(vi.type.tensor_type.shape.dim)]
         out.append((vi.name, vi.type.tensor_type.elem_type, dims))
     return out, [o.name for o in m.graph.output]
@@ -169,7 +181,8 @@ def torch_exports(a, batch):
 def corpus(a):
     """[(name, path, batch)] for each batch asked: the fidelity corpus's PyTorch exports, generated
     networks and static decoders (at batch 1 as they are; at another batch re-exported, rebatched
-    and fixed again), and the same PyTorch networks exported with a dynamic batch, bound to it."""
+    and fixed again), its PaddleOCR models (their dynamic batch bound), and the same PyTorch networks
+    exported with a dynamic batch, bound to it."""
     from gen_torch_models import NAMES
     wanted = {g: any(re.search(a.only, f"{g}/{n}") for n in NAMES) for g in ("torch", "dynamic")}
     rows = []
@@ -184,6 +197,8 @@ def corpus(a):
         rows += [(f"networks/{os.path.basename(p)[:-5]}", p, batch) for p in nets]
         dec = sorted(glob.glob(os.path.join(a.models_dir, "static", "*.onnx"))) if batch == 1 else decoders_at(a, batch)
         rows += [(f"static/{os.path.basename(p)[:-5]}", p, batch) for p in dec]
+        rows += [(f"paddle/{os.path.basename(p)[:-5]}", p, batch)
+                 for p in sorted(glob.glob(os.path.join(a.models_dir, "paddle", "*.onnx")))]
     dyn = os.path.join(a.out, "models")
     r = subprocess.run(["true"]) if not wanted["dynamic"] else subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_torch_models.py"), "--dynamic-batch", dyn],
                        capture_output=True, text=True)

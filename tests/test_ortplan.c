@@ -309,6 +309,27 @@ static void test_fused_gemm_prepacked(void)
     CU_ASSERT_EQUAL(r.weight_arena, 1024 * 112 * 4 + 16); /* N = 100 rounded to 112; the shape, small */
 }
 
+/* FusedMatMul (com.microsoft: a MatMul and its scale or transposes, ORT's level-2 fusion) runs
+ * MatMul's kernel, which packs B under its transB: PP-OCRv4's recognizer at level all holds its
+ * 120 x 6625 head so (3.95 MiB after session creation, as at level disabled). B of 1024 x 100, or
+ * 100 x 1024 under transB, packs as K 1024 by N 100 rounded to 112. */
+static void test_fused_matmul_prepacked(void)
+{
+    for (int trans = 0; trans < 2; trans++) {
+        tb *b = graph();
+        tb_init(b, "fc", F32, 2, trans ? (const int64_t[]){100, 1024} : (const int64_t[]){1024, 100});
+        tb_init_i64(b, "shape", 2, (const int64_t[]){256, 1024});
+        tb_node(b, "Reshape", NULL, "x,shape", "x2");
+        tb_node_t *n = tb_node(b, "FusedMatMul", NULL, "x2,fc", "y");
+        tb_domain(b, n, "com.microsoft");
+        tb_attr_f(b, n, "alpha", 0.5f);
+        tb_attr_i(b, n, "transB", trans);
+        fp_ort_memory_result r = ort(b, 2, (const int64_t[]){256, 100}, true);
+        CU_ASSERT_EQUAL(r.weight_outside, 0);
+        CU_ASSERT_EQUAL(r.weight_arena, 1024 * 112 * 4 + 16);
+    }
+}
+
 /* With --target the graph the target's passes leave is planned: at ort-cpu-all a 1x1 Conv of 16 to
  * 24 channels runs blocked, its output padded to the device's block (32 channels on cpu-avx512's
  * 16, 24 on cpu-avx2's 8): 2048 bytes more. A bad target or device: one line naming it, exit 2. */
@@ -395,5 +416,6 @@ FP_TEST_SUITE(register_ortplan)
     CU_add_test(s, "memory --planner", test_cli_planner);
     CU_add_test(s, "an output of unknown size", test_unknown_output);
     CU_add_test(s, "FusedGemm pre-packs as Gemm", test_fused_gemm_prepacked);
+    CU_add_test(s, "FusedMatMul pre-packs as MatMul", test_fused_matmul_prepacked);
     CU_add_test(s, "memory --target: the target's graph, NCHWc padded", test_cli_target);
 }

@@ -34,20 +34,27 @@ static bool is_gemm(const fp_node *n)
            (strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "FusedGemm") == 0);
 }
 
-/* Whether input `port` of n is a float GEMM's B that MLAS pre-packs: MatMul's input 1 or a Gemm's
- * (is_gemm), float and 2-D (GemmPackBFp32 packs only a 2-D matrix). */
+/* Whether n is the FusedMatMul (com.microsoft) of a MatMul and its transposes or scale that ORT's
+ * level-2 fusion makes; its CPU kernel is MatMul's, which packs B under its transB. */
+static bool is_fused_matmul(const fp_node *n)
+{
+    return strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op_type, "FusedMatMul") == 0;
+}
+
+/* Whether input `port` of n is a float GEMM's B that MLAS pre-packs: input 1 of a MatMul, a
+ * FusedMatMul or a Gemm (is_gemm), float and 2-D (GemmPackBFp32 packs only a 2-D matrix). */
 static bool packs_as_gemm_b(const fp_node *n, uint32_t port, const fp_value *w)
 {
     if (port != 1 || w->dtype != FP_DT_FLOAT || w->shape.rank != 2 || !fp_shape_static(&w->shape))
         return false;
-    return (!n->domain[0] && strcmp(n->op_type, "MatMul") == 0) || is_gemm(n);
+    return (!n->domain[0] && strcmp(n->op_type, "MatMul") == 0) || is_fused_matmul(n) || is_gemm(n);
 }
 
 /* Bytes of MLAS's packed copy of w, the B input of n (packs_as_gemm_b): K rows of N floats, N
- * rounded up to 16 (MlasGemmPackBSize); B is N x K under Gemm's transB. */
+ * rounded up to 16 (MlasGemmPackBSize); B is N x K under a Gemm's or FusedMatMul's transB. */
 static uint64_t gemm_b_packed(const fp_node *n, const fp_value *w)
 {
-    bool tb = is_gemm(n) && fp_node_attr_int(n, "transB", 0) != 0;
+    bool tb = (is_gemm(n) || is_fused_matmul(n)) && fp_node_attr_int(n, "transB", 0) != 0;
     uint64_t k = (uint64_t)w->shape.dims[tb ? 1 : 0].value, cols = (uint64_t)w->shape.dims[tb ? 0 : 1].value;
     return k * round_to(cols, 16) * 4;
 }
