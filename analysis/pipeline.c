@@ -236,7 +236,9 @@ static bool run_fusion(fp_model *m, const fp_pipeline_opts *o, fp_pipeline_resul
 {
     /* Casts the runtime removes at every level: the unoptimized graph is a copy without them */
     res->unoptimized_changed += fp_pass_float16(m, o->target, FP_FLOAT16_LOAD, diag);
-    bool ran = fp_pass_expand(m, o->target, diag); /* the runtime loads the model so: before every stage */
+    /* the runtime loads the model so: before every stage, its unoptimized graph too */
+    bool ran = fp_pass_expand(m, o->target, diag);
+    res->unoptimized_changed += ran;
     /* GE's formats are no optimization: its graph has them at every stage */
     ran |= fp_pass_ge_format(m, o->target, o->memory.float_as, &res->layout.ge, diag);
     if (ran) {

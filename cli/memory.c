@@ -61,10 +61,32 @@ static bool write_report(const fp_model *m, const fp_memory_result *r, const fp_
     return fp_cli_emit_text(o->output, emit, &a);
 }
 
+/* ONNX Runtime's allocation (*om) of the graph it runs with its optimizations off: the model with
+ * the rewrites it makes when it loads one at every level (function bodies inlined, float16 ops
+ * without a CPU kernel between Casts), stage "original" of the ort-cpu targets. False after
+ * printing the error. */
+static bool ort_unoptimized(const char *path, const fp_analysis_opts *base, fp_ort_memory_result *om)
+{
+    fp_analysis_opts ao = *base;
+    ao.stop = FP_PIPELINE_FULL;
+    ao.target = "ort-cpu-basic";
+    ao.original = true;
+    g_autoptr(fp_analysis) a = fp_cli_analyze(path, &ao);
+    if (!a)
+        return false;
+    g_autoptr(GError) err = NULL;
+    fp_ort_memory_opts oo = {.prepack = true};
+    if (!fp_pass_ort_memory(a->original->main, &oo, om, a->diag, &err)) {
+        fp_cli_error("%s: %s", path, err->message);
+        return false;
+    }
+    return true;
+}
+
 /* Analyzes the model as exported, or with a target the graph its passes leave (fusion, layout:
  * ONNX Runtime's at the target's level on the device), plans it (a decoder's KV cache apart from the
- * arena), with `ort` models ONNX Runtime's allocation of it too, and reports; the options are
- * checked. */
+ * arena), with `ort` models ONNX Runtime's allocation of it too (without a target, of the graph it
+ * runs at ORT_DISABLE_ALL: ort_unoptimized), and reports; the options are checked. */
 static int run(const char *path, bool ort, const char *device, const char *target, const fp_cli_model_opts *o,
                fp_cli_resolved *r)
 {
@@ -82,9 +104,13 @@ static int run(const char *path, bool ort, const char *device, const char *targe
         return FP_EXIT_BAD;
     fp_memory_extra x = extra_of(a);
     fp_ort_memory_result om;
-    if (ort) {
+    if (ort && !target) {
+        if (!ort_unoptimized(path, &ao, &om))
+            return FP_EXIT_BAD;
+        x.ort = &om;
+    } else if (ort) {
         g_autoptr(GError) err = NULL;
-        fp_ort_memory_opts oo = {.prepack = true, .folded = a->target && a->target->fold_declared};
+        fp_ort_memory_opts oo = {.prepack = true, .folded = a->target->fold_declared};
         if (!fp_pass_ort_memory(a->model->main, &oo, &om, a->diag, &err)) {
             fp_cli_error("%s: %s", path, err->message);
             return FP_EXIT_BAD;
@@ -107,7 +133,8 @@ int fp_cmd_memory(int argc, char **argv)
          "T"},
         {"planner", 0, 0, G_OPTION_ARG_STRING, &planner,
          "Beside the optimal plan: 'ort' adds what ONNX Runtime 1.30's CPU arena holds (its planner's reuse, "
-         "memory pattern and arena rounding, the initializers it keeps); default 'optimal' alone",
+         "memory pattern and arena rounding, the initializers it keeps), without --target running the model "
+         "at ORT_DISABLE_ALL; default 'optimal' alone",
          "optimal|ort"},
         {NULL},
     };

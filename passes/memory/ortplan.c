@@ -76,11 +76,34 @@ static uint64_t nbits_packed(const fp_node *n, const fp_value *w)
     return w->tensor->nbytes + (uint64_t)nn * blocks * 4 + round_to((uint64_t)nn, 16) * blocks * 4 + 2 * 63;
 }
 
-/* Bytes of the arena that initializer w takes at session creation with pre-packing: a GEMM's B
- * its packed copy (one, the largest, when several kernels read it), a ConvTranspose's float filter
- * its transposed copy, a MatMulNBits weight its packed copy (scales included), nothing for the inputs MatMulNBits packs with it (scales, zero points)
- * or for what is held outside the arena; else its bytes when it is small. */
-static uint64_t prepacked_weight(const fp_value *w, bool *outside)
+/* Bytes of the packed copies com.microsoft Attention n makes of its weight w (input 1, float,
+ * in x (q + k + v)): for each of Q, K and V (qkv_hidden_sizes, else a third of the columns each)
+ * one GEMM B of K `in` by N the head size (rounded to 16, MlasGemmPackBSize) per head
+ * (Attention<float>::PrePack); 0 for a shape it does not pack. */
+static uint64_t attention_packed(const fp_node *n, const fp_value *w)
+{
+    if (strcmp(n->op_type, "Attention") != 0 || strcmp(n->domain, "com.microsoft") != 0 || w->dtype != FP_DT_FLOAT ||
+        w->shape.rank != 2 || !fp_shape_static(&w->shape))
+        return 0;
+    int64_t in = w->shape.dims[0].value, cols = w->shape.dims[1].value, heads = fp_node_attr_int(n, "num_heads", 0);
+    int64_t qkv[3] = {cols / 3, cols / 3, cols / 3};
+    for (int k = 0; k < 3; k++)
+        qkv[k] = fp_node_attr_ints_at(n, "qkv_hidden_sizes", (uint32_t)k, qkv[k]);
+    uint64_t bytes = 0;
+    for (int k = 0; k < 3; k++) {
+        if (heads <= 0 || qkv[k] <= 0 || qkv[k] % heads != 0 || qkv[0] + qkv[1] + qkv[2] != cols)
+            return 0;
+        add_sat(&bytes, (uint64_t)heads * round_to((uint64_t)(qkv[k] / heads), 16) * (uint64_t)in * 4);
+    }
+    return bytes;
+}
+
+/* Bytes of the arena that weight w, of `bytes`, takes at session creation with pre-packing: a GEMM's
+ * B its packed copy (one, the largest, when several kernels read it), an Attention's weight its
+ * packed copies, a ConvTranspose's float filter its transposed copy, a MatMulNBits weight its
+ * packed copy (scales included), nothing for the inputs MatMulNBits packs with it (scales, zero
+ * points) or for what is held outside the arena; else its bytes when it is small. */
+static uint64_t prepacked_weight(const fp_value *w, uint64_t bytes, bool *outside)
 {
     uint64_t packed = 0;
     bool folded_in = false;
@@ -89,36 +112,69 @@ static uint64_t prepacked_weight(const fp_value *w, bool *outside)
         uint32_t port = w->uses[k].port;
         if (packs_as_gemm_b(n, port, w))
             packed = MAX(packed, gemm_b_packed(n, w));
+        else if (port == 1 && attention_packed(n, w))
+            packed = MAX(packed, attention_packed(n, w));
         else if (port == 1 && strcmp(n->op_type, "ConvTranspose") == 0 && !n->domain[0] && w->dtype == FP_DT_FLOAT)
-            packed = MAX(packed, w->tensor->nbytes); /* its filter transposed (ConvTranspose::PrePack) */
+            packed = MAX(packed, bytes); /* its filter transposed (ConvTranspose::PrePack) */
         else if (port == 1 && nbits_packed(n, w))
             packed = MAX(packed, nbits_packed(n, w));
         else if (port >= 2 && strcmp(n->op_type, "MatMulNBits") == 0 && nbits_packed(n, n->inputs[1]))
             folded_in = true;
     }
-    *outside = !packed && (folded_in || w->tensor->nbytes >= ORT_SMALL_INITIALIZER);
-    return packed ? packed : *outside ? 0 : w->tensor->nbytes;
+    *outside = !packed && (folded_in || bytes >= ORT_SMALL_INITIALIZER);
+    return packed ? packed : *outside ? 0 : bytes;
 }
 
-/* The initializers of g ORT keeps in its arena (used ones: it drops the others when it loads the
- * model). With pre-packing (opts->prepack, ORT's default): the small ones at their bytes and the
- * packed copies of GEMM and MatMulNBits weights (prepacked_weight), the rest held outside the arena
- * (weight_outside); without: all of them, each aligned as the pattern aligns them and the block
- * rounded by the arena. */
+/* Whether n is a Cast of a float16 weight to float32 that passes/float16.c folded: ORT's initializer
+ * folding makes its output a float32 initializer. */
+static bool folded_cast(const fp_node *n)
+{
+    return n && n->op == FP_OP_CAST && (n->flags & FP_NODE_FOLDED) && n->n_inputs == 1 && n->inputs[0] &&
+           fp_value_is_weight(n->inputs[0]) && n->inputs[0]->dtype == FP_DT_FLOAT16 && n->outputs[0] &&
+           n->outputs[0]->dtype == FP_DT_FLOAT;
+}
+
+/* Whether ORT holds v at session creation, and its bytes into *bytes: an initializer or a Constant
+ * (not when only folded Casts read it: ORT drops it once folded), or the float32 initializer a
+ * folded Cast of a float16 weight becomes; false for any other value or one nothing reads. */
+static bool held(const fp_value *v, uint64_t *bytes)
+{
+    if (v->n_uses == 0)
+        return false;
+    if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) {
+        *bytes = v->tensor ? v->tensor->nbytes : 0;
+        for (uint32_t k = 0; v->tensor && k < v->n_uses; k++)
+            if (!folded_cast(v->uses[k].node))
+                return true;
+        return false;
+    }
+    uint64_t n;
+    if (!folded_cast(v->producer) || !fp_shape_numel(&v->shape, &n))
+        return false;
+    *bytes = n * 4;
+    return true;
+}
+
+/* The weights of g ORT keeps in its arena (held: used ones, and the float32 copies its
+ * constant folding makes of float16 weights). With pre-packing (opts->prepack, ORT's default): the
+ * small ones at their bytes and the packed copies of GEMM, Attention and MatMulNBits weights
+ * (prepacked_weight), the rest held outside the arena (weight_outside); without: all of them, each
+ * aligned as the pattern aligns them and the block rounded by the arena. */
 static void weights(const fp_graph *g, const fp_ort_memory_opts *opts, fp_ort_memory_result *out)
 {
     uint64_t block = 0;
     for (guint i = 0; i < g->values->len; i++) {
         const fp_value *v = g_ptr_array_index(g->values, i);
-        if ((v->kind != FP_VALUE_INITIALIZER && v->kind != FP_VALUE_CONSTANT) || !v->tensor || v->n_uses == 0)
+        uint64_t bytes;
+        if (!held(v, &bytes))
             continue;
         bool outside = false;
         if (opts->prepack) {
-            add_sat(&out->weight_arena, prepacked_weight(v, &outside));
+            add_sat(&out->weight_arena, prepacked_weight(v, bytes, &outside));
             if (outside)
-                add_sat(&out->weight_outside, v->tensor->nbytes);
+                add_sat(&out->weight_outside, bytes);
         } else
-            add_sat(&block, round_to(v->tensor->nbytes, FP_ORT_PATTERN_ALIGN));
+            add_sat(&block, round_to(bytes, FP_ORT_PATTERN_ALIGN));
     }
     if (block)
         out->weight_arena = round_to(block, FP_ORT_ARENA_ROUND);
