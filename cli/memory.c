@@ -61,22 +61,27 @@ static bool write_report(const fp_model *m, const fp_memory_result *r, const fp_
     return fp_cli_emit_text(o->output, emit, &a);
 }
 
-/* ONNX Runtime's allocation (*om) of the graph it runs with its optimizations off: the model with
- * the rewrites it makes when it loads one at every level (function bodies inlined, float16 ops
- * without a CPU kernel between Casts), stage "original" of the ort-cpu targets. False after
- * printing the error. */
-static bool ort_unoptimized(const char *path, const fp_analysis_opts *base, fp_ort_memory_result *om)
+/* ONNX Runtime's allocation (*om), its findings into a's list: with a target, of the graph a's
+ * passes left; without one (`unoptimized`, a's options), of the graph it runs with its
+ * optimizations off: the model with the rewrites it makes when it loads one at every level
+ * (function bodies inlined, float16 ops without a CPU kernel between Casts), the original stage
+ * an ort-cpu target keeps. False after printing the error. */
+static bool ort_memory(const char *path, const fp_analysis *a, const fp_analysis_opts *unoptimized,
+                       fp_ort_memory_result *om)
 {
-    fp_analysis_opts ao = *base;
-    ao.stop = FP_PIPELINE_FULL;
-    ao.target = "ort-cpu-basic";
-    ao.original = true;
-    g_autoptr(fp_analysis) a = fp_cli_analyze(path, &ao);
-    if (!a)
-        return false;
+    g_autoptr(fp_analysis) u = NULL;
+    if (unoptimized) {
+        fp_analysis_opts ao = *unoptimized;
+        ao.stop = FP_PIPELINE_FULL;
+        ao.target = "ort-cpu-basic";
+        ao.original = true;
+        ao.plan = NULL; /* its own plan is not reported */
+        if (!(u = fp_cli_analyze(path, &ao)))
+            return false;
+    }
     g_autoptr(GError) err = NULL;
-    fp_ort_memory_opts oo = {.prepack = true};
-    if (!fp_pass_ort_memory(a->original->main, &oo, om, a->diag, &err)) {
+    fp_ort_memory_opts oo = {.prepack = true, .folded = !u && a->target->fold_declared};
+    if (!fp_pass_ort_memory(u ? u->original->main : a->model->main, &oo, om, a->diag, &err)) {
         fp_cli_error("%s: %s", path, err->message);
         return false;
     }
@@ -86,7 +91,7 @@ static bool ort_unoptimized(const char *path, const fp_analysis_opts *base, fp_o
 /* Analyzes the model as exported, or with a target the graph its passes leave (fusion, layout:
  * ONNX Runtime's at the target's level on the device), plans it (a decoder's KV cache apart from the
  * arena), with `ort` models ONNX Runtime's allocation of it too (without a target, of the graph it
- * runs at ORT_DISABLE_ALL: ort_unoptimized), and reports; the options are checked. */
+ * runs at ORT_DISABLE_ALL: ort_memory), and reports; the options are checked. */
 static int run(const char *path, bool ort, const char *device, const char *target, const fp_cli_model_opts *o,
                fp_cli_resolved *r)
 {
@@ -104,17 +109,9 @@ static int run(const char *path, bool ort, const char *device, const char *targe
         return FP_EXIT_BAD;
     fp_memory_extra x = extra_of(a);
     fp_ort_memory_result om;
-    if (ort && !target) {
-        if (!ort_unoptimized(path, &ao, &om))
+    if (ort) {
+        if (!ort_memory(path, a, target ? NULL : &ao, &om))
             return FP_EXIT_BAD;
-        x.ort = &om;
-    } else if (ort) {
-        g_autoptr(GError) err = NULL;
-        fp_ort_memory_opts oo = {.prepack = true, .folded = a->target->fold_declared};
-        if (!fp_pass_ort_memory(a->model->main, &oo, &om, a->diag, &err)) {
-            fp_cli_error("%s: %s", path, err->message);
-            return FP_EXIT_BAD;
-        }
         x.ort = &om;
     }
     return write_report(a->model, a->res.memory, &x, a->diag, o, r) ? FP_EXIT_OK : FP_EXIT_BAD;

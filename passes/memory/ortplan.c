@@ -142,8 +142,10 @@ static bool held(const fp_value *v, uint64_t *bytes)
     if (v->n_uses == 0)
         return false;
     if (v->kind == FP_VALUE_INITIALIZER || v->kind == FP_VALUE_CONSTANT) {
-        *bytes = v->tensor ? v->tensor->nbytes : 0;
-        for (uint32_t k = 0; v->tensor && k < v->n_uses; k++)
+        if (!v->tensor)
+            return false;
+        *bytes = v->tensor->nbytes;
+        for (uint32_t k = 0; k < v->n_uses; k++)
             if (!folded_cast(v->uses[k].node))
                 return true;
         return false;
