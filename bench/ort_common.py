@@ -1,5 +1,6 @@
-"""Shared by the ONNX Runtime latency benchmarks (bench/latency_vs_ort.py, bench/ort_calibrate.py):
-running bench/ort_time.mjs on a quiet core.
+"""Shared by the ONNX Runtime benchmarks (bench/latency_vs_ort.py, bench/ort_calibrate.py,
+bench/runtime_calibration.py, bench/ort_memory.py): running bench/ort_time.mjs on a quiet core, and
+the sizes PaddleOCR's exports are run at.
 
 A shared machine has other processes on its cores. The timing process runs at nice -20 when
 allowed (a nice-0 neighbour on the same core then gets about 1% of it) and pinned (taskset) to the
@@ -17,6 +18,26 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# PaddleOCR's exports at the sizes they read (its tools' defaults: the recognizer a text line 48 x
+# 320, the direction classifier a 48 x 192 crop; the detector a 320 x 320 image), as bound_dims
+# specs: paddle2onnx names the recognizer's width and the detector's height alike.
+PADDLE_DIMS = ["p2o.DynamicDimension.1=320",
+               "ch_PP-OCRv4_det_infer:p2o.DynamicDimension.1=320", "ch_PP-OCRv4_det_infer:p2o.DynamicDimension.2=320",
+               "ch_ppocr_mobile_v2.0_cls_infer:p2o.DynamicDimension.1=48",
+               "ch_ppocr_mobile_v2.0_cls_infer:p2o.DynamicDimension.2=192"]
+
+
+def bound_dims(specs, key):
+    """{dim name: value} of the specs that bind network `key`'s dims: NAME=VALUE binds it in every
+    network, NETWORK:NAME=VALUE only in that one (and wins)."""
+    out, own = {}, {}
+    for x in specs:
+        name, value = x.split("=", 1)
+        net, _, name = name.rpartition(":")
+        if not net or net == key:
+            (own if net else out)[name] = int(value)
+    return {**out, **own}
 
 
 def _cpu_busy():

@@ -12,7 +12,7 @@ exported again by bench/gen_torch_models.py --batch, into OUT/torch_b<N>), the g
 MODELS-DIR/networks (at another batch rebatched into OUT/networks_b<N>: first dims times N), the sample
 decoders of models/ fixed at bench/fidelity.py's decode step (MODELS-DIR/static at batch 1, else
 OUT/static_b<N> with batch_size N), the PaddleOCR models of MODELS-DIR/paddle (at PaddleOCR's image
-sizes, PADDLE_DIMS), and the same torch networks exported with a dynamic batch
+sizes, ort_common.PADDLE_DIMS), and the same torch networks exported with a dynamic batch
 (bench/gen_torch_models.py --dynamic-batch, into OUT/models; needs python3-torch) bound to it.
 --only keeps the rows whose name matches (and the other rows of OUT/ort_memory.json). Per model and
 batch:
@@ -48,7 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from bench import write_section  # noqa: E402
-from ort_common import ort_run_tool  # noqa: E402
+from ort_common import PADDLE_DIMS, bound_dims, ort_run_tool  # noqa: E402
 
 BEGIN, END = "<!-- ort-memory:begin -->", "<!-- ort-memory:end -->"
 TITLE = "## Memory against ONNX Runtime's arena"
@@ -65,21 +65,12 @@ def harness(a):
         sys.exit(2)
 
 
-# PaddleOCR's image sizes (its tools' defaults: the recognizer's rec_image_shape 3,48,320, the direction
-# classifier's cls_image_shape 3,48,192; the detector at 320 x 320), by symbolic dim of each export.
-PADDLE_DIMS = {
-    "ch_PP-OCRv4_det_infer": {"p2o.DynamicDimension.1": 320, "p2o.DynamicDimension.2": 320},
-    "ch_PP-OCRv4_rec_infer": {"p2o.DynamicDimension.1": 320},
-    "ch_ppocr_mobile_v2.0_cls_infer": {"p2o.DynamicDimension.1": 48, "p2o.DynamicDimension.2": 192},
-}
-
-
 def inputs_of(path, batch):
     """[(name, elem type, dims)] of the graph inputs, the first symbolic dim bound to batch, the others
-    to PADDLE_DIMS' value for the model, else 1."""
+    to ort_common.PADDLE_DIMS' value for the model, else 1."""
     m = onnx.load(path, load_external_data=False)
     inits = {i.name for i in m.graph.initializer}
-    bind = PADDLE_DIMS.get(os.path.basename(path)[:-5], {})
+    bind = bound_dims(PADDLE_DIMS, os.path.basename(path)[:-5])
     out = []
     for vi in m.graph.input:
         if vi.name in inits:

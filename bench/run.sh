@@ -184,17 +184,13 @@ speedup() {
 
 # ---- `calibrate --runtime onnxruntime` (one thread, then all cores) judged on networks that took
 # no part in it: the torchvision exports, the fidelity networks, PaddleOCR's, the static decoders,
-# the generated ResNet-50 and four sample networks; PaddleOCR's at the sizes they read: the
-# recognizer a text line 48 x 320, the detector a 320 x 320 image, the direction classifier a
-# 48 x 192 crop
+# the generated ResNet-50 and four sample networks; PaddleOCR's at the sizes they read
+# (bench/ort_common.py, PADDLE_DIMS)
 runtime_cal() {
     F=bench/out/fidelity
     for threads in 1 all; do
         /usr/bin/python3 bench/runtime_calibration.py --fuseplan "$BUILD_DIR/fuseplan" --ort bench \
-            --threads $threads --genai --dims p2o.DynamicDimension.1=320 \
-            --dims ch_PP-OCRv4_det_infer:p2o.DynamicDimension.1=320 --dims ch_PP-OCRv4_det_infer:p2o.DynamicDimension.2=320 \
-            --dims ch_ppocr_mobile_v2.0_cls_infer:p2o.DynamicDimension.1=48 \
-            --dims ch_ppocr_mobile_v2.0_cls_infer:p2o.DynamicDimension.2=192 \
+            --threads $threads --genai \
             $F/torch/*.onnx $F/networks/*.onnx $F/paddle/*.onnx $F/static/*.onnx "$OUT/resnet50.onnx" \
             models/resnet_tiny.onnx models/transformer_block.onnx models/inception_bfs.onnx models/branchy.onnx \
             >/dev/null ||

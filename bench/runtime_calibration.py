@@ -62,7 +62,7 @@ import onnx
 import fidelity
 import latency_vs_ort as lvo
 from bench import write_section
-from ort_common import pinned
+from ort_common import PADDLE_DIMS, bound_dims, pinned
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOL = 0.10
@@ -251,18 +251,6 @@ def estimate(a, entry, profile, target):
     return st[0]["est_latency_s"], st[-1]["est_latency_s"]
 
 
-def bound_dims(specs, key):
-    """{dim name: value} of the --dims that bind network `key`'s dims: NAME=VALUE binds it in every
-    network, NETWORK:NAME=VALUE only in that one (and wins)."""
-    out, own = {}, {}
-    for x in specs:
-        name, value = x.split("=", 1)
-        net, _, name = name.rpartition(":")
-        if not net or net == key:
-            (own if net else out)[name] = int(value)
-    return {**out, **own}
-
-
 # onnxruntime-genai's model builder names the decode step's dims so
 GENAI_STEP = {**fidelity.DECODE_STEP, "seq_len": 1, "past_seq_len": 127, "total_seq_len": 128}
 
@@ -396,7 +384,8 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="keep the profiles and timings --out holds")
     ap.add_argument("--dims", action="append", default=[], metavar="NAME=VALUE",
                     help="bind the symbolic dim NAME to VALUE in every network that has it; "
-                         "NETWORK:NAME=VALUE in that network only (its file name without .onnx)")
+                         "NETWORK:NAME=VALUE in that network only (its file name without .onnx); "
+                         "after PaddleOCR's sizes (ort_common.PADDLE_DIMS), which it overrides")
     ap.add_argument("-o", "--output", default=None,
                     help="the table as Markdown (default bench/results/runtime_calibration.md, with _all at all cores)")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs/benchmarks.md"), help="the document it goes into")
@@ -416,7 +405,7 @@ def main():
     models = a.models + (genai_decoders(a) if a.genai else [])
     entries = [{"key": os.path.basename(m)[:-5], "model": os.path.abspath(m)} for m in models]
     for e in entries:
-        e["dims"] = bound_dims(a.dims, e["key"])
+        e["dims"] = bound_dims(PADDLE_DIMS + a.dims, e["key"])
     probe = next((e for e in entries if e["key"] == PACE_PROBE), entries[0])
     keep_previous(a)
     seconds, cal_out, pace = calibrate(a, exe, lib, probe)
