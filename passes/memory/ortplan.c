@@ -421,7 +421,7 @@ bool fp_ort_same_size(const uint8_t *unknown, const fp_value *a, const fp_value 
 }
 
 /* One request to the arena in the first run: an allocation (bytes > 0) or the free (bytes 0) of
- * `key`: a slot k, an output (n_bufs + i) or a kernel's working buffer (2 n_bufs + step). */
+ * `key`: a slot k, an output (n_bufs + i) or a kernel's working buffer (n_bufs + outs_cap + step). */
 typedef struct {
     uint32_t key, step;
     uint64_t bytes;
@@ -440,7 +440,7 @@ typedef struct {
     uint32_t *first_buf; /* per slot: the buffer it was allocated for */
     uint32_t n_slots;
     fp_membuf *outs; /* the graph outputs: allocated apart, held to the end */
-    uint32_t n_outs;
+    uint32_t n_outs, outs_cap;
     fp_membuf *scratch; /* kernels' working buffers, live at their step alone */
     uint32_t n_scratch;
     GArray *events;   /* arena_event: the first run's allocations (and working buffers' frees), in order */
@@ -573,10 +573,29 @@ static void ort_order(const fp_liveness *lv, uint32_t *order)
 
 /* Replays the planner over `order`: slots and their lifetimes (in steps of the order), and the
  * outputs held apart, into p. */
+/* The graph outputs of p's graph that hold a constant (an initializer, a Constant's or a folded
+ * value) and no buffer of the plan: ONNX Runtime copies each into an arena buffer of its own as the
+ * run starts, held to its end (measured on ORT 1.31.1: a 1 MiB initializer listed as an output
+ * takes 1 MiB of the arena at both levels, beside the activations then live; a graph input listed
+ * as an output takes none). Recorded as step 0's first requests. */
+static void constant_outputs(planner *p, uint32_t last)
+{
+    const fp_graph *g = p->lv->graph;
+    for (guint i = 0; i < g->outputs->len; i++) {
+        const fp_value *v = g_ptr_array_index(g->outputs, i);
+        uint64_t bytes = fp_value_bytes(v);
+        if (!fp_value_is_constant(v) || p->lv->value_buf[v->id] >= 0 || !bytes)
+            continue;
+        g_array_append_val(p->events, ((arena_event){p->mg->n_bufs + p->n_outs, 0, bytes}));
+        p->outs[p->n_outs++] = (fp_membuf){.size = bytes, .first = 0, .last = last};
+    }
+}
+
 static void replay(planner *p, const uint32_t *order, fp_ort_memory_result *out)
 {
     const fp_memgraph *mg = p->mg;
     uint32_t last = mg->n_nodes ? mg->n_nodes - 1 : 0;
+    constant_outputs(p, last);
     for (uint32_t b = 0; b < mg->n_bufs; b++)
         p->remaining[b] = mg->reader_start[b + 1] - mg->reader_start[b];
     for (uint32_t s = 0; s < mg->n_nodes; s++) {
@@ -593,7 +612,7 @@ static void replay(planner *p, const uint32_t *order, fp_ort_memory_result *out)
         uint64_t ws = conv_scratch(p->lv->nodes[v]) + function_scratch(p, v);
         if (ws) {
             p->scratch[p->n_scratch++] = (fp_membuf){.size = ws, .first = s, .last = s};
-            uint32_t key = 2 * mg->n_bufs + s;
+            uint32_t key = mg->n_bufs + p->outs_cap + s;
             g_array_append_val(p->events, ((arena_event){key, s, ws}));
             g_array_append_val(p->events, ((arena_event){key, s, 0}));
         }
@@ -721,6 +740,9 @@ static void slots_by_last(const planner *p, uint32_t **by_last, uint32_t **start
             (*by_last)[fill[p->slots[k].last]++] = k;
 }
 
+/* The number of arena_event keys of p (and one more). */
+static size_t key_count(const planner *p) { return (size_t)p->mg->n_bufs + p->outs_cap + p->mg->n_nodes + 1; }
+
 /* One run through arena a: at each step its allocations and working buffers in order, then, in the
  * first run, the frees of the slots released there for good (a slot reused by a later value stays
  * allocated in between: the plan hands the buffer over without freeing it); a later run allocates
@@ -729,12 +751,12 @@ static void slots_by_last(const planner *p, uint32_t **by_last, uint32_t **start
 static uint64_t run_arena(bfc *a, const planner *p, uint64_t block, int32_t *held)
 {
     g_autofree uint32_t *by_last = NULL, *start = NULL;
-    g_autofree bool *live = g_new0(bool, 2 * (size_t)p->mg->n_bufs + p->mg->n_nodes + 1);
+    g_autofree bool *live = g_new0(bool, key_count(p));
     slots_by_last(p, &by_last, &start);
     a->peak = a->in_use;
     int32_t block_chunk = block ? bfc_alloc(a, block) : -1;
     guint i = 0;
-    for (uint32_t s = 0; s < p->mg->n_nodes; s++) {
+    for (uint32_t s = 0; s < MAX(p->mg->n_nodes, 1); s++) { /* step 0 even without nodes */
         for (; i < p->events->len && g_array_index(p->events, arena_event, i).step == s; i++) {
             const arena_event *e = &g_array_index(p->events, arena_event, i);
             if (block && e->key < p->mg->n_bufs)
@@ -750,7 +772,7 @@ static uint64_t run_arena(bfc *a, const planner *p, uint64_t block, int32_t *hel
             live[by_last[j]] = false;
         }
     }
-    for (uint32_t k = 0; k < 2 * p->mg->n_bufs + p->mg->n_nodes; k++)
+    for (uint32_t k = 0; k < key_count(p); k++)
         if (live[k])
             bfc_free(a, held[k]);
     if (block_chunk >= 0)
@@ -773,7 +795,7 @@ static bool arena_figures(const planner *p, fp_ort_memory_result *out, GError **
         return false;
     out->pattern = pr.arena ? round_to(pr.arena, FP_ORT_ARENA_ROUND) : 0;
     bfc a = {.chunks = g_array_new(FALSE, FALSE, sizeof(bfc_chunk)), .region_bytes = BFC_INITIAL_REGION};
-    g_autofree int32_t *held = g_new(int32_t, 2 * (size_t)p->mg->n_bufs + p->mg->n_nodes + 1);
+    g_autofree int32_t *held = g_new(int32_t, key_count(p));
     out->first_run = run_arena(&a, p, 0, held);
     out->second_run = out->pattern ? run_arena(&a, p, out->pattern, held) : out->first_run;
     g_array_free(a.chunks, TRUE);
@@ -798,7 +820,8 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
                  .holder = g_new(uint32_t, nb),
                  .free_list = g_new(uint32_t, nb),
                  .first_buf = g_new(uint32_t, nb),
-                 .outs = g_new(fp_membuf, nb),
+                 .outs = g_new(fp_membuf, nb + g->outputs->len),
+                 .outs_cap = (uint32_t)nb + g->outputs->len,
                  .scratch = g_new(fp_membuf, mg->n_nodes + 1),
                  .events = g_array_new(FALSE, FALSE, sizeof(arena_event)),
                  .freed = g_new0(bool, nb),
