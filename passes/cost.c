@@ -1129,15 +1129,16 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
 }
 
 /* Sets c's bytes that a run whose footprint outgrows the levels before the last (cold->kept > 0)
- * reads from the last: of a GEMM with prepacked weights (class matmul), that fraction of its
- * weights not cold (fp_op_cost.spill); of its graph-input reads, and of the weights not cold of a
+ * reads from the last: of a GEMM with prepacked weights (class matmul) and of a dense convolution
+ * (a class whose parent is conv), that fraction of its weights not cold (fp_op_cost.spill); of its
+ * graph-input reads, and of the weights not cold of a
  * product that streams them (gemv: a one-row one; gemv_rt and matmul_rt: B not packed once, read or
  * packed where it lies on every call), that fraction (fp_op_cost.kept), from the level holding the
  * run's footprint. */
 static void past_l2(fp_op_cost *c, const cold_bytes *cold, fp_dtype what_if)
 {
     uint64_t weights = scaled(c->node, what_if, c->node->metrics.bytes_weight) - c->cold;
-    if (c->cls == FP_CLASS_MATMUL)
+    if (c->cls == FP_CLASS_MATMUL || fp_op_class_parent(c->cls) == FP_CLASS_CONV)
         c->spill = (uint64_t)(cold->kept * (double)weights);
     bool streamed = c->cls == FP_CLASS_GEMV || c->cls == FP_CLASS_GEMV_RT || c->cls == FP_CLASS_MATMUL_RT;
     uint64_t reads = graph_input_reads(c->node, what_if) + (streamed ? weights : 0);

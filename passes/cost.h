@@ -16,8 +16,9 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     uint64_t parts;    /* sub-kernels it runs as (fp_cost_parts): groups, a batch's GEMMs, else 1 */
     uint64_t operands; /* GEMM operand elements (fp_cost_gemm_operands), 0 when not a GEMM */
     uint64_t cold;     /* of bytes: weight bytes read from memory (fp_cost_cold_fraction of its weights) */
-    uint64_t spill;    /* of bytes: a GEMM's packed weight bytes (class matmul) read from the last cache
-                          level: of those not cold, the fraction of the run's footprint past the L2
+    uint64_t spill;    /* of bytes: a GEMM's packed weight bytes (class matmul) or a dense convolution's
+                          read from the last cache level: of those not cold, the fraction of the
+                          run's footprint past the L2
                           (fp_cost_kept_bytes and the plan's buffers against the levels before the last) */
     uint64_t rows;     /* rows its im2col copies when an NCHW convolution (passes/cost.c) */
     uint64_t post;     /* output bytes a fused activation passes over again (passes/cost.c) */
@@ -76,7 +77,8 @@ double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype wha
  * Runtime when four of them outgrew the L2 than when all four were one; one-row MatMuls by 1 MB
  * weights of their own, 5 MB in all, 39.5 us each on an Intel Xeon with a 2 MB L2, the L3's rate,
  * by 256 KB ones, 1.3 MB in all, 2.3 us; docs/devices.md, "Graph inputs past the L2"), and of a
- * GEMM's prepacked weights (class matmul) the same fraction is its spill (fp_op_cost.spill). */
+ * GEMM's prepacked weights (class matmul) and of a dense convolution's (a class whose parent is
+ * conv) the same fraction is its spill (fp_op_cost.spill). */
 uint64_t fp_cost_kept_bytes(const fp_graph *g, fp_dtype what_if);
 /* Sub-kernels op n runs as (fp_kernel.parts): a grouped convolution's group count; for a float
  * product whose B is not packed once (matmul_rt, gemv_rt), the GEMMs of its batch (MLAS is called

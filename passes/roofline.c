@@ -80,6 +80,16 @@ static double reread_time(const fp_device *d, const fp_kernel *k)
     return (double)k->reread * ((1 - f) / near + f / fp_device_bandwidth_for(d, cap + 1, NULL));
 }
 
+/* The rate at which kernel k reads its spill bytes on d (roofline.h, "Weights past the L2"): a
+ * GEMM's packed panels at [device] weight_l3_bandwidth, a convolution's weights at the bandwidth
+ * of the level that holds the run's footprint. */
+static double spill_rate(const fp_device *d, const fp_kernel *k)
+{
+    if (k->cls == FP_CLASS_MATMUL)
+        return d->weight_l3_bandwidth;
+    return fp_device_bandwidth_for(d, MAX(k->resident, k->bytes), NULL);
+}
+
 fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
 {
     g_assert((unsigned)k->cls < FP_CLASS_COUNT);
@@ -96,7 +106,7 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     /* none where a profile's outer level is the faster */
     r.kept_s = fmax(0, (double)kept * (1 / kept_bw - 1 / bw) / d->bw_efficiency);
     r.cold_s = cold ? (double)cold / d->weight_bandwidth : 0;
-    r.spill_s = spill ? (double)spill / d->weight_l3_bandwidth : 0;
+    r.spill_s = spill ? (double)spill / spill_rate(d, k) : 0;
     r.far_s = far ? (double)far / (d->bandwidth * d->bw_efficiency) : 0;
     r.post_s = k->post ? 2.0 * (double)k->post / (fp_device_bandwidth_for(d, k->post, NULL) * d->bw_efficiency) : 0;
     r.launch_s = fp_device_launch(d, k->cls) + (parts > 1 ? (double)parts * d->launch_group : 0) +

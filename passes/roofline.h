@@ -33,9 +33,12 @@
  * in the cache, 270 us without; docs/benchmarks.md).
  *
  * Weights past the L2: on a profile with [device] weight_l3_bandwidth, the kernel's `spill` bytes
- * (a GEMM's prepacked weights that a run whose footprint outgrows the levels before the last finds
- * in the last, passes/cost.h) leave the roofline's traffic too and add spill / weight_l3_bandwidth,
- * not overlapped: MLAS streams each panel of its packed B from where it lies as it starts on it
+ * (a GEMM's prepacked weights or a dense convolution's that a run whose footprint outgrows the
+ * levels before the last finds in the last, passes/cost.h) leave the roofline's traffic too and
+ * add spill / weight_l3_bandwidth for a GEMM, spill / the bandwidth of the level holding the
+ * footprint for a convolution (ResNet-50's 3x3 convolutions in ONNX Runtime: 2.4 and 9.4 MB of
+ * weights 15-26 GB/s slower than 147 KB at equal FLOPs; docs/devices.md), not overlapped: MLAS
+ * streams each panel of its packed B from where it lies as it starts on it
  * (ONNX Runtime on an Intel Xeon with a 2 MB L2: MatMuls of 32 and 64 rows by 0.6 and 1 MB weights,
  * each op its own, 6-14% slower than reading one shared weight, 83-118 GB/s of weights;
  * docs/devices.md, "Weights past the L2").
@@ -87,7 +90,7 @@ typedef struct {
     uint64_t operands; /* elements of the GEMM operands it lowers to, summed over its sub-GEMMs
                           (M K + K N + M N each); 0 = not a GEMM or unknown */
     uint64_t cold;     /* of bytes: weight bytes no cache holds between runs (passes/cost.h) */
-    uint64_t spill;    /* of bytes: packed weight bytes read from the last level (passes/cost.h) */
+    uint64_t spill;    /* of bytes: weight bytes read from the last level (passes/cost.h) */
     uint64_t rows;     /* rows a grouped convolution's im2col copies (passes/cost.c), else 0 */
     uint64_t post;     /* bytes of its output a fused activation reads and writes again in a pass of
                           its own (passes/cost.c), else 0 */
@@ -108,7 +111,8 @@ typedef struct {
     double memory_s;   /* bytes / (bandwidth(bytes) * bw_efficiency) */
     double launch_s;   /* the class's launch overhead (+ the per-group one per part) */
     double cold_s;     /* cold / weight_bandwidth, where the profile has one (else 0: cold in memory_s) */
-    double spill_s;    /* spill / weight_l3_bandwidth, where the profile has one (else 0: in memory_s) */
+    double spill_s;    /* spill at its rate (above), where the profile has weight_l3_bandwidth (else 0:
+                          in memory_s) */
     double far_s;      /* far / (bandwidth * bw_efficiency): activations past the last cache level */
     double post_s;     /* 2 x post / (bandwidth(post) * bw_efficiency): the activation's pass */
     double kept_s;     /* kept x (1 / bandwidth(resident) - 1 / bandwidth(bytes)) / bw_efficiency */

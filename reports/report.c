@@ -89,7 +89,7 @@ char *fp_report_advice(const fp_op_cost *oc, const fp_device *d)
                                "smaller batch or context, or narrower weights (--weight-dtype), shrink them",
                                oc->rl.kept_s * 1e6, moving_s(&oc->rl) * 1e6);
     if (oc->rl.spill_s > oc->rl.time_s / 10)
-        return g_strdup_printf("%s-bound, %.3g of its %.3g us reading its packed weights back from the last cache "
+        return g_strdup_printf("%s-bound, %.3g of its %.3g us reading its weights back from the last cache "
                                "level (the run's weights, inputs and arena outgrow the levels before it): a larger "
                                "batch reads them once for more rows, int8 weights (--weight-dtype) cut those bytes",
                                fp_bound_name(oc->rl.bound), oc->rl.spill_s * 1e6, oc->rl.time_s * 1e6);
