@@ -1034,13 +1034,44 @@ static void test_quick_gelu_and_elim(void)
     expect(l, "identity_elim", "id", NULL);
     expect(l, "identity_elim", "id_out", "not_graph_output");
     expect(l, "dropout_elim", "drop", NULL);
+    expect(l, "identity_output_elim", "id_out", NULL); /* the Mul writes y */
     expect(l, "quick_gelu", "sig", NULL);
-    fp_node *q = fp_graph_find(m->main, "q")->producer;
+    CU_ASSERT_PTR_NULL(fp_graph_find(m->main, "q")->producer);
+    fp_node *q = fp_graph_find(m->main, "y")->producer;
     CU_ASSERT_STRING_EQUAL(q->op_type, "QuickGelu");
     CU_ASSERT_PTR_EQUAL(q->inputs[0], fp_graph_find(m->main, "x")); /* Identity removed */
     list_free(l);
     fp_model_free(m);
     tb_free(b);
+}
+
+/* ONNX Runtime's EliminateIdentity removes an Identity that writes a graph output when its input
+ * comes from a node, is no graph output and has no other reader (the producer then writes the
+ * output; ORT 1.31.1's saved graph at level all: x -> Relu -> Identity -> y keeps the Relu alone);
+ * it keeps one of a graph input, of a value another node reads, of a value that is a graph output
+ * too. */
+static void test_identity_output_elim(void)
+{
+    static const char *const refusal[] = {NULL, "identity_output", "identity_output", "identity_output"};
+    for (int k = 0; k < 4; k++) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 2, (int64_t[]){4, 8});
+        tb_node(b, "Relu", "relu", "x", "r");
+        tb_node(b, "Identity", "id", k == 1 ? "x" : "r", "y");
+        tb_output(b, "y", F32, -1, NULL);
+        if (k == 2)
+            tb_node(b, "Sigmoid", "other", "r", "s");
+        if (k >= 2)
+            tb_output(b, k == 2 ? "s" : "r", F32, -1, NULL);
+        fp_model *m = NULL;
+        fp_fusion_list *l = fuse_tb(b, "ort-cpu-basic", &m);
+        expect(l, "identity_output_elim", "id", refusal[k]);
+        const fp_node *p = fp_graph_find(m->main, "y")->producer;
+        CU_ASSERT_STRING_EQUAL(p->op_type, k == 0 ? "Relu" : "Identity");
+        list_free(l);
+        fp_model_free(m);
+        tb_free(b);
+    }
 }
 
 /* x * Sigmoid(1.702 x) (CLIP's and PP-OCR's writing) is a QuickGelu too; not when the scaled x has
@@ -1710,8 +1741,10 @@ static void test_links_order(void)
     tb_node(b, "Relu", "relu", "c", "r");
     tb_node(b, "Conv", "conv", "x,w", "c");
     tb_output(b, "y", F32, -1, NULL);
+    tb_output(b, "r", F32, -1, NULL); /* the Identity of a graph output stays */
     l = fuse_tb(b, "ort-cpu", &m);
     expect(l, "identity_elim", "id", "not_graph_output");
+    expect(l, "identity_output_elim", "id", "identity_output");
     expect(l, "conv_activation", "conv", NULL);
     order = fp_graph_order(m->main, &n, NULL);
     CU_ASSERT_EQUAL_FATAL(n, 2);
@@ -2158,6 +2191,7 @@ FP_TEST_SUITE(register_fuse)
     CU_add_test(s, "tensorrt_rules", test_tensorrt_rules);
     CU_add_test(s, "torch_forms", test_torch_forms);
     CU_add_test(s, "quick_gelu_and_elim", test_quick_gelu_and_elim);
+    CU_add_test(s, "identity_output_elim", test_identity_output_elim);
     CU_add_test(s, "quick_gelu_alpha", test_quick_gelu_alpha);
     CU_add_test(s, "noop_elim", test_noop_elim);
     CU_add_test(s, "paddle_like_ort", test_paddle_like_ort);

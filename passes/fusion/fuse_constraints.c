@@ -290,6 +290,28 @@ static bool check_not_graph_output(const fp_constraint *c, const fp_match *mt, G
     return true;
 }
 
+/* The Identity (c->node) writes no graph output, or its input comes from another node (no graph
+ * input, weight or folded value), is no graph output itself and has this Identity as its one
+ * reader: ONNX Runtime's EliminateIdentity then lets the producer write the graph output. */
+static bool check_identity_output(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
+{
+    const fp_node *n = node_at(mt, MAX(c->node, 0));
+    const fp_value *y = n && n->n_outputs ? n->outputs[0] : NULL, *x = n && n->n_inputs ? n->inputs[0] : NULL;
+    if (!y || !y->is_output)
+        return true;
+    const fp_node *p = x ? x->producer : NULL;
+    if (p && p->op != FP_OP_CONSTANT && !(p->flags & FP_NODE_FOLDED) && !x->is_output && x->n_uses == 1)
+        return true;
+    reason(mt, out, c, sdup(mt, "graph output of a value that cannot take its place"),
+           sdup(mt, "an internal value, or a graph output whose input has one reader and comes from a node"),
+           fmt(mt,
+               "%s %s: output '%s' is a graph output and its input '%s' is a graph input, a weight, another "
+               "graph output or read by other nodes, so ONNX Runtime keeps the copy",
+               n->op_type, n->name, y->name, x ? x->name : ""),
+           sdup(mt, "nothing to change: the op costs one copy; drop it from the export to save it"));
+    return false;
+}
+
 static bool check_const_inputs(const fp_constraint *c, const fp_match *mt, GPtrArray *out)
 {
     fp_node *n = node_at(mt, c->node);

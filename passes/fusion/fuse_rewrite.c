@@ -480,18 +480,24 @@ static void rewrite_pad(fp_fuser *fz, const fp_match *mt)
 }
 
 /* The anchor disappears: its consumers read its data input instead (input 0; input 1 of an
- * arithmetic no-op written constant first, 1 * x). */
+ * arithmetic no-op written constant first, 1 * x); where its output is a graph output (an Identity,
+ * identity_output), the input's producer writes that output instead. */
 static void rewrite_eliminate(const fp_match *mt)
 {
     fp_node *n = mt->nodes[0];
     bool arith = n->op == FP_OP_ADD || n->op == FP_OP_MUL || n->op == FP_OP_SUB || n->op == FP_OP_DIV;
     fp_value *in = arith && n->n_inputs == 2 && fp_value_is_constant(n->inputs[0]) ? n->inputs[1] : n->inputs[0];
     fp_value *out = n->outputs[0];
-    if (out)
+    if (out && out->is_output && in->producer) {
+        fp_node_set_output(in->producer, in->producer_port, out);
+        in->producer = NULL;
+        in->n_uses = 0;
+    } else if (out) {
         fp_value_move_readers(out, in);
+    }
     n->flags |= FP_NODE_REMOVED;
     for (uint32_t k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k])
+        if (n->outputs[k] && n->outputs[k]->producer == n)
             n->outputs[k]->producer = NULL;
 }
 

@@ -94,6 +94,12 @@ const fp_rule fp_rules[] = {
      .pattern = {ANCHOR("identity", FP_OP_IDENTITY)}, .n_pattern = 1,
      .constraints = {C(not_graph_output, 0, -1)}, .n_constraints = 1,
      .rewrite = FP_RW_ELIMINATE, .act_node = -1},
+    {.id = "identity_output_elim", .title = "remove an Identity that writes a graph output",
+     .source = "onnxruntime identity_elimination.cc, EliminateIdentity::SatisfyCondition (level 1): its producer "
+               "writes the graph output",
+     .pattern = {ANCHOR("identity", FP_OP_IDENTITY)}, .n_pattern = 1,
+     .constraints = {C(identity_output, 0, -1)}, .n_constraints = 1,
+     .rewrite = FP_RW_ELIMINATE, .act_node = -1},
     {.id = "dropout_elim", .title = "remove Dropout at inference", .source = "onnxruntime EliminateDropout (level 1)",
      .pattern = {ANCHOR("dropout", FP_OP_DROPOUT)}, .n_pattern = 1,
      .constraints = {C(not_graph_output, 0, -1), C(mask_unused, 0, -1), C(one_input_edge, 0, -1)}, .n_constraints = 3,

@@ -359,6 +359,7 @@ typedef struct {
     act_rec *acts; /* the activations (before views), in value order */
     size_t n_acts;
     u32vec eff; /* make_nodes: lv->eff being filled (lv->eff_start is) */
+    bool outputs_apart; /* fp_liveness_opts.outputs_apart */
 } builder;
 
 static uint32_t uf_find(uint32_t *uf, uint32_t x)
@@ -479,7 +480,7 @@ static void walk_nodes(builder *B)
         }
         if (!free && fp_op_has(n->op, FP_OPF_VIEW) && n->n_inputs && n->n_outputs) {
             const fp_value *in = n->inputs[0], *out = n->outputs[0];
-            if (in && out && B->cls[out->id] == V_ACT) {
+            if (in && out && B->cls[out->id] == V_ACT && !(B->outputs_apart && out->is_output)) {
                 if (in->graph != g || B->cls[in->id] == V_WEIGHT || B->cls[in->id] == V_NONE) {
                     B->cls[out->id] = V_NONE; /* aliases memory this graph does not plan */
                 } else if (B->cls[in->id] == V_ACT) {
@@ -827,7 +828,7 @@ static uint8_t node_state(const fp_node *n) { return (n->flags & FP_NODE_REMOVED
 fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, const fp_liveness_opts *opts,
                                fp_diag *diag, GError **error)
 {
-    builder B = {.g = g};
+    builder B = {.g = g, .outputs_apart = opts && opts->outputs_apart};
     B.topo = fp_graph_order(g, &B.n_topo, error);
     if (!B.topo)
         return NULL;

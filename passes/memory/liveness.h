@@ -112,6 +112,8 @@ typedef struct {
                             the arena (a decoder's KV cache): they and their views get no buffer */
     fp_dtype float_as;   /* float32 activations sized as this dtype (ATC's force_fp16: FLOAT16);
                             FP_DT_UNDEFINED: as they are */
+    bool outputs_apart;  /* a view whose output is a graph output writes a buffer of its own instead of
+                            sharing its input's (ONNX Runtime allocates every graph output apart) */
 } fp_liveness_opts;
 fp_liveness *fp_liveness_build(const fp_graph *g, const uint64_t *workspace, const fp_liveness_opts *opts,
                                fp_diag *diag, GError **error);

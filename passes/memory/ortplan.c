@@ -806,7 +806,8 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
                         GError **error)
 {
     memset(out, 0, sizeof *out);
-    g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, NULL, diag, error);
+    fp_liveness_opts lo = {.outputs_apart = true};
+    g_autoptr(fp_liveness) lv = fp_liveness_build(g, NULL, &lo, diag, error);
     g_autofree uint8_t *unknown = g_new0(uint8_t, g->values->len + 1);
     if (!lv || !(opts->folded ? loaded_unknown_shapes(g, unknown, error) : ort_unknown_shapes(g, unknown, error)))
         return false;
