@@ -358,7 +358,7 @@ typedef struct {
     u32vec cand;   /* ids of the outputs in g of live nodes, in topological order */
     act_rec *acts; /* the activations (before views), in value order */
     size_t n_acts;
-    u32vec eff; /* make_nodes: lv->eff being filled (lv->eff_start is) */
+    u32vec eff;         /* make_nodes: lv->eff being filled (lv->eff_start is) */
     bool outputs_apart; /* fp_liveness_opts.outputs_apart */
 } builder;
 
