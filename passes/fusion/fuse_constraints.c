@@ -302,12 +302,14 @@ static bool check_identity_output(const fp_constraint *c, const fp_match *mt, GP
     const fp_node *p = x ? x->producer : NULL;
     if (p && p->op != FP_OP_CONSTANT && !(p->flags & FP_NODE_FOLDED) && !x->is_output && x->n_uses == 1)
         return true;
-    reason(mt, out, c, sdup(mt, "graph output of a value that cannot take its place"),
+    const char *why = !p               ? "comes from no node (a graph input or a weight)"
+                      : x->is_output   ? "is a graph output too"
+                      : x->n_uses != 1 ? "has other readers"
+                                       : "is a constant";
+    reason(mt, out, c, fmt(mt, "graph output; its input %s", why),
            sdup(mt, "an internal value, or a graph output whose input has one reader and comes from a node"),
-           fmt(mt,
-               "%s %s: output '%s' is a graph output and its input '%s' is a graph input, a weight, another "
-               "graph output or read by other nodes, so ONNX Runtime keeps the copy",
-               n->op_type, n->name, y->name, x ? x->name : ""),
+           fmt(mt, "%s %s: output '%s' is a graph output and its input '%s' %s, so ONNX Runtime keeps the copy",
+               n->op_type, n->name, y->name, x ? x->name : "", why),
            sdup(mt, "nothing to change: the op costs one copy; drop it from the export to save it"));
     return false;
 }
