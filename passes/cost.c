@@ -1131,10 +1131,9 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
 /* Sets c's bytes that a run whose footprint outgrows the levels before the last (cold->kept > 0)
  * reads from the last: of a GEMM with prepacked weights (class matmul) and of a dense convolution
  * (a class whose parent is conv), that fraction of its weights not cold (fp_op_cost.spill); of its
- * graph-input reads, and of the weights not cold of a
- * product that streams them (gemv: a one-row one; gemv_rt and matmul_rt: B not packed once, read or
- * packed where it lies on every call), that fraction (fp_op_cost.kept), from the level holding the
- * run's footprint. */
+ * graph-input reads, and of the weights not cold of a product that streams them (gemv: a one-row
+ * one; gemv_rt and matmul_rt: B not packed once, read or packed where it lies on every call), that
+ * fraction (fp_op_cost.kept), from the level holding the run's footprint. */
 static void past_l2(fp_op_cost *c, const cold_bytes *cold, fp_dtype what_if)
 {
     uint64_t weights = scaled(c->node, what_if, c->node->metrics.bytes_weight) - c->cold;

@@ -571,8 +571,6 @@ static void ort_order(const fp_liveness *lv, uint32_t *order)
     g_assert(emitted == n);
 }
 
-/* Replays the planner over `order`: slots and their lifetimes (in steps of the order), and the
- * outputs held apart, into p. */
 /* The graph outputs of p's graph that hold a constant (an initializer, a Constant's or a folded
  * value) and no buffer of the plan: ONNX Runtime copies each into an arena buffer of its own as the
  * run starts, held to its end (measured on ORT 1.31.1: a 1 MiB initializer listed as an output
@@ -591,6 +589,8 @@ static void constant_outputs(planner *p, uint32_t last)
     }
 }
 
+/* Replays the planner over `order`: slots and their lifetimes (in steps of the order), and the
+ * outputs held apart (constant ones first), into p. */
 static void replay(planner *p, const uint32_t *order, fp_ort_memory_result *out)
 {
     const fp_memgraph *mg = p->mg;
