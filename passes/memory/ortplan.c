@@ -813,6 +813,7 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
         return false;
     const fp_memgraph *mg = &lv->mg;
     size_t nb = (size_t)mg->n_bufs + 1;
+    uint32_t outs_cap = (uint32_t)nb + g->outputs->len; /* output buffers and constant outputs */
     planner p = {.lv = lv,
                  .mg = mg,
                  .slot_of = g_new(int32_t, nb),
@@ -821,8 +822,8 @@ bool fp_pass_ort_memory(const fp_graph *g, const fp_ort_memory_opts *opts, fp_or
                  .holder = g_new(uint32_t, nb),
                  .free_list = g_new(uint32_t, nb),
                  .first_buf = g_new(uint32_t, nb),
-                 .outs = g_new(fp_membuf, nb + g->outputs->len),
-                 .outs_cap = (uint32_t)nb + g->outputs->len,
+                 .outs = g_new(fp_membuf, outs_cap),
+                 .outs_cap = outs_cap,
                  .scratch = g_new(fp_membuf, mg->n_nodes + 1),
                  .events = g_array_new(FALSE, FALSE, sizeof(arena_event)),
                  .freed = g_new0(bool, nb),
