@@ -366,6 +366,65 @@ double fp_rt_set_output_s(const fp_rt_set *s)
     return one > 0 && more > 0 && outputs > 0 ? MAX(more - one, 0) / outputs : 0;
 }
 
+/* The squared error of the least-squares line t = a + b x through the n points, b in *b. */
+static double line_fit(const double *x, const double *t, int n, double *b)
+{
+    double mx = 0, mt = 0, sxx = 0, sxt = 0, sse = 0;
+    for (int i = 0; i < n; i++) {
+        mx += x[i] / n;
+        mt += t[i] / n;
+    }
+    for (int i = 0; i < n; i++) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxt += (x[i] - mx) * (t[i] - mt);
+    }
+    *b = sxx > 0 ? sxt / sxx : 0;
+    for (int i = 0; i < n; i++) {
+        double e = t[i] - (mt + *b * (x[i] - mx));
+        sse += e * e;
+    }
+    return sse;
+}
+
+double fp_rt_life_fit(const double *gaps_s, const double *t, int n)
+{
+    double hi = t[0];
+    for (int i = 1; i < n; i++)
+        hi = MAX(hi, t[i]);
+    if (n < 3 || hi - t[0] < MIN_SIGNAL * t[0])
+        return 0;
+    double best = G_MAXDOUBLE, life = 0;
+    g_autofree double *x = g_new(double, n);
+    for (double l = FP_RT_LIFE_MIN; l <= FP_RT_LIFE_MAX * 1.0001; l *= M_SQRT2) {
+        double b = 0;
+        for (int i = 0; i < n; i++)
+            x[i] = -expm1(-(gaps_s[i] + t[i]) / l);
+        double e = line_fit(x, t, n, &b);
+        if (b > 0 && e < best) {
+            best = e;
+            life = l;
+        }
+    }
+    return life < FP_RT_LIFE_MAX ? life : 0;
+}
+
+bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *life_s, GError **error)
+{
+    static const double gaps[] = FP_RT_LIFE_GAPS;
+    double t[G_N_ELEMENTS(gaps)];
+    const fp_rt_point *p = flagged_point(s, FP_MICRO_COLD, NULL);
+    *life_s = 0;
+    if (!p)
+        return true;
+    const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+    g_autoptr(GBytes) bytes = fp_micro_bytes(c, c->chain, error);
+    fp_ort_model m = {bytes, "x0", c->dims, c->rank, "y", c->scale};
+    if (!bytes || !fp_ort_time_apart(ort, &m, threads, gaps, G_N_ELEMENTS(gaps), FP_RT_LIFE_RUNS, t, error))
+        return false;
+    *life_s = fp_rt_life_fit(gaps, t, G_N_ELEMENTS(gaps));
+    return true;
+}
+
 static int cmp_desc(gconstpointer a, gconstpointer b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -127,6 +127,27 @@ double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op);
  * measured. */
 double fp_rt_set_output_s(const fp_rt_set *s);
 
+/* The mean life in seconds of a run's weights in the last cache level (fp_device.last_life) from
+ * the times t[i] of a chain's run after sleeping gaps_s[i] (n of them, the gaps growing, the last
+ * one long enough for the level to lose all): the L of the model t = A + B (1 - exp(-c / L)), c
+ * the gap and the run together (the time since the run before read the weights), that fits the
+ * times best in least squares (A and B by linear regression for each L of a geometric grid from
+ * FP_RT_LIFE_MIN to FP_RT_LIFE_MAX). 0 (kept for good) when the times rise by less than a tenth of
+ * the first (nothing lost in time, or nothing measurable), when B is not positive or the best L is
+ * the grid's last (lost too slowly to tell). */
+#define FP_RT_LIFE_MIN 2.5e-4
+#define FP_RT_LIFE_MAX 4.0
+double fp_rt_life_fit(const double *gaps_s, const double *t, int n);
+/* fp_rt_life_fit of the FP_MICRO_COLD case's long chain timed by fp_ort_time_apart on `threads`
+ * threads after each of FP_RT_LIFE_GAPS seconds' sleeps (FP_RT_LIFE_RUNS runs after each, about
+ * 1.5 s in all); *life_s 0 when the set has no such case. False with the runtime's error. */
+#define FP_RT_LIFE_GAPS                                  \
+    {                                                    \
+        0, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.1 \
+    }
+#define FP_RT_LIFE_RUNS 7
+bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *life_s, GError **error);
+
 /* The time a run of ONNX Runtime spends per graph input past the first (*input_s) and per graph
  * output past the first (*output_s) on `threads` threads at ORT_DISABLE_ALL: the differences of
  * fp_micro_io_text's models (the least of FP_RT_IO_ROUNDS timings each, budget_s a timing), per

@@ -27,7 +27,7 @@
 #define RUNTIME_BUDGET_S 0.08   /* timing of each micro-model chain */
 #define RUNTIME_IO_BUDGET_S 0.2 /* each timing of the run-overhead models (3 of each of 3) */
 #define RUNTIME_ROUNDS 3        /* times each chain is timed, spread over the calibration: its fastest counts */
-#define RUNTIME_CONFIRM_S 25    /* then at most this long timing again the chains whose fastest is unconfirmed */
+#define RUNTIME_CONFIRM_S 23    /* then at most this long timing again the chains whose fastest is unconfirmed */
 #define RUNTIME_OFF 0.25        /* points estimated further off than this are listed */
 #define RUNTIME_PEAK_ROOM 2.0   /* the peak at least this many times the runtime's fastest kernel rate */
 
@@ -369,7 +369,8 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     fp_device dev = *f->device;
     dev.denormal_mac_s = fp_rt_set_denormal_s(s, "MatMul");
     dev.denormal_exp_s = fp_rt_set_denormal_s(s, "Softmax");
-    if (!fp_rt_io_overheads(ort, threads, RUNTIME_IO_BUDGET_S, &dev.input_overhead, &dev.output_overhead, &err)) {
+    if (!fp_rt_io_overheads(ort, threads, RUNTIME_IO_BUDGET_S, &dev.input_overhead, &dev.output_overhead, &err) ||
+        !fp_rt_weight_life(s, ort, threads, &dev.last_life, &err)) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
         return false;
     }
@@ -397,6 +398,9 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
                fp_rt_set_cold_fits(s) ? "; the triad's: the last level holds the cold micro-model" : "");
     if (dev.weight_l3_bandwidth > 0)
         printf("  packed weights read past the L2 at %.1f GB/s\n", dev.weight_l3_bandwidth / 1e9);
+    if (dev.last_life > 0)
+        printf("  the last cache level keeps a run's weights %.1f ms (a mean life: other processes evict them)\n",
+               dev.last_life * 1e3);
     if (dev.denormal_mac_s > 0 || dev.denormal_exp_s > 0)
         printf("  denormal floats: %.2f ns more per multiply-add on one, %.1f ns more per Softmax result that is one\n",
                dev.denormal_mac_s * 1e9, dev.denormal_exp_s * 1e9);

@@ -247,6 +247,7 @@ static const char **group_keys(const char *group, bool *known)
         for (size_t i = 0; cache_keys[i]; i++)
             g_ptr_array_add(a, (gpointer)cache_keys[i]);
         g_ptr_array_add(a, (gpointer) "last_from");
+        g_ptr_array_add(a, (gpointer) "last_life");
     } else if (strcmp(group, "calibration") == 0) {
         for (size_t i = 0; calibration_keys[i]; i++)
             g_ptr_array_add(a, (gpointer)calibration_keys[i]);
@@ -529,7 +530,8 @@ static bool read_launch_group(reader *r, fp_device *d)
 }
 
 /* [cache]: each level lN is absent or has both lN_bytes (a whole number >= 1 KiB) and lN_bandwidth
- * (bytes/s); capacities grow outward; last_from, when given, in (0, MAX_LAST_FROM]. */
+ * (bytes/s); capacities grow outward; last_from, when given, in (0, MAX_LAST_FROM]; last_life, when
+ * given, positive (seconds). */
 static bool read_cache(reader *r, fp_device *d)
 {
     uint64_t inner = 0;
@@ -558,7 +560,7 @@ static bool read_cache(reader *r, fp_device *d)
         g_autofree char *v = raw_value(r, "cache", "last_from");
         return fail(r, "cache", "last_from", "%s is above %g: a share of the last level's capacity", v, MAX_LAST_FROM);
     }
-    return true;
+    return read_positive(r, "cache", "last_life", false, 0, "", &d->last_life);
 }
 
 static bool check_calibration(reader *r)
@@ -756,6 +758,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
     }
     if (d->last_from > 0)
         set_number(kf, "cache", "last_from", d->last_from);
+    if (d->last_life > 0)
+        set_number(kf, "cache", "last_life", d->last_life);
     if (!d->keyfile)
         return kf;
     static const char *const own[] = {"device", "peak", "efficiency", "saturation", "launch", "cache", NULL};

@@ -165,6 +165,10 @@ typedef struct {
                                               which a run's footprint starts to lose it (all lost one
                                               capacity further; passes/cost.h fp_cost_cold_fraction);
                                               0: not said, taken as 1 */
+    double last_life;                      /* [cache] last_life: seconds the last level keeps a run's weights
+                                              against other processes' traffic, a mean life (a weight read
+                                              again after t is lost with probability 1 - exp(-t / life);
+                                              passes/cost.h fp_cost_lost_in); 0: kept for good */
     GKeyFile *keyfile;                     /* the whole file: other groups ([rule.*]) are read by their passes */
 } fp_device;
 

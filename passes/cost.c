@@ -4,6 +4,7 @@
  * (passes/roofline.h), per fused kernel after the fusion pass; the total adds the time a runtime
  * spends per inference outside its kernels ([device] run_overhead). Formulas of FLOPs and bytes:
  * docs/metrics.md; the model and its parameters: docs/devices.md. */
+#include <math.h>
 #include <string.h>
 
 #include "passes/cost.h"
@@ -1104,6 +1105,30 @@ static uint64_t *run_traffic(fp_node *const *order, uint32_t n, fp_dtype what_if
     return t;
 }
 
+#define LIFE_ROUNDS 3 /* the run's time and the weights it loses each found this often from the other */
+
+double fp_cost_lost_in(const fp_device *d, double seconds)
+{
+    return d->last_life > 0 && seconds > 0 ? -expm1(-seconds / d->last_life) : 0;
+}
+
+/* Adds to cold->weights the weights the last level loses to other processes between two runs of
+ * g on d (fp_cost_lost_in: a run's time apart), those of them past the levels before the last
+ * (cold->kept); the run's time and the weights lost each found from the other, from the time
+ * without them. Nothing on a profile without [cache] last_life or [device]
+ * weight_bandwidth. */
+static void with_life(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags, cold_bytes *cold)
+{
+    if (d->last_life <= 0 || d->weight_bandwidth <= 0 || cold->kept <= 0)
+        return;
+    double by_bytes = cold->weights;
+    for (int i = 0; i < LIFE_ROUNDS; i++) {
+        uint32_t unknown = 0;
+        double lost = cold->kept * fp_cost_lost_in(d, graph_cost(g, d, what_if, flags, cold, NULL, &unknown));
+        cold->weights = 1 - (1 - by_bytes) * (1 - lost);
+    }
+}
+
 /* The time of m's main graph on d (its ops appended to out when given): a fraction of every
  * kernel's weight bytes read from memory (fp_cost_cold_fraction) and, on a profile with [cache],
  * the activation bytes fp_reuse_cold finds past its last level streamed from memory
@@ -1124,6 +1149,7 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
         uint64_t footprint = fp_cost_kept_bytes(g, what_if) + float_scaled(arena, what_if), below = private_levels(d);
         cold.kept = fp_roofline_evicted((double)footprint, (double)below);
         cold.resident = MIN(MAX(footprint, below + 1), capacity);
+        with_life(g, d, what_if, flags, &cold);
     }
     return graph_cost(g, d, what_if, flags, &cold, out, unknown);
 }

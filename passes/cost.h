@@ -66,6 +66,13 @@ fp_op_class fp_cost_class(const fp_node *n);
  * (fp_op_cost.cold) and the roofline (fp_kernel.cold) take that fraction of every kernel's weights
  * from memory. */
 double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if);
+/* The fraction of a cache level's contents the other processes of d's host evict in `seconds`: 1 -
+ * exp(-seconds / L), L the profile's [cache] last_life (0 without one: kept for good). A run's
+ * weights held by the last level, past those before it, are read again a run's time later, and
+ * that fraction of them comes from memory (at [device] weight_bandwidth). Measured on the VM of
+ * docs/devices.md ("Weights the last level loses in time"): a chain of 64 MB of one-row MatMul weights
+ * read at the L3's rate run after run, at memory's with a sleep of 16 ms or more between runs. */
+double fp_cost_lost_in(const fp_device *d, double seconds);
 /* The bytes a run of g reads that outlive it, under a dtype what-if: its kernels' weight bytes
  * (a weight read by two kernels counted twice) and its graph inputs' bytes, which a caller binds
  * again for every run. With the bytes of the buffers ONNX Runtime's plan hands out (fp_reuse_cold's

@@ -77,9 +77,13 @@ static void cache_text(const fp_device *d, FILE *out)
         fprintf(out, "%sL%d %s at %s", sep, i + 1, size, bw);
         sep = ", ";
     }
-    if (*sep == ',')
-        fprintf(out, "; a run's footprint loses the last from %g of its capacity%s\n", fp_device_last_from(d),
-                d->last_from > 0 ? "" : " (not measured)");
+    if (*sep != ',')
+        return;
+    fprintf(out, "; a run's footprint loses the last from %g of its capacity%s", fp_device_last_from(d),
+            d->last_from > 0 ? "" : " (not measured)");
+    if (d->last_life > 0)
+        fprintf(out, ", which keeps a run's weights %g ms (a mean life)", d->last_life * 1e3);
+    fputc('\n', out);
 }
 
 static void text_show(const fp_device *d, FILE *out)

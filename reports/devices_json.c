@@ -49,6 +49,10 @@ static void json_device(fp_jsonw *w, const fp_device *d)
         fp_jsonw_num(w, "cache_last_from", d->last_from);
     else
         fp_jsonw_null(w, "cache_last_from");
+    if (d->last_life > 0)
+        fp_jsonw_num(w, "cache_last_life_s", d->last_life);
+    else
+        fp_jsonw_null(w, "cache_last_life_s");
     fp_jsonw_begin_object(w, "efficiency");
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         fp_jsonw_num(w, fp_op_class_name(c), d->efficiency[c]);

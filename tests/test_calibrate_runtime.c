@@ -392,6 +392,45 @@ static void time_spill(fp_rt_set *s, fp_rt_point *p, const fp_device *hot, const
     p->long_s = p->short_s + fp_rt_point_estimate_s(p, truth);
 }
 
+/* Times t[i] of a chain after sleeping gaps[i] when the last level keeps its weights a mean life
+ * `life`: a + b (1 - exp(-(gap + t) / life)), t on both sides (found by iteration). */
+static void life_times(const double *gaps, int n, double a, double b, double life, double *t)
+{
+    for (int i = 0; i < n; i++) {
+        t[i] = a;
+        for (int k = 0; k < 50; k++)
+            t[i] = a + b * -expm1(-(gaps[i] + t[i]) / life);
+    }
+}
+
+/* fp_rt_life_fit on times of FP_RT_LIFE_GAPS made with a known life (the development VM's: a 64 MB
+ * chain 3 ms a run back to back, 6 ms with its weights all lost) gives it back within the grid's
+ * half step (2^(1/4)), from 5 ms to 80 ms, with 2% noise on every time too; times that rise by
+ * under a tenth (a life of 10 s; one of 1 ms, all lost back to back), or not at all, give 0. */
+static void test_life_fit(void)
+{
+    static const double gaps[] = FP_RT_LIFE_GAPS, noise[] = {1.02, 0.98, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01};
+    const int n = G_N_ELEMENTS(gaps);
+    G_STATIC_ASSERT(G_N_ELEMENTS(noise) == G_N_ELEMENTS(gaps));
+    double t[G_N_ELEMENTS(gaps)];
+    for (double life = 5e-3; life <= 0.1; life *= 2.5) {
+        life_times(gaps, n, 2.7e-3, 3e-3, life, t);
+        CU_ASSERT(fabs(log(fp_rt_life_fit(gaps, t, n) / life)) <= log(2) / 4 + 1e-9);
+        for (int i = 0; i < n; i++)
+            t[i] *= noise[i];
+        double fit = fp_rt_life_fit(gaps, t, n);
+        CU_ASSERT(fit > life / 1.5 && fit < life * 1.5);
+    }
+    life_times(gaps, n, 2.7e-3, 3e-3, 10, t);
+    CU_ASSERT(t[n - 1] > t[0]);
+    CU_ASSERT_EQUAL(fp_rt_life_fit(gaps, t, n), 0);
+    life_times(gaps, n, 2.7e-3, 3e-3, 1e-3, t);
+    CU_ASSERT_EQUAL(fp_rt_life_fit(gaps, t, n), 0);
+    for (int i = 0; i < n; i++)
+        t[i] = 3e-3;
+    CU_ASSERT_EQUAL(fp_rt_life_fit(gaps, t, n), 0);
+}
+
 /* The spill point's chain of 1 MB weights, each op its own, overflows a 2 MB L2: fuseplan reads
  * every weight of the long chain past it, none of the short one; its twin shares one weight (the
  * same MatMul). Timings in which the spill point reads them at 50 GB/s and the twin at no cost give
@@ -669,6 +708,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "weight_bandwidth", test_weight_bandwidth);
     CU_add_test(s, "denormal_s", test_denormal_s);
     CU_add_test(s, "spill_bandwidth", test_spill_bandwidth);
+    CU_add_test(s, "life_fit", test_life_fit);
     CU_add_test(s, "output_s", test_output_s);
     CU_add_test(s, "confirmed", test_confirmed);
     CU_add_test(s, "scattered", test_scattered);

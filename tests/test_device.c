@@ -202,6 +202,10 @@ static void test_invalid(void)
     expect_invalid(DEV PEAK "[cache]\nl3_bytes=33554432\nl3_bandwidth=1e11\nlast_from=5\n",
                    "[cache] last_from: 5 is above 4: a share of the last level's capacity");
     expect_invalid(DEV PEAK "[cache]\nlast_from=most\n", "[cache] last_from: 'most' is not a number");
+    expect_invalid(DEV PEAK "[cache]\nl3_bytes=33554432\nl3_bandwidth=1e11\nlast_life=0\n",
+                   "[cache] last_life: 0 must be > 0");
+    expect_invalid(DEV PEAK "[cache]\nlast_life=-0.01\n", "[cache] last_life: -0.01 must be > 0");
+    expect_invalid(DEV PEAK "[cache]\nlast_life=soon\n", "[cache] last_life: 'soon' is not a number");
     /* not an .ini at all */
     expect_invalid("fp32 = 1e12\n", "");
 }
@@ -673,12 +677,13 @@ static void test_last_from(void)
  * without [cache] shows none. The launch line adds [launch] output where the profile has it. */
 static void test_cli_device_cache(void)
 {
-    const char *with = MODEL_INI "last_from=0.7\n";
+    const char *with = MODEL_INI "last_from=0.7\nlast_life=0.016\n";
     g_autofree char *path = tu_write_temp(with, strlen(with), ".ini");
     tu_run_result r = tu_run((const char *[]){"devices", path, NULL});
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "cache        L1 64.0 KiB at 800 GB/s, L2 1.0 MiB at 400 GB/s; a run's "
-                                         "footprint loses the last from 0.7 of its capacity\n"));
+                                         "footprint loses the last from 0.7 of its capacity, which keeps a "
+                                         "run's weights 16 ms (a mean life)\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "launch       10 us per kernel, 0.15 us per output of one past its first\n"));
     tu_run_clear(&r);
     r = tu_run((const char *[]){"devices", "-f", "json", path, NULL});
@@ -687,6 +692,7 @@ static void test_cli_device_cache(void)
     CU_ASSERT_FATAL(json_parser_load_from_data(p, r.out, -1, NULL));
     JsonObject *o = json_node_get_object(json_parser_get_root(p));
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "cache_last_from"), 0.7, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "cache_last_life_s"), 0.016, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "launch_output"), 1.5e-7, 1e-20);
     JsonArray *levels = json_object_get_array_member(o, "cache");
     CU_ASSERT_EQUAL_FATAL(json_array_get_length(levels), 2);
@@ -697,6 +703,7 @@ static void test_cli_device_cache(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     g_autoptr(GKeyFile) kf = fp_device_to_keyfile(d);
     CU_ASSERT_DOUBLE_EQUAL(g_key_file_get_double(kf, "cache", "last_from", NULL), 0.7, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(g_key_file_get_double(kf, "cache", "last_life", NULL), 0.016, 1e-12);
 
     g_autofree char *bare = tu_write_temp(MODEL_INI, strlen(MODEL_INI), ".ini");
     r = tu_run((const char *[]){"devices", bare, NULL});
@@ -706,6 +713,7 @@ static void test_cli_device_cache(void)
     g_autoptr(JsonParser) p2 = json_parser_new();
     CU_ASSERT_FATAL(json_parser_load_from_data(p2, r.out, -1, NULL));
     CU_ASSERT(json_object_get_null_member(json_node_get_object(json_parser_get_root(p2)), "cache_last_from"));
+    CU_ASSERT(json_object_get_null_member(json_node_get_object(json_parser_get_root(p2)), "cache_last_life_s"));
     tu_run_clear(&r);
     g_unlink(bare);
     r = tu_run((const char *[]){"devices", ROUND_INI, NULL});

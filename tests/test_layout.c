@@ -536,6 +536,16 @@ static void test_spill_weights(void)
     CU_ASSERT_EQUAL(one->ops[0].spill, 0);
 }
 
+/* x -> a 3x3 Conv of 64 channels on 8 x 8 (147 KB of weights) -> y. */
+static fp_model *conv_64x8x8(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 64, 8, 8});
+    tb_init(b, "w", F32, 4, (int64_t[]){64, 64, 3, 3});
+    tb_attr_ints(b, tb_node(b, "Conv", "conv", "x,w", "y"), "pads", 4, (int64_t[]){1, 1, 1, 1});
+    return load_with_outputs(b, (const char *[]){"y", NULL});
+}
+
 /* A convolution's weights past the L2: a 3x3 Conv of 64 channels on 8 x 8 (147 KB of weights, a
  * footprint past twice an L2 of 64 KB) reads them all back from the level that holds the footprint
  * (the L3 of the round profile, 1e11 B/s), on top of its time (its graph input read back from there
@@ -543,11 +553,7 @@ static void test_spill_weights(void)
  * without it, nothing. */
 static void test_conv_weights_past_l2(void)
 {
-    tb *b = tb_new(13);
-    tb_input(b, "x", F32, 4, (int64_t[]){1, 64, 8, 8});
-    tb_init(b, "w", F32, 4, (int64_t[]){64, 64, 3, 3});
-    tb_attr_ints(b, tb_node(b, "Conv", "conv", "x,w", "y"), "pads", 4, (int64_t[]){1, 1, 1, 1});
-    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y", NULL});
+    g_autoptr(fp_model) m = conv_64x8x8();
     g_autoptr(fp_device) dev = round_with_l2(64 * 1024);
     g_autoptr(fp_cost_result) unpriced = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
     CU_ASSERT_EQUAL_FATAL(unpriced->n_ops, 1);
@@ -561,6 +567,38 @@ static void test_conv_weights_past_l2(void)
     CU_ASSERT_EQUAL(r->bound, FP_BOUND_COMPUTE);
     CU_ASSERT_DOUBLE_EQUAL(r->time_s, r->compute_s + r->spill_s + r->kept_s + r->launch_s, 1e-15);
     CU_ASSERT(r->time_s - unpriced->ops[0].rl.time_s >= r->spill_s);
+}
+
+/* Weights the last level loses in time: the Conv of test_conv_weights_past_l2 (its footprint past
+ * the L2) on a profile whose L3 keeps a run's weights for a mean life of the run's time reads about
+ * 1 - 1/e of its weights from memory, a little more (the run grows with them): the fraction
+ * fp_cost_lost_in gives for the run's time, at [device] weight_bandwidth, the rest past the L2 as
+ * before; without last_life, or without weight_bandwidth, none. */
+static void test_weights_lost_in_time(void)
+{
+    g_autoptr(fp_model) m = conv_64x8x8();
+    g_autoptr(fp_device) dev = round_with_l2(64 * 1024);
+    dev->weight_l3_bandwidth = 5e11;
+    dev->weight_bandwidth = 1e10;
+    g_autoptr(fp_cost_result) kept = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL_FATAL(kept->n_ops, 1);
+    CU_ASSERT_EQUAL(kept->ops[0].cold, 0);
+    const uint64_t weights = 64 * 64 * 9 * 4;
+    dev->last_life = kept->ops[0].rl.time_s;
+    g_autoptr(fp_cost_result) lost = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    const fp_op_cost *c = &lost->ops[0];
+    double f = (double)c->cold / (double)weights;
+    CU_ASSERT(f > 1 - exp(-1) && f < 0.8);
+    CU_ASSERT_DOUBLE_EQUAL(f, fp_cost_lost_in(dev, c->rl.time_s), 0.01);
+    CU_ASSERT_EQUAL(c->spill, weights - c->cold);
+    CU_ASSERT_DOUBLE_EQUAL(c->rl.cold_s, (double)c->cold / 1e10, 1e-12);
+    CU_ASSERT(c->rl.time_s > kept->ops[0].rl.time_s + c->rl.cold_s / 2);
+    dev->weight_bandwidth = 0;
+    g_autoptr(fp_cost_result) unpriced = fp_pass_cost(m, dev, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL(unpriced->ops[0].cold, 0);
+    CU_ASSERT_DOUBLE_EQUAL(fp_cost_lost_in(dev, 0.01), 1 - exp(-0.01 / dev->last_life), 1e-12);
+    dev->last_life = 0;
+    CU_ASSERT_EQUAL(fp_cost_lost_in(dev, 1), 0);
 }
 
 /* One-row products' weights past the L2: two MatMuls of one row (class gemv) by 256 KB weights of
@@ -1667,6 +1705,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "kept_bytes", test_kept_bytes);
     CU_add_test(s, "spill_weights", test_spill_weights);
     CU_add_test(s, "conv_weights_past_l2", test_conv_weights_past_l2);
+    CU_add_test(s, "weights_lost_in_time", test_weights_lost_in_time);
     CU_add_test(s, "transpose_reread", test_transpose_reread);
     CU_add_test(s, "gemm_bias_pass", test_gemm_bias_pass);
     CU_add_test(s, "gemv_weights_past_l2", test_gemv_weights_past_l2);
