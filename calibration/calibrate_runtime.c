@@ -419,8 +419,12 @@ bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *lif
     const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
     g_autoptr(GBytes) bytes = fp_micro_bytes(c, c->chain, error);
     fp_ort_model m = {bytes, "x0", c->dims, c->rank, "y", c->scale};
-    if (!bytes || !fp_ort_time_apart(ort, &m, threads, gaps, G_N_ELEMENTS(gaps), FP_RT_LIFE_RUNS, t, error))
+    if (!bytes)
         return false;
+    if (!fp_ort_time_apart(ort, &m, threads, gaps, G_N_ELEMENTS(gaps), FP_RT_LIFE_RUNS, t, error)) {
+        g_prefix_error(error, "micro-model %s (%d ops) after sleeps: ", c->name, c->chain);
+        return false;
+    }
     *life_s = fp_rt_life_fit(gaps, t, G_N_ELEMENTS(gaps));
     return true;
 }
