@@ -412,6 +412,7 @@ bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *lif
 {
     static const double gaps[] = FP_RT_LIFE_GAPS;
     double t[G_N_ELEMENTS(gaps)];
+    g_autoptr(GArray) runs = g_array_new(FALSE, FALSE, sizeof(double));
     const fp_rt_point *p = flagged_point(s, FP_MICRO_COLD, NULL);
     *life_s = 0;
     if (!p)
@@ -421,10 +422,12 @@ bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *lif
     fp_ort_model m = {bytes, "x0", c->dims, c->rank, "y", c->scale};
     if (!bytes)
         return false;
-    if (!fp_ort_time_apart(ort, &m, threads, gaps, G_N_ELEMENTS(gaps), FP_RT_LIFE_RUNS, t, error)) {
+    if (!fp_ort_time_apart(ort, &m, threads, gaps, G_N_ELEMENTS(gaps), FP_RT_LIFE_RUNS, runs, error)) {
         g_prefix_error(error, "micro-model %s (%d ops) after sleeps: ", c->name, c->chain);
         return false;
     }
+    for (guint g = 0; g < G_N_ELEMENTS(gaps); g++) /* each gap's median run */
+        t[g] = fp_fit_median(&g_array_index(runs, double, g *FP_RT_LIFE_RUNS), FP_RT_LIFE_RUNS);
     *life_s = fp_rt_life_fit(gaps, t, G_N_ELEMENTS(gaps));
     return true;
 }

@@ -139,8 +139,9 @@ double fp_rt_set_output_s(const fp_rt_set *s);
 #define FP_RT_LIFE_MAX 4.0
 double fp_rt_life_fit(const double *gaps_s, const double *t, int n);
 /* fp_rt_life_fit of the FP_MICRO_COLD case's long chain timed by fp_ort_time_apart on `threads`
- * threads after each of FP_RT_LIFE_GAPS seconds' sleeps (FP_RT_LIFE_RUNS runs after each, about
- * 1.5 s in all); *life_s 0 when the set has no such case. False with the runtime's error. */
+ * threads after each of FP_RT_LIFE_GAPS seconds' sleeps (the median of FP_RT_LIFE_RUNS runs after
+ * each, about 1.5 s in all); *life_s 0 when the set has no such case. False with the runtime's
+ * error. */
 #define FP_RT_LIFE_GAPS                                  \
     {                                                    \
         0, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.1 \

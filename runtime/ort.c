@@ -502,33 +502,22 @@ bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threa
     return fp_ort_time_bound(o, m->model, &in, 1, &m->output, 1, level, threads, budget_s, seconds, error);
 }
 
-static int cmp_double(gconstpointer a, gconstpointer b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 bool fp_ort_time_apart(fp_ort *o, const fp_ort_model *m, int threads, const double *gaps_s, int n_gaps, int runs,
-                       double *seconds, GError **error)
+                       GArray *times, GError **error)
 {
     g_autofree float *data = NULL;
     fp_ort_tensor in = model_input(m, &data);
     fp_ort_session_opts so = {.level = FP_ORT_DISABLED, .threads = threads};
     g_autoptr(fp_ort_session) s = fp_ort_session_new(o, NULL, m->model, &so, error);
-    g_autoptr(GArray) times = g_array_new(FALSE, FALSE, sizeof(double));
     clockid_t clock = threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
     if (!s || !fp_ort_session_bind(s, &in, 1, &m->output, 1, error) ||
         !fp_ort_session_times(s, clock, WARMUP_RUNS, 0, 0, 0, times, error))
         return false;
-    for (int g = 0; g < n_gaps; g++) {
-        g_array_set_size(times, 0);
+    for (int g = 0; g < n_gaps; g++)
         for (int r = 0; r < runs; r++) {
             g_usleep((gulong)(gaps_s[g] * 1e6));
             if (!fp_ort_session_times(s, clock, 0, 1, 1, 0, times, error))
                 return false;
         }
-        g_array_sort(times, cmp_double);
-        seconds[g] = runs > 0 ? g_array_index(times, double, runs / 2) : 0;
-    }
     return true;
 }

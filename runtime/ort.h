@@ -134,11 +134,12 @@ double fp_ort_window_best(const double *t, size_t n, double window_s);
 bool fp_ort_time(fp_ort *o, const fp_ort_model *m, fp_ort_level level, int threads, double budget_s, double *seconds,
                  GError **error);
 /* m's runs at ORT_DISABLE_ALL on `threads` intra-op threads, apart: for each of the n_gaps gaps,
- * `runs` runs (after a few warm-up runs), each after sleeping gaps_s[i] seconds, their median run in
- * seconds[i] (timed as fp_ort_time times). What a cache level keeps of the model's weights while
- * its process sleeps and others run is what `calibrate --runtime` reads from it. */
+ * `runs` runs (after a few warm-up runs), each after sleeping gaps_s[i] seconds, their times in
+ * seconds appended to `times` (doubles: gap 0's runs first; timed as fp_ort_time times). What a
+ * cache level keeps of the model's weights while its process sleeps and others run is what
+ * `calibrate --runtime` reads from them. */
 bool fp_ort_time_apart(fp_ort *o, const fp_ort_model *m, int threads, const double *gaps_s, int n_gaps, int runs,
-                       double *seconds, GError **error);
+                       GArray *times, GError **error);
 /* fp_ort_time's timing of the serialized ModelProto `model` with the inputs given (their data
  * outliving the call) and the outputs named fetched. */
 bool fp_ort_time_bound(fp_ort *o, GBytes *model, const fp_ort_tensor *inputs, int n_inputs, const char *const *outputs,
