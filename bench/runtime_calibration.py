@@ -33,7 +33,9 @@ which confirms them).
 Host pace: resnet_tiny (else the first network) is timed at level disabled right before and right
 after the calibration, and its times in the network passes are set against those: this VM's pace
 moves by up to 1.8x within minutes, and a calibration made in a fast phase puts every estimate of
-networks timed in a slow one low by as much; the table's header says by how much.
+networks timed in a slow one low by as much; the table's header says by how much. Profile check: right
+after the passes, `calibrate --runtime --check` times a sample of the micro-models again and says how
+far the profile's estimates of them are now (the product's own word on that drift).
 Repeatability: the previous run's timings (--out's runs.json) are kept as runs_previous.json, and
 the header counts the networks whose time in this run is within +-10% of that run's at each level:
 no estimate can be shown closer than the measurement repeats.
@@ -53,6 +55,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -143,6 +146,27 @@ def calibrate(a, exe, lib, probe):
     a.ort_threads = int(cp["device"].get("threads", "1"))
     a.busy_calibrations, a.calibrations = d.get("busy", []), d.get("attempts", 1)
     return d["seconds"], d["stdout"], d.get("pace")
+
+
+def profile_check(a, lib):
+    """`calibrate --runtime --check` of the runtime-calibrated profile right after the network passes,
+    as a sentence: its estimates over ONNX Runtime's times of a sample of the micro-models now (the
+    calibration's own statistic, so 1 while the host runs as it did when calibrated). Not with
+    --reuse (the timings it would be set beside are older)."""
+    if a.reuse:
+        return "Profile check after the passes: not run (--reuse)."
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M UTC")
+    cmd = [a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--check", a.rt_profile]
+    r = subprocess.run(pinned(cmd, pin=not all_cores(a))[0], capture_output=True, text=True)
+    m = re.search(r"median ([0-9.]+) over (\d+) points \(([0-9.]+) over the (\d+) launch-bound, ([0-9.]+) over the "
+                  r"(\d+) others\)", r.stdout)
+    if r.returncode or not m:
+        return f"Profile check after the passes: failed ({(r.stderr or r.stdout).strip()[-300:]})."
+    med = float(m.group(1))
+    return (f"Profile check after the passes (`calibrate --runtime --check`, {stamp}): the profile's estimates "
+            f"over ONNX Runtime's times of {m.group(2)} micro-models now, median {med:.2f} ({m.group(3)} over "
+            f"{m.group(4)} launch-bound ones, {m.group(5)} over {m.group(6)} others): the runtime's kernels took "
+            f"{1 / med:.2f}x the time they took while calibrated.")
 
 
 def pace_text(pace, runs):
@@ -413,6 +437,7 @@ def main():
     lvo.LEVELS = ("disabled", "all")
     a.phase_probe = probe
     runs, errors, log = lvo.measure(a, entries)
+    log.append(profile_check(a, lib))
     native, native_ok = native_checks(a)
     log.append(pace_text(pace, runs))
     log.append(repeat_text(a, runs))

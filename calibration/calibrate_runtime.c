@@ -245,6 +245,58 @@ bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, 
     return true;
 }
 
+GArray *fp_rt_check_points(const fp_rt_set *s)
+{
+    const unsigned own_rate = FP_MICRO_COLD | FP_MICRO_SPILL | FP_MICRO_SHARED | FP_MICRO_DENORMAL | FP_MICRO_OUTPUTS |
+                              FP_MICRO_FAN;
+    bool seen[FP_CLASS_COUNT] = {false};
+    GArray *which = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        if (p->level != FP_ORT_DISABLED || (c->flags & own_rate) || !p->balanced || !p->kernels->len)
+            continue;
+        fp_op_class cls = g_array_index(p->kernels, fp_fit_op, 0).cls;
+        if (!(c->flags & FP_MICRO_TINY) && seen[cls])
+            continue;
+        seen[cls] = seen[cls] || !(c->flags & FP_MICRO_TINY);
+        g_array_append_val(which, i);
+    }
+    return which;
+}
+
+bool fp_rt_set_time(fp_rt_set *s, const GArray *which, fp_ort *ort, int threads, double budget_s, int rounds,
+                    GError **error)
+{
+    for (int r = 0; r < MAX(rounds, 1); r++)
+        for (guint i = 0; i < which->len; i++)
+            if (!time_point(s, &g_array_index(s->points, fp_rt_point, g_array_index(which, guint, i)), ort, threads,
+                            budget_s, true, error))
+                return false;
+    return true;
+}
+
+fp_rt_check fp_rt_set_check(const fp_rt_set *s, const GArray *which, const fp_device *d)
+{
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) tiny = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) work = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < which->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, g_array_index(which, guint, i));
+        double kernel_s = fp_rt_point_kernel_s(s, p), est = fp_rt_point_estimate_s(p, d);
+        if (!(kernel_s > 0) || !(est > 0))
+            continue;
+        double r = est / (p->long_s - p->short_s);
+        g_array_append_val(all, r);
+        g_array_append_val(g_array_index(s->cases, fp_micro_case, p->index).flags & FP_MICRO_TINY ? tiny : work, r);
+    }
+    fp_rt_check c = {.n = all->len, .n_tiny = tiny->len};
+    c.median = all->len ? fp_fit_median((double *)all->data, all->len) : 0;
+    c.median_tiny = tiny->len ? fp_fit_median((double *)tiny->data, tiny->len) : 0;
+    c.median_work = work->len ? fp_fit_median((double *)work->data, work->len) : 0;
+    return c;
+}
+
 double fp_rt_point_kernel_s(const fp_rt_set *s, const fp_rt_point *p)
 {
     const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);

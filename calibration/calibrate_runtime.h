@@ -156,6 +156,30 @@ bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *lif
 #define FP_RT_IO_ROUNDS 3
 bool fp_rt_io_overheads(fp_ort *ort, int threads, double budget_s, double *input_s, double *output_s, GError **error);
 
+/* `calibrate --check`: whether a profile still holds on this host, from a sample of the points timed
+ * again. The sample: at level disabled, every FP_MICRO_TINY case's point (a class's launch) and,
+ * for each class its kernels are of, the first other case's, but for the cases timed for one rate
+ * of their own (FP_MICRO_COLD, FP_MICRO_SPILL, FP_MICRO_SHARED, FP_MICRO_DENORMAL,
+ * FP_MICRO_OUTPUTS, FP_MICRO_FAN). Indices into s->points (guint). */
+GArray *fp_rt_check_points(const fp_rt_set *s);
+
+/* Times both chains of the points `which` of s with fp_ort_time (threads, budget_s a chain),
+ * `rounds` times over them, keeping each chain's fastest. False with ONNX Runtime's error naming
+ * the case and level. */
+bool fp_rt_set_time(fp_rt_set *s, const GArray *which, fp_ort *ort, int threads, double budget_s, int rounds,
+                    GError **error);
+
+typedef struct {
+    double median;      /* the points' estimate on the profile over their measured time per kernel */
+    double median_tiny; /* over the FP_MICRO_TINY ones (launch-bound); 0 when none was measured */
+    double median_work; /* over the others; 0 when none was measured */
+    guint n, n_tiny;    /* points measured (fp_rt_point_kernel_s above 0), FP_MICRO_TINY ones among them */
+} fp_rt_check;
+
+/* The medians of fp_rt_point_estimate_s on d over the measured t(K) - t(1) of the points `which`
+ * (n 0 and every median 0 when none was measured). */
+fp_rt_check fp_rt_set_check(const fp_rt_set *s, const GArray *which, const fp_device *d);
+
 /* The fastest rate the points' kernels reached: their FLOP over long_s - short_s, the third largest
  * over the balanced measured points that did work (the largest when fewer; FLOP/s; 0 when none
  * did). */

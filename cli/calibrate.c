@@ -30,6 +30,8 @@
 #define RUNTIME_CONFIRM_S 23    /* then at most this long timing again the chains whose fastest is unconfirmed */
 #define RUNTIME_OFF 0.25        /* points estimated further off than this are listed */
 #define RUNTIME_PEAK_ROOM 2.0   /* the peak at least this many times the runtime's fastest kernel rate */
+#define CHECK_ROUNDS 2          /* --check: times each chain of its sample is timed, its fastest counts */
+#define CHECK_HOLDS 0.05        /* --check: a profile holds when its median estimate is this near the times */
 
 /* The widest x86-64 vector ISA of this CPU among those ONNX Runtime's MLAS dispatches on, as
  * cpuid and the OS's saved state (XCR0) allow it: "AVX-512F", "AVX2", "AVX" or "SSE2"; NULL off
@@ -502,6 +504,67 @@ static int write_micro_models(const char *dir)
     return FP_EXIT_OK;
 }
 
+/* The verdict of `calibrate --check` on profile `path` from c, on stdout. */
+static void print_check(const char *path, const fp_rt_check *c)
+{
+    printf("  estimate / measured: median %.2f over %u points (%.2f over the %u launch-bound, %.2f over the %u "
+           "others)\n",
+           c->median, c->n, c->median_tiny, c->n_tiny, c->median_work, c->n - c->n_tiny);
+    if (fabs(c->median - 1) <= CHECK_HOLDS)
+        printf("  holds      %s estimates this host's runtime within %.0f%% now\n", path, CHECK_HOLDS * 100);
+    else
+        printf("  off        the runtime's kernels take %.2fx the time %s estimates on this host now (its estimates "
+               "read %.0f%% %s): calibrate again\n",
+               1 / c->median, path, fabs(c->median - 1) * 100, c->median > 1 ? "high" : "low");
+}
+
+/* `calibrate --runtime R --check PROFILE`: times a sample of the micro-models (fp_rt_check_points)
+ * through ort on the profile's threads and prints how far the profile's estimates are from them;
+ * the exit code. */
+static int check_profile(const char *path, const char *nthreads, const char *runtime)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load(path, &err);
+    if (!d) {
+        fp_cli_error("calibrate: --check: %s", err->message);
+        return FP_EXIT_BAD;
+    }
+    int threads = d->threads ? (int)d->threads : 1; /* a profile that says none: one */
+    int asked = threads;
+    if (nthreads && !threads_option(nthreads, true, &asked))
+        return FP_EXIT_BAD;
+    if (asked != threads) {
+        fp_cli_error("calibrate: --check: %s: its rates are for %d thread%s, --threads asks %d", path, threads,
+                     threads == 1 ? "" : "s", asked);
+        return FP_EXIT_BAD;
+    }
+    g_autofree char *lib = NULL;
+    if (!runtime_path(runtime, &lib))
+        return FP_EXIT_BAD;
+    g_autoptr(fp_ort) ort = fp_ort_open(lib, &err);
+    g_autoptr(fp_rt_set) s = ort ? fp_rt_set_new(d, &err) : NULL;
+    if (!s) {
+        fp_cli_error("calibrate: --%s: %s", ort ? "check" : "runtime", err->message);
+        return FP_EXIT_BAD;
+    }
+    g_autoptr(GArray) which = fp_rt_check_points(s);
+    gint64 t0 = g_get_monotonic_time();
+    if (!fp_rt_set_time(s, which, ort, threads, RUNTIME_BUDGET_S, CHECK_ROUNDS, &err)) {
+        fp_cli_error("calibrate: --runtime: %s", err->message);
+        return FP_EXIT_BAD;
+    }
+    fp_rt_check c = fp_rt_set_check(s, which, d);
+    if (!c.n) {
+        fp_cli_error("calibrate: --check: %s: no micro-model point was measured above its noise", path);
+        return FP_EXIT_BAD;
+    }
+    printf("check      %s against ONNX Runtime %s on %d thread%s: %u micro-model points in %.1f s\n", path,
+           fp_ort_version(ort), threads, threads == 1 ? "" : "s", which->len,
+           (double)(g_get_monotonic_time() - t0) * 1e-6);
+    print_check(path, &c);
+    return FP_EXIT_OK;
+}
+
 /* Measures, fits to the runtime at `runtime` (a library path) when one is given, writes the
  * profile; the exit code. */
 static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const char *output)
@@ -539,7 +602,8 @@ static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const c
 
 int fp_cmd_calibrate(int argc, char **argv)
 {
-    g_autofree char *output = NULL, *kernel = NULL, *runtime = NULL, *lib = NULL, *micro = NULL, *nthreads = NULL;
+    g_autofree char *output = NULL, *kernel = NULL, *runtime = NULL, *lib = NULL, *micro = NULL, *nthreads = NULL,
+                    *check = NULL;
     double seconds = 1.0;
     int threads = 1, triad_mib = 0;
     gboolean no_cache = FALSE;
@@ -561,6 +625,10 @@ int fp_cmd_calibrate(int argc, char **argv)
          "RUNTIME"},
         {"micro-models", 0, 0, G_OPTION_ARG_FILENAME, &micro,
          "Only write the micro-models --runtime runs to DIR (CASE_N.onnx, N ops), measuring nothing", "DIR"},
+        {"check", 0, 0, G_OPTION_ARG_FILENAME, &check,
+         "With --runtime: time a sample of the micro-models now and say how far PROFILE's estimates are from "
+         "them (does it still hold on this host?), writing nothing",
+         "PROFILE"},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- measure this machine and write a device profile");
@@ -572,6 +640,12 @@ int fp_cmd_calibrate(int argc, char **argv)
         fp_cli_error("calibrate: unexpected argument '%s' (see 'fuseplan calibrate --help')", argv[1]);
         return FP_EXIT_BAD;
     }
+    if (check && (micro || !runtime || output)) {
+        fp_cli_error("calibrate: --check needs --runtime, and takes neither --micro-models nor --output");
+        return FP_EXIT_BAD;
+    }
+    if (check)
+        return check_profile(check, nthreads, runtime);
     if (micro)
         return write_micro_models(micro);
     if (!output)

@@ -669,6 +669,90 @@ static void test_cli_errors(void)
     CU_ASSERT_FALSE(g_file_test("/tmp/fp-never-written.ini", G_FILE_TEST_EXISTS));
 }
 
+/* `calibrate --check`'s sample: at level disabled only, every launch-bound (FP_MICRO_TINY) case,
+ * one other case per class its kernels are of, none timed for a rate of its own; every class that
+ * has such a case at level disabled is in it. */
+static void test_check_points(void)
+{
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
+    g_autoptr(GArray) which = fp_rt_check_points(s);
+    const unsigned own_rate = FP_MICRO_COLD | FP_MICRO_SPILL | FP_MICRO_SHARED | FP_MICRO_DENORMAL | FP_MICRO_OUTPUTS |
+                              FP_MICRO_FAN;
+    guint per_class[FP_CLASS_COUNT] = {0}, tiny = 0, tiny_cases = 0;
+    bool has[FP_CLASS_COUNT] = {false};
+    for (guint i = 0; i < which->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, g_array_index(which, guint, i));
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        CU_ASSERT_EQUAL(p->level, FP_ORT_DISABLED);
+        CU_ASSERT_FALSE(c->flags & own_rate);
+        if (c->flags & FP_MICRO_TINY)
+            tiny++;
+        else
+            per_class[g_array_index(p->kernels, fp_fit_op, 0).cls]++;
+    }
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
+        const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
+        if (p->level != FP_ORT_DISABLED || (c->flags & own_rate) || !p->balanced || !p->kernels->len)
+            continue;
+        tiny_cases += (c->flags & FP_MICRO_TINY) != 0;
+        if (!(c->flags & FP_MICRO_TINY))
+            has[g_array_index(p->kernels, fp_fit_op, 0).cls] = true;
+    }
+    CU_ASSERT_TRUE(tiny > 10);
+    CU_ASSERT_EQUAL(tiny, tiny_cases);
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        CU_ASSERT_EQUAL(per_class[c], has[c] ? 1u : 0u);
+}
+
+/* fp_rt_set_check: timings 1.25x the profile's estimates give medians of 0.8, launch-bound and
+ * other points apart; untimed points count for nothing. */
+static void test_check_medians(void)
+{
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
+    g_autoptr(GArray) which = fp_rt_check_points(s);
+    fp_rt_check none = fp_rt_set_check(s, which, base);
+    CU_ASSERT_EQUAL(none.n, 0);
+    CU_ASSERT_EQUAL(none.median, 0);
+    for (guint i = 0; i < which->len; i++) {
+        fp_rt_point *p = &g_array_index(s->points, fp_rt_point, g_array_index(which, guint, i));
+        p->short_s = short_time(base, p) + base->run_overhead;
+        p->long_s = p->short_s + 1.25 * fp_rt_point_estimate_s(p, base);
+    }
+    fp_rt_check c = fp_rt_set_check(s, which, base);
+    CU_ASSERT_TRUE(c.n > c.n_tiny && c.n_tiny > 10);
+    CU_ASSERT_DOUBLE_EQUAL(c.median, 0.8, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(c.median_tiny, 0.8, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(c.median_work, 0.8, 1e-9);
+}
+
+/* --check needs --runtime and takes neither --micro-models nor --output; a missing profile is named;
+ * a thread count other than the profile's (one where it says none) is refused before any library
+ * is loaded; a missing
+ * library is named. */
+static void test_cli_check_errors(void)
+{
+    const char *need = "--check needs --runtime, and takes neither --micro-models nor --output";
+    tu_expect_cli_error((const char *[]){"calibrate", "--check", "cpu-avx512", NULL}, NULL, need);
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--check", "cpu-avx512", "-o",
+                                         "/tmp/x.ini", NULL},
+                        NULL, need);
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--check", "cpu-avx512",
+                                         "--micro-models", "/tmp", NULL},
+                        NULL, need);
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--check", "/nonexistent/p.ini",
+                                         NULL},
+                        "/nonexistent/p.ini", "--check");
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--check", "cpu-avx512",
+                                         "--threads", "4", NULL},
+                        "cpu-avx512", "its rates are for 1 thread, --threads asks 4");
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/nonexistent/libonnxruntime.so",
+                                         "--check", "cpu-avx512", NULL},
+                        "/nonexistent/libonnxruntime.so", "no such file");
+}
+
 /* --micro-models writes both chains of every case and the run-overhead models, each loading back; a
  * missing folder is refused. */
 static void test_cli_micro_models(void)
@@ -699,6 +783,9 @@ FP_TEST_SUITE(register_calibrate_runtime)
 {
     CU_pSuite s = CU_add_suite("calibrate_runtime", NULL, NULL);
     CU_add_test(s, "micro_models_load", test_micro_models_load);
+    CU_add_test(s, "check_points", test_check_points);
+    CU_add_test(s, "check_medians", test_check_medians);
+    CU_add_test(s, "cli_check_errors", test_cli_check_errors);
     CU_add_test(s, "io_models_load", test_io_models_load);
     CU_add_test(s, "writer", test_writer);
     CU_add_test(s, "fit_recovers", test_fit_recovers);
