@@ -529,6 +529,11 @@ static int check_profile(const char *path, const char *nthreads, const char *run
         fp_cli_error("calibrate: --check: %s", err->message);
         return FP_EXIT_BAD;
     }
+    if (g_strcmp0(d->target, "ort-cpu") != 0) {
+        fp_cli_error("calibrate: --check: %s: a profile of target '%s', not ONNX Runtime's CPU (ort-cpu)", path,
+                     d->target ? d->target : "(none)");
+        return FP_EXIT_BAD;
+    }
     int threads = d->threads ? (int)d->threads : 1; /* a profile that says none: one */
     int asked = threads;
     if (nthreads && !threads_option(nthreads, true, &asked))

@@ -728,10 +728,9 @@ static void test_check_medians(void)
     CU_ASSERT_DOUBLE_EQUAL(c.median_work, 0.8, 1e-9);
 }
 
-/* --check needs --runtime and takes neither --micro-models nor --output; a missing profile is named;
- * a thread count other than the profile's (one where it says none) is refused before any library
- * is loaded; a missing
- * library is named. */
+/* --check needs --runtime and takes neither --micro-models nor --output; a missing profile is named,
+ * and one of a target other than ort-cpu; a thread count other than the profile's (one where it
+ * says none) is refused before any library is loaded; a missing library is named. */
 static void test_cli_check_errors(void)
 {
     const char *need = "--check needs --runtime, and takes neither --micro-models nor --output";
@@ -745,6 +744,8 @@ static void test_cli_check_errors(void)
     tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--check", "/nonexistent/p.ini",
                                          NULL},
                         "/nonexistent/p.ini", "--check");
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--check", "h100", NULL},
+                        "h100", "a profile of target 'cuda', not ONNX Runtime's CPU");
     tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/x.so", "--check", "cpu-avx512",
                                          "--threads", "4", NULL},
                         "cpu-avx512", "its rates are for 1 thread, --threads asks 4");
