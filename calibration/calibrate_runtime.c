@@ -257,9 +257,11 @@ GArray *fp_rt_check_points(const fp_rt_set *s)
         if (p->level != FP_ORT_DISABLED || (c->flags & own_rate) || !p->balanced || !p->kernels->len)
             continue;
         fp_op_class cls = g_array_index(p->kernels, fp_fit_op, 0).cls;
-        if (!(c->flags & FP_MICRO_TINY) && seen[cls])
-            continue;
-        seen[cls] = seen[cls] || !(c->flags & FP_MICRO_TINY);
+        if (!(c->flags & FP_MICRO_TINY)) { /* a launch-bound case always; of the others, a class's first */
+            if (seen[cls])
+                continue;
+            seen[cls] = true;
+        }
         g_array_append_val(which, i);
     }
     return which;
