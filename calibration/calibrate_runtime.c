@@ -215,18 +215,27 @@ static bool time_point(const fp_rt_set *s, fp_rt_point *p, fp_ort *ort, int thre
     return true;
 }
 
-bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, int rounds, double confirm_s,
-                       fp_rt_progress_fn progress, void *user, GError **error)
+bool fp_rt_set_time(fp_rt_set *s, const GArray *which, fp_ort *ort, int threads, double budget_s, int rounds,
+                    fp_rt_progress_fn progress, void *user, GError **error)
 {
-    guint n = s->points->len, total = n * (guint)MAX(rounds, 1), again = 0;
+    guint n = which ? which->len : s->points->len, total = n * (guint)MAX(rounds, 1);
     for (guint i = 0; i < total; i++) {
-        fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i % n);
+        fp_rt_point *p = &g_array_index(s->points, fp_rt_point, which ? g_array_index(which, guint, i % n) : i % n);
         if (!time_point(s, p, ort, threads, budget_s, true, error))
             return false;
         if (progress)
             progress(i + 1, total, &g_array_index(s->cases, fp_micro_case, p->index), p->level,
                      fp_rt_point_kernel_s(s, p), user);
     }
+    return true;
+}
+
+bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, int rounds, double confirm_s,
+                       fp_rt_progress_fn progress, void *user, GError **error)
+{
+    guint n = s->points->len, again = 0;
+    if (!fp_rt_set_time(s, NULL, ort, threads, budget_s, rounds, progress, user, error))
+        return false;
     gint64 end = g_get_monotonic_time() + (gint64)(confirm_s * 1e6);
     for (bool left = true; left && g_get_monotonic_time() < end;) {
         left = false;
@@ -265,17 +274,6 @@ GArray *fp_rt_check_points(const fp_rt_set *s)
         g_array_append_val(which, i);
     }
     return which;
-}
-
-bool fp_rt_set_time(fp_rt_set *s, const GArray *which, fp_ort *ort, int threads, double budget_s, int rounds,
-                    GError **error)
-{
-    for (int r = 0; r < MAX(rounds, 1); r++)
-        for (guint i = 0; i < which->len; i++)
-            if (!time_point(s, &g_array_index(s->points, fp_rt_point, g_array_index(which, guint, i)), ort, threads,
-                            budget_s, true, error))
-                return false;
-    return true;
 }
 
 fp_rt_check fp_rt_set_check(const fp_rt_set *s, const GArray *which, const fp_device *d)

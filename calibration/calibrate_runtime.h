@@ -54,6 +54,12 @@ fp_rt_set *fp_rt_set_new(const fp_device *base, GError **error);
 typedef void (*fp_rt_progress_fn)(guint i, guint n, const fp_micro_case *c, fp_ort_level level, double kernel_s,
                                   void *user);
 
+/* Times both chains of the points `which` of s (guint indices; NULL: every point) with
+ * fp_ort_time (threads, budget_s a chain), `rounds` times over them, keeping each chain's fastest;
+ * progress (when given) after each. False with ONNX Runtime's error naming the case and level. */
+bool fp_rt_set_time(fp_rt_set *s, const GArray *which, fp_ort *ort, int threads, double budget_s, int rounds,
+                    fp_rt_progress_fn progress, void *user, GError **error);
+
 /* Times both chains of every point with fp_ort_time (threads, budget_s per chain) into
  * short_s and long_s, `rounds` times over the whole set, keeping each chain's fastest: on a
  * shared machine a burst of another load slows the points timed during it, and a point timed
@@ -162,12 +168,6 @@ bool fp_rt_io_overheads(fp_ort *ort, int threads, double budget_s, double *input
  * of their own (FP_MICRO_COLD, FP_MICRO_SPILL, FP_MICRO_SHARED, FP_MICRO_DENORMAL,
  * FP_MICRO_OUTPUTS, FP_MICRO_FAN). Indices into s->points (guint). */
 GArray *fp_rt_check_points(const fp_rt_set *s);
-
-/* Times both chains of the points `which` of s with fp_ort_time (threads, budget_s a chain),
- * `rounds` times over them, keeping each chain's fastest. False with ONNX Runtime's error naming
- * the case and level. */
-bool fp_rt_set_time(fp_rt_set *s, const GArray *which, fp_ort *ort, int threads, double budget_s, int rounds,
-                    GError **error);
 
 typedef struct {
     double median;      /* the points' estimate on the profile over their measured time per kernel */

@@ -554,7 +554,7 @@ static int check_profile(const char *path, const char *nthreads, const char *run
     }
     g_autoptr(GArray) which = fp_rt_check_points(s);
     gint64 t0 = g_get_monotonic_time();
-    if (!fp_rt_set_time(s, which, ort, threads, RUNTIME_BUDGET_S, CHECK_ROUNDS, &err)) {
+    if (!fp_rt_set_time(s, which, ort, threads, RUNTIME_BUDGET_S, CHECK_ROUNDS, NULL, NULL, &err)) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
         return FP_EXIT_BAD;
     }
