@@ -96,7 +96,7 @@ static bool same_op(const fp_fit_op *a, const fp_fit_op *b)
 {
     return a->flops == b->flops && a->bytes == b->bytes && a->dtype == b->dtype && a->cls == b->cls &&
            a->parts == b->parts && a->operands == b->operands && a->cold == b->cold && a->rows == b->rows &&
-           a->post == b->post && a->outputs == b->outputs && a->views == b->views;
+           a->post == b->post && a->outputs == b->outputs && a->views == b->views && a->mixed == b->mixed;
 }
 
 /* The ops of `more` less one equal op for each of `less` (a multiset difference). */
@@ -257,7 +257,7 @@ bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, 
 GArray *fp_rt_check_points(const fp_rt_set *s)
 {
     const unsigned own_rate = FP_MICRO_COLD | FP_MICRO_SPILL | FP_MICRO_SHARED | FP_MICRO_DENORMAL | FP_MICRO_OUTPUTS |
-                              FP_MICRO_FAN;
+                              FP_MICRO_FAN | FP_MICRO_MIXED;
     bool seen[FP_CLASS_COUNT] = {false};
     GArray *which = g_array_new(FALSE, FALSE, sizeof(guint));
     for (guint i = 0; i < s->points->len; i++) {
@@ -418,6 +418,20 @@ double fp_rt_set_output_s(const fp_rt_set *s)
     return one > 0 && more > 0 && outputs > 0 ? MAX(more - one, 0) / outputs : 0;
 }
 
+double fp_rt_set_mixed_s(const fp_rt_set *s, const fp_device *d)
+{
+    const fp_rt_point *p = flagged_point(s, FP_MICRO_MIXED, NULL);
+    if (!p || fp_rt_point_kernel_s(s, p) <= 0)
+        return 0;
+    fp_device alone = *d;
+    alone.launch_mixed = 0;
+    guint mixed = 0;
+    for (guint i = 0; i < p->long_ops->len; i++)
+        mixed += g_array_index(p->long_ops, fp_fit_op, i).mixed;
+    double more = p->long_s - p->short_s - fp_rt_point_estimate_s(p, &alone);
+    return mixed ? MAX(more, 0) / mixed : 0;
+}
+
 /* The squared error of the least-squares line t = a + b x through the n points, b in *b. */
 static double line_fit(const double *x, const double *t, int n, double *b)
 {
@@ -561,7 +575,7 @@ fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError *
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         g_autofree char *name = g_strdup_printf("%s@%s", c->name, fp_rt_level_name(p->level));
-        if (c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED | FP_MICRO_OUTPUTS))
+        if (c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED | FP_MICRO_OUTPUTS | FP_MICRO_MIXED))
             continue;
         if (!p->balanced) { /* t(K) - t(1) is no sum of kernels: both chains as whole runs */
             if (p->long_s <= 0 || p->short_s <= 0)

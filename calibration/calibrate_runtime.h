@@ -133,6 +133,13 @@ double fp_rt_set_denormal_s(const fp_rt_set *s, const char *op);
  * measured. */
 double fp_rt_set_output_s(const fp_rt_set *s);
 
+/* The time a kernel spends among kernels of other classes past what their own chains cost
+ * ([launch] mixed): the FP_MICRO_MIXED point's t(K) - t(1) at level disabled less its estimate on d
+ * without that term (d fitted to the other points), over the long chain's kernels that cost it
+ * (fp_kernel.mixed: its short chain's, of two classes, do not), at least 0; 0 when the point was not
+ * measured. */
+double fp_rt_set_mixed_s(const fp_rt_set *s, const fp_device *d);
+
 /* The mean life in seconds of a run's weights in the last cache level (fp_device.last_life) from
  * the times t[i] of a chain's run after sleeping gaps_s[i] (n of them, the gaps growing, the last
  * one long enough for the level to lose all): the L of the model t = A + B (1 - exp(-c / L)), c

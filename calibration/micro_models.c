@@ -11,6 +11,7 @@
 #define WORK_CHAIN 5   /* ops in a work case's long chain */
 #define TINY_CHAIN 9   /* in a tiny case's: its kernels are short, the difference needs more of them */
 #define SPILL_CHAIN 12 /* in a FP_MICRO_SPILL case's */
+#define MIXED_CYCLES 4 /* cycles of its ops in a FP_MICRO_MIXED case's, after its first op */
 /* a LayerNormalization case's scale and bias, over the last axis */
 #define LN_EXTRA "input: \"s\" input: \"b\" attribute { name: \"axis\" type: INT i: -1 }"
 
@@ -21,6 +22,8 @@ static void case_clear(gpointer p)
     g_free(c->op);
     g_free(c->extra);
     g_free(c->inits);
+    if (c->cycle)
+        g_array_unref(c->cycle);
 }
 
 /* Appends a case; dims is a 0-terminated list of up to FP_MICRO_MAX_RANK sizes. Takes name, extra
@@ -413,6 +416,24 @@ static void decode_products(GArray *cs)
         inits("w", w, NULL), x, WORK_CHAIN, FP_MICRO_CONTRIB);
 }
 
+/* A chain of a decoder token's small ops [1, 1, 64], each with weights of its own: an Add of a bias,
+ * a Sigmoid, a MatMul by a 64 x 64 weight, a Softmax, a LayerNormalization and a Transpose of the
+ * first two axes, in turn (seven classes with the ReduceMax; FP_MICRO_MIXED). Listed last. */
+static void mixed(GArray *cs)
+{
+    int64_t x[] = {1, 1, 64, 0}, h[] = {64, 0}, w[] = {64, 64, 0};
+    GArray *cycle = g_array_new(FALSE, FALSE, sizeof(fp_micro_case));
+    g_array_set_clear_func(cycle, case_clear);
+    add(cycle, g_strdup("add"), "Add", g_strdup("input: \"c\""), inits("c", h, NULL), x, 1, 0);
+    add(cycle, g_strdup("sigmoid"), "Sigmoid", NULL, NULL, x, 1, 0);
+    add(cycle, g_strdup("matmul"), "MatMul", g_strdup("input: \"w\""), inits("w", w, NULL), x, 1, 0);
+    add(cycle, g_strdup("softmax"), "Softmax", g_strdup("attribute { name: \"axis\" type: INT i: -1 }"), NULL, x, 1, 0);
+    add(cycle, g_strdup("layernorm"), "LayerNormalization", g_strdup(LN_EXTRA), inits("s", h, "b", h, NULL), x, 1, 0);
+    add(cycle, g_strdup("transpose"), "Transpose", attr_ints("perm", 3, 1, 0, 2), NULL, x, 1, 0);
+    add(cs, g_strdup("mixed_1x64"), "Add", NULL, NULL, x, 1 + MIXED_CYCLES * (int)cycle->len, FP_MICRO_MIXED);
+    g_array_index(cs, fp_micro_case, cs->len - 1).cycle = cycle;
+}
+
 /* A decoder token's LayerNormalization [1, 1, 64], then the same with its Mean and InvStdDev
  * outputs, which no op reads: their difference is the runtime's cost of a kernel's output. Listed
  * last too. */
@@ -437,6 +458,7 @@ GArray *fp_micro_cases(void)
     others(cs);
     decode_products(cs);
     kernel_outputs(cs);
+    mixed(cs);
     return cs;
 }
 
@@ -479,15 +501,16 @@ char *fp_micro_text(const fp_micro_case *c, int n)
         g_string_append_printf(s, " dim { dim_value: %" G_GINT64_FORMAT " }", c->dims[i]);
     g_string_append(s, " } } } }\n  output { name: \"y\" type { tensor_type { elem_type: 1 shape { } } } }\n");
     for (int i = 0; i < n; i++) {
+        const fp_micro_case *op = c->cycle ? &g_array_index(c->cycle, fp_micro_case, i % c->cycle->len) : c;
         bool shared = c->flags & FP_MICRO_SHARED;
-        g_autofree char *inits = shared ? g_strdup(i ? "" : c->inits) : own_names(c->inits, c->inits, i);
-        g_autofree char *extra = shared ? g_strdup(c->extra) : own_names(c->extra, c->inits, i);
+        g_autofree char *inits = shared ? g_strdup(i ? "" : op->inits) : own_names(op->inits, op->inits, i);
+        g_autofree char *extra = shared ? g_strdup(op->extra) : own_names(op->extra, op->inits, i);
         g_string_append(s, inits);
-        g_string_append_printf(s, "  node { name: \"n%d\" op_type: \"%s\" input: \"x%d\" %s output: \"x%d\"", i, c->op,
+        g_string_append_printf(s, "  node { name: \"n%d\" op_type: \"%s\" input: \"x%d\" %s output: \"x%d\"", i, op->op,
                                c->flags & FP_MICRO_FAN ? 0 : i, extra, i + 1);
         for (int k = 1; k <= c->outputs; k++)
             g_string_append_printf(s, " output: \"x%d_%d\"", i + 1, k);
-        g_string_append_printf(s, "%s }\n", c->flags & FP_MICRO_CONTRIB ? " domain: \"com.microsoft\"" : "");
+        g_string_append_printf(s, "%s }\n", op->flags & FP_MICRO_CONTRIB ? " domain: \"com.microsoft\"" : "");
     }
     g_string_append_printf(s,
                            "  node { name: \"out\" op_type: \"ReduceMax\" input: \"x%d\" output: \"y\" "

@@ -12,7 +12,8 @@
  * average, global and dilated pooling, reductions, views, one tiny case per class for its
  * launch overhead, a MatMul chain whose weights overflow the L2 beside its twin that shares one
  * weight the L2 holds, and a batched MatMul of attention weights and a Softmax of attention logits
- * on denormal floats (read, written) beside their twins on normal ones. Built in memory as ONNX bytes
+ * on denormal floats (read, written) beside their twins on normal ones, and a chain of small ops of
+ * several classes in turn, as a decoder's token runs them. Built in memory as ONNX bytes
  * (frontends/onnx/onnx_write.h). */
 #ifndef FP_MICRO_MODELS_H
 #define FP_MICRO_MODELS_H
@@ -49,6 +50,10 @@ enum {
                                     op reads: the two kernels' difference per output is what the runtime spends
                                     allocating and releasing one (the profile's [launch] output); no point of
                                     the fit */
+    FP_MICRO_MIXED = 1u << 9,    /* a chain that cycles through the ops of fp_micro_case.cycle, of several classes
+                                    (devices/device.h, FP_MIXED_CLASSES), each with weights of its own as a
+                                    network's: its time per kernel less what the classes' own chains fit for
+                                    its kernels is the profile's [launch] mixed; no point of the fit */
 };
 
 typedef struct {
@@ -62,13 +67,17 @@ typedef struct {
     int outputs;  /* each op's outputs after the one the next op reads (never read) */
     double scale; /* x0's fill: the runner's pattern times this (fp_ort_pattern); 0: 1 */
     unsigned flags;
+    GArray *cycle; /* a FP_MICRO_MIXED case's ops (fp_micro_case: op, extra, inits and FP_MICRO_CONTRIB
+                      each; their x0 shape is the case's, and so is each one's output): op i of its
+                      chain is cycle[i mod len]; NULL in a chain of one op (`op`) */
 } fp_micro_case;
 
 /* Every case, in a fixed order (an array of fp_micro_case; freeing it frees their strings). */
 GArray *fp_micro_cases(void);
 
 /* The ONNX protobuf text of case c's chain of n ops (opset 17; com.microsoft 1 for a contrib op):
- * input "x0", output "y"; op i reads x(i) (x0 in a FP_MICRO_FAN case) and its own copy of each
+ * input "x0", output "y"; op i (of a FP_MICRO_MIXED case, its cycle's op i mod len) reads x(i) (x0
+ * in a FP_MICRO_FAN case) and its own copy of each
  * initializer of the case, NAME_i (in a FP_MICRO_SHARED case every op the one NAME), and writes
  * x(i+1) and c->outputs more (x(i+1)_1, ...), read by no op; the ReduceMax reads x(n). Caller
  * frees. */

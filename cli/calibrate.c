@@ -308,7 +308,8 @@ static void print_off(const fp_rt_set *s, const fp_device *d)
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         double kernel_s = fp_rt_point_kernel_s(s, p), ratio = fp_rt_point_estimate_s(p, d) / (p->long_s - p->short_s);
-        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF && !(c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED)))
+        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF &&
+            !(c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED | FP_MICRO_MIXED)))
             printf("  off: %s at %s, estimate / measured %.2f\n", c->name, fp_rt_level_name(p->level), ratio);
     }
 }
@@ -371,6 +372,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     fp_device dev = *f->device;
     dev.denormal_mac_s = fp_rt_set_denormal_s(s, "MatMul");
     dev.denormal_exp_s = fp_rt_set_denormal_s(s, "Softmax");
+    dev.launch_mixed = fp_rt_set_mixed_s(s, f->device);
     if (!fp_rt_io_overheads(ort, threads, RUNTIME_IO_BUDGET_S, &dev.input_overhead, &dev.output_overhead, &err) ||
         !fp_rt_weight_life(s, ort, threads, &dev.last_life, &err)) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
@@ -409,6 +411,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     printf("  a run's graph inputs and outputs past the first %.3f and %.3f us each\n", dev.input_overhead * 1e6,
            dev.output_overhead * 1e6);
     printf("  a kernel's outputs past the first %.3f us each\n", dev.launch_output * 1e6);
+    printf("  a kernel among kernels of %d classes or more %.3f us more\n", FP_MIXED_CLASSES, dev.launch_mixed * 1e6);
     if (dev.launch_group > 0 || dev.launch_row > 0)
         printf("  grouped convolutions %.3f us a group and %.2f ns a row of their im2col\n", dev.launch_group * 1e6,
                dev.launch_row * 1e9);

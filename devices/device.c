@@ -242,6 +242,7 @@ static const char **group_keys(const char *group, bool *known)
             g_ptr_array_add(a, (gpointer) "group");
             g_ptr_array_add(a, (gpointer) "im2col_row");
             g_ptr_array_add(a, (gpointer) "output");
+            g_ptr_array_add(a, (gpointer) "mixed");
         }
     } else if (strcmp(group, "cache") == 0) {
         for (size_t i = 0; cache_keys[i]; i++)
@@ -513,8 +514,8 @@ void fp_device_refine_from_parents(fp_device *d)
 
 /* [launch]: a launch overhead per op class (classes without a key use fp_device_launch's fallback),
  * `group`, the overhead per group of a grouped convolution, `im2col_row`, per row a grouped
- * convolution's im2col copies, and `output`, per output of a kernel past its first (all three
- * default 0). */
+ * convolution's im2col copies, `output`, per output of a kernel past its first, and `mixed`, per
+ * kernel of a graph of several classes (fp_kernel.mixed; all four default 0). */
 static bool read_launch_group(reader *r, fp_device *d)
 {
     for (int c = 0; c < FP_CLASS_COUNT; c++) {
@@ -526,7 +527,8 @@ static bool read_launch_group(reader *r, fp_device *d)
     bool found = false;
     return read_launch(r, "launch", "group", false, &d->launch_group, &found) &&
            read_launch(r, "launch", "im2col_row", false, &d->launch_row, &found) &&
-           read_launch(r, "launch", "output", false, &d->launch_output, &found);
+           read_launch(r, "launch", "output", false, &d->launch_output, &found) &&
+           read_launch(r, "launch", "mixed", false, &d->launch_mixed, &found);
 }
 
 /* [cache]: each level lN is absent or has both lN_bytes (a whole number >= 1 KiB) and lN_bandwidth
@@ -750,6 +752,8 @@ GKeyFile *fp_device_to_keyfile(const fp_device *d)
         set_number(kf, "launch", "im2col_row", d->launch_row);
     if (d->launch_output > 0)
         set_number(kf, "launch", "output", d->launch_output);
+    if (d->launch_mixed > 0)
+        set_number(kf, "launch", "mixed", d->launch_mixed);
     for (int i = 0; i < FP_CACHE_LEVELS; i++) {
         if (!d->cache[i].bytes)
             continue;

@@ -1198,6 +1198,23 @@ static uint64_t extra_outputs(const fp_node *n)
     return outputs > 1 ? outputs - 1 : 0;
 }
 
+/* Whether the kernels of the n ops of order that run (not_run) are of FP_MIXED_CLASSES classes or
+ * more (views and control flow are no kernels). */
+static bool mixed_classes(fp_node *const *order, uint32_t n, unsigned flags)
+{
+    bool seen[FP_CLASS_COUNT] = {false};
+    int classes = 0;
+    for (uint32_t i = 0; order && i < n && classes < FP_MIXED_CLASSES; i++) {
+        const fp_node *node = order[i];
+        if (not_run(node, flags) || fp_op_has(node->op, FP_OPF_VIEW) || fp_op_has(node->op, FP_OPF_CTRL))
+            continue;
+        fp_op_class c = fp_cost_class(node);
+        classes += !seen[c];
+        seen[c] = true;
+    }
+    return classes >= FP_MIXED_CLASSES;
+}
+
 /* The time of g's ops on d (each appended to out when given), with the bytes `cold` says a run
  * reads from memory (NULL: none; control-flow bodies count theirs cached). */
 static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags,
@@ -1205,12 +1222,13 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
 {
     uint32_t n = 0;
     fp_node *const *order = fp_graph_order(g, &n, NULL);
+    bool mixed = mixed_classes(order, n, flags);
     double total = 0;
     for (uint32_t i = 0; order && i < n; i++) {
         fp_node *node = order[i];
         if (not_run(node, flags))
             continue;
-        fp_op_cost c = {.node = node, .cls = fp_cost_class(node)};
+        fp_op_cost c = {.node = node, .cls = fp_cost_class(node), .mixed = mixed};
         c.parts = class_parts(node, c.cls);
         c.rows = im2col_rows(node, c.cls, c.parts);
         uint64_t copies = counted_copies(node, c.cls, c.rows, d);
@@ -1270,7 +1288,8 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
                        .resident = c->resident,
                        .reread = c->reread,
                        .outputs = c->outputs,
-                       .views = c->views};
+                       .views = c->views,
+                       .mixed = c->mixed};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

@@ -35,6 +35,7 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     fp_dtype dtype; /* dtype it computes in (after a --dtype what-if) */
     bool kernel;    /* launches a kernel (views and folded ops do not; a view still costs the
                           device's [launch] view, 0 unless the runtime dispatches views) */
+    bool mixed;     /* its graph's kernels are of FP_MIXED_CLASSES classes or more (fp_kernel.mixed) */
 } fp_op_cost;
 
 typedef struct {

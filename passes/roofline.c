@@ -111,7 +111,7 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     r.post_s = k->post ? 2.0 * (double)k->post / (fp_device_bandwidth_for(d, k->post, NULL) * d->bw_efficiency) : 0;
     r.launch_s = fp_device_launch(d, k->cls) + (parts > 1 ? (double)parts * d->launch_group : 0) +
                  (double)k->rows * d->launch_row + (double)k->outputs * d->launch_output +
-                 (double)k->views * fp_device_launch(d, FP_CLASS_VIEW);
+                 (double)k->views * fp_device_launch(d, FP_CLASS_VIEW) + (k->mixed ? d->launch_mixed : 0);
     r.denormal_s = (double)k->denormal * (k->cls == FP_CLASS_SOFTMAX ? d->denormal_exp_s : d->denormal_mac_s);
     r.reread_s = reread_time(d, k);
     r.bound = r.compute_s > r.memory_s + r.cold_s + r.spill_s + r.far_s + r.kept_s + r.reread_s ? FP_BOUND_COMPUTE

@@ -104,6 +104,7 @@ typedef struct {
     uint64_t outputs;  /* its outputs past the first, each allocated whether read or not ([launch] output) */
     uint64_t views;    /* Reshapes the runtime dispatches around it, each at [launch] view (an N-D Gemm's,
                           passes/cost.c) */
+    bool mixed;        /* its graph's kernels are of FP_MIXED_CLASSES classes or more ([launch] mixed) */
 } fp_kernel;
 
 typedef struct {

@@ -104,6 +104,10 @@ static void text_show(const fp_device *d, FILE *out)
     } else {
         fprintf(out, "launch       %s per kernel\n", launch);
     }
+    if (d->launch_mixed > 0) {
+        g_autofree char *m = duration(d->launch_mixed);
+        fprintf(out, "             %s more per kernel of a graph of %d classes or more\n", m, FP_MIXED_CLASSES);
+    }
     if (d->run_overhead > 0) {
         g_autofree char *run = duration(d->run_overhead);
         fprintf(out, "run          %s per inference, outside every kernel\n", run);

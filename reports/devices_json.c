@@ -26,6 +26,7 @@ static void json_device(fp_jsonw *w, const fp_device *d)
     fp_jsonw_uint(w, "memory_bytes", d->memory_bytes);
     fp_jsonw_num(w, "launch_overhead", d->launch_overhead);
     fp_jsonw_num(w, "launch_output", d->launch_output);
+    fp_jsonw_num(w, "launch_mixed", d->launch_mixed);
     fp_jsonw_num(w, "run_overhead", d->run_overhead);
     fp_jsonw_num(w, "input_overhead", d->input_overhead);
     fp_jsonw_num(w, "output_overhead", d->output_overhead);

@@ -564,6 +564,63 @@ static void test_output_s(void)
     CU_ASSERT_EQUAL(fp_rt_set_output_s(s), 0);
 }
 
+/* The mixed point (level disabled only) cycles through ops of FP_MIXED_CLASSES classes or more,
+ * each kernel of its long chain costed as mixed and none of its short chain's. Its t(K) - t(1) less
+ * its estimate without the term, over those kernels, gives the profile's [launch] mixed: timings
+ * made with 0.06 us give it back, timings without one none, and none when the point was not
+ * measured. It is no point of the fit: a fit to timings 40x slower there moves no class. */
+static void test_mixed_s(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(fp_rt_set) s = avx512_set(&base);
+    fp_rt_point *p = NULL;
+    for (guint i = 0; i < s->points->len; i++) {
+        fp_rt_point *q = &g_array_index(s->points, fp_rt_point, i);
+        if (g_array_index(s->cases, fp_micro_case, q->index).flags & FP_MICRO_MIXED) {
+            CU_ASSERT_PTR_NULL(p); /* one point */
+            p = q;
+        }
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->level, FP_ORT_DISABLED);
+    bool seen[FP_CLASS_COUNT] = {false};
+    int classes = 0;
+    for (guint i = 0; i < p->long_ops->len; i++) {
+        const fp_fit_op *k = &g_array_index(p->long_ops, fp_fit_op, i);
+        CU_ASSERT_TRUE(k->mixed);
+        classes += !seen[k->cls];
+        seen[k->cls] = true;
+    }
+    CU_ASSERT_TRUE(classes >= FP_MIXED_CLASSES);
+    for (guint i = 0; i < p->short_ops->len; i++)
+        CU_ASSERT_FALSE(g_array_index(p->short_ops, fp_fit_op, i).mixed);
+    /* a chain of one op (with its ReduceMax, and at level all its reorders) is of fewer classes */
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *q = &g_array_index(s->points, fp_rt_point, i);
+        for (guint k = 0; q != p && k < q->long_ops->len; k++)
+            CU_ASSERT_FALSE(g_array_index(q->long_ops, fp_fit_op, k).mixed);
+    }
+    g_autoptr(fp_device) truth = copy_device(base);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
+    truth->launch_mixed = 6e-8;
+    time_points(s, truth);
+    CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_mixed_s(s, truth) / 6e-8, 1, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(fp_rt_set_mixed_s(s, base) / 6e-8, 1, 1e-6);
+    time_points(s, base);
+    CU_ASSERT(fp_rt_set_mixed_s(s, base) < 1e-12);
+    g_autoptr(fp_fit_result) before = fp_rt_set_fit(s, base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(before);
+    p->long_s = p->short_s + 40 * (p->long_s - p->short_s);
+    g_autoptr(fp_fit_result) after = fp_rt_set_fit(s, base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(after);
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        CU_ASSERT_DOUBLE_EQUAL(fp_device_launch(after->device, c) / fp_device_launch(before->device, c), 1, 1e-9);
+    CU_ASSERT_TRUE(fp_rt_set_mixed_s(s, base) > 0);
+    p->long_s = 0;
+    CU_ASSERT_EQUAL(fp_rt_set_mixed_s(s, base), 0);
+}
+
 /* Each refinement class has micro-models whose kernels are of that class (at level disabled). */
 static void test_refinements_covered(void)
 {
@@ -600,8 +657,9 @@ static void test_point_estimates(void)
             whole += fp_roofline_kernel(base, &g_array_index(p->long_ops, fp_fit_op, k)).time_s;
         double diff = whole - short_time(base, p);
         CU_ASSERT_DOUBLE_EQUAL(fp_rt_point_estimate_s(p, base), diff, 1e-9 * whole);
+        /* the strided chains, and the mixed one (its long chain's kernels cost [launch] mixed) */
         CU_ASSERT_EQUAL(!p->balanced,
-                        strstr(name, "s2_") != NULL && !(c->flags & FP_MICRO_FAN)); /* the strided chains */
+                        (strstr(name, "s2_") != NULL && !(c->flags & FP_MICRO_FAN)) || (c->flags & FP_MICRO_MIXED));
         unbalanced += !p->balanced;
         /* a balanced point's kernels repeat its short chain's op, each doing its work (a reduction
          * chained to its own output would leave the next one nothing to reduce) */
@@ -678,7 +736,7 @@ static void test_check_points(void)
     g_autoptr(fp_rt_set) s = avx512_set(&base);
     g_autoptr(GArray) which = fp_rt_check_points(s);
     const unsigned own_rate = FP_MICRO_COLD | FP_MICRO_SPILL | FP_MICRO_SHARED | FP_MICRO_DENORMAL | FP_MICRO_OUTPUTS |
-                              FP_MICRO_FAN;
+                              FP_MICRO_MIXED | FP_MICRO_FAN;
     guint per_class[FP_CLASS_COUNT] = {0}, tiny = 0, tiny_cases = 0;
     bool has[FP_CLASS_COUNT] = {false};
     for (guint i = 0; i < which->len; i++) {
@@ -798,6 +856,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "spill_bandwidth", test_spill_bandwidth);
     CU_add_test(s, "life_fit", test_life_fit);
     CU_add_test(s, "output_s", test_output_s);
+    CU_add_test(s, "mixed_s", test_mixed_s);
     CU_add_test(s, "confirmed", test_confirmed);
     CU_add_test(s, "scattered", test_scattered);
     CU_add_test(s, "window_best", test_window_best);

@@ -183,6 +183,7 @@ static void test_invalid(void)
     expect_invalid(DEV PEAK "[launch]\ngroup=2\n", "[launch] group: 2 is implausibly large: the unit is seconds");
     expect_invalid(DEV PEAK "[launch]\nim2col_row=-3e-9\n", "[launch] im2col_row: -3e-9 must be >= 0");
     expect_invalid(DEV PEAK "[launch]\nim2col_row=fast\n", "[launch] im2col_row: 'fast' is not a number");
+    expect_invalid(DEV PEAK "[launch]\nmixed=-6e-8\n", "[launch] mixed: -6e-8 must be >= 0");
     expect_invalid(DEV PEAK "[launch]\nrow=3e-9\n", "[launch] row: unknown key (valid keys: conv,");
     expect_invalid(DEV PEAK "[launch]\noutput=-1e-7\n", "[launch] output: -1e-7 must be >= 0");
     expect_invalid(DEV PEAK "[launch]\noutput=many\n", "[launch] output: 'many' is not a number");
@@ -366,7 +367,7 @@ static void test_keyfile_roundtrip(void)
     "[device]\ndescription=t\ntarget=ort-cpu\nbandwidth=1e11\nmemory_bytes=1e9\nlaunch_overhead=1e-5\n" \
     "align_bytes=64\n[peak]\nfp32=1e12\n[efficiency]\nconv=0.5\nmatmul=0.25\nbandwidth=0.5\n"           \
     "[saturation]\nconv=16e6\nmatmul=2e6\n[launch]\nconv=4e-6\nelementwise=1e-6\ngroup=1e-7\n"          \
-    "im2col_row=2e-9\noutput=1.5e-7\n"                                                                  \
+    "im2col_row=2e-9\noutput=1.5e-7\nmixed=6e-8\n"                                                      \
     "[cache]\nl1_bytes=65536\nl1_bandwidth=8e11\nl2_bytes=1048576\nl2_bandwidth=4e11\n"
 
 static fp_device *load_text(const char *text)
@@ -398,6 +399,11 @@ static void test_model_groups(void)
     three.outputs = 2;
     CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &three).launch_s - fp_roofline_kernel(d, &one).launch_s, 3e-7, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &three).time_s - fp_roofline_kernel(d, &one).time_s, 3e-7, 1e-15);
+    /* a kernel of a graph of several classes, at [launch] mixed more */
+    CU_ASSERT_DOUBLE_EQUAL(d->launch_mixed, 6e-8, 1e-20);
+    fp_kernel mixed = one;
+    mixed.mixed = true;
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(d, &mixed).time_s - fp_roofline_kernel(d, &one).time_s, 6e-8, 1e-15);
     /* the Reshapes dispatched around it (an N-D Gemm's), each at [launch] view */
     fp_kernel reshaped = one;
     reshaped.views = 2;
@@ -535,6 +541,7 @@ static void test_model_roundtrip(void)
     CU_ASSERT_DOUBLE_EQUAL(b->launch_row, a->launch_row, 1e-20);
     CU_ASSERT(b->launch_row > 0);
     CU_ASSERT_DOUBLE_EQUAL(b->launch_output, a->launch_output, 1e-20);
+    CU_ASSERT_DOUBLE_EQUAL(b->launch_mixed, a->launch_mixed, 1e-20);
     for (int i = 0; i < FP_CACHE_LEVELS; i++) {
         CU_ASSERT_EQUAL(b->cache[i].bytes, a->cache[i].bytes);
         CU_ASSERT_DOUBLE_EQUAL(b->cache[i].bandwidth, a->cache[i].bandwidth, 1);
@@ -674,7 +681,8 @@ static void test_last_from(void)
 
 /* `devices` shows a profile's [cache] levels and where a run's footprint starts to lose the last
  * (text and JSON; "not measured" and null without last_from, which a round trip keeps); a profile
- * without [cache] shows none. The launch line adds [launch] output where the profile has it. */
+ * without [cache] shows none. The launch line adds [launch] output where the profile has it, and a
+ * line below it [launch] mixed. */
 static void test_cli_device_cache(void)
 {
     const char *with = MODEL_INI "last_from=0.7\nlast_life=0.016\n";
@@ -684,7 +692,8 @@ static void test_cli_device_cache(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "cache        L1 64.0 KiB at 800 GB/s, L2 1.0 MiB at 400 GB/s; a run's "
                                          "footprint loses the last from 0.7 of its capacity, which keeps a "
                                          "run's weights 16 ms (a mean life)\n"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "launch       10 us per kernel, 0.15 us per output of one past its first\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "launch       10 us per kernel, 0.15 us per output of one past its first\n"
+                                         "             0.06 us more per kernel of a graph of 4 classes or more\n"));
     tu_run_clear(&r);
     r = tu_run((const char *[]){"devices", "-f", "json", path, NULL});
     CU_ASSERT_EQUAL_FATAL(r.status, 0);
@@ -694,6 +703,7 @@ static void test_cli_device_cache(void)
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "cache_last_from"), 0.7, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "cache_last_life_s"), 0.016, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "launch_output"), 1.5e-7, 1e-20);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(o, "launch_mixed"), 6e-8, 1e-20);
     JsonArray *levels = json_object_get_array_member(o, "cache");
     CU_ASSERT_EQUAL_FATAL(json_array_get_length(levels), 2);
     CU_ASSERT_EQUAL(json_object_get_int_member(json_array_get_object_element(levels, 1), "bytes"), 1048576);
