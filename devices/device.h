@@ -103,12 +103,12 @@ typedef enum {
 
 const char *fp_op_class_name(fp_op_class c);
 
-/* A graph whose kernels are of this many classes or more costs [launch] mixed on each kernel: one
- * class's kernels in a row (a micro-model's chain: its class, the ReduceMax's, a reorder's) keep
- * the runtime's code for them hot; a network's, of many classes, do not. Measured on the development
- * VM (2026-12-07, ONNX Runtime 1.31.1, level disabled): a chain cycling through nine ops of seven
- * classes took 0.05 us a kernel more than its ops' own chains, one cycling through twelve elementwise
- * ops of two classes 0.00-0.02 us (docs/devices.md). */
+/* A graph whose kernels are of this many classes or more costs [launch] mixed on each kernel: a
+ * kernel costs ONNX Runtime more in such a graph than in a chain of its own op (a micro-model's:
+ * its class, the ReduceMax's, at level all a reorder's), whatever the order of its kernels. Measured
+ * on the development VM (2026-12-07, ONNX Runtime 1.31.1, level disabled): a chain cycling through
+ * nine ops of seven classes took 0.05 us a kernel more than its ops' own chains, one cycling through
+ * twelve elementwise ops of two classes 0.00-0.02 us; four is between (docs/devices.md). */
 #define FP_MIXED_CLASSES 4
 /* The class whose values class c takes when a profile gives none for it (c itself: none). */
 fp_op_class fp_op_class_parent(fp_op_class c);
@@ -169,8 +169,7 @@ typedef struct {
     double launch_output;              /* [launch] output: overhead per output of a kernel past its first (the
                           runtime allocates and releases each; fp_kernel.outputs), seconds; 0 = none */
     double launch_mixed;               /* [launch] mixed: overhead per kernel of a graph whose kernels are of
-                          FP_MIXED_CLASSES classes or more (fp_kernel.mixed: the runtime's code for each
-                          class is no longer hot when its next kernel runs), seconds; 0 = none */
+                          FP_MIXED_CLASSES classes or more (fp_kernel.mixed), seconds; 0 = none */
     fp_cache_level cache[FP_CACHE_LEVELS]; /* [cache] l1..l3, innermost first; bytes 0 = absent */
     double last_from;                      /* [cache] last_from: the share of the last level's capacity at
                                               which a run's footprint starts to lose it (all lost one
