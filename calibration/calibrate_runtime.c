@@ -498,6 +498,50 @@ bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *lif
     return true;
 }
 
+uint64_t fp_rt_foot_fit(const double *bytes, const double *t, int n, double warm_s, double *from)
+{
+    double x[16], f[16];
+    int m = 0;
+    for (int i = 0; i < n && m < (int)G_N_ELEMENTS(x); i++) {
+        double share = (t[i] - warm_s) / (t[n - 1] - warm_s);
+        if (t[n - 1] > warm_s && share > FP_RT_FOOT_SETTLED && share < 1 - FP_RT_FOOT_SETTLED)
+            x[m] = bytes[i], f[m++] = share;
+    }
+    double slope = 0;
+    if (m < 2 || (line_fit(x, f, m, &slope), slope <= 0))
+        return 0;
+    double mx = 0, mf = 0;
+    for (int i = 0; i < m; i++)
+        mx += x[i] / m, mf += f[i] / m;
+    *from = mx * slope - mf; /* f = F / C - from through the means */
+    return *from > 0 ? (uint64_t)(1 / slope) : 0;
+}
+
+bool fp_rt_footprint(const fp_rt_set *s, fp_ort *ort, int threads, double budget_s, uint64_t *capacity, double *from,
+                     GError **error)
+{
+    static const int chains[] = FP_RT_FOOT_CHAINS;
+    const fp_rt_point *p = flagged_point(s, FP_MICRO_COLD, NULL);
+    *capacity = 0;
+    if (!p || !fp_rt_set_cold_fits(s) || fp_rt_point_kernel_s(s, p) <= 0 || !p->kernels->len)
+        return true;
+    fp_micro_case fan = g_array_index(s->cases, fp_micro_case, p->index), *c = &fan;
+    fan.flags |= FP_MICRO_FAN; /* along a chain of 96 products the activations underflow to denormals */
+    double bytes[G_N_ELEMENTS(chains)], t[G_N_ELEMENTS(chains)];
+    for (guint i = 0; i < G_N_ELEMENTS(chains); i++) {
+        g_autoptr(GBytes) model = fp_micro_bytes(c, chains[i], error);
+        fp_ort_model m = {model, "x0", c->dims, c->rank, "y", c->scale};
+        if (!model || !fp_ort_time(ort, &m, FP_ORT_DISABLED, threads, budget_s, &t[i], error)) {
+            g_prefix_error(error, "micro-model %s (%d ops): ", c->name, chains[i]);
+            return false;
+        }
+        t[i] /= chains[i];
+        bytes[i] = (double)g_array_index(p->kernels, fp_fit_op, 0).bytes * chains[i];
+    }
+    *capacity = fp_rt_foot_fit(bytes, t, G_N_ELEMENTS(chains), fp_rt_point_kernel_s(s, p), from);
+    return true;
+}
+
 static int cmp_desc(gconstpointer a, gconstpointer b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -162,6 +162,28 @@ double fp_rt_life_fit(const double *gaps_s, const double *t, int n);
 #define FP_RT_LIFE_RUNS 7
 bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *life_s, GError **error);
 
+/* The last cache level as ONNX Runtime's weights find it, where the profile the set was costed on
+ * holds the FP_MICRO_COLD chain (fp_rt_set_cold_fits: a server's last level, which the other cores,
+ * or a VM's neighbours, share): that case's op in chains of FP_RT_FOOT_CHAINS ops, each timed by
+ * fp_ort_time (threads, budget_s) at level disabled. Their time per kernel against the cold point's
+ * (its chain held) and the longest chain's (read from memory) gives what each loses
+ * (fp_rt_foot_fit): *capacity the last level's and *from its [cache] last_from. *capacity 0 (the
+ * profile's stand) when the cold chain does not fit, was not measured, or the chains show no ramp.
+ * False with the runtime's error. */
+#define FP_RT_FOOT_CHAINS \
+    {                     \
+        32, 64, 96        \
+    }
+bool fp_rt_footprint(const fp_rt_set *s, fp_ort *ort, int threads, double budget_s, uint64_t *capacity, double *from,
+                     GError **error);
+/* The ramp f(F) = clamp(F / C - from, 0, 1) of fp_roofline_lost through the shares lost
+ * f_i = (t_i - warm_s) / (t_last - warm_s) of n chains of footprints bytes[i] (ascending), t_i their
+ * times per kernel, the last chain's all read from memory: the least-squares line through the
+ * shares between FP_RT_FOOT_SETTLED and 1 - FP_RT_FOOT_SETTLED, C the inverse of its slope. 0 when
+ * fewer than two are, or the line does not rise, or it starts at no footprint (from <= 0). */
+#define FP_RT_FOOT_SETTLED 0.05
+uint64_t fp_rt_foot_fit(const double *bytes, const double *t, int n, double warm_s, double *from);
+
 /* The time a run of ONNX Runtime spends per graph input past the first (*input_s) and per graph
  * output past the first (*output_s) on `threads` threads at ORT_DISABLE_ALL: the differences of
  * fp_micro_io_text's models (the least of FP_RT_IO_ROUNDS timings each, budget_s a timing), per

@@ -24,14 +24,15 @@
 #define HOST_HALF_WORK_CONV 2e6     /* [saturation] conv, FLOP */
 #define HOST_ALIGN 64
 #define HOST_GROUPED_CONV 0.04
-#define RUNTIME_BUDGET_S 0.08   /* timing of each micro-model chain */
-#define RUNTIME_IO_BUDGET_S 0.2 /* each timing of the run-overhead models (3 of each of 3) */
-#define RUNTIME_ROUNDS 3        /* times each chain is timed, spread over the calibration: its fastest counts */
-#define RUNTIME_CONFIRM_S 23    /* then at most this long timing again the chains whose fastest is unconfirmed */
-#define RUNTIME_OFF 0.25        /* points estimated further off than this are listed */
-#define RUNTIME_PEAK_ROOM 2.0   /* the peak at least this many times the runtime's fastest kernel rate */
-#define CHECK_ROUNDS 2          /* --check: times each chain of its sample is timed, its fastest counts */
-#define CHECK_HOLDS 0.05        /* --check: a profile holds when its median estimate is this near the times */
+#define RUNTIME_BUDGET_S 0.08     /* timing of each micro-model chain */
+#define RUNTIME_IO_BUDGET_S 0.2   /* each timing of the run-overhead models (3 of each of 3) */
+#define RUNTIME_FOOT_BUDGET_S 0.1 /* each timing of the footprint chains (fp_rt_footprint) */
+#define RUNTIME_ROUNDS 3          /* times each chain is timed, spread over the calibration: its fastest counts */
+#define RUNTIME_CONFIRM_S 23      /* then at most this long timing again the chains whose fastest is unconfirmed */
+#define RUNTIME_OFF 0.25          /* points estimated further off than this are listed */
+#define RUNTIME_PEAK_ROOM 2.0     /* the peak at least this many times the runtime's fastest kernel rate */
+#define CHECK_ROUNDS 2            /* --check: times each chain of its sample is timed, its fastest counts */
+#define CHECK_HOLDS 0.05          /* --check: a profile holds when its median estimate is this near the times */
 
 /* The widest x86-64 vector ISA of this CPU among those ONNX Runtime's MLAS dispatches on, as
  * cpuid and the OS's saved state (XCR0) allow it: "AVX-512F", "AVX2", "AVX" or "SSE2"; NULL off
@@ -348,6 +349,22 @@ static fp_device *with_outputs(fp_device *base, const fp_rt_set *s)
     return base;
 }
 
+/* dev's last cache level at `capacity` bytes, losing a run's weights from `from` of it (fp_rt_footprint),
+ * where that capacity exceeds the level before it; false (dev unchanged) when it does not or
+ * capacity is 0. */
+static bool with_footprint(fp_device *dev, uint64_t capacity, double from)
+{
+    int last = -1;
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        if (dev->cache[i].bytes)
+            last = i;
+    if (!capacity || last < 1 || capacity <= dev->cache[last - 1].bytes || from > FP_DEVICE_MAX_LAST_FROM)
+        return false;
+    dev->cache[last].bytes = capacity;
+    dev->last_from = from;
+    return true;
+}
+
 /* Runs the micro-models through ort on `threads` threads, fits base to them and writes the profile
  * to output; false after printing one line. */
 static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progress_state *ps, const char *output)
@@ -373,11 +390,15 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     dev.denormal_mac_s = fp_rt_set_denormal_s(s, "MatMul");
     dev.denormal_exp_s = fp_rt_set_denormal_s(s, "Softmax");
     dev.launch_mixed = fp_rt_set_mixed_s(s, f->device);
+    uint64_t capacity = 0;
+    double from = 0;
     if (!fp_rt_io_overheads(ort, threads, RUNTIME_IO_BUDGET_S, &dev.input_overhead, &dev.output_overhead, &err) ||
-        !fp_rt_weight_life(s, ort, threads, &dev.last_life, &err)) {
+        !fp_rt_weight_life(s, ort, threads, &dev.last_life, &err) ||
+        !fp_rt_footprint(s, ort, threads, RUNTIME_FOOT_BUDGET_S, &capacity, &from, &err)) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
         return false;
     }
+    bool footprint = with_footprint(&dev, capacity, from);
     g_autofree char *desc = g_strdup_printf("%s, ONNX Runtime %s's kernels fitted", base->description,
                                             fp_ort_version(ort));
     dev.description = desc;
@@ -402,6 +423,10 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
                fp_rt_set_cold_fits(s) ? "; the triad's: the last level holds the cold micro-model" : "");
     if (dev.weight_l3_bandwidth > 0)
         printf("  packed weights read past the L2 at %.1f GB/s\n", dev.weight_l3_bandwidth / 1e9);
+    if (footprint)
+        printf(
+            "  the last cache level keeps ONNX Runtime's weights to %.0f MB of a run's footprint, none past %.0f MB\n",
+            dev.last_from * (double)capacity / 1e6, (dev.last_from + 1) * (double)capacity / 1e6);
     if (dev.last_life > 0)
         printf("  the last cache level keeps a run's weights %.1f ms (a mean life: other processes evict them)\n",
                dev.last_life * 1e3);

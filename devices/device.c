@@ -99,7 +99,6 @@ static const char *const cache_keys[] = {"l1_bytes", "l1_bandwidth", "l2_bytes",
                                          "l3_bytes", "l3_bandwidth", NULL};
 G_STATIC_ASSERT(G_N_ELEMENTS(cache_keys) == 2 * FP_CACHE_LEVELS + 1);
 #define VALID_GROUPS "device, peak, efficiency, saturation, launch, cache, calibration, rule.*"
-#define MAX_LAST_FROM 4.0  /* [cache] last_from: a share of the last level's capacity */
 #define MAX_HALF_WORK 1e15 /* FLOP: beyond any one kernel */
 /* Values below these are unit mistakes (GB/s written as a plain number, microseconds as seconds). */
 #define MIN_RATE 1e6
@@ -532,7 +531,7 @@ static bool read_launch_group(reader *r, fp_device *d)
 }
 
 /* [cache]: each level lN is absent or has both lN_bytes (a whole number >= 1 KiB) and lN_bandwidth
- * (bytes/s); capacities grow outward; last_from, when given, in (0, MAX_LAST_FROM]; last_life, when
+ * (bytes/s); capacities grow outward; last_from, when given, in (0, FP_DEVICE_MAX_LAST_FROM]; last_life, when
  * given, positive (seconds). */
 static bool read_cache(reader *r, fp_device *d)
 {
@@ -558,9 +557,10 @@ static bool read_cache(reader *r, fp_device *d)
     }
     if (!read_positive(r, "cache", "last_from", false, 0, "", &d->last_from))
         return false;
-    if (d->last_from > MAX_LAST_FROM) {
+    if (d->last_from > FP_DEVICE_MAX_LAST_FROM) {
         g_autofree char *v = raw_value(r, "cache", "last_from");
-        return fail(r, "cache", "last_from", "%s is above %g: a share of the last level's capacity", v, MAX_LAST_FROM);
+        return fail(r, "cache", "last_from", "%s is above %g: a share of the last level's capacity", v,
+                    FP_DEVICE_MAX_LAST_FROM);
     }
     return read_positive(r, "cache", "last_life", false, 0, "", &d->last_life);
 }

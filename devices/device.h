@@ -103,6 +103,9 @@ typedef enum {
 
 const char *fp_op_class_name(fp_op_class c);
 
+/* [cache] last_from at most: a share of the last level's capacity */
+#define FP_DEVICE_MAX_LAST_FROM 4.0
+
 /* A graph whose kernels are of this many classes or more costs [launch] mixed on each kernel: a
  * kernel costs ONNX Runtime more in such a graph than in a chain of its own op (a micro-model's:
  * its class, the ReduceMax's, at level all a reorder's), whatever the order of its kernels. Measured

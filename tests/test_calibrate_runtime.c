@@ -431,6 +431,31 @@ static void test_life_fit(void)
     CU_ASSERT_EQUAL(fp_rt_life_fit(gaps, t, n), 0);
 }
 
+/* Times per kernel made with the model's own ramp (a kernel of 4 MB warm at 147 us, cold at 240,
+ * lost from 100 MB to 300 MB of a run's footprint) give its capacity and last_from back from the
+ * chains' two shares between; none from chains of which fewer than two are between (all held, or
+ * the ramp too short to show), none where the times do not rise, and none when the ramp would start
+ * at no footprint at all. */
+static void test_foot_fit(void)
+{
+    const double warm = 147e-6, cold = 240e-6, mb = 1e6;
+    double bytes[] = {128 * mb, 256 * mb, 384 * mb}, t[3], from = 0;
+    for (int i = 0; i < 3; i++)
+        t[i] = warm + (cold - warm) * fp_roofline_lost(bytes[i], 200 * mb, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(fp_rt_foot_fit(bytes, t, 3, warm, &from) / (200 * mb), 1, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(from, 0.5, 1e-6);
+    for (int i = 0; i < 3; i++) /* held to 300 MB: the last chain alone loses */
+        t[i] = warm + (cold - warm) * fp_roofline_lost(bytes[i], 50 * mb, 6);
+    CU_ASSERT_EQUAL(fp_rt_foot_fit(bytes, t, 3, warm, &from), 0);
+    double flat[] = {warm, warm, warm}, falls[] = {200e-6, 170e-6, 240e-6};
+    CU_ASSERT_EQUAL(fp_rt_foot_fit(bytes, flat, 3, warm, &from), 0);
+    CU_ASSERT_EQUAL(fp_rt_foot_fit(bytes, falls, 3, warm, &from), 0);
+    for (int i = 0; i < 3; i++) /* lost from 0 on: a share of 0.64 at 128 MB, 1 at 256 */
+        t[i] = warm + (cold - warm) * fp_roofline_lost(bytes[i], 200 * mb, 0.0);
+    t[1] = warm + (cold - warm) * 0.9;
+    CU_ASSERT_EQUAL(fp_rt_foot_fit(bytes, t, 3, warm, &from), 0);
+}
+
 /* The spill point's chain of 1 MB weights, each op its own, overflows a 2 MB L2: fuseplan reads
  * every weight of the long chain past it, none of the short one; its twin shares one weight (the
  * same MatMul). Timings in which the spill point reads them at 50 GB/s and the twin at no cost give
@@ -855,6 +880,7 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "denormal_s", test_denormal_s);
     CU_add_test(s, "spill_bandwidth", test_spill_bandwidth);
     CU_add_test(s, "life_fit", test_life_fit);
+    CU_add_test(s, "foot_fit", test_foot_fit);
     CU_add_test(s, "output_s", test_output_s);
     CU_add_test(s, "mixed_s", test_mixed_s);
     CU_add_test(s, "confirmed", test_confirmed);
