@@ -195,7 +195,7 @@ bool fp_rt_io_overheads(fp_ort *ort, int threads, double budget_s, double *input
  * again. The sample: at level disabled, every FP_MICRO_TINY case's point (a class's launch) and,
  * for each class its kernels are of, the first other case's, but for the cases timed for one rate
  * of their own (FP_MICRO_COLD, FP_MICRO_SPILL, FP_MICRO_SHARED, FP_MICRO_DENORMAL,
- * FP_MICRO_OUTPUTS, FP_MICRO_FAN). Indices into s->points (guint). */
+ * FP_MICRO_OUTPUTS, FP_MICRO_FAN, FP_MICRO_MIXED). Indices into s->points (guint). */
 GArray *fp_rt_check_points(const fp_rt_set *s);
 
 typedef struct {
@@ -215,8 +215,8 @@ fp_rt_check fp_rt_set_check(const fp_rt_set *s, const GArray *which, const fp_de
 double fp_rt_set_best_rate(const fp_rt_set *s);
 
 /* Fits base (efficiencies, half works, launch overheads, the group overhead, bandwidth and cache
- * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL, FP_MICRO_SHARED and
- * FP_MICRO_OUTPUTS ones with Huber's loss (fp_fit_opts.robust: a point a busy host slowed does not drag the
+ * factors, the run overhead) to the measured points but the FP_MICRO_DENORMAL, FP_MICRO_SHARED,
+ * FP_MICRO_OUTPUTS and FP_MICRO_MIXED ones with Huber's loss (fp_fit_opts.robust: a point a busy host slowed does not drag the
  * classes), no cross-validation. NULL with the fit's error when no point was measured. */
 fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError **error);
 
