@@ -432,8 +432,8 @@ double fp_rt_set_mixed_s(const fp_rt_set *s, const fp_device *d)
     return mixed ? MAX(more, 0) / mixed : 0;
 }
 
-/* The squared error of the least-squares line t = a + b x through the n points, b in *b. */
-static double line_fit(const double *x, const double *t, int n, double *b)
+/* The squared error of the least-squares line t = a + b x through the n points, a and b in *a and *b. */
+static double line_fit(const double *x, const double *t, int n, double *a, double *b)
 {
     double mx = 0, mt = 0, sxx = 0, sxt = 0, sse = 0;
     for (int i = 0; i < n; i++) {
@@ -445,6 +445,7 @@ static double line_fit(const double *x, const double *t, int n, double *b)
         sxt += (x[i] - mx) * (t[i] - mt);
     }
     *b = sxx > 0 ? sxt / sxx : 0;
+    *a = mt - *b * mx;
     for (int i = 0; i < n; i++) {
         double e = t[i] - (mt + *b * (x[i] - mx));
         sse += e * e;
@@ -462,10 +463,10 @@ double fp_rt_life_fit(const double *gaps_s, const double *t, int n)
     double best = G_MAXDOUBLE, life = 0;
     g_autofree double *x = g_new(double, n);
     for (double l = FP_RT_LIFE_MIN; l <= FP_RT_LIFE_MAX * 1.0001; l *= M_SQRT2) {
-        double b = 0;
+        double a = 0, b = 0;
         for (int i = 0; i < n; i++)
             x[i] = -expm1(-(gaps_s[i] + t[i]) / l);
-        double e = line_fit(x, t, n, &b);
+        double e = line_fit(x, t, n, &a, &b);
         if (b > 0 && e < best) {
             best = e;
             life = l;
@@ -507,13 +508,10 @@ uint64_t fp_rt_foot_fit(const double *bytes, const double *t, int n, double warm
         if (t[n - 1] > warm_s && share > FP_RT_FOOT_SETTLED && share < 1 - FP_RT_FOOT_SETTLED)
             x[m] = bytes[i], f[m++] = share;
     }
-    double slope = 0;
-    if (m < 2 || (line_fit(x, f, m, &slope), slope <= 0))
+    double start = 0, slope = 0; /* f = F / C - from: start -from, slope 1 / C */
+    if (m < 2 || (line_fit(x, f, m, &start, &slope), slope <= 0))
         return 0;
-    double mx = 0, mf = 0;
-    for (int i = 0; i < m; i++)
-        mx += x[i] / m, mf += f[i] / m;
-    *from = mx * slope - mf; /* f = F / C - from through the means */
+    *from = -start;
     return *from > 0 ? (uint64_t)(1 / slope) : 0;
 }
 

@@ -164,9 +164,10 @@ bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *lif
 
 /* The last cache level as ONNX Runtime's weights find it, where the profile the set was costed on
  * holds the FP_MICRO_COLD chain (fp_rt_set_cold_fits: a server's last level, which the other cores,
- * or a VM's neighbours, share): that case's op in chains of FP_RT_FOOT_CHAINS ops, each timed by
+ * or a VM's neighbours, share): that case's op in fans (FP_MICRO_FAN: every op reads x0; along a
+ * chain of 96 the activations underflow to denormals) of FP_RT_FOOT_CHAINS ops, each timed by
  * fp_ort_time (threads, budget_s) at level disabled. Their time per kernel against the cold point's
- * (its chain held) and the longest chain's (read from memory) gives what each loses
+ * (its chain held) and the largest fan's (read from memory) gives what each loses
  * (fp_rt_foot_fit): *capacity the last level's and *from its [cache] last_from. *capacity 0 (the
  * profile's stand) when the cold chain does not fit, was not measured, or the chains show no ramp.
  * False with the runtime's error. */

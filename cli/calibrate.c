@@ -302,15 +302,14 @@ static void runtime_record(GKeyFile *kf, const fp_ort *ort, const fp_rt_set *s, 
                            NULL);
 }
 
-/* The points the fitted profile d estimates more than RUNTIME_OFF away from their measured time. */
+/* The points the profile d (the one written) estimates more than RUNTIME_OFF away from their measured time. */
 static void print_off(const fp_rt_set *s, const fp_device *d)
 {
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         double kernel_s = fp_rt_point_kernel_s(s, p), ratio = fp_rt_point_estimate_s(p, d) / (p->long_s - p->short_s);
-        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF &&
-            !(c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED | FP_MICRO_MIXED)))
+        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF && !(c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED)))
             printf("  off: %s at %s, estimate / measured %.2f\n", c->name, fp_rt_level_name(p->level), ratio);
     }
 }
@@ -443,7 +442,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         printf("  %-16s efficiency %.3g, launch %.2f us%s\n", fp_op_class_name(c), dev.efficiency[c],
                fp_device_launch(&dev, c) * 1e6, dev.half_work[c] > 0 ? ", saturating" : "");
-    print_off(s, f->device);
+    print_off(s, &dev);
     return true;
 }
 
