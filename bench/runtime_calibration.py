@@ -56,6 +56,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -237,7 +238,8 @@ def check_micro(a):
     """(passed, total, failures) of onnx.checker (full_check: shape inference too) on every micro-model
     `calibrate --runtime` runs, as `calibrate --micro-models` writes them."""
     d = os.path.join(a.out, "micro")
-    os.makedirs(d, exist_ok=True)
+    shutil.rmtree(d, ignore_errors=True)  # a case an earlier build wrote is no case of this one
+    os.makedirs(d)
     lvo.sh([a.fuseplan, "calibrate", "--micro-models", d])
     names = sorted(f for f in os.listdir(d) if f.endswith(".onnx"))
     bad = []

@@ -171,9 +171,9 @@ bool fp_rt_weight_life(const fp_rt_set *s, fp_ort *ort, int threads, double *lif
  * (fp_rt_foot_fit): *capacity the last level's and *from its [cache] last_from. *capacity 0 (the
  * profile's stand) when the cold chain does not fit, was not measured, or the chains show no ramp.
  * False with the runtime's error. */
-#define FP_RT_FOOT_CHAINS \
-    {                     \
-        32, 64, 96        \
+#define FP_RT_FOOT_CHAINS  \
+    {                      \
+        24, 32, 48, 64, 96 \
     }
 bool fp_rt_footprint(const fp_rt_set *s, fp_ort *ort, int threads, double budget_s, uint64_t *capacity, double *from,
                      GError **error);

@@ -8,10 +8,12 @@
 #include "frontends/onnx/onnx_write.h"
 
 #define OPSET 17
-#define WORK_CHAIN 5   /* ops in a work case's long chain */
-#define TINY_CHAIN 9   /* in a tiny case's: its kernels are short, the difference needs more of them */
-#define SPILL_CHAIN 12 /* in a FP_MICRO_SPILL case's */
-#define MIXED_CYCLES 4 /* cycles of its ops in a FP_MICRO_MIXED case's, after its first op */
+#define WORK_CHAIN 5       /* ops in a work case's long chain */
+#define TINY_CHAIN 9       /* in a tiny case's: its kernels are short, the difference needs more of them */
+#define SPILL_CHAIN 12     /* in a FP_MICRO_SPILL case's */
+#define MIXED_CYCLES 4     /* cycles of its ops in a FP_MICRO_MIXED case's, after its first op */
+#define BIG_CHAIN 3        /* in a case whose kernel takes milliseconds */
+#define BOTTLENECK_PAIRS 2 /* expansions and reductions in a bottleneck case's long chain, after its first op */
 /* a LayerNormalization case's scale and bias, over the last axis */
 #define LN_EXTRA "input: \"s\" input: \"b\" attribute { name: \"axis\" type: INT i: -1 }"
 
@@ -97,17 +99,38 @@ static void gather_all(GArray *cs, const char *name, const int64_t *dims, int ch
         g_string_free(idx, FALSE), dims, chain, flags);
 }
 
-/* A Conv case: c channels in and out, hw x hw pixels, k x k kernel, stride, group. */
+/* A Conv case: c channels in and out, hw x hw pixels, k x k kernel, stride, group, and a bias, as a
+ * network's convolution has one (a batch norm folded into it): MLAS adds it in a pass of its own
+ * over the output (MlasActivation, onnxruntime/core/mlas/lib/convolve.cpp). */
 static void conv(GArray *cs, const char *name, int c, int hw, int k, int stride, int group, int chain, unsigned flags)
 {
-    int64_t x[] = {1, c, hw, hw, 0}, w[] = {c, c / group, k, k, 0};
+    int64_t x[] = {1, c, hw, hw, 0}, w[] = {c, c / group, k, k, 0}, b[] = {c, 0};
     g_autofree char *pads = attr_ints("pads", 4, k / 2, k / 2, k / 2, k / 2);
     g_autofree char *strides = attr_ints("strides", 2, stride, stride);
     g_autofree char *kernel = attr_ints("kernel_shape", 2, k, k);
     add(cs, g_strdup(name), "Conv",
-        g_strdup_printf("input: \"w\"%s%s%s attribute { name: \"group\" type: INT i: %d }", pads, strides, kernel,
-                        group),
-        inits("w", w, NULL), x, chain, flags | FP_MICRO_ALL);
+        g_strdup_printf("input: \"w\" input: \"b\"%s%s%s attribute { name: \"group\" type: INT i: %d }", pads, strides,
+                        kernel, group),
+        inits("w", w, "b", b, NULL), x, chain, flags | FP_MICRO_ALL);
+}
+
+/* A cycle of two 1x1 convolutions, c channels to e and back, on hw x hw pixels, each with weights of
+ * its own and a bias (a ResNet bottleneck's or a MobileNet block's expansion and reduction): where the e
+ * channels outgrow the L2, ONNX Runtime's GEMM on NCHW reads and writes them at the next level's
+ * rate besides its compute (the class's phase, devices/device.h), which chains of c channels to
+ * c never show. */
+static void bottleneck(GArray *cs, int c, int e, int hw)
+{
+    int64_t x[] = {1, c, hw, hw, 0}, up[] = {e, c, 1, 1, 0}, down[] = {c, e, 1, 1, 0}, be[] = {e, 0}, bc[] = {c, 0};
+    GArray *cycle = g_array_new(FALSE, FALSE, sizeof(fp_micro_case));
+    g_array_set_clear_func(cycle, case_clear);
+    add(cycle, g_strdup("expand"), "Conv", g_strdup("input: \"w\" input: \"b\""), inits("w", up, "b", be, NULL), x, 1,
+        0);
+    add(cycle, g_strdup("reduce"), "Conv", g_strdup("input: \"w\" input: \"b\""), inits("w", down, "b", bc, NULL), x, 1,
+        0);
+    add(cs, g_strdup_printf("conv1x1_c%dx%d_%d", c, e, hw), "Conv", NULL, NULL, x, 1 + 2 * BOTTLENECK_PAIRS,
+        FP_MICRO_ALL);
+    g_array_index(cs, fp_micro_case, cs->len - 1).cycle = cycle;
 }
 
 static void convolutions(GArray *cs)
@@ -128,6 +151,8 @@ static void convolutions(GArray *cs)
         g_snprintf(name, sizeof name, "dwconv3x3_c%d_%d", depth[i][0], depth[i][1]);
         conv(cs, name, depth[i][0], depth[i][1], 3, 1, depth[i][0], WORK_CHAIN, 0);
     }
+    /* the largest: its columns and output past the L2 (a first stage's at 112 x 112), in a shorter chain */
+    conv(cs, "conv3x3_c32_112", 32, 112, 3, 1, 1, BIG_CHAIN, 0);
     conv(cs, "dwconv5x5_c64_28", 64, 28, 5, 1, 64, WORK_CHAIN, 0);
     /* larger filters on fewer pixels (EfficientNet's, MnasNet's, ConvNeXt's): per tap less work and
      * as many im2col rows, the points that tell a row's cost from the work's */
@@ -139,6 +164,8 @@ static void convolutions(GArray *cs)
     conv(cs, "dwconv3x3s2_c32_112", 32, 112, 3, 2, 32, 4, 0);
     conv(cs, "dwconv3x3s2_c96_112", 96, 112, 3, 2, 96, 4, 0); /* MobileNetV2's first strided one */
     conv(cs, "dwconv5x5s2_c64_56", 64, 56, 5, 2, 64, 4, 0);
+    bottleneck(cs, 64, 256, 56); /* ResNet-50's first stage */
+    bottleneck(cs, 16, 96, 112); /* MobileNetV2's first expansion */
     conv(cs, "gconv3x3_c64_28_g4", 64, 28, 3, 1, 4, WORK_CHAIN, 0);
     conv(cs, "gconv3x3_c128_14_g8", 128, 14, 3, 1, 8, WORK_CHAIN, 0);
     conv(cs, "conv_tiny", 4, 2, 3, 1, 1, TINY_CHAIN, FP_MICRO_TINY);

@@ -67,16 +67,17 @@ typedef struct {
     int outputs;  /* each op's outputs after the one the next op reads (never read) */
     double scale; /* x0's fill: the runner's pattern times this (fp_ort_pattern); 0: 1 */
     unsigned flags;
-    GArray *cycle; /* a FP_MICRO_MIXED case's ops (fp_micro_case: op, extra, inits and FP_MICRO_CONTRIB
-                      each; their x0 shape is the case's, and so is each one's output): op i of its
-                      chain is cycle[i mod len]; NULL in a chain of one op (`op`) */
+    GArray *cycle; /* the ops a chain cycles through (fp_micro_case: op, extra, inits and FP_MICRO_CONTRIB
+                      each; a FP_MICRO_MIXED case's each keep x0's shape, a bottleneck's two go to
+                      more channels and back): op i of its chain is cycle[i mod len]; NULL in a
+                      chain of one op (`op`) */
 } fp_micro_case;
 
 /* Every case, in a fixed order (an array of fp_micro_case; freeing it frees their strings). */
 GArray *fp_micro_cases(void);
 
 /* The ONNX protobuf text of case c's chain of n ops (opset 17; com.microsoft 1 for a contrib op):
- * input "x0", output "y"; op i (of a FP_MICRO_MIXED case, its cycle's op i mod len) reads x(i) (x0
+ * input "x0", output "y"; op i (of a case with a cycle, its cycle's op i mod len) reads x(i) (x0
  * in a FP_MICRO_FAN case) and its own copy of each
  * initializer of the case, NAME_i (in a FP_MICRO_SHARED case every op the one NAME), and writes
  * x(i+1) and c->outputs more (x(i+1)_1, ...), read by no op; the ReduceMax reads x(n). Caller

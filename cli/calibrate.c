@@ -28,7 +28,7 @@
 #define RUNTIME_IO_BUDGET_S 0.2   /* each timing of the run-overhead models (3 of each of 3) */
 #define RUNTIME_FOOT_BUDGET_S 0.1 /* each timing of the footprint chains (fp_rt_footprint) */
 #define RUNTIME_ROUNDS 3          /* times each chain is timed, spread over the calibration: its fastest counts */
-#define RUNTIME_CONFIRM_S 20      /* then at most this long timing again the chains whose fastest is unconfirmed */
+#define RUNTIME_CONFIRM_S 15      /* then at most this long timing again the chains whose fastest is unconfirmed */
 #define RUNTIME_OFF 0.25          /* points estimated further off than this are listed */
 #define RUNTIME_PEAK_ROOM 2.0     /* the peak at least this many times the runtime's fastest kernel rate */
 #define CHECK_ROUNDS 2            /* --check: times each chain of its sample is timed, its fastest counts */

@@ -141,6 +141,28 @@ static fp_dtype sibling(fp_dtype t)
     }
 }
 
+uint64_t fp_device_last_level(const fp_device *d)
+{
+    uint64_t capacity = 0;
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        capacity = MAX(capacity, d->cache[i].bytes);
+    return capacity;
+}
+
+uint64_t fp_device_private_levels(const fp_device *d)
+{
+    uint64_t last = fp_device_last_level(d), below = 0;
+    for (int i = 0; i < FP_CACHE_LEVELS; i++)
+        if (d->cache[i].bytes < last)
+            below = MAX(below, d->cache[i].bytes);
+    return below;
+}
+
+bool fp_device_phased(const fp_device *d, fp_op_class c)
+{
+    return fp_op_class_phased(c) || (d->nchwc_block && (c == FP_CLASS_CONV || c == FP_CLASS_POINTWISE_CONV));
+}
+
 double fp_device_launch(const fp_device *d, fp_op_class c)
 {
     g_assert((unsigned)c < FP_CLASS_COUNT);

@@ -198,6 +198,19 @@ double fp_device_peak(const fp_device *d, fp_dtype t);
 /* Launch overhead of a kernel of class c: its [launch] value, else (grouped_conv) conv's,
  * (dilated_pool) pool's, else [device] launch_overhead; a view without its own value costs 0. */
 double fp_device_launch(const fp_device *d, fp_op_class c);
+/* The capacity of d's last cache level; 0 without [cache]. */
+uint64_t fp_device_last_level(const fp_device *d);
+/* The capacity of the level before d's last (a core's own: the L2 of a server); 0 with fewer than
+ * two levels. */
+uint64_t fp_device_private_levels(const fp_device *d);
+/* True when a kernel of class c runs in phases on d, its roofline adding some of its memory time
+ * to its compute time: a phased class (fp_op_class_phased: all of it) anywhere, and on a blocked
+ * (MLAS) profile (nchwc_block > 0) CONV and POINTWISE_CONV too, for the bytes past the levels
+ * before the last where [cache] gives two levels or more (passes/roofline.c): MLAS's GEMM on NCHW data (an im2col's columns, or a
+ * pointwise convolution's input itself) reads and writes activations that outgrow the L2 at the
+ * next level's rate on top of its compute, where the NCHWc kernels (NCHWC_CONV) hide it
+ * (docs/devices.md, "Convolutions past the L2"). */
+bool fp_device_phased(const fp_device *d, fp_op_class c);
 /* Bandwidth (bytes/s, before bw_efficiency) of a kernel moving `bytes`: the first cache level whose
  * capacity holds them, else device memory. *level receives 1..FP_CACHE_LEVELS for a cache level, 0
  * for device memory (may be NULL). A profile without [cache] always gives `bandwidth`. */

@@ -583,25 +583,6 @@ static bool costed_kernel(const fp_node *n)
            !fp_op_has(n->op, FP_OPF_CTRL);
 }
 
-/* The capacity of d's last cache level; 0 without [cache]. */
-static uint64_t last_level(const fp_device *d)
-{
-    uint64_t capacity = 0;
-    for (int i = 0; i < FP_CACHE_LEVELS; i++)
-        capacity = MAX(capacity, d->cache[i].bytes);
-    return capacity;
-}
-
-/* The capacity of the level before d's last; 0 with fewer than two levels. */
-static uint64_t private_levels(const fp_device *d)
-{
-    uint64_t last = last_level(d), below = 0;
-    for (int i = 0; i < FP_CACHE_LEVELS; i++)
-        if (d->cache[i].bytes < last)
-            below = MAX(below, d->cache[i].bytes);
-    return below;
-}
-
 /* Bytes of graph input v, a float one under a dtype what-if scaled to it; 0 when unknown. */
 static uint64_t input_bytes(const fp_value *v, fp_dtype what_if)
 {
@@ -611,7 +592,7 @@ static uint64_t input_bytes(const fp_value *v, fp_dtype what_if)
 
 double fp_cost_cold_fraction(const fp_graph *g, const fp_device *d, fp_dtype what_if)
 {
-    uint64_t capacity = last_level(d), weights = 0, act = 0;
+    uint64_t capacity = fp_device_last_level(d), weights = 0, act = 0;
     for (guint i = 0; capacity && i < g->nodes->len; i++) {
         const fp_node *n = g_ptr_array_index(g->nodes, i);
         if (!costed_kernel(n))
@@ -1138,7 +1119,7 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
                         uint32_t *unknown)
 {
     const fp_graph *g = m->main;
-    uint64_t capacity = last_level(d), arena = 0;
+    uint64_t capacity = fp_device_last_level(d), arena = 0;
     cold_bytes cold = {.weights = fp_cost_cold_fraction(g, d, what_if)};
     g_autofree uint64_t *activations = NULL;
     uint32_t n = 0;
@@ -1146,7 +1127,8 @@ static double main_cost(const fp_model *m, const fp_device *d, fp_dtype what_if,
     if (order && capacity) {
         g_autofree uint64_t *traffic = run_traffic(order, n, what_if, flags);
         cold.activations = activations = fp_reuse_cold(g, order, n, traffic, capacity, &arena);
-        uint64_t footprint = fp_cost_kept_bytes(g, what_if) + float_scaled(arena, what_if), below = private_levels(d);
+        uint64_t footprint = fp_cost_kept_bytes(g, what_if) + float_scaled(arena, what_if),
+                 below = fp_device_private_levels(d);
         cold.kept = fp_roofline_evicted((double)footprint, (double)below);
         cold.resident = MIN(MAX(footprint, below + 1), capacity);
         with_life(g, d, what_if, flags, &cold);

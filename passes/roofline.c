@@ -90,6 +90,18 @@ static double spill_rate(const fp_device *d, const fp_kernel *k)
     return fp_device_bandwidth_for(d, MAX(k->resident, k->bytes), NULL);
 }
 
+/* The share of kernel k's lesser roofline term (compute or memory) that d adds to its larger
+ * (fp_device_phased): all of it for a phased class; for a convolution phased on a blocked profile
+ * the share of its bytes past the levels before the last (fp_roofline_past: none within them, all
+ * from twice their capacity; none on a profile without two levels, which cannot tell); else none. */
+static double phase_share(const fp_device *d, const fp_kernel *k)
+{
+    if (fp_op_class_phased(k->cls))
+        return 1;
+    uint64_t below = fp_device_private_levels(d);
+    return fp_device_phased(d, k->cls) && below ? fp_roofline_past((double)k->bytes, (double)below) : 0;
+}
+
 fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
 {
     g_assert((unsigned)k->cls < FP_CLASS_COUNT);
@@ -116,7 +128,7 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     r.reread_s = reread_time(d, k);
     r.bound = r.compute_s > r.memory_s + r.cold_s + r.spill_s + r.far_s + r.kept_s + r.reread_s ? FP_BOUND_COMPUTE
                                                                                                 : FP_BOUND_MEMORY;
-    double body = fp_op_class_phased(k->cls) ? r.compute_s + r.memory_s : fmax(r.compute_s, r.memory_s);
+    double body = fmax(r.compute_s, r.memory_s) + phase_share(d, k) * fmin(r.compute_s, r.memory_s);
     r.time_s = body + r.cold_s + r.spill_s + r.far_s + r.kept_s + r.post_s + r.denormal_s + r.reread_s + r.launch_s;
     r.intensity = fp_roofline_intensity(k->flops, k->bytes);
     return r;

@@ -515,6 +515,47 @@ static void test_roofline_model(void)
     CU_ASSERT_DOUBLE_EQUAL(ra.time_s, ra.compute_s + ra.memory_s + ra.launch_s, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(rm.time_s, fmax(rm.compute_s, rm.memory_s) + rm.launch_s, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(ra.time_s - rm.time_s, fmin(rm.compute_s, rm.memory_s), 1e-15);
+    /* a dense or pointwise convolution runs in phases on a blocked (MLAS) profile alone (its GEMM on
+     * NCHW data moves what outgrows the L2 besides its compute); the NCHWc one never does */
+    fp_kernel cv = {.flops = 4000000, .bytes = 524288, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_CONV};
+    uint64_t block = d->nchwc_block;
+    d->nchwc_block = 0;
+    CU_ASSERT_FALSE(fp_device_phased(d, FP_CLASS_CONV) || fp_device_phased(d, FP_CLASS_POINTWISE_CONV));
+    CU_ASSERT_TRUE(fp_device_phased(d, FP_CLASS_ATTENTION));
+    fp_roofline flat = fp_roofline_kernel(d, &cv);
+    CU_ASSERT_DOUBLE_EQUAL(flat.time_s, fmax(flat.compute_s, flat.memory_s) + flat.launch_s, 1e-15);
+    d->nchwc_block = 16;
+    CU_ASSERT_TRUE(fp_device_phased(d, FP_CLASS_CONV) && fp_device_phased(d, FP_CLASS_POINTWISE_CONV));
+    CU_ASSERT_FALSE(fp_device_phased(d, FP_CLASS_NCHWC_CONV) || fp_device_phased(d, FP_CLASS_MATMUL));
+    fp_roofline phased = fp_roofline_kernel(d, &cv);
+    CU_ASSERT_TRUE(phased.memory_s > 0 && phased.compute_s > 0);
+    CU_ASSERT_DOUBLE_EQUAL(phased.time_s, phased.compute_s + phased.memory_s + phased.launch_s, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(phased.time_s - flat.time_s, fmin(flat.compute_s, flat.memory_s), 1e-15);
+    /* with cache levels, a convolution adds the share of its bytes past the levels before the last:
+     * none within the L2, half at 1.5 times it, all from twice it; attention all of it always */
+    fp_cache_level saved[FP_CACHE_LEVELS];
+    memcpy(saved, d->cache, sizeof saved);
+    d->cache[0] = (fp_cache_level){32768, 4e11};
+    d->cache[1] = (fp_cache_level){1 << 20, 2e11};
+    d->cache[2] = (fp_cache_level){1 << 25, 1e11};
+    const double shares[][2] = {{1 << 19, 0}, {3 << 19, 0.5}, {1 << 21, 1}, {1 << 22, 1}};
+    for (size_t i = 0; i < G_N_ELEMENTS(shares); i++) {
+        cv.bytes = (uint64_t)shares[i][0];
+        cv.cls = FP_CLASS_POINTWISE_CONV;
+        fp_roofline p = fp_roofline_kernel(d, &cv);
+        double body = fmax(p.compute_s, p.memory_s) + shares[i][1] * fmin(p.compute_s, p.memory_s);
+        CU_ASSERT_DOUBLE_EQUAL(p.time_s, body + p.launch_s, 1e-15);
+        cv.cls = FP_CLASS_ATTENTION;
+        p = fp_roofline_kernel(d, &cv);
+        CU_ASSERT_DOUBLE_EQUAL(p.time_s, p.compute_s + p.memory_s + p.launch_s, 1e-15);
+    }
+    /* a profile without cache levels cannot tell what passes the L2: the max, as elsewhere */
+    memset(d->cache, 0, sizeof d->cache);
+    cv.cls = FP_CLASS_CONV;
+    fp_roofline none = fp_roofline_kernel(d, &cv);
+    CU_ASSERT_DOUBLE_EQUAL(none.time_s, fmax(none.compute_s, none.memory_s) + none.launch_s, 1e-15);
+    memcpy(d->cache, saved, sizeof saved);
+    d->nchwc_block = block;
     /* the ridge of a kernel: its saturated efficiency against its level's roof */
     k.operands = 0;
     k.flops = 2000000;
