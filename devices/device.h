@@ -65,7 +65,8 @@ typedef enum { FP_DEVICE_ERROR_NOT_FOUND, FP_DEVICE_ERROR_INVALID } fp_device_er
  * other, so that its roofline adds the two times where others take the larger. ATTENTION is: for
  * each head, ONNX Runtime's CPU kernels copy the past key and value into the present ones
  * (ConcatStateChunkGQA in contrib_ops/cpu/bert/gqa_attention_base.h, ConcatStateChunk in
- * attention_helper.h), then run that head's GEMMs and softmax on them. */
+ * attention_helper.h), then run that head's GEMMs and softmax on them. CONV and POINTWISE_CONV
+ * run in phases on a blocked (MLAS) profile alone, past its L2: fp_device_phased. */
 #define FP_OP_CLASSES(X)                                                 \
     X(CONV, "conv", CONV, false, false)                                  \
     X(GROUPED_CONV, "grouped_conv", CONV, false, false)                  \
@@ -203,13 +204,13 @@ uint64_t fp_device_last_level(const fp_device *d);
 /* The capacity of the level before d's last (a core's own: the L2 of a server); 0 with fewer than
  * two levels. */
 uint64_t fp_device_private_levels(const fp_device *d);
-/* True when a kernel of class c runs in phases on d, its roofline adding some of its memory time
- * to its compute time: a phased class (fp_op_class_phased: all of it) anywhere, and on a blocked
- * (MLAS) profile (nchwc_block > 0) CONV and POINTWISE_CONV too, for the bytes past the levels
- * before the last where [cache] gives two levels or more (passes/roofline.c): MLAS's GEMM on NCHW data (an im2col's columns, or a
- * pointwise convolution's input itself) reads and writes activations that outgrow the L2 at the
- * next level's rate on top of its compute, where the NCHWc kernels (NCHWC_CONV) hide it
- * (docs/devices.md, "Convolutions past the L2"). */
+/* True when a kernel of class c runs in phases on d, its roofline adding some of the lesser of its
+ * compute and memory times to the larger: a phased class (fp_op_class_phased: all of it) anywhere,
+ * and on a blocked (MLAS) profile (nchwc_block > 0) CONV and POINTWISE_CONV too (the share of their
+ * bytes past the levels before the last, none without two cache levels: passes/roofline.c).
+ * MLAS's GEMM on NCHW data (an im2col's columns, or a pointwise convolution's input itself) reads
+ * and writes activations that outgrow the L2 at the next level's rate on top of its compute, where
+ * the NCHWc kernels (NCHWC_CONV) hide it (docs/devices.md, "Convolutions past the L2"). */
 bool fp_device_phased(const fp_device *d, fp_op_class c);
 /* Bandwidth (bytes/s, before bw_efficiency) of a kernel moving `bytes`: the first cache level whose
  * capacity holds them, else device memory. *level receives 1..FP_CACHE_LEVELS for a cache level, 0
