@@ -96,10 +96,12 @@ static double spill_rate(const fp_device *d, const fp_kernel *k)
  * from twice their capacity; none on a profile without two levels, which cannot tell); else none. */
 static double phase_share(const fp_device *d, const fp_kernel *k)
 {
+    if (!fp_device_phased(d, k->cls))
+        return 0;
     if (fp_op_class_phased(k->cls))
         return 1;
     uint64_t below = fp_device_private_levels(d);
-    return fp_device_phased(d, k->cls) && below ? fp_roofline_past((double)k->bytes, (double)below) : 0;
+    return below ? fp_roofline_past((double)k->bytes, (double)below) : 0;
 }
 
 fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
