@@ -330,8 +330,11 @@ static uint64_t im2col_rows(const fp_node *n, fp_op_class c, uint64_t parts)
  * convolution's whose fused activation MLAS applies in a pass of its own over the rows the kernel
  * wrote (any but Relu, which its kernels apply in registers: MLAS_CONV_KERNEL_FLAG_RELU_ACTIVATION
  * against _OTHER_ACTIVATION, onnxruntime/core/mlas/lib/snchwc.cpp; a HardSwish's or HardSigmoid's
- * POST_HARD times), and on a blocked (MLAS)
- * profile a Gemm's with a C and beta not 0: ONNX Runtime writes C, broadcast, into the output, then
+ * POST_HARD times); on a blocked (MLAS) profile, an NCHW convolution's with a bias or a fused
+ * activation, Relu too: MLAS adds the bias and applies the activation in a pass of its own over
+ * each GEMM's output, none when there is neither (MlasActivation, onnxruntime/core/mlas/lib/activate.cpp,
+ * called by MlasConv; docs/devices.md, "A convolution's bias"); and on a blocked profile a Gemm's
+ * with a C and beta not 0: ONNX Runtime writes C, broadcast, into the output, then
  * MLAS's GEMM reads it back with beta (GemmBroadcastBias, onnxruntime/core/providers/cpu/math/gemm.cc;
  * measured: a bias made ConvNeXt-T's 3136x96 by 96x384 product 287 us slower, its 4.8 MB output past
  * the L2, and one of 0.6 MB 20-29 us; docs/devices.md, "A Gemm's bias"); 0 for any other op. */
@@ -339,16 +342,19 @@ static uint64_t post_bytes(const fp_node *n, fp_op_class c, const fp_device *d)
 {
     if (!n->n_outputs || !n->outputs[0] || !n->metrics_known)
         return 0;
+    uint64_t out = n->metrics.bytes_out;
     if ((n->op == FP_OP_GEMM || n->op == FP_OP_FUSED_GEMM) && d->nchwc_block && n->n_inputs > 2 && n->inputs[2] &&
         fp_node_attr_float(n, "beta", 1.0) != 0)
-        return n->metrics.bytes_out;
+        return out;
     const fp_attr *a = fp_node_attr(n, "activation");
-    if ((c != FP_CLASS_NCHWC_CONV && c != FP_CLASS_NCHWC_DEPTHWISE) || !a || a->type != FP_ATTR_STRING ||
-        strcmp(a->u.s, "Relu") == 0)
-        return 0;
-    if (strcmp(a->u.s, "HardSwish") == 0 || strcmp(a->u.s, "HardSigmoid") == 0)
-        return POST_HARD * n->metrics.bytes_out;
-    return n->metrics.bytes_out;
+    const char *act = a && a->type == FP_ATTR_STRING ? a->u.s : NULL;
+    uint64_t times = act && (strcmp(act, "HardSwish") == 0 || strcmp(act, "HardSigmoid") == 0) ? POST_HARD : 1;
+    if (c == FP_CLASS_NCHWC_CONV || c == FP_CLASS_NCHWC_DEPTHWISE)
+        return act && strcmp(act, "Relu") != 0 ? times * out : 0;
+    bool biased = n->n_inputs > 2 && n->inputs[2];
+    if (d->nchwc_block && (n->op == FP_OP_CONV || n->op == FP_OP_FUSED_CONV) && (biased || act))
+        return times * out;
+    return 0;
 }
 
 /* The known dims of value v (rank > 0, every dim known) into d (at most 8); its rank, else -1. */

@@ -21,7 +21,7 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
                           run's footprint past the L2
                           (fp_cost_kept_bytes and the plan's buffers against the levels before the last) */
     uint64_t rows;     /* rows its im2col copies when an NCHW convolution (passes/cost.c) */
-    uint64_t post;     /* output bytes a fused activation passes over again (passes/cost.c) */
+    uint64_t post;     /* output bytes a fused activation or a bias passes over again (passes/cost.c) */
     uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
     uint64_t kept;     /* of bytes: graph-input bytes, and a streaming product's weight bytes not cold,
                           read from the last cache level (fp_kernel.kept) */

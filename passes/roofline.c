@@ -90,6 +90,23 @@ static double spill_rate(const fp_device *d, const fp_kernel *k)
     return fp_device_bandwidth_for(d, MAX(k->resident, k->bytes), NULL);
 }
 
+/* The time of kernel k's post pass on d (2 x post bytes, read and written): an NCHW convolution's
+ * (its bias and activation, MlasActivation over each GEMM's output as MLAS leaves it) at the rate of
+ * the levels before the last however large its output (measured 12-26 us a MB of output with the
+ * output within and past the L2; docs/devices.md, "A convolution's bias"); any other's at the rate of
+ * the level its post bytes fit. */
+static double post_time(const fp_device *d, const fp_kernel *k)
+{
+    if (!k->post)
+        return 0;
+    uint64_t span = k->post, below = fp_device_private_levels(d);
+    bool nchw_conv = k->cls == FP_CLASS_CONV || k->cls == FP_CLASS_POINTWISE_CONV || k->cls == FP_CLASS_GROUPED_CONV ||
+                     k->cls == FP_CLASS_STRIDED_DEPTHWISE;
+    if (nchw_conv && below)
+        span = MIN(span, below);
+    return 2.0 * (double)k->post / (fp_device_bandwidth_for(d, span, NULL) * d->bw_efficiency);
+}
+
 /* The share of kernel k's lesser roofline term (compute or memory) that d adds to its larger
  * (fp_device_phased): all of it for a phased class; for a convolution phased on a blocked profile
  * the share of its bytes past the levels before the last (fp_roofline_past: none within them, all
@@ -122,7 +139,7 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     r.cold_s = cold ? (double)cold / d->weight_bandwidth : 0;
     r.spill_s = spill ? (double)spill / spill_rate(d, k) : 0;
     r.far_s = far ? (double)far / (d->bandwidth * d->bw_efficiency) : 0;
-    r.post_s = k->post ? 2.0 * (double)k->post / (fp_device_bandwidth_for(d, k->post, NULL) * d->bw_efficiency) : 0;
+    r.post_s = post_time(d, k);
     r.launch_s = fp_device_launch(d, k->cls) + (parts > 1 ? (double)parts * d->launch_group : 0) +
                  (double)k->rows * d->launch_row + (double)k->outputs * d->launch_output +
                  (double)k->views * fp_device_launch(d, FP_CLASS_VIEW) + (k->mixed ? d->launch_mixed : 0);

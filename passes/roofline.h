@@ -23,8 +23,9 @@
  * GEMM per matrix) saturates with the work of one part (when its operands are unknown) and pays
  * [launch] group per part on top of launch(c) (one call into MLAS each), and [launch] im2col_row
  * per row its im2col copies (`rows`). The cost model sums these per fused kernel. A fused
- * activation the runtime applies in a pass of its own over the output the kernel wrote (`post`
- * bytes) adds that pass's memory time, streaming from the level the output fits.
+ * activation or bias the runtime applies in a pass of its own over the output the kernel wrote
+ * (`post` bytes) adds that pass's memory time, streaming from the level the output fits (an NCHW
+ * convolution's from the levels before the last: passes/roofline.c, post_time).
  *
  * Cold weights: on a profile with [device] weight_bandwidth, the kernel's `cold` bytes (weights
  * evicted between runs) leave the roofline's traffic and add cold / weight_bandwidth to its time:
@@ -92,8 +93,8 @@ typedef struct {
     uint64_t cold;     /* of bytes: weight bytes no cache holds between runs (passes/cost.h) */
     uint64_t spill;    /* of bytes: weight bytes read from the last level (passes/cost.h) */
     uint64_t rows;     /* rows a grouped convolution's im2col copies (passes/cost.c), else 0 */
-    uint64_t post;     /* bytes of its output a fused activation reads and writes again in a pass of
-                          its own (passes/cost.c), else 0 */
+    uint64_t post;     /* bytes of its output a fused activation or a bias reads and writes again in
+                          a pass of its own (passes/cost.c), else 0 */
     uint64_t far;      /* of bytes: activation bytes past the last cache level (passes/reuse.h) */
     uint64_t kept;     /* of bytes: graph-input bytes (and a one-row product's weights) that come from the
                           level holding `resident` */
@@ -115,7 +116,7 @@ typedef struct {
     double spill_s;    /* spill at its rate (above), where the profile has weight_l3_bandwidth (else 0:
                           in memory_s) */
     double far_s;      /* far / (bandwidth * bw_efficiency): activations past the last cache level */
-    double post_s;     /* 2 x post / (bandwidth(post) * bw_efficiency): the activation's pass */
+    double post_s;     /* 2 x post / (bandwidth * bw_efficiency): the activation's or bias's pass */
     double kept_s;     /* kept x (1 / bandwidth(resident) - 1 / bandwidth(bytes)) / bw_efficiency */
     double denormal_s; /* denormal x denormal_exp_s (a Softmax) or denormal_mac_s: microcode assists */
     double reread_s;   /* reread at the rate of the level its input fits, ramping to the next's */

@@ -489,6 +489,42 @@ static void test_gemm_bias_pass(void)
     }
 }
 
+/* An NCHW convolution's bias or fused activation on a blocked profile: MLAS adds the bias and applies
+ * the activation, Relu too, in a pass of its own over each GEMM's output (fp_op_cost.post: its output
+ * bytes); none without either, none on a profile without nchwc_block. With an L2 of 128 KB that the
+ * 256 KB output outgrows, the pass streams at the L2's rate all the same, where a Gemm's streams
+ * from the level its output fits. */
+static void test_conv_bias_pass(void)
+{
+    tb *b = tb_new(13);
+    tb_input(b, "x", F32, 4, (int64_t[]){1, 16, 32, 32});
+    tb_init(b, "w", F32, 4, (int64_t[]){64, 16, 1, 1});
+    tb_init(b, "bias", F32, 1, (int64_t[]){64});
+    tb_node(b, "Conv", "biased", "x,w,bias", "y0");
+    tb_node(b, "Conv", "bare", "x,w", "y1");
+    tb_node_t *fused = tb_node(b, "FusedConv", "fused", "x,w", "y2");
+    tb_domain(b, fused, "com.microsoft");
+    tb_attr_s(b, fused, "activation", "Relu");
+    g_autoptr(fp_model) m = load_with_outputs(b, (const char *[]){"y0", "y1", "y2", NULL});
+    const uint64_t out = 64 * 32 * 32 * 4;
+    for (int blocked = 0; blocked < 2; blocked++) {
+        g_autoptr(fp_cost_result) cost = cost_on_round_blocked(m, blocked);
+        CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
+        CU_ASSERT_EQUAL(cost->ops[0].post, blocked ? out : 0);
+        CU_ASSERT_EQUAL(cost->ops[1].post, 0);
+        CU_ASSERT_EQUAL(cost->ops[2].post, blocked ? out : 0);
+        CU_ASSERT(blocked ? cost->ops[0].rl.post_s > 0 : cost->ops[0].rl.post_s == 0);
+    }
+    g_autoptr(fp_device) l2 = round_with_l2(128 * 1024);
+    l2->nchwc_block = 16;
+    g_autoptr(fp_cost_result) cost = fp_pass_cost(m, l2, FP_DT_UNDEFINED, 0, NULL);
+    CU_ASSERT_EQUAL_FATAL(cost->n_ops, 3);
+    CU_ASSERT_EQUAL(cost->ops[0].cls, FP_CLASS_POINTWISE_CONV);
+    CU_ASSERT_DOUBLE_EQUAL(cost->ops[0].rl.post_s, 2.0 * out / (2e11 * l2->bw_efficiency), 1e-15);
+    fp_kernel gemm = {.bytes = out, .post = out, .dtype = FP_DT_FLOAT, .cls = FP_CLASS_MATMUL};
+    CU_ASSERT_DOUBLE_EQUAL(fp_roofline_kernel(l2, &gemm).post_s, 2.0 * out / (1e11 * l2->bw_efficiency), 1e-15);
+}
+
 /* Weights past the L2: on the round profile given an L1 of 32 KB and an L2 of 128 KB, a MatMul of
  * 64 rows by a 256 KB weight (prepacked: class matmul) and a Relu make a footprint (the weight, the
  * 64 KB input, the plan's buffers) past twice the L2: all the MatMul's weight bytes are spill, the
@@ -1708,6 +1744,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "weights_lost_in_time", test_weights_lost_in_time);
     CU_add_test(s, "transpose_reread", test_transpose_reread);
     CU_add_test(s, "gemm_bias_pass", test_gemm_bias_pass);
+    CU_add_test(s, "conv_bias_pass", test_conv_bias_pass);
     CU_add_test(s, "gemv_weights_past_l2", test_gemv_weights_past_l2);
     CU_add_test(s, "streamed_weights_past_l2", test_streamed_weights_past_l2);
     CU_add_test(s, "folded_cost", test_folded_cost);
