@@ -45,6 +45,12 @@ bool fp_op_class_refines(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT &&
 
 bool fp_op_class_phased(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT && class_phased[c]; }
 
+bool fp_op_class_nchw_conv(fp_op_class c)
+{
+    return c == FP_CLASS_CONV || c == FP_CLASS_POINTWISE_CONV || c == FP_CLASS_GROUPED_CONV ||
+           c == FP_CLASS_STRIDED_DEPTHWISE;
+}
+
 const char *fp_op_class_name(fp_op_class c) { return (unsigned)c < FP_CLASS_COUNT ? class_names[c] : "other"; }
 
 fp_op_class fp_op_class_parent(fp_op_class c)

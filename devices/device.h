@@ -121,6 +121,10 @@ bool fp_op_class_refines(fp_op_class c);
 /* True when a kernel of class c moves its data and computes in phases one after the other (the
  * fifth column above): its roofline adds the memory time to the compute time. */
 bool fp_op_class_phased(fp_op_class c);
+/* True when class c is an NCHW convolution's (conv, pointwise_conv, grouped_conv, strided_depthwise):
+ * ONNX Runtime runs it through MlasConv, one GEMM a group (passes/cost.c, conv_class), where the
+ * NCHWc classes run MLAS's blocked kernels. */
+bool fp_op_class_nchw_conv(fp_op_class c);
 
 /* Cache levels of a hierarchical (cache-aware) roofline: [cache] l1_*, l2_*, l3_*. */
 #define FP_CACHE_LEVELS 3

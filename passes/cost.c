@@ -467,8 +467,7 @@ static uint64_t class_parts(const fp_node *n, fp_op_class c)
 {
     if (c == FP_CLASS_MATMUL_RT || c == FP_CLASS_GEMV_RT)
         return batch_gemms(n);
-    if (c != FP_CLASS_GROUPED_CONV && c != FP_CLASS_STRIDED_DEPTHWISE && c != FP_CLASS_CONV &&
-        c != FP_CLASS_POINTWISE_CONV)
+    if (!fp_op_class_nchw_conv(c))
         return 1;
     return (uint64_t)MAX(fp_node_attr_int(n, "group", 1), 1);
 }

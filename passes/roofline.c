@@ -100,9 +100,7 @@ static double post_time(const fp_device *d, const fp_kernel *k)
     if (!k->post)
         return 0;
     uint64_t span = k->post, below = fp_device_private_levels(d);
-    bool nchw_conv = k->cls == FP_CLASS_CONV || k->cls == FP_CLASS_POINTWISE_CONV || k->cls == FP_CLASS_GROUPED_CONV ||
-                     k->cls == FP_CLASS_STRIDED_DEPTHWISE;
-    if (nchw_conv && below)
+    if (fp_op_class_nchw_conv(k->cls) && below)
         span = MIN(span, below);
     return 2.0 * (double)k->post / (fp_device_bandwidth_for(d, span, NULL) * d->bw_efficiency);
 }
