@@ -302,14 +302,20 @@ static void runtime_record(GKeyFile *kf, const fp_ort *ort, const fp_rt_set *s, 
                            NULL);
 }
 
-/* The points the profile d (the one written) estimates more than RUNTIME_OFF away from their measured time. */
-static void print_off(const fp_rt_set *s, const fp_device *d)
+/* The points the profile d (the one written) estimates more than RUNTIME_OFF away from their measured
+ * time, or every point with `all` (each kernel's measured time beside the ratio). */
+static void print_off(const fp_rt_set *s, const fp_device *d, bool all)
 {
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
         double kernel_s = fp_rt_point_kernel_s(s, p), ratio = fp_rt_point_estimate_s(p, d) / (p->long_s - p->short_s);
-        if (kernel_s > 0 && fabs(ratio - 1) > RUNTIME_OFF && !(c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED)))
+        if (kernel_s <= 0 || (c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED)))
+            continue;
+        if (all)
+            printf("  point: %s at %s, %.2f us a kernel, estimate / measured %.2f\n", c->name,
+                   fp_rt_level_name(p->level), kernel_s * 1e6, ratio);
+        else if (fabs(ratio - 1) > RUNTIME_OFF)
             printf("  off: %s at %s, estimate / measured %.2f\n", c->name, fp_rt_level_name(p->level), ratio);
     }
 }
@@ -365,8 +371,9 @@ static bool with_footprint(fp_device *dev, uint64_t capacity, double from)
 }
 
 /* Runs the micro-models through ort on `threads` threads, fits base to them and writes the profile
- * to output; false after printing one line. */
-static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progress_state *ps, const char *output)
+ * to output, listing every point's fit with all_points; false after printing one line. */
+static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progress_state *ps, const char *output,
+                              bool all_points)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
@@ -442,7 +449,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         printf("  %-16s efficiency %.3g, launch %.2f us%s\n", fp_op_class_name(c), dev.efficiency[c],
                fp_device_launch(&dev, c) * 1e6, dev.half_work[c] > 0 ? ", saturating" : "");
-    print_off(s, &dev);
+    print_off(s, &dev, all_points);
     return true;
 }
 
@@ -597,9 +604,9 @@ static int check_profile(const char *path, const char *nthreads, const char *run
     return FP_EXIT_OK;
 }
 
-/* Measures, fits to the runtime at `runtime` (a library path) when one is given, writes the
- * profile; the exit code. */
-static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const char *output)
+/* Measures, fits to the runtime at `runtime` (a library path) when one is given (listing every
+ * micro-model point's fit with all_points), writes the profile; the exit code. */
+static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const char *output, bool all_points)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_ort) ort = runtime ? fp_ort_open(runtime, &err) : NULL;
@@ -618,7 +625,7 @@ static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const c
             fp_cli_error("calibrate: %s", err->message);
             return FP_EXIT_BAD;
         }
-        if (!runtime_calibrate(ort, base, opts->threads, opts->user, output))
+        if (!runtime_calibrate(ort, base, opts->threads, opts->user, output, all_points))
             return FP_EXIT_BAD;
     } else {
         if (!fp_cli_write_device_profile(kf, output, "calibrate"))
@@ -638,7 +645,7 @@ int fp_cmd_calibrate(int argc, char **argv)
                     *check = NULL;
     double seconds = 1.0;
     int threads = 1, triad_mib = 0;
-    gboolean no_cache = FALSE;
+    gboolean no_cache = FALSE, points = FALSE;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Profile to write (default devices/host.ini)", "FILE"},
         {"seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Measuring time per phase (default 1)", "S"},
@@ -661,6 +668,10 @@ int fp_cmd_calibrate(int argc, char **argv)
          "With --runtime: time a sample of the micro-models now and say how far PROFILE's estimates are from "
          "them (does it still hold on this host?), writing nothing",
          "PROFILE"},
+        {"points", 0, 0, G_OPTION_ARG_NONE, &points,
+         "With --runtime: list every micro-model point's kernel time and the written profile's estimate / "
+         "measured (default: only those more than 25% off)",
+         NULL},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- measure this machine and write a device profile");
@@ -676,6 +687,10 @@ int fp_cmd_calibrate(int argc, char **argv)
         fp_cli_error("calibrate: --check needs --runtime, and takes neither --micro-models nor --output");
         return FP_EXIT_BAD;
     }
+    if (points && (!runtime || check || micro)) {
+        fp_cli_error("calibrate: --points needs --runtime, and takes neither --check nor --micro-models");
+        return FP_EXIT_BAD;
+    }
     if (check)
         return check_profile(check, nthreads, runtime);
     if (micro)
@@ -688,5 +703,5 @@ int fp_cmd_calibrate(int argc, char **argv)
         return FP_EXIT_BAD;
     progress_state ps = {isatty(STDERR_FILENO) == 1, 0, -1};
     fp_calibrate_opts opts = {seconds, threads, (uint64_t)triad_mib << 20, k, progress, &ps, no_cache};
-    return calibrate(&opts, lib, output);
+    return calibrate(&opts, lib, output, points);
 }

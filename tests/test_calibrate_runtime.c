@@ -844,6 +844,21 @@ static void test_cli_check_errors(void)
                         "/nonexistent/libonnxruntime.so", "no such file");
 }
 
+/* --points lists a fit's points: it needs --runtime and takes neither --check nor --micro-models,
+ * refused before any library is loaded. */
+static void test_cli_points_errors(void)
+{
+    const char *need = "--points needs --runtime, and takes neither --check nor --micro-models";
+    tu_expect_cli_error((const char *[]){"calibrate", "--points", NULL}, NULL, need);
+    tu_expect_cli_error((const char *[]){"calibrate", "--points", "--micro-models", "/tmp", NULL}, NULL, need);
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/nonexistent/libonnxruntime.so",
+                                         "--points", "--check", "cpu-avx512", NULL},
+                        NULL, need);
+    tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/nonexistent/libonnxruntime.so",
+                                         "--points", "-o", "/tmp/fuseplan-points.ini", NULL},
+                        "/nonexistent/libonnxruntime.so", "no such file");
+}
+
 /* --micro-models writes both chains of every case and the run-overhead models, each loading back; a
  * missing folder is refused. */
 static void test_cli_micro_models(void)
@@ -897,4 +912,5 @@ FP_TEST_SUITE(register_calibrate_runtime)
     CU_add_test(s, "best_rate", test_best_rate);
     CU_add_test(s, "cli_errors", test_cli_errors);
     CU_add_test(s, "cli_micro_models", test_cli_micro_models);
+    CU_add_test(s, "cli_points_errors", test_cli_points_errors);
 }
