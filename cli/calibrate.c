@@ -304,7 +304,7 @@ static void runtime_record(GKeyFile *kf, const fp_ort *ort, const fp_rt_set *s, 
 
 /* The points the profile d (the one written) estimates more than RUNTIME_OFF away from their measured
  * time, or every point with `all` (each kernel's measured time beside the ratio). */
-static void print_off(const fp_rt_set *s, const fp_device *d, bool all)
+static void print_points(const fp_rt_set *s, const fp_device *d, bool all)
 {
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
@@ -449,7 +449,7 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
     for (int c = 0; c < FP_CLASS_COUNT; c++)
         printf("  %-16s efficiency %.3g, launch %.2f us%s\n", fp_op_class_name(c), dev.efficiency[c],
                fp_device_launch(&dev, c) * 1e6, dev.half_work[c] > 0 ? ", saturating" : "");
-    print_off(s, &dev, all_points);
+    print_points(s, &dev, all_points);
     return true;
 }
 
