@@ -646,6 +646,10 @@ int fp_cmd_calibrate(int argc, char **argv)
     double seconds = 1.0;
     int threads = 1, triad_mib = 0;
     gboolean no_cache = FALSE, points = FALSE;
+    g_autofree char *points_help = g_strdup_printf(
+        "With --runtime: list every micro-model point's kernel time and the written profile's estimate / "
+        "measured (default: only those more than %.0f%% off)",
+        RUNTIME_OFF * 100);
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Profile to write (default devices/host.ini)", "FILE"},
         {"seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Measuring time per phase (default 1)", "S"},
@@ -668,10 +672,7 @@ int fp_cmd_calibrate(int argc, char **argv)
          "With --runtime: time a sample of the micro-models now and say how far PROFILE's estimates are from "
          "them (does it still hold on this host?), writing nothing",
          "PROFILE"},
-        {"points", 0, 0, G_OPTION_ARG_NONE, &points,
-         "With --runtime: list every micro-model point's kernel time and the written profile's estimate / "
-         "measured (default: only those more than 25% off)",
-         NULL},
+        {"points", 0, 0, G_OPTION_ARG_NONE, &points, points_help, NULL},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- measure this machine and write a device profile");

@@ -116,7 +116,9 @@ typedef struct {
     double spill_s;    /* spill at its rate (above), where the profile has weight_l3_bandwidth (else 0:
                           in memory_s) */
     double far_s;      /* far / (bandwidth * bw_efficiency): activations past the last cache level */
-    double post_s;     /* 2 x post / (bandwidth * bw_efficiency): the activation's or bias's pass */
+    double post_s;     /* 2 x post / (bandwidth(span) * bw_efficiency): the activation's or bias's
+                          pass (span: post, capped at the levels before the last for an NCHW
+                          convolution; passes/roofline.c, post_time) */
     double kept_s;     /* kept x (1 / bandwidth(resident) - 1 / bandwidth(bytes)) / bw_efficiency */
     double denormal_s; /* denormal x denormal_exp_s (a Softmax) or denormal_mac_s: microcode assists */
     double reread_s;   /* reread at the rate of the level its input fits, ramping to the next's */
