@@ -233,6 +233,7 @@ struct fp_ort_session {
     const char *in_names[FP_ORT_MAX_IO], *out_names[FP_ORT_MAX_IO];
     char *names; /* the names' text, in_names and out_names point into it */
     void *in_values[FP_ORT_MAX_IO], *out_values[FP_ORT_MAX_IO];
+    void *in_data[FP_ORT_MAX_IO]; /* the inputs' copies, FP_ORT_ALIGN-aligned, in_values wrap them */
 };
 
 static double clock_s(clockid_t clock)
@@ -304,9 +305,12 @@ void fp_ort_session_release(fp_ort_session *s)
 static void unbind(fp_ort_session *s)
 {
     fp_ort_session_release(s);
-    for (int i = 0; i < s->n_in; i++)
+    for (int i = 0; i < s->n_in; i++) {
         if (s->in_values[i])
             FN(s->o, API_RELEASE_VALUE, void (*)(void *))(s->in_values[i]);
+        s->in_values[i] = NULL;
+        g_clear_pointer(&s->in_data[i], g_aligned_free);
+    }
     s->n_in = s->n_out = 0;
     g_clear_pointer(&s->names, g_free);
 }
@@ -352,9 +356,12 @@ bool fp_ort_session_bind(fp_ort_session *s, const fp_ort_tensor *inputs, int n_i
     keep_names(s, inputs, outputs);
     for (int i = 0; i < n_inputs; i++) {
         const fp_ort_tensor *t = &inputs[i];
+        s->in_data[i] = g_aligned_alloc(MAX(t->bytes, 1), 1, FP_ORT_ALIGN);
+        if (t->bytes)
+            memcpy(s->in_data[i], t->data, t->bytes);
         status_t st = FN(s->o, API_CREATE_TENSOR_WITH_DATA,
                          status_t(*)(void *, void *, size_t, const int64_t *, size_t, int,
-                                     void **))(s->mem, (void *)t->data, t->bytes, t->dims, (size_t)t->rank, t->type,
+                                     void **))(s->mem, s->in_data[i], t->bytes, t->dims, (size_t)t->rank, t->type,
                                                &s->in_values[i]);
         if (!ok_status(s->o, st, "input", error))
             return false;

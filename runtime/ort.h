@@ -71,9 +71,13 @@ typedef struct {
     size_t bytes;
 } fp_ort_tensor;
 
-/* Sets the inputs and the outputs fetched of every later run (at most FP_ORT_MAX_IO of each). False
- * with FP_ORT_ERROR_RUN when ONNX Runtime refuses a tensor or there are too many. */
+/* Sets the inputs and the outputs fetched of every later run (at most FP_ORT_MAX_IO of each). Each
+ * input is copied into a block of its own aligned to FP_ORT_ALIGN bytes, as ONNX Runtime's allocator
+ * aligns the tensors it makes: MLAS reads a buffer 16 bytes off a cache line (where malloc puts large
+ * blocks) slower, a one-row product by such a B 1.3-1.4x (docs/benchmarks.md), which no graph shows.
+ * False with FP_ORT_ERROR_RUN when ONNX Runtime refuses a tensor or there are too many. */
 #define FP_ORT_MAX_IO 64
+#define FP_ORT_ALIGN 64
 bool fp_ort_session_bind(fp_ort_session *s, const fp_ort_tensor *inputs, int n_inputs, const char *const *outputs,
                          int n_outputs, GError **error);
 
