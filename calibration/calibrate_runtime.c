@@ -96,7 +96,8 @@ static bool same_op(const fp_fit_op *a, const fp_fit_op *b)
 {
     return a->flops == b->flops && a->bytes == b->bytes && a->dtype == b->dtype && a->cls == b->cls &&
            a->parts == b->parts && a->operands == b->operands && a->cold == b->cold && a->rows == b->rows &&
-           a->post == b->post && a->outputs == b->outputs && a->views == b->views && a->mixed == b->mixed;
+           a->post == b->post && a->outputs == b->outputs && a->views == b->views && a->mixed == b->mixed &&
+           a->inplace == b->inplace;
 }
 
 /* The ops of `more` less one equal op for each of `less` (a multiset difference). */

@@ -11,6 +11,7 @@
 
 #include "passes/denormal.h"
 #include "passes/layout.h"
+#include "passes/memory/ortplan.h"
 #include "passes/metrics.h"
 #include "passes/reuse.h"
 
@@ -997,6 +998,8 @@ static uint64_t kernel_work(const fp_node *n, fp_op_class cls, uint64_t copies, 
     if (cls == FP_CLASS_TRANSCENDENTAL) /* a binary one (Pow) through the broadcast loop too */
         return (uint64_t)((double)flops * transcendental_work(n)) +
                (d->nchwc_block ? broadcast_work(n, flops) - flops : 0);
+    if (cls == FP_CLASS_EW && fp_op_has(n->op, FP_OPF_UNARY)) /* Clip's bounds: no pass of their own */
+        return output_elements(n, flops);
     if (cls == FP_CLASS_EW)
         return d->nchwc_block ? broadcast_work(n, flops) : flops;
     uint64_t own = cls == FP_CLASS_SKIP_NORM && (n->flags & FP_NODE_FUSED) ? fp_metrics_op_flops(n) : 0;
@@ -1202,6 +1205,18 @@ static bool mixed_classes(fp_node *const *order, uint32_t n, unsigned flags)
     return classes >= FP_MIXED_CLASSES;
 }
 
+/* Whether ONNX Runtime, the runtime of d's target, writes n's output 0 over the input it may
+ * take in place (fp_ort_inplace_input): an activation read by n alone, of the output's shape. */
+static bool runs_in_place(const fp_node *n, const fp_device *d)
+{
+    int32_t in = d->target && g_str_has_prefix(d->target, "ort-cpu") ? fp_ort_inplace_input(n) : -1;
+    if (in < 0 || (uint32_t)in >= n->n_inputs || !n->n_outputs)
+        return false;
+    const fp_value *x = n->inputs[in];
+    return x && x->kind == FP_VALUE_INTERMEDIATE && x->n_uses == 1 && !x->is_output &&
+           fp_ort_same_size(NULL, x, n->outputs[0]);
+}
+
 /* The time of g's ops on d (each appended to out when given), with the bytes `cold` says a run
  * reads from memory (NULL: none; control-flow bodies count theirs cached). */
 static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if, unsigned flags,
@@ -1239,6 +1254,7 @@ static double graph_cost(const fp_graph *g, const fp_device *d, fp_dtype what_if
             c.reread = transpose_rereads(node, d);
             c.outputs = extra_outputs(node);
             c.views = gemm_reshapes(node);
+            c.inplace = runs_in_place(node, d);
             c.bytes = kernel_bytes(node, what_if);
             double weights = cold ? cold->weights * (double)scaled(node, what_if, node->metrics.bytes_weight) : 0;
             c.cold = MIN((uint64_t)weights, c.bytes);
@@ -1276,7 +1292,8 @@ fp_kernel fp_cost_kernel(const fp_op_cost *c)
                        .reread = c->reread,
                        .outputs = c->outputs,
                        .views = c->views,
-                       .mixed = c->mixed};
+                       .mixed = c->mixed,
+                       .inplace = c->inplace};
 }
 
 static bool body_kernels(const fp_graph *g, const fp_device *d, GArray *out, guint max);

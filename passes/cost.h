@@ -36,6 +36,7 @@ typedef struct { /* fields ordered for size: one per runtime op of a graph of an
     bool kernel;    /* launches a kernel (views and folded ops do not; a view still costs the
                           device's [launch] view, 0 unless the runtime dispatches views) */
     bool mixed;     /* its graph's kernels are of FP_MIXED_CLASSES classes or more (fp_kernel.mixed) */
+    bool inplace;   /* ONNX Runtime writes its output over its input (fp_kernel.inplace) */
 } fp_op_cost;
 
 typedef struct {

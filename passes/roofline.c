@@ -132,6 +132,10 @@ fp_roofline fp_roofline_kernel(const fp_device *d, const fp_kernel *k)
     double kept_bw = kept && k->resident > warm ? fp_device_bandwidth_for(d, k->resident, NULL) : bw;
     r.compute_s = k->flops ? (double)k->flops / (fp_device_peak(d, k->dtype) * fp_roofline_efficiency(d, k)) : 0;
     r.memory_s = warm ? (double)warm / (bw * d->bw_efficiency) : 0;
+    if (k->inplace) { /* no write-allocate reads of its output's lines */
+        r.memory_s *= FP_ROOFLINE_INPLACE;
+        r.compute_s *= k->cls == FP_CLASS_EW ? FP_ROOFLINE_INPLACE : 1;
+    }
     /* none where a profile's outer level is the faster */
     r.kept_s = fmax(0, (double)kept * (1 / kept_bw - 1 / bw) / d->bw_efficiency);
     r.cold_s = cold ? (double)cold / d->weight_bandwidth : 0;

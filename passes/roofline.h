@@ -65,6 +65,14 @@
  * channels: 39, 18 and 8.8 us more than NCHW to NHWC, these 38, 15 and 7.6; docs/devices.md,
  * "Transposes past the L1").
  *
+ * Outputs in place: a kernel writing a buffer of its own makes the CPU read each of the output's
+ * lines before it writes it (write-allocate), one transfer more per output byte; one writing over
+ * the input it has just read does not. A unary kernel in place thus moves 2 bytes where one out of
+ * place moves 3: an `inplace` kernel's memory term, and an elementwise one's compute term (its
+ * per-element streaming cost), are FP_ROOFLINE_INPLACE of the same kernel's out of place (ONNX
+ * Runtime on an Intel Xeon, chains of 0.8 and 4.8 MB: Relu and Clip, in place, 0.61-0.71 of the
+ * time of Neg and Abs, which are not; docs/devices.md, "Outputs in place").
+ *
  * Denormal floats: each of the kernel's `denormal` operations adds, not overlapped, the time of
  * the microcode assist the CPU makes for it: a Softmax's denormal results (exp() of masked logits,
  * passes/denormal.h) [device] denormal_exp_s each, a product's multiply-adds on a denormal operand
@@ -80,6 +88,8 @@
 #include "devices/device.h"
 
 typedef enum { FP_BOUND_COMPUTE, FP_BOUND_MEMORY } fp_bound;
+
+#define FP_ROOFLINE_INPLACE (2.0 / 3.0) /* an in-place unary kernel's traffic over an out-of-place one's */
 
 /* One kernel's work, as the cost model and the fit see it. */
 typedef struct {
@@ -106,6 +116,7 @@ typedef struct {
     uint64_t views;    /* Reshapes the runtime dispatches around it, each at [launch] view (an N-D Gemm's,
                           passes/cost.c) */
     bool mixed;        /* its graph's kernels are of FP_MIXED_CLASSES classes or more ([launch] mixed) */
+    bool inplace;      /* its output takes over its input's buffer (below, "Outputs in place") */
 } fp_kernel;
 
 typedef struct {

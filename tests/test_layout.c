@@ -846,6 +846,52 @@ static void test_inplace_cast_cost(void)
     CU_ASSERT_EQUAL(seen, 6);
 }
 
+/* The op of cost named `name` (asserted present). */
+static const fp_op_cost *op_named(const fp_cost_result *cost, const char *name)
+{
+    for (uint32_t i = 0; i < cost->n_ops; i++)
+        if (strcmp(cost->ops[i].node->name, name) == 0)
+            return &cost->ops[i];
+    CU_FAIL_FATAL("op not costed");
+    return NULL;
+}
+
+/* A unary kernel ONNX Runtime writes over its input (an activation it alone reads, of its shape)
+ * takes FP_ROOFLINE_INPLACE of the time of the same kernel out of place, launch aside: a Relu over
+ * a Neg's output against one whose input an Abs reads too. Clip's bounds add no work: it costs what
+ * Relu does, its bounds' bytes aside. On a target whose runtime is not ONNX Runtime's CPU one, nothing runs in place. */
+static void test_inplace_cost(void)
+{
+    for (int ort = 0; ort < 2; ort++) {
+        tb *b = tb_new(13);
+        tb_input(b, "x", F32, 2, (int64_t[]){256, 256});
+        tb_init(b, "lo", F32, 0, NULL);
+        tb_init(b, "hi", F32, 0, NULL);
+        tb_node(b, "Neg", "neg_a", "x", "a");
+        tb_node(b, "Relu", "own", "a", "r1");
+        tb_node(b, "Neg", "neg_c", "x", "c");
+        tb_node(b, "Relu", "shared", "c", "r2");
+        tb_node(b, "Abs", "abs", "c", "r3");
+        tb_node(b, "Neg", "neg_e", "x", "e");
+        tb_node(b, "Clip", "clip", "e,lo,hi", "r4");
+        g_autoptr(fp_model) m = load_with_outputs(b, (const char *const[]){"r1", "r2", "r3", "r4", NULL});
+        g_autoptr(GKeyFile) kf = round_keyfile();
+        if (!ort)
+            g_key_file_set_string(kf, "device", "target", "cuda");
+        g_autoptr(fp_cost_result) cost = cost_on_keyfile(m, kf);
+        const fp_op_cost *own = op_named(cost, "own"), *shared = op_named(cost, "shared"),
+                         *clip = op_named(cost, "clip");
+        CU_ASSERT_EQUAL(own->inplace, ort == 1);
+        CU_ASSERT_EQUAL(clip->inplace, ort == 1);
+        CU_ASSERT_FALSE(shared->inplace);
+        CU_ASSERT_FALSE(op_named(cost, "neg_a")->inplace); /* reads a graph input */
+        double body = own->rl.time_s - own->rl.launch_s, out = shared->rl.time_s - shared->rl.launch_s;
+        CU_ASSERT(out > 0);
+        CU_ASSERT_DOUBLE_EQUAL(body / out, ort ? FP_ROOFLINE_INPLACE : 1, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(clip->rl.time_s / own->rl.time_s, 1, 1e-4); /* its bounds' 8 bytes aside */
+    }
+}
+
 /* A depthwise convolution is grouped_conv, runs as one part per group, and its GEMMs are
  * (1 x 9) x (9 x pixels) per group; a grouped one of 4 channels a group is conv, one part and one
  * (4 x 36) x (36 x pixels) GEMM per group, saturating by that GEMM's shape; a MatMul of a batch of
@@ -1768,6 +1814,7 @@ FP_TEST_SUITE(register_layout)
     CU_add_test(s, "gemm_columns", test_gemm_columns);
     CU_add_test(s, "grouped_cost", test_grouped_cost);
     CU_add_test(s, "inplace_cast_cost", test_inplace_cast_cost);
+    CU_add_test(s, "inplace_cost", test_inplace_cost);
     CU_add_test(s, "gemv_class", test_gemv_class);
     CU_add_test(s, "nchwc_cost", test_nchwc_cost);
     CU_add_test(s, "golden_report", test_golden_report);
