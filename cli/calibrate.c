@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "calibration/calibrate.h"
 #include "calibration/calibrate_runtime.h"
+#include "calibration/timings.h"
 #include "devices/device.h"
 #include "frontends/onnx/onnx_write.h"
 
@@ -284,15 +285,15 @@ static void runtime_progress(guint i, guint n, const fp_micro_case *c, fp_ort_le
 }
 
 /* The [calibration] record of the runtime's fit. */
-static void runtime_record(GKeyFile *kf, const fp_ort *ort, const fp_rt_set *s, const fp_fit_result *f, double seconds)
+static void runtime_record(GKeyFile *kf, const fp_rt_extras *x, const fp_rt_set *s, const fp_fit_result *f)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
     g_key_file_set_string(kf, "calibration", "runtime", "onnxruntime");
-    g_key_file_set_string(kf, "calibration", "runtime_version", fp_ort_version(ort));
-    g_key_file_set_string(kf, "calibration", "runtime_library", fp_ort_path(ort));
+    g_key_file_set_string(kf, "calibration", "runtime_version", x->runtime_version);
+    g_key_file_set_string(kf, "calibration", "runtime_library", x->runtime_library);
     g_key_file_set_integer(kf, "calibration", "runtime_points", (gint)s->points->len);
     g_key_file_set_integer(kf, "calibration", "runtime_unconfirmed", (gint)fp_rt_set_unconfirmed(s));
-    g_key_file_set_value(kf, "calibration", "runtime_seconds", g_ascii_formatd(buf, sizeof buf, "%.3g", seconds));
+    g_key_file_set_value(kf, "calibration", "runtime_seconds", g_ascii_formatd(buf, sizeof buf, "%.3g", x->seconds));
     g_key_file_set_value(kf, "calibration", "runtime_rms_log", g_ascii_formatd(buf, sizeof buf, "%.3g", f->rms_log));
     g_key_file_set_comment(kf, NULL, NULL,
                            " Written by `fuseplan calibrate --runtime onnxruntime`: peak fp32, bandwidths and [cache]\n"
@@ -372,48 +373,84 @@ static bool with_footprint(fp_device *dev, uint64_t capacity, double from)
 
 /* Runs the micro-models through ort on `threads` threads, fits base to them and writes the profile
  * to output, listing every point's fit with all_points; false after printing one line. */
-static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progress_state *ps, const char *output,
-                              bool all_points)
+/* Where a runtime calibration's measurements come from: the runtime, timed now (timings NULL),
+ * or a file of --save-timings (timings, read from timings_path); and where they go (save). */
+typedef struct {
+    fp_ort *ort;
+    GKeyFile *timings, *native; /* native: the own-kernel profile, for save */
+    const char *timings_path, *save;
+    int threads;
+    progress_state *ps;
+} rt_source;
+
+/* The points of s and the extras x, timed through src->ort or read from src->timings. */
+static bool rt_measure(const rt_source *src, fp_rt_set *s, fp_rt_extras *x, GError **error)
 {
-    g_autoptr(GError) err = NULL;
-    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
-    if (!s) {
-        fp_cli_error("calibrate: --runtime: %s", err->message);
-        return false;
-    }
-    fprintf(stderr, "calibrate: ONNX Runtime %s (%s), %d thread%s, %u micro-model points\n", fp_ort_version(ort),
-            fp_ort_path(ort), threads, threads == 1 ? "" : "s", s->points->len);
+    if (src->timings)
+        return fp_rt_timings_read(src->timings, src->timings_path, s, x, error);
+    x->runtime_version = g_strdup(fp_ort_version(src->ort));
+    x->runtime_library = g_strdup(fp_ort_path(src->ort));
     gint64 t0 = g_get_monotonic_time();
-    g_autoptr(fp_fit_result) f = NULL;
-    if (!fp_rt_set_measure(s, ort, threads, RUNTIME_BUDGET_S, RUNTIME_ROUNDS, RUNTIME_CONFIRM_S, runtime_progress, ps,
-                           &err) ||
-        !(f = fp_rt_set_fit(s, with_outputs(with_weights(with_room(base, fp_rt_set_best_rate(s)), s), s), &err))) {
-        fp_cli_error("calibrate: --runtime: %s", err->message);
+    if (!fp_rt_set_measure(s, src->ort, src->threads, RUNTIME_BUDGET_S, RUNTIME_ROUNDS, RUNTIME_CONFIRM_S,
+                           runtime_progress, src->ps, error))
+        return false;
+    x->seconds = (double)(g_get_monotonic_time() - t0) * 1e-6;
+    return fp_rt_io_overheads(src->ort, src->threads, RUNTIME_IO_BUDGET_S, &x->input_overhead, &x->output_overhead,
+                              error) &&
+           fp_rt_weight_life(s, src->ort, src->threads, &x->last_life, error) &&
+           fp_rt_footprint(s, src->ort, src->threads, RUNTIME_FOOT_BUDGET_S, &x->foot_capacity, &x->foot_from, error);
+}
+
+/* Writes src->save (when asked): the own-kernel profile and what s and x hold. */
+static bool rt_save(const rt_source *src, const fp_rt_set *s, const fp_rt_extras *x)
+{
+    if (!src->save)
+        return true;
+    g_autoptr(GKeyFile) kf = fp_rt_timings_keyfile(src->native, s, x);
+    g_autoptr(GError) err = NULL;
+    if (!g_key_file_save_to_file(kf, src->save, &err)) {
+        fp_cli_error("calibrate: --save-timings: %s", err->message);
         return false;
     }
-    double seconds = (double)(g_get_monotonic_time() - t0) * 1e-6;
-    fp_device dev = *f->device;
-    dev.denormal_mac_s = fp_rt_set_denormal_s(s, "MatMul");
-    dev.denormal_exp_s = fp_rt_set_denormal_s(s, "Softmax");
-    dev.launch_mixed = fp_rt_set_mixed_s(s, f->device);
-    uint64_t capacity = 0;
-    double from = 0;
-    if (!fp_rt_io_overheads(ort, threads, RUNTIME_IO_BUDGET_S, &dev.input_overhead, &dev.output_overhead, &err) ||
-        !fp_rt_weight_life(s, ort, threads, &dev.last_life, &err) ||
-        !fp_rt_footprint(s, ort, threads, RUNTIME_FOOT_BUDGET_S, &capacity, &from, &err)) {
-        fp_cli_error("calibrate: --runtime: %s", err->message);
-        return false;
-    }
-    bool footprint = with_footprint(&dev, capacity, from);
-    g_autofree char *desc = g_strdup_printf("%s, ONNX Runtime %s's kernels fitted", base->description,
-                                            fp_ort_version(ort));
-    dev.description = desc;
-    g_autoptr(GKeyFile) kf = fp_device_to_keyfile(&dev);
-    runtime_record(kf, ort, s, f, seconds);
-    if (!fp_cli_write_device_profile(kf, output, "calibrate"))
-        return false;
+    printf("timings    %s\n", src->save);
+    return true;
+}
+
+/* What the fitted profile dev says beyond its classes' rates. */
+static void print_fit_extras(const fp_device *dev, const fp_rt_set *s, const fp_rt_extras *x, bool footprint)
+{
+    if (dev->weight_bandwidth > 0)
+        printf("  weights read from memory at %.1f GB/s (past the caches%s)\n", dev->weight_bandwidth / 1e9,
+               fp_rt_set_cold_fits(s) ? "; the triad's: the last level holds the cold micro-model" : "");
+    if (dev->weight_l3_bandwidth > 0)
+        printf("  packed weights read past the L2 at %.1f GB/s\n", dev->weight_l3_bandwidth / 1e9);
+    if (footprint)
+        printf(
+            "  the last cache level keeps ONNX Runtime's weights to %.0f MB of a run's footprint, none past %.0f MB\n",
+            dev->last_from * (double)x->foot_capacity / 1e6, (dev->last_from + 1) * (double)x->foot_capacity / 1e6);
+    if (dev->last_life > 0)
+        printf("  the last cache level keeps a run's weights %.1f ms (a mean life: other processes evict them)\n",
+               dev->last_life * 1e3);
+    if (dev->denormal_mac_s > 0 || dev->denormal_exp_s > 0)
+        printf("  denormal floats: %.2f ns more per multiply-add on one, %.1f ns more per Softmax result that is one\n",
+               dev->denormal_mac_s * 1e9, dev->denormal_exp_s * 1e9);
+    printf("  a run's graph inputs and outputs past the first %.3f and %.3f us each\n", dev->input_overhead * 1e6,
+           dev->output_overhead * 1e6);
+    printf("  a kernel's outputs past the first %.3f us each\n", dev->launch_output * 1e6);
+    printf("  a kernel among kernels of %d classes or more %.3f us more\n", FP_MIXED_CLASSES, dev->launch_mixed * 1e6);
+    if (dev->launch_group > 0 || dev->launch_row > 0)
+        printf("  grouped convolutions %.3f us a group and %.2f ns a row of their im2col\n", dev->launch_group * 1e6,
+               dev->launch_row * 1e9);
+    for (int c = 0; c < FP_CLASS_COUNT; c++)
+        printf("  %-16s efficiency %.3g, launch %.2f us%s\n", fp_op_class_name(c), dev->efficiency[c],
+               fp_device_launch(dev, c) * 1e6, dev->half_work[c] > 0 ? ", saturating" : "");
+}
+
+/* The fit's summary line and warnings. */
+static void print_fit(const fp_rt_set *s, const fp_fit_result *f, const fp_rt_extras *x)
+{
     printf("runtime    ONNX Runtime %s, %u points in %.1f s (%u unconfirmed), fit rms log error %.3f (base %.3f)\n",
-           fp_ort_version(ort), s->points->len, seconds, fp_rt_set_unconfirmed(s), f->rms_log, f->base_rms_log);
+           x->runtime_version, s->points->len, x->seconds, fp_rt_set_unconfirmed(s), f->rms_log, f->base_rms_log);
     if (fp_rt_set_busy(s))
         fprintf(stderr,
                 "calibrate: warning: %u of %u points unconfirmed: the host was busy while they were timed, and "
@@ -424,33 +461,48 @@ static bool runtime_calibrate(fp_ort *ort, fp_device *base, int threads, progres
                 "calibrate: warning: fit rms log error %.3f over %.2f: the points scatter as on a busy host, and "
                 "this profile's estimates can be 10%% off or more; calibrate again when it is quiet\n",
                 f->rms_log, FP_RT_SCATTERED);
-    if (dev.weight_bandwidth > 0)
-        printf("  weights read from memory at %.1f GB/s (past the caches%s)\n", dev.weight_bandwidth / 1e9,
-               fp_rt_set_cold_fits(s) ? "; the triad's: the last level holds the cold micro-model" : "");
-    if (dev.weight_l3_bandwidth > 0)
-        printf("  packed weights read past the L2 at %.1f GB/s\n", dev.weight_l3_bandwidth / 1e9);
-    if (footprint)
-        printf(
-            "  the last cache level keeps ONNX Runtime's weights to %.0f MB of a run's footprint, none past %.0f MB\n",
-            dev.last_from * (double)capacity / 1e6, (dev.last_from + 1) * (double)capacity / 1e6);
-    if (dev.last_life > 0)
-        printf("  the last cache level keeps a run's weights %.1f ms (a mean life: other processes evict them)\n",
-               dev.last_life * 1e3);
-    if (dev.denormal_mac_s > 0 || dev.denormal_exp_s > 0)
-        printf("  denormal floats: %.2f ns more per multiply-add on one, %.1f ns more per Softmax result that is one\n",
-               dev.denormal_mac_s * 1e9, dev.denormal_exp_s * 1e9);
-    printf("  a run's graph inputs and outputs past the first %.3f and %.3f us each\n", dev.input_overhead * 1e6,
-           dev.output_overhead * 1e6);
-    printf("  a kernel's outputs past the first %.3f us each\n", dev.launch_output * 1e6);
-    printf("  a kernel among kernels of %d classes or more %.3f us more\n", FP_MIXED_CLASSES, dev.launch_mixed * 1e6);
-    if (dev.launch_group > 0 || dev.launch_row > 0)
-        printf("  grouped convolutions %.3f us a group and %.2f ns a row of their im2col\n", dev.launch_group * 1e6,
-               dev.launch_row * 1e9);
-    for (int c = 0; c < FP_CLASS_COUNT; c++)
-        printf("  %-16s efficiency %.3g, launch %.2f us%s\n", fp_op_class_name(c), dev.efficiency[c],
-               fp_device_launch(&dev, c) * 1e6, dev.half_work[c] > 0 ? ", saturating" : "");
-    print_points(s, &dev, all_points);
-    return true;
+}
+
+/* base fitted to the runtime's kernels (measured or read, per src) and written to output. */
+static bool runtime_calibrate(const rt_source *src, fp_device *base, const char *output, bool all_points)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_rt_set) s = fp_rt_set_new(base, &err);
+    if (!s) {
+        fp_cli_error("calibrate: --runtime: %s", err->message);
+        return false;
+    }
+    if (src->ort)
+        fprintf(stderr, "calibrate: ONNX Runtime %s (%s), %d thread%s, %u micro-model points\n",
+                fp_ort_version(src->ort), fp_ort_path(src->ort), src->threads, src->threads == 1 ? "" : "s",
+                s->points->len);
+    fp_rt_extras x = {0};
+    g_autoptr(fp_fit_result) f = NULL;
+    if (!rt_measure(src, s, &x, &err) ||
+        !(f = fp_rt_set_fit(s, with_outputs(with_weights(with_room(base, fp_rt_set_best_rate(s)), s), s), &err))) {
+        fp_cli_error("calibrate: %s: %s", src->timings ? "--from-timings" : "--runtime", err->message);
+        fp_rt_extras_clear(&x);
+        return false;
+    }
+    fp_device dev = *f->device;
+    dev.denormal_mac_s = fp_rt_set_denormal_s(s, "MatMul");
+    dev.denormal_exp_s = fp_rt_set_denormal_s(s, "Softmax");
+    dev.launch_mixed = fp_rt_set_mixed_s(s, f->device);
+    dev.input_overhead = x.input_overhead, dev.output_overhead = x.output_overhead, dev.last_life = x.last_life;
+    bool footprint = with_footprint(&dev, x.foot_capacity, x.foot_from);
+    g_autofree char *desc = g_strdup_printf("%s, ONNX Runtime %s's kernels fitted", base->description,
+                                            x.runtime_version);
+    dev.description = desc;
+    g_autoptr(GKeyFile) kf = fp_device_to_keyfile(&dev);
+    runtime_record(kf, &x, s, f);
+    bool ok = rt_save(src, s, &x) && fp_cli_write_device_profile(kf, output, "calibrate");
+    if (ok) {
+        print_fit(s, f, &x);
+        print_fit_extras(&dev, s, &x, footprint);
+        print_points(s, &dev, all_points);
+    }
+    fp_rt_extras_clear(&x);
+    return ok;
 }
 
 /* The measurement of fuseplan's own kernels (peaks, bandwidths, caches, convolution classes) as a
@@ -604,9 +656,31 @@ static int check_profile(const char *path, const char *nthreads, const char *run
     return FP_EXIT_OK;
 }
 
+/* Fits a profile again from the timings file `path` (--from-timings), measuring nothing, and
+ * writes it to output; the exit code. */
+static int refit(const char *path, const char *output, bool all_points)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    g_autoptr(GKeyFile) native = NULL;
+    g_autoptr(fp_device) base = NULL;
+    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_KEEP_COMMENTS, &err) ||
+        !(native = fp_rt_timings_native(kf, path, &err)) || !(base = fp_device_from_keyfile(native, path, &err))) {
+        fp_cli_error("calibrate: --from-timings: %s%s%s", err->domain == FP_DEVICE_ERROR ? "" : path,
+                     err->domain == FP_DEVICE_ERROR ? "" : ": ", err->message);
+        return FP_EXIT_BAD;
+    }
+    rt_source src = {.timings = kf, .timings_path = path, .threads = (int)base->threads};
+    if (!runtime_calibrate(&src, base, output, all_points))
+        return FP_EXIT_BAD;
+    printf("timings    %s (measured then, fitted now)\nwrote      %s\n", path, output);
+    return FP_EXIT_OK;
+}
+
 /* Measures, fits to the runtime at `runtime` (a library path) when one is given (listing every
  * micro-model point's fit with all_points), writes the profile; the exit code. */
-static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const char *output, bool all_points)
+static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const char *output, bool all_points,
+                     const char *save)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(fp_ort) ort = runtime ? fp_ort_open(runtime, &err) : NULL;
@@ -625,7 +699,8 @@ static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const c
             fp_cli_error("calibrate: %s", err->message);
             return FP_EXIT_BAD;
         }
-        if (!runtime_calibrate(ort, base, opts->threads, opts->user, output, all_points))
+        rt_source src = {.ort = ort, .native = kf, .save = save, .threads = opts->threads, .ps = opts->user};
+        if (!runtime_calibrate(&src, base, output, all_points))
             return FP_EXIT_BAD;
     } else {
         if (!fp_cli_write_device_profile(kf, output, "calibrate"))
@@ -639,15 +714,38 @@ static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const c
     return FP_EXIT_OK;
 }
 
+/* Whether the modes asked (--check, --micro-models, --runtime, --points, --save-timings,
+ * --from-timings, -o) go together; false after printing one line. */
+static bool modes_agree(const char *check, const char *micro, const char *runtime, const char *output, bool points,
+                        const char *save, const char *from)
+{
+    if (check && (micro || !runtime || output)) {
+        fp_cli_error("calibrate: --check needs --runtime, and takes neither --micro-models nor --output");
+        return false;
+    }
+    if (points && (!(runtime || from) || check || micro)) {
+        fp_cli_error("calibrate: --points needs --runtime or --from-timings, and takes neither --check nor "
+                     "--micro-models");
+        return false;
+    }
+    if ((save && (!runtime || check || micro)) || (from && (runtime || check || micro || save))) {
+        fp_cli_error("calibrate: --save-timings needs --runtime, and --from-timings measures nothing: neither takes "
+                     "--check or --micro-models, and --from-timings takes no --runtime or --save-timings");
+        return false;
+    }
+    return true;
+}
+
 int fp_cmd_calibrate(int argc, char **argv)
 {
     g_autofree char *output = NULL, *kernel = NULL, *runtime = NULL, *lib = NULL, *micro = NULL, *nthreads = NULL,
-                    *check = NULL;
+                    *check = NULL, *save = NULL, *from = NULL;
     double seconds = 1.0;
     int threads = 1, triad_mib = 0;
     gboolean no_cache = FALSE, points = FALSE;
     g_autofree char *points_help = g_strdup_printf(
-        "With --runtime: list every micro-model point's kernel time and the written profile's estimate / "
+        "With --runtime or --from-timings: list every micro-model point's kernel time and the written profile's "
+        "estimate / "
         "measured (default: only those more than %.0f%% off)",
         RUNTIME_OFF * 100);
     GOptionEntry entries[] = {
@@ -673,6 +771,12 @@ int fp_cmd_calibrate(int argc, char **argv)
          "them (does it still hold on this host?), writing nothing",
          "PROFILE"},
         {"points", 0, 0, G_OPTION_ARG_NONE, &points, points_help, NULL},
+        {"save-timings", 0, 0, G_OPTION_ARG_FILENAME, &save,
+         "With --runtime: also write what it measured to FILE (for --from-timings)", "FILE"},
+        {"from-timings", 0, 0, G_OPTION_ARG_FILENAME, &from,
+         "Fit the profile again from a file of --save-timings, measuring nothing (the same measurements "
+         "under this fuseplan's cost model)",
+         "FILE"},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- measure this machine and write a device profile");
@@ -684,14 +788,10 @@ int fp_cmd_calibrate(int argc, char **argv)
         fp_cli_error("calibrate: unexpected argument '%s' (see 'fuseplan calibrate --help')", argv[1]);
         return FP_EXIT_BAD;
     }
-    if (check && (micro || !runtime || output)) {
-        fp_cli_error("calibrate: --check needs --runtime, and takes neither --micro-models nor --output");
+    if (!modes_agree(check, micro, runtime, output, points, save, from))
         return FP_EXIT_BAD;
-    }
-    if (points && (!runtime || check || micro)) {
-        fp_cli_error("calibrate: --points needs --runtime, and takes neither --check nor --micro-models");
-        return FP_EXIT_BAD;
-    }
+    if (from)
+        return refit(from, output ? output : "devices/host.ini", points);
     if (check)
         return check_profile(check, nthreads, runtime);
     if (micro)
@@ -704,5 +804,5 @@ int fp_cmd_calibrate(int argc, char **argv)
         return FP_EXIT_BAD;
     progress_state ps = {isatty(STDERR_FILENO) == 1, 0, -1};
     fp_calibrate_opts opts = {seconds, threads, (uint64_t)triad_mib << 20, k, progress, &ps, no_cache};
-    return calibrate(&opts, lib, output, points);
+    return calibrate(&opts, lib, output, points, save);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "calibration/calibrate_runtime.h"
+#include "calibration/timings.h"
 #include "frontends/onnx/onnx.h"
 #include "frontends/onnx/onnx_write.h"
 #include "passes/roofline.h"
@@ -848,7 +849,7 @@ static void test_cli_check_errors(void)
  * refused before any library is loaded. */
 static void test_cli_points_errors(void)
 {
-    const char *need = "--points needs --runtime, and takes neither --check nor --micro-models";
+    const char *need = "--points needs --runtime or --from-timings, and takes neither --check nor --micro-models";
     tu_expect_cli_error((const char *[]){"calibrate", "--points", NULL}, NULL, need);
     tu_expect_cli_error((const char *[]){"calibrate", "--points", "--micro-models", "/tmp", NULL}, NULL, need);
     tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/nonexistent/libonnxruntime.so",
@@ -857,6 +858,150 @@ static void test_cli_points_errors(void)
     tu_expect_cli_error((const char *[]){"calibrate", "--runtime", "onnxruntime=/nonexistent/libonnxruntime.so",
                                          "--points", "-o", "/tmp/fuseplan-points.ini", NULL},
                         "/nonexistent/libonnxruntime.so", "no such file");
+}
+
+/* A timings file of the cpu-avx512 set, each point timed on its profile (time_points) and its
+ * second rounds 1% slower, with extras of its own (into *x unless NULL; fp_rt_extras_clear it);
+ * the set and its base in *s and *base. */
+static GKeyFile *timings_file(fp_rt_set **s, fp_device **base, fp_rt_extras *x)
+{
+    fp_rt_extras own;
+    if (!x) {
+        GKeyFile *kf = timings_file(s, base, &own);
+        fp_rt_extras_clear(&own);
+        return kf;
+    }
+    *s = avx512_set(base);
+    time_points(*s, *base);
+    for (guint i = 0; i < (*s)->points->len; i++) {
+        fp_rt_point *p = &g_array_index((*s)->points, fp_rt_point, i);
+        p->short2_s = p->short_s * 1.01, p->long2_s = p->long_s * 1.01;
+    }
+    *x = (fp_rt_extras){
+        g_strdup("1.31.1"), g_strdup("/opt/ort/libonnxruntime.so"), 98.5, 6e-8, 1e-7, 0.0113, 16u << 20, 0.25};
+    g_autoptr(GKeyFile) native = fp_device_to_keyfile(*base);
+    return fp_rt_timings_keyfile(native, *s, x);
+}
+
+/* A timings file read back into a new set of its own profile gives every point's four times and
+ * the extras as written (test_cli_from_timings fits one). */
+static void test_timings_roundtrip(void)
+{
+    g_autoptr(fp_rt_set) s = NULL;
+    g_autoptr(fp_device) base = NULL;
+    fp_rt_extras x, y = {0};
+    g_autoptr(GKeyFile) kf = timings_file(&s, &base, &x);
+    g_autofree char *text = g_key_file_to_data(kf, NULL, NULL);
+    g_autoptr(GKeyFile) back = g_key_file_new();
+    CU_ASSERT_FATAL(g_key_file_load_from_data(back, text, strlen(text), G_KEY_FILE_NONE, NULL));
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GKeyFile) native = fp_rt_timings_native(back, "t.timings", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(native);
+    CU_ASSERT_FALSE(g_key_file_has_group(native, FP_RT_TIMINGS_GROUP));
+    g_autoptr(fp_device) again = fp_device_from_keyfile(native, "t.timings", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+    g_autoptr(fp_rt_set) r = fp_rt_set_new(again, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_FATAL(fp_rt_timings_read(back, "t.timings", r, &y, &err));
+    CU_ASSERT_EQUAL_FATAL(r->points->len, s->points->len);
+    for (guint i = 0; i < s->points->len; i++) {
+        const fp_rt_point *a = &g_array_index(s->points, fp_rt_point, i),
+                          *b = &g_array_index(r->points, fp_rt_point, i);
+        CU_ASSERT(a->short_s == b->short_s && a->short2_s == b->short2_s && a->long_s == b->long_s &&
+                  a->long2_s == b->long2_s);
+    }
+    CU_ASSERT_STRING_EQUAL(y.runtime_version, "1.31.1");
+    CU_ASSERT_STRING_EQUAL(y.runtime_library, "/opt/ort/libonnxruntime.so");
+    CU_ASSERT(y.seconds == x.seconds && y.input_overhead == x.input_overhead &&
+              y.output_overhead == x.output_overhead && y.last_life == x.last_life &&
+              y.foot_capacity == x.foot_capacity && y.foot_from == x.foot_from);
+    fp_rt_extras_clear(&x);
+    fp_rt_extras_clear(&y);
+}
+
+/* A copy of timings file kf with its [timings] key `key` set to value (NULL: removed), read into
+ * the set s of its profile: the error names the file, the group, the key and says `says`. */
+static void expect_timings_error(GKeyFile *kf, fp_rt_set *s, const char *key, const char *value, const char *says)
+{
+    gsize len = 0;
+    g_autofree char *text = g_key_file_to_data(kf, &len, NULL);
+    g_autoptr(GKeyFile) bad = g_key_file_new();
+    CU_ASSERT_FATAL(g_key_file_load_from_data(bad, text, len, G_KEY_FILE_NONE, NULL));
+    if (value)
+        g_key_file_set_value(bad, FP_RT_TIMINGS_GROUP, key, value);
+    else
+        g_key_file_remove_key(bad, FP_RT_TIMINGS_GROUP, key, NULL);
+    fp_rt_extras y = {0};
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_FALSE(fp_rt_timings_read(bad, "bad.timings", s, &y, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    g_autofree char *where = g_strdup_printf("bad.timings: [timings] %s: ", key);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, where));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->message, says));
+    fp_rt_extras_clear(&y);
+}
+
+/* Every way a timings file can be wrong is refused, naming the key; a file without [timings] is
+ * no timings file. */
+static void test_timings_errors(void)
+{
+    g_autoptr(fp_rt_set) s = NULL;
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(GKeyFile) kf = timings_file(&s, &base, NULL);
+    expect_timings_error(kf, s, "conv3x3_c16_56@disabled", NULL, "missing");
+    expect_timings_error(kf, s, "conv3x3_c16_56@all", "1e-4;2e-4;3e-4", "3 times, 4 expected");
+    expect_timings_error(kf, s, "add_tiny@disabled", "1e-4;-2e-4;3e-4;4e-4", "not a time of 0 or more");
+    expect_timings_error(kf, s, "add_tiny@disabled", "1e-4;nan;3e-4;4e-4", "not a time of 0 or more");
+    expect_timings_error(kf, s, "add_tiny@disabled", "fast", "");
+    expect_timings_error(kf, s, "nosuch_case@disabled", "1;1;1;1", "unknown key");
+    expect_timings_error(kf, s, "format", "2", "1 expected");
+    expect_timings_error(kf, s, "last_life", "-1", "not a time of 0 or more");
+    expect_timings_error(kf, s, "footprint_capacity", "many", "");
+    expect_timings_error(kf, s, "runtime_version", NULL, "missing");
+    g_autoptr(GKeyFile) plain = g_key_file_new();
+    g_key_file_set_string(plain, "device", "target", "ort-cpu");
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_PTR_NULL(fp_rt_timings_native(plain, "plain.ini", &err));
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "plain.ini: no [timings] group"));
+}
+
+/* calibrate --from-timings fits a profile from a timings file without a runtime library: written,
+ * loading, its [calibration] naming the runtime the file names; a missing or broken file and
+ * options it cannot take exit 2 with one line. */
+static void test_cli_from_timings(void)
+{
+    g_autoptr(fp_rt_set) s = NULL;
+    g_autoptr(fp_device) base = NULL;
+    g_autoptr(GKeyFile) kf = timings_file(&s, &base, NULL);
+    g_autofree char *text = g_key_file_to_data(kf, NULL, NULL);
+    g_autofree char *path = tu_write_temp(text, strlen(text), ".timings");
+    g_autofree char *out = tu_write_temp("", 0, ".ini");
+    tu_run_result r = tu_run((const char *[]){"calibrate", "--from-timings", path, "-o", out, NULL});
+    CU_ASSERT_EQUAL(r.status, 0);
+    tu_run_clear(&r);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(fp_device) d = fp_device_load(out, &err);
+    CU_ASSERT_PTR_NOT_NULL(d);
+    g_autoptr(GKeyFile) w = g_key_file_new();
+    CU_ASSERT_FATAL(g_key_file_load_from_file(w, out, G_KEY_FILE_NONE, NULL));
+    g_autofree char *version = g_key_file_get_string(w, "calibration", "runtime_version", NULL);
+    CU_ASSERT_STRING_EQUAL(version, "1.31.1");
+    g_key_file_remove_key(kf, FP_RT_TIMINGS_GROUP, "relu_c64_56@disabled", NULL);
+    g_autofree char *bad_text = g_key_file_to_data(kf, NULL, NULL);
+    g_autofree char *bad = tu_write_temp(bad_text, strlen(bad_text), ".timings");
+    tu_expect_cli_error((const char *[]){"calibrate", "--from-timings", bad, "-o", out, NULL}, bad,
+                        "relu_c64_56@disabled: missing");
+    tu_expect_cli_error((const char *[]){"calibrate", "--from-timings", "/nonexistent/t.timings", NULL},
+                        "/nonexistent/t.timings", "No such file");
+    const char *takes = "--from-timings takes no --runtime or --save-timings";
+    tu_expect_cli_error((const char *[]){"calibrate", "--from-timings", path, "--runtime", "onnxruntime", NULL}, NULL,
+                        takes);
+    tu_expect_cli_error((const char *[]){"calibrate", "--save-timings", out, NULL}, NULL, takes);
+    tu_expect_cli_error((const char *[]){"calibrate", "--from-timings", path, "--micro-models", "/tmp", NULL}, NULL,
+                        takes);
+    g_unlink(path);
+    g_unlink(bad);
+    g_unlink(out);
 }
 
 /* --micro-models writes both chains of every case and the run-overhead models, each loading back; a
@@ -889,6 +1034,9 @@ FP_TEST_SUITE(register_calibrate_runtime)
 {
     CU_pSuite s = CU_add_suite("calibrate_runtime", NULL, NULL);
     CU_add_test(s, "micro_models_load", test_micro_models_load);
+    CU_add_test(s, "timings_roundtrip", test_timings_roundtrip);
+    CU_add_test(s, "timings_errors", test_timings_errors);
+    CU_add_test(s, "cli_from_timings", test_cli_from_timings);
     CU_add_test(s, "check_points", test_check_points);
     CU_add_test(s, "check_medians", test_check_medians);
     CU_add_test(s, "cli_check_errors", test_cli_check_errors);

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "calibration/timings.h"
 #include "devices/device.h"
 #include "frontends/ge/ge.h"
 #include "frontends/onnx/onnx.h"
@@ -37,6 +38,7 @@ typedef struct {
     GPtrArray *targets; /* fp_target*, every shipped target */
     uint8_t *ini_model;
     size_t ini_model_len;
+    fp_rt_set *timings; /* the micro-model points, costed on the first profile, for timings files */
 } fz_state;
 
 static char last_error[2048];
@@ -76,6 +78,8 @@ static const fz_state *state(void)
         g_assert(s.devices->len > 0 && s.targets->len > 0);
         s.ini_model = fz_read_file(FZ_INI_MODEL, &s.ini_model_len);
         g_assert(s.ini_model);
+        s.timings = fp_rt_set_new(s.devices->pdata[0], NULL);
+        g_assert(s.timings);
         g_once_init_leave(&once, 1);
     }
     return &s;
@@ -268,6 +272,18 @@ fz_outcome fz_run_genai_config(const uint8_t *data, size_t len)
     return a ? FZ_OK : refused(err);
 }
 
+/* Whether kf, read as a timings file (calibrate --from-timings) into the points of s, is refused
+ * without a proper message. */
+static bool timings_refused_badly(GKeyFile *kf, fp_rt_set *s)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GKeyFile) native = fp_rt_timings_native(kf, "fuzz.ini", &err);
+    fp_rt_extras x = {0};
+    bool ok = native && fp_rt_timings_read(kf, "fuzz.ini", s, &x, &err);
+    fp_rt_extras_clear(&x);
+    return !ok && refused(err) == FZ_BAD_ERROR;
+}
+
 fz_outcome fz_run_ini(const uint8_t *data, size_t len)
 {
     const fz_state *s = state();
@@ -277,11 +293,16 @@ fz_outcome fz_run_ini(const uint8_t *data, size_t len)
 
     g_autoptr(GKeyFile) kf = g_key_file_new();
     fp_device *dev = NULL;
-    if (g_key_file_load_from_data(kf, (const char *)data, len, G_KEY_FILE_NONE, &err))
+    bool loaded = g_key_file_load_from_data(kf, (const char *)data, len, G_KEY_FILE_NONE, &err);
+    if (loaded)
         dev = fp_device_from_keyfile(kf, "fuzz.ini", &err);
     if (!dev && refused(err) == FZ_BAD_ERROR)
         return FZ_BAD_ERROR;
     g_clear_error(&err);
+    if (loaded && timings_refused_badly(kf, s->timings)) {
+        fp_device_free(dev);
+        return FZ_BAD_ERROR;
+    }
 
     g_autofree char *text = g_strndup((const char *)data, len); /* as fp_gate_policy_load reads a file */
     g_autoptr(fp_gate_policy) policy = fp_gate_policy_from_data(text, "fuzz.ini", &err);
