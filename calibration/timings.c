@@ -22,8 +22,7 @@ void fp_rt_extras_clear(fp_rt_extras *x)
 /* Point p's key: CASE@LEVEL. Caller frees. */
 static char *point_key(const fp_rt_set *s, const fp_rt_point *p)
 {
-    return g_strdup_printf("%s@%s", g_array_index(s->cases, fp_micro_case, p->index).name,
-                           fp_rt_level_name(p->level));
+    return g_strdup_printf("%s@%s", g_array_index(s->cases, fp_micro_case, p->index).name, fp_rt_level_name(p->level));
 }
 
 static void set_double(GKeyFile *kf, const char *key, double v)
