@@ -43,6 +43,8 @@ no estimate can be shown closer than the measurement repeats.
 from the repository's snapshot (bench/fidelity.py's genai_models, GENAI_GIT; none without it),
 each file once, fixed at fidelity.py's decode step (one new token after 127) under the names that
 model builder gives the dims, as genai_NAME_static under --out/genai.
+The calibration's measurements are kept as --out's host_runtime_1t.timings (or _all): `fuseplan
+calibrate --from-timings` fits them again under another cost model, for the same network timings.
 Estimates: `fuseplan report --device P --target T` with the same input shapes. The table goes to
 -o and into --doc between <!-- runtime-calibration:begin --> and <!-- runtime-calibration:end -->
 (one thread; all cores: <!-- runtime-calibration-all-cores:begin --> and
@@ -117,7 +119,9 @@ def calibrate(a, exe, lib, probe):
     threads = "all" if all_cores(a) else a.threads
     if not (a.reuse and os.path.exists(a.rt_profile) and os.path.exists(os.path.join(a.out, "calibrate.json"))):
         a.ort_threads = os.cpu_count() if all_cores(a) else int(a.threads)
-        cmd = [a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--threads", threads, "-o", a.rt_profile]
+        timings = os.path.join(a.out, f"host_runtime_{tag}.timings")  # for `calibrate --from-timings`
+        cmd = [a.fuseplan, "calibrate", "--runtime", f"onnxruntime={lib}", "--threads", threads, "-o", a.rt_profile,
+               "--save-timings", timings]
         busy = []
         for attempt in range(CALIBRATE_ATTEMPTS):
             if attempt:
