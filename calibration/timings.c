@@ -80,14 +80,22 @@ static bool G_GNUC_PRINTF(4, 5) fail(GError **error, const char *path, const cha
     return false;
 }
 
-/* kf's [timings] key as a finite double of 0 or more into *v. */
-static bool read_time(GKeyFile *kf, const char *path, const char *key, double *v, GError **error)
+/* kf's [timings] key as a finite double into *v. */
+static bool read_number(GKeyFile *kf, const char *path, const char *key, double *v, GError **error)
 {
     g_autoptr(GError) err = NULL;
     *v = g_key_file_get_double(kf, G, key, &err);
     if (err)
         return fail(error, path, key, "%s", err->message);
-    return isfinite(*v) && *v >= 0 ? true : fail(error, path, key, "not a time of 0 or more");
+    return isfinite(*v) ? true : fail(error, path, key, "not a finite number");
+}
+
+/* kf's [timings] key as a finite double of 0 or more into *v. */
+static bool read_time(GKeyFile *kf, const char *path, const char *key, double *v, GError **error)
+{
+    if (!read_number(kf, path, key, v, error))
+        return false;
+    return *v >= 0 ? true : fail(error, path, key, "not a time of 0 or more");
 }
 
 /* The extras of kf's [timings] into x. */
@@ -109,7 +117,7 @@ static bool read_extras(GKeyFile *kf, const char *path, fp_rt_extras *x, GError 
            read_time(kf, path, "input_overhead", &x->input_overhead, error) &&
            read_time(kf, path, "output_overhead", &x->output_overhead, error) &&
            read_time(kf, path, "last_life", &x->last_life, error) &&
-           read_time(kf, path, "footprint_from", &x->foot_from, error);
+           read_number(kf, path, "footprint_from", &x->foot_from, error); /* a fraction, any sign with no finding */
 }
 
 /* Point p's four times from kf. */

@@ -877,8 +877,14 @@ static GKeyFile *timings_file(fp_rt_set **s, fp_device **base, fp_rt_extras *x)
         fp_rt_point *p = &g_array_index((*s)->points, fp_rt_point, i);
         p->short2_s = p->short_s * 1.01, p->long2_s = p->long_s * 1.01;
     }
-    *x = (fp_rt_extras){
-        g_strdup("1.31.1"), g_strdup("/opt/ort/libonnxruntime.so"), 98.5, 6e-8, 1e-7, 0.0113, 16u << 20, 0.25};
+    *x = (fp_rt_extras){g_strdup("1.31.1"),
+                        g_strdup("/opt/ort/libonnxruntime.so"),
+                        98.5,
+                        6e-8,
+                        1e-7,
+                        0.0113,
+                        0,
+                        -0.11}; /* no footprint found: its fraction can be below 0 */
     g_autoptr(GKeyFile) native = fp_device_to_keyfile(*base);
     return fp_rt_timings_keyfile(native, *s, x);
 }
@@ -956,6 +962,7 @@ static void test_timings_errors(void)
     expect_timings_error(kf, s, "nosuch_case@disabled", "1;1;1;1", "unknown key");
     expect_timings_error(kf, s, "format", "2", "1 expected");
     expect_timings_error(kf, s, "last_life", "-1", "not a time of 0 or more");
+    expect_timings_error(kf, s, "footprint_from", "inf", "not a finite number");
     expect_timings_error(kf, s, "footprint_capacity", "many", "");
     expect_timings_error(kf, s, "runtime_version", NULL, "missing");
     g_autoptr(GKeyFile) plain = g_key_file_new();
