@@ -70,7 +70,7 @@
  * the input it has just read does not. A unary kernel in place thus moves 2 bytes where one out of
  * place moves 3: an `inplace` kernel's memory term, and an elementwise one's compute term (its
  * per-element streaming cost), are FP_ROOFLINE_INPLACE of the same kernel's out of place (ONNX
- * Runtime on an Intel Xeon, chains of 0.8 and 4.8 MB: Relu and Clip, in place, 0.61-0.71 of the
+ * Runtime on an Intel Xeon, chains of 0.8 and 4.8 MB: Relu and Clip, in place, 0.60-0.75 of the
  * time of Neg and Abs, which are not; docs/devices.md, "Outputs in place").
  *
  * Denormal floats: each of the kernel's `denormal` operations adds, not overlapped, the time of
@@ -116,7 +116,7 @@ typedef struct {
     uint64_t views;    /* Reshapes the runtime dispatches around it, each at [launch] view (an N-D Gemm's,
                           passes/cost.c) */
     bool mixed;        /* its graph's kernels are of FP_MIXED_CLASSES classes or more ([launch] mixed) */
-    bool inplace;      /* its output takes over its input's buffer (below, "Outputs in place") */
+    bool inplace;      /* its output takes over its input's buffer (above, "Outputs in place") */
 } fp_kernel;
 
 typedef struct {
