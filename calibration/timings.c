@@ -31,12 +31,19 @@ static void set_double(GKeyFile *kf, const char *key, double v)
     g_key_file_set_value(kf, G, key, g_ascii_formatd(buf, sizeof buf, "%.17g", v));
 }
 
-GKeyFile *fp_rt_timings_keyfile(GKeyFile *native, const fp_rt_set *s, const fp_rt_extras *x)
+/* A copy of kf, its comments kept. Caller frees. */
+static GKeyFile *copy_of(GKeyFile *kf)
 {
     gsize len = 0;
-    g_autofree char *text = g_key_file_to_data(native, &len, NULL);
-    GKeyFile *kf = g_key_file_new();
-    g_assert(g_key_file_load_from_data(kf, text, len, G_KEY_FILE_KEEP_COMMENTS, NULL));
+    g_autofree char *text = g_key_file_to_data(kf, &len, NULL);
+    GKeyFile *copy = g_key_file_new();
+    g_assert(g_key_file_load_from_data(copy, text, len, G_KEY_FILE_KEEP_COMMENTS, NULL));
+    return copy;
+}
+
+GKeyFile *fp_rt_timings_keyfile(GKeyFile *native, const fp_rt_set *s, const fp_rt_extras *x)
+{
+    GKeyFile *kf = copy_of(native);
     g_key_file_set_integer(kf, G, "format", FP_RT_TIMINGS_FORMAT);
     g_key_file_set_string(kf, G, "runtime_version", x->runtime_version ? x->runtime_version : "");
     g_key_file_set_string(kf, G, "runtime_library", x->runtime_library ? x->runtime_library : "");
@@ -62,10 +69,7 @@ GKeyFile *fp_rt_timings_native(GKeyFile *kf, const char *path, GError **error)
                     "%s: no [%s] group: not a file of calibrate --runtime --save-timings", path, G);
         return NULL;
     }
-    gsize len = 0;
-    g_autofree char *text = g_key_file_to_data(kf, &len, NULL);
-    GKeyFile *native = g_key_file_new();
-    g_assert(g_key_file_load_from_data(native, text, len, G_KEY_FILE_KEEP_COMMENTS, NULL));
+    GKeyFile *native = copy_of(kf);
     g_key_file_remove_group(native, G, NULL);
     return native;
 }

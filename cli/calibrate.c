@@ -371,8 +371,6 @@ static bool with_footprint(fp_device *dev, uint64_t capacity, double from)
     return true;
 }
 
-/* Runs the micro-models through ort on `threads` threads, fits base to them and writes the profile
- * to output, listing every point's fit with all_points; false after printing one line. */
 /* Where a runtime calibration's measurements come from: the runtime, timed now (timings NULL),
  * or a file of --save-timings (timings, read from timings_path); and where they go (save). */
 typedef struct {
@@ -463,7 +461,8 @@ static void print_fit(const fp_rt_set *s, const fp_fit_result *f, const fp_rt_ex
                 f->rms_log, FP_RT_SCATTERED);
 }
 
-/* base fitted to the runtime's kernels (measured or read, per src) and written to output. */
+/* base fitted to the runtime's kernels (measured or read, per src) and written to output, listing
+ * every point's fit with all_points; false after printing one line. */
 static bool runtime_calibrate(const rt_source *src, fp_device *base, const char *output, bool all_points)
 {
     g_autoptr(GError) err = NULL;

@@ -38,7 +38,6 @@ typedef struct {
     GPtrArray *targets; /* fp_target*, every shipped target */
     uint8_t *ini_model;
     size_t ini_model_len;
-    fp_rt_set *timings; /* the micro-model points, costed on the first profile, for timings files */
 } fz_state;
 
 static char last_error[2048];
@@ -78,8 +77,6 @@ static const fz_state *state(void)
         g_assert(s.devices->len > 0 && s.targets->len > 0);
         s.ini_model = fz_read_file(FZ_INI_MODEL, &s.ini_model_len);
         g_assert(s.ini_model);
-        s.timings = fp_rt_set_new(s.devices->pdata[0], NULL);
-        g_assert(s.timings);
         g_once_init_leave(&once, 1);
     }
     return &s;
@@ -272,6 +269,20 @@ fz_outcome fz_run_genai_config(const uint8_t *data, size_t len)
     return a ? FZ_OK : refused(err);
 }
 
+/* The micro-model points, costed on the first shipped profile, that timings files are read into:
+ * made on the first .ini input, not at every target's start. */
+static fp_rt_set *timings_set(void)
+{
+    static fp_rt_set *set;
+    static gsize once = 0;
+    if (g_once_init_enter(&once)) {
+        set = fp_rt_set_new(state()->devices->pdata[0], NULL);
+        g_assert(set);
+        g_once_init_leave(&once, 1);
+    }
+    return set;
+}
+
 /* Whether kf, read as a timings file (calibrate --from-timings) into the points of s, is refused
  * without a proper message. */
 static bool timings_refused_badly(GKeyFile *kf, fp_rt_set *s)
@@ -299,7 +310,7 @@ fz_outcome fz_run_ini(const uint8_t *data, size_t len)
     if (!dev && refused(err) == FZ_BAD_ERROR)
         return FZ_BAD_ERROR;
     g_clear_error(&err);
-    if (loaded && timings_refused_badly(kf, s->timings)) {
+    if (loaded && timings_refused_badly(kf, timings_set())) {
         fp_device_free(dev);
         return FZ_BAD_ERROR;
     }
