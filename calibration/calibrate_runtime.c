@@ -56,6 +56,11 @@ void fp_rt_set_free(fp_rt_set *s)
 
 const char *fp_rt_level_name(fp_ort_level level) { return level == FP_ORT_ALL ? "all" : "disabled"; }
 
+char *fp_rt_point_name(const fp_rt_set *s, const fp_rt_point *p)
+{
+    return g_strdup_printf("%s@%s", g_array_index(s->cases, fp_micro_case, p->index).name, fp_rt_level_name(p->level));
+}
+
 /* The ops of the chain of n ops of case c at level as fuseplan costs them on base (fp_fit_op each;
  * the analysis reads the model from a temporary file); NULL with an error naming the case. */
 static GArray *chain_ops(const fp_micro_case *c, int n, fp_ort_level level, const fp_device *base, GError **error)
@@ -617,7 +622,7 @@ fp_fit_result *fp_rt_set_fit(const fp_rt_set *s, const fp_device *base, GError *
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         const fp_micro_case *c = &g_array_index(s->cases, fp_micro_case, p->index);
-        g_autofree char *name = g_strdup_printf("%s@%s", c->name, fp_rt_level_name(p->level));
+        g_autofree char *name = fp_rt_point_name(s, p);
         if (c->flags & (FP_MICRO_DENORMAL | FP_MICRO_SHARED | FP_MICRO_OUTPUTS | FP_MICRO_MIXED))
             continue;
         if (!p->balanced) { /* t(K) - t(1) is no sum of kernels: both chains as whole runs */

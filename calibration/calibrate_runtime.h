@@ -44,6 +44,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fp_rt_set, fp_rt_set_free)
 /* "disabled" or "all". */
 const char *fp_rt_level_name(fp_ort_level level);
 
+/* Point p's name, CASE@LEVEL: its model in the fit and its key in a timings file. Caller frees. */
+char *fp_rt_point_name(const fp_rt_set *s, const fp_rt_point *p);
+
 /* Every case's points, costed by fuseplan on `base` (its analysis of each chain: the model as
  * exported at ORT_DISABLE_ALL, the final stage of target ort-cpu-all at ORT_ENABLE_ALL). NULL
  * with the analysis' error naming the case (a bug in a case). */

@@ -19,12 +19,6 @@ void fp_rt_extras_clear(fp_rt_extras *x)
     g_clear_pointer(&x->runtime_library, g_free);
 }
 
-/* Point p's key: CASE@LEVEL. Caller frees. */
-static char *point_key(const fp_rt_set *s, const fp_rt_point *p)
-{
-    return g_strdup_printf("%s@%s", g_array_index(s->cases, fp_micro_case, p->index).name, fp_rt_level_name(p->level));
-}
-
 static void set_double(GKeyFile *kf, const char *key, double v)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
@@ -56,7 +50,7 @@ GKeyFile *fp_rt_timings_keyfile(GKeyFile *native, const fp_rt_set *s, const fp_r
     for (guint i = 0; i < s->points->len; i++) {
         const fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
         double t[] = {p->short_s, p->short2_s, p->long_s, p->long2_s};
-        g_autofree char *key = point_key(s, p);
+        g_autofree char *key = fp_rt_point_name(s, p);
         g_key_file_set_double_list(kf, G, key, t, G_N_ELEMENTS(t));
     }
     return kf;
@@ -148,7 +142,7 @@ bool fp_rt_timings_read(GKeyFile *kf, const char *path, fp_rt_set *s, fp_rt_extr
     g_autoptr(GHashTable) known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (guint i = 0; i < s->points->len; i++) {
         fp_rt_point *p = &g_array_index(s->points, fp_rt_point, i);
-        char *key = point_key(s, p);
+        char *key = fp_rt_point_name(s, p);
         g_hash_table_add(known, key);
         if (!g_key_file_has_key(kf, G, key, NULL))
             return fail(error, path, key, "missing: a micro-model point of this fuseplan that the file does not time");

@@ -35,6 +35,8 @@
 #define CHECK_ROUNDS 2            /* --check: times each chain of its sample is timed, its fastest counts */
 #define CHECK_HOLDS 0.05          /* --check: a profile holds when its median estimate is this near the times */
 
+#define DEFAULT_PROFILE "devices/host.ini" /* -o when not given */
+
 /* The widest x86-64 vector ISA of this CPU among those ONNX Runtime's MLAS dispatches on, as
  * cpuid and the OS's saved state (XCR0) allow it: "AVX-512F", "AVX2", "AVX" or "SSE2"; NULL off
  * x86-64. */
@@ -748,7 +750,7 @@ int fp_cmd_calibrate(int argc, char **argv)
         "measured (default: only those more than %.0f%% off)",
         RUNTIME_OFF * 100);
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Profile to write (default devices/host.ini)", "FILE"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Profile to write (default " DEFAULT_PROFILE ")", "FILE"},
         {"seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Measuring time per phase (default 1)", "S"},
         {"threads", 't', 0, G_OPTION_ARG_STRING, &nthreads,
          "Threads the runtime will use, recorded in the profile: N, or 0 or 'all' for all cores (the physical "
@@ -790,13 +792,13 @@ int fp_cmd_calibrate(int argc, char **argv)
     if (!modes_agree(check, micro, runtime, output, points, save, from))
         return FP_EXIT_BAD;
     if (from)
-        return refit(from, output ? output : "devices/host.ini", points);
+        return refit(from, output ? output : DEFAULT_PROFILE, points);
     if (check)
         return check_profile(check, nthreads, runtime);
     if (micro)
         return write_micro_models(micro);
     if (!output)
-        output = g_strdup("devices/host.ini");
+        output = g_strdup(DEFAULT_PROFILE);
     fp_calibrate_kernel k = FP_CALIBRATE_KERNEL_AUTO;
     if (!threads_option(nthreads, runtime != NULL, &threads) ||
         !check_options(output, seconds, triad_mib, kernel ? kernel : "auto", &k) || !runtime_path(runtime, &lib))
