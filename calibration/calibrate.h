@@ -86,9 +86,10 @@ bool fp_calibrate_run(const fp_calibrate_opts *opts, fp_calibrate_result *r, GEr
  * count once per thread, L3 once; 0 when unknown. */
 void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS]);
 /* Cache levels from a sweep (ascending working sets) and the reported sizes. Level i's capacity is
- * its reported size when half of it still streams at half the level's best point or more; else (a VM reporting its
- * host's cache) the largest working set streaming above the geometric mean of the level's fastest
- * point and memory_bw. Its bandwidth is the median of the points in (2 x the previous level's
+ * its reported size when half of it still streams at half the level's best point or more, at most a
+ * quarter of the way (in time per byte) from that point to memory_bw; else (a VM reporting its
+ * host's cache) the working set at which the sweep falls through the geometric mean of that point
+ * and memory_bw (interpolated between the points on either side, geometric in size). Its bandwidth is the median of the points in (2 x the previous level's
  * capacity, capacity / 2] (else the largest point inside it). A level not 10% faster than the
  * next one out (or memory) is dropped. Levels without a reported size or any sweep point inside
  * come out with bytes 0. Pure: for tests. */

@@ -17,6 +17,7 @@
 #define SWEEP_PASSES 3        /* passes over the working sets; a point's best counts (another load only slows it) */
 #define LEVEL_OVER_MEMORY 1.5 /* a working set streams from a cache above this x memory */
 #define LEVEL_PLATEAU 0.5     /* half a level's size still streams at this x its best */
+#define LEVEL_HELD 0.25       /* having gone at most this share of the way to memory's rate */
 #define LEVEL_DISTINCT 1.1    /* a level is kept when this much faster than the next */
 #define LOST_SETTLED 0.05     /* a point this near the last level's rate or memory's says nothing of the loss */
 #define LOST_FROM_MIN 0.25    /* the least fp_calibrate_last_from gives */
@@ -32,10 +33,21 @@ void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS]
     }
 }
 
+/* The share of the way from bandwidth `top` to memory's that a point at `bw` has gone, in time per
+ * byte (0 at top, 1 at memory; 0 when memory is not the slower). */
+static double lost_share(double bw, double top, double memory_bw)
+{
+    return memory_bw < top ? (1 / bw - 1 / top) / (1 / memory_bw - 1 / top) : 0;
+}
+
 /* Capacity of a level reported as `size` after level `prev`: the size, when half of it still
- * streams at LEVEL_PLATEAU x the level's fastest point or more; else (a VM reporting its host's cache, a socket's
- * cache shared by many cores) the largest working set that streams above the geometric mean of the
- * level's fastest point and memory, where the sweep falls off. 0 when the sweep says nothing. */
+ * streams at LEVEL_PLATEAU x the level's fastest point or more, having gone at most LEVEL_HELD of
+ * the way to memory's rate (lost_share: a VM's L3, whose best is twice memory's, is past half its
+ * best only at memory's rate); else (a VM reporting its host's cache, a socket's cache shared by
+ * many cores) the working set at which the sweep falls through the geometric mean of that point
+ * and memory (the edge), between the last point above it and the next (linear in bandwidth,
+ * geometric in size), or the last point above it when none beyond falls. 0 when the sweep says
+ * nothing. */
 static uint64_t level_capacity(const fp_calibrate_point *sw, size_t n, uint64_t size, uint64_t prev, double memory_bw)
 {
     const fp_calibrate_point *half = NULL;
@@ -49,14 +61,22 @@ static uint64_t level_capacity(const fp_calibrate_point *sw, size_t n, uint64_t 
     }
     if (top == 0)
         return 0;
-    if (half && half->bandwidth >= LEVEL_PLATEAU * top)
+    if (half && half->bandwidth >= LEVEL_PLATEAU * top && lost_share(half->bandwidth, top, memory_bw) <= LEVEL_HELD)
         return size;
-    uint64_t cap = 0;
     double edge = sqrt(top * memory_bw);
-    for (size_t k = 0; k < n && sw[k].bytes <= size; k++)
+    const fp_calibrate_point *above = NULL, *below = NULL;
+    for (size_t k = 0; k < n && sw[k].bytes <= size; k++) {
         if (sw[k].bytes > prev && sw[k].bandwidth >= edge)
-            cap = sw[k].bytes;
-    return cap;
+            above = &sw[k], below = NULL;
+        else if (above && !below)
+            below = &sw[k];
+    }
+    if (!above)
+        return 0;
+    if (!below)
+        return above->bytes;
+    double t = (above->bandwidth - edge) / (above->bandwidth - below->bandwidth);
+    return (uint64_t)((double)above->bytes * pow((double)below->bytes / (double)above->bytes, t));
 }
 
 void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const uint64_t reported[FP_CALIBRATE_LEVELS],
@@ -108,11 +128,11 @@ double fp_calibrate_last_from(const fp_calibrate_point *sweep, size_t n,
             last = &levels[i];
     if (!last || !(memory_bw > 0) || !(last->bandwidth > memory_bw))
         return 0;
-    double span = 1 / memory_bw - 1 / last->bandwidth, from[FP_CALIBRATE_SWEEP_MAX];
+    double from[FP_CALIBRATE_SWEEP_MAX];
     size_t m = 0;
     for (size_t k = 0; k < n && m < G_N_ELEMENTS(from); k++) {
         double x = (double)sweep[k].bytes / (double)last->bytes;
-        double f = (1 / sweep[k].bandwidth - 1 / last->bandwidth) / span;
+        double f = lost_share(sweep[k].bandwidth, last->bandwidth, memory_bw);
         if (x > 0.5 && x <= 2 && f > LOST_SETTLED && f < 1 - LOST_SETTLED)
             from[m++] = x - f;
     }

@@ -352,13 +352,14 @@ static double ops_sum(const GArray *ops, size_t field)
 bool fp_rt_set_cold_fits(const fp_rt_set *s)
 {
     const fp_rt_point *p = flagged_point(s, FP_MICRO_COLD, NULL);
-    return p && ops_sum(p->long_ops, G_STRUCT_OFFSET(fp_fit_op, cold)) == 0;
+    return p && ops_sum(p->long_ops, G_STRUCT_OFFSET(fp_fit_op, cold)) <=
+                    FP_RT_COLD_HELD * ops_sum(p->long_ops, G_STRUCT_OFFSET(fp_fit_op, bytes));
 }
 
 double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d)
 {
     const fp_rt_point *p = flagged_point(s, FP_MICRO_COLD, NULL);
-    if (!p || fp_rt_point_kernel_s(s, p) <= 0)
+    if (!p || fp_rt_point_kernel_s(s, p) <= 0 || fp_rt_set_cold_fits(s))
         return 0;
     fp_device unbounded = *d;
     unbounded.weight_bandwidth = G_MAXDOUBLE;

@@ -108,12 +108,15 @@ double fp_rt_point_estimate_s(const fp_rt_point *p, const fp_device *d);
  * d (a copy of d whose weight_bandwidth is unbounded gives the rest of its roofline time), its
  * short chain's do not. C / (t(K) - t(1) - (est(K) - est(1))), C the long chain's cold
  * bytes; 0 when no such point was measured, its chains read no cold bytes on d, the remainder
- * is under a tenth of t(K) - t(1) (no reads past the caches measurable), or the rate is not within
- * 4x of d's bandwidth either way (the chain's weights were not cold, or its timing disturbed). */
+ * is under a tenth of t(K) - t(1) (no reads past the caches measurable), the chain fits
+ * (fp_rt_set_cold_fits), or the rate is not within 4x of d's bandwidth either way (the chain's
+ * weights were not cold, or its timing disturbed). */
 double fp_rt_set_weight_bandwidth(const fp_rt_set *s, const fp_device *d);
-/* Whether the FP_MICRO_COLD point's long chain reads no weight from memory on the profile the set
- * was costed on: its last cache level holds the chain (a server's L3 of 64 MB or more), so no rate
- * of weights from memory can be measured (false when the set has no such point). */
+/* Whether the FP_MICRO_COLD point's long chain reads at most FP_RT_COLD_HELD of its bytes from
+ * memory on the profile the set was costed on: its last cache level holds the chain (a server's L3
+ * of 64 MB or more; a VM's whose loss starts near the chain's footprint), so no rate of weights
+ * from memory can be measured (false when the set has no such point). */
+#define FP_RT_COLD_HELD 0.05
 bool fp_rt_set_cold_fits(const fp_rt_set *s);
 
 /* The rate at which a GEMM reads packed weights past the L2 (fp_device.weight_l3_bandwidth): the

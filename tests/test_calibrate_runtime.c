@@ -322,7 +322,7 @@ static void time_points(fp_rt_set *s, const fp_device *d)
  * weights from memory and its single op none; timings made with weights read at 15 GB/s give that
  * rate back, timings in which they cost nothing none, and timings with a rate 40x below the
  * memory's none (the chain's weights were not what slowed it). On one whose L3 holds 300 MB the
- * chain fits it (fp_rt_set_cold_fits) and gives no rate. */
+ * chain fits it (fp_rt_set_cold_fits) and gives no rate, and so on one that loses a sliver of it. */
 static void test_weight_bandwidth(void)
 {
     g_autoptr(GError) err = NULL;
@@ -365,6 +365,19 @@ static void test_weight_bandwidth(void)
     CU_ASSERT_TRUE(fp_rt_set_cold_fits(big));
     time_points(big, truth);
     CU_ASSERT_EQUAL(fp_rt_set_weight_bandwidth(big, base), 0);
+    /* a VM's L3 of 115 MiB that starts to lose a run's footprint at 0.556 of it: the chain's 64 MiB
+     * lose a sliver (at most FP_RT_COLD_HELD of its bytes), which measures no rate: it fits */
+    base->cache[2] = (fp_cache_level){120558075, 30e9};
+    base->last_from = 0.556;
+    g_autoptr(fp_rt_set) edge = fp_rt_set_new(base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(edge);
+    CU_ASSERT_TRUE(fp_rt_set_cold_fits(edge));
+    time_points(edge, truth);
+    CU_ASSERT_EQUAL(fp_rt_set_weight_bandwidth(edge, base), 0);
+    base->last_from = 0.25; /* the same L3 losing from a quarter of it: a third of the chain is cold */
+    g_autoptr(fp_rt_set) part = fp_rt_set_new(base, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(part);
+    CU_ASSERT_FALSE(fp_rt_set_cold_fits(part));
 }
 
 /* The SPILL point on base with an L2 of l2 bytes (*p; its twin the point before), the caches fast
