@@ -92,8 +92,8 @@ void fp_calibrate_reported_caches(int threads, uint64_t out[FP_CALIBRATE_LEVELS]
  * and memory_bw (interpolated between the points on either side, geometric in size). Its
  * bandwidth is the median of the points in (2 x the previous level's capacity, capacity / 2]
  * (else the largest point inside it). A level not 10% faster than the next one out (or memory) is
- * dropped. Levels without a reported size or any sweep point inside
- * come out with bytes 0. Pure: for tests. */
+ * dropped. Levels without a reported size or any sweep point inside come out with bytes 0. Pure:
+ * for tests. */
 void fp_calibrate_cache_levels(const fp_calibrate_point *sweep, size_t n, const uint64_t reported[FP_CALIBRATE_LEVELS],
                                double memory_bw, fp_calibrate_point out[FP_CALIBRATE_LEVELS]);
 /* The share of the last of `levels` (fp_calibrate_cache_levels') capacity C at which a cyclic
