@@ -141,12 +141,12 @@ def spec_file(a, entry, level, budget_ms=None, name=None):
     os.makedirs(d, exist_ok=True)
     lines = [f"level {level}", f"budget_ms {budget_ms or a.budget_ms}", f"model {entry['model']}",
              f"threads {getattr(a, 'ort_threads', 1)}"]
-    for k, (name, (code, dims, raw)) in enumerate(input_spec(entry).items()):
+    for k, (value, (code, dims, raw)) in enumerate(input_spec(entry).items()):
         p = os.path.join(d, f"in{k}.bin")
         if not os.path.exists(p):
             with open(p, "wb") as f:
                 f.write(raw)
-        lines.append(" ".join(["input", name, str(code), str(len(dims))] + [str(x) for x in dims] + [p]))
+        lines.append(" ".join(["input", value, str(code), str(len(dims))] + [str(x) for x in dims] + [p]))
     m = onnx.load(entry["model"], load_external_data=False)
     lines += [f"output {o.name}" for o in m.graph.output]
     path = os.path.join(d, name or f"{level}.spec")

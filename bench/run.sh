@@ -28,7 +28,8 @@
 #   BENCH_RUNTIME_CAL=0      skip `calibrate --runtime onnxruntime` judged on 40 networks at levels disabled
 #                            and all, on one thread and on all cores (bench/runtime_calibration.py, ~7 min
 #                            each; its tables go into docs/benchmarks.md, "Runtime calibration" and
-#                            "Runtime calibration at all cores")
+#                            "Runtime calibration at all cores"), then the kept one-thread runs judged
+#                            again on the cost model as built (bench/runtime_refit.py, ~1 min)
 #   BENCH_DIFFTEST=0         skip the differential test against ONNX Runtime (bench/difftest/difftest.py:
 #                            random variants of each rewrite at levels basic, extended and all)
 #   BENCH_DIFFTEST_COUNT=10200  variants of the differential test (each optimized at the three levels;
@@ -196,6 +197,14 @@ runtime_cal() {
             >/dev/null ||
             echo "bench: bench/runtime_calibration.py --threads $threads failed: its table is not rewritten" >&2
     done
+    # the cost model as built, judged on the one-thread runs kept in bench/results/runtime_runs (their
+    # timings fitted again; the held-out networks generated once under $OUT/held_out)
+    [ -e "$OUT/held_out/ho_resnet34.onnx" ] ||
+        /usr/bin/python3 bench/gen_torch_models.py --held-out "$OUT/held_out" >/dev/null ||
+        echo "bench: bench/gen_torch_models.py --held-out failed: the held-out runs are judged without them" >&2
+    /usr/bin/python3 bench/runtime_refit.py --fuseplan "$BUILD_DIR/fuseplan" --models "$OUT/held_out" --networks \
+        -o bench/results/runtime_refit.md >/dev/null ||
+        echo "bench: bench/runtime_refit.py failed: bench/results/runtime_refit.md is not rewritten" >&2
 }
 
 # ---- fidelity: fusion vs ORT and memory plans are measured here; the cost tables come from the

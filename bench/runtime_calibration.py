@@ -274,9 +274,11 @@ def native_checks(a):
 
 
 def estimate(a, entry, profile, target):
-    """(original, final) estimated seconds of entry on profile with target."""
+    """(original, final) estimated seconds of entry on profile with target (its input shapes: entry's
+    "args", else lvo.input_args)."""
+    args = entry["args"] if "args" in entry else lvo.input_args(entry)
     out = lvo.sh([a.fuseplan, "report", "-f", "json", "--no-headroom", "--device", profile, "--target", target] +
-                 lvo.input_args(entry) + [entry["model"]])
+                 args + [entry["model"]])
     st = json.loads(out)["stages"]
     return st[0]["est_latency_s"], st[-1]["est_latency_s"]
 
