@@ -237,12 +237,14 @@ bool fp_rt_set_time(fp_rt_set *s, const GArray *which, fp_ort *ort, int threads,
 }
 
 bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, int rounds, double confirm_s,
-                       fp_rt_progress_fn progress, void *user, GError **error)
+                       gint64 deadline, fp_rt_progress_fn progress, void *user, GError **error)
 {
     guint n = s->points->len, again = 0;
     if (!fp_rt_set_time(s, NULL, ort, threads, budget_s, rounds, progress, user, error))
         return false;
     gint64 end = g_get_monotonic_time() + (gint64)(confirm_s * 1e6);
+    if (deadline)
+        end = MIN(end, deadline);
     for (bool left = true; left && g_get_monotonic_time() < end;) {
         left = false;
         for (guint i = 0; i < n && g_get_monotonic_time() < end; i++) {

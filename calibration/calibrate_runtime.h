@@ -66,11 +66,12 @@ bool fp_rt_set_time(fp_rt_set *s, const GArray *which, fp_ort *ort, int threads,
 /* Times both chains of every point with fp_ort_time (threads, budget_s per chain) into
  * short_s and long_s, `rounds` times over the whole set, keeping each chain's fastest: on a
  * shared machine a burst of another load slows the points timed during it, and a point timed
- * again minutes later escapes it. Then, for up to confirm_s seconds, it times again the points
- * with a chain not confirmed (fp_rt_point_confirmed), in passes over them, until none is left.
- * Progress counts every timing. False with ONNX Runtime's error naming the case and level. */
+ * again minutes later escapes it. Then, for up to confirm_s seconds and not past `deadline` (a
+ * g_get_monotonic_time instant; 0: none), it times again the points with a chain not confirmed
+ * (fp_rt_point_confirmed), in passes over them, until none is left. Progress counts every timing.
+ * False with ONNX Runtime's error naming the case and level. */
 bool fp_rt_set_measure(fp_rt_set *s, fp_ort *ort, int threads, double budget_s, int rounds, double confirm_s,
-                       fp_rt_progress_fn progress, void *user, GError **error);
+                       gint64 deadline, fp_rt_progress_fn progress, void *user, GError **error);
 
 /* Whether both chains of p have a second round within FP_RT_CONFIRM of their fastest: a fastest
  * time that a noisy neighbour did not inflate in every round (one that did is reached once). */
