@@ -30,8 +30,8 @@
 #define RUNTIME_FOOT_BUDGET_S 0.1 /* each timing of the footprint chains (fp_rt_footprint) */
 #define RUNTIME_ROUNDS 3          /* times each chain is timed, spread over the calibration: its fastest counts */
 #define RUNTIME_CONFIRM_S 15      /* then at most this long timing again the chains whose fastest is unconfirmed */
-#define RUNTIME_TOTAL_S 110       /* and only until RUNTIME_AFTER_S before this many seconds from the start */
-#define RUNTIME_AFTER_S 12        /* what follows them: run overheads, weights' life, fans, fit (10 s on the VM) */
+#define RUNTIME_MEASURE_S 87      /* and only until this long after the points' first timing: with the own */
+                                  /* kernels' 11 s before and 10 s after (the VM), 108 s at --seconds 1 */
 #define RUNTIME_OFF 0.25          /* points estimated further off than this are listed */
 #define RUNTIME_PEAK_ROOM 2.0     /* the peak at least this many times the runtime's fastest kernel rate */
 #define CHECK_ROUNDS 2            /* --check: times each chain of its sample is timed, its fastest counts */
@@ -382,7 +382,6 @@ typedef struct {
     GKeyFile *timings, *native; /* native: the own-kernel profile, for save */
     const char *timings_path, *save;
     int threads;
-    gint64 deadline; /* when the confirmation passes end at the latest (fp_rt_set_measure); 0: none */
     progress_state *ps;
 } rt_source;
 
@@ -395,7 +394,7 @@ static bool rt_measure(const rt_source *src, fp_rt_set *s, fp_rt_extras *x, GErr
     x->runtime_library = g_strdup(fp_ort_path(src->ort));
     gint64 t0 = g_get_monotonic_time();
     if (!fp_rt_set_measure(s, src->ort, src->threads, RUNTIME_BUDGET_S, RUNTIME_ROUNDS, RUNTIME_CONFIRM_S,
-                           src->deadline, runtime_progress, src->ps, error))
+                           t0 + (gint64)(RUNTIME_MEASURE_S * 1e6), runtime_progress, src->ps, error))
         return false;
     x->seconds = (double)(g_get_monotonic_time() - t0) * 1e-6;
     return fp_rt_io_overheads(src->ort, src->threads, RUNTIME_IO_BUDGET_S, &x->input_overhead, &x->output_overhead,
@@ -687,7 +686,6 @@ static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const c
                      const char *save)
 {
     g_autoptr(GError) err = NULL;
-    gint64 deadline = g_get_monotonic_time() + (gint64)((RUNTIME_TOTAL_S - RUNTIME_AFTER_S) * 1e6);
     g_autoptr(fp_ort) ort = runtime ? fp_ort_open(runtime, &err) : NULL;
     if (runtime && !ort) {
         fp_cli_error("calibrate: --runtime: %s", err->message);
@@ -704,8 +702,7 @@ static int calibrate(const fp_calibrate_opts *opts, const char *runtime, const c
             fp_cli_error("calibrate: %s", err->message);
             return FP_EXIT_BAD;
         }
-        rt_source src =
-            {.ort = ort, .native = kf, .save = save, .threads = opts->threads, .deadline = deadline, .ps = opts->user};
+        rt_source src = {.ort = ort, .native = kf, .save = save, .threads = opts->threads, .ps = opts->user};
         if (!runtime_calibrate(&src, base, output, all_points))
             return FP_EXIT_BAD;
     } else {
