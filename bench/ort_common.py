@@ -1,6 +1,6 @@
 """Shared by the ONNX Runtime benchmarks (bench/latency_vs_ort.py, bench/ort_calibrate.py,
-bench/runtime_calibration.py, bench/ort_memory.py): running bench/ort_time.mjs on a quiet core, and
-the sizes PaddleOCR's exports are run at.
+bench/runtime_calibration.py, bench/ort_memory.py): running bench/ort_time.mjs on a quiet core, the
+sizes PaddleOCR's exports are run at, and reading a bench/ort_run.c spec's inputs.
 
 A shared machine has other processes on its cores. The timing process runs at nice -20 when
 allowed (a nice-0 neighbour on the same core then gets about 1% of it) and pinned (taskset) to the
@@ -26,6 +26,17 @@ PADDLE_DIMS = ["p2o.DynamicDimension.1=320",
                "ch_PP-OCRv4_det_infer:p2o.DynamicDimension.1=320", "ch_PP-OCRv4_det_infer:p2o.DynamicDimension.2=320",
                "ch_ppocr_mobile_v2.0_cls_infer:p2o.DynamicDimension.1=48",
                "ch_ppocr_mobile_v2.0_cls_infer:p2o.DynamicDimension.2=192"]
+
+
+def spec_inputs(lines):
+    """[(name, dims)] of the input lines of a bench/ort_run.c spec ("input NAME ELEM RANK DIMS... FILE"),
+    dims as the strings the spec writes."""
+    out = []
+    for ln in lines:
+        if ln.startswith("input "):
+            f = ln.split()
+            out.append((f[1], f[4:4 + int(f[3])]))
+    return out
 
 
 def bound_dims(specs, key):

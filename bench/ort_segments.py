@@ -33,7 +33,7 @@ import sys
 import onnx
 from onnx import helper
 
-from ort_common import ort_run_tool
+from ort_common import ort_run_tool, spec_inputs
 from ort_op_cost import disabled_spec, run_us
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,12 +74,8 @@ def estimate_us(a, spec, model):
     """fuseplan's stage-original estimate of model (us), the input shapes of its spec bound."""
     binds = []
     with open(spec) as f:
-        lines = f.read().splitlines()
-    for ln in lines:
-        if ln.startswith("input "):
-            f = ln.split()
-            rank = int(f[3])
-            binds += ["-i", f"{f[1]}:{'x'.join(f[4:4 + rank]) or '1'}"]
+        for name, dims in spec_inputs(f.read().splitlines()):
+            binds += ["-i", f"{name}:{'x'.join(dims) or '1'}"]
     out = subprocess.run([a.fuseplan, "report", "-f", "json", "--no-headroom", "--device", a.device, "--target",
                           a.target] + binds + [model], capture_output=True, text=True)
     if out.returncode:

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 
+from ort_common import spec_inputs
 from runtime_calibration import ROOT, estimate, level_text, summary, within
 
 TIMINGS = "host_runtime_1t.timings"
@@ -41,14 +42,13 @@ TIMINGS = "host_runtime_1t.timings"
 def spec_of(folder):
     """(model path, --input args) of the bench/ort_run.c spec in one network's inputs folder."""
     spec = next(os.path.join(folder, f) for f in sorted(os.listdir(folder)) if not f.endswith(".bin"))
-    model, args = None, []
     with open(spec) as f:
-        for line in f.read().splitlines():
-            words = line.split()
-            if words and words[0] == "model":
-                model = line.split(" ", 1)[1]
-            elif words and words[0] == "input" and int(words[3]) > 0:
-                args += ["--input", words[1] + ":" + "x".join(words[4:4 + int(words[3])])]
+        lines = f.read().splitlines()
+    model = next(ln.split(" ", 1)[1] for ln in lines if ln.startswith("model "))
+    args = []
+    for name, dims in spec_inputs(lines):
+        if dims:  # a scalar's shape is its declaration (latency_vs_ort.input_args)
+            args += ["--input", f"{name}:" + "x".join(dims)]
     return model, args
 
 
